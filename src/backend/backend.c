@@ -1,0 +1,192 @@
+/* Backend-independent half of the backend interface: accounting and checks. */
+#include "backend/backend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/status.h"
+
+void tt_backend_destroy(tt_backend *backend)
+{
+    if (!backend) return;
+    while (backend->mem.live) {
+        tt_buffer *buf = (tt_buffer *)((char *)backend->mem.live - offsetof(tt_buffer, record));
+        tt_buffer_free(buf);
+    }
+    backend->ops->destroy(backend);
+}
+
+tt_status tt_buffer_alloc(tt_backend *backend, size_t bytes, tt_mem_category category,
+                          const char *name, tt_buffer **out)
+{
+    char want[32], limit[32];
+    *out = NULL;
+    if (bytes == 0)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "allocating '%s': zero bytes requested",
+                            name);
+    if ((unsigned)category >= TT_MEM_CATEGORY_COUNT)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "allocating '%s': unknown category %d",
+                            name, (int)category);
+    if (bytes > backend->device.max_alloc_bytes)
+        return tt_error_new(
+            TT_ERR_TOO_LARGE,
+            "allocating '%s' (%s, %s): larger than the largest single allocation of "
+            "device '%s' (%s, CL_DEVICE_MAX_MEM_ALLOC_SIZE); split it into several "
+            "buffers or use a smaller tile or micro-batch",
+            name, tt_mem_category_name(category), tt_format_bytes(bytes, want, sizeof want),
+            backend->device.name,
+            tt_format_bytes(backend->device.max_alloc_bytes, limit, sizeof limit));
+
+    tt_buffer *buf = calloc(1, sizeof *buf);
+    if (!buf) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "allocating '%s': out of host memory", name);
+    buf->backend = backend;
+    buf->bytes = bytes;
+    snprintf(buf->record.name, sizeof buf->record.name, "%s", name);
+    buf->record.category = category;
+    buf->record.bytes = bytes;
+    tt_status status = backend->ops->buffer_create(backend, buf);
+    if (status) {
+        free(buf);
+        return tt_error_prefix(status, "allocating '%s' (%s, %s)", name,
+                               tt_mem_category_name(category),
+                               tt_format_bytes(bytes, want, sizeof want));
+    }
+    tt_memstats_add(&backend->mem, &buf->record);
+    *out = buf;
+    return NULL;
+}
+
+void tt_buffer_free(tt_buffer *buffer)
+{
+    if (!buffer) return;
+    tt_backend *backend = buffer->backend;
+    tt_memstats_remove(&backend->mem, &buffer->record);
+    backend->ops->buffer_release(backend, buffer);
+    free(buffer);
+}
+
+static tt_status check_range(const char *what, tt_mem mem, size_t bytes)
+{
+    if (!mem.buffer || mem.offset > mem.buffer->bytes || bytes > mem.buffer->bytes - mem.offset)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "%s: %zu bytes at offset %zu do not fit in buffer '%s' of %zu bytes",
+                            what, bytes, mem.offset, mem.buffer ? mem.buffer->record.name : "(null)",
+                            mem.buffer ? mem.buffer->bytes : 0);
+    return NULL;
+}
+
+tt_status tt_write(tt_backend *backend, tt_mem dst, const void *src, size_t bytes)
+{
+    if (bytes == 0) return NULL;
+    TT_TRY(check_range("writing to the device", dst, bytes));
+    return backend->ops->write(backend, dst, src, bytes);
+}
+
+tt_status tt_read(tt_backend *backend, void *dst, tt_mem src, size_t bytes)
+{
+    if (bytes == 0) return NULL;
+    TT_TRY(check_range("reading from the device", src, bytes));
+    return backend->ops->read(backend, dst, src, bytes);
+}
+
+tt_status tt_copy(tt_backend *backend, tt_mem dst, tt_mem src, size_t bytes)
+{
+    if (bytes == 0) return NULL;
+    TT_TRY(check_range("copying on the device (source)", src, bytes));
+    TT_TRY(check_range("copying on the device (destination)", dst, bytes));
+    return backend->ops->copy(backend, dst, src, bytes);
+}
+
+tt_status tt_finish(tt_backend *backend) { return backend->ops->finish(backend); }
+
+tt_status tt_gemm_run(tt_backend *backend, const tt_gemm *gemm)
+{
+    if (!backend->ops->gemm)
+        return tt_error_new(TT_ERR_UNSUPPORTED, "GEMM is not available on backend %s",
+                            backend->ops->name);
+    if (gemm->m == 0 || gemm->n == 0 || gemm->k == 0) return NULL;
+    return backend->ops->gemm(backend, gemm);
+}
+
+tt_status tt_launch_kernel(tt_backend *backend, const char *program, const char *kernel,
+                           const char *options, int dims, const size_t *global,
+                           const size_t *local, int arg_count, const tt_arg *args)
+{
+    TT_ASSERT(dims >= 1 && dims <= 3 && arg_count <= TT_MAX_KERNEL_ARGS);
+    tt_launch launch = {.program = program, .kernel = kernel, .options = options,
+                        .dims = dims, .arg_count = arg_count, .args = args};
+    for (int d = 0; d < dims; d++) {
+        if (global[d] == 0) return NULL; /* nothing to do */
+        launch.global[d] = global[d];
+        launch.local[d] = local ? local[d] : 0;
+    }
+    for (int i = 0; i < arg_count; i++)
+        if (args[i].kind == TT_ARG_MEM && !args[i].value.mem.buffer)
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                                "kernel %s/%s: buffer argument %d is NULL", program, kernel, i);
+    return backend->ops->launch(backend, &launch);
+}
+
+/* ---- memory report ------------------------------------------------------ */
+
+void tt_memory_report_text(const tt_backend *backend, FILE *out, size_t largest)
+{
+    const tt_device_info *d = &backend->device;
+    char a[32], b[32];
+    fprintf(out, "device      %s (%s, %s)\n", d->name, d->platform, d->type);
+    fprintf(out, "global      %s, largest single allocation %s\n",
+            tt_format_bytes(d->global_mem_bytes, a, sizeof a),
+            tt_format_bytes(d->max_alloc_bytes, b, sizeof b));
+    fprintf(out, "%-12s %14s %14s\n", "category", "current", "peak");
+    for (int c = 0; c < TT_MEM_CATEGORY_COUNT; c++)
+        fprintf(out, "%-12s %14s %14s\n", tt_mem_category_name(c),
+                tt_format_bytes(backend->mem.current[c], a, sizeof a),
+                tt_format_bytes(backend->mem.peak[c], b, sizeof b));
+    fprintf(out, "%-12s %14s %14s\n", "total",
+            tt_format_bytes(backend->mem.current_total, a, sizeof a),
+            tt_format_bytes(backend->mem.peak_total, b, sizeof b));
+    const tt_mem_record *top[32];
+    size_t n = tt_memstats_largest(&backend->mem, top, largest < 32 ? largest : 32);
+    if (n) fprintf(out, "largest live buffers:\n");
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "  %-40s %-12s %14s\n", top[i]->name,
+                tt_mem_category_name(top[i]->category),
+                tt_format_bytes(top[i]->bytes, a, sizeof a));
+}
+
+char *tt_memory_report_json(const tt_backend *backend, size_t largest)
+{
+    const tt_device_info *d = &backend->device;
+    cJSON *root = cJSON_CreateObject();
+    cJSON *dev = cJSON_AddObjectToObject(root, "device");
+    cJSON_AddStringToObject(dev, "name", d->name);
+    cJSON_AddStringToObject(dev, "platform", d->platform);
+    cJSON_AddStringToObject(dev, "type", d->type);
+    cJSON_AddNumberToObject(dev, "global_mem_bytes", (double)d->global_mem_bytes);
+    cJSON_AddNumberToObject(dev, "max_alloc_bytes", (double)d->max_alloc_bytes);
+    cJSON_AddNumberToObject(dev, "local_mem_bytes", (double)d->local_mem_bytes);
+    cJSON *cats = cJSON_AddObjectToObject(root, "categories");
+    for (int c = 0; c < TT_MEM_CATEGORY_COUNT; c++) {
+        cJSON *o = cJSON_AddObjectToObject(cats, tt_mem_category_name(c));
+        cJSON_AddNumberToObject(o, "current_bytes", (double)backend->mem.current[c]);
+        cJSON_AddNumberToObject(o, "peak_bytes", (double)backend->mem.peak[c]);
+    }
+    cJSON_AddNumberToObject(root, "current_bytes", (double)backend->mem.current_total);
+    cJSON_AddNumberToObject(root, "peak_bytes", (double)backend->mem.peak_total);
+    cJSON_AddNumberToObject(root, "live_buffers", (double)backend->mem.live_count);
+    cJSON *arr = cJSON_AddArrayToObject(root, "largest_buffers");
+    const tt_mem_record *top[32];
+    size_t n = tt_memstats_largest(&backend->mem, top, largest < 32 ? largest : 32);
+    for (size_t i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", top[i]->name);
+        cJSON_AddStringToObject(o, "category", tt_mem_category_name(top[i]->category));
+        cJSON_AddNumberToObject(o, "bytes", (double)top[i]->bytes);
+        cJSON_AddItemToArray(arr, o);
+    }
+    char *text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return text;
+}

@@ -1,0 +1,180 @@
+/*
+ * The backend interface: what the ops and the trainer may ask of a device.
+ *
+ * A backend is a table of function pointers (OpenCL today, Vulkan next);
+ * the ops never test which backend they run on.  Memory is addressed as
+ * (buffer, byte offset) pairs, never as sub-buffers, so that alignment rules
+ * of sub-buffers never bite and BLAS libraries can take offsets directly.
+ *
+ * Kernels are named by program (opencl/<program>.cl) and kernel name.  A
+ * buffer argument reaches the kernel as two parameters: the global pointer
+ * and a ulong byte offset (see opencl/common.cl, TT_AT).
+ *
+ * All calls go to one in-order queue; reads block, everything else may run
+ * asynchronously until tt_backend_finish().
+ */
+#ifndef TT_BACKEND_H
+#define TT_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/memstats.h"
+#include "tiletrain.h"
+
+typedef struct tt_backend tt_backend;
+
+/* One device allocation, accounted under its name and category. */
+typedef struct tt_buffer {
+    tt_backend *backend;
+    void *handle;          /* cl_mem for OpenCL */
+    size_t bytes;
+    tt_mem_record record;  /* name, category, live-list links */
+} tt_buffer;
+
+/* A place in device memory: a buffer and a byte offset into it. */
+typedef struct tt_mem {
+    tt_buffer *buffer;
+    size_t offset;
+} tt_mem;
+
+static inline tt_mem tt_mem_of(tt_buffer *buffer) { return (tt_mem){buffer, 0}; }
+/* The same buffer, `bytes` further on. */
+static inline tt_mem tt_mem_at(tt_mem mem, size_t bytes)
+{
+    return (tt_mem){mem.buffer, mem.offset + bytes};
+}
+/* The same buffer, `count` floats further on. */
+static inline tt_mem tt_mem_f32(tt_mem mem, size_t count)
+{
+    return tt_mem_at(mem, count * sizeof(float));
+}
+
+/* ---- kernel arguments --------------------------------------------------- */
+
+typedef enum tt_arg_kind {
+    TT_ARG_MEM,    /* pointer + ulong byte offset: two kernel parameters */
+    TT_ARG_I32,
+    TT_ARG_U64,
+    TT_ARG_F32,
+    TT_ARG_LOCAL,  /* __local scratch of `local_bytes` */
+} tt_arg_kind;
+
+typedef struct tt_arg {
+    tt_arg_kind kind;
+    union {
+        tt_mem mem;
+        int32_t i32;
+        uint64_t u64;
+        float f32;
+        size_t local_bytes;
+    } value;
+} tt_arg;
+
+static inline tt_arg tt_arg_mem(tt_mem m) { return (tt_arg){TT_ARG_MEM, {.mem = m}}; }
+static inline tt_arg tt_arg_i32(int32_t v) { return (tt_arg){TT_ARG_I32, {.i32 = v}}; }
+static inline tt_arg tt_arg_u64(uint64_t v) { return (tt_arg){TT_ARG_U64, {.u64 = v}}; }
+static inline tt_arg tt_arg_f32(float v) { return (tt_arg){TT_ARG_F32, {.f32 = v}}; }
+static inline tt_arg tt_arg_local(size_t bytes) { return (tt_arg){TT_ARG_LOCAL, {.local_bytes = bytes}}; }
+
+/* Expands to "count, array" for tt_launch_kernel's last two parameters. */
+#define TT_ARGS(...)                                                           \
+    (int)(sizeof((tt_arg[]){__VA_ARGS__}) / sizeof(tt_arg)), (tt_arg[]){__VA_ARGS__}
+
+#define TT_MAX_KERNEL_ARGS 32
+
+typedef struct tt_launch {
+    const char *program;  /* opencl/<program>.cl */
+    const char *kernel;
+    const char *options;  /* -D tuning defines; NULL for none */
+    int dims;             /* 1, 2 or 3 */
+    size_t global[3];     /* work-items; rounded up to a multiple of local */
+    size_t local[3];      /* 0 lets the runtime choose */
+    int arg_count;
+    const tt_arg *args;
+} tt_launch;
+
+/* Row-major single-precision GEMM: C = alpha * op(A) * op(B) + beta * C,
+ * op(A) is m x k, op(B) is k x n; leading dimensions and strides count
+ * floats.  batch > 1 runs `batch` GEMMs with the given strides. */
+typedef struct tt_gemm {
+    int trans_a, trans_b;
+    size_t m, n, k;
+    float alpha, beta;
+    tt_mem a;
+    size_t lda, stride_a;
+    tt_mem b;
+    size_t ldb, stride_b;
+    tt_mem c;
+    size_t ldc, stride_c;
+    size_t batch;         /* 0 or 1: one GEMM */
+} tt_gemm;
+
+typedef struct tt_backend_ops {
+    const char *name;
+    void (*destroy)(tt_backend *backend);
+    /* Creates buf->handle for buf->bytes; accounting is done by the caller. */
+    tt_status (*buffer_create)(tt_backend *backend, tt_buffer *buf);
+    void (*buffer_release)(tt_backend *backend, tt_buffer *buf);
+    tt_status (*write)(tt_backend *backend, tt_mem dst, const void *src, size_t bytes);
+    tt_status (*read)(tt_backend *backend, void *dst, tt_mem src, size_t bytes);
+    tt_status (*copy)(tt_backend *backend, tt_mem dst, tt_mem src, size_t bytes);
+    tt_status (*launch)(tt_backend *backend, const tt_launch *launch);
+    tt_status (*gemm)(tt_backend *backend, const tt_gemm *gemm);
+    tt_status (*finish)(tt_backend *backend);
+} tt_backend_ops;
+
+/* Counters of the program cache, for tests and the report. */
+typedef struct tt_program_stats {
+    uint64_t built_from_source;
+    uint64_t loaded_from_disk;
+    uint64_t memory_hits;
+} tt_program_stats;
+
+struct tt_backend {
+    const tt_backend_ops *ops;
+    tt_device_info device;
+    tt_memstats mem;
+    tt_program_stats programs;
+    void *impl;
+};
+
+/* Creates the OpenCL backend on the device that `selector` picks (see
+ * tt_device_select).  *out is owned by the caller: tt_backend_destroy(). */
+tt_status tt_backend_create_opencl(const char *selector, tt_backend **out);
+/* Frees every buffer still alive, then the backend.  NULL is allowed. */
+void tt_backend_destroy(tt_backend *backend);
+
+/* Allocates `bytes` (> 0) on the device under a name and a category.  An
+ * allocation above the device's largest single allocation is refused with
+ * TT_ERR_TOO_LARGE before the device is asked; an arena that needs more
+ * splits itself into several buffers.  *out: tt_buffer_free(). */
+tt_status tt_buffer_alloc(tt_backend *backend, size_t bytes, tt_mem_category category,
+                          const char *name, tt_buffer **out);
+/* NULL is allowed. */
+void tt_buffer_free(tt_buffer *buffer);
+
+tt_status tt_write(tt_backend *backend, tt_mem dst, const void *src, size_t bytes);
+tt_status tt_read(tt_backend *backend, void *dst, tt_mem src, size_t bytes);
+tt_status tt_copy(tt_backend *backend, tt_mem dst, tt_mem src, size_t bytes);
+tt_status tt_finish(tt_backend *backend);
+tt_status tt_gemm_run(tt_backend *backend, const tt_gemm *gemm);
+
+/* Runs one kernel.  `global` has `dims` entries; `local` may be NULL. */
+tt_status tt_launch_kernel(tt_backend *backend, const char *program, const char *kernel,
+                           const char *options, int dims, const size_t *global,
+                           const size_t *local, int arg_count, const tt_arg *args);
+
+/* Shorthand: a 1-D launch over n work-items, runtime-chosen work-group. */
+#define TT_LAUNCH_1D(backend, program, kernel, n, ...)                         \
+    tt_launch_kernel((backend), (program), (kernel), NULL, 1, (size_t[]){(n)}, \
+                     NULL, TT_ARGS(__VA_ARGS__))
+
+/* The memory report: device facts, current and peak bytes per category and
+ * the `largest` biggest live buffers.  Text into a FILE, or JSON (a string
+ * the caller frees). */
+#include <stdio.h>
+void tt_memory_report_text(const tt_backend *backend, FILE *out, size_t largest);
+char *tt_memory_report_json(const tt_backend *backend, size_t largest);
+
+#endif

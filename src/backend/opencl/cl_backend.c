@@ -1,0 +1,183 @@
+/* The OpenCL backend: context, queue, buffers and kernel launches. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/opencl/cl_internal.h"
+#include "core/status.h"
+
+static void cache_dir_init(tt_cl_backend *cl)
+{
+    const char *dir = getenv("TT_CACHE_DIR");
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    if (dir) snprintf(cl->cache_dir, sizeof cl->cache_dir, "%s", dir);
+    else if (xdg && *xdg) snprintf(cl->cache_dir, sizeof cl->cache_dir, "%s/tiletrain/programs", xdg);
+    else if (home && *home)
+        snprintf(cl->cache_dir, sizeof cl->cache_dir, "%s/.cache/tiletrain/programs", home);
+    else cl->cache_dir[0] = '\0';
+}
+
+static void cl_destroy(tt_backend *backend)
+{
+    tt_cl_backend *cl = backend->impl;
+    if (cl) {
+        tt_cl_programs_release(cl);
+        if (cl->queue) clReleaseCommandQueue(cl->queue);
+        if (cl->context) clReleaseContext(cl->context);
+        free(cl);
+    }
+    free(backend);
+}
+
+static tt_status cl_buffer_create(tt_backend *backend, tt_buffer *buf)
+{
+    tt_cl_backend *cl = backend->impl;
+    cl_int err;
+    cl_mem mem = clCreateBuffer(cl->context, CL_MEM_READ_WRITE, buf->bytes, NULL, &err);
+    if (err != CL_SUCCESS) return tt_error_cl(err, "clCreateBuffer");
+    buf->handle = mem;
+    return NULL;
+}
+
+static void cl_buffer_release(tt_backend *backend, tt_buffer *buf)
+{
+    (void)backend;
+    if (buf->handle) clReleaseMemObject((cl_mem)buf->handle);
+}
+
+static tt_status cl_write(tt_backend *backend, tt_mem dst, const void *src, size_t bytes)
+{
+    tt_cl_backend *cl = backend->impl;
+    cl_int err = clEnqueueWriteBuffer(cl->queue, (cl_mem)dst.buffer->handle, CL_TRUE, dst.offset,
+                                      bytes, src, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return tt_error_cl(err, "clEnqueueWriteBuffer('%s')", dst.buffer->record.name);
+    return NULL;
+}
+
+static tt_status cl_read(tt_backend *backend, void *dst, tt_mem src, size_t bytes)
+{
+    tt_cl_backend *cl = backend->impl;
+    cl_int err = clEnqueueReadBuffer(cl->queue, (cl_mem)src.buffer->handle, CL_TRUE, src.offset,
+                                     bytes, dst, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return tt_error_cl(err, "clEnqueueReadBuffer('%s')", src.buffer->record.name);
+    return NULL;
+}
+
+static tt_status cl_copy(tt_backend *backend, tt_mem dst, tt_mem src, size_t bytes)
+{
+    tt_cl_backend *cl = backend->impl;
+    cl_int err = clEnqueueCopyBuffer(cl->queue, (cl_mem)src.buffer->handle,
+                                     (cl_mem)dst.buffer->handle, src.offset, dst.offset, bytes, 0,
+                                     NULL, NULL);
+    if (err != CL_SUCCESS)
+        return tt_error_cl(err, "clEnqueueCopyBuffer('%s' -> '%s')", src.buffer->record.name,
+                           dst.buffer->record.name);
+    return NULL;
+}
+
+static tt_status cl_launch(tt_backend *backend, const tt_launch *launch)
+{
+    tt_cl_backend *cl = backend->impl;
+    cl_kernel kernel;
+    TT_TRY(tt_cl_kernel_get(backend, launch->program, launch->kernel, launch->options, &kernel));
+    cl_uint index = 0;
+    for (int i = 0; i < launch->arg_count; i++) {
+        const tt_arg *a = &launch->args[i];
+        cl_int err = CL_SUCCESS;
+        switch (a->kind) {
+        case TT_ARG_MEM: {
+            cl_mem mem = (cl_mem)a->value.mem.buffer->handle;
+            cl_ulong offset = a->value.mem.offset;
+            err = clSetKernelArg(kernel, index++, sizeof mem, &mem);
+            if (err == CL_SUCCESS) err = clSetKernelArg(kernel, index++, sizeof offset, &offset);
+            break;
+        }
+        case TT_ARG_I32: err = clSetKernelArg(kernel, index++, sizeof(cl_int), &a->value.i32); break;
+        case TT_ARG_U64: {
+            cl_ulong v = a->value.u64;
+            err = clSetKernelArg(kernel, index++, sizeof v, &v);
+            break;
+        }
+        case TT_ARG_F32: err = clSetKernelArg(kernel, index++, sizeof(cl_float), &a->value.f32); break;
+        case TT_ARG_LOCAL: err = clSetKernelArg(kernel, index++, a->value.local_bytes, NULL); break;
+        }
+        if (err != CL_SUCCESS)
+            return tt_error_cl(err, "clSetKernelArg(%s/%s, argument %d)", launch->program,
+                               launch->kernel, i);
+    }
+    size_t global[3], local[3];
+    int has_local = launch->local[0] != 0;
+    for (int d = 0; d < launch->dims; d++) {
+        global[d] = launch->global[d];
+        local[d] = launch->local[d];
+        if (has_local && local[d]) global[d] = (global[d] + local[d] - 1) / local[d] * local[d];
+    }
+    cl_int err = clEnqueueNDRangeKernel(cl->queue, kernel, (cl_uint)launch->dims, NULL, global,
+                                        has_local ? local : NULL, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return tt_error_cl(err, "clEnqueueNDRangeKernel(%s/%s)", launch->program, launch->kernel);
+    return NULL;
+}
+
+static tt_status cl_finish(tt_backend *backend)
+{
+    tt_cl_backend *cl = backend->impl;
+    cl_int err = clFinish(cl->queue);
+    if (err != CL_SUCCESS) return tt_error_cl(err, "clFinish");
+    return NULL;
+}
+
+static const tt_backend_ops cl_ops = {
+    .name = "opencl",
+    .destroy = cl_destroy,
+    .buffer_create = cl_buffer_create,
+    .buffer_release = cl_buffer_release,
+    .write = cl_write,
+    .read = cl_read,
+    .copy = cl_copy,
+    .launch = cl_launch,
+    .gemm = tt_cl_gemm,
+    .finish = cl_finish,
+};
+
+tt_status tt_backend_create_opencl(const char *selector, tt_backend **out)
+{
+    int index = -1;
+    *out = NULL;
+    TT_TRY(tt_device_select(selector, &index));
+    tt_backend *backend = calloc(1, sizeof *backend);
+    tt_cl_backend *cl = calloc(1, sizeof *cl);
+    if (!backend || !cl) {
+        free(backend);
+        free(cl);
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "creating the OpenCL backend: out of host memory");
+    }
+    backend->ops = &cl_ops;
+    backend->impl = cl;
+    tt_status status = NULL;
+    TT_CHECK(tt_cl_device_handle(index, &cl->platform, &cl->device));
+    tt_cl_device_describe(cl->platform, cl->device, &backend->device);
+    backend->device.index = index;
+    cache_dir_init(cl);
+
+    cl_int err;
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)cl->platform, 0};
+    cl->context = clCreateContext(props, 1, &cl->device, NULL, NULL, &err);
+    if (err != CL_SUCCESS) {
+        status = tt_error_cl(err, "clCreateContext(device '%s')", backend->device.name);
+        goto cleanup;
+    }
+    cl->queue = clCreateCommandQueue(cl->context, cl->device, 0, &err);
+    if (err != CL_SUCCESS) {
+        status = tt_error_cl(err, "clCreateCommandQueue(device '%s')", backend->device.name);
+        goto cleanup;
+    }
+    *out = backend;
+    return NULL;
+cleanup:
+    cl_destroy(backend);
+    return status;
+}

@@ -1,0 +1,46 @@
+/* Private state of the OpenCL backend, shared by its files. */
+#ifndef TT_CL_INTERNAL_H
+#define TT_CL_INTERNAL_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include "backend/backend.h"
+
+typedef struct tt_cl_kernel_entry {
+    char name[64];
+    cl_kernel kernel;
+} tt_cl_kernel_entry;
+
+typedef struct tt_cl_program_entry {
+    char program[64];
+    char *options;
+    cl_program handle;
+    tt_cl_kernel_entry *kernels;
+    int kernel_count;
+} tt_cl_program_entry;
+
+typedef struct tt_cl_backend {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue;
+    tt_cl_program_entry *programs;
+    int program_count;
+    char cache_dir[1024];  /* "" disables the disk cache */
+} tt_cl_backend;
+
+/* Finds the platform and device behind tt_devices_list()'s index. */
+tt_status tt_cl_device_handle(int index, cl_platform_id *platform, cl_device_id *device);
+/* Fills a tt_device_info from the handles. */
+void tt_cl_device_describe(cl_platform_id platform, cl_device_id device, tt_device_info *info);
+
+/* The built kernel for (program, options); builds and caches on first use. */
+tt_status tt_cl_kernel_get(tt_backend *backend, const char *program, const char *kernel,
+                           const char *options, cl_kernel *out);
+void tt_cl_programs_release(tt_cl_backend *cl);
+
+/* The GEMM of the OpenCL backend, through CLBlast. */
+tt_status tt_cl_gemm(tt_backend *backend, const tt_gemm *gemm);
+
+#endif

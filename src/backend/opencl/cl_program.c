@@ -1,0 +1,288 @@
+/*
+ * Kernel programs: sources embedded from opencl/ (or read from
+ * $TT_KERNEL_DIR while developing), built per (device, source, options),
+ * cached in memory and as program binaries on disk under
+ * $XDG_CACHE_HOME/tiletrain/programs (or $TT_CACHE_DIR), so that a second
+ * run does not recompile.  Every program is prefixed with opencl/common.cl.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backend/kernels_embedded.h"
+#include "backend/opencl/cl_errors.h"
+#include "backend/opencl/cl_internal.h"
+#include "core/hash.h"
+#include "core/status.h"
+
+static const tt_embedded_kernel *embedded(const char *name)
+{
+    for (size_t i = 0; i < tt_embedded_kernel_count; i++)
+        if (strcmp(tt_embedded_kernels[i].name, name) == 0) return &tt_embedded_kernels[i];
+    return NULL;
+}
+
+/* Reads a whole file; *out is malloc'd and NUL-terminated. */
+static tt_status read_file(const char *path, char **out, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return tt_error_new(TT_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    tt_status status = NULL;
+    char *buf = NULL;
+    if (fseek(f, 0, SEEK_END) != 0) goto io_error;
+    long len = ftell(f);
+    if (len < 0 || fseek(f, 0, SEEK_SET) != 0) goto io_error;
+    buf = malloc((size_t)len + 1);
+    if (!buf) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "reading '%s': out of host memory", path);
+        goto done;
+    }
+    if (fread(buf, 1, (size_t)len, f) != (size_t)len) goto io_error;
+    buf[len] = '\0';
+    *out = buf;
+    *size = (size_t)len;
+    buf = NULL;
+    goto done;
+io_error:
+    status = tt_error_new(TT_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+done:
+    free(buf);
+    fclose(f);
+    return status;
+}
+
+/* One kernel file's text: from $TT_KERNEL_DIR if set, else embedded. */
+static tt_status source_text(const char *program, char **out, size_t *size)
+{
+    const char *dir = getenv("TT_KERNEL_DIR");
+    if (dir && *dir) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s.cl", dir, program);
+        return tt_error_prefix(read_file(path, out, size), "loading kernel program (TT_KERNEL_DIR)");
+    }
+    const tt_embedded_kernel *k = embedded(program);
+    if (!k)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "no kernel program '%s' is built in (opencl/%s.cl)", program, program);
+    *out = malloc(k->size + 1);
+    if (!*out) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "loading kernel program: out of memory");
+    memcpy(*out, k->data, k->size + 1);
+    *size = k->size;
+    return NULL;
+}
+
+/* common.cl followed by the program's own text. */
+static tt_status full_source(const char *program, char **out)
+{
+    char *common = NULL, *own = NULL;
+    size_t common_size = 0, own_size = 0;
+    tt_status status = NULL;
+    TT_CHECK(source_text("common", &common, &common_size));
+    TT_CHECK(source_text(program, &own, &own_size));
+    *out = malloc(common_size + own_size + 64);
+    if (!*out) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "loading kernel program: out of memory");
+        goto cleanup;
+    }
+    sprintf(*out, "%s\n#line 1 \"%s.cl\"\n%s", common, program, own);
+cleanup:
+    free(common);
+    free(own);
+    return status;
+}
+
+static void mkdirs(const char *path)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(tmp, 0755);
+            *p = '/';
+        }
+    mkdir(tmp, 0755);
+}
+
+static tt_status build_log(cl_program prog, cl_device_id dev, const char *program, cl_int err)
+{
+    size_t size = 0;
+    clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
+    char *log = calloc(size + 1, 1);
+    if (log) clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, size, log, NULL);
+    tt_status s = tt_error_new(TT_ERR_BUILD,
+                               "building kernel program '%s.cl' failed: %s (%d); the build "
+                               "log follows",
+                               program, tt_cl_error_name(err), err);
+    tt_error_set_detail(s, log ? log : "(no build log)");
+    free(log);
+    return s;
+}
+
+/* Tries the disk cache; returns NULL program on a miss or a stale binary. */
+static cl_program load_binary(tt_cl_backend *cl, const char *path, const char *options)
+{
+    char *bin = NULL;
+    size_t size = 0;
+    tt_status s = read_file(path, &bin, &size);
+    if (s) {
+        tt_status_free(s);
+        return NULL;
+    }
+    cl_int err = CL_SUCCESS, bin_status = CL_SUCCESS;
+    const unsigned char *ptr = (const unsigned char *)bin;
+    cl_program prog = clCreateProgramWithBinary(cl->context, 1, &cl->device, &size, &ptr,
+                                                &bin_status, &err);
+    free(bin);
+    if (err != CL_SUCCESS || bin_status != CL_SUCCESS) {
+        if (prog) clReleaseProgram(prog);
+        return NULL;
+    }
+    if (clBuildProgram(prog, 1, &cl->device, options, NULL, NULL) != CL_SUCCESS) {
+        clReleaseProgram(prog);
+        return NULL;
+    }
+    return prog;
+}
+
+static void store_binary(tt_cl_backend *cl, cl_program prog, const char *path)
+{
+    size_t size = 0;
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
+        size == 0)
+        return;
+    unsigned char *bin = malloc(size);
+    if (!bin) return;
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) == CL_SUCCESS) {
+        mkdirs(cl->cache_dir);
+        char tmp[1100];
+        snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+        FILE *f = fopen(tmp, "wb");
+        if (f) {
+            int ok = fwrite(bin, 1, size, f) == size;
+            ok &= fclose(f) == 0;
+            if (ok) rename(tmp, path); /* atomic: readers never see half a file */
+            else remove(tmp);
+        }
+    }
+    free(bin);
+}
+
+static tt_status build_program(tt_backend *backend, const char *program, const char *options,
+                               cl_program *out)
+{
+    tt_cl_backend *cl = backend->impl;
+    char *src = NULL;
+    TT_TRY(full_source(program, &src));
+
+    const tt_device_info *d = &backend->device;
+    uint64_t h = TT_HASH_INIT;
+    h = tt_hash_bytes(h, d->platform_version, strlen(d->platform_version));
+    h = tt_hash_bytes(h, d->name, strlen(d->name));
+    h = tt_hash_bytes(h, d->driver_version, strlen(d->driver_version));
+    h = tt_hash_bytes(h, options, strlen(options) + 1);
+    h = tt_hash_bytes(h, src, strlen(src));
+    char path[1100] = "";
+    if (cl->cache_dir[0]) {
+        snprintf(path, sizeof path, "%s/%s-%016llx.bin", cl->cache_dir, program,
+                 (unsigned long long)h);
+        cl_program prog = load_binary(cl, path, options);
+        if (prog) {
+            free(src);
+            backend->programs.loaded_from_disk++;
+            *out = prog;
+            return NULL;
+        }
+    }
+
+    cl_int err;
+    const char *text = src;
+    cl_program prog = clCreateProgramWithSource(cl->context, 1, &text, NULL, &err);
+    free(src);
+    if (err != CL_SUCCESS) return tt_error_cl(err, "clCreateProgramWithSource('%s')", program);
+    err = clBuildProgram(prog, 1, &cl->device, options, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        tt_status s = build_log(prog, cl->device, program, err);
+        clReleaseProgram(prog);
+        return s;
+    }
+    backend->programs.built_from_source++;
+    if (path[0]) store_binary(cl, prog, path);
+    *out = prog;
+    return NULL;
+}
+
+static tt_status program_get(tt_backend *backend, const char *program, const char *options,
+                             tt_cl_program_entry **out)
+{
+    tt_cl_backend *cl = backend->impl;
+    for (int i = 0; i < cl->program_count; i++) {
+        tt_cl_program_entry *e = &cl->programs[i];
+        if (strcmp(e->program, program) == 0 && strcmp(e->options, options) == 0) {
+            *out = e;
+            return NULL;
+        }
+    }
+    tt_cl_program_entry *grown =
+        realloc(cl->programs, sizeof *grown * (size_t)(cl->program_count + 1));
+    if (!grown) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "program cache: out of host memory");
+    cl->programs = grown;
+    tt_cl_program_entry *e = &cl->programs[cl->program_count];
+    memset(e, 0, sizeof *e);
+    snprintf(e->program, sizeof e->program, "%s", program);
+    e->options = strdup(options);
+    if (!e->options) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "program cache: out of host memory");
+    tt_status s = build_program(backend, program, options, &e->handle);
+    if (s) {
+        free(e->options);
+        return s;
+    }
+    cl->program_count++;
+    *out = e;
+    return NULL;
+}
+
+tt_status tt_cl_kernel_get(tt_backend *backend, const char *program, const char *kernel,
+                           const char *options, cl_kernel *out)
+{
+    tt_cl_program_entry *e = NULL;
+    uint64_t built = backend->programs.built_from_source + backend->programs.loaded_from_disk;
+    TT_TRY(program_get(backend, program, options ? options : "", &e));
+    for (int i = 0; i < e->kernel_count; i++)
+        if (strcmp(e->kernels[i].name, kernel) == 0) {
+            *out = e->kernels[i].kernel;
+            if (built == backend->programs.built_from_source + backend->programs.loaded_from_disk)
+                backend->programs.memory_hits++;
+            return NULL;
+        }
+    tt_cl_kernel_entry *grown = realloc(e->kernels, sizeof *grown * (size_t)(e->kernel_count + 1));
+    if (!grown) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "kernel cache: out of host memory");
+    e->kernels = grown;
+    cl_int err;
+    cl_kernel k = clCreateKernel(e->handle, kernel, &err);
+    if (err != CL_SUCCESS) return tt_error_cl(err, "clCreateKernel('%s' in %s.cl)", kernel, program);
+    snprintf(e->kernels[e->kernel_count].name, sizeof e->kernels[0].name, "%s", kernel);
+    e->kernels[e->kernel_count].kernel = k;
+    e->kernel_count++;
+    if (built == backend->programs.built_from_source + backend->programs.loaded_from_disk)
+        backend->programs.memory_hits++;
+    *out = k;
+    return NULL;
+}
+
+void tt_cl_programs_release(tt_cl_backend *cl)
+{
+    for (int i = 0; i < cl->program_count; i++) {
+        tt_cl_program_entry *e = &cl->programs[i];
+        for (int k = 0; k < e->kernel_count; k++) clReleaseKernel(e->kernels[k].kernel);
+        free(e->kernels);
+        free(e->options);
+        clReleaseProgram(e->handle);
+    }
+    free(cl->programs);
+    cl->programs = NULL;
+    cl->program_count = 0;
+}

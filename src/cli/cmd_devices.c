@@ -1,0 +1,107 @@
+/* tiletrain devices: every OpenCL device, as a table or JSON. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/commands.h"
+#include "core/memstats.h"
+
+static void help(void)
+{
+    printf("usage: tiletrain devices [--json] [--device SPEC]\n"
+           "\n"
+           "Lists every device of every OpenCL platform, CPUs included.\n"
+           "\n"
+           "  --json          one JSON array, an object per device\n"
+           "  --device SPEC   mark the device that SPEC selects (index or part of a\n"
+           "                  name, vendor or platform; default $TT_DEVICE, else the\n"
+           "                  first GPU, else the first device)\n");
+}
+
+static cJSON *device_json(const tt_device_info *d, int selected)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "index", d->index);
+    cJSON_AddBoolToObject(o, "selected", selected);
+    cJSON_AddStringToObject(o, "platform", d->platform);
+    cJSON_AddStringToObject(o, "name", d->name);
+    cJSON_AddStringToObject(o, "vendor", d->vendor);
+    cJSON_AddStringToObject(o, "driver_version", d->driver_version);
+    cJSON_AddStringToObject(o, "type", d->type);
+    cJSON_AddNumberToObject(o, "compute_units", d->compute_units);
+    cJSON_AddNumberToObject(o, "global_mem_bytes", (double)d->global_mem_bytes);
+    cJSON_AddNumberToObject(o, "max_alloc_bytes", (double)d->max_alloc_bytes);
+    cJSON_AddNumberToObject(o, "local_mem_bytes", (double)d->local_mem_bytes);
+    cJSON_AddNumberToObject(o, "base_align_bytes", d->base_align_bytes);
+    cJSON_AddBoolToObject(o, "fp16", d->fp16);
+    cJSON_AddBoolToObject(o, "fp64", d->fp64);
+    cJSON_AddStringToObject(o, "opencl_c_version", d->opencl_c_version);
+    return o;
+}
+
+static void print_table(const tt_device_info *list, int n, int selected)
+{
+    char g[32], m[32], l[32];
+    for (int i = 0; i < n; i++) {
+        const tt_device_info *d = &list[i];
+        printf("%s[%d] %s\n", i == selected ? "*" : " ", d->index, d->name);
+        printf("    platform        %s (%s)\n", d->platform, d->platform_version);
+        printf("    vendor          %s\n", d->vendor);
+        printf("    driver          %s\n", d->driver_version);
+        printf("    type            %s, %d compute units\n", d->type, d->compute_units);
+        printf("    global memory   %s\n", tt_format_bytes(d->global_mem_bytes, g, sizeof g));
+        printf("    max allocation  %s\n", tt_format_bytes(d->max_alloc_bytes, m, sizeof m));
+        printf("    local memory    %s\n", tt_format_bytes(d->local_mem_bytes, l, sizeof l));
+        printf("    base alignment  %u bytes\n", d->base_align_bytes);
+        printf("    fp16 / fp64     %s / %s\n", d->fp16 ? "yes" : "no", d->fp64 ? "yes" : "no");
+        printf("    OpenCL C        %s\n", d->opencl_c_version);
+    }
+    printf("(* = the device tiletrain uses with these settings)\n");
+}
+
+int tt_cmd_devices(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"device", required_argument, NULL, 'd'},
+        {"help", no_argument, NULL, 'h'},
+        {0, 0, 0, 0},
+    };
+    int json = 0;
+    const char *selector = NULL;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = 1; break;
+        case 'd': selector = optarg; break;
+        case 'h': help(); return 0;
+        default: return tt_cli_usage_error("devices", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return tt_cli_usage_error("devices", "unexpected argument '%s'", argv[optind]);
+
+    tt_device_info *list = NULL;
+    int n = 0, selected = -1;
+    tt_status status = tt_devices_list(&list, &n);
+    if (status) return tt_cli_fail(status);
+    status = tt_device_select(selector, &selected);
+    if (status) {
+        free(list);
+        return tt_cli_fail(status);
+    }
+    if (json) {
+        cJSON *arr = cJSON_CreateArray();
+        for (int i = 0; i < n; i++) cJSON_AddItemToArray(arr, device_json(&list[i], i == selected));
+        char *text = cJSON_Print(arr);
+        printf("%s\n", text);
+        cJSON_free(text);
+        cJSON_Delete(arr);
+    } else {
+        print_table(list, n, selected);
+    }
+    free(list);
+    return 0;
+}

@@ -1,0 +1,28 @@
+/*
+ * The subcommands of `tiletrain`.  Each takes its own argv (argv[0] is the
+ * subcommand's name), prints its own --help, and returns the process exit
+ * status: 0 success, 1 a run-time failure, 2 bad usage.
+ */
+#ifndef TT_CLI_COMMANDS_H
+#define TT_CLI_COMMANDS_H
+
+#include <stdio.h>
+
+#include "tiletrain.h"
+
+typedef struct tt_command {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+} tt_command;
+
+int tt_cmd_devices(int argc, char **argv);
+int tt_cmd_selftest(int argc, char **argv);
+
+/* Prints "tiletrain: <message>" (and any detail) to stderr; frees status;
+ * returns 1 for use as an exit status. */
+int tt_cli_fail(tt_status status);
+/* Prints a usage error naming the command, with a pointer to --help; returns 2. */
+int tt_cli_usage_error(const char *command, const char *fmt, ...);
+
+#endif

@@ -1,0 +1,78 @@
+/* tiletrain: the command line.  The only place that decides to exit. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+
+static const tt_command commands[] = {
+    {"devices", "list the OpenCL devices and their memory", tt_cmd_devices},
+    {"selftest", "run smoke kernels on a device and check the results", tt_cmd_selftest},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: tiletrain COMMAND [options]\n"
+            "\n"
+            "Trains convolutional segmentation networks on any OpenCL device,\n"
+            "with gradient accumulation and full-resolution tiles.\n"
+            "\n"
+            "commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out,
+            "\n"
+            "options:\n"
+            "  --help      this text; `tiletrain COMMAND --help` for a command's options\n"
+            "  --version   print the version\n"
+            "\n"
+            "environment:\n"
+            "  TT_DEVICE      default device selector (index or part of a name)\n"
+            "  TT_KERNEL_DIR  load kernels from this folder instead of the built-in copies\n"
+            "  TT_CACHE_DIR   program binary cache (default $XDG_CACHE_HOME/tiletrain/programs)\n");
+}
+
+int tt_cli_fail(tt_status status)
+{
+    fprintf(stderr, "tiletrain: %s\n", tt_status_message(status));
+    const char *detail = tt_status_detail(status);
+    if (*detail) fprintf(stderr, "%s\n", detail);
+    tt_status_free(status);
+    return 1;
+}
+
+int tt_cli_usage_error(const char *command, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "tiletrain %s: ", command);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\nsee `tiletrain %s --help`\n", command);
+    va_end(ap);
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("tiletrain %s\n", TT_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "tiletrain: unknown command '%s'; the commands are:", argv[1]);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(stderr, " %s", commands[i].name);
+    fprintf(stderr, " (see `tiletrain --help`)\n");
+    return 2;
+}

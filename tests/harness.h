@@ -1,0 +1,62 @@
+/*
+ * Shared test helpers: one backend per test program (the device that
+ * TT_DEVICE or the default picks, PoCL on a machine without a GPU), seeded
+ * random data, device round trips, error measures, and central-difference
+ * gradients in float64 for checking backward kernels.
+ */
+#ifndef TT_TESTS_HARNESS_H
+#define TT_TESTS_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <CUnit/CUnit.h>
+
+#include "backend/backend.h"
+
+/* Fails the current test fatally, printing the status message (and build
+ * log), when expr returns an error. */
+#define TH_OK(expr)                                                            \
+    do {                                                                       \
+        tt_status th_status_ = (expr);                                         \
+        if (th_status_) {                                                      \
+            th_report_status(#expr, th_status_, __FILE__, __LINE__);           \
+            CU_FAIL_FATAL("call returned an error (printed above)");           \
+        }                                                                      \
+    } while (0)
+
+void th_report_status(const char *what, tt_status status, const char *file, int line);
+
+/* The process-wide backend, created on first use; NULL (after printing why)
+ * when no device can be opened. */
+tt_backend *th_backend(void);
+void th_backend_release(void);
+
+/* Deterministic uniform numbers in [lo, hi) from a 64-bit state. */
+double th_uniform(uint64_t *state, double lo, double hi);
+void th_fill_uniform(float *x, size_t n, float lo, float hi, uint64_t *state);
+
+/* Device buffers from host floats, and back.  Fail the test on error. */
+tt_buffer *th_upload(const float *host, size_t n, const char *name);
+tt_buffer *th_zeros(size_t n, const char *name);
+void th_download(float *host, tt_buffer *buffer, size_t n);
+
+/* max_i |got_i - want_i| / (|want_i| + floor); NaN anywhere gives INFINITY. */
+double th_max_rel_error(const float *got, const double *want, size_t n, double floor);
+/* Same for two float arrays. */
+double th_max_rel_error_f(const float *got, const float *want, size_t n, double floor);
+
+/* A scalar function of x in float64, for finite differences. */
+typedef double (*th_scalar_fn)(const double *x, void *ctx);
+/* grad[i] = (f(x + h e_i) - f(x - h e_i)) / 2h; x is restored. */
+void th_numeric_grad(th_scalar_fn f, void *ctx, double *x, size_t n, double h, double *grad);
+
+/* Converts between float and double arrays (malloc'd result; test fails on OOM). */
+double *th_to_double(const float *x, size_t n);
+
+/* Registers one suite of tests and runs it with CUnit's basic runner.
+ * Returns the process exit status: 0 only if every test passed. */
+int th_run_suite(const char *suite_name, CU_TestInfo *tests);
+
+#endif

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what tiletrain needs to build and test, on Debian or Ubuntu.
+# Installs only what is missing; uses sudo when not root.  Safe to rerun.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  ocl-icd-opencl-dev opencl-headers clinfo pocl-opencl-icd
+  libclblast-dev libclfft-dev libstb-dev libtiff-dev libcjson-dev libinih-dev
+  libcunit1-dev
+)
+# PyTorch is the peer of the parity tests and benchmarks (optional elsewhere).
+if [ "${TT_WITH_TORCH:-1}" = 1 ]; then packages+=(python3-torch python3-numpy); fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if ! command -v apt-get >/dev/null; then
+  echo "tools/deps.sh: apt-get not found; install these packages by hand: ${missing[*]}" >&2
+  exit 1
+fi
+sudo=""
+if [ "$(id -u)" != 0 ]; then
+  command -v sudo >/dev/null || { echo "tools/deps.sh: run as root or install sudo; missing: ${missing[*]}" >&2; exit 1; }
+  sudo=sudo
+fi
+echo "tools/deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
