@@ -1,0 +1,43 @@
+/*
+ * The built-in UNet, parameter for parameter the model of
+ * shared/bench/torch_unet.py: level i has base * 2^i channels; a block is
+ * conv3x3 + norm + ReLU twice (biased convs); 2x2 max-pool down, 2x2
+ * stride-2 transposed conv up; the skip is concatenated as [upsampled,
+ * skip]; a 1x1 head.
+ */
+#ifndef TT_MODEL_UNET_CONFIG_H
+#define TT_MODEL_UNET_CONFIG_H
+
+#include "model/params.h"
+
+typedef enum tt_unet_norm {
+    TT_UNET_NORM_NONE,
+    TT_UNET_NORM_GROUP,
+    TT_UNET_NORM_BATCH,
+} tt_unet_norm;
+
+typedef struct tt_unet_config {
+    int in_channels;    /* 3: RGB */
+    int classes;
+    int base_channels;  /* 16 */
+    int depth;          /* 3: levels below the top */
+    tt_unet_norm norm;
+    int groups;         /* group norm groups; must divide every level's channels */
+} tt_unet_config;
+
+/* The defaults of torch_unet.py: 3 in, 4 classes, base 16, depth 3, group norm, 8 groups. */
+tt_unet_config tt_unet_config_default(void);
+
+/* Checks the configuration; errors say which value is wrong and why. */
+tt_status tt_unet_config_check(const tt_unet_config *config);
+
+/* Channels of level i: base * 2^i. */
+static inline int tt_unet_channels(const tt_unet_config *c, int level)
+{
+    return c->base_channels << level;
+}
+
+/* Every tensor of the model, in PyTorch's state_dict order and names. */
+tt_status tt_unet_params(const tt_unet_config *config, tt_param_table *table);
+
+#endif
