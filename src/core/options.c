@@ -1,0 +1,309 @@
+/* Options from flags, INI (inih) and JSON (cJSON) files; see options.h. */
+#include "core/options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <ini.h>
+
+#include "core/status.h"
+
+/* "micro_batch" and "micro-batch" are the same name. */
+static int same_name(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++) {
+        char x = *a == '_' ? '-' : *a, y = *b == '_' ? '-' : *b;
+        if (x != y) return 0;
+    }
+    return *a == *b;
+}
+
+static const tt_opt *find(const tt_opt *table, size_t count, const char *name)
+{
+    for (size_t i = 0; i < count; i++)
+        if (same_name(table[i].name, name)) return &table[i];
+    return NULL;
+}
+
+static tt_status range_error(const tt_opt *o, const char *value, const char *where)
+{
+    return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: '%s' for %s is out of range; give %g to %g",
+                        where, value, o->name, o->min, o->max);
+}
+
+static int parse_int(const char *s, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end) return 0;
+    *out = v;
+    return 1;
+}
+
+static int choice_ok(const char *choices, const char *value)
+{
+    size_t n = strlen(value);
+    for (const char *p = choices; *p;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && strncmp(p, value, n) == 0) return 1;
+        if (!bar) break;
+        p = bar + 1;
+    }
+    return 0;
+}
+
+tt_status tt_opt_set(const tt_opt *table, size_t count, void *opts, const char *name,
+                     const char *value, const char *where)
+{
+    const tt_opt *o = find(table, count, name);
+    if (!o)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: unknown option '%s'; see --help for the "
+                            "options there are", where, name);
+    char *field = (char *)opts + o->offset;
+    int checked = o->min <= o->max;
+    long long iv;
+    switch (o->kind) {
+    case TT_OPT_INT:
+        if (!parse_int(value, &iv) || iv < INT_MIN || iv > INT_MAX)
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: '%s' for %s is not a whole number",
+                                where, value, o->name);
+        if (checked && (iv < o->min || iv > o->max)) return range_error(o, value, where);
+        *(int *)field = (int)iv;
+        return NULL;
+    case TT_OPT_U64:
+        if (!parse_int(value, &iv) || iv < 0)
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                                "%s: '%s' for %s is not a non-negative whole number", where, value,
+                                o->name);
+        *(uint64_t *)field = (uint64_t)iv;
+        return NULL;
+    case TT_OPT_DOUBLE: {
+        char *end;
+        errno = 0;
+        double v = strtod(value, &end);
+        if (errno || end == value || *end || !isfinite(v))
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: '%s' for %s is not a number", where,
+                                value, o->name);
+        if (checked && (v < o->min || v > o->max)) return range_error(o, value, where);
+        *(double *)field = v;
+        return NULL;
+    }
+    case TT_OPT_STRING:
+        if (strlen(value) >= TT_OPT_STRING_MAX)
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: the value of %s is too long", where,
+                                o->name);
+        strcpy(field, value);
+        return NULL;
+    case TT_OPT_CHOICE:
+        if (!choice_ok(o->choices, value))
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: '%s' for %s is not one of %s", where,
+                                value, o->name, o->choices);
+        strcpy(field, value);
+        return NULL;
+    case TT_OPT_FLAG:
+        if (strcmp(value, "1") == 0 || strcmp(value, "true") == 0 || strcmp(value, "yes") == 0)
+            *(int *)field = 1;
+        else if (strcmp(value, "0") == 0 || strcmp(value, "false") == 0 ||
+                 strcmp(value, "no") == 0)
+            *(int *)field = 0;
+        else
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: '%s' for %s is not true or false",
+                                where, value, o->name);
+        return NULL;
+    case TT_OPT_SIZE2: {
+        int *hw = (int *)field;
+        long long h, w;
+        char buf[64];
+        snprintf(buf, sizeof buf, "%s", value);
+        char *x = strchr(buf, 'x');
+        if (!x) x = strchr(buf, 'X');
+        if (x) *x = '\0';
+        if (!parse_int(buf, &h) || (x ? !parse_int(x + 1, &w) : !parse_int(buf, &w)) || h < 1 ||
+            w < 1 || h > 1000000 || w > 1000000)
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                                "%s: '%s' for %s is not a size; write HxW, e.g. 256x256", where,
+                                value, o->name);
+        hw[0] = (int)h;
+        hw[1] = (int)w;
+        return NULL;
+    }
+    }
+    return tt_error_new(TT_ERR_INTERNAL, "option %s has an unknown kind", o->name);
+}
+
+typedef struct {
+    const tt_opt *table;
+    size_t count;
+    void *opts;
+    char bad_name[128];     /* the first key that failed, to report with its line */
+    char bad_value[TT_OPT_STRING_MAX];
+    int failed;
+} ini_ctx;
+
+static int on_ini_key(void *user, const char *section, const char *name, const char *value)
+{
+    (void)section;
+    ini_ctx *c = user;
+    tt_status s = tt_opt_set(c->table, c->count, c->opts, name, value, "");
+    if (!s) return 1;
+    tt_status_free(s);
+    snprintf(c->bad_name, sizeof c->bad_name, "%s", name);
+    snprintf(c->bad_value, sizeof c->bad_value, "%s", value);
+    c->failed = 1;
+    return 0; /* inih then returns this line's number */
+}
+
+static tt_status load_json(const tt_opt *table, size_t count, void *opts, const char *path,
+                           const char *text)
+{
+    cJSON *root = cJSON_Parse(text);
+    if (!root || !cJSON_IsObject(root)) {
+        const char *at = cJSON_GetErrorPtr();
+        int line = 1;
+        for (const char *p = text; at && p < at && *p; p++) line += *p == '\n';
+        cJSON_Delete(root);
+        return tt_error_new(TT_ERR_FORMAT, "%s:%d: not a JSON object of options", path, line);
+    }
+    tt_status status = NULL;
+    cJSON *item;
+    cJSON_ArrayForEach(item, root)
+    {
+        /* the line of the key, for the message */
+        int line = 1;
+        char quoted[300];
+        snprintf(quoted, sizeof quoted, "\"%s\"", item->string);
+        const char *at = strstr(text, quoted);
+        for (const char *p = text; at && p < at; p++) line += *p == '\n';
+        char where[1100], value[TT_OPT_STRING_MAX];
+        snprintf(where, sizeof where, "%s:%d", path, line);
+        if (cJSON_IsString(item)) snprintf(value, sizeof value, "%s", item->valuestring);
+        else if (cJSON_IsBool(item)) snprintf(value, sizeof value, "%s", cJSON_IsTrue(item) ? "true" : "false");
+        else if (cJSON_IsNumber(item)) {
+            double v = item->valuedouble;
+            if (v == floor(v) && fabs(v) < 1e15) snprintf(value, sizeof value, "%.0f", v);
+            else snprintf(value, sizeof value, "%.17g", v);
+        } else {
+            status = tt_error_new(TT_ERR_FORMAT, "%s: the value of '%s' must be a string, number "
+                                  "or boolean", where, item->string);
+            break;
+        }
+        status = tt_opt_set(table, count, opts, item->string, value, where);
+        if (status) break;
+    }
+    cJSON_Delete(root);
+    return status;
+}
+
+tt_status tt_opt_load_file(const tt_opt *table, size_t count, void *opts, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return tt_error_new(TT_ERR_IO, "cannot open config file '%s': %s", path, strerror(errno));
+    char *text = NULL;
+    size_t size = 0, cap = 0;
+    int ch;
+    while ((ch = fgetc(f)) != EOF) {
+        if (size + 2 > cap) {
+            cap = cap ? 2 * cap : 4096;
+            char *grown = realloc(text, cap);
+            if (!grown) {
+                free(text);
+                fclose(f);
+                return tt_error_new(TT_ERR_OUT_OF_MEMORY, "reading '%s': out of memory", path);
+            }
+            text = grown;
+        }
+        text[size++] = (char)ch;
+    }
+    fclose(f);
+    if (!text) return NULL; /* an empty file sets nothing */
+    text[size] = '\0';
+    const char *p = text;
+    while (isspace((unsigned char)*p)) p++;
+    tt_status status = NULL;
+    if (*p == '{') {
+        status = load_json(table, count, opts, path, text);
+    } else {
+        ini_ctx c = {.table = table, .count = count, .opts = opts};
+        int line = ini_parse_string(text, on_ini_key, &c);
+        char where[1100];
+        snprintf(where, sizeof where, "%s:%d", path, line);
+        if (c.failed) /* again, now that the line is known, for the message */
+            status = tt_opt_set(table, count, opts, c.bad_name, c.bad_value, where);
+        else if (line != 0)
+            status = tt_error_new(TT_ERR_FORMAT, "%s: not a 'name = value' line", where);
+    }
+    free(text);
+    return status;
+}
+
+tt_status tt_opt_parse_args(const tt_opt *table, size_t count, void *opts, int argc, char **argv,
+                            int first, int *help)
+{
+    *help = 0;
+    for (int i = first; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            *help = 1;
+            return NULL;
+        }
+    }
+    for (int i = first; i < argc; i++) {
+        if (strcmp(argv[i], "--config") == 0) {
+            if (i + 1 >= argc)
+                return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--config needs a file");
+            TT_TRY(tt_opt_load_file(table, count, opts, argv[i + 1]));
+        }
+    }
+    for (int i = first; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--config") == 0) {
+            i++;
+            continue;
+        }
+        if (strncmp(arg, "--", 2) != 0)
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT, "unexpected argument '%s'", arg);
+        char name[128];
+        snprintf(name, sizeof name, "%s", arg + 2);
+        char *eq = strchr(name, '=');
+        const char *value = NULL;
+        if (eq) {
+            *eq = '\0';
+            value = arg + 2 + (eq - name) + 1;
+        }
+        const tt_opt *o = find(table, count, name);
+        if (!o)
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT, "unknown option '--%s'", name);
+        if (o->kind == TT_OPT_FLAG && !value) value = "1";
+        if (!value) {
+            if (i + 1 >= argc)
+                return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--%s needs a value (%s)", o->name,
+                                    o->metavar ? o->metavar : "VALUE");
+            value = argv[++i];
+        }
+        char where[160];
+        snprintf(where, sizeof where, "--%s", o->name);
+        TT_TRY(tt_opt_set(table, count, opts, o->name, value, where));
+    }
+    return NULL;
+}
+
+void tt_opt_print_help(const tt_opt *table, size_t count, FILE *out)
+{
+    for (size_t i = 0; i < count; i++) {
+        const tt_opt *o = &table[i];
+        char left[96];
+        if (o->kind == TT_OPT_FLAG) snprintf(left, sizeof left, "--%s", o->name);
+        else snprintf(left, sizeof left, "--%s %s", o->name, o->metavar ? o->metavar : "VALUE");
+        fprintf(out, "  %-26s %s\n", left, o->help);
+    }
+    fprintf(out, "  %-26s %s\n", "--config FILE",
+            "read options from an INI or JSON file; flags override it");
+}

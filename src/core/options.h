@@ -1,0 +1,57 @@
+/*
+ * Table-driven options shared by command-line flags and config files.
+ *
+ * A command describes its options once (name, kind, place in its struct,
+ * help); the same table parses `--name value` flags, INI files (`name =
+ * value`, sections ignored) and JSON files ({"name": value}), prints --help,
+ * and rejects unknown keys with the file and line.  Names use dashes; in
+ * files, underscores are accepted too (micro_batch = micro-batch).
+ */
+#ifndef TT_CORE_OPTIONS_H
+#define TT_CORE_OPTIONS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "tiletrain.h"
+
+typedef enum tt_opt_kind {
+    TT_OPT_INT,     /* int */
+    TT_OPT_U64,     /* uint64_t */
+    TT_OPT_DOUBLE,  /* double */
+    TT_OPT_STRING,  /* char[TT_OPT_STRING_MAX] */
+    TT_OPT_FLAG,    /* int set to 1; in files: true/false/1/0 */
+    TT_OPT_SIZE2,   /* int[2] from "HxW" (or "N" for a square) */
+    TT_OPT_CHOICE,  /* char[TT_OPT_STRING_MAX], one of `choices` ("a|b|c") */
+} tt_opt_kind;
+
+#define TT_OPT_STRING_MAX 1024
+
+typedef struct tt_opt {
+    const char *name;     /* "micro-batch" */
+    tt_opt_kind kind;
+    size_t offset;        /* offsetof(options struct, field) */
+    const char *metavar;  /* "B" */
+    const char *help;
+    double min, max;      /* for numbers; min > max means unchecked */
+    const char *choices;  /* for TT_OPT_CHOICE */
+} tt_opt;
+
+/* Sets one option from text; `where` names the source for errors
+ * ("--lr", "cfg.ini:12").  Unknown names are TT_ERR_INVALID_ARGUMENT. */
+tt_status tt_opt_set(const tt_opt *table, size_t count, void *opts, const char *name,
+                     const char *value, const char *where);
+
+/* Loads an INI or JSON file (JSON when it starts with '{'). */
+tt_status tt_opt_load_file(const tt_opt *table, size_t count, void *opts, const char *path);
+
+/* Parses argv[first..argc): `--config FILE` is applied first wherever it
+ * stands, then every flag in order, so flags override the file.  Stray
+ * arguments, unknown flags and missing values are errors naming them.
+ * *help is set when --help is given (nothing else is parsed then). */
+tt_status tt_opt_parse_args(const tt_opt *table, size_t count, void *opts, int argc, char **argv,
+                            int first, int *help);
+
+void tt_opt_print_help(const tt_opt *table, size_t count, FILE *out);
+
+#endif
