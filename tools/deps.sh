@@ -10,7 +10,7 @@ packages=(
   libcunit1-dev
 )
 # PyTorch is the peer of the parity tests and benchmarks (optional elsewhere).
-if [ "${TT_WITH_TORCH:-1}" = 1 ]; then packages+=(python3-torch python3-numpy); fi
+if [ "${TT_WITH_TORCH:-1}" = 1 ]; then packages+=(python3-torch python3-numpy python3-pil); fi
 
 missing=()
 for p in "${packages[@]}"; do

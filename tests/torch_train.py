@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""PyTorch side of the parity test: trains shared/bench/torch_unet.py's UNet
+exactly as `tiletrain train --no-shuffle --no-augment` does, from the same
+safetensors weights on the same folder data set, and writes the normalised
+gradients of the last window and the final weights as safetensors files.
+
+  torch_train.py --bench DIR --data DIR --init F --grads-out F --weights-out F
+                 --steps S --micro-batch B --accum N --optimizer adamw|sgd ...
+
+Data: DIR/images/*.png (RGB) in sorted name order, masks DIR/masks/NAME.png
+with class indices (255 = ignore); B images per micro-batch, N micro-batches
+per window, cycling; pixels / 255. Loss: softmax cross-entropy summed over
+valid pixels, normalised by the valid pixels of the whole window.
+"""
+import argparse, json, os, struct, sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from PIL import Image
+
+
+def load_safetensors(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    base = 8 + n
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        dtype = {"F32": np.float32, "I64": np.int64}[info["dtype"]]
+        arr = np.frombuffer(data[base + begin:base + end], dtype=dtype).reshape(info["shape"])
+        out[name] = torch.from_numpy(arr.copy())
+    return out
+
+
+def save_safetensors(path, tensors):
+    header, blobs, offset = {}, [], 0
+    for name, t in tensors.items():
+        arr = t.detach().contiguous().numpy()
+        dtype = {np.dtype(np.float32): "F32", np.dtype(np.int64): "I64"}[arr.dtype]
+        raw = arr.tobytes()
+        header[name] = {"dtype": dtype, "shape": list(arr.shape),
+                        "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    text = json.dumps(header).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for b in blobs:
+            f.write(b)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", required=True)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--init", required=True)
+    ap.add_argument("--grads-out", required=True)
+    ap.add_argument("--weights-out", required=True)
+    ap.add_argument("--steps", type=int, default=2)
+    ap.add_argument("--micro-batch", type=int, default=2)
+    ap.add_argument("--accum", type=int, default=1)
+    ap.add_argument("--optimizer", choices=["adamw", "sgd"], default="adamw")
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--weight-decay", type=float, default=0.01)
+    ap.add_argument("--momentum", type=float, default=0.9)
+    ap.add_argument("--classes", type=int, default=3)
+    ap.add_argument("--base-channels", type=int, default=4)
+    ap.add_argument("--depth", type=int, default=2)
+    ap.add_argument("--norm", default="group")
+    ap.add_argument("--groups", type=int, default=2)
+    args = ap.parse_args()
+
+    sys.path.insert(0, args.bench)
+    from torch_unet import UNet
+    torch.set_num_threads(1)
+    model = UNet(3, args.classes, args.base_channels, args.depth, args.norm, args.groups)
+    state = load_safetensors(args.init)
+    own = model.state_dict()
+    model.load_state_dict({k: state[k] if k in state else own[k] for k in own})
+    if args.optimizer == "adamw":
+        opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    else:
+        opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum,
+                              weight_decay=args.weight_decay)
+
+    names = sorted(os.listdir(os.path.join(args.data, "images")))
+    images, masks = [], []
+    for name in names:
+        img = np.asarray(Image.open(os.path.join(args.data, "images", name)).convert("RGB"))
+        images.append(torch.from_numpy(img.astype(np.float32) / 255.0).permute(2, 0, 1))
+        stem = os.path.splitext(name)[0]
+        m = np.asarray(Image.open(os.path.join(args.data, "masks", stem + ".png")))
+        masks.append(torch.from_numpy(m.astype(np.int64)))
+    cursor = 0
+    model.train()
+    for step in range(args.steps):
+        window = []
+        for _ in range(args.accum):
+            idx = [(cursor + i) % len(names) for i in range(args.micro_batch)]
+            cursor = (cursor + args.micro_batch) % len(names)
+            window.append((torch.stack([images[i] for i in idx]), torch.stack([masks[i] for i in idx])))
+        valid = sum(int((y != 255).sum()) for _, y in window)
+        opt.zero_grad(set_to_none=False)
+        for x, y in window:
+            loss = F.cross_entropy(model(x), y, ignore_index=255, reduction="sum") / valid
+            loss.backward()
+        grads = {n: p.grad.clone() for n, p in model.named_parameters()}
+        opt.step()
+    save_safetensors(args.grads_out, grads)
+    save_safetensors(args.weights_out, {k: v for k, v in model.state_dict().items()})
+
+
+if __name__ == "__main__":
+    main()
