@@ -33,7 +33,8 @@ inline void tt_loss_group_reduce(__local float *s, __local uint *c, __local uint
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-/* Writes this group's partial (s, c, b: TT_WG-long local scratch): part_sum[g], part_count[g], part_invalid[g]. */
+/* Writes this group's partial: part_sum[g], part_count[g], part_invalid[g].
+ * s, c, b are TT_WG-long __local scratch declared by the kernel. */
 inline void tt_loss_group_store(float sum, uint count, uint invalid, __local float *s,
                                 __local uint *c, __local uint *b, __global float *part_sum,
                                 __global uint *part_count, __global uint *part_invalid)

@@ -106,7 +106,8 @@ static void test_axpy(void)
         CU_ASSERT_FATAL(got && want);
         for (size_t i = 0; i < ny; i++) want[i] = c.y0[i];
         for (size_t i = 0; i < c.n; i++)
-            want[c.off_y + i] = (double)c.y0[c.off_y + i] + (double)-0.7f * (double)c.x0[c.off_x + i];
+            want[c.off_y + i] =
+                (double)c.y0[c.off_y + i] + (double)-0.7f * (double)c.x0[c.off_x + i];
         th_download(got, c.y, ny);
         /* the device may fuse the multiply-add: one or two float roundings,
          * measured against the size of the terms (y + a x may cancel) */
