@@ -1,0 +1,82 @@
+/*
+ * Reductions over flat float arrays, done on the device so the host reads
+ * one number: the sum of squares (for the global gradient norm) and a count
+ * of non-finite elements (for skipping a step after an overflow).
+ *
+ * Sum of squares is two-stage and deterministic: stage 1 runs a fixed number
+ * of work-groups of exactly TT_WG items (a power of two); each item walks the
+ * array with a grid stride, keeping a Kahan-compensated float sum, then the
+ * group reduces in local memory to one partial.  Stage 2 is one work-group
+ * that reduces the partials and ADDS the total into a device float, so several
+ * arrays can be summed before the host reads the result once.
+ *
+ * Indices are ulong: arrays of more than 2^31 floats are fine.
+ */
+#ifndef TT_WG
+#define TT_WG 256
+#endif
+
+/* Tree reduction of s[0..TT_WG) into s[0]; every item must call it. */
+inline void tt_reduce_group_f32(__local float *s)
+{
+    int lid = get_local_id(0);
+    for (int stride = TT_WG / 2; stride > 0; stride >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < stride) s[lid] += s[lid + stride];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* partial[group] = sum over this group's elements of x^2 */
+__kernel __attribute__((reqd_work_group_size(TT_WG, 1, 1)))
+void sum_squares_partial(TT_MEM(float, partial), TT_MEM(const float, x), const ulong n)
+{
+    TT_PTR(float, partial);
+    TT_PTR(const float, x);
+    __local float s[TT_WG];
+    float sum = 0.0f, carry = 0.0f; /* Kahan: sum + carry is the exact running total */
+    for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
+        float v = x[i];
+        float term = v * v - carry;
+        float next = sum + term;
+        carry = (next - sum) - term;
+        sum = next;
+    }
+    s[get_local_id(0)] = sum;
+    tt_reduce_group_f32(s);
+    if (get_local_id(0) == 0) partial[get_group_id(0)] = s[0];
+}
+
+/* acc[0] += sum of partial[0..groups); one work-group */
+__kernel __attribute__((reqd_work_group_size(TT_WG, 1, 1)))
+void sum_squares_finish(TT_MEM(float, acc), TT_MEM(const float, partial), const int groups)
+{
+    TT_PTR(float, acc);
+    TT_PTR(const float, partial);
+    __local float s[TT_WG];
+    float sum = 0.0f;
+    for (int i = get_local_id(0); i < groups; i += TT_WG) sum += partial[i];
+    s[get_local_id(0)] = sum;
+    tt_reduce_group_f32(s);
+    if (get_local_id(0) == 0) acc[0] += s[0];
+}
+
+/* count[0] += number of NaN or Inf in x.  Tests the exponent bits, so it
+ * holds under -cl-fast-relaxed-math too.  One atomic per work-group. */
+__kernel __attribute__((reqd_work_group_size(TT_WG, 1, 1)))
+void count_nonfinite(TT_MEM(uint, count), TT_MEM(const float, x), const ulong n)
+{
+    TT_PTR(uint, count);
+    TT_PTR(const float, x);
+    __local uint s[TT_WG];
+    uint bad = 0;
+    for (ulong i = get_global_id(0); i < n; i += get_global_size(0))
+        bad += (as_uint(x[i]) & 0x7f800000u) == 0x7f800000u;
+    int lid = get_local_id(0);
+    s[lid] = bad;
+    for (int stride = TT_WG / 2; stride > 0; stride >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < stride) s[lid] += s[lid + stride];
+    }
+    if (lid == 0 && s[0]) atomic_add(count, s[0]);
+}

@@ -1,0 +1,267 @@
+/* Sigmoid binary cross-entropy: device sum and count vs the double
+ * reference, the gradient vs central differences, ignore, accumulation,
+ * logits of +-100, invalid targets, and PyTorch (if present). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/status.h"
+#include "harness.h"
+#include "ops/bce.h"
+#include "ref_loss.h"
+
+typedef struct bce_case {
+    int n, c, h, w;
+    int ignore_fraction; /* percent of elements with target 255 */
+} bce_case;
+
+static const bce_case cases[] = {
+    {1, 1, 1, 1, 0}, {1, 3, 5, 7, 0}, {2, 5, 5, 7, 20}, {3, 3, 1, 1, 30},
+    {1, 5, 17, 33, 25}, {2, 1, 3, 4, 40}, {2, 3, 31, 29, 10},
+};
+
+typedef struct bce_data {
+    tt_loss_desc desc;
+    size_t total;
+    float *logits;
+    uint8_t *targets;
+} bce_data;
+
+static bce_data make_data(const bce_case *k, uint64_t seed, float range)
+{
+    bce_data d = {tt_loss_desc_make(k->n, k->c, k->h, k->w), 0, NULL, NULL};
+    d.total = (size_t)k->n * k->c * k->h * k->w;
+    d.logits = malloc(d.total * sizeof(float));
+    d.targets = malloc(d.total);
+    CU_ASSERT_FATAL(d.logits && d.targets);
+    th_fill_uniform(d.logits, d.total, -range, range, &seed);
+    for (size_t i = 0; i < d.total; i++) {
+        d.targets[i] = th_uniform(&seed, 0, 1) < 0.4;
+        if (th_uniform(&seed, 0, 100) < k->ignore_fraction) d.targets[i] = 255;
+    }
+    return d;
+}
+
+static void free_data(bce_data *d)
+{
+    free(d->logits);
+    free(d->targets);
+}
+
+static double ref_sum(const double *x, void *ctx)
+{
+    const bce_data *d = ctx;
+    return ref_bce(x, d->targets, d->total, d->desc.ignore, NULL, NULL);
+}
+
+static void test_forward_vs_reference(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    double worst = 0;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        bce_data d = make_data(&cases[k], 100 + k, 6.0f);
+        tt_buffer *bx = th_upload(d.logits, d.total, "logits");
+        tt_buffer *bt = ref_upload_u8(d.targets, d.total, "targets");
+        tt_buffer *res = ref_loss_block();
+        TH_OK(tt_bce_forward(be, tt_mem_of(res), tt_mem_of(bx), tt_mem_of(bt), &d.desc));
+        tt_loss_value v;
+        TH_OK(tt_loss_read(be, tt_mem_of(res), "BCE", &v));
+        double *x = th_to_double(d.logits, d.total);
+        long count = 0;
+        double want = ref_bce(x, d.targets, d.total, 255, &count, NULL);
+        double err = fabs(v.sum - want) / (fabs(want) + 1e-6);
+        printf("\n    N=%d C=%d %dx%d: sum %.6g (ref %.6g) rel err %.2e, count %u (ref %ld)",
+               d.desc.n, d.desc.c, d.desc.h, d.desc.w, v.sum, want, err, v.count, count);
+        CU_ASSERT(err < 1e-5); /* float accumulation over at most a few thousand elements */
+        CU_ASSERT_EQUAL(v.count, (uint32_t)count);
+        CU_ASSERT_EQUAL(v.invalid, 0);
+        if (err > worst) worst = err;
+        free(x);
+        tt_buffer_free(bx), tt_buffer_free(bt), tt_buffer_free(res);
+        free_data(&d);
+    }
+    printf("\n    largest forward rel error %.2e\n", worst);
+}
+
+static void test_backward(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    double worst = 0, worst_twice = 0;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        bce_data d = make_data(&cases[k], 200 + k, 6.0f);
+        tt_buffer *bx = th_upload(d.logits, d.total, "logits");
+        tt_buffer *bt = ref_upload_u8(d.targets, d.total, "targets");
+        tt_buffer *bg = th_zeros(d.total, "dlogits");
+        TH_OK(tt_bce_backward(be, tt_mem_of(bg), tt_mem_of(bx), tt_mem_of(bt), &d.desc, 1));
+        float *got = malloc(d.total * sizeof(float));
+        double *numeric = malloc(d.total * sizeof(double));
+        CU_ASSERT_FATAL(got && numeric);
+        th_download(got, bg, d.total);
+        double *x = th_to_double(d.logits, d.total);
+        th_numeric_grad(ref_sum, &d, x, d.total, 1e-5, numeric);
+        double err = th_max_rel_error(got, numeric, d.total, 1e-2);
+        printf("\n    N=%d C=%d %dx%d: grad vs finite differences %.2e", d.desc.n, d.desc.c,
+               d.desc.h, d.desc.w, err);
+        CU_ASSERT(err < 1e-4); /* |grad| <= 1; float sigmoid, 1e-2 floor near zero */
+        if (err > worst) worst = err;
+        int zero_at_ignored = 1;
+        for (size_t i = 0; i < d.total; i++)
+            if (d.targets[i] == 255) zero_at_ignored &= got[i] == 0.0f;
+        CU_ASSERT(zero_at_ignored);
+
+        float *start = malloc(d.total * sizeof(float)), *twice = malloc(d.total * sizeof(float));
+        double *want = malloc(d.total * sizeof(double));
+        CU_ASSERT_FATAL(start && twice && want);
+        uint64_t seed = 7;
+        th_fill_uniform(start, d.total, -1, 1, &seed);
+        TH_OK(tt_write(be, tt_mem_of(bg), start, d.total * sizeof(float)));
+        for (int r = 0; r < 2; r++)
+            TH_OK(tt_bce_backward(be, tt_mem_of(bg), tt_mem_of(bx), tt_mem_of(bt), &d.desc, 0.25f));
+        th_download(twice, bg, d.total);
+        for (size_t i = 0; i < d.total; i++) want[i] = start[i] + 0.5 * got[i];
+        double e2 = th_max_rel_error(twice, want, d.total, 1e-2);
+        CU_ASSERT(e2 < 1e-5); /* two float roundings of start + g/4 + g/4 */
+        if (e2 > worst_twice) worst_twice = e2;
+        free(start), free(twice), free(want), free(got), free(numeric), free(x);
+        tt_buffer_free(bx), tt_buffer_free(bt), tt_buffer_free(bg);
+        free_data(&d);
+    }
+    printf("\n    largest gradient error %.2e, twice-adds-twice error %.2e\n", worst, worst_twice);
+}
+
+/* Logits of +-100 with both targets: loss 0 or 100 (+3.7e-44), gradient
+ * 0 or +-1; no overflow anywhere. */
+static void test_large_logits(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    enum { T = 8 };
+    float x[T] = {100, 100, -100, -100, 88.5f, -88.5f, 0, 30};
+    uint8_t t[T] = {1, 0, 1, 0, 0, 1, 1, 0};
+    tt_loss_desc desc = tt_loss_desc_make(1, 1, 1, T);
+    tt_buffer *bx = th_upload(x, T, "logits"), *bt = ref_upload_u8(t, T, "targets");
+    tt_buffer *res = ref_loss_block(), *bg = th_zeros(T, "dlogits");
+    TH_OK(tt_bce_forward(be, tt_mem_of(res), tt_mem_of(bx), tt_mem_of(bt), &desc));
+    TH_OK(tt_bce_backward(be, tt_mem_of(bg), tt_mem_of(bx), tt_mem_of(bt), &desc, 1));
+    tt_loss_value v;
+    TH_OK(tt_loss_read(be, tt_mem_of(res), "BCE", &v));
+    double xd[T], gd[T] = {0};
+    for (int i = 0; i < T; i++) xd[i] = x[i];
+    double want = ref_bce(xd, t, T, 255, NULL, gd);
+    float g[T];
+    th_download(g, bg, T);
+    int finite = isfinite(v.sum);
+    double gerr = 0;
+    for (int i = 0; i < T; i++) {
+        finite &= isfinite(g[i]);
+        gerr = fmax(gerr, fabs(g[i] - gd[i]));
+    }
+    printf("\n    logits +-100: sum %.9g (ref %.9g), largest grad error %.2e\n", v.sum, want, gerr);
+    CU_ASSERT(finite);
+    CU_ASSERT(fabs(v.sum - want) <= 1e-6 * want); /* 100 + 100 + 88.5 + 88.5 + log 2 + 30 */
+    CU_ASSERT_EQUAL(v.count, T);
+    CU_ASSERT(gerr < 1e-6);
+    CU_ASSERT(fabs(g[0]) < 1e-30); /* -sigmoid(-100): 0 or a denormal */
+    CU_ASSERT_EQUAL(g[1], 1.0f);
+    CU_ASSERT_EQUAL(g[2], -1.0f);
+    tt_buffer_free(bx), tt_buffer_free(bt), tt_buffer_free(res), tt_buffer_free(bg);
+}
+
+/* No ignore value: count = N*C*H*W; a target of 2 is invalid. */
+static void test_counts_and_invalid(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    bce_data d = make_data(&(bce_case){2, 3, 5, 7, 0}, 500, 2.0f);
+    d.desc.ignore = TT_LOSS_NO_IGNORE;
+    tt_buffer *bx = th_upload(d.logits, d.total, "logits");
+    tt_buffer *bt = ref_upload_u8(d.targets, d.total, "targets");
+    tt_buffer *res = ref_loss_block();
+    for (int r = 0; r < 2; r++) /* accumulates */
+        TH_OK(tt_bce_forward(be, tt_mem_of(res), tt_mem_of(bx), tt_mem_of(bt), &d.desc));
+    tt_loss_value v;
+    TH_OK(tt_loss_read(be, tt_mem_of(res), "BCE", &v));
+    CU_ASSERT_EQUAL(v.count, 2 * d.total);
+    d.targets[d.total - 1] = 2;
+    TH_OK(tt_write(be, tt_mem_of(bt), d.targets, d.total));
+    TH_OK(tt_loss_clear(be, tt_mem_of(res)));
+    TH_OK(tt_bce_forward(be, tt_mem_of(res), tt_mem_of(bx), tt_mem_of(bt), &d.desc));
+    tt_status s = tt_loss_read(be, tt_mem_of(res), "BCE", &v);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT);
+    tt_status_free(s);
+    CU_ASSERT_EQUAL(v.invalid, 1);
+    CU_ASSERT_EQUAL(v.count, d.total - 1);
+    tt_buffer_free(bx), tt_buffer_free(bt), tt_buffer_free(res);
+    free_data(&d);
+}
+
+static const char torch_script[] =
+    "import sys, numpy as np\n"
+    "try:\n"
+    "    import torch\n"
+    "except ImportError:\n"
+    "    sys.exit(77)\n"
+    "d = sys.argv[1]\n"
+    "x = torch.from_numpy(np.fromfile(d + '/logits', dtype=np.float32)).double()\n"
+    "t = torch.from_numpy(np.fromfile(d + '/targets', dtype=np.uint8)).double()\n"
+    "x.requires_grad_()\n"
+    "loss = torch.nn.functional.binary_cross_entropy_with_logits(x, t, reduction='sum')\n"
+    "loss.backward()\n"
+    "np.array([loss.item()], dtype=np.float64).tofile(d + '/loss')\n"
+    "x.grad.numpy().astype(np.float64).tofile(d + '/grad')\n";
+
+static void test_torch(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    bce_data d = make_data(&(bce_case){2, 3, 31, 29, 0}, 400, 8.0f);
+    d.logits[0] = 100, d.logits[1] = -100; /* torch's own stable form as well */
+    char dir[] = "/tmp/tt-bce-torch-XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    ref_write_file(dir, "logits", d.logits, d.total * sizeof(float));
+    ref_write_file(dir, "targets", d.targets, d.total);
+    if (ref_python(torch_script, dir)) {
+        double want;
+        double *grad = malloc(d.total * sizeof(double));
+        float *got = malloc(d.total * sizeof(float));
+        CU_ASSERT_FATAL(grad && got);
+        ref_read_file(dir, "loss", &want, sizeof want);
+        ref_read_file(dir, "grad", grad, d.total * sizeof(double));
+        tt_buffer *bx = th_upload(d.logits, d.total, "logits");
+        tt_buffer *bt = ref_upload_u8(d.targets, d.total, "targets");
+        tt_buffer *res = ref_loss_block(), *bg = th_zeros(d.total, "dlogits");
+        TH_OK(tt_bce_forward(be, tt_mem_of(res), tt_mem_of(bx), tt_mem_of(bt), &d.desc));
+        TH_OK(tt_bce_backward(be, tt_mem_of(bg), tt_mem_of(bx), tt_mem_of(bt), &d.desc, 1));
+        tt_loss_value v;
+        TH_OK(tt_loss_read(be, tt_mem_of(res), "BCE", &v));
+        th_download(got, bg, d.total);
+        double err = fabs(v.sum - want) / fabs(want);
+        double gerr = th_max_rel_error(got, grad, d.total, 1e-2);
+        printf("\n    vs torch binary_cross_entropy_with_logits(reduction='sum'): sum %.7g vs "
+               "%.7g, rel err %.2e, grad err %.2e\n", v.sum, want, err, gerr);
+        CU_ASSERT(err < 1e-5);
+        CU_ASSERT(gerr < 1e-4);
+        free(grad), free(got);
+        tt_buffer_free(bx), tt_buffer_free(bt), tt_buffer_free(res), tt_buffer_free(bg);
+    }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    free_data(&d);
+}
+
+int main(void)
+{
+    CU_TestInfo tests[] = {
+        {"forward sum and count vs reference", test_forward_vs_reference},
+        {"backward vs finite differences, ignore, twice", test_backward},
+        {"logits of +-100 stay finite and exact", test_large_logits},
+        {"counts without ignore; invalid targets", test_counts_and_invalid},
+        {"cross-check with PyTorch", test_torch},
+        CU_TEST_INFO_NULL,
+    };
+    return th_run_suite("bce", tests);
+}
