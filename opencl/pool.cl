@@ -11,9 +11,9 @@
  */
 
 /* The first output row (or column) whose window covers input row i. */
-int pool_first_out(int i, int kernel, int stride)
+int pool_first_out(int i, int window, int stride)
 {
-    int lo = i - kernel + 1;
+    int lo = i - window + 1;
     return lo <= 0 ? 0 : (lo + stride - 1) / stride;
 }
 
