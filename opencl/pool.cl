@@ -1,0 +1,122 @@
+/*
+ * 2-D pooling over NCHW planes: max (with saved argmax) and average.
+ * No padding, floor mode (the host computes out_h, out_w).  `planes` is
+ * N * C; every plane is pooled alike.
+ *
+ * Forward: one work-item per output element.  Backward: one work-item per
+ * INPUT element that gathers from every output whose window covers it, so
+ * overlapping windows (stride < kernel) need no atomics (OpenCL 1.2 has no
+ * float atomics) and each dinp element is written by exactly one work-item.
+ * Backward ADDS into dinp.
+ */
+
+/* The first output row (or column) whose window covers input row i. */
+int pool_first_out(int i, int window, int stride)
+{
+    int lo = i - window + 1;
+    return lo <= 0 ? 0 : (lo + stride - 1) / stride;
+}
+
+/* out (planes, out_h, out_w) = max over each window of inp (planes, height,
+ * width); argmax (planes, out_h, out_w) = iy * width + ix of that max inside
+ * its plane (PyTorch's return_indices layout).  Ties keep the first max in
+ * row-major window order; a NaN wins, as in PyTorch. */
+__kernel void max_pool2d_forward(TT_MEM(float, out), TT_MEM(int, argmax), TT_MEM(const float, inp),
+                                 const int planes, const int height, const int width,
+                                 const int out_h, const int out_w, const int kernel_h,
+                                 const int kernel_w, const int stride_h, const int stride_w)
+{
+    TT_PTR(float, out);
+    TT_PTR(int, argmax);
+    TT_PTR(const float, inp);
+    int o = get_global_id(0);
+    if (o >= planes * out_h * out_w) return;
+    int ox = o % out_w;
+    int oy = (o / out_w) % out_h;
+    int plane = o / (out_w * out_h);
+    __global const float *x = inp + (size_t)plane * height * width;
+    int y0 = oy * stride_h, x0 = ox * stride_w;
+    float best = -INFINITY;
+    int best_at = y0 * width + x0;
+    for (int ky = 0; ky < kernel_h; ky++)
+        for (int kx = 0; kx < kernel_w; kx++) {
+            int at = (y0 + ky) * width + x0 + kx;
+            float v = x[at];
+            if (v > best || isnan(v)) {
+                best = v;
+                best_at = at;
+            }
+        }
+    out[o] = best;
+    argmax[o] = best_at;
+}
+
+/* dinp[i] += sum of dout[o] over the outputs o whose saved argmax is i. */
+__kernel void max_pool2d_backward(TT_MEM(float, dinp), TT_MEM(const float, dout),
+                                  TT_MEM(const int, argmax), const int planes, const int height,
+                                  const int width, const int out_h, const int out_w,
+                                  const int kernel_h, const int kernel_w, const int stride_h,
+                                  const int stride_w)
+{
+    TT_PTR(float, dinp);
+    TT_PTR(const float, dout);
+    TT_PTR(const int, argmax);
+    int i = get_global_id(0);
+    if (i >= planes * height * width) return;
+    int ix = i % width;
+    int iy = (i / width) % height;
+    int plane = i / (width * height);
+    int here = iy * width + ix;
+    size_t base = (size_t)plane * out_h * out_w;
+    int oy_end = min(iy / stride_h + 1, out_h), ox_end = min(ix / stride_w + 1, out_w);
+    float sum = 0.0f;
+    for (int oy = pool_first_out(iy, kernel_h, stride_h); oy < oy_end; oy++)
+        for (int ox = pool_first_out(ix, kernel_w, stride_w); ox < ox_end; ox++) {
+            size_t o = base + (size_t)oy * out_w + ox;
+            if (argmax[o] == here) sum += dout[o];
+        }
+    dinp[i] += sum;
+}
+
+/* out = mean of each kernel_h x kernel_w window (no padding). */
+__kernel void avg_pool2d_forward(TT_MEM(float, out), TT_MEM(const float, inp), const int planes,
+                                 const int height, const int width, const int out_h,
+                                 const int out_w, const int kernel_h, const int kernel_w,
+                                 const int stride_h, const int stride_w)
+{
+    TT_PTR(float, out);
+    TT_PTR(const float, inp);
+    int o = get_global_id(0);
+    if (o >= planes * out_h * out_w) return;
+    int ox = o % out_w;
+    int oy = (o / out_w) % out_h;
+    int plane = o / (out_w * out_h);
+    __global const float *x =
+        inp + (size_t)plane * height * width + (size_t)oy * stride_h * width + ox * stride_w;
+    float sum = 0.0f;
+    for (int ky = 0; ky < kernel_h; ky++)
+        for (int kx = 0; kx < kernel_w; kx++) sum += x[ky * width + kx];
+    out[o] = sum / (float)(kernel_h * kernel_w);
+}
+
+/* dinp[i] += sum of dout[o] / (kernel_h * kernel_w) over windows o covering i. */
+__kernel void avg_pool2d_backward(TT_MEM(float, dinp), TT_MEM(const float, dout),
+                                  const int planes, const int height, const int width,
+                                  const int out_h, const int out_w, const int kernel_h,
+                                  const int kernel_w, const int stride_h, const int stride_w)
+{
+    TT_PTR(float, dinp);
+    TT_PTR(const float, dout);
+    int i = get_global_id(0);
+    if (i >= planes * height * width) return;
+    int ix = i % width;
+    int iy = (i / width) % height;
+    int plane = i / (width * height);
+    __global const float *g = dout + (size_t)plane * out_h * out_w;
+    int oy_end = min(iy / stride_h + 1, out_h), ox_end = min(ix / stride_w + 1, out_w);
+    float sum = 0.0f;
+    for (int oy = pool_first_out(iy, kernel_h, stride_h); oy < oy_end; oy++)
+        for (int ox = pool_first_out(ix, kernel_w, stride_w); ox < ox_end; ox++)
+            sum += g[oy * out_w + ox];
+    dinp[i] += sum / (float)(kernel_h * kernel_w);
+}

@@ -1,0 +1,142 @@
+/*
+ * Element-wise activations (see activation.h): host side, launching
+ * opencl/activation.cl.  The kinds are one enum with parallel tables of
+ * names and kernels; adding a kind without filling them does not compile.
+ */
+#include "ops/activation.h"
+
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/status.h"
+
+static const char *const kind_names[] = {"relu", "leaky_relu", "sigmoid"};
+static const char *const forward_kernels[] = {"relu_forward", "leaky_relu_forward",
+                                              "sigmoid_forward"};
+static const char *const backward_kernels[] = {"relu_backward", "leaky_relu_backward",
+                                               "sigmoid_backward"};
+_Static_assert(sizeof kind_names / sizeof kind_names[0] == TT_ACT_COUNT, "a name per kind");
+_Static_assert(sizeof forward_kernels / sizeof forward_kernels[0] == TT_ACT_COUNT,
+               "a forward kernel per kind");
+_Static_assert(sizeof backward_kernels / sizeof backward_kernels[0] == TT_ACT_COUNT,
+               "a backward kernel per kind");
+
+const char *tt_activation_name(tt_activation_kind kind)
+{
+    return (unsigned)kind < TT_ACT_COUNT ? kind_names[kind] : "?";
+}
+
+tt_status tt_activation_parse(const char *name, tt_activation_kind *kind)
+{
+    for (int k = 0; k < TT_ACT_COUNT; k++)
+        if (name && strcmp(name, kind_names[k]) == 0) {
+            *kind = (tt_activation_kind)k;
+            return NULL;
+        }
+    return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                        "unknown activation '%s': use relu, leaky_relu or sigmoid",
+                        name ? name : "(null)");
+}
+
+/* n floats at `mem` lie inside its buffer. */
+static tt_status check_span(const char *op, const char *what, tt_mem mem, size_t n)
+{
+    size_t bytes = n * sizeof(float);
+    if (!mem.buffer)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: %s is a NULL buffer", op, what);
+    if (mem.offset > mem.buffer->bytes || bytes > mem.buffer->bytes - mem.offset)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "%s: %s of %zu floats at byte offset %zu overruns buffer '%s' of "
+                            "%zu bytes; allocate it for the whole tensor",
+                            op, what, n, mem.offset, mem.buffer->record.name, mem.buffer->bytes);
+    return NULL;
+}
+
+static tt_status check_act(const char *pass, tt_activation act, size_t n)
+{
+    if ((unsigned)act.kind >= TT_ACT_COUNT)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "activation %s: unknown kind %d", pass,
+                            (int)act.kind);
+    if (n > INT_MAX)
+        return tt_error_new(TT_ERR_UNSUPPORTED,
+                            "%s %s: %zu elements exceed one launch (%d); split the tensor",
+                            kind_names[act.kind], pass, n, INT_MAX);
+    if (act.kind == TT_ACT_LEAKY_RELU && !(act.negative_slope >= 0.0f && isfinite(act.negative_slope)))
+        return tt_error_new(TT_ERR_UNSUPPORTED,
+                            "leaky_relu %s: negative_slope %g is not supported; use a finite "
+                            "slope >= 0 (the backward reads the output's sign)",
+                            pass, (double)act.negative_slope);
+    return NULL;
+}
+
+tt_status tt_activation_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_activation act,
+                                size_t n)
+{
+    TT_TRY(check_act("forward", act, n));
+    const char *op = kind_names[act.kind];
+    TT_TRY(check_span(op, "out", out, n));
+    TT_TRY(check_span(op, "inp", inp, n));
+    const char *kernel = forward_kernels[act.kind];
+    if (act.kind == TT_ACT_LEAKY_RELU)
+        return TT_LAUNCH_1D(be, "activation", kernel, n, tt_arg_mem(out), tt_arg_mem(inp),
+                            tt_arg_f32(act.negative_slope), tt_arg_i32((int)n));
+    return TT_LAUNCH_1D(be, "activation", kernel, n, tt_arg_mem(out), tt_arg_mem(inp),
+                        tt_arg_i32((int)n));
+}
+
+tt_status tt_activation_backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem out,
+                                 tt_activation act, size_t n)
+{
+    TT_TRY(check_act("backward", act, n));
+    if (!dinp.buffer) return NULL; /* gradient not wanted */
+    const char *op = kind_names[act.kind];
+    TT_TRY(check_span(op, "dinp", dinp, n));
+    TT_TRY(check_span(op, "dout", dout, n));
+    TT_TRY(check_span(op, "out", out, n));
+    if (dinp.buffer == dout.buffer && dinp.offset == dout.offset)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "%s backward: dinp and dout are the same memory; backward adds "
+                            "into dinp, so give it its own buffer",
+                            op);
+    const char *kernel = backward_kernels[act.kind];
+    if (act.kind == TT_ACT_LEAKY_RELU)
+        return TT_LAUNCH_1D(be, "activation", kernel, n, tt_arg_mem(dinp), tt_arg_mem(dout),
+                            tt_arg_mem(out), tt_arg_f32(act.negative_slope), tt_arg_i32((int)n));
+    return TT_LAUNCH_1D(be, "activation", kernel, n, tt_arg_mem(dinp), tt_arg_mem(dout),
+                        tt_arg_mem(out), tt_arg_i32((int)n));
+}
+
+tt_status tt_relu_forward(tt_backend *be, tt_mem out, tt_mem inp, size_t n)
+{
+    return tt_activation_forward(be, out, inp, (tt_activation){TT_ACT_RELU, 0}, n);
+}
+
+tt_status tt_relu_backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem out, size_t n)
+{
+    return tt_activation_backward(be, dinp, dout, out, (tt_activation){TT_ACT_RELU, 0}, n);
+}
+
+tt_status tt_leaky_relu_forward(tt_backend *be, tt_mem out, tt_mem inp, float negative_slope,
+                                size_t n)
+{
+    return tt_activation_forward(be, out, inp,
+                                 (tt_activation){TT_ACT_LEAKY_RELU, negative_slope}, n);
+}
+
+tt_status tt_leaky_relu_backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem out,
+                                 float negative_slope, size_t n)
+{
+    return tt_activation_backward(be, dinp, dout, out,
+                                  (tt_activation){TT_ACT_LEAKY_RELU, negative_slope}, n);
+}
+
+tt_status tt_sigmoid_forward(tt_backend *be, tt_mem out, tt_mem inp, size_t n)
+{
+    return tt_activation_forward(be, out, inp, (tt_activation){TT_ACT_SIGMOID, 0}, n);
+}
+
+tt_status tt_sigmoid_backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem out, size_t n)
+{
+    return tt_activation_backward(be, dinp, dout, out, (tt_activation){TT_ACT_SIGMOID, 0}, n);
+}

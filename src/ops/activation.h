@@ -1,0 +1,58 @@
+/*
+ * Element-wise activations: ReLU, leaky ReLU, sigmoid, over n floats of any
+ * shape (NCHW or flat).  Memory is (buffer, byte offset).
+ *
+ * In place: `out` may be the same tt_mem as `inp` (the input is then
+ * overwritten).  That is safe for training because every backward here reads
+ * the forward OUTPUT, never the input: ReLU's gradient mask is out > 0
+ * (equal to inp > 0), leaky ReLU's too (for negative_slope >= 0), and
+ * sigmoid's derivative is out * (1 - out).
+ *
+ * Backward ADDS into dinp (beta = 1).  dinp must not alias dout (the sum
+ * would count dout twice); a dinp of (tt_mem){0} means "not wanted" and the
+ * call does nothing.
+ */
+#ifndef TT_OPS_ACTIVATION_H
+#define TT_OPS_ACTIVATION_H
+
+#include "backend/backend.h"
+
+typedef enum tt_activation_kind {
+    TT_ACT_RELU,
+    TT_ACT_LEAKY_RELU,
+    TT_ACT_SIGMOID,
+    TT_ACT_COUNT
+} tt_activation_kind;
+
+/* PyTorch's default slope for nn.LeakyReLU / F.leaky_relu. */
+#define TT_LEAKY_RELU_DEFAULT_SLOPE 0.01f
+
+typedef struct tt_activation {
+    tt_activation_kind kind;
+    float negative_slope; /* leaky ReLU only; must be >= 0 */
+} tt_activation;
+
+/* "relu", "leaky_relu", "sigmoid"; "?" for anything else. */
+const char *tt_activation_name(tt_activation_kind kind);
+/* The kind named `name` (as above); TT_ERR_INVALID_ARGUMENT naming the
+ * choices when there is none. */
+tt_status tt_activation_parse(const char *name, tt_activation_kind *kind);
+
+/* out = f(inp), n floats; out may equal inp (in place). */
+tt_status tt_activation_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_activation act,
+                                size_t n);
+/* dinp += dout * f'(.) computed from the forward output `out`. */
+tt_status tt_activation_backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem out,
+                                 tt_activation act, size_t n);
+
+/* Shorthands for the three kinds. */
+tt_status tt_relu_forward(tt_backend *be, tt_mem out, tt_mem inp, size_t n);
+tt_status tt_relu_backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem out, size_t n);
+tt_status tt_leaky_relu_forward(tt_backend *be, tt_mem out, tt_mem inp, float negative_slope,
+                                size_t n);
+tt_status tt_leaky_relu_backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem out,
+                                 float negative_slope, size_t n);
+tt_status tt_sigmoid_forward(tt_backend *be, tt_mem out, tt_mem inp, size_t n);
+tt_status tt_sigmoid_backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem out, size_t n);
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * 2-D max pooling over NCHW, no padding, PyTorch floor mode (pool2d.h):
+ * 2x2 stride 2 for a UNet encoder, any kernel and stride in general.
+ *
+ * The forward saves, for every output element, where its maximum came from:
+ * argmax is int32 of shape (N, C, out_h, out_w), each value the flat index
+ * iy * W + ix of the winning input inside its own (n, c) plane, as PyTorch's
+ * return_indices gives.  Ties keep the first maximum in row-major window
+ * order (as PyTorch); a NaN in a window wins.  The caller owns the argmax
+ * buffer (N * C * out_h * out_w * 4 bytes) and keeps it until backward.
+ *
+ * Backward ADDS: dinp[n, c, i] += sum of dout[n, c, o] over outputs o whose
+ * argmax is i.  It is computed as a gather (one work-item per input element
+ * visiting the windows that cover it), so overlapping windows need no atomics.
+ */
+#ifndef TT_OPS_MAX_POOL2D_H
+#define TT_OPS_MAX_POOL2D_H
+
+#include "backend/backend.h"
+#include "ops/pool2d.h"
+
+/* out (N, C, out_h, out_w), argmax (N, C, out_h, out_w) int32,
+ * inp (N, C, H, W). */
+tt_status tt_max_pool2d_forward(tt_backend *be, tt_mem out, tt_mem argmax, tt_mem inp,
+                                const tt_pool2d_desc *desc);
+/* dinp (N, C, H, W) += scatter of dout (N, C, out_h, out_w) to argmax.
+ * A dinp of (tt_mem){0} means not wanted: nothing is done. */
+tt_status tt_max_pool2d_backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem argmax,
+                                 const tt_pool2d_desc *desc);
+
+#endif

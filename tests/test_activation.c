@@ -1,0 +1,242 @@
+/* Activations (ReLU, leaky ReLU, sigmoid): forward vs the double reference,
+ * finite-difference gradients, backward adds, in-place forward. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "ops/activation.h"
+#include "ref_act.h"
+
+/* Tolerances: ReLU and leaky ReLU are exact up to one float rounding;
+ * sigmoid uses the device's exp (a few ulp); forward errors are relative
+ * with a floor of 1e-3.  Gradients are compared with dinp0 + numeric
+ * gradient in double; that sum of size-1 values can cancel to near zero,
+ * where the float error is absolute, hence a floor of 0.1 (GRAD_FLOOR).
+ * Sigmoid's 1 - y loses bits when y is near 1: 1e-4. */
+#define FORWARD_TOL 1e-5
+#define GRAD_TOL 1e-4
+#define GRAD_FLOOR 0.1
+#define GRAD_H 1e-3
+
+static const int shapes[][4] = {{1, 3, 7, 9}, {2, 5, 5, 3}, {1, 3, 1, 1}, {2, 5, 1, 1}};
+enum { SHAPE_COUNT = sizeof shapes / sizeof shapes[0] };
+
+static void ref_forward(double *y, const double *x, tt_activation act, size_t n)
+{
+    switch (act.kind) {
+    case TT_ACT_RELU: ref_relu_forward(y, x, n); break;
+    case TT_ACT_LEAKY_RELU: ref_leaky_relu_forward(y, x, act.negative_slope, n); break;
+    default: ref_sigmoid_forward(y, x, n); break;
+    }
+}
+
+typedef struct loss_ctx {
+    tt_activation act;
+    const double *dy;
+    double *y; /* scratch */
+    size_t n;
+} loss_ctx;
+
+/* L = sum(dy * f(x)) */
+static double loss(const double *x, void *opaque)
+{
+    loss_ctx *c = opaque;
+    ref_forward(c->y, x, c->act, c->n);
+    double sum = 0;
+    for (size_t i = 0; i < c->n; i++) sum += c->dy[i] * c->y[i];
+    return sum;
+}
+
+/* Inputs away from the kink at 0 for the piecewise-linear kinds. */
+static void make_input(float *x, size_t n, tt_activation act, uint64_t *seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (act.kind == TT_ACT_SIGMOID) {
+            x[i] = (float)th_uniform(seed, -5, 5);
+        } else {
+            double m = th_uniform(seed, 0.02, 2.0);
+            x[i] = (float)(th_uniform(seed, 0, 1) < 0.5 ? -m : m);
+        }
+    }
+}
+
+static void check_kind(tt_activation act)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    uint64_t seed = 100 + (uint64_t)act.kind;
+    for (int s = 0; s < SHAPE_COUNT; s++) {
+        size_t n = (size_t)shapes[s][0] * shapes[s][1] * shapes[s][2] * shapes[s][3];
+        float *x = malloc(n * sizeof *x), *dy = malloc(n * sizeof *dy);
+        float *dx0 = malloc(n * sizeof *dx0), *got = malloc(n * sizeof *got);
+        double *want = malloc(n * sizeof *want), *grad = malloc(n * sizeof *grad);
+        double *scratch = malloc(n * sizeof *scratch);
+        CU_ASSERT_FATAL(x && dy && dx0 && got && want && grad && scratch);
+        make_input(x, n, act, &seed);
+        th_fill_uniform(dy, n, -1, 1, &seed);
+        th_fill_uniform(dx0, n, -1, 1, &seed);
+        double *xd = th_to_double(x, n), *dyd = th_to_double(dy, n);
+
+        tt_buffer *bx = th_upload(x, n, "act.x"), *by = th_zeros(n, "act.y");
+        tt_buffer *bdy = th_upload(dy, n, "act.dy"), *bdx = th_upload(dx0, n, "act.dx");
+
+        /* forward */
+        TH_OK(tt_activation_forward(be, tt_mem_of(by), tt_mem_of(bx), act, n));
+        th_download(got, by, n);
+        ref_forward(want, xd, act, n);
+        double fwd_err = th_max_rel_error(got, want, n, 1e-3);
+
+        /* backward vs central differences of L = sum(dy * f(x)) */
+        loss_ctx ctx = {act, dyd, scratch, n};
+        th_numeric_grad(loss, &ctx, xd, n, GRAD_H, grad);
+        TH_OK(tt_activation_backward(be, tt_mem_of(bdx), tt_mem_of(bdy), tt_mem_of(by), act, n));
+        th_download(got, bdx, n);
+        for (size_t i = 0; i < n; i++) want[i] = dx0[i] + grad[i];
+        double grad_err = th_max_rel_error(got, want, n, GRAD_FLOOR);
+
+        /* the analytic reference (from the input) agrees with the numeric one */
+        for (size_t i = 0; i < n; i++) scratch[i] = 0;
+        if (act.kind == TT_ACT_RELU) ref_relu_backward(scratch, dyd, xd, n);
+        else if (act.kind == TT_ACT_LEAKY_RELU)
+            ref_leaky_relu_backward(scratch, dyd, xd, act.negative_slope, n);
+        else ref_sigmoid_backward(scratch, dyd, xd, n);
+        double ref_err = 0;
+        for (size_t i = 0; i < n; i++)
+            ref_err = fmax(ref_err, fabs(scratch[i] - grad[i]) / (fabs(grad[i]) + 1e-3));
+
+        /* backward again adds the same gradient once more */
+        TH_OK(tt_activation_backward(be, tt_mem_of(bdx), tt_mem_of(bdy), tt_mem_of(by), act, n));
+        th_download(got, bdx, n);
+        for (size_t i = 0; i < n; i++) want[i] = dx0[i] + 2 * grad[i];
+        double twice_err = th_max_rel_error(got, want, n, GRAD_FLOOR);
+
+        printf("\n  %s (%d,%d,%d,%d): forward %.2e, grad vs numeric %.2e, ref vs numeric %.2e, "
+               "twice %.2e",
+               tt_activation_name(act.kind), shapes[s][0], shapes[s][1], shapes[s][2],
+               shapes[s][3], fwd_err, grad_err, ref_err, twice_err);
+        CU_ASSERT(fwd_err < FORWARD_TOL);
+        CU_ASSERT(grad_err < GRAD_TOL);
+        CU_ASSERT(ref_err < GRAD_TOL);
+        CU_ASSERT(twice_err < GRAD_TOL);
+
+        tt_buffer_free(bx), tt_buffer_free(by), tt_buffer_free(bdy), tt_buffer_free(bdx);
+        free(x), free(dy), free(dx0), free(got), free(want), free(grad), free(scratch);
+        free(xd), free(dyd);
+    }
+}
+
+static void test_relu(void) { check_kind((tt_activation){TT_ACT_RELU, 0}); }
+static void test_leaky_relu(void)
+{
+    check_kind((tt_activation){TT_ACT_LEAKY_RELU, TT_LEAKY_RELU_DEFAULT_SLOPE});
+    check_kind((tt_activation){TT_ACT_LEAKY_RELU, 0.2f});
+}
+static void test_sigmoid(void) { check_kind((tt_activation){TT_ACT_SIGMOID, 0}); }
+
+/* out == inp: the forward overwrites x, and the backward, reading only the
+ * output, still gives the gradient of the original x. */
+static void test_in_place(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    enum { N = 2 * 3 * 7 * 9 };
+    static float x[N], dy[N], got[N];
+    static double want[N], xd[N], dyd[N];
+    uint64_t seed = 7;
+    const tt_activation kinds[] = {{TT_ACT_RELU, 0}, {TT_ACT_LEAKY_RELU, 0.01f},
+                                   {TT_ACT_SIGMOID, 0}};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        tt_activation act = kinds[k];
+        make_input(x, N, act, &seed);
+        th_fill_uniform(dy, N, -1, 1, &seed);
+        for (int i = 0; i < N; i++) xd[i] = x[i], dyd[i] = dy[i];
+        /* the tensor sits 5 floats into its buffer: offsets must hold too */
+        tt_buffer *bx = th_zeros(N + 5, "inplace.x");
+        tt_mem xm = tt_mem_f32(tt_mem_of(bx), 5);
+        TH_OK(tt_write(be, xm, x, sizeof x));
+        tt_buffer *bdy = th_upload(dy, N, "inplace.dy"), *bdx = th_zeros(N, "inplace.dx");
+        TH_OK(tt_activation_forward(be, xm, xm, act, N));
+        TH_OK(tt_read(be, got, xm, sizeof got));
+        ref_forward(want, xd, act, N);
+        double fwd_err = th_max_rel_error(got, want, N, 1e-3);
+        TH_OK(tt_activation_backward(be, tt_mem_of(bdx), tt_mem_of(bdy), xm, act, N));
+        th_download(got, bdx, N);
+        for (int i = 0; i < N; i++) want[i] = 0;
+        if (act.kind == TT_ACT_RELU) ref_relu_backward(want, dyd, xd, N);
+        else if (act.kind == TT_ACT_LEAKY_RELU) ref_leaky_relu_backward(want, dyd, xd, 0.01, N);
+        else ref_sigmoid_backward(want, dyd, xd, N);
+        double grad_err = th_max_rel_error(got, want, N, 1e-3);
+        float head[5];
+        TH_OK(tt_read(be, head, tt_mem_of(bx), sizeof head));
+        printf("\n  in-place %s: forward %.2e, backward %.2e", tt_activation_name(act.kind),
+               fwd_err, grad_err);
+        CU_ASSERT(fwd_err < FORWARD_TOL);
+        CU_ASSERT(grad_err < GRAD_TOL);
+        for (int i = 0; i < 5; i++) CU_ASSERT_EQUAL(head[i], 0.0f); /* untouched */
+        tt_buffer_free(bx), tt_buffer_free(bdy), tt_buffer_free(bdx);
+    }
+}
+
+/* PyTorch's conventions at the edges: relu(NaN) = NaN, gradient 0 at 0. */
+static void test_edges(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    float x[4] = {0.0f, NAN, -3.0f, 1e30f}, y[4], dx[4];
+    float ones[4] = {1, 1, 1, 1};
+    tt_buffer *bx = th_upload(x, 4, "edge.x"), *by = th_zeros(4, "edge.y");
+    tt_buffer *bdy = th_upload(ones, 4, "edge.dy"), *bdx = th_zeros(4, "edge.dx");
+    TH_OK(tt_relu_forward(be, tt_mem_of(by), tt_mem_of(bx), 4));
+    th_download(y, by, 4);
+    CU_ASSERT(y[0] == 0.0f && isnan(y[1]) && y[2] == 0.0f && y[3] == 1e30f);
+    TH_OK(tt_relu_backward(be, tt_mem_of(bdx), tt_mem_of(bdy), tt_mem_of(by), 4));
+    th_download(dx, bdx, 4);
+    CU_ASSERT(dx[0] == 0.0f && dx[2] == 0.0f && dx[3] == 1.0f);
+    TH_OK(tt_sigmoid_forward(be, tt_mem_of(by), tt_mem_of(bx), 4));
+    th_download(y, by, 4);
+    CU_ASSERT(y[0] == 0.5f && isnan(y[1]) && y[3] == 1.0f);
+    /* dinp not wanted: nothing happens, no error */
+    TH_OK(tt_relu_backward(be, (tt_mem){0}, tt_mem_of(bdy), tt_mem_of(by), 4));
+    tt_buffer_free(bx), tt_buffer_free(by), tt_buffer_free(bdy), tt_buffer_free(bdx);
+}
+
+static void expect_error(tt_status s, tt_code code, const char *needle)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(tt_status_code(s), code);
+    CU_ASSERT(strstr(tt_status_message(s), needle) != NULL);
+    tt_status_free(s);
+}
+
+static void test_errors(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    tt_buffer *a = th_zeros(8, "err.a"), *b = th_zeros(8, "err.b");
+    expect_error(tt_leaky_relu_forward(be, tt_mem_of(a), tt_mem_of(b), -0.5f, 8),
+                 TT_ERR_UNSUPPORTED, "negative_slope");
+    expect_error(tt_relu_forward(be, tt_mem_of(a), tt_mem_of(b), 9), TT_ERR_INVALID_ARGUMENT,
+                 "err.a");
+    expect_error(tt_relu_backward(be, tt_mem_of(a), tt_mem_of(a), tt_mem_of(b), 8),
+                 TT_ERR_INVALID_ARGUMENT, "same memory");
+    tt_activation_kind kind = TT_ACT_RELU;
+    TH_OK(tt_activation_parse("sigmoid", &kind));
+    CU_ASSERT_EQUAL(kind, TT_ACT_SIGMOID);
+    expect_error(tt_activation_parse("gelu", &kind), TT_ERR_INVALID_ARGUMENT, "gelu");
+    tt_buffer_free(a), tt_buffer_free(b);
+}
+
+int main(void)
+{
+    CU_TestInfo tests[] = {
+        {"relu forward, gradient, twice", test_relu},
+        {"leaky_relu forward, gradient, twice", test_leaky_relu},
+        {"sigmoid forward, gradient, twice", test_sigmoid},
+        {"in place (out == inp)", test_in_place},
+        {"NaN, zero, saturation", test_edges},
+        {"errors name the problem", test_errors},
+        CU_TEST_INFO_NULL,
+    };
+    return th_run_suite("activation", tests);
+}
