@@ -25,7 +25,8 @@ void ref_group_norm_forward(double *y, double *mean, double *rstd, const double 
             if (rstd) rstd[n * groups + g] = r;
             for (size_t i = 0; i < per_group; i++) {
                 int c = g * (channels / groups) + (int)(i / hw);
-                y[base + i] = (x[base + i] - mu) * r * (weight ? weight[c] : 1) + (bias ? bias[c] : 0);
+                y[base + i] = (x[base + i] - mu) * r * (weight ? weight[c] : 1) +
+                              (bias ? bias[c] : 0);
             }
         }
 }

@@ -128,8 +128,8 @@ static void check_running(const bn_case *k, float momentum, const char *label)
     }
     get(rm, st.running_mean, nc), get(rv, st.running_var, nc);
     double em = th_max_rel_error(rm, want_m, nc, 1e-2), ev = th_max_rel_error(rv, want_v, nc, 1e-2);
-    printf("\n  batch_norm running stats (%s) N=%d C=%d H=%d W=%d: max err mean %.2e var %.2e", label,
-           k->n, k->c, k->h, k->w, em, ev);
+    printf("\n  batch_norm running stats (%s) N=%d C=%d H=%d W=%d: max err mean %.2e var %.2e",
+           label, k->n, k->c, k->h, k->w, em, ev);
     CU_ASSERT(em < 1e-5);
     CU_ASSERT(ev < 1e-5);
     pool_free(&pool);
@@ -269,9 +269,11 @@ static void check_backward(const bn_case *k, int training, int affine)
         twice_wb = fmax(twice_wb, fabs((gb2[i] - g0b[i]) - 2.0 * once_b[i]));
     }
     double ex = grad_error(once_x, num_x, n);
-    double ew = affine ? grad_error(once_w, num_w, nc) : 0, eb = affine ? grad_error(once_b, num_b, nc) : 0;
-    printf("\n  batch_norm %s backward%s N=%d C=%d H=%d W=%d: max err dinp %.2e", training ? "train" : "eval",
-           affine ? "" : " (no affine: dinp only)", k->n, k->c, k->h, k->w, ex);
+    double ew = affine ? grad_error(once_w, num_w, nc) : 0;
+    double eb = affine ? grad_error(once_b, num_b, nc) : 0;
+    printf("\n  batch_norm %s backward%s N=%d C=%d H=%d W=%d: max err dinp %.2e",
+           training ? "train" : "eval", affine ? "" : " (no affine: dinp only)", k->n, k->c, k->h,
+           k->w, ex);
     if (affine) printf(" dweight %.2e dbias %.2e", ew, eb);
     printf("; twice-adds deviation %.2e / %.2e", twice_x, twice_wb);
     CU_ASSERT(ex < 1e-3); /* 1e-3 relative to the largest entry */

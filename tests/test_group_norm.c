@@ -20,16 +20,30 @@ typedef struct gn_case {
 
 static size_t numel(const gn_case *k) { return (size_t)k->n * k->c * k->h * k->w; }
 
-/* Uploads n floats PAD floats into a new buffer; *keep owns it. */
-static tt_mem put(const float *host, size_t n, const char *name, tt_buffer **keep)
+/* Device copies of host arrays (NULL: zeros), PAD floats into their
+ * buffers, freed together. */
+typedef struct gn_pool {
+    tt_buffer *buffers[16];
+    int count;
+} gn_pool;
+
+static tt_mem put(gn_pool *pool, const float *host, size_t n, const char *name)
 {
+    CU_ASSERT_FATAL(pool->count < 16);
     float *padded = calloc(n + PAD, sizeof *padded);
     CU_ASSERT_PTR_NOT_NULL_FATAL(padded);
     for (size_t i = 0; i < PAD; i++) padded[i] = 1e30f; /* poison: must never be read */
-    memcpy(padded + PAD, host, n * sizeof *host);
-    *keep = th_upload(padded, n + PAD, name);
+    if (host) memcpy(padded + PAD, host, n * sizeof *host);
+    tt_buffer *b = th_upload(padded, n + PAD, name);
     free(padded);
-    return tt_mem_f32(tt_mem_of(*keep), PAD);
+    pool->buffers[pool->count++] = b;
+    return tt_mem_f32(tt_mem_of(b), PAD);
+}
+
+static void pool_free(gn_pool *pool)
+{
+    for (int i = 0; i < pool->count; i++) tt_buffer_free(pool->buffers[i]);
+    pool->count = 0;
 }
 
 static void get(float *host, tt_mem m, size_t n)
@@ -64,11 +78,10 @@ static void test_forward(void)
         double *xd = th_to_double(x, n), *wd = th_to_double(w, k->c), *bd = th_to_double(b, k->c);
         CU_ASSERT_FATAL(y && saved && want && mean);
         CU_ASSERT_EQUAL(tt_group_norm_saved_floats(&d), 2 * ns);
-
-        tt_buffer *bx, *bw, *bb, *by, *bs;
-        tt_mem mx = put(x, n, "gn.x", &bx), mw = put(w, k->c, "gn.w", &bw);
-        tt_mem mb = put(b, k->c, "gn.b", &bb), my = put(y, n, "gn.y", &by);
-        tt_mem ms = put(saved, 2 * ns, "gn.saved", &bs);
+        gn_pool pool = {0};
+        tt_mem mx = put(&pool, x, n, "gn.x"), mw = put(&pool, w, k->c, "gn.w");
+        tt_mem mb = put(&pool, b, k->c, "gn.b"), my = put(&pool, y, n, "gn.y");
+        tt_mem ms = put(&pool, saved, 2 * ns, "gn.saved");
         TH_OK(tt_group_norm_forward(th_backend(), my, ms, mx, mw, mb, &d));
         get(y, my, n);
         get(saved, ms, 2 * ns);
@@ -81,8 +94,7 @@ static void test_forward(void)
                k->n, k->c, k->h, k->w, k->g, err_y, err_s);
         CU_ASSERT(err_y < 1e-4);
         CU_ASSERT(err_s < 1e-4);
-        tt_buffer_free(bx), tt_buffer_free(bw), tt_buffer_free(bb), tt_buffer_free(by),
-            tt_buffer_free(bs);
+        pool_free(&pool);
         free(x), free(w), free(b), free(y), free(saved), free(want), free(mean);
         free(xd), free(wd), free(bd);
     }
@@ -95,17 +107,18 @@ static void test_forward_no_affine(void)
     tt_group_norm_desc d = tt_group_norm_desc_make(k.n, k.c, k.h, k.w, k.g);
     size_t n = numel(&k);
     uint64_t seed = 7;
-    float *x = random_floats(n, -1, 1, &seed), *y = calloc(n, sizeof *y), saved[8];
+    float *x = random_floats(n, -1, 1, &seed), *y = calloc(n, sizeof *y);
     double *xd = th_to_double(x, n), *want = malloc(n * sizeof *want);
-    tt_buffer *bx, *by, *bs;
-    tt_mem mx = put(x, n, "gn.x", &bx), my = put(y, n, "gn.y", &by), ms = put(saved, 8, "gn.s", &bs);
+    gn_pool pool = {0};
+    tt_mem mx = put(&pool, x, n, "gn.x"), my = put(&pool, NULL, n, "gn.y");
+    tt_mem ms = put(&pool, NULL, 8, "gn.saved");
     TH_OK(tt_group_norm_forward(th_backend(), my, ms, mx, (tt_mem){0}, (tt_mem){0}, &d));
     get(y, my, n);
     ref_group_norm_forward(want, NULL, NULL, xd, NULL, NULL, k.n, k.c, k.h, k.w, k.g, d.eps);
     double err = th_max_rel_error(y, want, n, 1.0);
     printf("\n  group_norm forward without affine: max err %.2e", err);
     CU_ASSERT(err < 1e-4);
-    tt_buffer_free(bx), tt_buffer_free(by), tt_buffer_free(bs);
+    pool_free(&pool);
     free(x), free(y), free(xd), free(want);
 }
 
@@ -154,16 +167,16 @@ static void test_backward(void)
         float *g0x = random_floats(n, -1, 1, &seed), *g0w = random_floats(nc, -1, 1, &seed);
         float *g0b = random_floats(nc, -1, 1, &seed);
         float *y = calloc(n, sizeof *y), *saved = calloc(ns, sizeof *saved);
-        float *gx = malloc(n * sizeof *gx), *gw = malloc(nc * sizeof *gw), *gb = malloc(nc * sizeof *gb);
-        float *gx2 = malloc(n * sizeof *gx2), *gw2 = malloc(nc * sizeof *gw2), *gb2 = malloc(nc * sizeof *gb2);
+        float *gx = malloc(n * sizeof *gx), *gx2 = malloc(n * sizeof *gx2);
+        float *gw = malloc(nc * sizeof *gw), *gb = malloc(nc * sizeof *gb);
+        float *gw2 = malloc(nc * sizeof *gw2), *gb2 = malloc(nc * sizeof *gb2);
         CU_ASSERT_FATAL(y && saved && gx && gw && gb && gx2 && gw2 && gb2);
-
-        tt_buffer *bx, *bdy, *bw, *bb, *by, *bs, *bgx, *bgw, *bgb;
-        tt_mem mx = put(x, n, "gn.x", &bx), mdy = put(dy, n, "gn.dy", &bdy);
-        tt_mem mw = put(w, nc, "gn.w", &bw), mb = put(b, nc, "gn.b", &bb);
-        tt_mem my = put(y, n, "gn.y", &by), ms = put(saved, ns, "gn.saved", &bs);
-        tt_mem mgx = put(g0x, n, "gn.dx", &bgx), mgw = put(g0w, nc, "gn.dw", &bgw);
-        tt_mem mgb = put(g0b, nc, "gn.db", &bgb);
+        gn_pool pool = {0};
+        tt_mem mx = put(&pool, x, n, "gn.x"), mdy = put(&pool, dy, n, "gn.dy");
+        tt_mem mw = put(&pool, w, nc, "gn.w"), mb = put(&pool, b, nc, "gn.b");
+        tt_mem my = put(&pool, y, n, "gn.y"), ms = put(&pool, saved, ns, "gn.saved");
+        tt_mem mgx = put(&pool, g0x, n, "gn.dx"), mgw = put(&pool, g0w, nc, "gn.dw");
+        tt_mem mgb = put(&pool, g0b, nc, "gn.db");
         tt_backend *be = th_backend();
         TH_OK(tt_group_norm_forward(be, my, ms, mx, mw, mb, &d));
         TH_OK(tt_group_norm_backward(be, mgx, mgw, mgb, mdy, mx, ms, mw, &d));
@@ -204,9 +217,7 @@ static void test_backward(void)
         CU_ASSERT(twice_x < 1e-5);
         CU_ASSERT(twice_wb < 1e-4);
 
-        tt_buffer_free(bx), tt_buffer_free(bdy), tt_buffer_free(bw), tt_buffer_free(bb);
-        tt_buffer_free(by), tt_buffer_free(bs), tt_buffer_free(bgx), tt_buffer_free(bgw),
-            tt_buffer_free(bgb);
+        pool_free(&pool);
         free(x), free(dy), free(w), free(b), free(g0x), free(g0w), free(g0b), free(y), free(saved);
         free(gx), free(gw), free(gb), free(gx2), free(gw2), free(gb2), free(once_x);
         free(xd), free(dyd), free(wd), free(bd), free(yd), free(num_x), free(num_w), free(num_b);
@@ -221,10 +232,11 @@ static void test_absent_gradients(void)
     size_t n = numel(&k);
     uint64_t seed = 11;
     float *x = random_floats(n, -1, 1, &seed), *dy = random_floats(n, -1, 1, &seed);
-    float w[4] = {1, 2, 0.5f, 1.5f}, db[4] = {0}, saved[8], *y = calloc(n, sizeof *y);
-    tt_buffer *bx, *bdy, *bw, *by, *bs, *bdb;
-    tt_mem mx = put(x, n, "gn.x", &bx), mdy = put(dy, n, "gn.dy", &bdy), mw = put(w, 4, "gn.w", &bw);
-    tt_mem my = put(y, n, "gn.y", &by), ms = put(saved, 8, "gn.s", &bs), mdb = put(db, 4, "gn.db", &bdb);
+    float w[4] = {1, 2, 0.5f, 1.5f}, db[4] = {0};
+    gn_pool pool = {0};
+    tt_mem mx = put(&pool, x, n, "gn.x"), mdy = put(&pool, dy, n, "gn.dy");
+    tt_mem mw = put(&pool, w, 4, "gn.w"), my = put(&pool, NULL, n, "gn.y");
+    tt_mem ms = put(&pool, NULL, 8, "gn.saved"), mdb = put(&pool, db, 4, "gn.db");
     TH_OK(tt_group_norm_forward(th_backend(), my, ms, mx, mw, (tt_mem){0}, &d));
     TH_OK(tt_group_norm_backward(th_backend(), (tt_mem){0}, (tt_mem){0}, mdb, mdy, mx, ms, mw, &d));
     TH_OK(tt_group_norm_backward(th_backend(), (tt_mem){0}, (tt_mem){0}, (tt_mem){0}, mdy, mx, ms,
@@ -235,17 +247,16 @@ static void test_absent_gradients(void)
     double err = th_max_rel_error(db, want, 4, 1e-3);
     printf("\n  group_norm dbias alone: max err %.2e", err);
     CU_ASSERT(err < 1e-5);
-    tt_buffer_free(bx), tt_buffer_free(bdy), tt_buffer_free(bw), tt_buffer_free(by),
-        tt_buffer_free(bs), tt_buffer_free(bdb);
-    free(x), free(dy), free(y);
+    pool_free(&pool);
+    free(x), free(dy);
 }
 
 static void test_bad_descriptors(void)
 {
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
-    tt_buffer *b = th_zeros(64, "gn.any");
-    tt_mem m = tt_mem_of(b);
+    gn_pool pool = {0};
+    tt_mem m = put(&pool, NULL, 64, "gn.any");
     tt_group_norm_desc d = tt_group_norm_desc_make(1, 6, 2, 2, 4); /* 4 does not divide 6 */
     tt_status s = tt_group_norm_forward(be, m, m, m, m, m, &d);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
@@ -267,7 +278,7 @@ static void test_bad_descriptors(void)
     s = tt_group_norm_forward(be, m, (tt_mem){0}, m, m, m, &d);
     CU_ASSERT(strstr(tt_status_message(s), "saved") != NULL);
     tt_status_free(s);
-    tt_buffer_free(b);
+    pool_free(&pool);
 }
 
 static void test_norm_kinds(void)
@@ -332,13 +343,15 @@ static void test_torch_cross_check(void)
         free(in), free(ref);
         return;
     }
-    float *y = calloc(n, sizeof *y), *gx = calloc(n, sizeof *gx), *saved = calloc(ns, sizeof *saved);
+    float *y = calloc(n, sizeof *y), *gx = calloc(n, sizeof *gx);
+    float *saved = calloc(ns, sizeof *saved);
     float gw[6] = {0}, gb[6] = {0};
-    tt_buffer *bx, *bdy, *bw, *bb, *by, *bs, *bgx, *bgw, *bgb;
-    tt_mem mx = put(x, n, "gn.x", &bx), mdy = put(dy, n, "gn.dy", &bdy);
-    tt_mem mw = put(w, nc, "gn.w", &bw), mb = put(b, nc, "gn.b", &bb);
-    tt_mem my = put(y, n, "gn.y", &by), ms = put(saved, ns, "gn.s", &bs);
-    tt_mem mgx = put(gx, n, "gn.dx", &bgx), mgw = put(gw, nc, "gn.dw", &bgw), mgb = put(gb, nc, "gn.db", &bgb);
+    gn_pool pool = {0};
+    tt_mem mx = put(&pool, x, n, "gn.x"), mdy = put(&pool, dy, n, "gn.dy");
+    tt_mem mw = put(&pool, w, nc, "gn.w"), mb = put(&pool, b, nc, "gn.b");
+    tt_mem my = put(&pool, y, n, "gn.y"), ms = put(&pool, saved, ns, "gn.s");
+    tt_mem mgx = put(&pool, gx, n, "gn.dx"), mgw = put(&pool, gw, nc, "gn.dw");
+    tt_mem mgb = put(&pool, gb, nc, "gn.db");
     TH_OK(tt_group_norm_forward(th_backend(), my, ms, mx, mw, mb, &d));
     TH_OK(tt_group_norm_backward(th_backend(), mgx, mgw, mgb, mdy, mx, ms, mw, &d));
     get(y, my, n), get(gx, mgx, n), get(gw, mgw, nc), get(gb, mgb, nc);
@@ -346,14 +359,13 @@ static void test_torch_cross_check(void)
     double ey = th_max_rel_error(y, want, n, 1.0);
     double ex = grad_error(gx, want + n, n), ew = grad_error(gw, want + 2 * n, nc);
     double eb = grad_error(gb, want + 2 * n + nc, nc);
-    printf("\n  group_norm vs torch: max err y %.2e dinp %.2e dweight %.2e dbias %.2e", ey, ex, ew, eb);
+    printf("\n  group_norm vs torch: max err y %.2e dinp %.2e dweight %.2e dbias %.2e", ey, ex,
+           ew, eb);
     CU_ASSERT(ey < 1e-4);
     CU_ASSERT(ex < 1e-3);
     CU_ASSERT(ew < 1e-3);
     CU_ASSERT(eb < 1e-3);
-    tt_buffer_free(bx), tt_buffer_free(bdy), tt_buffer_free(bw), tt_buffer_free(bb);
-    tt_buffer_free(by), tt_buffer_free(bs), tt_buffer_free(bgx), tt_buffer_free(bgw),
-        tt_buffer_free(bgb);
+    pool_free(&pool);
     free(in), free(ref), free(y), free(gx), free(saved), free(want);
 }
 

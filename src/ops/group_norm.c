@@ -19,7 +19,8 @@ tt_group_norm_desc tt_group_norm_desc_make(int batch, int channels, int height, 
 
 size_t tt_group_norm_saved_floats(const tt_group_norm_desc *desc)
 {
-    return 2 * (size_t)(desc->batch > 0 ? desc->batch : 0) * (size_t)(desc->groups > 0 ? desc->groups : 0);
+    if (desc->batch <= 0 || desc->groups <= 0) return 0;
+    return 2 * (size_t)desc->batch * (size_t)desc->groups;
 }
 
 tt_status tt_group_norm_check(const tt_group_norm_desc *d)

@@ -164,7 +164,8 @@ tt_status tt_norm_launch_param_grads(tt_backend *be, const tt_norm_layout *l, tt
     tt_mem stand_in = present(dweight) ? dweight : dbias;
     return launch_reduce(
         be, "norm_param_grads", l->channels,
-        TT_ARGS(tt_arg_mem(or_stand_in(dweight, stand_in)), tt_arg_mem(or_stand_in(dbias, stand_in)),
+        TT_ARGS(tt_arg_mem(or_stand_in(dweight, stand_in)),
+                tt_arg_mem(or_stand_in(dbias, stand_in)),
                 tt_arg_mem(dy), tt_arg_mem(x), tt_arg_mem(mean), tt_arg_mem(stat),
                 tt_arg_i32(stat_is_var), tt_arg_f32(eps), tt_arg_i32(present(dweight)),
                 tt_arg_i32(present(dbias)), tt_arg_i32(l->batch), tt_arg_i32(l->channels),
