@@ -1,0 +1,92 @@
+/*
+ * Normalisation: which kind a layer uses (group | batch | none), and the
+ * launch helpers that group norm and batch norm share (opencl/norm.cl).
+ *
+ * TT_NORM_NONE is the identity and is SKIPPED BY THE CALLER: a model built
+ * with "none" creates no normalisation layer at all (no parameters, no
+ * activation buffer, no copy); the next layer reads the previous output.
+ * There is deliberately no tt_norm_none_forward.
+ *
+ * Everything below the "shared launch helpers" line is for group_norm.c and
+ * batch_norm.c; other code calls tt_group_norm_* / tt_batch_norm_*.
+ */
+#ifndef TT_OPS_NORM_H
+#define TT_OPS_NORM_H
+
+#include <stdint.h>
+
+#include "backend/backend.h"
+
+typedef enum tt_norm_kind {
+    TT_NORM_NONE,  /* identity; the caller makes no layer */
+    TT_NORM_GROUP, /* torch.nn.GroupNorm: statistics per (sample, group) */
+    TT_NORM_BATCH, /* torch.nn.BatchNorm2d: statistics per channel over the micro-batch */
+    TT_NORM_KIND_COUNT
+} tt_norm_kind;
+
+/* "none", "group", "batch", indexed by tt_norm_kind. */
+extern const char *const tt_norm_kind_names[TT_NORM_KIND_COUNT];
+
+/* The name of a kind; "?" for a value out of range. */
+const char *tt_norm_kind_name(tt_norm_kind kind);
+
+/* Parses "none", "group" or "batch" (ASCII case-insensitive) into *kind.
+ * Anything else (NULL, "", "groupnorm") is TT_ERR_INVALID_ARGUMENT whose
+ * message quotes the bad value and lists the valid ones; *kind is then
+ * left unchanged. */
+tt_status tt_norm_kind_parse(const char *text, tt_norm_kind *kind);
+
+/* Trainable floats of one layer with `channels` channels: weight and bias
+ * (2 * channels) for group and batch, 0 for none. */
+size_t tt_norm_kind_param_floats(tt_norm_kind kind, int channels);
+/* Non-trainable state floats: running_mean and running_var (2 * channels)
+ * for batch, 0 otherwise. */
+size_t tt_norm_kind_state_floats(tt_norm_kind kind, int channels);
+
+/* Default epsilon of both kinds, as in PyTorch. */
+#define TT_NORM_DEFAULT_EPS 1e-5f
+
+/* ---- shared launch helpers (group_norm.c, batch_norm.c) ------------------ */
+
+/* Where the statistics of an (N, C, H, W) tensor live; see opencl/norm.cl. */
+typedef struct tt_norm_layout {
+    int batch, channels, hw;    /* N, C, H*W */
+    int stat_count;             /* N*G (group) or C (batch) */
+    int stat_n_stride;          /* statistic of (n, c) = n * stat_n_stride + */
+    int channels_per_stat;      /*                       c / channels_per_stat */
+    uint64_t stat_stride;       /* elements of statistic s: `segments` runs */
+    int segments, seg_len;      /* of seg_len floats, run j at */
+    uint64_t seg_stride;        /* s * stat_stride + j * seg_stride */
+} tt_norm_layout;
+
+/* Checks N, C, H, W > 0 and that N*C*H*W fits one launch; `op` names the
+ * caller in the message. */
+tt_status tt_norm_check_shape(const char *op, int batch, int channels, int height, int width);
+tt_norm_layout tt_norm_layout_group(int batch, int channels, int height, int width, int groups);
+tt_norm_layout tt_norm_layout_batch(int batch, int channels, int height, int width);
+
+/* mean[s], rstd[s] for every statistic; running_mean/var (may be absent,
+ * (tt_mem){0}) are updated with `momentum` when present. */
+tt_status tt_norm_launch_stats(tt_backend *be, const tt_norm_layout *l, tt_mem mean, tt_mem rstd,
+                               tt_mem running_mean, tt_mem running_var, tt_mem x, float eps,
+                               float momentum);
+/* y = (x - mean) * r * weight + bias; r = stat, or 1/sqrt(stat + eps) when
+ * stat_is_var.  weight and bias may be absent (1 and 0). */
+tt_status tt_norm_launch_apply(tt_backend *be, const tt_norm_layout *l, tt_mem y, tt_mem x,
+                               tt_mem mean, tt_mem stat, int stat_is_var, float eps,
+                               tt_mem weight, tt_mem bias);
+/* dinp += d(normalise)/dx with batch statistics (training); weight may be absent. */
+tt_status tt_norm_launch_backward_input(tt_backend *be, const tt_norm_layout *l, tt_mem dinp,
+                                        tt_mem dy, tt_mem x, tt_mem mean, tt_mem rstd,
+                                        tt_mem weight);
+/* dweight += sum dy * xhat, dbias += sum dy per channel; either may be
+ * absent (skipped; nothing runs when both are). */
+tt_status tt_norm_launch_param_grads(tt_backend *be, const tt_norm_layout *l, tt_mem dweight,
+                                     tt_mem dbias, tt_mem dy, tt_mem x, tt_mem mean, tt_mem stat,
+                                     int stat_is_var, float eps);
+/* Eval-mode batch norm: dinp += dy * weight / sqrt(var + eps). */
+tt_status tt_norm_launch_eval_backward_input(tt_backend *be, const tt_norm_layout *l,
+                                             tt_mem dinp, tt_mem dy, tt_mem var, tt_mem weight,
+                                             float eps);
+
+#endif

@@ -1,0 +1,429 @@
+/* Batch norm on the device vs the double reference (tests/ref_norm.c):
+ * training forward on odd shapes, running statistics after two forwards
+ * (momentum 0.1 and cumulative), eval forward, finite-difference gradients
+ * in training and eval mode, backward adding, absent gradients and affine,
+ * refused descriptors, and one cross-check against torch.nn.BatchNorm2d when
+ * torch is there.  Every tensor sits PAD floats into its buffer. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "ops/batch_norm.h"
+#include "ref_norm.h"
+
+enum { PAD = 3, MAX_C = 16 };
+
+typedef struct bn_case {
+    int n, c, h, w;
+} bn_case;
+
+static size_t numel(const bn_case *k) { return (size_t)k->n * k->c * k->h * k->w; }
+
+/* Device copies of host arrays, PAD floats into their buffers; freed together. */
+typedef struct bn_pool {
+    tt_buffer *buffers[16];
+    int count;
+} bn_pool;
+
+static tt_mem put(bn_pool *pool, const float *host, size_t n, const char *name)
+{
+    CU_ASSERT_FATAL(pool->count < 16);
+    float *padded = calloc(n + PAD, sizeof *padded);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(padded);
+    for (size_t i = 0; i < PAD; i++) padded[i] = 1e30f; /* poison: must never be read */
+    if (host) memcpy(padded + PAD, host, n * sizeof *host);
+    tt_buffer *b = th_upload(padded, n + PAD, name);
+    free(padded);
+    pool->buffers[pool->count++] = b;
+    return tt_mem_f32(tt_mem_of(b), PAD);
+}
+
+static void pool_free(bn_pool *pool)
+{
+    for (int i = 0; i < pool->count; i++) tt_buffer_free(pool->buffers[i]);
+    pool->count = 0;
+}
+
+static void get(float *host, tt_mem m, size_t n)
+{
+    TH_OK(tt_read(th_backend(), host, m, n * sizeof *host));
+}
+
+static float *random_floats(size_t n, float lo, float hi, uint64_t *seed)
+{
+    float *x = malloc((n ? n : 1) * sizeof *x);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+    th_fill_uniform(x, n, lo, hi, seed);
+    return x;
+}
+
+static void test_train_forward(void)
+{
+    static const bn_case cases[] = {
+        {1, 6, 5, 7}, {3, 6, 5, 7}, {3, 5, 1, 1}, {2, 3, 17, 19}, {4, 7, 8, 8}, {2, 6, 40, 40},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const bn_case *k = &cases[ci];
+        tt_batch_norm_desc d = tt_batch_norm_desc_make(k->n, k->c, k->h, k->w);
+        size_t n = numel(k), nc = (size_t)k->c;
+        uint64_t seed = 500 + ci;
+        float *x = random_floats(n, -0.5f, 3.5f, &seed), *y = malloc(n * sizeof *y);
+        float w[MAX_C], b[MAX_C], saved[2 * MAX_C];
+        th_fill_uniform(w, nc, 0.5f, 1.5f, &seed);
+        th_fill_uniform(b, nc, -0.5f, 0.5f, &seed);
+        bn_pool pool = {0};
+        tt_batch_norm_state st = {.weight = put(&pool, w, nc, "bn.weight"),
+                                  .bias = put(&pool, b, nc, "bn.bias")};
+        tt_mem mx = put(&pool, x, n, "bn.x"), my = put(&pool, NULL, n, "bn.y");
+        tt_mem ms = put(&pool, NULL, tt_batch_norm_saved_floats(&d), "bn.saved");
+        TH_OK(tt_batch_norm_forward(th_backend(), my, ms, mx, &st, &d, 1));
+        CU_ASSERT_EQUAL(st.num_batches_tracked, 0); /* no running statistics given */
+        get(y, my, n), get(saved, ms, 2 * nc);
+        double *xd = th_to_double(x, n), *want = malloc(n * sizeof *want);
+        double *wd = th_to_double(w, nc), *bd = th_to_double(b, nc), stats[2 * MAX_C];
+        ref_batch_norm_forward_train(want, stats, stats + nc, xd, wd, bd, k->n, k->c, k->h, k->w,
+                                     d.eps);
+        for (size_t c = 0; c < nc; c++) stats[nc + c] = 1 / sqrt(stats[nc + c] + d.eps);
+        double err_y = th_max_rel_error(y, want, n, 1.0);
+        double err_s = th_max_rel_error(saved, stats, 2 * nc, 1e-3);
+        printf("\n  batch_norm train forward N=%d C=%d H=%d W=%d: max err y %.2e, mean/rstd %.2e",
+               k->n, k->c, k->h, k->w, err_y, err_s);
+        CU_ASSERT(err_y < 1e-4); /* float32 sums of up to 3200 values */
+        CU_ASSERT(err_s < 1e-4);
+        pool_free(&pool);
+        free(x), free(y), free(xd), free(want), free(wd), free(bd);
+    }
+}
+
+/* Two training forwards update running_mean/var like PyTorch. */
+static void check_running(const bn_case *k, float momentum, const char *label)
+{
+    tt_batch_norm_desc d = tt_batch_norm_desc_make(k->n, k->c, k->h, k->w);
+    d.momentum = momentum;
+    size_t n = numel(k), nc = (size_t)k->c;
+    uint64_t seed = 900 + (uint64_t)k->n * 31 + (uint64_t)k->h;
+    float *x1 = random_floats(n, -1, 2, &seed), *x2 = random_floats(n, 0, 4, &seed);
+    float rm[MAX_C], rv[MAX_C];
+    th_fill_uniform(rm, nc, -1, 1, &seed);
+    th_fill_uniform(rv, nc, 0.5f, 2, &seed);
+    double want_m[MAX_C], want_v[MAX_C], mean[MAX_C], var[MAX_C];
+    for (size_t c = 0; c < nc; c++) want_m[c] = rm[c], want_v[c] = rv[c];
+    bn_pool pool = {0};
+    tt_batch_norm_state st = {.running_mean = put(&pool, rm, nc, "bn.running_mean"),
+                              .running_var = put(&pool, rv, nc, "bn.running_var")};
+    tt_mem mx1 = put(&pool, x1, n, "bn.x1"), mx2 = put(&pool, x2, n, "bn.x2");
+    tt_mem my = put(&pool, NULL, n, "bn.y"), ms = put(&pool, NULL, 2 * nc, "bn.saved");
+    TH_OK(tt_batch_norm_forward(th_backend(), my, ms, mx1, &st, &d, 1));
+    TH_OK(tt_batch_norm_forward(th_backend(), my, ms, mx2, &st, &d, 1));
+    CU_ASSERT_EQUAL(st.num_batches_tracked, 2);
+    double *y = malloc(n * sizeof *y);
+    const float *xs[2] = {x1, x2};
+    for (int step = 0; step < 2; step++) {
+        double *xd = th_to_double(xs[step], n);
+        ref_batch_norm_forward_train(y, mean, var, xd, NULL, NULL, k->n, k->c, k->h, k->w, d.eps);
+        double m = momentum == TT_BATCH_NORM_CUMULATIVE_AVERAGE ? 1.0 / (step + 1) : momentum;
+        ref_batch_norm_update_running(want_m, want_v, mean, var, k->c, k->n * k->h * k->w, m);
+        free(xd);
+    }
+    get(rm, st.running_mean, nc), get(rv, st.running_var, nc);
+    double em = th_max_rel_error(rm, want_m, nc, 1e-2), ev = th_max_rel_error(rv, want_v, nc, 1e-2);
+    printf("\n  batch_norm running stats (%s) N=%d C=%d H=%d W=%d: max err mean %.2e var %.2e",
+           label, k->n, k->c, k->h, k->w, em, ev);
+    CU_ASSERT(em < 1e-5);
+    CU_ASSERT(ev < 1e-5);
+    pool_free(&pool);
+    free(x1), free(x2), free(y);
+}
+
+static void test_running_statistics(void)
+{
+    const bn_case a = {3, 6, 5, 7}, b = {3, 5, 1, 1}, c = {1, 4, 3, 2};
+    check_running(&a, 0.1f, "momentum 0.1");
+    check_running(&b, 0.1f, "momentum 0.1");
+    check_running(&c, 0.1f, "momentum 0.1");
+    check_running(&a, TT_BATCH_NORM_CUMULATIVE_AVERAGE, "cumulative");
+}
+
+static void test_eval_forward(void)
+{
+    static const bn_case cases[] = {{1, 6, 5, 7}, {1, 5, 1, 1}, {3, 7, 4, 3}};
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const bn_case *k = &cases[ci];
+        tt_batch_norm_desc d = tt_batch_norm_desc_make(k->n, k->c, k->h, k->w);
+        size_t n = numel(k), nc = (size_t)k->c;
+        uint64_t seed = 1200 + ci;
+        float *x = random_floats(n, -2, 2, &seed), *y = malloc(n * sizeof *y);
+        float w[MAX_C], b[MAX_C], rm[MAX_C], rv[MAX_C];
+        th_fill_uniform(w, nc, 0.5f, 1.5f, &seed), th_fill_uniform(b, nc, -0.5f, 0.5f, &seed);
+        th_fill_uniform(rm, nc, -1, 1, &seed), th_fill_uniform(rv, nc, 0.2f, 3, &seed);
+        bn_pool pool = {0};
+        tt_batch_norm_state st = {put(&pool, w, nc, "bn.w"), put(&pool, b, nc, "bn.b"),
+                                  put(&pool, rm, nc, "bn.rm"), put(&pool, rv, nc, "bn.rv"), 5};
+        tt_mem mx = put(&pool, x, n, "bn.x"), my = put(&pool, NULL, n, "bn.y");
+        TH_OK(tt_batch_norm_forward(th_backend(), my, (tt_mem){0}, mx, &st, &d, 0));
+        CU_ASSERT_EQUAL(st.num_batches_tracked, 5); /* eval does not count */
+        float rm_after[MAX_C];
+        get(rm_after, st.running_mean, nc);
+        CU_ASSERT(memcmp(rm_after, rm, nc * sizeof *rm) == 0); /* nor update */
+        get(y, my, n);
+        double *xd = th_to_double(x, n), *want = malloc(n * sizeof *want);
+        double *wd = th_to_double(w, nc), *bd = th_to_double(b, nc);
+        double *rmd = th_to_double(rm, nc), *rvd = th_to_double(rv, nc);
+        ref_batch_norm_forward_eval(want, xd, rmd, rvd, wd, bd, k->n, k->c, k->h, k->w, d.eps);
+        double err = th_max_rel_error(y, want, n, 1.0);
+        printf("\n  batch_norm eval forward N=%d C=%d H=%d W=%d: max err %.2e", k->n, k->c, k->h,
+               k->w, err);
+        CU_ASSERT(err < 1e-5);
+        pool_free(&pool);
+        free(x), free(y), free(xd), free(want), free(wd), free(bd), free(rmd), free(rvd);
+    }
+}
+
+/* L = sum(dy * y) in double, training or eval, for finite differences. */
+typedef struct bn_loss {
+    const bn_case *k;
+    const double *x, *w, *b, *dy, *rm, *rv;
+    double *y;
+    double eps;
+    int training;
+} bn_loss;
+
+static double bn_loss_fn(const double *unused, void *ctx)
+{
+    (void)unused; /* th_numeric_grad perturbs one of ctx's arrays in place */
+    bn_loss *l = ctx;
+    const bn_case *k = l->k;
+    if (l->training)
+        ref_batch_norm_forward_train(l->y, NULL, NULL, l->x, l->w, l->b, k->n, k->c, k->h, k->w,
+                                     l->eps);
+    else
+        ref_batch_norm_forward_eval(l->y, l->x, l->rm, l->rv, l->w, l->b, k->n, k->c, k->h, k->w,
+                                    l->eps);
+    double sum = 0;
+    for (size_t i = 0; i < numel(k); i++) sum += l->dy[i] * l->y[i];
+    return sum;
+}
+
+/* Relative to the largest |want|: entries near zero are differences. */
+static double grad_error(const float *got, const double *want, size_t n)
+{
+    double scale = 0;
+    for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs(want[i]));
+    return th_max_rel_error(got, want, n, 0.01 * scale + 1e-12);
+}
+
+/* Runs backward twice into non-zero gradient buffers; checks the first
+ * increment against finite differences and the second against the first.
+ * affine = 0 runs without weight and bias and checks dinp only. */
+static void check_backward(const bn_case *k, int training, int affine)
+{
+    tt_batch_norm_desc d = tt_batch_norm_desc_make(k->n, k->c, k->h, k->w);
+    size_t n = numel(k), nc = (size_t)k->c;
+    uint64_t seed = 1500 + (uint64_t)training * 17 + (uint64_t)k->n * 5 + (uint64_t)k->h;
+    float *x = random_floats(n, -2, 2, &seed), *dy = random_floats(n, -1, 1, &seed);
+    float *g0x = random_floats(n, -1, 1, &seed), *gx = malloc(n * sizeof *gx);
+    float *gx2 = malloc(n * sizeof *gx2), *once_x = malloc(n * sizeof *once_x);
+    float w[MAX_C], b[MAX_C], rm[MAX_C], rv[MAX_C], g0w[MAX_C], g0b[MAX_C];
+    float gw[MAX_C], gb[MAX_C], gw2[MAX_C], gb2[MAX_C], once_w[MAX_C], once_b[MAX_C];
+    th_fill_uniform(w, nc, 0.5f, 1.5f, &seed), th_fill_uniform(b, nc, -0.5f, 0.5f, &seed);
+    th_fill_uniform(rm, nc, -1, 1, &seed), th_fill_uniform(rv, nc, 0.2f, 3, &seed);
+    th_fill_uniform(g0w, nc, -1, 1, &seed), th_fill_uniform(g0b, nc, -1, 1, &seed);
+    bn_pool pool = {0};
+    tt_batch_norm_state st = {.running_mean = put(&pool, rm, nc, "bn.rm"),
+                              .running_var = put(&pool, rv, nc, "bn.rv")};
+    if (affine) st.weight = put(&pool, w, nc, "bn.w"), st.bias = put(&pool, b, nc, "bn.b");
+    tt_mem mx = put(&pool, x, n, "bn.x"), mdy = put(&pool, dy, n, "bn.dy");
+    tt_mem my = put(&pool, NULL, n, "bn.y"), ms = put(&pool, NULL, 2 * nc, "bn.saved");
+    tt_mem mgx = put(&pool, g0x, n, "bn.dx"), mgw = {0}, mgb = {0};
+    if (affine) mgw = put(&pool, g0w, nc, "bn.dw"), mgb = put(&pool, g0b, nc, "bn.db");
+    tt_backend *be = th_backend();
+    TH_OK(tt_batch_norm_forward(be, my, ms, mx, &st, &d, training));
+    /* the forward's running-statistics update must not reach the eval FD */
+    if (training) get(rm, st.running_mean, nc), get(rv, st.running_var, nc);
+    TH_OK(tt_batch_norm_backward(be, mgx, mgw, mgb, mdy, mx, ms, &st, &d, training));
+    get(gx, mgx, n);
+    if (affine) get(gw, mgw, nc), get(gb, mgb, nc);
+    TH_OK(tt_batch_norm_backward(be, mgx, mgw, mgb, mdy, mx, ms, &st, &d, training));
+    get(gx2, mgx, n);
+    if (affine) get(gw2, mgw, nc), get(gb2, mgb, nc);
+
+    double *xd = th_to_double(x, n), *dyd = th_to_double(dy, n), *yd = malloc(n * sizeof *yd);
+    double *wd = th_to_double(w, nc), *bd = th_to_double(b, nc);
+    double *rmd = th_to_double(rm, nc), *rvd = th_to_double(rv, nc);
+    double *num_x = malloc(n * sizeof *num_x), num_w[MAX_C], num_b[MAX_C];
+    bn_loss l = {k, xd, affine ? wd : NULL, affine ? bd : NULL, dyd, rmd, rvd, yd, d.eps, training};
+    th_numeric_grad(bn_loss_fn, &l, xd, n, 1e-5, num_x);
+    if (affine) {
+        th_numeric_grad(bn_loss_fn, &l, wd, nc, 1e-5, num_w);
+        th_numeric_grad(bn_loss_fn, &l, bd, nc, 1e-5, num_b);
+    }
+    double twice_x = 0, twice_wb = 0;
+    for (size_t i = 0; i < n; i++) {
+        once_x[i] = gx[i] - g0x[i];
+        twice_x = fmax(twice_x, fabs((gx2[i] - g0x[i]) - 2.0 * once_x[i]));
+    }
+    for (size_t i = 0; affine && i < nc; i++) {
+        once_w[i] = gw[i] - g0w[i], once_b[i] = gb[i] - g0b[i];
+        twice_wb = fmax(twice_wb, fabs((gw2[i] - g0w[i]) - 2.0 * once_w[i]));
+        twice_wb = fmax(twice_wb, fabs((gb2[i] - g0b[i]) - 2.0 * once_b[i]));
+    }
+    double ex = grad_error(once_x, num_x, n);
+    double ew = affine ? grad_error(once_w, num_w, nc) : 0;
+    double eb = affine ? grad_error(once_b, num_b, nc) : 0;
+    printf("\n  batch_norm %s backward%s N=%d C=%d H=%d W=%d: max err dinp %.2e",
+           training ? "train" : "eval", affine ? "" : " (no affine: dinp only)", k->n, k->c, k->h,
+           k->w, ex);
+    if (affine) printf(" dweight %.2e dbias %.2e", ew, eb);
+    printf("; twice-adds deviation %.2e / %.2e", twice_x, twice_wb);
+    CU_ASSERT(ex < 1e-3); /* 1e-3 relative to the largest entry */
+    CU_ASSERT(ew < 1e-3);
+    CU_ASSERT(eb < 1e-3);
+    CU_ASSERT(twice_x < 1e-5); /* float rounding of one addition */
+    CU_ASSERT(twice_wb < 1e-4);
+    pool_free(&pool);
+    free(x), free(dy), free(g0x), free(gx), free(gx2), free(once_x);
+    free(xd), free(dyd), free(yd), free(wd), free(bd), free(rmd), free(rvd), free(num_x);
+}
+
+static void test_train_backward(void)
+{
+    const bn_case cases[] = {{2, 4, 5, 7}, {1, 6, 5, 7}, {3, 5, 1, 1}, {2, 3, 17, 19}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_backward(&cases[i], 1, 1);
+    check_backward(&cases[0], 1, 0);
+}
+
+static void test_eval_backward(void)
+{
+    const bn_case cases[] = {{2, 4, 5, 7}, {1, 5, 1, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_backward(&cases[i], 0, 1);
+    check_backward(&cases[0], 0, 0);
+}
+
+static void test_bad_arguments(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    bn_pool pool = {0};
+    tt_mem m = put(&pool, NULL, 64, "bn.any");
+    tt_batch_norm_state st = {m, m, m, m, 0};
+    tt_batch_norm_desc d = tt_batch_norm_desc_make(1, 4, 1, 1); /* one value per channel */
+    tt_status s = tt_batch_norm_forward(be, m, m, m, &st, &d, 1);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
+    CU_ASSERT(strstr(tt_status_message(s), "one value per channel") != NULL);
+    tt_status_free(s);
+    CU_ASSERT_EQUAL(st.num_batches_tracked, 0);
+    TH_OK(tt_batch_norm_forward(be, m, (tt_mem){0}, m, &st, &d, 0)); /* eval is fine */
+    d = tt_batch_norm_desc_make(2, 4, 1, 1);
+    d.momentum = 1.5f;
+    s = tt_batch_norm_forward(be, m, m, m, &st, &d, 1);
+    CU_ASSERT(strstr(tt_status_message(s), "momentum 1.5") != NULL);
+    tt_status_free(s);
+    d.momentum = 0.1f;
+    tt_batch_norm_state half = {.running_mean = m};
+    s = tt_batch_norm_forward(be, m, m, m, &half, &d, 1);
+    CU_ASSERT(strstr(tt_status_message(s), "running_var") != NULL);
+    tt_status_free(s);
+    tt_batch_norm_state none = {0};
+    s = tt_batch_norm_forward(be, m, m, m, &none, &d, 0);
+    CU_ASSERT(strstr(tt_status_message(s), "eval mode") != NULL);
+    tt_status_free(s);
+    s = tt_batch_norm_backward(be, m, (tt_mem){0}, (tt_mem){0}, m, m, (tt_mem){0}, &st, &d, 1);
+    CU_ASSERT(strstr(tt_status_message(s), "saved") != NULL);
+    tt_status_free(s);
+    pool_free(&pool);
+}
+
+/* torch.nn.BatchNorm2d in float64: two training steps (the second with
+ * backward), then eval on the first input. */
+static void test_torch_cross_check(void)
+{
+    bn_case k = {3, 5, 4, 6};
+    tt_batch_norm_desc d = tt_batch_norm_desc_make(k.n, k.c, k.h, k.w);
+    size_t n = numel(&k), nc = (size_t)k.c;
+    size_t n_in = 3 * n + 4 * nc, n_out = 3 * n + 4 * nc;
+    uint64_t seed = 2024;
+    float *in = random_floats(n_in, -2, 2, &seed), *ref = malloc(n_out * sizeof *ref);
+    float *x1 = in, *x2 = in + n, *dy = in + 2 * n, *w = in + 3 * n, *b = w + nc;
+    float *rm = b + nc, *rv = rm + nc;
+    for (size_t c = 0; c < nc; c++) rv[c] = 0.5f + fabsf(rv[c]);
+    char body[1400], why[256];
+    snprintf(body, sizeof body,
+             "N, C, H, W = %d, %d, %d, %d\n"
+             "n = N * C * H * W\n"
+             "t = torch.from_numpy(inp.astype(np.float64))\n"
+             "x1 = t[:n].reshape(N, C, H, W)\n"
+             "x2 = t[n:2 * n].reshape(N, C, H, W).clone().requires_grad_()\n"
+             "dy = t[2 * n:3 * n].reshape(N, C, H, W)\n"
+             "p = t[3 * n:]\n"
+             "bn = torch.nn.BatchNorm2d(C).double()\n"
+             "with torch.no_grad():\n"
+             "    bn.weight.copy_(p[:C]); bn.bias.copy_(p[C:2 * C])\n"
+             "    bn.running_mean.copy_(p[2 * C:3 * C]); bn.running_var.copy_(p[3 * C:])\n"
+             "bn.train()\n"
+             "bn(x1)\n"
+             "y2 = bn(x2)\n"
+             "(y2 * dy).sum().backward()\n"
+             "assert int(bn.num_batches_tracked) == 2\n"
+             "bn.eval()\n"
+             "with torch.no_grad():\n"
+             "    y3 = bn(x1)\n"
+             "emit(y2.detach(), x2.grad, y3, bn.weight.grad, bn.bias.grad, bn.running_mean, "
+             "bn.running_var)\n",
+             k.n, k.c, k.h, k.w);
+    if (ref_torch_run(body, in, n_in, ref, n_out, why, sizeof why)) {
+        printf("\n  batch_norm torch cross-check skipped: %s", why);
+        free(in), free(ref);
+        return;
+    }
+    bn_pool pool = {0};
+    tt_batch_norm_state st = {put(&pool, w, nc, "bn.w"), put(&pool, b, nc, "bn.b"),
+                              put(&pool, rm, nc, "bn.rm"), put(&pool, rv, nc, "bn.rv"), 0};
+    tt_mem mx1 = put(&pool, x1, n, "bn.x1"), mx2 = put(&pool, x2, n, "bn.x2");
+    tt_mem mdy = put(&pool, dy, n, "bn.dy"), my = put(&pool, NULL, n, "bn.y");
+    tt_mem ms = put(&pool, NULL, 2 * nc, "bn.saved"), mgx = put(&pool, NULL, n, "bn.dx");
+    tt_mem mgw = put(&pool, NULL, nc, "bn.dw"), mgb = put(&pool, NULL, nc, "bn.db");
+    tt_mem my3 = put(&pool, NULL, n, "bn.y3");
+    tt_backend *be = th_backend();
+    TH_OK(tt_batch_norm_forward(be, my, ms, mx1, &st, &d, 1));
+    TH_OK(tt_batch_norm_forward(be, my, ms, mx2, &st, &d, 1));
+    TH_OK(tt_batch_norm_backward(be, mgx, mgw, mgb, mdy, mx2, ms, &st, &d, 1));
+    TH_OK(tt_batch_norm_forward(be, my3, (tt_mem){0}, mx1, &st, &d, 0));
+    CU_ASSERT_EQUAL(st.num_batches_tracked, 2);
+    float *got = malloc(n_out * sizeof *got);
+    get(got, my, n), get(got + n, mgx, n), get(got + 2 * n, my3, n);
+    get(got + 3 * n, mgw, nc), get(got + 3 * n + nc, mgb, nc);
+    get(got + 3 * n + 2 * nc, st.running_mean, nc), get(got + 3 * n + 3 * nc, st.running_var, nc);
+    double *want = th_to_double(ref, n_out);
+    double ey = th_max_rel_error(got, want, n, 1.0), ex = grad_error(got + n, want + n, n);
+    double ee = th_max_rel_error(got + 2 * n, want + 2 * n, n, 1.0);
+    double ew = grad_error(got + 3 * n, want + 3 * n, nc);
+    double eb = grad_error(got + 3 * n + nc, want + 3 * n + nc, nc);
+    double er = th_max_rel_error(got + 3 * n + 2 * nc, want + 3 * n + 2 * nc, 2 * nc, 1e-2);
+    printf("\n  batch_norm vs torch: max err train y %.2e dinp %.2e dweight %.2e dbias %.2e "
+           "running %.2e eval y %.2e",
+           ey, ex, ew, eb, er, ee);
+    CU_ASSERT(ey < 1e-4);
+    CU_ASSERT(ex < 1e-3);
+    CU_ASSERT(ew < 1e-3);
+    CU_ASSERT(eb < 1e-3);
+    CU_ASSERT(er < 1e-5);
+    CU_ASSERT(ee < 1e-4);
+    pool_free(&pool);
+    free(in), free(ref), free(got), free(want);
+}
+
+int main(void)
+{
+    CU_TestInfo tests[] = {
+        {"training forward vs reference, odd shapes", test_train_forward},
+        {"running statistics after two forwards", test_running_statistics},
+        {"eval forward uses running statistics", test_eval_forward},
+        {"training backward: finite differences, adds twice", test_train_backward},
+        {"eval backward: finite differences, adds twice", test_eval_backward},
+        {"bad arguments are refused", test_bad_arguments},
+        {"cross-check with torch", test_torch_cross_check},
+        CU_TEST_INFO_NULL,
+    };
+    return th_run_suite("batch_norm", tests);
+}
