@@ -64,14 +64,14 @@ static void test_group_norm_names(void)
 static void test_batch_norm_names(void)
 {
     tt_unet_config c = {.in_channels = 3, .classes = 2, .base_channels = 4, .depth = 2,
-                        .norm = TT_UNET_NORM_BATCH, .groups = 1};
+                        .norm = TT_NORM_BATCH, .groups = 1};
     compare_with_torch(&c, "--base-channels 4 --depth 2 --classes 2 --norm batch");
 }
 
 static void test_no_norm_names(void)
 {
     tt_unet_config c = {.in_channels = 3, .classes = 3, .base_channels = 8, .depth = 1,
-                        .norm = TT_UNET_NORM_NONE, .groups = 1};
+                        .norm = TT_NORM_NONE, .groups = 1};
     compare_with_torch(&c, "--base-channels 8 --depth 1 --classes 3 --norm none");
 }
 
@@ -79,7 +79,7 @@ static void test_no_norm_names(void)
 static void test_counts_by_hand(void)
 {
     tt_unet_config c = {.in_channels = 3, .classes = 1, .base_channels = 2, .depth = 1,
-                        .norm = TT_UNET_NORM_NONE, .groups = 1};
+                        .norm = TT_NORM_NONE, .groups = 1};
     tt_param_table t = {0};
     TH_OK(tt_unet_params(&c, &t));
     /* enc.0: 2x3x3x3+2, 2x2x3x3+2; bottleneck: 4x2x3x3+4, 4x4x3x3+4;

@@ -8,7 +8,7 @@
 tt_unet_config tt_unet_config_default(void)
 {
     return (tt_unet_config){.in_channels = 3, .classes = 4, .base_channels = 16, .depth = 3,
-                            .norm = TT_UNET_NORM_GROUP, .groups = 8};
+                            .norm = TT_NORM_GROUP, .groups = 8};
 }
 
 tt_status tt_unet_config_check(const tt_unet_config *c)
@@ -22,7 +22,7 @@ tt_status tt_unet_config_check(const tt_unet_config *c)
                             c->base_channels);
     if (c->depth < 1 || c->depth > 8)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "depth %d: give 1 to 8", c->depth);
-    if (c->norm == TT_UNET_NORM_GROUP) {
+    if (c->norm == TT_NORM_GROUP) {
         if (c->groups < 1 || c->base_channels % c->groups != 0)
             return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                                 "groups %d must divide base_channels %d (and so every level's "
@@ -45,14 +45,14 @@ static tt_status add_conv(tt_param_table *t, const char *prefix, int cout, int c
 
 static tt_status add_norm(tt_param_table *t, const tt_unet_config *c, const char *prefix, int ch)
 {
-    if (c->norm == TT_UNET_NORM_NONE) return NULL;
+    if (c->norm == TT_NORM_NONE) return NULL;
     char name[64];
     int shape[1] = {ch};
     snprintf(name, sizeof name, "%s.weight", prefix);
     TT_TRY(tt_params_add(t, name, 1, shape, TT_PARAM_NORM_WEIGHT, 0));
     snprintf(name, sizeof name, "%s.bias", prefix);
     TT_TRY(tt_params_add(t, name, 1, shape, TT_PARAM_NORM_BIAS, 0));
-    if (c->norm == TT_UNET_NORM_BATCH) {
+    if (c->norm == TT_NORM_BATCH) {
         snprintf(name, sizeof name, "%s.running_mean", prefix);
         TT_TRY(tt_params_add(t, name, 1, shape, TT_PARAM_RUNNING_MEAN, 0));
         snprintf(name, sizeof name, "%s.running_var", prefix);

@@ -9,19 +9,14 @@
 #define TT_MODEL_UNET_CONFIG_H
 
 #include "model/params.h"
-
-typedef enum tt_unet_norm {
-    TT_UNET_NORM_NONE,
-    TT_UNET_NORM_GROUP,
-    TT_UNET_NORM_BATCH,
-} tt_unet_norm;
+#include "ops/norm.h"
 
 typedef struct tt_unet_config {
     int in_channels;    /* 3: RGB */
     int classes;
     int base_channels;  /* 16 */
     int depth;          /* 3: levels below the top */
-    tt_unet_norm norm;
+    tt_norm_kind norm;
     int groups;         /* group norm groups; must divide every level's channels */
 } tt_unet_config;
 
