@@ -110,6 +110,44 @@ tt_status tt_gemm_run(tt_backend *backend, const tt_gemm *gemm)
     return backend->ops->gemm(backend, gemm);
 }
 
+/* Checks an im2col geometry and the two buffers it touches. */
+static tt_status check_im2col(const char *what, tt_backend *backend, const tt_im2col *g,
+                              int available)
+{
+    if (!available)
+        return tt_error_new(TT_ERR_UNSUPPORTED, "%s is not available on backend %s", what,
+                            backend->ops->name);
+    size_t span_h = g->dilation_h * (g->kernel_h - 1) + 1;
+    size_t span_w = g->dilation_w * (g->kernel_w - 1) + 1;
+    if (!g->stride_h || !g->stride_w || !g->dilation_h || !g->dilation_w || !g->kernel_h ||
+        !g->kernel_w || g->height + 2 * g->pad_h < span_h || g->width + 2 * g->pad_w < span_w)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "%s: kernel %zux%zu (dilation %zux%zu, stride %zux%zu) does not fit "
+                            "image %zux%zu padded by %zux%zu",
+                            what, g->kernel_h, g->kernel_w, g->dilation_h, g->dilation_w,
+                            g->stride_h, g->stride_w, g->height, g->width, g->pad_h, g->pad_w);
+    size_t out_h = (g->height + 2 * g->pad_h - span_h) / g->stride_h + 1;
+    size_t out_w = (g->width + 2 * g->pad_w - span_w) / g->stride_w + 1;
+    size_t f = sizeof(float);
+    TT_TRY(check_range(what, g->im, g->channels * g->height * g->width * f));
+    TT_TRY(check_range(what, g->col, g->channels * g->kernel_h * g->kernel_w * out_h * out_w * f));
+    return NULL;
+}
+
+tt_status tt_im2col_run(tt_backend *backend, const tt_im2col *g)
+{
+    if (g->channels == 0 || g->height == 0 || g->width == 0) return NULL;
+    TT_TRY(check_im2col("im2col", backend, g, backend->ops->im2col != NULL));
+    return backend->ops->im2col(backend, g);
+}
+
+tt_status tt_col2im_run(tt_backend *backend, const tt_im2col *g)
+{
+    if (g->channels == 0 || g->height == 0 || g->width == 0) return NULL;
+    TT_TRY(check_im2col("col2im", backend, g, backend->ops->col2im != NULL));
+    return backend->ops->col2im(backend, g);
+}
+
 tt_status tt_launch_kernel(tt_backend *backend, const char *program, const char *kernel,
                            const char *options, int dims, const size_t *global,
                            const size_t *local, int arg_count, const tt_arg *args)

@@ -110,6 +110,22 @@ typedef struct tt_gemm {
     size_t batch;         /* 0 or 1: one GEMM */
 } tt_gemm;
 
+/* One image <-> its convolution columns (Caffe layout, cross-correlation):
+ * the image is (channels, height, width); the columns are
+ * (channels * kernel_h * kernel_w, out_h * out_w) with
+ * out_h = (height + 2 pad_h - dilation_h (kernel_h - 1) - 1) / stride_h + 1
+ * (likewise out_w), row index (c * kernel_h + kh) * kernel_w + kw.
+ * im2col overwrites `col`; col2im ADDS every column entry into `im`. */
+typedef struct tt_im2col {
+    size_t channels, height, width;
+    size_t kernel_h, kernel_w;
+    size_t pad_h, pad_w;
+    size_t stride_h, stride_w;      /* >= 1 */
+    size_t dilation_h, dilation_w;  /* >= 1 */
+    tt_mem im;                      /* (channels, height, width) */
+    tt_mem col;                     /* (channels * kernel_h * kernel_w, out_h * out_w) */
+} tt_im2col;
+
 typedef struct tt_backend_ops {
     const char *name;
     void (*destroy)(tt_backend *backend);
@@ -122,6 +138,9 @@ typedef struct tt_backend_ops {
     tt_status (*launch)(tt_backend *backend, const tt_launch *launch);
     tt_status (*gemm)(tt_backend *backend, const tt_gemm *gemm);
     tt_status (*finish)(tt_backend *backend);
+    /* Optional (NULL: TT_ERR_UNSUPPORTED from the wrappers). */
+    tt_status (*im2col)(tt_backend *backend, const tt_im2col *geometry);
+    tt_status (*col2im)(tt_backend *backend, const tt_im2col *geometry);
 } tt_backend_ops;
 
 /* Counters of the program cache, for tests and the report. */
@@ -159,6 +178,10 @@ tt_status tt_read(tt_backend *backend, void *dst, tt_mem src, size_t bytes);
 tt_status tt_copy(tt_backend *backend, tt_mem dst, tt_mem src, size_t bytes);
 tt_status tt_finish(tt_backend *backend);
 tt_status tt_gemm_run(tt_backend *backend, const tt_gemm *gemm);
+/* Columns of one image (see tt_im2col): im2col overwrites g->col, col2im adds
+ * into g->im.  Both check that the image and the columns fit their buffers. */
+tt_status tt_im2col_run(tt_backend *backend, const tt_im2col *g);
+tt_status tt_col2im_run(tt_backend *backend, const tt_im2col *g);
 
 /* Runs one kernel.  `global` has `dims` entries; `local` may be NULL. */
 tt_status tt_launch_kernel(tt_backend *backend, const char *program, const char *kernel,

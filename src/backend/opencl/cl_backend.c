@@ -141,6 +141,8 @@ static const tt_backend_ops cl_ops = {
     .launch = cl_launch,
     .gemm = tt_cl_gemm,
     .finish = cl_finish,
+    .im2col = tt_cl_im2col,
+    .col2im = tt_cl_col2im,
 };
 
 tt_status tt_backend_create_opencl(const char *selector, tt_backend **out)

@@ -42,5 +42,8 @@ void tt_cl_programs_release(tt_cl_backend *cl);
 
 /* The GEMM of the OpenCL backend, through CLBlast. */
 tt_status tt_cl_gemm(tt_backend *backend, const tt_gemm *gemm);
+/* im2col / col2im of one image, through CLBlast (col2im adds). */
+tt_status tt_cl_im2col(tt_backend *backend, const tt_im2col *geometry);
+tt_status tt_cl_col2im(tt_backend *backend, const tt_im2col *geometry);
 
 #endif

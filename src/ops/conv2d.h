@@ -1,0 +1,56 @@
+/*
+ * 2-D convolution (cross-correlation, as PyTorch's nn.Conv2d), float32 NCHW.
+ *
+ *   out    (N, Cout, OH, OW)
+ *   inp    (N, Cin, H, W)
+ *   weight (Cout, Cin / groups, kernel_h, kernel_w)
+ *   bias   (Cout), optional: (tt_mem){0}
+ *   OH = (H + 2 pad_h - dilation_h (kernel_h - 1) - 1) / stride_h + 1, likewise OW.
+ *
+ * The algorithm is desc->algo (TT_CONV_ALGO_AUTO lets the op pick).  The
+ * im2col + GEMM algorithm works one image at a time in a workspace of
+ * tt_conv2d_workspace_bytes(desc); callers may pass one (e.g. shared by all
+ * layers), else a TT_MEM_WORKSPACE buffer is allocated and freed per call.
+ */
+#ifndef TT_OPS_CONV2D_H
+#define TT_OPS_CONV2D_H
+
+#include "backend/backend.h"
+#include "ops/conv_algo.h"
+
+typedef struct tt_conv2d_desc {
+    int batch;                   /* N */
+    int in_channels;             /* Cin */
+    int in_h, in_w;              /* H, W */
+    int out_channels;            /* Cout */
+    int kernel_h, kernel_w;
+    int stride_h, stride_w;      /* >= 1 */
+    int pad_h, pad_w;            /* zero padding on each side, >= 0 */
+    int dilation_h, dilation_w;  /* 0 means 1 */
+    int groups;                  /* 0 means 1; must divide Cin and Cout */
+    tt_conv_algo algo;           /* TT_CONV_ALGO_AUTO (0) by default */
+} tt_conv2d_desc;
+
+/* NULL when the shape is valid and the algorithm can run it; otherwise
+ * TT_ERR_INVALID_ARGUMENT / TT_ERR_UNSUPPORTED naming what is wrong. */
+tt_status tt_conv2d_check(const tt_conv2d_desc *desc);
+/* OH and OW of a valid desc. */
+int tt_conv2d_out_h(const tt_conv2d_desc *desc);
+int tt_conv2d_out_w(const tt_conv2d_desc *desc);
+/* Bytes of workspace forward and backward need (0 for a 1x1 stride-1
+ * unpadded convolution, which needs no columns); 0 for an invalid desc. */
+size_t tt_conv2d_workspace_bytes(const tt_conv2d_desc *desc);
+
+/* out = conv(inp, weight) + bias.  Overwrites out; bias may be (tt_mem){0}.
+ * workspace may be (tt_mem){0}. */
+tt_status tt_conv2d_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, tt_mem bias,
+                            const tt_conv2d_desc *desc, tt_mem workspace);
+
+/* ADDS the gradients of L to dinp (N, Cin, H, W), dweight (like weight) and
+ * dbias (Cout), given dout = dL/dout.  Any of the three may be (tt_mem){0}
+ * and is skipped; inp is needed only for dweight, weight only for dinp. */
+tt_status tt_conv2d_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem dbias,
+                             tt_mem dout, tt_mem inp, tt_mem weight, const tt_conv2d_desc *desc,
+                             tt_mem workspace);
+
+#endif

@@ -1,0 +1,85 @@
+/* Helpers shared by the convolution ops; see conv_algo.h. */
+#include "ops/conv_algo.h"
+
+#include <limits.h>
+
+#include "core/status.h"
+
+#define CONV_BIAS_WG 64 /* TT_CONV_BIAS_WG's default in opencl/conv.cl */
+
+static const char *const algo_names[] = {
+    [TT_CONV_ALGO_AUTO] = "auto",
+    [TT_CONV_ALGO_IM2COL_GEMM] = "im2col_gemm",
+};
+_Static_assert(sizeof algo_names / sizeof algo_names[0] == TT_CONV_ALGO_COUNT,
+               "every tt_conv_algo needs a name");
+
+const char *tt_conv_algo_name(tt_conv_algo algo)
+{
+    return (unsigned)algo < TT_CONV_ALGO_COUNT ? algo_names[algo] : "unknown";
+}
+
+tt_status tt_conv_check_mem(const char *op, const char *what, tt_mem mem, size_t floats)
+{
+    size_t bytes = floats * sizeof(float);
+    if (!mem.buffer)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: %s is missing (%zu floats needed)", op,
+                            what, floats);
+    if (mem.offset > mem.buffer->bytes || bytes > mem.buffer->bytes - mem.offset)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "%s: %s needs %zu floats at byte offset %zu but buffer '%s' has %zu "
+                            "bytes; allocate it for this shape",
+                            op, what, floats, mem.offset, mem.buffer->record.name,
+                            mem.buffer->bytes);
+    return NULL;
+}
+
+static tt_status check_int(const char *op, size_t value)
+{
+    if (value > INT_MAX)
+        return tt_error_new(TT_ERR_UNSUPPORTED, "%s: %zu elements exceed one launch (%d)", op,
+                            value, INT_MAX);
+    return NULL;
+}
+
+tt_status tt_conv_bias_fill(tt_backend *be, tt_mem y, tt_mem bias, size_t batch,
+                            size_t channels, size_t plane)
+{
+    TT_TRY(check_int("conv bias fill", batch * channels * plane));
+    size_t global[2] = {plane, batch * channels};
+    return tt_launch_kernel(be, "conv", "conv_bias_fill", NULL, 2, global, NULL,
+                            TT_ARGS(tt_arg_mem(y), tt_arg_mem(bias), tt_arg_i32((int)channels),
+                                    tt_arg_i32((int)plane), tt_arg_i32((int)(batch * channels))));
+}
+
+tt_status tt_conv_bias_backward(tt_backend *be, tt_mem dbias, tt_mem dout, size_t batch,
+                                size_t channels, size_t plane)
+{
+    TT_TRY(check_int("conv bias backward", batch * channels * plane));
+    size_t global[1] = {channels * CONV_BIAS_WG}, local[1] = {CONV_BIAS_WG};
+    return tt_launch_kernel(be, "conv", "conv_bias_backward", NULL, 1, global, local,
+                            TT_ARGS(tt_arg_mem(dbias), tt_arg_mem(dout), tt_arg_i32((int)batch),
+                                    tt_arg_i32((int)channels), tt_arg_i32((int)plane)));
+}
+
+tt_status tt_conv_workspace_acquire(tt_backend *be, const char *op, const char *name,
+                                    tt_mem given, size_t bytes, tt_conv_workspace *out)
+{
+    *out = (tt_conv_workspace){{0}, NULL};
+    if (bytes == 0) return NULL;
+    if (given.buffer) {
+        TT_TRY(tt_conv_check_mem(op, "workspace", given, bytes / sizeof(float)));
+        out->mem = given;
+        return NULL;
+    }
+    TT_TRY(tt_buffer_alloc(be, bytes, TT_MEM_WORKSPACE, name, &out->owned));
+    out->mem = tt_mem_of(out->owned);
+    return NULL;
+}
+
+void tt_conv_workspace_release(tt_conv_workspace *ws)
+{
+    /* In-order queue: OpenCL keeps the buffer alive until queued work ends. */
+    tt_buffer_free(ws->owned);
+    ws->owned = NULL;
+}

@@ -1,0 +1,174 @@
+/*
+ * conv2d (im2col + CLBlast GEMM) against the double reference: kernels 1, 3,
+ * 5, 7, strides 1 and 2, odd and 1x1 images, batch 1 and 2, channel counts
+ * not multiples of 4, groups and depthwise, dilation, with and without bias;
+ * finite-difference gradients of input, weight and bias; backward adds.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+#include "harness.h"
+#include "ops/conv2d.h"
+#include "ref_conv.h"
+#include "ref_conv_check.h"
+
+typedef struct conv2d_case {
+    const char *name;
+    tt_conv2d_desc desc;
+    int with_bias;
+} conv2d_case;
+
+/* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, dH, dW, groups */
+#define D(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, g) \
+    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, g, TT_CONV_ALGO_AUTO}
+
+static const conv2d_case cases[] = {
+    {"k1 s1 7x9 3->5", D(2, 3, 7, 9, 5, 1, 1, 1, 1, 0, 0, 1, 1, 1), 1},
+    {"k1 s2 7x9 5->3", D(1, 5, 7, 9, 3, 1, 1, 2, 2, 0, 0, 1, 1, 1), 0},
+    {"k3 s1 p1 7x9 3->5", D(2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1},
+    {"k3 s2 p1 9x7 5->3", D(1, 5, 9, 7, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1), 0},
+    {"k3 s1 p0 7x9 3->5", D(1, 3, 7, 9, 5, 3, 3, 1, 1, 0, 0, 1, 1, 1), 1},
+    {"k5 s1 p2 7x9 3->4", D(1, 3, 7, 9, 4, 5, 5, 1, 1, 2, 2, 1, 1, 1), 1},
+    {"k5 s2 p0 7x9 3->5", D(2, 3, 7, 9, 5, 5, 5, 2, 2, 0, 0, 1, 1, 1), 0},
+    {"k7 s1 p3 7x9 3->5", D(1, 3, 7, 9, 5, 7, 7, 1, 1, 3, 3, 1, 1, 1), 1},
+    {"k7 s2 p3 9x7 3->2", D(2, 3, 9, 7, 2, 7, 7, 2, 2, 3, 3, 1, 1, 1), 1},
+    {"1x1 image k1 3->5", D(1, 3, 1, 1, 5, 1, 1, 1, 1, 0, 0, 1, 1, 1), 1},
+    {"1x1 image k3 p1 3->5", D(2, 3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1},
+    {"k3x1 s(1,2) p(1,0) 7x9", D(1, 3, 7, 9, 5, 3, 1, 1, 2, 1, 0, 1, 1, 1), 1},
+    {"k3 dilation 2 p2 7x9", D(1, 3, 7, 9, 4, 3, 3, 1, 1, 2, 2, 2, 2, 1), 1},
+    {"k3 p1 groups 2 4->6", D(1, 4, 7, 9, 6, 3, 3, 1, 1, 1, 1, 1, 1, 2), 1},
+    {"depthwise k3 p1 5->5", D(2, 5, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 5), 1},
+    {"depthwise x2 k3 s2 p1 3->6", D(1, 3, 7, 9, 6, 3, 3, 2, 2, 1, 1, 1, 1, 3), 0},
+    {"k1 groups 3 6->3 (no cols)", D(1, 6, 5, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1, 3), 1},
+};
+
+static void ref_forward(double *out, const double *inp, const double *weight,
+                        const double *bias, const void *desc)
+{
+    ref_conv2d_forward(out, inp, weight, bias, desc);
+}
+
+static tt_status dev_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, tt_mem bias,
+                             const void *desc, tt_mem ws)
+{
+    return tt_conv2d_forward(be, out, inp, weight, bias, desc, ws);
+}
+
+static tt_status dev_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem dbias,
+                              tt_mem dout, tt_mem inp, tt_mem weight, const void *desc,
+                              tt_mem ws)
+{
+    return tt_conv2d_backward(be, dinp, dweight, dbias, dout, inp, weight, desc, ws);
+}
+
+static ref_conv_op op_of(const conv2d_case *c, int pass_workspace)
+{
+    const tt_conv2d_desc *d = &c->desc;
+    int oh = ref_conv2d_out_size(d->in_h, d->kernel_h, d->stride_h, d->pad_h, d->dilation_h);
+    int ow = ref_conv2d_out_size(d->in_w, d->kernel_w, d->stride_w, d->pad_w, d->dilation_w);
+    CU_ASSERT_EQUAL(tt_conv2d_out_h(d), oh);
+    CU_ASSERT_EQUAL(tt_conv2d_out_w(d), ow);
+    return (ref_conv_op){
+        .name = c->name, .desc = d,
+        .inp_count = (size_t)d->batch * d->in_channels * d->in_h * d->in_w,
+        .weight_count = (size_t)d->out_channels * (d->in_channels / d->groups) * d->kernel_h *
+                        d->kernel_w,
+        .bias_count = (size_t)d->out_channels,
+        .out_count = (size_t)d->batch * d->out_channels * oh * ow,
+        .with_bias = c->with_bias, .pass_workspace = pass_workspace,
+        .workspace_bytes = tt_conv2d_workspace_bytes(d),
+        .ref_forward = ref_forward, .forward = dev_forward, .backward = dev_backward};
+}
+
+static void test_cases(void)
+{
+    ref_conv_errors worst = {0};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        TH_OK(tt_conv2d_check(&cases[i].desc));
+        ref_conv_op op = op_of(&cases[i], (int)(i % 2));
+        ref_conv_errors e = ref_conv_check_case(&op, 1000 + i);
+        if (e.forward > worst.forward) worst.forward = e.forward;
+        if (e.dinp > worst.dinp) worst.dinp = e.dinp;
+        if (e.dweight > worst.dweight) worst.dweight = e.dweight;
+        if (e.dbias > worst.dbias) worst.dbias = e.dbias;
+    }
+    printf("\n    conv2d largest: forward %.2e (tol %.0e)  dinp %.2e  dweight %.2e  dbias %.2e "
+           "(tol %.0e)\n",
+           worst.forward, REF_CONV_FWD_TOL, worst.dinp, worst.dweight, worst.dbias,
+           REF_CONV_GRAD_TOL);
+}
+
+/* The columns of one image are the whole workspace; 1x1 stride 1 needs none. */
+static void test_workspace_size(void)
+{
+    tt_conv2d_desc d = D(4, 3, 7, 9, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1);
+    CU_ASSERT_EQUAL(tt_conv2d_workspace_bytes(&d), (size_t)3 * 9 * 4 * 5 * sizeof(float));
+    tt_conv2d_desc one = D(4, 3, 7, 9, 5, 1, 1, 1, 1, 0, 0, 1, 1, 1);
+    CU_ASSERT_EQUAL(tt_conv2d_workspace_bytes(&one), 0);
+    d.groups = 2; /* does not divide 3 */
+    CU_ASSERT_EQUAL(tt_conv2d_workspace_bytes(&d), 0);
+}
+
+static void expect_error(tt_status s, tt_code code, const char *mention)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(tt_status_code(s), code);
+    if (mention && !strstr(tt_status_message(s), mention)) {
+        printf("\n    message lacks '%s': %s", mention, tt_status_message(s));
+        CU_FAIL("error message does not name the problem");
+    }
+    tt_status_free(s);
+}
+
+static void test_bad_arguments(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    tt_conv2d_desc d = D(1, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1);
+    tt_buffer *x = th_zeros(3 * 7 * 9, "bad.inp");
+    tt_buffer *w = th_zeros(5 * 3 * 9 - 1, "bad.weight"); /* one float short */
+    tt_buffer *y = th_zeros(5 * 7 * 9, "bad.out");
+    expect_error(tt_conv2d_forward(be, tt_mem_of(y), tt_mem_of(x), tt_mem_of(w), (tt_mem){0}, &d,
+                                   (tt_mem){0}),
+                 TT_ERR_INVALID_ARGUMENT, "weight");
+    tt_conv2d_desc g = d;
+    g.groups = 2;
+    expect_error(tt_conv2d_check(&g), TT_ERR_INVALID_ARGUMENT, "groups");
+    tt_conv2d_desc big = d;
+    big.kernel_h = 11; /* 7 + 2 < 11 */
+    expect_error(tt_conv2d_check(&big), TT_ERR_INVALID_ARGUMENT, "kernel");
+    tt_conv2d_desc algo = d;
+    algo.algo = TT_CONV_ALGO_COUNT;
+    expect_error(tt_conv2d_check(&algo), TT_ERR_INVALID_ARGUMENT, "algorithm");
+    tt_buffer *small_ws = th_zeros(4, "bad.workspace");
+    tt_buffer *w_ok = th_zeros(5 * 3 * 9, "ok.weight");
+    expect_error(tt_conv2d_forward(be, tt_mem_of(y), tt_mem_of(x), tt_mem_of(w_ok), (tt_mem){0},
+                                   &d, tt_mem_of(small_ws)),
+                 TT_ERR_INVALID_ARGUMENT, "workspace");
+    CU_ASSERT_STRING_EQUAL(tt_conv_algo_name(TT_CONV_ALGO_IM2COL_GEMM), "im2col_gemm");
+    tt_buffer_free(x), tt_buffer_free(w), tt_buffer_free(y), tt_buffer_free(small_ws);
+    tt_buffer_free(w_ok);
+}
+
+static void test_torch(void)
+{
+    static const conv2d_case c = {"torch k3 s2 p1 g1 2x3x7x9", D(2, 3, 7, 9, 5, 3, 3, 2, 2, 1, 1,
+                                                                  1, 1, 1), 1};
+    ref_conv_op op = op_of(&c, 0);
+    int oh = tt_conv2d_out_h(&c.desc), ow = tt_conv2d_out_w(&c.desc);
+    ref_conv_check_torch(&op, "F.conv2d(x, w, b, stride=2, padding=1)",
+                         (int[]){2, 3, 7, 9}, (int[]){5, 3, 3, 3}, (int[]){2, 5, oh, ow}, 77);
+}
+
+int main(void)
+{
+    CU_TestInfo tests[] = {
+        {"forward and gradients, all cases", test_cases},
+        {"workspace size", test_workspace_size},
+        {"bad arguments are reported", test_bad_arguments},
+        {"cross-check against PyTorch", test_torch},
+        CU_TEST_INFO_NULL,
+    };
+    return th_run_suite("conv2d", tests);
+}
