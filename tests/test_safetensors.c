@@ -278,7 +278,60 @@ static void test_refused_files(void)
     expect_refused(write_raw("meta.st", "{\"__metadata__\":{\"k\":1},"
                              "\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, 0),
                    "non-string metadata", "__metadata__", NULL);
-    CU_ASSERT_EQUAL(tt_status_code(tt_safetensors_open(in_dir("absent.st"), &f)), TT_ERR_IO);
+    tt_status s = tt_safetensors_open(in_dir("absent.st"), &f);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_IO);
+    CU_ASSERT(s && strstr(tt_status_message(s), "absent.st") != NULL);
+    tt_status_free(s);
+}
+
+/* Every byte of a small file set to a few values: each result is either a
+ * clean refusal or a file whose tensors lie inside it (run under
+ * TT_SANITIZE to catch out-of-bounds reads). */
+static void test_byte_flips(void)
+{
+    float weight[15], bias[7];
+    tt_st_writer *w = sample_writer(weight, bias, 3);
+    const char *path = in_dir("flip.st");
+    TH_OK(tt_st_writer_write(w, path));
+    tt_st_writer_destroy(w);
+    unsigned char bytes[1024];
+    FILE *fp = fopen(path, "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+    size_t size = fread(bytes, 1, sizeof bytes, fp);
+    fclose(fp);
+    CU_ASSERT_FATAL(size > 8 && size < sizeof bytes);
+    const unsigned char values[] = {0x00, 0x7f, 0xff, '"', '}', ']', ',', '9', '-'};
+    int refused = 0, accepted = 0, sane = 1;
+    for (size_t at = 0; at < size; at++) {
+        for (size_t v = 0; v < sizeof values; v++) {
+            if (bytes[at] == values[v]) continue;
+            unsigned char keep = bytes[at];
+            bytes[at] = values[v];
+            fp = fopen(path, "wb");
+            CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+            CU_ASSERT_EQUAL(fwrite(bytes, 1, size, fp), size);
+            fclose(fp);
+            bytes[at] = keep;
+            tt_safetensors *f = NULL;
+            tt_status s = tt_safetensors_open(path, &f);
+            if (s) {
+                refused++;
+                sane &= tt_status_code(s) == TT_ERR_FORMAT;
+                tt_status_free(s);
+                continue;
+            }
+            accepted++;
+            for (size_t i = 0; i < tt_safetensors_count(f); i++) {
+                const tt_st_tensor *t = tt_safetensors_at(f, i);
+                sane &= t->end >= t->begin && t->end <= size;
+            }
+            tt_safetensors_close(f);
+        }
+    }
+    printf("\n    %zu-byte file, single-byte corruptions: %d refused, %d still valid (data bytes)",
+           size, refused, accepted);
+    CU_ASSERT(sane);
+    CU_ASSERT(refused > 0);
 }
 
 static void expect_get_error(tt_status s, const char *a, const char *b)
@@ -406,6 +459,7 @@ int main(void)
         {"python reads our file", test_python_reads_ours},
         {"we read a file written by python", test_we_read_python},
         {"truncated and corrupted files refused", test_refused_files},
+        {"single-byte corruptions refused cleanly", test_byte_flips},
         {"wrong dtype, shape, name refused by name", test_wrong_dtype_and_shape},
         {"atomic write keeps the old file on failure", test_atomic_write},
         CU_TEST_INFO_NULL,

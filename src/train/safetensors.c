@@ -52,6 +52,7 @@ static int host_is_little_endian(void)
  * host is big-endian (little-endian <-> host order). */
 static void copy_le(void *dst, const void *src, size_t count, size_t size)
 {
+    if (count == 0) return;
     if (host_is_little_endian() || size == 1) {
         memcpy(dst, src, count * size);
         return;
@@ -487,7 +488,8 @@ tt_status tt_st_writer_add(tt_st_writer *w, const char *name, tt_st_dtype dtype,
 {
     void *dst;
     TT_TRY(tt_st_writer_alloc(w, name, dtype, ndim, shape, &dst));
-    memcpy(dst, data, (size_t)w->entries[w->count - 1].bytes);
+    size_t bytes = (size_t)w->entries[w->count - 1].bytes;
+    if (bytes) memcpy(dst, data, bytes);
     return NULL;
 }
 
