@@ -108,7 +108,7 @@ static const char torch_prelude[] =
     "    np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in arrays])"
     ".astype(np.float32).tofile(sys.argv[2])\n";
 
-int ref_torch_run(const char *body, const float *inp, size_t n_in, float *out, size_t n_out,
+int ref_norm_torch_run(const char *body, const float *inp, size_t n_in, float *out, size_t n_out,
                   char *why, size_t why_size)
 {
     const char *python = "/usr/bin/python3";

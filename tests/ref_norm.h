@@ -35,7 +35,7 @@ void ref_batch_norm_update_running(double *running_mean, double *running_var, co
  * writing the flat float32 result, which must hold n_out floats.  Returns 0
  * on success; otherwise 1 with the reason (no python, no torch, script
  * failed, wrong size) in why: the caller then skips the cross-check. */
-int ref_torch_run(const char *body, const float *inp, size_t n_in, float *out, size_t n_out,
+int ref_norm_torch_run(const char *body, const float *inp, size_t n_in, float *out, size_t n_out,
                   char *why, size_t why_size);
 
 #endif

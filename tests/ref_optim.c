@@ -77,7 +77,7 @@ int ref_read_floats(const char *path, float *x, size_t n)
     return (got == n && !extra) ? 0 : -1;
 }
 
-int ref_torch_run(ref_torch_case *cases, int count)
+int ref_optim_torch_run(ref_torch_case *cases, int count)
 {
     if (!ref_python_has("torch")) {
         printf("\n    SKIP torch cross-check: /usr/bin/python3 cannot import torch\n");

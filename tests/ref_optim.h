@@ -51,6 +51,6 @@ typedef struct ref_torch_case {
 /* Runs every case through tests/optim_torch_check.py in one python process.
  * Returns 0 on success, 1 when torch is missing (the reason is printed: the
  * caller skips), -1 on failure (printed). */
-int ref_torch_run(ref_torch_case *cases, int count);
+int ref_optim_torch_run(ref_torch_case *cases, int count);
 
 #endif

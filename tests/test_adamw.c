@@ -143,7 +143,7 @@ static void test_against_torch(void)
                                  .out = malloc(3 * n * sizeof(float)), .out_count = 3 * n};
         CU_ASSERT_PTR_NOT_NULL_FATAL(tc[c].out);
     }
-    int r = ref_torch_run(tc, CASE_COUNT);
+    int r = ref_optim_torch_run(tc, CASE_COUNT);
     CU_ASSERT(r >= 0);
     for (int c = 0; c < CASE_COUNT && r == 0; c++) {
         size_t n = tc[c].n;

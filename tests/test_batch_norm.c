@@ -371,7 +371,7 @@ static void test_torch_cross_check(void)
              "emit(y2.detach(), x2.grad, y3, bn.weight.grad, bn.bias.grad, bn.running_mean, "
              "bn.running_var)\n",
              k.n, k.c, k.h, k.w);
-    if (ref_torch_run(body, in, n_in, ref, n_out, why, sizeof why)) {
+    if (ref_norm_torch_run(body, in, n_in, ref, n_out, why, sizeof why)) {
         printf("\n  batch_norm torch cross-check skipped: %s", why);
         free(in), free(ref);
         return;

@@ -338,7 +338,7 @@ static void test_torch_cross_check(void)
              "(y * dy).sum().backward()\n"
              "emit(y.detach(), x.grad, w.grad, b.grad)\n",
              k.n, k.c, k.h, k.w, k.g);
-    if (ref_torch_run(body, in, n_in, ref, n_out, why, sizeof why)) {
+    if (ref_norm_torch_run(body, in, n_in, ref, n_out, why, sizeof why)) {
         printf("\n  group_norm torch cross-check skipped: %s", why);
         free(in), free(ref);
         return;
