@@ -12,48 +12,12 @@ with class indices (255 = ignore); B images per micro-batch, N micro-batches
 per window, cycling; pixels / 255. Loss: softmax cross-entropy summed over
 valid pixels, normalised by the valid pixels of the whole window.
 """
-import argparse, json, os, struct, sys
+import argparse, os, sys
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from PIL import Image
-
-
-def load_safetensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    base = 8 + n
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = info["data_offsets"]
-        dtype = {"F32": np.float32, "I64": np.int64}[info["dtype"]]
-        arr = np.frombuffer(data[base + begin:base + end], dtype=dtype).reshape(info["shape"])
-        out[name] = torch.from_numpy(arr.copy())
-    return out
-
-
-def save_safetensors(path, tensors):
-    header, blobs, offset = {}, [], 0
-    for name, t in tensors.items():
-        arr = t.detach().contiguous().numpy()
-        dtype = {np.dtype(np.float32): "F32", np.dtype(np.int64): "I64"}[arr.dtype]
-        raw = arr.tobytes()
-        header[name] = {"dtype": dtype, "shape": list(arr.shape),
-                        "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    text = json.dumps(header).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
 
 
 def main():
@@ -78,10 +42,12 @@ def main():
     args = ap.parse_args()
 
     sys.path.insert(0, args.bench)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import st_io
     from torch_unet import UNet
     torch.set_num_threads(1)
     model = UNet(3, args.classes, args.base_channels, args.depth, args.norm, args.groups)
-    state = load_safetensors(args.init)
+    state = st_io.load(args.init)
     own = model.state_dict()
     model.load_state_dict({k: state[k] if k in state else own[k] for k in own})
     if args.optimizer == "adamw":
@@ -113,8 +79,8 @@ def main():
             loss.backward()
         grads = {n: p.grad.clone() for n, p in model.named_parameters()}
         opt.step()
-    save_safetensors(args.grads_out, grads)
-    save_safetensors(args.weights_out, {k: v for k, v in model.state_dict().items()})
+    st_io.save(args.grads_out, grads)
+    st_io.save(args.weights_out, {k: v for k, v in model.state_dict().items()})
 
 
 if __name__ == "__main__":

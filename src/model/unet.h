@@ -1,0 +1,94 @@
+/*
+ * The UNet on a device: parameters, gradients and activations in accounted
+ * buffers, and a forward and backward pass written out top to bottom.
+ *
+ * A tt_unet is built for a micro-batch capacity and a tile (H, W multiples
+ * of 2^depth); forward and backward may run on fewer images (the short last
+ * micro-batch).  Backward ADDS into the gradient arena, so N micro-batches
+ * accumulate; the trainer zeroes it once per window.
+ */
+#ifndef TT_MODEL_UNET_H
+#define TT_MODEL_UNET_H
+
+#include "backend/backend.h"
+#include "model/unet_config.h"
+#include "ops/batch_norm.h"
+
+#define TT_UNET_MAX_DEPTH 8
+
+/* One conv-norm-ReLU-conv-norm-ReLU block and what its backward needs. */
+typedef struct tt_unet_block {
+    char name[24];               /* "enc.0", "bottleneck", "dec.1" */
+    int in_channels, channels;   /* Cin, C */
+    int height, width;           /* H, W of this level */
+    tt_mem input;                /* (N, Cin, H, W), not owned */
+    tt_mem conv1, act1;          /* (N, C, H, W); act == conv without norm */
+    tt_mem conv2, act2;          /* (N, C, H, W); act2 is the block output */
+    tt_mem saved1, saved2;       /* norm statistics for backward */
+    tt_batch_norm_state bn1, bn2;
+    int conv1_w, conv1_b, norm1_w, norm1_b, norm1_rm, norm1_rv;  /* param indices */
+    int conv2_w, conv2_b, norm2_w, norm2_b, norm2_rm, norm2_rv;
+} tt_unet_block;
+
+typedef struct tt_unet {
+    tt_backend *be;
+    tt_unet_config config;
+    tt_param_table params;
+    int capacity;                /* largest micro-batch */
+    int height, width;           /* the tile */
+
+    tt_buffer *param_buffer;     /* trainable, flat (params.trainable_floats) */
+    tt_buffer *grad_buffer;      /* same layout */
+    tt_buffer *state_buffer;     /* running statistics; NULL without batch norm */
+    tt_buffer *workspace_buffer; /* shared by every convolution; NULL if none needs one */
+    tt_buffer **act_buffers;     /* every activation buffer, for freeing */
+    int act_count, act_capacity;
+
+    tt_unet_block enc[TT_UNET_MAX_DEPTH], bottleneck, dec[TT_UNET_MAX_DEPTH];
+    tt_mem pool[TT_UNET_MAX_DEPTH];   /* (N, C_i, H_i/2, W_i/2) */
+    tt_mem argmax[TT_UNET_MAX_DEPTH]; /* int32, like pool */
+    tt_mem up[TT_UNET_MAX_DEPTH];     /* (N, C_i, H_i, W_i): up-convolution output */
+    tt_mem cat[TT_UNET_MAX_DEPTH];    /* (N, 2 C_i, H_i, W_i): [up, skip] */
+    tt_mem input;                     /* (N, in_channels, H, W), TT_MEM_DATA */
+    tt_mem logits;                    /* (N, classes, H, W) */
+    tt_mem dlogits;                   /* same shape: the loss adds its gradient here */
+
+    /* backward scratch */
+    tt_mem dskip[TT_UNET_MAX_DEPTH];  /* gradient of enc[i].act2: from pool and skip */
+    tt_mem scratch1, scratch2;        /* (N, C_0, H, W) each */
+    tt_mem dcat;                      /* (N, 2 C_0, H, W): a block's input gradient */
+    tt_mem dlevel;                    /* (N, C_0, H, W): the gradient handed between levels */
+    int batch;                        /* images of the last forward */
+    int training;                     /* mode of the last forward */
+} tt_unet;
+
+/* Builds the model and allocates everything it needs on the device for
+ * micro-batches up to `capacity` images of height x width.  Parameters are
+ * initialised from `seed` (PyTorch's default distributions).
+ * *out: tt_unet_destroy(). */
+tt_status tt_unet_create(tt_backend *be, const tt_unet_config *config, int capacity, int height,
+                         int width, uint64_t seed, tt_unet **out);
+void tt_unet_destroy(tt_unet *unet);
+
+/* The device place of a named tensor: trainable ones in the parameter
+ * arena, running statistics in the state arena. */
+tt_mem tt_unet_param(const tt_unet *unet, int index);
+tt_mem tt_unet_grad(const tt_unet *unet, int index);
+
+/* Host copies of the arenas (trainable_floats and state_floats floats). */
+tt_status tt_unet_get_params(tt_unet *unet, float *trainable, float *state);
+tt_status tt_unet_set_params(tt_unet *unet, const float *trainable, const float *state);
+
+/* logits = unet(input) for `batch` <= capacity images already in
+ * unet->input.  training != 0 uses batch statistics (batch norm) and keeps
+ * what backward needs. */
+tt_status tt_unet_forward(tt_unet *unet, int batch, int training);
+
+/* Adds the gradient of the loss, given in unet->dlogits, into the gradient
+ * arena.  Must follow a training forward of the same batch. */
+tt_status tt_unet_backward(tt_unet *unet);
+
+/* Zeroes the gradient arena (the start of an accumulation window). */
+tt_status tt_unet_zero_grads(tt_unet *unet);
+
+#endif

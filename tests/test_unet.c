@@ -1,0 +1,218 @@
+/*
+ * The whole UNet, forward and backward, against PyTorch (float64) running
+ * shared/bench/torch_unet.py's model from the same weights: logits, every
+ * parameter gradient and batch norm's running statistics.  Also: a short
+ * micro-batch, and backward twice adds twice.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "model/unet.h"
+#include "train/safetensors.h"
+
+typedef struct {
+    const char *label;
+    tt_unet_config config;
+    int capacity, batch, height, width;
+} unet_case;
+
+static int torch_missing;
+
+static tt_unet *make(const unet_case *c, float **host_params, float **host_state)
+{
+    tt_unet *u = NULL;
+    TH_OK(tt_unet_create(th_backend(), &c->config, c->capacity, c->height, c->width, 11, &u));
+    *host_params = malloc(u->params.trainable_floats * sizeof(float));
+    *host_state = malloc((u->params.state_floats + 1) * sizeof(float));
+    TH_OK(tt_unet_get_params(u, *host_params, *host_state));
+    return u;
+}
+
+/* Writes params, input and dlogits; runs torch; returns the result file or
+ * NULL when torch is not available. */
+static tt_safetensors *run_torch(const unet_case *c, tt_unet *u, const float *params,
+                                 const float *state, const float *input, const float *dlogits,
+                                 int train)
+{
+    char in_path[] = "/tmp/tt-unet-in-XXXXXX", out_path[] = "/tmp/tt-unet-out-XXXXXX";
+    int fd = mkstemp(in_path);
+    close(fd);
+    fd = mkstemp(out_path);
+    close(fd);
+    tt_st_writer *w = NULL;
+    TH_OK(tt_st_writer_create(&w));
+    for (int i = 0; i < u->params.count; i++) {
+        const tt_param *p = &u->params.params[i];
+        int64_t shape[4];
+        for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
+        TH_OK(tt_st_writer_add(w, p->name, TT_ST_F32, p->ndim, shape,
+                               (p->trainable ? params : state) + p->offset));
+    }
+    int64_t ishape[4] = {c->batch, 3, c->height, c->width};
+    int64_t lshape[4] = {c->batch, c->config.classes, c->height, c->width};
+    TH_OK(tt_st_writer_add(w, "input", TT_ST_F32, 4, ishape, input));
+    TH_OK(tt_st_writer_add(w, "dlogits", TT_ST_F32, 4, lshape, dlogits));
+    TH_OK(tt_st_writer_write(w, in_path));
+    tt_st_writer_destroy(w);
+
+    const char *norm = tt_norm_kind_name(c->config.norm);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 %s/tests/torch_unet_check.py %s/../shared/bench %s %s "
+             "'{\"classes\": %d, \"base_channels\": %d, \"depth\": %d, \"norm\": \"%s\", "
+             "\"groups\": %d, \"train\": %d}'",
+             TT_SOURCE_DIR, TT_SOURCE_DIR, in_path, out_path, c->config.classes,
+             c->config.base_channels, c->config.depth, norm, c->config.groups, train);
+    int rc = system(cmd);
+    unlink(in_path);
+    if (rc != 0) {
+        printf("\n  SKIPPED torch comparison: '%s' failed (needs python3-torch and "
+               "shared/bench/torch_unet.py)\n", cmd);
+        torch_missing = 1;
+        unlink(out_path);
+        return NULL;
+    }
+    tt_safetensors *f = NULL;
+    TH_OK(tt_safetensors_open(out_path, &f));
+    unlink(out_path);
+    return f;
+}
+
+/* Error relative to the tensor's largest reference magnitude (gradients sum
+ * many terms), floored at `floor`: a conv bias before batch norm has an
+ * exact gradient of 0, so its float error is measured against the others. */
+static double compare(const float *got, const float *want, size_t n, double floor)
+{
+    double scale = floor, worst = 0;
+    for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs((double)want[i]));
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs((double)got[i] - (double)want[i]) / (scale + 1e-12);
+        if (isnan(e)) return INFINITY;
+        worst = fmax(worst, e);
+    }
+    return worst;
+}
+
+static void check_against_torch(const unet_case *c)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    float *params, *state;
+    tt_unet *u = make(c, &params, &state);
+    size_t in_n = (size_t)c->batch * 3 * c->height * c->width;
+    size_t out_n = (size_t)c->batch * c->config.classes * c->height * c->width;
+    float *input = malloc(in_n * sizeof *input), *dlogits = malloc(out_n * sizeof *dlogits);
+    float *logits = malloc(out_n * sizeof *logits);
+    float *grads = malloc(u->params.trainable_floats * sizeof *grads);
+    float *grads2 = malloc(u->params.trainable_floats * sizeof *grads2);
+    uint64_t seed = 5;
+    th_fill_uniform(input, in_n, 0, 1, &seed);
+    th_fill_uniform(dlogits, out_n, -1, 1, &seed);
+
+    TH_OK(tt_write(be, u->input, input, in_n * sizeof(float)));
+    TH_OK(tt_unet_forward(u, c->batch, 1));
+    TH_OK(tt_write(be, u->dlogits, dlogits, out_n * sizeof(float)));
+    TH_OK(tt_unet_backward(u));
+    TH_OK(tt_read(be, logits, u->logits, out_n * sizeof(float)));
+    TH_OK(tt_read(be, grads, tt_mem_of(u->grad_buffer), u->params.trainable_floats * sizeof(float)));
+    float *new_state = malloc((u->params.state_floats + 1) * sizeof(float));
+    TH_OK(tt_unet_get_params(u, NULL, new_state));
+
+    /* backward again adds the same gradient again */
+    TH_OK(tt_unet_backward(u));
+    TH_OK(tt_read(be, grads2, tt_mem_of(u->grad_buffer), u->params.trainable_floats * sizeof(float)));
+    double twice = 0;
+    for (size_t i = 0; i < u->params.trainable_floats; i++)
+        twice = fmax(twice, fabs(grads2[i] - 2 * grads[i]) / (fabs(2 * grads[i]) + 1e-3));
+    printf("\n  %s: backward twice vs 2x: %.2e", c->label, twice);
+    CU_ASSERT(twice < 1e-5);
+
+    tt_safetensors *f = run_torch(c, u, params, state, input, dlogits, 1);
+    if (f) {
+        float *want = malloc(out_n * sizeof *want);
+        int64_t lshape[4] = {c->batch, c->config.classes, c->height, c->width};
+        TH_OK(tt_safetensors_get_f32(f, "logits", 4, lshape, want));
+        double e = compare(logits, want, out_n, 0);
+        printf("\n  %s: logits vs torch: %.2e", c->label, e);
+        CU_ASSERT(e < 1e-4);
+        free(want);
+        /* the floor: 1e-2 of the largest parameter gradient of the model (the
+         * conv bias before batch norm has an exact gradient of 0 and float
+         * noise near 1e-7 of the largest) */
+        double floor = 0;
+        for (size_t i = 0; i < u->params.trainable_floats; i++) floor = fmax(floor, fabs(grads[i]));
+        floor *= 1e-2;
+        double worst = 0;
+        const char *worst_name = "";
+        for (int i = 0; i < u->params.count; i++) {
+            const tt_param *p = &u->params.params[i];
+            int64_t shape[4];
+            for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
+            float *ref = malloc(p->count * sizeof *ref);
+            char name[96];
+            if (p->trainable) {
+                snprintf(name, sizeof name, "grad.%s", p->name);
+                TH_OK(tt_safetensors_get_f32(f, name, p->ndim, shape, ref));
+                e = compare(grads + p->offset, ref, p->count, floor);
+            } else {
+                TH_OK(tt_safetensors_get_f32(f, p->name, p->ndim, shape, ref));
+                e = compare(new_state + p->offset, ref, p->count, 0);
+            }
+            if (e > worst) worst = e, worst_name = p->name;
+            free(ref);
+        }
+        printf("\n  %s: worst gradient/statistic vs torch: %.2e (%s)", c->label, worst, worst_name);
+        CU_ASSERT(worst < 1e-4);
+        tt_safetensors_close(f);
+    }
+    free(input), free(dlogits), free(logits), free(grads), free(grads2), free(params), free(state);
+    free(new_state);
+    tt_unet_destroy(u);
+    CU_ASSERT_EQUAL(be->mem.current_total, 0); /* everything freed */
+}
+
+static void test_group_norm(void)
+{
+    unet_case c = {"group norm", {3, 3, 4, 2, TT_NORM_GROUP, 2}, 2, 2, 16, 12};
+    check_against_torch(&c);
+}
+
+static void test_batch_norm(void)
+{
+    unet_case c = {"batch norm", {3, 2, 4, 2, TT_NORM_BATCH, 1}, 3, 3, 8, 8};
+    check_against_torch(&c);
+}
+
+static void test_no_norm_short_batch(void)
+{
+    /* capacity 3, a micro-batch of 1: the short last micro-batch */
+    unet_case c = {"no norm, batch 1 of 3", {3, 4, 4, 1, TT_NORM_NONE, 1}, 3, 1, 6, 10};
+    check_against_torch(&c);
+}
+
+static void test_bad_tile(void)
+{
+    tt_unet_config cfg = {3, 2, 4, 3, TT_NORM_GROUP, 2};
+    tt_unet *u = NULL;
+    tt_status s = tt_unet_create(th_backend(), &cfg, 1, 20, 16, 1, &u);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
+    CU_ASSERT(s && strstr(tt_status_message(s), "multiples of 8") != NULL);
+    CU_ASSERT(s && strstr(tt_status_message(s), "--tile 24x16") != NULL);
+    CU_ASSERT_PTR_NULL(u);
+    tt_status_free(s);
+}
+
+int main(void)
+{
+    CU_TestInfo tests[] = {
+        {"group norm UNet vs torch", test_group_norm},
+        {"batch norm UNet vs torch (running statistics too)", test_batch_norm},
+        {"no-norm UNet, short micro-batch", test_no_norm_short_batch},
+        {"tile not a multiple of 2^depth", test_bad_tile},
+        CU_TEST_INFO_NULL,
+    };
+    return th_run_suite("unet", tests);
+}
