@@ -1,0 +1,76 @@
+/* The option table of `tiletrain train`. */
+#include "train/train_options.h"
+
+#include <string.h>
+
+#define OPT(name, kind, field, meta, help, lo, hi) \
+    {name, kind, offsetof(tt_train_options, field), meta, help, lo, hi, NULL}
+#define CHOICE(name, field, meta, help, choices) \
+    {name, TT_OPT_CHOICE, offsetof(tt_train_options, field), meta, help, 1, 0, choices}
+
+const tt_opt tt_train_option_table[] = {
+    OPT("data", TT_OPT_STRING, data, "DIR", "data set folder (see datasets/README.md)", 1, 0),
+    CHOICE("format", format, "F", "data set format (default: detected)", "auto|folder|kaggle-rle"),
+    OPT("csv", TT_OPT_STRING, csv, "FILE", "kaggle-rle: the CSV (default DIR/train.csv)", 1, 0),
+    OPT("images", TT_OPT_STRING, images, "DIR", "folder of the images (default by format)", 1, 0),
+    OPT("cache-dir", TT_OPT_STRING, cache_dir, "DIR", "tile cache (default ~/.cache/tiletrain/tiles)", 1, 0),
+    OPT("tile", TT_OPT_SIZE2, tile, "HxW", "crop size trained on (default 256x256)", 1, 0),
+    OPT("fg-fraction", TT_OPT_DOUBLE, fg_fraction, "X", "share of crops centred on foreground (0..1)", 0, 1),
+    OPT("val-fraction", TT_OPT_DOUBLE, val_fraction, "X", "share of images held out for validation", 0, 0.9),
+    OPT("no-shuffle", TT_OPT_FLAG, no_shuffle, NULL, "images in sorted name order", 1, 0),
+    OPT("no-augment", TT_OPT_FLAG, no_augment, NULL, "no flips, rotations or jitter", 1, 0),
+    OPT("skip-bad", TT_OPT_FLAG, skip_bad, NULL, "leave bad images out (reported) instead of stopping", 1, 0),
+    OPT("max-pixels", TT_OPT_DOUBLE, max_pixels, "N", "refuse images larger than this", 1, 1e12),
+    OPT("classes", TT_OPT_INT, classes, "C", "classes (default: from the data set)", 0, 254),
+    OPT("base-channels", TT_OPT_INT, base_channels, "C", "channels of the top UNet level", 1, 1024),
+    OPT("depth", TT_OPT_INT, depth, "D", "UNet levels below the top", 1, 8),
+    CHOICE("norm", norm, "KIND", "normalisation: group, batch or none", "group|batch|none"),
+    OPT("groups", TT_OPT_INT, groups, "G", "groups of group norm", 1, 1024),
+    OPT("dice-weight", TT_OPT_DOUBLE, dice_weight, "X", "kaggle-rle: loss = BCE + X * Dice", 0, 100),
+    OPT("steps", TT_OPT_INT, steps, "S", "optimizer steps", 1, 1e9),
+    OPT("micro-batch", TT_OPT_INT, micro_batch, "B", "images per forward pass", 1, 4096),
+    OPT("accum", TT_OPT_INT, accum, "N", "micro-batches per optimizer step", 1, 1e6),
+    CHOICE("optimizer", optimizer, "NAME", "adamw or sgd", "adamw|sgd"),
+    OPT("lr", TT_OPT_DOUBLE, lr, "X", "learning rate", 0, 10),
+    OPT("weight-decay", TT_OPT_DOUBLE, weight_decay, "X", "AdamW: decoupled (default 0.01); SGD: coupled (default 0)", 0, 10),
+    OPT("momentum", TT_OPT_DOUBLE, momentum, "X", "SGD momentum", 0, 1),
+    OPT("nesterov", TT_OPT_FLAG, nesterov, NULL, "SGD: Nesterov momentum", 1, 0),
+    OPT("schedule", TT_OPT_STRING, schedule, "KIND", "constant, cosine or step (per optimizer step)", 1, 0),
+    OPT("warmup", TT_OPT_INT, warmup, "K", "linear warmup steps", 0, 1e9),
+    OPT("min-lr", TT_OPT_DOUBLE, min_lr, "X", "cosine: the final rate", 0, 10),
+    OPT("gamma", TT_OPT_DOUBLE, gamma, "X", "step: factor every --step-every steps", 1e-9, 10),
+    OPT("step-every", TT_OPT_INT, step_every, "K", "step: steps between decays", 1, 1e9),
+    OPT("clip-norm", TT_OPT_DOUBLE, clip_norm, "X", "clip the global gradient norm (0: off)", 0, 1e9),
+    OPT("seed", TT_OPT_U64, seed, "K", "seed of init, crops and augmentation", 1, 0),
+    OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name", 1, 0),
+    OPT("out", TT_OPT_STRING, out, "DIR", "run folder: train.jsonl and checkpoints", 1, 0),
+    OPT("init", TT_OPT_STRING, init, "FILE", "start from these weights (safetensors)", 1, 0),
+    OPT("resume", TT_OPT_STRING, resume, "FILE", "continue exactly from a checkpoint", 1, 0),
+    OPT("save-grads", TT_OPT_STRING, save_grads, "FILE", "write the last window's normalised gradients", 1, 0),
+    OPT("checkpoint-every", TT_OPT_INT, checkpoint_every, "K", "steps between checkpoints (0: at the end)", 0, 1e9),
+    OPT("quiet", TT_OPT_FLAG, quiet, NULL, "no per-step lines on the terminal", 1, 0),
+};
+const size_t tt_train_option_count = sizeof tt_train_option_table / sizeof tt_train_option_table[0];
+
+void tt_train_options_default(tt_train_options *o)
+{
+    memset(o, 0, sizeof *o);
+    strcpy(o->format, "auto");
+    o->tile[0] = o->tile[1] = 256;
+    o->max_pixels = 268435456.0;
+    o->base_channels = 16;
+    o->depth = 3;
+    o->groups = 8;
+    strcpy(o->norm, "group");
+    o->dice_weight = 0.0;
+    o->steps = 100;
+    o->micro_batch = 4;
+    o->accum = 1;
+    strcpy(o->optimizer, "adamw");
+    o->lr = 1e-3;
+    o->weight_decay = -1; /* the optimizer's own default: 0.01 AdamW, 0 SGD */
+    o->momentum = 0.9;
+    strcpy(o->schedule, "constant");
+    o->gamma = 0.1;
+    strcpy(o->out, "runs/latest");
+}

@@ -1,0 +1,58 @@
+/*
+ * Everything `tiletrain train` can be told, with its defaults, as one
+ * struct described by one option table (core/options.h): the same names
+ * work as flags and as keys of a --config file.
+ */
+#ifndef TT_TRAIN_OPTIONS_H
+#define TT_TRAIN_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/options.h"
+
+typedef struct tt_train_options {
+    /* data */
+    char data[TT_OPT_STRING_MAX];
+    char format[TT_OPT_STRING_MAX];        /* auto | folder | kaggle-rle */
+    char csv[TT_OPT_STRING_MAX];
+    char images[TT_OPT_STRING_MAX];
+    char cache_dir[TT_OPT_STRING_MAX];
+    int tile[2];                           /* H, W */
+    double fg_fraction;
+    double val_fraction;
+    int no_shuffle, no_augment, skip_bad;
+    double max_pixels;
+    /* model */
+    int classes;                           /* 0: from the data set */
+    int base_channels, depth, groups;
+    char norm[TT_OPT_STRING_MAX];          /* group | batch | none */
+    double dice_weight;                    /* kaggle-rle: BCE + weight * Dice */
+    /* schedule of work */
+    int steps, micro_batch, accum;
+    /* optimizer */
+    char optimizer[TT_OPT_STRING_MAX];     /* adamw | sgd */
+    double lr, weight_decay, momentum;
+    int nesterov;
+    char schedule[TT_OPT_STRING_MAX];      /* constant | cosine | step, or the full form */
+    int warmup;
+    double min_lr, gamma;
+    int step_every;
+    double clip_norm;                      /* 0: off */
+    /* run */
+    uint64_t seed;
+    char device[TT_OPT_STRING_MAX];
+    char out[TT_OPT_STRING_MAX];
+    char init[TT_OPT_STRING_MAX];
+    char resume[TT_OPT_STRING_MAX];
+    char save_grads[TT_OPT_STRING_MAX];
+    int checkpoint_every;
+    int quiet;
+} tt_train_options;
+
+extern const tt_opt tt_train_option_table[];
+extern const size_t tt_train_option_count;
+
+void tt_train_options_default(tt_train_options *o);
+
+#endif
