@@ -161,6 +161,10 @@ struct tt_backend {
 /* Creates the OpenCL backend on the device that `selector` picks (see
  * tt_device_select).  *out is owned by the caller: tt_backend_destroy(). */
 tt_status tt_backend_create_opencl(const char *selector, tt_backend **out);
+/* Creates a dry backend that behaves like `device` for allocation limits
+ * and accounting but allocates and runs nothing: running the engine's
+ * setup on it gives an exact memory estimate (src/backend/dry_backend.c). */
+tt_status tt_backend_create_dry(const tt_device_info *device, tt_backend **out);
 /* Frees every buffer still alive, then the backend.  NULL is allowed. */
 void tt_backend_destroy(tt_backend *backend);
 
