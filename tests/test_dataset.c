@@ -189,7 +189,7 @@ static void test_folder_missing_mask(void)
     char path[4096];
     snprintf(path, sizeof path, "%s/masks/c.png", dir);
     remove(path);
-    expect_problem((tt_dataset_options){.dir = dir}, TT_ERR_FORMAT, "masks/c.png: No such file", NULL, 2, "c.bmp");
+    expect_problem((tt_dataset_options){.dir = dir}, TT_ERR_FORMAT, "masks/c.png: file missing", NULL, 2, "c.bmp");
     rd_remove(dir);
 }
 

@@ -172,7 +172,8 @@ static tt_status probe_tiff(const char *path, uint64_t max_pixels, tt_image_head
 static tt_status stat_file(const char *path, off_t *size)
 {
     struct stat st;
-    if (stat(path, &st) != 0) return tt_error_new(TT_ERR_IO, "%s: %s", path, strerror(errno));
+    if (stat(path, &st) != 0)
+        return tt_error_new(TT_ERR_IO, "%s: %s", path, errno == ENOENT ? "file missing" : strerror(errno));
     if (!S_ISREG(st.st_mode)) return tt_error_new(TT_ERR_IO, "%s: not a regular file", path);
     if (st.st_size == 0) return tt_error_new(TT_ERR_IO, "%s: empty file (0 bytes)", path);
     *size = st.st_size;
