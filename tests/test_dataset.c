@@ -486,10 +486,23 @@ static void test_csv_bad_rows(void)
     rd_write_text(dir, "train.csv", "ImageId,ClassId,EncodedPixels\ns1.jpg,1,\"1 1\ns2.jpg,1,\n");
     expect_problem((tt_dataset_options){.dir = dir}, TT_ERR_FORMAT, "train.csv:2: quoted field never closed", NULL,
                    -1, NULL);
+    rd_write_text(dir, "train.csv", "ImageId,ClassId,EncodedPixels\ns1.jpg,1,\n../s2.jpg,1,\n");
+    expect_problem((tt_dataset_options){.dir = dir, .unlisted_empty = 1}, TT_ERR_FORMAT, "train.csv:3: image "
+                   "'../s2.jpg' is not a plain file name", NULL, 2, "../s2.jpg");
     char *clouds = make_clouds("Image_Label,EncodedPixels\nimg1.jpg_Fish,\nimg2.jpg,\n");
     expect_problem((tt_dataset_options){.dir = clouds}, TT_ERR_FORMAT, "train.csv:3: Image_Label 'img2.jpg' is not "
                    "FILE_CLASS", NULL, 1, "img2.jpg");
     rd_remove(clouds);
+    rd_remove(dir);
+}
+
+static void test_csv_missing_paths(void)
+{
+    char *dir = make_clouds(NULL);
+    expect_problem((tt_dataset_options){.dir = dir, .images_dir = "/nonexistent/tt-images"}, TT_ERR_IO,
+                   "cannot read the images folder /nonexistent/tt-images", NULL, -1, NULL);
+    expect_problem((tt_dataset_options){.dir = dir, .csv_path = "/nonexistent/tt.csv"}, TT_ERR_IO,
+                   "cannot open CSV /nonexistent/tt.csv", NULL, -1, NULL);
     rd_remove(dir);
 }
 
@@ -532,6 +545,7 @@ int main(void)
         {"csv: present but not listed", test_csv_present_but_not_listed},
         {"csv: bad RLE with file and line", test_csv_bad_rle},
         {"csv: bad rows", test_csv_bad_rows},
+        {"csv: missing CSV or images folder", test_csv_missing_paths},
         {"csv: other paths", test_csv_other_paths},
         CU_TEST_INFO_NULL,
     };

@@ -131,6 +131,12 @@ static tt_status read_rows(tt_dataset *ds, name_map *map, layout which, row *row
                                 ds->csv_path, rec->line, rec->count, want)));
             continue;
         }
+        if (item >= 0 && (strchr(image, '/') || strcmp(image, "..") == 0)) {
+            TT_TRY(tt_ds_problem_status(ds, item, image,
+                   tt_error_new(TT_ERR_FORMAT, "%s:%d: image '%s' is not a plain file name (no folders: "
+                                "images come from %s)", ds->csv_path, rec->line, image, ds->images_dir)));
+            continue;
+        }
         if (item < 0 || !class_name) {
             TT_TRY(tt_ds_problem_status(ds, item, item >= 0 ? image : NULL,
                    tt_error_new(TT_ERR_FORMAT, which == LAYOUT_CLOUDS
@@ -236,11 +242,11 @@ tt_status tt_ds_open_kaggle(tt_dataset *ds, const tt_dataset_options *opts)
         status = oom();
         goto cleanup;
     }
+    TT_CHECK(tt_ds_list_images(ds->images_dir, &images, &image_count));
     TT_CHECK(read_rows(ds, &map, which, rows, &row_count));
     TT_CHECK(fill_items(ds, rows, row_count));
     TT_CHECK(check_items(ds));
     /* images in the folder that no row names */
-    TT_CHECK(tt_ds_list_images(ds->images_dir, &images, &image_count));
     for (int f = 0; f < image_count; f++) {
         if (map.slots[map_slot(&map, ds, images[f])]) continue;
         if (!opts->unlisted_empty) {
