@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <stb_image_write.h>
+#include <tiffio.h>
 
 /* Exported by libstb's stb_image_write implementation, not declared in its header. */
 unsigned char *stbi_zlib_compress(unsigned char *data, int data_len, int *out_len, int quality);
@@ -197,5 +198,28 @@ int rd_truncate(const char *dir, const char *name, size_t keep)
     char *path = join(dir, name);
     int ok = path && truncate(path, (off_t)keep) == 0;
     free(path);
+    return ok;
+}
+
+int rd_write_tiff(const char *dir, const char *name, int w, int h)
+{
+    char *path = join(dir, name);
+    TIFF *tif = path ? TIFFOpen(path, "w") : NULL;
+    free(path);
+    if (!tif) return 0;
+    TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, (uint32_t)w);
+    TIFFSetField(tif, TIFFTAG_IMAGELENGTH, (uint32_t)h);
+    TIFFSetField(tif, TIFFTAG_SAMPLESPERPIXEL, 3);
+    TIFFSetField(tif, TIFFTAG_BITSPERSAMPLE, 8);
+    TIFFSetField(tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_RGB);
+    TIFFSetField(tif, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+    TIFFSetField(tif, TIFFTAG_ROWSPERSTRIP, (uint32_t)h);
+    unsigned char row[3 * 256];
+    int ok = w <= 256;
+    for (int y = 0; ok && y < h; y++) {
+        for (int x = 0; x < 3 * w; x++) row[x] = (unsigned char)(x * 7 + y * 13);
+        ok = TIFFWriteScanline(tif, row, (uint32_t)y, 0) == 1;
+    }
+    TIFFClose(tif);
     return ok;
 }

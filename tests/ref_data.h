@@ -22,6 +22,8 @@ int rd_write_text(const char *dir, const char *name, const char *text);
 /* An RGB image of w x h with deterministic content, as PNG, JPEG or BMP
  * by NAME's extension. */
 int rd_write_image(const char *dir, const char *name, int w, int h);
+/* An 8-bit RGB TIFF of w x h (strips), written with libtiff. */
+int rd_write_tiff(const char *dir, const char *name, int w, int h);
 /* An 8-bit grayscale PNG holding `plane` (h x w). */
 int rd_write_gray_png(const char *dir, const char *name, int w, int h, const uint8_t *plane);
 /* An 8-bit palette PNG: indices `plane`, palette of `colors` RGB triples,

@@ -323,6 +323,31 @@ static void test_folder_orphans_and_skip_bad(void)
     rd_remove(dir);
 }
 
+static void test_folder_tiff(void)
+{
+    char *dir = make_folder();
+    char images[4096], masks[4096];
+    snprintf(images, sizeof images, "%s/images", dir);
+    snprintf(masks, sizeof masks, "%s/masks", dir);
+    CU_ASSERT_FATAL(rd_write_tiff(images, "d.tif", 6, 2));
+    uint8_t plane[12] = {0, 1, 1, 0, 2, 2, 255, 0, 0, 0, 1, 1};
+    CU_ASSERT_FATAL(rd_write_gray_png(masks, "d.png", 6, 2, plane));
+    tt_dataset_options opts = {.dir = dir};
+    tt_dataset *ds = open_ok(&opts);
+    CU_ASSERT_EQUAL_FATAL(tt_dataset_count(ds), 4);
+    int w = 0, h = 0;
+    tt_dataset_image_size(ds, 3, &w, &h);
+    CU_ASSERT(w == 6 && h == 2);
+    uint8_t got[12];
+    TH_OK(tt_dataset_mask(ds, 3, got));
+    CU_ASSERT_EQUAL(memcmp(got, plane, 12), 0);
+    tt_dataset_destroy(ds);
+    /* a TIFF cut after its header's first bytes */
+    CU_ASSERT_FATAL(rd_truncate(images, "d.tif", 6));
+    expect_problem(opts, TT_ERR_FORMAT, "images/d.tif: unreadable TIFF header", NULL, 3, "d.tif");
+    rd_remove(dir);
+}
+
 static void test_format_detection(void)
 {
     char *dir = rd_tempdir("empty");
@@ -535,6 +560,7 @@ int main(void)
         {"folder: mask size differs", test_folder_mask_size},
         {"folder: RGB and ambiguous palette masks", test_folder_mask_kinds},
         {"folder: orphan masks, skip_bad", test_folder_orphans_and_skip_bad},
+        {"folder: TIFF images", test_folder_tiff},
         {"format detection and names", test_format_detection},
         {"clouds: first-appearance classes, planes", test_clouds},
         {"severstal: CRLF, quotes, class list", test_severstal_and_class_list},
