@@ -39,7 +39,7 @@ static char *make_folder(void)
 /* In DIR/SUB, writes NAME from bytes. */
 static void put_bytes(const char *dir, const char *sub, const char *name, const void *data, size_t n)
 {
-    char path[4096];
+    char path[8300];
     snprintf(path, sizeof path, "%s/%s", dir, sub);
     CU_ASSERT_FATAL(rd_write_bytes(path, name, data, n));
 }
@@ -180,13 +180,28 @@ static void test_folder_class_list(void)
     /* mask b holds 3: with three classes it is neither a class nor 255 */
     opts.class_count = 3;
     expect_problem(opts, TT_ERR_FORMAT, "masks/b.png: pixel (0, 1) holds 3", "not a class", 2, "b.jpg");
+    /* headers only: the open passes, mask() finds the value */
+    opts.mask_headers_only = 1;
+    ds = open_ok(&opts);
+    CU_ASSERT_EQUAL(tt_dataset_count(ds), 3);
+    uint8_t plane[18];
+    tt_status s = tt_dataset_mask(ds, 1, plane);
+    CU_ASSERT(s && strstr(tt_status_message(s), "masks/b.png: pixel (0, 1) holds 3") != NULL);
+    tt_status_free(s);
+    TH_OK(tt_dataset_mask(ds, 0, plane));
+    tt_dataset_destroy(ds);
+    /* sizes are still checked from the headers */
+    char masks[4096];
+    snprintf(masks, sizeof masks, "%s/masks", dir);
+    CU_ASSERT_FATAL(rd_write_gray_png(masks, "a.png", 4, 5, mask_a));
+    expect_problem(opts, TT_ERR_FORMAT, "masks/a.png: mask is 4 x 5 but its image", NULL, 2, "a.png");
     rd_remove(dir);
 }
 
 static void test_folder_missing_mask(void)
 {
     char *dir = make_folder();
-    char path[4096];
+    char path[8300];
     snprintf(path, sizeof path, "%s/masks/c.png", dir);
     remove(path);
     expect_problem((tt_dataset_options){.dir = dir}, TT_ERR_FORMAT, "masks/c.png: file missing", NULL, 2, "c.bmp");
@@ -300,11 +315,34 @@ static void test_folder_orphans_and_skip_bad(void)
     CU_ASSERT_FATAL(rd_write_gray_png(masks, "zz.png", 4, 4, mask_c));
     expect_problem((tt_dataset_options){.dir = dir}, TT_ERR_FORMAT, "masks/zz.png: mask without an image", NULL, 3,
                    "zz.png");
+    char images[4096];
+    snprintf(images, sizeof images, "%s/images", dir);
+    /* a.png and a.b.png are different names; a.png and a.jpg are not */
+    CU_ASSERT_FATAL(rd_write_image(images, "a.b.png", 2, 2));
+    CU_ASSERT_FATAL(rd_write_gray_png(masks, "a.b.png", 2, 2, mask_c));
+    CU_ASSERT_FATAL(rd_write_image(images, "c.jpg", 4, 4));
+    tt_dataset *ds = NULL;
+    tt_status s = tt_dataset_open(&(tt_dataset_options){.dir = dir}, &ds);
+    CU_ASSERT(strstr(tt_status_message(s), "has 2 problems") != NULL);
+    CU_ASSERT(strstr(tt_status_detail(s), "images/c.jpg: another image has the same name (c.bmp)") != NULL);
+    CU_ASSERT(strstr(tt_status_detail(s), "a.b") == NULL);
+    tt_status_free(s);
+    ds = open_ok(&(tt_dataset_options){.dir = dir, .skip_bad = 1});
+    CU_ASSERT_EQUAL(tt_dataset_count(ds), 3); /* a.b.png, a.png, b.jpg */
+    CU_ASSERT_STRING_EQUAL(tt_dataset_item_name(ds, 0), "a.b.png");
+    tt_dataset_destroy(ds);
+    char path[8300];
+    snprintf(path, sizeof path, "%s/a.b.png", images);
+    remove(path);
+    snprintf(path, sizeof path, "%s/a.b.png", masks);
+    remove(path);
+    snprintf(path, sizeof path, "%s/c.jpg", images);
+    remove(path);
     /* two bad items: both skipped, counted and reported; the third stays */
     put_bytes(dir, "images", "a.png", "", 0);
     put_bytes(dir, "masks", "b.png", "junk", 4);
     tt_dataset_options opts = {.dir = dir, .skip_bad = 1};
-    tt_dataset *ds = open_ok(&opts);
+    ds = open_ok(&opts);
     CU_ASSERT_EQUAL(tt_dataset_count(ds), 1);
     CU_ASSERT_STRING_EQUAL(tt_dataset_item_name(ds, 0), "c.bmp");
     CU_ASSERT_EQUAL_FATAL(tt_dataset_problem_count(ds), 3);
@@ -317,7 +355,7 @@ static void test_folder_orphans_and_skip_bad(void)
     /* nothing usable left is an error even with skip_bad */
     put_bytes(dir, "images", "c.bmp", "", 0);
     ds = NULL;
-    tt_status s = tt_dataset_open(&opts, &ds);
+    s = tt_dataset_open(&opts, &ds);
     CU_ASSERT(strstr(tt_status_message(s), "no usable items") != NULL);
     tt_status_free(s);
     rd_remove(dir);

@@ -244,14 +244,70 @@ static uint64_t file_key(const char *path)
     return key;
 }
 
+/* A file name's stem (the name without its last extension), for matching
+ * images to masks. */
+typedef struct stem_ref {
+    const char *name;
+    size_t length;
+    int index;
+} stem_ref;
+
+static stem_ref stem_of(const char *name, int index)
+{
+    const char *dot = strrchr(name, '.');
+    return (stem_ref){name, dot ? (size_t)(dot - name) : strlen(name), index};
+}
+
+static int compare_stems(const void *a, const void *b)
+{
+    const stem_ref *x = a, *y = b;
+    int c = memcmp(x->name, y->name, x->length < y->length ? x->length : y->length);
+    if (c) return c;
+    return x->length < y->length ? -1 : x->length > y->length;
+}
+
+/* Probes the item's image and reads its mask (values checked only once the
+ * classes are known); *max_value receives the largest class value. */
+static tt_status check_folder_item(tt_dataset *ds, int index, int *max_value)
+{
+    TT_TRY(tt_ds_probe_item(ds, index));
+    if (ds->items[index].bad) return NULL;
+    uint8_t *plane = NULL;
+    int item_max = -1;
+    const tt_ds_item *item = &ds->items[index];
+    if (ds->mask_headers_only && ds->classes_given) {
+        tt_image_header header;
+        tt_status problem = tt_probe_image(item->mask_path, ds->max_pixels, &header);
+        if (!problem && strcmp(header.kind, "PNG") != 0)
+            problem = tt_error_new(TT_ERR_FORMAT, "%s: a mask must be a PNG, this is a %s", item->mask_path,
+                                   header.kind);
+        if (!problem && (header.width != item->width || header.height != item->height))
+            problem = tt_error_new(TT_ERR_FORMAT, "%s: mask is %d x %d but its image %s is %d x %d",
+                                   item->mask_path, header.width, header.height, item->image_path,
+                                   item->width, item->height);
+        return problem ? tt_ds_problem_status(ds, index, item->name, problem) : NULL;
+    }
+    tt_status problem = read_folder_mask(ds, item, item->width, item->height, ds->classes_given, &plane,
+                                         &item_max);
+    free(plane);
+    if (problem) return tt_ds_problem_status(ds, index, item->name, problem);
+    if (item_max > *max_value) *max_value = item_max;
+    return NULL;
+}
+
 static tt_status open_folder(tt_dataset *ds)
 {
     tt_status status = NULL;
     char **images = NULL, **masks = NULL;
-    int image_count = 0, mask_count = 0;
+    int image_count = 0, mask_count = 0, max_value = -1;
+    stem_ref *stems = NULL;
     TT_CHECK(tt_ds_list_images(ds->images_dir, &images, &image_count));
     TT_CHECK(tt_ds_list_images(ds->masks_dir, &masks, &mask_count));
-    int max_value = -1;
+    stems = malloc(sizeof *stems * (size_t)(image_count ? image_count : 1));
+    if (!stems) {
+        status = oom();
+        goto cleanup;
+    }
     for (int i = 0; i < image_count; i++) {
         char *path = tt_ds_join(ds->images_dir, images[i]);
         int index = -1;
@@ -259,44 +315,35 @@ static tt_status open_folder(tt_dataset *ds)
         free(path);
         if (status) goto cleanup;
         tt_ds_item *item = &ds->items[index];
-        size_t stem = (size_t)(strrchr(item->name, '.') - item->name);
-        /* two images with one stem (a.png, a.jpg) would share a mask */
-        for (int j = 0; j < index; j++)
-            if (strncmp(ds->items[j].name, item->name, stem) == 0 && ds->items[j].name[stem] == '.') {
-                ds->items[j].bad = 1;
-                TT_CHECK(tt_ds_problem_status(ds, index, item->name,
-                         tt_error_new(TT_ERR_FORMAT, "%s: another image has the same name (%s); "
-                                      "each mask belongs to one image", item->image_path, ds->items[j].name)));
-            }
-        item->mask_path = malloc(strlen(ds->masks_dir) + stem + 6);
+        stems[index] = stem_of(item->name, index);
+        item->mask_path = malloc(strlen(ds->masks_dir) + stems[index].length + 6);
         if (!item->mask_path) {
             status = oom();
             goto cleanup;
         }
-        sprintf(item->mask_path, "%s/%.*s.png", ds->masks_dir, (int)stem, item->name);
+        sprintf(item->mask_path, "%s/%.*s.png", ds->masks_dir, (int)stems[index].length, item->name);
         item->mask_key = file_key(item->mask_path);
-        TT_CHECK(tt_ds_probe_item(ds, index));
-        if (ds->items[index].bad) continue;
-        uint8_t *plane = NULL;
-        int item_max = -1;
-        tt_status problem = read_folder_mask(ds, item, item->width, item->height, ds->classes_given,
-                                             &plane, &item_max);
-        free(plane);
-        if (problem) {
-            TT_CHECK(tt_ds_problem_status(ds, index, item->name, problem));
-            continue;
-        }
-        if (item_max > max_value) max_value = item_max;
     }
+    /* two images with one stem (a.png, a.jpg) would share a mask */
+    qsort(stems, (size_t)ds->count, sizeof *stems, compare_stems);
+    for (int i = 1; i < ds->count; i++)
+        if (compare_stems(&stems[i - 1], &stems[i]) == 0) {
+            ds->items[stems[i - 1].index].bad = 1;
+            TT_CHECK(tt_ds_problem_status(ds, stems[i].index, stems[i].name,
+                     tt_error_new(TT_ERR_FORMAT, "%s/%s: another image has the same name (%s); each mask "
+                                  "belongs to one image", ds->images_dir, stems[i].name, stems[i - 1].name)));
+        }
+    for (int i = 0; i < ds->count; i++)
+        if (!ds->items[i].bad) TT_CHECK(check_folder_item(ds, i, &max_value));
     /* masks without an image */
     for (int m = 0; m < mask_count; m++) {
-        size_t stem = (size_t)(strrchr(masks[m], '.') - masks[m]);
-        int found = 0;
-        for (int i = 0; i < ds->count && !found; i++)
-            found = strncmp(ds->items[i].name, masks[m], stem) == 0 && ds->items[i].name[stem] == '.';
-        if (!found)
-            TT_CHECK(tt_ds_problem(ds, masks[m], "%s/%s: mask without an image in %s", ds->masks_dir,
-                                   masks[m], ds->images_dir));
+        stem_ref key = stem_of(masks[m], -1);
+        const char *dot = masks[m] + key.length;
+        if (strcmp(dot, ".png") != 0 ||
+            !bsearch(&key, stems, (size_t)ds->count, sizeof *stems, compare_stems))
+            TT_CHECK(tt_ds_problem(ds, masks[m], "%s/%s: %s", ds->masks_dir, masks[m],
+                                   strcmp(dot, ".png") ? "masks are .png files; this one is not read"
+                                                       : "mask without an image"));
     }
     if (!ds->classes_given) {
         int classes = max_value < 1 ? 1 : max_value + 1, index = 0;
@@ -307,6 +354,7 @@ static tt_status open_folder(tt_dataset *ds)
         }
     }
 cleanup:
+    free(stems);
     tt_ds_free_names(images, image_count);
     tt_ds_free_names(masks, mask_count);
     return status;
@@ -378,6 +426,7 @@ static tt_status setup(tt_dataset *ds, const tt_dataset_options *opts)
         }
         ds->classes_given = 1;
     }
+    ds->mask_headers_only = opts->mask_headers_only;
     return NULL;
 }
 

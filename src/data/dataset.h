@@ -43,6 +43,9 @@ typedef struct tt_dataset_options {
     int skip_bad;                /* leave bad items out instead of failing */
     int unlisted_empty;          /* kaggle-rle: images no CSV row names are items with empty masks
                                     (Severstal leaves defect-free images out) instead of problems */
+    int mask_headers_only;       /* folder with a class list: check masks at open from their
+                                    headers (size, kind) only; values are checked by mask() then.
+                                    Faster on large sets; `data check` always decodes */
 } tt_dataset_options;
 
 /* One problem found while opening: the item (an image's file name; "" when

@@ -29,6 +29,7 @@ struct tt_dataset {
     char **class_names;
     int classes;
     int classes_given;
+    int mask_headers_only;
     tt_dataset_problem *problems;
     int problem_count, problem_capacity;
     tt_csv *csv; /* kaggle-rle: the rows that items' rle point into */
