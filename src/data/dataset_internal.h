@@ -1,6 +1,6 @@
 /*
- * What dataset.c (common parts, folder format) and dataset_rle.c (the
- * Kaggle CSV formats) share.  Not for use outside src/data/dataset*.c.
+ * What dataset.c (common parts), dataset_folder.c (folder format) and
+ * dataset_rle.c (the Kaggle CSV formats) share.  Not for use outside src/data/dataset*.c.
  */
 #ifndef TT_DATA_DATASET_INTERNAL_H
 #define TT_DATA_DATASET_INTERNAL_H
@@ -52,6 +52,13 @@ tt_status tt_ds_list_images(const char *dir, char ***names, int *count);
 void tt_ds_free_names(char **names, int count);
 /* Probes an item's image (size, limits), recording a problem on failure. */
 tt_status tt_ds_probe_item(tt_dataset *ds, int index);
+
+/* folder: lists images and masks into ds, checks them, counts classes. */
+tt_status tt_ds_open_folder(tt_dataset *ds);
+/* folder mask of the item's own size, values checked. */
+tt_status tt_ds_folder_mask(tt_dataset *ds, int index, uint8_t *planes);
+/* Hash of a file's path, size and mtime (0-size/mtime when it is gone). */
+uint64_t tt_ds_file_key(const char *path);
 
 /* kaggle-rle: reads the CSV and the images folder into ds. */
 tt_status tt_ds_open_kaggle(tt_dataset *ds, const tt_dataset_options *opts);
