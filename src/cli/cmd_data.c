@@ -54,6 +54,8 @@ static void help(void)
            "  --unlisted-empty    kaggle-rle: images no CSV row names have empty masks\n"
            "  --json              check: one JSON object instead of text\n"
            "\n"
+           "exit status: 0 when clean (check: also with --skip-bad while usable items\n"
+           "remain), 1 on problems or failures, 2 on bad usage.\n"
            "Formats and checks: datasets/README.md.\n");
 }
 

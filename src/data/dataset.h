@@ -88,7 +88,8 @@ tt_mask_kind tt_dataset_mask_kind(const tt_dataset *ds);
 int tt_dataset_problem_count(const tt_dataset *ds);
 const tt_dataset_problem *tt_dataset_problem_at(const tt_dataset *ds, int index);
 
-/* The items as the pixel half sees them; valid while ds lives. */
+/* The items as the pixel half sees them; valid while ds lives.  mask() and
+ * mask_key() only read ds and may run on several threads at once. */
 tt_item_source tt_dataset_source(tt_dataset *ds);
 
 /* Writes the item's mask planes (see tt_item_source.mask) for its own
