@@ -11,7 +11,13 @@ set -eu
 seconds=${1:-60}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-work=${FUZZ_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/tt-fuzz-XXXXXX")}
+if [ -n "${FUZZ_WORK:-}" ]; then
+    work=$FUZZ_WORK
+else # a temp folder of our own: removed after a clean run, kept with its findings
+    work=$(mktemp -d "${TMPDIR:-/tmp}/tt-fuzz-XXXXXX")
+    cleanup() { if [ "$?" = 0 ]; then rm -rf "$work"; fi; }
+    trap cleanup EXIT
+fi
 mkdir -p "$work/corpus"
 rm -f "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* # findings of an earlier run
 
