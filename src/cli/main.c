@@ -7,6 +7,7 @@
 
 static const tt_command commands[] = {
     {"devices", "list the OpenCL devices and their memory", tt_cmd_devices},
+    {"data", "check, show and export a training data set's images and masks", tt_cmd_data},
     {"selftest", "run smoke kernels on a device and check the results", tt_cmd_selftest},
 };
 
