@@ -8,6 +8,7 @@ packages=(
   ocl-icd-opencl-dev opencl-headers clinfo pocl-opencl-icd
   libclblast-dev libclfft-dev libstb-dev libtiff-dev libcjson-dev libinih-dev
   libcunit1-dev
+  clang libclang-rt-14-dev   # libFuzzer for tests/fuzz
 )
 # PyTorch is the peer of the parity tests and benchmarks (optional elsewhere).
 if [ "${TT_WITH_TORCH:-1}" = 1 ]; then packages+=(python3-torch python3-numpy python3-pil); fi
