@@ -8,14 +8,17 @@ packages=(
   ocl-icd-opencl-dev opencl-headers clinfo pocl-opencl-icd
   libclblast-dev libclfft-dev libstb-dev libtiff-dev libcjson-dev libinih-dev
   libcunit1-dev
-  clang libclang-rt-14-dev   # libFuzzer for tests/fuzz
 )
+# libFuzzer for tests/fuzz (the fuzz run falls back to a mutation loop without it)
+optional=(clang libclang-rt-14-dev)
 # PyTorch is the peer of the parity tests and benchmarks (optional elsewhere).
 if [ "${TT_WITH_TORCH:-1}" = 1 ]; then packages+=(python3-torch python3-numpy python3-pil); fi
 
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+for p in "${packages[@]}"; do installed "$p" || missing+=("$p"); done
+for p in "${optional[@]}"; do
+  installed "$p" || { apt-cache show "$p" >/dev/null 2>&1 && missing+=("$p"); } || true
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
