@@ -17,21 +17,28 @@ if [ "${TT_WITH_TORCH:-1}" = 1 ]; then packages+=(python3-torch python3-numpy py
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()
 for p in "${packages[@]}"; do installed "$p" || missing+=("$p"); done
-for p in "${optional[@]}"; do
-  installed "$p" || { apt-cache show "$p" >/dev/null 2>&1 && missing+=("$p"); } || true
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
+want_optional=()
+for p in "${optional[@]}"; do installed "$p" || want_optional+=("$p"); done
+[ ${#missing[@]} -eq 0 ] && [ ${#want_optional[@]} -eq 0 ] && exit 0
 
 if ! command -v apt-get >/dev/null; then
+  [ ${#missing[@]} -eq 0 ] && exit 0
   echo "tools/deps.sh: apt-get not found; install these packages by hand: ${missing[*]}" >&2
   exit 1
 fi
 sudo=""
 if [ "$(id -u)" != 0 ]; then
-  command -v sudo >/dev/null || { echo "tools/deps.sh: run as root or install sudo; missing: ${missing[*]}" >&2; exit 1; }
+  if ! command -v sudo >/dev/null; then
+    [ ${#missing[@]} -eq 0 ] && exit 0
+    echo "tools/deps.sh: run as root or install sudo; missing: ${missing[*]}" >&2
+    exit 1
+  fi
   sudo=sudo
 fi
-echo "tools/deps.sh: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
+# optional packages only where this distribution has them
+for p in "${want_optional[@]}"; do apt-cache show "$p" >/dev/null 2>&1 && missing+=("$p"); done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "tools/deps.sh: installing ${missing[*]}"
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
