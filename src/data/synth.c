@@ -1,0 +1,253 @@
+/*
+ * The synthetic dataset writer (see synth.h).  Rendering is per pixel from
+ * Perlin noise (stb_perlin); images go out through stb_image_write.
+ */
+#include "data/synth.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <stb_image_write.h>
+#include <stb_perlin.h>
+
+#include "core/status.h"
+#include "data/rng.h"
+
+#define SYNTH_MAX_BLOBS 64
+
+typedef struct synth_blob {
+    int cls;            /* 0-based blob class */
+    float cx, cy, rx, ry, z;
+} synth_blob;
+
+static const uint8_t class_colours[8][3] = {
+    {235, 190, 90},  {120, 220, 140}, {230, 110, 160}, {110, 170, 240},
+    {250, 240, 200}, {170, 120, 230}, {240, 140, 80},  {90, 220, 220},
+};
+
+const char *tt_synth_label(int k, char *buf, size_t size)
+{
+    static const char *clouds[4] = {"Fish", "Flower", "Gravel", "Sugar"};
+    if (k < 4) snprintf(buf, size, "%s", clouds[k]);
+    else snprintf(buf, size, "Class%d", k + 1);
+    return buf;
+}
+
+tt_status tt_synth_validate(const tt_synth_config *c)
+{
+    if (!c->out_dir || !*c->out_dir)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "synth: no output directory; give --out DIR");
+    if (c->count < 1 || c->count > 1000000)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "synth: --count %d; give 1 to 1000000 images", c->count);
+    if (c->height < 1 || c->width < 1 || c->height > 65500 || c->width > 65500 ||
+        (uint64_t)c->height * c->width > (1ULL << 28))
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "synth: --size %dx%d; give HxW with sides of 1 to 65500 and at most 2^28 pixels",
+                            c->height, c->width);
+    if (c->format == TT_SYNTH_KAGGLE_RLE && (c->classes < 1 || c->classes > 32))
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "synth: --classes %d for kaggle-rle; give 1 to 32 labels (Understanding Clouds has 4)",
+                            c->classes);
+    if (c->format == TT_SYNTH_FOLDER && (c->classes < 2 || c->classes > 255))
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "synth: --classes %d for folder; give 2 to 255 classes, background included",
+                            c->classes);
+    if (c->format != TT_SYNTH_KAGGLE_RLE && c->format != TT_SYNTH_FOLDER)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "synth: unknown format %d", (int)c->format);
+    return NULL;
+}
+
+static int blob_classes(const tt_synth_config *c)
+{
+    return c->format == TT_SYNTH_FOLDER ? c->classes - 1 : c->classes;
+}
+
+/* Class texture in [0, 1]: four families, finer for higher classes. */
+static float class_texture(int cls, float x, float y, float z)
+{
+    float f = (1.0f / 10.0f) * (1.0f + 0.35f * (float)(cls / 4));
+    float v;
+    switch (cls % 4) {
+    case 0: v = 0.5f + 0.5f * stb_perlin_fbm_noise3(x * f, y * f, z, 2.0f, 0.5f, 3); break;
+    case 1: v = stb_perlin_ridge_noise3(x * f * 0.5f, y * f * 0.5f, z, 2.0f, 0.5f, 1.0f, 3); break;
+    case 2: v = stb_perlin_turbulence_noise3(x * f * 0.7f, y * f * 0.7f, z, 2.0f, 0.5f, 3); break;
+    default: v = 0.5f + 0.5f * sinf(x * f * 2.5f + 3.0f * stb_perlin_noise3(x * f * 0.3f, y * f * 0.3f, z, 0, 0, 0));
+    }
+    return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
+void tt_synth_render(const tt_synth_config *config, int index, uint8_t *rgb, uint8_t *labels, uint8_t *top)
+{
+    int w = config->width, h = config->height, fg = blob_classes(config);
+    tt_rng rng = tt_rng_from(config->seed, (uint64_t)index, 0x73796e7468ULL /* "synth" */);
+    float z0 = (float)(tt_rng_uniform(&rng) * 200.0);
+    synth_blob blobs[SYNTH_MAX_BLOBS];
+    int nblobs = 0;
+    float side = (float)(w < h ? w : h);
+    int forced = (int)tt_rng_below(&rng, (uint64_t)fg); /* every image shows at least one class */
+    for (int k = 0; k < fg && nblobs < SYNTH_MAX_BLOBS; k++) {
+        if (k != forced && tt_rng_uniform(&rng) > 0.6) continue;
+        int n = 1 + (int)tt_rng_below(&rng, 2);
+        for (int b = 0; b < n && nblobs < SYNTH_MAX_BLOBS; b++) {
+            synth_blob *bl = &blobs[nblobs++];
+            bl->cls = k;
+            bl->cx = (float)(tt_rng_uniform(&rng) * w);
+            bl->cy = (float)(tt_rng_uniform(&rng) * h);
+            bl->rx = side * (float)(0.12 + 0.2 * tt_rng_uniform(&rng)) + 2.0f;
+            bl->ry = side * (float)(0.12 + 0.2 * tt_rng_uniform(&rng)) + 2.0f;
+            bl->z = (float)(tt_rng_uniform(&rng) * 200.0);
+        }
+    }
+    memset(labels, 0, (size_t)fg * w * h);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            size_t i = (size_t)y * w + x;
+            float fx = (float)x, fy = (float)y;
+            /* background: a cloud field over a dark ocean */
+            float cloud = 0.5f + 0.5f * stb_perlin_fbm_noise3(fx / 200.0f, fy / 200.0f, z0, 2.0f, 0.5f, 4);
+            cloud = cloud < 0 ? 0 : cloud > 1 ? 1 : cloud;
+            float r = 25 + 150 * cloud * cloud, g = 45 + 145 * cloud * cloud, b = 80 + 130 * cloud * cloud;
+            int last = -1;
+            for (int k = 0; k < nblobs; k++) {
+                const synth_blob *bl = &blobs[k];
+                float dx = (fx - bl->cx) / bl->rx, dy = (fy - bl->cy) / bl->ry;
+                float d = dx * dx + dy * dy;
+                if (d > 1.6f) continue;
+                d += 0.45f * stb_perlin_noise3(fx / 24.0f, fy / 24.0f, bl->z, 0, 0, 0);
+                if (d < 1.0f) {
+                    labels[(size_t)bl->cls * w * h + i] = 1;
+                    last = k;
+                }
+            }
+            if (last >= 0) {
+                int cls = blobs[last].cls;
+                float t = class_texture(cls, fx, fy, blobs[last].z);
+                const uint8_t *col = class_colours[cls % 8];
+                float shade = 0.45f + 0.55f * t, mix = 0.8f;
+                r = (1 - mix) * r + mix * col[0] * shade;
+                g = (1 - mix) * g + mix * col[1] * shade;
+                b = (1 - mix) * b + mix * col[2] * shade;
+            }
+            if (top) top[i] = (uint8_t)(last >= 0 ? blobs[last].cls + 1 : 0);
+            rgb[3 * i + 0] = (uint8_t)(r > 255 ? 255 : r);
+            rgb[3 * i + 1] = (uint8_t)(g > 255 ? 255 : g);
+            rgb[3 * i + 2] = (uint8_t)(b > 255 ? 255 : b);
+        }
+}
+
+/* ---- writing ----------------------------------------------------------------- */
+
+/* Kaggle RLE of one 0/1 plane: `start length` pairs, 1-based, column-major.
+ * A local stand-in for src/data/rle.h (the format half's encoder), which
+ * replaces it at merge. */
+static int synth_rle_encode_colmajor(FILE *out, const uint8_t *plane, int w, int h)
+{
+    int64_t run_start = -1, first = 1;
+    int64_t n = (int64_t)w * h;
+    for (int64_t k = 0; k <= n; k++) {
+        int on = 0;
+        if (k < n) {
+            int64_t x = k / h, y = k % h;
+            on = plane[(size_t)y * w + x] != 0;
+        }
+        if (on && run_start < 0) run_start = k;
+        if (!on && run_start >= 0) {
+            if (fprintf(out, "%s%lld %lld", first ? "" : " ", (long long)run_start + 1,
+                        (long long)(k - run_start)) < 0)
+                return -1;
+            first = 0;
+            run_start = -1;
+        }
+    }
+    return 0;
+}
+
+static tt_status make_dir(const char *path)
+{
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1;; p++)
+        if (*p == '/' || !*p) {
+            char saved = *p;
+            *p = '\0';
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                return tt_error_new(TT_ERR_IO, "synth: cannot create directory %s: %s", buf, strerror(errno));
+            *p = saved;
+            if (!saved) break;
+        }
+    return NULL;
+}
+
+tt_status tt_synth_write(const tt_synth_config *config)
+{
+    TT_TRY(tt_synth_validate(config));
+    const tt_synth_config *c = config;
+    int kaggle = c->format == TT_SYNTH_KAGGLE_RLE, fg = blob_classes(c);
+    char path[PATH_MAX], label[32];
+    tt_status status = NULL;
+    FILE *csv = NULL;
+    size_t px = (size_t)c->width * c->height;
+    uint8_t *rgb = malloc(px * 3), *labels = malloc(px * fg), *top = malloc(px);
+    if (!rgb || !labels || !top) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "synth: no host memory for %d x %d images", c->height, c->width);
+        goto cleanup;
+    }
+    snprintf(path, sizeof path, "%s/%s", c->out_dir, kaggle ? "train_images" : "images");
+    TT_CHECK(make_dir(path));
+    if (!kaggle) {
+        snprintf(path, sizeof path, "%s/masks", c->out_dir);
+        TT_CHECK(make_dir(path));
+    } else {
+        snprintf(path, sizeof path, "%s/train.csv", c->out_dir);
+        csv = fopen(path, "w");
+        if (!csv || fprintf(csv, "Image_Label,EncodedPixels\n") < 0) {
+            status = tt_error_new(TT_ERR_IO, "synth: cannot write %s: %s", path, strerror(errno));
+            goto cleanup;
+        }
+    }
+    for (int n = 0; n < c->count; n++) {
+        tt_synth_render(c, n, rgb, labels, top);
+        char name[32];
+        snprintf(name, sizeof name, "synth_%05d", n);
+        snprintf(path, sizeof path, "%s/%s/%s.%s", c->out_dir, kaggle ? "train_images" : "images", name,
+                 kaggle ? "jpg" : "png");
+        int ok = kaggle ? stbi_write_jpg(path, c->width, c->height, 3, rgb, 92)
+                        : stbi_write_png(path, c->width, c->height, 3, rgb, c->width * 3);
+        if (!ok) {
+            status = tt_error_new(TT_ERR_IO, "synth: cannot write %s; check the space in %s", path, c->out_dir);
+            goto cleanup;
+        }
+        if (kaggle) {
+            for (int k = 0; k < fg; k++) {
+                if (fprintf(csv, "%s.jpg_%s,", name, tt_synth_label(k, label, sizeof label)) < 0 ||
+                    synth_rle_encode_colmajor(csv, labels + (size_t)k * px, c->width, c->height) < 0 ||
+                    fputc('\n', csv) == EOF) {
+                    status = tt_error_new(TT_ERR_IO, "synth: writing %s/train.csv failed", c->out_dir);
+                    goto cleanup;
+                }
+            }
+        } else {
+            snprintf(path, sizeof path, "%s/masks/%s.png", c->out_dir, name);
+            if (!stbi_write_png(path, c->width, c->height, 1, top, c->width)) {
+                status = tt_error_new(TT_ERR_IO, "synth: cannot write %s", path);
+                goto cleanup;
+            }
+        }
+    }
+    if (csv) {
+        int failed = fclose(csv) != 0;
+        csv = NULL;
+        if (failed) status = tt_error_new(TT_ERR_IO, "synth: closing %s/train.csv failed", c->out_dir);
+    }
+cleanup:
+    if (csv) fclose(csv);
+    free(rgb);
+    free(labels);
+    free(top);
+    return status;
+}

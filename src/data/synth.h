@@ -1,0 +1,58 @@
+/*
+ * A learnable synthetic dataset in the real formats, for demos and tests.
+ *
+ * Each image is a cloud-like field (fractal Perlin noise over a dark
+ * ocean) with random blob regions; inside a blob of class c the texture and
+ * colour depend on c (fine fbm, ridges, turbulence or stripes, a colour per
+ * class), so a network can learn the classes from pixels alone.
+ *
+ *   kaggle-rle: DIR/train_images/NAME.jpg and DIR/train.csv in the
+ *     Understanding Clouds layout: a header `Image_Label,EncodedPixels`, then
+ *     one row `NAME.jpg_LABEL,RLE` per image and class (RLE empty when the
+ *     class is absent).  RLE is `start length` pairs, 1-based, column-major
+ *     (pixels numbered top to bottom, then left to right).  `classes` labels,
+ *     all foreground, possibly overlapping: Fish, Flower, Gravel, Sugar, then
+ *     Class5, Class6, ...
+ *   folder: DIR/images/NAME.png (RGB) and DIR/masks/NAME.png (8-bit class
+ *     index: 0 background, 1..classes-1 the blob classes; later blobs cover
+ *     earlier ones).
+ * Names are synth_00000, synth_00001, ...  Everything follows from the seed.
+ */
+#ifndef TT_DATA_SYNTH_H
+#define TT_DATA_SYNTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tiletrain.h"
+
+typedef enum tt_synth_format {
+    TT_SYNTH_KAGGLE_RLE,
+    TT_SYNTH_FOLDER,
+} tt_synth_format;
+
+typedef struct tt_synth_config {
+    const char *out_dir;
+    tt_synth_format format;
+    int count;
+    int height, width;
+    int classes;   /* kaggle-rle: labels (1..32); folder: including background (2..255) */
+    uint64_t seed;
+} tt_synth_config;
+
+/* Checks a config; errors say which value is wrong and what is allowed. */
+tt_status tt_synth_validate(const tt_synth_config *config);
+
+/* Renders image `index`: rgb ((H, W, 3)) and labels ((fg, H, W) 0/1 planes,
+ * fg = the number of blob classes: `classes` for kaggle-rle, classes - 1
+ * for folder).  *top ((H, W), may be NULL) gets the 1-based blob class
+ * drawn last at each pixel, 0 for background. */
+void tt_synth_render(const tt_synth_config *config, int index, uint8_t *rgb, uint8_t *labels, uint8_t *top);
+
+/* The label of blob class k (0-based) in the kaggle-rle CSV. */
+const char *tt_synth_label(int k, char *buf, size_t size);
+
+/* Writes the whole dataset under config->out_dir (created if missing). */
+tt_status tt_synth_write(const tt_synth_config *config);
+
+#endif
