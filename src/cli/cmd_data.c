@@ -16,6 +16,7 @@
 #include <stb_image_write.h>
 #include <tiffio.h>
 
+#include "cli/cmd_data_synth.h"
 #include "cli/commands.h"
 #include "core/status.h"
 #include "data/dataset.h"
@@ -36,6 +37,7 @@ static void help(void)
     printf("usage: tiletrain data SUBCOMMAND --data DIR [options]\n"
            "\n"
            "subcommands:\n"
+           "  synth --out DIR ...            write a synthetic data set (see `data synth --help`)\n"
            "  check                          validate the data set: every image and mask, class\n"
            "                                 pixel counts, image sizes, bad files; exit 1 on problems\n"
            "  show  --image NAME --out F.png the image with its masks overlaid in colour\n"
@@ -443,10 +445,7 @@ static const data_subcommand subcommands[] = {
     {"check", data_check},
     {"show", data_show},
     {"masks", data_masks},
-    /* "synth" (the synthetic data generator) is routed to
-     * int tt_cmd_data_synth(int argc, char **argv) in cmd_data_synth.c,
-     * wired in at merge: it takes its own options, so it goes before
-     * parse_args in tt_cmd_data. */
+    /* "synth" takes options of its own: tt_cmd_data routes it first. */
 };
 
 int tt_cmd_data(int argc, char **argv)
@@ -455,7 +454,7 @@ int tt_cmd_data(int argc, char **argv)
         help();
         return argc < 2 ? 2 : 0;
     }
-    /* synth goes here: if (strcmp(argv[1], "synth") == 0) return tt_cmd_data_synth(argc - 1, argv + 1); */
+    if (strcmp(argv[1], "synth") == 0) return tt_cmd_data_synth(argc - 1, argv + 1);
     for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++) {
         if (strcmp(argv[1], subcommands[i].name) != 0) continue;
         char sub[32];
@@ -466,5 +465,5 @@ int tt_cmd_data(int argc, char **argv)
         free(a.class_list);
         return rc;
     }
-    return tt_cli_usage_error("data", "unknown subcommand '%s' (check, show, masks)", argv[1]);
+    return tt_cli_usage_error("data", "unknown subcommand '%s' (check, show, masks, synth)", argv[1]);
 }

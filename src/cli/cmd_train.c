@@ -1,0 +1,84 @@
+/* tiletrain train: the training loop with gradient accumulation. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "core/memstats.h"
+#include "core/status.h"
+#include "train/trainer.h"
+
+static void help(void)
+{
+    printf("usage: tiletrain train --data DIR [options]\n"
+           "\n"
+           "Trains the built-in UNet on full-resolution crops with gradient accumulation:\n"
+           "--accum N micro-batches of --micro-batch B images give the update of one\n"
+           "batch of N*B. One line per optimizer step, also written to OUT/train.jsonl;\n"
+           "checkpoints go to OUT/last.safetensors.\n"
+           "\n"
+           "options:\n");
+    tt_opt_print_help(tt_train_option_table, tt_train_option_count, stdout);
+}
+
+static tt_status checkpoint(tt_trainer *t)
+{
+    char path[TT_OPT_STRING_MAX + 32];
+    snprintf(path, sizeof path, "%s/last.safetensors", t->opt.out);
+    return tt_trainer_save(t, path);
+}
+
+int tt_cmd_train(int argc, char **argv)
+{
+    tt_train_options opt;
+    tt_train_options_default(&opt);
+    int want_help = 0;
+    tt_status status =
+        tt_opt_parse_args(tt_train_option_table, tt_train_option_count, &opt, argc, argv, 1, &want_help);
+    if (status) {
+        int rc = tt_cli_usage_error("train", "%s", tt_status_message(status));
+        tt_status_free(status);
+        return rc;
+    }
+    if (want_help) {
+        help();
+        return 0;
+    }
+    tt_trainer *t = NULL;
+    status = tt_trainer_create(&opt, &t);
+    if (status) return tt_cli_fail(status);
+    if (!opt.quiet)
+        printf("training on %s: %d images, %d classes, tile %dx%d, micro-batch %d x accum %d, "
+               "%s, %zu parameters\n",
+               t->be->device.name, t->train_count, t->model.classes, opt.tile[0], opt.tile[1],
+               opt.micro_batch, opt.accum, t->use_sgd ? "SGD" : "AdamW",
+               t->unet->params.trainable_floats);
+    char peak[32];
+    while (t->step < opt.steps) {
+        tt_step_report r;
+        status = tt_trainer_step(t, &r);
+        if (status) break;
+        if (!opt.quiet)
+            printf("step %6lld  loss %.5f  lr %.3g  grad-norm %.4g  %.2f img/s  data-wait %.2fs  "
+                   "peak %s%s\n",
+                   (long long)r.step, r.loss, r.lr, r.grad_norm,
+                   r.seconds > 0 ? r.images / r.seconds : 0.0, r.data_wait_seconds,
+                   tt_format_bytes(r.peak_bytes, peak, sizeof peak), r.skipped ? "  SKIPPED" : "");
+        if (opt.checkpoint_every > 0 && t->step % opt.checkpoint_every == 0 && t->step < opt.steps) {
+            status = checkpoint(t);
+            if (status) break;
+        }
+    }
+    if (!status) status = checkpoint(t);
+    if (!status && !opt.quiet) {
+        printf("done: %lld steps (%lld skipped); weights in %s/last.safetensors\n",
+               (long long)t->step, (long long)t->skipped_steps, opt.out);
+    }
+    if (status) {
+        fprintf(stderr, "tiletrain: training stopped at step %lld\n", (long long)t->step);
+        if (tt_status_code(status) == TT_ERR_OUT_OF_MEMORY)
+            tt_memory_report_text(t->be, stderr, 8);
+    }
+    tt_trainer_destroy(t);
+    return status ? tt_cli_fail(status) : 0;
+}

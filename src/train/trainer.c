@@ -1,0 +1,357 @@
+/*
+ * The training loop: data -> forward -> loss -> backward, N times, then one
+ * normalised, checked, clipped optimizer step.  Read tt_trainer_step() top
+ * to bottom: it is the whole algorithm.
+ */
+#include "train/trainer.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "core/status.h"
+#include "ops/bce.h"
+#include "ops/dice.h"
+#include "ops/reduce.h"
+#include "ops/softmax_ce.h"
+#include "ops/util.h"
+#include "train/checkpoint.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static tt_status make_dirs(const char *path)
+{
+    char tmp[TT_OPT_STRING_MAX];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char keep = *p;
+            *p = '\0';
+            if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+                return tt_error_new(TT_ERR_IO, "cannot create folder '%s': %s", tmp, strerror(errno));
+            *p = keep;
+            if (!keep) break;
+        }
+    }
+    return NULL;
+}
+
+/* The schedule the options describe: a kind name plus --warmup and friends,
+ * or the full "kind:key=value" form of tt_schedule_parse. */
+static tt_status schedule_from_options(const tt_train_options *o, tt_schedule *out)
+{
+    char text[256];
+    if (strchr(o->schedule, ':')) return tt_schedule_parse(o->schedule, out);
+    if (strcmp(o->schedule, "constant") == 0)
+        snprintf(text, sizeof text, "constant:warmup=%d", o->warmup);
+    else if (strcmp(o->schedule, "cosine") == 0)
+        snprintf(text, sizeof text, "cosine:total=%d,warmup=%d,min_lr=%.17g",
+                 o->steps > o->warmup ? o->steps : o->warmup + 1, o->warmup, o->min_lr);
+    else if (strcmp(o->schedule, "step") == 0)
+        snprintf(text, sizeof text, "step:every=%d,gamma=%.17g,warmup=%d",
+                 o->step_every > 0 ? o->step_every : (o->steps / 3 > 0 ? o->steps / 3 : 1),
+                 o->gamma, o->warmup);
+    else
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "--schedule '%s' is unknown: use constant, cosine or step", o->schedule);
+    return tt_schedule_parse(text, out);
+}
+
+static tt_status open_data(tt_trainer *t)
+{
+    const tt_train_options *o = &t->opt;
+    if (!o->data[0])
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "no data set: give --data DIR (make one with `tiletrain data synth`)");
+    tt_dataset_options dopt = {.dir = o->data, .csv_path = o->csv[0] ? o->csv : NULL,
+                               .images_dir = o->images[0] ? o->images : NULL,
+                               .max_pixels = (uint64_t)o->max_pixels, .skip_bad = o->skip_bad};
+    TT_TRY(tt_dataset_format_parse(o->format, &dopt.format));
+    TT_TRY(tt_dataset_open(&dopt, &t->dataset));
+    for (int i = 0; i < tt_dataset_problem_count(t->dataset); i++) {
+        const tt_dataset_problem *p = tt_dataset_problem_at(t->dataset, i);
+        fprintf(stderr, "tiletrain: skipped %s: %s\n", p->item, p->reason);
+    }
+    t->source = tt_dataset_source(t->dataset);
+    t->mask_kind = tt_dataset_mask_kind(t->dataset);
+    tt_tilecache_config cc = {.dir = o->cache_dir[0] ? o->cache_dir : NULL,
+                              .max_pixels = (uint64_t)o->max_pixels};
+    TT_TRY(tt_tilecache_create(&cc, &t->source, &t->cache));
+    if (o->val_fraction > 0) {
+        TT_TRY(tt_split_fraction(&t->source, o->val_fraction, o->seed, &t->train_items,
+                                 &t->train_count, &t->val_items, &t->val_count));
+    } else {
+        t->train_count = t->source.count;
+        t->train_items = malloc(sizeof *t->train_items * (size_t)t->train_count);
+        if (!t->train_items) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+        for (int i = 0; i < t->train_count; i++) t->train_items[i] = i;
+    }
+    tt_sampler_config sc = {.tile_width = o->tile[1], .tile_height = o->tile[0],
+                            .fg_fraction = o->fg_fraction, .no_shuffle = o->no_shuffle,
+                            .no_augment = o->no_augment, .seed = o->seed,
+                            .augment = tt_augment_defaults()};
+    return tt_sampler_create(&sc, t->cache, t->train_items, t->train_count, &t->sampler);
+}
+
+static tt_status start_prefetch(tt_trainer *t)
+{
+    tt_prefetch_config pc = {.batch_size = t->opt.micro_batch, .height = t->opt.tile[0],
+                             .width = t->opt.tile[1], .planes = tt_tilecache_planes(t->cache),
+                             .queue_depth = 2};
+    return tt_prefetch_create_sampler(&pc, t->sampler, 0, &t->prefetch);
+}
+
+static tt_status build_model(tt_trainer *t)
+{
+    const tt_train_options *o = &t->opt;
+    int data_classes = tt_dataset_classes(t->dataset);
+    if (o->classes && o->classes < data_classes)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "--classes %d is fewer than the %d classes of data set '%s'",
+                            o->classes, data_classes, o->data);
+    t->model = (tt_unet_config){.in_channels = 3, .classes = o->classes ? o->classes : data_classes,
+                                .base_channels = o->base_channels, .depth = o->depth,
+                                .groups = o->groups};
+    TT_TRY(tt_norm_kind_parse(o->norm, &t->model.norm));
+    if (t->model.norm == TT_NORM_BATCH && o->micro_batch < 8)
+        fprintf(stderr,
+                "tiletrain: warning: batch norm with micro-batch %d: its statistics come from one "
+                "micro-batch, not the accumulation window, and are noisy below 8; "
+                "consider --norm group\n", o->micro_batch);
+    TT_TRY(tt_unet_create(t->be, &t->model, o->micro_batch, o->tile[0], o->tile[1], o->seed,
+                          &t->unet));
+    size_t planes = (size_t)tt_tilecache_planes(t->cache);
+    TT_TRY(tt_buffer_alloc(t->be, (size_t)o->micro_batch * planes * o->tile[0] * o->tile[1],
+                           TT_MEM_DATA, "labels", &t->labels));
+    TT_TRY(tt_buffer_alloc(t->be, 2 * TT_LOSS_VALUE_BYTES, TT_MEM_WORKSPACE, "loss", &t->loss_blocks));
+    TT_TRY(tt_buffer_alloc(t->be, 2 * sizeof(float), TT_MEM_WORKSPACE, "grad-norm", &t->reduce_block));
+    size_t n = t->unet->params.trainable_floats;
+    t->use_sgd = strcmp(o->optimizer, "sgd") == 0;
+    if (t->use_sgd) {
+        t->sgd = tt_sgd_config_default();
+        t->sgd.lr = o->lr;
+        t->sgd.momentum = o->momentum;
+        t->sgd.nesterov = o->nesterov;
+        t->sgd.weight_decay = o->weight_decay >= 0 ? o->weight_decay : 0.0;
+        TT_TRY(tt_sgd_config_check(&t->sgd));
+        if (t->sgd.momentum > 0) {
+            TT_TRY(tt_buffer_alloc(t->be, n * sizeof(float), TT_MEM_OPTIMIZER, "sgd.momentum_buffer",
+                                   &t->moment1));
+            TT_TRY(tt_fill(t->be, tt_mem_of(t->moment1), 0.0f, n));
+        }
+    } else {
+        t->adamw = tt_adamw_config_default();
+        t->adamw.lr = o->lr;
+        if (o->weight_decay >= 0) t->adamw.weight_decay = o->weight_decay;
+        TT_TRY(tt_adamw_config_check(&t->adamw));
+        TT_TRY(tt_buffer_alloc(t->be, n * sizeof(float), TT_MEM_OPTIMIZER, "adamw.exp_avg", &t->moment1));
+        TT_TRY(tt_buffer_alloc(t->be, n * sizeof(float), TT_MEM_OPTIMIZER, "adamw.exp_avg_sq",
+                               &t->moment2));
+        TT_TRY(tt_fill(t->be, tt_mem_of(t->moment1), 0.0f, n));
+        TT_TRY(tt_fill(t->be, tt_mem_of(t->moment2), 0.0f, n));
+    }
+    return schedule_from_options(o, &t->schedule);
+}
+
+tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
+{
+    *out = NULL;
+    tt_trainer *t = calloc(1, sizeof *t);
+    if (!t) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    t->opt = *opt;
+    tt_status status = NULL;
+    if (opt->init[0] && opt->resume[0]) {
+        status = tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                              "give --init (weights only) or --resume (the whole state), not both");
+        goto cleanup;
+    }
+    TT_CHECK(open_data(t));
+    TT_CHECK(tt_backend_create_opencl(opt->device[0] ? opt->device : NULL, &t->be));
+    TT_CHECK(build_model(t));
+    if (opt->init[0]) TT_CHECK(tt_checkpoint_load_weights(t->unet, opt->init));
+    if (opt->resume[0]) TT_CHECK(tt_checkpoint_resume(t, opt->resume));
+    TT_CHECK(start_prefetch(t));
+    if (opt->out[0]) {
+        TT_CHECK(make_dirs(opt->out));
+        char path[TT_OPT_STRING_MAX + 32];
+        snprintf(path, sizeof path, "%s/train.jsonl", opt->out);
+        t->log = fopen(path, opt->resume[0] ? "a" : "w");
+        if (!t->log) {
+            status = tt_error_new(TT_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+            goto cleanup;
+        }
+    }
+    *out = t;
+    return NULL;
+cleanup:
+    tt_trainer_destroy(t);
+    return status;
+}
+
+void tt_trainer_destroy(tt_trainer *t)
+{
+    if (!t) return;
+    tt_prefetch_destroy(t->prefetch);
+    tt_sampler_destroy(t->sampler);
+    tt_tilecache_destroy(t->cache);
+    tt_dataset_destroy(t->dataset);
+    free(t->train_items);
+    free(t->val_items);
+    tt_buffer_free(t->labels);
+    tt_buffer_free(t->loss_blocks);
+    tt_buffer_free(t->reduce_block);
+    tt_buffer_free(t->moment1);
+    tt_buffer_free(t->moment2);
+    tt_unet_destroy(t->unet);
+    tt_backend_destroy(t->be);
+    if (t->log) fclose(t->log);
+    free(t);
+}
+
+/* Forward, loss and backward of one micro-batch; the loss blocks collect
+ * the sums and counts of the window.  dice_scale makes the Dice gradient
+ * come out normalised by images once the arena is scaled by 1 / BCE items. */
+static tt_status micro_batch(tt_trainer *t, const tt_batch *b, float dice_scale)
+{
+    tt_unet *u = t->unet;
+    int n = b->batch_size, h = b->height, w = b->width, c = t->model.classes;
+    size_t pixels = (size_t)n * h * w;
+    TT_TRY(tt_write(t->be, u->input, b->image, pixels * 3 * sizeof(float)));
+    TT_TRY(tt_write(t->be, tt_mem_of(t->labels), b->mask, pixels * (size_t)b->planes));
+    TT_TRY(tt_unet_forward(u, n, 1));
+    TT_TRY(tt_fill(t->be, u->dlogits, 0.0f, pixels * (size_t)c));
+    tt_mem primary = tt_mem_of(t->loss_blocks);
+    tt_mem dice = tt_mem_at(primary, TT_LOSS_VALUE_BYTES);
+    tt_loss_desc d = tt_loss_desc_make(n, c, h, w);
+    if (t->mask_kind == TT_MASK_CLASS_INDEX) {
+        TT_TRY(tt_softmax_ce_forward(t->be, primary, u->logits, tt_mem_of(t->labels), &d));
+        TT_TRY(tt_softmax_ce_backward(t->be, u->dlogits, u->logits, tt_mem_of(t->labels), &d, 1.0f));
+    } else {
+        TT_TRY(tt_bce_forward(t->be, primary, u->logits, tt_mem_of(t->labels), &d));
+        TT_TRY(tt_bce_backward(t->be, u->dlogits, u->logits, tt_mem_of(t->labels), &d, 1.0f));
+        if (t->opt.dice_weight > 0) {
+            TT_TRY(tt_dice_forward(t->be, dice, u->logits, tt_mem_of(t->labels), &d,
+                                   TT_DICE_SMOOTH_DEFAULT));
+            TT_TRY(tt_dice_backward(t->be, u->dlogits, u->logits, tt_mem_of(t->labels), &d,
+                                    TT_DICE_SMOOTH_DEFAULT, dice_scale));
+        }
+    }
+    return tt_unet_backward(u);
+}
+
+tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
+{
+    const tt_train_options *o = &t->opt;
+    tt_backend *be = t->be;
+    size_t nparams = t->unet->params.trainable_floats;
+    tt_mem grads = tt_mem_of(t->unet->grad_buffer);
+    double start = now(), waited = 0;
+    memset(r, 0, sizeof *r);
+
+    /* 1. a fresh window: zero the gradients and the loss sums */
+    TT_TRY(tt_unet_zero_grads(t->unet));
+    TT_TRY(tt_loss_clear(be, tt_mem_of(t->loss_blocks)));
+    TT_TRY(tt_loss_clear(be, tt_mem_at(tt_mem_of(t->loss_blocks), TT_LOSS_VALUE_BYTES)));
+
+    /* 2. accum micro-batches, each adding its gradient of the loss SUM */
+    double planned_images = (double)o->accum * o->micro_batch;
+    double planned_items = planned_images * t->model.classes * o->tile[0] * o->tile[1];
+    float dice_scale = (float)(o->dice_weight * planned_items / planned_images);
+    for (int m = 0; m < o->accum; m++) {
+        tt_batch *b = NULL;
+        TT_TRY(tt_prefetch_next(t->prefetch, &b));
+        if (!b) break; /* the data ran out: a short window */
+        waited += b->wait_seconds;
+        tt_status s = micro_batch(t, b, dice_scale);
+        t->sampler_state = b->state_after;
+        r->images += b->batch_size;
+        tt_prefetch_release(t->prefetch, b);
+        TT_TRY(s);
+        t->micro_batches++;
+    }
+    if (r->images == 0)
+        return tt_error_new(TT_ERR_FORMAT, "the data stream gave no images for step %lld",
+                            (long long)t->step + 1);
+
+    /* 3. normalise by the valid items of the whole window */
+    tt_loss_value primary, dice = {0};
+    TT_TRY(tt_loss_read(be, tt_mem_of(t->loss_blocks), "training loss", &primary));
+    if (o->dice_weight > 0 && t->mask_kind == TT_MASK_MULTI_LABEL)
+        TT_TRY(tt_loss_read(be, tt_mem_at(tt_mem_of(t->loss_blocks), TT_LOSS_VALUE_BYTES),
+                            "Dice loss", &dice));
+    t->step++;
+    r->step = t->step;
+    r->valid_items = primary.count;
+    r->loss = primary.count ? primary.sum / primary.count : 0.0;
+    if (dice.count) r->loss += o->dice_weight * dice.sum / dice.count;
+    if (primary.count == 0) {
+        fprintf(stderr, "tiletrain: step %lld: every pixel of the window is ignored (255); "
+                "no update\n", (long long)t->step);
+        r->skipped = 1;
+        t->skipped_steps++;
+        goto report;
+    }
+    TT_TRY(tt_scale(be, grads, (float)(1.0 / primary.count), nparams));
+    if (o->save_grads[0] && t->step == o->steps)
+        TT_TRY(tt_checkpoint_save_grads(t->unet, o->save_grads));
+
+    /* 4. the global norm and a non-finite check, reduced on the device */
+    float reduced[2] = {0, 0};
+    TT_TRY(tt_write(be, tt_mem_of(t->reduce_block), reduced, sizeof reduced));
+    TT_TRY(tt_sum_squares(be, tt_mem_of(t->reduce_block), grads, nparams));
+    TT_TRY(tt_count_nonfinite(be, tt_mem_at(tt_mem_of(t->reduce_block), sizeof(float)), grads, nparams));
+    TT_TRY(tt_read(be, reduced, tt_mem_of(t->reduce_block), sizeof reduced));
+    uint32_t nonfinite;
+    memcpy(&nonfinite, &reduced[1], sizeof nonfinite);
+    r->grad_norm = sqrt((double)reduced[0]);
+    if (nonfinite || !isfinite(r->grad_norm)) {
+        fprintf(stderr, "tiletrain: step %lld: %u non-finite gradient values; step skipped, "
+                "weights unchanged\n", (long long)t->step, nonfinite);
+        r->skipped = 1;
+        t->skipped_steps++;
+        goto report;
+    }
+    /* torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when below 1 */
+    if (o->clip_norm > 0) {
+        double coef = o->clip_norm / (r->grad_norm + 1e-6);
+        if (coef < 1.0) TT_TRY(tt_scale(be, grads, (float)coef, nparams));
+    }
+
+    /* 5. one optimizer step at the scheduled rate */
+    t->updates++;
+    r->lr = tt_schedule_lr(&t->schedule, o->lr, t->updates);
+    tt_mem params = tt_mem_of(t->unet->param_buffer);
+    if (t->use_sgd)
+        TT_TRY(tt_sgd_update(be, params, grads, t->moment1 ? tt_mem_of(t->moment1) : (tt_mem){0},
+                             nparams, &t->sgd, r->lr, t->updates));
+    else
+        TT_TRY(tt_adamw_update(be, params, grads, tt_mem_of(t->moment1), tt_mem_of(t->moment2),
+                               nparams, &t->adamw, r->lr, t->updates));
+    TT_TRY(tt_finish(be));
+report:
+    r->seconds = now() - start;
+    r->data_wait_seconds = waited;
+    r->peak_bytes = be->mem.peak_total;
+    if (t->log) {
+        fprintf(t->log,
+                "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, \"grad_norm\": %.9g, "
+                "\"skipped\": %s, \"images\": %lld, \"valid_items\": %lld, "
+                "\"images_per_s\": %.4g, \"data_wait_s\": %.4g, \"peak_device_bytes\": %llu}\n",
+                (long long)r->step, r->loss, r->lr, r->grad_norm, r->skipped ? "true" : "false",
+                (long long)r->images, (long long)r->valid_items,
+                r->seconds > 0 ? r->images / r->seconds : 0.0, r->data_wait_seconds,
+                (unsigned long long)r->peak_bytes);
+        fflush(t->log);
+    }
+    return NULL;
+}
+
+tt_status tt_trainer_save(tt_trainer *t, const char *path) { return tt_checkpoint_save(t, path); }

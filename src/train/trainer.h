@@ -1,0 +1,88 @@
+/*
+ * The training loop with gradient accumulation.
+ *
+ * One optimizer step is one window of `accum` micro-batches: the gradient
+ * arena is zeroed, every micro-batch runs forward, loss and backward (which
+ * ADDS into the arena), then the gradients are scaled by 1 / (valid items
+ * of the whole window), checked for non-finite values, optionally clipped
+ * by global norm, and the optimizer runs once.  N micro-batches of B thus
+ * give the update of one batch of N*B.  A short window (the data ran out)
+ * is normalised by its own count.
+ *
+ * Valid items: non-ignored pixels (softmax cross-entropy, folder data),
+ * pixels x classes (BCE, kaggle-rle data); the optional Dice term is
+ * normalised by the images of the window.
+ */
+#ifndef TT_TRAIN_TRAINER_H
+#define TT_TRAIN_TRAINER_H
+
+#include <stdio.h>
+
+#include "data/dataset.h"
+#include "data/prefetch.h"
+#include "data/sampler.h"
+#include "data/tilecache.h"
+#include "model/unet.h"
+#include "optim/adamw.h"
+#include "optim/schedule.h"
+#include "optim/sgd.h"
+#include "train/train_options.h"
+
+typedef struct tt_step_report {
+    int64_t step;             /* optimizer steps taken so far (this one included) */
+    double loss;              /* normalised over the window */
+    double lr;
+    double grad_norm;         /* before clipping */
+    int skipped;              /* non-finite gradients: no update */
+    int64_t images;           /* images in the window */
+    int64_t valid_items;      /* the normaliser */
+    double seconds;           /* wall time of the window */
+    double data_wait_seconds; /* time the device side waited for batches */
+    uint64_t peak_bytes;      /* device memory peak so far */
+} tt_step_report;
+
+typedef struct tt_trainer {
+    tt_train_options opt;
+    tt_backend *be;
+    tt_dataset *dataset;
+    tt_item_source source;
+    tt_tilecache *cache;
+    tt_sampler *sampler;
+    tt_prefetch *prefetch;
+    int *train_items, train_count, *val_items, val_count;
+
+    tt_unet *unet;
+    tt_unet_config model;
+    tt_mask_kind mask_kind;
+    tt_buffer *labels;        /* (B, planes, H, W) uint8 */
+    tt_buffer *loss_blocks;   /* [0] primary loss, [1] Dice */
+    tt_buffer *reduce_block;  /* float sum of squares, uint32 non-finite count */
+    tt_buffer *moment1;       /* AdamW exp_avg or SGD momentum buffer */
+    tt_buffer *moment2;       /* AdamW exp_avg_sq */
+    tt_adamw_config adamw;
+    tt_sgd_config sgd;
+    int use_sgd;
+    tt_schedule schedule;
+
+    int64_t step;             /* windows done */
+    int64_t updates;          /* optimizer updates done (skipped steps excluded) */
+    int64_t micro_batches;
+    int64_t skipped_steps;
+    tt_sampler_state sampler_state; /* after the last batch used */
+    FILE *log;                /* OUT/train.jsonl */
+} tt_trainer;
+
+/* Opens the data, the device, the model and the optimizer as the options
+ * say; with opt->resume, restores everything from the checkpoint.
+ * *out: tt_trainer_destroy(). */
+tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out);
+void tt_trainer_destroy(tt_trainer *trainer);
+
+/* Runs one window and one optimizer step. */
+tt_status tt_trainer_step(tt_trainer *trainer, tt_step_report *report);
+
+/* Writes a checkpoint (weights, optimizer state, counters, data position,
+ * config) atomically to `path`. */
+tt_status tt_trainer_save(tt_trainer *trainer, const char *path);
+
+#endif
