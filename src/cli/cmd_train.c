@@ -54,17 +54,18 @@ int tt_cmd_train(int argc, char **argv)
                opt.micro_batch, opt.accum, t->use_sgd ? "SGD" : "AdamW",
                t->unet->params.trainable_floats);
     char peak[32];
-    while (t->step < opt.steps) {
+    while (t->step < t->max_steps && !t->finished) {
         tt_step_report r;
         status = tt_trainer_step(t, &r);
-        if (status) break;
+        if (status || r.images == 0) break;
         if (!opt.quiet)
             printf("step %6lld  loss %.5f  lr %.3g  grad-norm %.4g  %.2f img/s  data-wait %.2fs  "
                    "peak %s%s\n",
                    (long long)r.step, r.loss, r.lr, r.grad_norm,
                    r.seconds > 0 ? r.images / r.seconds : 0.0, r.data_wait_seconds,
                    tt_format_bytes(r.peak_bytes, peak, sizeof peak), r.skipped ? "  SKIPPED" : "");
-        if (opt.checkpoint_every > 0 && t->step % opt.checkpoint_every == 0 && t->step < opt.steps) {
+        if (opt.checkpoint_every > 0 && t->step % opt.checkpoint_every == 0 &&
+            t->step < t->max_steps) {
             status = checkpoint(t);
             if (status) break;
         }

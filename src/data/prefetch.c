@@ -239,7 +239,7 @@ typedef struct sampler_fill {
     tt_sampler *sampler;
     int normalize;
     float mean[3], std[3];
-    int64_t max_batches, filled;
+    int64_t max_crops, filled; /* crops */
     uint8_t *rgb; /* (H, W, 3) one crop */
 } sampler_fill;
 
@@ -255,7 +255,10 @@ static tt_status sampler_fill_batch(void *ctx, tt_batch *b, int *end)
 {
     sampler_fill *f = ctx;
     size_t px = (size_t)b->height * b->width;
-    for (int i = 0; i < b->batch_size; i++) {
+    int want = b->batch_size;
+    if (f->max_crops > 0 && f->max_crops - f->filled < want) want = (int)(f->max_crops - f->filled);
+    b->batch_size = want;
+    for (int i = 0; i < want; i++) {
         tt_crop_info info;
         TT_TRY(tt_sampler_next(f->sampler, f->rgb, b->mask + (size_t)i * b->planes * px, &info));
         tt_prefetch_to_planar(f->rgb, b->width, b->height, f->normalize, f->mean, f->std,
@@ -263,12 +266,13 @@ static tt_status sampler_fill_batch(void *ctx, tt_batch *b, int *end)
         b->items[i] = info.item;
     }
     tt_sampler_get_state(f->sampler, &b->state_after);
-    if (f->max_batches > 0 && ++f->filled >= f->max_batches) *end = 1;
+    f->filled += want;
+    if (f->max_crops > 0 && f->filled >= f->max_crops) *end = 1;
     return NULL;
 }
 
 tt_status tt_prefetch_create_sampler(const tt_prefetch_config *config, tt_sampler *sampler,
-                                     int64_t max_batches, tt_prefetch **out)
+                                     int64_t max_crops, tt_prefetch **out)
 {
     *out = NULL;
     if (config->width != tt_sampler_tile_width(sampler) || config->height != tt_sampler_tile_height(sampler) ||
@@ -288,7 +292,7 @@ tt_status tt_prefetch_create_sampler(const tt_prefetch_config *config, tt_sample
     f->normalize = config->normalize;
     memcpy(f->mean, config->mean, sizeof f->mean);
     memcpy(f->std, config->std, sizeof f->std);
-    f->max_batches = max_batches;
+    f->max_crops = max_crops;
     tt_status status = tt_prefetch_create(config, sampler_fill_batch, f, out);
     if (status) {
         sampler_fill_free(f);

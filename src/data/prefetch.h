@@ -48,9 +48,10 @@ tt_status tt_prefetch_create(const tt_prefetch_config *config, tt_prefetch_fill_
 
 /* Starts the producer over a sampler (borrowed; the producer thread owns it
  * until destroy: do not call it meanwhile).  An endless stream of batches
- * of config->batch_size crops, unless max_batches > 0. */
+ * of config->batch_size crops, unless max_crops > 0: then the stream ends
+ * after that many crops, the last batch short if need be (a finite run). */
 tt_status tt_prefetch_create_sampler(const tt_prefetch_config *config, tt_sampler *sampler,
-                                     int64_t max_batches, tt_prefetch **out);
+                                     int64_t max_crops, tt_prefetch **out);
 
 /* Blocks until a batch is ready.  *batch = NULL at the end of the stream.
  * Batches produced before a producer error are delivered first; then the

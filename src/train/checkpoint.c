@@ -103,6 +103,7 @@ tt_status tt_checkpoint_save(tt_trainer *t, const char *path)
     TT_CHECK(meta_i64(w, "step", t->step));
     TT_CHECK(meta_i64(w, "updates", t->updates));
     TT_CHECK(meta_i64(w, "micro_batches", t->micro_batches));
+    TT_CHECK(meta_i64(w, "images_seen", t->images_seen));
     TT_CHECK(meta_i64(w, "skipped_steps", t->skipped_steps));
     char seed[32];
     snprintf(seed, sizeof seed, "%" PRIu64, t->sampler_state.seed);
@@ -242,6 +243,7 @@ tt_status tt_checkpoint_resume(tt_trainer *t, const char *path)
     TT_CHECK(meta_int(f, "step", &t->step));
     TT_CHECK(meta_int(f, "updates", &t->updates));
     TT_CHECK(meta_int(f, "micro_batches", &t->micro_batches));
+    TT_CHECK(meta_int(f, "images_seen", &t->images_seen));
     TT_CHECK(meta_int(f, "skipped_steps", &t->skipped_steps));
     TT_CHECK(meta_int(f, "sampler.seed", &seed));
     TT_CHECK(meta_int(f, "sampler.epoch", &epoch));

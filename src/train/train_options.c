@@ -27,7 +27,8 @@ const tt_opt tt_train_option_table[] = {
     CHOICE("norm", norm, "KIND", "normalisation: group, batch or none", "group|batch|none"),
     OPT("groups", TT_OPT_INT, groups, "G", "groups of group norm", 1, 1024),
     OPT("dice-weight", TT_OPT_DOUBLE, dice_weight, "X", "kaggle-rle: loss = BCE + X * Dice", 0, 100),
-    OPT("steps", TT_OPT_INT, steps, "S", "optimizer steps", 1, 1e9),
+    OPT("steps", TT_OPT_INT, steps, "S", "optimizer steps (default 100, or all of --epochs)", 1, 1e9),
+    OPT("epochs", TT_OPT_INT, epochs, "E", "stop after E passes over the data (the last window may be short)", 1, 1e6),
     OPT("micro-batch", TT_OPT_INT, micro_batch, "B", "images per forward pass", 1, 4096),
     OPT("accum", TT_OPT_INT, accum, "N", "micro-batches per optimizer step", 1, 1e6),
     CHOICE("optimizer", optimizer, "NAME", "adamw or sgd", "adamw|sgd"),
@@ -63,7 +64,6 @@ void tt_train_options_default(tt_train_options *o)
     o->groups = 8;
     strcpy(o->norm, "group");
     o->dice_weight = 0.0;
-    o->steps = 100;
     o->micro_batch = 4;
     o->accum = 1;
     strcpy(o->optimizer, "adamw");

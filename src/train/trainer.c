@@ -101,12 +101,36 @@ static tt_status open_data(tt_trainer *t)
     return tt_sampler_create(&sc, t->cache, t->train_items, t->train_count, &t->sampler);
 }
 
+/* Crops of a finite run (--epochs), 0 for an endless stream. */
+static int64_t planned_crops(const tt_trainer *t)
+{
+    if (t->opt.epochs <= 0) return 0;
+    return (int64_t)t->opt.epochs * tt_sampler_epoch_length(t->sampler);
+}
+
 static tt_status start_prefetch(tt_trainer *t)
 {
     tt_prefetch_config pc = {.batch_size = t->opt.micro_batch, .height = t->opt.tile[0],
                              .width = t->opt.tile[1], .planes = tt_tilecache_planes(t->cache),
                              .queue_depth = 2};
-    return tt_prefetch_create_sampler(&pc, t->sampler, 0, &t->prefetch);
+    int64_t total = planned_crops(t);
+    int64_t left = total ? total - t->images_seen : 0;
+    if (total && left <= 0) {
+        t->finished = 1;
+        return NULL;
+    }
+    return tt_prefetch_create_sampler(&pc, t->sampler, left, &t->prefetch);
+}
+
+/* The run's length in optimizer steps: --steps, else all of --epochs, else 100. */
+static void plan_steps(tt_trainer *t)
+{
+    int64_t crops = planned_crops(t);
+    int64_t batches = (crops + t->opt.micro_batch - 1) / t->opt.micro_batch;
+    if (t->opt.steps > 0) t->max_steps = t->opt.steps;
+    else if (batches) t->max_steps = (batches + t->opt.accum - 1) / t->opt.accum;
+    else t->max_steps = 100;
+    if (t->opt.steps <= 0) t->opt.steps = (int)t->max_steps;
 }
 
 static tt_status build_model(tt_trainer *t)
@@ -174,6 +198,7 @@ tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
         goto cleanup;
     }
     TT_CHECK(open_data(t));
+    plan_steps(t);
     TT_CHECK(tt_backend_create_opencl(opt->device[0] ? opt->device : NULL, &t->be));
     TT_CHECK(build_model(t));
     if (opt->init[0]) TT_CHECK(tt_checkpoint_load_weights(t->unet, opt->init));
@@ -265,21 +290,25 @@ tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
     double planned_images = (double)o->accum * o->micro_batch;
     double planned_items = planned_images * t->model.classes * o->tile[0] * o->tile[1];
     float dice_scale = (float)(o->dice_weight * planned_items / planned_images);
-    for (int m = 0; m < o->accum; m++) {
+    for (int m = 0; m < o->accum && !t->finished; m++) {
         tt_batch *b = NULL;
         TT_TRY(tt_prefetch_next(t->prefetch, &b));
+        if (!b) t->finished = 1;
         if (!b) break; /* the data ran out: a short window */
         waited += b->wait_seconds;
         tt_status s = micro_batch(t, b, dice_scale);
         t->sampler_state = b->state_after;
         r->images += b->batch_size;
+        t->images_seen += b->batch_size;
         tt_prefetch_release(t->prefetch, b);
         TT_TRY(s);
         t->micro_batches++;
     }
-    if (r->images == 0)
+    if (r->images == 0) {
+        if (t->finished) return NULL; /* a finite run ended with the last window */
         return tt_error_new(TT_ERR_FORMAT, "the data stream gave no images for step %lld",
                             (long long)t->step + 1);
+    }
 
     /* 3. normalise by the valid items of the whole window */
     tt_loss_value primary, dice = {0};
@@ -300,7 +329,7 @@ tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
         goto report;
     }
     TT_TRY(tt_scale(be, grads, (float)(1.0 / primary.count), nparams));
-    if (o->save_grads[0] && t->step == o->steps)
+    if (o->save_grads[0] && (t->step == t->max_steps || t->finished))
         TT_TRY(tt_checkpoint_save_grads(t->unet, o->save_grads));
 
     /* 4. the global norm and a non-finite check, reduced on the device */

@@ -64,9 +64,12 @@ typedef struct tt_trainer {
     int use_sgd;
     tt_schedule schedule;
 
+    int64_t max_steps;        /* the run's length in windows */
+    int finished;             /* the data of a finite run (--epochs) ran out */
     int64_t step;             /* windows done */
     int64_t updates;          /* optimizer updates done (skipped steps excluded) */
     int64_t micro_batches;
+    int64_t images_seen;      /* crops trained on, over the whole run */
     int64_t skipped_steps;
     tt_sampler_state sampler_state; /* after the last batch used */
     FILE *log;                /* OUT/train.jsonl */
@@ -78,7 +81,9 @@ typedef struct tt_trainer {
 tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out);
 void tt_trainer_destroy(tt_trainer *trainer);
 
-/* Runs one window and one optimizer step. */
+/* Runs one window and one optimizer step.  When a finite run's data has
+ * ended before the window began, sets trainer->finished and returns NULL
+ * with report->images == 0. */
 tt_status tt_trainer_step(tt_trainer *trainer, tt_step_report *report);
 
 /* Writes a checkpoint (weights, optimizer state, counters, data position,

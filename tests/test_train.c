@@ -1,0 +1,347 @@
+/*
+ * Training: gradient accumulation equals one big batch (also with a short
+ * last window and uneven ignore regions), parity with PyTorch, exact
+ * resume, refused checkpoints, skipped non-finite steps, and learning.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <stb_image_write.h>
+
+#include "harness.h"
+#include "ref_data.h"
+#include "train/checkpoint.h"
+#include "train/safetensors.h"
+#include "train/trainer.h"
+
+static char *cache_dir;
+
+/* A folder data set of `count` size x size images: the class of a pixel
+ * follows its brightness (learnable); image i has an ignored (255)
+ * rectangle covering a different share of its pixels. */
+static char *make_dataset(int count, int size, int classes, uint64_t seed)
+{
+    char *dir = rd_tempdir("train");
+    char *images = rd_subdir(dir, "images"), *masks = rd_subdir(dir, "masks");
+    uint8_t *rgb = malloc((size_t)size * size * 3), *mask = malloc((size_t)size * size);
+    for (int i = 0; i < count; i++) {
+        double fx = th_uniform(&seed, 0.1, 0.5), fy = th_uniform(&seed, 0.1, 0.5);
+        for (int y = 0; y < size; y++)
+            for (int x = 0; x < size; x++) {
+                double v = 0.5 + 0.5 * sin(fx * x + 3 * i) * cos(fy * y);
+                uint8_t g = (uint8_t)(255 * v);
+                uint8_t *p = rgb + 3 * ((size_t)y * size + x);
+                p[0] = g, p[1] = (uint8_t)(255 - g), p[2] = (uint8_t)(th_uniform(&seed, 0, 64));
+                mask[y * size + x] = (uint8_t)fmin(classes - 1, v * classes);
+            }
+        int side = (i * size) / (count + 1); /* 0 .. most of the image */
+        for (int y = 0; y < side; y++)
+            for (int x = 0; x < side; x++) mask[y * size + x] = 255;
+        char path[512];
+        snprintf(path, sizeof path, "%s/img_%03d.png", images, i);
+        CU_ASSERT_FATAL(stbi_write_png(path, size, size, 3, rgb, size * 3));
+        snprintf(path, sizeof path, "%s/img_%03d.png", masks, i);
+        CU_ASSERT_FATAL(stbi_write_png(path, size, size, 1, mask, size));
+    }
+    free(rgb), free(mask), free(images), free(masks);
+    return dir;
+}
+
+static void base_options(tt_train_options *o, const char *data, int size)
+{
+    tt_train_options_default(o);
+    snprintf(o->data, sizeof o->data, "%s", data);
+    snprintf(o->cache_dir, sizeof o->cache_dir, "%s", cache_dir);
+    o->out[0] = '\0';
+    o->tile[0] = o->tile[1] = size;
+    o->base_channels = 4;
+    o->depth = 2;
+    o->groups = 2;
+    o->no_shuffle = 1;
+    o->no_augment = 1;
+    o->seed = 3;
+    o->quiet = 1;
+}
+
+/* Runs the options to the end; returns the final weights (malloc'd). */
+static float *train(const tt_train_options *o, tt_trainer **keep, size_t *count)
+{
+    tt_trainer *t = NULL;
+    TH_OK(tt_trainer_create(o, &t));
+    while (t->step < t->max_steps && !t->finished) {
+        tt_step_report r;
+        TH_OK(tt_trainer_step(t, &r));
+        if (r.images == 0) break;
+    }
+    *count = t->unet->params.trainable_floats;
+    float *w = malloc(*count * sizeof *w);
+    TH_OK(tt_unet_get_params(t->unet, w, NULL));
+    if (keep) *keep = t;
+    else tt_trainer_destroy(t);
+    return w;
+}
+
+static double max_rel(const float *a, const float *b, size_t n)
+{
+    double worst = 0;
+    for (size_t i = 0; i < n; i++)
+        worst = fmax(worst, fabs((double)a[i] - b[i]) / (fabs((double)b[i]) + 1e-2));
+    return worst;
+}
+
+static void test_accumulation_equivalence(void)
+{
+    char *data = make_dataset(20, 16, 3, 1);
+    tt_train_options a, b;
+    base_options(&a, data, 16);
+    a.micro_batch = 4, a.accum = 5, a.steps = 3;
+    base_options(&b, data, 16);
+    b.micro_batch = 20, b.accum = 1, b.steps = 3;
+    size_t n;
+    float *wa = train(&a, NULL, &n), *wb = train(&b, NULL, &n);
+    double e = max_rel(wa, wb, n);
+    printf("\n  4 x 5 vs 20 x 1, 3 AdamW steps, group norm, uneven ignore: max rel diff %.2e", e);
+    CU_ASSERT(e <= 1e-5);
+    free(wa), free(wb);
+    rd_remove(data);
+}
+
+static void test_short_last_window(void)
+{
+    /* 10 images: 2 x 3 gives windows of 6 and 4 images, 6 x 1 batches of 6 and 4 */
+    char *data = make_dataset(10, 16, 3, 2);
+    tt_train_options a, b;
+    base_options(&a, data, 16);
+    a.micro_batch = 2, a.accum = 3, a.epochs = 1;
+    base_options(&b, data, 16);
+    b.micro_batch = 6, b.accum = 1, b.epochs = 1;
+    size_t n;
+    tt_trainer *ta = NULL;
+    float *wa = train(&a, &ta, &n), *wb = train(&b, NULL, &n);
+    CU_ASSERT_EQUAL(ta->step, 2);
+    CU_ASSERT_EQUAL(ta->images_seen, 10);
+    double e = max_rel(wa, wb, n);
+    printf("\n  short last window (2 x 3 vs 6 x 1 over 10 images): max rel diff %.2e", e);
+    CU_ASSERT(e <= 1e-5);
+    tt_trainer_destroy(ta);
+    free(wa), free(wb);
+    rd_remove(data);
+}
+
+/* Compares our tensors with torch's file, tensor by tensor, relative to
+ * each tensor's largest magnitude. */
+static double compare_file(const tt_param_table *pt, const float *ours, const char *path,
+                           const char **worst_name)
+{
+    tt_safetensors *f = NULL;
+    TH_OK(tt_safetensors_open(path, &f));
+    double worst = 0;
+    for (int i = 0; i < pt->count; i++) {
+        const tt_param *p = &pt->params[i];
+        if (!p->trainable) continue;
+        int64_t shape[4];
+        for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
+        float *ref = malloc(p->count * sizeof *ref);
+        TH_OK(tt_safetensors_get_f32(f, p->name, p->ndim, shape, ref));
+        double scale = 1e-6, e = 0;
+        for (size_t j = 0; j < p->count; j++) scale = fmax(scale, fabs(ref[j]));
+        for (size_t j = 0; j < p->count; j++)
+            e = fmax(e, fabs((double)ours[p->offset + j] - ref[j]) / scale);
+        if (e > worst) worst = e, *worst_name = p->name;
+        free(ref);
+    }
+    tt_safetensors_close(f);
+    return worst;
+}
+
+static void parity(const char *optimizer)
+{
+    char *data = make_dataset(8, 16, 3, 4);
+    char *work = rd_tempdir("parity");
+    char init[600], grads[600], tgrads[600], tweights[600];
+    snprintf(init, sizeof init, "%s/init.safetensors", work);
+    snprintf(grads, sizeof grads, "%s/grads.safetensors", work);
+    snprintf(tgrads, sizeof tgrads, "%s/torch-grads.safetensors", work);
+    snprintf(tweights, sizeof tweights, "%s/torch-weights.safetensors", work);
+    tt_train_options o;
+    base_options(&o, data, 16);
+    o.micro_batch = 2, o.accum = 2, o.steps = 2;
+    snprintf(o.optimizer, sizeof o.optimizer, "%s", optimizer);
+    o.lr = strcmp(optimizer, "sgd") == 0 ? 0.05 : 1e-3;
+    snprintf(o.save_grads, sizeof o.save_grads, "%s", grads);
+    tt_trainer *t = NULL;
+    TH_OK(tt_trainer_create(&o, &t));
+    TH_OK(tt_trainer_save(t, init));
+    tt_trainer_destroy(t);
+    size_t n;
+    float *w = train(&o, &t, &n);
+
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 %s/tests/torch_train.py --bench %s/../shared/bench --data %s "
+             "--init %s --grads-out %s --weights-out %s --steps 2 --micro-batch 2 --accum 2 "
+             "--optimizer %s --lr %g --weight-decay %g --momentum 0.9 --classes 3 "
+             "--base-channels 4 --depth 2 --norm group --groups 2",
+             TT_SOURCE_DIR, TT_SOURCE_DIR, data, init, tgrads, tweights, optimizer, o.lr,
+             strcmp(optimizer, "sgd") == 0 ? 0.0 : 0.01);
+    if (system(cmd) != 0) {
+        printf("\n  SKIPPED parity with PyTorch: '%s' failed (needs python3-torch, python3-pil "
+               "and shared/bench/torch_unet.py)", cmd);
+    } else {
+        float *g = malloc(n * sizeof *g);
+        tt_safetensors *f = NULL;
+        TH_OK(tt_safetensors_open(grads, &f));
+        for (int i = 0; i < t->unet->params.count; i++) {
+            const tt_param *p = &t->unet->params.params[i];
+            int64_t shape[4];
+            for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
+            TH_OK(tt_safetensors_get_f32(f, p->name, p->ndim, shape, g + p->offset));
+        }
+        tt_safetensors_close(f);
+        const char *wg = "", *ww = "";
+        double eg = compare_file(&t->unet->params, g, tgrads, &wg);
+        double ew = compare_file(&t->unet->params, w, tweights, &ww);
+        printf("\n  %s vs PyTorch after 2 steps: gradients %.2e (%s), weights %.2e (%s)", optimizer,
+               eg, wg, ew, ww);
+        CU_ASSERT(eg <= 1e-4);
+        CU_ASSERT(ew <= 1e-4);
+        free(g);
+    }
+    tt_trainer_destroy(t);
+    free(w);
+    rd_remove(work);
+    rd_remove(data);
+}
+
+static void test_parity_adamw(void) { parity("adamw"); }
+static void test_parity_sgd(void) { parity("sgd"); }
+
+static void test_resume_bit_identical(void)
+{
+    char *data = make_dataset(6, 24, 3, 5);
+    char *out = rd_tempdir("resume");
+    tt_train_options o;
+    base_options(&o, data, 16); /* crops of 24x24 images: shuffled and augmented */
+    o.no_shuffle = o.no_augment = 0;
+    o.fg_fraction = 0.33;
+    o.micro_batch = 2, o.accum = 2, o.steps = 6;
+    size_t n;
+    float *whole = train(&o, NULL, &n);
+
+    o.steps = 3;
+    tt_trainer *t = NULL;
+    float *half = train(&o, &t, &n);
+    char ckpt[600];
+    snprintf(ckpt, sizeof ckpt, "%s/half.safetensors", out);
+    TH_OK(tt_trainer_save(t, ckpt));
+    tt_trainer_destroy(t);
+    free(half);
+    o.steps = 6;
+    snprintf(o.resume, sizeof o.resume, "%s", ckpt);
+    float *resumed = train(&o, &t, &n);
+    CU_ASSERT_EQUAL(t->step, 6);
+    tt_trainer_destroy(t);
+    int same = memcmp(whole, resumed, n * sizeof *whole) == 0;
+    printf("\n  6 steps vs 3 + 3 resumed: %s", same ? "bit-identical" : "DIFFERENT");
+    CU_ASSERT(same);
+
+    /* a truncated and a corrupted checkpoint are refused, naming the file */
+    size_t size = 0;
+    unsigned char *bytes = rd_read(out, "half.safetensors", &size);
+    CU_ASSERT_FATAL(bytes != NULL && size > 100);
+    rd_truncate(out, "half.safetensors", size - 7);
+    tt_status s = tt_trainer_create(&o, &t);
+    CU_ASSERT_PTR_NOT_NULL(s);
+    if (s) printf("\n  truncated: %s", tt_status_message(s));
+    CU_ASSERT(s && strstr(tt_status_message(s), "half.safetensors") != NULL);
+    tt_status_free(s);
+    bytes[12] ^= 0x5a; /* inside the JSON header */
+    rd_write_bytes(out, "half.safetensors", bytes, size);
+    s = tt_trainer_create(&o, &t);
+    CU_ASSERT_PTR_NOT_NULL(s);
+    if (s) printf("\n  corrupted: %s", tt_status_message(s));
+    tt_status_free(s);
+    free(bytes), free(whole), free(resumed);
+    rd_remove(out);
+    rd_remove(data);
+}
+
+static void test_nonfinite_skips(void)
+{
+    char *data = make_dataset(4, 16, 3, 6);
+    tt_train_options o;
+    base_options(&o, data, 16);
+    snprintf(o.optimizer, sizeof o.optimizer, "sgd");
+    o.lr = 1e30; /* the first update overflows the weights; later gradients are NaN */
+    o.momentum = 0;
+    o.micro_batch = 2, o.accum = 1, o.steps = 4;
+    tt_trainer *t = NULL;
+    TH_OK(tt_trainer_create(&o, &t));
+    size_t n = t->unet->params.trainable_floats;
+    float *before = malloc(n * sizeof *before), *after = malloc(n * sizeof *after);
+    tt_step_report r;
+    TH_OK(tt_trainer_step(t, &r));
+    int skipped_seen = 0;
+    for (int i = 0; i < 3; i++) {
+        TH_OK(tt_unet_get_params(t->unet, before, NULL));
+        TH_OK(tt_trainer_step(t, &r));
+        TH_OK(tt_unet_get_params(t->unet, after, NULL));
+        if (r.skipped) {
+            skipped_seen++;
+            CU_ASSERT(memcmp(before, after, n * sizeof *before) == 0); /* unchanged */
+        }
+    }
+    printf("\n  lr 1e30: %d of 3 later steps skipped, %lld counted", skipped_seen,
+           (long long)t->skipped_steps);
+    CU_ASSERT(skipped_seen >= 1);
+    CU_ASSERT_EQUAL(t->skipped_steps, skipped_seen);
+    tt_trainer_destroy(t);
+    free(before), free(after);
+    rd_remove(data);
+}
+
+static void test_learns(void)
+{
+    char *data = make_dataset(8, 32, 3, 7);
+    tt_train_options o;
+    base_options(&o, data, 32);
+    o.no_shuffle = 0;
+    o.base_channels = 8;
+    o.groups = 4;
+    o.micro_batch = 2, o.accum = 1, o.steps = 200;
+    o.lr = 3e-3;
+    tt_trainer *t = NULL;
+    TH_OK(tt_trainer_create(&o, &t));
+    double first = 0, last = 0;
+    for (int i = 0; i < o.steps; i++) {
+        tt_step_report r;
+        TH_OK(tt_trainer_step(t, &r));
+        if (i < 5) first += r.loss / 5;
+        if (i >= o.steps - 5) last += r.loss / 5;
+    }
+    printf("\n  loss over the first 5 steps %.4f, over the last 5 of 200 %.4f", first, last);
+    CU_ASSERT(last < 0.5 * first);
+    tt_trainer_destroy(t);
+    rd_remove(data);
+}
+
+int main(void)
+{
+    cache_dir = rd_tempdir("tiles");
+    CU_TestInfo tests[] = {
+        {"4 x 5 equals 20 x 1 (AdamW, group norm, uneven ignore)", test_accumulation_equivalence},
+        {"short last window normalised by its own count", test_short_last_window},
+        {"parity with PyTorch: AdamW", test_parity_adamw},
+        {"parity with PyTorch: SGD momentum", test_parity_sgd},
+        {"resume is bit-identical; bad checkpoints refused", test_resume_bit_identical},
+        {"non-finite gradients skip the step", test_nonfinite_skips},
+        {"learns: loss halves in 200 steps", test_learns},
+        CU_TEST_INFO_NULL,
+    };
+    int rc = th_run_suite("train", tests);
+    rd_remove(cache_dir);
+    return rc;
+}
