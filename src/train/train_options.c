@@ -21,6 +21,8 @@ const tt_opt tt_train_option_table[] = {
     OPT("no-augment", TT_OPT_FLAG, no_augment, NULL, "no flips, rotations or jitter", 1, 0),
     OPT("skip-bad", TT_OPT_FLAG, skip_bad, NULL, "leave bad images out (reported) instead of stopping", 1, 0),
     OPT("max-pixels", TT_OPT_DOUBLE, max_pixels, "N", "refuse images larger than this", 1, 1e12),
+    OPT("mean", TT_OPT_STRING, mean, "R,G,B", "subtract from pixels / 255 (e.g. 0.485,0.456,0.406)", 1, 0),
+    OPT("std", TT_OPT_STRING, std, "R,G,B", "then divide by this (e.g. 0.229,0.224,0.225)", 1, 0),
     OPT("classes", TT_OPT_INT, classes, "C", "classes (default: from the data set)", 0, 254),
     OPT("base-channels", TT_OPT_INT, base_channels, "C", "channels of the top UNet level", 1, 1024),
     OPT("depth", TT_OPT_INT, depth, "D", "UNet levels below the top", 1, 8),

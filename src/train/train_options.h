@@ -23,6 +23,8 @@ typedef struct tt_train_options {
     double val_fraction;
     int no_shuffle, no_augment, skip_bad;
     double max_pixels;
+    char mean[TT_OPT_STRING_MAX];          /* "r,g,b" of pixels / 255, or "" */
+    char std[TT_OPT_STRING_MAX];
     /* model */
     int classes;                           /* 0: from the data set */
     int base_channels, depth, groups;

@@ -108,11 +108,33 @@ static int64_t planned_crops(const tt_trainer *t)
     return (int64_t)t->opt.epochs * tt_sampler_epoch_length(t->sampler);
 }
 
+/* Parses "a,b,c" into three floats; `flag` names the option in errors. */
+static tt_status parse_triple(const char *flag, const char *text, float out[3], int positive)
+{
+    char *end;
+    const char *p = text;
+    for (int i = 0; i < 3; i++) {
+        out[i] = strtof(p, &end);
+        if (end == p || (i < 2 && *end != ',') || (i == 2 && *end) || !isfinite(out[i]) ||
+            (positive && out[i] <= 0))
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                                "--%s '%s': give three %snumbers, one per channel, e.g. "
+                                "0.485,0.456,0.406", flag, text, positive ? "positive " : "");
+        p = end + 1;
+    }
+    return NULL;
+}
+
 static tt_status start_prefetch(tt_trainer *t)
 {
     tt_prefetch_config pc = {.batch_size = t->opt.micro_batch, .height = t->opt.tile[0],
                              .width = t->opt.tile[1], .planes = tt_tilecache_planes(t->cache),
-                             .queue_depth = 2};
+                             .queue_depth = 2, .mean = {0, 0, 0}, .std = {1, 1, 1}};
+    if (t->opt.mean[0] || t->opt.std[0]) {
+        pc.normalize = 1;
+        if (t->opt.mean[0]) TT_TRY(parse_triple("mean", t->opt.mean, pc.mean, 0));
+        if (t->opt.std[0]) TT_TRY(parse_triple("std", t->opt.std, pc.std, 1));
+    }
     int64_t total = planned_crops(t);
     int64_t left = total ? total - t->images_seen : 0;
     if (total && left <= 0) {

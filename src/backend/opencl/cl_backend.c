@@ -22,6 +22,8 @@ static void cl_destroy(tt_backend *backend)
 {
     tt_cl_backend *cl = backend->impl;
     if (cl) {
+        /* let queued work end before the runtime's threads can be torn down */
+        if (cl->queue) clFinish(cl->queue);
         tt_cl_programs_release(cl);
         if (cl->queue) clReleaseCommandQueue(cl->queue);
         if (cl->context) clReleaseContext(cl->context);
