@@ -112,16 +112,21 @@ static void check_against_torch(const unet_case *c)
     th_fill_uniform(input, in_n, 0, 1, &seed);
     th_fill_uniform(dlogits, out_n, -1, 1, &seed);
 
+    /* the logits are read before backward: the memory plan gives their
+     * bytes to backward temporaries once the loss has read them */
     TH_OK(tt_write(be, u->input, input, in_n * sizeof(float)));
     TH_OK(tt_unet_forward(u, c->batch, 1));
+    TH_OK(tt_read(be, logits, u->logits, out_n * sizeof(float)));
     TH_OK(tt_write(be, u->dlogits, dlogits, out_n * sizeof(float)));
     TH_OK(tt_unet_backward(u));
-    TH_OK(tt_read(be, logits, u->logits, out_n * sizeof(float)));
     TH_OK(tt_read(be, grads, tt_mem_of(u->grad_buffer), u->params.trainable_floats * sizeof(float)));
     float *new_state = malloc((u->params.state_floats + 1) * sizeof(float));
     TH_OK(tt_unet_get_params(u, NULL, new_state));
 
-    /* backward again adds the same gradient again */
+    /* forward and backward again add the same gradient again (eval-mode
+     * batch norm statistics are not involved: the batch is the same) */
+    TH_OK(tt_unet_forward(u, c->batch, 1));
+    TH_OK(tt_write(be, u->dlogits, dlogits, out_n * sizeof(float)));
     TH_OK(tt_unet_backward(u));
     TH_OK(tt_read(be, grads2, tt_mem_of(u->grad_buffer), u->params.trainable_floats * sizeof(float)));
     double twice = 0;
@@ -176,26 +181,82 @@ static void check_against_torch(const unet_case *c)
 
 static void test_group_norm(void)
 {
-    unet_case c = {"group norm", {3, 3, 4, 2, TT_NORM_GROUP, 2}, 2, 2, 16, 12};
+    unet_case c = {"group norm", {3, 3, 4, 2, TT_NORM_GROUP, 2, 0}, 2, 2, 16, 12};
     check_against_torch(&c);
 }
 
 static void test_batch_norm(void)
 {
-    unet_case c = {"batch norm", {3, 2, 4, 2, TT_NORM_BATCH, 1}, 3, 3, 8, 8};
+    unet_case c = {"batch norm", {3, 2, 4, 2, TT_NORM_BATCH, 1, 0}, 3, 3, 8, 8};
     check_against_torch(&c);
 }
 
 static void test_no_norm_short_batch(void)
 {
     /* capacity 3, a micro-batch of 1: the short last micro-batch */
-    unet_case c = {"no norm, batch 1 of 3", {3, 4, 4, 1, TT_NORM_NONE, 1}, 3, 1, 6, 10};
+    unet_case c = {"no norm, batch 1 of 3", {3, 4, 4, 1, TT_NORM_NONE, 1, 0}, 3, 1, 6, 10};
     check_against_torch(&c);
+}
+
+/* Gradients and running statistics of one step, with or without
+ * checkpointing; the activation arena's size in *arena. */
+static void one_step(tt_unet_config cfg, int checkpointing, float **grads, float **state,
+                     size_t *count, size_t *arena, size_t *unplanned)
+{
+    cfg.checkpointing = checkpointing;
+    tt_unet *u = NULL;
+    TH_OK(tt_unet_create(th_backend(), &cfg, 2, 16, 16, 9, &u));
+    size_t in_n = 2 * 3 * 16 * 16, out_n = 2 * (size_t)cfg.classes * 16 * 16;
+    float *input = malloc(in_n * sizeof *input), *dlogits = malloc(out_n * sizeof *dlogits);
+    uint64_t seed = 8;
+    th_fill_uniform(input, in_n, 0, 1, &seed);
+    th_fill_uniform(dlogits, out_n, -1, 1, &seed);
+    TH_OK(tt_write(u->be, u->input, input, in_n * sizeof(float)));
+    TH_OK(tt_unet_forward(u, 2, 1));
+    TH_OK(tt_write(u->be, u->dlogits, dlogits, out_n * sizeof(float)));
+    TH_OK(tt_unet_backward(u));
+    *count = u->params.trainable_floats;
+    *grads = malloc(*count * sizeof **grads);
+    *state = malloc((u->params.state_floats + 1) * sizeof **state);
+    TH_OK(tt_read(u->be, *grads, tt_mem_of(u->grad_buffer), *count * sizeof(float)));
+    TH_OK(tt_unet_get_params(u, NULL, *state));
+    *arena = u->act_planned_bytes;
+    *unplanned = u->act_unplanned_bytes;
+    tt_unet_destroy(u);
+    free(input), free(dlogits);
+}
+
+static void test_checkpointing_identical(void)
+{
+    tt_unet_config configs[] = {{3, 3, 4, 2, TT_NORM_GROUP, 2, 0}, {3, 2, 4, 2, TT_NORM_BATCH, 1, 0},
+                                {3, 2, 4, 2, TT_NORM_NONE, 1, 0}};
+    for (int k = 0; k < 3; k++) {
+        float *g0, *g1, *s0, *s1;
+        size_t n, a0, a1, u0, u1;
+        one_step(configs[k], 0, &g0, &s0, &n, &a0, &u0);
+        one_step(configs[k], 1, &g1, &s1, &n, &a1, &u1);
+        int same = memcmp(g0, g1, n * sizeof *g0) == 0;
+        printf("\n  %s: checkpointing gradients %s; activations %zu bytes planned (%zu as separate "
+               "buffers), %zu with checkpointing", tt_norm_kind_name(configs[k].norm),
+               same ? "bit-identical" : "DIFFER", a0, u0, a1);
+        CU_ASSERT(same);
+        CU_ASSERT(a0 < u0);  /* planning reuses dead bytes */
+        CU_ASSERT(a1 < a0);  /* checkpointing keeps less */
+        tt_unet_config c = configs[k];
+        if (c.norm == TT_NORM_BATCH) {
+            tt_param_table t = {0};
+            TH_OK(tt_unet_params(&c, &t));
+            /* the recomputation must not update the running statistics again */
+            CU_ASSERT(memcmp(s0, s1, t.state_floats * sizeof *s0) == 0);
+            tt_params_free(&t);
+        }
+        free(g0), free(g1), free(s0), free(s1);
+    }
 }
 
 static void test_bad_tile(void)
 {
-    tt_unet_config cfg = {3, 2, 4, 3, TT_NORM_GROUP, 2};
+    tt_unet_config cfg = {3, 2, 4, 3, TT_NORM_GROUP, 2, 0};
     tt_unet *u = NULL;
     tt_status s = tt_unet_create(th_backend(), &cfg, 1, 20, 16, 1, &u);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
@@ -211,6 +272,7 @@ int main(void)
         {"group norm UNet vs torch", test_group_norm},
         {"batch norm UNet vs torch (running statistics too)", test_batch_norm},
         {"no-norm UNet, short micro-batch", test_no_norm_short_batch},
+        {"checkpointing: identical gradients, less memory", test_checkpointing_identical},
         {"tile not a multiple of 2^depth", test_bad_tile},
         CU_TEST_INFO_NULL,
     };

@@ -9,6 +9,7 @@
  */
 #include "model/unet.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,29 +48,6 @@ static int param_index(const tt_unet *u, const char *prefix, const char *suffix)
     return p ? (int)(p - u->params.params) : -1;
 }
 
-/* A new activation buffer of `floats` floats (times the capacity batch). */
-static tt_status act_alloc(tt_unet *u, const char *name, size_t bytes, tt_mem_category category,
-                           tt_mem *out)
-{
-    if (u->act_count == u->act_capacity) {
-        int cap = u->act_capacity ? 2 * u->act_capacity : 64;
-        tt_buffer **grown = realloc(u->act_buffers, sizeof *grown * (size_t)cap);
-        if (!grown) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "UNet: out of host memory");
-        u->act_buffers = grown;
-        u->act_capacity = cap;
-    }
-    tt_buffer *buf = NULL;
-    TT_TRY(tt_buffer_alloc(u->be, bytes, category, name, &buf));
-    u->act_buffers[u->act_count++] = buf;
-    *out = tt_mem_of(buf);
-    return NULL;
-}
-
-static size_t tensor_bytes(const tt_unet *u, int channels, int h, int w)
-{
-    return (size_t)u->capacity * (size_t)channels * (size_t)h * (size_t)w * sizeof(float);
-}
-
 static tt_conv2d_desc conv3x3(int batch, int cin, int cout, int h, int w)
 {
     return (tt_conv2d_desc){.batch = batch, .in_channels = cin, .in_h = h, .in_w = w,
@@ -94,10 +72,8 @@ static tt_conv2d_desc head_desc(const tt_unet *u, int batch)
 
 /* ---- one block ------------------------------------------------------------ */
 
-static tt_status block_init(tt_unet *u, tt_unet_block *b, const char *name, int cin, int c, int h,
-                            int w)
+static void block_init(tt_unet *u, tt_unet_block *b, const char *name, int cin, int c, int h, int w)
 {
-    char buf[96];
     snprintf(b->name, sizeof b->name, "%s", name);
     b->in_channels = cin;
     b->channels = c;
@@ -115,34 +91,13 @@ static tt_status block_init(tt_unet *u, tt_unet_block *b, const char *name, int 
     b->norm1_rm = param_index(u, p1, "running_mean"), b->norm1_rv = param_index(u, p1, "running_var");
     b->norm2_rm = param_index(u, p2, "running_mean"), b->norm2_rv = param_index(u, p2, "running_var");
 
-    size_t bytes = tensor_bytes(u, c, h, w);
     tt_norm_kind norm = u->config.norm;
-    snprintf(buf, sizeof buf, "%s.conv1", name);
-    TT_TRY(act_alloc(u, buf, bytes, TT_MEM_ACTIVATIONS, &b->conv1));
-    snprintf(buf, sizeof buf, "%s.conv2", name);
-    TT_TRY(act_alloc(u, buf, bytes, TT_MEM_ACTIVATIONS, &b->conv2));
-    if (norm == TT_NORM_NONE) {
-        b->act1 = b->conv1; /* ReLU in place: its backward reads the output */
-        b->act2 = b->conv2;
-        return NULL;
-    }
-    snprintf(buf, sizeof buf, "%s.act1", name);
-    TT_TRY(act_alloc(u, buf, bytes, TT_MEM_ACTIVATIONS, &b->act1));
-    snprintf(buf, sizeof buf, "%s.act2", name);
-    TT_TRY(act_alloc(u, buf, bytes, TT_MEM_ACTIVATIONS, &b->act2));
-    size_t saved = norm == TT_NORM_GROUP ? 2 * (size_t)u->capacity * (size_t)u->config.groups
-                                         : 2 * (size_t)c;
-    snprintf(buf, sizeof buf, "%s.norm1.saved", name);
-    TT_TRY(act_alloc(u, buf, saved * sizeof(float), TT_MEM_ACTIVATIONS, &b->saved1));
-    snprintf(buf, sizeof buf, "%s.norm2.saved", name);
-    TT_TRY(act_alloc(u, buf, saved * sizeof(float), TT_MEM_ACTIVATIONS, &b->saved2));
     if (norm == TT_NORM_BATCH) {
         b->bn1 = (tt_batch_norm_state){tt_unet_param(u, b->norm1_w), tt_unet_param(u, b->norm1_b),
                                        tt_unet_param(u, b->norm1_rm), tt_unet_param(u, b->norm1_rv), 0};
         b->bn2 = (tt_batch_norm_state){tt_unet_param(u, b->norm2_w), tt_unet_param(u, b->norm2_b),
                                        tt_unet_param(u, b->norm2_rm), tt_unet_param(u, b->norm2_rv), 0};
     }
-    return NULL;
 }
 
 static tt_status norm_forward(tt_unet *u, tt_unet_block *b, tt_mem out, tt_mem saved, tt_mem inp,
@@ -179,29 +134,40 @@ static tt_mem workspace(const tt_unet *u)
     return u->workspace_buffer ? tt_mem_of(u->workspace_buffer) : NONE;
 }
 
-/* act2 = relu(norm2(conv2(relu(norm1(conv1(input)))))) */
-static tt_status block_forward(tt_unet *u, tt_unet_block *b, int n)
+/* x->act2 = relu(norm2(conv2(relu(norm1(conv1(input)))))).  A recomputation
+ * (checkpointing) leaves batch norm's running statistics alone: the first
+ * forward already counted this micro-batch. */
+static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tensors *x, int n,
+                               int recompute)
 {
     size_t count = (size_t)n * b->channels * b->height * b->width;
     int norm = u->config.norm != TT_NORM_NONE;
     tt_conv2d_desc d1 = conv3x3(n, b->in_channels, b->channels, b->height, b->width);
     tt_conv2d_desc d2 = conv3x3(n, b->channels, b->channels, b->height, b->width);
-    TT_TRY(tt_conv2d_forward(u->be, b->conv1, b->input, tt_unet_param(u, b->conv1_w),
+    tt_batch_norm_state bn1 = b->bn1, bn2 = b->bn2;
+    tt_batch_norm_state *s1 = &b->bn1, *s2 = &b->bn2;
+    if (recompute) {
+        bn1.running_mean = bn1.running_var = bn2.running_mean = bn2.running_var = NONE;
+        s1 = &bn1, s2 = &bn2;
+    }
+    TT_TRY(tt_conv2d_forward(u->be, x->conv1, b->input, tt_unet_param(u, b->conv1_w),
                              tt_unet_param(u, b->conv1_b), &d1, workspace(u)));
     if (norm)
-        TT_TRY(norm_forward(u, b, b->act1, b->saved1, b->conv1, b->norm1_w, b->norm1_b, &b->bn1, n));
-    TT_TRY(tt_relu_forward(u->be, b->act1, b->act1, count));
-    TT_TRY(tt_conv2d_forward(u->be, b->conv2, b->act1, tt_unet_param(u, b->conv2_w),
+        TT_TRY(norm_forward(u, b, x->act1, x->saved1, x->conv1, b->norm1_w, b->norm1_b, s1, n));
+    TT_TRY(tt_relu_forward(u->be, x->act1, x->act1, count));
+    TT_TRY(tt_conv2d_forward(u->be, x->conv2, x->act1, tt_unet_param(u, b->conv2_w),
                              tt_unet_param(u, b->conv2_b), &d2, workspace(u)));
     if (norm)
-        TT_TRY(norm_forward(u, b, b->act2, b->saved2, b->conv2, b->norm2_w, b->norm2_b, &b->bn2, n));
-    return tt_relu_forward(u->be, b->act2, b->act2, count);
+        TT_TRY(norm_forward(u, b, x->act2, x->saved2, x->conv2, b->norm2_w, b->norm2_b, s2, n));
+    return tt_relu_forward(u->be, x->act2, x->act2, count);
 }
 
 /* dinput += d(block)/d(input) . dact2 (dinput may be NONE), and the block's
  * parameter gradients.  Uses scratch1 and scratch2. */
 static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_mem dact2, int n)
 {
+    const tt_unet_tensors *x = &b->bwd;
+    if (u->config.checkpointing) TT_TRY(block_forward(u, b, x, n, 1));
     size_t count = (size_t)n * b->channels * b->height * b->width;
     int norm = u->config.norm != TT_NORM_NONE;
     tt_conv2d_desc d1 = conv3x3(n, b->in_channels, b->channels, b->height, b->width);
@@ -209,22 +175,22 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
     tt_mem p = u->scratch1, q = u->scratch2, t;
 #define SWAP() (t = p, p = q, q = t)
     TT_TRY(tt_fill(u->be, p, 0.0f, count));
-    TT_TRY(tt_relu_backward(u->be, p, dact2, b->act2, count));           /* p = d norm2 out */
+    TT_TRY(tt_relu_backward(u->be, p, dact2, x->act2, count));           /* p = d norm2 out */
     if (norm) {
         TT_TRY(tt_fill(u->be, q, 0.0f, count));
-        TT_TRY(norm_backward(u, b, q, p, b->conv2, b->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
+        TT_TRY(norm_backward(u, b, q, p, x->conv2, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
         SWAP();                                                            /* p = d conv2 out */
     }
     TT_TRY(tt_fill(u->be, q, 0.0f, count));
     TT_TRY(tt_conv2d_backward(u->be, q, tt_unet_grad(u, b->conv2_w), tt_unet_grad(u, b->conv2_b),
-                              p, b->act1, tt_unet_param(u, b->conv2_w), &d2, workspace(u)));
+                              p, x->act1, tt_unet_param(u, b->conv2_w), &d2, workspace(u)));
     SWAP();                                                                /* p = d act1 */
     TT_TRY(tt_fill(u->be, q, 0.0f, count));
-    TT_TRY(tt_relu_backward(u->be, q, p, b->act1, count));
+    TT_TRY(tt_relu_backward(u->be, q, p, x->act1, count));
     SWAP();                                                                /* p = d norm1 out */
     if (norm) {
         TT_TRY(tt_fill(u->be, q, 0.0f, count));
-        TT_TRY(norm_backward(u, b, q, p, b->conv1, b->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
+        TT_TRY(norm_backward(u, b, q, p, x->conv1, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
         SWAP();                                                            /* p = d conv1 out */
     }
 #undef SWAP
@@ -235,67 +201,48 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
 
 /* ---- the whole model ------------------------------------------------------ */
 
-static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
-
-static tt_status allocate(tt_unet *u)
+/* Names, sizes and parameter indices of every block; memory comes later. */
+static tt_status init_blocks(tt_unet *u)
 {
     const tt_unet_config *c = &u->config;
-    int depth = c->depth;
-    char name[64];
-    TT_TRY(act_alloc(u, "input", tensor_bytes(u, c->in_channels, u->height, u->width), TT_MEM_DATA,
-                     &u->input));
-    size_t ws = 0;
-    tt_mem x = u->input;
+    char name[24];
     int cin = c->in_channels;
-    for (int i = 0; i < depth; i++) {
-        int ch = tt_unet_channels(c, i), h = u->height >> i, w = u->width >> i;
+    for (int i = 0; i < c->depth; i++) {
         snprintf(name, sizeof name, "enc.%d", i);
-        u->enc[i].input = x;
-        TT_TRY(block_init(u, &u->enc[i], name, cin, ch, h, w));
-        tt_conv2d_desc d1 = conv3x3(u->capacity, cin, ch, h, w), d2 = conv3x3(u->capacity, ch, ch, h, w);
-        ws = max_size(ws, max_size(tt_conv2d_workspace_bytes(&d1), tt_conv2d_workspace_bytes(&d2)));
-        size_t pooled = tensor_bytes(u, ch, h / 2, w / 2);
-        snprintf(name, sizeof name, "enc.%d.pool", i);
-        TT_TRY(act_alloc(u, name, pooled, TT_MEM_ACTIVATIONS, &u->pool[i]));
-        snprintf(name, sizeof name, "enc.%d.argmax", i);
-        TT_TRY(act_alloc(u, name, pooled, TT_MEM_ACTIVATIONS, &u->argmax[i]));
-        snprintf(name, sizeof name, "enc.%d.dskip", i);
-        TT_TRY(act_alloc(u, name, tensor_bytes(u, ch, h, w), TT_MEM_ACTIVATIONS, &u->dskip[i]));
-        x = u->pool[i];
-        cin = ch;
+        block_init(u, &u->enc[i], name, cin, tt_unet_channels(c, i), u->height >> i, u->width >> i);
+        cin = tt_unet_channels(c, i);
     }
-    int hb = u->height >> depth, wb = u->width >> depth, cb = tt_unet_channels(c, depth);
-    u->bottleneck.input = x;
-    TT_TRY(block_init(u, &u->bottleneck, "bottleneck", cin, cb, hb, wb));
-    tt_conv2d_desc b1 = conv3x3(u->capacity, cin, cb, hb, wb), b2 = conv3x3(u->capacity, cb, cb, hb, wb);
-    ws = max_size(ws, max_size(tt_conv2d_workspace_bytes(&b1), tt_conv2d_workspace_bytes(&b2)));
-    for (int i = depth - 1; i >= 0; i--) {
-        int ch = tt_unet_channels(c, i), h = u->height >> i, w = u->width >> i;
-        tt_conv_transpose2d_desc ud = upconv(u->capacity, 2 * ch, ch, h / 2, w / 2);
-        ws = max_size(ws, tt_conv_transpose2d_workspace_bytes(&ud));
-        snprintf(name, sizeof name, "up.%d", i);
-        TT_TRY(act_alloc(u, name, tensor_bytes(u, ch, h, w), TT_MEM_ACTIVATIONS, &u->up[i]));
-        snprintf(name, sizeof name, "dec.%d.cat", i);
-        TT_TRY(act_alloc(u, name, tensor_bytes(u, 2 * ch, h, w), TT_MEM_ACTIVATIONS, &u->cat[i]));
+    block_init(u, &u->bottleneck, "bottleneck", cin, tt_unet_channels(c, c->depth),
+               u->height >> c->depth, u->width >> c->depth);
+    for (int i = 0; i < c->depth; i++) {
+        int ch = tt_unet_channels(c, i);
         snprintf(name, sizeof name, "dec.%d", i);
-        u->dec[i].input = u->cat[i];
-        TT_TRY(block_init(u, &u->dec[i], name, 2 * ch, ch, h, w));
-        tt_conv2d_desc d1 = conv3x3(u->capacity, 2 * ch, ch, h, w), d2 = conv3x3(u->capacity, ch, ch, h, w);
-        ws = max_size(ws, max_size(tt_conv2d_workspace_bytes(&d1), tt_conv2d_workspace_bytes(&d2)));
+        block_init(u, &u->dec[i], name, 2 * ch, ch, u->height >> i, u->width >> i);
+    }
+    return NULL;
+}
+
+static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
+
+static size_t block_workspace(const tt_unet *u, const tt_unet_block *b)
+{
+    tt_conv2d_desc d1 = conv3x3(u->capacity, b->in_channels, b->channels, b->height, b->width);
+    tt_conv2d_desc d2 = conv3x3(u->capacity, b->channels, b->channels, b->height, b->width);
+    return max_size(tt_conv2d_workspace_bytes(&d1), tt_conv2d_workspace_bytes(&d2));
+}
+
+size_t tt_unet_workspace_bytes(const tt_unet *u)
+{
+    size_t ws = block_workspace(u, &u->bottleneck);
+    for (int i = 0; i < u->config.depth; i++) {
+        int ch = tt_unet_channels(&u->config, i);
+        tt_conv_transpose2d_desc ud =
+            upconv(u->capacity, 2 * ch, ch, (u->height >> i) / 2, (u->width >> i) / 2);
+        ws = max_size(ws, tt_conv_transpose2d_workspace_bytes(&ud));
+        ws = max_size(ws, max_size(block_workspace(u, &u->enc[i]), block_workspace(u, &u->dec[i])));
     }
     tt_conv2d_desc hd = head_desc(u, u->capacity);
-    ws = max_size(ws, tt_conv2d_workspace_bytes(&hd));
-    size_t logits = tensor_bytes(u, c->classes, u->height, u->width);
-    TT_TRY(act_alloc(u, "logits", logits, TT_MEM_ACTIVATIONS, &u->logits));
-    TT_TRY(act_alloc(u, "dlogits", logits, TT_MEM_ACTIVATIONS, &u->dlogits));
-    /* backward scratch: level 0 is the largest (channels double as H*W quarters) */
-    size_t level0 = tensor_bytes(u, tt_unet_channels(c, 0), u->height, u->width);
-    TT_TRY(act_alloc(u, "backward.scratch1", level0, TT_MEM_ACTIVATIONS, &u->scratch1));
-    TT_TRY(act_alloc(u, "backward.scratch2", level0, TT_MEM_ACTIVATIONS, &u->scratch2));
-    TT_TRY(act_alloc(u, "backward.dcat", 2 * level0, TT_MEM_ACTIVATIONS, &u->dcat));
-    TT_TRY(act_alloc(u, "backward.dlevel", level0, TT_MEM_ACTIVATIONS, &u->dlevel));
-    if (ws) TT_TRY(tt_buffer_alloc(u->be, ws, TT_MEM_WORKSPACE, "conv.workspace", &u->workspace_buffer));
-    return NULL;
+    return max_size(ws, tt_conv2d_workspace_bytes(&hd));
 }
 
 tt_status tt_unet_create(tt_backend *be, const tt_unet_config *config, int capacity, int height,
@@ -332,7 +279,11 @@ tt_status tt_unet_create(tt_backend *be, const tt_unet_config *config, int capac
     if (u->params.state_floats)
         TT_CHECK(tt_buffer_alloc(be, u->params.state_floats * sizeof(float), TT_MEM_PARAMETERS,
                                  "running statistics", &u->state_buffer));
-    TT_CHECK(allocate(u));
+    const char *poison = getenv("TT_POISON_ACTIVATIONS");
+    u->poison = poison != NULL;
+    u->poison_value = poison && *poison ? strtof(poison, NULL) : NAN;
+    TT_CHECK(init_blocks(u));
+    TT_CHECK(tt_unet_allocate(u));
     host = malloc(u->params.trainable_floats * sizeof *host);
     state = malloc((u->params.state_floats + 1) * sizeof *state);
     if (!host || !state) {
@@ -355,6 +306,7 @@ void tt_unet_destroy(tt_unet *u)
     if (!u) return;
     for (int i = 0; i < u->act_count; i++) tt_buffer_free(u->act_buffers[i]);
     free(u->act_buffers);
+    tt_buffer_free(u->input_buffer);
     tt_buffer_free(u->param_buffer);
     tt_buffer_free(u->grad_buffer);
     tt_buffer_free(u->state_buffer);
@@ -398,14 +350,18 @@ tt_status tt_unet_forward(tt_unet *u, int n, int training)
     const tt_unet_config *c = &u->config;
     u->batch = n;
     u->training = training;
+    if (u->poison) /* debugging: a read before a write shows up as NaN */
+        for (int i = 0; i < u->act_count; i++)
+            TT_TRY(tt_fill(u->be, tt_mem_of(u->act_buffers[i]), u->poison_value,
+                           u->act_buffers[i]->bytes / sizeof(float)));
     for (int i = 0; i < c->depth; i++) {
         tt_unet_block *b = &u->enc[i];
-        TT_TRY(block_forward(u, b, n));
+        TT_TRY(block_forward(u, b, &b->fwd, n, 0));
         tt_pool2d_desc pd = tt_pool2d_square(n, b->channels, b->height, b->width, 2, 2);
-        TT_TRY(tt_max_pool2d_forward(u->be, u->pool[i], u->argmax[i], b->act2, &pd));
+        TT_TRY(tt_max_pool2d_forward(u->be, u->pool[i], u->argmax[i], b->fwd.act2, &pd));
     }
-    TT_TRY(block_forward(u, &u->bottleneck, n));
-    tt_mem below = u->bottleneck.act2;
+    TT_TRY(block_forward(u, &u->bottleneck, &u->bottleneck.fwd, n, 0));
+    tt_mem below = u->bottleneck.fwd.act2;
     for (int i = c->depth - 1; i >= 0; i--) {
         int ch = tt_unet_channels(c, i), h = u->height >> i, w = u->width >> i;
         char up_w[32], up_b[32];
@@ -417,9 +373,9 @@ tt_status tt_unet_forward(tt_unet *u, int n, int training)
                                            tt_unet_param(u, param_index(u, up_b, "bias")), &ud,
                                            workspace(u)));
         tt_concat_desc cd = {n, ch, ch, h, w};
-        TT_TRY(tt_concat_forward(u->be, u->cat[i], u->up[i], u->enc[i].act2, &cd));
-        TT_TRY(block_forward(u, &u->dec[i], n));
-        below = u->dec[i].act2;
+        TT_TRY(tt_concat_forward(u->be, u->cat[i], u->up[i], u->enc[i].fwd.act2, &cd));
+        TT_TRY(block_forward(u, &u->dec[i], &u->dec[i].fwd, n, 0));
+        below = u->dec[i].fwd.act2;
     }
     tt_conv2d_desc hd = head_desc(u, n);
     return tt_conv2d_forward(u->be, u->logits, below, tt_unet_param(u, param_index(u, "head", "weight")),
@@ -439,11 +395,7 @@ tt_status tt_unet_backward(tt_unet *u)
     TT_TRY(tt_fill(u->be, u->dlevel, 0.0f, level0));
     int hw = param_index(u, "head", "weight"), hb = param_index(u, "head", "bias");
     TT_TRY(tt_conv2d_backward(u->be, u->dlevel, tt_unet_grad(u, hw), tt_unet_grad(u, hb), u->dlogits,
-                              u->dec[0].act2, tt_unet_param(u, hw), &hd, workspace(u)));
-    for (int i = 0; i < c->depth; i++) {
-        size_t count = (size_t)n * tt_unet_channels(c, i) * (u->height >> i) * (u->width >> i);
-        TT_TRY(tt_fill(u->be, u->dskip[i], 0.0f, count));
-    }
+                              u->dec[0].fwd.act2, tt_unet_param(u, hw), &hd, workspace(u)));
     /* decoder, top level first: dec[i] -> [d up, d skip] -> up[i] -> level below */
     for (int i = 0; i < c->depth; i++) {
         tt_unet_block *b = &u->dec[i];
@@ -452,12 +404,13 @@ tt_status tt_unet_backward(tt_unet *u)
         TT_TRY(tt_fill(u->be, u->dcat, 0.0f, 2 * count));
         TT_TRY(block_backward(u, b, u->dcat, u->dlevel, n));
         TT_TRY(tt_fill(u->be, u->scratch1, 0.0f, count));
+        TT_TRY(tt_fill(u->be, u->dskip[i], 0.0f, count)); /* the skip's gradient starts here */
         tt_concat_desc cd = {n, ch, ch, h, w};
         TT_TRY(tt_concat_backward(u->be, u->scratch1, u->dskip[i], u->dcat, &cd));
         char prefix[32];
         snprintf(prefix, sizeof prefix, "up.%d", i);
         int uw = param_index(u, prefix, "weight"), ub = param_index(u, prefix, "bias");
-        tt_mem below = i + 1 < c->depth ? u->dec[i + 1].act2 : u->bottleneck.act2;
+        tt_mem below = i + 1 < c->depth ? u->dec[i + 1].fwd.act2 : u->bottleneck.fwd.act2;
         tt_conv_transpose2d_desc ud = upconv(n, 2 * ch, ch, h / 2, w / 2);
         TT_TRY(tt_fill(u->be, u->dlevel, 0.0f, (size_t)n * 2 * ch * (h / 2) * (w / 2)));
         TT_TRY(tt_conv_transpose2d_backward(u->be, u->dlevel, tt_unet_grad(u, uw),

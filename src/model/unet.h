@@ -16,15 +16,22 @@
 
 #define TT_UNET_MAX_DEPTH 8
 
+/* What one block's forward writes. */
+typedef struct tt_unet_tensors {
+    tt_mem conv1, act1;          /* (N, C, H, W); act == conv without norm */
+    tt_mem conv2, act2;          /* (N, C, H, W); act2 is the block output */
+    tt_mem saved1, saved2;       /* norm statistics for backward */
+} tt_unet_tensors;
+
 /* One conv-norm-ReLU-conv-norm-ReLU block and what its backward needs. */
 typedef struct tt_unet_block {
     char name[24];               /* "enc.0", "bottleneck", "dec.1" */
     int in_channels, channels;   /* Cin, C */
     int height, width;           /* H, W of this level */
     tt_mem input;                /* (N, Cin, H, W), not owned */
-    tt_mem conv1, act1;          /* (N, C, H, W); act == conv without norm */
-    tt_mem conv2, act2;          /* (N, C, H, W); act2 is the block output */
-    tt_mem saved1, saved2;       /* norm statistics for backward */
+    tt_unet_tensors fwd;         /* written by the forward pass; consumers read fwd.act2 */
+    tt_unet_tensors bwd;         /* read by the block's backward: fwd itself, or with
+                                    checkpointing a recomputation made just before */
     tt_batch_norm_state bn1, bn2;
     int conv1_w, conv1_b, norm1_w, norm1_b, norm1_rm, norm1_rv;  /* param indices */
     int conv2_w, conv2_b, norm2_w, norm2_b, norm2_rm, norm2_rv;
@@ -41,8 +48,11 @@ typedef struct tt_unet {
     tt_buffer *grad_buffer;      /* same layout */
     tt_buffer *state_buffer;     /* running statistics; NULL without batch norm */
     tt_buffer *workspace_buffer; /* shared by every convolution; NULL if none needs one */
-    tt_buffer **act_buffers;     /* every activation buffer, for freeing */
-    int act_count, act_capacity;
+    tt_buffer *input_buffer;     /* (capacity, in_channels, H, W), TT_MEM_DATA */
+    tt_buffer **act_buffers;     /* the planned activation arena, one or more buffers */
+    int act_count;
+    size_t act_planned_bytes;    /* the arena */
+    size_t act_unplanned_bytes;  /* what one buffer per tensor would take */
 
     tt_unet_block enc[TT_UNET_MAX_DEPTH], bottleneck, dec[TT_UNET_MAX_DEPTH];
     tt_mem pool[TT_UNET_MAX_DEPTH];   /* (N, C_i, H_i/2, W_i/2) */
@@ -60,6 +70,10 @@ typedef struct tt_unet {
     tt_mem dlevel;                    /* (N, C_0, H, W): the gradient handed between levels */
     int batch;                        /* images of the last forward */
     int training;                     /* mode of the last forward */
+    int poison;                       /* $TT_POISON_ACTIVATIONS: fill the arena before each
+                                         forward with NaN (or the value given), to catch
+                                         reads of dead memory */
+    float poison_value;
 } tt_unet;
 
 /* Builds the model and allocates everything it needs on the device for
@@ -90,5 +104,14 @@ tt_status tt_unet_backward(tt_unet *unet);
 
 /* Zeroes the gradient arena (the start of an accumulation window). */
 tt_status tt_unet_zero_grads(tt_unet *unet);
+
+/* ---- memory (src/model/unet_memory.c) ------------------------------------- */
+
+/* Places every activation and backward temporary by lifetime in as few
+ * bytes as possible and allocates the arena (split at the device's largest
+ * single allocation), plus the shared convolution workspace. */
+tt_status tt_unet_allocate(tt_unet *unet);
+/* Bytes of convolution workspace the model needs (the largest layer's). */
+size_t tt_unet_workspace_bytes(const tt_unet *unet);
 
 #endif

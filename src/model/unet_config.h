@@ -18,6 +18,8 @@ typedef struct tt_unet_config {
     int depth;          /* 3: levels below the top */
     tt_norm_kind norm;
     int groups;         /* group norm groups; must divide every level's channels */
+    int checkpointing;  /* execution, not architecture: keep only what each block
+                           needs to be recomputed in backward (src/model/unet_memory.c) */
 } tt_unet_config;
 
 /* The defaults of torch_unet.py: 3 in, 4 classes, base 16, depth 3, group norm, 8 groups. */

@@ -31,6 +31,7 @@ const tt_opt tt_train_option_table[] = {
     OPT("dice-weight", TT_OPT_DOUBLE, dice_weight, "X", "kaggle-rle: loss = BCE + X * Dice", 0, 100),
     OPT("steps", TT_OPT_INT, steps, "S", "optimizer steps (default 100, or all of --epochs)", 1, 1e9),
     OPT("epochs", TT_OPT_INT, epochs, "E", "stop after E passes over the data (the last window may be short)", 1, 1e6),
+    OPT("checkpointing", TT_OPT_FLAG, checkpointing, NULL, "keep block inputs only; recompute in backward (less memory)", 1, 0),
     OPT("micro-batch", TT_OPT_INT, micro_batch, "B", "images per forward pass", 1, 4096),
     OPT("accum", TT_OPT_INT, accum, "N", "micro-batches per optimizer step", 1, 1e6),
     CHOICE("optimizer", optimizer, "NAME", "adamw or sgd", "adamw|sgd"),

@@ -32,6 +32,7 @@ typedef struct tt_train_options {
     double dice_weight;                    /* kaggle-rle: BCE + weight * Dice */
     /* schedule of work */
     int steps, micro_batch, accum;
+    int checkpointing;                     /* recompute block insides in backward */
     int epochs;                            /* > 0: a finite run of this many passes */
     /* optimizer */
     char optimizer[TT_OPT_STRING_MAX];     /* adamw | sgd */

@@ -165,7 +165,7 @@ static tt_status build_model(tt_trainer *t)
                             o->classes, data_classes, o->data);
     t->model = (tt_unet_config){.in_channels = 3, .classes = o->classes ? o->classes : data_classes,
                                 .base_channels = o->base_channels, .depth = o->depth,
-                                .groups = o->groups};
+                                .groups = o->groups, .checkpointing = o->checkpointing};
     TT_TRY(tt_norm_kind_parse(o->norm, &t->model.norm));
     if (t->model.norm == TT_NORM_BATCH && o->micro_batch < 8)
         fprintf(stderr,

@@ -1,0 +1,208 @@
+/*
+ * Where the UNet's activations live: every tensor of one training step is
+ * given a lifetime on a timeline of the step's stages, and core/plan.c
+ * places them so that a tensor's bytes are reused once it is dead.
+ *
+ * Timeline (depth D): forward enc.i at i, bottleneck at D, dec.i at 2D - i,
+ * head at 2D+1, loss at 2D+2; backward head at 2D+3, dec.i at 2D+4+i,
+ * bottleneck at 3D+4, enc.i at 4D+4-i.
+ *
+ * Without checkpointing a block keeps conv1, act1, conv2, act2 and the norm
+ * statistics from its forward to its backward.  With checkpointing
+ * (config.checkpointing) a block's inner tensors live only during its own
+ * forward; its output lives as long as later stages read it; and its
+ * backward first recomputes them into a set that lives only during that
+ * backward.  Recomputation runs the same kernels on the same inputs, so the
+ * gradients are bit-identical.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/plan.h"
+#include "core/status.h"
+#include "model/unet.h"
+
+typedef struct request_list {
+    tt_plan_item *items;
+    tt_mem **dests;
+    char (*names)[48];
+    int count, capacity;
+    int failed;
+} request_list;
+
+static void add(request_list *r, const char *name, size_t bytes, int first, int last, tt_mem *dest)
+{
+    if (r->count == r->capacity) {
+        int cap = r->capacity ? 2 * r->capacity : 128;
+        tt_plan_item *items = realloc(r->items, sizeof *items * (size_t)cap);
+        if (items) r->items = items;
+        tt_mem **dests = realloc(r->dests, sizeof *dests * (size_t)cap);
+        if (dests) r->dests = dests;
+        char(*names)[48] = realloc(r->names, sizeof *names * (size_t)cap);
+        if (names) r->names = names;
+        if (!items || !dests || !names) {
+            r->failed = 1;
+            return;
+        }
+        r->capacity = cap;
+    }
+    snprintf(r->names[r->count], sizeof r->names[0], "%s", name);
+    r->items[r->count] = (tt_plan_item){NULL, bytes, first, last, 0, 0};
+    r->dests[r->count] = dest;
+    r->count++;
+}
+
+/* Stages of the timeline (see the top of the file). */
+typedef struct timeline {
+    int depth;
+} timeline;
+static int f_enc(timeline t, int i) { return (void)t, i; }
+static int f_bottleneck(timeline t) { return t.depth; }
+static int f_dec(timeline t, int i) { return 2 * t.depth - i; }
+static int f_head(timeline t) { return 2 * t.depth + 1; }
+static int f_loss(timeline t) { return 2 * t.depth + 2; }
+static int b_head(timeline t) { return 2 * t.depth + 3; }
+static int b_dec(timeline t, int i) { return 2 * t.depth + 4 + i; }
+static int b_bottleneck(timeline t) { return 3 * t.depth + 4; }
+static int b_enc(timeline t, int i) { return 4 * t.depth + 4 - i; }
+
+static size_t tensor_bytes(const tt_unet *u, int channels, int h, int w)
+{
+    return (size_t)u->capacity * (size_t)channels * (size_t)h * (size_t)w * sizeof(float);
+}
+
+/* One set of a block's tensors: the inner ones live [first, inner_last],
+ * the output [first, out_last]. */
+static void add_set(request_list *r, const tt_unet *u, const tt_unet_block *b, tt_unet_tensors *x,
+                    const char *tag, int first, int inner_last, int out_last)
+{
+    char name[48];
+    size_t bytes = tensor_bytes(u, b->channels, b->height, b->width);
+    int norm = u->config.norm != TT_NORM_NONE;
+    snprintf(name, sizeof name, "%s%s.conv1", b->name, tag);
+    add(r, name, bytes, first, inner_last, &x->conv1);
+    snprintf(name, sizeof name, "%s%s.conv2", b->name, tag);
+    add(r, name, bytes, first, norm ? inner_last : out_last, &x->conv2);
+    if (!norm) return; /* ReLU in place: act == conv (aliased after planning) */
+    snprintf(name, sizeof name, "%s%s.act1", b->name, tag);
+    add(r, name, bytes, first, inner_last, &x->act1);
+    snprintf(name, sizeof name, "%s%s.act2", b->name, tag);
+    add(r, name, bytes, first, out_last, &x->act2);
+    size_t saved = u->config.norm == TT_NORM_GROUP
+                       ? 2 * (size_t)u->capacity * (size_t)u->config.groups * sizeof(float)
+                       : 2 * (size_t)b->channels * sizeof(float);
+    snprintf(name, sizeof name, "%s%s.norm1.saved", b->name, tag);
+    add(r, name, saved, first, inner_last, &x->saved1);
+    snprintf(name, sizeof name, "%s%s.norm2.saved", b->name, tag);
+    add(r, name, saved, first, inner_last, &x->saved2);
+}
+
+/* A block's tensors: kept from forward to backward, or (checkpointing) a
+ * short-lived forward set whose output lives until `out_last`, and a set
+ * recomputed at `backward`. */
+static void add_block(request_list *r, const tt_unet *u, tt_unet_block *b, int forward,
+                      int out_last, int backward)
+{
+    if (!u->config.checkpointing) {
+        add_set(r, u, b, &b->fwd, "", forward, backward, backward);
+        return;
+    }
+    add_set(r, u, b, &b->fwd, "", forward, forward, out_last);
+    add_set(r, u, b, &b->bwd, ".recompute", backward, backward, backward);
+}
+
+static void alias_norm_none(const tt_unet *u, tt_unet_block *b)
+{
+    if (u->config.norm == TT_NORM_NONE) {
+        b->fwd.act1 = b->fwd.conv1, b->fwd.act2 = b->fwd.conv2;
+        b->bwd.act1 = b->bwd.conv1, b->bwd.act2 = b->bwd.conv2;
+    }
+    if (!u->config.checkpointing) b->bwd = b->fwd;
+}
+
+static void build_requests(tt_unet *u, request_list *r)
+{
+    const tt_unet_config *c = &u->config;
+    timeline t = {c->depth};
+    char name[48];
+    for (int i = 0; i < c->depth; i++) {
+        int ch = tt_unet_channels(c, i), h = u->height >> i, w = u->width >> i;
+        /* the skip is read by dec.i's forward: longer without checkpointing */
+        add_block(r, u, &u->enc[i], f_enc(t, i), f_dec(t, i), b_enc(t, i));
+        size_t pooled = tensor_bytes(u, ch, h / 2, w / 2);
+        int reader = i + 1 < c->depth ? b_enc(t, i + 1) : b_bottleneck(t);
+        snprintf(name, sizeof name, "enc.%d.pool", i);
+        add(r, name, pooled, f_enc(t, i), reader, &u->pool[i]);
+        snprintf(name, sizeof name, "enc.%d.argmax", i);
+        add(r, name, pooled, f_enc(t, i), b_enc(t, i), &u->argmax[i]);
+        snprintf(name, sizeof name, "enc.%d.dskip", i);
+        add(r, name, tensor_bytes(u, ch, h, w), b_dec(t, i), b_enc(t, i), &u->dskip[i]);
+        snprintf(name, sizeof name, "up.%d", i);
+        add(r, name, tensor_bytes(u, ch, h, w), f_dec(t, i), f_dec(t, i), &u->up[i]);
+        snprintf(name, sizeof name, "dec.%d.cat", i);
+        add(r, name, tensor_bytes(u, 2 * ch, h, w), f_dec(t, i), b_dec(t, i), &u->cat[i]);
+        /* dec.i's output feeds up.(i-1), whose backward reads it; dec.0 feeds the head */
+        add_block(r, u, &u->dec[i], f_dec(t, i), i > 0 ? b_dec(t, i - 1) : b_head(t), b_dec(t, i));
+    }
+    add_block(r, u, &u->bottleneck, f_bottleneck(t), b_dec(t, c->depth - 1), b_bottleneck(t));
+    size_t logits = tensor_bytes(u, c->classes, u->height, u->width);
+    add(r, "logits", logits, f_head(t), f_loss(t), &u->logits);
+    add(r, "dlogits", logits, f_loss(t), b_head(t), &u->dlogits);
+    size_t level0 = tensor_bytes(u, tt_unet_channels(c, 0), u->height, u->width);
+    add(r, "backward.dlevel", level0, b_head(t), b_bottleneck(t), &u->dlevel);
+    add(r, "backward.scratch1", level0, b_dec(t, 0), b_enc(t, 0), &u->scratch1);
+    add(r, "backward.scratch2", level0, b_dec(t, 0), b_enc(t, 0), &u->scratch2);
+    add(r, "backward.dcat", 2 * level0, b_dec(t, 0), b_enc(t, 0), &u->dcat);
+}
+
+tt_status tt_unet_allocate(tt_unet *u)
+{
+    const tt_unet_config *c = &u->config;
+    tt_status status = NULL;
+    request_list r = {0};
+    TT_CHECK(tt_buffer_alloc(u->be, tensor_bytes(u, c->in_channels, u->height, u->width),
+                             TT_MEM_DATA, "input", &u->input_buffer));
+    u->input = tt_mem_of(u->input_buffer);
+    /* block inputs */
+    tt_mem x = u->input;
+    for (int i = 0; i < c->depth; i++) u->enc[i].input = i ? u->pool[i - 1] : x;
+    build_requests(u, &r);
+    if (r.failed) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "memory plan: out of host memory");
+        goto cleanup;
+    }
+    for (int i = 0; i < r.count; i++) r.items[i].name = r.names[i];
+    size_t align = u->be->device.base_align_bytes > 64 ? u->be->device.base_align_bytes : 64;
+    tt_plan plan;
+    TT_CHECK(tt_plan_solve(r.items, r.count, align, (size_t)u->be->device.max_alloc_bytes, &plan));
+    u->act_buffers = calloc((size_t)plan.buffer_count, sizeof *u->act_buffers);
+    if (!u->act_buffers) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "memory plan: out of host memory");
+        goto cleanup;
+    }
+    for (int b = 0; b < plan.buffer_count; b++) {
+        char name[32];
+        snprintf(name, sizeof name, "activations.%d", b);
+        TT_CHECK(tt_buffer_alloc(u->be, plan.buffer_bytes[b], TT_MEM_ACTIVATIONS, name,
+                                 &u->act_buffers[b]));
+        u->act_count++;
+    }
+    for (int i = 0; i < r.count; i++)
+        *r.dests[i] = tt_mem_at(tt_mem_of(u->act_buffers[r.items[i].buffer]), r.items[i].offset);
+    u->act_planned_bytes = plan.total_bytes;
+    u->act_unplanned_bytes = plan.unplanned_bytes;
+    /* inputs that are other tensors, now that those have places */
+    for (int i = 1; i < c->depth; i++) u->enc[i].input = u->pool[i - 1];
+    u->bottleneck.input = u->pool[c->depth - 1];
+    for (int i = 0; i < c->depth; i++) u->dec[i].input = u->cat[i];
+    for (int i = 0; i < c->depth; i++) alias_norm_none(u, &u->enc[i]), alias_norm_none(u, &u->dec[i]);
+    alias_norm_none(u, &u->bottleneck);
+    size_t ws = tt_unet_workspace_bytes(u);
+    if (ws) TT_CHECK(tt_buffer_alloc(u->be, ws, TT_MEM_WORKSPACE, "conv.workspace", &u->workspace_buffer));
+cleanup:
+    free(r.items);
+    free(r.dests);
+    free(r.names);
+    return status;
+}
