@@ -49,11 +49,6 @@ static tt_status load_tile(const tt_crop_reader *r, const tt_predict_options *o,
     int cx1 = x0 + tw > r->width ? r->width : x0 + tw;
     int ch = cy1 - cy0, cw = cx1 - cx0;
     TT_TRY(r->read_crop(r->ctx, cx0, cy0, cw, ch, crop));
-    float scale[3], shift[3];
-    for (int c = 0; c < 3; c++) {
-        scale[c] = 1.0f / (255.0f * o->std[c]);
-        shift[c] = -o->mean[c] / o->std[c];
-    }
     size_t plane = (size_t)th * tw;
     for (int i = 0; i < th; i++) {
         int y = y0 + i, inside_y = y >= 0 && y < r->height;
@@ -67,7 +62,7 @@ static tt_status load_tile(const tt_crop_reader *r, const tt_predict_options *o,
             const uint8_t *px = inside ? crop + ((size_t)(y - cy0) * cw + (x - cx0)) * 3 : NULL;
             for (int c = 0; c < 3; c++)
                 input[c * plane + (size_t)i * tw + j] =
-                    (px ? (float)px[c] : 0.0f) * scale[c] + shift[c];
+                    ((px ? (float)px[c] : 0.0f) / 255.0f - o->mean[c]) / o->std[c];
         }
     }
     return NULL;
