@@ -10,9 +10,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
+#include "infer/model_load.h"
 #include "infer/predict.h"
+#include "train/safetensors.h"
 
 static tt_unet_config small_config(void)
 {
@@ -236,6 +239,87 @@ static void test_memory_bounded(void)
     tt_unet_destroy(u);
 }
 
+/* Writes u's weights with the given metadata (NULL values left out). */
+static void write_checkpoint(tt_unet *u, const char *path, const char *model, const char *classes)
+{
+    float *params = malloc(u->params.trainable_floats * sizeof *params);
+    float *state = malloc((u->params.state_floats + 1) * sizeof *state);
+    TH_OK(tt_unet_get_params(u, params, state));
+    tt_st_writer *w = NULL;
+    TH_OK(tt_st_writer_create(&w));
+    for (int i = 0; i < u->params.count; i++) {
+        const tt_param *p = &u->params.params[i];
+        int64_t shape[4];
+        for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
+        TH_OK(tt_st_writer_add(w, p->name, TT_ST_F32, p->ndim, shape,
+                               (p->trainable ? params : state) + p->offset));
+    }
+    if (model) TH_OK(tt_st_writer_metadata(w, "model", model));
+    if (classes) TH_OK(tt_st_writer_metadata(w, "classes", classes));
+    TH_OK(tt_st_writer_metadata(w, "mask_kind", "multi-label"));
+    TH_OK(tt_st_writer_write(w, path));
+    tt_st_writer_destroy(w);
+    free(params);
+    free(state);
+}
+
+static void test_model_load(void)
+{
+    tt_backend *be = th_backend();
+    tt_unet_config cfg = small_config();
+    tt_unet *u = NULL;
+    TH_OK(tt_unet_create(be, &cfg, 1, 16, 16, 21, &u));
+    char path[] = "/tmp/tt-predict-ckpt-XXXXXX";
+    close(mkstemp(path));
+    write_checkpoint(u, path, "{\"in_channels\": 3, \"classes\": 2, \"base_channels\": 4, "
+                     "\"depth\": 2, \"norm\": \"group\", \"groups\": 2}", "[\"Fish\", \"Sugar\"]");
+    tt_infer_model m;
+    TH_OK(tt_infer_model_load(be, path, 2, 32, 16, &m));
+    CU_ASSERT_EQUAL(m.kind, TT_INFER_KIND_MULTI_LABEL);
+    CU_ASSERT_STRING_EQUAL(m.class_names[1], "Sugar");
+    CU_ASSERT_EQUAL(m.unet->height, 32);
+    /* same weights: the same prediction of a 16x16 image (one tile each, mean blend) */
+    uint8_t *rgb = random_image(16, 16, 2);
+    tt_memory_image im = {rgb, 16, 16};
+    tt_crop_reader reader = tt_crop_reader_memory(&im);
+    tt_predict_options o = tt_predict_options_default();
+    o.blend = TT_BLEND_MEAN;
+    float a[512], b[512];
+    TH_OK(tt_predict_image(u, &reader, &o, a));
+    tt_unet_destroy(u);
+    u = NULL;
+    TH_OK(tt_unet_create(be, &cfg, 1, 16, 16, 99, &u)); /* other weights */
+    tt_infer_model_free(&m);
+    TH_OK(tt_infer_model_load(be, path, 1, 16, 16, &m));
+    TH_OK(tt_predict_image(m.unet, &reader, &o, b));
+    CU_ASSERT_EQUAL(memcmp(a, b, sizeof a), 0);
+    tt_infer_model_free(&m);
+
+    /* no "model" metadata: a clear error naming the file */
+    write_checkpoint(u, path, NULL, NULL);
+    tt_status s = tt_infer_model_load(be, path, 1, 16, 16, &m);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tt_status_message(s), "\"model\" metadata"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(tt_status_message(s), path));
+    if (s) printf("\n  message: %s", tt_status_message(s));
+    tt_status_free(s);
+    CU_ASSERT_PTR_NULL(m.unet);
+    /* a model that does not match the tensors: the tensor is named */
+    write_checkpoint(u, path, "{\"classes\": 3, \"base_channels\": 4, \"depth\": 2, \"groups\": 2}",
+                     NULL);
+    s = tt_infer_model_load(be, path, 1, 16, 16, &m);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT);
+    if (s) printf("\n  message: %s", tt_status_message(s));
+    tt_status_free(s);
+    tt_unet_config parsed;
+    s = tt_infer_config_parse("{\"base_channels\": 4}", &parsed);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT);
+    tt_status_free(s);
+    unlink(path);
+    free(rgb);
+    tt_unet_destroy(u);
+}
+
 static void test_errors(void)
 {
     tt_unet_config cfg = small_config();
@@ -280,6 +364,7 @@ int main(void)
         {"sizes not multiples of 2^depth vs reference", test_odd_sizes},
         {"a constant model blends to its constant", test_constant_model},
         {"device memory bounded by the tile batch", test_memory_bounded},
+        {"checkpoint loading", test_model_load},
         {"bad options; softmax, sigmoid, argmax", test_errors},
         CU_TEST_INFO_NULL,
     };
