@@ -8,6 +8,7 @@
 static const tt_command commands[] = {
     {"devices", "list the OpenCL devices and their memory", tt_cmd_devices},
     {"selftest", "run smoke kernels on a device and check the results", tt_cmd_selftest},
+    {"predict", "full-resolution masks of images with a trained checkpoint", tt_cmd_predict},
 };
 
 static void usage(FILE *out)

@@ -15,8 +15,8 @@ static tt_status memory_read_crop(void *ctx, int x0, int y0, int w, int h, uint8
 {
     const tt_memory_image *m = ctx;
     if (x0 < 0 || y0 < 0 || w < 1 || h < 1 || x0 + w > m->width || y0 + h > m->height)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "crop %dx%d at (%d, %d) leaves the %dx%d image",
-                            w, h, x0, y0, m->width, m->height);
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "crop %dx%d at (%d, %d) leaves the %dx%d "
+                            "image", w, h, x0, y0, m->width, m->height);
     for (int y = 0; y < h; y++)
         memcpy(rgb + (size_t)y * w * 3, m->rgb + ((size_t)(y0 + y) * m->width + x0) * 3,
                (size_t)w * 3);
