@@ -240,7 +240,8 @@ static void test_memory_bounded(void)
 }
 
 /* Writes u's weights with the given metadata (NULL values left out). */
-static void write_checkpoint(tt_unet *u, const char *path, const char *model, const char *classes)
+static void write_checkpoint(tt_unet *u, const char *path, const char *model, const char *classes,
+                             const uint8_t *rgb, int height, int width)
 {
     float *params = malloc(u->params.trainable_floats * sizeof *params);
     float *state = malloc((u->params.state_floats + 1) * sizeof *state);
@@ -253,6 +254,10 @@ static void write_checkpoint(tt_unet *u, const char *path, const char *model, co
         for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
         TH_OK(tt_st_writer_add(w, p->name, TT_ST_F32, p->ndim, shape,
                                (p->trainable ? params : state) + p->offset));
+    }
+    if (rgb) {
+        int64_t shape[3] = {height, width, 3};
+        TH_OK(tt_st_writer_add(w, "image", TT_ST_U8, 3, shape, rgb));
     }
     if (model) TH_OK(tt_st_writer_metadata(w, "model", model));
     if (classes) TH_OK(tt_st_writer_metadata(w, "classes", classes));
@@ -272,7 +277,7 @@ static void test_model_load(void)
     char path[] = "/tmp/tt-predict-ckpt-XXXXXX";
     close(mkstemp(path));
     write_checkpoint(u, path, "{\"in_channels\": 3, \"classes\": 2, \"base_channels\": 4, "
-                     "\"depth\": 2, \"norm\": \"group\", \"groups\": 2}", "[\"Fish\", \"Sugar\"]");
+                     "\"depth\": 2, \"norm\": \"group\", \"groups\": 2}", "[\"Fish\", \"Sugar\"]", NULL, 0, 0);
     tt_infer_model m;
     TH_OK(tt_infer_model_load(be, path, 2, 32, 16, &m));
     CU_ASSERT_EQUAL(m.kind, TT_INFER_KIND_MULTI_LABEL);
@@ -296,7 +301,7 @@ static void test_model_load(void)
     tt_infer_model_free(&m);
 
     /* no "model" metadata: a clear error naming the file */
-    write_checkpoint(u, path, NULL, NULL);
+    write_checkpoint(u, path, NULL, NULL, NULL, 0, 0);
     tt_status s = tt_infer_model_load(be, path, 1, 16, 16, &m);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT);
     CU_ASSERT_PTR_NOT_NULL(strstr(tt_status_message(s), "\"model\" metadata"));
@@ -306,7 +311,7 @@ static void test_model_load(void)
     CU_ASSERT_PTR_NULL(m.unet);
     /* a model that does not match the tensors: the tensor is named */
     write_checkpoint(u, path, "{\"classes\": 3, \"base_channels\": 4, \"depth\": 2, \"groups\": 2}",
-                     NULL);
+                     NULL, NULL, 0, 0);
     s = tt_infer_model_load(be, path, 1, 16, 16, &m);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT);
     if (s) printf("\n  message: %s", tt_status_message(s));
@@ -317,6 +322,81 @@ static void test_model_load(void)
     tt_status_free(s);
     unlink(path);
     free(rgb);
+    tt_unet_destroy(u);
+}
+
+/* The whole prediction against tests/infer_torch_check.py: an independent
+ * PyTorch (float64) implementation of the plan, the padding and the blend. */
+static void test_vs_torch(void)
+{
+    tt_backend *be = th_backend();
+    tt_unet_config cfg = small_config();
+    tt_unet *u = NULL;
+    TH_OK(tt_unet_create(be, &cfg, 3, 32, 32, 31, &u));
+    static const struct {
+        int h, w;
+        double overlap;
+        tt_blend_kind blend;
+        tt_pad_kind pad;
+    } cases[] = {{45, 70, 0.5, TT_BLEND_GAUSSIAN, TT_PAD_REFLECT},
+                 {20, 77, 0.25, TT_BLEND_MEAN, TT_PAD_ZERO},
+                 {3, 2, 0.5, TT_BLEND_GAUSSIAN, TT_PAD_REFLECT}};
+    /* torch_unet.py: shared/bench next to the main checkout, or $TT_BENCH_DIR */
+    char bench[1024];
+    snprintf(bench, sizeof bench, "%s", getenv("TT_BENCH_DIR") ? getenv("TT_BENCH_DIR")
+                                                               : TT_SOURCE_DIR "/../shared/bench");
+    double worst = 0;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int h = cases[k].h, w = cases[k].w;
+        uint8_t *rgb = random_image(w, h, 40 + k);
+        char in_path[] = "/tmp/tt-infer-in-XXXXXX", out_path[] = "/tmp/tt-infer-out-XXXXXX";
+        close(mkstemp(in_path));
+        close(mkstemp(out_path));
+        write_checkpoint(u, in_path, NULL, NULL, rgb, h, w);
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd,
+                 "/usr/bin/python3 %s/tests/infer_torch_check.py %s %s %s "
+                 "'{\"classes\": %d, \"base_channels\": %d, \"depth\": %d, \"norm\": \"%s\", "
+                 "\"groups\": %d, \"tile\": [32, 32], \"overlap\": %g, \"blend\": \"%s\", "
+                 "\"pad\": \"%s\"}'", TT_SOURCE_DIR, bench, in_path, out_path,
+                 cfg.classes, cfg.base_channels, cfg.depth, tt_norm_kind_name(cfg.norm),
+                 cfg.groups, cases[k].overlap,
+                 cases[k].blend == TT_BLEND_MEAN ? "mean" : "gaussian",
+                 cases[k].pad == TT_PAD_ZERO ? "zero" : "reflect");
+        int rc = system(cmd);
+        unlink(in_path);
+        if (rc != 0) {
+            printf("\n  SKIPPED torch comparison: '%s' failed (needs python3-torch and "
+                   "shared/bench/torch_unet.py)", cmd);
+            unlink(out_path);
+            free(rgb);
+            break;
+        }
+        tt_safetensors *f = NULL;
+        TH_OK(tt_safetensors_open(out_path, &f));
+        unlink(out_path);
+        size_t n = (size_t)cfg.classes * h * w;
+        float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+        int64_t shape[3] = {cfg.classes, h, w};
+        TH_OK(tt_safetensors_get_f32(f, "logits", 3, shape, want));
+        tt_safetensors_close(f);
+        tt_memory_image im = {rgb, w, h};
+        tt_crop_reader reader = tt_crop_reader_memory(&im);
+        tt_predict_options o = tt_predict_options_default();
+        o.overlap = cases[k].overlap;
+        o.blend = cases[k].blend;
+        o.pad = cases[k].pad;
+        TH_OK(tt_predict_image(u, &reader, &o, got));
+        double err = th_max_rel_error_f(got, want, n, 1e-2);
+        printf("\n  %dx%d overlap %.2f %s %s vs PyTorch: max rel error %.2e (tol 1e-4)", w, h,
+               o.overlap, o.blend == TT_BLEND_MEAN ? "mean" : "gaussian",
+               o.pad == TT_PAD_ZERO ? "zero" : "reflect", err);
+        if (err > worst) worst = err;
+        free(want);
+        free(got);
+        free(rgb);
+    }
+    CU_ASSERT(worst < 1e-4);
     tt_unet_destroy(u);
 }
 
@@ -365,6 +445,7 @@ int main(void)
         {"a constant model blends to its constant", test_constant_model},
         {"device memory bounded by the tile batch", test_memory_bounded},
         {"checkpoint loading", test_model_load},
+        {"whole images vs PyTorch", test_vs_torch},
         {"bad options; softmax, sigmoid, argmax", test_errors},
         CU_TEST_INFO_NULL,
     };
