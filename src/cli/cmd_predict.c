@@ -1,0 +1,544 @@
+/*
+ * tiletrain predict: full-resolution sliding-window prediction of one image
+ * or a folder of images with a trained checkpoint.
+ *
+ * Per image it writes, into --out: a class-index PNG (STEM_mask.png, one
+ * byte per pixel, the class) for class-index models, or one 0/255 PNG per
+ * class (STEM_CLASS.png) for multi-label models; an overlay PNG
+ * (STEM_overlay.png: the image with the masks in colour, half opacity);
+ * and with --rle, rows of a CSV in the Kaggle clouds submission layout
+ * `Image_Label,EncodedPixels` (IMAGEFILE_CLASS, RLE), one per image and class.
+ *
+ * Multi-label: probabilities = sigmoid(blended logits) > --threshold, then
+ * components smaller than --min-size pixels are removed (8-connectivity).
+ * With --rle-size HxW the CSV masks are made at that size: probabilities
+ * area-resized, thresholded, components below --min-size removed (pixels
+ * of the HxW grid, as the Kaggle clouds kernels count them); the PNGs stay
+ * at full resolution, with --min-size scaled by the area ratio.
+ * Class-index: argmax of the blended logits; --min-size removes small
+ * components of every class but 0 (they become 0); CSV masks are the class
+ * planes, nearest-resized with --rle-size.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include <stb_image.h>
+#include <stb_image_write.h>
+
+#include "backend/backend.h"
+#include "cli/commands.h"
+#include "core/options.h"
+#include "core/status.h"
+#include "infer/model_load.h"
+#include "infer/postprocess.h"
+#include "infer/predict.h"
+
+#if defined(__has_include)
+#if __has_include("data/rle.h")
+#include "data/rle.h"
+#define HAVE_TT_RLE 1
+#endif
+#if __has_include("data/image.h")
+#include "data/image.h"
+#define HAVE_TT_IMAGE 1
+#endif
+#endif
+
+typedef struct predict_options {
+    char checkpoint[TT_OPT_STRING_MAX];
+    char input[TT_OPT_STRING_MAX];
+    char out[TT_OPT_STRING_MAX];
+    int tile[2];
+    double overlap;
+    char blend[TT_OPT_STRING_MAX];
+    char pad[TT_OPT_STRING_MAX];
+    int batch;
+    double threshold;
+    int min_size;
+    char rle[TT_OPT_STRING_MAX];
+    int rle_size[2];
+    char mode[TT_OPT_STRING_MAX];
+    char classes[TT_OPT_STRING_MAX];
+    char device[TT_OPT_STRING_MAX];
+    int no_overlay;
+    int quiet;
+} predict_options;
+
+#define OPT(name, kind, field, meta, help, lo, hi) \
+    {name, kind, offsetof(predict_options, field), meta, help, lo, hi, NULL}
+#define CHOICE(name, field, meta, help, choices) \
+    {name, TT_OPT_CHOICE, offsetof(predict_options, field), meta, help, 1, 0, choices}
+
+static const tt_opt option_table[] = {
+    OPT("checkpoint", TT_OPT_STRING, checkpoint, "FILE", "trained weights (safetensors)", 1, 0),
+    OPT("input", TT_OPT_STRING, input, "IMG|DIR", "an image, or a folder of images", 1, 0),
+    OPT("out", TT_OPT_STRING, out, "DIR", "folder for the masks and overlays (made if missing)", 1, 0),
+    OPT("tile", TT_OPT_SIZE2, tile, "HxW", "tile size, multiples of 2^depth (default 512x512)", 1, 0),
+    OPT("overlap", TT_OPT_DOUBLE, overlap, "X", "overlap of neighbouring tiles, 0 to 0.9 (default 0.5)", 0, 0.9),
+    CHOICE("blend", blend, "KIND", "blend of overlapping tiles: gaussian or mean", "gaussian|mean"),
+    CHOICE("pad", pad, "KIND", "padding where a tile leaves the image: reflect or zero", "reflect|zero"),
+    OPT("batch", TT_OPT_INT, batch, "B", "tiles per forward pass (default 4)", 1, 4096),
+    OPT("threshold", TT_OPT_DOUBLE, threshold, "P", "multi-label: probability above which a pixel is in (0.5)", 0, 1),
+    OPT("min-size", TT_OPT_INT, min_size, "N", "remove components smaller than N pixels (0: keep all)", 0, 1e9),
+    OPT("rle", TT_OPT_STRING, rle, "FILE.csv", "also write Kaggle RLE rows Image_Label,EncodedPixels", 1, 0),
+    OPT("rle-size", TT_OPT_SIZE2, rle_size, "HxW", "size of the RLE masks, e.g. 350x525 (default: full)", 1, 0),
+    CHOICE("mode", mode, "KIND", "auto (from the checkpoint), class-index or multi-label",
+           "auto|class-index|multi-label"),
+    OPT("classes", TT_OPT_STRING, classes, "A,B,..", "class names (default: from the checkpoint)", 1, 0),
+    OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name", 1, 0),
+    OPT("no-overlay", TT_OPT_FLAG, no_overlay, NULL, "do not write overlay PNGs", 1, 0),
+    OPT("quiet", TT_OPT_FLAG, quiet, NULL, "no line per image", 1, 0),
+};
+static const size_t option_count = sizeof option_table / sizeof option_table[0];
+
+static void defaults(predict_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->tile[0] = o->tile[1] = 512;
+    o->overlap = 0.5;
+    strcpy(o->blend, "gaussian");
+    strcpy(o->pad, "reflect");
+    o->batch = 4;
+    o->threshold = 0.5;
+    strcpy(o->mode, "auto");
+}
+
+/* Everything one run shares. */
+typedef struct run_state {
+    const predict_options *opts;
+    tt_infer_model model;
+    tt_infer_kind kind;
+    char **names;              /* class names used in files and the CSV */
+    char **own_names;          /* from --classes, freed at the end */
+    tt_predict_options predict;
+    FILE *csv;
+} run_state;
+
+static const uint8_t palette[8][3] = {{230, 25, 75},  {60, 180, 75},  {255, 225, 25},
+                                      {0, 130, 200},  {245, 130, 48}, {145, 30, 180},
+                                      {70, 240, 240}, {240, 50, 230}};
+
+static tt_status load_image(const char *path, int *w, int *h, uint8_t **rgb)
+{
+#ifdef HAVE_TT_IMAGE
+    tt_image image = {0};
+    TT_TRY(tt_image_load(path, 0, &image));
+    *w = image.width;
+    *h = image.height;
+    *rgb = image.pixels;
+    return NULL;
+#else
+    int channels;
+    *rgb = stbi_load(path, w, h, &channels, 3);
+    if (!*rgb)
+        return tt_error_new(TT_ERR_FORMAT, "cannot decode the image (%s); give a JPEG, PNG or "
+                            "BMP", stbi_failure_reason());
+    return NULL;
+#endif
+}
+
+#ifdef HAVE_TT_RLE
+#define rle_encode tt_rle_encode
+#else
+/* Kaggle RLE (1-based start, length; column-major) until data/rle.h is
+ * merged; then tt_rle_encode replaces this. */
+static tt_status rle_encode(const uint8_t *plane, int width, int height, char **text)
+{
+    size_t cap = 64, len = 0;
+    char *s = malloc(cap);
+    if (!s) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "RLE: out of host memory");
+    s[0] = '\0';
+    size_t pixels = (size_t)width * height, run_start = 0;
+    int in_run = 0;
+    for (size_t p = 0; p <= pixels; p++) {
+        int on = 0;
+        if (p < pixels) on = plane[(p % (size_t)height) * width + p / (size_t)height] != 0;
+        if (on && !in_run) run_start = p;
+        if (!on && in_run) {
+            if (cap - len < 48) {
+                char *grown = realloc(s, cap *= 2);
+                if (!grown) {
+                    free(s);
+                    return tt_error_new(TT_ERR_OUT_OF_MEMORY, "RLE: out of host memory");
+                }
+                s = grown;
+            }
+            len += (size_t)snprintf(s + len, cap - len, "%s%zu %zu", len ? " " : "",
+                                    run_start + 1, p - run_start);
+        }
+        in_run = on;
+    }
+    *text = s;
+    return NULL;
+}
+#endif
+
+/* "dir/a.b.jpg" -> "a.b.jpg" and stem "a.b". */
+static void split_name(const char *path, char *file, size_t file_size, char *stem, size_t stem_size)
+{
+    const char *slash = strrchr(path, '/');
+    snprintf(file, file_size, "%s", slash ? slash + 1 : path);
+    snprintf(stem, stem_size, "%s", file);
+    char *dot = strrchr(stem, '.');
+    if (dot && dot != stem) *dot = '\0';
+}
+
+/* A class name fit for a file name: '/' and spaces become '_'. */
+static void safe_name(const char *name, char *out, size_t size)
+{
+    snprintf(out, size, "%s", name);
+    for (char *p = out; *p; p++)
+        if (*p == '/' || *p == ' ') *p = '_';
+}
+
+static tt_status write_png(const char *dir, const char *stem, const char *suffix, int w, int h,
+                           int channels, const uint8_t *pixels)
+{
+    char path[3 * TT_OPT_STRING_MAX + 16];
+    snprintf(path, sizeof path, "%s/%s_%s.png", dir, stem, suffix);
+    if (!stbi_write_png(path, w, h, channels, pixels, w * channels))
+        return tt_error_new(TT_ERR_IO, "cannot write %s; check that the folder is writable and "
+                            "the disk has room", path);
+    return NULL;
+}
+
+/* One CSV row: "FILE_CLASS,RLE" of a plane. */
+static tt_status csv_row(run_state *rs, const char *file, int c, const uint8_t *plane, int w,
+                         int h)
+{
+    char *text = NULL;
+    TT_TRY(rle_encode(plane, w, h, &text));
+    fprintf(rs->csv, "%s_%s,%s\n", file, rs->names[c], text);
+    free(text);
+    if (ferror(rs->csv))
+        return tt_error_new(TT_ERR_IO, "cannot write %s; check the disk has room", rs->opts->rle);
+    return NULL;
+}
+
+/* Overlay: half the image, half the mean colour of the classes present. */
+static void overlay(const uint8_t *rgb, size_t pixels, int classes, const uint8_t *masks,
+                    const uint8_t *index, uint8_t *out)
+{
+    for (size_t p = 0; p < pixels; p++) {
+        int sum[3] = {0, 0, 0}, n = 0;
+        if (index) {
+            if (index[p] > 0) {
+                for (int k = 0; k < 3; k++) sum[k] = palette[(index[p] - 1) % 8][k];
+                n = 1;
+            }
+        } else {
+            for (int c = 0; c < classes; c++)
+                if (masks[(size_t)c * pixels + p]) {
+                    for (int k = 0; k < 3; k++) sum[k] += palette[c % 8][k];
+                    n++;
+                }
+        }
+        for (int k = 0; k < 3; k++)
+            out[p * 3 + k] = n ? (uint8_t)((rgb[p * 3 + k] + sum[k] / n + 1) / 2) : rgb[p * 3 + k];
+    }
+}
+
+static tt_status finish_multi_label(run_state *rs, const char *file, const char *stem, int w,
+                                    int h, const uint8_t *rgb, float *probs)
+{
+    const predict_options *o = rs->opts;
+    int classes = rs->model.config.classes, rw = o->rle_size[1], rh = o->rle_size[0];
+    size_t pixels = (size_t)w * h;
+    tt_status status = NULL;
+    uint8_t *masks = malloc((size_t)classes * pixels), *view = malloc(pixels * 3);
+    float *small = rw ? malloc((size_t)rw * rh * sizeof *small) : NULL;
+    uint8_t *small_mask = rw ? malloc((size_t)rw * rh) : NULL;
+    if (!masks || !view || (rw && (!small || !small_mask))) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory for the masks", file);
+        goto cleanup;
+    }
+    tt_predict_sigmoid(probs, classes, pixels);
+    double scale = rw ? (double)pixels / ((double)rw * rh) : 1.0;
+    int full_min = (int)(o->min_size * scale + 0.5);
+    for (int c = 0; c < classes; c++) {
+        uint8_t *m = masks + (size_t)c * pixels;
+        const float *p = probs + (size_t)c * pixels;
+        tt_pp_threshold(p, pixels, (float)o->threshold, m);
+        TT_CHECK(tt_pp_remove_small(m, w, h, full_min, 8, NULL));
+        for (size_t i = 0; i < pixels; i++) view[i] = m[i] ? 255 : 0;
+        char suffix[TT_OPT_STRING_MAX];
+        safe_name(rs->names[c], suffix, sizeof suffix);
+        TT_CHECK(write_png(o->out, stem, suffix, w, h, 1, view));
+        if (!rs->csv) continue;
+        if (!rw) {
+            TT_CHECK(csv_row(rs, file, c, m, w, h));
+            continue;
+        }
+        TT_CHECK(tt_pp_resize_area(p, w, h, small, rw, rh));
+        tt_pp_threshold(small, (size_t)rw * rh, (float)o->threshold, small_mask);
+        TT_CHECK(tt_pp_remove_small(small_mask, rw, rh, o->min_size, 8, NULL));
+        TT_CHECK(csv_row(rs, file, c, small_mask, rw, rh));
+    }
+    if (!o->no_overlay) {
+        overlay(rgb, pixels, classes, masks, NULL, view);
+        TT_CHECK(write_png(o->out, stem, "overlay", w, h, 3, view));
+    }
+cleanup:
+    free(masks);
+    free(view);
+    free(small);
+    free(small_mask);
+    return status;
+}
+
+static tt_status finish_class_index(run_state *rs, const char *file, const char *stem, int w,
+                                    int h, const uint8_t *rgb, const float *logits)
+{
+    const predict_options *o = rs->opts;
+    int classes = rs->model.config.classes, rw = o->rle_size[1], rh = o->rle_size[0];
+    size_t pixels = (size_t)w * h;
+    tt_status status = NULL;
+    uint8_t *index = malloc(pixels), *plane = malloc(pixels), *view = malloc(pixels * 3);
+    uint8_t *small = rw ? malloc((size_t)rw * rh) : NULL;
+    if (!index || !plane || !view || (rw && !small)) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory for the masks", file);
+        goto cleanup;
+    }
+    tt_predict_argmax(logits, classes, pixels, index);
+    for (int c = 1; o->min_size > 1 && c < classes; c++) {
+        for (size_t i = 0; i < pixels; i++) plane[i] = index[i] == c;
+        TT_CHECK(tt_pp_remove_small(plane, w, h, o->min_size, 8, NULL));
+        for (size_t i = 0; i < pixels; i++)
+            if (index[i] == c && !plane[i]) index[i] = 0;
+    }
+    TT_CHECK(write_png(o->out, stem, "mask", w, h, 1, index));
+    if (!o->no_overlay) {
+        overlay(rgb, pixels, classes, NULL, index, view);
+        TT_CHECK(write_png(o->out, stem, "overlay", w, h, 3, view));
+    }
+    for (int c = 0; rs->csv && c < classes; c++) {
+        for (size_t i = 0; i < pixels; i++) plane[i] = index[i] == c;
+        if (rw) tt_pp_resize_nearest(plane, w, h, small, rw, rh);
+        TT_CHECK(csv_row(rs, file, c, rw ? small : plane, rw ? rw : w, rw ? rh : h));
+    }
+cleanup:
+    free(index);
+    free(plane);
+    free(view);
+    free(small);
+    return status;
+}
+
+static tt_status predict_one(run_state *rs, const char *path)
+{
+    char file[TT_OPT_STRING_MAX], stem[TT_OPT_STRING_MAX];
+    split_name(path, file, sizeof file, stem, sizeof stem);
+    int w = 0, h = 0;
+    uint8_t *rgb = NULL;
+    float *logits = NULL;
+    tt_status status = NULL;
+    TT_CHECK(load_image(path, &w, &h, &rgb));
+    size_t floats = (size_t)rs->model.config.classes * w * h;
+    logits = malloc(floats * sizeof *logits);
+    if (!logits) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s (%dx%d): no host memory for %zu logits",
+                              path, w, h, floats);
+        goto cleanup;
+    }
+    tt_memory_image image = {rgb, w, h};
+    tt_crop_reader reader = tt_crop_reader_memory(&image);
+    TT_CHECK(tt_predict_image(rs->model.unet, &reader, &rs->predict, logits));
+    if (rs->kind == TT_INFER_KIND_MULTI_LABEL)
+        TT_CHECK(finish_multi_label(rs, file, stem, w, h, rgb, logits));
+    else
+        TT_CHECK(finish_class_index(rs, file, stem, w, h, rgb, logits));
+    if (!rs->opts->quiet) printf("%s: %dx%d\n", path, w, h);
+cleanup:
+    if (status) status = tt_error_prefix(status, "%s", path);
+    free(rgb);
+    free(logits);
+    return status;
+}
+
+static int is_image_name(const char *name)
+{
+    static const char *const ext[] = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff"};
+    const char *dot = strrchr(name, '.');
+    if (!dot || name[0] == '.') return 0;
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+        if (strcasecmp(dot, ext[i]) == 0) return 1;
+    return 0;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The images to predict: the input file, or the image files of the input
+ * folder in sorted order.  *paths: count strings, each and the array free(). */
+static tt_status list_inputs(const char *input, char ***paths, int *count)
+{
+    *paths = NULL;
+    *count = 0;
+    struct stat st;
+    if (stat(input, &st) != 0)
+        return tt_error_new(TT_ERR_IO, "--input %s: %s", input, strerror(errno));
+    int capacity = 16;
+    char **list = malloc((size_t)capacity * sizeof *list);
+    if (!list) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    if (!S_ISDIR(st.st_mode)) {
+        list[0] = strdup(input);
+        *paths = list;
+        *count = list[0] ? 1 : 0;
+        return list[0] ? NULL : tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    DIR *dir = opendir(input);
+    if (!dir) {
+        free(list);
+        return tt_error_new(TT_ERR_IO, "--input %s: %s", input, strerror(errno));
+    }
+    int n = 0;
+    tt_status status = NULL;
+    for (struct dirent *e; !status && (e = readdir(dir));) {
+        if (!is_image_name(e->d_name)) continue;
+        if (n == capacity) {
+            char **grown = realloc(list, (size_t)(capacity *= 2) * sizeof *list);
+            if (!grown) {
+                status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+                break;
+            }
+            list = grown;
+        }
+        size_t len = strlen(input) + strlen(e->d_name) + 2;
+        if (!(list[n] = malloc(len))) {
+            status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+            break;
+        }
+        snprintf(list[n++], len, "%s/%s", input, e->d_name);
+    }
+    closedir(dir);
+    if (!status && n == 0)
+        status = tt_error_new(TT_ERR_IO, "--input %s has no images (.jpg .jpeg .png .bmp .tif "
+                              ".tiff)", input);
+    if (status) {
+        for (int i = 0; i < n; i++) free(list[i]);
+        free(list);
+        return status;
+    }
+    qsort(list, (size_t)n, sizeof *list, compare_names);
+    *paths = list;
+    *count = n;
+    return NULL;
+}
+
+/* --classes "a,b,c": exactly `classes` names. */
+static tt_status parse_class_names(const char *text, int classes, char ***out)
+{
+    char **names = calloc((size_t)classes, sizeof *names);
+    if (!names) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    int n = 0;
+    for (const char *p = text; *p && n <= classes;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (n < classes && !(names[n] = strndup(p, len))) break;
+        n++;
+        p = comma ? comma + 1 : p + len;
+    }
+    if (n != classes || !names[classes - 1]) {
+        for (int i = 0; i < classes; i++) free(names[i]);
+        free(names);
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--classes '%s' names %d classes; the "
+                            "checkpoint has %d", text, n, classes);
+    }
+    *out = names;
+    return NULL;
+}
+
+static tt_status run(const predict_options *o, run_state *rs)
+{
+    tt_status status = NULL;
+    tt_backend *be = NULL;
+    char **paths = NULL;
+    int count = 0;
+    TT_CHECK(list_inputs(o->input, &paths, &count));
+    if (mkdir(o->out, 0777) != 0 && errno != EEXIST) {
+        status = tt_error_new(TT_ERR_IO, "cannot make --out %s: %s", o->out, strerror(errno));
+        goto cleanup;
+    }
+    TT_CHECK(tt_backend_create_opencl(o->device[0] ? o->device : NULL, &be));
+    TT_CHECK(tt_infer_model_load(be, o->checkpoint, o->batch, o->tile[0], o->tile[1], &rs->model));
+    int classes = rs->model.config.classes;
+    rs->names = rs->model.class_names;
+    if (o->classes[0]) {
+        TT_CHECK(parse_class_names(o->classes, classes, &rs->own_names));
+        rs->names = rs->own_names;
+    }
+    rs->kind = strcmp(o->mode, "class-index") == 0   ? TT_INFER_KIND_CLASS_INDEX
+               : strcmp(o->mode, "multi-label") == 0 ? TT_INFER_KIND_MULTI_LABEL
+                                                     : rs->model.kind;
+    if (rs->kind == TT_INFER_KIND_UNKNOWN)
+        rs->kind = o->rle[0] ? TT_INFER_KIND_MULTI_LABEL : TT_INFER_KIND_CLASS_INDEX;
+    rs->predict = tt_predict_options_default();
+    rs->predict.overlap = o->overlap;
+    rs->predict.batch = o->batch;
+    TT_CHECK(tt_blend_kind_parse(o->blend, &rs->predict.blend));
+    TT_CHECK(tt_pad_kind_parse(o->pad, &rs->predict.pad));
+    memcpy(rs->predict.mean, rs->model.mean, sizeof rs->predict.mean);
+    memcpy(rs->predict.std, rs->model.std, sizeof rs->predict.std);
+    if (o->rle[0]) {
+        rs->csv = fopen(o->rle, "w");
+        if (!rs->csv) {
+            status = tt_error_new(TT_ERR_IO, "cannot write --rle %s: %s", o->rle, strerror(errno));
+            goto cleanup;
+        }
+        fprintf(rs->csv, "Image_Label,EncodedPixels\n");
+    }
+    if (!o->quiet)
+        printf("%d image(s), %s model, %d classes, tile %dx%d, overlap %g, %s blend\n", count,
+               rs->kind == TT_INFER_KIND_MULTI_LABEL ? "multi-label" : "class-index", classes,
+               o->tile[0], o->tile[1], o->overlap, o->blend);
+    for (int i = 0; i < count; i++) TT_CHECK(predict_one(rs, paths[i]));
+    if (rs->csv) {
+        int failed = fclose(rs->csv) != 0;
+        rs->csv = NULL;
+        if (failed) status = tt_error_new(TT_ERR_IO, "cannot finish --rle %s", o->rle);
+    }
+cleanup:
+    if (rs->csv) fclose(rs->csv);
+    for (int i = 0; i < count; i++) free(paths[i]);
+    free(paths);
+    if (rs->own_names)
+        for (int c = 0; c < rs->model.config.classes; c++) free(rs->own_names[c]);
+    free(rs->own_names);
+    tt_infer_model_free(&rs->model);
+    tt_backend_destroy(be);
+    return status;
+}
+
+int tt_cmd_predict(int argc, char **argv)
+{
+    predict_options o;
+    defaults(&o);
+    int help = 0;
+    tt_status status = tt_opt_parse_args(option_table, option_count, &o, argc, argv, 1, &help);
+    if (status) {
+        int rc = tt_cli_usage_error("predict", "%s", tt_status_message(status));
+        tt_status_free(status);
+        return rc;
+    }
+    if (help) {
+        printf("usage: tiletrain predict --checkpoint FILE --input IMG|DIR --out DIR [options]\n"
+               "\n"
+               "Predicts full-resolution masks with a sliding window of tiles whose logits are\n"
+               "blended; writes mask PNGs, overlays and optionally Kaggle RLE rows.\n\n");
+        tt_opt_print_help(option_table, option_count, stdout);
+        return 0;
+    }
+    if (!o.checkpoint[0] || !o.input[0] || !o.out[0])
+        return tt_cli_usage_error("predict", "--checkpoint, --input and --out are required");
+    run_state rs;
+    memset(&rs, 0, sizeof rs);
+    rs.opts = &o;
+    status = run(&o, &rs);
+    return status ? tt_cli_fail(status) : 0;
+}

@@ -1,0 +1,187 @@
+/* A prediction model from a safetensors checkpoint; see model_load.h. */
+#include "infer/model_load.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/status.h"
+#include "train/safetensors.h"
+
+/* Reads an integer key of obj into *out when present. */
+static tt_status get_int(const cJSON *obj, const char *key, int *out, int required)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v) {
+        if (required)
+            return tt_error_new(TT_ERR_FORMAT, "model metadata has no \"%s\"; it needs e.g. "
+                                "{\"classes\": 4, \"base_channels\": 16, \"depth\": 3}", key);
+        return NULL;
+    }
+    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int)v->valuedouble)
+        return tt_error_new(TT_ERR_FORMAT, "model metadata: \"%s\" must be a whole number", key);
+    *out = (int)v->valuedouble;
+    return NULL;
+}
+
+tt_status tt_infer_config_parse(const char *json, tt_unet_config *config)
+{
+    tt_status status = NULL;
+    cJSON *root = cJSON_Parse(json);
+    if (!cJSON_IsObject(root)) {
+        status = tt_error_new(TT_ERR_FORMAT, "model metadata is not a JSON object: '%.80s'", json);
+        goto cleanup;
+    }
+    tt_unet_config c = tt_unet_config_default();
+    TT_CHECK(get_int(root, "in_channels", &c.in_channels, 0));
+    TT_CHECK(get_int(root, "classes", &c.classes, 1));
+    TT_CHECK(get_int(root, "base_channels", &c.base_channels, 0));
+    TT_CHECK(get_int(root, "depth", &c.depth, 0));
+    TT_CHECK(get_int(root, "groups", &c.groups, 0));
+    const cJSON *norm = cJSON_GetObjectItemCaseSensitive(root, "norm");
+    if (norm) {
+        if (!cJSON_IsString(norm)) {
+            status = tt_error_new(TT_ERR_FORMAT, "model metadata: \"norm\" must be a string");
+            goto cleanup;
+        }
+        TT_CHECK(tt_norm_kind_parse(norm->valuestring, &c.norm));
+    }
+    TT_CHECK(tt_unet_config_check(&c));
+    *config = c;
+cleanup:
+    cJSON_Delete(root);
+    if (status) status = tt_error_prefix(status, "model metadata");
+    return status;
+}
+
+/* Class names from the "classes" metadata, or "0", "1", ... */
+static tt_status class_names(const tt_safetensors *f, int classes, char ***out)
+{
+    tt_status status = NULL;
+    char **names = calloc((size_t)classes, sizeof *names);
+    const char *text = tt_safetensors_metadata(f, "classes");
+    cJSON *list = text ? cJSON_Parse(text) : NULL;
+    if (!names) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "class names: out of host memory");
+        goto cleanup;
+    }
+    if (text && (!cJSON_IsArray(list) || cJSON_GetArraySize(list) != classes)) {
+        status = tt_error_new(TT_ERR_FORMAT, "metadata \"classes\" must be a JSON array of %d "
+                              "names; it is '%.80s'", classes, text);
+        goto cleanup;
+    }
+    for (int c = 0; c < classes; c++) {
+        char fallback[16];
+        snprintf(fallback, sizeof fallback, "%d", c);
+        const cJSON *item = list ? cJSON_GetArrayItem(list, c) : NULL;
+        if (item && !cJSON_IsString(item)) {
+            status = tt_error_new(TT_ERR_FORMAT, "metadata \"classes\": entry %d is not a string",
+                                  c);
+            goto cleanup;
+        }
+        names[c] = strdup(item ? item->valuestring : fallback);
+        if (!names[c]) {
+            status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "class names: out of host memory");
+            goto cleanup;
+        }
+    }
+    *out = names;
+    names = NULL;
+cleanup:
+    if (names)
+        for (int c = 0; c < classes; c++) free(names[c]);
+    free(names);
+    cJSON_Delete(list);
+    return status;
+}
+
+/* Three numbers of metadata `key` into v, when present. */
+static tt_status triple(const tt_safetensors *f, const char *key, float *v)
+{
+    const char *text = tt_safetensors_metadata(f, key);
+    if (!text) return NULL;
+    cJSON *list = cJSON_Parse(text);
+    tt_status status = NULL;
+    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) != 3)
+        status = tt_error_new(TT_ERR_FORMAT, "metadata \"%s\" must be an array of 3 numbers", key);
+    for (int i = 0; !status && i < 3; i++) {
+        const cJSON *item = cJSON_GetArrayItem(list, i);
+        if (!cJSON_IsNumber(item))
+            status = tt_error_new(TT_ERR_FORMAT, "metadata \"%s\" must be an array of 3 numbers",
+                                  key);
+        else
+            v[i] = (float)item->valuedouble;
+    }
+    cJSON_Delete(list);
+    return status;
+}
+
+static tt_infer_kind kind_of(const tt_safetensors *f)
+{
+    const char *k = tt_safetensors_metadata(f, "mask_kind");
+    const char *format = tt_safetensors_metadata(f, "format");
+    if ((k && strcmp(k, "class-index") == 0) || (format && strcmp(format, "folder") == 0))
+        return TT_INFER_KIND_CLASS_INDEX;
+    if ((k && strcmp(k, "multi-label") == 0) || (format && strcmp(format, "kaggle-rle") == 0))
+        return TT_INFER_KIND_MULTI_LABEL;
+    return TT_INFER_KIND_UNKNOWN;
+}
+
+tt_status tt_infer_model_load(tt_backend *be, const char *path, int capacity, int tile_h,
+                              int tile_w, tt_infer_model *m)
+{
+    memset(m, 0, sizeof *m);
+    for (int c = 0; c < 3; c++) m->std[c] = 1.0f;
+    tt_status status = NULL;
+    tt_safetensors *f = NULL;
+    float *trainable = NULL, *state = NULL;
+    TT_CHECK(tt_safetensors_open(path, &f));
+    const char *model_json = tt_safetensors_metadata(f, "model");
+    if (!model_json) {
+        status = tt_error_new(TT_ERR_FORMAT, "it has no \"model\" metadata (the UNet's "
+                              "configuration); was it written by `tiletrain train`?");
+        goto cleanup;
+    }
+    TT_CHECK(tt_infer_config_parse(model_json, &m->config));
+    TT_CHECK(class_names(f, m->config.classes, &m->class_names));
+    TT_CHECK(triple(f, "mean", m->mean));
+    TT_CHECK(triple(f, "std", m->std));
+    m->kind = kind_of(f);
+    TT_CHECK(tt_unet_create(be, &m->config, capacity, tile_h, tile_w, 0, &m->unet));
+    const tt_param_table *t = &m->unet->params;
+    trainable = calloc(t->trainable_floats + 1, sizeof *trainable);
+    state = calloc(t->state_floats + 1, sizeof *state);
+    if (!trainable || !state) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory for the weights");
+        goto cleanup;
+    }
+    for (int i = 0; i < t->count; i++) {
+        const tt_param *p = &t->params[i];
+        int64_t shape[4];
+        for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
+        TT_CHECK(tt_safetensors_get_f32(f, p->name, p->ndim, shape,
+                                        (p->trainable ? trainable : state) + p->offset));
+    }
+    TT_CHECK(tt_unet_set_params(m->unet, trainable, state));
+cleanup:
+    if (status) {
+        status = tt_error_prefix(status, "loading the model %s", path);
+        tt_infer_model_free(m);
+    }
+    free(trainable);
+    free(state);
+    tt_safetensors_close(f);
+    return status;
+}
+
+void tt_infer_model_free(tt_infer_model *m)
+{
+    if (!m) return;
+    tt_unet_destroy(m->unet);
+    if (m->class_names)
+        for (int c = 0; c < m->config.classes; c++) free(m->class_names[c]);
+    free(m->class_names);
+    memset(m, 0, sizeof *m);
+}

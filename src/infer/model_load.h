@@ -1,0 +1,51 @@
+/*
+ * A trained model for prediction, from a safetensors checkpoint.
+ *
+ * The checkpoint's __metadata__ says what the model is:
+ *   "model":     JSON object, required: {"in_channels": 3, "classes": 4,
+ *                "base_channels": 16, "depth": 3, "norm": "group",
+ *                "groups": 8} (missing keys take tt_unet_config_default's
+ *                values, except classes, which is required);
+ *   "classes":   JSON array of class names, optional;
+ *   "mask_kind": "class-index" or "multi-label", optional (or "format":
+ *                "folder" / "kaggle-rle", as the data set was);
+ *   "mean", "std": JSON arrays of 3 numbers, optional: the input
+ *                normalisation after / 255 that training used.
+ * The weights are tensors under the PyTorch state_dict names of
+ * model/unet_config.h (F32, exact shapes); other tensors (optimizer state,
+ * counters) are ignored.
+ */
+#ifndef TT_INFER_MODEL_LOAD_H
+#define TT_INFER_MODEL_LOAD_H
+
+#include "model/unet.h"
+
+typedef enum tt_infer_kind {
+    TT_INFER_KIND_UNKNOWN,     /* the checkpoint does not say */
+    TT_INFER_KIND_CLASS_INDEX, /* softmax over classes, argmax map (folder data sets) */
+    TT_INFER_KIND_MULTI_LABEL, /* sigmoid per class, thresholded planes (kaggle-rle) */
+} tt_infer_kind;
+
+typedef struct tt_infer_model {
+    tt_unet *unet;
+    tt_unet_config config;
+    char **class_names;   /* (config.classes) never NULL entries: "0", "1".. when unnamed */
+    tt_infer_kind kind;
+    float mean[3], std[3]; /* 0 and 1 when the checkpoint does not say */
+} tt_infer_model;
+
+/* Parses the "model" JSON into *config.  Errors (TT_ERR_FORMAT) name the
+ * key and say what is expected. */
+tt_status tt_infer_config_parse(const char *json, tt_unet_config *config);
+
+/* Opens `path`, reads its metadata, builds the UNet on `be` for `capacity`
+ * tiles of tile_h x tile_w and loads the weights.  Errors name the file:
+ * TT_ERR_IO / TT_ERR_FORMAT from the reader, TT_ERR_FORMAT for missing or
+ * bad metadata or a missing or misshapen tensor, the model's errors for a
+ * bad tile.  *model: tt_infer_model_free(). */
+tt_status tt_infer_model_load(tt_backend *be, const char *path, int capacity, int tile_h,
+                              int tile_w, tt_infer_model *model);
+/* Frees everything; the struct is zeroed.  NULL allowed. */
+void tt_infer_model_free(tt_infer_model *model);
+
+#endif

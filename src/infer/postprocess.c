@@ -1,0 +1,119 @@
+/* Thresholds, small-component removal and mask resizing; see postprocess.h. */
+#include "infer/postprocess.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+
+void tt_pp_threshold(const float *probs, size_t count, float threshold, uint8_t *mask)
+{
+    for (size_t i = 0; i < count; i++) mask[i] = probs[i] > threshold;
+}
+
+/* During the search: 0 outside, 1 not yet visited, 2 visited. */
+tt_status tt_pp_remove_small(uint8_t *mask, int width, int height, int min_size,
+                             int connectivity, size_t *kept_pixels)
+{
+    if (connectivity != 4 && connectivity != 8)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "component removal: connectivity %d; use 4 "
+                            "or 8", connectivity);
+    size_t pixels = (size_t)width * height, kept = 0;
+    for (size_t i = 0; i < pixels; i++) mask[i] = mask[i] != 0;
+    if (min_size <= 1) {
+        for (size_t i = 0; i < pixels; i++) kept += mask[i];
+        if (kept_pixels) *kept_pixels = kept;
+        return NULL;
+    }
+    uint32_t *queue = malloc(pixels * sizeof *queue);
+    if (!queue)
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "component removal: no memory for a %dx%d mask",
+                            width, height);
+    static const int dy[8] = {-1, 1, 0, 0, -1, -1, 1, 1}, dx[8] = {0, 0, -1, 1, -1, 1, -1, 1};
+    for (size_t seed = 0; seed < pixels; seed++) {
+        if (mask[seed] != 1) continue;
+        /* Breadth-first: queue[0..end) is the whole component once done. */
+        size_t head = 0, end = 0;
+        queue[end++] = (uint32_t)seed;
+        mask[seed] = 2;
+        while (head < end) {
+            uint32_t p = queue[head++];
+            int y = (int)(p / (uint32_t)width), x = (int)(p % (uint32_t)width);
+            for (int k = 0; k < connectivity; k++) {
+                int ny = y + dy[k], nx = x + dx[k];
+                if (ny < 0 || ny >= height || nx < 0 || nx >= width) continue;
+                size_t q = (size_t)ny * width + nx;
+                if (mask[q] == 1) {
+                    mask[q] = 2;
+                    queue[end++] = (uint32_t)q;
+                }
+            }
+        }
+        if (end < (size_t)min_size)
+            for (size_t i = 0; i < end; i++) mask[queue[i]] = 0;
+        else
+            kept += end;
+    }
+    for (size_t i = 0; i < pixels; i++) mask[i] = mask[i] != 0;
+    free(queue);
+    if (kept_pixels) *kept_pixels = kept;
+    return NULL;
+}
+
+void tt_pp_resize_nearest(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh)
+{
+    for (int y = 0; y < dh; y++) {
+        int sy = (int)(((int64_t)2 * y + 1) * sh / (2 * (int64_t)dh));
+        for (int x = 0; x < dw; x++) {
+            int sx = (int)(((int64_t)2 * x + 1) * sw / (2 * (int64_t)dw));
+            dst[(size_t)y * dw + x] = src[(size_t)sy * sw + sx];
+        }
+    }
+}
+
+/* For output index i along an axis of dst cells over src cells: the source
+ * span [lo, hi) in source units, scaled by src/dst. */
+static void span(int i, int src, int dst, double *lo, double *hi)
+{
+    *lo = (double)i * src / dst;
+    *hi = (double)(i + 1) * src / dst;
+}
+
+tt_status tt_pp_resize_area(const float *src, int sw, int sh, float *dst, int dw, int dh)
+{
+    /* Separable: rows first into tmp (sh x dw), then columns. */
+    double *tmp = malloc((size_t)sh * dw * sizeof *tmp);
+    if (!tmp)
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "area resize %dx%d -> %dx%d: out of host memory",
+                            sw, sh, dw, dh);
+    for (int y = 0; y < sh; y++)
+        for (int x = 0; x < dw; x++) {
+            double lo, hi;
+            span(x, sw, dw, &lo, &hi);
+            int a = (int)floor(lo), b = (int)ceil(hi);
+            if (b > sw) b = sw;
+            double total = 0;
+            for (int s = a; s < b; s++) {
+                double part = fmin(hi, s + 1.0) - fmax(lo, (double)s);
+                total += part * src[(size_t)y * sw + s];
+            }
+            tmp[(size_t)y * dw + x] = total / (hi - lo);
+        }
+    for (int y = 0; y < dh; y++) {
+        double lo, hi;
+        span(y, sh, dh, &lo, &hi);
+        int a = (int)floor(lo), b = (int)ceil(hi);
+        if (b > sh) b = sh;
+        for (int x = 0; x < dw; x++) {
+            double total = 0;
+            for (int s = a; s < b; s++) {
+                double part = fmin(hi, s + 1.0) - fmax(lo, (double)s);
+                total += part * tmp[(size_t)s * dw + x];
+            }
+            dst[(size_t)y * dw + x] = (float)(total / (hi - lo));
+        }
+    }
+    free(tmp);
+    return NULL;
+}

@@ -1,0 +1,40 @@
+/*
+ * Turning predicted probabilities into masks fit for a submission:
+ * thresholding, removal of small connected components, and resizing.
+ *
+ * Masks are planes of height x width bytes, row-major, 0 = outside and
+ * nonzero = inside (the functions here write 0 and 1).  Connected
+ * components use 8-connectivity by default (4 on request); the search is an
+ * explicit queue, never recursion, so 10000 x 10000 masks are fine.
+ * Resizing: nearest neighbour for masks (pixel centres: source index
+ * floor((i + 0.5) * src / dst)), area averaging for probabilities (each
+ * output pixel is the mean of the source area it covers, fractional pixels
+ * weighted by their share, as OpenCV's INTER_AREA when shrinking).
+ */
+#ifndef TT_INFER_POSTPROCESS_H
+#define TT_INFER_POSTPROCESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tiletrain.h"
+
+/* mask[i] = probs[i] > threshold (1 or 0), for `count` values. */
+void tt_pp_threshold(const float *probs, size_t count, float threshold, uint8_t *mask);
+
+/* Clears (in place) every connected component of nonzero pixels with fewer
+ * than min_size pixels; connectivity is 4 or 8.  Kept pixels become 1.
+ * *kept_pixels (may be NULL) receives the pixels left.  Needs
+ * width * height * 4 bytes of scratch (TT_ERR_OUT_OF_MEMORY otherwise). */
+tt_status tt_pp_remove_small(uint8_t *mask, int width, int height, int min_size,
+                             int connectivity, size_t *kept_pixels);
+
+/* Nearest-neighbour resize of a byte plane (any values, e.g. class
+ * indices) from sw x sh to dw x dh (all >= 1). */
+void tt_pp_resize_nearest(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh);
+
+/* Area-averaging resize of a float plane from sw x sh to dw x dh (all
+ * >= 1).  Needs a little scratch (TT_ERR_OUT_OF_MEMORY otherwise). */
+tt_status tt_pp_resize_area(const float *src, int sw, int sh, float *dst, int dw, int dh);
+
+#endif

@@ -1,0 +1,197 @@
+/*
+ * Sliding-window prediction: read, pad, normalise and batch tiles on the
+ * host, run the model in eval mode, blend the logits into a full-image
+ * accumulator.  See predict.h.
+ */
+#include "infer/predict.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+
+static tt_status memory_read_crop(void *ctx, int x0, int y0, int w, int h, uint8_t *rgb)
+{
+    const tt_memory_image *m = ctx;
+    if (x0 < 0 || y0 < 0 || w < 1 || h < 1 || x0 + w > m->width || y0 + h > m->height)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "crop %dx%d at (%d, %d) leaves the %dx%d "
+                            "image", w, h, x0, y0, m->width, m->height);
+    for (int y = 0; y < h; y++)
+        memcpy(rgb + (size_t)y * w * 3, m->rgb + ((size_t)(y0 + y) * m->width + x0) * 3,
+               (size_t)w * 3);
+    return NULL;
+}
+
+tt_crop_reader tt_crop_reader_memory(const tt_memory_image *image)
+{
+    return (tt_crop_reader){(void *)image, image->width, image->height, memory_read_crop};
+}
+
+tt_predict_options tt_predict_options_default(void)
+{
+    tt_predict_options o;
+    memset(&o, 0, sizeof o);
+    o.overlap = 0.5;
+    o.blend = TT_BLEND_GAUSSIAN;
+    o.pad = TT_PAD_REFLECT;
+    for (int c = 0; c < 3; c++) o.std[c] = 1.0f;
+    return o;
+}
+
+/* Reads the crop under tile (y0, x0) and writes the padded, normalised tile
+ * into input (3, th, tw).  crop holds th * tw * 3 bytes. */
+static tt_status load_tile(const tt_crop_reader *r, const tt_predict_options *o, int y0, int x0,
+                           int th, int tw, uint8_t *crop, float *input)
+{
+    int cy0 = y0 < 0 ? 0 : y0, cx0 = x0 < 0 ? 0 : x0;
+    int cy1 = y0 + th > r->height ? r->height : y0 + th;
+    int cx1 = x0 + tw > r->width ? r->width : x0 + tw;
+    int ch = cy1 - cy0, cw = cx1 - cx0;
+    TT_TRY(r->read_crop(r->ctx, cx0, cy0, cw, ch, crop));
+    size_t plane = (size_t)th * tw;
+    for (int i = 0; i < th; i++) {
+        int y = y0 + i, inside_y = y >= 0 && y < r->height;
+        if (!inside_y && o->pad == TT_PAD_REFLECT) y = tt_pad_reflect_index(y, r->height);
+        for (int j = 0; j < tw; j++) {
+            int x = x0 + j, inside = inside_y && x >= 0 && x < r->width;
+            if (!inside && o->pad == TT_PAD_REFLECT) {
+                if (x < 0 || x >= r->width) x = tt_pad_reflect_index(x, r->width);
+                inside = 1;
+            }
+            const uint8_t *px = inside ? crop + ((size_t)(y - cy0) * cw + (x - cx0)) * 3 : NULL;
+            for (int c = 0; c < 3; c++)
+                input[c * plane + (size_t)i * tw + j] =
+                    ((px ? (float)px[c] : 0.0f) / 255.0f - o->mean[c]) / o->std[c];
+        }
+    }
+    return NULL;
+}
+
+/* Adds weight * logits of one tile (classes, th, tw) into the accumulator. */
+static void accumulate(const tt_tile_plan *p, int classes, int y0, int x0, const float *tile,
+                       float *acc)
+{
+    int h = p->y.length, w = p->x.length, th = p->y.tile, tw = p->x.tile;
+    int i0 = y0 < 0 ? -y0 : 0, i1 = y0 + th > h ? h - y0 : th;
+    int j0 = x0 < 0 ? -x0 : 0, j1 = x0 + tw > w ? w - x0 : tw;
+    for (int c = 0; c < classes; c++) {
+        const float *src = tile + (size_t)c * th * tw;
+        float *dst = acc + (size_t)c * h * w;
+        for (int i = i0; i < i1; i++) {
+            float wy = p->y.weight[i];
+            const float *s = src + (size_t)i * tw;
+            float *d = dst + (size_t)(y0 + i) * w + x0;
+            for (int j = j0; j < j1; j++) d[j] += wy * p->x.weight[j] * s[j];
+        }
+    }
+}
+
+tt_status tt_predict_image(tt_unet *unet, const tt_crop_reader *reader,
+                           const tt_predict_options *options, float *logits)
+{
+    const tt_unet_config *cfg = &unet->config;
+    int th = unet->height, tw = unet->width, classes = cfg->classes;
+    int h = reader->height, w = reader->width;
+    if (cfg->in_channels != 3)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "predict: the model takes %d input channels; "
+                            "images are RGB (3)", cfg->in_channels);
+    for (int c = 0; c < 3; c++)
+        if (!(options->std[c] > 0) || !isfinite(options->mean[c]))
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT, "predict: channel %d has mean %g std %g; "
+                                "std must be > 0", c, options->mean[c], options->std[c]);
+    int batch = options->batch > 0 && options->batch < unet->capacity ? options->batch
+                                                                       : unet->capacity;
+    tt_status status = NULL;
+    tt_tile_plan plan;
+    uint8_t *crop = NULL;
+    float *input = NULL, *out = NULL;
+    double *sum_y = NULL, *sum_x = NULL;
+    int *origin = NULL;
+    TT_CHECK(tt_tile_plan_make(h, w, th, tw, options->overlap, options->blend, &plan));
+    size_t tile_px = (size_t)th * tw;
+    crop = malloc(tile_px * 3);
+    input = malloc((size_t)batch * 3 * tile_px * sizeof *input);
+    out = malloc((size_t)batch * classes * tile_px * sizeof *out);
+    sum_y = malloc((size_t)h * sizeof *sum_y);
+    sum_x = malloc((size_t)w * sizeof *sum_x);
+    origin = malloc((size_t)batch * 2 * sizeof *origin);
+    if (!crop || !input || !out || !sum_y || !sum_x || !origin) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "predict: out of host memory for a batch of "
+                              "%d tiles of %dx%d", batch, th, tw);
+        goto cleanup;
+    }
+    memset(logits, 0, (size_t)classes * h * w * sizeof *logits);
+    int total = tt_tile_plan_count(&plan);
+    for (int first = 0; first < total; first += batch) {
+        int n = total - first < batch ? total - first : batch;
+        for (int k = 0; k < n; k++) {
+            tt_tile_plan_origin(&plan, first + k, &origin[2 * k], &origin[2 * k + 1]);
+            TT_CHECK(load_tile(reader, options, origin[2 * k], origin[2 * k + 1], th, tw, crop,
+                               input + (size_t)k * 3 * tile_px));
+        }
+        TT_CHECK(tt_write(unet->be, unet->input, input, (size_t)n * 3 * tile_px * sizeof *input));
+        TT_CHECK(tt_unet_forward(unet, n, 0));
+        TT_CHECK(tt_read(unet->be, out, unet->logits, (size_t)n * classes * tile_px * sizeof *out));
+        for (int k = 0; k < n; k++)
+            accumulate(&plan, classes, origin[2 * k], origin[2 * k + 1],
+                       out + (size_t)k * classes * tile_px, logits);
+    }
+    tt_tile_axis_sums(&plan.y, sum_y);
+    tt_tile_axis_sums(&plan.x, sum_x);
+    for (int c = 0; c < classes; c++)
+        for (int y = 0; y < h; y++) {
+            float *row = logits + ((size_t)c * h + y) * w;
+            for (int x = 0; x < w; x++) row[x] = (float)(row[x] / (sum_y[y] * sum_x[x]));
+        }
+cleanup:
+    if (status) status = tt_error_prefix(status, "predicting a %dx%d image", w, h);
+    tt_tile_plan_free(&plan);
+    free(crop);
+    free(input);
+    free(out);
+    free(sum_y);
+    free(sum_x);
+    free(origin);
+    return status;
+}
+
+void tt_predict_softmax(float *planes, int classes, size_t pixels)
+{
+    for (size_t p = 0; p < pixels; p++) {
+        float top = planes[p];
+        for (int c = 1; c < classes; c++)
+            if (planes[c * pixels + p] > top) top = planes[c * pixels + p];
+        double total = 0;
+        for (int c = 0; c < classes; c++) {
+            float e = expf(planes[c * pixels + p] - top);
+            planes[c * pixels + p] = e;
+            total += e;
+        }
+        for (int c = 0; c < classes; c++)
+            planes[c * pixels + p] = (float)(planes[c * pixels + p] / total);
+    }
+}
+
+void tt_predict_sigmoid(float *planes, int classes, size_t pixels)
+{
+    for (size_t i = 0; i < (size_t)classes * pixels; i++) {
+        float v = planes[i];
+        planes[i] = v >= 0 ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v));
+    }
+}
+
+void tt_predict_argmax(const float *planes, int classes, size_t pixels, uint8_t *index)
+{
+    TT_ASSERT(classes >= 1 && classes <= 256);
+    for (size_t p = 0; p < pixels; p++) {
+        int best = 0;
+        float top = planes[p];
+        for (int c = 1; c < classes; c++)
+            if (planes[c * pixels + p] > top) {
+                top = planes[c * pixels + p];
+                best = c;
+            }
+        index[p] = (uint8_t)best;
+    }
+}

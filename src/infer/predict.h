@@ -1,0 +1,81 @@
+/*
+ * Full-resolution prediction of one image with a sliding window.
+ *
+ * The image is read crop by crop through a callback (tt_crop_reader), so a
+ * 10000 x 10000 image need not be decoded whole; tt_crop_reader_memory()
+ * serves an image already in host memory.  For each tile of the plan
+ * (infer/tiling.h) the crop under it is read, padded where the tile leaves
+ * the image, normalised ((v / 255 - mean) / std per channel), and copied
+ * into a host batch; `batch` tiles at a time (at most the model's
+ * capacity) are uploaded into unet->input and run forward in eval mode; the
+ * logits come back and weight * logit is added into a full-image float
+ * accumulator on the host.  At the end each pixel is divided by its summed
+ * weight.
+ *
+ * What is blended: the LOGITS.  Probabilities are taken afterwards
+ * (tt_predict_softmax for class-index models, tt_predict_sigmoid for
+ * multi-label models); the class-index map is the argmax of the blended
+ * logits, which equals the argmax of their softmax.
+ *
+ * Device memory: nothing is allocated on the device here; the model was
+ * built for (capacity, tile) and its buffers bound everything, whatever the
+ * image size.  Host memory: the accumulator (classes x H x W floats, the
+ * caller's) plus one batch of tiles.
+ */
+#ifndef TT_INFER_PREDICT_H
+#define TT_INFER_PREDICT_H
+
+#include <stdint.h>
+
+#include "infer/tiling.h"
+#include "model/unet.h"
+
+/* Reads the w x h crop at (x0, y0) of an image, always inside it
+ * (0 <= x0, x0 + w <= width, likewise y), into rgb (h * w * 3 bytes,
+ * row-major, interleaved R G B).  Errors name the image. */
+typedef tt_status (*tt_read_crop_fn)(void *ctx, int x0, int y0, int w, int h, uint8_t *rgb);
+
+typedef struct tt_crop_reader {
+    void *ctx;
+    int width, height;
+    tt_read_crop_fn read_crop;
+} tt_crop_reader;
+
+/* An image in host memory: height x width x 3 bytes, interleaved RGB,
+ * row-major.  The reader borrows `rgb` (it must outlive the reader). */
+typedef struct tt_memory_image {
+    const uint8_t *rgb;
+    int width, height;
+} tt_memory_image;
+
+/* A reader over `image` (borrowed: it must outlive the reader). */
+tt_crop_reader tt_crop_reader_memory(const tt_memory_image *image);
+
+typedef struct tt_predict_options {
+    double overlap;        /* [0, 1): 0.5 by default */
+    tt_blend_kind blend;   /* gaussian by default */
+    tt_pad_kind pad;       /* reflect by default */
+    float mean[3], std[3]; /* after / 255; 0 and 1 by default (no change) */
+    int batch;             /* tiles per forward; 0 = the model's capacity */
+} tt_predict_options;
+
+/* overlap 0.5, Gaussian blend, reflect padding, mean 0, std 1, batch 0. */
+tt_predict_options tt_predict_options_default(void);
+
+/* Fills logits (classes x height x width floats, caller-owned) with the
+ * blended logits of the image that `reader` serves, using the model's tile
+ * (unet->height x unet->width).  Errors: TT_ERR_INVALID_ARGUMENT (options,
+ * a model whose input is not 3 channels), the reader's and the device's
+ * errors (prefixed "predicting WxH image"). */
+tt_status tt_predict_image(tt_unet *unet, const tt_crop_reader *reader,
+                           const tt_predict_options *options, float *logits);
+
+/* In place over (classes, pixels) planes: softmax across classes per pixel;
+ * sigmoid of every value. */
+void tt_predict_softmax(float *planes, int classes, size_t pixels);
+void tt_predict_sigmoid(float *planes, int classes, size_t pixels);
+/* index[p] = the class of the largest plane value at pixel p (the lowest
+ * class on ties); classes <= 256. */
+void tt_predict_argmax(const float *planes, int classes, size_t pixels, uint8_t *index);
+
+#endif

@@ -1,0 +1,455 @@
+/*
+ * Sliding-window prediction on the device with a small UNet (base 4,
+ * depth 2, group norm): one tile the size of the image is exactly the
+ * plain forward pass; images that are not multiples of 2^depth (13x19,
+ * 1x1) against a host re-implementation that runs every tile alone and
+ * blends in double; a constant model blends to its constant; the device
+ * memory does not grow with the image; the reader only sees crops inside
+ * the image.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "infer/model_load.h"
+#include "infer/predict.h"
+#include "train/safetensors.h"
+
+static tt_unet_config small_config(void)
+{
+    tt_unet_config c = tt_unet_config_default();
+    c.classes = 2;
+    c.base_channels = 4;
+    c.depth = 2;
+    c.groups = 2;
+    return c;
+}
+
+static uint8_t *random_image(int w, int h, uint64_t seed)
+{
+    uint8_t *rgb = malloc((size_t)w * h * 3);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rgb);
+    for (size_t i = 0; i < (size_t)w * h * 3; i++) rgb[i] = (uint8_t)(th_uniform(&seed, 0, 256));
+    return rgb;
+}
+
+/* The plain forward of one normalised tile whose top-left image pixel is
+ * (y0, x0), padded the way `pad` says; logits (classes, T, T) into out. */
+static void plain_forward(tt_unet *u, const tt_memory_image *im, const tt_predict_options *o,
+                          int y0, int x0, float *out)
+{
+    int th = u->height, tw = u->width;
+    size_t plane = (size_t)th * tw;
+    float *input = malloc(3 * plane * sizeof *input);
+    for (int i = 0; i < th; i++)
+        for (int j = 0; j < tw; j++) {
+            int y = y0 + i, x = x0 + j;
+            int inside = y >= 0 && y < im->height && x >= 0 && x < im->width;
+            if (!inside && o->pad == TT_PAD_REFLECT) {
+                y = tt_pad_reflect_index(y, im->height);
+                x = tt_pad_reflect_index(x, im->width);
+                inside = 1;
+            }
+            for (int c = 0; c < 3; c++) {
+                float v = inside ? im->rgb[((size_t)y * im->width + x) * 3 + c] : 0;
+                input[c * plane + (size_t)i * tw + j] = (v / 255.0f - o->mean[c]) / o->std[c];
+            }
+        }
+    TH_OK(tt_write(u->be, u->input, input, 3 * plane * sizeof *input));
+    TH_OK(tt_unet_forward(u, 1, 0));
+    TH_OK(tt_read(u->be, out, u->logits, u->config.classes * plane * sizeof *out));
+    free(input);
+}
+
+/* Host reference: every tile alone, blended in double. */
+static double *reference_predict(tt_unet *u, const tt_memory_image *im,
+                                 const tt_predict_options *o)
+{
+    int h = im->height, w = im->width, th = u->height, tw = u->width, classes = u->config.classes;
+    tt_tile_plan plan;
+    TH_OK(tt_tile_plan_make(h, w, th, tw, o->overlap, o->blend, &plan));
+    double *acc = calloc((size_t)classes * h * w, sizeof *acc);
+    double *wsum = calloc((size_t)h * w, sizeof *wsum);
+    float *tile = malloc((size_t)classes * th * tw * sizeof *tile);
+    for (int t = 0; t < tt_tile_plan_count(&plan); t++) {
+        int y0, x0;
+        tt_tile_plan_origin(&plan, t, &y0, &x0);
+        plain_forward(u, im, o, y0, x0, tile);
+        for (int i = 0; i < th; i++)
+            for (int j = 0; j < tw; j++) {
+                int y = y0 + i, x = x0 + j;
+                if (y < 0 || y >= h || x < 0 || x >= w) continue;
+                double wt = (double)plan.y.weight[i] * plan.x.weight[j];
+                wsum[(size_t)y * w + x] += wt;
+                for (int c = 0; c < classes; c++)
+                    acc[((size_t)c * h + y) * w + x] += wt * tile[((size_t)c * th + i) * tw + j];
+            }
+    }
+    for (int c = 0; c < classes; c++)
+        for (size_t p = 0; p < (size_t)h * w; p++) acc[(size_t)c * h * w + p] /= wsum[p];
+    free(wsum);
+    free(tile);
+    tt_tile_plan_free(&plan);
+    return acc;
+}
+
+static void test_one_tile_is_plain_forward(void)
+{
+    tt_unet_config cfg = small_config();
+    tt_unet *u = NULL;
+    TH_OK(tt_unet_create(th_backend(), &cfg, 2, 16, 16, 3, &u));
+    uint8_t *rgb = random_image(16, 16, 1);
+    tt_memory_image im = {rgb, 16, 16};
+    tt_crop_reader reader = tt_crop_reader_memory(&im);
+    size_t n = 2 * 16 * 16;
+    float *got = malloc(n * sizeof *got), *want = malloc(n * sizeof *want);
+    tt_predict_options o = tt_predict_options_default();
+    plain_forward(u, &im, &o, 0, 0, want);
+    o.blend = TT_BLEND_MEAN;
+    TH_OK(tt_predict_image(u, &reader, &o, got));
+    CU_ASSERT_EQUAL(memcmp(got, want, n * sizeof *got), 0); /* bit for bit */
+    o.blend = TT_BLEND_GAUSSIAN;
+    TH_OK(tt_predict_image(u, &reader, &o, got));
+    double err = th_max_rel_error_f(got, want, n, 1e-3);
+    printf("\n  gaussian, one tile vs plain forward: max rel error %.2e (tol 1e-6); mean: "
+           "bitwise", err);
+    CU_ASSERT(err < 1e-6);
+    free(got);
+    free(want);
+    free(rgb);
+    tt_unet_destroy(u);
+}
+
+static void test_odd_sizes(void)
+{
+    tt_unet_config cfg = small_config();
+    tt_unet *u = NULL;
+    TH_OK(tt_unet_create(th_backend(), &cfg, 2, 16, 16, 4, &u));
+    static const int sizes[][2] = {{13, 19}, {1, 1}, {21, 6}};
+    double worst = 0;
+    for (int s = 0; s < 3; s++)
+        for (int pad = 0; pad < 2; pad++) {
+            int h = sizes[s][0], w = sizes[s][1];
+            uint8_t *rgb = random_image(w, h, 10 + s);
+            tt_memory_image im = {rgb, w, h};
+            tt_crop_reader reader = tt_crop_reader_memory(&im);
+            tt_predict_options o = tt_predict_options_default();
+            o.pad = pad ? TT_PAD_ZERO : TT_PAD_REFLECT;
+            o.overlap = s == 2 ? 0.25 : 0.5;
+            o.mean[0] = 0.4f, o.mean[1] = 0.5f, o.mean[2] = 0.6f;
+            o.std[0] = 0.2f, o.std[1] = 0.25f, o.std[2] = 0.3f;
+            size_t n = (size_t)2 * h * w;
+            float *got = malloc(n * sizeof *got);
+            TH_OK(tt_predict_image(u, &reader, &o, got));
+            double *want = reference_predict(u, &im, &o);
+            double err = th_max_rel_error(got, want, n, 1e-2);
+            if (err > worst) worst = err;
+            free(want);
+            free(got);
+            free(rgb);
+        }
+    printf("\n  13x19, 1x1, 21x6 (reflect and zero padding) vs tile-by-tile reference: "
+           "max rel error %.2e (tol 1e-5)", worst);
+    CU_ASSERT(worst < 1e-5);
+    tt_unet_destroy(u);
+}
+
+/* Every weight zero, the head's bias (b0, b1): logits are (b0, b1) everywhere. */
+static void test_constant_model(void)
+{
+    tt_unet_config cfg = small_config();
+    tt_unet *u = NULL;
+    TH_OK(tt_unet_create(th_backend(), &cfg, 1, 16, 16, 5, &u));
+    float *params = calloc(u->params.trainable_floats, sizeof *params);
+    float *state = calloc(u->params.state_floats + 1, sizeof *state);
+    const tt_param *bias = tt_params_find(&u->params, "head.bias");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bias);
+    params[bias->offset] = 0.75f;
+    params[bias->offset + 1] = -2.5f;
+    TH_OK(tt_unet_set_params(u, params, state));
+    int h = 16, w = 24; /* two tiles across, overlapping by 8 columns */
+    uint8_t *rgb = random_image(w, h, 7);
+    tt_memory_image im = {rgb, w, h};
+    tt_crop_reader reader = tt_crop_reader_memory(&im);
+    float *got = malloc((size_t)2 * h * w * sizeof *got);
+    double worst = 0;
+    for (int blend = 0; blend < 2; blend++) {
+        tt_predict_options o = tt_predict_options_default();
+        o.blend = (tt_blend_kind)blend;
+        TH_OK(tt_predict_image(u, &reader, &o, got));
+        for (int p = 0; p < h * w; p++) {
+            worst = fmax(worst, fabs(got[p] - 0.75) / 0.75);
+            worst = fmax(worst, fabs(got[h * w + p] + 2.5) / 2.5);
+        }
+    }
+    printf("\n  constant model through two blended tiles: max rel error %.2e (tol 1e-6)", worst);
+    CU_ASSERT(worst < 1e-6);
+    free(got);
+    free(rgb);
+    free(params);
+    free(state);
+    tt_unet_destroy(u);
+}
+
+typedef struct {
+    tt_crop_reader inner;
+    int crops, outside, largest;
+} counting_reader;
+
+static tt_status count_crop(void *ctx, int x0, int y0, int w, int h, uint8_t *rgb)
+{
+    counting_reader *c = ctx;
+    c->crops++;
+    if (x0 < 0 || y0 < 0 || x0 + w > c->inner.width || y0 + h > c->inner.height) c->outside++;
+    if (w * h > c->largest) c->largest = w * h;
+    return c->inner.read_crop(c->inner.ctx, x0, y0, w, h, rgb);
+}
+
+static void test_memory_bounded(void)
+{
+    tt_backend *be = th_backend();
+    tt_unet_config cfg = small_config();
+    tt_unet *u = NULL;
+    TH_OK(tt_unet_create(be, &cfg, 4, 32, 32, 6, &u));
+    uint64_t model_bytes = be->mem.current_total;
+    tt_memstats_reset_peaks(&be->mem);
+    int h = 180, w = 150;
+    uint8_t *rgb = random_image(w, h, 8);
+    tt_memory_image im = {rgb, w, h};
+    counting_reader counter = {tt_crop_reader_memory(&im), 0, 0, 0};
+    tt_crop_reader reader = {&counter, w, h, count_crop};
+    float *got = malloc((size_t)2 * h * w * sizeof *got);
+    tt_predict_options o = tt_predict_options_default();
+    o.overlap = 0.25;
+    TH_OK(tt_predict_image(u, &reader, &o, got));
+    int finite = 1;
+    for (size_t i = 0; i < (size_t)2 * h * w; i++) finite &= isfinite(got[i]) != 0;
+    CU_ASSERT(finite);
+    printf("\n  %dx%d image, %d tiles of 32x32 in batches of 4: device peak %llu bytes, "
+           "model %llu bytes", w, h, counter.crops, (unsigned long long)be->mem.peak_total,
+           (unsigned long long)model_bytes);
+    CU_ASSERT_EQUAL(be->mem.peak_total, model_bytes); /* nothing allocated for the image */
+    CU_ASSERT_EQUAL(counter.crops, 8 * 6);
+    CU_ASSERT_EQUAL(counter.outside, 0);
+    CU_ASSERT_EQUAL(counter.largest, 32 * 32);
+    free(got);
+    free(rgb);
+    tt_unet_destroy(u);
+}
+
+/* Writes u's weights with the given metadata (NULL values left out). */
+static void write_checkpoint(tt_unet *u, const char *path, const char *model, const char *classes,
+                             const uint8_t *rgb, int height, int width)
+{
+    float *params = malloc(u->params.trainable_floats * sizeof *params);
+    float *state = malloc((u->params.state_floats + 1) * sizeof *state);
+    TH_OK(tt_unet_get_params(u, params, state));
+    tt_st_writer *w = NULL;
+    TH_OK(tt_st_writer_create(&w));
+    for (int i = 0; i < u->params.count; i++) {
+        const tt_param *p = &u->params.params[i];
+        int64_t shape[4];
+        for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
+        TH_OK(tt_st_writer_add(w, p->name, TT_ST_F32, p->ndim, shape,
+                               (p->trainable ? params : state) + p->offset));
+    }
+    if (rgb) {
+        int64_t shape[3] = {height, width, 3};
+        TH_OK(tt_st_writer_add(w, "image", TT_ST_U8, 3, shape, rgb));
+    }
+    if (model) TH_OK(tt_st_writer_metadata(w, "model", model));
+    if (classes) TH_OK(tt_st_writer_metadata(w, "classes", classes));
+    TH_OK(tt_st_writer_metadata(w, "mask_kind", "multi-label"));
+    TH_OK(tt_st_writer_write(w, path));
+    tt_st_writer_destroy(w);
+    free(params);
+    free(state);
+}
+
+static void test_model_load(void)
+{
+    tt_backend *be = th_backend();
+    tt_unet_config cfg = small_config();
+    tt_unet *u = NULL;
+    TH_OK(tt_unet_create(be, &cfg, 1, 16, 16, 21, &u));
+    char path[] = "/tmp/tt-predict-ckpt-XXXXXX";
+    close(mkstemp(path));
+    write_checkpoint(u, path, "{\"in_channels\": 3, \"classes\": 2, \"base_channels\": 4, "
+                     "\"depth\": 2, \"norm\": \"group\", \"groups\": 2}", "[\"Fish\", \"Sugar\"]", NULL, 0, 0);
+    tt_infer_model m;
+    TH_OK(tt_infer_model_load(be, path, 2, 32, 16, &m));
+    CU_ASSERT_EQUAL(m.kind, TT_INFER_KIND_MULTI_LABEL);
+    CU_ASSERT_STRING_EQUAL(m.class_names[1], "Sugar");
+    CU_ASSERT_EQUAL(m.unet->height, 32);
+    /* same weights: the same prediction of a 16x16 image (one tile each, mean blend) */
+    uint8_t *rgb = random_image(16, 16, 2);
+    tt_memory_image im = {rgb, 16, 16};
+    tt_crop_reader reader = tt_crop_reader_memory(&im);
+    tt_predict_options o = tt_predict_options_default();
+    o.blend = TT_BLEND_MEAN;
+    float a[512], b[512];
+    TH_OK(tt_predict_image(u, &reader, &o, a));
+    tt_unet_destroy(u);
+    u = NULL;
+    TH_OK(tt_unet_create(be, &cfg, 1, 16, 16, 99, &u)); /* other weights */
+    tt_infer_model_free(&m);
+    TH_OK(tt_infer_model_load(be, path, 1, 16, 16, &m));
+    TH_OK(tt_predict_image(m.unet, &reader, &o, b));
+    CU_ASSERT_EQUAL(memcmp(a, b, sizeof a), 0);
+    tt_infer_model_free(&m);
+
+    /* no "model" metadata: a clear error naming the file */
+    write_checkpoint(u, path, NULL, NULL, NULL, 0, 0);
+    tt_status s = tt_infer_model_load(be, path, 1, 16, 16, &m);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tt_status_message(s), "\"model\" metadata"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(tt_status_message(s), path));
+    if (s) printf("\n  message: %s", tt_status_message(s));
+    tt_status_free(s);
+    CU_ASSERT_PTR_NULL(m.unet);
+    /* a model that does not match the tensors: the tensor is named */
+    write_checkpoint(u, path, "{\"classes\": 3, \"base_channels\": 4, \"depth\": 2, \"groups\": 2}",
+                     NULL, NULL, 0, 0);
+    s = tt_infer_model_load(be, path, 1, 16, 16, &m);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT);
+    if (s) printf("\n  message: %s", tt_status_message(s));
+    tt_status_free(s);
+    tt_unet_config parsed;
+    s = tt_infer_config_parse("{\"base_channels\": 4}", &parsed);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT);
+    tt_status_free(s);
+    unlink(path);
+    free(rgb);
+    tt_unet_destroy(u);
+}
+
+/* The whole prediction against tests/infer_torch_check.py: an independent
+ * PyTorch (float64) implementation of the plan, the padding and the blend. */
+static void test_vs_torch(void)
+{
+    tt_backend *be = th_backend();
+    tt_unet_config cfg = small_config();
+    tt_unet *u = NULL;
+    TH_OK(tt_unet_create(be, &cfg, 3, 32, 32, 31, &u));
+    static const struct {
+        int h, w;
+        double overlap;
+        tt_blend_kind blend;
+        tt_pad_kind pad;
+    } cases[] = {{45, 70, 0.5, TT_BLEND_GAUSSIAN, TT_PAD_REFLECT},
+                 {20, 77, 0.25, TT_BLEND_MEAN, TT_PAD_ZERO},
+                 {3, 2, 0.5, TT_BLEND_GAUSSIAN, TT_PAD_REFLECT}};
+    /* torch_unet.py: shared/bench next to the main checkout, or $TT_BENCH_DIR */
+    char bench[1024];
+    snprintf(bench, sizeof bench, "%s", getenv("TT_BENCH_DIR") ? getenv("TT_BENCH_DIR")
+                                                               : TT_SOURCE_DIR "/../shared/bench");
+    double worst = 0;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int h = cases[k].h, w = cases[k].w;
+        uint8_t *rgb = random_image(w, h, 40 + k);
+        char in_path[] = "/tmp/tt-infer-in-XXXXXX", out_path[] = "/tmp/tt-infer-out-XXXXXX";
+        close(mkstemp(in_path));
+        close(mkstemp(out_path));
+        write_checkpoint(u, in_path, NULL, NULL, rgb, h, w);
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd,
+                 "/usr/bin/python3 %s/tests/infer_torch_check.py %s %s %s "
+                 "'{\"classes\": %d, \"base_channels\": %d, \"depth\": %d, \"norm\": \"%s\", "
+                 "\"groups\": %d, \"tile\": [32, 32], \"overlap\": %g, \"blend\": \"%s\", "
+                 "\"pad\": \"%s\"}'", TT_SOURCE_DIR, bench, in_path, out_path,
+                 cfg.classes, cfg.base_channels, cfg.depth, tt_norm_kind_name(cfg.norm),
+                 cfg.groups, cases[k].overlap,
+                 cases[k].blend == TT_BLEND_MEAN ? "mean" : "gaussian",
+                 cases[k].pad == TT_PAD_ZERO ? "zero" : "reflect");
+        int rc = system(cmd);
+        unlink(in_path);
+        if (rc != 0) {
+            printf("\n  SKIPPED torch comparison: '%s' failed (needs python3-torch and "
+                   "shared/bench/torch_unet.py)", cmd);
+            unlink(out_path);
+            free(rgb);
+            break;
+        }
+        tt_safetensors *f = NULL;
+        TH_OK(tt_safetensors_open(out_path, &f));
+        unlink(out_path);
+        size_t n = (size_t)cfg.classes * h * w;
+        float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+        int64_t shape[3] = {cfg.classes, h, w};
+        TH_OK(tt_safetensors_get_f32(f, "logits", 3, shape, want));
+        tt_safetensors_close(f);
+        tt_memory_image im = {rgb, w, h};
+        tt_crop_reader reader = tt_crop_reader_memory(&im);
+        tt_predict_options o = tt_predict_options_default();
+        o.overlap = cases[k].overlap;
+        o.blend = cases[k].blend;
+        o.pad = cases[k].pad;
+        TH_OK(tt_predict_image(u, &reader, &o, got));
+        double err = th_max_rel_error_f(got, want, n, 1e-2);
+        printf("\n  %dx%d overlap %.2f %s %s vs PyTorch: max rel error %.2e (tol 1e-4)", w, h,
+               o.overlap, o.blend == TT_BLEND_MEAN ? "mean" : "gaussian",
+               o.pad == TT_PAD_ZERO ? "zero" : "reflect", err);
+        if (err > worst) worst = err;
+        free(want);
+        free(got);
+        free(rgb);
+    }
+    CU_ASSERT(worst < 1e-4);
+    tt_unet_destroy(u);
+}
+
+static void test_errors(void)
+{
+    tt_unet_config cfg = small_config();
+    tt_unet *u = NULL;
+    TH_OK(tt_unet_create(th_backend(), &cfg, 1, 16, 16, 3, &u));
+    uint8_t rgb[3] = {1, 2, 3};
+    tt_memory_image im = {rgb, 1, 1};
+    tt_crop_reader reader = tt_crop_reader_memory(&im);
+    float out[2];
+    tt_predict_options o = tt_predict_options_default();
+    o.std[1] = 0;
+    tt_status s = tt_predict_image(u, &reader, &o, out);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
+    tt_status_free(s);
+    o = tt_predict_options_default();
+    o.overlap = 1.5;
+    s = tt_predict_image(u, &reader, &o, out);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
+    if (s) printf("\n  message: %s", tt_status_message(s));
+    tt_status_free(s);
+    tt_unet_destroy(u);
+
+    /* softmax, sigmoid, argmax on two classes of three pixels */
+    float planes[6] = {0, 2, -1, 0, 1, 3};
+    uint8_t index[3];
+    tt_predict_argmax(planes, 2, 3, index);
+    CU_ASSERT(index[0] == 0 && index[1] == 0 && index[2] == 1); /* tie -> lower class */
+    tt_predict_softmax(planes, 2, 3);
+    CU_ASSERT_DOUBLE_EQUAL(planes[0], 0.5, 1e-7);
+    CU_ASSERT_DOUBLE_EQUAL(planes[1], 1 / (1 + exp(-1.0)), 1e-7);
+    CU_ASSERT_DOUBLE_EQUAL(planes[2] + planes[5], 1.0, 1e-7);
+    float logits[2] = {-100, 3};
+    tt_predict_sigmoid(logits, 1, 2);
+    CU_ASSERT(logits[0] >= 0 && logits[0] < 1e-40);
+    CU_ASSERT_DOUBLE_EQUAL(logits[1], 1 / (1 + exp(-3.0)), 1e-7);
+}
+
+int main(void)
+{
+    CU_TestInfo tests[] = {
+        {"one tile = the plain forward pass", test_one_tile_is_plain_forward},
+        {"sizes not multiples of 2^depth vs reference", test_odd_sizes},
+        {"a constant model blends to its constant", test_constant_model},
+        {"device memory bounded by the tile batch", test_memory_bounded},
+        {"checkpoint loading", test_model_load},
+        {"whole images vs PyTorch", test_vs_torch},
+        {"bad options; softmax, sigmoid, argmax", test_errors},
+        CU_TEST_INFO_NULL,
+    };
+    int rc = th_run_suite("predict", tests);
+    th_backend_release();
+    return rc;
+}
