@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <tiffio.h>
+
 #include "data/image.h"
 #include "data/rng.h"
 #include "data/tilecache.h"
@@ -228,6 +230,53 @@ static void test_tiled_tiff_read_directly(void)
     rp_source_free(&src);
 }
 
+/* A 16-bit grey tiled TIFF (as many GeoTIFF scenes are): read in place
+ * through libtiff's RGBA tile conversion, equal to the whole-image decode. */
+static void test_tiled_tiff_16bit(void)
+{
+    char cdir[PATH_MAX], path[PATH_MAX];
+    snprintf(cdir, sizeof cdir, "%s/cache-h", dir);
+    snprintf(path, sizeof path, "%s/grey16.tif", dir);
+    int w = 150, h = 90, tw = 48, th = 32;
+    TIFF *tif = TIFFOpen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tif);
+    TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, (uint32_t)w);
+    TIFFSetField(tif, TIFFTAG_IMAGELENGTH, (uint32_t)h);
+    TIFFSetField(tif, TIFFTAG_BITSPERSAMPLE, 16);
+    TIFFSetField(tif, TIFFTAG_SAMPLESPERPIXEL, 1);
+    TIFFSetField(tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+    TIFFSetField(tif, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+    TIFFSetField(tif, TIFFTAG_TILEWIDTH, (uint32_t)tw);
+    TIFFSetField(tif, TIFFTAG_TILELENGTH, (uint32_t)th);
+    uint16_t tile[48 * 32];
+    for (int ty = 0; ty < h; ty += th)
+        for (int tx = 0; tx < w; tx += tw) {
+            for (int r = 0; r < th; r++)
+                for (int q = 0; q < tw; q++)
+                    tile[r * tw + q] = (uint16_t)(((tx + q) * 401 + (ty + r) * 173) & 0xffff);
+            CU_ASSERT_FATAL(TIFFWriteTile(tif, tile, (uint32_t)tx, (uint32_t)ty, 0, 0) >= 0);
+        }
+    TIFFClose(tif);
+    rp_source src;
+    rp_source_init(&src, 2, TT_MASK_CLASS_INDEX);
+    uint8_t *mask = random_mask(w, h, 1, 2, 4);
+    rp_source_add(&src, "grey16.tif", path, w, h, mask);
+    free(mask);
+    tt_tilecache_config cfg = {cdir, 0, 0};
+    tt_tilecache *cache;
+    TH_OK(tt_tilecache_create(&cfg, &src.source, &cache));
+    check_random_crops(&src, cache, 30, 123);
+    tt_tilecache_stats st;
+    tt_tilecache_get_stats(cache, &st);
+    CU_ASSERT_EQUAL(st.direct_inputs, 1);
+    /* not a constant image: the conversion kept the values */
+    uint8_t px[2 * 3];
+    TH_OK(tt_tilecache_read_image(cache, 0, 10, 10, 2, 1, px));
+    CU_ASSERT(px[0] != px[3]);
+    tt_tilecache_destroy(cache);
+    rp_source_free(&src);
+}
+
 /* A 2048 x 2048 image: each crop decodes exactly the tiles under it. */
 static void test_large_image_reads_only_its_tiles(void)
 {
@@ -418,6 +467,7 @@ int main(void)
         {"crops equal full decodes (borders included)", test_crops_equal_full_decode},
         {"rebuilt when the source changes", test_rebuilt_when_source_changes},
         {"tiled TIFF input read directly", test_tiled_tiff_read_directly},
+        {"16-bit tiled TIFF read directly", test_tiled_tiff_16bit},
         {"2048x2048: crops read only their tiles; LRU bound", test_large_image_reads_only_its_tiles},
         {"foreground counts and pixels", test_foreground_counts},
         {"two processes share a cache", test_two_processes_share_a_cache},

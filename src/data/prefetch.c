@@ -162,7 +162,8 @@ tt_status tt_prefetch_next(tt_prefetch *prefetch, tt_batch **batch)
     *batch = NULL;
     double t0 = now_seconds();
     pthread_mutex_lock(&p->mutex);
-    while (!p->ready_count && !p->error && !p->ended && !p->stop) pthread_cond_wait(&p->ready_cv, &p->mutex);
+    while (!p->ready_count && !p->error && !p->error_reported && !p->ended && !p->stop)
+        pthread_cond_wait(&p->ready_cv, &p->mutex);
     tt_status status = NULL;
     if (p->ready_count) {
         int slot = p->ready[p->ready_head];

@@ -18,7 +18,10 @@
  * (Building an entry decodes the whole source image once: that is what a
  * JPEG or PNG decoder needs.)
  *
- * Not thread-safe: one thread (the prefetch producer) uses a cache.
+ * Not thread-safe: one thread (the prefetch producer) uses a cache.  Give
+ * each producer (training, validation) its own cache object; they may share
+ * one directory.  Entries of changed sources are left behind, not deleted:
+ * clear the directory to reclaim the space.
  */
 #ifndef TT_DATA_TILECACHE_H
 #define TT_DATA_TILECACHE_H

@@ -53,7 +53,6 @@ struct tt_tilecache {
     tc_item *items;          /* (count) */
     tc_tile *mru, *lru;      /* most / least recently used ends */
     tt_tilecache_stats stats;
-    unsigned temp_counter;
 };
 
 /* Fills it->image_file and image_layout for a tiled TIFF source. */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,10 @@
 #include "core/status.h"
 #include "data/image.h"
 #include "data/tilecache_internal.h"
+
+/* Temporary names: pid + a process-wide counter, so two caches in two
+ * threads of one process never write the same temporary file. */
+static atomic_uint temp_counter;
 
 static void layout_for(tc_layout *L, int width, int height, int tile_w, int tile_h)
 {
@@ -94,7 +99,7 @@ static tt_status write_entry(tt_tilecache *c, const char *final, int width, int 
                              int separate, const uint8_t *data)
 {
     char temp[PATH_MAX];
-    snprintf(temp, sizeof temp, "%s/.tmp-%ld-%u.tif", c->dir, (long)getpid(), c->temp_counter++);
+    snprintf(temp, sizeof temp, "%s/.tmp-%ld-%u.tif", c->dir, (long)getpid(), atomic_fetch_add(&temp_counter, 1));
     int tile = TT_TILECACHE_TILE;
     uint64_t raw = (uint64_t)width * height * samples;
     uint8_t *buf = malloc((size_t)tile * tile * (separate ? 1 : samples));
