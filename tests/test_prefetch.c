@@ -209,15 +209,17 @@ static void test_sampler_batches(void)
     TH_OK(tt_sampler_create(&scfg, cache_b, items, 3, &sb));
     tt_prefetch_config cfg = {4, tile, tile, classes, 2, 1, {0.5f, 0.4f, 0.3f}, {0.2f, 0.25f, 0.3f}};
     tt_prefetch *p;
-    TH_OK(tt_prefetch_create_sampler(&cfg, sa, 3, &p));
+    TH_OK(tt_prefetch_create_sampler(&cfg, sa, 10, &p)); /* 10 crops: batches of 4, 4, 2 */
     size_t px = (size_t)tile * tile;
     uint8_t rgb[32 * 32 * 3], mask[2 * 32 * 32];
     double max_err = 0;
-    int batches = 0, mask_bad = 0;
+    int batches = 0, mask_bad = 0, crops = 0, last_size = 0;
     for (;;) {
         tt_batch *b;
         TH_OK(tt_prefetch_next(p, &b));
         if (!b) break;
+        crops += b->batch_size;
+        last_size = b->batch_size;
         for (int i = 0; i < b->batch_size; i++) {
             tt_crop_info info;
             TH_OK(tt_sampler_next(sb, rgb, mask, &info)); /* the same stream, by hand */
@@ -238,6 +240,8 @@ static void test_sampler_batches(void)
     }
     printf("\n  sampler batches: %d, max |image - (v/255 - mean)/std| = %.2e", batches, max_err);
     CU_ASSERT_EQUAL(batches, 3);
+    CU_ASSERT_EQUAL(crops, 10);
+    CU_ASSERT_EQUAL(last_size, 2); /* the short last batch of a finite stream */
     CU_ASSERT_EQUAL(mask_bad, 0);
     CU_ASSERT(max_err < 1e-5);
     tt_prefetch_destroy(p);
