@@ -328,6 +328,45 @@ static void test_learns(void)
     rd_remove(data);
 }
 
+static void test_validation_and_best(void)
+{
+    char *data = make_dataset(8, 16, 3, 9);
+    char *out = rd_tempdir("val");
+    tt_train_options o;
+    base_options(&o, data, 16);
+    snprintf(o.out, sizeof o.out, "%s", out);
+    o.val_fraction = 0.25;
+    o.micro_batch = 2, o.steps = 2;
+    size_t n;
+    tt_trainer *t = NULL;
+    float *w = train(&o, &t, &n);
+    CU_ASSERT_EQUAL(t->val_count, 2);
+    CU_ASSERT_EQUAL(t->train_count, 6);
+    tt_metrics *m = NULL;
+    TH_OK(tt_trainer_validate(t, &m));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_EQUAL(m->images, 2);
+    double mean = tt_metrics_mean_dice(m);
+    printf("\n  validation: mean Dice %.4f over %d images", mean, m->images);
+    CU_ASSERT(mean >= 0 && mean <= 1);
+    /* the best checkpoint is written and loads as weights */
+    char best[600];
+    snprintf(best, sizeof best, "%s/best.safetensors", out);
+    TH_OK(tt_checkpoint_load_weights(t->unet, best));
+    tt_metrics_destroy(m);
+    tt_trainer_destroy(t);
+    /* the log has a one-line validation record */
+    size_t size = 0;
+    unsigned char *bytes = rd_read(out, "train.jsonl", &size);
+    char *log = calloc(size + 1, 1); /* rd_read does not terminate the text */
+    if (bytes && log) memcpy(log, bytes, size);
+    free(bytes);
+    CU_ASSERT(log && strstr(log, "{\"step\": 2, \"validation\": {\"images\":2,") != NULL);
+    free(log), free(w);
+    rd_remove(out);
+    rd_remove(data);
+}
+
 int main(void)
 {
     cache_dir = rd_tempdir("tiles");
@@ -338,6 +377,7 @@ int main(void)
         {"parity with PyTorch: SGD momentum", test_parity_sgd},
         {"resume is bit-identical; bad checkpoints refused", test_resume_bit_identical},
         {"non-finite gradients skip the step", test_nonfinite_skips},
+        {"validation split, metrics, best.safetensors", test_validation_and_best},
         {"learns: loss halves in 200 steps", test_learns},
         CU_TEST_INFO_NULL,
     };

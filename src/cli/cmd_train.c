@@ -28,6 +28,22 @@ static tt_status checkpoint(tt_trainer *t)
     return tt_trainer_save(t, path);
 }
 
+static tt_status validate(tt_trainer *t, int quiet)
+{
+    tt_metrics *m = NULL;
+    TT_TRY(tt_trainer_validate(t, &m));
+    if (m && !quiet) {
+        printf("validation at step %lld: mean Dice %.4f, mean IoU %.4f over %d images (",
+               (long long)t->step, tt_metrics_mean_dice(m), tt_metrics_mean_iou(m), m->images);
+        for (int c = 0; c < m->classes; c++)
+            printf("%s%s %.3f", c ? ", " : "", tt_dataset_class_name(t->dataset, c),
+                   tt_metrics_dice(m, c));
+        printf(")\n");
+    }
+    tt_metrics_destroy(m);
+    return NULL;
+}
+
 int tt_cmd_train(int argc, char **argv)
 {
     tt_train_options opt;
@@ -64,12 +80,17 @@ int tt_cmd_train(int argc, char **argv)
                    (long long)r.step, r.loss, r.lr, r.grad_norm,
                    r.seconds > 0 ? r.images / r.seconds : 0.0, r.data_wait_seconds,
                    tt_format_bytes(r.peak_bytes, peak, sizeof peak), r.skipped ? "  SKIPPED" : "");
+        if (opt.val_every > 0 && t->step % opt.val_every == 0 && t->step < t->max_steps) {
+            status = validate(t, opt.quiet);
+            if (status) break;
+        }
         if (opt.checkpoint_every > 0 && t->step % opt.checkpoint_every == 0 &&
             t->step < t->max_steps) {
             status = checkpoint(t);
             if (status) break;
         }
     }
+    if (!status) status = validate(t, opt.quiet);
     if (!status) status = checkpoint(t);
     if (!status && !opt.quiet) {
         printf("done: %lld steps (%lld skipped); weights in %s/last.safetensors\n",

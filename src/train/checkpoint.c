@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "core/status.h"
 #include "train/safetensors.h"
 #include "train/trainer.h"
@@ -65,6 +67,33 @@ static void model_json(const tt_unet_config *c, char *buf, size_t size)
              c->groups);
 }
 
+/* What prediction needs to know of the data: class names, mask kind and
+ * the input normalisation (infer/model_load.h reads these). */
+static tt_status describe_data(tt_st_writer *w, tt_trainer *t)
+{
+    cJSON *names = cJSON_CreateArray();
+    for (int c = 0; c < t->model.classes; c++)
+        cJSON_AddItemToArray(names, cJSON_CreateString(c < tt_dataset_classes(t->dataset)
+                                                           ? tt_dataset_class_name(t->dataset, c)
+                                                           : ""));
+    char *text = cJSON_PrintUnformatted(names);
+    cJSON_Delete(names);
+    if (!text) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "checkpoint: out of host memory");
+    tt_status status = tt_st_writer_metadata(w, "classes", text);
+    cJSON_free(text);
+    TT_TRY(status);
+    TT_TRY(tt_st_writer_metadata(w, "mask_kind", t->mask_kind == TT_MASK_MULTI_LABEL
+                                                     ? "multi-label" : "class-index"));
+    if (t->normalize) {
+        char triple[160];
+        snprintf(triple, sizeof triple, "[%.9g, %.9g, %.9g]", t->mean[0], t->mean[1], t->mean[2]);
+        TT_TRY(tt_st_writer_metadata(w, "mean", triple));
+        snprintf(triple, sizeof triple, "[%.9g, %.9g, %.9g]", t->std[0], t->std[1], t->std[2]);
+        TT_TRY(tt_st_writer_metadata(w, "std", triple));
+    }
+    return NULL;
+}
+
 tt_status tt_checkpoint_save(tt_trainer *t, const char *path)
 {
     tt_unet *u = t->unet;
@@ -100,6 +129,7 @@ tt_status tt_checkpoint_save(tt_trainer *t, const char *path)
     TT_CHECK(tt_st_writer_metadata(w, "format", TT_CHECKPOINT_FORMAT));
     TT_CHECK(tt_st_writer_metadata(w, "model", model));
     TT_CHECK(tt_st_writer_metadata(w, "optimizer", t->use_sgd ? "sgd" : "adamw"));
+    TT_CHECK(describe_data(w, t));
     TT_CHECK(meta_i64(w, "step", t->step));
     TT_CHECK(meta_i64(w, "updates", t->updates));
     TT_CHECK(meta_i64(w, "micro_batches", t->micro_batches));

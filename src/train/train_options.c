@@ -52,6 +52,8 @@ const tt_opt tt_train_option_table[] = {
     OPT("resume", TT_OPT_STRING, resume, "FILE", "continue exactly from a checkpoint", 1, 0),
     OPT("save-grads", TT_OPT_STRING, save_grads, "FILE", "write the last window's normalised gradients", 1, 0),
     OPT("checkpoint-every", TT_OPT_INT, checkpoint_every, "K", "steps between checkpoints (0: at the end)", 0, 1e9),
+    OPT("val-every", TT_OPT_INT, val_every, "K", "validate every K steps (default: at the end), best.safetensors by mean Dice", 0, 1e9),
+    OPT("threshold", TT_OPT_DOUBLE, threshold, "X", "multi-label validation: probability threshold", 0, 1),
     OPT("quiet", TT_OPT_FLAG, quiet, NULL, "no per-step lines on the terminal", 1, 0),
 };
 const size_t tt_train_option_count = sizeof tt_train_option_table / sizeof tt_train_option_table[0];
@@ -76,4 +78,5 @@ void tt_train_options_default(tt_train_options *o)
     strcpy(o->schedule, "constant");
     o->gamma = 0.1;
     strcpy(o->out, "runs/latest");
+    o->threshold = 0.5;
 }

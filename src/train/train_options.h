@@ -51,6 +51,8 @@ typedef struct tt_train_options {
     char resume[TT_OPT_STRING_MAX];
     char save_grads[TT_OPT_STRING_MAX];
     int checkpoint_every;
+    int val_every;                         /* steps between validations (0: at the end only) */
+    double threshold;                      /* multi-label: probability for "in the mask" */
     int quiet;
 } tt_train_options;
 

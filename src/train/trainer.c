@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <cjson/cJSON.h>
+
 #include "core/status.h"
 #include "ops/bce.h"
 #include "ops/dice.h"
@@ -19,6 +21,7 @@
 #include "ops/softmax_ce.h"
 #include "ops/util.h"
 #include "train/checkpoint.h"
+#include "train/validate.h"
 
 static double now(void)
 {
@@ -65,6 +68,23 @@ static tt_status schedule_from_options(const tt_train_options *o, tt_schedule *o
     return tt_schedule_parse(text, out);
 }
 
+/* Parses "a,b,c" into three floats; `flag` names the option in errors. */
+static tt_status parse_triple(const char *flag, const char *text, float out[3], int positive)
+{
+    char *end;
+    const char *p = text;
+    for (int i = 0; i < 3; i++) {
+        out[i] = strtof(p, &end);
+        if (end == p || (i < 2 && *end != ',') || (i == 2 && *end) || !isfinite(out[i]) ||
+            (positive && out[i] <= 0))
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                                "--%s '%s': give three %snumbers, one per channel, e.g. "
+                                "0.485,0.456,0.406", flag, text, positive ? "positive " : "");
+        p = end + 1;
+    }
+    return NULL;
+}
+
 static tt_status open_data(tt_trainer *t)
 {
     const tt_train_options *o = &t->opt;
@@ -98,6 +118,7 @@ static tt_status open_data(tt_trainer *t)
                             .fg_fraction = o->fg_fraction, .no_shuffle = o->no_shuffle,
                             .no_augment = o->no_augment, .seed = o->seed,
                             .augment = tt_augment_defaults()};
+    if (t->val_count) TT_TRY(tt_tilecache_create(&cc, &t->source, &t->val_cache));
     return tt_sampler_create(&sc, t->cache, t->train_items, t->train_count, &t->sampler);
 }
 
@@ -108,33 +129,13 @@ static int64_t planned_crops(const tt_trainer *t)
     return (int64_t)t->opt.epochs * tt_sampler_epoch_length(t->sampler);
 }
 
-/* Parses "a,b,c" into three floats; `flag` names the option in errors. */
-static tt_status parse_triple(const char *flag, const char *text, float out[3], int positive)
-{
-    char *end;
-    const char *p = text;
-    for (int i = 0; i < 3; i++) {
-        out[i] = strtof(p, &end);
-        if (end == p || (i < 2 && *end != ',') || (i == 2 && *end) || !isfinite(out[i]) ||
-            (positive && out[i] <= 0))
-            return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                                "--%s '%s': give three %snumbers, one per channel, e.g. "
-                                "0.485,0.456,0.406", flag, text, positive ? "positive " : "");
-        p = end + 1;
-    }
-    return NULL;
-}
-
 static tt_status start_prefetch(tt_trainer *t)
 {
     tt_prefetch_config pc = {.batch_size = t->opt.micro_batch, .height = t->opt.tile[0],
                              .width = t->opt.tile[1], .planes = tt_tilecache_planes(t->cache),
-                             .queue_depth = 2, .mean = {0, 0, 0}, .std = {1, 1, 1}};
-    if (t->opt.mean[0] || t->opt.std[0]) {
-        pc.normalize = 1;
-        if (t->opt.mean[0]) TT_TRY(parse_triple("mean", t->opt.mean, pc.mean, 0));
-        if (t->opt.std[0]) TT_TRY(parse_triple("std", t->opt.std, pc.std, 1));
-    }
+                             .queue_depth = 2, .normalize = t->normalize};
+    memcpy(pc.mean, t->mean, sizeof pc.mean);
+    memcpy(pc.std, t->std, sizeof pc.std);
     int64_t total = planned_crops(t);
     int64_t left = total ? total - t->images_seen : 0;
     if (total && left <= 0) {
@@ -213,12 +214,18 @@ tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
     tt_trainer *t = calloc(1, sizeof *t);
     if (!t) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     t->opt = *opt;
+    t->best_mean_dice = -1;
     tt_status status = NULL;
     if (opt->init[0] && opt->resume[0]) {
         status = tt_error_new(TT_ERR_INVALID_ARGUMENT,
                               "give --init (weights only) or --resume (the whole state), not both");
         goto cleanup;
     }
+    t->mean[0] = t->mean[1] = t->mean[2] = 0.0f;
+    t->std[0] = t->std[1] = t->std[2] = 1.0f;
+    if (opt->mean[0]) TT_CHECK(parse_triple("mean", opt->mean, t->mean, 0));
+    if (opt->std[0]) TT_CHECK(parse_triple("std", opt->std, t->std, 1));
+    t->normalize = opt->mean[0] || opt->std[0];
     TT_CHECK(open_data(t));
     plan_steps(t);
     TT_CHECK(tt_backend_create_opencl(opt->device[0] ? opt->device : NULL, &t->be));
@@ -249,6 +256,7 @@ void tt_trainer_destroy(tt_trainer *t)
     tt_prefetch_destroy(t->prefetch);
     tt_sampler_destroy(t->sampler);
     tt_tilecache_destroy(t->cache);
+    tt_tilecache_destroy(t->val_cache);
     tt_dataset_destroy(t->dataset);
     free(t->train_items);
     free(t->val_items);
@@ -406,3 +414,47 @@ report:
 }
 
 tt_status tt_trainer_save(tt_trainer *t, const char *path) { return tt_checkpoint_save(t, path); }
+
+tt_status tt_trainer_validate(tt_trainer *t, tt_metrics **out)
+{
+    if (out) *out = NULL;
+    if (!t->val_count) return NULL;
+    tt_metrics *m = NULL;
+    TT_TRY(tt_metrics_create(t->model.classes, &m));
+    tt_validate_options vo = {.predict = tt_predict_options_default(), .kind = t->mask_kind,
+                              .threshold = (float)t->opt.threshold};
+    memcpy(vo.predict.mean, t->mean, sizeof t->mean);
+    memcpy(vo.predict.std, t->std, sizeof t->std);
+    tt_status status = tt_validate(t->unet, t->val_cache, t->val_items, t->val_count, &vo, m);
+    if (status) {
+        tt_metrics_destroy(m);
+        return status;
+    }
+    double mean = tt_metrics_mean_dice(m);
+    if (t->log) {
+        const char **names = malloc(sizeof *names * (size_t)t->model.classes);
+        for (int c = 0; names && c < t->model.classes; c++)
+            names[c] = c < tt_dataset_classes(t->dataset) ? tt_dataset_class_name(t->dataset, c) : "";
+        char *json = tt_metrics_json(m, names);
+        cJSON *parsed = json ? cJSON_Parse(json) : NULL; /* one line, for JSON Lines */
+        char *line = parsed ? cJSON_PrintUnformatted(parsed) : NULL;
+        fprintf(t->log, "{\"step\": %lld, \"validation\": %s}\n", (long long)t->step,
+                line ? line : "null");
+        fflush(t->log);
+        cJSON_free(line);
+        cJSON_Delete(parsed);
+        free(json);
+        free(names);
+    }
+    if (mean > t->best_mean_dice) {
+        t->best_mean_dice = mean;
+        if (t->opt.out[0]) {
+            char path[TT_OPT_STRING_MAX + 32];
+            snprintf(path, sizeof path, "%s/best.safetensors", t->opt.out);
+            status = tt_checkpoint_save(t, path);
+        }
+    }
+    if (out && !status) *out = m;
+    else tt_metrics_destroy(m);
+    return status;
+}

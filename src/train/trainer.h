@@ -26,6 +26,7 @@
 #include "optim/adamw.h"
 #include "optim/schedule.h"
 #include "optim/sgd.h"
+#include "train/metrics.h"
 #include "train/train_options.h"
 
 typedef struct tt_step_report {
@@ -46,7 +47,8 @@ typedef struct tt_trainer {
     tt_backend *be;
     tt_dataset *dataset;
     tt_item_source source;
-    tt_tilecache *cache;
+    tt_tilecache *cache;      /* owned by the prefetch thread once it runs */
+    tt_tilecache *val_cache;  /* the validation split's own (a cache serves one thread) */
     tt_sampler *sampler;
     tt_prefetch *prefetch;
     int *train_items, train_count, *val_items, val_count;
@@ -54,6 +56,8 @@ typedef struct tt_trainer {
     tt_unet *unet;
     tt_unet_config model;
     tt_mask_kind mask_kind;
+    int normalize;            /* --mean / --std given */
+    float mean[3], std[3];    /* of pixels / 255 */
     tt_buffer *labels;        /* (B, planes, H, W) uint8 */
     tt_buffer *loss_blocks;   /* [0] primary loss, [1] Dice */
     tt_buffer *reduce_block;  /* float sum of squares, uint32 non-finite count */
@@ -73,6 +77,7 @@ typedef struct tt_trainer {
     int64_t skipped_steps;
     tt_sampler_state sampler_state; /* after the last batch used */
     FILE *log;                /* OUT/train.jsonl */
+    double best_mean_dice;    /* of validations so far; -1 before the first */
 } tt_trainer;
 
 /* Opens the data, the device, the model and the optimizer as the options
@@ -85,6 +90,12 @@ void tt_trainer_destroy(tt_trainer *trainer);
  * ended before the window began, sets trainer->finished and returns NULL
  * with report->images == 0. */
 tt_status tt_trainer_step(tt_trainer *trainer, tt_step_report *report);
+
+/* Predicts the validation split at full resolution and scores it; logs a
+ * line to OUT/train.jsonl and keeps OUT/best.safetensors by mean Dice.
+ * *out (may be NULL): the metrics, tt_metrics_destroy().  Nothing is done
+ * (and *out is NULL) without a validation split. */
+tt_status tt_trainer_validate(tt_trainer *trainer, tt_metrics **out);
 
 /* Writes a checkpoint (weights, optimizer state, counters, data position,
  * config) atomically to `path`. */

@@ -1,0 +1,163 @@
+/*
+ * tiletrain eval: a checkpoint's per-class Dice and IoU on a data set,
+ * predicted at full resolution with the sliding window, as a table or JSON.
+ * The same scoring as `train --val-every` (src/train/validate.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "backend/backend.h"
+#include "cli/commands.h"
+#include "core/options.h"
+#include "core/status.h"
+#include "data/dataset.h"
+#include "data/tilecache.h"
+#include "infer/model_load.h"
+#include "train/validate.h"
+
+typedef struct eval_options {
+    char checkpoint[TT_OPT_STRING_MAX];
+    char data[TT_OPT_STRING_MAX];
+    char format[TT_OPT_STRING_MAX];
+    char csv[TT_OPT_STRING_MAX];
+    char images[TT_OPT_STRING_MAX];
+    char cache_dir[TT_OPT_STRING_MAX];
+    int tile[2];
+    double overlap;
+    char blend[TT_OPT_STRING_MAX];
+    double threshold;
+    int batch;
+    char device[TT_OPT_STRING_MAX];
+    int json;
+} eval_options;
+
+#define OPT(name, kind, field, meta, help, lo, hi) \
+    {name, kind, offsetof(eval_options, field), meta, help, lo, hi, NULL}
+
+static const tt_opt option_table[] = {
+    OPT("checkpoint", TT_OPT_STRING, checkpoint, "FILE", "trained weights (safetensors)", 1, 0),
+    OPT("data", TT_OPT_STRING, data, "DIR", "data set folder with masks", 1, 0),
+    {"format", TT_OPT_CHOICE, offsetof(eval_options, format), "F", "data set format (default: detected)",
+     1, 0, "auto|folder|kaggle-rle"},
+    OPT("csv", TT_OPT_STRING, csv, "FILE", "kaggle-rle: the CSV (default DIR/train.csv)", 1, 0),
+    OPT("images", TT_OPT_STRING, images, "DIR", "folder of the images (default by format)", 1, 0),
+    OPT("cache-dir", TT_OPT_STRING, cache_dir, "DIR", "tile cache (default ~/.cache/tiletrain/tiles)", 1, 0),
+    OPT("tile", TT_OPT_SIZE2, tile, "HxW", "sliding-window tile, multiples of 2^depth (default 256x256)", 1, 0),
+    OPT("overlap", TT_OPT_DOUBLE, overlap, "X", "overlap of neighbouring tiles, 0 to 0.9 (default 0.5)", 0, 0.9),
+    {"blend", TT_OPT_CHOICE, offsetof(eval_options, blend), "KIND", "gaussian (default) or mean", 1, 0,
+     "gaussian|mean"},
+    OPT("threshold", TT_OPT_DOUBLE, threshold, "X", "multi-label: probability threshold (default 0.5)", 0, 1),
+    OPT("batch", TT_OPT_INT, batch, "N", "tiles per forward pass (default 2)", 1, 256),
+    OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name", 1, 0),
+    OPT("json", TT_OPT_FLAG, json, NULL, "print the metrics as JSON", 1, 0),
+};
+#define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
+
+static void help(void)
+{
+    printf("usage: tiletrain eval --checkpoint FILE --data DIR [options]\n"
+           "\n"
+           "Predicts every image of the data set at full resolution and prints each\n"
+           "class's Dice and IoU (mean over images; an empty mask predicted empty\n"
+           "scores 1) and their means.\n"
+           "\n"
+           "example:\n"
+           "  tiletrain eval --checkpoint runs/latest/best.safetensors --data clouds --json\n"
+           "\n"
+           "options:\n");
+    tt_opt_print_help(option_table, OPTION_COUNT, stdout);
+}
+
+static void print_table(const tt_metrics *m, const tt_dataset *ds)
+{
+    printf("%-20s %8s %8s %10s %10s\n", "class", "dice", "iou", "dice(all)", "iou(all)");
+    for (int c = 0; c < m->classes; c++)
+        printf("%-20s %8.4f %8.4f %10.4f %10.4f\n",
+               c < tt_dataset_classes(ds) ? tt_dataset_class_name(ds, c) : "?",
+               tt_metrics_dice(m, c), tt_metrics_iou(m, c), tt_metrics_global_dice(m, c),
+               tt_metrics_global_iou(m, c));
+    printf("%-20s %8.4f %8.4f   (%d images)\n", "mean", tt_metrics_mean_dice(m),
+           tt_metrics_mean_iou(m), m->images);
+}
+
+static tt_status run(const eval_options *o)
+{
+    tt_status status = NULL;
+    tt_backend *be = NULL;
+    tt_dataset *ds = NULL;
+    tt_tilecache *cache = NULL;
+    tt_metrics *m = NULL;
+    tt_infer_model model = {0};
+    int *items = NULL;
+    if (!o->checkpoint[0] || !o->data[0])
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "eval needs --checkpoint FILE and --data DIR");
+    tt_dataset_options dopt = {.dir = o->data, .csv_path = o->csv[0] ? o->csv : NULL,
+                               .images_dir = o->images[0] ? o->images : NULL};
+    TT_CHECK(tt_dataset_format_parse(o->format, &dopt.format));
+    TT_CHECK(tt_dataset_open(&dopt, &ds));
+    TT_CHECK(tt_backend_create_opencl(o->device[0] ? o->device : NULL, &be));
+    TT_CHECK(tt_infer_model_load(be, o->checkpoint, o->batch, o->tile[0], o->tile[1], &model));
+    if (model.config.classes != tt_dataset_classes(ds)) {
+        status = tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                              "checkpoint '%s' predicts %d classes, data set '%s' has %d",
+                              o->checkpoint, model.config.classes, o->data, tt_dataset_classes(ds));
+        goto cleanup;
+    }
+    tt_item_source source = tt_dataset_source(ds);
+    tt_tilecache_config cc = {.dir = o->cache_dir[0] ? o->cache_dir : NULL};
+    TT_CHECK(tt_tilecache_create(&cc, &source, &cache));
+    TT_CHECK(tt_metrics_create(model.config.classes, &m));
+    items = malloc(sizeof *items * (size_t)source.count);
+    if (!items) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "eval: out of host memory");
+        goto cleanup;
+    }
+    for (int i = 0; i < source.count; i++) items[i] = i;
+    tt_validate_options vo = {.predict = tt_predict_options_default(),
+                              .kind = tt_dataset_mask_kind(ds), .threshold = (float)o->threshold};
+    vo.predict.overlap = o->overlap;
+    TT_CHECK(tt_blend_kind_parse(o->blend, &vo.predict.blend));
+    memcpy(vo.predict.mean, model.mean, sizeof model.mean);
+    memcpy(vo.predict.std, model.std, sizeof model.std);
+    TT_CHECK(tt_validate(model.unet, cache, items, source.count, &vo, m));
+    if (o->json) {
+        const char **names = malloc(sizeof *names * (size_t)m->classes);
+        for (int c = 0; names && c < m->classes; c++) names[c] = tt_dataset_class_name(ds, c);
+        char *text = tt_metrics_json(m, names);
+        printf("%s\n", text ? text : "null");
+        free(text);
+        free(names);
+    } else {
+        print_table(m, ds);
+    }
+cleanup:
+    free(items);
+    tt_metrics_destroy(m);
+    tt_tilecache_destroy(cache);
+    tt_infer_model_free(&model);
+    tt_backend_destroy(be);
+    tt_dataset_destroy(ds);
+    return status;
+}
+
+int tt_cmd_eval(int argc, char **argv)
+{
+    eval_options o = {.tile = {256, 256}, .overlap = 0.5, .threshold = 0.5, .batch = 2};
+    strcpy(o.format, "auto");
+    strcpy(o.blend, "gaussian");
+    int want_help = 0;
+    tt_status status = tt_opt_parse_args(option_table, OPTION_COUNT, &o, argc, argv, 1, &want_help);
+    if (status) {
+        int rc = tt_cli_usage_error("eval", "%s", tt_status_message(status));
+        tt_status_free(status);
+        return rc;
+    }
+    if (want_help) {
+        help();
+        return 0;
+    }
+    status = run(&o);
+    return status ? tt_cli_fail(status) : 0;
+}
