@@ -10,6 +10,7 @@ static const tt_command commands[] = {
     {"data", "make, check, show and export a data set (synth, check, show, masks)", tt_cmd_data},
     {"train", "train the UNet with gradient accumulation", tt_cmd_train},
     {"selftest", "run smoke kernels on a device and check the results", tt_cmd_selftest},
+    {"mem", "estimate (and measure) the device memory of a training configuration", tt_cmd_mem},
     {"eval", "per-class Dice and IoU of a checkpoint on a data set", tt_cmd_eval},
     {"predict", "full-resolution masks of images with a trained checkpoint", tt_cmd_predict},
 };

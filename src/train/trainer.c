@@ -156,7 +156,8 @@ static void plan_steps(tt_trainer *t)
     if (t->opt.steps <= 0) t->opt.steps = (int)t->max_steps;
 }
 
-static tt_status build_model(tt_trainer *t)
+/* The model the options and the data set describe. */
+static tt_status resolve_model(tt_trainer *t)
 {
     const tt_train_options *o = &t->opt;
     int data_classes = tt_dataset_classes(t->dataset);
@@ -173,10 +174,17 @@ static tt_status build_model(tt_trainer *t)
                 "tiletrain: warning: batch norm with micro-batch %d: its statistics come from one "
                 "micro-batch, not the accumulation window, and are noisy below 8; "
                 "consider --norm group\n", o->micro_batch);
+    return NULL;
+}
+
+/* Everything a run keeps on the device: the model, labels, loss and norm
+ * blocks, optimizer state.  Also run on the dry backend for estimates. */
+static tt_status allocate_device(tt_trainer *t, int planes)
+{
+    const tt_train_options *o = &t->opt;
     TT_TRY(tt_unet_create(t->be, &t->model, o->micro_batch, o->tile[0], o->tile[1], o->seed,
                           &t->unet));
-    size_t planes = (size_t)tt_tilecache_planes(t->cache);
-    TT_TRY(tt_buffer_alloc(t->be, (size_t)o->micro_batch * planes * o->tile[0] * o->tile[1],
+    TT_TRY(tt_buffer_alloc(t->be, (size_t)o->micro_batch * (size_t)planes * o->tile[0] * o->tile[1],
                            TT_MEM_DATA, "labels", &t->labels));
     TT_TRY(tt_buffer_alloc(t->be, 2 * TT_LOSS_VALUE_BYTES, TT_MEM_WORKSPACE, "loss", &t->loss_blocks));
     TT_TRY(tt_buffer_alloc(t->be, 2 * sizeof(float), TT_MEM_WORKSPACE, "grad-norm", &t->reduce_block));
@@ -229,7 +237,8 @@ tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
     TT_CHECK(open_data(t));
     plan_steps(t);
     TT_CHECK(tt_backend_create_opencl(opt->device[0] ? opt->device : NULL, &t->be));
-    TT_CHECK(build_model(t));
+    TT_CHECK(resolve_model(t));
+    TT_CHECK(allocate_device(t, tt_tilecache_planes(t->cache)));
     if (opt->init[0]) TT_CHECK(tt_checkpoint_load_weights(t->unet, opt->init));
     if (opt->resume[0]) TT_CHECK(tt_checkpoint_resume(t, opt->resume));
     TT_CHECK(start_prefetch(t));
@@ -271,16 +280,15 @@ void tt_trainer_destroy(tt_trainer *t)
     free(t);
 }
 
-/* Forward, loss and backward of one micro-batch; the loss blocks collect
- * the sums and counts of the window.  dice_scale makes the Dice gradient
- * come out normalised by images once the arena is scaled by 1 / BCE items. */
-static tt_status micro_batch(tt_trainer *t, const tt_batch *b, float dice_scale)
+/* Forward, loss and backward of the n images already in unet->input and
+ * labels; the loss blocks collect the sums and counts of the window.
+ * dice_scale makes the Dice gradient come out normalised by images once the
+ * arena is scaled by 1 / BCE items. */
+static tt_status device_micro_batch(tt_trainer *t, int n, float dice_scale)
 {
     tt_unet *u = t->unet;
-    int n = b->batch_size, h = b->height, w = b->width, c = t->model.classes;
+    int h = t->opt.tile[0], w = t->opt.tile[1], c = t->model.classes;
     size_t pixels = (size_t)n * h * w;
-    TT_TRY(tt_write(t->be, u->input, b->image, pixels * 3 * sizeof(float)));
-    TT_TRY(tt_write(t->be, tt_mem_of(t->labels), b->mask, pixels * (size_t)b->planes));
     TT_TRY(tt_unet_forward(u, n, 1));
     TT_TRY(tt_fill(t->be, u->dlogits, 0.0f, pixels * (size_t)c));
     tt_mem primary = tt_mem_of(t->loss_blocks);
@@ -300,6 +308,59 @@ static tt_status micro_batch(tt_trainer *t, const tt_batch *b, float dice_scale)
         }
     }
     return tt_unet_backward(u);
+}
+
+static tt_status micro_batch(tt_trainer *t, const tt_batch *b, float dice_scale)
+{
+    size_t pixels = (size_t)b->batch_size * b->height * b->width;
+    TT_TRY(tt_write(t->be, t->unet->input, b->image, pixels * 3 * sizeof(float)));
+    TT_TRY(tt_write(t->be, tt_mem_of(t->labels), b->mask, pixels * (size_t)b->planes));
+    return device_micro_batch(t, b->batch_size, dice_scale);
+}
+
+/* The end of a window whose gradients are normalised: the global norm and
+ * a non-finite check reduced on the device, clipping, then one optimizer
+ * step at the scheduled rate.  Non-finite gradients skip the update. */
+static tt_status update_weights(tt_trainer *t, tt_step_report *r)
+{
+    const tt_train_options *o = &t->opt;
+    tt_backend *be = t->be;
+    size_t nparams = t->unet->params.trainable_floats;
+    tt_mem grads = tt_mem_of(t->unet->grad_buffer);
+    /* the global norm and a non-finite check, reduced on the device */
+    float reduced[2] = {0, 0};
+    TT_TRY(tt_write(be, tt_mem_of(t->reduce_block), reduced, sizeof reduced));
+    TT_TRY(tt_sum_squares(be, tt_mem_of(t->reduce_block), grads, nparams));
+    TT_TRY(tt_count_nonfinite(be, tt_mem_at(tt_mem_of(t->reduce_block), sizeof(float)), grads, nparams));
+    TT_TRY(tt_read(be, reduced, tt_mem_of(t->reduce_block), sizeof reduced));
+    uint32_t nonfinite;
+    memcpy(&nonfinite, &reduced[1], sizeof nonfinite);
+    r->grad_norm = sqrt((double)reduced[0]);
+    if (nonfinite || !isfinite(r->grad_norm)) {
+        fprintf(stderr, "tiletrain: step %lld: %u non-finite gradient values; step skipped, "
+                "weights unchanged\n", (long long)t->step, nonfinite);
+        r->skipped = 1;
+        t->skipped_steps++;
+        return NULL;
+    }
+    /* torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when below 1 */
+    if (o->clip_norm > 0) {
+        double coef = o->clip_norm / (r->grad_norm + 1e-6);
+        if (coef < 1.0) TT_TRY(tt_scale(be, grads, (float)coef, nparams));
+    }
+
+    /* one optimizer step at the scheduled rate */
+    t->updates++;
+    r->lr = tt_schedule_lr(&t->schedule, o->lr, t->updates);
+    tt_mem params = tt_mem_of(t->unet->param_buffer);
+    if (t->use_sgd)
+        TT_TRY(tt_sgd_update(be, params, grads, t->moment1 ? tt_mem_of(t->moment1) : (tt_mem){0},
+                             nparams, &t->sgd, r->lr, t->updates));
+    else
+        TT_TRY(tt_adamw_update(be, params, grads, tt_mem_of(t->moment1), tt_mem_of(t->moment2),
+                               nparams, &t->adamw, r->lr, t->updates));
+    TT_TRY(tt_finish(be));
+    return NULL;
 }
 
 tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
@@ -362,39 +423,8 @@ tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
     if (o->save_grads[0] && (t->step == t->max_steps || t->finished))
         TT_TRY(tt_checkpoint_save_grads(t->unet, o->save_grads));
 
-    /* 4. the global norm and a non-finite check, reduced on the device */
-    float reduced[2] = {0, 0};
-    TT_TRY(tt_write(be, tt_mem_of(t->reduce_block), reduced, sizeof reduced));
-    TT_TRY(tt_sum_squares(be, tt_mem_of(t->reduce_block), grads, nparams));
-    TT_TRY(tt_count_nonfinite(be, tt_mem_at(tt_mem_of(t->reduce_block), sizeof(float)), grads, nparams));
-    TT_TRY(tt_read(be, reduced, tt_mem_of(t->reduce_block), sizeof reduced));
-    uint32_t nonfinite;
-    memcpy(&nonfinite, &reduced[1], sizeof nonfinite);
-    r->grad_norm = sqrt((double)reduced[0]);
-    if (nonfinite || !isfinite(r->grad_norm)) {
-        fprintf(stderr, "tiletrain: step %lld: %u non-finite gradient values; step skipped, "
-                "weights unchanged\n", (long long)t->step, nonfinite);
-        r->skipped = 1;
-        t->skipped_steps++;
-        goto report;
-    }
-    /* torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when below 1 */
-    if (o->clip_norm > 0) {
-        double coef = o->clip_norm / (r->grad_norm + 1e-6);
-        if (coef < 1.0) TT_TRY(tt_scale(be, grads, (float)coef, nparams));
-    }
-
-    /* 5. one optimizer step at the scheduled rate */
-    t->updates++;
-    r->lr = tt_schedule_lr(&t->schedule, o->lr, t->updates);
-    tt_mem params = tt_mem_of(t->unet->param_buffer);
-    if (t->use_sgd)
-        TT_TRY(tt_sgd_update(be, params, grads, t->moment1 ? tt_mem_of(t->moment1) : (tt_mem){0},
-                             nparams, &t->sgd, r->lr, t->updates));
-    else
-        TT_TRY(tt_adamw_update(be, params, grads, tt_mem_of(t->moment1), tt_mem_of(t->moment2),
-                               nparams, &t->adamw, r->lr, t->updates));
-    TT_TRY(tt_finish(be));
+    /* 4 and 5: checks, clipping and the optimizer step */
+    TT_TRY(update_weights(t, r));
 report:
     r->seconds = now() - start;
     r->data_wait_seconds = waited;
@@ -456,5 +486,52 @@ tt_status tt_trainer_validate(tt_trainer *t, tt_metrics **out)
     }
     if (out && !status) *out = m;
     else tt_metrics_destroy(m);
+    return status;
+}
+
+tt_status tt_trainer_memory_probe(tt_backend *be, const tt_train_options *opt,
+                                  const tt_unet_config *model, tt_mask_kind kind, int planes,
+                                  tt_memstats *out)
+{
+    tt_trainer *t = calloc(1, sizeof *t);
+    if (!t) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    t->opt = *opt;
+    t->model = *model;
+    t->mask_kind = kind;
+    t->be = be;
+    tt_memstats_reset_peaks(&be->mem);
+    tt_status status = NULL;
+    void *zeros = NULL;
+    TT_CHECK(allocate_device(t, planes));
+    int b = opt->micro_batch;
+    size_t pixels = (size_t)b * opt->tile[0] * opt->tile[1];
+    zeros = calloc(pixels * (planes > 3 ? (size_t)planes : 3), sizeof(float));
+    if (!zeros) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+        goto cleanup;
+    }
+    TT_CHECK(tt_unet_zero_grads(t->unet));
+    TT_CHECK(tt_loss_clear(be, tt_mem_of(t->loss_blocks)));
+    TT_CHECK(tt_loss_clear(be, tt_mem_at(tt_mem_of(t->loss_blocks), TT_LOSS_VALUE_BYTES)));
+    for (int m = 0; m < opt->accum && m < 2; m++) { /* a second micro-batch shows any growth */
+        TT_CHECK(tt_write(be, t->unet->input, zeros, pixels * 3 * sizeof(float)));
+        TT_CHECK(tt_write(be, tt_mem_of(t->labels), zeros, pixels * (size_t)planes));
+        TT_CHECK(device_micro_batch(t, b, 1.0f));
+    }
+    TT_CHECK(tt_scale(be, tt_mem_of(t->unet->grad_buffer), 1.0f, t->unet->params.trainable_floats));
+    tt_step_report r = {0};
+    TT_CHECK(update_weights(t, &r));
+    TT_CHECK(tt_finish(be));
+    *out = be->mem;
+    out->live = NULL;
+cleanup:
+    free(zeros);
+    tt_buffer_free(t->labels);
+    tt_buffer_free(t->loss_blocks);
+    tt_buffer_free(t->reduce_block);
+    tt_buffer_free(t->moment1);
+    tt_buffer_free(t->moment2);
+    tt_unet_destroy(t->unet);
+    free(t);
     return status;
 }

@@ -97,6 +97,15 @@ tt_status tt_trainer_step(tt_trainer *trainer, tt_step_report *report);
  * (and *out is NULL) without a validation split. */
 tt_status tt_trainer_validate(tt_trainer *trainer, tt_metrics **out);
 
+/* Allocates what a run of these options keeps on `be`, runs the device
+ * side of one window (two micro-batches at most: a third changes nothing)
+ * and the update on zeros, frees it all and gives the peaks per category in
+ * *out (live list cleared).  On a dry backend (tt_backend_create_dry) this
+ * is the estimate before a run; on a real one, the measurement. */
+tt_status tt_trainer_memory_probe(tt_backend *be, const tt_train_options *opt,
+                                  const tt_unet_config *model, tt_mask_kind kind, int planes,
+                                  tt_memstats *out);
+
 /* Writes a checkpoint (weights, optimizer state, counters, data position,
  * config) atomically to `path`. */
 tt_status tt_trainer_save(tt_trainer *trainer, const char *path);

@@ -1,0 +1,172 @@
+/*
+ * tiletrain mem: how much device memory a training configuration takes,
+ * per category, before running it (an estimate made by running the
+ * engine's own setup and one window on a dry backend), and with --measure
+ * after one real window on the device, side by side.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/commands.h"
+#include "core/status.h"
+#include "train/trainer.h"
+
+typedef struct mem_options {
+    tt_train_options train;
+    int measure;
+    int json;
+} mem_options;
+
+static tt_opt table[80];
+static size_t table_count;
+
+static void build_table(void)
+{
+    if (table_count) return;
+    for (size_t i = 0; i < tt_train_option_count && table_count < 78; i++) {
+        table[table_count] = tt_train_option_table[i];
+        table[table_count].offset += offsetof(mem_options, train);
+        table_count++;
+    }
+    table[table_count++] = (tt_opt){"measure", TT_OPT_FLAG, offsetof(mem_options, measure), NULL,
+                                    "also run one window on the device and measure", 1, 0, NULL};
+    table[table_count++] = (tt_opt){"json", TT_OPT_FLAG, offsetof(mem_options, json), NULL,
+                                    "print JSON (estimate.total_bytes, measured.total_bytes)", 1, 0,
+                                    NULL};
+}
+
+static void help(void)
+{
+    printf("usage: tiletrain mem [the model and batch options of train] [--measure] [--json]\n"
+           "\n"
+           "Estimates the device memory of a training run per category (parameters,\n"
+           "gradients, optimizer state, activations, workspace, data) without training.\n"
+           "--measure also runs one window on the device and prints the measured peaks.\n"
+           "The classes and mask kind come from --data, else from --classes and --format.\n"
+           "\n"
+           "example:\n"
+           "  tiletrain mem --tile 1400x2104 --micro-batch 1 --classes 4 --format kaggle-rle\n"
+           "\n"
+           "options:\n");
+    tt_opt_print_help(table, table_count, stdout);
+}
+
+static cJSON *stats_json(const tt_memstats *m)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *cats = cJSON_AddObjectToObject(o, "categories");
+    for (int c = 0; c < TT_MEM_CATEGORY_COUNT; c++)
+        cJSON_AddNumberToObject(cats, tt_mem_category_name(c), (double)m->peak[c]);
+    cJSON_AddNumberToObject(o, "total_bytes", (double)m->peak_total);
+    return o;
+}
+
+static tt_status run(const mem_options *o)
+{
+    const tt_train_options *t = &o->train;
+    tt_status status = NULL;
+    tt_dataset *ds = NULL;
+    tt_backend *dry = NULL, *real = NULL;
+    tt_device_info *devices = NULL;
+    int count = 0, index = 0;
+    tt_unet_config model = {.in_channels = 3, .classes = t->classes ? t->classes : 4,
+                            .base_channels = t->base_channels, .depth = t->depth,
+                            .groups = t->groups, .checkpointing = t->checkpointing};
+    tt_mask_kind kind = strcmp(t->format, "kaggle-rle") == 0 ? TT_MASK_MULTI_LABEL : TT_MASK_CLASS_INDEX;
+    TT_CHECK(tt_norm_kind_parse(t->norm, &model.norm));
+    if (t->data[0]) {
+        tt_dataset_options dopt = {.dir = t->data, .csv_path = t->csv[0] ? t->csv : NULL,
+                                   .images_dir = t->images[0] ? t->images : NULL};
+        TT_CHECK(tt_dataset_format_parse(t->format, &dopt.format));
+        TT_CHECK(tt_dataset_open(&dopt, &ds));
+        kind = tt_dataset_mask_kind(ds);
+        if (!t->classes) model.classes = tt_dataset_classes(ds);
+    }
+    int planes = kind == TT_MASK_MULTI_LABEL ? model.classes : 1;
+    TT_CHECK(tt_devices_list(&devices, &count));
+    TT_CHECK(tt_device_select(t->device[0] ? t->device : NULL, &index));
+    const tt_device_info *d = &devices[index];
+    tt_memstats estimate, measured = {0};
+    TT_CHECK(tt_backend_create_dry(d, &dry));
+    TT_CHECK(tt_trainer_memory_probe(dry, t, &model, kind, planes, &estimate));
+    if (o->measure) {
+        TT_CHECK(tt_backend_create_opencl(t->device[0] ? t->device : NULL, &real));
+        TT_CHECK(tt_trainer_memory_probe(real, t, &model, kind, planes, &measured));
+    }
+    char a[32], b[32], g[32];
+    if (o->json) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON *dev = cJSON_AddObjectToObject(root, "device");
+        cJSON_AddStringToObject(dev, "name", d->name);
+        cJSON_AddStringToObject(dev, "vendor", d->vendor);
+        cJSON_AddStringToObject(dev, "driver_version", d->driver_version);
+        cJSON_AddStringToObject(dev, "platform", d->platform);
+        cJSON_AddNumberToObject(dev, "global_mem_bytes", (double)d->global_mem_bytes);
+        cJSON_AddNumberToObject(dev, "max_alloc_bytes", (double)d->max_alloc_bytes);
+        cJSON *cfg = cJSON_AddObjectToObject(root, "config");
+        cJSON_AddNumberToObject(cfg, "tile_h", t->tile[0]);
+        cJSON_AddNumberToObject(cfg, "tile_w", t->tile[1]);
+        cJSON_AddNumberToObject(cfg, "micro_batch", t->micro_batch);
+        cJSON_AddNumberToObject(cfg, "classes", model.classes);
+        cJSON_AddNumberToObject(cfg, "base_channels", model.base_channels);
+        cJSON_AddNumberToObject(cfg, "depth", model.depth);
+        cJSON_AddStringToObject(cfg, "norm", tt_norm_kind_name(model.norm));
+        cJSON_AddBoolToObject(cfg, "checkpointing", model.checkpointing);
+        cJSON_AddStringToObject(cfg, "optimizer", t->optimizer);
+        cJSON_AddItemToObject(root, "estimate", stats_json(&estimate));
+        if (o->measure) cJSON_AddItemToObject(root, "measured", stats_json(&measured));
+        char *text = cJSON_Print(root);
+        printf("%s\n", text);
+        cJSON_free(text);
+        cJSON_Delete(root);
+    } else {
+        printf("device      %s (%s), %s global, %s largest allocation\n", d->name, d->platform,
+               tt_format_bytes(d->global_mem_bytes, a, sizeof a),
+               tt_format_bytes(d->max_alloc_bytes, b, sizeof b));
+        printf("config      tile %dx%d, micro-batch %d, UNet base %d depth %d %s%s, %d classes, %s\n",
+               t->tile[0], t->tile[1], t->micro_batch, model.base_channels, model.depth,
+               tt_norm_kind_name(model.norm), model.checkpointing ? ", checkpointing" : "",
+               model.classes, t->optimizer);
+        printf("%-12s %14s%s\n", "category", "estimate", o->measure ? "       measured" : "");
+        for (int c = 0; c < TT_MEM_CATEGORY_COUNT; c++) {
+            printf("%-12s %14s", tt_mem_category_name(c),
+                   tt_format_bytes(estimate.peak[c], a, sizeof a));
+            if (o->measure) printf(" %14s", tt_format_bytes(measured.peak[c], g, sizeof g));
+            printf("\n");
+        }
+        printf("%-12s %14s", "peak total", tt_format_bytes(estimate.peak_total, a, sizeof a));
+        if (o->measure) printf(" %14s", tt_format_bytes(measured.peak_total, g, sizeof g));
+        printf("\n");
+        if (estimate.peak_total > d->global_mem_bytes)
+            printf("this does not fit the device: try --checkpointing, a smaller --micro-batch "
+                   "(with a larger --accum) or a smaller --tile\n");
+    }
+cleanup:
+    tt_backend_destroy(dry);
+    tt_backend_destroy(real);
+    tt_dataset_destroy(ds);
+    free(devices);
+    return status;
+}
+
+int tt_cmd_mem(int argc, char **argv)
+{
+    build_table();
+    mem_options o = {0};
+    tt_train_options_default(&o.train);
+    int want_help = 0;
+    tt_status status = tt_opt_parse_args(table, table_count, &o, argc, argv, 1, &want_help);
+    if (status) {
+        int rc = tt_cli_usage_error("mem", "%s", tt_status_message(status));
+        tt_status_free(status);
+        return rc;
+    }
+    if (want_help) {
+        help();
+        return 0;
+    }
+    status = run(&o);
+    return status ? tt_cli_fail(status) : 0;
+}
