@@ -367,6 +367,68 @@ static void test_validation_and_best(void)
     rd_remove(data);
 }
 
+static void test_memory_estimate_and_no_growth(void)
+{
+    char *data = make_dataset(6, 32, 3, 10);
+    tt_train_options o;
+    base_options(&o, data, 32);
+    o.no_shuffle = 0;
+    o.micro_batch = 3, o.accum = 2, o.steps = 40;
+    tt_trainer *t = NULL;
+    TH_OK(tt_trainer_create(&o, &t));
+    tt_backend *dry = NULL;
+    TH_OK(tt_backend_create_dry(&t->be->device, &dry));
+    tt_memstats estimate;
+    TH_OK(tt_trainer_memory_probe(dry, &t->opt, &t->model, t->mask_kind, 1, &estimate));
+    tt_backend_destroy(dry);
+    uint64_t after2 = 0, current2 = 0;
+    for (int i = 0; i < o.steps; i++) {
+        tt_step_report r;
+        TH_OK(tt_trainer_step(t, &r));
+        if (i == 1) after2 = t->be->mem.peak_total, current2 = t->be->mem.current_total;
+    }
+    double off = fabs((double)estimate.peak_total - (double)t->be->mem.peak_total) /
+                 (double)t->be->mem.peak_total;
+    printf("\n  estimate %llu bytes, measured peak over %d steps %llu (%.2f%% off); peak after "
+           "step 2 %llu, after step %d %llu", (unsigned long long)estimate.peak_total, o.steps,
+           (unsigned long long)t->be->mem.peak_total, 100 * off, (unsigned long long)after2,
+           o.steps, (unsigned long long)t->be->mem.peak_total);
+    CU_ASSERT(off <= 0.05);
+    CU_ASSERT_EQUAL(t->be->mem.peak_total, after2);       /* no growth */
+    CU_ASSERT_EQUAL(t->be->mem.current_total, current2);  /* no leak */
+    tt_trainer_destroy(t);
+    rd_remove(data);
+}
+
+static void test_micro_batch_auto(void)
+{
+    char *data = make_dataset(4, 32, 3, 11);
+    tt_train_options o;
+    base_options(&o, data, 32);
+    o.micro_batch = 0; /* auto */
+    o.batch = 12;
+    o.steps = 1;
+    o.mem_limit = 3u << 20;
+    tt_trainer *t = NULL;
+    TH_OK(tt_trainer_create(&o, &t));
+    printf("\n  auto under 3 MiB: micro-batch %d x accum %d, peak %llu",
+           t->opt.micro_batch, t->opt.accum, (unsigned long long)t->be->mem.peak_total);
+    CU_ASSERT(t->opt.micro_batch >= 1 && t->opt.micro_batch < 12);
+    CU_ASSERT(t->opt.micro_batch * t->opt.accum >= 12);
+    tt_step_report r;
+    TH_OK(tt_trainer_step(t, &r));
+    CU_ASSERT(t->be->mem.peak_total <= o.mem_limit);
+    tt_trainer_destroy(t);
+    /* too little for anything: stops before allocating, naming a tile that fits */
+    o.mem_limit = 200u << 10;
+    o.micro_batch = 2;
+    tt_status s = tt_trainer_create(&o, &t);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_OUT_OF_MEMORY);
+    if (s) printf("\n  %s", tt_status_message(s));
+    tt_status_free(s);
+    rd_remove(data);
+}
+
 int main(void)
 {
     cache_dir = rd_tempdir("tiles");
@@ -378,6 +440,8 @@ int main(void)
         {"resume is bit-identical; bad checkpoints refused", test_resume_bit_identical},
         {"non-finite gradients skip the step", test_nonfinite_skips},
         {"validation split, metrics, best.safetensors", test_validation_and_best},
+        {"memory: estimate within 5%, no growth over steps", test_memory_estimate_and_no_growth},
+        {"memory: micro-batch auto fits a limit", test_micro_batch_auto},
         {"learns: loss halves in 200 steps", test_learns},
         CU_TEST_INFO_NULL,
     };

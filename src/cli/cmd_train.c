@@ -98,8 +98,17 @@ int tt_cmd_train(int argc, char **argv)
     }
     if (status) {
         fprintf(stderr, "tiletrain: training stopped at step %lld\n", (long long)t->step);
-        if (tt_status_code(status) == TT_ERR_OUT_OF_MEMORY)
+        if (tt_status_code(status) == TT_ERR_OUT_OF_MEMORY) {
             tt_memory_report_text(t->be, stderr, 8);
+            fprintf(stderr,
+                    "the device ran out of memory: try --micro-batch %d --accum %d (the same "
+                    "update)%s, or a smaller --tile; `tiletrain mem` estimates a configuration "
+                    "before it runs. %s/last.safetensors%s\n",
+                    opt.micro_batch > 1 ? opt.micro_batch / 2 : 1,
+                    opt.micro_batch > 1 ? opt.accum * 2 : opt.accum,
+                    t->model.checkpointing ? "" : ", --checkpointing", opt.out,
+                    opt.checkpoint_every ? " holds the last checkpoint" : " was not written");
+        }
     }
     tt_trainer_destroy(t);
     return status ? tt_cli_fail(status) : 0;

@@ -71,6 +71,12 @@ tt_status tt_opt_set(const tt_opt *table, size_t count, void *opts, const char *
     int checked = o->min <= o->max;
     long long iv;
     switch (o->kind) {
+    case TT_OPT_INT_AUTO:
+        if (strcmp(value, "auto") == 0) {
+            *(int *)field = 0;
+            return NULL;
+        }
+        /* fall through */
     case TT_OPT_INT:
         if (!parse_int(value, &iv) || iv < INT_MIN || iv > INT_MAX)
             return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: '%s' for %s is not a whole number",
@@ -94,6 +100,27 @@ tt_status tt_opt_set(const tt_opt *table, size_t count, void *opts, const char *
                                 value, o->name);
         if (checked && (v < o->min || v > o->max)) return range_error(o, value, where);
         *(double *)field = v;
+        return NULL;
+    }
+    case TT_OPT_BYTES: {
+        char *end;
+        errno = 0;
+        double v = strtod(value, &end);
+        double unit = 1;
+        while (*end == ' ') end++;
+        static const struct { const char *suffix; double unit; } units[] = {
+            {"", 1}, {"B", 1}, {"K", 1e3}, {"KB", 1e3}, {"KiB", 1024.0}, {"M", 1e6}, {"MB", 1e6},
+            {"MiB", 1048576.0}, {"G", 1e9}, {"GB", 1e9}, {"GiB", 1073741824.0}, {"T", 1e12},
+            {"TB", 1e12}, {"TiB", 1099511627776.0},
+        };
+        int known = 0;
+        for (size_t u = 0; u < sizeof units / sizeof units[0]; u++)
+            if (strcmp(end, units[u].suffix) == 0) unit = units[u].unit, known = 1;
+        if (errno || end == value || !known || !(v > 0) || v * unit > 1.8e19)
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                                "%s: '%s' for %s is not a size; write e.g. 2GiB, 512MiB or 1.5GB",
+                                where, value, o->name);
+        *(uint64_t *)field = (uint64_t)(v * unit);
         return NULL;
     }
     case TT_OPT_STRING:

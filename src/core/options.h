@@ -23,6 +23,8 @@ typedef enum tt_opt_kind {
     TT_OPT_FLAG,    /* int set to 1; in files: true/false/1/0 */
     TT_OPT_SIZE2,   /* int[2] from "HxW" (or "N" for a square) */
     TT_OPT_CHOICE,  /* char[TT_OPT_STRING_MAX], one of `choices` ("a|b|c") */
+    TT_OPT_INT_AUTO,/* int, or "auto" stored as 0 */
+    TT_OPT_BYTES,   /* uint64_t from "2GiB", "512MiB", "1.5GB", "1000000" */
 } tt_opt_kind;
 
 #define TT_OPT_STRING_MAX 1024

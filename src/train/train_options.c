@@ -32,7 +32,9 @@ const tt_opt tt_train_option_table[] = {
     OPT("steps", TT_OPT_INT, steps, "S", "optimizer steps (default 100, or all of --epochs)", 1, 1e9),
     OPT("epochs", TT_OPT_INT, epochs, "E", "stop after E passes over the data (the last window may be short)", 1, 1e6),
     OPT("checkpointing", TT_OPT_FLAG, checkpointing, NULL, "keep block inputs only; recompute in backward (less memory)", 1, 0),
-    OPT("micro-batch", TT_OPT_INT, micro_batch, "B", "images per forward pass", 1, 4096),
+    OPT("micro-batch", TT_OPT_INT_AUTO, micro_batch, "B|auto", "images per forward pass; auto: the most that fit --mem-limit", 1, 4096),
+    OPT("batch", TT_OPT_INT, batch, "N", "with --micro-batch auto: images per optimizer step (accum = ceil(N / B))", 1, 1e6),
+    OPT("mem-limit", TT_OPT_BYTES, mem_limit, "SIZE", "device memory to stay under, e.g. 2GiB (default: the device's, less 10%)", 1, 0),
     OPT("accum", TT_OPT_INT, accum, "N", "micro-batches per optimizer step", 1, 1e6),
     CHOICE("optimizer", optimizer, "NAME", "adamw or sgd", "adamw|sgd"),
     OPT("lr", TT_OPT_DOUBLE, lr, "X", "learning rate", 0, 10),
@@ -70,6 +72,7 @@ void tt_train_options_default(tt_train_options *o)
     strcpy(o->norm, "group");
     o->dice_weight = 0.0;
     o->micro_batch = 4;
+    o->batch = 16;
     o->accum = 1;
     strcpy(o->optimizer, "adamw");
     o->lr = 1e-3;

@@ -31,7 +31,9 @@ typedef struct tt_train_options {
     char norm[TT_OPT_STRING_MAX];          /* group | batch | none */
     double dice_weight;                    /* kaggle-rle: BCE + weight * Dice */
     /* schedule of work */
-    int steps, micro_batch, accum;
+    int steps, micro_batch, accum;         /* micro_batch 0: auto (fit --mem-limit) */
+    int batch;                             /* with --micro-batch auto: the effective batch */
+    uint64_t mem_limit;                    /* bytes; 0: the device's memory less a margin */
     int checkpointing;                     /* recompute block insides in backward */
     int epochs;                            /* > 0: a finite run of this many passes */
     /* optimizer */

@@ -169,7 +169,7 @@ static tt_status resolve_model(tt_trainer *t)
                                 .base_channels = o->base_channels, .depth = o->depth,
                                 .groups = o->groups, .checkpointing = o->checkpointing};
     TT_TRY(tt_norm_kind_parse(o->norm, &t->model.norm));
-    if (t->model.norm == TT_NORM_BATCH && o->micro_batch < 8)
+    if (t->model.norm == TT_NORM_BATCH && o->micro_batch > 0 && o->micro_batch < 8)
         fprintf(stderr,
                 "tiletrain: warning: batch norm with micro-batch %d: its statistics come from one "
                 "micro-batch, not the accumulation window, and are noisy below 8; "
@@ -216,6 +216,116 @@ static tt_status allocate_device(tt_trainer *t, int planes)
     return schedule_from_options(o, &t->schedule);
 }
 
+/* The estimated peak of a run with this micro-batch, tile and
+ * checkpointing (UINT64_MAX when a single buffer would be too large). */
+static tt_status estimate_peak(tt_trainer *t, int micro_batch, const int tile[2], int checkpointing,
+                               int planes, uint64_t *peak)
+{
+    tt_train_options o = t->opt;
+    o.micro_batch = micro_batch;
+    o.tile[0] = tile[0], o.tile[1] = tile[1];
+    tt_unet_config m = t->model;
+    m.checkpointing = checkpointing;
+    tt_backend *dry = NULL;
+    TT_TRY(tt_backend_create_dry(&t->be->device, &dry));
+    tt_memstats stats;
+    tt_status s = tt_trainer_memory_probe(dry, &o, &m, t->mask_kind, planes, &stats);
+    tt_backend_destroy(dry);
+    if (tt_status_code(s) == TT_ERR_TOO_LARGE) {
+        tt_status_free(s);
+        *peak = UINT64_MAX;
+        return NULL;
+    }
+    *peak = s ? 0 : stats.peak_total;
+    return s;
+}
+
+/* The largest micro-batch in 1..cap whose estimate fits, 0 if none. */
+static tt_status largest_fit(tt_trainer *t, int cap, int checkpointing, int planes, uint64_t limit,
+                             int *best)
+{
+    int lo = 1, hi = cap;
+    *best = 0;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        uint64_t peak;
+        TT_TRY(estimate_peak(t, mid, t->opt.tile, checkpointing, planes, &peak));
+        if (peak <= limit) *best = mid, lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return NULL;
+}
+
+/* Fits the run under --mem-limit before anything is allocated: picks the
+ * micro-batch for --micro-batch auto, turns checkpointing on when even one
+ * image does not fit without it, or stops with a tile size that would fit. */
+static tt_status fit_memory(tt_trainer *t, int planes)
+{
+    tt_train_options *o = &t->opt;
+    uint64_t global = t->be->device.global_mem_bytes;
+    uint64_t margin = global / 10 > (256u << 20) ? global / 10 : (256u << 20);
+    uint64_t limit = o->mem_limit ? o->mem_limit : (global > margin ? global - margin : global);
+    char lim[32], need[32];
+    tt_format_bytes(limit, lim, sizeof lim);
+    int cap = o->micro_batch > 0 ? o->micro_batch : o->batch;
+    int best = 0;
+    TT_TRY(largest_fit(t, cap, t->model.checkpointing, planes, limit, &best));
+    if (!best && !t->model.checkpointing) {
+        TT_TRY(largest_fit(t, cap, 1, planes, limit, &best));
+        if (best) {
+            t->model.checkpointing = 1;
+            fprintf(stderr, "tiletrain: turning on --checkpointing: without it not even one "
+                    "image fits under %s\n", lim);
+        }
+    }
+    if (o->micro_batch > 0 && best < o->micro_batch) {
+        uint64_t peak;
+        TT_TRY(estimate_peak(t, o->micro_batch, o->tile, t->model.checkpointing, planes, &peak));
+        tt_format_bytes(peak, need, sizeof need);
+        if (best)
+            return tt_error_new(TT_ERR_OUT_OF_MEMORY,
+                                "micro-batch %d at tile %dx%d needs about %s, over the limit of %s; "
+                                "--micro-batch %d --accum %d gives the same update and fits "
+                                "(or --micro-batch auto)",
+                                o->micro_batch, o->tile[0], o->tile[1],
+                                peak == UINT64_MAX ? "more than one buffer may hold" : need, lim,
+                                best, (o->micro_batch * o->accum + best - 1) / best);
+    }
+    if (!best) {
+        /* name a tile that fits: shrink by halves, multiples of 2^depth */
+        int unit = 1 << t->model.depth, tile[2] = {o->tile[0], o->tile[1]};
+        while (tile[0] > unit || tile[1] > unit) {
+            for (int k = 0; k < 2; k++) tile[k] = tile[k] / 2 / unit * unit > unit ? tile[k] / 2 / unit * unit : unit;
+            uint64_t peak;
+            TT_TRY(estimate_peak(t, 1, tile, 1, planes, &peak));
+            if (peak <= limit)
+                return tt_error_new(TT_ERR_OUT_OF_MEMORY,
+                                    "tile %dx%d does not fit under %s even with one image and "
+                                    "--checkpointing; --tile %dx%d fits (the whole image is still "
+                                    "trained on, crop by crop)", o->tile[0], o->tile[1], lim,
+                                    tile[0], tile[1]);
+        }
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY,
+                            "nothing fits under %s on device '%s': raise --mem-limit or use a "
+                            "smaller model (--base-channels, --depth)", lim, t->be->device.name);
+    }
+    if (o->micro_batch == 0) {
+        o->micro_batch = best;
+        o->accum = (o->batch + best - 1) / best;
+        uint64_t peak, next = 0;
+        TT_TRY(estimate_peak(t, best, o->tile, t->model.checkpointing, planes, &peak));
+        if (best < o->batch) TT_TRY(estimate_peak(t, best + 1, o->tile, t->model.checkpointing, planes, &next));
+        char nx[32];
+        fprintf(stderr, "tiletrain: micro-batch auto: %d x accum %d for a batch of %d; estimated "
+                "peak %s of %s%s%s%s\n", best, o->accum, o->batch,
+                tt_format_bytes(peak, need, sizeof need), lim,
+                next ? " (one image more would need " : "",
+                next ? (next == UINT64_MAX ? "a too large buffer" : tt_format_bytes(next, nx, sizeof nx)) : "",
+                next ? ")" : "");
+    }
+    return NULL;
+}
+
 tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
 {
     *out = NULL;
@@ -235,9 +345,10 @@ tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
     if (opt->std[0]) TT_CHECK(parse_triple("std", opt->std, t->std, 1));
     t->normalize = opt->mean[0] || opt->std[0];
     TT_CHECK(open_data(t));
-    plan_steps(t);
     TT_CHECK(tt_backend_create_opencl(opt->device[0] ? opt->device : NULL, &t->be));
     TT_CHECK(resolve_model(t));
+    TT_CHECK(fit_memory(t, tt_tilecache_planes(t->cache)));
+    plan_steps(t);
     TT_CHECK(allocate_device(t, tt_tilecache_planes(t->cache)));
     if (opt->init[0]) TT_CHECK(tt_checkpoint_load_weights(t->unet, opt->init));
     if (opt->resume[0]) TT_CHECK(tt_checkpoint_resume(t, opt->resume));
