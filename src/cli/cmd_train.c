@@ -92,6 +92,11 @@ int tt_cmd_train(int argc, char **argv)
     }
     if (!status) status = validate(t, opt.quiet);
     if (!status) status = checkpoint(t);
+    if (t->log) { /* the peaks per category, to compare devices */
+        char *memory = tt_memory_report_json(t->be, 8);
+        if (memory) fprintf(t->log, "{\"memory\": %s}\n", memory);
+        free(memory);
+    }
     if (!status && !opt.quiet) {
         printf("done: %lld steps (%lld skipped); weights in %s/last.safetensors\n",
                (long long)t->step, (long long)t->skipped_steps, opt.out);

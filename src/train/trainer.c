@@ -362,6 +362,32 @@ tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
             status = tt_error_new(TT_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
             goto cleanup;
         }
+        const tt_device_info *d = &t->be->device;
+        cJSON *start = cJSON_CreateObject();
+        cJSON *dev = cJSON_AddObjectToObject(start, "device");
+        cJSON_AddStringToObject(dev, "name", d->name);
+        cJSON_AddStringToObject(dev, "vendor", d->vendor);
+        cJSON_AddStringToObject(dev, "driver_version", d->driver_version);
+        cJSON_AddStringToObject(dev, "platform", d->platform);
+        cJSON_AddNumberToObject(dev, "global_mem_bytes", (double)d->global_mem_bytes);
+        cJSON *cfg = cJSON_AddObjectToObject(start, "config");
+        cJSON_AddNumberToObject(cfg, "tile_h", opt->tile[0]);
+        cJSON_AddNumberToObject(cfg, "tile_w", opt->tile[1]);
+        cJSON_AddNumberToObject(cfg, "micro_batch", t->opt.micro_batch);
+        cJSON_AddNumberToObject(cfg, "accum", t->opt.accum);
+        cJSON_AddNumberToObject(cfg, "steps", (double)t->max_steps);
+        cJSON_AddNumberToObject(cfg, "classes", t->model.classes);
+        cJSON_AddNumberToObject(cfg, "base_channels", t->model.base_channels);
+        cJSON_AddNumberToObject(cfg, "depth", t->model.depth);
+        cJSON_AddStringToObject(cfg, "norm", tt_norm_kind_name(t->model.norm));
+        cJSON_AddBoolToObject(cfg, "checkpointing", t->model.checkpointing);
+        cJSON_AddStringToObject(cfg, "optimizer", t->use_sgd ? "sgd" : "adamw");
+        cJSON_AddNumberToObject(cfg, "lr", opt->lr);
+        char *line = cJSON_PrintUnformatted(start);
+        if (line) fprintf(t->log, "%s\n", line);
+        cJSON_free(line);
+        cJSON_Delete(start);
+        fflush(t->log);
     }
     *out = t;
     return NULL;
