@@ -38,7 +38,6 @@
 #include "infer/postprocess.h"
 #include "infer/predict.h"
 
-
 typedef struct predict_options {
     char checkpoint[TT_OPT_STRING_MAX];
     char input[TT_OPT_STRING_MAX];
