@@ -1,6 +1,7 @@
 /* Test helpers for data sets (see ref_data.h). */
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "ref_data.h"
+#include "ref_pixels.h"
 
 #include <ftw.h>
 #include <stdio.h>
@@ -10,7 +11,6 @@
 #include <unistd.h>
 
 #include <stb_image_write.h>
-#include <tiffio.h>
 
 /* Exported by libstb's stb_image_write implementation, not declared in its header. */
 unsigned char *stbi_zlib_compress(unsigned char *data, int data_len, int *out_len, int quality);
@@ -22,13 +22,17 @@ static char *join(const char *dir, const char *name)
     return path;
 }
 
-char *rd_tempdir(const char *tag)
+int rd_tempdir_in(char *out, size_t size, const char *tag)
 {
     const char *base = getenv("TMPDIR");
+    snprintf(out, size, "%s/tt-%s-XXXXXX", base && *base ? base : "/tmp", tag);
+    return mkdtemp(out) != NULL;
+}
+
+char *rd_tempdir(const char *tag)
+{
     char *path = malloc(4096);
-    if (!path) return NULL;
-    snprintf(path, 4096, "%s/tt-%s-XXXXXX", base && *base ? base : "/tmp", tag);
-    if (!mkdtemp(path)) {
+    if (path && !rd_tempdir_in(path, 4096, tag)) {
         free(path);
         return NULL;
     }
@@ -41,10 +45,14 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
     return remove(path);
 }
 
+void rd_rmtree(const char *path)
+{
+    if (path) nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 void rd_remove(char *path)
 {
-    if (!path) return;
-    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    rd_rmtree(path);
     free(path);
 }
 
@@ -70,13 +78,21 @@ int rd_write_text(const char *dir, const char *name, const char *text)
     return rd_write_bytes(dir, name, text, strlen(text));
 }
 
-int rd_write_image(const char *dir, const char *name, int w, int h)
+/* The deterministic content of rd_write_image and rd_write_tiff: (h, w, 3)
+ * bytes, malloc'd; NULL when out of memory. */
+static unsigned char *pattern_rgb(int w, int h)
 {
     unsigned char *rgb = malloc((size_t)w * (size_t)h * 3);
+    for (size_t i = 0; rgb && i < (size_t)w * (size_t)h * 3; i++) rgb[i] = (unsigned char)(i * 37 + 11);
+    return rgb;
+}
+
+int rd_write_image(const char *dir, const char *name, int w, int h)
+{
+    unsigned char *rgb = pattern_rgb(w, h);
     char *path = join(dir, name);
     int ok = 0;
     if (rgb && path) {
-        for (int i = 0; i < w * h * 3; i++) rgb[i] = (unsigned char)(i * 37 + 11);
         const char *dot = strrchr(name, '.');
         if (dot && (strcmp(dot, ".jpg") == 0 || strcmp(dot, ".jpeg") == 0))
             ok = stbi_write_jpg(path, w, h, 3, rgb, 90);
@@ -203,23 +219,10 @@ int rd_truncate(const char *dir, const char *name, size_t keep)
 
 int rd_write_tiff(const char *dir, const char *name, int w, int h)
 {
+    unsigned char *rgb = pattern_rgb(w, h);
     char *path = join(dir, name);
-    TIFF *tif = path ? TIFFOpen(path, "w") : NULL;
+    int ok = rgb && path && rp_write_tiff(path, w, h, rgb, 0, 0, 0);
+    free(rgb);
     free(path);
-    if (!tif) return 0;
-    TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, (uint32_t)w);
-    TIFFSetField(tif, TIFFTAG_IMAGELENGTH, (uint32_t)h);
-    TIFFSetField(tif, TIFFTAG_SAMPLESPERPIXEL, 3);
-    TIFFSetField(tif, TIFFTAG_BITSPERSAMPLE, 8);
-    TIFFSetField(tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_RGB);
-    TIFFSetField(tif, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
-    TIFFSetField(tif, TIFFTAG_ROWSPERSTRIP, (uint32_t)h);
-    unsigned char row[3 * 256];
-    int ok = w <= 256;
-    for (int y = 0; ok && y < h; y++) {
-        for (int x = 0; x < 3 * w; x++) row[x] = (unsigned char)(x * 7 + y * 13);
-        ok = TIFFWriteScanline(tif, row, (uint32_t)y, 0) == 1;
-    }
-    TIFFClose(tif);
     return ok;
 }

@@ -11,8 +11,12 @@
 
 /* A fresh folder under $TMPDIR (or /tmp); malloc'd path.  NULL on failure. */
 char *rd_tempdir(const char *tag);
+/* The same into out (size bytes; PATH_MAX is enough); 0 on failure. */
+int rd_tempdir_in(char *out, size_t size, const char *tag);
 /* Removes a folder made by rd_tempdir with everything in it; frees path. */
 void rd_remove(char *path);
+/* rm -rf path (the path is not freed). */
+void rd_rmtree(const char *path);
 /* mkdir DIR/SUB; returns the malloc'd path. */
 char *rd_subdir(const char *dir, const char *sub);
 /* Writes `size` bytes to DIR/NAME; 0 on failure. */
@@ -22,7 +26,7 @@ int rd_write_text(const char *dir, const char *name, const char *text);
 /* An RGB image of w x h with deterministic content, as PNG, JPEG or BMP
  * by NAME's extension. */
 int rd_write_image(const char *dir, const char *name, int w, int h);
-/* An 8-bit RGB TIFF of w x h (strips), written with libtiff. */
+/* An 8-bit RGB TIFF of w x h (strips), written with rp_write_tiff. */
 int rd_write_tiff(const char *dir, const char *name, int w, int h);
 /* An 8-bit grayscale PNG holding `plane` (h x w). */
 int rd_write_gray_png(const char *dir, const char *name, int w, int h, const uint8_t *plane);

@@ -1,8 +1,6 @@
 /* Test support for the data side's pixel half; see ref_pixels.h. */
-#define _XOPEN_SOURCE 700 /* nftw, mkdtemp */
 #include "ref_pixels.h"
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,21 +11,6 @@
 
 #include "core/status.h"
 #include "data/rng.h"
-
-int rp_tempdir(char *out, size_t size)
-{
-    const char *base = getenv("TMPDIR");
-    snprintf(out, size, "%s/tt-pixels-XXXXXX", base && *base ? base : "/tmp");
-    return mkdtemp(out) != NULL;
-}
-
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-void rp_rmtree(const char *path) { nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS); }
 
 uint8_t *rp_make_rgb(int w, int h, uint64_t seed)
 {

@@ -1,8 +1,8 @@
 /*
- * Test support for the pixel half of the data side: temporary folders,
- * image files written with stb_image_write and libtiff, and an in-memory
- * tt_item_source (images on disk, masks held in memory) standing in for the
- * format half's datasets.
+ * Test support for the pixel half of the data side: image files written
+ * with stb_image_write and libtiff, and an in-memory tt_item_source (images
+ * on disk, masks held in memory) standing in for the format half's
+ * datasets.  Temporary folders: ref_data.h (rd_tempdir_in, rd_rmtree).
  */
 #ifndef TT_TESTS_REF_PIXELS_H
 #define TT_TESTS_REF_PIXELS_H
@@ -11,11 +11,7 @@
 #include <stdint.h>
 
 #include "data/source.h"
-
-/* A fresh folder under $TMPDIR or /tmp (out: PATH_MAX); 0 on failure. */
-int rp_tempdir(char *out, size_t size);
-/* rm -rf path. */
-void rp_rmtree(const char *path);
+#include "ref_data.h"
 
 /* A smooth, deterministic RGB image ((h, w, 3), malloc'd): gradients plus
  * seeded noise; JPEG-friendly yet different at every pixel. */

@@ -215,7 +215,7 @@ static void test_truncated_and_garbage(void)
 
 int main(void)
 {
-    if (!rp_tempdir(dir, sizeof dir)) return 1;
+    if (!rd_tempdir_in(dir, sizeof dir, "pixels")) return 1;
     CU_TestInfo tests[] = {
         {"decode PNG/JPEG/BMP equals stb", test_decode_matches_stb},
         {"decode TIFF strips and tiles", test_decode_tiff},
@@ -225,6 +225,6 @@ int main(void)
         CU_TEST_INFO_NULL,
     };
     int rc = th_run_suite("image", tests);
-    rp_rmtree(dir);
+    rd_rmtree(dir);
     return rc;
 }

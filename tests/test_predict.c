@@ -316,6 +316,54 @@ static void test_model_load(void)
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT);
     if (s) printf("\n  message: %s", tt_status_message(s));
     tt_status_free(s);
+    /* batch norm: the running statistics are loaded, and required */
+    tt_unet_config bn = cfg;
+    bn.norm = TT_NORM_BATCH;
+    tt_unet *bu = NULL;
+    TH_OK(tt_unet_create(be, &bn, 1, 16, 16, 5, &bu));
+    float *state = malloc((bu->params.state_floats + 1) * sizeof *state);
+    float *loaded = malloc((bu->params.state_floats + 1) * sizeof *loaded);
+    for (size_t i = 0; i < bu->params.state_floats; i++) state[i] = 0.25f + 0.001f * (float)i;
+    TH_OK(tt_unet_set_params(bu, NULL, state));
+    const char *bn_json = "{\"in_channels\": 3, \"classes\": 2, \"base_channels\": 4, "
+                          "\"depth\": 2, \"norm\": \"batch\", \"groups\": 2}";
+    write_checkpoint(bu, path, bn_json, NULL, NULL, 0, 0);
+    TH_OK(tt_infer_model_load(be, path, 1, 16, 16, &m));
+    if (m.unet) {
+        TH_OK(tt_unet_get_params(m.unet, NULL, loaded));
+        int stats = 0, differing = 0;
+        for (int i = 0; i < bu->params.count; i++) {
+            const tt_param *p = &bu->params.params[i];
+            if (p->trainable) continue;
+            stats++;
+            differing += memcmp(state + p->offset, loaded + p->offset, p->count * sizeof *state) != 0;
+        }
+        printf("\n  batch norm checkpoint: %d running statistics, %d differing", stats, differing);
+        CU_ASSERT(stats > 0);
+        CU_ASSERT_EQUAL(differing, 0);
+    }
+    tt_infer_model_free(&m);
+    tt_st_writer *w = NULL; /* trainable tensors only */
+    float *params = malloc(bu->params.trainable_floats * sizeof *params);
+    TH_OK(tt_unet_get_params(bu, params, NULL));
+    TH_OK(tt_st_writer_create(&w));
+    for (int i = 0; i < bu->params.count; i++) {
+        const tt_param *p = &bu->params.params[i];
+        int64_t shape[4];
+        for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
+        if (p->trainable) TH_OK(tt_st_writer_add(w, p->name, TT_ST_F32, p->ndim, shape, params + p->offset));
+    }
+    TH_OK(tt_st_writer_metadata(w, "model", bn_json));
+    TH_OK(tt_st_writer_write(w, path));
+    tt_st_writer_destroy(w);
+    s = tt_infer_model_load(be, path, 1, 16, 16, &m);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT);
+    CU_ASSERT(s && strstr(tt_status_message(s), "running_mean") != NULL);
+    if (s) printf("\n  message: %s", tt_status_message(s));
+    tt_status_free(s);
+    free(params), free(state), free(loaded);
+    tt_unet_destroy(bu);
+
     tt_unet_config parsed;
     s = tt_infer_config_parse("{\"base_channels\": 4}", &parsed);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT);

@@ -252,7 +252,7 @@ static void test_sampler_batches(void)
 
 int main(void)
 {
-    if (!rp_tempdir(dir, sizeof dir)) return 1;
+    if (!rd_tempdir_in(dir, sizeof dir, "pixels")) return 1;
     CU_TestInfo tests[] = {
         {"slow consumer: order, bounded queue", test_slow_consumer},
         {"slow producer: waits measured", test_slow_producer},
@@ -262,6 +262,6 @@ int main(void)
         CU_TEST_INFO_NULL,
     };
     int rc = th_run_suite("prefetch", tests);
-    rp_rmtree(dir);
+    rd_rmtree(dir);
     return rc;
 }

@@ -390,7 +390,7 @@ static void test_splits(void)
 
 int main(void)
 {
-    if (!rp_tempdir(dir, sizeof dir)) return 1;
+    if (!rd_tempdir_in(dir, sizeof dir, "pixels")) return 1;
     CU_TestInfo tests[] = {
         {"deterministic from the seed", test_determinism},
         {"save/restore resumes exactly", test_resume},
@@ -403,6 +403,6 @@ int main(void)
         CU_TEST_INFO_NULL,
     };
     int rc = th_run_suite("sampler", tests);
-    rp_rmtree(dir);
+    rd_rmtree(dir);
     return rc;
 }

@@ -222,7 +222,7 @@ static void test_seeded_and_cli(void)
 
 int main(void)
 {
-    if (!rp_tempdir(dir, sizeof dir)) return 1;
+    if (!rd_tempdir_in(dir, sizeof dir, "pixels")) return 1;
     CU_TestInfo tests[] = {
         {"kaggle-rle: files, CSV, masks, classes", test_kaggle_rle},
         {"folder: images and class-index masks", test_folder},
@@ -230,6 +230,6 @@ int main(void)
         CU_TEST_INFO_NULL,
     };
     int rc = th_run_suite("synth", tests);
-    rp_rmtree(dir);
+    rd_rmtree(dir);
     return rc;
 }

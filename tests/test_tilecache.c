@@ -462,7 +462,7 @@ static void test_bad_inputs(void)
 
 int main(void)
 {
-    if (!rp_tempdir(dir, sizeof dir)) return 1;
+    if (!rd_tempdir_in(dir, sizeof dir, "pixels")) return 1;
     CU_TestInfo tests[] = {
         {"crops equal full decodes (borders included)", test_crops_equal_full_decode},
         {"rebuilt when the source changes", test_rebuilt_when_source_changes},
@@ -475,6 +475,6 @@ int main(void)
         CU_TEST_INFO_NULL,
     };
     int rc = th_run_suite("tilecache", tests);
-    rp_rmtree(dir);
+    rd_rmtree(dir);
     return rc;
 }

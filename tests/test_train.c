@@ -1,7 +1,8 @@
 /*
  * Training: gradient accumulation equals one big batch (also with a short
  * last window and uneven ignore regions), parity with PyTorch, exact
- * resume, refused checkpoints, skipped non-finite steps, and learning.
+ * resume, refused checkpoints, checkpoints loading for prediction
+ * (tt_infer_model_load), skipped non-finite steps, and learning.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <stb_image_write.h>
 
 #include "harness.h"
+#include "infer/model_load.h"
 #include "ref_data.h"
 #include "train/checkpoint.h"
 #include "train/safetensors.h"
@@ -237,6 +239,27 @@ static void test_resume_bit_identical(void)
     char ckpt[600];
     snprintf(ckpt, sizeof ckpt, "%s/half.safetensors", out);
     TH_OK(tt_trainer_save(t, ckpt));
+    /* the checkpoint loads for prediction: same configuration, same weights */
+    tt_infer_model m;
+    TH_OK(tt_infer_model_load(t->be, ckpt, 1, 16, 16, &m));
+    if (m.unet) {
+        const tt_unet_config *a = &t->unet->config, *b = &m.config;
+        CU_ASSERT(a->in_channels == b->in_channels && a->classes == b->classes &&
+                  a->base_channels == b->base_channels && a->depth == b->depth &&
+                  a->norm == b->norm && a->groups == b->groups);
+        /* trainable weights then running statistics, one arena each side */
+        size_t floats = t->unet->params.trainable_floats, states = t->unet->params.state_floats;
+        float *trained = malloc((floats + states + 1) * sizeof *trained);
+        float *loaded = malloc((floats + states + 1) * sizeof *loaded);
+        TH_OK(tt_unet_get_params(t->unet, trained, trained + floats));
+        TH_OK(tt_unet_get_params(m.unet, loaded, loaded + floats));
+        int same = memcmp(trained, loaded, (floats + states) * sizeof *trained) == 0;
+        printf("\n  checkpoint through tt_infer_model_load: %zu weights, %zu statistics %s", floats,
+               states, same ? "identical" : "DIFFERENT");
+        CU_ASSERT(same);
+        free(trained), free(loaded);
+    }
+    tt_infer_model_free(&m);
     tt_trainer_destroy(t);
     free(half);
     o.steps = 6;

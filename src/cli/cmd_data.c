@@ -12,14 +12,13 @@
 #include <sys/stat.h>
 
 #include <cjson/cJSON.h>
-#include <stb_image.h>
 #include <stb_image_write.h>
-#include <tiffio.h>
 
 #include "cli/cmd_data_synth.h"
 #include "cli/commands.h"
 #include "core/status.h"
 #include "data/dataset.h"
+#include "data/image.h"
 
 #define TT_DATA_MAX_CLASSES 255
 
@@ -296,37 +295,21 @@ static int open_item(const char *sub, data_args *a, tt_dataset **ds, int *index,
     return -1;
 }
 
-/* The image as 8-bit RGB (malloc'd), through stb_image or libtiff. */
-static tt_status read_rgb(const char *path, int width, int height, uint8_t **rgb)
+/* The image as 8-bit RGB (*rgb malloc'd), through data/image.h; it must
+ * decode to the size its header gave the data set. */
+static tt_status read_rgb(const char *path, uint64_t max_pixels, int width, int height, uint8_t **rgb)
 {
+    tt_image image = {0};
     *rgb = NULL;
-    int w = 0, h = 0, comp = 0;
-    unsigned char *pixels = stbi_load(path, &w, &h, &comp, 3);
-    if (pixels) {
-        if (w != width || h != height) {
-            stbi_image_free(pixels);
-            return tt_error_new(TT_ERR_FORMAT, "%s: decodes to %d x %d, its header said %d x %d", path, w, h,
-                                width, height);
-        }
-        *rgb = malloc((size_t)w * (size_t)h * 3);
-        if (*rgb) memcpy(*rgb, pixels, (size_t)w * (size_t)h * 3);
-        stbi_image_free(pixels);
-        return *rgb ? NULL : tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: no host memory", path);
+    TT_TRY(tt_image_load(path, max_pixels, &image));
+    if (image.width != width || image.height != height) {
+        tt_status status = tt_error_new(TT_ERR_FORMAT, "%s: decodes to %d x %d, its header said %d x %d",
+                                        path, image.width, image.height, width, height);
+        tt_image_free(&image);
+        return status;
     }
-    TIFF *tif = TIFFOpen(path, "r");
-    if (!tif) return tt_error_new(TT_ERR_FORMAT, "%s: does not decode (%s)", path, stbi_failure_reason());
-    uint32_t *rgba = malloc((size_t)width * (size_t)height * 4);
-    int ok = rgba && TIFFReadRGBAImageOriented(tif, (uint32_t)width, (uint32_t)height, rgba, ORIENTATION_TOPLEFT, 0);
-    TIFFClose(tif);
-    *rgb = ok ? malloc((size_t)width * (size_t)height * 3) : NULL;
-    if (*rgb)
-        for (size_t i = 0; i < (size_t)width * (size_t)height; i++) {
-            (*rgb)[3 * i] = (uint8_t)TIFFGetR(rgba[i]);
-            (*rgb)[3 * i + 1] = (uint8_t)TIFFGetG(rgba[i]);
-            (*rgb)[3 * i + 2] = (uint8_t)TIFFGetB(rgba[i]);
-        }
-    free(rgba);
-    return *rgb ? NULL : tt_error_new(TT_ERR_FORMAT, "%s: TIFF does not decode", path);
+    *rgb = image.pixels;
+    return NULL;
 }
 
 static int data_show(data_args *a)
@@ -337,7 +320,7 @@ static int data_show(data_args *a)
     if (rc >= 0) goto cleanup;
     int w = 0, h = 0;
     tt_dataset_image_size(ds, index, &w, &h);
-    tt_status status = read_rgb(tt_dataset_image_path(ds, index), w, h, &rgb);
+    tt_status status = read_rgb(tt_dataset_image_path(ds, index), a->opts.max_pixels, w, h, &rgb);
     if (status) {
         rc = tt_cli_fail(status);
         goto cleanup;

@@ -26,27 +26,17 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include <stb_image.h>
 #include <stb_image_write.h>
 
 #include "backend/backend.h"
 #include "cli/commands.h"
 #include "core/options.h"
 #include "core/status.h"
+#include "data/image.h"
+#include "data/rle.h"
 #include "infer/model_load.h"
 #include "infer/postprocess.h"
 #include "infer/predict.h"
-
-#if defined(__has_include)
-#if __has_include("data/rle.h")
-#include "data/rle.h"
-#define HAVE_TT_RLE 1
-#endif
-#if __has_include("data/image.h")
-#include "data/image.h"
-#define HAVE_TT_IMAGE 1
-#endif
-#endif
 
 typedef struct predict_options {
     char checkpoint[TT_OPT_STRING_MAX];
@@ -122,60 +112,17 @@ static const uint8_t palette[8][3] = {{230, 25, 75},  {60, 180, 75},  {255, 225,
                                       {0, 130, 200},  {245, 130, 48}, {145, 30, 180},
                                       {70, 240, 240}, {240, 50, 230}};
 
+/* Decodes the image at path into interleaved RGB (*rgb malloc'd, the
+ * caller frees it); any format data/image.h reads. */
 static tt_status load_image(const char *path, int *w, int *h, uint8_t **rgb)
 {
-#ifdef HAVE_TT_IMAGE
     tt_image image = {0};
     TT_TRY(tt_image_load(path, 0, &image));
     *w = image.width;
     *h = image.height;
     *rgb = image.pixels;
     return NULL;
-#else
-    int channels;
-    *rgb = stbi_load(path, w, h, &channels, 3);
-    if (!*rgb)
-        return tt_error_new(TT_ERR_FORMAT, "cannot decode the image (%s); give a JPEG, PNG or "
-                            "BMP", stbi_failure_reason());
-    return NULL;
-#endif
 }
-
-#ifdef HAVE_TT_RLE
-#define rle_encode tt_rle_encode
-#else
-/* Kaggle RLE (1-based start, length; column-major) until data/rle.h is
- * merged; then tt_rle_encode replaces this. */
-static tt_status rle_encode(const uint8_t *plane, int width, int height, char **text)
-{
-    size_t cap = 64, len = 0;
-    char *s = malloc(cap);
-    if (!s) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "RLE: out of host memory");
-    s[0] = '\0';
-    size_t pixels = (size_t)width * height, run_start = 0;
-    int in_run = 0;
-    for (size_t p = 0; p <= pixels; p++) {
-        int on = 0;
-        if (p < pixels) on = plane[(p % (size_t)height) * width + p / (size_t)height] != 0;
-        if (on && !in_run) run_start = p;
-        if (!on && in_run) {
-            if (cap - len < 48) {
-                char *grown = realloc(s, cap *= 2);
-                if (!grown) {
-                    free(s);
-                    return tt_error_new(TT_ERR_OUT_OF_MEMORY, "RLE: out of host memory");
-                }
-                s = grown;
-            }
-            len += (size_t)snprintf(s + len, cap - len, "%s%zu %zu", len ? " " : "",
-                                    run_start + 1, p - run_start);
-        }
-        in_run = on;
-    }
-    *text = s;
-    return NULL;
-}
-#endif
 
 /* "dir/a.b.jpg" -> "a.b.jpg" and stem "a.b". */
 static void split_name(const char *path, char *file, size_t file_size, char *stem, size_t stem_size)
@@ -211,7 +158,7 @@ static tt_status csv_row(run_state *rs, const char *file, int c, const uint8_t *
                          int h)
 {
     char *text = NULL;
-    TT_TRY(rle_encode(plane, w, h, &text));
+    TT_TRY(tt_rle_encode(plane, w, h, &text));
     fprintf(rs->csv, "%s_%s,%s\n", file, rs->names[c], text);
     free(text);
     if (ferror(rs->csv))

@@ -12,10 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "data/image.h"
 #include "tiletrain.h"
 
-/* Images above this many pixels are refused unless the options say more. */
-#define TT_DATASET_DEFAULT_MAX_PIXELS (1ULL << 28)
+/* Images above this many pixels are refused unless the options say more:
+ * the decoder's limit (2^28), so what the data set accepts also decodes. */
+#define TT_DATASET_DEFAULT_MAX_PIXELS TT_IMAGE_DEFAULT_MAX_PIXELS
 
 typedef struct tt_image_header {
     int width, height;

@@ -16,6 +16,7 @@
 #include <stb_perlin.h>
 
 #include "core/status.h"
+#include "data/rle.h"
 #include "data/rng.h"
 
 #define SYNTH_MAX_BLOBS 64
@@ -142,31 +143,6 @@ void tt_synth_render(const tt_synth_config *config, int index, uint8_t *rgb, uin
 
 /* ---- writing ----------------------------------------------------------------- */
 
-/* Kaggle RLE of one 0/1 plane: `start length` pairs, 1-based, column-major.
- * A local stand-in for src/data/rle.h (the format half's encoder), which
- * replaces it at merge. */
-static int synth_rle_encode_colmajor(FILE *out, const uint8_t *plane, int w, int h)
-{
-    int64_t run_start = -1, first = 1;
-    int64_t n = (int64_t)w * h;
-    for (int64_t k = 0; k <= n; k++) {
-        int on = 0;
-        if (k < n) {
-            int64_t x = k / h, y = k % h;
-            on = plane[(size_t)y * w + x] != 0;
-        }
-        if (on && run_start < 0) run_start = k;
-        if (!on && run_start >= 0) {
-            if (fprintf(out, "%s%lld %lld", first ? "" : " ", (long long)run_start + 1,
-                        (long long)(k - run_start)) < 0)
-                return -1;
-            first = 0;
-            run_start = -1;
-        }
-    }
-    return 0;
-}
-
 static tt_status make_dir(const char *path)
 {
     char buf[PATH_MAX];
@@ -224,9 +200,11 @@ tt_status tt_synth_write(const tt_synth_config *config)
         }
         if (kaggle) {
             for (int k = 0; k < fg; k++) {
-                if (fprintf(csv, "%s.jpg_%s,", name, tt_synth_label(k, label, sizeof label)) < 0 ||
-                    synth_rle_encode_colmajor(csv, labels + (size_t)k * px, c->width, c->height) < 0 ||
-                    fputc('\n', csv) == EOF) {
+                char *rle = NULL;
+                TT_CHECK(tt_rle_encode(labels + (size_t)k * px, c->width, c->height, &rle));
+                int written = fprintf(csv, "%s.jpg_%s,%s\n", name, tt_synth_label(k, label, sizeof label), rle);
+                free(rle);
+                if (written < 0) {
                     status = tt_error_new(TT_ERR_IO, "synth: writing %s/train.csv failed", c->out_dir);
                     goto cleanup;
                 }

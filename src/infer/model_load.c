@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/status.h"
+#include "train/checkpoint.h"
 #include "train/safetensors.h"
 
 /* Reads an integer key of obj into *out when present. */
@@ -136,7 +137,6 @@ tt_status tt_infer_model_load(tt_backend *be, const char *path, int capacity, in
     for (int c = 0; c < 3; c++) m->std[c] = 1.0f;
     tt_status status = NULL;
     tt_safetensors *f = NULL;
-    float *trainable = NULL, *state = NULL;
     TT_CHECK(tt_safetensors_open(path, &f));
     const char *model_json = tt_safetensors_metadata(f, "model");
     if (!model_json) {
@@ -150,28 +150,12 @@ tt_status tt_infer_model_load(tt_backend *be, const char *path, int capacity, in
     TT_CHECK(triple(f, "std", m->std));
     m->kind = kind_of(f);
     TT_CHECK(tt_unet_create(be, &m->config, capacity, tile_h, tile_w, 0, &m->unet));
-    const tt_param_table *t = &m->unet->params;
-    trainable = calloc(t->trainable_floats + 1, sizeof *trainable);
-    state = calloc(t->state_floats + 1, sizeof *state);
-    if (!trainable || !state) {
-        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory for the weights");
-        goto cleanup;
-    }
-    for (int i = 0; i < t->count; i++) {
-        const tt_param *p = &t->params[i];
-        int64_t shape[4];
-        for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
-        TT_CHECK(tt_safetensors_get_f32(f, p->name, p->ndim, shape,
-                                        (p->trainable ? trainable : state) + p->offset));
-    }
-    TT_CHECK(tt_unet_set_params(m->unet, trainable, state));
+    TT_CHECK(tt_checkpoint_read_weights(m->unet, f, TT_CHECKPOINT_NEED_STATS));
 cleanup:
     if (status) {
         status = tt_error_prefix(status, "loading the model %s", path);
         tt_infer_model_free(m);
     }
-    free(trainable);
-    free(state);
     tt_safetensors_close(f);
     return status;
 }

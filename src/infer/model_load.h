@@ -11,9 +11,12 @@
  *                "folder" / "kaggle-rle", as the data set was);
  *   "mean", "std": JSON arrays of 3 numbers, optional: the input
  *                normalisation after / 255 that training used.
- * The weights are tensors under the PyTorch state_dict names of
- * model/unet_config.h (F32, exact shapes); other tensors (optimizer state,
- * counters) are ignored.
+ * This is the "model" JSON that train/checkpoint.c writes, so `tiletrain
+ * train` checkpoints load as they are.  The weights are read by
+ * tt_checkpoint_read_weights: tensors under the PyTorch state_dict names of
+ * model/unet_config.h (F32, exact shapes), batch norm running statistics
+ * required, num_batches_tracked taken when present; other tensors
+ * (optimizer state) are ignored.
  */
 #ifndef TT_INFER_MODEL_LOAD_H
 #define TT_INFER_MODEL_LOAD_H

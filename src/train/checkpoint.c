@@ -168,18 +168,19 @@ static tt_status upload(tt_backend *be, tt_buffer *buf, const float *host, size_
     return buf ? tt_write(be, tt_mem_of(buf), host, floats * sizeof(float)) : NULL;
 }
 
-static tt_status load_weights(tt_unet *u, const tt_safetensors *f, int need_state)
+tt_status tt_checkpoint_read_weights(tt_unet *u, const tt_safetensors *f, tt_checkpoint_need need)
 {
+    int need_stats = need >= TT_CHECKPOINT_NEED_STATS, need_counts = need >= TT_CHECKPOINT_NEED_ALL;
     const tt_param_table *pt = &u->params;
     tt_status status = NULL;
     float *params = NULL, *state = NULL;
     TT_CHECK(download(u->be, NULL, pt->trainable_floats, &params));
     TT_CHECK(download(u->be, u->state_buffer, pt->state_floats, &state));
     TT_CHECK(read_arena(f, pt, params, 1, "", ""));
-    /* running statistics: required on resume, taken when present for --init */
+    /* running statistics: required on resume and for prediction, taken when present for --init */
     for (int i = 0; i < pt->count; i++) {
         const tt_param *p = &pt->params[i];
-        if (p->trainable || (!need_state && !tt_safetensors_find(f, p->name))) continue;
+        if (p->trainable || (!need_stats && !tt_safetensors_find(f, p->name))) continue;
         int64_t shape[4];
         shape_of(p, shape);
         TT_CHECK(tt_safetensors_get_f32(f, p->name, p->ndim, shape, state + p->offset));
@@ -192,10 +193,10 @@ static tt_status load_weights(tt_unet *u, const tt_safetensors *f, int need_stat
         for (int i = 0; i < nb; i++) {
             char name[96];
             snprintf(name, sizeof name, "%s.norm1.num_batches_tracked", blocks[i]->name);
-            if (tt_safetensors_find(f, name) || need_state)
+            if (tt_safetensors_find(f, name) || need_counts)
                 TT_CHECK(tt_safetensors_get_i64(f, name, 0, NULL, &blocks[i]->bn1.num_batches_tracked));
             snprintf(name, sizeof name, "%s.norm2.num_batches_tracked", blocks[i]->name);
-            if (tt_safetensors_find(f, name) || need_state)
+            if (tt_safetensors_find(f, name) || need_counts)
                 TT_CHECK(tt_safetensors_get_i64(f, name, 0, NULL, &blocks[i]->bn2.num_batches_tracked));
         }
 cleanup:
@@ -207,7 +208,7 @@ tt_status tt_checkpoint_load_weights(tt_unet *u, const char *path)
 {
     tt_safetensors *f = NULL;
     TT_TRY(tt_error_prefix(tt_safetensors_open(path, &f), "--init"));
-    tt_status status = load_weights(u, f, 0);
+    tt_status status = tt_checkpoint_read_weights(u, f, TT_CHECKPOINT_NEED_WEIGHTS);
     tt_safetensors_close(f);
     return tt_error_prefix(status, "--init %s", path);
 }
@@ -257,7 +258,7 @@ tt_status tt_checkpoint_resume(tt_trainer *t, const char *path)
                               "run uses %s", path, opt ? opt : "(none)", ours);
         goto cleanup;
     }
-    TT_CHECK(load_weights(t->unet, f, 1));
+    TT_CHECK(tt_checkpoint_read_weights(t->unet, f, TT_CHECKPOINT_NEED_ALL));
     size_t n = t->unet->params.trainable_floats;
     TT_CHECK(download(t->be, NULL, n, &m));
     if (t->moment1) {

@@ -15,6 +15,7 @@
 #define TT_TRAIN_CHECKPOINT_H
 
 #include "model/unet.h"
+#include "train/safetensors.h"
 
 struct tt_trainer;
 
@@ -30,8 +31,23 @@ tt_status tt_checkpoint_resume(struct tt_trainer *trainer, const char *path);
 
 /* Loads only the weights (and running statistics when present) into a
  * model: every trainable tensor must be there with its shape, else an
- * error names it. */
+ * error names it.  Errors are prefixed "--init PATH" (train's option). */
 tt_status tt_checkpoint_load_weights(tt_unet *unet, const char *path);
+
+/* What tt_checkpoint_read_weights requires besides the trainable tensors;
+ * what is not required is taken when present. */
+typedef enum tt_checkpoint_need {
+    TT_CHECKPOINT_NEED_WEIGHTS, /* --init: running statistics optional */
+    TT_CHECKPOINT_NEED_STATS,   /* prediction: batch norm running mean and var too */
+    TT_CHECKPOINT_NEED_ALL,     /* resume: num_batches_tracked too */
+} tt_checkpoint_need;
+
+/* The loader behind tt_checkpoint_load_weights, for a file the caller has
+ * open (e.g. to read its metadata too): trainable tensors, running
+ * statistics and num_batches_tracked by name into unet.  Errors name the
+ * tensor, not the file; the caller prefixes that. */
+tt_status tt_checkpoint_read_weights(tt_unet *unet, const tt_safetensors *file,
+                                     tt_checkpoint_need need);
 
 /* Writes the gradient arena under the parameter names. */
 tt_status tt_checkpoint_save_grads(tt_unet *unet, const char *path);
