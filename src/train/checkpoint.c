@@ -72,10 +72,13 @@ static void model_json(const tt_unet_config *c, char *buf, size_t size)
 static tt_status describe_data(tt_st_writer *w, tt_trainer *t)
 {
     cJSON *names = cJSON_CreateArray();
-    for (int c = 0; c < t->model.classes; c++)
+    for (int c = 0; c < t->model.classes; c++) {
+        char unnamed[24]; /* --classes above the data set's: no name there */
+        snprintf(unnamed, sizeof unnamed, "class%d", c);
         cJSON_AddItemToArray(names, cJSON_CreateString(c < tt_dataset_classes(t->dataset)
                                                            ? tt_dataset_class_name(t->dataset, c)
-                                                           : ""));
+                                                           : unnamed));
+    }
     char *text = cJSON_PrintUnformatted(names);
     cJSON_Delete(names);
     if (!text) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "checkpoint: out of host memory");
