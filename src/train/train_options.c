@@ -17,6 +17,7 @@ const tt_opt tt_train_option_table[] = {
     OPT("tile", TT_OPT_SIZE2, tile, "HxW", "crop size trained on (default 256x256)", 1, 0),
     OPT("fg-fraction", TT_OPT_DOUBLE, fg_fraction, "X", "share of crops centred on foreground (0..1)", 0, 1),
     OPT("val-fraction", TT_OPT_DOUBLE, val_fraction, "X", "share of images held out for validation", 0, 0.9),
+    OPT("val-list", TT_OPT_STRING, val_list, "FILE", "validation images, one name per line (instead of --val-fraction)", 1, 0),
     OPT("no-shuffle", TT_OPT_FLAG, no_shuffle, NULL, "images in sorted name order", 1, 0),
     OPT("no-augment", TT_OPT_FLAG, no_augment, NULL, "no flips, rotations or jitter", 1, 0),
     OPT("skip-bad", TT_OPT_FLAG, skip_bad, NULL, "leave bad images out (reported) instead of stopping", 1, 0),

@@ -21,6 +21,7 @@ typedef struct tt_train_options {
     int tile[2];                           /* H, W */
     double fg_fraction;
     double val_fraction;
+    char val_list[TT_OPT_STRING_MAX];      /* file of validation image names */
     int no_shuffle, no_augment, skip_bad;
     double max_pixels;
     char mean[TT_OPT_STRING_MAX];          /* "r,g,b" of pixels / 255, or "" */

@@ -105,7 +105,13 @@ static tt_status open_data(tt_trainer *t)
     tt_tilecache_config cc = {.dir = o->cache_dir[0] ? o->cache_dir : NULL,
                               .max_pixels = (uint64_t)o->max_pixels};
     TT_TRY(tt_tilecache_create(&cc, &t->source, &t->cache));
-    if (o->val_fraction > 0) {
+    if (o->val_list[0] && o->val_fraction > 0)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "give --val-list or --val-fraction, not both");
+    if (o->val_list[0]) {
+        TT_TRY(tt_split_list(&t->source, o->val_list, &t->train_items, &t->train_count,
+                             &t->val_items, &t->val_count));
+    } else if (o->val_fraction > 0) {
         TT_TRY(tt_split_fraction(&t->source, o->val_fraction, o->seed, &t->train_items,
                                  &t->train_count, &t->val_items, &t->val_count));
     } else {

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <clblast_c.h>
+
 #include "backend/opencl/cl_internal.h"
 #include "core/status.h"
 
@@ -24,6 +26,9 @@ static void cl_destroy(tt_backend *backend)
     if (cl) {
         /* let queued work end before the runtime's threads can be torn down */
         if (cl->queue) clFinish(cl->queue);
+        /* CLBlast caches programs by context; a later context at the same
+         * address must not find this one's programs */
+        CLBlastClearCache();
         tt_cl_programs_release(cl);
         if (cl->queue) clReleaseCommandQueue(cl->queue);
         if (cl->context) clReleaseContext(cl->context);
