@@ -53,6 +53,20 @@ static void help(void)
     tt_opt_print_help(table, table_count, stdout);
 }
 
+/* A line of /proc/self/status in bytes ("VmRSS", "VmHWM"); 0 if unknown. */
+static uint64_t proc_status_bytes(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return 0;
+    char line[256];
+    uint64_t kib = 0;
+    size_t n = strlen(key);
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, key, n) == 0 && line[n] == ':') kib = strtoull(line + n + 1, NULL, 10);
+    fclose(f);
+    return kib * 1024;
+}
+
 static cJSON *stats_json(const tt_memstats *m)
 {
     cJSON *o = cJSON_CreateObject();
@@ -91,9 +105,15 @@ static tt_status run(const mem_options *o)
     tt_memstats estimate, measured = {0};
     TT_CHECK(tt_backend_create_dry(d, &dry));
     TT_CHECK(tt_trainer_memory_probe(dry, t, &model, kind, planes, &estimate));
+    uint64_t rss_base = 0, rss_peak = 0;
     if (o->measure) {
+        /* the process's resident memory over the window, as the PyTorch peer
+         * (shared/bench/torch_unet.py mem) measures it: on a CPU device the
+         * device memory is host memory */
         TT_CHECK(tt_backend_create_opencl(t->device[0] ? t->device : NULL, &real));
+        rss_base = proc_status_bytes("VmRSS");
         TT_CHECK(tt_trainer_memory_probe(real, t, &model, kind, planes, &measured));
+        rss_peak = proc_status_bytes("VmHWM");
     }
     char a[32], b[32], g[32];
     if (o->json) {
@@ -116,7 +136,14 @@ static tt_status run(const mem_options *o)
         cJSON_AddBoolToObject(cfg, "checkpointing", model.checkpointing);
         cJSON_AddStringToObject(cfg, "optimizer", t->optimizer);
         cJSON_AddItemToObject(root, "estimate", stats_json(&estimate));
-        if (o->measure) cJSON_AddItemToObject(root, "measured", stats_json(&measured));
+        if (o->measure) {
+            cJSON *mj = stats_json(&measured);
+            cJSON_AddNumberToObject(mj, "process_rss_base_bytes", (double)rss_base);
+            cJSON_AddNumberToObject(mj, "process_rss_peak_bytes", (double)rss_peak);
+            cJSON_AddNumberToObject(mj, "process_step_growth_bytes",
+                                    rss_peak > rss_base ? (double)(rss_peak - rss_base) : 0.0);
+            cJSON_AddItemToObject(root, "measured", mj);
+        }
         char *text = cJSON_Print(root);
         printf("%s\n", text);
         cJSON_free(text);
@@ -139,6 +166,10 @@ static tt_status run(const mem_options *o)
         printf("%-12s %14s", "peak total", tt_format_bytes(estimate.peak_total, a, sizeof a));
         if (o->measure) printf(" %14s", tt_format_bytes(measured.peak_total, g, sizeof g));
         printf("\n");
+        if (o->measure)
+            printf("process RSS  %s at the start, %s at the peak: %s growth over the window\n",
+                   tt_format_bytes(rss_base, a, sizeof a), tt_format_bytes(rss_peak, b, sizeof b),
+                   tt_format_bytes(rss_peak > rss_base ? rss_peak - rss_base : 0, g, sizeof g));
         if (estimate.peak_total > d->global_mem_bytes)
             printf("this does not fit the device: try --checkpointing, a smaller --micro-batch "
                    "(with a larger --accum) or a smaller --tile\n");
