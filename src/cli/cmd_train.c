@@ -17,6 +17,11 @@ static void help(void)
            "batch of N*B. One line per optimizer step, also written to OUT/train.jsonl;\n"
            "checkpoints go to OUT/last.safetensors.\n"
            "\n"
+           "example:\n"
+           "  tiletrain data synth --out clouds --format kaggle-rle --count 40\n"
+           "  tiletrain train --data clouds --out runs/a --tile 256x256 --micro-batch 4 \\\n"
+           "      --accum 5 --steps 500 --dice-weight 1 --val-fraction 0.1 --val-every 50\n"
+           "\n"
            "options:\n");
     tt_opt_print_help(tt_train_option_table, tt_train_option_count, stdout);
 }
