@@ -1,7 +1,9 @@
 /* tiletrain train: the training loop with gradient accumulation. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "core/memstats.h"
@@ -24,6 +26,43 @@ static void help(void)
            "\n"
            "options:\n");
     tt_opt_print_help(tt_train_option_table, tt_train_option_count, stdout);
+}
+
+static volatile int interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+    signal(SIGINT, SIG_DFL); /* a second Ctrl-C stops at once */
+}
+
+/* The live progress line on a terminal: redrawn in place. */
+typedef struct progress {
+    int tty;
+    tt_trainer *t;
+    double last_loss, images_per_s;
+} progress;
+
+static void draw(progress *p, int m, int accum)
+{
+    char mem[32];
+    double left = p->images_per_s > 0
+                      ? (double)(p->t->max_steps - p->t->step) * p->t->opt.micro_batch * accum /
+                            p->images_per_s
+                      : 0;
+    printf("\rstep %lld/%lld  micro-batch %d/%d  loss %.5f  %.2f img/s  ETA %02d:%02d:%02d  "
+           "device %s   ",
+           (long long)p->t->step + (m < accum ? 1 : 0), (long long)p->t->max_steps, m, accum,
+           p->last_loss, p->images_per_s, (int)(left / 3600), (int)(left / 60) % 60,
+           (int)left % 60, tt_format_bytes(p->t->be->mem.peak_total, mem, sizeof mem));
+    fflush(stdout);
+}
+
+static void on_micro_batch(void *ctx, int m, int accum)
+{
+    progress *p = ctx;
+    if (p->tty && m < accum) draw(p, m, accum);
 }
 
 static tt_status checkpoint(tt_trainer *t)
@@ -75,16 +114,27 @@ int tt_cmd_train(int argc, char **argv)
                opt.micro_batch, opt.accum, t->use_sgd ? "SGD" : "AdamW",
                t->unet->params.trainable_floats);
     char peak[32];
+    progress prog = {.tty = isatty(STDOUT_FILENO) && !opt.quiet, .t = t};
+    t->interrupt = &interrupted;
+    t->on_micro_batch = on_micro_batch;
+    t->progress_ctx = &prog;
+    signal(SIGINT, on_sigint);
     while (t->step < t->max_steps && !t->finished) {
         tt_step_report r;
         status = tt_trainer_step(t, &r);
         if (status || r.images == 0) break;
-        if (!opt.quiet)
+        prog.last_loss = r.loss;
+        prog.images_per_s = r.seconds > 0 ? r.images / r.seconds : 0.0;
+        if (prog.tty) {
+            draw(&prog, opt.accum, opt.accum);
+            if (r.skipped || t->step == t->max_steps) printf("\n");
+        } else if (!opt.quiet) {
             printf("step %6lld  loss %.5f  lr %.3g  grad-norm %.4g  %.2f img/s  data-wait %.2fs  "
                    "peak %s%s\n",
                    (long long)r.step, r.loss, r.lr, r.grad_norm,
                    r.seconds > 0 ? r.images / r.seconds : 0.0, r.data_wait_seconds,
                    tt_format_bytes(r.peak_bytes, peak, sizeof peak), r.skipped ? "  SKIPPED" : "");
+        }
         if (opt.val_every > 0 && t->step % opt.val_every == 0 && t->step < t->max_steps) {
             status = validate(t, opt.quiet);
             if (status) break;
@@ -93,6 +143,20 @@ int tt_cmd_train(int argc, char **argv)
             t->step < t->max_steps) {
             status = checkpoint(t);
             if (status) break;
+        }
+    }
+    signal(SIGINT, SIG_DFL);
+    if (prog.tty) printf("\n");
+    if (!status && t->interrupted) {
+        status = checkpoint(t);
+        if (!status) {
+            fprintf(stderr,
+                    "tiletrain: interrupted during step %lld; the unfinished window was dropped and "
+                    "%s/last.safetensors holds step %lld. To continue, run the same command with\n"
+                    "  --resume %s/last.safetensors\n",
+                    (long long)t->step + 1, opt.out, (long long)t->step, opt.out);
+            tt_trainer_destroy(t);
+            return 130;
         }
     }
     if (!status) status = validate(t, opt.quiet);

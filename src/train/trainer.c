@@ -524,7 +524,18 @@ tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
     double planned_images = (double)o->accum * o->micro_batch;
     double planned_items = planned_images * t->model.classes * o->tile[0] * o->tile[1];
     float dice_scale = (float)(o->dice_weight * planned_items / planned_images);
+    tt_sampler_state window_state = t->sampler_state;
+    int64_t window_images = t->images_seen, window_micro_batches = t->micro_batches;
     for (int m = 0; m < o->accum && !t->finished; m++) {
+        if (t->interrupt && *t->interrupt) {
+            /* undo the partial window: the data position goes back to its start */
+            t->sampler_state = window_state;
+            t->images_seen = window_images;
+            t->micro_batches = window_micro_batches;
+            t->interrupted = 1;
+            r->images = 0;
+            return NULL;
+        }
         tt_batch *b = NULL;
         TT_TRY(tt_prefetch_next(t->prefetch, &b));
         if (!b) t->finished = 1;
@@ -537,6 +548,7 @@ tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
         tt_prefetch_release(t->prefetch, b);
         TT_TRY(s);
         t->micro_batches++;
+        if (t->on_micro_batch) t->on_micro_batch(t->progress_ctx, m + 1, o->accum);
     }
     if (r->images == 0) {
         if (t->finished) return NULL; /* a finite run ended with the last window */

@@ -77,6 +77,13 @@ typedef struct tt_trainer {
     int64_t skipped_steps;
     tt_sampler_state sampler_state; /* after the last batch used */
     FILE *log;                /* OUT/train.jsonl */
+    /* set by the caller (e.g. on Ctrl-C): the window stops after its current
+     * micro-batch and is undone, so a checkpoint then resumes at its start */
+    volatile int *interrupt;
+    int interrupted;          /* a window was stopped that way */
+    /* called after each micro-batch (may be NULL): m of accum done */
+    void (*on_micro_batch)(void *ctx, int m, int accum);
+    void *progress_ctx;
     double best_mean_dice;    /* of validations so far; -1 before the first */
 } tt_trainer;
 
