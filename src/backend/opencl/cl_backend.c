@@ -22,6 +22,7 @@ static void cl_destroy(tt_backend *backend)
 {
     tt_cl_backend *cl = backend->impl;
     if (cl) {
+        tt_cl_fft_release(cl);
         tt_cl_programs_release(cl);
         if (cl->queue) clReleaseCommandQueue(cl->queue);
         if (cl->context) clReleaseContext(cl->context);
@@ -143,6 +144,7 @@ static const tt_backend_ops cl_ops = {
     .finish = cl_finish,
     .im2col = tt_cl_im2col,
     .col2im = tt_cl_col2im,
+    .fft2d = tt_cl_fft2d,
 };
 
 tt_status tt_backend_create_opencl(const char *selector, tt_backend **out)

@@ -1,0 +1,215 @@
+/*
+ * Direct convolution (cross-correlation, NCHW, groups = 1) for small channel
+ * counts: no columns, no GEMM.  Any kernel size, stride, padding, dilation.
+ *
+ * Work-items run along the output width (dimension 0), so neighbouring
+ * work-items read neighbouring input addresses (PoCL vectorises across
+ * work-items; GPUs coalesce).  Each work-item keeps a block of output (or
+ * input) channels in registers, so one input load feeds several MACs.
+ *
+ * The geometry arrives as one int array-like list of arguments:
+ *   N, Cin, H, W, Cout, OH, OW, kH, kW, sH, sW, pH, pW, dH, dW
+ * (see src/ops/conv_direct.c, which mirrors the defaults below).
+ */
+
+#ifndef TT_DIRECT_COB
+#define TT_DIRECT_COB 4   /* output channels per work-item (forward) */
+#endif
+#ifndef TT_DIRECT_CIB
+#define TT_DIRECT_CIB 4   /* input channels per work-item (backward data) */
+#endif
+#ifndef TT_DIRECT_TAPS
+#define TT_DIRECT_TAPS 9  /* kernel taps per work-group (backward weight) */
+#endif
+#ifndef TT_DIRECT_WG
+#define TT_DIRECT_WG 64   /* work-group of backward weight; a power of two, set per device */
+#endif
+#ifndef TT_DIRECT_TW
+#define TT_DIRECT_TW 16   /* tiled forward: output tile width = work-group dimension 0 */
+#endif
+#ifndef TT_DIRECT_TH
+#define TT_DIRECT_TH 4    /* tiled forward: output tile height = work-group dimension 1 */
+#endif
+
+#define TT_GEOMETRY                                                                   \
+    const int N, const int Cin, const int H, const int W, const int Cout, const int OH, \
+        const int OW, const int KH, const int KW, const int SH, const int SW, const int PH, \
+        const int PW, const int DH, const int DW
+
+/* out[n, co, oy, ox] = (accumulate ? out : bias[co] or 0) + sum over ci, ky, kx
+ * of inp[n, ci, oy sH - pH + ky dH, ox sW - pW + kx dW] weight[co, ci, ky, kx].
+ * global (OW, OH, N * ceil(Cout / COB)). */
+__kernel void conv_direct_forward(TT_MEM(float, out), TT_MEM(const float, inp),
+                                  TT_MEM(const float, weight), TT_MEM(const float, bias),
+                                  const int has_bias, const int accumulate, TT_GEOMETRY)
+{
+    TT_PTR(float, out);
+    TT_PTR(const float, inp);
+    TT_PTR(const float, weight);
+    TT_PTR(const float, bias);
+    const int ox = get_global_id(0), oy = get_global_id(1);
+    const int blocks = (Cout + TT_DIRECT_COB - 1) / TT_DIRECT_COB;
+    const int n = get_global_id(2) / blocks, co0 = get_global_id(2) % blocks * TT_DIRECT_COB;
+    if (ox >= OW || oy >= OH || n >= N) return;
+    float acc[TT_DIRECT_COB];
+    for (int j = 0; j < TT_DIRECT_COB; j++) acc[j] = 0.0f;
+    const int kernel = KH * KW;
+    for (int ci = 0; ci < Cin; ci++) {
+        __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
+        __global const float *wci = weight + ((size_t)co0 * Cin + ci) * kernel;
+        for (int ky = 0; ky < KH; ky++) {
+            const int iy = oy * SH - PH + ky * DH;
+            if (iy < 0 || iy >= H) continue;
+            for (int kx = 0; kx < KW; kx++) {
+                const int ix = ox * SW - PW + kx * DW;
+                if (ix < 0 || ix >= W) continue;
+                const float x = plane[iy * W + ix];
+                for (int j = 0; j < TT_DIRECT_COB; j++)
+                    if (co0 + j < Cout) acc[j] += x * wci[(size_t)j * Cin * kernel + ky * KW + kx];
+            }
+        }
+    }
+    for (int j = 0; j < TT_DIRECT_COB && co0 + j < Cout; j++) {
+        const size_t at = (((size_t)n * Cout + co0 + j) * OH + oy) * OW + ox;
+        float base = accumulate ? out[at] : 0.0f;
+        if (has_bias) base += bias[co0 + j];
+        out[at] = base + acc[j];
+    }
+}
+
+/* The same, with the input tile of a (TW x TH) block of outputs and the
+ * block's weights staged in local memory, one input channel at a time (for
+ * GPUs, where this saves global reads).  `tile` holds
+ * ((TH-1) sH + (kH-1) dH + 1) x ((TW-1) sW + (kW-1) dW + 1) floats and
+ * `wtile` COB * kH * kW; work-group (TW, TH, 1), global rounded up. */
+__kernel __attribute__((reqd_work_group_size(TT_DIRECT_TW, TT_DIRECT_TH, 1)))
+void conv_direct_forward_tiled(TT_MEM(float, out), TT_MEM(const float, inp),
+                               TT_MEM(const float, weight), TT_MEM(const float, bias),
+                               const int has_bias, const int accumulate, TT_GEOMETRY,
+                               __local float *tile, __local float *wtile)
+{
+    TT_PTR(float, out);
+    TT_PTR(const float, inp);
+    TT_PTR(const float, weight);
+    TT_PTR(const float, bias);
+    const int lx = get_local_id(0), ly = get_local_id(1);
+    const int ox = get_global_id(0), oy = get_global_id(1);
+    const int blocks = (Cout + TT_DIRECT_COB - 1) / TT_DIRECT_COB;
+    const int n = get_global_id(2) / blocks, co0 = get_global_id(2) % blocks * TT_DIRECT_COB;
+    const int tile_w = (TT_DIRECT_TW - 1) * SW + (KW - 1) * DW + 1;
+    const int tile_h = (TT_DIRECT_TH - 1) * SH + (KH - 1) * DH + 1;
+    const int y0 = get_group_id(1) * TT_DIRECT_TH * SH - PH;
+    const int x0 = get_group_id(0) * TT_DIRECT_TW * SW - PW;
+    const int kernel = KH * KW, lid = ly * TT_DIRECT_TW + lx;
+    const int wg = TT_DIRECT_TW * TT_DIRECT_TH;
+    float acc[TT_DIRECT_COB];
+    for (int j = 0; j < TT_DIRECT_COB; j++) acc[j] = 0.0f;
+    for (int ci = 0; ci < Cin; ci++) {
+        __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int i = lid; i < tile_h * tile_w; i += wg) {
+            const int iy = y0 + i / tile_w, ix = x0 + i % tile_w;
+            tile[i] = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? plane[iy * W + ix] : 0.0f;
+        }
+        for (int i = lid; i < TT_DIRECT_COB * kernel; i += wg) {
+            const int j = i / kernel;
+            wtile[i] = co0 + j < Cout ? weight[((size_t)(co0 + j) * Cin + ci) * kernel + i % kernel]
+                                      : 0.0f;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int ky = 0; ky < KH; ky++)
+            for (int kx = 0; kx < KW; kx++) {
+                const float x = tile[(ly * SH + ky * DH) * tile_w + lx * SW + kx * DW];
+                for (int j = 0; j < TT_DIRECT_COB; j++) acc[j] += x * wtile[j * kernel + ky * KW + kx];
+            }
+    }
+    if (ox >= OW || oy >= OH || n >= N) return;
+    for (int j = 0; j < TT_DIRECT_COB && co0 + j < Cout; j++) {
+        const size_t at = (((size_t)n * Cout + co0 + j) * OH + oy) * OW + ox;
+        float base = accumulate ? out[at] : 0.0f;
+        if (has_bias) base += bias[co0 + j];
+        out[at] = base + acc[j];
+    }
+}
+
+/* dinp[n, ci, y, x] += sum over co and the taps (ky, kx) whose output
+ * position oy = (y + pH - ky dH) / sH (exact, in range; likewise ox) exists,
+ * of dout[n, co, oy, ox] weight[co, ci, ky, kx].
+ * global (W, H, N * ceil(Cin / CIB)). */
+__kernel void conv_direct_backward_data(TT_MEM(float, dinp), TT_MEM(const float, dout),
+                                        TT_MEM(const float, weight), TT_GEOMETRY)
+{
+    TT_PTR(float, dinp);
+    TT_PTR(const float, dout);
+    TT_PTR(const float, weight);
+    const int x = get_global_id(0), y = get_global_id(1);
+    const int blocks = (Cin + TT_DIRECT_CIB - 1) / TT_DIRECT_CIB;
+    const int n = get_global_id(2) / blocks, ci0 = get_global_id(2) % blocks * TT_DIRECT_CIB;
+    if (x >= W || y >= H || n >= N) return;
+    float acc[TT_DIRECT_CIB];
+    for (int j = 0; j < TT_DIRECT_CIB; j++) acc[j] = 0.0f;
+    const int kernel = KH * KW;
+    for (int ky = 0; ky < KH; ky++) {
+        const int ty = y + PH - ky * DH;
+        if (ty < 0 || ty % SH) continue;
+        const int oy = ty / SH;
+        if (oy >= OH) continue;
+        for (int kx = 0; kx < KW; kx++) {
+            const int tx = x + PW - kx * DW;
+            if (tx < 0 || tx % SW) continue;
+            const int ox = tx / SW;
+            if (ox >= OW) continue;
+            for (int co = 0; co < Cout; co++) {
+                const float d = dout[(((size_t)n * Cout + co) * OH + oy) * OW + ox];
+                __global const float *w = weight + ((size_t)co * Cin + ci0) * kernel + ky * KW + kx;
+                for (int j = 0; j < TT_DIRECT_CIB; j++)
+                    if (ci0 + j < Cin) acc[j] += d * w[(size_t)j * kernel];
+            }
+        }
+    }
+    for (int j = 0; j < TT_DIRECT_CIB && ci0 + j < Cin; j++)
+        dinp[(((size_t)n * Cin + ci0 + j) * H + y) * W + x] += acc[j];
+}
+
+/* dweight[co, ci, t] += sum over n, oy, ox of dout[n, co, oy, ox] *
+ * inp[n, ci, oy sH - pH + ky dH, ox sW - pW + kx dW] for the taps
+ * t = ky kW + kx in [tap0, tap0 + TAPS).  One work-group of WG per (co, ci)
+ * pair (dimension 0) and tap chunk (dimension 1); its work-items stride over
+ * the output positions, then reduce in local memory. */
+__kernel __attribute__((reqd_work_group_size(TT_DIRECT_WG, 1, 1)))
+void conv_direct_backward_weight(TT_MEM(float, dweight), TT_MEM(const float, dout),
+                                 TT_MEM(const float, inp), TT_GEOMETRY)
+{
+    TT_PTR(float, dweight);
+    TT_PTR(const float, dout);
+    TT_PTR(const float, inp);
+    __local float partial[TT_DIRECT_TAPS * TT_DIRECT_WG];
+    const int lid = get_local_id(0);
+    const int pair = get_group_id(0), co = pair / Cin, ci = pair % Cin;
+    const int kernel = KH * KW, tap0 = get_group_id(1) * TT_DIRECT_TAPS;
+    float acc[TT_DIRECT_TAPS];
+    for (int t = 0; t < TT_DIRECT_TAPS; t++) acc[t] = 0.0f;
+    const int positions = N * OH * OW;
+    if (co < Cout)
+        for (int p = lid; p < positions; p += TT_DIRECT_WG) {
+            const int ox = p % OW, rest = p / OW, oy = rest % OH, n = rest / OH;
+            const float d = dout[(((size_t)n * Cout + co) * OH + oy) * OW + ox];
+            __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
+            for (int t = 0; t < TT_DIRECT_TAPS; t++) {
+                const int tap = tap0 + t;
+                if (tap >= kernel) break;
+                const int iy = oy * SH - PH + tap / KW * DH, ix = ox * SW - PW + tap % KW * DW;
+                if (iy >= 0 && iy < H && ix >= 0 && ix < W) acc[t] += d * plane[iy * W + ix];
+            }
+        }
+    for (int t = 0; t < TT_DIRECT_TAPS; t++) partial[t * TT_DIRECT_WG + lid] = acc[t];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int step = TT_DIRECT_WG / 2; step > 0; step /= 2) {
+        if (lid < step)
+            for (int t = 0; t < TT_DIRECT_TAPS; t++)
+                partial[t * TT_DIRECT_WG + lid] += partial[t * TT_DIRECT_WG + lid + step];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid < TT_DIRECT_TAPS && co < Cout && tap0 + lid < kernel)
+        dweight[((size_t)co * Cin + ci) * kernel + tap0 + lid] += partial[lid * TT_DIRECT_WG];
+}
