@@ -53,10 +53,10 @@ __kernel void conv_direct_forward(TT_MEM(float, out), TT_MEM(const float, inp),
     if (ox >= OW || oy >= OH || n >= N) return;
     float acc[TT_DIRECT_COB];
     for (int j = 0; j < TT_DIRECT_COB; j++) acc[j] = 0.0f;
-    const int kernel = KH * KW;
+    const int ktaps = KH * KW;
     for (int ci = 0; ci < Cin; ci++) {
         __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
-        __global const float *wci = weight + ((size_t)co0 * Cin + ci) * kernel;
+        __global const float *wci = weight + ((size_t)co0 * Cin + ci) * ktaps;
         for (int ky = 0; ky < KH; ky++) {
             const int iy = oy * SH - PH + ky * DH;
             if (iy < 0 || iy >= H) continue;
@@ -65,7 +65,7 @@ __kernel void conv_direct_forward(TT_MEM(float, out), TT_MEM(const float, inp),
                 if (ix < 0 || ix >= W) continue;
                 const float x = plane[iy * W + ix];
                 for (int j = 0; j < TT_DIRECT_COB; j++)
-                    if (co0 + j < Cout) acc[j] += x * wci[(size_t)j * Cin * kernel + ky * KW + kx];
+                    if (co0 + j < Cout) acc[j] += x * wci[(size_t)j * Cin * ktaps + ky * KW + kx];
             }
         }
     }
@@ -100,7 +100,7 @@ void conv_direct_forward_tiled(TT_MEM(float, out), TT_MEM(const float, inp),
     const int tile_h = (TT_DIRECT_TH - 1) * SH + (KH - 1) * DH + 1;
     const int y0 = get_group_id(1) * TT_DIRECT_TH * SH - PH;
     const int x0 = get_group_id(0) * TT_DIRECT_TW * SW - PW;
-    const int kernel = KH * KW, lid = ly * TT_DIRECT_TW + lx;
+    const int ktaps = KH * KW, lid = ly * TT_DIRECT_TW + lx;
     const int wg = TT_DIRECT_TW * TT_DIRECT_TH;
     float acc[TT_DIRECT_COB];
     for (int j = 0; j < TT_DIRECT_COB; j++) acc[j] = 0.0f;
@@ -111,16 +111,16 @@ void conv_direct_forward_tiled(TT_MEM(float, out), TT_MEM(const float, inp),
             const int iy = y0 + i / tile_w, ix = x0 + i % tile_w;
             tile[i] = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? plane[iy * W + ix] : 0.0f;
         }
-        for (int i = lid; i < TT_DIRECT_COB * kernel; i += wg) {
-            const int j = i / kernel;
-            wtile[i] = co0 + j < Cout ? weight[((size_t)(co0 + j) * Cin + ci) * kernel + i % kernel]
+        for (int i = lid; i < TT_DIRECT_COB * ktaps; i += wg) {
+            const int j = i / ktaps;
+            wtile[i] = co0 + j < Cout ? weight[((size_t)(co0 + j) * Cin + ci) * ktaps + i % ktaps]
                                       : 0.0f;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int ky = 0; ky < KH; ky++)
             for (int kx = 0; kx < KW; kx++) {
                 const float x = tile[(ly * SH + ky * DH) * tile_w + lx * SW + kx * DW];
-                for (int j = 0; j < TT_DIRECT_COB; j++) acc[j] += x * wtile[j * kernel + ky * KW + kx];
+                for (int j = 0; j < TT_DIRECT_COB; j++) acc[j] += x * wtile[j * ktaps + ky * KW + kx];
             }
     }
     if (ox >= OW || oy >= OH || n >= N) return;
@@ -148,7 +148,7 @@ __kernel void conv_direct_backward_data(TT_MEM(float, dinp), TT_MEM(const float,
     if (x >= W || y >= H || n >= N) return;
     float acc[TT_DIRECT_CIB];
     for (int j = 0; j < TT_DIRECT_CIB; j++) acc[j] = 0.0f;
-    const int kernel = KH * KW;
+    const int ktaps = KH * KW;
     for (int ky = 0; ky < KH; ky++) {
         const int ty = y + PH - ky * DH;
         if (ty < 0 || ty % SH) continue;
@@ -161,9 +161,9 @@ __kernel void conv_direct_backward_data(TT_MEM(float, dinp), TT_MEM(const float,
             if (ox >= OW) continue;
             for (int co = 0; co < Cout; co++) {
                 const float d = dout[(((size_t)n * Cout + co) * OH + oy) * OW + ox];
-                __global const float *w = weight + ((size_t)co * Cin + ci0) * kernel + ky * KW + kx;
+                __global const float *w = weight + ((size_t)co * Cin + ci0) * ktaps + ky * KW + kx;
                 for (int j = 0; j < TT_DIRECT_CIB; j++)
-                    if (ci0 + j < Cin) acc[j] += d * w[(size_t)j * kernel];
+                    if (ci0 + j < Cin) acc[j] += d * w[(size_t)j * ktaps];
             }
         }
     }
@@ -186,7 +186,7 @@ void conv_direct_backward_weight(TT_MEM(float, dweight), TT_MEM(const float, dou
     __local float partial[TT_DIRECT_TAPS * TT_DIRECT_WG];
     const int lid = get_local_id(0);
     const int pair = get_group_id(0), co = pair / Cin, ci = pair % Cin;
-    const int kernel = KH * KW, tap0 = get_group_id(1) * TT_DIRECT_TAPS;
+    const int ktaps = KH * KW, tap0 = get_group_id(1) * TT_DIRECT_TAPS;
     float acc[TT_DIRECT_TAPS];
     for (int t = 0; t < TT_DIRECT_TAPS; t++) acc[t] = 0.0f;
     const int positions = N * OH * OW;
@@ -197,7 +197,7 @@ void conv_direct_backward_weight(TT_MEM(float, dweight), TT_MEM(const float, dou
             __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
             for (int t = 0; t < TT_DIRECT_TAPS; t++) {
                 const int tap = tap0 + t;
-                if (tap >= kernel) break;
+                if (tap >= ktaps) break;
                 const int iy = oy * SH - PH + tap / KW * DH, ix = ox * SW - PW + tap % KW * DW;
                 if (iy >= 0 && iy < H && ix >= 0 && ix < W) acc[t] += d * plane[iy * W + ix];
             }
@@ -210,6 +210,6 @@ void conv_direct_backward_weight(TT_MEM(float, dweight), TT_MEM(const float, dou
                 partial[t * TT_DIRECT_WG + lid] += partial[t * TT_DIRECT_WG + lid + step];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (lid < TT_DIRECT_TAPS && co < Cout && tap0 + lid < kernel)
-        dweight[((size_t)co * Cin + ci) * kernel + tap0 + lid] += partial[lid * TT_DIRECT_WG];
+    if (lid < TT_DIRECT_TAPS && co < Cout && tap0 + lid < ktaps)
+        dweight[((size_t)co * Cin + ci) * ktaps + tap0 + lid] += partial[lid * TT_DIRECT_WG];
 }
