@@ -13,13 +13,16 @@
  */
 
 #ifndef TT_DIRECT_COB
-#define TT_DIRECT_COB 4   /* output channels per work-item (forward) */
+#define TT_DIRECT_COB 4   /* output channels per work-item (forward); host sets 4, 8 or 16 */
 #endif
 #ifndef TT_DIRECT_CIB
-#define TT_DIRECT_CIB 4   /* input channels per work-item (backward data) */
+#define TT_DIRECT_CIB 4   /* input channels per work-item (backward data); likewise */
 #endif
 #ifndef TT_DIRECT_TAPS
 #define TT_DIRECT_TAPS 9  /* kernel taps per work-group (backward weight) */
+#endif
+#ifndef TT_DIRECT_WCOB
+#define TT_DIRECT_WCOB 4  /* output channels per work-group (backward weight) */
 #endif
 #ifndef TT_DIRECT_WG
 #define TT_DIRECT_WG 64   /* work-group of backward weight; a power of two, set per device */
@@ -47,29 +50,38 @@ __kernel void conv_direct_forward(TT_MEM(float, out), TT_MEM(const float, inp),
     TT_PTR(const float, inp);
     TT_PTR(const float, weight);
     TT_PTR(const float, bias);
-    const int ox = get_global_id(0), oy = get_global_id(1);
+    /* Control flow stays uniform across a row of work-items (PoCL vectorises
+     * only that): out-of-range columns compute on a clamped column and are
+     * not stored; padding columns load a clamped address and use 0. */
+    const int ox_id = get_global_id(0), oy = get_global_id(1);
+    const int ox = min(ox_id, OW - 1);
     const int blocks = (Cout + TT_DIRECT_COB - 1) / TT_DIRECT_COB;
     const int n = get_global_id(2) / blocks, co0 = get_global_id(2) % blocks * TT_DIRECT_COB;
-    if (ox >= OW || oy >= OH || n >= N) return;
+    if (oy >= OH || n >= N) return;
+    const int last = min(TT_DIRECT_COB, Cout - co0) - 1; /* uniform */
     float acc[TT_DIRECT_COB];
     for (int j = 0; j < TT_DIRECT_COB; j++) acc[j] = 0.0f;
     const int ktaps = KH * KW;
+    const size_t wstride = (size_t)Cin * ktaps;
     for (int ci = 0; ci < Cin; ci++) {
         __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
         __global const float *wci = weight + ((size_t)co0 * Cin + ci) * ktaps;
         for (int ky = 0; ky < KH; ky++) {
             const int iy = oy * SH - PH + ky * DH;
             if (iy < 0 || iy >= H) continue;
+            __global const float *row = plane + iy * W;
             for (int kx = 0; kx < KW; kx++) {
                 const int ix = ox * SW - PW + kx * DW;
-                if (ix < 0 || ix >= W) continue;
-                const float x = plane[iy * W + ix];
+                const float v = row[clamp(ix, 0, W - 1)];
+                const float x = (ix >= 0 && ix < W) ? v : 0.0f;
+                const int tap = ky * KW + kx;
                 for (int j = 0; j < TT_DIRECT_COB; j++)
-                    if (co0 + j < Cout) acc[j] += x * wci[(size_t)j * Cin * ktaps + ky * KW + kx];
+                    acc[j] = fma(x, wci[min(j, last) * wstride + tap], acc[j]);
             }
         }
     }
-    for (int j = 0; j < TT_DIRECT_COB && co0 + j < Cout; j++) {
+    if (ox_id >= OW) return;
+    for (int j = 0; j <= last; j++) {
         const size_t at = (((size_t)n * Cout + co0 + j) * OH + oy) * OW + ox;
         float base = accumulate ? out[at] : 0.0f;
         if (has_bias) base += bias[co0 + j];
@@ -142,10 +154,13 @@ __kernel void conv_direct_backward_data(TT_MEM(float, dinp), TT_MEM(const float,
     TT_PTR(float, dinp);
     TT_PTR(const float, dout);
     TT_PTR(const float, weight);
-    const int x = get_global_id(0), y = get_global_id(1);
+    /* uniform control flow across a row, as in the forward */
+    const int x_id = get_global_id(0), y = get_global_id(1);
+    const int x = min(x_id, W - 1);
     const int blocks = (Cin + TT_DIRECT_CIB - 1) / TT_DIRECT_CIB;
     const int n = get_global_id(2) / blocks, ci0 = get_global_id(2) % blocks * TT_DIRECT_CIB;
-    if (x >= W || y >= H || n >= N) return;
+    if (y >= H || n >= N) return;
+    const int last = min(TT_DIRECT_CIB, Cin - ci0) - 1; /* uniform */
     float acc[TT_DIRECT_CIB];
     for (int j = 0; j < TT_DIRECT_CIB; j++) acc[j] = 0.0f;
     const int ktaps = KH * KW;
@@ -156,26 +171,30 @@ __kernel void conv_direct_backward_data(TT_MEM(float, dinp), TT_MEM(const float,
         if (oy >= OH) continue;
         for (int kx = 0; kx < KW; kx++) {
             const int tx = x + PW - kx * DW;
-            if (tx < 0 || tx % SW) continue;
             const int ox = tx / SW;
-            if (ox >= OW) continue;
+            const int valid = tx >= 0 && tx % SW == 0 && ox < OW;
+            const int ox_safe = clamp(ox, 0, OW - 1);
+            const int tap = ky * KW + kx;
             for (int co = 0; co < Cout; co++) {
-                const float d = dout[(((size_t)n * Cout + co) * OH + oy) * OW + ox];
-                __global const float *w = weight + ((size_t)co * Cin + ci0) * ktaps + ky * KW + kx;
+                const float v = dout[(((size_t)n * Cout + co) * OH + oy) * OW + ox_safe];
+                const float d = valid ? v : 0.0f;
+                __global const float *w = weight + ((size_t)co * Cin + ci0) * ktaps + tap;
                 for (int j = 0; j < TT_DIRECT_CIB; j++)
-                    if (ci0 + j < Cin) acc[j] += d * w[(size_t)j * ktaps];
+                    acc[j] = fma(d, w[min(j, last) * ktaps], acc[j]);
             }
         }
     }
-    for (int j = 0; j < TT_DIRECT_CIB && ci0 + j < Cin; j++)
+    if (x_id >= W) return;
+    for (int j = 0; j <= last; j++)
         dinp[(((size_t)n * Cin + ci0 + j) * H + y) * W + x] += acc[j];
 }
 
 /* dweight[co, ci, t] += sum over n, oy, ox of dout[n, co, oy, ox] *
  * inp[n, ci, oy sH - pH + ky dH, ox sW - pW + kx dW] for the taps
- * t = ky kW + kx in [tap0, tap0 + TAPS).  One work-group of WG per (co, ci)
- * pair (dimension 0) and tap chunk (dimension 1); its work-items stride over
- * the output positions, then reduce in local memory. */
+ * t = ky kW + kx in [tap0, tap0 + TAPS) and WCOB output channels co.  One
+ * work-group of WG per (output-channel block, ci) (dimension 0) and tap chunk
+ * (dimension 1); its work-items run along output rows (each input load feeds
+ * WCOB products), then reduce in local memory. */
 __kernel __attribute__((reqd_work_group_size(TT_DIRECT_WG, 1, 1)))
 void conv_direct_backward_weight(TT_MEM(float, dweight), TT_MEM(const float, dout),
                                  TT_MEM(const float, inp), TT_GEOMETRY)
@@ -183,33 +202,50 @@ void conv_direct_backward_weight(TT_MEM(float, dweight), TT_MEM(const float, dou
     TT_PTR(float, dweight);
     TT_PTR(const float, dout);
     TT_PTR(const float, inp);
-    __local float partial[TT_DIRECT_TAPS * TT_DIRECT_WG];
+    __local float partial[TT_DIRECT_WCOB * TT_DIRECT_TAPS * TT_DIRECT_WG];
     const int lid = get_local_id(0);
-    const int pair = get_group_id(0), co = pair / Cin, ci = pair % Cin;
+    const int co0 = get_group_id(0) / Cin * TT_DIRECT_WCOB, ci = get_group_id(0) % Cin;
     const int ktaps = KH * KW, tap0 = get_group_id(1) * TT_DIRECT_TAPS;
-    float acc[TT_DIRECT_TAPS];
-    for (int t = 0; t < TT_DIRECT_TAPS; t++) acc[t] = 0.0f;
-    const int positions = N * OH * OW;
-    if (co < Cout)
-        for (int p = lid; p < positions; p += TT_DIRECT_WG) {
-            const int ox = p % OW, rest = p / OW, oy = rest % OH, n = rest / OH;
-            const float d = dout[(((size_t)n * Cout + co) * OH + oy) * OW + ox];
-            __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
-            for (int t = 0; t < TT_DIRECT_TAPS; t++) {
-                const int tap = tap0 + t;
-                if (tap >= ktaps) break;
-                const int iy = oy * SH - PH + tap / KW * DH, ix = ox * SW - PW + tap % KW * DW;
-                if (iy >= 0 && iy < H && ix >= 0 && ix < W) acc[t] += d * plane[iy * W + ix];
+    const int last = min(TT_DIRECT_WCOB, Cout - co0) - 1; /* uniform */
+    float acc[TT_DIRECT_WCOB][TT_DIRECT_TAPS];
+    for (int j = 0; j < TT_DIRECT_WCOB; j++)
+        for (int t = 0; t < TT_DIRECT_TAPS; t++) acc[j][t] = 0.0f;
+    /* control flow uniform across the row (clamped addresses, masked values) */
+    for (int n = 0; n < N; n++) {
+        __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
+        for (int oy = 0; oy < OH; oy++) {
+            __global const float *drow = dout + (((size_t)n * Cout + co0) * OH + oy) * OW;
+            for (int ox0 = 0; ox0 < OW; ox0 += TT_DIRECT_WG) {
+                const int ox = ox0 + lid, ox_safe = min(ox, OW - 1);
+                float d[TT_DIRECT_WCOB];
+                for (int j = 0; j < TT_DIRECT_WCOB; j++) {
+                    const float dv = drow[(size_t)min(j, last) * OH * OW + ox_safe];
+                    d[j] = ox < OW ? dv : 0.0f;
+                }
+                for (int t = 0; t < TT_DIRECT_TAPS; t++) {
+                    const int tap = min(tap0 + t, ktaps - 1);
+                    const int iy = oy * SH - PH + tap / KW * DH;
+                    const int ix = ox * SW - PW + tap % KW * DW;
+                    const float v = plane[clamp(iy, 0, H - 1) * W + clamp(ix, 0, W - 1)];
+                    const float x = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? v : 0.0f;
+                    for (int j = 0; j < TT_DIRECT_WCOB; j++) acc[j][t] = fma(d[j], x, acc[j][t]);
+                }
             }
         }
-    for (int t = 0; t < TT_DIRECT_TAPS; t++) partial[t * TT_DIRECT_WG + lid] = acc[t];
+    }
+    for (int j = 0; j < TT_DIRECT_WCOB; j++)
+        for (int t = 0; t < TT_DIRECT_TAPS; t++)
+            partial[(j * TT_DIRECT_TAPS + t) * TT_DIRECT_WG + lid] = acc[j][t];
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int step = TT_DIRECT_WG / 2; step > 0; step /= 2) {
         if (lid < step)
-            for (int t = 0; t < TT_DIRECT_TAPS; t++)
-                partial[t * TT_DIRECT_WG + lid] += partial[t * TT_DIRECT_WG + lid + step];
+            for (int i = 0; i < TT_DIRECT_WCOB * TT_DIRECT_TAPS; i++)
+                partial[i * TT_DIRECT_WG + lid] += partial[i * TT_DIRECT_WG + lid + step];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (lid < TT_DIRECT_TAPS && co < Cout && tap0 + lid < ktaps)
-        dweight[((size_t)co * Cin + ci) * ktaps + tap0 + lid] += partial[lid * TT_DIRECT_WG];
+    for (int i = lid; i < TT_DIRECT_WCOB * TT_DIRECT_TAPS; i += TT_DIRECT_WG) {
+        const int j = i / TT_DIRECT_TAPS, t = i % TT_DIRECT_TAPS;
+        if (j <= last && tap0 + t < ktaps)
+            dweight[((size_t)(co0 + j) * Cin + ci) * ktaps + tap0 + t] += partial[i * TT_DIRECT_WG];
+    }
 }

@@ -528,8 +528,10 @@ static void test_bench(void)
     tt_buffer *b = th_zeros(16, "bench.b");
     printf("\n    %s, N=%d 16->16 3x3 p1 256x256 (ms, best of 2 after a warm-up)", be->device.name,
            batch);
+    const char *only = getenv("TT_BENCH_CONV_ALGOS"); /* e.g. "direct,winograd" */
     for (int a = TT_CONV_ALGO_IM2COL_GEMM; a < TT_CONV_ALGO_COUNT; a++) {
         d.algo = (tt_conv_algo)a;
+        if (only && !strstr(only, tt_conv_algo_name(d.algo))) continue;
         tt_buffer *ws = NULL;
         if (tt_conv2d_workspace_bytes(&d))
             TH_OK(tt_buffer_alloc(be, tt_conv2d_workspace_bytes(&d), TT_MEM_OTHER, "bench.ws", &ws));

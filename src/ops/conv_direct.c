@@ -18,17 +18,17 @@
 #include "ops/conv_algo.h"
 
 /* Mirrors of the defaults in opencl/conv_direct.cl. */
-#define DIRECT_COB 4
-#define DIRECT_CIB 4
 #define DIRECT_TAPS 9
+#define DIRECT_WCOB 4
 #define DIRECT_WG_MAX 256 /* cap of the backward-weight work-group */
 
 /* Per-device launch parameters, derived from the device's limits. */
 typedef struct direct_params {
+    size_t cob, cib;    /* channels per work-item: forward (out), backward data (in) */
     size_t wg;          /* backward weight: a power of two */
     size_t tw, th;      /* tiled forward work-group */
     size_t row;         /* untiled kernels: work-items along W per group */
-    char options[128];  /* the -D defines for the program */
+    char options[160];  /* the -D defines for the program */
 } direct_params;
 
 static size_t pow2_floor(size_t v)
@@ -38,19 +38,29 @@ static size_t pow2_floor(size_t v)
     return p;
 }
 
-static direct_params params_of(const tt_backend *be)
+/* Channels per work-item: enough to reuse each load, few enough to waste
+ * little work on the last block (one program per distinct pair). */
+static size_t channel_block(size_t channels)
+{
+    return channels >= 16 ? 16 : channels > 4 ? 8 : 4;
+}
+
+static direct_params params_of(const tt_backend *be, const tt_conv_shape *s)
 {
     direct_params p;
+    p.cob = channel_block(s->cout), p.cib = channel_block(s->cin);
     size_t max_wg = be->device.max_work_group_size ? be->device.max_work_group_size : 1;
     size_t local_floats = (size_t)(be->device.local_mem_bytes / sizeof(float));
     p.wg = pow2_floor(max_wg < DIRECT_WG_MAX ? max_wg : DIRECT_WG_MAX);
-    while (p.wg > 1 && DIRECT_TAPS * p.wg > local_floats / 2) p.wg /= 2;
+    while (p.wg > 1 && DIRECT_WCOB * DIRECT_TAPS * p.wg > local_floats / 2) p.wg /= 2;
     p.tw = max_wg < 16 ? max_wg : 16;
     p.th = max_wg / p.tw < 8 ? max_wg / p.tw : 8;
     if (p.th < 1) p.th = 1;
     p.row = pow2_floor(max_wg < 64 ? max_wg : 64);
-    snprintf(p.options, sizeof p.options, "-DTT_DIRECT_WG=%zu -DTT_DIRECT_TW=%zu -DTT_DIRECT_TH=%zu",
-             p.wg, p.tw, p.th);
+    snprintf(p.options, sizeof p.options,
+             "-DTT_DIRECT_COB=%zu -DTT_DIRECT_CIB=%zu -DTT_DIRECT_WG=%zu -DTT_DIRECT_TW=%zu "
+             "-DTT_DIRECT_TH=%zu",
+             p.cob, p.cib, p.wg, p.tw, p.th);
     return p;
 }
 
@@ -93,11 +103,11 @@ static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
                                 tt_mem bias, const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
     (void)ws;
-    direct_params p = params_of(be);
-    size_t blocks = (s->cout + DIRECT_COB - 1) / DIRECT_COB;
+    direct_params p = params_of(be, s);
+    size_t blocks = (s->cout + p.cob - 1) / p.cob;
     size_t tile_w = (p.tw - 1) * s->sw + (s->kw - 1) * s->dw + 1;
     size_t tile_h = (p.th - 1) * s->sh + (s->kh - 1) * s->dh + 1;
-    size_t wtile = DIRECT_COB * s->kh * s->kw;
+    size_t wtile = p.cob * s->kh * s->kw;
     tt_mem bias_mem = bias.buffer ? bias : weight; /* any valid buffer; unread */
     if (use_tiles(be, &p, tile_w * tile_h + wtile)) {
         size_t global[3] = {s->ow, s->oh, s->batch * blocks}, local[3] = {p.tw, p.th, 1};
@@ -119,8 +129,8 @@ static tt_status direct_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, 
                                       const tt_conv_shape *s, tt_mem ws)
 {
     (void)ws;
-    direct_params p = params_of(be);
-    size_t blocks = (s->cin + DIRECT_CIB - 1) / DIRECT_CIB;
+    direct_params p = params_of(be, s);
+    size_t blocks = (s->cin + p.cib - 1) / p.cib;
     size_t global[3] = {s->w, s->h, s->batch * blocks}, local[3] = {row_width(&p, s->w), 1, 1};
     return tt_launch_kernel(be, "conv_direct", "conv_direct_backward_data", p.options, 3, global,
                             local,
@@ -132,9 +142,10 @@ static tt_status direct_backward_weight(tt_backend *be, tt_mem dweight, tt_mem d
                                         const tt_conv_shape *s, tt_mem ws)
 {
     (void)ws;
-    direct_params p = params_of(be);
+    direct_params p = params_of(be, s);
     size_t chunks = (s->kh * s->kw + DIRECT_TAPS - 1) / DIRECT_TAPS;
-    size_t global[2] = {s->cout * s->cin * p.wg, chunks}, local[2] = {p.wg, 1};
+    size_t blocks = (s->cout + DIRECT_WCOB - 1) / DIRECT_WCOB;
+    size_t global[2] = {blocks * s->cin * p.wg, chunks}, local[2] = {p.wg, 1};
     return tt_launch_kernel(be, "conv_direct", "conv_direct_backward_weight", p.options, 2, global,
                             local,
                             TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(dout), tt_arg_mem(inp),
