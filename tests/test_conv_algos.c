@@ -359,6 +359,16 @@ static void test_autotune(void)
     conv_run r;
     run_init(&r, (tt_conv2d_desc)D(2, 4, 9, 11, 5, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 41);
     CU_ASSERT_EQUAL(tt_conv2d_algo_for(&r.desc, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_AUTO);
+    /* AUTO's workspace fits every candidate (a shared workspace fits any pick) */
+    size_t auto_ws = tt_conv2d_workspace_bytes(&r.desc), largest = 0;
+    for (int a = TT_CONV_ALGO_IM2COL_GEMM; a < TT_CONV_ALGO_COUNT; a++) {
+        tt_conv2d_desc one = r.desc;
+        one.algo = (tt_conv_algo)a;
+        size_t b = tt_conv2d_workspace_bytes(&one);
+        CU_ASSERT(b <= auto_ws);
+        if (b > largest) largest = b;
+    }
+    CU_ASSERT_EQUAL(auto_ws, largest);
 
     /* first call: im2col_gemm, direct, winograd timed (3 runs each), db written */
     double e = run_forward(be, &r);
@@ -415,6 +425,38 @@ static void test_autotune(void)
     cJSON_Delete(db);
     CU_ASSERT_EQUAL(be->mem.current[TT_MEM_WORKSPACE], 0);
     run_free(&r);
+    remove_cache_dir(be);
+}
+
+/* conv_transpose2d's AUTO: timed once per direction, result right. */
+static void test_autotune_transpose(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    fresh_cache_dir();
+    tt_conv_transpose2d_desc d = T(2, 5, 4, 3, 3, 2, 2, 2, 2, 0, 0, 0, 0, AUTO);
+    int oh = tt_conv_transpose2d_out_h(&d), ow = tt_conv_transpose2d_out_w(&d);
+    size_t inp_n = 2 * 5 * 4 * 3, weight_n = 5 * 3 * 2 * 2, out_n = (size_t)2 * 3 * oh * ow;
+    float inp[120], weight[60], got[2 * 3 * 8 * 6];
+    double inp_d[120], weight_d[60], want[2 * 3 * 8 * 6];
+    uint64_t seed = 53;
+    th_fill_uniform(inp, inp_n, -1, 1, &seed);
+    th_fill_uniform(weight, weight_n, -1, 1, &seed);
+    for (size_t i = 0; i < inp_n; i++) inp_d[i] = inp[i];
+    for (size_t i = 0; i < weight_n; i++) weight_d[i] = weight[i];
+    tt_buffer *x = th_upload(inp, inp_n, "tuneT.inp"), *w = th_upload(weight, weight_n, "tuneT.w");
+    tt_buffer *y = th_zeros(out_n, "tuneT.out");
+    TH_OK(tt_conv_transpose2d_forward(be, tt_mem_of(y), tt_mem_of(x), tt_mem_of(w), (tt_mem){0},
+                                      &d, (tt_mem){0}));
+    th_download(got, y, out_n);
+    ref_conv_transpose2d_forward(want, inp_d, weight_d, NULL, &d);
+    double e = th_max_rel_error(got, want, out_n, REF_CONV_FWD_FLOOR);
+    CU_ASSERT(e < REF_CONV_FWD_TOL);
+    tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
+    CU_ASSERT_EQUAL(s.timed, 1); /* im2col_gemm and direct; k2 s2 runs neither winograd nor fft */
+    CU_ASSERT_EQUAL(s.runs, 6);
+    printf("\n    conv_transpose2d autotune forward error %.2e", e);
+    tt_buffer_free(x), tt_buffer_free(w), tt_buffer_free(y);
     remove_cache_dir(be);
 }
 
@@ -573,6 +615,7 @@ int main(void)
         {"forced algorithms fall back on shapes they do not run", test_fallback_runs},
         {"conv_transpose2d through every algorithm", test_conv_transpose},
         {"autotuner: timed once, find-db written and reused", test_autotune},
+        {"autotuner on conv_transpose2d", test_autotune_transpose},
         {"forcing an algorithm (function, TT_CONV_ALGO)", test_force},
         {"a corrupt find-db is ignored with a warning", test_corrupt_db},
         {"timing per algorithm (TT_BENCH_CONV=1)", test_bench},

@@ -313,6 +313,8 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
         double ms;
         tt_status failed = time_one(be, run, ctx, candidates[i], &ms);
         if (failed) {
+            fprintf(stderr, "tiletrain: warning: timing %s for %s: %s; leaving it out\n",
+                    tt_conv_algo_name(candidates[i]), key, tt_status_message(failed));
             tt_status_free(last_failure);
             last_failure = failed;
             continue;

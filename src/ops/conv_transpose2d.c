@@ -241,11 +241,17 @@ static tt_status tune_run(void *p, tt_conv_algo algo)
         size_t floats = c->dir == TT_CONV_DIR_FORWARD         ? s->batch * s->cout * s->out_plane
                         : c->dir == TT_CONV_DIR_BACKWARD_DATA ? s->batch * s->cin * s->in_plane
                                                               : s->cin * s->k;
-        TT_TRY(tt_buffer_alloc(c->be, floats * sizeof(float), TT_MEM_WORKSPACE,
-                               "conv_transpose2d.autotune.output", &c->scratch));
-        TT_TRY(tt_conv_workspace_acquire(c->be, "conv_transpose2d autotune",
-                                         "conv_transpose2d.autotune.workspace", c->given_ws,
-                                         c->ws_bytes, &c->ws));
+        tt_status status = tt_buffer_alloc(c->be, floats * sizeof(float), TT_MEM_WORKSPACE,
+                                           "conv_transpose2d.autotune.output", &c->scratch);
+        if (!status)
+            status = tt_conv_workspace_acquire(c->be, "conv_transpose2d autotune",
+                                               "conv_transpose2d.autotune.workspace", c->given_ws,
+                                               c->ws_bytes, &c->ws);
+        if (status) { /* the next candidate tries again */
+            tt_buffer_free(c->scratch);
+            c->scratch = NULL;
+            return status;
+        }
     }
     return run_dir(c->be, algo, c->dir, tt_mem_of(c->scratch), c->inp, c->weight, c->bias,
                    c->dout, s, c->ws.mem);
