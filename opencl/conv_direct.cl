@@ -206,6 +206,7 @@ void conv_direct_backward_weight(TT_MEM(float, dweight), TT_MEM(const float, dou
     const int lid = get_local_id(0);
     const int co0 = get_group_id(0) / Cin * TT_DIRECT_WCOB, ci = get_group_id(0) % Cin;
     const int ktaps = KH * KW, tap0 = get_group_id(1) * TT_DIRECT_TAPS;
+    const int ky0 = tap0 / KW, kx0 = tap0 % KW;
     const int last = min(TT_DIRECT_WCOB, Cout - co0) - 1; /* uniform */
     float acc[TT_DIRECT_WCOB][TT_DIRECT_TAPS];
     for (int j = 0; j < TT_DIRECT_WCOB; j++)
@@ -222,10 +223,11 @@ void conv_direct_backward_weight(TT_MEM(float, dweight), TT_MEM(const float, dou
                     const float dv = drow[(size_t)min(j, last) * OH * OW + ox_safe];
                     d[j] = ox < OW ? dv : 0.0f;
                 }
+                int ky = ky0, kx = kx0; /* taps past the kernel: computed, never stored */
                 for (int t = 0; t < TT_DIRECT_TAPS; t++) {
-                    const int tap = min(tap0 + t, ktaps - 1);
-                    const int iy = oy * SH - PH + tap / KW * DH;
-                    const int ix = ox * SW - PW + tap % KW * DW;
+                    const int iy = oy * SH - PH + min(ky, KH - 1) * DH;
+                    const int ix = ox * SW - PW + kx * DW;
+                    if (++kx == KW) kx = 0, ky++;
                     const float v = plane[clamp(iy, 0, H - 1) * W + clamp(ix, 0, W - 1)];
                     const float x = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? v : 0.0f;
                     for (int j = 0; j < TT_DIRECT_WCOB; j++) acc[j][t] = fma(d[j], x, acc[j][t]);
@@ -247,5 +249,148 @@ void conv_direct_backward_weight(TT_MEM(float, dweight), TT_MEM(const float, dou
         const int j = i / TT_DIRECT_TAPS, t = i % TT_DIRECT_TAPS;
         if (j <= last && tap0 + t < ktaps)
             dweight[((size_t)(co0 + j) * Cin + ci) * ktaps + tap0 + t] += partial[i * TT_DIRECT_WG];
+    }
+}
+
+/* ---- explicit 8-wide variants for CPUs (stride 1 along W) ----------------
+ * Each work-item handles 8 neighbouring columns as one float8, so the SIMD
+ * units are used whether or not the runtime vectorises across work-items.
+ * Columns outside the image (padding, the ragged right edge) are masked. */
+
+/* row[x0 .. x0 + 7], 0 outside [0, w). */
+inline float8 tt_load8(__global const float *row, const int x0, const int w)
+{
+    if (x0 >= 0 && x0 + 8 <= w) return vload8(0, row + x0);
+    float lanes[8];
+    for (int l = 0; l < 8; l++) lanes[l] = (x0 + l >= 0 && x0 + l < w) ? row[x0 + l] : 0.0f;
+    return vload8(0, lanes);
+}
+
+/* row[x0 .. x0 + 7] (+)= v, only the lanes inside [0, w). */
+inline void tt_store8(__global float *row, const int x0, const int w, const float8 v,
+                      const int accumulate)
+{
+    if (x0 + 8 <= w) {
+        vstore8(accumulate ? vload8(0, row + x0) + v : v, 0, row + x0);
+        return;
+    }
+    float lanes[8];
+    vstore8(v, 0, lanes);
+    for (int l = 0; l < 8 && x0 + l < w; l++) row[x0 + l] = (accumulate ? row[x0 + l] : 0.0f) + lanes[l];
+}
+
+/* conv_direct_forward with 8 outputs per work-item; sW must be 1.
+ * global (ceil(OW / 8), OH, N * ceil(Cout / COB)). */
+__kernel void conv_direct_forward_w8(TT_MEM(float, out), TT_MEM(const float, inp),
+                                     TT_MEM(const float, weight), TT_MEM(const float, bias),
+                                     const int has_bias, const int accumulate, TT_GEOMETRY)
+{
+    TT_PTR(float, out);
+    TT_PTR(const float, inp);
+    TT_PTR(const float, weight);
+    TT_PTR(const float, bias);
+    const int ox0 = get_global_id(0) * 8, oy = get_global_id(1);
+    const int blocks = (Cout + TT_DIRECT_COB - 1) / TT_DIRECT_COB;
+    const int n = get_global_id(2) / blocks, co0 = get_global_id(2) % blocks * TT_DIRECT_COB;
+    if (ox0 >= OW || oy >= OH || n >= N) return;
+    const int last = min(TT_DIRECT_COB, Cout - co0) - 1;
+    float8 acc[TT_DIRECT_COB];
+    for (int j = 0; j < TT_DIRECT_COB; j++) acc[j] = (float8)(0.0f);
+    const int ktaps = KH * KW;
+    const size_t wstride = (size_t)Cin * ktaps;
+    for (int ci = 0; ci < Cin; ci++) {
+        __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
+        __global const float *wci = weight + ((size_t)co0 * Cin + ci) * ktaps;
+        for (int ky = 0; ky < KH; ky++) {
+            const int iy = oy * SH - PH + ky * DH;
+            if (iy < 0 || iy >= H) continue;
+            for (int kx = 0; kx < KW; kx++) {
+                const float8 x = tt_load8(plane + iy * W, ox0 - PW + kx * DW, W);
+                const int tap = ky * KW + kx;
+                for (int j = 0; j < TT_DIRECT_COB; j++)
+                    acc[j] = fma(x, (float8)(wci[min(j, last) * wstride + tap]), acc[j]);
+            }
+        }
+    }
+    for (int j = 0; j <= last; j++) {
+        __global float *row = out + (((size_t)n * Cout + co0 + j) * OH + oy) * OW;
+        const float8 b = (float8)(has_bias ? bias[co0 + j] : 0.0f);
+        tt_store8(row, ox0, OW, acc[j] + b, accumulate);
+    }
+}
+
+/* conv_direct_backward_data with 8 columns per work-item; sW must be 1.
+ * global (ceil(W / 8), H, N * ceil(Cin / CIB)). */
+__kernel void conv_direct_backward_data_w8(TT_MEM(float, dinp), TT_MEM(const float, dout),
+                                           TT_MEM(const float, weight), TT_GEOMETRY)
+{
+    TT_PTR(float, dinp);
+    TT_PTR(const float, dout);
+    TT_PTR(const float, weight);
+    const int x0 = get_global_id(0) * 8, y = get_global_id(1);
+    const int blocks = (Cin + TT_DIRECT_CIB - 1) / TT_DIRECT_CIB;
+    const int n = get_global_id(2) / blocks, ci0 = get_global_id(2) % blocks * TT_DIRECT_CIB;
+    if (x0 >= W || y >= H || n >= N) return;
+    const int last = min(TT_DIRECT_CIB, Cin - ci0) - 1;
+    float8 acc[TT_DIRECT_CIB];
+    for (int j = 0; j < TT_DIRECT_CIB; j++) acc[j] = (float8)(0.0f);
+    const int ktaps = KH * KW;
+    for (int ky = 0; ky < KH; ky++) {
+        const int ty = y + PH - ky * DH;
+        if (ty < 0 || ty % SH) continue;
+        const int oy = ty / SH;
+        if (oy >= OH) continue;
+        for (int kx = 0; kx < KW; kx++) {
+            const int tap = ky * KW + kx;
+            for (int co = 0; co < Cout; co++) {
+                const float8 d = tt_load8(dout + (((size_t)n * Cout + co) * OH + oy) * OW,
+                                          x0 + PW - kx * DW, OW);
+                __global const float *w = weight + ((size_t)co * Cin + ci0) * ktaps + tap;
+                for (int j = 0; j < TT_DIRECT_CIB; j++)
+                    acc[j] = fma(d, (float8)(w[min(j, last) * ktaps]), acc[j]);
+            }
+        }
+    }
+    for (int j = 0; j <= last; j++)
+        tt_store8(dinp + (((size_t)n * Cin + ci0 + j) * H + y) * W, x0, W, acc[j], 1);
+}
+
+/* conv_direct_backward_weight for CPUs; sW must be 1.  One work-item per
+ * (co, ci) pair (dimension 0) and tap chunk (dimension 1) sums over every
+ * output position, 8 columns at a time, with no barrier: on PoCL values
+ * live across a barrier go through memory, which costs more than the
+ * parallelism of a work-group reduction brings on a CPU. */
+__kernel void conv_direct_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(const float, dout),
+                                             TT_MEM(const float, inp), TT_GEOMETRY)
+{
+    TT_PTR(float, dweight);
+    TT_PTR(const float, dout);
+    TT_PTR(const float, inp);
+    const int pair = get_global_id(0), co = pair / Cin, ci = pair % Cin;
+    if (co >= Cout) return;
+    const int ktaps = KH * KW, tap0 = get_global_id(1) * TT_DIRECT_TAPS;
+    const int ky0 = tap0 / KW, kx0 = tap0 % KW;
+    float8 acc[TT_DIRECT_TAPS];
+    for (int t = 0; t < TT_DIRECT_TAPS; t++) acc[t] = (float8)(0.0f);
+    for (int n = 0; n < N; n++) {
+        __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
+        for (int oy = 0; oy < OH; oy++) {
+            __global const float *drow = dout + (((size_t)n * Cout + co) * OH + oy) * OW;
+            for (int ox0 = 0; ox0 < OW; ox0 += 8) {
+                const float8 d = tt_load8(drow, ox0, OW);
+                /* taps past the kernel compute on a valid row and are never stored */
+                int ky = ky0, kx = kx0;
+                for (int t = 0; t < TT_DIRECT_TAPS; t++) {
+                    const int iy = oy * SH - PH + min(ky, KH - 1) * DH;
+                    if (iy >= 0 && iy < H)
+                        acc[t] = fma(d, tt_load8(plane + iy * W, ox0 - PW + kx * DW, W), acc[t]);
+                    if (++kx == KW) kx = 0, ky++;
+                }
+            }
+        }
+    }
+    for (int t = 0; t < TT_DIRECT_TAPS && tap0 + t < ktaps; t++) {
+        const float4 h = acc[t].lo + acc[t].hi;
+        dweight[((size_t)co * Cin + ci) * ktaps + tap0 + t] += h.x + h.y + h.z + h.w;
     }
 }

@@ -138,15 +138,19 @@ static void check_cases(const char *label, const conv2d_case *cases, size_t coun
 
 static void test_direct(void)
 {
-    setenv("TT_CONV_DIRECT_TILED", "0", 1);
-    check_cases("direct", direct_cases, COUNT(direct_cases), ALL_DIRS);
+    setenv("TT_CONV_DIRECT_VARIANT", "scalar", 1);
+    check_cases("direct (scalar)", direct_cases, COUNT(direct_cases), ALL_DIRS);
+    setenv("TT_CONV_DIRECT_VARIANT", "w8", 1); /* stride-2 columns fall back to scalar */
+    check_cases("direct (8-wide)", direct_cases, COUNT(direct_cases), ALL_DIRS);
+    check_cases("direct (8-wide)", tiled_cases, COUNT(tiled_cases), ALL_DIRS);
+    unsetenv("TT_CONV_DIRECT_VARIANT");
 }
 
 static void test_direct_tiled(void)
 {
-    setenv("TT_CONV_DIRECT_TILED", "1", 1);
+    setenv("TT_CONV_DIRECT_VARIANT", "tiled", 1);
     check_cases("direct (local-memory tiles)", tiled_cases, COUNT(tiled_cases), ALL_DIRS);
-    unsetenv("TT_CONV_DIRECT_TILED");
+    unsetenv("TT_CONV_DIRECT_VARIANT");
 }
 
 static void test_winograd(void)
