@@ -70,7 +70,9 @@ static size_t channel_block(size_t channels)
 static direct_params params_of(const tt_backend *be, const tt_conv_shape *s)
 {
     direct_params p;
-    p.cob = channel_block(s->cout), p.cib = channel_block(s->cin);
+    /* one block for both directions: fewer programs to build (PoCL builds
+     * each option set in seconds), little waste for the UNet's shapes */
+    p.cob = p.cib = channel_block(s->cout > s->cin ? s->cout : s->cin);
     if (variant_of(be, s) == VARIANT_W8) { /* 8 float8 accumulators fill the registers */
         if (p.cob > 8) p.cob = 8;
         if (p.cib > 8) p.cib = 8;
