@@ -562,24 +562,21 @@ static double now_ms(void)
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-static void test_bench(void)
+/* Times forward, backward-data and backward-weight of `d` with every
+ * algorithm (TT_BENCH_CONV_ALGOS="direct,fft" picks some). */
+static void bench_shape(tt_backend *be, tt_conv2d_desc d)
 {
-    const char *env = getenv("TT_BENCH_CONV");
-    if (!env || atoi(env) <= 0) {
-        printf("\n    skipped: set TT_BENCH_CONV=1 to time each algorithm on 4x16x256x256 3x3");
-        return;
-    }
-    tt_backend *be = th_backend();
-    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
-    int batch = atoi(env) > 1 ? atoi(env) : 4;
-    tt_conv2d_desc d = D(batch, 16, 256, 256, 16, 3, 3, 1, 1, 1, 1, 1, 1, IM2COL_GEMM);
-    size_t n = (size_t)batch * 16 * 256 * 256;
-    tt_buffer *x = th_zeros(n, "bench.x"), *y = th_zeros(n, "bench.y"), *dx = th_zeros(n, "bench.dx");
-    tt_buffer *w = th_zeros(16 * 16 * 9, "bench.w"), *dw = th_zeros(16 * 16 * 9, "bench.dw");
-    tt_buffer *b = th_zeros(16, "bench.b");
-    printf("\n    %s, N=%d 16->16 3x3 p1 256x256 (ms, best of 2 after a warm-up)", be->device.name,
-           batch);
-    const char *only = getenv("TT_BENCH_CONV_ALGOS"); /* e.g. "direct,winograd" */
+    size_t in_n = (size_t)d.batch * d.in_channels * d.in_h * d.in_w;
+    size_t out_n = (size_t)d.batch * d.out_channels * tt_conv2d_out_h(&d) * tt_conv2d_out_w(&d);
+    size_t w_n = (size_t)d.out_channels * d.in_channels * d.kernel_h * d.kernel_w;
+    tt_buffer *x = th_zeros(in_n, "bench.x"), *y = th_zeros(out_n, "bench.y");
+    tt_buffer *dx = th_zeros(in_n, "bench.dx"), *w = th_zeros(w_n, "bench.w");
+    tt_buffer *dw = th_zeros(w_n, "bench.dw"), *b = th_zeros((size_t)d.out_channels, "bench.b");
+    printf("\n    %s, N=%d %d->%d %dx%d p%d %dx%d (ms, best of 2 after a warm-up; the algorithm "
+           "that ran in brackets)",
+           be->device.name, d.batch, d.in_channels, d.out_channels, d.kernel_h, d.kernel_w,
+           d.pad_h, d.in_h, d.in_w);
+    const char *only = getenv("TT_BENCH_CONV_ALGOS");
     for (int a = TT_CONV_ALGO_IM2COL_GEMM; a < TT_CONV_ALGO_COUNT; a++) {
         d.algo = (tt_conv_algo)a;
         if (only && !strstr(only, tt_conv_algo_name(d.algo))) continue;
@@ -603,8 +600,9 @@ static void test_bench(void)
                 if (rep > 0 && t < best[dir]) best[dir] = t;
             }
         }
-        printf("\n    %-12s forward %8.1f  backward-data %8.1f (%s)  backward-weight %8.1f (%s)",
-               tt_conv_algo_name(d.algo), best[0], best[1],
+        printf("\n    %-12s forward %8.1f (%s)  backward-data %8.1f (%s)  backward-weight %8.1f (%s)",
+               tt_conv_algo_name(d.algo), best[0],
+               tt_conv_algo_name(tt_conv2d_algo_for(&d, TT_CONV_DIR_FORWARD)), best[1],
                tt_conv_algo_name(tt_conv2d_algo_for(&d, TT_CONV_DIR_BACKWARD_DATA)), best[2],
                tt_conv_algo_name(tt_conv2d_algo_for(&d, TT_CONV_DIR_BACKWARD_WEIGHT)));
         tt_buffer_free(ws);
@@ -612,6 +610,21 @@ static void test_bench(void)
     printf("\n");
     tt_buffer_free(x), tt_buffer_free(y), tt_buffer_free(dx), tt_buffer_free(w);
     tt_buffer_free(dw), tt_buffer_free(b);
+}
+
+static void test_bench(void)
+{
+    const char *env = getenv("TT_BENCH_CONV");
+    if (!env || atoi(env) <= 0) {
+        printf("\n    skipped: set TT_BENCH_CONV=1 (or =N for micro-batch N) to time each "
+               "algorithm on the UNet's 16->16 3x3 conv at 256x256, and a 7x7 one");
+        return;
+    }
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    int batch = atoi(env) > 1 ? atoi(env) : 4;
+    bench_shape(be, (tt_conv2d_desc)D(batch, 16, 256, 256, 16, 3, 3, 1, 1, 1, 1, 1, 1, AUTO));
+    bench_shape(be, (tt_conv2d_desc)D(1, 16, 256, 256, 16, 7, 7, 1, 1, 3, 3, 1, 1, AUTO));
 }
 
 int main(void)
