@@ -61,7 +61,7 @@ static direct_variant variant_of(const tt_backend *be, const tt_conv_shape *s)
 }
 
 /* Channels per work-item: enough to reuse each load, few enough to waste
- * little work on the last block (one program per distinct pair). */
+ * little work on the last block (one program per distinct block). */
 static size_t channel_block(size_t channels)
 {
     return channels >= 16 ? 16 : channels > 4 ? 8 : 4;
