@@ -414,6 +414,21 @@ static void test_autotune(void)
     CU_ASSERT_EQUAL(s.db_loads, 1);
     CU_ASSERT_EQUAL(s.db_hits, 1);
 
+    /* another process adds a key meanwhile: our next write keeps it */
+    db = read_db(be);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+    cJSON *other = cJSON_AddObjectToObject(cJSON_GetObjectItemCaseSensitive(db, "entries"),
+                                           "conv2d forward (written by another process)");
+    cJSON_AddStringToObject(other, "algo", "direct");
+    char path[1024], *text = cJSON_Print(db);
+    TH_OK(tt_conv_find_db_path(be, path, sizeof path));
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_FATAL(f && text);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    cJSON_Delete(db);
+
     /* backward: timing must not add into the caller's gradients */
     float *gi = malloc(r.inp_n * sizeof(float)), *gw = malloc(r.weight_n * sizeof(float));
     float *ri = malloc(r.inp_n * sizeof(float)), *rw = malloc(r.weight_n * sizeof(float));
@@ -430,7 +445,7 @@ static void test_autotune(void)
     printf("\n    autotune backward vs im2col_gemm: dinp %.2e  dweight %.2e", ei, ew);
     free(gi), free(gw), free(ri), free(rw);
     db = read_db(be);
-    CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(db, "entries")), 3);
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(db, "entries")), 4);
     cJSON_Delete(db);
     CU_ASSERT_EQUAL(be->mem.current[TT_MEM_WORKSPACE], 0);
     run_free(&r);

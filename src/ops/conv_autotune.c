@@ -139,14 +139,12 @@ static int device_loaded(uint64_t device)
     return 0;
 }
 
-/* Reads the device's find-db once; a missing file is an empty one, a
- * corrupt one is warned about and ignored. */
-static void load_db(const tt_backend *be, uint64_t device)
+/* Adds the entries of the device's find-db file to memory.  merge = 0: the
+ * first read (counted; a corrupt file or entry is warned about and ignored);
+ * merge = 1: before a write, quietly taking the keys another process added
+ * meanwhile, so that concurrent runs do not drop each other's picks. */
+static void read_db_file(const tt_backend *be, uint64_t device, int merge)
 {
-    loaded_device *grown = realloc(loaded, (loaded_count + 1) * sizeof *grown);
-    if (!grown) return;
-    loaded = grown;
-    loaded[loaded_count++] = (loaded_device){device};
     char path[1024];
     tt_status status = tt_conv_find_db_path(be, path, sizeof path);
     if (status) {
@@ -166,16 +164,19 @@ static void load_db(const tt_backend *be, uint64_t device)
         }
     }
     fclose(f);
-    stats.db_loads++;
+    if (!merge) stats.db_loads++;
     cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "version");
     cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
     if (!cJSON_IsNumber(version) || version->valuedouble != FIND_DB_VERSION ||
         !cJSON_IsObject(entries)) {
-        fprintf(stderr,
-                "tiletrain: warning: convolution find-db '%s' is corrupt or of another version; "
-                "ignoring it (the convolutions are timed again and the file rewritten)\n",
-                path);
-        stats.db_ignored++;
+        if (!merge) {
+            fprintf(stderr,
+                    "tiletrain: warning: convolution find-db '%s' is corrupt or of another "
+                    "version; ignoring it (the convolutions are timed again and the file "
+                    "rewritten)\n",
+                    path);
+            stats.db_ignored++;
+        }
         goto done;
     }
     const cJSON *entry;
@@ -187,18 +188,31 @@ static void load_db(const tt_backend *be, uint64_t device)
         tt_status bad = cJSON_IsString(name) ? tt_conv_algo_parse(name->valuestring, &algo)
                                              : tt_error_new(TT_ERR_FORMAT, "no algo");
         if (bad || algo == TT_CONV_ALGO_AUTO) {
-            fprintf(stderr, "tiletrain: warning: convolution find-db '%s': entry '%s' has no "
-                            "valid algorithm; ignoring the entry\n",
-                    path, entry->string ? entry->string : "?");
-            stats.db_ignored++;
+            if (!merge) {
+                fprintf(stderr, "tiletrain: warning: convolution find-db '%s': entry '%s' has "
+                                "no valid algorithm; ignoring the entry\n",
+                        path, entry->string ? entry->string : "?");
+                stats.db_ignored++;
+            }
             tt_status_free(bad);
             continue;
         }
+        if (merge && find_pick(device, entry->string)) continue;
         add_pick(device, entry->string, algo, cJSON_IsNumber(ms) ? ms->valuedouble : -1.0);
     }
 done:
     cJSON_Delete(root);
     free(text);
+}
+
+/* Reads the device's find-db once per process; missing is empty. */
+static void load_db(const tt_backend *be, uint64_t device)
+{
+    loaded_device *grown = realloc(loaded, (loaded_count + 1) * sizeof *grown);
+    if (!grown) return;
+    loaded = grown;
+    loaded[loaded_count++] = (loaded_device){device};
+    read_db_file(be, device, 0);
 }
 
 static void mkdirs(const char *path)
@@ -214,8 +228,9 @@ static void mkdirs(const char *path)
     mkdir(tmp, 0755);
 }
 
-/* Writes every pick of the device to its find-db: temporary file, fsync,
- * rename.  Failures are warnings: the pick itself stands. */
+/* Writes every pick of the device (merged with what the file holds now) to
+ * its find-db: temporary file, fsync, rename.  Failures are warnings: the
+ * pick itself stands. */
 static void write_db(const tt_backend *be, uint64_t device)
 {
     char path[1024], dir[900], tmp[1100];
@@ -226,6 +241,7 @@ static void write_db(const tt_backend *be, uint64_t device)
         return;
     }
     mkdirs(dir);
+    read_db_file(be, device, 1);
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "version", FIND_DB_VERSION);
     char device_text[512];
