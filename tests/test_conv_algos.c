@@ -143,7 +143,7 @@ static void test_direct(void)
     check_cases("direct (scalar)", direct_cases, COUNT(direct_cases), ALL_DIRS);
     setenv("TT_CONV_DIRECT_VARIANT", "w8", 1); /* stride-2 columns fall back to scalar */
     check_cases("direct (8-wide)", direct_cases, COUNT(direct_cases), ALL_DIRS);
-    check_cases("direct (8-wide)", tiled_cases, COUNT(tiled_cases), ALL_DIRS);
+    check_cases("direct (8-wide, tile cases)", tiled_cases, COUNT(tiled_cases), ALL_DIRS);
     unsetenv("TT_CONV_DIRECT_VARIANT");
 }
 
