@@ -1,6 +1,14 @@
 /*
  * conv2d: shape checks, algorithm dispatch, and the im2col + GEMM algorithm.
  *
+ * Dispatch: one row per tt_conv_algo (conv_algo.h has the table of what each
+ * runs).  Each direction (forward, backward-data, backward-weight) resolves
+ * separately: desc->algo, else the forced one (tt_conv_algo_force,
+ * $TT_CONV_ALGO), else the autotuner's pick among the algorithms that run
+ * that direction of the shape; a chosen algorithm that does not run it falls
+ * back to IM2COL_GEMM.  The workspace of an AUTO desc is the largest that
+ * any candidate needs, so a caller's shared workspace fits every pick.
+ *
  * im2col + GEMM, one image n at a time, per group g (one strided-batched
  * GEMM over the groups; K = Cin/groups * kH * kW, P = OH * OW):
  *   forward   cols = im2col(inp[n])                      (Cin * kH * kW, P)
@@ -14,29 +22,12 @@
 #include "ops/conv2d.h"
 
 #include <limits.h>
+#include <stdio.h>
 
 #include "core/status.h"
+#include "ops/conv_autotune.h"
 
-/* The desc with defaults applied and the derived sizes, all in size_t. */
-typedef struct conv2d_shape {
-    size_t batch, cin, h, w, cout, kh, kw, sh, sw, ph, pw, dh, dw, groups;
-    size_t oh, ow;
-    size_t cin_g, cout_g;   /* channels per group */
-    size_t k;               /* cin_g * kh * kw: one group's column rows */
-    size_t in_plane;        /* h * w */
-    size_t out_plane;       /* oh * ow */
-    int image_is_columns;   /* 1x1, stride 1, no padding: cols == the image */
-} conv2d_shape;
-
-/* One algorithm: workspace size, forward (bias included), backward of the
- * input and the weight (dbias is common to all and done by the caller). */
-typedef struct conv2d_algo_impl {
-    size_t (*workspace_bytes)(const conv2d_shape *s);
-    tt_status (*forward)(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, tt_mem bias,
-                         const conv2d_shape *s, tt_mem ws);
-    tt_status (*backward)(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem dout, tt_mem inp,
-                          tt_mem weight, const conv2d_shape *s, tt_mem ws);
-} conv2d_algo_impl;
+typedef tt_conv_shape conv2d_shape;
 
 /* ---- im2col + GEMM ------------------------------------------------------ */
 
@@ -54,10 +45,10 @@ static tt_im2col im2col_geometry(const conv2d_shape *s, tt_mem image, tt_mem col
 }
 
 static tt_status im2col_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
-                                tt_mem bias, const conv2d_shape *s, tt_mem ws)
+                                tt_mem bias, const conv2d_shape *s, tt_mem ws, int accumulate)
 {
-    float beta = 0.0f;
-    if (bias.buffer) {
+    float beta = accumulate ? 1.0f : 0.0f;
+    if (bias.buffer && !accumulate) {
         TT_TRY(tt_conv_bias_fill(be, out, bias, s->batch, s->cout, s->out_plane));
         beta = 1.0f;
     }
@@ -80,63 +71,194 @@ static tt_status im2col_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
     return NULL;
 }
 
-static tt_status im2col_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem dout,
-                                 tt_mem inp, tt_mem weight, const conv2d_shape *s, tt_mem ws)
+static tt_status im2col_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
+                                        const conv2d_shape *s, tt_mem ws)
 {
     for (size_t n = 0; n < s->batch; n++) {
         tt_mem dout_n = tt_mem_f32(dout, n * s->cout * s->out_plane);
-        if (dweight.buffer) {
-            tt_mem cols = tt_mem_f32(inp, n * s->cin * s->in_plane);
-            if (!s->image_is_columns) {
-                tt_im2col g = im2col_geometry(s, cols, ws);
-                TT_TRY(tt_im2col_run(be, &g));
-                cols = ws;
-            }
-            /* dweight_g (Cout/g, K) += dout_g (Cout/g, P) . cols_gᵀ (P, K) */
-            tt_gemm gemm = {.trans_b = 1, .m = s->cout_g, .n = s->k, .k = s->out_plane,
-                            .alpha = 1.0f, .beta = 1.0f,
-                            .a = dout_n, .lda = s->out_plane,
-                            .stride_a = s->cout_g * s->out_plane,
-                            .b = cols, .ldb = s->out_plane, .stride_b = s->k * s->out_plane,
-                            .c = dweight, .ldc = s->k, .stride_c = s->cout_g * s->k,
-                            .batch = s->groups};
-            TT_TRY(tt_gemm_run(be, &gemm));
+        tt_mem cols = tt_mem_f32(inp, n * s->cin * s->in_plane);
+        if (!s->image_is_columns) {
+            tt_im2col g = im2col_geometry(s, cols, ws);
+            TT_TRY(tt_im2col_run(be, &g));
+            cols = ws;
         }
-        if (dinp.buffer) {
-            /* cols_g (K, P) = weight_gᵀ (K, Cout/g) . dout_g (Cout/g, P); with no
-             * columns to scatter, straight into dinp with beta = 1. */
-            tt_mem dinp_n = tt_mem_f32(dinp, n * s->cin * s->in_plane);
-            tt_gemm gemm = {.trans_a = 1, .m = s->k, .n = s->out_plane, .k = s->cout_g,
-                            .alpha = 1.0f, .beta = s->image_is_columns ? 1.0f : 0.0f,
-                            .a = weight, .lda = s->k, .stride_a = s->cout_g * s->k,
-                            .b = dout_n, .ldb = s->out_plane,
-                            .stride_b = s->cout_g * s->out_plane,
-                            .c = s->image_is_columns ? dinp_n : ws, .ldc = s->out_plane,
-                            .stride_c = s->k * s->out_plane, .batch = s->groups};
-            TT_TRY(tt_gemm_run(be, &gemm));
-            if (!s->image_is_columns) {
-                tt_im2col g = im2col_geometry(s, dinp_n, ws);
-                TT_TRY(tt_col2im_run(be, &g));
-            }
+        /* dweight_g (Cout/g, K) += dout_g (Cout/g, P) . cols_gᵀ (P, K) */
+        tt_gemm gemm = {.trans_b = 1, .m = s->cout_g, .n = s->k, .k = s->out_plane,
+                        .alpha = 1.0f, .beta = 1.0f,
+                        .a = dout_n, .lda = s->out_plane, .stride_a = s->cout_g * s->out_plane,
+                        .b = cols, .ldb = s->out_plane, .stride_b = s->k * s->out_plane,
+                        .c = dweight, .ldc = s->k, .stride_c = s->cout_g * s->k,
+                        .batch = s->groups};
+        TT_TRY(tt_gemm_run(be, &gemm));
+    }
+    return NULL;
+}
+
+static tt_status im2col_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
+                                      const conv2d_shape *s, tt_mem ws)
+{
+    for (size_t n = 0; n < s->batch; n++) {
+        /* cols_g (K, P) = weight_gᵀ (K, Cout/g) . dout_g (Cout/g, P); with no
+         * columns to scatter, straight into dinp with beta = 1. */
+        tt_mem dout_n = tt_mem_f32(dout, n * s->cout * s->out_plane);
+        tt_mem dinp_n = tt_mem_f32(dinp, n * s->cin * s->in_plane);
+        tt_gemm gemm = {.trans_a = 1, .m = s->k, .n = s->out_plane, .k = s->cout_g,
+                        .alpha = 1.0f, .beta = s->image_is_columns ? 1.0f : 0.0f,
+                        .a = weight, .lda = s->k, .stride_a = s->cout_g * s->k,
+                        .b = dout_n, .ldb = s->out_plane, .stride_b = s->cout_g * s->out_plane,
+                        .c = s->image_is_columns ? dinp_n : ws, .ldc = s->out_plane,
+                        .stride_c = s->k * s->out_plane, .batch = s->groups};
+        TT_TRY(tt_gemm_run(be, &gemm));
+        if (!s->image_is_columns) {
+            tt_im2col g = im2col_geometry(s, dinp_n, ws);
+            TT_TRY(tt_col2im_run(be, &g));
         }
     }
     return NULL;
 }
 
+static const tt_conv_algo_impl im2col_impl = {
+    .supports = NULL, /* every shape, every direction */
+    .workspace_bytes = im2col_workspace_bytes,
+    .forward = im2col_forward,
+    .backward_data = im2col_backward_data,
+    .backward_weight = im2col_backward_weight,
+};
+
 /* ---- dispatch ----------------------------------------------------------- */
 
-static const conv2d_algo_impl conv2d_algos[] = {
-    [TT_CONV_ALGO_AUTO] = {NULL, NULL, NULL}, /* resolved by pick_algo() */
-    [TT_CONV_ALGO_IM2COL_GEMM] = {im2col_workspace_bytes, im2col_forward, im2col_backward},
+static const tt_conv_algo_impl *const conv2d_algos[] = {
+    [TT_CONV_ALGO_AUTO] = NULL, /* resolved per direction by resolve() */
+    [TT_CONV_ALGO_IM2COL_GEMM] = &im2col_impl,
+    [TT_CONV_ALGO_DIRECT] = &tt_conv_direct_impl,
+    [TT_CONV_ALGO_WINOGRAD] = &tt_conv_winograd_impl,
+    [TT_CONV_ALGO_FFT] = &tt_conv_fft_impl,
 };
 _Static_assert(sizeof conv2d_algos / sizeof conv2d_algos[0] == TT_CONV_ALGO_COUNT,
                "conv2d needs one row per tt_conv_algo");
 
-/* The algorithm that runs a desc: its own choice, or AUTO's pick. */
-static tt_conv_algo pick_algo(const tt_conv2d_desc *d)
+const tt_conv_algo_impl *tt_conv2d_algo_impl(tt_conv_algo algo)
 {
-    if (d->algo != TT_CONV_ALGO_AUTO) return d->algo;
-    return TT_CONV_ALGO_IM2COL_GEMM; /* the only one so far */
+    return (unsigned)algo < TT_CONV_ALGO_COUNT ? conv2d_algos[algo] : NULL;
+}
+
+/* What the caller asked for: the desc's algorithm, else the forced one. */
+static tt_conv_algo requested(const tt_conv2d_desc *d)
+{
+    return d->algo != TT_CONV_ALGO_AUTO ? d->algo : tt_conv_algo_forced();
+}
+
+/* `want` if it runs `dir` of `s` itself, else the IM2COL_GEMM fallback. */
+static tt_conv_algo concrete(tt_conv_algo want, const conv2d_shape *s, tt_conv_dir dir)
+{
+    return tt_conv_algo_runs(conv2d_algos[want], s, dir) ? want : TT_CONV_ALGO_IM2COL_GEMM;
+}
+
+/* The algorithms that run `dir` of `s`, in enum order; returns the count. */
+static int candidates_of(const conv2d_shape *s, tt_conv_dir dir, tt_conv_algo *out)
+{
+    int count = 0;
+    for (int a = TT_CONV_ALGO_AUTO + 1; a < TT_CONV_ALGO_COUNT; a++)
+        if (tt_conv_algo_runs(conv2d_algos[a], s, dir)) out[count++] = (tt_conv_algo)a;
+    return count;
+}
+
+/* The workspace every direction's algorithm (or, for AUTO, every candidate)
+ * needs, so that one workspace serves forward and backward. */
+static size_t workspace_of(const tt_conv2d_desc *d, const conv2d_shape *s)
+{
+    tt_conv_algo want = requested(d), algos[TT_CONV_ALGO_COUNT];
+    size_t bytes = 0;
+    for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
+        int count = 1;
+        if (want == TT_CONV_ALGO_AUTO) count = candidates_of(s, (tt_conv_dir)dir, algos);
+        else algos[0] = concrete(want, s, (tt_conv_dir)dir);
+        for (int i = 0; i < count; i++) {
+            size_t b = conv2d_algos[algos[i]]->workspace_bytes(s);
+            if (b > bytes) bytes = b;
+        }
+    }
+    return bytes;
+}
+
+/* What the autotuner runs: one direction of one algorithm on the caller's
+ * inputs, writing into a scratch output (never the caller's gradients). */
+typedef struct tune_ctx {
+    tt_backend *be;
+    const conv2d_shape *s;
+    tt_conv_dir dir;
+    tt_mem inp, weight, bias, dout, given_ws;
+    size_t ws_bytes;
+    tt_buffer *scratch;
+    tt_conv_workspace ws;
+} tune_ctx;
+
+static tt_status tune_run(void *p, tt_conv_algo algo)
+{
+    tune_ctx *c = p;
+    const conv2d_shape *s = c->s;
+    if (!c->scratch) {
+        size_t floats = c->dir == TT_CONV_DIR_FORWARD         ? s->batch * s->cout * s->out_plane
+                        : c->dir == TT_CONV_DIR_BACKWARD_DATA ? s->batch * s->cin * s->in_plane
+                                                              : s->cout * s->k;
+        tt_status status = tt_buffer_alloc(c->be, floats * sizeof(float), TT_MEM_WORKSPACE,
+                                           "conv2d.autotune.output", &c->scratch);
+        if (!status)
+            status = tt_conv_workspace_acquire(c->be, "conv2d autotune",
+                                               "conv2d.autotune.workspace", c->given_ws,
+                                               c->ws_bytes, &c->ws);
+        if (status) { /* the next candidate tries again */
+            tt_buffer_free(c->scratch);
+            c->scratch = NULL;
+            return status;
+        }
+    }
+    const tt_conv_algo_impl *impl = conv2d_algos[algo];
+    tt_mem out = tt_mem_of(c->scratch);
+    switch (c->dir) {
+    case TT_CONV_DIR_FORWARD:
+        return impl->forward(c->be, out, c->inp, c->weight, c->bias, s, c->ws.mem, 0);
+    case TT_CONV_DIR_BACKWARD_DATA:
+        return impl->backward_data(c->be, out, c->dout, c->weight, s, c->ws.mem);
+    default:
+        return impl->backward_weight(c->be, out, c->dout, c->inp, s, c->ws.mem);
+    }
+}
+
+/* The algorithm that runs `dir`: the requested one (or its fallback), or
+ * the autotuner's pick, timed on ctx's buffers when nothing is known yet. */
+static tt_status resolve(const tt_conv2d_desc *d, const conv2d_shape *s, tt_conv_dir dir,
+                         tune_ctx *ctx, tt_conv_algo *out)
+{
+    tt_conv_algo want = requested(d);
+    if (want != TT_CONV_ALGO_AUTO) {
+        *out = concrete(want, s, dir);
+        return NULL;
+    }
+    tt_conv_algo algos[TT_CONV_ALGO_COUNT];
+    int count = candidates_of(s, dir, algos);
+    char key[256];
+    snprintf(key, sizeof key,
+             "conv2d %s N%zu C%zu %zux%zu -> C%zu k%zux%zu s%zux%zu p%zux%zu d%zux%zu g%zu",
+             tt_conv_dir_name(dir), s->batch, s->cin, s->h, s->w, s->cout, s->kh, s->kw, s->sh,
+             s->sw, s->ph, s->pw, s->dh, s->dw, s->groups);
+    ctx->s = s, ctx->dir = dir, ctx->ws_bytes = workspace_of(d, s);
+    tt_status status = tt_conv_autotune_pick(ctx->be, key, algos, count, tune_run, ctx, out);
+    tt_buffer_free(ctx->scratch);
+    ctx->scratch = NULL;
+    tt_conv_workspace_release(&ctx->ws);
+    return status;
+}
+
+tt_conv_algo tt_conv2d_algo_for(const tt_conv2d_desc *desc, tt_conv_dir dir)
+{
+    conv2d_shape s;
+    tt_status status = tt_conv2d_shape(desc, &s);
+    tt_status_free(status);
+    tt_conv_algo want = requested(desc);
+    if (status || (unsigned)dir >= TT_CONV_DIR_COUNT || want == TT_CONV_ALGO_AUTO)
+        return TT_CONV_ALGO_AUTO;
+    return concrete(want, &s, dir);
 }
 
 #define DESC_FMT "conv2d (N=%d Cin=%d %dx%d -> Cout=%d, kernel %dx%d stride %dx%d pad %dx%d " \
@@ -147,7 +269,7 @@ static tt_conv_algo pick_algo(const tt_conv2d_desc *d)
         (d)->dilation_h ? (d)->dilation_h : 1, (d)->dilation_w ? (d)->dilation_w : 1,      \
         (d)->groups ? (d)->groups : 1
 
-static tt_status shape_of(const tt_conv2d_desc *d, conv2d_shape *s)
+tt_status tt_conv2d_shape(const tt_conv2d_desc *d, tt_conv_shape *s)
 {
     *s = (conv2d_shape){0};
     int groups = d->groups ? d->groups : 1;
@@ -190,23 +312,19 @@ static tt_status shape_of(const tt_conv2d_desc *d, conv2d_shape *s)
                             DESC_FMT ": a tensor or the columns exceed 2^31 elements; use a "
                                      "smaller micro-batch or tile",
                             DESC_ARGS(d));
-    const conv2d_algo_impl *impl = &conv2d_algos[pick_algo(d)];
-    if (!impl->forward)
-        return tt_error_new(TT_ERR_UNSUPPORTED, DESC_FMT ": algorithm %s is not implemented",
-                            DESC_ARGS(d), tt_conv_algo_name(pick_algo(d)));
     return NULL;
 }
 
 tt_status tt_conv2d_check(const tt_conv2d_desc *desc)
 {
     conv2d_shape s;
-    return shape_of(desc, &s);
+    return tt_conv2d_shape(desc, &s);
 }
 
 int tt_conv2d_out_h(const tt_conv2d_desc *desc)
 {
     conv2d_shape s;
-    tt_status status = shape_of(desc, &s);
+    tt_status status = tt_conv2d_shape(desc, &s);
     tt_status_free(status);
     return status ? 0 : (int)s.oh;
 }
@@ -214,7 +332,7 @@ int tt_conv2d_out_h(const tt_conv2d_desc *desc)
 int tt_conv2d_out_w(const tt_conv2d_desc *desc)
 {
     conv2d_shape s;
-    tt_status status = shape_of(desc, &s);
+    tt_status status = tt_conv2d_shape(desc, &s);
     tt_status_free(status);
     return status ? 0 : (int)s.ow;
 }
@@ -222,29 +340,35 @@ int tt_conv2d_out_w(const tt_conv2d_desc *desc)
 size_t tt_conv2d_workspace_bytes(const tt_conv2d_desc *desc)
 {
     conv2d_shape s;
-    tt_status status = shape_of(desc, &s);
+    tt_status status = tt_conv2d_shape(desc, &s);
     tt_status_free(status);
-    return status ? 0 : conv2d_algos[pick_algo(desc)].workspace_bytes(&s);
+    return status ? 0 : workspace_of(desc, &s);
 }
 
 tt_status tt_conv2d_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, tt_mem bias,
                             const tt_conv2d_desc *desc, tt_mem workspace)
 {
     conv2d_shape s;
-    TT_TRY(shape_of(desc, &s));
+    TT_TRY(tt_conv2d_shape(desc, &s));
     const char *op = "conv2d forward";
     TT_TRY(tt_conv_check_mem(op, "out (N, Cout, OH, OW)", out, s.batch * s.cout * s.out_plane));
     TT_TRY(tt_conv_check_mem(op, "inp (N, Cin, H, W)", inp, s.batch * s.cin * s.in_plane));
     TT_TRY(tt_conv_check_mem(op, "weight (Cout, Cin/groups, kH, kW)", weight, s.cout * s.k));
     if (bias.buffer) TT_TRY(tt_conv_check_mem(op, "bias (Cout)", bias, s.cout));
 
-    const conv2d_algo_impl *impl = &conv2d_algos[pick_algo(desc)];
-    tt_conv_workspace ws;
-    TT_TRY(tt_conv_workspace_acquire(be, op, "conv2d.columns", workspace,
-                                     impl->workspace_bytes(&s), &ws));
-    tt_status status = impl->forward(be, out, inp, weight, bias, &s, ws.mem);
-    tt_conv_workspace_release(&ws);
+    tt_conv_algo algo;
+    tune_ctx ctx = {.be = be, .inp = inp, .weight = weight, .bias = bias, .given_ws = workspace};
+    tt_status status = resolve(desc, &s, TT_CONV_DIR_FORWARD, &ctx, &algo);
     if (status) return tt_error_prefix(status, DESC_FMT " forward", DESC_ARGS(desc));
+    const tt_conv_algo_impl *impl = conv2d_algos[algo];
+    tt_conv_workspace ws;
+    TT_TRY(tt_conv_workspace_acquire(be, op, "conv2d.workspace", workspace,
+                                     impl->workspace_bytes(&s), &ws));
+    status = impl->forward(be, out, inp, weight, bias, &s, ws.mem, 0);
+    tt_conv_workspace_release(&ws);
+    if (status)
+        return tt_error_prefix(status, DESC_FMT " forward (%s)", DESC_ARGS(desc),
+                               tt_conv_algo_name(algo));
     return NULL;
 }
 
@@ -253,7 +377,7 @@ tt_status tt_conv2d_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem
                              tt_mem workspace)
 {
     conv2d_shape s;
-    TT_TRY(shape_of(desc, &s));
+    TT_TRY(tt_conv2d_shape(desc, &s));
     const char *op = "conv2d backward";
     TT_TRY(tt_conv_check_mem(op, "dout (N, Cout, OH, OW)", dout, s.batch * s.cout * s.out_plane));
     if (dinp.buffer) {
@@ -271,14 +395,28 @@ tt_status tt_conv2d_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem
     tt_conv_workspace ws = {{0}, NULL};
     if (dbias.buffer)
         TT_CHECK(tt_conv_bias_backward(be, dbias, dout, s.batch, s.cout, s.out_plane));
-    if (dinp.buffer || dweight.buffer) {
-        const conv2d_algo_impl *impl = &conv2d_algos[pick_algo(desc)];
-        TT_CHECK(tt_conv_workspace_acquire(be, op, "conv2d.columns", workspace,
+    tt_conv_algo algo = TT_CONV_ALGO_AUTO;
+    tune_ctx ctx = {.be = be, .inp = inp, .weight = weight, .dout = dout, .given_ws = workspace};
+    if (dinp.buffer) {
+        TT_CHECK(resolve(desc, &s, TT_CONV_DIR_BACKWARD_DATA, &ctx, &algo));
+        const tt_conv_algo_impl *impl = conv2d_algos[algo];
+        TT_CHECK(tt_conv_workspace_acquire(be, op, "conv2d.workspace", workspace,
                                            impl->workspace_bytes(&s), &ws));
-        TT_CHECK(impl->backward(be, dinp, dweight, dout, inp, weight, &s, ws.mem));
+        TT_CHECK(impl->backward_data(be, dinp, dout, weight, &s, ws.mem));
+        tt_conv_workspace_release(&ws);
+    }
+    if (dweight.buffer) {
+        algo = TT_CONV_ALGO_AUTO;
+        TT_CHECK(resolve(desc, &s, TT_CONV_DIR_BACKWARD_WEIGHT, &ctx, &algo));
+        const tt_conv_algo_impl *impl = conv2d_algos[algo];
+        TT_CHECK(tt_conv_workspace_acquire(be, op, "conv2d.workspace", workspace,
+                                           impl->workspace_bytes(&s), &ws));
+        TT_CHECK(impl->backward_weight(be, dweight, dout, inp, &s, ws.mem));
     }
 cleanup:
     tt_conv_workspace_release(&ws);
-    if (status) return tt_error_prefix(status, DESC_FMT " backward", DESC_ARGS(desc));
+    if (status)
+        return tt_error_prefix(status, DESC_FMT " backward (%s)", DESC_ARGS(desc),
+                               tt_conv_algo_name(algo));
     return NULL;
 }

@@ -7,10 +7,12 @@
  *   bias   (Cout), optional: (tt_mem){0}
  *   OH = (H + 2 pad_h - dilation_h (kernel_h - 1) - 1) / stride_h + 1, likewise OW.
  *
- * The algorithm is desc->algo (TT_CONV_ALGO_AUTO lets the op pick).  The
- * im2col + GEMM algorithm works one image at a time in a workspace of
+ * The algorithm is desc->algo (TT_CONV_ALGO_AUTO lets the op pick: see
+ * conv_algo.h and conv_autotune.h).  Algorithms work in a workspace of
  * tt_conv2d_workspace_bytes(desc); callers may pass one (e.g. shared by all
  * layers), else a TT_MEM_WORKSPACE buffer is allocated and freed per call.
+ * AUTO times the candidates on the first call of a shape (scratch outputs,
+ * never the caller's gradients) unless the find-db knows the answer.
  */
 #ifndef TT_OPS_CONV2D_H
 #define TT_OPS_CONV2D_H
@@ -37,6 +39,12 @@ tt_status tt_conv2d_check(const tt_conv2d_desc *desc);
 /* OH and OW of a valid desc. */
 int tt_conv2d_out_h(const tt_conv2d_desc *desc);
 int tt_conv2d_out_w(const tt_conv2d_desc *desc);
+/* The geometry of a valid desc, as the algorithms see it (conv_algo.h). */
+tt_status tt_conv2d_shape(const tt_conv2d_desc *desc, tt_conv_shape *shape);
+/* The algorithm that runs `dir` of `desc`: the desc's (or the forced) one,
+ * or IM2COL_GEMM where that one does not run this direction of this shape;
+ * TT_CONV_ALGO_AUTO when the autotuner will pick (or the desc is invalid). */
+tt_conv_algo tt_conv2d_algo_for(const tt_conv2d_desc *desc, tt_conv_dir dir);
 /* Bytes of workspace forward and backward need (0 for a 1x1 stride-1
  * unpadded convolution, which needs no columns); 0 for an invalid desc. */
 size_t tt_conv2d_workspace_bytes(const tt_conv2d_desc *desc);

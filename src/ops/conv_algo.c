@@ -2,6 +2,7 @@
 #include "ops/conv_algo.h"
 
 #include <limits.h>
+#include <strings.h>
 
 #include "core/status.h"
 
@@ -10,6 +11,9 @@
 static const char *const algo_names[] = {
     [TT_CONV_ALGO_AUTO] = "auto",
     [TT_CONV_ALGO_IM2COL_GEMM] = "im2col_gemm",
+    [TT_CONV_ALGO_DIRECT] = "direct",
+    [TT_CONV_ALGO_WINOGRAD] = "winograd",
+    [TT_CONV_ALGO_FFT] = "fft",
 };
 _Static_assert(sizeof algo_names / sizeof algo_names[0] == TT_CONV_ALGO_COUNT,
                "every tt_conv_algo needs a name");
@@ -17,6 +21,41 @@ _Static_assert(sizeof algo_names / sizeof algo_names[0] == TT_CONV_ALGO_COUNT,
 const char *tt_conv_algo_name(tt_conv_algo algo)
 {
     return (unsigned)algo < TT_CONV_ALGO_COUNT ? algo_names[algo] : "unknown";
+}
+
+tt_status tt_conv_algo_parse(const char *name, tt_conv_algo *out)
+{
+    for (int a = 0; a < TT_CONV_ALGO_COUNT; a++)
+        if (name && strcasecmp(name, algo_names[a]) == 0) {
+            *out = (tt_conv_algo)a;
+            return NULL;
+        }
+    return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                        "unknown convolution algorithm '%s'; use one of auto, im2col_gemm, "
+                        "direct, winograd, fft",
+                        name ? name : "(null)");
+}
+
+static const char *const dir_names[] = {
+    [TT_CONV_DIR_FORWARD] = "forward",
+    [TT_CONV_DIR_BACKWARD_DATA] = "backward_data",
+    [TT_CONV_DIR_BACKWARD_WEIGHT] = "backward_weight",
+};
+_Static_assert(sizeof dir_names / sizeof dir_names[0] == TT_CONV_DIR_COUNT,
+               "every tt_conv_dir needs a name");
+
+const char *tt_conv_dir_name(tt_conv_dir dir)
+{
+    return (unsigned)dir < TT_CONV_DIR_COUNT ? dir_names[dir] : "unknown";
+}
+
+int tt_conv_algo_runs(const tt_conv_algo_impl *impl, const tt_conv_shape *s, tt_conv_dir dir)
+{
+    if (!impl) return 0;
+    int has = dir == TT_CONV_DIR_FORWARD         ? impl->forward != NULL
+              : dir == TT_CONV_DIR_BACKWARD_DATA ? impl->backward_data != NULL
+                                                 : impl->backward_weight != NULL;
+    return has && (!impl->supports || impl->supports(s, dir));
 }
 
 tt_status tt_conv_check_mem(const char *op, const char *what, tt_mem mem, size_t floats)

@@ -11,12 +11,21 @@
  *             dweight_g += inp[n]_g (Cin/g, P) . cols_gᵀ (P, K)
  *             dbias += sum over n and the output plane of dout
  * A 1x1 stride-1 unpadded kernel uses the output image as its own columns.
+ *
+ * The other algorithms run through conv2d's rows on the conv2d geometry
+ * whose input is this op's output (as_conv2d): forward = that conv2d's
+ * backward-data (into the bias-filled or zeroed output), backward-data =
+ * its forward (accumulating), backward-weight = its backward-weight with
+ * the roles of inp and dout swapped.  Resolution per direction is conv2d's
+ * (desc, forced, autotuned; IM2COL_GEMM where the algorithm does not run it).
  */
 #include "ops/conv_transpose2d.h"
 
 #include <limits.h>
+#include <stdio.h>
 
 #include "core/status.h"
+#include "ops/conv_autotune.h"
 #include "ops/util.h"
 
 /* The desc with defaults applied and the derived sizes, all in size_t. */
@@ -29,16 +38,6 @@ typedef struct convt_shape {
     size_t out_plane;       /* oh * ow */
     int image_is_columns;   /* 1x1, stride 1, no padding */
 } convt_shape;
-
-/* One algorithm: workspace size, forward (bias included), backward of the
- * input and the weight (dbias is done by the caller). */
-typedef struct convt_algo_impl {
-    size_t (*workspace_bytes)(const convt_shape *s);
-    tt_status (*forward)(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, tt_mem bias,
-                         const convt_shape *s, tt_mem ws);
-    tt_status (*backward)(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem dout, tt_mem inp,
-                          tt_mem weight, const convt_shape *s, tt_mem ws);
-} convt_algo_impl;
 
 /* ---- im2col + GEMM ------------------------------------------------------ */
 
@@ -118,17 +117,168 @@ static tt_status im2col_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt
 
 /* ---- dispatch ----------------------------------------------------------- */
 
-static const convt_algo_impl convt_algos[] = {
-    [TT_CONV_ALGO_AUTO] = {NULL, NULL, NULL}, /* resolved by pick_algo() */
-    [TT_CONV_ALGO_IM2COL_GEMM] = {im2col_workspace_bytes, im2col_forward, im2col_backward},
+/* The conv2d geometry whose input gradient this transposed convolution is. */
+static tt_conv_shape as_conv2d(const convt_shape *s)
+{
+    tt_conv_shape c = {0};
+    c.batch = s->batch, c.cin = s->cout, c.h = s->oh, c.w = s->ow, c.cout = s->cin;
+    c.kh = s->kh, c.kw = s->kw, c.sh = s->sh, c.sw = s->sw, c.ph = s->ph, c.pw = s->pw;
+    c.dh = s->dh, c.dw = s->dw, c.groups = s->groups, c.oh = s->h, c.ow = s->w;
+    c.cin_g = s->cout_g, c.cout_g = s->cin_g, c.k = c.cin_g * c.kh * c.kw;
+    c.in_plane = s->out_plane, c.out_plane = s->in_plane;
+    c.image_is_columns = s->image_is_columns;
+    return c;
+}
+
+/* One row per algorithm: NULL runs this file's im2col + GEMM, else the
+ * conv2d row it runs through. */
+static const tt_conv_algo_impl *convt_via(tt_conv_algo algo)
+{
+    return algo == TT_CONV_ALGO_IM2COL_GEMM ? NULL : tt_conv2d_algo_impl(algo);
+}
+static const int convt_rows[] = {
+    [TT_CONV_ALGO_AUTO] = 0, /* resolved per direction by resolve() */
+    [TT_CONV_ALGO_IM2COL_GEMM] = 1,
+    [TT_CONV_ALGO_DIRECT] = 1,
+    [TT_CONV_ALGO_WINOGRAD] = 1,
+    [TT_CONV_ALGO_FFT] = 1,
 };
-_Static_assert(sizeof convt_algos / sizeof convt_algos[0] == TT_CONV_ALGO_COUNT,
+_Static_assert(sizeof convt_rows / sizeof convt_rows[0] == TT_CONV_ALGO_COUNT,
                "conv_transpose2d needs one row per tt_conv_algo");
 
-static tt_conv_algo pick_algo(const tt_conv_transpose2d_desc *d)
+/* conv2d's direction that computes this op's `dir`. */
+static tt_conv_dir conv2d_dir(tt_conv_dir dir)
 {
-    if (d->algo != TT_CONV_ALGO_AUTO) return d->algo;
-    return TT_CONV_ALGO_IM2COL_GEMM; /* the only one so far */
+    return dir == TT_CONV_DIR_FORWARD         ? TT_CONV_DIR_BACKWARD_DATA
+           : dir == TT_CONV_DIR_BACKWARD_DATA ? TT_CONV_DIR_FORWARD
+                                              : TT_CONV_DIR_BACKWARD_WEIGHT;
+}
+
+static int convt_runs(tt_conv_algo algo, const convt_shape *s, tt_conv_dir dir)
+{
+    if (algo == TT_CONV_ALGO_IM2COL_GEMM) return 1;
+    tt_conv_shape c = as_conv2d(s);
+    return convt_rows[algo] && tt_conv_algo_runs(convt_via(algo), &c, conv2d_dir(dir));
+}
+
+static size_t algo_workspace(tt_conv_algo algo, const convt_shape *s)
+{
+    if (algo == TT_CONV_ALGO_IM2COL_GEMM) return im2col_workspace_bytes(s);
+    tt_conv_shape c = as_conv2d(s);
+    return convt_via(algo)->workspace_bytes(&c);
+}
+
+/* Runs `dir` with `algo` (which runs it): outputs first, as the public calls. */
+static tt_status run_dir(tt_backend *be, tt_conv_algo algo, tt_conv_dir dir, tt_mem out,
+                         tt_mem inp, tt_mem weight, tt_mem bias, tt_mem dout,
+                         const convt_shape *s, tt_mem ws)
+{
+    if (algo == TT_CONV_ALGO_IM2COL_GEMM) {
+        if (dir == TT_CONV_DIR_FORWARD) return im2col_forward(be, out, inp, weight, bias, s, ws);
+        if (dir == TT_CONV_DIR_BACKWARD_DATA)
+            return im2col_backward(be, out, (tt_mem){0}, dout, inp, weight, s, ws);
+        return im2col_backward(be, (tt_mem){0}, out, dout, inp, weight, s, ws);
+    }
+    const tt_conv_algo_impl *impl = convt_via(algo);
+    tt_conv_shape c = as_conv2d(s);
+    switch (dir) {
+    case TT_CONV_DIR_FORWARD:
+        if (bias.buffer) TT_TRY(tt_conv_bias_fill(be, out, bias, s->batch, s->cout, s->out_plane));
+        else TT_TRY(tt_fill(be, out, 0.0f, s->batch * s->cout * s->out_plane));
+        return impl->backward_data(be, out, inp, weight, &c, ws);
+    case TT_CONV_DIR_BACKWARD_DATA:
+        return impl->forward(be, out, dout, weight, (tt_mem){0}, &c, ws, 1);
+    default:
+        return impl->backward_weight(be, out, inp, dout, &c, ws);
+    }
+}
+
+static tt_conv_algo requested(const tt_conv_transpose2d_desc *d)
+{
+    return d->algo != TT_CONV_ALGO_AUTO ? d->algo : tt_conv_algo_forced();
+}
+
+static int candidates_of(const convt_shape *s, tt_conv_dir dir, tt_conv_algo *out)
+{
+    int count = 0;
+    for (int a = TT_CONV_ALGO_AUTO + 1; a < TT_CONV_ALGO_COUNT; a++)
+        if (convt_runs((tt_conv_algo)a, s, dir)) out[count++] = (tt_conv_algo)a;
+    return count;
+}
+
+static size_t workspace_of(const tt_conv_transpose2d_desc *d, const convt_shape *s)
+{
+    tt_conv_algo want = requested(d), algos[TT_CONV_ALGO_COUNT];
+    size_t bytes = 0;
+    for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
+        int count = 1;
+        if (want == TT_CONV_ALGO_AUTO) count = candidates_of(s, (tt_conv_dir)dir, algos);
+        else algos[0] = convt_runs(want, s, (tt_conv_dir)dir) ? want : TT_CONV_ALGO_IM2COL_GEMM;
+        for (int i = 0; i < count; i++) {
+            size_t b = algo_workspace(algos[i], s);
+            if (b > bytes) bytes = b;
+        }
+    }
+    return bytes;
+}
+
+/* The autotuner's runs: the caller's inputs, a scratch output. */
+typedef struct tune_ctx {
+    tt_backend *be;
+    const convt_shape *s;
+    tt_conv_dir dir;
+    tt_mem inp, weight, bias, dout, given_ws;
+    size_t ws_bytes;
+    tt_buffer *scratch;
+    tt_conv_workspace ws;
+} tune_ctx;
+
+static tt_status tune_run(void *p, tt_conv_algo algo)
+{
+    tune_ctx *c = p;
+    const convt_shape *s = c->s;
+    if (!c->scratch) {
+        size_t floats = c->dir == TT_CONV_DIR_FORWARD         ? s->batch * s->cout * s->out_plane
+                        : c->dir == TT_CONV_DIR_BACKWARD_DATA ? s->batch * s->cin * s->in_plane
+                                                              : s->cin * s->k;
+        tt_status status = tt_buffer_alloc(c->be, floats * sizeof(float), TT_MEM_WORKSPACE,
+                                           "conv_transpose2d.autotune.output", &c->scratch);
+        if (!status)
+            status = tt_conv_workspace_acquire(c->be, "conv_transpose2d autotune",
+                                               "conv_transpose2d.autotune.workspace", c->given_ws,
+                                               c->ws_bytes, &c->ws);
+        if (status) { /* the next candidate tries again */
+            tt_buffer_free(c->scratch);
+            c->scratch = NULL;
+            return status;
+        }
+    }
+    return run_dir(c->be, algo, c->dir, tt_mem_of(c->scratch), c->inp, c->weight, c->bias,
+                   c->dout, s, c->ws.mem);
+}
+
+static tt_status resolve(const tt_conv_transpose2d_desc *d, const convt_shape *s,
+                         tt_conv_dir dir, tune_ctx *ctx, tt_conv_algo *out)
+{
+    tt_conv_algo want = requested(d);
+    if (want != TT_CONV_ALGO_AUTO) {
+        *out = convt_runs(want, s, dir) ? want : TT_CONV_ALGO_IM2COL_GEMM;
+        return NULL;
+    }
+    tt_conv_algo algos[TT_CONV_ALGO_COUNT];
+    int count = candidates_of(s, dir, algos);
+    char key[256];
+    snprintf(key, sizeof key,
+             "conv_transpose2d %s N%zu C%zu %zux%zu -> C%zu %zux%zu k%zux%zu s%zux%zu p%zux%zu "
+             "d%zux%zu g%zu",
+             tt_conv_dir_name(dir), s->batch, s->cin, s->h, s->w, s->cout, s->oh, s->ow, s->kh,
+             s->kw, s->sh, s->sw, s->ph, s->pw, s->dh, s->dw, s->groups);
+    ctx->s = s, ctx->dir = dir, ctx->ws_bytes = workspace_of(d, s);
+    tt_status status = tt_conv_autotune_pick(ctx->be, key, algos, count, tune_run, ctx, out);
+    tt_buffer_free(ctx->scratch);
+    ctx->scratch = NULL;
+    tt_conv_workspace_release(&ctx->ws);
+    return status;
 }
 
 #define DESC_FMT "conv_transpose2d (N=%d Cin=%d %dx%d -> Cout=%d, kernel %dx%d stride %dx%d " \
@@ -187,9 +337,6 @@ static tt_status shape_of(const tt_conv_transpose2d_desc *d, convt_shape *s)
                             DESC_FMT ": a tensor or the columns exceed 2^31 elements; use a "
                                      "smaller micro-batch or tile",
                             DESC_ARGS(d));
-    if (!convt_algos[pick_algo(d)].forward)
-        return tt_error_new(TT_ERR_UNSUPPORTED, DESC_FMT ": algorithm %s is not implemented",
-                            DESC_ARGS(d), tt_conv_algo_name(pick_algo(d)));
     return NULL;
 }
 
@@ -220,7 +367,7 @@ size_t tt_conv_transpose2d_workspace_bytes(const tt_conv_transpose2d_desc *desc)
     convt_shape s;
     tt_status status = shape_of(desc, &s);
     tt_status_free(status);
-    return status ? 0 : convt_algos[pick_algo(desc)].workspace_bytes(&s);
+    return status ? 0 : workspace_of(desc, &s);
 }
 
 tt_status tt_conv_transpose2d_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
@@ -235,13 +382,19 @@ tt_status tt_conv_transpose2d_forward(tt_backend *be, tt_mem out, tt_mem inp, tt
     TT_TRY(tt_conv_check_mem(op, "weight (Cin, Cout/groups, kH, kW)", weight, s.cin * s.k));
     if (bias.buffer) TT_TRY(tt_conv_check_mem(op, "bias (Cout)", bias, s.cout));
 
-    const convt_algo_impl *impl = &convt_algos[pick_algo(desc)];
-    tt_conv_workspace ws;
-    TT_TRY(tt_conv_workspace_acquire(be, op, "conv_transpose2d.columns", workspace,
-                                     impl->workspace_bytes(&s), &ws));
-    tt_status status = impl->forward(be, out, inp, weight, bias, &s, ws.mem);
-    tt_conv_workspace_release(&ws);
+    tt_conv_algo algo;
+    tune_ctx ctx = {.be = be, .inp = inp, .weight = weight, .bias = bias, .given_ws = workspace};
+    tt_status status = resolve(desc, &s, TT_CONV_DIR_FORWARD, &ctx, &algo);
     if (status) return tt_error_prefix(status, DESC_FMT " forward", DESC_ARGS(desc));
+    tt_conv_workspace ws;
+    TT_TRY(tt_conv_workspace_acquire(be, op, "conv_transpose2d.workspace", workspace,
+                                     algo_workspace(algo, &s), &ws));
+    status = run_dir(be, algo, TT_CONV_DIR_FORWARD, out, inp, weight, bias, (tt_mem){0}, &s,
+                     ws.mem);
+    tt_conv_workspace_release(&ws);
+    if (status)
+        return tt_error_prefix(status, DESC_FMT " forward (%s)", DESC_ARGS(desc),
+                               tt_conv_algo_name(algo));
     return NULL;
 }
 
@@ -268,14 +421,24 @@ tt_status tt_conv_transpose2d_backward(tt_backend *be, tt_mem dinp, tt_mem dweig
     tt_conv_workspace ws = {{0}, NULL};
     if (dbias.buffer)
         TT_CHECK(tt_conv_bias_backward(be, dbias, dout, s.batch, s.cout, s.out_plane));
-    if (dinp.buffer || dweight.buffer) {
-        const convt_algo_impl *impl = &convt_algos[pick_algo(desc)];
-        TT_CHECK(tt_conv_workspace_acquire(be, op, "conv_transpose2d.columns", workspace,
-                                           impl->workspace_bytes(&s), &ws));
-        TT_CHECK(impl->backward(be, dinp, dweight, dout, inp, weight, &s, ws.mem));
+    tt_conv_algo algo = TT_CONV_ALGO_AUTO;
+    tune_ctx ctx = {.be = be, .inp = inp, .weight = weight, .dout = dout, .given_ws = workspace};
+    tt_mem grads[2] = {dinp, dweight};
+    tt_conv_dir dirs[2] = {TT_CONV_DIR_BACKWARD_DATA, TT_CONV_DIR_BACKWARD_WEIGHT};
+    for (int i = 0; i < 2; i++) {
+        if (!grads[i].buffer) continue;
+        algo = TT_CONV_ALGO_AUTO;
+        TT_CHECK(resolve(desc, &s, dirs[i], &ctx, &algo));
+        TT_CHECK(tt_conv_workspace_acquire(be, op, "conv_transpose2d.workspace", workspace,
+                                           algo_workspace(algo, &s), &ws));
+        TT_CHECK(run_dir(be, algo, dirs[i], grads[i], inp, weight, (tt_mem){0}, dout, &s,
+                         ws.mem));
+        tt_conv_workspace_release(&ws);
     }
 cleanup:
     tt_conv_workspace_release(&ws);
-    if (status) return tt_error_prefix(status, DESC_FMT " backward", DESC_ARGS(desc));
+    if (status)
+        return tt_error_prefix(status, DESC_FMT " backward (%s)", DESC_ARGS(desc),
+                               tt_conv_algo_name(algo));
     return NULL;
 }

@@ -28,6 +28,7 @@ typedef struct tt_cl_backend {
     tt_cl_program_entry *programs;
     int program_count;
     char cache_dir[1024];  /* "" disables the disk cache */
+    struct tt_cl_fft_cache *fft;  /* clFFT plans (cl_fft.c); NULL until the first FFT */
 } tt_cl_backend;
 
 /* Finds the platform and device behind tt_devices_list()'s index. */
@@ -45,5 +46,10 @@ tt_status tt_cl_gemm(tt_backend *backend, const tt_gemm *gemm);
 /* im2col / col2im of one image, through CLBlast (col2im adds). */
 tt_status tt_cl_im2col(tt_backend *backend, const tt_im2col *geometry);
 tt_status tt_cl_col2im(tt_backend *backend, const tt_im2col *geometry);
+
+/* Batched 2-D real FFTs through clFFT (cl_fft.c); plans cached per size. */
+tt_status tt_cl_fft2d(tt_backend *backend, const tt_fft2d *fft);
+/* Frees the plans (and clFFT itself with the last backend).  NULL is allowed. */
+void tt_cl_fft_release(tt_cl_backend *cl);
 
 #endif

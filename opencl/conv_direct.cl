@@ -1,0 +1,396 @@
+/*
+ * Direct convolution (cross-correlation, NCHW, groups = 1) for small channel
+ * counts: no columns, no GEMM.  Any kernel size, stride, padding, dilation.
+ *
+ * Work-items run along the output width (dimension 0), so neighbouring
+ * work-items read neighbouring input addresses (PoCL vectorises across
+ * work-items; GPUs coalesce).  Each work-item keeps a block of output (or
+ * input) channels in registers, so one input load feeds several MACs.
+ *
+ * The geometry arrives as one int array-like list of arguments:
+ *   N, Cin, H, W, Cout, OH, OW, kH, kW, sH, sW, pH, pW, dH, dW
+ * (see src/ops/conv_direct.c, which mirrors the defaults below).
+ */
+
+#ifndef TT_DIRECT_COB
+#define TT_DIRECT_COB 4   /* output channels per work-item (forward); host sets 4, 8 or 16 */
+#endif
+#ifndef TT_DIRECT_CIB
+#define TT_DIRECT_CIB 4   /* input channels per work-item (backward data); likewise */
+#endif
+#ifndef TT_DIRECT_TAPS
+#define TT_DIRECT_TAPS 9  /* kernel taps per work-group (backward weight) */
+#endif
+#ifndef TT_DIRECT_WCOB
+#define TT_DIRECT_WCOB 4  /* output channels per work-group (backward weight) */
+#endif
+#ifndef TT_DIRECT_WG
+#define TT_DIRECT_WG 64   /* work-group of backward weight; a power of two, set per device */
+#endif
+#ifndef TT_DIRECT_TW
+#define TT_DIRECT_TW 16   /* tiled forward: output tile width = work-group dimension 0 */
+#endif
+#ifndef TT_DIRECT_TH
+#define TT_DIRECT_TH 4    /* tiled forward: output tile height = work-group dimension 1 */
+#endif
+
+#define TT_GEOMETRY                                                                   \
+    const int N, const int Cin, const int H, const int W, const int Cout, const int OH, \
+        const int OW, const int KH, const int KW, const int SH, const int SW, const int PH, \
+        const int PW, const int DH, const int DW
+
+/* out[n, co, oy, ox] = (accumulate ? out : bias[co] or 0) + sum over ci, ky, kx
+ * of inp[n, ci, oy sH - pH + ky dH, ox sW - pW + kx dW] weight[co, ci, ky, kx].
+ * global (OW, OH, N * ceil(Cout / COB)). */
+__kernel void conv_direct_forward(TT_MEM(float, out), TT_MEM(const float, inp),
+                                  TT_MEM(const float, weight), TT_MEM(const float, bias),
+                                  const int has_bias, const int accumulate, TT_GEOMETRY)
+{
+    TT_PTR(float, out);
+    TT_PTR(const float, inp);
+    TT_PTR(const float, weight);
+    TT_PTR(const float, bias);
+    /* Control flow stays uniform across a row of work-items (PoCL vectorises
+     * only that): out-of-range columns compute on a clamped column and are
+     * not stored; padding columns load a clamped address and use 0. */
+    const int ox_id = get_global_id(0), oy = get_global_id(1);
+    const int ox = min(ox_id, OW - 1);
+    const int blocks = (Cout + TT_DIRECT_COB - 1) / TT_DIRECT_COB;
+    const int n = get_global_id(2) / blocks, co0 = get_global_id(2) % blocks * TT_DIRECT_COB;
+    if (oy >= OH || n >= N) return;
+    const int last = min(TT_DIRECT_COB, Cout - co0) - 1; /* uniform */
+    float acc[TT_DIRECT_COB];
+    for (int j = 0; j < TT_DIRECT_COB; j++) acc[j] = 0.0f;
+    const int ktaps = KH * KW;
+    const size_t wstride = (size_t)Cin * ktaps;
+    for (int ci = 0; ci < Cin; ci++) {
+        __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
+        __global const float *wci = weight + ((size_t)co0 * Cin + ci) * ktaps;
+        for (int ky = 0; ky < KH; ky++) {
+            const int iy = oy * SH - PH + ky * DH;
+            if (iy < 0 || iy >= H) continue;
+            __global const float *row = plane + iy * W;
+            for (int kx = 0; kx < KW; kx++) {
+                const int ix = ox * SW - PW + kx * DW;
+                const float v = row[clamp(ix, 0, W - 1)];
+                const float x = (ix >= 0 && ix < W) ? v : 0.0f;
+                const int tap = ky * KW + kx;
+                for (int j = 0; j < TT_DIRECT_COB; j++)
+                    acc[j] = fma(x, wci[min(j, last) * wstride + tap], acc[j]);
+            }
+        }
+    }
+    if (ox_id >= OW) return;
+    for (int j = 0; j <= last; j++) {
+        const size_t at = (((size_t)n * Cout + co0 + j) * OH + oy) * OW + ox;
+        float base = accumulate ? out[at] : 0.0f;
+        if (has_bias) base += bias[co0 + j];
+        out[at] = base + acc[j];
+    }
+}
+
+/* The same, with the input tile of a (TW x TH) block of outputs and the
+ * block's weights staged in local memory, one input channel at a time (for
+ * GPUs, where this saves global reads).  `tile` holds
+ * ((TH-1) sH + (kH-1) dH + 1) x ((TW-1) sW + (kW-1) dW + 1) floats and
+ * `wtile` COB * kH * kW; work-group (TW, TH, 1), global rounded up. */
+__kernel __attribute__((reqd_work_group_size(TT_DIRECT_TW, TT_DIRECT_TH, 1)))
+void conv_direct_forward_tiled(TT_MEM(float, out), TT_MEM(const float, inp),
+                               TT_MEM(const float, weight), TT_MEM(const float, bias),
+                               const int has_bias, const int accumulate, TT_GEOMETRY,
+                               __local float *tile, __local float *wtile)
+{
+    TT_PTR(float, out);
+    TT_PTR(const float, inp);
+    TT_PTR(const float, weight);
+    TT_PTR(const float, bias);
+    const int lx = get_local_id(0), ly = get_local_id(1);
+    const int ox = get_global_id(0), oy = get_global_id(1);
+    const int blocks = (Cout + TT_DIRECT_COB - 1) / TT_DIRECT_COB;
+    const int n = get_global_id(2) / blocks, co0 = get_global_id(2) % blocks * TT_DIRECT_COB;
+    const int tile_w = (TT_DIRECT_TW - 1) * SW + (KW - 1) * DW + 1;
+    const int tile_h = (TT_DIRECT_TH - 1) * SH + (KH - 1) * DH + 1;
+    const int y0 = get_group_id(1) * TT_DIRECT_TH * SH - PH;
+    const int x0 = get_group_id(0) * TT_DIRECT_TW * SW - PW;
+    const int ktaps = KH * KW, lid = ly * TT_DIRECT_TW + lx;
+    const int wg = TT_DIRECT_TW * TT_DIRECT_TH;
+    float acc[TT_DIRECT_COB];
+    for (int j = 0; j < TT_DIRECT_COB; j++) acc[j] = 0.0f;
+    for (int ci = 0; ci < Cin; ci++) {
+        __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int i = lid; i < tile_h * tile_w; i += wg) {
+            const int iy = y0 + i / tile_w, ix = x0 + i % tile_w;
+            tile[i] = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? plane[iy * W + ix] : 0.0f;
+        }
+        for (int i = lid; i < TT_DIRECT_COB * ktaps; i += wg) {
+            const int j = i / ktaps;
+            wtile[i] = co0 + j < Cout ? weight[((size_t)(co0 + j) * Cin + ci) * ktaps + i % ktaps]
+                                      : 0.0f;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int ky = 0; ky < KH; ky++)
+            for (int kx = 0; kx < KW; kx++) {
+                const float x = tile[(ly * SH + ky * DH) * tile_w + lx * SW + kx * DW];
+                for (int j = 0; j < TT_DIRECT_COB; j++) acc[j] += x * wtile[j * ktaps + ky * KW + kx];
+            }
+    }
+    if (ox >= OW || oy >= OH || n >= N) return;
+    for (int j = 0; j < TT_DIRECT_COB && co0 + j < Cout; j++) {
+        const size_t at = (((size_t)n * Cout + co0 + j) * OH + oy) * OW + ox;
+        float base = accumulate ? out[at] : 0.0f;
+        if (has_bias) base += bias[co0 + j];
+        out[at] = base + acc[j];
+    }
+}
+
+/* dinp[n, ci, y, x] += sum over co and the taps (ky, kx) whose output
+ * position oy = (y + pH - ky dH) / sH (exact, in range; likewise ox) exists,
+ * of dout[n, co, oy, ox] weight[co, ci, ky, kx].
+ * global (W, H, N * ceil(Cin / CIB)). */
+__kernel void conv_direct_backward_data(TT_MEM(float, dinp), TT_MEM(const float, dout),
+                                        TT_MEM(const float, weight), TT_GEOMETRY)
+{
+    TT_PTR(float, dinp);
+    TT_PTR(const float, dout);
+    TT_PTR(const float, weight);
+    /* uniform control flow across a row, as in the forward */
+    const int x_id = get_global_id(0), y = get_global_id(1);
+    const int x = min(x_id, W - 1);
+    const int blocks = (Cin + TT_DIRECT_CIB - 1) / TT_DIRECT_CIB;
+    const int n = get_global_id(2) / blocks, ci0 = get_global_id(2) % blocks * TT_DIRECT_CIB;
+    if (y >= H || n >= N) return;
+    const int last = min(TT_DIRECT_CIB, Cin - ci0) - 1; /* uniform */
+    float acc[TT_DIRECT_CIB];
+    for (int j = 0; j < TT_DIRECT_CIB; j++) acc[j] = 0.0f;
+    const int ktaps = KH * KW;
+    for (int ky = 0; ky < KH; ky++) {
+        const int ty = y + PH - ky * DH;
+        if (ty < 0 || ty % SH) continue;
+        const int oy = ty / SH;
+        if (oy >= OH) continue;
+        for (int kx = 0; kx < KW; kx++) {
+            const int tx = x + PW - kx * DW;
+            const int ox = tx / SW;
+            const int valid = tx >= 0 && tx % SW == 0 && ox < OW;
+            const int ox_safe = clamp(ox, 0, OW - 1);
+            const int tap = ky * KW + kx;
+            for (int co = 0; co < Cout; co++) {
+                const float v = dout[(((size_t)n * Cout + co) * OH + oy) * OW + ox_safe];
+                const float d = valid ? v : 0.0f;
+                __global const float *w = weight + ((size_t)co * Cin + ci0) * ktaps + tap;
+                for (int j = 0; j < TT_DIRECT_CIB; j++)
+                    acc[j] = fma(d, w[min(j, last) * ktaps], acc[j]);
+            }
+        }
+    }
+    if (x_id >= W) return;
+    for (int j = 0; j <= last; j++)
+        dinp[(((size_t)n * Cin + ci0 + j) * H + y) * W + x] += acc[j];
+}
+
+/* dweight[co, ci, t] += sum over n, oy, ox of dout[n, co, oy, ox] *
+ * inp[n, ci, oy sH - pH + ky dH, ox sW - pW + kx dW] for the taps
+ * t = ky kW + kx in [tap0, tap0 + TAPS) and WCOB output channels co.  One
+ * work-group of WG per (output-channel block, ci) (dimension 0) and tap chunk
+ * (dimension 1); its work-items run along output rows (each input load feeds
+ * WCOB products), then reduce in local memory. */
+__kernel __attribute__((reqd_work_group_size(TT_DIRECT_WG, 1, 1)))
+void conv_direct_backward_weight(TT_MEM(float, dweight), TT_MEM(const float, dout),
+                                 TT_MEM(const float, inp), TT_GEOMETRY)
+{
+    TT_PTR(float, dweight);
+    TT_PTR(const float, dout);
+    TT_PTR(const float, inp);
+    __local float partial[TT_DIRECT_WCOB * TT_DIRECT_TAPS * TT_DIRECT_WG];
+    const int lid = get_local_id(0);
+    const int co0 = get_group_id(0) / Cin * TT_DIRECT_WCOB, ci = get_group_id(0) % Cin;
+    const int ktaps = KH * KW, tap0 = get_group_id(1) * TT_DIRECT_TAPS;
+    const int ky0 = tap0 / KW, kx0 = tap0 % KW;
+    const int last = min(TT_DIRECT_WCOB, Cout - co0) - 1; /* uniform */
+    float acc[TT_DIRECT_WCOB][TT_DIRECT_TAPS];
+    for (int j = 0; j < TT_DIRECT_WCOB; j++)
+        for (int t = 0; t < TT_DIRECT_TAPS; t++) acc[j][t] = 0.0f;
+    /* control flow uniform across the row (clamped addresses, masked values) */
+    for (int n = 0; n < N; n++) {
+        __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
+        for (int oy = 0; oy < OH; oy++) {
+            __global const float *drow = dout + (((size_t)n * Cout + co0) * OH + oy) * OW;
+            for (int ox0 = 0; ox0 < OW; ox0 += TT_DIRECT_WG) {
+                const int ox = ox0 + lid, ox_safe = min(ox, OW - 1);
+                float d[TT_DIRECT_WCOB];
+                for (int j = 0; j < TT_DIRECT_WCOB; j++) {
+                    const float dv = drow[(size_t)min(j, last) * OH * OW + ox_safe];
+                    d[j] = ox < OW ? dv : 0.0f;
+                }
+                int ky = ky0, kx = kx0; /* taps past the kernel: computed, never stored */
+                for (int t = 0; t < TT_DIRECT_TAPS; t++) {
+                    const int iy = oy * SH - PH + min(ky, KH - 1) * DH;
+                    const int ix = ox * SW - PW + kx * DW;
+                    if (++kx == KW) kx = 0, ky++;
+                    const float v = plane[clamp(iy, 0, H - 1) * W + clamp(ix, 0, W - 1)];
+                    const float x = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? v : 0.0f;
+                    for (int j = 0; j < TT_DIRECT_WCOB; j++) acc[j][t] = fma(d[j], x, acc[j][t]);
+                }
+            }
+        }
+    }
+    for (int j = 0; j < TT_DIRECT_WCOB; j++)
+        for (int t = 0; t < TT_DIRECT_TAPS; t++)
+            partial[(j * TT_DIRECT_TAPS + t) * TT_DIRECT_WG + lid] = acc[j][t];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int step = TT_DIRECT_WG / 2; step > 0; step /= 2) {
+        if (lid < step)
+            for (int i = 0; i < TT_DIRECT_WCOB * TT_DIRECT_TAPS; i++)
+                partial[i * TT_DIRECT_WG + lid] += partial[i * TT_DIRECT_WG + lid + step];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (int i = lid; i < TT_DIRECT_WCOB * TT_DIRECT_TAPS; i += TT_DIRECT_WG) {
+        const int j = i / TT_DIRECT_TAPS, t = i % TT_DIRECT_TAPS;
+        if (j <= last && tap0 + t < ktaps)
+            dweight[((size_t)(co0 + j) * Cin + ci) * ktaps + tap0 + t] += partial[i * TT_DIRECT_WG];
+    }
+}
+
+/* ---- explicit 8-wide variants for CPUs (stride 1 along W) ----------------
+ * Each work-item handles 8 neighbouring columns as one float8, so the SIMD
+ * units are used whether or not the runtime vectorises across work-items.
+ * Columns outside the image (padding, the ragged right edge) are masked. */
+
+/* row[x0 .. x0 + 7], 0 outside [0, w). */
+inline float8 tt_load8(__global const float *row, const int x0, const int w)
+{
+    if (x0 >= 0 && x0 + 8 <= w) return vload8(0, row + x0);
+    float lanes[8];
+    for (int l = 0; l < 8; l++) lanes[l] = (x0 + l >= 0 && x0 + l < w) ? row[x0 + l] : 0.0f;
+    return vload8(0, lanes);
+}
+
+/* row[x0 .. x0 + 7] (+)= v, only the lanes inside [0, w). */
+inline void tt_store8(__global float *row, const int x0, const int w, const float8 v,
+                      const int accumulate)
+{
+    if (x0 + 8 <= w) {
+        vstore8(accumulate ? vload8(0, row + x0) + v : v, 0, row + x0);
+        return;
+    }
+    float lanes[8];
+    vstore8(v, 0, lanes);
+    for (int l = 0; l < 8 && x0 + l < w; l++) row[x0 + l] = (accumulate ? row[x0 + l] : 0.0f) + lanes[l];
+}
+
+/* conv_direct_forward with 8 outputs per work-item; sW must be 1.
+ * global (ceil(OW / 8), OH, N * ceil(Cout / COB)). */
+__kernel void conv_direct_forward_w8(TT_MEM(float, out), TT_MEM(const float, inp),
+                                     TT_MEM(const float, weight), TT_MEM(const float, bias),
+                                     const int has_bias, const int accumulate, TT_GEOMETRY)
+{
+    TT_PTR(float, out);
+    TT_PTR(const float, inp);
+    TT_PTR(const float, weight);
+    TT_PTR(const float, bias);
+    const int ox0 = get_global_id(0) * 8, oy = get_global_id(1);
+    const int blocks = (Cout + TT_DIRECT_COB - 1) / TT_DIRECT_COB;
+    const int n = get_global_id(2) / blocks, co0 = get_global_id(2) % blocks * TT_DIRECT_COB;
+    if (ox0 >= OW || oy >= OH || n >= N) return;
+    const int last = min(TT_DIRECT_COB, Cout - co0) - 1;
+    float8 acc[TT_DIRECT_COB];
+    for (int j = 0; j < TT_DIRECT_COB; j++) acc[j] = (float8)(0.0f);
+    const int ktaps = KH * KW;
+    const size_t wstride = (size_t)Cin * ktaps;
+    for (int ci = 0; ci < Cin; ci++) {
+        __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
+        __global const float *wci = weight + ((size_t)co0 * Cin + ci) * ktaps;
+        for (int ky = 0; ky < KH; ky++) {
+            const int iy = oy * SH - PH + ky * DH;
+            if (iy < 0 || iy >= H) continue;
+            for (int kx = 0; kx < KW; kx++) {
+                const float8 x = tt_load8(plane + iy * W, ox0 - PW + kx * DW, W);
+                const int tap = ky * KW + kx;
+                for (int j = 0; j < TT_DIRECT_COB; j++)
+                    acc[j] = fma(x, (float8)(wci[min(j, last) * wstride + tap]), acc[j]);
+            }
+        }
+    }
+    for (int j = 0; j <= last; j++) {
+        __global float *row = out + (((size_t)n * Cout + co0 + j) * OH + oy) * OW;
+        const float8 b = (float8)(has_bias ? bias[co0 + j] : 0.0f);
+        tt_store8(row, ox0, OW, acc[j] + b, accumulate);
+    }
+}
+
+/* conv_direct_backward_data with 8 columns per work-item; sW must be 1.
+ * global (ceil(W / 8), H, N * ceil(Cin / CIB)). */
+__kernel void conv_direct_backward_data_w8(TT_MEM(float, dinp), TT_MEM(const float, dout),
+                                           TT_MEM(const float, weight), TT_GEOMETRY)
+{
+    TT_PTR(float, dinp);
+    TT_PTR(const float, dout);
+    TT_PTR(const float, weight);
+    const int x0 = get_global_id(0) * 8, y = get_global_id(1);
+    const int blocks = (Cin + TT_DIRECT_CIB - 1) / TT_DIRECT_CIB;
+    const int n = get_global_id(2) / blocks, ci0 = get_global_id(2) % blocks * TT_DIRECT_CIB;
+    if (x0 >= W || y >= H || n >= N) return;
+    const int last = min(TT_DIRECT_CIB, Cin - ci0) - 1;
+    float8 acc[TT_DIRECT_CIB];
+    for (int j = 0; j < TT_DIRECT_CIB; j++) acc[j] = (float8)(0.0f);
+    const int ktaps = KH * KW;
+    for (int ky = 0; ky < KH; ky++) {
+        const int ty = y + PH - ky * DH;
+        if (ty < 0 || ty % SH) continue;
+        const int oy = ty / SH;
+        if (oy >= OH) continue;
+        for (int kx = 0; kx < KW; kx++) {
+            const int tap = ky * KW + kx;
+            for (int co = 0; co < Cout; co++) {
+                const float8 d = tt_load8(dout + (((size_t)n * Cout + co) * OH + oy) * OW,
+                                          x0 + PW - kx * DW, OW);
+                __global const float *w = weight + ((size_t)co * Cin + ci0) * ktaps + tap;
+                for (int j = 0; j < TT_DIRECT_CIB; j++)
+                    acc[j] = fma(d, (float8)(w[min(j, last) * ktaps]), acc[j]);
+            }
+        }
+    }
+    for (int j = 0; j <= last; j++)
+        tt_store8(dinp + (((size_t)n * Cin + ci0 + j) * H + y) * W, x0, W, acc[j], 1);
+}
+
+/* conv_direct_backward_weight for CPUs; sW must be 1.  One work-item per
+ * (co, ci) pair (dimension 0) and tap chunk (dimension 1) sums over every
+ * output position, 8 columns at a time, with no barrier: on PoCL values
+ * live across a barrier go through memory, which costs more than the
+ * parallelism of a work-group reduction brings on a CPU. */
+__kernel void conv_direct_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(const float, dout),
+                                             TT_MEM(const float, inp), TT_GEOMETRY)
+{
+    TT_PTR(float, dweight);
+    TT_PTR(const float, dout);
+    TT_PTR(const float, inp);
+    const int pair = get_global_id(0), co = pair / Cin, ci = pair % Cin;
+    if (co >= Cout) return;
+    const int ktaps = KH * KW, tap0 = get_global_id(1) * TT_DIRECT_TAPS;
+    const int ky0 = tap0 / KW, kx0 = tap0 % KW;
+    float8 acc[TT_DIRECT_TAPS];
+    for (int t = 0; t < TT_DIRECT_TAPS; t++) acc[t] = (float8)(0.0f);
+    for (int n = 0; n < N; n++) {
+        __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
+        for (int oy = 0; oy < OH; oy++) {
+            __global const float *drow = dout + (((size_t)n * Cout + co) * OH + oy) * OW;
+            for (int ox0 = 0; ox0 < OW; ox0 += 8) {
+                const float8 d = tt_load8(drow, ox0, OW);
+                /* taps past the kernel compute on a valid row and are never stored */
+                int ky = ky0, kx = kx0;
+                for (int t = 0; t < TT_DIRECT_TAPS; t++) {
+                    const int iy = oy * SH - PH + min(ky, KH - 1) * DH;
+                    if (iy >= 0 && iy < H)
+                        acc[t] = fma(d, tt_load8(plane + iy * W, ox0 - PW + kx * DW, W), acc[t]);
+                    if (++kx == KW) kx = 0, ky++;
+                }
+            }
+        }
+    }
+    for (int t = 0; t < TT_DIRECT_TAPS && tap0 + t < ktaps; t++) {
+        const float4 h = acc[t].lo + acc[t].hi;
+        dweight[((size_t)co * Cin + ci) * ktaps + tap0 + t] += h.x + h.y + h.z + h.w;
+    }
+}

@@ -1,0 +1,370 @@
+/* Timing convolution algorithms and the on-disk find-db; see conv_autotune.h. */
+#include "ops/conv_autotune.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/hash.h"
+#include "core/status.h"
+
+#define FIND_DB_VERSION 1
+
+/* One decided key of one device. */
+typedef struct pick {
+    uint64_t device;
+    char *key;
+    tt_conv_algo algo;
+    double ms;  /* best time measured; < 0 when unknown */
+} pick;
+
+/* A device whose find-db file has been read (or found missing/corrupt). */
+typedef struct loaded_device {
+    uint64_t device;
+} loaded_device;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pick *picks;
+static size_t pick_count, pick_capacity;
+static loaded_device *loaded;
+static size_t loaded_count;
+static tt_conv_autotune_stats stats;
+static tt_conv_algo forced = TT_CONV_ALGO_AUTO;
+static int env_warned;
+
+void tt_conv_algo_force(tt_conv_algo algo)
+{
+    pthread_mutex_lock(&lock);
+    forced = (unsigned)algo < TT_CONV_ALGO_COUNT ? algo : TT_CONV_ALGO_AUTO;
+    pthread_mutex_unlock(&lock);
+}
+
+tt_conv_algo tt_conv_algo_forced(void)
+{
+    pthread_mutex_lock(&lock);
+    tt_conv_algo algo = forced;
+    pthread_mutex_unlock(&lock);
+    if (algo != TT_CONV_ALGO_AUTO) return algo;
+    const char *env = getenv("TT_CONV_ALGO");
+    if (!env || !*env) return TT_CONV_ALGO_AUTO;
+    tt_status status = tt_conv_algo_parse(env, &algo);
+    if (status) {
+        pthread_mutex_lock(&lock);
+        if (!env_warned)
+            fprintf(stderr, "tiletrain: warning: $TT_CONV_ALGO: %s; timing the algorithms instead\n",
+                    tt_status_message(status));
+        env_warned = 1;
+        pthread_mutex_unlock(&lock);
+        tt_status_free(status);
+        return TT_CONV_ALGO_AUTO;
+    }
+    return algo;
+}
+
+static uint64_t device_hash(const tt_backend *be)
+{
+    const tt_device_info *d = &be->device;
+    const char *parts[] = {d->platform, d->platform_version, d->name, d->vendor,
+                           d->driver_version, d->device_version};
+    uint64_t h = TT_HASH_INIT;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        h = tt_hash_bytes(h, parts[i], strlen(parts[i]) + 1);
+    return h;
+}
+
+static int find_db_dir(char *buf, size_t size)
+{
+    const char *dir = getenv("TT_CACHE_DIR");
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    int n;
+    if (dir && *dir) n = snprintf(buf, size, "%s/find-db", dir);
+    else if (xdg && *xdg) n = snprintf(buf, size, "%s/tiletrain/find-db", xdg);
+    else if (home && *home) n = snprintf(buf, size, "%s/.cache/tiletrain/find-db", home);
+    else return 0;
+    return n > 0 && (size_t)n < size;
+}
+
+tt_status tt_conv_find_db_path(const tt_backend *be, char *buf, size_t size)
+{
+    char dir[900];
+    if (!find_db_dir(dir, sizeof dir))
+        return tt_error_new(TT_ERR_IO, "conv find-db: no cache directory; set TT_CACHE_DIR, "
+                                       "XDG_CACHE_HOME or HOME");
+    int n = snprintf(buf, size, "%s/%016llx.json", dir, (unsigned long long)device_hash(be));
+    if (n < 0 || (size_t)n >= size)
+        return tt_error_new(TT_ERR_IO, "conv find-db: path under '%s' is too long", dir);
+    return NULL;
+}
+
+/* ---- memory (called with the lock held) ---------------------------------- */
+
+static pick *find_pick(uint64_t device, const char *key)
+{
+    for (size_t i = 0; i < pick_count; i++)
+        if (picks[i].device == device && strcmp(picks[i].key, key) == 0) return &picks[i];
+    return NULL;
+}
+
+static int add_pick(uint64_t device, const char *key, tt_conv_algo algo, double ms)
+{
+    pick *old = find_pick(device, key);
+    if (old) {
+        old->algo = algo, old->ms = ms;
+        return 1;
+    }
+    if (pick_count == pick_capacity) {
+        size_t cap = pick_capacity ? 2 * pick_capacity : 16;
+        pick *grown = realloc(picks, cap * sizeof *grown);
+        if (!grown) return 0;
+        picks = grown, pick_capacity = cap;
+    }
+    char *copy = strdup(key);
+    if (!copy) return 0;
+    picks[pick_count++] = (pick){device, copy, algo, ms};
+    return 1;
+}
+
+static int device_loaded(uint64_t device)
+{
+    for (size_t i = 0; i < loaded_count; i++)
+        if (loaded[i].device == device) return 1;
+    return 0;
+}
+
+/* Adds the entries of the device's find-db file to memory.  merge = 0: the
+ * first read (counted; a corrupt file or entry is warned about and ignored);
+ * merge = 1: before a write, quietly taking the keys another process added
+ * meanwhile, so that concurrent runs do not drop each other's picks. */
+static void read_db_file(const tt_backend *be, uint64_t device, int merge)
+{
+    char path[1024];
+    tt_status status = tt_conv_find_db_path(be, path, sizeof path);
+    if (status) {
+        tt_status_free(status);
+        return;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) return;
+    char *text = NULL;
+    cJSON *root = NULL;
+    long len = -1;
+    if (fseek(f, 0, SEEK_END) == 0) len = ftell(f);
+    if (len >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)len + 1))) {
+        if (fread(text, 1, (size_t)len, f) == (size_t)len) {
+            text[len] = '\0';
+            root = cJSON_Parse(text);
+        }
+    }
+    fclose(f);
+    if (!merge) stats.db_loads++;
+    cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "version");
+    cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
+    if (!cJSON_IsNumber(version) || version->valuedouble != FIND_DB_VERSION ||
+        !cJSON_IsObject(entries)) {
+        if (!merge) {
+            fprintf(stderr,
+                    "tiletrain: warning: convolution find-db '%s' is corrupt or of another "
+                    "version; ignoring it (the convolutions are timed again and the file "
+                    "rewritten)\n",
+                    path);
+            stats.db_ignored++;
+        }
+        goto done;
+    }
+    const cJSON *entry;
+    cJSON_ArrayForEach(entry, entries)
+    {
+        cJSON *name = cJSON_GetObjectItemCaseSensitive(entry, "algo");
+        cJSON *ms = cJSON_GetObjectItemCaseSensitive(entry, "ms");
+        tt_conv_algo algo;
+        tt_status bad = cJSON_IsString(name) ? tt_conv_algo_parse(name->valuestring, &algo)
+                                             : tt_error_new(TT_ERR_FORMAT, "no algo");
+        if (bad || algo == TT_CONV_ALGO_AUTO) {
+            if (!merge) {
+                fprintf(stderr, "tiletrain: warning: convolution find-db '%s': entry '%s' has "
+                                "no valid algorithm; ignoring the entry\n",
+                        path, entry->string ? entry->string : "?");
+                stats.db_ignored++;
+            }
+            tt_status_free(bad);
+            continue;
+        }
+        if (merge && find_pick(device, entry->string)) continue;
+        add_pick(device, entry->string, algo, cJSON_IsNumber(ms) ? ms->valuedouble : -1.0);
+    }
+done:
+    cJSON_Delete(root);
+    free(text);
+}
+
+/* Reads the device's find-db once per process; missing is empty. */
+static void load_db(const tt_backend *be, uint64_t device)
+{
+    loaded_device *grown = realloc(loaded, (loaded_count + 1) * sizeof *grown);
+    if (!grown) return;
+    loaded = grown;
+    loaded[loaded_count++] = (loaded_device){device};
+    read_db_file(be, device, 0);
+}
+
+static void mkdirs(const char *path)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(tmp, 0755);
+            *p = '/';
+        }
+    mkdir(tmp, 0755);
+}
+
+/* Writes every pick of the device (merged with what the file holds now) to
+ * its find-db: temporary file, fsync, rename.  Failures are warnings: the
+ * pick itself stands. */
+static void write_db(const tt_backend *be, uint64_t device)
+{
+    char path[1024], dir[900], tmp[1100];
+    tt_status status = tt_conv_find_db_path(be, path, sizeof path);
+    if (status || !find_db_dir(dir, sizeof dir)) {
+        if (status) fprintf(stderr, "tiletrain: warning: %s\n", tt_status_message(status));
+        tt_status_free(status);
+        return;
+    }
+    mkdirs(dir);
+    read_db_file(be, device, 1);
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "version", FIND_DB_VERSION);
+    char device_text[512];
+    snprintf(device_text, sizeof device_text, "%s / %s / %s", be->device.name,
+             be->device.platform, be->device.driver_version);
+    cJSON_AddStringToObject(root, "device", device_text);
+    cJSON *entries = cJSON_AddObjectToObject(root, "entries");
+    for (size_t i = 0; i < pick_count; i++) {
+        if (picks[i].device != device) continue;
+        cJSON *e = cJSON_AddObjectToObject(entries, picks[i].key);
+        cJSON_AddStringToObject(e, "algo", tt_conv_algo_name(picks[i].algo));
+        if (picks[i].ms >= 0) cJSON_AddNumberToObject(e, "ms", picks[i].ms);
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = text ? fopen(tmp, "wb") : NULL;
+    int ok = f && fputs(text, f) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    if (f && fclose(f) != 0) ok = 0;
+    if (ok && rename(tmp, path) != 0) ok = 0;
+    if (!ok) {
+        fprintf(stderr, "tiletrain: warning: cannot write convolution find-db '%s': %s\n", path,
+                strerror(errno));
+        unlink(tmp);
+    } else {
+        stats.db_writes++;
+    }
+    free(text);
+}
+
+/* ---- timing -------------------------------------------------------------- */
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* Best of 2 timed runs after 1 warm-up (which also builds the kernels). */
+static tt_status time_one(tt_backend *be, tt_conv_run_fn run, void *ctx, tt_conv_algo algo,
+                          double *ms)
+{
+    *ms = 1e300;
+    for (int i = 0; i < 3; i++) {
+        double start = now_ms();
+        stats.runs++;
+        TT_TRY(run(ctx, algo));
+        TT_TRY(tt_finish(be));
+        double took = now_ms() - start;
+        if (i > 0 && took < *ms) *ms = took;
+    }
+    return NULL;
+}
+
+tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_algo *candidates,
+                                int count, tt_conv_run_fn run, void *ctx, tt_conv_algo *best)
+{
+    TT_ASSERT(count >= 1);
+    *best = candidates[0];
+    if (count == 1) return NULL;
+    uint64_t device = device_hash(be);
+    pthread_mutex_lock(&lock);
+    tt_status status = NULL, last_failure = NULL;
+    pick *known = find_pick(device, key);
+    int from_file = 0;
+    if (!known && !device_loaded(device)) {
+        load_db(be, device);
+        known = find_pick(device, key);
+        from_file = known != NULL;
+    }
+    /* an entry naming an algorithm that is no candidate now is re-timed */
+    for (int i = 0; known && i < count; i++)
+        if (candidates[i] == known->algo) {
+            *best = known->algo;
+            if (from_file) stats.db_hits++;
+            else stats.memory_hits++;
+            goto cleanup;
+        }
+    /* queued work of the caller must not count against the first candidate */
+    if ((status = tt_finish(be))) goto cleanup;
+    double best_ms = 1e300;
+    int found = 0;
+    for (int i = 0; i < count; i++) {
+        double ms;
+        tt_status failed = time_one(be, run, ctx, candidates[i], &ms);
+        if (failed) {
+            fprintf(stderr, "tiletrain: warning: timing %s for %s: %s; leaving it out\n",
+                    tt_conv_algo_name(candidates[i]), key, tt_status_message(failed));
+            tt_status_free(last_failure);
+            last_failure = failed;
+            continue;
+        }
+        if (ms < best_ms) best_ms = ms, *best = candidates[i], found = 1;
+    }
+    if (!found) {
+        status = tt_error_prefix(last_failure, "timing convolution algorithms for %s", key);
+        last_failure = NULL;
+        goto cleanup;
+    }
+    stats.timed++;
+    if (add_pick(device, key, *best, best_ms)) write_db(be, device);
+cleanup:
+    tt_status_free(last_failure);
+    pthread_mutex_unlock(&lock);
+    return status;
+}
+
+tt_conv_autotune_stats tt_conv_autotune_stats_get(void)
+{
+    pthread_mutex_lock(&lock);
+    tt_conv_autotune_stats s = stats;
+    pthread_mutex_unlock(&lock);
+    return s;
+}
+
+void tt_conv_autotune_reset(void)
+{
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < pick_count; i++) free(picks[i].key);
+    free(picks), free(loaded);
+    picks = NULL, loaded = NULL;
+    pick_count = pick_capacity = loaded_count = 0;
+    stats = (tt_conv_autotune_stats){0};
+    pthread_mutex_unlock(&lock);
+}

@@ -1,0 +1,65 @@
+/*
+ * Choosing a convolution algorithm by timing, like MIOpen's find-db.
+ *
+ * For TT_CONV_ALGO_AUTO an op asks tt_conv_autotune_pick() for the fastest
+ * of the algorithms that can run one direction of one layer shape.  The
+ * answer comes from memory, else from the device's find-db file, else from
+ * timing each candidate (1 warm-up + 2 timed runs, wall clock around
+ * tt_finish) and is then written to the find-db so that the next process
+ * reuses it without timing:
+ *
+ *   $TT_CACHE_DIR/find-db/<device-hash>.json, else
+ *   $XDG_CACHE_HOME/tiletrain/find-db/..., else ~/.cache/tiletrain/find-db/...
+ *
+ * written to a temporary file, fsynced and renamed (atomic).  A file that
+ * cannot be parsed is ignored with a warning on stderr, and rewritten.
+ *
+ * An algorithm can be forced for every AUTO convolution of the process with
+ * tt_conv_algo_force() (the CLI's --algo) or $TT_CONV_ALGO=<name>; a desc
+ * that names its algorithm wins over both.  State is process-wide, keyed by
+ * the device, and guarded by a mutex.
+ */
+#ifndef TT_OPS_CONV_AUTOTUNE_H
+#define TT_OPS_CONV_AUTOTUNE_H
+
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "ops/conv_algo.h"
+
+/* Forces `algo` for every AUTO convolution from now on; TT_CONV_ALGO_AUTO
+ * undoes it (then $TT_CONV_ALGO, then tuning decide again). */
+void tt_conv_algo_force(tt_conv_algo algo);
+/* The algorithm AUTO stands for now: the forced one, else $TT_CONV_ALGO
+ * (an unknown name is warned about once and ignored), else AUTO (tune). */
+tt_conv_algo tt_conv_algo_forced(void);
+
+/* Runs candidate `algo` once on the op's buffers (queued, not finished). */
+typedef tt_status (*tt_conv_run_fn)(void *ctx, tt_conv_algo algo);
+
+/* *best = the fastest of `candidates` (count >= 1) for `key` (the op,
+ * direction and shape, as text) on `be`'s device.  One candidate is
+ * returned without timing.  A candidate whose run fails is skipped; if all
+ * fail, the last failure is returned. */
+tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_algo *candidates,
+                                int count, tt_conv_run_fn run, void *ctx, tt_conv_algo *best);
+
+/* Counters since the start or the last tt_conv_autotune_reset(). */
+typedef struct tt_conv_autotune_stats {
+    uint64_t timed;        /* keys decided by timing */
+    uint64_t runs;         /* candidate runs, warm-ups included */
+    uint64_t memory_hits;  /* keys answered from memory */
+    uint64_t db_hits;      /* keys answered from a find-db file */
+    uint64_t db_loads;     /* find-db files read */
+    uint64_t db_writes;    /* find-db files written */
+    uint64_t db_ignored;   /* find-db files (or entries) ignored as corrupt */
+} tt_conv_autotune_stats;
+
+tt_conv_autotune_stats tt_conv_autotune_stats_get(void);
+/* Forgets every pick held in memory and zeroes the counters, as a new
+ * process would start; the files stay. */
+void tt_conv_autotune_reset(void);
+/* The find-db file of `be`'s device, into buf (size bytes). */
+tt_status tt_conv_find_db_path(const tt_backend *be, char *buf, size_t size);
+
+#endif

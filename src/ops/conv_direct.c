@@ -1,0 +1,204 @@
+/*
+ * The DIRECT convolution algorithm (opencl/conv_direct.cl): forward,
+ * backward-data and backward-weight as plain loops, groups = 1, any kernel,
+ * stride, padding and dilation.  Meant for the small channel counts of the
+ * UNet (3..128), where im2col's columns cost more than they save.
+ *
+ * Three variants of the kernels, chosen per device type:
+ *   tiled   GPUs: the forward stages input tiles and the block's weights in
+ *           local memory (global reads are what costs there); backward as
+ *           scalar
+ *   w8      CPUs (PoCL), stride 1 along W: 8 columns per work-item as float8,
+ *           so the SIMD units are used whatever the runtime vectorises
+ *   scalar  otherwise: one column per work-item, uniform control flow
+ * $TT_CONV_DIRECT_VARIANT=scalar|tiled|w8 overrides the choice (tests use
+ * it; w8 still needs stride 1 along W).  Work-group sizes come from the
+ * device (CL_DEVICE_MAX_WORK_GROUP_SIZE and the local memory size), never
+ * from an assumed warp width.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+#include "ops/conv_algo.h"
+
+/* Mirrors of the defaults in opencl/conv_direct.cl. */
+#define DIRECT_TAPS 9
+#define DIRECT_WCOB 4
+#define DIRECT_WG_MAX 256 /* cap of the backward-weight work-group */
+
+/* Per-device launch parameters, derived from the device's limits. */
+typedef struct direct_params {
+    size_t cob, cib;    /* channels per work-item: forward (out), backward data (in) */
+    size_t wg;          /* backward weight: a power of two */
+    size_t tw, th;      /* tiled forward work-group */
+    size_t row;         /* untiled kernels: work-items along W per group */
+    char options[160];  /* the -D defines for the program */
+} direct_params;
+
+static size_t pow2_floor(size_t v)
+{
+    size_t p = 1;
+    while (p * 2 <= v) p *= 2;
+    return p;
+}
+
+typedef enum direct_variant { VARIANT_SCALAR, VARIANT_TILED, VARIANT_W8 } direct_variant;
+
+/* The variant for this device and shape (see the top of the file). */
+static direct_variant variant_of(const tt_backend *be, const tt_conv_shape *s)
+{
+    const char *env = getenv("TT_CONV_DIRECT_VARIANT");
+    direct_variant v = strcmp(be->device.type, "GPU") == 0 ? VARIANT_TILED
+                       : strcmp(be->device.type, "CPU") == 0 ? VARIANT_W8
+                                                              : VARIANT_SCALAR;
+    if (env && strcmp(env, "scalar") == 0) v = VARIANT_SCALAR;
+    if (env && strcmp(env, "tiled") == 0) v = VARIANT_TILED;
+    if (env && strcmp(env, "w8") == 0) v = VARIANT_W8;
+    if (v == VARIANT_W8 && s->sw != 1) v = VARIANT_SCALAR;
+    return v;
+}
+
+/* Channels per work-item: enough to reuse each load, few enough to waste
+ * little work on the last block (one program per distinct block). */
+static size_t channel_block(size_t channels)
+{
+    return channels >= 16 ? 16 : channels > 4 ? 8 : 4;
+}
+
+static direct_params params_of(const tt_backend *be, const tt_conv_shape *s)
+{
+    direct_params p;
+    /* one block for both directions: fewer programs to build (PoCL builds
+     * each option set in seconds), little waste for the UNet's shapes */
+    p.cob = p.cib = channel_block(s->cout > s->cin ? s->cout : s->cin);
+    if (variant_of(be, s) == VARIANT_W8) { /* 8 float8 accumulators fill the registers */
+        if (p.cob > 8) p.cob = 8;
+        if (p.cib > 8) p.cib = 8;
+    }
+    size_t max_wg = be->device.max_work_group_size ? be->device.max_work_group_size : 1;
+    size_t local_floats = (size_t)(be->device.local_mem_bytes / sizeof(float));
+    p.wg = pow2_floor(max_wg < DIRECT_WG_MAX ? max_wg : DIRECT_WG_MAX);
+    while (p.wg > 1 && DIRECT_WCOB * DIRECT_TAPS * p.wg > local_floats / 2) p.wg /= 2;
+    p.tw = max_wg < 16 ? max_wg : 16;
+    p.th = max_wg / p.tw < 8 ? max_wg / p.tw : 8;
+    if (p.th < 1) p.th = 1;
+    p.row = pow2_floor(max_wg < 64 ? max_wg : 64);
+    snprintf(p.options, sizeof p.options,
+             "-DTT_DIRECT_COB=%zu -DTT_DIRECT_CIB=%zu -DTT_DIRECT_WG=%zu -DTT_DIRECT_TW=%zu "
+             "-DTT_DIRECT_TH=%zu",
+             p.cob, p.cib, p.wg, p.tw, p.th);
+    return p;
+}
+
+/* Whether the tiled forward runs: its variant, a real tile, and room. */
+static int use_tiles(const tt_backend *be, const direct_params *p, const tt_conv_shape *s,
+                     size_t tile_floats)
+{
+    return variant_of(be, s) == VARIANT_TILED && p->tw * p->th > 1 &&
+           tile_floats * sizeof(float) <= be->device.local_mem_bytes / 2;
+}
+
+static int direct_supports(const tt_conv_shape *s, tt_conv_dir dir)
+{
+    (void)dir;
+    return s->groups == 1;
+}
+
+static size_t direct_workspace_bytes(const tt_conv_shape *s)
+{
+    (void)s;
+    return 0;
+}
+
+#define GEOMETRY_ARGS(s)                                                                      \
+    tt_arg_i32((int)(s)->batch), tt_arg_i32((int)(s)->cin), tt_arg_i32((int)(s)->h),           \
+        tt_arg_i32((int)(s)->w), tt_arg_i32((int)(s)->cout), tt_arg_i32((int)(s)->oh),         \
+        tt_arg_i32((int)(s)->ow), tt_arg_i32((int)(s)->kh), tt_arg_i32((int)(s)->kw),          \
+        tt_arg_i32((int)(s)->sh), tt_arg_i32((int)(s)->sw), tt_arg_i32((int)(s)->ph),          \
+        tt_arg_i32((int)(s)->pw), tt_arg_i32((int)(s)->dh), tt_arg_i32((int)(s)->dw)
+
+static size_t row_width(const direct_params *p, size_t width)
+{
+    size_t row = p->row;
+    while (row > 1 && row / 2 >= width) row /= 2;
+    return row;
+}
+
+static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
+                                tt_mem bias, const tt_conv_shape *s, tt_mem ws, int accumulate)
+{
+    (void)ws;
+    direct_params p = params_of(be, s);
+    size_t blocks = (s->cout + p.cob - 1) / p.cob;
+    size_t tile_w = (p.tw - 1) * s->sw + (s->kw - 1) * s->dw + 1;
+    size_t tile_h = (p.th - 1) * s->sh + (s->kh - 1) * s->dh + 1;
+    size_t wtile = p.cob * s->kh * s->kw;
+    tt_mem bias_mem = bias.buffer ? bias : weight; /* any valid buffer; unread */
+    if (use_tiles(be, &p, s, tile_w * tile_h + wtile)) {
+        size_t global[3] = {s->ow, s->oh, s->batch * blocks}, local[3] = {p.tw, p.th, 1};
+        return tt_launch_kernel(
+            be, "conv_direct", "conv_direct_forward_tiled", p.options, 3, global, local,
+            TT_ARGS(tt_arg_mem(out), tt_arg_mem(inp), tt_arg_mem(weight), tt_arg_mem(bias_mem),
+                    tt_arg_i32(bias.buffer != NULL), tt_arg_i32(accumulate), GEOMETRY_ARGS(s),
+                    tt_arg_local(tile_w * tile_h * sizeof(float)),
+                    tt_arg_local(wtile * sizeof(float))));
+    }
+    int w8 = variant_of(be, s) == VARIANT_W8;
+    size_t columns = w8 ? (s->ow + 7) / 8 : s->ow;
+    size_t global[3] = {columns, s->oh, s->batch * blocks}, local[3] = {row_width(&p, columns), 1, 1};
+    return tt_launch_kernel(be, "conv_direct", w8 ? "conv_direct_forward_w8" : "conv_direct_forward",
+                            p.options, 3, global, local,
+                            TT_ARGS(tt_arg_mem(out), tt_arg_mem(inp), tt_arg_mem(weight),
+                                    tt_arg_mem(bias_mem), tt_arg_i32(bias.buffer != NULL),
+                                    tt_arg_i32(accumulate), GEOMETRY_ARGS(s)));
+}
+
+static tt_status direct_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
+                                      const tt_conv_shape *s, tt_mem ws)
+{
+    (void)ws;
+    direct_params p = params_of(be, s);
+    size_t blocks = (s->cin + p.cib - 1) / p.cib;
+    int w8 = variant_of(be, s) == VARIANT_W8;
+    size_t columns = w8 ? (s->w + 7) / 8 : s->w;
+    size_t global[3] = {columns, s->h, s->batch * blocks}, local[3] = {row_width(&p, columns), 1, 1};
+    return tt_launch_kernel(be, "conv_direct",
+                            w8 ? "conv_direct_backward_data_w8" : "conv_direct_backward_data",
+                            p.options, 3, global, local,
+                            TT_ARGS(tt_arg_mem(dinp), tt_arg_mem(dout), tt_arg_mem(weight),
+                                    GEOMETRY_ARGS(s)));
+}
+
+static tt_status direct_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
+                                        const tt_conv_shape *s, tt_mem ws)
+{
+    (void)ws;
+    direct_params p = params_of(be, s);
+    size_t chunks = (s->kh * s->kw + DIRECT_TAPS - 1) / DIRECT_TAPS;
+    if (variant_of(be, s) == VARIANT_W8) {
+        /* small work-groups, so that every compute unit gets several */
+        size_t pairs = s->cout * s->cin, group = 16, units = (size_t)be->device.compute_units;
+        while (group > 1 && pairs / group < 4 * (units ? units : 1)) group /= 2;
+        size_t global[2] = {pairs, chunks}, local[2] = {group, 1};
+        return tt_launch_kernel(be, "conv_direct", "conv_direct_backward_weight_w8", p.options, 2,
+                                global, local,
+                                TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(dout), tt_arg_mem(inp),
+                                        GEOMETRY_ARGS(s)));
+    }
+    size_t blocks = (s->cout + DIRECT_WCOB - 1) / DIRECT_WCOB;
+    size_t global[2] = {blocks * s->cin * p.wg, chunks}, local[2] = {p.wg, 1};
+    return tt_launch_kernel(be, "conv_direct", "conv_direct_backward_weight", p.options, 2, global,
+                            local,
+                            TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(dout), tt_arg_mem(inp),
+                                    GEOMETRY_ARGS(s)));
+}
+
+const tt_conv_algo_impl tt_conv_direct_impl = {
+    .supports = direct_supports,
+    .workspace_bytes = direct_workspace_bytes,
+    .forward = direct_forward,
+    .backward_data = direct_backward_data,
+    .backward_weight = direct_backward_weight,
+};

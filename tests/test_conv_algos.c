@@ -1,0 +1,363 @@
+/*
+ * Every convolution algorithm against the double reference, on the shapes
+ * it supports: DIRECT (untiled and local-memory tiled), WINOGRAD and FFT,
+ * for conv2d and conv_transpose2d (which runs through conv2d's rows), with
+ * odd sizes, 1x1 images, batch 1 and 2, channel counts not multiples of 4;
+ * finite-difference gradients of input, weight and bias, backward adds
+ * (ref_conv_check_case), the fallbacks of the dispatch, and PyTorch on one
+ * case each.  With TT_BENCH_CONV=1 it also times each algorithm on the
+ * UNet's 16->16 3x3 conv on 4x256x256 and a 7x7 one (not run by default).
+ * The autotuner is tested in test_conv_autotune.c.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/status.h"
+#include "harness.h"
+#include "ops/conv2d.h"
+#include "ops/conv_transpose2d.h"
+#include "ref_conv.h"
+#include "ref_conv_check.h"
+
+/* ---- conv2d cases -------------------------------------------------------- */
+
+typedef struct conv2d_case {
+    const char *name;
+    tt_conv2d_desc desc;
+    int with_bias;
+} conv2d_case;
+
+/* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, dH, dW, algorithm */
+#define D(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, a) \
+    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, 1, TT_CONV_ALGO_##a}
+
+static const conv2d_case direct_cases[] = {
+    {"direct k3 s1 p1 7x9 3->5", D(2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 s2 p1 9x7 6->9", D(1, 6, 9, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 0},
+    {"direct k1 s1 7x9 5->3", D(2, 5, 7, 9, 3, 1, 1, 1, 1, 0, 0, 1, 1, DIRECT), 1},
+    {"direct k5 s2 p0 7x9 3->5", D(1, 3, 7, 9, 5, 5, 5, 2, 2, 0, 0, 1, 1, DIRECT), 1},
+    {"direct k7 s1 p3 5x6 2->3", D(1, 2, 5, 6, 3, 7, 7, 1, 1, 3, 3, 1, 1, DIRECT), 1},
+    {"direct k3x1 s(1,2) p(1,0)", D(1, 3, 7, 9, 5, 3, 1, 1, 2, 1, 0, 1, 1, DIRECT), 1},
+    {"direct k3 dilation 2 p2", D(1, 3, 7, 9, 4, 3, 3, 1, 1, 2, 2, 2, 2, DIRECT), 1},
+    {"direct 1x1 image k3 p1", D(2, 3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+};
+
+static const conv2d_case tiled_cases[] = {
+    {"direct tiled k3 p1 19x21 3->5", D(2, 3, 19, 21, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct tiled k5 s2 p2 9x7", D(1, 3, 9, 7, 6, 5, 5, 2, 2, 2, 2, 1, 1, DIRECT), 0},
+    {"direct tiled dilation 2 1x1", D(1, 2, 1, 1, 3, 3, 3, 1, 1, 2, 2, 2, 2, DIRECT), 1},
+};
+
+static const conv2d_case winograd_cases[] = {
+    {"winograd p1 7x9 3->5", D(2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD), 1},
+    {"winograd p0 8x5 5->6", D(1, 5, 8, 5, 6, 3, 3, 1, 1, 0, 0, 1, 1, WINOGRAD), 0},
+    {"winograd p2 5x4 3->2", D(1, 3, 5, 4, 2, 3, 3, 1, 1, 2, 2, 1, 1, WINOGRAD), 1},
+    {"winograd p(1,0) 6x7 4->3", D(2, 4, 6, 7, 3, 3, 3, 1, 1, 1, 0, 1, 1, WINOGRAD), 1},
+    {"winograd 1x1 image p1", D(1, 3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD), 1},
+};
+
+/* most cases share the 12x14 plane (and so their clFFT plans, which PoCL
+ * builds in seconds each) */
+static const conv2d_case fft_cases[] = {
+    {"fft k5 p2 7x9 3->4", D(1, 3, 7, 9, 4, 5, 5, 1, 1, 2, 2, 1, 1, FFT), 1},
+    {"fft k7 p3 5x7 3->4", D(2, 3, 5, 7, 4, 7, 7, 1, 1, 3, 3, 1, 1, FFT), 1},
+    {"fft k5 p0 12x14 3->4", D(1, 3, 12, 14, 4, 5, 5, 1, 1, 0, 0, 1, 1, FFT), 0},
+    {"fft k7x5 p(1,2) 10x10 3->4", D(1, 3, 10, 10, 4, 7, 5, 1, 1, 1, 2, 1, 1, FFT), 1},
+    {"fft 1x1 image k5 p2 3->4", D(1, 3, 1, 1, 4, 5, 5, 1, 1, 2, 2, 1, 1, FFT), 1},
+};
+
+static void ref_forward(double *out, const double *inp, const double *weight,
+                        const double *bias, const void *desc)
+{
+    ref_conv2d_forward(out, inp, weight, bias, desc);
+}
+
+static tt_status dev_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, tt_mem bias,
+                             const void *desc, tt_mem ws)
+{
+    return tt_conv2d_forward(be, out, inp, weight, bias, desc, ws);
+}
+
+static tt_status dev_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem dbias,
+                              tt_mem dout, tt_mem inp, tt_mem weight, const void *desc,
+                              tt_mem ws)
+{
+    return tt_conv2d_backward(be, dinp, dweight, dbias, dout, inp, weight, desc, ws);
+}
+
+static ref_conv_op op_of(const conv2d_case *c, int pass_workspace)
+{
+    const tt_conv2d_desc *d = &c->desc;
+    int oh = ref_conv2d_out_size(d->in_h, d->kernel_h, d->stride_h, d->pad_h, d->dilation_h);
+    int ow = ref_conv2d_out_size(d->in_w, d->kernel_w, d->stride_w, d->pad_w, d->dilation_w);
+    size_t ws = tt_conv2d_workspace_bytes(d);
+    return (ref_conv_op){
+        .name = c->name, .desc = d,
+        .inp_count = (size_t)d->batch * d->in_channels * d->in_h * d->in_w,
+        .weight_count = (size_t)d->out_channels * d->in_channels * d->kernel_h * d->kernel_w,
+        .bias_count = (size_t)d->out_channels,
+        .out_count = (size_t)d->batch * d->out_channels * oh * ow,
+        .with_bias = c->with_bias, .pass_workspace = pass_workspace && ws > 0,
+        .workspace_bytes = ws,
+        .ref_forward = ref_forward, .forward = dev_forward, .backward = dev_backward};
+}
+
+/* Checks every case with its algorithm, which must run `runs` directions
+ * itself (bit d set: direction d) and fall back to IM2COL_GEMM for the rest. */
+static double now_ms(void);
+
+static void check_cases(const char *label, const conv2d_case *cases, size_t count, int runs)
+{
+    double start = now_ms();
+    ref_conv_errors worst = {0};
+    for (size_t i = 0; i < count; i++) {
+        const tt_conv2d_desc *d = &cases[i].desc;
+        TH_OK(tt_conv2d_check(d));
+        for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
+            tt_conv_algo want = runs & (1 << dir) ? d->algo : TT_CONV_ALGO_IM2COL_GEMM;
+            CU_ASSERT_EQUAL(tt_conv2d_algo_for(d, (tt_conv_dir)dir), want);
+        }
+        ref_conv_op op = op_of(&cases[i], (int)(i % 2));
+        ref_conv_errors e = ref_conv_check_case(&op, 2000 + i);
+        worst.forward = fmax(worst.forward, e.forward);
+        worst.dinp = fmax(worst.dinp, e.dinp);
+        worst.dweight = fmax(worst.dweight, e.dweight);
+        worst.dbias = fmax(worst.dbias, e.dbias);
+    }
+    printf("\n    %s largest: forward %.2e (tol %.0e)  dinp %.2e  dweight %.2e  dbias %.2e "
+           "(tol %.0e); %.1f s\n",
+           label, worst.forward, REF_CONV_FWD_TOL, worst.dinp, worst.dweight, worst.dbias,
+           REF_CONV_GRAD_TOL, (now_ms() - start) / 1e3);
+}
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+#define ALL_DIRS 7
+#define FWD_AND_DATA 3
+
+static void test_direct(void)
+{
+    setenv("TT_CONV_DIRECT_VARIANT", "scalar", 1);
+    check_cases("direct (scalar)", direct_cases, COUNT(direct_cases), ALL_DIRS);
+    setenv("TT_CONV_DIRECT_VARIANT", "w8", 1); /* stride-2 columns fall back to scalar */
+    check_cases("direct (8-wide)", direct_cases, COUNT(direct_cases), ALL_DIRS);
+    check_cases("direct (8-wide, tile cases)", tiled_cases, COUNT(tiled_cases), ALL_DIRS);
+    unsetenv("TT_CONV_DIRECT_VARIANT");
+}
+
+static void test_direct_tiled(void)
+{
+    setenv("TT_CONV_DIRECT_VARIANT", "tiled", 1);
+    check_cases("direct (local-memory tiles)", tiled_cases, COUNT(tiled_cases), ALL_DIRS);
+    unsetenv("TT_CONV_DIRECT_VARIANT");
+}
+
+static void test_winograd(void)
+{
+    check_cases("winograd", winograd_cases, COUNT(winograd_cases), FWD_AND_DATA);
+    /* pad 3 > 2: backward data cannot be the flipped forward */
+    tt_conv2d_desc p3 = D(1, 3, 5, 5, 2, 3, 3, 1, 1, 3, 3, 1, 1, WINOGRAD);
+    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&p3, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_WINOGRAD);
+    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&p3, TT_CONV_DIR_BACKWARD_DATA), TT_CONV_ALGO_IM2COL_GEMM);
+    tt_conv2d_desc s2 = D(1, 3, 5, 5, 2, 3, 3, 2, 2, 1, 1, 1, 1, WINOGRAD);
+    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&s2, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_IM2COL_GEMM);
+}
+
+static void test_fft(void)
+{
+    check_cases("fft", fft_cases, COUNT(fft_cases), ALL_DIRS);
+    tt_conv2d_desc k3 = D(1, 3, 5, 5, 2, 3, 3, 1, 1, 1, 1, 1, 1, FFT);
+    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&k3, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_IM2COL_GEMM);
+}
+
+/* Forced algorithms that do not run a shape at all fall back everywhere. */
+static void test_fallback_runs(void)
+{
+    static const conv2d_case fallback[] = {
+        {"winograd on k3 s2 -> im2col", D(1, 3, 7, 9, 4, 3, 3, 2, 2, 1, 1, 1, 1, WINOGRAD), 1},
+        {"fft on k3 -> im2col", D(1, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 1, FFT), 1},
+    };
+    check_cases("fallback", fallback, COUNT(fallback), 0);
+    tt_conv2d_desc grouped = D(1, 4, 5, 5, 2, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT);
+    grouped.groups = 2;
+    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&grouped, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_IM2COL_GEMM);
+}
+
+/* Each new algorithm against PyTorch (float64 autograd) on one case. */
+static void test_torch(void)
+{
+    static const conv2d_case torch_cases[] = {
+        {"torch direct k3 s2 p1 2x3x7x9", D(2, 3, 7, 9, 5, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
+        {"torch winograd k3 p1 2x3x7x9", D(2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD), 1},
+        {"torch fft k5 p2 2x3x7x9", D(2, 3, 7, 9, 5, 5, 5, 1, 1, 2, 2, 1, 1, FFT), 1},
+    };
+    const char *exprs[] = {"F.conv2d(x, w, b, stride=2, padding=1)", "F.conv2d(x, w, b, padding=1)",
+                           "F.conv2d(x, w, b, padding=2)"};
+    for (size_t i = 0; i < COUNT(torch_cases); i++) {
+        const tt_conv2d_desc *d = &torch_cases[i].desc;
+        ref_conv_op op = op_of(&torch_cases[i], 0);
+        int oh = tt_conv2d_out_h(d), ow = tt_conv2d_out_w(d);
+        if (!ref_conv_check_torch(&op, exprs[i], (int[]){2, 3, 7, 9},
+                                  (int[]){5, 3, d->kernel_h, d->kernel_w}, (int[]){2, 5, oh, ow},
+                                  90 + i))
+            break; /* no torch: said once */
+    }
+}
+
+/* ---- conv_transpose2d through conv2d's rows -------------------------------- */
+
+typedef struct convt_case {
+    const char *name;
+    tt_conv_transpose2d_desc desc;
+    int with_bias;
+} convt_case;
+
+/* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, opH, opW, algorithm */
+#define T(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, a) \
+    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, 1, 1, 1, TT_CONV_ALGO_##a}
+
+static const convt_case convt_cases[] = {
+    {"convT direct k2 s2 (UNet) 4x3 5->3", T(2, 5, 4, 3, 3, 2, 2, 2, 2, 0, 0, 0, 0, DIRECT), 1},
+    {"convT direct k3 s2 p1 op1 4x5", T(1, 3, 4, 5, 5, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 0},
+    {"convT winograd k3 s1 p1 5x7 3->4", T(1, 3, 5, 7, 4, 3, 3, 1, 1, 1, 1, 0, 0, WINOGRAD), 1},
+    {"convT fft k5 s1 p2 5x6 3->2", T(2, 3, 5, 6, 2, 5, 5, 1, 1, 2, 2, 0, 0, FFT), 1},
+};
+
+static void ref_convt_forward(double *out, const double *inp, const double *weight,
+                              const double *bias, const void *desc)
+{
+    ref_conv_transpose2d_forward(out, inp, weight, bias, desc);
+}
+
+static tt_status dev_convt_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
+                                   tt_mem bias, const void *desc, tt_mem ws)
+{
+    return tt_conv_transpose2d_forward(be, out, inp, weight, bias, desc, ws);
+}
+
+static tt_status dev_convt_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem dbias,
+                                    tt_mem dout, tt_mem inp, tt_mem weight, const void *desc,
+                                    tt_mem ws)
+{
+    return tt_conv_transpose2d_backward(be, dinp, dweight, dbias, dout, inp, weight, desc, ws);
+}
+
+static void test_conv_transpose(void)
+{
+    ref_conv_errors worst = {0};
+    for (size_t i = 0; i < COUNT(convt_cases); i++) {
+        const tt_conv_transpose2d_desc *d = &convt_cases[i].desc;
+        TH_OK(tt_conv_transpose2d_check(d));
+        int oh = tt_conv_transpose2d_out_h(d), ow = tt_conv_transpose2d_out_w(d);
+        CU_ASSERT_EQUAL(oh, ref_conv_transpose2d_out_size(d->in_h, d->kernel_h, d->stride_h,
+                                                          d->pad_h, d->output_pad_h, 1));
+        size_t ws = tt_conv_transpose2d_workspace_bytes(d);
+        ref_conv_op op = {
+            .name = convt_cases[i].name, .desc = d,
+            .inp_count = (size_t)d->batch * d->in_channels * d->in_h * d->in_w,
+            .weight_count = (size_t)d->in_channels * d->out_channels * d->kernel_h * d->kernel_w,
+            .bias_count = (size_t)d->out_channels,
+            .out_count = (size_t)d->batch * d->out_channels * oh * ow,
+            .with_bias = convt_cases[i].with_bias, .pass_workspace = (int)(i % 2) && ws > 0,
+            .workspace_bytes = ws, .ref_forward = ref_convt_forward,
+            .forward = dev_convt_forward, .backward = dev_convt_backward};
+        ref_conv_errors e = ref_conv_check_case(&op, 3000 + i);
+        worst.forward = fmax(worst.forward, e.forward);
+        worst.dinp = fmax(worst.dinp, e.dinp);
+        worst.dweight = fmax(worst.dweight, e.dweight);
+    }
+    printf("\n    conv_transpose2d largest: forward %.2e  dinp %.2e  dweight %.2e\n",
+           worst.forward, worst.dinp, worst.dweight);
+}
+
+/* ---- timing of the UNet's 16->16 3x3 conv (TT_BENCH_CONV=1) ------------- */
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* Times forward, backward-data and backward-weight of `d` with every
+ * algorithm (TT_BENCH_CONV_ALGOS="direct,fft" picks some). */
+static void bench_shape(tt_backend *be, tt_conv2d_desc d)
+{
+    size_t in_n = (size_t)d.batch * d.in_channels * d.in_h * d.in_w;
+    size_t out_n = (size_t)d.batch * d.out_channels * tt_conv2d_out_h(&d) * tt_conv2d_out_w(&d);
+    size_t w_n = (size_t)d.out_channels * d.in_channels * d.kernel_h * d.kernel_w;
+    tt_buffer *x = th_zeros(in_n, "bench.x"), *y = th_zeros(out_n, "bench.y");
+    tt_buffer *dx = th_zeros(in_n, "bench.dx"), *w = th_zeros(w_n, "bench.w");
+    tt_buffer *dw = th_zeros(w_n, "bench.dw"), *b = th_zeros((size_t)d.out_channels, "bench.b");
+    printf("\n    %s, N=%d %d->%d %dx%d p%d %dx%d (ms, best of 2 after a warm-up; the algorithm "
+           "that ran in brackets)",
+           be->device.name, d.batch, d.in_channels, d.out_channels, d.kernel_h, d.kernel_w,
+           d.pad_h, d.in_h, d.in_w);
+    const char *only = getenv("TT_BENCH_CONV_ALGOS");
+    for (int a = TT_CONV_ALGO_IM2COL_GEMM; a < TT_CONV_ALGO_COUNT; a++) {
+        d.algo = (tt_conv_algo)a;
+        if (only && !strstr(only, tt_conv_algo_name(d.algo))) continue;
+        tt_buffer *ws = NULL;
+        if (tt_conv2d_workspace_bytes(&d))
+            TH_OK(tt_buffer_alloc(be, tt_conv2d_workspace_bytes(&d), TT_MEM_OTHER, "bench.ws", &ws));
+        tt_mem wsm = ws ? tt_mem_of(ws) : (tt_mem){0};
+        double best[3] = {1e30, 1e30, 1e30};
+        for (int rep = 0; rep < 3; rep++) {
+            for (int dir = 0; dir < 3; dir++) {
+                double t0 = now_ms();
+                if (dir == 0)
+                    TH_OK(tt_conv2d_forward(be, tt_mem_of(y), tt_mem_of(x), tt_mem_of(w),
+                                            tt_mem_of(b), &d, wsm));
+                else
+                    TH_OK(tt_conv2d_backward(be, dir == 1 ? tt_mem_of(dx) : (tt_mem){0},
+                                             dir == 2 ? tt_mem_of(dw) : (tt_mem){0}, (tt_mem){0},
+                                             tt_mem_of(y), tt_mem_of(x), tt_mem_of(w), &d, wsm));
+                TH_OK(tt_finish(be));
+                double t = now_ms() - t0;
+                if (rep > 0 && t < best[dir]) best[dir] = t;
+            }
+        }
+        printf("\n    %-12s forward %8.1f (%s)  backward-data %8.1f (%s)  backward-weight %8.1f (%s)",
+               tt_conv_algo_name(d.algo), best[0],
+               tt_conv_algo_name(tt_conv2d_algo_for(&d, TT_CONV_DIR_FORWARD)), best[1],
+               tt_conv_algo_name(tt_conv2d_algo_for(&d, TT_CONV_DIR_BACKWARD_DATA)), best[2],
+               tt_conv_algo_name(tt_conv2d_algo_for(&d, TT_CONV_DIR_BACKWARD_WEIGHT)));
+        tt_buffer_free(ws);
+    }
+    printf("\n");
+    tt_buffer_free(x), tt_buffer_free(y), tt_buffer_free(dx), tt_buffer_free(w);
+    tt_buffer_free(dw), tt_buffer_free(b);
+}
+
+static void test_bench(void)
+{
+    const char *env = getenv("TT_BENCH_CONV");
+    if (!env || atoi(env) <= 0) {
+        printf("\n    skipped: set TT_BENCH_CONV=1 (or =N for micro-batch N) to time each "
+               "algorithm on the UNet's 16->16 3x3 conv at 256x256, and a 7x7 one");
+        return;
+    }
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    int batch = atoi(env) > 1 ? atoi(env) : 4;
+    bench_shape(be, (tt_conv2d_desc)D(batch, 16, 256, 256, 16, 3, 3, 1, 1, 1, 1, 1, 1, AUTO));
+    bench_shape(be, (tt_conv2d_desc)D(1, 16, 256, 256, 16, 7, 7, 1, 1, 3, 3, 1, 1, AUTO));
+}
+
+int main(void)
+{
+    CU_TestInfo tests[] = {
+        {"direct: forward and gradients", test_direct},
+        {"direct with local-memory tiles", test_direct_tiled},
+        {"winograd: forward, backward data; weight falls back", test_winograd},
+        {"fft: forward and gradients", test_fft},
+        {"forced algorithms fall back on shapes they do not run", test_fallback_runs},
+        {"cross-check against PyTorch", test_torch},
+        {"conv_transpose2d through every algorithm", test_conv_transpose},
+        {"timing per algorithm (TT_BENCH_CONV=1)", test_bench},
+        CU_TEST_INFO_NULL,
+    };
+    return th_run_suite("conv_algos", tests);
+}

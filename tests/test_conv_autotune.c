@@ -1,0 +1,357 @@
+/*
+ * The convolution autotuner and its find-db (src/ops/conv_autotune.c): an
+ * AUTO conv2d is timed once per shape and direction, the pick is written to
+ * $TT_CACHE_DIR/find-db/<device>.json and reused without timing by the next
+ * process (simulated by tt_conv_autotune_reset), concurrent writers keep
+ * each other's keys, timing never touches the caller's gradients, AUTO's
+ * workspace fits every candidate, conv_transpose2d tunes too, forcing (the
+ * function, $TT_CONV_ALGO) never times, and a corrupt find-db is ignored
+ * with a warning.  Each test runs in a fresh temporary cache directory.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/status.h"
+#include "harness.h"
+#include "ops/conv2d.h"
+#include "ops/conv_autotune.h"
+#include "ops/conv_transpose2d.h"
+#include "ref_conv.h"
+#include "ref_conv_check.h"
+
+/* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, dH, dW, algorithm */
+#define D(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, a) \
+    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, 1, TT_CONV_ALGO_##a}
+/* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, opH, opW, algorithm */
+#define T(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, a) \
+    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, 1, 1, 1, TT_CONV_ALGO_##a}
+
+/* ---- autotuner and find-db ----------------------------------------------- */
+
+static char cache_dir[256];
+
+static void fresh_cache_dir(void)
+{
+    snprintf(cache_dir, sizeof cache_dir, "/tmp/tt_conv_autotune_XXXXXX");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(cache_dir));
+    setenv("TT_CACHE_DIR", cache_dir, 1);
+    unsetenv("TT_CONV_ALGO");
+    tt_conv_algo_force(TT_CONV_ALGO_AUTO);
+    tt_conv_autotune_reset();
+}
+
+static void remove_cache_dir(tt_backend *be)
+{
+    char path[1024];
+    if (!tt_conv_find_db_path(be, path, sizeof path)) unlink(path);
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/find-db", cache_dir);
+    rmdir(dir);
+    rmdir(cache_dir);
+}
+
+/* The parsed find-db of the test device; NULL when missing or corrupt. */
+static cJSON *read_db(tt_backend *be)
+{
+    char path[1024];
+    TH_OK(tt_conv_find_db_path(be, path, sizeof path));
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    return cJSON_Parse(text);
+}
+
+/* Buffers for one conv2d on random data. */
+typedef struct conv_run {
+    tt_conv2d_desc desc;
+    size_t inp_n, weight_n, out_n;
+    float *inp, *weight, *dout;
+    tt_buffer *inp_b, *weight_b, *bias_b, *out_b, *dout_b;
+} conv_run;
+
+static void run_init(conv_run *r, tt_conv2d_desc desc, uint64_t seed)
+{
+    r->desc = desc;
+    int oh = tt_conv2d_out_h(&desc), ow = tt_conv2d_out_w(&desc);
+    r->inp_n = (size_t)desc.batch * desc.in_channels * desc.in_h * desc.in_w;
+    r->weight_n = (size_t)desc.out_channels * desc.in_channels * desc.kernel_h * desc.kernel_w;
+    r->out_n = (size_t)desc.batch * desc.out_channels * oh * ow;
+    r->inp = malloc(r->inp_n * sizeof(float));
+    r->weight = malloc(r->weight_n * sizeof(float));
+    r->dout = malloc(r->out_n * sizeof(float));
+    CU_ASSERT_FATAL(r->inp && r->weight && r->dout);
+    th_fill_uniform(r->inp, r->inp_n, -1, 1, &seed);
+    th_fill_uniform(r->weight, r->weight_n, -1, 1, &seed);
+    th_fill_uniform(r->dout, r->out_n, -1, 1, &seed);
+    r->inp_b = th_upload(r->inp, r->inp_n, "tune.inp");
+    r->weight_b = th_upload(r->weight, r->weight_n, "tune.weight");
+    r->bias_b = th_zeros((size_t)desc.out_channels, "tune.bias");
+    r->out_b = th_zeros(r->out_n, "tune.out");
+    r->dout_b = th_upload(r->dout, r->out_n, "tune.dout");
+}
+
+static void run_free(conv_run *r)
+{
+    free(r->inp), free(r->weight), free(r->dout);
+    tt_buffer_free(r->inp_b), tt_buffer_free(r->weight_b), tt_buffer_free(r->bias_b);
+    tt_buffer_free(r->out_b), tt_buffer_free(r->dout_b);
+}
+
+/* Forward with r->desc; returns the error against the double reference. */
+static double run_forward(tt_backend *be, conv_run *r)
+{
+    TH_OK(tt_conv2d_forward(be, tt_mem_of(r->out_b), tt_mem_of(r->inp_b),
+                            tt_mem_of(r->weight_b), tt_mem_of(r->bias_b), &r->desc,
+                            (tt_mem){0}));
+    float *got = malloc(r->out_n * sizeof(float));
+    double *want = malloc(r->out_n * sizeof(double));
+    double *inp = th_to_double(r->inp, r->inp_n), *weight = th_to_double(r->weight, r->weight_n);
+    CU_ASSERT_FATAL(got && want);
+    th_download(got, r->out_b, r->out_n);
+    ref_conv2d_forward(want, inp, weight, NULL, &r->desc);
+    double e = th_max_rel_error(got, want, r->out_n, REF_CONV_FWD_FLOOR);
+    free(got), free(want), free(inp), free(weight);
+    return e;
+}
+
+/* Backward (dinp and dweight into zeros) with `algo`; downloads both. */
+static void run_backward(tt_backend *be, conv_run *r, tt_conv_algo algo, float *dinp,
+                         float *dweight)
+{
+    tt_conv2d_desc d = r->desc;
+    d.algo = algo;
+    tt_buffer *gi = th_zeros(r->inp_n, "tune.dinp"), *gw = th_zeros(r->weight_n, "tune.dweight");
+    TH_OK(tt_conv2d_backward(be, tt_mem_of(gi), tt_mem_of(gw), (tt_mem){0}, tt_mem_of(r->dout_b),
+                             tt_mem_of(r->inp_b), tt_mem_of(r->weight_b), &d, (tt_mem){0}));
+    th_download(dinp, gi, r->inp_n);
+    th_download(dweight, gw, r->weight_n);
+    tt_buffer_free(gi), tt_buffer_free(gw);
+}
+
+static void test_autotune(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    fresh_cache_dir();
+    conv_run r;
+    run_init(&r, (tt_conv2d_desc)D(2, 4, 9, 11, 5, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 41);
+    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&r.desc, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_AUTO);
+    /* AUTO's workspace fits every candidate (a shared workspace fits any pick) */
+    size_t auto_ws = tt_conv2d_workspace_bytes(&r.desc), largest = 0;
+    for (int a = TT_CONV_ALGO_IM2COL_GEMM; a < TT_CONV_ALGO_COUNT; a++) {
+        tt_conv2d_desc one = r.desc;
+        one.algo = (tt_conv_algo)a;
+        size_t b = tt_conv2d_workspace_bytes(&one);
+        CU_ASSERT(b <= auto_ws);
+        if (b > largest) largest = b;
+    }
+    CU_ASSERT_EQUAL(auto_ws, largest);
+
+    /* first call: im2col_gemm, direct, winograd timed (3 runs each), db written */
+    double e = run_forward(be, &r);
+    CU_ASSERT(e < REF_CONV_FWD_TOL);
+    tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
+    CU_ASSERT_EQUAL(s.timed, 1);
+    CU_ASSERT_EQUAL(s.runs, 9);
+    CU_ASSERT_EQUAL(s.db_writes, 1);
+    CU_ASSERT_EQUAL(be->mem.current[TT_MEM_WORKSPACE], 0);
+    cJSON *db = read_db(be);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+    cJSON *entries = cJSON_GetObjectItemCaseSensitive(db, "entries");
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(entries), 1);
+    cJSON *algo = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(entries, 0), "algo");
+    tt_conv_algo picked = TT_CONV_ALGO_AUTO;
+    CU_ASSERT_FATAL(cJSON_IsString(algo));
+    TH_OK(tt_conv_algo_parse(algo->valuestring, &picked));
+    printf("\n    autotune forward picked %s (forward error %.2e)", tt_conv_algo_name(picked), e);
+    cJSON_Delete(db);
+
+    /* same process, same shape: from memory */
+    run_forward(be, &r);
+    s = tt_conv_autotune_stats_get();
+    CU_ASSERT_EQUAL(s.timed, 1);
+    CU_ASSERT_EQUAL(s.memory_hits, 1);
+
+    /* a new process (reset): from the file, no timing at all */
+    tt_conv_autotune_reset();
+    e = run_forward(be, &r);
+    CU_ASSERT(e < REF_CONV_FWD_TOL);
+    s = tt_conv_autotune_stats_get();
+    CU_ASSERT_EQUAL(s.timed, 0);
+    CU_ASSERT_EQUAL(s.runs, 0);
+    CU_ASSERT_EQUAL(s.db_loads, 1);
+    CU_ASSERT_EQUAL(s.db_hits, 1);
+
+    /* another process adds a key meanwhile: our next write keeps it */
+    db = read_db(be);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+    cJSON *other = cJSON_AddObjectToObject(cJSON_GetObjectItemCaseSensitive(db, "entries"),
+                                           "conv2d forward (written by another process)");
+    cJSON_AddStringToObject(other, "algo", "direct");
+    char path[1024], *text = cJSON_Print(db);
+    TH_OK(tt_conv_find_db_path(be, path, sizeof path));
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_FATAL(f && text);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    cJSON_Delete(db);
+
+    /* backward: timing must not add into the caller's gradients */
+    float *gi = malloc(r.inp_n * sizeof(float)), *gw = malloc(r.weight_n * sizeof(float));
+    float *ri = malloc(r.inp_n * sizeof(float)), *rw = malloc(r.weight_n * sizeof(float));
+    CU_ASSERT_FATAL(gi && gw && ri && rw);
+    run_backward(be, &r, TT_CONV_ALGO_AUTO, gi, gw);
+    run_backward(be, &r, TT_CONV_ALGO_IM2COL_GEMM, ri, rw);
+    double ei = th_max_rel_error_f(gi, ri, r.inp_n, REF_CONV_GRAD_FLOOR);
+    double ew = th_max_rel_error_f(gw, rw, r.weight_n, REF_CONV_GRAD_FLOOR);
+    CU_ASSERT(ei < REF_CONV_GRAD_TOL);
+    CU_ASSERT(ew < REF_CONV_GRAD_TOL);
+    s = tt_conv_autotune_stats_get();
+    CU_ASSERT_EQUAL(s.timed, 2); /* backward data (3 candidates), weight (2) */
+    CU_ASSERT_EQUAL(s.runs, 15);
+    printf("\n    autotune backward vs im2col_gemm: dinp %.2e  dweight %.2e", ei, ew);
+    free(gi), free(gw), free(ri), free(rw);
+    db = read_db(be);
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(db, "entries")), 4);
+    cJSON_Delete(db);
+    CU_ASSERT_EQUAL(be->mem.current[TT_MEM_WORKSPACE], 0);
+    run_free(&r);
+    remove_cache_dir(be);
+}
+
+/* conv_transpose2d's AUTO: timed once per direction, result right. */
+static void test_autotune_transpose(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    fresh_cache_dir();
+    tt_conv_transpose2d_desc d = T(2, 5, 4, 3, 3, 2, 2, 2, 2, 0, 0, 0, 0, AUTO);
+    int oh = tt_conv_transpose2d_out_h(&d), ow = tt_conv_transpose2d_out_w(&d);
+    size_t inp_n = 2 * 5 * 4 * 3, weight_n = 5 * 3 * 2 * 2, out_n = (size_t)2 * 3 * oh * ow;
+    float inp[120], weight[60], got[2 * 3 * 8 * 6];
+    double inp_d[120], weight_d[60], want[2 * 3 * 8 * 6];
+    uint64_t seed = 53;
+    th_fill_uniform(inp, inp_n, -1, 1, &seed);
+    th_fill_uniform(weight, weight_n, -1, 1, &seed);
+    for (size_t i = 0; i < inp_n; i++) inp_d[i] = inp[i];
+    for (size_t i = 0; i < weight_n; i++) weight_d[i] = weight[i];
+    tt_buffer *x = th_upload(inp, inp_n, "tuneT.inp"), *w = th_upload(weight, weight_n, "tuneT.w");
+    tt_buffer *y = th_zeros(out_n, "tuneT.out");
+    TH_OK(tt_conv_transpose2d_forward(be, tt_mem_of(y), tt_mem_of(x), tt_mem_of(w), (tt_mem){0},
+                                      &d, (tt_mem){0}));
+    th_download(got, y, out_n);
+    ref_conv_transpose2d_forward(want, inp_d, weight_d, NULL, &d);
+    double e = th_max_rel_error(got, want, out_n, REF_CONV_FWD_FLOOR);
+    CU_ASSERT(e < REF_CONV_FWD_TOL);
+    tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
+    CU_ASSERT_EQUAL(s.timed, 1); /* im2col_gemm and direct; k2 s2 runs neither winograd nor fft */
+    CU_ASSERT_EQUAL(s.runs, 6);
+    printf("\n    conv_transpose2d autotune forward error %.2e", e);
+    tt_buffer_free(x), tt_buffer_free(w), tt_buffer_free(y);
+    remove_cache_dir(be);
+}
+
+static void test_force(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    fresh_cache_dir();
+    conv_run r;
+    run_init(&r, (tt_conv2d_desc)D(1, 3, 6, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 43);
+
+    tt_conv_algo_force(TT_CONV_ALGO_DIRECT);
+    CU_ASSERT_EQUAL(tt_conv_algo_forced(), TT_CONV_ALGO_DIRECT);
+    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&r.desc, TT_CONV_DIR_BACKWARD_WEIGHT), TT_CONV_ALGO_DIRECT);
+    CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
+    /* a desc that names its algorithm wins over the forced one */
+    tt_conv2d_desc named = r.desc;
+    named.algo = TT_CONV_ALGO_WINOGRAD;
+    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&named, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_WINOGRAD);
+    tt_conv_algo_force(TT_CONV_ALGO_AUTO);
+
+    setenv("TT_CONV_ALGO", "Winograd", 1);
+    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&r.desc, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_WINOGRAD);
+    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&r.desc, TT_CONV_DIR_BACKWARD_WEIGHT),
+                    TT_CONV_ALGO_IM2COL_GEMM);
+    CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
+    setenv("TT_CONV_ALGO", "no-such-algorithm", 1); /* warned about, then tuned */
+    CU_ASSERT_EQUAL(tt_conv_algo_forced(), TT_CONV_ALGO_AUTO);
+    unsetenv("TT_CONV_ALGO");
+
+    tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
+    CU_ASSERT_EQUAL(s.runs, 0); /* forcing never times */
+    CU_ASSERT_EQUAL(s.db_writes, 0);
+
+    tt_conv_algo a;
+    for (int i = 0; i < TT_CONV_ALGO_COUNT; i++) {
+        TH_OK(tt_conv_algo_parse(tt_conv_algo_name((tt_conv_algo)i), &a));
+        CU_ASSERT_EQUAL(a, i);
+    }
+    tt_status bad = tt_conv_algo_parse("gemm", &a);
+    CU_ASSERT_PTR_NOT_NULL(bad);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tt_status_message(bad), "direct"));
+    tt_status_free(bad);
+    run_free(&r);
+    remove_cache_dir(be);
+}
+
+static void test_corrupt_db(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    fresh_cache_dir();
+    char path[1024], dir[300];
+    TH_OK(tt_conv_find_db_path(be, path, sizeof path));
+    snprintf(dir, sizeof dir, "%s/find-db", cache_dir);
+    mkdir(dir, 0755);
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("{\"version\": 1, \"entries\": {\"conv2d forward N1", f); /* cut off */
+    fclose(f);
+
+    conv_run r;
+    run_init(&r, (tt_conv2d_desc)D(1, 3, 5, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 47);
+    CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
+    tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
+    CU_ASSERT_EQUAL(s.db_ignored, 1);
+    CU_ASSERT_EQUAL(s.timed, 1);
+    CU_ASSERT_EQUAL(s.db_writes, 1);
+    cJSON *db = read_db(be); /* rewritten whole */
+    CU_ASSERT_PTR_NOT_NULL(db);
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(db, "entries")), 1);
+    cJSON_Delete(db);
+
+    /* an entry naming an unknown algorithm is dropped, the rest kept */
+    f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("{\"version\": 1, \"entries\": {\"x\": {\"algo\": \"magic\"}}}", f);
+    fclose(f);
+    tt_conv_autotune_reset();
+    CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
+    s = tt_conv_autotune_stats_get();
+    CU_ASSERT_EQUAL(s.db_ignored, 1);
+    CU_ASSERT_EQUAL(s.timed, 1);
+    run_free(&r);
+    remove_cache_dir(be);
+}
+
+int main(void)
+{
+    CU_TestInfo tests[] = {
+        {"autotuner: timed once, find-db written and reused", test_autotune},
+        {"autotuner on conv_transpose2d", test_autotune_transpose},
+        {"forcing an algorithm (function, TT_CONV_ALGO)", test_force},
+        {"a corrupt find-db is ignored with a warning", test_corrupt_db},
+        CU_TEST_INFO_NULL,
+    };
+    return th_run_suite("conv_autotune", tests);
+}
