@@ -48,18 +48,18 @@ static int param_index(const tt_unet *u, const char *prefix, const char *suffix)
     return p ? (int)(p - u->params.params) : -1;
 }
 
-static tt_conv2d_desc conv3x3(int batch, int cin, int cout, int h, int w)
+static tt_conv2d_desc conv3x3(const tt_unet *u, int batch, int cin, int cout, int h, int w)
 {
     return (tt_conv2d_desc){.batch = batch, .in_channels = cin, .in_h = h, .in_w = w,
                             .out_channels = cout, .kernel_h = 3, .kernel_w = 3, .stride_h = 1,
-                            .stride_w = 1, .pad_h = 1, .pad_w = 1};
+                            .stride_w = 1, .pad_h = 1, .pad_w = 1, .algo = u->conv_algo};
 }
 
-static tt_conv_transpose2d_desc upconv(int batch, int cin, int cout, int h, int w)
+static tt_conv_transpose2d_desc upconv(const tt_unet *u, int batch, int cin, int cout, int h, int w)
 {
     return (tt_conv_transpose2d_desc){.batch = batch, .in_channels = cin, .in_h = h, .in_w = w,
                                       .out_channels = cout, .kernel_h = 2, .kernel_w = 2,
-                                      .stride_h = 2, .stride_w = 2};
+                                      .stride_h = 2, .stride_w = 2, .algo = u->conv_algo};
 }
 
 static tt_conv2d_desc head_desc(const tt_unet *u, int batch)
@@ -67,7 +67,7 @@ static tt_conv2d_desc head_desc(const tt_unet *u, int batch)
     return (tt_conv2d_desc){.batch = batch, .in_channels = tt_unet_channels(&u->config, 0),
                             .in_h = u->height, .in_w = u->width,
                             .out_channels = u->config.classes, .kernel_h = 1, .kernel_w = 1,
-                            .stride_h = 1, .stride_w = 1};
+                            .stride_h = 1, .stride_w = 1, .algo = u->conv_algo};
 }
 
 /* ---- one block ------------------------------------------------------------ */
@@ -142,8 +142,8 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
 {
     size_t count = (size_t)n * b->channels * b->height * b->width;
     int norm = u->config.norm != TT_NORM_NONE;
-    tt_conv2d_desc d1 = conv3x3(n, b->in_channels, b->channels, b->height, b->width);
-    tt_conv2d_desc d2 = conv3x3(n, b->channels, b->channels, b->height, b->width);
+    tt_conv2d_desc d1 = conv3x3(u, n, b->in_channels, b->channels, b->height, b->width);
+    tt_conv2d_desc d2 = conv3x3(u, n, b->channels, b->channels, b->height, b->width);
     tt_batch_norm_state bn1 = b->bn1, bn2 = b->bn2;
     tt_batch_norm_state *s1 = &b->bn1, *s2 = &b->bn2;
     if (recompute) {
@@ -170,8 +170,8 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
     if (u->config.checkpointing) TT_TRY(block_forward(u, b, x, n, 1));
     size_t count = (size_t)n * b->channels * b->height * b->width;
     int norm = u->config.norm != TT_NORM_NONE;
-    tt_conv2d_desc d1 = conv3x3(n, b->in_channels, b->channels, b->height, b->width);
-    tt_conv2d_desc d2 = conv3x3(n, b->channels, b->channels, b->height, b->width);
+    tt_conv2d_desc d1 = conv3x3(u, n, b->in_channels, b->channels, b->height, b->width);
+    tt_conv2d_desc d2 = conv3x3(u, n, b->channels, b->channels, b->height, b->width);
     tt_mem p = u->scratch1, q = u->scratch2, t;
 #define SWAP() (t = p, p = q, q = t)
     TT_TRY(tt_fill(u->be, p, 0.0f, count));
@@ -226,8 +226,8 @@ static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
 
 static size_t block_workspace(const tt_unet *u, const tt_unet_block *b)
 {
-    tt_conv2d_desc d1 = conv3x3(u->capacity, b->in_channels, b->channels, b->height, b->width);
-    tt_conv2d_desc d2 = conv3x3(u->capacity, b->channels, b->channels, b->height, b->width);
+    tt_conv2d_desc d1 = conv3x3(u, u->capacity, b->in_channels, b->channels, b->height, b->width);
+    tt_conv2d_desc d2 = conv3x3(u, u->capacity, b->channels, b->channels, b->height, b->width);
     return max_size(tt_conv2d_workspace_bytes(&d1), tt_conv2d_workspace_bytes(&d2));
 }
 
@@ -237,7 +237,7 @@ size_t tt_unet_workspace_bytes(const tt_unet *u)
     for (int i = 0; i < u->config.depth; i++) {
         int ch = tt_unet_channels(&u->config, i);
         tt_conv_transpose2d_desc ud =
-            upconv(u->capacity, 2 * ch, ch, (u->height >> i) / 2, (u->width >> i) / 2);
+            upconv(u, u->capacity, 2 * ch, ch, (u->height >> i) / 2, (u->width >> i) / 2);
         ws = max_size(ws, tt_conv_transpose2d_workspace_bytes(&ud));
         ws = max_size(ws, max_size(block_workspace(u, &u->enc[i]), block_workspace(u, &u->dec[i])));
     }
@@ -367,7 +367,7 @@ tt_status tt_unet_forward(tt_unet *u, int n, int training)
         char up_w[32], up_b[32];
         snprintf(up_w, sizeof up_w, "up.%d", i);
         snprintf(up_b, sizeof up_b, "up.%d", i);
-        tt_conv_transpose2d_desc ud = upconv(n, 2 * ch, ch, h / 2, w / 2);
+        tt_conv_transpose2d_desc ud = upconv(u, n, 2 * ch, ch, h / 2, w / 2);
         TT_TRY(tt_conv_transpose2d_forward(u->be, u->up[i], below,
                                            tt_unet_param(u, param_index(u, up_w, "weight")),
                                            tt_unet_param(u, param_index(u, up_b, "bias")), &ud,
@@ -411,7 +411,7 @@ tt_status tt_unet_backward(tt_unet *u)
         snprintf(prefix, sizeof prefix, "up.%d", i);
         int uw = param_index(u, prefix, "weight"), ub = param_index(u, prefix, "bias");
         tt_mem below = i + 1 < c->depth ? u->dec[i + 1].fwd.act2 : u->bottleneck.fwd.act2;
-        tt_conv_transpose2d_desc ud = upconv(n, 2 * ch, ch, h / 2, w / 2);
+        tt_conv_transpose2d_desc ud = upconv(u, n, 2 * ch, ch, h / 2, w / 2);
         TT_TRY(tt_fill(u->be, u->dlevel, 0.0f, (size_t)n * 2 * ch * (h / 2) * (w / 2)));
         TT_TRY(tt_conv_transpose2d_backward(u->be, u->dlevel, tt_unet_grad(u, uw),
                                             tt_unet_grad(u, ub), u->scratch1, below,

@@ -13,6 +13,7 @@
 #include "backend/backend.h"
 #include "model/unet_config.h"
 #include "ops/batch_norm.h"
+#include "ops/conv_algo.h"
 
 #define TT_UNET_MAX_DEPTH 8
 
@@ -42,6 +43,7 @@ typedef struct tt_unet {
     tt_unet_config config;
     tt_param_table params;
     int capacity;                /* largest micro-batch */
+    tt_conv_algo conv_algo;      /* AUTO, or DIRECT when AUTO's workspace would be too large */
     int height, width;           /* the tile */
 
     tt_buffer *param_buffer;     /* trainable, flat (params.trainable_floats) */

@@ -198,7 +198,14 @@ tt_status tt_unet_allocate(tt_unet *u)
     for (int i = 0; i < c->depth; i++) u->dec[i].input = u->cat[i];
     for (int i = 0; i < c->depth; i++) alias_norm_none(u, &u->enc[i]), alias_norm_none(u, &u->dec[i]);
     alias_norm_none(u, &u->bottleneck);
+    /* AUTO keeps room for every candidate, im2col's columns included; when
+     * that is more than one buffer may hold (full-resolution tiles), the
+     * direct kernels, which need no columns, run every layer */
     size_t ws = tt_unet_workspace_bytes(u);
+    if (ws > u->be->device.max_alloc_bytes || ws > u->be->device.global_mem_bytes / 8) {
+        u->conv_algo = TT_CONV_ALGO_DIRECT;
+        ws = tt_unet_workspace_bytes(u);
+    }
     if (ws) TT_CHECK(tt_buffer_alloc(u->be, ws, TT_MEM_WORKSPACE, "conv.workspace", &u->workspace_buffer));
 cleanup:
     free(r.items);
