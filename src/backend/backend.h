@@ -163,8 +163,21 @@ typedef struct tt_program_stats {
     uint64_t memory_hits;
 } tt_program_stats;
 
+/* Device time per kind of work, from OpenCL profiling events (benchmarks).
+ * A kind is "<phase>/<family>": the phase the caller set (forward,
+ * backward, loss, optimizer) and the op family of the kernel's program. */
+#define TT_PROFILE_MAX_KINDS 48
+typedef struct tt_profile {
+    int count;
+    char kind[TT_PROFILE_MAX_KINDS][40];
+    double seconds[TT_PROFILE_MAX_KINDS];
+    uint64_t launches[TT_PROFILE_MAX_KINDS];
+} tt_profile;
+
 struct tt_backend {
     const tt_backend_ops *ops;
+    tt_profile *profile;      /* NULL unless created with profiling */
+    const char *phase;        /* tag for the profile: "forward", "backward", ... */
     tt_device_info device;
     tt_memstats mem;
     tt_program_stats programs;
@@ -174,6 +187,14 @@ struct tt_backend {
 /* Creates the OpenCL backend on the device that `selector` picks (see
  * tt_device_select).  *out is owned by the caller: tt_backend_destroy(). */
 tt_status tt_backend_create_opencl(const char *selector, tt_backend **out);
+/* The same with OpenCL profiling on: every launch's device time is added to
+ * backend->profile when the queue is finished (tt_finish). */
+tt_status tt_backend_create_opencl_profiling(const char *selector, tt_backend **out);
+/* Sets the phase tag of later launches (a static string); NULL: "other". */
+static inline void tt_backend_phase(tt_backend *backend, const char *phase)
+{
+    backend->phase = phase;
+}
 /* Creates a dry backend that behaves like `device` for allocation limits
  * and accounting but allocates and runs nothing: running the engine's
  * setup on it gives an exact memory estimate (src/backend/dry_backend.c). */

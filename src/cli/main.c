@@ -11,6 +11,7 @@ static const tt_command commands[] = {
     {"train", "train the UNet with gradient accumulation", tt_cmd_train},
     {"selftest", "run smoke kernels on a device and check the results", tt_cmd_selftest},
     {"mem", "estimate (and measure) the device memory of a training configuration", tt_cmd_mem},
+    {"bench", "time whole training steps; device time per kind of work", tt_cmd_bench},
     {"eval", "per-class Dice and IoU of a checkpoint on a data set", tt_cmd_eval},
     {"predict", "full-resolution masks of images with a trained checkpoint", tt_cmd_predict},
 };

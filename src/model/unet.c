@@ -350,6 +350,7 @@ tt_status tt_unet_forward(tt_unet *u, int n, int training)
     const tt_unet_config *c = &u->config;
     u->batch = n;
     u->training = training;
+    tt_backend_phase(u->be, "forward");
     if (u->poison) /* debugging: a read before a write shows up as NaN */
         for (int i = 0; i < u->act_count; i++)
             TT_TRY(tt_fill(u->be, tt_mem_of(u->act_buffers[i]), u->poison_value,
@@ -389,6 +390,7 @@ tt_status tt_unet_backward(tt_unet *u)
     if (!u->training || n < 1)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "UNet backward needs a training forward of the same batch first");
+    tt_backend_phase(u->be, "backward");
     /* head: dlevel = d dec.0 output */
     size_t level0 = (size_t)n * tt_unet_channels(c, 0) * u->height * u->width;
     tt_conv2d_desc hd = head_desc(u, n);
@@ -434,4 +436,27 @@ tt_status tt_unet_backward(tt_unet *u)
         }
     }
     return NULL;
+}
+
+double tt_unet_flops_per_image(const tt_unet *u)
+{
+    /* multiply-adds of every convolution, forward; norms, pools and
+     * activations are a few percent and left out */
+    const tt_unet_config *c = &u->config;
+    double f = 0;
+    const tt_unet_block *blocks[2 * TT_UNET_MAX_DEPTH + 1];
+    int nb = 0;
+    for (int i = 0; i < c->depth; i++) blocks[nb++] = &u->enc[i], blocks[nb++] = &u->dec[i];
+    blocks[nb++] = &u->bottleneck;
+    for (int i = 0; i < nb; i++) {
+        const tt_unet_block *b = blocks[i];
+        double hw = (double)b->height * b->width;
+        f += 2.0 * 9 * hw * b->channels * (b->in_channels + b->channels);
+    }
+    for (int i = 0; i < c->depth; i++) { /* 2x2 stride-2 up-convolutions */
+        int ch = tt_unet_channels(c, i);
+        f += 2.0 * 4 * (double)(u->height >> (i + 1)) * (u->width >> (i + 1)) * 2 * ch * ch;
+    }
+    f += 2.0 * (double)u->height * u->width * tt_unet_channels(c, 0) * c->classes;
+    return f;
 }

@@ -104,6 +104,10 @@ tt_status tt_unet_forward(tt_unet *unet, int batch, int training);
  * arena.  Must follow a training forward of the same batch. */
 tt_status tt_unet_backward(tt_unet *unet);
 
+/* Floating-point operations of one image's forward pass (convolutions);
+ * a training step is about three times that (forward, two backward GEMMs). */
+double tt_unet_flops_per_image(const tt_unet *unet);
+
 /* Zeroes the gradient arena (the start of an accumulation window). */
 tt_status tt_unet_zero_grads(tt_unet *unet);
 

@@ -433,6 +433,7 @@ static tt_status device_micro_batch(tt_trainer *t, int n, float dice_scale)
     int h = t->opt.tile[0], w = t->opt.tile[1], c = t->model.classes;
     size_t pixels = (size_t)n * h * w;
     TT_TRY(tt_unet_forward(u, n, 1));
+    tt_backend_phase(t->be, "loss");
     TT_TRY(tt_fill(t->be, u->dlogits, 0.0f, pixels * (size_t)c));
     tt_mem primary = tt_mem_of(t->loss_blocks);
     tt_mem dice = tt_mem_at(primary, TT_LOSS_VALUE_BYTES);
@@ -468,6 +469,7 @@ static tt_status update_weights(tt_trainer *t, tt_step_report *r)
 {
     const tt_train_options *o = &t->opt;
     tt_backend *be = t->be;
+    tt_backend_phase(be, "optimizer");
     size_t nparams = t->unet->params.trainable_floats;
     tt_mem grads = tt_mem_of(t->unet->grad_buffer);
     /* the global norm and a non-finite check, reduced on the device */
@@ -681,6 +683,67 @@ tt_status tt_trainer_memory_probe(tt_backend *be, const tt_train_options *opt,
     out->live = NULL;
 cleanup:
     free(zeros);
+    tt_buffer_free(t->labels);
+    tt_buffer_free(t->loss_blocks);
+    tt_buffer_free(t->reduce_block);
+    tt_buffer_free(t->moment1);
+    tt_buffer_free(t->moment2);
+    tt_unet_destroy(t->unet);
+    free(t);
+    return status;
+}
+
+tt_status tt_trainer_bench(tt_backend *be, const tt_train_options *opt, const tt_unet_config *model,
+                           int warmup, int steps, tt_bench_result *out)
+{
+    memset(out, 0, sizeof *out);
+    tt_trainer *t = calloc(1, sizeof *t);
+    if (!t) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    t->opt = *opt;
+    t->model = *model;
+    t->mask_kind = TT_MASK_MULTI_LABEL; /* as the peer: BCE over random 0/1 targets */
+    t->be = be;
+    tt_status status = NULL;
+    int b = opt->micro_batch, c = model->classes;
+    size_t pixels = (size_t)b * opt->tile[0] * opt->tile[1];
+    float *image = malloc(pixels * 3 * sizeof *image);
+    uint8_t *labels = malloc(pixels * (size_t)c);
+    if (!image || !labels) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "bench: out of host memory");
+        goto cleanup;
+    }
+    uint64_t x = 0x9e3779b97f4a7c15ULL;
+    for (size_t i = 0; i < pixels * 3; i++) image[i] = (float)((x = x * 6364136223846793005ULL + 1) >> 40) / 16777216.0f;
+    for (size_t i = 0; i < pixels * (size_t)c; i++) labels[i] = ((x = x * 6364136223846793005ULL + 1) >> 63) & 1;
+    TT_CHECK(allocate_device(t, c));
+    for (int s = 0; s < warmup + steps; s++) {
+        if (s == warmup) {
+            TT_CHECK(tt_finish(be));
+            if (be->profile) memset(be->profile, 0, sizeof *be->profile);
+            out->seconds = -now();
+        }
+        TT_CHECK(tt_unet_zero_grads(t->unet));
+        TT_CHECK(tt_loss_clear(be, tt_mem_of(t->loss_blocks)));
+        for (int m = 0; m < opt->accum; m++) {
+            TT_CHECK(tt_write(be, t->unet->input, image, pixels * 3 * sizeof(float)));
+            TT_CHECK(tt_write(be, tt_mem_of(t->labels), labels, pixels * (size_t)c));
+            TT_CHECK(device_micro_batch(t, b, 1.0f));
+        }
+        tt_loss_value v;
+        TT_CHECK(tt_loss_read(be, tt_mem_of(t->loss_blocks), "bench loss", &v));
+        TT_CHECK(tt_scale(be, tt_mem_of(t->unet->grad_buffer), 1.0f / (float)(v.count ? v.count : 1),
+                          t->unet->params.trainable_floats));
+        tt_step_report r = {0};
+        TT_CHECK(update_weights(t, &r));
+        TT_CHECK(tt_finish(be));
+    }
+    out->seconds += now();
+    out->images = (double)steps * opt->accum * b;
+    out->flops_per_image = 3.0 * tt_unet_flops_per_image(t->unet);
+    out->peak_bytes = be->mem.peak_total;
+cleanup:
+    free(image);
+    free(labels);
     tt_buffer_free(t->labels);
     tt_buffer_free(t->loss_blocks);
     tt_buffer_free(t->reduce_block);

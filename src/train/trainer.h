@@ -113,6 +113,21 @@ tt_status tt_trainer_memory_probe(tt_backend *be, const tt_train_options *opt,
                                   const tt_unet_config *model, tt_mask_kind kind, int planes,
                                   tt_memstats *out);
 
+typedef struct tt_bench_result {
+    double seconds;          /* the timed windows, wall clock */
+    double images;           /* images trained on in them */
+    double flops_per_image;  /* of a training step: 3 x the forward convolutions */
+    uint64_t peak_bytes;
+} tt_bench_result;
+
+/* Times `steps` whole optimizer steps (after `warmup`) of the options'
+ * micro-batch and accum on random images with random multi-label targets
+ * (BCE), as shared/bench/torch_unet.py bench does; no data pipeline.  With
+ * a profiling backend, backend->profile holds the device time per kind of
+ * work of the timed steps. */
+tt_status tt_trainer_bench(tt_backend *be, const tt_train_options *opt, const tt_unet_config *model,
+                           int warmup, int steps, tt_bench_result *out);
+
 /* Writes a checkpoint (weights, optimizer state, counters, data position,
  * config) atomically to `path`. */
 tt_status tt_trainer_save(tt_trainer *trainer, const char *path);

@@ -26,6 +26,9 @@ static void cl_destroy(tt_backend *backend)
     if (cl) {
         /* let queued work end before the runtime's threads can be torn down */
         if (cl->queue) clFinish(cl->queue);
+        tt_cl_profile_collect(backend);
+        free(cl->events);
+        free(cl->event_kinds);
         /* CLBlast caches programs by context; a later context at the same
          * address must not find this one's programs */
         CLBlastClearCache();
@@ -35,6 +38,7 @@ static void cl_destroy(tt_backend *backend)
         if (cl->context) clReleaseContext(cl->context);
         free(cl);
     }
+    free(backend->profile);
     free(backend);
 }
 
@@ -124,7 +128,8 @@ static tt_status cl_launch(tt_backend *backend, const tt_launch *launch)
         if (has_local && local[d]) global[d] = (global[d] + local[d] - 1) / local[d] * local[d];
     }
     cl_int err = clEnqueueNDRangeKernel(cl->queue, kernel, (cl_uint)launch->dims, NULL, global,
-                                        has_local ? local : NULL, 0, NULL, NULL);
+                                        has_local ? local : NULL, 0, NULL,
+                                        tt_cl_profile_slot(backend, launch->program));
     if (err != CL_SUCCESS)
         return tt_error_cl(err, "clEnqueueNDRangeKernel(%s/%s)", launch->program, launch->kernel);
     return NULL;
@@ -135,6 +140,7 @@ static tt_status cl_finish(tt_backend *backend)
     tt_cl_backend *cl = backend->impl;
     cl_int err = clFinish(cl->queue);
     if (err != CL_SUCCESS) return tt_error_cl(err, "clFinish");
+    if (cl->event_count) tt_cl_profile_collect(backend);
     return NULL;
 }
 
@@ -154,7 +160,19 @@ static const tt_backend_ops cl_ops = {
     .fft2d = tt_cl_fft2d,
 };
 
+static tt_status create(const char *selector, int profiling, tt_backend **out);
+
 tt_status tt_backend_create_opencl(const char *selector, tt_backend **out)
+{
+    return create(selector, 0, out);
+}
+
+tt_status tt_backend_create_opencl_profiling(const char *selector, tt_backend **out)
+{
+    return create(selector, 1, out);
+}
+
+static tt_status create(const char *selector, int profiling, tt_backend **out)
 {
     int index = -1;
     *out = NULL;
@@ -181,9 +199,14 @@ tt_status tt_backend_create_opencl(const char *selector, tt_backend **out)
         status = tt_error_cl(err, "clCreateContext(device '%s')", backend->device.name);
         goto cleanup;
     }
-    cl->queue = clCreateCommandQueue(cl->context, cl->device, 0, &err);
+    cl->queue = clCreateCommandQueue(cl->context, cl->device,
+                                     profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
     if (err != CL_SUCCESS) {
         status = tt_error_cl(err, "clCreateCommandQueue(device '%s')", backend->device.name);
+        goto cleanup;
+    }
+    if (profiling && !(backend->profile = calloc(1, sizeof *backend->profile))) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "profiling: out of host memory");
         goto cleanup;
     }
     *out = backend;

@@ -28,6 +28,10 @@ typedef struct tt_cl_backend {
     tt_cl_program_entry *programs;
     int program_count;
     char cache_dir[1024];  /* "" disables the disk cache */
+    /* profiling: events of launches not yet collected, with their kind */
+    cl_event *events;
+    char (*event_kinds)[40];
+    int event_count, event_capacity;
     struct tt_cl_fft_cache *fft;  /* clFFT plans (cl_fft.c); NULL until the first FFT */
 } tt_cl_backend;
 
@@ -40,6 +44,12 @@ void tt_cl_device_describe(cl_platform_id platform, cl_device_id device, tt_devi
 tt_status tt_cl_kernel_get(tt_backend *backend, const char *program, const char *kernel,
                            const char *options, cl_kernel *out);
 void tt_cl_programs_release(tt_cl_backend *cl);
+
+/* With profiling on: an event slot for a launch of `program` (NULL when
+ * off); the event is collected at the next finish. */
+cl_event *tt_cl_profile_slot(tt_backend *backend, const char *program);
+/* Adds the device time of every pending event to backend->profile. */
+void tt_cl_profile_collect(tt_backend *backend);
 
 /* The GEMM of the OpenCL backend, through CLBlast. */
 tt_status tt_cl_gemm(tt_backend *backend, const tt_gemm *gemm);

@@ -1,0 +1,136 @@
+/*
+ * tiletrain bench: whole optimizer steps timed on a device, after a
+ * warm-up, with the device time per kind of work from OpenCL profiling
+ * events.  The peer is shared/bench/torch_unet.py bench (same model, tile,
+ * micro-batch, accum and AdamW); tools/bench_vs_torch.sh runs both.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/commands.h"
+#include "core/status.h"
+#include "train/trainer.h"
+
+typedef struct bench_options {
+    tt_train_options train;
+    int warmup;
+    int json;
+} bench_options;
+
+static tt_opt table[84];
+static size_t table_count;
+
+static void build_table(void)
+{
+    if (table_count) return;
+    for (size_t i = 0; i < tt_train_option_count && table_count < 80; i++) {
+        table[table_count] = tt_train_option_table[i];
+        table[table_count].offset += offsetof(bench_options, train);
+        table_count++;
+    }
+    table[table_count++] = (tt_opt){"warmup", TT_OPT_INT, offsetof(bench_options, warmup), "K",
+                                    "untimed steps first (default 1)", 0, 1000, NULL};
+    table[table_count++] = (tt_opt){"json", TT_OPT_FLAG, offsetof(bench_options, json), NULL,
+                                    "print one JSON object (images_per_s, ...)", 1, 0, NULL};
+}
+
+static void help(void)
+{
+    printf("usage: tiletrain bench [--tile 256x256 --micro-batch 4 --accum 5 --base-channels 16\n"
+           "                       --depth 3 --steps K] [--json] [--device SPEC]\n"
+           "\n"
+           "Times whole optimizer steps (forward, backward, accumulation, AdamW) on random\n"
+           "images after a warm-up, and reports images/s, Mpix/s, effective GFLOP/s, peak\n"
+           "device memory and the device time per kind of work.\n"
+           "\n"
+           "example:\n"
+           "  tiletrain bench --tile 256x256 --micro-batch 4 --accum 5 --steps 2 --json\n"
+           "\n"
+           "options (those of train; --steps counts timed steps, default 2):\n");
+    tt_opt_print_help(table, table_count, stdout);
+}
+
+static tt_status run(const bench_options *o)
+{
+    const tt_train_options *t = &o->train;
+    tt_unet_config model = {.in_channels = 3, .classes = t->classes ? t->classes : 4,
+                            .base_channels = t->base_channels, .depth = t->depth,
+                            .groups = t->groups, .checkpointing = t->checkpointing};
+    TT_TRY(tt_norm_kind_parse(t->norm, &model.norm));
+    tt_backend *be = NULL;
+    TT_TRY(tt_backend_create_opencl_profiling(t->device[0] ? t->device : NULL, &be));
+    tt_bench_result r;
+    int steps = t->steps > 0 ? t->steps : 2;
+    tt_status status = tt_trainer_bench(be, t, &model, o->warmup, steps, &r);
+    if (!status) {
+        double ips = r.images / r.seconds;
+        double mpix = ips * t->tile[0] * t->tile[1] / 1e6;
+        double gflops = ips * r.flops_per_image / 1e9;
+        double busy = 0;
+        for (int k = 0; k < be->profile->count; k++) busy += be->profile->seconds[k];
+        if (o->json) {
+            cJSON *root = cJSON_CreateObject();
+            cJSON_AddStringToObject(root, "device", be->device.name);
+            cJSON_AddStringToObject(root, "tile", "");
+            char tile[32];
+            snprintf(tile, sizeof tile, "%dx%d", t->tile[0], t->tile[1]);
+            cJSON_ReplaceItemInObject(root, "tile", cJSON_CreateString(tile));
+            cJSON_AddNumberToObject(root, "micro_batch", t->micro_batch);
+            cJSON_AddNumberToObject(root, "accum", t->accum);
+            cJSON_AddNumberToObject(root, "steps", steps);
+            cJSON_AddNumberToObject(root, "images_per_s", ips);
+            cJSON_AddNumberToObject(root, "mpix_per_s", mpix);
+            cJSON_AddNumberToObject(root, "gflops", gflops);
+            cJSON_AddNumberToObject(root, "gflop_per_image", r.flops_per_image / 1e9);
+            cJSON_AddNumberToObject(root, "peak_device_bytes", (double)r.peak_bytes);
+            cJSON *kinds = cJSON_AddObjectToObject(root, "device_seconds");
+            for (int k = 0; k < be->profile->count; k++)
+                cJSON_AddNumberToObject(kinds, be->profile->kind[k], be->profile->seconds[k]);
+            cJSON_AddNumberToObject(root, "wall_seconds", r.seconds);
+            char *text = cJSON_PrintUnformatted(root);
+            printf("%s\n", text);
+            cJSON_free(text);
+            cJSON_Delete(root);
+        } else {
+            char peak[32];
+            printf("%s: %d steps of %d x %d images at %dx%d in %.2f s\n", be->device.name, steps,
+                   t->micro_batch, t->accum, t->tile[0], t->tile[1], r.seconds);
+            printf("  %.3f images/s, %.3f Mpix/s, %.1f GFLOP/s effective (%.1f GFLOP per image)\n",
+                   ips, mpix, gflops, r.flops_per_image / 1e9);
+            printf("  peak device memory %s\n", tt_format_bytes(r.peak_bytes, peak, sizeof peak));
+            printf("  device time per kind (profiling events; %.2f s in all):\n", busy);
+            for (int k = 0; k < be->profile->count; k++)
+                printf("    %-24s %8.3f s  %5.1f%%  %6llu launches\n", be->profile->kind[k],
+                       be->profile->seconds[k], busy > 0 ? 100 * be->profile->seconds[k] / busy : 0,
+                       (unsigned long long)be->profile->launches[k]);
+        }
+    }
+    tt_backend_destroy(be);
+    return status;
+}
+
+int tt_cmd_bench(int argc, char **argv)
+{
+    build_table();
+    bench_options o = {.warmup = 1};
+    tt_train_options_default(&o.train);
+    o.train.accum = 5;
+    o.train.steps = 2;
+    int want_help = 0;
+    tt_status status = tt_opt_parse_args(table, table_count, &o, argc, argv, 1, &want_help);
+    if (status) {
+        int rc = tt_cli_usage_error("bench", "%s", tt_status_message(status));
+        tt_status_free(status);
+        return rc;
+    }
+    if (want_help) {
+        help();
+        return 0;
+    }
+    if (o.train.micro_batch < 1)
+        return tt_cli_usage_error("bench", "--micro-batch must be a number here");
+    status = run(&o);
+    return status ? tt_cli_fail(status) : 0;
+}
