@@ -18,6 +18,7 @@ typedef struct tt_command {
 
 int tt_cmd_devices(int argc, char **argv);
 int tt_cmd_selftest(int argc, char **argv);
+int tt_cmd_tune(int argc, char **argv);
 
 /* Prints "tiletrain: <message>" (and any detail) to stderr; frees status;
  * returns 1 for use as an exit status. */

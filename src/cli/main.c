@@ -8,6 +8,7 @@
 static const tt_command commands[] = {
     {"devices", "list the OpenCL devices and their memory", tt_cmd_devices},
     {"selftest", "run smoke kernels on a device and check the results", tt_cmd_selftest},
+    {"tune", "tune CLBlast's GEMM kernels for this device and the model's shapes", tt_cmd_tune},
 };
 
 static void usage(FILE *out)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "backend/opencl/cl_internal.h"
+#include "backend/opencl/cl_tune.h"
 #include "core/status.h"
 
 static void cache_dir_init(tt_cl_backend *cl)
@@ -177,6 +178,7 @@ tt_status tt_backend_create_opencl(const char *selector, tt_backend **out)
         status = tt_error_cl(err, "clCreateCommandQueue(device '%s')", backend->device.name);
         goto cleanup;
     }
+    tt_cl_tuning_apply_cached(backend, stderr); /* `tiletrain tune`'s CLBlast parameters */
     *out = backend;
     return NULL;
 cleanup:

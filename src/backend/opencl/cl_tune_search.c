@@ -1,0 +1,673 @@
+/*
+ * The search behind `tiletrain tune`: CLBlast GEMM parameters timed on the
+ * shapes the model runs, within a wall-clock budget.
+ *
+ * On PoCL every configuration costs a rebuild of CLBlast's whole GEMM
+ * program (about 10 s on two cores), so the search is small and greedy:
+ *   0. time the parameters in force ("before");
+ *   1. Xgemm (indirect GEMM, XGEMM_MIN_INDIRECT_SIZE = 0 so every shape
+ *      runs on it): known good seeds first, then mutations of the best and
+ *      random samples of CLBlast's tuner space, skipping combinations that
+ *      break its constraints; a candidate is dropped as soon as its partial
+ *      time exceeds the best total;
+ *   2. XgemmDirect (every shape on it), smallest shapes first, until it is
+ *      clearly slower than the best Xgemm;
+ *   3. the switch XGEMM_MIN_INDIRECT_SIZE that minimises the step's time
+ *      given both kernels' per-shape times.
+ * The objective is the time of one training step's GEMMs: sum over shapes
+ * of count x seconds per call.  Each timed call is checked with a
+ * Freivalds test (C x = op(A) (op(B) x) on sampled rows).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <clblast_c.h>
+
+#include "backend/opencl/cl_internal.h"
+#include "backend/opencl/cl_tune.h"
+#include "core/status.h"
+
+#define MAX_CANDIDATES 400
+#define CHECK_ROWS 16
+#define CHECK_TOLERANCE 1e-3
+#define DIRECT_ALWAYS ((size_t)1 << 20) /* (2^20)^3 exceeds any m*n*k */
+
+/* Xgemm order: GEMMK KREG KWG KWI MDIMA MDIMC MWG NDIMB NDIMC NWG SA SB STRM STRN VWM VWN */
+enum { X_GEMMK, X_KREG, X_KWG, X_KWI, X_MDIMA, X_MDIMC, X_MWG, X_NDIMB, X_NDIMC, X_NWG,
+       X_SA, X_SB, X_STRM, X_STRN, X_VWM, X_VWN };
+/* XgemmDirect order: KWID MDIMAD MDIMCD NDIMBD NDIMCD PADA PADB VWMD VWND WGD */
+enum { D_KWID, D_MDIMAD, D_MDIMCD, D_NDIMBD, D_NDIMCD, D_PADA, D_PADB, D_VWMD, D_VWND, D_WGD };
+
+/* Known good starting points.  X0: the best of a tuner run on PoCL (AMD
+ * EPYC, shared/notes/POCL.md); X1: a GEMMK=1 configuration that needs no
+ * transposes for row-major A and C; X2: CLBlast's Intel CPU default. */
+static const size_t xgemm_seeds[][16] = {
+    {0, 1, 32, 2, 8, 8, 64, 16, 8, 128, 0, 1, 0, 0, 8, 4},
+    {1, 8, 1, 1, 4, 4, 32, 4, 4, 32, 0, 0, 0, 0, 8, 8},
+    {0, 1, 32, 2, 8, 8, 32, 8, 8, 64, 0, 0, 0, 0, 4, 4},
+};
+static const size_t direct_seeds[][10] = {
+    {2, 8, 8, 8, 8, 1, 1, 4, 4, 32},
+    {8, 16, 8, 16, 8, 1, 1, 4, 4, 64},
+};
+#define XGEMM_SEEDS ((int)(sizeof xgemm_seeds / sizeof xgemm_seeds[0]))
+#define DIRECT_SEEDS ((int)(sizeof direct_seeds / sizeof direct_seeds[0]))
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static uint64_t next_random(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static size_t pick(uint64_t *rng, const size_t *choices, int n)
+{
+    return choices[next_random(rng) % (uint64_t)n];
+}
+#define PICK(rng, ...) \
+    pick((rng), (const size_t[]){__VA_ARGS__}, (int)(sizeof((size_t[]){__VA_ARGS__}) / sizeof(size_t)))
+
+/* ---- the parameter spaces (CLBlast's tuners, widened a little for CPUs) -- */
+
+static int valid(tt_clblast_kernel kernel, const size_t *v, const tt_device_info *dev)
+{
+    tt_status s = tt_cl_tuning_check_kernel(kernel, v, dev);
+    tt_status_free(s);
+    return s == NULL;
+}
+
+/* Sets parameter i of an Xgemm configuration to a random value of its range. */
+static void xgemm_random_param(uint64_t *rng, size_t *v, int i)
+{
+    int k1 = v[X_GEMMK] == 1;
+    switch (i) {
+    case X_MWG: case X_NWG:
+        v[i] = k1 ? PICK(rng, 8, 16, 32, 64, 128) : PICK(rng, 16, 32, 64, 128); break;
+    case X_KWG: v[i] = k1 ? 1 : PICK(rng, 16, 32); break;
+    case X_KWI: v[i] = k1 ? 1 : 2; break;
+    case X_MDIMC: case X_MDIMA:
+        v[i] = k1 ? PICK(rng, 2, 4, 8, 16, 32) : PICK(rng, 4, 8, 16, 32);
+        if (k1) v[X_MDIMA] = v[X_MDIMC] = v[i];
+        break;
+    case X_NDIMC: case X_NDIMB:
+        v[i] = k1 ? PICK(rng, 2, 4, 8, 16, 32) : PICK(rng, 4, 8, 16, 32);
+        if (k1) v[X_NDIMB] = v[X_NDIMC] = v[i];
+        break;
+    case X_VWM: case X_VWN: v[i] = PICK(rng, 1, 2, 4, 8); break;
+    case X_SA: case X_SB: case X_STRM: case X_STRN: v[i] = k1 ? 0 : PICK(rng, 0, 1); break;
+    case X_KREG: v[i] = k1 ? PICK(rng, 1, 2, 4, 8, 16) : 1; break;
+    default: break;
+    }
+}
+
+static void xgemm_random(uint64_t *rng, size_t *v, const tt_device_info *dev)
+{
+    for (int tries = 0; tries < 100000; tries++) {
+        v[X_GEMMK] = next_random(rng) & 1;
+        for (int i = 1; i < 16; i++) xgemm_random_param(rng, v, i);
+        if (valid(TT_CLBLAST_XGEMM, v, dev)) return;
+    }
+    memcpy(v, xgemm_seeds[0], sizeof xgemm_seeds[0]);
+}
+
+static void direct_random_param(uint64_t *rng, size_t *v, int i)
+{
+    switch (i) {
+    case D_WGD: v[i] = PICK(rng, 8, 16, 32, 64); break;
+    case D_KWID: v[i] = PICK(rng, 1, 2, 8, 16); break;
+    case D_MDIMAD: case D_MDIMCD: case D_NDIMBD: case D_NDIMCD: v[i] = PICK(rng, 4, 8, 16, 32); break;
+    case D_VWMD: case D_VWND: v[i] = PICK(rng, 1, 2, 4, 8); break;
+    case D_PADA: case D_PADB: v[i] = PICK(rng, 0, 1); break;
+    default: break;
+    }
+}
+
+static void direct_random(uint64_t *rng, size_t *v, const tt_device_info *dev)
+{
+    for (int tries = 0; tries < 100000; tries++) {
+        for (int i = 0; i < 10; i++) direct_random_param(rng, v, i);
+        if (valid(TT_CLBLAST_XGEMM_DIRECT, v, dev)) return;
+    }
+    memcpy(v, direct_seeds[0], sizeof direct_seeds[0]);
+}
+
+/* A valid neighbour of `base`: one or two parameters changed. */
+static void mutate(tt_clblast_kernel kernel, uint64_t *rng, const size_t *base, size_t *v,
+                   const tt_device_info *dev)
+{
+    int n = tt_clblast_kernels[kernel].count;
+    for (int tries = 0; tries < 2000; tries++) {
+        memcpy(v, base, sizeof(size_t) * (size_t)n);
+        int changes = 1 + (int)(next_random(rng) % 2);
+        for (int c = 0; c < changes; c++) {
+            int i = (int)(next_random(rng) % (uint64_t)n);
+            if (kernel == TT_CLBLAST_XGEMM) {
+                if (i == X_GEMMK) i = X_MWG;
+                xgemm_random_param(rng, v, i);
+            } else {
+                direct_random_param(rng, v, i);
+            }
+        }
+        if (memcmp(v, base, sizeof(size_t) * (size_t)n) != 0 && valid(kernel, v, dev)) return;
+    }
+    if (kernel == TT_CLBLAST_XGEMM) xgemm_random(rng, v, dev);
+    else direct_random(rng, v, dev);
+}
+
+void tt_cl_tuning_seed(const tt_device_info *device, tt_cl_tuning *out)
+{
+    memset(out, 0, sizeof *out);
+    tt_cl_tuning_set_device(out, device);
+    memcpy(out->values[TT_CLBLAST_XGEMM], xgemm_seeds[0], sizeof xgemm_seeds[0]);
+    for (int s = 0; s < XGEMM_SEEDS; s++)
+        if (valid(TT_CLBLAST_XGEMM, xgemm_seeds[s], device)) {
+            memcpy(out->values[TT_CLBLAST_XGEMM], xgemm_seeds[s], sizeof xgemm_seeds[s]);
+            break;
+        }
+    memcpy(out->values[TT_CLBLAST_XGEMM_DIRECT], direct_seeds[0], sizeof direct_seeds[0]);
+    out->values[TT_CLBLAST_GEMM_ROUTINE][0] = 0;
+}
+
+/* ---- timing and checking one shape -------------------------------------- */
+
+typedef struct bench {
+    tt_backend *be;
+    const tt_gemm_shape *shapes;
+    int count;
+    tt_buffer *in;         /* A and B both read from here (random in [-1, 1)) */
+    tt_buffer *out;        /* C */
+    float *host_in;
+    double **x, **z, **zabs; /* per shape: x (n), op(B) x and |op(B)| |x| (k) */
+    float *row;            /* one row of C */
+    FILE *log;
+} bench;
+
+static void bench_release(bench *b)
+{
+    tt_buffer_free(b->in);
+    tt_buffer_free(b->out);
+    free(b->host_in);
+    for (int s = 0; s < b->count; s++) {
+        if (b->x) free(b->x[s]);
+        if (b->z) free(b->z[s]);
+        if (b->zabs) free(b->zabs[s]);
+    }
+    free(b->x), free(b->z), free(b->zabs), free(b->row);
+}
+
+static tt_status bench_init(bench *b, tt_backend *be, const tt_gemm_shape *shapes, int count,
+                            uint64_t seed)
+{
+    memset(b, 0, sizeof *b);
+    b->be = be, b->shapes = shapes, b->count = count;
+    size_t in_floats = 0, out_floats = 0, row = 0;
+    for (int s = 0; s < count; s++) {
+        const tt_gemm_shape *g = &shapes[s];
+        size_t a = g->m * g->k, bb = g->k * g->n;
+        in_floats = a > in_floats ? a : in_floats;
+        in_floats = bb > in_floats ? bb : in_floats;
+        out_floats = g->m * g->n > out_floats ? g->m * g->n : out_floats;
+        row = g->n > row ? g->n : row;
+    }
+    b->host_in = malloc(in_floats * sizeof(float));
+    b->row = malloc(row * sizeof(float));
+    b->x = calloc((size_t)count, sizeof *b->x);
+    b->z = calloc((size_t)count, sizeof *b->z);
+    b->zabs = calloc((size_t)count, sizeof *b->zabs);
+    if (!b->host_in || !b->row || !b->x || !b->z || !b->zabs) goto oom;
+    uint64_t rng = seed ^ 0x5eed;
+    for (size_t i = 0; i < in_floats; i++)
+        b->host_in[i] = (float)((double)(next_random(&rng) >> 11) * 0x1.0p-52 - 1.0);
+    TT_TRY(tt_buffer_alloc(be, in_floats * sizeof(float), TT_MEM_WORKSPACE, "tune.in", &b->in));
+    TT_TRY(tt_buffer_alloc(be, out_floats * sizeof(float), TT_MEM_WORKSPACE, "tune.out", &b->out));
+    TT_TRY(tt_write(be, tt_mem_of(b->in), b->host_in, in_floats * sizeof(float)));
+    for (int s = 0; s < count; s++) {
+        const tt_gemm_shape *g = &shapes[s];
+        double *x = b->x[s] = malloc(g->n * sizeof(double));
+        double *z = b->z[s] = calloc(g->k, sizeof(double));
+        double *za = b->zabs[s] = calloc(g->k, sizeof(double));
+        if (!x || !z || !za) goto oom;
+        for (size_t j = 0; j < g->n; j++) x[j] = (double)(next_random(&rng) >> 11) * 0x1.0p-52 - 1.0;
+        const float *B = b->host_in;
+        if (g->trans_b) { /* B stored (n, k) */
+            for (size_t j = 0; j < g->n; j++)
+                for (size_t kk = 0; kk < g->k; kk++) {
+                    double v = B[j * g->k + kk];
+                    z[kk] += v * x[j];
+                    za[kk] += fabs(v * x[j]);
+                }
+        } else {          /* B stored (k, n) */
+            for (size_t kk = 0; kk < g->k; kk++) {
+                double acc = 0, acca = 0;
+                for (size_t j = 0; j < g->n; j++) {
+                    double v = B[kk * g->n + j];
+                    acc += v * x[j];
+                    acca += fabs(v * x[j]);
+                }
+                z[kk] = acc, za[kk] = acca;
+            }
+        }
+    }
+    return NULL;
+oom:
+    return tt_error_new(TT_ERR_OUT_OF_MEMORY, "tune: out of host memory for the benchmark data");
+}
+
+static tt_status run_gemm(bench *b, const tt_gemm_shape *g)
+{
+    tt_gemm gemm = {.trans_a = g->trans_a, .trans_b = g->trans_b, .m = g->m, .n = g->n,
+                    .k = g->k, .alpha = 1.0f, .beta = 0.0f,
+                    .a = tt_mem_of(b->in), .lda = g->trans_a ? g->m : g->k,
+                    .b = tt_mem_of(b->in), .ldb = g->trans_b ? g->k : g->n,
+                    .c = tt_mem_of(b->out), .ldc = g->n};
+    return tt_gemm_run(b->be, &gemm);
+}
+
+/* Freivalds on sampled rows: (C x)_i against (op(A) (op(B) x))_i. */
+static tt_status check_result(bench *b, int s)
+{
+    const tt_gemm_shape *g = &b->shapes[s];
+    const float *A = b->host_in;
+    size_t rows = g->m < CHECK_ROWS ? g->m : CHECK_ROWS;
+    for (size_t r = 0; r < rows; r++) {
+        size_t i = rows == g->m ? r : (r == rows - 1 ? g->m - 1 : r * (g->m / rows) + r % 3);
+        TT_TRY(tt_read(b->be, b->row, tt_mem_f32(tt_mem_of(b->out), i * g->n), g->n * sizeof(float)));
+        double y = 0, w = 0, scale = 0;
+        for (size_t j = 0; j < g->n; j++) y += (double)b->row[j] * b->x[s][j];
+        for (size_t kk = 0; kk < g->k; kk++) {
+            double a = g->trans_a ? A[kk * g->m + i] : A[i * g->k + kk];
+            w += a * b->z[s][kk];
+            scale += fabs(a) * b->zabs[s][kk];
+        }
+        if (!(fabs(y - w) <= CHECK_TOLERANCE * scale + 1e-30))
+            return tt_error_new(TT_ERR_INTERNAL, "wrong GEMM results (%c%c m=%zu n=%zu k=%zu, row "
+                                "%zu: %g, expected %g)", g->trans_a ? 'T' : 'N',
+                                g->trans_b ? 'T' : 'N', g->m, g->n, g->k, i, y, w);
+    }
+    return NULL;
+}
+
+/* Seconds per call of shape s (best of a few), after a warm-up call that
+ * builds the kernels, and a check of the result. */
+static tt_status time_shape(bench *b, int s, double *secs)
+{
+    const tt_gemm_shape *g = &b->shapes[s];
+    TT_TRY(run_gemm(b, g));
+    TT_TRY(tt_finish(b->be));
+    TT_TRY(check_result(b, s));
+    double best = INFINITY, spent = 0;
+    for (int rep = 0; rep < 10; rep++) {
+        double t0 = seconds_now();
+        TT_TRY(run_gemm(b, g));
+        TT_TRY(tt_finish(b->be));
+        double t = seconds_now() - t0;
+        best = t < best ? t : best;
+        spent += t;
+        if ((rep >= 1 && spent > 0.1) || (rep >= 2 && spent > 0.03)) break;
+    }
+    *secs = best;
+    return NULL;
+}
+
+/* ---- the search ---------------------------------------------------------- */
+
+typedef struct search {
+    bench bench;
+    const tt_cl_tune_options *opt;
+    tt_backend *be;
+    double start, budget, spent_per_candidate;
+    int evaluated;
+    uint64_t rng;
+    uint64_t tried[MAX_CANDIDATES];
+    int tried_count;
+    int *order;          /* shape indices, heaviest first */
+    int *ascending;      /* shape indices by m*n*k */
+    double *times;       /* scratch: per shape */
+    tt_cl_tune_result *out;
+} search;
+
+static double elapsed(const search *S) { return seconds_now() - S->start; }
+
+static uint64_t fingerprint(tt_clblast_kernel kernel, const size_t *v)
+{
+    uint64_t h = 0x1234567ULL + (uint64_t)kernel;
+    for (int i = 0; i < tt_clblast_kernels[kernel].count; i++) h = (h ^ v[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* 1 if not tried before (and records it). */
+static int fresh(search *S, tt_clblast_kernel kernel, const size_t *v)
+{
+    uint64_t h = fingerprint(kernel, v);
+    for (int i = 0; i < S->tried_count; i++)
+        if (S->tried[i] == h) return 0;
+    if (S->tried_count < MAX_CANDIDATES) S->tried[S->tried_count++] = h;
+    return 1;
+}
+
+/* May another candidate start within the budget?  The first always may. */
+static int may_start(const search *S, double until)
+{
+    if (S->evaluated == 0) return 1;
+    return elapsed(S) + S->spent_per_candidate <= until && S->tried_count < MAX_CANDIDATES;
+}
+
+static void log_params(FILE *log, tt_clblast_kernel kernel, const size_t *v)
+{
+    const tt_clblast_kernel_desc *d = &tt_clblast_kernels[kernel];
+    for (int i = 0; i < d->count; i++) fprintf(log, " %s=%zu", d->params[i], v[i]);
+}
+
+/* Times `tuning` on the shapes in `order` (n of them).  *total is the
+ * weighted sum, INFINITY when the candidate was rejected; stops early
+ * (returning a partial sum above `cutoff`) once it cannot win. */
+static void evaluate(search *S, const tt_cl_tuning *tuning, const int *order, int n,
+                     double cutoff, int stop_when_slower_than_best, double *total, int *complete)
+{
+    double t0 = seconds_now();
+    *total = 0;
+    *complete = 0;
+    int slower = 0;
+    tt_status status = tt_cl_tuning_apply(S->be, tuning);
+    for (int i = 0; !status && i < n; i++) {
+        int s = order[i];
+        status = time_shape(&S->bench, s, &S->times[s]);
+        if (status) break;
+        *total += S->bench.shapes[s].count * S->times[s];
+        if (*total > cutoff) break;
+        if (stop_when_slower_than_best) {
+            slower = S->times[s] > 1.5 * S->out->after_s[s] ? slower + 1 : 0;
+            if (slower >= 2) {
+                for (int j = i + 1; j < n; j++) S->times[order[j]] = INFINITY;
+                *complete = 1;
+                break;
+            }
+        }
+        if (i == n - 1) *complete = 1;
+    }
+    if (status) {
+        if (S->opt->log) fprintf(S->opt->log, "  rejected: %s\n", tt_status_message(status));
+        tt_status_free(status);
+        S->out->rejected++;
+        *total = INFINITY;
+        *complete = 0;
+    }
+    CLBlastClearCache(); /* every candidate's program stays cached otherwise */
+    S->evaluated++;
+    S->out->candidates++;
+    double spent = seconds_now() - t0;
+    S->spent_per_candidate = S->evaluated == 1 ? spent : 0.5 * (S->spent_per_candidate + spent);
+}
+
+static double step_gflop(const tt_gemm_shape *shapes, int count)
+{
+    double g = 0;
+    for (int s = 0; s < count; s++) g += shapes[s].count * tt_gemm_shape_gflop(&shapes[s]);
+    return g;
+}
+
+static unsigned long long mnk(const tt_gemm_shape *g)
+{
+    return (unsigned long long)g->m * g->n * g->k;
+}
+
+/* Smallest T with T^3 > v. */
+static size_t cube_root_above(unsigned long long v)
+{
+    unsigned long long t = (unsigned long long)cbrt((double)v);
+    while (t > 0 && t * t * t > v) t--;
+    while (t * t * t <= v) t++;
+    return (size_t)t;
+}
+
+/* Phase 3: the XGEMM_MIN_INDIRECT_SIZE that minimises the step's time, given
+ * per-shape times of the indirect (ind) and direct (dir) kernels.  Shapes
+ * with m*n*k < T^3 run direct.  Returns T; fills out->after_s / direct. */
+static size_t choose_switch(search *S, const double *ind, const double *dir)
+{
+    const bench *b = &S->bench;
+    int n = b->count;
+    double best = INFINITY;
+    size_t best_t = 0;
+    for (int cut = 0; cut <= n; cut++) { /* ascending[0..cut) direct */
+        if (cut > 0 && cut < n && mnk(&b->shapes[S->ascending[cut]]) ==
+                                      mnk(&b->shapes[S->ascending[cut - 1]]))
+            continue;
+        size_t t = cut == 0 ? 0 : cube_root_above(mnk(&b->shapes[S->ascending[cut - 1]]));
+        if (cut < n && cut > 0 &&
+            (unsigned long long)t * t * t > mnk(&b->shapes[S->ascending[cut]]))
+            continue; /* no integer cube between the two sizes */
+        double total = 0;
+        for (int i = 0; i < n; i++) {
+            int s = S->ascending[i];
+            total += b->shapes[s].count * (i < cut ? dir[s] : ind[s]);
+        }
+        if (total < best) best = total, best_t = t;
+    }
+    for (int s = 0; s < n; s++) {
+        S->out->direct[s] = mnk(&b->shapes[s]) < (unsigned long long)best_t * best_t * best_t;
+        S->out->after_s[s] = S->out->direct[s] ? dir[s] : ind[s];
+    }
+    return best_t;
+}
+
+static const tt_gemm_shape *sort_shapes; /* for qsort; the search is not re-entrant */
+
+static int by_weight_desc(const void *a, const void *b)
+{
+    const tt_gemm_shape *x = &sort_shapes[*(const int *)a], *y = &sort_shapes[*(const int *)b];
+    double wx = x->count * tt_gemm_shape_gflop(x), wy = y->count * tt_gemm_shape_gflop(y);
+    return (wx < wy) - (wx > wy);
+}
+
+static int by_size_asc(const void *a, const void *b)
+{
+    unsigned long long x = mnk(&sort_shapes[*(const int *)a]), y = mnk(&sort_shapes[*(const int *)b]);
+    return (x > y) - (x < y);
+}
+
+/* Phase 1: Xgemm with every shape indirect; fills S->out->best's Xgemm and
+ * ind (per-shape times of the winner).  Returns the best total. */
+static double search_xgemm(search *S, tt_cl_tuning *current, double until, double *ind)
+{
+    const tt_device_info *dev = &S->be->device;
+    int n = S->bench.count;
+    double best = INFINITY;
+    size_t *x = current->values[TT_CLBLAST_XGEMM];
+    size_t best_x[16];
+    int seed_index = 0, have_best = 0;
+    current->values[TT_CLBLAST_GEMM_ROUTINE][0] = 0;
+    for (int round = 0; round < 2000 && (may_start(S, until) || !have_best); round++) {
+        if (round > 50 && !have_best) break; /* nothing works on this device */
+        if (round == 0 && S->opt->previous) {
+            memcpy(x, S->opt->previous->values[TT_CLBLAST_XGEMM], sizeof best_x);
+        } else if (seed_index < XGEMM_SEEDS) {
+            memcpy(x, xgemm_seeds[seed_index++], sizeof best_x);
+            if (!valid(TT_CLBLAST_XGEMM, x, dev)) continue;
+        } else if (have_best && next_random(&S->rng) % 3 != 0) {
+            mutate(TT_CLBLAST_XGEMM, &S->rng, best_x, x, dev);
+        } else {
+            xgemm_random(&S->rng, x, dev);
+        }
+        if (!fresh(S, TT_CLBLAST_XGEMM, x)) continue;
+        if (S->opt->log) {
+            fprintf(S->opt->log, "[%6.1f s] Xgemm:", elapsed(S));
+            log_params(S->opt->log, TT_CLBLAST_XGEMM, x);
+            fprintf(S->opt->log, "\n");
+        }
+        double total;
+        int complete;
+        evaluate(S, current, S->order, n, best, 0, &total, &complete);
+        if (S->opt->log && isfinite(total))
+            fprintf(S->opt->log, "  %s %.1f GFLOP/s\n", complete ? "=" : "stopped early, below",
+                    step_gflop(S->bench.shapes, n) / total);
+        if (complete && total < best) {
+            best = total;
+            have_best = 1;
+            memcpy(best_x, x, sizeof best_x);
+            memcpy(ind, S->times, sizeof(double) * (size_t)n);
+        }
+    }
+    if (have_best) memcpy(x, best_x, sizeof best_x);
+    return best;
+}
+
+/* Phase 2: XgemmDirect with every shape direct, smallest first; returns
+ * the best step time reachable with a switch; dir gets the winner's times
+ * (INFINITY where not measured).  0 candidates leave dir all INFINITY. */
+static void search_direct(search *S, tt_cl_tuning *current, double until, const double *ind,
+                          double *dir)
+{
+    const tt_device_info *dev = &S->be->device;
+    int n = S->bench.count;
+    double best = INFINITY;
+    size_t *d = current->values[TT_CLBLAST_XGEMM_DIRECT];
+    size_t best_d[10];
+    memcpy(best_d, d, sizeof best_d);
+    int seed_index = 0, have_best = 0;
+    for (int s = 0; s < n; s++) dir[s] = INFINITY;
+    double *saved_after = malloc(sizeof(double) * (size_t)n);
+    if (!saved_after) return;
+    current->values[TT_CLBLAST_GEMM_ROUTINE][0] = DIRECT_ALWAYS;
+    for (int round = 0; round < 200 && S->evaluated > 0 && may_start(S, until); round++) {
+        if (round == 0 && S->opt->previous) {
+            memcpy(d, S->opt->previous->values[TT_CLBLAST_XGEMM_DIRECT], sizeof best_d);
+        } else if (seed_index < DIRECT_SEEDS) {
+            memcpy(d, direct_seeds[seed_index++], sizeof best_d);
+            if (!valid(TT_CLBLAST_XGEMM_DIRECT, d, dev)) continue;
+        } else if (have_best && next_random(&S->rng) % 3 != 0) {
+            mutate(TT_CLBLAST_XGEMM_DIRECT, &S->rng, best_d, d, dev);
+        } else {
+            direct_random(&S->rng, d, dev);
+        }
+        if (!fresh(S, TT_CLBLAST_XGEMM_DIRECT, d)) continue;
+        if (S->opt->log) {
+            fprintf(S->opt->log, "[%6.1f s] XgemmDirect:", elapsed(S));
+            log_params(S->opt->log, TT_CLBLAST_XGEMM_DIRECT, d);
+            fprintf(S->opt->log, "\n");
+        }
+        double total;
+        int complete;
+        memcpy(S->out->after_s, ind, sizeof(double) * (size_t)n); /* the bar to beat */
+        evaluate(S, current, S->ascending, n, INFINITY, 1, &total, &complete);
+        if (!complete) continue;
+        /* the step time this kernel allows with the best switch */
+        memcpy(saved_after, S->out->after_s, sizeof(double) * (size_t)n);
+        choose_switch(S, ind, S->times);
+        double step = 0;
+        for (int s = 0; s < n; s++) step += S->bench.shapes[s].count * S->out->after_s[s];
+        memcpy(S->out->after_s, saved_after, sizeof(double) * (size_t)n);
+        if (S->opt->log)
+            fprintf(S->opt->log, "  with the best switch: %.1f GFLOP/s\n",
+                    step_gflop(S->bench.shapes, n) / step);
+        if (step < best) {
+            best = step;
+            have_best = 1;
+            memcpy(best_d, d, sizeof best_d);
+            memcpy(dir, S->times, sizeof(double) * (size_t)n);
+        }
+    }
+    memcpy(d, best_d, sizeof best_d);
+    free(saved_after);
+}
+
+tt_status tt_cl_tune(tt_backend *be, const tt_gemm_shape *shapes, int count,
+                     const tt_cl_tune_options *opt, tt_cl_tune_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (count < 1) return tt_error_new(TT_ERR_INVALID_ARGUMENT, "tune: no GEMM shapes to time");
+    search S;
+    memset(&S, 0, sizeof S);
+    S.opt = opt, S.be = be, S.out = out, S.start = seconds_now();
+    S.budget = opt->budget_s > 0 ? opt->budget_s : 0;
+    S.rng = opt->seed ? opt->seed : 0x7e57;
+    tt_status status = NULL;
+    double *ind = NULL, *dir = NULL;
+    out->before_s = calloc((size_t)count, sizeof(double));
+    out->after_s = calloc((size_t)count, sizeof(double));
+    out->direct = calloc((size_t)count, sizeof(int));
+    S.order = malloc(sizeof(int) * (size_t)count);
+    S.ascending = malloc(sizeof(int) * (size_t)count);
+    S.times = calloc((size_t)count, sizeof(double));
+    ind = calloc((size_t)count, sizeof(double));
+    dir = calloc((size_t)count, sizeof(double));
+    if (!out->before_s || !out->after_s || !out->direct || !S.order || !S.ascending || !S.times ||
+        !ind || !dir) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "tune: out of host memory");
+        goto cleanup;
+    }
+    for (int s = 0; s < count; s++) S.order[s] = S.ascending[s] = s;
+    sort_shapes = shapes;
+    qsort(S.order, (size_t)count, sizeof(int), by_weight_desc);
+    qsort(S.ascending, (size_t)count, sizeof(int), by_size_asc);
+    TT_CHECK(bench_init(&S.bench, be, shapes, count, S.rng));
+
+    double gflop = step_gflop(shapes, count);
+    if (opt->measure_baseline) {
+        double total = 0;
+        for (int i = 0; i < count && !status; i++) {
+            status = time_shape(&S.bench, S.order[i], &out->before_s[S.order[i]]);
+            total += shapes[S.order[i]].count * out->before_s[S.order[i]];
+        }
+        if (status) goto cleanup; /* CLBlast's own parameters fail: nothing to compare */
+        CLBlastClearCache();
+        if (opt->log)
+            fprintf(opt->log, "[%6.1f s] parameters in force: %.1f GFLOP/s\n", elapsed(&S),
+                    gflop / total);
+    }
+
+    tt_cl_tuning current;
+    if (opt->previous) current = *opt->previous;
+    else tt_cl_tuning_seed(&be->device, &current);
+    tt_cl_tuning_set_device(&current, &be->device);
+    double phase1_until = S.budget * 0.7;
+    double best = search_xgemm(&S, &current, phase1_until, ind);
+    if (!isfinite(best)) {
+        status = tt_error_new(TT_ERR_UNSUPPORTED, "tune: no CLBlast GEMM configuration ran "
+                              "correctly on '%s' (%d tried); CLBlast's defaults stay in force",
+                              be->device.name, out->candidates);
+        goto cleanup;
+    }
+    search_direct(&S, &current, S.budget, ind, dir);
+    current.values[TT_CLBLAST_GEMM_ROUTINE][0] = choose_switch(&S, ind, dir);
+
+    double after = 0, before = 0;
+    for (int s = 0; s < count; s++) {
+        after += shapes[s].count * out->after_s[s];
+        before += shapes[s].count * out->before_s[s];
+    }
+    current.gflops_after = gflop / after;
+    current.gflops_before = opt->measure_baseline ? gflop / before : 0;
+    out->best = current;
+    TT_CHECK(tt_cl_tuning_apply(be, &current));
+    if (opt->log)
+        fprintf(opt->log, "[%6.1f s] best: %.1f GFLOP/s, XGEMM_MIN_INDIRECT_SIZE=%zu (%d tried, "
+                "%d rejected)\n", elapsed(&S), current.gflops_after,
+                current.values[TT_CLBLAST_GEMM_ROUTINE][0], out->candidates, out->rejected);
+cleanup:
+    out->elapsed_s = elapsed(&S);
+    bench_release(&S.bench);
+    free(S.order), free(S.ascending), free(S.times), free(ind), free(dir);
+    if (status) tt_cl_tune_result_free(out);
+    return status;
+}
+
+void tt_cl_tune_result_free(tt_cl_tune_result *result)
+{
+    if (!result) return;
+    free(result->before_s);
+    free(result->after_s);
+    free(result->direct);
+    result->before_s = result->after_s = NULL;
+    result->direct = NULL;
+}
