@@ -313,7 +313,7 @@ static tt_status time_shape(bench *b, int s, double *secs)
         double t = seconds_now() - t0;
         best = t < best ? t : best;
         spent += t;
-        if ((rep >= 1 && spent > 0.1) || (rep >= 2 && spent > 0.03)) break;
+        if (spent > 0.25 || (rep >= 1 && spent > 0.1) || (rep >= 2 && spent > 0.03)) break;
     }
     *secs = best;
     return NULL;
@@ -325,7 +325,8 @@ typedef struct search {
     bench bench;
     const tt_cl_tune_options *opt;
     tt_backend *be;
-    double start, budget, spent_per_candidate;
+    double start, budget;
+    double spent_per_candidate; /* the longest one so far: the estimate for the next */
     int evaluated;
     uint64_t rng;
     uint64_t tried[MAX_CANDIDATES];
@@ -406,7 +407,8 @@ static void evaluate(search *S, const tt_cl_tuning *tuning, const int *order, in
     S->evaluated++;
     S->out->candidates++;
     double spent = seconds_now() - t0;
-    S->spent_per_candidate = S->evaluated == 1 ? spent : 0.5 * (S->spent_per_candidate + spent);
+    if (spent > S->spent_per_candidate) S->spent_per_candidate = spent;
+    if (S->opt->log) fflush(S->opt->log);
 }
 
 static double step_gflop(const tt_gemm_shape *shapes, int count)
@@ -621,6 +623,7 @@ tt_status tt_cl_tune(tt_backend *be, const tt_gemm_shape *shapes, int count,
         }
         if (status) goto cleanup; /* CLBlast's own parameters fail: nothing to compare */
         CLBlastClearCache();
+        S.spent_per_candidate = elapsed(&S); /* a rebuild: what the next ones cost at least */
         if (opt->log)
             fprintf(opt->log, "[%6.1f s] parameters in force: %.1f GFLOP/s\n", elapsed(&S),
                     gflop / total);
