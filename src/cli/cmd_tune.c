@@ -268,6 +268,7 @@ int tt_cmd_tune(int argc, char **argv)
     fprintf(log, "tuning CLBlast GEMM on [%d] %s (%s), budget %.0f s: %d shapes, %.2f GFLOP per "
             "image and step%s\n", be->device.index, be->device.name, be->device.platform_version,
             o.budget, count, gflop, have_previous ? "; starting from the stored parameters" : "");
+    fflush(log);
 
     double *blas = NULL;
     if (o.compare_openblas) {

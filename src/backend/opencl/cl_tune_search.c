@@ -40,12 +40,16 @@ enum { X_GEMMK, X_KREG, X_KWG, X_KWI, X_MDIMA, X_MDIMC, X_MWG, X_NDIMB, X_NDIMC,
 /* XgemmDirect order: KWID MDIMAD MDIMCD NDIMBD NDIMCD PADA PADB VWMD VWND WGD */
 enum { D_KWID, D_MDIMAD, D_MDIMCD, D_NDIMBD, D_NDIMCD, D_PADA, D_PADB, D_VWMD, D_VWND, D_WGD };
 
-/* Known good starting points.  X0: the best of a tuner run on PoCL (AMD
- * EPYC, shared/notes/POCL.md); X1: a GEMMK=1 configuration that needs no
- * transposes for row-major A and C; X2: CLBlast's Intel CPU default. */
+/* Known good starting points, tried in order of the padding they cause on
+ * the shapes (CLBlast pads M, N, K up to MWG, NWG, KWG).  X0: the best of a
+ * tuner run on PoCL (AMD EPYC, shared/notes/POCL.md); X1: GEMMK=1, which
+ * needs no transposes for row-major A and C; X2, X3: the same two with
+ * MWG=16 for the 16-channel layers; X4: CLBlast's Intel CPU default. */
 static const size_t xgemm_seeds[][16] = {
     {0, 1, 32, 2, 8, 8, 64, 16, 8, 128, 0, 1, 0, 0, 8, 4},
     {1, 8, 1, 1, 4, 4, 32, 4, 4, 32, 0, 0, 0, 0, 8, 8},
+    {1, 8, 1, 1, 2, 2, 16, 8, 8, 64, 0, 0, 0, 0, 8, 8},
+    {0, 1, 32, 2, 4, 4, 16, 8, 8, 128, 0, 1, 0, 0, 4, 8},
     {0, 1, 32, 2, 8, 8, 32, 8, 8, 64, 0, 0, 0, 0, 4, 4},
 };
 static const size_t direct_seeds[][10] = {
@@ -478,23 +482,48 @@ static int by_size_asc(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Phase 1: Xgemm with every shape indirect; fills S->out->best's Xgemm and
- * ind (per-shape times of the winner).  Returns the best total. */
-static double search_xgemm(search *S, tt_cl_tuning *current, double until, double *ind)
+static size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
+
+/* Work the indirect kernel does, padded, over the work the shapes need. */
+static double padding_ratio(const size_t *x, const tt_gemm_shape *shapes, int count)
+{
+    double padded = 0, needed = 0;
+    size_t kstep = x[X_GEMMK] ? x[X_KREG] : x[X_KWG];
+    for (int s = 0; s < count; s++) {
+        const tt_gemm_shape *g = &shapes[s];
+        padded += g->count * (double)round_up(g->m, x[X_MWG]) * (double)round_up(g->n, x[X_NWG]) *
+                  (double)round_up(g->k, kstep);
+        needed += g->count * (double)g->m * (double)g->n * (double)g->k;
+    }
+    return padded / needed;
+}
+
+/* Phase 1: Xgemm with every shape indirect, until one candidate's time
+ * before the budget ends (kept for XgemmDirect); fills the Xgemm values of
+ * `current` and ind (per-shape times of the winner).  Returns the best total. */
+static double search_xgemm(search *S, tt_cl_tuning *current, double *ind)
 {
     const tt_device_info *dev = &S->be->device;
     int n = S->bench.count;
     double best = INFINITY;
     size_t *x = current->values[TT_CLBLAST_XGEMM];
     size_t best_x[16];
-    int seed_index = 0, have_best = 0;
+    int seed_index = 0, have_best = 0, seed_order[XGEMM_SEEDS];
+    double waste[XGEMM_SEEDS];
+    for (int i = 0; i < XGEMM_SEEDS; i++) { /* insertion sort by padding, stable */
+        double w = padding_ratio(xgemm_seeds[i], S->bench.shapes, n);
+        int j = i;
+        for (; j > 0 && waste[j - 1] > w * 1.02; j--) waste[j] = waste[j - 1], seed_order[j] = seed_order[j - 1];
+        waste[j] = w, seed_order[j] = i;
+    }
     current->values[TT_CLBLAST_GEMM_ROUTINE][0] = 0;
-    for (int round = 0; round < 2000 && (may_start(S, until) || !have_best); round++) {
+    for (int round = 0;
+         round < 2000 && (may_start(S, S->budget - S->spent_per_candidate) || !have_best); round++) {
         if (round > 50 && !have_best) break; /* nothing works on this device */
         if (round == 0 && S->opt->previous) {
             memcpy(x, S->opt->previous->values[TT_CLBLAST_XGEMM], sizeof best_x);
         } else if (seed_index < XGEMM_SEEDS) {
-            memcpy(x, xgemm_seeds[seed_index++], sizeof best_x);
+            memcpy(x, xgemm_seeds[seed_order[seed_index++]], sizeof best_x);
             if (!valid(TT_CLBLAST_XGEMM, x, dev)) continue;
         } else if (have_best && next_random(&S->rng) % 3 != 0) {
             mutate(TT_CLBLAST_XGEMM, &S->rng, best_x, x, dev);
@@ -503,7 +532,8 @@ static double search_xgemm(search *S, tt_cl_tuning *current, double until, doubl
         }
         if (!fresh(S, TT_CLBLAST_XGEMM, x)) continue;
         if (S->opt->log) {
-            fprintf(S->opt->log, "[%6.1f s] Xgemm:", elapsed(S));
+            fprintf(S->opt->log, "[%6.1f s] Xgemm (padded work x%.2f):", elapsed(S),
+                    padding_ratio(x, S->bench.shapes, n));
             log_params(S->opt->log, TT_CLBLAST_XGEMM, x);
             fprintf(S->opt->log, "\n");
         }
@@ -627,14 +657,14 @@ tt_status tt_cl_tune(tt_backend *be, const tt_gemm_shape *shapes, int count,
         if (opt->log)
             fprintf(opt->log, "[%6.1f s] parameters in force: %.1f GFLOP/s\n", elapsed(&S),
                     gflop / total);
+        if (opt->log) fflush(opt->log);
     }
 
     tt_cl_tuning current;
     if (opt->previous) current = *opt->previous;
     else tt_cl_tuning_seed(&be->device, &current);
     tt_cl_tuning_set_device(&current, &be->device);
-    double phase1_until = S.budget * 0.7;
-    double best = search_xgemm(&S, &current, phase1_until, ind);
+    double best = search_xgemm(&S, &current, ind);
     if (!isfinite(best)) {
         status = tt_error_new(TT_ERR_UNSUPPORTED, "tune: no CLBlast GEMM configuration ran "
                               "correctly on '%s' (%d tried); CLBlast's defaults stay in force",
