@@ -33,10 +33,12 @@ typedef struct tune_options {
     {name, kind, offsetof(tune_options, field), meta, help, lo, hi, NULL}
 static const tt_opt option_table[] = {
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name", 1, 0),
-    OPT("budget", TT_OPT_DOUBLE, budget, "SECONDS", "wall-clock time for the search (default 120)", 1, 1e6),
+    OPT("budget", TT_OPT_DOUBLE, budget, "SECONDS", "wall-clock time for the search (default 120)",
+        1, 1e6),
     OPT("shapes", TT_OPT_STRING, shapes, "unet|FILE",
         "the UNet's GEMMs (default), or a file of \"TA TB M N K [COUNT]\" lines", 1, 0),
-    OPT("base-channels", TT_OPT_INT, base_channels, "C", "UNet: channels of the top level (16)", 1, 1024),
+    OPT("base-channels", TT_OPT_INT, base_channels, "C", "UNet: channels of the top level (16)",
+        1, 1024),
     OPT("depth", TT_OPT_INT, depth, "D", "UNet: levels below the top (3)", 0, 8),
     OPT("tile", TT_OPT_SIZE2, tile, "HxW", "UNet: crop size trained on (256x256)", 1, 0),
     OPT("in-channels", TT_OPT_INT, in_channels, "C", "UNet: image channels (3)", 1, 64),
@@ -44,7 +46,8 @@ static const tt_opt option_table[] = {
     OPT("compare-openblas", TT_OPT_FLAG, compare_openblas, NULL,
         "also time OpenBLAS SGEMM on the host (libopenblas.so.0, if installed)", 1, 0),
     OPT("json", TT_OPT_FLAG, json, NULL, "print the results as JSON (progress goes to stderr)", 1, 0),
-    OPT("output", TT_OPT_STRING, output, "FILE", "write the parameters here instead of the cache", 1, 0),
+    OPT("output", TT_OPT_STRING, output, "FILE", "write the parameters here instead of the cache",
+        1, 0),
     OPT("no-save", TT_OPT_FLAG, no_save, NULL, "measure only; write no file", 1, 0),
     OPT("seed", TT_OPT_U64, seed, "K", "seed of the random search", 1, 0),
 };
@@ -59,7 +62,7 @@ static void help(void)
            "runs, and stores them in the cache folder ($TT_CACHE_DIR, else\n"
            "$XDG_CACHE_HOME/tiletrain), where the OpenCL backend applies them from\n"
            "then on (TT_NO_TUNING=1 turns that off).  On PoCL each configuration\n"
-           "costs a rebuild of CLBlast's GEMM program (~10 s); a larger budget\n"
+           "costs a rebuild of CLBlast's GEMM program (10 s or more); a larger budget\n"
            "tries more, and a rerun starts from the stored winner.\n"
            "\n");
     tt_opt_print_help(option_table, OPTION_COUNT, stdout);
@@ -180,7 +183,8 @@ static cJSON *result_json(const tt_backend *be, const tt_gemm_shape *shapes, int
     for (int k = 0; k < TT_CLBLAST_KERNEL_COUNT; k++) {
         const tt_clblast_kernel_desc *d = &tt_clblast_kernels[k];
         cJSON *o = cJSON_AddObjectToObject(params, d->name);
-        for (int i = 0; i < d->count; i++) cJSON_AddNumberToObject(o, d->params[i], (double)r->best.values[k][i]);
+        for (int i = 0; i < d->count; i++)
+            cJSON_AddNumberToObject(o, d->params[i], (double)r->best.values[k][i]);
     }
     cJSON *arr = cJSON_AddArrayToObject(root, "shapes");
     for (int s = 0; s < count; s++) {
@@ -291,7 +295,8 @@ int tt_cmd_tune(int argc, char **argv)
     const char *saved = NULL;
     double before = result.best.gflops_before, after = result.best.gflops_after;
     if (o.no_save || !path[0]) {
-        if (!o.no_save) fprintf(stderr, "tiletrain tune: no cache folder (set TT_CACHE_DIR); nothing saved\n");
+        if (!o.no_save)
+            fprintf(stderr, "tiletrain tune: no cache folder (set TT_CACHE_DIR); nothing saved\n");
     } else if (before > 0 && after <= before) {
         fprintf(log, "CLBlast's own parameters are as fast on these shapes (%.1f vs %.1f GFLOP/s); "
                 "nothing saved (try a larger --budget)\n", before, after);

@@ -103,7 +103,8 @@ static tt_status check_direct(const size_t *v, const tt_device_info *dev)
     size_t kwid = v[0], mdimad = v[1], mdimcd = v[2], ndimbd = v[3], ndimcd = v[4];
     size_t pada = v[5], padb = v[6], vwmd = v[7], vwnd = v[8], wgd = v[9];
     RULE(is_flag(pada) && is_flag(padb), "XgemmDirect: PADA and PADB must be 0 or 1");
-    RULE(is_vector_width(vwmd) && is_vector_width(vwnd), "XgemmDirect: VWMD and VWND must be 1, 2, 4, 8 or 16");
+    RULE(is_vector_width(vwmd) && is_vector_width(vwnd),
+         "XgemmDirect: VWMD and VWND must be 1, 2, 4, 8 or 16");
     RULE(wgd >= 1 && wgd <= 256 && mdimad >= 1 && mdimcd >= 1 && ndimbd >= 1 && ndimcd >= 1,
          "XgemmDirect: WGD must be in 1..256 and the thread dimensions positive");
     RULE(divides(kwid, wgd), "XgemmDirect: WGD must be a multiple of KWID");
@@ -206,7 +207,8 @@ tt_status tt_cl_tuning_save(const char *path, const tt_cl_tuning *t)
         const tt_clblast_kernel_desc *d = &tt_clblast_kernels[k];
         cJSON *o = cJSON_AddObjectToObject(kernels, d->name);
         if (!o) goto oom;
-        for (int i = 0; i < d->count; i++) cJSON_AddNumberToObject(o, d->params[i], (double)t->values[k][i]);
+        for (int i = 0; i < d->count; i++)
+            cJSON_AddNumberToObject(o, d->params[i], (double)t->values[k][i]);
     }
     text = cJSON_Print(root);
     if (!text) goto oom;
@@ -222,12 +224,14 @@ tt_status tt_cl_tuning_save(const char *path, const tt_cl_tuning *t)
     ok &= fclose(f) == 0;
     f = NULL;
     if (!ok || rename(tmp, path) != 0) {
-        status = tt_error_new(TT_ERR_IO, "cannot write the tuning file '%s': %s", path, strerror(errno));
+        status = tt_error_new(TT_ERR_IO, "cannot write the tuning file '%s': %s", path,
+                              strerror(errno));
         remove(tmp);
     }
     goto cleanup;
 oom:
-    status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "writing the tuning file '%s': out of host memory", path);
+    status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "writing the tuning file '%s': out of host memory",
+                          path);
 cleanup:
     if (f) fclose(f);
     cJSON_free(text);
@@ -238,7 +242,8 @@ cleanup:
 static tt_status read_text(const char *path, char **out)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) return tt_error_new(TT_ERR_IO, "cannot open the tuning file '%s': %s", path, strerror(errno));
+    if (!f)
+        return tt_error_new(TT_ERR_IO, "cannot open the tuning file '%s': %s", path, strerror(errno));
     tt_status status = NULL;
     char *buf = NULL;
     long len = -1;
@@ -286,8 +291,9 @@ static tt_status parse(const char *path, const cJSON *root, tt_cl_tuning *t)
     if (!cJSON_IsString(format) || strcmp(format->valuestring, FORMAT_NAME) != 0)
         return tt_error_new(TT_ERR_FORMAT, "'%s' is not a tiletrain CLBlast tuning file", path);
     if (!cJSON_IsNumber(version) || version->valuedouble != FORMAT_VERSION)
-        return tt_error_new(TT_ERR_FORMAT, "tuning file '%s': version is not %d; rerun `tiletrain tune`",
-                            path, FORMAT_VERSION);
+        return tt_error_new(TT_ERR_FORMAT,
+                            "tuning file '%s': version is not %d; rerun `tiletrain tune`", path,
+                            FORMAT_VERSION);
     TT_TRY(get_string(root, path, "device", t->device, sizeof t->device));
     TT_TRY(get_string(root, path, "driver_version", t->driver_version, sizeof t->driver_version));
     TT_TRY(get_string(root, path, "platform_version", t->platform_version, sizeof t->platform_version));

@@ -43,12 +43,13 @@ enum { D_KWID, D_MDIMAD, D_MDIMCD, D_NDIMBD, D_NDIMCD, D_PADA, D_PADB, D_VWMD, D
 /* Known good starting points, tried in order of the padding they cause on
  * the shapes (CLBlast pads M, N, K up to MWG, NWG, KWG).  X0: the best of a
  * tuner run on PoCL (AMD EPYC, shared/notes/POCL.md); X1: GEMMK=1, which
- * needs no transposes for row-major A and C; X2, X3: the same two with
- * MWG=16 for the 16-channel layers; X4: CLBlast's Intel CPU default. */
+ * needs no transposes for row-major A and C (the best on the UNet on PoCL);
+ * X2: X0 with MWG=16 for the 16-channel layers; X3: CLBlast's Intel CPU
+ * default.  (GEMMK=1 with MDIMC=2, MWG=16, VWM=8 gave wrong results on
+ * PoCL 3.1: every candidate's results are checked.) */
 static const size_t xgemm_seeds[][16] = {
     {0, 1, 32, 2, 8, 8, 64, 16, 8, 128, 0, 1, 0, 0, 8, 4},
     {1, 8, 1, 1, 4, 4, 32, 4, 4, 32, 0, 0, 0, 0, 8, 8},
-    {1, 8, 1, 1, 2, 2, 16, 8, 8, 64, 0, 0, 0, 0, 8, 8},
     {0, 1, 32, 2, 4, 4, 16, 8, 8, 128, 0, 1, 0, 0, 4, 8},
     {0, 1, 32, 2, 8, 8, 32, 8, 8, 64, 0, 0, 0, 0, 4, 4},
 };
@@ -513,7 +514,8 @@ static double search_xgemm(search *S, tt_cl_tuning *current, double *ind)
     for (int i = 0; i < XGEMM_SEEDS; i++) { /* insertion sort by padding, stable */
         double w = padding_ratio(xgemm_seeds[i], S->bench.shapes, n);
         int j = i;
-        for (; j > 0 && waste[j - 1] > w * 1.02; j--) waste[j] = waste[j - 1], seed_order[j] = seed_order[j - 1];
+        for (; j > 0 && waste[j - 1] > w * 1.02; j--)
+            waste[j] = waste[j - 1], seed_order[j] = seed_order[j - 1];
         waste[j] = w, seed_order[j] = i;
     }
     current->values[TT_CLBLAST_GEMM_ROUTINE][0] = 0;
@@ -554,9 +556,9 @@ static double search_xgemm(search *S, tt_cl_tuning *current, double *ind)
     return best;
 }
 
-/* Phase 2: XgemmDirect with every shape direct, smallest first; returns
- * the best step time reachable with a switch; dir gets the winner's times
- * (INFINITY where not measured).  0 candidates leave dir all INFINITY. */
+/* Phase 2: XgemmDirect with every shape direct, smallest first, on the
+ * small shapes only; dir gets the winner's times (INFINITY where not
+ * measured).  No candidate leaves dir all INFINITY. */
 static void search_direct(search *S, tt_cl_tuning *current, double until, const double *ind,
                           double *dir)
 {
@@ -570,6 +572,14 @@ static void search_direct(search *S, tt_cl_tuning *current, double until, const 
     for (int s = 0; s < n; s++) dir[s] = INFINITY;
     double *saved_after = malloc(sizeof(double) * (size_t)n);
     if (!saved_after) return;
+    /* the direct kernel is for small GEMMs: time it on the smallest shapes
+     * that make up half of the step's work, the rest stays indirect */
+    int small = 0;
+    double share = 0, all = step_gflop(S->bench.shapes, n);
+    for (; small < n && share < 0.5 * all; small++) {
+        const tt_gemm_shape *g = &S->bench.shapes[S->ascending[small]];
+        share += g->count * tt_gemm_shape_gflop(g);
+    }
     current->values[TT_CLBLAST_GEMM_ROUTINE][0] = DIRECT_ALWAYS;
     for (int round = 0; round < 200 && S->evaluated > 0 && may_start(S, until); round++) {
         if (round == 0 && S->opt->previous) {
@@ -591,8 +601,9 @@ static void search_direct(search *S, tt_cl_tuning *current, double until, const 
         double total;
         int complete;
         memcpy(S->out->after_s, ind, sizeof(double) * (size_t)n); /* the bar to beat */
-        evaluate(S, current, S->ascending, n, INFINITY, 1, &total, &complete);
+        evaluate(S, current, S->ascending, small, INFINITY, 1, &total, &complete);
         if (!complete) continue;
+        for (int i = small; i < n; i++) S->times[S->ascending[i]] = INFINITY;
         /* the step time this kernel allows with the best switch */
         memcpy(saved_after, S->out->after_s, sizeof(double) * (size_t)n);
         choose_switch(S, ind, S->times);

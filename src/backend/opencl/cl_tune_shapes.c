@@ -133,7 +133,8 @@ tt_status tt_gemm_shapes_load(const char *path, tt_gemm_shape **shapes, int *cou
     *shapes = NULL;
     *count = 0;
     FILE *f = fopen(path, "r");
-    if (!f) return tt_error_new(TT_ERR_IO, "cannot open the shape file '%s': %s", path, strerror(errno));
+    if (!f)
+        return tt_error_new(TT_ERR_IO, "cannot open the shape file '%s': %s", path, strerror(errno));
     shape_list l = {0};
     tt_status status = NULL;
     char line[512];
