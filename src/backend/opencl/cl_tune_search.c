@@ -3,15 +3,18 @@
  * shapes the model runs, within a wall-clock budget.
  *
  * On PoCL every configuration costs a rebuild of CLBlast's whole GEMM
- * program (about 10 s on two cores), so the search is small and greedy:
+ * program (10 s on two idle cores, a minute on busy ones; PoCL caches the
+ * binaries, so configurations seen before are cheap), so the search is
+ * small and greedy:
  *   0. time the parameters in force ("before");
  *   1. Xgemm (indirect GEMM, XGEMM_MIN_INDIRECT_SIZE = 0 so every shape
  *      runs on it): known good seeds first, then mutations of the best and
  *      random samples of CLBlast's tuner space, skipping combinations that
  *      break its constraints; a candidate is dropped as soon as its partial
  *      time exceeds the best total;
- *   2. XgemmDirect (every shape on it), smallest shapes first, until it is
- *      clearly slower than the best Xgemm;
+ *   2. XgemmDirect (every shape on it), on the smallest shapes that make up
+ *      half of the work, smallest first, until it is clearly slower than
+ *      the best Xgemm; one rebuild's time of the budget is kept for it;
  *   3. the switch XGEMM_MIN_INDIRECT_SIZE that minimises the step's time
  *      given both kernels' per-shape times.
  * The objective is the time of one training step's GEMMs: sum over shapes
