@@ -342,6 +342,7 @@ typedef struct search {
     int *order;          /* shape indices, heaviest first */
     int *ascending;      /* shape indices by m*n*k */
     double *times;       /* scratch: per shape */
+    double *rival_times; /* scratch: per shape, the configuration to beat */
     tt_cl_tune_result *out;
 } search;
 
@@ -377,26 +378,38 @@ static void log_params(FILE *log, tt_clblast_kernel kernel, const size_t *v)
     for (int i = 0; i < d->count; i++) fprintf(log, " %s=%zu", d->params[i], v[i]);
 }
 
-/* Times `tuning` on the shapes in `order` (n of them).  *total is the
- * weighted sum, INFINITY when the candidate was rejected; stops early
- * (returning a partial sum above `cutoff`) once it cannot win. */
-static void evaluate(search *S, const tt_cl_tuning *tuning, const int *order, int n,
-                     double cutoff, int stop_when_slower_than_best, double *total, int *complete)
+/* Times `tuning` on the shapes in `order` (n of them) into S->times; with a
+ * `rival` (a configuration timed before, still built), times that one too
+ * right after each shape, into S->rival_times, so that both see the same
+ * load on a shared machine.  *total and *rival_total are the weighted sums;
+ * *total is INFINITY when the candidate was rejected.  Stops early once the
+ * candidate is clearly behind the rival (incomplete), or, with
+ * `stop_when_slower`, after two shapes 1.5x slower than the rival in a row
+ * (complete; the remaining shapes get INFINITY). */
+static void evaluate(search *S, const tt_cl_tuning *tuning, const tt_cl_tuning *rival,
+                     const int *order, int n, int stop_when_slower, double *total,
+                     double *rival_total, int *complete)
 {
     double t0 = seconds_now();
-    *total = 0;
+    *total = *rival_total = 0;
     *complete = 0;
     int slower = 0;
     tt_status status = tt_cl_tuning_apply(S->be, tuning);
     for (int i = 0; !status && i < n; i++) {
         int s = order[i];
+        double weight = S->bench.shapes[s].count;
         status = time_shape(&S->bench, s, &S->times[s]);
         if (status) break;
-        *total += S->bench.shapes[s].count * S->times[s];
-        if (*total > cutoff) break;
-        if (stop_when_slower_than_best) {
-            slower = S->times[s] > 1.5 * S->out->after_s[s] ? slower + 1 : 0;
-            if (slower >= 2) {
+        *total += weight * S->times[s];
+        if (rival) {
+            status = tt_cl_tuning_apply(S->be, rival);
+            if (!status) status = time_shape(&S->bench, s, &S->rival_times[s]);
+            if (!status) status = tt_cl_tuning_apply(S->be, tuning);
+            if (status) break;
+            *rival_total += weight * S->rival_times[s];
+            if (!stop_when_slower && i >= 2 && *total > 1.15 * *rival_total) break;
+            slower = S->times[s] > 1.5 * S->rival_times[s] ? slower + 1 : 0;
+            if (stop_when_slower && slower >= 2) {
                 for (int j = i + 1; j < n; j++) S->times[order[j]] = INFINITY;
                 *complete = 1;
                 break;
@@ -411,8 +424,9 @@ static void evaluate(search *S, const tt_cl_tuning *tuning, const int *order, in
         *total = INFINITY;
         *complete = 0;
     }
-    CLBlastClearCache(); /* every candidate's program stays cached otherwise */
-    S->evaluated++;
+    /* CLBlast keeps every program it built; drop them now and then (the
+     * rival is then rebuilt from PoCL's binary cache) */
+    if (++S->evaluated % 6 == 0) CLBlastClearCache();
     S->out->candidates++;
     double spent = seconds_now() - t0;
     if (spent > S->spent_per_candidate) S->spent_per_candidate = spent;
@@ -542,17 +556,26 @@ static double search_xgemm(search *S, tt_cl_tuning *current, double *ind)
             log_params(S->opt->log, TT_CLBLAST_XGEMM, x);
             fprintf(S->opt->log, "\n");
         }
-        double total;
+        double total, rival_total;
         int complete;
-        evaluate(S, current, S->order, n, best, 0, &total, &complete);
-        if (S->opt->log && isfinite(total))
-            fprintf(S->opt->log, "  %s %.1f GFLOP/s\n", complete ? "=" : "stopped early, below",
-                    step_gflop(S->bench.shapes, n) / total);
-        if (complete && total < best) {
+        tt_cl_tuning rival = *current;
+        memcpy(rival.values[TT_CLBLAST_XGEMM], best_x, sizeof best_x);
+        evaluate(S, current, have_best ? &rival : NULL, S->order, n, 0, &total, &rival_total,
+                 &complete);
+        double gflop = step_gflop(S->bench.shapes, n);
+        if (S->opt->log && isfinite(total) && complete)
+            fprintf(S->opt->log, "  = %.1f GFLOP/s (the best so far, timed alongside: %.1f)\n",
+                    gflop / total, have_best ? gflop / rival_total : 0.0);
+        else if (S->opt->log && isfinite(total))
+            fprintf(S->opt->log, "  stopped: behind the best so far\n");
+        if (complete && (!have_best || total < rival_total)) {
             best = total;
             have_best = 1;
             memcpy(best_x, x, sizeof best_x);
             memcpy(ind, S->times, sizeof(double) * (size_t)n);
+        } else if (complete) {
+            best = rival_total;
+            memcpy(ind, S->rival_times, sizeof(double) * (size_t)n); /* fresher */
         }
     }
     if (have_best) memcpy(x, best_x, sizeof best_x);
@@ -560,9 +583,10 @@ static double search_xgemm(search *S, tt_cl_tuning *current, double *ind)
 }
 
 /* Phase 2: XgemmDirect with every shape direct, smallest first, on the
- * small shapes only; dir gets the winner's times (INFINITY where not
- * measured).  No candidate leaves dir all INFINITY. */
-static void search_direct(search *S, tt_cl_tuning *current, double until, const double *ind,
+ * small shapes only, each timed alongside phase 1's winner; dir gets the
+ * winner's times (INFINITY where not measured) and ind the indirect times
+ * of the same run.  No candidate leaves dir all INFINITY. */
+static void search_direct(search *S, tt_cl_tuning *current, double until, double *ind,
                           double *dir)
 {
     const tt_device_info *dev = &S->be->device;
@@ -573,8 +597,9 @@ static void search_direct(search *S, tt_cl_tuning *current, double until, const 
     memcpy(best_d, d, sizeof best_d);
     int seed_index = 0, have_best = 0;
     for (int s = 0; s < n; s++) dir[s] = INFINITY;
-    double *saved_after = malloc(sizeof(double) * (size_t)n);
-    if (!saved_after) return;
+    double *ind_now = malloc(sizeof(double) * (size_t)n);
+    double *ind_best = malloc(sizeof(double) * (size_t)n);
+    if (!ind_now || !ind_best) goto cleanup;
     /* the direct kernel is for small GEMMs: time it on the smallest shapes
      * that make up half of the step's work, the rest stays indirect */
     int small = 0;
@@ -583,6 +608,8 @@ static void search_direct(search *S, tt_cl_tuning *current, double until, const 
         const tt_gemm_shape *g = &S->bench.shapes[S->ascending[small]];
         share += g->count * tt_gemm_shape_gflop(g);
     }
+    tt_cl_tuning rival = *current; /* phase 1's winner, every shape indirect */
+    rival.values[TT_CLBLAST_GEMM_ROUTINE][0] = 0;
     current->values[TT_CLBLAST_GEMM_ROUTINE][0] = DIRECT_ALWAYS;
     for (int round = 0; round < 200 && S->evaluated > 0 && may_start(S, until); round++) {
         if (round == 0 && S->opt->previous) {
@@ -601,30 +628,39 @@ static void search_direct(search *S, tt_cl_tuning *current, double until, const 
             log_params(S->opt->log, TT_CLBLAST_XGEMM_DIRECT, d);
             fprintf(S->opt->log, "\n");
         }
-        double total;
+        double total, rival_total;
         int complete;
-        memcpy(S->out->after_s, ind, sizeof(double) * (size_t)n); /* the bar to beat */
-        evaluate(S, current, S->ascending, small, INFINITY, 1, &total, &complete);
+        evaluate(S, current, &rival, S->ascending, small, 1, &total, &rival_total, &complete);
         if (!complete) continue;
+        /* the indirect times of this run (same load) where it has them */
+        memcpy(ind_now, ind, sizeof(double) * (size_t)n);
+        for (int i = 0; i < small && isfinite(S->times[S->ascending[i]]); i++)
+            ind_now[S->ascending[i]] = S->rival_times[S->ascending[i]];
         for (int i = small; i < n; i++) S->times[S->ascending[i]] = INFINITY;
-        /* the step time this kernel allows with the best switch */
-        memcpy(saved_after, S->out->after_s, sizeof(double) * (size_t)n);
-        choose_switch(S, ind, S->times);
-        double step = 0;
-        for (int s = 0; s < n; s++) step += S->bench.shapes[s].count * S->out->after_s[s];
-        memcpy(S->out->after_s, saved_after, sizeof(double) * (size_t)n);
+        /* the step time this kernel allows with the best switch, relative
+         * to every shape indirect */
+        choose_switch(S, ind_now, S->times);
+        double step = 0, indirect = 0;
+        for (int sh = 0; sh < n; sh++) {
+            step += S->bench.shapes[sh].count * S->out->after_s[sh];
+            indirect += S->bench.shapes[sh].count * ind_now[sh];
+        }
         if (S->opt->log)
-            fprintf(S->opt->log, "  with the best switch: %.1f GFLOP/s\n",
-                    step_gflop(S->bench.shapes, n) / step);
-        if (step < best) {
-            best = step;
+            fprintf(S->opt->log, "  with the best switch: %.1f GFLOP/s (%.1f without it)\n",
+                    step_gflop(S->bench.shapes, n) / step, step_gflop(S->bench.shapes, n) / indirect);
+        if (step / indirect < best) {
+            best = step / indirect;
             have_best = 1;
             memcpy(best_d, d, sizeof best_d);
             memcpy(dir, S->times, sizeof(double) * (size_t)n);
+            memcpy(ind_best, ind_now, sizeof(double) * (size_t)n);
         }
     }
     memcpy(d, best_d, sizeof best_d);
-    free(saved_after);
+    if (have_best) memcpy(ind, ind_best, sizeof(double) * (size_t)n);
+cleanup:
+    free(ind_now);
+    free(ind_best);
 }
 
 tt_status tt_cl_tune(tt_backend *be, const tt_gemm_shape *shapes, int count,
@@ -645,10 +681,11 @@ tt_status tt_cl_tune(tt_backend *be, const tt_gemm_shape *shapes, int count,
     S.order = malloc(sizeof(int) * (size_t)count);
     S.ascending = malloc(sizeof(int) * (size_t)count);
     S.times = calloc((size_t)count, sizeof(double));
+    S.rival_times = calloc((size_t)count, sizeof(double));
     ind = calloc((size_t)count, sizeof(double));
     dir = calloc((size_t)count, sizeof(double));
     if (!out->before_s || !out->after_s || !out->direct || !S.order || !S.ascending || !S.times ||
-        !ind || !dir) {
+        !S.rival_times || !ind || !dir) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "tune: out of host memory");
         goto cleanup;
     }
@@ -704,7 +741,7 @@ tt_status tt_cl_tune(tt_backend *be, const tt_gemm_shape *shapes, int count,
 cleanup:
     out->elapsed_s = elapsed(&S);
     bench_release(&S.bench);
-    free(S.order), free(S.ascending), free(S.times), free(ind), free(dir);
+    free(S.order), free(S.ascending), free(S.times), free(S.rival_times), free(ind), free(dir);
     if (status) tt_cl_tune_result_free(out);
     return status;
 }
