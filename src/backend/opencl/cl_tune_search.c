@@ -563,9 +563,11 @@ static double search_xgemm(search *S, tt_cl_tuning *current, double *ind)
         evaluate(S, current, have_best ? &rival : NULL, S->order, n, 0, &total, &rival_total,
                  &complete);
         double gflop = step_gflop(S->bench.shapes, n);
-        if (S->opt->log && isfinite(total) && complete)
+        if (S->opt->log && isfinite(total) && complete && !have_best)
+            fprintf(S->opt->log, "  = %.1f GFLOP/s\n", gflop / total);
+        else if (S->opt->log && isfinite(total) && complete)
             fprintf(S->opt->log, "  = %.1f GFLOP/s (the best so far, timed alongside: %.1f)\n",
-                    gflop / total, have_best ? gflop / rival_total : 0.0);
+                    gflop / total, gflop / rival_total);
         else if (S->opt->log && isfinite(total))
             fprintf(S->opt->log, "  stopped: behind the best so far\n");
         if (complete && (!have_best || total < rival_total)) {
