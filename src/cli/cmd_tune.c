@@ -24,7 +24,7 @@ typedef struct tune_options {
     double budget;
     char shapes[TT_OPT_STRING_MAX];
     int base_channels, depth, tile[2], in_channels, classes;
-    int json, compare_openblas, no_save;
+    int json, compare_openblas, no_save, max_xgemm;
     char output[TT_OPT_STRING_MAX];
     uint64_t seed;
 } tune_options;
@@ -50,6 +50,8 @@ static const tt_opt option_table[] = {
         1, 0),
     OPT("no-save", TT_OPT_FLAG, no_save, NULL, "measure only; write no file", 1, 0),
     OPT("seed", TT_OPT_U64, seed, "K", "seed of the random search", 1, 0),
+    OPT("max-xgemm", TT_OPT_INT, max_xgemm, "N",
+        "try at most N Xgemm configurations (the stored one first), then XgemmDirect", 1, 1e6),
 };
 #define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
 
@@ -284,7 +286,7 @@ int tt_cmd_tune(int argc, char **argv)
     }
     tt_cl_tune_options topt = {.budget_s = o.budget, .measure_baseline = 1,
                                .previous = have_previous ? &previous : NULL, .seed = o.seed,
-                               .log = log};
+                               .log = log, .max_xgemm = o.max_xgemm};
     tt_cl_tune_result result;
     status = tt_cl_tune(be, shapes, count, &topt, &result);
     int rc = 0;

@@ -133,6 +133,7 @@ typedef struct tt_cl_tune_options {
     int measure_baseline;    /* time the parameters in force before the search */
     const tt_cl_tuning *previous; /* NULL, or a previous winner to start from */
     uint64_t seed;           /* random search seed */
+    int max_xgemm;           /* at most this many Xgemm candidates; 0: no limit */
     FILE *log;               /* progress lines; NULL for quiet */
 } tt_cl_tune_options;
 

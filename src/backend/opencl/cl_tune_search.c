@@ -385,7 +385,7 @@ static void log_params(FILE *log, tt_clblast_kernel kernel, const size_t *v)
  * *total is INFINITY when the candidate was rejected.  Stops early once the
  * candidate is clearly behind the rival (incomplete), or, with
  * `stop_when_slower`, after two shapes 1.5x slower than the rival in a row
- * (complete; the remaining shapes get INFINITY). */
+ * or one 4x slower (complete; the remaining shapes get INFINITY). */
 static void evaluate(search *S, const tt_cl_tuning *tuning, const tt_cl_tuning *rival,
                      const int *order, int n, int stop_when_slower, double *total,
                      double *rival_total, int *complete)
@@ -409,7 +409,7 @@ static void evaluate(search *S, const tt_cl_tuning *tuning, const tt_cl_tuning *
             *rival_total += weight * S->rival_times[s];
             if (!stop_when_slower && i >= 2 && *total > 1.15 * *rival_total) break;
             slower = S->times[s] > 1.5 * S->rival_times[s] ? slower + 1 : 0;
-            if (stop_when_slower && slower >= 2) {
+            if (stop_when_slower && (slower >= 2 || S->times[s] > 4 * S->rival_times[s])) {
                 for (int j = i + 1; j < n; j++) S->times[order[j]] = INFINITY;
                 *complete = 1;
                 break;
@@ -536,8 +536,10 @@ static double search_xgemm(search *S, tt_cl_tuning *current, double *ind)
         waste[j] = w, seed_order[j] = i;
     }
     current->values[TT_CLBLAST_GEMM_ROUTINE][0] = 0;
-    for (int round = 0;
-         round < 2000 && (may_start(S, S->budget - S->spent_per_candidate) || !have_best); round++) {
+    int limit = S->opt->max_xgemm > 0 ? S->opt->max_xgemm : MAX_CANDIDATES;
+    for (int round = 0; round < 2000 && S->out->candidates < limit &&
+                        (may_start(S, S->budget - S->spent_per_candidate) || !have_best);
+         round++) {
         if (round > 50 && !have_best) break; /* nothing works on this device */
         if (round == 0 && S->opt->previous) {
             memcpy(x, S->opt->previous->values[TT_CLBLAST_XGEMM], sizeof best_x);
