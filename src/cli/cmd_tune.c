@@ -24,7 +24,7 @@ typedef struct tune_options {
     double budget;
     char shapes[TT_OPT_STRING_MAX];
     int base_channels, depth, tile[2], in_channels, classes;
-    int json, compare_openblas, no_save, max_xgemm;
+    int json, compare_openblas, no_save, max_xgemm, max_direct;
     char output[TT_OPT_STRING_MAX];
     uint64_t seed;
 } tune_options;
@@ -52,6 +52,8 @@ static const tt_opt option_table[] = {
     OPT("seed", TT_OPT_U64, seed, "K", "seed of the random search", 1, 0),
     OPT("max-xgemm", TT_OPT_INT, max_xgemm, "N",
         "try at most N Xgemm configurations (the stored one first), then XgemmDirect", 1, 1e6),
+    OPT("max-direct", TT_OPT_INT, max_direct, "N",
+        "try at most N XgemmDirect configurations (0: none)", 0, 1e6),
 };
 #define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
 
@@ -230,6 +232,7 @@ int tt_cmd_tune(int argc, char **argv)
     o.budget = 120;
     snprintf(o.shapes, sizeof o.shapes, "unet");
     o.base_channels = 16, o.depth = 3, o.tile[0] = o.tile[1] = 256, o.in_channels = 3, o.classes = 4;
+    o.max_direct = -1; /* no limit */
     int want_help = 0;
     tt_status status = tt_opt_parse_args(option_table, OPTION_COUNT, &o, argc, argv, 1, &want_help);
     if (status) {
@@ -286,7 +289,10 @@ int tt_cmd_tune(int argc, char **argv)
     }
     tt_cl_tune_options topt = {.budget_s = o.budget, .measure_baseline = 1,
                                .previous = have_previous ? &previous : NULL, .seed = o.seed,
-                               .log = log, .max_xgemm = o.max_xgemm};
+                               .log = log, .max_xgemm = o.max_xgemm,
+                               .max_direct = o.max_direct < 0    ? 0
+                                             : o.max_direct == 0 ? -1
+                                                                 : o.max_direct};
     tt_cl_tune_result result;
     status = tt_cl_tune(be, shapes, count, &topt, &result);
     int rc = 0;

@@ -134,6 +134,7 @@ typedef struct tt_cl_tune_options {
     const tt_cl_tuning *previous; /* NULL, or a previous winner to start from */
     uint64_t seed;           /* random search seed */
     int max_xgemm;           /* at most this many Xgemm candidates; 0: no limit */
+    int max_direct;          /* the same for XgemmDirect; < 0: none */
     FILE *log;               /* progress lines; NULL for quiet */
 } tt_cl_tune_options;
 

@@ -18,23 +18,21 @@
  *   3. the switch XGEMM_MIN_INDIRECT_SIZE that minimises the step's time
  *      given both kernels' per-shape times.
  * The objective is the time of one training step's GEMMs: sum over shapes
- * of count x seconds per call.  Each timed call is checked with a
- * Freivalds test (C x = op(A) (op(B) x) on sampled rows).
+ * of count x seconds per call.  Each timed shape is checked (see
+ * cl_tune_bench.c).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <clblast_c.h>
 
 #include "backend/opencl/cl_internal.h"
 #include "backend/opencl/cl_tune.h"
+#include "backend/opencl/cl_tune_bench.h"
 #include "core/status.h"
 
 #define MAX_CANDIDATES 400
-#define CHECK_ROWS 16
-#define CHECK_TOLERANCE 1e-3
 #define DIRECT_ALWAYS ((size_t)1 << 20) /* (2^20)^3 exceeds any m*n*k */
 
 /* Xgemm order: GEMMK KREG KWG KWI MDIMA MDIMC MWG NDIMB NDIMC NWG SA SB STRM STRN VWM VWN */
@@ -64,13 +62,6 @@ static const size_t direct_seeds[][10] = {
 };
 #define XGEMM_SEEDS ((int)(sizeof xgemm_seeds / sizeof xgemm_seeds[0]))
 #define DIRECT_SEEDS ((int)(sizeof direct_seeds / sizeof direct_seeds[0]))
-
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static uint64_t next_random(uint64_t *state)
 {
@@ -188,151 +179,10 @@ void tt_cl_tuning_seed(const tt_device_info *device, tt_cl_tuning *out)
     out->values[TT_CLBLAST_GEMM_ROUTINE][0] = 0;
 }
 
-/* ---- timing and checking one shape -------------------------------------- */
-
-typedef struct bench {
-    tt_backend *be;
-    const tt_gemm_shape *shapes;
-    int count;
-    tt_buffer *in;         /* A and B both read from here (random in [-1, 1)) */
-    tt_buffer *out;        /* C */
-    float *host_in;
-    double **x, **z, **zabs; /* per shape: x (n), op(B) x and |op(B)| |x| (k) */
-    float *row;            /* one row of C */
-    FILE *log;
-} bench;
-
-static void bench_release(bench *b)
-{
-    tt_buffer_free(b->in);
-    tt_buffer_free(b->out);
-    free(b->host_in);
-    for (int s = 0; s < b->count; s++) {
-        if (b->x) free(b->x[s]);
-        if (b->z) free(b->z[s]);
-        if (b->zabs) free(b->zabs[s]);
-    }
-    free(b->x), free(b->z), free(b->zabs), free(b->row);
-}
-
-static tt_status bench_init(bench *b, tt_backend *be, const tt_gemm_shape *shapes, int count,
-                            uint64_t seed)
-{
-    memset(b, 0, sizeof *b);
-    b->be = be, b->shapes = shapes, b->count = count;
-    size_t in_floats = 0, out_floats = 0, row = 0;
-    for (int s = 0; s < count; s++) {
-        const tt_gemm_shape *g = &shapes[s];
-        size_t a = g->m * g->k, bb = g->k * g->n;
-        in_floats = a > in_floats ? a : in_floats;
-        in_floats = bb > in_floats ? bb : in_floats;
-        out_floats = g->m * g->n > out_floats ? g->m * g->n : out_floats;
-        row = g->n > row ? g->n : row;
-    }
-    b->host_in = malloc(in_floats * sizeof(float));
-    b->row = malloc(row * sizeof(float));
-    b->x = calloc((size_t)count, sizeof *b->x);
-    b->z = calloc((size_t)count, sizeof *b->z);
-    b->zabs = calloc((size_t)count, sizeof *b->zabs);
-    if (!b->host_in || !b->row || !b->x || !b->z || !b->zabs) goto oom;
-    uint64_t rng = seed ^ 0x5eed;
-    for (size_t i = 0; i < in_floats; i++)
-        b->host_in[i] = (float)((double)(next_random(&rng) >> 11) * 0x1.0p-52 - 1.0);
-    TT_TRY(tt_buffer_alloc(be, in_floats * sizeof(float), TT_MEM_WORKSPACE, "tune.in", &b->in));
-    TT_TRY(tt_buffer_alloc(be, out_floats * sizeof(float), TT_MEM_WORKSPACE, "tune.out", &b->out));
-    TT_TRY(tt_write(be, tt_mem_of(b->in), b->host_in, in_floats * sizeof(float)));
-    for (int s = 0; s < count; s++) {
-        const tt_gemm_shape *g = &shapes[s];
-        double *x = b->x[s] = malloc(g->n * sizeof(double));
-        double *z = b->z[s] = calloc(g->k, sizeof(double));
-        double *za = b->zabs[s] = calloc(g->k, sizeof(double));
-        if (!x || !z || !za) goto oom;
-        for (size_t j = 0; j < g->n; j++) x[j] = (double)(next_random(&rng) >> 11) * 0x1.0p-52 - 1.0;
-        const float *B = b->host_in;
-        if (g->trans_b) { /* B stored (n, k) */
-            for (size_t j = 0; j < g->n; j++)
-                for (size_t kk = 0; kk < g->k; kk++) {
-                    double v = B[j * g->k + kk];
-                    z[kk] += v * x[j];
-                    za[kk] += fabs(v * x[j]);
-                }
-        } else {          /* B stored (k, n) */
-            for (size_t kk = 0; kk < g->k; kk++) {
-                double acc = 0, acca = 0;
-                for (size_t j = 0; j < g->n; j++) {
-                    double v = B[kk * g->n + j];
-                    acc += v * x[j];
-                    acca += fabs(v * x[j]);
-                }
-                z[kk] = acc, za[kk] = acca;
-            }
-        }
-    }
-    return NULL;
-oom:
-    return tt_error_new(TT_ERR_OUT_OF_MEMORY, "tune: out of host memory for the benchmark data");
-}
-
-static tt_status run_gemm(bench *b, const tt_gemm_shape *g)
-{
-    tt_gemm gemm = {.trans_a = g->trans_a, .trans_b = g->trans_b, .m = g->m, .n = g->n,
-                    .k = g->k, .alpha = 1.0f, .beta = 0.0f,
-                    .a = tt_mem_of(b->in), .lda = g->trans_a ? g->m : g->k,
-                    .b = tt_mem_of(b->in), .ldb = g->trans_b ? g->k : g->n,
-                    .c = tt_mem_of(b->out), .ldc = g->n};
-    return tt_gemm_run(b->be, &gemm);
-}
-
-/* Freivalds on sampled rows: (C x)_i against (op(A) (op(B) x))_i. */
-static tt_status check_result(bench *b, int s)
-{
-    const tt_gemm_shape *g = &b->shapes[s];
-    const float *A = b->host_in;
-    size_t rows = g->m < CHECK_ROWS ? g->m : CHECK_ROWS;
-    for (size_t r = 0; r < rows; r++) {
-        size_t i = rows == g->m ? r : (r == rows - 1 ? g->m - 1 : r * (g->m / rows) + r % 3);
-        TT_TRY(tt_read(b->be, b->row, tt_mem_f32(tt_mem_of(b->out), i * g->n), g->n * sizeof(float)));
-        double y = 0, w = 0, scale = 0;
-        for (size_t j = 0; j < g->n; j++) y += (double)b->row[j] * b->x[s][j];
-        for (size_t kk = 0; kk < g->k; kk++) {
-            double a = g->trans_a ? A[kk * g->m + i] : A[i * g->k + kk];
-            w += a * b->z[s][kk];
-            scale += fabs(a) * b->zabs[s][kk];
-        }
-        if (!(fabs(y - w) <= CHECK_TOLERANCE * scale + 1e-30))
-            return tt_error_new(TT_ERR_INTERNAL, "wrong GEMM results (%c%c m=%zu n=%zu k=%zu, row "
-                                "%zu: %g, expected %g)", g->trans_a ? 'T' : 'N',
-                                g->trans_b ? 'T' : 'N', g->m, g->n, g->k, i, y, w);
-    }
-    return NULL;
-}
-
-/* Seconds per call of shape s (best of a few), after a warm-up call that
- * builds the kernels, and a check of the result. */
-static tt_status time_shape(bench *b, int s, double *secs)
-{
-    const tt_gemm_shape *g = &b->shapes[s];
-    TT_TRY(run_gemm(b, g));
-    TT_TRY(tt_finish(b->be));
-    TT_TRY(check_result(b, s));
-    double best = INFINITY, spent = 0;
-    for (int rep = 0; rep < 10; rep++) {
-        double t0 = seconds_now();
-        TT_TRY(run_gemm(b, g));
-        TT_TRY(tt_finish(b->be));
-        double t = seconds_now() - t0;
-        best = t < best ? t : best;
-        spent += t;
-        if (spent > 0.25 || (rep >= 1 && spent > 0.1) || (rep >= 2 && spent > 0.03)) break;
-    }
-    *secs = best;
-    return NULL;
-}
-
 /* ---- the search ---------------------------------------------------------- */
 
 typedef struct search {
-    bench bench;
+    tt_cl_tune_bench bench;
     const tt_cl_tune_options *opt;
     tt_backend *be;
     double start, budget;
@@ -348,7 +198,7 @@ typedef struct search {
     tt_cl_tune_result *out;
 } search;
 
-static double elapsed(const search *S) { return seconds_now() - S->start; }
+static double elapsed(const search *S) { return tt_cl_tune_seconds() - S->start; }
 
 static uint64_t fingerprint(tt_clblast_kernel kernel, const size_t *v)
 {
@@ -392,7 +242,7 @@ static void evaluate(search *S, const tt_cl_tuning *tuning, const tt_cl_tuning *
                      const int *order, int n, int stop_when_slower, double *total,
                      double *rival_total, int *complete)
 {
-    double t0 = seconds_now();
+    double t0 = tt_cl_tune_seconds();
     *total = *rival_total = 0;
     *complete = 0;
     int slower = 0;
@@ -400,12 +250,12 @@ static void evaluate(search *S, const tt_cl_tuning *tuning, const tt_cl_tuning *
     for (int i = 0; !status && i < n; i++) {
         int s = order[i];
         double weight = S->bench.shapes[s].count;
-        status = time_shape(&S->bench, s, &S->times[s]);
+        status = tt_cl_tune_bench_time(&S->bench, s, &S->times[s]);
         if (status) break;
         *total += weight * S->times[s];
         if (rival) {
             status = tt_cl_tuning_apply(S->be, rival);
-            if (!status) status = time_shape(&S->bench, s, &S->rival_times[s]);
+            if (!status) status = tt_cl_tune_bench_time(&S->bench, s, &S->rival_times[s]);
             if (!status) status = tt_cl_tuning_apply(S->be, tuning);
             if (status) break;
             *rival_total += weight * S->rival_times[s];
@@ -430,7 +280,7 @@ static void evaluate(search *S, const tt_cl_tuning *tuning, const tt_cl_tuning *
      * rival is then rebuilt from PoCL's binary cache) */
     if (++S->evaluated % 6 == 0) CLBlastClearCache();
     S->out->candidates++;
-    double spent = seconds_now() - t0;
+    double spent = tt_cl_tune_seconds() - t0;
     if (spent > S->spent_per_candidate) S->spent_per_candidate = spent;
     if (S->opt->log) fflush(S->opt->log);
 }
@@ -461,7 +311,7 @@ static size_t cube_root_above(unsigned long long v)
  * with m*n*k < T^3 run direct.  Returns T; fills out->after_s / direct. */
 static size_t choose_switch(search *S, const double *ind, const double *dir)
 {
-    const bench *b = &S->bench;
+    const tt_cl_tune_bench *b = &S->bench;
     int n = b->count;
     double best = INFINITY;
     size_t best_t = 0;
@@ -617,7 +467,11 @@ static void search_direct(search *S, tt_cl_tuning *current, double until, double
     tt_cl_tuning rival = *current; /* phase 1's winner, every shape indirect */
     rival.values[TT_CLBLAST_GEMM_ROUTINE][0] = 0;
     current->values[TT_CLBLAST_GEMM_ROUTINE][0] = DIRECT_ALWAYS;
-    for (int round = 0; round < 200 && S->evaluated > 0 && may_start(S, until); round++) {
+    int before = S->out->candidates;
+    int limit = S->opt->max_direct > 0 ? S->opt->max_direct : S->opt->max_direct < 0 ? 0 : 200;
+    for (int round = 0; round < 200 && S->out->candidates - before < limit && S->evaluated > 0 &&
+                        may_start(S, until);
+         round++) {
         if (round == 0 && S->opt->previous) {
             memcpy(d, S->opt->previous->values[TT_CLBLAST_XGEMM_DIRECT], sizeof best_d);
         } else if (seed_index < DIRECT_SEEDS) {
@@ -676,7 +530,7 @@ tt_status tt_cl_tune(tt_backend *be, const tt_gemm_shape *shapes, int count,
     if (count < 1) return tt_error_new(TT_ERR_INVALID_ARGUMENT, "tune: no GEMM shapes to time");
     search S;
     memset(&S, 0, sizeof S);
-    S.opt = opt, S.be = be, S.out = out, S.start = seconds_now();
+    S.opt = opt, S.be = be, S.out = out, S.start = tt_cl_tune_seconds();
     S.budget = opt->budget_s > 0 ? opt->budget_s : 0;
     S.rng = opt->seed ? opt->seed : 0x7e57;
     tt_status status = NULL;
@@ -699,13 +553,13 @@ tt_status tt_cl_tune(tt_backend *be, const tt_gemm_shape *shapes, int count,
     sort_shapes = shapes;
     qsort(S.order, (size_t)count, sizeof(int), by_weight_desc);
     qsort(S.ascending, (size_t)count, sizeof(int), by_size_asc);
-    TT_CHECK(bench_init(&S.bench, be, shapes, count, S.rng));
+    TT_CHECK(tt_cl_tune_bench_init(&S.bench, be, shapes, count, S.rng));
 
     double gflop = step_gflop(shapes, count);
     if (opt->measure_baseline) {
         double total = 0;
         for (int i = 0; i < count && !status; i++) {
-            status = time_shape(&S.bench, S.order[i], &out->before_s[S.order[i]]);
+            status = tt_cl_tune_bench_time(&S.bench, S.order[i], &out->before_s[S.order[i]]);
             total += shapes[S.order[i]].count * out->before_s[S.order[i]];
         }
         if (status) goto cleanup; /* CLBlast's own parameters fail: nothing to compare */
@@ -746,7 +600,7 @@ tt_status tt_cl_tune(tt_backend *be, const tt_gemm_shape *shapes, int count,
                 current.values[TT_CLBLAST_GEMM_ROUTINE][0], out->candidates, out->rejected);
 cleanup:
     out->elapsed_s = elapsed(&S);
-    bench_release(&S.bench);
+    tt_cl_tune_bench_release(&S.bench);
     free(S.order), free(S.ascending), free(S.times), free(S.rival_times), free(ind), free(dir);
     if (status) tt_cl_tune_result_free(out);
     return status;
