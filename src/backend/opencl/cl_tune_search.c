@@ -54,11 +54,9 @@ static const size_t xgemm_seeds[][16] = {
     {0, 1, 32, 2, 4, 4, 16, 8, 8, 128, 0, 1, 0, 0, 4, 8},
     {0, 1, 32, 2, 8, 8, 32, 8, 8, 64, 0, 0, 0, 0, 4, 4},
 };
-/* XgemmDirect: WGD stays at most 32 (a WGD=64 candidate crashed PoCL 3.1
- * once, inside a kernel; the search runs in-process). */
 static const size_t direct_seeds[][10] = {
     {2, 8, 8, 8, 8, 1, 1, 4, 4, 32},
-    {8, 8, 8, 8, 8, 1, 1, 4, 4, 32},
+    {8, 16, 8, 16, 8, 1, 1, 4, 4, 64},
 };
 #define XGEMM_SEEDS ((int)(sizeof xgemm_seeds / sizeof xgemm_seeds[0]))
 #define DIRECT_SEEDS ((int)(sizeof direct_seeds / sizeof direct_seeds[0]))
@@ -124,7 +122,7 @@ static void xgemm_random(uint64_t *rng, size_t *v, const tt_device_info *dev)
 static void direct_random_param(uint64_t *rng, size_t *v, int i)
 {
     switch (i) {
-    case D_WGD: v[i] = PICK(rng, 8, 16, 32); break;
+    case D_WGD: v[i] = PICK(rng, 8, 16, 32, 64); break;
     case D_KWID: v[i] = PICK(rng, 1, 2, 8, 16); break;
     case D_MDIMAD: case D_MDIMCD: case D_NDIMBD: case D_NDIMCD: v[i] = PICK(rng, 4, 8, 16, 32); break;
     case D_VWMD: case D_VWND: v[i] = PICK(rng, 1, 2, 4, 8); break;
