@@ -49,7 +49,7 @@ static const tt_opt option_table[] = {
     OPT("output", TT_OPT_STRING, output, "FILE", "write the parameters here instead of the cache",
         1, 0),
     OPT("no-save", TT_OPT_FLAG, no_save, NULL, "measure only; write no file", 1, 0),
-    OPT("seed", TT_OPT_U64, seed, "K", "seed of the random search", 1, 0),
+    OPT("seed", TT_OPT_U64, seed, "K", "seed of the random search (default: the clock)", 1, 0),
     OPT("max-xgemm", TT_OPT_INT, max_xgemm, "N",
         "try at most N Xgemm configurations (the stored one first), then XgemmDirect", 1, 1e6),
     OPT("max-direct", TT_OPT_INT, max_direct, "N",
@@ -287,9 +287,11 @@ int tt_cmd_tune(int argc, char **argv)
             blas = NULL;
         }
     }
+    if (!o.seed) o.seed = (uint64_t)time(NULL); /* a rerun tries new candidates */
     tt_cl_tune_options topt = {.budget_s = o.budget, .measure_baseline = 1,
                                .previous = have_previous ? &previous : NULL, .seed = o.seed,
                                .log = log, .max_xgemm = o.max_xgemm,
+                               .save_path = o.no_save || !path[0] ? NULL : path,
                                .max_direct = o.max_direct < 0    ? 0
                                              : o.max_direct == 0 ? -1
                                                                  : o.max_direct};

@@ -135,6 +135,8 @@ typedef struct tt_cl_tune_options {
     uint64_t seed;           /* random search seed */
     int max_xgemm;           /* at most this many Xgemm candidates; 0: no limit */
     int max_direct;          /* the same for XgemmDirect; < 0: none */
+    const char *save_path;   /* NULL, or where to save each new best that beats
+                                the parameters in force (needs measure_baseline) */
     FILE *log;               /* progress lines; NULL for quiet */
 } tt_cl_tune_options;
 
@@ -151,7 +153,7 @@ typedef struct tt_cl_tune_result {
 /* Searches Xgemm, then XgemmDirect and the switch between them, timing
  * CLBlastSgemm on `shapes` (weighted by count) within the budget (one
  * configuration is always completed, so a tiny budget still gives a valid
- * result).  Every configuration's results are checked (a Freivalds test on
+ * result; at most 10 are timed per process, see cl_tune_search.c).  Every configuration's results are checked (a Freivalds test on
  * sampled rows); wrong or failing ones are skipped.  The winner is applied
  * to the device on return.  *out owns arrays: tt_cl_tune_result_free(). */
 tt_status tt_cl_tune(tt_backend *backend, const tt_gemm_shape *shapes, int count,

@@ -33,6 +33,10 @@
 #include "core/status.h"
 
 #define MAX_CANDIDATES 400
+/* Configurations timed per process.  Longer runs crashed inside CLBlast or
+ * PoCL 3.1 (SIGSEGV after 12 to 15 rebuilds, not reproducible alone); a
+ * rerun continues from the stored winner with new random candidates. */
+#define MAX_PER_RUN 10
 #define DIRECT_ALWAYS ((size_t)1 << 20) /* (2^20)^3 exceeds any m*n*k */
 
 /* Xgemm order: GEMMK KREG KWG KWI MDIMA MDIMC MWG NDIMB NDIMC NWG SA SB STRM STRN VWM VWN */
@@ -185,6 +189,7 @@ typedef struct search {
     tt_backend *be;
     double start, budget;
     double spent_per_candidate; /* the longest one so far: the estimate for the next */
+    double before_total;        /* the parameters in force; INFINITY if not measured */
     int evaluated;
     uint64_t rng;
     uint64_t tried[MAX_CANDIDATES];
@@ -219,7 +224,8 @@ static int fresh(search *S, tt_clblast_kernel kernel, const size_t *v)
 static int may_start(const search *S, double until)
 {
     if (S->evaluated == 0) return 1;
-    return elapsed(S) + S->spent_per_candidate <= until && S->tried_count < MAX_CANDIDATES;
+    return elapsed(S) + S->spent_per_candidate <= until && S->tried_count < MAX_CANDIDATES &&
+           S->evaluated < MAX_PER_RUN;
 }
 
 static void log_params(FILE *log, tt_clblast_kernel kernel, const size_t *v)
@@ -350,6 +356,22 @@ static int by_size_asc(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Saves a new best (every shape indirect) to options->save_path when it
+ * beats the parameters in force, so that a crash loses little. */
+static void checkpoint(search *S, const tt_cl_tuning *t, double total)
+{
+    if (!S->opt->save_path || !(total < S->before_total)) return;
+    tt_cl_tuning c = *t;
+    c.values[TT_CLBLAST_GEMM_ROUTINE][0] = 0;
+    double gflop = step_gflop(S->bench.shapes, S->bench.count);
+    c.gflops_before = gflop / S->before_total;
+    c.gflops_after = gflop / total;
+    tt_status status = tt_cl_tuning_save(S->opt->save_path, &c);
+    if (status && S->opt->log)
+        fprintf(S->opt->log, "  cannot save the best so far: %s\n", tt_status_message(status));
+    tt_status_free(status);
+}
+
 static size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
 
 /* Work the indirect kernel does, padded, over the work the shapes need. */
@@ -427,6 +449,7 @@ static double search_xgemm(search *S, tt_cl_tuning *current, double *ind)
             have_best = 1;
             memcpy(best_x, x, sizeof best_x);
             memcpy(ind, S->times, sizeof(double) * (size_t)n);
+            checkpoint(S, current, total);
         } else if (complete) {
             best = rival_total;
             memcpy(ind, S->rival_times, sizeof(double) * (size_t)n); /* fresher */
@@ -531,6 +554,7 @@ tt_status tt_cl_tune(tt_backend *be, const tt_gemm_shape *shapes, int count,
     S.opt = opt, S.be = be, S.out = out, S.start = tt_cl_tune_seconds();
     S.budget = opt->budget_s > 0 ? opt->budget_s : 0;
     S.rng = opt->seed ? opt->seed : 0x7e57;
+    S.before_total = INFINITY;
     tt_status status = NULL;
     double *ind = NULL, *dir = NULL;
     out->before_s = calloc((size_t)count, sizeof(double));
@@ -561,6 +585,7 @@ tt_status tt_cl_tune(tt_backend *be, const tt_gemm_shape *shapes, int count,
             total += shapes[S.order[i]].count * out->before_s[S.order[i]];
         }
         if (status) goto cleanup; /* CLBlast's own parameters fail: nothing to compare */
+        S.before_total = total;
         CLBlastClearCache();
         S.spent_per_candidate = elapsed(&S); /* a rebuild: what the next ones cost at least */
         if (opt->log)
