@@ -13,9 +13,20 @@
 #include <time.h>
 
 #include "core/status.h"
+#include "ops/util.h"
 
 #define CHECK_ROWS 16
 #define CHECK_TOLERANCE 1e-3
+
+/* Odd sizes every configuration must also get right (CLBlast pads them;
+ * on PoCL 3.1 some configurations leave C untouched for some sizes). */
+static const tt_gemm_shape odd_shapes[] = {
+    {.trans_a = 0, .trans_b = 0, .m = 37, .n = 45, .k = 29},
+    {.trans_a = 0, .trans_b = 1, .m = 19, .n = 70, .k = 131},
+    {.trans_a = 1, .trans_b = 0, .m = 70, .n = 37, .k = 9},
+    {.trans_a = 0, .trans_b = 0, .m = 16, .n = 1000, .k = 27},
+};
+#define ODD_SHAPES ((int)(sizeof odd_shapes / sizeof odd_shapes[0]))
 
 double tt_cl_tune_seconds(void)
 {
@@ -52,6 +63,12 @@ tt_status tt_cl_tune_bench_init(tt_cl_tune_bench *b, tt_backend *be,
     memset(b, 0, sizeof *b);
     b->be = be, b->shapes = shapes, b->count = count;
     size_t in_floats = 0, out_floats = 0, row = 0;
+    for (int s = 0; s < ODD_SHAPES; s++) {
+        const tt_gemm_shape *g = &odd_shapes[s];
+        in_floats = g->m * g->k > in_floats ? g->m * g->k : in_floats;
+        in_floats = g->k * g->n > in_floats ? g->k * g->n : in_floats;
+        out_floats = g->m * g->n > out_floats ? g->m * g->n : out_floats;
+    }
     for (int s = 0; s < count; s++) {
         const tt_gemm_shape *g = &shapes[s];
         size_t a = g->m * g->k, bb = g->k * g->n;
@@ -156,4 +173,43 @@ tt_status tt_cl_tune_bench_time(tt_cl_tune_bench *b, int s, double *secs)
     }
     *secs = best;
     return NULL;
+}
+
+tt_status tt_cl_tune_bench_check_odd(tt_cl_tune_bench *b)
+{
+    tt_status status = NULL;
+    float *c = NULL;
+    for (int s = 0; s < ODD_SHAPES && !status; s++) {
+        const tt_gemm_shape *g = &odd_shapes[s];
+        const float *A = b->host_in, *B = b->host_in;
+        float *grown = realloc(c, g->m * g->n * sizeof(float));
+        if (!grown) {
+            status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "tune: out of host memory");
+            break;
+        }
+        c = grown;
+        TT_CHECK(tt_fill(b->be, tt_mem_of(b->out), NAN, g->m * g->n));
+        TT_CHECK(run_gemm(b, g));
+        TT_CHECK(tt_read(b->be, c, tt_mem_of(b->out), g->m * g->n * sizeof(float)));
+        for (size_t i = 0; i < g->m && !status; i++)
+            for (size_t j = 0; j < g->n; j++) {
+                double want = 0, scale = 0;
+                for (size_t p = 0; p < g->k; p++) {
+                    double v = (double)(g->trans_a ? A[p * g->m + i] : A[i * g->k + p]) *
+                               (double)(g->trans_b ? B[j * g->k + p] : B[p * g->n + j]);
+                    want += v;
+                    scale += fabs(v);
+                }
+                if (!(fabs(c[i * g->n + j] - want) <= CHECK_TOLERANCE * scale + 1e-30)) {
+                    status = tt_error_new(TT_ERR_INTERNAL, "wrong GEMM results (%c%c m=%zu n=%zu "
+                                          "k=%zu, C[%zu][%zu] = %g, expected %g)",
+                                          g->trans_a ? 'T' : 'N', g->trans_b ? 'T' : 'N', g->m,
+                                          g->n, g->k, i, j, c[i * g->n + j], want);
+                    break;
+                }
+            }
+    }
+cleanup:
+    free(c);
+    return status;
 }

@@ -26,6 +26,11 @@ void tt_cl_tune_bench_release(tt_cl_tune_bench *b);
  * result (TT_ERR_INTERNAL "wrong GEMM results" when it fails). */
 tt_status tt_cl_tune_bench_time(tt_cl_tune_bench *b, int s, double *secs);
 
+/* Runs a few odd-sized GEMMs (NN, NT, TN) with the parameters in force and
+ * compares every entry with a double-precision product: TT_ERR_INTERNAL
+ * "wrong GEMM results" when one differs. */
+tt_status tt_cl_tune_bench_check_odd(tt_cl_tune_bench *b);
+
 /* A monotonic clock, in seconds. */
 double tt_cl_tune_seconds(void);
 

@@ -251,6 +251,7 @@ static void evaluate(search *S, const tt_cl_tuning *tuning, const tt_cl_tuning *
     *complete = 0;
     int slower = 0;
     tt_status status = tt_cl_tuning_apply(S->be, tuning);
+    if (!status) status = tt_cl_tune_bench_check_odd(&S->bench);
     for (int i = 0; !status && i < n; i++) {
         int s = order[i];
         double weight = S->bench.shapes[s].count;
