@@ -24,6 +24,7 @@ int tt_cmd_predict(int argc, char **argv);
 int tt_cmd_eval(int argc, char **argv);
 int tt_cmd_mem(int argc, char **argv);
 int tt_cmd_bench(int argc, char **argv);
+int tt_cmd_tune(int argc, char **argv);
 
 /* Prints "tiletrain: <message>" (and any detail) to stderr; frees status;
  * returns 1 for use as an exit status. */

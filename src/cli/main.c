@@ -14,6 +14,7 @@ static const tt_command commands[] = {
     {"bench", "time whole training steps; device time per kind of work", tt_cmd_bench},
     {"eval", "per-class Dice and IoU of a checkpoint on a data set", tt_cmd_eval},
     {"predict", "full-resolution masks of images with a trained checkpoint", tt_cmd_predict},
+    {"tune", "tune CLBlast's GEMM kernels for this device and the model's shapes", tt_cmd_tune},
 };
 
 static void usage(FILE *out)

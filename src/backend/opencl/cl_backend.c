@@ -6,6 +6,7 @@
 #include <clblast_c.h>
 
 #include "backend/opencl/cl_internal.h"
+#include "backend/opencl/cl_tune.h"
 #include "core/status.h"
 
 static void cache_dir_init(tt_cl_backend *cl)
@@ -209,6 +210,7 @@ static tt_status create(const char *selector, int profiling, tt_backend **out)
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "profiling: out of host memory");
         goto cleanup;
     }
+    tt_cl_tuning_apply_cached(backend, stderr); /* `tiletrain tune`'s CLBlast parameters */
     *out = backend;
     return NULL;
 cleanup:

@@ -1,0 +1,338 @@
+/*
+ * tiletrain tune: finds CLBlast GEMM parameters for this device on the GEMM
+ * shapes the model runs, within a time budget, prints GFLOP/s per shape
+ * before and after (and OpenBLAS on the host for comparison), and stores
+ * the winner in the cache folder, where every later run picks it up.
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "backend/opencl/cl_tune.h"
+#include "cli/commands.h"
+#include "core/options.h"
+#include "core/status.h"
+
+typedef struct tune_options {
+    char device[TT_OPT_STRING_MAX];
+    double budget;
+    char shapes[TT_OPT_STRING_MAX];
+    int base_channels, depth, tile[2], in_channels, classes;
+    int json, compare_openblas, no_save, max_xgemm, max_direct;
+    char output[TT_OPT_STRING_MAX];
+    uint64_t seed;
+} tune_options;
+
+#define OPT(name, kind, field, meta, help, lo, hi) \
+    {name, kind, offsetof(tune_options, field), meta, help, lo, hi, NULL}
+static const tt_opt option_table[] = {
+    OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name", 1, 0),
+    OPT("budget", TT_OPT_DOUBLE, budget, "SECONDS", "wall-clock time for the search (default 120)",
+        1, 1e6),
+    OPT("shapes", TT_OPT_STRING, shapes, "unet|FILE",
+        "the UNet's GEMMs (default), or a file of \"TA TB M N K [COUNT]\" lines", 1, 0),
+    OPT("base-channels", TT_OPT_INT, base_channels, "C", "UNet: channels of the top level (16)",
+        1, 1024),
+    OPT("depth", TT_OPT_INT, depth, "D", "UNet: levels below the top (3)", 0, 8),
+    OPT("tile", TT_OPT_SIZE2, tile, "HxW", "UNet: crop size trained on (256x256)", 1, 0),
+    OPT("in-channels", TT_OPT_INT, in_channels, "C", "UNet: image channels (3)", 1, 64),
+    OPT("classes", TT_OPT_INT, classes, "C", "UNet: classes (4)", 1, 1024),
+    OPT("compare-openblas", TT_OPT_FLAG, compare_openblas, NULL,
+        "also time OpenBLAS SGEMM on the host (libopenblas.so.0, if installed)", 1, 0),
+    OPT("json", TT_OPT_FLAG, json, NULL, "print the results as JSON (progress goes to stderr)", 1, 0),
+    OPT("output", TT_OPT_STRING, output, "FILE", "write the parameters here instead of the cache",
+        1, 0),
+    OPT("no-save", TT_OPT_FLAG, no_save, NULL, "measure only; write no file", 1, 0),
+    OPT("seed", TT_OPT_U64, seed, "K", "seed of the random search (default: the clock)", 1, 0),
+    OPT("max-xgemm", TT_OPT_INT, max_xgemm, "N",
+        "try at most N Xgemm configurations (the stored one first), then XgemmDirect", 1, 1e6),
+    OPT("max-direct", TT_OPT_INT, max_direct, "N",
+        "try at most N XgemmDirect configurations (0: none)", 0, 1e6),
+};
+#define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
+
+static void help(void)
+{
+    printf("usage: tiletrain tune [options]\n"
+           "\n"
+           "Tunes CLBlast's GEMM kernels (Xgemm, XgemmDirect and the size at which\n"
+           "CLBlast switches between them) for this device on the GEMMs the model\n"
+           "runs, and stores them in the cache folder ($TT_CACHE_DIR, else\n"
+           "$XDG_CACHE_HOME/tiletrain), where the OpenCL backend applies them from\n"
+           "then on (TT_NO_TUNING=1 turns that off).  On PoCL each configuration\n"
+           "costs a rebuild of CLBlast's GEMM program (10 s or more); a larger budget\n"
+           "tries more, and a rerun starts from the stored winner.\n"
+           "\n");
+    tt_opt_print_help(option_table, OPTION_COUNT, stdout);
+}
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- OpenBLAS on the host, loaded at run time (no build dependency) ----- */
+
+typedef void (*cblas_sgemm_fn)(int order, int trans_a, int trans_b, int m, int n, int k,
+                               float alpha, const float *a, int lda, const float *b, int ldb,
+                               float beta, float *c, int ldc);
+
+/* Seconds per call of each shape with OpenBLAS (best of a few); 0 = not
+ * measured.  Returns 0 (and says why on `log`) if OpenBLAS is missing. */
+static int time_openblas(const tt_gemm_shape *shapes, int count, double *secs, FILE *log)
+{
+    void *lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        fprintf(log, "tiletrain tune: --compare-openblas: libopenblas.so.0 not found "
+                "(apt-get install libopenblas0); skipped\n");
+        return 0;
+    }
+    cblas_sgemm_fn sgemm;
+    *(void **)&sgemm = dlsym(lib, "cblas_sgemm");
+    size_t in = 0, out = 0;
+    for (int s = 0; s < count; s++) {
+        size_t a = shapes[s].m * shapes[s].k, b = shapes[s].k * shapes[s].n;
+        in = a > in ? a : in;
+        in = b > in ? b : in;
+        out = shapes[s].m * shapes[s].n > out ? shapes[s].m * shapes[s].n : out;
+    }
+    float *x = malloc(in * sizeof(float)), *c = malloc(out * sizeof(float));
+    int ok = sgemm && x && c;
+    if (!ok) fprintf(log, "tiletrain tune: --compare-openblas: no cblas_sgemm or no memory; skipped\n");
+    for (size_t i = 0; ok && i < in; i++) x[i] = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;
+    for (int s = 0; ok && s < count; s++) {
+        const tt_gemm_shape *g = &shapes[s];
+        double best = INFINITY, spent = 0;
+        for (int rep = 0; rep < 11; rep++) { /* the first call is a warm-up */
+            double t0 = seconds_now();
+            sgemm(101 /* row-major */, g->trans_a ? 112 : 111, g->trans_b ? 112 : 111, (int)g->m,
+                  (int)g->n, (int)g->k, 1.0f, x, (int)(g->trans_a ? g->m : g->k), x,
+                  (int)(g->trans_b ? g->k : g->n), 0.0f, c, (int)g->n);
+            double t = seconds_now() - t0;
+            if (rep == 0) continue;
+            best = t < best ? t : best;
+            spent += t;
+            if ((rep >= 2 && spent > 0.1) || (rep >= 3 && spent > 0.03)) break;
+        }
+        secs[s] = best;
+    }
+    free(x);
+    free(c);
+    dlclose(lib);
+    return ok;
+}
+
+/* ---- reporting ----------------------------------------------------------- */
+
+static double gflops(const tt_gemm_shape *g, double secs)
+{
+    return secs > 0 && isfinite(secs) ? tt_gemm_shape_gflop(g) / secs : 0;
+}
+
+static double step_gflops(const tt_gemm_shape *shapes, int count, const double *secs)
+{
+    double gflop = 0, total = 0;
+    for (int s = 0; s < count; s++) {
+        if (!(secs[s] > 0)) return 0;
+        gflop += shapes[s].count * tt_gemm_shape_gflop(&shapes[s]);
+        total += shapes[s].count * secs[s];
+    }
+    return gflop / total;
+}
+
+static void print_table(const tt_gemm_shape *shapes, int count, const tt_cl_tune_result *r,
+                        const double *blas)
+{
+    printf("\n%-26s %2s %2s %6s %6s %6s %5s %8s %8s %8s  %s\n", "GEMM (per image and step)",
+           "TA", "TB", "M", "N", "K", "count", "before", "after", blas ? "OpenBLAS" : "", "kernel");
+    for (int s = 0; s < count; s++) {
+        const tt_gemm_shape *g = &shapes[s];
+        printf("%-26.26s %2c %2c %6zu %6zu %6zu %5d %8.1f %8.1f", g->label, g->trans_a ? 'T' : 'N',
+               g->trans_b ? 'T' : 'N', g->m, g->n, g->k, g->count, gflops(g, r->before_s[s]),
+               gflops(g, r->after_s[s]));
+        if (blas) printf(" %8.1f", gflops(g, blas[s]));
+        else printf(" %8s", "");
+        printf("  %s\n", r->direct[s] ? "direct" : "indirect");
+    }
+    printf("%-26s %33s %8.1f %8.1f", "one training step", "", step_gflops(shapes, count, r->before_s),
+           step_gflops(shapes, count, r->after_s));
+    if (blas) printf(" %8.1f", step_gflops(shapes, count, blas));
+    printf("   GFLOP/s\n");
+}
+
+static cJSON *result_json(const tt_backend *be, const tt_gemm_shape *shapes, int count,
+                          const tt_cl_tune_result *r, const double *blas, const char *saved)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "device", be->device.name);
+    cJSON_AddStringToObject(root, "platform_version", be->device.platform_version);
+    cJSON_AddStringToObject(root, "driver_version", be->device.driver_version);
+    cJSON_AddNumberToObject(root, "candidates", r->candidates);
+    cJSON_AddNumberToObject(root, "rejected", r->rejected);
+    cJSON_AddNumberToObject(root, "elapsed_s", r->elapsed_s);
+    cJSON_AddNumberToObject(root, "gflops_before", step_gflops(shapes, count, r->before_s));
+    cJSON_AddNumberToObject(root, "gflops_after", step_gflops(shapes, count, r->after_s));
+    if (blas) cJSON_AddNumberToObject(root, "gflops_openblas", step_gflops(shapes, count, blas));
+    if (saved) cJSON_AddStringToObject(root, "saved", saved);
+    else cJSON_AddNullToObject(root, "saved");
+    cJSON *params = cJSON_AddObjectToObject(root, "parameters");
+    for (int k = 0; k < TT_CLBLAST_KERNEL_COUNT; k++) {
+        const tt_clblast_kernel_desc *d = &tt_clblast_kernels[k];
+        cJSON *o = cJSON_AddObjectToObject(params, d->name);
+        for (int i = 0; i < d->count; i++)
+            cJSON_AddNumberToObject(o, d->params[i], (double)r->best.values[k][i]);
+    }
+    cJSON *arr = cJSON_AddArrayToObject(root, "shapes");
+    for (int s = 0; s < count; s++) {
+        const tt_gemm_shape *g = &shapes[s];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "label", g->label);
+        cJSON_AddStringToObject(o, "trans_a", g->trans_a ? "T" : "N");
+        cJSON_AddStringToObject(o, "trans_b", g->trans_b ? "T" : "N");
+        cJSON_AddNumberToObject(o, "m", (double)g->m);
+        cJSON_AddNumberToObject(o, "n", (double)g->n);
+        cJSON_AddNumberToObject(o, "k", (double)g->k);
+        cJSON_AddNumberToObject(o, "count", g->count);
+        cJSON_AddNumberToObject(o, "gflops_before", gflops(g, r->before_s[s]));
+        cJSON_AddNumberToObject(o, "gflops_after", gflops(g, r->after_s[s]));
+        if (blas) cJSON_AddNumberToObject(o, "gflops_openblas", gflops(g, blas[s]));
+        cJSON_AddStringToObject(o, "kernel", r->direct[s] ? "direct" : "indirect");
+        cJSON_AddItemToArray(arr, o);
+    }
+    return root;
+}
+
+/* ---- the command ----------------------------------------------------------- */
+
+static tt_status create_untuned_backend(const char *selector, tt_backend **be)
+{
+    /* "before" means CLBlast's own parameters, not a previous run's */
+    const char *old = getenv("TT_NO_TUNING");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("TT_NO_TUNING", "1", 1);
+    tt_status status = tt_backend_create_opencl(selector, be);
+    if (saved) setenv("TT_NO_TUNING", saved, 1);
+    else unsetenv("TT_NO_TUNING");
+    free(saved);
+    return status;
+}
+
+int tt_cmd_tune(int argc, char **argv)
+{
+    tune_options o;
+    memset(&o, 0, sizeof o);
+    o.budget = 120;
+    snprintf(o.shapes, sizeof o.shapes, "unet");
+    o.base_channels = 16, o.depth = 3, o.tile[0] = o.tile[1] = 256, o.in_channels = 3, o.classes = 4;
+    o.max_direct = -1; /* no limit */
+    int want_help = 0;
+    tt_status status = tt_opt_parse_args(option_table, OPTION_COUNT, &o, argc, argv, 1, &want_help);
+    if (status) {
+        int rc = tt_cli_usage_error("tune", "%s", tt_status_message(status));
+        tt_status_free(status);
+        return rc;
+    }
+    if (want_help) {
+        help();
+        return 0;
+    }
+    FILE *log = o.json ? stderr : stdout;
+    tt_gemm_shape *shapes = NULL;
+    int count = 0;
+    if (strcmp(o.shapes, "unet") == 0)
+        status = tt_gemm_shapes_unet(o.in_channels, o.classes, o.base_channels, o.depth, o.tile[0],
+                                     o.tile[1], &shapes, &count);
+    else
+        status = tt_gemm_shapes_load(o.shapes, &shapes, &count);
+    if (status) return tt_cli_fail(status);
+
+    tt_backend *be = NULL;
+    status = create_untuned_backend(o.device[0] ? o.device : NULL, &be);
+    if (status) {
+        free(shapes);
+        return tt_cli_fail(status);
+    }
+    char path[1200] = "";
+    if (o.output[0]) snprintf(path, sizeof path, "%s", o.output);
+    else tt_cl_tuning_path(&be->device, path, sizeof path);
+
+    tt_cl_tuning previous;
+    int have_previous = 0;
+    if (path[0] && access(path, F_OK) == 0) {
+        tt_status s = tt_cl_tuning_load(path, &be->device, &previous);
+        if (s) fprintf(stderr, "tiletrain tune: warning: not starting from %s\n", tt_status_message(s));
+        have_previous = s == NULL;
+        tt_status_free(s);
+    }
+    double gflop = 0;
+    for (int s = 0; s < count; s++) gflop += shapes[s].count * tt_gemm_shape_gflop(&shapes[s]);
+    fprintf(log, "tuning CLBlast GEMM on [%d] %s (%s), budget %.0f s: %d shapes, %.2f GFLOP per "
+            "image and step%s\n", be->device.index, be->device.name, be->device.platform_version,
+            o.budget, count, gflop, have_previous ? "; starting from the stored parameters" : "");
+    fflush(log);
+
+    double *blas = NULL;
+    if (o.compare_openblas) {
+        blas = calloc((size_t)count, sizeof *blas);
+        if (blas && !time_openblas(shapes, count, blas, log)) {
+            free(blas);
+            blas = NULL;
+        }
+    }
+    if (!o.seed) o.seed = (uint64_t)time(NULL); /* a rerun tries new candidates */
+    tt_cl_tune_options topt = {.budget_s = o.budget, .measure_baseline = 1,
+                               .previous = have_previous ? &previous : NULL, .seed = o.seed,
+                               .log = log, .max_xgemm = o.max_xgemm,
+                               .save_path = o.no_save || !path[0] ? NULL : path,
+                               .max_direct = o.max_direct < 0    ? 0
+                                             : o.max_direct == 0 ? -1
+                                                                 : o.max_direct};
+    tt_cl_tune_result result;
+    status = tt_cl_tune(be, shapes, count, &topt, &result);
+    int rc = 0;
+    if (status) {
+        rc = tt_cli_fail(status);
+        goto cleanup;
+    }
+    const char *saved = NULL;
+    double before = result.best.gflops_before, after = result.best.gflops_after;
+    if (o.no_save || !path[0]) {
+        if (!o.no_save)
+            fprintf(stderr, "tiletrain tune: no cache folder (set TT_CACHE_DIR); nothing saved\n");
+    } else if (before > 0 && after <= before) {
+        fprintf(log, "CLBlast's own parameters are as fast on these shapes (%.1f vs %.1f GFLOP/s); "
+                "nothing saved (try a larger --budget)\n", before, after);
+    } else {
+        status = tt_cl_tuning_save(path, &result.best);
+        if (status) {
+            rc = tt_cli_fail(status);
+            status = NULL;
+        } else {
+            saved = path;
+        }
+    }
+    if (o.json) {
+        cJSON *j = result_json(be, shapes, count, &result, blas, saved);
+        char *text = cJSON_Print(j);
+        printf("%s\n", text);
+        cJSON_free(text);
+        cJSON_Delete(j);
+    } else {
+        print_table(shapes, count, &result, blas);
+        if (saved) printf("saved to %s (applied by every later run on this device)\n", saved);
+    }
+    tt_cl_tune_result_free(&result);
+cleanup:
+    free(blas);
+    free(shapes);
+    tt_backend_destroy(be);
+    return rc;
+}
