@@ -25,11 +25,8 @@ static size_t table_count;
 static void build_table(void)
 {
     if (table_count) return;
-    for (size_t i = 0; i < tt_train_option_count && table_count < 80; i++) {
-        table[table_count] = tt_train_option_table[i];
-        table[table_count].offset += offsetof(bench_options, train);
-        table_count++;
-    }
+    table_count = tt_opt_table_embed(tt_train_option_table, tt_train_option_count,
+                                     offsetof(bench_options, train), table, sizeof table / sizeof table[0] - 2);
     table[table_count++] = (tt_opt){"warmup", TT_OPT_INT, offsetof(bench_options, warmup), "K",
                                     "untimed steps first (default 1)", 0, 1000, NULL};
     table[table_count++] = (tt_opt){"json", TT_OPT_FLAG, offsetof(bench_options, json), NULL,
@@ -118,19 +115,10 @@ int tt_cmd_bench(int argc, char **argv)
     tt_train_options_default(&o.train);
     o.train.accum = 5;
     o.train.steps = 2;
-    int want_help = 0;
-    tt_status status = tt_opt_parse_args(table, table_count, &o, argc, argv, 1, &want_help);
-    if (status) {
-        int rc = tt_cli_usage_error("bench", "%s", tt_status_message(status));
-        tt_status_free(status);
-        return rc;
-    }
-    if (want_help) {
-        help();
-        return 0;
-    }
+    int rc = tt_cli_parse("bench", table, table_count, &o, argc, argv, help);
+    if (rc >= 0) return rc;
     if (o.train.micro_batch < 1)
         return tt_cli_usage_error("bench", "--micro-batch must be a number here");
-    status = run(&o);
+    tt_status status = run(&o);
     return status ? tt_cli_fail(status) : 0;
 }

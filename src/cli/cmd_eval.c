@@ -147,17 +147,8 @@ int tt_cmd_eval(int argc, char **argv)
     eval_options o = {.tile = {256, 256}, .overlap = 0.5, .threshold = 0.5, .batch = 2};
     strcpy(o.format, "auto");
     strcpy(o.blend, "gaussian");
-    int want_help = 0;
-    tt_status status = tt_opt_parse_args(option_table, OPTION_COUNT, &o, argc, argv, 1, &want_help);
-    if (status) {
-        int rc = tt_cli_usage_error("eval", "%s", tt_status_message(status));
-        tt_status_free(status);
-        return rc;
-    }
-    if (want_help) {
-        help();
-        return 0;
-    }
-    status = run(&o);
+    int rc = tt_cli_parse("eval", option_table, OPTION_COUNT, &o, argc, argv, help);
+    if (rc >= 0) return rc;
+    tt_status status = run(&o);
     return status ? tt_cli_fail(status) : 0;
 }

@@ -25,11 +25,8 @@ static size_t table_count;
 static void build_table(void)
 {
     if (table_count) return;
-    for (size_t i = 0; i < tt_train_option_count && table_count < 78; i++) {
-        table[table_count] = tt_train_option_table[i];
-        table[table_count].offset += offsetof(mem_options, train);
-        table_count++;
-    }
+    table_count = tt_opt_table_embed(tt_train_option_table, tt_train_option_count,
+                                     offsetof(mem_options, train), table, sizeof table / sizeof table[0] - 2);
     table[table_count++] = (tt_opt){"measure", TT_OPT_FLAG, offsetof(mem_options, measure), NULL,
                                     "also run one window on the device and measure", 1, 0, NULL};
     table[table_count++] = (tt_opt){"json", TT_OPT_FLAG, offsetof(mem_options, json), NULL,
@@ -187,17 +184,8 @@ int tt_cmd_mem(int argc, char **argv)
     build_table();
     mem_options o = {0};
     tt_train_options_default(&o.train);
-    int want_help = 0;
-    tt_status status = tt_opt_parse_args(table, table_count, &o, argc, argv, 1, &want_help);
-    if (status) {
-        int rc = tt_cli_usage_error("mem", "%s", tt_status_message(status));
-        tt_status_free(status);
-        return rc;
-    }
-    if (want_help) {
-        help();
-        return 0;
-    }
-    status = run(&o);
+    int rc = tt_cli_parse("mem", table, table_count, &o, argc, argv, help);
+    if (rc >= 0) return rc;
+    tt_status status = run(&o);
     return status ? tt_cli_fail(status) : 0;
 }

@@ -92,20 +92,10 @@ int tt_cmd_train(int argc, char **argv)
 {
     tt_train_options opt;
     tt_train_options_default(&opt);
-    int want_help = 0;
-    tt_status status =
-        tt_opt_parse_args(tt_train_option_table, tt_train_option_count, &opt, argc, argv, 1, &want_help);
-    if (status) {
-        int rc = tt_cli_usage_error("train", "%s", tt_status_message(status));
-        tt_status_free(status);
-        return rc;
-    }
-    if (want_help) {
-        help();
-        return 0;
-    }
+    int rc = tt_cli_parse("train", tt_train_option_table, tt_train_option_count, &opt, argc, argv, help);
+    if (rc >= 0) return rc;
     tt_trainer *t = NULL;
-    status = tt_trainer_create(&opt, &t);
+    tt_status status = tt_trainer_create(&opt, &t);
     if (status) return tt_cli_fail(status);
     if (!opt.quiet)
         printf("training on %s: %d images, %d classes, tile %dx%d, micro-batch %d x accum %d, "

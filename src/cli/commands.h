@@ -29,6 +29,13 @@ int tt_cmd_tune(int argc, char **argv);
 /* Prints "tiletrain: <message>" (and any detail) to stderr; frees status;
  * returns 1 for use as an exit status. */
 int tt_cli_fail(tt_status status);
+/* Parses argv[1..] into opts with the option table; prints the usage error
+ * (returns 2) or calls help() on --help (returns 0); returns -1 when the
+ * command should go on. */
+#include "core/options.h"
+int tt_cli_parse(const char *command, const tt_opt *table, size_t count, void *opts, int argc,
+                 char **argv, void (*help)(void));
+
 /* Prints a usage error naming the command, with a pointer to --help; returns 2. */
 int tt_cli_usage_error(const char *command, const char *fmt, ...);
 

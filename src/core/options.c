@@ -322,6 +322,16 @@ tt_status tt_opt_parse_args(const tt_opt *table, size_t count, void *opts, int a
     return NULL;
 }
 
+size_t tt_opt_table_embed(const tt_opt *base, size_t count, size_t offset, tt_opt *out, size_t cap)
+{
+    size_t n = 0;
+    for (; n < count && n < cap; n++) {
+        out[n] = base[n];
+        out[n].offset += offset;
+    }
+    return n;
+}
+
 void tt_opt_print_help(const tt_opt *table, size_t count, FILE *out)
 {
     for (size_t i = 0; i < count; i++) {
