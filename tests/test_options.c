@@ -73,7 +73,9 @@ static void expect_error(char **argv, int argc, const char *needle)
 
 static void test_flag_errors(void)
 {
-    expect_error((char *[]){"t", "--stepz", "3"}, 3, "unknown option '--stepz'");
+    expect_error((char *[]){"t", "--stepz", "3"}, 3, "unknown option '--stepz'; did you mean '--steps'?");
+    expect_error((char *[]){"t", "--no_shufle"}, 2, "did you mean '--no-shuffle'?");
+    expect_error((char *[]){"t", "--zzzzzzzz", "1"}, 3, "unknown option '--zzzzzzzz'");
     expect_error((char *[]){"t", "--steps"}, 2, "--steps needs a value");
     expect_error((char *[]){"t", "--steps", "x"}, 3, "'x' for steps is not a whole number");
     expect_error((char *[]){"t", "--steps", "0"}, 3, "out of range");

@@ -24,6 +24,42 @@ static int same_name(const char *a, const char *b)
     return *a == *b;
 }
 
+/* Edit distance, for "did you mean" (short names only). */
+static size_t distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63) return 99;
+    size_t row[64];
+    for (size_t j = 0; j <= lb; j++) row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t cost = (a[i - 1] == b[j - 1] || (a[i - 1] == '_' && b[j - 1] == '-')) ? 0 : 1;
+            size_t best = diag + cost;
+            if (row[j] + 1 < best) best = row[j] + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* The option closest to `name`, or NULL when none is close. */
+static const tt_opt *closest(const tt_opt *table, size_t count, const char *name)
+{
+    const tt_opt *best = NULL;
+    size_t best_d = 99;
+    for (size_t i = 0; i < count; i++) {
+        size_t d = distance(name, table[i].name);
+        if (d < best_d) best_d = d, best = &table[i];
+    }
+    size_t len = strlen(name);
+    return best && best_d <= (len < 6 ? 1 : len / 3) ? best : NULL;
+}
+
 static const tt_opt *find(const tt_opt *table, size_t count, const char *name)
 {
     for (size_t i = 0; i < count; i++)
@@ -64,9 +100,15 @@ tt_status tt_opt_set(const tt_opt *table, size_t count, void *opts, const char *
                      const char *value, const char *where)
 {
     const tt_opt *o = find(table, count, name);
-    if (!o)
+    if (!o) {
+        const tt_opt *near = closest(table, count, name);
+        if (near)
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                                "%s: unknown option '%s'; did you mean '%s'?", where, name,
+                                near->name);
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: unknown option '%s'; see --help for the "
                             "options there are", where, name);
+    }
     char *field = (char *)opts + o->offset;
     int checked = o->min <= o->max;
     long long iv;
@@ -306,8 +348,13 @@ tt_status tt_opt_parse_args(const tt_opt *table, size_t count, void *opts, int a
             value = arg + 2 + (eq - name) + 1;
         }
         const tt_opt *o = find(table, count, name);
-        if (!o)
+        if (!o) {
+            const tt_opt *near = closest(table, count, name);
+            if (near)
+                return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                                    "unknown option '--%s'; did you mean '--%s'?", name, near->name);
             return tt_error_new(TT_ERR_INVALID_ARGUMENT, "unknown option '--%s'", name);
+        }
         if (o->kind == TT_OPT_FLAG && !value) value = "1";
         if (!value) {
             if (i + 1 >= argc)
