@@ -156,9 +156,16 @@ int tt_cmd_train(int argc, char **argv)
         if (memory) fprintf(t->log, "{\"memory\": %s}\n", memory);
         free(memory);
     }
+    if (!status && t->log) {
+        fflush(t->log);
+        tt_status r = tt_report_write(opt.out);
+        if (r) fprintf(stderr, "tiletrain: no report: %s\n", tt_status_message(r));
+        tt_status_free(r);
+    }
     if (!status && !opt.quiet) {
-        printf("done: %lld steps (%lld skipped); weights in %s/last.safetensors\n",
-               (long long)t->step, (long long)t->skipped_steps, opt.out);
+        printf("done: %lld steps (%lld skipped); weights in %s/last.safetensors, report in "
+               "%s/report.html\n",
+               (long long)t->step, (long long)t->skipped_steps, opt.out, opt.out);
     }
     if (status) {
         fprintf(stderr, "tiletrain: training stopped at step %lld\n", (long long)t->step);

@@ -12,6 +12,7 @@ static const tt_command commands[] = {
     {"selftest", "run smoke kernels on a device and check the results", tt_cmd_selftest},
     {"mem", "estimate (and measure) the device memory of a training configuration", tt_cmd_mem},
     {"bench", "time whole training steps; device time per kind of work", tt_cmd_bench},
+    {"report", "OUT/report.html from a run's train.jsonl", tt_cmd_report},
     {"eval", "per-class Dice and IoU of a checkpoint on a data set", tt_cmd_eval},
     {"predict", "full-resolution masks of images with a trained checkpoint", tt_cmd_predict},
     {"tune", "tune CLBlast's GEMM kernels for this device and the model's shapes", tt_cmd_tune},
