@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "core/memstats.h"
 #include "core/status.h"
+#include "train/report.h"
 #include "train/trainer.h"
 
 static void help(void)

@@ -25,8 +25,6 @@ int tt_cmd_eval(int argc, char **argv);
 int tt_cmd_mem(int argc, char **argv);
 int tt_cmd_bench(int argc, char **argv);
 int tt_cmd_report(int argc, char **argv);
-/* Writes OUT/report.html from OUT/train.jsonl (cmd_report.c). */
-tt_status tt_report_write(const char *out_dir);
 int tt_cmd_tune(int argc, char **argv);
 
 /* Prints "tiletrain: <message>" (and any detail) to stderr; frees status;

@@ -1,0 +1,220 @@
+/*
+ * OUT/report.html from OUT/train.jsonl, self-contained (inline SVG, no
+ * network): loss and learning-rate curves, validation Dice per class over
+ * the steps, throughput and data wait, memory per category, the device and
+ * the config.  `tiletrain report OUT` and the end of `train` write it.
+ */
+#include "train/report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/memstats.h"
+#include "core/status.h"
+
+typedef struct series {
+    double *x, *y;
+    int n, cap;
+} series;
+
+static void push(series *s, double x, double y)
+{
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 256;
+        double *nx = realloc(s->x, sizeof *nx * (size_t)cap), *ny = realloc(s->y, sizeof *ny * (size_t)cap);
+        if (!nx || !ny) {
+            free(nx ? nx : s->x), free(ny ? ny : s->y);
+            *s = (series){0};
+            return;
+        }
+        s->x = nx, s->y = ny, s->cap = cap;
+    }
+    s->x[s->n] = x, s->y[s->n] = y, s->n++;
+}
+
+static const char *colours[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+
+/* A line chart of several series as inline SVG. */
+static void chart(FILE *f, const char *title, series *s, const char *const *names, int count,
+                  int log_y)
+{
+    double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+    for (int k = 0; k < count; k++)
+        for (int i = 0; i < s[k].n; i++) {
+            double y = log_y ? log10(fmax(s[k].y[i], 1e-12)) : s[k].y[i];
+            if (!isfinite(y)) continue;
+            x0 = fmin(x0, s[k].x[i]), x1 = fmax(x1, s[k].x[i]);
+            y0 = fmin(y0, y), y1 = fmax(y1, y);
+        }
+    fprintf(f, "<h3>%s</h3>\n", title);
+    if (!(x1 >= x0)) {
+        fprintf(f, "<p>(no data yet)</p>\n");
+        return;
+    }
+    if (x1 == x0) x1 = x0 + 1;
+    if (y1 == y0) y1 = y0 + 1;
+    const int W = 720, H = 240, L = 60, B = 30;
+    fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' "
+            "font-family='sans-serif' font-size='11'>\n", W + 180, H + B + 10);
+    fprintf(f, "<rect x='%d' y='5' width='%d' height='%d' fill='none' stroke='#999'/>\n", L, W - L, H);
+    for (int t = 0; t <= 4; t++) {
+        double v = y0 + (y1 - y0) * t / 4;
+        double y = 5 + H - (double)H * t / 4;
+        fprintf(f, "<text x='%d' y='%.1f' text-anchor='end'>%.3g</text>\n", L - 4, y + 4,
+                log_y ? pow(10, v) : v);
+        fprintf(f, "<text x='%.1f' y='%d' text-anchor='middle'>%.0f</text>\n",
+                L + (W - L) * t / 4.0, H + B, x0 + (x1 - x0) * t / 4);
+    }
+    for (int k = 0; k < count; k++) {
+        if (!s[k].n) continue;
+        fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='1.5' points='", colours[k % 10]);
+        for (int i = 0; i < s[k].n; i++) {
+            double y = log_y ? log10(fmax(s[k].y[i], 1e-12)) : s[k].y[i];
+            if (!isfinite(y)) continue;
+            fprintf(f, "%.1f,%.1f ", L + (W - L) * (s[k].x[i] - x0) / (x1 - x0),
+                    5 + H - H * (y - y0) / (y1 - y0));
+        }
+        fprintf(f, "'/>\n<text x='%d' y='%d' fill='%s'>%s</text>\n", W + 10, 20 + 16 * k,
+                colours[k % 10], names[k]);
+    }
+    fprintf(f, "</svg>\n");
+}
+
+static void html_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '<') fputs("&lt;", f);
+        else if (*s == '>') fputs("&gt;", f);
+        else if (*s == '&') fputs("&amp;", f);
+        else fputc(*s, f);
+    }
+}
+
+tt_status tt_report_write(const char *out_dir)
+{
+    char path[4096], html[4096];
+    snprintf(path, sizeof path, "%s/train.jsonl", out_dir);
+    snprintf(html, sizeof html, "%s/report.html", out_dir);
+    FILE *in = fopen(path, "r");
+    if (!in)
+        return tt_error_new(TT_ERR_IO, "cannot read '%s': %s; give the --out folder of a training run",
+                            path, strerror(errno));
+    series loss = {0}, lr = {0}, speed = {0}, wait = {0}, mean_dice = {0};
+    series dice[10] = {{0}};
+    char *class_names[10] = {0};
+    int classes = 0;
+    cJSON *start = NULL, *memory = NULL;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int lines = 0;
+    while ((len = getline(&line, &cap, in)) > 0) {
+        cJSON *o = cJSON_Parse(line);
+        lines++;
+        if (!o) continue; /* a line cut by a crash */
+        cJSON *step = cJSON_GetObjectItem(o, "step");
+        cJSON *val = cJSON_GetObjectItem(o, "validation");
+        if (cJSON_GetObjectItem(o, "device")) {
+            cJSON_Delete(start);
+            start = o;
+            continue;
+        }
+        if (cJSON_GetObjectItem(o, "memory")) {
+            cJSON_Delete(memory);
+            memory = o;
+            continue;
+        }
+        if (step && val) {
+            push(&mean_dice, step->valuedouble, cJSON_GetObjectItem(val, "mean_dice")->valuedouble);
+            cJSON *cl = cJSON_GetObjectItem(val, "classes"), *c;
+            int k = 0;
+            cJSON_ArrayForEach(c, cl)
+            {
+                if (k >= 10) break;
+                cJSON *name = cJSON_GetObjectItem(c, "name"), *d = cJSON_GetObjectItem(c, "dice");
+                if (!class_names[k] && cJSON_IsString(name)) class_names[k] = strdup(name->valuestring);
+                if (cJSON_IsNumber(d)) push(&dice[k], step->valuedouble, d->valuedouble);
+                k++;
+            }
+            if (k > classes) classes = k;
+        } else if (step) {
+            cJSON *l = cJSON_GetObjectItem(o, "loss"), *r = cJSON_GetObjectItem(o, "lr");
+            cJSON *s = cJSON_GetObjectItem(o, "images_per_s"), *w = cJSON_GetObjectItem(o, "data_wait_s");
+            if (cJSON_IsNumber(l)) push(&loss, step->valuedouble, l->valuedouble);
+            if (cJSON_IsNumber(r)) push(&lr, step->valuedouble, r->valuedouble);
+            if (cJSON_IsNumber(s)) push(&speed, step->valuedouble, s->valuedouble);
+            if (cJSON_IsNumber(w)) push(&wait, step->valuedouble, w->valuedouble);
+        }
+        cJSON_Delete(o);
+    }
+    free(line);
+    fclose(in);
+    tt_status status = NULL;
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", html);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        status = tt_error_new(TT_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
+        goto cleanup;
+    }
+    fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>tiletrain report</title>\n"
+               "<style>body{font-family:sans-serif;margin:2em;max-width:960px}"
+               "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+               "th{background:#f3f3f3}</style></head><body>\n<h1>tiletrain training report</h1>\n<p>");
+    html_text(f, out_dir);
+    fprintf(f, " &mdash; %d log lines, %d steps</p>\n", lines, loss.n);
+    if (start) {
+        char *d = cJSON_Print(start);
+        fprintf(f, "<h2>Device and configuration</h2>\n<pre>");
+        html_text(f, d ? d : "");
+        fprintf(f, "</pre>\n");
+        cJSON_free(d);
+    }
+    fprintf(f, "<h2>Training</h2>\n");
+    const char *loss_name[] = {"loss (normalised over the window)"};
+    chart(f, "Loss", &loss, loss_name, 1, 1);
+    const char *lr_name[] = {"learning rate"};
+    chart(f, "Learning rate", &lr, lr_name, 1, 0);
+    const char *speed_name[] = {"images/s", "data wait (s)"};
+    series sw[2] = {speed, wait};
+    chart(f, "Throughput and data wait", sw, speed_name, 2, 0);
+    fprintf(f, "<h2>Validation</h2>\n");
+    series vd[11];
+    const char *vn[11];
+    vd[0] = mean_dice, vn[0] = "mean Dice";
+    for (int k = 0; k < classes; k++) vd[k + 1] = dice[k], vn[k + 1] = class_names[k] ? class_names[k] : "?";
+    chart(f, "Dice per class", vd, vn, classes + 1, 0);
+    if (memory) {
+        cJSON *m = cJSON_GetObjectItem(memory, "memory");
+        cJSON *cats = cJSON_GetObjectItem(m, "categories"), *c;
+        fprintf(f, "<h2>Device memory</h2>\n<table><tr><th>category</th><th>peak</th></tr>\n");
+        char buf[32];
+        cJSON_ArrayForEach(c, cats)
+        {
+            cJSON *peak = cJSON_GetObjectItem(c, "peak_bytes");
+            fprintf(f, "<tr><td>%s</td><td>%s</td></tr>\n", c->string,
+                    tt_format_bytes(peak ? (uint64_t)peak->valuedouble : 0, buf, sizeof buf));
+        }
+        cJSON *total = cJSON_GetObjectItem(m, "peak_bytes");
+        fprintf(f, "<tr><th>peak total</th><th>%s</th></tr></table>\n",
+                tt_format_bytes(total ? (uint64_t)total->valuedouble : 0, buf, sizeof buf));
+    }
+    fprintf(f, "</body></html>\n");
+    if (fclose(f) != 0 || rename(tmp, html) != 0)
+        status = tt_error_new(TT_ERR_IO, "cannot write '%s': %s", html, strerror(errno));
+cleanup:
+    cJSON_Delete(start);
+    cJSON_Delete(memory);
+    free(loss.x), free(loss.y), free(lr.x), free(lr.y), free(speed.x), free(speed.y);
+    free(wait.x), free(wait.y), free(mean_dice.x), free(mean_dice.y);
+    for (int k = 0; k < 10; k++) free(dice[k].x), free(dice[k].y), free(class_names[k]);
+    return status;
+}
+

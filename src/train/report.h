@@ -1,0 +1,11 @@
+/* The training report: OUT/report.html from OUT/train.jsonl (report.c). */
+#ifndef TT_TRAIN_REPORT_H
+#define TT_TRAIN_REPORT_H
+
+#include "tiletrain.h"
+
+/* Writes out_dir/report.html (atomically) from out_dir/train.jsonl; a
+ * missing log is TT_ERR_IO naming it. */
+tt_status tt_report_write(const char *out_dir);
+
+#endif
