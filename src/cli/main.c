@@ -80,6 +80,7 @@ int tt_cli_parse(const char *command, const tt_opt *table, size_t count, void *o
 
 int main(int argc, char **argv)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines reach a log file as they happen */
     if (argc < 2) {
         usage(stderr);
         return 2;
