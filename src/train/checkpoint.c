@@ -43,9 +43,11 @@ static tt_status add_arena(tt_st_writer *w, const tt_param_table *t, const float
     return NULL;
 }
 
+/* A host copy of a device arena; without a buffer, a zeroed one (the
+ * alignment gaps between tensors must not carry heap garbage to the device). */
 static tt_status download(tt_backend *be, tt_buffer *buf, size_t floats, float **out)
 {
-    *out = malloc((floats ? floats : 1) * sizeof(float));
+    *out = calloc(floats ? floats : 1, sizeof(float));
     if (!*out) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "checkpoint: out of host memory");
     if (buf) return tt_read(be, *out, tt_mem_of(buf), floats * sizeof(float));
     return NULL;
