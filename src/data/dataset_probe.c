@@ -270,7 +270,9 @@ tt_status tt_probe_mask_png(const unsigned char *data, size_t size, const char *
     TT_TRY(tt_probe_image_memory(data, size, name, max_pixels, &header));
     if (strcmp(header.kind, "PNG") != 0)
         return tt_error_new(TT_ERR_FORMAT, "%s: a mask must be a PNG, this is a %s", name, header.kind);
-    /* walk the chunks up to the first IDAT: IHDR, PLTE, tRNS */
+    /* walk every chunk: IHDR, PLTE and tRNS are read; every length must fit
+     * the file, or stb_image would allocate what a corrupt IDAT length
+     * claims (gigabytes) before it finds the data missing */
     int bit_depth = 0, color_type = -1, palette_size = 0;
     palette_entry palette[256];
     size_t pos = 8;
@@ -291,7 +293,7 @@ tt_status tt_probe_mask_png(const unsigned char *data, size_t size, const char *
         } else if (memcmp(type, "tRNS", 4) == 0 && color_type == 3) {
             for (uint32_t i = 0; i < length && (int)i < palette_size; i++)
                 palette[i].rgba = (palette[i].rgba & ~0xffu) | body[i];
-        } else if (memcmp(type, "IDAT", 4) == 0) {
+        } else if (memcmp(type, "IEND", 4) == 0) {
             break;
         }
         pos += 12 + (size_t)length;
