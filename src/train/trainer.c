@@ -183,6 +183,17 @@ static tt_status resolve_model(tt_trainer *t)
     return NULL;
 }
 
+/* Frees what allocate_device() made (any part may be missing). */
+static void free_device(tt_trainer *t)
+{
+    tt_buffer_free(t->labels);
+    tt_buffer_free(t->loss_blocks);
+    tt_buffer_free(t->reduce_block);
+    tt_buffer_free(t->moment1);
+    tt_buffer_free(t->moment2);
+    tt_unet_destroy(t->unet);
+}
+
 /* Everything a run keeps on the device: the model, labels, loss and norm
  * blocks, optimizer state.  Also run on the dry backend for estimates. */
 static tt_status allocate_device(tt_trainer *t, int planes)
@@ -412,12 +423,7 @@ void tt_trainer_destroy(tt_trainer *t)
     tt_dataset_destroy(t->dataset);
     free(t->train_items);
     free(t->val_items);
-    tt_buffer_free(t->labels);
-    tt_buffer_free(t->loss_blocks);
-    tt_buffer_free(t->reduce_block);
-    tt_buffer_free(t->moment1);
-    tt_buffer_free(t->moment2);
-    tt_unet_destroy(t->unet);
+    free_device(t);
     tt_backend_destroy(t->be);
     if (t->log) fclose(t->log);
     free(t);
@@ -683,12 +689,7 @@ tt_status tt_trainer_memory_probe(tt_backend *be, const tt_train_options *opt,
     out->live = NULL;
 cleanup:
     free(zeros);
-    tt_buffer_free(t->labels);
-    tt_buffer_free(t->loss_blocks);
-    tt_buffer_free(t->reduce_block);
-    tt_buffer_free(t->moment1);
-    tt_buffer_free(t->moment2);
-    tt_unet_destroy(t->unet);
+    free_device(t);
     free(t);
     return status;
 }
@@ -744,12 +745,7 @@ tt_status tt_trainer_bench(tt_backend *be, const tt_train_options *opt, const tt
 cleanup:
     free(image);
     free(labels);
-    tt_buffer_free(t->labels);
-    tt_buffer_free(t->loss_blocks);
-    tt_buffer_free(t->reduce_block);
-    tt_buffer_free(t->moment1);
-    tt_buffer_free(t->moment2);
-    tt_unet_destroy(t->unet);
+    free_device(t);
     free(t);
     return status;
 }
