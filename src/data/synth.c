@@ -113,26 +113,35 @@ void tt_synth_render(const tt_synth_config *config, int index, uint8_t *rgb, uin
             float cloud = 0.5f + 0.5f * stb_perlin_fbm_noise3(fx / 200.0f, fy / 200.0f, z0, 2.0f, 0.5f, 4);
             cloud = cloud < 0 ? 0 : cloud > 1 ? 1 : cloud;
             float r = 25 + 150 * cloud * cloud, g = 45 + 145 * cloud * cloud, b = 80 + 130 * cloud * cloud;
-            int last = -1;
+            /* multi-label (kaggle-rle): every covering blob shows, overlaps
+             * mix the classes' colours and textures, so each label of a pixel
+             * is visible.  Class-index (folder): the last blob, the "top"
+             * class the mask holds, hides those under it. */
+            int last = -1, covering = 0;
+            float cr = 0, cg = 0, cb = 0;
             for (int k = 0; k < nblobs; k++) {
                 const synth_blob *bl = &blobs[k];
                 float dx = (fx - bl->cx) / bl->rx, dy = (fy - bl->cy) / bl->ry;
                 float d = dx * dx + dy * dy;
                 if (d > 1.6f) continue;
                 d += 0.45f * stb_perlin_noise3(fx / 24.0f, fy / 24.0f, bl->z, 0, 0, 0);
-                if (d < 1.0f) {
-                    labels[(size_t)bl->cls * w * h + i] = 1;
-                    last = k;
-                }
+                if (d >= 1.0f) continue;
+                uint8_t *label = &labels[(size_t)bl->cls * w * h + i];
+                last = k;
+                if (config->format == TT_SYNTH_FOLDER) cr = cg = cb = 0, covering = 0;
+                else if (*label) continue; /* two blobs of one class: shown once */
+                *label = 1;
+                float t = class_texture(bl->cls, fx, fy, bl->z);
+                const uint8_t *col = class_colours[bl->cls % 8];
+                float shade = 0.45f + 0.55f * t;
+                cr += col[0] * shade, cg += col[1] * shade, cb += col[2] * shade;
+                covering++;
             }
-            if (last >= 0) {
-                int cls = blobs[last].cls;
-                float t = class_texture(cls, fx, fy, blobs[last].z);
-                const uint8_t *col = class_colours[cls % 8];
-                float shade = 0.45f + 0.55f * t, mix = 0.8f;
-                r = (1 - mix) * r + mix * col[0] * shade;
-                g = (1 - mix) * g + mix * col[1] * shade;
-                b = (1 - mix) * b + mix * col[2] * shade;
+            if (covering) {
+                const float mix = 0.8f;
+                r = (1 - mix) * r + mix * cr / (float)covering;
+                g = (1 - mix) * g + mix * cg / (float)covering;
+                b = (1 - mix) * b + mix * cb / (float)covering;
             }
             if (top) top[i] = (uint8_t)(last >= 0 ? blobs[last].cls + 1 : 0);
             rgb[3 * i + 0] = (uint8_t)(r > 255 ? 255 : r);

@@ -12,7 +12,8 @@
  *     class is absent).  RLE is `start length` pairs, 1-based, column-major
  *     (pixels numbered top to bottom, then left to right).  `classes` labels,
  *     all foreground, possibly overlapping: Fish, Flower, Gravel, Sugar, then
- *     Class5, Class6, ...
+ *     Class5, Class6, ...  Where blobs overlap, the pixel mixes the colours
+ *     and textures of every class it is labelled with.
  *   folder: DIR/images/NAME.png (RGB) and DIR/masks/NAME.png (8-bit class
  *     index: 0 background, 1..classes-1 the blob classes; later blobs cover
  *     earlier ones).
