@@ -344,6 +344,62 @@ static void test_corrupt_db(void)
     remove_cache_dir(be);
 }
 
+/* The dry backend (memory estimates) runs nothing, so it must neither time
+ * nor record: it once wrote 0 ms picks of im2col_gemm for every shape it
+ * saw, which real runs then trusted.  Such entries are now timed again. */
+static void test_dry_backend_never_tunes(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    fresh_cache_dir();
+    tt_backend *dry = NULL;
+    TH_OK(tt_backend_create_dry(&be->device, &dry));
+    tt_conv2d_desc desc = D(1, 3, 5, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, AUTO);
+    size_t out_n = (size_t)2 * tt_conv2d_out_h(&desc) * tt_conv2d_out_w(&desc);
+    tt_buffer *inp = NULL, *weight = NULL, *out = NULL;
+    TH_OK(tt_buffer_alloc(dry, 3 * 5 * 6 * sizeof(float), TT_MEM_ACTIVATIONS, "dry.inp", &inp));
+    TH_OK(tt_buffer_alloc(dry, 2 * 3 * 9 * sizeof(float), TT_MEM_PARAMETERS, "dry.weight", &weight));
+    TH_OK(tt_buffer_alloc(dry, out_n * sizeof(float), TT_MEM_ACTIVATIONS, "dry.out", &out));
+    TH_OK(tt_conv2d_forward(dry, tt_mem_of(out), tt_mem_of(inp), tt_mem_of(weight), (tt_mem){0},
+                            &desc, (tt_mem){0}));
+    tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
+    CU_ASSERT_EQUAL(s.timed, 0);
+    CU_ASSERT_EQUAL(s.db_writes, 0);
+    CU_ASSERT_PTR_NULL(read_db(be));
+    tt_buffer_free(inp), tt_buffer_free(weight), tt_buffer_free(out);
+    tt_backend_destroy(dry);
+
+    /* a 0.00004 ms entry (what that bug wrote) is not trusted: timed again */
+    conv_run r;
+    run_init(&r, desc, 53);
+    CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL); /* the real key, timed and written */
+    cJSON *db = read_db(be);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+    cJSON *entry = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(db, "entries"), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(entry);
+    cJSON_ReplaceItemInObject(entry, "ms", cJSON_CreateNumber(4e-5));
+    char path[1024];
+    TH_OK(tt_conv_find_db_path(be, path, sizeof path));
+    char *text = cJSON_Print(db);
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+    cJSON_free(text);
+    cJSON_Delete(db);
+    tt_conv_autotune_reset();
+    CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
+    s = tt_conv_autotune_stats_get();
+    CU_ASSERT_EQUAL(s.db_hits, 0);
+    CU_ASSERT_EQUAL(s.timed, 1);
+    db = read_db(be);
+    entry = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(db, "entries"), 0);
+    CU_ASSERT(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(entry, "ms")) > 0);
+    cJSON_Delete(db);
+    run_free(&r);
+    remove_cache_dir(be);
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -351,6 +407,7 @@ int main(void)
         {"autotuner on conv_transpose2d", test_autotune_transpose},
         {"forcing an algorithm (function, TT_CONV_ALGO)", test_force},
         {"a corrupt find-db is ignored with a warning", test_corrupt_db},
+        {"the dry backend never tunes; its 0 ms entries are timed again", test_dry_backend_never_tunes},
         CU_TEST_INFO_NULL,
     };
     return th_run_suite("conv_autotune", tests);

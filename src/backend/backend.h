@@ -139,6 +139,10 @@ typedef struct tt_fft2d {
 
 typedef struct tt_backend_ops {
     const char *name;
+    /* Runs nothing (the dry backend): launches return at once and read back
+     * nothing, so nothing may be timed or trusted on it (the autotuner
+     * neither times nor records there). */
+    int runs_nothing;
     void (*destroy)(tt_backend *backend);
     /* Creates buf->handle for buf->bytes; accounting is done by the caller. */
     tt_status (*buffer_create)(tt_backend *backend, tt_buffer *buf);

@@ -68,6 +68,7 @@ static tt_status dry_finish(tt_backend *b)
 
 static const tt_backend_ops dry_ops = {
     .name = "dry",
+    .runs_nothing = 1,
     .destroy = dry_destroy,
     .buffer_create = dry_buffer_create,
     .buffer_release = dry_buffer_release,

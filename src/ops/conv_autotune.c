@@ -25,6 +25,10 @@ typedef struct pick {
     double ms;  /* best time measured; < 0 when unknown */
 } pick;
 
+/* Faster than any launch plus clFinish on any device (GPU launches alone
+ * take ~5 us): an entry below it was never measured. */
+#define MIN_REAL_MS 0.005
+
 /* A device whose find-db file has been read (or found missing/corrupt). */
 typedef struct loaded_device {
     uint64_t device;
@@ -197,6 +201,13 @@ static void read_db_file(const tt_backend *be, uint64_t device, int merge)
             tt_status_free(bad);
             continue;
         }
+        if (cJSON_IsNumber(ms) && ms->valuedouble < MIN_REAL_MS) {
+            /* written by versions that timed on the dry backend (a few
+             * microseconds for all): no measurement, so the shape is timed
+             * again (and the entry dropped at the next write) */
+            if (!merge) stats.db_ignored++;
+            continue;
+        }
         if (merge && find_pick(device, entry->string)) continue;
         add_pick(device, entry->string, algo, cJSON_IsNumber(ms) ? ms->valuedouble : -1.0);
     }
@@ -274,6 +285,7 @@ static void write_db(const tt_backend *be, uint64_t device)
 
 /* ---- timing -------------------------------------------------------------- */
 
+
 static double now_ms(void)
 {
     struct timespec t;
@@ -302,7 +314,9 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
 {
     TT_ASSERT(count >= 1);
     *best = candidates[0];
-    if (count == 1) return NULL;
+    /* a backend that runs nothing times every candidate at 0 ms: no pick to
+     * learn or keep (the memory estimate sizes workspaces for every one) */
+    if (count == 1 || be->ops->runs_nothing) return NULL;
     uint64_t device = device_hash(be);
     pthread_mutex_lock(&lock);
     tt_status status = NULL, last_failure = NULL;
