@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <stb_image.h>
 #include <stb_image_write.h>
 
 #include "harness.h"
@@ -387,6 +388,17 @@ static void test_validation_and_best(void)
     if (bytes && log) memcpy(log, bytes, size);
     free(bytes);
     CU_ASSERT(log && strstr(log, "{\"step\": 2, \"validation\": {\"images\":2,") != NULL);
+    /* and the gallery: one picture per validation image, truth | prediction
+     * side by side (16 + 8 + 16 pixels wide), listed in the log */
+    CU_ASSERT(log && strstr(log, "{\"gallery\":[\"gallery/img_") != NULL);
+    char *gallery = log ? strstr(log, "\"gallery\":[\"") : NULL;
+    char picture[700];
+    int pw = 0, ph = 0, pc = 0;
+    if (gallery) {
+        snprintf(picture, sizeof picture, "%s/%.*s", out, (int)strcspn(gallery + 12, "\""), gallery + 12);
+        CU_ASSERT(stbi_info(picture, &pw, &ph, &pc));
+    }
+    CU_ASSERT(pw == 40 && ph == 16 && pc == 3);
     /* and the report draws it */
     TH_OK(tt_report_write(out));
     bytes = rd_read(out, "report.html", &size);
@@ -397,6 +409,9 @@ static void test_validation_and_best(void)
     CU_ASSERT(html && strstr(html, "Dice per class") != NULL);
     CU_ASSERT(html && strstr(html, "Device and configuration") != NULL);
     CU_ASSERT(html && strstr(html, "<polyline") != NULL);
+    CU_ASSERT(html && strstr(html, "Validation images at step 2") != NULL);
+    CU_ASSERT(html && strstr(html, "src='data:image/png;base64,iVBORw0KGgo") != NULL); /* PNG magic */
+    CU_ASSERT(html && strstr(html, "(missing)") == NULL);
     free(html);
     free(log), free(w);
     rd_remove(out);

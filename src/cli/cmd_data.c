@@ -19,6 +19,7 @@
 #include "core/status.h"
 #include "data/dataset.h"
 #include "data/image.h"
+#include "infer/overlay.h"
 
 #define TT_DATA_MAX_CLASSES 255
 
@@ -258,11 +259,6 @@ static int data_check(data_args *a)
 
 /* ---- show and masks ---------------------------------------------------------- */
 
-static const uint8_t class_colors[12][3] = {
-    {230, 25, 75}, {60, 180, 75}, {255, 225, 25}, {0, 130, 200}, {245, 130, 48}, {145, 30, 180},
-    {70, 240, 240}, {240, 50, 230}, {210, 245, 60}, {250, 190, 190}, {0, 128, 128}, {170, 110, 40},
-};
-
 /* Opens the data set leaving bad items out, finds --image and reads its
  * mask planes (*planes malloc'd).  Returns -1 to go on, else an exit status. */
 static int open_item(const char *sub, data_args *a, tt_dataset **ds, int *index, uint8_t **planes)
@@ -327,24 +323,7 @@ static int data_show(data_args *a)
     }
     const int classes = tt_dataset_classes(ds), multi = tt_dataset_mask_kind(ds) == TT_MASK_MULTI_LABEL;
     const size_t plane = (size_t)w * (size_t)h;
-    for (size_t k = 0; k < plane; k++) {
-        int sum[3] = {0, 0, 0}, hits = 0;
-        if (multi) {
-            for (int c = 0; c < classes; c++)
-                if (planes[(size_t)c * plane + k]) {
-                    for (int j = 0; j < 3; j++) sum[j] += class_colors[c % 12][j];
-                    hits++;
-                }
-        } else if (planes[k] == 255) {
-            sum[0] = sum[1] = sum[2] = 64; /* ignore: darkened */
-            hits = 1;
-        } else if (planes[k] > 0) { /* class 0 is the background: left as it is */
-            for (int j = 0; j < 3; j++) sum[j] = class_colors[planes[k] % 12][j];
-            hits = 1;
-        }
-        if (hits)
-            for (int j = 0; j < 3; j++) rgb[3 * k + j] = (uint8_t)((rgb[3 * k + j] + sum[j] / hits) / 2);
-    }
+    tt_overlay(rgb, plane, classes, multi ? planes : NULL, planes, rgb);
     if (!stbi_write_png(a->out, w, h, 3, rgb, w * 3)) {
         fprintf(stderr, "tiletrain data show: cannot write %s: %s\n", a->out, strerror(errno));
         rc = 1;
@@ -352,8 +331,8 @@ static int data_show(data_args *a)
     }
     printf("%s: %s (%d x %d) with masks overlaid\n", a->out, tt_dataset_item_name(ds, index), w, h);
     for (int c = multi ? 0 : 1; c < classes; c++)
-        printf("  %-20s rgb(%d, %d, %d)\n", tt_dataset_class_name(ds, c), class_colors[c % 12][0],
-               class_colors[c % 12][1], class_colors[c % 12][2]);
+        printf("  %-20s rgb(%d, %d, %d)\n", tt_dataset_class_name(ds, c), tt_overlay_colour(c)[0],
+               tt_overlay_colour(c)[1], tt_overlay_colour(c)[2]);
     if (!multi) printf("  %-20s darkened\n", "255 = ignore");
     rc = 0;
 cleanup:

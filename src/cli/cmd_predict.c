@@ -35,6 +35,7 @@
 #include "data/image.h"
 #include "data/rle.h"
 #include "infer/model_load.h"
+#include "infer/overlay.h"
 #include "infer/postprocess.h"
 #include "infer/predict.h"
 
@@ -108,10 +109,6 @@ typedef struct run_state {
     FILE *csv;
 } run_state;
 
-static const uint8_t palette[8][3] = {{230, 25, 75},  {60, 180, 75},  {255, 225, 25},
-                                      {0, 130, 200},  {245, 130, 48}, {145, 30, 180},
-                                      {70, 240, 240}, {240, 50, 230}};
-
 /* Decodes the image at path into interleaved RGB (*rgb malloc'd, the
  * caller frees it); any format data/image.h reads. */
 static tt_status load_image(const char *path, int *w, int *h, uint8_t **rgb)
@@ -166,29 +163,6 @@ static tt_status csv_row(run_state *rs, const char *file, int c, const uint8_t *
     return NULL;
 }
 
-/* Overlay: half the image, half the mean colour of the classes present. */
-static void overlay(const uint8_t *rgb, size_t pixels, int classes, const uint8_t *masks,
-                    const uint8_t *index, uint8_t *out)
-{
-    for (size_t p = 0; p < pixels; p++) {
-        int sum[3] = {0, 0, 0}, n = 0;
-        if (index) {
-            if (index[p] > 0) {
-                for (int k = 0; k < 3; k++) sum[k] = palette[(index[p] - 1) % 8][k];
-                n = 1;
-            }
-        } else {
-            for (int c = 0; c < classes; c++)
-                if (masks[(size_t)c * pixels + p]) {
-                    for (int k = 0; k < 3; k++) sum[k] += palette[c % 8][k];
-                    n++;
-                }
-        }
-        for (int k = 0; k < 3; k++)
-            out[p * 3 + k] = n ? (uint8_t)((rgb[p * 3 + k] + sum[k] / n + 1) / 2) : rgb[p * 3 + k];
-    }
-}
-
 static tt_status finish_multi_label(run_state *rs, const char *file, const char *stem, int w,
                                     int h, const uint8_t *rgb, float *probs)
 {
@@ -226,7 +200,7 @@ static tt_status finish_multi_label(run_state *rs, const char *file, const char 
         TT_CHECK(csv_row(rs, file, c, small_mask, rw, rh));
     }
     if (!o->no_overlay) {
-        overlay(rgb, pixels, classes, masks, NULL, view);
+        tt_overlay(rgb, pixels, classes, masks, NULL, view);
         TT_CHECK(write_png(o->out, stem, "overlay", w, h, 3, view));
     }
 cleanup:
@@ -259,7 +233,7 @@ static tt_status finish_class_index(run_state *rs, const char *file, const char 
     }
     TT_CHECK(write_png(o->out, stem, "mask", w, h, 1, index));
     if (!o->no_overlay) {
-        overlay(rgb, pixels, classes, NULL, index, view);
+        tt_overlay(rgb, pixels, classes, NULL, index, view);
         TT_CHECK(write_png(o->out, stem, "overlay", w, h, 3, view));
     }
     for (int c = 0; rs->csv && c < classes; c++) {

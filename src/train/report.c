@@ -2,7 +2,9 @@
  * OUT/report.html from OUT/train.jsonl, self-contained (inline SVG, no
  * network): loss and learning-rate curves, validation Dice per class over
  * the steps, throughput and data wait, memory per category, the device and
- * the config.  `tiletrain report OUT` and the end of `train` write it.
+ * the config, and a gallery of validation images (true masks | predicted,
+ * the PNGs of OUT/gallery embedded as base64).  `tiletrain report OUT` and
+ * the end of `train` write it.
  */
 #include "train/report.h"
 
@@ -17,6 +19,7 @@
 
 #include "core/memstats.h"
 #include "core/status.h"
+#include "infer/overlay.h"
 
 typedef struct series {
     double *x, *y;
@@ -87,6 +90,26 @@ static void chart(FILE *f, const char *title, series *s, const char *const *name
     fprintf(f, "</svg>\n");
 }
 
+/* The file at `path` as base64 (RFC 4648), or 0 if it cannot be read. */
+static int write_base64_file(FILE *f, const char *path)
+{
+    static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    FILE *in = fopen(path, "rb");
+    if (!in) return 0;
+    unsigned char b[3];
+    size_t n;
+    while ((n = fread(b, 1, 3, in)) > 0) {
+        unsigned v = (unsigned)b[0] << 16 | (n > 1 ? (unsigned)b[1] << 8 : 0) | (n > 2 ? b[2] : 0);
+        fputc(digits[v >> 18 & 63], f);
+        fputc(digits[v >> 12 & 63], f);
+        fputc(n > 1 ? digits[v >> 6 & 63] : '=', f);
+        fputc(n > 2 ? digits[v & 63] : '=', f);
+        if (n < 3) break;
+    }
+    fclose(in);
+    return 1;
+}
+
 static void html_text(FILE *f, const char *s)
 {
     for (; *s; s++) {
@@ -110,7 +133,7 @@ tt_status tt_report_write(const char *out_dir)
     series dice[10] = {{0}};
     char *class_names[10] = {0};
     int classes = 0;
-    cJSON *start = NULL, *memory = NULL;
+    cJSON *start = NULL, *memory = NULL, *gallery = NULL;
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
@@ -129,6 +152,11 @@ tt_status tt_report_write(const char *out_dir)
         if (cJSON_GetObjectItem(o, "memory")) {
             cJSON_Delete(memory);
             memory = o;
+            continue;
+        }
+        if (cJSON_GetObjectItem(o, "gallery")) { /* the last one counts */
+            cJSON_Delete(gallery);
+            gallery = o;
             continue;
         }
         if (step && val) {
@@ -191,6 +219,32 @@ tt_status tt_report_write(const char *out_dir)
     vd[0] = mean_dice, vn[0] = "mean Dice";
     for (int k = 0; k < classes; k++) vd[k + 1] = dice[k], vn[k + 1] = class_names[k] ? class_names[k] : "?";
     chart(f, "Dice per class", vd, vn, classes + 1, 0);
+    cJSON *files = cJSON_GetObjectItem(gallery, "gallery"), *file;
+    if (cJSON_GetArraySize(files) > 0) {
+        fprintf(f, "<h3>Validation images at step %lld</h3>\n<p>Left: the true masks; right: the "
+                   "prediction (full resolution, sliding window). Colours:",
+                (long long)cJSON_GetNumberValue(cJSON_GetObjectItem(gallery, "step")));
+        for (int k = 0; k < classes; k++) {
+            const uint8_t *c = tt_overlay_colour(k);
+            fprintf(f, " <span style='background:rgb(%d,%d,%d);padding:0 6px'>&nbsp;</span> ", c[0],
+                    c[1], c[2]);
+            html_text(f, class_names[k] ? class_names[k] : "?");
+        }
+        fprintf(f, "</p>\n");
+        cJSON_ArrayForEach(file, files)
+        {
+            if (!cJSON_IsString(file)) continue;
+            char png[8192];
+            snprintf(png, sizeof png, "%s/%s", out_dir, file->valuestring);
+            fprintf(f, "<figure style='margin:0 0 1em 0'><img style='max-width:100%%' alt='");
+            html_text(f, file->valuestring);
+            fprintf(f, "' src='data:image/png;base64,");
+            int ok = write_base64_file(f, png);
+            fprintf(f, "'><figcaption>");
+            html_text(f, file->valuestring);
+            fprintf(f, "%s</figcaption></figure>\n", ok ? "" : " (missing)");
+        }
+    }
     if (memory) {
         cJSON *m = cJSON_GetObjectItem(memory, "memory");
         cJSON *cats = cJSON_GetObjectItem(m, "categories"), *c;
@@ -212,6 +266,7 @@ tt_status tt_report_write(const char *out_dir)
 cleanup:
     cJSON_Delete(start);
     cJSON_Delete(memory);
+    cJSON_Delete(gallery);
     free(loss.x), free(loss.y), free(lr.x), free(lr.y), free(speed.x), free(speed.y);
     free(wait.x), free(wait.y), free(mean_dice.x), free(mean_dice.y);
     for (int k = 0; k < 10; k++) free(dice[k].x), free(dice[k].y), free(class_names[k]);

@@ -615,7 +615,14 @@ tt_status tt_trainer_validate(tt_trainer *t, tt_metrics **out)
     tt_metrics *m = NULL;
     TT_TRY(tt_metrics_create(t->model.classes, &m));
     tt_validate_options vo = {.predict = tt_predict_options_default(), .kind = t->mask_kind,
-                              .threshold = (float)t->opt.threshold};
+                              .threshold = (float)t->opt.threshold, .min_size = t->opt.min_size};
+    vo.predict.overlap = t->opt.val_overlap;
+    char gallery[TT_OPT_STRING_MAX + 16];
+    if (t->opt.out[0]) { /* pictures of the first images for report.html */
+        snprintf(gallery, sizeof gallery, "%s/gallery", t->opt.out);
+        if (mkdir(gallery, 0777) == 0 || errno == EEXIST) vo.gallery_dir = gallery;
+        vo.gallery_max = TT_GALLERY_MAX;
+    }
     memcpy(vo.predict.mean, t->mean, sizeof t->mean);
     memcpy(vo.predict.std, t->std, sizeof t->std);
     tt_status status = tt_validate(t->unet, t->val_cache, t->val_items, t->val_count, &vo, m);
@@ -633,6 +640,20 @@ tt_status tt_trainer_validate(tt_trainer *t, tt_metrics **out)
         char *line = parsed ? cJSON_PrintUnformatted(parsed) : NULL;
         fprintf(t->log, "{\"step\": %lld, \"validation\": %s}\n", (long long)t->step,
                 line ? line : "null");
+        if (vo.gallery_dir) { /* the pictures, relative to OUT */
+            cJSON *g = cJSON_CreateObject(), *files = cJSON_AddArrayToObject(g, "gallery");
+            cJSON_AddNumberToObject(g, "step", (double)t->step);
+            for (int i = 0; i < t->val_count && i < vo.gallery_max; i++) {
+                char file[1024], rel[1040];
+                tt_validate_gallery_file(t->val_cache, t->val_items[i], file, sizeof file);
+                snprintf(rel, sizeof rel, "gallery/%s", file);
+                cJSON_AddItemToArray(files, cJSON_CreateString(rel));
+            }
+            char *text = cJSON_PrintUnformatted(g);
+            if (text) fprintf(t->log, "%s\n", text);
+            cJSON_free(text);
+            cJSON_Delete(g);
+        }
         fflush(t->log);
         cJSON_free(line);
         cJSON_Delete(parsed);

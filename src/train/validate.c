@@ -1,9 +1,11 @@
 /* Full-image validation through the tile cache; see validate.h. */
 #include "train/validate.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/status.h"
+#include "infer/overlay.h"
 #include "infer/postprocess.h"
 
 typedef struct cache_crop {
@@ -17,8 +19,40 @@ static tt_status read_crop(void *ctx, int x0, int y0, int w, int h, uint8_t *rgb
     return tt_tilecache_read_image(c->cache, c->index, x0, y0, w, h, rgb);
 }
 
+void tt_validate_gallery_file(tt_tilecache *cache, int index, char *buf, size_t size)
+{
+    const tt_item_source *src = tt_tilecache_source(cache);
+    size_t n = 0;
+    for (const char *c = src->name(src->ctx, index); *c && n + 5 < size; c++)
+        buf[n++] = *c == '/' ? '_' : *c;
+    snprintf(buf + n, size - n, ".png");
+}
+
+/* GALLERY/NAME.png: the image with the true masks | with the predicted. */
+static tt_status write_gallery(tt_tilecache *cache, int index, const char *dir, int w, int h,
+                               int classes, int multi, const uint8_t *truth, const uint8_t *pred)
+{
+    size_t pixels = (size_t)w * h;
+    char file[1024], path[4096];
+    tt_validate_gallery_file(cache, index, file, sizeof file);
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    tt_status status = NULL;
+    uint8_t *rgb = malloc(pixels * 3), *left = malloc(pixels * 3), *right = malloc(pixels * 3);
+    if (!rgb || !left || !right) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "validation gallery: out of host memory");
+        goto cleanup;
+    }
+    TT_CHECK(tt_tilecache_read_image(cache, index, 0, 0, w, h, rgb));
+    tt_overlay(rgb, pixels, classes, multi ? truth : NULL, truth, left);
+    tt_overlay(rgb, pixels, classes, multi ? pred : NULL, pred, right);
+    TT_CHECK(tt_overlay_write_pair(path, left, right, w, h, 480));
+cleanup:
+    free(rgb), free(left), free(right);
+    return status;
+}
+
 static tt_status validate_one(tt_unet *u, tt_tilecache *cache, int index,
-                              const tt_validate_options *o, tt_metrics *metrics)
+                              const tt_validate_options *o, int gallery, tt_metrics *metrics)
 {
     int w, h, classes = u->config.classes;
     TT_TRY(tt_tilecache_item_size(cache, index, &w, &h));
@@ -41,11 +75,16 @@ static tt_status validate_one(tt_unet *u, tt_tilecache *cache, int index,
     if (o->kind == TT_MASK_MULTI_LABEL) {
         tt_predict_sigmoid(logits, classes, pixels);
         tt_pp_threshold(logits, pixels * (size_t)classes, o->threshold, pred);
+        for (int c = 0; c < classes && o->min_size > 1; c++)
+            TT_CHECK(tt_pp_remove_small(pred + (size_t)c * pixels, w, h, o->min_size, 8, NULL));
         tt_metrics_add_multi_label(metrics, pred, truth, pixels);
     } else {
         tt_predict_argmax(logits, classes, pixels, pred);
         tt_metrics_add_class_index(metrics, pred, truth, pixels, TT_METRICS_IGNORE);
     }
+    if (gallery)
+        TT_CHECK(write_gallery(cache, index, o->gallery_dir, w, h, classes,
+                               o->kind == TT_MASK_MULTI_LABEL, truth, pred));
 cleanup:
     free(logits), free(truth), free(pred);
     return status;
@@ -55,7 +94,8 @@ tt_status tt_validate(tt_unet *unet, tt_tilecache *cache, const int *items, int 
                       const tt_validate_options *options, tt_metrics *metrics)
 {
     for (int i = 0; i < count; i++) {
-        tt_status s = validate_one(unet, cache, items[i], options, metrics);
+        int gallery = options->gallery_dir && i < options->gallery_max;
+        tt_status s = validate_one(unet, cache, items[i], options, gallery, metrics);
         if (s)
             return tt_error_prefix(s, "validating '%s'",
                                    tt_tilecache_source(cache)->name(tt_tilecache_source(cache)->ctx,
