@@ -28,6 +28,7 @@ typedef struct eval_options {
     double overlap;
     char blend[TT_OPT_STRING_MAX];
     double threshold;
+    int min_size;
     int batch;
     char device[TT_OPT_STRING_MAX];
     int json;
@@ -49,6 +50,7 @@ static const tt_opt option_table[] = {
     {"blend", TT_OPT_CHOICE, offsetof(eval_options, blend), "KIND", "gaussian (default) or mean", 1, 0,
      "gaussian|mean"},
     OPT("threshold", TT_OPT_DOUBLE, threshold, "X", "multi-label: probability threshold (default 0.5)", 0, 1),
+    OPT("min-size", TT_OPT_INT, min_size, "N", "multi-label: remove predicted components under N pixels first (default 0)", 0, 1e9),
     OPT("batch", TT_OPT_INT, batch, "N", "tiles per forward pass (default 2)", 1, 256),
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name", 1, 0),
     OPT("json", TT_OPT_FLAG, json, NULL, "print the metrics as JSON", 1, 0),
@@ -116,7 +118,8 @@ static tt_status run(const eval_options *o)
     }
     for (int i = 0; i < source.count; i++) items[i] = i;
     tt_validate_options vo = {.predict = tt_predict_options_default(),
-                              .kind = tt_dataset_mask_kind(ds), .threshold = (float)o->threshold};
+                              .kind = tt_dataset_mask_kind(ds), .threshold = (float)o->threshold,
+                              .min_size = o->min_size};
     vo.predict.overlap = o->overlap;
     TT_CHECK(tt_blend_kind_parse(o->blend, &vo.predict.blend));
     memcpy(vo.predict.mean, model.mean, sizeof model.mean);

@@ -57,6 +57,8 @@ const tt_opt tt_train_option_table[] = {
     OPT("checkpoint-every", TT_OPT_INT, checkpoint_every, "K", "steps between checkpoints (0: at the end)", 0, 1e9),
     OPT("val-every", TT_OPT_INT, val_every, "K", "validate every K steps (default: at the end), best.safetensors by mean Dice", 0, 1e9),
     OPT("threshold", TT_OPT_DOUBLE, threshold, "X", "multi-label validation: probability threshold", 0, 1),
+    OPT("val-overlap", TT_OPT_DOUBLE, val_overlap, "X", "validation: overlap of neighbouring tiles, 0 to 0.9 (default 0.25)", 0, 0.9),
+    OPT("min-size", TT_OPT_INT, min_size, "N", "multi-label validation: remove predicted components under N pixels (default 0)", 0, 1e9),
     OPT("quiet", TT_OPT_FLAG, quiet, NULL, "no per-step lines on the terminal", 1, 0),
 };
 const size_t tt_train_option_count = sizeof tt_train_option_table / sizeof tt_train_option_table[0];
@@ -83,4 +85,5 @@ void tt_train_options_default(tt_train_options *o)
     o->gamma = 0.1;
     strcpy(o->out, "runs/latest");
     o->threshold = 0.5;
+    o->val_overlap = 0.25;
 }

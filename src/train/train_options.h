@@ -56,6 +56,8 @@ typedef struct tt_train_options {
     int checkpoint_every;
     int val_every;                         /* steps between validations (0: at the end only) */
     double threshold;                      /* multi-label: probability for "in the mask" */
+    double val_overlap;                    /* validation's sliding-window overlap */
+    int min_size;                          /* validation: drop smaller components (multi-label) */
     int quiet;
 } tt_train_options;
 
