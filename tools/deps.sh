@@ -13,6 +13,8 @@ packages=(
 optional=(clang libclang-rt-14-dev)
 # PyTorch is the peer of the parity tests and benchmarks (optional elsewhere).
 if [ "${TT_WITH_TORCH:-1}" = 1 ]; then packages+=(python3-torch python3-numpy python3-pil); fi
+# headless Chromium renders report.html in tools/report_check.sh (on request: it is large)
+if [ "${TT_WITH_CHROMIUM:-0}" = 1 ]; then packages+=(chromium); fi
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()

@@ -451,7 +451,11 @@ int tt_cmd_predict(int argc, char **argv)
         printf("usage: tiletrain predict --checkpoint FILE --input IMG|DIR --out DIR [options]\n"
                "\n"
                "Predicts full-resolution masks with a sliding window of tiles whose logits are\n"
-               "blended; writes mask PNGs, overlays and optionally Kaggle RLE rows.\n\n");
+               "blended; writes mask PNGs, overlays and optionally Kaggle RLE rows.\n\n"
+               "example:\n"
+               "  tiletrain predict --checkpoint runs/a/best.safetensors --input clouds/test_images \\\n"
+               "      --out predictions --tile 512x512 --overlap 0.5 --rle submission.csv \\\n"
+               "      --min-size 10000 --rle-size 350x525\n\n");
         tt_opt_print_help(option_table, option_count, stdout);
         return 0;
     }

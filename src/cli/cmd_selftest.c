@@ -21,6 +21,9 @@ static void help(void)
            "Runs smoke kernels (fill, axpy, a CLBlast GEMM) on the device, checks\n"
            "them against the host, and prints the device memory report.\n"
            "\n"
+           "example:\n"
+           "  tiletrain selftest --device 0\n"
+           "\n"
            "  --device SPEC   index or part of a device name (see `tiletrain devices`)\n"
            "  --json          print the memory report as JSON\n");
 }

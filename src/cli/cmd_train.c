@@ -78,8 +78,10 @@ static tt_status validate(tt_trainer *t, int quiet)
     tt_metrics *m = NULL;
     TT_TRY(tt_trainer_validate(t, &m));
     if (m && !quiet) {
-        printf("validation at step %lld: mean Dice %.4f, mean IoU %.4f over %d images (",
-               (long long)t->step, tt_metrics_mean_dice(m), tt_metrics_mean_iou(m), m->images);
+        int c = tt_cli_colour(stdout);
+        printf("validation at step %lld: %smean Dice %.4f%s, mean IoU %.4f over %d images (",
+               (long long)t->step, c ? "\033[1;32m" : "", tt_metrics_mean_dice(m), c ? "\033[0m" : "",
+               tt_metrics_mean_iou(m), m->images);
         for (int c = 0; c < m->classes; c++)
             printf("%s%s %.3f", c ? ", " : "", tt_dataset_class_name(t->dataset, c),
                    tt_metrics_dice(m, c));
@@ -95,6 +97,7 @@ int tt_cmd_train(int argc, char **argv)
     tt_train_options_default(&opt);
     int rc = tt_cli_parse("train", tt_train_option_table, tt_train_option_count, &opt, argc, argv, help);
     if (rc >= 0) return rc;
+    if (strcmp(opt.log_format, "jsonl") == 0) opt.quiet = 1; /* stdout is the JSON Lines alone */
     tt_trainer *t = NULL;
     tt_status status = tt_trainer_create(&opt, &t);
     if (status) return tt_cli_fail(status);
@@ -152,9 +155,9 @@ int tt_cmd_train(int argc, char **argv)
     }
     if (!status) status = validate(t, opt.quiet);
     if (!status) status = checkpoint(t);
-    if (t->log) { /* the peaks per category, to compare devices */
+    { /* the peaks per category, to compare devices */
         char *memory = tt_memory_report_json(t->be, 8);
-        if (memory) fprintf(t->log, "{\"memory\": %s}\n", memory);
+        if (memory) tt_trainer_log(t, "{\"memory\": %s}\n", memory);
         free(memory);
     }
     if (!status && t->log) {

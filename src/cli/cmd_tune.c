@@ -68,6 +68,9 @@ static void help(void)
            "then on (TT_NO_TUNING=1 turns that off).  On PoCL each configuration\n"
            "costs a rebuild of CLBlast's GEMM program (10 s or more); a larger budget\n"
            "tries more, and a rerun starts from the stored winner.\n"
+           "\n"
+           "example:\n"
+           "  tiletrain tune --budget 600\n"
            "\n");
     tt_opt_print_help(option_table, OPTION_COUNT, stdout);
 }

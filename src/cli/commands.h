@@ -30,6 +30,10 @@ int tt_cmd_tune(int argc, char **argv);
 /* Prints "tiletrain: <message>" (and any detail) to stderr; frees status;
  * returns 1 for use as an exit status. */
 int tt_cli_fail(tt_status status);
+
+/* Whether to write ANSI colour to `stream`: a terminal, NO_COLOR unset or
+ * empty (https://no-color.org), and TERM not "dumb". */
+int tt_cli_colour(FILE *stream);
 /* Parses argv[1..] into opts with the option table; prints the usage error
  * (returns 2) or calls help() on --help (returns 0); returns -1 when the
  * command should go on. */

@@ -1,7 +1,9 @@
 /* tiletrain: the command line.  The only place that decides to exit. */
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 
@@ -41,9 +43,19 @@ static void usage(FILE *out)
             "  TT_CACHE_DIR   program binary cache (default $XDG_CACHE_HOME/tiletrain/programs)\n");
 }
 
+int tt_cli_colour(FILE *stream)
+{
+    const char *no_colour = getenv("NO_COLOR"), *term = getenv("TERM");
+    if (no_colour && *no_colour) return 0; /* https://no-color.org */
+    if (term && strcmp(term, "dumb") == 0) return 0;
+    return isatty(fileno(stream));
+}
+
 int tt_cli_fail(tt_status status)
 {
-    fprintf(stderr, "tiletrain: %s\n", tt_status_message(status));
+    int c = tt_cli_colour(stderr);
+    fprintf(stderr, "tiletrain: %serror:%s %s\n", c ? "\033[1;31m" : "", c ? "\033[0m" : "",
+            tt_status_message(status));
     const char *detail = tt_status_detail(status);
     if (*detail) fprintf(stderr, "%s\n", detail);
     tt_status_free(status);

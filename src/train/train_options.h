@@ -59,6 +59,7 @@ typedef struct tt_train_options {
     double val_overlap;                    /* validation's sliding-window overlap */
     int min_size;                          /* validation: drop smaller components (multi-label) */
     int quiet;
+    char log_format[TT_OPT_STRING_MAX];    /* text | jsonl */
 } tt_train_options;
 
 extern const tt_opt tt_train_option_table[];

@@ -7,6 +7,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -379,6 +381,9 @@ tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
             status = tt_error_new(TT_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
             goto cleanup;
         }
+    }
+    t->log_echo = strcmp(opt->log_format, "jsonl") == 0 ? stdout : NULL;
+    if (t->log || t->log_echo) {
         const tt_device_info *d = &t->be->device;
         cJSON *start = cJSON_CreateObject();
         cJSON *dev = cJSON_AddObjectToObject(start, "device");
@@ -401,10 +406,9 @@ tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
         cJSON_AddStringToObject(cfg, "optimizer", t->use_sgd ? "sgd" : "adamw");
         cJSON_AddNumberToObject(cfg, "lr", opt->lr);
         char *line = cJSON_PrintUnformatted(start);
-        if (line) fprintf(t->log, "%s\n", line);
+        if (line) tt_trainer_log(t, "%s\n", line);
         cJSON_free(line);
         cJSON_Delete(start);
-        fflush(t->log);
     }
     *out = t;
     return NULL;
@@ -592,8 +596,8 @@ report:
     r->seconds = now() - start;
     r->data_wait_seconds = waited;
     r->peak_bytes = be->mem.peak_total;
-    if (t->log) {
-        fprintf(t->log,
+    if (t->log || t->log_echo) {
+        tt_trainer_log(t,
                 "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, \"grad_norm\": %.9g, "
                 "\"skipped\": %s, \"images\": %lld, \"valid_items\": %lld, "
                 "\"images_per_s\": %.4g, \"data_wait_s\": %.4g, \"peak_device_bytes\": %llu}\n",
@@ -601,9 +605,21 @@ report:
                 (long long)r->images, (long long)r->valid_items,
                 r->seconds > 0 ? r->images / r->seconds : 0.0, r->data_wait_seconds,
                 (unsigned long long)r->peak_bytes);
-        fflush(t->log);
     }
     return NULL;
+}
+
+void tt_trainer_log(tt_trainer *t, const char *format, ...)
+{
+    FILE *sinks[2] = {t->log, t->log_echo};
+    for (int i = 0; i < 2; i++) {
+        if (!sinks[i]) continue;
+        va_list ap;
+        va_start(ap, format);
+        vfprintf(sinks[i], format, ap);
+        va_end(ap);
+        fflush(sinks[i]);
+    }
 }
 
 tt_status tt_trainer_save(tt_trainer *t, const char *path) { return tt_checkpoint_save(t, path); }
@@ -631,15 +647,15 @@ tt_status tt_trainer_validate(tt_trainer *t, tt_metrics **out)
         return status;
     }
     double mean = tt_metrics_mean_dice(m);
-    if (t->log) {
+    if (t->log || t->log_echo) {
         const char **names = malloc(sizeof *names * (size_t)t->model.classes);
         for (int c = 0; names && c < t->model.classes; c++)
             names[c] = c < tt_dataset_classes(t->dataset) ? tt_dataset_class_name(t->dataset, c) : "";
         char *json = tt_metrics_json(m, names);
         cJSON *parsed = json ? cJSON_Parse(json) : NULL; /* one line, for JSON Lines */
         char *line = parsed ? cJSON_PrintUnformatted(parsed) : NULL;
-        fprintf(t->log, "{\"step\": %lld, \"validation\": %s}\n", (long long)t->step,
-                line ? line : "null");
+        tt_trainer_log(t, "{\"step\": %lld, \"validation\": %s}\n", (long long)t->step,
+                       line ? line : "null");
         if (vo.gallery_dir) { /* the pictures, relative to OUT */
             cJSON *g = cJSON_CreateObject(), *files = cJSON_AddArrayToObject(g, "gallery");
             cJSON_AddNumberToObject(g, "step", (double)t->step);
@@ -650,11 +666,10 @@ tt_status tt_trainer_validate(tt_trainer *t, tt_metrics **out)
                 cJSON_AddItemToArray(files, cJSON_CreateString(rel));
             }
             char *text = cJSON_PrintUnformatted(g);
-            if (text) fprintf(t->log, "%s\n", text);
+            if (text) tt_trainer_log(t, "%s\n", text);
             cJSON_free(text);
             cJSON_Delete(g);
         }
-        fflush(t->log);
         cJSON_free(line);
         cJSON_Delete(parsed);
         free(json);

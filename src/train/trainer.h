@@ -76,7 +76,8 @@ typedef struct tt_trainer {
     int64_t images_seen;      /* crops trained on, over the whole run */
     int64_t skipped_steps;
     tt_sampler_state sampler_state; /* after the last batch used */
-    FILE *log;                /* OUT/train.jsonl */
+    FILE *log;                /* OUT/train.jsonl (NULL without --out) */
+    FILE *log_echo;           /* stdout with --log-format jsonl, else NULL */
     /* set by the caller (e.g. on Ctrl-C): the window stops after its current
      * micro-batch and is undone, so a checkpoint then resumes at its start */
     volatile int *interrupt;
@@ -130,6 +131,10 @@ tt_status tt_trainer_bench(tt_backend *be, const tt_train_options *opt, const tt
 
 /* Writes a checkpoint (weights, optimizer state, counters, data position,
  * config) atomically to `path`. */
+/* One line of the run's log (JSON Lines: train.jsonl, and stdout with
+ * --log-format jsonl), printf-style; nothing when there is no log. */
+void tt_trainer_log(tt_trainer *t, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
 tt_status tt_trainer_save(tt_trainer *trainer, const char *path);
 
 #endif

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The command line as a person meets it (CTest runs it as test_cli):
+#   - a misspelt flag gets the closest one suggested, exit status 2;
+#   - conflicting flags are named;
+#   - every subcommand's --help has an example;
+#   - --log-format jsonl writes nothing but JSON Lines on stdout;
+#   - errors are coloured on a terminal, and not with NO_COLOR set.
+# usage: tests/cli/check.sh BUILD_DIR
+set -uo pipefail
+tt=$(cd "${1:?usage: check.sh BUILD_DIR}" && pwd)/tiletrain
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok:   $*"; }
+
+# expect STATUS PATTERN -- COMMAND...: the exit status and a line of stderr
+expect() {
+  local want=$1 pattern=$2
+  shift 3
+  "$@" >"$work/out" 2>"$work/err"
+  local got=$?
+  if [ "$got" != "$want" ]; then fail "$* exited $got, not $want"; cat "$work/err"; return; fi
+  if ! grep -qF -- "$pattern" "$work/err"; then fail "$*: no '$pattern' in:"; cat "$work/err"; return; fi
+  pass "$*"
+}
+
+"$tt" data synth --out "$work/data" --format kaggle-rle --count 6 --size 64x96 --classes 2 --seed 3 >/dev/null ||
+  fail "data synth"
+
+expect 2 "did you mean '--micro-batch'" -- "$tt" train --data "$work/data" --micro-bach 4
+expect 2 "did you mean '--overlap'" -- "$tt" predict --checkpoint x --input y --out z --overlapp 0.5
+expect 1 "not both" -- "$tt" train --data "$work/data" --out "$work/r0" --val-list "$work/none" --val-fraction 0.2
+expect 1 "not both" -- "$tt" train --data "$work/data" --out "$work/r0" --init a --resume b
+
+for cmd in devices selftest "data synth" train mem bench report eval predict tune; do
+  # shellcheck disable=SC2086
+  "$tt" $cmd --help >"$work/help" 2>&1
+  if grep -q "^example" "$work/help"; then pass "$cmd --help has an example"
+  else fail "tiletrain $cmd --help has no example"; fi
+done
+
+"$tt" train --data "$work/data" --out "$work/run" --cache-dir "$work/tiles" --tile 32x32 \
+  --micro-batch 2 --accum 2 --steps 3 --base-channels 4 --depth 2 --groups 2 --val-fraction 0.34 \
+  --log-format jsonl >"$work/jsonl" 2>"$work/err" || { fail "train --log-format jsonl"; cat "$work/err"; }
+if /usr/bin/env python3 - "$work/jsonl" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+objs = [json.loads(l) for l in lines]          # every line is one JSON value
+steps = [o for o in objs if "loss" in o]
+assert len(steps) == 3, steps
+assert "device" in objs[0] and any("validation" in o for o in objs) and "memory" in objs[-1]
+PY
+then pass "--log-format jsonl: $(wc -l <"$work/jsonl") JSON lines, nothing else"
+else fail "--log-format jsonl output is not JSON Lines:"; head -5 "$work/jsonl"; fi
+
+# colour: `script` gives the command a terminal
+if command -v script >/dev/null; then
+  script -qec "$tt train --data $work/data --micro-bach 4" /dev/null >"$work/tty" 2>&1
+  script -qec "env NO_COLOR=1 $tt eval --checkpoint $work/none --data $work/data" /dev/null >"$work/nocolor" 2>&1
+  script -qec "env -u NO_COLOR TERM=xterm $tt eval --checkpoint $work/none --data $work/data" /dev/null >"$work/color" 2>&1
+  if grep -q $'\033\[' "$work/nocolor"; then fail "NO_COLOR=1 still wrote colour"; else pass "NO_COLOR=1: no colour"; fi
+  if grep -q $'\033\[1;31merror:' "$work/color"; then pass "a terminal gets a red 'error:'"
+  else fail "no colour on a terminal:"; cat -v "$work/color"; fi
+fi
+
+[ "$failures" = 0 ] || { echo "$failures check(s) failed"; exit 1; }
+echo "all command-line checks passed"
