@@ -356,41 +356,54 @@ __kernel void conv_direct_backward_data_w8(TT_MEM(float, dinp), TT_MEM(const flo
 }
 
 /* conv_direct_backward_weight for CPUs; sW must be 1.  One work-item per
- * (co, ci) pair (dimension 0) and tap chunk (dimension 1) sums over every
- * output position, 8 columns at a time, with no barrier: on PoCL values
- * live across a barrier go through memory, which costs more than the
- * parallelism of a work-group reduction brings on a CPU. */
+ * block of WCOB output channels x one input channel (dimension 0) and per
+ * kernel row ky x chunk of 3 columns kx (dimension 1) sums over every output
+ * position, 8 columns at a time: each row of dout loaded for WCOB channels
+ * and each shifted input row feed WCOB x 3 multiply-adds (12 float8
+ * accumulators), and no barrier: on PoCL values live across a barrier go
+ * through memory, which costs more than a work-group reduction brings on a
+ * CPU.  Channels past Cout and columns past kW are computed on clamped
+ * addresses and never stored. */
+#ifndef TT_DIRECT_KXB
+#define TT_DIRECT_KXB 3   /* kernel columns per work-item (backward weight, w8); 1 for 1x1 */
+#endif
 __kernel void conv_direct_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(const float, dout),
                                              TT_MEM(const float, inp), TT_GEOMETRY)
 {
     TT_PTR(float, dweight);
     TT_PTR(const float, dout);
     TT_PTR(const float, inp);
-    const int pair = get_global_id(0), co = pair / Cin, ci = pair % Cin;
-    if (co >= Cout) return;
-    const int ktaps = KH * KW, tap0 = get_global_id(1) * TT_DIRECT_TAPS;
-    const int ky0 = tap0 / KW, kx0 = tap0 % KW;
-    float8 acc[TT_DIRECT_TAPS];
-    for (int t = 0; t < TT_DIRECT_TAPS; t++) acc[t] = (float8)(0.0f);
+    const int blocks = (Cout + TT_DIRECT_WCOB - 1) / TT_DIRECT_WCOB;
+    const int co0 = get_global_id(0) / Cin * TT_DIRECT_WCOB, ci = get_global_id(0) % Cin;
+    const int chunks = (KW + TT_DIRECT_KXB - 1) / TT_DIRECT_KXB;
+    const int ky = get_global_id(1) / chunks, kx0 = get_global_id(1) % chunks * TT_DIRECT_KXB;
+    if (co0 >= blocks * TT_DIRECT_WCOB || ky >= KH) return;
+    const int last = min(TT_DIRECT_WCOB, Cout - co0) - 1;
+    float8 acc[TT_DIRECT_WCOB][TT_DIRECT_KXB];
+    for (int j = 0; j < TT_DIRECT_WCOB; j++)
+        for (int t = 0; t < TT_DIRECT_KXB; t++) acc[j][t] = (float8)(0.0f);
     for (int n = 0; n < N; n++) {
         __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
         for (int oy = 0; oy < OH; oy++) {
-            __global const float *drow = dout + (((size_t)n * Cout + co) * OH + oy) * OW;
+            const int iy = oy * SH - PH + ky * DH;
+            if (iy < 0 || iy >= H) continue;
+            __global const float *row = plane + iy * W;
+            __global const float *drow = dout + (((size_t)n * Cout + co0) * OH + oy) * OW;
             for (int ox0 = 0; ox0 < OW; ox0 += 8) {
-                const float8 d = tt_load8(drow, ox0, OW);
-                /* taps past the kernel compute on a valid row and are never stored */
-                int ky = ky0, kx = kx0;
-                for (int t = 0; t < TT_DIRECT_TAPS; t++) {
-                    const int iy = oy * SH - PH + min(ky, KH - 1) * DH;
-                    if (iy >= 0 && iy < H)
-                        acc[t] = fma(d, tt_load8(plane + iy * W, ox0 - PW + kx * DW, W), acc[t]);
-                    if (++kx == KW) kx = 0, ky++;
+                float8 d[TT_DIRECT_WCOB];
+                for (int j = 0; j < TT_DIRECT_WCOB; j++)
+                    d[j] = tt_load8(drow + (size_t)min(j, last) * OH * OW, ox0, OW);
+                for (int t = 0; t < TT_DIRECT_KXB; t++) {
+                    const float8 x = tt_load8(row, ox0 - PW + min(kx0 + t, KW - 1) * DW, W);
+                    for (int j = 0; j < TT_DIRECT_WCOB; j++) acc[j][t] = fma(d[j], x, acc[j][t]);
                 }
             }
         }
     }
-    for (int t = 0; t < TT_DIRECT_TAPS && tap0 + t < ktaps; t++) {
-        const float4 h = acc[t].lo + acc[t].hi;
-        dweight[((size_t)co * Cin + ci) * ktaps + tap0 + t] += h.x + h.y + h.z + h.w;
-    }
+    const int ktaps = KH * KW;
+    for (int j = 0; j <= last; j++)
+        for (int t = 0; t < TT_DIRECT_KXB && kx0 + t < KW; t++) {
+            const float4 h = acc[j][t].lo + acc[j][t].hi;
+            dweight[((size_t)(co0 + j) * Cin + ci) * ktaps + ky * KW + kx0 + t] += h.x + h.y + h.z + h.w;
+        }
 }

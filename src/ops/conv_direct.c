@@ -34,6 +34,7 @@ typedef struct direct_params {
     size_t wg;          /* backward weight: a power of two */
     size_t tw, th;      /* tiled forward work-group */
     size_t row;         /* untiled kernels: work-items along W per group */
+    size_t kxb;         /* backward weight (w8): kernel columns per work-item */
     char options[160];  /* the -D defines for the program */
 } direct_params;
 
@@ -85,10 +86,11 @@ static direct_params params_of(const tt_backend *be, const tt_conv_shape *s)
     p.th = max_wg / p.tw < 8 ? max_wg / p.tw : 8;
     if (p.th < 1) p.th = 1;
     p.row = pow2_floor(max_wg < 64 ? max_wg : 64);
+    p.kxb = s->kw < 3 ? s->kw : 3;
     snprintf(p.options, sizeof p.options,
              "-DTT_DIRECT_COB=%zu -DTT_DIRECT_CIB=%zu -DTT_DIRECT_WG=%zu -DTT_DIRECT_TW=%zu "
-             "-DTT_DIRECT_TH=%zu",
-             p.cob, p.cib, p.wg, p.tw, p.th);
+             "-DTT_DIRECT_TH=%zu -DTT_DIRECT_KXB=%zu",
+             p.cob, p.cib, p.wg, p.tw, p.th, p.kxb);
     return p;
 }
 
@@ -178,10 +180,13 @@ static tt_status direct_backward_weight(tt_backend *be, tt_mem dweight, tt_mem d
     direct_params p = params_of(be, s);
     size_t chunks = (s->kh * s->kw + DIRECT_TAPS - 1) / DIRECT_TAPS;
     if (variant_of(be, s) == VARIANT_W8) {
-        /* small work-groups, so that every compute unit gets several */
-        size_t pairs = s->cout * s->cin, group = 16, units = (size_t)be->device.compute_units;
-        while (group > 1 && pairs / group < 4 * (units ? units : 1)) group /= 2;
-        size_t global[2] = {pairs, chunks}, local[2] = {group, 1};
+        /* (channel block, ci) x (ky, chunk of kx); small work-groups that
+         * divide the range, so that every compute unit gets several */
+        size_t items = (s->cout + DIRECT_WCOB - 1) / DIRECT_WCOB * s->cin;
+        size_t rows = s->kh * ((s->kw + p.kxb - 1) / p.kxb);
+        size_t group = 16, units = (size_t)be->device.compute_units;
+        while (group > 1 && (items % group || items * rows / group < 4 * (units ? units : 1))) group /= 2;
+        size_t global[2] = {items, rows}, local[2] = {group, 1};
         return tt_launch_kernel(be, "conv_direct", "conv_direct_backward_weight_w8", p.options, 2,
                                 global, local,
                                 TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(dout), tt_arg_mem(inp),
