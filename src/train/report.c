@@ -62,7 +62,10 @@ static void chart(FILE *f, const char *title, series *s, const char *const *name
         return;
     }
     if (x1 == x0) x1 = x0 + 1;
-    if (y1 == y0) y1 = y0 + 1;
+    if (y1 == y0) { /* a constant: centred, with a margin of its own size */
+        double pad = y0 != 0 ? 0.1 * fabs(y0) : 1.0;
+        y0 -= pad, y1 += pad;
+    }
     const int W = 720, H = 240, L = 60, B = 30;
     fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' "
             "font-family='sans-serif' font-size='11'>\n", W + 180, H + B + 10);

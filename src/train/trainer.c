@@ -177,11 +177,11 @@ static tt_status resolve_model(tt_trainer *t)
                                 .base_channels = o->base_channels, .depth = o->depth,
                                 .groups = o->groups, .checkpointing = o->checkpointing};
     TT_TRY(tt_norm_kind_parse(o->norm, &t->model.norm));
-    if (t->model.norm == TT_NORM_BATCH && o->micro_batch > 0 && o->micro_batch < 8)
+    if (t->model.norm == TT_NORM_BATCH && o->micro_batch > 0 && o->micro_batch < 4)
         fprintf(stderr,
-                "tiletrain: warning: batch norm with micro-batch %d: its statistics come from one "
-                "micro-batch, not the accumulation window, and are noisy below 8; "
-                "consider --norm group\n", o->micro_batch);
+                "tiletrain: note: batch norm with micro-batch %d: its statistics come from one "
+                "micro-batch, not the accumulation window; below 4 they are noisy (--norm group "
+                "keeps none, but normalises each crop on its own)\n", o->micro_batch);
     return NULL;
 }
 
@@ -345,6 +345,21 @@ static tt_status fit_memory(tt_trainer *t, int planes)
     return NULL;
 }
 
+/* OUT/validation.txt: the held-out images, one name per line (what
+ * --val-list reads, so a later run can keep the same split). */
+static tt_status write_validation_list(tt_trainer *t)
+{
+    char path[TT_OPT_STRING_MAX + 32];
+    snprintf(path, sizeof path, "%s/validation.txt", t->opt.out);
+    FILE *f = fopen(path, "w");
+    if (!f) return tt_error_new(TT_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    fprintf(f, "# validation images of this run (tiletrain train --val-list reads this)\n");
+    for (int i = 0; i < t->val_count; i++)
+        fprintf(f, "%s\n", t->source.name(t->source.ctx, t->val_items[i]));
+    if (fclose(f) != 0) return tt_error_new(TT_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    return NULL;
+}
+
 tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
 {
     *out = NULL;
@@ -374,6 +389,7 @@ tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
     TT_CHECK(start_prefetch(t));
     if (opt->out[0]) {
         TT_CHECK(make_dirs(opt->out));
+        TT_CHECK(write_validation_list(t));
         char path[TT_OPT_STRING_MAX + 32];
         snprintf(path, sizeof path, "%s/train.jsonl", opt->out);
         t->log = fopen(path, opt->resume[0] ? "a" : "w");
