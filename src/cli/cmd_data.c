@@ -56,6 +56,10 @@ static void help(void)
            "  --unlisted-empty    kaggle-rle: images no CSV row names have empty masks\n"
            "  --json              check: one JSON object instead of text\n"
            "\n"
+           "example:\n"
+           "  tiletrain data check --data clouds\n"
+           "  tiletrain data show --data clouds --image synth_00000.jpg --out overlay.png\n"
+           "\n"
            "exit status: 0 when clean (check: also with --skip-bad while usable items\n"
            "remain), 1 on problems or failures, 2 on bad usage.\n"
            "Formats and checks: datasets/README.md.\n");
@@ -427,5 +431,9 @@ int tt_cmd_data(int argc, char **argv)
         free(a.class_list);
         return rc;
     }
+    static const char *const subcommands[] = {"check", "show", "masks", "synth"};
+    const char *near = tt_closest_word(argv[1], subcommands, 4);
+    if (near)
+        return tt_cli_usage_error("data", "unknown subcommand '%s'; did you mean '%s'?", argv[1], near);
     return tt_cli_usage_error("data", "unknown subcommand '%s' (check, show, masks, synth)", argv[1]);
 }

@@ -108,7 +108,12 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "tiletrain: unknown command '%s'; the commands are:", argv[1]);
+    const char *names[sizeof commands / sizeof commands[0]];
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) names[i] = commands[i].name;
+    const char *near = tt_closest_word(argv[1], names, sizeof names / sizeof names[0]);
+    if (near) fprintf(stderr, "tiletrain: unknown command '%s'; did you mean '%s'?\n", argv[1], near);
+    else fprintf(stderr, "tiletrain: unknown command '%s'\n", argv[1]);
+    fprintf(stderr, "the commands are:");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(stderr, " %s", commands[i].name);
     fprintf(stderr, " (see `tiletrain --help`)\n");

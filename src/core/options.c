@@ -24,27 +24,34 @@ static int same_name(const char *a, const char *b)
     return *a == *b;
 }
 
-/* Edit distance, for "did you mean" (short names only). */
+/* Edit distance with transpositions (optimal string alignment: "trian" is
+ * one edit from "train"), for "did you mean" (short names only); '_' in
+ * `a` matches '-' in `b`. */
 static size_t distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     if (la > 63 || lb > 63) return 99;
-    size_t row[64];
-    for (size_t j = 0; j <= lb; j++) row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
+    static _Thread_local size_t d[64][64];
+    for (size_t i = 0; i <= la; i++) d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++) d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
         for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
             size_t cost = (a[i - 1] == b[j - 1] || (a[i - 1] == '_' && b[j - 1] == '-')) ? 0 : 1;
-            size_t best = diag + cost;
-            if (row[j] + 1 < best) best = row[j] + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
+            size_t best = d[i - 1][j - 1] + cost;
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
         }
-    }
-    return row[lb];
+    return d[la][lb];
+}
+
+/* Whether a word d edits away from `typed` is a likely meaning of it. */
+static int close_enough(size_t d, const char *typed)
+{
+    size_t len = strlen(typed);
+    return d <= (len < 6 ? 1 : len / 3);
 }
 
 /* The option closest to `name`, or NULL when none is close. */
@@ -56,8 +63,18 @@ static const tt_opt *closest(const tt_opt *table, size_t count, const char *name
         size_t d = distance(name, table[i].name);
         if (d < best_d) best_d = d, best = &table[i];
     }
-    size_t len = strlen(name);
-    return best && best_d <= (len < 6 ? 1 : len / 3) ? best : NULL;
+    return best && close_enough(best_d, name) ? best : NULL;
+}
+
+const char *tt_closest_word(const char *typed, const char *const *words, size_t count)
+{
+    const char *best = NULL;
+    size_t best_d = 99;
+    for (size_t i = 0; i < count; i++) {
+        size_t d = distance(typed, words[i]);
+        if (d < best_d) best_d = d, best = words[i];
+    }
+    return best && close_enough(best_d, typed) ? best : NULL;
 }
 
 static const tt_opt *find(const tt_opt *table, size_t count, const char *name)

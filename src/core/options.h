@@ -62,4 +62,8 @@ size_t tt_opt_table_embed(const tt_opt *base, size_t count, size_t offset, tt_op
 
 void tt_opt_print_help(const tt_opt *table, size_t count, FILE *out);
 
+/* The word of `words` closest to `typed` by edit distance, or NULL when none
+ * is close enough to be what was meant (for "did you mean" messages). */
+const char *tt_closest_word(const char *typed, const char *const *words, size_t count);
+
 #endif

@@ -30,10 +30,12 @@ expect() {
 
 expect 2 "did you mean '--micro-batch'" -- "$tt" train --data "$work/data" --micro-bach 4
 expect 2 "did you mean '--overlap'" -- "$tt" predict --checkpoint x --input y --out z --overlapp 0.5
+expect 2 "did you mean 'train'" -- "$tt" trian
+expect 2 "did you mean 'check'" -- "$tt" data chek --data "$work/data"
 expect 1 "not both" -- "$tt" train --data "$work/data" --out "$work/r0" --val-list "$work/none" --val-fraction 0.2
 expect 1 "not both" -- "$tt" train --data "$work/data" --out "$work/r0" --init a --resume b
 
-for cmd in devices selftest "data synth" train mem bench report eval predict tune; do
+for cmd in devices selftest data "data synth" train mem bench report eval predict tune; do
   # shellcheck disable=SC2086
   "$tt" $cmd --help >"$work/help" 2>&1
   if grep -q "^example" "$work/help"; then pass "$cmd --help has an example"
