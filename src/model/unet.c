@@ -134,6 +134,16 @@ static tt_mem workspace(const tt_unet *u)
     return u->workspace_buffer ? tt_mem_of(u->workspace_buffer) : NONE;
 }
 
+/* act1 = relu(norm1(conv1)) again, for a backward without checkpointing
+ * (see unet_memory.c); batch norm's running statistics are left alone. */
+static tt_status act1_recompute(tt_unet *u, tt_unet_block *b, const tt_unet_tensors *x, int n)
+{
+    tt_batch_norm_state bn = b->bn1;
+    bn.running_mean = bn.running_var = NONE;
+    TT_TRY(norm_forward(u, b, x->act1, x->saved1, x->conv1, b->norm1_w, b->norm1_b, &bn, n));
+    return tt_relu_forward(u->be, x->act1, x->act1, (size_t)n * b->channels * b->height * b->width);
+}
+
 /* x->act2 = relu(norm2(conv2(relu(norm1(conv1(input)))))).  A recomputation
  * (checkpointing) leaves batch norm's running statistics alone: the first
  * forward already counted this micro-batch. */
@@ -168,6 +178,7 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
 {
     const tt_unet_tensors *x = &b->bwd;
     if (u->config.checkpointing) TT_TRY(block_forward(u, b, x, n, 1));
+    else if (u->config.norm != TT_NORM_NONE) TT_TRY(act1_recompute(u, b, x, n));
     size_t count = (size_t)n * b->channels * b->height * b->width;
     int norm = u->config.norm != TT_NORM_NONE;
     tt_conv2d_desc d1 = conv3x3(u, n, b->in_channels, b->channels, b->height, b->width);

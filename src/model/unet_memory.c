@@ -7,8 +7,12 @@
  * head at 2D+1, loss at 2D+2; backward head at 2D+3, dec.i at 2D+4+i,
  * bottleneck at 3D+4, enc.i at 4D+4-i.
  *
- * Without checkpointing a block keeps conv1, act1, conv2, act2 and the norm
- * statistics from its forward to its backward.  With checkpointing
+ * Without checkpointing a block keeps conv1, conv2, act2 and the norm
+ * statistics from its forward to its backward; act1 = relu(norm1(conv1))
+ * lives only during the forward and is made again from conv1 at the start
+ * of the block's backward (one norm and one ReLU, the same kernels on the
+ * same input, so bit-identical; without norm act1 is conv1 itself, kept).
+ * With checkpointing
  * (config.checkpointing) a block's inner tensors live only during its own
  * forward; its output lives as long as later stages read it; and its
  * backward first recomputes them into a set that lives only during that
@@ -75,7 +79,7 @@ static size_t tensor_bytes(const tt_unet *u, int channels, int h, int w)
 /* One set of a block's tensors: the inner ones live [first, inner_last],
  * the output [first, out_last]. */
 static void add_set(request_list *r, const tt_unet *u, const tt_unet_block *b, tt_unet_tensors *x,
-                    const char *tag, int first, int inner_last, int out_last)
+                    const char *tag, int first, int inner_last, int out_last, int act1_last)
 {
     char name[48];
     size_t bytes = tensor_bytes(u, b->channels, b->height, b->width);
@@ -86,7 +90,7 @@ static void add_set(request_list *r, const tt_unet *u, const tt_unet_block *b, t
     add(r, name, bytes, first, norm ? inner_last : out_last, &x->conv2);
     if (!norm) return; /* ReLU in place: act == conv (aliased after planning) */
     snprintf(name, sizeof name, "%s%s.act1", b->name, tag);
-    add(r, name, bytes, first, inner_last, &x->act1);
+    add(r, name, bytes, first, act1_last, &x->act1);
     snprintf(name, sizeof name, "%s%s.act2", b->name, tag);
     add(r, name, bytes, first, out_last, &x->act2);
     size_t saved = u->config.norm == TT_NORM_GROUP
@@ -105,11 +109,18 @@ static void add_block(request_list *r, const tt_unet *u, tt_unet_block *b, int f
                       int out_last, int backward)
 {
     if (!u->config.checkpointing) {
-        add_set(r, u, b, &b->fwd, "", forward, backward, backward);
+        int norm = u->config.norm != TT_NORM_NONE;
+        add_set(r, u, b, &b->fwd, "", forward, backward, backward, norm ? forward : backward);
+        if (norm) {
+            char name[48];
+            snprintf(name, sizeof name, "%s.act1.recompute", b->name);
+            add(r, name, tensor_bytes(u, b->channels, b->height, b->width), backward, backward,
+                &b->bwd.act1);
+        }
         return;
     }
-    add_set(r, u, b, &b->fwd, "", forward, forward, out_last);
-    add_set(r, u, b, &b->bwd, ".recompute", backward, backward, backward);
+    add_set(r, u, b, &b->fwd, "", forward, forward, out_last, forward);
+    add_set(r, u, b, &b->bwd, ".recompute", backward, backward, backward, backward);
 }
 
 static void alias_norm_none(const tt_unet *u, tt_unet_block *b)
@@ -118,7 +129,11 @@ static void alias_norm_none(const tt_unet *u, tt_unet_block *b)
         b->fwd.act1 = b->fwd.conv1, b->fwd.act2 = b->fwd.conv2;
         b->bwd.act1 = b->bwd.conv1, b->bwd.act2 = b->bwd.conv2;
     }
-    if (!u->config.checkpointing) b->bwd = b->fwd;
+    if (!u->config.checkpointing) { /* backward reads fwd, except a recomputed act1 */
+        tt_mem act1 = b->bwd.act1;
+        b->bwd = b->fwd;
+        if (u->config.norm != TT_NORM_NONE) b->bwd.act1 = act1;
+    }
 }
 
 static void build_requests(tt_unet *u, request_list *r)
