@@ -154,6 +154,8 @@ static void test_autotune(void)
         if (b > largest) largest = b;
     }
     CU_ASSERT_EQUAL(auto_ws, largest);
+    /* nothing known yet: sized for every candidate on this device too */
+    CU_ASSERT_EQUAL(tt_conv2d_workspace_bytes_on(be, &r.desc), auto_ws);
 
     /* first call: im2col_gemm, direct, winograd timed (3 runs each), db written */
     double e = run_forward(be, &r);
@@ -400,6 +402,41 @@ static void test_dry_backend_never_tunes(void)
     remove_cache_dir(be);
 }
 
+/* With every direction's pick known (here: direct, which needs no
+ * columns), the workspace a model allocates is the picks', not every
+ * candidate's; the ops still run when a later pick needs more. */
+static void test_workspace_of_known_picks(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    fresh_cache_dir();
+    char path[1024], dir[300];
+    TH_OK(tt_conv_find_db_path(be, path, sizeof path));
+    snprintf(dir, sizeof dir, "%s/find-db", cache_dir);
+    mkdir(dir, 0755);
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    const char *shape = "N2 C4 9x11 -> C5 k3x3 s1x1 p1x1 d1x1 g1";
+    fprintf(f, "{\"version\": 1, \"entries\": {"
+               "\"conv2d forward %s\": {\"algo\": \"direct\", \"ms\": 1},"
+               "\"conv2d backward_data %s\": {\"algo\": \"direct\", \"ms\": 1},"
+               "\"conv2d backward_weight %s\": {\"algo\": \"direct\", \"ms\": 1}}}",
+            shape, shape, shape);
+    fclose(f);
+    conv_run r;
+    run_init(&r, (tt_conv2d_desc)D(2, 4, 9, 11, 5, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 59);
+    CU_ASSERT(tt_conv2d_workspace_bytes(&r.desc) > 0);       /* every candidate: im2col's columns */
+    CU_ASSERT_EQUAL(tt_conv2d_workspace_bytes_on(be, &r.desc), 0); /* the picks: none */
+    /* and a shape nobody timed is still sized for every candidate */
+    tt_conv2d_desc other = r.desc;
+    other.in_h = 10;
+    CU_ASSERT_EQUAL(tt_conv2d_workspace_bytes_on(be, &other), tt_conv2d_workspace_bytes(&other));
+    CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
+    CU_ASSERT_EQUAL(tt_conv_autotune_stats_get().timed, 0);
+    run_free(&r);
+    remove_cache_dir(be);
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -408,6 +445,7 @@ int main(void)
         {"forcing an algorithm (function, TT_CONV_ALGO)", test_force},
         {"a corrupt find-db is ignored with a warning", test_corrupt_db},
         {"the dry backend never tunes; its 0 ms entries are timed again", test_dry_backend_never_tunes},
+        {"workspace sized for the known picks", test_workspace_of_known_picks},
         CU_TEST_INFO_NULL,
     };
     return th_run_suite("conv_autotune", tests);

@@ -239,7 +239,7 @@ static size_t block_workspace(const tt_unet *u, const tt_unet_block *b)
 {
     tt_conv2d_desc d1 = conv3x3(u, u->capacity, b->in_channels, b->channels, b->height, b->width);
     tt_conv2d_desc d2 = conv3x3(u, u->capacity, b->channels, b->channels, b->height, b->width);
-    return max_size(tt_conv2d_workspace_bytes(&d1), tt_conv2d_workspace_bytes(&d2));
+    return max_size(tt_conv2d_workspace_bytes_on(u->be, &d1), tt_conv2d_workspace_bytes_on(u->be, &d2));
 }
 
 size_t tt_unet_workspace_bytes(const tt_unet *u)
@@ -249,11 +249,11 @@ size_t tt_unet_workspace_bytes(const tt_unet *u)
         int ch = tt_unet_channels(&u->config, i);
         tt_conv_transpose2d_desc ud =
             upconv(u, u->capacity, 2 * ch, ch, (u->height >> i) / 2, (u->width >> i) / 2);
-        ws = max_size(ws, tt_conv_transpose2d_workspace_bytes(&ud));
+        ws = max_size(ws, tt_conv_transpose2d_workspace_bytes_on(u->be, &ud));
         ws = max_size(ws, max_size(block_workspace(u, &u->enc[i]), block_workspace(u, &u->dec[i])));
     }
     tt_conv2d_desc hd = head_desc(u, u->capacity);
-    return max_size(ws, tt_conv2d_workspace_bytes(&hd));
+    return max_size(ws, tt_conv2d_workspace_bytes_on(u->be, &hd));
 }
 
 tt_status tt_unet_create(tt_backend *be, const tt_unet_config *config, int capacity, int height,

@@ -117,7 +117,8 @@ tt_status tt_unet_zero_grads(tt_unet *unet);
  * bytes as possible and allocates the arena (split at the device's largest
  * single allocation), plus the shared convolution workspace. */
 tt_status tt_unet_allocate(tt_unet *unet);
-/* Bytes of convolution workspace the model needs (the largest layer's). */
+/* Bytes of convolution workspace the model needs (the largest layer's), for
+ * the algorithms the autotuner picked where its find-db knows them. */
 size_t tt_unet_workspace_bytes(const tt_unet *unet);
 
 #endif

@@ -163,16 +163,32 @@ static int candidates_of(const conv2d_shape *s, tt_conv_dir dir, tt_conv_algo *o
     return count;
 }
 
-/* The workspace every direction's algorithm (or, for AUTO, every candidate)
- * needs, so that one workspace serves forward and backward. */
-static size_t workspace_of(const tt_conv2d_desc *d, const conv2d_shape *s)
+/* The autotuner's key of one direction of a shape. */
+static void key_of(const conv2d_shape *s, tt_conv_dir dir, char *key, size_t size)
+{
+    snprintf(key, size,
+             "conv2d %s N%zu C%zu %zux%zu -> C%zu k%zux%zu s%zux%zu p%zux%zu d%zux%zu g%zu",
+             tt_conv_dir_name(dir), s->batch, s->cin, s->h, s->w, s->cout, s->kh, s->kw, s->sh,
+             s->sw, s->ph, s->pw, s->dh, s->dw, s->groups);
+}
+
+/* The workspace every direction's algorithm needs, so that one workspace
+ * serves forward and backward.  For AUTO: the pick's where `be` (may be
+ * NULL) already knows it, else every candidate's. */
+static size_t workspace_of(tt_backend *be, const tt_conv2d_desc *d, const conv2d_shape *s)
 {
     tt_conv_algo want = requested(d), algos[TT_CONV_ALGO_COUNT];
     size_t bytes = 0;
     for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
         int count = 1;
-        if (want == TT_CONV_ALGO_AUTO) count = candidates_of(s, (tt_conv_dir)dir, algos);
-        else algos[0] = concrete(want, s, (tt_conv_dir)dir);
+        if (want == TT_CONV_ALGO_AUTO) {
+            char key[256];
+            count = candidates_of(s, (tt_conv_dir)dir, algos);
+            key_of(s, (tt_conv_dir)dir, key, sizeof key);
+            if (be && count > 1 && tt_conv_autotune_known(be, key, algos, count, &algos[0])) count = 1;
+        } else {
+            algos[0] = concrete(want, s, (tt_conv_dir)dir);
+        }
         for (int i = 0; i < count; i++) {
             size_t b = conv2d_algos[algos[i]]->workspace_bytes(s);
             if (b > bytes) bytes = b;
@@ -238,11 +254,8 @@ static tt_status resolve(const tt_conv2d_desc *d, const conv2d_shape *s, tt_conv
     tt_conv_algo algos[TT_CONV_ALGO_COUNT];
     int count = candidates_of(s, dir, algos);
     char key[256];
-    snprintf(key, sizeof key,
-             "conv2d %s N%zu C%zu %zux%zu -> C%zu k%zux%zu s%zux%zu p%zux%zu d%zux%zu g%zu",
-             tt_conv_dir_name(dir), s->batch, s->cin, s->h, s->w, s->cout, s->kh, s->kw, s->sh,
-             s->sw, s->ph, s->pw, s->dh, s->dw, s->groups);
-    ctx->s = s, ctx->dir = dir, ctx->ws_bytes = workspace_of(d, s);
+    key_of(s, dir, key, sizeof key);
+    ctx->s = s, ctx->dir = dir, ctx->ws_bytes = workspace_of(NULL, d, s);
     tt_status status = tt_conv_autotune_pick(ctx->be, key, algos, count, tune_run, ctx, out);
     tt_buffer_free(ctx->scratch);
     ctx->scratch = NULL;
@@ -339,10 +352,15 @@ int tt_conv2d_out_w(const tt_conv2d_desc *desc)
 
 size_t tt_conv2d_workspace_bytes(const tt_conv2d_desc *desc)
 {
+    return tt_conv2d_workspace_bytes_on(NULL, desc);
+}
+
+size_t tt_conv2d_workspace_bytes_on(tt_backend *be, const tt_conv2d_desc *desc)
+{
     conv2d_shape s;
     tt_status status = tt_conv2d_shape(desc, &s);
     tt_status_free(status);
-    return status ? 0 : workspace_of(desc, &s);
+    return status ? 0 : workspace_of(be, desc, &s);
 }
 
 tt_status tt_conv2d_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, tt_mem bias,

@@ -48,6 +48,11 @@ tt_conv_algo tt_conv2d_algo_for(const tt_conv2d_desc *desc, tt_conv_dir dir);
 /* Bytes of workspace forward and backward need (0 for a 1x1 stride-1
  * unpadded convolution, which needs no columns); 0 for an invalid desc. */
 size_t tt_conv2d_workspace_bytes(const tt_conv2d_desc *desc);
+/* The same for what will run on `be`: for AUTO, the autotuner's picks where
+ * its find-db knows them (no timing), else every candidate.  A workspace of
+ * this size serves every call; when a pick changes later (the find-db was
+ * deleted), the op takes a temporary workspace of its own for that call. */
+size_t tt_conv2d_workspace_bytes_on(tt_backend *be, const tt_conv2d_desc *desc);
 
 /* out = conv(inp, weight) + bias.  Overwrites out; bias may be (tt_mem){0}.
  * workspace may be (tt_mem){0}. */

@@ -109,9 +109,11 @@ tt_status tt_conv_bias_fill(tt_backend *be, tt_mem y, tt_mem bias, size_t batch,
 tt_status tt_conv_bias_backward(tt_backend *be, tt_mem dbias, tt_mem dout, size_t batch,
                                 size_t channels, size_t plane);
 
-/* The workspace an op runs in: the caller's `given` if it has a buffer
- * (checked to hold `bytes`), else a temporary TT_MEM_WORKSPACE buffer named
- * `name` that tt_conv_workspace_release() frees.  bytes == 0 needs nothing. */
+/* The workspace an op runs in: the caller's `given` if it has a buffer that
+ * holds `bytes`, else a temporary TT_MEM_WORKSPACE buffer named `name` that
+ * tt_conv_workspace_release() frees (a caller's workspace sized for the
+ * autotuner's known picks is too small while a new shape is being timed).
+ * bytes == 0 needs nothing. */
 typedef struct tt_conv_workspace {
     tt_mem mem;
     tt_buffer *owned;  /* NULL when the caller's */

@@ -314,9 +314,14 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
 {
     TT_ASSERT(count >= 1);
     *best = candidates[0];
-    /* a backend that runs nothing times every candidate at 0 ms: no pick to
-     * learn or keep (the memory estimate sizes workspaces for every one) */
-    if (count == 1 || be->ops->runs_nothing) return NULL;
+    if (count == 1) return NULL;
+    /* a backend that runs nothing would time every candidate at 0 ms: it
+     * takes what is known (so an estimate runs what the device will run)
+     * and learns and keeps nothing */
+    if (be->ops->runs_nothing) {
+        tt_conv_autotune_known(be, key, candidates, count, best);
+        return NULL;
+    }
     uint64_t device = device_hash(be);
     pthread_mutex_lock(&lock);
     tt_status status = NULL, last_failure = NULL;
@@ -362,6 +367,20 @@ cleanup:
     tt_status_free(last_failure);
     pthread_mutex_unlock(&lock);
     return status;
+}
+
+int tt_conv_autotune_known(const tt_backend *be, const char *key, const tt_conv_algo *candidates,
+                           int count, tt_conv_algo *out)
+{
+    uint64_t device = device_hash(be);
+    pthread_mutex_lock(&lock);
+    if (!device_loaded(device)) load_db(be, device);
+    pick *known = find_pick(device, key);
+    int found = 0;
+    for (int i = 0; known && i < count && !found; i++)
+        if (candidates[i] == known->algo) *out = known->algo, found = 1;
+    pthread_mutex_unlock(&lock);
+    return found;
 }
 
 tt_conv_autotune_stats tt_conv_autotune_stats_get(void)

@@ -44,6 +44,13 @@ typedef tt_status (*tt_conv_run_fn)(void *ctx, tt_conv_algo algo);
 tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_algo *candidates,
                                 int count, tt_conv_run_fn run, void *ctx, tt_conv_algo *best);
 
+/* Whether `key` already has a pick among `candidates` on `be`'s device (in
+ * memory or in its find-db), without timing anything; *out is the pick.
+ * Lets callers size workspaces for what will run rather than for every
+ * candidate. */
+int tt_conv_autotune_known(const tt_backend *be, const char *key, const tt_conv_algo *candidates,
+                           int count, tt_conv_algo *out);
+
 /* Counters since the start or the last tt_conv_autotune_reset(). */
 typedef struct tt_conv_autotune_stats {
     uint64_t timed;        /* keys decided by timing */

@@ -206,14 +206,31 @@ static int candidates_of(const convt_shape *s, tt_conv_dir dir, tt_conv_algo *ou
     return count;
 }
 
-static size_t workspace_of(const tt_conv_transpose2d_desc *d, const convt_shape *s)
+/* The autotuner's key of one direction of a shape. */
+static void key_of(const convt_shape *s, tt_conv_dir dir, char *key, size_t size)
+{
+    snprintf(key, size,
+             "conv_transpose2d %s N%zu C%zu %zux%zu -> C%zu %zux%zu k%zux%zu s%zux%zu p%zux%zu "
+             "d%zux%zu g%zu",
+             tt_conv_dir_name(dir), s->batch, s->cin, s->h, s->w, s->cout, s->oh, s->ow, s->kh,
+             s->kw, s->sh, s->sw, s->ph, s->pw, s->dh, s->dw, s->groups);
+}
+
+/* As conv2d.c's: the picks `be` (may be NULL) knows, else every candidate. */
+static size_t workspace_of(tt_backend *be, const tt_conv_transpose2d_desc *d, const convt_shape *s)
 {
     tt_conv_algo want = requested(d), algos[TT_CONV_ALGO_COUNT];
     size_t bytes = 0;
     for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
         int count = 1;
-        if (want == TT_CONV_ALGO_AUTO) count = candidates_of(s, (tt_conv_dir)dir, algos);
-        else algos[0] = convt_runs(want, s, (tt_conv_dir)dir) ? want : TT_CONV_ALGO_IM2COL_GEMM;
+        if (want == TT_CONV_ALGO_AUTO) {
+            char key[256];
+            count = candidates_of(s, (tt_conv_dir)dir, algos);
+            key_of(s, (tt_conv_dir)dir, key, sizeof key);
+            if (be && count > 1 && tt_conv_autotune_known(be, key, algos, count, &algos[0])) count = 1;
+        } else {
+            algos[0] = convt_runs(want, s, (tt_conv_dir)dir) ? want : TT_CONV_ALGO_IM2COL_GEMM;
+        }
         for (int i = 0; i < count; i++) {
             size_t b = algo_workspace(algos[i], s);
             if (b > bytes) bytes = b;
@@ -268,12 +285,8 @@ static tt_status resolve(const tt_conv_transpose2d_desc *d, const convt_shape *s
     tt_conv_algo algos[TT_CONV_ALGO_COUNT];
     int count = candidates_of(s, dir, algos);
     char key[256];
-    snprintf(key, sizeof key,
-             "conv_transpose2d %s N%zu C%zu %zux%zu -> C%zu %zux%zu k%zux%zu s%zux%zu p%zux%zu "
-             "d%zux%zu g%zu",
-             tt_conv_dir_name(dir), s->batch, s->cin, s->h, s->w, s->cout, s->oh, s->ow, s->kh,
-             s->kw, s->sh, s->sw, s->ph, s->pw, s->dh, s->dw, s->groups);
-    ctx->s = s, ctx->dir = dir, ctx->ws_bytes = workspace_of(d, s);
+    key_of(s, dir, key, sizeof key);
+    ctx->s = s, ctx->dir = dir, ctx->ws_bytes = workspace_of(NULL, d, s);
     tt_status status = tt_conv_autotune_pick(ctx->be, key, algos, count, tune_run, ctx, out);
     tt_buffer_free(ctx->scratch);
     ctx->scratch = NULL;
@@ -364,10 +377,15 @@ int tt_conv_transpose2d_out_w(const tt_conv_transpose2d_desc *desc)
 
 size_t tt_conv_transpose2d_workspace_bytes(const tt_conv_transpose2d_desc *desc)
 {
+    return tt_conv_transpose2d_workspace_bytes_on(NULL, desc);
+}
+
+size_t tt_conv_transpose2d_workspace_bytes_on(tt_backend *be, const tt_conv_transpose2d_desc *desc)
+{
     convt_shape s;
     tt_status status = shape_of(desc, &s);
     tt_status_free(status);
-    return status ? 0 : workspace_of(desc, &s);
+    return status ? 0 : workspace_of(be, desc, &s);
 }
 
 tt_status tt_conv_transpose2d_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,

@@ -40,6 +40,8 @@ int tt_conv_transpose2d_out_h(const tt_conv_transpose2d_desc *desc);
 int tt_conv_transpose2d_out_w(const tt_conv_transpose2d_desc *desc);
 /* Bytes of workspace forward and backward need; 0 for an invalid desc. */
 size_t tt_conv_transpose2d_workspace_bytes(const tt_conv_transpose2d_desc *desc);
+/* As tt_conv2d_workspace_bytes_on: sized for the known picks on `be`. */
+size_t tt_conv_transpose2d_workspace_bytes_on(tt_backend *be, const tt_conv_transpose2d_desc *desc);
 
 /* out = conv_transpose(inp, weight) + bias.  Overwrites out; bias and
  * workspace may be (tt_mem){0}. */
