@@ -172,9 +172,34 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
     return tt_relu_forward(u->be, x->act2, x->act2, count);
 }
 
+/* The input gradient of a decoder block's conv1, whose input is [up, skip]
+ * (2C channels), written to the two sources directly: dskip += d skip, and
+ * *dup = d up in the scratch `q` (free once conv1's output gradient `p` is
+ * read); the [up, skip] gradient itself is never stored.  Each half of the
+ * weight (C input channels) is copied out once, so each direction is an
+ * ordinary C -> C' convolution. */
+static tt_status split_input_backward(tt_unet *u, tt_unet_block *b, tt_mem p, tt_mem q,
+                                      tt_mem dskip, tt_mem skip, int n)
+{
+    int half = b->in_channels / 2;
+    size_t wfloats = (size_t)b->channels * half * 9;
+    tt_mem wa = tt_mem_of(u->wsplit_buffer), wb = tt_mem_at(wa, wfloats * sizeof(float));
+    TT_TRY(tt_fill(u->be, wa, 0.0f, 2 * wfloats));
+    tt_concat_desc wd = {b->channels, half, half, 3, 3}; /* (C', [up | skip], 3, 3) */
+    TT_TRY(tt_concat_backward(u->be, wa, wb, tt_unet_param(u, b->conv1_w), &wd));
+    tt_conv2d_desc d = conv3x3(u, n, half, b->channels, b->height, b->width);
+    size_t count = (size_t)n * half * b->height * b->width;
+    TT_TRY(tt_fill(u->be, q, 0.0f, count));
+    TT_TRY(tt_conv2d_backward(u->be, q, NONE, NONE, p, skip, wa, &d, workspace(u)));
+    return tt_conv2d_backward(u->be, dskip, NONE, NONE, p, skip, wb, &d, workspace(u));
+}
+
 /* dinput += d(block)/d(input) . dact2 (dinput may be NONE), and the block's
- * parameter gradients.  Uses scratch1 and scratch2. */
-static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_mem dact2, int n)
+ * parameter gradients.  Uses scratch1 and scratch2.  A decoder block (dskip
+ * given) instead adds its input's skip half to dskip and leaves the up half
+ * in *dup (one of the scratches). */
+static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_mem dact2, int n,
+                                tt_mem dskip, tt_mem skip, tt_mem *dup)
 {
     const tt_unet_tensors *x = &b->bwd;
     if (u->config.checkpointing) TT_TRY(block_forward(u, b, x, n, 1));
@@ -205,9 +230,12 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
         SWAP();                                                            /* p = d conv1 out */
     }
 #undef SWAP
-    return tt_conv2d_backward(u->be, dinput, tt_unet_grad(u, b->conv1_w),
+    TT_TRY(tt_conv2d_backward(u->be, dskip.buffer ? NONE : dinput, tt_unet_grad(u, b->conv1_w),
                               tt_unet_grad(u, b->conv1_b), p, b->input,
-                              tt_unet_param(u, b->conv1_w), &d1, workspace(u));
+                              tt_unet_param(u, b->conv1_w), &d1, workspace(u)));
+    if (!dskip.buffer) return NULL;
+    *dup = q;
+    return split_input_backward(u, b, p, q, dskip, skip, n);
 }
 
 /* ---- the whole model ------------------------------------------------------ */
@@ -322,6 +350,7 @@ void tt_unet_destroy(tt_unet *u)
     tt_buffer_free(u->grad_buffer);
     tt_buffer_free(u->state_buffer);
     tt_buffer_free(u->workspace_buffer);
+    tt_buffer_free(u->wsplit_buffer);
     tt_params_free(&u->params);
     free(u);
 }
@@ -414,12 +443,9 @@ tt_status tt_unet_backward(tt_unet *u)
         tt_unet_block *b = &u->dec[i];
         int ch = b->channels, h = b->height, w = b->width;
         size_t count = (size_t)n * ch * h * w;
-        TT_TRY(tt_fill(u->be, u->dcat, 0.0f, 2 * count));
-        TT_TRY(block_backward(u, b, u->dcat, u->dlevel, n));
-        TT_TRY(tt_fill(u->be, u->scratch1, 0.0f, count));
         TT_TRY(tt_fill(u->be, u->dskip[i], 0.0f, count)); /* the skip's gradient starts here */
-        tt_concat_desc cd = {n, ch, ch, h, w};
-        TT_TRY(tt_concat_backward(u->be, u->scratch1, u->dskip[i], u->dcat, &cd));
+        tt_mem dup = NONE;
+        TT_TRY(block_backward(u, b, NONE, u->dlevel, n, u->dskip[i], u->enc[i].fwd.act2, &dup));
         char prefix[32];
         snprintf(prefix, sizeof prefix, "up.%d", i);
         int uw = param_index(u, prefix, "weight"), ub = param_index(u, prefix, "bias");
@@ -427,23 +453,23 @@ tt_status tt_unet_backward(tt_unet *u)
         tt_conv_transpose2d_desc ud = upconv(u, n, 2 * ch, ch, h / 2, w / 2);
         TT_TRY(tt_fill(u->be, u->dlevel, 0.0f, (size_t)n * 2 * ch * (h / 2) * (w / 2)));
         TT_TRY(tt_conv_transpose2d_backward(u->be, u->dlevel, tt_unet_grad(u, uw),
-                                            tt_unet_grad(u, ub), u->scratch1, below,
+                                            tt_unet_grad(u, ub), dup, below,
                                             tt_unet_param(u, uw), &ud, workspace(u)));
     }
     /* bottleneck, then the encoder from the bottom: block -> pool -> dskip */
     tt_unet_block *bn = &u->bottleneck;
     size_t below_count = (size_t)n * bn->in_channels * bn->height * bn->width;
-    TT_TRY(tt_fill(u->be, u->dcat, 0.0f, below_count));
-    TT_TRY(block_backward(u, bn, u->dcat, u->dlevel, n));
+    TT_TRY(tt_fill(u->be, u->dinput, 0.0f, below_count));
+    TT_TRY(block_backward(u, bn, u->dinput, u->dlevel, n, NONE, NONE, NULL));
     for (int i = c->depth - 1; i >= 0; i--) {
         tt_unet_block *b = &u->enc[i];
         tt_pool2d_desc pd = tt_pool2d_square(n, b->channels, b->height, b->width, 2, 2);
-        TT_TRY(tt_max_pool2d_backward(u->be, u->dskip[i], u->dcat, u->argmax[i], &pd));
+        TT_TRY(tt_max_pool2d_backward(u->be, u->dskip[i], u->dinput, u->argmax[i], &pd));
         if (i == 0) {
-            TT_TRY(block_backward(u, b, NONE, u->dskip[i], n)); /* no gradient for the image */
+            TT_TRY(block_backward(u, b, NONE, u->dskip[i], n, NONE, NONE, NULL)); /* no image grad */
         } else {
-            TT_TRY(tt_fill(u->be, u->dcat, 0.0f, (size_t)n * b->in_channels * b->height * b->width));
-            TT_TRY(block_backward(u, b, u->dcat, u->dskip[i], n));
+            TT_TRY(tt_fill(u->be, u->dinput, 0.0f, (size_t)n * b->in_channels * b->height * b->width));
+            TT_TRY(block_backward(u, b, u->dinput, u->dskip[i], n, NONE, NONE, NULL));
         }
     }
     return NULL;

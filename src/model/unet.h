@@ -50,6 +50,8 @@ typedef struct tt_unet {
     tt_buffer *grad_buffer;      /* same layout */
     tt_buffer *state_buffer;     /* running statistics; NULL without batch norm */
     tt_buffer *workspace_buffer; /* shared by every convolution; NULL if none needs one */
+    tt_buffer *wsplit_buffer;    /* the two halves of a decoder conv1 weight, by input
+                                    channels ([up, skip]), for its split input gradient */
     tt_buffer *input_buffer;     /* (capacity, in_channels, H, W), TT_MEM_DATA */
     tt_buffer **act_buffers;     /* the planned activation arena, one or more buffers */
     int act_count;
@@ -68,7 +70,9 @@ typedef struct tt_unet {
     /* backward scratch */
     tt_mem dskip[TT_UNET_MAX_DEPTH];  /* gradient of enc[i].act2: from pool and skip */
     tt_mem scratch1, scratch2;        /* (N, C_0, H, W) each */
-    tt_mem dcat;                      /* (N, 2 C_0, H, W): a block's input gradient */
+    tt_mem dinput;                    /* (N, C_0, H/2, W/2): the input gradient of the
+                                         bottleneck and enc[1..]; a decoder block's goes
+                                         to its two sources directly (no [up, skip] copy) */
     tt_mem dlevel;                    /* (N, C_0, H, W): the gradient handed between levels */
     int batch;                        /* images of the last forward */
     int training;                     /* mode of the last forward */

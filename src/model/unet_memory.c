@@ -168,7 +168,9 @@ static void build_requests(tt_unet *u, request_list *r)
     add(r, "backward.dlevel", level0, b_head(t), b_bottleneck(t), &u->dlevel);
     add(r, "backward.scratch1", level0, b_dec(t, 0), b_enc(t, 0), &u->scratch1);
     add(r, "backward.scratch2", level0, b_dec(t, 0), b_enc(t, 0), &u->scratch2);
-    add(r, "backward.dcat", 2 * level0, b_dec(t, 0), b_enc(t, 0), &u->dcat);
+    /* the largest block input below level 0: enc.1's, C_0 x H/2 x W/2 */
+    size_t dinput = tensor_bytes(u, tt_unet_channels(c, 0), u->height / 2, u->width / 2);
+    add(r, "backward.dinput", dinput, b_bottleneck(t), b_enc(t, 0), &u->dinput);
 }
 
 tt_status tt_unet_allocate(tt_unet *u)
@@ -222,6 +224,10 @@ tt_status tt_unet_allocate(tt_unet *u)
         ws = tt_unet_workspace_bytes(u);
     }
     if (ws) TT_CHECK(tt_buffer_alloc(u->be, ws, TT_MEM_WORKSPACE, "conv.workspace", &u->workspace_buffer));
+    /* dec.i conv1 weight (C_i, 2 C_i, 3, 3) in two halves: largest at the bottom */
+    size_t half = (size_t)tt_unet_channels(c, c->depth - 1) * tt_unet_channels(c, c->depth - 1) * 9;
+    TT_CHECK(tt_buffer_alloc(u->be, 2 * half * sizeof(float), TT_MEM_WORKSPACE, "dec.conv1.halves",
+                             &u->wsplit_buffer));
 cleanup:
     free(r.items);
     free(r.dests);
