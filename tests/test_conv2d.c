@@ -163,6 +163,44 @@ static void test_bad_arguments(void)
     tt_buffer_free(w_ok);
 }
 
+/* out += conv(inp, weight) for every algorithm that runs the shape:
+ * random out before, reference after. */
+static void test_forward_add(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    const tt_conv_algo algos[] = {TT_CONV_ALGO_IM2COL_GEMM, TT_CONV_ALGO_DIRECT,
+                                  TT_CONV_ALGO_WINOGRAD, TT_CONV_ALGO_FFT};
+    for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
+        /* 5x5 so that FFT runs it too (kernels of 25 taps and more) */
+        tt_conv2d_desc d = D(2, 3, 9, 11, 4, algos[a] == TT_CONV_ALGO_FFT ? 5 : 3,
+                             algos[a] == TT_CONV_ALGO_FFT ? 5 : 3, 1, 1, 1, 1, 1, 1, 1);
+        d.algo = algos[a];
+        int oh = tt_conv2d_out_h(&d), ow = tt_conv2d_out_w(&d);
+        size_t ni = 2 * 3 * 9 * 11, nw = (size_t)4 * 3 * d.kernel_h * d.kernel_w, no = (size_t)2 * 4 * oh * ow;
+        uint64_t seed = 61 + a;
+        float *x = malloc(ni * sizeof(float)), *w = malloc(nw * sizeof(float)), *o = malloc(no * sizeof(float));
+        float *got = malloc(no * sizeof(float));
+        double *want = malloc(no * sizeof(double));
+        CU_ASSERT_FATAL(x && w && o && got && want);
+        th_fill_uniform(x, ni, -1, 1, &seed);
+        th_fill_uniform(w, nw, -1, 1, &seed);
+        th_fill_uniform(o, no, -1, 1, &seed);
+        tt_buffer *xb = th_upload(x, ni, "add.inp"), *wb = th_upload(w, nw, "add.weight");
+        tt_buffer *ob = th_upload(o, no, "add.out");
+        TH_OK(tt_conv2d_forward_add(be, tt_mem_of(ob), tt_mem_of(xb), tt_mem_of(wb), &d, (tt_mem){0}));
+        th_download(got, ob, no);
+        double *xd = th_to_double(x, ni), *wd = th_to_double(w, nw);
+        ref_conv2d_forward(want, xd, wd, NULL, &d);
+        for (size_t i = 0; i < no; i++) want[i] += o[i];
+        double e = th_max_rel_error(got, want, no, REF_CONV_FWD_FLOOR);
+        printf("\n    forward_add %-12s %.2e", tt_conv_algo_name(algos[a]), e);
+        CU_ASSERT(e < REF_CONV_FWD_TOL);
+        tt_buffer_free(xb), tt_buffer_free(wb), tt_buffer_free(ob);
+        free(x), free(w), free(o), free(got), free(want), free(xd), free(wd);
+    }
+}
+
 static void test_torch(void)
 {
     static const conv2d_case c = {"torch k3 s2 p1 g1 2x3x7x9", D(2, 3, 7, 9, 5, 3, 3, 2, 2, 1, 1,
@@ -178,6 +216,7 @@ int main(void)
     CU_TestInfo tests[] = {
         {"forward and gradients, all cases", test_cases},
         {"workspace size", test_workspace_size},
+        {"forward adding into out, every algorithm", test_forward_add},
         {"bad arguments are reported", test_bad_arguments},
         {"cross-check against PyTorch", test_torch},
         CU_TEST_INFO_NULL,

@@ -129,9 +129,13 @@ static void check_against_torch(const unet_case *c)
     TH_OK(tt_write(be, u->dlogits, dlogits, out_n * sizeof(float)));
     TH_OK(tt_unet_backward(u));
     TH_OK(tt_read(be, grads2, tt_mem_of(u->grad_buffer), u->params.trainable_floats * sizeof(float)));
-    double twice = 0;
+    /* relative, with a floor of 1e-3 of the largest gradient: the conv
+     * biases before a norm have an exact gradient of 0, so theirs is float
+     * noise from one backward to the next (the kernels reduce in parallel) */
+    double largest = 0, twice = 0;
+    for (size_t i = 0; i < u->params.trainable_floats; i++) largest = fmax(largest, fabs(2 * grads[i]));
     for (size_t i = 0; i < u->params.trainable_floats; i++)
-        twice = fmax(twice, fabs(grads2[i] - 2 * grads[i]) / (fabs(2 * grads[i]) + 1e-3));
+        twice = fmax(twice, fabs(grads2[i] - 2 * grads[i]) / (fabs(2 * grads[i]) + 1e-3 * largest));
     printf("\n  %s: backward twice vs 2x: %.2e", c->label, twice);
     CU_ASSERT(twice < 1e-5);
 

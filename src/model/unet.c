@@ -144,6 +144,60 @@ static tt_status act1_recompute(tt_unet *u, tt_unet_block *b, const tt_unet_tens
     return tt_relu_forward(u->be, x->act1, x->act1, (size_t)n * b->channels * b->height * b->width);
 }
 
+/* ---- a decoder block's conv1, over [up, skip] without the copy -----------
+ * Its weight (C', 2C, 3, 3) is split by input channels into wa (the up
+ * half) and wb (the skip half), copied into the model's wsplit buffer
+ * [wa | wb | ga | gb] (a few KiB), so every part is an ordinary C -> C'
+ * convolution: forward conv(up, wa) + conv(skip, wb); input gradients go
+ * straight to d up and d skip; weight gradients are made per half (ga, gb),
+ * joined in the [wa | wb] room and added to the gradient arena. */
+typedef struct split_weight {
+    tt_mem wa, wb, ga, gb;
+    tt_concat_desc desc;    /* (C', [C | C], 3, 3) */
+    size_t half_floats;     /* C' C 9 */
+} split_weight;
+
+static tt_status split_conv1(tt_unet *u, const tt_unet_block *b, split_weight *s)
+{
+    int half = b->in_channels / 2;
+    s->half_floats = (size_t)b->channels * half * 9;
+    size_t bytes = s->half_floats * sizeof(float);
+    s->wa = tt_mem_of(u->wsplit_buffer), s->wb = tt_mem_at(s->wa, bytes);
+    s->ga = tt_mem_at(s->wa, 2 * bytes), s->gb = tt_mem_at(s->wa, 3 * bytes);
+    s->desc = (tt_concat_desc){b->channels, half, half, 3, 3};
+    TT_TRY(tt_fill(u->be, s->wa, 0.0f, 2 * s->half_floats));
+    return tt_concat_backward(u->be, s->wa, s->wb, tt_unet_param(u, b->conv1_w), &s->desc);
+}
+
+static tt_status dec_conv1_forward(tt_unet *u, const tt_unet_block *b, tt_mem out, int n)
+{
+    split_weight s;
+    TT_TRY(split_conv1(u, b, &s));
+    tt_conv2d_desc d = conv3x3(u, n, b->in_channels / 2, b->channels, b->height, b->width);
+    TT_TRY(tt_conv2d_forward(u->be, out, b->input, s.wa, tt_unet_param(u, b->conv1_b), &d,
+                             workspace(u)));
+    return tt_conv2d_forward_add(u->be, out, b->skip, s.wb, &d, workspace(u));
+}
+
+/* dup = d up (overwritten), dskip += d skip, and the weight and bias
+ * gradients of conv1, given dout = d conv1 output. */
+static tt_status dec_conv1_backward(tt_unet *u, const tt_unet_block *b, tt_mem dout, tt_mem dup,
+                                    tt_mem dskip, int n)
+{
+    split_weight s;
+    TT_TRY(split_conv1(u, b, &s));
+    tt_conv2d_desc d = conv3x3(u, n, b->in_channels / 2, b->channels, b->height, b->width);
+    TT_TRY(tt_fill(u->be, dup, 0.0f, (size_t)n * (b->in_channels / 2) * b->height * b->width));
+    TT_TRY(tt_conv2d_backward(u->be, dup, NONE, tt_unet_grad(u, b->conv1_b), dout, b->input, s.wa,
+                              &d, workspace(u)));
+    TT_TRY(tt_conv2d_backward(u->be, dskip, NONE, NONE, dout, b->skip, s.wb, &d, workspace(u)));
+    TT_TRY(tt_fill(u->be, s.ga, 0.0f, 2 * s.half_floats));
+    TT_TRY(tt_conv2d_backward(u->be, NONE, s.ga, NONE, dout, b->input, NONE, &d, workspace(u)));
+    TT_TRY(tt_conv2d_backward(u->be, NONE, s.gb, NONE, dout, b->skip, NONE, &d, workspace(u)));
+    TT_TRY(tt_concat_forward(u->be, s.wa, s.ga, s.gb, &s.desc)); /* [ga | gb] as (C', 2C, 3, 3) */
+    return tt_axpy(u->be, tt_unet_grad(u, b->conv1_w), s.wa, 1.0f, 2 * s.half_floats);
+}
+
 /* x->act2 = relu(norm2(conv2(relu(norm1(conv1(input)))))).  A recomputation
  * (checkpointing) leaves batch norm's running statistics alone: the first
  * forward already counted this micro-batch. */
@@ -160,8 +214,11 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
         bn1.running_mean = bn1.running_var = bn2.running_mean = bn2.running_var = NONE;
         s1 = &bn1, s2 = &bn2;
     }
-    TT_TRY(tt_conv2d_forward(u->be, x->conv1, b->input, tt_unet_param(u, b->conv1_w),
-                             tt_unet_param(u, b->conv1_b), &d1, workspace(u)));
+    if (b->skip.buffer)
+        TT_TRY(dec_conv1_forward(u, b, x->conv1, n));
+    else
+        TT_TRY(tt_conv2d_forward(u->be, x->conv1, b->input, tt_unet_param(u, b->conv1_w),
+                                 tt_unet_param(u, b->conv1_b), &d1, workspace(u)));
     if (norm)
         TT_TRY(norm_forward(u, b, x->act1, x->saved1, x->conv1, b->norm1_w, b->norm1_b, s1, n));
     TT_TRY(tt_relu_forward(u->be, x->act1, x->act1, count));
@@ -172,34 +229,12 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
     return tt_relu_forward(u->be, x->act2, x->act2, count);
 }
 
-/* The input gradient of a decoder block's conv1, whose input is [up, skip]
- * (2C channels), written to the two sources directly: dskip += d skip, and
- * *dup = d up in the scratch `q` (free once conv1's output gradient `p` is
- * read); the [up, skip] gradient itself is never stored.  Each half of the
- * weight (C input channels) is copied out once, so each direction is an
- * ordinary C -> C' convolution. */
-static tt_status split_input_backward(tt_unet *u, tt_unet_block *b, tt_mem p, tt_mem q,
-                                      tt_mem dskip, tt_mem skip, int n)
-{
-    int half = b->in_channels / 2;
-    size_t wfloats = (size_t)b->channels * half * 9;
-    tt_mem wa = tt_mem_of(u->wsplit_buffer), wb = tt_mem_at(wa, wfloats * sizeof(float));
-    TT_TRY(tt_fill(u->be, wa, 0.0f, 2 * wfloats));
-    tt_concat_desc wd = {b->channels, half, half, 3, 3}; /* (C', [up | skip], 3, 3) */
-    TT_TRY(tt_concat_backward(u->be, wa, wb, tt_unet_param(u, b->conv1_w), &wd));
-    tt_conv2d_desc d = conv3x3(u, n, half, b->channels, b->height, b->width);
-    size_t count = (size_t)n * half * b->height * b->width;
-    TT_TRY(tt_fill(u->be, q, 0.0f, count));
-    TT_TRY(tt_conv2d_backward(u->be, q, NONE, NONE, p, skip, wa, &d, workspace(u)));
-    return tt_conv2d_backward(u->be, dskip, NONE, NONE, p, skip, wb, &d, workspace(u));
-}
-
 /* dinput += d(block)/d(input) . dact2 (dinput may be NONE), and the block's
  * parameter gradients.  Uses scratch1 and scratch2.  A decoder block (dskip
- * given) instead adds its input's skip half to dskip and leaves the up half
- * in *dup (one of the scratches). */
+ * given) instead adds its skip input's gradient to dskip and leaves its up
+ * input's in *dup (one of the scratches). */
 static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_mem dact2, int n,
-                                tt_mem dskip, tt_mem skip, tt_mem *dup)
+                                tt_mem dskip, tt_mem *dup)
 {
     const tt_unet_tensors *x = &b->bwd;
     if (u->config.checkpointing) TT_TRY(block_forward(u, b, x, n, 1));
@@ -230,12 +265,13 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
         SWAP();                                                            /* p = d conv1 out */
     }
 #undef SWAP
-    TT_TRY(tt_conv2d_backward(u->be, dskip.buffer ? NONE : dinput, tt_unet_grad(u, b->conv1_w),
+    if (dskip.buffer) { /* q is free: p is the last gradient still read */
+        *dup = q;
+        return dec_conv1_backward(u, b, p, q, dskip, n);
+    }
+    return tt_conv2d_backward(u->be, dinput, tt_unet_grad(u, b->conv1_w),
                               tt_unet_grad(u, b->conv1_b), p, b->input,
-                              tt_unet_param(u, b->conv1_w), &d1, workspace(u)));
-    if (!dskip.buffer) return NULL;
-    *dup = q;
-    return split_input_backward(u, b, p, q, dskip, skip, n);
+                              tt_unet_param(u, b->conv1_w), &d1, workspace(u));
 }
 
 /* ---- the whole model ------------------------------------------------------ */
@@ -413,8 +449,6 @@ tt_status tt_unet_forward(tt_unet *u, int n, int training)
                                            tt_unet_param(u, param_index(u, up_w, "weight")),
                                            tt_unet_param(u, param_index(u, up_b, "bias")), &ud,
                                            workspace(u)));
-        tt_concat_desc cd = {n, ch, ch, h, w};
-        TT_TRY(tt_concat_forward(u->be, u->cat[i], u->up[i], u->enc[i].fwd.act2, &cd));
         TT_TRY(block_forward(u, &u->dec[i], &u->dec[i].fwd, n, 0));
         below = u->dec[i].fwd.act2;
     }
@@ -445,7 +479,7 @@ tt_status tt_unet_backward(tt_unet *u)
         size_t count = (size_t)n * ch * h * w;
         TT_TRY(tt_fill(u->be, u->dskip[i], 0.0f, count)); /* the skip's gradient starts here */
         tt_mem dup = NONE;
-        TT_TRY(block_backward(u, b, NONE, u->dlevel, n, u->dskip[i], u->enc[i].fwd.act2, &dup));
+        TT_TRY(block_backward(u, b, NONE, u->dlevel, n, u->dskip[i], &dup));
         char prefix[32];
         snprintf(prefix, sizeof prefix, "up.%d", i);
         int uw = param_index(u, prefix, "weight"), ub = param_index(u, prefix, "bias");
@@ -460,16 +494,16 @@ tt_status tt_unet_backward(tt_unet *u)
     tt_unet_block *bn = &u->bottleneck;
     size_t below_count = (size_t)n * bn->in_channels * bn->height * bn->width;
     TT_TRY(tt_fill(u->be, u->dinput, 0.0f, below_count));
-    TT_TRY(block_backward(u, bn, u->dinput, u->dlevel, n, NONE, NONE, NULL));
+    TT_TRY(block_backward(u, bn, u->dinput, u->dlevel, n, NONE, NULL));
     for (int i = c->depth - 1; i >= 0; i--) {
         tt_unet_block *b = &u->enc[i];
         tt_pool2d_desc pd = tt_pool2d_square(n, b->channels, b->height, b->width, 2, 2);
         TT_TRY(tt_max_pool2d_backward(u->be, u->dskip[i], u->dinput, u->argmax[i], &pd));
         if (i == 0) {
-            TT_TRY(block_backward(u, b, NONE, u->dskip[i], n, NONE, NONE, NULL)); /* no image grad */
+            TT_TRY(block_backward(u, b, NONE, u->dskip[i], n, NONE, NULL)); /* no image grad */
         } else {
             TT_TRY(tt_fill(u->be, u->dinput, 0.0f, (size_t)n * b->in_channels * b->height * b->width));
-            TT_TRY(block_backward(u, b, u->dinput, u->dskip[i], n, NONE, NONE, NULL));
+            TT_TRY(block_backward(u, b, u->dinput, u->dskip[i], n, NONE, NULL));
         }
     }
     return NULL;

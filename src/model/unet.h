@@ -29,7 +29,10 @@ typedef struct tt_unet_block {
     char name[24];               /* "enc.0", "bottleneck", "dec.1" */
     int in_channels, channels;   /* Cin, C */
     int height, width;           /* H, W of this level */
-    tt_mem input;                /* (N, Cin, H, W), not owned */
+    tt_mem input;                /* (N, Cin, H, W), not owned; a decoder block's is
+                                    up (N, Cin/2, H, W) and the rest is in skip */
+    tt_mem skip;                 /* decoder: enc.i's output, the second half of the
+                                    input [up, skip] (never copied together) */
     tt_unet_tensors fwd;         /* written by the forward pass; consumers read fwd.act2 */
     tt_unet_tensors bwd;         /* read by the block's backward: fwd itself, or with
                                     checkpointing a recomputation made just before */
@@ -50,8 +53,8 @@ typedef struct tt_unet {
     tt_buffer *grad_buffer;      /* same layout */
     tt_buffer *state_buffer;     /* running statistics; NULL without batch norm */
     tt_buffer *workspace_buffer; /* shared by every convolution; NULL if none needs one */
-    tt_buffer *wsplit_buffer;    /* the two halves of a decoder conv1 weight, by input
-                                    channels ([up, skip]), for its split input gradient */
+    tt_buffer *wsplit_buffer;    /* a decoder conv1 weight and its gradient in halves by
+                                    input channels ([up | skip]): 4 x C' C 9 floats */
     tt_buffer *input_buffer;     /* (capacity, in_channels, H, W), TT_MEM_DATA */
     tt_buffer **act_buffers;     /* the planned activation arena, one or more buffers */
     int act_count;
@@ -61,8 +64,8 @@ typedef struct tt_unet {
     tt_unet_block enc[TT_UNET_MAX_DEPTH], bottleneck, dec[TT_UNET_MAX_DEPTH];
     tt_mem pool[TT_UNET_MAX_DEPTH];   /* (N, C_i, H_i/2, W_i/2) */
     tt_mem argmax[TT_UNET_MAX_DEPTH]; /* int32, like pool */
-    tt_mem up[TT_UNET_MAX_DEPTH];     /* (N, C_i, H_i, W_i): up-convolution output */
-    tt_mem cat[TT_UNET_MAX_DEPTH];    /* (N, 2 C_i, H_i, W_i): [up, skip] */
+    tt_mem up[TT_UNET_MAX_DEPTH];     /* (N, C_i, H_i, W_i): up-convolution output, the
+                                         first half of dec.i's input [up, skip] */
     tt_mem input;                     /* (N, in_channels, H, W), TT_MEM_DATA */
     tt_mem logits;                    /* (N, classes, H, W) */
     tt_mem dlogits;                   /* same shape: the loss adds its gradient here */

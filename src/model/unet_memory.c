@@ -143,8 +143,8 @@ static void build_requests(tt_unet *u, request_list *r)
     char name[48];
     for (int i = 0; i < c->depth; i++) {
         int ch = tt_unet_channels(c, i), h = u->height >> i, w = u->width >> i;
-        /* the skip is read by dec.i's forward: longer without checkpointing */
-        add_block(r, u, &u->enc[i], f_enc(t, i), f_dec(t, i), b_enc(t, i));
+        /* the skip is read by dec.i's forward and backward (its conv1's input) */
+        add_block(r, u, &u->enc[i], f_enc(t, i), b_dec(t, i), b_enc(t, i));
         size_t pooled = tensor_bytes(u, ch, h / 2, w / 2);
         int reader = i + 1 < c->depth ? b_enc(t, i + 1) : b_bottleneck(t);
         snprintf(name, sizeof name, "enc.%d.pool", i);
@@ -154,9 +154,7 @@ static void build_requests(tt_unet *u, request_list *r)
         snprintf(name, sizeof name, "enc.%d.dskip", i);
         add(r, name, tensor_bytes(u, ch, h, w), b_dec(t, i), b_enc(t, i), &u->dskip[i]);
         snprintf(name, sizeof name, "up.%d", i);
-        add(r, name, tensor_bytes(u, ch, h, w), f_dec(t, i), f_dec(t, i), &u->up[i]);
-        snprintf(name, sizeof name, "dec.%d.cat", i);
-        add(r, name, tensor_bytes(u, 2 * ch, h, w), f_dec(t, i), b_dec(t, i), &u->cat[i]);
+        add(r, name, tensor_bytes(u, ch, h, w), f_dec(t, i), b_dec(t, i), &u->up[i]);
         /* dec.i's output feeds up.(i-1), whose backward reads it; dec.0 feeds the head */
         add_block(r, u, &u->dec[i], f_dec(t, i), i > 0 ? b_dec(t, i - 1) : b_head(t), b_dec(t, i));
     }
@@ -212,9 +210,9 @@ tt_status tt_unet_allocate(tt_unet *u)
     /* inputs that are other tensors, now that those have places */
     for (int i = 1; i < c->depth; i++) u->enc[i].input = u->pool[i - 1];
     u->bottleneck.input = u->pool[c->depth - 1];
-    for (int i = 0; i < c->depth; i++) u->dec[i].input = u->cat[i];
     for (int i = 0; i < c->depth; i++) alias_norm_none(u, &u->enc[i]), alias_norm_none(u, &u->dec[i]);
     alias_norm_none(u, &u->bottleneck);
+    for (int i = 0; i < c->depth; i++) u->dec[i].input = u->up[i], u->dec[i].skip = u->enc[i].fwd.act2;
     /* AUTO keeps room for every candidate, im2col's columns included; when
      * that is more than one buffer may hold (full-resolution tiles), the
      * direct kernels, which need no columns, run every layer */
@@ -224,9 +222,10 @@ tt_status tt_unet_allocate(tt_unet *u)
         ws = tt_unet_workspace_bytes(u);
     }
     if (ws) TT_CHECK(tt_buffer_alloc(u->be, ws, TT_MEM_WORKSPACE, "conv.workspace", &u->workspace_buffer));
-    /* dec.i conv1 weight (C_i, 2 C_i, 3, 3) in two halves: largest at the bottom */
+    /* dec.i conv1 weight (C_i, 2 C_i, 3, 3) and its gradient, each in two
+     * halves (unet.c): largest at the bottom */
     size_t half = (size_t)tt_unet_channels(c, c->depth - 1) * tt_unet_channels(c, c->depth - 1) * 9;
-    TT_CHECK(tt_buffer_alloc(u->be, 2 * half * sizeof(float), TT_MEM_WORKSPACE, "dec.conv1.halves",
+    TT_CHECK(tt_buffer_alloc(u->be, 4 * half * sizeof(float), TT_MEM_WORKSPACE, "dec.conv1.halves",
                              &u->wsplit_buffer));
 cleanup:
     free(r.items);

@@ -363,12 +363,13 @@ size_t tt_conv2d_workspace_bytes_on(tt_backend *be, const tt_conv2d_desc *desc)
     return status ? 0 : workspace_of(be, desc, &s);
 }
 
-tt_status tt_conv2d_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, tt_mem bias,
-                            const tt_conv2d_desc *desc, tt_mem workspace)
+/* out = conv + bias, or out += conv (accumulate; no bias). */
+static tt_status forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, tt_mem bias,
+                         const tt_conv2d_desc *desc, tt_mem workspace, int accumulate)
 {
     conv2d_shape s;
     TT_TRY(tt_conv2d_shape(desc, &s));
-    const char *op = "conv2d forward";
+    const char *op = accumulate ? "conv2d forward (adding)" : "conv2d forward";
     TT_TRY(tt_conv_check_mem(op, "out (N, Cout, OH, OW)", out, s.batch * s.cout * s.out_plane));
     TT_TRY(tt_conv_check_mem(op, "inp (N, Cin, H, W)", inp, s.batch * s.cin * s.in_plane));
     TT_TRY(tt_conv_check_mem(op, "weight (Cout, Cin/groups, kH, kW)", weight, s.cout * s.k));
@@ -382,12 +383,24 @@ tt_status tt_conv2d_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weigh
     tt_conv_workspace ws;
     TT_TRY(tt_conv_workspace_acquire(be, op, "conv2d.workspace", workspace,
                                      impl->workspace_bytes(&s), &ws));
-    status = impl->forward(be, out, inp, weight, bias, &s, ws.mem, 0);
+    status = impl->forward(be, out, inp, weight, bias, &s, ws.mem, accumulate);
     tt_conv_workspace_release(&ws);
     if (status)
         return tt_error_prefix(status, DESC_FMT " forward (%s)", DESC_ARGS(desc),
                                tt_conv_algo_name(algo));
     return NULL;
+}
+
+tt_status tt_conv2d_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, tt_mem bias,
+                            const tt_conv2d_desc *desc, tt_mem workspace)
+{
+    return forward(be, out, inp, weight, bias, desc, workspace, 0);
+}
+
+tt_status tt_conv2d_forward_add(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
+                                const tt_conv2d_desc *desc, tt_mem workspace)
+{
+    return forward(be, out, inp, weight, (tt_mem){0}, desc, workspace, 1);
 }
 
 tt_status tt_conv2d_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem dbias,

@@ -59,6 +59,12 @@ size_t tt_conv2d_workspace_bytes_on(tt_backend *be, const tt_conv2d_desc *desc);
 tt_status tt_conv2d_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, tt_mem bias,
                             const tt_conv2d_desc *desc, tt_mem workspace);
 
+/* out += conv(inp, weight), no bias: a convolution over channels that live
+ * in two tensors is two convolutions into one output (the UNet's decoder
+ * reads [up, skip] this way without a concatenated copy). */
+tt_status tt_conv2d_forward_add(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
+                                const tt_conv2d_desc *desc, tt_mem workspace);
+
 /* ADDS the gradients of L to dinp (N, Cin, H, W), dweight (like weight) and
  * dbias (Cout), given dout = dL/dout.  Any of the three may be (tt_mem){0}
  * and is skipped; inp is needed only for dweight, weight only for dinp. */
