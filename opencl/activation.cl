@@ -30,6 +30,17 @@ __kernel void relu_backward(TT_MEM(float, dinp), TT_MEM(const float, dout),
     if (out[i] > 0.0f) dinp[i] += dout[i];
 }
 
+/* d = out > 0 ? d : 0, in place: the gradient through a ReLU when nothing
+ * else adds into d (saves a buffer; the accumulating form is above) */
+__kernel void relu_backward_inplace(TT_MEM(float, d), TT_MEM(const float, out), const int n)
+{
+    TT_PTR(float, d);
+    TT_PTR(const float, out);
+    int i = get_global_id(0);
+    if (i >= n) return;
+    if (!(out[i] > 0.0f)) d[i] = 0.0f;
+}
+
 /* out = inp > 0 ? inp : negative_slope * inp */
 __kernel void leaky_relu_forward(TT_MEM(float, out), TT_MEM(const float, inp),
                                  const float negative_slope, const int n)

@@ -178,6 +178,35 @@ static void test_in_place(void)
     }
 }
 
+/* The in-place ReLU gradient: d = out > 0 ? d : 0 against the reference
+ * (which adds into zeros), at an offset, with the edges (0, NaN). */
+static void test_relu_backward_inplace(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    enum { N = 1003 };
+    static float x[N], y[N], dy[N], got[N];
+    static double xd[N], dyd[N], want[N];
+    uint64_t seed = 71;
+    th_fill_uniform(x, N, -1, 1, &seed);
+    th_fill_uniform(dy, N, -1, 1, &seed);
+    x[0] = 0.0f, x[1] = NAN;
+    for (int i = 0; i < N; i++) y[i] = x[i] > 0 ? x[i] : (isnan(x[i]) ? x[i] : 0.0f);
+    for (int i = 0; i < N; i++) xd[i] = y[i], dyd[i] = dy[i], want[i] = 0;
+    ref_relu_backward(want, dyd, xd, N);
+    want[1] = 0; /* NaN output: no gradient, as relu_backward */
+    tt_buffer *by = th_upload(y, N, "inplace.y"), *bd = th_zeros(N + 3, "inplace.d");
+    tt_mem d = tt_mem_f32(tt_mem_of(bd), 3);
+    TH_OK(tt_write(be, d, dy, sizeof dy));
+    TH_OK(tt_relu_backward_inplace(be, d, tt_mem_of(by), N));
+    TH_OK(tt_read(be, got, d, sizeof got));
+    double e = th_max_rel_error(got, want, N, 1e-3);
+    printf("\n  relu backward in place: %.2e", e);
+    CU_ASSERT(e == 0);
+    CU_ASSERT(got[0] == 0.0f && got[1] == 0.0f);
+    tt_buffer_free(by), tt_buffer_free(bd);
+}
+
 /* PyTorch's conventions at the edges: relu(NaN) = NaN, gradient 0 at 0. */
 static void test_edges(void)
 {
@@ -235,6 +264,7 @@ int main(void)
         {"sigmoid forward, gradient, twice", test_sigmoid},
         {"in place (out == inp)", test_in_place},
         {"NaN, zero, saturation", test_edges},
+        {"relu gradient in place", test_relu_backward_inplace},
         {"errors name the problem", test_errors},
         CU_TEST_INFO_NULL,
     };

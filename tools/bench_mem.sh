@@ -4,6 +4,7 @@
 # on the chosen device; on PoCL device memory is host memory) beside
 # ../shared/bench/torch_unet.py mem with the same model, tile and batch.
 #   tools/bench_mem.sh [--tile 256x256] [--micro-batch 4] [extra tiletrain flags]
+#   ROUNDS=N (default 3): runs of each side; the medians are compared
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tile=256x256 mb=4
@@ -18,15 +19,25 @@ done
 bench=${TT_BENCH_DIR:-../shared/bench}
 tt=${BUILD_DIR:-build}/tiletrain
 [ -x "$tt" ] || { echo "bench_mem: build first (tools/build.sh)" >&2; exit 1; }
-ours=$("$tt" mem --tile "$tile" --micro-batch "$mb" --format kaggle-rle --classes 4 --measure --json "${extra[@]}" |
-       /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["measured"]["process_step_growth_bytes"])')
-peer=$(/usr/bin/python3 "$bench/torch_unet.py" mem --tile "$tile" --micro-batch "$mb" |
-       /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["step_mem_mib"] * 1048576)')
-/usr/bin/python3 - "$ours" "$peer" "$tile" "$mb" "${extra[*]:-}" <<'PY'
-import sys
-ours, peer = float(sys.argv[1]), float(sys.argv[2])
+# PyTorch's figure moves a lot from run to run (385 to 680 MiB at 256x256 mb4
+# on this machine): both sides run ROUNDS times, alternately, and the medians
+# are compared.
+rounds=${ROUNDS:-3}
+ours=() peer=()
+for r in $(seq "$rounds"); do
+  ours+=("$("$tt" mem --tile "$tile" --micro-batch "$mb" --format kaggle-rle --classes 4 --measure --json "${extra[@]}" |
+            /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["measured"]["process_step_growth_bytes"])')")
+  peer+=("$(/usr/bin/python3 "$bench/torch_unet.py" mem --tile "$tile" --micro-batch "$mb" |
+            /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["step_mem_mib"] * 1048576)')")
+done
+/usr/bin/python3 - "${ours[*]}" "${peer[*]}" "$tile" "$mb" "${extra[*]:-}" <<'PY'
+import statistics, sys
+ours = [float(x) for x in sys.argv[1].split()]
+peer = [float(x) for x in sys.argv[2].split()]
+mib = lambda v: " ".join(f"{x / 2**20:.0f}" for x in v)
+o, p = statistics.median(ours), statistics.median(peer)
 print(f"tile {sys.argv[3]}, micro-batch {sys.argv[4]} {sys.argv[5]}".rstrip())
-print(f"  tiletrain step memory {ours / 2**20:8.1f} MiB")
-print(f"  PyTorch   step memory {peer / 2**20:8.1f} MiB")
-print(f"  ratio {ours / peer:.2f}")
+print(f"  tiletrain step memory {o / 2**20:8.1f} MiB (runs: {mib(ours)})")
+print(f"  PyTorch   step memory {p / 2**20:8.1f} MiB (runs: {mib(peer)})")
+print(f"  ratio of the medians {o / p:.2f}")
 PY

@@ -229,12 +229,15 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
     return tt_relu_forward(u->be, x->act2, x->act2, count);
 }
 
+static int same_mem(tt_mem a, tt_mem b) { return a.buffer == b.buffer && a.offset == b.offset; }
+
 /* dinput += d(block)/d(input) . dact2 (dinput may be NONE), and the block's
- * parameter gradients.  Uses scratch1 and scratch2.  A decoder block (dskip
- * given) instead adds its skip input's gradient to dskip and leaves its up
- * input's in *dup (one of the scratches). */
-static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_mem dact2, int n,
-                                tt_mem dskip, tt_mem *dup)
+ * parameter gradients.  Two buffers carry the gradient down the block:
+ * dact2's own (overwritten: the ReLU gradients run in place) and `scratch`.
+ * A decoder block (dskip given) adds its skip input's gradient to dskip and
+ * leaves its up input's in one of the two, *dup. */
+static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_mem dact2,
+                                tt_mem scratch, int n, tt_mem dskip, tt_mem *dup)
 {
     const tt_unet_tensors *x = &b->bwd;
     if (u->config.checkpointing) TT_TRY(block_forward(u, b, x, n, 1));
@@ -243,34 +246,33 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
     int norm = u->config.norm != TT_NORM_NONE;
     tt_conv2d_desc d1 = conv3x3(u, n, b->in_channels, b->channels, b->height, b->width);
     tt_conv2d_desc d2 = conv3x3(u, n, b->channels, b->channels, b->height, b->width);
-    tt_mem p = u->scratch1, q = u->scratch2, t;
-#define SWAP() (t = p, p = q, q = t)
-    TT_TRY(tt_fill(u->be, p, 0.0f, count));
-    TT_TRY(tt_relu_backward(u->be, p, dact2, x->act2, count));           /* p = d norm2 out */
+    tt_mem buf[2] = {dact2, scratch};
+    int c = 0; /* buf[c] holds the gradient so far, buf[!c] is free */
+    TT_TRY(tt_relu_backward_inplace(u->be, buf[c], x->act2, count));       /* d norm2 out */
     if (norm) {
-        TT_TRY(tt_fill(u->be, q, 0.0f, count));
-        TT_TRY(norm_backward(u, b, q, p, x->conv2, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
-        SWAP();                                                            /* p = d conv2 out */
+        TT_TRY(tt_fill(u->be, buf[!c], 0.0f, count));
+        TT_TRY(norm_backward(u, b, buf[!c], buf[c], x->conv2, x->saved2, b->norm2_w, b->norm2_b,
+                             &b->bn2, n));
+        c = !c;                                                            /* d conv2 out */
     }
-    TT_TRY(tt_fill(u->be, q, 0.0f, count));
-    TT_TRY(tt_conv2d_backward(u->be, q, tt_unet_grad(u, b->conv2_w), tt_unet_grad(u, b->conv2_b),
-                              p, x->act1, tt_unet_param(u, b->conv2_w), &d2, workspace(u)));
-    SWAP();                                                                /* p = d act1 */
-    TT_TRY(tt_fill(u->be, q, 0.0f, count));
-    TT_TRY(tt_relu_backward(u->be, q, p, x->act1, count));
-    SWAP();                                                                /* p = d norm1 out */
+    TT_TRY(tt_fill(u->be, buf[!c], 0.0f, count));
+    TT_TRY(tt_conv2d_backward(u->be, buf[!c], tt_unet_grad(u, b->conv2_w),
+                              tt_unet_grad(u, b->conv2_b), buf[c], x->act1,
+                              tt_unet_param(u, b->conv2_w), &d2, workspace(u)));
+    c = !c;                                                                /* d act1 */
+    TT_TRY(tt_relu_backward_inplace(u->be, buf[c], x->act1, count));       /* d norm1 out */
     if (norm) {
-        TT_TRY(tt_fill(u->be, q, 0.0f, count));
-        TT_TRY(norm_backward(u, b, q, p, x->conv1, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
-        SWAP();                                                            /* p = d conv1 out */
+        TT_TRY(tt_fill(u->be, buf[!c], 0.0f, count));
+        TT_TRY(norm_backward(u, b, buf[!c], buf[c], x->conv1, x->saved1, b->norm1_w, b->norm1_b,
+                             &b->bn1, n));
+        c = !c;                                                            /* d conv1 out */
     }
-#undef SWAP
-    if (dskip.buffer) { /* q is free: p is the last gradient still read */
-        *dup = q;
-        return dec_conv1_backward(u, b, p, q, dskip, n);
+    if (dskip.buffer) {
+        *dup = buf[!c];
+        return dec_conv1_backward(u, b, buf[c], buf[!c], dskip, n);
     }
     return tt_conv2d_backward(u->be, dinput, tt_unet_grad(u, b->conv1_w),
-                              tt_unet_grad(u, b->conv1_b), p, b->input,
+                              tt_unet_grad(u, b->conv1_b), buf[c], b->input,
                               tt_unet_param(u, b->conv1_w), &d1, workspace(u));
 }
 
@@ -472,38 +474,42 @@ tt_status tt_unet_backward(tt_unet *u)
     int hw = param_index(u, "head", "weight"), hb = param_index(u, "head", "bias");
     TT_TRY(tt_conv2d_backward(u->be, u->dlevel, tt_unet_grad(u, hw), tt_unet_grad(u, hb), u->dlogits,
                               u->dec[0].fwd.act2, tt_unet_param(u, hw), &hd, workspace(u)));
-    /* decoder, top level first: dec[i] -> [d up, d skip] -> up[i] -> level below */
+    /* decoder, top level first: dec[i] -> [d up, d skip] -> up[i] -> level below;
+     * the level's gradient and the scratch trade places as they go down */
+    tt_mem g = u->dlevel, spare = u->scratch;
     for (int i = 0; i < c->depth; i++) {
         tt_unet_block *b = &u->dec[i];
         int ch = b->channels, h = b->height, w = b->width;
         size_t count = (size_t)n * ch * h * w;
         TT_TRY(tt_fill(u->be, u->dskip[i], 0.0f, count)); /* the skip's gradient starts here */
         tt_mem dup = NONE;
-        TT_TRY(block_backward(u, b, NONE, u->dlevel, n, u->dskip[i], &dup));
+        TT_TRY(block_backward(u, b, NONE, g, spare, n, u->dskip[i], &dup));
+        tt_mem next = same_mem(dup, g) ? spare : g;
         char prefix[32];
         snprintf(prefix, sizeof prefix, "up.%d", i);
         int uw = param_index(u, prefix, "weight"), ub = param_index(u, prefix, "bias");
         tt_mem below = i + 1 < c->depth ? u->dec[i + 1].fwd.act2 : u->bottleneck.fwd.act2;
         tt_conv_transpose2d_desc ud = upconv(u, n, 2 * ch, ch, h / 2, w / 2);
-        TT_TRY(tt_fill(u->be, u->dlevel, 0.0f, (size_t)n * 2 * ch * (h / 2) * (w / 2)));
-        TT_TRY(tt_conv_transpose2d_backward(u->be, u->dlevel, tt_unet_grad(u, uw),
+        TT_TRY(tt_fill(u->be, next, 0.0f, (size_t)n * 2 * ch * (h / 2) * (w / 2)));
+        TT_TRY(tt_conv_transpose2d_backward(u->be, next, tt_unet_grad(u, uw),
                                             tt_unet_grad(u, ub), dup, below,
                                             tt_unet_param(u, uw), &ud, workspace(u)));
+        g = next, spare = dup;
     }
     /* bottleneck, then the encoder from the bottom: block -> pool -> dskip */
     tt_unet_block *bn = &u->bottleneck;
     size_t below_count = (size_t)n * bn->in_channels * bn->height * bn->width;
     TT_TRY(tt_fill(u->be, u->dinput, 0.0f, below_count));
-    TT_TRY(block_backward(u, bn, u->dinput, u->dlevel, n, NONE, NULL));
+    TT_TRY(block_backward(u, bn, u->dinput, g, spare, n, NONE, NULL));
     for (int i = c->depth - 1; i >= 0; i--) {
         tt_unet_block *b = &u->enc[i];
         tt_pool2d_desc pd = tt_pool2d_square(n, b->channels, b->height, b->width, 2, 2);
         TT_TRY(tt_max_pool2d_backward(u->be, u->dskip[i], u->dinput, u->argmax[i], &pd));
         if (i == 0) {
-            TT_TRY(block_backward(u, b, NONE, u->dskip[i], n, NONE, NULL)); /* no image grad */
+            TT_TRY(block_backward(u, b, NONE, u->dskip[i], g, n, NONE, NULL)); /* no image grad */
         } else {
             TT_TRY(tt_fill(u->be, u->dinput, 0.0f, (size_t)n * b->in_channels * b->height * b->width));
-            TT_TRY(block_backward(u, b, u->dinput, u->dskip[i], n, NONE, NULL));
+            TT_TRY(block_backward(u, b, u->dinput, u->dskip[i], g, n, NONE, NULL));
         }
     }
     return NULL;

@@ -72,11 +72,12 @@ typedef struct tt_unet {
 
     /* backward scratch */
     tt_mem dskip[TT_UNET_MAX_DEPTH];  /* gradient of enc[i].act2: from pool and skip */
-    tt_mem scratch1, scratch2;        /* (N, C_0, H, W) each */
+    tt_mem scratch;                   /* (N, C_0, H, W): the second gradient buffer */
     tt_mem dinput;                    /* (N, C_0, H/2, W/2): the input gradient of the
                                          bottleneck and enc[1..]; a decoder block's goes
                                          to its two sources directly (no [up, skip] copy) */
-    tt_mem dlevel;                    /* (N, C_0, H, W): the gradient handed between levels */
+    tt_mem dlevel;                    /* (N, C_0, H, W): the head's output gradient; it and
+                                         scratch trade places level by level */
     int batch;                        /* images of the last forward */
     int training;                     /* mode of the last forward */
     int poison;                       /* $TT_POISON_ACTIVATIONS: fill the arena before each

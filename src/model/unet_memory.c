@@ -163,9 +163,8 @@ static void build_requests(tt_unet *u, request_list *r)
     add(r, "logits", logits, f_head(t), f_loss(t), &u->logits);
     add(r, "dlogits", logits, f_loss(t), b_head(t), &u->dlogits);
     size_t level0 = tensor_bytes(u, tt_unet_channels(c, 0), u->height, u->width);
-    add(r, "backward.dlevel", level0, b_head(t), b_bottleneck(t), &u->dlevel);
-    add(r, "backward.scratch1", level0, b_dec(t, 0), b_enc(t, 0), &u->scratch1);
-    add(r, "backward.scratch2", level0, b_dec(t, 0), b_enc(t, 0), &u->scratch2);
+    add(r, "backward.dlevel", level0, b_head(t), b_enc(t, 0), &u->dlevel);
+    add(r, "backward.scratch", level0, b_dec(t, 0), b_enc(t, 0), &u->scratch);
     /* the largest block input below level 0: enc.1's, C_0 x H/2 x W/2 */
     size_t dinput = tensor_bytes(u, tt_unet_channels(c, 0), u->height / 2, u->width / 2);
     add(r, "backward.dinput", dinput, b_bottleneck(t), b_enc(t, 0), &u->dinput);

@@ -117,6 +117,15 @@ tt_status tt_relu_backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem out,
     return tt_activation_backward(be, dinp, dout, out, (tt_activation){TT_ACT_RELU, 0}, n);
 }
 
+tt_status tt_relu_backward_inplace(tt_backend *be, tt_mem d, tt_mem out, size_t n)
+{
+    TT_TRY(check_act("backward", (tt_activation){TT_ACT_RELU, 0}, n));
+    TT_TRY(check_span("relu", "d", d, n));
+    TT_TRY(check_span("relu", "out", out, n));
+    return TT_LAUNCH_1D(be, "activation", "relu_backward_inplace", n, tt_arg_mem(d), tt_arg_mem(out),
+                        tt_arg_i32((int)n));
+}
+
 tt_status tt_leaky_relu_forward(tt_backend *be, tt_mem out, tt_mem inp, float negative_slope,
                                 size_t n)
 {

@@ -48,6 +48,9 @@ tt_status tt_activation_backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_me
 /* Shorthands for the three kinds. */
 tt_status tt_relu_forward(tt_backend *be, tt_mem out, tt_mem inp, size_t n);
 tt_status tt_relu_backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem out, size_t n);
+/* d = out > 0 ? d : 0 in place: the ReLU gradient when d is dout and
+ * nothing else is to be added (no second buffer). */
+tt_status tt_relu_backward_inplace(tt_backend *be, tt_mem d, tt_mem out, size_t n);
 tt_status tt_leaky_relu_forward(tt_backend *be, tt_mem out, tt_mem inp, float negative_slope,
                                 size_t n);
 tt_status tt_leaky_relu_backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem out,
