@@ -45,8 +45,8 @@ static const char *colours[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59
                                 "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 
 /* A line chart of several series as inline SVG. */
-static void chart(FILE *f, const char *title, series *s, const char *const *names, int count,
-                  int log_y)
+static void chart(FILE *f, const char *title, series *s, const char *const *names,
+                  const char *const *line_colours, int count, int log_y)
 {
     double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
     for (int k = 0; k < count; k++)
@@ -80,7 +80,8 @@ static void chart(FILE *f, const char *title, series *s, const char *const *name
     }
     for (int k = 0; k < count; k++) {
         if (!s[k].n) continue;
-        fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='1.5' points='", colours[k % 10]);
+        const char *colour = line_colours ? line_colours[k] : colours[k % 10];
+        fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='1.5' points='", colour);
         for (int i = 0; i < s[k].n; i++) {
             double y = log_y ? log10(fmax(s[k].y[i], 1e-12)) : s[k].y[i];
             if (!isfinite(y)) continue;
@@ -88,7 +89,7 @@ static void chart(FILE *f, const char *title, series *s, const char *const *name
                     5 + H - H * (y - y0) / (y1 - y0));
         }
         fprintf(f, "'/>\n<text x='%d' y='%d' fill='%s'>%s</text>\n", W + 10, 20 + 16 * k,
-                colours[k % 10], names[k]);
+                colour, names[k]);
     }
     fprintf(f, "</svg>\n");
 }
@@ -210,18 +211,27 @@ tt_status tt_report_write(const char *out_dir)
     }
     fprintf(f, "<h2>Training</h2>\n");
     const char *loss_name[] = {"loss (normalised over the window)"};
-    chart(f, "Loss", &loss, loss_name, 1, 1);
+    chart(f, "Loss", &loss, loss_name, NULL, 1, 1);
     const char *lr_name[] = {"learning rate"};
-    chart(f, "Learning rate", &lr, lr_name, 1, 0);
+    chart(f, "Learning rate", &lr, lr_name, NULL, 1, 0);
     const char *speed_name[] = {"images/s", "data wait (s)"};
     series sw[2] = {speed, wait};
-    chart(f, "Throughput and data wait", sw, speed_name, 2, 0);
+    chart(f, "Throughput and data wait", sw, speed_name, NULL, 2, 0);
     fprintf(f, "<h2>Validation</h2>\n");
     series vd[11];
     const char *vn[11];
     vd[0] = mean_dice, vn[0] = "mean Dice";
     for (int k = 0; k < classes; k++) vd[k + 1] = dice[k], vn[k + 1] = class_names[k] ? class_names[k] : "?";
-    chart(f, "Dice per class", vd, vn, classes + 1, 0);
+    /* the classes in the colours the gallery draws them in; the mean in black */
+    char hex[11][8];
+    const char *vc[11];
+    snprintf(hex[0], sizeof hex[0], "#000000");
+    for (int k = 0; k < classes; k++) {
+        const uint8_t *rgb = tt_overlay_colour(k);
+        snprintf(hex[k + 1], sizeof hex[k + 1], "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
+    }
+    for (int k = 0; k <= classes; k++) vc[k] = hex[k];
+    chart(f, "Dice per class", vd, vn, vc, classes + 1, 0);
     cJSON *files = cJSON_GetObjectItem(gallery, "gallery"), *file;
     if (cJSON_GetArraySize(files) > 0) {
         fprintf(f, "<h3>Validation images at step %lld</h3>\n<p>Left: the true masks; right: the "
