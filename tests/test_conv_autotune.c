@@ -69,6 +69,16 @@ static cJSON *read_db(tt_backend *be)
     return cJSON_Parse(text);
 }
 
+/* The test device's find-db, opened for writing by hand (path: its name). */
+static FILE *write_db_by_hand(tt_backend *be, char *path, size_t size)
+{
+    char dir[300];
+    TH_OK(tt_conv_find_db_path(be, path, size));
+    snprintf(dir, sizeof dir, "%s/find-db", cache_dir);
+    mkdir(dir, 0755);
+    return fopen(path, "wb");
+}
+
 /* Buffers for one conv2d on random data. */
 typedef struct conv_run {
     tt_conv2d_desc desc;
@@ -311,11 +321,8 @@ static void test_corrupt_db(void)
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
     fresh_cache_dir();
-    char path[1024], dir[300];
-    TH_OK(tt_conv_find_db_path(be, path, sizeof path));
-    snprintf(dir, sizeof dir, "%s/find-db", cache_dir);
-    mkdir(dir, 0755);
-    FILE *f = fopen(path, "wb");
+    char path[1024];
+    FILE *f = write_db_by_hand(be, path, sizeof path);
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     fputs("{\"version\": 1, \"entries\": {\"conv2d forward N1", f); /* cut off */
     fclose(f);
@@ -410,11 +417,8 @@ static void test_workspace_of_known_picks(void)
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
     fresh_cache_dir();
-    char path[1024], dir[300];
-    TH_OK(tt_conv_find_db_path(be, path, sizeof path));
-    snprintf(dir, sizeof dir, "%s/find-db", cache_dir);
-    mkdir(dir, 0755);
-    FILE *f = fopen(path, "wb");
+    char path[1024];
+    FILE *f = write_db_by_hand(be, path, sizeof path);
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     const char *shape = "N2 C4 9x11 -> C5 k3x3 s1x1 p1x1 d1x1 g1";
     fprintf(f, "{\"version\": 1, \"entries\": {"

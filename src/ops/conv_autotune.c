@@ -383,6 +383,12 @@ int tt_conv_autotune_known(const tt_backend *be, const char *key, const tt_conv_
     return found;
 }
 
+int tt_conv_autotune_narrow(const tt_backend *be, const char *key, tt_conv_algo *candidates,
+                            int count)
+{
+    return count > 1 && tt_conv_autotune_known(be, key, candidates, count, &candidates[0]) ? 1 : count;
+}
+
 tt_conv_autotune_stats tt_conv_autotune_stats_get(void)
 {
     pthread_mutex_lock(&lock);

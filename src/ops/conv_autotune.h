@@ -50,6 +50,10 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
  * candidate. */
 int tt_conv_autotune_known(const tt_backend *be, const char *key, const tt_conv_algo *candidates,
                            int count, tt_conv_algo *out);
+/* The candidates that can still run `key`: the known pick alone (moved to
+ * candidates[0], returns 1), else all `count` of them unchanged. */
+int tt_conv_autotune_narrow(const tt_backend *be, const char *key, tt_conv_algo *candidates,
+                            int count);
 
 /* Counters since the start or the last tt_conv_autotune_reset(). */
 typedef struct tt_conv_autotune_stats {

@@ -227,7 +227,7 @@ static size_t workspace_of(tt_backend *be, const tt_conv_transpose2d_desc *d, co
             char key[256];
             count = candidates_of(s, (tt_conv_dir)dir, algos);
             key_of(s, (tt_conv_dir)dir, key, sizeof key);
-            if (be && count > 1 && tt_conv_autotune_known(be, key, algos, count, &algos[0])) count = 1;
+            if (be) count = tt_conv_autotune_narrow(be, key, algos, count);
         } else {
             algos[0] = convt_runs(want, s, (tt_conv_dir)dir) ? want : TT_CONV_ALGO_IM2COL_GEMM;
         }
