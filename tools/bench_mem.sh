@@ -4,7 +4,7 @@
 # on the chosen device; on PoCL device memory is host memory) beside
 # ../shared/bench/torch_unet.py mem with the same model, tile and batch.
 #   tools/bench_mem.sh [--tile 256x256] [--micro-batch 4] [extra tiletrain flags]
-#   ROUNDS=N (default 3): runs of each side; the medians are compared
+#   ROUNDS=N (default 5): runs of each side; the medians are compared
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tile=256x256 mb=4
@@ -22,7 +22,7 @@ tt=${BUILD_DIR:-build}/tiletrain
 # PyTorch's figure moves a lot from run to run (385 to 680 MiB at 256x256 mb4
 # on this machine): both sides run ROUNDS times, alternately, and the medians
 # are compared.
-rounds=${ROUNDS:-3}
+rounds=${ROUNDS:-5}
 ours=() peer=()
 for r in $(seq "$rounds"); do
   ours+=("$("$tt" mem --tile "$tile" --micro-batch "$mb" --format kaggle-rle --classes 4 --measure --json "${extra[@]}" |

@@ -241,7 +241,6 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
 {
     const tt_unet_tensors *x = &b->bwd;
     if (u->config.checkpointing) TT_TRY(block_forward(u, b, x, n, 1));
-    else if (u->config.norm != TT_NORM_NONE) TT_TRY(act1_recompute(u, b, x, n));
     size_t count = (size_t)n * b->channels * b->height * b->width;
     int norm = u->config.norm != TT_NORM_NONE;
     tt_conv2d_desc d1 = conv3x3(u, n, b->in_channels, b->channels, b->height, b->width);
@@ -249,6 +248,8 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
     tt_mem buf[2] = {dact2, scratch};
     int c = 0; /* buf[c] holds the gradient so far, buf[!c] is free */
     TT_TRY(tt_relu_backward_inplace(u->be, buf[c], x->act2, count));       /* d norm2 out */
+    /* act2 is read for the last time: act1 is remade in its room (unet_memory.c) */
+    if (!u->config.checkpointing && norm) TT_TRY(act1_recompute(u, b, x, n));
     if (norm) {
         TT_TRY(tt_fill(u->be, buf[!c], 0.0f, count));
         TT_TRY(norm_backward(u, b, buf[!c], buf[c], x->conv2, x->saved2, b->norm2_w, b->norm2_b,

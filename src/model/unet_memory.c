@@ -9,9 +9,11 @@
  *
  * Without checkpointing a block keeps conv1, conv2, act2 and the norm
  * statistics from its forward to its backward; act1 = relu(norm1(conv1))
- * lives only during the forward and is made again from conv1 at the start
- * of the block's backward (one norm and one ReLU, the same kernels on the
- * same input, so bit-identical; without norm act1 is conv1 itself, kept).
+ * lives only during the forward and is made again from conv1 in its
+ * backward (one norm and one ReLU, the same kernels on the same input, so
+ * bit-identical; without norm act1 is conv1 itself, kept), in act2's room:
+ * the block's own ReLU gradient is the last reader of act2 (every later
+ * stage that reads a block output runs before the block's backward).
  * With checkpointing
  * (config.checkpointing) a block's inner tensors live only during its own
  * forward; its output lives as long as later stages read it; and its
@@ -108,15 +110,9 @@ static void add_set(request_list *r, const tt_unet *u, const tt_unet_block *b, t
 static void add_block(request_list *r, const tt_unet *u, tt_unet_block *b, int forward,
                       int out_last, int backward)
 {
-    if (!u->config.checkpointing) {
+    if (!u->config.checkpointing) { /* act1 is remade in act2's room: see alias_norm_none */
         int norm = u->config.norm != TT_NORM_NONE;
         add_set(r, u, b, &b->fwd, "", forward, backward, backward, norm ? forward : backward);
-        if (norm) {
-            char name[48];
-            snprintf(name, sizeof name, "%s.act1.recompute", b->name);
-            add(r, name, tensor_bytes(u, b->channels, b->height, b->width), backward, backward,
-                &b->bwd.act1);
-        }
         return;
     }
     add_set(r, u, b, &b->fwd, "", forward, forward, out_last, forward);
@@ -130,9 +126,8 @@ static void alias_norm_none(const tt_unet *u, tt_unet_block *b)
         b->bwd.act1 = b->bwd.conv1, b->bwd.act2 = b->bwd.conv2;
     }
     if (!u->config.checkpointing) { /* backward reads fwd, except a recomputed act1 */
-        tt_mem act1 = b->bwd.act1;
         b->bwd = b->fwd;
-        if (u->config.norm != TT_NORM_NONE) b->bwd.act1 = act1;
+        if (u->config.norm != TT_NORM_NONE) b->bwd.act1 = b->fwd.act2;
     }
 }
 
