@@ -15,6 +15,7 @@
 #include <stb_image_write.h>
 #include <stb_perlin.h>
 
+#include "core/fs.h"
 #include "core/status.h"
 #include "data/rle.h"
 #include "data/rng.h"
@@ -152,22 +153,6 @@ void tt_synth_render(const tt_synth_config *config, int index, uint8_t *rgb, uin
 
 /* ---- writing ----------------------------------------------------------------- */
 
-static tt_status make_dir(const char *path)
-{
-    char buf[PATH_MAX];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1;; p++)
-        if (*p == '/' || !*p) {
-            char saved = *p;
-            *p = '\0';
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return tt_error_new(TT_ERR_IO, "synth: cannot create directory %s: %s", buf, strerror(errno));
-            *p = saved;
-            if (!saved) break;
-        }
-    return NULL;
-}
-
 tt_status tt_synth_write(const tt_synth_config *config)
 {
     TT_TRY(tt_synth_validate(config));
@@ -183,10 +168,10 @@ tt_status tt_synth_write(const tt_synth_config *config)
         goto cleanup;
     }
     snprintf(path, sizeof path, "%s/%s", c->out_dir, kaggle ? "train_images" : "images");
-    TT_CHECK(make_dir(path));
+    TT_CHECK(tt_make_dirs(path));
     if (!kaggle) {
         snprintf(path, sizeof path, "%s/masks", c->out_dir);
-        TT_CHECK(make_dir(path));
+        TT_CHECK(tt_make_dirs(path));
     } else {
         snprintf(path, sizeof path, "%s/train.csv", c->out_dir);
         csv = fopen(path, "w");

@@ -15,6 +15,7 @@
 
 #include <tiffio.h>
 
+#include "core/fs.h"
 #include "core/hash.h"
 #include "core/status.h"
 #include "data/image.h"
@@ -210,25 +211,6 @@ cleanup:
 
 /* ---- create / destroy ----------------------------------------------------- */
 
-static tt_status make_dirs(const char *dir)
-{
-    char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "tile cache: directory name too long: %s", dir);
-    for (char *p = path + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char saved = *p;
-            *p = '\0';
-            if (mkdir(path, 0777) != 0 && errno != EEXIST)
-                return tt_error_new(TT_ERR_IO, "tile cache: cannot create directory %s: %s; choose "
-                                    "another cache directory", path, strerror(errno));
-            *p = saved;
-            if (!saved) break;
-        }
-    }
-    return NULL;
-}
-
 tt_status tt_tilecache_create(const tt_tilecache_config *config, const tt_item_source *source,
                               tt_tilecache **out)
 {
@@ -244,7 +226,8 @@ tt_status tt_tilecache_create(const tt_tilecache_config *config, const tt_item_s
     if (source->count < 0 || source->classes < 1)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "tile cache: a source of %d items and %d classes",
                             source->count, source->classes);
-    TT_TRY(make_dirs(dir));
+    tt_status made = tt_make_dirs(dir);
+    if (made) return tt_error_prefix(made, "tile cache (choose another cache directory)");
     tt_tilecache *c = calloc(1, sizeof *c);
     if (!c) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "tile cache: no host memory");
     c->dir = strdup(dir);

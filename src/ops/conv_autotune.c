@@ -14,6 +14,7 @@
 
 #include "core/hash.h"
 #include "core/status.h"
+#include "core/fs.h"
 
 #define FIND_DB_VERSION 1
 
@@ -226,19 +227,6 @@ static void load_db(const tt_backend *be, uint64_t device)
     read_db_file(be, device, 0);
 }
 
-static void mkdirs(const char *path)
-{
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(tmp, 0755);
-            *p = '/';
-        }
-    mkdir(tmp, 0755);
-}
-
 /* Writes every pick of the device (merged with what the file holds now) to
  * its find-db: temporary file, fsync, rename.  Failures are warnings: the
  * pick itself stands. */
@@ -251,7 +239,7 @@ static void write_db(const tt_backend *be, uint64_t device)
         tt_status_free(status);
         return;
     }
-    mkdirs(dir);
+    tt_status_free(tt_make_dirs(dir)); /* a failure shows as the write's warning below */
     read_db_file(be, device, 1);
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "version", FIND_DB_VERSION);

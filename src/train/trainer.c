@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/fs.h"
 #include "core/status.h"
 #include "ops/bce.h"
 #include "ops/dice.h"
@@ -30,23 +31,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static tt_status make_dirs(const char *path)
-{
-    char tmp[TT_OPT_STRING_MAX];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char keep = *p;
-            *p = '\0';
-            if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-                return tt_error_new(TT_ERR_IO, "cannot create folder '%s': %s", tmp, strerror(errno));
-            *p = keep;
-            if (!keep) break;
-        }
-    }
-    return NULL;
 }
 
 /* The schedule the options describe: a kind name plus --warmup and friends,
@@ -388,7 +372,7 @@ tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
     if (opt->resume[0]) TT_CHECK(tt_checkpoint_resume(t, opt->resume));
     TT_CHECK(start_prefetch(t));
     if (opt->out[0]) {
-        TT_CHECK(make_dirs(opt->out));
+        TT_CHECK(tt_make_dirs(opt->out));
         TT_CHECK(write_validation_list(t));
         char path[TT_OPT_STRING_MAX + 32];
         snprintf(path, sizeof path, "%s/train.jsonl", opt->out);
@@ -652,7 +636,9 @@ tt_status tt_trainer_validate(tt_trainer *t, tt_metrics **out)
     char gallery[TT_OPT_STRING_MAX + 16];
     if (t->opt.out[0]) { /* pictures of the first images for report.html */
         snprintf(gallery, sizeof gallery, "%s/gallery", t->opt.out);
-        if (mkdir(gallery, 0777) == 0 || errno == EEXIST) vo.gallery_dir = gallery;
+        tt_status made = tt_make_dirs(gallery); /* no folder: validation without pictures */
+        if (!made) vo.gallery_dir = gallery;
+        tt_status_free(made);
         vo.gallery_max = TT_GALLERY_MAX;
     }
     memcpy(vo.predict.mean, t->mean, sizeof t->mean);

@@ -15,6 +15,7 @@
 #include "backend/kernels_embedded.h"
 #include "backend/opencl/cl_errors.h"
 #include "backend/opencl/cl_internal.h"
+#include "core/fs.h"
 #include "core/hash.h"
 #include "core/status.h"
 
@@ -94,19 +95,6 @@ cleanup:
     return status;
 }
 
-static void mkdirs(const char *path)
-{
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(tmp, 0755);
-            *p = '/';
-        }
-    mkdir(tmp, 0755);
-}
-
 static tt_status build_log(cl_program prog, cl_device_id dev, const char *program, cl_int err)
 {
     size_t size = 0;
@@ -157,7 +145,7 @@ static void store_binary(tt_cl_backend *cl, cl_program prog, const char *path)
     unsigned char *bin = malloc(size);
     if (!bin) return;
     if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) == CL_SUCCESS) {
-        mkdirs(cl->cache_dir);
+        tt_status_free(tt_make_dirs(cl->cache_dir)); /* no cache: the fopen below fails quietly */
         char tmp[1100];
         snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
         FILE *f = fopen(tmp, "wb");

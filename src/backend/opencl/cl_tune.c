@@ -16,6 +16,7 @@
 #include <clblast_c.h>
 
 #include "backend/opencl/cl_internal.h"
+#include "core/fs.h"
 #include "core/hash.h"
 #include "core/status.h"
 
@@ -173,18 +174,6 @@ int tt_cl_tuning_path(const tt_device_info *device, char *path, size_t size)
     return 1;
 }
 
-static void make_parent_dirs(const char *path)
-{
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(tmp, 0755);
-            *p = '/';
-        }
-}
-
 tt_status tt_cl_tuning_save(const char *path, const tt_cl_tuning *t)
 {
     tt_status status = NULL;
@@ -213,7 +202,7 @@ tt_status tt_cl_tuning_save(const char *path, const tt_cl_tuning *t)
     text = cJSON_Print(root);
     if (!text) goto oom;
 
-    make_parent_dirs(path);
+    tt_status_free(tt_make_parent_dirs(path)); /* a failure shows as the write's error below */
     snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
     f = fopen(tmp, "w");
     if (!f) {
