@@ -111,6 +111,28 @@ cleanup:
 
 /* ---- header-only size ----------------------------------------------------- */
 
+/* Opens a TIFF quietly and reads its size, which must be 1..2^31-1 a side;
+ * on success the caller closes *tif. */
+static tt_status open_tiff(const char *path, TIFF **tif, uint32_t *w, uint32_t *h)
+{
+    tt_tiff_quiet();
+    tt_tiff_clear_error();
+    *tif = TIFFOpen(path, "r");
+    if (!*tif)
+        return tt_error_new(TT_ERR_FORMAT, "image %s: not a readable TIFF (%s)", path,
+                            tt_tiff_last_error());
+    *w = *h = 0;
+    TIFFGetField(*tif, TIFFTAG_IMAGEWIDTH, w);
+    TIFFGetField(*tif, TIFFTAG_IMAGELENGTH, h);
+    if (*w == 0 || *h == 0 || *w > INT32_MAX || *h > INT32_MAX) {
+        TIFFClose(*tif);
+        *tif = NULL;
+        return tt_error_new(TT_ERR_FORMAT, "image %s: TIFF header gives a size of %u x %u", path,
+                            (unsigned)*w, (unsigned)*h);
+    }
+    return NULL;
+}
+
 tt_status tt_image_info(const char *path, int *width, int *height, int *tiled)
 {
     FILE *f = fopen(path, "rb");
@@ -118,20 +140,11 @@ tt_status tt_image_info(const char *path, int *width, int *height, int *tiled)
     fclose(f);
     if (tiled) *tiled = 0;
     if (tt_image_sniff(path) == TT_IMAGE_TIFF) {
-        tt_tiff_quiet();
-        tt_tiff_clear_error();
-        TIFF *tif = TIFFOpen(path, "r");
-        if (!tif)
-            return tt_error_new(TT_ERR_FORMAT, "image %s: not a readable TIFF (%s)", path,
-                                tt_tiff_last_error());
-        uint32_t w = 0, h = 0;
-        TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &w);
-        TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &h);
+        TIFF *tif;
+        uint32_t w, h;
+        TT_TRY(open_tiff(path, &tif, &w, &h));
         if (tiled) *tiled = TIFFIsTiled(tif) ? 1 : 0;
         TIFFClose(tif);
-        if (w == 0 || h == 0 || w > INT32_MAX || h > INT32_MAX)
-            return tt_error_new(TT_ERR_FORMAT, "image %s: TIFF header gives a size of %u x %u", path,
-                                (unsigned)w, (unsigned)h);
         *width = (int)w;
         *height = (int)h;
         return NULL;
@@ -152,20 +165,9 @@ static tt_status load_tiff(const char *path, uint64_t max_pixels, tt_image *out)
 {
     tt_status status = NULL;
     uint32_t *raster = NULL;
-    tt_tiff_quiet();
-    tt_tiff_clear_error();
-    TIFF *tif = TIFFOpen(path, "r");
-    if (!tif)
-        return tt_error_new(TT_ERR_FORMAT, "image %s: not a readable TIFF (%s)", path,
-                            tt_tiff_last_error());
-    uint32_t w = 0, h = 0;
-    TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &w);
-    TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &h);
-    if (w == 0 || h == 0 || w > INT32_MAX || h > INT32_MAX) {
-        status = tt_error_new(TT_ERR_FORMAT, "image %s: TIFF header gives a size of %u x %u", path,
-                              (unsigned)w, (unsigned)h);
-        goto cleanup;
-    }
+    TIFF *tif;
+    uint32_t w, h;
+    TT_TRY(open_tiff(path, &tif, &w, &h));
     TT_CHECK(tt_image_check_size(path, (int)w, (int)h, max_pixels));
     char why[1024] = "";
     if (!TIFFRGBAImageOK(tif, why)) {
