@@ -200,44 +200,27 @@ static size_t workspace_of(tt_backend *be, const tt_conv2d_desc *d, const conv2d
 /* What the autotuner runs: one direction of one algorithm on the caller's
  * inputs, writing into a scratch output (never the caller's gradients). */
 typedef struct tune_ctx {
-    tt_backend *be;
     const conv2d_shape *s;
     tt_conv_dir dir;
-    tt_mem inp, weight, bias, dout, given_ws;
-    size_t ws_bytes;
-    tt_buffer *scratch;
-    tt_conv_workspace ws;
+    tt_mem inp, weight, bias, dout;
+    tt_conv_tune_scratch t;
 } tune_ctx;
 
 static tt_status tune_run(void *p, tt_conv_algo algo)
 {
     tune_ctx *c = p;
     const conv2d_shape *s = c->s;
-    if (!c->scratch) {
-        size_t floats = c->dir == TT_CONV_DIR_FORWARD         ? s->batch * s->cout * s->out_plane
-                        : c->dir == TT_CONV_DIR_BACKWARD_DATA ? s->batch * s->cin * s->in_plane
-                                                              : s->cout * s->k;
-        tt_status status = tt_buffer_alloc(c->be, floats * sizeof(float), TT_MEM_WORKSPACE,
-                                           "conv2d.autotune.output", &c->scratch);
-        if (!status)
-            status = tt_conv_workspace_acquire(c->be, "conv2d autotune",
-                                               "conv2d.autotune.workspace", c->given_ws,
-                                               c->ws_bytes, &c->ws);
-        if (status) { /* the next candidate tries again */
-            tt_buffer_free(c->scratch);
-            c->scratch = NULL;
-            return status;
-        }
-    }
+    TT_TRY(tt_conv_tune_scratch_get(&c->t));
     const tt_conv_algo_impl *impl = conv2d_algos[algo];
-    tt_mem out = tt_mem_of(c->scratch);
+    tt_backend *be = c->t.be;
+    tt_mem out = tt_mem_of(c->t.out), ws = c->t.ws.mem;
     switch (c->dir) {
     case TT_CONV_DIR_FORWARD:
-        return impl->forward(c->be, out, c->inp, c->weight, c->bias, s, c->ws.mem, 0);
+        return impl->forward(be, out, c->inp, c->weight, c->bias, s, ws, 0);
     case TT_CONV_DIR_BACKWARD_DATA:
-        return impl->backward_data(c->be, out, c->dout, c->weight, s, c->ws.mem);
+        return impl->backward_data(be, out, c->dout, c->weight, s, ws);
     default:
-        return impl->backward_weight(c->be, out, c->dout, c->inp, s, c->ws.mem);
+        return impl->backward_weight(be, out, c->dout, c->inp, s, ws);
     }
 }
 
@@ -255,11 +238,13 @@ static tt_status resolve(const tt_conv2d_desc *d, const conv2d_shape *s, tt_conv
     int count = candidates_of(s, dir, algos);
     char key[256];
     key_of(s, dir, key, sizeof key);
-    ctx->s = s, ctx->dir = dir, ctx->ws_bytes = workspace_of(NULL, d, s);
-    tt_status status = tt_conv_autotune_pick(ctx->be, key, algos, count, tune_run, ctx, out);
-    tt_buffer_free(ctx->scratch);
-    ctx->scratch = NULL;
-    tt_conv_workspace_release(&ctx->ws);
+    ctx->s = s, ctx->dir = dir;
+    ctx->t.out_floats = dir == TT_CONV_DIR_FORWARD         ? s->batch * s->cout * s->out_plane
+                        : dir == TT_CONV_DIR_BACKWARD_DATA ? s->batch * s->cin * s->in_plane
+                                                           : s->cout * s->k;
+    ctx->t.ws_bytes = workspace_of(NULL, d, s);
+    tt_status status = tt_conv_autotune_pick(ctx->t.be, key, algos, count, tune_run, ctx, out);
+    tt_conv_tune_scratch_release(&ctx->t);
     return status;
 }
 
@@ -376,7 +361,8 @@ static tt_status forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, 
     if (bias.buffer) TT_TRY(tt_conv_check_mem(op, "bias (Cout)", bias, s.cout));
 
     tt_conv_algo algo;
-    tune_ctx ctx = {.be = be, .inp = inp, .weight = weight, .bias = bias, .given_ws = workspace};
+    tune_ctx ctx = {.inp = inp, .weight = weight, .bias = bias,
+                    .t = {.be = be, .op = "conv2d", .given_ws = workspace}};
     tt_status status = resolve(desc, &s, TT_CONV_DIR_FORWARD, &ctx, &algo);
     if (status) return tt_error_prefix(status, DESC_FMT " forward", DESC_ARGS(desc));
     const tt_conv_algo_impl *impl = conv2d_algos[algo];
@@ -427,7 +413,8 @@ tt_status tt_conv2d_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem
     if (dbias.buffer)
         TT_CHECK(tt_conv_bias_backward(be, dbias, dout, s.batch, s.cout, s.out_plane));
     tt_conv_algo algo = TT_CONV_ALGO_AUTO;
-    tune_ctx ctx = {.be = be, .inp = inp, .weight = weight, .dout = dout, .given_ws = workspace};
+    tune_ctx ctx = {.inp = inp, .weight = weight, .dout = dout,
+                    .t = {.be = be, .op = "conv2d", .given_ws = workspace}};
     if (dinp.buffer) {
         TT_CHECK(resolve(desc, &s, TT_CONV_DIR_BACKWARD_DATA, &ctx, &algo));
         const tt_conv_algo_impl *impl = conv2d_algos[algo];

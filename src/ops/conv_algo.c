@@ -2,6 +2,7 @@
 #include "ops/conv_algo.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <strings.h>
 
 #include "core/status.h"
@@ -122,4 +123,27 @@ void tt_conv_workspace_release(tt_conv_workspace *ws)
     /* In-order queue: OpenCL keeps the buffer alive until queued work ends. */
     tt_buffer_free(ws->owned);
     ws->owned = NULL;
+}
+
+tt_status tt_conv_tune_scratch_get(tt_conv_tune_scratch *t)
+{
+    if (t->out) return NULL;
+    char out_name[64], ws_name[64];
+    snprintf(out_name, sizeof out_name, "%s.autotune.output", t->op);
+    snprintf(ws_name, sizeof ws_name, "%s.autotune.workspace", t->op);
+    tt_status status = tt_buffer_alloc(t->be, t->out_floats * sizeof(float), TT_MEM_WORKSPACE,
+                                       out_name, &t->out);
+    if (!status) status = tt_conv_workspace_acquire(t->be, t->op, ws_name, t->given_ws, t->ws_bytes, &t->ws);
+    if (status) { /* the next candidate tries again */
+        tt_buffer_free(t->out);
+        t->out = NULL;
+    }
+    return status;
+}
+
+void tt_conv_tune_scratch_release(tt_conv_tune_scratch *t)
+{
+    tt_buffer_free(t->out);
+    t->out = NULL;
+    tt_conv_workspace_release(&t->ws);
 }

@@ -123,4 +123,21 @@ tt_status tt_conv_workspace_acquire(tt_backend *be, const char *op, const char *
                                     tt_mem given, size_t bytes, tt_conv_workspace *out);
 void tt_conv_workspace_release(tt_conv_workspace *ws);
 
+/* What the autotuner's runs of one direction write into, never the
+ * caller's outputs: a scratch output of out_floats and a workspace of
+ * ws_bytes (the caller's given_ws when it is large enough), made by the
+ * first run (a failure there leaves them for the next candidate to try
+ * again) and freed by tt_conv_tune_scratch_release. */
+typedef struct tt_conv_tune_scratch {
+    tt_backend *be;
+    const char *op;         /* "conv2d": names the buffers */
+    size_t out_floats, ws_bytes;
+    tt_mem given_ws;
+    tt_buffer *out;
+    tt_conv_workspace ws;
+} tt_conv_tune_scratch;
+
+tt_status tt_conv_tune_scratch_get(tt_conv_tune_scratch *t);
+void tt_conv_tune_scratch_release(tt_conv_tune_scratch *t);
+
 #endif

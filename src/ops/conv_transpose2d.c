@@ -241,37 +241,18 @@ static size_t workspace_of(tt_backend *be, const tt_conv_transpose2d_desc *d, co
 
 /* The autotuner's runs: the caller's inputs, a scratch output. */
 typedef struct tune_ctx {
-    tt_backend *be;
     const convt_shape *s;
     tt_conv_dir dir;
-    tt_mem inp, weight, bias, dout, given_ws;
-    size_t ws_bytes;
-    tt_buffer *scratch;
-    tt_conv_workspace ws;
+    tt_mem inp, weight, bias, dout;
+    tt_conv_tune_scratch t;
 } tune_ctx;
 
 static tt_status tune_run(void *p, tt_conv_algo algo)
 {
     tune_ctx *c = p;
-    const convt_shape *s = c->s;
-    if (!c->scratch) {
-        size_t floats = c->dir == TT_CONV_DIR_FORWARD         ? s->batch * s->cout * s->out_plane
-                        : c->dir == TT_CONV_DIR_BACKWARD_DATA ? s->batch * s->cin * s->in_plane
-                                                              : s->cin * s->k;
-        tt_status status = tt_buffer_alloc(c->be, floats * sizeof(float), TT_MEM_WORKSPACE,
-                                           "conv_transpose2d.autotune.output", &c->scratch);
-        if (!status)
-            status = tt_conv_workspace_acquire(c->be, "conv_transpose2d autotune",
-                                               "conv_transpose2d.autotune.workspace", c->given_ws,
-                                               c->ws_bytes, &c->ws);
-        if (status) { /* the next candidate tries again */
-            tt_buffer_free(c->scratch);
-            c->scratch = NULL;
-            return status;
-        }
-    }
-    return run_dir(c->be, algo, c->dir, tt_mem_of(c->scratch), c->inp, c->weight, c->bias,
-                   c->dout, s, c->ws.mem);
+    TT_TRY(tt_conv_tune_scratch_get(&c->t));
+    return run_dir(c->t.be, algo, c->dir, tt_mem_of(c->t.out), c->inp, c->weight, c->bias,
+                   c->dout, c->s, c->t.ws.mem);
 }
 
 static tt_status resolve(const tt_conv_transpose2d_desc *d, const convt_shape *s,
@@ -286,11 +267,13 @@ static tt_status resolve(const tt_conv_transpose2d_desc *d, const convt_shape *s
     int count = candidates_of(s, dir, algos);
     char key[256];
     key_of(s, dir, key, sizeof key);
-    ctx->s = s, ctx->dir = dir, ctx->ws_bytes = workspace_of(NULL, d, s);
-    tt_status status = tt_conv_autotune_pick(ctx->be, key, algos, count, tune_run, ctx, out);
-    tt_buffer_free(ctx->scratch);
-    ctx->scratch = NULL;
-    tt_conv_workspace_release(&ctx->ws);
+    ctx->s = s, ctx->dir = dir;
+    ctx->t.out_floats = dir == TT_CONV_DIR_FORWARD         ? s->batch * s->cout * s->out_plane
+                        : dir == TT_CONV_DIR_BACKWARD_DATA ? s->batch * s->cin * s->in_plane
+                                                           : s->cin * s->k;
+    ctx->t.ws_bytes = workspace_of(NULL, d, s);
+    tt_status status = tt_conv_autotune_pick(ctx->t.be, key, algos, count, tune_run, ctx, out);
+    tt_conv_tune_scratch_release(&ctx->t);
     return status;
 }
 
@@ -401,7 +384,8 @@ tt_status tt_conv_transpose2d_forward(tt_backend *be, tt_mem out, tt_mem inp, tt
     if (bias.buffer) TT_TRY(tt_conv_check_mem(op, "bias (Cout)", bias, s.cout));
 
     tt_conv_algo algo;
-    tune_ctx ctx = {.be = be, .inp = inp, .weight = weight, .bias = bias, .given_ws = workspace};
+    tune_ctx ctx = {.inp = inp, .weight = weight, .bias = bias,
+                    .t = {.be = be, .op = "conv_transpose2d", .given_ws = workspace}};
     tt_status status = resolve(desc, &s, TT_CONV_DIR_FORWARD, &ctx, &algo);
     if (status) return tt_error_prefix(status, DESC_FMT " forward", DESC_ARGS(desc));
     tt_conv_workspace ws;
@@ -440,7 +424,8 @@ tt_status tt_conv_transpose2d_backward(tt_backend *be, tt_mem dinp, tt_mem dweig
     if (dbias.buffer)
         TT_CHECK(tt_conv_bias_backward(be, dbias, dout, s.batch, s.cout, s.out_plane));
     tt_conv_algo algo = TT_CONV_ALGO_AUTO;
-    tune_ctx ctx = {.be = be, .inp = inp, .weight = weight, .dout = dout, .given_ws = workspace};
+    tune_ctx ctx = {.inp = inp, .weight = weight, .dout = dout,
+                    .t = {.be = be, .op = "conv_transpose2d", .given_ws = workspace}};
     tt_mem grads[2] = {dinp, dweight};
     tt_conv_dir dirs[2] = {TT_CONV_DIR_BACKWARD_DATA, TT_CONV_DIR_BACKWARD_WEIGHT};
     for (int i = 0; i < 2; i++) {
