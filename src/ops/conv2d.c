@@ -367,7 +367,7 @@ static tt_status forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, 
     if (status) return tt_error_prefix(status, DESC_FMT " forward", DESC_ARGS(desc));
     const tt_conv_algo_impl *impl = conv2d_algos[algo];
     tt_conv_workspace ws;
-    TT_TRY(tt_conv_workspace_acquire(be, op, "conv2d.workspace", workspace,
+    TT_TRY(tt_conv_workspace_acquire(be, "conv2d.workspace", workspace,
                                      impl->workspace_bytes(&s), &ws));
     status = impl->forward(be, out, inp, weight, bias, &s, ws.mem, accumulate);
     tt_conv_workspace_release(&ws);
@@ -418,7 +418,7 @@ tt_status tt_conv2d_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem
     if (dinp.buffer) {
         TT_CHECK(resolve(desc, &s, TT_CONV_DIR_BACKWARD_DATA, &ctx, &algo));
         const tt_conv_algo_impl *impl = conv2d_algos[algo];
-        TT_CHECK(tt_conv_workspace_acquire(be, op, "conv2d.workspace", workspace,
+        TT_CHECK(tt_conv_workspace_acquire(be, "conv2d.workspace", workspace,
                                            impl->workspace_bytes(&s), &ws));
         TT_CHECK(impl->backward_data(be, dinp, dout, weight, &s, ws.mem));
         tt_conv_workspace_release(&ws);
@@ -427,7 +427,7 @@ tt_status tt_conv2d_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem
         algo = TT_CONV_ALGO_AUTO;
         TT_CHECK(resolve(desc, &s, TT_CONV_DIR_BACKWARD_WEIGHT, &ctx, &algo));
         const tt_conv_algo_impl *impl = conv2d_algos[algo];
-        TT_CHECK(tt_conv_workspace_acquire(be, op, "conv2d.workspace", workspace,
+        TT_CHECK(tt_conv_workspace_acquire(be, "conv2d.workspace", workspace,
                                            impl->workspace_bytes(&s), &ws));
         TT_CHECK(impl->backward_weight(be, dweight, dout, inp, &s, ws.mem));
     }

@@ -102,12 +102,11 @@ tt_status tt_conv_bias_backward(tt_backend *be, tt_mem dbias, tt_mem dout, size_
                                     tt_arg_i32((int)channels), tt_arg_i32((int)plane)));
 }
 
-tt_status tt_conv_workspace_acquire(tt_backend *be, const char *op, const char *name,
+tt_status tt_conv_workspace_acquire(tt_backend *be, const char *name,
                                     tt_mem given, size_t bytes, tt_conv_workspace *out)
 {
     *out = (tt_conv_workspace){{0}, NULL};
     if (bytes == 0) return NULL;
-    (void)op;
     if (given.buffer && given.offset <= given.buffer->bytes &&
         bytes <= given.buffer->bytes - given.offset) {
         out->mem = given;
@@ -133,7 +132,7 @@ tt_status tt_conv_tune_scratch_get(tt_conv_tune_scratch *t)
     snprintf(ws_name, sizeof ws_name, "%s.autotune.workspace", t->op);
     tt_status status = tt_buffer_alloc(t->be, t->out_floats * sizeof(float), TT_MEM_WORKSPACE,
                                        out_name, &t->out);
-    if (!status) status = tt_conv_workspace_acquire(t->be, t->op, ws_name, t->given_ws, t->ws_bytes, &t->ws);
+    if (!status) status = tt_conv_workspace_acquire(t->be, ws_name, t->given_ws, t->ws_bytes, &t->ws);
     if (status) { /* the next candidate tries again */
         tt_buffer_free(t->out);
         t->out = NULL;

@@ -119,7 +119,7 @@ typedef struct tt_conv_workspace {
     tt_buffer *owned;  /* NULL when the caller's */
 } tt_conv_workspace;
 
-tt_status tt_conv_workspace_acquire(tt_backend *be, const char *op, const char *name,
+tt_status tt_conv_workspace_acquire(tt_backend *be, const char *name,
                                     tt_mem given, size_t bytes, tt_conv_workspace *out);
 void tt_conv_workspace_release(tt_conv_workspace *ws);
 

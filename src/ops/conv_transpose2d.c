@@ -389,7 +389,7 @@ tt_status tt_conv_transpose2d_forward(tt_backend *be, tt_mem out, tt_mem inp, tt
     tt_status status = resolve(desc, &s, TT_CONV_DIR_FORWARD, &ctx, &algo);
     if (status) return tt_error_prefix(status, DESC_FMT " forward", DESC_ARGS(desc));
     tt_conv_workspace ws;
-    TT_TRY(tt_conv_workspace_acquire(be, op, "conv_transpose2d.workspace", workspace,
+    TT_TRY(tt_conv_workspace_acquire(be, "conv_transpose2d.workspace", workspace,
                                      algo_workspace(algo, &s), &ws));
     status = run_dir(be, algo, TT_CONV_DIR_FORWARD, out, inp, weight, bias, (tt_mem){0}, &s,
                      ws.mem);
@@ -432,7 +432,7 @@ tt_status tt_conv_transpose2d_backward(tt_backend *be, tt_mem dinp, tt_mem dweig
         if (!grads[i].buffer) continue;
         algo = TT_CONV_ALGO_AUTO;
         TT_CHECK(resolve(desc, &s, dirs[i], &ctx, &algo));
-        TT_CHECK(tt_conv_workspace_acquire(be, op, "conv_transpose2d.workspace", workspace,
+        TT_CHECK(tt_conv_workspace_acquire(be, "conv_transpose2d.workspace", workspace,
                                            algo_workspace(algo, &s), &ws));
         TT_CHECK(run_dir(be, algo, dirs[i], grads[i], inp, weight, (tt_mem){0}, dout, &s,
                          ws.mem));
