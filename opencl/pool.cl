@@ -1,5 +1,6 @@
 /*
- * 2-D pooling over NCHW planes: max (with saved argmax) and average.
+ * 2-D pooling over NCHW planes: max (with or without a saved argmax) and
+ * average.
  * No padding, floor mode (the host computes out_h, out_w).  `planes` is
  * N * C; every plane is pooled alike.
  *
@@ -17,10 +18,31 @@ int pool_first_out(int i, int window, int stride)
     return lo <= 0 ? 0 : (lo + stride - 1) / stride;
 }
 
+/* Where the maximum of the window at (y0, x0) of plane x lies, as the flat
+ * index iy * width + ix; *best gets its value.  Ties keep the first in
+ * row-major order (as PyTorch); a NaN wins.  Every max-pool kernel asks
+ * this one function, so a backward that finds the winner again agrees with
+ * the forward bit for bit. */
+int max_pool_window(__global const float *x, int width, int y0, int x0, int kernel_h,
+                    int kernel_w, float *best)
+{
+    float b = -INFINITY;
+    int best_at = y0 * width + x0;
+    for (int ky = 0; ky < kernel_h; ky++)
+        for (int kx = 0; kx < kernel_w; kx++) {
+            int at = (y0 + ky) * width + x0 + kx;
+            float v = x[at];
+            if (v > b || isnan(v)) {
+                b = v;
+                best_at = at;
+            }
+        }
+    *best = b;
+    return best_at;
+}
+
 /* out (planes, out_h, out_w) = max over each window of inp (planes, height,
- * width); argmax (planes, out_h, out_w) = iy * width + ix of that max inside
- * its plane (PyTorch's return_indices layout).  Ties keep the first max in
- * row-major window order; a NaN wins, as in PyTorch. */
+ * width); argmax = where it came from inside the plane. */
 __kernel void max_pool2d_forward(TT_MEM(float, out), TT_MEM(int, argmax), TT_MEM(const float, inp),
                                  const int planes, const int height, const int width,
                                  const int out_h, const int out_w, const int kernel_h,
@@ -34,21 +56,29 @@ __kernel void max_pool2d_forward(TT_MEM(float, out), TT_MEM(int, argmax), TT_MEM
     int ox = o % out_w;
     int oy = (o / out_w) % out_h;
     int plane = o / (out_w * out_h);
-    __global const float *x = inp + (size_t)plane * height * width;
-    int y0 = oy * stride_h, x0 = ox * stride_w;
-    float best = -INFINITY;
-    int best_at = y0 * width + x0;
-    for (int ky = 0; ky < kernel_h; ky++)
-        for (int kx = 0; kx < kernel_w; kx++) {
-            int at = (y0 + ky) * width + x0 + kx;
-            float v = x[at];
-            if (v > best || isnan(v)) {
-                best = v;
-                best_at = at;
-            }
-        }
+    float best;
+    argmax[o] = max_pool_window(inp + (size_t)plane * height * width, width, oy * stride_h,
+                                ox * stride_w, kernel_h, kernel_w, &best);
     out[o] = best;
-    argmax[o] = best_at;
+}
+
+/* The same without the argmax: its backward finds the winners again. */
+__kernel void max_pool2d_forward_values(TT_MEM(float, out), TT_MEM(const float, inp),
+                                        const int planes, const int height, const int width,
+                                        const int out_h, const int out_w, const int kernel_h,
+                                        const int kernel_w, const int stride_h, const int stride_w)
+{
+    TT_PTR(float, out);
+    TT_PTR(const float, inp);
+    int o = get_global_id(0);
+    if (o >= planes * out_h * out_w) return;
+    int ox = o % out_w;
+    int oy = (o / out_w) % out_h;
+    int plane = o / (out_w * out_h);
+    float best;
+    max_pool_window(inp + (size_t)plane * height * width, width, oy * stride_h, ox * stride_w,
+                    kernel_h, kernel_w, &best);
+    out[o] = best;
 }
 
 /* dinp[i] += sum of dout[o] over the outputs o whose saved argmax is i. */
@@ -74,6 +104,38 @@ __kernel void max_pool2d_backward(TT_MEM(float, dinp), TT_MEM(const float, dout)
         for (int ox = pool_first_out(ix, kernel_w, stride_w); ox < ox_end; ox++) {
             size_t o = base + (size_t)oy * out_w + ox;
             if (argmax[o] == here) sum += dout[o];
+        }
+    dinp[i] += sum;
+}
+
+/* The same, with each covering window's winner found again in inp: the
+ * forward's input stands in for the argmax it did not keep. */
+__kernel void max_pool2d_backward_from_input(TT_MEM(float, dinp), TT_MEM(const float, dout),
+                                             TT_MEM(const float, inp), const int planes,
+                                             const int height, const int width, const int out_h,
+                                             const int out_w, const int kernel_h,
+                                             const int kernel_w, const int stride_h,
+                                             const int stride_w)
+{
+    TT_PTR(float, dinp);
+    TT_PTR(const float, dout);
+    TT_PTR(const float, inp);
+    int i = get_global_id(0);
+    if (i >= planes * height * width) return;
+    int ix = i % width;
+    int iy = (i / width) % height;
+    int plane = i / (width * height);
+    int here = iy * width + ix;
+    __global const float *x = inp + (size_t)plane * height * width;
+    size_t base = (size_t)plane * out_h * out_w;
+    int oy_end = min(iy / stride_h + 1, out_h), ox_end = min(ix / stride_w + 1, out_w);
+    float sum = 0.0f;
+    for (int oy = pool_first_out(iy, kernel_h, stride_h); oy < oy_end; oy++)
+        for (int ox = pool_first_out(ix, kernel_w, stride_w); ox < ox_end; ox++) {
+            float best;
+            if (max_pool_window(x, width, oy * stride_h, ox * stride_w, kernel_h, kernel_w,
+                                &best) == here)
+                sum += dout[base + (size_t)oy * out_w + ox];
         }
     dinp[i] += sum;
 }

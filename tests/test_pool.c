@@ -8,6 +8,7 @@
 #include "harness.h"
 #include "ops/avg_pool2d.h"
 #include "ops/max_pool2d.h"
+#include "ops/util.h"
 #include "ref_act.h"
 
 /* Tolerances: max pooling copies floats (exact); average pooling sums at
@@ -117,6 +118,25 @@ static void check_pool(int is_max, tt_pool2d_desc d)
     for (size_t i = 0; i < n; i++) wantx[i] = dx0[i] + 2 * grad[i];
     double twice_err = th_max_rel_error(gotx, wantx, n, GRAD_FLOOR);
 
+    /* without a kept argmax: the same values, and the backward that finds
+     * the winners in the input gives the same bits, twice */
+    int values_diff = 0, from_input_diff = 0;
+    if (is_max) {
+        float *y2 = malloc(m * sizeof *y2), *dx2 = malloc(n * sizeof *dx2);
+        CU_ASSERT_FATAL(y2 && dx2);
+        tt_buffer *by2 = th_zeros(m, "pool.y2"), *bdx2 = th_upload(dx0, n, "pool.dx2");
+        TH_OK(tt_max_pool2d_forward(be, tt_mem_of(by2), (tt_mem){0}, tt_mem_of(bx), &d));
+        th_download(y2, by2, m);
+        values_diff = memcmp(y2, goty, m * sizeof *y2) != 0;
+        for (int k = 0; k < 2; k++)
+            TH_OK(tt_max_pool2d_backward_from_input(be, tt_mem_of(bdx2), tt_mem_of(bdy),
+                                                    tt_mem_of(bx), &d));
+        th_download(dx2, bdx2, n);
+        from_input_diff = memcmp(dx2, gotx, n * sizeof *dx2) != 0;
+        tt_buffer_free(by2), tt_buffer_free(bdx2);
+        free(y2), free(dx2);
+    }
+
     printf("\n  %s (%d,%d,%d,%d) k%dx%d s%dx%d -> %dx%d: forward %.2e, argmax mismatches %d, "
            "grad vs numeric %.2e, ref vs numeric %.2e, twice %.2e",
            is_max ? "max" : "avg", d.batch, d.channels, d.height, d.width, d.kernel_h,
@@ -127,6 +147,8 @@ static void check_pool(int is_max, tt_pool2d_desc d)
     CU_ASSERT(grad_err < GRAD_TOL);
     CU_ASSERT(ref_err < GRAD_TOL);
     CU_ASSERT(twice_err < GRAD_TOL);
+    CU_ASSERT_EQUAL(values_diff, 0);
+    CU_ASSERT_EQUAL(from_input_diff, 0);
 
     tt_buffer_free(bx), tt_buffer_free(by), tt_buffer_free(barg), tt_buffer_free(bdy);
     tt_buffer_free(bdx);
@@ -189,6 +211,12 @@ static void test_max_pool_ties(void)
             if (want_arg[o] == i) want = ones[o];
         CU_ASSERT_EQUAL(dx[i], want);
     }
+    /* and so does the backward that finds the winners in the input */
+    float dx2[24];
+    TH_OK(tt_fill(be, tt_mem_of(bdx), 0.0f, 24));
+    TH_OK(tt_max_pool2d_backward_from_input(be, tt_mem_of(bdx), tt_mem_of(bdy), tt_mem_of(bx), &d));
+    th_download(dx2, bdx, 24);
+    CU_ASSERT(memcmp(dx, dx2, sizeof dx) == 0);
     tt_buffer_free(bx), tt_buffer_free(by), tt_buffer_free(barg), tt_buffer_free(bdy);
     tt_buffer_free(bdx);
 }
@@ -225,7 +253,7 @@ static void test_errors(void)
 int main(void)
 {
     CU_TestInfo tests[] = {
-        {"max_pool2d forward, argmax, gradient, twice", test_max_pool},
+        {"max_pool2d forward, argmax, gradient, twice, without argmax", test_max_pool},
         {"avg_pool2d forward, gradient, twice", test_avg_pool},
         {"max_pool2d ties, NaN and -inf", test_max_pool_ties},
         {"errors name the problem", test_errors},

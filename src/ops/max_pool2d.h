@@ -8,6 +8,9 @@
  * return_indices gives.  Ties keep the first maximum in row-major window
  * order (as PyTorch); a NaN in a window wins.  The caller owns the argmax
  * buffer (N * C * out_h * out_w * 4 bytes) and keeps it until backward.
+ * Or the caller keeps no argmax (passes (tt_mem){0}) but keeps the input:
+ * tt_max_pool2d_backward_from_input finds every window's winner again with
+ * the same comparison, so both backwards give the same bits.
  *
  * Backward ADDS: dinp[n, c, i] += sum of dout[n, c, o] over outputs o whose
  * argmax is i.  It is computed as a gather (one work-item per input element
@@ -19,13 +22,16 @@
 #include "backend/backend.h"
 #include "ops/pool2d.h"
 
-/* out (N, C, out_h, out_w), argmax (N, C, out_h, out_w) int32,
- * inp (N, C, H, W). */
+/* out (N, C, out_h, out_w), argmax (N, C, out_h, out_w) int32 or
+ * (tt_mem){0} for none, inp (N, C, H, W). */
 tt_status tt_max_pool2d_forward(tt_backend *be, tt_mem out, tt_mem argmax, tt_mem inp,
                                 const tt_pool2d_desc *desc);
 /* dinp (N, C, H, W) += scatter of dout (N, C, out_h, out_w) to argmax.
  * A dinp of (tt_mem){0} means not wanted: nothing is done. */
 tt_status tt_max_pool2d_backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem argmax,
                                  const tt_pool2d_desc *desc);
+/* The same gradient from the forward's input instead of its argmax. */
+tt_status tt_max_pool2d_backward_from_input(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem inp,
+                                            const tt_pool2d_desc *desc);
 
 #endif
