@@ -42,11 +42,13 @@ int max_pool_window(__global const float *x, int width, int y0, int x0, int kern
 }
 
 /* out (planes, out_h, out_w) = max over each window of inp (planes, height,
- * width); argmax = where it came from inside the plane. */
+ * width); with keep_argmax, argmax = where it came from inside the plane
+ * (without, argmax is not touched: its backward finds the winners again). */
 __kernel void max_pool2d_forward(TT_MEM(float, out), TT_MEM(int, argmax), TT_MEM(const float, inp),
-                                 const int planes, const int height, const int width,
-                                 const int out_h, const int out_w, const int kernel_h,
-                                 const int kernel_w, const int stride_h, const int stride_w)
+                                 const int keep_argmax, const int planes, const int height,
+                                 const int width, const int out_h, const int out_w,
+                                 const int kernel_h, const int kernel_w, const int stride_h,
+                                 const int stride_w)
 {
     TT_PTR(float, out);
     TT_PTR(int, argmax);
@@ -57,33 +59,18 @@ __kernel void max_pool2d_forward(TT_MEM(float, out), TT_MEM(int, argmax), TT_MEM
     int oy = (o / out_w) % out_h;
     int plane = o / (out_w * out_h);
     float best;
-    argmax[o] = max_pool_window(inp + (size_t)plane * height * width, width, oy * stride_h,
-                                ox * stride_w, kernel_h, kernel_w, &best);
+    int at = max_pool_window(inp + (size_t)plane * height * width, width, oy * stride_h,
+                             ox * stride_w, kernel_h, kernel_w, &best);
     out[o] = best;
+    if (keep_argmax) argmax[o] = at;
 }
 
-/* The same without the argmax: its backward finds the winners again. */
-__kernel void max_pool2d_forward_values(TT_MEM(float, out), TT_MEM(const float, inp),
-                                        const int planes, const int height, const int width,
-                                        const int out_h, const int out_w, const int kernel_h,
-                                        const int kernel_w, const int stride_h, const int stride_w)
-{
-    TT_PTR(float, out);
-    TT_PTR(const float, inp);
-    int o = get_global_id(0);
-    if (o >= planes * out_h * out_w) return;
-    int ox = o % out_w;
-    int oy = (o / out_w) % out_h;
-    int plane = o / (out_w * out_h);
-    float best;
-    max_pool_window(inp + (size_t)plane * height * width, width, oy * stride_h, ox * stride_w,
-                    kernel_h, kernel_w, &best);
-    out[o] = best;
-}
-
-/* dinp[i] += sum of dout[o] over the outputs o whose saved argmax is i. */
+/* dinp[i] += sum of dout[o] over the outputs o whose maximum came from i:
+ * as the saved argmax says or, with from_input, as the forward's input
+ * shows again (argmax is then not read). */
 __kernel void max_pool2d_backward(TT_MEM(float, dinp), TT_MEM(const float, dout),
-                                  TT_MEM(const int, argmax), const int planes, const int height,
+                                  TT_MEM(const int, argmax), TT_MEM(const float, inp),
+                                  const int from_input, const int planes, const int height,
                                   const int width, const int out_h, const int out_w,
                                   const int kernel_h, const int kernel_w, const int stride_h,
                                   const int stride_w)
@@ -91,34 +78,6 @@ __kernel void max_pool2d_backward(TT_MEM(float, dinp), TT_MEM(const float, dout)
     TT_PTR(float, dinp);
     TT_PTR(const float, dout);
     TT_PTR(const int, argmax);
-    int i = get_global_id(0);
-    if (i >= planes * height * width) return;
-    int ix = i % width;
-    int iy = (i / width) % height;
-    int plane = i / (width * height);
-    int here = iy * width + ix;
-    size_t base = (size_t)plane * out_h * out_w;
-    int oy_end = min(iy / stride_h + 1, out_h), ox_end = min(ix / stride_w + 1, out_w);
-    float sum = 0.0f;
-    for (int oy = pool_first_out(iy, kernel_h, stride_h); oy < oy_end; oy++)
-        for (int ox = pool_first_out(ix, kernel_w, stride_w); ox < ox_end; ox++) {
-            size_t o = base + (size_t)oy * out_w + ox;
-            if (argmax[o] == here) sum += dout[o];
-        }
-    dinp[i] += sum;
-}
-
-/* The same, with each covering window's winner found again in inp: the
- * forward's input stands in for the argmax it did not keep. */
-__kernel void max_pool2d_backward_from_input(TT_MEM(float, dinp), TT_MEM(const float, dout),
-                                             TT_MEM(const float, inp), const int planes,
-                                             const int height, const int width, const int out_h,
-                                             const int out_w, const int kernel_h,
-                                             const int kernel_w, const int stride_h,
-                                             const int stride_w)
-{
-    TT_PTR(float, dinp);
-    TT_PTR(const float, dout);
     TT_PTR(const float, inp);
     int i = get_global_id(0);
     if (i >= planes * height * width) return;
@@ -132,10 +91,12 @@ __kernel void max_pool2d_backward_from_input(TT_MEM(float, dinp), TT_MEM(const f
     float sum = 0.0f;
     for (int oy = pool_first_out(iy, kernel_h, stride_h); oy < oy_end; oy++)
         for (int ox = pool_first_out(ix, kernel_w, stride_w); ox < ox_end; ox++) {
+            size_t o = base + (size_t)oy * out_w + ox;
             float best;
-            if (max_pool_window(x, width, oy * stride_h, ox * stride_w, kernel_h, kernel_w,
-                                &best) == here)
-                sum += dout[base + (size_t)oy * out_w + ox];
+            int winner = from_input ? max_pool_window(x, width, oy * stride_h, ox * stride_w,
+                                                      kernel_h, kernel_w, &best)
+                                    : argmax[o];
+            if (winner == here) sum += dout[o];
         }
     dinp[i] += sum;
 }
