@@ -134,8 +134,9 @@ static tt_mem workspace(const tt_unet *u)
     return u->workspace_buffer ? tt_mem_of(u->workspace_buffer) : NONE;
 }
 
-/* act1 = relu(norm1(conv1)) again, for a backward without checkpointing
- * (see unet_memory.c); batch norm's running statistics are left alone. */
+/* act1 = relu(norm1(conv1)) again, in act2's room once act2 is read for the
+ * last time (see unet_memory.c); batch norm's running statistics are left
+ * alone. */
 static tt_status act1_recompute(tt_unet *u, tt_unet_block *b, const tt_unet_tensors *x, int n)
 {
     tt_batch_norm_state bn = b->bn1;
@@ -169,30 +170,34 @@ static tt_status split_conv1(tt_unet *u, const tt_unet_block *b, split_weight *s
     return tt_concat_backward(u->be, s->wa, s->wb, tt_unet_param(u, b->conv1_w), &s->desc);
 }
 
-static tt_status dec_conv1_forward(tt_unet *u, const tt_unet_block *b, tt_mem out, int n)
+static tt_status dec_conv1_forward(tt_unet *u, const tt_unet_block *b, const tt_unet_tensors *x,
+                                   int n)
 {
     split_weight s;
     TT_TRY(split_conv1(u, b, &s));
     tt_conv2d_desc d = conv3x3(u, n, b->in_channels / 2, b->channels, b->height, b->width);
-    TT_TRY(tt_conv2d_forward(u->be, out, b->input, s.wa, tt_unet_param(u, b->conv1_b), &d,
+    TT_TRY(tt_conv2d_forward(u->be, x->conv1, x->input, s.wa, tt_unet_param(u, b->conv1_b), &d,
                              workspace(u)));
-    return tt_conv2d_forward_add(u->be, out, b->skip, s.wb, &d, workspace(u));
+    return tt_conv2d_forward_add(u->be, x->conv1, b->skip, s.wb, &d, workspace(u));
 }
 
-/* dup = d up (overwritten), dskip += d skip, and the weight and bias
- * gradients of conv1, given dout = d conv1 output. */
-static tt_status dec_conv1_backward(tt_unet *u, const tt_unet_block *b, tt_mem dout, tt_mem dup,
-                                    tt_mem dskip, int n)
+/* dup = d up and dskip = d skip (both overwritten; dskip may be x->conv1's
+ * room, read for the last time by norm1's backward), and the weight and
+ * bias gradients of conv1, given dout = d conv1 output. */
+static tt_status dec_conv1_backward(tt_unet *u, const tt_unet_block *b, const tt_unet_tensors *x,
+                                    tt_mem dout, tt_mem dup, tt_mem dskip, int n)
 {
     split_weight s;
     TT_TRY(split_conv1(u, b, &s));
     tt_conv2d_desc d = conv3x3(u, n, b->in_channels / 2, b->channels, b->height, b->width);
-    TT_TRY(tt_fill(u->be, dup, 0.0f, (size_t)n * (b->in_channels / 2) * b->height * b->width));
-    TT_TRY(tt_conv2d_backward(u->be, dup, NONE, tt_unet_grad(u, b->conv1_b), dout, b->input, s.wa,
+    size_t count = (size_t)n * (b->in_channels / 2) * b->height * b->width;
+    TT_TRY(tt_fill(u->be, dup, 0.0f, count));
+    TT_TRY(tt_conv2d_backward(u->be, dup, NONE, tt_unet_grad(u, b->conv1_b), dout, x->input, s.wa,
                               &d, workspace(u)));
+    TT_TRY(tt_fill(u->be, dskip, 0.0f, count));
     TT_TRY(tt_conv2d_backward(u->be, dskip, NONE, NONE, dout, b->skip, s.wb, &d, workspace(u)));
     TT_TRY(tt_fill(u->be, s.ga, 0.0f, 2 * s.half_floats));
-    TT_TRY(tt_conv2d_backward(u->be, NONE, s.ga, NONE, dout, b->input, NONE, &d, workspace(u)));
+    TT_TRY(tt_conv2d_backward(u->be, NONE, s.ga, NONE, dout, x->input, NONE, &d, workspace(u)));
     TT_TRY(tt_conv2d_backward(u->be, NONE, s.gb, NONE, dout, b->skip, NONE, &d, workspace(u)));
     TT_TRY(tt_concat_forward(u->be, s.wa, s.ga, s.gb, &s.desc)); /* [ga | gb] as (C', 2C, 3, 3) */
     return tt_axpy(u->be, tt_unet_grad(u, b->conv1_w), s.wa, 1.0f, 2 * s.half_floats);
@@ -215,15 +220,16 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
         s1 = &bn1, s2 = &bn2;
     }
     if (b->skip.buffer)
-        TT_TRY(dec_conv1_forward(u, b, x->conv1, n));
+        TT_TRY(dec_conv1_forward(u, b, x, n));
     else
-        TT_TRY(tt_conv2d_forward(u->be, x->conv1, b->input, tt_unet_param(u, b->conv1_w),
+        TT_TRY(tt_conv2d_forward(u->be, x->conv1, x->input, tt_unet_param(u, b->conv1_w),
                                  tt_unet_param(u, b->conv1_b), &d1, workspace(u)));
     if (norm)
         TT_TRY(norm_forward(u, b, x->act1, x->saved1, x->conv1, b->norm1_w, b->norm1_b, s1, n));
     TT_TRY(tt_relu_forward(u->be, x->act1, x->act1, count));
     TT_TRY(tt_conv2d_forward(u->be, x->conv2, x->act1, tt_unet_param(u, b->conv2_w),
                              tt_unet_param(u, b->conv2_b), &d2, workspace(u)));
+    /* act1 is dead: act2 goes in its room (unet_memory.c) */
     if (norm)
         TT_TRY(norm_forward(u, b, x->act2, x->saved2, x->conv2, b->norm2_w, b->norm2_b, s2, n));
     return tt_relu_forward(u->be, x->act2, x->act2, count);
@@ -231,8 +237,15 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
 
 static int same_mem(tt_mem a, tt_mem b) { return a.buffer == b.buffer && a.offset == b.offset; }
 
+/* With checkpointing, a block's inner tensors made again into its backward
+ * set, before anything reads that set. */
+static tt_status recompute(tt_unet *u, tt_unet_block *b, int n)
+{
+    return u->config.checkpointing ? block_forward(u, b, &b->bwd, n, 1) : NULL;
+}
+
 /* dinput += d(block)/d(input) . dact2 (dinput may be NONE), and the block's
- * parameter gradients.  Two buffers carry the gradient down the block:
+ * parameter gradients, from the block's backward set (recompute() first).  Two buffers carry the gradient down the block:
  * dact2's own (overwritten: the ReLU gradients run in place) and `scratch`.
  * A decoder block (dskip given) adds its skip input's gradient to dskip and
  * leaves its up input's in one of the two, *dup. */
@@ -240,7 +253,6 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
                                 tt_mem scratch, int n, tt_mem dskip, tt_mem *dup)
 {
     const tt_unet_tensors *x = &b->bwd;
-    if (u->config.checkpointing) TT_TRY(block_forward(u, b, x, n, 1));
     size_t count = (size_t)n * b->channels * b->height * b->width;
     int norm = u->config.norm != TT_NORM_NONE;
     tt_conv2d_desc d1 = conv3x3(u, n, b->in_channels, b->channels, b->height, b->width);
@@ -249,7 +261,7 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
     int c = 0; /* buf[c] holds the gradient so far, buf[!c] is free */
     TT_TRY(tt_relu_backward_inplace(u->be, buf[c], x->act2, count));       /* d norm2 out */
     /* act2 is read for the last time: act1 is remade in its room (unet_memory.c) */
-    if (!u->config.checkpointing && norm) TT_TRY(act1_recompute(u, b, x, n));
+    if (norm) TT_TRY(act1_recompute(u, b, x, n));
     if (norm) {
         TT_TRY(tt_fill(u->be, buf[!c], 0.0f, count));
         TT_TRY(norm_backward(u, b, buf[!c], buf[c], x->conv2, x->saved2, b->norm2_w, b->norm2_b,
@@ -270,10 +282,10 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
     }
     if (dskip.buffer) {
         *dup = buf[!c];
-        return dec_conv1_backward(u, b, buf[c], buf[!c], dskip, n);
+        return dec_conv1_backward(u, b, x, buf[c], buf[!c], dskip, n);
     }
     return tt_conv2d_backward(u->be, dinput, tt_unet_grad(u, b->conv1_w),
-                              tt_unet_grad(u, b->conv1_b), buf[c], b->input,
+                              tt_unet_grad(u, b->conv1_b), buf[c], x->input,
                               tt_unet_param(u, b->conv1_w), &d1, workspace(u));
 }
 
@@ -438,7 +450,7 @@ tt_status tt_unet_forward(tt_unet *u, int n, int training)
         tt_unet_block *b = &u->enc[i];
         TT_TRY(block_forward(u, b, &b->fwd, n, 0));
         tt_pool2d_desc pd = tt_pool2d_square(n, b->channels, b->height, b->width, 2, 2);
-        TT_TRY(tt_max_pool2d_forward(u->be, u->pool[i], u->argmax[i], b->fwd.act2, &pd));
+        TT_TRY(tt_max_pool2d_forward(u->be, u->pool[i], NONE, b->fwd.act2, &pd));
     }
     TT_TRY(block_forward(u, &u->bottleneck, &u->bottleneck.fwd, n, 0));
     tt_mem below = u->bottleneck.fwd.act2;
@@ -481,16 +493,18 @@ tt_status tt_unet_backward(tt_unet *u)
     for (int i = 0; i < c->depth; i++) {
         tt_unet_block *b = &u->dec[i];
         int ch = b->channels, h = b->height, w = b->width;
-        size_t count = (size_t)n * ch * h * w;
-        TT_TRY(tt_fill(u->be, u->dskip[i], 0.0f, count)); /* the skip's gradient starts here */
-        tt_mem dup = NONE;
-        TT_TRY(block_backward(u, b, NONE, g, spare, n, u->dskip[i], &dup));
-        tt_mem next = same_mem(dup, g) ? spare : g;
         char prefix[32];
         snprintf(prefix, sizeof prefix, "up.%d", i);
         int uw = param_index(u, prefix, "weight"), ub = param_index(u, prefix, "bias");
         tt_mem below = i + 1 < c->depth ? u->dec[i + 1].fwd.act2 : u->bottleneck.fwd.act2;
         tt_conv_transpose2d_desc ud = upconv(u, n, 2 * ch, ch, h / 2, w / 2);
+        if (i > 0) /* up.i again, as the forward made it (unet_memory.c) */
+            TT_TRY(tt_conv_transpose2d_forward(u->be, u->up_again[i], below, tt_unet_param(u, uw),
+                                               tt_unet_param(u, ub), &ud, workspace(u)));
+        TT_TRY(recompute(u, b, n));
+        tt_mem dup = NONE;
+        TT_TRY(block_backward(u, b, NONE, g, spare, n, u->dskip[i], &dup));
+        tt_mem next = same_mem(dup, g) ? spare : g;
         TT_TRY(tt_fill(u->be, next, 0.0f, (size_t)n * 2 * ch * (h / 2) * (w / 2)));
         TT_TRY(tt_conv_transpose2d_backward(u->be, next, tt_unet_grad(u, uw),
                                             tt_unet_grad(u, ub), dup, below,
@@ -501,11 +515,13 @@ tt_status tt_unet_backward(tt_unet *u)
     tt_unet_block *bn = &u->bottleneck;
     size_t below_count = (size_t)n * bn->in_channels * bn->height * bn->width;
     TT_TRY(tt_fill(u->be, u->dinput, 0.0f, below_count));
+    TT_TRY(recompute(u, bn, n));
     TT_TRY(block_backward(u, bn, u->dinput, g, spare, n, NONE, NULL));
     for (int i = c->depth - 1; i >= 0; i--) {
         tt_unet_block *b = &u->enc[i];
         tt_pool2d_desc pd = tt_pool2d_square(n, b->channels, b->height, b->width, 2, 2);
-        TT_TRY(tt_max_pool2d_backward(u->be, u->dskip[i], u->dinput, u->argmax[i], &pd));
+        TT_TRY(recompute(u, b, n)); /* the pool's winners are found in bwd.act2 */
+        TT_TRY(tt_max_pool2d_backward_from_input(u->be, u->dskip[i], u->dinput, b->bwd.act2, &pd));
         if (i == 0) {
             TT_TRY(block_backward(u, b, NONE, u->dskip[i], g, n, NONE, NULL)); /* no image grad */
         } else {

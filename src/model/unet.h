@@ -19,7 +19,10 @@
 
 /* What one block's forward writes. */
 typedef struct tt_unet_tensors {
-    tt_mem conv1, act1;          /* (N, C, H, W); act == conv without norm */
+    tt_mem input;                /* (N, Cin, H, W), not owned, what conv1 reads; a decoder
+                                    block's is up (N, Cin/2, H, W), the rest is its skip */
+    tt_mem conv1, act1;          /* (N, C, H, W); act == conv without norm; with a norm
+                                    act1 lives in act2's room (made again for backward) */
     tt_mem conv2, act2;          /* (N, C, H, W); act2 is the block output */
     tt_mem saved1, saved2;       /* norm statistics for backward */
 } tt_unet_tensors;
@@ -29,8 +32,6 @@ typedef struct tt_unet_block {
     char name[24];               /* "enc.0", "bottleneck", "dec.1" */
     int in_channels, channels;   /* Cin, C */
     int height, width;           /* H, W of this level */
-    tt_mem input;                /* (N, Cin, H, W), not owned; a decoder block's is
-                                    up (N, Cin/2, H, W) and the rest is in skip */
     tt_mem skip;                 /* decoder: enc.i's output, the second half of the
                                     input [up, skip] (never copied together) */
     tt_unet_tensors fwd;         /* written by the forward pass; consumers read fwd.act2 */
@@ -63,15 +64,17 @@ typedef struct tt_unet {
 
     tt_unet_block enc[TT_UNET_MAX_DEPTH], bottleneck, dec[TT_UNET_MAX_DEPTH];
     tt_mem pool[TT_UNET_MAX_DEPTH];   /* (N, C_i, H_i/2, W_i/2) */
-    tt_mem argmax[TT_UNET_MAX_DEPTH]; /* int32, like pool */
     tt_mem up[TT_UNET_MAX_DEPTH];     /* (N, C_i, H_i, W_i): up-convolution output, the
                                          first half of dec.i's input [up, skip] */
+    tt_mem up_again[TT_UNET_MAX_DEPTH]; /* up[i] made again for dec.i's backward (i >= 1:
+                                         up[i] itself lives only in the forward) */
     tt_mem input;                     /* (N, in_channels, H, W), TT_MEM_DATA */
     tt_mem logits;                    /* (N, classes, H, W) */
     tt_mem dlogits;                   /* same shape: the loss adds its gradient here */
 
     /* backward scratch */
-    tt_mem dskip[TT_UNET_MAX_DEPTH];  /* gradient of enc[i].act2: from pool and skip */
+    tt_mem dskip[TT_UNET_MAX_DEPTH];  /* gradient of enc[i].act2: from pool and skip; it
+                                         takes dec[i].bwd.conv1's room once that is read */
     tt_mem scratch;                   /* (N, C_0, H, W): the second gradient buffer */
     tt_mem dinput;                    /* (N, C_0, H/2, W/2): the input gradient of the
                                          bottleneck and enc[1..]; a decoder block's goes

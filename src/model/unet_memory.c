@@ -8,18 +8,26 @@
  * bottleneck at 3D+4, enc.i at 4D+4-i.
  *
  * Without checkpointing a block keeps conv1, conv2, act2 and the norm
- * statistics from its forward to its backward; act1 = relu(norm1(conv1))
- * lives only during the forward and is made again from conv1 in its
- * backward (one norm and one ReLU, the same kernels on the same input, so
- * bit-identical; without norm act1 is conv1 itself, kept), in act2's room:
- * the block's own ReLU gradient is the last reader of act2 (every later
- * stage that reads a block output runs before the block's backward).
- * With checkpointing
- * (config.checkpointing) a block's inner tensors live only during its own
- * forward; its output lives as long as later stages read it; and its
- * backward first recomputes them into a set that lives only during that
- * backward.  Recomputation runs the same kernels on the same inputs, so the
- * gradients are bit-identical.
+ * statistics from its forward to its backward.  act1 = relu(norm1(conv1))
+ * has no room of its own: the forward writes it in act2's room, conv2 reads
+ * it, then act2 is written over it; the backward makes it again there from
+ * conv1 (one norm and one ReLU, the same kernels on the same input, so
+ * bit-identical; without norm act1 is conv1 itself) once the block's own
+ * ReLU gradient has read act2 for the last time (every later stage that
+ * reads a block output runs before the block's backward).
+ *
+ * With checkpointing (config.checkpointing) a block's inner tensors live
+ * only during its own forward; its output lives as long as later stages
+ * read it; and its backward first recomputes them into a set that lives
+ * only during that backward.  Recomputation runs the same kernels on the
+ * same inputs, so the gradients are bit-identical.
+ *
+ * Either way nothing is stored that a cheap kernel can make again from what
+ * is stored anyway: max pooling keeps no argmax (its backward finds the
+ * winners in the encoder output), up.i below level 0 is made again from the
+ * level below's output for dec.i's backward, and a decoder block's conv1
+ * room, free once its norm backward has read it, carries the skip's gradient
+ * down to the encoder block.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,21 +86,23 @@ static size_t tensor_bytes(const tt_unet *u, int channels, int h, int w)
     return (size_t)u->capacity * (size_t)channels * (size_t)h * (size_t)w * sizeof(float);
 }
 
-/* One set of a block's tensors: the inner ones live [first, inner_last],
- * the output [first, out_last]. */
+/* One set of a block's tensors: conv2 and the norm statistics live
+ * [first, inner_last], the output [first, out_last], conv1 [first,
+ * conv1_last] (a decoder block's conv1 room goes on as its skip's gradient,
+ * see tt_unet_allocate).  act1 has no room of its own: it is written in
+ * act2's room, which conv2 has read before act2 is written there, and it is
+ * made again there in backward. */
 static void add_set(request_list *r, const tt_unet *u, const tt_unet_block *b, tt_unet_tensors *x,
-                    const char *tag, int first, int inner_last, int out_last, int act1_last)
+                    const char *tag, int first, int inner_last, int out_last, int conv1_last)
 {
     char name[48];
     size_t bytes = tensor_bytes(u, b->channels, b->height, b->width);
     int norm = u->config.norm != TT_NORM_NONE;
     snprintf(name, sizeof name, "%s%s.conv1", b->name, tag);
-    add(r, name, bytes, first, inner_last, &x->conv1);
+    add(r, name, bytes, first, conv1_last, &x->conv1);
     snprintf(name, sizeof name, "%s%s.conv2", b->name, tag);
     add(r, name, bytes, first, norm ? inner_last : out_last, &x->conv2);
     if (!norm) return; /* ReLU in place: act == conv (aliased after planning) */
-    snprintf(name, sizeof name, "%s%s.act1", b->name, tag);
-    add(r, name, bytes, first, act1_last, &x->act1);
     snprintf(name, sizeof name, "%s%s.act2", b->name, tag);
     add(r, name, bytes, first, out_last, &x->act2);
     size_t saved = u->config.norm == TT_NORM_GROUP
@@ -106,29 +116,31 @@ static void add_set(request_list *r, const tt_unet *u, const tt_unet_block *b, t
 
 /* A block's tensors: kept from forward to backward, or (checkpointing) a
  * short-lived forward set whose output lives until `out_last`, and a set
- * recomputed at `backward`. */
+ * recomputed at `backward`.  `conv1_last`: how long the conv1 room of the
+ * set that backward reads is needed (past `backward` for a decoder block). */
 static void add_block(request_list *r, const tt_unet *u, tt_unet_block *b, int forward,
-                      int out_last, int backward)
+                      int out_last, int backward, int conv1_last)
 {
-    if (!u->config.checkpointing) { /* act1 is remade in act2's room: see alias_norm_none */
-        int norm = u->config.norm != TT_NORM_NONE;
-        add_set(r, u, b, &b->fwd, "", forward, backward, backward, norm ? forward : backward);
+    if (!u->config.checkpointing) {
+        add_set(r, u, b, &b->fwd, "", forward, backward, backward, conv1_last);
         return;
     }
     add_set(r, u, b, &b->fwd, "", forward, forward, out_last, forward);
-    add_set(r, u, b, &b->bwd, ".recompute", backward, backward, backward, backward);
+    add_set(r, u, b, &b->bwd, ".recompute", backward, backward, backward, conv1_last);
 }
 
-static void alias_norm_none(const tt_unet *u, tt_unet_block *b)
+/* After planning: act1 in act2's room (or each act in its conv's room
+ * without a norm: ReLU in place), backward's set, and the inputs. */
+static void alias_block(const tt_unet *u, tt_unet_block *b, tt_mem fwd_input, tt_mem bwd_input)
 {
-    if (u->config.norm == TT_NORM_NONE) {
-        b->fwd.act1 = b->fwd.conv1, b->fwd.act2 = b->fwd.conv2;
-        b->bwd.act1 = b->bwd.conv1, b->bwd.act2 = b->bwd.conv2;
+    tt_unet_tensors *sets[2] = {&b->fwd, &b->bwd};
+    for (int k = 0; k < 2; k++) {
+        tt_unet_tensors *x = sets[k];
+        if (u->config.norm == TT_NORM_NONE) x->act1 = x->conv1, x->act2 = x->conv2;
+        else x->act1 = x->act2;
     }
-    if (!u->config.checkpointing) { /* backward reads fwd, except a recomputed act1 */
-        b->bwd = b->fwd;
-        if (u->config.norm != TT_NORM_NONE) b->bwd.act1 = b->fwd.act2;
-    }
+    if (!u->config.checkpointing) b->bwd = b->fwd; /* backward reads what forward wrote */
+    b->fwd.input = fwd_input, b->bwd.input = bwd_input;
 }
 
 static void build_requests(tt_unet *u, request_list *r)
@@ -138,22 +150,30 @@ static void build_requests(tt_unet *u, request_list *r)
     char name[48];
     for (int i = 0; i < c->depth; i++) {
         int ch = tt_unet_channels(c, i), h = u->height >> i, w = u->width >> i;
-        /* the skip is read by dec.i's forward and backward (its conv1's input) */
-        add_block(r, u, &u->enc[i], f_enc(t, i), b_dec(t, i), b_enc(t, i));
+        /* the skip is read by dec.i's forward and backward (its conv1's
+         * input); enc.i's backward finds the pool's winners in it again */
+        add_block(r, u, &u->enc[i], f_enc(t, i), b_dec(t, i), b_enc(t, i), b_enc(t, i));
         size_t pooled = tensor_bytes(u, ch, h / 2, w / 2);
         int reader = i + 1 < c->depth ? b_enc(t, i + 1) : b_bottleneck(t);
         snprintf(name, sizeof name, "enc.%d.pool", i);
         add(r, name, pooled, f_enc(t, i), reader, &u->pool[i]);
-        snprintf(name, sizeof name, "enc.%d.argmax", i);
-        add(r, name, pooled, f_enc(t, i), b_enc(t, i), &u->argmax[i]);
-        snprintf(name, sizeof name, "enc.%d.dskip", i);
-        add(r, name, tensor_bytes(u, ch, h, w), b_dec(t, i), b_enc(t, i), &u->dskip[i]);
+        /* up.0 is read again two stages after it is made; the others are
+         * made again for their block's backward from the level below's
+         * output, which lives until then anyway */
+        size_t up = tensor_bytes(u, ch, h, w);
         snprintf(name, sizeof name, "up.%d", i);
-        add(r, name, tensor_bytes(u, ch, h, w), f_dec(t, i), b_dec(t, i), &u->up[i]);
-        /* dec.i's output feeds up.(i-1), whose backward reads it; dec.0 feeds the head */
-        add_block(r, u, &u->dec[i], f_dec(t, i), i > 0 ? b_dec(t, i - 1) : b_head(t), b_dec(t, i));
+        add(r, name, up, f_dec(t, i), i ? f_dec(t, i) : b_dec(t, i), &u->up[i]);
+        if (i) {
+            snprintf(name, sizeof name, "up.%d.again", i);
+            add(r, name, up, b_dec(t, i), b_dec(t, i), &u->up_again[i]);
+        }
+        /* dec.i's output feeds up.(i-1), whose backward reads it; dec.0 feeds
+         * the head.  Its conv1 room holds enc.i's gradient until enc.i's backward. */
+        add_block(r, u, &u->dec[i], f_dec(t, i), i > 0 ? b_dec(t, i - 1) : b_head(t), b_dec(t, i),
+                  b_enc(t, i));
     }
-    add_block(r, u, &u->bottleneck, f_bottleneck(t), b_dec(t, c->depth - 1), b_bottleneck(t));
+    add_block(r, u, &u->bottleneck, f_bottleneck(t), b_dec(t, c->depth - 1), b_bottleneck(t),
+              b_bottleneck(t));
     size_t logits = tensor_bytes(u, c->classes, u->height, u->width);
     add(r, "logits", logits, f_head(t), f_loss(t), &u->logits);
     add(r, "dlogits", logits, f_loss(t), b_head(t), &u->dlogits);
@@ -173,9 +193,6 @@ tt_status tt_unet_allocate(tt_unet *u)
     TT_CHECK(tt_buffer_alloc(u->be, tensor_bytes(u, c->in_channels, u->height, u->width),
                              TT_MEM_DATA, "input", &u->input_buffer));
     u->input = tt_mem_of(u->input_buffer);
-    /* block inputs */
-    tt_mem x = u->input;
-    for (int i = 0; i < c->depth; i++) u->enc[i].input = i ? u->pool[i - 1] : x;
     build_requests(u, &r);
     if (r.failed) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "memory plan: out of host memory");
@@ -201,12 +218,16 @@ tt_status tt_unet_allocate(tt_unet *u)
         *r.dests[i] = tt_mem_at(tt_mem_of(u->act_buffers[r.items[i].buffer]), r.items[i].offset);
     u->act_planned_bytes = plan.total_bytes;
     u->act_unplanned_bytes = plan.unplanned_bytes;
-    /* inputs that are other tensors, now that those have places */
-    for (int i = 1; i < c->depth; i++) u->enc[i].input = u->pool[i - 1];
-    u->bottleneck.input = u->pool[c->depth - 1];
-    for (int i = 0; i < c->depth; i++) alias_norm_none(u, &u->enc[i]), alias_norm_none(u, &u->dec[i]);
-    alias_norm_none(u, &u->bottleneck);
-    for (int i = 0; i < c->depth; i++) u->dec[i].input = u->up[i], u->dec[i].skip = u->enc[i].fwd.act2;
+    /* aliases and inputs, now that every tensor has its place */
+    u->up_again[0] = u->up[0];
+    for (int i = 0; i < c->depth; i++) {
+        tt_mem in = i ? u->pool[i - 1] : u->input;
+        alias_block(u, &u->enc[i], in, in);
+        alias_block(u, &u->dec[i], u->up[i], u->up_again[i]);
+        u->dec[i].skip = u->enc[i].fwd.act2;
+        u->dskip[i] = u->dec[i].bwd.conv1;
+    }
+    alias_block(u, &u->bottleneck, u->pool[c->depth - 1], u->pool[c->depth - 1]);
     /* AUTO keeps room for every candidate, im2col's columns included; when
      * that is more than one buffer may hold (full-resolution tiles), the
      * direct kernels, which need no columns, run every layer */
