@@ -134,11 +134,15 @@ __kernel void norm_apply(TT_MEM(float, y), TT_MEM(const float, x), TT_MEM(const 
 
 /* One work-group per statistic s (training mode):
  * dinp += rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * weight[c],
- * xhat = (x - mean) * rstd, means over the elements of s. */
+ * xhat = (x - mean) * rstd, means over the elements of s.  Without
+ * accumulate dinp is written, not added to, and may be dy itself: every
+ * element is read and written by the one work-item that owns it, after the
+ * group's sums (and their barrier). */
 __kernel void norm_backward_input(TT_MEM(float, dinp), TT_MEM(const float, dy),
                                   TT_MEM(const float, x), TT_MEM(const float, mean),
                                   TT_MEM(const float, rstd), TT_MEM(const float, weight),
-                                  const int has_weight, const ulong stat_stride,
+                                  const int has_weight, const int accumulate,
+                                  const ulong stat_stride,
                                   const int segments, const int seg_len, const ulong seg_stride,
                                   const int channels, const int hw)
 {
@@ -169,7 +173,8 @@ __kernel void norm_backward_input(TT_MEM(float, dinp), TT_MEM(const float, dy),
         float g = dy[e];
         if (has_weight) g *= weight[(e / (ulong)hw) % (ulong)channels];
         float xhat = (x[e] - mu) * r;
-        dinp[e] += r * (g - mean_g - xhat * mean_gx);
+        float v = r * (g - mean_g - xhat * mean_gx);
+        dinp[e] = accumulate ? dinp[e] + v : v;
     }
 }
 
@@ -208,10 +213,12 @@ __kernel void norm_param_grads(TT_MEM(float, dweight), TT_MEM(float, dbias),
     }
 }
 
-/* Element-wise, eval-mode batch norm: dinp += dy * weight[c] / sqrt(var[c] + eps). */
+/* Element-wise, eval-mode batch norm: dinp += dy * weight[c] / sqrt(var[c] + eps)
+ * (or = without accumulate; dinp may then be dy). */
 __kernel void norm_eval_backward_input(TT_MEM(float, dinp), TT_MEM(const float, dy),
                                        TT_MEM(const float, var), TT_MEM(const float, weight),
-                                       const int has_weight, const float eps, const int channels,
+                                       const int has_weight, const int accumulate,
+                                       const float eps, const int channels,
                                        const int hw, const int total)
 {
     TT_PTR(float, dinp);
@@ -223,5 +230,6 @@ __kernel void norm_eval_backward_input(TT_MEM(float, dinp), TT_MEM(const float, 
     int c = (i / hw) % channels;
     float scale = rsqrt(var[c] + eps);
     if (has_weight) scale *= weight[c];
-    dinp[i] += dy[i] * scale;
+    float v = dy[i] * scale;
+    dinp[i] = accumulate ? dinp[i] + v : v;
 }

@@ -22,13 +22,13 @@ static size_t numel(const bn_case *k) { return (size_t)k->n * k->c * k->h * k->w
 
 /* Device copies of host arrays, PAD floats into their buffers; freed together. */
 typedef struct bn_pool {
-    tt_buffer *buffers[16];
+    tt_buffer *buffers[24];
     int count;
 } bn_pool;
 
 static tt_mem put(bn_pool *pool, const float *host, size_t n, const char *name)
 {
-    CU_ASSERT_FATAL(pool->count < 16);
+    CU_ASSERT_FATAL(pool->count < 24);
     float *padded = calloc(n + PAD, sizeof *padded);
     CU_ASSERT_PTR_NOT_NULL_FATAL(padded);
     for (size_t i = 0; i < PAD; i++) padded[i] = 1e30f; /* poison: must never be read */
@@ -281,6 +281,29 @@ static void check_backward(const bn_case *k, int training, int affine)
     CU_ASSERT(eb < 1e-3);
     CU_ASSERT(twice_x < 1e-5); /* float rounding of one addition */
     CU_ASSERT(twice_wb < 1e-4);
+
+    /* in place: dout's own room ends up holding the input gradient, the same
+     * bits as one written into zeros, and the parameter gradients still
+     * read dout as it was */
+    tt_mem zx = put(&pool, NULL, n, "bn.zx"), ix = put(&pool, dy, n, "bn.ix");
+    tt_mem zw = {0}, zb = {0}, iw = {0}, ib = {0};
+    if (affine) {
+        zw = put(&pool, NULL, nc, "bn.zw"), zb = put(&pool, NULL, nc, "bn.zb");
+        iw = put(&pool, NULL, nc, "bn.iw"), ib = put(&pool, NULL, nc, "bn.ib");
+    }
+    TH_OK(tt_batch_norm_backward(be, zx, zw, zb, mdy, mx, ms, &st, &d, training));
+    TH_OK(tt_batch_norm_backward(be, ix, iw, ib, ix, mx, ms, &st, &d, training));
+    float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+    CU_ASSERT_FATAL(want && got);
+    get(want, zx, n), get(got, ix, n);
+    CU_ASSERT(memcmp(want, got, n * sizeof *got) == 0);
+    if (affine) {
+        get(want, zw, nc), get(got, iw, nc);
+        CU_ASSERT(memcmp(want, got, nc * sizeof *got) == 0);
+        get(want, zb, nc), get(got, ib, nc);
+        CU_ASSERT(memcmp(want, got, nc * sizeof *got) == 0);
+    }
+    free(want), free(got);
     pool_free(&pool);
     free(x), free(dy), free(g0x), free(gx), free(gx2), free(once_x);
     free(xd), free(dyd), free(yd), free(wd), free(bd), free(rmd), free(rvd), free(num_x);
@@ -419,8 +442,8 @@ int main(void)
         {"training forward vs reference, odd shapes", test_train_forward},
         {"running statistics after two forwards", test_running_statistics},
         {"eval forward uses running statistics", test_eval_forward},
-        {"training backward: finite differences, adds twice", test_train_backward},
-        {"eval backward: finite differences, adds twice", test_eval_backward},
+        {"training backward: finite differences, adds twice, in place", test_train_backward},
+        {"eval backward: finite differences, adds twice, in place", test_eval_backward},
         {"bad arguments are refused", test_bad_arguments},
         {"cross-check with torch", test_torch_cross_check},
         CU_TEST_INFO_NULL,

@@ -23,13 +23,13 @@ static size_t numel(const gn_case *k) { return (size_t)k->n * k->c * k->h * k->w
 /* Device copies of host arrays (NULL: zeros), PAD floats into their
  * buffers, freed together. */
 typedef struct gn_pool {
-    tt_buffer *buffers[16];
+    tt_buffer *buffers[24];
     int count;
 } gn_pool;
 
 static tt_mem put(gn_pool *pool, const float *host, size_t n, const char *name)
 {
-    CU_ASSERT_FATAL(pool->count < 16);
+    CU_ASSERT_FATAL(pool->count < 24);
     float *padded = calloc(n + PAD, sizeof *padded);
     CU_ASSERT_PTR_NOT_NULL_FATAL(padded);
     for (size_t i = 0; i < PAD; i++) padded[i] = 1e30f; /* poison: must never be read */
@@ -217,6 +217,24 @@ static void test_backward(void)
         CU_ASSERT(twice_x < 1e-5);
         CU_ASSERT(twice_wb < 1e-4);
 
+        /* in place: dout's own room ends up holding the input gradient, the
+         * same bits as one written into zeros, and the parameter gradients
+         * still read dout as it was */
+        tt_mem zx = put(&pool, NULL, n, "gn.zx"), ix = put(&pool, dy, n, "gn.ix");
+        tt_mem zw = put(&pool, NULL, nc, "gn.zw"), zb = put(&pool, NULL, nc, "gn.zb");
+        tt_mem iw = put(&pool, NULL, nc, "gn.iw"), ib = put(&pool, NULL, nc, "gn.ib");
+        TH_OK(tt_group_norm_backward(be, zx, zw, zb, mdy, mx, ms, mw, &d));
+        TH_OK(tt_group_norm_backward(be, ix, iw, ib, ix, mx, ms, mw, &d));
+        float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+        CU_ASSERT_FATAL(want && got);
+        get(want, zx, n), get(got, ix, n);
+        CU_ASSERT(memcmp(want, got, n * sizeof *got) == 0);
+        get(want, zw, nc), get(got, iw, nc);
+        CU_ASSERT(memcmp(want, got, nc * sizeof *got) == 0);
+        get(want, zb, nc), get(got, ib, nc);
+        CU_ASSERT(memcmp(want, got, nc * sizeof *got) == 0);
+        free(want), free(got);
+
         pool_free(&pool);
         free(x), free(dy), free(w), free(b), free(g0x), free(g0w), free(g0b), free(y), free(saved);
         free(gx), free(gw), free(gb), free(gx2), free(gw2), free(gb2), free(once_x);
@@ -374,7 +392,7 @@ int main(void)
     CU_TestInfo tests[] = {
         {"forward vs reference, odd shapes", test_forward},
         {"forward without affine", test_forward_no_affine},
-        {"backward: finite differences, adds twice", test_backward},
+        {"backward: finite differences, adds twice, in place", test_backward},
         {"absent gradients are skipped", test_absent_gradients},
         {"bad descriptors are refused", test_bad_descriptors},
         {"norm kinds: names and parser", test_norm_kinds},

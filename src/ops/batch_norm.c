@@ -100,15 +100,16 @@ tt_status tt_batch_norm_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt
     tt_norm_layout l = tt_norm_layout_batch(desc->batch, desc->channels, desc->height, desc->width);
     if (!training) {
         TT_TRY(need(state->running_mean, "running_mean (eval mode)"));
-        if (dinp.buffer)
-            TT_TRY(tt_norm_launch_eval_backward_input(be, &l, dinp, dout, state->running_var,
-                                                      state->weight, desc->eps));
-        return tt_norm_launch_param_grads(be, &l, dweight, dbias, dout, inp, state->running_mean,
-                                          state->running_var, 1, desc->eps);
+        /* the parameter gradients first: dinp may be dout itself */
+        TT_TRY(tt_norm_launch_param_grads(be, &l, dweight, dbias, dout, inp, state->running_mean,
+                                          state->running_var, 1, desc->eps));
+        if (!dinp.buffer) return NULL;
+        return tt_norm_launch_eval_backward_input(be, &l, dinp, dout, state->running_var,
+                                                  state->weight, desc->eps);
     }
     TT_TRY(need(saved, "saved statistics"));
     tt_mem mean = saved, rstd = tt_mem_f32(saved, (size_t)l.stat_count);
-    if (dinp.buffer)
-        TT_TRY(tt_norm_launch_backward_input(be, &l, dinp, dout, inp, mean, rstd, state->weight));
-    return tt_norm_launch_param_grads(be, &l, dweight, dbias, dout, inp, mean, rstd, 0, desc->eps);
+    TT_TRY(tt_norm_launch_param_grads(be, &l, dweight, dbias, dout, inp, mean, rstd, 0, desc->eps));
+    if (!dinp.buffer) return NULL;
+    return tt_norm_launch_backward_input(be, &l, dinp, dout, inp, mean, rstd, state->weight);
 }

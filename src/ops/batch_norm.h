@@ -21,7 +21,8 @@
  * Training forward saves mean and rstd per channel in a caller-provided
  * buffer of tt_batch_norm_saved_floats() floats (mean[C] then rstd[C]) for
  * backward.  Backward ADDS into dinp, dweight, dbias (beta = 1); any may be
- * (tt_mem){0} and is then skipped.
+ * (tt_mem){0} and is then skipped.  In place: dinp may be dout itself (the
+ * same place), which then ends up holding dL/dinp (not added to).
  */
 #ifndef TT_OPS_BATCH_NORM_H
 #define TT_OPS_BATCH_NORM_H

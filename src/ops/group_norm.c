@@ -70,7 +70,8 @@ tt_status tt_group_norm_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt
     tt_norm_layout l = tt_norm_layout_group(desc->batch, desc->channels, desc->height,
                                             desc->width, desc->groups);
     tt_mem mean = saved, rstd = tt_mem_f32(saved, (size_t)l.stat_count);
-    if (dinp.buffer)
-        TT_TRY(tt_norm_launch_backward_input(be, &l, dinp, dout, inp, mean, rstd, weight));
-    return tt_norm_launch_param_grads(be, &l, dweight, dbias, dout, inp, mean, rstd, 0, desc->eps);
+    /* the parameter gradients first: dinp may be dout itself */
+    TT_TRY(tt_norm_launch_param_grads(be, &l, dweight, dbias, dout, inp, mean, rstd, 0, desc->eps));
+    if (!dinp.buffer) return NULL;
+    return tt_norm_launch_backward_input(be, &l, dinp, dout, inp, mean, rstd, weight);
 }

@@ -42,7 +42,8 @@ tt_status tt_group_norm_forward(tt_backend *be, tt_mem out, tt_mem saved, tt_mem
 
 /* dinp (N, C, H, W) += dL/dinp, dweight (C) += dL/dweight, dbias (C) +=
  * dL/dbias, given dout (N, C, H, W), the forward's inp and saved, and weight
- * (absent when the forward had none). */
+ * (absent when the forward had none).  In place: dinp may be dout itself
+ * (the same place), which then ends up holding dL/dinp (not added to). */
 tt_status tt_group_norm_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem dbias,
                                  tt_mem dout, tt_mem inp, tt_mem saved, tt_mem weight,
                                  const tt_group_norm_desc *desc);

@@ -144,15 +144,32 @@ tt_status tt_norm_launch_apply(tt_backend *be, const tt_norm_layout *l, tt_mem y
                         tt_arg_i32(l->channels_per_stat), tt_arg_i32(total));
 }
 
+/* dinp at dy's very place: overwrite (in place).  Any other overlap is a
+ * caller's mistake. */
+static tt_status in_place(const char *op, const tt_norm_layout *l, tt_mem dinp, tt_mem dy,
+                          int *overwrite)
+{
+    size_t bytes = (size_t)l->batch * l->channels * l->hw * sizeof(float);
+    *overwrite = dinp.buffer == dy.buffer && dinp.offset == dy.offset;
+    if (dinp.buffer == dy.buffer && !*overwrite && dinp.offset < dy.offset + bytes &&
+        dy.offset < dinp.offset + bytes)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "%s: the input gradient overlaps the output gradient without being "
+                            "it; pass the same place to work in place, or separate ones", op);
+    return NULL;
+}
+
 tt_status tt_norm_launch_backward_input(tt_backend *be, const tt_norm_layout *l, tt_mem dinp,
                                         tt_mem dy, tt_mem x, tt_mem mean, tt_mem rstd,
                                         tt_mem weight)
 {
+    int overwrite;
+    TT_TRY(in_place("norm backward", l, dinp, dy, &overwrite));
     return launch_reduce(
         be, "norm_backward_input", l->stat_count,
         TT_ARGS(tt_arg_mem(dinp), tt_arg_mem(dy), tt_arg_mem(x), tt_arg_mem(mean),
                 tt_arg_mem(rstd), tt_arg_mem(or_stand_in(weight, x)), tt_arg_i32(present(weight)),
-                tt_arg_u64(l->stat_stride), tt_arg_i32(l->segments), tt_arg_i32(l->seg_len),
+                tt_arg_i32(!overwrite), tt_arg_u64(l->stat_stride), tt_arg_i32(l->segments), tt_arg_i32(l->seg_len),
                 tt_arg_u64(l->seg_stride), tt_arg_i32(l->channels), tt_arg_i32(l->hw)));
 }
 
@@ -177,9 +194,10 @@ tt_status tt_norm_launch_eval_backward_input(tt_backend *be, const tt_norm_layou
                                              tt_mem dinp, tt_mem dy, tt_mem var, tt_mem weight,
                                              float eps)
 {
-    int total = l->batch * l->channels * l->hw;
+    int total = l->batch * l->channels * l->hw, overwrite;
+    TT_TRY(in_place("batch_norm eval backward", l, dinp, dy, &overwrite));
     return TT_LAUNCH_1D(be, "norm", "norm_eval_backward_input", (size_t)total, tt_arg_mem(dinp),
                         tt_arg_mem(dy), tt_arg_mem(var), tt_arg_mem(or_stand_in(weight, var)),
-                        tt_arg_i32(present(weight)), tt_arg_f32(eps), tt_arg_i32(l->channels),
+                        tt_arg_i32(present(weight)), tt_arg_i32(!overwrite), tt_arg_f32(eps), tt_arg_i32(l->channels),
                         tt_arg_i32(l->hw), tt_arg_i32(total));
 }

@@ -75,7 +75,9 @@ tt_status tt_norm_launch_stats(tt_backend *be, const tt_norm_layout *l, tt_mem m
 tt_status tt_norm_launch_apply(tt_backend *be, const tt_norm_layout *l, tt_mem y, tt_mem x,
                                tt_mem mean, tt_mem stat, int stat_is_var, float eps,
                                tt_mem weight, tt_mem bias);
-/* dinp += d(normalise)/dx with batch statistics (training); weight may be absent. */
+/* dinp += d(normalise)/dx with batch statistics (training); weight may be
+ * absent.  dinp may be dy itself (the same place): then it is overwritten.
+ * Run it after anything else that reads dy. */
 tt_status tt_norm_launch_backward_input(tt_backend *be, const tt_norm_layout *l, tt_mem dinp,
                                         tt_mem dy, tt_mem x, tt_mem mean, tt_mem rstd,
                                         tt_mem weight);
@@ -84,7 +86,8 @@ tt_status tt_norm_launch_backward_input(tt_backend *be, const tt_norm_layout *l,
 tt_status tt_norm_launch_param_grads(tt_backend *be, const tt_norm_layout *l, tt_mem dweight,
                                      tt_mem dbias, tt_mem dy, tt_mem x, tt_mem mean, tt_mem stat,
                                      int stat_is_var, float eps);
-/* Eval-mode batch norm: dinp += dy * weight / sqrt(var + eps). */
+/* Eval-mode batch norm: dinp += dy * weight / sqrt(var + eps); in place as
+ * above. */
 tt_status tt_norm_launch_eval_backward_input(tt_backend *be, const tt_norm_layout *l,
                                              tt_mem dinp, tt_mem dy, tt_mem var, tt_mem weight,
                                              float eps);
