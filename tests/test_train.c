@@ -459,10 +459,10 @@ static void test_micro_batch_auto(void)
     o.micro_batch = 0; /* auto */
     o.batch = 12;
     o.steps = 1;
-    o.mem_limit = 3u << 20;
+    o.mem_limit = 2u << 20;
     tt_trainer *t = NULL;
     TH_OK(tt_trainer_create(&o, &t));
-    printf("\n  auto under 3 MiB: micro-batch %d x accum %d, peak %llu",
+    printf("\n  auto under 2 MiB: micro-batch %d x accum %d, peak %llu",
            t->opt.micro_batch, t->opt.accum, (unsigned long long)t->be->mem.peak_total);
     CU_ASSERT(t->opt.micro_batch >= 1 && t->opt.micro_batch < 12);
     CU_ASSERT(t->opt.micro_batch * t->opt.accum >= 12);

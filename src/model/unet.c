@@ -235,8 +235,6 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
     return tt_relu_forward(u->be, x->act2, x->act2, count);
 }
 
-static int same_mem(tt_mem a, tt_mem b) { return a.buffer == b.buffer && a.offset == b.offset; }
-
 /* With checkpointing, a block's inner tensors made again into its backward
  * set, before anything reads that set. */
 static tt_status recompute(tt_unet *u, tt_unet_block *b, int n)
@@ -244,48 +242,38 @@ static tt_status recompute(tt_unet *u, tt_unet_block *b, int n)
     return u->config.checkpointing ? block_forward(u, b, &b->bwd, n, 1) : NULL;
 }
 
-/* dinput += d(block)/d(input) . dact2 (dinput may be NONE), and the block's
- * parameter gradients, from the block's backward set (recompute() first).  Two buffers carry the gradient down the block:
- * dact2's own (overwritten: the ReLU gradients run in place) and `scratch`.
- * A decoder block (dskip given) adds its skip input's gradient to dskip and
- * leaves its up input's in one of the two, *dup. */
-static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_mem dact2,
-                                tt_mem scratch, int n, tt_mem dskip, tt_mem *dup)
+/* dinput += d(block)/d(input) . g (dinput may be NONE), and the block's
+ * parameter gradients, from the block's backward set (recompute() first),
+ * given g = d act2.  The gradient runs down the block in two rooms: g's own
+ * (the ReLU and norm gradients work in place) until conv2's backward, then
+ * conv2's, free once norm2's backward has read it.  A decoder block (dskip
+ * given) writes its skip input's gradient to dskip and leaves its up
+ * input's in g. */
+static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_mem g, int n,
+                                tt_mem dskip)
 {
     const tt_unet_tensors *x = &b->bwd;
     size_t count = (size_t)n * b->channels * b->height * b->width;
     int norm = u->config.norm != TT_NORM_NONE;
     tt_conv2d_desc d1 = conv3x3(u, n, b->in_channels, b->channels, b->height, b->width);
     tt_conv2d_desc d2 = conv3x3(u, n, b->channels, b->channels, b->height, b->width);
-    tt_mem buf[2] = {dact2, scratch};
-    int c = 0; /* buf[c] holds the gradient so far, buf[!c] is free */
-    TT_TRY(tt_relu_backward_inplace(u->be, buf[c], x->act2, count));       /* d norm2 out */
-    /* act2 is read for the last time: act1 is remade in its room (unet_memory.c) */
-    if (norm) TT_TRY(act1_recompute(u, b, x, n));
+    TT_TRY(tt_relu_backward_inplace(u->be, g, x->act2, count));            /* d norm2 out */
     if (norm) {
-        TT_TRY(tt_fill(u->be, buf[!c], 0.0f, count));
-        TT_TRY(norm_backward(u, b, buf[!c], buf[c], x->conv2, x->saved2, b->norm2_w, b->norm2_b,
-                             &b->bn2, n));
-        c = !c;                                                            /* d conv2 out */
-    }
-    TT_TRY(tt_fill(u->be, buf[!c], 0.0f, count));
-    TT_TRY(tt_conv2d_backward(u->be, buf[!c], tt_unet_grad(u, b->conv2_w),
-                              tt_unet_grad(u, b->conv2_b), buf[c], x->act1,
-                              tt_unet_param(u, b->conv2_w), &d2, workspace(u)));
-    c = !c;                                                                /* d act1 */
-    TT_TRY(tt_relu_backward_inplace(u->be, buf[c], x->act1, count));       /* d norm1 out */
-    if (norm) {
-        TT_TRY(tt_fill(u->be, buf[!c], 0.0f, count));
-        TT_TRY(norm_backward(u, b, buf[!c], buf[c], x->conv1, x->saved1, b->norm1_w, b->norm1_b,
-                             &b->bn1, n));
-        c = !c;                                                            /* d conv1 out */
-    }
-    if (dskip.buffer) {
-        *dup = buf[!c];
-        return dec_conv1_backward(u, b, x, buf[c], buf[!c], dskip, n);
-    }
+        /* act2 is read for the last time: act1 is remade in its room (unet_memory.c) */
+        TT_TRY(act1_recompute(u, b, x, n));
+        TT_TRY(norm_backward(u, b, g, g, x->conv2, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
+    }                                                                      /* d conv2 out */
+    tt_mem h = x->conv2; /* read for the last time above (without a norm: it is act2) */
+    TT_TRY(tt_fill(u->be, h, 0.0f, count));
+    TT_TRY(tt_conv2d_backward(u->be, h, tt_unet_grad(u, b->conv2_w), tt_unet_grad(u, b->conv2_b),
+                              g, x->act1, tt_unet_param(u, b->conv2_w), &d2, workspace(u)));
+    TT_TRY(tt_relu_backward_inplace(u->be, h, x->act1, count));            /* d norm1 out */
+    if (norm)
+        TT_TRY(norm_backward(u, b, h, h, x->conv1, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
+    if (dskip.buffer)                                                      /* d conv1 out */
+        return dec_conv1_backward(u, b, x, h, g, dskip, n);
     return tt_conv2d_backward(u->be, dinput, tt_unet_grad(u, b->conv1_w),
-                              tt_unet_grad(u, b->conv1_b), buf[c], x->input,
+                              tt_unet_grad(u, b->conv1_b), h, x->input,
                               tt_unet_param(u, b->conv1_w), &d1, workspace(u));
 }
 
@@ -487,9 +475,9 @@ tt_status tt_unet_backward(tt_unet *u)
     int hw = param_index(u, "head", "weight"), hb = param_index(u, "head", "bias");
     TT_TRY(tt_conv2d_backward(u->be, u->dlevel, tt_unet_grad(u, hw), tt_unet_grad(u, hb), u->dlogits,
                               u->dec[0].fwd.act2, tt_unet_param(u, hw), &hd, workspace(u)));
-    /* decoder, top level first: dec[i] -> [d up, d skip] -> up[i] -> level below;
-     * the level's gradient and the scratch trade places as they go down */
-    tt_mem g = u->dlevel, spare = u->scratch;
+    /* decoder, top level first: dec[i] -> [d up, d skip] -> up[i] -> level
+     * below, whose gradient goes in dec[i]'s conv2 room (unet_memory.c) */
+    tt_mem g = u->dlevel;
     for (int i = 0; i < c->depth; i++) {
         tt_unet_block *b = &u->dec[i];
         int ch = b->channels, h = b->height, w = b->width;
@@ -502,31 +490,30 @@ tt_status tt_unet_backward(tt_unet *u)
             TT_TRY(tt_conv_transpose2d_forward(u->be, u->up_again[i], below, tt_unet_param(u, uw),
                                                tt_unet_param(u, ub), &ud, workspace(u)));
         TT_TRY(recompute(u, b, n));
-        tt_mem dup = NONE;
-        TT_TRY(block_backward(u, b, NONE, g, spare, n, u->dskip[i], &dup));
-        tt_mem next = same_mem(dup, g) ? spare : g;
+        TT_TRY(block_backward(u, b, NONE, g, n, u->dskip[i])); /* g: d up */
+        tt_mem next = b->bwd.conv2;
         TT_TRY(tt_fill(u->be, next, 0.0f, (size_t)n * 2 * ch * (h / 2) * (w / 2)));
         TT_TRY(tt_conv_transpose2d_backward(u->be, next, tt_unet_grad(u, uw),
-                                            tt_unet_grad(u, ub), dup, below,
+                                            tt_unet_grad(u, ub), g, below,
                                             tt_unet_param(u, uw), &ud, workspace(u)));
-        g = next, spare = dup;
+        g = next;
     }
     /* bottleneck, then the encoder from the bottom: block -> pool -> dskip */
     tt_unet_block *bn = &u->bottleneck;
     size_t below_count = (size_t)n * bn->in_channels * bn->height * bn->width;
     TT_TRY(tt_fill(u->be, u->dinput, 0.0f, below_count));
     TT_TRY(recompute(u, bn, n));
-    TT_TRY(block_backward(u, bn, u->dinput, g, spare, n, NONE, NULL));
+    TT_TRY(block_backward(u, bn, u->dinput, g, n, NONE));
     for (int i = c->depth - 1; i >= 0; i--) {
         tt_unet_block *b = &u->enc[i];
         tt_pool2d_desc pd = tt_pool2d_square(n, b->channels, b->height, b->width, 2, 2);
         TT_TRY(recompute(u, b, n)); /* the pool's winners are found in bwd.act2 */
         TT_TRY(tt_max_pool2d_backward_from_input(u->be, u->dskip[i], u->dinput, b->bwd.act2, &pd));
         if (i == 0) {
-            TT_TRY(block_backward(u, b, NONE, u->dskip[i], g, n, NONE, NULL)); /* no image grad */
+            TT_TRY(block_backward(u, b, NONE, u->dskip[i], n, NONE)); /* no image gradient */
         } else {
             TT_TRY(tt_fill(u->be, u->dinput, 0.0f, (size_t)n * b->in_channels * b->height * b->width));
-            TT_TRY(block_backward(u, b, u->dinput, u->dskip[i], g, n, NONE, NULL));
+            TT_TRY(block_backward(u, b, u->dinput, u->dskip[i], n, NONE));
         }
     }
     return NULL;

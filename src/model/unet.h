@@ -75,12 +75,12 @@ typedef struct tt_unet {
     /* backward scratch */
     tt_mem dskip[TT_UNET_MAX_DEPTH];  /* gradient of enc[i].act2: from pool and skip; it
                                          takes dec[i].bwd.conv1's room once that is read */
-    tt_mem scratch;                   /* (N, C_0, H, W): the second gradient buffer */
     tt_mem dinput;                    /* (N, C_0, H/2, W/2): the input gradient of the
                                          bottleneck and enc[1..]; a decoder block's goes
                                          to its two sources directly (no [up, skip] copy) */
-    tt_mem dlevel;                    /* (N, C_0, H, W): the head's output gradient; it and
-                                         scratch trade places level by level */
+    tt_mem dlevel;                    /* (N, C_0, H, W): the head's output gradient, then
+                                         dec.0's up gradient; below level 0 the gradient
+                                         lives in rooms of the blocks (unet_memory.c) */
     int batch;                        /* images of the last forward */
     int training;                     /* mode of the last forward */
     int poison;                       /* $TT_POISON_ACTIVATIONS: fill the arena before each

@@ -24,10 +24,17 @@
  *
  * Either way nothing is stored that a cheap kernel can make again from what
  * is stored anyway: max pooling keeps no argmax (its backward finds the
- * winners in the encoder output), up.i below level 0 is made again from the
- * level below's output for dec.i's backward, and a decoder block's conv1
- * room, free once its norm backward has read it, carries the skip's gradient
- * down to the encoder block.
+ * winners in the encoder output), and up.i below level 0 is made again from
+ * the level below's output for dec.i's backward.
+ *
+ * Gradients need few rooms of their own.  The ReLU and norm backwards work
+ * in place, so a block's backward carries its gradient in the room it
+ * arrived in and, from conv2's backward on, in its conv2 room (read for the
+ * last time by norm2's backward).  Only the head's output gradient has a
+ * room of its own (dlevel, level 0, which then holds dec.0's up gradient).
+ * A decoder block's conv1 room carries its skip's gradient on to the encoder
+ * block of its level, and its conv2 room the gradient of the level below's
+ * output (half its size) on to that block's backward.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,22 +93,25 @@ static size_t tensor_bytes(const tt_unet *u, int channels, int h, int w)
     return (size_t)u->capacity * (size_t)channels * (size_t)h * (size_t)w * sizeof(float);
 }
 
-/* One set of a block's tensors: conv2 and the norm statistics live
- * [first, inner_last], the output [first, out_last], conv1 [first,
- * conv1_last] (a decoder block's conv1 room goes on as its skip's gradient,
- * see tt_unet_allocate).  act1 has no room of its own: it is written in
- * act2's room, which conv2 has read before act2 is written there, and it is
- * made again there in backward. */
+static int later(int a, int b) { return a > b ? a : b; }
+
+/* One set of a block's tensors: the norm statistics live [first,
+ * inner_last], the output [first, out_last], conv1 and conv2 as long as
+ * their own tensors or until conv1_last and conv2_last (a decoder block's
+ * conv rooms go on carrying gradients, see the top of the file).  act1 has
+ * no room of its own: it is written in act2's room, which conv2 has read
+ * before act2 is written there, and it is made again there in backward. */
 static void add_set(request_list *r, const tt_unet *u, const tt_unet_block *b, tt_unet_tensors *x,
-                    const char *tag, int first, int inner_last, int out_last, int conv1_last)
+                    const char *tag, int first, int inner_last, int out_last, int conv1_last,
+                    int conv2_last)
 {
     char name[48];
     size_t bytes = tensor_bytes(u, b->channels, b->height, b->width);
     int norm = u->config.norm != TT_NORM_NONE;
     snprintf(name, sizeof name, "%s%s.conv1", b->name, tag);
-    add(r, name, bytes, first, conv1_last, &x->conv1);
+    add(r, name, bytes, first, later(inner_last, conv1_last), &x->conv1);
     snprintf(name, sizeof name, "%s%s.conv2", b->name, tag);
-    add(r, name, bytes, first, norm ? inner_last : out_last, &x->conv2);
+    add(r, name, bytes, first, later(norm ? inner_last : out_last, conv2_last), &x->conv2);
     if (!norm) return; /* ReLU in place: act == conv (aliased after planning) */
     snprintf(name, sizeof name, "%s%s.act2", b->name, tag);
     add(r, name, bytes, first, out_last, &x->act2);
@@ -116,17 +126,18 @@ static void add_set(request_list *r, const tt_unet *u, const tt_unet_block *b, t
 
 /* A block's tensors: kept from forward to backward, or (checkpointing) a
  * short-lived forward set whose output lives until `out_last`, and a set
- * recomputed at `backward`.  `conv1_last`: how long the conv1 room of the
- * set that backward reads is needed (past `backward` for a decoder block). */
+ * recomputed at `backward`.  conv1_last, conv2_last: how long the conv rooms
+ * of the set that backward reads are needed (past `backward` for a decoder
+ * block; 0 for no longer than their tensors). */
 static void add_block(request_list *r, const tt_unet *u, tt_unet_block *b, int forward,
-                      int out_last, int backward, int conv1_last)
+                      int out_last, int backward, int conv1_last, int conv2_last)
 {
     if (!u->config.checkpointing) {
-        add_set(r, u, b, &b->fwd, "", forward, backward, backward, conv1_last);
+        add_set(r, u, b, &b->fwd, "", forward, backward, backward, conv1_last, conv2_last);
         return;
     }
-    add_set(r, u, b, &b->fwd, "", forward, forward, out_last, forward);
-    add_set(r, u, b, &b->bwd, ".recompute", backward, backward, backward, conv1_last);
+    add_set(r, u, b, &b->fwd, "", forward, forward, out_last, 0, 0);
+    add_set(r, u, b, &b->bwd, ".recompute", backward, backward, backward, conv1_last, conv2_last);
 }
 
 /* After planning: act1 in act2's room (or each act in its conv's room
@@ -152,7 +163,7 @@ static void build_requests(tt_unet *u, request_list *r)
         int ch = tt_unet_channels(c, i), h = u->height >> i, w = u->width >> i;
         /* the skip is read by dec.i's forward and backward (its conv1's
          * input); enc.i's backward finds the pool's winners in it again */
-        add_block(r, u, &u->enc[i], f_enc(t, i), b_dec(t, i), b_enc(t, i), b_enc(t, i));
+        add_block(r, u, &u->enc[i], f_enc(t, i), b_dec(t, i), b_enc(t, i), 0, 0);
         size_t pooled = tensor_bytes(u, ch, h / 2, w / 2);
         int reader = i + 1 < c->depth ? b_enc(t, i + 1) : b_bottleneck(t);
         snprintf(name, sizeof name, "enc.%d.pool", i);
@@ -168,18 +179,20 @@ static void build_requests(tt_unet *u, request_list *r)
             add(r, name, up, b_dec(t, i), b_dec(t, i), &u->up_again[i]);
         }
         /* dec.i's output feeds up.(i-1), whose backward reads it; dec.0 feeds
-         * the head.  Its conv1 room holds enc.i's gradient until enc.i's backward. */
+         * the head.  Its conv1 room holds enc.i's gradient until enc.i's
+         * backward, its conv2 room the gradient of the level below's output
+         * until that block's backward. */
+        int below = i + 1 < c->depth ? b_dec(t, i + 1) : b_bottleneck(t);
         add_block(r, u, &u->dec[i], f_dec(t, i), i > 0 ? b_dec(t, i - 1) : b_head(t), b_dec(t, i),
-                  b_enc(t, i));
+                  b_enc(t, i), below);
     }
-    add_block(r, u, &u->bottleneck, f_bottleneck(t), b_dec(t, c->depth - 1), b_bottleneck(t),
-              b_bottleneck(t));
+    add_block(r, u, &u->bottleneck, f_bottleneck(t), b_dec(t, c->depth - 1), b_bottleneck(t), 0,
+              0);
     size_t logits = tensor_bytes(u, c->classes, u->height, u->width);
     add(r, "logits", logits, f_head(t), f_loss(t), &u->logits);
     add(r, "dlogits", logits, f_loss(t), b_head(t), &u->dlogits);
     size_t level0 = tensor_bytes(u, tt_unet_channels(c, 0), u->height, u->width);
-    add(r, "backward.dlevel", level0, b_head(t), b_enc(t, 0), &u->dlevel);
-    add(r, "backward.scratch", level0, b_dec(t, 0), b_enc(t, 0), &u->scratch);
+    add(r, "backward.dlevel", level0, b_head(t), b_dec(t, 0), &u->dlevel);
     /* the largest block input below level 0: enc.1's, C_0 x H/2 x W/2 */
     size_t dinput = tensor_bytes(u, tt_unet_channels(c, 0), u->height / 2, u->width / 2);
     add(r, "backward.dinput", dinput, b_bottleneck(t), b_enc(t, 0), &u->dinput);
