@@ -32,7 +32,7 @@ typedef struct conv2d_case {
 
 /* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, dH, dW, algorithm */
 #define D(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, a) \
-    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, 1, TT_CONV_ALGO_##a}
+    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, 1, TT_CONV_ALGO_##a, 0}
 
 static const conv2d_case direct_cases[] = {
     {"direct k3 s1 p1 7x9 3->5", D(2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},

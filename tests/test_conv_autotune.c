@@ -26,7 +26,7 @@
 
 /* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, dH, dW, algorithm */
 #define D(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, a) \
-    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, 1, TT_CONV_ALGO_##a}
+    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, 1, TT_CONV_ALGO_##a, 0}
 /* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, opH, opW, algorithm */
 #define T(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, a) \
     {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, 1, 1, 1, TT_CONV_ALGO_##a}
@@ -421,11 +421,14 @@ static void test_workspace_of_known_picks(void)
     FILE *f = write_db_by_hand(be, path, sizeof path);
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     const char *shape = "N2 C4 9x11 -> C5 k3x3 s1x1 p1x1 d1x1 g1";
+    const char *first = "N2 C3 9x11 -> C5 k3x3 s1x1 p1x1 d1x1 g1"; /* no backward_data */
     fprintf(f, "{\"version\": 1, \"entries\": {"
                "\"conv2d forward %s\": {\"algo\": \"direct\", \"ms\": 1},"
                "\"conv2d backward_data %s\": {\"algo\": \"direct\", \"ms\": 1},"
+               "\"conv2d backward_weight %s\": {\"algo\": \"direct\", \"ms\": 1},"
+               "\"conv2d forward %s\": {\"algo\": \"direct\", \"ms\": 1},"
                "\"conv2d backward_weight %s\": {\"algo\": \"direct\", \"ms\": 1}}}",
-            shape, shape, shape);
+            shape, shape, shape, first, first);
     fclose(f);
     conv_run r;
     run_init(&r, (tt_conv2d_desc)D(2, 4, 9, 11, 5, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 59);
@@ -435,6 +438,14 @@ static void test_workspace_of_known_picks(void)
     tt_conv2d_desc other = r.desc;
     other.in_h = 10;
     CU_ASSERT_EQUAL(tt_conv2d_workspace_bytes_on(be, &other), tt_conv2d_workspace_bytes(&other));
+    /* a first layer (`first`): the picks of forward and backward_weight
+     * known, the input gradient never asked for and never timed.  Counted,
+     * its untimed candidates size the workspace; left out, the picks do. */
+    tt_conv2d_desc image = r.desc;
+    image.in_channels = 3;
+    CU_ASSERT(tt_conv2d_workspace_bytes_on(be, &image) > 0);
+    image.no_input_grad = 1;
+    CU_ASSERT_EQUAL(tt_conv2d_workspace_bytes_on(be, &image), 0);
     CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
     CU_ASSERT_EQUAL(tt_conv_autotune_stats_get().timed, 0);
     run_free(&r);
@@ -449,7 +460,7 @@ int main(void)
         {"forcing an algorithm (function, TT_CONV_ALGO)", test_force},
         {"a corrupt find-db is ignored with a warning", test_corrupt_db},
         {"the dry backend never tunes; its 0 ms entries are timed again", test_dry_backend_never_tunes},
-        {"workspace sized for the known picks", test_workspace_of_known_picks},
+        {"workspace sized for the known picks; a first layer leaves out its input gradient", test_workspace_of_known_picks},
         CU_TEST_INFO_NULL,
     };
     return th_run_suite("conv_autotune", tests);

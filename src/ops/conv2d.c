@@ -181,6 +181,7 @@ static size_t workspace_of(tt_backend *be, const tt_conv2d_desc *d, const conv2d
     size_t bytes = 0;
     for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
         int count = 1;
+        if (dir == TT_CONV_DIR_BACKWARD_DATA && d->no_input_grad) continue;
         if (want == TT_CONV_ALGO_AUTO) {
             char key[256];
             count = candidates_of(s, (tt_conv_dir)dir, algos);

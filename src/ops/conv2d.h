@@ -31,6 +31,8 @@ typedef struct tt_conv2d_desc {
     int dilation_h, dilation_w;  /* 0 means 1 */
     int groups;                  /* 0 means 1; must divide Cin and Cout */
     tt_conv_algo algo;           /* TT_CONV_ALGO_AUTO (0) by default */
+    int no_input_grad;           /* 1: backward is never asked for the input's gradient
+                                    (a first layer), so the workspace leaves it out */
 } tt_conv2d_desc;
 
 /* NULL when the shape is valid and the algorithm can run it; otherwise
