@@ -105,11 +105,27 @@ __kernel void norm_stats(TT_MEM(float, mean), TT_MEM(float, rstd), TT_MEM(float,
     }
 }
 
+/* (x - mean) * r * weight + bias, as every kernel here computes it: the
+ * ReLU mask found again from x (norm_apply's relu_mask) agrees with the one the
+ * forward applied bit for bit. */
+float norm_value(float x, float mean, float r, __global const float *weight,
+                 __global const float *bias, int has_weight, int has_bias, int c)
+{
+    float v = (x - mean) * r;
+    if (has_weight) v *= weight[c];
+    if (has_bias) v += bias[c];
+    return v;
+}
+
 /* Element-wise: y = (x - mean[s]) * r * weight[c] + bias[c], where r is
- * stat[s] (an rstd) or, with stat_is_var, 1/sqrt(stat[s] + eps). */
+ * stat[s] (an rstd) or, with stat_is_var, 1/sqrt(stat[s] + eps).  With
+ * relu_mask, y is a gradient instead, zeroed where that value is <= 0: the
+ * backward of a ReLU after the norm, in place, for a caller that keeps x but
+ * not the ReLU output. */
 __kernel void norm_apply(TT_MEM(float, y), TT_MEM(const float, x), TT_MEM(const float, mean),
                          TT_MEM(const float, stat), TT_MEM(const float, weight),
-                         TT_MEM(const float, bias), const int stat_is_var, const float eps,
+                         TT_MEM(const float, bias), const int relu_mask,
+                         const int stat_is_var, const float eps,
                          const int has_weight, const int has_bias, const int channels,
                          const int hw, const int stat_n_stride, const int channels_per_stat,
                          const int total)
@@ -126,10 +142,9 @@ __kernel void norm_apply(TT_MEM(float, y), TT_MEM(const float, x), TT_MEM(const 
     int c = nc % channels, n = nc / channels;
     int s = n * stat_n_stride + c / channels_per_stat;
     float r = stat_is_var ? rsqrt(stat[s] + eps) : stat[s];
-    float v = (x[i] - mean[s]) * r;
-    if (has_weight) v *= weight[c];
-    if (has_bias) v += bias[c];
-    y[i] = v;
+    float v = norm_value(x[i], mean[s], r, weight, bias, has_weight, has_bias, c);
+    if (!relu_mask) y[i] = v;
+    else if (!(v > 0.0f)) y[i] = 0.0f;
 }
 
 /* One work-group per statistic s (training mode):

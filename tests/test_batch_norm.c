@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "ops/activation.h"
 #include "ops/batch_norm.h"
 #include "ref_norm.h"
 
@@ -309,6 +310,41 @@ static void check_backward(const bn_case *k, int training, int affine)
     free(xd), free(dyd), free(yd), free(wd), free(bd), free(rmd), free(rvd), free(num_x);
 }
 
+/* The ReLU's backward with its mask found from the norm's input gives the
+ * bits of the ReLU's backward from its output, with and without affine. */
+static void test_relu_backward_from_input(void)
+{
+    bn_case k = {2, 5, 6, 7};
+    tt_batch_norm_desc d = tt_batch_norm_desc_make(k.n, k.c, k.h, k.w);
+    size_t n = numel(&k), nc = (size_t)k.c;
+    uint64_t seed = 78;
+    float *x = random_floats(n, -2, 2, &seed), *dy = random_floats(n, -1, 1, &seed);
+    float w[MAX_C], b[MAX_C];
+    th_fill_uniform(w, nc, -1.5f, 1.5f, &seed), th_fill_uniform(b, nc, -0.5f, 0.5f, &seed);
+    float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+    CU_ASSERT_FATAL(want && got);
+    tt_backend *be = th_backend();
+    for (int affine = 0; affine < 2; affine++) {
+        bn_pool pool = {0};
+        tt_batch_norm_state st = {0};
+        if (affine) st.weight = put(&pool, w, nc, "bn.w"), st.bias = put(&pool, b, nc, "bn.b");
+        tt_mem mx = put(&pool, x, n, "bn.x"), ms = put(&pool, NULL, 2 * nc, "bn.saved");
+        tt_mem act = put(&pool, NULL, n, "bn.act");
+        tt_mem g1 = put(&pool, dy, n, "bn.g1"), g2 = put(&pool, dy, n, "bn.g2");
+        TH_OK(tt_batch_norm_forward(be, act, ms, mx, &st, &d, 1));
+        TH_OK(tt_relu_forward(be, act, act, n));
+        TH_OK(tt_relu_backward_inplace(be, g1, act, n));
+        TH_OK(tt_batch_norm_relu_backward(be, g2, mx, ms, &st, &d));
+        get(want, g1, n), get(got, g2, n);
+        size_t zeros = 0;
+        for (size_t i = 0; i < n; i++) zeros += want[i] == 0.0f;
+        CU_ASSERT(zeros > 0 && zeros < n); /* the mask both keeps and drops */
+        CU_ASSERT(memcmp(want, got, n * sizeof *got) == 0);
+        pool_free(&pool);
+    }
+    free(x), free(dy), free(want), free(got);
+}
+
 static void test_train_backward(void)
 {
     const bn_case cases[] = {{2, 4, 5, 7}, {1, 6, 5, 7}, {3, 5, 1, 1}, {2, 3, 17, 19}};
@@ -443,6 +479,7 @@ int main(void)
         {"running statistics after two forwards", test_running_statistics},
         {"eval forward uses running statistics", test_eval_forward},
         {"training backward: finite differences, adds twice, in place", test_train_backward},
+        {"ReLU backward with the mask from the norm's input", test_relu_backward_from_input},
         {"eval backward: finite differences, adds twice, in place", test_eval_backward},
         {"bad arguments are refused", test_bad_arguments},
         {"cross-check with torch", test_torch_cross_check},

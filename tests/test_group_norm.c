@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "ops/activation.h"
 #include "ops/group_norm.h"
 #include "ops/norm.h"
 #include "ref_norm.h"
@@ -242,6 +243,40 @@ static void test_backward(void)
     }
 }
 
+/* The ReLU's backward with its mask found from the norm's input gives the
+ * bits of the ReLU's backward from its output, with and without affine. */
+static void test_relu_backward_from_input(void)
+{
+    gn_case k = {2, 6, 5, 7, 3};
+    tt_group_norm_desc d = tt_group_norm_desc_make(k.n, k.c, k.h, k.w, k.g);
+    size_t n = numel(&k), nc = (size_t)k.c, ns = tt_group_norm_saved_floats(&d);
+    uint64_t seed = 77;
+    float *x = random_floats(n, -2, 2, &seed), *dy = random_floats(n, -1, 1, &seed);
+    float *w = random_floats(nc, -1.5f, 1.5f, &seed), *b = random_floats(nc, -0.5f, 0.5f, &seed);
+    float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+    CU_ASSERT_FATAL(want && got);
+    tt_backend *be = th_backend();
+    for (int affine = 0; affine < 2; affine++) {
+        gn_pool pool = {0};
+        tt_mem mx = put(&pool, x, n, "gn.x"), ms = put(&pool, NULL, ns, "gn.saved");
+        tt_mem act = put(&pool, NULL, n, "gn.act");
+        tt_mem g1 = put(&pool, dy, n, "gn.g1"), g2 = put(&pool, dy, n, "gn.g2");
+        tt_mem mw = {0}, mb = {0};
+        if (affine) mw = put(&pool, w, nc, "gn.w"), mb = put(&pool, b, nc, "gn.b");
+        TH_OK(tt_group_norm_forward(be, act, ms, mx, mw, mb, &d));
+        TH_OK(tt_relu_forward(be, act, act, n));
+        TH_OK(tt_relu_backward_inplace(be, g1, act, n));
+        TH_OK(tt_group_norm_relu_backward(be, g2, mx, ms, mw, mb, &d));
+        get(want, g1, n), get(got, g2, n);
+        size_t zeros = 0;
+        for (size_t i = 0; i < n; i++) zeros += want[i] == 0.0f;
+        CU_ASSERT(zeros > 0 && zeros < n); /* the mask both keeps and drops */
+        CU_ASSERT(memcmp(want, got, n * sizeof *got) == 0);
+        pool_free(&pool);
+    }
+    free(x), free(dy), free(w), free(b), free(want), free(got);
+}
+
 /* Absent gradients are skipped; the present one is still right. */
 static void test_absent_gradients(void)
 {
@@ -393,6 +428,7 @@ int main(void)
         {"forward vs reference, odd shapes", test_forward},
         {"forward without affine", test_forward_no_affine},
         {"backward: finite differences, adds twice, in place", test_backward},
+        {"ReLU backward with the mask from the norm's input", test_relu_backward_from_input},
         {"absent gradients are skipped", test_absent_gradients},
         {"bad descriptors are refused", test_bad_descriptors},
         {"norm kinds: names and parser", test_norm_kinds},

@@ -75,3 +75,16 @@ tt_status tt_group_norm_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt
     if (!dinp.buffer) return NULL;
     return tt_norm_launch_backward_input(be, &l, dinp, dout, inp, mean, rstd, weight);
 }
+
+tt_status tt_group_norm_relu_backward(tt_backend *be, tt_mem d, tt_mem inp, tt_mem saved,
+                                      tt_mem weight, tt_mem bias, const tt_group_norm_desc *desc)
+{
+    TT_TRY(tt_group_norm_check(desc));
+    TT_TRY(need(d, "gradient"));
+    TT_TRY(need(inp, "input"));
+    TT_TRY(need(saved, "saved statistics"));
+    tt_norm_layout l = tt_norm_layout_group(desc->batch, desc->channels, desc->height,
+                                            desc->width, desc->groups);
+    return tt_norm_launch_relu_backward(be, &l, d, inp, saved, tt_mem_f32(saved, (size_t)l.stat_count),
+                                        weight, bias);
+}

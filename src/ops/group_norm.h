@@ -48,4 +48,11 @@ tt_status tt_group_norm_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt
                                  tt_mem dout, tt_mem inp, tt_mem saved, tt_mem weight,
                                  const tt_group_norm_desc *desc);
 
+/* d (N, C, H, W) = 0 where relu(group_norm(inp)) is 0, in place: the
+ * backward of a ReLU after this norm for a caller that keeps inp and saved
+ * but not the ReLU output.  The mask is found with the forward's own
+ * arithmetic, so it is the forward's bit for bit. */
+tt_status tt_group_norm_relu_backward(tt_backend *be, tt_mem d, tt_mem inp, tt_mem saved,
+                                      tt_mem weight, tt_mem bias, const tt_group_norm_desc *desc);
+
 #endif

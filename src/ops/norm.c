@@ -131,17 +131,25 @@ tt_status tt_norm_launch_stats(tt_backend *be, const tt_norm_layout *l, tt_mem m
                 tt_arg_f32(momentum)));
 }
 
-tt_status tt_norm_launch_apply(tt_backend *be, const tt_norm_layout *l, tt_mem y, tt_mem x,
-                               tt_mem mean, tt_mem stat, int stat_is_var, float eps,
-                               tt_mem weight, tt_mem bias)
+static tt_status apply(tt_backend *be, const tt_norm_layout *l, tt_mem y, tt_mem x, tt_mem mean,
+                       tt_mem stat, int stat_is_var, float eps, tt_mem weight, tt_mem bias,
+                       int relu_mask)
 {
     int total = l->batch * l->channels * l->hw;
     return TT_LAUNCH_1D(be, "norm", "norm_apply", (size_t)total, tt_arg_mem(y), tt_arg_mem(x),
                         tt_arg_mem(mean), tt_arg_mem(stat), tt_arg_mem(or_stand_in(weight, x)),
-                        tt_arg_mem(or_stand_in(bias, x)), tt_arg_i32(stat_is_var),
+                        tt_arg_mem(or_stand_in(bias, x)), tt_arg_i32(relu_mask),
+                        tt_arg_i32(stat_is_var),
                         tt_arg_f32(eps), tt_arg_i32(present(weight)), tt_arg_i32(present(bias)),
                         tt_arg_i32(l->channels), tt_arg_i32(l->hw), tt_arg_i32(l->stat_n_stride),
                         tt_arg_i32(l->channels_per_stat), tt_arg_i32(total));
+}
+
+tt_status tt_norm_launch_apply(tt_backend *be, const tt_norm_layout *l, tt_mem y, tt_mem x,
+                               tt_mem mean, tt_mem stat, int stat_is_var, float eps,
+                               tt_mem weight, tt_mem bias)
+{
+    return apply(be, l, y, x, mean, stat, stat_is_var, eps, weight, bias, 0);
 }
 
 /* dinp at dy's very place: overwrite (in place).  Any other overlap is a
@@ -157,6 +165,13 @@ static tt_status in_place(const char *op, const tt_norm_layout *l, tt_mem dinp, 
                             "%s: the input gradient overlaps the output gradient without being "
                             "it; pass the same place to work in place, or separate ones", op);
     return NULL;
+}
+
+tt_status tt_norm_launch_relu_backward(tt_backend *be, const tt_norm_layout *l, tt_mem g,
+                                       tt_mem x, tt_mem mean, tt_mem rstd, tt_mem weight,
+                                       tt_mem bias)
+{
+    return apply(be, l, g, x, mean, rstd, 0, 0.0f, weight, bias, 1);
 }
 
 tt_status tt_norm_launch_backward_input(tt_backend *be, const tt_norm_layout *l, tt_mem dinp,

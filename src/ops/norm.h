@@ -75,6 +75,12 @@ tt_status tt_norm_launch_stats(tt_backend *be, const tt_norm_layout *l, tt_mem m
 tt_status tt_norm_launch_apply(tt_backend *be, const tt_norm_layout *l, tt_mem y, tt_mem x,
                                tt_mem mean, tt_mem stat, int stat_is_var, float eps,
                                tt_mem weight, tt_mem bias);
+/* g = 0 where (x - mean) * rstd * weight + bias <= 0, in place: the
+ * backward of a ReLU after the norm, its mask found from the norm's input
+ * with the arithmetic of tt_norm_launch_apply (so the same bits). */
+tt_status tt_norm_launch_relu_backward(tt_backend *be, const tt_norm_layout *l, tt_mem g,
+                                       tt_mem x, tt_mem mean, tt_mem rstd, tt_mem weight,
+                                       tt_mem bias);
 /* dinp += d(normalise)/dx with batch statistics (training); weight may be
  * absent.  dinp may be dy itself (the same place): then it is overwritten.
  * Run it after anything else that reads dy. */
