@@ -3,9 +3,9 @@
  * encoder blocks with max-pooling, a bottleneck, decoder blocks fed by a
  * 2x2 stride-2 up-convolution concatenated with the skip, and a 1x1 head.
  *
- * Buffers: every activation is its own accounted buffer named after the
- * layer ("enc.0.conv1"), so the memory report says where the bytes went.
- * Liveness planning that reuses them comes with the memory work.
+ * Memory: every activation has a place in the planned arena (unet_memory.c
+ * says which tensors live when, and which rooms they share); the passes
+ * below write and read them in the order that plan assumes.
  */
 #include "model/unet.h"
 
@@ -134,17 +134,6 @@ static tt_mem workspace(const tt_unet *u)
     return u->workspace_buffer ? tt_mem_of(u->workspace_buffer) : NONE;
 }
 
-/* act1 = relu(norm1(conv1)) again, in act2's room once act2 is read for the
- * last time (see unet_memory.c); batch norm's running statistics are left
- * alone. */
-static tt_status act1_recompute(tt_unet *u, tt_unet_block *b, const tt_unet_tensors *x, int n)
-{
-    tt_batch_norm_state bn = b->bn1;
-    bn.running_mean = bn.running_var = NONE;
-    TT_TRY(norm_forward(u, b, x->act1, x->saved1, x->conv1, b->norm1_w, b->norm1_b, &bn, n));
-    return tt_relu_forward(u->be, x->act1, x->act1, (size_t)n * b->channels * b->height * b->width);
-}
-
 /* ---- a decoder block's conv1, over [up, skip] without the copy -----------
  * Its weight (C', 2C, 3, 3) is split by input channels into wa (the up
  * half) and wb (the skip half), copied into the model's wsplit buffer
@@ -170,87 +159,111 @@ static tt_status split_conv1(tt_unet *u, const tt_unet_block *b, split_weight *s
     return tt_concat_backward(u->be, s->wa, s->wb, tt_unet_param(u, b->conv1_w), &s->desc);
 }
 
-static tt_status dec_conv1_forward(tt_unet *u, const tt_unet_block *b, const tt_unet_tensors *x,
-                                   int n)
+static tt_status dec_conv1_forward(tt_unet *u, const tt_unet_block *b, tt_mem out, tt_mem up, int n)
 {
     split_weight s;
     TT_TRY(split_conv1(u, b, &s));
     tt_conv2d_desc d = conv3x3(u, n, b->in_channels / 2, b->channels, b->height, b->width);
-    TT_TRY(tt_conv2d_forward(u->be, x->conv1, x->input, s.wa, tt_unet_param(u, b->conv1_b), &d,
-                             workspace(u)));
-    return tt_conv2d_forward_add(u->be, x->conv1, b->skip, s.wb, &d, workspace(u));
+    TT_TRY(tt_conv2d_forward(u->be, out, up, s.wa, tt_unet_param(u, b->conv1_b), &d, workspace(u)));
+    return tt_conv2d_forward_add(u->be, out, b->skip, s.wb, &d, workspace(u));
 }
 
-/* dup = d up and dskip = d skip (both overwritten; dskip may be x->conv1's
- * room, read for the last time by norm1's backward), and the weight and
- * bias gradients of conv1, given dout = d conv1 output. */
-static tt_status dec_conv1_backward(tt_unet *u, const tt_unet_block *b, const tt_unet_tensors *x,
-                                    tt_mem dout, tt_mem dup, tt_mem dskip, int n)
+/* Given dout = d conv1 output and g = up on entry: the weight and bias
+ * gradients of conv1, dskip = d skip (overwritten) and g = d up (over the
+ * up it held, which the weight gradient has read by then). */
+static tt_status dec_conv1_backward(tt_unet *u, const tt_unet_block *b, tt_mem dout, tt_mem g,
+                                    tt_mem dskip, int n)
 {
     split_weight s;
     TT_TRY(split_conv1(u, b, &s));
     tt_conv2d_desc d = conv3x3(u, n, b->in_channels / 2, b->channels, b->height, b->width);
     size_t count = (size_t)n * (b->in_channels / 2) * b->height * b->width;
-    TT_TRY(tt_fill(u->be, dup, 0.0f, count));
-    TT_TRY(tt_conv2d_backward(u->be, dup, NONE, tt_unet_grad(u, b->conv1_b), dout, x->input, s.wa,
-                              &d, workspace(u)));
-    TT_TRY(tt_fill(u->be, dskip, 0.0f, count));
-    TT_TRY(tt_conv2d_backward(u->be, dskip, NONE, NONE, dout, b->skip, s.wb, &d, workspace(u)));
     TT_TRY(tt_fill(u->be, s.ga, 0.0f, 2 * s.half_floats));
-    TT_TRY(tt_conv2d_backward(u->be, NONE, s.ga, NONE, dout, x->input, NONE, &d, workspace(u)));
+    TT_TRY(tt_conv2d_backward(u->be, NONE, s.ga, tt_unet_grad(u, b->conv1_b), dout, g, NONE, &d,
+                              workspace(u)));
     TT_TRY(tt_conv2d_backward(u->be, NONE, s.gb, NONE, dout, b->skip, NONE, &d, workspace(u)));
+    TT_TRY(tt_fill(u->be, dskip, 0.0f, count));
+    TT_TRY(tt_conv2d_backward(u->be, dskip, NONE, NONE, dout, NONE, s.wb, &d, workspace(u)));
+    TT_TRY(tt_fill(u->be, g, 0.0f, count)); /* up is read: d up goes over it */
+    TT_TRY(tt_conv2d_backward(u->be, g, NONE, NONE, dout, NONE, s.wa, &d, workspace(u)));
     TT_TRY(tt_concat_forward(u->be, s.wa, s.ga, s.gb, &s.desc)); /* [ga | gb] as (C', 2C, 3, 3) */
     return tt_axpy(u->be, tt_unet_grad(u, b->conv1_w), s.wa, 1.0f, 2 * s.half_floats);
 }
 
-/* x->act2 = relu(norm2(conv2(relu(norm1(conv1(input)))))).  A recomputation
- * (checkpointing) leaves batch norm's running statistics alone: the first
- * forward already counted this micro-batch. */
-static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tensors *x, int n,
-                               int recompute)
+/* up[i] = the up-convolution of the output below dec.i (dec.(i+1)'s or the
+ * bottleneck's), into `out`: the forward's, or the same again in backward. */
+static tt_status up_forward(tt_unet *u, int i, tt_mem out, int n)
+{
+    const tt_unet_config *c = &u->config;
+    int ch = tt_unet_channels(c, i);
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "up.%d", i);
+    tt_mem below = i + 1 < c->depth ? u->dec[i + 1].fwd.act2 : u->bottleneck.fwd.act2;
+    tt_conv_transpose2d_desc ud = upconv(u, n, 2 * ch, ch, (u->height >> i) / 2, (u->width >> i) / 2);
+    return tt_conv_transpose2d_forward(u->be, out, below,
+                                       tt_unet_param(u, param_index(u, prefix, "weight")),
+                                       tt_unet_param(u, param_index(u, prefix, "bias")), &ud,
+                                       workspace(u));
+}
+
+/* conv1 of the block into out, from `input` (a decoder block's: up). */
+static tt_status conv1_forward(tt_unet *u, const tt_unet_block *b, tt_mem out, tt_mem input, int n)
+{
+    if (b->skip.buffer) return dec_conv1_forward(u, b, out, input, n);
+    tt_conv2d_desc d1 = conv3x3(u, n, b->in_channels, b->channels, b->height, b->width);
+    return tt_conv2d_forward(u->be, out, input, tt_unet_param(u, b->conv1_w),
+                             tt_unet_param(u, b->conv1_b), &d1, workspace(u));
+}
+
+/* Batch norm's state for a recomputation: its running statistics are left
+ * alone (the first forward already counted this micro-batch). */
+static tt_batch_norm_state no_running(tt_batch_norm_state s)
+{
+    s.running_mean = s.running_var = NONE;
+    return s;
+}
+
+/* x->act2 = relu(norm2(conv2(relu(norm1(conv1(input)))))).  act1 lives in
+ * act2's room and conv2 may be written over conv1 (x->one_conv_room): each
+ * is read for the last time before the next is written. */
+static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tensors *x,
+                               tt_mem input, int n, int recompute)
 {
     size_t count = (size_t)n * b->channels * b->height * b->width;
     int norm = u->config.norm != TT_NORM_NONE;
-    tt_conv2d_desc d1 = conv3x3(u, n, b->in_channels, b->channels, b->height, b->width);
     tt_conv2d_desc d2 = conv3x3(u, n, b->channels, b->channels, b->height, b->width);
-    tt_batch_norm_state bn1 = b->bn1, bn2 = b->bn2;
-    tt_batch_norm_state *s1 = &b->bn1, *s2 = &b->bn2;
-    if (recompute) {
-        bn1.running_mean = bn1.running_var = bn2.running_mean = bn2.running_var = NONE;
-        s1 = &bn1, s2 = &bn2;
-    }
-    if (b->skip.buffer)
-        TT_TRY(dec_conv1_forward(u, b, x, n));
-    else
-        TT_TRY(tt_conv2d_forward(u->be, x->conv1, x->input, tt_unet_param(u, b->conv1_w),
-                                 tt_unet_param(u, b->conv1_b), &d1, workspace(u)));
+    tt_batch_norm_state bn1 = no_running(b->bn1), bn2 = no_running(b->bn2);
+    tt_batch_norm_state *s1 = recompute ? &bn1 : &b->bn1, *s2 = recompute ? &bn2 : &b->bn2;
+    TT_TRY(conv1_forward(u, b, x->conv1, input, n));
     if (norm)
         TT_TRY(norm_forward(u, b, x->act1, x->saved1, x->conv1, b->norm1_w, b->norm1_b, s1, n));
     TT_TRY(tt_relu_forward(u->be, x->act1, x->act1, count));
     TT_TRY(tt_conv2d_forward(u->be, x->conv2, x->act1, tt_unet_param(u, b->conv2_w),
                              tt_unet_param(u, b->conv2_b), &d2, workspace(u)));
-    /* act1 is dead: act2 goes in its room (unet_memory.c) */
     if (norm)
         TT_TRY(norm_forward(u, b, x->act2, x->saved2, x->conv2, b->norm2_w, b->norm2_b, s2, n));
     return tt_relu_forward(u->be, x->act2, x->act2, count);
 }
 
 /* With checkpointing, a block's inner tensors made again into its backward
- * set, before anything reads that set. */
+ * set, before anything reads that set (a decoder block's up first, in the
+ * act2 room that act1 takes over once conv1 has read it). */
 static tt_status recompute(tt_unet *u, tt_unet_block *b, int n)
 {
-    return u->config.checkpointing ? block_forward(u, b, &b->bwd, n, 1) : NULL;
+    if (!u->config.checkpointing) return NULL;
+    tt_mem input = b->input;
+    if (b->skip.buffer) TT_TRY(up_forward(u, b->level, input = b->bwd.act2, n));
+    return block_forward(u, b, &b->bwd, input, n, 1);
 }
 
 /* dinput += d(block)/d(input) . g (dinput may be NONE), and the block's
  * parameter gradients, from the block's backward set (recompute() first),
  * given g = d act2.  The gradient runs down the block in two rooms: g's own
  * (the ReLU and norm gradients work in place) until conv2's backward, then
- * conv2's, free once norm2's backward has read it.  A decoder block (dskip
- * given) writes its skip input's gradient to dskip and leaves its up
- * input's in g. */
-static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_mem g, int n,
-                                tt_mem dskip)
+ * conv2's, free once norm2's backward has read it.  A decoder block makes
+ * its up again in g, free by then, writes d skip to u->dskip[i] (conv1's
+ * room) and leaves d up in g. */
+static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_mem g, int n)
 {
     const tt_unet_tensors *x = &b->bwd;
     size_t count = (size_t)n * b->channels * b->height * b->width;
@@ -260,7 +273,9 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
     TT_TRY(tt_relu_backward_inplace(u->be, g, x->act2, count));            /* d norm2 out */
     if (norm) {
         /* act2 is read for the last time: act1 is remade in its room (unet_memory.c) */
-        TT_TRY(act1_recompute(u, b, x, n));
+        tt_batch_norm_state bn = no_running(b->bn1);
+        TT_TRY(norm_forward(u, b, x->act1, x->saved1, x->conv1, b->norm1_w, b->norm1_b, &bn, n));
+        TT_TRY(tt_relu_forward(u->be, x->act1, x->act1, count));
         TT_TRY(norm_backward(u, b, g, g, x->conv2, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
     }                                                                      /* d conv2 out */
     tt_mem h = x->conv2; /* read for the last time above (without a norm: it is act2) */
@@ -270,11 +285,52 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
     TT_TRY(tt_relu_backward_inplace(u->be, h, x->act1, count));            /* d norm1 out */
     if (norm)
         TT_TRY(norm_backward(u, b, h, h, x->conv1, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
-    if (dskip.buffer)                                                      /* d conv1 out */
-        return dec_conv1_backward(u, b, x, h, g, dskip, n);
+    if (b->skip.buffer) {                                                  /* d conv1 out */
+        TT_TRY(up_forward(u, b->level, g, n));
+        return dec_conv1_backward(u, b, h, g, u->dskip[b->level], n);
+    }
     return tt_conv2d_backward(u->be, dinput, tt_unet_grad(u, b->conv1_w),
-                              tt_unet_grad(u, b->conv1_b), h, x->input,
+                              tt_unet_grad(u, b->conv1_b), h, b->input,
                               tt_unet_param(u, b->conv1_w), &d1, workspace(u));
+}
+
+/* A decoder block's recomputation and backward in two rooms besides g, for
+ * the block whose backward is the step's memory peak (checkpointing with a
+ * norm): P holds up, then act1, then conv1 made a second time, then d skip;
+ * Q holds conv1, then conv2, then the gradient from conv2's backward on.
+ * act2 is never made: its ReLU's mask is found from conv2 and the forward's
+ * norm2 statistics (the same bits).  The price is conv1 once more. */
+static tt_status lean_backward(tt_unet *u, tt_unet_block *b, tt_mem g, int n)
+{
+    const tt_unet_tensors *x = &b->bwd;
+    tt_mem p = x->act2, q = x->conv1;
+    size_t count = (size_t)n * b->channels * b->height * b->width;
+    tt_conv2d_desc d2 = conv3x3(u, n, b->channels, b->channels, b->height, b->width);
+    tt_batch_norm_state bn1 = no_running(b->bn1);
+    TT_TRY(up_forward(u, b->level, p, n));
+    TT_TRY(dec_conv1_forward(u, b, q, p, n));                               /* conv1 */
+    TT_TRY(norm_forward(u, b, p, x->saved1, q, b->norm1_w, b->norm1_b, &bn1, n));
+    TT_TRY(tt_relu_forward(u->be, p, p, count));                            /* act1 */
+    TT_TRY(tt_conv2d_forward(u->be, q, p, tt_unet_param(u, b->conv2_w),
+                             tt_unet_param(u, b->conv2_b), &d2, workspace(u))); /* conv2 */
+    if (u->config.norm == TT_NORM_GROUP) {                                   /* d norm2 out */
+        tt_group_norm_desc d = tt_group_norm_desc_make(n, b->channels, b->height, b->width,
+                                                       u->config.groups);
+        TT_TRY(tt_group_norm_relu_backward(u->be, g, q, x->saved2, tt_unet_param(u, b->norm2_w),
+                                           tt_unet_param(u, b->norm2_b), &d));
+    } else {
+        tt_batch_norm_desc d = tt_batch_norm_desc_make(n, b->channels, b->height, b->width);
+        TT_TRY(tt_batch_norm_relu_backward(u->be, g, q, x->saved2, &b->bn2, &d));
+    }
+    TT_TRY(norm_backward(u, b, g, g, q, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
+    TT_TRY(tt_fill(u->be, q, 0.0f, count));                                 /* d act1 */
+    TT_TRY(tt_conv2d_backward(u->be, q, tt_unet_grad(u, b->conv2_w), tt_unet_grad(u, b->conv2_b),
+                              g, p, tt_unet_param(u, b->conv2_w), &d2, workspace(u)));
+    TT_TRY(tt_relu_backward_inplace(u->be, q, p, count));                   /* d norm1 out */
+    TT_TRY(up_forward(u, b->level, g, n));
+    TT_TRY(dec_conv1_forward(u, b, p, g, n));                               /* conv1 again */
+    TT_TRY(norm_backward(u, b, q, q, p, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
+    return dec_conv1_backward(u, b, q, g, u->dskip[b->level], n);           /* d skip in P */
 }
 
 /* ---- the whole model ------------------------------------------------------ */
@@ -288,15 +344,21 @@ static tt_status init_blocks(tt_unet *u)
     for (int i = 0; i < c->depth; i++) {
         snprintf(name, sizeof name, "enc.%d", i);
         block_init(u, &u->enc[i], name, cin, tt_unet_channels(c, i), u->height >> i, u->width >> i);
+        u->enc[i].level = i;
         cin = tt_unet_channels(c, i);
     }
     block_init(u, &u->bottleneck, "bottleneck", cin, tt_unet_channels(c, c->depth),
                u->height >> c->depth, u->width >> c->depth);
+    u->bottleneck.level = c->depth;
     for (int i = 0; i < c->depth; i++) {
         int ch = tt_unet_channels(c, i);
         snprintf(name, sizeof name, "dec.%d", i);
         block_init(u, &u->dec[i], name, 2 * ch, ch, u->height >> i, u->width >> i);
+        u->dec[i].level = i;
     }
+    /* With checkpointing, dec.0's backward is the step's memory peak: it
+     * runs in two rooms and pays one more conv1 (lean_backward) */
+    u->dec[0].lean = c->checkpointing && c->norm != TT_NORM_NONE;
     return NULL;
 }
 
@@ -437,27 +499,18 @@ tt_status tt_unet_forward(tt_unet *u, int n, int training)
                            u->act_buffers[i]->bytes / sizeof(float)));
     for (int i = 0; i < c->depth; i++) {
         tt_unet_block *b = &u->enc[i];
-        TT_TRY(block_forward(u, b, &b->fwd, n, 0));
+        TT_TRY(block_forward(u, b, &b->fwd, b->input, n, 0));
         tt_pool2d_desc pd = tt_pool2d_square(n, b->channels, b->height, b->width, 2, 2);
         TT_TRY(tt_max_pool2d_forward(u->be, u->pool[i], NONE, b->fwd.act2, &pd));
     }
-    TT_TRY(block_forward(u, &u->bottleneck, &u->bottleneck.fwd, n, 0));
-    tt_mem below = u->bottleneck.fwd.act2;
+    TT_TRY(block_forward(u, &u->bottleneck, &u->bottleneck.fwd, u->bottleneck.input, n, 0));
     for (int i = c->depth - 1; i >= 0; i--) {
-        int ch = tt_unet_channels(c, i), h = u->height >> i, w = u->width >> i;
-        char up_w[32], up_b[32];
-        snprintf(up_w, sizeof up_w, "up.%d", i);
-        snprintf(up_b, sizeof up_b, "up.%d", i);
-        tt_conv_transpose2d_desc ud = upconv(u, n, 2 * ch, ch, h / 2, w / 2);
-        TT_TRY(tt_conv_transpose2d_forward(u->be, u->up[i], below,
-                                           tt_unet_param(u, param_index(u, up_w, "weight")),
-                                           tt_unet_param(u, param_index(u, up_b, "bias")), &ud,
-                                           workspace(u)));
-        TT_TRY(block_forward(u, &u->dec[i], &u->dec[i].fwd, n, 0));
-        below = u->dec[i].fwd.act2;
+        TT_TRY(up_forward(u, i, u->up[i], n));
+        TT_TRY(block_forward(u, &u->dec[i], &u->dec[i].fwd, u->up[i], n, 0));
     }
     tt_conv2d_desc hd = head_desc(u, n);
-    return tt_conv2d_forward(u->be, u->logits, below, tt_unet_param(u, param_index(u, "head", "weight")),
+    return tt_conv2d_forward(u->be, u->logits, u->dec[0].fwd.act2,
+                             tt_unet_param(u, param_index(u, "head", "weight")),
                              tt_unet_param(u, param_index(u, "head", "bias")), &hd, workspace(u));
 }
 
@@ -476,45 +529,45 @@ tt_status tt_unet_backward(tt_unet *u)
     int hw = param_index(u, "head", "weight"), hb = param_index(u, "head", "bias");
     TT_TRY(tt_conv2d_backward(u->be, u->dlevel, tt_unet_grad(u, hw), tt_unet_grad(u, hb), u->dlogits,
                               u->dec[0].fwd.act2, tt_unet_param(u, hw), &hd, workspace(u)));
-    /* decoder, top level first: dec[i] -> [d up, d skip] -> up[i] -> level
-     * below, whose gradient goes in dec[i]'s conv2 room (unet_memory.c) */
+    /* decoder, top level first: dec[i] -> [d up, d skip] -> up[i] -> the
+     * output below, whose gradient goes in a room of dec[i] (unet_memory.c) */
     tt_mem g = u->dlevel;
     for (int i = 0; i < c->depth; i++) {
         tt_unet_block *b = &u->dec[i];
         int ch = b->channels, h = b->height, w = b->width;
+        if (b->lean) {
+            TT_TRY(lean_backward(u, b, g, n));
+        } else {
+            TT_TRY(recompute(u, b, n));
+            TT_TRY(block_backward(u, b, NONE, g, n));
+        }                                                  /* g: d up */
         char prefix[32];
         snprintf(prefix, sizeof prefix, "up.%d", i);
         int uw = param_index(u, prefix, "weight"), ub = param_index(u, prefix, "bias");
         tt_mem below = i + 1 < c->depth ? u->dec[i + 1].fwd.act2 : u->bottleneck.fwd.act2;
         tt_conv_transpose2d_desc ud = upconv(u, n, 2 * ch, ch, h / 2, w / 2);
-        if (i > 0) /* up.i again, as the forward made it (unet_memory.c) */
-            TT_TRY(tt_conv_transpose2d_forward(u->be, u->up_again[i], below, tt_unet_param(u, uw),
-                                               tt_unet_param(u, ub), &ud, workspace(u)));
-        TT_TRY(recompute(u, b, n));
-        TT_TRY(block_backward(u, b, NONE, g, n, u->dskip[i])); /* g: d up */
-        tt_mem next = b->bwd.conv2;
-        TT_TRY(tt_fill(u->be, next, 0.0f, (size_t)n * 2 * ch * (h / 2) * (w / 2)));
-        TT_TRY(tt_conv_transpose2d_backward(u->be, next, tt_unet_grad(u, uw),
+        TT_TRY(tt_fill(u->be, u->dnext[i], 0.0f, (size_t)n * 2 * ch * (h / 2) * (w / 2)));
+        TT_TRY(tt_conv_transpose2d_backward(u->be, u->dnext[i], tt_unet_grad(u, uw),
                                             tt_unet_grad(u, ub), g, below,
                                             tt_unet_param(u, uw), &ud, workspace(u)));
-        g = next;
+        g = u->dnext[i];
     }
     /* bottleneck, then the encoder from the bottom: block -> pool -> dskip */
     tt_unet_block *bn = &u->bottleneck;
     size_t below_count = (size_t)n * bn->in_channels * bn->height * bn->width;
     TT_TRY(tt_fill(u->be, u->dinput, 0.0f, below_count));
     TT_TRY(recompute(u, bn, n));
-    TT_TRY(block_backward(u, bn, u->dinput, g, n, NONE));
+    TT_TRY(block_backward(u, bn, u->dinput, g, n));
     for (int i = c->depth - 1; i >= 0; i--) {
         tt_unet_block *b = &u->enc[i];
         tt_pool2d_desc pd = tt_pool2d_square(n, b->channels, b->height, b->width, 2, 2);
         TT_TRY(recompute(u, b, n)); /* the pool's winners are found in bwd.act2 */
         TT_TRY(tt_max_pool2d_backward_from_input(u->be, u->dskip[i], u->dinput, b->bwd.act2, &pd));
         if (i == 0) {
-            TT_TRY(block_backward(u, b, NONE, u->dskip[i], n, NONE)); /* no image gradient */
+            TT_TRY(block_backward(u, b, NONE, u->dskip[i], n)); /* no image gradient */
         } else {
             TT_TRY(tt_fill(u->be, u->dinput, 0.0f, (size_t)n * b->in_channels * b->height * b->width));
-            TT_TRY(block_backward(u, b, u->dinput, u->dskip[i], n, NONE));
+            TT_TRY(block_backward(u, b, u->dinput, u->dskip[i], n));
         }
     }
     return NULL;

@@ -19,12 +19,12 @@
 
 /* What one block's forward writes. */
 typedef struct tt_unet_tensors {
-    tt_mem input;                /* (N, Cin, H, W), not owned, what conv1 reads; a decoder
-                                    block's is up (N, Cin/2, H, W), the rest is its skip */
     tt_mem conv1, act1;          /* (N, C, H, W); act == conv without norm; with a norm
                                     act1 lives in act2's room (made again for backward) */
-    tt_mem conv2, act2;          /* (N, C, H, W); act2 is the block output */
+    tt_mem conv2, act2;          /* (N, C, H, W); act2 is the block output; conv2 may
+                                    share conv1's room (unet_memory.c) */
     tt_mem saved1, saved2;       /* norm statistics for backward */
+    int one_conv_room;           /* conv2 is written over conv1 */
 } tt_unet_tensors;
 
 /* One conv-norm-ReLU-conv-norm-ReLU block and what its backward needs. */
@@ -32,6 +32,11 @@ typedef struct tt_unet_block {
     char name[24];               /* "enc.0", "bottleneck", "dec.1" */
     int in_channels, channels;   /* Cin, C */
     int height, width;           /* H, W of this level */
+    int level;                   /* i of enc.i and dec.i; depth for the bottleneck */
+    int lean;                    /* backward in two rooms, conv1 made twice (unet.c) */
+    tt_mem input;                /* (N, Cin, H, W), not owned, what conv1 reads; a decoder
+                                    block's is up[i] (N, Cin/2, H, W), made again in
+                                    backward, and the rest of [up, skip] is its skip */
     tt_mem skip;                 /* decoder: enc.i's output, the second half of the
                                     input [up, skip] (never copied together) */
     tt_unet_tensors fwd;         /* written by the forward pass; consumers read fwd.act2 */
@@ -65,16 +70,17 @@ typedef struct tt_unet {
     tt_unet_block enc[TT_UNET_MAX_DEPTH], bottleneck, dec[TT_UNET_MAX_DEPTH];
     tt_mem pool[TT_UNET_MAX_DEPTH];   /* (N, C_i, H_i/2, W_i/2) */
     tt_mem up[TT_UNET_MAX_DEPTH];     /* (N, C_i, H_i, W_i): up-convolution output, the
-                                         first half of dec.i's input [up, skip] */
-    tt_mem up_again[TT_UNET_MAX_DEPTH]; /* up[i] made again for dec.i's backward (i >= 1:
-                                         up[i] itself lives only in the forward) */
+                                         first half of dec.i's input [up, skip]; lives in
+                                         the forward only */
     tt_mem input;                     /* (N, in_channels, H, W), TT_MEM_DATA */
     tt_mem logits;                    /* (N, classes, H, W) */
     tt_mem dlogits;                   /* same shape: the loss adds its gradient here */
 
     /* backward scratch */
-    tt_mem dskip[TT_UNET_MAX_DEPTH];  /* gradient of enc[i].act2: from pool and skip; it
-                                         takes dec[i].bwd.conv1's room once that is read */
+    tt_mem dskip[TT_UNET_MAX_DEPTH];  /* gradient of enc[i].act2: from pool and skip, in
+                                         a room of dec[i] free by then (unet_memory.c) */
+    tt_mem dnext[TT_UNET_MAX_DEPTH];  /* gradient of the output below dec[i] (dec[i+1]'s
+                                         or the bottleneck's), likewise */
     tt_mem dinput;                    /* (N, C_0, H/2, W/2): the input gradient of the
                                          bottleneck and enc[1..]; a decoder block's goes
                                          to its two sources directly (no [up, skip] copy) */

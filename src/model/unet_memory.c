@@ -22,19 +22,29 @@
  * only during that backward.  Recomputation runs the same kernels on the
  * same inputs, so the gradients are bit-identical.
  *
+ * A checkpointed forward writes conv2 over conv1 (norm1 has read conv1 by
+ * then): its inner tensors are not kept, so one room serves both.
+ *
  * Either way nothing is stored that a cheap kernel can make again from what
  * is stored anyway: max pooling keeps no argmax (its backward finds the
- * winners in the encoder output), and up.i below level 0 is made again from
- * the level below's output for dec.i's backward.
+ * winners in the encoder output), and up.i lives only in the forward:
+ * dec.i's backward makes it again from the output below, which lives until
+ * then anyway, in a room that is free at that moment.
  *
  * Gradients need few rooms of their own.  The ReLU and norm backwards work
  * in place, so a block's backward carries its gradient in the room it
  * arrived in and, from conv2's backward on, in its conv2 room (read for the
  * last time by norm2's backward).  Only the head's output gradient has a
- * room of its own (dlevel, level 0, which then holds dec.0's up gradient).
- * A decoder block's conv1 room carries its skip's gradient on to the encoder
- * block of its level, and its conv2 room the gradient of the level below's
- * output (half its size) on to that block's backward.
+ * room of its own (dlevel, level 0, which then holds dec.0's up gradient),
+ * besides a quarter-level one for the encoder inputs' gradients.  A decoder
+ * block's conv1 room carries its skip's gradient on to the encoder block of
+ * its level (dskip), and its conv2 room the gradient of the output below
+ * (half its size) on to that block's backward (dnext).
+ *
+ * With checkpointing the peak of the step is dec.0's backward: its skip,
+ * the incoming gradient and its recomputed set are all level 0.  That block
+ * is lean (unet.c, lean_backward): its backward set is two rooms instead of
+ * three, for one more conv1; act2's room carries dskip, the conv room dnext.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,63 +105,90 @@ static size_t tensor_bytes(const tt_unet *u, int channels, int h, int w)
 
 static int later(int a, int b) { return a > b ? a : b; }
 
-/* One set of a block's tensors: the norm statistics live [first,
- * inner_last], the output [first, out_last], conv1 and conv2 as long as
- * their own tensors or until conv1_last and conv2_last (a decoder block's
- * conv rooms go on carrying gradients, see the top of the file).  act1 has
- * no room of its own: it is written in act2's room, which conv2 has read
- * before act2 is written there, and it is made again there in backward. */
+/* How long one set of a block's tensors lives, in stages (see the top). */
+typedef struct set_life {
+    int first;          /* the stage that writes it */
+    int inner_last;     /* the last reader of conv1, conv2 and the statistics */
+    int out_last;       /* the last reader of act2's room */
+    int conv1_last;     /* conv1's room carries a gradient on until then (0: no) */
+    int conv2_last;     /* likewise conv2's */
+    int saved2_last;    /* norm2's statistics are read until then (0: inner_last) */
+    int one_conv_room;  /* conv2 is written over conv1 (only with a norm) */
+    int no_saved2;      /* reads the forward set's norm2 statistics instead */
+} set_life;
+
+/* One set of a block's tensors.  act1 has no room of its own: it is
+ * written in act2's room, which conv2 has read before act2 is written
+ * there, and it is made again there in backward. */
 static void add_set(request_list *r, const tt_unet *u, const tt_unet_block *b, tt_unet_tensors *x,
-                    const char *tag, int first, int inner_last, int out_last, int conv1_last,
-                    int conv2_last)
+                    const char *tag, const set_life *l)
 {
     char name[48];
     size_t bytes = tensor_bytes(u, b->channels, b->height, b->width);
     int norm = u->config.norm != TT_NORM_NONE;
-    snprintf(name, sizeof name, "%s%s.conv1", b->name, tag);
-    add(r, name, bytes, first, later(inner_last, conv1_last), &x->conv1);
-    snprintf(name, sizeof name, "%s%s.conv2", b->name, tag);
-    add(r, name, bytes, first, later(norm ? inner_last : out_last, conv2_last), &x->conv2);
+    int conv1_last = later(l->inner_last, l->conv1_last);
+    int conv2_last = later(norm ? l->inner_last : l->out_last, l->conv2_last);
+    x->one_conv_room = l->one_conv_room && norm;
+    if (x->one_conv_room) {
+        snprintf(name, sizeof name, "%s%s.conv", b->name, tag);
+        add(r, name, bytes, l->first, later(conv1_last, conv2_last), &x->conv1);
+    } else {
+        snprintf(name, sizeof name, "%s%s.conv1", b->name, tag);
+        add(r, name, bytes, l->first, conv1_last, &x->conv1);
+        snprintf(name, sizeof name, "%s%s.conv2", b->name, tag);
+        add(r, name, bytes, l->first, conv2_last, &x->conv2);
+    }
     if (!norm) return; /* ReLU in place: act == conv (aliased after planning) */
     snprintf(name, sizeof name, "%s%s.act2", b->name, tag);
-    add(r, name, bytes, first, out_last, &x->act2);
+    add(r, name, bytes, l->first, l->out_last, &x->act2);
     size_t saved = u->config.norm == TT_NORM_GROUP
                        ? 2 * (size_t)u->capacity * (size_t)u->config.groups * sizeof(float)
                        : 2 * (size_t)b->channels * sizeof(float);
     snprintf(name, sizeof name, "%s%s.norm1.saved", b->name, tag);
-    add(r, name, saved, first, inner_last, &x->saved1);
+    add(r, name, saved, l->first, l->inner_last, &x->saved1);
+    if (l->no_saved2) return;
     snprintf(name, sizeof name, "%s%s.norm2.saved", b->name, tag);
-    add(r, name, saved, first, inner_last, &x->saved2);
+    add(r, name, saved, l->first, later(l->inner_last, l->saved2_last), &x->saved2);
 }
 
 /* A block's tensors: kept from forward to backward, or (checkpointing) a
- * short-lived forward set whose output lives until `out_last`, and a set
- * recomputed at `backward`.  conv1_last, conv2_last: how long the conv rooms
- * of the set that backward reads are needed (past `backward` for a decoder
- * block; 0 for no longer than their tensors). */
+ * short-lived forward set, its conv2 over its conv1, whose output lives
+ * until `out_last`, and a set recomputed at `backward`.  conv1_last,
+ * conv2_last: how long the rooms that carry a decoder block's gradients on
+ * are needed (0: not past the block).  A lean block's backward set is two
+ * rooms (unet.c, lean_backward): act2's carries d skip on, the conv room
+ * the gradient below. */
 static void add_block(request_list *r, const tt_unet *u, tt_unet_block *b, int forward,
                       int out_last, int backward, int conv1_last, int conv2_last)
 {
     if (!u->config.checkpointing) {
-        add_set(r, u, b, &b->fwd, "", forward, backward, backward, conv1_last, conv2_last);
+        set_life kept = {forward, backward, backward, conv1_last, conv2_last, 0, 0, 0};
+        add_set(r, u, b, &b->fwd, "", &kept);
         return;
     }
-    add_set(r, u, b, &b->fwd, "", forward, forward, out_last, 0, 0);
-    add_set(r, u, b, &b->bwd, ".recompute", backward, backward, backward, conv1_last, conv2_last);
+    set_life fwd = {forward, forward, out_last, 0, 0, b->lean ? backward : 0, 1, 0};
+    add_set(r, u, b, &b->fwd, "", &fwd);
+    set_life bwd = {backward, backward, backward, conv1_last, conv2_last, 0, 0, 0};
+    if (b->lean)
+        bwd = (set_life){backward, backward, later(backward, conv1_last), 0, conv2_last, 0, 1, 1};
+    add_set(r, u, b, &b->bwd, ".recompute", &bwd);
 }
 
 /* After planning: act1 in act2's room (or each act in its conv's room
- * without a norm: ReLU in place), backward's set, and the inputs. */
-static void alias_block(const tt_unet *u, tt_unet_block *b, tt_mem fwd_input, tt_mem bwd_input)
+ * without a norm: ReLU in place), conv2 in conv1's where they share,
+ * backward's set, and the input. */
+static void alias_block(const tt_unet *u, tt_unet_block *b, tt_mem input)
 {
     tt_unet_tensors *sets[2] = {&b->fwd, &b->bwd};
     for (int k = 0; k < 2; k++) {
         tt_unet_tensors *x = sets[k];
         if (u->config.norm == TT_NORM_NONE) x->act1 = x->conv1, x->act2 = x->conv2;
         else x->act1 = x->act2;
+        if (x->one_conv_room) x->conv2 = x->conv1;
     }
     if (!u->config.checkpointing) b->bwd = b->fwd; /* backward reads what forward wrote */
-    b->fwd.input = fwd_input, b->bwd.input = bwd_input;
+    if (b->lean) b->bwd.saved2 = b->fwd.saved2;
+    b->input = input;
 }
 
 static void build_requests(tt_unet *u, request_list *r)
@@ -168,20 +205,13 @@ static void build_requests(tt_unet *u, request_list *r)
         int reader = i + 1 < c->depth ? b_enc(t, i + 1) : b_bottleneck(t);
         snprintf(name, sizeof name, "enc.%d.pool", i);
         add(r, name, pooled, f_enc(t, i), reader, &u->pool[i]);
-        /* up.0 is read again two stages after it is made; the others are
-         * made again for their block's backward from the level below's
-         * output, which lives until then anyway */
-        size_t up = tensor_bytes(u, ch, h, w);
+        /* dec.i's backward makes up.i again where it needs it */
         snprintf(name, sizeof name, "up.%d", i);
-        add(r, name, up, f_dec(t, i), i ? f_dec(t, i) : b_dec(t, i), &u->up[i]);
-        if (i) {
-            snprintf(name, sizeof name, "up.%d.again", i);
-            add(r, name, up, b_dec(t, i), b_dec(t, i), &u->up_again[i]);
-        }
+        add(r, name, tensor_bytes(u, ch, h, w), f_dec(t, i), f_dec(t, i), &u->up[i]);
         /* dec.i's output feeds up.(i-1), whose backward reads it; dec.0 feeds
-         * the head.  Its conv1 room holds enc.i's gradient until enc.i's
-         * backward, its conv2 room the gradient of the level below's output
-         * until that block's backward. */
+         * the head.  Its rooms carry enc.i's gradient on until enc.i's
+         * backward and the gradient of the output below until that block's
+         * backward. */
         int below = i + 1 < c->depth ? b_dec(t, i + 1) : b_bottleneck(t);
         add_block(r, u, &u->dec[i], f_dec(t, i), i > 0 ? b_dec(t, i - 1) : b_head(t), b_dec(t, i),
                   b_enc(t, i), below);
@@ -232,15 +262,15 @@ tt_status tt_unet_allocate(tt_unet *u)
     u->act_planned_bytes = plan.total_bytes;
     u->act_unplanned_bytes = plan.unplanned_bytes;
     /* aliases and inputs, now that every tensor has its place */
-    u->up_again[0] = u->up[0];
     for (int i = 0; i < c->depth; i++) {
-        tt_mem in = i ? u->pool[i - 1] : u->input;
-        alias_block(u, &u->enc[i], in, in);
-        alias_block(u, &u->dec[i], u->up[i], u->up_again[i]);
-        u->dec[i].skip = u->enc[i].fwd.act2;
-        u->dskip[i] = u->dec[i].bwd.conv1;
+        tt_unet_block *d = &u->dec[i];
+        alias_block(u, &u->enc[i], i ? u->pool[i - 1] : u->input);
+        alias_block(u, d, u->up[i]);
+        d->skip = u->enc[i].fwd.act2;
+        u->dskip[i] = d->lean ? d->bwd.act2 : d->bwd.conv1;
+        u->dnext[i] = d->lean ? d->bwd.conv1 : d->bwd.conv2;
     }
-    alias_block(u, &u->bottleneck, u->pool[c->depth - 1], u->pool[c->depth - 1]);
+    alias_block(u, &u->bottleneck, u->pool[c->depth - 1]);
     /* AUTO keeps room for every candidate, im2col's columns included; when
      * that is more than one buffer may hold (full-resolution tiles), the
      * direct kernels, which need no columns, run every layer */
