@@ -220,6 +220,12 @@ typedef struct convt_case {
 
 static const convt_case convt_cases[] = {
     {"convT direct k2 s2 (UNet) 4x3 5->3", T(2, 5, 4, 3, 3, 2, 2, 2, 2, 0, 0, 0, 0, DIRECT), 1},
+    /* tiling kernels (kernel = stride): ragged channel blocks, 3x3, 2x3, no bias */
+    {"convT direct tiles k2 s2 5x7 9->6", T(2, 9, 5, 7, 6, 2, 2, 2, 2, 0, 0, 0, 0, DIRECT), 1},
+    {"convT direct tiles k3 s3 3x4 5->7", T(1, 5, 3, 4, 7, 3, 3, 3, 3, 0, 0, 0, 0, DIRECT), 0},
+    {"convT direct tiles k2x3 s2x3 1x1 3->5", T(3, 3, 1, 1, 5, 2, 3, 2, 3, 0, 0, 0, 0, DIRECT), 1},
+    /* output padding: not a tiling, through conv2d's rows */
+    {"convT direct k2 s2 op1 3x4 3->4", T(1, 3, 3, 4, 4, 2, 2, 2, 2, 0, 0, 1, 1, DIRECT), 1},
     {"convT direct k3 s2 p1 op1 4x5", T(1, 3, 4, 5, 5, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 0},
     {"convT winograd k3 s1 p1 5x7 3->4", T(1, 3, 5, 7, 4, 3, 3, 1, 1, 1, 1, 0, 0, WINOGRAD), 1},
     {"convT fft k5 s1 p2 5x6 3->2", T(2, 3, 5, 6, 2, 5, 5, 1, 1, 2, 2, 0, 0, FFT), 1},
@@ -244,10 +250,14 @@ static tt_status dev_convt_backward(tt_backend *be, tt_mem dinp, tt_mem dweight,
     return tt_conv_transpose2d_backward(be, dinp, dweight, dbias, dout, inp, weight, desc, ws);
 }
 
+/* Every case, with DIRECT's kernels for this device (8-wide on a CPU), then
+ * with the scalar ones. */
 static void test_conv_transpose(void)
 {
     ref_conv_errors worst = {0};
-    for (size_t i = 0; i < COUNT(convt_cases); i++) {
+    for (size_t k = 0; k < 2 * COUNT(convt_cases); k++) {
+        size_t i = k % COUNT(convt_cases);
+        if (k == COUNT(convt_cases)) setenv("TT_CONV_DIRECT_VARIANT", "scalar", 1);
         const tt_conv_transpose2d_desc *d = &convt_cases[i].desc;
         TH_OK(tt_conv_transpose2d_check(d));
         int oh = tt_conv_transpose2d_out_h(d), ow = tt_conv_transpose2d_out_w(d);
@@ -268,6 +278,7 @@ static void test_conv_transpose(void)
         worst.dinp = fmax(worst.dinp, e.dinp);
         worst.dweight = fmax(worst.dweight, e.dweight);
     }
+    unsetenv("TT_CONV_DIRECT_VARIANT");
     printf("\n    conv_transpose2d largest: forward %.2e  dinp %.2e  dweight %.2e\n",
            worst.forward, worst.dinp, worst.dweight);
 }

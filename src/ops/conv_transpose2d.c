@@ -12,7 +12,10 @@
  *             dbias += sum over n and the output plane of dout
  * A 1x1 stride-1 unpadded kernel uses the output image as its own columns.
  *
- * The other algorithms run through conv2d's rows on the conv2d geometry
+ * DIRECT on a kernel that tiles the output (kernel = stride, no padding:
+ * the UNet's up-convolution) runs its own kernels (convt_tiles.c).  The
+ * other algorithms, and DIRECT on other shapes, run through conv2d's rows on
+ * the conv2d geometry
  * whose input is this op's output (as_conv2d): forward = that conv2d's
  * backward-data (into the bias-filled or zeroed output), backward-data =
  * its forward (accumulating), backward-weight = its backward-weight with
@@ -26,6 +29,7 @@
 
 #include "core/status.h"
 #include "ops/conv_autotune.h"
+#include "ops/convt_tiles.h"
 #include "ops/util.h"
 
 /* The desc with defaults applied and the derived sizes, all in size_t. */
@@ -154,9 +158,20 @@ static tt_conv_dir conv2d_dir(tt_conv_dir dir)
                                               : TT_CONV_DIR_BACKWARD_WEIGHT;
 }
 
+/* DIRECT on a kernel that tiles the output runs convt_tiles.c's kernels. */
+static int tiles(tt_conv_algo algo, const convt_shape *s, tt_convt_tiles *g)
+{
+    if (algo != TT_CONV_ALGO_DIRECT || s->kh != s->sh || s->kw != s->sw || s->ph || s->pw ||
+        s->dh != 1 || s->dw != 1 || s->groups != 1 || s->oh != s->h * s->sh ||
+        s->ow != s->w * s->sw)
+        return 0;
+    if (g) *g = (tt_convt_tiles){s->batch, s->cin, s->h, s->w, s->cout, s->kh, s->kw};
+    return 1;
+}
+
 static int convt_runs(tt_conv_algo algo, const convt_shape *s, tt_conv_dir dir)
 {
-    if (algo == TT_CONV_ALGO_IM2COL_GEMM) return 1;
+    if (algo == TT_CONV_ALGO_IM2COL_GEMM || tiles(algo, s, NULL)) return 1;
     tt_conv_shape c = as_conv2d(s);
     return convt_rows[algo] && tt_conv_algo_runs(convt_via(algo), &c, conv2d_dir(dir));
 }
@@ -164,6 +179,7 @@ static int convt_runs(tt_conv_algo algo, const convt_shape *s, tt_conv_dir dir)
 static size_t algo_workspace(tt_conv_algo algo, const convt_shape *s)
 {
     if (algo == TT_CONV_ALGO_IM2COL_GEMM) return im2col_workspace_bytes(s);
+    if (tiles(algo, s, NULL)) return 0;
     tt_conv_shape c = as_conv2d(s);
     return convt_via(algo)->workspace_bytes(&c);
 }
@@ -178,6 +194,13 @@ static tt_status run_dir(tt_backend *be, tt_conv_algo algo, tt_conv_dir dir, tt_
         if (dir == TT_CONV_DIR_BACKWARD_DATA)
             return im2col_backward(be, out, (tt_mem){0}, dout, inp, weight, s, ws);
         return im2col_backward(be, (tt_mem){0}, out, dout, inp, weight, s, ws);
+    }
+    tt_convt_tiles g;
+    if (tiles(algo, s, &g)) {
+        if (dir == TT_CONV_DIR_FORWARD) return tt_convt_tiles_forward(be, out, inp, weight, bias, &g);
+        if (dir == TT_CONV_DIR_BACKWARD_DATA)
+            return tt_convt_tiles_backward_data(be, out, dout, weight, &g);
+        return tt_convt_tiles_backward_weight(be, out, dout, inp, &g);
     }
     const tt_conv_algo_impl *impl = convt_via(algo);
     tt_conv_shape c = as_conv2d(s);

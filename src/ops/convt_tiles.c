@@ -1,0 +1,109 @@
+/* conv_transpose2d with a kernel that tiles its output: host side of
+ * opencl/convt_tiles.cl (see convt_tiles.h). */
+#include "ops/convt_tiles.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+
+#define TILES_WG_MAX 256 /* cap of the backward-weight work-group */
+
+typedef struct tiles_params {
+    size_t cob, cib, wg, row;
+    char options[160];
+} tiles_params;
+
+static size_t pow2_floor(size_t v)
+{
+    size_t p = 1;
+    while (p * 2 <= v) p *= 2;
+    return p;
+}
+
+/* The 8-wide kernels on CPUs when the kernel is 2 wide (the even and odd
+ * output columns of a float16); $TT_CONV_DIRECT_VARIANT=scalar forces the
+ * others (tests), as for conv2d's DIRECT. */
+static int use_w8(const tt_backend *be, const tt_convt_tiles *g)
+{
+    const char *env = getenv("TT_CONV_DIRECT_VARIANT");
+    if (env && strcmp(env, "scalar") == 0) return 0;
+    return g->kw == 2 && strcmp(be->device.type, "CPU") == 0;
+}
+
+/* Launch parameters from the device's limits; the kernel size is compiled
+ * in, so each size is its own program. */
+static tiles_params params_of(const tt_backend *be, const tt_convt_tiles *g)
+{
+    tiles_params p;
+    size_t taps = g->kh * g->kw;
+    p.cob = taps >= 8 ? 1 : 8 / taps; /* about 8 accumulators per work-item */
+    p.cib = use_w8(be, g) ? 8 : 4;
+    size_t max_wg = be->device.max_work_group_size ? be->device.max_work_group_size : 1;
+    size_t local_floats = (size_t)(be->device.local_mem_bytes / sizeof(float));
+    p.wg = pow2_floor(max_wg < TILES_WG_MAX ? max_wg : TILES_WG_MAX);
+    while (p.wg > 1 && taps * p.wg > local_floats / 2) p.wg /= 2;
+    /* work-items along a row per group: few groups (each costs a launch on
+     * a CPU runtime), none mostly past the edge */
+    size_t columns = use_w8(be, g) ? (g->w + 7) / 8 : g->w;
+    p.row = pow2_floor(max_wg < 64 ? max_wg : 64);
+    while (p.row > 1 && p.row / 2 >= columns) p.row /= 2;
+    snprintf(p.options, sizeof p.options,
+             "-DTT_CONVT_KH=%zu -DTT_CONVT_KW=%zu -DTT_CONVT_COB=%zu -DTT_CONVT_CIB=%zu "
+             "-DTT_CONVT_WG=%zu",
+             g->kh, g->kw, p.cob, p.cib, p.wg);
+    return p;
+}
+
+#define GEOMETRY_ARGS(g)                                                             \
+    tt_arg_i32((int)(g)->batch), tt_arg_i32((int)(g)->cin), tt_arg_i32((int)(g)->h), \
+        tt_arg_i32((int)(g)->w), tt_arg_i32((int)(g)->cout)
+
+tt_status tt_convt_tiles_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
+                                 tt_mem bias, const tt_convt_tiles *g)
+{
+    tiles_params p = params_of(be, g);
+    int w8 = use_w8(be, g);
+    size_t blocks = (g->cout + p.cob - 1) / p.cob;
+    size_t global[3] = {w8 ? (g->w + 7) / 8 : g->w, g->h, g->batch * blocks};
+    size_t local[3] = {p.row, 1, 1};
+    return tt_launch_kernel(be, "convt_tiles", w8 ? "convt_tiles_forward_w8" : "convt_tiles_forward",
+                            p.options, 3, global, local,
+                            TT_ARGS(tt_arg_mem(out), tt_arg_mem(inp), tt_arg_mem(weight),
+                                    tt_arg_mem(bias.buffer ? bias : weight),
+                                    tt_arg_i32(bias.buffer != NULL), GEOMETRY_ARGS(g)));
+}
+
+tt_status tt_convt_tiles_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
+                                       const tt_convt_tiles *g)
+{
+    tiles_params p = params_of(be, g);
+    int w8 = use_w8(be, g);
+    size_t blocks = (g->cin + p.cib - 1) / p.cib;
+    size_t global[3] = {w8 ? (g->w + 7) / 8 : g->w, g->h, g->batch * blocks};
+    size_t local[3] = {p.row, 1, 1};
+    return tt_launch_kernel(be, "convt_tiles",
+                            w8 ? "convt_tiles_backward_data_w8" : "convt_tiles_backward_data",
+                            p.options, 3, global, local,
+                            TT_ARGS(tt_arg_mem(dinp), tt_arg_mem(dout), tt_arg_mem(weight),
+                                    GEOMETRY_ARGS(g)));
+}
+
+tt_status tt_convt_tiles_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
+                                         const tt_convt_tiles *g)
+{
+    tiles_params p = params_of(be, g);
+    if (use_w8(be, g)) {
+        size_t global[1] = {g->cin * ((g->cout + p.cob - 1) / p.cob)};
+        return tt_launch_kernel(be, "convt_tiles", "convt_tiles_backward_weight_w8", p.options, 1,
+                                global, NULL,
+                                TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(dout), tt_arg_mem(inp),
+                                        GEOMETRY_ARGS(g)));
+    }
+    size_t global[1] = {g->cin * g->cout * p.wg}, local[1] = {p.wg};
+    return tt_launch_kernel(be, "convt_tiles", "convt_tiles_backward_weight", p.options, 1, global,
+                            local,
+                            TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(dout), tt_arg_mem(inp),
+                                    GEOMETRY_ARGS(g)));
+}

@@ -1,0 +1,31 @@
+/*
+ * conv_transpose2d's DIRECT algorithm for a kernel that tiles its output
+ * (kernel = stride, no padding, dilation 1, no output padding, groups 1:
+ * the UNet's 2x2 stride-2 up-convolution): opencl/convt_tiles.cl.  Every
+ * output pixel comes from one input pixel and one tap, so the three
+ * directions are small per-tap matrix products with no columns.  Other
+ * shapes run DIRECT through conv2d's rows (conv_transpose2d.c).
+ */
+#ifndef TT_OPS_CONVT_TILES_H
+#define TT_OPS_CONVT_TILES_H
+
+#include <stddef.h>
+
+#include "backend/backend.h"
+
+typedef struct tt_convt_tiles {
+    size_t batch, cin, h, w, cout; /* input (N, Cin, H, W); output (N, Cout, H kh, W kw) */
+    size_t kh, kw;                 /* = the stride */
+} tt_convt_tiles;
+
+/* out (overwritten) = conv_transpose2d(inp, weight) + bias (may be {0}). */
+tt_status tt_convt_tiles_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
+                                 tt_mem bias, const tt_convt_tiles *g);
+/* dinp += the input gradient of dout. */
+tt_status tt_convt_tiles_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
+                                       const tt_convt_tiles *g);
+/* dweight (Cin, Cout, kh, kw) += the weight gradient of dout. */
+tt_status tt_convt_tiles_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
+                                         const tt_convt_tiles *g);
+
+#endif
