@@ -11,6 +11,8 @@
 
 #include "harness.h"
 #include "model/unet.h"
+#include "ops/conv_autotune.h"
+#include "ops/util.h"
 #include "train/safetensors.h"
 
 typedef struct {
@@ -258,6 +260,28 @@ static void test_checkpointing_identical(void)
     }
 }
 
+/* Once a step has run (and the autotuner has timed what it ran), the
+ * shared workspace is sized from those picks alone: no shape the model
+ * does not run (a decoder's whole [up, skip] conv1, the image's gradient)
+ * is sized for every candidate. */
+static void test_workspace_of_what_runs(void)
+{
+    tt_unet_config cfg = {3, 2, 4, 2, TT_NORM_GROUP, 2, 0};
+    tt_unet *u = NULL;
+    TH_OK(tt_unet_create(th_backend(), &cfg, 2, 16, 24, 5, &u));
+    TH_OK(tt_fill(u->be, u->input, 0.5f, 2 * 3 * 16 * 24));
+    TH_OK(tt_unet_forward(u, 2, 1));
+    TH_OK(tt_fill(u->be, u->dlogits, 0.25f, 2 * 2 * 16 * 24));
+    TH_OK(tt_unet_backward(u));
+    uint64_t before = tt_conv_autotune_stats_get().sized_unknown;
+    size_t ws = tt_unet_workspace_bytes(u);
+    uint64_t unknown = tt_conv_autotune_stats_get().sized_unknown - before;
+    printf("\n  workspace after a step: %zu bytes, %llu shapes sized for every candidate", ws,
+           (unsigned long long)unknown);
+    CU_ASSERT_EQUAL(unknown, 0);
+    tt_unet_destroy(u);
+}
+
 static void test_bad_tile(void)
 {
     tt_unet_config cfg = {3, 2, 4, 3, TT_NORM_GROUP, 2, 0};
@@ -277,6 +301,7 @@ int main(void)
         {"batch norm UNet vs torch (running statistics too)", test_batch_norm},
         {"no-norm UNet, short micro-batch", test_no_norm_short_batch},
         {"checkpointing: identical gradients, less memory", test_checkpointing_identical},
+        {"workspace sized for what the model runs", test_workspace_of_what_runs},
         {"tile not a multiple of 2^depth", test_bad_tile},
         CU_TEST_INFO_NULL,
     };

@@ -366,7 +366,11 @@ static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
 
 static size_t block_workspace(const tt_unet *u, const tt_unet_block *b)
 {
-    tt_conv2d_desc d1 = conv3x3(u, u->capacity, b->in_channels, b->channels, b->height, b->width);
+    /* a decoder block's conv1 runs as two convolutions over the halves of
+     * [up, skip] (dec_conv1_forward) */
+    int decoder = b >= u->dec && b < u->dec + u->config.depth;
+    int cin = decoder ? b->in_channels / 2 : b->in_channels;
+    tt_conv2d_desc d1 = conv3x3(u, u->capacity, cin, b->channels, b->height, b->width);
     d1.no_input_grad = b == &u->enc[0]; /* the image's gradient is never asked for */
     tt_conv2d_desc d2 = conv3x3(u, u->capacity, b->channels, b->channels, b->height, b->width);
     return max_size(tt_conv2d_workspace_bytes_on(u->be, &d1), tt_conv2d_workspace_bytes_on(u->be, &d2));

@@ -377,7 +377,12 @@ int tt_conv_autotune_known(const tt_backend *be, const char *key, const tt_conv_
 int tt_conv_autotune_narrow(const tt_backend *be, const char *key, tt_conv_algo *candidates,
                             int count)
 {
-    return count > 1 && tt_conv_autotune_known(be, key, candidates, count, &candidates[0]) ? 1 : count;
+    if (count <= 1) return count;
+    if (tt_conv_autotune_known(be, key, candidates, count, &candidates[0])) return 1;
+    pthread_mutex_lock(&lock);
+    stats.sized_unknown++;
+    pthread_mutex_unlock(&lock);
+    return count;
 }
 
 tt_conv_autotune_stats tt_conv_autotune_stats_get(void)

@@ -64,6 +64,7 @@ typedef struct tt_conv_autotune_stats {
     uint64_t db_loads;     /* find-db files read */
     uint64_t db_writes;    /* find-db files written */
     uint64_t db_ignored;   /* find-db files (or entries) ignored as corrupt */
+    uint64_t sized_unknown; /* keys sized for every candidate: not yet timed */
 } tt_conv_autotune_stats;
 
 tt_conv_autotune_stats tt_conv_autotune_stats_get(void);
