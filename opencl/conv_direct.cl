@@ -39,17 +39,22 @@
         const int OW, const int KH, const int KW, const int SH, const int SW, const int PH, \
         const int PW, const int DH, const int DW
 
+/* The forward kernels' arguments and their pointers. */
+#define TT_FORWARD_ARGS                                                                  \
+    TT_MEM(float, out), TT_MEM(const float, inp), TT_MEM(const float, weight),           \
+        TT_MEM(const float, bias), const int has_bias, const int accumulate, TT_GEOMETRY
+#define TT_FORWARD_PTRS         \
+    TT_PTR(float, out);         \
+    TT_PTR(const float, inp);   \
+    TT_PTR(const float, weight); \
+    TT_PTR(const float, bias)
+
 /* out[n, co, oy, ox] = (accumulate ? out : bias[co] or 0) + sum over ci, ky, kx
  * of inp[n, ci, oy sH - pH + ky dH, ox sW - pW + kx dW] weight[co, ci, ky, kx].
  * global (OW, OH, N * ceil(Cout / COB)). */
-__kernel void conv_direct_forward(TT_MEM(float, out), TT_MEM(const float, inp),
-                                  TT_MEM(const float, weight), TT_MEM(const float, bias),
-                                  const int has_bias, const int accumulate, TT_GEOMETRY)
+__kernel void conv_direct_forward(TT_FORWARD_ARGS)
 {
-    TT_PTR(float, out);
-    TT_PTR(const float, inp);
-    TT_PTR(const float, weight);
-    TT_PTR(const float, bias);
+    TT_FORWARD_PTRS;
     /* Control flow stays uniform across a row of work-items (PoCL vectorises
      * only that): out-of-range columns compute on a clamped column and are
      * not stored; padding columns load a clamped address and use 0. */
@@ -95,15 +100,9 @@ __kernel void conv_direct_forward(TT_MEM(float, out), TT_MEM(const float, inp),
  * ((TH-1) sH + (kH-1) dH + 1) x ((TW-1) sW + (kW-1) dW + 1) floats and
  * `wtile` COB * kH * kW; work-group (TW, TH, 1), global rounded up. */
 __kernel __attribute__((reqd_work_group_size(TT_DIRECT_TW, TT_DIRECT_TH, 1)))
-void conv_direct_forward_tiled(TT_MEM(float, out), TT_MEM(const float, inp),
-                               TT_MEM(const float, weight), TT_MEM(const float, bias),
-                               const int has_bias, const int accumulate, TT_GEOMETRY,
-                               __local float *tile, __local float *wtile)
+void conv_direct_forward_tiled(TT_FORWARD_ARGS, __local float *tile, __local float *wtile)
 {
-    TT_PTR(float, out);
-    TT_PTR(const float, inp);
-    TT_PTR(const float, weight);
-    TT_PTR(const float, bias);
+    TT_FORWARD_PTRS;
     const int lx = get_local_id(0), ly = get_local_id(1);
     const int ox = get_global_id(0), oy = get_global_id(1);
     const int blocks = (Cout + TT_DIRECT_COB - 1) / TT_DIRECT_COB;
@@ -281,14 +280,9 @@ inline void tt_store8(__global float *row, const int x0, const int w, const floa
 
 /* conv_direct_forward with 8 outputs per work-item; sW must be 1.
  * global (ceil(OW / 8), OH, N * ceil(Cout / COB)). */
-__kernel void conv_direct_forward_w8(TT_MEM(float, out), TT_MEM(const float, inp),
-                                     TT_MEM(const float, weight), TT_MEM(const float, bias),
-                                     const int has_bias, const int accumulate, TT_GEOMETRY)
+__kernel void conv_direct_forward_w8(TT_FORWARD_ARGS)
 {
-    TT_PTR(float, out);
-    TT_PTR(const float, inp);
-    TT_PTR(const float, weight);
-    TT_PTR(const float, bias);
+    TT_FORWARD_PTRS;
     const int ox0 = get_global_id(0) * 8, oy = get_global_id(1);
     const int blocks = (Cout + TT_DIRECT_COB - 1) / TT_DIRECT_COB;
     const int n = get_global_id(2) / blocks, co0 = get_global_id(2) % blocks * TT_DIRECT_COB;
@@ -406,4 +400,69 @@ __kernel void conv_direct_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(cons
             const float4 h = acc[j][t].lo + acc[j][t].hi;
             dweight[((size_t)(co0 + j) * Cin + ci) * ktaps + ky * KW + kx0 + t] += h.x + h.y + h.z + h.w;
         }
+}
+
+/* conv_direct_forward_w8 for the UNet's 3x3, stride 1, padding 1,
+ * dilation 1 convolution, with the geometry compiled in: the nine taps
+ * unroll, and each work-item takes 8 columns of TT_DIRECT_ROWS rows, so
+ * every weight loaded feeds ROWS x 8 multiply-adds.
+ * global (ceil(OW / 8), ceil(OH / ROWS), N * ceil(Cout / COB)). */
+#ifndef TT_DIRECT_ROWS
+#define TT_DIRECT_ROWS 2
+#endif
+__kernel void conv_direct_forward_k3(TT_FORWARD_ARGS)
+{
+    TT_FORWARD_PTRS;
+    const int x0 = get_global_id(0) * 8, y0 = get_global_id(1) * TT_DIRECT_ROWS;
+    const int blocks = (Cout + TT_DIRECT_COB - 1) / TT_DIRECT_COB;
+    const int n = get_global_id(2) / blocks, co0 = get_global_id(2) % blocks * TT_DIRECT_COB;
+    if (x0 >= OW || y0 >= OH || n >= N) return;
+    const int last = min(TT_DIRECT_COB, Cout - co0) - 1;
+    float8 acc[TT_DIRECT_COB][TT_DIRECT_ROWS];
+    for (int j = 0; j < TT_DIRECT_COB; j++)
+        for (int r = 0; r < TT_DIRECT_ROWS; r++) acc[j][r] = (float8)(0.0f);
+    for (int ci = 0; ci < Cin; ci++) {
+        __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
+        __global const float *wci = weight + ((size_t)co0 * Cin + ci) * 9;
+        /* input rows y0 - 1 .. y0 + ROWS, three shifts each */
+        for (int ky = 0; ky < 3; ky++) {
+            float8 x[TT_DIRECT_ROWS][3];
+            for (int r = 0; r < TT_DIRECT_ROWS; r++) {
+                const int iy = y0 + r - 1 + ky;
+                const int inside = iy >= 0 && iy < H;
+                __global const float *row = plane + clamp(iy, 0, H - 1) * W;
+                for (int kx = 0; kx < 3; kx++)
+                    x[r][kx] = inside ? tt_load8(row, x0 - 1 + kx, W) : (float8)(0.0f);
+            }
+            for (int j = 0; j < TT_DIRECT_COB; j++) {
+                __global const float *wj = wci + (size_t)min(j, last) * Cin * 9 + ky * 3;
+                for (int kx = 0; kx < 3; kx++) {
+                    const float8 wv = (float8)(wj[kx]);
+                    for (int r = 0; r < TT_DIRECT_ROWS; r++)
+                        acc[j][r] = fma(x[r][kx], wv, acc[j][r]);
+                }
+            }
+        }
+    }
+    for (int j = 0; j <= last; j++) {
+        const float8 b = (float8)(has_bias ? bias[co0 + j] : 0.0f);
+        for (int r = 0; r < TT_DIRECT_ROWS && y0 + r < OH; r++) {
+            __global float *row = out + (((size_t)n * Cout + co0 + j) * OH + y0 + r) * OW;
+            tt_store8(row, x0, OW, acc[j][r] + b, accumulate);
+        }
+    }
+}
+
+/* dst (Cin, Cout, 3, 3) = src (Cout, Cin, 3, 3) with ci and co swapped and
+ * the taps reversed: the weights of the 3x3 convolution whose output is
+ * conv_direct_forward_k3's input gradient (stride 1, padding 1). */
+__kernel void conv_weight_flip3(TT_MEM(float, dst), TT_MEM(const float, src), const int Cout,
+                                const int Cin)
+{
+    TT_PTR(float, dst);
+    TT_PTR(const float, src);
+    const int i = get_global_id(0);
+    if (i >= Cout * Cin * 9) return;
+    const int t = i % 9, co = (i / 9) % Cout, ci = i / 9 / Cout;
+    dst[i] = src[((size_t)co * Cin + ci) * 9 + 8 - t];
 }

@@ -121,6 +121,15 @@ static size_t direct_workspace_bytes(const tt_conv_shape *s)
         tt_arg_i32((int)(s)->sh), tt_arg_i32((int)(s)->sw), tt_arg_i32((int)(s)->ph),          \
         tt_arg_i32((int)(s)->pw), tt_arg_i32((int)(s)->dh), tt_arg_i32((int)(s)->dw)
 
+#define DIRECT_ROWS 2 /* mirrors TT_DIRECT_ROWS */
+
+/* The UNet's 3x3, stride 1, padding 1 convolution: its own 8-wide kernels. */
+static int is_k3(const tt_conv_shape *s)
+{
+    return s->kh == 3 && s->kw == 3 && s->sh == 1 && s->sw == 1 && s->ph == 1 && s->pw == 1 &&
+           s->dh == 1 && s->dw == 1;
+}
+
 static size_t row_width(const direct_params *p, size_t width)
 {
     size_t row = p->row;
@@ -149,6 +158,15 @@ static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
     }
     int w8 = variant_of(be, s) == VARIANT_W8;
     size_t columns = w8 ? (s->ow + 7) / 8 : s->ow;
+    if (w8 && is_k3(s)) {
+        size_t global[3] = {columns, (s->oh + DIRECT_ROWS - 1) / DIRECT_ROWS, s->batch * blocks};
+        size_t local[3] = {1, 1, 1};
+        return tt_launch_kernel(be, "conv_direct", "conv_direct_forward_k3", p.options, 3, global,
+                                local,
+                                TT_ARGS(tt_arg_mem(out), tt_arg_mem(inp), tt_arg_mem(weight),
+                                        tt_arg_mem(bias_mem), tt_arg_i32(bias.buffer != NULL),
+                                        tt_arg_i32(accumulate), GEOMETRY_ARGS(s)));
+    }
     size_t global[3] = {columns, s->oh, s->batch * blocks}, local[3] = {row_width(&p, columns), 1, 1};
     return tt_launch_kernel(be, "conv_direct", w8 ? "conv_direct_forward_w8" : "conv_direct_forward",
                             p.options, 3, global, local,
@@ -157,11 +175,39 @@ static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
                                     tt_arg_i32(accumulate), GEOMETRY_ARGS(s)));
 }
 
+/* A 3x3 stride-1 padding-1 input gradient is that convolution's forward
+ * over dout with the weights flipped (conv_weight_flip3), accumulating. */
+static tt_status k3_backward_data(tt_backend *be, const direct_params *p, tt_mem dinp,
+                                  tt_mem dout, tt_mem weight, const tt_conv_shape *s)
+{
+    tt_conv_workspace flipped;
+    size_t count = s->cout * s->cin * 9;
+    TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.flipped_weight", (tt_mem){0},
+                                     count * sizeof(float), &flipped));
+    tt_conv_shape t = *s; /* dout (N, Cout, OH, OW) -> dinp (N, Cin, H, W) */
+    t.cin = s->cout, t.cout = s->cin, t.h = s->oh, t.w = s->ow, t.oh = s->h, t.ow = s->w;
+    size_t blocks = (t.cout + p->cob - 1) / p->cob;
+    size_t global[3] = {(t.ow + 7) / 8, (t.oh + DIRECT_ROWS - 1) / DIRECT_ROWS, t.batch * blocks};
+    size_t local[3] = {1, 1, 1};
+    tt_status status = TT_LAUNCH_1D(be, "conv_direct", "conv_weight_flip3", count,
+                                    tt_arg_mem(flipped.mem), tt_arg_mem(weight),
+                                    tt_arg_i32((int)s->cout), tt_arg_i32((int)s->cin));
+    if (!status)
+        status = tt_launch_kernel(be, "conv_direct", "conv_direct_forward_k3", p->options, 3,
+                                  global, local,
+                                  TT_ARGS(tt_arg_mem(dinp), tt_arg_mem(dout), tt_arg_mem(flipped.mem),
+                                          tt_arg_mem(flipped.mem), tt_arg_i32(0), tt_arg_i32(1),
+                                          GEOMETRY_ARGS(&t)));
+    tt_conv_workspace_release(&flipped);
+    return status;
+}
+
 static tt_status direct_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
                                       const tt_conv_shape *s, tt_mem ws)
 {
     (void)ws;
     direct_params p = params_of(be, s);
+    if (variant_of(be, s) == VARIANT_W8 && is_k3(s)) return k3_backward_data(be, &p, dinp, dout, weight, s);
     size_t blocks = (s->cin + p.cib - 1) / p.cib;
     int w8 = variant_of(be, s) == VARIANT_W8;
     size_t columns = w8 ? (s->w + 7) / 8 : s->w;
