@@ -226,13 +226,12 @@ static tt_status direct_backward_weight(tt_backend *be, tt_mem dweight, tt_mem d
     direct_params p = params_of(be, s);
     size_t chunks = (s->kh * s->kw + DIRECT_TAPS - 1) / DIRECT_TAPS;
     if (variant_of(be, s) == VARIANT_W8) {
-        /* (channel block, ci) x (ky, chunk of kx); small work-groups that
-         * divide the range, so that every compute unit gets several */
+        /* (channel block, ci) x (ky, chunk of kx), in work-groups of one:
+         * PoCL's vectorising across work-items gets in the way of float8
+         * code (10-20% slower with 16) */
         size_t items = (s->cout + DIRECT_WCOB - 1) / DIRECT_WCOB * s->cin;
         size_t rows = s->kh * ((s->kw + p.kxb - 1) / p.kxb);
-        size_t group = 16, units = (size_t)be->device.compute_units;
-        while (group > 1 && (items % group || items * rows / group < 4 * (units ? units : 1))) group /= 2;
-        size_t global[2] = {items, rows}, local[2] = {group, 1};
+        size_t global[2] = {items, rows}, local[2] = {1, 1};
         return tt_launch_kernel(be, "conv_direct", "conv_direct_backward_weight_w8", p.options, 2,
                                 global, local,
                                 TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(dout), tt_arg_mem(inp),
