@@ -375,6 +375,10 @@ static void test_dry_backend_never_tunes(void)
     CU_ASSERT_EQUAL(s.timed, 0);
     CU_ASSERT_EQUAL(s.db_writes, 0);
     CU_ASSERT_PTR_NULL(read_db(be));
+    /* but the scratch a device would time with (an output of its own) is
+     * accounted, so that an estimate's peak is the first run's */
+    CU_ASSERT(dry->mem.peak[TT_MEM_WORKSPACE] >= out_n * sizeof(float));
+    CU_ASSERT_EQUAL(dry->mem.current[TT_MEM_WORKSPACE], 0);
     tt_buffer_free(inp), tt_buffer_free(weight), tt_buffer_free(out);
     tt_backend_destroy(dry);
 

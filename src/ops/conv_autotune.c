@@ -309,9 +309,12 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
     if (count == 1) return NULL;
     /* a backend that runs nothing would time every candidate at 0 ms: it
      * takes what is known (so an estimate runs what the device will run)
-     * and learns and keeps nothing */
+     * and learns and keeps nothing.  Where the device would time the
+     * candidates, it runs each once, so that their scratch (the timing
+     * output, temporaries) counts in the estimate's peak as on the device */
     if (be->ops->runs_nothing) {
-        tt_conv_autotune_known(be, key, candidates, count, best);
+        if (!tt_conv_autotune_known(be, key, candidates, count, best))
+            for (int i = 0; i < count; i++) tt_status_free(run(ctx, candidates[i]));
         return NULL;
     }
     uint64_t device = device_hash(be);
