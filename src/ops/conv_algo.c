@@ -3,6 +3,8 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 #include "core/status.h"
@@ -145,4 +147,22 @@ void tt_conv_tune_scratch_release(tt_conv_tune_scratch *t)
     tt_buffer_free(t->out);
     t->out = NULL;
     tt_conv_workspace_release(&t->ws);
+}
+
+tt_direct_variant tt_conv_direct_variant(const tt_backend *be)
+{
+    const char *env = getenv("TT_CONV_DIRECT_VARIANT");
+    if (env && strcmp(env, "scalar") == 0) return TT_DIRECT_SCALAR;
+    if (env && strcmp(env, "tiled") == 0) return TT_DIRECT_TILED;
+    if (env && strcmp(env, "w8") == 0) return TT_DIRECT_W8;
+    return strcmp(be->device.type, "GPU") == 0   ? TT_DIRECT_TILED
+           : strcmp(be->device.type, "CPU") == 0 ? TT_DIRECT_W8
+                                                 : TT_DIRECT_SCALAR;
+}
+
+size_t tt_pow2_floor(size_t v)
+{
+    size_t p = 1;
+    while (p * 2 <= v) p *= 2;
+    return p;
 }

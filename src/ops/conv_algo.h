@@ -140,4 +140,18 @@ typedef struct tt_conv_tune_scratch {
 tt_status tt_conv_tune_scratch_get(tt_conv_tune_scratch *t);
 void tt_conv_tune_scratch_release(tt_conv_tune_scratch *t);
 
+/* Which kernels DIRECT runs on this device (conv_direct.c, convt_tiles.c):
+ * local-memory tiles on GPUs, explicit 8-wide vectors on CPUs, scalar
+ * otherwise; $TT_CONV_DIRECT_VARIANT=scalar|tiled|w8 overrides (tests). A
+ * kernel family without the variant for a shape falls back to scalar. */
+typedef enum tt_direct_variant {
+    TT_DIRECT_SCALAR,
+    TT_DIRECT_TILED,
+    TT_DIRECT_W8
+} tt_direct_variant;
+tt_direct_variant tt_conv_direct_variant(const tt_backend *be);
+
+/* The largest power of two <= v (1 for v = 0): work-group sizes. */
+size_t tt_pow2_floor(size_t v);
+
 #endif

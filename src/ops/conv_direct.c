@@ -17,8 +17,6 @@
  * from an assumed warp width.
  */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "core/status.h"
 #include "ops/conv_algo.h"
@@ -38,27 +36,11 @@ typedef struct direct_params {
     char options[160];  /* the -D defines for the program */
 } direct_params;
 
-static size_t pow2_floor(size_t v)
-{
-    size_t p = 1;
-    while (p * 2 <= v) p *= 2;
-    return p;
-}
-
-typedef enum direct_variant { VARIANT_SCALAR, VARIANT_TILED, VARIANT_W8 } direct_variant;
-
 /* The variant for this device and shape (see the top of the file). */
-static direct_variant variant_of(const tt_backend *be, const tt_conv_shape *s)
+static tt_direct_variant variant_of(const tt_backend *be, const tt_conv_shape *s)
 {
-    const char *env = getenv("TT_CONV_DIRECT_VARIANT");
-    direct_variant v = strcmp(be->device.type, "GPU") == 0 ? VARIANT_TILED
-                       : strcmp(be->device.type, "CPU") == 0 ? VARIANT_W8
-                                                              : VARIANT_SCALAR;
-    if (env && strcmp(env, "scalar") == 0) v = VARIANT_SCALAR;
-    if (env && strcmp(env, "tiled") == 0) v = VARIANT_TILED;
-    if (env && strcmp(env, "w8") == 0) v = VARIANT_W8;
-    if (v == VARIANT_W8 && s->sw != 1) v = VARIANT_SCALAR;
-    return v;
+    tt_direct_variant v = tt_conv_direct_variant(be);
+    return v == TT_DIRECT_W8 && s->sw != 1 ? TT_DIRECT_SCALAR : v;
 }
 
 /* Channels per work-item: enough to reuse each load, few enough to waste
@@ -74,18 +56,18 @@ static direct_params params_of(const tt_backend *be, const tt_conv_shape *s)
     /* one block for both directions: fewer programs to build (PoCL builds
      * each option set in seconds), little waste for the UNet's shapes */
     p.cob = p.cib = channel_block(s->cout > s->cin ? s->cout : s->cin);
-    if (variant_of(be, s) == VARIANT_W8) { /* 8 float8 accumulators fill the registers */
+    if (variant_of(be, s) == TT_DIRECT_W8) { /* 8 float8 accumulators fill the registers */
         if (p.cob > 8) p.cob = 8;
         if (p.cib > 8) p.cib = 8;
     }
     size_t max_wg = be->device.max_work_group_size ? be->device.max_work_group_size : 1;
     size_t local_floats = (size_t)(be->device.local_mem_bytes / sizeof(float));
-    p.wg = pow2_floor(max_wg < DIRECT_WG_MAX ? max_wg : DIRECT_WG_MAX);
+    p.wg = tt_pow2_floor(max_wg < DIRECT_WG_MAX ? max_wg : DIRECT_WG_MAX);
     while (p.wg > 1 && DIRECT_WCOB * DIRECT_TAPS * p.wg > local_floats / 2) p.wg /= 2;
     p.tw = max_wg < 16 ? max_wg : 16;
     p.th = max_wg / p.tw < 8 ? max_wg / p.tw : 8;
     if (p.th < 1) p.th = 1;
-    p.row = pow2_floor(max_wg < 64 ? max_wg : 64);
+    p.row = tt_pow2_floor(max_wg < 64 ? max_wg : 64);
     p.kxb = s->kw < 3 ? s->kw : 3;
     snprintf(p.options, sizeof p.options,
              "-DTT_DIRECT_COB=%zu -DTT_DIRECT_CIB=%zu -DTT_DIRECT_WG=%zu -DTT_DIRECT_TW=%zu "
@@ -98,7 +80,7 @@ static direct_params params_of(const tt_backend *be, const tt_conv_shape *s)
 static int use_tiles(const tt_backend *be, const direct_params *p, const tt_conv_shape *s,
                      size_t tile_floats)
 {
-    return variant_of(be, s) == VARIANT_TILED && p->tw * p->th > 1 &&
+    return variant_of(be, s) == TT_DIRECT_TILED && p->tw * p->th > 1 &&
            tile_floats * sizeof(float) <= be->device.local_mem_bytes / 2;
 }
 
@@ -156,7 +138,7 @@ static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
                     tt_arg_local(tile_w * tile_h * sizeof(float)),
                     tt_arg_local(wtile * sizeof(float))));
     }
-    int w8 = variant_of(be, s) == VARIANT_W8;
+    int w8 = variant_of(be, s) == TT_DIRECT_W8;
     size_t columns = w8 ? (s->ow + 7) / 8 : s->ow;
     if (w8 && is_k3(s)) {
         size_t global[3] = {columns, (s->oh + DIRECT_ROWS - 1) / DIRECT_ROWS, s->batch * blocks};
@@ -207,9 +189,9 @@ static tt_status direct_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, 
 {
     (void)ws;
     direct_params p = params_of(be, s);
-    if (variant_of(be, s) == VARIANT_W8 && is_k3(s)) return k3_backward_data(be, &p, dinp, dout, weight, s);
+    if (variant_of(be, s) == TT_DIRECT_W8 && is_k3(s)) return k3_backward_data(be, &p, dinp, dout, weight, s);
     size_t blocks = (s->cin + p.cib - 1) / p.cib;
-    int w8 = variant_of(be, s) == VARIANT_W8;
+    int w8 = variant_of(be, s) == TT_DIRECT_W8;
     size_t columns = w8 ? (s->w + 7) / 8 : s->w;
     size_t global[3] = {columns, s->h, s->batch * blocks}, local[3] = {row_width(&p, columns), 1, 1};
     return tt_launch_kernel(be, "conv_direct",
@@ -225,7 +207,7 @@ static tt_status direct_backward_weight(tt_backend *be, tt_mem dweight, tt_mem d
     (void)ws;
     direct_params p = params_of(be, s);
     size_t chunks = (s->kh * s->kw + DIRECT_TAPS - 1) / DIRECT_TAPS;
-    if (variant_of(be, s) == VARIANT_W8) {
+    if (variant_of(be, s) == TT_DIRECT_W8) {
         /* (channel block, ci) x (ky, chunk of kx), in work-groups of one:
          * PoCL's vectorising across work-items gets in the way of float8
          * code (10-20% slower with 16) */

@@ -3,10 +3,9 @@
 #include "ops/convt_tiles.h"
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "core/status.h"
+#include "ops/conv_algo.h"
 
 #define TILES_WG_MAX 256 /* cap of the backward-weight work-group */
 
@@ -15,21 +14,11 @@ typedef struct tiles_params {
     char options[160];
 } tiles_params;
 
-static size_t pow2_floor(size_t v)
-{
-    size_t p = 1;
-    while (p * 2 <= v) p *= 2;
-    return p;
-}
-
-/* The 8-wide kernels on CPUs when the kernel is 2 wide (the even and odd
- * output columns of a float16); $TT_CONV_DIRECT_VARIANT=scalar forces the
- * others (tests), as for conv2d's DIRECT. */
+/* DIRECT's 8-wide variant when the kernel is 2 wide (the even and odd
+ * output columns of a float16); scalar otherwise (no tiled variant). */
 static int use_w8(const tt_backend *be, const tt_convt_tiles *g)
 {
-    const char *env = getenv("TT_CONV_DIRECT_VARIANT");
-    if (env && strcmp(env, "scalar") == 0) return 0;
-    return g->kw == 2 && strcmp(be->device.type, "CPU") == 0;
+    return g->kw == 2 && tt_conv_direct_variant(be) == TT_DIRECT_W8;
 }
 
 /* Launch parameters from the device's limits; the kernel size is compiled
@@ -42,12 +31,12 @@ static tiles_params params_of(const tt_backend *be, const tt_convt_tiles *g)
     p.cib = use_w8(be, g) ? 8 : 4;
     size_t max_wg = be->device.max_work_group_size ? be->device.max_work_group_size : 1;
     size_t local_floats = (size_t)(be->device.local_mem_bytes / sizeof(float));
-    p.wg = pow2_floor(max_wg < TILES_WG_MAX ? max_wg : TILES_WG_MAX);
+    p.wg = tt_pow2_floor(max_wg < TILES_WG_MAX ? max_wg : TILES_WG_MAX);
     while (p.wg > 1 && taps * p.wg > local_floats / 2) p.wg /= 2;
     /* work-items along a row per group: few groups (each costs a launch on
      * a CPU runtime), none mostly past the edge */
     size_t columns = use_w8(be, g) ? (g->w + 7) / 8 : g->w;
-    p.row = pow2_floor(max_wg < 64 ? max_wg : 64);
+    p.row = tt_pow2_floor(max_wg < 64 ? max_wg : 64);
     while (p.row > 1 && p.row / 2 >= columns) p.row /= 2;
     snprintf(p.options, sizeof p.options,
              "-DTT_CONVT_KH=%zu -DTT_CONVT_KW=%zu -DTT_CONVT_COB=%zu -DTT_CONVT_CIB=%zu "
