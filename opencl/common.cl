@@ -7,3 +7,25 @@
 #define TT_MEM(type, name) __global type *name##_base, const ulong name##_offset
 #define TT_PTR(type, name) \
     __global type *name = (__global type *)((__global char *)name##_base + name##_offset)
+
+/* 8-wide row access for the CPU kernels: row[x0 .. x0 + 7], 0 outside [0, w). */
+inline float8 tt_load8(__global const float *row, const int x0, const int w)
+{
+    if (x0 >= 0 && x0 + 8 <= w) return vload8(0, row + x0);
+    float lanes[8];
+    for (int l = 0; l < 8; l++) lanes[l] = (x0 + l >= 0 && x0 + l < w) ? row[x0 + l] : 0.0f;
+    return vload8(0, lanes);
+}
+
+/* row[x0 .. x0 + 7] (+)= v, only the lanes inside [0, w). */
+inline void tt_store8(__global float *row, const int x0, const int w, const float8 v,
+                      const int accumulate)
+{
+    if (x0 + 8 <= w) {
+        vstore8(accumulate ? vload8(0, row + x0) + v : v, 0, row + x0);
+        return;
+    }
+    float lanes[8];
+    vstore8(v, 0, lanes);
+    for (int l = 0; l < 8 && x0 + l < w; l++) row[x0 + l] = (accumulate ? row[x0 + l] : 0.0f) + lanes[l];
+}

@@ -254,29 +254,8 @@ void conv_direct_backward_weight(TT_MEM(float, dweight), TT_MEM(const float, dou
 /* ---- explicit 8-wide variants for CPUs (stride 1 along W) ----------------
  * Each work-item handles 8 neighbouring columns as one float8, so the SIMD
  * units are used whether or not the runtime vectorises across work-items.
- * Columns outside the image (padding, the ragged right edge) are masked. */
-
-/* row[x0 .. x0 + 7], 0 outside [0, w). */
-inline float8 tt_load8(__global const float *row, const int x0, const int w)
-{
-    if (x0 >= 0 && x0 + 8 <= w) return vload8(0, row + x0);
-    float lanes[8];
-    for (int l = 0; l < 8; l++) lanes[l] = (x0 + l >= 0 && x0 + l < w) ? row[x0 + l] : 0.0f;
-    return vload8(0, lanes);
-}
-
-/* row[x0 .. x0 + 7] (+)= v, only the lanes inside [0, w). */
-inline void tt_store8(__global float *row, const int x0, const int w, const float8 v,
-                      const int accumulate)
-{
-    if (x0 + 8 <= w) {
-        vstore8(accumulate ? vload8(0, row + x0) + v : v, 0, row + x0);
-        return;
-    }
-    float lanes[8];
-    vstore8(v, 0, lanes);
-    for (int l = 0; l < 8 && x0 + l < w; l++) row[x0 + l] = (accumulate ? row[x0 + l] : 0.0f) + lanes[l];
-}
+ * Columns outside the image (padding, the ragged right edge) are masked
+ * (tt_load8 / tt_store8, common.cl). */
 
 /* conv_direct_forward with 8 outputs per work-item; sW must be 1.
  * global (ceil(OW / 8), OH, N * ceil(Cout / COB)). */

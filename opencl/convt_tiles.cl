@@ -161,15 +161,7 @@ void convt_tiles_backward_weight(TT_MEM(float, dweight), TT_MEM(const float, dou
  * their 16 output columns are one float16 whose even lanes are tap kx = 0
  * and odd lanes kx = 1.  Lanes past the edge load 0 and are not stored. */
 
-/* row[x0 .. x0 + 7], 0 outside [0, w). */
-inline float8 convt_load8(__global const float *row, const int x0, const int w)
-{
-    if (x0 + 8 <= w) return vload8(0, row + x0);
-    float lanes[8];
-    for (int l = 0; l < 8; l++) lanes[l] = x0 + l < w ? row[x0 + l] : 0.0f;
-    return vload8(0, lanes);
-}
-
+/* row[x0 .. x0 + 15], 0 past w (x0 >= 0 here). */
 inline float16 convt_load16(__global const float *row, const int x0, const int w)
 {
     if (x0 + 16 <= w) return vload16(0, row + x0);
@@ -178,18 +170,7 @@ inline float16 convt_load16(__global const float *row, const int x0, const int w
     return vload16(0, lanes);
 }
 
-/* row[x0 ..] (+)= v, the lanes inside [0, w) only. */
-inline void convt_store8(__global float *row, const int x0, const int w, const float8 v)
-{
-    if (x0 + 8 <= w) {
-        vstore8(vload8(0, row + x0) + v, 0, row + x0);
-        return;
-    }
-    float lanes[8];
-    vstore8(v, 0, lanes);
-    for (int l = 0; l < 8 && x0 + l < w; l++) row[x0 + l] += lanes[l];
-}
-
+/* row[x0 .. x0 + 15] = v, the lanes inside [0, w) only. */
 inline void convt_store16(__global float *row, const int x0, const int w, const float16 v)
 {
     if (x0 + 16 <= w) {
@@ -222,7 +203,7 @@ __kernel void convt_tiles_forward_w8(TT_MEM(float, out), TT_MEM(const float, inp
     const size_t plane = (size_t)H * W;
     __global const float *x = inp + (size_t)n * Cin * plane + (size_t)iy * W;
     for (int ci = 0; ci < Cin; ci++) {
-        const float8 v = convt_load8(x + ci * plane, x0, W);
+        const float8 v = tt_load8(x + ci * plane, x0, W);
         __global const float *w = weight + ((size_t)ci * Cout + co0) * TT_CONVT_TAPS;
         for (int j = 0; j < TT_CONVT_COB; j++) {
             __global const float *wj = w + min(j, last) * TT_CONVT_TAPS;
@@ -274,7 +255,7 @@ __kernel void convt_tiles_backward_data_w8(TT_MEM(float, dinp), TT_MEM(const flo
         }
     }
     for (int j = 0; j <= last; j++)
-        convt_store8(dinp + (((size_t)n * Cin + ci0 + j) * H + iy) * W, x0, W, acc[j]);
+        tt_store8(dinp + (((size_t)n * Cin + ci0 + j) * H + iy) * W, x0, W, acc[j], 1);
 }
 
 /* convt_tiles_backward_weight for CPUs: one work-item per input channel and
@@ -299,7 +280,7 @@ __kernel void convt_tiles_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(cons
         __global const float *d = dout + ((size_t)n * Cout + co0) * OH * OW;
         for (int iy = 0; iy < H; iy++) {
             for (int x0 = 0; x0 < W; x0 += 8) {
-                const float8 v = convt_load8(x + (size_t)iy * W, x0, W);
+                const float8 v = tt_load8(x + (size_t)iy * W, x0, W);
                 for (int j = 0; j < TT_CONVT_COB; j++)
                     for (int ky = 0; ky < TT_CONVT_KH; ky++) {
                         const float16 dd = convt_load16(
