@@ -129,6 +129,22 @@ static tt_status norm_backward(tt_unet *u, tt_unet_block *b, tt_mem dinp, tt_mem
                                   dout, inp, saved, bn, &d, 1);
 }
 
+/* g = 0 where relu(norm(inp)) is 0, in place: the ReLU backward after a
+ * norm, its mask found from the norm's input (training statistics). */
+static tt_status norm_relu_backward(tt_unet *u, tt_unet_block *b, tt_mem g, tt_mem inp,
+                                    tt_mem saved, int w_index, int b_index,
+                                    const tt_batch_norm_state *bn, int n)
+{
+    if (u->config.norm == TT_NORM_GROUP) {
+        tt_group_norm_desc d =
+            tt_group_norm_desc_make(n, b->channels, b->height, b->width, u->config.groups);
+        return tt_group_norm_relu_backward(u->be, g, inp, saved, tt_unet_param(u, w_index),
+                                           tt_unet_param(u, b_index), &d);
+    }
+    tt_batch_norm_desc d = tt_batch_norm_desc_make(n, b->channels, b->height, b->width);
+    return tt_batch_norm_relu_backward(u->be, g, inp, saved, bn, &d);
+}
+
 static tt_mem workspace(const tt_unet *u)
 {
     return u->workspace_buffer ? tt_mem_of(u->workspace_buffer) : NONE;
@@ -190,20 +206,32 @@ static tt_status dec_conv1_backward(tt_unet *u, const tt_unet_block *b, tt_mem d
     return tt_axpy(u->be, tt_unet_grad(u, b->conv1_w), s.wa, 1.0f, 2 * s.half_floats);
 }
 
-/* up[i] = the up-convolution of the output below dec.i (dec.(i+1)'s or the
- * bottleneck's), into `out`: the forward's, or the same again in backward. */
-static tt_status up_forward(tt_unet *u, int i, tt_mem out, int n)
+/* up.i, the up-convolution into dec.i's first input: what it reads (the
+ * output below dec.i, dec.(i+1)'s or the bottleneck's), its parameter
+ * indices and its shape for n images. */
+typedef struct up_conv {
+    tt_mem below;
+    int weight, bias;
+    tt_conv_transpose2d_desc desc;
+} up_conv;
+
+static up_conv up_conv_of(const tt_unet *u, int i, int n)
 {
     const tt_unet_config *c = &u->config;
     int ch = tt_unet_channels(c, i);
     char prefix[32];
     snprintf(prefix, sizeof prefix, "up.%d", i);
-    tt_mem below = i + 1 < c->depth ? u->dec[i + 1].fwd.act2 : u->bottleneck.fwd.act2;
-    tt_conv_transpose2d_desc ud = upconv(u, n, 2 * ch, ch, (u->height >> i) / 2, (u->width >> i) / 2);
-    return tt_conv_transpose2d_forward(u->be, out, below,
-                                       tt_unet_param(u, param_index(u, prefix, "weight")),
-                                       tt_unet_param(u, param_index(u, prefix, "bias")), &ud,
-                                       workspace(u));
+    return (up_conv){i + 1 < c->depth ? u->dec[i + 1].fwd.act2 : u->bottleneck.fwd.act2,
+                     param_index(u, prefix, "weight"), param_index(u, prefix, "bias"),
+                     upconv(u, n, 2 * ch, ch, (u->height >> i) / 2, (u->width >> i) / 2)};
+}
+
+/* up[i] into `out`: the forward's, or the same again in backward. */
+static tt_status up_forward(tt_unet *u, int i, tt_mem out, int n)
+{
+    up_conv up = up_conv_of(u, i, n);
+    return tt_conv_transpose2d_forward(u->be, out, up.below, tt_unet_param(u, up.weight),
+                                       tt_unet_param(u, up.bias), &up.desc, workspace(u));
 }
 
 /* conv1 of the block into out, from `input` (a decoder block's: up). */
@@ -313,15 +341,8 @@ static tt_status lean_backward(tt_unet *u, tt_unet_block *b, tt_mem g, int n)
     TT_TRY(tt_relu_forward(u->be, p, p, count));                            /* act1 */
     TT_TRY(tt_conv2d_forward(u->be, q, p, tt_unet_param(u, b->conv2_w),
                              tt_unet_param(u, b->conv2_b), &d2, workspace(u))); /* conv2 */
-    if (u->config.norm == TT_NORM_GROUP) {                                   /* d norm2 out */
-        tt_group_norm_desc d = tt_group_norm_desc_make(n, b->channels, b->height, b->width,
-                                                       u->config.groups);
-        TT_TRY(tt_group_norm_relu_backward(u->be, g, q, x->saved2, tt_unet_param(u, b->norm2_w),
-                                           tt_unet_param(u, b->norm2_b), &d));
-    } else {
-        tt_batch_norm_desc d = tt_batch_norm_desc_make(n, b->channels, b->height, b->width);
-        TT_TRY(tt_batch_norm_relu_backward(u->be, g, q, x->saved2, &b->bn2, &d));
-    }
+    /* d norm2 out, then d conv2 out, in g */
+    TT_TRY(norm_relu_backward(u, b, g, q, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
     TT_TRY(norm_backward(u, b, g, g, q, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
     TT_TRY(tt_fill(u->be, q, 0.0f, count));                                 /* d act1 */
     TT_TRY(tt_conv2d_backward(u->be, q, tt_unet_grad(u, b->conv2_w), tt_unet_grad(u, b->conv2_b),
@@ -538,22 +559,18 @@ tt_status tt_unet_backward(tt_unet *u)
     tt_mem g = u->dlevel;
     for (int i = 0; i < c->depth; i++) {
         tt_unet_block *b = &u->dec[i];
-        int ch = b->channels, h = b->height, w = b->width;
         if (b->lean) {
             TT_TRY(lean_backward(u, b, g, n));
         } else {
             TT_TRY(recompute(u, b, n));
             TT_TRY(block_backward(u, b, NONE, g, n));
         }                                                  /* g: d up */
-        char prefix[32];
-        snprintf(prefix, sizeof prefix, "up.%d", i);
-        int uw = param_index(u, prefix, "weight"), ub = param_index(u, prefix, "bias");
-        tt_mem below = i + 1 < c->depth ? u->dec[i + 1].fwd.act2 : u->bottleneck.fwd.act2;
-        tt_conv_transpose2d_desc ud = upconv(u, n, 2 * ch, ch, h / 2, w / 2);
-        TT_TRY(tt_fill(u->be, u->dnext[i], 0.0f, (size_t)n * 2 * ch * (h / 2) * (w / 2)));
-        TT_TRY(tt_conv_transpose2d_backward(u->be, u->dnext[i], tt_unet_grad(u, uw),
-                                            tt_unet_grad(u, ub), g, below,
-                                            tt_unet_param(u, uw), &ud, workspace(u)));
+        up_conv up = up_conv_of(u, i, n);
+        size_t below_count = (size_t)n * up.desc.in_channels * up.desc.in_h * up.desc.in_w;
+        TT_TRY(tt_fill(u->be, u->dnext[i], 0.0f, below_count));
+        TT_TRY(tt_conv_transpose2d_backward(u->be, u->dnext[i], tt_unet_grad(u, up.weight),
+                                            tt_unet_grad(u, up.bias), g, up.below,
+                                            tt_unet_param(u, up.weight), &up.desc, workspace(u)));
         g = u->dnext[i];
     }
     /* bottleneck, then the encoder from the bottom: block -> pool -> dskip */
