@@ -286,34 +286,42 @@ static tt_status recompute(tt_unet *u, tt_unet_block *b, int n)
 
 /* dinput += d(block)/d(input) . g (dinput may be NONE), and the block's
  * parameter gradients, from the block's backward set (recompute() first),
- * given g = d act2.  The gradient runs down the block in two rooms: g's own
- * (the ReLU and norm gradients work in place) until conv2's backward, then
- * conv2's, free once norm2's backward has read it.  A decoder block makes
- * its up again in g, free by then, writes d skip to u->dskip[i] (conv1's
- * room) and leaves d up in g. */
+ * given g = d act2.  With a norm act2 is never read: the ReLU masks come
+ * from conv2 and conv1 and the norms' statistics (the forward's bits), so
+ * g may arrive in act2's own room (dec.0: the head's gradient).  The
+ * gradient runs down the block in two rooms: g's own (the ReLU and norm
+ * gradients work in place) until conv2's backward, then conv2's, free once
+ * norm2's backward has read it; act1 is made again there for conv2's weight
+ * gradient, then d act1 goes over it.  A decoder block makes its up again
+ * in g, free by then, writes d skip to u->dskip[i] (conv1's room) and
+ * leaves d up in g. */
 static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_mem g, int n)
 {
     const tt_unet_tensors *x = &b->bwd;
     size_t count = (size_t)n * b->channels * b->height * b->width;
-    int norm = u->config.norm != TT_NORM_NONE;
     tt_conv2d_desc d1 = conv3x3(u, n, b->in_channels, b->channels, b->height, b->width);
     tt_conv2d_desc d2 = conv3x3(u, n, b->channels, b->channels, b->height, b->width);
-    TT_TRY(tt_relu_backward_inplace(u->be, g, x->act2, count));            /* d norm2 out */
-    if (norm) {
-        /* act2 is read for the last time: act1 is remade in its room (unet_memory.c) */
-        tt_batch_norm_state bn = no_running(b->bn1);
-        TT_TRY(norm_forward(u, b, x->act1, x->saved1, x->conv1, b->norm1_w, b->norm1_b, &bn, n));
-        TT_TRY(tt_relu_forward(u->be, x->act1, x->act1, count));
+    tt_mem h = x->conv2, w2 = tt_unet_param(u, b->conv2_w);
+    if (u->config.norm == TT_NORM_NONE) { /* act == conv: ReLUs in place */
+        TT_TRY(tt_relu_backward_inplace(u->be, g, x->act2, count));        /* d conv2 out */
+        TT_TRY(tt_fill(u->be, h, 0.0f, count));                            /* act2 is read */
+        TT_TRY(tt_conv2d_backward(u->be, h, tt_unet_grad(u, b->conv2_w),
+                                  tt_unet_grad(u, b->conv2_b), g, x->act1, w2, &d2, workspace(u)));
+        TT_TRY(tt_relu_backward_inplace(u->be, h, x->act1, count));        /* d conv1 out */
+    } else {
+        TT_TRY(norm_relu_backward(u, b, g, x->conv2, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
         TT_TRY(norm_backward(u, b, g, g, x->conv2, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
-    }                                                                      /* d conv2 out */
-    tt_mem h = x->conv2; /* read for the last time above (without a norm: it is act2) */
-    TT_TRY(tt_fill(u->be, h, 0.0f, count));
-    TT_TRY(tt_conv2d_backward(u->be, h, tt_unet_grad(u, b->conv2_w), tt_unet_grad(u, b->conv2_b),
-                              g, x->act1, tt_unet_param(u, b->conv2_w), &d2, workspace(u)));
-    TT_TRY(tt_relu_backward_inplace(u->be, h, x->act1, count));            /* d norm1 out */
-    if (norm)
+        tt_batch_norm_state bn = no_running(b->bn1);                       /* act1 into h */
+        TT_TRY(norm_forward(u, b, h, x->saved1, x->conv1, b->norm1_w, b->norm1_b, &bn, n));
+        TT_TRY(tt_relu_forward(u->be, h, h, count));
+        TT_TRY(tt_conv2d_backward(u->be, NONE, tt_unet_grad(u, b->conv2_w),
+                                  tt_unet_grad(u, b->conv2_b), g, h, NONE, &d2, workspace(u)));
+        TT_TRY(tt_fill(u->be, h, 0.0f, count));                            /* d act1 over it */
+        TT_TRY(tt_conv2d_backward(u->be, h, NONE, NONE, g, NONE, w2, &d2, workspace(u)));
+        TT_TRY(norm_relu_backward(u, b, h, x->conv1, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
         TT_TRY(norm_backward(u, b, h, h, x->conv1, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
-    if (b->skip.buffer) {                                                  /* d conv1 out */
+    }                                                                      /* d conv1 out */
+    if (b->skip.buffer) {
         TT_TRY(up_forward(u, b->level, g, n));
         return dec_conv1_backward(u, b, h, g, u->dskip[b->level], n);
     }
@@ -550,10 +558,13 @@ tt_status tt_unet_backward(tt_unet *u)
     /* head: dlevel = d dec.0 output */
     size_t level0 = (size_t)n * tt_unet_channels(c, 0) * u->height * u->width;
     tt_conv2d_desc hd = head_desc(u, n);
-    TT_TRY(tt_fill(u->be, u->dlevel, 0.0f, level0));
     int hw = param_index(u, "head", "weight"), hb = param_index(u, "head", "bias");
-    TT_TRY(tt_conv2d_backward(u->be, u->dlevel, tt_unet_grad(u, hw), tt_unet_grad(u, hb), u->dlogits,
-                              u->dec[0].fwd.act2, tt_unet_param(u, hw), &hd, workspace(u)));
+    TT_TRY(tt_conv2d_backward(u->be, NONE, tt_unet_grad(u, hw), tt_unet_grad(u, hb), u->dlogits,
+                              u->dec[0].fwd.act2, NONE, &hd, workspace(u)));
+    /* dec.0's output is read: with a norm dlevel is its room (unet_memory.c) */
+    TT_TRY(tt_fill(u->be, u->dlevel, 0.0f, level0));
+    TT_TRY(tt_conv2d_backward(u->be, u->dlevel, NONE, NONE, u->dlogits, NONE, tt_unet_param(u, hw),
+                              &hd, workspace(u)));
     /* decoder, top level first: dec[i] -> [d up, d skip] -> up[i] -> the
      * output below, whose gradient goes in a room of dec[i] (unet_memory.c) */
     tt_mem g = u->dlevel;

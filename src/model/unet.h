@@ -71,7 +71,7 @@ typedef struct tt_unet {
     tt_mem pool[TT_UNET_MAX_DEPTH];   /* (N, C_i, H_i/2, W_i/2) */
     tt_mem up[TT_UNET_MAX_DEPTH];     /* (N, C_i, H_i, W_i): up-convolution output, the
                                          first half of dec.i's input [up, skip]; lives in
-                                         the forward only */
+                                         the forward only, in dec.i's act2 room */
     tt_mem input;                     /* (N, in_channels, H, W), TT_MEM_DATA */
     tt_mem logits;                    /* (N, classes, H, W) */
     tt_mem dlogits;                   /* same shape: the loss adds its gradient here */
@@ -85,8 +85,9 @@ typedef struct tt_unet {
                                          bottleneck and enc[1..]; a decoder block's goes
                                          to its two sources directly (no [up, skip] copy) */
     tt_mem dlevel;                    /* (N, C_0, H, W): the head's output gradient, then
-                                         dec.0's up gradient; below level 0 the gradient
-                                         lives in rooms of the blocks (unet_memory.c) */
+                                         dec.0's up gradient, in dec.0's act2 room with a
+                                         norm; below level 0 the gradient lives in rooms
+                                         of the blocks (unet_memory.c) */
     int batch;                        /* images of the last forward */
     int training;                     /* mode of the last forward */
     int poison;                       /* $TT_POISON_ACTIVATIONS: fill the arena before each

@@ -10,11 +10,12 @@
  * Without checkpointing a block keeps conv1, conv2, act2 and the norm
  * statistics from its forward to its backward.  act1 = relu(norm1(conv1))
  * has no room of its own: the forward writes it in act2's room, conv2 reads
- * it, then act2 is written over it; the backward makes it again there from
- * conv1 (one norm and one ReLU, the same kernels on the same input, so
- * bit-identical; without norm act1 is conv1 itself) once the block's own
- * ReLU gradient has read act2 for the last time (every later stage that
- * reads a block output runs before the block's backward).
+ * it, then act2 is written over it.  With a norm the block's own backward
+ * never reads act2: the ReLU masks come from conv2, conv1 and the norms'
+ * statistics (the forward's own arithmetic, so the same bits), and act1 is
+ * made again in conv2's room once norm2's backward has read conv2 for the
+ * last time.  act2 then lives only as long as other stages read it.
+ * Without a norm each act is its conv, the ReLUs working in place.
  *
  * With checkpointing (config.checkpointing) a block's inner tensors live
  * only during its own forward; its output lives as long as later stages
@@ -27,16 +28,18 @@
  *
  * Either way nothing is stored that a cheap kernel can make again from what
  * is stored anyway: max pooling keeps no argmax (its backward finds the
- * winners in the encoder output), and up.i lives only in the forward:
- * dec.i's backward makes it again from the output below, which lives until
- * then anyway, in a room that is free at that moment.
+ * winners in the encoder output), and up.i lives only in the forward, in
+ * dec.i's act2 room (conv1 reads it before act1 goes there): dec.i's
+ * backward makes it again from the output below, which lives until then
+ * anyway, in a room that is free at that moment.
  *
  * Gradients need few rooms of their own.  The ReLU and norm backwards work
  * in place, so a block's backward carries its gradient in the room it
  * arrived in and, from conv2's backward on, in its conv2 room (read for the
- * last time by norm2's backward).  Only the head's output gradient has a
- * room of its own (dlevel, level 0, which then holds dec.0's up gradient),
- * besides a quarter-level one for the encoder inputs' gradients.  A decoder
+ * last time by norm2's backward).  The head's output gradient (dlevel,
+ * which then holds dec.0's up gradient) goes in dec.0's act2 room once the
+ * head's weight gradient has read it (a room of its own without a norm);
+ * the encoder inputs' gradients have a quarter-level room.  A decoder
  * block's conv1 room carries its skip's gradient on to the encoder block of
  * its level (dskip), and its conv2 room the gradient of the output below
  * (half its size) on to that block's backward (dnext).
@@ -162,7 +165,9 @@ static void add_block(request_list *r, const tt_unet *u, tt_unet_block *b, int f
                       int out_last, int backward, int conv1_last, int conv2_last)
 {
     if (!u->config.checkpointing) {
-        set_life kept = {forward, backward, backward, conv1_last, conv2_last, 0, 0, 0};
+        /* with a norm the block's own backward never reads act2 (unet.c) */
+        int act2_last = u->config.norm != TT_NORM_NONE ? out_last : backward;
+        set_life kept = {forward, backward, act2_last, conv1_last, conv2_last, 0, 0, 0};
         add_set(r, u, b, &b->fwd, "", &kept);
         return;
     }
@@ -195,26 +200,27 @@ static void build_requests(tt_unet *u, request_list *r)
 {
     const tt_unet_config *c = &u->config;
     timeline t = {c->depth};
+    int norm = c->norm != TT_NORM_NONE;
     char name[48];
     for (int i = 0; i < c->depth; i++) {
         int ch = tt_unet_channels(c, i), h = u->height >> i, w = u->width >> i;
         /* the skip is read by dec.i's forward and backward (its conv1's
          * input); enc.i's backward finds the pool's winners in it again */
-        add_block(r, u, &u->enc[i], f_enc(t, i), b_dec(t, i), b_enc(t, i), 0, 0);
+        add_block(r, u, &u->enc[i], f_enc(t, i), c->checkpointing ? b_dec(t, i) : b_enc(t, i),
+                  b_enc(t, i), 0, 0);
         size_t pooled = tensor_bytes(u, ch, h / 2, w / 2);
         int reader = i + 1 < c->depth ? b_enc(t, i + 1) : b_bottleneck(t);
         snprintf(name, sizeof name, "enc.%d.pool", i);
         add(r, name, pooled, f_enc(t, i), reader, &u->pool[i]);
-        /* dec.i's backward makes up.i again where it needs it */
-        snprintf(name, sizeof name, "up.%d", i);
-        add(r, name, tensor_bytes(u, ch, h, w), f_dec(t, i), f_dec(t, i), &u->up[i]);
         /* dec.i's output feeds up.(i-1), whose backward reads it; dec.0 feeds
-         * the head.  Its rooms carry enc.i's gradient on until enc.i's
-         * backward and the gradient of the output below until that block's
-         * backward. */
+         * the head, and with a norm its room then holds the head's gradient
+         * until dec.0's backward (dlevel).  Its rooms carry enc.i's gradient
+         * on until enc.i's backward and the gradient of the output below
+         * until that block's backward.  up.i has no room of its own: it is
+         * written in act2's room, read by conv1 before act1 goes there. */
         int below = i + 1 < c->depth ? b_dec(t, i + 1) : b_bottleneck(t);
-        add_block(r, u, &u->dec[i], f_dec(t, i), i > 0 ? b_dec(t, i - 1) : b_head(t), b_dec(t, i),
-                  b_enc(t, i), below);
+        int out_last = i > 0 ? b_dec(t, i - 1) : norm ? b_dec(t, 0) : b_head(t);
+        add_block(r, u, &u->dec[i], f_dec(t, i), out_last, b_dec(t, i), b_enc(t, i), below);
     }
     add_block(r, u, &u->bottleneck, f_bottleneck(t), b_dec(t, c->depth - 1), b_bottleneck(t), 0,
               0);
@@ -222,10 +228,29 @@ static void build_requests(tt_unet *u, request_list *r)
     add(r, "logits", logits, f_head(t), f_loss(t), &u->logits);
     add(r, "dlogits", logits, f_loss(t), b_head(t), &u->dlogits);
     size_t level0 = tensor_bytes(u, tt_unet_channels(c, 0), u->height, u->width);
-    add(r, "backward.dlevel", level0, b_head(t), b_dec(t, 0), &u->dlevel);
+    if (!norm) add(r, "backward.dlevel", level0, b_head(t), b_dec(t, 0), &u->dlevel);
     /* the largest block input below level 0: enc.1's, C_0 x H/2 x W/2 */
     size_t dinput = tensor_bytes(u, tt_unet_channels(c, 0), u->height / 2, u->width / 2);
     add(r, "backward.dinput", dinput, b_bottleneck(t), b_enc(t, 0), &u->dinput);
+}
+
+/* Debugging ($TT_PLAN_DUMP): the bytes alive at each stage of the
+ * timeline and the tensors of 1 MiB or more alive there, on stderr, before
+ * placement: the lower bound any placement has to meet. */
+static void dump_timeline(const request_list *r)
+{
+    int stages = 0;
+    for (int i = 0; i < r->count; i++) stages = later(stages, r->items[i].last + 1);
+    for (int s = 0; s < stages; s++) {
+        size_t live = 0;
+        for (int i = 0; i < r->count; i++)
+            if (r->items[i].first <= s && s <= r->items[i].last) live += r->items[i].bytes;
+        fprintf(stderr, "stage %2d %9.1f MiB:", s, live / 1048576.0);
+        for (int i = 0; i < r->count; i++)
+            if (r->items[i].first <= s && s <= r->items[i].last && r->items[i].bytes >= 1 << 20)
+                fprintf(stderr, " %s %.0f", r->names[i], r->items[i].bytes / 1048576.0);
+        fprintf(stderr, "\n");
+    }
 }
 
 tt_status tt_unet_allocate(tt_unet *u)
@@ -243,6 +268,7 @@ tt_status tt_unet_allocate(tt_unet *u)
     }
     for (int i = 0; i < r.count; i++) r.items[i].name = r.names[i];
     size_t align = u->be->device.base_align_bytes > 64 ? u->be->device.base_align_bytes : 64;
+    if (getenv("TT_PLAN_DUMP")) dump_timeline(&r);
     tt_plan plan;
     TT_CHECK(tt_plan_solve(r.items, r.count, align, (size_t)u->be->device.max_alloc_bytes, &plan));
     u->act_buffers = calloc((size_t)plan.buffer_count, sizeof *u->act_buffers);
@@ -265,12 +291,14 @@ tt_status tt_unet_allocate(tt_unet *u)
     for (int i = 0; i < c->depth; i++) {
         tt_unet_block *d = &u->dec[i];
         alias_block(u, &u->enc[i], i ? u->pool[i - 1] : u->input);
-        alias_block(u, d, u->up[i]);
+        alias_block(u, d, d->fwd.act2);
+        u->up[i] = d->fwd.act2;
         d->skip = u->enc[i].fwd.act2;
         u->dskip[i] = d->lean ? d->bwd.act2 : d->bwd.conv1;
         u->dnext[i] = d->lean ? d->bwd.conv1 : d->bwd.conv2;
     }
     alias_block(u, &u->bottleneck, u->pool[c->depth - 1]);
+    if (c->norm != TT_NORM_NONE) u->dlevel = u->dec[0].fwd.act2;
     /* AUTO keeps room for every candidate, im2col's columns included; when
      * that is more than one buffer may hold (full-resolution tiles), the
      * direct kernels, which need no columns, run every layer */
