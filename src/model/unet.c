@@ -175,20 +175,21 @@ static tt_status split_conv1(tt_unet *u, const tt_unet_block *b, split_weight *s
     return tt_concat_backward(u->be, s->wa, s->wb, tt_unet_param(u, b->conv1_w), &s->desc);
 }
 
-static tt_status dec_conv1_forward(tt_unet *u, const tt_unet_block *b, tt_mem out, tt_mem up, int n)
+static tt_status dec_conv1_forward(tt_unet *u, const tt_unet_block *b, tt_mem out, tt_mem up,
+                                   tt_mem skip, int n)
 {
     split_weight s;
     TT_TRY(split_conv1(u, b, &s));
     tt_conv2d_desc d = conv3x3(u, n, b->in_channels / 2, b->channels, b->height, b->width);
     TT_TRY(tt_conv2d_forward(u->be, out, up, s.wa, tt_unet_param(u, b->conv1_b), &d, workspace(u)));
-    return tt_conv2d_forward_add(u->be, out, b->skip, s.wb, &d, workspace(u));
+    return tt_conv2d_forward_add(u->be, out, skip, s.wb, &d, workspace(u));
 }
 
 /* Given dout = d conv1 output and g = up on entry: the weight and bias
  * gradients of conv1, dskip = d skip (overwritten) and g = d up (over the
  * up it held, which the weight gradient has read by then). */
 static tt_status dec_conv1_backward(tt_unet *u, const tt_unet_block *b, tt_mem dout, tt_mem g,
-                                    tt_mem dskip, int n)
+                                    tt_mem skip, tt_mem dskip, int n)
 {
     split_weight s;
     TT_TRY(split_conv1(u, b, &s));
@@ -197,7 +198,7 @@ static tt_status dec_conv1_backward(tt_unet *u, const tt_unet_block *b, tt_mem d
     TT_TRY(tt_fill(u->be, s.ga, 0.0f, 2 * s.half_floats));
     TT_TRY(tt_conv2d_backward(u->be, NONE, s.ga, tt_unet_grad(u, b->conv1_b), dout, g, NONE, &d,
                               workspace(u)));
-    TT_TRY(tt_conv2d_backward(u->be, NONE, s.gb, NONE, dout, b->skip, NONE, &d, workspace(u)));
+    TT_TRY(tt_conv2d_backward(u->be, NONE, s.gb, NONE, dout, skip, NONE, &d, workspace(u)));
     TT_TRY(tt_fill(u->be, dskip, 0.0f, count));
     TT_TRY(tt_conv2d_backward(u->be, dskip, NONE, NONE, dout, NONE, s.wb, &d, workspace(u)));
     TT_TRY(tt_fill(u->be, g, 0.0f, count)); /* up is read: d up goes over it */
@@ -234,10 +235,12 @@ static tt_status up_forward(tt_unet *u, int i, tt_mem out, int n)
                                        tt_unet_param(u, up.bias), &up.desc, workspace(u));
 }
 
-/* conv1 of the block into out, from `input` (a decoder block's: up). */
-static tt_status conv1_forward(tt_unet *u, const tt_unet_block *b, tt_mem out, tt_mem input, int n)
+/* conv1 of the block into out, from `input` (a decoder block's: up, and
+ * x->skip). */
+static tt_status conv1_forward(tt_unet *u, const tt_unet_block *b, const tt_unet_tensors *x,
+                               tt_mem out, tt_mem input, int n)
 {
-    if (b->skip.buffer) return dec_conv1_forward(u, b, out, input, n);
+    if (x->skip.buffer) return dec_conv1_forward(u, b, out, input, x->skip, n);
     tt_conv2d_desc d1 = conv3x3(u, n, b->in_channels, b->channels, b->height, b->width);
     return tt_conv2d_forward(u->be, out, input, tt_unet_param(u, b->conv1_w),
                              tt_unet_param(u, b->conv1_b), &d1, workspace(u));
@@ -262,7 +265,7 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
     tt_conv2d_desc d2 = conv3x3(u, n, b->channels, b->channels, b->height, b->width);
     tt_batch_norm_state bn1 = no_running(b->bn1), bn2 = no_running(b->bn2);
     tt_batch_norm_state *s1 = recompute ? &bn1 : &b->bn1, *s2 = recompute ? &bn2 : &b->bn2;
-    TT_TRY(conv1_forward(u, b, x->conv1, input, n));
+    TT_TRY(conv1_forward(u, b, x, x->conv1, input, n));
     if (norm)
         TT_TRY(norm_forward(u, b, x->act1, x->saved1, x->conv1, b->norm1_w, b->norm1_b, s1, n));
     TT_TRY(tt_relu_forward(u->be, x->act1, x->act1, count));
@@ -273,14 +276,14 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
     return tt_relu_forward(u->be, x->act2, x->act2, count);
 }
 
-/* With checkpointing, a block's inner tensors made again into its backward
+/* A recomputed block's (checkpointing, or enc.0) inner tensors made again into its backward
  * set, before anything reads that set (a decoder block's up first, in the
  * act2 room that act1 takes over once conv1 has read it). */
 static tt_status recompute(tt_unet *u, tt_unet_block *b, int n)
 {
-    if (!u->config.checkpointing) return NULL;
-    tt_mem input = b->input;
-    if (b->skip.buffer) TT_TRY(up_forward(u, b->level, input = b->bwd.act2, n));
+    if (!b->recompute) return NULL;
+    tt_mem input = b->bwd.input;
+    if (b->bwd.skip.buffer) TT_TRY(up_forward(u, b->level, input, n));
     return block_forward(u, b, &b->bwd, input, n, 1);
 }
 
@@ -321,12 +324,12 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
         TT_TRY(norm_relu_backward(u, b, h, x->conv1, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
         TT_TRY(norm_backward(u, b, h, h, x->conv1, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
     }                                                                      /* d conv1 out */
-    if (b->skip.buffer) {
+    if (x->skip.buffer) {
         TT_TRY(up_forward(u, b->level, g, n));
-        return dec_conv1_backward(u, b, h, g, u->dskip[b->level], n);
+        return dec_conv1_backward(u, b, h, g, x->skip, u->dskip[b->level], n);
     }
     return tt_conv2d_backward(u->be, dinput, tt_unet_grad(u, b->conv1_w),
-                              tt_unet_grad(u, b->conv1_b), h, b->input,
+                              tt_unet_grad(u, b->conv1_b), h, x->input,
                               tt_unet_param(u, b->conv1_w), &d1, workspace(u));
 }
 
@@ -344,7 +347,7 @@ static tt_status lean_backward(tt_unet *u, tt_unet_block *b, tt_mem g, int n)
     tt_conv2d_desc d2 = conv3x3(u, n, b->channels, b->channels, b->height, b->width);
     tt_batch_norm_state bn1 = no_running(b->bn1);
     TT_TRY(up_forward(u, b->level, p, n));
-    TT_TRY(dec_conv1_forward(u, b, q, p, n));                               /* conv1 */
+    TT_TRY(dec_conv1_forward(u, b, q, p, x->skip, n));                      /* conv1 */
     TT_TRY(norm_forward(u, b, p, x->saved1, q, b->norm1_w, b->norm1_b, &bn1, n));
     TT_TRY(tt_relu_forward(u->be, p, p, count));                            /* act1 */
     TT_TRY(tt_conv2d_forward(u->be, q, p, tt_unet_param(u, b->conv2_w),
@@ -357,9 +360,30 @@ static tt_status lean_backward(tt_unet *u, tt_unet_block *b, tt_mem g, int n)
                               g, p, tt_unet_param(u, b->conv2_w), &d2, workspace(u)));
     TT_TRY(tt_relu_backward_inplace(u->be, q, p, count));                   /* d norm1 out */
     TT_TRY(up_forward(u, b->level, g, n));
-    TT_TRY(dec_conv1_forward(u, b, p, g, n));                               /* conv1 again */
+    TT_TRY(dec_conv1_forward(u, b, p, g, x->skip, n));                      /* conv1 again */
     TT_TRY(norm_backward(u, b, q, q, p, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
-    return dec_conv1_backward(u, b, q, g, u->dskip[b->level], n);           /* d skip in P */
+    return dec_conv1_backward(u, b, q, g, x->skip, u->dskip[b->level], n);  /* d skip in P */
+}
+
+/* With checkpointing, pool[i] made again for the backward from enc.i's
+ * output, which lives until then (unet_memory.c): the same kernel on the
+ * same input. */
+static tt_status pool_again(tt_unet *u, int i, int n)
+{
+    if (!u->config.checkpointing) return NULL;
+    tt_unet_block *e = &u->enc[i];
+    tt_pool2d_desc pd = tt_pool2d_square(n, e->channels, e->height, e->width, 2, 2);
+    return tt_max_pool2d_forward(u->be, u->pool_again[i], NONE, u->dec[i].bwd.skip, &pd);
+}
+
+/* With checkpointing, dec.i's skip (i > 0) made again just before its
+ * backward: the pool above first, then enc.i's forward once more. */
+static tt_status skip_again(tt_unet *u, int i, int n)
+{
+    if (!u->config.checkpointing) return NULL;
+    TT_TRY(pool_again(u, i - 1, n));
+    tt_unet_block *e = &u->enc[i];
+    return block_forward(u, e, &e->again, e->again.input, n, 1);
 }
 
 /* ---- the whole model ------------------------------------------------------ */
@@ -388,6 +412,13 @@ static tt_status init_blocks(tt_unet *u)
     /* With checkpointing, dec.0's backward is the step's memory peak: it
      * runs in two rooms and pays one more conv1 (lean_backward) */
     u->dec[0].lean = c->checkpointing && c->norm != TT_NORM_NONE;
+    /* Checkpointing recomputes every block in backward.  enc.0 always is:
+     * its input is the image, kept anyway, so remaking it costs its two
+     * convolutions (the first from 3 channels) and keeps two level-0
+     * tensors out of the whole step. */
+    for (int i = 0; i < c->depth; i++) u->enc[i].recompute = u->dec[i].recompute = c->checkpointing;
+    u->bottleneck.recompute = c->checkpointing;
+    u->enc[0].recompute = 1;
     return NULL;
 }
 
@@ -532,11 +563,11 @@ tt_status tt_unet_forward(tt_unet *u, int n, int training)
                            u->act_buffers[i]->bytes / sizeof(float)));
     for (int i = 0; i < c->depth; i++) {
         tt_unet_block *b = &u->enc[i];
-        TT_TRY(block_forward(u, b, &b->fwd, b->input, n, 0));
+        TT_TRY(block_forward(u, b, &b->fwd, b->fwd.input, n, 0));
         tt_pool2d_desc pd = tt_pool2d_square(n, b->channels, b->height, b->width, 2, 2);
         TT_TRY(tt_max_pool2d_forward(u->be, u->pool[i], NONE, b->fwd.act2, &pd));
     }
-    TT_TRY(block_forward(u, &u->bottleneck, &u->bottleneck.fwd, u->bottleneck.input, n, 0));
+    TT_TRY(block_forward(u, &u->bottleneck, &u->bottleneck.fwd, u->bottleneck.fwd.input, n, 0));
     for (int i = c->depth - 1; i >= 0; i--) {
         TT_TRY(up_forward(u, i, u->up[i], n));
         TT_TRY(block_forward(u, &u->dec[i], &u->dec[i].fwd, u->up[i], n, 0));
@@ -570,6 +601,7 @@ tt_status tt_unet_backward(tt_unet *u)
     tt_mem g = u->dlevel;
     for (int i = 0; i < c->depth; i++) {
         tt_unet_block *b = &u->dec[i];
+        if (i > 0) TT_TRY(skip_again(u, i, n));
         if (b->lean) {
             TT_TRY(lean_backward(u, b, g, n));
         } else {
@@ -585,6 +617,7 @@ tt_status tt_unet_backward(tt_unet *u)
         g = u->dnext[i];
     }
     /* bottleneck, then the encoder from the bottom: block -> pool -> dskip */
+    TT_TRY(pool_again(u, c->depth - 1, n));
     tt_unet_block *bn = &u->bottleneck;
     size_t below_count = (size_t)n * bn->in_channels * bn->height * bn->width;
     TT_TRY(tt_fill(u->be, u->dinput, 0.0f, below_count));

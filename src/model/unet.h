@@ -24,6 +24,11 @@ typedef struct tt_unet_tensors {
     tt_mem conv2, act2;          /* (N, C, H, W); act2 is the block output; conv2 may
                                     share conv1's room (unet_memory.c) */
     tt_mem saved1, saved2;       /* norm statistics for backward */
+    tt_mem input;                /* (N, Cin, H, W), not owned, what conv1 reads; a decoder
+                                    block's is up[i] (N, Cin/2, H, W), and the rest of
+                                    [up, skip] is its skip (never copied together) */
+    tt_mem skip;                 /* decoder: enc.i's output (the forward's, or made again
+                                    for the backward with checkpointing) */
     int one_conv_room;           /* conv2 is written over conv1 */
 } tt_unet_tensors;
 
@@ -33,15 +38,14 @@ typedef struct tt_unet_block {
     int in_channels, channels;   /* Cin, C */
     int height, width;           /* H, W of this level */
     int level;                   /* i of enc.i and dec.i; depth for the bottleneck */
+    int recompute;               /* inner tensors not kept: made again in backward
+                                    (checkpointing; enc.0 always) */
     int lean;                    /* backward in two rooms, conv1 made twice (unet.c) */
-    tt_mem input;                /* (N, Cin, H, W), not owned, what conv1 reads; a decoder
-                                    block's is up[i] (N, Cin/2, H, W), made again in
-                                    backward, and the rest of [up, skip] is its skip */
-    tt_mem skip;                 /* decoder: enc.i's output, the second half of the
-                                    input [up, skip] (never copied together) */
     tt_unet_tensors fwd;         /* written by the forward pass; consumers read fwd.act2 */
-    tt_unet_tensors bwd;         /* read by the block's backward: fwd itself, or with
-                                    checkpointing a recomputation made just before */
+    tt_unet_tensors bwd;         /* read by the block's backward: fwd itself, or when
+                                    recomputed a recomputation made just before */
+    tt_unet_tensors again;       /* checkpointing, enc.i (i > 0): its output made again
+                                    for dec.i's backward, as dec.i's bwd.skip */
     tt_batch_norm_state bn1, bn2;
     int conv1_w, conv1_b, norm1_w, norm1_b, norm1_rm, norm1_rv;  /* param indices */
     int conv2_w, conv2_b, norm2_w, norm2_b, norm2_rm, norm2_rv;
@@ -69,6 +73,10 @@ typedef struct tt_unet {
 
     tt_unet_block enc[TT_UNET_MAX_DEPTH], bottleneck, dec[TT_UNET_MAX_DEPTH];
     tt_mem pool[TT_UNET_MAX_DEPTH];   /* (N, C_i, H_i/2, W_i/2) */
+    tt_mem pool_again[TT_UNET_MAX_DEPTH]; /* with checkpointing pool[i] lives in the
+                                         forward only and is made again for the
+                                         backward, from enc.i's output after dec.i's
+                                         backward (unet_memory.c); else pool[i] */
     tt_mem up[TT_UNET_MAX_DEPTH];     /* (N, C_i, H_i, W_i): up-convolution output, the
                                          first half of dec.i's input [up, skip]; lives in
                                          the forward only, in dec.i's act2 room */

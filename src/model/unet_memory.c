@@ -17,13 +17,13 @@
  * last time.  act2 then lives only as long as other stages read it.
  * Without a norm each act is its conv, the ReLUs working in place.
  *
- * With checkpointing (config.checkpointing) a block's inner tensors live
- * only during its own forward; its output lives as long as later stages
+ * A recomputed block's (every block with config.checkpointing; enc.0
+ * always, unet.c) inner tensors live only during its own forward; its output lives as long as later stages
  * read it; and its backward first recomputes them into a set that lives
  * only during that backward.  Recomputation runs the same kernels on the
  * same inputs, so the gradients are bit-identical.
  *
- * A checkpointed forward writes conv2 over conv1 (norm1 has read conv1 by
+ * A recomputed block's forward writes conv2 over conv1 (norm1 has read conv1 by
  * then): its inner tensors are not kept, so one room serves both.
  *
  * Either way nothing is stored that a cheap kernel can make again from what
@@ -87,19 +87,25 @@ static void add(request_list *r, const char *name, size_t bytes, int first, int 
     r->count++;
 }
 
-/* Stages of the timeline (see the top of the file). */
+/* Stages of the timeline (see the top).  Stage k is two points: 2k + 1,
+ * the stage itself, and 2k, just before it (where checkpointing makes a
+ * pool and an encoder output again for a decoder block's backward). */
 typedef struct timeline {
     int depth;
 } timeline;
-static int f_enc(timeline t, int i) { return (void)t, i; }
-static int f_bottleneck(timeline t) { return t.depth; }
-static int f_dec(timeline t, int i) { return 2 * t.depth - i; }
-static int f_head(timeline t) { return 2 * t.depth + 1; }
-static int f_loss(timeline t) { return 2 * t.depth + 2; }
-static int b_head(timeline t) { return 2 * t.depth + 3; }
-static int b_dec(timeline t, int i) { return 2 * t.depth + 4 + i; }
-static int b_bottleneck(timeline t) { return 3 * t.depth + 4; }
-static int b_enc(timeline t, int i) { return 4 * t.depth + 4 - i; }
+static int stage(int k) { return 2 * k + 1; }
+static int before(int point) { return point - 1; }
+static int f_enc(timeline t, int i) { return (void)t, stage(i); }
+static int f_bottleneck(timeline t) { return stage(t.depth); }
+static int f_dec(timeline t, int i) { return stage(2 * t.depth - i); }
+static int f_head(timeline t) { return stage(2 * t.depth + 1); }
+static int f_loss(timeline t) { return stage(2 * t.depth + 2); }
+static int b_head(timeline t) { return stage(2 * t.depth + 3); }
+static int b_dec(timeline t, int i) { return stage(2 * t.depth + 4 + i); }
+static int b_bottleneck(timeline t) { return stage(3 * t.depth + 4); }
+static int b_enc(timeline t, int i) { return stage(4 * t.depth + 4 - i); }
+/* the backward after dec.i's: dec.(i+1)'s or the bottleneck's */
+static int b_next(timeline t, int i) { return i + 1 < t.depth ? b_dec(t, i + 1) : b_bottleneck(t); }
 
 static size_t tensor_bytes(const tt_unet *u, int channels, int h, int w)
 {
@@ -154,7 +160,7 @@ static void add_set(request_list *r, const tt_unet *u, const tt_unet_block *b, t
     add(r, name, saved, l->first, later(l->inner_last, l->saved2_last), &x->saved2);
 }
 
-/* A block's tensors: kept from forward to backward, or (checkpointing) a
+/* A block's tensors: kept from forward to backward, or (recomputed) a
  * short-lived forward set, its conv2 over its conv1, whose output lives
  * until `out_last`, and a set recomputed at `backward`.  conv1_last,
  * conv2_last: how long the rooms that carry a decoder block's gradients on
@@ -164,7 +170,7 @@ static void add_set(request_list *r, const tt_unet *u, const tt_unet_block *b, t
 static void add_block(request_list *r, const tt_unet *u, tt_unet_block *b, int forward,
                       int out_last, int backward, int conv1_last, int conv2_last)
 {
-    if (!u->config.checkpointing) {
+    if (!b->recompute) {
         /* with a norm the block's own backward never reads act2 (unet.c) */
         int act2_last = u->config.norm != TT_NORM_NONE ? out_last : backward;
         set_life kept = {forward, backward, act2_last, conv1_last, conv2_last, 0, 0, 0};
@@ -180,20 +186,51 @@ static void add_block(request_list *r, const tt_unet *u, tt_unet_block *b, int f
 }
 
 /* After planning: act1 in act2's room (or each act in its conv's room
- * without a norm: ReLU in place), conv2 in conv1's where they share,
- * backward's set, and the input. */
-static void alias_block(const tt_unet *u, tt_unet_block *b, tt_mem input)
+ * without a norm: ReLU in place), conv2 in conv1's where they share. */
+static void alias_set(const tt_unet *u, tt_unet_tensors *x)
 {
-    tt_unet_tensors *sets[2] = {&b->fwd, &b->bwd};
-    for (int k = 0; k < 2; k++) {
-        tt_unet_tensors *x = sets[k];
-        if (u->config.norm == TT_NORM_NONE) x->act1 = x->conv1, x->act2 = x->conv2;
-        else x->act1 = x->act2;
-        if (x->one_conv_room) x->conv2 = x->conv1;
+    if (u->config.norm == TT_NORM_NONE) x->act1 = x->conv1, x->act2 = x->conv2;
+    else x->act1 = x->act2;
+    if (x->one_conv_room) x->conv2 = x->conv1;
+}
+
+/* After planning: what each set's conv1 reads, the rooms that carry
+ * gradients, and the backward sets of blocks that are not recomputed
+ * (what the forward wrote). */
+static void connect(tt_unet *u)
+{
+    const tt_unet_config *c = &u->config;
+    tt_unet_block *blocks[2 * TT_UNET_MAX_DEPTH + 1];
+    int nb = 0;
+    for (int i = 0; i < c->depth; i++) blocks[nb++] = &u->enc[i], blocks[nb++] = &u->dec[i];
+    blocks[nb++] = &u->bottleneck;
+    for (int k = 0; k < nb; k++) {
+        alias_set(u, &blocks[k]->fwd), alias_set(u, &blocks[k]->bwd);
+        alias_set(u, &blocks[k]->again);
     }
-    if (!u->config.checkpointing) b->bwd = b->fwd; /* backward reads what forward wrote */
-    if (b->lean) b->bwd.saved2 = b->fwd.saved2;
-    b->input = input;
+    for (int i = 0; i < c->depth; i++) {
+        tt_unet_block *e = &u->enc[i], *d = &u->dec[i];
+        if (!c->checkpointing) u->pool_again[i] = u->pool[i];
+        e->fwd.input = i ? u->pool[i - 1] : u->input;
+        e->bwd.input = e->again.input = i ? u->pool_again[i - 1] : u->input;
+        u->up[i] = d->fwd.input = d->fwd.act2;
+        d->bwd.input = d->bwd.act2; /* up made again there */
+        d->fwd.skip = e->fwd.act2;
+        d->bwd.skip = e->again.act2.buffer ? e->again.act2 : e->fwd.act2;
+    }
+    u->bottleneck.fwd.input = u->pool[c->depth - 1];
+    u->bottleneck.bwd.input = u->pool_again[c->depth - 1];
+    for (int k = 0; k < nb; k++) {
+        tt_unet_block *b = blocks[k];
+        if (!b->recompute) b->bwd = b->fwd; /* backward reads what forward wrote */
+        if (b->lean) b->bwd.saved2 = b->fwd.saved2;
+    }
+    for (int i = 0; i < c->depth; i++) {
+        tt_unet_block *d = &u->dec[i];
+        u->dskip[i] = d->lean ? d->bwd.act2 : d->bwd.conv1;
+        u->dnext[i] = d->lean ? d->bwd.conv1 : d->bwd.conv2;
+    }
+    if (c->norm != TT_NORM_NONE) u->dlevel = u->dec[0].fwd.act2;
 }
 
 static void build_requests(tt_unet *u, request_list *r)
@@ -202,23 +239,45 @@ static void build_requests(tt_unet *u, request_list *r)
     timeline t = {c->depth};
     int norm = c->norm != TT_NORM_NONE;
     char name[48];
+    int ckpt = c->checkpointing;
     for (int i = 0; i < c->depth; i++) {
         int ch = tt_unet_channels(c, i), h = u->height >> i, w = u->width >> i;
-        /* the skip is read by dec.i's forward and backward (its conv1's
-         * input); enc.i's backward finds the pool's winners in it again */
-        add_block(r, u, &u->enc[i], f_enc(t, i), c->checkpointing ? b_dec(t, i) : b_enc(t, i),
-                  b_enc(t, i), 0, 0);
+        /* The skip is read by dec.i's forward and backward (its conv1's
+         * input); enc.i's backward finds the pool's winners in it again
+         * (in its own recomputation, if it has one).  With checkpointing
+         * it lives only as long as the forward reads it: the pool and,
+         * below level 0, enc.i's output are made again for the backward
+         * (the output just before dec.i's backward, from the pool above,
+         * made again just before too; the pool just before the next
+         * backward), so no lower level lives through dec.0's backward,
+         * the step's peak. */
+        tt_unet_block *e = &u->enc[i];
+        int skip_last = !e->recompute ? b_enc(t, i)
+                        : !ckpt       ? b_dec(t, i)
+                        : i == 0      ? before(b_next(t, 0))
+                                      : f_dec(t, i);
+        add_block(r, u, e, f_enc(t, i), skip_last, b_enc(t, i), 0, 0);
+        if (ckpt && i > 0) {
+            set_life again = {before(b_dec(t, i)), before(b_dec(t, i)), before(b_next(t, i)),
+                              0, 0, 0, 1, 0};
+            add_set(r, u, e, &e->again, ".again", &again);
+        }
         size_t pooled = tensor_bytes(u, ch, h / 2, w / 2);
         int reader = i + 1 < c->depth ? b_enc(t, i + 1) : b_bottleneck(t);
+        int fwd_reader = i + 1 < c->depth ? f_enc(t, i + 1) : f_bottleneck(t);
         snprintf(name, sizeof name, "enc.%d.pool", i);
-        add(r, name, pooled, f_enc(t, i), reader, &u->pool[i]);
+        add(r, name, pooled, f_enc(t, i), ckpt ? fwd_reader : reader, &u->pool[i]);
+        if (ckpt) {
+            snprintf(name, sizeof name, "enc.%d.pool.again", i);
+            add(r, name, pooled, before(b_next(t, i)), reader, &u->pool_again[i]);
+        }
         /* dec.i's output feeds up.(i-1), whose backward reads it; dec.0 feeds
          * the head, and with a norm its room then holds the head's gradient
          * until dec.0's backward (dlevel).  Its rooms carry enc.i's gradient
          * on until enc.i's backward and the gradient of the output below
          * until that block's backward.  up.i has no room of its own: it is
          * written in act2's room, read by conv1 before act1 goes there. */
-        int below = i + 1 < c->depth ? b_dec(t, i + 1) : b_bottleneck(t);
+        int below = b_next(t, i);
         int out_last = i > 0 ? b_dec(t, i - 1) : norm ? b_dec(t, 0) : b_head(t);
         add_block(r, u, &u->dec[i], f_dec(t, i), out_last, b_dec(t, i), b_enc(t, i), below);
     }
@@ -287,18 +346,7 @@ tt_status tt_unet_allocate(tt_unet *u)
         *r.dests[i] = tt_mem_at(tt_mem_of(u->act_buffers[r.items[i].buffer]), r.items[i].offset);
     u->act_planned_bytes = plan.total_bytes;
     u->act_unplanned_bytes = plan.unplanned_bytes;
-    /* aliases and inputs, now that every tensor has its place */
-    for (int i = 0; i < c->depth; i++) {
-        tt_unet_block *d = &u->dec[i];
-        alias_block(u, &u->enc[i], i ? u->pool[i - 1] : u->input);
-        alias_block(u, d, d->fwd.act2);
-        u->up[i] = d->fwd.act2;
-        d->skip = u->enc[i].fwd.act2;
-        u->dskip[i] = d->lean ? d->bwd.act2 : d->bwd.conv1;
-        u->dnext[i] = d->lean ? d->bwd.conv1 : d->bwd.conv2;
-    }
-    alias_block(u, &u->bottleneck, u->pool[c->depth - 1]);
-    if (c->norm != TT_NORM_NONE) u->dlevel = u->dec[0].fwd.act2;
+    connect(u); /* aliases and inputs, now that every tensor has its place */
     /* AUTO keeps room for every candidate, im2col's columns included; when
      * that is more than one buffer may hold (full-resolution tiles), the
      * direct kernels, which need no columns, run every layer */
