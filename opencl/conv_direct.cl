@@ -353,7 +353,9 @@ __kernel void conv_direct_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(cons
     if (co0 >= blocks * TT_DIRECT_WCOB || ky >= KH) return;
     const int last = min(TT_DIRECT_WCOB, Cout - co0) - 1;
     float8 acc[TT_DIRECT_WCOB][TT_DIRECT_KXB];
+    __attribute__((opencl_unroll_hint))
     for (int j = 0; j < TT_DIRECT_WCOB; j++)
+        __attribute__((opencl_unroll_hint))
         for (int t = 0; t < TT_DIRECT_KXB; t++) acc[j][t] = (float8)(0.0f);
     for (int n = 0; n < N; n++) {
         __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
@@ -364,10 +366,13 @@ __kernel void conv_direct_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(cons
             __global const float *drow = dout + (((size_t)n * Cout + co0) * OH + oy) * OW;
             for (int ox0 = 0; ox0 < OW; ox0 += 8) {
                 float8 d[TT_DIRECT_WCOB];
+                __attribute__((opencl_unroll_hint))
                 for (int j = 0; j < TT_DIRECT_WCOB; j++)
                     d[j] = tt_load8(drow + (size_t)min(j, last) * OH * OW, ox0, OW);
+                __attribute__((opencl_unroll_hint))
                 for (int t = 0; t < TT_DIRECT_KXB; t++) {
                     const float8 x = tt_load8(row, ox0 - PW + min(kx0 + t, KW - 1) * DW, W);
+                    __attribute__((opencl_unroll_hint))
                     for (int j = 0; j < TT_DIRECT_WCOB; j++) acc[j][t] = fma(d[j], x, acc[j][t]);
                 }
             }
@@ -382,41 +387,58 @@ __kernel void conv_direct_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(cons
 }
 
 /* conv_direct_forward_w8 for the UNet's 3x3, stride 1, padding 1,
- * dilation 1 convolution, with the geometry compiled in: the nine taps
- * unroll, and each work-item takes 8 columns of TT_DIRECT_ROWS rows, so
- * every weight loaded feeds ROWS x 8 multiply-adds.
- * global (ceil(OW / 8), ceil(OH / ROWS), N * ceil(Cout / COB)). */
+ * dilation 1 convolution, with the geometry compiled in: each work-item
+ * takes 8 columns of TT_DIRECT_ROWS rows for TT_DIRECT_K3_COB output
+ * channels.  Per input channel and kernel row it loads the ROWS x 3 shifted
+ * input vectors once and feeds each to K3_COB x 3 multiply-adds: with 2 rows
+ * and 4 channels that is 8 accumulators + 6 inputs + 1 weight, the 16
+ * registers of AVX2, so the loops are unrolled by hand (PoCL's compiler
+ * kept them as loops, the accumulators and inputs in memory).
+ * global (ceil(OW / 8), ceil(OH / ROWS), N * ceil(Cout / K3_COB)). */
 #ifndef TT_DIRECT_ROWS
 #define TT_DIRECT_ROWS 2
+#endif
+#ifndef TT_DIRECT_K3_COB
+#define TT_DIRECT_K3_COB 4
 #endif
 __kernel void conv_direct_forward_k3(TT_FORWARD_ARGS)
 {
     TT_FORWARD_PTRS;
     const int x0 = get_global_id(0) * 8, y0 = get_global_id(1) * TT_DIRECT_ROWS;
-    const int blocks = (Cout + TT_DIRECT_COB - 1) / TT_DIRECT_COB;
-    const int n = get_global_id(2) / blocks, co0 = get_global_id(2) % blocks * TT_DIRECT_COB;
+    const int blocks = (Cout + TT_DIRECT_K3_COB - 1) / TT_DIRECT_K3_COB;
+    const int n = get_global_id(2) / blocks, co0 = get_global_id(2) % blocks * TT_DIRECT_K3_COB;
     if (x0 >= OW || y0 >= OH || n >= N) return;
-    const int last = min(TT_DIRECT_COB, Cout - co0) - 1;
-    float8 acc[TT_DIRECT_COB][TT_DIRECT_ROWS];
-    for (int j = 0; j < TT_DIRECT_COB; j++)
+    const int last = min(TT_DIRECT_K3_COB, Cout - co0) - 1;
+    float8 acc[TT_DIRECT_K3_COB][TT_DIRECT_ROWS];
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_DIRECT_K3_COB; j++)
+        __attribute__((opencl_unroll_hint))
         for (int r = 0; r < TT_DIRECT_ROWS; r++) acc[j][r] = (float8)(0.0f);
+    __global const float *wj[TT_DIRECT_K3_COB];
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_DIRECT_K3_COB; j++) wj[j] = weight + (size_t)(co0 + min(j, last)) * Cin * 9;
     for (int ci = 0; ci < Cin; ci++) {
         __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
-        __global const float *wci = weight + ((size_t)co0 * Cin + ci) * 9;
         /* input rows y0 - 1 .. y0 + ROWS, three shifts each */
+        __attribute__((opencl_unroll_hint))
         for (int ky = 0; ky < 3; ky++) {
             float8 x[TT_DIRECT_ROWS][3];
+            __attribute__((opencl_unroll_hint))
             for (int r = 0; r < TT_DIRECT_ROWS; r++) {
                 const int iy = y0 + r - 1 + ky;
                 const int inside = iy >= 0 && iy < H;
                 __global const float *row = plane + clamp(iy, 0, H - 1) * W;
+                __attribute__((opencl_unroll_hint))
                 for (int kx = 0; kx < 3; kx++)
                     x[r][kx] = inside ? tt_load8(row, x0 - 1 + kx, W) : (float8)(0.0f);
             }
-            for (int j = 0; j < TT_DIRECT_COB; j++) {
-                __global const float *wj = wci + (size_t)min(j, last) * Cin * 9 + ky * 3;
+            __attribute__((opencl_unroll_hint))
+            for (int j = 0; j < TT_DIRECT_K3_COB; j++) {
+                __global const float *w = wj[j] + ci * 9 + ky * 3;
+                __attribute__((opencl_unroll_hint))
                 for (int kx = 0; kx < 3; kx++) {
-                    const float8 wv = (float8)(wj[kx]);
+                    const float8 wv = (float8)(w[kx]);
+                    __attribute__((opencl_unroll_hint))
                     for (int r = 0; r < TT_DIRECT_ROWS; r++)
                         acc[j][r] = fma(x[r][kx], wv, acc[j][r]);
                 }

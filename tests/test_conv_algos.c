@@ -6,7 +6,8 @@
  * finite-difference gradients of input, weight and bias, backward adds
  * (ref_conv_check_case), the fallbacks of the dispatch, and PyTorch on one
  * case each.  With TT_BENCH_CONV=1 it also times each algorithm on the
- * UNet's 16->16 3x3 conv on 4x256x256 and a 7x7 one (not run by default).
+ * UNet's 16->16 3x3 conv on 4x256x256 and a 7x7 one (not run by default;
+ * TT_BENCH_REPS=N: best of N - 1 runs after a warm-up, default 3).
  * The autotuner is tested in test_conv_autotune.c.
  */
 #include <math.h>
@@ -304,10 +305,12 @@ static void bench_shape(tt_backend *be, tt_conv2d_desc d)
     tt_buffer *x = th_zeros(in_n, "bench.x"), *y = th_zeros(out_n, "bench.y");
     tt_buffer *dx = th_zeros(in_n, "bench.dx"), *w = th_zeros(w_n, "bench.w");
     tt_buffer *dw = th_zeros(w_n, "bench.dw"), *b = th_zeros((size_t)d.out_channels, "bench.b");
-    printf("\n    %s, N=%d %d->%d %dx%d p%d %dx%d (ms, best of 2 after a warm-up; the algorithm "
+    const char *reps_env = getenv("TT_BENCH_REPS");
+    int reps = reps_env && atoi(reps_env) > 1 ? atoi(reps_env) : 3;
+    printf("\n    %s, N=%d %d->%d %dx%d p%d %dx%d (ms, best of %d after a warm-up; the algorithm "
            "that ran in brackets)",
            be->device.name, d.batch, d.in_channels, d.out_channels, d.kernel_h, d.kernel_w,
-           d.pad_h, d.in_h, d.in_w);
+           d.pad_h, d.in_h, d.in_w, reps - 1);
     const char *only = getenv("TT_BENCH_CONV_ALGOS");
     for (int a = TT_CONV_ALGO_IM2COL_GEMM; a < TT_CONV_ALGO_COUNT; a++) {
         d.algo = (tt_conv_algo)a;
@@ -317,7 +320,7 @@ static void bench_shape(tt_backend *be, tt_conv2d_desc d)
             TH_OK(tt_buffer_alloc(be, tt_conv2d_workspace_bytes(&d), TT_MEM_OTHER, "bench.ws", &ws));
         tt_mem wsm = ws ? tt_mem_of(ws) : (tt_mem){0};
         double best[3] = {1e30, 1e30, 1e30};
-        for (int rep = 0; rep < 3; rep++) {
+        for (int rep = 0; rep < reps; rep++) {
             for (int dir = 0; dir < 3; dir++) {
                 double t0 = now_ms();
                 if (dir == 0)

@@ -324,7 +324,7 @@ static void test_corrupt_db(void)
     char path[1024];
     FILE *f = write_db_by_hand(be, path, sizeof path);
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs("{\"version\": 3, \"entries\": {\"conv2d forward N1", f); /* cut off */
+    fprintf(f, "{\"version\": %d, \"entries\": {\"conv2d forward N1", TT_FIND_DB_VERSION); /* cut off */
     fclose(f);
 
     conv_run r;
@@ -342,7 +342,7 @@ static void test_corrupt_db(void)
     /* an entry naming an unknown algorithm is dropped, the rest kept */
     f = fopen(path, "wb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs("{\"version\": 3, \"entries\": {\"x\": {\"algo\": \"magic\"}}}", f);
+    fprintf(f, "{\"version\": %d, \"entries\": {\"x\": {\"algo\": \"magic\"}}}", TT_FIND_DB_VERSION);
     fclose(f);
     tt_conv_autotune_reset();
     CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
@@ -426,13 +426,13 @@ static void test_workspace_of_known_picks(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     const char *shape = "N2 C4 9x11 -> C5 k3x3 s1x1 p1x1 d1x1 g1";
     const char *first = "N2 C3 9x11 -> C5 k3x3 s1x1 p1x1 d1x1 g1"; /* no backward_data */
-    fprintf(f, "{\"version\": 3, \"entries\": {"
+    fprintf(f, "{\"version\": %d, \"entries\": {"
                "\"conv2d forward %s\": {\"algo\": \"direct\", \"ms\": 1},"
                "\"conv2d backward_data %s\": {\"algo\": \"direct\", \"ms\": 1},"
                "\"conv2d backward_weight %s\": {\"algo\": \"direct\", \"ms\": 1},"
                "\"conv2d forward %s\": {\"algo\": \"direct\", \"ms\": 1},"
                "\"conv2d backward_weight %s\": {\"algo\": \"direct\", \"ms\": 1}}}",
-            shape, shape, shape, first, first);
+            TT_FIND_DB_VERSION, shape, shape, shape, first, first);
     fclose(f);
     conv_run r;
     run_init(&r, (tt_conv2d_desc)D(2, 4, 9, 11, 5, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 59);

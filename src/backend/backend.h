@@ -169,9 +169,11 @@ typedef struct tt_program_stats {
 
 /* Device time per kind of work, from OpenCL profiling events (benchmarks).
  * A kind is "<phase>/<family>": the phase the caller set (forward,
- * backward, loss, optimizer) and the op family of the kernel's program. */
-#define TT_PROFILE_MAX_KINDS 48
+ * backward, loss, optimizer) and the op family of the kernel's program;
+ * with by_kernel set, "<phase>/<kernel name>". */
+#define TT_PROFILE_MAX_KINDS 64
 typedef struct tt_profile {
+    int by_kernel;
     int count;
     char kind[TT_PROFILE_MAX_KINDS][40];
     double seconds[TT_PROFILE_MAX_KINDS];

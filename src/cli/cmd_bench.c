@@ -17,6 +17,7 @@ typedef struct bench_options {
     tt_train_options train;
     int warmup;
     int json;
+    int by_kernel;
 } bench_options;
 
 static tt_opt table[84];
@@ -26,11 +27,13 @@ static void build_table(void)
 {
     if (table_count) return;
     table_count = tt_opt_table_embed(tt_train_option_table, tt_train_option_count,
-                                     offsetof(bench_options, train), table, sizeof table / sizeof table[0] - 2);
+                                     offsetof(bench_options, train), table, sizeof table / sizeof table[0] - 3);
     table[table_count++] = (tt_opt){"warmup", TT_OPT_INT, offsetof(bench_options, warmup), "K",
                                     "untimed steps first (default 1)", 0, 1000, NULL};
     table[table_count++] = (tt_opt){"json", TT_OPT_FLAG, offsetof(bench_options, json), NULL,
                                     "print one JSON object (images_per_s, ...)", 1, 0, NULL};
+    table[table_count++] = (tt_opt){"by-kernel", TT_OPT_FLAG, offsetof(bench_options, by_kernel),
+                                    NULL, "device time per kernel, not per kind of op", 1, 0, NULL};
 }
 
 static void help(void)
@@ -58,6 +61,7 @@ static tt_status run(const bench_options *o)
     TT_TRY(tt_norm_kind_parse(t->norm, &model.norm));
     tt_backend *be = NULL;
     TT_TRY(tt_backend_create_opencl_profiling(t->device[0] ? t->device : NULL, &be));
+    be->profile->by_kernel = o->by_kernel;
     tt_bench_result r;
     int steps = t->steps > 0 ? t->steps : 2;
     tt_status status = tt_trainer_bench(be, t, &model, o->warmup, steps, &r);
@@ -99,7 +103,7 @@ static tt_status run(const bench_options *o)
             printf("  peak device memory %s\n", tt_format_bytes(r.peak_bytes, peak, sizeof peak));
             printf("  device time per kind (profiling events; %.2f s in all):\n", busy);
             for (int k = 0; k < be->profile->count; k++)
-                printf("    %-24s %8.3f s  %5.1f%%  %6llu launches\n", be->profile->kind[k],
+                printf("    %-40s %8.3f s  %5.1f%%  %6llu launches\n", be->profile->kind[k],
                        be->profile->seconds[k], busy > 0 ? 100 * be->profile->seconds[k] / busy : 0,
                        (unsigned long long)be->profile->launches[k]);
         }

@@ -16,11 +16,7 @@
 #include "core/status.h"
 #include "core/fs.h"
 
-/* Raised when an algorithm changes what it costs, so that old picks are
- * timed again: 2 = conv_transpose2d DIRECT runs its own kernels on a
- * kernel that tiles the output (convt_tiles.c); 3 = conv2d DIRECT's 3x3
- * stride-1 kernels on CPUs (conv_direct_forward_k3). */
-#define FIND_DB_VERSION 3
+#define FIND_DB_VERSION TT_FIND_DB_VERSION
 
 /* One decided key of one device. */
 typedef struct pick {

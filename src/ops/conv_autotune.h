@@ -27,6 +27,14 @@
 #include "backend/backend.h"
 #include "ops/conv_algo.h"
 
+/* The find-db's format version, raised when an algorithm changes what it
+ * costs, so that old picks are timed again: 2 = conv_transpose2d DIRECT
+ * runs its own kernels on a kernel that tiles the output (convt_tiles.c);
+ * 3 = conv2d DIRECT's 3x3 stride-1 kernels on CPUs
+ * (conv_direct_forward_k3); 4 = those and the backward-weight kernel
+ * unrolled into registers. */
+#define TT_FIND_DB_VERSION 4
+
 /* Forces `algo` for every AUTO convolution from now on; TT_CONV_ALGO_AUTO
  * undoes it (then $TT_CONV_ALGO, then tuning decide again). */
 void tt_conv_algo_force(tt_conv_algo algo);

@@ -103,7 +103,8 @@ static size_t direct_workspace_bytes(const tt_conv_shape *s)
         tt_arg_i32((int)(s)->sh), tt_arg_i32((int)(s)->sw), tt_arg_i32((int)(s)->ph),          \
         tt_arg_i32((int)(s)->pw), tt_arg_i32((int)(s)->dh), tt_arg_i32((int)(s)->dw)
 
-#define DIRECT_ROWS 2 /* mirrors TT_DIRECT_ROWS */
+#define DIRECT_ROWS 2   /* mirrors TT_DIRECT_ROWS */
+#define DIRECT_K3_COB 4 /* mirrors TT_DIRECT_K3_COB */
 
 /* The UNet's 3x3, stride 1, padding 1 convolution: its own 8-wide kernels. */
 static int is_k3(const tt_conv_shape *s)
@@ -141,6 +142,7 @@ static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
     int w8 = variant_of(be, s) == TT_DIRECT_W8;
     size_t columns = w8 ? (s->ow + 7) / 8 : s->ow;
     if (w8 && is_k3(s)) {
+        blocks = (s->cout + DIRECT_K3_COB - 1) / DIRECT_K3_COB;
         size_t global[3] = {columns, (s->oh + DIRECT_ROWS - 1) / DIRECT_ROWS, s->batch * blocks};
         size_t local[3] = {1, 1, 1};
         return tt_launch_kernel(be, "conv_direct", "conv_direct_forward_k3", p.options, 3, global,
@@ -168,7 +170,7 @@ static tt_status k3_backward_data(tt_backend *be, const direct_params *p, tt_mem
                                      count * sizeof(float), &flipped));
     tt_conv_shape t = *s; /* dout (N, Cout, OH, OW) -> dinp (N, Cin, H, W) */
     t.cin = s->cout, t.cout = s->cin, t.h = s->oh, t.w = s->ow, t.oh = s->h, t.ow = s->w;
-    size_t blocks = (t.cout + p->cob - 1) / p->cob;
+    size_t blocks = (t.cout + DIRECT_K3_COB - 1) / DIRECT_K3_COB;
     size_t global[3] = {(t.ow + 7) / 8, (t.oh + DIRECT_ROWS - 1) / DIRECT_ROWS, t.batch * blocks};
     size_t local[3] = {1, 1, 1};
     tt_status status = TT_LAUNCH_1D(be, "conv_direct", "conv_weight_flip3", count,

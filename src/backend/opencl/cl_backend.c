@@ -130,7 +130,7 @@ static tt_status cl_launch(tt_backend *backend, const tt_launch *launch)
     }
     cl_int err = clEnqueueNDRangeKernel(cl->queue, kernel, (cl_uint)launch->dims, NULL, global,
                                         has_local ? local : NULL, 0, NULL,
-                                        tt_cl_profile_slot(backend, launch->program));
+                                        tt_cl_profile_slot(backend, launch->program, launch->kernel));
     if (err != CL_SUCCESS)
         return tt_error_cl(err, "clEnqueueNDRangeKernel(%s/%s)", launch->program, launch->kernel);
     return NULL;

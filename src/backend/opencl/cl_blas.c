@@ -20,11 +20,11 @@ tt_status tt_cl_gemm(tt_backend *backend, const tt_gemm *g)
                                           a, g->a.offset / f, g->lda, g->stride_a, b,
                                           g->b.offset / f, g->ldb, g->stride_b, g->beta, c,
                                           g->c.offset / f, g->ldc, g->stride_c, g->batch,
-                                          &cl->queue, tt_cl_profile_slot(backend, "gemm"));
+                                          &cl->queue, tt_cl_profile_slot(backend, "gemm", "gemm"));
     else
         code = CLBlastSgemm(CLBlastLayoutRowMajor, ta, tb, g->m, g->n, g->k, g->alpha, a,
                             g->a.offset / f, g->lda, b, g->b.offset / f, g->ldb, g->beta, c,
-                            g->c.offset / f, g->ldc, &cl->queue, tt_cl_profile_slot(backend, "gemm"));
+                            g->c.offset / f, g->ldc, &cl->queue, tt_cl_profile_slot(backend, "gemm", "gemm"));
     if (code != CLBlastSuccess)
         return tt_error_cl(code, "CLBlast GEMM (m=%zu n=%zu k=%zu batch=%zu)", g->m, g->n, g->k,
                            g->batch ? g->batch : 1);
@@ -46,13 +46,13 @@ static tt_status cl_im2col_or_col2im(tt_backend *backend, const tt_im2col *g, in
                               g->kernel_h, g->kernel_w, g->pad_h, g->pad_w, g->stride_h,
                               g->stride_w, g->dilation_h, g->dilation_w, im, g->im.offset / f,
                               col, g->col.offset / f, &cl->queue,
-                              tt_cl_profile_slot(backend, "im2col"));
+                              tt_cl_profile_slot(backend, "im2col", "im2col"));
     else
         code = CLBlastScol2im(CLBlastKernelModeCrossCorrelation, g->channels, g->height, g->width,
                               g->kernel_h, g->kernel_w, g->pad_h, g->pad_w, g->stride_h,
                               g->stride_w, g->dilation_h, g->dilation_w, col, g->col.offset / f,
                               im, g->im.offset / f, &cl->queue,
-                              tt_cl_profile_slot(backend, "im2col"));
+                              tt_cl_profile_slot(backend, "im2col", "im2col"));
     if (code != CLBlastSuccess)
         return tt_error_cl(code, "CLBlast %s (channels=%zu image %zux%zu kernel %zux%zu)",
                            to_columns ? "im2col" : "col2im", g->channels, g->height, g->width,

@@ -47,7 +47,7 @@ void tt_cl_programs_release(tt_cl_backend *cl);
 
 /* With profiling on: an event slot for a launch of `program` (NULL when
  * off); the event is collected at the next finish. */
-cl_event *tt_cl_profile_slot(tt_backend *backend, const char *program);
+cl_event *tt_cl_profile_slot(tt_backend *backend, const char *program, const char *kernel);
 /* Adds the device time of every pending event to backend->profile. */
 void tt_cl_profile_collect(tt_backend *backend);
 

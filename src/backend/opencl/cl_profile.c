@@ -20,7 +20,7 @@ static const char *family(const char *program)
     return "other";
 }
 
-cl_event *tt_cl_profile_slot(tt_backend *backend, const char *program)
+cl_event *tt_cl_profile_slot(tt_backend *backend, const char *program, const char *kernel)
 {
     tt_cl_backend *cl = backend->impl;
     if (!backend->profile) return NULL;
@@ -34,7 +34,8 @@ cl_event *tt_cl_profile_slot(tt_backend *backend, const char *program)
         cl->event_capacity = cap;
     }
     snprintf(cl->event_kinds[cl->event_count], sizeof cl->event_kinds[0], "%s/%s",
-             backend->phase ? backend->phase : "other", family(program));
+             backend->phase ? backend->phase : "other",
+             backend->profile->by_kernel ? kernel : family(program));
     cl->events[cl->event_count] = NULL;
     return &cl->events[cl->event_count++];
 }
