@@ -364,18 +364,29 @@ __kernel void conv_direct_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(cons
             if (iy < 0 || iy >= H) continue;
             __global const float *row = plane + iy * W;
             __global const float *drow = dout + (((size_t)n * Cout + co0) * OH + oy) * OW;
+            /* plain loads where every lane is inside, zero-padded ones at the borders */
+#define WEIGHT_COLUMNS(LOAD)                                                                 \
+    {                                                                                        \
+        float8 d[TT_DIRECT_WCOB];                                                            \
+        __attribute__((opencl_unroll_hint))                                                  \
+        for (int j = 0; j < TT_DIRECT_WCOB; j++)                                             \
+            d[j] = LOAD(drow + (size_t)min(j, last) * OH * OW, ox0, OW);                     \
+        __attribute__((opencl_unroll_hint))                                                  \
+        for (int t = 0; t < TT_DIRECT_KXB; t++) {                                            \
+            const float8 x = LOAD(row, ox0 - PW + min(kx0 + t, KW - 1) * DW, W);             \
+            __attribute__((opencl_unroll_hint))                                              \
+            for (int j = 0; j < TT_DIRECT_WCOB; j++) acc[j][t] = fma(d[j], x, acc[j][t]);    \
+        }                                                                                    \
+    }
+#define PLAIN_LOAD8(row, x0, w) vload8(0, (row) + (x0))
             for (int ox0 = 0; ox0 < OW; ox0 += 8) {
-                float8 d[TT_DIRECT_WCOB];
-                __attribute__((opencl_unroll_hint))
-                for (int j = 0; j < TT_DIRECT_WCOB; j++)
-                    d[j] = tt_load8(drow + (size_t)min(j, last) * OH * OW, ox0, OW);
-                __attribute__((opencl_unroll_hint))
-                for (int t = 0; t < TT_DIRECT_KXB; t++) {
-                    const float8 x = tt_load8(row, ox0 - PW + min(kx0 + t, KW - 1) * DW, W);
-                    __attribute__((opencl_unroll_hint))
-                    for (int j = 0; j < TT_DIRECT_WCOB; j++) acc[j][t] = fma(d[j], x, acc[j][t]);
-                }
+                if (ox0 >= PW && ox0 - PW + (KW - 1) * DW + 8 <= W && ox0 + 8 <= OW)
+                    WEIGHT_COLUMNS(PLAIN_LOAD8)
+                else
+                    WEIGHT_COLUMNS(tt_load8)
             }
+#undef PLAIN_LOAD8
+#undef WEIGHT_COLUMNS
         }
     }
     const int ktaps = KH * KW;
@@ -417,34 +428,40 @@ __kernel void conv_direct_forward_k3(TT_FORWARD_ARGS)
     __global const float *wj[TT_DIRECT_K3_COB];
     __attribute__((opencl_unroll_hint))
     for (int j = 0; j < TT_DIRECT_K3_COB; j++) wj[j] = weight + (size_t)(co0 + min(j, last)) * Cin * 9;
-    for (int ci = 0; ci < Cin; ci++) {
-        __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
-        /* input rows y0 - 1 .. y0 + ROWS, three shifts each */
-        __attribute__((opencl_unroll_hint))
-        for (int ky = 0; ky < 3; ky++) {
-            float8 x[TT_DIRECT_ROWS][3];
-            __attribute__((opencl_unroll_hint))
-            for (int r = 0; r < TT_DIRECT_ROWS; r++) {
-                const int iy = y0 + r - 1 + ky;
-                const int inside = iy >= 0 && iy < H;
-                __global const float *row = plane + clamp(iy, 0, H - 1) * W;
-                __attribute__((opencl_unroll_hint))
-                for (int kx = 0; kx < 3; kx++)
-                    x[r][kx] = inside ? tt_load8(row, x0 - 1 + kx, W) : (float8)(0.0f);
-            }
-            __attribute__((opencl_unroll_hint))
-            for (int j = 0; j < TT_DIRECT_K3_COB; j++) {
-                __global const float *w = wj[j] + ci * 9 + ky * 3;
-                __attribute__((opencl_unroll_hint))
-                for (int kx = 0; kx < 3; kx++) {
-                    const float8 wv = (float8)(w[kx]);
-                    __attribute__((opencl_unroll_hint))
-                    for (int r = 0; r < TT_DIRECT_ROWS; r++)
-                        acc[j][r] = fma(x[r][kx], wv, acc[j][r]);
-                }
-            }
-        }
+    /* Input rows y0 - 1 .. y0 + ROWS, three shifts each: plain loads where
+     * the work-item's whole window is inside the image (all but the border
+     * ones), zero-padded ones otherwise. */
+#define K3_CHANNELS(LOAD)                                                                  \
+    for (int ci = 0; ci < Cin; ci++) {                                                     \
+        __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;                \
+        __attribute__((opencl_unroll_hint))                                                \
+        for (int ky = 0; ky < 3; ky++) {                                                   \
+            float8 x[TT_DIRECT_ROWS][3];                                                   \
+            __attribute__((opencl_unroll_hint))                                            \
+            for (int r = 0; r < TT_DIRECT_ROWS; r++) {                                     \
+                const int iy = y0 + r - 1 + ky;                                            \
+                __attribute__((opencl_unroll_hint))                                        \
+                for (int kx = 0; kx < 3; kx++) x[r][kx] = LOAD;                            \
+            }                                                                              \
+            __attribute__((opencl_unroll_hint))                                            \
+            for (int j = 0; j < TT_DIRECT_K3_COB; j++) {                                   \
+                __global const float *w = wj[j] + ci * 9 + ky * 3;                         \
+                __attribute__((opencl_unroll_hint))                                        \
+                for (int kx = 0; kx < 3; kx++) {                                           \
+                    const float8 wv = (float8)(w[kx]);                                     \
+                    __attribute__((opencl_unroll_hint))                                    \
+                    for (int r = 0; r < TT_DIRECT_ROWS; r++)                               \
+                        acc[j][r] = fma(x[r][kx], wv, acc[j][r]);                          \
+                }                                                                          \
+            }                                                                              \
+        }                                                                                  \
     }
+    if (x0 >= 1 && x0 + 9 <= W && y0 >= 1 && y0 + TT_DIRECT_ROWS + 1 <= H) {
+        K3_CHANNELS(vload8(0, plane + iy * W + x0 - 1 + kx))
+    } else {
+        K3_CHANNELS(iy >= 0 && iy < H ? tt_load8(plane + iy * W, x0 - 1 + kx, W) : (float8)(0.0f))
+    }
+#undef K3_CHANNELS
     for (int j = 0; j <= last; j++) {
         const float8 b = (float8)(has_bias ? bias[co0 + j] : 0.0f);
         for (int r = 0; r < TT_DIRECT_ROWS && y0 + r < OH; r++) {
