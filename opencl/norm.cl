@@ -6,9 +6,12 @@
  * one per channel for batch norm.  The elements of statistic s are `segments`
  * runs of `seg_len` contiguous floats; run j starts at
  * s * stat_stride + j * seg_stride:
- *   group norm: stat_stride = (C/G)*HW, segments = 1, seg_len = (C/G)*HW
+ *   group norm: stat_stride = (C/G)*HW, segments = C/G, seg_len = HW,
+ *               seg_stride = HW
  *   batch norm: stat_stride = HW,       segments = N, seg_len = HW,
  *               seg_stride = C*HW
+ * so each run is one channel's plane and the loops below walk runs, then
+ * contiguous floats, with no division per element.
  * Element (n, c, .) uses statistic n * stat_n_stride + c / channels_per_stat.
  *
  * Reducing kernels run one work-group of exactly NORM_WG work-items (a power
@@ -56,12 +59,10 @@ static void norm_wg_sum2(float *a, float *b, __local float *sa, __local float *s
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-/* Index of the i-th element of statistic s. */
-static ulong norm_elem(int s, int i, ulong stat_stride, int seg_len, ulong seg_stride)
+/* The first element of run j of statistic s. */
+static ulong norm_run(int s, int j, ulong stat_stride, ulong seg_stride)
 {
-    int run = i / seg_len;
-    int k = i - run * seg_len;
-    return (ulong)s * stat_stride + (ulong)run * seg_stride + (ulong)k;
+    return (ulong)s * stat_stride + (ulong)j * seg_stride;
 }
 
 /* One work-group per statistic s: mean[s], rstd[s] = 1/sqrt(var + eps).
@@ -83,14 +84,19 @@ __kernel void norm_stats(TT_MEM(float, mean), TT_MEM(float, rstd), TT_MEM(float,
     int count = segments * seg_len;
 
     float sum = 0.0f;
-    for (int i = lid; i < count; i += NORM_WG)
-        sum += x[norm_elem(s, i, stat_stride, seg_len, seg_stride)];
+    for (int j = 0; j < segments; j++) {
+        __global const float *run = x + norm_run(s, j, stat_stride, seg_stride);
+        for (int k = lid; k < seg_len; k += NORM_WG) sum += run[k];
+    }
     float mu = norm_wg_sum(sum, scratch) / (float)count;
 
     float squares = 0.0f;
-    for (int i = lid; i < count; i += NORM_WG) {
-        float d = x[norm_elem(s, i, stat_stride, seg_len, seg_stride)] - mu;
-        squares += d * d;
+    for (int j = 0; j < segments; j++) {
+        __global const float *run = x + norm_run(s, j, stat_stride, seg_stride);
+        for (int k = lid; k < seg_len; k += NORM_WG) {
+            float d = run[k] - mu;
+            squares += d * d;
+        }
     }
     float var = norm_wg_sum(squares, scratch) / (float)count;
 
@@ -136,11 +142,12 @@ __kernel void norm_apply(TT_MEM(float, y), TT_MEM(const float, x), TT_MEM(const 
     TT_PTR(const float, stat);
     TT_PTR(const float, weight);
     TT_PTR(const float, bias);
-    int i = get_global_id(0);
-    if (i >= total) return;
-    int nc = i / hw;
+    (void)total;
+    int k = get_global_id(0), nc = get_global_id(1);
+    if (k >= hw) return;
     int c = nc % channels, n = nc / channels;
     int s = n * stat_n_stride + c / channels_per_stat;
+    ulong i = (ulong)nc * (ulong)hw + (ulong)k;
     float r = stat_is_var ? rsqrt(stat[s] + eps) : stat[s];
     float v = norm_value(x[i], mean[s], r, weight, bias, has_weight, has_bias, c);
     if (!relu_mask) y[i] = v;
@@ -173,23 +180,27 @@ __kernel void norm_backward_input(TT_MEM(float, dinp), TT_MEM(const float, dy),
     float mu = mean[s], r = rstd[s];
 
     float sum_g = 0.0f, sum_gx = 0.0f;
-    for (int i = lid; i < count; i += NORM_WG) {
-        ulong e = norm_elem(s, i, stat_stride, seg_len, seg_stride);
-        float g = dy[e];
-        if (has_weight) g *= weight[(e / (ulong)hw) % (ulong)channels];
-        sum_g += g;
-        sum_gx += g * (x[e] - mu) * r;
+    for (int j = 0; j < segments; j++) {
+        ulong base = norm_run(s, j, stat_stride, seg_stride);
+        float wc = has_weight ? weight[(base / (ulong)hw) % (ulong)channels] : 1.0f;
+        for (int k = lid; k < seg_len; k += NORM_WG) {
+            float g = dy[base + k] * wc;
+            sum_g += g;
+            sum_gx += g * (x[base + k] - mu) * r;
+        }
     }
     norm_wg_sum2(&sum_g, &sum_gx, scratch_g, scratch_gx);
     float mean_g = sum_g / (float)count, mean_gx = sum_gx / (float)count;
 
-    for (int i = lid; i < count; i += NORM_WG) {
-        ulong e = norm_elem(s, i, stat_stride, seg_len, seg_stride);
-        float g = dy[e];
-        if (has_weight) g *= weight[(e / (ulong)hw) % (ulong)channels];
-        float xhat = (x[e] - mu) * r;
-        float v = r * (g - mean_g - xhat * mean_gx);
-        dinp[e] = accumulate ? dinp[e] + v : v;
+    for (int j = 0; j < segments; j++) {
+        ulong base = norm_run(s, j, stat_stride, seg_stride);
+        float wc = has_weight ? weight[(base / (ulong)hw) % (ulong)channels] : 1.0f;
+        for (int k = lid; k < seg_len; k += NORM_WG) {
+            float g = dy[base + k] * wc;
+            float xhat = (x[base + k] - mu) * r;
+            float v = r * (g - mean_g - xhat * mean_gx);
+            dinp[base + k] = accumulate ? dinp[base + k] + v : v;
+        }
     }
 }
 
@@ -210,16 +221,16 @@ __kernel void norm_param_grads(TT_MEM(float, dweight), TT_MEM(float, dbias),
     TT_PTR(const float, stat);
     __local float scratch_a[NORM_WG], scratch_b[NORM_WG];
     int c = get_group_id(0), lid = get_local_id(0);
-    int count = batch * hw;
     float sum_dy = 0.0f, sum_dyx = 0.0f;
-    for (int i = lid; i < count; i += NORM_WG) {
-        int n = i / hw, k = i - n * hw;
-        ulong e = ((ulong)n * (ulong)channels + (ulong)c) * (ulong)hw + (ulong)k;
+    for (int n = 0; n < batch; n++) {
+        ulong base = ((ulong)n * (ulong)channels + (ulong)c) * (ulong)hw;
         int s = n * stat_n_stride + c / channels_per_stat;
-        float r = stat_is_var ? rsqrt(stat[s] + eps) : stat[s];
-        float d = dy[e];
-        sum_dy += d;
-        sum_dyx += d * (x[e] - mean[s]) * r;
+        float r = stat_is_var ? rsqrt(stat[s] + eps) : stat[s], mu = mean[s];
+        for (int k = lid; k < hw; k += NORM_WG) {
+            float d = dy[base + k];
+            sum_dy += d;
+            sum_dyx += d * (x[base + k] - mu) * r;
+        }
     }
     norm_wg_sum2(&sum_dy, &sum_dyx, scratch_a, scratch_b);
     if (lid == 0) {

@@ -311,7 +311,8 @@ static void check_backward(const bn_case *k, int training, int affine)
 }
 
 /* The ReLU's backward with its mask found from the norm's input gives the
- * bits of the ReLU's backward from its output, with and without affine. */
+ * bits of the ReLU's backward from its output, and the norm applied again
+ * with the saved statistics the forward's output, with and without affine. */
 static void test_relu_backward_from_input(void)
 {
     bn_case k = {2, 5, 6, 7};
@@ -332,6 +333,10 @@ static void test_relu_backward_from_input(void)
         tt_mem act = put(&pool, NULL, n, "bn.act");
         tt_mem g1 = put(&pool, dy, n, "bn.g1"), g2 = put(&pool, dy, n, "bn.g2");
         TH_OK(tt_batch_norm_forward(be, act, ms, mx, &st, &d, 1));
+        tt_mem again = put(&pool, NULL, n, "bn.again");
+        TH_OK(tt_batch_norm_apply_saved(be, again, mx, ms, &st, &d));
+        get(want, act, n), get(got, again, n);
+        CU_ASSERT(memcmp(want, got, n * sizeof *got) == 0);
         TH_OK(tt_relu_forward(be, act, act, n));
         TH_OK(tt_relu_backward_inplace(be, g1, act, n));
         TH_OK(tt_batch_norm_relu_backward(be, g2, mx, ms, &st, &d));
@@ -479,7 +484,7 @@ int main(void)
         {"running statistics after two forwards", test_running_statistics},
         {"eval forward uses running statistics", test_eval_forward},
         {"training backward: finite differences, adds twice, in place", test_train_backward},
-        {"ReLU backward with the mask from the norm's input", test_relu_backward_from_input},
+        {"ReLU backward with the mask from the norm's input; output again", test_relu_backward_from_input},
         {"eval backward: finite differences, adds twice, in place", test_eval_backward},
         {"bad arguments are refused", test_bad_arguments},
         {"cross-check with torch", test_torch_cross_check},

@@ -129,20 +129,23 @@ static tt_status norm_backward(tt_unet *u, tt_unet_block *b, tt_mem dinp, tt_mem
                                   dout, inp, saved, bn, &d, 1);
 }
 
-/* g = 0 where relu(norm(inp)) is 0, in place: the ReLU backward after a
- * norm, its mask found from the norm's input (training statistics). */
-static tt_status norm_relu_backward(tt_unet *u, tt_unet_block *b, tt_mem g, tt_mem inp,
-                                    tt_mem saved, int w_index, int b_index,
-                                    const tt_batch_norm_state *bn, int n)
+/* From the forward's input and statistics (`saved`), the same bits as the
+ * forward: dst = norm(inp), or with relu_mask dst = 0 in place where
+ * relu(norm(inp)) is 0 (the backward of the ReLU after the norm). */
+static tt_status norm_from_saved(tt_unet *u, tt_unet_block *b, tt_mem dst, tt_mem inp,
+                                 tt_mem saved, int w_index, int b_index,
+                                 const tt_batch_norm_state *bn, int n, int relu_mask)
 {
     if (u->config.norm == TT_NORM_GROUP) {
         tt_group_norm_desc d =
             tt_group_norm_desc_make(n, b->channels, b->height, b->width, u->config.groups);
-        return tt_group_norm_relu_backward(u->be, g, inp, saved, tt_unet_param(u, w_index),
-                                           tt_unet_param(u, b_index), &d);
+        tt_mem w = tt_unet_param(u, w_index), bias = tt_unet_param(u, b_index);
+        return relu_mask ? tt_group_norm_relu_backward(u->be, dst, inp, saved, w, bias, &d)
+                         : tt_group_norm_apply_saved(u->be, dst, inp, saved, w, bias, &d);
     }
     tt_batch_norm_desc d = tt_batch_norm_desc_make(n, b->channels, b->height, b->width);
-    return tt_batch_norm_relu_backward(u->be, g, inp, saved, bn, &d);
+    return relu_mask ? tt_batch_norm_relu_backward(u->be, dst, inp, saved, bn, &d)
+                     : tt_batch_norm_apply_saved(u->be, dst, inp, saved, bn, &d);
 }
 
 static tt_mem workspace(const tt_unet *u)
@@ -312,16 +315,16 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
                                   tt_unet_grad(u, b->conv2_b), g, x->act1, w2, &d2, workspace(u)));
         TT_TRY(tt_relu_backward_inplace(u->be, h, x->act1, count));        /* d conv1 out */
     } else {
-        TT_TRY(norm_relu_backward(u, b, g, x->conv2, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
+        TT_TRY(norm_from_saved(u, b, g, x->conv2, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n, 1));
         TT_TRY(norm_backward(u, b, g, g, x->conv2, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
-        tt_batch_norm_state bn = no_running(b->bn1);                       /* act1 into h */
-        TT_TRY(norm_forward(u, b, h, x->saved1, x->conv1, b->norm1_w, b->norm1_b, &bn, n));
+        TT_TRY(norm_from_saved(u, b, h, x->conv1, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n,
+                               0));                                        /* act1 into h */
         TT_TRY(tt_relu_forward(u->be, h, h, count));
         TT_TRY(tt_conv2d_backward(u->be, NONE, tt_unet_grad(u, b->conv2_w),
                                   tt_unet_grad(u, b->conv2_b), g, h, NONE, &d2, workspace(u)));
         TT_TRY(tt_fill(u->be, h, 0.0f, count));                            /* d act1 over it */
         TT_TRY(tt_conv2d_backward(u->be, h, NONE, NONE, g, NONE, w2, &d2, workspace(u)));
-        TT_TRY(norm_relu_backward(u, b, h, x->conv1, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
+        TT_TRY(norm_from_saved(u, b, h, x->conv1, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n, 1));
         TT_TRY(norm_backward(u, b, h, h, x->conv1, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
     }                                                                      /* d conv1 out */
     if (x->skip.buffer) {
@@ -353,7 +356,7 @@ static tt_status lean_backward(tt_unet *u, tt_unet_block *b, tt_mem g, int n)
     TT_TRY(tt_conv2d_forward(u->be, q, p, tt_unet_param(u, b->conv2_w),
                              tt_unet_param(u, b->conv2_b), &d2, workspace(u))); /* conv2 */
     /* d norm2 out, then d conv2 out, in g */
-    TT_TRY(norm_relu_backward(u, b, g, q, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
+    TT_TRY(norm_from_saved(u, b, g, q, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n, 1));
     TT_TRY(norm_backward(u, b, g, g, q, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
     TT_TRY(tt_fill(u->be, q, 0.0f, count));                                 /* d act1 */
     TT_TRY(tt_conv2d_backward(u->be, q, tt_unet_grad(u, b->conv2_w), tt_unet_grad(u, b->conv2_b),

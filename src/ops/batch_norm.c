@@ -114,15 +114,35 @@ tt_status tt_batch_norm_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt
     return tt_norm_launch_backward_input(be, &l, dinp, dout, inp, mean, rstd, state->weight);
 }
 
+/* The checks and layout of a call that reads a training forward's input
+ * and saved statistics and writes `dst` (called `what`). */
+static tt_status from_saved(const tt_batch_norm_desc *desc, tt_mem dst, const char *what,
+                            tt_mem inp, tt_mem saved, tt_norm_layout *l)
+{
+    TT_TRY(tt_batch_norm_check(desc, 1));
+    TT_TRY(need(dst, what));
+    TT_TRY(need(inp, "input"));
+    TT_TRY(need(saved, "saved statistics"));
+    *l = tt_norm_layout_batch(desc->batch, desc->channels, desc->height, desc->width);
+    return NULL;
+}
+
+tt_status tt_batch_norm_apply_saved(tt_backend *be, tt_mem out, tt_mem inp, tt_mem saved,
+                                    const tt_batch_norm_state *state,
+                                    const tt_batch_norm_desc *desc)
+{
+    tt_norm_layout l;
+    TT_TRY(from_saved(desc, out, "output", inp, saved, &l));
+    return tt_norm_launch_apply(be, &l, out, inp, saved, tt_mem_f32(saved, (size_t)l.stat_count), 0,
+                                desc->eps, state->weight, state->bias);
+}
+
 tt_status tt_batch_norm_relu_backward(tt_backend *be, tt_mem d, tt_mem inp, tt_mem saved,
                                       const tt_batch_norm_state *state,
                                       const tt_batch_norm_desc *desc)
 {
-    TT_TRY(tt_batch_norm_check(desc, 1));
-    TT_TRY(need(d, "gradient"));
-    TT_TRY(need(inp, "input"));
-    TT_TRY(need(saved, "saved statistics"));
-    tt_norm_layout l = tt_norm_layout_batch(desc->batch, desc->channels, desc->height, desc->width);
+    tt_norm_layout l;
+    TT_TRY(from_saved(desc, d, "gradient", inp, saved, &l));
     return tt_norm_launch_relu_backward(be, &l, d, inp, saved, tt_mem_f32(saved, (size_t)l.stat_count),
                                         state->weight, state->bias);
 }

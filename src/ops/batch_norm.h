@@ -77,6 +77,13 @@ tt_status tt_batch_norm_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt
                                  const tt_batch_norm_state *state, const tt_batch_norm_desc *desc,
                                  int training);
 
+/* out = batch_norm(inp) in training mode with the batch statistics a
+ * forward saved (none computed, running statistics untouched): the
+ * forward's output again, bit for bit. */
+tt_status tt_batch_norm_apply_saved(tt_backend *be, tt_mem out, tt_mem inp, tt_mem saved,
+                                    const tt_batch_norm_state *state,
+                                    const tt_batch_norm_desc *desc);
+
 /* d (N, C, H, W) = 0 where relu(batch_norm(inp)) is 0 (training mode, the
  * saved batch statistics), in place: the backward of a ReLU after this norm
  * for a caller that keeps inp and saved but not the ReLU output.  The mask

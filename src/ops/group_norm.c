@@ -76,15 +76,33 @@ tt_status tt_group_norm_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt
     return tt_norm_launch_backward_input(be, &l, dinp, dout, inp, mean, rstd, weight);
 }
 
+/* The checks and layout of a call that reads a forward's input and saved
+ * statistics and writes `dst` (called `what`). */
+static tt_status from_saved(const tt_group_norm_desc *desc, tt_mem dst, const char *what,
+                            tt_mem inp, tt_mem saved, tt_norm_layout *l)
+{
+    TT_TRY(tt_group_norm_check(desc));
+    TT_TRY(need(dst, what));
+    TT_TRY(need(inp, "input"));
+    TT_TRY(need(saved, "saved statistics"));
+    *l = tt_norm_layout_group(desc->batch, desc->channels, desc->height, desc->width, desc->groups);
+    return NULL;
+}
+
+tt_status tt_group_norm_apply_saved(tt_backend *be, tt_mem out, tt_mem inp, tt_mem saved,
+                                    tt_mem weight, tt_mem bias, const tt_group_norm_desc *desc)
+{
+    tt_norm_layout l;
+    TT_TRY(from_saved(desc, out, "output", inp, saved, &l));
+    return tt_norm_launch_apply(be, &l, out, inp, saved, tt_mem_f32(saved, (size_t)l.stat_count), 0,
+                                desc->eps, weight, bias);
+}
+
 tt_status tt_group_norm_relu_backward(tt_backend *be, tt_mem d, tt_mem inp, tt_mem saved,
                                       tt_mem weight, tt_mem bias, const tt_group_norm_desc *desc)
 {
-    TT_TRY(tt_group_norm_check(desc));
-    TT_TRY(need(d, "gradient"));
-    TT_TRY(need(inp, "input"));
-    TT_TRY(need(saved, "saved statistics"));
-    tt_norm_layout l = tt_norm_layout_group(desc->batch, desc->channels, desc->height,
-                                            desc->width, desc->groups);
+    tt_norm_layout l;
+    TT_TRY(from_saved(desc, d, "gradient", inp, saved, &l));
     return tt_norm_launch_relu_backward(be, &l, d, inp, saved, tt_mem_f32(saved, (size_t)l.stat_count),
                                         weight, bias);
 }

@@ -48,6 +48,12 @@ tt_status tt_group_norm_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt
                                  tt_mem dout, tt_mem inp, tt_mem saved, tt_mem weight,
                                  const tt_group_norm_desc *desc);
 
+/* out = group_norm(inp) with the statistics a forward saved (no new
+ * ones): the forward's output again, bit for bit, for a caller that keeps
+ * inp and saved but not the output. */
+tt_status tt_group_norm_apply_saved(tt_backend *be, tt_mem out, tt_mem inp, tt_mem saved,
+                                    tt_mem weight, tt_mem bias, const tt_group_norm_desc *desc);
+
 /* d (N, C, H, W) = 0 where relu(group_norm(inp)) is 0, in place: the
  * backward of a ReLU after this norm for a caller that keeps inp and saved
  * but not the ReLU output.  The mask is found with the forward's own

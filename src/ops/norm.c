@@ -76,8 +76,8 @@ tt_norm_layout tt_norm_layout_group(int batch, int channels, int height, int wid
     return (tt_norm_layout){
         .batch = batch, .channels = channels, .hw = hw,
         .stat_count = batch * groups, .stat_n_stride = groups, .channels_per_stat = per_group,
-        .stat_stride = (uint64_t)per_group * hw, .segments = 1, .seg_len = per_group * hw,
-        .seg_stride = 0,
+        .stat_stride = (uint64_t)per_group * hw, .segments = per_group, .seg_len = hw,
+        .seg_stride = (uint64_t)hw,
     };
 }
 
@@ -136,13 +136,16 @@ static tt_status apply(tt_backend *be, const tt_norm_layout *l, tt_mem y, tt_mem
                        int relu_mask)
 {
     int total = l->batch * l->channels * l->hw;
-    return TT_LAUNCH_1D(be, "norm", "norm_apply", (size_t)total, tt_arg_mem(y), tt_arg_mem(x),
-                        tt_arg_mem(mean), tt_arg_mem(stat), tt_arg_mem(or_stand_in(weight, x)),
-                        tt_arg_mem(or_stand_in(bias, x)), tt_arg_i32(relu_mask),
-                        tt_arg_i32(stat_is_var),
-                        tt_arg_f32(eps), tt_arg_i32(present(weight)), tt_arg_i32(present(bias)),
-                        tt_arg_i32(l->channels), tt_arg_i32(l->hw), tt_arg_i32(l->stat_n_stride),
-                        tt_arg_i32(l->channels_per_stat), tt_arg_i32(total));
+    /* one row per (n, c) plane: the kernel divides once per plane */
+    size_t global[2] = {(size_t)l->hw, (size_t)l->batch * l->channels};
+    return tt_launch_kernel(
+        be, "norm", "norm_apply", NULL, 2, global, NULL,
+        TT_ARGS(tt_arg_mem(y), tt_arg_mem(x), tt_arg_mem(mean), tt_arg_mem(stat),
+                tt_arg_mem(or_stand_in(weight, x)), tt_arg_mem(or_stand_in(bias, x)),
+                tt_arg_i32(relu_mask), tt_arg_i32(stat_is_var), tt_arg_f32(eps),
+                tt_arg_i32(present(weight)), tt_arg_i32(present(bias)), tt_arg_i32(l->channels),
+                tt_arg_i32(l->hw), tt_arg_i32(l->stat_n_stride), tt_arg_i32(l->channels_per_stat),
+                tt_arg_i32(total)));
 }
 
 tt_status tt_norm_launch_apply(tt_backend *be, const tt_norm_layout *l, tt_mem y, tt_mem x,
