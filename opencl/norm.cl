@@ -150,8 +150,7 @@ __kernel void norm_apply(TT_MEM(float, y), TT_MEM(const float, x), TT_MEM(const 
     ulong i = (ulong)nc * (ulong)hw + (ulong)k;
     float r = stat_is_var ? rsqrt(stat[s] + eps) : stat[s];
     float v = norm_value(x[i], mean[s], r, weight, bias, has_weight, has_bias, c);
-    if (!relu_mask) y[i] = v;
-    else if (!(v > 0.0f)) y[i] = 0.0f;
+    y[i] = !relu_mask ? v : v > 0.0f ? y[i] : 0.0f; /* no branch around the store */
 }
 
 /* One work-group per statistic s (training mode):

@@ -101,6 +101,38 @@ __kernel void max_pool2d_backward(TT_MEM(float, dinp), TT_MEM(const float, dout)
     dinp[i] += sum;
 }
 
+/* max_pool2d_backward for windows that do not overlap (stride = kernel):
+ * one work-item per output o, 2-D (out_w, planes * out_h), adds dout[o] to
+ * its window's winner and 0 to the window's other elements (so each
+ * winner is found once, not once per element of its window; inputs outside
+ * every window are not touched, as there). */
+__kernel void max_pool2d_backward_tiles(TT_MEM(float, dinp), TT_MEM(const float, dout),
+                                        TT_MEM(const int, argmax), TT_MEM(const float, inp),
+                                        const int from_input, const int planes,
+                                        const int height, const int width, const int out_h,
+                                        const int out_w, const int kernel_h, const int kernel_w)
+{
+    TT_PTR(float, dinp);
+    TT_PTR(const float, dout);
+    TT_PTR(const int, argmax);
+    TT_PTR(const float, inp);
+    int ox = get_global_id(0), row = get_global_id(1);
+    if (ox >= out_w || row >= planes * out_h) return;
+    int plane = row / out_h, oy = row - plane * out_h;
+    size_t o = (size_t)row * out_w + ox;
+    __global const float *x = inp + (size_t)plane * height * width;
+    __global float *d = dinp + (size_t)plane * height * width;
+    float best;
+    int winner = from_input ? max_pool_window(x, width, oy * kernel_h, ox * kernel_w, kernel_h,
+                                              kernel_w, &best)
+                            : argmax[o];
+    for (int ky = 0; ky < kernel_h; ky++)
+        for (int kx = 0; kx < kernel_w; kx++) {
+            int at = (oy * kernel_h + ky) * width + ox * kernel_w + kx;
+            d[at] += at == winner ? dout[o] : 0.0f;
+        }
+}
+
 /* out = mean of each kernel_h x kernel_w window (no padding). */
 __kernel void avg_pool2d_forward(TT_MEM(float, out), TT_MEM(const float, inp), const int planes,
                                  const int height, const int width, const int out_h,

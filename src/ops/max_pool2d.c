@@ -37,6 +37,16 @@ static tt_status backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem argma
     TT_TRY(tt_pool2d_check_mem(op, "dout", dout, out_count, sizeof(float)));
     if (from_input) TT_TRY(tt_pool2d_check_mem(op, "inp", inp, in_count, sizeof(float)));
     else TT_TRY(tt_pool2d_check_mem(op, "argmax", argmax, out_count, sizeof(int32_t)));
+    if (d->stride_h == d->kernel_h && d->stride_w == d->kernel_w) {
+        size_t global[2] = {(size_t)out_w, (size_t)planes * out_h};
+        return tt_launch_kernel(
+            be, "pool", "max_pool2d_backward_tiles", NULL, 2, global, NULL,
+            TT_ARGS(tt_arg_mem(dinp), tt_arg_mem(dout), tt_arg_mem(from_input ? dout : argmax),
+                    tt_arg_mem(from_input ? inp : dout), tt_arg_i32(from_input),
+                    tt_arg_i32(planes), tt_arg_i32(d->height), tt_arg_i32(d->width),
+                    tt_arg_i32(out_h), tt_arg_i32(out_w), tt_arg_i32(d->kernel_h),
+                    tt_arg_i32(d->kernel_w)));
+    }
     return TT_LAUNCH_1D(be, "pool", "max_pool2d_backward", in_count, tt_arg_mem(dinp),
                         tt_arg_mem(dout), tt_arg_mem(from_input ? dout : argmax),
                         tt_arg_mem(from_input ? inp : dout), tt_arg_i32(from_input),
