@@ -143,7 +143,7 @@ static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
     size_t columns = w8 ? (s->ow + 7) / 8 : s->ow;
     if (w8 && is_k3(s)) {
         blocks = (s->cout + DIRECT_K3_COB - 1) / DIRECT_K3_COB;
-        size_t global[3] = {columns, (s->oh + DIRECT_ROWS - 1) / DIRECT_ROWS, s->batch * blocks};
+        size_t global[3] = {blocks, columns, s->batch * ((s->oh + DIRECT_ROWS - 1) / DIRECT_ROWS)};
         size_t local[3] = {1, 1, 1};
         return tt_launch_kernel(be, "conv_direct", "conv_direct_forward_k3", p.options, 3, global,
                                 local,
@@ -171,7 +171,7 @@ static tt_status k3_backward_data(tt_backend *be, const direct_params *p, tt_mem
     tt_conv_shape t = *s; /* dout (N, Cout, OH, OW) -> dinp (N, Cin, H, W) */
     t.cin = s->cout, t.cout = s->cin, t.h = s->oh, t.w = s->ow, t.oh = s->h, t.ow = s->w;
     size_t blocks = (t.cout + DIRECT_K3_COB - 1) / DIRECT_K3_COB;
-    size_t global[3] = {(t.ow + 7) / 8, (t.oh + DIRECT_ROWS - 1) / DIRECT_ROWS, t.batch * blocks};
+    size_t global[3] = {blocks, (t.ow + 7) / 8, t.batch * ((t.oh + DIRECT_ROWS - 1) / DIRECT_ROWS)};
     size_t local[3] = {1, 1, 1};
     tt_status status = TT_LAUNCH_1D(be, "conv_direct", "conv_weight_flip3", count,
                                     tt_arg_mem(flipped.mem), tt_arg_mem(weight),
