@@ -28,7 +28,8 @@ static void build_table(void)
     if (table_count) return;
     table_count = tt_opt_table_embed(tt_train_option_table, tt_train_option_count,
                                      offsetof(bench_options, train), table, sizeof table / sizeof table[0] - 3);
-    table[table_count++] = (tt_opt){"warmup", TT_OPT_INT, offsetof(bench_options, warmup), "K",
+    /* not --warmup: train's option of that name (the learning rate's) comes first */
+    table[table_count++] = (tt_opt){"untimed", TT_OPT_INT, offsetof(bench_options, warmup), "K",
                                     "untimed steps first (default 1)", 0, 1000, NULL};
     table[table_count++] = (tt_opt){"json", TT_OPT_FLAG, offsetof(bench_options, json), NULL,
                                     "print one JSON object (images_per_s, ...)", 1, 0, NULL};
