@@ -403,8 +403,8 @@ __kernel void conv_direct_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(cons
  * channels.  Per input channel and kernel row it loads the ROWS x 3 shifted
  * input vectors once and feeds each to K3_COB x 3 multiply-adds: with 2 rows
  * and 4 channels that is 8 accumulators + 6 inputs + 1 weight, the 16
- * registers of AVX2, so the loops are unrolled by hand (PoCL's compiler
- * kept them as loops, the accumulators and inputs in memory).
+ * registers of AVX2, and every loop is unrolled (opencl_unroll_hint: PoCL's
+ * compiler kept them as loops, the accumulators and inputs in memory).
  * global (ceil(Cout / K3_COB), ceil(OW / 8), N * ceil(OH / ROWS)): the
  * channel blocks of one place run one after the other (dimension 0 first),
  * while the input rows they all read are in cache; at 1024x1024 an image's

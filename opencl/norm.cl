@@ -133,8 +133,7 @@ __kernel void norm_apply(TT_MEM(float, y), TT_MEM(const float, x), TT_MEM(const 
                          TT_MEM(const float, bias), const int relu_mask,
                          const int stat_is_var, const float eps,
                          const int has_weight, const int has_bias, const int channels,
-                         const int hw, const int stat_n_stride, const int channels_per_stat,
-                         const int total)
+                         const int hw, const int stat_n_stride, const int channels_per_stat)
 {
     TT_PTR(float, y);
     TT_PTR(const float, x);
@@ -142,7 +141,6 @@ __kernel void norm_apply(TT_MEM(float, y), TT_MEM(const float, x), TT_MEM(const 
     TT_PTR(const float, stat);
     TT_PTR(const float, weight);
     TT_PTR(const float, bias);
-    (void)total;
     int k = get_global_id(0), nc = get_global_id(1);
     if (k >= hw) return;
     int c = nc % channels, n = nc / channels;

@@ -279,9 +279,9 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
     return tt_relu_forward(u->be, x->act2, x->act2, count);
 }
 
-/* A recomputed block's (checkpointing, or enc.0) inner tensors made again into its backward
- * set, before anything reads that set (a decoder block's up first, in the
- * act2 room that act1 takes over once conv1 has read it). */
+/* A recomputed block's (checkpointing, or enc.0) inner tensors made again
+ * into its backward set, before anything reads that set (a decoder block's
+ * up first, in the act2 room that act1 takes over once conv1 has read it). */
 static tt_status recompute(tt_unet *u, tt_unet_block *b, int n)
 {
     if (!b->recompute) return NULL;

@@ -18,13 +18,14 @@
  * Without a norm each act is its conv, the ReLUs working in place.
  *
  * A recomputed block's (every block with config.checkpointing; enc.0
- * always, unet.c) inner tensors live only during its own forward; its output lives as long as later stages
- * read it; and its backward first recomputes them into a set that lives
- * only during that backward.  Recomputation runs the same kernels on the
- * same inputs, so the gradients are bit-identical.
+ * always, unet.c) inner tensors live only during its own forward; its
+ * output lives as long as later stages read it; and its backward first
+ * recomputes them into a set that lives only during that backward.
+ * Recomputation runs the same kernels on the same inputs, so the gradients
+ * are bit-identical.
  *
- * A recomputed block's forward writes conv2 over conv1 (norm1 has read conv1 by
- * then): its inner tensors are not kept, so one room serves both.
+ * A recomputed block's forward writes conv2 over conv1 (norm1 has read
+ * conv1 by then): its inner tensors are not kept, so one room serves both.
  *
  * Either way nothing is stored that a cheap kernel can make again from what
  * is stored anyway: max pooling keeps no argmax (its backward finds the
@@ -293,9 +294,10 @@ static void build_requests(tt_unet *u, request_list *r)
     add(r, "backward.dinput", dinput, b_bottleneck(t), b_enc(t, 0), &u->dinput);
 }
 
-/* Debugging ($TT_PLAN_DUMP): the bytes alive at each stage of the
- * timeline and the tensors of 1 MiB or more alive there, on stderr, before
- * placement: the lower bound any placement has to meet. */
+/* Debugging ($TT_PLAN_DUMP): the bytes alive at each point of the
+ * timeline (a stage or just before it) and the tensors of 1 MiB or more
+ * alive there, on stderr, before placement: the lower bound any placement
+ * has to meet. */
 static void dump_timeline(const request_list *r)
 {
     int stages = 0;
@@ -304,7 +306,7 @@ static void dump_timeline(const request_list *r)
         size_t live = 0;
         for (int i = 0; i < r->count; i++)
             if (r->items[i].first <= s && s <= r->items[i].last) live += r->items[i].bytes;
-        fprintf(stderr, "stage %2d %9.1f MiB:", s, live / 1048576.0);
+        fprintf(stderr, "point %2d %9.1f MiB:", s, live / 1048576.0);
         for (int i = 0; i < r->count; i++)
             if (r->items[i].first <= s && s <= r->items[i].last && r->items[i].bytes >= 1 << 20)
                 fprintf(stderr, " %s %.0f", r->names[i], r->items[i].bytes / 1048576.0);

@@ -16,7 +16,6 @@
 #include "core/status.h"
 #include "core/fs.h"
 
-#define FIND_DB_VERSION TT_FIND_DB_VERSION
 
 /* One decided key of one device. */
 typedef struct pick {
@@ -172,7 +171,7 @@ static void read_db_file(const tt_backend *be, uint64_t device, int merge)
     if (!merge) stats.db_loads++;
     cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "version");
     cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
-    if (!cJSON_IsNumber(version) || version->valuedouble != FIND_DB_VERSION ||
+    if (!cJSON_IsNumber(version) || version->valuedouble != TT_FIND_DB_VERSION ||
         !cJSON_IsObject(entries)) {
         if (!merge) {
             fprintf(stderr,
@@ -242,7 +241,7 @@ static void write_db(const tt_backend *be, uint64_t device)
     tt_status_free(tt_make_dirs(dir)); /* a failure shows as the write's warning below */
     read_db_file(be, device, 1);
     cJSON *root = cJSON_CreateObject();
-    cJSON_AddNumberToObject(root, "version", FIND_DB_VERSION);
+    cJSON_AddNumberToObject(root, "version", TT_FIND_DB_VERSION);
     char device_text[512];
     snprintf(device_text, sizeof device_text, "%s / %s / %s", be->device.name,
              be->device.platform, be->device.driver_version);

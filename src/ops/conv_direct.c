@@ -120,6 +120,22 @@ static size_t row_width(const direct_params *p, size_t width)
     return row;
 }
 
+/* conv_direct_forward_k3 over shape s: out (+)= conv(inp, weight) + bias
+ * (bias_mem read only with has_bias). */
+static tt_status launch_k3(tt_backend *be, const direct_params *p, tt_mem out, tt_mem inp,
+                           tt_mem weight, tt_mem bias_mem, int has_bias, int accumulate,
+                           const tt_conv_shape *s)
+{
+    size_t blocks = (s->cout + DIRECT_K3_COB - 1) / DIRECT_K3_COB;
+    size_t global[3] = {blocks, (s->ow + 7) / 8, s->batch * ((s->oh + DIRECT_ROWS - 1) / DIRECT_ROWS)};
+    size_t local[3] = {1, 1, 1};
+    return tt_launch_kernel(be, "conv_direct", "conv_direct_forward_k3", p->options, 3, global,
+                            local,
+                            TT_ARGS(tt_arg_mem(out), tt_arg_mem(inp), tt_arg_mem(weight),
+                                    tt_arg_mem(bias_mem), tt_arg_i32(has_bias),
+                                    tt_arg_i32(accumulate), GEOMETRY_ARGS(s)));
+}
+
 static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
                                 tt_mem bias, const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
@@ -141,16 +157,8 @@ static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
     }
     int w8 = variant_of(be, s) == TT_DIRECT_W8;
     size_t columns = w8 ? (s->ow + 7) / 8 : s->ow;
-    if (w8 && is_k3(s)) {
-        blocks = (s->cout + DIRECT_K3_COB - 1) / DIRECT_K3_COB;
-        size_t global[3] = {blocks, columns, s->batch * ((s->oh + DIRECT_ROWS - 1) / DIRECT_ROWS)};
-        size_t local[3] = {1, 1, 1};
-        return tt_launch_kernel(be, "conv_direct", "conv_direct_forward_k3", p.options, 3, global,
-                                local,
-                                TT_ARGS(tt_arg_mem(out), tt_arg_mem(inp), tt_arg_mem(weight),
-                                        tt_arg_mem(bias_mem), tt_arg_i32(bias.buffer != NULL),
-                                        tt_arg_i32(accumulate), GEOMETRY_ARGS(s)));
-    }
+    if (w8 && is_k3(s))
+        return launch_k3(be, &p, out, inp, weight, bias_mem, bias.buffer != NULL, accumulate, s);
     size_t global[3] = {columns, s->oh, s->batch * blocks}, local[3] = {row_width(&p, columns), 1, 1};
     return tt_launch_kernel(be, "conv_direct", w8 ? "conv_direct_forward_w8" : "conv_direct_forward",
                             p.options, 3, global, local,
@@ -170,18 +178,10 @@ static tt_status k3_backward_data(tt_backend *be, const direct_params *p, tt_mem
                                      count * sizeof(float), &flipped));
     tt_conv_shape t = *s; /* dout (N, Cout, OH, OW) -> dinp (N, Cin, H, W) */
     t.cin = s->cout, t.cout = s->cin, t.h = s->oh, t.w = s->ow, t.oh = s->h, t.ow = s->w;
-    size_t blocks = (t.cout + DIRECT_K3_COB - 1) / DIRECT_K3_COB;
-    size_t global[3] = {blocks, (t.ow + 7) / 8, t.batch * ((t.oh + DIRECT_ROWS - 1) / DIRECT_ROWS)};
-    size_t local[3] = {1, 1, 1};
     tt_status status = TT_LAUNCH_1D(be, "conv_direct", "conv_weight_flip3", count,
                                     tt_arg_mem(flipped.mem), tt_arg_mem(weight),
                                     tt_arg_i32((int)s->cout), tt_arg_i32((int)s->cin));
-    if (!status)
-        status = tt_launch_kernel(be, "conv_direct", "conv_direct_forward_k3", p->options, 3,
-                                  global, local,
-                                  TT_ARGS(tt_arg_mem(dinp), tt_arg_mem(dout), tt_arg_mem(flipped.mem),
-                                          tt_arg_mem(flipped.mem), tt_arg_i32(0), tt_arg_i32(1),
-                                          GEOMETRY_ARGS(&t)));
+    if (!status) status = launch_k3(be, p, dinp, dout, flipped.mem, flipped.mem, 0, 1, &t);
     tt_conv_workspace_release(&flipped);
     return status;
 }

@@ -135,7 +135,6 @@ static tt_status apply(tt_backend *be, const tt_norm_layout *l, tt_mem y, tt_mem
                        tt_mem stat, int stat_is_var, float eps, tt_mem weight, tt_mem bias,
                        int relu_mask)
 {
-    int total = l->batch * l->channels * l->hw;
     /* one row per (n, c) plane: the kernel divides once per plane */
     size_t global[2] = {(size_t)l->hw, (size_t)l->batch * l->channels};
     return tt_launch_kernel(
@@ -144,8 +143,7 @@ static tt_status apply(tt_backend *be, const tt_norm_layout *l, tt_mem y, tt_mem
                 tt_arg_mem(or_stand_in(weight, x)), tt_arg_mem(or_stand_in(bias, x)),
                 tt_arg_i32(relu_mask), tt_arg_i32(stat_is_var), tt_arg_f32(eps),
                 tt_arg_i32(present(weight)), tt_arg_i32(present(bias)), tt_arg_i32(l->channels),
-                tt_arg_i32(l->hw), tt_arg_i32(l->stat_n_stride), tt_arg_i32(l->channels_per_stat),
-                tt_arg_i32(total)));
+                tt_arg_i32(l->hw), tt_arg_i32(l->stat_n_stride), tt_arg_i32(l->channels_per_stat)));
 }
 
 tt_status tt_norm_launch_apply(tt_backend *be, const tt_norm_layout *l, tt_mem y, tt_mem x,
