@@ -2,257 +2,321 @@
  * Normalisation kernels shared by group norm and batch norm
  * (src/ops/group_norm.c, src/ops/batch_norm.c; layouts in src/ops/norm.h).
  *
- * A "statistic" is one (mean, rstd) pair: one per (n, group) for group norm,
- * one per channel for batch norm.  The elements of statistic s are `segments`
- * runs of `seg_len` contiguous floats; run j starts at
- * s * stat_stride + j * seg_stride:
- *   group norm: stat_stride = (C/G)*HW, segments = C/G, seg_len = HW,
- *               seg_stride = HW
- *   batch norm: stat_stride = HW,       segments = N, seg_len = HW,
- *               seg_stride = C*HW
- * so each run is one channel's plane and the loops below walk runs, then
- * contiguous floats, with no division per element.
- * Element (n, c, .) uses statistic n * stat_n_stride + c / channels_per_stat.
+ * A "statistic" s is one (mean, rstd) pair: one per (n, group) for group
+ * norm, one per channel for batch norm.  Its elements are whole channel
+ * planes of hw floats: planes s * stat_plane_stride + j * plane_stride for
+ * j < planes_per_stat (group norm: the group's C/G planes of sample n; batch
+ * norm: channel s's plane in every sample).  Element (n, c, .) uses
+ * statistic n * stat_n_stride + c / channels_per_stat.
  *
- * Reducing kernels run one work-group of exactly NORM_WG work-items (a power
- * of two) per statistic or channel; each work-item strides over the elements,
- * so any count (1x1 images, counts not multiples of NORM_WG) is handled, and
- * the partial sums meet in a tree in local memory.  Variance is two-pass
- * (mean first, then the mean of squared deviations), biased, like PyTorch.
- * Backward kernels ADD into their outputs.
+ * Every pass runs over a grid (chunks, planes): work-item (k, p) owns share
+ * k of plane p's float8 vectors, and work-item 0 also the plane's last
+ * hw % 8 floats.  NORM_INTERLEAVE picks the share: 0 (CPUs), a contiguous
+ * run that one core streams; 1 (GPUs), every chunks-th vector, so that
+ * neighbouring work-items read neighbouring memory.  The reductions are in
+ * two steps with no local memory or barriers: each work-item writes partial
+ * sums of its share, then one work-item per statistic (or channel) combines
+ * them.  The variance is the biased one, like PyTorch's, and never the
+ * difference of two large sums: each share's mean and squared deviations
+ * come from two passes over its (cached) floats, and the shares are merged
+ * with Chan et al.'s pairwise update.
+ *
+ * The normalised value is computed by norm_value() alone, in every kernel,
+ * with explicit fma: a ReLU's mask found again from x in backward is the
+ * forward's bit for bit.  Backward kernels ADD into their outputs unless
+ * told to overwrite.
  */
-#ifndef NORM_WG
-#define NORM_WG 256
+#ifndef NORM_INTERLEAVE
+#define NORM_INTERLEAVE 0
 #endif
 
-/* Sum of v over the work-group; every work-item gets it.  scratch: NORM_WG. */
-static float norm_wg_sum(float v, __local float *scratch)
+/* The first float of vector j of work-item k's share. */
+static size_t norm_vec(int k, int j, int chunks, int chunk_vecs)
 {
-    int lid = get_local_id(0);
-    scratch[lid] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int step = NORM_WG / 2; step > 0; step >>= 1) {
-        if (lid < step) scratch[lid] += scratch[lid + step];
-        barrier(CLK_LOCAL_MEM_FENCE);
+    return 8 * (size_t)(NORM_INTERLEAVE ? j * chunks + k : k * chunk_vecs + j);
+}
+
+/* How many vectors work-item k owns among a plane's nv. */
+static int norm_share(int k, int nv, int chunks, int chunk_vecs)
+{
+    if (NORM_INTERLEAVE) return k < nv ? (nv - k + chunks - 1) / chunks : 0;
+    return clamp(nv - k * chunk_vecs, 0, chunk_vecs);
+}
+
+/* The tail floats (hw % 8) belong to work-item 0. */
+static int norm_tail(int k, int hw) { return k == 0 ? hw % 8 : 0; }
+
+static float norm_hsum(float8 v)
+{
+    float4 a = v.lo + v.hi;
+    float2 b = a.lo + a.hi;
+    return b.x + b.y;
+}
+
+/* (x - mean) * r * w + b, the one formula of every kernel here. */
+static float norm_value(float x, float mean, float r, float w, float b)
+{
+    return fma((x - mean) * r, w, b);
+}
+static float8 norm_value8(float8 x, float mean, float r, float w, float b)
+{
+    return fma((x - mean) * r, (float8)w, (float8)b);
+}
+
+/* What one work-item needs to know of its plane p. */
+typedef struct norm_plane {
+    int s, c;          /* statistic, channel */
+    float mean, r;     /* r = rstd, or 1/sqrt(var + eps) */
+    float w, b;        /* weight (1 if absent), bias (0 if absent) */
+} norm_plane;
+
+static norm_plane norm_plane_of(int p, int channels, int stat_n_stride, int channels_per_stat,
+                                __global const float *mean, __global const float *stat,
+                                int stat_is_var, float eps, __global const float *weight,
+                                __global const float *bias, int has_weight, int has_bias)
+{
+    norm_plane q;
+    q.c = p % channels;
+    q.s = (p / channels) * stat_n_stride + q.c / channels_per_stat;
+    q.mean = mean[q.s];
+    q.r = stat_is_var ? rsqrt(stat[q.s] + eps) : stat[q.s];
+    q.w = has_weight ? weight[q.c] : 1.0f;
+    q.b = has_bias ? bias[q.c] : 0.0f;
+    return q;
+}
+
+/* The trailing arguments of every (chunks, planes) pass that reads a
+ * plane's statistics and affine parameters (norm.c's plane_args() passes
+ * them), and the prologue that unpacks them: q (the plane), base (its first
+ * float), nv (its float8 vectors), m (work-item k's share) and tail. */
+#define NORM_PLANE_ARGS                                                                   \
+    TT_MEM(const float, mean), TT_MEM(const float, stat), TT_MEM(const float, weight),    \
+        TT_MEM(const float, bias), const int relu, const int stat_is_var, const float eps, \
+        const int has_weight, const int has_bias, const int channels, const int hw,       \
+        const int stat_n_stride, const int channels_per_stat, const int chunks,           \
+        const int chunk_vecs
+#define NORM_PLANE_BEGIN                                                                   \
+    TT_PTR(const float, mean);                                                             \
+    TT_PTR(const float, stat);                                                             \
+    TT_PTR(const float, weight);                                                           \
+    TT_PTR(const float, bias);                                                             \
+    int k = get_global_id(0), p = get_global_id(1);                                        \
+    norm_plane q = norm_plane_of(p, channels, stat_n_stride, channels_per_stat, mean, stat, \
+                                 stat_is_var, eps, weight, bias, has_weight, has_bias);    \
+    size_t base = (size_t)p * hw;                                                          \
+    int nv = hw / 8, m = norm_share(k, nv, chunks, chunk_vecs), tail = norm_tail(k, hw)
+
+/* Work-item (k, p): partial[3 (p chunks + k) + 0..2] = count, mean and sum
+ * of squared deviations of its share. */
+__kernel void norm_moments(TT_MEM(float, partial), TT_MEM(const float, x), const int hw,
+                           const int chunks, const int chunk_vecs)
+{
+    TT_PTR(float, partial);
+    TT_PTR(const float, x);
+    int k = get_global_id(0), p = get_global_id(1);
+    __global const float *plane = x + (size_t)p * hw;
+    int nv = hw / 8, m = norm_share(k, nv, chunks, chunk_vecs), tail = norm_tail(k, hw);
+    __global const float *rest = plane + 8 * (size_t)nv;
+
+    float8 acc = 0.0f;
+    for (int j = 0; j < m; j++) acc += vload8(0, plane + norm_vec(k, j, chunks, chunk_vecs));
+    float sum = norm_hsum(acc);
+    for (int t = 0; t < tail; t++) sum += rest[t];
+    float count = (float)(8 * m + tail);
+    float mu = count > 0.0f ? sum / count : 0.0f;
+
+    float8 sq = 0.0f;
+    for (int j = 0; j < m; j++) {
+        float8 d = vload8(0, plane + norm_vec(k, j, chunks, chunk_vecs)) - mu;
+        sq = fma(d, d, sq);
     }
-    float total = scratch[0];
-    barrier(CLK_LOCAL_MEM_FENCE); /* scratch may be reused at once */
-    return total;
+    float m2 = norm_hsum(sq);
+    for (int t = 0; t < tail; t++) m2 += (rest[t] - mu) * (rest[t] - mu);
+
+    __global float *out = partial + 3 * ((size_t)p * chunks + k);
+    out[0] = count;
+    out[1] = mu;
+    out[2] = m2;
 }
 
-/* Two sums at once: *a and *b become their work-group totals. */
-static void norm_wg_sum2(float *a, float *b, __local float *sa, __local float *sb)
-{
-    int lid = get_local_id(0);
-    sa[lid] = *a;
-    sb[lid] = *b;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int step = NORM_WG / 2; step > 0; step >>= 1) {
-        if (lid < step) {
-            sa[lid] += sa[lid + step];
-            sb[lid] += sb[lid + step];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    *a = sa[0];
-    *b = sb[0];
-    barrier(CLK_LOCAL_MEM_FENCE);
-}
-
-/* The first element of run j of statistic s. */
-static ulong norm_run(int s, int j, ulong stat_stride, ulong seg_stride)
-{
-    return (ulong)s * stat_stride + (ulong)j * seg_stride;
-}
-
-/* One work-group per statistic s: mean[s], rstd[s] = 1/sqrt(var + eps).
- * With update_running (batch norm training): running = (1 - m) running + m
- * stat, the variance unbiased (count / (count - 1)). */
+/* One work-item per statistic s: mean[s], rstd[s] = 1/sqrt(var + eps) from
+ * the partials of its planes.  With update_running (batch norm training):
+ * running = (1 - m) running + m stat, the variance unbiased. */
 __kernel void norm_stats(TT_MEM(float, mean), TT_MEM(float, rstd), TT_MEM(float, running_mean),
-                         TT_MEM(float, running_var), TT_MEM(const float, x),
-                         const ulong stat_stride, const int segments, const int seg_len,
-                         const ulong seg_stride, const float eps, const int update_running,
-                         const float momentum)
+                         TT_MEM(float, running_var), TT_MEM(const float, partial),
+                         const int stat_count, const int planes_per_stat,
+                         const int stat_plane_stride, const int plane_stride, const int chunks,
+                         const float eps, const int update_running, const float momentum)
 {
     TT_PTR(float, mean);
     TT_PTR(float, rstd);
     TT_PTR(float, running_mean);
     TT_PTR(float, running_var);
-    TT_PTR(const float, x);
-    __local float scratch[NORM_WG];
-    int s = get_group_id(0), lid = get_local_id(0);
-    int count = segments * seg_len;
-
-    float sum = 0.0f;
-    for (int j = 0; j < segments; j++) {
-        __global const float *run = x + norm_run(s, j, stat_stride, seg_stride);
-        for (int k = lid; k < seg_len; k += NORM_WG) sum += run[k];
-    }
-    float mu = norm_wg_sum(sum, scratch) / (float)count;
-
-    float squares = 0.0f;
-    for (int j = 0; j < segments; j++) {
-        __global const float *run = x + norm_run(s, j, stat_stride, seg_stride);
-        for (int k = lid; k < seg_len; k += NORM_WG) {
-            float d = run[k] - mu;
-            squares += d * d;
+    TT_PTR(const float, partial);
+    int s = get_global_id(0);
+    if (s >= stat_count) return;
+    float n = 0.0f, mu = 0.0f, m2 = 0.0f;
+    for (int j = 0; j < planes_per_stat; j++) {
+        int p = s * stat_plane_stride + j * plane_stride;
+        __global const float *part = partial + 3 * (size_t)p * chunks;
+        for (int k = 0; k < chunks; k++, part += 3) {
+            float nb = part[0];
+            if (nb == 0.0f) continue;
+            float total = n + nb, delta = part[1] - mu;
+            mu += delta * (nb / total);
+            m2 += part[2] + delta * delta * (n * nb / total);
+            n = total;
         }
     }
-    float var = norm_wg_sum(squares, scratch) / (float)count;
-
-    if (lid == 0) {
-        mean[s] = mu;
-        rstd[s] = rsqrt(var + eps);
-        if (update_running) {
-            float unbiased = count > 1 ? var * ((float)count / (float)(count - 1)) : var;
-            running_mean[s] = (1.0f - momentum) * running_mean[s] + momentum * mu;
-            running_var[s] = (1.0f - momentum) * running_var[s] + momentum * unbiased;
-        }
+    float var = m2 / n;
+    mean[s] = mu;
+    rstd[s] = rsqrt(var + eps);
+    if (update_running) {
+        float unbiased = n > 1.0f ? var * (n / (n - 1.0f)) : var;
+        running_mean[s] = (1.0f - momentum) * running_mean[s] + momentum * mu;
+        running_var[s] = (1.0f - momentum) * running_var[s] + momentum * unbiased;
     }
 }
 
-/* (x - mean) * r * weight + bias, as every kernel here computes it: the
- * ReLU mask found again from x (norm_apply's relu_mask) agrees with the one the
- * forward applied bit for bit. */
-float norm_value(float x, float mean, float r, __global const float *weight,
-                 __global const float *bias, int has_weight, int has_bias, int c)
-{
-    float v = (x - mean) * r;
-    if (has_weight) v *= weight[c];
-    if (has_bias) v += bias[c];
-    return v;
-}
-
-/* Element-wise: y = (x - mean[s]) * r * weight[c] + bias[c], where r is
- * stat[s] (an rstd) or, with stat_is_var, 1/sqrt(stat[s] + eps).  With
- * relu_mask, y is a gradient instead, zeroed where that value is <= 0: the
- * backward of a ReLU after the norm, in place, for a caller that keeps x but
- * not the ReLU output. */
-__kernel void norm_apply(TT_MEM(float, y), TT_MEM(const float, x), TT_MEM(const float, mean),
-                         TT_MEM(const float, stat), TT_MEM(const float, weight),
-                         TT_MEM(const float, bias), const int relu_mask,
-                         const int stat_is_var, const float eps,
-                         const int has_weight, const int has_bias, const int channels,
-                         const int hw, const int stat_n_stride, const int channels_per_stat)
+/* Element-wise: y = norm_value(x), or with relu that where it is > 0 and 0
+ * elsewhere (NaN included, as the mask in backward reads it).  y may be x. */
+__kernel void norm_apply(TT_MEM(float, y), TT_MEM(const float, x), NORM_PLANE_ARGS)
 {
     TT_PTR(float, y);
     TT_PTR(const float, x);
-    TT_PTR(const float, mean);
-    TT_PTR(const float, stat);
-    TT_PTR(const float, weight);
-    TT_PTR(const float, bias);
-    int k = get_global_id(0), nc = get_global_id(1);
-    if (k >= hw) return;
-    int c = nc % channels, n = nc / channels;
-    int s = n * stat_n_stride + c / channels_per_stat;
-    ulong i = (ulong)nc * (ulong)hw + (ulong)k;
-    float r = stat_is_var ? rsqrt(stat[s] + eps) : stat[s];
-    float v = norm_value(x[i], mean[s], r, weight, bias, has_weight, has_bias, c);
-    y[i] = !relu_mask ? v : v > 0.0f ? y[i] : 0.0f; /* no branch around the store */
+    NORM_PLANE_BEGIN;
+    for (int j = 0; j < m; j++) {
+        size_t i = base + norm_vec(k, j, chunks, chunk_vecs);
+        float8 v = norm_value8(vload8(0, x + i), q.mean, q.r, q.w, q.b);
+        vstore8(relu ? select((float8)0.0f, v, v > 0.0f) : v, 0, y + i);
+    }
+    for (int t = 0; t < tail; t++) {
+        size_t i = base + 8 * (size_t)nv + t;
+        float v = norm_value(x[i], q.mean, q.r, q.w, q.b);
+        y[i] = relu && !(v > 0.0f) ? 0.0f : v;
+    }
 }
 
-/* One work-group per statistic s (training mode):
- * dinp += rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * weight[c],
- * xhat = (x - mean) * rstd, means over the elements of s.  Without
- * accumulate dinp is written, not added to, and may be dy itself: every
- * element is read and written by the one work-item that owns it, after the
- * group's sums (and their barrier). */
-__kernel void norm_backward_input(TT_MEM(float, dinp), TT_MEM(const float, dy),
-                                  TT_MEM(const float, x), TT_MEM(const float, mean),
-                                  TT_MEM(const float, rstd), TT_MEM(const float, weight),
-                                  const int has_weight, const int accumulate,
-                                  const ulong stat_stride,
-                                  const int segments, const int seg_len, const ulong seg_stride,
-                                  const int channels, const int hw)
+/* The gradient at the norm's output: dy, or with relu dy where the norm's
+ * value is > 0 and 0 elsewhere (the backward of the ReLU after it). */
+static float8 norm_grad8(float8 dy, float8 x, norm_plane q, int relu)
 {
-    TT_PTR(float, dinp);
+    if (!relu) return dy;
+    return select((float8)0.0f, dy, norm_value8(x, q.mean, q.r, q.w, q.b) > 0.0f);
+}
+static float norm_grad(float dy, float x, norm_plane q, int relu)
+{
+    if (!relu) return dy;
+    return norm_value(x, q.mean, q.r, q.w, q.b) > 0.0f ? dy : 0.0f;
+}
+
+/* Work-item (k, p): partial[2 (p chunks + k) + 0..1] = sum g and
+ * sum g * xhat over its share, g the gradient at the norm's output
+ * (norm_grad8), xhat = (x - mean) r. */
+__kernel void norm_grad_sums(TT_MEM(float, partial), TT_MEM(const float, dy),
+                             TT_MEM(const float, x), NORM_PLANE_ARGS)
+{
+    TT_PTR(float, partial);
     TT_PTR(const float, dy);
     TT_PTR(const float, x);
-    TT_PTR(const float, mean);
-    TT_PTR(const float, rstd);
-    TT_PTR(const float, weight);
-    __local float scratch_g[NORM_WG], scratch_gx[NORM_WG];
-    int s = get_group_id(0), lid = get_local_id(0);
-    int count = segments * seg_len;
-    float mu = mean[s], r = rstd[s];
-
-    float sum_g = 0.0f, sum_gx = 0.0f;
-    for (int j = 0; j < segments; j++) {
-        ulong base = norm_run(s, j, stat_stride, seg_stride);
-        float wc = has_weight ? weight[(base / (ulong)hw) % (ulong)channels] : 1.0f;
-        for (int k = lid; k < seg_len; k += NORM_WG) {
-            float g = dy[base + k] * wc;
-            sum_g += g;
-            sum_gx += g * (x[base + k] - mu) * r;
-        }
+    NORM_PLANE_BEGIN;
+    float8 sg = 0.0f, sgx = 0.0f;
+    for (int j = 0; j < m; j++) {
+        size_t i = base + norm_vec(k, j, chunks, chunk_vecs);
+        float8 xv = vload8(0, x + i), g = norm_grad8(vload8(0, dy + i), xv, q, relu);
+        sg += g;
+        sgx = fma(g, (xv - q.mean) * q.r, sgx);
     }
-    norm_wg_sum2(&sum_g, &sum_gx, scratch_g, scratch_gx);
-    float mean_g = sum_g / (float)count, mean_gx = sum_gx / (float)count;
-
-    for (int j = 0; j < segments; j++) {
-        ulong base = norm_run(s, j, stat_stride, seg_stride);
-        float wc = has_weight ? weight[(base / (ulong)hw) % (ulong)channels] : 1.0f;
-        for (int k = lid; k < seg_len; k += NORM_WG) {
-            float g = dy[base + k] * wc;
-            float xhat = (x[base + k] - mu) * r;
-            float v = r * (g - mean_g - xhat * mean_gx);
-            dinp[base + k] = accumulate ? dinp[base + k] + v : v;
-        }
+    float a = norm_hsum(sg), b = norm_hsum(sgx);
+    for (int t = 0; t < tail; t++) {
+        size_t i = base + 8 * (size_t)nv + t;
+        float g = norm_grad(dy[i], x[i], q, relu);
+        a += g;
+        b += g * (x[i] - q.mean) * q.r;
     }
+    __global float *out = partial + 2 * ((size_t)p * chunks + k);
+    out[0] = a;
+    out[1] = b;
 }
 
-/* One work-group per channel c: dweight[c] += sum dy * xhat, dbias[c] +=
- * sum dy, over n and the pixels.  r as in norm_apply. */
+/* One work-item per channel c: dweight[c] += sum g xhat, dbias[c] += sum g
+ * over the samples, from norm_grad_sums' partials. */
 __kernel void norm_param_grads(TT_MEM(float, dweight), TT_MEM(float, dbias),
-                               TT_MEM(const float, dy), TT_MEM(const float, x),
-                               TT_MEM(const float, mean), TT_MEM(const float, stat),
-                               const int stat_is_var, const float eps, const int want_dweight,
+                               TT_MEM(const float, partial), const int want_dweight,
                                const int want_dbias, const int batch, const int channels,
-                               const int hw, const int stat_n_stride, const int channels_per_stat)
+                               const int chunks)
 {
     TT_PTR(float, dweight);
     TT_PTR(float, dbias);
-    TT_PTR(const float, dy);
-    TT_PTR(const float, x);
-    TT_PTR(const float, mean);
-    TT_PTR(const float, stat);
-    __local float scratch_a[NORM_WG], scratch_b[NORM_WG];
-    int c = get_group_id(0), lid = get_local_id(0);
-    float sum_dy = 0.0f, sum_dyx = 0.0f;
+    TT_PTR(const float, partial);
+    int c = get_global_id(0);
+    if (c >= channels) return;
+    float sum_g = 0.0f, sum_gx = 0.0f;
     for (int n = 0; n < batch; n++) {
-        ulong base = ((ulong)n * (ulong)channels + (ulong)c) * (ulong)hw;
-        int s = n * stat_n_stride + c / channels_per_stat;
-        float r = stat_is_var ? rsqrt(stat[s] + eps) : stat[s], mu = mean[s];
-        for (int k = lid; k < hw; k += NORM_WG) {
-            float d = dy[base + k];
-            sum_dy += d;
-            sum_dyx += d * (x[base + k] - mu) * r;
+        __global const float *part = partial + 2 * ((size_t)n * channels + c) * chunks;
+        for (int k = 0; k < chunks; k++) {
+            sum_g += part[2 * k];
+            sum_gx += part[2 * k + 1];
         }
     }
-    norm_wg_sum2(&sum_dy, &sum_dyx, scratch_a, scratch_b);
-    if (lid == 0) {
-        if (want_dweight) dweight[c] += sum_dyx;
-        if (want_dbias) dbias[c] += sum_dy;
-    }
+    if (want_dweight) dweight[c] += sum_gx;
+    if (want_dbias) dbias[c] += sum_g;
 }
 
-/* Element-wise, eval-mode batch norm: dinp += dy * weight[c] / sqrt(var[c] + eps)
- * (or = without accumulate; dinp may then be dy). */
-__kernel void norm_eval_backward_input(TT_MEM(float, dinp), TT_MEM(const float, dy),
-                                       TT_MEM(const float, var), TT_MEM(const float, weight),
-                                       const int has_weight, const int accumulate,
-                                       const float eps, const int channels,
-                                       const int hw, const int total)
+/* One work-item per statistic s (training): coef[2 s + 0..1] = mean of
+ * g weight[c] and of g weight[c] xhat over its elements. */
+__kernel void norm_input_coefs(TT_MEM(float, coef), TT_MEM(const float, partial),
+                               TT_MEM(const float, weight), const int has_weight,
+                               const int stat_count, const int planes_per_stat,
+                               const int stat_plane_stride, const int plane_stride,
+                               const int channels, const int hw, const int chunks)
+{
+    TT_PTR(float, coef);
+    TT_PTR(const float, partial);
+    TT_PTR(const float, weight);
+    int s = get_global_id(0);
+    if (s >= stat_count) return;
+    float sum_g = 0.0f, sum_gx = 0.0f;
+    for (int j = 0; j < planes_per_stat; j++) {
+        int p = s * stat_plane_stride + j * plane_stride;
+        float w = has_weight ? weight[p % channels] : 1.0f, a = 0.0f, b = 0.0f;
+        __global const float *part = partial + 2 * (size_t)p * chunks;
+        for (int k = 0; k < chunks; k++) {
+            a += part[2 * k];
+            b += part[2 * k + 1];
+        }
+        sum_g += w * a;
+        sum_gx += w * b;
+    }
+    float count = (float)planes_per_stat * (float)hw;
+    coef[2 * s] = sum_g / count;
+    coef[2 * s + 1] = sum_gx / count;
+}
+
+/* Element-wise: dinp (+)= r (g w - mean_g - xhat mean_gx) with the
+ * coefficients of norm_input_coefs (training), or r g w without them
+ * (eval-mode batch norm, r from the running variance); g as in
+ * norm_grad_sums.  Without accumulate dinp is written, and may be dy. */
+__kernel void norm_backward_input(TT_MEM(float, dinp), TT_MEM(const float, dy),
+                                  TT_MEM(const float, x), TT_MEM(const float, coef),
+                                  const int use_coef, const int accumulate, NORM_PLANE_ARGS)
 {
     TT_PTR(float, dinp);
     TT_PTR(const float, dy);
-    TT_PTR(const float, var);
-    TT_PTR(const float, weight);
-    int i = get_global_id(0);
-    if (i >= total) return;
-    int c = (i / hw) % channels;
-    float scale = rsqrt(var[c] + eps);
-    if (has_weight) scale *= weight[c];
-    float v = dy[i] * scale;
-    dinp[i] = accumulate ? dinp[i] + v : v;
+    TT_PTR(const float, x);
+    TT_PTR(const float, coef);
+    NORM_PLANE_BEGIN;
+    float mean_g = use_coef ? coef[2 * q.s] : 0.0f, mean_gx = use_coef ? coef[2 * q.s + 1] : 0.0f;
+    for (int j = 0; j < m; j++) {
+        size_t i = base + norm_vec(k, j, chunks, chunk_vecs);
+        float8 xv = vload8(0, x + i), g = norm_grad8(vload8(0, dy + i), xv, q, relu);
+        float8 v = q.r * (g * q.w - mean_g - (xv - q.mean) * q.r * mean_gx);
+        vstore8(accumulate ? vload8(0, dinp + i) + v : v, 0, dinp + i);
+    }
+    for (int t = 0; t < tail; t++) {
+        size_t i = base + 8 * (size_t)nv + t;
+        float g = norm_grad(dy[i], x[i], q, relu);
+        float v = q.r * (g * q.w - mean_g - (x[i] - q.mean) * q.r * mean_gx);
+        dinp[i] = accumulate ? dinp[i] + v : v;
+    }
 }

@@ -162,3 +162,17 @@ int ref_norm_torch_run(const char *body, const float *inp, size_t n_in, float *o
     unlink(script), unlink(in_path), unlink(out_path), unlink(log_path), rmdir(dir);
     return result;
 }
+
+size_t ref_norm_relu_check(const float *plain, const float *fused, const float *dy, float *masked,
+                           size_t n, size_t *zeros)
+{
+    size_t same = 0;
+    *zeros = 0;
+    for (size_t i = 0; i < n; i++) {
+        float relu = plain[i] > 0.0f ? plain[i] : 0.0f;
+        *zeros += fused[i] == 0.0f;
+        same += memcmp(&relu, &fused[i], sizeof relu) == 0;
+        masked[i] = plain[i] > 0.0f ? dy[i] : 0.0f;
+    }
+    return same;
+}

@@ -30,6 +30,12 @@ void ref_batch_norm_forward_eval(double *y, const double *x, const double *runni
 void ref_batch_norm_update_running(double *running_mean, double *running_var, const double *mean,
                                    const double *var, int channels, int count, double momentum);
 
+/* A fused ReLU's check: masked[i] = dy[i] where plain[i] > 0, else 0 (the
+ * gradient the unfused backward takes); *zeros counts fused's zeros.
+ * Returns how many fused[i] have the bits of relu(plain[i]). */
+size_t ref_norm_relu_check(const float *plain, const float *fused, const float *dy, float *masked,
+                           size_t n, size_t *zeros);
+
 /* Runs a Python body under /usr/bin/python3 with numpy as np and torch
  * imported, `inp` (n_in float32) as a flat numpy array and emit(*arrays)
  * writing the flat float32 result, which must hold n_out floats.  Returns 0

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "harness.h"
-#include "ops/activation.h"
 #include "ops/batch_norm.h"
 #include "ref_norm.h"
 
@@ -63,6 +62,7 @@ static void test_train_forward(void)
 {
     static const bn_case cases[] = {
         {1, 6, 5, 7}, {3, 6, 5, 7}, {3, 5, 1, 1}, {2, 3, 17, 19}, {4, 7, 8, 8}, {2, 6, 40, 40},
+        {2, 3, 33, 65}, /* several shares a plane, tails */
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const bn_case *k = &cases[ci];
@@ -114,7 +114,7 @@ static void check_running(const bn_case *k, float momentum, const char *label)
     tt_batch_norm_state st = {.running_mean = put(&pool, rm, nc, "bn.running_mean"),
                               .running_var = put(&pool, rv, nc, "bn.running_var")};
     tt_mem mx1 = put(&pool, x1, n, "bn.x1"), mx2 = put(&pool, x2, n, "bn.x2");
-    tt_mem my = put(&pool, NULL, n, "bn.y"), ms = put(&pool, NULL, 2 * nc, "bn.saved");
+    tt_mem my = put(&pool, NULL, n, "bn.y"), ms = put(&pool, NULL, tt_batch_norm_saved_floats(&d), "bn.saved");
     TH_OK(tt_batch_norm_forward(th_backend(), my, ms, mx1, &st, &d, 1));
     TH_OK(tt_batch_norm_forward(th_backend(), my, ms, mx2, &st, &d, 1));
     CU_ASSERT_EQUAL(st.num_batches_tracked, 2);
@@ -235,7 +235,7 @@ static void check_backward(const bn_case *k, int training, int affine)
                               .running_var = put(&pool, rv, nc, "bn.rv")};
     if (affine) st.weight = put(&pool, w, nc, "bn.w"), st.bias = put(&pool, b, nc, "bn.b");
     tt_mem mx = put(&pool, x, n, "bn.x"), mdy = put(&pool, dy, n, "bn.dy");
-    tt_mem my = put(&pool, NULL, n, "bn.y"), ms = put(&pool, NULL, 2 * nc, "bn.saved");
+    tt_mem my = put(&pool, NULL, n, "bn.y"), ms = put(&pool, NULL, tt_batch_norm_saved_floats(&d), "bn.saved");
     tt_mem mgx = put(&pool, g0x, n, "bn.dx"), mgw = {0}, mgb = {0};
     if (affine) mgw = put(&pool, g0w, nc, "bn.dw"), mgb = put(&pool, g0b, nc, "bn.db");
     tt_backend *be = th_backend();
@@ -310,44 +310,57 @@ static void check_backward(const bn_case *k, int training, int affine)
     free(xd), free(dyd), free(yd), free(wd), free(bd), free(rmd), free(rvd), free(num_x);
 }
 
-/* The ReLU's backward with its mask found from the norm's input gives the
- * bits of the ReLU's backward from its output, and the norm applied again
- * with the saved statistics the forward's output, with and without affine. */
-static void test_relu_backward_from_input(void)
+/* A fused ReLU: the forward writes relu of the plain forward and apply_saved
+ * those bits again; the backward (training and eval) gives the bits of the
+ * plain backward of dy masked where that output is 0, with and without
+ * affine. */
+static void test_fused_relu(void)
 {
-    bn_case k = {2, 5, 6, 7};
-    tt_batch_norm_desc d = tt_batch_norm_desc_make(k.n, k.c, k.h, k.w);
-    size_t n = numel(&k), nc = (size_t)k.c;
+    bn_case k = {2, 5, 9, 13};
+    tt_batch_norm_desc d = tt_batch_norm_desc_make(k.n, k.c, k.h, k.w), dr = d;
+    dr.relu = 1;
+    size_t n = numel(&k), nc = (size_t)k.c, ns = tt_batch_norm_saved_floats(&d);
     uint64_t seed = 78;
     float *x = random_floats(n, -2, 2, &seed), *dy = random_floats(n, -1, 1, &seed);
-    float w[MAX_C], b[MAX_C];
+    float w[MAX_C], b[MAX_C], rm[MAX_C], rv[MAX_C], wantp[2 * MAX_C], gotp[2 * MAX_C];
     th_fill_uniform(w, nc, -1.5f, 1.5f, &seed), th_fill_uniform(b, nc, -0.5f, 0.5f, &seed);
+    th_fill_uniform(rm, nc, -1, 1, &seed), th_fill_uniform(rv, nc, 0.2f, 3, &seed);
     float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
-    CU_ASSERT_FATAL(want && got);
+    float *masked = malloc(n * sizeof *masked);
+    CU_ASSERT_FATAL(want && got && masked);
     tt_backend *be = th_backend();
-    for (int affine = 0; affine < 2; affine++) {
+    for (int mode = 0; mode < 3; mode++) { /* training, training affine, eval affine */
+        int affine = mode > 0, training = mode < 2;
         bn_pool pool = {0};
         tt_batch_norm_state st = {0};
         if (affine) st.weight = put(&pool, w, nc, "bn.w"), st.bias = put(&pool, b, nc, "bn.b");
-        tt_mem mx = put(&pool, x, n, "bn.x"), ms = put(&pool, NULL, 2 * nc, "bn.saved");
-        tt_mem act = put(&pool, NULL, n, "bn.act");
-        tt_mem g1 = put(&pool, dy, n, "bn.g1"), g2 = put(&pool, dy, n, "bn.g2");
-        TH_OK(tt_batch_norm_forward(be, act, ms, mx, &st, &d, 1));
-        tt_mem again = put(&pool, NULL, n, "bn.again");
-        TH_OK(tt_batch_norm_apply_saved(be, again, mx, ms, &st, &d));
-        get(want, act, n), get(got, again, n);
-        CU_ASSERT(memcmp(want, got, n * sizeof *got) == 0);
-        TH_OK(tt_relu_forward(be, act, act, n));
-        TH_OK(tt_relu_backward_inplace(be, g1, act, n));
-        TH_OK(tt_batch_norm_relu_backward(be, g2, mx, ms, &st, &d));
+        if (!training)
+            st.running_mean = put(&pool, rm, nc, "bn.rm"), st.running_var = put(&pool, rv, nc, "bn.rv");
+        tt_mem mx = put(&pool, x, n, "bn.x"), ms = put(&pool, NULL, ns, "bn.saved");
+        tt_mem plain = put(&pool, NULL, n, "bn.plain"), act = put(&pool, NULL, n, "bn.act");
+        TH_OK(tt_batch_norm_forward(be, plain, ms, mx, &st, &d, training));
+        TH_OK(tt_batch_norm_forward(be, act, ms, mx, &st, &dr, training));
+        get(want, plain, n), get(got, act, n);
+        size_t zeros, same = ref_norm_relu_check(want, got, dy, masked, n, &zeros);
+        CU_ASSERT(zeros > 0 && zeros < n); /* the ReLU both keeps and drops */
+        CU_ASSERT_EQUAL(same, n);
+        if (training) {
+            tt_mem again = put(&pool, NULL, n, "bn.again");
+            TH_OK(tt_batch_norm_apply_saved(be, again, mx, ms, &st, &dr));
+            get(want, again, n);
+            CU_ASSERT(memcmp(want, got, n * sizeof *got) == 0);
+        }
+        tt_mem g1 = put(&pool, masked, n, "bn.g1"), g2 = put(&pool, dy, n, "bn.g2");
+        tt_mem p1 = put(&pool, NULL, 2 * nc, "bn.p1"), p2 = put(&pool, NULL, 2 * nc, "bn.p2");
+        TH_OK(tt_batch_norm_backward(be, g1, p1, tt_mem_f32(p1, nc), g1, mx, ms, &st, &d, training));
+        TH_OK(tt_batch_norm_backward(be, g2, p2, tt_mem_f32(p2, nc), g2, mx, ms, &st, &dr, training));
         get(want, g1, n), get(got, g2, n);
-        size_t zeros = 0;
-        for (size_t i = 0; i < n; i++) zeros += want[i] == 0.0f;
-        CU_ASSERT(zeros > 0 && zeros < n); /* the mask both keeps and drops */
         CU_ASSERT(memcmp(want, got, n * sizeof *got) == 0);
+        get(wantp, p1, 2 * nc), get(gotp, p2, 2 * nc);
+        CU_ASSERT(memcmp(wantp, gotp, 2 * nc * sizeof *gotp) == 0);
         pool_free(&pool);
     }
-    free(x), free(dy), free(want), free(got);
+    free(x), free(dy), free(want), free(got), free(masked);
 }
 
 static void test_train_backward(void)
@@ -445,7 +458,7 @@ static void test_torch_cross_check(void)
                               put(&pool, rm, nc, "bn.rm"), put(&pool, rv, nc, "bn.rv"), 0};
     tt_mem mx1 = put(&pool, x1, n, "bn.x1"), mx2 = put(&pool, x2, n, "bn.x2");
     tt_mem mdy = put(&pool, dy, n, "bn.dy"), my = put(&pool, NULL, n, "bn.y");
-    tt_mem ms = put(&pool, NULL, 2 * nc, "bn.saved"), mgx = put(&pool, NULL, n, "bn.dx");
+    tt_mem ms = put(&pool, NULL, tt_batch_norm_saved_floats(&d), "bn.saved"), mgx = put(&pool, NULL, n, "bn.dx");
     tt_mem mgw = put(&pool, NULL, nc, "bn.dw"), mgb = put(&pool, NULL, nc, "bn.db");
     tt_mem my3 = put(&pool, NULL, n, "bn.y3");
     tt_backend *be = th_backend();
@@ -484,7 +497,7 @@ int main(void)
         {"running statistics after two forwards", test_running_statistics},
         {"eval forward uses running statistics", test_eval_forward},
         {"training backward: finite differences, adds twice, in place", test_train_backward},
-        {"ReLU backward with the mask from the norm's input; output again", test_relu_backward_from_input},
+        {"fused ReLU: forward, output again, backward (train, eval)", test_fused_relu},
         {"eval backward: finite differences, adds twice, in place", test_eval_backward},
         {"bad arguments are refused", test_bad_arguments},
         {"cross-check with torch", test_torch_cross_check},

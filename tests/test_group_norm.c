@@ -1,6 +1,7 @@
 /* Group norm on the device vs the double reference (tests/ref_norm.c):
  * forward on odd shapes, finite-difference gradients of input, weight and
- * bias, backward adding, absent gradients, bad descriptors, the norm-kind
+ * bias, backward adding, the fused ReLU, both ways of sharing a plane among
+ * work-items, absent gradients, bad descriptors, the norm-kind
  * parser, and one cross-check against torch.nn.GroupNorm when torch is
  * there.  Every tensor sits PAD floats into its buffer to exercise offsets. */
 #include <math.h>
@@ -8,7 +9,6 @@
 #include <string.h>
 
 #include "harness.h"
-#include "ops/activation.h"
 #include "ops/group_norm.h"
 #include "ops/norm.h"
 #include "ref_norm.h"
@@ -65,24 +65,25 @@ static void test_forward(void)
     static const gn_case cases[] = {
         {1, 6, 5, 7, 3}, {3, 6, 5, 7, 1}, {3, 6, 5, 7, 6}, {2, 6, 1, 1, 3}, {3, 6, 1, 1, 6},
         {2, 10, 3, 3, 5}, {1, 4, 17, 19, 2}, {2, 8, 40, 40, 4},
+        {1, 2, 64, 70, 1}, {2, 4, 33, 65, 2}, /* several shares a plane, tails */
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const gn_case *k = &cases[ci];
         tt_group_norm_desc d = tt_group_norm_desc_make(k->n, k->c, k->h, k->w, k->g);
-        size_t n = numel(k), ns = (size_t)k->n * k->g;
+        size_t n = numel(k), ns = (size_t)k->n * k->g, nsaved = tt_group_norm_saved_floats(&d);
         uint64_t seed = 100 + ci;
         float *x = random_floats(n, -0.5f, 3.5f, &seed); /* mean far from 0 */
         float *w = random_floats((size_t)k->c, 0.5f, 1.5f, &seed);
         float *b = random_floats((size_t)k->c, -0.5f, 0.5f, &seed);
-        float *y = malloc(n * sizeof *y), *saved = malloc(2 * ns * sizeof *saved);
+        float *y = malloc(n * sizeof *y), *saved = malloc(nsaved * sizeof *saved);
         double *want = malloc(n * sizeof *want), *mean = malloc(2 * ns * sizeof *mean);
         double *xd = th_to_double(x, n), *wd = th_to_double(w, k->c), *bd = th_to_double(b, k->c);
         CU_ASSERT_FATAL(y && saved && want && mean);
-        CU_ASSERT_EQUAL(tt_group_norm_saved_floats(&d), 2 * ns);
+        CU_ASSERT(nsaved > 2 * ns); /* statistics first, then the scratch */
         gn_pool pool = {0};
         tt_mem mx = put(&pool, x, n, "gn.x"), mw = put(&pool, w, k->c, "gn.w");
         tt_mem mb = put(&pool, b, k->c, "gn.b"), my = put(&pool, y, n, "gn.y");
-        tt_mem ms = put(&pool, saved, 2 * ns, "gn.saved");
+        tt_mem ms = put(&pool, NULL, nsaved, "gn.saved");
         TH_OK(tt_group_norm_forward(th_backend(), my, ms, mx, mw, mb, &d));
         get(y, my, n);
         get(saved, ms, 2 * ns);
@@ -112,7 +113,7 @@ static void test_forward_no_affine(void)
     double *xd = th_to_double(x, n), *want = malloc(n * sizeof *want);
     gn_pool pool = {0};
     tt_mem mx = put(&pool, x, n, "gn.x"), my = put(&pool, NULL, n, "gn.y");
-    tt_mem ms = put(&pool, NULL, 8, "gn.saved");
+    tt_mem ms = put(&pool, NULL, tt_group_norm_saved_floats(&d), "gn.saved");
     TH_OK(tt_group_norm_forward(th_backend(), my, ms, mx, (tt_mem){0}, (tt_mem){0}, &d));
     get(y, my, n);
     ref_group_norm_forward(want, NULL, NULL, xd, NULL, NULL, k.n, k.c, k.h, k.w, k.g, d.eps);
@@ -156,6 +157,7 @@ static void test_backward(void)
 {
     static const gn_case cases[] = {
         {2, 6, 5, 7, 3}, {1, 6, 5, 7, 6}, {3, 6, 5, 7, 1}, {3, 6, 1, 1, 2}, {1, 4, 17, 19, 2},
+        {1, 2, 33, 65, 1},
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const gn_case *k = &cases[ci];
@@ -180,9 +182,9 @@ static void test_backward(void)
         tt_mem mgb = put(&pool, g0b, nc, "gn.db");
         tt_backend *be = th_backend();
         TH_OK(tt_group_norm_forward(be, my, ms, mx, mw, mb, &d));
-        TH_OK(tt_group_norm_backward(be, mgx, mgw, mgb, mdy, mx, ms, mw, &d));
+        TH_OK(tt_group_norm_backward(be, mgx, mgw, mgb, mdy, mx, ms, mw, mb, &d));
         get(gx, mgx, n), get(gw, mgw, nc), get(gb, mgb, nc);
-        TH_OK(tt_group_norm_backward(be, mgx, mgw, mgb, mdy, mx, ms, mw, &d));
+        TH_OK(tt_group_norm_backward(be, mgx, mgw, mgb, mdy, mx, ms, mw, mb, &d));
         get(gx2, mgx, n), get(gw2, mgw, nc), get(gb2, mgb, nc);
 
         /* once: g - g0 against central differences of the double reference */
@@ -224,8 +226,8 @@ static void test_backward(void)
         tt_mem zx = put(&pool, NULL, n, "gn.zx"), ix = put(&pool, dy, n, "gn.ix");
         tt_mem zw = put(&pool, NULL, nc, "gn.zw"), zb = put(&pool, NULL, nc, "gn.zb");
         tt_mem iw = put(&pool, NULL, nc, "gn.iw"), ib = put(&pool, NULL, nc, "gn.ib");
-        TH_OK(tt_group_norm_backward(be, zx, zw, zb, mdy, mx, ms, mw, &d));
-        TH_OK(tt_group_norm_backward(be, ix, iw, ib, ix, mx, ms, mw, &d));
+        TH_OK(tt_group_norm_backward(be, zx, zw, zb, mdy, mx, ms, mw, mb, &d));
+        TH_OK(tt_group_norm_backward(be, ix, iw, ib, ix, mx, ms, mw, mb, &d));
         float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
         CU_ASSERT_FATAL(want && got);
         get(want, zx, n), get(got, ix, n);
@@ -243,43 +245,93 @@ static void test_backward(void)
     }
 }
 
-/* The ReLU's backward with its mask found from the norm's input gives the
- * bits of the ReLU's backward from its output, and the norm applied again
- * with the saved statistics the forward's output, with and without affine. */
-static void test_relu_backward_from_input(void)
+/* A fused ReLU: the forward writes relu of the plain forward and apply_saved
+ * those bits again; the backward gives the bits of the plain backward of dy
+ * masked where that output is 0, with and without affine. */
+static void test_fused_relu(void)
 {
-    gn_case k = {2, 6, 5, 7, 3};
-    tt_group_norm_desc d = tt_group_norm_desc_make(k.n, k.c, k.h, k.w, k.g);
+    gn_case k = {2, 6, 9, 13, 3};
+    tt_group_norm_desc d = tt_group_norm_desc_make(k.n, k.c, k.h, k.w, k.g), dr = d;
+    dr.relu = 1;
     size_t n = numel(&k), nc = (size_t)k.c, ns = tt_group_norm_saved_floats(&d);
     uint64_t seed = 77;
     float *x = random_floats(n, -2, 2, &seed), *dy = random_floats(n, -1, 1, &seed);
     float *w = random_floats(nc, -1.5f, 1.5f, &seed), *b = random_floats(nc, -0.5f, 0.5f, &seed);
     float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
-    CU_ASSERT_FATAL(want && got);
+    float *masked = malloc(n * sizeof *masked);
+    float wantp[12], gotp[12];
+    CU_ASSERT_FATAL(want && got && masked);
     tt_backend *be = th_backend();
     for (int affine = 0; affine < 2; affine++) {
         gn_pool pool = {0};
         tt_mem mx = put(&pool, x, n, "gn.x"), ms = put(&pool, NULL, ns, "gn.saved");
-        tt_mem act = put(&pool, NULL, n, "gn.act");
-        tt_mem g1 = put(&pool, dy, n, "gn.g1"), g2 = put(&pool, dy, n, "gn.g2");
+        tt_mem plain = put(&pool, NULL, n, "gn.plain"), act = put(&pool, NULL, n, "gn.act");
         tt_mem mw = {0}, mb = {0};
         if (affine) mw = put(&pool, w, nc, "gn.w"), mb = put(&pool, b, nc, "gn.b");
-        TH_OK(tt_group_norm_forward(be, act, ms, mx, mw, mb, &d));
+        TH_OK(tt_group_norm_forward(be, plain, ms, mx, mw, mb, &d));
+        TH_OK(tt_group_norm_forward(be, act, ms, mx, mw, mb, &dr));
+        get(want, plain, n), get(got, act, n);
+        size_t zeros, same = ref_norm_relu_check(want, got, dy, masked, n, &zeros);
+        CU_ASSERT(zeros > 0 && zeros < n); /* the ReLU both keeps and drops */
+        CU_ASSERT_EQUAL(same, n);
         tt_mem again = put(&pool, NULL, n, "gn.again");
-        TH_OK(tt_group_norm_apply_saved(be, again, mx, ms, mw, mb, &d));
-        get(want, act, n), get(got, again, n);
+        TH_OK(tt_group_norm_apply_saved(be, again, mx, ms, mw, mb, &dr));
+        get(want, again, n);
         CU_ASSERT(memcmp(want, got, n * sizeof *got) == 0);
-        TH_OK(tt_relu_forward(be, act, act, n));
-        TH_OK(tt_relu_backward_inplace(be, g1, act, n));
-        TH_OK(tt_group_norm_relu_backward(be, g2, mx, ms, mw, mb, &d));
+
+        tt_mem g1 = put(&pool, masked, n, "gn.g1"), g2 = put(&pool, dy, n, "gn.g2");
+        tt_mem p1 = put(&pool, NULL, 2 * nc, "gn.p1"), p2 = put(&pool, NULL, 2 * nc, "gn.p2");
+        TH_OK(tt_group_norm_backward(be, g1, p1, tt_mem_f32(p1, nc), g1, mx, ms, mw, mb, &d));
+        TH_OK(tt_group_norm_backward(be, g2, p2, tt_mem_f32(p2, nc), g2, mx, ms, mw, mb, &dr));
         get(want, g1, n), get(got, g2, n);
-        size_t zeros = 0;
-        for (size_t i = 0; i < n; i++) zeros += want[i] == 0.0f;
-        CU_ASSERT(zeros > 0 && zeros < n); /* the mask both keeps and drops */
         CU_ASSERT(memcmp(want, got, n * sizeof *got) == 0);
+        get(wantp, p1, 2 * nc), get(gotp, p2, 2 * nc);
+        CU_ASSERT(memcmp(wantp, gotp, 2 * nc * sizeof *gotp) == 0);
         pool_free(&pool);
     }
-    free(x), free(dy), free(w), free(b), free(want), free(got);
+    free(x), free(dy), free(w), free(b), free(want), free(got), free(masked);
+}
+
+/* The GPU layout (each work-item takes every chunks-th vector of a plane,
+ * $TT_NORM_INTERLEAVE=1) against the CPU one (contiguous shares): the same
+ * forward and gradients up to float summation order. */
+static void test_interleaved_shares(void)
+{
+    gn_case k = {2, 4, 33, 65, 2};
+    tt_group_norm_desc d = tt_group_norm_desc_make(k.n, k.c, k.h, k.w, k.g);
+    d.relu = 1;
+    size_t n = numel(&k), nc = (size_t)k.c, ns = tt_group_norm_saved_floats(&d);
+    uint64_t seed = 91;
+    float *x = random_floats(n, -2, 2, &seed), *dy = random_floats(n, -1, 1, &seed);
+    float *w = random_floats(nc, 0.5f, 1.5f, &seed), *b = random_floats(nc, -0.5f, 0.5f, &seed);
+    float *out[2], *gx[2], gp[2][8];
+    tt_backend *be = th_backend();
+    for (int inter = 0; inter < 2; inter++) {
+        setenv("TT_NORM_INTERLEAVE", inter ? "1" : "0", 1);
+        out[inter] = malloc(n * sizeof(float)), gx[inter] = malloc(n * sizeof(float));
+        CU_ASSERT_FATAL(out[inter] && gx[inter]);
+        gn_pool pool = {0};
+        tt_mem mx = put(&pool, x, n, "gn.x"), ms = put(&pool, NULL, ns, "gn.saved");
+        tt_mem mw = put(&pool, w, nc, "gn.w"), mb = put(&pool, b, nc, "gn.b");
+        tt_mem my = put(&pool, NULL, n, "gn.y"), mg = put(&pool, dy, n, "gn.g");
+        tt_mem mp = put(&pool, NULL, 2 * nc, "gn.p");
+        TH_OK(tt_group_norm_forward(be, my, ms, mx, mw, mb, &d));
+        TH_OK(tt_group_norm_backward(be, mg, mp, tt_mem_f32(mp, nc), mg, mx, ms, mw, mb, &d));
+        get(out[inter], my, n), get(gx[inter], mg, n), get(gp[inter], mp, 2 * nc);
+        pool_free(&pool);
+    }
+    unsetenv("TT_NORM_INTERLEAVE");
+    double *want = th_to_double(out[0], n), *want_g = th_to_double(gx[0], n);
+    double *want_p = th_to_double(gp[0], 2 * nc);
+    double ey = th_max_rel_error(out[1], want, n, 1.0);
+    double ex = grad_error(gx[1], want_g, n), ep = grad_error(gp[1], want_p, 2 * nc);
+    printf("\n  interleaved vs contiguous shares: max diff y %.2e dinp %.2e dparams %.2e", ey, ex,
+           ep);
+    CU_ASSERT(ey < 1e-5);
+    CU_ASSERT(ex < 1e-5);
+    CU_ASSERT(ep < 1e-4); /* sums of 4290 terms, some near 0, in another order */
+    for (int i = 0; i < 2; i++) free(out[i]), free(gx[i]);
+    free(x), free(dy), free(w), free(b), free(want), free(want_g), free(want_p);
 }
 
 /* Absent gradients are skipped; the present one is still right. */
@@ -294,11 +346,13 @@ static void test_absent_gradients(void)
     gn_pool pool = {0};
     tt_mem mx = put(&pool, x, n, "gn.x"), mdy = put(&pool, dy, n, "gn.dy");
     tt_mem mw = put(&pool, w, 4, "gn.w"), my = put(&pool, NULL, n, "gn.y");
-    tt_mem ms = put(&pool, NULL, 8, "gn.saved"), mdb = put(&pool, db, 4, "gn.db");
+    tt_mem ms = put(&pool, NULL, tt_group_norm_saved_floats(&d), "gn.saved");
+    tt_mem mdb = put(&pool, db, 4, "gn.db");
     TH_OK(tt_group_norm_forward(th_backend(), my, ms, mx, mw, (tt_mem){0}, &d));
-    TH_OK(tt_group_norm_backward(th_backend(), (tt_mem){0}, (tt_mem){0}, mdb, mdy, mx, ms, mw, &d));
+    TH_OK(tt_group_norm_backward(th_backend(), (tt_mem){0}, (tt_mem){0}, mdb, mdy, mx, ms, mw,
+                                 (tt_mem){0}, &d));
     TH_OK(tt_group_norm_backward(th_backend(), (tt_mem){0}, (tt_mem){0}, (tt_mem){0}, mdy, mx, ms,
-                                 mw, &d));
+                                 mw, (tt_mem){0}, &d));
     get(db, mdb, 4);
     double want[4] = {0};
     for (size_t i = 0; i < n; i++) want[(i / (k.h * k.w)) % k.c] += dy[i];
@@ -330,7 +384,7 @@ static void test_bad_descriptors(void)
     tt_status_free(s);
     d = tt_group_norm_desc_make(1, 6, 2, 2, 3);
     d.eps = 0;
-    s = tt_group_norm_backward(be, m, m, m, m, m, m, m, &d);
+    s = tt_group_norm_backward(be, m, m, m, m, m, m, m, m, &d);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
     CU_ASSERT(strstr(tt_status_message(s), "eps") != NULL);
     tt_status_free(s);
@@ -413,7 +467,7 @@ static void test_torch_cross_check(void)
     tt_mem mgx = put(&pool, gx, n, "gn.dx"), mgw = put(&pool, gw, nc, "gn.dw");
     tt_mem mgb = put(&pool, gb, nc, "gn.db");
     TH_OK(tt_group_norm_forward(th_backend(), my, ms, mx, mw, mb, &d));
-    TH_OK(tt_group_norm_backward(th_backend(), mgx, mgw, mgb, mdy, mx, ms, mw, &d));
+    TH_OK(tt_group_norm_backward(th_backend(), mgx, mgw, mgb, mdy, mx, ms, mw, mb, &d));
     get(y, my, n), get(gx, mgx, n), get(gw, mgw, nc), get(gb, mgb, nc);
     double *want = th_to_double(ref, n_out);
     double ey = th_max_rel_error(y, want, n, 1.0);
@@ -435,7 +489,8 @@ int main(void)
         {"forward vs reference, odd shapes", test_forward},
         {"forward without affine", test_forward_no_affine},
         {"backward: finite differences, adds twice, in place", test_backward},
-        {"ReLU backward with the mask from the norm's input; output again", test_relu_backward_from_input},
+        {"fused ReLU: forward, output again, backward", test_fused_relu},
+        {"interleaved shares (GPU layout) agree", test_interleaved_shares},
         {"absent gradients are skipped", test_absent_gradients},
         {"bad descriptors are refused", test_bad_descriptors},
         {"norm kinds: names and parser", test_norm_kinds},

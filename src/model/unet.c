@@ -100,19 +100,25 @@ static void block_init(tt_unet *u, tt_unet_block *b, const char *name, int cin, 
     }
 }
 
+/* The block's norms are each followed by a ReLU, fused into them: the
+ * forward writes relu(norm(conv)), the backward takes d act and finds the
+ * ReLU's mask again from conv and the saved statistics. */
 static tt_status norm_forward(tt_unet *u, tt_unet_block *b, tt_mem out, tt_mem saved, tt_mem inp,
                               int w_index, int b_index, tt_batch_norm_state *bn, int n)
 {
     if (u->config.norm == TT_NORM_GROUP) {
         tt_group_norm_desc d =
             tt_group_norm_desc_make(n, b->channels, b->height, b->width, u->config.groups);
+        d.relu = 1;
         return tt_group_norm_forward(u->be, out, saved, inp, tt_unet_param(u, w_index),
                                      tt_unet_param(u, b_index), &d);
     }
     tt_batch_norm_desc d = tt_batch_norm_desc_make(n, b->channels, b->height, b->width);
+    d.relu = 1;
     return tt_batch_norm_forward(u->be, out, saved, inp, bn, &d, u->training);
 }
 
+/* dinp = d conv given dout = d act (in place when they are the same). */
 static tt_status norm_backward(tt_unet *u, tt_unet_block *b, tt_mem dinp, tt_mem dout, tt_mem inp,
                                tt_mem saved, int w_index, int b_index,
                                const tt_batch_norm_state *bn, int n)
@@ -120,32 +126,33 @@ static tt_status norm_backward(tt_unet *u, tt_unet_block *b, tt_mem dinp, tt_mem
     if (u->config.norm == TT_NORM_GROUP) {
         tt_group_norm_desc d =
             tt_group_norm_desc_make(n, b->channels, b->height, b->width, u->config.groups);
+        d.relu = 1;
         return tt_group_norm_backward(u->be, dinp, tt_unet_grad(u, w_index),
                                       tt_unet_grad(u, b_index), dout, inp, saved,
-                                      tt_unet_param(u, w_index), &d);
+                                      tt_unet_param(u, w_index), tt_unet_param(u, b_index), &d);
     }
     tt_batch_norm_desc d = tt_batch_norm_desc_make(n, b->channels, b->height, b->width);
+    d.relu = 1;
     return tt_batch_norm_backward(u->be, dinp, tt_unet_grad(u, w_index), tt_unet_grad(u, b_index),
                                   dout, inp, saved, bn, &d, 1);
 }
 
-/* From the forward's input and statistics (`saved`), the same bits as the
- * forward: dst = norm(inp), or with relu_mask dst = 0 in place where
- * relu(norm(inp)) is 0 (the backward of the ReLU after the norm). */
+/* dst = relu(norm(inp)) from the forward's input and statistics (`saved`):
+ * the forward's output again, the same bits. */
 static tt_status norm_from_saved(tt_unet *u, tt_unet_block *b, tt_mem dst, tt_mem inp,
                                  tt_mem saved, int w_index, int b_index,
-                                 const tt_batch_norm_state *bn, int n, int relu_mask)
+                                 const tt_batch_norm_state *bn, int n)
 {
     if (u->config.norm == TT_NORM_GROUP) {
         tt_group_norm_desc d =
             tt_group_norm_desc_make(n, b->channels, b->height, b->width, u->config.groups);
-        tt_mem w = tt_unet_param(u, w_index), bias = tt_unet_param(u, b_index);
-        return relu_mask ? tt_group_norm_relu_backward(u->be, dst, inp, saved, w, bias, &d)
-                         : tt_group_norm_apply_saved(u->be, dst, inp, saved, w, bias, &d);
+        d.relu = 1;
+        return tt_group_norm_apply_saved(u->be, dst, inp, saved, tt_unet_param(u, w_index),
+                                         tt_unet_param(u, b_index), &d);
     }
     tt_batch_norm_desc d = tt_batch_norm_desc_make(n, b->channels, b->height, b->width);
-    return relu_mask ? tt_batch_norm_relu_backward(u->be, dst, inp, saved, bn, &d)
-                     : tt_batch_norm_apply_saved(u->be, dst, inp, saved, bn, &d);
+    d.relu = 1;
+    return tt_batch_norm_apply_saved(u->be, dst, inp, saved, bn, &d);
 }
 
 static tt_mem workspace(const tt_unet *u)
@@ -271,11 +278,12 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
     TT_TRY(conv1_forward(u, b, x, x->conv1, input, n));
     if (norm)
         TT_TRY(norm_forward(u, b, x->act1, x->saved1, x->conv1, b->norm1_w, b->norm1_b, s1, n));
-    TT_TRY(tt_relu_forward(u->be, x->act1, x->act1, count));
+    else
+        TT_TRY(tt_relu_forward(u->be, x->act1, x->act1, count));
     TT_TRY(tt_conv2d_forward(u->be, x->conv2, x->act1, tt_unet_param(u, b->conv2_w),
                              tt_unet_param(u, b->conv2_b), &d2, workspace(u)));
     if (norm)
-        TT_TRY(norm_forward(u, b, x->act2, x->saved2, x->conv2, b->norm2_w, b->norm2_b, s2, n));
+        return norm_forward(u, b, x->act2, x->saved2, x->conv2, b->norm2_w, b->norm2_b, s2, n);
     return tt_relu_forward(u->be, x->act2, x->act2, count);
 }
 
@@ -315,16 +323,13 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
                                   tt_unet_grad(u, b->conv2_b), g, x->act1, w2, &d2, workspace(u)));
         TT_TRY(tt_relu_backward_inplace(u->be, h, x->act1, count));        /* d conv1 out */
     } else {
-        TT_TRY(norm_from_saved(u, b, g, x->conv2, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n, 1));
         TT_TRY(norm_backward(u, b, g, g, x->conv2, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
-        TT_TRY(norm_from_saved(u, b, h, x->conv1, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n,
-                               0));                                        /* act1 into h */
-        TT_TRY(tt_relu_forward(u->be, h, h, count));
+        TT_TRY(norm_from_saved(u, b, h, x->conv1, x->saved1, b->norm1_w, b->norm1_b, &b->bn1,
+                               n));                                        /* act1 into h */
         TT_TRY(tt_conv2d_backward(u->be, NONE, tt_unet_grad(u, b->conv2_w),
                                   tt_unet_grad(u, b->conv2_b), g, h, NONE, &d2, workspace(u)));
         TT_TRY(tt_fill(u->be, h, 0.0f, count));                            /* d act1 over it */
         TT_TRY(tt_conv2d_backward(u->be, h, NONE, NONE, g, NONE, w2, &d2, workspace(u)));
-        TT_TRY(norm_from_saved(u, b, h, x->conv1, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n, 1));
         TT_TRY(norm_backward(u, b, h, h, x->conv1, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
     }                                                                      /* d conv1 out */
     if (x->skip.buffer) {
@@ -351,17 +356,14 @@ static tt_status lean_backward(tt_unet *u, tt_unet_block *b, tt_mem g, int n)
     tt_batch_norm_state bn1 = no_running(b->bn1);
     TT_TRY(up_forward(u, b->level, p, n));
     TT_TRY(dec_conv1_forward(u, b, q, p, x->skip, n));                      /* conv1 */
-    TT_TRY(norm_forward(u, b, p, x->saved1, q, b->norm1_w, b->norm1_b, &bn1, n));
-    TT_TRY(tt_relu_forward(u->be, p, p, count));                            /* act1 */
+    TT_TRY(norm_forward(u, b, p, x->saved1, q, b->norm1_w, b->norm1_b, &bn1, n)); /* act1 */
     TT_TRY(tt_conv2d_forward(u->be, q, p, tt_unet_param(u, b->conv2_w),
                              tt_unet_param(u, b->conv2_b), &d2, workspace(u))); /* conv2 */
     /* d norm2 out, then d conv2 out, in g */
-    TT_TRY(norm_from_saved(u, b, g, q, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n, 1));
     TT_TRY(norm_backward(u, b, g, g, q, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
     TT_TRY(tt_fill(u->be, q, 0.0f, count));                                 /* d act1 */
     TT_TRY(tt_conv2d_backward(u->be, q, tt_unet_grad(u, b->conv2_w), tt_unet_grad(u, b->conv2_b),
                               g, p, tt_unet_param(u, b->conv2_w), &d2, workspace(u)));
-    TT_TRY(tt_relu_backward_inplace(u->be, q, p, count));                   /* d norm1 out */
     TT_TRY(up_forward(u, b->level, g, n));
     TT_TRY(dec_conv1_forward(u, b, p, g, x->skip, n));                      /* conv1 again */
     TT_TRY(norm_backward(u, b, q, q, p, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));

@@ -57,6 +57,8 @@
 #include "core/plan.h"
 #include "core/status.h"
 #include "model/unet.h"
+#include "ops/batch_norm.h"
+#include "ops/group_norm.h"
 
 typedef struct request_list {
     tt_plan_item *items;
@@ -151,9 +153,11 @@ static void add_set(request_list *r, const tt_unet *u, const tt_unet_block *b, t
     if (!norm) return; /* ReLU in place: act == conv (aliased after planning) */
     snprintf(name, sizeof name, "%s%s.act2", b->name, tag);
     add(r, name, bytes, l->first, l->out_last, &x->act2);
-    size_t saved = u->config.norm == TT_NORM_GROUP
-                       ? 2 * (size_t)u->capacity * (size_t)u->config.groups * sizeof(float)
-                       : 2 * (size_t)b->channels * sizeof(float);
+    tt_group_norm_desc gd =
+        tt_group_norm_desc_make(u->capacity, b->channels, b->height, b->width, u->config.groups);
+    tt_batch_norm_desc bd = tt_batch_norm_desc_make(u->capacity, b->channels, b->height, b->width);
+    size_t saved = sizeof(float) * (u->config.norm == TT_NORM_GROUP ? tt_group_norm_saved_floats(&gd)
+                                                                    : tt_batch_norm_saved_floats(&bd));
     snprintf(name, sizeof name, "%s%s.norm1.saved", b->name, tag);
     add(r, name, saved, l->first, l->inner_last, &x->saved1);
     if (l->no_saved2) return;

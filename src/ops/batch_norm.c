@@ -1,12 +1,13 @@
 /* Batch normalisation (torch.nn.BatchNorm2d): host side of opencl/norm.cl.
  *
- * Training forward: one work-group per channel reduces the mean and biased
- * variance over (N, H, W) (two passes, local-memory tree) and updates the
- * running statistics; an element-wise pass writes y.  Eval forward is the
- * element-wise pass with the running statistics.  Training backward: one
- * work-group per channel adds rstd * (g - mean(g) - xhat * mean(g xhat)),
- * g = dy * weight[c], to dinp; another reduces dweight and dbias.  Eval
- * backward: dinp += dy * weight / sqrt(running_var + eps), element-wise. */
+ * Training forward: partial moments per share of each plane, merged per
+ * channel into the mean and biased variance over (N, H, W) (and the running
+ * statistics); an element-wise pass writes y.  Eval forward is the
+ * element-wise pass with the running statistics.  Training backward:
+ * partial sums of g and g * xhat (g = dy, masked by a fused ReLU), merged
+ * into dweight, dbias and the means of the element-wise input gradient
+ * rstd * (g w - mean(g w) - xhat * mean(g w xhat)).  Eval backward: dinp
+ * += g * weight / sqrt(running_var + eps), element-wise. */
 #include "ops/batch_norm.h"
 
 #include "core/status.h"
@@ -14,12 +15,20 @@
 
 tt_batch_norm_desc tt_batch_norm_desc_make(int batch, int channels, int height, int width)
 {
-    return (tt_batch_norm_desc){batch, channels, height, width, TT_NORM_DEFAULT_EPS, 0.1f};
+    return (tt_batch_norm_desc){batch, channels, height, width, TT_NORM_DEFAULT_EPS, 0.1f, 0};
+}
+
+static tt_norm_layout layout(const tt_batch_norm_desc *d)
+{
+    return tt_norm_layout_batch(d->batch, d->channels, d->height, d->width);
 }
 
 size_t tt_batch_norm_saved_floats(const tt_batch_norm_desc *desc)
 {
-    return 2 * (size_t)(desc->channels > 0 ? desc->channels : 0);
+    if (desc->batch <= 0 || desc->channels <= 0 || desc->height <= 0 || desc->width <= 0)
+        return 0;
+    tt_norm_layout l = layout(desc);
+    return tt_norm_saved_floats(&l);
 }
 
 tt_status tt_batch_norm_check(const tt_batch_norm_desc *d, int training)
@@ -59,6 +68,17 @@ static tt_status check_running(const tt_batch_norm_state *state)
     return NULL;
 }
 
+/* What the element-wise and backward passes read: the saved batch
+ * statistics (training) or the running ones (eval). */
+static tt_norm_params params(const tt_batch_norm_desc *d, const tt_norm_layout *l, tt_mem saved,
+                             const tt_batch_norm_state *state, int training)
+{
+    tt_norm_params p = {tt_norm_saved_mean(saved), tt_norm_saved_rstd(saved, l), 0, d->eps,
+                        state->weight, state->bias, d->relu};
+    if (!training) p.mean = state->running_mean, p.stat = state->running_var, p.stat_is_var = 1;
+    return p;
+}
+
 tt_status tt_batch_norm_forward(tt_backend *be, tt_mem out, tt_mem saved, tt_mem inp,
                                 tt_batch_norm_state *state, const tt_batch_norm_desc *desc,
                                 int training)
@@ -67,24 +87,22 @@ tt_status tt_batch_norm_forward(tt_backend *be, tt_mem out, tt_mem saved, tt_mem
     TT_TRY(need(out, "output"));
     TT_TRY(need(inp, "input"));
     TT_TRY(check_running(state));
-    tt_norm_layout l = tt_norm_layout_batch(desc->batch, desc->channels, desc->height, desc->width);
+    tt_norm_layout l = layout(desc);
+    tt_norm_params p = params(desc, &l, saved, state, training);
     if (!training) {
         TT_TRY(need(state->running_mean, "running_mean (eval mode)"));
-        return tt_norm_launch_apply(be, &l, out, inp, state->running_mean, state->running_var, 1,
-                                    desc->eps, state->weight, state->bias);
+        return tt_norm_launch_apply(be, &l, out, inp, &p);
     }
-    TT_TRY(need(saved, "saved statistics"));
-    tt_mem mean = saved, rstd = tt_mem_f32(saved, (size_t)l.stat_count);
+    TT_TRY(tt_norm_check_saved("batch_norm", saved, &l));
     float momentum = desc->momentum;
     if (state->running_mean.buffer) {
         state->num_batches_tracked++;
         if (momentum == TT_BATCH_NORM_CUMULATIVE_AVERAGE)
             momentum = 1.0f / (float)state->num_batches_tracked;
     }
-    TT_TRY(tt_norm_launch_stats(be, &l, mean, rstd, state->running_mean, state->running_var, inp,
-                                desc->eps, momentum));
-    return tt_norm_launch_apply(be, &l, out, inp, mean, rstd, 0, desc->eps, state->weight,
-                                state->bias);
+    TT_TRY(tt_norm_launch_stats(be, &l, p.mean, p.stat, state->running_mean, state->running_var,
+                                inp, tt_norm_saved_scratch(saved, &l), desc->eps, momentum));
+    return tt_norm_launch_apply(be, &l, out, inp, &p);
 }
 
 tt_status tt_batch_norm_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem dbias,
@@ -97,52 +115,25 @@ tt_status tt_batch_norm_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt
     if (!dinp.buffer && !dweight.buffer && !dbias.buffer) return NULL;
     TT_TRY(need(dout, "output gradient"));
     TT_TRY(need(inp, "input"));
-    tt_norm_layout l = tt_norm_layout_batch(desc->batch, desc->channels, desc->height, desc->width);
-    if (!training) {
-        TT_TRY(need(state->running_mean, "running_mean (eval mode)"));
-        /* the parameter gradients first: dinp may be dout itself */
-        TT_TRY(tt_norm_launch_param_grads(be, &l, dweight, dbias, dout, inp, state->running_mean,
-                                          state->running_var, 1, desc->eps));
-        if (!dinp.buffer) return NULL;
-        return tt_norm_launch_eval_backward_input(be, &l, dinp, dout, state->running_var,
-                                                  state->weight, desc->eps);
-    }
-    TT_TRY(need(saved, "saved statistics"));
-    tt_mem mean = saved, rstd = tt_mem_f32(saved, (size_t)l.stat_count);
-    TT_TRY(tt_norm_launch_param_grads(be, &l, dweight, dbias, dout, inp, mean, rstd, 0, desc->eps));
-    if (!dinp.buffer) return NULL;
-    return tt_norm_launch_backward_input(be, &l, dinp, dout, inp, mean, rstd, state->weight);
-}
-
-/* The checks and layout of a call that reads a training forward's input
- * and saved statistics and writes `dst` (called `what`). */
-static tt_status from_saved(const tt_batch_norm_desc *desc, tt_mem dst, const char *what,
-                            tt_mem inp, tt_mem saved, tt_norm_layout *l)
-{
-    TT_TRY(tt_batch_norm_check(desc, 1));
-    TT_TRY(need(dst, what));
-    TT_TRY(need(inp, "input"));
-    TT_TRY(need(saved, "saved statistics"));
-    *l = tt_norm_layout_batch(desc->batch, desc->channels, desc->height, desc->width);
-    return NULL;
+    if (!training) TT_TRY(need(state->running_mean, "running_mean (eval mode)"));
+    tt_norm_layout l = layout(desc);
+    /* eval mode needs the scratch only for the parameter gradients */
+    if (training || dweight.buffer || dbias.buffer)
+        TT_TRY(tt_norm_check_saved("batch_norm", saved, &l));
+    tt_norm_params p = params(desc, &l, saved, state, training);
+    return tt_norm_launch_backward(be, &l, dinp, dweight, dbias, dout, inp, &p, training,
+                                   tt_norm_saved_scratch(saved, &l));
 }
 
 tt_status tt_batch_norm_apply_saved(tt_backend *be, tt_mem out, tt_mem inp, tt_mem saved,
                                     const tt_batch_norm_state *state,
                                     const tt_batch_norm_desc *desc)
 {
-    tt_norm_layout l;
-    TT_TRY(from_saved(desc, out, "output", inp, saved, &l));
-    return tt_norm_launch_apply(be, &l, out, inp, saved, tt_mem_f32(saved, (size_t)l.stat_count), 0,
-                                desc->eps, state->weight, state->bias);
-}
-
-tt_status tt_batch_norm_relu_backward(tt_backend *be, tt_mem d, tt_mem inp, tt_mem saved,
-                                      const tt_batch_norm_state *state,
-                                      const tt_batch_norm_desc *desc)
-{
-    tt_norm_layout l;
-    TT_TRY(from_saved(desc, d, "gradient", inp, saved, &l));
-    return tt_norm_launch_relu_backward(be, &l, d, inp, saved, tt_mem_f32(saved, (size_t)l.stat_count),
-                                        state->weight, state->bias);
+    TT_TRY(tt_batch_norm_check(desc, 1));
+    TT_TRY(need(out, "output"));
+    TT_TRY(need(inp, "input"));
+    tt_norm_layout l = layout(desc);
+    TT_TRY(tt_norm_check_saved("batch_norm", saved, &l));
+    tt_norm_params p = params(desc, &l, saved, state, 1);
+    return tt_norm_launch_apply(be, &l, out, inp, &p);
 }

@@ -39,6 +39,7 @@ typedef struct tt_batch_norm_desc {
     int batch, channels, height, width; /* (N, C, H, W) */
     float eps;                          /* > 0; PyTorch: 1e-5 */
     float momentum;                     /* in [0, 1], PyTorch: 0.1; or CUMULATIVE_AVERAGE */
+    int relu;                           /* 1: a ReLU follows, fused (as in group_norm.h) */
 } tt_batch_norm_desc;
 
 /* Caller-owned parameters and state of one layer. */
@@ -50,10 +51,11 @@ typedef struct tt_batch_norm_state {
     int64_t num_batches_tracked;   /* host counter, starts at 0 */
 } tt_batch_norm_state;
 
-/* A descriptor with PyTorch's defaults: eps 1e-5, momentum 0.1. */
+/* A descriptor with PyTorch's defaults: eps 1e-5, momentum 0.1; no ReLU. */
 tt_batch_norm_desc tt_batch_norm_desc_make(int batch, int channels, int height, int width);
 
-/* Floats of the saved-statistics buffer: 2 * C. */
+/* Floats of the saved buffer: 2 * C statistics and the scratch that the
+ * reductions pass partial sums through (0 for a bad shape). */
 size_t tt_batch_norm_saved_floats(const tt_batch_norm_desc *desc);
 
 /* Checks the descriptor for the mode; messages name the shape. Training
@@ -63,7 +65,7 @@ tt_status tt_batch_norm_check(const tt_batch_norm_desc *desc, int training);
 /* out (N, C, H, W) = batch_norm(inp).  training != 0: batch statistics into
  * saved (2 C), running statistics and num_batches_tracked updated when
  * present.  training == 0: running statistics (required), saved unused (may
- * be absent).  out must not alias inp. */
+ * be absent).  out may be inp itself. */
 tt_status tt_batch_norm_forward(tt_backend *be, tt_mem out, tt_mem saved, tt_mem inp,
                                 tt_batch_norm_state *state, const tt_batch_norm_desc *desc,
                                 int training);
@@ -71,7 +73,8 @@ tt_status tt_batch_norm_forward(tt_backend *be, tt_mem out, tt_mem saved, tt_mem
 /* dinp += dL/dinp, dweight (C) += dL/dweight, dbias (C) += dL/dbias from
  * dout, the forward's inp, saved (training) and state, in the same mode as
  * the forward.  In eval mode the layer is the per-channel affine map
- * y = x * weight / sqrt(running_var + eps) + const, so dinp is element-wise. */
+ * y = x * weight / sqrt(running_var + eps) + const, so dinp is element-wise;
+ * saved is then needed (as scratch) only for dweight and dbias. */
 tt_status tt_batch_norm_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem dbias,
                                  tt_mem dout, tt_mem inp, tt_mem saved,
                                  const tt_batch_norm_state *state, const tt_batch_norm_desc *desc,
@@ -83,14 +86,5 @@ tt_status tt_batch_norm_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt
 tt_status tt_batch_norm_apply_saved(tt_backend *be, tt_mem out, tt_mem inp, tt_mem saved,
                                     const tt_batch_norm_state *state,
                                     const tt_batch_norm_desc *desc);
-
-/* d (N, C, H, W) = 0 where relu(batch_norm(inp)) is 0 (training mode, the
- * saved batch statistics), in place: the backward of a ReLU after this norm
- * for a caller that keeps inp and saved but not the ReLU output.  The mask
- * is found with the forward's own arithmetic, so it is the forward's bit for
- * bit. */
-tt_status tt_batch_norm_relu_backward(tt_backend *be, tt_mem d, tt_mem inp, tt_mem saved,
-                                      const tt_batch_norm_state *state,
-                                      const tt_batch_norm_desc *desc);
 
 #endif

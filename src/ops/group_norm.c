@@ -1,11 +1,11 @@
 /* Group normalisation (torch.nn.GroupNorm): host side of opencl/norm.cl.
  *
- * Forward: one work-group per (n, g) reduces mean and biased variance
- * (two passes, local-memory tree), then an element-wise pass writes y.
- * Backward: one work-group per (n, g) reduces sum(g) and sum(g * xhat),
- * g = dy * weight[c], and adds rstd * (g - mean(g) - xhat * mean(g xhat)) to
- * dinp; one work-group per channel reduces dweight and dbias over n and the
- * pixels. */
+ * Forward: partial moments per share of each plane, merged per (n, g) into
+ * mean and biased variance, then an element-wise pass writes y (with the
+ * fused ReLU when the descriptor asks).  Backward: partial sums of g and
+ * g * xhat per share (g = dy, masked by the ReLU), merged per channel into
+ * dweight and dbias and per (n, g) into the two means that the element-wise
+ * input gradient rstd * (g w - mean(g w) - xhat * mean(g w xhat)) needs. */
 #include "ops/group_norm.h"
 
 #include "core/status.h"
@@ -14,13 +14,17 @@
 tt_group_norm_desc tt_group_norm_desc_make(int batch, int channels, int height, int width,
                                            int groups)
 {
-    return (tt_group_norm_desc){batch, channels, height, width, groups, TT_NORM_DEFAULT_EPS};
+    return (tt_group_norm_desc){batch, channels, height, width, groups, TT_NORM_DEFAULT_EPS, 0};
 }
 
 size_t tt_group_norm_saved_floats(const tt_group_norm_desc *desc)
 {
-    if (desc->batch <= 0 || desc->groups <= 0) return 0;
-    return 2 * (size_t)desc->batch * (size_t)desc->groups;
+    if (desc->batch <= 0 || desc->channels <= 0 || desc->height <= 0 || desc->width <= 0 ||
+        desc->groups <= 0 || desc->channels % desc->groups)
+        return 0;
+    tt_norm_layout l = tt_norm_layout_group(desc->batch, desc->channels, desc->height,
+                                            desc->width, desc->groups);
+    return tt_norm_saved_floats(&l);
 }
 
 tt_status tt_group_norm_check(const tt_group_norm_desc *d)
@@ -44,65 +48,61 @@ static tt_status need(tt_mem m, const char *what)
     return tt_error_new(TT_ERR_INVALID_ARGUMENT, "group_norm: %s buffer is missing", what);
 }
 
+static tt_norm_layout layout(const tt_group_norm_desc *d)
+{
+    return tt_norm_layout_group(d->batch, d->channels, d->height, d->width, d->groups);
+}
+
+/* What the element-wise and backward passes read of a forward's saved. */
+static tt_norm_params params(const tt_group_norm_desc *d, const tt_norm_layout *l, tt_mem saved,
+                             tt_mem weight, tt_mem bias)
+{
+    return (tt_norm_params){tt_norm_saved_mean(saved), tt_norm_saved_rstd(saved, l), 0, d->eps,
+                            weight, bias, d->relu};
+}
+
+/* The checks of a call that reads inp and saved and `dst` (called `what`),
+ * and its layout. */
+static tt_status begin(const tt_group_norm_desc *desc, tt_mem dst, const char *what, tt_mem inp,
+                       tt_mem saved, tt_norm_layout *l)
+{
+    TT_TRY(need(dst, what));
+    TT_TRY(need(inp, "input"));
+    *l = layout(desc);
+    return tt_norm_check_saved("group_norm", saved, l);
+}
+
 tt_status tt_group_norm_forward(tt_backend *be, tt_mem out, tt_mem saved, tt_mem inp,
                                 tt_mem weight, tt_mem bias, const tt_group_norm_desc *desc)
 {
+    tt_norm_layout l;
     TT_TRY(tt_group_norm_check(desc));
-    TT_TRY(need(out, "output"));
-    TT_TRY(need(saved, "saved statistics"));
-    TT_TRY(need(inp, "input"));
-    tt_norm_layout l = tt_norm_layout_group(desc->batch, desc->channels, desc->height,
-                                            desc->width, desc->groups);
-    tt_mem mean = saved, rstd = tt_mem_f32(saved, (size_t)l.stat_count);
-    TT_TRY(tt_norm_launch_stats(be, &l, mean, rstd, (tt_mem){0}, (tt_mem){0}, inp, desc->eps, 0));
-    return tt_norm_launch_apply(be, &l, out, inp, mean, rstd, 0, desc->eps, weight, bias);
+    TT_TRY(begin(desc, out, "output", inp, saved, &l));
+    tt_norm_params p = params(desc, &l, saved, weight, bias);
+    TT_TRY(tt_norm_launch_stats(be, &l, p.mean, p.stat, (tt_mem){0}, (tt_mem){0}, inp,
+                                tt_norm_saved_scratch(saved, &l), desc->eps, 0));
+    return tt_norm_launch_apply(be, &l, out, inp, &p);
 }
 
 tt_status tt_group_norm_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem dbias,
                                  tt_mem dout, tt_mem inp, tt_mem saved, tt_mem weight,
-                                 const tt_group_norm_desc *desc)
+                                 tt_mem bias, const tt_group_norm_desc *desc)
 {
+    tt_norm_layout l;
     TT_TRY(tt_group_norm_check(desc));
     if (!dinp.buffer && !dweight.buffer && !dbias.buffer) return NULL;
-    TT_TRY(need(dout, "output gradient"));
-    TT_TRY(need(inp, "input"));
-    TT_TRY(need(saved, "saved statistics"));
-    tt_norm_layout l = tt_norm_layout_group(desc->batch, desc->channels, desc->height,
-                                            desc->width, desc->groups);
-    tt_mem mean = saved, rstd = tt_mem_f32(saved, (size_t)l.stat_count);
-    /* the parameter gradients first: dinp may be dout itself */
-    TT_TRY(tt_norm_launch_param_grads(be, &l, dweight, dbias, dout, inp, mean, rstd, 0, desc->eps));
-    if (!dinp.buffer) return NULL;
-    return tt_norm_launch_backward_input(be, &l, dinp, dout, inp, mean, rstd, weight);
-}
-
-/* The checks and layout of a call that reads a forward's input and saved
- * statistics and writes `dst` (called `what`). */
-static tt_status from_saved(const tt_group_norm_desc *desc, tt_mem dst, const char *what,
-                            tt_mem inp, tt_mem saved, tt_norm_layout *l)
-{
-    TT_TRY(tt_group_norm_check(desc));
-    TT_TRY(need(dst, what));
-    TT_TRY(need(inp, "input"));
-    TT_TRY(need(saved, "saved statistics"));
-    *l = tt_norm_layout_group(desc->batch, desc->channels, desc->height, desc->width, desc->groups);
-    return NULL;
+    TT_TRY(begin(desc, dout, "output gradient", inp, saved, &l));
+    tt_norm_params p = params(desc, &l, saved, weight, bias);
+    return tt_norm_launch_backward(be, &l, dinp, dweight, dbias, dout, inp, &p, 1,
+                                   tt_norm_saved_scratch(saved, &l));
 }
 
 tt_status tt_group_norm_apply_saved(tt_backend *be, tt_mem out, tt_mem inp, tt_mem saved,
                                     tt_mem weight, tt_mem bias, const tt_group_norm_desc *desc)
 {
     tt_norm_layout l;
-    TT_TRY(from_saved(desc, out, "output", inp, saved, &l));
-    return tt_norm_launch_apply(be, &l, out, inp, saved, tt_mem_f32(saved, (size_t)l.stat_count), 0,
-                                desc->eps, weight, bias);
-}
-
-tt_status tt_group_norm_relu_backward(tt_backend *be, tt_mem d, tt_mem inp, tt_mem saved,
-                                      tt_mem weight, tt_mem bias, const tt_group_norm_desc *desc)
-{
-    tt_norm_layout l;
-    TT_TRY(from_saved(desc, d, "gradient", inp, saved, &l));
-    return tt_norm_launch_relu_backward(be, &l, d, inp, saved, tt_mem_f32(saved, (size_t)l.stat_count),
-                                        weight, bias);
+    TT_TRY(tt_group_norm_check(desc));
+    TT_TRY(begin(desc, out, "output", inp, saved, &l));
+    tt_norm_params p = params(desc, &l, saved, weight, bias);
+    return tt_norm_launch_apply(be, &l, out, inp, &p);
 }

@@ -7,9 +7,14 @@
  *
  *   y = (x - mean[n,g]) / sqrt(var[n,g] + eps) * weight[c] + bias[c]
  *
+ * With desc.relu a ReLU follows, fused: the forward writes relu(y) and the
+ * backward takes the gradient at the ReLU's output, its mask found again
+ * from inp with the forward's own arithmetic (the same bits).
+ *
  * Forward saves mean and rstd = 1/sqrt(var + eps) per (n, g) in a small
  * caller-provided buffer of tt_group_norm_saved_floats() floats (mean of all
- * (n, g) first, then rstd, each indexed n * G + g) that backward reads.
+ * (n, g) first, then rstd, each indexed n * G + g; then the scratch that the
+ * reductions pass partial sums through) that backward reads.
  * Backward ADDS into dinp, dweight and dbias (beta = 1); any of them may be
  * (tt_mem){0} and is then skipped.  weight and bias may be (tt_mem){0} for
  * affine=False (1 and 0).
@@ -23,42 +28,39 @@ typedef struct tt_group_norm_desc {
     int batch, channels, height, width; /* (N, C, H, W) */
     int groups;                         /* G; C % G == 0 */
     float eps;                          /* > 0; TT_NORM_DEFAULT_EPS = 1e-5 */
+    int relu;                           /* 1: a ReLU follows, fused */
 } tt_group_norm_desc;
 
-/* A descriptor with PyTorch's default eps. */
+/* A descriptor with PyTorch's default eps and no ReLU. */
 tt_group_norm_desc tt_group_norm_desc_make(int batch, int channels, int height, int width,
                                            int groups);
 
-/* Floats of the saved-statistics buffer: 2 * N * G. */
+/* Floats of the saved buffer: 2 * N * G statistics and the scratch
+ * (a few per work-item of a pass; 0 for a bad shape). */
 size_t tt_group_norm_saved_floats(const tt_group_norm_desc *desc);
 
 /* Checks the descriptor; messages name the shape and what to change. */
 tt_status tt_group_norm_check(const tt_group_norm_desc *desc);
 
-/* out (N, C, H, W) = group_norm(inp); saved (2 N G) = mean, rstd.
- * weight, bias: (C) or absent.  out must not alias inp. */
+/* out (N, C, H, W) = group_norm(inp) (relu'd with desc.relu); saved =
+ * mean, rstd.  weight, bias: (C) or absent.  out may be inp itself. */
 tt_status tt_group_norm_forward(tt_backend *be, tt_mem out, tt_mem saved, tt_mem inp,
                                 tt_mem weight, tt_mem bias, const tt_group_norm_desc *desc);
 
 /* dinp (N, C, H, W) += dL/dinp, dweight (C) += dL/dweight, dbias (C) +=
- * dL/dbias, given dout (N, C, H, W), the forward's inp and saved, and weight
- * (absent when the forward had none).  In place: dinp may be dout itself
- * (the same place), which then ends up holding dL/dinp (not added to). */
+ * dL/dbias, given dout (N, C, H, W), the forward's inp and saved, and
+ * weight and bias (absent when the forward had none; bias is read only for
+ * the ReLU's mask).  In place: dinp may be dout itself (the same place),
+ * which then ends up holding dL/dinp (not added to).  Writes saved's
+ * scratch, not its statistics. */
 tt_status tt_group_norm_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem dbias,
                                  tt_mem dout, tt_mem inp, tt_mem saved, tt_mem weight,
-                                 const tt_group_norm_desc *desc);
+                                 tt_mem bias, const tt_group_norm_desc *desc);
 
 /* out = group_norm(inp) with the statistics a forward saved (no new
  * ones): the forward's output again, bit for bit, for a caller that keeps
  * inp and saved but not the output. */
 tt_status tt_group_norm_apply_saved(tt_backend *be, tt_mem out, tt_mem inp, tt_mem saved,
                                     tt_mem weight, tt_mem bias, const tt_group_norm_desc *desc);
-
-/* d (N, C, H, W) = 0 where relu(group_norm(inp)) is 0, in place: the
- * backward of a ReLU after this norm for a caller that keeps inp and saved
- * but not the ReLU output.  The mask is found with the forward's own
- * arithmetic, so it is the forward's bit for bit. */
-tt_status tt_group_norm_relu_backward(tt_backend *be, tt_mem d, tt_mem inp, tt_mem saved,
-                                      tt_mem weight, tt_mem bias, const tt_group_norm_desc *desc);
 
 #endif

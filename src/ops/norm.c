@@ -5,6 +5,8 @@
 #include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "core/status.h"
 
@@ -70,47 +72,103 @@ tt_status tt_norm_check_shape(const char *op, int batch, int channels, int heigh
     return NULL;
 }
 
+/* A plane's work-items: shares of at least NORM_MIN_CHUNK_VECS float8
+ * vectors (enough streaming per work-item to pay for its start), at most
+ * NORM_MAX_CHUNKS of them (the partial sums stay a small fraction of the
+ * statistics' cost). */
+#define NORM_MIN_CHUNK_VECS 128
+#define NORM_MAX_CHUNKS 64
+
+static tt_norm_layout with_chunks(tt_norm_layout l)
+{
+    int nv = l.hw / 8;
+    l.chunks = (nv + NORM_MIN_CHUNK_VECS - 1) / NORM_MIN_CHUNK_VECS;
+    if (l.chunks > NORM_MAX_CHUNKS) l.chunks = NORM_MAX_CHUNKS;
+    if (l.chunks < 1) l.chunks = 1;
+    l.chunk_vecs = (nv + l.chunks - 1) / l.chunks;
+    return l;
+}
+
 tt_norm_layout tt_norm_layout_group(int batch, int channels, int height, int width, int groups)
 {
-    int hw = height * width, per_group = channels / groups;
-    return (tt_norm_layout){
-        .batch = batch, .channels = channels, .hw = hw,
+    int per_group = channels / groups;
+    return with_chunks((tt_norm_layout){
+        .batch = batch, .channels = channels, .hw = height * width,
         .stat_count = batch * groups, .stat_n_stride = groups, .channels_per_stat = per_group,
-        .stat_stride = (uint64_t)per_group * hw, .segments = per_group, .seg_len = hw,
-        .seg_stride = (uint64_t)hw,
-    };
+        .planes_per_stat = per_group, .stat_plane_stride = per_group, .plane_stride = 1,
+    });
 }
 
 tt_norm_layout tt_norm_layout_batch(int batch, int channels, int height, int width)
 {
-    int hw = height * width;
-    return (tt_norm_layout){
-        .batch = batch, .channels = channels, .hw = hw,
+    return with_chunks((tt_norm_layout){
+        .batch = batch, .channels = channels, .hw = height * width,
         .stat_count = channels, .stat_n_stride = 0, .channels_per_stat = 1,
-        .stat_stride = (uint64_t)hw, .segments = batch, .seg_len = hw,
-        .seg_stride = (uint64_t)channels * hw,
-    };
+        .planes_per_stat = batch, .stat_plane_stride = 1, .plane_stride = channels,
+    });
 }
 
-/* Work-group size of the reducing kernels: the largest power of two up to
- * 256 that the device allows. */
-static size_t reduce_work_group(const tt_backend *be)
+/* The saved buffer: [mean | rstd] (stat_count each), then the scratch:
+ * 3 floats per work-item (norm_moments; norm_grad_sums uses 2 of them),
+ * then 2 per statistic (norm_input_coefs). */
+static size_t partial_floats(const tt_norm_layout *l)
 {
-    size_t limit = be->device.max_work_group_size ? be->device.max_work_group_size : 1;
-    size_t wg = 256;
-    while (wg > limit) wg /= 2;
-    return wg;
+    return 3 * (size_t)l->batch * (size_t)l->channels * (size_t)l->chunks;
 }
 
-/* A launch of `groups` work-groups of the reducing size, NORM_WG defined. */
-static tt_status launch_reduce(tt_backend *be, const char *kernel, int groups, int arg_count,
-                               const tt_arg *args)
+size_t tt_norm_saved_floats(const tt_norm_layout *l)
 {
-    size_t wg = reduce_work_group(be);
-    char options[32];
-    snprintf(options, sizeof options, "-DNORM_WG=%zu", wg);
-    size_t global = (size_t)groups * wg;
-    return tt_launch_kernel(be, "norm", kernel, options, 1, &global, &wg, arg_count, args);
+    return 4 * (size_t)l->stat_count + partial_floats(l);
+}
+
+tt_status tt_norm_check_saved(const char *op, tt_mem saved, const tt_norm_layout *l)
+{
+    size_t bytes = tt_norm_saved_floats(l) * sizeof(float);
+    if (!saved.buffer)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "%s: the saved buffer is missing (%zu floats: %s_saved_floats)", op,
+                            bytes / sizeof(float), op);
+    if (saved.offset > saved.buffer->bytes || bytes > saved.buffer->bytes - saved.offset)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "%s: the saved buffer needs %zu floats at byte offset %zu but buffer "
+                            "'%s' has %zu bytes; size it with tt_%s_saved_floats",
+                            op, bytes / sizeof(float), saved.offset, saved.buffer->record.name,
+                            saved.buffer->bytes, op);
+    return NULL;
+}
+
+tt_mem tt_norm_saved_mean(tt_mem saved) { return saved; }
+
+tt_mem tt_norm_saved_rstd(tt_mem saved, const tt_norm_layout *l)
+{
+    return tt_mem_f32(saved, (size_t)l->stat_count);
+}
+
+tt_mem tt_norm_saved_scratch(tt_mem saved, const tt_norm_layout *l)
+{
+    return tt_mem_f32(saved, 2 * (size_t)l->stat_count);
+}
+
+/* How a plane's vectors are shared (opencl/norm.cl): contiguous runs on
+ * CPUs, interleaved elsewhere; $TT_NORM_INTERLEAVE=0|1 overrides (tests). */
+static int interleave(const tt_backend *be)
+{
+    const char *env = getenv("TT_NORM_INTERLEAVE");
+    if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) return env[0] == '1';
+    return strcmp(be->device.type, "CPU") != 0;
+}
+
+/* A launch over the grid (chunks, planes).  On CPUs each work-item is a
+ * work-group: its loop is explicit float8 code, which PoCL's vectorising
+ * across work-items would only get in the way of. */
+static tt_status launch_planes(tt_backend *be, const char *kernel, const tt_norm_layout *l,
+                               int arg_count, const tt_arg *args)
+{
+    int inter = interleave(be);
+    size_t global[2] = {(size_t)l->chunks, (size_t)l->batch * (size_t)l->channels};
+    size_t one[2] = {1, 1};
+    return tt_launch_kernel(be, "norm", kernel, inter ? "-DNORM_INTERLEAVE=1" : NULL, 2, global,
+                            inter ? NULL : one, arg_count, args);
 }
 
 static int present(tt_mem m) { return m.buffer != NULL; }
@@ -118,39 +176,45 @@ static int present(tt_mem m) { return m.buffer != NULL; }
 static tt_mem or_stand_in(tt_mem m, tt_mem stand_in) { return present(m) ? m : stand_in; }
 
 tt_status tt_norm_launch_stats(tt_backend *be, const tt_norm_layout *l, tt_mem mean, tt_mem rstd,
-                               tt_mem running_mean, tt_mem running_var, tt_mem x, float eps,
-                               float momentum)
+                               tt_mem running_mean, tt_mem running_var, tt_mem x, tt_mem scratch,
+                               float eps, float momentum)
 {
+    TT_TRY(launch_planes(be, "norm_moments", l,
+                         TT_ARGS(tt_arg_mem(scratch), tt_arg_mem(x), tt_arg_i32(l->hw),
+                                 tt_arg_i32(l->chunks), tt_arg_i32(l->chunk_vecs))));
     int update = present(running_mean) && present(running_var);
-    return launch_reduce(
-        be, "norm_stats", l->stat_count,
-        TT_ARGS(tt_arg_mem(mean), tt_arg_mem(rstd), tt_arg_mem(or_stand_in(running_mean, mean)),
-                tt_arg_mem(or_stand_in(running_var, rstd)), tt_arg_mem(x),
-                tt_arg_u64(l->stat_stride), tt_arg_i32(l->segments), tt_arg_i32(l->seg_len),
-                tt_arg_u64(l->seg_stride), tt_arg_f32(eps), tt_arg_i32(update),
-                tt_arg_f32(momentum)));
+    return TT_LAUNCH_1D(be, "norm", "norm_stats", (size_t)l->stat_count, tt_arg_mem(mean),
+                        tt_arg_mem(rstd), tt_arg_mem(or_stand_in(running_mean, mean)),
+                        tt_arg_mem(or_stand_in(running_var, rstd)), tt_arg_mem(scratch),
+                        tt_arg_i32(l->stat_count), tt_arg_i32(l->planes_per_stat),
+                        tt_arg_i32(l->stat_plane_stride), tt_arg_i32(l->plane_stride),
+                        tt_arg_i32(l->chunks), tt_arg_f32(eps), tt_arg_i32(update),
+                        tt_arg_f32(momentum));
 }
 
-static tt_status apply(tt_backend *be, const tt_norm_layout *l, tt_mem y, tt_mem x, tt_mem mean,
-                       tt_mem stat, int stat_is_var, float eps, tt_mem weight, tt_mem bias,
-                       int relu_mask)
+/* NORM_PLANE_ARGS of opencl/norm.cl after the `lead` arguments already in
+ * a[]; returns the count of all. */
+static int plane_args(tt_arg *a, int lead, const tt_norm_layout *l, const tt_norm_params *p,
+                      tt_mem stand_in)
 {
-    /* one row per (n, c) plane: the kernel divides once per plane */
-    size_t global[2] = {(size_t)l->hw, (size_t)l->batch * l->channels};
-    return tt_launch_kernel(
-        be, "norm", "norm_apply", NULL, 2, global, NULL,
-        TT_ARGS(tt_arg_mem(y), tt_arg_mem(x), tt_arg_mem(mean), tt_arg_mem(stat),
-                tt_arg_mem(or_stand_in(weight, x)), tt_arg_mem(or_stand_in(bias, x)),
-                tt_arg_i32(relu_mask), tt_arg_i32(stat_is_var), tt_arg_f32(eps),
-                tt_arg_i32(present(weight)), tt_arg_i32(present(bias)), tt_arg_i32(l->channels),
-                tt_arg_i32(l->hw), tt_arg_i32(l->stat_n_stride), tt_arg_i32(l->channels_per_stat)));
+    tt_arg tail[] = {
+        tt_arg_mem(p->mean), tt_arg_mem(p->stat), tt_arg_mem(or_stand_in(p->weight, stand_in)),
+        tt_arg_mem(or_stand_in(p->bias, stand_in)), tt_arg_i32(p->relu),
+        tt_arg_i32(p->stat_is_var), tt_arg_f32(p->eps), tt_arg_i32(present(p->weight)),
+        tt_arg_i32(present(p->bias)), tt_arg_i32(l->channels), tt_arg_i32(l->hw),
+        tt_arg_i32(l->stat_n_stride), tt_arg_i32(l->channels_per_stat), tt_arg_i32(l->chunks),
+        tt_arg_i32(l->chunk_vecs),
+    };
+    int n = (int)(sizeof tail / sizeof tail[0]);
+    for (int i = 0; i < n; i++) a[lead + i] = tail[i];
+    return lead + n;
 }
 
 tt_status tt_norm_launch_apply(tt_backend *be, const tt_norm_layout *l, tt_mem y, tt_mem x,
-                               tt_mem mean, tt_mem stat, int stat_is_var, float eps,
-                               tt_mem weight, tt_mem bias)
+                               const tt_norm_params *p)
 {
-    return apply(be, l, y, x, mean, stat, stat_is_var, eps, weight, bias, 0);
+    tt_arg a[TT_MAX_KERNEL_ARGS] = {tt_arg_mem(y), tt_arg_mem(x)};
+    return launch_planes(be, "norm_apply", l, plane_args(a, 2, l, p, x), a);
 }
 
 /* dinp at dy's very place: overwrite (in place).  Any other overlap is a
@@ -168,52 +232,36 @@ static tt_status in_place(const char *op, const tt_norm_layout *l, tt_mem dinp, 
     return NULL;
 }
 
-tt_status tt_norm_launch_relu_backward(tt_backend *be, const tt_norm_layout *l, tt_mem g,
-                                       tt_mem x, tt_mem mean, tt_mem rstd, tt_mem weight,
-                                       tt_mem bias)
+tt_status tt_norm_launch_backward(tt_backend *be, const tt_norm_layout *l, tt_mem dinp,
+                                  tt_mem dweight, tt_mem dbias, tt_mem dy, tt_mem x,
+                                  const tt_norm_params *p, int training, tt_mem scratch)
 {
-    return apply(be, l, g, x, mean, rstd, 0, 0.0f, weight, bias, 1);
-}
-
-tt_status tt_norm_launch_backward_input(tt_backend *be, const tt_norm_layout *l, tt_mem dinp,
-                                        tt_mem dy, tt_mem x, tt_mem mean, tt_mem rstd,
-                                        tt_mem weight)
-{
-    int overwrite;
-    TT_TRY(in_place("norm backward", l, dinp, dy, &overwrite));
-    return launch_reduce(
-        be, "norm_backward_input", l->stat_count,
-        TT_ARGS(tt_arg_mem(dinp), tt_arg_mem(dy), tt_arg_mem(x), tt_arg_mem(mean),
-                tt_arg_mem(rstd), tt_arg_mem(or_stand_in(weight, x)), tt_arg_i32(present(weight)),
-                tt_arg_i32(!overwrite), tt_arg_u64(l->stat_stride), tt_arg_i32(l->segments), tt_arg_i32(l->seg_len),
-                tt_arg_u64(l->seg_stride), tt_arg_i32(l->channels), tt_arg_i32(l->hw)));
-}
-
-tt_status tt_norm_launch_param_grads(tt_backend *be, const tt_norm_layout *l, tt_mem dweight,
-                                     tt_mem dbias, tt_mem dy, tt_mem x, tt_mem mean, tt_mem stat,
-                                     int stat_is_var, float eps)
-{
-    if (!present(dweight) && !present(dbias)) return NULL;
-    tt_mem stand_in = present(dweight) ? dweight : dbias;
-    return launch_reduce(
-        be, "norm_param_grads", l->channels,
-        TT_ARGS(tt_arg_mem(or_stand_in(dweight, stand_in)),
-                tt_arg_mem(or_stand_in(dbias, stand_in)),
-                tt_arg_mem(dy), tt_arg_mem(x), tt_arg_mem(mean), tt_arg_mem(stat),
-                tt_arg_i32(stat_is_var), tt_arg_f32(eps), tt_arg_i32(present(dweight)),
-                tt_arg_i32(present(dbias)), tt_arg_i32(l->batch), tt_arg_i32(l->channels),
-                tt_arg_i32(l->hw), tt_arg_i32(l->stat_n_stride),
-                tt_arg_i32(l->channels_per_stat)));
-}
-
-tt_status tt_norm_launch_eval_backward_input(tt_backend *be, const tt_norm_layout *l,
-                                             tt_mem dinp, tt_mem dy, tt_mem var, tt_mem weight,
-                                             float eps)
-{
-    int total = l->batch * l->channels * l->hw, overwrite;
-    TT_TRY(in_place("batch_norm eval backward", l, dinp, dy, &overwrite));
-    return TT_LAUNCH_1D(be, "norm", "norm_eval_backward_input", (size_t)total, tt_arg_mem(dinp),
-                        tt_arg_mem(dy), tt_arg_mem(var), tt_arg_mem(or_stand_in(weight, var)),
-                        tt_arg_i32(present(weight)), tt_arg_i32(!overwrite), tt_arg_f32(eps), tt_arg_i32(l->channels),
-                        tt_arg_i32(l->hw), tt_arg_i32(total));
+    int overwrite = 0, params = present(dweight) || present(dbias);
+    if (present(dinp)) TT_TRY(in_place("norm backward", l, dinp, dy, &overwrite));
+    int coefs = present(dinp) && training;
+    tt_mem coef = tt_mem_f32(scratch, partial_floats(l));
+    tt_mem weight = or_stand_in(p->weight, x);
+    tt_arg a[TT_MAX_KERNEL_ARGS] = {tt_arg_mem(scratch), tt_arg_mem(dy), tt_arg_mem(x)};
+    if (params || coefs) TT_TRY(launch_planes(be, "norm_grad_sums", l, plane_args(a, 3, l, p, x), a));
+    if (params) {
+        tt_mem stand_in = present(dweight) ? dweight : dbias;
+        TT_TRY(TT_LAUNCH_1D(be, "norm", "norm_param_grads", (size_t)l->channels,
+                            tt_arg_mem(or_stand_in(dweight, stand_in)),
+                            tt_arg_mem(or_stand_in(dbias, stand_in)), tt_arg_mem(scratch),
+                            tt_arg_i32(present(dweight)), tt_arg_i32(present(dbias)),
+                            tt_arg_i32(l->batch), tt_arg_i32(l->channels),
+                            tt_arg_i32(l->chunks)));
+    }
+    if (!present(dinp)) return NULL;
+    if (coefs)
+        TT_TRY(TT_LAUNCH_1D(be, "norm", "norm_input_coefs", (size_t)l->stat_count,
+                            tt_arg_mem(coef), tt_arg_mem(scratch), tt_arg_mem(weight),
+                            tt_arg_i32(present(p->weight)), tt_arg_i32(l->stat_count),
+                            tt_arg_i32(l->planes_per_stat), tt_arg_i32(l->stat_plane_stride),
+                            tt_arg_i32(l->plane_stride), tt_arg_i32(l->channels),
+                            tt_arg_i32(l->hw), tt_arg_i32(l->chunks)));
+    tt_arg b[TT_MAX_KERNEL_ARGS] = {tt_arg_mem(dinp), tt_arg_mem(dy), tt_arg_mem(x),
+                                    tt_arg_mem(coefs ? coef : x), tt_arg_i32(coefs),
+                                    tt_arg_i32(!overwrite)};
+    return launch_planes(be, "norm_backward_input", l, plane_args(b, 6, l, p, x), b);
 }

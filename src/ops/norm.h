@@ -48,15 +48,17 @@ size_t tt_norm_kind_state_floats(tt_norm_kind kind, int channels);
 
 /* ---- shared launch helpers (group_norm.c, batch_norm.c) ------------------ */
 
-/* Where the statistics of an (N, C, H, W) tensor live; see opencl/norm.cl. */
+/* Where the statistics of an (N, C, H, W) tensor live, in whole planes; see
+ * opencl/norm.cl. */
 typedef struct tt_norm_layout {
     int batch, channels, hw;    /* N, C, H*W */
     int stat_count;             /* N*G (group) or C (batch) */
     int stat_n_stride;          /* statistic of (n, c) = n * stat_n_stride + */
     int channels_per_stat;      /*                       c / channels_per_stat */
-    uint64_t stat_stride;       /* elements of statistic s: `segments` runs */
-    int segments, seg_len;      /* of seg_len floats, run j at */
-    uint64_t seg_stride;        /* s * stat_stride + j * seg_stride */
+    int planes_per_stat;        /* its planes: s * stat_plane_stride + */
+    int stat_plane_stride;      /*             j * plane_stride, */
+    int plane_stride;           /*             j < planes_per_stat */
+    int chunks, chunk_vecs;     /* the work-items of a plane, float8 vectors each */
 } tt_norm_layout;
 
 /* Checks N, C, H, W > 0 and that N*C*H*W fits one launch; `op` names the
@@ -65,37 +67,49 @@ tt_status tt_norm_check_shape(const char *op, int batch, int channels, int heigh
 tt_norm_layout tt_norm_layout_group(int batch, int channels, int height, int width, int groups);
 tt_norm_layout tt_norm_layout_batch(int batch, int channels, int height, int width);
 
+/* Floats of a layer's saved buffer: mean and rstd (2 per statistic), then
+ * the scratch the reductions pass their partial sums through. */
+size_t tt_norm_saved_floats(const tt_norm_layout *l);
+
+/* Fails with TT_ERR_INVALID_ARGUMENT, naming `op` ("group_norm"), unless
+ * saved holds tt_norm_saved_floats(l) floats. */
+tt_status tt_norm_check_saved(const char *op, tt_mem saved, const tt_norm_layout *l);
+
+/* The parts of a saved buffer. */
+tt_mem tt_norm_saved_mean(tt_mem saved);
+tt_mem tt_norm_saved_rstd(tt_mem saved, const tt_norm_layout *l);
+tt_mem tt_norm_saved_scratch(tt_mem saved, const tt_norm_layout *l);
+
 /* mean[s], rstd[s] for every statistic; running_mean/var (may be absent,
- * (tt_mem){0}) are updated with `momentum` when present. */
+ * (tt_mem){0}) are updated with `momentum` when present.  scratch: from
+ * tt_norm_saved_scratch. */
 tt_status tt_norm_launch_stats(tt_backend *be, const tt_norm_layout *l, tt_mem mean, tt_mem rstd,
-                               tt_mem running_mean, tt_mem running_var, tt_mem x, float eps,
-                               float momentum);
-/* y = (x - mean) * r * weight + bias; r = stat, or 1/sqrt(stat + eps) when
- * stat_is_var.  weight and bias may be absent (1 and 0). */
+                               tt_mem running_mean, tt_mem running_var, tt_mem x, tt_mem scratch,
+                               float eps, float momentum);
+
+/* What the element-wise and backward passes read besides the tensors: the
+ * statistics (r = stat, or 1/sqrt(stat + eps) when stat_is_var), the affine
+ * parameters (either may be absent: 1 and 0) and whether a ReLU follows
+ * (fused: the forward writes relu(norm(x)), the backward takes the gradient
+ * at the ReLU's output and masks it with the forward's own arithmetic). */
+typedef struct tt_norm_params {
+    tt_mem mean, stat;
+    int stat_is_var;
+    float eps;
+    tt_mem weight, bias;
+    int relu;
+} tt_norm_params;
+
+/* y = [relu]((x - mean) * r * weight + bias).  y may be x. */
 tt_status tt_norm_launch_apply(tt_backend *be, const tt_norm_layout *l, tt_mem y, tt_mem x,
-                               tt_mem mean, tt_mem stat, int stat_is_var, float eps,
-                               tt_mem weight, tt_mem bias);
-/* g = 0 where (x - mean) * rstd * weight + bias <= 0, in place: the
- * backward of a ReLU after the norm, its mask found from the norm's input
- * with the arithmetic of tt_norm_launch_apply (so the same bits). */
-tt_status tt_norm_launch_relu_backward(tt_backend *be, const tt_norm_layout *l, tt_mem g,
-                                       tt_mem x, tt_mem mean, tt_mem rstd, tt_mem weight,
-                                       tt_mem bias);
-/* dinp += d(normalise)/dx with batch statistics (training); weight may be
- * absent.  dinp may be dy itself (the same place): then it is overwritten.
- * Run it after anything else that reads dy. */
-tt_status tt_norm_launch_backward_input(tt_backend *be, const tt_norm_layout *l, tt_mem dinp,
-                                        tt_mem dy, tt_mem x, tt_mem mean, tt_mem rstd,
-                                        tt_mem weight);
-/* dweight += sum dy * xhat, dbias += sum dy per channel; either may be
- * absent (skipped; nothing runs when both are). */
-tt_status tt_norm_launch_param_grads(tt_backend *be, const tt_norm_layout *l, tt_mem dweight,
-                                     tt_mem dbias, tt_mem dy, tt_mem x, tt_mem mean, tt_mem stat,
-                                     int stat_is_var, float eps);
-/* Eval-mode batch norm: dinp += dy * weight / sqrt(var + eps); in place as
- * above. */
-tt_status tt_norm_launch_eval_backward_input(tt_backend *be, const tt_norm_layout *l,
-                                             tt_mem dinp, tt_mem dy, tt_mem var, tt_mem weight,
-                                             float eps);
+                               const tt_norm_params *p);
+/* dweight += sum g * xhat, dbias += sum g per channel, and dinp += dL/dx
+ * (training: through the batch statistics; otherwise r * weight * g), g the
+ * gradient at the norm's output (dy, masked with a fused ReLU).  Any output
+ * may be absent.  dinp may be dy itself (the same place): then it is
+ * overwritten.  scratch: from tt_norm_saved_scratch. */
+tt_status tt_norm_launch_backward(tt_backend *be, const tt_norm_layout *l, tt_mem dinp,
+                                  tt_mem dweight, tt_mem dbias, tt_mem dy, tt_mem x,
+                                  const tt_norm_params *p, int training, tt_mem scratch);
 
 #endif
