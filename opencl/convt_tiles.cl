@@ -198,15 +198,19 @@ __kernel void convt_tiles_forward_w8(TT_MEM(float, out), TT_MEM(const float, inp
     if (x0 >= W || iy >= H || n >= N) return;
     const int last = min(TT_CONVT_COB, Cout - co0) - 1;
     float8 acc[TT_CONVT_COB][TT_CONVT_KH][2];
+    __attribute__((opencl_unroll_hint))
     for (int j = 0; j < TT_CONVT_COB; j++)
+        __attribute__((opencl_unroll_hint))
         for (int ky = 0; ky < TT_CONVT_KH; ky++) acc[j][ky][0] = acc[j][ky][1] = (float8)(0.0f);
     const size_t plane = (size_t)H * W;
     __global const float *x = inp + (size_t)n * Cin * plane + (size_t)iy * W;
     for (int ci = 0; ci < Cin; ci++) {
         const float8 v = tt_load8(x + ci * plane, x0, W);
         __global const float *w = weight + ((size_t)ci * Cout + co0) * TT_CONVT_TAPS;
+        __attribute__((opencl_unroll_hint))
         for (int j = 0; j < TT_CONVT_COB; j++) {
             __global const float *wj = w + min(j, last) * TT_CONVT_TAPS;
+            __attribute__((opencl_unroll_hint))
             for (int ky = 0; ky < TT_CONVT_KH; ky++) {
                 acc[j][ky][0] = fma(v, (float8)(wj[ky * 2]), acc[j][ky][0]);
                 acc[j][ky][1] = fma(v, (float8)(wj[ky * 2 + 1]), acc[j][ky][1]);
@@ -217,6 +221,7 @@ __kernel void convt_tiles_forward_w8(TT_MEM(float, out), TT_MEM(const float, inp
     for (int j = 0; j <= last; j++) {
         const float b = has_bias ? bias[co0 + j] : 0.0f;
         __global float *o = out + ((size_t)n * Cout + co0 + j) * OH * OW;
+        __attribute__((opencl_unroll_hint))
         for (int ky = 0; ky < TT_CONVT_KH; ky++) {
             float16 r;
             r.even = acc[j][ky][0] + b;
@@ -241,11 +246,14 @@ __kernel void convt_tiles_backward_data_w8(TT_MEM(float, dinp), TT_MEM(const flo
     const int last = min(TT_CONVT_CIB, Cin - ci0) - 1;
     const int OH = H * TT_CONVT_KH, OW = W * 2;
     float8 acc[TT_CONVT_CIB];
+    __attribute__((opencl_unroll_hint))
     for (int j = 0; j < TT_CONVT_CIB; j++) acc[j] = (float8)(0.0f);
     __global const float *d0 = dout + (size_t)n * Cout * OH * OW + (size_t)iy * TT_CONVT_KH * OW;
     for (int co = 0; co < Cout; co++) {
+        __attribute__((opencl_unroll_hint))
         for (int ky = 0; ky < TT_CONVT_KH; ky++) {
             const float16 d = convt_load16(d0 + (size_t)co * OH * OW + (size_t)ky * OW, 2 * x0, OW);
+            __attribute__((opencl_unroll_hint))
             for (int j = 0; j < TT_CONVT_CIB; j++) {
                 __global const float *w =
                     weight + ((size_t)(ci0 + min(j, last)) * Cout + co) * TT_CONVT_TAPS + ky * 2;
@@ -258,45 +266,76 @@ __kernel void convt_tiles_backward_data_w8(TT_MEM(float, dinp), TT_MEM(const flo
         tt_store8(dinp + (((size_t)n * Cin + ci0 + j) * H + iy) * W, x0, W, acc[j], 1);
 }
 
-/* convt_tiles_backward_weight for CPUs: one work-item per input channel and
- * block of COB output channels sums over every input position, 8 columns at
- * a time, with no barrier.  global (Cin ceil(Cout / COB)). */
+/* convt_tiles_backward_weight for CPUs: one work-item per block of WCIB
+ * input channels and one output channel sums over every input position, 8
+ * columns at a time, with no barrier.  Each input vector is spread over 16
+ * lanes, (x0 x0 x1 x1 ...), to meet the output row as it lies (even lanes
+ * kx = 0, odd lanes kx = 1): plain loads of dout, two shuffles per input,
+ * and WCIB x KH x 2 accumulators.  Blocking input channels rather than
+ * output channels reads dout, the larger tensor, Cin / WCIB times.
+ * global (ceil(Cin / WCIB) Cout). */
+#ifndef TT_CONVT_WCIB
+#define TT_CONVT_WCIB 2
+#endif
 __kernel void convt_tiles_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(const float, dout),
                                              TT_MEM(const float, inp), TT_CONVT_GEOMETRY)
 {
     TT_PTR(float, dweight);
     TT_PTR(const float, dout);
     TT_PTR(const float, inp);
-    const int blocks = (Cout + TT_CONVT_COB - 1) / TT_CONVT_COB;
-    const int ci = get_global_id(0) / blocks, co0 = get_global_id(0) % blocks * TT_CONVT_COB;
-    if (ci >= Cin) return;
-    const int last = min(TT_CONVT_COB, Cout - co0) - 1;
+    const int blocks = (Cin + TT_CONVT_WCIB - 1) / TT_CONVT_WCIB;
+    const int co = get_global_id(0) / blocks, ci0 = get_global_id(0) % blocks * TT_CONVT_WCIB;
+    if (co >= Cout) return;
+    const int last = min(TT_CONVT_WCIB, Cin - ci0) - 1;
     const int OH = H * TT_CONVT_KH, OW = W * 2;
-    float8 acc[TT_CONVT_COB][TT_CONVT_KH][2];
-    for (int j = 0; j < TT_CONVT_COB; j++)
+    float8 acc[TT_CONVT_WCIB][TT_CONVT_KH][2];
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_CONVT_WCIB; j++)
+        __attribute__((opencl_unroll_hint))
         for (int ky = 0; ky < TT_CONVT_KH; ky++) acc[j][ky][0] = acc[j][ky][1] = (float8)(0.0f);
     for (int n = 0; n < N; n++) {
-        __global const float *x = inp + ((size_t)n * Cin + ci) * H * W;
-        __global const float *d = dout + ((size_t)n * Cout + co0) * OH * OW;
+        __global const float *x = inp + ((size_t)n * Cin + ci0) * H * W;
+        __global const float *d = dout + ((size_t)n * Cout + co) * OH * OW;
         for (int iy = 0; iy < H; iy++) {
+            __global const float *xrow = x + (size_t)iy * W;
+            __global const float *drow = d + (size_t)iy * TT_CONVT_KH * OW;
+#define CONVT_WEIGHT_COLUMNS(LOAD)                                                          \
+    {                                                                                       \
+        float8 dd[TT_CONVT_KH][2];                                                          \
+        __attribute__((opencl_unroll_hint))                                                 \
+        for (int ky = 0; ky < TT_CONVT_KH; ky++) {                                          \
+            dd[ky][0] = LOAD(drow + ky * OW, 2 * x0, OW);                                   \
+            dd[ky][1] = LOAD(drow + ky * OW, 2 * x0 + 8, OW);                               \
+        }                                                                                   \
+        __attribute__((opencl_unroll_hint))                                                 \
+        for (int j = 0; j < TT_CONVT_WCIB; j++) {                                           \
+            const float8 v = LOAD(xrow + (size_t)min(j, last) * H * W, x0, W);              \
+            const float8 lo = shuffle(v, (uint8)(0, 0, 1, 1, 2, 2, 3, 3));                  \
+            const float8 hi = shuffle(v, (uint8)(4, 4, 5, 5, 6, 6, 7, 7));                  \
+            __attribute__((opencl_unroll_hint))                                             \
+            for (int ky = 0; ky < TT_CONVT_KH; ky++) {                                      \
+                acc[j][ky][0] = fma(lo, dd[ky][0], acc[j][ky][0]);                          \
+                acc[j][ky][1] = fma(hi, dd[ky][1], acc[j][ky][1]);                          \
+            }                                                                               \
+        }                                                                                   \
+    }
+#define CONVT_PLAIN_LOAD8(row, x0, w) vload8(0, (row) + (x0))
             for (int x0 = 0; x0 < W; x0 += 8) {
-                const float8 v = tt_load8(x + (size_t)iy * W, x0, W);
-                for (int j = 0; j < TT_CONVT_COB; j++)
-                    for (int ky = 0; ky < TT_CONVT_KH; ky++) {
-                        const float16 dd = convt_load16(
-                            d + (size_t)min(j, last) * OH * OW + (size_t)(iy * TT_CONVT_KH + ky) * OW,
-                            2 * x0, OW);
-                        acc[j][ky][0] = fma(v, dd.even, acc[j][ky][0]);
-                        acc[j][ky][1] = fma(v, dd.odd, acc[j][ky][1]);
-                    }
+                if (x0 + 8 <= W)
+                    CONVT_WEIGHT_COLUMNS(CONVT_PLAIN_LOAD8)
+                else
+                    CONVT_WEIGHT_COLUMNS(tt_load8)
             }
+#undef CONVT_PLAIN_LOAD8
+#undef CONVT_WEIGHT_COLUMNS
         }
     }
     for (int j = 0; j <= last; j++)
-        for (int ky = 0; ky < TT_CONVT_KH; ky++)
-            for (int kx = 0; kx < 2; kx++) {
-                const float4 h = acc[j][ky][kx].lo + acc[j][ky][kx].hi;
-                dweight[((size_t)ci * Cout + co0 + j) * TT_CONVT_TAPS + ky * 2 + kx] +=
-                    h.x + h.y + h.z + h.w;
-            }
+        for (int ky = 0; ky < TT_CONVT_KH; ky++) {
+            const float8 s = acc[j][ky][0] + acc[j][ky][1];
+            const float4 k0 = s.even, k1 = s.odd; /* the lanes alternate kx */
+            __global float *w = dweight + ((size_t)(ci0 + j) * Cout + co) * TT_CONVT_TAPS + ky * 2;
+            w[0] += k0.x + k0.y + k0.z + k0.w;
+            w[1] += k1.x + k1.y + k1.z + k1.w;
+        }
 }

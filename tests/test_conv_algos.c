@@ -225,6 +225,7 @@ static const convt_case convt_cases[] = {
     {"convT direct k2 s2 (UNet) 4x3 5->3", T(2, 5, 4, 3, 3, 2, 2, 2, 2, 0, 0, 0, 0, DIRECT), 1},
     /* tiling kernels (kernel = stride): ragged channel blocks, 3x3, 2x3, no bias */
     {"convT direct tiles k2 s2 5x7 9->6", T(2, 9, 5, 7, 6, 2, 2, 2, 2, 0, 0, 0, 0, DIRECT), 1},
+    {"convT direct tiles k2 s2 3x19 5->3", T(2, 5, 3, 19, 3, 2, 2, 2, 2, 0, 0, 0, 0, DIRECT), 1},
     {"convT direct tiles k3 s3 3x4 5->7", T(1, 5, 3, 4, 7, 3, 3, 3, 3, 0, 0, 0, 0, DIRECT), 0},
     {"convT direct tiles k2x3 s2x3 1x1 3->5", T(3, 3, 1, 1, 5, 2, 3, 2, 3, 0, 0, 0, 0, DIRECT), 1},
     /* output padding: not a tiling, through conv2d's rows */

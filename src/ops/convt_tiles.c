@@ -8,6 +8,7 @@
 #include "ops/conv_algo.h"
 
 #define TILES_WG_MAX 256 /* cap of the backward-weight work-group */
+#define TILES_WCIB 2     /* input channels per work-item, backward weight w8 */
 
 typedef struct tiles_params {
     size_t cob, cib, wg, row;
@@ -40,8 +41,8 @@ static tiles_params params_of(const tt_backend *be, const tt_convt_tiles *g)
     while (p.row > 1 && p.row / 2 >= columns) p.row /= 2;
     snprintf(p.options, sizeof p.options,
              "-DTT_CONVT_KH=%zu -DTT_CONVT_KW=%zu -DTT_CONVT_COB=%zu -DTT_CONVT_CIB=%zu "
-             "-DTT_CONVT_WG=%zu",
-             g->kh, g->kw, p.cob, p.cib, p.wg);
+             "-DTT_CONVT_WG=%zu -DTT_CONVT_WCIB=%d",
+             g->kh, g->kw, p.cob, p.cib, p.wg, TILES_WCIB);
     return p;
 }
 
@@ -84,7 +85,7 @@ tt_status tt_convt_tiles_backward_weight(tt_backend *be, tt_mem dweight, tt_mem 
 {
     tiles_params p = params_of(be, g);
     if (use_w8(be, g)) {
-        size_t global[1] = {g->cin * ((g->cout + p.cob - 1) / p.cob)};
+        size_t global[1] = {(g->cin + TILES_WCIB - 1) / TILES_WCIB * g->cout};
         return tt_launch_kernel(be, "convt_tiles", "convt_tiles_backward_weight_w8", p.options, 1,
                                 global, NULL,
                                 TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(dout), tt_arg_mem(inp),
