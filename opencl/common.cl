@@ -29,3 +29,16 @@ inline void tt_store8(__global float *row, const int x0, const int w, const floa
     vstore8(v, 0, lanes);
     for (int l = 0; l < 8 && x0 + l < w; l++) row[x0 + l] = (accumulate ? row[x0 + l] : 0.0f) + lanes[l];
 }
+
+/* The 3x3 kernels' edge columns without a lane-by-lane load: v = row[0 .. 7]
+ * gives row[-1 .. 6] with the padding 0 in front (tt_shift_in8), and v =
+ * row[w - 8 .. w - 1] gives row[w - 7 .. w] with the padding 0 behind
+ * (tt_shift_out8). */
+inline float8 tt_shift_in8(const float8 v)
+{
+    return shuffle2((float8)(0.0f), v, (uint8)(0, 8, 9, 10, 11, 12, 13, 14));
+}
+inline float8 tt_shift_out8(const float8 v)
+{
+    return shuffle2(v, (float8)(0.0f), (uint8)(1, 2, 3, 4, 5, 6, 7, 8));
+}

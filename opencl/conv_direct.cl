@@ -416,6 +416,13 @@ __kernel void conv_direct_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(cons
 #ifndef TT_DIRECT_K3_COB
 #define TT_DIRECT_K3_COB 4
 #endif
+/* The three shifted vectors of a 3x3 kernel's row p around columns x0 ..
+ * x0 + 7 (kx = 0, 1, 2: columns from x0 - 1 + kx): plain loads inside the
+ * row; at its left (x0 = 0) or right (x0 + 8 = w) edge the vector that
+ * would reach past it is the middle one shifted, with the padding's 0. */
+#define K3_LOAD_MID(p, kx) vload8(0, (p) + x0 - 1 + (kx))
+#define K3_LOAD_LEFT(p, kx) ((kx) == 0 ? tt_shift_in8(vload8(0, (p) + x0)) : K3_LOAD_MID(p, kx))
+#define K3_LOAD_RIGHT(p, kx) ((kx) == 2 ? tt_shift_out8(vload8(0, (p) + x0)) : K3_LOAD_MID(p, kx))
 __kernel void conv_direct_forward_k3(TT_FORWARD_ARGS)
 {
     TT_FORWARD_PTRS;
@@ -461,8 +468,13 @@ __kernel void conv_direct_forward_k3(TT_FORWARD_ARGS)
             }                                                                              \
         }                                                                                  \
     }
-    if (x0 >= 1 && x0 + 9 <= W && y0 >= 1 && y0 + TT_DIRECT_ROWS + 1 <= H) {
-        K3_CHANNELS(vload8(0, plane + iy * W + x0 - 1 + kx))
+    const int rows_inside = y0 >= 1 && y0 + TT_DIRECT_ROWS + 1 <= H;
+    if (rows_inside && x0 >= 1 && x0 + 9 <= W) {
+        K3_CHANNELS(K3_LOAD_MID(plane + iy * W, kx))
+    } else if (rows_inside && x0 == 0 && W >= 9) {
+        K3_CHANNELS(K3_LOAD_LEFT(plane + iy * W, kx))
+    } else if (rows_inside && x0 >= 1 && x0 + 8 == W) {
+        K3_CHANNELS(K3_LOAD_RIGHT(plane + iy * W, kx))
     } else {
         K3_CHANNELS(iy >= 0 && iy < H ? tt_load8(plane + iy * W, x0 - 1 + kx, W) : (float8)(0.0f))
     }
@@ -474,6 +486,89 @@ __kernel void conv_direct_forward_k3(TT_FORWARD_ARGS)
             tt_store8(row, x0, OW, acc[j][r] + b, accumulate);
         }
     }
+}
+
+/* conv_direct_backward_weight_w8 for the 3x3, stride 1, padding 1,
+ * dilation 1 convolution, in two steps.  First the partial sums of bands:
+ * work-item (pair, b) sums the nine taps of pair = co Cin + ci over band b
+ * (images n0 .. n1 - 1, output rows r0 .. r1 - 1) into
+ * partial[(b pairs + pair) 9 + tap]; then conv_direct_weight_bands_sum
+ * adds the bands into dweight.  A band's dout and input rows fit in half an
+ * L2 (the host sizes it), and the pairs run first (dimension 0), so every
+ * pair reads the band from cache: summing each pair over whole planes
+ * streamed 2 MB per pair from L3 at 256x256 and was bound by it.  Each
+ * work-item holds all nine taps (9 float8 accumulators), so a dout vector
+ * is loaded once and meets the three input rows around it.  Plain loads
+ * away from the left and right edges; rows outside the image are skipped. */
+__kernel void conv_direct_backward_weight_k3(TT_MEM(float, partial), TT_MEM(const float, dout),
+                                             TT_MEM(const float, inp), const int images_per_band,
+                                             const int bands_per_image, const int band_rows,
+                                             TT_GEOMETRY)
+{
+    TT_PTR(float, partial);
+    TT_PTR(const float, dout);
+    TT_PTR(const float, inp);
+    const int pair = get_global_id(0), b = get_global_id(1), pairs = Cout * Cin;
+    if (pair >= pairs) return;
+    const int ci = pair % Cin, co = pair / Cin;
+    const int n0 = b / bands_per_image * images_per_band, n1 = min(N, n0 + images_per_band);
+    const int r0 = b % bands_per_image * band_rows, r1 = min(OH, r0 + band_rows);
+    float8 acc[3][3];
+    __attribute__((opencl_unroll_hint))
+    for (int ky = 0; ky < 3; ky++)
+        __attribute__((opencl_unroll_hint))
+        for (int kx = 0; kx < 3; kx++) acc[ky][kx] = (float8)(0.0f);
+    for (int n = n0; n < n1; n++) {
+        __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
+        __global const float *dplane = dout + ((size_t)n * Cout + co) * OH * OW;
+        for (int oy = r0; oy < r1; oy++) {
+            __global const float *drow = dplane + (size_t)oy * OW;
+            __global const float *row = plane + (size_t)(oy - 1) * W; /* input row oy - 1 + ky */
+            const int ky0 = oy == 0 ? 1 : 0, ky1 = oy + 1 >= H ? 1 : 2;
+#define K3W_COLUMNS(DOUT, LOAD, ALL_ROWS)                                                  \
+    {                                                                                      \
+        const float8 d = DOUT;                                                             \
+        __attribute__((opencl_unroll_hint))                                                \
+        for (int ky = 0; ky < 3; ky++) {                                                   \
+            if (!ALL_ROWS && (ky < ky0 || ky > ky1)) continue;                             \
+            __attribute__((opencl_unroll_hint))                                            \
+            for (int kx = 0; kx < 3; kx++)                                                 \
+                acc[ky][kx] = fma(d, LOAD(row + ky * W, kx), acc[ky][kx]);                 \
+        }                                                                                  \
+    }
+#define K3W_LOAD_ANY(p, kx) tt_load8(p, x0 - 1 + (kx), W)
+            int x0 = 0;
+            if (ky0 == 0 && ky1 == 2 && W % 8 == 0 && W >= 16) {
+                /* the three input rows inside the image, whole vectors */
+                K3W_COLUMNS(vload8(0, drow + x0), K3_LOAD_LEFT, 1)
+                for (x0 = 8; x0 + 8 < W; x0 += 8) K3W_COLUMNS(vload8(0, drow + x0), K3_LOAD_MID, 1)
+                K3W_COLUMNS(vload8(0, drow + x0), K3_LOAD_RIGHT, 1)
+            } else {
+                for (; x0 < OW; x0 += 8) K3W_COLUMNS(tt_load8(drow, x0, OW), K3W_LOAD_ANY, 0)
+            }
+#undef K3W_LOAD_ANY
+#undef K3W_COLUMNS
+        }
+    }
+    __global float *out = partial + ((size_t)b * pairs + pair) * 9;
+    for (int ky = 0; ky < 3; ky++)
+        for (int kx = 0; kx < 3; kx++) {
+            const float4 h = acc[ky][kx].lo + acc[ky][kx].hi;
+            out[ky * 3 + kx] = h.x + h.y + h.z + h.w;
+        }
+}
+
+/* dweight[i] += sum over the bands of partial[b count + i], i < count. */
+__kernel void conv_direct_weight_bands_sum(TT_MEM(float, dweight), TT_MEM(const float, partial),
+                                           const int bands, const int count)
+{
+    TT_PTR(float, dweight);
+    TT_PTR(const float, partial);
+    const int i = get_global_id(0);
+    if (i >= count) return;
+    float sum = 0.0f;
+    for (int b = 0; b < bands; b++) sum += partial[(size_t)b * count + i];
+    dweight[i] += sum;
 }
 
 /* dst (Cin, Cout, 3, 3) = src (Cout, Cin, 3, 3) with ci and co swapped and

@@ -46,6 +46,8 @@ static const conv2d_case direct_cases[] = {
     {"direct 1x1 image k3 p1", D(2, 3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
     /* the 3x3 kernels' channel blocks: several, the last one short */
     {"direct k3 p1 11x17 10->9", D(2, 10, 11, 17, 9, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    /* whole vectors: the left and right edge columns from shifted middles */
+    {"direct k3 p1 7x24 5->6", D(2, 5, 7, 24, 6, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
 };
 
 static const conv2d_case tiled_cases[] = {
@@ -147,6 +149,13 @@ static void test_direct(void)
     setenv("TT_CONV_DIRECT_VARIANT", "w8", 1); /* stride-2 columns fall back to scalar */
     check_cases("direct (8-wide)", direct_cases, COUNT(direct_cases), ALL_DIRS);
     check_cases("direct (8-wide, tile cases)", tiled_cases, COUNT(tiled_cases), ALL_DIRS);
+    /* the 3x3 weight gradient's bands over the last three cases (3x3,
+     * stride 1): a row or two each, then several images to a band */
+    setenv("TT_CONV_K3W_BANDS", "2000,1", 1);
+    check_cases("direct (8-wide, bands of rows)", direct_cases + COUNT(direct_cases) - 3, 3, ALL_DIRS);
+    setenv("TT_CONV_K3W_BANDS", "1000000,1", 1);
+    check_cases("direct (8-wide, images to a band)", direct_cases + COUNT(direct_cases) - 3, 3, ALL_DIRS);
+    unsetenv("TT_CONV_K3W_BANDS");
     unsetenv("TT_CONV_DIRECT_VARIANT");
 }
 
@@ -359,7 +368,12 @@ static void test_bench(void)
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
     int batch = atoi(env) > 1 ? atoi(env) : 4;
-    bench_shape(be, (tt_conv2d_desc)D(batch, 16, 256, 256, 16, 3, 3, 1, 1, 1, 1, 1, 1, AUTO));
+    /* TT_BENCH_CONV_HW=S and TT_BENCH_CONV_C=C: C -> C channels at S x S
+     * instead (the UNet's deeper levels: 32 at 128, 64 at 64, 128 at 32) */
+    const char *hw_env = getenv("TT_BENCH_CONV_HW"), *c_env = getenv("TT_BENCH_CONV_C");
+    int hw = hw_env && atoi(hw_env) > 0 ? atoi(hw_env) : 256;
+    int c = c_env && atoi(c_env) > 0 ? atoi(c_env) : 16;
+    bench_shape(be, (tt_conv2d_desc)D(batch, c, hw, hw, c, 3, 3, 1, 1, 1, 1, 1, 1, AUTO));
     bench_shape(be, (tt_conv2d_desc)D(1, 16, 256, 256, 16, 7, 7, 1, 1, 3, 3, 1, 1, AUTO));
 }
 

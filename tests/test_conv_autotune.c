@@ -436,8 +436,12 @@ static void test_workspace_of_known_picks(void)
     fclose(f);
     conv_run r;
     run_init(&r, (tt_conv2d_desc)D(2, 4, 9, 11, 5, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 59);
-    CU_ASSERT(tt_conv2d_workspace_bytes(&r.desc) > 0);       /* every candidate: im2col's columns */
-    CU_ASSERT_EQUAL(tt_conv2d_workspace_bytes_on(be, &r.desc), 0); /* the picks: none */
+    /* every candidate: im2col's columns; the picks: direct's band sums */
+    tt_conv2d_desc direct = r.desc;
+    direct.algo = TT_CONV_ALGO_DIRECT;
+    size_t direct_ws = tt_conv2d_workspace_bytes(&direct);
+    CU_ASSERT(direct_ws < tt_conv2d_workspace_bytes(&r.desc));
+    CU_ASSERT_EQUAL(tt_conv2d_workspace_bytes_on(be, &r.desc), direct_ws);
     /* and a shape nobody timed is still sized for every candidate */
     tt_conv2d_desc other = r.desc;
     other.in_h = 10;
@@ -447,9 +451,12 @@ static void test_workspace_of_known_picks(void)
      * its untimed candidates size the workspace; left out, the picks do. */
     tt_conv2d_desc image = r.desc;
     image.in_channels = 3;
-    CU_ASSERT(tt_conv2d_workspace_bytes_on(be, &image) > 0);
+    tt_conv2d_desc image_direct = image;
+    image_direct.algo = TT_CONV_ALGO_DIRECT;
+    CU_ASSERT(tt_conv2d_workspace_bytes_on(be, &image) > tt_conv2d_workspace_bytes(&image_direct));
     image.no_input_grad = 1;
-    CU_ASSERT_EQUAL(tt_conv2d_workspace_bytes_on(be, &image), 0);
+    CU_ASSERT_EQUAL(tt_conv2d_workspace_bytes_on(be, &image),
+                    tt_conv2d_workspace_bytes(&image_direct));
     CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
     CU_ASSERT_EQUAL(tt_conv_autotune_stats_get().timed, 0);
     run_free(&r);

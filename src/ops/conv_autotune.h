@@ -32,8 +32,10 @@
  * runs its own kernels on a kernel that tiles the output (convt_tiles.c);
  * 3 = conv2d DIRECT's 3x3 stride-1 kernels on CPUs
  * (conv_direct_forward_k3); 4 = those and the backward-weight kernel
- * unrolled into registers. */
-#define TT_FIND_DB_VERSION 4
+ * unrolled into registers; 5 = the 3x3 weight gradient over cached bands
+ * of rows, edge columns without lane-by-lane loads, the up-convolution
+ * kernels unrolled. */
+#define TT_FIND_DB_VERSION 5
 
 /* Forces `algo` for every AUTO convolution from now on; TT_CONV_ALGO_AUTO
  * undoes it (then $TT_CONV_ALGO, then tuning decide again). */

@@ -17,6 +17,7 @@
  * from an assumed warp width.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "core/status.h"
 #include "ops/conv_algo.h"
@@ -90,11 +91,6 @@ static int direct_supports(const tt_conv_shape *s, tt_conv_dir dir)
     return s->groups == 1;
 }
 
-static size_t direct_workspace_bytes(const tt_conv_shape *s)
-{
-    (void)s;
-    return 0;
-}
 
 #define GEOMETRY_ARGS(s)                                                                      \
     tt_arg_i32((int)(s)->batch), tt_arg_i32((int)(s)->cin), tt_arg_i32((int)(s)->h),           \
@@ -111,6 +107,48 @@ static int is_k3(const tt_conv_shape *s)
 {
     return s->kh == 3 && s->kw == 3 && s->sh == 1 && s->sw == 1 && s->ph == 1 && s->pw == 1 &&
            s->dh == 1 && s->dw == 1;
+}
+
+/* The bands of conv_direct_backward_weight_k3: rows whose dout and input
+ * fit K3W_BAND_BYTES (half of a CPU's L2, so every (co, ci) pair reads
+ * them from cache), in as many bands as keep the partial sums (9 floats a
+ * pair a band) within K3W_PARTIAL_FLOATS; several images to a band when
+ * even one band per image would pass that.  $TT_CONV_K3W_BANDS="B,F"
+ * overrides the two (tests). */
+#define K3W_BAND_BYTES (256u * 1024u)
+#define K3W_PARTIAL_FLOATS ((size_t)1 << 20)
+
+typedef struct k3w_bands {
+    size_t images_per_band, per_image, rows, count;
+} k3w_bands;
+
+static k3w_bands k3w_bands_of(const tt_conv_shape *s)
+{
+    size_t band_bytes = K3W_BAND_BYTES, partial_floats = K3W_PARTIAL_FLOATS;
+    const char *env = getenv("TT_CONV_K3W_BANDS"); /* "bytes,floats": tests */
+    if (env) sscanf(env, "%zu,%zu", &band_bytes, &partial_floats);
+    size_t row_bytes = (s->cin * s->w + s->cout * s->ow) * sizeof(float);
+    size_t pair_floats = s->cout * s->cin * 9;
+    size_t max_bands = partial_floats / pair_floats ? partial_floats / pair_floats : 1;
+    k3w_bands b = {1, 1, s->oh, 0};
+    size_t rows = band_bytes / row_bytes ? band_bytes / row_bytes : 1;
+    if (rows < s->oh) b.per_image = (s->oh + rows - 1) / rows;
+    if (s->batch * b.per_image > max_bands) b.per_image = max_bands / s->batch ? max_bands / s->batch : 1;
+    b.rows = (s->oh + b.per_image - 1) / b.per_image;
+    b.per_image = (s->oh + b.rows - 1) / b.rows;
+    if (s->batch > max_bands) b.images_per_band = (s->batch + max_bands - 1) / max_bands;
+    b.count = (s->batch + b.images_per_band - 1) / b.images_per_band * b.per_image;
+    return b;
+}
+
+/* The 3x3 kernels' room (any device: the size of a shape cannot ask which
+ * kernels will run): the weight gradient's band sums, which also hold the
+ * input gradient's flipped weights (one band's worth); nothing else needs
+ * room. */
+static size_t direct_workspace_bytes(const tt_conv_shape *s)
+{
+    if (!is_k3(s)) return 0;
+    return k3w_bands_of(s).count * s->cout * s->cin * 9 * sizeof(float);
 }
 
 static size_t row_width(const direct_params *p, size_t width)
@@ -170,11 +208,11 @@ static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
 /* A 3x3 stride-1 padding-1 input gradient is that convolution's forward
  * over dout with the weights flipped (conv_weight_flip3), accumulating. */
 static tt_status k3_backward_data(tt_backend *be, const direct_params *p, tt_mem dinp,
-                                  tt_mem dout, tt_mem weight, const tt_conv_shape *s)
+                                  tt_mem dout, tt_mem weight, const tt_conv_shape *s, tt_mem ws)
 {
     tt_conv_workspace flipped;
     size_t count = s->cout * s->cin * 9;
-    TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.flipped_weight", (tt_mem){0},
+    TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.flipped_weight", ws,
                                      count * sizeof(float), &flipped));
     tt_conv_shape t = *s; /* dout (N, Cout, OH, OW) -> dinp (N, Cin, H, W) */
     t.cin = s->cout, t.cout = s->cin, t.h = s->oh, t.w = s->ow, t.oh = s->h, t.ow = s->w;
@@ -189,9 +227,9 @@ static tt_status k3_backward_data(tt_backend *be, const direct_params *p, tt_mem
 static tt_status direct_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
                                       const tt_conv_shape *s, tt_mem ws)
 {
-    (void)ws;
     direct_params p = params_of(be, s);
-    if (variant_of(be, s) == TT_DIRECT_W8 && is_k3(s)) return k3_backward_data(be, &p, dinp, dout, weight, s);
+    if (variant_of(be, s) == TT_DIRECT_W8 && is_k3(s))
+        return k3_backward_data(be, &p, dinp, dout, weight, s, ws);
     size_t blocks = (s->cin + p.cib - 1) / p.cib;
     int w8 = variant_of(be, s) == TT_DIRECT_W8;
     size_t columns = w8 ? (s->w + 7) / 8 : s->w;
@@ -203,12 +241,36 @@ static tt_status direct_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, 
                                     GEOMETRY_ARGS(s)));
 }
 
+/* Band sums of (co, ci) pairs (work-groups of one), then their total. */
+static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_mem dweight,
+                                    tt_mem dout, tt_mem inp, const tt_conv_shape *s, tt_mem ws)
+{
+    k3w_bands b = k3w_bands_of(s);
+    size_t pairs = s->cout * s->cin;
+    tt_conv_workspace partial;
+    TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.weight_bands", ws,
+                                     b.count * pairs * 9 * sizeof(float), &partial));
+    size_t global[2] = {pairs, b.count}, local[2] = {1, 1};
+    tt_status status = tt_launch_kernel(
+        be, "conv_direct", "conv_direct_backward_weight_k3", p->options, 2, global, local,
+        TT_ARGS(tt_arg_mem(partial.mem), tt_arg_mem(dout), tt_arg_mem(inp),
+                tt_arg_i32((int)b.images_per_band), tt_arg_i32((int)b.per_image),
+                tt_arg_i32((int)b.rows), GEOMETRY_ARGS(s)));
+    if (!status)
+        status = TT_LAUNCH_1D(be, "conv_direct", "conv_direct_weight_bands_sum", pairs * 9,
+                              tt_arg_mem(dweight), tt_arg_mem(partial.mem), tt_arg_i32((int)b.count),
+                              tt_arg_i32((int)(pairs * 9)));
+    tt_conv_workspace_release(&partial);
+    return status;
+}
+
 static tt_status direct_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
                                         const tt_conv_shape *s, tt_mem ws)
 {
-    (void)ws;
     direct_params p = params_of(be, s);
     size_t chunks = (s->kh * s->kw + DIRECT_TAPS - 1) / DIRECT_TAPS;
+    if (variant_of(be, s) == TT_DIRECT_W8 && is_k3(s))
+        return k3_backward_weight(be, &p, dweight, dout, inp, s, ws);
     if (variant_of(be, s) == TT_DIRECT_W8) {
         /* (channel block, ci) x (ky, chunk of kx), in work-groups of one:
          * PoCL's vectorising across work-items gets in the way of float8
