@@ -44,3 +44,25 @@ void conv_bias_backward(TT_MEM(float, dbias), TT_MEM(const float, dout), const i
     }
     if (lid == 0 && c < channels) dbias[c] += partial[0];
 }
+
+/* conv_bias_backward for CPUs: one work-item per channel c streams its
+ * planes as float8 (a work-group's strided walk and local-memory tree cost
+ * PoCL more than the sum itself).  global (channels). */
+__kernel void conv_bias_backward_w8(TT_MEM(float, dbias), TT_MEM(const float, dout),
+                                    const int batch, const int channels, const int plane)
+{
+    TT_PTR(float, dbias);
+    TT_PTR(const float, dout);
+    const int c = get_global_id(0);
+    if (c >= channels) return;
+    float8 acc = (float8)(0.0f);
+    float tail = 0.0f;
+    for (int n = 0; n < batch; n++) {
+        __global const float *row = dout + ((size_t)n * channels + c) * plane;
+        int p = 0;
+        for (; p + 8 <= plane; p += 8) acc += vload8(0, row + p);
+        for (; p < plane; p++) tail += row[p];
+    }
+    const float4 h = acc.lo + acc.hi;
+    dbias[c] += (h.x + h.y) + (h.z + h.w) + tail;
+}

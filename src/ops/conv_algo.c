@@ -98,6 +98,12 @@ tt_status tt_conv_bias_backward(tt_backend *be, tt_mem dbias, tt_mem dout, size_
                                 size_t channels, size_t plane)
 {
     TT_TRY(check_int("conv bias backward", batch * channels * plane));
+    if (tt_conv_direct_variant(be) == TT_DIRECT_W8) { /* CPUs: a channel a work-item */
+        size_t global[1] = {channels}, local[1] = {1};
+        return tt_launch_kernel(be, "conv", "conv_bias_backward_w8", NULL, 1, global, local,
+                                TT_ARGS(tt_arg_mem(dbias), tt_arg_mem(dout), tt_arg_i32((int)batch),
+                                        tt_arg_i32((int)channels), tt_arg_i32((int)plane)));
+    }
     size_t global[1] = {channels * CONV_BIAS_WG}, local[1] = {CONV_BIAS_WG};
     return tt_launch_kernel(be, "conv", "conv_bias_backward", NULL, 1, global, local,
                             TT_ARGS(tt_arg_mem(dbias), tt_arg_mem(dout), tt_arg_i32((int)batch),
