@@ -133,6 +133,107 @@ __kernel void max_pool2d_backward_tiles(TT_MEM(float, dinp), TT_MEM(const float,
         }
 }
 
+/* ---- 2x2 stride-2 max pooling, 8 outputs a work-item (CPUs) --------------
+ * global (ceil(out_w / 8), planes * out_h).  Rows r0, r1 hold the 16
+ * columns of 8 neighbouring windows; their even lanes are kx = 0, odd
+ * lanes kx = 1.  The rule and order are max_pool_window's (first maximum
+ * in row-major order, a NaN wins), so both variants pick the same
+ * winners.  Work-items past the right edge (or over an odd last column)
+ * take max_pool_window lane by lane. */
+
+/* The 8 windows' maxima; *pos = the winner's place, 2 ky + kx. */
+static float8 max_pool_2x2_8(const float16 r0, const float16 r1, int8 *pos)
+{
+    const float8 v[4] = {r0.even, r0.odd, r1.even, r1.odd};
+    float8 best = (float8)(-INFINITY);
+    int8 at = (int8)(0);
+    for (int k = 0; k < 4; k++) {
+        const int8 wins = isgreater(v[k], best) | isnan(v[k]);
+        best = select(best, v[k], wins);
+        at = select(at, (int8)(k), wins);
+    }
+    *pos = at;
+    return best;
+}
+
+#define POOL_W8_ROW                                                                      \
+    const int x0 = get_global_id(0) * 8, row = get_global_id(1);                         \
+    if (x0 >= out_w || row >= planes * out_h) return;                                    \
+    const int plane = row / out_h, oy = row - plane * out_h;                             \
+    const size_t o = (size_t)row * out_w + x0, first = (size_t)plane * height * width;   \
+    const int whole = x0 + 8 <= out_w && 2 * x0 + 16 <= width;                           \
+    const int8 lanes = (int8)(0, 1, 2, 3, 4, 5, 6, 7)
+
+__kernel void max_pool2d_forward_2x2_w8(TT_MEM(float, out), TT_MEM(int, argmax),
+                                        TT_MEM(const float, inp), const int keep_argmax,
+                                        const int planes, const int height, const int width,
+                                        const int out_h, const int out_w)
+{
+    TT_PTR(float, out);
+    TT_PTR(int, argmax);
+    TT_PTR(const float, inp);
+    POOL_W8_ROW;
+    __global const float *x = inp + first;
+    if (!whole) {
+        for (int ox = x0; ox < min(x0 + 8, out_w); ox++) {
+            float best;
+            int at = max_pool_window(x, width, 2 * oy, 2 * ox, 2, 2, &best);
+            out[o + ox - x0] = best;
+            if (keep_argmax) argmax[o + ox - x0] = at;
+        }
+        return;
+    }
+    __global const float *r0 = x + (size_t)2 * oy * width + 2 * x0;
+    int8 pos;
+    vstore8(max_pool_2x2_8(vload16(0, r0), vload16(0, r0 + width), &pos), 0, out + o);
+    if (keep_argmax)
+        vstore8((2 * oy + (pos >> 1)) * width + 2 * (x0 + lanes) + (pos & 1), 0, argmax + o);
+}
+
+/* max_pool2d_backward_tiles for 2x2 stride 2: each window's winner (found
+ * again, or from argmax) gets dout, its other elements 0. */
+__kernel void max_pool2d_backward_2x2_w8(TT_MEM(float, dinp), TT_MEM(const float, dout),
+                                         TT_MEM(const int, argmax), TT_MEM(const float, inp),
+                                         const int from_input, const int planes,
+                                         const int height, const int width, const int out_h,
+                                         const int out_w)
+{
+    TT_PTR(float, dinp);
+    TT_PTR(const float, dout);
+    TT_PTR(const int, argmax);
+    TT_PTR(const float, inp);
+    POOL_W8_ROW;
+    __global const float *x = inp + first;
+    __global float *d = dinp + first;
+    if (!whole) {
+        for (int ox = x0; ox < min(x0 + 8, out_w); ox++) {
+            float best;
+            int winner = from_input ? max_pool_window(x, width, 2 * oy, 2 * ox, 2, 2, &best)
+                                    : argmax[o + ox - x0];
+            for (int k = 0; k < 4; k++) {
+                int at = (2 * oy + k / 2) * width + 2 * ox + k % 2;
+                d[at] += at == winner ? dout[o + ox - x0] : 0.0f;
+            }
+        }
+        return;
+    }
+    const size_t top = (size_t)2 * oy * width + 2 * x0;
+    int8 pos;
+    if (from_input) {
+        (void)max_pool_2x2_8(vload16(0, x + top), vload16(0, x + top + width), &pos);
+    } else {
+        const int8 off = vload8(0, argmax + o) - (2 * oy * width + 2 * (x0 + lanes));
+        const int8 ky = -(off >= (int8)(width)); /* comparisons give -1 for true */
+        pos = 2 * ky + off - ky * width;
+    }
+    const float8 g = vload8(0, dout + o), zero = (float8)(0.0f);
+    const uint16 zip = (uint16)(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
+    const float16 add0 = shuffle2(select(zero, g, pos == 0), select(zero, g, pos == 1), zip);
+    const float16 add1 = shuffle2(select(zero, g, pos == 2), select(zero, g, pos == 3), zip);
+    vstore16(vload16(0, d + top) + add0, 0, d + top);
+    vstore16(vload16(0, d + top + width) + add1, 0, d + top + width);
+}
+
 /* out = mean of each kernel_h x kernel_w window (no padding). */
 __kernel void avg_pool2d_forward(TT_MEM(float, out), TT_MEM(const float, inp), const int planes,
                                  const int height, const int width, const int out_h,

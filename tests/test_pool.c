@@ -163,12 +163,20 @@ static const tt_pool2d_desc cases[] = {
     {2, 3, 7, 9, 3, 3, 2, 2},  /* overlapping windows: 3x4 */
     {1, 5, 5, 3, 3, 2, 1, 2},  /* rectangular kernel and stride: 3x1 */
     {1, 3, 1, 1, 1, 1, 1, 1},  /* 1x1 image, 1x1 window */
+    {2, 2, 5, 35, 2, 2, 2, 2}, /* 2x17: two whole 8-wide blocks, a ragged one, odd width */
+    {1, 2, 4, 32, 2, 2, 2, 2}, /* 2x16: whole blocks only */
 };
 enum { CASE_COUNT = sizeof cases / sizeof cases[0] };
 
 static void test_max_pool(void)
 {
     for (int i = 0; i < CASE_COUNT; i++) check_pool(1, cases[i]);
+    /* the 2x2 stride-2 cases once more through the generic kernels (CPUs
+     * run their own 8-wide ones above) */
+    setenv("TT_CONV_DIRECT_VARIANT", "scalar", 1);
+    for (int i = 0; i < CASE_COUNT; i++)
+        if (cases[i].kernel_h == 2 && cases[i].stride_h == 2) check_pool(1, cases[i]);
+    unsetenv("TT_CONV_DIRECT_VARIANT");
 }
 
 static void test_avg_pool(void)
@@ -176,46 +184,57 @@ static void test_avg_pool(void)
     for (int i = 0; i < CASE_COUNT; i++) check_pool(0, cases[i]);
 }
 
-/* Ties keep the first maximum in row-major window order (PyTorch); NaN wins. */
+/* Ties keep the first maximum in row-major window order (PyTorch); NaN wins.
+ * The 4x6 pattern below three times side by side (a 4x18 plane, 2x9
+ * windows), so CPUs meet it in their 8-wide kernels and lane by lane. */
 static void test_max_pool_ties(void)
 {
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
-    /* one 4x6 plane, three 2x2 windows per row pair */
-    const float x[24] = {
+    /* one 4x6 pattern, three 2x2 windows per row pair */
+    const float pattern[24] = {
         1, 1, 0, 2, 5, 4,      /* windows: all ones | 2 at (0,3) vs (1,2) | NaN at (1,5) */
         1, 1, 2, 0, 3, NAN,
         -1, -1, 7, 7, -INFINITY, -INFINITY, /* -1 ties | 7 ties | all -inf */
         -1, -1, 7, 7, -INFINITY, -INFINITY,
     };
-    const int want_arg[6] = {0, 3, 11, 12, 14, 16};
-    tt_pool2d_desc d = tt_pool2d_square(1, 1, 4, 6, 2, 2);
-    tt_buffer *bx = th_upload(x, 24, "ties.x"), *by = th_zeros(6, "ties.y");
-    tt_buffer *barg = th_zeros(6, "ties.argmax");
+    const int pattern_arg[6] = {0, 3, 11, 12, 14, 16};
+    enum { REPEAT = 3, W = 6 * REPEAT, IN = 4 * W, OUT = 2 * 3 * REPEAT };
+    float x[IN], y[OUT];
+    int want_arg[OUT], arg[OUT];
+    for (int i = 0; i < IN; i++) x[i] = pattern[(i / W) * 6 + i % 6];
+    for (int o = 0; o < OUT; o++) { /* window o = (oy, ox): pattern window oy 3 + ox % 3 */
+        int oy = o / (3 * REPEAT), ox = o % (3 * REPEAT), at = pattern_arg[oy * 3 + ox % 3];
+        want_arg[o] = at / 6 * W + at % 6 + 6 * (ox / 3);
+    }
+    tt_pool2d_desc d = tt_pool2d_square(1, 1, 4, W, 2, 2);
+    tt_buffer *bx = th_upload(x, IN, "ties.x"), *by = th_zeros(OUT, "ties.y");
+    tt_buffer *barg = th_zeros(OUT, "ties.argmax");
     TH_OK(tt_max_pool2d_forward(be, tt_mem_of(by), tt_mem_of(barg), tt_mem_of(bx), &d));
-    float y[6];
-    int arg[6];
-    th_download(y, by, 6);
+    th_download(y, by, OUT);
     TH_OK(tt_read(be, arg, tt_mem_of(barg), sizeof arg));
-    for (int i = 0; i < 6; i++) CU_ASSERT_EQUAL(arg[i], want_arg[i]);
-    CU_ASSERT(y[0] == 1 && y[1] == 2 && isnan(y[2]) && y[3] == -1 && y[4] == 7);
-    CU_ASSERT(isinf(y[5]) && y[5] < 0);
+    for (int o = 0; o < OUT; o++) {
+        CU_ASSERT_EQUAL(arg[o], want_arg[o]);
+        float v = x[want_arg[o]];
+        CU_ASSERT(isnan(v) ? isnan(y[o]) : y[o] == v);
+    }
     /* backward sends each gradient to exactly that element */
-    float ones[6] = {1, 2, 3, 4, 5, 6}, dx[24];
-    tt_buffer *bdy = th_upload(ones, 6, "ties.dy"), *bdx = th_zeros(24, "ties.dx");
+    float dy[OUT], dx[IN];
+    for (int o = 0; o < OUT; o++) dy[o] = (float)(o + 1);
+    tt_buffer *bdy = th_upload(dy, OUT, "ties.dy"), *bdx = th_zeros(IN, "ties.dx");
     TH_OK(tt_max_pool2d_backward(be, tt_mem_of(bdx), tt_mem_of(bdy), tt_mem_of(barg), &d));
-    th_download(dx, bdx, 24);
-    for (int i = 0; i < 24; i++) {
+    th_download(dx, bdx, IN);
+    for (int i = 0; i < IN; i++) {
         float want = 0;
-        for (int o = 0; o < 6; o++)
-            if (want_arg[o] == i) want = ones[o];
+        for (int o = 0; o < OUT; o++)
+            if (want_arg[o] == i) want = dy[o];
         CU_ASSERT_EQUAL(dx[i], want);
     }
     /* and so does the backward that finds the winners in the input */
-    float dx2[24];
-    TH_OK(tt_fill(be, tt_mem_of(bdx), 0.0f, 24));
+    float dx2[IN];
+    TH_OK(tt_fill(be, tt_mem_of(bdx), 0.0f, IN));
     TH_OK(tt_max_pool2d_backward_from_input(be, tt_mem_of(bdx), tt_mem_of(bdy), tt_mem_of(bx), &d));
-    th_download(dx2, bdx, 24);
+    th_download(dx2, bdx, IN);
     CU_ASSERT(memcmp(dx, dx2, sizeof dx) == 0);
     tt_buffer_free(bx), tt_buffer_free(by), tt_buffer_free(barg), tt_buffer_free(bdy);
     tt_buffer_free(bdx);
