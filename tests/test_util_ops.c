@@ -61,17 +61,21 @@ static void test_fill(void)
 {
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
-    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
-        util_case c = setup(sizes[k], PAD, PAD, 10 + k);
-        TH_OK(tt_fill(be, tt_mem_f32(tt_mem_of(c.y), c.off_y), -1.25f, c.n));
-        float *want = malloc((c.off_y + c.n + PAD) * sizeof(float));
-        memcpy(want, c.y0, (c.off_y + c.n + PAD) * sizeof(float));
-        for (size_t i = 0; i < c.n; i++) want[c.off_y + i] = -1.25f;
-        CU_ASSERT(check(&c, want, "fill"));
-        free(want);
-        teardown(&c);
+    for (int variant = 0; variant < 2; variant++) { /* CPUs: fill_w8, then the scalar fill */
+        if (variant) setenv("TT_CONV_DIRECT_VARIANT", "scalar", 1);
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            util_case c = setup(sizes[k], PAD, PAD, 10 + k);
+            TH_OK(tt_fill(be, tt_mem_f32(tt_mem_of(c.y), c.off_y), -1.25f, c.n));
+            float *want = malloc((c.off_y + c.n + PAD) * sizeof(float));
+            memcpy(want, c.y0, (c.off_y + c.n + PAD) * sizeof(float));
+            for (size_t i = 0; i < c.n; i++) want[c.off_y + i] = -1.25f;
+            CU_ASSERT(check(&c, want, "fill"));
+            free(want);
+            teardown(&c);
+        }
     }
-    printf("\n    fill: exact at offsets for n = 1, 7, 1000, 65537\n");
+    unsetenv("TT_CONV_DIRECT_VARIANT");
+    printf("\n    fill: exact at offsets for n = 1, 7, 1000, 65537, both kernels\n");
 }
 
 static void test_scale(void)

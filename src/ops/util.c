@@ -4,6 +4,9 @@
 #include <limits.h>
 
 #include "core/status.h"
+#include "ops/conv_algo.h"
+
+#define FILL_RUN 4096 /* mirrors opencl/util.cl */
 
 static tt_status check_count(const char *op, size_t n)
 {
@@ -16,6 +19,12 @@ static tt_status check_count(const char *op, size_t n)
 tt_status tt_fill(tt_backend *be, tt_mem x, float value, size_t n)
 {
     TT_TRY(check_count("fill", n));
+    if (tt_conv_direct_variant(be) == TT_DIRECT_W8) { /* CPUs: long runs of float8 stores */
+        size_t global[1] = {(n + FILL_RUN - 1) / FILL_RUN}, local[1] = {1};
+        if (n == 0) return NULL;
+        return tt_launch_kernel(be, "util", "fill_w8", NULL, 1, global, local,
+                                TT_ARGS(tt_arg_mem(x), tt_arg_f32(value), tt_arg_i32((int)n)));
+    }
     return TT_LAUNCH_1D(be, "util", "fill", n, tt_arg_mem(x), tt_arg_f32(value), tt_arg_i32((int)n));
 }
 
