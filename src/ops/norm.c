@@ -126,8 +126,9 @@ tt_status tt_norm_check_saved(const char *op, tt_mem saved, const tt_norm_layout
     size_t bytes = tt_norm_saved_floats(l) * sizeof(float);
     if (!saved.buffer)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "%s: the saved buffer is missing (%zu floats: %s_saved_floats)", op,
-                            bytes / sizeof(float), op);
+                            "%s: the saved buffer is missing (%zu floats; size it with "
+                            "tt_%s_saved_floats)",
+                            op, bytes / sizeof(float), op);
     if (saved.offset > saved.buffer->bytes || bytes > saved.buffer->bytes - saved.offset)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "%s: the saved buffer needs %zu floats at byte offset %zu but buffer "
