@@ -101,6 +101,22 @@ __kernel void max_pool2d_backward(TT_MEM(float, dinp), TT_MEM(const float, dout)
     dinp[i] += sum;
 }
 
+/* Adds g to the winner of the window at (y0, x0) of a plane and 0 to the
+ * window's other elements: `winner` (a flat index in the plane, from
+ * argmax), or with winner < 0 the one max_pool_window finds again in x. */
+static void max_pool_window_backward(__global float *d, __global const float *x, int width,
+                                     int y0, int x0, int kernel_h, int kernel_w, int winner,
+                                     float g)
+{
+    float best;
+    if (winner < 0) winner = max_pool_window(x, width, y0, x0, kernel_h, kernel_w, &best);
+    for (int ky = 0; ky < kernel_h; ky++)
+        for (int kx = 0; kx < kernel_w; kx++) {
+            int at = (y0 + ky) * width + x0 + kx;
+            d[at] += at == winner ? g : 0.0f;
+        }
+}
+
 /* max_pool2d_backward for windows that do not overlap (stride = kernel):
  * one work-item per output o, 2-D (out_w, planes * out_h), adds dout[o] to
  * its window's winner and 0 to the window's other elements (so each
@@ -122,15 +138,8 @@ __kernel void max_pool2d_backward_tiles(TT_MEM(float, dinp), TT_MEM(const float,
     size_t o = (size_t)row * out_w + ox;
     __global const float *x = inp + (size_t)plane * height * width;
     __global float *d = dinp + (size_t)plane * height * width;
-    float best;
-    int winner = from_input ? max_pool_window(x, width, oy * kernel_h, ox * kernel_w, kernel_h,
-                                              kernel_w, &best)
-                            : argmax[o];
-    for (int ky = 0; ky < kernel_h; ky++)
-        for (int kx = 0; kx < kernel_w; kx++) {
-            int at = (oy * kernel_h + ky) * width + ox * kernel_w + kx;
-            d[at] += at == winner ? dout[o] : 0.0f;
-        }
+    max_pool_window_backward(d, x, width, oy * kernel_h, ox * kernel_w, kernel_h, kernel_w,
+                             from_input ? -1 : argmax[o], dout[o]);
 }
 
 /* ---- 2x2 stride-2 max pooling, 8 outputs a work-item (CPUs) --------------
@@ -206,15 +215,9 @@ __kernel void max_pool2d_backward_2x2_w8(TT_MEM(float, dinp), TT_MEM(const float
     __global const float *x = inp + first;
     __global float *d = dinp + first;
     if (!whole) {
-        for (int ox = x0; ox < min(x0 + 8, out_w); ox++) {
-            float best;
-            int winner = from_input ? max_pool_window(x, width, 2 * oy, 2 * ox, 2, 2, &best)
-                                    : argmax[o + ox - x0];
-            for (int k = 0; k < 4; k++) {
-                int at = (2 * oy + k / 2) * width + 2 * ox + k % 2;
-                d[at] += at == winner ? dout[o + ox - x0] : 0.0f;
-            }
-        }
+        for (int ox = x0; ox < min(x0 + 8, out_w); ox++)
+            max_pool_window_backward(d, x, width, 2 * oy, 2 * ox, 2, 2,
+                                     from_input ? -1 : argmax[o + ox - x0], dout[o + ox - x0]);
         return;
     }
     const size_t top = (size_t)2 * oy * width + 2 * x0;

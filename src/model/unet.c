@@ -103,18 +103,30 @@ static void block_init(tt_unet *u, tt_unet_block *b, const char *name, int cin, 
 /* The block's norms are each followed by a ReLU, fused into them: the
  * forward writes relu(norm(conv)), the backward takes d act and finds the
  * ReLU's mask again from conv and the saved statistics. */
+static tt_group_norm_desc group_desc(const tt_unet *u, const tt_unet_block *b, int n)
+{
+    tt_group_norm_desc d =
+        tt_group_norm_desc_make(n, b->channels, b->height, b->width, u->config.groups);
+    d.relu = 1;
+    return d;
+}
+
+static tt_batch_norm_desc batch_desc(const tt_unet_block *b, int n)
+{
+    tt_batch_norm_desc d = tt_batch_norm_desc_make(n, b->channels, b->height, b->width);
+    d.relu = 1;
+    return d;
+}
+
 static tt_status norm_forward(tt_unet *u, tt_unet_block *b, tt_mem out, tt_mem saved, tt_mem inp,
                               int w_index, int b_index, tt_batch_norm_state *bn, int n)
 {
     if (u->config.norm == TT_NORM_GROUP) {
-        tt_group_norm_desc d =
-            tt_group_norm_desc_make(n, b->channels, b->height, b->width, u->config.groups);
-        d.relu = 1;
+        tt_group_norm_desc d = group_desc(u, b, n);
         return tt_group_norm_forward(u->be, out, saved, inp, tt_unet_param(u, w_index),
                                      tt_unet_param(u, b_index), &d);
     }
-    tt_batch_norm_desc d = tt_batch_norm_desc_make(n, b->channels, b->height, b->width);
-    d.relu = 1;
+    tt_batch_norm_desc d = batch_desc(b, n);
     return tt_batch_norm_forward(u->be, out, saved, inp, bn, &d, u->training);
 }
 
@@ -124,15 +136,12 @@ static tt_status norm_backward(tt_unet *u, tt_unet_block *b, tt_mem dinp, tt_mem
                                const tt_batch_norm_state *bn, int n)
 {
     if (u->config.norm == TT_NORM_GROUP) {
-        tt_group_norm_desc d =
-            tt_group_norm_desc_make(n, b->channels, b->height, b->width, u->config.groups);
-        d.relu = 1;
+        tt_group_norm_desc d = group_desc(u, b, n);
         return tt_group_norm_backward(u->be, dinp, tt_unet_grad(u, w_index),
                                       tt_unet_grad(u, b_index), dout, inp, saved,
                                       tt_unet_param(u, w_index), tt_unet_param(u, b_index), &d);
     }
-    tt_batch_norm_desc d = tt_batch_norm_desc_make(n, b->channels, b->height, b->width);
-    d.relu = 1;
+    tt_batch_norm_desc d = batch_desc(b, n);
     return tt_batch_norm_backward(u->be, dinp, tt_unet_grad(u, w_index), tt_unet_grad(u, b_index),
                                   dout, inp, saved, bn, &d, 1);
 }
@@ -144,14 +153,11 @@ static tt_status norm_from_saved(tt_unet *u, tt_unet_block *b, tt_mem dst, tt_me
                                  const tt_batch_norm_state *bn, int n)
 {
     if (u->config.norm == TT_NORM_GROUP) {
-        tt_group_norm_desc d =
-            tt_group_norm_desc_make(n, b->channels, b->height, b->width, u->config.groups);
-        d.relu = 1;
+        tt_group_norm_desc d = group_desc(u, b, n);
         return tt_group_norm_apply_saved(u->be, dst, inp, saved, tt_unet_param(u, w_index),
                                          tt_unet_param(u, b_index), &d);
     }
-    tt_batch_norm_desc d = tt_batch_norm_desc_make(n, b->channels, b->height, b->width);
-    d.relu = 1;
+    tt_batch_norm_desc d = batch_desc(b, n);
     return tt_batch_norm_apply_saved(u->be, dst, inp, saved, bn, &d);
 }
 

@@ -91,7 +91,6 @@ static int direct_supports(const tt_conv_shape *s, tt_conv_dir dir)
     return s->groups == 1;
 }
 
-
 #define GEOMETRY_ARGS(s)                                                                      \
     tt_arg_i32((int)(s)->batch), tt_arg_i32((int)(s)->cin), tt_arg_i32((int)(s)->h),           \
         tt_arg_i32((int)(s)->w), tt_arg_i32((int)(s)->cout), tt_arg_i32((int)(s)->oh),         \
