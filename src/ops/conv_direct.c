@@ -163,9 +163,12 @@ static tt_status launch_k3(tt_backend *be, const direct_params *p, tt_mem out, t
                            tt_mem weight, tt_mem bias_mem, int has_bias, int accumulate,
                            const tt_conv_shape *s)
 {
+    /* Work-groups of up to 4 channel blocks x 4 column chunks: PoCL runs a
+     * work-group's items in one call, and groups of one paid its per-group
+     * entry for every 8x2 outputs (~15% of the kernel at 16 -> 16, 256x256). */
     size_t blocks = (s->cout + DIRECT_K3_COB - 1) / DIRECT_K3_COB;
     size_t global[3] = {blocks, (s->ow + 7) / 8, s->batch * ((s->oh + DIRECT_ROWS - 1) / DIRECT_ROWS)};
-    size_t local[3] = {1, 1, 1};
+    size_t local[3] = {blocks < 4 ? blocks : 4, 4, 1}; /* the backend rounds global up */
     return tt_launch_kernel(be, "conv_direct", "conv_direct_forward_k3", p->options, 3, global,
                             local,
                             TT_ARGS(tt_arg_mem(out), tt_arg_mem(inp), tt_arg_mem(weight),
