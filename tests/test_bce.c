@@ -55,6 +55,30 @@ static double ref_sum(const double *x, void *ctx)
     return ref_bce(x, d->targets, d->total, d->desc.ignore, NULL, NULL);
 }
 
+/* The forward of d's logits and targets against ref_bce: sum (relative
+ * error returned, asserted < 1e-5), count, no invalid. */
+static double check_forward(tt_backend *be, const bce_data *d)
+{
+    tt_buffer *bx = th_upload(d->logits, d->total, "logits");
+    tt_buffer *bt = ref_upload_u8(d->targets, d->total, "targets");
+    tt_buffer *res = ref_loss_block();
+    TH_OK(tt_bce_forward(be, tt_mem_of(res), tt_mem_of(bx), tt_mem_of(bt), &d->desc));
+    tt_loss_value v;
+    TH_OK(tt_loss_read(be, tt_mem_of(res), "BCE", &v));
+    double *x = th_to_double(d->logits, d->total);
+    long count = 0;
+    double want = ref_bce(x, d->targets, d->total, 255, &count, NULL);
+    double err = fabs(v.sum - want) / (fabs(want) + 1e-6);
+    printf("\n    N=%d C=%d %dx%d: sum %.7g (ref %.7g) rel err %.2e, count %u (ref %ld)",
+           d->desc.n, d->desc.c, d->desc.h, d->desc.w, v.sum, want, err, v.count, count);
+    CU_ASSERT(err < 1e-5); /* per-work-item vector sums, then trees */
+    CU_ASSERT_EQUAL(v.count, (uint32_t)count);
+    CU_ASSERT_EQUAL(v.invalid, 0);
+    free(x);
+    tt_buffer_free(bx), tt_buffer_free(bt), tt_buffer_free(res);
+    return err;
+}
+
 static void test_forward_vs_reference(void)
 {
     tt_backend *be = th_backend();
@@ -62,27 +86,24 @@ static void test_forward_vs_reference(void)
     double worst = 0;
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         bce_data d = make_data(&cases[k], 100 + k, 6.0f);
-        tt_buffer *bx = th_upload(d.logits, d.total, "logits");
-        tt_buffer *bt = ref_upload_u8(d.targets, d.total, "targets");
-        tt_buffer *res = ref_loss_block();
-        TH_OK(tt_bce_forward(be, tt_mem_of(res), tt_mem_of(bx), tt_mem_of(bt), &d.desc));
-        tt_loss_value v;
-        TH_OK(tt_loss_read(be, tt_mem_of(res), "BCE", &v));
-        double *x = th_to_double(d.logits, d.total);
-        long count = 0;
-        double want = ref_bce(x, d.targets, d.total, 255, &count, NULL);
-        double err = fabs(v.sum - want) / (fabs(want) + 1e-6);
-        printf("\n    N=%d C=%d %dx%d: sum %.6g (ref %.6g) rel err %.2e, count %u (ref %ld)",
-               d.desc.n, d.desc.c, d.desc.h, d.desc.w, v.sum, want, err, v.count, count);
-        CU_ASSERT(err < 1e-5); /* float accumulation over at most a few thousand elements */
-        CU_ASSERT_EQUAL(v.count, (uint32_t)count);
-        CU_ASSERT_EQUAL(v.invalid, 0);
+        double err = check_forward(be, &d);
         if (err > worst) worst = err;
-        free(x);
-        tt_buffer_free(bx), tt_buffer_free(bt), tt_buffer_free(res);
         free_data(&d);
     }
     printf("\n    largest forward rel error %.2e\n", worst);
+}
+
+/* More elements than one pass of the kernel's grid covers (512 groups x
+ * 256 work-items x 8), with a tail that is not a whole vector. */
+static void test_forward_several_passes(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    bce_data d = make_data(&(bce_case){3, 3, 401, 331, 10}, 300, 6.0f);
+    CU_ASSERT(d.total > (size_t)512 * 256 * 8 && d.total % 8 != 0);
+    check_forward(be, &d);
+    printf("\n");
+    free_data(&d);
 }
 
 static void test_backward(void)
@@ -185,15 +206,16 @@ static void test_counts_and_invalid(void)
     tt_loss_value v;
     TH_OK(tt_loss_read(be, tt_mem_of(res), "BCE", &v));
     CU_ASSERT_EQUAL(v.count, 2 * d.total);
-    d.targets[d.total - 1] = 2;
+    d.targets[0] = 3;           /* in the kernel's vectors */
+    d.targets[d.total - 1] = 2; /* in its tail (210 % 8 = 2) */
     TH_OK(tt_write(be, tt_mem_of(bt), d.targets, d.total));
     TH_OK(tt_loss_clear(be, tt_mem_of(res)));
     TH_OK(tt_bce_forward(be, tt_mem_of(res), tt_mem_of(bx), tt_mem_of(bt), &d.desc));
     tt_status s = tt_loss_read(be, tt_mem_of(res), "BCE", &v);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT);
     tt_status_free(s);
-    CU_ASSERT_EQUAL(v.invalid, 1);
-    CU_ASSERT_EQUAL(v.count, d.total - 1);
+    CU_ASSERT_EQUAL(v.invalid, 2);
+    CU_ASSERT_EQUAL(v.count, d.total - 2);
     tt_buffer_free(bx), tt_buffer_free(bt), tt_buffer_free(res);
     free_data(&d);
 }
@@ -260,6 +282,7 @@ int main(void)
         {"backward vs finite differences, ignore, twice", test_backward},
         {"logits of +-100 stay finite and exact", test_large_logits},
         {"counts without ignore; invalid targets", test_counts_and_invalid},
+        {"more elements than one pass of the grid", test_forward_several_passes},
         {"cross-check with PyTorch", test_torch},
         CU_TEST_INFO_NULL,
     };
