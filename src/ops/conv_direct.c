@@ -259,7 +259,7 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
                 tt_arg_i32((int)b.images_per_band), tt_arg_i32((int)b.per_image),
                 tt_arg_i32((int)b.rows), GEOMETRY_ARGS(s)));
     if (!status)
-        status = TT_LAUNCH_1D(be, "conv_direct", "conv_direct_weight_bands_sum", pairs * 9,
+        status = TT_LAUNCH_1D(be, "conv_direct", "conv_direct_weight_bands_sum", (pairs * 9 + 7) / 8,
                               tt_arg_mem(dweight), tt_arg_mem(partial.mem), tt_arg_i32((int)b.count),
                               tt_arg_i32((int)(pairs * 9)));
     tt_conv_workspace_release(&partial);
