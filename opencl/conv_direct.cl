@@ -405,7 +405,7 @@ __kernel void conv_direct_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(cons
  * output row and channel they meet: 8 accumulators + 3 inputs + 1 weight
  * with 2 rows and 4 channels.  (Walking kernel rows instead, with the two
  * output rows' six inputs live at once, let the compiler keep all 12 loads
- * of a channel and spill them; this order was 10-20% faster on PoCL.)
+ * of a channel and spill them.)
  * Every loop is unrolled (opencl_unroll_hint: PoCL's compiler kept them as
  * loops, the accumulators and inputs in memory).
  * global (ceil(Cout / K3_COB), ceil(OW / 8), N * ceil(OH / ROWS)): the
