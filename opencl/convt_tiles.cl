@@ -249,14 +249,17 @@ __kernel void convt_tiles_backward_data_w8(TT_MEM(float, dinp), TT_MEM(const flo
     __attribute__((opencl_unroll_hint))
     for (int j = 0; j < TT_CONVT_CIB; j++) acc[j] = (float8)(0.0f);
     __global const float *d0 = dout + (size_t)n * Cout * OH * OW + (size_t)iy * TT_CONVT_KH * OW;
+    __global const float *wj[TT_CONVT_CIB]; /* made once: the loop below indexes them only */
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_CONVT_CIB; j++)
+        wj[j] = weight + (size_t)(ci0 + min(j, last)) * Cout * TT_CONVT_TAPS;
     for (int co = 0; co < Cout; co++) {
         __attribute__((opencl_unroll_hint))
         for (int ky = 0; ky < TT_CONVT_KH; ky++) {
             const float16 d = convt_load16(d0 + (size_t)co * OH * OW + (size_t)ky * OW, 2 * x0, OW);
             __attribute__((opencl_unroll_hint))
             for (int j = 0; j < TT_CONVT_CIB; j++) {
-                __global const float *w =
-                    weight + ((size_t)(ci0 + min(j, last)) * Cout + co) * TT_CONVT_TAPS + ky * 2;
+                __global const float *w = wj[j] + co * TT_CONVT_TAPS + ky * 2;
                 acc[j] = fma(d.even, (float8)(w[0]), acc[j]);
                 acc[j] = fma(d.odd, (float8)(w[1]), acc[j]);
             }
