@@ -243,6 +243,34 @@ static void test_bad_files_are_ignored_with_a_warning(void)
     remove(path);
 }
 
+/* GEMMK=1 configurations with more rows than columns per work-item
+ * computed wrong results on PoCL 3.1 (and the process crashed soon after):
+ * refused, with the rule named; the square one the search starts from
+ * passes.  The three are the ones that failed. */
+static void test_gemmk1_rows_equal_columns(void)
+{
+    /* GEMMK KREG KWG KWI MDIMA MDIMC MWG NDIMB NDIMC NWG SA SB STRM STRN VWM VWN */
+    const size_t square[16] = {1, 8, 1, 1, 4, 4, 32, 4, 4, 32, 0, 0, 0, 0, 8, 8};
+    const size_t tall[3][16] = {
+        {1, 8, 1, 1, 4, 4, 64, 4, 4, 32, 0, 0, 0, 0, 8, 8},
+        {1, 8, 1, 1, 2, 2, 32, 2, 2, 8, 0, 0, 0, 0, 1, 4},
+        {1, 4, 1, 1, 4, 4, 32, 4, 4, 8, 0, 0, 0, 0, 1, 1},
+    };
+    tt_status s = tt_cl_tuning_check_kernel(TT_CLBLAST_XGEMM, square, NULL);
+    CU_ASSERT_PTR_NULL(s);
+    tt_status_free(s);
+    for (int i = 0; i < 3; i++) {
+        s = tt_cl_tuning_check_kernel(TT_CLBLAST_XGEMM, tall[i], NULL);
+        CU_ASSERT_PTR_NOT_NULL(s);
+        if (s) {
+            printf("\n    %s", tt_status_message(s));
+            CU_ASSERT(strstr(tt_status_message(s), "MWI = NWI") != NULL);
+        }
+        tt_status_free(s);
+    }
+    printf("\n");
+}
+
 static void test_unet_shapes(void)
 {
     tt_gemm_shape *shapes = NULL;
@@ -341,6 +369,7 @@ int main(void)
         {"tuning file round trip", test_round_trip},
         {"corrupt and foreign files ignored with a warning", test_bad_files_are_ignored_with_a_warning},
         {"UNet GEMM shapes", test_unet_shapes},
+        {"GEMMK=1 needs as many rows as columns per work-item", test_gemmk1_rows_equal_columns},
         {"a 1.5 s budget yields a valid file", test_tiny_budget_gives_a_valid_file},
         CU_TEST_INFO_NULL,
     };

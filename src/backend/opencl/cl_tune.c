@@ -87,6 +87,16 @@ static tt_status check_xgemm(const size_t *v, const tt_device_info *dev)
         RULE(sa == 0 && sb == 0 && strm == 0 && strn == 0 && kwg == 1 && kwi == 1,
              "Xgemm: GEMMK=1 needs SA=SB=STRM=STRN=0 and KWG=KWI=1");
         RULE(divides(vwn, kreg), "Xgemm: KREG must be a multiple of VWN");
+        /* Not among CLBlast's tuner constraints, but on PoCL 3.1 every
+         * GEMMK=1 configuration with more rows than columns per work-item
+         * (MWG/MDIMC > NWG/NDIMC) tried so far computed wrong results, and
+         * each process that ran one crashed soon after ("double free or
+         * corruption"; PoCL's buffers live in the host heap); every one
+         * with MWI = NWI was right.  (A search without them still crashed,
+         * after 26 configurations instead of 6 to 15.) */
+        RULE(mwg / mdimc == nwg / ndimc,
+             "Xgemm: GEMMK=1 needs MWG/MDIMC = NWG/NDIMC (MWI = NWI; others computed wrong "
+             "results on PoCL)");
     }
     if (dev) {
         RULE(mdimc * ndimc <= dev->max_work_group_size,
