@@ -426,6 +426,44 @@ __kernel void conv_direct_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(cons
 #define K3_LOAD_MID(p, kx) vload8(0, (p) + x0 - 1 + (kx))
 #define K3_LOAD_LEFT(p, kx) ((kx) == 0 ? tt_shift_in8(vload8(0, (p) + x0)) : K3_LOAD_MID(p, kx))
 #define K3_LOAD_RIGHT(p, kx) ((kx) == 2 ? tt_shift_out8(vload8(0, (p) + x0)) : K3_LOAD_MID(p, kx))
+/* Both 3x3 forward kernels: the accumulators of K3_COB channels from co0
+ * by ROWS rows, and each channel's weights (the last real channel again
+ * for channels past Cout, which are never stored). */
+#define K3_ACCUMULATORS                                                                    \
+    const int last = clamp(Cout - co0, 1, TT_DIRECT_K3_COB) - 1;                           \
+    float8 acc[TT_DIRECT_K3_COB][TT_DIRECT_ROWS];                                          \
+    __attribute__((opencl_unroll_hint))                                                    \
+    for (int j = 0; j < TT_DIRECT_K3_COB; j++)                                             \
+        __attribute__((opencl_unroll_hint))                                                \
+        for (int r = 0; r < TT_DIRECT_ROWS; r++) acc[j][r] = (float8)(0.0f);               \
+    __global const float *wj[TT_DIRECT_K3_COB];                                            \
+    __attribute__((opencl_unroll_hint))                                                    \
+    for (int j = 0; j < TT_DIRECT_K3_COB; j++)                                             \
+        wj[j] = weight + (size_t)min(co0 + min(j, last), Cout - 1) * Cin * 9
+/* acc += input row i (of y0 - 1 .. y0 + ROWS) of channel ci, given as its
+ * three shifted vectors x[3], times the weights of every output row and
+ * channel it meets. */
+#define K3_ROW(x, ci, i)                                                                   \
+    __attribute__((opencl_unroll_hint))                                                    \
+    for (int r = 0; r < TT_DIRECT_ROWS; r++) {                                             \
+        const int ky = (i) - r;                                                            \
+        if (ky < 0 || ky > 2) continue;                                                    \
+        __attribute__((opencl_unroll_hint))                                                \
+        for (int j = 0; j < TT_DIRECT_K3_COB; j++) {                                       \
+            __global const float *w = wj[j] + (ci) * 9 + ky * 3;                           \
+            __attribute__((opencl_unroll_hint))                                            \
+            for (int kx = 0; kx < 3; kx++) acc[j][r] = fma(x[kx], (float8)(w[kx]), acc[j][r]); \
+        }                                                                                  \
+    }
+/* out (+)= acc + bias, the rows and channels inside. */
+#define K3_STORE                                                                           \
+    for (int j = 0; j <= last; j++) {                                                      \
+        const float8 b = (float8)(has_bias ? bias[co0 + j] : 0.0f);                        \
+        for (int r = 0; r < TT_DIRECT_ROWS && y0 + r < OH; r++) {                          \
+            __global float *orow = out + (((size_t)n * Cout + co0 + j) * OH + y0 + r) * OW; \
+            tt_store8(orow, x0, OW, acc[j][r] + b, accumulate);                            \
+        }                                                                                  \
+    }
 __kernel void conv_direct_forward_k3(TT_FORWARD_ARGS)
 {
     TT_FORWARD_PTRS;
@@ -434,15 +472,7 @@ __kernel void conv_direct_forward_k3(TT_FORWARD_ARGS)
     const int n = get_global_id(2) / row_blocks;
     const int y0 = get_global_id(2) % row_blocks * TT_DIRECT_ROWS;
     if (co0 >= Cout || x0 >= OW || n >= N) return;
-    const int last = min(TT_DIRECT_K3_COB, Cout - co0) - 1;
-    float8 acc[TT_DIRECT_K3_COB][TT_DIRECT_ROWS];
-    __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < TT_DIRECT_K3_COB; j++)
-        __attribute__((opencl_unroll_hint))
-        for (int r = 0; r < TT_DIRECT_ROWS; r++) acc[j][r] = (float8)(0.0f);
-    __global const float *wj[TT_DIRECT_K3_COB];
-    __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < TT_DIRECT_K3_COB; j++) wj[j] = weight + (size_t)(co0 + min(j, last)) * Cin * 9;
+    K3_ACCUMULATORS;
     /* Input rows y0 - 1 .. y0 + ROWS, three shifts each: plain loads where
      * the work-item's whole window is inside the image (all but the border
      * ones), zero-padded ones otherwise. */
@@ -455,18 +485,7 @@ __kernel void conv_direct_forward_k3(TT_FORWARD_ARGS)
             float8 x[3];                                                                   \
             __attribute__((opencl_unroll_hint))                                            \
             for (int kx = 0; kx < 3; kx++) x[kx] = LOAD;                                   \
-            __attribute__((opencl_unroll_hint))                                            \
-            for (int r = 0; r < TT_DIRECT_ROWS; r++) {                                     \
-                const int ky = i - r;                                                      \
-                if (ky < 0 || ky > 2) continue;                                            \
-                __attribute__((opencl_unroll_hint))                                        \
-                for (int j = 0; j < TT_DIRECT_K3_COB; j++) {                               \
-                    __global const float *w = wj[j] + ci * 9 + ky * 3;                     \
-                    __attribute__((opencl_unroll_hint))                                    \
-                    for (int kx = 0; kx < 3; kx++)                                         \
-                        acc[j][r] = fma(x[kx], (float8)(w[kx]), acc[j][r]);                \
-                }                                                                          \
-            }                                                                              \
+            K3_ROW(x, ci, i)                                                               \
         }                                                                                  \
     }
     const int rows_inside = y0 >= 1 && y0 + TT_DIRECT_ROWS + 1 <= H;
@@ -480,13 +499,67 @@ __kernel void conv_direct_forward_k3(TT_FORWARD_ARGS)
         K3_CHANNELS(iy >= 0 && iy < H ? tt_load8(plane + iy * W, x0 - 1 + kx, W) : (float8)(0.0f))
     }
 #undef K3_CHANNELS
-    for (int j = 0; j <= last; j++) {
-        const float8 b = (float8)(has_bias ? bias[co0 + j] : 0.0f);
-        for (int r = 0; r < TT_DIRECT_ROWS && y0 + r < OH; r++) {
-            __global float *row = out + (((size_t)n * Cout + co0 + j) * OH + y0 + r) * OW;
-            tt_store8(row, x0, OW, acc[j][r] + b, accumulate);
+    K3_STORE;
+}
+
+/* conv_direct_forward_k3 with the work-group's input staged in local
+ * memory: work-group (blocks of K3_COB output channels, K3S_CHUNKS column
+ * chunks of 8, one row block).  Per K3S_CH input channels it copies the
+ * ROWS + 2 input rows around the row block, columns x - 1 .. x + 8 chunks,
+ * with the padding's zeros, into one contiguous tile, then every
+ * work-item computes from it with plain loads and no edge cases.  On a
+ * CPU, planes whose size is a multiple of 64 KiB put the same column of
+ * every channel and row in the same cache set: the blocks of a work-group
+ * re-read their inputs from L3 (1024x1024: 41 GFLOP/s, 1016x1016: 58);
+ * the tile does not alias.  Launched as conv_direct_forward_k3, with
+ * work-groups of (up to 4, K3S_CHUNKS, 1); every work-item reaches the
+ * barriers, those past the edges store nothing. */
+#define K3S_CHUNKS 4
+#define K3S_CH 16
+#define K3S_COLS (K3S_CHUNKS * 8 + 2)
+#define K3S_ROWS (TT_DIRECT_ROWS + 2)
+__kernel void conv_direct_forward_k3_staged(TT_FORWARD_ARGS)
+{
+    TT_FORWARD_PTRS;
+    __local float tile[K3S_CH * K3S_ROWS * K3S_COLS];
+    const int co0 = get_global_id(0) * TT_DIRECT_K3_COB, chunk = get_local_id(1);
+    const int xs = get_group_id(1) * K3S_CHUNKS * 8, x0 = xs + chunk * 8;
+    const int row_blocks = (OH + TT_DIRECT_ROWS - 1) / TT_DIRECT_ROWS;
+    const int n = get_global_id(2) / row_blocks;
+    const int y0 = get_global_id(2) % row_blocks * TT_DIRECT_ROWS;
+    const int items = get_local_size(0) * K3S_CHUNKS;
+    const int me = get_local_id(1) * get_local_size(0) + get_local_id(0);
+    K3_ACCUMULATORS;
+    for (int c0 = 0; c0 < Cin; c0 += K3S_CH) {
+        barrier(CLK_LOCAL_MEM_FENCE); /* the last chunk's reads are done */
+        for (int seg = me; seg < K3S_CH * K3S_ROWS; seg += items) {
+            const int c = c0 + seg / K3S_ROWS, iy = y0 - 1 + seg % K3S_ROWS;
+            __local float *t = tile + seg * K3S_COLS;
+            if (c >= Cin || iy < 0 || iy >= H) {
+                for (int k = 0; k < K3S_COLS; k++) t[k] = 0.0f;
+                continue;
+            }
+            __global const float *row = inp + (((size_t)n * Cin + c) * H + iy) * W;
+            t[0] = xs >= 1 ? row[xs - 1] : 0.0f;
+            for (int k = 0; k < K3S_CHUNKS; k++) vstore8(tt_load8(row, xs + 8 * k, W), 0, t + 1 + 8 * k);
+            t[K3S_COLS - 1] = xs + 8 * K3S_CHUNKS < W ? row[xs + 8 * K3S_CHUNKS] : 0.0f;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const int count = min(K3S_CH, Cin - c0);
+        for (int c = 0; c < count; c++) {
+            __local const float *t = tile + c * K3S_ROWS * K3S_COLS + chunk * 8;
+            const int ci = c0 + c;
+            __attribute__((opencl_unroll_hint))
+            for (int i = 0; i < K3S_ROWS; i++) {
+                float8 x[3];
+                __attribute__((opencl_unroll_hint))
+                for (int kx = 0; kx < 3; kx++) x[kx] = vload8(0, t + i * K3S_COLS + kx);
+                K3_ROW(x, ci, i)
+            }
         }
     }
+    if (co0 >= Cout || x0 >= OW || n >= N) return;
+    K3_STORE;
 }
 
 /* conv_direct_backward_weight_w8 for the 3x3, stride 1, padding 1,

@@ -48,6 +48,9 @@ static const conv2d_case direct_cases[] = {
     {"direct k3 p1 11x17 10->9", D(2, 10, 11, 17, 9, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
     /* whole vectors: the left and right edge columns from shifted middles */
     {"direct k3 p1 7x24 5->6", D(2, 5, 7, 24, 6, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    /* the staged tile: two chunks of input channels (16 + 1), a second
+     * work-group of columns mostly past the edge */
+    {"direct k3 p1 3x33 17->2", D(1, 17, 3, 33, 2, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
 };
 
 static const conv2d_case tiled_cases[] = {
@@ -149,13 +152,19 @@ static void test_direct(void)
     setenv("TT_CONV_DIRECT_VARIANT", "w8", 1); /* stride-2 columns fall back to scalar */
     check_cases("direct (8-wide)", direct_cases, COUNT(direct_cases), ALL_DIRS);
     check_cases("direct (8-wide, tile cases)", tiled_cases, COUNT(tiled_cases), ALL_DIRS);
-    /* the 3x3 weight gradient's bands over the last three cases (3x3,
+    /* the 3x3 weight gradient's bands over the last four cases (3x3,
      * stride 1): a row or two each, then several images to a band */
+    const conv2d_case *k3 = direct_cases + COUNT(direct_cases) - 4;
     setenv("TT_CONV_K3W_BANDS", "2000,1", 1);
-    check_cases("direct (8-wide, bands of rows)", direct_cases + COUNT(direct_cases) - 3, 3, ALL_DIRS);
+    check_cases("direct (8-wide, bands of rows)", k3, 4, ALL_DIRS);
     setenv("TT_CONV_K3W_BANDS", "1000000,1", 1);
-    check_cases("direct (8-wide, images to a band)", direct_cases + COUNT(direct_cases) - 3, 3, ALL_DIRS);
+    check_cases("direct (8-wide, images to a band)", k3, 4, ALL_DIRS);
     unsetenv("TT_CONV_K3W_BANDS");
+    /* the forward and input gradient through the staged tile, which only
+     * planes of 512x512 and up take by themselves */
+    setenv("TT_K3_STAGED", "1", 1);
+    check_cases("direct (8-wide, staged tile)", k3, 4, ALL_DIRS);
+    unsetenv("TT_K3_STAGED");
     unsetenv("TT_CONV_DIRECT_VARIANT");
 }
 
