@@ -9,7 +9,11 @@
  *           local memory (global reads are what costs there); backward as
  *           scalar
  *   w8      CPUs (PoCL), stride 1 along W: 8 columns per work-item as float8,
- *           so the SIMD units are used whatever the runtime vectorises
+ *           so the SIMD units are used whatever the runtime vectorises; the
+ *           UNet's 3x3 (stride 1, padding 1) has kernels of its own: the
+ *           forward (also the input gradient, with flipped weights), staged
+ *           through local memory from 512x512 planes up, and the weight
+ *           gradient over bands of rows
  *   scalar  otherwise: one column per work-item, uniform control flow
  * $TT_CONV_DIRECT_VARIANT=scalar|tiled|w8 overrides the choice (tests use
  * it; w8 still needs stride 1 along W).  Work-group sizes come from the
