@@ -46,6 +46,8 @@ typedef struct tt_unet_block {
                                     recomputed a recomputation made just before */
     tt_unet_tensors again;       /* checkpointing, enc.i (i > 0): its output made again
                                     for dec.i's backward, as dec.i's bwd.skip */
+    int keeps_again;             /* again is kept, whole, as this block's bwd: its
+                                    backward makes nothing a third time */
     tt_batch_norm_state bn1, bn2;
     int conv1_w, conv1_b, norm1_w, norm1_b, norm1_rm, norm1_rv;  /* param indices */
     int conv2_w, conv2_b, norm2_w, norm2_b, norm2_rm, norm2_rv;

@@ -228,6 +228,7 @@ static void connect(tt_unet *u)
     for (int k = 0; k < nb; k++) {
         tt_unet_block *b = blocks[k];
         if (!b->recompute) b->bwd = b->fwd; /* backward reads what forward wrote */
+        if (b->keeps_again) b->bwd = b->again;
         if (b->lean) b->bwd.saved2 = b->fwd.saved2;
     }
     for (int i = 0; i < c->depth; i++) {
@@ -261,11 +262,21 @@ static void build_requests(tt_unet *u, request_list *r)
                         : !ckpt       ? b_dec(t, i)
                         : i == 0      ? before(b_next(t, 0))
                                       : f_dec(t, i);
-        add_block(r, u, e, f_enc(t, i), skip_last, b_enc(t, i), 0, 0);
-        if (ckpt && i > 0) {
-            set_life again = {before(b_dec(t, i)), before(b_dec(t, i)), before(b_next(t, i)),
-                              0, 0, 0, 1, 0};
+        if (e->keeps_again) {
+            /* made again before dec.i's backward and kept, whole, for its
+             * own backward (connect: bwd is again), which then makes
+             * nothing a third time */
+            set_life fwd = {f_enc(t, i), f_enc(t, i), skip_last, 0, 0, 0, 1, 0};
+            add_set(r, u, e, &e->fwd, "", &fwd);
+            set_life again = {before(b_dec(t, i)), b_enc(t, i), b_enc(t, i), 0, 0, 0, 0, 0};
             add_set(r, u, e, &e->again, ".again", &again);
+        } else {
+            add_block(r, u, e, f_enc(t, i), skip_last, b_enc(t, i), 0, 0);
+            if (ckpt && i > 0) {
+                set_life again = {before(b_dec(t, i)), before(b_dec(t, i)), before(b_next(t, i)),
+                                  0, 0, 0, 1, 0};
+                add_set(r, u, e, &e->again, ".again", &again);
+            }
         }
         size_t pooled = tensor_bytes(u, ch, h / 2, w / 2);
         int reader = i + 1 < c->depth ? b_enc(t, i + 1) : b_bottleneck(t);
