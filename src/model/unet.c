@@ -298,7 +298,7 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
  * up first, in the act2 room that act1 takes over once conv1 has read it). */
 static tt_status recompute(tt_unet *u, tt_unet_block *b, int n)
 {
-    if (!b->recompute) return NULL;
+    if (!b->recompute || b->keeps_again) return NULL; /* keeps_again: skip_again made it */
     tt_mem input = b->bwd.input;
     if (b->bwd.skip.buffer) TT_TRY(up_forward(u, b->level, input, n));
     return block_forward(u, b, &b->bwd, input, n, 1);
@@ -641,9 +641,7 @@ tt_status tt_unet_backward(tt_unet *u)
     for (int i = c->depth - 1; i >= 0; i--) {
         tt_unet_block *b = &u->enc[i];
         tt_pool2d_desc pd = tt_pool2d_square(n, b->channels, b->height, b->width, 2, 2);
-        /* the pool's winners are found in bwd.act2; a block that keeps
-         * again has its set from skip_again (dec.i's skip) already */
-        if (!b->keeps_again) TT_TRY(recompute(u, b, n));
+        TT_TRY(recompute(u, b, n)); /* the pool's winners are found in bwd.act2 */
         TT_TRY(tt_max_pool2d_backward_from_input(u->be, u->dskip[i], u->dinput, b->bwd.act2, &pd));
         if (i == 0) {
             TT_TRY(block_backward(u, b, NONE, u->dskip[i], n)); /* no image gradient */

@@ -184,6 +184,7 @@ static void add_block(request_list *r, const tt_unet *u, tt_unet_block *b, int f
     }
     set_life fwd = {forward, forward, out_last, 0, 0, b->lean ? backward : 0, 1, 0};
     add_set(r, u, b, &b->fwd, "", &fwd);
+    if (b->keeps_again) return; /* its bwd is the again set (build_requests) */
     set_life bwd = {backward, backward, backward, conv1_last, conv2_last, 0, 0, 0};
     if (b->lean)
         bwd = (set_life){backward, backward, later(backward, conv1_last), 0, conv2_last, 0, 1, 1};
@@ -262,21 +263,17 @@ static void build_requests(tt_unet *u, request_list *r)
                         : !ckpt       ? b_dec(t, i)
                         : i == 0      ? before(b_next(t, 0))
                                       : f_dec(t, i);
-        if (e->keeps_again) {
-            /* made again before dec.i's backward and kept, whole, for its
-             * own backward (connect: bwd is again), which then makes
-             * nothing a third time */
-            set_life fwd = {f_enc(t, i), f_enc(t, i), skip_last, 0, 0, 0, 1, 0};
-            add_set(r, u, e, &e->fwd, "", &fwd);
-            set_life again = {before(b_dec(t, i)), b_enc(t, i), b_enc(t, i), 0, 0, 0, 0, 0};
+        add_block(r, u, e, f_enc(t, i), skip_last, b_enc(t, i), 0, 0);
+        if (ckpt && i > 0) {
+            /* the output lives until the next backward; a block that keeps
+             * again holds the whole set, both conv rooms, until its own
+             * backward (connect: bwd is again), which makes nothing a
+             * third time */
+            set_life again = {before(b_dec(t, i)), before(b_dec(t, i)), before(b_next(t, i)),
+                              0, 0, 0, 1, 0};
+            if (e->keeps_again)
+                again = (set_life){before(b_dec(t, i)), b_enc(t, i), b_enc(t, i), 0, 0, 0, 0, 0};
             add_set(r, u, e, &e->again, ".again", &again);
-        } else {
-            add_block(r, u, e, f_enc(t, i), skip_last, b_enc(t, i), 0, 0);
-            if (ckpt && i > 0) {
-                set_life again = {before(b_dec(t, i)), before(b_dec(t, i)), before(b_next(t, i)),
-                                  0, 0, 0, 1, 0};
-                add_set(r, u, e, &e->again, ".again", &again);
-            }
         }
         size_t pooled = tensor_bytes(u, ch, h / 2, w / 2);
         int reader = i + 1 < c->depth ? b_enc(t, i + 1) : b_bottleneck(t);
