@@ -124,6 +124,7 @@ int tt_cmd_bench(int argc, char **argv)
     if (rc >= 0) return rc;
     if (o.train.micro_batch < 1)
         return tt_cli_usage_error("bench", "--micro-batch must be a number here");
-    tt_status status = run(&o);
+    tt_status status = tt_cli_force_algo(o.train.algo);
+    if (!status) status = run(&o);
     return status ? tt_cli_fail(status) : 0;
 }

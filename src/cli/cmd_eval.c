@@ -15,6 +15,7 @@
 #include "data/dataset.h"
 #include "data/tilecache.h"
 #include "infer/model_load.h"
+#include "ops/conv_algo.h"
 #include "train/validate.h"
 
 typedef struct eval_options {
@@ -31,6 +32,7 @@ typedef struct eval_options {
     int min_size;
     int batch;
     char device[TT_OPT_STRING_MAX];
+    char algo[TT_OPT_STRING_MAX];
     int json;
 } eval_options;
 
@@ -53,6 +55,8 @@ static const tt_opt option_table[] = {
     OPT("min-size", TT_OPT_INT, min_size, "N", "multi-label: remove predicted components under N pixels first (default 0)", 0, 1e9),
     OPT("batch", TT_OPT_INT, batch, "N", "tiles per forward pass (default 2)", 1, 256),
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name", 1, 0),
+    {"algo", TT_OPT_CHOICE, offsetof(eval_options, algo), "NAME", TT_CONV_ALGO_HELP, 1, 0,
+     TT_CONV_ALGO_CHOICES},
     OPT("json", TT_OPT_FLAG, json, NULL, "print the metrics as JSON", 1, 0),
 };
 #define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
@@ -150,8 +154,10 @@ int tt_cmd_eval(int argc, char **argv)
     eval_options o = {.tile = {256, 256}, .overlap = 0.5, .threshold = 0.5, .batch = 2};
     strcpy(o.format, "auto");
     strcpy(o.blend, "gaussian");
+    strcpy(o.algo, "auto");
     int rc = tt_cli_parse("eval", option_table, OPTION_COUNT, &o, argc, argv, help);
     if (rc >= 0) return rc;
-    tt_status status = run(&o);
+    tt_status status = tt_cli_force_algo(o.algo);
+    if (!status) status = run(&o);
     return status ? tt_cli_fail(status) : 0;
 }

@@ -38,6 +38,7 @@
 #include "infer/overlay.h"
 #include "infer/postprocess.h"
 #include "infer/predict.h"
+#include "ops/conv_algo.h"
 
 typedef struct predict_options {
     char checkpoint[TT_OPT_STRING_MAX];
@@ -55,6 +56,7 @@ typedef struct predict_options {
     char mode[TT_OPT_STRING_MAX];
     char classes[TT_OPT_STRING_MAX];
     char device[TT_OPT_STRING_MAX];
+    char algo[TT_OPT_STRING_MAX];
     int no_overlay;
     int quiet;
 } predict_options;
@@ -81,6 +83,7 @@ static const tt_opt option_table[] = {
            "auto|class-index|multi-label"),
     OPT("classes", TT_OPT_STRING, classes, "A,B,..", "class names (default: from the checkpoint)", 1, 0),
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name", 1, 0),
+    CHOICE("algo", algo, "NAME", TT_CONV_ALGO_HELP, TT_CONV_ALGO_CHOICES),
     OPT("no-overlay", TT_OPT_FLAG, no_overlay, NULL, "do not write overlay PNGs", 1, 0),
     OPT("quiet", TT_OPT_FLAG, quiet, NULL, "no line per image", 1, 0),
 };
@@ -93,6 +96,7 @@ static void defaults(predict_options *o)
     o->overlap = 0.5;
     strcpy(o->blend, "gaussian");
     strcpy(o->pad, "reflect");
+    strcpy(o->algo, "auto");
     o->batch = 4;
     o->threshold = 0.5;
     strcpy(o->mode, "auto");
@@ -464,6 +468,7 @@ int tt_cmd_predict(int argc, char **argv)
     run_state rs;
     memset(&rs, 0, sizeof rs);
     rs.opts = &o;
-    status = run(&o, &rs);
+    status = tt_cli_force_algo(o.algo);
+    if (!status) status = run(&o, &rs);
     return status ? tt_cli_fail(status) : 0;
 }

@@ -99,7 +99,8 @@ int tt_cmd_train(int argc, char **argv)
     if (rc >= 0) return rc;
     if (strcmp(opt.log_format, "jsonl") == 0) opt.quiet = 1; /* stdout is the JSON Lines alone */
     tt_trainer *t = NULL;
-    tt_status status = tt_trainer_create(&opt, &t);
+    tt_status status = tt_cli_force_algo(opt.algo);
+    if (!status) status = tt_trainer_create(&opt, &t);
     if (status) return tt_cli_fail(status);
     if (!opt.quiet)
         printf("training on %s: %d images, %d classes, tile %dx%d, micro-batch %d x accum %d, "

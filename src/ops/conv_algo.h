@@ -34,6 +34,12 @@ typedef enum tt_conv_algo {
     TT_CONV_ALGO_COUNT
 } tt_conv_algo;
 
+/* The names, as an option table's choices (core/options.h) and --help. */
+#define TT_CONV_ALGO_CHOICES "auto|im2col_gemm|direct|winograd|fft"
+#define TT_CONV_ALGO_HELP \
+    "convolutions: auto (the fastest per layer and direction, timed once and kept in the " \
+    "find-db), im2col_gemm, direct, winograd or fft (where one cannot run a layer, im2col_gemm does)"
+
 /* "auto", "im2col_gemm", "direct", "winograd", "fft"; "unknown" outside the enum. */
 const char *tt_conv_algo_name(tt_conv_algo algo);
 /* The algorithm named `name` (case-insensitive, as tt_conv_algo_name writes

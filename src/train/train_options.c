@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "ops/conv_algo.h"
+
 #define OPT(name, kind, field, meta, help, lo, hi) \
     {name, kind, offsetof(tt_train_options, field), meta, help, lo, hi, NULL}
 #define CHOICE(name, field, meta, help, choices) \
@@ -50,6 +52,7 @@ const tt_opt tt_train_option_table[] = {
     OPT("clip-norm", TT_OPT_DOUBLE, clip_norm, "X", "clip the global gradient norm (0: off)", 0, 1e9),
     OPT("seed", TT_OPT_U64, seed, "K", "seed of init, crops and augmentation", 1, 0),
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name", 1, 0),
+    CHOICE("algo", algo, "NAME", TT_CONV_ALGO_HELP, TT_CONV_ALGO_CHOICES),
     OPT("out", TT_OPT_STRING, out, "DIR", "run folder: train.jsonl and checkpoints", 1, 0),
     OPT("init", TT_OPT_STRING, init, "FILE", "start from these weights (safetensors)", 1, 0),
     OPT("resume", TT_OPT_STRING, resume, "FILE", "continue exactly from a checkpoint", 1, 0),
@@ -74,6 +77,7 @@ void tt_train_options_default(tt_train_options *o)
     o->depth = 3;
     o->groups = 8;
     strcpy(o->norm, "group");
+    strcpy(o->algo, "auto");
     o->dice_weight = 0.0;
     o->micro_batch = 4;
     o->batch = 16;

@@ -403,6 +403,7 @@ tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
         cJSON_AddNumberToObject(cfg, "depth", t->model.depth);
         cJSON_AddStringToObject(cfg, "norm", tt_norm_kind_name(t->model.norm));
         cJSON_AddBoolToObject(cfg, "checkpointing", t->model.checkpointing);
+        cJSON_AddStringToObject(cfg, "algo", opt->algo[0] ? opt->algo : "auto");
         cJSON_AddStringToObject(cfg, "optimizer", t->use_sgd ? "sgd" : "adamw");
         cJSON_AddNumberToObject(cfg, "lr", opt->lr);
         char *line = cJSON_PrintUnformatted(start);

@@ -3,6 +3,7 @@
 #   - a misspelt flag gets the closest one suggested, exit status 2;
 #   - conflicting flags are named;
 #   - every subcommand's --help has an example;
+#   - --algo NAME runs that convolution algorithm (bench --by-kernel shows its kernels);
 #   - --log-format jsonl writes nothing but JSON Lines on stdout;
 #   - errors are coloured on a terminal, and not with NO_COLOR set.
 # usage: tests/cli/check.sh BUILD_DIR
@@ -34,6 +35,18 @@ expect 2 "did you mean 'train'" -- "$tt" trian
 expect 2 "did you mean 'check'" -- "$tt" data chek --data "$work/data"
 expect 1 "not both" -- "$tt" train --data "$work/data" --out "$work/r0" --val-list "$work/none" --val-fraction 0.2
 expect 1 "not both" -- "$tt" train --data "$work/data" --out "$work/r0" --init a --resume b
+
+expect 2 "is not one of auto|im2col_gemm|direct|winograd|fft" -- "$tt" bench --algo gemm
+# algo WANT AVOID: bench --algo WANT runs WANT's kernels and none named AVOID
+algo() {
+  "$tt" bench --algo "$1" --by-kernel --tile 32x32 --micro-batch 1 --accum 1 --steps 1 \
+    --base-channels 4 --depth 1 --groups 2 >"$work/bench" 2>&1 || { fail "bench --algo $1"; cat "$work/bench"; return; }
+  if grep -q "$2" "$work/bench" && ! grep -q "$3" "$work/bench"; then pass "bench --algo $1 runs $2, no $3"
+  else fail "bench --algo $1: want $2 and no $3 in:"; cat "$work/bench"; fi
+}
+algo direct conv_direct im2col
+algo im2col_gemm im2col conv_direct_forward
+algo winograd winograd_input conv_direct_forward
 
 for cmd in devices selftest data "data synth" train mem bench report eval predict tune; do
   # shellcheck disable=SC2086
