@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cli/bench_layers.h"
 #include "cli/commands.h"
 #include "core/status.h"
 #include "train/trainer.h"
@@ -18,16 +19,18 @@ typedef struct bench_options {
     int warmup;
     int json;
     int by_kernel;
+    int layers;
+    int compare_openblas;
 } bench_options;
 
-static tt_opt table[84];
+static tt_opt table[86];
 static size_t table_count;
 
 static void build_table(void)
 {
     if (table_count) return;
     table_count = tt_opt_table_embed(tt_train_option_table, tt_train_option_count,
-                                     offsetof(bench_options, train), table, sizeof table / sizeof table[0] - 3);
+                                     offsetof(bench_options, train), table, sizeof table / sizeof table[0] - 5);
     /* not --warmup: train's option of that name (the learning rate's) comes first */
     table[table_count++] = (tt_opt){"untimed", TT_OPT_INT, offsetof(bench_options, warmup), "K",
                                     "untimed steps first (default 1)", 0, 1000, NULL};
@@ -35,6 +38,13 @@ static void build_table(void)
                                     "print one JSON object (images_per_s, ...)", 1, 0, NULL};
     table[table_count++] = (tt_opt){"by-kernel", TT_OPT_FLAG, offsetof(bench_options, by_kernel),
                                     NULL, "device time per kernel, not per kind of op", 1, 0, NULL};
+    table[table_count++] = (tt_opt){"layers", TT_OPT_FLAG, offsetof(bench_options, layers), NULL,
+                                    "time each 3x3 convolution shape alone instead (forward and "
+                                    "both gradients)", 1, 0, NULL};
+    table[table_count++] = (tt_opt){"compare-openblas", TT_OPT_FLAG,
+                                    offsetof(bench_options, compare_openblas), NULL,
+                                    "--layers: also OpenBLAS SGEMM on each layer's im2col GEMMs "
+                                    "(libopenblas.so.0)", 1, 0, NULL};
 }
 
 static void help(void)
@@ -46,8 +56,13 @@ static void help(void)
            "images after a warm-up, and reports images/s, Mpix/s, effective GFLOP/s, peak\n"
            "device memory and the device time per kind of work.\n"
            "\n"
+           "With --layers it times each 3x3 convolution shape of the model alone instead\n"
+           "(forward, input and weight gradient, the algorithm training runs), and with\n"
+           "--compare-openblas next to OpenBLAS SGEMM on the same im2col GEMMs.\n"
+           "\n"
            "example:\n"
            "  tiletrain bench --tile 256x256 --micro-batch 4 --accum 5 --steps 2 --json\n"
+           "  tiletrain bench --layers --compare-openblas\n"
            "\n"
            "options (those of train; --steps counts timed steps, default 2):\n");
     tt_opt_print_help(table, table_count, stdout);
@@ -124,7 +139,9 @@ int tt_cmd_bench(int argc, char **argv)
     if (rc >= 0) return rc;
     if (o.train.micro_batch < 1)
         return tt_cli_usage_error("bench", "--micro-batch must be a number here");
+    if (o.compare_openblas && !o.layers)
+        return tt_cli_usage_error("bench", "--compare-openblas goes with --layers");
     tt_status status = tt_cli_force_algo(o.train.algo);
-    if (!status) status = run(&o);
+    if (!status) status = o.layers ? tt_bench_layers(&o.train, o.json, o.compare_openblas) : run(&o);
     return status ? tt_cli_fail(status) : 0;
 }

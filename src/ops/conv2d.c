@@ -260,6 +260,21 @@ tt_conv_algo tt_conv2d_algo_for(const tt_conv2d_desc *desc, tt_conv_dir dir)
     return concrete(want, &s, dir);
 }
 
+tt_conv_algo tt_conv2d_algo_on(const tt_backend *be, const tt_conv2d_desc *desc, tt_conv_dir dir)
+{
+    tt_conv_algo algo = tt_conv2d_algo_for(desc, dir);
+    conv2d_shape s;
+    tt_status status = tt_conv2d_shape(desc, &s);
+    tt_status_free(status);
+    if (algo != TT_CONV_ALGO_AUTO || status || (unsigned)dir >= TT_CONV_DIR_COUNT) return algo;
+    tt_conv_algo algos[TT_CONV_ALGO_COUNT], pick = TT_CONV_ALGO_AUTO;
+    int count = candidates_of(&s, dir, algos);
+    char key[256];
+    key_of(&s, dir, key, sizeof key);
+    if (count == 1) return algos[0];
+    return tt_conv_autotune_known(be, key, algos, count, &pick) ? pick : TT_CONV_ALGO_AUTO;
+}
+
 #define DESC_FMT "conv2d (N=%d Cin=%d %dx%d -> Cout=%d, kernel %dx%d stride %dx%d pad %dx%d " \
                  "dilation %dx%d groups %d)"
 #define DESC_ARGS(d)                                                                      \

@@ -47,6 +47,9 @@ tt_status tt_conv2d_shape(const tt_conv2d_desc *desc, tt_conv_shape *shape);
  * or IM2COL_GEMM where that one does not run this direction of this shape;
  * TT_CONV_ALGO_AUTO when the autotuner will pick (or the desc is invalid). */
 tt_conv_algo tt_conv2d_algo_for(const tt_conv2d_desc *desc, tt_conv_dir dir);
+/* Likewise, and for AUTO the autotuner's pick on `be`'s device where it
+ * has one (after the direction ran once); AUTO while nothing is known. */
+tt_conv_algo tt_conv2d_algo_on(const tt_backend *be, const tt_conv2d_desc *desc, tt_conv_dir dir);
 /* Bytes of workspace forward and backward need (0 for a 1x1 stride-1
  * unpadded convolution, which needs no columns); 0 for an invalid desc. */
 size_t tt_conv2d_workspace_bytes(const tt_conv2d_desc *desc);

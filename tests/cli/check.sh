@@ -4,6 +4,7 @@
 #   - conflicting flags are named;
 #   - every subcommand's --help has an example;
 #   - --algo NAME runs that convolution algorithm (bench --by-kernel shows its kernels);
+#   - bench --layers times the model's 3x3 convolution shapes;
 #   - --log-format jsonl writes nothing but JSON Lines on stdout;
 #   - errors are coloured on a terminal, and not with NO_COLOR set.
 # usage: tests/cli/check.sh BUILD_DIR
@@ -47,6 +48,21 @@ algo() {
 algo direct conv_direct im2col
 algo im2col_gemm im2col conv_direct_forward
 algo winograd winograd_input conv_direct_forward
+
+expect 2 "--compare-openblas goes with --layers" -- "$tt" bench --compare-openblas
+"$tt" bench --layers --json --tile 32x32 --micro-batch 1 --base-channels 4 --depth 1 \
+  >"$work/layers" 2>"$work/err" || { fail "bench --layers"; cat "$work/err"; }
+if /usr/bin/env python3 - "$work/layers" <<'PY'
+import json, sys
+o = json.load(open(sys.argv[1]))
+layers = o["layers"]
+assert [l["label"] for l in layers] == ["enc.0.conv1", "level 0, C -> C", "bottleneck.conv1", "bottleneck.conv2"], layers
+assert "backward_data" not in layers[0]["ms"] and layers[1]["count"] == 4
+assert all(l["ms"][d] > 0 and l["algo"][d] != "auto" for l in layers for d in l["ms"]), layers
+assert o["gflops"] > 0
+PY
+then pass "bench --layers --json: the model's 3x3 shapes, each direction timed"
+else fail "bench --layers --json:"; cat "$work/layers"; fi
 
 for cmd in devices selftest data "data synth" train mem bench report eval predict tune; do
   # shellcheck disable=SC2086

@@ -1,0 +1,16 @@
+/*
+ * tiletrain bench --layers: every 3x3 convolution shape of the UNet timed
+ * alone, forward, input gradient and weight gradient, through the
+ * algorithm a training step runs (the autotuner's pick, or --algo), and
+ * with --compare-openblas next to OpenBLAS SGEMM on the same layer's im2col
+ * GEMMs on the host: the issue's "GEMM-heavy layers" figure.
+ */
+#ifndef TT_CLI_BENCH_LAYERS_H
+#define TT_CLI_BENCH_LAYERS_H
+
+#include "tiletrain.h"
+#include "train/train_options.h"
+
+tt_status tt_bench_layers(const tt_train_options *t, int json, int compare_openblas);
+
+#endif

@@ -1,0 +1,64 @@
+/* OpenBLAS SGEMM timings on the host; see host_blas.h. */
+#include "cli/host_blas.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+typedef void (*cblas_sgemm_fn)(int order, int trans_a, int trans_b, int m, int n, int k,
+                               float alpha, const float *a, int lda, const float *b, int ldb,
+                               float beta, float *c, int ldc);
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int tt_host_sgemm_time(const char *command, const tt_gemm_shape *shapes, int count, double *secs,
+                       FILE *log)
+{
+    void *lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        fprintf(log, "tiletrain %s: --compare-openblas: libopenblas.so.0 not found "
+                "(apt-get install libopenblas0); skipped\n", command);
+        return 0;
+    }
+    cblas_sgemm_fn sgemm;
+    *(void **)&sgemm = dlsym(lib, "cblas_sgemm");
+    size_t in = 0, out = 0;
+    for (int s = 0; s < count; s++) {
+        size_t a = shapes[s].m * shapes[s].k, b = shapes[s].k * shapes[s].n;
+        in = a > in ? a : in;
+        in = b > in ? b : in;
+        out = shapes[s].m * shapes[s].n > out ? shapes[s].m * shapes[s].n : out;
+    }
+    float *x = malloc(in * sizeof(float)), *c = malloc(out * sizeof(float));
+    int ok = sgemm && x && c;
+    if (!ok)
+        fprintf(log, "tiletrain %s: --compare-openblas: no cblas_sgemm or no memory; skipped\n",
+                command);
+    for (size_t i = 0; ok && i < in; i++) x[i] = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;
+    for (int s = 0; ok && s < count; s++) {
+        const tt_gemm_shape *g = &shapes[s];
+        double best = INFINITY, spent = 0;
+        for (int rep = 0; rep < 11; rep++) { /* the first call is a warm-up */
+            double t0 = seconds_now();
+            sgemm(101 /* row-major */, g->trans_a ? 112 : 111, g->trans_b ? 112 : 111, (int)g->m,
+                  (int)g->n, (int)g->k, 1.0f, x, (int)(g->trans_a ? g->m : g->k), x,
+                  (int)(g->trans_b ? g->k : g->n), 0.0f, c, (int)g->n);
+            double t = seconds_now() - t0;
+            if (rep == 0) continue;
+            best = t < best ? t : best;
+            spent += t;
+            if ((rep >= 2 && spent > 0.1) || (rep >= 3 && spent > 0.03)) break;
+        }
+        secs[s] = best;
+    }
+    free(x);
+    free(c);
+    dlclose(lib);
+    return ok;
+}
