@@ -562,6 +562,28 @@ __kernel void conv_direct_forward_k3_staged(TT_FORWARD_ARGS)
     K3_STORE;
 }
 
+/* Both 3x3 weight-gradient kernels: work-item (pair, b) of the pair's
+ * channels (co, ci), band b's images n0 .. n1 - 1 and rows r0 .. r1 - 1, and
+ * the nine taps' accumulators; then their sums into partial. */
+#define K3W_BAND                                                                             \
+    const int pair = get_global_id(0), b = get_global_id(1), pairs = Cout * Cin;             \
+    if (pair >= pairs) return;                                                               \
+    const int ci = pair % Cin, co = pair / Cin;                                              \
+    const int n0 = b / bands_per_image * images_per_band, n1 = min(N, n0 + images_per_band); \
+    const int r0 = b % bands_per_image * band_rows, r1 = min(OH, r0 + band_rows);            \
+    float8 acc[3][3];                                                                        \
+    __attribute__((opencl_unroll_hint))                                                      \
+    for (int ky = 0; ky < 3; ky++)                                                           \
+        __attribute__((opencl_unroll_hint))                                                  \
+        for (int kx = 0; kx < 3; kx++) acc[ky][kx] = (float8)(0.0f)
+#define K3W_STORE                                                                            \
+    __global float *out = partial + ((size_t)b * pairs + pair) * 9;                          \
+    for (int ky = 0; ky < 3; ky++)                                                           \
+        for (int kx = 0; kx < 3; kx++) {                                                     \
+            const float4 h = acc[ky][kx].lo + acc[ky][kx].hi;                                \
+            out[ky * 3 + kx] = h.x + h.y + h.z + h.w;                                        \
+        }
+
 /* conv_direct_backward_weight_w8 for the 3x3, stride 1, padding 1,
  * dilation 1 convolution, in two steps.  First the partial sums of bands:
  * work-item (pair, b) sums the nine taps of pair = co Cin + ci over band b
@@ -582,16 +604,7 @@ __kernel void conv_direct_backward_weight_k3(TT_MEM(float, partial), TT_MEM(cons
     TT_PTR(float, partial);
     TT_PTR(const float, dout);
     TT_PTR(const float, inp);
-    const int pair = get_global_id(0), b = get_global_id(1), pairs = Cout * Cin;
-    if (pair >= pairs) return;
-    const int ci = pair % Cin, co = pair / Cin;
-    const int n0 = b / bands_per_image * images_per_band, n1 = min(N, n0 + images_per_band);
-    const int r0 = b % bands_per_image * band_rows, r1 = min(OH, r0 + band_rows);
-    float8 acc[3][3];
-    __attribute__((opencl_unroll_hint))
-    for (int ky = 0; ky < 3; ky++)
-        __attribute__((opencl_unroll_hint))
-        for (int kx = 0; kx < 3; kx++) acc[ky][kx] = (float8)(0.0f);
+    K3W_BAND;
     for (int n = n0; n < n1; n++) {
         __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
         __global const float *dplane = dout + ((size_t)n * Cout + co) * OH * OW;
@@ -624,12 +637,63 @@ __kernel void conv_direct_backward_weight_k3(TT_MEM(float, partial), TT_MEM(cons
 #undef K3W_COLUMNS
         }
     }
-    __global float *out = partial + ((size_t)b * pairs + pair) * 9;
-    for (int ky = 0; ky < 3; ky++)
-        for (int kx = 0; kx < 3; kx++) {
-            const float4 h = acc[ky][kx].lo + acc[ky][kx].hi;
-            out[ky * 3 + kx] = h.x + h.y + h.z + h.w;
+    K3W_STORE;
+}
+
+/* The input of conv_direct_backward_weight_k3p: each plane (H, W), W a
+ * multiple of 8, with its padding written out, rows of P = W + 8 floats:
+ * 8 zeros, then the row (so that the right neighbour of the last column is
+ * the next row's first zero), a row of zeros above and below, and 8 zeros
+ * after the last (K3P_PLANE floats a plane, a multiple of 8).
+ * global (P / 8, H + 3, planes): row r of the padded plane (r = H + 2: the
+ * 8 zeros at the end). */
+#define K3P_PITCH(W) ((W) + 8)
+#define K3P_PLANE(H, W) (((H) + 2) * K3P_PITCH(W) + 8)
+__kernel void conv_pad_k3(TT_MEM(float, dst), TT_MEM(const float, src), const int planes,
+                          const int H, const int W)
+{
+    TT_PTR(float, dst);
+    TT_PTR(const float, src);
+    const int v = get_global_id(0), r = get_global_id(1), plane = get_global_id(2);
+    if (v > W / 8 || r > H + 2 || plane >= planes || (r == H + 2 && v > 0)) return;
+    float8 x = (float8)(0.0f);
+    if (r >= 1 && r <= H && v >= 1)
+        x = vload8(0, src + ((size_t)plane * H + r - 1) * W + (v - 1) * 8);
+    vstore8(x, 0, dst + (size_t)plane * K3P_PLANE(H, W) + r * K3P_PITCH(W) + v * 8);
+}
+
+/* conv_direct_backward_weight_k3 reading the padded input of conv_pad_k3:
+ * no edge cases, so every row is the same loop of plain loads (the edge
+ * vectors' shuffles and the first and last rows' lane-by-lane loads took
+ * half of the kernel's time on 64x64 planes).  W % 8 == 0. */
+__kernel void conv_direct_backward_weight_k3p(TT_MEM(float, partial), TT_MEM(const float, dout),
+                                              TT_MEM(const float, padded),
+                                              const int images_per_band, const int bands_per_image,
+                                              const int band_rows, TT_GEOMETRY)
+{
+    TT_PTR(float, partial);
+    TT_PTR(const float, dout);
+    TT_PTR(const float, padded);
+    K3W_BAND;
+    const int P = K3P_PITCH(W);
+    for (int n = n0; n < n1; n++) {
+        /* padded row oy + ky is input row oy - 1 + ky; columns from -1 */
+        __global const float *plane = padded + ((size_t)n * Cin + ci) * K3P_PLANE(H, W) + 7;
+        __global const float *dplane = dout + ((size_t)n * Cout + co) * OH * OW;
+        for (int oy = r0; oy < r1; oy++) {
+            __global const float *drow = dplane + (size_t)oy * OW;
+            __global const float *row = plane + (size_t)oy * P;
+            for (int x0 = 0; x0 < OW; x0 += 8) {
+                const float8 d = vload8(0, drow + x0);
+                __attribute__((opencl_unroll_hint))
+                for (int ky = 0; ky < 3; ky++)
+                    __attribute__((opencl_unroll_hint))
+                    for (int kx = 0; kx < 3; kx++)
+                        acc[ky][kx] = fma(d, vload8(0, row + ky * P + x0 + kx), acc[ky][kx]);
+            }
         }
+    }
+    K3W_STORE;
 }
 
 /* dweight[i] += sum over the bands of partial[b count + i], i < count;

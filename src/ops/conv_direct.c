@@ -148,10 +148,36 @@ static k3w_bands k3w_bands_of(const tt_conv_shape *s)
  * kernels will run): the weight gradient's band sums, which also hold the
  * input gradient's flipped weights (one band's worth); nothing else needs
  * room. */
+/* Whether the weight gradient reads a padded copy of the input
+ * (conv_pad_k3, conv_direct_backward_weight_k3p): planes up to
+ * K3W_PADDED_WIDTH wide, whose two edge vectors a row (a quarter of the
+ * row at 64, half at 32) cost as much as the rest.  `k3b 128 32 4 12 2`
+ * (one thread): 56-60 -> 28-30 ms; 64 64: 36-50 -> 27-33; 32 128: 38 ->
+ * 32-33; at 16 256 the copy cost more than it saved (28-32 -> 35 ms).
+ * The copy holds one band's images (k3w_bands.images_per_band, usually
+ * one): the kernels run once per such group, so that the room stays that
+ * of an image rather than of the micro-batch. */
+#define K3W_PADDED_WIDTH 128
+
+static int k3w_padded(const tt_conv_shape *s)
+{
+    const char *env = getenv("TT_K3W_PADDED"); /* "0" or "1": tests */
+    if (s->w % 8 != 0) return 0;
+    return env ? atoi(env) : s->w <= K3W_PADDED_WIDTH;
+}
+
+/* Floats of the padded copy of `images` images (conv_pad_k3's layout). */
+static size_t k3w_padded_floats(const tt_conv_shape *s, size_t images)
+{
+    return images * s->cin * ((s->h + 2) * (s->w + 8) + 8);
+}
+
 static size_t direct_workspace_bytes(const tt_conv_shape *s)
 {
     if (!is_k3(s)) return 0;
-    return k3w_bands_of(s).count * s->cout * s->cin * 9 * sizeof(float);
+    k3w_bands b = k3w_bands_of(s);
+    size_t padded = k3w_padded(s) ? k3w_padded_floats(s, b.images_per_band) : 0;
+    return (b.count * s->cout * s->cin * 9 + padded) * sizeof(float);
 }
 
 static size_t row_width(const direct_params *p, size_t width)
@@ -261,16 +287,41 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
                                     tt_mem dout, tt_mem inp, const tt_conv_shape *s, tt_mem ws)
 {
     k3w_bands b = k3w_bands_of(s);
-    size_t pairs = s->cout * s->cin;
+    size_t pairs = s->cout * s->cin, partial_floats = b.count * pairs * 9;
+    size_t padded_floats = k3w_padded(s) ? k3w_padded_floats(s, b.images_per_band) : 0;
     tt_conv_workspace partial;
     TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.weight_bands", ws,
-                                     b.count * pairs * 9 * sizeof(float), &partial));
-    size_t global[2] = {pairs, b.count}, local[2] = {1, 1};
-    tt_status status = tt_launch_kernel(
-        be, "conv_direct", "conv_direct_backward_weight_k3", p->options, 2, global, local,
-        TT_ARGS(tt_arg_mem(partial.mem), tt_arg_mem(dout), tt_arg_mem(inp),
-                tt_arg_i32((int)b.images_per_band), tt_arg_i32((int)b.per_image),
-                tt_arg_i32((int)b.rows), GEOMETRY_ARGS(s)));
+                                     (partial_floats + padded_floats) * sizeof(float), &partial));
+    tt_status status = NULL;
+    if (!padded_floats) {
+        size_t global[2] = {pairs, b.count}, local[2] = {1, 1};
+        status = tt_launch_kernel(
+            be, "conv_direct", "conv_direct_backward_weight_k3", p->options, 2, global, local,
+            TT_ARGS(tt_arg_mem(partial.mem), tt_arg_mem(dout), tt_arg_mem(inp),
+                    tt_arg_i32((int)b.images_per_band), tt_arg_i32((int)b.per_image),
+                    tt_arg_i32((int)b.rows), GEOMETRY_ARGS(s)));
+    }
+    /* one band's images at a time: pad them, then their bands */
+    tt_mem padded = tt_mem_at(partial.mem, partial_floats * sizeof(float));
+    for (size_t n0 = 0, group = 0; padded_floats && !status && n0 < s->batch;
+         n0 += b.images_per_band, group++) {
+        tt_conv_shape g = *s;
+        g.batch = s->batch - n0 < b.images_per_band ? s->batch - n0 : b.images_per_band;
+        size_t pad_global[3] = {s->w / 8 + 1, s->h + 3, g.batch * s->cin};
+        status = tt_launch_kernel(
+            be, "conv_direct", "conv_pad_k3", p->options, 3, pad_global, NULL,
+            TT_ARGS(tt_arg_mem(padded), tt_arg_mem(tt_mem_f32(inp, n0 * s->cin * s->h * s->w)),
+                    tt_arg_i32((int)(g.batch * s->cin)), tt_arg_i32((int)s->h),
+                    tt_arg_i32((int)s->w)));
+        size_t global[2] = {pairs, b.per_image}, local[2] = {1, 1};
+        if (!status)
+            status = tt_launch_kernel(
+                be, "conv_direct", "conv_direct_backward_weight_k3p", p->options, 2, global, local,
+                TT_ARGS(tt_arg_mem(tt_mem_f32(partial.mem, group * b.per_image * pairs * 9)),
+                        tt_arg_mem(tt_mem_f32(dout, n0 * s->cout * s->oh * s->ow)),
+                        tt_arg_mem(padded), tt_arg_i32((int)g.batch), tt_arg_i32((int)b.per_image),
+                        tt_arg_i32((int)b.rows), GEOMETRY_ARGS(&g)));
+    }
     if (!status)
         status = TT_LAUNCH_1D(be, "conv_direct", "conv_direct_weight_bands_sum", (pairs * 9 + 7) / 8,
                               tt_arg_mem(dweight), tt_arg_mem(partial.mem), tt_arg_i32((int)b.count),
