@@ -152,8 +152,9 @@ static k3w_bands k3w_bands_of(const tt_conv_shape *s)
  * (conv_pad_k3, conv_direct_backward_weight_k3p): planes up to
  * K3W_PADDED_WIDTH wide, whose two edge vectors a row (a quarter of the
  * row at 64, half at 32) cost as much as the rest.  `k3b 128 32 4 12 2`
- * (one thread): 56-60 -> 28-30 ms; 64 64: 36-50 -> 27-33; 32 128: 38 ->
- * 32-33; at 16 256 the copy cost more than it saved (28-32 -> 35 ms).
+ * (one thread): 56-60 -> 28-30 ms, and 18.5 with two output rows a pass;
+ * 64 64: 36-50 -> 27-33; 32 128: 38 -> 32-33; at 16 256 and 16 512 (two
+ * threads) the copy cost as much as it saved or more.
  * The copy holds one band's images (k3w_bands.images_per_band, usually
  * one): the kernels run once per such group, so that the room stays that
  * of an image rather than of the micro-batch. */
