@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -54,7 +55,9 @@ static void help(void)
            "\n"
            "Times whole optimizer steps (forward, backward, accumulation, AdamW) on random\n"
            "images after a warm-up, and reports images/s, Mpix/s, effective GFLOP/s, peak\n"
-           "device memory and the device time per kind of work.\n"
+           "device memory and the device time per kind of work.  With --data DIR the steps\n"
+           "read the data set through train's pipeline, and the time spent waiting for\n"
+           "data is reported too.\n"
            "\n"
            "With --layers it times each 3x3 convolution shape of the model alone instead\n"
            "(forward, input and weight gradient, the algorithm training runs), and with\n"
@@ -68,19 +71,74 @@ static void help(void)
     tt_opt_print_help(table, table_count, stdout);
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* With --data: the trainer's own steps over the data set (tile cache,
+ * sampler, augmentation, prefetch), timed after `warmup` of them; *wait is
+ * the time the steps waited for batches. */
+static tt_status bench_data(const bench_options *o, int steps, tt_trainer **trainer,
+                            tt_bench_result *r, double *wait)
+{
+    tt_train_options opt = o->train;
+    opt.profile = 1;
+    opt.quiet = 1;
+    opt.steps = o->warmup + steps;
+    TT_TRY(tt_trainer_create(&opt, trainer));
+    tt_trainer *t = *trainer;
+    memset(r, 0, sizeof *r);
+    *wait = 0;
+    for (int s = 0; s < o->warmup + steps; s++) {
+        if (s == o->warmup) {
+            TT_TRY(tt_finish(t->be));
+            *t->be->profile = (tt_profile){.by_kernel = o->by_kernel};
+            r->seconds = -now_s();
+        }
+        tt_step_report rep;
+        TT_TRY(tt_trainer_step(t, &rep));
+        if (s >= o->warmup) {
+            r->images += (double)rep.images;
+            *wait += rep.data_wait_seconds;
+        }
+    }
+    TT_TRY(tt_finish(t->be));
+    r->seconds += now_s();
+    r->flops_per_image = 3.0 * tt_unet_flops_per_image(t->unet);
+    r->peak_bytes = t->be->mem.peak_total;
+    return NULL;
+}
+
 static tt_status run(const bench_options *o)
 {
     const tt_train_options *t = &o->train;
-    tt_unet_config model = {.in_channels = 3, .classes = t->classes ? t->classes : 4,
-                            .base_channels = t->base_channels, .depth = t->depth,
-                            .groups = t->groups, .checkpointing = t->checkpointing};
-    TT_TRY(tt_norm_kind_parse(t->norm, &model.norm));
     tt_backend *be = NULL;
-    TT_TRY(tt_backend_create_opencl_profiling(t->device[0] ? t->device : NULL, &be));
-    be->profile->by_kernel = o->by_kernel;
+    tt_trainer *trainer = NULL;
     tt_bench_result r;
+    double wait = 0;
     int steps = t->steps > 0 ? t->steps : 2;
-    tt_status status = tt_trainer_bench(be, t, &model, o->warmup, steps, &r);
+    tt_status status = NULL;
+    if (t->data[0]) {
+        status = bench_data(o, steps, &trainer, &r, &wait);
+        if (trainer) {
+            be = trainer->be;
+            t = &trainer->opt; /* the micro-batch and accum it resolved */
+        }
+    } else {
+        tt_unet_config model = {.in_channels = 3, .classes = t->classes ? t->classes : 4,
+                                .base_channels = t->base_channels, .depth = t->depth,
+                                .groups = t->groups, .checkpointing = t->checkpointing};
+        status = tt_norm_kind_parse(t->norm, &model.norm);
+        if (!status)
+            status = tt_backend_create_opencl_profiling(t->device[0] ? t->device : NULL, &be);
+        if (!status) {
+            be->profile->by_kernel = o->by_kernel;
+            status = tt_trainer_bench(be, t, &model, o->warmup, steps, &r);
+        }
+    }
     if (!status) {
         double ips = r.images / r.seconds;
         double mpix = ips * t->tile[0] * t->tile[1] / 1e6;
@@ -90,10 +148,10 @@ static tt_status run(const bench_options *o)
         if (o->json) {
             cJSON *root = cJSON_CreateObject();
             cJSON_AddStringToObject(root, "device", be->device.name);
-            cJSON_AddStringToObject(root, "tile", "");
             char tile[32];
             snprintf(tile, sizeof tile, "%dx%d", t->tile[0], t->tile[1]);
-            cJSON_ReplaceItemInObject(root, "tile", cJSON_CreateString(tile));
+            cJSON_AddStringToObject(root, "tile", tile);
+            cJSON_AddStringToObject(root, "data", t->data[0] ? t->data : "random");
             cJSON_AddNumberToObject(root, "micro_batch", t->micro_batch);
             cJSON_AddNumberToObject(root, "accum", t->accum);
             cJSON_AddNumberToObject(root, "steps", steps);
@@ -105,6 +163,7 @@ static tt_status run(const bench_options *o)
             cJSON *kinds = cJSON_AddObjectToObject(root, "device_seconds");
             for (int k = 0; k < be->profile->count; k++)
                 cJSON_AddNumberToObject(kinds, be->profile->kind[k], be->profile->seconds[k]);
+            cJSON_AddNumberToObject(root, "data_wait_s", wait);
             cJSON_AddNumberToObject(root, "wall_seconds", r.seconds);
             char *text = cJSON_PrintUnformatted(root);
             printf("%s\n", text);
@@ -117,6 +176,12 @@ static tt_status run(const bench_options *o)
             printf("  %.3f images/s, %.3f Mpix/s, %.1f GFLOP/s effective (%.1f GFLOP per image)\n",
                    ips, mpix, gflops, r.flops_per_image / 1e9);
             printf("  peak device memory %s\n", tt_format_bytes(r.peak_bytes, peak, sizeof peak));
+            if (t->data[0])
+                printf("  waiting for data %.3f s (%.1f%% of the wall time; data/transfer below is "
+                       "the upload)\n", wait, r.seconds > 0 ? 100 * wait / r.seconds : 0);
+            else
+                printf("  waiting for data: none, random images already in memory (--data DIR "
+                       "times a data set's pipeline)\n");
             printf("  device time per kind (profiling events; %.2f s in all):\n", busy);
             for (int k = 0; k < be->profile->count; k++)
                 printf("    %-40s %8.3f s  %5.1f%%  %6llu launches\n", be->profile->kind[k],
@@ -124,7 +189,8 @@ static tt_status run(const bench_options *o)
                        (unsigned long long)be->profile->launches[k]);
         }
     }
-    tt_backend_destroy(be);
+    if (trainer) tt_trainer_destroy(trainer); /* and its backend */
+    else tt_backend_destroy(be);
     return status;
 }
 
@@ -135,6 +201,7 @@ int tt_cmd_bench(int argc, char **argv)
     tt_train_options_default(&o.train);
     o.train.accum = 5;
     o.train.steps = 2;
+    o.train.out[0] = 0; /* with --data: no run folder unless --out is given */
     int rc = tt_cli_parse("bench", table, table_count, &o, argc, argv, help);
     if (rc >= 0) return rc;
     if (o.train.micro_batch < 1)

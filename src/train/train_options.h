@@ -61,6 +61,8 @@ typedef struct tt_train_options {
     int min_size;                          /* validation: drop smaller components (multi-label) */
     int quiet;
     char log_format[TT_OPT_STRING_MAX];    /* text | jsonl */
+    /* not an option: set by `tiletrain bench --data` */
+    int profile;                           /* a profiling backend (device time per kind) */
 } tt_train_options;
 
 extern const tt_opt tt_train_option_table[];

@@ -363,7 +363,10 @@ tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
     if (opt->std[0]) TT_CHECK(parse_triple("std", opt->std, t->std, 1));
     t->normalize = opt->mean[0] || opt->std[0];
     TT_CHECK(open_data(t));
-    TT_CHECK(tt_backend_create_opencl(opt->device[0] ? opt->device : NULL, &t->be));
+    if (opt->profile)
+        TT_CHECK(tt_backend_create_opencl_profiling(opt->device[0] ? opt->device : NULL, &t->be));
+    else
+        TT_CHECK(tt_backend_create_opencl(opt->device[0] ? opt->device : NULL, &t->be));
     TT_CHECK(resolve_model(t));
     TT_CHECK(fit_memory(t, tt_tilecache_planes(t->cache)));
     plan_steps(t);
@@ -468,6 +471,7 @@ static tt_status device_micro_batch(tt_trainer *t, int n, float dice_scale)
 static tt_status micro_batch(tt_trainer *t, const tt_batch *b, float dice_scale)
 {
     size_t pixels = (size_t)b->batch_size * b->height * b->width;
+    tt_backend_phase(t->be, "data");
     TT_TRY(tt_write(t->be, t->unet->input, b->image, pixels * 3 * sizeof(float)));
     TT_TRY(tt_write(t->be, tt_mem_of(t->labels), b->mask, pixels * (size_t)b->planes));
     return device_micro_batch(t, b->batch_size, dice_scale);
@@ -765,6 +769,7 @@ tt_status tt_trainer_bench(tt_backend *be, const tt_train_options *opt, const tt
         TT_CHECK(tt_unet_zero_grads(t->unet));
         TT_CHECK(tt_loss_clear(be, tt_mem_of(t->loss_blocks)));
         for (int m = 0; m < opt->accum; m++) {
+            tt_backend_phase(be, "data");
             TT_CHECK(tt_write(be, t->unet->input, image, pixels * 3 * sizeof(float)));
             TT_CHECK(tt_write(be, tt_mem_of(t->labels), labels, pixels * (size_t)c));
             TT_CHECK(device_micro_batch(t, b, 1.0f));

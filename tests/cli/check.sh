@@ -4,7 +4,7 @@
 #   - conflicting flags are named;
 #   - every subcommand's --help has an example;
 #   - --algo NAME runs that convolution algorithm (bench --by-kernel shows its kernels);
-#   - bench --layers times the model's 3x3 convolution shapes;
+#   - bench --layers times the model's 3x3 convolution shapes; bench --data a data set's steps;
 #   - --log-format jsonl writes nothing but JSON Lines on stdout;
 #   - errors are coloured on a terminal, and not with NO_COLOR set.
 # usage: tests/cli/check.sh BUILD_DIR
@@ -63,6 +63,18 @@ assert o["gflops"] > 0
 PY
 then pass "bench --layers --json: the model's 3x3 shapes, each direction timed"
 else fail "bench --layers --json:"; cat "$work/layers"; fi
+
+"$tt" bench --data "$work/data" --cache-dir "$work/tiles" --tile 32x32 --micro-batch 2 --accum 1 \
+  --steps 1 --base-channels 4 --depth 1 --groups 2 --json >"$work/bench_data" 2>"$work/err" ||
+  { fail "bench --data"; cat "$work/err"; }
+if /usr/bin/env python3 - "$work/bench_data" "$work/data" <<'PY'
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["data"] == sys.argv[2] and o["data_wait_s"] >= 0 and o["images_per_s"] > 0, o
+assert o["device_seconds"].get("data/transfer", 0) > 0, o["device_seconds"]
+PY
+then pass "bench --data: the data set's steps, data wait and upload time"
+else fail "bench --data --json:"; cat "$work/bench_data"; fi
 
 for cmd in devices selftest data "data synth" train mem bench report eval predict tune; do
   # shellcheck disable=SC2086

@@ -63,7 +63,8 @@ static tt_status cl_write(tt_backend *backend, tt_mem dst, const void *src, size
 {
     tt_cl_backend *cl = backend->impl;
     cl_int err = clEnqueueWriteBuffer(cl->queue, (cl_mem)dst.buffer->handle, CL_TRUE, dst.offset,
-                                      bytes, src, 0, NULL, NULL);
+                                      bytes, src, 0, NULL,
+                                      tt_cl_profile_slot(backend, "transfer", "write"));
     if (err != CL_SUCCESS)
         return tt_error_cl(err, "clEnqueueWriteBuffer('%s')", dst.buffer->record.name);
     return NULL;
@@ -73,7 +74,8 @@ static tt_status cl_read(tt_backend *backend, void *dst, tt_mem src, size_t byte
 {
     tt_cl_backend *cl = backend->impl;
     cl_int err = clEnqueueReadBuffer(cl->queue, (cl_mem)src.buffer->handle, CL_TRUE, src.offset,
-                                     bytes, dst, 0, NULL, NULL);
+                                     bytes, dst, 0, NULL,
+                                     tt_cl_profile_slot(backend, "transfer", "read"));
     if (err != CL_SUCCESS)
         return tt_error_cl(err, "clEnqueueReadBuffer('%s')", src.buffer->record.name);
     return NULL;

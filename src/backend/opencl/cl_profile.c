@@ -13,7 +13,7 @@ static const char *family(const char *program)
         {"conv", "conv"},   {"gemm", "conv"},     {"im2col", "conv"}, {"norm", "norm"},
         {"activation", "activation"}, {"pool", "pool"}, {"upsample", "resample"},
         {"concat", "concat"}, {"loss", "loss"},     {"reduce", "reduce"}, {"optim", "optimizer"},
-        {"util", "util"},
+        {"util", "util"}, {"transfer", "transfer"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (strncmp(program, map[i].prefix, strlen(map[i].prefix)) == 0) return map[i].family;
