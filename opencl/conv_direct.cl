@@ -662,6 +662,33 @@ __kernel void conv_pad_k3(TT_MEM(float, dst), TT_MEM(const float, src), const in
     vstore8(x, 0, dst + (size_t)plane * K3P_PLANE(H, W) + r * K3P_PITCH(W) + v * 8);
 }
 
+/* conv_direct_forward_k3 reading one image's input padded by conv_pad_k3
+ * (N = 1; the host launches it per image): every load is a plain one, and
+ * the four kinds of work-item (inside, left edge, right edge, top or
+ * bottom row) that took over half of the kernel's time on 32x32 planes
+ * are one.  W % 8 == 0 and OH % ROWS == 0 (the rows read stay in the
+ * padded plane). */
+__kernel void conv_direct_forward_k3p(TT_FORWARD_ARGS)
+{
+    TT_FORWARD_PTRS;
+    const int co0 = get_global_id(0) * TT_DIRECT_K3_COB, x0 = get_global_id(1) * 8;
+    const int y0 = get_global_id(2) * TT_DIRECT_ROWS, n = 0, P = K3P_PITCH(W);
+    if (co0 >= Cout || x0 >= OW || y0 >= OH) return;
+    K3_ACCUMULATORS;
+    for (int ci = 0; ci < Cin; ci++) {
+        /* padded row y0 + i is input row y0 - 1 + i; columns from -1 */
+        __global const float *rows = inp + (size_t)ci * K3P_PLANE(H, W) + (size_t)y0 * P + 7 + x0;
+        __attribute__((opencl_unroll_hint))
+        for (int i = 0; i < TT_DIRECT_ROWS + 2; i++) {
+            float8 x[3];
+            __attribute__((opencl_unroll_hint))
+            for (int kx = 0; kx < 3; kx++) x[kx] = vload8(0, rows + i * P + kx);
+            K3_ROW(x, ci, i)
+        }
+    }
+    K3_STORE;
+}
+
 /* conv_direct_backward_weight_k3 reading the padded input of conv_pad_k3:
  * no edge cases, so every row is the same loop of plain loads (the edge
  * vectors' shuffles and the first and last rows' lane-by-lane loads took

@@ -51,8 +51,10 @@ static const conv2d_case direct_cases[] = {
     /* the staged tile: two chunks of input channels (16 + 1), a second
      * work-group of columns mostly past the edge */
     {"direct k3 p1 3x33 17->2", D(1, 17, 3, 33, 2, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    /* the padded weight gradient's input (W % 8 == 0): one row, one vector */
+    /* the padded copies (W % 8 == 0): the weight gradient's at one row of
+     * one vector; the forward's (also H even) with two row blocks */
     {"direct k3 p1 1x8 4->3", D(2, 4, 1, 8, 3, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 p1 4x16 9->5", D(2, 9, 4, 16, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
 };
 
 static const conv2d_case tiled_cases[] = {
@@ -167,11 +169,13 @@ static void test_direct(void)
     setenv("TT_K3_STAGED", "1", 1);
     check_cases("direct (8-wide, staged tile)", k3, 4, ALL_DIRS);
     unsetenv("TT_K3_STAGED");
-    /* the weight gradient of planes a multiple of 8 wide without the padded
-     * copy, as planes over 128 wide take it (with it: the passes above) */
+    /* planes a multiple of 8 wide without the padded copies, as planes
+     * over 128 wide run (with them: the passes above) */
     setenv("TT_K3W_PADDED", "0", 1);
-    check_cases("direct (8-wide, weight gradient unpadded)", k3, 4, ALL_DIRS);
+    setenv("TT_K3_PADDED", "0", 1);
+    check_cases("direct (8-wide, unpadded)", k3, 4, ALL_DIRS);
     unsetenv("TT_K3W_PADDED");
+    unsetenv("TT_K3_PADDED");
     unsetenv("TT_CONV_DIRECT_VARIANT");
 }
 

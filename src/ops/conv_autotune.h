@@ -34,8 +34,8 @@
  * (conv_direct_forward_k3); 4 = those and the backward-weight kernel
  * unrolled into registers; 5 = the 3x3 weight gradient over cached bands
  * of rows, edge columns without lane-by-lane loads, the up-convolution
- * kernels unrolled; 6 = the 3x3 weight gradient of planes up to 128 wide
- * from a padded copy of the input. */
+ * kernels unrolled; 6 = the 3x3 weight gradient, forward and input
+ * gradient of planes up to 128 wide from a padded copy of the input. */
 #define TT_FIND_DB_VERSION 6
 
 /* Forces `algo` for every AUTO convolution from now on; TT_CONV_ALGO_AUTO

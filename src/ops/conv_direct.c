@@ -167,18 +167,55 @@ static int k3w_padded(const tt_conv_shape *s)
     return env ? atoi(env) : s->w <= K3W_PADDED_WIDTH;
 }
 
+/* n floats rounded up to a cache line's: where a padded copy starts after
+ * something else in a workspace, so that its rows' vectors stay aligned. */
+static size_t line_floats(size_t n)
+{
+    return (n + 15) / 16 * 16;
+}
+
 /* Floats of the padded copy of `images` images (conv_pad_k3's layout). */
 static size_t k3w_padded_floats(const tt_conv_shape *s, size_t images)
 {
     return images * s->cin * ((s->h + 2) * (s->w + 8) + 8);
 }
 
+/* Whether conv_direct_forward_k3 over `s` (a forward, or an input
+ * gradient's forward over dout) reads one image at a time padded by
+ * conv_pad_k3 (conv_direct_forward_k3p): planes up to K3_PADDED_WIDTH
+ * wide, where the edge and border work-items (half of a 32-wide plane's)
+ * took over half of the kernel's time.  Not with the staged tile. */
+#define K3_PADDED_WIDTH 128
+
+static int k3_padded(const tt_conv_shape *s)
+{
+    const char *env = getenv("TT_K3_PADDED"); /* "0" or "1": tests */
+    if (s->w % 8 != 0 || s->oh % DIRECT_ROWS != 0) return 0;
+    return env ? atoi(env) : s->w <= K3_PADDED_WIDTH;
+}
+
+/* The input gradient's forward: dout (N, Cout, OH, OW) -> dinp (N, Cin, H, W). */
+static tt_conv_shape k3_data_shape(const tt_conv_shape *s)
+{
+    tt_conv_shape t = *s;
+    t.cin = s->cout, t.cout = s->cin, t.h = s->oh, t.w = s->ow, t.oh = s->h, t.ow = s->w;
+    return t;
+}
+
+/* The most of: the weight gradient's band sums (and padded input), the
+ * forward's padded image, the input gradient's flipped weights and padded
+ * dout image. */
 static size_t direct_workspace_bytes(const tt_conv_shape *s)
 {
     if (!is_k3(s)) return 0;
     k3w_bands b = k3w_bands_of(s);
-    size_t padded = k3w_padded(s) ? k3w_padded_floats(s, b.images_per_band) : 0;
-    return (b.count * s->cout * s->cin * 9 + padded) * sizeof(float);
+    tt_conv_shape t = k3_data_shape(s);
+    size_t weight = line_floats(b.count * s->cout * s->cin * 9) +
+                    (k3w_padded(s) ? k3w_padded_floats(s, b.images_per_band) : 0);
+    size_t forward = k3_padded(s) ? k3w_padded_floats(s, 1) : 0;
+    size_t data = line_floats(s->cout * s->cin * 9) + (k3_padded(&t) ? k3w_padded_floats(&t, 1) : 0);
+    size_t most = weight > forward ? weight : forward;
+    return (most > data ? most : data) * sizeof(float);
 }
 
 static size_t row_width(const direct_params *p, size_t width)
@@ -194,11 +231,12 @@ static size_t row_width(const direct_params *p, size_t width)
  * barriers per 16 channels). */
 #define K3_STAGED_PIXELS ((size_t)512 * 512)
 
-/* conv_direct_forward_k3 (or _staged) over shape s: out (+)= conv(inp,
- * weight) + bias (bias_mem read only with has_bias). */
+/* conv_direct_forward_k3 (or _staged, or _k3p) over shape s: out (+)=
+ * conv(inp, weight) + bias (bias_mem read only with has_bias).  `room`
+ * holds k3w_padded_floats(s, 1) floats when k3_padded(s). */
 static tt_status launch_k3(tt_backend *be, const direct_params *p, tt_mem out, tt_mem inp,
                            tt_mem weight, tt_mem bias_mem, int has_bias, int accumulate,
-                           const tt_conv_shape *s)
+                           const tt_conv_shape *s, tt_mem room)
 {
     /* Work-groups of up to 4 channel blocks x 4 column chunks: PoCL runs a
      * work-group's items in one call, and groups of one paid its per-group
@@ -208,6 +246,26 @@ static tt_status launch_k3(tt_backend *be, const direct_params *p, tt_mem out, t
     size_t local[3] = {blocks < 4 ? blocks : 4, 4, 1}; /* the backend rounds global up */
     const char *staged = getenv("TT_K3_STAGED"); /* "0" or "1": tests */
     int stage = staged ? atoi(staged) : (size_t)s->h * s->w >= K3_STAGED_PIXELS;
+    if (!stage && k3_padded(s)) {
+        tt_conv_shape one = *s; /* an image at a time, padded into room */
+        one.batch = 1;
+        global[2] = s->oh / DIRECT_ROWS;
+        size_t pad_global[3] = {s->w / 8 + 1, s->h + 3, s->cin};
+        tt_status status = NULL;
+        for (size_t n = 0; !status && n < s->batch; n++) {
+            status = tt_launch_kernel(
+                be, "conv_direct", "conv_pad_k3", p->options, 3, pad_global, NULL,
+                TT_ARGS(tt_arg_mem(room), tt_arg_mem(tt_mem_f32(inp, n * s->cin * s->h * s->w)),
+                        tt_arg_i32((int)s->cin), tt_arg_i32((int)s->h), tt_arg_i32((int)s->w)));
+            if (!status)
+                status = tt_launch_kernel(
+                    be, "conv_direct", "conv_direct_forward_k3p", p->options, 3, global, local,
+                    TT_ARGS(tt_arg_mem(tt_mem_f32(out, n * s->cout * s->oh * s->ow)),
+                            tt_arg_mem(room), tt_arg_mem(weight), tt_arg_mem(bias_mem),
+                            tt_arg_i32(has_bias), tt_arg_i32(accumulate), GEOMETRY_ARGS(&one)));
+        }
+        return status;
+    }
     return tt_launch_kernel(be, "conv_direct",
                             stage ? "conv_direct_forward_k3_staged" : "conv_direct_forward_k3",
                             p->options, 3, global, local,
@@ -219,7 +277,6 @@ static tt_status launch_k3(tt_backend *be, const direct_params *p, tt_mem out, t
 static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
                                 tt_mem bias, const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
-    (void)ws;
     direct_params p = params_of(be, s);
     size_t blocks = (s->cout + p.cob - 1) / p.cob;
     size_t tile_w = (p.tw - 1) * s->sw + (s->kw - 1) * s->dw + 1;
@@ -237,8 +294,16 @@ static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
     }
     int w8 = variant_of(be, s) == TT_DIRECT_W8;
     size_t columns = w8 ? (s->ow + 7) / 8 : s->ow;
-    if (w8 && is_k3(s))
-        return launch_k3(be, &p, out, inp, weight, bias_mem, bias.buffer != NULL, accumulate, s);
+    if (w8 && is_k3(s)) {
+        tt_conv_workspace room = {0};
+        if (k3_padded(s))
+            TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.padded_input", ws,
+                                             k3w_padded_floats(s, 1) * sizeof(float), &room));
+        tt_status status = launch_k3(be, &p, out, inp, weight, bias_mem, bias.buffer != NULL,
+                                     accumulate, s, room.mem);
+        tt_conv_workspace_release(&room);
+        return status;
+    }
     size_t global[3] = {columns, s->oh, s->batch * blocks}, local[3] = {row_width(&p, columns), 1, 1};
     return tt_launch_kernel(be, "conv_direct", w8 ? "conv_direct_forward_w8" : "conv_direct_forward",
                             p.options, 3, global, local,
@@ -254,14 +319,16 @@ static tt_status k3_backward_data(tt_backend *be, const direct_params *p, tt_mem
 {
     tt_conv_workspace flipped;
     size_t count = s->cout * s->cin * 9;
+    tt_conv_shape t = k3_data_shape(s);
+    size_t padded = k3_padded(&t) ? k3w_padded_floats(&t, 1) : 0;
     TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.flipped_weight", ws,
-                                     count * sizeof(float), &flipped));
-    tt_conv_shape t = *s; /* dout (N, Cout, OH, OW) -> dinp (N, Cin, H, W) */
-    t.cin = s->cout, t.cout = s->cin, t.h = s->oh, t.w = s->ow, t.oh = s->h, t.ow = s->w;
+                                     (line_floats(count) + padded) * sizeof(float), &flipped));
     tt_status status = TT_LAUNCH_1D(be, "conv_direct", "conv_weight_flip3", count,
                                     tt_arg_mem(flipped.mem), tt_arg_mem(weight),
                                     tt_arg_i32((int)s->cout), tt_arg_i32((int)s->cin));
-    if (!status) status = launch_k3(be, p, dinp, dout, flipped.mem, flipped.mem, 0, 1, &t);
+    if (!status)
+        status = launch_k3(be, p, dinp, dout, flipped.mem, flipped.mem, 0, 1, &t,
+                           tt_mem_f32(flipped.mem, line_floats(count)));
     tt_conv_workspace_release(&flipped);
     return status;
 }
@@ -288,7 +355,7 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
                                     tt_mem dout, tt_mem inp, const tt_conv_shape *s, tt_mem ws)
 {
     k3w_bands b = k3w_bands_of(s);
-    size_t pairs = s->cout * s->cin, partial_floats = b.count * pairs * 9;
+    size_t pairs = s->cout * s->cin, partial_floats = line_floats(b.count * pairs * 9);
     size_t padded_floats = k3w_padded(s) ? k3w_padded_floats(s, b.images_per_band) : 0;
     tt_conv_workspace partial;
     TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.weight_bands", ws,
