@@ -645,8 +645,8 @@ __kernel void conv_direct_backward_weight_k3(TT_MEM(float, partial), TT_MEM(cons
  * 8 zeros, then the row (so that the right neighbour of the last column is
  * the next row's first zero), a row of zeros above and below, and 8 zeros
  * after the last (K3P_PLANE floats a plane, a multiple of 8).
- * global (P / 8, H + 3, planes): row r of the padded plane (r = H + 2: the
- * 8 zeros at the end). */
+ * global (H + 3, planes): row r of the padded plane, a work-item each (r =
+ * H + 2: the 8 zeros at the end). */
 #define K3P_PITCH(W) ((W) + 8)
 #define K3P_PLANE(H, W) (((H) + 2) * K3P_PITCH(W) + 8)
 __kernel void conv_pad_k3(TT_MEM(float, dst), TT_MEM(const float, src), const int planes,
@@ -654,12 +654,17 @@ __kernel void conv_pad_k3(TT_MEM(float, dst), TT_MEM(const float, src), const in
 {
     TT_PTR(float, dst);
     TT_PTR(const float, src);
-    const int v = get_global_id(0), r = get_global_id(1), plane = get_global_id(2);
-    if (v > W / 8 || r > H + 2 || plane >= planes || (r == H + 2 && v > 0)) return;
-    float8 x = (float8)(0.0f);
-    if (r >= 1 && r <= H && v >= 1)
-        x = vload8(0, src + ((size_t)plane * H + r - 1) * W + (v - 1) * 8);
-    vstore8(x, 0, dst + (size_t)plane * K3P_PLANE(H, W) + r * K3P_PITCH(W) + v * 8);
+    const int r = get_global_id(0), plane = get_global_id(1);
+    if (r > H + 2 || plane >= planes) return;
+    __global float *d = dst + (size_t)plane * K3P_PLANE(H, W) + r * K3P_PITCH(W);
+    vstore8((float8)(0.0f), 0, d);
+    if (r == H + 2) return;
+    if (r == 0 || r == H + 1) {
+        for (int x0 = 0; x0 < W; x0 += 8) vstore8((float8)(0.0f), 0, d + 8 + x0);
+        return;
+    }
+    __global const float *row = src + ((size_t)plane * H + r - 1) * W;
+    for (int x0 = 0; x0 < W; x0 += 8) vstore8(vload8(0, row + x0), 0, d + 8 + x0);
 }
 
 /* conv_direct_forward_k3 reading one image's input padded by conv_pad_k3

@@ -250,11 +250,11 @@ static tt_status launch_k3(tt_backend *be, const direct_params *p, tt_mem out, t
         tt_conv_shape one = *s; /* an image at a time, padded into room */
         one.batch = 1;
         global[2] = s->oh / DIRECT_ROWS;
-        size_t pad_global[3] = {s->w / 8 + 1, s->h + 3, s->cin};
+        size_t pad_global[2] = {s->h + 3, s->cin};
         tt_status status = NULL;
         for (size_t n = 0; !status && n < s->batch; n++) {
             status = tt_launch_kernel(
-                be, "conv_direct", "conv_pad_k3", p->options, 3, pad_global, NULL,
+                be, "conv_direct", "conv_pad_k3", p->options, 2, pad_global, NULL,
                 TT_ARGS(tt_arg_mem(room), tt_arg_mem(tt_mem_f32(inp, n * s->cin * s->h * s->w)),
                         tt_arg_i32((int)s->cin), tt_arg_i32((int)s->h), tt_arg_i32((int)s->w)));
             if (!status)
@@ -375,9 +375,9 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
          n0 += b.images_per_band, group++) {
         tt_conv_shape g = *s;
         g.batch = s->batch - n0 < b.images_per_band ? s->batch - n0 : b.images_per_band;
-        size_t pad_global[3] = {s->w / 8 + 1, s->h + 3, g.batch * s->cin};
+        size_t pad_global[2] = {s->h + 3, g.batch * s->cin};
         status = tt_launch_kernel(
-            be, "conv_direct", "conv_pad_k3", p->options, 3, pad_global, NULL,
+            be, "conv_direct", "conv_pad_k3", p->options, 2, pad_global, NULL,
             TT_ARGS(tt_arg_mem(padded), tt_arg_mem(tt_mem_f32(inp, n0 * s->cin * s->h * s->w)),
                     tt_arg_i32((int)(g.batch * s->cin)), tt_arg_i32((int)s->h),
                     tt_arg_i32((int)s->w)));
