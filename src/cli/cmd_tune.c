@@ -4,6 +4,7 @@
  * before and after (and OpenBLAS on the host for comparison), and stores
  * the winner in the cache folder, where every later run picks it up.
  */
+#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "backend/opencl/cl_tune.h"
 #include "cli/commands.h"
 #include "cli/host_blas.h"
+#include "cli/tune_rounds.h"
 #include "core/options.h"
 #include "core/status.h"
 
@@ -24,7 +26,7 @@ typedef struct tune_options {
     double budget;
     char shapes[TT_OPT_STRING_MAX];
     int base_channels, depth, tile[2], in_channels, classes;
-    int json, compare_openblas, no_save, max_xgemm, max_direct;
+    int json, compare_openblas, no_save, max_xgemm, max_direct, one_round;
     char output[TT_OPT_STRING_MAX];
     uint64_t seed;
 } tune_options;
@@ -54,6 +56,9 @@ static const tt_opt option_table[] = {
         "try at most N Xgemm configurations (the stored one first), then XgemmDirect", 1, 1e6),
     OPT("max-direct", TT_OPT_INT, max_direct, "N",
         "try at most N XgemmDirect configurations (0: none)", 0, 1e6),
+    OPT("one-round", TT_OPT_FLAG, one_round, NULL,
+        "search in this process only (at most 10 configurations): what tune runs its rounds as",
+        1, 0),
 };
 #define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
 
@@ -67,7 +72,10 @@ static void help(void)
            "$XDG_CACHE_HOME/tiletrain), where the OpenCL backend applies them from\n"
            "then on (TT_NO_TUNING=1 turns that off).  On PoCL each configuration\n"
            "costs a rebuild of CLBlast's GEMM program (10 s or more); a larger budget\n"
-           "tries more, and a rerun starts from the stored winner.\n"
+           "tries more, and a rerun starts from the stored winner.  The search runs in\n"
+           "rounds of at most 10 configurations, each in a new process (CLBlast on PoCL\n"
+           "crashed after a dozen rebuilds in one); a crashed round loses only its\n"
+           "unsaved rest.\n"
            "\n"
            "example:\n"
            "  tiletrain tune --budget 600\n"
@@ -155,6 +163,137 @@ static cJSON *result_json(const tt_backend *be, const tt_gemm_shape *shapes, int
     return root;
 }
 
+/* The table (or with json the JSON report, with "rounds" when rounds >= 0). */
+static void print_result(int json, const tt_backend *be, const tt_gemm_shape *shapes, int count,
+                         const tt_cl_tune_result *r, const double *blas, const char *saved,
+                         int rounds)
+{
+    if (json) {
+        cJSON *j = result_json(be, shapes, count, r, blas, saved);
+        if (rounds >= 0) cJSON_AddNumberToObject(j, "rounds", rounds);
+        char *text = cJSON_Print(j);
+        printf("%s\n", text);
+        cJSON_free(text);
+        cJSON_Delete(j);
+    } else {
+        print_table(shapes, count, r, blas);
+        if (saved) printf("saved to %s (applied by every later run on this device)\n", saved);
+    }
+}
+
+/* ---- the search in rounds (tune_rounds.h) --------------------------------- */
+
+/* The per-shape figures and parameters of a round's JSON report (the
+ * shapes are the parent's, in the same order). */
+static tt_status result_of_report(const cJSON *report, const tt_gemm_shape *shapes, int count,
+                                  tt_cl_tune_result *r)
+{
+    memset(r, 0, sizeof *r);
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(report, "shapes");
+    if (cJSON_GetArraySize(arr) != count)
+        return tt_error_new(TT_ERR_FORMAT, "tune: a round reported %d shapes, not %d",
+                            cJSON_GetArraySize(arr), count);
+    r->before_s = calloc((size_t)count, sizeof *r->before_s);
+    r->after_s = calloc((size_t)count, sizeof *r->after_s);
+    r->direct = calloc((size_t)count, sizeof *r->direct);
+    if (!r->before_s || !r->after_s || !r->direct) {
+        tt_cl_tune_result_free(r);
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "tune: out of host memory");
+    }
+    for (int s = 0; s < count; s++) {
+        const cJSON *o = cJSON_GetArrayItem(arr, s);
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "gflops_before");
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "gflops_after");
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "kernel");
+        double g = tt_gemm_shape_gflop(&shapes[s]);
+        r->before_s[s] = cJSON_IsNumber(b) && b->valuedouble > 0 ? g / b->valuedouble : 0;
+        r->after_s[s] = cJSON_IsNumber(a) && a->valuedouble > 0 ? g / a->valuedouble : 0;
+        r->direct[s] = cJSON_IsString(k) && strcmp(k->valuestring, "direct") == 0;
+    }
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(report, "parameters");
+    for (int k = 0; k < TT_CLBLAST_KERNEL_COUNT; k++) {
+        const tt_clblast_kernel_desc *d = &tt_clblast_kernels[k];
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(params, d->name);
+        for (int i = 0; i < d->count; i++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, d->params[i]);
+            r->best.values[k][i] = cJSON_IsNumber(v) ? (size_t)v->valuedouble : 0;
+        }
+    }
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(report, "gflops_before");
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(report, "gflops_after");
+    r->best.gflops_before = cJSON_IsNumber(b) ? b->valuedouble : 0;
+    r->best.gflops_after = cJSON_IsNumber(a) ? a->valuedouble : 0;
+    return NULL;
+}
+
+/* The search as rounds in new processes; prints the last round's figures
+ * (before: CLBlast's defaults, after: the best of all rounds).  Returns the
+ * exit status. */
+static int run_rounds(const tune_options *o, const tt_backend *be, const tt_gemm_shape *shapes,
+                      int count, const char *path, const double *blas, FILE *log)
+{
+    /* the rounds keep their best in the cache file, or with --no-save (or
+     * no cache folder) in a temporary copy of it */
+    char temp[1200] = "";
+    const char *output = path;
+    if (o->no_save || !path[0]) {
+        const char *dir = getenv("TMPDIR");
+        snprintf(temp, sizeof temp, "%s/tiletrain-tune-XXXXXX", dir && *dir ? dir : "/tmp");
+        int fd = mkstemp(temp);
+        if (fd < 0)
+            return tt_cli_fail(tt_error_new(TT_ERR_IO, "tune: cannot make a temporary file %s: %s",
+                                            temp, strerror(errno)));
+        FILE *src = path[0] ? fopen(path, "rb") : NULL; /* round 1 starts from the stored one */
+        char buf[4096];
+        for (size_t got; src && (got = fread(buf, 1, sizeof buf, src)) > 0;)
+            if (write(fd, buf, got) != (ssize_t)got) break;
+        if (src) fclose(src);
+        close(fd);
+        if (!src) unlink(temp); /* no stored one: no file rather than an empty one */
+        output = temp;
+    }
+    char tile[32], base[16], depth[16], in[16], classes[16];
+    snprintf(tile, sizeof tile, "%dx%d", o->tile[0], o->tile[1]);
+    snprintf(base, sizeof base, "%d", o->base_channels);
+    snprintf(depth, sizeof depth, "%d", o->depth);
+    snprintf(in, sizeof in, "%d", o->in_channels);
+    snprintf(classes, sizeof classes, "%d", o->classes);
+    const char *args[16];
+    int n = 0;
+    if (o->device[0]) args[n++] = "--device", args[n++] = o->device;
+    args[n++] = "--shapes", args[n++] = o->shapes;
+    args[n++] = "--tile", args[n++] = tile;
+    args[n++] = "--base-channels", args[n++] = base;
+    args[n++] = "--depth", args[n++] = depth;
+    args[n++] = "--in-channels", args[n++] = in;
+    args[n++] = "--classes", args[n++] = classes;
+    tt_tune_rounds rounds = {.args = args, .arg_count = n, .budget_s = o->budget, .seed = o->seed,
+                             .max_xgemm = o->max_xgemm, .max_direct = o->max_direct,
+                             .output = output, .log_to_stdout = !o->json, .log = log};
+    cJSON *last = NULL;
+    int done = 0, candidates = 0, rejected = 0, rc = 0;
+    tt_status status = tt_tune_run_rounds(&rounds, &last, &done, &candidates, &rejected);
+    tt_cl_tune_result result = {0};
+    if (!status && !last)
+        status = tt_error_new(TT_ERR_IO, "tune: no search round finished (%d crashed); see the "
+                              "messages above and docs/tune.md", done);
+    if (!status) status = result_of_report(last, shapes, count, &result);
+    if (status) {
+        rc = tt_cli_fail(status);
+    } else {
+        result.candidates = candidates;
+        result.rejected = rejected;
+        const cJSON *saved_item = cJSON_GetObjectItemCaseSensitive(last, "saved");
+        const char *saved = output == path && cJSON_IsString(saved_item) ? path : NULL;
+        fprintf(log, "%d round%s, %d configurations timed\n", done, done == 1 ? "" : "s", candidates);
+        print_result(o->json, be, shapes, count, &result, blas, saved, done);
+    }
+    tt_cl_tune_result_free(&result);
+    cJSON_Delete(last);
+    if (temp[0]) unlink(temp);
+    return rc;
+}
+
 /* ---- the command ----------------------------------------------------------- */
 
 static tt_status create_untuned_backend(const char *selector, tt_backend **be)
@@ -233,6 +372,13 @@ int tt_cmd_tune(int argc, char **argv)
         }
     }
     if (!o.seed) o.seed = (uint64_t)time(NULL); /* a rerun tries new candidates */
+    if (!o.one_round) {
+        int rc = run_rounds(&o, be, shapes, count, path, blas, log);
+        free(blas);
+        free(shapes);
+        tt_backend_destroy(be);
+        return rc;
+    }
     tt_cl_tune_options topt = {.budget_s = o.budget, .measure_baseline = 1,
                                .previous = have_previous ? &previous : NULL, .seed = o.seed,
                                .log = log, .max_xgemm = o.max_xgemm,
@@ -264,16 +410,7 @@ int tt_cmd_tune(int argc, char **argv)
             saved = path;
         }
     }
-    if (o.json) {
-        cJSON *j = result_json(be, shapes, count, &result, blas, saved);
-        char *text = cJSON_Print(j);
-        printf("%s\n", text);
-        cJSON_free(text);
-        cJSON_Delete(j);
-    } else {
-        print_table(shapes, count, &result, blas);
-        if (saved) printf("saved to %s (applied by every later run on this device)\n", saved);
-    }
+    print_result(o.json, be, shapes, count, &result, blas, saved, -1);
     tt_cl_tune_result_free(&result);
 cleanup:
     free(blas);

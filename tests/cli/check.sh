@@ -5,6 +5,7 @@
 #   - every subcommand's --help has an example;
 #   - --algo NAME runs that convolution algorithm (bench --by-kernel shows its kernels);
 #   - bench --layers times the model's 3x3 convolution shapes; bench --data a data set's steps;
+#   - tune runs its search in rounds (new processes) and reports the last;
 #   - --log-format jsonl writes nothing but JSON Lines on stdout;
 #   - errors are coloured on a terminal, and not with NO_COLOR set.
 # usage: tests/cli/check.sh BUILD_DIR
@@ -75,6 +76,23 @@ assert o["device_seconds"].get("data/transfer", 0) > 0, o["device_seconds"]
 PY
 then pass "bench --data: the data set's steps, data wait and upload time"
 else fail "bench --data --json:"; cat "$work/bench_data"; fi
+
+# tune runs its search as rounds in new processes and reports the last
+printf 'N N 16 64 32\nT N 32 64 16 2\n' >"$work/shapes.txt"
+TMPDIR="$work" TT_CACHE_DIR="$work/cache" "$tt" tune --shapes "$work/shapes.txt" --budget 1 \
+  --max-xgemm 1 --max-direct 0 --no-save --json >"$work/tune" 2>"$work/err" ||
+  { fail "tune in rounds"; cat "$work/err"; }
+if /usr/bin/env python3 - "$work/tune" <<'PY'
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["rounds"] == 1 and o["candidates"] >= 1 and o["saved"] is None, o
+assert len(o["shapes"]) == 2 and all(s["gflops_after"] > 0 for s in o["shapes"]), o
+PY
+then pass "tune --no-save: one round in a new process, reported"
+else fail "tune --json:"; cat "$work/tune"; fi
+if ls "$work"/tiletrain-tune-* >/dev/null 2>&1; then fail "tune --no-save left its temporary file"
+else pass "tune --no-save: no temporary file left, nothing in the cache"; fi
+if [ -n "$(find "$work/cache" -name 'clblast-*' 2>/dev/null)" ]; then fail "tune --no-save wrote the cache"; fi
 
 for cmd in devices selftest data "data synth" train mem bench report eval predict tune; do
   # shellcheck disable=SC2086
