@@ -640,7 +640,8 @@ __kernel void conv_direct_backward_weight_k3(TT_MEM(float, partial), TT_MEM(cons
     K3W_STORE;
 }
 
-/* The input of conv_direct_backward_weight_k3p: each plane (H, W), W a
+/* The input of conv_direct_forward_k3p and conv_direct_backward_weight_k3p
+ * (src/ops/conv_direct.c says which planes): each plane (H, W), W a
  * multiple of 8, with its padding written out, rows of P = W + 8 floats:
  * 8 zeros, then the row (so that the right neighbour of the last column is
  * the next row's first zero), a row of zeros above and below, and 8 zeros

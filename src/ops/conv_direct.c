@@ -144,27 +144,40 @@ static k3w_bands k3w_bands_of(const tt_conv_shape *s)
     return b;
 }
 
-/* The 3x3 kernels' room (any device: the size of a shape cannot ask which
- * kernels will run): the weight gradient's band sums, which also hold the
- * input gradient's flipped weights (one band's worth); nothing else needs
- * room. */
-/* Whether the weight gradient reads a padded copy of the input
- * (conv_pad_k3, conv_direct_backward_weight_k3p): planes up to
- * K3W_PADDED_WIDTH wide, whose two edge vectors a row (a quarter of the
- * row at 64, half at 32) cost as much as the rest.  `k3b 128 32 4 12 2`
- * (one thread): 56-60 -> 28-30 ms, and 18.5 with two output rows a pass;
- * 64 64: 36-50 -> 27-33; 32 128: 38 -> 32-33; at 16 256 and 16 512 (two
- * threads) the copy cost as much as it saved or more.
- * The copy holds one band's images (k3w_bands.images_per_band, usually
- * one): the kernels run once per such group, so that the room stays that
- * of an image rather than of the micro-batch. */
-#define K3W_PADDED_WIDTH 128
+/* Planes up to K3_PADDED_WIDTH wide (and a multiple of 8) are read by the
+ * 3x3 kernels from a copy with the zero padding written out (conv_pad_k3):
+ * their edge vectors and border rows (a quarter of a 64-wide row, half of
+ * a 32-wide one) cost as much as the rest.  Wider planes keep the edge
+ * cases: there the copy cost as much as it saved or more (16 -> 16 at
+ * 256x256 and 512x512, two threads).  `k3b C S 4 12 dir`, ms:
+ *   weight gradient (conv_direct_backward_weight_k3p), one thread: 128x32
+ *   56-60 -> 28-30, and 18.5 with two output rows a pass; 64x64 36-50 ->
+ *   27-33; 32x128 38 -> 32-33;
+ *   forward and input gradient (conv_direct_forward_k3p, one image at a
+ *   time), two threads: 128x32 15.6-15.8 -> 12.8-12.9; 64x64 15.0-15.6 ->
+ *   11.4-13.6; 32x128 about 5%.
+ * The copies hold one image, or the weight gradient's one band's images
+ * (k3w_bands.images_per_band, usually one): the kernels run once per such
+ * group, so that the room is an image's rather than the micro-batch's. */
+#define K3_PADDED_WIDTH 128
 
+/* Whether the weight gradient pads its input; $TT_K3W_PADDED=0|1 (tests). */
 static int k3w_padded(const tt_conv_shape *s)
 {
-    const char *env = getenv("TT_K3W_PADDED"); /* "0" or "1": tests */
+    const char *env = getenv("TT_K3W_PADDED");
     if (s->w % 8 != 0) return 0;
-    return env ? atoi(env) : s->w <= K3W_PADDED_WIDTH;
+    return env ? atoi(env) : s->w <= K3_PADDED_WIDTH;
+}
+
+/* Whether conv_direct_forward_k3 over `s` (a forward, or an input
+ * gradient's forward over dout) pads its input (unless staged; the rows
+ * it reads must stay in the padded plane: OH % ROWS == 0);
+ * $TT_K3_PADDED=0|1 (tests). */
+static int k3_padded(const tt_conv_shape *s)
+{
+    const char *env = getenv("TT_K3_PADDED");
+    if (s->w % 8 != 0 || s->oh % DIRECT_ROWS != 0) return 0;
+    return env ? atoi(env) : s->w <= K3_PADDED_WIDTH;
 }
 
 /* n floats rounded up to a cache line's: where a padded copy starts after
@@ -175,23 +188,9 @@ static size_t line_floats(size_t n)
 }
 
 /* Floats of the padded copy of `images` images (conv_pad_k3's layout). */
-static size_t k3w_padded_floats(const tt_conv_shape *s, size_t images)
+static size_t k3_padded_floats(const tt_conv_shape *s, size_t images)
 {
     return images * s->cin * ((s->h + 2) * (s->w + 8) + 8);
-}
-
-/* Whether conv_direct_forward_k3 over `s` (a forward, or an input
- * gradient's forward over dout) reads one image at a time padded by
- * conv_pad_k3 (conv_direct_forward_k3p): planes up to K3_PADDED_WIDTH
- * wide, where the edge and border work-items (half of a 32-wide plane's)
- * took over half of the kernel's time.  Not with the staged tile. */
-#define K3_PADDED_WIDTH 128
-
-static int k3_padded(const tt_conv_shape *s)
-{
-    const char *env = getenv("TT_K3_PADDED"); /* "0" or "1": tests */
-    if (s->w % 8 != 0 || s->oh % DIRECT_ROWS != 0) return 0;
-    return env ? atoi(env) : s->w <= K3_PADDED_WIDTH;
 }
 
 /* The input gradient's forward: dout (N, Cout, OH, OW) -> dinp (N, Cin, H, W). */
@@ -202,20 +201,47 @@ static tt_conv_shape k3_data_shape(const tt_conv_shape *s)
     return t;
 }
 
-/* The most of: the weight gradient's band sums (and padded input), the
- * forward's padded image, the input gradient's flipped weights and padded
- * dout image. */
+/* The room each 3x3 direction takes from the workspace, in floats:
+ * forward: the padded image; input gradient: the flipped weights, then
+ * the padded dout image; weight gradient: the band sums, then the padded
+ * input of a band's images. */
+static size_t k3_forward_floats(const tt_conv_shape *s)
+{
+    return k3_padded(s) ? k3_padded_floats(s, 1) : 0;
+}
+
+static size_t k3_data_floats(const tt_conv_shape *s)
+{
+    tt_conv_shape t = k3_data_shape(s);
+    return line_floats(s->cout * s->cin * 9) + k3_forward_floats(&t);
+}
+
+static size_t k3_weight_floats(const tt_conv_shape *s, const k3w_bands *b)
+{
+    return line_floats(b->count * s->cout * s->cin * 9) +
+           (k3w_padded(s) ? k3_padded_floats(s, b->images_per_band) : 0);
+}
+
+/* The 3x3 kernels' room (any device: the size of a shape cannot ask which
+ * kernels will run): the most any direction takes. */
 static size_t direct_workspace_bytes(const tt_conv_shape *s)
 {
     if (!is_k3(s)) return 0;
     k3w_bands b = k3w_bands_of(s);
-    tt_conv_shape t = k3_data_shape(s);
-    size_t weight = line_floats(b.count * s->cout * s->cin * 9) +
-                    (k3w_padded(s) ? k3w_padded_floats(s, b.images_per_band) : 0);
-    size_t forward = k3_padded(s) ? k3w_padded_floats(s, 1) : 0;
-    size_t data = line_floats(s->cout * s->cin * 9) + (k3_padded(&t) ? k3w_padded_floats(&t, 1) : 0);
-    size_t most = weight > forward ? weight : forward;
+    size_t weight = k3_weight_floats(s, &b), forward = k3_forward_floats(s);
+    size_t data = k3_data_floats(s), most = weight > forward ? weight : forward;
     return (most > data ? most : data) * sizeof(float);
+}
+
+/* conv_pad_k3: `images` images of `s`'s input from src into dst. */
+static tt_status launch_pad(tt_backend *be, const direct_params *p, tt_mem dst, tt_mem src,
+                            size_t images, const tt_conv_shape *s)
+{
+    size_t global[2] = {s->h + 3, images * s->cin};
+    return tt_launch_kernel(be, "conv_direct", "conv_pad_k3", p->options, 2, global, NULL,
+                            TT_ARGS(tt_arg_mem(dst), tt_arg_mem(src),
+                                    tt_arg_i32((int)(images * s->cin)), tt_arg_i32((int)s->h),
+                                    tt_arg_i32((int)s->w)));
 }
 
 static size_t row_width(const direct_params *p, size_t width)
@@ -233,7 +259,7 @@ static size_t row_width(const direct_params *p, size_t width)
 
 /* conv_direct_forward_k3 (or _staged, or _k3p) over shape s: out (+)=
  * conv(inp, weight) + bias (bias_mem read only with has_bias).  `room`
- * holds k3w_padded_floats(s, 1) floats when k3_padded(s). */
+ * holds k3_forward_floats(s) floats. */
 static tt_status launch_k3(tt_backend *be, const direct_params *p, tt_mem out, tt_mem inp,
                            tt_mem weight, tt_mem bias_mem, int has_bias, int accumulate,
                            const tt_conv_shape *s, tt_mem room)
@@ -250,13 +276,9 @@ static tt_status launch_k3(tt_backend *be, const direct_params *p, tt_mem out, t
         tt_conv_shape one = *s; /* an image at a time, padded into room */
         one.batch = 1;
         global[2] = s->oh / DIRECT_ROWS;
-        size_t pad_global[2] = {s->h + 3, s->cin};
         tt_status status = NULL;
         for (size_t n = 0; !status && n < s->batch; n++) {
-            status = tt_launch_kernel(
-                be, "conv_direct", "conv_pad_k3", p->options, 2, pad_global, NULL,
-                TT_ARGS(tt_arg_mem(room), tt_arg_mem(tt_mem_f32(inp, n * s->cin * s->h * s->w)),
-                        tt_arg_i32((int)s->cin), tt_arg_i32((int)s->h), tt_arg_i32((int)s->w)));
+            status = launch_pad(be, p, room, tt_mem_f32(inp, n * s->cin * s->h * s->w), 1, s);
             if (!status)
                 status = tt_launch_kernel(
                     be, "conv_direct", "conv_direct_forward_k3p", p->options, 3, global, local,
@@ -296,9 +318,8 @@ static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
     size_t columns = w8 ? (s->ow + 7) / 8 : s->ow;
     if (w8 && is_k3(s)) {
         tt_conv_workspace room = {0};
-        if (k3_padded(s))
-            TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.padded_input", ws,
-                                             k3w_padded_floats(s, 1) * sizeof(float), &room));
+        TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.padded_input", ws,
+                                         k3_forward_floats(s) * sizeof(float), &room));
         tt_status status = launch_k3(be, &p, out, inp, weight, bias_mem, bias.buffer != NULL,
                                      accumulate, s, room.mem);
         tt_conv_workspace_release(&room);
@@ -320,9 +341,8 @@ static tt_status k3_backward_data(tt_backend *be, const direct_params *p, tt_mem
     tt_conv_workspace flipped;
     size_t count = s->cout * s->cin * 9;
     tt_conv_shape t = k3_data_shape(s);
-    size_t padded = k3_padded(&t) ? k3w_padded_floats(&t, 1) : 0;
     TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.flipped_weight", ws,
-                                     (line_floats(count) + padded) * sizeof(float), &flipped));
+                                     k3_data_floats(s) * sizeof(float), &flipped));
     tt_status status = TT_LAUNCH_1D(be, "conv_direct", "conv_weight_flip3", count,
                                     tt_arg_mem(flipped.mem), tt_arg_mem(weight),
                                     tt_arg_i32((int)s->cout), tt_arg_i32((int)s->cin));
@@ -356,39 +376,37 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
 {
     k3w_bands b = k3w_bands_of(s);
     size_t pairs = s->cout * s->cin, partial_floats = line_floats(b.count * pairs * 9);
-    size_t padded_floats = k3w_padded(s) ? k3w_padded_floats(s, b.images_per_band) : 0;
+    int padded_input = k3w_padded(s); /* after the band sums (k3_weight_floats) */
     tt_conv_workspace partial;
     TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.weight_bands", ws,
-                                     (partial_floats + padded_floats) * sizeof(float), &partial));
+                                     k3_weight_floats(s, &b) * sizeof(float), &partial));
     tt_status status = NULL;
-    if (!padded_floats) {
+    if (!padded_input) {
         size_t global[2] = {pairs, b.count}, local[2] = {1, 1};
         status = tt_launch_kernel(
             be, "conv_direct", "conv_direct_backward_weight_k3", p->options, 2, global, local,
             TT_ARGS(tt_arg_mem(partial.mem), tt_arg_mem(dout), tt_arg_mem(inp),
                     tt_arg_i32((int)b.images_per_band), tt_arg_i32((int)b.per_image),
                     tt_arg_i32((int)b.rows), GEOMETRY_ARGS(s)));
-    }
-    /* one band's images at a time: pad them, then their bands */
-    tt_mem padded = tt_mem_at(partial.mem, partial_floats * sizeof(float));
-    for (size_t n0 = 0, group = 0; padded_floats && !status && n0 < s->batch;
-         n0 += b.images_per_band, group++) {
-        tt_conv_shape g = *s;
-        g.batch = s->batch - n0 < b.images_per_band ? s->batch - n0 : b.images_per_band;
-        size_t pad_global[2] = {s->h + 3, g.batch * s->cin};
-        status = tt_launch_kernel(
-            be, "conv_direct", "conv_pad_k3", p->options, 2, pad_global, NULL,
-            TT_ARGS(tt_arg_mem(padded), tt_arg_mem(tt_mem_f32(inp, n0 * s->cin * s->h * s->w)),
-                    tt_arg_i32((int)(g.batch * s->cin)), tt_arg_i32((int)s->h),
-                    tt_arg_i32((int)s->w)));
+    } else {
+        /* one band's images at a time: pad them, then their bands */
+        tt_mem padded = tt_mem_at(partial.mem, partial_floats * sizeof(float));
         size_t global[2] = {pairs, b.per_image}, local[2] = {1, 1};
-        if (!status)
-            status = tt_launch_kernel(
-                be, "conv_direct", "conv_direct_backward_weight_k3p", p->options, 2, global, local,
-                TT_ARGS(tt_arg_mem(tt_mem_f32(partial.mem, group * b.per_image * pairs * 9)),
-                        tt_arg_mem(tt_mem_f32(dout, n0 * s->cout * s->oh * s->ow)),
-                        tt_arg_mem(padded), tt_arg_i32((int)g.batch), tt_arg_i32((int)b.per_image),
-                        tt_arg_i32((int)b.rows), GEOMETRY_ARGS(&g)));
+        for (size_t n0 = 0, group = 0; !status && n0 < s->batch; n0 += b.images_per_band, group++) {
+            tt_conv_shape g = *s;
+            g.batch = s->batch - n0 < b.images_per_band ? s->batch - n0 : b.images_per_band;
+            status = launch_pad(be, p, padded, tt_mem_f32(inp, n0 * s->cin * s->h * s->w),
+                                g.batch, s);
+            if (!status)
+                status = tt_launch_kernel(
+                    be, "conv_direct", "conv_direct_backward_weight_k3p", p->options, 2, global,
+                    local,
+                    TT_ARGS(tt_arg_mem(tt_mem_f32(partial.mem, group * b.per_image * pairs * 9)),
+                            tt_arg_mem(tt_mem_f32(dout, n0 * s->cout * s->oh * s->ow)),
+                            tt_arg_mem(padded), tt_arg_i32((int)g.batch),
+                            tt_arg_i32((int)b.per_image), tt_arg_i32((int)b.rows),
+                            GEOMETRY_ARGS(&g)));
+        }
     }
     if (!status)
         status = TT_LAUNCH_1D(be, "conv_direct", "conv_direct_weight_bands_sum", (pairs * 9 + 7) / 8,
