@@ -187,20 +187,20 @@ static void check_against_torch(const unet_case *c)
 
 static void test_group_norm(void)
 {
-    unet_case c = {"group norm", {3, 3, 4, 2, TT_NORM_GROUP, 2, 0}, 2, 2, 16, 12};
+    unet_case c = {"group norm", {3, 3, 4, 2, TT_NORM_GROUP, 2, 0, TT_CONV_ALGO_AUTO}, 2, 2, 16, 12};
     check_against_torch(&c);
 }
 
 static void test_batch_norm(void)
 {
-    unet_case c = {"batch norm", {3, 2, 4, 2, TT_NORM_BATCH, 1, 0}, 3, 3, 8, 8};
+    unet_case c = {"batch norm", {3, 2, 4, 2, TT_NORM_BATCH, 1, 0, TT_CONV_ALGO_AUTO}, 3, 3, 8, 8};
     check_against_torch(&c);
 }
 
 static void test_no_norm_short_batch(void)
 {
     /* capacity 3, a micro-batch of 1: the short last micro-batch */
-    unet_case c = {"no norm, batch 1 of 3", {3, 4, 4, 1, TT_NORM_NONE, 1, 0}, 3, 1, 6, 10};
+    unet_case c = {"no norm, batch 1 of 3", {3, 4, 4, 1, TT_NORM_NONE, 1, 0, TT_CONV_ALGO_AUTO}, 3, 1, 6, 10};
     check_against_torch(&c);
 }
 
@@ -234,8 +234,8 @@ static void one_step(tt_unet_config cfg, int checkpointing, float **grads, float
 
 static void test_checkpointing_identical(void)
 {
-    tt_unet_config configs[] = {{3, 3, 4, 2, TT_NORM_GROUP, 2, 0}, {3, 2, 4, 2, TT_NORM_BATCH, 1, 0},
-                                {3, 2, 4, 2, TT_NORM_NONE, 1, 0}};
+    tt_unet_config configs[] = {{3, 3, 4, 2, TT_NORM_GROUP, 2, 0, TT_CONV_ALGO_AUTO}, {3, 2, 4, 2, TT_NORM_BATCH, 1, 0, TT_CONV_ALGO_AUTO},
+                                {3, 2, 4, 2, TT_NORM_NONE, 1, 0, TT_CONV_ALGO_AUTO}};
     for (int k = 0; k < 3; k++) {
         float *g0, *g1, *s0, *s1;
         size_t n, a0, a1, u0, u1;
@@ -266,7 +266,7 @@ static void test_checkpointing_identical(void)
  * is sized for every candidate. */
 static void test_workspace_of_what_runs(void)
 {
-    tt_unet_config cfg = {3, 2, 4, 2, TT_NORM_GROUP, 2, 0};
+    tt_unet_config cfg = {3, 2, 4, 2, TT_NORM_GROUP, 2, 0, TT_CONV_ALGO_AUTO};
     tt_unet *u = NULL;
     TH_OK(tt_unet_create(th_backend(), &cfg, 2, 16, 24, 5, &u));
     TH_OK(tt_fill(u->be, u->input, 0.5f, 2 * 3 * 16 * 24));
@@ -284,7 +284,7 @@ static void test_workspace_of_what_runs(void)
 
 static void test_bad_tile(void)
 {
-    tt_unet_config cfg = {3, 2, 4, 3, TT_NORM_GROUP, 2, 0};
+    tt_unet_config cfg = {3, 2, 4, 3, TT_NORM_GROUP, 2, 0, TT_CONV_ALGO_AUTO};
     tt_unet *u = NULL;
     tt_status s = tt_unet_create(th_backend(), &cfg, 1, 20, 16, 1, &u);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);

@@ -486,6 +486,7 @@ tt_status tt_unet_create(tt_backend *be, const tt_unet_config *config, int capac
     if (!u) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "UNet: out of host memory");
     u->be = be;
     u->config = *config;
+    u->conv_algo = config->algo;
     u->capacity = capacity;
     u->height = height;
     u->width = width;
@@ -513,6 +514,7 @@ tt_status tt_unet_create(tt_backend *be, const tt_unet_config *config, int capac
     tt_params_init(&u->params, seed, host, state);
     TT_CHECK(tt_unet_set_params(u, host, state));
     TT_CHECK(tt_unet_zero_grads(u));
+    TT_CHECK(tt_unet_bind_model(u));
     *out = u;
 cleanup:
     free(host);
@@ -524,6 +526,7 @@ cleanup:
 void tt_unet_destroy(tt_unet *u)
 {
     if (!u) return;
+    tt_unet_unbind_model(u);
     for (int i = 0; i < u->act_count; i++) tt_buffer_free(u->act_buffers[i]);
     free(u->act_buffers);
     tt_buffer_free(u->input_buffer);

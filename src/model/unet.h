@@ -11,6 +11,7 @@
 #define TT_MODEL_UNET_H
 
 #include "backend/backend.h"
+#include "model/model.h"
 #include "model/unet_config.h"
 #include "ops/batch_norm.h"
 #include "ops/conv_algo.h"
@@ -54,6 +55,7 @@ typedef struct tt_unet_block {
 } tt_unet_block;
 
 typedef struct tt_unet {
+    tt_model model;              /* the interface's head (model/model.h), bound at creation */
     tt_backend *be;
     tt_unet_config config;
     tt_param_table params;
@@ -113,6 +115,19 @@ typedef struct tt_unet {
 tt_status tt_unet_create(tt_backend *be, const tt_unet_config *config, int capacity, int height,
                          int width, uint64_t seed, tt_unet **out);
 void tt_unet_destroy(tt_unet *unet);
+
+/* The UNet as a tt_model of kind "unet" (src/model/unet_model.c). */
+tt_status tt_unet_model_create(tt_backend *be, const tt_model_spec *spec, int capacity, int height,
+                               int width, uint64_t seed, tt_model **out);
+/* The UNet behind a model of kind "unet". */
+static inline tt_unet *tt_unet_of(tt_model *model) { return (tt_unet *)model; }
+/* The UNet's configuration from a spec of kind "unet", and back. */
+tt_unet_config tt_unet_config_of(const tt_model_spec *spec);
+tt_model_spec tt_unet_spec_of(const tt_unet_config *config);
+/* Fills unet->model from the built UNet (tt_unet_create's last step);
+ * tt_unet_unbind_model frees what that made. */
+tt_status tt_unet_bind_model(tt_unet *unet);
+void tt_unet_unbind_model(tt_unet *unet);
 
 /* The device place of a named tensor: trainable ones in the parameter
  * arena, running statistics in the state arena. */

@@ -9,6 +9,7 @@
 #define TT_MODEL_UNET_CONFIG_H
 
 #include "model/params.h"
+#include "ops/conv_algo.h"
 #include "ops/norm.h"
 
 typedef struct tt_unet_config {
@@ -20,6 +21,8 @@ typedef struct tt_unet_config {
     int groups;         /* group norm groups; must divide every level's channels */
     int checkpointing;  /* execution, not architecture: keep only what each block
                            needs to be recomputed in backward (src/model/unet_memory.c) */
+    tt_conv_algo algo;  /* execution: AUTO lets the autotuner pick per shape; else every
+                           convolution runs this one (direct where its workspace won't fit) */
 } tt_unet_config;
 
 /* The defaults of torch_unet.py: 3 in, 4 classes, base 16, depth 3, group norm, 8 groups. */

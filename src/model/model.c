@@ -1,0 +1,181 @@
+/* The model interface's common half: specs, the table of kinds, the arenas
+ * (see model.h). */
+#include "model/model.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/status.h"
+#include "model/unet.h"
+#include "ops/util.h"
+
+/* One row per kind of model: its name and its constructor. */
+typedef struct model_kind {
+    const char *name;
+    tt_status (*create)(tt_backend *be, const tt_model_spec *spec, int capacity, int height,
+                        int width, uint64_t seed, tt_model **out);
+} model_kind;
+
+static const model_kind kinds[] = {
+    {"unet", tt_unet_model_create},
+};
+#define KIND_COUNT ((int)(sizeof kinds / sizeof kinds[0]))
+
+static const model_kind *kind_of(const char *name)
+{
+    for (int i = 0; i < KIND_COUNT; i++)
+        if (strcmp(kinds[i].name, name) == 0) return &kinds[i];
+    return NULL;
+}
+
+const char *tt_model_kinds(void) { return "unet"; }
+
+tt_model_spec tt_model_spec_default(void)
+{
+    return (tt_model_spec){.kind = "unet", .in_channels = 3, .classes = 4, .base_channels = 16,
+                           .depth = 3, .norm = TT_NORM_GROUP, .groups = 8};
+}
+
+tt_status tt_model_spec_check(const tt_model_spec *s)
+{
+    if (!kind_of(s->kind))
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "model '%s' is unknown: use %s", s->kind,
+                            tt_model_kinds());
+    if ((unsigned)s->algo >= TT_CONV_ALGO_COUNT)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "convolution algorithm %d is unknown: use %s",
+                            (int)s->algo, TT_CONV_ALGO_CHOICES);
+    return NULL;
+}
+
+void tt_model_spec_json(const tt_model_spec *s, char *buf, size_t size)
+{
+    snprintf(buf, size,
+             "{\"kind\": \"%s\", \"in_channels\": %d, \"classes\": %d, \"base_channels\": %d, "
+             "\"depth\": %d, \"norm\": \"%s\", \"groups\": %d}",
+             s->kind, s->in_channels, s->classes, s->base_channels, s->depth,
+             tt_norm_kind_name(s->norm), s->groups);
+}
+
+int tt_model_spec_same(const tt_model_spec *a, const tt_model_spec *b)
+{
+    return strcmp(a->kind, b->kind) == 0 && a->in_channels == b->in_channels &&
+           a->classes == b->classes && a->base_channels == b->base_channels &&
+           a->depth == b->depth && a->norm == b->norm &&
+           (a->norm != TT_NORM_GROUP || a->groups == b->groups);
+}
+
+/* Reads an integer key of obj into *out when present. */
+static tt_status get_int(const cJSON *obj, const char *key, int *out, int required)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v) {
+        if (required)
+            return tt_error_new(TT_ERR_FORMAT, "model metadata has no \"%s\"; it needs e.g. "
+                                "{\"classes\": 4, \"base_channels\": 16, \"depth\": 3}", key);
+        return NULL;
+    }
+    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int)v->valuedouble)
+        return tt_error_new(TT_ERR_FORMAT, "model metadata: \"%s\" must be a whole number", key);
+    *out = (int)v->valuedouble;
+    return NULL;
+}
+
+/* Reads a string key of obj into buf when present. */
+static tt_status get_string(const cJSON *obj, const char *key, char *buf, size_t size,
+                            const char **out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    *out = NULL;
+    if (!v) return NULL;
+    if (!cJSON_IsString(v) || strlen(v->valuestring) >= size)
+        return tt_error_new(TT_ERR_FORMAT, "model metadata: \"%s\" must be a short string", key);
+    snprintf(buf, size, "%s", v->valuestring);
+    *out = buf;
+    return NULL;
+}
+
+tt_status tt_model_spec_parse(const char *json, tt_model_spec *spec)
+{
+    tt_status status = NULL;
+    cJSON *root = cJSON_Parse(json);
+    if (!cJSON_IsObject(root)) {
+        status = tt_error_new(TT_ERR_FORMAT, "model metadata is not a JSON object: '%.80s'", json);
+        goto cleanup;
+    }
+    tt_model_spec s = tt_model_spec_default();
+    char norm[32];
+    const char *given;
+    TT_CHECK(get_string(root, "kind", s.kind, sizeof s.kind, &given));
+    TT_CHECK(get_int(root, "in_channels", &s.in_channels, 0));
+    TT_CHECK(get_int(root, "classes", &s.classes, 1));
+    TT_CHECK(get_int(root, "base_channels", &s.base_channels, 0));
+    TT_CHECK(get_int(root, "depth", &s.depth, 0));
+    TT_CHECK(get_int(root, "groups", &s.groups, 0));
+    TT_CHECK(get_string(root, "norm", norm, sizeof norm, &given));
+    if (given) TT_CHECK(tt_norm_kind_parse(norm, &s.norm));
+    TT_CHECK(tt_model_spec_check(&s));
+    if (strcmp(s.kind, "unet") == 0) {
+        tt_unet_config c = tt_unet_config_of(&s);
+        TT_CHECK(tt_unet_config_check(&c));
+    }
+    *spec = s;
+cleanup:
+    cJSON_Delete(root);
+    if (status) status = tt_error_prefix(status, "model metadata");
+    return status;
+}
+
+tt_status tt_model_create(tt_backend *be, const tt_model_spec *spec, int capacity, int height,
+                          int width, uint64_t seed, tt_model **out)
+{
+    *out = NULL;
+    TT_TRY(tt_model_spec_check(spec));
+    return kind_of(spec->kind)->create(be, spec, capacity, height, width, seed, out);
+}
+
+void tt_model_destroy(tt_model *model)
+{
+    if (model) model->ops->destroy(model);
+}
+
+tt_status tt_model_zero_grads(tt_model *m)
+{
+    return tt_fill(m->be, tt_mem_of(m->grad_buffer), 0.0f, m->params->trainable_floats);
+}
+
+tt_mem tt_model_param(const tt_model *m, int index)
+{
+    if (index < 0) return (tt_mem){0};
+    const tt_param *p = &m->params->params[index];
+    return tt_mem_f32(tt_mem_of(p->trainable ? m->param_buffer : m->state_buffer), p->offset);
+}
+
+tt_mem tt_model_grad(const tt_model *m, int index)
+{
+    if (index < 0 || !m->params->params[index].trainable) return (tt_mem){0};
+    return tt_mem_f32(tt_mem_of(m->grad_buffer), m->params->params[index].offset);
+}
+
+tt_status tt_model_get_params(tt_model *m, float *trainable, float *state)
+{
+    if (trainable)
+        TT_TRY(tt_read(m->be, trainable, tt_mem_of(m->param_buffer),
+                       m->params->trainable_floats * sizeof(float)));
+    if (state && m->state_buffer)
+        TT_TRY(tt_read(m->be, state, tt_mem_of(m->state_buffer),
+                       m->params->state_floats * sizeof(float)));
+    return NULL;
+}
+
+tt_status tt_model_set_params(tt_model *m, const float *trainable, const float *state)
+{
+    if (trainable)
+        TT_TRY(tt_write(m->be, tt_mem_of(m->param_buffer), trainable,
+                        m->params->trainable_floats * sizeof(float)));
+    if (state && m->state_buffer)
+        TT_TRY(tt_write(m->be, tt_mem_of(m->state_buffer), state,
+                        m->params->state_floats * sizeof(float)));
+    return NULL;
+}

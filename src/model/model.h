@@ -1,0 +1,130 @@
+/*
+ * The model interface: what training, checkpoints, validation, prediction,
+ * `mem` and `bench` may ask of a network, whatever its architecture.
+ *
+ * A model is a table of functions (tt_model_ops) over a common head
+ * (struct tt_model): its tensors by PyTorch state_dict name and shape
+ * (params), three flat device arenas laid out by that table (parameters,
+ * gradients, running statistics), named host counters (batch norm's
+ * num_batches_tracked), and the three tensors the caller touches: the
+ * input it uploads, the logits it reads, the logits' gradient it fills.
+ * Everything between the input and the logits — activations, the plan that
+ * places them, the convolution workspace — belongs to the model.
+ *
+ * backward ADDS into the gradient arena, so N micro-batches accumulate;
+ * tt_model_zero_grads() starts a window.  A kind is one row of the table
+ * in model.c; the UNet (model/unet.c) is the first.
+ */
+#ifndef TT_MODEL_MODEL_H
+#define TT_MODEL_MODEL_H
+
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "model/params.h"
+#include "ops/conv_algo.h"
+#include "ops/norm.h"
+
+/* What to build.  The architecture (kind and its sizes) is what a
+ * checkpoint records; checkpointing and algo only change how it runs. */
+typedef struct tt_model_spec {
+    char kind[16];        /* "unet" */
+    int in_channels;      /* 3: RGB */
+    int classes;
+    int base_channels;    /* unet: channels of the top level */
+    int depth;            /* unet: levels below the top */
+    tt_norm_kind norm;
+    int groups;           /* group norm groups */
+    int checkpointing;    /* keep less, recompute in backward */
+    tt_conv_algo algo;    /* AUTO: the autotuner picks per shape; else every convolution */
+} tt_model_spec;
+
+/* unet, 3 in, 4 classes, base 16, depth 3, group norm of 8 groups. */
+tt_model_spec tt_model_spec_default(void);
+/* The kinds there are, "|"-separated, for help texts. */
+const char *tt_model_kinds(void);
+/* Checks the spec; errors name the value and what to give. */
+tt_status tt_model_spec_check(const tt_model_spec *spec);
+/* The architecture as one line of JSON (a checkpoint's "model" metadata). */
+void tt_model_spec_json(const tt_model_spec *spec, char *buf, size_t size);
+/* Parses that JSON: "classes" required, other keys default; "kind" absent
+ * means unet.  Errors (TT_ERR_FORMAT) name the key. */
+tt_status tt_model_spec_parse(const char *json, tt_model_spec *spec);
+/* 1 when a and b describe the same architecture (execution settings aside). */
+int tt_model_spec_same(const tt_model_spec *a, const tt_model_spec *b);
+
+typedef struct tt_model tt_model;
+
+typedef struct tt_model_ops {
+    /* logits = model(input) for `batch` <= capacity images already in
+     * model->input; training != 0 uses batch statistics and keeps what
+     * backward needs. */
+    tt_status (*forward)(tt_model *model, int batch, int training);
+    /* Adds the gradient of the loss, given in model->dlogits, into the
+     * gradient arena; follows a training forward of the same batch. */
+    tt_status (*backward)(tt_model *model);
+    /* Floating-point operations of one image's forward (convolutions). */
+    double (*flops_per_image)(const tt_model *model);
+    void (*destroy)(tt_model *model);
+} tt_model_ops;
+
+/* A named host integer the model keeps (saved in checkpoints as I64). */
+typedef struct tt_model_counter {
+    char name[96];
+    int64_t *value;
+} tt_model_counter;
+
+/* How the model placed its activations (the memory plan). */
+typedef struct tt_model_memory {
+    size_t activations;        /* the planned arena, bytes */
+    size_t activations_apart;  /* what one buffer per tensor would take */
+    size_t workspace;          /* the convolution workspace, bytes */
+} tt_model_memory;
+
+struct tt_model {
+    const tt_model_ops *ops;
+    tt_backend *be;
+    tt_model_spec spec;
+    const tt_param_table *params; /* names, shapes, offsets in the arenas */
+    tt_buffer *param_buffer;      /* (params->trainable_floats) */
+    tt_buffer *grad_buffer;       /* same layout; backward adds here */
+    tt_buffer *state_buffer;      /* (params->state_floats); NULL without running statistics */
+    int counter_count;
+    tt_model_counter *counters;
+    int capacity;                 /* largest micro-batch */
+    int height, width;            /* the tile */
+    tt_mem input;                 /* (capacity, in_channels, H, W), TT_MEM_DATA */
+    tt_mem logits;                /* (capacity, classes, H, W) */
+    tt_mem dlogits;               /* same shape */
+    tt_model_memory memory;
+};
+
+/* Builds the model of `spec` on `be` for micro-batches up to `capacity`
+ * tiles of height x width, parameters initialised from `seed` (PyTorch's
+ * default distributions).  *out: tt_model_destroy(). */
+tt_status tt_model_create(tt_backend *be, const tt_model_spec *spec, int capacity, int height,
+                          int width, uint64_t seed, tt_model **out);
+/* NULL is allowed. */
+void tt_model_destroy(tt_model *model);
+
+static inline tt_status tt_model_forward(tt_model *m, int batch, int training)
+{
+    return m->ops->forward(m, batch, training);
+}
+static inline tt_status tt_model_backward(tt_model *m) { return m->ops->backward(m); }
+static inline double tt_model_flops_per_image(const tt_model *m)
+{
+    return m->ops->flops_per_image(m);
+}
+/* Zeroes the gradient arena: the start of an accumulation window. */
+tt_status tt_model_zero_grads(tt_model *model);
+/* The device place of tensor `index` of model->params: trainable ones in
+ * the parameter arena, running statistics in the state arena. */
+tt_mem tt_model_param(const tt_model *model, int index);
+tt_mem tt_model_grad(const tt_model *model, int index);
+/* Host copies of the arenas (trainable_floats and state_floats floats);
+ * either pointer may be NULL. */
+tt_status tt_model_get_params(tt_model *model, float *trainable, float *state);
+tt_status tt_model_set_params(tt_model *model, const float *trainable, const float *state);
+
+#endif

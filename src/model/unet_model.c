@@ -1,0 +1,107 @@
+/* The UNet behind the model interface (model/model.h): its kind's
+ * constructor, the spec <-> configuration mapping, and the model head
+ * filled from the built UNet. */
+#include "model/unet.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+
+tt_unet_config tt_unet_config_of(const tt_model_spec *s)
+{
+    return (tt_unet_config){.in_channels = s->in_channels, .classes = s->classes,
+                            .base_channels = s->base_channels, .depth = s->depth, .norm = s->norm,
+                            .groups = s->groups, .checkpointing = s->checkpointing,
+                            .algo = s->algo};
+}
+
+tt_model_spec tt_unet_spec_of(const tt_unet_config *c)
+{
+    tt_model_spec s = {.kind = "unet", .in_channels = c->in_channels, .classes = c->classes,
+                       .base_channels = c->base_channels, .depth = c->depth, .norm = c->norm,
+                       .groups = c->groups, .checkpointing = c->checkpointing, .algo = c->algo};
+    return s;
+}
+
+static tt_status forward(tt_model *m, int batch, int training)
+{
+    return tt_unet_forward(tt_unet_of(m), batch, training);
+}
+
+static tt_status backward(tt_model *m) { return tt_unet_backward(tt_unet_of(m)); }
+
+static double flops_per_image(const tt_model *m)
+{
+    return tt_unet_flops_per_image((const tt_unet *)m);
+}
+
+static void destroy(tt_model *m) { tt_unet_destroy(tt_unet_of(m)); }
+
+static const tt_model_ops unet_ops = {forward, backward, flops_per_image, destroy};
+
+tt_status tt_unet_model_create(tt_backend *be, const tt_model_spec *spec, int capacity, int height,
+                               int width, uint64_t seed, tt_model **out)
+{
+    *out = NULL;
+    tt_unet_config c = tt_unet_config_of(spec);
+    tt_unet *u = NULL;
+    TT_TRY(tt_unet_create(be, &c, capacity, height, width, seed, &u));
+    *out = &u->model;
+    return NULL;
+}
+
+/* Every block of the UNet, in a fixed order. */
+static int blocks_of(tt_unet *u, tt_unet_block **out)
+{
+    int n = 0;
+    for (int i = 0; i < u->config.depth; i++) out[n++] = &u->enc[i];
+    out[n++] = &u->bottleneck;
+    for (int i = 0; i < u->config.depth; i++) out[n++] = &u->dec[i];
+    return n;
+}
+
+tt_status tt_unet_bind_model(tt_unet *u)
+{
+    _Static_assert(offsetof(tt_unet, model) == 0, "tt_unet_of casts: the head comes first");
+    tt_model *m = &u->model;
+    m->ops = &unet_ops;
+    m->be = u->be;
+    m->spec = tt_unet_spec_of(&u->config);
+    m->params = &u->params;
+    m->param_buffer = u->param_buffer;
+    m->grad_buffer = u->grad_buffer;
+    m->state_buffer = u->state_buffer;
+    m->capacity = u->capacity;
+    m->height = u->height;
+    m->width = u->width;
+    m->input = u->input;
+    m->logits = u->logits;
+    m->dlogits = u->dlogits;
+    m->memory = (tt_model_memory){.activations = u->act_planned_bytes,
+                                  .activations_apart = u->act_unplanned_bytes,
+                                  .workspace = u->workspace_buffer ? u->workspace_buffer->bytes : 0};
+    if (u->config.norm != TT_NORM_BATCH) return NULL;
+    tt_unet_block *blocks[2 * TT_UNET_MAX_DEPTH + 1];
+    int nb = blocks_of(u, blocks);
+    m->counters = calloc((size_t)nb * 2, sizeof *m->counters);
+    if (!m->counters) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "UNet: out of host memory");
+    for (int i = 0; i < nb; i++) {
+        tt_model_counter *c = &m->counters[m->counter_count];
+        snprintf(c[0].name, sizeof c[0].name, "%s.norm1.num_batches_tracked", blocks[i]->name);
+        c[0].value = &blocks[i]->bn1.num_batches_tracked;
+        snprintf(c[1].name, sizeof c[1].name, "%s.norm2.num_batches_tracked", blocks[i]->name);
+        c[1].value = &blocks[i]->bn2.num_batches_tracked;
+        m->counter_count += 2;
+    }
+    return NULL;
+}
+
+void tt_unet_unbind_model(tt_unet *u)
+{
+    free(u->model.counters);
+    u->model.counters = NULL;
+    u->model.counter_count = 0;
+}

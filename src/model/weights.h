@@ -1,0 +1,56 @@
+/*
+ * A model's tensors in safetensors files, by PyTorch state_dict name.
+ *
+ * Trainable tensors and running statistics are F32 under their names
+ * (model->params), the model's counters (batch norm num_batches_tracked)
+ * I64 scalars; so a file loads into PyTorch with load_state_dict and a
+ * PyTorch state_dict saved as safetensors loads here.  Checkpoints
+ * (train/checkpoint.c) add the optimizer state and the run's counters
+ * around these; prediction reads only these.
+ */
+#ifndef TT_MODEL_WEIGHTS_H
+#define TT_MODEL_WEIGHTS_H
+
+#include "model/model.h"
+#include "train/safetensors.h"
+
+/* What tt_weights_read requires besides the trainable tensors; what is
+ * not required is taken when present. */
+typedef enum tt_weights_need {
+    TT_WEIGHTS_NEED_WEIGHTS, /* --init: running statistics optional */
+    TT_WEIGHTS_NEED_STATS,   /* prediction: batch norm running mean and var too */
+    TT_WEIGHTS_NEED_ALL,     /* resume: the counters too */
+} tt_weights_need;
+
+/* Adds every tensor and counter of the model to a writer. */
+tt_status tt_weights_add(tt_st_writer *writer, tt_model *model);
+
+/* Reads trainable tensors, running statistics and counters by name into
+ * the model.  Errors name the tensor, not the file; the caller prefixes
+ * that. */
+tt_status tt_weights_read(tt_model *model, const tt_safetensors *file, tt_weights_need need);
+
+/* tt_weights_read of a file by path, weights only (train's --init); errors
+ * are prefixed "--init PATH". */
+tt_status tt_weights_load(tt_model *model, const char *path);
+
+/* Writes the gradient arena under the parameter names. */
+tt_status tt_weights_save_grads(tt_model *model, const char *path);
+
+/* ---- arenas by name, for state laid out like the parameters -------------- */
+
+/* A host copy of `floats` floats of a device buffer; without a buffer, a
+ * zeroed array.  *out: free(). */
+tt_status tt_weights_download(tt_backend *be, tt_buffer *buffer, size_t floats, float **out);
+/* Adds each tensor of the table (trainable or state ones) of a host arena
+ * under prefix + name + suffix. */
+tt_status tt_weights_add_arena(tt_st_writer *writer, const tt_param_table *table,
+                               const float *arena, int trainable, const char *prefix,
+                               const char *suffix);
+/* Reads each tensor of the table (trainable or state ones) from prefix +
+ * name + suffix into a host arena; a missing or misshapen one is an error. */
+tt_status tt_weights_read_arena(const tt_safetensors *file, const tt_param_table *table,
+                                float *arena, int trainable, const char *prefix,
+                                const char *suffix);
+
+#endif
