@@ -16,6 +16,7 @@
 #include "ops/conv_autotune.h"
 #include "infer/model_load.h"
 #include "infer/predict.h"
+#include "model/unet.h"
 #include "train/safetensors.h"
 
 static tt_unet_config small_config(void)
@@ -109,10 +110,10 @@ static void test_one_tile_is_plain_forward(void)
     tt_predict_options o = tt_predict_options_default();
     plain_forward(u, &im, &o, 0, 0, want);
     o.blend = TT_BLEND_MEAN;
-    TH_OK(tt_predict_image(u, &reader, &o, got));
+    TH_OK(tt_predict_image(&u->model, &reader, &o, got));
     CU_ASSERT_EQUAL(memcmp(got, want, n * sizeof *got), 0); /* bit for bit */
     o.blend = TT_BLEND_GAUSSIAN;
-    TH_OK(tt_predict_image(u, &reader, &o, got));
+    TH_OK(tt_predict_image(&u->model, &reader, &o, got));
     double err = th_max_rel_error_f(got, want, n, 1e-3);
     printf("\n  gaussian, one tile vs plain forward: max rel error %.2e (tol 1e-6); mean: "
            "bitwise", err);
@@ -148,7 +149,7 @@ static void test_odd_sizes(void)
             o.std[0] = 0.2f, o.std[1] = 0.25f, o.std[2] = 0.3f;
             size_t n = (size_t)2 * h * w;
             float *got = malloc(n * sizeof *got);
-            TH_OK(tt_predict_image(u, &reader, &o, got));
+            TH_OK(tt_predict_image(&u->model, &reader, &o, got));
             double *want = reference_predict(u, &im, &o);
             double err = th_max_rel_error(got, want, n, 1e-2);
             if (err > worst) worst = err;
@@ -185,7 +186,7 @@ static void test_constant_model(void)
     for (int blend = 0; blend < 2; blend++) {
         tt_predict_options o = tt_predict_options_default();
         o.blend = (tt_blend_kind)blend;
-        TH_OK(tt_predict_image(u, &reader, &o, got));
+        TH_OK(tt_predict_image(&u->model, &reader, &o, got));
         for (int p = 0; p < h * w; p++) {
             worst = fmax(worst, fabs(got[p] - 0.75) / 0.75);
             worst = fmax(worst, fabs(got[h * w + p] + 2.5) / 2.5);
@@ -230,11 +231,11 @@ static void test_memory_bounded(void)
     /* a first image lets the convolution autotuner time its candidates (in
      * layer-sized scratch); after that nothing may be allocated per image */
     tt_crop_reader warm = tt_crop_reader_memory(&im);
-    TH_OK(tt_predict_image(u, &warm, &o, got));
+    TH_OK(tt_predict_image(&u->model, &warm, &o, got));
     tt_memstats_reset_peaks(&be->mem);
     counting_reader counter = {tt_crop_reader_memory(&im), 0, 0, 0};
     tt_crop_reader reader = {&counter, w, h, count_crop};
-    TH_OK(tt_predict_image(u, &reader, &o, got));
+    TH_OK(tt_predict_image(&u->model, &reader, &o, got));
     int finite = 1;
     for (size_t i = 0; i < (size_t)2 * h * w; i++) finite &= isfinite(got[i]) != 0;
     CU_ASSERT(finite);
@@ -290,10 +291,10 @@ static void test_model_load(void)
     write_checkpoint(u, path, "{\"in_channels\": 3, \"classes\": 2, \"base_channels\": 4, "
                      "\"depth\": 2, \"norm\": \"group\", \"groups\": 2}", "[\"Fish\", \"Sugar\"]", NULL, 0, 0);
     tt_infer_model m;
-    TH_OK(tt_infer_model_load(be, path, 2, 32, 16, &m));
+    TH_OK(tt_infer_model_load(be, path, 2, 32, 16, TT_CONV_ALGO_AUTO, &m));
     CU_ASSERT_EQUAL(m.kind, TT_INFER_KIND_MULTI_LABEL);
     CU_ASSERT_STRING_EQUAL(m.class_names[1], "Sugar");
-    CU_ASSERT_EQUAL(m.unet->height, 32);
+    CU_ASSERT_EQUAL(m.model->height, 32);
     /* same weights: the same prediction of a 16x16 image (one tile each, mean blend) */
     uint8_t *rgb = random_image(16, 16, 2);
     tt_memory_image im = {rgb, 16, 16};
@@ -301,29 +302,29 @@ static void test_model_load(void)
     tt_predict_options o = tt_predict_options_default();
     o.blend = TT_BLEND_MEAN;
     float a[512], b[512];
-    TH_OK(tt_predict_image(u, &reader, &o, a));
+    TH_OK(tt_predict_image(&u->model, &reader, &o, a));
     tt_unet_destroy(u);
     u = NULL;
     TH_OK(tt_unet_create(be, &cfg, 1, 16, 16, 99, &u)); /* other weights */
     tt_infer_model_free(&m);
-    TH_OK(tt_infer_model_load(be, path, 1, 16, 16, &m));
-    TH_OK(tt_predict_image(m.unet, &reader, &o, b));
+    TH_OK(tt_infer_model_load(be, path, 1, 16, 16, TT_CONV_ALGO_AUTO, &m));
+    TH_OK(tt_predict_image(m.model, &reader, &o, b));
     CU_ASSERT_EQUAL(memcmp(a, b, sizeof a), 0);
     tt_infer_model_free(&m);
 
     /* no "model" metadata: a clear error naming the file */
     write_checkpoint(u, path, NULL, NULL, NULL, 0, 0);
-    tt_status s = tt_infer_model_load(be, path, 1, 16, 16, &m);
+    tt_status s = tt_infer_model_load(be, path, 1, 16, 16, TT_CONV_ALGO_AUTO, &m);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT);
     CU_ASSERT_PTR_NOT_NULL(strstr(tt_status_message(s), "\"model\" metadata"));
     CU_ASSERT_PTR_NOT_NULL(strstr(tt_status_message(s), path));
     if (s) printf("\n  message: %s", tt_status_message(s));
     tt_status_free(s);
-    CU_ASSERT_PTR_NULL(m.unet);
+    CU_ASSERT_PTR_NULL(m.model);
     /* a model that does not match the tensors: the tensor is named */
     write_checkpoint(u, path, "{\"classes\": 3, \"base_channels\": 4, \"depth\": 2, \"groups\": 2}",
                      NULL, NULL, 0, 0);
-    s = tt_infer_model_load(be, path, 1, 16, 16, &m);
+    s = tt_infer_model_load(be, path, 1, 16, 16, TT_CONV_ALGO_AUTO, &m);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT);
     if (s) printf("\n  message: %s", tt_status_message(s));
     tt_status_free(s);
@@ -339,9 +340,9 @@ static void test_model_load(void)
     const char *bn_json = "{\"in_channels\": 3, \"classes\": 2, \"base_channels\": 4, "
                           "\"depth\": 2, \"norm\": \"batch\", \"groups\": 2}";
     write_checkpoint(bu, path, bn_json, NULL, NULL, 0, 0);
-    TH_OK(tt_infer_model_load(be, path, 1, 16, 16, &m));
-    if (m.unet) {
-        TH_OK(tt_unet_get_params(m.unet, NULL, loaded));
+    TH_OK(tt_infer_model_load(be, path, 1, 16, 16, TT_CONV_ALGO_AUTO, &m));
+    if (m.model) {
+        TH_OK(tt_model_get_params(m.model, NULL, loaded));
         int stats = 0, differing = 0;
         for (int i = 0; i < bu->params.count; i++) {
             const tt_param *p = &bu->params.params[i];
@@ -367,7 +368,7 @@ static void test_model_load(void)
     TH_OK(tt_st_writer_metadata(w, "model", bn_json));
     TH_OK(tt_st_writer_write(w, path));
     tt_st_writer_destroy(w);
-    s = tt_infer_model_load(be, path, 1, 16, 16, &m);
+    s = tt_infer_model_load(be, path, 1, 16, 16, TT_CONV_ALGO_AUTO, &m);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT);
     CU_ASSERT(s && strstr(tt_status_message(s), "running_mean") != NULL);
     if (s) printf("\n  message: %s", tt_status_message(s));
@@ -375,8 +376,8 @@ static void test_model_load(void)
     free(params), free(state), free(loaded);
     tt_unet_destroy(bu);
 
-    tt_unet_config parsed;
-    s = tt_infer_config_parse("{\"base_channels\": 4}", &parsed);
+    tt_model_spec parsed;
+    s = tt_model_spec_parse("{\"base_channels\": 4}", &parsed);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT);
     tt_status_free(s);
     unlink(path);
@@ -445,7 +446,7 @@ static void test_vs_torch(void)
         o.overlap = cases[k].overlap;
         o.blend = cases[k].blend;
         o.pad = cases[k].pad;
-        TH_OK(tt_predict_image(u, &reader, &o, got));
+        TH_OK(tt_predict_image(&u->model, &reader, &o, got));
         double err = th_max_rel_error_f(got, want, n, 1e-2);
         printf("\n  %dx%d overlap %.2f %s %s vs PyTorch: max rel error %.2e (tol 1e-4)", w, h,
                o.overlap, o.blend == TT_BLEND_MEAN ? "mean" : "gaussian",
@@ -470,12 +471,12 @@ static void test_errors(void)
     float out[2];
     tt_predict_options o = tt_predict_options_default();
     o.std[1] = 0;
-    tt_status s = tt_predict_image(u, &reader, &o, out);
+    tt_status s = tt_predict_image(&u->model, &reader, &o, out);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
     tt_status_free(s);
     o = tt_predict_options_default();
     o.overlap = 1.5;
-    s = tt_predict_image(u, &reader, &o, out);
+    s = tt_predict_image(&u->model, &reader, &o, out);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
     if (s) printf("\n  message: %s", tt_status_message(s));
     tt_status_free(s);

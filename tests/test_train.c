@@ -17,7 +17,10 @@
 #include "infer/model_load.h"
 #include "ref_data.h"
 #include "ops/conv_autotune.h"
+#include "model/weights.h"
 #include "train/checkpoint.h"
+#include "train/probe.h"
+#include "train/recipe.h"
 #include "train/report.h"
 #include "train/safetensors.h"
 #include "train/trainer.h"
@@ -76,14 +79,14 @@ static float *train(const tt_train_options *o, tt_trainer **keep, size_t *count)
 {
     tt_trainer *t = NULL;
     TH_OK(tt_trainer_create(o, &t));
-    while (t->step < t->max_steps && !t->finished) {
+    while (t->counters.step < t->max_steps && !t->finished) {
         tt_step_report r;
         TH_OK(tt_trainer_step(t, &r));
         if (r.images == 0) break;
     }
-    *count = t->unet->params.trainable_floats;
+    *count = t->engine->model->params->trainable_floats;
     float *w = malloc(*count * sizeof *w);
-    TH_OK(tt_unet_get_params(t->unet, w, NULL));
+    TH_OK(tt_model_get_params(t->engine->model, w, NULL));
     if (keep) *keep = t;
     else tt_trainer_destroy(t);
     return w;
@@ -126,8 +129,8 @@ static void test_short_last_window(void)
     size_t n;
     tt_trainer *ta = NULL;
     float *wa = train(&a, &ta, &n), *wb = train(&b, NULL, &n);
-    CU_ASSERT_EQUAL(ta->step, 2);
-    CU_ASSERT_EQUAL(ta->images_seen, 10);
+    CU_ASSERT_EQUAL(ta->counters.step, 2);
+    CU_ASSERT_EQUAL(ta->counters.images_seen, 10);
     double e = max_rel(wa, wb, n);
     printf("\n  short last window (2 x 3 vs 6 x 1 over 10 images): max rel diff %.2e", e);
     CU_ASSERT(e <= 1e-5);
@@ -199,16 +202,16 @@ static void parity(const char *optimizer)
         float *g = malloc(n * sizeof *g);
         tt_safetensors *f = NULL;
         TH_OK(tt_safetensors_open(grads, &f));
-        for (int i = 0; i < t->unet->params.count; i++) {
-            const tt_param *p = &t->unet->params.params[i];
+        for (int i = 0; i < t->engine->model->params->count; i++) {
+            const tt_param *p = &t->engine->model->params->params[i];
             int64_t shape[4];
             for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
             TH_OK(tt_safetensors_get_f32(f, p->name, p->ndim, shape, g + p->offset));
         }
         tt_safetensors_close(f);
         const char *wg = "", *ww = "";
-        double eg = compare_file(&t->unet->params, g, tgrads, &wg);
-        double ew = compare_file(&t->unet->params, w, tweights, &ww);
+        double eg = compare_file(t->engine->model->params, g, tgrads, &wg);
+        double ew = compare_file(t->engine->model->params, w, tweights, &ww);
         printf("\n  %s vs PyTorch after 2 steps: gradients %.2e (%s), weights %.2e (%s)", optimizer,
                eg, wg, ew, ww);
         CU_ASSERT(eg <= 1e-4);
@@ -244,18 +247,15 @@ static void test_resume_bit_identical(void)
     TH_OK(tt_trainer_save(t, ckpt));
     /* the checkpoint loads for prediction: same configuration, same weights */
     tt_infer_model m;
-    TH_OK(tt_infer_model_load(t->be, ckpt, 1, 16, 16, &m));
-    if (m.unet) {
-        const tt_unet_config *a = &t->unet->config, *b = &m.config;
-        CU_ASSERT(a->in_channels == b->in_channels && a->classes == b->classes &&
-                  a->base_channels == b->base_channels && a->depth == b->depth &&
-                  a->norm == b->norm && a->groups == b->groups);
+    TH_OK(tt_infer_model_load(t->be, ckpt, 1, 16, 16, TT_CONV_ALGO_AUTO, &m));
+    if (m.model) {
+        CU_ASSERT(tt_model_spec_same(&t->model, &m.spec));
         /* trainable weights then running statistics, one arena each side */
-        size_t floats = t->unet->params.trainable_floats, states = t->unet->params.state_floats;
+        size_t floats = t->engine->model->params->trainable_floats, states = t->engine->model->params->state_floats;
         float *trained = malloc((floats + states + 1) * sizeof *trained);
         float *loaded = malloc((floats + states + 1) * sizeof *loaded);
-        TH_OK(tt_unet_get_params(t->unet, trained, trained + floats));
-        TH_OK(tt_unet_get_params(m.unet, loaded, loaded + floats));
+        TH_OK(tt_model_get_params(t->engine->model, trained, trained + floats));
+        TH_OK(tt_model_get_params(m.model, loaded, loaded + floats));
         int same = memcmp(trained, loaded, (floats + states) * sizeof *trained) == 0;
         printf("\n  checkpoint through tt_infer_model_load: %zu weights, %zu statistics %s", floats,
                states, same ? "identical" : "DIFFERENT");
@@ -268,7 +268,7 @@ static void test_resume_bit_identical(void)
     o.steps = 6;
     snprintf(o.resume, sizeof o.resume, "%s", ckpt);
     float *resumed = train(&o, &t, &n);
-    CU_ASSERT_EQUAL(t->step, 6);
+    CU_ASSERT_EQUAL(t->counters.step, 6);
     tt_trainer_destroy(t);
     int same = memcmp(whole, resumed, n * sizeof *whole) == 0;
     printf("\n  6 steps vs 3 + 3 resumed: %s", same ? "bit-identical" : "DIFFERENT");
@@ -306,24 +306,24 @@ static void test_nonfinite_skips(void)
     o.micro_batch = 2, o.accum = 1, o.steps = 4;
     tt_trainer *t = NULL;
     TH_OK(tt_trainer_create(&o, &t));
-    size_t n = t->unet->params.trainable_floats;
+    size_t n = t->engine->model->params->trainable_floats;
     float *before = malloc(n * sizeof *before), *after = malloc(n * sizeof *after);
     tt_step_report r;
     TH_OK(tt_trainer_step(t, &r));
     int skipped_seen = 0;
     for (int i = 0; i < 3; i++) {
-        TH_OK(tt_unet_get_params(t->unet, before, NULL));
+        TH_OK(tt_model_get_params(t->engine->model, before, NULL));
         TH_OK(tt_trainer_step(t, &r));
-        TH_OK(tt_unet_get_params(t->unet, after, NULL));
+        TH_OK(tt_model_get_params(t->engine->model, after, NULL));
         if (r.skipped) {
             skipped_seen++;
             CU_ASSERT(memcmp(before, after, n * sizeof *before) == 0); /* unchanged */
         }
     }
     printf("\n  lr 1e30: %d of 3 later steps skipped, %lld counted", skipped_seen,
-           (long long)t->skipped_steps);
+           (long long)t->counters.skipped_steps);
     CU_ASSERT(skipped_seen >= 1);
-    CU_ASSERT_EQUAL(t->skipped_steps, skipped_seen);
+    CU_ASSERT_EQUAL(t->counters.skipped_steps, skipped_seen);
     tt_trainer_destroy(t);
     free(before), free(after);
     rd_remove(data);
@@ -378,7 +378,7 @@ static void test_validation_and_best(void)
     /* the best checkpoint is written and loads as weights */
     char best[600];
     snprintf(best, sizeof best, "%s/best.safetensors", out);
-    TH_OK(tt_checkpoint_load_weights(t->unet, best));
+    TH_OK(tt_weights_load(t->engine->model, best));
     tt_metrics_destroy(m);
     tt_trainer_destroy(t);
     /* the log has a one-line validation record */
@@ -430,7 +430,8 @@ static void test_memory_estimate_and_no_growth(void)
     tt_backend *dry = NULL;
     TH_OK(tt_backend_create_dry(&t->be->device, &dry));
     tt_memstats estimate;
-    TH_OK(tt_trainer_memory_probe(dry, &t->opt, &t->model, t->mask_kind, 1, &estimate));
+    tt_step_config engine = tt_recipe_step(&t->opt, &t->model, t->mask_kind, 1);
+    TH_OK(tt_probe_memory(dry, &engine, t->opt.accum, &estimate));
     tt_backend_destroy(dry);
     uint64_t after2 = 0, current2 = 0;
     for (int i = 0; i < o.steps; i++) {

@@ -78,12 +78,14 @@ static tt_status alloc_filled(tt_backend *be, size_t floats, float value, const 
     return tt_fill(be, tt_mem_of(*out), value, floats);
 }
 
-/* Times the three directions of `l` on `be`; fills l->ms and l->algo. */
-static tt_status time_layer(tt_backend *be, layer *l, int batch)
+/* Times the three directions of `l` on `be` with `algo` (AUTO: the
+ * autotuner's pick); fills l->ms and l->algo. */
+static tt_status time_layer(tt_backend *be, layer *l, int batch, tt_conv_algo algo)
 {
     tt_conv2d_desc d = {.batch = batch, .in_channels = l->cin, .in_h = l->h, .in_w = l->w,
                         .out_channels = l->cout, .kernel_h = 3, .kernel_w = 3, .stride_h = 1,
-                        .stride_w = 1, .pad_h = 1, .pad_w = 1, .no_input_grad = l->no_input_grad};
+                        .stride_w = 1, .pad_h = 1, .pad_w = 1, .no_input_grad = l->no_input_grad,
+                        .algo = algo};
     /* like the model: no room for every candidate's workspace, direct */
     if (tt_conv2d_workspace_bytes(&d) > be->device.max_alloc_bytes) d.algo = TT_CONV_ALGO_DIRECT;
     size_t in_n = (size_t)batch * l->cin * l->h * l->w, out_n = (size_t)batch * l->cout * l->h * l->w;
@@ -265,6 +267,8 @@ tt_status tt_bench_layers(const tt_train_options *t, int json, int compare_openb
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "--tile %dx%d: both sides must be multiples of 2^depth = %d",
                             t->tile[0], t->tile[1], 1 << c.depth);
+    tt_conv_algo algo = TT_CONV_ALGO_AUTO;
+    if (t->algo[0]) TT_TRY(tt_error_prefix(tt_conv_algo_parse(t->algo, &algo), "--algo"));
     layer layers[2 * (TT_UNET_MAX_DEPTH + 1)];
     int count = layers_of(&c, t->tile[0], t->tile[1], layers);
     tt_backend *be = NULL;
@@ -273,7 +277,7 @@ tt_status tt_bench_layers(const tt_train_options *t, int json, int compare_openb
     int progress = !json && isatty(STDERR_FILENO);
     for (int i = 0; i < count; i++) {
         if (progress) fprintf(stderr, "\rtiming %-18s", layers[i].label);
-        TT_CHECK(time_layer(be, &layers[i], t->micro_batch));
+        TT_CHECK(time_layer(be, &layers[i], t->micro_batch, algo));
     }
     if (progress) fprintf(stderr, "\r%40s\r", "");
     int blas = compare_openblas && time_openblas(layers, count, t->micro_batch);

@@ -13,6 +13,8 @@
 #include "cli/bench_layers.h"
 #include "cli/commands.h"
 #include "core/status.h"
+#include "train/probe.h"
+#include "train/recipe.h"
 #include "train/trainer.h"
 
 typedef struct bench_options {
@@ -107,7 +109,7 @@ static tt_status bench_data(const bench_options *o, int steps, tt_trainer **trai
     }
     TT_TRY(tt_finish(t->be));
     r->seconds += now_s();
-    r->flops_per_image = 3.0 * tt_unet_flops_per_image(t->unet);
+    r->flops_per_image = 3.0 * tt_model_flops_per_image(t->engine->model);
     r->peak_bytes = t->be->mem.peak_total;
     return NULL;
 }
@@ -128,15 +130,14 @@ static tt_status run(const bench_options *o)
             t = &trainer->opt; /* the micro-batch and accum it resolved */
         }
     } else {
-        tt_unet_config model = {.in_channels = 3, .classes = t->classes ? t->classes : 4,
-                                .base_channels = t->base_channels, .depth = t->depth,
-                                .groups = t->groups, .checkpointing = t->checkpointing};
-        status = tt_norm_kind_parse(t->norm, &model.norm);
+        tt_model_spec model;
+        status = tt_recipe_model(t, 0, &model);
         if (!status)
             status = tt_backend_create_opencl_profiling(t->device[0] ? t->device : NULL, &be);
         if (!status) {
             be->profile->by_kernel = o->by_kernel;
-            status = tt_trainer_bench(be, t, &model, o->warmup, steps, &r);
+            tt_step_config c = tt_recipe_step(t, &model, TT_MASK_MULTI_LABEL, model.classes);
+            status = tt_probe_bench(be, &c, t->accum, o->warmup, steps, &r);
         }
     }
     if (!status) {
@@ -208,7 +209,6 @@ int tt_cmd_bench(int argc, char **argv)
         return tt_cli_usage_error("bench", "--micro-batch must be a number here");
     if (o.compare_openblas && !o.layers)
         return tt_cli_usage_error("bench", "--compare-openblas goes with --layers");
-    tt_status status = tt_cli_force_algo(o.train.algo);
-    if (!status) status = o.layers ? tt_bench_layers(&o.train, o.json, o.compare_openblas) : run(&o);
+    tt_status status = o.layers ? tt_bench_layers(&o.train, o.json, o.compare_openblas) : run(&o);
     return status ? tt_cli_fail(status) : 0;
 }

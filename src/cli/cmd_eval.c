@@ -104,17 +104,19 @@ static tt_status run(const eval_options *o)
     TT_CHECK(tt_dataset_format_parse(o->format, &dopt.format));
     TT_CHECK(tt_dataset_open(&dopt, &ds));
     TT_CHECK(tt_backend_create_opencl(o->device[0] ? o->device : NULL, &be));
-    TT_CHECK(tt_infer_model_load(be, o->checkpoint, o->batch, o->tile[0], o->tile[1], &model));
-    if (model.config.classes != tt_dataset_classes(ds)) {
+    tt_conv_algo algo;
+    TT_CHECK(tt_conv_algo_parse(o->algo, &algo));
+    TT_CHECK(tt_infer_model_load(be, o->checkpoint, o->batch, o->tile[0], o->tile[1], algo, &model));
+    if (model.spec.classes != tt_dataset_classes(ds)) {
         status = tt_error_new(TT_ERR_INVALID_ARGUMENT,
                               "checkpoint '%s' predicts %d classes, data set '%s' has %d",
-                              o->checkpoint, model.config.classes, o->data, tt_dataset_classes(ds));
+                              o->checkpoint, model.spec.classes, o->data, tt_dataset_classes(ds));
         goto cleanup;
     }
     tt_item_source source = tt_dataset_source(ds);
     tt_tilecache_config cc = {.dir = o->cache_dir[0] ? o->cache_dir : NULL};
     TT_CHECK(tt_tilecache_create(&cc, &source, &cache));
-    TT_CHECK(tt_metrics_create(model.config.classes, &m));
+    TT_CHECK(tt_metrics_create(model.spec.classes, &m));
     items = malloc(sizeof *items * (size_t)source.count);
     if (!items) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "eval: out of host memory");
@@ -128,7 +130,7 @@ static tt_status run(const eval_options *o)
     TT_CHECK(tt_blend_kind_parse(o->blend, &vo.predict.blend));
     memcpy(vo.predict.mean, model.mean, sizeof model.mean);
     memcpy(vo.predict.std, model.std, sizeof model.std);
-    TT_CHECK(tt_validate(model.unet, cache, items, source.count, &vo, m));
+    TT_CHECK(tt_validate(model.model, cache, items, source.count, &vo, m));
     if (o->json) {
         const char **names = malloc(sizeof *names * (size_t)m->classes);
         for (int c = 0; names && c < m->classes; c++) names[c] = tt_dataset_class_name(ds, c);
@@ -157,7 +159,6 @@ int tt_cmd_eval(int argc, char **argv)
     strcpy(o.algo, "auto");
     int rc = tt_cli_parse("eval", option_table, OPTION_COUNT, &o, argc, argv, help);
     if (rc >= 0) return rc;
-    tt_status status = tt_cli_force_algo(o.algo);
-    if (!status) status = run(&o);
+    tt_status status = run(&o);
     return status ? tt_cli_fail(status) : 0;
 }

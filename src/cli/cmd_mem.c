@@ -11,6 +11,8 @@
 
 #include "cli/commands.h"
 #include "core/status.h"
+#include "train/probe.h"
+#include "train/recipe.h"
 #include "train/trainer.h"
 
 typedef struct mem_options {
@@ -82,26 +84,26 @@ static tt_status run(const mem_options *o)
     tt_backend *dry = NULL, *real = NULL;
     tt_device_info *devices = NULL;
     int count = 0, index = 0;
-    tt_unet_config model = {.in_channels = 3, .classes = t->classes ? t->classes : 4,
-                            .base_channels = t->base_channels, .depth = t->depth,
-                            .groups = t->groups, .checkpointing = t->checkpointing};
+    tt_model_spec model;
     tt_mask_kind kind = strcmp(t->format, "kaggle-rle") == 0 ? TT_MASK_MULTI_LABEL : TT_MASK_CLASS_INDEX;
-    TT_CHECK(tt_norm_kind_parse(t->norm, &model.norm));
+    int data_classes = 0;
     if (t->data[0]) {
         tt_dataset_options dopt = {.dir = t->data, .csv_path = t->csv[0] ? t->csv : NULL,
                                    .images_dir = t->images[0] ? t->images : NULL};
         TT_CHECK(tt_dataset_format_parse(t->format, &dopt.format));
         TT_CHECK(tt_dataset_open(&dopt, &ds));
         kind = tt_dataset_mask_kind(ds);
-        if (!t->classes) model.classes = tt_dataset_classes(ds);
+        data_classes = tt_dataset_classes(ds);
     }
+    TT_CHECK(tt_recipe_model(t, data_classes, &model));
     int planes = kind == TT_MASK_MULTI_LABEL ? model.classes : 1;
     TT_CHECK(tt_devices_list(&devices, &count));
     TT_CHECK(tt_device_select(t->device[0] ? t->device : NULL, &index));
     const tt_device_info *d = &devices[index];
     tt_memstats estimate, measured = {0};
     TT_CHECK(tt_backend_create_dry(d, &dry));
-    TT_CHECK(tt_trainer_memory_probe(dry, t, &model, kind, planes, &estimate));
+    tt_step_config engine = tt_recipe_step(t, &model, kind, planes);
+    TT_CHECK(tt_probe_memory(dry, &engine, t->accum, &estimate));
     uint64_t rss_base = 0, rss_peak = 0;
     if (o->measure) {
         /* the process's resident memory over the window, as the PyTorch peer
@@ -109,7 +111,7 @@ static tt_status run(const mem_options *o)
          * device memory is host memory */
         TT_CHECK(tt_backend_create_opencl(t->device[0] ? t->device : NULL, &real));
         rss_base = proc_status_bytes("VmRSS");
-        TT_CHECK(tt_trainer_memory_probe(real, t, &model, kind, planes, &measured));
+        TT_CHECK(tt_probe_memory(real, &engine, t->accum, &measured));
         rss_peak = proc_status_bytes("VmHWM");
     }
     char a[32], b[32], g[32];

@@ -171,7 +171,7 @@ static tt_status finish_multi_label(run_state *rs, const char *file, const char 
                                     int h, const uint8_t *rgb, float *probs)
 {
     const predict_options *o = rs->opts;
-    int classes = rs->model.config.classes, rw = o->rle_size[1], rh = o->rle_size[0];
+    int classes = rs->model.spec.classes, rw = o->rle_size[1], rh = o->rle_size[0];
     size_t pixels = (size_t)w * h;
     tt_status status = NULL;
     uint8_t *masks = malloc((size_t)classes * pixels), *view = malloc(pixels * 3);
@@ -219,7 +219,7 @@ static tt_status finish_class_index(run_state *rs, const char *file, const char 
                                     int h, const uint8_t *rgb, const float *logits)
 {
     const predict_options *o = rs->opts;
-    int classes = rs->model.config.classes, rw = o->rle_size[1], rh = o->rle_size[0];
+    int classes = rs->model.spec.classes, rw = o->rle_size[1], rh = o->rle_size[0];
     size_t pixels = (size_t)w * h;
     tt_status status = NULL;
     uint8_t *index = malloc(pixels), *plane = malloc(pixels), *view = malloc(pixels * 3);
@@ -262,7 +262,7 @@ static tt_status predict_one(run_state *rs, const char *path)
     float *logits = NULL;
     tt_status status = NULL;
     TT_CHECK(load_image(path, &w, &h, &rgb));
-    size_t floats = (size_t)rs->model.config.classes * w * h;
+    size_t floats = (size_t)rs->model.spec.classes * w * h;
     logits = malloc(floats * sizeof *logits);
     if (!logits) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s (%dx%d): no host memory for %zu logits",
@@ -271,7 +271,7 @@ static tt_status predict_one(run_state *rs, const char *path)
     }
     tt_memory_image image = {rgb, w, h};
     tt_crop_reader reader = tt_crop_reader_memory(&image);
-    TT_CHECK(tt_predict_image(rs->model.unet, &reader, &rs->predict, logits));
+    TT_CHECK(tt_predict_image(rs->model.model, &reader, &rs->predict, logits));
     if (rs->kind == TT_INFER_KIND_MULTI_LABEL)
         TT_CHECK(finish_multi_label(rs, file, stem, w, h, rgb, logits));
     else
@@ -391,8 +391,11 @@ static tt_status run(const predict_options *o, run_state *rs)
         goto cleanup;
     }
     TT_CHECK(tt_backend_create_opencl(o->device[0] ? o->device : NULL, &be));
-    TT_CHECK(tt_infer_model_load(be, o->checkpoint, o->batch, o->tile[0], o->tile[1], &rs->model));
-    int classes = rs->model.config.classes;
+    tt_conv_algo algo;
+    TT_CHECK(tt_conv_algo_parse(o->algo, &algo));
+    TT_CHECK(tt_infer_model_load(be, o->checkpoint, o->batch, o->tile[0], o->tile[1], algo,
+                                 &rs->model));
+    int classes = rs->model.spec.classes;
     rs->names = rs->model.class_names;
     if (o->classes[0]) {
         TT_CHECK(parse_class_names(o->classes, classes, &rs->own_names));
@@ -433,7 +436,7 @@ cleanup:
     for (int i = 0; i < count; i++) free(paths[i]);
     free(paths);
     if (rs->own_names)
-        for (int c = 0; c < rs->model.config.classes; c++) free(rs->own_names[c]);
+        for (int c = 0; c < rs->model.spec.classes; c++) free(rs->own_names[c]);
     free(rs->own_names);
     tt_infer_model_free(&rs->model);
     tt_backend_destroy(be);
@@ -468,7 +471,6 @@ int tt_cmd_predict(int argc, char **argv)
     run_state rs;
     memset(&rs, 0, sizeof rs);
     rs.opts = &o;
-    status = tt_cli_force_algo(o.algo);
-    if (!status) status = run(&o, &rs);
+    status = run(&o, &rs);
     return status ? tt_cli_fail(status) : 0;
 }

@@ -49,12 +49,12 @@ static void draw(progress *p, int m, int accum)
 {
     char mem[32];
     double left = p->images_per_s > 0
-                      ? (double)(p->t->max_steps - p->t->step) * p->t->opt.micro_batch * accum /
+                      ? (double)(p->t->max_steps - p->t->counters.step) * p->t->opt.micro_batch * accum /
                             p->images_per_s
                       : 0;
     printf("\rstep %lld/%lld  micro-batch %d/%d  loss %.5f  %.2f img/s  ETA %02d:%02d:%02d  "
            "device %s   ",
-           (long long)p->t->step + (m < accum ? 1 : 0), (long long)p->t->max_steps, m, accum,
+           (long long)p->t->counters.step + (m < accum ? 1 : 0), (long long)p->t->max_steps, m, accum,
            p->last_loss, p->images_per_s, (int)(left / 3600), (int)(left / 60) % 60,
            (int)left % 60, tt_format_bytes(p->t->be->mem.peak_total, mem, sizeof mem));
     fflush(stdout);
@@ -80,7 +80,7 @@ static tt_status validate(tt_trainer *t, int quiet)
     if (m && !quiet) {
         int c = tt_cli_colour(stdout);
         printf("validation at step %lld: %smean Dice %.4f%s, mean IoU %.4f over %d images (",
-               (long long)t->step, c ? "\033[1;32m" : "", tt_metrics_mean_dice(m), c ? "\033[0m" : "",
+               (long long)t->counters.step, c ? "\033[1;32m" : "", tt_metrics_mean_dice(m), c ? "\033[0m" : "",
                tt_metrics_mean_iou(m), m->images);
         for (int c = 0; c < m->classes; c++)
             printf("%s%s %.3f", c ? ", " : "", tt_dataset_class_name(t->dataset, c),
@@ -99,22 +99,21 @@ int tt_cmd_train(int argc, char **argv)
     if (rc >= 0) return rc;
     if (strcmp(opt.log_format, "jsonl") == 0) opt.quiet = 1; /* stdout is the JSON Lines alone */
     tt_trainer *t = NULL;
-    tt_status status = tt_cli_force_algo(opt.algo);
-    if (!status) status = tt_trainer_create(&opt, &t);
+    tt_status status = tt_trainer_create(&opt, &t);
     if (status) return tt_cli_fail(status);
     if (!opt.quiet)
         printf("training on %s: %d images, %d classes, tile %dx%d, micro-batch %d x accum %d, "
                "%s, %zu parameters\n",
                t->be->device.name, t->train_count, t->model.classes, opt.tile[0], opt.tile[1],
-               opt.micro_batch, opt.accum, t->use_sgd ? "SGD" : "AdamW",
-               t->unet->params.trainable_floats);
+               t->opt.micro_batch, t->opt.accum, t->engine->optimizer->ops->title,
+               t->engine->model->params->trainable_floats);
     char peak[32];
     progress prog = {.tty = isatty(STDOUT_FILENO) && !opt.quiet, .t = t};
     t->interrupt = &interrupted;
     t->on_micro_batch = on_micro_batch;
     t->progress_ctx = &prog;
     signal(SIGINT, on_sigint);
-    while (t->step < t->max_steps && !t->finished) {
+    while (t->counters.step < t->max_steps && !t->finished) {
         tt_step_report r;
         status = tt_trainer_step(t, &r);
         if (status || r.images == 0) break;
@@ -122,7 +121,7 @@ int tt_cmd_train(int argc, char **argv)
         prog.images_per_s = r.seconds > 0 ? r.images / r.seconds : 0.0;
         if (prog.tty) {
             draw(&prog, opt.accum, opt.accum);
-            if (r.skipped || t->step == t->max_steps) printf("\n");
+            if (r.skipped || t->counters.step == t->max_steps) printf("\n");
         } else if (!opt.quiet) {
             printf("step %6lld  loss %.5f  lr %.3g  grad-norm %.4g  %.2f img/s  data-wait %.2fs  "
                    "peak %s%s\n",
@@ -130,12 +129,12 @@ int tt_cmd_train(int argc, char **argv)
                    r.seconds > 0 ? r.images / r.seconds : 0.0, r.data_wait_seconds,
                    tt_format_bytes(r.peak_bytes, peak, sizeof peak), r.skipped ? "  SKIPPED" : "");
         }
-        if (opt.val_every > 0 && t->step % opt.val_every == 0 && t->step < t->max_steps) {
+        if (opt.val_every > 0 && t->counters.step % opt.val_every == 0 && t->counters.step < t->max_steps) {
             status = validate(t, opt.quiet);
             if (status) break;
         }
-        if (opt.checkpoint_every > 0 && t->step % opt.checkpoint_every == 0 &&
-            t->step < t->max_steps) {
+        if (opt.checkpoint_every > 0 && t->counters.step % opt.checkpoint_every == 0 &&
+            t->counters.step < t->max_steps) {
             status = checkpoint(t);
             if (status) break;
         }
@@ -149,7 +148,7 @@ int tt_cmd_train(int argc, char **argv)
                     "tiletrain: interrupted during step %lld; the unfinished window was dropped and "
                     "%s/last.safetensors holds step %lld. To continue, run the same command with\n"
                     "  --resume %s/last.safetensors\n",
-                    (long long)t->step + 1, opt.out, (long long)t->step, opt.out);
+                    (long long)t->counters.step + 1, opt.out, (long long)t->counters.step, opt.out);
             tt_trainer_destroy(t);
             return 130;
         }
@@ -170,18 +169,18 @@ int tt_cmd_train(int argc, char **argv)
     if (!status && !opt.quiet) {
         printf("done: %lld steps (%lld skipped); weights in %s/last.safetensors, report in "
                "%s/report.html\n",
-               (long long)t->step, (long long)t->skipped_steps, opt.out, opt.out);
+               (long long)t->counters.step, (long long)t->counters.skipped_steps, opt.out, opt.out);
     }
     if (status) {
-        fprintf(stderr, "tiletrain: training stopped at step %lld\n", (long long)t->step);
+        fprintf(stderr, "tiletrain: training stopped at step %lld\n", (long long)t->counters.step);
         if (tt_status_code(status) == TT_ERR_OUT_OF_MEMORY) {
             tt_memory_report_text(t->be, stderr, 8);
             fprintf(stderr,
                     "the device ran out of memory: try --micro-batch %d --accum %d (the same "
                     "update)%s, or a smaller --tile; `tiletrain mem` estimates a configuration "
                     "before it runs. %s/last.safetensors%s\n",
-                    opt.micro_batch > 1 ? opt.micro_batch / 2 : 1,
-                    opt.micro_batch > 1 ? opt.accum * 2 : opt.accum,
+                    t->opt.micro_batch > 1 ? t->opt.micro_batch / 2 : 1,
+                    t->opt.micro_batch > 1 ? t->opt.accum * 2 : t->opt.accum,
                     t->model.checkpointing ? "" : ", --checkpointing", opt.out,
                     opt.checkpoint_every ? " holds the last checkpoint" : " was not written");
         }

@@ -41,10 +41,6 @@ int tt_cli_colour(FILE *stream);
 int tt_cli_parse(const char *command, const tt_opt *table, size_t count, void *opts, int argc,
                  char **argv, void (*help)(void));
 
-/* Applies --algo NAME (auto, im2col_gemm, direct, winograd, fft) to every
- * convolution of the process (tt_conv_algo_force). */
-tt_status tt_cli_force_algo(const char *name);
-
 /* Prints a usage error naming the command, with a pointer to --help; returns 2. */
 int tt_cli_usage_error(const char *command, const char *fmt, ...);
 

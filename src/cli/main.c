@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "ops/conv_autotune.h"
 
 static const tt_command commands[] = {
     {"devices", "list the OpenCL devices and their memory", tt_cmd_devices},
@@ -89,15 +88,6 @@ int tt_cli_parse(const char *command, const tt_opt *table, size_t count, void *o
         return 0;
     }
     return -1;
-}
-
-tt_status tt_cli_force_algo(const char *name)
-{
-    tt_conv_algo algo;
-    tt_status status = tt_conv_algo_parse(name, &algo);
-    if (status) return status;
-    tt_conv_algo_force(algo);
-    return NULL;
 }
 
 int main(int argc, char **argv)

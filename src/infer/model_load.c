@@ -8,54 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/status.h"
-#include "train/checkpoint.h"
-#include "train/safetensors.h"
-
-/* Reads an integer key of obj into *out when present. */
-static tt_status get_int(const cJSON *obj, const char *key, int *out, int required)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!v) {
-        if (required)
-            return tt_error_new(TT_ERR_FORMAT, "model metadata has no \"%s\"; it needs e.g. "
-                                "{\"classes\": 4, \"base_channels\": 16, \"depth\": 3}", key);
-        return NULL;
-    }
-    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int)v->valuedouble)
-        return tt_error_new(TT_ERR_FORMAT, "model metadata: \"%s\" must be a whole number", key);
-    *out = (int)v->valuedouble;
-    return NULL;
-}
-
-tt_status tt_infer_config_parse(const char *json, tt_unet_config *config)
-{
-    tt_status status = NULL;
-    cJSON *root = cJSON_Parse(json);
-    if (!cJSON_IsObject(root)) {
-        status = tt_error_new(TT_ERR_FORMAT, "model metadata is not a JSON object: '%.80s'", json);
-        goto cleanup;
-    }
-    tt_unet_config c = tt_unet_config_default();
-    TT_CHECK(get_int(root, "in_channels", &c.in_channels, 0));
-    TT_CHECK(get_int(root, "classes", &c.classes, 1));
-    TT_CHECK(get_int(root, "base_channels", &c.base_channels, 0));
-    TT_CHECK(get_int(root, "depth", &c.depth, 0));
-    TT_CHECK(get_int(root, "groups", &c.groups, 0));
-    const cJSON *norm = cJSON_GetObjectItemCaseSensitive(root, "norm");
-    if (norm) {
-        if (!cJSON_IsString(norm)) {
-            status = tt_error_new(TT_ERR_FORMAT, "model metadata: \"norm\" must be a string");
-            goto cleanup;
-        }
-        TT_CHECK(tt_norm_kind_parse(norm->valuestring, &c.norm));
-    }
-    TT_CHECK(tt_unet_config_check(&c));
-    *config = c;
-cleanup:
-    cJSON_Delete(root);
-    if (status) status = tt_error_prefix(status, "model metadata");
-    return status;
-}
+#include "model/weights.h"
 
 /* Class names from the "classes" metadata, or "0", "1", ... */
 static tt_status class_names(const tt_safetensors *f, int classes, char ***out)
@@ -131,7 +84,7 @@ static tt_infer_kind kind_of(const tt_safetensors *f)
 }
 
 tt_status tt_infer_model_load(tt_backend *be, const char *path, int capacity, int tile_h,
-                              int tile_w, tt_infer_model *m)
+                              int tile_w, tt_conv_algo algo, tt_infer_model *m)
 {
     memset(m, 0, sizeof *m);
     for (int c = 0; c < 3; c++) m->std[c] = 1.0f;
@@ -140,17 +93,18 @@ tt_status tt_infer_model_load(tt_backend *be, const char *path, int capacity, in
     TT_CHECK(tt_safetensors_open(path, &f));
     const char *model_json = tt_safetensors_metadata(f, "model");
     if (!model_json) {
-        status = tt_error_new(TT_ERR_FORMAT, "it has no \"model\" metadata (the UNet's "
+        status = tt_error_new(TT_ERR_FORMAT, "it has no \"model\" metadata (the model's "
                               "configuration); was it written by `tiletrain train`?");
         goto cleanup;
     }
-    TT_CHECK(tt_infer_config_parse(model_json, &m->config));
-    TT_CHECK(class_names(f, m->config.classes, &m->class_names));
+    TT_CHECK(tt_model_spec_parse(model_json, &m->spec));
+    m->spec.algo = algo;
+    TT_CHECK(class_names(f, m->spec.classes, &m->class_names));
     TT_CHECK(triple(f, "mean", m->mean));
     TT_CHECK(triple(f, "std", m->std));
     m->kind = kind_of(f);
-    TT_CHECK(tt_unet_create(be, &m->config, capacity, tile_h, tile_w, 0, &m->unet));
-    TT_CHECK(tt_checkpoint_read_weights(m->unet, f, TT_CHECKPOINT_NEED_STATS));
+    TT_CHECK(tt_model_create(be, &m->spec, capacity, tile_h, tile_w, 0, &m->model));
+    TT_CHECK(tt_weights_read(m->model, f, TT_WEIGHTS_NEED_STATS));
 cleanup:
     if (status) {
         status = tt_error_prefix(status, "loading the model %s", path);
@@ -163,9 +117,9 @@ cleanup:
 void tt_infer_model_free(tt_infer_model *m)
 {
     if (!m) return;
-    tt_unet_destroy(m->unet);
     if (m->class_names)
-        for (int c = 0; c < m->config.classes; c++) free(m->class_names[c]);
+        for (int c = 0; c < m->spec.classes; c++) free(m->class_names[c]);
+    tt_model_destroy(m->model);
     free(m->class_names);
     memset(m, 0, sizeof *m);
 }

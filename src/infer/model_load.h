@@ -4,8 +4,9 @@
  * The checkpoint's __metadata__ says what the model is:
  *   "model":     JSON object, required: {"in_channels": 3, "classes": 4,
  *                "base_channels": 16, "depth": 3, "norm": "group",
- *                "groups": 8} (missing keys take tt_unet_config_default's
- *                values, except classes, which is required);
+ *                "groups": 8} (tt_model_spec_parse: "kind" absent means
+ *                "unet", missing keys take tt_model_spec_default's values,
+ *                except classes, which is required);
  *   "classes":   JSON array of class names, optional;
  *   "mask_kind": "class-index" or "multi-label", optional (or "format":
  *                "folder" / "kaggle-rle", as the data set was);
@@ -13,15 +14,15 @@
  *                normalisation after / 255 that training used.
  * This is the "model" JSON that train/checkpoint.c writes, so `tiletrain
  * train` checkpoints load as they are.  The weights are read by
- * tt_checkpoint_read_weights: tensors under the PyTorch state_dict names of
- * model/unet_config.h (F32, exact shapes), batch norm running statistics
+ * tt_weights_read: tensors under the PyTorch state_dict names of the
+ * model (F32, exact shapes), batch norm running statistics
  * required, num_batches_tracked taken when present; other tensors
  * (optimizer state) are ignored.
  */
 #ifndef TT_INFER_MODEL_LOAD_H
 #define TT_INFER_MODEL_LOAD_H
 
-#include "model/unet.h"
+#include "model/model.h"
 
 typedef enum tt_infer_kind {
     TT_INFER_KIND_UNKNOWN,     /* the checkpoint does not say */
@@ -30,24 +31,21 @@ typedef enum tt_infer_kind {
 } tt_infer_kind;
 
 typedef struct tt_infer_model {
-    tt_unet *unet;
-    tt_unet_config config;
-    char **class_names;   /* (config.classes) never NULL entries: "0", "1".. when unnamed */
+    tt_model *model;
+    tt_model_spec spec;
+    char **class_names;   /* (spec.classes) never NULL entries: "0", "1".. when unnamed */
     tt_infer_kind kind;
     float mean[3], std[3]; /* 0 and 1 when the checkpoint does not say */
 } tt_infer_model;
 
-/* Parses the "model" JSON into *config.  Errors (TT_ERR_FORMAT) name the
- * key and say what is expected. */
-tt_status tt_infer_config_parse(const char *json, tt_unet_config *config);
-
-/* Opens `path`, reads its metadata, builds the UNet on `be` for `capacity`
- * tiles of tile_h x tile_w and loads the weights.  Errors name the file:
+/* Opens `path`, reads its metadata, builds the model on `be` for
+ * `capacity` tiles of tile_h x tile_w, its convolutions run by `algo`
+ * (TT_CONV_ALGO_AUTO: the autotuner's pick), and loads the weights.  Errors name the file:
  * TT_ERR_IO / TT_ERR_FORMAT from the reader, TT_ERR_FORMAT for missing or
  * bad metadata or a missing or misshapen tensor, the model's errors for a
  * bad tile.  *model: tt_infer_model_free(). */
 tt_status tt_infer_model_load(tt_backend *be, const char *path, int capacity, int tile_h,
-                              int tile_w, tt_infer_model *model);
+                              int tile_w, tt_conv_algo algo, tt_infer_model *model);
 /* Frees everything; the struct is zeroed.  NULL allowed. */
 void tt_infer_model_free(tt_infer_model *model);
 

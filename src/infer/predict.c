@@ -87,11 +87,11 @@ static void accumulate(const tt_tile_plan *p, int classes, int y0, int x0, const
     }
 }
 
-tt_status tt_predict_image(tt_unet *unet, const tt_crop_reader *reader,
+tt_status tt_predict_image(tt_model *model, const tt_crop_reader *reader,
                            const tt_predict_options *options, float *logits)
 {
-    const tt_unet_config *cfg = &unet->config;
-    int th = unet->height, tw = unet->width, classes = cfg->classes;
+    const tt_model_spec *cfg = &model->spec;
+    int th = model->height, tw = model->width, classes = cfg->classes;
     int h = reader->height, w = reader->width;
     if (cfg->in_channels != 3)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "predict: the model takes %d input channels; "
@@ -100,8 +100,8 @@ tt_status tt_predict_image(tt_unet *unet, const tt_crop_reader *reader,
         if (!(options->std[c] > 0) || !isfinite(options->mean[c]))
             return tt_error_new(TT_ERR_INVALID_ARGUMENT, "predict: channel %d has mean %g std %g; "
                                 "std must be > 0", c, options->mean[c], options->std[c]);
-    int batch = options->batch > 0 && options->batch < unet->capacity ? options->batch
-                                                                       : unet->capacity;
+    int batch = options->batch > 0 && options->batch < model->capacity ? options->batch
+                                                                        : model->capacity;
     tt_status status = NULL;
     tt_tile_plan plan;
     uint8_t *crop = NULL;
@@ -130,9 +130,9 @@ tt_status tt_predict_image(tt_unet *unet, const tt_crop_reader *reader,
             TT_CHECK(load_tile(reader, options, origin[2 * k], origin[2 * k + 1], th, tw, crop,
                                input + (size_t)k * 3 * tile_px));
         }
-        TT_CHECK(tt_write(unet->be, unet->input, input, (size_t)n * 3 * tile_px * sizeof *input));
-        TT_CHECK(tt_unet_forward(unet, n, 0));
-        TT_CHECK(tt_read(unet->be, out, unet->logits, (size_t)n * classes * tile_px * sizeof *out));
+        TT_CHECK(tt_write(model->be, model->input, input, (size_t)n * 3 * tile_px * sizeof *input));
+        TT_CHECK(tt_model_forward(model, n, 0));
+        TT_CHECK(tt_read(model->be, out, model->logits, (size_t)n * classes * tile_px * sizeof *out));
         for (int k = 0; k < n; k++)
             accumulate(&plan, classes, origin[2 * k], origin[2 * k + 1],
                        out + (size_t)k * classes * tile_px, logits);

@@ -7,7 +7,7 @@
  * (infer/tiling.h) the crop under it is read, padded where the tile leaves
  * the image, normalised ((v / 255 - mean) / std per channel), and copied
  * into a host batch; `batch` tiles at a time (at most the model's
- * capacity) are uploaded into unet->input and run forward in eval mode; the
+ * capacity) are uploaded into model->input and run forward in eval mode; the
  * logits come back and weight * logit is added into a full-image float
  * accumulator on the host.  At the end each pixel is divided by its summed
  * weight.
@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "infer/tiling.h"
-#include "model/unet.h"
+#include "model/model.h"
 
 /* Reads the w x h crop at (x0, y0) of an image, always inside it
  * (0 <= x0, x0 + w <= width, likewise y), into rgb (h * w * 3 bytes,
@@ -64,10 +64,10 @@ tt_predict_options tt_predict_options_default(void);
 
 /* Fills logits (classes x height x width floats, caller-owned) with the
  * blended logits of the image that `reader` serves, using the model's tile
- * (unet->height x unet->width).  Errors: TT_ERR_INVALID_ARGUMENT (options,
+ * (model->height x model->width).  Errors: TT_ERR_INVALID_ARGUMENT (options,
  * a model whose input is not 3 channels), the reader's and the device's
  * errors (prefixed "predicting WxH image"). */
-tt_status tt_predict_image(tt_unet *unet, const tt_crop_reader *reader,
+tt_status tt_predict_image(tt_model *model, const tt_crop_reader *reader,
                            const tt_predict_options *options, float *logits);
 
 /* In place over (classes, pixels) planes: softmax across classes per pixel;

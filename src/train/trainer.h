@@ -22,11 +22,10 @@
 #include "data/prefetch.h"
 #include "data/sampler.h"
 #include "data/tilecache.h"
-#include "model/unet.h"
-#include "optim/adamw.h"
 #include "optim/schedule.h"
-#include "optim/sgd.h"
+#include "train/checkpoint.h"
 #include "train/metrics.h"
+#include "train/step.h"
 #include "train/train_options.h"
 
 typedef struct tt_step_report {
@@ -53,29 +52,16 @@ typedef struct tt_trainer {
     tt_prefetch *prefetch;
     int *train_items, train_count, *val_items, val_count;
 
-    tt_unet *unet;
-    tt_unet_config model;
+    tt_model_spec model;      /* what the options and the data set describe */
     tt_mask_kind mask_kind;
     int normalize;            /* --mean / --std given */
     float mean[3], std[3];    /* of pixels / 255 */
-    tt_buffer *labels;        /* (B, planes, H, W) uint8 */
-    tt_buffer *loss_blocks;   /* [0] primary loss, [1] Dice */
-    tt_buffer *reduce_block;  /* float sum of squares, uint32 non-finite count */
-    tt_buffer *moment1;       /* AdamW exp_avg or SGD momentum buffer */
-    tt_buffer *moment2;       /* AdamW exp_avg_sq */
-    tt_adamw_config adamw;
-    tt_sgd_config sgd;
-    int use_sgd;
+    tt_step *engine;          /* the device half: model, optimizer, labels, loss blocks */
     tt_schedule schedule;
 
     int64_t max_steps;        /* the run's length in windows */
     int finished;             /* the data of a finite run (--epochs) ran out */
-    int64_t step;             /* windows done */
-    int64_t updates;          /* optimizer updates done (skipped steps excluded) */
-    int64_t micro_batches;
-    int64_t images_seen;      /* crops trained on, over the whole run */
-    int64_t skipped_steps;
-    tt_sampler_state sampler_state; /* after the last batch used */
+    tt_train_counters counters; /* step, micro-batches, images, skipped, data position */
     FILE *log;                /* OUT/train.jsonl (NULL without --out) */
     FILE *log_echo;           /* stdout with --log-format jsonl, else NULL */
     /* set by the caller (e.g. on Ctrl-C): the window stops after its current
@@ -105,36 +91,12 @@ tt_status tt_trainer_step(tt_trainer *trainer, tt_step_report *report);
  * (and *out is NULL) without a validation split. */
 tt_status tt_trainer_validate(tt_trainer *trainer, tt_metrics **out);
 
-/* Allocates what a run of these options keeps on `be`, runs the device
- * side of one window (two micro-batches at most: a third changes nothing)
- * and the update on zeros, frees it all and gives the peaks per category in
- * *out (live list cleared).  On a dry backend (tt_backend_create_dry) this
- * is the estimate before a run; on a real one, the measurement. */
-tt_status tt_trainer_memory_probe(tt_backend *be, const tt_train_options *opt,
-                                  const tt_unet_config *model, tt_mask_kind kind, int planes,
-                                  tt_memstats *out);
-
-typedef struct tt_bench_result {
-    double seconds;          /* the timed windows, wall clock */
-    double images;           /* images trained on in them */
-    double flops_per_image;  /* of a training step: 3 x the forward convolutions */
-    uint64_t peak_bytes;
-} tt_bench_result;
-
-/* Times `steps` whole optimizer steps (after `warmup`) of the options'
- * micro-batch and accum on random images with random multi-label targets
- * (BCE), as shared/bench/torch_unet.py bench does; no data pipeline.  With
- * a profiling backend, backend->profile holds the device time per kind of
- * work of the timed steps. */
-tt_status tt_trainer_bench(tt_backend *be, const tt_train_options *opt, const tt_unet_config *model,
-                           int warmup, int steps, tt_bench_result *out);
-
 /* Writes a checkpoint (weights, optimizer state, counters, data position,
- * config) atomically to `path`. */
+ * what prediction needs of the data) atomically to `path`. */
+tt_status tt_trainer_save(tt_trainer *trainer, const char *path);
+
 /* One line of the run's log (JSON Lines: train.jsonl, and stdout with
  * --log-format jsonl), printf-style; nothing when there is no log. */
 void tt_trainer_log(tt_trainer *t, const char *format, ...) __attribute__((format(printf, 2, 3)));
-
-tt_status tt_trainer_save(tt_trainer *trainer, const char *path);
 
 #endif

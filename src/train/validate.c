@@ -51,10 +51,10 @@ cleanup:
     return status;
 }
 
-static tt_status validate_one(tt_unet *u, tt_tilecache *cache, int index,
+static tt_status validate_one(tt_model *model, tt_tilecache *cache, int index,
                               const tt_validate_options *o, int gallery, tt_metrics *metrics)
 {
-    int w, h, classes = u->config.classes;
+    int w, h, classes = model->spec.classes;
     TT_TRY(tt_tilecache_item_size(cache, index, &w, &h));
     size_t pixels = (size_t)w * h;
     int planes = tt_tilecache_planes(cache);
@@ -69,7 +69,7 @@ static tt_status validate_one(tt_unet *u, tt_tilecache *cache, int index,
     }
     cache_crop ctx = {cache, index};
     tt_crop_reader reader = {&ctx, w, h, read_crop};
-    TT_CHECK(tt_predict_image(u, &reader, &o->predict, logits));
+    TT_CHECK(tt_predict_image(model, &reader, &o->predict, logits));
     uint8_t pad = o->kind == TT_MASK_CLASS_INDEX ? 255 : 0;
     TT_CHECK(tt_tilecache_read_mask(cache, index, 0, 0, w, h, pad, truth));
     if (o->kind == TT_MASK_MULTI_LABEL) {
@@ -90,12 +90,12 @@ cleanup:
     return status;
 }
 
-tt_status tt_validate(tt_unet *unet, tt_tilecache *cache, const int *items, int count,
+tt_status tt_validate(tt_model *model, tt_tilecache *cache, const int *items, int count,
                       const tt_validate_options *options, tt_metrics *metrics)
 {
     for (int i = 0; i < count; i++) {
         int gallery = options->gallery_dir && i < options->gallery_max;
-        tt_status s = validate_one(unet, cache, items[i], options, gallery, metrics);
+        tt_status s = validate_one(model, cache, items[i], options, gallery, metrics);
         if (s)
             return tt_error_prefix(s, "validating '%s'",
                                    tt_tilecache_source(cache)->name(tt_tilecache_source(cache)->ctx,

@@ -10,7 +10,7 @@
 #include "data/source.h"
 #include "data/tilecache.h"
 #include "infer/predict.h"
-#include "model/unet.h"
+#include "model/model.h"
 #include "train/metrics.h"
 
 typedef struct tt_validate_options {
@@ -37,7 +37,7 @@ typedef struct tt_validate_options {
  * the item's name written as '_'. */
 void tt_validate_gallery_file(tt_tilecache *cache, int index, char *buf, size_t size);
 
-tt_status tt_validate(tt_unet *unet, tt_tilecache *cache, const int *items, int count,
+tt_status tt_validate(tt_model *model, tt_tilecache *cache, const int *items, int count,
                       const tt_validate_options *options, tt_metrics *metrics);
 
 #endif

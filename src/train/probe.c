@@ -1,0 +1,111 @@
+/* The memory probe and bench over the step engine; see probe.h. */
+#include "train/probe.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/status.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A schedule that keeps the base rate: the probe and bench time the
+ * update, not the curve. */
+static tt_schedule constant_schedule(void)
+{
+    tt_schedule s;
+    memset(&s, 0, sizeof s);
+    s.kind = TT_SCHEDULE_CONSTANT;
+    return s;
+}
+
+tt_status tt_probe_memory(tt_backend *be, const tt_step_config *config, int accum,
+                          tt_memstats *out)
+{
+    tt_memstats_reset_peaks(&be->mem);
+    tt_status status = NULL;
+    tt_step *s = NULL;
+    void *zeros = NULL;
+    TT_CHECK(tt_step_create(be, config, &s));
+    int b = config->micro_batch, planes = config->planes;
+    size_t pixels = (size_t)b * config->height * config->width;
+    int per_pixel = planes > config->model.in_channels ? planes : config->model.in_channels;
+    zeros = calloc(pixels * (size_t)per_pixel, sizeof(float));
+    if (!zeros) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+        goto cleanup;
+    }
+    TT_CHECK(tt_step_begin(s));
+    for (int m = 0; m < accum && m < 2; m++) { /* a second micro-batch shows any growth */
+        TT_CHECK(tt_step_upload(s, zeros, zeros, b));
+        TT_CHECK(tt_step_micro_batch(s, b, 1.0f));
+    }
+    TT_CHECK(tt_step_scale_grads(s, 1.0));
+    tt_schedule constant = constant_schedule();
+    tt_update_result r;
+    TT_CHECK(tt_step_update(s, &constant, config->optimizer.lr, &r));
+    TT_CHECK(tt_finish(be));
+    *out = be->mem;
+    out->live = NULL;
+cleanup:
+    free(zeros);
+    tt_step_destroy(s);
+    return status;
+}
+
+tt_status tt_probe_bench(tt_backend *be, const tt_step_config *config, int accum, int warmup,
+                         int steps, tt_bench_result *out)
+{
+    memset(out, 0, sizeof *out);
+    tt_step_config c = *config;
+    c.mask_kind = TT_MASK_MULTI_LABEL; /* as the peer: BCE over random 0/1 targets */
+    c.planes = c.model.classes;
+    tt_status status = NULL;
+    tt_step *s = NULL;
+    int b = c.micro_batch;
+    size_t pixels = (size_t)b * c.height * c.width;
+    float *image = malloc(pixels * (size_t)c.model.in_channels * sizeof *image);
+    uint8_t *labels = malloc(pixels * (size_t)c.planes);
+    if (!image || !labels) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "bench: out of host memory");
+        goto cleanup;
+    }
+    uint64_t x = 0x9e3779b97f4a7c15ULL;
+    for (size_t i = 0; i < pixels * (size_t)c.model.in_channels; i++)
+        image[i] = (float)((x = x * 6364136223846793005ULL + 1) >> 40) / 16777216.0f;
+    for (size_t i = 0; i < pixels * (size_t)c.planes; i++)
+        labels[i] = ((x = x * 6364136223846793005ULL + 1) >> 63) & 1;
+    TT_CHECK(tt_step_create(be, &c, &s));
+    tt_schedule constant = constant_schedule();
+    for (int step = 0; step < warmup + steps; step++) {
+        if (step == warmup) {
+            TT_CHECK(tt_finish(be));
+            if (be->profile) *be->profile = (tt_profile){.by_kernel = be->profile->by_kernel};
+            out->seconds = -now();
+        }
+        TT_CHECK(tt_step_begin(s));
+        for (int m = 0; m < accum; m++) {
+            TT_CHECK(tt_step_upload(s, image, labels, b));
+            TT_CHECK(tt_step_micro_batch(s, b, 1.0f));
+        }
+        tt_loss_value v, dice;
+        TT_CHECK(tt_step_losses(s, &v, &dice));
+        TT_CHECK(tt_step_scale_grads(s, 1.0 / (double)(v.count ? v.count : 1)));
+        tt_update_result r;
+        TT_CHECK(tt_step_update(s, &constant, c.optimizer.lr, &r));
+    }
+    out->seconds += now();
+    out->images = (double)steps * accum * b;
+    out->flops_per_image = 3.0 * tt_model_flops_per_image(s->model);
+    out->peak_bytes = be->mem.peak_total;
+cleanup:
+    free(image);
+    free(labels);
+    tt_step_destroy(s);
+    return status;
+}

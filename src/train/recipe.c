@@ -1,0 +1,62 @@
+/* Options -> model spec, step configuration, schedule; see recipe.h. */
+#include "train/recipe.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/status.h"
+
+tt_status tt_recipe_model(const tt_train_options *o, int data_classes, tt_model_spec *out)
+{
+    if (o->classes && o->classes < data_classes)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "--classes %d is fewer than the %d classes of data set '%s'",
+                            o->classes, data_classes, o->data);
+    tt_model_spec m = tt_model_spec_default();
+    m.classes = o->classes ? o->classes : data_classes ? data_classes : 4;
+    m.base_channels = o->base_channels;
+    m.depth = o->depth;
+    m.groups = o->groups;
+    m.checkpointing = o->checkpointing;
+    TT_TRY(tt_norm_kind_parse(o->norm, &m.norm));
+    if (o->algo[0]) TT_TRY(tt_error_prefix(tt_conv_algo_parse(o->algo, &m.algo), "--algo"));
+    *out = m;
+    return NULL;
+}
+
+tt_step_config tt_recipe_step(const tt_train_options *o, const tt_model_spec *model,
+                              tt_mask_kind kind, int planes)
+{
+    return (tt_step_config){
+        .model = *model,
+        .micro_batch = o->micro_batch,
+        .height = o->tile[0],
+        .width = o->tile[1],
+        .seed = o->seed,
+        .mask_kind = kind,
+        .planes = planes,
+        .dice_weight = o->dice_weight,
+        .clip_norm = o->clip_norm,
+        .optimizer = {.name = o->optimizer, .lr = o->lr, .weight_decay = o->weight_decay,
+                      .momentum = o->momentum, .nesterov = o->nesterov},
+    };
+}
+
+tt_status tt_recipe_schedule(const tt_train_options *o, tt_schedule *out)
+{
+    char text[256];
+    if (strchr(o->schedule, ':')) return tt_schedule_parse(o->schedule, out);
+    if (strcmp(o->schedule, "constant") == 0)
+        snprintf(text, sizeof text, "constant:warmup=%d", o->warmup);
+    else if (strcmp(o->schedule, "cosine") == 0)
+        snprintf(text, sizeof text, "cosine:total=%d,warmup=%d,min_lr=%.17g",
+                 o->steps > o->warmup ? o->steps : o->warmup + 1, o->warmup, o->min_lr);
+    else if (strcmp(o->schedule, "step") == 0)
+        snprintf(text, sizeof text, "step:every=%d,gamma=%.17g,warmup=%d",
+                 o->step_every > 0 ? o->step_every : (o->steps / 3 > 0 ? o->steps / 3 : 1),
+                 o->gamma, o->warmup);
+    else
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "--schedule '%s' is unknown: use constant, cosine or step", o->schedule);
+    return tt_schedule_parse(text, out);
+}

@@ -1,0 +1,27 @@
+/*
+ * What a run's options mean for the device side: the model spec, the step
+ * engine's configuration and the learning-rate schedule.  `train`, `mem`
+ * and `bench` all build their engines through these, so the three agree on
+ * what a set of options allocates and runs.
+ */
+#ifndef TT_TRAIN_RECIPE_H
+#define TT_TRAIN_RECIPE_H
+
+#include "optim/schedule.h"
+#include "train/step.h"
+#include "train/train_options.h"
+
+/* The model the options describe.  data_classes: the data set's class
+ * count (0 without a data set: --classes, else 4); --classes below it is
+ * an error naming the data set. */
+tt_status tt_recipe_model(const tt_train_options *options, int data_classes, tt_model_spec *out);
+
+/* The step engine of a run of these options on this model and labels. */
+tt_step_config tt_recipe_step(const tt_train_options *options, const tt_model_spec *model,
+                              tt_mask_kind kind, int planes);
+
+/* The schedule: a kind name plus --warmup and friends, or the full
+ * "kind:key=value" form of tt_schedule_parse. */
+tt_status tt_recipe_schedule(const tt_train_options *options, tt_schedule *out);
+
+#endif

@@ -1,0 +1,143 @@
+/* One window's device work: model, loss, optimizer; see step.h.  Read it
+ * top to bottom in the order step.h lists the calls. */
+#include "train/step.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+#include "ops/bce.h"
+#include "ops/dice.h"
+#include "ops/softmax_ce.h"
+#include "ops/util.h"
+
+tt_status tt_step_create(tt_backend *be, const tt_step_config *config, tt_step **out)
+{
+    *out = NULL;
+    tt_step *s = calloc(1, sizeof *s);
+    if (!s) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    s->be = be;
+    s->config = *config;
+    const tt_step_config *c = &s->config;
+    tt_status status = NULL;
+    TT_CHECK(tt_model_create(be, &c->model, c->micro_batch, c->height, c->width, c->seed,
+                             &s->model));
+    TT_CHECK(tt_buffer_alloc(be, (size_t)c->micro_batch * (size_t)c->planes * c->height * c->width,
+                             TT_MEM_DATA, "labels", &s->labels));
+    TT_CHECK(tt_buffer_alloc(be, 2 * TT_LOSS_VALUE_BYTES, TT_MEM_WORKSPACE, "loss", &s->loss_blocks));
+    TT_CHECK(tt_buffer_alloc(be, 2 * sizeof(float), TT_MEM_WORKSPACE, "grad-norm", &s->reduce_block));
+    TT_CHECK(tt_optimizer_create(be, &c->optimizer, s->model->params->trainable_floats,
+                                 &s->optimizer));
+    *out = s;
+    return NULL;
+cleanup:
+    tt_step_destroy(s);
+    return status;
+}
+
+void tt_step_destroy(tt_step *s)
+{
+    if (!s) return;
+    tt_buffer_free(s->labels);
+    tt_buffer_free(s->loss_blocks);
+    tt_buffer_free(s->reduce_block);
+    tt_optimizer_destroy(s->optimizer);
+    tt_model_destroy(s->model);
+    free(s);
+}
+
+static tt_mem dice_block(tt_step *s)
+{
+    return tt_mem_at(tt_mem_of(s->loss_blocks), TT_LOSS_VALUE_BYTES);
+}
+
+tt_status tt_step_begin(tt_step *s)
+{
+    TT_TRY(tt_model_zero_grads(s->model));
+    TT_TRY(tt_loss_clear(s->be, tt_mem_of(s->loss_blocks)));
+    return tt_loss_clear(s->be, dice_block(s));
+}
+
+tt_status tt_step_upload(tt_step *s, const float *images, const uint8_t *labels, int n)
+{
+    size_t pixels = (size_t)n * s->config.height * s->config.width;
+    tt_backend_phase(s->be, "data");
+    TT_TRY(tt_write(s->be, s->model->input, images,
+                    pixels * (size_t)s->config.model.in_channels * sizeof(float)));
+    return tt_write(s->be, tt_mem_of(s->labels), labels, pixels * (size_t)s->config.planes);
+}
+
+tt_status tt_step_micro_batch(tt_step *s, int n, float dice_scale)
+{
+    tt_model *m = s->model;
+    const tt_step_config *c = &s->config;
+    int h = c->height, w = c->width, classes = c->model.classes;
+    size_t pixels = (size_t)n * h * w;
+    TT_TRY(tt_model_forward(m, n, 1));
+    tt_backend_phase(s->be, "loss");
+    TT_TRY(tt_fill(s->be, m->dlogits, 0.0f, pixels * (size_t)classes));
+    tt_mem primary = tt_mem_of(s->loss_blocks), labels = tt_mem_of(s->labels);
+    tt_loss_desc d = tt_loss_desc_make(n, classes, h, w);
+    if (c->mask_kind == TT_MASK_CLASS_INDEX) {
+        TT_TRY(tt_softmax_ce_forward(s->be, primary, m->logits, labels, &d));
+        TT_TRY(tt_softmax_ce_backward(s->be, m->dlogits, m->logits, labels, &d, 1.0f));
+    } else {
+        TT_TRY(tt_bce_forward(s->be, primary, m->logits, labels, &d));
+        TT_TRY(tt_bce_backward(s->be, m->dlogits, m->logits, labels, &d, 1.0f));
+        if (c->dice_weight > 0) {
+            TT_TRY(tt_dice_forward(s->be, dice_block(s), m->logits, labels, &d,
+                                   TT_DICE_SMOOTH_DEFAULT));
+            TT_TRY(tt_dice_backward(s->be, m->dlogits, m->logits, labels, &d,
+                                    TT_DICE_SMOOTH_DEFAULT, dice_scale));
+        }
+    }
+    return tt_model_backward(m);
+}
+
+tt_status tt_step_losses(tt_step *s, tt_loss_value *primary, tt_loss_value *dice)
+{
+    memset(dice, 0, sizeof *dice);
+    TT_TRY(tt_loss_read(s->be, tt_mem_of(s->loss_blocks), "training loss", primary));
+    if (s->config.dice_weight > 0 && s->config.mask_kind == TT_MASK_MULTI_LABEL)
+        TT_TRY(tt_loss_read(s->be, dice_block(s), "Dice loss", dice));
+    return NULL;
+}
+
+tt_status tt_step_scale_grads(tt_step *s, double scale)
+{
+    return tt_scale(s->be, tt_mem_of(s->model->grad_buffer), (float)scale,
+                    s->model->params->trainable_floats);
+}
+
+tt_status tt_step_update(tt_step *s, const tt_schedule *schedule, double base_lr,
+                         tt_update_result *r)
+{
+    tt_backend *be = s->be;
+    tt_model *m = s->model;
+    memset(r, 0, sizeof *r);
+    tt_backend_phase(be, "optimizer");
+    size_t nparams = m->params->trainable_floats;
+    tt_mem grads = tt_mem_of(m->grad_buffer), block = tt_mem_of(s->reduce_block);
+    /* the global norm and a non-finite check, reduced on the device */
+    float reduced[2] = {0, 0};
+    TT_TRY(tt_write(be, block, reduced, sizeof reduced));
+    TT_TRY(tt_sum_squares(be, block, grads, nparams));
+    TT_TRY(tt_count_nonfinite(be, tt_mem_at(block, sizeof(float)), grads, nparams));
+    TT_TRY(tt_read(be, reduced, block, sizeof reduced));
+    memcpy(&r->nonfinite, &reduced[1], sizeof r->nonfinite);
+    r->grad_norm = sqrt((double)reduced[0]);
+    if (r->nonfinite || !isfinite(r->grad_norm)) {
+        r->skipped = 1;
+        return NULL;
+    }
+    /* torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when below 1 */
+    if (s->config.clip_norm > 0) {
+        double coef = s->config.clip_norm / (r->grad_norm + 1e-6);
+        if (coef < 1.0) TT_TRY(tt_scale(be, grads, (float)coef, nparams));
+    }
+    /* one optimizer update at the scheduled rate */
+    r->lr = tt_schedule_lr(schedule, base_lr, s->optimizer->updates + 1);
+    TT_TRY(tt_optimizer_step(s->optimizer, tt_mem_of(m->param_buffer), grads, r->lr));
+    return tt_finish(be);
+}

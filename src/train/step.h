@@ -1,0 +1,88 @@
+/*
+ * The device half of one accumulation window: a model, its optimizer, the
+ * labels and the loss blocks on one backend, and the calls a window makes
+ * in order:
+ *
+ *   tt_step_begin                 zero the gradients and the loss sums
+ *   for each micro-batch:
+ *     tt_step_upload              images and labels to the device
+ *     tt_step_micro_batch         forward, loss, backward (ADDS gradients)
+ *   tt_step_losses                the window's loss sums and valid counts
+ *   tt_step_scale_grads           normalise by the window's valid items
+ *   tt_step_update                norm, non-finite check, clip, optimizer
+ *
+ * The trainer (data, counters, logs), memory fitting, the memory probe and
+ * bench all drive this one engine, so an estimate is of exactly what a run
+ * allocates.
+ */
+#ifndef TT_TRAIN_STEP_H
+#define TT_TRAIN_STEP_H
+
+#include <stdint.h>
+
+#include "data/source.h"
+#include "model/model.h"
+#include "ops/reduce.h"
+#include "optim/optimizer.h"
+#include "optim/schedule.h"
+
+/* Everything a step engine is built from. */
+typedef struct tt_step_config {
+    tt_model_spec model;
+    int micro_batch;            /* the model's capacity */
+    int height, width;          /* the tile */
+    uint64_t seed;              /* parameter init */
+    tt_mask_kind mask_kind;     /* class index: softmax CE; multi-label: BCE (+ Dice) */
+    int planes;                 /* label planes: classes (multi-label) or 1 */
+    double dice_weight;         /* multi-label: weight of the Dice term, 0 for none */
+    double clip_norm;           /* global gradient norm cap, 0 for none */
+    tt_optimizer_request optimizer;
+} tt_step_config;
+
+typedef struct tt_step {
+    tt_backend *be;
+    tt_step_config config;
+    tt_model *model;
+    tt_optimizer *optimizer;
+    tt_buffer *labels;        /* (micro_batch, planes, H, W) uint8 */
+    tt_buffer *loss_blocks;   /* [0] the primary loss, [1] Dice: tt_loss_value each */
+    tt_buffer *reduce_block;  /* float sum of squares, uint32 non-finite count */
+} tt_step;
+
+/* What tt_step_update did. */
+typedef struct tt_update_result {
+    double grad_norm;   /* global, before clipping */
+    uint32_t nonfinite; /* gradient values that were NaN or infinite */
+    int skipped;        /* non-finite: no update, weights unchanged */
+    double lr;          /* the rate applied (0 when skipped) */
+} tt_update_result;
+
+/* Builds the model, the optimizer state and the step's buffers on `be`.
+ * *out: tt_step_destroy(). */
+tt_status tt_step_create(tt_backend *be, const tt_step_config *config, tt_step **out);
+/* NULL is allowed. */
+void tt_step_destroy(tt_step *step);
+
+/* A fresh window: gradients and loss sums zeroed. */
+tt_status tt_step_begin(tt_step *step);
+/* n images (n, in_channels, H, W) floats and their labels (n, planes, H, W)
+ * bytes into the device. */
+tt_status tt_step_upload(tt_step *step, const float *images, const uint8_t *labels, int n);
+/* Forward, loss and backward of the n images uploaded; the loss blocks
+ * collect the sums and counts of the window.  dice_scale makes the Dice
+ * gradient come out normalised by images once the arena is scaled by
+ * 1 / (primary valid items). */
+tt_status tt_step_micro_batch(tt_step *step, int n, float dice_scale);
+/* The window's sums: the primary loss and (multi-label with a Dice weight)
+ * the Dice term; dice is zeroed otherwise. */
+tt_status tt_step_losses(tt_step *step, tt_loss_value *primary, tt_loss_value *dice);
+/* Multiplies the gradient arena by `scale`. */
+tt_status tt_step_scale_grads(tt_step *step, double scale);
+/* The end of a window whose gradients are normalised: the global norm and
+ * a non-finite check reduced on the device, clipping, then one optimizer
+ * update at the schedule's rate for update optimizer->updates + 1.
+ * Non-finite gradients skip the update.  Waits for the device. */
+tt_status tt_step_update(tt_step *step, const tt_schedule *schedule, double base_lr,
+                         tt_update_result *out);
+
+#endif
