@@ -9,6 +9,7 @@
 #include "core/memstats.h"
 #include "core/status.h"
 #include "train/report.h"
+#include "train/train_log.h"
 #include "train/trainer.h"
 
 static void help(void)

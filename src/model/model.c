@@ -72,12 +72,12 @@ static tt_status get_int(const cJSON *obj, const char *key, int *out, int requir
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!v) {
         if (required)
-            return tt_error_new(TT_ERR_FORMAT, "model metadata has no \"%s\"; it needs e.g. "
+            return tt_error_new(TT_ERR_FORMAT, "no \"%s\"; it needs e.g. "
                                 "{\"classes\": 4, \"base_channels\": 16, \"depth\": 3}", key);
         return NULL;
     }
     if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int)v->valuedouble)
-        return tt_error_new(TT_ERR_FORMAT, "model metadata: \"%s\" must be a whole number", key);
+        return tt_error_new(TT_ERR_FORMAT, "\"%s\" must be a whole number", key);
     *out = (int)v->valuedouble;
     return NULL;
 }
@@ -90,7 +90,7 @@ static tt_status get_string(const cJSON *obj, const char *key, char *buf, size_t
     *out = NULL;
     if (!v) return NULL;
     if (!cJSON_IsString(v) || strlen(v->valuestring) >= size)
-        return tt_error_new(TT_ERR_FORMAT, "model metadata: \"%s\" must be a short string", key);
+        return tt_error_new(TT_ERR_FORMAT, "\"%s\" must be a short string", key);
     snprintf(buf, size, "%s", v->valuestring);
     *out = buf;
     return NULL;
@@ -101,7 +101,7 @@ tt_status tt_model_spec_parse(const char *json, tt_model_spec *spec)
     tt_status status = NULL;
     cJSON *root = cJSON_Parse(json);
     if (!cJSON_IsObject(root)) {
-        status = tt_error_new(TT_ERR_FORMAT, "model metadata is not a JSON object: '%.80s'", json);
+        status = tt_error_new(TT_ERR_FORMAT, "not a JSON object: '%.80s'", json);
         goto cleanup;
     }
     tt_model_spec s = tt_model_spec_default();

@@ -95,8 +95,4 @@ tt_status tt_trainer_validate(tt_trainer *trainer, tt_metrics **out);
  * what prediction needs of the data) atomically to `path`. */
 tt_status tt_trainer_save(tt_trainer *trainer, const char *path);
 
-/* One line of the run's log (JSON Lines: train.jsonl, and stdout with
- * --log-format jsonl), printf-style; nothing when there is no log. */
-void tt_trainer_log(tt_trainer *t, const char *format, ...) __attribute__((format(printf, 2, 3)));
-
 #endif

@@ -1,0 +1,98 @@
+/* The run's JSON Lines log (OUT/train.jsonl, and stdout with --log-format
+ * jsonl); see train_log.h. */
+#include "train/train_log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cjson/cJSON.h>
+
+#include "train/validate.h"
+
+void tt_trainer_log(tt_trainer *t, const char *format, ...)
+{
+    FILE *sinks[2] = {t->log, t->log_echo};
+    for (int i = 0; i < 2; i++) {
+        if (!sinks[i]) continue;
+        va_list ap;
+        va_start(ap, format);
+        vfprintf(sinks[i], format, ap);
+        va_end(ap);
+        fflush(sinks[i]);
+    }
+}
+
+void tt_train_log_start(tt_trainer *t)
+{
+    const tt_train_options *opt = &t->opt;
+    const tt_device_info *d = &t->be->device;
+    cJSON *start = cJSON_CreateObject();
+    cJSON *dev = cJSON_AddObjectToObject(start, "device");
+    cJSON_AddStringToObject(dev, "name", d->name);
+    cJSON_AddStringToObject(dev, "vendor", d->vendor);
+    cJSON_AddStringToObject(dev, "driver_version", d->driver_version);
+    cJSON_AddStringToObject(dev, "platform", d->platform);
+    cJSON_AddNumberToObject(dev, "global_mem_bytes", (double)d->global_mem_bytes);
+    cJSON *cfg = cJSON_AddObjectToObject(start, "config");
+    cJSON_AddNumberToObject(cfg, "tile_h", opt->tile[0]);
+    cJSON_AddNumberToObject(cfg, "tile_w", opt->tile[1]);
+    cJSON_AddNumberToObject(cfg, "micro_batch", opt->micro_batch);
+    cJSON_AddNumberToObject(cfg, "accum", opt->accum);
+    cJSON_AddNumberToObject(cfg, "steps", (double)t->max_steps);
+    cJSON_AddStringToObject(cfg, "model", t->model.kind);
+    cJSON_AddNumberToObject(cfg, "classes", t->model.classes);
+    cJSON_AddNumberToObject(cfg, "base_channels", t->model.base_channels);
+    cJSON_AddNumberToObject(cfg, "depth", t->model.depth);
+    cJSON_AddStringToObject(cfg, "norm", tt_norm_kind_name(t->model.norm));
+    cJSON_AddBoolToObject(cfg, "checkpointing", t->model.checkpointing);
+    cJSON_AddStringToObject(cfg, "algo", tt_conv_algo_name(t->model.algo));
+    cJSON_AddStringToObject(cfg, "optimizer", t->engine->optimizer->ops->name);
+    cJSON_AddNumberToObject(cfg, "lr", opt->lr);
+    char *line = cJSON_PrintUnformatted(start);
+    if (line) tt_trainer_log(t, "%s\n", line);
+    cJSON_free(line);
+    cJSON_Delete(start);
+}
+
+void tt_train_log_step(tt_trainer *t, const tt_step_report *r)
+{
+    tt_trainer_log(t,
+            "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, \"grad_norm\": %.9g, "
+            "\"skipped\": %s, \"images\": %lld, \"valid_items\": %lld, "
+            "\"images_per_s\": %.4g, \"data_wait_s\": %.4g, \"peak_device_bytes\": %llu}\n",
+            (long long)r->step, r->loss, r->lr, r->grad_norm, r->skipped ? "true" : "false",
+            (long long)r->images, (long long)r->valid_items,
+            r->seconds > 0 ? r->images / r->seconds : 0.0, r->data_wait_seconds,
+            (unsigned long long)r->peak_bytes);
+}
+
+void tt_train_log_validation(tt_trainer *t, const tt_metrics *m, int gallery_count)
+{
+    const char **names = malloc(sizeof *names * (size_t)t->model.classes);
+    for (int c = 0; names && c < t->model.classes; c++)
+        names[c] = c < tt_dataset_classes(t->dataset) ? tt_dataset_class_name(t->dataset, c) : "";
+    char *json = tt_metrics_json(m, names);
+    cJSON *parsed = json ? cJSON_Parse(json) : NULL; /* one line, for JSON Lines */
+    char *line = parsed ? cJSON_PrintUnformatted(parsed) : NULL;
+    tt_trainer_log(t, "{\"step\": %lld, \"validation\": %s}\n", (long long)t->counters.step,
+                   line ? line : "null");
+    if (gallery_count) { /* the pictures, relative to OUT */
+        cJSON *g = cJSON_CreateObject(), *files = cJSON_AddArrayToObject(g, "gallery");
+        cJSON_AddNumberToObject(g, "step", (double)t->counters.step);
+        for (int i = 0; i < t->val_count && i < gallery_count; i++) {
+            char file[1024], rel[1040];
+            tt_validate_gallery_file(t->val_cache, t->val_items[i], file, sizeof file);
+            snprintf(rel, sizeof rel, "gallery/%s", file);
+            cJSON_AddItemToArray(files, cJSON_CreateString(rel));
+        }
+        char *text = cJSON_PrintUnformatted(g);
+        if (text) tt_trainer_log(t, "%s\n", text);
+        cJSON_free(text);
+        cJSON_Delete(g);
+    }
+    cJSON_free(line);
+    cJSON_Delete(parsed);
+    free(json);
+    free(names);
+}

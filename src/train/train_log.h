@@ -1,0 +1,20 @@
+/*
+ * The run's log, one JSON object a line: the start (device and
+ * configuration), each step, each validation (metrics and the gallery's
+ * pictures), and the memory at the end.  report.html is drawn from it.
+ */
+#ifndef TT_TRAIN_LOG_H
+#define TT_TRAIN_LOG_H
+
+#include "train/trainer.h"
+
+/* One line of the log, printf-style; nothing when there is no log. */
+void tt_trainer_log(tt_trainer *t, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* The first line: the device and the run's configuration. */
+void tt_train_log_start(tt_trainer *trainer);
+/* One optimizer step. */
+void tt_train_log_step(tt_trainer *trainer, const tt_step_report *report);
+/* One validation's metrics, and the first gallery_count pictures (0: none). */
+void tt_train_log_validation(tt_trainer *trainer, const tt_metrics *metrics, int gallery_count);
+
+#endif

@@ -1,0 +1,176 @@
+/* The model interface: specs and their JSON, the UNet through the table
+ * of functions (the same numbers as the UNet called directly), its
+ * counters, and its tensors by name through model/weights.c. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/status.h"
+#include "harness.h"
+#include "model/unet.h"
+#include "model/weights.h"
+#include "ops/util.h"
+
+static tt_model_spec small_spec(tt_norm_kind norm)
+{
+    tt_model_spec s = tt_model_spec_default();
+    s.classes = 3, s.base_channels = 4, s.depth = 2, s.groups = 2, s.norm = norm;
+    return s;
+}
+
+static void test_spec_json(void)
+{
+    tt_model_spec a = small_spec(TT_NORM_BATCH), b;
+    char json[512];
+    tt_model_spec_json(&a, json, sizeof json);
+    printf("\n  %s", json);
+    TH_OK(tt_model_spec_parse(json, &b));
+    CU_ASSERT(tt_model_spec_same(&a, &b));
+    CU_ASSERT_STRING_EQUAL(b.kind, "unet");
+    /* checkpoints written before the kind was recorded are UNets */
+    TH_OK(tt_model_spec_parse("{\"classes\": 2, \"depth\": 2}", &b));
+    CU_ASSERT_STRING_EQUAL(b.kind, "unet");
+    CU_ASSERT_EQUAL(b.classes, 2);
+    CU_ASSERT_EQUAL(b.base_channels, 16);
+    b.depth = 3;
+    CU_ASSERT(!tt_model_spec_same(&a, &b));
+    const char *bad[] = {"{\"kind\": \"resnet\", \"classes\": 2}", "{\"depth\": 2}",
+                         "{\"classes\": 2, \"norm\": \"layer\"}", "[1]",
+                         "{\"classes\": 2, \"groups\": 3}"};
+    const char *names[] = {"resnet", "classes", "layer", "JSON object", "groups"};
+    for (int i = 0; i < 5; i++) {
+        tt_status s = tt_model_spec_parse(bad[i], &b);
+        CU_ASSERT(s != NULL);
+        CU_ASSERT(s && strstr(tt_status_message(s), names[i]) != NULL);
+        if (s) printf("\n  %s -> %s", bad[i], tt_status_message(s));
+        tt_status_free(s);
+    }
+}
+
+/* The same UNet through tt_model_* and tt_unet_* gives the same bits. */
+static void test_table_is_the_unet(void)
+{
+    tt_backend *be = th_backend();
+    tt_model_spec spec = small_spec(TT_NORM_GROUP);
+    tt_model *m = NULL;
+    TH_OK(tt_model_create(be, &spec, 2, 16, 16, 11, &m));
+    tt_unet_config c = tt_unet_config_of(&spec);
+    tt_unet *u = NULL;
+    TH_OK(tt_unet_create(be, &c, 2, 16, 16, 11, &u));
+    CU_ASSERT_EQUAL(m->capacity, 2);
+    CU_ASSERT_EQUAL(m->params->trainable_floats, u->params.trainable_floats);
+    CU_ASSERT(m->memory.activations > 0 && m->memory.activations <= m->memory.activations_apart);
+    size_t in = 2 * 3 * 16 * 16, out = 2 * 3 * 16 * 16, n = m->params->trainable_floats;
+    float *x = malloc(in * sizeof *x), *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    float *la = malloc(out * sizeof *la), *lb = malloc(out * sizeof *lb);
+    uint64_t seed = 5;
+    th_fill_uniform(x, in, 0, 1, &seed);
+    TH_OK(tt_write(be, m->input, x, in * sizeof *x));
+    TH_OK(tt_write(be, u->input, x, in * sizeof *x));
+    TH_OK(tt_model_zero_grads(m));
+    TH_OK(tt_model_forward(m, 2, 1));
+    TH_OK(tt_unet_forward(u, 2, 1));
+    TH_OK(tt_fill(be, m->dlogits, 0.125f, out));
+    TH_OK(tt_fill(be, u->dlogits, 0.125f, out));
+    TH_OK(tt_model_backward(m));
+    TH_OK(tt_unet_backward(u));
+    TH_OK(tt_read(be, la, m->logits, out * sizeof *la));
+    TH_OK(tt_read(be, lb, u->logits, out * sizeof *lb));
+    TH_OK(tt_read(be, a, tt_mem_of(m->grad_buffer), n * sizeof *a));
+    TH_OK(tt_read(be, b, tt_mem_of(u->grad_buffer), n * sizeof *b));
+    CU_ASSERT(memcmp(la, lb, out * sizeof *la) == 0);
+    CU_ASSERT(memcmp(a, b, n * sizeof *a) == 0);
+    CU_ASSERT(tt_model_flops_per_image(m) == tt_unet_flops_per_image(u));
+    /* the named places are the UNet's */
+    CU_ASSERT_EQUAL(tt_model_param(m, 3).offset, tt_unet_param(tt_unet_of(m), 3).offset);
+    CU_ASSERT_EQUAL(tt_model_grad(m, 3).offset, tt_unet_grad(tt_unet_of(m), 3).offset);
+    free(x), free(a), free(b), free(la), free(lb);
+    tt_unet_destroy(u);
+    tt_model_destroy(m);
+    tt_model_destroy(NULL);
+    CU_ASSERT_EQUAL(be->mem.current_total, 0);
+}
+
+static void test_counters(void)
+{
+    tt_model_spec spec = small_spec(TT_NORM_BATCH);
+    tt_model *m = NULL;
+    TH_OK(tt_model_create(th_backend(), &spec, 1, 8, 8, 1, &m));
+    CU_ASSERT_EQUAL(m->counter_count, 2 * (2 * spec.depth + 1));
+    CU_ASSERT_STRING_EQUAL(m->counters[0].name, "enc.0.norm1.num_batches_tracked");
+    CU_ASSERT_PTR_NOT_NULL(m->state_buffer);
+    TH_OK(tt_model_forward(m, 1, 1));
+    CU_ASSERT_EQUAL(*m->counters[0].value, 1);
+    tt_model_destroy(m);
+    spec.norm = TT_NORM_GROUP;
+    TH_OK(tt_model_create(th_backend(), &spec, 1, 8, 8, 1, &m));
+    CU_ASSERT_EQUAL(m->counter_count, 0);
+    CU_ASSERT_PTR_NULL(m->state_buffer);
+    tt_model_destroy(m);
+}
+
+/* Tensors out by name and back into a model of other weights. */
+static void test_weights_round_trip(void)
+{
+    tt_backend *be = th_backend();
+    tt_model_spec spec = small_spec(TT_NORM_BATCH);
+    tt_model *a = NULL, *b = NULL;
+    TH_OK(tt_model_create(be, &spec, 1, 8, 8, 1, &a));
+    TH_OK(tt_model_create(be, &spec, 1, 8, 8, 2, &b));
+    TH_OK(tt_model_forward(a, 1, 1)); /* running statistics and counters move */
+    char path[] = "/tmp/tt_model_XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    tt_st_writer *w = NULL;
+    TH_OK(tt_st_writer_create(&w));
+    TH_OK(tt_weights_add(w, a));
+    TH_OK(tt_st_writer_write(w, path));
+    tt_st_writer_destroy(w);
+    TH_OK(tt_weights_load(b, path));
+    size_t n = a->params->trainable_floats, k = a->params->state_floats;
+    float *pa = malloc((n + k) * sizeof *pa), *pb = malloc((n + k) * sizeof *pb);
+    TH_OK(tt_model_get_params(a, pa, pa + n));
+    TH_OK(tt_model_get_params(b, pb, pb + n));
+    CU_ASSERT(memcmp(pa, pb, (n + k) * sizeof *pa) == 0);
+    CU_ASSERT_EQUAL(*b->counters[0].value, 1);
+    /* a model of another shape: the error names the tensor */
+    tt_model_spec wider = spec;
+    wider.base_channels = 8;
+    tt_model *c = NULL;
+    TH_OK(tt_model_create(be, &wider, 1, 8, 8, 3, &c));
+    tt_status s = tt_weights_load(c, path);
+    CU_ASSERT_PTR_NOT_NULL(s);
+    CU_ASSERT(s && strstr(tt_status_message(s), "enc.0.conv1.weight") != NULL);
+    if (s) printf("\n  %s", tt_status_message(s));
+    tt_status_free(s);
+    unlink(path);
+    free(pa), free(pb);
+    tt_model_destroy(a), tt_model_destroy(b), tt_model_destroy(c);
+}
+
+static void test_unknown_kind(void)
+{
+    tt_model_spec spec = small_spec(TT_NORM_GROUP);
+    snprintf(spec.kind, sizeof spec.kind, "fpn");
+    tt_model *m = NULL;
+    tt_status s = tt_model_create(th_backend(), &spec, 1, 8, 8, 1, &m);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
+    CU_ASSERT(s && strstr(tt_status_message(s), "fpn") && strstr(tt_status_message(s), "unet"));
+    CU_ASSERT_PTR_NULL(m);
+    tt_status_free(s);
+}
+
+int main(void)
+{
+    CU_TestInfo tests[] = {
+        {"specs to JSON and back; bad metadata named", test_spec_json},
+        {"the UNet through the table gives the UNet's bits", test_table_is_the_unet},
+        {"batch norm counters by name", test_counters},
+        {"weights by name round trip; a shape mismatch named", test_weights_round_trip},
+        {"an unknown kind lists the kinds", test_unknown_kind},
+        CU_TEST_INFO_NULL,
+    };
+    return th_run_suite("model", tests);
+}
