@@ -123,7 +123,7 @@ typedef struct tt_bench_result {
 
 /* Times `steps` whole optimizer steps (after `warmup`) of the options'
  * micro-batch and accum on random images with random multi-label targets
- * (BCE), as shared/bench/torch_unet.py bench does; no data pipeline.  With
+ * (BCE), as python/tiletrain_torch.py bench does; no data pipeline.  With
  * a profiling backend, backend->profile holds the device time per kind of
  * work of the timed steps. */
 tt_status tt_trainer_bench(tt_backend *be, const tt_train_options *opt, const tt_unet_config *model,
