@@ -3,8 +3,8 @@
 nnU-Net-style tiled prediction (evenly spread tile origins with the last
 tile on the border, an image smaller than the tile centred in it, numpy
 reflect or zero padding, Gaussian weights sigma = tile/8 normalised to a
-peak of 1 and clamped per axis at 1e-3, or mean weights) over
-the PyTorch UNet (torch_model.py) in float64.  Writes the blended logits (C, H, W).
+peak of 1 and clamped per axis at 1e-3, or mean weights) over the PyTorch
+UNet (torch_model.py) in float64.  Writes the blended logits (C, H, W).
 
   infer_torch_check.py IN.safetensors OUT.safetensors CONFIG_JSON
 IN holds the weights and "image" (U8, H x W x 3).

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """PyTorch side of the UNet test: loads weights, input and an upstream
 gradient from a safetensors file, runs the PyTorch UNet (torch_model.py:
-python/tiletrain_torch.py or $TT_TORCH_UNET) forward and backward in float64, and writes the logits, the input-independent parameter
-gradients and (batch norm) the updated running statistics.
+python/tiletrain_torch.py or $TT_TORCH_UNET) forward and backward in
+float64, and writes the logits, the input-independent parameter gradients
+and (batch norm) the updated running statistics.
 
   torch_unet_check.py IN.safetensors OUT.safetensors CONFIG_JSON
 CONFIG_JSON: {"classes":..,"base_channels":..,"depth":..,"norm":..,"groups":..,"train":0|1}
