@@ -3,10 +3,10 @@
 nnU-Net-style tiled prediction (evenly spread tile origins with the last
 tile on the border, an image smaller than the tile centred in it, numpy
 reflect or zero padding, Gaussian weights sigma = tile/8 normalised to a
-peak of 1 and clamped per axis at 1e-3, or mean weights) over
-torch_unet.py's UNet in float64.  Writes the blended logits (C, H, W).
+peak of 1 and clamped per axis at 1e-3, or mean weights) over the PyTorch
+UNet (torch_model.py) in float64.  Writes the blended logits (C, H, W).
 
-  infer_torch_check.py BENCH_DIR IN.safetensors OUT.safetensors CONFIG_JSON
+  infer_torch_check.py IN.safetensors OUT.safetensors CONFIG_JSON
 IN holds the weights and "image" (U8, H x W x 3).
 CONFIG_JSON: {"classes", "base_channels", "depth", "norm", "groups",
               "tile": [th, tw], "overlap", "blend": "gaussian"|"mean", "pad": "reflect"|"zero"}
@@ -18,6 +18,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import st_io
+import torch_model
 
 
 def origins(length, tile, overlap):
@@ -38,9 +39,8 @@ def weights(tile, blend):
 
 
 def main():
-    bench, inp, out, cfg = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
-    sys.path.insert(0, bench)
-    from torch_unet import UNet
+    inp, out, cfg = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    UNet = torch_model.unet_class()
     torch.set_num_threads(1)
     model = UNet(3, cfg["classes"], cfg["base_channels"], cfg["depth"], cfg["norm"], cfg["groups"])
     data = st_io.load(inp)

@@ -401,10 +401,7 @@ static void test_vs_torch(void)
     } cases[] = {{45, 70, 0.5, TT_BLEND_GAUSSIAN, TT_PAD_REFLECT},
                  {20, 77, 0.25, TT_BLEND_MEAN, TT_PAD_ZERO},
                  {3, 2, 0.5, TT_BLEND_GAUSSIAN, TT_PAD_REFLECT}};
-    /* torch_unet.py: shared/bench next to the main checkout, or $TT_BENCH_DIR */
-    char bench[1024];
-    snprintf(bench, sizeof bench, "%s", getenv("TT_BENCH_DIR") ? getenv("TT_BENCH_DIR")
-                                                               : TT_SOURCE_DIR "/../shared/bench");
+    /* the model: python/tiletrain_torch.py, or $TT_TORCH_UNET (tests/torch_model.py) */
     double worst = 0;
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         int h = cases[k].h, w = cases[k].w;
@@ -415,10 +412,10 @@ static void test_vs_torch(void)
         write_checkpoint(u, in_path, NULL, NULL, rgb, h, w);
         char cmd[2048];
         snprintf(cmd, sizeof cmd,
-                 "/usr/bin/python3 %s/tests/infer_torch_check.py %s %s %s "
+                 "/usr/bin/python3 %s/tests/infer_torch_check.py %s %s "
                  "'{\"classes\": %d, \"base_channels\": %d, \"depth\": %d, \"norm\": \"%s\", "
                  "\"groups\": %d, \"tile\": [32, 32], \"overlap\": %g, \"blend\": \"%s\", "
-                 "\"pad\": \"%s\"}'", TT_SOURCE_DIR, bench, in_path, out_path,
+                 "\"pad\": \"%s\"}'", TT_SOURCE_DIR, in_path, out_path,
                  cfg.classes, cfg.base_channels, cfg.depth, tt_norm_kind_name(cfg.norm),
                  cfg.groups, cases[k].overlap,
                  cases[k].blend == TT_BLEND_MEAN ? "mean" : "gaussian",
@@ -427,7 +424,7 @@ static void test_vs_torch(void)
         unlink(in_path);
         if (rc != 0) {
             printf("\n  SKIPPED torch comparison: '%s' failed (needs python3-torch and "
-                   "shared/bench/torch_unet.py)", cmd);
+                   "python/tiletrain_torch.py or $TT_TORCH_UNET)", cmd);
             unlink(out_path);
             free(rgb);
             break;

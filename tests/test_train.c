@@ -189,15 +189,15 @@ static void parity(const char *optimizer)
 
     char cmd[4096];
     snprintf(cmd, sizeof cmd,
-             "/usr/bin/python3 %s/tests/torch_train.py --bench %s/../shared/bench --data %s "
+             "/usr/bin/python3 %s/tests/torch_train.py --data %s "
              "--init %s --grads-out %s --weights-out %s --steps 2 --micro-batch 2 --accum 2 "
              "--optimizer %s --lr %g --weight-decay %g --momentum 0.9 --classes 3 "
              "--base-channels 4 --depth 2 --norm group --groups 2",
-             TT_SOURCE_DIR, TT_SOURCE_DIR, data, init, tgrads, tweights, optimizer, o.lr,
+             TT_SOURCE_DIR, data, init, tgrads, tweights, optimizer, o.lr,
              strcmp(optimizer, "sgd") == 0 ? 0.0 : 0.01);
     if (system(cmd) != 0) {
         printf("\n  SKIPPED parity with PyTorch: '%s' failed (needs python3-torch, python3-pil "
-               "and shared/bench/torch_unet.py)", cmd);
+               "and python/tiletrain_torch.py or $TT_TORCH_UNET)", cmd);
     } else {
         float *g = malloc(n * sizeof *g);
         tt_safetensors *f = NULL;

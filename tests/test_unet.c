@@ -1,6 +1,6 @@
 /*
  * The whole UNet, forward and backward, against PyTorch (float64) running
- * shared/bench/torch_unet.py's model from the same weights: logits, every
+ * python/tiletrain_torch.py's model from the same weights: logits, every
  * parameter gradient and batch norm's running statistics.  Also: a short
  * micro-batch, and backward twice adds twice.
  */
@@ -63,16 +63,16 @@ static tt_safetensors *run_torch(const unet_case *c, tt_unet *u, const float *pa
     const char *norm = tt_norm_kind_name(c->config.norm);
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
-             "/usr/bin/python3 %s/tests/torch_unet_check.py %s/../shared/bench %s %s "
+             "/usr/bin/python3 %s/tests/torch_unet_check.py %s %s "
              "'{\"classes\": %d, \"base_channels\": %d, \"depth\": %d, \"norm\": \"%s\", "
              "\"groups\": %d, \"train\": %d}'",
-             TT_SOURCE_DIR, TT_SOURCE_DIR, in_path, out_path, c->config.classes,
+             TT_SOURCE_DIR, in_path, out_path, c->config.classes,
              c->config.base_channels, c->config.depth, norm, c->config.groups, train);
     int rc = system(cmd);
     unlink(in_path);
     if (rc != 0) {
         printf("\n  SKIPPED torch comparison: '%s' failed (needs python3-torch and "
-               "shared/bench/torch_unet.py)\n", cmd);
+               "python/tiletrain_torch.py or $TT_TORCH_UNET)\n", cmd);
         torch_missing = 1;
         unlink(out_path);
         return NULL;

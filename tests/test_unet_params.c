@@ -1,4 +1,4 @@
-/* The UNet's tensors carry PyTorch's names, shapes and order (torch_unet.py). */
+/* The UNet's tensors carry PyTorch's names, shapes and order (python/tiletrain_torch.py). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,11 +8,12 @@
 #include "harness.h"
 #include "model/unet_config.h"
 
-/* Runs torch_unet.py names; NULL (after saying why) when torch is absent. */
+/* Runs tiletrain_torch.py names (or $TT_TORCH_UNET's); NULL (after saying
+ * why) when torch is absent. */
 static cJSON *torch_names(const char *args)
 {
     const char *script = getenv("TT_TORCH_UNET");
-    if (!script) script = TT_SOURCE_DIR "/../shared/bench/torch_unet.py";
+    if (!script) script = TT_SOURCE_DIR "/python/tiletrain_torch.py";
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' names %s 2>/dev/null", script, args);
     FILE *p = popen(cmd, "r");
@@ -23,7 +24,7 @@ static cJSON *torch_names(const char *args)
     int rc = pclose(p);
     if (rc != 0 || n == 0) {
         printf("\n  SKIPPED torch comparison: '%s' did not run (needs python3-torch and "
-               "shared/bench/torch_unet.py)\n", cmd);
+               "python/tiletrain_torch.py or $TT_TORCH_UNET)\n", cmd);
         return NULL;
     }
     return cJSON_Parse(buf);

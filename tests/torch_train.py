@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""PyTorch side of the parity test: trains shared/bench/torch_unet.py's UNet
-exactly as `tiletrain train --no-shuffle --no-augment` does, from the same
-safetensors weights on the same folder data set, and writes the normalised
-gradients of the last window and the final weights as safetensors files.
+"""PyTorch side of the parity test: trains the PyTorch UNet (torch_model.py:
+python/tiletrain_torch.py or $TT_TORCH_UNET) exactly as `tiletrain train
+--no-shuffle --no-augment` does, from the same safetensors weights on the
+same folder data set, and writes the normalised gradients of the last
+window and the final weights as safetensors files.
 
-  torch_train.py --bench DIR --data DIR --init F --grads-out F --weights-out F
+  torch_train.py --data DIR --init F --grads-out F --weights-out F
                  --steps S --micro-batch B --accum N --optimizer adamw|sgd ...
 
 Data: DIR/images/*.png (RGB) in sorted name order, masks DIR/masks/NAME.png
@@ -22,7 +23,6 @@ from PIL import Image
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--bench", required=True)
     ap.add_argument("--data", required=True)
     ap.add_argument("--init", required=True)
     ap.add_argument("--grads-out", required=True)
@@ -41,10 +41,10 @@ def main():
     ap.add_argument("--groups", type=int, default=2)
     args = ap.parse_args()
 
-    sys.path.insert(0, args.bench)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import st_io
-    from torch_unet import UNet
+    import torch_model
+    UNet = torch_model.unet_class()
     torch.set_num_threads(1)
     model = UNet(3, args.classes, args.base_channels, args.depth, args.norm, args.groups)
     state = st_io.load(args.init)

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """PyTorch side of the UNet test: loads weights, input and an upstream
-gradient from a safetensors file, runs torch_unet.py's UNet forward and
-backward in float64, and writes the logits, the input-independent parameter
-gradients and (batch norm) the updated running statistics.
+gradient from a safetensors file, runs the PyTorch UNet (torch_model.py:
+python/tiletrain_torch.py or $TT_TORCH_UNET) forward and backward in
+float64, and writes the logits, the input-independent parameter gradients
+and (batch norm) the updated running statistics.
 
-  torch_unet_check.py BENCH_DIR IN.safetensors OUT.safetensors CONFIG_JSON
+  torch_unet_check.py IN.safetensors OUT.safetensors CONFIG_JSON
 CONFIG_JSON: {"classes":..,"base_channels":..,"depth":..,"norm":..,"groups":..,"train":0|1}
 """
 import json, os, sys
@@ -13,12 +14,12 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import st_io
+import torch_model
 
 
 def main():
-    bench, inp, out, cfg = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
-    sys.path.insert(0, bench)
-    from torch_unet import UNet
+    inp, out, cfg = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    UNet = torch_model.unet_class()
     torch.set_num_threads(1)
     model = UNet(3, cfg["classes"], cfg["base_channels"], cfg["depth"], cfg["norm"], cfg["groups"])
     data = st_io.load(inp)

@@ -2,9 +2,11 @@
 # Step memory against the PyTorch peer, in one run: the growth of peak
 # process RSS over one training window, tiletrain (through `mem --measure`,
 # on the chosen device; on PoCL device memory is host memory) beside
-# ../shared/bench/torch_unet.py mem with the same model, tile and batch.
+# python/tiletrain_torch.py mem with the same model, tile and batch.
 #   tools/bench_mem.sh [--tile 256x256] [--micro-batch 4] [extra tiletrain flags]
 #   ROUNDS=N (default 5): runs of each side; the medians are compared
+#   TT_TORCH_UNET=FILE: another peer with the same command line;
+#   TT_BENCH_DIR=DIR: the peer DIR/torch_unet.py
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tile=256x256 mb=4
@@ -16,18 +18,18 @@ while [ $# -gt 0 ]; do
     *) extra+=("$1"); shift ;;
   esac
 done
-bench=${TT_BENCH_DIR:-../shared/bench}
+peer_py=${TT_TORCH_UNET:-${TT_BENCH_DIR:+$TT_BENCH_DIR/torch_unet.py}}
+peer_py=${peer_py:-python/tiletrain_torch.py}
 tt=${BUILD_DIR:-build}/tiletrain
 [ -x "$tt" ] || { echo "bench_mem: build first (tools/build.sh)" >&2; exit 1; }
-# PyTorch's figure moves a lot from run to run (385 to 680 MiB at 256x256 mb4
-# on this machine): both sides run ROUNDS times, alternately, and the medians
-# are compared.
+# PyTorch's figure moves a lot from run to run (up to a factor of two): both
+# sides run ROUNDS times, alternately, and the medians are compared.
 rounds=${ROUNDS:-5}
 ours=() peer=()
 for r in $(seq "$rounds"); do
   ours+=("$("$tt" mem --tile "$tile" --micro-batch "$mb" --format kaggle-rle --classes 4 --measure --json "${extra[@]}" |
             /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["measured"]["process_step_growth_bytes"])')")
-  peer+=("$(/usr/bin/python3 "$bench/torch_unet.py" mem --tile "$tile" --micro-batch "$mb" |
+  peer+=("$(/usr/bin/python3 "$peer_py" mem --tile "$tile" --micro-batch "$mb" |
             /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["step_mem_mib"] * 1048576)')")
 done
 /usr/bin/python3 - "${ours[*]}" "${peer[*]}" "$tile" "$mb" "${extra[*]:-}" <<'PY'

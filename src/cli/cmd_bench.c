@@ -1,7 +1,7 @@
 /*
  * tiletrain bench: whole optimizer steps timed on a device, after a
  * warm-up, with the device time per kind of work from OpenCL profiling
- * events.  The peer is shared/bench/torch_unet.py bench (same model, tile,
+ * events.  The peer is python/tiletrain_torch.py bench (same model, tile,
  * micro-batch, accum and AdamW); tools/bench_vs_torch.sh runs both.
  */
 #include <stdlib.h>

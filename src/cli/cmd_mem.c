@@ -107,7 +107,7 @@ static tt_status run(const mem_options *o)
     uint64_t rss_base = 0, rss_peak = 0;
     if (o->measure) {
         /* the process's resident memory over the window, as the PyTorch peer
-         * (shared/bench/torch_unet.py mem) measures it: on a CPU device the
+         * (python/tiletrain_torch.py mem) measures it: on a CPU device the
          * device memory is host memory */
         TT_CHECK(tt_backend_create_opencl(t->device[0] ? t->device : NULL, &real));
         rss_base = proc_status_bytes("VmRSS");

@@ -1,4 +1,4 @@
-/* The UNet's configuration and its named parameters (torch_unet.py's order). */
+/* The UNet's configuration and its named parameters (python/tiletrain_torch.py's order). */
 #include "model/unet_config.h"
 
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /*
  * The built-in UNet, parameter for parameter the model of
- * shared/bench/torch_unet.py: level i has base * 2^i channels; a block is
+ * python/tiletrain_torch.py: level i has base * 2^i channels; a block is
  * conv3x3 + norm + ReLU twice (biased convs); 2x2 max-pool down, 2x2
  * stride-2 transposed conv up; the skip is concatenated as [upsampled,
  * skip]; a 1x1 head.
@@ -25,7 +25,7 @@ typedef struct tt_unet_config {
                            convolution runs this one (direct where its workspace won't fit) */
 } tt_unet_config;
 
-/* The defaults of torch_unet.py: 3 in, 4 classes, base 16, depth 3, group norm, 8 groups. */
+/* The defaults of tiletrain_torch.py: 3 in, 4 classes, base 16, depth 3, group norm, 8 groups. */
 tt_unet_config tt_unet_config_default(void);
 
 /* Checks the configuration; errors say which value is wrong and why. */
