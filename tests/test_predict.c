@@ -16,7 +16,7 @@
 #include "ops/conv_autotune.h"
 #include "infer/model_load.h"
 #include "infer/predict.h"
-#include "train/safetensors.h"
+#include "io/safetensors.h"
 
 static tt_unet_config small_config(void)
 {

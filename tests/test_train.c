@@ -19,7 +19,7 @@
 #include "ops/conv_autotune.h"
 #include "train/checkpoint.h"
 #include "train/report.h"
-#include "train/safetensors.h"
+#include "io/safetensors.h"
 #include "train/trainer.h"
 
 static char *cache_dir;

@@ -6,7 +6,7 @@
 #define TT_DATA_DATASET_INTERNAL_H
 
 #include "core/status.h"
-#include "data/csv.h"
+#include "io/csv.h"
 #include "data/dataset.h"
 
 typedef struct tt_ds_item {

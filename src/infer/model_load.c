@@ -9,7 +9,7 @@
 
 #include "core/status.h"
 #include "train/checkpoint.h"
-#include "train/safetensors.h"
+#include "io/safetensors.h"
 
 /* Reads an integer key of obj into *out when present. */
 static tt_status get_int(const cJSON *obj, const char *key, int *out, int required)

@@ -9,7 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/status.h"
-#include "train/safetensors.h"
+#include "io/safetensors.h"
 #include "train/trainer.h"
 
 /* Every block of the model, in a fixed order, for num_batches_tracked. */

@@ -15,7 +15,7 @@
 #define TT_TRAIN_CHECKPOINT_H
 
 #include "model/unet.h"
-#include "train/safetensors.h"
+#include "io/safetensors.h"
 
 struct tt_trainer;
 
