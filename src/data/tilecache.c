@@ -264,10 +264,7 @@ void tt_tilecache_destroy(tt_tilecache *cache)
 
 const tt_item_source *tt_tilecache_source(const tt_tilecache *cache) { return cache->source; }
 
-int tt_tilecache_planes(const tt_tilecache *cache)
-{
-    return cache->source->mask_kind == TT_MASK_CLASS_INDEX ? 1 : cache->source->classes;
-}
+int tt_tilecache_planes(const tt_tilecache *cache) { return tc_planes(cache); }
 
 void tt_tilecache_get_stats(const tt_tilecache *cache, tt_tilecache_stats *stats) { *stats = cache->stats; }
 
@@ -364,7 +361,7 @@ tt_status tt_tilecache_read_mask(tt_tilecache *cache, int index, int x0, int y0,
 {
     tc_item *it;
     TT_TRY(item_mask(cache, index, &it));
-    int n = tt_tilecache_planes(cache);
+    int n = tc_planes(cache);
     for (int p = 0; p < n; p++)
         TT_TRY(read_region(cache, it->mask_file, it->mask_key, &it->mask_layout, it->width, it->height, p,
                            x0, y0, w, h, pad, planes + (size_t)p * w * h));
