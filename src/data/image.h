@@ -25,12 +25,6 @@ typedef struct tt_image {
     uint8_t *pixels; /* (H, W, 3) interleaved RGB, malloc'd; tt_image_free() */
 } tt_image;
 
-typedef enum tt_image_format {
-    TT_IMAGE_UNKNOWN,
-    TT_IMAGE_STB,  /* JPEG, PNG, BMP (and what else stb_image reads) */
-    TT_IMAGE_TIFF,
-} tt_image_format;
-
 /* Reads only the header: width and height.  tiled (may be NULL) is set to 1
  * for a tiled TIFF, 0 otherwise.  Errors name the file: missing file
  * (TT_ERR_IO), unknown or broken header (TT_ERR_FORMAT). */
@@ -45,21 +39,8 @@ tt_status tt_image_load(const char *path, uint64_t max_pixels, tt_image *out);
 /* Frees the pixels; the struct is zeroed.  NULL allowed. */
 void tt_image_free(tt_image *image);
 
-/* The format by the file's first bytes (TIFF magic or not); UNKNOWN when the
- * file cannot be opened. */
-tt_image_format tt_image_sniff(const char *path);
-
-/* Refusal message shared with the tile cache: TT_ERR_TOO_LARGE when
- * width * height > max_pixels (0 = default), else NULL. */
+/* The max_pixels refusal (image_probe.c's message), for the tile cache:
+ * TT_ERR_TOO_LARGE when width * height > max_pixels (0 = default), else NULL. */
 tt_status tt_image_check_size(const char *path, int width, int height, uint64_t max_pixels);
-
-/* libtiff reports errors through process-wide handlers; these route them
- * into a per-thread buffer instead of stderr.  Call tt_tiff_quiet() before
- * any libtiff use (idempotent, thread-safe); tt_tiff_last_error() returns
- * the last libtiff error message of this thread ("" if none) and
- * tt_tiff_clear_error() empties it. */
-void tt_tiff_quiet(void);
-const char *tt_tiff_last_error(void);
-void tt_tiff_clear_error(void);
 
 #endif

@@ -9,7 +9,7 @@
 #include <tiffio.h>
 
 #include "core/status.h"
-#include "data/image.h"
+#include "data/image_probe.h"
 #include "data/tilecache_internal.h"
 
 tt_status tc_count_foreground(tt_tilecache *c, tc_item *it)
@@ -22,12 +22,12 @@ tt_status tc_count_foreground(tt_tilecache *c, tc_item *it)
     uint64_t *totals = calloc((size_t)classes, sizeof *totals);
     uint8_t *tile = malloc((size_t)L->tile_w * L->tile_h);
     tt_status status = NULL;
-    tt_tiff_clear_error();
-    TIFF *tif = TIFFOpen(it->mask_file, "r");
+    tt_tiff_errors errors;
+    TIFF *tif = tt_tiff_open(it->mask_file, "r", &errors);
     if (!counts || !totals || !tile || !tif) {
         status = tif ? tt_error_new(TT_ERR_OUT_OF_MEMORY, "tile cache: no host memory")
                      : tt_error_new(TT_ERR_IO, "tile cache: cannot open %s (%s)", it->mask_file,
-                                    tt_tiff_last_error());
+                                    tt_tiff_reason(&errors));
         goto cleanup;
     }
     for (int p = 0; p < (multi ? classes : 1); p++)
@@ -37,7 +37,7 @@ tt_status tc_count_foreground(tt_tilecache *c, tc_item *it)
                                              (uint16_t)p);
             if (TIFFReadEncodedTile(tif, index, tile, (tmsize_t)L->tile_w * L->tile_h) < 0) {
                 status = tt_error_new(TT_ERR_FORMAT, "tile cache: cannot decode mask %s (%s); delete it to "
-                                      "rebuild", it->mask_file, tt_tiff_last_error());
+                                      "rebuild", it->mask_file, tt_tiff_reason(&errors));
                 goto cleanup;
             }
             c->stats.tile_reads++;

@@ -18,6 +18,7 @@
 #include "core/hash.h"
 #include "core/status.h"
 #include "data/image.h"
+#include "data/image_probe.h"
 #include "data/tilecache_internal.h"
 
 /* Temporary names: pid + a process-wide counter, so two caches in two
@@ -35,9 +36,9 @@ static void layout_for(tc_layout *L, int width, int height, int tile_w, int tile
 tt_status tc_open_direct(tt_tilecache *c, const char *path, tc_item *it)
 {
     (void)c;
-    tt_tiff_clear_error();
-    TIFF *tif = TIFFOpen(path, "r");
-    if (!tif) return tt_error_new(TT_ERR_FORMAT, "image %s: not a readable TIFF (%s)", path, tt_tiff_last_error());
+    tt_tiff_errors errors;
+    TIFF *tif = tt_tiff_open(path, "r", &errors);
+    if (!tif) return tt_error_new(TT_ERR_FORMAT, "image %s: not a readable TIFF (%s)", path, tt_tiff_reason(&errors));
     tt_status status = NULL;
     uint32_t tw = 0, th = 0;
     uint16_t bits = 8, spp = 1, planar = PLANARCONFIG_CONTIG, photometric = PHOTOMETRIC_MINISBLACK;
@@ -77,8 +78,8 @@ cleanup:
 static int entry_valid(const char *file, int width, int height, int samples)
 {
     if (access(file, R_OK) != 0) return 0;
-    tt_tiff_clear_error();
-    TIFF *tif = TIFFOpen(file, "r");
+    tt_tiff_errors errors;
+    TIFF *tif = tt_tiff_open(file, "r", &errors);
     if (!tif) return 0;
     uint32_t w = 0, h = 0, tw = 0, th = 0;
     uint16_t spp = 0;
@@ -105,11 +106,11 @@ static tt_status write_entry(tt_tilecache *c, const char *final, int width, int 
     uint8_t *buf = malloc((size_t)tile * tile * (separate ? 1 : samples));
     uint16_t *extra = NULL;
     tt_status status = NULL;
-    tt_tiff_clear_error();
-    TIFF *tif = TIFFOpen(temp, raw > (1ULL << 31) ? "w8" : "w");
+    tt_tiff_errors errors;
+    TIFF *tif = tt_tiff_open(temp, raw > (1ULL << 31) ? "w8" : "w", &errors);
     if (!tif || !buf) {
         status = tt_error_new(TT_ERR_IO, "tile cache: cannot write %s (%s); check the cache directory's "
-                              "space and permissions", temp, tif ? "no memory" : tt_tiff_last_error());
+                              "space and permissions", temp, tif ? "no memory" : tt_tiff_reason(&errors));
         goto cleanup;
     }
     TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, (uint32_t)width);
@@ -141,12 +142,12 @@ static tt_status write_entry(tt_tilecache *c, const char *final, int width, int 
                 uint32_t index = TIFFComputeTile(tif, (uint32_t)(tx * tile), (uint32_t)(ty * tile), 0, (uint16_t)p);
                 if (TIFFWriteEncodedTile(tif, index, buf, (tmsize_t)tile * tile * bpp) < 0) {
                     status = tt_error_new(TT_ERR_IO, "tile cache: writing %s failed (%s); check the cache "
-                                          "directory's space", temp, tt_tiff_last_error());
+                                          "directory's space", temp, tt_tiff_reason(&errors));
                     goto cleanup;
                 }
             }
     if (!TIFFFlush(tif)) {
-        status = tt_error_new(TT_ERR_IO, "tile cache: flushing %s failed (%s)", temp, tt_tiff_last_error());
+        status = tt_error_new(TT_ERR_IO, "tile cache: flushing %s failed (%s)", temp, tt_tiff_reason(&errors));
         goto cleanup;
     }
     TIFFClose(tif);
