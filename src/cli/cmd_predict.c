@@ -19,11 +19,9 @@
  * components of every class but 0 (they become 0); CSV masks are the class
  * planes, nearest-resized with --rle-size.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 
 #include <stb_image_write.h>
@@ -284,21 +282,6 @@ cleanup:
     return status;
 }
 
-static int is_image_name(const char *name)
-{
-    static const char *const ext[] = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff"};
-    const char *dot = strrchr(name, '.');
-    if (!dot || name[0] == '.') return 0;
-    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
-        if (strcasecmp(dot, ext[i]) == 0) return 1;
-    return 0;
-}
-
-static int compare_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The images to predict: the input file, or the image files of the input
  * folder in sorted order.  *paths: count strings, each and the array free(). */
 static tt_status list_inputs(const char *input, char ***paths, int *count)
@@ -308,50 +291,37 @@ static tt_status list_inputs(const char *input, char ***paths, int *count)
     struct stat st;
     if (stat(input, &st) != 0)
         return tt_error_new(TT_ERR_IO, "--input %s: %s", input, strerror(errno));
-    int capacity = 16;
-    char **list = malloc((size_t)capacity * sizeof *list);
-    if (!list) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     if (!S_ISDIR(st.st_mode)) {
-        list[0] = strdup(input);
+        char **list = malloc(sizeof *list);
+        if (!list || !(list[0] = strdup(input))) {
+            free(list);
+            return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+        }
         *paths = list;
-        *count = list[0] ? 1 : 0;
-        return list[0] ? NULL : tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+        *count = 1;
+        return NULL;
     }
-    DIR *dir = opendir(input);
-    if (!dir) {
-        free(list);
-        return tt_error_new(TT_ERR_IO, "--input %s: %s", input, strerror(errno));
-    }
+    char **names = NULL;
     int n = 0;
-    tt_status status = NULL;
-    for (struct dirent *e; !status && (e = readdir(dir));) {
-        if (!is_image_name(e->d_name)) continue;
-        if (n == capacity) {
-            char **grown = realloc(list, (size_t)(capacity *= 2) * sizeof *list);
-            if (!grown) {
-                status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
-                break;
-            }
-            list = grown;
-        }
-        size_t len = strlen(input) + strlen(e->d_name) + 2;
-        if (!(list[n] = malloc(len))) {
-            status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
-            break;
-        }
-        snprintf(list[n++], len, "%s/%s", input, e->d_name);
+    tt_status status = tt_image_list_dir(input, &names, &n);
+    if (status) return tt_error_prefix(status, "--input %s", input);
+    if (n == 0) {
+        free(names);
+        return tt_error_new(TT_ERR_IO, "--input %s has no images (" TT_IMAGE_EXTENSIONS ")", input);
     }
-    closedir(dir);
-    if (!status && n == 0)
-        status = tt_error_new(TT_ERR_IO, "--input %s has no images (.jpg .jpeg .png .bmp .tif "
-                              ".tiff)", input);
-    if (status) {
-        for (int i = 0; i < n; i++) free(list[i]);
-        free(list);
-        return status;
+    /* names to paths, in place */
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(input) + strlen(names[i]) + 2;
+        char *path = malloc(len);
+        if (!path) {
+            tt_image_free_names(names, n);
+            return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+        }
+        snprintf(path, len, "%s/%s", input, names[i]);
+        free(names[i]);
+        names[i] = path;
     }
-    qsort(list, (size_t)n, sizeof *list, compare_names);
-    *paths = list;
+    *paths = names;
     *count = n;
     return NULL;
 }

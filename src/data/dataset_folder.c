@@ -13,6 +13,7 @@
 #include "core/hash.h"
 #include "data/dataset_internal.h"
 #include "data/dataset_probe.h"
+#include "data/image.h"
 
 /* An item's format_data: the path of its mask (DIR/masks/STEM.png). */
 static const char *mask_path_of(const tt_ds_item *item) { return item->format_data; }
@@ -133,8 +134,8 @@ static tt_status open_folder(tt_dataset *ds, const tt_dataset_options *opts)
     int image_count = 0, mask_count = 0, max_value = -1;
     stem_ref *stems = NULL;
     (void)opts;
-    TT_CHECK(tt_ds_list_images(ds->images_dir, &images, &image_count));
-    TT_CHECK(tt_ds_list_images(ds->masks_dir, &masks, &mask_count));
+    TT_CHECK(tt_image_list_dir(ds->images_dir, &images, &image_count));
+    TT_CHECK(tt_image_list_dir(ds->masks_dir, &masks, &mask_count));
     stems = malloc(sizeof *stems * (size_t)(image_count ? image_count : 1));
     if (!stems) {
         status = folder_oom();
@@ -187,8 +188,8 @@ static tt_status open_folder(tt_dataset *ds, const tt_dataset_options *opts)
     }
 cleanup:
     free(stems);
-    tt_ds_free_names(images, image_count);
-    tt_ds_free_names(masks, mask_count);
+    tt_image_free_names(images, image_count);
+    tt_image_free_names(masks, mask_count);
     return status;
 }
 

@@ -75,10 +75,6 @@ tt_status tt_ds_add_class(tt_dataset *ds, const char *name, int *index);
 int tt_ds_find_class(const tt_dataset *ds, const char *name);
 /* "a/b" as a malloc'd string, or NULL when out of memory. */
 char *tt_ds_join(const char *dir, const char *name);
-/* The file names in dir with an image extension, sorted; TT_ERR_IO when
- * dir cannot be read.  Free with tt_ds_free_names. */
-tt_status tt_ds_list_images(const char *dir, char ***names, int *count);
-void tt_ds_free_names(char **names, int count);
 /* Probes an item's image (size, limits), recording a problem on failure. */
 tt_status tt_ds_probe_item(tt_dataset *ds, int index);
 /* Frees an item's strings and its format_data. */

@@ -1,21 +1,16 @@
 /*
- * The builders every data set format uses: items, classes, problems, image
- * listings and the image probe of an item.  The format files call these;
+ * The builders every data set format uses: items, classes, problems and
+ * the image probe of an item (folders are listed by tt_image_list_dir).  The format files call these;
  * they call no format.
  */
-#include <dirent.h>
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 
 #include "data/dataset_internal.h"
 #include "data/dataset_probe.h"
-
-static const char *const image_extensions[] = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff"};
 
 static tt_status oom(void)
 {
@@ -32,57 +27,6 @@ char *tt_ds_join(const char *dir, const char *name)
     path[a] = '/';
     memcpy(path + a + 1, name, b + 1);
     return path;
-}
-
-static int has_image_extension(const char *name)
-{
-    const char *dot = strrchr(name, '.');
-    if (!dot || dot == name) return 0;
-    for (size_t i = 0; i < sizeof image_extensions / sizeof image_extensions[0]; i++)
-        if (strcasecmp(dot, image_extensions[i]) == 0) return 1;
-    return 0;
-}
-
-static int compare_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-void tt_ds_free_names(char **names, int count)
-{
-    for (int i = 0; i < count; i++) free(names[i]);
-    free(names);
-}
-
-tt_status tt_ds_list_images(const char *dir, char ***names, int *count)
-{
-    *names = NULL;
-    *count = 0;
-    DIR *d = opendir(dir);
-    if (!d) return tt_error_new(TT_ERR_IO, "cannot read the images folder %s: %s", dir, strerror(errno));
-    char **list = NULL;
-    int n = 0, capacity = 0;
-    struct dirent *entry;
-    while ((entry = readdir(d))) {
-        if (entry->d_name[0] == '.' || !has_image_extension(entry->d_name)) continue;
-        if (n == capacity) {
-            capacity = capacity ? 2 * capacity : 64;
-            char **grown = realloc(list, sizeof *grown * (size_t)capacity);
-            if (!grown) goto fail;
-            list = grown;
-        }
-        if (!(list[n] = strdup(entry->d_name))) goto fail;
-        n++;
-    }
-    closedir(d);
-    if (n) qsort(list, (size_t)n, sizeof *list, compare_names);
-    *names = list;
-    *count = n;
-    return NULL;
-fail:
-    closedir(d);
-    tt_ds_free_names(list, n);
-    return oom();
 }
 
 tt_status tt_ds_problem(tt_dataset *ds, const char *item, const char *fmt, ...)

@@ -14,6 +14,7 @@
 
 #include "core/hash.h"
 #include "data/dataset_internal.h"
+#include "data/image.h"
 #include "data/rle.h"
 #include "io/csv.h"
 
@@ -279,7 +280,7 @@ static tt_status open_kaggle(tt_dataset *ds, const tt_dataset_options *opts)
         status = oom();
         goto cleanup;
     }
-    TT_CHECK(tt_ds_list_images(ds->images_dir, &images, &image_count));
+    TT_CHECK(tt_image_list_dir(ds->images_dir, &images, &image_count));
     TT_CHECK(read_rows(ds, &map, which, rows, &row_count));
     TT_CHECK(fill_items(ds, rows, row_count));
     TT_CHECK(check_items(ds));
@@ -309,7 +310,7 @@ static tt_status open_kaggle(tt_dataset *ds, const tt_dataset_options *opts)
 cleanup:
     free(map.slots);
     free(rows);
-    tt_ds_free_names(images, image_count);
+    tt_image_free_names(images, image_count);
     return status;
 }
 

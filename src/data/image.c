@@ -6,10 +6,12 @@
  */
 #include "data/image.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <stb_image.h>
 #include <tiffio.h>
@@ -150,4 +152,58 @@ void tt_image_free(tt_image *image)
     if (!image) return;
     free(image->pixels);
     memset(image, 0, sizeof *image);
+}
+
+/* ---- folders of images ------------------------------------------------------ */
+
+static int has_image_extension(const char *name)
+{
+    static const char *const extensions[] = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff"};
+    const char *dot = strrchr(name, '.');
+    if (!dot || name[0] == '.') return 0;
+    for (size_t i = 0; i < sizeof extensions / sizeof extensions[0]; i++)
+        if (strcasecmp(dot, extensions[i]) == 0) return 1;
+    return 0;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void tt_image_free_names(char **names, int count)
+{
+    for (int i = 0; i < count; i++) free(names[i]);
+    free(names);
+}
+
+tt_status tt_image_list_dir(const char *dir, char ***names, int *count)
+{
+    *names = NULL;
+    *count = 0;
+    DIR *d = opendir(dir);
+    if (!d) return tt_error_new(TT_ERR_IO, "cannot read the images folder %s: %s", dir, strerror(errno));
+    char **list = NULL;
+    int n = 0, capacity = 0;
+    struct dirent *entry;
+    while ((entry = readdir(d))) {
+        if (!has_image_extension(entry->d_name)) continue;
+        if (n == capacity) {
+            capacity = capacity ? 2 * capacity : 64;
+            char **grown = realloc(list, sizeof *grown * (size_t)capacity);
+            if (!grown) goto fail;
+            list = grown;
+        }
+        if (!(list[n] = strdup(entry->d_name))) goto fail;
+        n++;
+    }
+    closedir(d);
+    if (n) qsort(list, (size_t)n, sizeof *list, compare_names);
+    *names = list;
+    *count = n;
+    return NULL;
+fail:
+    closedir(d);
+    tt_image_free_names(list, n);
+    return tt_error_new(TT_ERR_OUT_OF_MEMORY, "listing the images folder %s: out of host memory", dir);
 }

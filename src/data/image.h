@@ -39,6 +39,16 @@ tt_status tt_image_load(const char *path, uint64_t max_pixels, tt_image *out);
 /* Frees the pixels; the struct is zeroed.  NULL allowed. */
 void tt_image_free(tt_image *image);
 
+/* The file extensions read as images (case-insensitive), for messages:
+ * ".png .jpg .jpeg .bmp .tif .tiff". */
+#define TT_IMAGE_EXTENSIONS ".png .jpg .jpeg .bmp .tif .tiff"
+
+/* The names (not paths) of the image files in dir by extension, hidden
+ * files left out, sorted by strcmp.  TT_ERR_IO when dir cannot be read.
+ * *names is an array of *count strings; free with tt_image_free_names. */
+tt_status tt_image_list_dir(const char *dir, char ***names, int *count);
+void tt_image_free_names(char **names, int count);
+
 /* The max_pixels refusal (image_probe.c's message), for the tile cache:
  * TT_ERR_TOO_LARGE when width * height > max_pixels (0 = default), else NULL. */
 tt_status tt_image_check_size(const char *path, int width, int height, uint64_t max_pixels);
