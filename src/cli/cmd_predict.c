@@ -179,14 +179,13 @@ static tt_status finish_multi_label(run_state *rs, const char *file, const char 
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory for the masks", file);
         goto cleanup;
     }
-    tt_predict_sigmoid(probs, classes, pixels);
+    /* --min-size counts pixels of the RLE size: scaled to the full size */
     double scale = rw ? (double)pixels / ((double)rw * rh) : 1.0;
-    int full_min = (int)(o->min_size * scale + 0.5);
+    tt_mask_rule rule = {1, (float)o->threshold, (int)(o->min_size * scale + 0.5)};
+    TT_CHECK(tt_predict_to_masks(probs, classes, w, h, &rule, masks));
     for (int c = 0; c < classes; c++) {
         uint8_t *m = masks + (size_t)c * pixels;
         const float *p = probs + (size_t)c * pixels;
-        tt_pp_threshold(p, pixels, (float)o->threshold, m);
-        TT_CHECK(tt_pp_remove_small(m, w, h, full_min, 8, NULL));
         for (size_t i = 0; i < pixels; i++) view[i] = m[i] ? 255 : 0;
         char suffix[TT_OPT_STRING_MAX];
         safe_name(rs->names[c], suffix, sizeof suffix);
@@ -214,7 +213,7 @@ cleanup:
 }
 
 static tt_status finish_class_index(run_state *rs, const char *file, const char *stem, int w,
-                                    int h, const uint8_t *rgb, const float *logits)
+                                    int h, const uint8_t *rgb, float *logits)
 {
     const predict_options *o = rs->opts;
     int classes = rs->model.config.classes, rw = o->rle_size[1], rh = o->rle_size[0];
@@ -226,13 +225,8 @@ static tt_status finish_class_index(run_state *rs, const char *file, const char 
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory for the masks", file);
         goto cleanup;
     }
-    tt_predict_argmax(logits, classes, pixels, index);
-    for (int c = 1; o->min_size > 1 && c < classes; c++) {
-        for (size_t i = 0; i < pixels; i++) plane[i] = index[i] == c;
-        TT_CHECK(tt_pp_remove_small(plane, w, h, o->min_size, 8, NULL));
-        for (size_t i = 0; i < pixels; i++)
-            if (index[i] == c && !plane[i]) index[i] = 0;
-    }
+    tt_mask_rule rule = {0, (float)o->threshold, o->min_size};
+    TT_CHECK(tt_predict_to_masks(logits, classes, w, h, &rule, index));
     TT_CHECK(write_png(o->out, stem, "mask", w, h, 1, index));
     if (!o->no_overlay) {
         tt_overlay(rgb, pixels, classes, NULL, index, view);
