@@ -14,11 +14,9 @@
 
 #include <stdint.h>
 
+#include "data/image_probe.h" /* TT_IMAGE_DEFAULT_MAX_PIXELS */
 #include "tiletrain.h"
 
-/* The limit used when a caller passes max_pixels = 0: 2^28 pixels
- * (16384 x 16384), 768 MiB of decoded RGB. */
-#define TT_IMAGE_DEFAULT_MAX_PIXELS (1ULL << 28)
 
 typedef struct tt_image {
     int width, height;

@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 
 #include <stb_image.h>
+#include <tiffio.h>
 
 #include "core/status.h"
-#include "data/image.h"
 
 static const unsigned char png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 

@@ -13,9 +13,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <tiffio.h>
-
 #include "tiletrain.h"
+
+/* libtiff's handle, as tiffio.h declares it (C11 allows the typedef twice):
+ * users of tt_tiff_open include tiffio.h themselves. */
+typedef struct tiff TIFF;
+
+/* The limit used when a caller passes max_pixels = 0: 2^28 pixels
+ * (16384 x 16384), 768 MiB of decoded RGB. */
+#define TT_IMAGE_DEFAULT_MAX_PIXELS (1ULL << 28)
 
 /* Bytes at the end of a file searched for the PNG IEND / JPEG EOI marker,
  * so that a little trailing junk some writers add is tolerated. */
