@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/csv.h"
+#include "io/csv.h"
 #include "harness.h"
 
 static tt_csv *parse(const char *text)

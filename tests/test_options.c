@@ -140,6 +140,34 @@ static void test_json(void)
     unlink(path);
 }
 
+/* A command's own options after another's, embedded at an offset. */
+typedef struct {
+    int verbose;
+    opts_t base;
+    int json;
+} outer_t;
+
+static void test_table_concat(void)
+{
+    static const tt_opt own[] = {
+        {"json", TT_OPT_FLAG, offsetof(outer_t, json), NULL, "json", 1, 0, NULL},
+    };
+    size_t base_count = sizeof table / sizeof table[0], total = 0;
+    tt_opt *both = tt_opt_table_concat(table, base_count, offsetof(outer_t, base), own, 1, &total);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(both);
+    CU_ASSERT_EQUAL(total, base_count + 1);
+    outer_t o = {0};
+    int help = 0;
+    TH_OK(tt_opt_parse_args(both, total, &o, 5, (char *[]){"t", "--steps", "7", "--json", "--no-shuffle"}, 1,
+                            &help));
+    CU_ASSERT_EQUAL(o.base.steps, 7);
+    CU_ASSERT_EQUAL(o.base.no_shuffle, 1);
+    CU_ASSERT_EQUAL(o.json, 1);
+    CU_ASSERT_EQUAL(o.verbose, 0);
+    CU_ASSERT_STRING_EQUAL(both[total - 1].name, "json");
+    free(both);
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -147,6 +175,7 @@ int main(void)
         {"flag errors name the flag", test_flag_errors},
         {"INI: unknown key names file and line; flags override", test_ini_and_override},
         {"JSON: values, unknown key line, syntax error line", test_json},
+        {"a table after another's, at an offset", test_table_concat},
         CU_TEST_INFO_NULL,
     };
     return th_run_suite("options", tests);

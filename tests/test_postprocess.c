@@ -2,8 +2,8 @@
  * Postprocessing: thresholds, small-component removal (4 and 8
  * connectivity, against a union-find reference on random masks, and a
  * 2000x2000 serpentine that would overflow a recursive fill), nearest and
- * area resizing, and RLE of predicted masks decoding back to the same
- * masks.
+ * area resizing, RLE of predicted masks decoding back to the same
+ * masks, and the logits-to-mask rule validation and predict share.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -20,6 +20,60 @@ static void test_threshold(void)
     tt_pp_threshold(p, 5, 0.5f, m);
     const uint8_t want[5] = {0, 0, 1, 1, 0};
     CU_ASSERT_EQUAL(memcmp(m, want, 5), 0);
+}
+
+/* Logits to masks against masks written out by hand: multi-label thresholds
+ * the sigmoid and clears small components per class; class index takes the
+ * argmax and sends small components of classes >= 1 to 0. */
+static void test_predict_to_masks(void)
+{
+    enum { W = 4, H = 3, N = W * H };
+    /* class 0: a 3-pixel blob (kept) and a lone pixel (removed at min_size 2);
+     * class 1: a 2-pixel run (kept); logit 0 is probability 0.5, not above
+     * the threshold */
+    float multi[2 * N] = {
+        3, 3, -3, -3,
+        3, -3, -3, 2,
+        -3, -3, -3, -3,
+        0, 1, 1, 0,
+        -1, 0, 0, 0,
+        0, 0, 0, 0,
+    };
+    const uint8_t want_multi[2 * N] = {
+        1, 1, 0, 0,
+        1, 0, 0, 0,
+        0, 0, 0, 0,
+        0, 1, 1, 0,
+        0, 0, 0, 0,
+        0, 0, 0, 0,
+    };
+    uint8_t masks[2 * N];
+    tt_mask_rule rule = {1, 0.5f, 2};
+    TH_OK(tt_predict_to_masks(multi, 2, W, H, &rule, masks));
+    CU_ASSERT_EQUAL(memcmp(masks, want_multi, sizeof want_multi), 0);
+    CU_ASSERT(fabsf(multi[0] - 1.0f / (1.0f + expf(-3.0f))) < 1e-6f); /* probabilities in place */
+
+    /* three classes; class 2 wins one lone pixel (removed) and a 2-pixel run (kept) */
+    float logits[3 * N] = {
+        5, 0, 0, 0,
+        0, 0, 0, 0,
+        0, 0, 0, 0,
+        0, 5, 5, 5,
+        5, 5, 0, 0,
+        5, 5, 5, 5,
+        0, 0, 0, 0,
+        0, 0, 5, 5,
+        0, 0, 0, 0,
+    };
+    logits[N + 4] = 0, logits[2 * N + 4] = 6; /* (0,1): a lone class-2 pixel among class 1 */
+    const uint8_t want_index[N] = {
+        0, 1, 1, 1,
+        0, 1, 2, 2,
+        1, 1, 1, 1,
+    };
+    rule = (tt_mask_rule){0, 0.5f, 2};
+    TH_OK(tt_predict_to_masks(logits, 3, W, H, &rule, masks));
+    CU_ASSERT_EQUAL(memcmp(masks, want_index, sizeof want_index), 0);
 }
 
 static int find(int *parent, int i)
@@ -182,6 +236,7 @@ int main(void)
 {
     CU_TestInfo tests[] = {
         {"threshold", test_threshold},
+        {"logits to masks, multi-label and class index", test_predict_to_masks},
         {"small components, 4 and 8 connectivity", test_remove_small},
         {"one component of 2M pixels", test_big_component},
         {"nearest and area resize", test_resize},

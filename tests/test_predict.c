@@ -16,8 +16,8 @@
 #include "ops/conv_autotune.h"
 #include "infer/model_load.h"
 #include "infer/predict.h"
+#include "io/safetensors.h"
 #include "model/unet.h"
-#include "train/safetensors.h"
 
 static tt_unet_config small_config(void)
 {

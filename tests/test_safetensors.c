@@ -12,7 +12,7 @@
 
 #include "harness.h"
 #include "ref_optim.h"
-#include "train/safetensors.h"
+#include "io/safetensors.h"
 
 static char dir[] = "/tmp/tt-safetensors-XXXXXX";
 

@@ -35,6 +35,19 @@ int tt_cli_usage_error(const char *command, const char *fmt, ...)
     va_end(ap);
     return 2;
 }
+int tt_cli_parse(const char *command, const tt_opt *table, size_t count, void *opts, int argc,
+                 char **argv, void (*help)(void))
+{
+    int want_help = 0;
+    tt_status status = tt_opt_parse_args(table, count, opts, argc, argv, 1, &want_help);
+    if (status) {
+        int rc = tt_cli_usage_error(command, "%s", tt_status_message(status));
+        tt_status_free(status);
+        return rc;
+    }
+    if (want_help) help();
+    return want_help ? 0 : -1;
+}
 
 static char dir[512];
 

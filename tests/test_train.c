@@ -22,7 +22,7 @@
 #include "train/probe.h"
 #include "train/recipe.h"
 #include "train/report.h"
-#include "train/safetensors.h"
+#include "io/safetensors.h"
 #include "train/trainer.h"
 
 static char *cache_dir;

@@ -13,7 +13,7 @@
 #include "model/unet.h"
 #include "ops/conv_autotune.h"
 #include "ops/util.h"
-#include "train/safetensors.h"
+#include "io/safetensors.h"
 
 typedef struct {
     const char *label;

@@ -26,28 +26,28 @@ typedef struct bench_options {
     int compare_openblas;
 } bench_options;
 
-static tt_opt table[86];
+/* not --warmup: train's option of that name (the learning rate's) comes first */
+static const tt_opt own_options[] = {
+    {"untimed", TT_OPT_INT, offsetof(bench_options, warmup), "K", "untimed steps first (default 1)", 0, 1000,
+     NULL},
+    {"json", TT_OPT_FLAG, offsetof(bench_options, json), NULL, "print one JSON object (images_per_s, ...)", 1,
+     0, NULL},
+    {"by-kernel", TT_OPT_FLAG, offsetof(bench_options, by_kernel), NULL,
+     "device time per kernel, not per kind of op", 1, 0, NULL},
+    {"layers", TT_OPT_FLAG, offsetof(bench_options, layers), NULL,
+     "time each 3x3 convolution shape alone instead (forward and both gradients)", 1, 0, NULL},
+    {"compare-openblas", TT_OPT_FLAG, offsetof(bench_options, compare_openblas), NULL,
+     "--layers: also OpenBLAS SGEMM on each layer's im2col GEMMs (libopenblas.so.0)", 1, 0, NULL},
+};
+static tt_opt *table; /* train's options, then own_options */
 static size_t table_count;
 
-static void build_table(void)
+static int build_table(void)
 {
-    if (table_count) return;
-    table_count = tt_opt_table_embed(tt_train_option_table, tt_train_option_count,
-                                     offsetof(bench_options, train), table, sizeof table / sizeof table[0] - 5);
-    /* not --warmup: train's option of that name (the learning rate's) comes first */
-    table[table_count++] = (tt_opt){"untimed", TT_OPT_INT, offsetof(bench_options, warmup), "K",
-                                    "untimed steps first (default 1)", 0, 1000, NULL};
-    table[table_count++] = (tt_opt){"json", TT_OPT_FLAG, offsetof(bench_options, json), NULL,
-                                    "print one JSON object (images_per_s, ...)", 1, 0, NULL};
-    table[table_count++] = (tt_opt){"by-kernel", TT_OPT_FLAG, offsetof(bench_options, by_kernel),
-                                    NULL, "device time per kernel, not per kind of op", 1, 0, NULL};
-    table[table_count++] = (tt_opt){"layers", TT_OPT_FLAG, offsetof(bench_options, layers), NULL,
-                                    "time each 3x3 convolution shape alone instead (forward and "
-                                    "both gradients)", 1, 0, NULL};
-    table[table_count++] = (tt_opt){"compare-openblas", TT_OPT_FLAG,
-                                    offsetof(bench_options, compare_openblas), NULL,
-                                    "--layers: also OpenBLAS SGEMM on each layer's im2col GEMMs "
-                                    "(libopenblas.so.0)", 1, 0, NULL};
+    if (!table)
+        table = tt_opt_table_concat(tt_train_option_table, tt_train_option_count, offsetof(bench_options, train),
+                                    own_options, sizeof own_options / sizeof own_options[0], &table_count);
+    return table != NULL;
 }
 
 static void help(void)
@@ -197,7 +197,7 @@ static tt_status run(const bench_options *o)
 
 int tt_cmd_bench(int argc, char **argv)
 {
-    build_table();
+    if (!build_table()) return tt_cli_fail(tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory"));
     bench_options o = {.warmup = 1};
     tt_train_options_default(&o.train);
     o.train.accum = 5;

@@ -6,7 +6,8 @@
  * Subcommands come from a table; the data set options are shared.
  */
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 
 #include "cli/cmd_data_synth.h"
 #include "cli/commands.h"
+#include "core/options.h"
 #include "core/status.h"
 #include "data/dataset.h"
 #include "data/image.h"
@@ -23,14 +25,47 @@
 
 #define TT_DATA_MAX_CLASSES 255
 
-/* Options every subcommand takes, and the ones a few take. */
+/* The flags every subcommand takes, and the ones a few take. */
+typedef struct data_options {
+    char data[TT_OPT_STRING_MAX];
+    char format[TT_OPT_STRING_MAX];
+    char csv[TT_OPT_STRING_MAX];
+    char images[TT_OPT_STRING_MAX];
+    char masks[TT_OPT_STRING_MAX];
+    char classes[TT_OPT_STRING_MAX]; /* split in place into data_args.class_names */
+    uint64_t max_pixels;             /* UINT64_MAX: not given */
+    int skip_bad, unlisted_empty, json;
+    char image[TT_OPT_STRING_MAX];
+    char out[TT_OPT_STRING_MAX];
+} data_options;
+
+/* What the subcommands read: the data set options point into flags. */
 typedef struct data_args {
+    data_options flags;
     tt_dataset_options opts;
     const char *class_names[TT_DATA_MAX_CLASSES];
-    char *class_list; /* owned copy of --classes, split in place */
     const char *image, *out;
     int json;
 } data_args;
+
+#define OPT(name, kind, field, meta, help) {name, kind, offsetof(data_options, field), meta, help, 1, 0, NULL}
+
+static const tt_opt option_table[] = {
+    OPT("data", TT_OPT_STRING, data, "DIR", "the data set's folder (required)"),
+    OPT("format", TT_OPT_STRING, format, "F", "auto (default), folder or kaggle-rle"),
+    OPT("csv", TT_OPT_STRING, csv, "FILE", "kaggle-rle: the CSV (default DIR/train.csv)"),
+    OPT("images", TT_OPT_STRING, images, "DIR", "the images (default DIR/images or DIR/train_images)"),
+    OPT("masks", TT_OPT_STRING, masks, "DIR", "folder: the masks (default DIR/masks)"),
+    OPT("classes", TT_OPT_STRING, classes, "a,b,c", "class names in channel order (default: folder mask "
+        "values 0..max; CSV classes in order of first appearance)"),
+    OPT("max-pixels", TT_OPT_U64, max_pixels, "N", "refuse images whose header claims more pixels (default 2^28)"),
+    OPT("skip-bad", TT_OPT_FLAG, skip_bad, NULL, "leave bad items out (they are listed) instead of failing"),
+    OPT("unlisted-empty", TT_OPT_FLAG, unlisted_empty, NULL, "kaggle-rle: images no CSV row names have empty masks"),
+    OPT("json", TT_OPT_FLAG, json, NULL, "check: one JSON object instead of text"),
+    OPT("image", TT_OPT_STRING, image, "NAME", "show, masks: the item (file name, with or without extension)"),
+    OPT("out", TT_OPT_STRING, out, "PATH", "show: the PNG to write; masks: the folder to write into"),
+};
+#define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
 
 static void help(void)
 {
@@ -43,88 +78,55 @@ static void help(void)
            "  show  --image NAME --out F.png the image with its masks overlaid in colour\n"
            "  masks --image NAME --out DIR   each class mask as an 8-bit 0/255 PNG\n"
            "\n"
-           "data set options:\n"
-           "  --data DIR          the data set's folder (required)\n"
-           "  --format F          auto (default), folder or kaggle-rle\n"
-           "  --csv FILE          kaggle-rle: the CSV (default DIR/train.csv)\n"
-           "  --images DIR        the images (default DIR/images or DIR/train_images)\n"
-           "  --masks DIR         folder: the masks (default DIR/masks)\n"
-           "  --classes a,b,c     class names in channel order (default: folder mask values\n"
-           "                      0..max; CSV classes in order of first appearance)\n"
-           "  --max-pixels N      refuse images whose header claims more pixels (default 2^28)\n"
-           "  --skip-bad          leave bad items out (they are listed) instead of failing\n"
-           "  --unlisted-empty    kaggle-rle: images no CSV row names have empty masks\n"
-           "  --json              check: one JSON object instead of text\n"
-           "\n"
            "example:\n"
            "  tiletrain data check --data clouds\n"
            "  tiletrain data show --data clouds --image synth_00000.jpg --out overlay.png\n"
            "\n"
            "exit status: 0 when clean (check: also with --skip-bad while usable items\n"
            "remain), 1 on problems or failures, 2 on bad usage.\n"
-           "Formats and checks: datasets/README.md.\n");
+           "Formats and checks: datasets/README.md.\n"
+           "\n"
+           "options:\n");
+    tt_opt_print_help(option_table, OPTION_COUNT, stdout);
 }
 
 /* Parses the shared options; returns -1 to go on, else an exit status. */
 static int parse_args(const char *sub, int argc, char **argv, data_args *a)
 {
-    static const struct option options[] = {
-        {"data", required_argument, NULL, 'd'},   {"format", required_argument, NULL, 'f'},
-        {"csv", required_argument, NULL, 'c'},    {"images", required_argument, NULL, 'i'},
-        {"masks", required_argument, NULL, 'm'},  {"classes", required_argument, NULL, 'C'},
-        {"max-pixels", required_argument, NULL, 'P'}, {"skip-bad", no_argument, NULL, 's'},
-        {"unlisted-empty", no_argument, NULL, 'u'}, {"json", no_argument, NULL, 'j'},
-        {"image", required_argument, NULL, 'I'},  {"out", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},         {0, 0, 0, 0},
-    };
-    int c;
-    char *end = NULL;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
-        switch (c) {
-        case 'd': a->opts.dir = optarg; break;
-        case 'f': {
-            tt_status s = tt_dataset_format_parse(optarg, &a->opts.format);
-            if (s) {
-                tt_status_free(s);
-                return tt_cli_usage_error(sub, "unknown --format '%s' (auto, folder, kaggle-rle)", optarg);
-            }
-            break;
-        }
-        case 'c': a->opts.csv_path = optarg; break;
-        case 'i': a->opts.images_dir = optarg; break;
-        case 'm': a->opts.masks_dir = optarg; break;
-        case 'C':
-            free(a->class_list);
-            a->class_list = strdup(optarg);
-            a->opts.class_count = 0;
-            for (char *save = NULL, *name = strtok_r(a->class_list, ",", &save); name;
-                 name = strtok_r(NULL, ",", &save)) {
-                if (a->opts.class_count == TT_DATA_MAX_CLASSES)
-                    return tt_cli_usage_error(sub, "--classes lists more than %d names", TT_DATA_MAX_CLASSES);
-                a->class_names[a->opts.class_count++] = name;
-            }
-            if (!a->opts.class_count) return tt_cli_usage_error(sub, "--classes needs names: --classes a,b,c");
-            a->opts.classes = a->class_names;
-            break;
-        case 'P':
-            errno = 0;
-            a->opts.max_pixels = strtoull(optarg, &end, 10);
-            if (errno || *end || !a->opts.max_pixels)
-                return tt_cli_usage_error(sub, "--max-pixels takes a positive number, not '%s'", optarg);
-            break;
-        case 's': a->opts.skip_bad = 1; break;
-        case 'u': a->opts.unlisted_empty = 1; break;
-        case 'j': a->json = 1; break;
-        case 'I': a->image = optarg; break;
-        case 'o': a->out = optarg; break;
-        case 'h': help(); return 0;
-        default: return tt_cli_usage_error(sub, "unknown option '%s'", argv[optind - 1]);
+    data_options *o = &a->flags;
+    o->max_pixels = UINT64_MAX;
+    int rc = tt_cli_parse(sub, option_table, OPTION_COUNT, o, argc, argv, help);
+    if (rc >= 0) return rc;
+    if (!o->data[0]) return tt_cli_usage_error(sub, "--data DIR is required");
+    a->opts.dir = o->data;
+    if (o->format[0]) {
+        tt_status s = tt_dataset_format_parse(o->format, &a->opts.format);
+        if (s) {
+            rc = tt_cli_usage_error(sub, "--format: %s", tt_status_message(s));
+            tt_status_free(s);
+            return rc;
         }
     }
-    if (optind < argc) return tt_cli_usage_error(sub, "unexpected argument '%s'", argv[optind]);
-    if (!a->opts.dir) return tt_cli_usage_error(sub, "--data DIR is required");
+    a->opts.csv_path = o->csv[0] ? o->csv : NULL;
+    a->opts.images_dir = o->images[0] ? o->images : NULL;
+    a->opts.masks_dir = o->masks[0] ? o->masks : NULL;
+    if (o->classes[0]) {
+        for (char *save = NULL, *name = strtok_r(o->classes, ",", &save); name;
+             name = strtok_r(NULL, ",", &save)) {
+            if (a->opts.class_count == TT_DATA_MAX_CLASSES)
+                return tt_cli_usage_error(sub, "--classes lists more than %d names", TT_DATA_MAX_CLASSES);
+            a->class_names[a->opts.class_count++] = name;
+        }
+        if (!a->opts.class_count) return tt_cli_usage_error(sub, "--classes needs names: --classes a,b,c");
+        a->opts.classes = a->class_names;
+    }
+    if (o->max_pixels == 0) return tt_cli_usage_error(sub, "--max-pixels takes a positive number, not 0");
+    a->opts.max_pixels = o->max_pixels == UINT64_MAX ? 0 : o->max_pixels;
+    a->opts.skip_bad = o->skip_bad;
+    a->opts.unlisted_empty = o->unlisted_empty;
+    a->json = o->json;
+    a->image = o->image[0] ? o->image : NULL;
+    a->out = o->out[0] ? o->out : NULL;
     return -1;
 }
 
@@ -428,7 +430,6 @@ int tt_cmd_data(int argc, char **argv)
         data_args a = {0};
         int rc = parse_args(sub, argc - 1, argv + 1, &a);
         if (rc < 0) rc = subcommands[i].run(&a);
-        free(a.class_list);
         return rc;
     }
     static const char *const subcommands[] = {"check", "show", "masks", "synth"};

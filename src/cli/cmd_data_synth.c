@@ -1,13 +1,40 @@
 /* tiletrain data synth: writes a learnable synthetic dataset (data/synth.h). */
 #include "cli/cmd_data_synth.h"
 
-#include <errno.h>
-#include <getopt.h>
-#include <stdlib.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cli/commands.h"
+#include "core/options.h"
 #include "data/synth.h"
+
+typedef struct synth_options {
+    char out[TT_OPT_STRING_MAX];
+    char format[TT_OPT_STRING_MAX];
+    int count;
+    int size[2];
+    int classes;
+    uint64_t seed;
+} synth_options;
+
+#define OPT(name, kind, field, meta, help, lo, hi) \
+    {name, kind, offsetof(synth_options, field), meta, help, lo, hi, NULL}
+
+static const tt_opt option_table[] = {
+    OPT("out", TT_OPT_STRING, out, "DIR", "output folder (created)", 1, 0),
+    {"format", TT_OPT_CHOICE, offsetof(synth_options, format), "F", "kaggle-rle (default): "
+     "DIR/train_images/*.jpg + DIR/train.csv (Understanding Clouds: Image_Label,EncodedPixels; RLE "
+     "1-based, column-major); folder: DIR/images/*.png + DIR/masks/*.png (class index, 0 = background)",
+     1, 0, "kaggle-rle|folder"},
+    OPT("count", TT_OPT_INT, count, "N", "images (default 16)", 1, 1e9),
+    OPT("size", TT_OPT_SIZE2, size, "HxW", "image size, never resized; N alone means NxN (default 512x768)", 1, 0),
+    OPT("classes", TT_OPT_INT, classes, "C", "kaggle-rle: labels, 1..32 (Fish, Flower, Gravel, Sugar, ...; "
+        "default 4); folder: classes with background, 2..255 (default 5)", 1, 1e9),
+    OPT("seed", TT_OPT_U64, seed, "K", "the same seed writes the same files (default 1)", 1, 0),
+};
+#define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
 
 static void help(void)
 {
@@ -20,98 +47,19 @@ static void help(void)
            "example:\n"
            "  tiletrain data synth --out clouds --format kaggle-rle --count 40 --size 1400x2100\n"
            "\n"
-           "  --out DIR       output folder (created)\n"
-           "  --format F      kaggle-rle: DIR/train_images/*.jpg + DIR/train.csv\n"
-           "                  (Understanding Clouds: Image_Label,EncodedPixels; RLE 1-based,\n"
-           "                  column-major); folder: DIR/images/*.png + DIR/masks/*.png\n"
-           "                  (class index, 0 = background)   [kaggle-rle]\n"
-           "  --count N       images                                          [16]\n"
-           "  --size HxW      image size, never resized; N alone means NxN    [512x768]\n"
-           "  --classes C     kaggle-rle: labels, 1..32 (Fish, Flower, Gravel, Sugar, ...)\n"
-           "                  folder: classes with background, 2..255        [4 / 5]\n"
-           "  --seed K        the same seed writes the same files             [1]\n");
-}
-
-/* Parses a positive int; 0 on error. */
-static int parse_positive(const char *text, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || end == text || *end || v < 1 || v > 1000000000) return 0;
-    *out = (int)v;
-    return 1;
-}
-
-static int parse_size(const char *text, int *height, int *width)
-{
-    char *end;
-    errno = 0;
-    long h = strtol(text, &end, 10), w;
-    if (errno || end == text || h < 1 || h > 1000000) return 0;
-    if (!*end) {
-        w = h;
-    } else {
-        if (*end != 'x' && *end != 'X') return 0;
-        const char *rest = end + 1;
-        w = strtol(rest, &end, 10);
-        if (errno || end == rest || *end || w < 1 || w > 1000000) return 0;
-    }
-    *height = (int)h;
-    *width = (int)w;
-    return 1;
+           "options:\n");
+    tt_opt_print_help(option_table, OPTION_COUNT, stdout);
 }
 
 int tt_cmd_data_synth(int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"out", required_argument, NULL, 'o'},   {"format", required_argument, NULL, 'f'},
-        {"count", required_argument, NULL, 'n'}, {"size", required_argument, NULL, 's'},
-        {"classes", required_argument, NULL, 'c'}, {"seed", required_argument, NULL, 'k'},
-        {"help", no_argument, NULL, 'h'},        {0, 0, 0, 0},
-    };
     const char *cmd = "data synth";
-    tt_synth_config config = {NULL, TT_SYNTH_KAGGLE_RLE, 16, 512, 768, 0, 1};
-    int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
-        switch (c) {
-        case 'o': config.out_dir = optarg; break;
-        case 'f':
-            if (strcmp(optarg, "kaggle-rle") == 0) config.format = TT_SYNTH_KAGGLE_RLE;
-            else if (strcmp(optarg, "folder") == 0) config.format = TT_SYNTH_FOLDER;
-            else return tt_cli_usage_error(cmd, "--format '%s': give kaggle-rle or folder", optarg);
-            break;
-        case 'n':
-            if (!parse_positive(optarg, &config.count))
-                return tt_cli_usage_error(cmd, "--count '%s': give a positive number of images", optarg);
-            break;
-        case 's':
-            if (!parse_size(optarg, &config.height, &config.width))
-                return tt_cli_usage_error(cmd, "--size '%s': give HEIGHTxWIDTH in pixels, e.g. 1400x2100",
-                                          optarg);
-            break;
-        case 'c':
-            if (!parse_positive(optarg, &config.classes))
-                return tt_cli_usage_error(cmd, "--classes '%s': give a positive number", optarg);
-            break;
-        case 'k': {
-            char *end;
-            errno = 0;
-            unsigned long long seed = strtoull(optarg, &end, 10);
-            if (errno || end == optarg || *end || optarg[0] == '-')
-                return tt_cli_usage_error(cmd, "--seed '%s': give a non-negative integer", optarg);
-            config.seed = seed;
-            break;
-        }
-        case 'h': help(); return 0;
-        default:
-            return tt_cli_usage_error(cmd, "unknown or incomplete option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc) return tt_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if (!config.out_dir) return tt_cli_usage_error(cmd, "--out DIR is required");
+    synth_options o = {.format = "kaggle-rle", .count = 16, .size = {512, 768}, .seed = 1};
+    int rc = tt_cli_parse(cmd, option_table, OPTION_COUNT, &o, argc, argv, help);
+    if (rc >= 0) return rc;
+    if (!o.out[0]) return tt_cli_usage_error(cmd, "--out DIR is required");
+    tt_synth_config config = {o.out, strcmp(o.format, "folder") == 0 ? TT_SYNTH_FOLDER : TT_SYNTH_KAGGLE_RLE,
+                              o.count, o.size[0], o.size[1], o.classes, o.seed};
     if (!config.classes) config.classes = config.format == TT_SYNTH_FOLDER ? 5 : 4;
     tt_status status = tt_synth_validate(&config);
     if (status) {

@@ -1,5 +1,5 @@
 /* tiletrain devices: every OpenCL device, as a table or JSON. */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,6 +7,19 @@
 
 #include "cli/commands.h"
 #include "core/memstats.h"
+
+typedef struct devices_options {
+    int json;
+    char device[TT_OPT_STRING_MAX];
+} devices_options;
+
+static const tt_opt option_table[] = {
+    {"json", TT_OPT_FLAG, offsetof(devices_options, json), NULL, "one JSON array, an object per device", 1, 0, NULL},
+    {"device", TT_OPT_STRING, offsetof(devices_options, device), "SPEC", "mark the device that SPEC selects "
+     "(index or part of a name, vendor or platform; default $TT_DEVICE, else the first GPU, else the first "
+     "device)", 1, 0, NULL},
+};
+#define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
 
 static void help(void)
 {
@@ -17,10 +30,8 @@ static void help(void)
            "example:\n"
            "  tiletrain devices --json --device pocl\n"
            "\n"
-           "  --json          one JSON array, an object per device\n"
-           "  --device SPEC   mark the device that SPEC selects (index or part of a\n"
-           "                  name, vendor or platform; default $TT_DEVICE, else the\n"
-           "                  first GPU, else the first device)\n");
+           "options:\n");
+    tt_opt_print_help(option_table, OPTION_COUNT, stdout);
 }
 
 static cJSON *device_json(const tt_device_info *d, int selected)
@@ -66,25 +77,11 @@ static void print_table(const tt_device_info *list, int n, int selected)
 
 int tt_cmd_devices(int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"device", required_argument, NULL, 'd'},
-        {"help", no_argument, NULL, 'h'},
-        {0, 0, 0, 0},
-    };
-    int json = 0;
-    const char *selector = NULL;
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
-        switch (c) {
-        case 'j': json = 1; break;
-        case 'd': selector = optarg; break;
-        case 'h': help(); return 0;
-        default: return tt_cli_usage_error("devices", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc) return tt_cli_usage_error("devices", "unexpected argument '%s'", argv[optind]);
+    devices_options o = {0};
+    int rc = tt_cli_parse("devices", option_table, OPTION_COUNT, &o, argc, argv, help);
+    if (rc >= 0) return rc;
+    int json = o.json;
+    const char *selector = o.device[0] ? o.device : NULL;
 
     tt_device_info *list = NULL;
     int n = 0, selected = -1;

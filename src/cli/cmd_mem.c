@@ -21,19 +21,21 @@ typedef struct mem_options {
     int json;
 } mem_options;
 
-static tt_opt table[80];
+static const tt_opt own_options[] = {
+    {"measure", TT_OPT_FLAG, offsetof(mem_options, measure), NULL,
+     "also run one window on the device and measure", 1, 0, NULL},
+    {"json", TT_OPT_FLAG, offsetof(mem_options, json), NULL,
+     "print JSON (estimate.total_bytes, measured.total_bytes)", 1, 0, NULL},
+};
+static tt_opt *table; /* train's options, then own_options */
 static size_t table_count;
 
-static void build_table(void)
+static int build_table(void)
 {
-    if (table_count) return;
-    table_count = tt_opt_table_embed(tt_train_option_table, tt_train_option_count,
-                                     offsetof(mem_options, train), table, sizeof table / sizeof table[0] - 2);
-    table[table_count++] = (tt_opt){"measure", TT_OPT_FLAG, offsetof(mem_options, measure), NULL,
-                                    "also run one window on the device and measure", 1, 0, NULL};
-    table[table_count++] = (tt_opt){"json", TT_OPT_FLAG, offsetof(mem_options, json), NULL,
-                                    "print JSON (estimate.total_bytes, measured.total_bytes)", 1, 0,
-                                    NULL};
+    if (!table)
+        table = tt_opt_table_concat(tt_train_option_table, tt_train_option_count, offsetof(mem_options, train),
+                                    own_options, sizeof own_options / sizeof own_options[0], &table_count);
+    return table != NULL;
 }
 
 static void help(void)
@@ -183,7 +185,7 @@ cleanup:
 
 int tt_cmd_mem(int argc, char **argv)
 {
-    build_table();
+    if (!build_table()) return tt_cli_fail(tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory"));
     mem_options o = {0};
     tt_train_options_default(&o.train);
     int rc = tt_cli_parse("mem", table, table_count, &o, argc, argv, help);

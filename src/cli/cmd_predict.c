@@ -19,11 +19,9 @@
  * components of every class but 0 (they become 0); CSV masks are the class
  * planes, nearest-resized with --rle-size.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 
 #include <stb_image_write.h>
@@ -181,14 +179,13 @@ static tt_status finish_multi_label(run_state *rs, const char *file, const char 
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory for the masks", file);
         goto cleanup;
     }
-    tt_predict_sigmoid(probs, classes, pixels);
+    /* --min-size counts pixels of the RLE size: scaled to the full size */
     double scale = rw ? (double)pixels / ((double)rw * rh) : 1.0;
-    int full_min = (int)(o->min_size * scale + 0.5);
+    tt_mask_rule rule = {1, (float)o->threshold, (int)(o->min_size * scale + 0.5)};
+    TT_CHECK(tt_predict_to_masks(probs, classes, w, h, &rule, masks));
     for (int c = 0; c < classes; c++) {
         uint8_t *m = masks + (size_t)c * pixels;
         const float *p = probs + (size_t)c * pixels;
-        tt_pp_threshold(p, pixels, (float)o->threshold, m);
-        TT_CHECK(tt_pp_remove_small(m, w, h, full_min, 8, NULL));
         for (size_t i = 0; i < pixels; i++) view[i] = m[i] ? 255 : 0;
         char suffix[TT_OPT_STRING_MAX];
         safe_name(rs->names[c], suffix, sizeof suffix);
@@ -216,7 +213,7 @@ cleanup:
 }
 
 static tt_status finish_class_index(run_state *rs, const char *file, const char *stem, int w,
-                                    int h, const uint8_t *rgb, const float *logits)
+                                    int h, const uint8_t *rgb, float *logits)
 {
     const predict_options *o = rs->opts;
     int classes = rs->model.spec.classes, rw = o->rle_size[1], rh = o->rle_size[0];
@@ -228,13 +225,8 @@ static tt_status finish_class_index(run_state *rs, const char *file, const char 
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory for the masks", file);
         goto cleanup;
     }
-    tt_predict_argmax(logits, classes, pixels, index);
-    for (int c = 1; o->min_size > 1 && c < classes; c++) {
-        for (size_t i = 0; i < pixels; i++) plane[i] = index[i] == c;
-        TT_CHECK(tt_pp_remove_small(plane, w, h, o->min_size, 8, NULL));
-        for (size_t i = 0; i < pixels; i++)
-            if (index[i] == c && !plane[i]) index[i] = 0;
-    }
+    tt_mask_rule rule = {0, (float)o->threshold, o->min_size};
+    TT_CHECK(tt_predict_to_masks(logits, classes, w, h, &rule, index));
     TT_CHECK(write_png(o->out, stem, "mask", w, h, 1, index));
     if (!o->no_overlay) {
         tt_overlay(rgb, pixels, classes, NULL, index, view);
@@ -284,21 +276,6 @@ cleanup:
     return status;
 }
 
-static int is_image_name(const char *name)
-{
-    static const char *const ext[] = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff"};
-    const char *dot = strrchr(name, '.');
-    if (!dot || name[0] == '.') return 0;
-    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
-        if (strcasecmp(dot, ext[i]) == 0) return 1;
-    return 0;
-}
-
-static int compare_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The images to predict: the input file, or the image files of the input
  * folder in sorted order.  *paths: count strings, each and the array free(). */
 static tt_status list_inputs(const char *input, char ***paths, int *count)
@@ -308,50 +285,37 @@ static tt_status list_inputs(const char *input, char ***paths, int *count)
     struct stat st;
     if (stat(input, &st) != 0)
         return tt_error_new(TT_ERR_IO, "--input %s: %s", input, strerror(errno));
-    int capacity = 16;
-    char **list = malloc((size_t)capacity * sizeof *list);
-    if (!list) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     if (!S_ISDIR(st.st_mode)) {
-        list[0] = strdup(input);
+        char **list = malloc(sizeof *list);
+        if (!list || !(list[0] = strdup(input))) {
+            free(list);
+            return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+        }
         *paths = list;
-        *count = list[0] ? 1 : 0;
-        return list[0] ? NULL : tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+        *count = 1;
+        return NULL;
     }
-    DIR *dir = opendir(input);
-    if (!dir) {
-        free(list);
-        return tt_error_new(TT_ERR_IO, "--input %s: %s", input, strerror(errno));
-    }
+    char **names = NULL;
     int n = 0;
-    tt_status status = NULL;
-    for (struct dirent *e; !status && (e = readdir(dir));) {
-        if (!is_image_name(e->d_name)) continue;
-        if (n == capacity) {
-            char **grown = realloc(list, (size_t)(capacity *= 2) * sizeof *list);
-            if (!grown) {
-                status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
-                break;
-            }
-            list = grown;
-        }
-        size_t len = strlen(input) + strlen(e->d_name) + 2;
-        if (!(list[n] = malloc(len))) {
-            status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
-            break;
-        }
-        snprintf(list[n++], len, "%s/%s", input, e->d_name);
+    tt_status status = tt_image_list_dir(input, &names, &n);
+    if (status) return tt_error_prefix(status, "--input %s", input);
+    if (n == 0) {
+        free(names);
+        return tt_error_new(TT_ERR_IO, "--input %s has no images (" TT_IMAGE_EXTENSIONS ")", input);
     }
-    closedir(dir);
-    if (!status && n == 0)
-        status = tt_error_new(TT_ERR_IO, "--input %s has no images (.jpg .jpeg .png .bmp .tif "
-                              ".tiff)", input);
-    if (status) {
-        for (int i = 0; i < n; i++) free(list[i]);
-        free(list);
-        return status;
+    /* names to paths, in place */
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(input) + strlen(names[i]) + 2;
+        char *path = malloc(len);
+        if (!path) {
+            tt_image_free_names(names, n);
+            return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+        }
+        snprintf(path, len, "%s/%s", input, names[i]);
+        free(names[i]);
+        names[i] = path;
     }
-    qsort(list, (size_t)n, sizeof *list, compare_names);
-    *paths = list;
+    *paths = names;
     *count = n;
     return NULL;
 }

@@ -3,8 +3,8 @@
  * fill and axpy from opencl/util.cl, and a GEMM through CLBlast.  Ends with
  * the memory report, so a user sees the accounting at work.
  */
-#include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -13,6 +13,18 @@
 #include "cli/commands.h"
 #include "core/status.h"
 #include "ops/util.h"
+
+typedef struct selftest_options {
+    char device[TT_OPT_STRING_MAX];
+    int json;
+} selftest_options;
+
+static const tt_opt option_table[] = {
+    {"device", TT_OPT_STRING, offsetof(selftest_options, device), "SPEC",
+     "index or part of a device name (see `tiletrain devices`)", 1, 0, NULL},
+    {"json", TT_OPT_FLAG, offsetof(selftest_options, json), NULL, "print the memory report as JSON", 1, 0, NULL},
+};
+#define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
 
 static void help(void)
 {
@@ -24,8 +36,8 @@ static void help(void)
            "example:\n"
            "  tiletrain selftest --device 0\n"
            "\n"
-           "  --device SPEC   index or part of a device name (see `tiletrain devices`)\n"
-           "  --json          print the memory report as JSON\n");
+           "options:\n");
+    tt_opt_print_help(option_table, OPTION_COUNT, stdout);
 }
 
 static double seconds(void)
@@ -106,24 +118,11 @@ cleanup:
 
 int tt_cmd_selftest(int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"device", required_argument, NULL, 'd'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {0, 0, 0, 0},
-    };
-    const char *selector = NULL;
-    int json = 0, c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
-        switch (c) {
-        case 'd': selector = optarg; break;
-        case 'j': json = 1; break;
-        case 'h': help(); return 0;
-        default: return tt_cli_usage_error("selftest", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc) return tt_cli_usage_error("selftest", "unexpected argument '%s'", argv[optind]);
+    selftest_options o = {0};
+    int rc = tt_cli_parse("selftest", option_table, OPTION_COUNT, &o, argc, argv, help);
+    if (rc >= 0) return rc;
+    const char *selector = o.device[0] ? o.device : NULL;
+    int json = o.json;
 
     tt_backend *be = NULL;
     tt_status status = tt_backend_create_opencl(selector, &be);

@@ -386,14 +386,19 @@ tt_status tt_opt_parse_args(const tt_opt *table, size_t count, void *opts, int a
     return NULL;
 }
 
-size_t tt_opt_table_embed(const tt_opt *base, size_t count, size_t offset, tt_opt *out, size_t cap)
+tt_opt *tt_opt_table_concat(const tt_opt *base, size_t count, size_t offset, const tt_opt *extra,
+                            size_t extra_count, size_t *total)
 {
-    size_t n = 0;
-    for (; n < count && n < cap; n++) {
-        out[n] = base[n];
-        out[n].offset += offset;
+    *total = 0;
+    tt_opt *out = malloc((count + extra_count ? count + extra_count : 1) * sizeof *out);
+    if (!out) return NULL;
+    for (size_t i = 0; i < count; i++) {
+        out[i] = base[i];
+        out[i].offset += offset;
     }
-    return n;
+    if (extra_count) memcpy(out + count, extra, extra_count * sizeof *out);
+    *total = count + extra_count;
+    return out;
 }
 
 void tt_opt_print_help(const tt_opt *table, size_t count, FILE *out)

@@ -54,11 +54,13 @@ tt_status tt_opt_load_file(const tt_opt *table, size_t count, void *opts, const 
 tt_status tt_opt_parse_args(const tt_opt *table, size_t count, void *opts, int argc, char **argv,
                             int first, int *help);
 
-/* Copies `count` options of `base` into out[0..cap) with their offsets
- * moved by `offset` (base's struct embedded at that offset in a larger
- * one), so a command can take another's options plus its own.  Returns how
- * many were copied. */
-size_t tt_opt_table_embed(const tt_opt *base, size_t count, size_t offset, tt_opt *out, size_t cap);
+/* A new table: base's `count` options with their offsets moved by `offset`
+ * (base's struct embedded at that offset in a larger one), then extra's
+ * `extra_count` as they are, so a command can take another's options plus
+ * its own.  *total receives the length.  malloc'd (free() it); NULL when
+ * out of memory. */
+tt_opt *tt_opt_table_concat(const tt_opt *base, size_t count, size_t offset, const tt_opt *extra,
+                            size_t extra_count, size_t *total);
 
 void tt_opt_print_help(const tt_opt *table, size_t count, FILE *out);
 

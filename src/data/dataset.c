@@ -1,208 +1,71 @@
 /*
- * Data sets: the parts every format shares (options, items, classes,
- * problems, sorting, the tt_item_source seam).  The folder format is in
- * dataset_folder.c, the Kaggle CSV formats in dataset_rle.c.
+ * Data sets: the parts every format shares (options, the format table,
+ * sorting, problems, the tt_item_source seam).  The builders the formats
+ * use are in dataset_items.c; the folder format is in dataset_folder.c,
+ * the Kaggle CSV formats in dataset_rle.c.  This file reaches a format
+ * only through its row in `formats`.
  */
 #include "data/dataset.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
 
 #include "data/dataset_internal.h"
 #include "data/dataset_probe.h"
 
-static const char *const image_extensions[] = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff"};
+/* One row per format; adding a format is one file and one row here. */
+static const tt_ds_format *const formats[] = {&tt_ds_folder_format, &tt_ds_kaggle_format};
+#define FORMAT_COUNT ((int)(sizeof formats / sizeof formats[0]))
 
 static tt_status oom(void)
 {
     return tt_error_new(TT_ERR_OUT_OF_MEMORY, "opening a data set: out of host memory");
 }
 
+static const tt_ds_format *format_of(tt_dataset_format id)
+{
+    for (int f = 0; f < FORMAT_COUNT; f++)
+        if (formats[f]->id == id) return formats[f];
+    return NULL;
+}
+
 const char *tt_dataset_format_name(tt_dataset_format format)
 {
-    switch (format) {
-    case TT_DATASET_AUTO: return "auto";
-    case TT_DATASET_FOLDER: return "folder";
-    case TT_DATASET_KAGGLE_RLE: return "kaggle-rle";
+    if (format == TT_DATASET_AUTO) return "auto";
+    const tt_ds_format *row = format_of(format);
+    return row ? row->name : "unknown";
+}
+
+/* Whether `name` is one of the space-separated words of `list`. */
+static int in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        size_t word = strcspn(p, " ");
+        if (word == n && n && strncmp(p, name, n) == 0) return 1;
+        p += word;
+        p += strspn(p, " ");
     }
-    return "unknown";
+    return 0;
 }
 
 tt_status tt_dataset_format_parse(const char *name, tt_dataset_format *format)
 {
-    if (strcmp(name, "auto") == 0) *format = TT_DATASET_AUTO;
-    else if (strcmp(name, "folder") == 0) *format = TT_DATASET_FOLDER;
-    else if (strcmp(name, "kaggle-rle") == 0 || strcmp(name, "kaggle") == 0 || strcmp(name, "rle") == 0)
-        *format = TT_DATASET_KAGGLE_RLE;
-    else
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "unknown data format '%s'; use auto, folder or "
-                            "kaggle-rle", name);
-    return NULL;
-}
-
-char *tt_ds_join(const char *dir, const char *name)
-{
-    size_t a = strlen(dir), b = strlen(name);
-    char *path = malloc(a + b + 2);
-    if (!path) return NULL;
-    memcpy(path, dir, a);
-    path[a] = '/';
-    memcpy(path + a + 1, name, b + 1);
-    return path;
-}
-
-static int has_image_extension(const char *name)
-{
-    const char *dot = strrchr(name, '.');
-    if (!dot || dot == name) return 0;
-    for (size_t i = 0; i < sizeof image_extensions / sizeof image_extensions[0]; i++)
-        if (strcasecmp(dot, image_extensions[i]) == 0) return 1;
-    return 0;
-}
-
-static int compare_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-void tt_ds_free_names(char **names, int count)
-{
-    for (int i = 0; i < count; i++) free(names[i]);
-    free(names);
-}
-
-tt_status tt_ds_list_images(const char *dir, char ***names, int *count)
-{
-    *names = NULL;
-    *count = 0;
-    DIR *d = opendir(dir);
-    if (!d) return tt_error_new(TT_ERR_IO, "cannot read the images folder %s: %s", dir, strerror(errno));
-    char **list = NULL;
-    int n = 0, capacity = 0;
-    struct dirent *entry;
-    while ((entry = readdir(d))) {
-        if (entry->d_name[0] == '.' || !has_image_extension(entry->d_name)) continue;
-        if (n == capacity) {
-            capacity = capacity ? 2 * capacity : 64;
-            char **grown = realloc(list, sizeof *grown * (size_t)capacity);
-            if (!grown) goto fail;
-            list = grown;
+    if (strcmp(name, "auto") == 0) {
+        *format = TT_DATASET_AUTO;
+        return NULL;
+    }
+    for (int f = 0; f < FORMAT_COUNT; f++)
+        if (strcmp(name, formats[f]->name) == 0 || in_list(formats[f]->aliases, name)) {
+            *format = formats[f]->id;
+            return NULL;
         }
-        if (!(list[n] = strdup(entry->d_name))) goto fail;
-        n++;
-    }
-    closedir(d);
-    if (n) qsort(list, (size_t)n, sizeof *list, compare_names);
-    *names = list;
-    *count = n;
-    return NULL;
-fail:
-    closedir(d);
-    tt_ds_free_names(list, n);
-    return oom();
-}
-
-tt_status tt_ds_problem(tt_dataset *ds, const char *item, const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (ds->problem_count == ds->problem_capacity) {
-        int capacity = ds->problem_capacity ? 2 * ds->problem_capacity : 16;
-        tt_dataset_problem *grown = realloc(ds->problems, sizeof *grown * (size_t)capacity);
-        if (!grown) return oom();
-        ds->problems = grown;
-        ds->problem_capacity = capacity;
-    }
-    tt_dataset_problem *p = &ds->problems[ds->problem_count];
-    p->item = strdup(item ? item : "");
-    p->reason = strdup(line);
-    if (!p->item || !p->reason) {
-        free(p->item);
-        free(p->reason);
-        return oom();
-    }
-    ds->problem_count++;
-    return NULL;
-}
-
-tt_status tt_ds_problem_status(tt_dataset *ds, int index, const char *item, tt_status problem)
-{
-    if (index >= 0) ds->items[index].bad = 1;
-    if (tt_status_code(problem) == TT_ERR_OUT_OF_MEMORY) return problem;
-    tt_status status = tt_ds_problem(ds, item, "%s", tt_status_message(problem));
-    tt_status_free(problem);
-    return status;
-}
-
-tt_status tt_ds_add_item(tt_dataset *ds, const char *name, const char *image_path, int *index)
-{
-    if (ds->count == ds->capacity) {
-        int capacity = ds->capacity ? 2 * ds->capacity : 64;
-        tt_ds_item *grown = realloc(ds->items, sizeof *grown * (size_t)capacity);
-        if (!grown) return oom();
-        ds->items = grown;
-        ds->capacity = capacity;
-    }
-    tt_ds_item *item = &ds->items[ds->count];
-    memset(item, 0, sizeof *item);
-    item->name = strdup(name);
-    item->image_path = strdup(image_path);
-    if (!item->name || !item->image_path) {
-        free(item->name);
-        free(item->image_path);
-        return oom();
-    }
-    *index = ds->count++;
-    return NULL;
-}
-
-tt_status tt_ds_add_class(tt_dataset *ds, const char *name, int *index)
-{
-    char **grown = realloc(ds->class_names, sizeof *grown * (size_t)(ds->classes + 1));
-    if (!grown) return oom();
-    ds->class_names = grown;
-    if (!(grown[ds->classes] = strdup(name))) return oom();
-    *index = ds->classes++;
-    return NULL;
-}
-
-int tt_ds_find_class(const tt_dataset *ds, const char *name)
-{
-    for (int i = 0; i < ds->classes; i++)
-        if (strcmp(ds->class_names[i], name) == 0) return i;
-    return -1;
-}
-
-tt_status tt_ds_probe_item(tt_dataset *ds, int index)
-{
-    tt_ds_item *item = &ds->items[index];
-    tt_image_header header;
-    tt_status problem = tt_probe_image(item->image_path, ds->max_pixels, &header);
-    if (problem) return tt_ds_problem_status(ds, index, item->name, problem);
-    item->width = header.width;
-    item->height = header.height;
-    return NULL;
-}
-
-static int is_dir(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static int is_file(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    char names[256] = "auto";
+    for (int f = 0; f < FORMAT_COUNT; f++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                 f == FORMAT_COUNT - 1 ? " or " : ", ", formats[f]->name);
+    return tt_error_new(TT_ERR_INVALID_ARGUMENT, "unknown data format '%s'; use %s", name, names);
 }
 
 static int compare_items(const void *a, const void *b)
@@ -210,39 +73,39 @@ static int compare_items(const void *a, const void *b)
     return strcmp(((const tt_ds_item *)a)->name, ((const tt_ds_item *)b)->name);
 }
 
-static void free_item(tt_ds_item *item)
+/* The format whose detect() is the most confident, or an error listing
+ * what each format looks for. */
+static tt_status detect(const tt_dataset *ds, const tt_dataset_options *opts, const tt_ds_format **out)
 {
-    free(item->name);
-    free(item->image_path);
-    free(item->mask_path);
-    free(item->rle);
-    free(item->rle_line);
+    int best = 0;
+    for (int f = 0; f < FORMAT_COUNT; f++) {
+        int score = formats[f]->detect(ds, opts);
+        if (score > best) {
+            best = score;
+            *out = formats[f];
+        }
+    }
+    if (best) return NULL;
+    char expected[512] = "";
+    for (int f = 0; f < FORMAT_COUNT; f++)
+        snprintf(expected + strlen(expected), sizeof expected - strlen(expected), "%s%s (%s)",
+                 f == 0 ? "" : " or ", formats[f]->expects, formats[f]->name);
+    return tt_error_new(TT_ERR_FORMAT, "cannot tell the format of %s: expected %s; pass --format and "
+                        "the paths", opts->dir, expected);
 }
 
 /* Resolves the format and the paths from the options. */
 static tt_status setup(tt_dataset *ds, const tt_dataset_options *opts)
 {
-    if (!is_dir(opts->dir))
+    if (!tt_ds_is_dir(opts->dir))
         return tt_error_new(TT_ERR_IO, "data set folder %s does not exist or is not a folder", opts->dir);
     ds->dir = strdup(opts->dir);
     ds->csv_path = opts->csv_path ? strdup(opts->csv_path) : tt_ds_join(opts->dir, "train.csv");
     if (!ds->dir || !ds->csv_path) return oom();
-    ds->format = opts->format;
-    if (ds->format == TT_DATASET_AUTO) {
-        char *images = tt_ds_join(opts->dir, "images"), *masks = tt_ds_join(opts->dir, "masks");
-        int folder = images && masks && is_dir(images) && is_dir(masks);
-        free(images);
-        free(masks);
-        if (opts->csv_path || is_file(ds->csv_path)) ds->format = TT_DATASET_KAGGLE_RLE;
-        else if (folder || (opts->images_dir && opts->masks_dir)) ds->format = TT_DATASET_FOLDER;
-        else
-            return tt_error_new(TT_ERR_FORMAT, "cannot tell the format of %s: expected images/ and "
-                                "masks/ (folder) or train.csv (kaggle-rle); pass --format and the paths",
-                                opts->dir);
-    }
-    int folder = ds->format == TT_DATASET_FOLDER;
-    ds->images_dir = opts->images_dir ? strdup(opts->images_dir)
-                                      : tt_ds_join(opts->dir, folder ? "images" : "train_images");
+    if (opts->format == TT_DATASET_AUTO) TT_TRY(detect(ds, opts, &ds->format));
+    else if (!(ds->format = format_of(opts->format)))
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "unknown data format %d", (int)opts->format);
+    ds->images_dir = opts->images_dir ? strdup(opts->images_dir) : tt_ds_join(opts->dir, ds->format->images);
     ds->masks_dir = opts->masks_dir ? strdup(opts->masks_dir) : tt_ds_join(opts->dir, "masks");
     if (!ds->images_dir || !ds->masks_dir) return oom();
     ds->max_pixels = opts->max_pixels ? opts->max_pixels : TT_DATASET_DEFAULT_MAX_PIXELS;
@@ -272,12 +135,11 @@ tt_status tt_dataset_open(const tt_dataset_options *opts, tt_dataset **out)
     tt_dataset *ds = calloc(1, sizeof *ds);
     if (!ds) return oom();
     TT_CHECK(setup(ds, opts));
-    if (ds->format == TT_DATASET_FOLDER) TT_CHECK(tt_ds_open_folder(ds));
-    else TT_CHECK(tt_ds_open_kaggle(ds, opts));
+    TT_CHECK(ds->format->open(ds, opts));
     /* leave the bad items out, then sort by name */
     int kept = 0;
     for (int i = 0; i < ds->count; i++) {
-        if (ds->items[i].bad) free_item(&ds->items[i]);
+        if (ds->items[i].bad) tt_ds_free_item(ds, &ds->items[i]);
         else ds->items[kept++] = ds->items[i];
     }
     ds->count = kept;
@@ -317,7 +179,7 @@ cleanup:
 void tt_dataset_destroy(tt_dataset *ds)
 {
     if (!ds) return;
-    for (int i = 0; i < ds->count; i++) free_item(&ds->items[i]);
+    for (int i = 0; i < ds->count; i++) tt_ds_free_item(ds, &ds->items[i]);
     free(ds->items);
     for (int c = 0; c < ds->classes; c++) free(ds->class_names[c]);
     free(ds->class_names);
@@ -326,7 +188,7 @@ void tt_dataset_destroy(tt_dataset *ds)
         free(ds->problems[p].reason);
     }
     free(ds->problems);
-    tt_csv_destroy(ds->csv);
+    if (ds->format && ds->format->close) ds->format->close(ds);
     free(ds->dir);
     free(ds->csv_path);
     free(ds->images_dir);
@@ -334,7 +196,7 @@ void tt_dataset_destroy(tt_dataset *ds)
     free(ds);
 }
 
-tt_dataset_format tt_dataset_format_of(const tt_dataset *ds) { return ds->format; }
+tt_dataset_format tt_dataset_format_of(const tt_dataset *ds) { return ds->format->id; }
 int tt_dataset_count(const tt_dataset *ds) { return ds->count; }
 int tt_dataset_classes(const tt_dataset *ds) { return ds->classes; }
 int tt_dataset_problem_count(const tt_dataset *ds) { return ds->problem_count; }
@@ -378,7 +240,7 @@ const char *tt_dataset_class_name(const tt_dataset *ds, int index)
 
 tt_mask_kind tt_dataset_mask_kind(const tt_dataset *ds)
 {
-    return ds->format == TT_DATASET_FOLDER ? TT_MASK_CLASS_INDEX : TT_MASK_MULTI_LABEL;
+    return ds->format->kind;
 }
 
 const tt_dataset_problem *tt_dataset_problem_at(const tt_dataset *ds, int index)
@@ -394,8 +256,7 @@ static tt_status mask_for_size(tt_dataset *ds, int index, int width, int height,
     if (width != item->width || height != item->height)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "mask of %s asked for %d x %d, but the image is "
                             "%d x %d", item->image_path, width, height, item->width, item->height);
-    if (ds->format == TT_DATASET_KAGGLE_RLE) return tt_ds_kaggle_mask(ds, index, planes);
-    return tt_ds_folder_mask(ds, index, planes);
+    return ds->format->mask(ds, index, planes);
 }
 
 tt_status tt_dataset_mask(tt_dataset *ds, int index, uint8_t *planes)
@@ -416,9 +277,7 @@ static uint64_t source_mask_key(void *ctx, int index)
 {
     tt_dataset *ds = ctx;
     TT_ASSERT(index >= 0 && index < ds->count);
-    /* folder masks may change on disk after opening: look again */
-    if (ds->format == TT_DATASET_FOLDER) return tt_ds_file_key(ds->items[index].mask_path);
-    return ds->items[index].mask_key;
+    return ds->format->mask_key(ds, index);
 }
 
 tt_item_source tt_dataset_source(tt_dataset *ds)

@@ -13,6 +13,10 @@
 #include "core/hash.h"
 #include "data/dataset_internal.h"
 #include "data/dataset_probe.h"
+#include "data/image.h"
+
+/* An item's format_data: the path of its mask (DIR/masks/STEM.png). */
+static const char *mask_path_of(const tt_ds_item *item) { return item->format_data; }
 
 static tt_status folder_oom(void)
 {
@@ -29,11 +33,12 @@ static tt_status read_folder_mask(const tt_dataset *ds, const tt_ds_item *item, 
     size_t size = 0;
     int w = 0, h = 0;
     *plane = NULL;
-    TT_CHECK(tt_probe_read_file(item->mask_path, &data, &size));
-    TT_CHECK(tt_probe_mask_png(data, size, item->mask_path, ds->max_pixels, &w, &h, plane));
+    const char *mask_path = mask_path_of(item);
+    TT_CHECK(tt_probe_read_file(mask_path, &data, &size));
+    TT_CHECK(tt_probe_mask_png(data, size, mask_path, ds->max_pixels, &w, &h, plane));
     if (w != width || h != height) {
         status = tt_error_new(TT_ERR_FORMAT, "%s: mask is %d x %d but its image %s is %d x %d",
-                              item->mask_path, w, h, item->image_path, width, height);
+                              mask_path, w, h, item->image_path, width, height);
         goto cleanup;
     }
     int max = -1;
@@ -42,7 +47,7 @@ static tt_status read_folder_mask(const tt_dataset *ds, const tt_ds_item *item, 
         if (v == 255) continue;
         if (classes_known && v >= ds->classes) {
             status = tt_error_new(TT_ERR_FORMAT, "%s: pixel (%zu, %zu) holds %d, not a class (0..%d) "
-                                  "nor 255 (ignore); check the class list", item->mask_path,
+                                  "nor 255 (ignore); check the class list", mask_path,
                                   i % (size_t)w, i / (size_t)w, v, ds->classes - 1);
             goto cleanup;
         }
@@ -58,7 +63,8 @@ cleanup:
     return status;
 }
 
-uint64_t tt_ds_file_key(const char *path)
+/* Hash of a file's path, size and mtime (0-size/mtime when it is gone). */
+static uint64_t file_key(const char *path)
 {
     struct stat st;
     uint64_t key = tt_hash_bytes(TT_HASH_INIT, path, strlen(path));
@@ -102,13 +108,14 @@ static tt_status check_folder_item(tt_dataset *ds, int index, int *max_value)
     const tt_ds_item *item = &ds->items[index];
     if (ds->mask_headers_only && ds->classes_given) {
         tt_image_header header;
-        tt_status problem = tt_probe_image(item->mask_path, ds->max_pixels, &header);
+        const char *mask_path = mask_path_of(item);
+        tt_status problem = tt_probe_image(mask_path, ds->max_pixels, &header);
         if (!problem && strcmp(header.kind, "PNG") != 0)
-            problem = tt_error_new(TT_ERR_FORMAT, "%s: a mask must be a PNG, this is a %s", item->mask_path,
+            problem = tt_error_new(TT_ERR_FORMAT, "%s: a mask must be a PNG, this is a %s", mask_path,
                                    header.kind);
         if (!problem && (header.width != item->width || header.height != item->height))
             problem = tt_error_new(TT_ERR_FORMAT, "%s: mask is %d x %d but its image %s is %d x %d",
-                                   item->mask_path, header.width, header.height, item->image_path,
+                                   mask_path, header.width, header.height, item->image_path,
                                    item->width, item->height);
         return problem ? tt_ds_problem_status(ds, index, item->name, problem) : NULL;
     }
@@ -120,14 +127,15 @@ static tt_status check_folder_item(tt_dataset *ds, int index, int *max_value)
     return NULL;
 }
 
-tt_status tt_ds_open_folder(tt_dataset *ds)
+static tt_status open_folder(tt_dataset *ds, const tt_dataset_options *opts)
 {
     tt_status status = NULL;
     char **images = NULL, **masks = NULL;
     int image_count = 0, mask_count = 0, max_value = -1;
     stem_ref *stems = NULL;
-    TT_CHECK(tt_ds_list_images(ds->images_dir, &images, &image_count));
-    TT_CHECK(tt_ds_list_images(ds->masks_dir, &masks, &mask_count));
+    (void)opts;
+    TT_CHECK(tt_image_list_dir(ds->images_dir, &images, &image_count));
+    TT_CHECK(tt_image_list_dir(ds->masks_dir, &masks, &mask_count));
     stems = malloc(sizeof *stems * (size_t)(image_count ? image_count : 1));
     if (!stems) {
         status = folder_oom();
@@ -141,13 +149,13 @@ tt_status tt_ds_open_folder(tt_dataset *ds)
         if (status) goto cleanup;
         tt_ds_item *item = &ds->items[index];
         stems[index] = stem_of(item->name, index);
-        item->mask_path = malloc(strlen(ds->masks_dir) + stems[index].length + 6);
-        if (!item->mask_path) {
+        char *mask_path = malloc(strlen(ds->masks_dir) + stems[index].length + 6);
+        if (!mask_path) {
             status = folder_oom();
             goto cleanup;
         }
-        sprintf(item->mask_path, "%s/%.*s.png", ds->masks_dir, (int)stems[index].length, item->name);
-        item->mask_key = tt_ds_file_key(item->mask_path);
+        sprintf(mask_path, "%s/%.*s.png", ds->masks_dir, (int)stems[index].length, item->name);
+        item->format_data = mask_path;
     }
     /* two images with one stem (a.png, a.jpg) would share a mask */
     qsort(stems, (size_t)ds->count, sizeof *stems, compare_stems);
@@ -180,12 +188,12 @@ tt_status tt_ds_open_folder(tt_dataset *ds)
     }
 cleanup:
     free(stems);
-    tt_ds_free_names(images, image_count);
-    tt_ds_free_names(masks, mask_count);
+    tt_image_free_names(images, image_count);
+    tt_image_free_names(masks, mask_count);
     return status;
 }
 
-tt_status tt_ds_folder_mask(tt_dataset *ds, int index, uint8_t *planes)
+static tt_status folder_mask(const tt_dataset *ds, int index, uint8_t *planes)
 {
     const tt_ds_item *item = &ds->items[index];
     uint8_t *plane = NULL;
@@ -194,3 +202,33 @@ tt_status tt_ds_folder_mask(tt_dataset *ds, int index, uint8_t *planes)
     free(plane);
     return NULL;
 }
+
+/* Masks may change on disk after opening: look again each time. */
+static uint64_t folder_mask_key(const tt_dataset *ds, int index)
+{
+    return file_key(mask_path_of(&ds->items[index]));
+}
+
+static int detect_folder(const tt_dataset *ds, const tt_dataset_options *opts)
+{
+    (void)ds;
+    char *images = tt_ds_join(opts->dir, "images"), *masks = tt_ds_join(opts->dir, "masks");
+    int found = images && masks && tt_ds_is_dir(images) && tt_ds_is_dir(masks);
+    free(images);
+    free(masks);
+    return found || (opts->images_dir && opts->masks_dir);
+}
+
+const tt_ds_format tt_ds_folder_format = {
+    .id = TT_DATASET_FOLDER,
+    .name = "folder",
+    .aliases = "",
+    .expects = "images/ and masks/",
+    .images = "images",
+    .kind = TT_MASK_CLASS_INDEX,
+    .detect = detect_folder,
+    .open = open_folder,
+    .mask = folder_mask,
+    .mask_key = folder_mask_key,
+    .free_item = free,
+};

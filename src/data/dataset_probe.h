@@ -1,10 +1,7 @@
 /*
- * Looking at image and mask files without decoding the images: existence,
- * size, the format from the magic bytes, the dimensions from the header
- * (stbi_info, libtiff), a refusal of headers that claim more pixels than a
- * limit, and a truncation check (the PNG IEND chunk, the JPEG end-of-image
- * marker).  Also reads 8-bit mask PNGs as class indices, palette PNGs
- * included (see tt_probe_mask_png).
+ * What the data sets read from their files besides image headers (those
+ * are image_probe.h's, included here): 8-bit mask PNGs as class indices,
+ * palette PNGs included (see tt_probe_mask_png), and whole files.
  */
 #ifndef TT_DATA_DATASET_PROBE_H
 #define TT_DATA_DATASET_PROBE_H
@@ -13,29 +10,12 @@
 #include <stdint.h>
 
 #include "data/image.h"
+#include "data/image_probe.h"
 #include "tiletrain.h"
 
 /* Images above this many pixels are refused unless the options say more:
  * the decoder's limit (2^28), so what the data set accepts also decodes. */
 #define TT_DATASET_DEFAULT_MAX_PIXELS TT_IMAGE_DEFAULT_MAX_PIXELS
-
-typedef struct tt_image_header {
-    int width, height;
-    int channels;     /* as stored in the file */
-    const char *kind; /* "PNG", "JPEG", "BMP", "TIFF" */
-} tt_image_header;
-
-/* Checks the image at path: present, not empty, a PNG/JPEG/BMP/TIFF whose
- * header reads, width * height <= max_pixels (0: the default), not cut
- * short.  Errors are one line naming the file and the reason: TT_ERR_IO for
- * missing or unreadable files, TT_ERR_FORMAT for bad content,
- * TT_ERR_TOO_LARGE for headers above the limit. */
-tt_status tt_probe_image(const char *path, uint64_t max_pixels, tt_image_header *header);
-
-/* The same checks for an image held in memory (fuzzing, tests); TIFF is
- * recognised but only checked from files. */
-tt_status tt_probe_image_memory(const unsigned char *data, size_t size, const char *name,
-                                uint64_t max_pixels, tt_image_header *header);
 
 /* Decodes a mask PNG held in memory into one plane of class indices
  * (height x width, row-major, malloc'd into *plane, owned by the caller).

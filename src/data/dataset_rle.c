@@ -14,7 +14,44 @@
 
 #include "core/hash.h"
 #include "data/dataset_internal.h"
+#include "data/image.h"
 #include "data/rle.h"
+#include "io/csv.h"
+
+/* An item's format_data. */
+typedef struct kaggle_item {
+    uint64_t mask_key;
+    const char **rle; /* [classes] RLE text into the data set's CSV, NULL = no row (empty) */
+    int *rle_line;    /* [classes] CSV line of the row, 0 = none */
+} kaggle_item;
+
+/* The data set's format_data is the tt_csv that the items' rle point into. */
+static const tt_csv *csv_of(const tt_dataset *ds) { return ds->format_data; }
+static kaggle_item *kaggle_of(const tt_ds_item *item) { return item->format_data; }
+
+static void free_kaggle_item(void *data)
+{
+    kaggle_item *k = data;
+    if (!k) return;
+    free(k->rle);
+    free(k->rle_line);
+    free(k);
+}
+
+/* A kaggle_item with `classes` (at least 1) empty rows. */
+static kaggle_item *new_kaggle_item(int classes)
+{
+    size_t n = classes > 0 ? (size_t)classes : 1;
+    kaggle_item *k = calloc(1, sizeof *k);
+    if (!k) return NULL;
+    k->rle = calloc(n, sizeof *k->rle);
+    k->rle_line = calloc(n, sizeof *k->rle_line);
+    if (!k->rle || !k->rle_line) {
+        free_kaggle_item(k);
+        return NULL;
+    }
+    return k;
+}
 
 typedef enum layout { LAYOUT_CLOUDS, LAYOUT_SEVERSTAL } layout;
 
@@ -104,7 +141,7 @@ static tt_status item_for(tt_dataset *ds, name_map *map, const char *name, int *
  * problems that mark their item bad. */
 static tt_status read_rows(tt_dataset *ds, name_map *map, layout which, row *rows, int *row_count)
 {
-    const tt_csv *csv = ds->csv;
+    const tt_csv *csv = csv_of(ds);
     const int want = which == LAYOUT_CLOUDS ? 2 : 3;
     *row_count = 0;
     for (int r = 1; r < csv->count; r++) {
@@ -165,24 +202,21 @@ static tt_status read_rows(tt_dataset *ds, name_map *map, layout which, row *row
 /* Per-item RLE tables from the rows; duplicated (image, class) rows are problems. */
 static tt_status fill_items(tt_dataset *ds, const row *rows, int row_count)
 {
-    for (int i = 0; i < ds->count; i++) {
-        tt_ds_item *item = &ds->items[i];
-        item->rle = calloc((size_t)ds->classes, sizeof *item->rle);
-        item->rle_line = calloc((size_t)ds->classes, sizeof *item->rle_line);
-        if (!item->rle || !item->rle_line) return oom();
-    }
+    for (int i = 0; i < ds->count; i++)
+        if (!(ds->items[i].format_data = new_kaggle_item(ds->classes))) return oom();
     for (int r = 0; r < row_count; r++) {
         tt_ds_item *item = &ds->items[rows[r].item];
+        kaggle_item *k = kaggle_of(item);
         int c = rows[r].class_index;
-        if (item->rle_line[c]) {
+        if (k->rle_line[c]) {
             TT_TRY(tt_ds_problem_status(ds, rows[r].item, item->name,
                    tt_error_new(TT_ERR_FORMAT, "%s:%d: duplicated row: image %s class %s already "
                                 "has line %d", ds->csv_path, rows[r].line, item->name,
-                                ds->class_names[c], item->rle_line[c])));
+                                ds->class_names[c], k->rle_line[c])));
             continue;
         }
-        item->rle_line[c] = rows[r].line;
-        item->rle[c] = rows[r].rle[0] ? rows[r].rle : NULL;
+        k->rle_line[c] = rows[r].line;
+        k->rle[c] = rows[r].rle[0] ? rows[r].rle : NULL;
     }
     return NULL;
 }
@@ -190,9 +224,10 @@ static tt_status fill_items(tt_dataset *ds, const row *rows, int row_count)
 /* The first CSV line that names the item, for messages. */
 static int first_line(const tt_dataset *ds, const tt_ds_item *item)
 {
+    const kaggle_item *k = kaggle_of(item);
     int line = 0;
     for (int c = 0; c < ds->classes; c++)
-        if (item->rle_line[c] && (!line || item->rle_line[c] < line)) line = item->rle_line[c];
+        if (k->rle_line[c] && (!line || k->rle_line[c] < line)) line = k->rle_line[c];
     return line;
 }
 
@@ -211,23 +246,24 @@ static tt_status check_items(tt_dataset *ds)
         }
         TT_TRY(tt_ds_probe_item(ds, i));
         if (item->bad) continue;
+        kaggle_item *k = kaggle_of(item);
         uint64_t key = tt_hash_bytes(TT_HASH_INIT, item->name, strlen(item->name));
         for (int c = 0; c < ds->classes && !item->bad; c++) {
-            tt_status problem = tt_rle_decode(item->rle[c], item->width, item->height, NULL);
+            tt_status problem = tt_rle_decode(k->rle[c], item->width, item->height, NULL);
             if (problem) {
                 problem = tt_error_prefix(problem, "%s:%d: image %s class %s", ds->csv_path,
-                                          item->rle_line[c], item->name, ds->class_names[c]);
+                                          k->rle_line[c], item->name, ds->class_names[c]);
                 TT_TRY(tt_ds_problem_status(ds, i, item->name, problem));
             }
             key = tt_hash_bytes(key, &c, sizeof c);
-            if (item->rle[c]) key = tt_hash_bytes(key, item->rle[c], strlen(item->rle[c]) + 1);
+            if (k->rle[c]) key = tt_hash_bytes(key, k->rle[c], strlen(k->rle[c]) + 1);
         }
-        item->mask_key = key;
+        k->mask_key = key;
     }
     return NULL;
 }
 
-tt_status tt_ds_open_kaggle(tt_dataset *ds, const tt_dataset_options *opts)
+static tt_status open_kaggle(tt_dataset *ds, const tt_dataset_options *opts)
 {
     tt_status status = NULL;
     name_map map = {0};
@@ -235,14 +271,16 @@ tt_status tt_ds_open_kaggle(tt_dataset *ds, const tt_dataset_options *opts)
     char **images = NULL;
     int image_count = 0, row_count = 0;
     layout which = LAYOUT_CLOUDS;
-    TT_CHECK(tt_csv_read_file(ds->csv_path, &ds->csv));
-    TT_CHECK(read_header(ds->csv, ds->csv_path, &which));
-    rows = malloc(sizeof *rows * (size_t)ds->csv->count);
-    if (!rows || !map_init(&map, (size_t)ds->csv->count)) {
+    tt_csv *csv = NULL;
+    TT_CHECK(tt_csv_read_file(ds->csv_path, &csv));
+    ds->format_data = csv;
+    TT_CHECK(read_header(csv, ds->csv_path, &which));
+    rows = malloc(sizeof *rows * (size_t)csv->count);
+    if (!rows || !map_init(&map, (size_t)csv->count)) {
         status = oom();
         goto cleanup;
     }
-    TT_CHECK(tt_ds_list_images(ds->images_dir, &images, &image_count));
+    TT_CHECK(tt_image_list_dir(ds->images_dir, &images, &image_count));
     TT_CHECK(read_rows(ds, &map, which, rows, &row_count));
     TT_CHECK(fill_items(ds, rows, row_count));
     TT_CHECK(check_items(ds));
@@ -258,13 +296,13 @@ tt_status tt_ds_open_kaggle(tt_dataset *ds, const tt_dataset_options *opts)
         int index = -1;
         TT_CHECK(item_for(ds, &map, images[f], &index));
         tt_ds_item *item = &ds->items[index];
-        item->rle = calloc((size_t)ds->classes ? (size_t)ds->classes : 1, sizeof *item->rle);
-        item->rle_line = calloc((size_t)ds->classes ? (size_t)ds->classes : 1, sizeof *item->rle_line);
-        if (!item->rle || !item->rle_line) {
+        kaggle_item *k = new_kaggle_item(ds->classes);
+        if (!k) {
             status = oom();
             goto cleanup;
         }
-        item->mask_key = tt_hash_bytes(TT_HASH_INIT, item->name, strlen(item->name));
+        item->format_data = k;
+        k->mask_key = tt_hash_bytes(TT_HASH_INIT, item->name, strlen(item->name));
         TT_CHECK(tt_ds_probe_item(ds, index));
     }
     if (ds->classes == 0)
@@ -272,19 +310,49 @@ tt_status tt_ds_open_kaggle(tt_dataset *ds, const tt_dataset_options *opts)
 cleanup:
     free(map.slots);
     free(rows);
-    tt_ds_free_names(images, image_count);
+    tt_image_free_names(images, image_count);
     return status;
 }
 
-tt_status tt_ds_kaggle_mask(tt_dataset *ds, int index, uint8_t *planes)
+static tt_status kaggle_mask(const tt_dataset *ds, int index, uint8_t *planes)
 {
     const tt_ds_item *item = &ds->items[index];
+    const kaggle_item *k = kaggle_of(item);
     size_t plane = (size_t)item->width * (size_t)item->height;
     for (int c = 0; c < ds->classes; c++) {
-        tt_status status = tt_rle_decode(item->rle[c], item->width, item->height, planes + c * plane);
+        tt_status status = tt_rle_decode(k->rle[c], item->width, item->height, planes + c * plane);
         if (status)
-            return tt_error_prefix(status, "%s:%d: image %s class %s", ds->csv_path, item->rle_line[c],
+            return tt_error_prefix(status, "%s:%d: image %s class %s", ds->csv_path, k->rle_line[c],
                                    item->name, ds->class_names[c]);
     }
     return NULL;
 }
+
+static uint64_t kaggle_mask_key(const tt_dataset *ds, int index) { return kaggle_of(&ds->items[index])->mask_key; }
+
+/* A CSV given, or DIR/train.csv there: surer than a folder layout. */
+static int detect_kaggle(const tt_dataset *ds, const tt_dataset_options *opts)
+{
+    return opts->csv_path || tt_ds_is_file(ds->csv_path) ? 2 : 0;
+}
+
+static void close_kaggle(tt_dataset *ds)
+{
+    tt_csv_destroy(ds->format_data);
+    ds->format_data = NULL;
+}
+
+const tt_ds_format tt_ds_kaggle_format = {
+    .id = TT_DATASET_KAGGLE_RLE,
+    .name = "kaggle-rle",
+    .aliases = "kaggle rle",
+    .expects = "train.csv",
+    .images = "train_images",
+    .kind = TT_MASK_MULTI_LABEL,
+    .detect = detect_kaggle,
+    .open = open_kaggle,
+    .mask = kaggle_mask,
+    .mask_key = kaggle_mask_key,
+    .free_item = free_kaggle_item,
+    .close = close_kaggle,
+};

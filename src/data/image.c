@@ -1,63 +1,23 @@
 /*
  * Whole-image decoding (stb_image for JPEG/PNG/BMP, libtiff for TIFF) into
- * interleaved 8-bit RGB; header-only size queries; the max_pixels refusal.
+ * interleaved 8-bit RGB; header-only size queries.  The format, the
+ * max_pixels refusal and the truncation check come from image_probe.c.
  * See image.h for the contracts.
  */
 #include "data/image.h"
 
+#include <dirent.h>
 #include <errno.h>
-#include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <stb_image.h>
 #include <tiffio.h>
 
 #include "core/status.h"
-
-/* ---- libtiff error routing ------------------------------------------------ */
-
-static _Thread_local char tiff_error[512];
-static pthread_once_t tiff_once = PTHREAD_ONCE_INIT;
-
-static void tiff_error_handler(const char *module, const char *fmt, va_list ap)
-{
-    char msg[448];
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    snprintf(tiff_error, sizeof tiff_error, "%s%s%s", module ? module : "", module ? ": " : "", msg);
-}
-
-static void tiff_warning_handler(const char *module, const char *fmt, va_list ap)
-{
-    (void)module, (void)fmt, (void)ap; /* warnings (unknown tags, GeoTIFF keys) are not errors */
-}
-
-static void tiff_install(void)
-{
-    TIFFSetErrorHandler(tiff_error_handler);
-    TIFFSetWarningHandler(tiff_warning_handler);
-}
-
-void tt_tiff_quiet(void) { pthread_once(&tiff_once, tiff_install); }
-const char *tt_tiff_last_error(void) { return tiff_error; }
-void tt_tiff_clear_error(void) { tiff_error[0] = '\0'; }
-
-/* ---- helpers -------------------------------------------------------------- */
-
-tt_image_format tt_image_sniff(const char *path)
-{
-    unsigned char magic[4] = {0};
-    FILE *f = fopen(path, "rb");
-    if (!f) return TT_IMAGE_UNKNOWN;
-    size_t got = fread(magic, 1, 4, f);
-    fclose(f);
-    if (got == 4 && ((magic[0] == 'I' && magic[1] == 'I' && (magic[2] == 42 || magic[2] == 43) && magic[3] == 0) ||
-                     (magic[0] == 'M' && magic[1] == 'M' && magic[2] == 0 && (magic[3] == 42 || magic[3] == 43))))
-        return TT_IMAGE_TIFF;
-    return TT_IMAGE_STB;
-}
+#include "data/image_probe.h"
 
 static tt_status open_error(const char *path)
 {
@@ -67,60 +27,19 @@ static tt_status open_error(const char *path)
 
 tt_status tt_image_check_size(const char *path, int width, int height, uint64_t max_pixels)
 {
-    if (!max_pixels) max_pixels = TT_IMAGE_DEFAULT_MAX_PIXELS;
-    uint64_t pixels = (uint64_t)width * (uint64_t)height;
-    if (pixels > max_pixels)
-        return tt_error_new(TT_ERR_TOO_LARGE,
-                            "image %s: %d x %d = %llu pixels is above the limit of %llu pixels "
-                            "(max_pixels); images are never shrunk, so raise the limit if the "
-                            "host has the memory, or split the image",
-                            path, width, height, (unsigned long long)pixels,
-                            (unsigned long long)max_pixels);
-    return NULL;
-}
-
-/* A JPEG whose end-of-image marker (FF D9) is missing from its last 64 KiB
- * was cut short: stb_image would decode it silently with grey rows. */
-static tt_status check_jpeg_complete(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return open_error(path);
-    unsigned char head[2] = {0};
-    tt_status status = NULL;
-    unsigned char *tail = NULL;
-    if (fread(head, 1, 2, f) != 2 || head[0] != 0xFF || head[1] != 0xD8) goto cleanup; /* not a JPEG */
-    if (fseek(f, 0, SEEK_END) != 0) goto cleanup;
-    long size = ftell(f);
-    long take = size < 65536 ? size : 65536;
-    tail = malloc((size_t)take);
-    if (!tail || fseek(f, size - take, SEEK_SET) != 0 || fread(tail, 1, (size_t)take, f) != (size_t)take) {
-        status = tt_error_new(TT_ERR_IO, "image %s: cannot read the file's end", path);
-        goto cleanup;
-    }
-    for (long i = take - 2; i >= 0; i--)
-        if (tail[i] == 0xFF && tail[i + 1] == 0xD9) goto cleanup;
-    status = tt_error_new(TT_ERR_FORMAT,
-                          "image %s: truncated JPEG (no end-of-image marker); the file was cut "
-                          "short, copy it again",
-                          path);
-cleanup:
-    free(tail);
-    fclose(f);
-    return status;
+    return tt_image_check_pixels(path, "image", width, height, max_pixels);
 }
 
 /* ---- header-only size ----------------------------------------------------- */
 
-/* Opens a TIFF quietly and reads its size, which must be 1..2^31-1 a side;
- * on success the caller closes *tif. */
-static tt_status open_tiff(const char *path, TIFF **tif, uint32_t *w, uint32_t *h)
+/* Opens a TIFF (errors into *errors, which must outlive the handle) and
+ * reads its size, which must be 1..2^31-1 a side; on success the caller
+ * closes *tif. */
+static tt_status open_tiff(const char *path, tt_tiff_errors *errors, TIFF **tif, uint32_t *w, uint32_t *h)
 {
-    tt_tiff_quiet();
-    tt_tiff_clear_error();
-    *tif = TIFFOpen(path, "r");
+    *tif = tt_tiff_open(path, "r", errors);
     if (!*tif)
-        return tt_error_new(TT_ERR_FORMAT, "image %s: not a readable TIFF (%s)", path,
-                            tt_tiff_last_error());
+        return tt_error_new(TT_ERR_FORMAT, "image %s: not a readable TIFF (%s)", path, tt_tiff_reason(errors));
     *w = *h = 0;
     TIFFGetField(*tif, TIFFTAG_IMAGEWIDTH, w);
     TIFFGetField(*tif, TIFFTAG_IMAGELENGTH, h);
@@ -135,14 +54,18 @@ static tt_status open_tiff(const char *path, TIFF **tif, uint32_t *w, uint32_t *
 
 tt_status tt_image_info(const char *path, int *width, int *height, int *tiled)
 {
+    unsigned char head[16];
     FILE *f = fopen(path, "rb");
     if (!f) return open_error(path);
+    size_t n = fread(head, 1, sizeof head, f);
     fclose(f);
     if (tiled) *tiled = 0;
-    if (tt_image_sniff(path) == TT_IMAGE_TIFF) {
+    const char *kind = tt_image_kind(head, n);
+    if (kind && strcmp(kind, "TIFF") == 0) {
+        tt_tiff_errors errors;
         TIFF *tif;
         uint32_t w, h;
-        TT_TRY(open_tiff(path, &tif, &w, &h));
+        TT_TRY(open_tiff(path, &errors, &tif, &w, &h));
         if (tiled) *tiled = TIFFIsTiled(tif) ? 1 : 0;
         TIFFClose(tif);
         *width = (int)w;
@@ -165,9 +88,10 @@ static tt_status load_tiff(const char *path, uint64_t max_pixels, tt_image *out)
 {
     tt_status status = NULL;
     uint32_t *raster = NULL;
+    tt_tiff_errors errors;
     TIFF *tif;
     uint32_t w, h;
-    TT_TRY(open_tiff(path, &tif, &w, &h));
+    TT_TRY(open_tiff(path, &errors, &tif, &w, &h));
     TT_CHECK(tt_image_check_size(path, (int)w, (int)h, max_pixels));
     char why[1024] = "";
     if (!TIFFRGBAImageOK(tif, why)) {
@@ -184,7 +108,7 @@ static tt_status load_tiff(const char *path, uint64_t max_pixels, tt_image *out)
     }
     if (!TIFFReadRGBAImageOriented(tif, w, h, raster, ORIENTATION_TOPLEFT, 1)) {
         status = tt_error_new(TT_ERR_FORMAT, "image %s: corrupt or truncated TIFF (%s)", path,
-                              tt_tiff_last_error());
+                              tt_tiff_reason(&errors));
         goto cleanup;
     }
     for (size_t i = 0; i < n; i++) {
@@ -207,12 +131,11 @@ cleanup:
 tt_status tt_image_load(const char *path, uint64_t max_pixels, tt_image *out)
 {
     memset(out, 0, sizeof *out);
-    int w, h;
-    TT_TRY(tt_image_info(path, &w, &h, NULL));
-    TT_TRY(tt_image_check_size(path, w, h, max_pixels));
-    if (tt_image_sniff(path) == TT_IMAGE_TIFF) return load_tiff(path, max_pixels, out);
-    TT_TRY(check_jpeg_complete(path));
-    int comp;
+    /* size, limit and truncation from the header, before any pixel */
+    tt_image_header header;
+    TT_TRY(tt_probe_image(path, max_pixels, &header));
+    if (strcmp(header.kind, "TIFF") == 0) return load_tiff(path, max_pixels, out);
+    int w, h, comp;
     uint8_t *pixels = stbi_load(path, &w, &h, &comp, 3);
     if (!pixels)
         return tt_error_new(TT_ERR_FORMAT, "image %s: corrupt or truncated image (%s)", path,
@@ -229,4 +152,58 @@ void tt_image_free(tt_image *image)
     if (!image) return;
     free(image->pixels);
     memset(image, 0, sizeof *image);
+}
+
+/* ---- folders of images ------------------------------------------------------ */
+
+static int has_image_extension(const char *name)
+{
+    static const char *const extensions[] = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff"};
+    const char *dot = strrchr(name, '.');
+    if (!dot || name[0] == '.') return 0;
+    for (size_t i = 0; i < sizeof extensions / sizeof extensions[0]; i++)
+        if (strcasecmp(dot, extensions[i]) == 0) return 1;
+    return 0;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void tt_image_free_names(char **names, int count)
+{
+    for (int i = 0; i < count; i++) free(names[i]);
+    free(names);
+}
+
+tt_status tt_image_list_dir(const char *dir, char ***names, int *count)
+{
+    *names = NULL;
+    *count = 0;
+    DIR *d = opendir(dir);
+    if (!d) return tt_error_new(TT_ERR_IO, "cannot read the images folder %s: %s", dir, strerror(errno));
+    char **list = NULL;
+    int n = 0, capacity = 0;
+    struct dirent *entry;
+    while ((entry = readdir(d))) {
+        if (!has_image_extension(entry->d_name)) continue;
+        if (n == capacity) {
+            capacity = capacity ? 2 * capacity : 64;
+            char **grown = realloc(list, sizeof *grown * (size_t)capacity);
+            if (!grown) goto fail;
+            list = grown;
+        }
+        if (!(list[n] = strdup(entry->d_name))) goto fail;
+        n++;
+    }
+    closedir(d);
+    if (n) qsort(list, (size_t)n, sizeof *list, compare_names);
+    *names = list;
+    *count = n;
+    return NULL;
+fail:
+    closedir(d);
+    tt_image_free_names(list, n);
+    return tt_error_new(TT_ERR_OUT_OF_MEMORY, "listing the images folder %s: out of host memory", dir);
 }

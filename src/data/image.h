@@ -14,22 +14,14 @@
 
 #include <stdint.h>
 
+#include "data/image_probe.h" /* TT_IMAGE_DEFAULT_MAX_PIXELS */
 #include "tiletrain.h"
 
-/* The limit used when a caller passes max_pixels = 0: 2^28 pixels
- * (16384 x 16384), 768 MiB of decoded RGB. */
-#define TT_IMAGE_DEFAULT_MAX_PIXELS (1ULL << 28)
 
 typedef struct tt_image {
     int width, height;
     uint8_t *pixels; /* (H, W, 3) interleaved RGB, malloc'd; tt_image_free() */
 } tt_image;
-
-typedef enum tt_image_format {
-    TT_IMAGE_UNKNOWN,
-    TT_IMAGE_STB,  /* JPEG, PNG, BMP (and what else stb_image reads) */
-    TT_IMAGE_TIFF,
-} tt_image_format;
 
 /* Reads only the header: width and height.  tiled (may be NULL) is set to 1
  * for a tiled TIFF, 0 otherwise.  Errors name the file: missing file
@@ -45,21 +37,18 @@ tt_status tt_image_load(const char *path, uint64_t max_pixels, tt_image *out);
 /* Frees the pixels; the struct is zeroed.  NULL allowed. */
 void tt_image_free(tt_image *image);
 
-/* The format by the file's first bytes (TIFF magic or not); UNKNOWN when the
- * file cannot be opened. */
-tt_image_format tt_image_sniff(const char *path);
+/* The file extensions read as images (case-insensitive), for messages:
+ * ".png .jpg .jpeg .bmp .tif .tiff". */
+#define TT_IMAGE_EXTENSIONS ".png .jpg .jpeg .bmp .tif .tiff"
 
-/* Refusal message shared with the tile cache: TT_ERR_TOO_LARGE when
- * width * height > max_pixels (0 = default), else NULL. */
+/* The names (not paths) of the image files in dir by extension, hidden
+ * files left out, sorted by strcmp.  TT_ERR_IO when dir cannot be read.
+ * *names is an array of *count strings; free with tt_image_free_names. */
+tt_status tt_image_list_dir(const char *dir, char ***names, int *count);
+void tt_image_free_names(char **names, int count);
+
+/* The max_pixels refusal (image_probe.c's message), for the tile cache:
+ * TT_ERR_TOO_LARGE when width * height > max_pixels (0 = default), else NULL. */
 tt_status tt_image_check_size(const char *path, int width, int height, uint64_t max_pixels);
-
-/* libtiff reports errors through process-wide handlers; these route them
- * into a per-thread buffer instead of stderr.  Call tt_tiff_quiet() before
- * any libtiff use (idempotent, thread-safe); tt_tiff_last_error() returns
- * the last libtiff error message of this thread ("" if none) and
- * tt_tiff_clear_error() empties it. */
-void tt_tiff_quiet(void);
-const char *tt_tiff_last_error(void);
-void tt_tiff_clear_error(void);
 
 #endif

@@ -19,6 +19,7 @@
 #include "core/hash.h"
 #include "core/status.h"
 #include "data/image.h"
+#include "data/image_probe.h"
 #include "data/tilecache_internal.h"
 
 /* ---- the LRU of decoded tiles -------------------------------------------- */
@@ -73,12 +74,11 @@ void tt_tilecache_drop_tiles(tt_tilecache *cache)
 
 /* Decodes tile (tx, ty) of `file` into dst: (th, tw, 3) RGB when plane < 0,
  * else (th, tw) bytes of sample `plane`. */
-static tt_status decode_tile(TIFF *tif, const char *file, const tc_layout *L, int plane, int tx,
-                             int ty, uint8_t *dst, uint8_t *scratch)
+static tt_status decode_tile(TIFF *tif, const tt_tiff_errors *errors, const char *file, const tc_layout *L,
+                             int plane, int tx, int ty, uint8_t *dst, uint8_t *scratch)
 {
     uint32_t x = (uint32_t)(tx * L->tile_w), y = (uint32_t)(ty * L->tile_h);
     size_t px = (size_t)L->tile_w * L->tile_h;
-    tt_tiff_clear_error();
     if (plane >= 0) {
         if (TIFFReadEncodedTile(tif, TIFFComputeTile(tif, x, y, 0, (uint16_t)plane), dst, px) < 0)
             goto fail;
@@ -121,12 +121,13 @@ fail:
     return tt_error_new(TT_ERR_FORMAT,
                         "tile cache: cannot decode tile (%d, %d) of %s (%s); a corrupt or truncated "
                         "file: delete it (a cache entry is rebuilt) or replace the source",
-                        tx, ty, file, tt_tiff_last_error());
+                        tx, ty, file, tt_tiff_reason(errors));
 }
 
-/* Returns the decoded tile (from the LRU or the file; *tif opened lazily). */
+/* Returns the decoded tile (from the LRU or the file; *tif opened lazily,
+ * its errors into *errors, which lives as long as it). */
 static tt_status get_tile(tt_tilecache *c, const char *file, uint64_t file_id, const tc_layout *L,
-                          int plane, int tx, int ty, TIFF **tif, tc_tile **out)
+                          int plane, int tx, int ty, TIFF **tif, tt_tiff_errors *errors, tc_tile **out)
 {
     uint32_t index = (uint32_t)(ty * L->tiles_x + tx);
     tc_tile *t = lru_find(c, file_id, plane, index);
@@ -138,10 +139,9 @@ static tt_status get_tile(tt_tilecache *c, const char *file, uint64_t file_id, c
         return NULL;
     }
     if (!*tif) {
-        tt_tiff_clear_error();
-        *tif = TIFFOpen(file, "r");
+        *tif = tt_tiff_open(file, "r", errors);
         if (!*tif)
-            return tt_error_new(TT_ERR_IO, "tile cache: cannot open %s (%s)", file, tt_tiff_last_error());
+            return tt_error_new(TT_ERR_IO, "tile cache: cannot open %s (%s)", file, tt_tiff_reason(errors));
     }
     size_t px = (size_t)L->tile_w * L->tile_h;
     size_t bytes = px * (plane < 0 ? 3 : 1);
@@ -156,7 +156,7 @@ static tt_status get_tile(tt_tilecache *c, const char *file, uint64_t file_id, c
                             L->tile_w, L->tile_h, file);
     }
     t->data = (uint8_t *)(t + 1);
-    tt_status status = decode_tile(*tif, file, L, plane, tx, ty, t->data, scratch);
+    tt_status status = decode_tile(*tif, errors, file, L, plane, tx, ty, t->data, scratch);
     free(scratch);
     if (status) {
         free(t);
@@ -187,11 +187,12 @@ static tt_status read_region(tt_tilecache *c, const char *file, uint64_t file_id
     int bx = x0 + w < img_w ? x0 + w : img_w, by = y0 + h < img_h ? y0 + h : img_h;
     if (ax >= bx || ay >= by) return NULL;
     TIFF *tif = NULL;
+    tt_tiff_errors errors;
     tt_status status = NULL;
     for (int ty = ay / L->tile_h; ty <= (by - 1) / L->tile_h; ty++) {
         for (int tx = ax / L->tile_w; tx <= (bx - 1) / L->tile_w; tx++) {
             tc_tile *t;
-            TT_CHECK(get_tile(c, file, file_id, L, plane, tx, ty, &tif, &t));
+            TT_CHECK(get_tile(c, file, file_id, L, plane, tx, ty, &tif, &errors, &t));
             int sx = tx * L->tile_w > ax ? tx * L->tile_w : ax;
             int ex = (tx + 1) * L->tile_w < bx ? (tx + 1) * L->tile_w : bx;
             int sy = ty * L->tile_h > ay ? ty * L->tile_h : ay;
@@ -239,7 +240,6 @@ tt_status tt_tilecache_create(const tt_tilecache_config *config, const tt_item_s
     c->source = source;
     c->lru_limit = config && config->lru_bytes ? config->lru_bytes : TT_TILECACHE_DEFAULT_LRU_BYTES;
     c->max_pixels = config ? config->max_pixels : 0;
-    tt_tiff_quiet();
     *out = c;
 cleanup:
     if (status) tt_tilecache_destroy(c);
@@ -264,10 +264,7 @@ void tt_tilecache_destroy(tt_tilecache *cache)
 
 const tt_item_source *tt_tilecache_source(const tt_tilecache *cache) { return cache->source; }
 
-int tt_tilecache_planes(const tt_tilecache *cache)
-{
-    return cache->source->mask_kind == TT_MASK_CLASS_INDEX ? 1 : cache->source->classes;
-}
+int tt_tilecache_planes(const tt_tilecache *cache) { return tc_planes(cache); }
 
 void tt_tilecache_get_stats(const tt_tilecache *cache, tt_tilecache_stats *stats) { *stats = cache->stats; }
 
@@ -364,7 +361,7 @@ tt_status tt_tilecache_read_mask(tt_tilecache *cache, int index, int x0, int y0,
 {
     tc_item *it;
     TT_TRY(item_mask(cache, index, &it));
-    int n = tt_tilecache_planes(cache);
+    int n = tc_planes(cache);
     for (int p = 0; p < n; p++)
         TT_TRY(read_region(cache, it->mask_file, it->mask_key, &it->mask_layout, it->width, it->height, p,
                            x0, y0, w, h, pad, planes + (size_t)p * w * h));
@@ -400,8 +397,9 @@ tt_status tt_tilecache_fg_pixel(tt_tilecache *cache, int index, int cls, uint64_
     int tx = t % L->tiles_x, ty = t / L->tiles_x;
     int multi = s->mask_kind == TT_MASK_MULTI_LABEL;
     TIFF *tif = NULL;
+    tt_tiff_errors errors;
     tc_tile *tile;
-    tt_status status = get_tile(cache, it->mask_file, it->mask_key, L, multi ? cls : 0, tx, ty, &tif, &tile);
+    tt_status status = get_tile(cache, it->mask_file, it->mask_key, L, multi ? cls : 0, tx, ty, &tif, &errors, &tile);
     if (tif) TIFFClose(tif);
     if (status) return status;
     int vw = it->width - tx * L->tile_w < L->tile_w ? it->width - tx * L->tile_w : L->tile_w;

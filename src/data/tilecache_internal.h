@@ -1,6 +1,6 @@
 /*
- * Shared between tilecache.c (reads, LRU) and tilecache_write.c (building
- * and validating entries, counting foreground).  Not a public header.
+ * Shared between tilecache.c (reads, LRU), tilecache_write.c (building
+ * and validating entries) and tilecache_index.c (counting foreground).  Not a public header.
  */
 #ifndef TT_DATA_TILECACHE_INTERNAL_H
 #define TT_DATA_TILECACHE_INTERNAL_H
@@ -55,13 +55,20 @@ struct tt_tilecache {
     tt_tilecache_stats stats;
 };
 
+/* Mask planes per item: 1 class-index plane, or one 0/1 plane per class. */
+static inline int tc_planes(const tt_tilecache *c)
+{
+    return c->source->mask_kind == TT_MASK_CLASS_INDEX ? 1 : c->source->classes;
+}
+
 /* Fills it->image_file and image_layout for a tiled TIFF source. */
 tt_status tc_open_direct(tt_tilecache *c, const char *path, tc_item *it);
 /* Finds or builds the image entry of an item. */
 tt_status tc_ensure_image_entry(tt_tilecache *c, int index, const char *path, tc_item *it);
 /* Finds or builds the mask entry of an item. */
 tt_status tc_ensure_mask_entry(tt_tilecache *c, int index, tc_item *it);
-/* Fills fg_tile_counts and fg_totals by streaming the mask entry's tiles. */
+/* Fills fg_tile_counts and fg_totals by streaming the mask entry's tiles
+ * (tilecache_index.c). */
 tt_status tc_count_foreground(tt_tilecache *c, tc_item *it);
 
 #endif

@@ -1,8 +1,8 @@
 /*
  * Tile cache entries: finding, validating and building them (tiled,
  * deflate-compressed TIFF written under a temporary name, fsynced, then
- * renamed into place), reading the layout of tiled TIFF inputs, and counting
- * foreground pixels per tile for foreground oversampling.
+ * renamed into place) and reading the layout of tiled TIFF inputs.  The
+ * foreground index is in tilecache_index.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +18,7 @@
 #include "core/hash.h"
 #include "core/status.h"
 #include "data/image.h"
+#include "data/image_probe.h"
 #include "data/tilecache_internal.h"
 
 /* Temporary names: pid + a process-wide counter, so two caches in two
@@ -35,9 +36,9 @@ static void layout_for(tc_layout *L, int width, int height, int tile_w, int tile
 tt_status tc_open_direct(tt_tilecache *c, const char *path, tc_item *it)
 {
     (void)c;
-    tt_tiff_clear_error();
-    TIFF *tif = TIFFOpen(path, "r");
-    if (!tif) return tt_error_new(TT_ERR_FORMAT, "image %s: not a readable TIFF (%s)", path, tt_tiff_last_error());
+    tt_tiff_errors errors;
+    TIFF *tif = tt_tiff_open(path, "r", &errors);
+    if (!tif) return tt_error_new(TT_ERR_FORMAT, "image %s: not a readable TIFF (%s)", path, tt_tiff_reason(&errors));
     tt_status status = NULL;
     uint32_t tw = 0, th = 0;
     uint16_t bits = 8, spp = 1, planar = PLANARCONFIG_CONTIG, photometric = PHOTOMETRIC_MINISBLACK;
@@ -77,8 +78,8 @@ cleanup:
 static int entry_valid(const char *file, int width, int height, int samples)
 {
     if (access(file, R_OK) != 0) return 0;
-    tt_tiff_clear_error();
-    TIFF *tif = TIFFOpen(file, "r");
+    tt_tiff_errors errors;
+    TIFF *tif = tt_tiff_open(file, "r", &errors);
     if (!tif) return 0;
     uint32_t w = 0, h = 0, tw = 0, th = 0;
     uint16_t spp = 0;
@@ -105,11 +106,11 @@ static tt_status write_entry(tt_tilecache *c, const char *final, int width, int 
     uint8_t *buf = malloc((size_t)tile * tile * (separate ? 1 : samples));
     uint16_t *extra = NULL;
     tt_status status = NULL;
-    tt_tiff_clear_error();
-    TIFF *tif = TIFFOpen(temp, raw > (1ULL << 31) ? "w8" : "w");
+    tt_tiff_errors errors;
+    TIFF *tif = tt_tiff_open(temp, raw > (1ULL << 31) ? "w8" : "w", &errors);
     if (!tif || !buf) {
         status = tt_error_new(TT_ERR_IO, "tile cache: cannot write %s (%s); check the cache directory's "
-                              "space and permissions", temp, tif ? "no memory" : tt_tiff_last_error());
+                              "space and permissions", temp, tif ? "no memory" : tt_tiff_reason(&errors));
         goto cleanup;
     }
     TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, (uint32_t)width);
@@ -141,12 +142,12 @@ static tt_status write_entry(tt_tilecache *c, const char *final, int width, int 
                 uint32_t index = TIFFComputeTile(tif, (uint32_t)(tx * tile), (uint32_t)(ty * tile), 0, (uint16_t)p);
                 if (TIFFWriteEncodedTile(tif, index, buf, (tmsize_t)tile * tile * bpp) < 0) {
                     status = tt_error_new(TT_ERR_IO, "tile cache: writing %s failed (%s); check the cache "
-                                          "directory's space", temp, tt_tiff_last_error());
+                                          "directory's space", temp, tt_tiff_reason(&errors));
                     goto cleanup;
                 }
             }
     if (!TIFFFlush(tif)) {
-        status = tt_error_new(TT_ERR_IO, "tile cache: flushing %s failed (%s)", temp, tt_tiff_last_error());
+        status = tt_error_new(TT_ERR_IO, "tile cache: flushing %s failed (%s)", temp, tt_tiff_reason(&errors));
         goto cleanup;
     }
     TIFFClose(tif);
@@ -194,7 +195,7 @@ tt_status tc_ensure_image_entry(tt_tilecache *c, int index, const char *path, tc
 tt_status tc_ensure_mask_entry(tt_tilecache *c, int index, tc_item *it)
 {
     const tt_item_source *s = c->source;
-    int planes = tt_tilecache_planes(c);
+    int planes = tc_planes(c);
     uint64_t key = s->mask_key ? s->mask_key(s->ctx, index) : 0;
     int64_t fields[4] = {(int64_t)key, s->classes, (int64_t)s->mask_kind, planes};
     it->mask_key = tt_hash_bytes(it->image_key ^ 0x6d61736bULL, fields, sizeof fields);
@@ -216,59 +217,4 @@ tt_status tc_ensure_mask_entry(tt_tilecache *c, int index, tc_item *it)
     it->mask_layout.separate = 1;
     it->mask_file = strdup(file);
     return it->mask_file ? NULL : tt_error_new(TT_ERR_OUT_OF_MEMORY, "tile cache: no host memory");
-}
-
-tt_status tc_count_foreground(tt_tilecache *c, tc_item *it)
-{
-    const tt_item_source *s = c->source;
-    const tc_layout *L = &it->mask_layout;
-    int tiles = L->tiles_x * L->tiles_y, classes = s->classes;
-    int multi = s->mask_kind == TT_MASK_MULTI_LABEL;
-    uint32_t *counts = calloc((size_t)classes * tiles, sizeof *counts);
-    uint64_t *totals = calloc((size_t)classes, sizeof *totals);
-    uint8_t *tile = malloc((size_t)L->tile_w * L->tile_h);
-    tt_status status = NULL;
-    tt_tiff_clear_error();
-    TIFF *tif = TIFFOpen(it->mask_file, "r");
-    if (!counts || !totals || !tile || !tif) {
-        status = tif ? tt_error_new(TT_ERR_OUT_OF_MEMORY, "tile cache: no host memory")
-                     : tt_error_new(TT_ERR_IO, "tile cache: cannot open %s (%s)", it->mask_file,
-                                    tt_tiff_last_error());
-        goto cleanup;
-    }
-    for (int p = 0; p < (multi ? classes : 1); p++)
-        for (int t = 0; t < tiles; t++) {
-            int tx = t % L->tiles_x, ty = t / L->tiles_x;
-            uint32_t index = TIFFComputeTile(tif, (uint32_t)(tx * L->tile_w), (uint32_t)(ty * L->tile_h), 0,
-                                             (uint16_t)p);
-            if (TIFFReadEncodedTile(tif, index, tile, (tmsize_t)L->tile_w * L->tile_h) < 0) {
-                status = tt_error_new(TT_ERR_FORMAT, "tile cache: cannot decode mask %s (%s); delete it to "
-                                      "rebuild", it->mask_file, tt_tiff_last_error());
-                goto cleanup;
-            }
-            c->stats.tile_reads++;
-            int vw = it->width - tx * L->tile_w < L->tile_w ? it->width - tx * L->tile_w : L->tile_w;
-            int vh = it->height - ty * L->tile_h < L->tile_h ? it->height - ty * L->tile_h : L->tile_h;
-            for (int r = 0; r < vh; r++)
-                for (int q = 0; q < vw; q++) {
-                    uint8_t v = tile[(size_t)r * L->tile_w + q];
-                    if (multi) {
-                        if (v) counts[(size_t)p * tiles + t]++;
-                    } else if (v >= 1 && v < classes) {
-                        counts[(size_t)v * tiles + t]++;
-                    }
-                }
-        }
-    for (int k = 0; k < classes; k++)
-        for (int t = 0; t < tiles; t++) totals[k] += counts[(size_t)k * tiles + t];
-    it->fg_tile_counts = counts;
-    it->fg_totals = totals;
-    counts = NULL;
-    totals = NULL;
-cleanup:
-    if (tif) TIFFClose(tif);
-    free(counts);
-    free(totals);
-    free(tile);
-    return status;
 }

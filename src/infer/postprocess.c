@@ -1,4 +1,5 @@
-/* Thresholds, small-component removal and mask resizing; see postprocess.h. */
+/* Logits to masks, thresholds, small-component removal and mask resizing;
+ * see postprocess.h. */
 #include "infer/postprocess.h"
 
 #include <math.h>
@@ -6,6 +7,7 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "infer/predict.h"
 
 void tt_pp_threshold(const float *probs, size_t count, float threshold, uint8_t *mask)
 {
@@ -116,4 +118,32 @@ tt_status tt_pp_resize_area(const float *src, int sw, int sh, float *dst, int dw
     }
     free(tmp);
     return NULL;
+}
+
+tt_status tt_predict_to_masks(float *logits, int classes, int width, int height, const tt_mask_rule *rule,
+                              uint8_t *masks)
+{
+    size_t pixels = (size_t)width * height;
+    if (rule->multi_label) {
+        tt_predict_sigmoid(logits, classes, pixels);
+        tt_pp_threshold(logits, pixels * (size_t)classes, rule->threshold, masks);
+        for (int c = 0; c < classes && rule->min_size > 1; c++)
+            TT_TRY(tt_pp_remove_small(masks + (size_t)c * pixels, width, height, rule->min_size, 8, NULL));
+        return NULL;
+    }
+    tt_predict_argmax(logits, classes, pixels, masks);
+    if (rule->min_size <= 1) return NULL;
+    uint8_t *plane = malloc(pixels ? pixels : 1);
+    if (!plane)
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "masks: no host memory for a %dx%d plane", width, height);
+    tt_status status = NULL;
+    for (int c = 1; c < classes; c++) {
+        for (size_t i = 0; i < pixels; i++) plane[i] = masks[i] == c;
+        TT_CHECK(tt_pp_remove_small(plane, width, height, rule->min_size, 8, NULL));
+        for (size_t i = 0; i < pixels; i++)
+            if (masks[i] == c && !plane[i]) masks[i] = 0;
+    }
+cleanup:
+    free(plane);
+    return status;
 }

@@ -1,6 +1,7 @@
 /*
- * Turning predicted probabilities into masks fit for a submission:
- * thresholding, removal of small connected components, and resizing.
+ * Turning predicted logits and probabilities into masks fit for a
+ * submission: the one logits-to-mask rule that validation and predict
+ * share, thresholding, removal of small connected components, and resizing.
  *
  * Masks are planes of height x width bytes, row-major, 0 = outside and
  * nonzero = inside (the functions here write 0 and 1).  Connected
@@ -18,6 +19,24 @@
 #include <stdint.h>
 
 #include "tiletrain.h"
+
+/* How logits become masks. */
+typedef struct tt_mask_rule {
+    int multi_label; /* 1: one 0/1 plane per class (sigmoid); 0: one class-index plane (argmax) */
+    float threshold; /* multi-label: probability above which a pixel is in */
+    int min_size;    /* connected components (8-connectivity) under this many pixels are removed;
+                        <= 1: none */
+} tt_mask_rule;
+
+/* Logits (classes planes of height x width floats) to masks.  Multi-label:
+ * the logits become probabilities in place (sigmoid), then masks gets
+ * `classes` planes of probs > threshold with small components cleared.
+ * Class index: masks gets one plane of argmax indices, and pixels of a
+ * class >= 1 in a small component become 0 (background).  Needs
+ * height x width scratch bytes and more for the component search
+ * (TT_ERR_OUT_OF_MEMORY otherwise). */
+tt_status tt_predict_to_masks(float *logits, int classes, int width, int height, const tt_mask_rule *rule,
+                              uint8_t *masks);
 
 /* mask[i] = probs[i] > threshold (1 or 0), for `count` values. */
 void tt_pp_threshold(const float *probs, size_t count, float threshold, uint8_t *mask);

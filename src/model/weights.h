@@ -12,7 +12,7 @@
 #define TT_MODEL_WEIGHTS_H
 
 #include "model/model.h"
-#include "train/safetensors.h"
+#include "io/safetensors.h"
 
 /* What tt_weights_read requires besides the trainable tensors; what is
  * not required is taken when present. */

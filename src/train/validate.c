@@ -72,16 +72,12 @@ static tt_status validate_one(tt_model *model, tt_tilecache *cache, int index,
     TT_CHECK(tt_predict_image(model, &reader, &o->predict, logits));
     uint8_t pad = o->kind == TT_MASK_CLASS_INDEX ? 255 : 0;
     TT_CHECK(tt_tilecache_read_mask(cache, index, 0, 0, w, h, pad, truth));
-    if (o->kind == TT_MASK_MULTI_LABEL) {
-        tt_predict_sigmoid(logits, classes, pixels);
-        tt_pp_threshold(logits, pixels * (size_t)classes, o->threshold, pred);
-        for (int c = 0; c < classes && o->min_size > 1; c++)
-            TT_CHECK(tt_pp_remove_small(pred + (size_t)c * pixels, w, h, o->min_size, 8, NULL));
-        tt_metrics_add_multi_label(metrics, pred, truth, pixels);
-    } else {
-        tt_predict_argmax(logits, classes, pixels, pred);
-        tt_metrics_add_class_index(metrics, pred, truth, pixels, TT_METRICS_IGNORE);
-    }
+    /* predict's rule; --min-size applies to multi-label validation only (as documented) */
+    int multi = o->kind == TT_MASK_MULTI_LABEL;
+    tt_mask_rule rule = {multi, o->threshold, multi ? o->min_size : 0};
+    TT_CHECK(tt_predict_to_masks(logits, classes, w, h, &rule, pred));
+    if (multi) tt_metrics_add_multi_label(metrics, pred, truth, pixels);
+    else tt_metrics_add_class_index(metrics, pred, truth, pixels, TT_METRICS_IGNORE);
     if (gallery)
         TT_CHECK(write_gallery(cache, index, o->gallery_dir, w, h, classes,
                                o->kind == TT_MASK_MULTI_LABEL, truth, pred));

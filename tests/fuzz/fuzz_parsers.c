@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/csv.h"
+#include "io/csv.h"
 #include "data/dataset_probe.h"
 #include "data/rle.h"
 

@@ -3,7 +3,7 @@
  * Strict about quotes: a quote inside an unquoted field, text after a
  * closing quote and a quote left open at the end are errors with the line.
  */
-#include "data/csv.h"
+#include "io/csv.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -6,8 +6,8 @@
  * remembers each record's line number for error messages.  (No library
  * among tiletrain's dependencies reads CSV.)
  */
-#ifndef TT_DATA_CSV_H
-#define TT_DATA_CSV_H
+#ifndef TT_IO_CSV_H
+#define TT_IO_CSV_H
 
 #include <stddef.h>
 

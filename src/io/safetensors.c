@@ -3,7 +3,7 @@
  * header is JSON handled by cJSON; the data are little-endian on disk and
  * converted on big-endian hosts.
  */
-#include "train/safetensors.h"
+#include "io/safetensors.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -15,8 +15,8 @@
  * a crash or a failed write leaves the old file whole.
  * Checkpoints use PyTorch state_dict names, so torch users load them directly.
  */
-#ifndef TT_TRAIN_SAFETENSORS_H
-#define TT_TRAIN_SAFETENSORS_H
+#ifndef TT_IO_SAFETENSORS_H
+#define TT_IO_SAFETENSORS_H
 
 #include <stddef.h>
 #include <stdint.h>
