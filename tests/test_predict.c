@@ -19,6 +19,16 @@
 #include "io/safetensors.h"
 #include "model/unet.h"
 
+/* A UNet built as a tt_model (its head filled), for tt_predict_image. */
+static tt_unet *unet_new(tt_backend *be, const tt_unet_config *c, int capacity, int h, int w,
+                         uint64_t seed)
+{
+    tt_model_spec spec = tt_unet_spec_of(c);
+    tt_model *m = NULL;
+    TH_OK(tt_model_create(be, &spec, capacity, h, w, seed, &m));
+    return tt_unet_of(m);
+}
+
 static tt_unet_config small_config(void)
 {
     tt_unet_config c = tt_unet_config_default();
@@ -101,7 +111,7 @@ static void test_one_tile_is_plain_forward(void)
 {
     tt_unet_config cfg = small_config();
     tt_unet *u = NULL;
-    TH_OK(tt_unet_create(th_backend(), &cfg, 2, 16, 16, 3, &u));
+    u = unet_new(th_backend(), &cfg, 2, 16, 16, 3);
     uint8_t *rgb = random_image(16, 16, 1);
     tt_memory_image im = {rgb, 16, 16};
     tt_crop_reader reader = tt_crop_reader_memory(&im);
@@ -133,7 +143,7 @@ static void test_odd_sizes(void)
     tt_conv_algo_force(TT_CONV_ALGO_IM2COL_GEMM);
     tt_unet_config cfg = small_config();
     tt_unet *u = NULL;
-    TH_OK(tt_unet_create(th_backend(), &cfg, 2, 16, 16, 4, &u));
+    u = unet_new(th_backend(), &cfg, 2, 16, 16, 4);
     static const int sizes[][2] = {{13, 19}, {1, 1}, {21, 6}};
     double worst = 0;
     for (int s = 0; s < 3; s++)
@@ -169,7 +179,7 @@ static void test_constant_model(void)
 {
     tt_unet_config cfg = small_config();
     tt_unet *u = NULL;
-    TH_OK(tt_unet_create(th_backend(), &cfg, 1, 16, 16, 5, &u));
+    u = unet_new(th_backend(), &cfg, 1, 16, 16, 5);
     float *params = calloc(u->params.trainable_floats, sizeof *params);
     float *state = calloc(u->params.state_floats + 1, sizeof *state);
     const tt_param *bias = tt_params_find(&u->params, "head.bias");
@@ -220,7 +230,7 @@ static void test_memory_bounded(void)
     tt_backend *be = th_backend();
     tt_unet_config cfg = small_config();
     tt_unet *u = NULL;
-    TH_OK(tt_unet_create(be, &cfg, 4, 32, 32, 6, &u));
+    u = unet_new(be, &cfg, 4, 32, 32, 6);
     uint64_t model_bytes = be->mem.current_total;
     int h = 180, w = 150;
     uint8_t *rgb = random_image(w, h, 8);
@@ -285,7 +295,7 @@ static void test_model_load(void)
     tt_backend *be = th_backend();
     tt_unet_config cfg = small_config();
     tt_unet *u = NULL;
-    TH_OK(tt_unet_create(be, &cfg, 1, 16, 16, 21, &u));
+    u = unet_new(be, &cfg, 1, 16, 16, 21);
     char path[] = "/tmp/tt-predict-ckpt-XXXXXX";
     close(mkstemp(path));
     write_checkpoint(u, path, "{\"in_channels\": 3, \"classes\": 2, \"base_channels\": 4, "
@@ -305,7 +315,7 @@ static void test_model_load(void)
     TH_OK(tt_predict_image(&u->model, &reader, &o, a));
     tt_unet_destroy(u);
     u = NULL;
-    TH_OK(tt_unet_create(be, &cfg, 1, 16, 16, 99, &u)); /* other weights */
+    u = unet_new(be, &cfg, 1, 16, 16, 99); /* other weights */
     tt_infer_model_free(&m);
     TH_OK(tt_infer_model_load(be, path, 1, 16, 16, TT_CONV_ALGO_AUTO, &m));
     TH_OK(tt_predict_image(m.model, &reader, &o, b));
@@ -332,7 +342,7 @@ static void test_model_load(void)
     tt_unet_config bn = cfg;
     bn.norm = TT_NORM_BATCH;
     tt_unet *bu = NULL;
-    TH_OK(tt_unet_create(be, &bn, 1, 16, 16, 5, &bu));
+    bu = unet_new(be, &bn, 1, 16, 16, 5);
     float *state = malloc((bu->params.state_floats + 1) * sizeof *state);
     float *loaded = malloc((bu->params.state_floats + 1) * sizeof *loaded);
     for (size_t i = 0; i < bu->params.state_floats; i++) state[i] = 0.25f + 0.001f * (float)i;
@@ -392,7 +402,7 @@ static void test_vs_torch(void)
     tt_backend *be = th_backend();
     tt_unet_config cfg = small_config();
     tt_unet *u = NULL;
-    TH_OK(tt_unet_create(be, &cfg, 3, 32, 32, 31, &u));
+    u = unet_new(be, &cfg, 3, 32, 32, 31);
     static const struct {
         int h, w;
         double overlap;
@@ -461,7 +471,7 @@ static void test_errors(void)
 {
     tt_unet_config cfg = small_config();
     tt_unet *u = NULL;
-    TH_OK(tt_unet_create(th_backend(), &cfg, 1, 16, 16, 3, &u));
+    u = unet_new(th_backend(), &cfg, 1, 16, 16, 3);
     uint8_t rgb[3] = {1, 2, 3};
     tt_memory_image im = {rgb, 1, 1};
     tt_crop_reader reader = tt_crop_reader_memory(&im);

@@ -1,9 +1,7 @@
 /* tiletrain: the command line.  The only place that decides to exit. */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/commands.h"
 
@@ -41,53 +39,6 @@ static void usage(FILE *out)
             "  TT_DEVICE      default device selector (index or part of a name)\n"
             "  TT_KERNEL_DIR  load kernels from this folder instead of the built-in copies\n"
             "  TT_CACHE_DIR   program binary cache (default $XDG_CACHE_HOME/tiletrain/programs)\n");
-}
-
-int tt_cli_colour(FILE *stream)
-{
-    const char *no_colour = getenv("NO_COLOR"), *term = getenv("TERM");
-    if (no_colour && *no_colour) return 0; /* https://no-color.org */
-    if (term && strcmp(term, "dumb") == 0) return 0;
-    return isatty(fileno(stream));
-}
-
-int tt_cli_fail(tt_status status)
-{
-    int c = tt_cli_colour(stderr);
-    fprintf(stderr, "tiletrain: %serror:%s %s\n", c ? "\033[1;31m" : "", c ? "\033[0m" : "",
-            tt_status_message(status));
-    const char *detail = tt_status_detail(status);
-    if (*detail) fprintf(stderr, "%s\n", detail);
-    tt_status_free(status);
-    return 1;
-}
-
-int tt_cli_usage_error(const char *command, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "tiletrain %s: ", command);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nsee `tiletrain %s --help`\n", command);
-    va_end(ap);
-    return 2;
-}
-
-int tt_cli_parse(const char *command, const tt_opt *table, size_t count, void *opts, int argc,
-                 char **argv, void (*help)(void))
-{
-    int want_help = 0;
-    tt_status status = tt_opt_parse_args(table, count, opts, argc, argv, 1, &want_help);
-    if (status) {
-        int rc = tt_cli_usage_error(command, "%s", tt_status_message(status));
-        tt_status_free(status);
-        return rc;
-    }
-    if (want_help) {
-        help();
-        return 0;
-    }
-    return -1;
 }
 
 int main(int argc, char **argv)

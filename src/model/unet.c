@@ -514,7 +514,6 @@ tt_status tt_unet_create(tt_backend *be, const tt_unet_config *config, int capac
     tt_params_init(&u->params, seed, host, state);
     TT_CHECK(tt_unet_set_params(u, host, state));
     TT_CHECK(tt_unet_zero_grads(u));
-    TT_CHECK(tt_unet_bind_model(u));
     *out = u;
 cleanup:
     free(host);
@@ -526,7 +525,7 @@ cleanup:
 void tt_unet_destroy(tt_unet *u)
 {
     if (!u) return;
-    tt_unet_unbind_model(u);
+    free(u->model.counters); /* the head's, when bound (unet_model.c) */
     for (int i = 0; i < u->act_count; i++) tt_buffer_free(u->act_buffers[i]);
     free(u->act_buffers);
     tt_buffer_free(u->input_buffer);

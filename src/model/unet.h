@@ -55,7 +55,8 @@ typedef struct tt_unet_block {
 } tt_unet_block;
 
 typedef struct tt_unet {
-    tt_model model;              /* the interface's head (model/model.h), bound at creation */
+    tt_model model;              /* the interface's head (model/model.h), filled when built
+                                    through tt_model_create (unet_model.c) */
     tt_backend *be;
     tt_unet_config config;
     tt_param_table params;
@@ -124,10 +125,6 @@ static inline tt_unet *tt_unet_of(tt_model *model) { return (tt_unet *)model; }
 /* The UNet's configuration from a spec of kind "unet", and back. */
 tt_unet_config tt_unet_config_of(const tt_model_spec *spec);
 tt_model_spec tt_unet_spec_of(const tt_unet_config *config);
-/* Fills unet->model from the built UNet (tt_unet_create's last step);
- * tt_unet_unbind_model frees what that made. */
-tt_status tt_unet_bind_model(tt_unet *unet);
-void tt_unet_unbind_model(tt_unet *unet);
 
 /* The device place of a named tensor: trainable ones in the parameter
  * arena, running statistics in the state arena. */

@@ -42,17 +42,6 @@ static void destroy(tt_model *m) { tt_unet_destroy(tt_unet_of(m)); }
 
 static const tt_model_ops unet_ops = {forward, backward, flops_per_image, destroy};
 
-tt_status tt_unet_model_create(tt_backend *be, const tt_model_spec *spec, int capacity, int height,
-                               int width, uint64_t seed, tt_model **out)
-{
-    *out = NULL;
-    tt_unet_config c = tt_unet_config_of(spec);
-    tt_unet *u = NULL;
-    TT_TRY(tt_unet_create(be, &c, capacity, height, width, seed, &u));
-    *out = &u->model;
-    return NULL;
-}
-
 /* Every block of the UNet, in a fixed order. */
 static int blocks_of(tt_unet *u, tt_unet_block **out)
 {
@@ -63,7 +52,8 @@ static int blocks_of(tt_unet *u, tt_unet_block **out)
     return n;
 }
 
-tt_status tt_unet_bind_model(tt_unet *u)
+/* Fills the head from the built UNet. */
+static tt_status bind(tt_unet *u)
 {
     _Static_assert(offsetof(tt_unet, model) == 0, "tt_unet_of casts: the head comes first");
     tt_model *m = &u->model;
@@ -99,9 +89,18 @@ tt_status tt_unet_bind_model(tt_unet *u)
     return NULL;
 }
 
-void tt_unet_unbind_model(tt_unet *u)
+tt_status tt_unet_model_create(tt_backend *be, const tt_model_spec *spec, int capacity, int height,
+                               int width, uint64_t seed, tt_model **out)
 {
-    free(u->model.counters);
-    u->model.counters = NULL;
-    u->model.counter_count = 0;
+    *out = NULL;
+    tt_unet_config c = tt_unet_config_of(spec);
+    tt_unet *u = NULL;
+    TT_TRY(tt_unet_create(be, &c, capacity, height, width, seed, &u));
+    tt_status status = bind(u);
+    if (status) {
+        tt_unet_destroy(u);
+        return status;
+    }
+    *out = &u->model;
+    return NULL;
 }

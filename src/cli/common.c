@@ -1,0 +1,55 @@
+/* What every subcommand shares: option parsing, errors and usage errors
+ * on stderr, colour (see common.h). */
+#include "cli/common.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int tt_cli_colour(FILE *stream)
+{
+    const char *no_colour = getenv("NO_COLOR"), *term = getenv("TERM");
+    if (no_colour && *no_colour) return 0; /* https://no-color.org */
+    if (term && strcmp(term, "dumb") == 0) return 0;
+    return isatty(fileno(stream));
+}
+
+int tt_cli_fail(tt_status status)
+{
+    int c = tt_cli_colour(stderr);
+    fprintf(stderr, "tiletrain: %serror:%s %s\n", c ? "\033[1;31m" : "", c ? "\033[0m" : "",
+            tt_status_message(status));
+    const char *detail = tt_status_detail(status);
+    if (*detail) fprintf(stderr, "%s\n", detail);
+    tt_status_free(status);
+    return 1;
+}
+
+int tt_cli_usage_error(const char *command, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "tiletrain %s: ", command);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\nsee `tiletrain %s --help`\n", command);
+    va_end(ap);
+    return 2;
+}
+
+int tt_cli_parse(const char *command, const tt_opt *table, size_t count, void *opts, int argc,
+                 char **argv, void (*help)(void))
+{
+    int want_help = 0;
+    tt_status status = tt_opt_parse_args(table, count, opts, argc, argv, 1, &want_help);
+    if (status) {
+        int rc = tt_cli_usage_error(command, "%s", tt_status_message(status));
+        tt_status_free(status);
+        return rc;
+    }
+    if (want_help) {
+        help();
+        return 0;
+    }
+    return -1;
+}
