@@ -17,37 +17,10 @@
 #include "harness.h"
 #include "ref_pixels.h"
 
-/* The command is compiled in here (the lead wires it into main.c); these
- * stand in for main.c's helpers. */
+/* The command and the helpers it shares with the others are compiled in
+ * here (the library holds neither). */
 #include "../src/cli/cmd_data_synth.c"
-int tt_cli_fail(tt_status status)
-{
-    fprintf(stderr, "tiletrain: %s\n", tt_status_message(status));
-    tt_status_free(status);
-    return 1;
-}
-int tt_cli_usage_error(const char *command, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("\n  usage error (%s): ", command);
-    vprintf(fmt, ap);
-    va_end(ap);
-    return 2;
-}
-int tt_cli_parse(const char *command, const tt_opt *table, size_t count, void *opts, int argc,
-                 char **argv, void (*help)(void))
-{
-    int want_help = 0;
-    tt_status status = tt_opt_parse_args(table, count, opts, argc, argv, 1, &want_help);
-    if (status) {
-        int rc = tt_cli_usage_error(command, "%s", tt_status_message(status));
-        tt_status_free(status);
-        return rc;
-    }
-    if (want_help) help();
-    return want_help ? 0 : -1;
-}
+#include "../src/cli/common.c"
 
 static char dir[512];
 
