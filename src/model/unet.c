@@ -4,8 +4,9 @@
  * 2x2 stride-2 up-convolution concatenated with the skip, and a 1x1 head.
  *
  * Memory: every activation has a place in the planned arena (unet_memory.c
- * says which tensors live when, and which rooms they share); the passes
- * below write and read them in the order that plan assumes.
+ * names the tensors and the rooms they share); when each lives is taken
+ * from one run of these passes on a recording dry backend, so the plan
+ * follows whatever order they are written in.
  */
 #include "model/unet.h"
 

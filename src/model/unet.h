@@ -141,9 +141,10 @@ tt_status tt_unet_zero_grads(tt_unet *unet);
 
 /* ---- memory (src/model/unet_memory.c) ------------------------------------- */
 
-/* Places every activation and backward temporary by lifetime in as few
- * bytes as possible and allocates the arena (split at the device's largest
- * single allocation), plus the shared convolution workspace. */
+/* Places every activation and backward temporary by lifetime (taken from
+ * one step recorded on a dry backend) in as few bytes as possible and
+ * allocates the arena (split at the device's largest single allocation),
+ * plus the shared convolution workspace. */
 tt_status tt_unet_allocate(tt_unet *unet);
 /* Bytes of convolution workspace the model needs (the largest layer's), for
  * the algorithms the autotuner picked where its find-db knows them. */
