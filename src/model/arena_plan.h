@@ -6,10 +6,14 @@
  * touches it, and core/plan.c places them so that dead bytes are reused.
  *
  * No order of the model's stages is written down anywhere but in the step
- * itself: reorder the step and the plan follows.  Rooms a model shares on
- * purpose (a tensor written over another that is read for the last time by
- * the same kernel, or remade later in a room free by then) are one tensor
- * here, and the model points its aliases into it after placement.
+ * itself: reorder the step and the plan follows.  A tensor that one
+ * operation reads and writes in place is one tensor here, and the model
+ * points its aliases into it after placement.
+ *
+ * Lives are counted in operations (kernel launches, copies, GEMMs), so the
+ * record must run the kernels the device will run: on the dry backend the
+ * convolutions take the algorithms the device's find-db names, and where
+ * it names none they run every candidate once, so a life covers them all.
  */
 #ifndef TT_MODEL_ARENA_PLAN_H
 #define TT_MODEL_ARENA_PLAN_H

@@ -271,9 +271,7 @@ static tt_batch_norm_state no_running(tt_batch_norm_state s)
     return s;
 }
 
-/* x->act2 = relu(norm2(conv2(relu(norm1(conv1(input)))))).  act1 lives in
- * act2's room and conv2 may be written over conv1 (x->one_conv_room): each
- * is read for the last time before the next is written. */
+/* x->act2 = relu(norm2(conv2(relu(norm1(conv1(input)))))). */
 static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tensors *x,
                                tt_mem input, int n, int recompute)
 {

@@ -1,52 +1,36 @@
 /*
  * Where the UNet's activations live.  This file names every tensor of one
- * training step and the rooms some of them share; when each lives is not
- * written here: model/arena_plan.c runs one step (record_step below) on a
- * recording dry backend and takes every tensor's life from the operations
- * that touch it, and core/plan.c places them so that a tensor's bytes are
- * reused once it is dead.
+ * training step; when each lives is not written here: model/arena_plan.c
+ * runs one step (record_step below) on a recording dry backend and takes
+ * every tensor's life from the first to the last operation that touches
+ * it, and core/plan.c places them so that a tensor's bytes are reused once
+ * it is dead.  Change the order of the passes in unet.c and the plan
+ * follows.
  *
- * Without checkpointing a block keeps conv1, conv2, act2 and the norm
- * statistics from its forward to its backward.  act1 = relu(norm1(conv1))
- * has no room of its own: the forward writes it in act2's room, conv2 reads
- * it, then act2 is written over it.  With a norm the block's own backward
- * never reads act2: the ReLU masks come from conv2, conv1 and the norms'
- * statistics (the forward's own arithmetic, so the same bits), and act1 is
- * made again in conv2's room once norm2's backward has read conv2 for the
- * last time.  act2 then lives only as long as other stages read it.
- * Without a norm each act is its conv, the ReLUs working in place.
+ * Every tensor has a name of its own here, even where the plan ends up
+ * giving two of them the same bytes: act1 and act2 (conv2 reads act1
+ * before norm2 writes act2), conv1 and conv2 of a recomputed forward,
+ * up.i and what dec.i writes after its conv1, the gradients that run from
+ * a decoder block to an encoder block (dskip, dnext) and the rooms of
+ * blocks dead by then.  The only rooms shared by declaration are those of
+ * work done in place: without a norm each act is its conv (the ReLUs work
+ * in place), and inside a backward (unet.c) the gradient runs in the room
+ * it arrived in and in its block's conv2 room, where act1 is made again
+ * for conv2's weight gradient.
  *
- * A recomputed block's (every block with config.checkpointing; enc.0
- * always, unet.c) inner tensors live only during its own forward; its
- * output lives as long as later stages read it; and its backward first
- * recomputes them into a set of its own (".recompute").  Recomputation runs
- * the same kernels on the same inputs, so the gradients are bit-identical.
- * A recomputed block's forward writes conv2 over conv1 (norm1 has read
- * conv1 by then): its inner tensors are not kept, so one room serves both.
- *
- * Either way nothing is stored that a cheap kernel can make again from what
- * is stored anyway: max pooling keeps no argmax (its backward finds the
- * winners in the encoder output), and up.i lives only in the forward, in
- * dec.i's act2 room (conv1 reads it before act1 goes there): dec.i's
- * backward makes it again from the output below in a room free by then.
- *
- * Gradients need few rooms of their own.  The ReLU and norm backwards work
- * in place, so a block's backward carries its gradient in the room it
- * arrived in and, from conv2's backward on, in its conv2 room.  The head's
- * output gradient (dlevel, which then holds dec.0's up gradient) goes in
- * dec.0's act2 room once the head's weight gradient has read it (a room of
- * its own without a norm); the encoder inputs' gradients have a
- * quarter-level room.  A decoder block's conv1 room carries its skip's
- * gradient on to the encoder block of its level (dskip), and its conv2
- * room the gradient of the output below on to that block's backward
- * (dnext).  A room that carries a gradient on simply lives longer: the
- * record shows it.
- *
- * With checkpointing dec.0's backward is lean (unet.c, lean_backward): its
- * backward set is two rooms instead of three, for one more conv1; act2's
- * room carries dskip, the conv room dnext.  enc.i (i > 0) is made again
- * before dec.i's backward (".again"), and each pool before the backward
- * that reads it (".pool.again").
+ * Which tensors exist is the design (see unet.c): without checkpointing a
+ * block keeps conv1, conv2, act2 and the norm statistics for its backward
+ * (with a norm its backward never reads act2: the ReLU masks come from the
+ * convs and the statistics).  A recomputed block (every block with
+ * config.checkpointing; enc.0 always) keeps only its output, and its
+ * backward first makes its inner tensors again into a set of its own
+ * (".recompute"), with the same kernels on the same inputs, so the
+ * gradients are bit-identical.  With checkpointing enc.i (i > 0) is made
+ * again for dec.i's backward (".again"), and each pool for the backward
+ * that reads it (".pool.again"); dec.0's backward is lean (unet.c,
+ * lean_backward): two rooms and one more conv1.  Nothing is stored that a
+ * cheap kernel can make again from what is stored anyway: max pooling
+ * keeps no argmax, and up.i is made again in backward.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,69 +48,52 @@ static size_t tensor_bytes(const tt_unet *u, int channels, int h, int w)
     return (size_t)u->capacity * (size_t)channels * (size_t)h * (size_t)w * sizeof(float);
 }
 
-/* One set of a block's tensors.  act1 has no room of its own: it is
- * written in act2's room, which conv2 has read before act2 is written
- * there, and it is made again there in backward.  one_conv_room: conv2 is
- * written over conv1 (only with a norm); no_saved2: the set reads the
- * forward set's norm2 statistics instead of making its own. */
-static void add_set(tt_arena_plan *r, const tt_unet *u, const tt_unet_block *b, tt_unet_tensors *x,
-                    const char *tag, int one_conv_room, int no_saved2)
+static void add_tensor(tt_arena_plan *r, const tt_unet_block *b, const char *tag,
+                       const char *what, size_t bytes, tt_mem *dest)
 {
     char name[48];
+    snprintf(name, sizeof name, "%s%s.%s", b->name, tag, what);
+    tt_arena_plan_add(r, name, bytes, dest);
+}
+
+/* One set of a block's tensors.  A lean set (dec.0's backward with
+ * checkpointing, lean_backward) is conv1 and act2, each room holding
+ * several things in turn, and norm1's statistics: it reads the forward's
+ * norm2 statistics. */
+static void add_set(tt_arena_plan *r, const tt_unet *u, const tt_unet_block *b, tt_unet_tensors *x,
+                    const char *tag, int lean)
+{
     size_t bytes = tensor_bytes(u, b->channels, b->height, b->width);
-    int norm = u->config.norm != TT_NORM_NONE;
-    x->one_conv_room = one_conv_room && norm;
-    if (x->one_conv_room) {
-        snprintf(name, sizeof name, "%s%s.conv", b->name, tag);
-        tt_arena_plan_add(r, name, bytes, &x->conv1);
-    } else {
-        snprintf(name, sizeof name, "%s%s.conv1", b->name, tag);
-        tt_arena_plan_add(r, name, bytes, &x->conv1);
-        snprintf(name, sizeof name, "%s%s.conv2", b->name, tag);
-        tt_arena_plan_add(r, name, bytes, &x->conv2);
-    }
-    if (!norm) return; /* ReLU in place: act == conv (aliased after planning) */
-    snprintf(name, sizeof name, "%s%s.act2", b->name, tag);
-    tt_arena_plan_add(r, name, bytes, &x->act2);
+    add_tensor(r, b, tag, "conv1", bytes, &x->conv1);
+    if (!lean) add_tensor(r, b, tag, "conv2", bytes, &x->conv2);
+    if (u->config.norm == TT_NORM_NONE) return; /* ReLU in place: act == conv (connect) */
+    if (!lean) add_tensor(r, b, tag, "act1", bytes, &x->act1);
+    add_tensor(r, b, tag, "act2", bytes, &x->act2);
     tt_group_norm_desc gd =
         tt_group_norm_desc_make(u->capacity, b->channels, b->height, b->width, u->config.groups);
     tt_batch_norm_desc bd = tt_batch_norm_desc_make(u->capacity, b->channels, b->height, b->width);
     size_t saved = sizeof(float) * (u->config.norm == TT_NORM_GROUP ? tt_group_norm_saved_floats(&gd)
                                                                     : tt_batch_norm_saved_floats(&bd));
-    snprintf(name, sizeof name, "%s%s.norm1.saved", b->name, tag);
-    tt_arena_plan_add(r, name, saved, &x->saved1);
-    if (no_saved2) return;
-    snprintf(name, sizeof name, "%s%s.norm2.saved", b->name, tag);
-    tt_arena_plan_add(r, name, saved, &x->saved2);
+    add_tensor(r, b, tag, "norm1.saved", saved, &x->saved1);
+    if (!lean) add_tensor(r, b, tag, "norm2.saved", saved, &x->saved2);
 }
 
 /* A block's tensors: kept from forward to backward, or (recomputed) a
- * short-lived forward set, its conv2 over its conv1, and a set recomputed
- * for its backward.  A lean block's backward set is two rooms (unet.c,
- * lean_backward) and reads the forward's norm2 statistics. */
-static void add_block(tt_arena_plan *r, const tt_unet *u, tt_unet_block *b)
+ * forward set and a set made again for its backward (a decoder block's
+ * with its up.i made again). */
+static void add_block(tt_arena_plan *r, const tt_unet *u, tt_unet_block *b, int decoder)
 {
-    if (!b->recompute) {
-        add_set(r, u, b, &b->fwd, "", 0, 0);
-        return;
-    }
-    add_set(r, u, b, &b->fwd, "", 1, 0);
-    if (b->keeps_again) return; /* its bwd is the again set (build_requests) */
-    add_set(r, u, b, &b->bwd, ".recompute", b->lean, b->lean);
+    add_set(r, u, b, &b->fwd, "", 0);
+    if (!b->recompute || b->keeps_again) return; /* keeps_again: bwd is the again set */
+    add_set(r, u, b, &b->bwd, ".recompute", b->lean);
+    if (decoder && !b->lean)
+        add_tensor(r, b, ".recompute", "up", tensor_bytes(u, b->channels, b->height, b->width),
+                   &b->bwd.input);
 }
 
-/* After placement: act1 in act2's room (or each act in its conv's room
- * without a norm: ReLU in place), conv2 in conv1's where they share. */
-static void alias_set(const tt_unet *u, tt_unet_tensors *x)
-{
-    if (u->config.norm == TT_NORM_NONE) x->act1 = x->conv1, x->act2 = x->conv2;
-    else x->act1 = x->act2;
-    if (x->one_conv_room) x->conv2 = x->conv1;
-}
-
-/* After planning: what each set's conv1 reads, the rooms that carry
- * gradients, and the backward sets of blocks that are not recomputed
- * (what the forward wrote). */
+/* After placement: the rooms shared by declaration (without a norm each
+ * act is its conv), what each set's conv1 reads, and the backward sets of
+ * blocks that are not recomputed (what the forward wrote). */
 static void connect(tt_unet *u)
 {
     const tt_unet_config *c = &u->config;
@@ -134,17 +101,17 @@ static void connect(tt_unet *u)
     int nb = 0;
     for (int i = 0; i < c->depth; i++) blocks[nb++] = &u->enc[i], blocks[nb++] = &u->dec[i];
     blocks[nb++] = &u->bottleneck;
-    for (int k = 0; k < nb; k++) {
-        alias_set(u, &blocks[k]->fwd), alias_set(u, &blocks[k]->bwd);
-        alias_set(u, &blocks[k]->again);
-    }
+    if (c->norm == TT_NORM_NONE)
+        for (int k = 0; k < nb; k++) {
+            tt_unet_tensors *sets[] = {&blocks[k]->fwd, &blocks[k]->bwd, &blocks[k]->again};
+            for (int s = 0; s < 3; s++) sets[s]->act1 = sets[s]->conv1, sets[s]->act2 = sets[s]->conv2;
+        }
     for (int i = 0; i < c->depth; i++) {
         tt_unet_block *e = &u->enc[i], *d = &u->dec[i];
         if (!c->checkpointing) u->pool_again[i] = u->pool[i];
         e->fwd.input = i ? u->pool[i - 1] : u->input;
         e->bwd.input = e->again.input = i ? u->pool_again[i - 1] : u->input;
-        u->up[i] = d->fwd.input = d->fwd.act2;
-        d->bwd.input = d->bwd.act2; /* up made again there */
+        d->fwd.input = u->up[i];
         d->fwd.skip = e->fwd.act2;
         d->bwd.skip = e->again.act2.buffer ? e->again.act2 : e->fwd.act2;
     }
@@ -156,12 +123,6 @@ static void connect(tt_unet *u)
         if (b->keeps_again) b->bwd = b->again;
         if (b->lean) b->bwd.saved2 = b->fwd.saved2;
     }
-    for (int i = 0; i < c->depth; i++) {
-        tt_unet_block *d = &u->dec[i];
-        u->dskip[i] = d->lean ? d->bwd.act2 : d->bwd.conv1;
-        u->dnext[i] = d->lean ? d->bwd.conv1 : d->bwd.conv2;
-    }
-    if (c->norm != TT_NORM_NONE) u->dlevel = u->dec[0].fwd.act2;
 }
 
 /* Every tensor of the step, in the order of the model (the order only
@@ -174,11 +135,11 @@ static void build_requests(tt_unet *u, tt_arena_plan *r)
     for (int i = 0; i < c->depth; i++) {
         int ch = tt_unet_channels(c, i), h = u->height >> i, w = u->width >> i;
         tt_unet_block *e = &u->enc[i];
-        add_block(r, u, e);
+        add_block(r, u, e, 0);
         /* with checkpointing enc.i's output made again for dec.i's backward;
-         * a block that keeps it holds the whole set, both conv rooms, as
-         * its own backward set (connect), which makes nothing a third time */
-        if (ckpt && i > 0) add_set(r, u, e, &e->again, ".again", !e->keeps_again, 0);
+         * a block that keeps it uses that set as its own backward set
+         * (connect), which makes nothing a third time */
+        if (ckpt && i > 0) add_set(r, u, e, &e->again, ".again", 0);
         size_t pooled = tensor_bytes(u, ch, h / 2, w / 2);
         snprintf(name, sizeof name, "enc.%d.pool", i);
         tt_arena_plan_add(r, name, pooled, &u->pool[i]);
@@ -186,14 +147,21 @@ static void build_requests(tt_unet *u, tt_arena_plan *r)
             snprintf(name, sizeof name, "enc.%d.pool.again", i);
             tt_arena_plan_add(r, name, pooled, &u->pool_again[i]);
         }
-        add_block(r, u, &u->dec[i]);
+        tt_unet_block *d = &u->dec[i];
+        add_block(r, u, d, 1);
+        /* the up-convolution's output; the gradients dec.i's backward
+         * passes on to enc.i's (dskip) and to the block below (dnext) */
+        snprintf(name, sizeof name, "up.%d", i);
+        tt_arena_plan_add(r, name, tensor_bytes(u, ch, h, w), &u->up[i]);
+        add_tensor(r, d, "", "dskip", tensor_bytes(u, ch, h, w), &u->dskip[i]);
+        add_tensor(r, d, "", "dnext", tensor_bytes(u, 2 * ch, h / 2, w / 2), &u->dnext[i]);
     }
-    add_block(r, u, &u->bottleneck);
+    add_block(r, u, &u->bottleneck, 0);
     size_t logits = tensor_bytes(u, c->classes, u->height, u->width);
     tt_arena_plan_add(r, "logits", logits, &u->logits);
     tt_arena_plan_add(r, "dlogits", logits, &u->dlogits);
     size_t level0 = tensor_bytes(u, tt_unet_channels(c, 0), u->height, u->width);
-    if (c->norm == TT_NORM_NONE) tt_arena_plan_add(r, "backward.dlevel", level0, &u->dlevel);
+    tt_arena_plan_add(r, "backward.dlevel", level0, &u->dlevel);
     /* the largest block input below level 0: enc.1's, C_0 x H/2 x W/2 */
     size_t dinput = tensor_bytes(u, tt_unet_channels(c, 0), u->height / 2, u->width / 2);
     tt_arena_plan_add(r, "backward.dinput", dinput, &u->dinput);
