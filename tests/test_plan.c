@@ -88,6 +88,40 @@ static void test_random_plans_are_valid(void)
     }
 }
 
+/* Lives from a record: laid out end to end, an offset names one item; its
+ * life is its first to last touching step; gaps and unused items stay so. */
+static void test_lives_from_touches(void)
+{
+    tt_plan_item items[] = {
+        {"a", 100, 0, 0, 0, 0}, {"b", 1, 0, 0, 0, 0}, {"c", 64, 0, 0, 0, 0}, {"d", 8, 0, 0, 0, 0},
+    };
+    size_t span;
+    tt_plan_lay_out(items, 4, 64, &span);
+    for (int i = 0; i < 4; i++) {
+        CU_ASSERT_EQUAL(items[i].offset % 64, 0);
+        CU_ASSERT(i == 0 || items[i].offset >= items[i - 1].offset + items[i - 1].bytes + 64);
+        CU_ASSERT_EQUAL(items[i].first, -1);
+        CU_ASSERT_EQUAL(items[i].last, -1);
+    }
+    CU_ASSERT(span >= items[3].offset + items[3].bytes);
+    CU_ASSERT_EQUAL(tt_plan_touch(items, 4, items[2].offset + 63, 5), 2);
+    CU_ASSERT_EQUAL(tt_plan_touch(items, 4, items[2].offset, 2), 2);
+    CU_ASSERT_EQUAL(tt_plan_touch(items, 4, items[0].offset + 40, 7), 0);
+    CU_ASSERT_EQUAL(tt_plan_touch(items, 4, items[0].offset + 100, 8), -1); /* just past a */
+    CU_ASSERT_EQUAL(tt_plan_touch(items, 4, items[1].offset, 1), 1);
+    CU_ASSERT_EQUAL(items[0].first, 7);
+    CU_ASSERT_EQUAL(items[0].last, 7);
+    CU_ASSERT_EQUAL(items[1].first, 1);
+    CU_ASSERT_EQUAL(items[2].first, 2);
+    CU_ASSERT_EQUAL(items[2].last, 5);
+    CU_ASSERT_EQUAL(items[3].first, -1); /* never touched */
+    CU_ASSERT_EQUAL(tt_plan_touch(items, 0, 0, 1), -1);
+    tt_plan plan;
+    TH_OK(tt_plan_solve(items, 4, 64, 1 << 20, &plan));
+    CU_ASSERT(valid(items, 4, &plan, 1 << 20));
+    CU_ASSERT_EQUAL(items[0].offset, items[2].offset); /* a (7) and c (2..5) never meet */
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -95,6 +129,7 @@ int main(void)
         {"nothing shared when all live", test_all_alive},
         {"buffer cap splits the arena", test_buffer_cap},
         {"random plans never overlap", test_random_plans_are_valid},
+        {"lives from a record of touches", test_lives_from_touches},
         CU_TEST_INFO_NULL,
     };
     return th_run_suite("plan", tests);

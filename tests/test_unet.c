@@ -205,13 +205,16 @@ static void test_no_norm_short_batch(void)
 }
 
 /* Gradients and running statistics of one step, with or without
- * checkpointing; the activation arena's size in *arena. */
-static void one_step(tt_unet_config cfg, int checkpointing, float **grads, float **state,
-                     size_t *count, size_t *arena, size_t *unplanned)
+ * checkpointing (and with the arena filled with NaN before the forward:
+ * `poison`); the activation arena's size in *arena. */
+static void one_step_poisoned(tt_unet_config cfg, int checkpointing, int poison, float **grads,
+                              float **state, size_t *count, size_t *arena, size_t *unplanned)
 {
     cfg.checkpointing = checkpointing;
     tt_unet *u = NULL;
     TH_OK(tt_unet_create(th_backend(), &cfg, 2, 16, 16, 9, &u));
+    u->poison = poison;
+    u->poison_value = NAN;
     size_t in_n = 2 * 3 * 16 * 16, out_n = 2 * (size_t)cfg.classes * 16 * 16;
     float *input = malloc(in_n * sizeof *input), *dlogits = malloc(out_n * sizeof *dlogits);
     uint64_t seed = 8;
@@ -230,6 +233,34 @@ static void one_step(tt_unet_config cfg, int checkpointing, float **grads, float
     *unplanned = u->act_unplanned_bytes;
     tt_unet_destroy(u);
     free(input), free(dlogits);
+}
+
+static void one_step(tt_unet_config cfg, int checkpointing, float **grads, float **state,
+                     size_t *count, size_t *arena, size_t *unplanned)
+{
+    one_step_poisoned(cfg, checkpointing, 0, grads, state, count, arena, unplanned);
+}
+
+/* The memory plan never gives a tensor's bytes to another while it is
+ * still read: with the arena filled with NaN before each forward, every
+ * gradient and running statistic comes out the same bits. */
+static void test_poisoned_arena_same_bits(void)
+{
+    tt_unet_config configs[] = {{3, 3, 4, 2, TT_NORM_GROUP, 2, 0}, {3, 2, 4, 2, TT_NORM_BATCH, 1, 0},
+                                {3, 2, 4, 2, TT_NORM_NONE, 1, 0}};
+    for (int k = 0; k < 3; k++)
+        for (int ckpt = 0; ckpt < 2; ckpt++) {
+            float *g0, *g1, *s0, *s1;
+            size_t n, a0, a1, u0, u1;
+            one_step_poisoned(configs[k], ckpt, 0, &g0, &s0, &n, &a0, &u0);
+            one_step_poisoned(configs[k], ckpt, 1, &g1, &s1, &n, &a1, &u1);
+            tt_param_table t = {0};
+            TH_OK(tt_unet_params(&configs[k], &t));
+            CU_ASSERT(memcmp(g0, g1, n * sizeof *g0) == 0);
+            CU_ASSERT(memcmp(s0, s1, t.state_floats * sizeof *s0) == 0);
+            tt_params_free(&t);
+            free(g0), free(g1), free(s0), free(s1);
+        }
 }
 
 static void test_checkpointing_identical(void)
@@ -301,6 +332,7 @@ int main(void)
         {"batch norm UNet vs torch (running statistics too)", test_batch_norm},
         {"no-norm UNet, short micro-batch", test_no_norm_short_batch},
         {"checkpointing: identical gradients, less memory", test_checkpointing_identical},
+        {"NaN-poisoned arena: the same bits (no live bytes reused)", test_poisoned_arena_same_bits},
         {"workspace sized for what the model runs", test_workspace_of_what_runs},
         {"tile not a multiple of 2^depth", test_bad_tile},
         CU_TEST_INFO_NULL,

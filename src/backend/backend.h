@@ -205,6 +205,12 @@ static inline void tt_backend_phase(tt_backend *backend, const char *phase)
  * and accounting but allocates and runs nothing: running the engine's
  * setup on it gives an exact memory estimate (src/backend/dry_backend.c). */
 tt_status tt_backend_create_dry(const tt_device_info *device, tt_backend **out);
+/* A dry backend that calls record(ctx, places, count) once for every
+ * operation it is asked to run (launch, copy, GEMM, im2col, col2im, write,
+ * read), with the places in device memory the operation touches. */
+typedef void (*tt_record_fn)(void *ctx, const tt_mem *places, int count);
+tt_status tt_backend_create_recording(const tt_device_info *device, tt_record_fn record,
+                                      void *ctx, tt_backend **out);
 /* Frees every buffer still alive, then the backend.  NULL is allowed. */
 void tt_backend_destroy(tt_backend *backend);
 

@@ -5,6 +5,12 @@
  *
  * Buffers get no storage; writes, reads, copies, launches and GEMMs succeed
  * without effect (reads return zeros).  The accounting is the real one.
+ *
+ * A recording dry backend also tells a recorder, for every operation it is
+ * asked to run, the places that operation touches (every buffer argument
+ * of a launch, both ends of a copy, a GEMM's three matrices, an image and
+ * its columns, a write's or read's device end): a model's memory plan
+ * takes its tensors' lifetimes from that record (model/arena_plan.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +18,23 @@
 #include "backend/backend.h"
 #include "core/status.h"
 
-static void dry_destroy(tt_backend *backend) { free(backend); }
+typedef struct recorder {
+    tt_record_fn record;
+    void *ctx;
+} recorder;
+
+/* Tells the recorder (if any) about one operation touching `places`. */
+static void record(tt_backend *b, const tt_mem *places, int count)
+{
+    const recorder *r = b->impl;
+    if (r) r->record(r->ctx, places, count);
+}
+
+static void dry_destroy(tt_backend *backend)
+{
+    free(backend->impl);
+    free(backend);
+}
 
 static tt_status dry_buffer_create(tt_backend *backend, tt_buffer *buf)
 {
@@ -25,38 +47,44 @@ static void dry_buffer_release(tt_backend *backend, tt_buffer *buf) { (void)back
 
 static tt_status dry_write(tt_backend *b, tt_mem dst, const void *src, size_t bytes)
 {
-    (void)b, (void)dst, (void)src, (void)bytes;
+    (void)src, (void)bytes;
+    record(b, &dst, 1);
     return NULL;
 }
 
 static tt_status dry_read(tt_backend *b, void *dst, tt_mem src, size_t bytes)
 {
-    (void)b, (void)src;
+    record(b, &src, 1);
     memset(dst, 0, bytes);
     return NULL;
 }
 
 static tt_status dry_copy(tt_backend *b, tt_mem dst, tt_mem src, size_t bytes)
 {
-    (void)b, (void)dst, (void)src, (void)bytes;
+    (void)bytes;
+    record(b, (tt_mem[]){dst, src}, 2);
     return NULL;
 }
 
 static tt_status dry_launch(tt_backend *b, const tt_launch *launch)
 {
-    (void)b, (void)launch;
+    tt_mem places[TT_MAX_KERNEL_ARGS];
+    int count = 0;
+    for (int i = 0; i < launch->arg_count; i++)
+        if (launch->args[i].kind == TT_ARG_MEM) places[count++] = launch->args[i].value.mem;
+    record(b, places, count);
     return NULL;
 }
 
 static tt_status dry_gemm(tt_backend *b, const tt_gemm *gemm)
 {
-    (void)b, (void)gemm;
+    record(b, (tt_mem[]){gemm->a, gemm->b, gemm->c}, 3);
     return NULL;
 }
 
 static tt_status dry_columns(tt_backend *b, const tt_im2col *geometry)
 {
-    (void)b, (void)geometry;
+    record(b, (tt_mem[]){geometry->im, geometry->col}, 2);
     return NULL;
 }
 
@@ -90,4 +118,17 @@ tt_status tt_backend_create_dry(const tt_device_info *device, tt_backend **out)
     backend->device = *device;
     *out = backend;
     return NULL;
+}
+
+tt_status tt_backend_create_recording(const tt_device_info *device, tt_record_fn record_fn,
+                                      void *ctx, tt_backend **out)
+{
+    *out = NULL;
+    recorder *r = malloc(sizeof *r);
+    if (!r) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "dry backend: out of host memory");
+    *r = (recorder){record_fn, ctx};
+    tt_status status = tt_backend_create_dry(device, out);
+    if (status) free(r);
+    else (*out)->impl = r;
+    return status;
 }

@@ -103,3 +103,32 @@ cleanup:
     free(scratch);
     return status;
 }
+
+void tt_plan_lay_out(tt_plan_item *items, int count, size_t alignment, size_t *span)
+{
+    TT_ASSERT(alignment && (alignment & (alignment - 1)) == 0);
+    size_t offset = 0;
+    for (int i = 0; i < count; i++) {
+        items[i].buffer = 0;
+        items[i].offset = offset;
+        items[i].first = items[i].last = -1;
+        offset = align_up(offset + items[i].bytes, alignment) + alignment;
+    }
+    *span = offset;
+}
+
+int tt_plan_touch(tt_plan_item *items, int count, size_t offset, int step)
+{
+    int lo = 0, hi = count - 1; /* the last item starting at or before offset */
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (items[mid].offset <= offset) lo = mid;
+        else hi = mid - 1;
+    }
+    if (count == 0 || items[lo].offset > offset || offset - items[lo].offset >= items[lo].bytes)
+        return -1;
+    tt_plan_item *item = &items[lo];
+    if (item->first < 0 || step < item->first) item->first = step;
+    if (step > item->last) item->last = step;
+    return lo;
+}

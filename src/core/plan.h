@@ -10,6 +10,12 @@
  * `max_buffer_bytes` (the device's largest single allocation): an item goes
  * into the first buffer with room under the cap, else a new buffer starts.
  * An item never straddles two buffers.  Pure host code: no device here.
+ *
+ * The lifetimes need not be written by hand: lay the items out end to end
+ * (tt_plan_lay_out), each at its own offset of a virtual space, run the
+ * work once with every tensor at its virtual place, and tell
+ * tt_plan_touch which offsets each step touched: an item's life is then
+ * its first and last touching step.
  */
 #ifndef TT_CORE_PLAN_H
 #define TT_CORE_PLAN_H
@@ -42,5 +48,15 @@ typedef struct tt_plan {
  * with last < first is TT_ERR_INVALID_ARGUMENT. */
 tt_status tt_plan_solve(tt_plan_item *items, int count, size_t alignment, size_t max_buffer_bytes,
                         tt_plan *plan);
+
+/* Places the items one after another, in order, in one virtual space
+ * (buffer 0; an aligned gap after each, so that no offset names two), and
+ * gives each the empty life first = last = -1.  *span: the bytes that
+ * takes. */
+void tt_plan_lay_out(tt_plan_item *items, int count, size_t alignment, size_t *span);
+/* Widens the life of the laid-out item whose bytes hold `offset` so that it
+ * includes `step` (steps counted from 0).  Returns the item's index, or -1
+ * when no item holds that offset. */
+int tt_plan_touch(tt_plan_item *items, int count, size_t offset, int step);
 
 #endif

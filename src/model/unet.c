@@ -4,8 +4,9 @@
  * 2x2 stride-2 up-convolution concatenated with the skip, and a 1x1 head.
  *
  * Memory: every activation has a place in the planned arena (unet_memory.c
- * says which tensors live when, and which rooms they share); the passes
- * below write and read them in the order that plan assumes.
+ * names the tensors); when each lives is taken from one run of these
+ * passes on a recording dry backend, so the plan follows whatever order
+ * they are written in.
  */
 #include "model/unet.h"
 
@@ -270,9 +271,7 @@ static tt_batch_norm_state no_running(tt_batch_norm_state s)
     return s;
 }
 
-/* x->act2 = relu(norm2(conv2(relu(norm1(conv1(input)))))).  act1 lives in
- * act2's room and conv2 may be written over conv1 (x->one_conv_room): each
- * is read for the last time before the next is written. */
+/* x->act2 = relu(norm2(conv2(relu(norm1(conv1(input)))))). */
 static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tensors *x,
                                tt_mem input, int n, int recompute)
 {
@@ -295,7 +294,7 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
 
 /* A recomputed block's (checkpointing, or enc.0) inner tensors made again
  * into its backward set, before anything reads that set (a decoder block's
- * up first, in the act2 room that act1 takes over once conv1 has read it). */
+ * up first, into the set's input). */
 static tt_status recompute(tt_unet *u, tt_unet_block *b, int n)
 {
     if (!b->recompute || b->keeps_again) return NULL; /* keeps_again: skip_again made it */
@@ -308,13 +307,12 @@ static tt_status recompute(tt_unet *u, tt_unet_block *b, int n)
  * parameter gradients, from the block's backward set (recompute() first),
  * given g = d act2.  With a norm act2 is never read: the ReLU masks come
  * from conv2 and conv1 and the norms' statistics (the forward's bits), so
- * g may arrive in act2's own room (dec.0: the head's gradient).  The
+ * g may take act2's bytes (dec.0: the head's gradient).  The
  * gradient runs down the block in two rooms: g's own (the ReLU and norm
  * gradients work in place) until conv2's backward, then conv2's, free once
  * norm2's backward has read it; act1 is made again there for conv2's weight
  * gradient, then d act1 goes over it.  A decoder block makes its up again
- * in g, free by then, writes d skip to u->dskip[i] (conv1's room) and
- * leaves d up in g. */
+ * in g, free by then, writes d skip to u->dskip[i] and leaves d up in g. */
 static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_mem g, int n)
 {
     const tt_unet_tensors *x = &b->bwd;
@@ -349,7 +347,7 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
 
 /* A decoder block's recomputation and backward in two rooms besides g, for
  * the block whose backward is the step's memory peak (checkpointing with a
- * norm): P holds up, then act1, then conv1 made a second time, then d skip;
+ * norm): P holds up, then act1, then conv1 made a second time;
  * Q holds conv1, then conv2, then the gradient from conv2's backward on.
  * act2 is never made: its ReLU's mask is found from conv2 and the forward's
  * norm2 statistics (the same bits).  The price is conv1 once more. */
@@ -373,7 +371,7 @@ static tt_status lean_backward(tt_unet *u, tt_unet_block *b, tt_mem g, int n)
     TT_TRY(up_forward(u, b->level, g, n));
     TT_TRY(dec_conv1_forward(u, b, p, g, x->skip, n));                      /* conv1 again */
     TT_TRY(norm_backward(u, b, q, q, p, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
-    return dec_conv1_backward(u, b, q, g, x->skip, u->dskip[b->level], n);  /* d skip in P */
+    return dec_conv1_backward(u, b, q, g, x->skip, u->dskip[b->level], n);
 }
 
 /* With checkpointing, pool[i] made again for the backward from enc.i's
@@ -609,12 +607,12 @@ tt_status tt_unet_backward(tt_unet *u)
     int hw = param_index(u, "head", "weight"), hb = param_index(u, "head", "bias");
     TT_TRY(tt_conv2d_backward(u->be, NONE, tt_unet_grad(u, hw), tt_unet_grad(u, hb), u->dlogits,
                               u->dec[0].fwd.act2, NONE, &hd, workspace(u)));
-    /* dec.0's output is read: with a norm dlevel is its room (unet_memory.c) */
+    /* dec.0's output is read: dlevel may take its bytes */
     TT_TRY(tt_fill(u->be, u->dlevel, 0.0f, level0));
     TT_TRY(tt_conv2d_backward(u->be, u->dlevel, NONE, NONE, u->dlogits, NONE, tt_unet_param(u, hw),
                               &hd, workspace(u)));
     /* decoder, top level first: dec[i] -> [d up, d skip] -> up[i] -> the
-     * output below, whose gradient goes in a room of dec[i] (unet_memory.c) */
+     * output below, whose gradient goes to dnext[i] */
     tt_mem g = u->dlevel;
     for (int i = 0; i < c->depth; i++) {
         tt_unet_block *b = &u->dec[i];

@@ -21,16 +21,15 @@
 /* What one block's forward writes. */
 typedef struct tt_unet_tensors {
     tt_mem conv1, act1;          /* (N, C, H, W); act == conv without norm; with a norm
-                                    act1 lives in act2's room (made again for backward) */
-    tt_mem conv2, act2;          /* (N, C, H, W); act2 is the block output; conv2 may
-                                    share conv1's room (unet_memory.c) */
+                                    act1 is made again for backward, not kept */
+    tt_mem conv2, act2;          /* (N, C, H, W); act2 is the block output */
     tt_mem saved1, saved2;       /* norm statistics for backward */
     tt_mem input;                /* (N, Cin, H, W), not owned, what conv1 reads; a decoder
-                                    block's is up[i] (N, Cin/2, H, W), and the rest of
-                                    [up, skip] is its skip (never copied together) */
+                                    block's is up[i] (N, Cin/2, H, W) (in a recomputed
+                                    set, up[i] made again), and the rest of [up, skip]
+                                    is its skip (never copied together) */
     tt_mem skip;                 /* decoder: enc.i's output (the forward's, or made again
                                     for the backward with checkpointing) */
-    int one_conv_room;           /* conv2 is written over conv1 */
 } tt_unet_tensors;
 
 /* One conv-norm-ReLU-conv-norm-ReLU block and what its backward needs. */
@@ -84,23 +83,21 @@ typedef struct tt_unet {
                                          backward (unet_memory.c); else pool[i] */
     tt_mem up[TT_UNET_MAX_DEPTH];     /* (N, C_i, H_i, W_i): up-convolution output, the
                                          first half of dec.i's input [up, skip]; lives in
-                                         the forward only, in dec.i's act2 room */
+                                         the forward only (made again in backward) */
     tt_mem input;                     /* (N, in_channels, H, W), TT_MEM_DATA */
     tt_mem logits;                    /* (N, classes, H, W) */
     tt_mem dlogits;                   /* same shape: the loss adds its gradient here */
 
     /* backward scratch */
-    tt_mem dskip[TT_UNET_MAX_DEPTH];  /* gradient of enc[i].act2: from pool and skip, in
-                                         a room of dec[i] free by then (unet_memory.c) */
+    tt_mem dskip[TT_UNET_MAX_DEPTH];  /* gradient of enc[i].act2: from pool and skip */
     tt_mem dnext[TT_UNET_MAX_DEPTH];  /* gradient of the output below dec[i] (dec[i+1]'s
-                                         or the bottleneck's), likewise */
+                                         or the bottleneck's) */
     tt_mem dinput;                    /* (N, C_0, H/2, W/2): the input gradient of the
                                          bottleneck and enc[1..]; a decoder block's goes
                                          to its two sources directly (no [up, skip] copy) */
     tt_mem dlevel;                    /* (N, C_0, H, W): the head's output gradient, then
-                                         dec.0's up gradient, in dec.0's act2 room with a
-                                         norm; below level 0 the gradient lives in rooms
-                                         of the blocks (unet_memory.c) */
+                                         dec.0's up gradient; below level 0 the gradient
+                                         runs in rooms of the blocks (unet.c) */
     int batch;                        /* images of the last forward */
     int training;                     /* mode of the last forward */
     int poison;                       /* $TT_POISON_ACTIVATIONS: fill the arena before each
@@ -153,9 +150,10 @@ tt_status tt_unet_zero_grads(tt_unet *unet);
 
 /* ---- memory (src/model/unet_memory.c) ------------------------------------- */
 
-/* Places every activation and backward temporary by lifetime in as few
- * bytes as possible and allocates the arena (split at the device's largest
- * single allocation), plus the shared convolution workspace. */
+/* Places every activation and backward temporary by lifetime (taken from
+ * one step recorded on a dry backend) in as few bytes as possible and
+ * allocates the arena (split at the device's largest single allocation),
+ * plus the shared convolution workspace. */
 tt_status tt_unet_allocate(tt_unet *unet);
 /* Bytes of convolution workspace the model needs (the largest layer's), for
  * the algorithms the autotuner picked where its find-db knows them. */
