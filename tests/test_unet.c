@@ -246,8 +246,8 @@ static void one_step(tt_unet_config cfg, int checkpointing, float **grads, float
  * gradient and running statistic comes out the same bits. */
 static void test_poisoned_arena_same_bits(void)
 {
-    tt_unet_config configs[] = {{3, 3, 4, 2, TT_NORM_GROUP, 2, 0}, {3, 2, 4, 2, TT_NORM_BATCH, 1, 0},
-                                {3, 2, 4, 2, TT_NORM_NONE, 1, 0}};
+    tt_unet_config configs[] = {{3, 3, 4, 2, TT_NORM_GROUP, 2, 0, TT_CONV_ALGO_AUTO}, {3, 2, 4, 2, TT_NORM_BATCH, 1, 0, TT_CONV_ALGO_AUTO},
+                                {3, 2, 4, 2, TT_NORM_NONE, 1, 0, TT_CONV_ALGO_AUTO}};
     for (int k = 0; k < 3; k++)
         for (int ckpt = 0; ckpt < 2; ckpt++) {
             float *g0, *g1, *s0, *s1;
