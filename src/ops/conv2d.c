@@ -371,10 +371,12 @@ static tt_status forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, 
     conv2d_shape s;
     TT_TRY(tt_conv2d_shape(desc, &s));
     const char *op = accumulate ? "conv2d forward (adding)" : "conv2d forward";
-    TT_TRY(tt_conv_check_mem(op, "out (N, Cout, OH, OW)", out, s.batch * s.cout * s.out_plane));
-    TT_TRY(tt_conv_check_mem(op, "inp (N, Cin, H, W)", inp, s.batch * s.cin * s.in_plane));
-    TT_TRY(tt_conv_check_mem(op, "weight (Cout, Cin/groups, kH, kW)", weight, s.cout * s.k));
-    if (bias.buffer) TT_TRY(tt_conv_check_mem(op, "bias (Cout)", bias, s.cout));
+    size_t f = sizeof(float), out_bytes = s.batch * s.cout * s.out_plane * f;
+    size_t in_bytes = s.batch * s.cin * s.in_plane * f, weight_bytes = s.cout * s.k * f;
+    TT_TRY(tt_mem_check(op, "out (N, Cout, OH, OW)", out, out_bytes));
+    TT_TRY(tt_mem_check(op, "inp (N, Cin, H, W)", inp, in_bytes));
+    TT_TRY(tt_mem_check(op, "weight (Cout, Cin/groups, kH, kW)", weight, weight_bytes));
+    if (bias.buffer) TT_TRY(tt_mem_check(op, "bias (Cout)", bias, s.cout * f));
 
     tt_conv_algo algo;
     tune_ctx ctx = {.inp = inp, .weight = weight, .bias = bias,
@@ -412,17 +414,18 @@ tt_status tt_conv2d_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem
     conv2d_shape s;
     TT_TRY(tt_conv2d_shape(desc, &s));
     const char *op = "conv2d backward";
-    TT_TRY(tt_conv_check_mem(op, "dout (N, Cout, OH, OW)", dout, s.batch * s.cout * s.out_plane));
+    size_t f = sizeof(float), out_bytes = s.batch * s.cout * s.out_plane * f;
+    size_t in_bytes = s.batch * s.cin * s.in_plane * f, weight_bytes = s.cout * s.k * f;
+    TT_TRY(tt_mem_check(op, "dout (N, Cout, OH, OW)", dout, out_bytes));
     if (dinp.buffer) {
-        TT_TRY(tt_conv_check_mem(op, "dinp (N, Cin, H, W)", dinp, s.batch * s.cin * s.in_plane));
-        TT_TRY(tt_conv_check_mem(op, "weight (Cout, Cin/groups, kH, kW)", weight, s.cout * s.k));
+        TT_TRY(tt_mem_check(op, "dinp (N, Cin, H, W)", dinp, in_bytes));
+        TT_TRY(tt_mem_check(op, "weight (Cout, Cin/groups, kH, kW)", weight, weight_bytes));
     }
     if (dweight.buffer) {
-        TT_TRY(tt_conv_check_mem(op, "dweight (Cout, Cin/groups, kH, kW)", dweight,
-                                 s.cout * s.k));
-        TT_TRY(tt_conv_check_mem(op, "inp (N, Cin, H, W)", inp, s.batch * s.cin * s.in_plane));
+        TT_TRY(tt_mem_check(op, "dweight (Cout, Cin/groups, kH, kW)", dweight, weight_bytes));
+        TT_TRY(tt_mem_check(op, "inp (N, Cin, H, W)", inp, in_bytes));
     }
-    if (dbias.buffer) TT_TRY(tt_conv_check_mem(op, "dbias (Cout)", dbias, s.cout));
+    if (dbias.buffer) TT_TRY(tt_mem_check(op, "dbias (Cout)", dbias, s.cout * f));
 
     tt_status status = NULL;
     tt_conv_workspace ws = {{0}, NULL};

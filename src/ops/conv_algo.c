@@ -1,7 +1,6 @@
 /* Helpers shared by the convolution ops; see conv_algo.h. */
 #include "ops/conv_algo.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,33 +60,10 @@ int tt_conv_algo_runs(const tt_conv_algo_impl *impl, const tt_conv_shape *s, tt_
     return has && (!impl->supports || impl->supports(s, dir));
 }
 
-tt_status tt_conv_check_mem(const char *op, const char *what, tt_mem mem, size_t floats)
-{
-    size_t bytes = floats * sizeof(float);
-    if (!mem.buffer)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: %s is missing (%zu floats needed)", op,
-                            what, floats);
-    if (mem.offset > mem.buffer->bytes || bytes > mem.buffer->bytes - mem.offset)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "%s: %s needs %zu floats at byte offset %zu but buffer '%s' has %zu "
-                            "bytes; allocate it for this shape",
-                            op, what, floats, mem.offset, mem.buffer->record.name,
-                            mem.buffer->bytes);
-    return NULL;
-}
-
-static tt_status check_int(const char *op, size_t value)
-{
-    if (value > INT_MAX)
-        return tt_error_new(TT_ERR_UNSUPPORTED, "%s: %zu elements exceed one launch (%d)", op,
-                            value, INT_MAX);
-    return NULL;
-}
-
 tt_status tt_conv_bias_fill(tt_backend *be, tt_mem y, tt_mem bias, size_t batch,
                             size_t channels, size_t plane)
 {
-    TT_TRY(check_int("conv bias fill", batch * channels * plane));
+    TT_TRY(tt_launch_check_count("conv bias fill", batch * channels * plane));
     size_t global[2] = {plane, batch * channels};
     return tt_launch_kernel(be, "conv", "conv_bias_fill", NULL, 2, global, NULL,
                             TT_ARGS(tt_arg_mem(y), tt_arg_mem(bias), tt_arg_i32((int)channels),
@@ -97,7 +73,7 @@ tt_status tt_conv_bias_fill(tt_backend *be, tt_mem y, tt_mem bias, size_t batch,
 tt_status tt_conv_bias_backward(tt_backend *be, tt_mem dbias, tt_mem dout, size_t batch,
                                 size_t channels, size_t plane)
 {
-    TT_TRY(check_int("conv bias backward", batch * channels * plane));
+    TT_TRY(tt_launch_check_count("conv bias backward", batch * channels * plane));
     if (tt_conv_direct_variant(be) == TT_DIRECT_W8) { /* CPUs: a channel a work-item */
         size_t global[1] = {channels}, local[1] = {1};
         return tt_launch_kernel(be, "conv", "conv_bias_backward_w8", NULL, 1, global, local,

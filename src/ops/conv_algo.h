@@ -103,10 +103,6 @@ extern const tt_conv_algo_impl tt_conv_fft_impl;       /* src/ops/conv_fft.c */
 
 /* ---- helpers shared by the convolution ops (src/ops/conv_algo.c) -------- */
 
-/* Fails with TT_ERR_INVALID_ARGUMENT, naming `op` and `what`, unless `mem`
- * holds `floats` floats. */
-tt_status tt_conv_check_mem(const char *op, const char *what, tt_mem mem, size_t floats);
-
 /* y (batch, channels, plane) = bias[c] broadcast over n and the plane. */
 tt_status tt_conv_bias_fill(tt_backend *be, tt_mem y, tt_mem bias, size_t batch,
                             size_t channels, size_t plane);

@@ -123,19 +123,9 @@ size_t tt_norm_saved_floats(const tt_norm_layout *l)
 
 tt_status tt_norm_check_saved(const char *op, tt_mem saved, const tt_norm_layout *l)
 {
-    size_t bytes = tt_norm_saved_floats(l) * sizeof(float);
-    if (!saved.buffer)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "%s: the saved buffer is missing (%zu floats; size it with "
-                            "tt_%s_saved_floats)",
-                            op, bytes / sizeof(float), op);
-    if (saved.offset > saved.buffer->bytes || bytes > saved.buffer->bytes - saved.offset)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "%s: the saved buffer needs %zu floats at byte offset %zu but buffer "
-                            "'%s' has %zu bytes; size it with tt_%s_saved_floats",
-                            op, bytes / sizeof(float), saved.offset, saved.buffer->record.name,
-                            saved.buffer->bytes, op);
-    return NULL;
+    char what[64];
+    snprintf(what, sizeof what, "saved (size it with tt_%s_saved_floats)", op);
+    return tt_mem_check(op, what, saved, tt_norm_saved_floats(l) * sizeof(float));
 }
 
 tt_mem tt_norm_saved_mean(tt_mem saved) { return saved; }
