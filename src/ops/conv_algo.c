@@ -2,12 +2,11 @@
 #include "ops/conv_algo.h"
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <strings.h>
 
 #include "core/status.h"
 #include "ops/conv_autotune.h"
+#include "ops/device_traits.h"
 
 #define CONV_BIAS_WG 64 /* TT_CONV_BIAS_WG's default in opencl/conv.cl */
 
@@ -75,7 +74,7 @@ tt_status tt_conv_bias_backward(tt_backend *be, tt_mem dbias, tt_mem dout, size_
                                 size_t channels, size_t plane)
 {
     TT_TRY(tt_launch_check_count("conv bias backward", batch * channels * plane));
-    if (tt_conv_direct_variant(be) == TT_DIRECT_W8) { /* CPUs: a channel a work-item */
+    if (tt_device_traits_of(be).w8) { /* CPUs: a channel a work-item */
         size_t global[1] = {channels}, local[1] = {1};
         return tt_launch_kernel(be, "conv", "conv_bias_backward_w8", NULL, 1, global, local,
                                 TT_ARGS(tt_arg_mem(dbias), tt_arg_mem(dout), tt_arg_i32((int)batch),
@@ -307,17 +306,6 @@ tt_status tt_conv_dispatch_backward(tt_backend *be, const tt_conv_call *c, tt_me
     if (dweight.buffer)
         TT_TRY(tt_conv_dispatch(be, c, TT_CONV_DIR_BACKWARD_WEIGHT, dweight, 0, algo));
     return NULL;
-}
-
-tt_direct_variant tt_conv_direct_variant(const tt_backend *be)
-{
-    const char *env = getenv("TT_CONV_DIRECT_VARIANT");
-    if (env && strcmp(env, "scalar") == 0) return TT_DIRECT_SCALAR;
-    if (env && strcmp(env, "tiled") == 0) return TT_DIRECT_TILED;
-    if (env && strcmp(env, "w8") == 0) return TT_DIRECT_W8;
-    return strcmp(be->device.type, "GPU") == 0   ? TT_DIRECT_TILED
-           : strcmp(be->device.type, "CPU") == 0 ? TT_DIRECT_W8
-                                                 : TT_DIRECT_SCALAR;
 }
 
 size_t tt_pow2_floor(size_t v)

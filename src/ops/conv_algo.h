@@ -195,17 +195,6 @@ size_t tt_conv_dispatch_workspace(const tt_backend *be, const tt_conv_call *call
 tt_conv_algo tt_conv_dispatch_known(const tt_backend *be, const tt_conv_call *call,
                                     tt_conv_dir dir);
 
-/* Which kernels DIRECT runs on this device (conv_direct.c, convt_tiles.c):
- * local-memory tiles on GPUs, explicit 8-wide vectors on CPUs, scalar
- * otherwise; $TT_CONV_DIRECT_VARIANT=scalar|tiled|w8 overrides (tests). A
- * kernel family without the variant for a shape falls back to scalar. */
-typedef enum tt_direct_variant {
-    TT_DIRECT_SCALAR,
-    TT_DIRECT_TILED,
-    TT_DIRECT_W8
-} tt_direct_variant;
-tt_direct_variant tt_conv_direct_variant(const tt_backend *be);
-
 /* The largest power of two <= v (1 for v = 0): work-group sizes. */
 size_t tt_pow2_floor(size_t v);
 

@@ -4,7 +4,7 @@
  * stride, padding and dilation.  Meant for the small channel counts of the
  * UNet (3..128), where im2col's columns cost more than they save.
  *
- * Three variants of the kernels, chosen per device type:
+ * Three variants of the kernels, chosen per device type (device_traits.h):
  *   tiled   GPUs: the forward stages input tiles and the block's weights in
  *           local memory (global reads are what costs there); backward as
  *           scalar
@@ -25,6 +25,7 @@
 
 #include "core/status.h"
 #include "ops/conv_algo.h"
+#include "ops/device_traits.h"
 
 /* Mirrors of the defaults in opencl/conv_direct.cl. */
 #define DIRECT_TAPS 9
@@ -42,10 +43,10 @@ typedef struct direct_params {
 } direct_params;
 
 /* The variant for this device and shape (see the top of the file). */
-static tt_direct_variant variant_of(const tt_backend *be, const tt_conv_shape *s)
+static tt_kernel_variant variant_of(const tt_backend *be, const tt_conv_shape *s)
 {
-    tt_direct_variant v = tt_conv_direct_variant(be);
-    return v == TT_DIRECT_W8 && s->sw != 1 ? TT_DIRECT_SCALAR : v;
+    tt_kernel_variant v = tt_device_traits_of(be).direct;
+    return v == TT_KERNEL_W8 && s->sw != 1 ? TT_KERNEL_SCALAR : v;
 }
 
 /* Channels per work-item: enough to reuse each load, few enough to waste
@@ -61,7 +62,7 @@ static direct_params params_of(const tt_backend *be, const tt_conv_shape *s)
     /* one block for both directions: fewer programs to build (PoCL builds
      * each option set in seconds), little waste for the UNet's shapes */
     p.cob = p.cib = channel_block(s->cout > s->cin ? s->cout : s->cin);
-    if (variant_of(be, s) == TT_DIRECT_W8) { /* 8 float8 accumulators fill the registers */
+    if (variant_of(be, s) == TT_KERNEL_W8) { /* 8 float8 accumulators fill the registers */
         if (p.cob > 8) p.cob = 8;
         if (p.cib > 8) p.cib = 8;
     }
@@ -85,7 +86,7 @@ static direct_params params_of(const tt_backend *be, const tt_conv_shape *s)
 static int use_tiles(const tt_backend *be, const direct_params *p, const tt_conv_shape *s,
                      size_t tile_floats)
 {
-    return variant_of(be, s) == TT_DIRECT_TILED && p->tw * p->th > 1 &&
+    return variant_of(be, s) == TT_KERNEL_TILED && p->tw * p->th > 1 &&
            tile_floats * sizeof(float) <= be->device.local_mem_bytes / 2;
 }
 
@@ -314,7 +315,7 @@ static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
                     tt_arg_local(tile_w * tile_h * sizeof(float)),
                     tt_arg_local(wtile * sizeof(float))));
     }
-    int w8 = variant_of(be, s) == TT_DIRECT_W8;
+    int w8 = variant_of(be, s) == TT_KERNEL_W8;
     size_t columns = w8 ? (s->ow + 7) / 8 : s->ow;
     if (w8 && is_k3(s)) {
         tt_conv_workspace room = {0};
@@ -357,10 +358,10 @@ static tt_status direct_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, 
                                       const tt_conv_shape *s, tt_mem ws)
 {
     direct_params p = params_of(be, s);
-    if (variant_of(be, s) == TT_DIRECT_W8 && is_k3(s))
+    if (variant_of(be, s) == TT_KERNEL_W8 && is_k3(s))
         return k3_backward_data(be, &p, dinp, dout, weight, s, ws);
     size_t blocks = (s->cin + p.cib - 1) / p.cib;
-    int w8 = variant_of(be, s) == TT_DIRECT_W8;
+    int w8 = variant_of(be, s) == TT_KERNEL_W8;
     size_t columns = w8 ? (s->w + 7) / 8 : s->w;
     size_t global[3] = {columns, s->h, s->batch * blocks}, local[3] = {row_width(&p, columns), 1, 1};
     return tt_launch_kernel(be, "conv_direct",
@@ -421,9 +422,9 @@ static tt_status direct_backward_weight(tt_backend *be, tt_mem dweight, tt_mem d
 {
     direct_params p = params_of(be, s);
     size_t chunks = (s->kh * s->kw + DIRECT_TAPS - 1) / DIRECT_TAPS;
-    if (variant_of(be, s) == TT_DIRECT_W8 && is_k3(s))
+    if (variant_of(be, s) == TT_KERNEL_W8 && is_k3(s))
         return k3_backward_weight(be, &p, dweight, dout, inp, s, ws);
-    if (variant_of(be, s) == TT_DIRECT_W8) {
+    if (variant_of(be, s) == TT_KERNEL_W8) {
         /* (channel block, ci) x (ky, chunk of kx), in work-groups of one:
          * PoCL's vectorising across work-items gets in the way of float8
          * code (10-20% slower with 16) */

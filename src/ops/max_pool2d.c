@@ -2,14 +2,14 @@
 #include "ops/max_pool2d.h"
 
 #include "core/status.h"
-#include "ops/conv_algo.h"
+#include "ops/device_traits.h"
 
 /* The 2x2 stride-2 pooling of the UNet on a CPU: its own 8-wide kernels
- * (the choice of tt_conv_direct_variant, which tests can override). */
+ * (tt_device_traits, which tests can override). */
 static int use_2x2_w8(const tt_backend *be, const tt_pool2d_desc *d)
 {
     return d->kernel_h == 2 && d->kernel_w == 2 && d->stride_h == 2 && d->stride_w == 2 &&
-           tt_conv_direct_variant(be) == TT_DIRECT_W8;
+           tt_device_traits_of(be).w8;
 }
 
 /* global (ceil(out_w / 8), planes * out_h) in work-groups of one */

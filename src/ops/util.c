@@ -2,14 +2,14 @@
 #include "ops/util.h"
 
 #include "core/status.h"
-#include "ops/conv_algo.h"
+#include "ops/device_traits.h"
 
 #define FILL_RUN 4096 /* mirrors opencl/util.cl */
 
 tt_status tt_fill(tt_backend *be, tt_mem x, float value, size_t n)
 {
     TT_TRY(tt_launch_check_count("fill", n));
-    if (tt_conv_direct_variant(be) == TT_DIRECT_W8) { /* CPUs: long runs of float8 stores */
+    if (tt_device_traits_of(be).w8) { /* CPUs: long runs of float8 stores */
         size_t global[1] = {(n + FILL_RUN - 1) / FILL_RUN}, local[1] = {1};
         if (n == 0) return NULL;
         return tt_launch_kernel(be, "util", "fill_w8", NULL, 1, global, local,
