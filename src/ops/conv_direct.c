@@ -21,8 +21,8 @@
  * from an assumed warp width.
  */
 #include <stdio.h>
-#include <stdlib.h>
 
+#include "core/knobs.h"
 #include "core/status.h"
 #include "ops/conv_algo.h"
 #include "ops/device_traits.h"
@@ -129,8 +129,8 @@ typedef struct k3w_bands {
 static k3w_bands k3w_bands_of(const tt_conv_shape *s)
 {
     size_t band_bytes = K3W_BAND_BYTES, partial_floats = K3W_PARTIAL_FLOATS;
-    const char *env = getenv("TT_CONV_K3W_BANDS"); /* "bytes,floats": tests */
-    if (env) sscanf(env, "%zu,%zu", &band_bytes, &partial_floats);
+    const char *knob = tt_knob_str(TT_KNOB_CONV_K3W_BANDS); /* "bytes,floats": tests */
+    if (knob) sscanf(knob, "%zu,%zu", &band_bytes, &partial_floats);
     size_t row_bytes = (s->cin * s->w + s->cout * s->ow) * sizeof(float);
     size_t pair_floats = s->cout * s->cin * 9;
     size_t max_bands = partial_floats / pair_floats ? partial_floats / pair_floats : 1;
@@ -165,9 +165,8 @@ static k3w_bands k3w_bands_of(const tt_conv_shape *s)
 /* Whether the weight gradient pads its input; $TT_K3W_PADDED=0|1 (tests). */
 static int k3w_padded(const tt_conv_shape *s)
 {
-    const char *env = getenv("TT_K3W_PADDED");
     if (s->w % 8 != 0) return 0;
-    return env ? atoi(env) : s->w <= K3_PADDED_WIDTH;
+    return tt_knob_flag(TT_KNOB_K3W_PADDED, s->w <= K3_PADDED_WIDTH);
 }
 
 /* Whether conv_direct_forward_k3 over `s` (a forward, or an input
@@ -176,9 +175,8 @@ static int k3w_padded(const tt_conv_shape *s)
  * $TT_K3_PADDED=0|1 (tests). */
 static int k3_padded(const tt_conv_shape *s)
 {
-    const char *env = getenv("TT_K3_PADDED");
     if (s->w % 8 != 0 || s->oh % DIRECT_ROWS != 0) return 0;
-    return env ? atoi(env) : s->w <= K3_PADDED_WIDTH;
+    return tt_knob_flag(TT_KNOB_K3_PADDED, s->w <= K3_PADDED_WIDTH);
 }
 
 /* n floats rounded up to a cache line's: where a padded copy starts after
@@ -271,8 +269,7 @@ static tt_status launch_k3(tt_backend *be, const direct_params *p, tt_mem out, t
     size_t blocks = (s->cout + DIRECT_K3_COB - 1) / DIRECT_K3_COB;
     size_t global[3] = {blocks, (s->ow + 7) / 8, s->batch * ((s->oh + DIRECT_ROWS - 1) / DIRECT_ROWS)};
     size_t local[3] = {blocks < 4 ? blocks : 4, 4, 1}; /* the backend rounds global up */
-    const char *staged = getenv("TT_K3_STAGED"); /* "0" or "1": tests */
-    int stage = staged ? atoi(staged) : (size_t)s->h * s->w >= K3_STAGED_PIXELS;
+    int stage = tt_knob_flag(TT_KNOB_K3_STAGED, (size_t)s->h * s->w >= K3_STAGED_PIXELS);
     if (!stage && k3_padded(s)) {
         tt_conv_shape one = *s; /* an image at a time, padded into room */
         one.batch = 1;

@@ -1,8 +1,9 @@
 /* The kernel variants for a device (see device_traits.h). */
 #include "ops/device_traits.h"
 
-#include <stdlib.h>
 #include <string.h>
+
+#include "core/knobs.h"
 
 tt_device_traits tt_device_traits_of(const tt_backend *be)
 {
@@ -12,12 +13,11 @@ tt_device_traits tt_device_traits_of(const tt_backend *be)
         .direct = gpu ? TT_KERNEL_TILED : cpu ? TT_KERNEL_W8 : TT_KERNEL_SCALAR,
         .norm_interleave = !cpu,
     };
-    const char *env = getenv("TT_CONV_DIRECT_VARIANT");
-    if (env && strcmp(env, "scalar") == 0) t.direct = TT_KERNEL_SCALAR;
-    if (env && strcmp(env, "tiled") == 0) t.direct = TT_KERNEL_TILED;
-    if (env && strcmp(env, "w8") == 0) t.direct = TT_KERNEL_W8;
-    env = getenv("TT_NORM_INTERLEAVE");
-    if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) t.norm_interleave = env[0] == '1';
+    static const char *const variants[] = {
+        [TT_KERNEL_SCALAR] = "scalar", [TT_KERNEL_TILED] = "tiled", [TT_KERNEL_W8] = "w8"};
+    t.direct = (tt_kernel_variant)tt_knob_choice(TT_KNOB_CONV_DIRECT_VARIANT, variants, 3,
+                                                 (int)t.direct);
+    t.norm_interleave = tt_knob_flag(TT_KNOB_NORM_INTERLEAVE, t.norm_interleave);
     t.w8 = t.direct == TT_KERNEL_W8;
     return t;
 }
