@@ -68,7 +68,9 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
 
 const char *tt_knob_kind_name(tt_knob_kind kind)
 {
-    return kind == TT_KNOB_USER ? "user setting" : kind == TT_KNOB_DEBUG ? "debugging" : "test knob";
+    return kind == TT_KNOB_USER    ? "user setting"
+           : kind == TT_KNOB_DEBUG ? "debugging"
+                                   : "test knob";
 }
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;

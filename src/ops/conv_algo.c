@@ -8,7 +8,11 @@
 #include "ops/conv_autotune.h"
 #include "ops/device_traits.h"
 
-#define CONV_BIAS_WG 64 /* TT_CONV_BIAS_WG's default in opencl/conv.cl */
+/* The work-group of conv_bias_backward; opencl/conv.cl takes it from here. */
+#define CONV_BIAS_WG 64
+#define STR(x) #x
+#define XSTR(x) STR(x)
+#define CONV_OPTIONS "-DTT_CONV_BIAS_WG=" XSTR(CONV_BIAS_WG)
 
 static const char *const algo_names[] = {
     [TT_CONV_ALGO_AUTO] = "auto",
@@ -65,7 +69,7 @@ tt_status tt_conv_bias_fill(tt_backend *be, tt_mem y, tt_mem bias, size_t batch,
 {
     TT_TRY(tt_launch_check_count("conv bias fill", batch * channels * plane));
     size_t global[2] = {plane, batch * channels};
-    return tt_launch_kernel(be, "conv", "conv_bias_fill", NULL, 2, global, NULL,
+    return tt_launch_kernel(be, "conv", "conv_bias_fill", CONV_OPTIONS, 2, global, NULL,
                             TT_ARGS(tt_arg_mem(y), tt_arg_mem(bias), tt_arg_i32((int)channels),
                                     tt_arg_i32((int)plane), tt_arg_i32((int)(batch * channels))));
 }
@@ -76,12 +80,12 @@ tt_status tt_conv_bias_backward(tt_backend *be, tt_mem dbias, tt_mem dout, size_
     TT_TRY(tt_launch_check_count("conv bias backward", batch * channels * plane));
     if (tt_device_traits_of(be).w8) { /* CPUs: a channel a work-item */
         size_t global[1] = {channels}, local[1] = {1};
-        return tt_launch_kernel(be, "conv", "conv_bias_backward_w8", NULL, 1, global, local,
+        return tt_launch_kernel(be, "conv", "conv_bias_backward_w8", CONV_OPTIONS, 1, global, local,
                                 TT_ARGS(tt_arg_mem(dbias), tt_arg_mem(dout), tt_arg_i32((int)batch),
                                         tt_arg_i32((int)channels), tt_arg_i32((int)plane)));
     }
     size_t global[1] = {channels * CONV_BIAS_WG}, local[1] = {CONV_BIAS_WG};
-    return tt_launch_kernel(be, "conv", "conv_bias_backward", NULL, 1, global, local,
+    return tt_launch_kernel(be, "conv", "conv_bias_backward", CONV_OPTIONS, 1, global, local,
                             TT_ARGS(tt_arg_mem(dbias), tt_arg_mem(dout), tt_arg_i32((int)batch),
                                     tt_arg_i32((int)channels), tt_arg_i32((int)plane)));
 }
@@ -152,7 +156,8 @@ tt_status tt_conv_check_forward(const tt_conv_call *c, tt_mem out, int accumulat
     TT_TRY(tt_mem_check(op, "out (N, Cout, OH, OW)", out, out_bytes(s)));
     TT_TRY(tt_mem_check(op, "inp (N, Cin, H, W)", c->io.inp, in_bytes(s)));
     TT_TRY(tt_mem_check(op, weight, c->io.weight, weight_bytes(s)));
-    if (c->io.bias.buffer) TT_TRY(tt_mem_check(op, "bias (Cout)", c->io.bias, s->cout * sizeof(float)));
+    if (c->io.bias.buffer)
+        TT_TRY(tt_mem_check(op, "bias (Cout)", c->io.bias, s->cout * sizeof(float)));
     return NULL;
 }
 

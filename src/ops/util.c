@@ -4,7 +4,7 @@
 #include "core/status.h"
 #include "ops/device_traits.h"
 
-#define FILL_RUN 4096 /* mirrors opencl/util.cl */
+#define FILL_RUN 4096 /* floats a work-item of fill_w8 sets (opencl/util.cl) */
 
 tt_status tt_fill(tt_backend *be, tt_mem x, float value, size_t n)
 {
@@ -13,7 +13,8 @@ tt_status tt_fill(tt_backend *be, tt_mem x, float value, size_t n)
         size_t global[1] = {(n + FILL_RUN - 1) / FILL_RUN}, local[1] = {1};
         if (n == 0) return NULL;
         return tt_launch_kernel(be, "util", "fill_w8", NULL, 1, global, local,
-                                TT_ARGS(tt_arg_mem(x), tt_arg_f32(value), tt_arg_i32((int)n)));
+                                TT_ARGS(tt_arg_mem(x), tt_arg_f32(value), tt_arg_i32((int)n),
+                                        tt_arg_i32(FILL_RUN)));
     }
     return TT_LAUNCH_1D(be, "util", "fill", n, tt_arg_mem(x), tt_arg_f32(value), tt_arg_i32((int)n));
 }
