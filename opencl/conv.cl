@@ -4,8 +4,10 @@
  * "plane" is H*W of one channel.  im2col/col2im come from CLBlast.
  */
 
+/* TT_CONV_BIAS_WG: the work-group of conv_bias_backward, a power of two;
+ * the host passes it to every build (src/ops/conv_algo.c). */
 #ifndef TT_CONV_BIAS_WG
-#define TT_CONV_BIAS_WG 64  /* work-group of conv_bias_backward; a power of two */
+#error "conv.cl: TT_CONV_BIAS_WG comes from the host (src/ops/conv_algo.c)"
 #endif
 
 /* y[nc, p] = bias[nc % channels]; global (plane, batch * channels). */

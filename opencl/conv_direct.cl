@@ -9,29 +9,28 @@
  *
  * The geometry arrives as one int array-like list of arguments:
  *   N, Cin, H, W, Cout, OH, OW, kH, kW, sH, sW, pH, pW, dH, dW
- * (see src/ops/conv_direct.c, which mirrors the defaults below).
+ * (see src/ops/conv_direct.c, which sets every TT_DIRECT_* size below).
  */
 
-#ifndef TT_DIRECT_COB
-#define TT_DIRECT_COB 4   /* output channels per work-item (forward); host sets 4, 8 or 16 */
-#endif
-#ifndef TT_DIRECT_CIB
-#define TT_DIRECT_CIB 4   /* input channels per work-item (backward data); likewise */
-#endif
-#ifndef TT_DIRECT_TAPS
-#define TT_DIRECT_TAPS 9  /* kernel taps per work-group (backward weight) */
-#endif
-#ifndef TT_DIRECT_WCOB
-#define TT_DIRECT_WCOB 4  /* output channels per work-group (backward weight) */
-#endif
-#ifndef TT_DIRECT_WG
-#define TT_DIRECT_WG 64   /* work-group of backward weight; a power of two, set per device */
-#endif
-#ifndef TT_DIRECT_TW
-#define TT_DIRECT_TW 16   /* tiled forward: output tile width = work-group dimension 0 */
-#endif
-#ifndef TT_DIRECT_TH
-#define TT_DIRECT_TH 4    /* tiled forward: output tile height = work-group dimension 1 */
+/* Sizes the host passes to every build as -D defines (src/ops/conv_direct.c,
+ * params_of); there are no defaults here, so nothing on the host mirrors
+ * this file:
+ *   TT_DIRECT_COB    output channels per work-item (forward): 4, 8 or 16
+ *   TT_DIRECT_CIB    input channels per work-item (backward data): likewise
+ *   TT_DIRECT_TAPS   kernel taps per work-group (backward weight)
+ *   TT_DIRECT_WCOB   output channels per work-group (backward weight)
+ *   TT_DIRECT_WG     work-group of backward weight; a power of two, per device
+ *   TT_DIRECT_TW     tiled forward: output tile width = work-group dimension 0
+ *   TT_DIRECT_TH     tiled forward: output tile height = work-group dimension 1
+ *   TT_DIRECT_KXB    kernel columns per work-item (backward weight, w8); 1 for 1x1
+ *   TT_DIRECT_ROWS   output rows per work-item (3x3 kernels)
+ *   TT_DIRECT_K3_COB output channels per work-item (3x3 kernels)
+ *   TT_DIRECT_K3_CHUNKS  column chunks of 8 per work-group (3x3 forward) */
+#if !defined(TT_DIRECT_COB) || !defined(TT_DIRECT_CIB) || !defined(TT_DIRECT_TAPS) ||        \
+    !defined(TT_DIRECT_WCOB) || !defined(TT_DIRECT_WG) || !defined(TT_DIRECT_TW) ||          \
+    !defined(TT_DIRECT_TH) || !defined(TT_DIRECT_KXB) || !defined(TT_DIRECT_ROWS) ||         \
+    !defined(TT_DIRECT_K3_COB) || !defined(TT_DIRECT_K3_CHUNKS)
+#error "conv_direct.cl: every TT_DIRECT_* size comes from the host (src/ops/conv_direct.c)"
 #endif
 
 #define TT_GEOMETRY                                                                   \
@@ -337,9 +336,6 @@ __kernel void conv_direct_backward_data_w8(TT_MEM(float, dinp), TT_MEM(const flo
  * through memory, which costs more than a work-group reduction brings on a
  * CPU.  Channels past Cout and columns past kW are computed on clamped
  * addresses and never stored. */
-#ifndef TT_DIRECT_KXB
-#define TT_DIRECT_KXB 3   /* kernel columns per work-item (backward weight, w8); 1 for 1x1 */
-#endif
 __kernel void conv_direct_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(const float, dout),
                                              TT_MEM(const float, inp), TT_GEOMETRY)
 {
@@ -410,15 +406,9 @@ __kernel void conv_direct_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(cons
  * loops, the accumulators and inputs in memory).
  * global (ceil(Cout / K3_COB), ceil(OW / 8), N * ceil(OH / ROWS)): the
  * channel blocks of one place run one after the other (dimension 0 first),
- * while the input rows they all read are in cache; at 1024x1024 an image's
- * input no longer fits the cache, and reading it once per block was a
- * third slower per pixel than at 256x256. */
-#ifndef TT_DIRECT_ROWS
-#define TT_DIRECT_ROWS 2
-#endif
-#ifndef TT_DIRECT_K3_COB
-#define TT_DIRECT_K3_COB 4
-#endif
+ * while the input rows they all read are in cache; from 1024x1024 an
+ * image's input no longer fits the cache, and reading it once per block
+ * is slower per pixel (the staged variant below serves those planes). */
 /* The three shifted vectors of a 3x3 kernel's row p around columns x0 ..
  * x0 + 7 (kx = 0, 1, 2: columns from x0 - 1 + kx): plain loads inside the
  * row; at its left (x0 = 0) or right (x0 + 8 = w) edge the vector that
@@ -510,11 +500,10 @@ __kernel void conv_direct_forward_k3(TT_FORWARD_ARGS)
  * work-item computes from it with plain loads and no edge cases.  On a
  * CPU, planes whose size is a multiple of 64 KiB put the same column of
  * every channel and row in the same cache set: the blocks of a work-group
- * re-read their inputs from L3 (1024x1024: 41 GFLOP/s, 1016x1016: 58);
- * the tile does not alias.  Launched as conv_direct_forward_k3, with
+ * re-read their inputs from L3; the tile does not alias.  Launched as conv_direct_forward_k3, with
  * work-groups of (up to 4, K3S_CHUNKS, 1); every work-item reaches the
  * barriers, those past the edges store nothing. */
-#define K3S_CHUNKS 4
+#define K3S_CHUNKS TT_DIRECT_K3_CHUNKS
 #define K3S_CH 16
 #define K3S_COLS (K3S_CHUNKS * 8 + 2)
 #define K3S_ROWS (TT_DIRECT_ROWS + 2)
@@ -671,8 +660,7 @@ __kernel void conv_pad_k3(TT_MEM(float, dst), TT_MEM(const float, src), const in
 /* conv_direct_forward_k3 reading one image's input padded by conv_pad_k3
  * (N = 1; the host launches it per image): every load is a plain one, and
  * the four kinds of work-item (inside, left edge, right edge, top or
- * bottom row) that took over half of the kernel's time on 32x32 planes
- * are one.  W % 8 == 0 and OH % ROWS == 0 (the rows read stay in the
+ * bottom row), which dominate small planes, are one.  W % 8 == 0 and OH % ROWS == 0 (the rows read stay in the
  * padded plane). */
 __kernel void conv_direct_forward_k3p(TT_FORWARD_ARGS)
 {
@@ -697,8 +685,8 @@ __kernel void conv_direct_forward_k3p(TT_FORWARD_ARGS)
 
 /* conv_direct_backward_weight_k3 reading the padded input of conv_pad_k3:
  * no edge cases, so every row is the same loop of plain loads (the edge
- * vectors' shuffles and the first and last rows' lane-by-lane loads took
- * half of the kernel's time on 64x64 planes).  W % 8 == 0. */
+ * vectors' shuffles and the first and last rows' lane-by-lane loads
+ * dominate small planes).  W % 8 == 0. */
 __kernel void conv_direct_backward_weight_k3p(TT_MEM(float, partial), TT_MEM(const float, dout),
                                               TT_MEM(const float, padded),
                                               const int images_per_band, const int bands_per_image,
@@ -749,8 +737,8 @@ __kernel void conv_direct_backward_weight_k3p(TT_MEM(float, partial), TT_MEM(con
 
 /* dweight[i] += sum over the bands of partial[b count + i], i < count;
  * 8 consecutive i a work-item, so that each band's cache lines are read
- * whole (one float a work-item re-read every line from L3 once per float:
- * 1 GB/s). */
+ * whole (one float a work-item re-reads every line from L3 once per
+ * float). */
 __kernel void conv_direct_weight_bands_sum(TT_MEM(float, dweight), TT_MEM(const float, partial),
                                            const int bands, const int count)
 {

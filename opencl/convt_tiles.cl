@@ -18,20 +18,16 @@
  * Geometry: N, Cin, H, W, Cout (OH = H KH, OW = W KW).
  */
 
-#ifndef TT_CONVT_KH
-#define TT_CONVT_KH 2
-#endif
-#ifndef TT_CONVT_KW
-#define TT_CONVT_KW 2
-#endif
-#ifndef TT_CONVT_COB
-#define TT_CONVT_COB 4  /* output channels per work-item (forward) */
-#endif
-#ifndef TT_CONVT_CIB
-#define TT_CONVT_CIB 4  /* input channels per work-item (backward data) */
-#endif
-#ifndef TT_CONVT_WG
-#define TT_CONVT_WG 64  /* backward weight work-group: a power of two, from the device */
+/* Sizes the host passes to every build as -D defines (src/ops/convt_tiles.c,
+ * params_of); there are no defaults here:
+ *   TT_CONVT_KH, TT_CONVT_KW  the kernel (= the stride)
+ *   TT_CONVT_COB   output channels per work-item (forward)
+ *   TT_CONVT_CIB   input channels per work-item (backward data)
+ *   TT_CONVT_WG    backward weight work-group: a power of two, from the device
+ *   TT_CONVT_WCIB  input channels per work-item (backward weight, w8) */
+#if !defined(TT_CONVT_KH) || !defined(TT_CONVT_KW) || !defined(TT_CONVT_COB) ||              \
+    !defined(TT_CONVT_CIB) || !defined(TT_CONVT_WG) || !defined(TT_CONVT_WCIB)
+#error "convt_tiles.cl: every TT_CONVT_* size comes from the host (src/ops/convt_tiles.c)"
 #endif
 #define TT_CONVT_TAPS (TT_CONVT_KH * TT_CONVT_KW)
 
@@ -277,9 +273,6 @@ __kernel void convt_tiles_backward_data_w8(TT_MEM(float, dinp), TT_MEM(const flo
  * and WCIB x KH x 2 accumulators.  Blocking input channels rather than
  * output channels reads dout, the larger tensor, Cin / WCIB times.
  * global (ceil(Cin / WCIB) Cout). */
-#ifndef TT_CONVT_WCIB
-#define TT_CONVT_WCIB 2
-#endif
 __kernel void convt_tiles_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(const float, dout),
                                              TT_MEM(const float, inp), TT_CONVT_GEOMETRY)
 {

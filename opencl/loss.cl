@@ -174,7 +174,7 @@ void bce_forward(TT_MEM(float, part_sum), TT_MEM(uint, part_count), TT_MEM(uint,
     TT_PTR(const float, logits);
     TT_PTR(const uchar, targets);
     /* 8 elements a work-item a pass, in vector math (a scalar log1p(exp())
-     * per element was 2% of a UNet step on PoCL); the last total % 8, one
+     * per element shows in a UNet step on PoCL); the last total % 8, one
      * each, by the first work-items */
     float8 sum8 = (float8)(0.0f);
     int8 count8 = (int8)(0), invalid8 = (int8)(0);

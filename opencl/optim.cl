@@ -8,7 +8,8 @@
  * (Vectorized fmadd), so it is fma(b, s, a) here, and so is
  * `a.addcmul_(b, c, value=s)` (compiled as fma(s * b, c, a)); every other
  * product and sum is rounded on its own, so contraction is switched off.
- * Measured: bitwise equal to torch 1.13 on CPU for every element tested.
+ * tests/test_adamw.c and tests/test_sgd.c compare with torch.optim and
+ * count the elements that are bitwise equal.
  */
 #pragma OPENCL FP_CONTRACT OFF
 

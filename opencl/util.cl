@@ -8,13 +8,12 @@ __kernel void fill(TT_MEM(float, x), const float value, const int n)
     if (i < n) x[i] = value;
 }
 
-/* fill for CPUs: work-item k sets x[k FILL_RUN .. (k + 1) FILL_RUN - 1]
- * (those below n) with float8 stores, one streaming run per work-item. */
-#define FILL_RUN 4096
-__kernel void fill_w8(TT_MEM(float, x), const float value, const int n)
+/* fill for CPUs: work-item k sets x[k run .. (k + 1) run - 1] (those below
+ * n) with float8 stores, one streaming run per work-item; run % 8 == 0. */
+__kernel void fill_w8(TT_MEM(float, x), const float value, const int n, const int run)
 {
     TT_PTR(float, x);
-    const int start = get_global_id(0) * FILL_RUN, end = min(n, start + FILL_RUN);
+    const int start = get_global_id(0) * run, end = min(n, start + run);
     int i = start;
     for (; i + 8 <= end; i += 8) vstore8((float8)(value), 0, x + i);
     for (; i < end; i++) x[i] = value;

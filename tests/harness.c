@@ -7,6 +7,8 @@
 
 #include <CUnit/Basic.h>
 
+#include "core/knobs.h"
+
 static tt_backend *backend;
 static int backend_failed;
 
@@ -134,4 +136,11 @@ int th_run_suite(const char *suite_name, CU_TestInfo *tests)
     CU_cleanup_registry();
     th_backend_release();
     return (failed || ran == 0) ? 1 : 0;
+}
+
+void th_setenv(const char *name, const char *value)
+{
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+    tt_knobs_reload();
 }

@@ -55,6 +55,10 @@ void th_numeric_grad(th_scalar_fn f, void *ctx, double *x, size_t n, double h, d
 /* Converts between float and double arrays (malloc'd result; test fails on OOM). */
 double *th_to_double(const float *x, size_t n);
 
+/* Sets the TT_* variable `name` to `value` (NULL: unsets it) and reloads
+ * the library's table of them (core/knobs.h), which reads each only once. */
+void th_setenv(const char *name, const char *value);
+
 /* Registers one suite of tests and runs it with CUnit's basic runner.
  * Returns the process exit status: 0 only if every test passed. */
 int th_run_suite(const char *suite_name, CU_TestInfo *tests);

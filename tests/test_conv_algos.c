@@ -151,39 +151,39 @@ static void check_cases(const char *label, const conv2d_case *cases, size_t coun
 
 static void test_direct(void)
 {
-    setenv("TT_CONV_DIRECT_VARIANT", "scalar", 1);
+    th_setenv("TT_CONV_DIRECT_VARIANT", "scalar");
     check_cases("direct (scalar)", direct_cases, COUNT(direct_cases), ALL_DIRS);
-    setenv("TT_CONV_DIRECT_VARIANT", "w8", 1); /* stride-2 columns fall back to scalar */
+    th_setenv("TT_CONV_DIRECT_VARIANT", "w8"); /* stride-2 columns fall back to scalar */
     check_cases("direct (8-wide)", direct_cases, COUNT(direct_cases), ALL_DIRS);
     check_cases("direct (8-wide, tile cases)", tiled_cases, COUNT(tiled_cases), ALL_DIRS);
     /* the 3x3 weight gradient's bands over the last four cases (3x3,
      * stride 1): a row or two each, then several images to a band */
     const conv2d_case *k3 = direct_cases + COUNT(direct_cases) - 4;
-    setenv("TT_CONV_K3W_BANDS", "2000,1", 1);
+    th_setenv("TT_CONV_K3W_BANDS", "2000,1");
     check_cases("direct (8-wide, bands of rows)", k3, 4, ALL_DIRS);
-    setenv("TT_CONV_K3W_BANDS", "1000000,1", 1);
+    th_setenv("TT_CONV_K3W_BANDS", "1000000,1");
     check_cases("direct (8-wide, images to a band)", k3, 4, ALL_DIRS);
-    unsetenv("TT_CONV_K3W_BANDS");
+    th_setenv("TT_CONV_K3W_BANDS", NULL);
     /* the forward and input gradient through the staged tile, which only
      * planes of 512x512 and up take by themselves */
-    setenv("TT_K3_STAGED", "1", 1);
+    th_setenv("TT_K3_STAGED", "1");
     check_cases("direct (8-wide, staged tile)", k3, 4, ALL_DIRS);
-    unsetenv("TT_K3_STAGED");
+    th_setenv("TT_K3_STAGED", NULL);
     /* planes a multiple of 8 wide without the padded copies, as planes
      * over 128 wide run (with them: the passes above) */
-    setenv("TT_K3W_PADDED", "0", 1);
-    setenv("TT_K3_PADDED", "0", 1);
+    th_setenv("TT_K3W_PADDED", "0");
+    th_setenv("TT_K3_PADDED", "0");
     check_cases("direct (8-wide, unpadded)", k3, 4, ALL_DIRS);
-    unsetenv("TT_K3W_PADDED");
-    unsetenv("TT_K3_PADDED");
-    unsetenv("TT_CONV_DIRECT_VARIANT");
+    th_setenv("TT_K3W_PADDED", NULL);
+    th_setenv("TT_K3_PADDED", NULL);
+    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
 }
 
 static void test_direct_tiled(void)
 {
-    setenv("TT_CONV_DIRECT_VARIANT", "tiled", 1);
+    th_setenv("TT_CONV_DIRECT_VARIANT", "tiled");
     check_cases("direct (local-memory tiles)", tiled_cases, COUNT(tiled_cases), ALL_DIRS);
-    unsetenv("TT_CONV_DIRECT_VARIANT");
+    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
 }
 
 static void test_winograd(void)
@@ -290,7 +290,7 @@ static void test_conv_transpose(void)
     ref_conv_errors worst = {0};
     for (size_t k = 0; k < 2 * COUNT(convt_cases); k++) {
         size_t i = k % COUNT(convt_cases);
-        if (k == COUNT(convt_cases)) setenv("TT_CONV_DIRECT_VARIANT", "scalar", 1);
+        if (k == COUNT(convt_cases)) th_setenv("TT_CONV_DIRECT_VARIANT", "scalar");
         const tt_conv_transpose2d_desc *d = &convt_cases[i].desc;
         TH_OK(tt_conv_transpose2d_check(d));
         int oh = tt_conv_transpose2d_out_h(d), ow = tt_conv_transpose2d_out_w(d);
@@ -311,7 +311,7 @@ static void test_conv_transpose(void)
         worst.dinp = fmax(worst.dinp, e.dinp);
         worst.dweight = fmax(worst.dweight, e.dweight);
     }
-    unsetenv("TT_CONV_DIRECT_VARIANT");
+    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
     printf("\n    conv_transpose2d largest: forward %.2e  dinp %.2e  dweight %.2e\n",
            worst.forward, worst.dinp, worst.dweight);
 }

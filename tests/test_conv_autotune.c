@@ -39,8 +39,8 @@ static void fresh_cache_dir(void)
 {
     snprintf(cache_dir, sizeof cache_dir, "/tmp/tt_conv_autotune_XXXXXX");
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(cache_dir));
-    setenv("TT_CACHE_DIR", cache_dir, 1);
-    unsetenv("TT_CONV_ALGO");
+    th_setenv("TT_CACHE_DIR", cache_dir);
+    th_setenv("TT_CONV_ALGO", NULL);
     tt_conv_algo_force(TT_CONV_ALGO_AUTO);
     tt_conv_autotune_reset();
 }
@@ -290,14 +290,14 @@ static void test_force(void)
     CU_ASSERT_EQUAL(tt_conv2d_algo_for(&named, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_WINOGRAD);
     tt_conv_algo_force(TT_CONV_ALGO_AUTO);
 
-    setenv("TT_CONV_ALGO", "Winograd", 1);
+    th_setenv("TT_CONV_ALGO", "Winograd");
     CU_ASSERT_EQUAL(tt_conv2d_algo_for(&r.desc, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_WINOGRAD);
     CU_ASSERT_EQUAL(tt_conv2d_algo_for(&r.desc, TT_CONV_DIR_BACKWARD_WEIGHT),
                     TT_CONV_ALGO_IM2COL_GEMM);
     CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
-    setenv("TT_CONV_ALGO", "no-such-algorithm", 1); /* warned about, then tuned */
+    th_setenv("TT_CONV_ALGO", "no-such-algorithm"); /* warned about, then tuned */
     CU_ASSERT_EQUAL(tt_conv_algo_forced(), TT_CONV_ALGO_AUTO);
-    unsetenv("TT_CONV_ALGO");
+    th_setenv("TT_CONV_ALGO", NULL);
 
     tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
     CU_ASSERT_EQUAL(s.runs, 0); /* forcing never times */

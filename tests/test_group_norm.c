@@ -307,7 +307,7 @@ static void test_interleaved_shares(void)
     float *out[2], *gx[2], gp[2][8];
     tt_backend *be = th_backend();
     for (int inter = 0; inter < 2; inter++) {
-        setenv("TT_NORM_INTERLEAVE", inter ? "1" : "0", 1);
+        th_setenv("TT_NORM_INTERLEAVE", inter ? "1" : "0");
         out[inter] = malloc(n * sizeof(float)), gx[inter] = malloc(n * sizeof(float));
         CU_ASSERT_FATAL(out[inter] && gx[inter]);
         gn_pool pool = {0};
@@ -320,7 +320,7 @@ static void test_interleaved_shares(void)
         get(out[inter], my, n), get(gx[inter], mg, n), get(gp[inter], mp, 2 * nc);
         pool_free(&pool);
     }
-    unsetenv("TT_NORM_INTERLEAVE");
+    th_setenv("TT_NORM_INTERLEAVE", NULL);
     double *want = th_to_double(out[0], n), *want_g = th_to_double(gx[0], n);
     double *want_p = th_to_double(gp[0], 2 * nc);
     double ey = th_max_rel_error(out[1], want, n, 1.0);

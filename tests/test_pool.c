@@ -173,10 +173,10 @@ static void test_max_pool(void)
     for (int i = 0; i < CASE_COUNT; i++) check_pool(1, cases[i]);
     /* the 2x2 stride-2 cases once more through the generic kernels (CPUs
      * run their own 8-wide ones above) */
-    setenv("TT_CONV_DIRECT_VARIANT", "scalar", 1);
+    th_setenv("TT_CONV_DIRECT_VARIANT", "scalar");
     for (int i = 0; i < CASE_COUNT; i++)
         if (cases[i].kernel_h == 2 && cases[i].stride_h == 2) check_pool(1, cases[i]);
-    unsetenv("TT_CONV_DIRECT_VARIANT");
+    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
 }
 
 static void test_avg_pool(void)

@@ -1,6 +1,7 @@
 /* Backend-independent half of the backend interface: accounting and checks. */
 #include "backend/backend.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,12 +70,7 @@ void tt_buffer_free(tt_buffer *buffer)
 
 static tt_status check_range(const char *what, tt_mem mem, size_t bytes)
 {
-    if (!mem.buffer || mem.offset > mem.buffer->bytes || bytes > mem.buffer->bytes - mem.offset)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "%s: %zu bytes at offset %zu do not fit in buffer '%s' of %zu bytes",
-                            what, bytes, mem.offset, mem.buffer ? mem.buffer->record.name : "(null)",
-                            mem.buffer ? mem.buffer->bytes : 0);
-    return NULL;
+    return tt_mem_check(what, "the range", mem, bytes);
 }
 
 tt_status tt_write(tt_backend *backend, tt_mem dst, const void *src, size_t bytes)
@@ -243,4 +239,30 @@ tt_status tt_fft2d_run(tt_backend *backend, const tt_fft2d *f)
     TT_TRY(check_range("2-D FFT (spectra)", f->spectrum,
                        f->batch * f->h * (f->w / 2 + 1) * 2 * sizeof(float)));
     return backend->ops->fft2d(backend, f);
+}
+
+/* ---- argument checks shared by the ops ---------------------------------- */
+
+tt_status tt_mem_check(const char *op, const char *what, tt_mem mem, size_t bytes)
+{
+    if (!mem.buffer)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: %s is a NULL buffer (%zu bytes needed)",
+                            op, what, bytes);
+    if (mem.offset > mem.buffer->bytes || bytes > mem.buffer->bytes - mem.offset)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "%s: %s needs %zu bytes at byte offset %zu but buffer '%s' has %zu "
+                            "bytes; allocate it for the whole tensor",
+                            op, what, bytes, mem.offset, mem.buffer->record.name,
+                            mem.buffer->bytes);
+    return NULL;
+}
+
+tt_status tt_launch_check_count(const char *op, size_t count)
+{
+    if (count > INT_MAX)
+        return tt_error_new(TT_ERR_UNSUPPORTED,
+                            "%s: %zu elements exceed one launch (%d); use a smaller micro-batch "
+                            "or tile",
+                            op, count, INT_MAX);
+    return NULL;
 }

@@ -253,4 +253,14 @@ tt_status tt_launch_kernel(tt_backend *backend, const char *program, const char 
 void tt_memory_report_text(const tt_backend *backend, FILE *out, size_t largest);
 char *tt_memory_report_json(const tt_backend *backend, size_t largest);
 
+/* ---- argument checks shared by the ops ---------------------------------- */
+
+/* `bytes` at `mem` lie inside its buffer.  A NULL buffer, an offset past
+ * the end or a range that overruns is TT_ERR_INVALID_ARGUMENT naming `op`
+ * (e.g. "conv2d forward"), `what` (e.g. "weight") and the buffer. */
+tt_status tt_mem_check(const char *op, const char *what, tt_mem mem, size_t bytes);
+/* `count` work-items or elements fit one launch (kernels index with int):
+ * TT_ERR_UNSUPPORTED naming `op` otherwise. */
+tt_status tt_launch_check_count(const char *op, size_t count);
+
 #endif

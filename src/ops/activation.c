@@ -5,8 +5,8 @@
  */
 #include "ops/activation.h"
 
-#include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/status.h"
@@ -39,29 +39,14 @@ tt_status tt_activation_parse(const char *name, tt_activation_kind *kind)
                         name ? name : "(null)");
 }
 
-/* n floats at `mem` lie inside its buffer. */
-static tt_status check_span(const char *op, const char *what, tt_mem mem, size_t n)
-{
-    size_t bytes = n * sizeof(float);
-    if (!mem.buffer)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: %s is a NULL buffer", op, what);
-    if (mem.offset > mem.buffer->bytes || bytes > mem.buffer->bytes - mem.offset)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "%s: %s of %zu floats at byte offset %zu overruns buffer '%s' of "
-                            "%zu bytes; allocate it for the whole tensor",
-                            op, what, n, mem.offset, mem.buffer->record.name, mem.buffer->bytes);
-    return NULL;
-}
-
 static tt_status check_act(const char *pass, tt_activation act, size_t n)
 {
     if ((unsigned)act.kind >= TT_ACT_COUNT)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "activation %s: unknown kind %d", pass,
                             (int)act.kind);
-    if (n > INT_MAX)
-        return tt_error_new(TT_ERR_UNSUPPORTED,
-                            "%s %s: %zu elements exceed one launch (%d); split the tensor",
-                            kind_names[act.kind], pass, n, INT_MAX);
+    char op[48];
+    snprintf(op, sizeof op, "%s %s", kind_names[act.kind], pass);
+    TT_TRY(tt_launch_check_count(op, n));
     if (act.kind == TT_ACT_LEAKY_RELU && !(act.negative_slope >= 0.0f && isfinite(act.negative_slope)))
         return tt_error_new(TT_ERR_UNSUPPORTED,
                             "leaky_relu %s: negative_slope %g is not supported; use a finite "
@@ -75,8 +60,8 @@ tt_status tt_activation_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_activ
 {
     TT_TRY(check_act("forward", act, n));
     const char *op = kind_names[act.kind];
-    TT_TRY(check_span(op, "out", out, n));
-    TT_TRY(check_span(op, "inp", inp, n));
+    TT_TRY(tt_mem_check(op, "out", out, n * sizeof(float)));
+    TT_TRY(tt_mem_check(op, "inp", inp, n * sizeof(float)));
     const char *kernel = forward_kernels[act.kind];
     if (act.kind == TT_ACT_LEAKY_RELU)
         return TT_LAUNCH_1D(be, "activation", kernel, n, tt_arg_mem(out), tt_arg_mem(inp),
@@ -91,9 +76,9 @@ tt_status tt_activation_backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_me
     TT_TRY(check_act("backward", act, n));
     if (!dinp.buffer) return NULL; /* gradient not wanted */
     const char *op = kind_names[act.kind];
-    TT_TRY(check_span(op, "dinp", dinp, n));
-    TT_TRY(check_span(op, "dout", dout, n));
-    TT_TRY(check_span(op, "out", out, n));
+    TT_TRY(tt_mem_check(op, "dinp", dinp, n * sizeof(float)));
+    TT_TRY(tt_mem_check(op, "dout", dout, n * sizeof(float)));
+    TT_TRY(tt_mem_check(op, "out", out, n * sizeof(float)));
     if (dinp.buffer == dout.buffer && dinp.offset == dout.offset)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "%s backward: dinp and dout are the same memory; backward adds "
@@ -120,8 +105,8 @@ tt_status tt_relu_backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem out,
 tt_status tt_relu_backward_inplace(tt_backend *be, tt_mem d, tt_mem out, size_t n)
 {
     TT_TRY(check_act("backward", (tt_activation){TT_ACT_RELU, 0}, n));
-    TT_TRY(check_span("relu", "d", d, n));
-    TT_TRY(check_span("relu", "out", out, n));
+    TT_TRY(tt_mem_check("relu", "d", d, n * sizeof(float)));
+    TT_TRY(tt_mem_check("relu", "out", out, n * sizeof(float)));
     return TT_LAUNCH_1D(be, "activation", "relu_backward_inplace", n, tt_arg_mem(d), tt_arg_mem(out),
                         tt_arg_i32((int)n));
 }

@@ -7,8 +7,8 @@ static tt_status check(const char *op, tt_mem logits, tt_mem targets, const tt_l
 {
     TT_TRY(tt_loss_check(op, d));
     size_t total = (size_t)d->n * d->c * d->h * d->w;
-    TT_TRY(tt_loss_check_mem(op, "logits", logits, total * sizeof(float)));
-    return tt_loss_check_mem(op, "targets", targets, total);
+    TT_TRY(tt_mem_check(op, "logits", logits, total * sizeof(float)));
+    return tt_mem_check(op, "targets", targets, total);
 }
 
 tt_status tt_bce_forward(tt_backend *be, tt_mem result, tt_mem logits, tt_mem targets,
@@ -16,7 +16,7 @@ tt_status tt_bce_forward(tt_backend *be, tt_mem result, tt_mem logits, tt_mem ta
 {
     const char *op = "binary cross-entropy forward";
     TT_TRY(check(op, logits, targets, d));
-    TT_TRY(tt_loss_check_mem(op, "result", result, TT_LOSS_VALUE_BYTES));
+    TT_TRY(tt_mem_check(op, "result", result, TT_LOSS_VALUE_BYTES));
     int total = d->n * d->c * d->h * d->w;
     tt_arg extra[] = {tt_arg_mem(logits), tt_arg_mem(targets), tt_arg_i32(total),
                       tt_arg_i32(d->ignore)};
@@ -30,7 +30,7 @@ tt_status tt_bce_backward(tt_backend *be, tt_mem dlogits, tt_mem logits, tt_mem 
     const char *op = "binary cross-entropy backward";
     TT_TRY(check(op, logits, targets, d));
     size_t total = (size_t)d->n * d->c * d->h * d->w;
-    TT_TRY(tt_loss_check_mem(op, "dlogits", dlogits, total * sizeof(float)));
+    TT_TRY(tt_mem_check(op, "dlogits", dlogits, total * sizeof(float)));
     char options[32];
     tt_reduce_options(be, options, sizeof options); /* same program as the forward */
     return tt_launch_kernel(be, "loss", "bce_backward", options, 1, &total, NULL,

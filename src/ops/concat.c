@@ -1,8 +1,6 @@
 /* Channel concatenation (see concat.h): host side of opencl/concat.cl. */
 #include "ops/concat.h"
 
-#include <limits.h>
-
 #include "core/status.h"
 
 static tt_status check_desc(const char *op, const tt_concat_desc *d)
@@ -14,28 +12,8 @@ static tt_status check_desc(const char *op, const tt_concat_desc *d)
                             "positive",
                             op, d->batch, d->channels_a, d->height, d->width, d->batch,
                             d->channels_b, d->height, d->width);
-    if ((long long)d->batch * (d->channels_a + (long long)d->channels_b) * d->height * d->width >
-        INT_MAX)
-        return tt_error_new(TT_ERR_UNSUPPORTED,
-                            "%s: output (%d, %d, %d, %d) has more elements than one launch "
-                            "indexes (%d); use a smaller micro-batch or tile",
-                            op, d->batch, d->channels_a + d->channels_b, d->height, d->width,
-                            INT_MAX);
-    return NULL;
-}
-
-/* n floats at `mem` lie inside its buffer. */
-static tt_status check_span(const char *op, const char *what, tt_mem mem, size_t n)
-{
-    size_t bytes = n * sizeof(float);
-    if (!mem.buffer)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: %s is a NULL buffer", op, what);
-    if (mem.offset > mem.buffer->bytes || bytes > mem.buffer->bytes - mem.offset)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "%s: %s of %zu floats at byte offset %zu overruns buffer '%s' of "
-                            "%zu bytes; allocate it for the whole tensor",
-                            op, what, n, mem.offset, mem.buffer->record.name, mem.buffer->bytes);
-    return NULL;
+    return tt_launch_check_count(
+        op, (size_t)d->batch * ((size_t)d->channels_a + d->channels_b) * d->height * d->width);
 }
 
 static int same_place(tt_mem x, tt_mem y)
@@ -71,7 +49,7 @@ static tt_status run_part(tt_backend *be, int forward, const char *name, tt_mem 
     int plane = d->height * d->width, channels = d->channels_a + d->channels_b;
     size_t count = (size_t)d->batch * part_channels * plane;
     size_t whole_count = (size_t)d->batch * channels * plane;
-    TT_TRY(check_span(op, name, part, count));
+    TT_TRY(tt_mem_check(op, name, part, count * sizeof(float)));
     if (overlaps(part, count, whole, whole_count))
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "%s: %s overlaps the concatenated tensor but is not its view; pass "
@@ -90,7 +68,7 @@ tt_status tt_concat_forward(tt_backend *be, tt_mem out, tt_mem a, tt_mem b,
     const char *op = "concat forward";
     TT_TRY(check_desc(op, d));
     size_t whole = (size_t)d->batch * (d->channels_a + d->channels_b) * d->height * d->width;
-    TT_TRY(check_span(op, "out", out, whole));
+    TT_TRY(tt_mem_check(op, "out", out, whole * sizeof(float)));
     tt_mem a_view, b_view;
     tt_concat_views(d, out, &a_view, &b_view, NULL);
     TT_TRY(run_part(be, 1, "a", a, a_view, out, d->channels_a, 0, d));
@@ -103,7 +81,7 @@ tt_status tt_concat_backward(tt_backend *be, tt_mem da, tt_mem db, tt_mem dout,
     const char *op = "concat backward";
     TT_TRY(check_desc(op, d));
     size_t whole = (size_t)d->batch * (d->channels_a + d->channels_b) * d->height * d->width;
-    TT_TRY(check_span(op, "dout", dout, whole));
+    TT_TRY(tt_mem_check(op, "dout", dout, whole * sizeof(float)));
     tt_mem a_view, b_view;
     tt_concat_views(d, dout, &a_view, &b_view, NULL);
     if (da.buffer) TT_TRY(run_part(be, 0, "da", da, a_view, dout, d->channels_a, 0, d));

@@ -1,5 +1,6 @@
 /*
- * conv2d: shape checks, algorithm dispatch, and the im2col + GEMM algorithm.
+ * conv2d: shape checks, its rows for the shared dispatch (tt_conv_dispatch in
+ * conv_algo.c), and the im2col + GEMM algorithm.
  *
  * Dispatch: one row per tt_conv_algo (conv_algo.h has the table of what each
  * runs).  Each direction (forward, backward-data, backward-weight) resolves
@@ -142,29 +143,13 @@ const tt_conv_algo_impl *tt_conv2d_algo_impl(tt_conv_algo algo)
     return (unsigned)algo < TT_CONV_ALGO_COUNT ? conv2d_algos[algo] : NULL;
 }
 
-/* What the caller asked for: the desc's algorithm, else the forced one. */
-static tt_conv_algo requested(const tt_conv2d_desc *d)
+/* The conv2d rows as the dispatcher sees them (conv_algo.h). */
+static int family_runs(tt_conv_algo algo, const conv2d_shape *s, tt_conv_dir dir)
 {
-    return d->algo != TT_CONV_ALGO_AUTO ? d->algo : tt_conv_algo_forced();
+    return tt_conv_algo_runs(conv2d_algos[algo], s, dir);
 }
 
-/* `want` if it runs `dir` of `s` itself, else the IM2COL_GEMM fallback. */
-static tt_conv_algo concrete(tt_conv_algo want, const conv2d_shape *s, tt_conv_dir dir)
-{
-    return tt_conv_algo_runs(conv2d_algos[want], s, dir) ? want : TT_CONV_ALGO_IM2COL_GEMM;
-}
-
-/* The algorithms that run `dir` of `s`, in enum order; returns the count. */
-static int candidates_of(const conv2d_shape *s, tt_conv_dir dir, tt_conv_algo *out)
-{
-    int count = 0;
-    for (int a = TT_CONV_ALGO_AUTO + 1; a < TT_CONV_ALGO_COUNT; a++)
-        if (tt_conv_algo_runs(conv2d_algos[a], s, dir)) out[count++] = (tt_conv_algo)a;
-    return count;
-}
-
-/* The autotuner's key of one direction of a shape. */
-static void key_of(const conv2d_shape *s, tt_conv_dir dir, char *key, size_t size)
+static void family_key(const conv2d_shape *s, tt_conv_dir dir, char *key, size_t size)
 {
     snprintf(key, size,
              "conv2d %s N%zu C%zu %zux%zu -> C%zu k%zux%zu s%zux%zu p%zux%zu d%zux%zu g%zu",
@@ -172,107 +157,57 @@ static void key_of(const conv2d_shape *s, tt_conv_dir dir, char *key, size_t siz
              s->sw, s->ph, s->pw, s->dh, s->dw, s->groups);
 }
 
-/* The workspace every direction's algorithm needs, so that one workspace
- * serves forward and backward.  For AUTO: the pick's where `be` (may be
- * NULL) already knows it, else every candidate's. */
-static size_t workspace_of(tt_backend *be, const tt_conv2d_desc *d, const conv2d_shape *s)
+static size_t family_workspace(tt_conv_algo algo, const conv2d_shape *s)
 {
-    tt_conv_algo want = requested(d), algos[TT_CONV_ALGO_COUNT];
-    size_t bytes = 0;
-    for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
-        int count = 1;
-        if (dir == TT_CONV_DIR_BACKWARD_DATA && d->no_input_grad) continue;
-        if (want == TT_CONV_ALGO_AUTO) {
-            char key[256];
-            count = candidates_of(s, (tt_conv_dir)dir, algos);
-            key_of(s, (tt_conv_dir)dir, key, sizeof key);
-            if (be) count = tt_conv_autotune_narrow(be, key, algos, count);
-        } else {
-            algos[0] = concrete(want, s, (tt_conv_dir)dir);
-        }
-        for (int i = 0; i < count; i++) {
-            size_t b = conv2d_algos[algos[i]]->workspace_bytes(s);
-            if (b > bytes) bytes = b;
-        }
-    }
-    return bytes;
+    return conv2d_algos[algo]->workspace_bytes(s);
 }
 
-/* What the autotuner runs: one direction of one algorithm on the caller's
- * inputs, writing into a scratch output (never the caller's gradients). */
-typedef struct tune_ctx {
-    const conv2d_shape *s;
-    tt_conv_dir dir;
-    tt_mem inp, weight, bias, dout;
-    tt_conv_tune_scratch t;
-} tune_ctx;
-
-static tt_status tune_run(void *p, tt_conv_algo algo)
+static tt_status family_run(tt_backend *be, tt_conv_algo algo, tt_conv_dir dir, tt_mem out,
+                            const tt_conv_io *io, const conv2d_shape *s, tt_mem ws,
+                            int accumulate)
 {
-    tune_ctx *c = p;
-    const conv2d_shape *s = c->s;
-    TT_TRY(tt_conv_tune_scratch_get(&c->t));
     const tt_conv_algo_impl *impl = conv2d_algos[algo];
-    tt_backend *be = c->t.be;
-    tt_mem out = tt_mem_of(c->t.out), ws = c->t.ws.mem;
-    switch (c->dir) {
+    switch (dir) {
     case TT_CONV_DIR_FORWARD:
-        return impl->forward(be, out, c->inp, c->weight, c->bias, s, ws, 0);
+        return impl->forward(be, out, io->inp, io->weight, io->bias, s, ws, accumulate);
     case TT_CONV_DIR_BACKWARD_DATA:
-        return impl->backward_data(be, out, c->dout, c->weight, s, ws);
+        return impl->backward_data(be, out, io->dout, io->weight, s, ws);
     default:
-        return impl->backward_weight(be, out, c->dout, c->inp, s, ws);
+        return impl->backward_weight(be, out, io->dout, io->inp, s, ws);
     }
 }
 
-/* The algorithm that runs `dir`: the requested one (or its fallback), or
- * the autotuner's pick, timed on ctx's buffers when nothing is known yet. */
-static tt_status resolve(const tt_conv2d_desc *d, const conv2d_shape *s, tt_conv_dir dir,
-                         tune_ctx *ctx, tt_conv_algo *out)
+static const tt_conv_family conv2d_family = {
+    .name = "conv2d",
+    .weight_layout = "(Cout, Cin/groups, kH, kW)",
+    .runs = family_runs,
+    .key = family_key,
+    .workspace = family_workspace,
+    .run = family_run,
+};
+
+/* A call of `d` (valid, its shape `s`) on the inputs in `io`. */
+static tt_conv_call call_of(const tt_conv2d_desc *d, const conv2d_shape *s, tt_conv_io io,
+                            tt_mem workspace)
 {
-    tt_conv_algo want = requested(d);
-    if (want != TT_CONV_ALGO_AUTO) {
-        *out = concrete(want, s, dir);
-        return NULL;
-    }
-    tt_conv_algo algos[TT_CONV_ALGO_COUNT];
-    int count = candidates_of(s, dir, algos);
-    char key[256];
-    key_of(s, dir, key, sizeof key);
-    ctx->s = s, ctx->dir = dir;
-    ctx->t.out_floats = dir == TT_CONV_DIR_FORWARD         ? s->batch * s->cout * s->out_plane
-                        : dir == TT_CONV_DIR_BACKWARD_DATA ? s->batch * s->cin * s->in_plane
-                                                           : s->cout * s->k;
-    ctx->t.ws_bytes = workspace_of(NULL, d, s);
-    tt_status status = tt_conv_autotune_pick(ctx->t.be, key, algos, count, tune_run, ctx, out);
-    tt_conv_tune_scratch_release(&ctx->t);
-    return status;
+    return (tt_conv_call){.family = &conv2d_family, .shape = s,
+                          .want = tt_conv_requested(d->algo), .no_input_grad = d->no_input_grad,
+                          .io = io, .workspace = workspace};
 }
 
 tt_conv_algo tt_conv2d_algo_for(const tt_conv2d_desc *desc, tt_conv_dir dir)
 {
-    conv2d_shape s;
-    tt_status status = tt_conv2d_shape(desc, &s);
-    tt_status_free(status);
-    tt_conv_algo want = requested(desc);
-    if (status || (unsigned)dir >= TT_CONV_DIR_COUNT || want == TT_CONV_ALGO_AUTO)
-        return TT_CONV_ALGO_AUTO;
-    return concrete(want, &s, dir);
+    return tt_conv2d_algo_on(NULL, desc, dir);
 }
 
 tt_conv_algo tt_conv2d_algo_on(const tt_backend *be, const tt_conv2d_desc *desc, tt_conv_dir dir)
 {
-    tt_conv_algo algo = tt_conv2d_algo_for(desc, dir);
     conv2d_shape s;
     tt_status status = tt_conv2d_shape(desc, &s);
     tt_status_free(status);
-    if (algo != TT_CONV_ALGO_AUTO || status || (unsigned)dir >= TT_CONV_DIR_COUNT) return algo;
-    tt_conv_algo algos[TT_CONV_ALGO_COUNT], pick = TT_CONV_ALGO_AUTO;
-    int count = candidates_of(&s, dir, algos);
-    char key[256];
-    key_of(&s, dir, key, sizeof key);
-    if (count == 1) return algos[0];
-    return tt_conv_autotune_known(be, key, algos, count, &pick) ? pick : TT_CONV_ALGO_AUTO;
+    if (status || (unsigned)dir >= TT_CONV_DIR_COUNT) return TT_CONV_ALGO_AUTO;
+    tt_conv_call call = call_of(desc, &s, (tt_conv_io){.inp = {0}}, (tt_mem){0});
+    return tt_conv_dispatch_known(be, &call, dir);
 }
 
 #define DESC_FMT "conv2d (N=%d Cin=%d %dx%d -> Cout=%d, kernel %dx%d stride %dx%d pad %dx%d " \
@@ -361,7 +296,9 @@ size_t tt_conv2d_workspace_bytes_on(tt_backend *be, const tt_conv2d_desc *desc)
     conv2d_shape s;
     tt_status status = tt_conv2d_shape(desc, &s);
     tt_status_free(status);
-    return status ? 0 : workspace_of(be, desc, &s);
+    if (status) return 0;
+    tt_conv_call call = call_of(desc, &s, (tt_conv_io){.inp = {0}}, (tt_mem){0});
+    return tt_conv_dispatch_workspace(be, &call);
 }
 
 /* out = conv + bias, or out += conv (accumulate; no bias). */
@@ -370,23 +307,11 @@ static tt_status forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, 
 {
     conv2d_shape s;
     TT_TRY(tt_conv2d_shape(desc, &s));
-    const char *op = accumulate ? "conv2d forward (adding)" : "conv2d forward";
-    TT_TRY(tt_conv_check_mem(op, "out (N, Cout, OH, OW)", out, s.batch * s.cout * s.out_plane));
-    TT_TRY(tt_conv_check_mem(op, "inp (N, Cin, H, W)", inp, s.batch * s.cin * s.in_plane));
-    TT_TRY(tt_conv_check_mem(op, "weight (Cout, Cin/groups, kH, kW)", weight, s.cout * s.k));
-    if (bias.buffer) TT_TRY(tt_conv_check_mem(op, "bias (Cout)", bias, s.cout));
-
     tt_conv_algo algo;
-    tune_ctx ctx = {.inp = inp, .weight = weight, .bias = bias,
-                    .t = {.be = be, .op = "conv2d", .given_ws = workspace}};
-    tt_status status = resolve(desc, &s, TT_CONV_DIR_FORWARD, &ctx, &algo);
-    if (status) return tt_error_prefix(status, DESC_FMT " forward", DESC_ARGS(desc));
-    const tt_conv_algo_impl *impl = conv2d_algos[algo];
-    tt_conv_workspace ws;
-    TT_TRY(tt_conv_workspace_acquire(be, "conv2d.workspace", workspace,
-                                     impl->workspace_bytes(&s), &ws));
-    status = impl->forward(be, out, inp, weight, bias, &s, ws.mem, accumulate);
-    tt_conv_workspace_release(&ws);
+    tt_conv_call call = call_of(desc, &s, (tt_conv_io){.inp = inp, .weight = weight, .bias = bias},
+                                workspace);
+    TT_TRY(tt_conv_check_forward(&call, out, accumulate));
+    tt_status status = tt_conv_dispatch(be, &call, TT_CONV_DIR_FORWARD, out, accumulate, &algo);
     if (status)
         return tt_error_prefix(status, DESC_FMT " forward (%s)", DESC_ARGS(desc),
                                tt_conv_algo_name(algo));
@@ -411,44 +336,11 @@ tt_status tt_conv2d_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem
 {
     conv2d_shape s;
     TT_TRY(tt_conv2d_shape(desc, &s));
-    const char *op = "conv2d backward";
-    TT_TRY(tt_conv_check_mem(op, "dout (N, Cout, OH, OW)", dout, s.batch * s.cout * s.out_plane));
-    if (dinp.buffer) {
-        TT_TRY(tt_conv_check_mem(op, "dinp (N, Cin, H, W)", dinp, s.batch * s.cin * s.in_plane));
-        TT_TRY(tt_conv_check_mem(op, "weight (Cout, Cin/groups, kH, kW)", weight, s.cout * s.k));
-    }
-    if (dweight.buffer) {
-        TT_TRY(tt_conv_check_mem(op, "dweight (Cout, Cin/groups, kH, kW)", dweight,
-                                 s.cout * s.k));
-        TT_TRY(tt_conv_check_mem(op, "inp (N, Cin, H, W)", inp, s.batch * s.cin * s.in_plane));
-    }
-    if (dbias.buffer) TT_TRY(tt_conv_check_mem(op, "dbias (Cout)", dbias, s.cout));
-
-    tt_status status = NULL;
-    tt_conv_workspace ws = {{0}, NULL};
-    if (dbias.buffer)
-        TT_CHECK(tt_conv_bias_backward(be, dbias, dout, s.batch, s.cout, s.out_plane));
-    tt_conv_algo algo = TT_CONV_ALGO_AUTO;
-    tune_ctx ctx = {.inp = inp, .weight = weight, .dout = dout,
-                    .t = {.be = be, .op = "conv2d", .given_ws = workspace}};
-    if (dinp.buffer) {
-        TT_CHECK(resolve(desc, &s, TT_CONV_DIR_BACKWARD_DATA, &ctx, &algo));
-        const tt_conv_algo_impl *impl = conv2d_algos[algo];
-        TT_CHECK(tt_conv_workspace_acquire(be, "conv2d.workspace", workspace,
-                                           impl->workspace_bytes(&s), &ws));
-        TT_CHECK(impl->backward_data(be, dinp, dout, weight, &s, ws.mem));
-        tt_conv_workspace_release(&ws);
-    }
-    if (dweight.buffer) {
-        algo = TT_CONV_ALGO_AUTO;
-        TT_CHECK(resolve(desc, &s, TT_CONV_DIR_BACKWARD_WEIGHT, &ctx, &algo));
-        const tt_conv_algo_impl *impl = conv2d_algos[algo];
-        TT_CHECK(tt_conv_workspace_acquire(be, "conv2d.workspace", workspace,
-                                           impl->workspace_bytes(&s), &ws));
-        TT_CHECK(impl->backward_weight(be, dweight, dout, inp, &s, ws.mem));
-    }
-cleanup:
-    tt_conv_workspace_release(&ws);
+    tt_conv_algo algo;
+    tt_conv_call call = call_of(desc, &s, (tt_conv_io){.inp = inp, .weight = weight, .dout = dout},
+                                workspace);
+    TT_TRY(tt_conv_check_backward(&call, dinp, dweight, dbias));
+    tt_status status = tt_conv_dispatch_backward(be, &call, dinp, dweight, dbias, &algo);
     if (status)
         return tt_error_prefix(status, DESC_FMT " backward (%s)", DESC_ARGS(desc),
                                tt_conv_algo_name(algo));

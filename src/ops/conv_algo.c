@@ -1,15 +1,18 @@
 /* Helpers shared by the convolution ops; see conv_algo.h. */
 #include "ops/conv_algo.h"
 
-#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <strings.h>
 
 #include "core/status.h"
+#include "ops/conv_autotune.h"
+#include "ops/device_traits.h"
 
-#define CONV_BIAS_WG 64 /* TT_CONV_BIAS_WG's default in opencl/conv.cl */
+/* The work-group of conv_bias_backward; opencl/conv.cl takes it from here. */
+#define CONV_BIAS_WG 64
+#define STR(x) #x
+#define XSTR(x) STR(x)
+#define CONV_OPTIONS "-DTT_CONV_BIAS_WG=" XSTR(CONV_BIAS_WG)
 
 static const char *const algo_names[] = {
     [TT_CONV_ALGO_AUTO] = "auto",
@@ -61,35 +64,12 @@ int tt_conv_algo_runs(const tt_conv_algo_impl *impl, const tt_conv_shape *s, tt_
     return has && (!impl->supports || impl->supports(s, dir));
 }
 
-tt_status tt_conv_check_mem(const char *op, const char *what, tt_mem mem, size_t floats)
-{
-    size_t bytes = floats * sizeof(float);
-    if (!mem.buffer)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: %s is missing (%zu floats needed)", op,
-                            what, floats);
-    if (mem.offset > mem.buffer->bytes || bytes > mem.buffer->bytes - mem.offset)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "%s: %s needs %zu floats at byte offset %zu but buffer '%s' has %zu "
-                            "bytes; allocate it for this shape",
-                            op, what, floats, mem.offset, mem.buffer->record.name,
-                            mem.buffer->bytes);
-    return NULL;
-}
-
-static tt_status check_int(const char *op, size_t value)
-{
-    if (value > INT_MAX)
-        return tt_error_new(TT_ERR_UNSUPPORTED, "%s: %zu elements exceed one launch (%d)", op,
-                            value, INT_MAX);
-    return NULL;
-}
-
 tt_status tt_conv_bias_fill(tt_backend *be, tt_mem y, tt_mem bias, size_t batch,
                             size_t channels, size_t plane)
 {
-    TT_TRY(check_int("conv bias fill", batch * channels * plane));
+    TT_TRY(tt_launch_check_count("conv bias fill", batch * channels * plane));
     size_t global[2] = {plane, batch * channels};
-    return tt_launch_kernel(be, "conv", "conv_bias_fill", NULL, 2, global, NULL,
+    return tt_launch_kernel(be, "conv", "conv_bias_fill", CONV_OPTIONS, 2, global, NULL,
                             TT_ARGS(tt_arg_mem(y), tt_arg_mem(bias), tt_arg_i32((int)channels),
                                     tt_arg_i32((int)plane), tt_arg_i32((int)(batch * channels))));
 }
@@ -97,15 +77,15 @@ tt_status tt_conv_bias_fill(tt_backend *be, tt_mem y, tt_mem bias, size_t batch,
 tt_status tt_conv_bias_backward(tt_backend *be, tt_mem dbias, tt_mem dout, size_t batch,
                                 size_t channels, size_t plane)
 {
-    TT_TRY(check_int("conv bias backward", batch * channels * plane));
-    if (tt_conv_direct_variant(be) == TT_DIRECT_W8) { /* CPUs: a channel a work-item */
+    TT_TRY(tt_launch_check_count("conv bias backward", batch * channels * plane));
+    if (tt_device_traits_of(be).w8) { /* CPUs: a channel a work-item */
         size_t global[1] = {channels}, local[1] = {1};
-        return tt_launch_kernel(be, "conv", "conv_bias_backward_w8", NULL, 1, global, local,
+        return tt_launch_kernel(be, "conv", "conv_bias_backward_w8", CONV_OPTIONS, 1, global, local,
                                 TT_ARGS(tt_arg_mem(dbias), tt_arg_mem(dout), tt_arg_i32((int)batch),
                                         tt_arg_i32((int)channels), tt_arg_i32((int)plane)));
     }
     size_t global[1] = {channels * CONV_BIAS_WG}, local[1] = {CONV_BIAS_WG};
-    return tt_launch_kernel(be, "conv", "conv_bias_backward", NULL, 1, global, local,
+    return tt_launch_kernel(be, "conv", "conv_bias_backward", CONV_OPTIONS, 1, global, local,
                             TT_ARGS(tt_arg_mem(dbias), tt_arg_mem(dout), tt_arg_i32((int)batch),
                                     tt_arg_i32((int)channels), tt_arg_i32((int)plane)));
 }
@@ -132,15 +112,139 @@ void tt_conv_workspace_release(tt_conv_workspace *ws)
     ws->owned = NULL;
 }
 
-tt_status tt_conv_tune_scratch_get(tt_conv_tune_scratch *t)
+/* ---- dispatch ----------------------------------------------------------- */
+
+/* `want` (not AUTO) if it runs `dir` of the call's shape itself, else the
+ * IM2COL_GEMM fallback, which runs everything. */
+static tt_conv_algo concrete(const tt_conv_call *c, tt_conv_algo want, tt_conv_dir dir)
+{
+    return c->family->runs(want, c->shape, dir) ? want : TT_CONV_ALGO_IM2COL_GEMM;
+}
+
+/* The algorithms that run `dir` of the shape, in enum order; the count. */
+static int candidates_of(const tt_conv_call *c, tt_conv_dir dir, tt_conv_algo *out)
+{
+    int count = 0;
+    for (int a = TT_CONV_ALGO_AUTO + 1; a < TT_CONV_ALGO_COUNT; a++)
+        if (c->family->runs((tt_conv_algo)a, c->shape, dir)) out[count++] = (tt_conv_algo)a;
+    return count;
+}
+
+/* The three sizes, in bytes; the weight has Cout * Cin/groups * kH * kW
+ * floats in either op's terms. */
+static size_t out_bytes(const tt_conv_shape *s)
+{
+    return s->batch * s->cout * s->out_plane * sizeof(float);
+}
+
+static size_t in_bytes(const tt_conv_shape *s)
+{
+    return s->batch * s->cin * s->in_plane * sizeof(float);
+}
+
+static size_t weight_bytes(const tt_conv_shape *s)
+{
+    return s->cin * s->cout_g * s->kh * s->kw * sizeof(float);
+}
+
+tt_status tt_conv_check_forward(const tt_conv_call *c, tt_mem out, int accumulate)
+{
+    const tt_conv_shape *s = c->shape;
+    char op[64], weight[64];
+    snprintf(op, sizeof op, "%s forward%s", c->family->name, accumulate ? " (adding)" : "");
+    snprintf(weight, sizeof weight, "weight %s", c->family->weight_layout);
+    TT_TRY(tt_mem_check(op, "out (N, Cout, OH, OW)", out, out_bytes(s)));
+    TT_TRY(tt_mem_check(op, "inp (N, Cin, H, W)", c->io.inp, in_bytes(s)));
+    TT_TRY(tt_mem_check(op, weight, c->io.weight, weight_bytes(s)));
+    if (c->io.bias.buffer)
+        TT_TRY(tt_mem_check(op, "bias (Cout)", c->io.bias, s->cout * sizeof(float)));
+    return NULL;
+}
+
+tt_status tt_conv_check_backward(const tt_conv_call *c, tt_mem dinp, tt_mem dweight,
+                                 tt_mem dbias)
+{
+    const tt_conv_shape *s = c->shape;
+    char op[64], weight[64], dweight_name[64];
+    snprintf(op, sizeof op, "%s backward", c->family->name);
+    snprintf(weight, sizeof weight, "weight %s", c->family->weight_layout);
+    snprintf(dweight_name, sizeof dweight_name, "dweight %s", c->family->weight_layout);
+    TT_TRY(tt_mem_check(op, "dout (N, Cout, OH, OW)", c->io.dout, out_bytes(s)));
+    if (dinp.buffer) {
+        TT_TRY(tt_mem_check(op, "dinp (N, Cin, H, W)", dinp, in_bytes(s)));
+        TT_TRY(tt_mem_check(op, weight, c->io.weight, weight_bytes(s)));
+    }
+    if (dweight.buffer) {
+        TT_TRY(tt_mem_check(op, dweight_name, dweight, weight_bytes(s)));
+        TT_TRY(tt_mem_check(op, "inp (N, Cin, H, W)", c->io.inp, in_bytes(s)));
+    }
+    if (dbias.buffer) TT_TRY(tt_mem_check(op, "dbias (Cout)", dbias, s->cout * sizeof(float)));
+    return NULL;
+}
+
+tt_conv_algo tt_conv_requested(tt_conv_algo desc_algo)
+{
+    return desc_algo != TT_CONV_ALGO_AUTO ? desc_algo : tt_conv_algo_forced();
+}
+
+size_t tt_conv_dispatch_workspace(const tt_backend *be, const tt_conv_call *c)
+{
+    tt_conv_algo algos[TT_CONV_ALGO_COUNT];
+    size_t bytes = 0;
+    for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
+        int count = 1;
+        if (dir == TT_CONV_DIR_BACKWARD_DATA && c->no_input_grad) continue;
+        if (c->want == TT_CONV_ALGO_AUTO) {
+            char key[256];
+            count = candidates_of(c, (tt_conv_dir)dir, algos);
+            c->family->key(c->shape, (tt_conv_dir)dir, key, sizeof key);
+            if (be) count = tt_conv_autotune_narrow(be, key, algos, count);
+        } else {
+            algos[0] = concrete(c, c->want, (tt_conv_dir)dir);
+        }
+        for (int i = 0; i < count; i++) {
+            size_t b = c->family->workspace(algos[i], c->shape);
+            if (b > bytes) bytes = b;
+        }
+    }
+    return bytes;
+}
+
+tt_conv_algo tt_conv_dispatch_known(const tt_backend *be, const tt_conv_call *c, tt_conv_dir dir)
+{
+    if (c->want != TT_CONV_ALGO_AUTO) return concrete(c, c->want, dir);
+    if (!be) return TT_CONV_ALGO_AUTO;
+    tt_conv_algo algos[TT_CONV_ALGO_COUNT], pick = TT_CONV_ALGO_AUTO;
+    int count = candidates_of(c, dir, algos);
+    char key[256];
+    c->family->key(c->shape, dir, key, sizeof key);
+    if (count == 1) return algos[0];
+    return tt_conv_autotune_known(be, key, algos, count, &pick) ? pick : TT_CONV_ALGO_AUTO;
+}
+
+/* What the autotuner's runs of one direction write into, never the
+ * caller's outputs: a scratch output and a workspace (the caller's when it
+ * is large enough), made by the first run (a failure there leaves them for
+ * the next candidate to try again) and freed after the pick. */
+typedef struct tune_ctx {
+    tt_backend *be;
+    const tt_conv_call *call;
+    tt_conv_dir dir;
+    size_t out_bytes, ws_bytes;
+    tt_buffer *out;
+    tt_conv_workspace ws;
+} tune_ctx;
+
+static tt_status scratch_get(tune_ctx *t)
 {
     if (t->out) return NULL;
     char out_name[64], ws_name[64];
-    snprintf(out_name, sizeof out_name, "%s.autotune.output", t->op);
-    snprintf(ws_name, sizeof ws_name, "%s.autotune.workspace", t->op);
-    tt_status status = tt_buffer_alloc(t->be, t->out_floats * sizeof(float), TT_MEM_WORKSPACE,
+    snprintf(out_name, sizeof out_name, "%s.autotune.output", t->call->family->name);
+    snprintf(ws_name, sizeof ws_name, "%s.autotune.workspace", t->call->family->name);
+    tt_status status = tt_buffer_alloc(t->be, t->out_bytes, TT_MEM_WORKSPACE,
                                        out_name, &t->out);
-    if (!status) status = tt_conv_workspace_acquire(t->be, ws_name, t->given_ws, t->ws_bytes, &t->ws);
+    if (!status)
+        status = tt_conv_workspace_acquire(t->be, ws_name, t->call->workspace, t->ws_bytes, &t->ws);
     if (status) { /* the next candidate tries again */
         tt_buffer_free(t->out);
         t->out = NULL;
@@ -148,22 +252,65 @@ tt_status tt_conv_tune_scratch_get(tt_conv_tune_scratch *t)
     return status;
 }
 
-void tt_conv_tune_scratch_release(tt_conv_tune_scratch *t)
+static tt_status tune_run(void *p, tt_conv_algo algo)
 {
-    tt_buffer_free(t->out);
-    t->out = NULL;
-    tt_conv_workspace_release(&t->ws);
+    tune_ctx *t = p;
+    TT_TRY(scratch_get(t));
+    const tt_conv_call *c = t->call;
+    return c->family->run(t->be, algo, t->dir, tt_mem_of(t->out), &c->io, c->shape, t->ws.mem, 0);
 }
 
-tt_direct_variant tt_conv_direct_variant(const tt_backend *be)
+/* The algorithm that runs `dir`: the requested one (or its fallback), or
+ * the autotuner's pick, timed on the call's inputs when nothing is known. */
+static tt_status resolve(tt_backend *be, const tt_conv_call *c, tt_conv_dir dir,
+                         tt_conv_algo *out)
 {
-    const char *env = getenv("TT_CONV_DIRECT_VARIANT");
-    if (env && strcmp(env, "scalar") == 0) return TT_DIRECT_SCALAR;
-    if (env && strcmp(env, "tiled") == 0) return TT_DIRECT_TILED;
-    if (env && strcmp(env, "w8") == 0) return TT_DIRECT_W8;
-    return strcmp(be->device.type, "GPU") == 0   ? TT_DIRECT_TILED
-           : strcmp(be->device.type, "CPU") == 0 ? TT_DIRECT_W8
-                                                 : TT_DIRECT_SCALAR;
+    if (c->want != TT_CONV_ALGO_AUTO) {
+        *out = concrete(c, c->want, dir);
+        return NULL;
+    }
+    const tt_conv_shape *s = c->shape;
+    tt_conv_algo algos[TT_CONV_ALGO_COUNT];
+    int count = candidates_of(c, dir, algos);
+    char key[256];
+    c->family->key(s, dir, key, sizeof key);
+    tune_ctx t = {.be = be, .call = c, .dir = dir,
+                  .out_bytes = dir == TT_CONV_DIR_FORWARD         ? out_bytes(s)
+                               : dir == TT_CONV_DIR_BACKWARD_DATA ? in_bytes(s)
+                                                                  : weight_bytes(s),
+                  .ws_bytes = tt_conv_dispatch_workspace(NULL, c)};
+    tt_status status = tt_conv_autotune_pick(be, key, algos, count, tune_run, &t, out);
+    tt_buffer_free(t.out);
+    tt_conv_workspace_release(&t.ws);
+    return status;
+}
+
+tt_status tt_conv_dispatch(tt_backend *be, const tt_conv_call *c, tt_conv_dir dir, tt_mem out,
+                           int accumulate, tt_conv_algo *algo)
+{
+    *algo = TT_CONV_ALGO_AUTO;
+    TT_TRY(resolve(be, c, dir, algo));
+    char name[64];
+    snprintf(name, sizeof name, "%s.workspace", c->family->name);
+    tt_conv_workspace ws;
+    TT_TRY(tt_conv_workspace_acquire(be, name, c->workspace,
+                                     c->family->workspace(*algo, c->shape), &ws));
+    tt_status status = c->family->run(be, *algo, dir, out, &c->io, c->shape, ws.mem, accumulate);
+    tt_conv_workspace_release(&ws);
+    return status;
+}
+
+tt_status tt_conv_dispatch_backward(tt_backend *be, const tt_conv_call *c, tt_mem dinp,
+                                    tt_mem dweight, tt_mem dbias, tt_conv_algo *algo)
+{
+    const tt_conv_shape *s = c->shape;
+    *algo = TT_CONV_ALGO_AUTO;
+    if (dbias.buffer)
+        TT_TRY(tt_conv_bias_backward(be, dbias, c->io.dout, s->batch, s->cout, s->out_plane));
+    if (dinp.buffer) TT_TRY(tt_conv_dispatch(be, c, TT_CONV_DIR_BACKWARD_DATA, dinp, 0, algo));
+    if (dweight.buffer)
+        TT_TRY(tt_conv_dispatch(be, c, TT_CONV_DIR_BACKWARD_WEIGHT, dweight, 0, algo));
+    return NULL;
 }
 
 size_t tt_pow2_floor(size_t v)

@@ -1,7 +1,8 @@
 /*
- * The algorithms a convolution op can run with, and the helpers that
- * conv2d.c and conv_transpose2d.c share: bias broadcast, bias gradient,
- * buffer-size checks and the workspace (a caller's, or a temporary one).
+ * The algorithms a convolution op can run with, and what conv2d.c and
+ * conv_transpose2d.c share: the algorithm dispatch (tt_conv_dispatch, driven
+ * by a tt_conv_family per op), bias broadcast, bias gradient and the
+ * workspace (a caller's, or a temporary one).
  *
  * Each op keeps a table indexed by tt_conv_algo (name, supports(),
  * workspace size, forward, backward-data, backward-weight) guarded by a
@@ -103,10 +104,6 @@ extern const tt_conv_algo_impl tt_conv_fft_impl;       /* src/ops/conv_fft.c */
 
 /* ---- helpers shared by the convolution ops (src/ops/conv_algo.c) -------- */
 
-/* Fails with TT_ERR_INVALID_ARGUMENT, naming `op` and `what`, unless `mem`
- * holds `floats` floats. */
-tt_status tt_conv_check_mem(const char *op, const char *what, tt_mem mem, size_t floats);
-
 /* y (batch, channels, plane) = bias[c] broadcast over n and the plane. */
 tt_status tt_conv_bias_fill(tt_backend *be, tt_mem y, tt_mem bias, size_t batch,
                             size_t channels, size_t plane);
@@ -129,33 +126,74 @@ tt_status tt_conv_workspace_acquire(tt_backend *be, const char *name,
                                     tt_mem given, size_t bytes, tt_conv_workspace *out);
 void tt_conv_workspace_release(tt_conv_workspace *ws);
 
-/* What the autotuner's runs of one direction write into, never the
- * caller's outputs: a scratch output of out_floats and a workspace of
- * ws_bytes (the caller's given_ws when it is large enough), made by the
- * first run (a failure there leaves them for the next candidate to try
- * again) and freed by tt_conv_tune_scratch_release. */
-typedef struct tt_conv_tune_scratch {
-    tt_backend *be;
-    const char *op;         /* "conv2d": names the buffers */
-    size_t out_floats, ws_bytes;
-    tt_mem given_ws;
-    tt_buffer *out;
-    tt_conv_workspace ws;
-} tt_conv_tune_scratch;
+/* ---- algorithm dispatch shared by the convolution ops ------------------- */
 
-tt_status tt_conv_tune_scratch_get(tt_conv_tune_scratch *t);
-void tt_conv_tune_scratch_release(tt_conv_tune_scratch *t);
+/* The inputs one direction reads; its output is passed on its own. */
+typedef struct tt_conv_io {
+    tt_mem inp, weight, bias, dout;
+} tt_conv_io;
 
-/* Which kernels DIRECT runs on this device (conv_direct.c, convt_tiles.c):
- * local-memory tiles on GPUs, explicit 8-wide vectors on CPUs, scalar
- * otherwise; $TT_CONV_DIRECT_VARIANT=scalar|tiled|w8 overrides (tests). A
- * kernel family without the variant for a shape falls back to scalar. */
-typedef enum tt_direct_variant {
-    TT_DIRECT_SCALAR,
-    TT_DIRECT_TILED,
-    TT_DIRECT_W8
-} tt_direct_variant;
-tt_direct_variant tt_conv_direct_variant(const tt_backend *be);
+/* A convolution op as the dispatcher sees it.  Its geometry is a
+ * tt_conv_shape in the op's own terms (conv_transpose2d's: inp is its
+ * input, k = Cout/groups * kH * kW, the rows of its output's columns). */
+typedef struct tt_conv_family {
+    const char *name;  /* "conv2d": names the workspace and the autotuner's scratch */
+    const char *weight_layout; /* "(Cout, Cin/groups, kH, kW)": for messages */
+    /* Whether `algo` runs `dir` of `s` itself (else IM2COL_GEMM stands in). */
+    int (*runs)(tt_conv_algo algo, const tt_conv_shape *s, tt_conv_dir dir);
+    /* The autotuner's key of one direction of a shape (op, direction, shape). */
+    void (*key)(const tt_conv_shape *s, tt_conv_dir dir, char *buf, size_t size);
+    /* The workspace `algo` needs for any direction of `s`. */
+    size_t (*workspace)(tt_conv_algo algo, const tt_conv_shape *s);
+    /* Runs `dir` with `algo` (which runs it): out = conv (+ bias) or, with
+     * accumulate, out += conv (forward); out += the input's gradient
+     * (backward-data) or the weight's (backward-weight). */
+    tt_status (*run)(tt_backend *be, tt_conv_algo algo, tt_conv_dir dir, tt_mem out,
+                     const tt_conv_io *io, const tt_conv_shape *s, tt_mem ws, int accumulate);
+} tt_conv_family;
+
+/* One call of an op.  want: the desc's algorithm, else the forced one
+ * (tt_conv_requested); AUTO asks the autotuner per direction.  Among the
+ * candidates the workspace serves every direction but backward-data when
+ * no_input_grad. */
+typedef struct tt_conv_call {
+    const tt_conv_family *family;
+    const tt_conv_shape *shape;
+    tt_conv_algo want;
+    int no_input_grad;
+    tt_conv_io io;
+    tt_mem workspace;  /* the caller's (may be empty or too small) */
+} tt_conv_call;
+
+/* The buffers a forward call reads and writes (out, the call's inp,
+ * weight and bias when given) fit their sizes; else TT_ERR_INVALID_ARGUMENT
+ * naming the op and the argument. */
+tt_status tt_conv_check_forward(const tt_conv_call *call, tt_mem out, int accumulate);
+/* Likewise for a backward call: dout, and what each gradient asked for needs. */
+tt_status tt_conv_check_backward(const tt_conv_call *call, tt_mem dinp, tt_mem dweight,
+                                 tt_mem dbias);
+/* `desc_algo` unless AUTO, else tt_conv_algo_forced(). */
+tt_conv_algo tt_conv_requested(tt_conv_algo desc_algo);
+/* Runs `dir` into `out`: the requested algorithm (IM2COL_GEMM where it does
+ * not run `dir`), or the autotuner's pick, timed on the call's inputs into
+ * scratch buffers when nothing is known yet; in the caller's workspace when
+ * it is large enough, else a temporary one.  *algo: the one that ran (AUTO
+ * when the choice failed). */
+tt_status tt_conv_dispatch(tt_backend *be, const tt_conv_call *call, tt_conv_dir dir, tt_mem out,
+                           int accumulate, tt_conv_algo *algo);
+/* The backward pass: dbias += (when given), then backward-data into dinp
+ * and backward-weight into dweight, each when given.  *algo as above, of
+ * the last direction tried. */
+tt_status tt_conv_dispatch_backward(tt_backend *be, const tt_conv_call *call, tt_mem dinp,
+                                    tt_mem dweight, tt_mem dbias, tt_conv_algo *algo);
+/* The workspace that serves every direction: for AUTO the picks `be` (may
+ * be NULL) already knows, else every candidate's. */
+size_t tt_conv_dispatch_workspace(const tt_backend *be, const tt_conv_call *call);
+/* The algorithm `dir` runs with, without timing: the requested one (or its
+ * fallback); for AUTO the only candidate, else `be`'s known pick (be may be
+ * NULL), else AUTO. */
+tt_conv_algo tt_conv_dispatch_known(const tt_backend *be, const tt_conv_call *call,
+                                    tt_conv_dir dir);
 
 /* The largest power of two <= v (1 for v = 0): work-group sizes. */
 size_t tt_pow2_floor(size_t v);

@@ -4,7 +4,7 @@
  * stride, padding and dilation.  Meant for the small channel counts of the
  * UNet (3..128), where im2col's columns cost more than they save.
  *
- * Three variants of the kernels, chosen per device type:
+ * Three variants of the kernels, chosen per device type (device_traits.h):
  *   tiled   GPUs: the forward stages input tiles and the block's weights in
  *           local memory (global reads are what costs there); backward as
  *           scalar
@@ -21,14 +21,20 @@
  * from an assumed warp width.
  */
 #include <stdio.h>
-#include <stdlib.h>
 
+#include "core/knobs.h"
 #include "core/status.h"
 #include "ops/conv_algo.h"
+#include "ops/device_traits.h"
 
-/* Mirrors of the defaults in opencl/conv_direct.cl. */
-#define DIRECT_TAPS 9
-#define DIRECT_WCOB 4
+/* Compile-time sizes of opencl/conv_direct.cl, which has no defaults of its
+ * own: every launch passes these and the per-device ones below as -D
+ * defines (direct_params.options). */
+#define DIRECT_TAPS 9     /* kernel taps per work-group (backward weight) */
+#define DIRECT_WCOB 4     /* output channels per work-group (backward weight) */
+#define DIRECT_ROWS 2     /* output rows per work-item (3x3 kernels) */
+#define DIRECT_K3_COB 4   /* output channels per work-item (3x3 kernels) */
+#define DIRECT_K3_CHUNKS 4 /* column chunks of 8 per work-group (3x3 forward) */
 #define DIRECT_WG_MAX 256 /* cap of the backward-weight work-group */
 
 /* Per-device launch parameters, derived from the device's limits. */
@@ -38,14 +44,14 @@ typedef struct direct_params {
     size_t tw, th;      /* tiled forward work-group */
     size_t row;         /* untiled kernels: work-items along W per group */
     size_t kxb;         /* backward weight (w8): kernel columns per work-item */
-    char options[160];  /* the -D defines for the program */
+    char options[256];  /* the -D defines for the program: all of them */
 } direct_params;
 
 /* The variant for this device and shape (see the top of the file). */
-static tt_direct_variant variant_of(const tt_backend *be, const tt_conv_shape *s)
+static tt_kernel_variant variant_of(const tt_backend *be, const tt_conv_shape *s)
 {
-    tt_direct_variant v = tt_conv_direct_variant(be);
-    return v == TT_DIRECT_W8 && s->sw != 1 ? TT_DIRECT_SCALAR : v;
+    tt_kernel_variant v = tt_device_traits_of(be).direct;
+    return v == TT_KERNEL_W8 && s->sw != 1 ? TT_KERNEL_SCALAR : v;
 }
 
 /* Channels per work-item: enough to reuse each load, few enough to waste
@@ -61,7 +67,7 @@ static direct_params params_of(const tt_backend *be, const tt_conv_shape *s)
     /* one block for both directions: fewer programs to build (PoCL builds
      * each option set in seconds), little waste for the UNet's shapes */
     p.cob = p.cib = channel_block(s->cout > s->cin ? s->cout : s->cin);
-    if (variant_of(be, s) == TT_DIRECT_W8) { /* 8 float8 accumulators fill the registers */
+    if (variant_of(be, s) == TT_KERNEL_W8) { /* 8 float8 accumulators fill the registers */
         if (p.cob > 8) p.cob = 8;
         if (p.cib > 8) p.cib = 8;
     }
@@ -76,8 +82,10 @@ static direct_params params_of(const tt_backend *be, const tt_conv_shape *s)
     p.kxb = s->kw < 3 ? s->kw : 3;
     snprintf(p.options, sizeof p.options,
              "-DTT_DIRECT_COB=%zu -DTT_DIRECT_CIB=%zu -DTT_DIRECT_WG=%zu -DTT_DIRECT_TW=%zu "
-             "-DTT_DIRECT_TH=%zu -DTT_DIRECT_KXB=%zu",
-             p.cob, p.cib, p.wg, p.tw, p.th, p.kxb);
+             "-DTT_DIRECT_TH=%zu -DTT_DIRECT_KXB=%zu -DTT_DIRECT_TAPS=%d -DTT_DIRECT_WCOB=%d "
+             "-DTT_DIRECT_ROWS=%d -DTT_DIRECT_K3_COB=%d -DTT_DIRECT_K3_CHUNKS=%d",
+             p.cob, p.cib, p.wg, p.tw, p.th, p.kxb, DIRECT_TAPS, DIRECT_WCOB, DIRECT_ROWS,
+             DIRECT_K3_COB, DIRECT_K3_CHUNKS);
     return p;
 }
 
@@ -85,7 +93,7 @@ static direct_params params_of(const tt_backend *be, const tt_conv_shape *s)
 static int use_tiles(const tt_backend *be, const direct_params *p, const tt_conv_shape *s,
                      size_t tile_floats)
 {
-    return variant_of(be, s) == TT_DIRECT_TILED && p->tw * p->th > 1 &&
+    return variant_of(be, s) == TT_KERNEL_TILED && p->tw * p->th > 1 &&
            tile_floats * sizeof(float) <= be->device.local_mem_bytes / 2;
 }
 
@@ -102,8 +110,6 @@ static int direct_supports(const tt_conv_shape *s, tt_conv_dir dir)
         tt_arg_i32((int)(s)->sh), tt_arg_i32((int)(s)->sw), tt_arg_i32((int)(s)->ph),          \
         tt_arg_i32((int)(s)->pw), tt_arg_i32((int)(s)->dh), tt_arg_i32((int)(s)->dw)
 
-#define DIRECT_ROWS 2   /* mirrors TT_DIRECT_ROWS */
-#define DIRECT_K3_COB 4 /* mirrors TT_DIRECT_K3_COB */
 
 /* The UNet's 3x3, stride 1, padding 1 convolution: its own 8-wide kernels. */
 static int is_k3(const tt_conv_shape *s)
@@ -128,8 +134,8 @@ typedef struct k3w_bands {
 static k3w_bands k3w_bands_of(const tt_conv_shape *s)
 {
     size_t band_bytes = K3W_BAND_BYTES, partial_floats = K3W_PARTIAL_FLOATS;
-    const char *env = getenv("TT_CONV_K3W_BANDS"); /* "bytes,floats": tests */
-    if (env) sscanf(env, "%zu,%zu", &band_bytes, &partial_floats);
+    const char *knob = tt_knob_str(TT_KNOB_CONV_K3W_BANDS); /* "bytes,floats": tests */
+    if (knob) sscanf(knob, "%zu,%zu", &band_bytes, &partial_floats);
     size_t row_bytes = (s->cin * s->w + s->cout * s->ow) * sizeof(float);
     size_t pair_floats = s->cout * s->cin * 9;
     size_t max_bands = partial_floats / pair_floats ? partial_floats / pair_floats : 1;
@@ -146,17 +152,9 @@ static k3w_bands k3w_bands_of(const tt_conv_shape *s)
 
 /* Planes up to K3_PADDED_WIDTH wide (and a multiple of 8) are read by the
  * 3x3 kernels from a copy with the zero padding written out (conv_pad_k3):
- * their edge vectors and border rows (a quarter of a 64-wide row, half of
- * a 32-wide one) cost as much as the rest.  Wider planes keep the edge
- * cases: there the copy cost as much as it saved or more (16 -> 16 at
- * 256x256 and 512x512, two threads).  `k3b C S 4 12 dir`, ms:
- *   weight gradient (conv_direct_backward_weight_k3p), one thread: 128x32
- *   56-60 -> 28-30, and 18.5 with two output rows a pass; 64x64 36-50 ->
- *   27-33; 32x128 38 -> 32-33;
- *   forward and input gradient (conv_direct_forward_k3p, one image at a
- *   time), two threads: 128x32 15.6-15.8 -> 12.8-12.9; 64x64 15.0-15.6 ->
- *   11.4-13.6; 32x128 about 5%.
- * The copies hold one image, or the weight gradient's one band's images
+ * on narrow planes their edge vectors and border rows are a large share of
+ * the work.  Wider planes keep the edge cases: there the copy costs as
+ * much as it saves (docs/tune.md has the measurements).  The copies hold one image, or the weight gradient's one band's images
  * (k3w_bands.images_per_band, usually one): the kernels run once per such
  * group, so that the room is an image's rather than the micro-batch's. */
 #define K3_PADDED_WIDTH 128
@@ -164,9 +162,8 @@ static k3w_bands k3w_bands_of(const tt_conv_shape *s)
 /* Whether the weight gradient pads its input; $TT_K3W_PADDED=0|1 (tests). */
 static int k3w_padded(const tt_conv_shape *s)
 {
-    const char *env = getenv("TT_K3W_PADDED");
     if (s->w % 8 != 0) return 0;
-    return env ? atoi(env) : s->w <= K3_PADDED_WIDTH;
+    return tt_knob_flag(TT_KNOB_K3W_PADDED, s->w <= K3_PADDED_WIDTH);
 }
 
 /* Whether conv_direct_forward_k3 over `s` (a forward, or an input
@@ -175,9 +172,8 @@ static int k3w_padded(const tt_conv_shape *s)
  * $TT_K3_PADDED=0|1 (tests). */
 static int k3_padded(const tt_conv_shape *s)
 {
-    const char *env = getenv("TT_K3_PADDED");
     if (s->w % 8 != 0 || s->oh % DIRECT_ROWS != 0) return 0;
-    return env ? atoi(env) : s->w <= K3_PADDED_WIDTH;
+    return tt_knob_flag(TT_KNOB_K3_PADDED, s->w <= K3_PADDED_WIDTH);
 }
 
 /* n floats rounded up to a cache line's: where a padded copy starts after
@@ -252,9 +248,8 @@ static size_t row_width(const direct_params *p, size_t width)
 }
 
 /* From this many pixels a plane (512x512: 1 MiB) conv_direct_forward_k3
- * reads its input through the staged tile: 1024x1024 and 512x512 planes
- * ran 20-30% faster so, 256x256 ones 5-10% slower (the copy and two
- * barriers per 16 channels). */
+ * reads its input through the staged tile: only large planes repay its
+ * copy and two barriers per 16 channels (docs/tune.md). */
 #define K3_STAGED_PIXELS ((size_t)512 * 512)
 
 /* conv_direct_forward_k3 (or _staged, or _k3p) over shape s: out (+)=
@@ -266,12 +261,11 @@ static tt_status launch_k3(tt_backend *be, const direct_params *p, tt_mem out, t
 {
     /* Work-groups of up to 4 channel blocks x 4 column chunks: PoCL runs a
      * work-group's items in one call, and groups of one paid its per-group
-     * entry for every 8x2 outputs (~15% of the kernel at 16 -> 16, 256x256). */
+     * entry for every 8x2 outputs. */
     size_t blocks = (s->cout + DIRECT_K3_COB - 1) / DIRECT_K3_COB;
     size_t global[3] = {blocks, (s->ow + 7) / 8, s->batch * ((s->oh + DIRECT_ROWS - 1) / DIRECT_ROWS)};
-    size_t local[3] = {blocks < 4 ? blocks : 4, 4, 1}; /* the backend rounds global up */
-    const char *staged = getenv("TT_K3_STAGED"); /* "0" or "1": tests */
-    int stage = staged ? atoi(staged) : (size_t)s->h * s->w >= K3_STAGED_PIXELS;
+    size_t local[3] = {blocks < 4 ? blocks : 4, DIRECT_K3_CHUNKS, 1}; /* global rounded up */
+    int stage = tt_knob_flag(TT_KNOB_K3_STAGED, (size_t)s->h * s->w >= K3_STAGED_PIXELS);
     if (!stage && k3_padded(s)) {
         tt_conv_shape one = *s; /* an image at a time, padded into room */
         one.batch = 1;
@@ -314,7 +308,7 @@ static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
                     tt_arg_local(tile_w * tile_h * sizeof(float)),
                     tt_arg_local(wtile * sizeof(float))));
     }
-    int w8 = variant_of(be, s) == TT_DIRECT_W8;
+    int w8 = variant_of(be, s) == TT_KERNEL_W8;
     size_t columns = w8 ? (s->ow + 7) / 8 : s->ow;
     if (w8 && is_k3(s)) {
         tt_conv_workspace room = {0};
@@ -343,9 +337,10 @@ static tt_status k3_backward_data(tt_backend *be, const direct_params *p, tt_mem
     tt_conv_shape t = k3_data_shape(s);
     TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.flipped_weight", ws,
                                      k3_data_floats(s) * sizeof(float), &flipped));
-    tt_status status = TT_LAUNCH_1D(be, "conv_direct", "conv_weight_flip3", count,
-                                    tt_arg_mem(flipped.mem), tt_arg_mem(weight),
-                                    tt_arg_i32((int)s->cout), tt_arg_i32((int)s->cin));
+    tt_status status = tt_launch_kernel(be, "conv_direct", "conv_weight_flip3", p->options, 1,
+                                        (size_t[]){count}, NULL,
+                                        TT_ARGS(tt_arg_mem(flipped.mem), tt_arg_mem(weight),
+                                                tt_arg_i32((int)s->cout), tt_arg_i32((int)s->cin)));
     if (!status)
         status = launch_k3(be, p, dinp, dout, flipped.mem, flipped.mem, 0, 1, &t,
                            tt_mem_f32(flipped.mem, line_floats(count)));
@@ -357,10 +352,10 @@ static tt_status direct_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, 
                                       const tt_conv_shape *s, tt_mem ws)
 {
     direct_params p = params_of(be, s);
-    if (variant_of(be, s) == TT_DIRECT_W8 && is_k3(s))
+    if (variant_of(be, s) == TT_KERNEL_W8 && is_k3(s))
         return k3_backward_data(be, &p, dinp, dout, weight, s, ws);
     size_t blocks = (s->cin + p.cib - 1) / p.cib;
-    int w8 = variant_of(be, s) == TT_DIRECT_W8;
+    int w8 = variant_of(be, s) == TT_KERNEL_W8;
     size_t columns = w8 ? (s->w + 7) / 8 : s->w;
     size_t global[3] = {columns, s->h, s->batch * blocks}, local[3] = {row_width(&p, columns), 1, 1};
     return tt_launch_kernel(be, "conv_direct",
@@ -409,9 +404,10 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
         }
     }
     if (!status)
-        status = TT_LAUNCH_1D(be, "conv_direct", "conv_direct_weight_bands_sum", (pairs * 9 + 7) / 8,
-                              tt_arg_mem(dweight), tt_arg_mem(partial.mem), tt_arg_i32((int)b.count),
-                              tt_arg_i32((int)(pairs * 9)));
+        status = tt_launch_kernel(be, "conv_direct", "conv_direct_weight_bands_sum", p->options, 1,
+                                  (size_t[]){(pairs * 9 + 7) / 8}, NULL,
+                                  TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(partial.mem),
+                                          tt_arg_i32((int)b.count), tt_arg_i32((int)(pairs * 9))));
     tt_conv_workspace_release(&partial);
     return status;
 }
@@ -421,12 +417,12 @@ static tt_status direct_backward_weight(tt_backend *be, tt_mem dweight, tt_mem d
 {
     direct_params p = params_of(be, s);
     size_t chunks = (s->kh * s->kw + DIRECT_TAPS - 1) / DIRECT_TAPS;
-    if (variant_of(be, s) == TT_DIRECT_W8 && is_k3(s))
+    if (variant_of(be, s) == TT_KERNEL_W8 && is_k3(s))
         return k3_backward_weight(be, &p, dweight, dout, inp, s, ws);
-    if (variant_of(be, s) == TT_DIRECT_W8) {
+    if (variant_of(be, s) == TT_KERNEL_W8) {
         /* (channel block, ci) x (ky, chunk of kx), in work-groups of one:
          * PoCL's vectorising across work-items gets in the way of float8
-         * code (10-20% slower with 16) */
+         * code */
         size_t items = (s->cout + DIRECT_WCOB - 1) / DIRECT_WCOB * s->cin;
         size_t rows = s->kh * ((s->kw + p.kxb - 1) / p.kxb);
         size_t global[2] = {items, rows}, local[2] = {1, 1};

@@ -19,8 +19,9 @@
  * whose input is this op's output (as_conv2d): forward = that conv2d's
  * backward-data (into the bias-filled or zeroed output), backward-data =
  * its forward (accumulating), backward-weight = its backward-weight with
- * the roles of inp and dout swapped.  Resolution per direction is conv2d's
- * (desc, forced, autotuned; IM2COL_GEMM where the algorithm does not run it).
+ * the roles of inp and dout swapped.  Resolution per direction is the
+ * shared tt_conv_dispatch's, as for conv2d (desc, forced, autotuned;
+ * IM2COL_GEMM where the algorithm does not run it).
  */
 #include "ops/conv_transpose2d.h"
 
@@ -32,16 +33,10 @@
 #include "ops/convt_tiles.h"
 #include "ops/util.h"
 
-/* The desc with defaults applied and the derived sizes, all in size_t. */
-typedef struct convt_shape {
-    size_t batch, cin, h, w, cout, kh, kw, sh, sw, ph, pw, dh, dw, groups;
-    size_t oh, ow;
-    size_t cin_g, cout_g;   /* channels per group */
-    size_t k;               /* cout_g * kh * kw: one group's column rows */
-    size_t in_plane;        /* h * w: the columns' width */
-    size_t out_plane;       /* oh * ow */
-    int image_is_columns;   /* 1x1, stride 1, no padding */
-} convt_shape;
+/* The desc with defaults applied and the derived sizes, in the fields of
+ * tt_conv_shape: k = Cout/groups * kH * kW (one group's rows of the output
+ * image's columns), in_plane = H * W (the columns' width). */
+typedef tt_conv_shape convt_shape;
 
 /* ---- im2col + GEMM ------------------------------------------------------ */
 
@@ -184,11 +179,13 @@ static size_t algo_workspace(tt_conv_algo algo, const convt_shape *s)
     return convt_via(algo)->workspace_bytes(&c);
 }
 
-/* Runs `dir` with `algo` (which runs it): outputs first, as the public calls. */
-static tt_status run_dir(tt_backend *be, tt_conv_algo algo, tt_conv_dir dir, tt_mem out,
-                         tt_mem inp, tt_mem weight, tt_mem bias, tt_mem dout,
-                         const convt_shape *s, tt_mem ws)
+/* Runs `dir` with `algo` (which runs it) into `out` (conv_algo.h). */
+static tt_status family_run(tt_backend *be, tt_conv_algo algo, tt_conv_dir dir, tt_mem out,
+                            const tt_conv_io *io, const convt_shape *s, tt_mem ws,
+                            int accumulate)
 {
+    (void)accumulate; /* conv_transpose2d has no adding forward */
+    tt_mem inp = io->inp, weight = io->weight, bias = io->bias, dout = io->dout;
     if (algo == TT_CONV_ALGO_IM2COL_GEMM) {
         if (dir == TT_CONV_DIR_FORWARD) return im2col_forward(be, out, inp, weight, bias, s, ws);
         if (dir == TT_CONV_DIR_BACKWARD_DATA)
@@ -216,21 +213,8 @@ static tt_status run_dir(tt_backend *be, tt_conv_algo algo, tt_conv_dir dir, tt_
     }
 }
 
-static tt_conv_algo requested(const tt_conv_transpose2d_desc *d)
-{
-    return d->algo != TT_CONV_ALGO_AUTO ? d->algo : tt_conv_algo_forced();
-}
-
-static int candidates_of(const convt_shape *s, tt_conv_dir dir, tt_conv_algo *out)
-{
-    int count = 0;
-    for (int a = TT_CONV_ALGO_AUTO + 1; a < TT_CONV_ALGO_COUNT; a++)
-        if (convt_runs((tt_conv_algo)a, s, dir)) out[count++] = (tt_conv_algo)a;
-    return count;
-}
-
 /* The autotuner's key of one direction of a shape. */
-static void key_of(const convt_shape *s, tt_conv_dir dir, char *key, size_t size)
+static void family_key(const convt_shape *s, tt_conv_dir dir, char *key, size_t size)
 {
     snprintf(key, size,
              "conv_transpose2d %s N%zu C%zu %zux%zu -> C%zu %zux%zu k%zux%zu s%zux%zu p%zux%zu "
@@ -239,65 +223,21 @@ static void key_of(const convt_shape *s, tt_conv_dir dir, char *key, size_t size
              s->kw, s->sh, s->sw, s->ph, s->pw, s->dh, s->dw, s->groups);
 }
 
-/* As conv2d.c's: the picks `be` (may be NULL) knows, else every candidate. */
-static size_t workspace_of(tt_backend *be, const tt_conv_transpose2d_desc *d, const convt_shape *s)
-{
-    tt_conv_algo want = requested(d), algos[TT_CONV_ALGO_COUNT];
-    size_t bytes = 0;
-    for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
-        int count = 1;
-        if (want == TT_CONV_ALGO_AUTO) {
-            char key[256];
-            count = candidates_of(s, (tt_conv_dir)dir, algos);
-            key_of(s, (tt_conv_dir)dir, key, sizeof key);
-            if (be) count = tt_conv_autotune_narrow(be, key, algos, count);
-        } else {
-            algos[0] = convt_runs(want, s, (tt_conv_dir)dir) ? want : TT_CONV_ALGO_IM2COL_GEMM;
-        }
-        for (int i = 0; i < count; i++) {
-            size_t b = algo_workspace(algos[i], s);
-            if (b > bytes) bytes = b;
-        }
-    }
-    return bytes;
-}
+static const tt_conv_family convt_family = {
+    .name = "conv_transpose2d",
+    .weight_layout = "(Cin, Cout/groups, kH, kW)",
+    .runs = convt_runs,
+    .key = family_key,
+    .workspace = algo_workspace,
+    .run = family_run,
+};
 
-/* The autotuner's runs: the caller's inputs, a scratch output. */
-typedef struct tune_ctx {
-    const convt_shape *s;
-    tt_conv_dir dir;
-    tt_mem inp, weight, bias, dout;
-    tt_conv_tune_scratch t;
-} tune_ctx;
-
-static tt_status tune_run(void *p, tt_conv_algo algo)
+/* A call of `d` (valid, its shape `s`) on the inputs in `io`. */
+static tt_conv_call call_of(const tt_conv_transpose2d_desc *d, const convt_shape *s,
+                            tt_conv_io io, tt_mem workspace)
 {
-    tune_ctx *c = p;
-    TT_TRY(tt_conv_tune_scratch_get(&c->t));
-    return run_dir(c->t.be, algo, c->dir, tt_mem_of(c->t.out), c->inp, c->weight, c->bias,
-                   c->dout, c->s, c->t.ws.mem);
-}
-
-static tt_status resolve(const tt_conv_transpose2d_desc *d, const convt_shape *s,
-                         tt_conv_dir dir, tune_ctx *ctx, tt_conv_algo *out)
-{
-    tt_conv_algo want = requested(d);
-    if (want != TT_CONV_ALGO_AUTO) {
-        *out = convt_runs(want, s, dir) ? want : TT_CONV_ALGO_IM2COL_GEMM;
-        return NULL;
-    }
-    tt_conv_algo algos[TT_CONV_ALGO_COUNT];
-    int count = candidates_of(s, dir, algos);
-    char key[256];
-    key_of(s, dir, key, sizeof key);
-    ctx->s = s, ctx->dir = dir;
-    ctx->t.out_floats = dir == TT_CONV_DIR_FORWARD         ? s->batch * s->cout * s->out_plane
-                        : dir == TT_CONV_DIR_BACKWARD_DATA ? s->batch * s->cin * s->in_plane
-                                                           : s->cin * s->k;
-    ctx->t.ws_bytes = workspace_of(NULL, d, s);
-    tt_status status = tt_conv_autotune_pick(ctx->t.be, key, algos, count, tune_run, ctx, out);
-    tt_conv_tune_scratch_release(&ctx->t);
-    return status;
+    return (tt_conv_call){.family = &convt_family, .shape = s,
+                          .want = tt_conv_requested(d->algo), .io = io, .workspace = workspace};
 }
 
 #define DESC_FMT "conv_transpose2d (N=%d Cin=%d %dx%d -> Cout=%d, kernel %dx%d stride %dx%d " \
@@ -391,7 +331,9 @@ size_t tt_conv_transpose2d_workspace_bytes_on(tt_backend *be, const tt_conv_tran
     convt_shape s;
     tt_status status = shape_of(desc, &s);
     tt_status_free(status);
-    return status ? 0 : workspace_of(be, desc, &s);
+    if (status) return 0;
+    tt_conv_call call = call_of(desc, &s, (tt_conv_io){.inp = {0}}, (tt_mem){0});
+    return tt_conv_dispatch_workspace(be, &call);
 }
 
 tt_status tt_conv_transpose2d_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
@@ -400,23 +342,11 @@ tt_status tt_conv_transpose2d_forward(tt_backend *be, tt_mem out, tt_mem inp, tt
 {
     convt_shape s;
     TT_TRY(shape_of(desc, &s));
-    const char *op = "conv_transpose2d forward";
-    TT_TRY(tt_conv_check_mem(op, "out (N, Cout, OH, OW)", out, s.batch * s.cout * s.out_plane));
-    TT_TRY(tt_conv_check_mem(op, "inp (N, Cin, H, W)", inp, s.batch * s.cin * s.in_plane));
-    TT_TRY(tt_conv_check_mem(op, "weight (Cin, Cout/groups, kH, kW)", weight, s.cin * s.k));
-    if (bias.buffer) TT_TRY(tt_conv_check_mem(op, "bias (Cout)", bias, s.cout));
-
     tt_conv_algo algo;
-    tune_ctx ctx = {.inp = inp, .weight = weight, .bias = bias,
-                    .t = {.be = be, .op = "conv_transpose2d", .given_ws = workspace}};
-    tt_status status = resolve(desc, &s, TT_CONV_DIR_FORWARD, &ctx, &algo);
-    if (status) return tt_error_prefix(status, DESC_FMT " forward", DESC_ARGS(desc));
-    tt_conv_workspace ws;
-    TT_TRY(tt_conv_workspace_acquire(be, "conv_transpose2d.workspace", workspace,
-                                     algo_workspace(algo, &s), &ws));
-    status = run_dir(be, algo, TT_CONV_DIR_FORWARD, out, inp, weight, bias, (tt_mem){0}, &s,
-                     ws.mem);
-    tt_conv_workspace_release(&ws);
+    tt_conv_call call = call_of(desc, &s, (tt_conv_io){.inp = inp, .weight = weight, .bias = bias},
+                                workspace);
+    TT_TRY(tt_conv_check_forward(&call, out, 0));
+    tt_status status = tt_conv_dispatch(be, &call, TT_CONV_DIR_FORWARD, out, 0, &algo);
     if (status)
         return tt_error_prefix(status, DESC_FMT " forward (%s)", DESC_ARGS(desc),
                                tt_conv_algo_name(algo));
@@ -429,40 +359,11 @@ tt_status tt_conv_transpose2d_backward(tt_backend *be, tt_mem dinp, tt_mem dweig
 {
     convt_shape s;
     TT_TRY(shape_of(desc, &s));
-    const char *op = "conv_transpose2d backward";
-    TT_TRY(tt_conv_check_mem(op, "dout (N, Cout, OH, OW)", dout, s.batch * s.cout * s.out_plane));
-    if (dinp.buffer) {
-        TT_TRY(tt_conv_check_mem(op, "dinp (N, Cin, H, W)", dinp, s.batch * s.cin * s.in_plane));
-        TT_TRY(tt_conv_check_mem(op, "weight (Cin, Cout/groups, kH, kW)", weight, s.cin * s.k));
-    }
-    if (dweight.buffer) {
-        TT_TRY(tt_conv_check_mem(op, "dweight (Cin, Cout/groups, kH, kW)", dweight,
-                                 s.cin * s.k));
-        TT_TRY(tt_conv_check_mem(op, "inp (N, Cin, H, W)", inp, s.batch * s.cin * s.in_plane));
-    }
-    if (dbias.buffer) TT_TRY(tt_conv_check_mem(op, "dbias (Cout)", dbias, s.cout));
-
-    tt_status status = NULL;
-    tt_conv_workspace ws = {{0}, NULL};
-    if (dbias.buffer)
-        TT_CHECK(tt_conv_bias_backward(be, dbias, dout, s.batch, s.cout, s.out_plane));
-    tt_conv_algo algo = TT_CONV_ALGO_AUTO;
-    tune_ctx ctx = {.inp = inp, .weight = weight, .dout = dout,
-                    .t = {.be = be, .op = "conv_transpose2d", .given_ws = workspace}};
-    tt_mem grads[2] = {dinp, dweight};
-    tt_conv_dir dirs[2] = {TT_CONV_DIR_BACKWARD_DATA, TT_CONV_DIR_BACKWARD_WEIGHT};
-    for (int i = 0; i < 2; i++) {
-        if (!grads[i].buffer) continue;
-        algo = TT_CONV_ALGO_AUTO;
-        TT_CHECK(resolve(desc, &s, dirs[i], &ctx, &algo));
-        TT_CHECK(tt_conv_workspace_acquire(be, "conv_transpose2d.workspace", workspace,
-                                           algo_workspace(algo, &s), &ws));
-        TT_CHECK(run_dir(be, algo, dirs[i], grads[i], inp, weight, (tt_mem){0}, dout, &s,
-                         ws.mem));
-        tt_conv_workspace_release(&ws);
-    }
-cleanup:
-    tt_conv_workspace_release(&ws);
+    tt_conv_algo algo;
+    tt_conv_call call = call_of(desc, &s, (tt_conv_io){.inp = inp, .weight = weight, .dout = dout},
+                                workspace);
+    TT_TRY(tt_conv_check_backward(&call, dinp, dweight, dbias));
+    tt_status status = tt_conv_dispatch_backward(be, &call, dinp, dweight, dbias, &algo);
     if (status)
         return tt_error_prefix(status, DESC_FMT " backward (%s)", DESC_ARGS(desc),
                                tt_conv_algo_name(algo));

@@ -6,6 +6,7 @@
 
 #include "core/status.h"
 #include "ops/conv_algo.h"
+#include "ops/device_traits.h"
 
 #define TILES_WG_MAX 256 /* cap of the backward-weight work-group */
 #define TILES_WCIB 2     /* input channels per work-item, backward weight w8 */
@@ -19,7 +20,7 @@ typedef struct tiles_params {
  * output columns of a float16); scalar otherwise (no tiled variant). */
 static int use_w8(const tt_backend *be, const tt_convt_tiles *g)
 {
-    return g->kw == 2 && tt_conv_direct_variant(be) == TT_DIRECT_W8;
+    return g->kw == 2 && tt_device_traits_of(be).w8;
 }
 
 /* Launch parameters from the device's limits; the kernel size is compiled

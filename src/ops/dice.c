@@ -19,8 +19,8 @@ static tt_status check(const char *op, tt_mem logits, tt_mem targets, const tt_l
                             "by zero); use %g",
                             op, (double)smooth, (double)TT_DICE_SMOOTH_DEFAULT);
     size_t total = (size_t)d->n * d->c * d->h * d->w;
-    TT_TRY(tt_loss_check_mem(op, "logits", logits, total * sizeof(float)));
-    return tt_loss_check_mem(op, "targets", targets, total);
+    TT_TRY(tt_mem_check(op, "logits", logits, total * sizeof(float)));
+    return tt_mem_check(op, "targets", targets, total);
 }
 
 /* Per-plane sums into a new workspace: *stats_out is (planes, 2) = (dice,
@@ -62,7 +62,7 @@ tt_status tt_dice_forward(tt_backend *be, tt_mem result, tt_mem logits, tt_mem t
 {
     const char *op = "Dice forward";
     TT_TRY(check(op, logits, targets, d, smooth));
-    TT_TRY(tt_loss_check_mem(op, "result", result, TT_LOSS_VALUE_BYTES));
+    TT_TRY(tt_mem_check(op, "result", result, TT_LOSS_VALUE_BYTES));
     tt_buffer *workspace = NULL;
     tt_mem stats;
     tt_status status = dice_stats(be, result, 1, logits, targets, d, smooth, &workspace, &stats);
@@ -76,7 +76,7 @@ tt_status tt_dice_backward(tt_backend *be, tt_mem dlogits, tt_mem logits, tt_mem
     const char *op = "Dice backward";
     TT_TRY(check(op, logits, targets, d, smooth));
     size_t total = (size_t)d->n * d->c * d->h * d->w;
-    TT_TRY(tt_loss_check_mem(op, "dlogits", dlogits, total * sizeof(float)));
+    TT_TRY(tt_mem_check(op, "dlogits", dlogits, total * sizeof(float)));
     tt_status status = NULL;
     tt_buffer *workspace = NULL;
     tt_mem stats;

@@ -2,14 +2,14 @@
 #include "ops/max_pool2d.h"
 
 #include "core/status.h"
-#include "ops/conv_algo.h"
+#include "ops/device_traits.h"
 
 /* The 2x2 stride-2 pooling of the UNet on a CPU: its own 8-wide kernels
- * (the choice of tt_conv_direct_variant, which tests can override). */
+ * (tt_device_traits, which tests can override). */
 static int use_2x2_w8(const tt_backend *be, const tt_pool2d_desc *d)
 {
     return d->kernel_h == 2 && d->kernel_w == 2 && d->stride_h == 2 && d->stride_w == 2 &&
-           tt_conv_direct_variant(be) == TT_DIRECT_W8;
+           tt_device_traits_of(be).w8;
 }
 
 /* global (ceil(out_w / 8), planes * out_h) in work-groups of one */
@@ -28,10 +28,10 @@ tt_status tt_max_pool2d_forward(tt_backend *be, tt_mem out, tt_mem argmax, tt_me
     int out_h = tt_pool2d_out_h(d), out_w = tt_pool2d_out_w(d), planes = d->batch * d->channels;
     size_t in_count = (size_t)planes * d->height * d->width;
     size_t out_count = (size_t)planes * out_h * out_w;
-    TT_TRY(tt_pool2d_check_mem(op, "out", out, out_count, sizeof(float)));
-    TT_TRY(tt_pool2d_check_mem(op, "inp", inp, in_count, sizeof(float)));
+    TT_TRY(tt_mem_check(op, "out", out, out_count * sizeof(float)));
+    TT_TRY(tt_mem_check(op, "inp", inp, in_count * sizeof(float)));
     int keep = argmax.buffer != NULL;
-    if (keep) TT_TRY(tt_pool2d_check_mem(op, "argmax", argmax, out_count, sizeof(int32_t)));
+    if (keep) TT_TRY(tt_mem_check(op, "argmax", argmax, out_count * sizeof(int32_t)));
     if (use_2x2_w8(be, d))
         return launch_2x2_w8(be, "max_pool2d_forward_2x2_w8", out_w, planes * out_h,
                              TT_ARGS(tt_arg_mem(out), tt_arg_mem(keep ? argmax : out),
@@ -56,10 +56,10 @@ static tt_status backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem argma
     size_t in_count = (size_t)planes * d->height * d->width;
     size_t out_count = (size_t)planes * out_h * out_w;
     int from_input = inp.buffer != NULL;
-    TT_TRY(tt_pool2d_check_mem(op, "dinp", dinp, in_count, sizeof(float)));
-    TT_TRY(tt_pool2d_check_mem(op, "dout", dout, out_count, sizeof(float)));
-    if (from_input) TT_TRY(tt_pool2d_check_mem(op, "inp", inp, in_count, sizeof(float)));
-    else TT_TRY(tt_pool2d_check_mem(op, "argmax", argmax, out_count, sizeof(int32_t)));
+    TT_TRY(tt_mem_check(op, "dinp", dinp, in_count * sizeof(float)));
+    TT_TRY(tt_mem_check(op, "dout", dout, out_count * sizeof(float)));
+    if (from_input) TT_TRY(tt_mem_check(op, "inp", inp, in_count * sizeof(float)));
+    else TT_TRY(tt_mem_check(op, "argmax", argmax, out_count * sizeof(int32_t)));
     if (use_2x2_w8(be, d))
         return launch_2x2_w8(be, "max_pool2d_backward_2x2_w8", out_w, planes * out_h,
                              TT_ARGS(tt_arg_mem(dinp), tt_arg_mem(dout),

@@ -5,10 +5,9 @@
 #include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "core/status.h"
+#include "ops/device_traits.h"
 
 const char *const tt_norm_kind_names[TT_NORM_KIND_COUNT] = {
     [TT_NORM_NONE] = "none",
@@ -123,19 +122,9 @@ size_t tt_norm_saved_floats(const tt_norm_layout *l)
 
 tt_status tt_norm_check_saved(const char *op, tt_mem saved, const tt_norm_layout *l)
 {
-    size_t bytes = tt_norm_saved_floats(l) * sizeof(float);
-    if (!saved.buffer)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "%s: the saved buffer is missing (%zu floats; size it with "
-                            "tt_%s_saved_floats)",
-                            op, bytes / sizeof(float), op);
-    if (saved.offset > saved.buffer->bytes || bytes > saved.buffer->bytes - saved.offset)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "%s: the saved buffer needs %zu floats at byte offset %zu but buffer "
-                            "'%s' has %zu bytes; size it with tt_%s_saved_floats",
-                            op, bytes / sizeof(float), saved.offset, saved.buffer->record.name,
-                            saved.buffer->bytes, op);
-    return NULL;
+    char what[64];
+    snprintf(what, sizeof what, "saved (size it with tt_%s_saved_floats)", op);
+    return tt_mem_check(op, what, saved, tt_norm_saved_floats(l) * sizeof(float));
 }
 
 tt_mem tt_norm_saved_mean(tt_mem saved) { return saved; }
@@ -150,22 +139,13 @@ tt_mem tt_norm_saved_scratch(tt_mem saved, const tt_norm_layout *l)
     return tt_mem_f32(saved, 2 * (size_t)l->stat_count);
 }
 
-/* How a plane's vectors are shared (opencl/norm.cl): contiguous runs on
- * CPUs, interleaved elsewhere; $TT_NORM_INTERLEAVE=0|1 overrides (tests). */
-static int interleave(const tt_backend *be)
-{
-    const char *env = getenv("TT_NORM_INTERLEAVE");
-    if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) return env[0] == '1';
-    return strcmp(be->device.type, "CPU") != 0;
-}
-
 /* A launch over the grid (chunks, planes).  On CPUs each work-item is a
  * work-group: its loop is explicit float8 code, which PoCL's vectorising
  * across work-items would only get in the way of. */
 static tt_status launch_planes(tt_backend *be, const char *kernel, const tt_norm_layout *l,
                                int arg_count, const tt_arg *args)
 {
-    int inter = interleave(be);
+    int inter = tt_device_traits_of(be).norm_interleave;
     size_t global[2] = {(size_t)l->chunks, (size_t)l->batch * (size_t)l->channels};
     size_t one[2] = {1, 1};
     return tt_launch_kernel(be, "norm", kernel, inter ? "-DNORM_INTERLEAVE=1" : NULL, 2, global,

@@ -28,18 +28,3 @@ tt_status tt_pool2d_check(const char *op, const tt_pool2d_desc *d)
                             op, d->batch, d->channels, d->height, d->width, INT_MAX);
     return NULL;
 }
-
-tt_status tt_pool2d_check_mem(const char *op, const char *what, tt_mem mem, size_t count,
-                              size_t elem_bytes)
-{
-    size_t bytes = count * elem_bytes;
-    if (!mem.buffer)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: %s is a NULL buffer", op, what);
-    if (mem.offset > mem.buffer->bytes || bytes > mem.buffer->bytes - mem.offset)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "%s: %s of %zu bytes at byte offset %zu overruns buffer '%s' of %zu "
-                            "bytes; allocate it for the whole tensor",
-                            op, what, bytes, mem.offset, mem.buffer->record.name,
-                            mem.buffer->bytes);
-    return NULL;
-}

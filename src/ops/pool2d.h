@@ -38,9 +38,5 @@ static inline int tt_pool2d_out_w(const tt_pool2d_desc *d)
  * sizes, a window that fits the image, and element counts that fit one
  * launch.  The message names the op and the shape and says what to do. */
 tt_status tt_pool2d_check(const char *op, const tt_pool2d_desc *desc);
-/* `count` elements of `elem_bytes` at `mem` lie inside its buffer; `what`
- * names the argument in the message. */
-tt_status tt_pool2d_check_mem(const char *op, const char *what, tt_mem mem, size_t count,
-                              size_t elem_bytes);
 
 #endif

@@ -128,16 +128,3 @@ cleanup:
     tt_buffer_free(partial);
     return status;
 }
-
-tt_status tt_loss_check_mem(const char *op, const char *what, tt_mem mem, size_t bytes)
-{
-    if (!mem.buffer)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: %s is a NULL buffer", op, what);
-    if (mem.offset > mem.buffer->bytes || mem.buffer->bytes - mem.offset < bytes)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "%s: %s needs %zu bytes but buffer '%s' has %zu after offset %zu", op,
-                            what, bytes, mem.buffer->record.name,
-                            mem.offset > mem.buffer->bytes ? 0 : mem.buffer->bytes - mem.offset,
-                            mem.offset);
-    return NULL;
-}

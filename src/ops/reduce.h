@@ -69,10 +69,6 @@ static inline tt_loss_desc tt_loss_desc_make(int n, int c, int h, int w)
  * >= 1, n*c*h*w fits an int, and ignore is -1 or in [0, 255]. */
 tt_status tt_loss_check(const char *op, const tt_loss_desc *desc);
 
-/* TT_ERR_INVALID_ARGUMENT naming `op` and `what` unless mem has a buffer
- * with at least `bytes` bytes after its offset. */
-tt_status tt_loss_check_mem(const char *op, const char *what, tt_mem mem, size_t bytes);
-
 /* ---- shared by the reduction kernels (losses included) ------------------- */
 
 /* Most work-groups a stage-1 reduction launches. */

@@ -10,8 +10,8 @@ static tt_status check(const char *op, tt_mem logits, tt_mem labels, const tt_lo
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "%s: %d classes do not fit uint8 labels (at most 256)", op, d->c);
     size_t pixels = (size_t)d->n * d->h * d->w;
-    TT_TRY(tt_loss_check_mem(op, "logits", logits, pixels * d->c * sizeof(float)));
-    return tt_loss_check_mem(op, "labels", labels, pixels);
+    TT_TRY(tt_mem_check(op, "logits", logits, pixels * d->c * sizeof(float)));
+    return tt_mem_check(op, "labels", labels, pixels);
 }
 
 tt_status tt_softmax_ce_forward(tt_backend *be, tt_mem result, tt_mem logits, tt_mem labels,
@@ -19,7 +19,7 @@ tt_status tt_softmax_ce_forward(tt_backend *be, tt_mem result, tt_mem logits, tt
 {
     const char *op = "softmax cross-entropy forward";
     TT_TRY(check(op, logits, labels, d));
-    TT_TRY(tt_loss_check_mem(op, "result", result, TT_LOSS_VALUE_BYTES));
+    TT_TRY(tt_mem_check(op, "result", result, TT_LOSS_VALUE_BYTES));
     tt_arg extra[] = {tt_arg_mem(logits), tt_arg_mem(labels), tt_arg_i32(d->n),
                       tt_arg_i32(d->c), tt_arg_i32(d->h * d->w), tt_arg_i32(d->ignore)};
     return tt_loss_reduce(be, result, "softmax_ce_forward", (size_t)d->n * d->h * d->w,
@@ -31,7 +31,7 @@ tt_status tt_softmax_ce_backward(tt_backend *be, tt_mem dlogits, tt_mem logits, 
 {
     const char *op = "softmax cross-entropy backward";
     TT_TRY(check(op, logits, labels, d));
-    TT_TRY(tt_loss_check_mem(op, "dlogits", dlogits,
+    TT_TRY(tt_mem_check(op, "dlogits", dlogits,
                              (size_t)d->n * d->c * d->h * d->w * sizeof(float)));
     char options[32];
     tt_reduce_options(be, options, sizeof options); /* same program as the forward */

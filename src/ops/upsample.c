@@ -1,8 +1,6 @@
 /* Bilinear x2 upsampling (see upsample.h): host side of opencl/upsample.cl. */
 #include "ops/upsample.h"
 
-#include <limits.h>
-
 #include "core/status.h"
 
 static tt_status check_desc(const char *op, const tt_upsample_desc *d)
@@ -11,26 +9,7 @@ static tt_status check_desc(const char *op, const tt_upsample_desc *d)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "%s: input (%d, %d, %d, %d): every size must be positive", op,
                             d->batch, d->channels, d->height, d->width);
-    if ((long long)d->batch * d->channels * d->height * d->width * 4 > INT_MAX)
-        return tt_error_new(TT_ERR_UNSUPPORTED,
-                            "%s: output (%d, %d, %d, %d) has more elements than one launch "
-                            "indexes (%d); use a smaller micro-batch or tile",
-                            op, d->batch, d->channels, 2 * d->height, 2 * d->width, INT_MAX);
-    return NULL;
-}
-
-/* n floats at `mem` lie inside its buffer. */
-static tt_status check_span(const char *op, const char *what, tt_mem mem, size_t n)
-{
-    size_t bytes = n * sizeof(float);
-    if (!mem.buffer)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: %s is a NULL buffer", op, what);
-    if (mem.offset > mem.buffer->bytes || bytes > mem.buffer->bytes - mem.offset)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "%s: %s of %zu floats at byte offset %zu overruns buffer '%s' of "
-                            "%zu bytes; allocate it for the whole tensor",
-                            op, what, n, mem.offset, mem.buffer->record.name, mem.buffer->bytes);
-    return NULL;
+    return tt_launch_check_count(op, 4 * (size_t)d->batch * d->channels * d->height * d->width);
 }
 
 tt_status tt_upsample_bilinear2x_forward(tt_backend *be, tt_mem out, tt_mem inp,
@@ -40,8 +19,8 @@ tt_status tt_upsample_bilinear2x_forward(tt_backend *be, tt_mem out, tt_mem inp,
     TT_TRY(check_desc(op, d));
     int planes = d->batch * d->channels;
     size_t in_count = (size_t)planes * d->height * d->width;
-    TT_TRY(check_span(op, "out", out, 4 * in_count));
-    TT_TRY(check_span(op, "inp", inp, in_count));
+    TT_TRY(tt_mem_check(op, "out", out, (4 * in_count) * sizeof(float)));
+    TT_TRY(tt_mem_check(op, "inp", inp, in_count * sizeof(float)));
     return TT_LAUNCH_1D(be, "upsample", "upsample_bilinear2x_forward", 4 * in_count,
                         tt_arg_mem(out), tt_arg_mem(inp), tt_arg_i32(planes),
                         tt_arg_i32(d->height), tt_arg_i32(d->width));
@@ -55,8 +34,8 @@ tt_status tt_upsample_bilinear2x_backward(tt_backend *be, tt_mem dinp, tt_mem do
     if (!dinp.buffer) return NULL; /* gradient not wanted */
     int planes = d->batch * d->channels;
     size_t in_count = (size_t)planes * d->height * d->width;
-    TT_TRY(check_span(op, "dinp", dinp, in_count));
-    TT_TRY(check_span(op, "dout", dout, 4 * in_count));
+    TT_TRY(tt_mem_check(op, "dinp", dinp, in_count * sizeof(float)));
+    TT_TRY(tt_mem_check(op, "dout", dout, (4 * in_count) * sizeof(float)));
     return TT_LAUNCH_1D(be, "upsample", "upsample_bilinear2x_backward", in_count,
                         tt_arg_mem(dinp), tt_arg_mem(dout), tt_arg_i32(planes),
                         tt_arg_i32(d->height), tt_arg_i32(d->width));

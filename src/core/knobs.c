@@ -1,0 +1,123 @@
+/* The table of TT_* environment variables, read once (see knobs.h). */
+#include "core/knobs.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
+    [TT_KNOB_DEVICE] = {"TT_DEVICE", TT_KNOB_USER, "src/backend/opencl/cl_device.c",
+                        "a device index or part of its name, vendor or platform",
+                        "The device to run on when no --device is given (default: the first "
+                        "GPU, else the first device)."},
+    [TT_KNOB_KERNEL_DIR] = {"TT_KERNEL_DIR", TT_KNOB_USER, "src/backend/opencl/cl_program.c",
+                            "a folder holding <program>.cl files (e.g. opencl/)",
+                            "Loads the kernels from this folder instead of the copies built "
+                            "into the library, for kernel development."},
+    [TT_KNOB_CACHE_DIR] = {"TT_CACHE_DIR", TT_KNOB_USER,
+                           "src/backend/opencl/cl_backend.c, src/backend/opencl/cl_tune.c, "
+                           "src/ops/conv_autotune.c",
+                           "a folder (default: under $XDG_CACHE_HOME/tiletrain, else "
+                           "~/.cache/tiletrain)",
+                           "Where built kernel programs, CLBlast tuning files and the "
+                           "convolution find-db are kept."},
+    [TT_KNOB_DATA_CACHE_DIR] = {"TT_DATA_CACHE_DIR", TT_KNOB_USER, "src/data/tilecache.c",
+                                "a folder (default $XDG_CACHE_HOME/tiletrain/tiles, else "
+                                "~/.cache/tiletrain/tiles)",
+                                "Where the tile cache keeps decoded images, unless the run "
+                                "names a folder."},
+    [TT_KNOB_NO_TUNING] = {"TT_NO_TUNING", TT_KNOB_USER, "src/backend/opencl/cl_tune.c",
+                           "set and not 0",
+                           "Runs CLBlast with its own parameters: the device's tuning file "
+                           "(tiletrain tune) is not applied."},
+    [TT_KNOB_CONV_ALGO] = {"TT_CONV_ALGO", TT_KNOB_USER, "src/ops/conv_autotune.c",
+                           "auto, im2col_gemm, direct, winograd or fft",
+                           "The convolution algorithm of every layer that does not name one, "
+                           "as --algo (which wins); an unknown name is warned about and "
+                           "ignored."},
+    [TT_KNOB_POISON_ACTIVATIONS] = {"TT_POISON_ACTIVATIONS", TT_KNOB_DEBUG, "src/model/unet.c",
+                                    "set (NaN), or a number",
+                                    "Fills the activation arena with this value before each "
+                                    "forward, so that a read of memory no launch wrote shows."},
+    [TT_KNOB_PLAN_DUMP] = {"TT_PLAN_DUMP", TT_KNOB_DEBUG, "src/model/unet_memory.c", "set",
+                           "Prints the memory plan's timeline (each buffer's bytes and "
+                           "lifetime) to stderr when a model plans its activations."},
+    [TT_KNOB_CONV_DIRECT_VARIANT] = {"TT_CONV_DIRECT_VARIANT", TT_KNOB_TEST,
+                                     "src/ops/device_traits.c", "scalar, tiled or w8",
+                                     "The kernel variant of DIRECT convolutions and of the "
+                                     "ops that follow it (fill, bias gradient, max pool), "
+                                     "instead of the device type's."},
+    [TT_KNOB_NORM_INTERLEAVE] = {"TT_NORM_INTERLEAVE", TT_KNOB_TEST, "src/ops/device_traits.c",
+                                 "0 or 1",
+                                 "How the normalisation kernels share a plane: 1 interleaved "
+                                 "(as on GPUs), 0 in contiguous runs (as on CPUs)."},
+    [TT_KNOB_K3_STAGED] = {"TT_K3_STAGED", TT_KNOB_TEST, "src/ops/conv_direct.c", "0 or 1",
+                           "Whether the 3x3 w8 forward reads its input through a staged tile "
+                           "in local memory, instead of by plane size."},
+    [TT_KNOB_K3_PADDED] = {"TT_K3_PADDED", TT_KNOB_TEST, "src/ops/conv_direct.c", "0 or 1",
+                           "Whether the 3x3 w8 forward and input gradient read a padded copy "
+                           "of their input, instead of by plane width."},
+    [TT_KNOB_K3W_PADDED] = {"TT_K3W_PADDED", TT_KNOB_TEST, "src/ops/conv_direct.c", "0 or 1",
+                            "Whether the 3x3 w8 weight gradient reads a padded copy of its "
+                            "input, instead of by plane width."},
+    [TT_KNOB_CONV_K3W_BANDS] = {"TT_CONV_K3W_BANDS", TT_KNOB_TEST, "src/ops/conv_direct.c",
+                                "BYTES,FLOATS",
+                                "The 3x3 w8 weight gradient's band size in bytes and its cap "
+                                "on partial sums in floats, instead of the built-in ones."},
+};
+
+const char *tt_knob_kind_name(tt_knob_kind kind)
+{
+    return kind == TT_KNOB_USER    ? "user setting"
+           : kind == TT_KNOB_DEBUG ? "debugging"
+                                   : "test knob";
+}
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static char *values[TT_KNOB_COUNT]; /* copies; NULL: unset */
+
+static void load(void)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < TT_KNOB_COUNT; i++) {
+        free(values[i]);
+        const char *v = getenv(tt_knob_table[i].name);
+        values[i] = v ? strdup(v) : NULL; /* out of memory reads as unset */
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void tt_knobs_reload(void)
+{
+    pthread_once(&once, load);
+    load();
+}
+
+const char *tt_knob_str(tt_knob_id id)
+{
+    pthread_once(&once, load);
+    return (unsigned)id < TT_KNOB_COUNT ? values[id] : NULL;
+}
+
+int tt_knob_set(tt_knob_id id)
+{
+    const char *v = tt_knob_str(id);
+    return v && *v;
+}
+
+int tt_knob_flag(tt_knob_id id, int fallback)
+{
+    const char *v = tt_knob_str(id);
+    if (v && strcmp(v, "0") == 0) return 0;
+    if (v && strcmp(v, "1") == 0) return 1;
+    return fallback;
+}
+
+int tt_knob_choice(tt_knob_id id, const char *const *choices, int count, int fallback)
+{
+    const char *v = tt_knob_str(id);
+    for (int i = 0; v && i < count; i++)
+        if (strcmp(v, choices[i]) == 0) return i;
+    return fallback;
+}

@@ -1,0 +1,23 @@
+/* The kernel variants for a device (see device_traits.h). */
+#include "ops/device_traits.h"
+
+#include <string.h>
+
+#include "core/knobs.h"
+
+tt_device_traits tt_device_traits_of(const tt_backend *be)
+{
+    const char *type = be->device.type;
+    int gpu = strcmp(type, "GPU") == 0, cpu = strcmp(type, "CPU") == 0;
+    tt_device_traits t = {
+        .direct = gpu ? TT_KERNEL_TILED : cpu ? TT_KERNEL_W8 : TT_KERNEL_SCALAR,
+        .norm_interleave = !cpu,
+    };
+    static const char *const variants[] = {
+        [TT_KERNEL_SCALAR] = "scalar", [TT_KERNEL_TILED] = "tiled", [TT_KERNEL_W8] = "w8"};
+    t.direct = (tt_kernel_variant)tt_knob_choice(TT_KNOB_CONV_DIRECT_VARIANT, variants, 3,
+                                                 (int)t.direct);
+    t.norm_interleave = tt_knob_flag(TT_KNOB_NORM_INTERLEAVE, t.norm_interleave);
+    t.w8 = t.direct == TT_KERNEL_W8;
+    return t;
+}

@@ -1,0 +1,36 @@
+/*
+ * Which kernel variants the ops launch on a device.  This is the one place
+ * that looks at the device's type (tt_device_info.type), so that no op
+ * compares type strings: GPUs get local-memory tiles and interleaved
+ * sharing, CPUs (PoCL) explicit 8-wide vector code with a long run per
+ * work-item, other devices the scalar kernels.  Test knobs override the
+ * choice ($TT_CONV_DIRECT_VARIANT, $TT_NORM_INTERLEAVE).
+ */
+#ifndef TT_OPS_DEVICE_TRAITS_H
+#define TT_OPS_DEVICE_TRAITS_H
+
+#include "backend/backend.h"
+
+typedef enum tt_kernel_variant {
+    TT_KERNEL_SCALAR,  /* one element (or column) per work-item */
+    TT_KERNEL_TILED,   /* work-groups staging tiles in local memory (GPUs) */
+    TT_KERNEL_W8       /* explicit float8 code, a work-item each (CPUs) */
+} tt_kernel_variant;
+
+typedef struct tt_device_traits {
+    /* DIRECT convolutions (conv_direct.c, convt_tiles.c); a kernel family
+     * without the variant for a shape falls back to scalar.
+     * $TT_CONV_DIRECT_VARIANT=scalar|tiled|w8 overrides. */
+    tt_kernel_variant direct;
+    /* direct == TT_KERNEL_W8: fill, the bias gradient, 2x2 max pooling
+     * and the up-convolution tiles run their float8 kernels too. */
+    int w8;
+    /* norm.cl shares a plane's vectors interleaved across work-items (not
+     * in contiguous runs, as on CPUs); $TT_NORM_INTERLEAVE=0|1 overrides. */
+    int norm_interleave;
+} tt_device_traits;
+
+/* The traits of `be`'s device, with the test knobs applied. */
+tt_device_traits tt_device_traits_of(const tt_backend *be);
+
+#endif
