@@ -35,11 +35,11 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                            "The convolution algorithm of every layer that does not name one, "
                            "as --algo (which wins); an unknown name is warned about and "
                            "ignored."},
-    [TT_KNOB_POISON_ACTIVATIONS] = {"TT_POISON_ACTIVATIONS", TT_KNOB_DEBUG, "src/model/unet.c",
+    [TT_KNOB_POISON_ACTIVATIONS] = {"TT_POISON_ACTIVATIONS", TT_KNOB_DEBUG, "src/model/unet_build.c",
                                     "set (NaN), or a number",
                                     "Fills the activation arena with this value before each "
                                     "forward, so that a read of memory no launch wrote shows."},
-    [TT_KNOB_PLAN_DUMP] = {"TT_PLAN_DUMP", TT_KNOB_DEBUG, "src/model/unet_memory.c", "set",
+    [TT_KNOB_PLAN_DUMP] = {"TT_PLAN_DUMP", TT_KNOB_DEBUG, "src/model/arena_plan.c", "set",
                            "Prints the memory plan's timeline (each buffer's bytes and "
                            "lifetime) to stderr when a model plans its activations."},
     [TT_KNOB_CONV_DIRECT_VARIANT] = {"TT_CONV_DIRECT_VARIANT", TT_KNOB_TEST,

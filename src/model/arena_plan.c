@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/knobs.h"
 #include "core/status.h"
 
 void tt_arena_plan_add(tt_arena_plan *p, const char *name, size_t bytes, tt_mem *dest)
@@ -104,7 +105,7 @@ static tt_status record_lives(tt_arena_plan *p, tt_backend *be, tt_arena_step_fn
     if (t.stray)
         return tt_error_new(TT_ERR_INTERNAL, "memory plan: an operation touched offset %zu, "
                             "which no planned tensor holds", t.stray - 1);
-    if (getenv("TT_PLAN_DUMP")) dump(p, t.step);
+    if (tt_knob_set(TT_KNOB_PLAN_DUMP)) dump(p, t.step);
     return NULL;
 }
 

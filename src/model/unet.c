@@ -3,6 +3,8 @@
  * encoder blocks with max-pooling, a bottleneck, decoder blocks fed by a
  * 2x2 stride-2 up-convolution concatenated with the skip, and a 1x1 head.
  *
+ * Building the model (blocks, parameters, the arena) is unet_build.c.
+ *
  * Memory: every activation has a place in the planned arena (unet_memory.c
  * names the tensors); when each lives is taken from one run of these
  * passes on a recording dry backend, so the plan follows whatever order
@@ -41,7 +43,7 @@ tt_mem tt_unet_grad(const tt_unet *u, int index)
     return tt_mem_f32(tt_mem_of(u->grad_buffer), u->params.params[index].offset);
 }
 
-static int param_index(const tt_unet *u, const char *prefix, const char *suffix)
+int tt_unet_param_index(const tt_unet *u, const char *prefix, const char *suffix)
 {
     char name[64];
     snprintf(name, sizeof name, "%s.%s", prefix, suffix);
@@ -72,34 +74,6 @@ static tt_conv2d_desc head_desc(const tt_unet *u, int batch)
 }
 
 /* ---- one block ------------------------------------------------------------ */
-
-static void block_init(tt_unet *u, tt_unet_block *b, const char *name, int cin, int c, int h, int w)
-{
-    snprintf(b->name, sizeof b->name, "%s", name);
-    b->in_channels = cin;
-    b->channels = c;
-    b->height = h;
-    b->width = w;
-    char p1[48], p2[48];
-    snprintf(p1, sizeof p1, "%s.conv1", name);
-    snprintf(p2, sizeof p2, "%s.conv2", name);
-    b->conv1_w = param_index(u, p1, "weight"), b->conv1_b = param_index(u, p1, "bias");
-    b->conv2_w = param_index(u, p2, "weight"), b->conv2_b = param_index(u, p2, "bias");
-    snprintf(p1, sizeof p1, "%s.norm1", name);
-    snprintf(p2, sizeof p2, "%s.norm2", name);
-    b->norm1_w = param_index(u, p1, "weight"), b->norm1_b = param_index(u, p1, "bias");
-    b->norm2_w = param_index(u, p2, "weight"), b->norm2_b = param_index(u, p2, "bias");
-    b->norm1_rm = param_index(u, p1, "running_mean"), b->norm1_rv = param_index(u, p1, "running_var");
-    b->norm2_rm = param_index(u, p2, "running_mean"), b->norm2_rv = param_index(u, p2, "running_var");
-
-    tt_norm_kind norm = u->config.norm;
-    if (norm == TT_NORM_BATCH) {
-        b->bn1 = (tt_batch_norm_state){tt_unet_param(u, b->norm1_w), tt_unet_param(u, b->norm1_b),
-                                       tt_unet_param(u, b->norm1_rm), tt_unet_param(u, b->norm1_rv), 0};
-        b->bn2 = (tt_batch_norm_state){tt_unet_param(u, b->norm2_w), tt_unet_param(u, b->norm2_b),
-                                       tt_unet_param(u, b->norm2_rm), tt_unet_param(u, b->norm2_rv), 0};
-    }
-}
 
 /* The block's norms are each followed by a ReLU, fused into them: the
  * forward writes relu(norm(conv)), the backward takes d act and finds the
@@ -240,7 +214,7 @@ static up_conv up_conv_of(const tt_unet *u, int i, int n)
     char prefix[32];
     snprintf(prefix, sizeof prefix, "up.%d", i);
     return (up_conv){i + 1 < c->depth ? u->dec[i + 1].fwd.act2 : u->bottleneck.fwd.act2,
-                     param_index(u, prefix, "weight"), param_index(u, prefix, "bias"),
+                     tt_unet_param_index(u, prefix, "weight"), tt_unet_param_index(u, prefix, "bias"),
                      upconv(u, n, 2 * ch, ch, (u->height >> i) / 2, (u->width >> i) / 2)};
 }
 
@@ -395,46 +369,6 @@ static tt_status skip_again(tt_unet *u, int i, int n)
     return block_forward(u, e, &e->again, e->again.input, n, 1);
 }
 
-/* ---- the whole model ------------------------------------------------------ */
-
-/* Names, sizes and parameter indices of every block; memory comes later. */
-static tt_status init_blocks(tt_unet *u)
-{
-    const tt_unet_config *c = &u->config;
-    char name[24];
-    int cin = c->in_channels;
-    for (int i = 0; i < c->depth; i++) {
-        snprintf(name, sizeof name, "enc.%d", i);
-        block_init(u, &u->enc[i], name, cin, tt_unet_channels(c, i), u->height >> i, u->width >> i);
-        u->enc[i].level = i;
-        cin = tt_unet_channels(c, i);
-    }
-    block_init(u, &u->bottleneck, "bottleneck", cin, tt_unet_channels(c, c->depth),
-               u->height >> c->depth, u->width >> c->depth);
-    u->bottleneck.level = c->depth;
-    for (int i = 0; i < c->depth; i++) {
-        int ch = tt_unet_channels(c, i);
-        snprintf(name, sizeof name, "dec.%d", i);
-        block_init(u, &u->dec[i], name, 2 * ch, ch, u->height >> i, u->width >> i);
-        u->dec[i].level = i;
-    }
-    /* With checkpointing, dec.0's backward is the step's memory peak: it
-     * runs in two rooms and pays one more conv1 (lean_backward) */
-    u->dec[0].lean = c->checkpointing && c->norm != TT_NORM_NONE;
-    /* Checkpointing recomputes every block in backward.  enc.0 always is:
-     * its input is the image, kept anyway, so remaking it costs its two
-     * convolutions (the first from 3 channels) and keeps two level-0
-     * tensors out of the whole step. */
-    for (int i = 0; i < c->depth; i++) u->enc[i].recompute = u->dec[i].recompute = c->checkpointing;
-    u->bottleneck.recompute = c->checkpointing;
-    u->enc[0].recompute = 1;
-    /* The deepest encoder's set made again for dec's skip is kept for its
-     * own backward, a quarter of level 1's size: keeping level 1's too
-     * raised the step's peak (dec.1's backward) by 13%. */
-    if (c->depth > 1) u->enc[c->depth - 1].keeps_again = c->checkpointing;
-    return NULL;
-}
-
 static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
 
 static size_t block_workspace(const tt_unet *u, const tt_unet_block *b)
@@ -461,101 +395,6 @@ size_t tt_unet_workspace_bytes(const tt_unet *u)
     }
     tt_conv2d_desc hd = head_desc(u, u->capacity);
     return max_size(ws, tt_conv2d_workspace_bytes_on(u->be, &hd));
-}
-
-tt_status tt_unet_create(tt_backend *be, const tt_unet_config *config, int capacity, int height,
-                         int width, uint64_t seed, tt_unet **out)
-{
-    *out = NULL;
-    TT_TRY(tt_unet_config_check(config));
-    if (config->depth > TT_UNET_MAX_DEPTH)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "UNet depth %d: at most %d", config->depth,
-                            TT_UNET_MAX_DEPTH);
-    int multiple = 1 << config->depth;
-    if (capacity < 1 || height < multiple || width < multiple || height % multiple ||
-        width % multiple)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "UNet of depth %d needs a tile whose height and width are multiples "
-                            "of %d (got %dx%d) and a micro-batch >= 1 (got %d); try --tile %dx%d",
-                            config->depth, multiple, height, width, capacity,
-                            (height + multiple - 1) / multiple * multiple,
-                            (width + multiple - 1) / multiple * multiple);
-    tt_unet *u = calloc(1, sizeof *u);
-    if (!u) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "UNet: out of host memory");
-    u->be = be;
-    u->config = *config;
-    u->conv_algo = config->algo;
-    u->capacity = capacity;
-    u->height = height;
-    u->width = width;
-    tt_status status = NULL;
-    float *host = NULL, *state = NULL;
-    TT_CHECK(tt_unet_params(config, &u->params));
-    TT_CHECK(tt_buffer_alloc(be, u->params.trainable_floats * sizeof(float), TT_MEM_PARAMETERS,
-                             "parameters", &u->param_buffer));
-    TT_CHECK(tt_buffer_alloc(be, u->params.trainable_floats * sizeof(float), TT_MEM_GRADIENTS,
-                             "gradients", &u->grad_buffer));
-    if (u->params.state_floats)
-        TT_CHECK(tt_buffer_alloc(be, u->params.state_floats * sizeof(float), TT_MEM_PARAMETERS,
-                                 "running statistics", &u->state_buffer));
-    const char *poison = getenv("TT_POISON_ACTIVATIONS");
-    u->poison = poison != NULL;
-    u->poison_value = poison && *poison ? strtof(poison, NULL) : NAN;
-    TT_CHECK(init_blocks(u));
-    TT_CHECK(tt_unet_allocate(u));
-    host = malloc(u->params.trainable_floats * sizeof *host);
-    state = malloc((u->params.state_floats + 1) * sizeof *state);
-    if (!host || !state) {
-        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "UNet: out of host memory");
-        goto cleanup;
-    }
-    tt_params_init(&u->params, seed, host, state);
-    TT_CHECK(tt_unet_set_params(u, host, state));
-    TT_CHECK(tt_unet_zero_grads(u));
-    *out = u;
-cleanup:
-    free(host);
-    free(state);
-    if (status) tt_unet_destroy(u);
-    return status;
-}
-
-void tt_unet_destroy(tt_unet *u)
-{
-    if (!u) return;
-    free(u->model.counters); /* the head's, when bound (unet_model.c) */
-    for (int i = 0; i < u->act_count; i++) tt_buffer_free(u->act_buffers[i]);
-    free(u->act_buffers);
-    tt_buffer_free(u->input_buffer);
-    tt_buffer_free(u->param_buffer);
-    tt_buffer_free(u->grad_buffer);
-    tt_buffer_free(u->state_buffer);
-    tt_buffer_free(u->workspace_buffer);
-    tt_buffer_free(u->wsplit_buffer);
-    tt_params_free(&u->params);
-    free(u);
-}
-
-tt_status tt_unet_get_params(tt_unet *u, float *trainable, float *state)
-{
-    if (trainable)
-        TT_TRY(tt_read(u->be, trainable, tt_mem_of(u->param_buffer),
-                       u->params.trainable_floats * sizeof(float)));
-    if (state && u->state_buffer)
-        TT_TRY(tt_read(u->be, state, tt_mem_of(u->state_buffer),
-                       u->params.state_floats * sizeof(float)));
-    return NULL;
-}
-
-tt_status tt_unet_set_params(tt_unet *u, const float *trainable, const float *state)
-{
-    if (trainable)
-        TT_TRY(tt_write(u->be, tt_mem_of(u->param_buffer), trainable,
-                        u->params.trainable_floats * sizeof(float)));
-    if (state && u->state_buffer)
-        TT_TRY(tt_write(u->be, tt_mem_of(u->state_buffer), state,
-                        u->params.state_floats * sizeof(float)));
-    return NULL;
 }
 
 tt_status tt_unet_zero_grads(tt_unet *u)
@@ -589,8 +428,8 @@ tt_status tt_unet_forward(tt_unet *u, int n, int training)
     }
     tt_conv2d_desc hd = head_desc(u, n);
     return tt_conv2d_forward(u->be, u->logits, u->dec[0].fwd.act2,
-                             tt_unet_param(u, param_index(u, "head", "weight")),
-                             tt_unet_param(u, param_index(u, "head", "bias")), &hd, workspace(u));
+                             tt_unet_param(u, tt_unet_param_index(u, "head", "weight")),
+                             tt_unet_param(u, tt_unet_param_index(u, "head", "bias")), &hd, workspace(u));
 }
 
 tt_status tt_unet_backward(tt_unet *u)
@@ -604,7 +443,7 @@ tt_status tt_unet_backward(tt_unet *u)
     /* head: dlevel = d dec.0 output */
     size_t level0 = (size_t)n * tt_unet_channels(c, 0) * u->height * u->width;
     tt_conv2d_desc hd = head_desc(u, n);
-    int hw = param_index(u, "head", "weight"), hb = param_index(u, "head", "bias");
+    int hw = tt_unet_param_index(u, "head", "weight"), hb = tt_unet_param_index(u, "head", "bias");
     TT_TRY(tt_conv2d_backward(u->be, NONE, tt_unet_grad(u, hw), tt_unet_grad(u, hb), u->dlogits,
                               u->dec[0].fwd.act2, NONE, &hd, workspace(u)));
     /* dec.0's output is read: dlevel may take its bytes */

@@ -123,6 +123,8 @@ static inline tt_unet *tt_unet_of(tt_model *model) { return (tt_unet *)model; }
 tt_unet_config tt_unet_config_of(const tt_model_spec *spec);
 tt_model_spec tt_unet_spec_of(const tt_unet_config *config);
 
+/* The index in unet->params of "<prefix>.<suffix>", -1 when there is none. */
+int tt_unet_param_index(const tt_unet *unet, const char *prefix, const char *suffix);
 /* The device place of a named tensor: trainable ones in the parameter
  * arena, running statistics in the state arena. */
 tt_mem tt_unet_param(const tt_unet *unet, int index);
