@@ -93,9 +93,35 @@ static void test_bad_selector(void)
     tt_status_free(s);
 
     tt_backend *be = NULL;
-    s = tt_backend_create_opencl("no-such-device-zz9", &be);
+    s = tt_backend_create(
+        &(tt_backend_request){.kind = TT_BACKEND_OPENCL, .device = "no-such-device-zz9"}, &be);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_NO_DEVICE);
     CU_ASSERT_PTR_NULL(be);
+    tt_status_free(s);
+}
+
+static void test_backend_factory(void)
+{
+    tt_backend_kind kind = TT_BACKEND_OPENCL;
+    TH_OK(tt_backend_kind_parse("DRY", &kind));
+    CU_ASSERT_EQUAL(kind, TT_BACKEND_DRY);
+    CU_ASSERT_STRING_EQUAL(tt_backend_kind_name(TT_BACKEND_OPENCL), "opencl");
+    tt_status s = tt_backend_kind_parse("cuda", &kind);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
+    CU_ASSERT(strstr(tt_status_message(s), "opencl, dry") != NULL); /* it lists the kinds */
+    tt_status_free(s);
+
+    /* a dry backend with no model device behaves like the selected one */
+    tt_backend *dry = NULL;
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY}, &dry));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dry);
+    CU_ASSERT(dry->ops->runs_nothing);
+    CU_ASSERT_STRING_EQUAL(dry->device.name, th_backend()->device.name);
+    tt_backend_destroy(dry);
+    dry = (tt_backend *)0x1;
+    s = tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .profiling = 1}, &dry);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
+    CU_ASSERT_PTR_NULL(dry);
     tt_status_free(s);
 }
 
@@ -164,7 +190,7 @@ static void test_program_cache(void)
     setenv("TT_CACHE_DIR", dir, 1);
 
     tt_backend *be = NULL;
-    TH_OK(tt_backend_create_opencl(NULL, &be));
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_OPENCL}, &be));
     tt_buffer *b = NULL;
     TH_OK(tt_buffer_alloc(be, 64 * sizeof(float), TT_MEM_OTHER, "cache.x", &b));
     TH_OK(tt_fill(be, tt_mem_of(b), 1.0f, 64));
@@ -182,7 +208,7 @@ static void test_program_cache(void)
     tt_buffer_free(b);
     tt_backend_destroy(be);
 
-    TH_OK(tt_backend_create_opencl(NULL, &be));
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_OPENCL}, &be));
     TH_OK(tt_buffer_alloc(be, 64 * sizeof(float), TT_MEM_OTHER, "cache.x", &b));
     TH_OK(tt_fill(be, tt_mem_of(b), 5.0f, 64));
     float h[64];
@@ -230,7 +256,7 @@ static void test_kernel_dir_and_build_errors(void)
 
     setenv("TT_KERNEL_DIR", dir, 1);
     tt_backend *be = NULL;
-    TH_OK(tt_backend_create_opencl(NULL, &be));
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_OPENCL}, &be));
     tt_buffer *b = NULL;
     float h[3] = {1, 2, 3};
     TH_OK(tt_buffer_alloc(be, sizeof h, TT_MEM_OTHER, "dev.x", &b));
@@ -360,6 +386,7 @@ int main(void)
         {"device enumeration", test_enumeration},
         {"select by index, name, TT_DEVICE", test_select_by_index_and_name},
         {"bad selector lists the devices", test_bad_selector},
+        {"backend factory: kinds, dry like the selected device", test_backend_factory},
         {"kernel from opencl/ runs, with offsets", test_kernel_runs},
         {"CLBlast GEMM", test_gemm},
         {"program cache: memory and disk", test_program_cache},

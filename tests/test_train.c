@@ -428,7 +428,8 @@ static void test_memory_estimate_and_no_growth(void)
     tt_trainer *t = NULL;
     TH_OK(tt_trainer_create(&o, &t));
     tt_backend *dry = NULL;
-    TH_OK(tt_backend_create_dry(&t->be->device, &dry));
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = &t->be->device},
+                            &dry));
     tt_memstats estimate;
     TH_OK(tt_trainer_memory_probe(dry, &t->opt, &t->model, t->mask_kind, 1, &estimate));
     tt_backend_destroy(dry);

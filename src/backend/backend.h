@@ -190,21 +190,50 @@ struct tt_backend {
     void *impl;
 };
 
-/* Creates the OpenCL backend on the device that `selector` picks (see
- * tt_device_select).  *out is owned by the caller: tt_backend_destroy(). */
-tt_status tt_backend_create_opencl(const char *selector, tt_backend **out);
-/* The same with OpenCL profiling on: every launch's device time is added to
- * backend->profile when the queue is finished (tt_finish). */
-tt_status tt_backend_create_opencl_profiling(const char *selector, tt_backend **out);
+/* ---- creation ---------------------------------------------------------- */
+
+/* The kinds of backend; tt_backend_kind_name() names each. */
+typedef enum tt_backend_kind {
+    TT_BACKEND_OPENCL,
+    TT_BACKEND_DRY,  /* allocates and runs nothing: exact memory estimates */
+    TT_BACKEND_KIND_COUNT
+} tt_backend_kind;
+
+/* What tt_backend_create() should make. */
+typedef struct tt_backend_request {
+    tt_backend_kind kind;
+    const char *device;          /* selector (tt_device_select); NULL or "": the default */
+    int profiling;               /* per-kind device time into backend->profile */
+    const tt_device_info *like;  /* dry: the device it behaves like; NULL: the
+                                    device `device` selects */
+} tt_backend_request;
+
+/* The one way to make a backend.  The OpenCL backend opens the selected
+ * device (with profiling, every launch's device time is added to
+ * backend->profile when the queue is finished by tt_finish).  The dry
+ * backend behaves like `like` (or the selected device) for allocation
+ * limits and accounting but allocates and runs nothing: running the
+ * engine's setup on it gives an exact memory estimate; it takes no
+ * profiling.  *out is owned by the caller: tt_backend_destroy(). */
+tt_status tt_backend_create(const tt_backend_request *request, tt_backend **out);
+/* "opencl", "dry"; "unknown" outside the enum. */
+const char *tt_backend_kind_name(tt_backend_kind kind);
+/* The kind named `name` (case-insensitive); TT_ERR_INVALID_ARGUMENT listing
+ * the kinds there are for any other name. */
+tt_status tt_backend_kind_parse(const char *name, tt_backend_kind *out);
+
 /* Sets the phase tag of later launches (a static string); NULL: "other". */
 static inline void tt_backend_phase(tt_backend *backend, const char *phase)
 {
     backend->phase = phase;
 }
-/* Creates a dry backend that behaves like `device` for allocation limits
- * and accounting but allocates and runs nothing: running the engine's
- * setup on it gives an exact memory estimate (src/backend/dry_backend.c). */
+
+/* Legacy shorthands for tt_backend_create(), kept only until
+ * src/train/trainer.c switches to it; do not add callers. */
+tt_status tt_backend_create_opencl(const char *selector, tt_backend **out);
+tt_status tt_backend_create_opencl_profiling(const char *selector, tt_backend **out);
 tt_status tt_backend_create_dry(const tt_device_info *device, tt_backend **out);
+
 /* Frees every buffer still alive, then the backend.  NULL is allowed. */
 void tt_backend_destroy(tt_backend *backend);
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/backend.h"
+#include "backend/backend_internal.h"
 #include "core/status.h"
 
 static void dry_destroy(tt_backend *backend) { free(backend); }
@@ -82,7 +82,7 @@ static const tt_backend_ops dry_ops = {
     .col2im = dry_columns,
 };
 
-tt_status tt_backend_create_dry(const tt_device_info *device, tt_backend **out)
+tt_status tt_dry_backend_create(const tt_device_info *device, tt_backend **out)
 {
     tt_backend *backend = calloc(1, sizeof *backend);
     if (!backend) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "dry backend: out of host memory");

@@ -268,7 +268,8 @@ tt_status tt_bench_layers(const tt_train_options *t, int json, int compare_openb
     layer layers[2 * (TT_UNET_MAX_DEPTH + 1)];
     int count = layers_of(&c, t->tile[0], t->tile[1], layers);
     tt_backend *be = NULL;
-    TT_TRY(tt_backend_create_opencl(t->device[0] ? t->device : NULL, &be));
+    TT_TRY(tt_backend_create(
+        &(tt_backend_request){.kind = TT_BACKEND_OPENCL, .device = t->device}, &be));
     tt_status status = NULL;
     int progress = !json && isatty(STDERR_FILENO);
     for (int i = 0; i < count; i++) {

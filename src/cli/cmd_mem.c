@@ -100,14 +100,15 @@ static tt_status run(const mem_options *o)
     TT_CHECK(tt_device_select(t->device[0] ? t->device : NULL, &index));
     const tt_device_info *d = &devices[index];
     tt_memstats estimate, measured = {0};
-    TT_CHECK(tt_backend_create_dry(d, &dry));
+    TT_CHECK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = d}, &dry));
     TT_CHECK(tt_trainer_memory_probe(dry, t, &model, kind, planes, &estimate));
     uint64_t rss_base = 0, rss_peak = 0;
     if (o->measure) {
         /* the process's resident memory over the window, as the PyTorch peer
          * (shared/bench/torch_unet.py mem) measures it: on a CPU device the
          * device memory is host memory */
-        TT_CHECK(tt_backend_create_opencl(t->device[0] ? t->device : NULL, &real));
+        TT_CHECK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_OPENCL, .device = t->device},
+                                   &real));
         rss_base = proc_status_bytes("VmRSS");
         TT_CHECK(tt_trainer_memory_probe(real, t, &model, kind, planes, &measured));
         rss_peak = proc_status_bytes("VmHWM");

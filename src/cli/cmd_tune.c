@@ -302,7 +302,8 @@ static tt_status create_untuned_backend(const char *selector, tt_backend **be)
     const char *old = getenv("TT_NO_TUNING");
     char *saved = old ? strdup(old) : NULL;
     setenv("TT_NO_TUNING", "1", 1);
-    tt_status status = tt_backend_create_opencl(selector, be);
+    tt_status status = tt_backend_create(
+        &(tt_backend_request){.kind = TT_BACKEND_OPENCL, .device = selector}, be);
     if (saved) setenv("TT_NO_TUNING", saved, 1);
     else unsetenv("TT_NO_TUNING");
     free(saved);

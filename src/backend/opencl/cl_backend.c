@@ -5,6 +5,7 @@
 
 #include <clblast_c.h>
 
+#include "backend/backend_internal.h"
 #include "backend/opencl/cl_internal.h"
 #include "backend/opencl/cl_tune.h"
 #include "core/status.h"
@@ -163,19 +164,7 @@ static const tt_backend_ops cl_ops = {
     .fft2d = tt_cl_fft2d,
 };
 
-static tt_status create(const char *selector, int profiling, tt_backend **out);
-
-tt_status tt_backend_create_opencl(const char *selector, tt_backend **out)
-{
-    return create(selector, 0, out);
-}
-
-tt_status tt_backend_create_opencl_profiling(const char *selector, tt_backend **out)
-{
-    return create(selector, 1, out);
-}
-
-static tt_status create(const char *selector, int profiling, tt_backend **out)
+tt_status tt_opencl_backend_create(const char *selector, int profiling, tt_backend **out)
 {
     int index = -1;
     *out = NULL;

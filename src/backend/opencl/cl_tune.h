@@ -95,8 +95,9 @@ tt_status tt_cl_tuning_load(const char *path, const tt_device_info *device, tt_c
  * the failing kernel is applied. */
 tt_status tt_cl_tuning_apply(tt_backend *backend, const tt_cl_tuning *t);
 
-/* What tt_backend_create_opencl() calls: applies the device's cached file
- * if there is one, unless TT_NO_TUNING is set to anything but "" or "0".
+/* What the OpenCL backend calls when it is created: applies the device's
+ * cached file if there is one, unless TT_NO_TUNING is set to anything but
+ * "" or "0".
  * A file that cannot be used prints one warning line to `warnings` (if not
  * NULL) and is ignored.  Returns 1 if parameters were applied. */
 int tt_cl_tuning_apply_cached(tt_backend *backend, FILE *warnings);
