@@ -365,7 +365,16 @@ static void test_error_names(void)
     CU_ASSERT_STRING_EQUAL(tt_status_message(s),
                            "clEnqueueNDRangeKernel(conv) failed: CL_OUT_OF_RESOURCES (-5)");
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_OUT_OF_MEMORY);
-    CU_ASSERT_EQUAL(tt_status_cl_error(s), -5);
+    CU_ASSERT_EQUAL(tt_status_backend_code(s), -5);
+    CU_ASSERT_STRING_EQUAL(tt_status_backend(s), "opencl");
+    tt_status_free(s);
+    s = tt_error_cl(-54, "clEnqueueNDRangeKernel(%s)", "conv");
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_BACKEND);
+    CU_ASSERT_STRING_EQUAL(tt_code_name(tt_status_code(s)), "TT_ERR_BACKEND");
+    tt_status_free(s);
+    s = tt_error_new(TT_ERR_IO, "not a backend's");
+    CU_ASSERT_STRING_EQUAL(tt_status_backend(s), "");
+    CU_ASSERT_EQUAL(tt_status_backend_code(s), 0);
     tt_status_free(s);
     /* out-of-range reads are refused before the device sees them */
     tt_backend *be = th_backend();
