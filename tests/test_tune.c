@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "backend/opencl/cl_tune.h"
+#include "tune/tune.h"
 #include "core/status.h"
 #include "harness.h"
 

@@ -16,7 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "backend/backend.h"
-#include "cli/host_blas.h"
+#include "tune/host_blas.h"
 #include "core/status.h"
 #include "model/unet.h"
 #include "ops/conv2d.h"

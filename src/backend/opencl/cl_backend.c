@@ -7,7 +7,7 @@
 
 #include "backend/backend_internal.h"
 #include "backend/opencl/cl_internal.h"
-#include "backend/opencl/cl_tune.h"
+#include "backend/opencl/cl_tuning.h"
 #include "core/status.h"
 
 static void cache_dir_init(tt_cl_backend *cl)

@@ -2,9 +2,9 @@
  * CLBlast tuning files: CLBlast's parameter names and constraints, the
  * per-device JSON file in the cache folder (atomic writes, strict reads),
  * and applying it through CLBlastOverrideParameters.  The search that
- * fills the file is in cl_tune_search.c.
+ * fills the file is in src/tune/search.c.
  */
-#include "backend/opencl/cl_tune.h"
+#include "backend/opencl/cl_tuning.h"
 
 #include <errno.h>
 #include <stdlib.h>
