@@ -8,6 +8,7 @@
 
 #include "backend/kernels_embedded.h"
 #include "backend/opencl/cl_errors.h"
+#include "core/fs.h"
 #include "core/status.h"
 #include "harness.h"
 #include "ops/util.h"
@@ -123,6 +124,68 @@ static void test_backend_factory(void)
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
     CU_ASSERT_PTR_NULL(dry);
     tt_status_free(s);
+}
+
+static tt_status refuse_write(FILE *f, void *ctx)
+{
+    fputs("half a file", f);
+    (void)ctx;
+    return tt_error_new(TT_ERR_FORMAT, "refused");
+}
+
+/* Sets or (value NULL) unsets an environment variable. */
+static void set_env(const char *name, const char *value)
+{
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+}
+
+static void test_files_and_cache_folders(void)
+{
+    char path[256], buf[512];
+    snprintf(path, sizeof path, "/tmp/tt-fs-%ld.txt", (long)getpid());
+    TH_OK(tt_file_save_atomic(path, "old\n", 4));
+    tt_status s = tt_file_write_atomic(path, refuse_write, NULL);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT); /* the writer's own error */
+    tt_status_free(s);
+    FILE *f = fopen(path, "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT(fgets(buf, sizeof buf, f) && strcmp(buf, "old\n") == 0); /* unchanged */
+    fclose(f);
+    snprintf(buf, sizeof buf, "%s.tmp.%ld.1", path, (long)getpid());
+    CU_ASSERT(access(buf, F_OK) != 0); /* no temporary file stays */
+    remove(path);
+    s = tt_file_save_atomic("/no-such-folder-zz9/x", "x", 1);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_IO);
+    CU_ASSERT(strstr(tt_status_message(s), "/no-such-folder-zz9/x.tmp.") != NULL);
+    tt_status_free(s);
+
+    const char *names[] = {"TT_CACHE_DIR", "TT_DATA_CACHE_DIR", "XDG_CACHE_HOME", "HOME"};
+    char *saved[4];
+    for (int i = 0; i < 4; i++) saved[i] = getenv(names[i]) ? strdup(getenv(names[i])) : NULL;
+    set_env("TT_CACHE_DIR", "/c"), set_env("TT_DATA_CACHE_DIR", NULL);
+    set_env("XDG_CACHE_HOME", "/x"), set_env("HOME", "/h");
+    TH_OK(tt_cache_path("programs", buf, sizeof buf));
+    CU_ASSERT_STRING_EQUAL(buf, "/c");
+    TH_OK(tt_cache_path("find-db", buf, sizeof buf));
+    CU_ASSERT_STRING_EQUAL(buf, "/c/find-db");
+    TH_OK(tt_cache_path("tiles", buf, sizeof buf));
+    CU_ASSERT_STRING_EQUAL(buf, "/x/tiletrain/tiles");
+    set_env("TT_CACHE_DIR", "");
+    s = tt_cache_path("programs", buf, sizeof buf); /* set but empty: no program cache */
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_IO);
+    CU_ASSERT_STRING_EQUAL(buf, "");
+    tt_status_free(s);
+    TH_OK(tt_cache_path("clblast", buf, sizeof buf));
+    CU_ASSERT_STRING_EQUAL(buf, "/x/tiletrain");
+    set_env("XDG_CACHE_HOME", NULL);
+    TH_OK(tt_cache_path("find-db", buf, sizeof buf));
+    CU_ASSERT_STRING_EQUAL(buf, "/h/.cache/tiletrain/find-db");
+    set_env("HOME", NULL);
+    s = tt_cache_path("find-db", buf, sizeof buf);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_IO);
+    tt_status_free(s);
+    for (int i = 0; i < 4; i++) set_env(names[i], saved[i]), free(saved[i]);
 }
 
 static void test_kernel_runs(void)
@@ -396,6 +459,7 @@ int main(void)
         {"select by index, name, TT_DEVICE", test_select_by_index_and_name},
         {"bad selector lists the devices", test_bad_selector},
         {"backend factory: kinds, dry like the selected device", test_backend_factory},
+        {"atomic file writes, cache folders", test_files_and_cache_folders},
         {"kernel from opencl/ runs, with offsets", test_kernel_runs},
         {"CLBlast GEMM", test_gemm},
         {"program cache: memory and disk", test_program_cache},

@@ -85,15 +85,10 @@ static uint64_t device_hash(const tt_backend *be)
 
 static int find_db_dir(char *buf, size_t size)
 {
-    const char *dir = getenv("TT_CACHE_DIR");
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    int n;
-    if (dir && *dir) n = snprintf(buf, size, "%s/find-db", dir);
-    else if (xdg && *xdg) n = snprintf(buf, size, "%s/tiletrain/find-db", xdg);
-    else if (home && *home) n = snprintf(buf, size, "%s/.cache/tiletrain/find-db", home);
-    else return 0;
-    return n > 0 && (size_t)n < size;
+    tt_status status = tt_cache_path("find-db", buf, size);
+    int found = status == NULL;
+    tt_status_free(status);
+    return found;
 }
 
 tt_status tt_conv_find_db_path(const tt_backend *be, char *buf, size_t size)
@@ -231,7 +226,7 @@ static void load_db(const tt_backend *be, uint64_t device)
  * pick itself stands. */
 static void write_db(const tt_backend *be, uint64_t device)
 {
-    char path[1024], dir[900], tmp[1100];
+    char path[1024], dir[900];
     tt_status status = tt_conv_find_db_path(be, path, sizeof path);
     if (status || !find_db_dir(dir, sizeof dir)) {
         if (status) fprintf(stderr, "tiletrain: warning: %s\n", tt_status_message(status));
@@ -255,15 +250,12 @@ static void write_db(const tt_backend *be, uint64_t device)
     }
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = text ? fopen(tmp, "wb") : NULL;
-    int ok = f && fputs(text, f) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    if (f && fclose(f) != 0) ok = 0;
-    if (ok && rename(tmp, path) != 0) ok = 0;
-    if (!ok) {
+    status = text ? tt_file_save_atomic(path, text, strlen(text))
+                  : tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    if (status) {
         fprintf(stderr, "tiletrain: warning: cannot write convolution find-db '%s': %s\n", path,
-                strerror(errno));
-        unlink(tmp);
+                tt_status_message(status));
+        tt_status_free(status);
     } else {
         stats.db_writes++;
     }

@@ -145,16 +145,9 @@ static void store_binary(tt_cl_backend *cl, cl_program prog, const char *path)
     unsigned char *bin = malloc(size);
     if (!bin) return;
     if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) == CL_SUCCESS) {
-        tt_status_free(tt_make_dirs(cl->cache_dir)); /* no cache: the fopen below fails quietly */
-        char tmp[1100];
-        snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-        FILE *f = fopen(tmp, "wb");
-        if (f) {
-            int ok = fwrite(bin, 1, size, f) == size;
-            ok &= fclose(f) == 0;
-            if (ok) rename(tmp, path); /* atomic: readers never see half a file */
-            else remove(tmp);
-        }
+        tt_status_free(tt_make_dirs(cl->cache_dir)); /* no cache: the write below fails quietly */
+        /* atomic: readers never see half a file */
+        tt_status_free(tt_file_save_atomic(path, bin, size));
     }
     free(bin);
 }
