@@ -118,6 +118,11 @@ static void test_backend_factory(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(dry);
     CU_ASSERT(dry->ops->runs_nothing);
     CU_ASSERT_STRING_EQUAL(dry->device.name, th_backend()->device.name);
+    /* one device key: equal for the same device, changed by its driver */
+    tt_device_info other = dry->device;
+    CU_ASSERT_EQUAL(tt_device_key(&other), tt_device_key(&th_backend()->device));
+    snprintf(other.driver_version, sizeof other.driver_version, "next driver");
+    CU_ASSERT_NOT_EQUAL(tt_device_key(&other), tt_device_key(&th_backend()->device));
     tt_backend_destroy(dry);
     dry = (tt_backend *)0x1;
     s = tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .profiling = 1}, &dry);

@@ -8,7 +8,20 @@
 #include <cjson/cJSON.h>
 
 #include "backend/backend_internal.h"
+#include "core/hash.h"
 #include "core/status.h"
+
+/* ---- device facts ---------------------------------------------------------- */
+
+uint64_t tt_device_key(const tt_device_info *d)
+{
+    const char *parts[] = {d->platform, d->platform_version, d->name, d->vendor,
+                           d->driver_version, d->device_version};
+    uint64_t h = TT_HASH_INIT;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        h = tt_hash_bytes(h, parts[i], strlen(parts[i]) + 1);
+    return h;
+}
 
 /* ---- creation ------------------------------------------------------------ */
 

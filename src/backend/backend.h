@@ -190,6 +190,15 @@ struct tt_backend {
     void *impl;
 };
 
+/* ---- device facts ------------------------------------------------------ */
+
+/* A hash of what identifies a device and its software: platform and its
+ * version, device name, vendor, driver and device version.  Every cache of
+ * device-specific results keys on it (the program cache, the CLBlast
+ * tuning, the convolution find-db), so all of them are invalidated by the
+ * same changes (a new driver, another device). */
+uint64_t tt_device_key(const tt_device_info *device);
+
 /* ---- creation ---------------------------------------------------------- */
 
 /* The kinds of backend; tt_backend_kind_name() names each. */

@@ -12,7 +12,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "core/hash.h"
 #include "core/status.h"
 #include "core/fs.h"
 
@@ -72,17 +71,6 @@ tt_conv_algo tt_conv_algo_forced(void)
     return algo;
 }
 
-static uint64_t device_hash(const tt_backend *be)
-{
-    const tt_device_info *d = &be->device;
-    const char *parts[] = {d->platform, d->platform_version, d->name, d->vendor,
-                           d->driver_version, d->device_version};
-    uint64_t h = TT_HASH_INIT;
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        h = tt_hash_bytes(h, parts[i], strlen(parts[i]) + 1);
-    return h;
-}
-
 static int find_db_dir(char *buf, size_t size)
 {
     tt_status status = tt_cache_path("find-db", buf, size);
@@ -97,7 +85,8 @@ tt_status tt_conv_find_db_path(const tt_backend *be, char *buf, size_t size)
     if (!find_db_dir(dir, sizeof dir))
         return tt_error_new(TT_ERR_IO, "conv find-db: no cache directory; set TT_CACHE_DIR, "
                                        "XDG_CACHE_HOME or HOME");
-    int n = snprintf(buf, size, "%s/%016llx.json", dir, (unsigned long long)device_hash(be));
+    int n = snprintf(buf, size, "%s/%016llx.json", dir,
+                     (unsigned long long)tt_device_key(&be->device));
     if (n < 0 || (size_t)n >= size)
         return tt_error_new(TT_ERR_IO, "conv find-db: path under '%s' is too long", dir);
     return NULL;
@@ -304,7 +293,7 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
             for (int i = 0; i < count; i++) tt_status_free(run(ctx, candidates[i]));
         return NULL;
     }
-    uint64_t device = device_hash(be);
+    uint64_t device = tt_device_key(&be->device);
     pthread_mutex_lock(&lock);
     tt_status status = NULL, last_failure = NULL;
     pick *known = find_pick(device, key);
@@ -354,7 +343,7 @@ cleanup:
 int tt_conv_autotune_known(const tt_backend *be, const char *key, const tt_conv_algo *candidates,
                            int count, tt_conv_algo *out)
 {
-    uint64_t device = device_hash(be);
+    uint64_t device = tt_device_key(&be->device);
     pthread_mutex_lock(&lock);
     if (!device_loaded(device)) load_db(be, device);
     pick *known = find_pick(device, key);

@@ -159,11 +159,7 @@ static tt_status build_program(tt_backend *backend, const char *program, const c
     char *src = NULL;
     TT_TRY(full_source(program, &src));
 
-    const tt_device_info *d = &backend->device;
-    uint64_t h = TT_HASH_INIT;
-    h = tt_hash_bytes(h, d->platform_version, strlen(d->platform_version));
-    h = tt_hash_bytes(h, d->name, strlen(d->name));
-    h = tt_hash_bytes(h, d->driver_version, strlen(d->driver_version));
+    uint64_t h = tt_device_key(&backend->device);
     h = tt_hash_bytes(h, options, strlen(options) + 1);
     h = tt_hash_bytes(h, src, strlen(src));
     char path[1100] = "";

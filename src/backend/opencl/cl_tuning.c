@@ -17,7 +17,6 @@
 
 #include "backend/opencl/cl_internal.h"
 #include "core/fs.h"
-#include "core/hash.h"
 #include "core/status.h"
 
 #define FORMAT_NAME "tiletrain-clblast-tuning"
@@ -172,11 +171,8 @@ int tt_cl_tuning_path(const tt_device_info *device, char *path, size_t size)
         path[0] = '\0';
         return 0;
     }
-    uint64_t h = TT_HASH_INIT;
-    h = tt_hash_bytes(h, device->name, strlen(device->name) + 1);
-    h = tt_hash_bytes(h, device->driver_version, strlen(device->driver_version) + 1);
-    h = tt_hash_bytes(h, device->platform_version, strlen(device->platform_version) + 1);
-    snprintf(path, size, "%s/clblast-%016llx.json", folder, (unsigned long long)h);
+    snprintf(path, size, "%s/clblast-%016llx.json", folder,
+             (unsigned long long)tt_device_key(device));
     return 1;
 }
 

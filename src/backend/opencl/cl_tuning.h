@@ -8,7 +8,7 @@
  * stores the winner per device in the cache folder:
  *   $TT_CACHE_DIR/clblast-<hash>.json, else $XDG_CACHE_HOME/tiletrain/...,
  *   else $HOME/.cache/tiletrain/...
- * where <hash> covers the device name, driver version and platform version.
+ * where <hash> is tt_device_key() (the key of every device cache).
  * Creating the OpenCL backend applies the file through
  * CLBlastOverrideParameters (unless TT_NO_TUNING=1); a corrupt file or one
  * written for another device is ignored with a warning.
