@@ -199,6 +199,13 @@ struct tt_backend {
  * same changes (a new driver, another device). */
 uint64_t tt_device_key(const tt_device_info *device);
 
+/* The device as a JSON object, one schema wherever a device is written
+ * (devices --json, mem --json, the memory report, train.jsonl): every
+ * field of tt_device_info by its own name, booleans for fp16 and fp64.
+ * The caller owns it (cJSON_Delete); NULL when host memory runs out. */
+struct cJSON;
+struct cJSON *tt_device_info_json(const tt_device_info *device);
+
 /* ---- creation ---------------------------------------------------------- */
 
 /* The kinds of backend; tt_backend_kind_name() names each. */

@@ -116,13 +116,7 @@ static tt_status run(const mem_options *o)
     char a[32], b[32], g[32];
     if (o->json) {
         cJSON *root = cJSON_CreateObject();
-        cJSON *dev = cJSON_AddObjectToObject(root, "device");
-        cJSON_AddStringToObject(dev, "name", d->name);
-        cJSON_AddStringToObject(dev, "vendor", d->vendor);
-        cJSON_AddStringToObject(dev, "driver_version", d->driver_version);
-        cJSON_AddStringToObject(dev, "platform", d->platform);
-        cJSON_AddNumberToObject(dev, "global_mem_bytes", (double)d->global_mem_bytes);
-        cJSON_AddNumberToObject(dev, "max_alloc_bytes", (double)d->max_alloc_bytes);
+        cJSON_AddItemToObject(root, "device", tt_device_info_json(d));
         cJSON *cfg = cJSON_AddObjectToObject(root, "config");
         cJSON_AddNumberToObject(cfg, "tile_h", t->tile[0]);
         cJSON_AddNumberToObject(cfg, "tile_w", t->tile[1]);
