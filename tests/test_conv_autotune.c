@@ -362,7 +362,8 @@ static void test_dry_backend_never_tunes(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
     fresh_cache_dir();
     tt_backend *dry = NULL;
-    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = &be->device}, &dry));
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = &be->device},
+                            &dry));
     tt_conv2d_desc desc = D(1, 3, 5, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, AUTO);
     size_t out_n = (size_t)2 * tt_conv2d_out_h(&desc) * tt_conv2d_out_w(&desc);
     tt_buffer *inp = NULL, *weight = NULL, *out = NULL;

@@ -133,9 +133,9 @@ static tt_status run(const bench_options *o)
                                 .groups = t->groups, .checkpointing = t->checkpointing};
         status = tt_norm_kind_parse(t->norm, &model.norm);
         if (!status)
-            status = tt_backend_create(
-                &(tt_backend_request){.kind = TT_BACKEND_OPENCL, .device = t->device, .profiling = 1},
-                &be);
+            status = tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_OPENCL,
+                                                             .device = t->device, .profiling = 1},
+                                       &be);
         if (!status) {
             be->profile->by_kernel = o->by_kernel;
             status = tt_trainer_bench(be, t, &model, o->warmup, steps, &r);

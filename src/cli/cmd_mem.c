@@ -107,8 +107,8 @@ static tt_status run(const mem_options *o)
         /* the process's resident memory over the window, as the PyTorch peer
          * (shared/bench/torch_unet.py mem) measures it: on a CPU device the
          * device memory is host memory */
-        TT_CHECK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_OPENCL, .device = t->device},
-                                   &real));
+        TT_CHECK(tt_backend_create(
+            &(tt_backend_request){.kind = TT_BACKEND_OPENCL, .device = t->device}, &real));
         rss_base = proc_status_bytes("VmRSS");
         TT_CHECK(tt_trainer_memory_probe(real, t, &model, kind, planes, &measured));
         rss_peak = proc_status_bytes("VmHWM");

@@ -390,7 +390,8 @@ static tt_status run(const predict_options *o, run_state *rs)
         status = tt_error_new(TT_ERR_IO, "cannot make --out %s: %s", o->out, strerror(errno));
         goto cleanup;
     }
-    TT_CHECK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_OPENCL, .device = o->device}, &be));
+    TT_CHECK(tt_backend_create(
+        &(tt_backend_request){.kind = TT_BACKEND_OPENCL, .device = o->device}, &be));
     TT_CHECK(tt_infer_model_load(be, o->checkpoint, o->batch, o->tile[0], o->tile[1], &rs->model));
     int classes = rs->model.config.classes;
     rs->names = rs->model.class_names;

@@ -93,13 +93,14 @@ static void print_table(const tt_gemm_shape *shapes, int count, const tt_cl_tune
     for (int s = 0; s < count; s++) {
         const tt_gemm_shape *g = &shapes[s];
         printf("%-26.26s %2c %2c %6zu %6zu %6zu %5d %8.1f %8.1f", g->label, g->trans_a ? 'T' : 'N',
-               g->trans_b ? 'T' : 'N', g->m, g->n, g->k, g->count, tt_tune_gflops(g, r->before_s[s]),
-               tt_tune_gflops(g, r->after_s[s]));
+               g->trans_b ? 'T' : 'N', g->m, g->n, g->k, g->count,
+               tt_tune_gflops(g, r->before_s[s]), tt_tune_gflops(g, r->after_s[s]));
         if (blas) printf(" %8.1f", tt_tune_gflops(g, blas[s]));
         else printf(" %8s", "");
         printf("  %s\n", r->direct[s] ? "direct" : "indirect");
     }
-    printf("%-26s %33s %8.1f %8.1f", "one training step", "", tt_tune_step_gflops(shapes, count, r->before_s),
+    printf("%-26s %33s %8.1f %8.1f", "one training step", "",
+           tt_tune_step_gflops(shapes, count, r->before_s),
            tt_tune_step_gflops(shapes, count, r->after_s));
     if (blas) printf(" %8.1f", tt_tune_step_gflops(shapes, count, blas));
     printf("   GFLOP/s\n");

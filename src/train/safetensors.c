@@ -573,7 +573,8 @@ static tt_status write_content(FILE *fp, void *ctx)
 {
     const file_content *c = ctx;
     unsigned char length_le[8];
-    for (int i = 0; i < 8; i++) length_le[i] = (unsigned char)((uint64_t)c->header_length >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        length_le[i] = (unsigned char)((uint64_t)c->header_length >> (8 * i));
     int ok = fwrite(length_le, 1, 8, fp) == 8 &&
              fwrite(c->header, 1, c->header_length, fp) == c->header_length;
     for (size_t i = 0; ok && i < c->w->count; i++)

@@ -36,7 +36,8 @@ cJSON *tt_tune_report_json(const tt_device_info *device, const tt_gemm_shape *sh
     cJSON_AddNumberToObject(root, "elapsed_s", r->elapsed_s);
     cJSON_AddNumberToObject(root, "gflops_before", tt_tune_step_gflops(shapes, count, r->before_s));
     cJSON_AddNumberToObject(root, "gflops_after", tt_tune_step_gflops(shapes, count, r->after_s));
-    if (blas) cJSON_AddNumberToObject(root, "gflops_openblas", tt_tune_step_gflops(shapes, count, blas));
+    if (blas)
+        cJSON_AddNumberToObject(root, "gflops_openblas", tt_tune_step_gflops(shapes, count, blas));
     if (saved) cJSON_AddStringToObject(root, "saved", saved);
     else cJSON_AddNullToObject(root, "saved");
     cJSON *params = cJSON_AddObjectToObject(root, "parameters");

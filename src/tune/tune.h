@@ -68,9 +68,10 @@ typedef struct tt_cl_tune_result {
 /* Searches Xgemm, then XgemmDirect and the switch between them, timing
  * CLBlastSgemm on `shapes` (weighted by count) within the budget (one
  * configuration is always completed, so a tiny budget still gives a valid
- * result; at most 10 are timed per process, see search.c).  Every configuration's results are checked (a
- * Freivalds test on sampled rows); wrong or failing ones are skipped.  The winner is applied
- * to the device on return.  *out owns arrays: tt_cl_tune_result_free(). */
+ * result; at most 10 are timed per process, see search.c).  Every
+ * configuration's results are checked (a Freivalds test on sampled rows);
+ * wrong or failing ones are skipped.  The winner is applied to the device
+ * on return.  *out owns arrays: tt_cl_tune_result_free(). */
 tt_status tt_cl_tune(tt_backend *backend, const tt_gemm_shape *shapes, int count,
                      const tt_cl_tune_options *options, tt_cl_tune_result *out);
 void tt_cl_tune_result_free(tt_cl_tune_result *result);
