@@ -24,8 +24,8 @@ extern "C" {
 typedef enum tt_code {
     TT_OK = 0,
     TT_ERR_INVALID_ARGUMENT, /* a caller passed something that cannot work */
-    TT_ERR_NO_DEVICE,        /* no OpenCL device, or the selector matched none */
-    TT_ERR_OPENCL,           /* an OpenCL call failed; see tt_status_cl_error */
+    TT_ERR_NO_DEVICE,        /* no device, or the selector matched none */
+    TT_ERR_BACKEND,          /* a backend's call failed; see tt_status_backend_code */
     TT_ERR_BUILD,            /* a kernel program failed to build; see detail */
     TT_ERR_OUT_OF_MEMORY,    /* host or device memory ran out */
     TT_ERR_TOO_LARGE,        /* one allocation above the device's limit */
@@ -43,8 +43,12 @@ tt_code tt_status_code(tt_status status);
 const char *tt_status_message(tt_status status);
 /* Long detail such as a program build log; "" when there is none. */
 const char *tt_status_detail(tt_status status);
-/* The raw cl_int of an OpenCL failure, 0 otherwise. */
-int tt_status_cl_error(tt_status status);
+/* The backend's own code of a backend failure (OpenCL: the cl_int), 0
+ * otherwise; also kept when the code maps to another tt_code (an OpenCL
+ * CL_OUT_OF_RESOURCES is TT_ERR_OUT_OF_MEMORY). */
+int tt_status_backend_code(tt_status status);
+/* The name of the backend that failed ("opencl"), "" for other errors. */
+const char *tt_status_backend(tt_status status);
 const char *tt_code_name(tt_code code);
 /* Frees an error; tt_status_free(NULL) is allowed. */
 void tt_status_free(tt_status status);

@@ -23,7 +23,7 @@ void th_report_status(const char *what, tt_status status, const char *file, int 
 tt_backend *th_backend(void)
 {
     if (backend || backend_failed) return backend;
-    tt_status s = tt_backend_create_opencl(NULL, &backend);
+    tt_status s = tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_OPENCL}, &backend);
     if (s) {
         th_report_status("creating the test backend", s, __FILE__, __LINE__);
         backend_failed = 1;

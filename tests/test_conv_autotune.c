@@ -41,7 +41,6 @@ static void fresh_cache_dir(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(cache_dir));
     th_setenv("TT_CACHE_DIR", cache_dir);
     th_setenv("TT_CONV_ALGO", NULL);
-    tt_conv_algo_force(TT_CONV_ALGO_AUTO);
     tt_conv_autotune_reset();
 }
 
@@ -280,27 +279,39 @@ static void test_force(void)
     conv_run r;
     run_init(&r, (tt_conv2d_desc)D(1, 3, 6, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 43);
 
-    tt_conv_algo_force(TT_CONV_ALGO_DIRECT);
-    CU_ASSERT_EQUAL(tt_conv_algo_forced(), TT_CONV_ALGO_DIRECT);
-    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&r.desc, TT_CONV_DIR_BACKWARD_WEIGHT), TT_CONV_ALGO_DIRECT);
-    CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
-    /* a desc that names its algorithm wins over the forced one */
+    /* a desc that names its algorithm runs it, untimed */
     tt_conv2d_desc named = r.desc;
+    named.algo = TT_CONV_ALGO_DIRECT;
+    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&named, TT_CONV_DIR_BACKWARD_WEIGHT), TT_CONV_ALGO_DIRECT);
+    r.desc = named;
+    CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
     named.algo = TT_CONV_ALGO_WINOGRAD;
     CU_ASSERT_EQUAL(tt_conv2d_algo_for(&named, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_WINOGRAD);
-    tt_conv_algo_force(TT_CONV_ALGO_AUTO);
-
-    th_setenv("TT_CONV_ALGO", "Winograd");
-    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&r.desc, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_WINOGRAD);
-    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&r.desc, TT_CONV_DIR_BACKWARD_WEIGHT),
+    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&named, TT_CONV_DIR_BACKWARD_WEIGHT),
                     TT_CONV_ALGO_IM2COL_GEMM);
-    CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
-    th_setenv("TT_CONV_ALGO", "no-such-algorithm"); /* warned about, then tuned */
-    CU_ASSERT_EQUAL(tt_conv_algo_forced(), TT_CONV_ALGO_AUTO);
+
+    /* a run's setting: --algo, else $TT_CONV_ALGO, else AUTO */
+    tt_conv_algo want;
+    TH_OK(tt_conv_algo_setting(NULL, &want));
+    CU_ASSERT_EQUAL(want, TT_CONV_ALGO_AUTO);
+    TH_OK(tt_conv_algo_setting("direct", &want));
+    CU_ASSERT_EQUAL(want, TT_CONV_ALGO_DIRECT);
+    th_setenv("TT_CONV_ALGO", "Winograd");
+    TH_OK(tt_conv_algo_setting("auto", &want));
+    CU_ASSERT_EQUAL(want, TT_CONV_ALGO_WINOGRAD);
+    TH_OK(tt_conv_algo_setting("fft", &want)); /* the flag wins */
+    CU_ASSERT_EQUAL(want, TT_CONV_ALGO_FFT);
+    th_setenv("TT_CONV_ALGO", "no-such-algorithm");
+    tt_status bad_env = tt_conv_algo_setting("", &want);
+    CU_ASSERT(bad_env && strstr(tt_status_message(bad_env), "TT_CONV_ALGO") != NULL);
+    tt_status_free(bad_env);
     th_setenv("TT_CONV_ALGO", NULL);
+    tt_status bad_flag = tt_conv_algo_setting("gemm", &want);
+    CU_ASSERT(bad_flag && strstr(tt_status_message(bad_flag), "--algo") != NULL);
+    tt_status_free(bad_flag);
 
     tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
-    CU_ASSERT_EQUAL(s.runs, 0); /* forcing never times */
+    CU_ASSERT_EQUAL(s.runs, 0); /* a named algorithm is never timed */
     CU_ASSERT_EQUAL(s.db_writes, 0);
 
     tt_conv_algo a;
@@ -362,7 +373,8 @@ static void test_dry_backend_never_tunes(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
     fresh_cache_dir();
     tt_backend *dry = NULL;
-    TH_OK(tt_backend_create_dry(&be->device, &dry));
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = &be->device},
+                            &dry));
     tt_conv2d_desc desc = D(1, 3, 5, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, AUTO);
     size_t out_n = (size_t)2 * tt_conv2d_out_h(&desc) * tt_conv2d_out_w(&desc);
     tt_buffer *inp = NULL, *weight = NULL, *out = NULL;
@@ -468,7 +480,7 @@ int main(void)
     CU_TestInfo tests[] = {
         {"autotuner: timed once, find-db written and reused", test_autotune},
         {"autotuner on conv_transpose2d", test_autotune_transpose},
-        {"forcing an algorithm (function, TT_CONV_ALGO)", test_force},
+        {"a named algorithm, and a run's setting (--algo, TT_CONV_ALGO)", test_force},
         {"a corrupt find-db is ignored with a warning", test_corrupt_db},
         {"the dry backend never tunes; its 0 ms entries are timed again", test_dry_backend_never_tunes},
         {"workspace sized for the known picks; a first layer leaves out its input gradient", test_workspace_of_known_picks},

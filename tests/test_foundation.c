@@ -8,6 +8,7 @@
 
 #include "backend/kernels_embedded.h"
 #include "backend/opencl/cl_errors.h"
+#include "core/fs.h"
 #include "core/status.h"
 #include "harness.h"
 #include "ops/util.h"
@@ -50,10 +51,10 @@ static void test_select_by_index_and_name(void)
     CU_ASSERT_STRING_EQUAL(list[index].name + len - take, list[n - 1].name + len - take);
 
     /* the environment variable stands in for a missing selector */
-    setenv("TT_DEVICE", spec, 1);
+    th_setenv("TT_DEVICE", spec);
     TH_OK(tt_device_select(NULL, &index));
     CU_ASSERT_EQUAL(index, n - 1);
-    unsetenv("TT_DEVICE");
+    th_setenv("TT_DEVICE", NULL);
 
     /* default: the first GPU, else the first device */
     TH_OK(tt_device_select(NULL, &index));
@@ -93,10 +94,99 @@ static void test_bad_selector(void)
     tt_status_free(s);
 
     tt_backend *be = NULL;
-    s = tt_backend_create_opencl("no-such-device-zz9", &be);
+    s = tt_backend_create(
+        &(tt_backend_request){.kind = TT_BACKEND_OPENCL, .device = "no-such-device-zz9"}, &be);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_NO_DEVICE);
     CU_ASSERT_PTR_NULL(be);
     tt_status_free(s);
+}
+
+static void test_backend_factory(void)
+{
+    tt_backend_kind kind = TT_BACKEND_OPENCL;
+    TH_OK(tt_backend_kind_parse("DRY", &kind));
+    CU_ASSERT_EQUAL(kind, TT_BACKEND_DRY);
+    CU_ASSERT_STRING_EQUAL(tt_backend_kind_name(TT_BACKEND_OPENCL), "opencl");
+    tt_status s = tt_backend_kind_parse("cuda", &kind);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
+    CU_ASSERT(strstr(tt_status_message(s), "opencl, dry") != NULL); /* it lists the kinds */
+    tt_status_free(s);
+
+    /* a dry backend with no model device behaves like the selected one */
+    tt_backend *dry = NULL;
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY}, &dry));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dry);
+    CU_ASSERT(dry->ops->runs_nothing);
+    CU_ASSERT_STRING_EQUAL(dry->device.name, th_backend()->device.name);
+    /* one device key: equal for the same device, changed by its driver */
+    tt_device_info other = dry->device;
+    CU_ASSERT_EQUAL(tt_device_key(&other), tt_device_key(&th_backend()->device));
+    snprintf(other.driver_version, sizeof other.driver_version, "next driver");
+    CU_ASSERT_NOT_EQUAL(tt_device_key(&other), tt_device_key(&th_backend()->device));
+    tt_backend_destroy(dry);
+    dry = (tt_backend *)0x1;
+    s = tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .profiling = 1}, &dry);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
+    CU_ASSERT_PTR_NULL(dry);
+    tt_status_free(s);
+}
+
+static tt_status refuse_write(FILE *f, void *ctx)
+{
+    fputs("half a file", f);
+    (void)ctx;
+    return tt_error_new(TT_ERR_FORMAT, "refused");
+}
+
+/* Sets or (value NULL) unsets an environment variable, and reads the knobs again. */
+static void set_env(const char *name, const char *value) { th_setenv(name, value); }
+
+static void test_files_and_cache_folders(void)
+{
+    char path[256], buf[512];
+    snprintf(path, sizeof path, "/tmp/tt-fs-%ld.txt", (long)getpid());
+    TH_OK(tt_file_save_atomic(path, "old\n", 4));
+    tt_status s = tt_file_write_atomic(path, refuse_write, NULL);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT); /* the writer's own error */
+    tt_status_free(s);
+    FILE *f = fopen(path, "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT(fgets(buf, sizeof buf, f) && strcmp(buf, "old\n") == 0); /* unchanged */
+    fclose(f);
+    snprintf(buf, sizeof buf, "%s.tmp.%ld.1", path, (long)getpid());
+    CU_ASSERT(access(buf, F_OK) != 0); /* no temporary file stays */
+    remove(path);
+    s = tt_file_save_atomic("/no-such-folder-zz9/x", "x", 1);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_IO);
+    CU_ASSERT(strstr(tt_status_message(s), "/no-such-folder-zz9/x.tmp.") != NULL);
+    tt_status_free(s);
+
+    const char *names[] = {"TT_CACHE_DIR", "TT_DATA_CACHE_DIR", "XDG_CACHE_HOME", "HOME"};
+    char *saved[4];
+    for (int i = 0; i < 4; i++) saved[i] = getenv(names[i]) ? strdup(getenv(names[i])) : NULL;
+    set_env("TT_CACHE_DIR", "/c"), set_env("TT_DATA_CACHE_DIR", NULL);
+    set_env("XDG_CACHE_HOME", "/x"), set_env("HOME", "/h");
+    TH_OK(tt_cache_path("programs", buf, sizeof buf));
+    CU_ASSERT_STRING_EQUAL(buf, "/c");
+    TH_OK(tt_cache_path("find-db", buf, sizeof buf));
+    CU_ASSERT_STRING_EQUAL(buf, "/c/find-db");
+    TH_OK(tt_cache_path("tiles", buf, sizeof buf));
+    CU_ASSERT_STRING_EQUAL(buf, "/x/tiletrain/tiles");
+    set_env("TT_CACHE_DIR", "");
+    s = tt_cache_path("programs", buf, sizeof buf); /* set but empty: no program cache */
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_IO);
+    CU_ASSERT_STRING_EQUAL(buf, "");
+    tt_status_free(s);
+    TH_OK(tt_cache_path("clblast", buf, sizeof buf));
+    CU_ASSERT_STRING_EQUAL(buf, "/x/tiletrain");
+    set_env("XDG_CACHE_HOME", NULL);
+    TH_OK(tt_cache_path("find-db", buf, sizeof buf));
+    CU_ASSERT_STRING_EQUAL(buf, "/h/.cache/tiletrain/find-db");
+    set_env("HOME", NULL);
+    s = tt_cache_path("find-db", buf, sizeof buf);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_IO);
+    tt_status_free(s);
+    for (int i = 0; i < 4; i++) set_env(names[i], saved[i]), free(saved[i]);
 }
 
 static void test_kernel_runs(void)
@@ -161,10 +251,10 @@ static void test_program_cache(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
     const char *old = getenv("TT_CACHE_DIR");
     char *saved = old ? strdup(old) : NULL;
-    setenv("TT_CACHE_DIR", dir, 1);
+    th_setenv("TT_CACHE_DIR", dir);
 
     tt_backend *be = NULL;
-    TH_OK(tt_backend_create_opencl(NULL, &be));
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_OPENCL}, &be));
     tt_buffer *b = NULL;
     TH_OK(tt_buffer_alloc(be, 64 * sizeof(float), TT_MEM_OTHER, "cache.x", &b));
     TH_OK(tt_fill(be, tt_mem_of(b), 1.0f, 64));
@@ -182,7 +272,7 @@ static void test_program_cache(void)
     tt_buffer_free(b);
     tt_backend_destroy(be);
 
-    TH_OK(tt_backend_create_opencl(NULL, &be));
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_OPENCL}, &be));
     TH_OK(tt_buffer_alloc(be, 64 * sizeof(float), TT_MEM_OTHER, "cache.x", &b));
     TH_OK(tt_fill(be, tt_mem_of(b), 5.0f, 64));
     float h[64];
@@ -193,8 +283,8 @@ static void test_program_cache(void)
     tt_buffer_free(b);
     tt_backend_destroy(be);
 
-    if (saved) setenv("TT_CACHE_DIR", saved, 1);
-    else unsetenv("TT_CACHE_DIR");
+    if (saved) th_setenv("TT_CACHE_DIR", saved);
+    else th_setenv("TT_CACHE_DIR", NULL);
     free(saved);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -228,9 +318,9 @@ static void test_kernel_dir_and_build_errors(void)
     snprintf(path, sizeof path, "%s/broken.cl", dir);
     write_text(path, broken, strlen(broken));
 
-    setenv("TT_KERNEL_DIR", dir, 1);
+    th_setenv("TT_KERNEL_DIR", dir);
     tt_backend *be = NULL;
-    TH_OK(tt_backend_create_opencl(NULL, &be));
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_OPENCL}, &be));
     tt_buffer *b = NULL;
     float h[3] = {1, 2, 3};
     TH_OK(tt_buffer_alloc(be, sizeof h, TT_MEM_OTHER, "dev.x", &b));
@@ -252,7 +342,7 @@ static void test_kernel_dir_and_build_errors(void)
     tt_status_free(s);
     tt_buffer_free(b);
     tt_backend_destroy(be);
-    unsetenv("TT_KERNEL_DIR");
+    th_setenv("TT_KERNEL_DIR", NULL);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CU_ASSERT_EQUAL(system(cmd), 0);
@@ -339,7 +429,16 @@ static void test_error_names(void)
     CU_ASSERT_STRING_EQUAL(tt_status_message(s),
                            "clEnqueueNDRangeKernel(conv) failed: CL_OUT_OF_RESOURCES (-5)");
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_OUT_OF_MEMORY);
-    CU_ASSERT_EQUAL(tt_status_cl_error(s), -5);
+    CU_ASSERT_EQUAL(tt_status_backend_code(s), -5);
+    CU_ASSERT_STRING_EQUAL(tt_status_backend(s), "opencl");
+    tt_status_free(s);
+    s = tt_error_cl(-54, "clEnqueueNDRangeKernel(%s)", "conv");
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_BACKEND);
+    CU_ASSERT_STRING_EQUAL(tt_code_name(tt_status_code(s)), "TT_ERR_BACKEND");
+    tt_status_free(s);
+    s = tt_error_new(TT_ERR_IO, "not a backend's");
+    CU_ASSERT_STRING_EQUAL(tt_status_backend(s), "");
+    CU_ASSERT_EQUAL(tt_status_backend_code(s), 0);
     tt_status_free(s);
     /* out-of-range reads are refused before the device sees them */
     tt_backend *be = th_backend();
@@ -360,6 +459,8 @@ int main(void)
         {"device enumeration", test_enumeration},
         {"select by index, name, TT_DEVICE", test_select_by_index_and_name},
         {"bad selector lists the devices", test_bad_selector},
+        {"backend factory: kinds, dry like the selected device", test_backend_factory},
+        {"atomic file writes, cache folders", test_files_and_cache_folders},
         {"kernel from opencl/ runs, with offsets", test_kernel_runs},
         {"CLBlast GEMM", test_gemm},
         {"program cache: memory and disk", test_program_cache},

@@ -72,6 +72,7 @@ static void base_options(tt_train_options *o, const char *data, int size)
     o->no_augment = 1;
     o->seed = 3;
     o->quiet = 1;
+    snprintf(o->algo, sizeof o->algo, "im2col_gemm"); /* see main() */
 }
 
 /* Runs the options to the end; returns the final weights (malloc'd). */
@@ -428,7 +429,8 @@ static void test_memory_estimate_and_no_growth(void)
     tt_trainer *t = NULL;
     TH_OK(tt_trainer_create(&o, &t));
     tt_backend *dry = NULL;
-    TH_OK(tt_backend_create_dry(&t->be->device, &dry));
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = &t->be->device},
+                            &dry));
     tt_memstats estimate;
     tt_step_config engine = tt_recipe_step(&t->opt, &t->model, t->mask_kind, 1);
     TH_OK(tt_probe_memory(dry, &engine, t->opt.accum, &estimate));
@@ -489,8 +491,8 @@ int main(void)
      * the batch inside a kernel (direct) agree to float rounding (gradients
      * within 1e-6), but AdamW turns the rounding of near-zero gradients into
      * steps of up to lr, which a 1e-5 bound on the weights cannot absorb;
-     * and the autotuner could pick different algorithms for the two splits. */
-    tt_conv_algo_force(TT_CONV_ALGO_IM2COL_GEMM);
+     * and the autotuner could pick different algorithms for the two splits.
+     * So every run here sets --algo im2col_gemm (base_options). */
     cache_dir = rd_tempdir("tiles");
     CU_TestInfo tests[] = {
         {"4 x 5 equals 20 x 1 (AdamW, group norm, uneven ignore)", test_accumulation_equivalence},

@@ -4,10 +4,50 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cjson/cJSON.h>
 
+#include "core/hash.h"
 #include "core/status.h"
+
+/* ---- device facts ---------------------------------------------------------- */
+
+uint64_t tt_device_key(const tt_device_info *d)
+{
+    const char *parts[] = {d->platform, d->platform_version, d->name, d->vendor,
+                           d->driver_version, d->device_version};
+    uint64_t h = TT_HASH_INIT;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        h = tt_hash_bytes(h, parts[i], strlen(parts[i]) + 1);
+    return h;
+}
+
+cJSON *tt_device_info_json(const tt_device_info *d)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    cJSON_AddNumberToObject(o, "index", d->index);
+    cJSON_AddStringToObject(o, "platform", d->platform);
+    cJSON_AddStringToObject(o, "platform_version", d->platform_version);
+    cJSON_AddStringToObject(o, "name", d->name);
+    cJSON_AddStringToObject(o, "vendor", d->vendor);
+    cJSON_AddStringToObject(o, "driver_version", d->driver_version);
+    cJSON_AddStringToObject(o, "device_version", d->device_version);
+    cJSON_AddStringToObject(o, "opencl_c_version", d->opencl_c_version);
+    cJSON_AddStringToObject(o, "type", d->type);
+    cJSON_AddNumberToObject(o, "compute_units", d->compute_units);
+    cJSON_AddNumberToObject(o, "global_mem_bytes", (double)d->global_mem_bytes);
+    cJSON_AddNumberToObject(o, "max_alloc_bytes", (double)d->max_alloc_bytes);
+    cJSON_AddNumberToObject(o, "local_mem_bytes", (double)d->local_mem_bytes);
+    cJSON_AddNumberToObject(o, "base_align_bytes", d->base_align_bytes);
+    cJSON_AddNumberToObject(o, "max_work_group_size", (double)d->max_work_group_size);
+    cJSON_AddBoolToObject(o, "fp16", d->fp16);
+    cJSON_AddBoolToObject(o, "fp64", d->fp64);
+    return o;
+}
+
+/* ---- creation ------------------------------------------------------------ */
 
 void tt_backend_destroy(tt_backend *backend)
 {
@@ -194,13 +234,7 @@ char *tt_memory_report_json(const tt_backend *backend, size_t largest)
 {
     const tt_device_info *d = &backend->device;
     cJSON *root = cJSON_CreateObject();
-    cJSON *dev = cJSON_AddObjectToObject(root, "device");
-    cJSON_AddStringToObject(dev, "name", d->name);
-    cJSON_AddStringToObject(dev, "platform", d->platform);
-    cJSON_AddStringToObject(dev, "type", d->type);
-    cJSON_AddNumberToObject(dev, "global_mem_bytes", (double)d->global_mem_bytes);
-    cJSON_AddNumberToObject(dev, "max_alloc_bytes", (double)d->max_alloc_bytes);
-    cJSON_AddNumberToObject(dev, "local_mem_bytes", (double)d->local_mem_bytes);
+    cJSON_AddItemToObject(root, "device", tt_device_info_json(d));
     cJSON *cats = cJSON_AddObjectToObject(root, "categories");
     for (int c = 0; c < TT_MEM_CATEGORY_COUNT; c++) {
         cJSON *o = cJSON_AddObjectToObject(cats, tt_mem_category_name(c));

@@ -190,27 +190,65 @@ struct tt_backend {
     void *impl;
 };
 
-/* Creates the OpenCL backend on the device that `selector` picks (see
- * tt_device_select).  *out is owned by the caller: tt_backend_destroy(). */
-tt_status tt_backend_create_opencl(const char *selector, tt_backend **out);
-/* The same with OpenCL profiling on: every launch's device time is added to
- * backend->profile when the queue is finished (tt_finish). */
-tt_status tt_backend_create_opencl_profiling(const char *selector, tt_backend **out);
+/* ---- device facts ------------------------------------------------------ */
+
+/* A hash of what identifies a device and its software: platform and its
+ * version, device name, vendor, driver and device version.  Every cache of
+ * device-specific results keys on it (the program cache, the CLBlast
+ * tuning, the convolution find-db), so all of them are invalidated by the
+ * same changes (a new driver, another device). */
+uint64_t tt_device_key(const tt_device_info *device);
+
+/* The device as a JSON object, one schema wherever a device is written
+ * (devices --json, mem --json, the memory report, train.jsonl): every
+ * field of tt_device_info by its own name, booleans for fp16 and fp64.
+ * The caller owns it (cJSON_Delete); NULL when host memory runs out. */
+struct cJSON;
+struct cJSON *tt_device_info_json(const tt_device_info *device);
+
+/* ---- creation ---------------------------------------------------------- */
+
+/* The kinds of backend; tt_backend_kind_name() names each. */
+typedef enum tt_backend_kind {
+    TT_BACKEND_OPENCL,
+    TT_BACKEND_DRY,  /* allocates and runs nothing: exact memory estimates */
+    TT_BACKEND_KIND_COUNT
+} tt_backend_kind;
+
+/* What tt_backend_create() should make. */
+typedef struct tt_backend_request {
+    tt_backend_kind kind;
+    const char *device;          /* selector (tt_device_select); NULL or "": the default */
+    int profiling;               /* per-kind device time into backend->profile */
+    const tt_device_info *like;  /* dry: the device it behaves like; NULL: the
+                                    device `device` selects */
+    /* dry, optional: called once for every operation the backend is asked
+     * to run (launch, copy, GEMM, im2col, col2im, write, read) with the
+     * places in device memory it touches (model/arena_plan.c plans from it) */
+    void (*record)(void *ctx, const tt_mem *places, int count);
+    void *record_ctx;
+} tt_backend_request;
+
+/* The one way to make a backend.  The OpenCL backend opens the selected
+ * device (with profiling, every launch's device time is added to
+ * backend->profile when the queue is finished by tt_finish).  The dry
+ * backend behaves like `like` (or the selected device) for allocation
+ * limits and accounting but allocates and runs nothing: running the
+ * engine's setup on it gives an exact memory estimate; it takes no
+ * profiling.  *out is owned by the caller: tt_backend_destroy(). */
+tt_status tt_backend_create(const tt_backend_request *request, tt_backend **out);
+/* "opencl", "dry"; "unknown" outside the enum. */
+const char *tt_backend_kind_name(tt_backend_kind kind);
+/* The kind named `name` (case-insensitive); TT_ERR_INVALID_ARGUMENT listing
+ * the kinds there are for any other name. */
+tt_status tt_backend_kind_parse(const char *name, tt_backend_kind *out);
+
 /* Sets the phase tag of later launches (a static string); NULL: "other". */
 static inline void tt_backend_phase(tt_backend *backend, const char *phase)
 {
     backend->phase = phase;
 }
-/* Creates a dry backend that behaves like `device` for allocation limits
- * and accounting but allocates and runs nothing: running the engine's
- * setup on it gives an exact memory estimate (src/backend/dry_backend.c). */
-tt_status tt_backend_create_dry(const tt_device_info *device, tt_backend **out);
-/* A dry backend that calls record(ctx, places, count) once for every
- * operation it is asked to run (launch, copy, GEMM, im2col, col2im, write,
- * read), with the places in device memory the operation touches. */
-typedef void (*tt_record_fn)(void *ctx, const tt_mem *places, int count);
-tt_status tt_backend_create_recording(const tt_device_info *device, tt_record_fn record,
-                                      void *ctx, tt_backend **out);
+
 /* Frees every buffer still alive, then the backend.  NULL is allowed. */
 void tt_backend_destroy(tt_backend *backend);
 

@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/backend.h"
+#include "backend/backend_internal.h"
 #include "core/status.h"
 
 typedef struct recorder {
-    tt_record_fn record;
+    void (*record)(void *ctx, const tt_mem *places, int count);
     void *ctx;
 } recorder;
 
@@ -110,25 +110,21 @@ static const tt_backend_ops dry_ops = {
     .col2im = dry_columns,
 };
 
-tt_status tt_backend_create_dry(const tt_device_info *device, tt_backend **out)
-{
-    tt_backend *backend = calloc(1, sizeof *backend);
-    if (!backend) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "dry backend: out of host memory");
-    backend->ops = &dry_ops;
-    backend->device = *device;
-    *out = backend;
-    return NULL;
-}
-
-tt_status tt_backend_create_recording(const tt_device_info *device, tt_record_fn record_fn,
-                                      void *ctx, tt_backend **out)
+tt_status tt_dry_backend_create(const tt_device_info *device,
+                                void (*record)(void *ctx, const tt_mem *places, int count),
+                                void *record_ctx, tt_backend **out)
 {
     *out = NULL;
-    recorder *r = malloc(sizeof *r);
-    if (!r) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "dry backend: out of host memory");
-    *r = (recorder){record_fn, ctx};
-    tt_status status = tt_backend_create_dry(device, out);
-    if (status) free(r);
-    else (*out)->impl = r;
-    return status;
+    tt_backend *backend = calloc(1, sizeof *backend);
+    recorder *r = record ? malloc(sizeof *r) : NULL;
+    if (!backend || (record && !r)) {
+        free(backend), free(r);
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "dry backend: out of host memory");
+    }
+    if (r) *r = (recorder){record, record_ctx};
+    backend->ops = &dry_ops;
+    backend->device = *device;
+    backend->impl = r;
+    *out = backend;
+    return NULL;
 }

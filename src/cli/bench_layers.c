@@ -16,7 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "backend/backend.h"
-#include "cli/host_blas.h"
+#include "tune/host_blas.h"
 #include "core/status.h"
 #include "model/unet.h"
 #include "ops/conv2d.h"
@@ -267,12 +267,13 @@ tt_status tt_bench_layers(const tt_train_options *t, int json, int compare_openb
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "--tile %dx%d: both sides must be multiples of 2^depth = %d",
                             t->tile[0], t->tile[1], 1 << c.depth);
-    tt_conv_algo algo = TT_CONV_ALGO_AUTO;
-    if (t->algo[0]) TT_TRY(tt_error_prefix(tt_conv_algo_parse(t->algo, &algo), "--algo"));
+    tt_conv_algo algo;
+    TT_TRY(tt_conv_algo_setting(t->algo, &algo));
     layer layers[2 * (TT_UNET_MAX_DEPTH + 1)];
     int count = layers_of(&c, t->tile[0], t->tile[1], layers);
     tt_backend *be = NULL;
-    TT_TRY(tt_backend_create_opencl(t->device[0] ? t->device : NULL, &be));
+    TT_TRY(tt_backend_create(
+        &(tt_backend_request){.kind = TT_BACKEND_OPENCL, .device = t->device}, &be));
     tt_status status = NULL;
     int progress = !json && isatty(STDERR_FILENO);
     for (int i = 0; i < count; i++) {

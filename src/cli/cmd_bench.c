@@ -133,7 +133,9 @@ static tt_status run(const bench_options *o)
         tt_model_spec model;
         status = tt_recipe_model(t, 0, &model);
         if (!status)
-            status = tt_backend_create_opencl_profiling(t->device[0] ? t->device : NULL, &be);
+            status = tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_OPENCL,
+                                                             .device = t->device, .profiling = 1},
+                                       &be);
         if (!status) {
             be->profile->by_kernel = o->by_kernel;
             tt_step_config c = tt_recipe_step(t, &model, TT_MASK_MULTI_LABEL, model.classes);

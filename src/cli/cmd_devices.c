@@ -5,6 +5,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "backend/backend.h"
 #include "cli/commands.h"
 #include "core/memstats.h"
 
@@ -36,22 +37,8 @@ static void help(void)
 
 static cJSON *device_json(const tt_device_info *d, int selected)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "index", d->index);
+    cJSON *o = tt_device_info_json(d);
     cJSON_AddBoolToObject(o, "selected", selected);
-    cJSON_AddStringToObject(o, "platform", d->platform);
-    cJSON_AddStringToObject(o, "name", d->name);
-    cJSON_AddStringToObject(o, "vendor", d->vendor);
-    cJSON_AddStringToObject(o, "driver_version", d->driver_version);
-    cJSON_AddStringToObject(o, "type", d->type);
-    cJSON_AddNumberToObject(o, "compute_units", d->compute_units);
-    cJSON_AddNumberToObject(o, "global_mem_bytes", (double)d->global_mem_bytes);
-    cJSON_AddNumberToObject(o, "max_alloc_bytes", (double)d->max_alloc_bytes);
-    cJSON_AddNumberToObject(o, "local_mem_bytes", (double)d->local_mem_bytes);
-    cJSON_AddNumberToObject(o, "base_align_bytes", d->base_align_bytes);
-    cJSON_AddBoolToObject(o, "fp16", d->fp16);
-    cJSON_AddBoolToObject(o, "fp64", d->fp64);
-    cJSON_AddStringToObject(o, "opencl_c_version", d->opencl_c_version);
     return o;
 }
 

@@ -103,9 +103,10 @@ static tt_status run(const eval_options *o)
                                .images_dir = o->images[0] ? o->images : NULL};
     TT_CHECK(tt_dataset_format_parse(o->format, &dopt.format));
     TT_CHECK(tt_dataset_open(&dopt, &ds));
-    TT_CHECK(tt_backend_create_opencl(o->device[0] ? o->device : NULL, &be));
+    TT_CHECK(tt_backend_create(
+        &(tt_backend_request){.kind = TT_BACKEND_OPENCL, .device = o->device}, &be));
     tt_conv_algo algo;
-    TT_CHECK(tt_conv_algo_parse(o->algo, &algo));
+    TT_CHECK(tt_conv_algo_setting(o->algo, &algo));
     TT_CHECK(tt_infer_model_load(be, o->checkpoint, o->batch, o->tile[0], o->tile[1], algo, &model));
     if (model.spec.classes != tt_dataset_classes(ds)) {
         status = tt_error_new(TT_ERR_INVALID_ARGUMENT,

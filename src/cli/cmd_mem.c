@@ -103,7 +103,7 @@ static tt_status run(const mem_options *o)
     TT_CHECK(tt_device_select(t->device[0] ? t->device : NULL, &index));
     const tt_device_info *d = &devices[index];
     tt_memstats estimate, measured = {0};
-    TT_CHECK(tt_backend_create_dry(d, &dry));
+    TT_CHECK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = d}, &dry));
     tt_step_config engine = tt_recipe_step(t, &model, kind, planes);
     TT_CHECK(tt_probe_memory(dry, &engine, t->accum, &estimate));
     uint64_t rss_base = 0, rss_peak = 0;
@@ -111,7 +111,8 @@ static tt_status run(const mem_options *o)
         /* the process's resident memory over the window, as the PyTorch peer
          * (python/tiletrain_torch.py mem) measures it: on a CPU device the
          * device memory is host memory */
-        TT_CHECK(tt_backend_create_opencl(t->device[0] ? t->device : NULL, &real));
+        TT_CHECK(tt_backend_create(
+            &(tt_backend_request){.kind = TT_BACKEND_OPENCL, .device = t->device}, &real));
         rss_base = proc_status_bytes("VmRSS");
         TT_CHECK(tt_probe_memory(real, &engine, t->accum, &measured));
         rss_peak = proc_status_bytes("VmHWM");
@@ -119,13 +120,7 @@ static tt_status run(const mem_options *o)
     char a[32], b[32], g[32];
     if (o->json) {
         cJSON *root = cJSON_CreateObject();
-        cJSON *dev = cJSON_AddObjectToObject(root, "device");
-        cJSON_AddStringToObject(dev, "name", d->name);
-        cJSON_AddStringToObject(dev, "vendor", d->vendor);
-        cJSON_AddStringToObject(dev, "driver_version", d->driver_version);
-        cJSON_AddStringToObject(dev, "platform", d->platform);
-        cJSON_AddNumberToObject(dev, "global_mem_bytes", (double)d->global_mem_bytes);
-        cJSON_AddNumberToObject(dev, "max_alloc_bytes", (double)d->max_alloc_bytes);
+        cJSON_AddItemToObject(root, "device", tt_device_info_json(d));
         cJSON *cfg = cJSON_AddObjectToObject(root, "config");
         cJSON_AddNumberToObject(cfg, "tile_h", t->tile[0]);
         cJSON_AddNumberToObject(cfg, "tile_w", t->tile[1]);

@@ -354,9 +354,10 @@ static tt_status run(const predict_options *o, run_state *rs)
         status = tt_error_new(TT_ERR_IO, "cannot make --out %s: %s", o->out, strerror(errno));
         goto cleanup;
     }
-    TT_CHECK(tt_backend_create_opencl(o->device[0] ? o->device : NULL, &be));
+    TT_CHECK(tt_backend_create(
+        &(tt_backend_request){.kind = TT_BACKEND_OPENCL, .device = o->device}, &be));
     tt_conv_algo algo;
-    TT_CHECK(tt_conv_algo_parse(o->algo, &algo));
+    TT_CHECK(tt_conv_algo_setting(o->algo, &algo));
     TT_CHECK(tt_infer_model_load(be, o->checkpoint, o->batch, o->tile[0], o->tile[1], algo,
                                  &rs->model));
     int classes = rs->model.spec.classes;

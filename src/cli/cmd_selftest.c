@@ -125,7 +125,8 @@ int tt_cmd_selftest(int argc, char **argv)
     int json = o.json;
 
     tt_backend *be = NULL;
-    tt_status status = tt_backend_create_opencl(selector, &be);
+    tt_status status = tt_backend_create(
+        &(tt_backend_request){.kind = TT_BACKEND_OPENCL, .device = selector}, &be);
     if (status) return tt_cli_fail(status);
     printf("selftest on [%d] %s (%s)\n", be->device.index, be->device.name, be->device.platform);
     int failures = 0;

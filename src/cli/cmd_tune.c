@@ -5,7 +5,6 @@
  * the winner in the cache folder, where every later run picks it up.
  */
 #include <errno.h>
-#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +13,14 @@
 
 #include <cjson/cJSON.h>
 
-#include "backend/opencl/cl_tune.h"
 #include "cli/commands.h"
-#include "cli/host_blas.h"
-#include "cli/tune_rounds.h"
 #include "core/options.h"
+#include "core/knobs.h"
 #include "core/status.h"
+#include "tune/host_blas.h"
+#include "tune/report.h"
+#include "tune/rounds.h"
+#include "tune/tune.h"
 
 typedef struct tune_options {
     char device[TT_OPT_STRING_MAX];
@@ -85,22 +86,6 @@ static void help(void)
 
 /* ---- reporting ----------------------------------------------------------- */
 
-static double gflops(const tt_gemm_shape *g, double secs)
-{
-    return secs > 0 && isfinite(secs) ? tt_gemm_shape_gflop(g) / secs : 0;
-}
-
-static double step_gflops(const tt_gemm_shape *shapes, int count, const double *secs)
-{
-    double gflop = 0, total = 0;
-    for (int s = 0; s < count; s++) {
-        if (!(secs[s] > 0)) return 0;
-        gflop += shapes[s].count * tt_gemm_shape_gflop(&shapes[s]);
-        total += shapes[s].count * secs[s];
-    }
-    return gflop / total;
-}
-
 static void print_table(const tt_gemm_shape *shapes, int count, const tt_cl_tune_result *r,
                         const double *blas)
 {
@@ -109,58 +94,17 @@ static void print_table(const tt_gemm_shape *shapes, int count, const tt_cl_tune
     for (int s = 0; s < count; s++) {
         const tt_gemm_shape *g = &shapes[s];
         printf("%-26.26s %2c %2c %6zu %6zu %6zu %5d %8.1f %8.1f", g->label, g->trans_a ? 'T' : 'N',
-               g->trans_b ? 'T' : 'N', g->m, g->n, g->k, g->count, gflops(g, r->before_s[s]),
-               gflops(g, r->after_s[s]));
-        if (blas) printf(" %8.1f", gflops(g, blas[s]));
+               g->trans_b ? 'T' : 'N', g->m, g->n, g->k, g->count,
+               tt_tune_gflops(g, r->before_s[s]), tt_tune_gflops(g, r->after_s[s]));
+        if (blas) printf(" %8.1f", tt_tune_gflops(g, blas[s]));
         else printf(" %8s", "");
         printf("  %s\n", r->direct[s] ? "direct" : "indirect");
     }
-    printf("%-26s %33s %8.1f %8.1f", "one training step", "", step_gflops(shapes, count, r->before_s),
-           step_gflops(shapes, count, r->after_s));
-    if (blas) printf(" %8.1f", step_gflops(shapes, count, blas));
+    printf("%-26s %33s %8.1f %8.1f", "one training step", "",
+           tt_tune_step_gflops(shapes, count, r->before_s),
+           tt_tune_step_gflops(shapes, count, r->after_s));
+    if (blas) printf(" %8.1f", tt_tune_step_gflops(shapes, count, blas));
     printf("   GFLOP/s\n");
-}
-
-static cJSON *result_json(const tt_backend *be, const tt_gemm_shape *shapes, int count,
-                          const tt_cl_tune_result *r, const double *blas, const char *saved)
-{
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "device", be->device.name);
-    cJSON_AddStringToObject(root, "platform_version", be->device.platform_version);
-    cJSON_AddStringToObject(root, "driver_version", be->device.driver_version);
-    cJSON_AddNumberToObject(root, "candidates", r->candidates);
-    cJSON_AddNumberToObject(root, "rejected", r->rejected);
-    cJSON_AddNumberToObject(root, "elapsed_s", r->elapsed_s);
-    cJSON_AddNumberToObject(root, "gflops_before", step_gflops(shapes, count, r->before_s));
-    cJSON_AddNumberToObject(root, "gflops_after", step_gflops(shapes, count, r->after_s));
-    if (blas) cJSON_AddNumberToObject(root, "gflops_openblas", step_gflops(shapes, count, blas));
-    if (saved) cJSON_AddStringToObject(root, "saved", saved);
-    else cJSON_AddNullToObject(root, "saved");
-    cJSON *params = cJSON_AddObjectToObject(root, "parameters");
-    for (int k = 0; k < TT_CLBLAST_KERNEL_COUNT; k++) {
-        const tt_clblast_kernel_desc *d = &tt_clblast_kernels[k];
-        cJSON *o = cJSON_AddObjectToObject(params, d->name);
-        for (int i = 0; i < d->count; i++)
-            cJSON_AddNumberToObject(o, d->params[i], (double)r->best.values[k][i]);
-    }
-    cJSON *arr = cJSON_AddArrayToObject(root, "shapes");
-    for (int s = 0; s < count; s++) {
-        const tt_gemm_shape *g = &shapes[s];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "label", g->label);
-        cJSON_AddStringToObject(o, "trans_a", g->trans_a ? "T" : "N");
-        cJSON_AddStringToObject(o, "trans_b", g->trans_b ? "T" : "N");
-        cJSON_AddNumberToObject(o, "m", (double)g->m);
-        cJSON_AddNumberToObject(o, "n", (double)g->n);
-        cJSON_AddNumberToObject(o, "k", (double)g->k);
-        cJSON_AddNumberToObject(o, "count", g->count);
-        cJSON_AddNumberToObject(o, "gflops_before", gflops(g, r->before_s[s]));
-        cJSON_AddNumberToObject(o, "gflops_after", gflops(g, r->after_s[s]));
-        if (blas) cJSON_AddNumberToObject(o, "gflops_openblas", gflops(g, blas[s]));
-        cJSON_AddStringToObject(o, "kernel", r->direct[s] ? "direct" : "indirect");
-        cJSON_AddItemToArray(arr, o);
-    }
-    return root;
 }
 
 /* The table (or with json the JSON report, with "rounds" when rounds >= 0). */
@@ -169,7 +113,7 @@ static void print_result(int json, const tt_backend *be, const tt_gemm_shape *sh
                          int rounds)
 {
     if (json) {
-        cJSON *j = result_json(be, shapes, count, r, blas, saved);
+        cJSON *j = tt_tune_report_json(&be->device, shapes, count, r, blas, saved);
         if (rounds >= 0) cJSON_AddNumberToObject(j, "rounds", rounds);
         char *text = cJSON_Print(j);
         printf("%s\n", text);
@@ -181,50 +125,7 @@ static void print_result(int json, const tt_backend *be, const tt_gemm_shape *sh
     }
 }
 
-/* ---- the search in rounds (tune_rounds.h) --------------------------------- */
-
-/* The per-shape figures and parameters of a round's JSON report (the
- * shapes are the parent's, in the same order). */
-static tt_status result_of_report(const cJSON *report, const tt_gemm_shape *shapes, int count,
-                                  tt_cl_tune_result *r)
-{
-    memset(r, 0, sizeof *r);
-    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(report, "shapes");
-    if (cJSON_GetArraySize(arr) != count)
-        return tt_error_new(TT_ERR_FORMAT, "tune: a round reported %d shapes, not %d",
-                            cJSON_GetArraySize(arr), count);
-    r->before_s = calloc((size_t)count, sizeof *r->before_s);
-    r->after_s = calloc((size_t)count, sizeof *r->after_s);
-    r->direct = calloc((size_t)count, sizeof *r->direct);
-    if (!r->before_s || !r->after_s || !r->direct) {
-        tt_cl_tune_result_free(r);
-        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "tune: out of host memory");
-    }
-    for (int s = 0; s < count; s++) {
-        const cJSON *o = cJSON_GetArrayItem(arr, s);
-        const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "gflops_before");
-        const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "gflops_after");
-        const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "kernel");
-        double g = tt_gemm_shape_gflop(&shapes[s]);
-        r->before_s[s] = cJSON_IsNumber(b) && b->valuedouble > 0 ? g / b->valuedouble : 0;
-        r->after_s[s] = cJSON_IsNumber(a) && a->valuedouble > 0 ? g / a->valuedouble : 0;
-        r->direct[s] = cJSON_IsString(k) && strcmp(k->valuestring, "direct") == 0;
-    }
-    const cJSON *params = cJSON_GetObjectItemCaseSensitive(report, "parameters");
-    for (int k = 0; k < TT_CLBLAST_KERNEL_COUNT; k++) {
-        const tt_clblast_kernel_desc *d = &tt_clblast_kernels[k];
-        const cJSON *o = cJSON_GetObjectItemCaseSensitive(params, d->name);
-        for (int i = 0; i < d->count; i++) {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, d->params[i]);
-            r->best.values[k][i] = cJSON_IsNumber(v) ? (size_t)v->valuedouble : 0;
-        }
-    }
-    const cJSON *b = cJSON_GetObjectItemCaseSensitive(report, "gflops_before");
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(report, "gflops_after");
-    r->best.gflops_before = cJSON_IsNumber(b) ? b->valuedouble : 0;
-    r->best.gflops_after = cJSON_IsNumber(a) ? a->valuedouble : 0;
-    return NULL;
-}
+/* ---- the search in rounds (tune/rounds.h) --------------------------------- */
 
 /* The search as rounds in new processes; prints the last round's figures
  * (before: CLBlast's defaults, after: the best of all rounds).  Returns the
@@ -277,7 +178,7 @@ static int run_rounds(const tune_options *o, const tt_backend *be, const tt_gemm
     if (!status && !last)
         status = tt_error_new(TT_ERR_IO, "tune: no search round finished (%d crashed); see the "
                               "messages above and docs/tune.md", done);
-    if (!status) status = result_of_report(last, shapes, count, &result);
+    if (!status) status = tt_tune_report_read(last, shapes, count, &result);
     if (status) {
         rc = tt_cli_fail(status);
     } else {
@@ -299,12 +200,15 @@ static int run_rounds(const tune_options *o, const tt_backend *be, const tt_gemm
 static tt_status create_untuned_backend(const char *selector, tt_backend **be)
 {
     /* "before" means CLBlast's own parameters, not a previous run's */
-    const char *old = getenv("TT_NO_TUNING");
+    const char *old = tt_knob_str(TT_KNOB_NO_TUNING);
     char *saved = old ? strdup(old) : NULL;
     setenv("TT_NO_TUNING", "1", 1);
-    tt_status status = tt_backend_create_opencl(selector, be);
+    tt_knobs_reload(); /* the knobs are read once: read them again, before and after */
+    tt_status status = tt_backend_create(
+        &(tt_backend_request){.kind = TT_BACKEND_OPENCL, .device = selector}, be);
     if (saved) setenv("TT_NO_TUNING", saved, 1);
     else unsetenv("TT_NO_TUNING");
+    tt_knobs_reload();
     free(saved);
     return status;
 }

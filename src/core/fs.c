@@ -1,12 +1,16 @@
-/* Folders on the host file system; see fs.h. */
+/* Files and folders on the host file system; see fs.h. */
 #include "core/fs.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
-#include <stdio.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "core/knobs.h"
 #include "core/status.h"
 
 /* Makes the folders of buf up to its end; buf is edited and restored. */
@@ -48,4 +52,131 @@ tt_status tt_make_parent_dirs(const char *path)
     if (!slash || slash == buf) return NULL;
     *slash = '\0';
     return make_each(buf);
+}
+
+/* ---- atomic writes -------------------------------------------------------- */
+
+static atomic_uint temp_counter; /* temporary names unique across threads */
+
+/* fsync of the folder holding path, so that the rename itself is durable. */
+static int sync_parent(const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == path) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0) return -1;
+    int rc = fsync(fd);
+    if (rc != 0 && errno == EINVAL) rc = 0; /* folders that cannot be synced */
+    close(fd);
+    return rc;
+}
+
+tt_status tt_file_write_atomic(const char *path, tt_status (*write_fn)(FILE *f, void *ctx),
+                               void *ctx)
+{
+    char tmp[PATH_MAX];
+    int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(),
+                     atomic_fetch_add(&temp_counter, 1));
+    if (n < 0 || (size_t)n >= sizeof tmp)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "'%s': file name too long", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (!f) {
+        int saved = errno;
+        if (fd >= 0) close(fd), unlink(tmp);
+        return tt_error_new(TT_ERR_IO, "cannot create '%s': %s; check that the folder exists "
+                            "and is writable", tmp, strerror(saved));
+    }
+    tt_status status = write_fn(f, ctx);
+    errno = 0;
+    int ok = !status && !ferror(f) && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    int saved = errno;
+    if (fclose(f) != 0 && ok) ok = 0, saved = errno;
+    if (status) {
+        unlink(tmp);
+        return status;
+    }
+    if (!ok) {
+        unlink(tmp);
+        return tt_error_new(TT_ERR_IO, "writing '%s' failed: %s; the old file, if any, is "
+                            "unchanged", tmp, strerror(saved));
+    }
+    if (rename(tmp, path) != 0) {
+        saved = errno;
+        unlink(tmp);
+        return tt_error_new(TT_ERR_IO, "renaming '%s' over '%s' failed: %s", tmp, path,
+                            strerror(saved));
+    }
+    if (sync_parent(path) != 0)
+        return tt_error_new(TT_ERR_IO, "'%s' written, but syncing its folder failed: %s; the "
+                            "rename may not survive a power loss", path, strerror(errno));
+    return NULL;
+}
+
+typedef struct bytes {
+    const void *data;
+    size_t size;
+} bytes;
+
+static tt_status write_bytes(FILE *f, void *ctx)
+{
+    const bytes *b = ctx;
+    if (b->size && fwrite(b->data, 1, b->size, f) != b->size)
+        return tt_error_new(TT_ERR_IO, "writing %zu bytes failed: %s; the old file, if any, is "
+                            "unchanged", b->size, strerror(errno));
+    return NULL;
+}
+
+tt_status tt_file_save_atomic(const char *path, const void *data, size_t size)
+{
+    bytes b = {data, size};
+    return tt_file_write_atomic(path, write_bytes, &b);
+}
+
+/* ---- cache folders ---------------------------------------------------------- */
+
+/* The kinds whose folders predate the general rule (see fs.h). */
+static const struct cache_kind {
+    const char *kind;
+    tt_knob_id override;   /* the variable that names the folder itself */
+    int override_holds_kind; /* 1: <override>/<kind>; 0: <override> */
+    int empty_turns_off;   /* the override set but empty: no cache */
+    const char *under_root; /* below .../tiletrain */
+} cache_kinds[] = {
+    {"programs", TT_KNOB_CACHE_DIR, 0, 1, "/programs"},
+    {"clblast", TT_KNOB_CACHE_DIR, 0, 0, ""},
+    {"tiles", TT_KNOB_DATA_CACHE_DIR, 0, 0, "/tiles"},
+};
+
+tt_status tt_cache_path(const char *kind, char *buf, size_t size)
+{
+    char general[128];
+    snprintf(general, sizeof general, "/%s", kind);
+    struct cache_kind k = {kind, TT_KNOB_CACHE_DIR, 1, 0, general};
+    for (size_t i = 0; i < sizeof cache_kinds / sizeof cache_kinds[0]; i++)
+        if (strcmp(cache_kinds[i].kind, kind) == 0) k = cache_kinds[i];
+    const char *over = tt_knob_str(k.override);
+    const char *over_name = tt_knob_table[k.override].name;
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    int n = -1;
+    buf[0] = '\0';
+    if (over && !*over && k.empty_turns_off)
+        return tt_error_new(TT_ERR_IO, "the %s cache is off (%s is set but empty)", kind,
+                            over_name);
+    if (over && *over) n = snprintf(buf, size, "%s%s", over, k.override_holds_kind ? general : "");
+    else if (xdg && *xdg) n = snprintf(buf, size, "%s/tiletrain%s", xdg, k.under_root);
+    else if (home && *home) n = snprintf(buf, size, "%s/.cache/tiletrain%s", home, k.under_root);
+    else
+        return tt_error_new(TT_ERR_IO, "no folder for the %s cache: set %s, XDG_CACHE_HOME or "
+                            "HOME", kind, over_name);
+    if (n < 0 || (size_t)n >= size) {
+        buf[0] = '\0';
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "the %s cache folder's name is too long",
+                            kind);
+    }
+    return NULL;
 }

@@ -15,26 +15,25 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                             "Loads the kernels from this folder instead of the copies built "
                             "into the library, for kernel development."},
     [TT_KNOB_CACHE_DIR] = {"TT_CACHE_DIR", TT_KNOB_USER,
-                           "src/backend/opencl/cl_backend.c, src/backend/opencl/cl_tune.c, "
-                           "src/ops/conv_autotune.c",
+                           "src/core/fs.c",
                            "a folder (default: under $XDG_CACHE_HOME/tiletrain, else "
                            "~/.cache/tiletrain)",
                            "Where built kernel programs, CLBlast tuning files and the "
                            "convolution find-db are kept."},
-    [TT_KNOB_DATA_CACHE_DIR] = {"TT_DATA_CACHE_DIR", TT_KNOB_USER, "src/data/tilecache.c",
+    [TT_KNOB_DATA_CACHE_DIR] = {"TT_DATA_CACHE_DIR", TT_KNOB_USER, "src/core/fs.c",
                                 "a folder (default $XDG_CACHE_HOME/tiletrain/tiles, else "
                                 "~/.cache/tiletrain/tiles)",
                                 "Where the tile cache keeps decoded images, unless the run "
                                 "names a folder."},
-    [TT_KNOB_NO_TUNING] = {"TT_NO_TUNING", TT_KNOB_USER, "src/backend/opencl/cl_tune.c",
+    [TT_KNOB_NO_TUNING] = {"TT_NO_TUNING", TT_KNOB_USER, "src/backend/opencl/cl_tuning.c",
                            "set and not 0",
                            "Runs CLBlast with its own parameters: the device's tuning file "
                            "(tiletrain tune) is not applied."},
-    [TT_KNOB_CONV_ALGO] = {"TT_CONV_ALGO", TT_KNOB_USER, "src/ops/conv_autotune.c",
+    [TT_KNOB_CONV_ALGO] = {"TT_CONV_ALGO", TT_KNOB_USER, "src/ops/conv_algo_name.c",
                            "auto, im2col_gemm, direct, winograd or fft",
-                           "The convolution algorithm of every layer that does not name one, "
-                           "as --algo (which wins); an unknown name is warned about and "
-                           "ignored."},
+                           "The default of --algo (train, mem, bench, eval, predict): the "
+                           "convolution algorithm of every layer; --algo wins, and an unknown "
+                           "name is an error."},
     [TT_KNOB_POISON_ACTIVATIONS] = {"TT_POISON_ACTIVATIONS", TT_KNOB_DEBUG, "src/model/unet_build.c",
                                     "set (NaN), or a number",
                                     "Fills the activation arena with this value before each "

@@ -6,24 +6,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/opencl/cl_errors.h"
-
 struct tt_error {
     tt_code code;
-    int cl_error;
+    int backend_code;  /* the backend's own code; 0 unless a backend failed */
+    char backend[16];  /* the backend's name; "" unless a backend failed */
     char *detail;
     char message[1024];
 };
 
-static tt_error oom_error = {TT_ERR_OUT_OF_MEMORY, 0, NULL,
+static tt_error oom_error = {TT_ERR_OUT_OF_MEMORY, 0, "", NULL,
                              "out of host memory while reporting an error"};
 
-static tt_status error_vnew(tt_code code, int cl_error, const char *fmt, va_list ap)
+static tt_status error_vnew(tt_code code, const char *fmt, va_list ap)
 {
     tt_error *e = calloc(1, sizeof *e);
     if (!e) return &oom_error;
     e->code = code;
-    e->cl_error = cl_error;
     vsnprintf(e->message, sizeof e->message, fmt, ap);
     return e;
 }
@@ -32,25 +30,30 @@ tt_status tt_error_new(tt_code code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    tt_status s = error_vnew(code, 0, fmt, ap);
+    tt_status s = error_vnew(code, fmt, ap);
     va_end(ap);
     return s;
 }
 
-tt_status tt_error_cl(int cl_error, const char *fmt, ...)
+tt_status tt_error_backend_v(const char *backend, int code, const char *code_name,
+                             tt_code code_kind, const char *fmt, va_list ap)
+{
+    tt_status s = error_vnew(code_kind, fmt, ap);
+    if (s == &oom_error) return s;
+    s->backend_code = code;
+    snprintf(s->backend, sizeof s->backend, "%s", backend);
+    size_t len = strlen(s->message);
+    snprintf(s->message + len, sizeof s->message - len, " failed: %s (%d)", code_name, code);
+    return s;
+}
+
+tt_status tt_error_backend(const char *backend, int code, const char *code_name,
+                           tt_code code_kind, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    tt_status s = error_vnew(TT_ERR_OPENCL, cl_error, fmt, ap);
+    tt_status s = tt_error_backend_v(backend, code, code_name, code_kind, fmt, ap);
     va_end(ap);
-    if (s == &oom_error) return s;
-    if (cl_error == -4 /* CL_MEM_OBJECT_ALLOCATION_FAILURE */ ||
-        cl_error == -5 /* CL_OUT_OF_RESOURCES */ ||
-        cl_error == -6 /* CL_OUT_OF_HOST_MEMORY */)
-        s->code = TT_ERR_OUT_OF_MEMORY;
-    size_t len = strlen(s->message);
-    snprintf(s->message + len, sizeof s->message - len, " failed: %s (%d)",
-             tt_cl_error_name(cl_error), cl_error);
     return s;
 }
 
@@ -94,13 +97,15 @@ const char *tt_status_detail(tt_status status)
     return status && status->detail ? status->detail : "";
 }
 
-int tt_status_cl_error(tt_status status) { return status ? status->cl_error : 0; }
+int tt_status_backend_code(tt_status status) { return status ? status->backend_code : 0; }
+
+const char *tt_status_backend(tt_status status) { return status ? status->backend : ""; }
 
 const char *tt_code_name(tt_code code)
 {
     static const char *const names[] = {
         "TT_OK",         "TT_ERR_INVALID_ARGUMENT", "TT_ERR_NO_DEVICE",
-        "TT_ERR_OPENCL", "TT_ERR_BUILD",            "TT_ERR_OUT_OF_MEMORY",
+        "TT_ERR_BACKEND", "TT_ERR_BUILD",           "TT_ERR_OUT_OF_MEMORY",
         "TT_ERR_TOO_LARGE", "TT_ERR_IO",            "TT_ERR_FORMAT",
         "TT_ERR_UNSUPPORTED", "TT_ERR_INTERNAL",
     };

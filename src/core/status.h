@@ -8,6 +8,8 @@
 #ifndef TT_CORE_STATUS_H
 #define TT_CORE_STATUS_H
 
+#include <stdarg.h>
+
 #include "tiletrain.h"
 
 #if defined(__GNUC__)
@@ -17,8 +19,17 @@
 #endif
 
 tt_status tt_error_new(tt_code code, const char *fmt, ...) TT_PRINTF(2, 3);
-/* "OP failed: CL_NAME (-N)": the operation by its words, the error by name. */
-tt_status tt_error_cl(int cl_error, const char *fmt, ...) TT_PRINTF(2, 3);
+/* A failed call of a backend: "OP failed: NAME (CODE)", the operation by
+ * the words of `fmt`, the error by the backend's name for `code`.  Keeps
+ * `backend` (a short name such as "opencl") and `code` for
+ * tt_status_backend() and tt_status_backend_code().  `code_kind` is
+ * TT_ERR_BACKEND, or a plainer code when the backend knows what its code
+ * means (TT_ERR_OUT_OF_MEMORY for a failed allocation). */
+tt_status tt_error_backend(const char *backend, int code, const char *code_name,
+                           tt_code code_kind, const char *fmt, ...) TT_PRINTF(5, 6);
+/* The same with a va_list, for a backend's own error helper. */
+tt_status tt_error_backend_v(const char *backend, int code, const char *code_name,
+                             tt_code code_kind, const char *fmt, va_list ap);
 /* Attaches a long detail (copied); returns the same status for chaining. */
 tt_status tt_error_set_detail(tt_status status, const char *detail);
 /* Prefixes the message with context: "loading X: <old message>". */

@@ -145,7 +145,9 @@ static int tiff_warning_handler(TIFF *tif, void *user, const char *module, const
     return 1; /* unknown tags, GeoTIFF keys and the like are not errors */
 }
 
-TIFF *tt_tiff_open(const char *path, const char *mode, tt_tiff_errors *errors)
+/* Opens a path (fd < 0) or a descriptor with this handle's own handlers. */
+static TIFF *open_with_handlers(int fd, const char *path, const char *mode,
+                                tt_tiff_errors *errors)
 {
     errors->message[0] = '\0';
     TIFFOpenOptions *options = TIFFOpenOptionsAlloc();
@@ -155,9 +157,19 @@ TIFF *tt_tiff_open(const char *path, const char *mode, tt_tiff_errors *errors)
     }
     TIFFOpenOptionsSetErrorHandlerExtR(options, tiff_error_handler, errors);
     TIFFOpenOptionsSetWarningHandlerExtR(options, tiff_warning_handler, NULL);
-    TIFF *tif = TIFFOpenExt(path, mode, options);
+    TIFF *tif = fd < 0 ? TIFFOpenExt(path, mode, options) : TIFFFdOpenExt(fd, path, mode, options);
     TIFFOpenOptionsFree(options);
     return tif;
+}
+
+TIFF *tt_tiff_open(const char *path, const char *mode, tt_tiff_errors *errors)
+{
+    return open_with_handlers(-1, path, mode, errors);
+}
+
+TIFF *tt_tiff_fdopen(int fd, const char *name, const char *mode, tt_tiff_errors *errors)
+{
+    return open_with_handlers(fd, name, mode, errors);
 }
 
 const char *tt_tiff_reason(const tt_tiff_errors *errors)

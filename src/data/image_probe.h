@@ -70,5 +70,8 @@ typedef struct tt_tiff_errors {
 TIFF *tt_tiff_open(const char *path, const char *mode, tt_tiff_errors *errors);
 /* The first error, or "libtiff gave no reason". */
 const char *tt_tiff_reason(const tt_tiff_errors *errors);
+/* The same over an open descriptor (TIFFClose closes it); `name` is what
+ * messages call it. */
+TIFF *tt_tiff_fdopen(int fd, const char *name, const char *mode, tt_tiff_errors *errors);
 
 #endif

@@ -218,12 +218,11 @@ tt_status tt_tilecache_create(const tt_tilecache_config *config, const tt_item_s
     *out = NULL;
     tt_status status = NULL;
     char dir[PATH_MAX];
-    const char *env;
+    tt_status no_folder = NULL;
     if (config && config->dir && *config->dir) snprintf(dir, sizeof dir, "%s", config->dir);
-    else if ((env = getenv("TT_DATA_CACHE_DIR")) && *env) snprintf(dir, sizeof dir, "%s", env);
-    else if ((env = getenv("XDG_CACHE_HOME")) && *env) snprintf(dir, sizeof dir, "%s/tiletrain/tiles", env);
-    else if ((env = getenv("HOME")) && *env) snprintf(dir, sizeof dir, "%s/.cache/tiletrain/tiles", env);
-    else snprintf(dir, sizeof dir, "tiletrain-tiles");
+    else if ((no_folder = tt_cache_path("tiles", dir, sizeof dir)))
+        snprintf(dir, sizeof dir, "tiletrain-tiles"); /* no cache folder: the working one */
+    tt_status_free(no_folder);
     if (source->count < 0 || source->classes < 1)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "tile cache: a source of %d items and %d classes",
                             source->count, source->classes);

@@ -15,15 +15,12 @@
 
 #include <tiffio.h>
 
+#include "core/fs.h"
 #include "core/hash.h"
 #include "core/status.h"
 #include "data/image.h"
 #include "data/image_probe.h"
 #include "data/tilecache_internal.h"
-
-/* Temporary names: pid + a process-wide counter, so two caches in two
- * threads of one process never write the same temporary file. */
-static atomic_uint temp_counter;
 
 static void layout_for(tc_layout *L, int width, int height, int tile_w, int tile_h)
 {
@@ -93,24 +90,34 @@ static int entry_valid(const char *file, int width, int height, int samples)
            spp == samples;
 }
 
-/* Writes data as a tiled TIFF at `final`, through a temporary name in the
- * same directory.  separate = 0: data is (h, w, samples) RGB; 1: data is
- * (samples, h, w) planes. */
-static tt_status write_entry(tt_tilecache *c, const char *final, int width, int height, int samples,
-                             int separate, const uint8_t *data)
+/* One cache entry to write (see write_entry). */
+typedef struct tiff_entry {
+    const char *final;
+    int width, height, samples, separate;
+    const uint8_t *data;
+} tiff_entry;
+
+/* The entry as a tiled TIFF into f (libtiff writes through a copy of its
+ * descriptor, which TIFFClose closes). */
+static tt_status write_tiff(FILE *f, void *ctx)
 {
-    char temp[PATH_MAX];
-    snprintf(temp, sizeof temp, "%s/.tmp-%ld-%u.tif", c->dir, (long)getpid(), atomic_fetch_add(&temp_counter, 1));
+    const tiff_entry *e = ctx;
+    const char *temp = e->final; /* what the messages name */
+    int width = e->width, height = e->height, samples = e->samples, separate = e->separate;
+    const uint8_t *data = e->data;
     int tile = TT_TILECACHE_TILE;
     uint64_t raw = (uint64_t)width * height * samples;
     uint8_t *buf = malloc((size_t)tile * tile * (separate ? 1 : samples));
     uint16_t *extra = NULL;
     tt_status status = NULL;
     tt_tiff_errors errors;
-    TIFF *tif = tt_tiff_open(temp, raw > (1ULL << 31) ? "w8" : "w", &errors);
+    int fd = dup(fileno(f));
+    TIFF *tif = fd >= 0 ? tt_tiff_fdopen(fd, temp, raw > (1ULL << 31) ? "w8" : "w", &errors) : NULL;
+    if (!tif && fd >= 0) close(fd);
     if (!tif || !buf) {
         status = tt_error_new(TT_ERR_IO, "tile cache: cannot write %s (%s); check the cache directory's "
-                              "space and permissions", temp, tif ? "no memory" : tt_tiff_reason(&errors));
+                              "space and permissions", temp,
+                              tif ? "no memory" : fd < 0 ? strerror(errno) : tt_tiff_reason(&errors));
         goto cleanup;
     }
     TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, (uint32_t)width);
@@ -150,23 +157,24 @@ static tt_status write_entry(tt_tilecache *c, const char *final, int width, int 
         status = tt_error_new(TT_ERR_IO, "tile cache: flushing %s failed (%s)", temp, tt_tiff_reason(&errors));
         goto cleanup;
     }
-    TIFFClose(tif);
-    tif = NULL;
-    int fd = open(temp, O_RDONLY);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-    if (rename(temp, final) != 0)
-        status = tt_error_new(TT_ERR_IO, "tile cache: cannot rename %s to %s: %s", temp, final, strerror(errno));
-    else
-        c->stats.entries_built++;
 cleanup:
     if (tif) TIFFClose(tif);
-    if (status) unlink(temp);
     free(extra);
     free(buf);
     return status;
+}
+
+/* Writes data as a tiled TIFF at `final`, atomically (tt_file_write_atomic).
+ * separate = 0: data is (h, w, samples) RGB; 1: data is (samples, h, w)
+ * planes. */
+static tt_status write_entry(tt_tilecache *c, const char *final, int width, int height, int samples,
+                             int separate, const uint8_t *data)
+{
+    tiff_entry e = {final, width, height, samples, separate, data};
+    tt_status status = tt_file_write_atomic(final, write_tiff, &e);
+    if (status) return tt_error_prefix(status, "tile cache");
+    c->stats.entries_built++;
+    return NULL;
 }
 
 tt_status tc_ensure_image_entry(tt_tilecache *c, int index, const char *path, tc_item *it)

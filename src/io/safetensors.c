@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/fs.h"
 #include "core/status.h"
 
 static const struct {
@@ -561,20 +562,25 @@ static int write_le(FILE *fp, const void *data, uint64_t bytes, size_t size)
     return 1;
 }
 
-/* fsync of the folder holding path, so that the rename itself is durable. */
-static int sync_directory(const char *path)
+typedef struct file_content {
+    const tt_st_writer *w;
+    const char *header;
+    size_t header_length;
+} file_content;
+
+/* The whole file: header length, header, tensors (write errors show on f). */
+static tt_status write_content(FILE *fp, void *ctx)
 {
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else if (slash == path) snprintf(dir, sizeof dir, "/");
-    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd < 0) return -1;
-    int rc = fsync(fd);
-    if (rc != 0 && errno == EINVAL) rc = 0; /* folders that cannot be synced */
-    close(fd);
-    return rc;
+    const file_content *c = ctx;
+    unsigned char length_le[8];
+    for (int i = 0; i < 8; i++)
+        length_le[i] = (unsigned char)((uint64_t)c->header_length >> (8 * i));
+    int ok = fwrite(length_le, 1, 8, fp) == 8 &&
+             fwrite(c->header, 1, c->header_length, fp) == c->header_length;
+    for (size_t i = 0; ok && i < c->w->count; i++)
+        ok = write_le(fp, c->w->entries[i].data, c->w->entries[i].bytes,
+                      tt_st_dtypes[c->w->entries[i].dtype].size);
+    return NULL;
 }
 
 tt_status tt_st_writer_write(const tt_st_writer *w, const char *path)
@@ -582,51 +588,10 @@ tt_status tt_st_writer_write(const tt_st_writer *w, const char *path)
     tt_status status = NULL;
     size_t header_length = 0;
     char *header = build_header(w, &header_length);
-    char *tmp = malloc(strlen(path) + 32);
-    FILE *fp = NULL;
-    int tmp_exists = 0;
-    if (!header || !tmp) {
-        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "safetensors '%s': out of host memory", path);
-        goto cleanup;
-    }
-    sprintf(tmp, "%s.tmp.%ld", path, (long)getpid());
-    fp = fopen(tmp, "wb");
-    if (!fp) {
-        status = tt_error_new(TT_ERR_IO, "safetensors '%s': cannot create '%s': %s; check that "
-                              "the folder exists and is writable", path, tmp, strerror(errno));
-        goto cleanup;
-    }
-    tmp_exists = 1;
-    unsigned char length_le[8];
-    for (int i = 0; i < 8; i++) length_le[i] = (unsigned char)((uint64_t)header_length >> (8 * i));
-    int ok = fwrite(length_le, 1, 8, fp) == 8 &&
-             fwrite(header, 1, header_length, fp) == header_length;
-    for (size_t i = 0; ok && i < w->count; i++)
-        ok = write_le(fp, w->entries[i].data, w->entries[i].bytes,
-                      tt_st_dtypes[w->entries[i].dtype].size);
-    ok = ok && fflush(fp) == 0 && fsync(fileno(fp)) == 0;
-    int saved = errno;
-    if (fclose(fp) != 0 && ok) ok = 0, saved = errno;
-    fp = NULL;
-    if (!ok) {
-        status = tt_error_new(TT_ERR_IO, "safetensors '%s': writing '%s' failed: %s; the old "
-                              "file, if any, is unchanged", path, tmp, strerror(saved));
-        goto cleanup;
-    }
-    if (rename(tmp, path) != 0) {
-        status = tt_error_new(TT_ERR_IO, "safetensors '%s': renaming '%s' over it failed: %s",
-                              path, tmp, strerror(errno));
-        goto cleanup;
-    }
-    tmp_exists = 0;
-    if (sync_directory(path) != 0)
-        status = tt_error_new(TT_ERR_IO, "safetensors '%s': written, but syncing its folder "
-                              "failed: %s; the rename may not survive a power loss",
-                              path, strerror(errno));
-cleanup:
-    if (fp) fclose(fp);
-    if (tmp_exists) unlink(tmp);
-    free(tmp);
+    if (!header)
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "safetensors '%s': out of host memory", path);
+    file_content content = {w, header, header_length};
+    status = tt_file_write_atomic(path, write_content, &content);
     free(header);
-    return status;
+    return tt_error_prefix(status, "safetensors '%s'", path);
 }

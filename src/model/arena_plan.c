@@ -96,7 +96,9 @@ static tt_status record_lives(tt_arena_plan *p, tt_backend *be, tt_arena_step_fn
     snprintf(space.record.name, sizeof space.record.name, "activations (being planned)");
     trace t = {p, &space, 0, 0};
     tt_backend *recorder = NULL;
-    TT_TRY(tt_backend_create_recording(&be->device, on_operation, &t, &recorder));
+    TT_TRY(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = &be->device,
+                                                   .record = on_operation, .record_ctx = &t},
+                             &recorder));
     space.backend = recorder;
     for (int i = 0; i < p->count; i++) *p->dests[i] = tt_mem_at(tt_mem_of(&space), p->items[i].offset);
     tt_status status = step(model, recorder);

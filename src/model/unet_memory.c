@@ -211,7 +211,7 @@ tt_status tt_unet_allocate(tt_unet *u)
      * direct kernels, which need no columns, run every layer */
     size_t ws = tt_unet_workspace_bytes(u);
     if (ws > u->be->device.max_alloc_bytes || ws > u->be->device.global_mem_bytes / 8) {
-        tt_conv_algo forced = u->config.algo ? u->config.algo : tt_conv_algo_forced();
+        tt_conv_algo forced = u->config.algo;
         if (forced != TT_CONV_ALGO_AUTO && forced != TT_CONV_ALGO_DIRECT)
             fprintf(stderr, "tiletrain: warning: --algo %s needs a %.0f MiB convolution workspace "
                     "at this tile, more than the device gives one buffer; running direct\n",

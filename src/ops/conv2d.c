@@ -4,9 +4,8 @@
  *
  * Dispatch: one row per tt_conv_algo (conv_algo.h has the table of what each
  * runs).  Each direction (forward, backward-data, backward-weight) resolves
- * separately: desc->algo, else the forced one (tt_conv_algo_force,
- * $TT_CONV_ALGO), else the autotuner's pick among the algorithms that run
- * that direction of the shape; a chosen algorithm that does not run it falls
+ * separately: desc->algo (where a run's --algo arrives), else the
+ * autotuner's pick among the algorithms that run that direction of the shape; a chosen algorithm that does not run it falls
  * back to IM2COL_GEMM.  The workspace of an AUTO desc is the largest that
  * any candidate needs, so a caller's shared workspace fits every pick.
  *
@@ -191,7 +190,7 @@ static tt_conv_call call_of(const tt_conv2d_desc *d, const conv2d_shape *s, tt_c
                             tt_mem workspace)
 {
     return (tt_conv_call){.family = &conv2d_family, .shape = s,
-                          .want = tt_conv_requested(d->algo), .no_input_grad = d->no_input_grad,
+                          .want = d->algo, .no_input_grad = d->no_input_grad,
                           .io = io, .workspace = workspace};
 }
 

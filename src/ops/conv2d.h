@@ -43,7 +43,7 @@ int tt_conv2d_out_h(const tt_conv2d_desc *desc);
 int tt_conv2d_out_w(const tt_conv2d_desc *desc);
 /* The geometry of a valid desc, as the algorithms see it (conv_algo.h). */
 tt_status tt_conv2d_shape(const tt_conv2d_desc *desc, tt_conv_shape *shape);
-/* The algorithm that runs `dir` of `desc`: the desc's (or the forced) one,
+/* The algorithm that runs `dir` of `desc`: the desc's one,
  * or IM2COL_GEMM where that one does not run this direction of this shape;
  * TT_CONV_ALGO_AUTO when the autotuner will pick (or the desc is invalid). */
 tt_conv_algo tt_conv2d_algo_for(const tt_conv2d_desc *desc, tt_conv_dir dir);

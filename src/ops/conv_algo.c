@@ -14,34 +14,6 @@
 #define XSTR(x) STR(x)
 #define CONV_OPTIONS "-DTT_CONV_BIAS_WG=" XSTR(CONV_BIAS_WG)
 
-static const char *const algo_names[] = {
-    [TT_CONV_ALGO_AUTO] = "auto",
-    [TT_CONV_ALGO_IM2COL_GEMM] = "im2col_gemm",
-    [TT_CONV_ALGO_DIRECT] = "direct",
-    [TT_CONV_ALGO_WINOGRAD] = "winograd",
-    [TT_CONV_ALGO_FFT] = "fft",
-};
-_Static_assert(sizeof algo_names / sizeof algo_names[0] == TT_CONV_ALGO_COUNT,
-               "every tt_conv_algo needs a name");
-
-const char *tt_conv_algo_name(tt_conv_algo algo)
-{
-    return (unsigned)algo < TT_CONV_ALGO_COUNT ? algo_names[algo] : "unknown";
-}
-
-tt_status tt_conv_algo_parse(const char *name, tt_conv_algo *out)
-{
-    for (int a = 0; a < TT_CONV_ALGO_COUNT; a++)
-        if (name && strcasecmp(name, algo_names[a]) == 0) {
-            *out = (tt_conv_algo)a;
-            return NULL;
-        }
-    return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                        "unknown convolution algorithm '%s'; use one of auto, im2col_gemm, "
-                        "direct, winograd, fft",
-                        name ? name : "(null)");
-}
-
 static const char *const dir_names[] = {
     [TT_CONV_DIR_FORWARD] = "forward",
     [TT_CONV_DIR_BACKWARD_DATA] = "backward_data",
@@ -180,11 +152,6 @@ tt_status tt_conv_check_backward(const tt_conv_call *c, tt_mem dinp, tt_mem dwei
     }
     if (dbias.buffer) TT_TRY(tt_mem_check(op, "dbias (Cout)", dbias, s->cout * sizeof(float)));
     return NULL;
-}
-
-tt_conv_algo tt_conv_requested(tt_conv_algo desc_algo)
-{
-    return desc_algo != TT_CONV_ALGO_AUTO ? desc_algo : tt_conv_algo_forced();
 }
 
 size_t tt_conv_dispatch_workspace(const tt_backend *be, const tt_conv_call *c)

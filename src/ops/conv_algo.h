@@ -10,7 +10,8 @@
  * enum value here and filling one row in every op's table.
  *
  * Which algorithm runs one direction of one shape:
- *   desc->algo if not AUTO, else tt_conv_algo_force()'s, else $TT_CONV_ALGO,
+ *   desc->algo if not AUTO (a run's --algo or $TT_CONV_ALGO reaches it
+ *   through the model: tt_conv_algo_setting),
  *   else the autotuner's pick (src/ops/conv_autotune.c, find-db on disk);
  *   an algorithm that does not implement the direction for the shape falls
  *   back to IM2COL_GEMM, which runs everything (see the table in docs below).
@@ -152,8 +153,8 @@ typedef struct tt_conv_family {
                      const tt_conv_io *io, const tt_conv_shape *s, tt_mem ws, int accumulate);
 } tt_conv_family;
 
-/* One call of an op.  want: the desc's algorithm, else the forced one
- * (tt_conv_requested); AUTO asks the autotuner per direction.  Among the
+/* One call of an op.  want: the desc's algorithm; AUTO asks the autotuner
+ * per direction.  Among the
  * candidates the workspace serves every direction but backward-data when
  * no_input_grad. */
 typedef struct tt_conv_call {
@@ -172,8 +173,11 @@ tt_status tt_conv_check_forward(const tt_conv_call *call, tt_mem out, int accumu
 /* Likewise for a backward call: dout, and what each gradient asked for needs. */
 tt_status tt_conv_check_backward(const tt_conv_call *call, tt_mem dinp, tt_mem dweight,
                                  tt_mem dbias);
-/* `desc_algo` unless AUTO, else tt_conv_algo_forced(). */
-tt_conv_algo tt_conv_requested(tt_conv_algo desc_algo);
+/* The algorithm a run asks for: `flag` (--algo; NULL, "" and "auto" defer
+ * to the environment), else $TT_CONV_ALGO, else AUTO (the autotuner picks
+ * per shape).  An unknown name is TT_ERR_INVALID_ARGUMENT naming where it
+ * came from.  The run passes it to its model, which puts it in every desc. */
+tt_status tt_conv_algo_setting(const char *flag, tt_conv_algo *out);
 /* Runs `dir` into `out`: the requested algorithm (IM2COL_GEMM where it does
  * not run `dir`), or the autotuner's pick, timed on the call's inputs into
  * scratch buffers when nothing is known yet; in the caller's workspace when

@@ -12,7 +12,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "core/hash.h"
 #include "core/status.h"
 #include "core/fs.h"
 
@@ -40,60 +39,13 @@ static size_t pick_count, pick_capacity;
 static loaded_device *loaded;
 static size_t loaded_count;
 static tt_conv_autotune_stats stats;
-static tt_conv_algo forced = TT_CONV_ALGO_AUTO;
-static int env_warned;
-
-void tt_conv_algo_force(tt_conv_algo algo)
-{
-    pthread_mutex_lock(&lock);
-    forced = (unsigned)algo < TT_CONV_ALGO_COUNT ? algo : TT_CONV_ALGO_AUTO;
-    pthread_mutex_unlock(&lock);
-}
-
-tt_conv_algo tt_conv_algo_forced(void)
-{
-    pthread_mutex_lock(&lock);
-    tt_conv_algo algo = forced;
-    pthread_mutex_unlock(&lock);
-    if (algo != TT_CONV_ALGO_AUTO) return algo;
-    const char *env = getenv("TT_CONV_ALGO");
-    if (!env || !*env) return TT_CONV_ALGO_AUTO;
-    tt_status status = tt_conv_algo_parse(env, &algo);
-    if (status) {
-        pthread_mutex_lock(&lock);
-        if (!env_warned)
-            fprintf(stderr, "tiletrain: warning: $TT_CONV_ALGO: %s; timing the algorithms instead\n",
-                    tt_status_message(status));
-        env_warned = 1;
-        pthread_mutex_unlock(&lock);
-        tt_status_free(status);
-        return TT_CONV_ALGO_AUTO;
-    }
-    return algo;
-}
-
-static uint64_t device_hash(const tt_backend *be)
-{
-    const tt_device_info *d = &be->device;
-    const char *parts[] = {d->platform, d->platform_version, d->name, d->vendor,
-                           d->driver_version, d->device_version};
-    uint64_t h = TT_HASH_INIT;
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        h = tt_hash_bytes(h, parts[i], strlen(parts[i]) + 1);
-    return h;
-}
 
 static int find_db_dir(char *buf, size_t size)
 {
-    const char *dir = getenv("TT_CACHE_DIR");
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    int n;
-    if (dir && *dir) n = snprintf(buf, size, "%s/find-db", dir);
-    else if (xdg && *xdg) n = snprintf(buf, size, "%s/tiletrain/find-db", xdg);
-    else if (home && *home) n = snprintf(buf, size, "%s/.cache/tiletrain/find-db", home);
-    else return 0;
-    return n > 0 && (size_t)n < size;
+    tt_status status = tt_cache_path("find-db", buf, size);
+    int found = status == NULL;
+    tt_status_free(status);
+    return found;
 }
 
 tt_status tt_conv_find_db_path(const tt_backend *be, char *buf, size_t size)
@@ -102,7 +54,8 @@ tt_status tt_conv_find_db_path(const tt_backend *be, char *buf, size_t size)
     if (!find_db_dir(dir, sizeof dir))
         return tt_error_new(TT_ERR_IO, "conv find-db: no cache directory; set TT_CACHE_DIR, "
                                        "XDG_CACHE_HOME or HOME");
-    int n = snprintf(buf, size, "%s/%016llx.json", dir, (unsigned long long)device_hash(be));
+    int n = snprintf(buf, size, "%s/%016llx.json", dir,
+                     (unsigned long long)tt_device_key(&be->device));
     if (n < 0 || (size_t)n >= size)
         return tt_error_new(TT_ERR_IO, "conv find-db: path under '%s' is too long", dir);
     return NULL;
@@ -231,7 +184,7 @@ static void load_db(const tt_backend *be, uint64_t device)
  * pick itself stands. */
 static void write_db(const tt_backend *be, uint64_t device)
 {
-    char path[1024], dir[900], tmp[1100];
+    char path[1024], dir[900];
     tt_status status = tt_conv_find_db_path(be, path, sizeof path);
     if (status || !find_db_dir(dir, sizeof dir)) {
         if (status) fprintf(stderr, "tiletrain: warning: %s\n", tt_status_message(status));
@@ -255,15 +208,12 @@ static void write_db(const tt_backend *be, uint64_t device)
     }
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = text ? fopen(tmp, "wb") : NULL;
-    int ok = f && fputs(text, f) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    if (f && fclose(f) != 0) ok = 0;
-    if (ok && rename(tmp, path) != 0) ok = 0;
-    if (!ok) {
+    status = text ? tt_file_save_atomic(path, text, strlen(text))
+                  : tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    if (status) {
         fprintf(stderr, "tiletrain: warning: cannot write convolution find-db '%s': %s\n", path,
-                strerror(errno));
-        unlink(tmp);
+                tt_status_message(status));
+        tt_status_free(status);
     } else {
         stats.db_writes++;
     }
@@ -312,7 +262,7 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
             for (int i = 0; i < count; i++) tt_status_free(run(ctx, candidates[i]));
         return NULL;
     }
-    uint64_t device = device_hash(be);
+    uint64_t device = tt_device_key(&be->device);
     pthread_mutex_lock(&lock);
     tt_status status = NULL, last_failure = NULL;
     pick *known = find_pick(device, key);
@@ -362,7 +312,7 @@ cleanup:
 int tt_conv_autotune_known(const tt_backend *be, const char *key, const tt_conv_algo *candidates,
                            int count, tt_conv_algo *out)
 {
-    uint64_t device = device_hash(be);
+    uint64_t device = tt_device_key(&be->device);
     pthread_mutex_lock(&lock);
     if (!device_loaded(device)) load_db(be, device);
     pick *known = find_pick(device, key);

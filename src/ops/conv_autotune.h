@@ -14,10 +14,10 @@
  * written to a temporary file, fsynced and renamed (atomic).  A file that
  * cannot be parsed is ignored with a warning on stderr, and rewritten.
  *
- * An algorithm can be forced for every AUTO convolution of the process with
- * tt_conv_algo_force() (the CLI's --algo) or $TT_CONV_ALGO=<name>; a desc
- * that names its algorithm wins over both.  State is process-wide, keyed by
- * the device, and guarded by a mutex.
+ * A desc that names its algorithm never reaches the autotuner: a run that
+ * wants one algorithm (--algo, $TT_CONV_ALGO: tt_conv_algo_setting) puts it
+ * in every desc through the model.  The find-db's state is process-wide,
+ * keyed by the device, and guarded by a mutex.
  */
 #ifndef TT_OPS_CONV_AUTOTUNE_H
 #define TT_OPS_CONV_AUTOTUNE_H
@@ -38,12 +38,6 @@
  * gradient of planes up to 128 wide from a padded copy of the input. */
 #define TT_FIND_DB_VERSION 6
 
-/* Forces `algo` for every AUTO convolution from now on; TT_CONV_ALGO_AUTO
- * undoes it (then $TT_CONV_ALGO, then tuning decide again). */
-void tt_conv_algo_force(tt_conv_algo algo);
-/* The algorithm AUTO stands for now: the forced one, else $TT_CONV_ALGO
- * (an unknown name is warned about once and ignored), else AUTO (tune). */
-tt_conv_algo tt_conv_algo_forced(void);
 
 /* Runs candidate `algo` once on the op's buffers (queued, not finished). */
 typedef tt_status (*tt_conv_run_fn)(void *ctx, tt_conv_algo algo);

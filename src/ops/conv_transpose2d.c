@@ -20,7 +20,7 @@
  * backward-data (into the bias-filled or zeroed output), backward-data =
  * its forward (accumulating), backward-weight = its backward-weight with
  * the roles of inp and dout swapped.  Resolution per direction is the
- * shared tt_conv_dispatch's, as for conv2d (desc, forced, autotuned;
+ * shared tt_conv_dispatch's, as for conv2d (the desc's, else autotuned;
  * IM2COL_GEMM where the algorithm does not run it).
  */
 #include "ops/conv_transpose2d.h"
@@ -237,7 +237,7 @@ static tt_conv_call call_of(const tt_conv_transpose2d_desc *d, const convt_shape
                             tt_conv_io io, tt_mem workspace)
 {
     return (tt_conv_call){.family = &convt_family, .shape = s,
-                          .want = tt_conv_requested(d->algo), .io = io, .workspace = workspace};
+                          .want = d->algo, .io = io, .workspace = workspace};
 }
 
 #define DESC_FMT "conv_transpose2d (N=%d Cin=%d %dx%d -> Cout=%d, kernel %dx%d stride %dx%d " \

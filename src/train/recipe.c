@@ -19,7 +19,7 @@ tt_status tt_recipe_model(const tt_train_options *o, int data_classes, tt_model_
     m.groups = o->groups;
     m.checkpointing = o->checkpointing;
     TT_TRY(tt_norm_kind_parse(o->norm, &m.norm));
-    if (o->algo[0]) TT_TRY(tt_error_prefix(tt_conv_algo_parse(o->algo, &m.algo), "--algo"));
+    TT_TRY(tt_conv_algo_setting(o->algo, &m.algo));
     *out = m;
     return NULL;
 }

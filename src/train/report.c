@@ -17,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/fs.h"
 #include "core/memstats.h"
 #include "core/status.h"
 #include "infer/overlay.h"
@@ -189,11 +190,11 @@ tt_status tt_report_write(const char *out_dir)
     free(line);
     fclose(in);
     tt_status status = NULL;
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", html);
-    FILE *f = fopen(tmp, "w");
+    char *page = NULL; /* the page in memory, then written atomically */
+    size_t page_size = 0;
+    FILE *f = open_memstream(&page, &page_size);
     if (!f) {
-        status = tt_error_new(TT_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
+        status = tt_error_new(TT_ERR_IO, "cannot write '%s': %s", html, strerror(errno));
         goto cleanup;
     }
     fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>tiletrain report</title>\n"
@@ -274,8 +275,11 @@ tt_status tt_report_write(const char *out_dir)
                 tt_format_bytes(total ? (uint64_t)total->valuedouble : 0, buf, sizeof buf));
     }
     fprintf(f, "</body></html>\n");
-    if (fclose(f) != 0 || rename(tmp, html) != 0)
+    if (fclose(f) != 0)
         status = tt_error_new(TT_ERR_IO, "cannot write '%s': %s", html, strerror(errno));
+    else if ((status = tt_file_save_atomic(html, page, page_size)))
+        tt_error_prefix(status, "cannot write '%s'", html);
+    free(page);
 cleanup:
     cJSON_Delete(start);
     cJSON_Delete(memory);

@@ -5,21 +5,11 @@
 
 #include <clblast_c.h>
 
+#include "backend/backend_internal.h"
 #include "backend/opencl/cl_internal.h"
-#include "backend/opencl/cl_tune.h"
+#include "backend/opencl/cl_tuning.h"
+#include "core/fs.h"
 #include "core/status.h"
-
-static void cache_dir_init(tt_cl_backend *cl)
-{
-    const char *dir = getenv("TT_CACHE_DIR");
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    if (dir) snprintf(cl->cache_dir, sizeof cl->cache_dir, "%s", dir);
-    else if (xdg && *xdg) snprintf(cl->cache_dir, sizeof cl->cache_dir, "%s/tiletrain/programs", xdg);
-    else if (home && *home)
-        snprintf(cl->cache_dir, sizeof cl->cache_dir, "%s/.cache/tiletrain/programs", home);
-    else cl->cache_dir[0] = '\0';
-}
 
 static void cl_destroy(tt_backend *backend)
 {
@@ -163,19 +153,7 @@ static const tt_backend_ops cl_ops = {
     .fft2d = tt_cl_fft2d,
 };
 
-static tt_status create(const char *selector, int profiling, tt_backend **out);
-
-tt_status tt_backend_create_opencl(const char *selector, tt_backend **out)
-{
-    return create(selector, 0, out);
-}
-
-tt_status tt_backend_create_opencl_profiling(const char *selector, tt_backend **out)
-{
-    return create(selector, 1, out);
-}
-
-static tt_status create(const char *selector, int profiling, tt_backend **out)
+tt_status tt_opencl_backend_create(const char *selector, int profiling, tt_backend **out)
 {
     int index = -1;
     *out = NULL;
@@ -193,7 +171,7 @@ static tt_status create(const char *selector, int profiling, tt_backend **out)
     TT_CHECK(tt_cl_device_handle(index, &cl->platform, &cl->device));
     tt_cl_device_describe(cl->platform, cl->device, &backend->device);
     backend->device.index = index;
-    cache_dir_init(cl);
+    tt_status_free(tt_cache_path("programs", cl->cache_dir, sizeof cl->cache_dir)); /* "": none */
 
     cl_int err;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)cl->platform, 0};

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backend/opencl/cl_internal.h"
+#include "core/knobs.h"
 #include "core/status.h"
 
 #define MAX_PLATFORMS 16
@@ -152,7 +153,7 @@ tt_status tt_device_select(const char *selector, int *index)
     tt_status status = NULL;
     const char *from = "--device";
     if (!selector || !*selector) {
-        selector = getenv("TT_DEVICE");
+        selector = tt_knob_str(TT_KNOB_DEVICE);
         from = "TT_DEVICE";
     }
     TT_CHECK(tt_devices_list(&list, &n));

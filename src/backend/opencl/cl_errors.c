@@ -1,6 +1,8 @@
-/* Names for OpenCL 1.2 error codes and CLBlast's own codes (-1024 and below). */
+/* Names for OpenCL 1.2 error codes and CLBlast's own codes (-1024 and below),
+ * and the OpenCL backend's errors built from them. */
 #include "backend/opencl/cl_errors.h"
 
+#include <stdarg.h>
 #include <stddef.h>
 
 typedef struct {
@@ -105,4 +107,18 @@ const char *tt_cl_error_name(int cl_error)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (names[i].code == cl_error) return names[i].name;
     return "CL_UNKNOWN_ERROR";
+}
+
+tt_status tt_error_cl(int cl_error, const char *fmt, ...)
+{
+    tt_code kind = cl_error == -4    /* CL_MEM_OBJECT_ALLOCATION_FAILURE */
+                           || cl_error == -5 /* CL_OUT_OF_RESOURCES */
+                           || cl_error == -6 /* CL_OUT_OF_HOST_MEMORY */
+                       ? TT_ERR_OUT_OF_MEMORY
+                       : TT_ERR_BACKEND;
+    va_list ap;
+    va_start(ap, fmt);
+    tt_status s = tt_error_backend_v("opencl", cl_error, tt_cl_error_name(cl_error), kind, fmt, ap);
+    va_end(ap);
+    return s;
 }

@@ -6,6 +6,7 @@
 #include <CL/cl.h>
 
 #include "backend/backend.h"
+#include "backend/opencl/cl_errors.h"
 
 typedef struct tt_cl_kernel_entry {
     char name[64];

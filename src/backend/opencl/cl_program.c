@@ -17,6 +17,7 @@
 #include "backend/opencl/cl_internal.h"
 #include "core/fs.h"
 #include "core/hash.h"
+#include "core/knobs.h"
 #include "core/status.h"
 
 static const tt_embedded_kernel *embedded(const char *name)
@@ -58,7 +59,7 @@ done:
 /* One kernel file's text: from $TT_KERNEL_DIR if set, else embedded. */
 static tt_status source_text(const char *program, char **out, size_t *size)
 {
-    const char *dir = getenv("TT_KERNEL_DIR");
+    const char *dir = tt_knob_str(TT_KNOB_KERNEL_DIR);
     if (dir && *dir) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s.cl", dir, program);
@@ -145,16 +146,9 @@ static void store_binary(tt_cl_backend *cl, cl_program prog, const char *path)
     unsigned char *bin = malloc(size);
     if (!bin) return;
     if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) == CL_SUCCESS) {
-        tt_status_free(tt_make_dirs(cl->cache_dir)); /* no cache: the fopen below fails quietly */
-        char tmp[1100];
-        snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-        FILE *f = fopen(tmp, "wb");
-        if (f) {
-            int ok = fwrite(bin, 1, size, f) == size;
-            ok &= fclose(f) == 0;
-            if (ok) rename(tmp, path); /* atomic: readers never see half a file */
-            else remove(tmp);
-        }
+        tt_status_free(tt_make_dirs(cl->cache_dir)); /* no cache: the write below fails quietly */
+        /* atomic: readers never see half a file */
+        tt_status_free(tt_file_save_atomic(path, bin, size));
     }
     free(bin);
 }
@@ -166,11 +160,7 @@ static tt_status build_program(tt_backend *backend, const char *program, const c
     char *src = NULL;
     TT_TRY(full_source(program, &src));
 
-    const tt_device_info *d = &backend->device;
-    uint64_t h = TT_HASH_INIT;
-    h = tt_hash_bytes(h, d->platform_version, strlen(d->platform_version));
-    h = tt_hash_bytes(h, d->name, strlen(d->name));
-    h = tt_hash_bytes(h, d->driver_version, strlen(d->driver_version));
+    uint64_t h = tt_device_key(&backend->device);
     h = tt_hash_bytes(h, options, strlen(options) + 1);
     h = tt_hash_bytes(h, src, strlen(src));
     char path[1100] = "";

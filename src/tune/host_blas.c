@@ -1,5 +1,5 @@
 /* OpenBLAS SGEMM timings on the host; see host_blas.h. */
-#include "cli/host_blas.h"
+#include "tune/host_blas.h"
 
 #include <dlfcn.h>
 #include <math.h>

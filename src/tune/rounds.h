@@ -4,14 +4,14 @@
  * CLBlast 1.5.3 on PoCL 3.1 crashed (SIGSEGV, "double free or corruption")
  * after a dozen or more rebuilds of its GEMM program in one process, never
  * with the crashing configuration alone (docs/tune.md).  So one process
- * times at most 10 configurations (cl_tune_search.c), and a longer search
+ * times at most 10 configurations (search.c), and a longer search
  * runs this program again, `tiletrain tune --one-round --json ...`, until
  * the budget is spent: each round starts from the best so far (saved to
  * the output file as it is found) with new random candidates, and a round
  * that crashes loses only its unsaved rest.
  */
-#ifndef TT_CLI_TUNE_ROUNDS_H
-#define TT_CLI_TUNE_ROUNDS_H
+#ifndef TT_TUNE_ROUNDS_H
+#define TT_TUNE_ROUNDS_H
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
-/* Timing and checking GEMM shapes for the tuner (internal to cl_tune*.c). */
-#ifndef TT_CL_TUNE_BENCH_H
-#define TT_CL_TUNE_BENCH_H
+/* Timing and checking GEMM shapes for the tuner (internal to src/tune/). */
+#ifndef TT_TUNE_BENCH_H
+#define TT_TUNE_BENCH_H
 
-#include "backend/opencl/cl_tune.h"
+#include "tune/tune.h"
 
 typedef struct tt_cl_tune_bench {
     tt_backend *be;

@@ -3,9 +3,8 @@
  * shapes the model runs, within a wall-clock budget.
  *
  * On PoCL every configuration costs a rebuild of CLBlast's whole GEMM
- * program (10 s on two idle cores, a minute on busy ones; PoCL caches the
- * binaries, so configurations seen before are cheap), so the search is
- * small and greedy:
+ * program (seconds to a minute, docs/tune.md; PoCL caches the binaries, so
+ * configurations seen before are cheap), so the search is small and greedy:
  *   0. time the parameters in force ("before");
  *   1. Xgemm (indirect GEMM, XGEMM_MIN_INDIRECT_SIZE = 0 so every shape
  *      runs on it): known good seeds first, then mutations of the best and
@@ -19,7 +18,7 @@
  *      given both kernels' per-shape times.
  * The objective is the time of one training step's GEMMs: sum over shapes
  * of count x seconds per call.  Each timed shape is checked (see
- * cl_tune_bench.c).
+ * bench.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -28,8 +27,8 @@
 #include <clblast_c.h>
 
 #include "backend/opencl/cl_internal.h"
-#include "backend/opencl/cl_tune.h"
-#include "backend/opencl/cl_tune_bench.h"
+#include "tune/tune.h"
+#include "tune/bench.h"
 #include "core/status.h"
 
 #define MAX_CANDIDATES 400
@@ -47,7 +46,7 @@ enum { D_KWID, D_MDIMAD, D_MDIMCD, D_NDIMBD, D_NDIMCD, D_PADA, D_PADB, D_VWMD, D
 
 /* Known good starting points, tried in order of the padding they cause on
  * the shapes (CLBlast pads M, N, K up to MWG, NWG, KWG).  X0: the best of a
- * tuner run on PoCL (AMD EPYC, shared/notes/POCL.md); X1: GEMMK=1, which
+ * run of CLBlast's own tuner on PoCL on a CPU; X1: GEMMK=1, which
  * needs no transposes for row-major A and C (the best on the UNet on PoCL);
  * X2: X0 with MWG=16 for the 16-channel layers; X3: CLBlast's Intel CPU
  * default.  (GEMMK=1 with MDIMC=2, MWG=16, VWM=8 gave wrong results on

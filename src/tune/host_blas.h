@@ -3,12 +3,12 @@
  * the yardstick that `tiletrain tune` and `tiletrain bench --layers` put
  * next to the device's figures with --compare-openblas.
  */
-#ifndef TT_CLI_HOST_BLAS_H
-#define TT_CLI_HOST_BLAS_H
+#ifndef TT_TUNE_HOST_BLAS_H
+#define TT_TUNE_HOST_BLAS_H
 
 #include <stdio.h>
 
-#include "backend/opencl/cl_tune.h"
+#include "tune/tune.h"
 
 /* secs[s] = seconds of one call of shapes[s] (row-major, as tt_gemm), the
  * best of a few after a warm-up, with OpenBLAS's own threads.  Returns 0,

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/opencl/cl_tune.h"
+#include "tune/tune.h"
 #include "core/status.h"
 
 typedef struct shape_list {

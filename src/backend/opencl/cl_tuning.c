@@ -2,9 +2,9 @@
  * CLBlast tuning files: CLBlast's parameter names and constraints, the
  * per-device JSON file in the cache folder (atomic writes, strict reads),
  * and applying it through CLBlastOverrideParameters.  The search that
- * fills the file is in cl_tune_search.c.
+ * fills the file is in src/tune/search.c.
  */
-#include "backend/opencl/cl_tune.h"
+#include "backend/opencl/cl_tuning.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -17,7 +17,7 @@
 
 #include "backend/opencl/cl_internal.h"
 #include "core/fs.h"
-#include "core/hash.h"
+#include "core/knobs.h"
 #include "core/status.h"
 
 #define FORMAT_NAME "tiletrain-clblast-tuning"
@@ -165,22 +165,15 @@ tt_status tt_cl_tuning_check(const tt_cl_tuning *t, const tt_device_info *device
 
 int tt_cl_tuning_path(const tt_device_info *device, char *path, size_t size)
 {
-    const char *dir = getenv("TT_CACHE_DIR");
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
     char folder[1024];
-    if (dir && *dir) snprintf(folder, sizeof folder, "%s", dir);
-    else if (xdg && *xdg) snprintf(folder, sizeof folder, "%s/tiletrain", xdg);
-    else if (home && *home) snprintf(folder, sizeof folder, "%s/.cache/tiletrain", home);
-    else {
+    tt_status status = tt_cache_path("clblast", folder, sizeof folder);
+    if (status) {
+        tt_status_free(status);
         path[0] = '\0';
         return 0;
     }
-    uint64_t h = TT_HASH_INIT;
-    h = tt_hash_bytes(h, device->name, strlen(device->name) + 1);
-    h = tt_hash_bytes(h, device->driver_version, strlen(device->driver_version) + 1);
-    h = tt_hash_bytes(h, device->platform_version, strlen(device->platform_version) + 1);
-    snprintf(path, size, "%s/clblast-%016llx.json", folder, (unsigned long long)h);
+    snprintf(path, size, "%s/clblast-%016llx.json", folder,
+             (unsigned long long)tt_device_key(device));
     return 1;
 }
 
@@ -188,8 +181,6 @@ tt_status tt_cl_tuning_save(const char *path, const tt_cl_tuning *t)
 {
     tt_status status = NULL;
     char *text = NULL;
-    FILE *f = NULL;
-    char tmp[1200];
     cJSON *root = cJSON_CreateObject(), *kernels = NULL;
     if (!root) goto oom;
     cJSON_AddStringToObject(root, "format", FORMAT_NAME);
@@ -213,26 +204,15 @@ tt_status tt_cl_tuning_save(const char *path, const tt_cl_tuning *t)
     if (!text) goto oom;
 
     tt_status_free(tt_make_parent_dirs(path)); /* a failure shows as the write's error below */
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    f = fopen(tmp, "w");
-    if (!f) {
-        status = tt_error_new(TT_ERR_IO, "cannot write the tuning file '%s': %s", tmp, strerror(errno));
-        goto cleanup;
-    }
-    int ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    ok &= fclose(f) == 0;
-    f = NULL;
-    if (!ok || rename(tmp, path) != 0) {
-        status = tt_error_new(TT_ERR_IO, "cannot write the tuning file '%s': %s", path,
-                              strerror(errno));
-        remove(tmp);
-    }
+    size_t length = strlen(text);
+    text[length] = '\n'; /* the file ends with a newline, not a NUL */
+    status = tt_file_save_atomic(path, text, length + 1);
+    if (status) tt_error_prefix(status, "cannot write the tuning file '%s'", path);
     goto cleanup;
 oom:
     status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "writing the tuning file '%s': out of host memory",
                           path);
 cleanup:
-    if (f) fclose(f);
     cJSON_free(text);
     cJSON_Delete(root);
     return status;
@@ -369,8 +349,7 @@ tt_status tt_cl_tuning_apply(tt_backend *backend, const tt_cl_tuning *t)
 
 int tt_cl_tuning_apply_cached(tt_backend *backend, FILE *warnings)
 {
-    const char *off = getenv("TT_NO_TUNING");
-    if (off && *off && strcmp(off, "0") != 0) return 0;
+    if (tt_knob_set(TT_KNOB_NO_TUNING) && tt_knob_flag(TT_KNOB_NO_TUNING, 1)) return 0;
     char path[1200];
     if (!tt_cl_tuning_path(&backend->device, path, sizeof path) || access(path, F_OK) != 0) return 0;
     tt_cl_tuning t;

@@ -1,5 +1,5 @@
-/* tiletrain tune's rounds in child processes; see tune_rounds.h. */
-#include "cli/tune_rounds.h"
+/* tiletrain tune's rounds in child processes; see rounds.h. */
+#include "tune/rounds.h"
 
 #include <errno.h>
 #include <signal.h>

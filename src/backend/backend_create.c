@@ -1,0 +1,71 @@
+/* The backend factory: tt_backend_create() and the names of the kinds
+ * (see backend.h).  The one file that knows every concrete backend; they
+ * in turn use only backend.c's generic half, so no loop runs between them. */
+#include "backend/backend.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "backend/backend_internal.h"
+#include "core/status.h"
+
+static const char *const kind_names[] = {"opencl", "dry"};
+_Static_assert(sizeof kind_names / sizeof kind_names[0] == TT_BACKEND_KIND_COUNT,
+               "every tt_backend_kind needs a name");
+
+const char *tt_backend_kind_name(tt_backend_kind kind)
+{
+    return (unsigned)kind < TT_BACKEND_KIND_COUNT ? kind_names[kind] : "unknown";
+}
+
+tt_status tt_backend_kind_parse(const char *name, tt_backend_kind *out)
+{
+    char known[128] = "";
+    for (int k = 0; k < TT_BACKEND_KIND_COUNT; k++) {
+        if (name && strcasecmp(name, kind_names[k]) == 0) {
+            *out = (tt_backend_kind)k;
+            return NULL;
+        }
+        size_t len = strlen(known);
+        snprintf(known + len, sizeof known - len, "%s%s", k ? ", " : "", kind_names[k]);
+    }
+    return tt_error_new(TT_ERR_INVALID_ARGUMENT, "unknown backend '%s': the backends are %s",
+                        name ? name : "(none)", known);
+}
+
+/* The dry backend's model device when the request names none: the one the
+ * selector picks, described without opening it. */
+static tt_status create_dry(const tt_backend_request *request, tt_backend **out)
+{
+    if (request->like)
+        return tt_dry_backend_create(request->like, request->record, request->record_ctx, out);
+    tt_device_info *devices = NULL;
+    int count = 0, index = -1;
+    tt_status status = NULL;
+    TT_CHECK(tt_devices_list(&devices, &count));
+    TT_CHECK(tt_device_select(request->device, &index));
+    TT_CHECK(tt_dry_backend_create(&devices[index], request->record, request->record_ctx, out));
+cleanup:
+    free(devices);
+    return status;
+}
+
+tt_status tt_backend_create(const tt_backend_request *request, tt_backend **out)
+{
+    *out = NULL;
+    switch (request->kind) {
+    case TT_BACKEND_OPENCL:
+        return tt_opencl_backend_create(request->device, request->profiling, out);
+    case TT_BACKEND_DRY:
+        if (request->profiling)
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                                "the dry backend runs nothing, so it cannot profile; "
+                                "ask for the opencl backend");
+        return create_dry(request, out);
+    case TT_BACKEND_KIND_COUNT: break;
+    }
+    return tt_error_new(TT_ERR_INVALID_ARGUMENT, "unknown backend kind %d", (int)request->kind);
+}
+
+/* ---- buffers and transfers ----------------------------------------------- */
