@@ -121,16 +121,7 @@ static tt_status run(const mem_options *o)
     if (o->json) {
         cJSON *root = cJSON_CreateObject();
         cJSON_AddItemToObject(root, "device", tt_device_info_json(d));
-        cJSON *cfg = cJSON_AddObjectToObject(root, "config");
-        cJSON_AddNumberToObject(cfg, "tile_h", t->tile[0]);
-        cJSON_AddNumberToObject(cfg, "tile_w", t->tile[1]);
-        cJSON_AddNumberToObject(cfg, "micro_batch", t->micro_batch);
-        cJSON_AddNumberToObject(cfg, "classes", model.classes);
-        cJSON_AddNumberToObject(cfg, "base_channels", model.base_channels);
-        cJSON_AddNumberToObject(cfg, "depth", model.depth);
-        cJSON_AddStringToObject(cfg, "norm", tt_norm_kind_name(model.norm));
-        cJSON_AddBoolToObject(cfg, "checkpointing", model.checkpointing);
-        cJSON_AddStringToObject(cfg, "optimizer", t->optimizer);
+        cJSON_AddItemToObject(root, "config", tt_recipe_json(t, &model));
         cJSON_AddItemToObject(root, "estimate", stats_json(&estimate));
         if (o->measure) {
             cJSON *mj = stats_json(&measured);

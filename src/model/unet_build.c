@@ -77,8 +77,8 @@ static tt_status init_blocks(tt_unet *u)
     u->bottleneck.recompute = c->checkpointing;
     u->enc[0].recompute = 1;
     /* The deepest encoder's set made again for dec's skip is kept for its
-     * own backward, a quarter of level 1's size: keeping level 1's too
-     * raised the step's peak (dec.1's backward) by 13%. */
+     * own backward, a quarter of level 1's size; level 1's is not kept: it
+     * would raise the step's peak, which dec.1's backward sets. */
     if (c->depth > 1) u->enc[c->depth - 1].keeps_again = c->checkpointing;
     return NULL;
 }

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "core/status.h"
 
 tt_status tt_recipe_model(const tt_train_options *o, int data_classes, tt_model_spec *out)
@@ -40,6 +42,27 @@ tt_step_config tt_recipe_step(const tt_train_options *o, const tt_model_spec *mo
         .optimizer = {.name = o->optimizer, .lr = o->lr, .weight_decay = o->weight_decay,
                       .momentum = o->momentum, .nesterov = o->nesterov},
     };
+}
+
+cJSON *tt_recipe_json(const tt_train_options *o, const tt_model_spec *m)
+{
+    cJSON *cfg = cJSON_CreateObject();
+    if (!cfg) return NULL;
+    cJSON_AddNumberToObject(cfg, "tile_h", o->tile[0]);
+    cJSON_AddNumberToObject(cfg, "tile_w", o->tile[1]);
+    cJSON_AddNumberToObject(cfg, "micro_batch", o->micro_batch);
+    cJSON_AddNumberToObject(cfg, "accum", o->accum);
+    cJSON_AddStringToObject(cfg, "model", m->kind);
+    cJSON_AddNumberToObject(cfg, "classes", m->classes);
+    cJSON_AddNumberToObject(cfg, "base_channels", m->base_channels);
+    cJSON_AddNumberToObject(cfg, "depth", m->depth);
+    cJSON_AddStringToObject(cfg, "norm", tt_norm_kind_name(m->norm));
+    if (m->norm == TT_NORM_GROUP) cJSON_AddNumberToObject(cfg, "groups", m->groups);
+    cJSON_AddBoolToObject(cfg, "checkpointing", m->checkpointing);
+    cJSON_AddStringToObject(cfg, "algo", tt_conv_algo_name(m->algo));
+    cJSON_AddStringToObject(cfg, "optimizer", o->optimizer);
+    cJSON_AddNumberToObject(cfg, "lr", o->lr);
+    return cfg;
 }
 
 tt_status tt_recipe_schedule(const tt_train_options *o, tt_schedule *out)

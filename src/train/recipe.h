@@ -20,6 +20,12 @@ tt_status tt_recipe_model(const tt_train_options *options, int data_classes, tt_
 tt_step_config tt_recipe_step(const tt_train_options *options, const tt_model_spec *model,
                               tt_mask_kind kind, int planes);
 
+/* The run's configuration as a JSON object (train.jsonl's "config", mem
+ * --json's): tile, micro-batch, accum, the model and the optimizer.  The
+ * caller owns it (cJSON_Delete); NULL when host memory runs out. */
+struct cJSON;
+struct cJSON *tt_recipe_json(const tt_train_options *options, const tt_model_spec *model);
+
 /* The schedule: a kind name plus --warmup and friends, or the full
  * "kind:key=value" form of tt_schedule_parse. */
 tt_status tt_recipe_schedule(const tt_train_options *options, tt_schedule *out);

@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "train/recipe.h"
 #include "train/validate.h"
 
 void tt_trainer_log(tt_trainer *t, const char *format, ...)
@@ -25,30 +26,11 @@ void tt_trainer_log(tt_trainer *t, const char *format, ...)
 
 void tt_train_log_start(tt_trainer *t)
 {
-    const tt_train_options *opt = &t->opt;
-    const tt_device_info *d = &t->be->device;
     cJSON *start = cJSON_CreateObject();
-    cJSON *dev = cJSON_AddObjectToObject(start, "device");
-    cJSON_AddStringToObject(dev, "name", d->name);
-    cJSON_AddStringToObject(dev, "vendor", d->vendor);
-    cJSON_AddStringToObject(dev, "driver_version", d->driver_version);
-    cJSON_AddStringToObject(dev, "platform", d->platform);
-    cJSON_AddNumberToObject(dev, "global_mem_bytes", (double)d->global_mem_bytes);
-    cJSON *cfg = cJSON_AddObjectToObject(start, "config");
-    cJSON_AddNumberToObject(cfg, "tile_h", opt->tile[0]);
-    cJSON_AddNumberToObject(cfg, "tile_w", opt->tile[1]);
-    cJSON_AddNumberToObject(cfg, "micro_batch", opt->micro_batch);
-    cJSON_AddNumberToObject(cfg, "accum", opt->accum);
-    cJSON_AddNumberToObject(cfg, "steps", (double)t->max_steps);
-    cJSON_AddStringToObject(cfg, "model", t->model.kind);
-    cJSON_AddNumberToObject(cfg, "classes", t->model.classes);
-    cJSON_AddNumberToObject(cfg, "base_channels", t->model.base_channels);
-    cJSON_AddNumberToObject(cfg, "depth", t->model.depth);
-    cJSON_AddStringToObject(cfg, "norm", tt_norm_kind_name(t->model.norm));
-    cJSON_AddBoolToObject(cfg, "checkpointing", t->model.checkpointing);
-    cJSON_AddStringToObject(cfg, "algo", tt_conv_algo_name(t->model.algo));
-    cJSON_AddStringToObject(cfg, "optimizer", t->engine->optimizer->ops->name);
-    cJSON_AddNumberToObject(cfg, "lr", opt->lr);
+    cJSON_AddItemToObject(start, "device", tt_device_info_json(&t->be->device));
+    cJSON *cfg = tt_recipe_json(&t->opt, &t->model);
+    if (cfg) cJSON_AddNumberToObject(cfg, "steps", (double)t->max_steps);
+    cJSON_AddItemToObject(start, "config", cfg);
     char *line = cJSON_PrintUnformatted(start);
     if (line) tt_trainer_log(t, "%s\n", line);
     cJSON_free(line);
