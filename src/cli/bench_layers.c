@@ -1,9 +1,7 @@
 /*
- * tiletrain bench --layers: the UNet's 3x3 convolutions one shape at a time
- * (see bench_layers.h).  The shapes mirror src/model/unet.c: enc.i.conv1
- * C_{i-1} -> C_i; at every level four C_i -> C_i convolutions (enc.i.conv2,
- * the two halves of dec.i.conv1, which reads [up | skip] as two
- * convolutions into one output, and dec.i.conv2); the bottleneck's two.
+ * tiletrain bench --layers: a model's 3x3 convolutions one shape at a time
+ * (see bench_layers.h); the model gives its shapes
+ * (tt_model_conv3x3_shapes).
  */
 #include "cli/bench_layers.h"
 
@@ -18,50 +16,29 @@
 #include "backend/backend.h"
 #include "tune/host_blas.h"
 #include "core/status.h"
-#include "model/unet.h"
+#include "model/model.h"
+#include "train/recipe.h"
 #include "ops/conv2d.h"
 #include "ops/util.h"
 
+#define MAX_LAYERS 64
 #define REPS 5 /* timed runs per direction, after one untimed (which may autotune) */
 
 typedef struct layer {
-    char label[40];
-    int cin, cout, h, w;
-    int count;              /* convolutions of this shape in the model */
-    int no_input_grad;      /* enc.0.conv1: the image's gradient is never asked for */
+    tt_model_conv shape;
     double ms[TT_CONV_DIR_COUNT];      /* per call, best of REPS */
     tt_conv_algo algo[TT_CONV_DIR_COUNT];
     double blas_ms[TT_CONV_DIR_COUNT]; /* OpenBLAS: micro-batch x the per-image GEMM */
 } layer;
 
-static int layers_of(const tt_unet_config *c, int h, int w, layer *out)
-{
-    int n = 0;
-    for (int i = 0; i <= c->depth; i++) {
-        int ci = tt_unet_channels(c, i), below = i ? tt_unet_channels(c, i - 1) : c->in_channels;
-        layer *a = &out[n++], *b = &out[n++];
-        *a = (layer){.cin = below, .cout = ci, .h = h >> i, .w = w >> i, .count = 1,
-                     .no_input_grad = i == 0};
-        *b = (layer){.cin = ci, .cout = ci, .h = h >> i, .w = w >> i, .count = i < c->depth ? 4 : 1};
-        if (i < c->depth) {
-            snprintf(a->label, sizeof a->label, "enc.%d.conv1", i);
-            snprintf(b->label, sizeof b->label, "level %d, C -> C", i);
-        } else {
-            snprintf(a->label, sizeof a->label, "bottleneck.conv1");
-            snprintf(b->label, sizeof b->label, "bottleneck.conv2");
-        }
-    }
-    return n;
-}
-
 static double gflop_of(const layer *l, int batch)
 {
-    return 2e-9 * batch * (double)l->cout * l->cin * 9 * l->h * l->w;
+    return 2e-9 * batch * (double)l->shape.out_channels * l->shape.in_channels * 9 * l->shape.height * l->shape.width;
 }
 
 static int runs(const layer *l, int dir)
 {
-    return !(dir == TT_CONV_DIR_BACKWARD_DATA && l->no_input_grad);
+    return !(dir == TT_CONV_DIR_BACKWARD_DATA && l->shape.no_input_grad);
 }
 
 static double now_ms(void)
@@ -82,14 +59,14 @@ static tt_status alloc_filled(tt_backend *be, size_t floats, float value, const 
  * autotuner's pick); fills l->ms and l->algo. */
 static tt_status time_layer(tt_backend *be, layer *l, int batch, tt_conv_algo algo)
 {
-    tt_conv2d_desc d = {.batch = batch, .in_channels = l->cin, .in_h = l->h, .in_w = l->w,
-                        .out_channels = l->cout, .kernel_h = 3, .kernel_w = 3, .stride_h = 1,
-                        .stride_w = 1, .pad_h = 1, .pad_w = 1, .no_input_grad = l->no_input_grad,
+    tt_conv2d_desc d = {.batch = batch, .in_channels = l->shape.in_channels, .in_h = l->shape.height, .in_w = l->shape.width,
+                        .out_channels = l->shape.out_channels, .kernel_h = 3, .kernel_w = 3, .stride_h = 1,
+                        .stride_w = 1, .pad_h = 1, .pad_w = 1, .no_input_grad = l->shape.no_input_grad,
                         .algo = algo};
     /* like the model: no room for every candidate's workspace, direct */
     if (tt_conv2d_workspace_bytes(&d) > be->device.max_alloc_bytes) d.algo = TT_CONV_ALGO_DIRECT;
-    size_t in_n = (size_t)batch * l->cin * l->h * l->w, out_n = (size_t)batch * l->cout * l->h * l->w;
-    size_t w_n = (size_t)l->cout * l->cin * 9, ws_bytes = tt_conv2d_workspace_bytes(&d);
+    size_t in_n = (size_t)batch * l->shape.in_channels * l->shape.height * l->shape.width, out_n = (size_t)batch * l->shape.out_channels * l->shape.height * l->shape.width;
+    size_t w_n = (size_t)l->shape.out_channels * l->shape.in_channels * 9, ws_bytes = tt_conv2d_workspace_bytes(&d);
     tt_buffer *x = NULL, *y = NULL, *dx = NULL, *w = NULL, *dw = NULL, *b = NULL, *ws = NULL;
     tt_status status = NULL;
     TT_CHECK(alloc_filled(be, in_n, 0.5f, "layers.x", &x));
@@ -97,7 +74,7 @@ static tt_status time_layer(tt_backend *be, layer *l, int batch, tt_conv_algo al
     TT_CHECK(alloc_filled(be, in_n, 0.0f, "layers.dx", &dx));
     TT_CHECK(alloc_filled(be, w_n, 0.01f, "layers.w", &w));
     TT_CHECK(alloc_filled(be, w_n, 0.0f, "layers.dw", &dw));
-    TT_CHECK(alloc_filled(be, (size_t)l->cout, 0.0f, "layers.b", &b));
+    TT_CHECK(alloc_filled(be, (size_t)l->shape.out_channels, 0.0f, "layers.b", &b));
     if (ws_bytes) TT_CHECK(tt_buffer_alloc(be, ws_bytes, TT_MEM_WORKSPACE, "layers.workspace", &ws));
     tt_mem wsm = ws ? tt_mem_of(ws) : (tt_mem){0}, none = {0};
     for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) l->ms[dir] = INFINITY;
@@ -135,7 +112,7 @@ static int time_openblas(layer *layers, int count, int batch)
     int ok = shapes && secs;
     for (int i = 0; ok && i < count; i++) {
         const layer *l = &layers[i];
-        size_t k = (size_t)l->cin * 9, plane = (size_t)l->h * l->w, co = (size_t)l->cout;
+        size_t k = (size_t)l->shape.in_channels * 9, plane = (size_t)l->shape.height * l->shape.width, co = (size_t)l->shape.out_channels;
         tt_gemm_shape *g = &shapes[i * TT_CONV_DIR_COUNT];
         g[TT_CONV_DIR_FORWARD] = (tt_gemm_shape){.m = co, .n = plane, .k = k, .count = 1};
         g[TT_CONV_DIR_BACKWARD_DATA] =
@@ -171,8 +148,8 @@ static double total_gflops(const layer *layers, int count, int batch, int blas)
     for (int i = 0; i < count; i++)
         for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
             if (!runs(&layers[i], dir)) continue;
-            gflop += layers[i].count * gflop_of(&layers[i], batch);
-            ms += layers[i].count * (blas ? layers[i].blas_ms[dir] : layers[i].ms[dir]);
+            gflop += layers[i].shape.count * gflop_of(&layers[i], batch);
+            ms += layers[i].shape.count * (blas ? layers[i].blas_ms[dir] : layers[i].ms[dir]);
         }
     return ms > 0 && isfinite(ms) ? gflop / (ms / 1e3) : 0;
 }
@@ -195,8 +172,8 @@ static void print_text(const tt_backend *be, const tt_train_options *t, const la
     for (int i = 0; i < count; i++) {
         const layer *l = &layers[i];
         char plane[24];
-        snprintf(plane, sizeof plane, "%dx%d", l->h, l->w);
-        printf("%-18s %5d %5d %9s %6d", l->label, l->cin, l->cout, plane, l->count);
+        snprintf(plane, sizeof plane, "%dx%d", l->shape.height, l->shape.width);
+        printf("%-18s %5d %5d %9s %6d", l->shape.label, l->shape.in_channels, l->shape.out_channels, plane, l->shape.count);
         for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
             if (runs(l, dir)) printf(" %8.2f %-11s", l->ms[dir], tt_conv_algo_name(l->algo[dir]));
             else printf(" %20s", "-");
@@ -231,12 +208,12 @@ static void print_json(const tt_backend *be, const tt_train_options *t, const la
     for (int i = 0; i < count; i++) {
         const layer *l = &layers[i];
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "label", l->label);
-        cJSON_AddNumberToObject(o, "in_channels", l->cin);
-        cJSON_AddNumberToObject(o, "out_channels", l->cout);
-        cJSON_AddNumberToObject(o, "h", l->h);
-        cJSON_AddNumberToObject(o, "w", l->w);
-        cJSON_AddNumberToObject(o, "count", l->count);
+        cJSON_AddStringToObject(o, "label", l->shape.label);
+        cJSON_AddNumberToObject(o, "in_channels", l->shape.in_channels);
+        cJSON_AddNumberToObject(o, "out_channels", l->shape.out_channels);
+        cJSON_AddNumberToObject(o, "h", l->shape.height);
+        cJSON_AddNumberToObject(o, "w", l->shape.width);
+        cJSON_AddNumberToObject(o, "count", l->shape.count);
         cJSON_AddNumberToObject(o, "gflop_per_call", gflop_of(l, batch));
         cJSON *ms = cJSON_AddObjectToObject(o, "ms"), *algo = cJSON_AddObjectToObject(o, "algo");
         cJSON *bms = blas ? cJSON_AddObjectToObject(o, "ms_openblas") : NULL;
@@ -258,26 +235,21 @@ static void print_json(const tt_backend *be, const tt_train_options *t, const la
 
 tt_status tt_bench_layers(const tt_train_options *t, int json, int compare_openblas)
 {
-    tt_unet_config c = tt_unet_config_default();
-    c.base_channels = t->base_channels;
-    c.depth = t->depth;
-    c.norm = TT_NORM_NONE; /* only the convolutions are timed */
-    TT_TRY(tt_unet_config_check(&c));
-    if (t->tile[0] % (1 << c.depth) || t->tile[1] % (1 << c.depth))
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "--tile %dx%d: both sides must be multiples of 2^depth = %d",
-                            t->tile[0], t->tile[1], 1 << c.depth);
-    tt_conv_algo algo;
-    TT_TRY(tt_conv_algo_setting(t->algo, &algo));
-    layer layers[2 * (TT_UNET_MAX_DEPTH + 1)];
-    int count = layers_of(&c, t->tile[0], t->tile[1], layers);
+    tt_model_spec spec;
+    TT_TRY(tt_recipe_model(t, 0, &spec));
+    tt_model_conv shapes[MAX_LAYERS];
+    layer layers[MAX_LAYERS];
+    int count = 0;
+    TT_TRY(tt_model_conv3x3_shapes(&spec, t->tile[0], t->tile[1], shapes, MAX_LAYERS, &count));
+    for (int i = 0; i < count; i++) layers[i] = (layer){.shape = shapes[i]};
+    tt_conv_algo algo = spec.algo;
     tt_backend *be = NULL;
     TT_TRY(tt_backend_create(
         &(tt_backend_request){.kind = TT_BACKEND_OPENCL, .device = t->device}, &be));
     tt_status status = NULL;
     int progress = !json && isatty(STDERR_FILENO);
     for (int i = 0; i < count; i++) {
-        if (progress) fprintf(stderr, "\rtiming %-18s", layers[i].label);
+        if (progress) fprintf(stderr, "\rtiming %-18s", layers[i].shape.label);
         TT_CHECK(time_layer(be, &layers[i], t->micro_batch, algo));
     }
     if (progress) fprintf(stderr, "\r%40s\r", "");

@@ -104,3 +104,39 @@ tt_status tt_unet_model_create(tt_backend *be, const tt_model_spec *spec, int ca
     *out = &u->model;
     return NULL;
 }
+
+tt_status tt_unet_conv3x3_shapes(const tt_model_spec *spec, int height, int width,
+                                 tt_model_conv *out, int max, int *count)
+{
+    tt_unet_config c = tt_unet_config_of(spec);
+    c.norm = TT_NORM_NONE; /* the convolutions alone; any groups will do */
+    TT_TRY(tt_unet_config_check(&c));
+    int unit = 1 << c.depth;
+    if (height % unit || width % unit || height < unit || width < unit)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "--tile %dx%d: both sides must be multiples of 2^depth = %d",
+                            height, width, unit);
+    if (max < 2 * (c.depth + 1))
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "UNet of depth %d has %d 3x3 shapes, room "
+                            "for %d", c.depth, 2 * (c.depth + 1), max);
+    int n = 0;
+    for (int i = 0; i <= c.depth; i++) {
+        int ci = tt_unet_channels(&c, i), below = i ? tt_unet_channels(&c, i - 1) : c.in_channels;
+        tt_model_conv *a = &out[n++], *b = &out[n++];
+        *a = (tt_model_conv){.in_channels = below, .out_channels = ci, .kernel = 3,
+                             .height = height >> i, .width = width >> i, .count = 1,
+                             .no_input_grad = i == 0};
+        *b = (tt_model_conv){.in_channels = ci, .out_channels = ci, .kernel = 3,
+                             .height = height >> i, .width = width >> i,
+                             .count = i < c.depth ? 4 : 1};
+        if (i < c.depth) {
+            snprintf(a->label, sizeof a->label, "enc.%d.conv1", i);
+            snprintf(b->label, sizeof b->label, "level %d, C -> C", i);
+        } else {
+            snprintf(a->label, sizeof a->label, "bottleneck.conv1");
+            snprintf(b->label, sizeof b->label, "bottleneck.conv2");
+        }
+    }
+    *count = n;
+    return NULL;
+}
