@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "core/knobs.h"
 
 static const tt_command commands[] = {
     {"devices", "list the OpenCL devices and their memory", tt_cmd_devices},
@@ -17,6 +18,29 @@ static const tt_command commands[] = {
     {"predict", "full-resolution masks of images with a trained checkpoint", tt_cmd_predict},
     {"tune", "tune CLBlast's GEMM kernels for this device and the model's shapes", tt_cmd_tune},
 };
+
+/* "  NAME  text", the text wrapped at 78 columns under itself. */
+static void print_wrapped(FILE *out, const char *name, const char *text)
+{
+    enum { INDENT = 21, WIDTH = 78 };
+    fprintf(out, "  %-18s ", name);
+    int column = INDENT;
+    while (*text) {
+        int word = (int)strcspn(text, " ");
+        if (column > INDENT && column + 1 + word > WIDTH) {
+            fprintf(out, "\n%*s", INDENT, "");
+            column = INDENT;
+        } else if (column > INDENT) {
+            fputc(' ', out);
+            column++;
+        }
+        fprintf(out, "%.*s", word, text);
+        column += word;
+        text += word;
+        while (*text == ' ') text++;
+    }
+    fputc('\n', out);
+}
 
 static void usage(FILE *out)
 {
@@ -35,10 +59,10 @@ static void usage(FILE *out)
             "  --help      this text; `tiletrain COMMAND --help` for a command's options\n"
             "  --version   print the version\n"
             "\n"
-            "environment:\n"
-            "  TT_DEVICE      default device selector (index or part of a name)\n"
-            "  TT_KERNEL_DIR  load kernels from this folder instead of the built-in copies\n"
-            "  TT_CACHE_DIR   program binary cache (default $XDG_CACHE_HOME/tiletrain/programs)\n");
+            "environment (docs/knobs.md lists the debugging and test variables too):\n");
+    for (int i = 0; i < TT_KNOB_COUNT; i++)
+        if (tt_knob_table[i].kind == TT_KNOB_USER)
+            print_wrapped(out, tt_knob_table[i].name, tt_knob_table[i].what);
 }
 
 int main(int argc, char **argv)

@@ -40,7 +40,8 @@ typedef enum tt_conv_algo {
 #define TT_CONV_ALGO_CHOICES "auto|im2col_gemm|direct|winograd|fft"
 #define TT_CONV_ALGO_HELP \
     "convolutions: auto (the fastest per layer and direction, timed once and kept in the " \
-    "find-db), im2col_gemm, direct, winograd or fft (where one cannot run a layer, im2col_gemm does)"
+    "find-db), im2col_gemm, direct, winograd or fft (where one cannot run a layer, im2col_gemm does); " \
+    "default $TT_CONV_ALGO, else auto"
 
 /* "auto", "im2col_gemm", "direct", "winograd", "fft"; "unknown" outside the enum. */
 const char *tt_conv_algo_name(tt_conv_algo algo);
