@@ -144,3 +144,36 @@ void th_setenv(const char *name, const char *value)
     else unsetenv(name);
     tt_knobs_reload();
 }
+
+tt_mem th_pool_put(th_pool *pool, const float *host, size_t n, const char *name)
+{
+    CU_ASSERT_FATAL(pool->count < TH_POOL_MAX);
+    size_t pad = (size_t)pool->pad;
+    float *padded = calloc(n + pad + 1, sizeof *padded);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(padded);
+    for (size_t i = 0; i < pad; i++) padded[i] = 1e30f; /* poison: must never be read */
+    if (host) memcpy(padded + pad, host, n * sizeof *host);
+    tt_buffer *b = th_upload(padded, n + pad, name);
+    free(padded);
+    pool->buffers[pool->count++] = b;
+    return tt_mem_f32(tt_mem_of(b), pad);
+}
+
+void th_pool_free(th_pool *pool)
+{
+    for (int i = 0; i < pool->count; i++) tt_buffer_free(pool->buffers[i]);
+    pool->count = 0;
+}
+
+void th_get(float *host, tt_mem m, size_t n)
+{
+    TH_OK(tt_read(th_backend(), host, m, n * sizeof *host));
+}
+
+float *th_random_floats(size_t n, float lo, float hi, uint64_t *seed)
+{
+    float *x = malloc((n ? n : 1) * sizeof *x);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+    th_fill_uniform(x, n, lo, hi, seed);
+    return x;
+}

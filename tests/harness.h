@@ -42,6 +42,24 @@ tt_buffer *th_upload(const float *host, size_t n, const char *name);
 tt_buffer *th_zeros(size_t n, const char *name);
 void th_download(float *host, tt_buffer *buffer, size_t n);
 
+/* Device copies of host arrays, each `pad` floats into its own buffer
+ * behind poison (1e30, never to be read), freed together: what an op
+ * sees at a non-zero offset. */
+#define TH_POOL_MAX 32
+typedef struct th_pool {
+    int pad;                           /* floats of poison before each array */
+    tt_buffer *buffers[TH_POOL_MAX];
+    int count;
+} th_pool;
+/* Uploads n floats of host (NULL: zeros) behind the poison; the place of
+ * the first.  Fails the test when the pool is full. */
+tt_mem th_pool_put(th_pool *pool, const float *host, size_t n, const char *name);
+void th_pool_free(th_pool *pool);
+/* n floats at m, back to the host. */
+void th_get(float *host, tt_mem m, size_t n);
+/* n uniform floats in [lo, hi) (malloc'd; the test fails on OOM). */
+float *th_random_floats(size_t n, float lo, float hi, uint64_t *seed);
+
 /* max_i |got_i - want_i| / (|want_i| + floor); NaN anywhere gives INFINITY. */
 double th_max_rel_error(const float *got, const double *want, size_t n, double floor);
 /* Same for two float arrays. */

@@ -20,43 +20,6 @@ typedef struct bn_case {
 
 static size_t numel(const bn_case *k) { return (size_t)k->n * k->c * k->h * k->w; }
 
-/* Device copies of host arrays, PAD floats into their buffers; freed together. */
-typedef struct bn_pool {
-    tt_buffer *buffers[24];
-    int count;
-} bn_pool;
-
-static tt_mem put(bn_pool *pool, const float *host, size_t n, const char *name)
-{
-    CU_ASSERT_FATAL(pool->count < 24);
-    float *padded = calloc(n + PAD, sizeof *padded);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(padded);
-    for (size_t i = 0; i < PAD; i++) padded[i] = 1e30f; /* poison: must never be read */
-    if (host) memcpy(padded + PAD, host, n * sizeof *host);
-    tt_buffer *b = th_upload(padded, n + PAD, name);
-    free(padded);
-    pool->buffers[pool->count++] = b;
-    return tt_mem_f32(tt_mem_of(b), PAD);
-}
-
-static void pool_free(bn_pool *pool)
-{
-    for (int i = 0; i < pool->count; i++) tt_buffer_free(pool->buffers[i]);
-    pool->count = 0;
-}
-
-static void get(float *host, tt_mem m, size_t n)
-{
-    TH_OK(tt_read(th_backend(), host, m, n * sizeof *host));
-}
-
-static float *random_floats(size_t n, float lo, float hi, uint64_t *seed)
-{
-    float *x = malloc((n ? n : 1) * sizeof *x);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(x);
-    th_fill_uniform(x, n, lo, hi, seed);
-    return x;
-}
 
 static void test_train_forward(void)
 {
@@ -69,18 +32,18 @@ static void test_train_forward(void)
         tt_batch_norm_desc d = tt_batch_norm_desc_make(k->n, k->c, k->h, k->w);
         size_t n = numel(k), nc = (size_t)k->c;
         uint64_t seed = 500 + ci;
-        float *x = random_floats(n, -0.5f, 3.5f, &seed), *y = malloc(n * sizeof *y);
+        float *x = th_random_floats(n, -0.5f, 3.5f, &seed), *y = malloc(n * sizeof *y);
         float w[MAX_C], b[MAX_C], saved[2 * MAX_C];
         th_fill_uniform(w, nc, 0.5f, 1.5f, &seed);
         th_fill_uniform(b, nc, -0.5f, 0.5f, &seed);
-        bn_pool pool = {0};
-        tt_batch_norm_state st = {.weight = put(&pool, w, nc, "bn.weight"),
-                                  .bias = put(&pool, b, nc, "bn.bias")};
-        tt_mem mx = put(&pool, x, n, "bn.x"), my = put(&pool, NULL, n, "bn.y");
-        tt_mem ms = put(&pool, NULL, tt_batch_norm_saved_floats(&d), "bn.saved");
+        th_pool pool = {.pad = PAD};
+        tt_batch_norm_state st = {.weight = th_pool_put(&pool, w, nc, "bn.weight"),
+                                  .bias = th_pool_put(&pool, b, nc, "bn.bias")};
+        tt_mem mx = th_pool_put(&pool, x, n, "bn.x"), my = th_pool_put(&pool, NULL, n, "bn.y");
+        tt_mem ms = th_pool_put(&pool, NULL, tt_batch_norm_saved_floats(&d), "bn.saved");
         TH_OK(tt_batch_norm_forward(th_backend(), my, ms, mx, &st, &d, 1));
         CU_ASSERT_EQUAL(st.num_batches_tracked, 0); /* no running statistics given */
-        get(y, my, n), get(saved, ms, 2 * nc);
+        th_get(y, my, n), th_get(saved, ms, 2 * nc);
         double *xd = th_to_double(x, n), *want = malloc(n * sizeof *want);
         double *wd = th_to_double(w, nc), *bd = th_to_double(b, nc), stats[2 * MAX_C];
         ref_batch_norm_forward_train(want, stats, stats + nc, xd, wd, bd, k->n, k->c, k->h, k->w,
@@ -92,7 +55,7 @@ static void test_train_forward(void)
                k->n, k->c, k->h, k->w, err_y, err_s);
         CU_ASSERT(err_y < 1e-4); /* float32 sums of up to 3200 values */
         CU_ASSERT(err_s < 1e-4);
-        pool_free(&pool);
+        th_pool_free(&pool);
         free(x), free(y), free(xd), free(want), free(wd), free(bd);
     }
 }
@@ -104,17 +67,17 @@ static void check_running(const bn_case *k, float momentum, const char *label)
     d.momentum = momentum;
     size_t n = numel(k), nc = (size_t)k->c;
     uint64_t seed = 900 + (uint64_t)k->n * 31 + (uint64_t)k->h;
-    float *x1 = random_floats(n, -1, 2, &seed), *x2 = random_floats(n, 0, 4, &seed);
+    float *x1 = th_random_floats(n, -1, 2, &seed), *x2 = th_random_floats(n, 0, 4, &seed);
     float rm[MAX_C], rv[MAX_C];
     th_fill_uniform(rm, nc, -1, 1, &seed);
     th_fill_uniform(rv, nc, 0.5f, 2, &seed);
     double want_m[MAX_C], want_v[MAX_C], mean[MAX_C], var[MAX_C];
     for (size_t c = 0; c < nc; c++) want_m[c] = rm[c], want_v[c] = rv[c];
-    bn_pool pool = {0};
-    tt_batch_norm_state st = {.running_mean = put(&pool, rm, nc, "bn.running_mean"),
-                              .running_var = put(&pool, rv, nc, "bn.running_var")};
-    tt_mem mx1 = put(&pool, x1, n, "bn.x1"), mx2 = put(&pool, x2, n, "bn.x2");
-    tt_mem my = put(&pool, NULL, n, "bn.y"), ms = put(&pool, NULL, tt_batch_norm_saved_floats(&d), "bn.saved");
+    th_pool pool = {.pad = PAD};
+    tt_batch_norm_state st = {.running_mean = th_pool_put(&pool, rm, nc, "bn.running_mean"),
+                              .running_var = th_pool_put(&pool, rv, nc, "bn.running_var")};
+    tt_mem mx1 = th_pool_put(&pool, x1, n, "bn.x1"), mx2 = th_pool_put(&pool, x2, n, "bn.x2");
+    tt_mem my = th_pool_put(&pool, NULL, n, "bn.y"), ms = th_pool_put(&pool, NULL, tt_batch_norm_saved_floats(&d), "bn.saved");
     TH_OK(tt_batch_norm_forward(th_backend(), my, ms, mx1, &st, &d, 1));
     TH_OK(tt_batch_norm_forward(th_backend(), my, ms, mx2, &st, &d, 1));
     CU_ASSERT_EQUAL(st.num_batches_tracked, 2);
@@ -127,13 +90,13 @@ static void check_running(const bn_case *k, float momentum, const char *label)
         ref_batch_norm_update_running(want_m, want_v, mean, var, k->c, k->n * k->h * k->w, m);
         free(xd);
     }
-    get(rm, st.running_mean, nc), get(rv, st.running_var, nc);
+    th_get(rm, st.running_mean, nc), th_get(rv, st.running_var, nc);
     double em = th_max_rel_error(rm, want_m, nc, 1e-2), ev = th_max_rel_error(rv, want_v, nc, 1e-2);
     printf("\n  batch_norm running stats (%s) N=%d C=%d H=%d W=%d: max err mean %.2e var %.2e",
            label, k->n, k->c, k->h, k->w, em, ev);
     CU_ASSERT(em < 1e-5);
     CU_ASSERT(ev < 1e-5);
-    pool_free(&pool);
+    th_pool_free(&pool);
     free(x1), free(x2), free(y);
 }
 
@@ -154,20 +117,20 @@ static void test_eval_forward(void)
         tt_batch_norm_desc d = tt_batch_norm_desc_make(k->n, k->c, k->h, k->w);
         size_t n = numel(k), nc = (size_t)k->c;
         uint64_t seed = 1200 + ci;
-        float *x = random_floats(n, -2, 2, &seed), *y = malloc(n * sizeof *y);
+        float *x = th_random_floats(n, -2, 2, &seed), *y = malloc(n * sizeof *y);
         float w[MAX_C], b[MAX_C], rm[MAX_C], rv[MAX_C];
         th_fill_uniform(w, nc, 0.5f, 1.5f, &seed), th_fill_uniform(b, nc, -0.5f, 0.5f, &seed);
         th_fill_uniform(rm, nc, -1, 1, &seed), th_fill_uniform(rv, nc, 0.2f, 3, &seed);
-        bn_pool pool = {0};
-        tt_batch_norm_state st = {put(&pool, w, nc, "bn.w"), put(&pool, b, nc, "bn.b"),
-                                  put(&pool, rm, nc, "bn.rm"), put(&pool, rv, nc, "bn.rv"), 5};
-        tt_mem mx = put(&pool, x, n, "bn.x"), my = put(&pool, NULL, n, "bn.y");
+        th_pool pool = {.pad = PAD};
+        tt_batch_norm_state st = {th_pool_put(&pool, w, nc, "bn.w"), th_pool_put(&pool, b, nc, "bn.b"),
+                                  th_pool_put(&pool, rm, nc, "bn.rm"), th_pool_put(&pool, rv, nc, "bn.rv"), 5};
+        tt_mem mx = th_pool_put(&pool, x, n, "bn.x"), my = th_pool_put(&pool, NULL, n, "bn.y");
         TH_OK(tt_batch_norm_forward(th_backend(), my, (tt_mem){0}, mx, &st, &d, 0));
         CU_ASSERT_EQUAL(st.num_batches_tracked, 5); /* eval does not count */
         float rm_after[MAX_C];
-        get(rm_after, st.running_mean, nc);
+        th_get(rm_after, st.running_mean, nc);
         CU_ASSERT(memcmp(rm_after, rm, nc * sizeof *rm) == 0); /* nor update */
-        get(y, my, n);
+        th_get(y, my, n);
         double *xd = th_to_double(x, n), *want = malloc(n * sizeof *want);
         double *wd = th_to_double(w, nc), *bd = th_to_double(b, nc);
         double *rmd = th_to_double(rm, nc), *rvd = th_to_double(rv, nc);
@@ -176,7 +139,7 @@ static void test_eval_forward(void)
         printf("\n  batch_norm eval forward N=%d C=%d H=%d W=%d: max err %.2e", k->n, k->c, k->h,
                k->w, err);
         CU_ASSERT(err < 1e-5);
-        pool_free(&pool);
+        th_pool_free(&pool);
         free(x), free(y), free(xd), free(want), free(wd), free(bd), free(rmd), free(rvd);
     }
 }
@@ -222,32 +185,32 @@ static void check_backward(const bn_case *k, int training, int affine)
     tt_batch_norm_desc d = tt_batch_norm_desc_make(k->n, k->c, k->h, k->w);
     size_t n = numel(k), nc = (size_t)k->c;
     uint64_t seed = 1500 + (uint64_t)training * 17 + (uint64_t)k->n * 5 + (uint64_t)k->h;
-    float *x = random_floats(n, -2, 2, &seed), *dy = random_floats(n, -1, 1, &seed);
-    float *g0x = random_floats(n, -1, 1, &seed), *gx = malloc(n * sizeof *gx);
+    float *x = th_random_floats(n, -2, 2, &seed), *dy = th_random_floats(n, -1, 1, &seed);
+    float *g0x = th_random_floats(n, -1, 1, &seed), *gx = malloc(n * sizeof *gx);
     float *gx2 = malloc(n * sizeof *gx2), *once_x = malloc(n * sizeof *once_x);
     float w[MAX_C], b[MAX_C], rm[MAX_C], rv[MAX_C], g0w[MAX_C], g0b[MAX_C];
     float gw[MAX_C], gb[MAX_C], gw2[MAX_C], gb2[MAX_C], once_w[MAX_C], once_b[MAX_C];
     th_fill_uniform(w, nc, 0.5f, 1.5f, &seed), th_fill_uniform(b, nc, -0.5f, 0.5f, &seed);
     th_fill_uniform(rm, nc, -1, 1, &seed), th_fill_uniform(rv, nc, 0.2f, 3, &seed);
     th_fill_uniform(g0w, nc, -1, 1, &seed), th_fill_uniform(g0b, nc, -1, 1, &seed);
-    bn_pool pool = {0};
-    tt_batch_norm_state st = {.running_mean = put(&pool, rm, nc, "bn.rm"),
-                              .running_var = put(&pool, rv, nc, "bn.rv")};
-    if (affine) st.weight = put(&pool, w, nc, "bn.w"), st.bias = put(&pool, b, nc, "bn.b");
-    tt_mem mx = put(&pool, x, n, "bn.x"), mdy = put(&pool, dy, n, "bn.dy");
-    tt_mem my = put(&pool, NULL, n, "bn.y"), ms = put(&pool, NULL, tt_batch_norm_saved_floats(&d), "bn.saved");
-    tt_mem mgx = put(&pool, g0x, n, "bn.dx"), mgw = {0}, mgb = {0};
-    if (affine) mgw = put(&pool, g0w, nc, "bn.dw"), mgb = put(&pool, g0b, nc, "bn.db");
+    th_pool pool = {.pad = PAD};
+    tt_batch_norm_state st = {.running_mean = th_pool_put(&pool, rm, nc, "bn.rm"),
+                              .running_var = th_pool_put(&pool, rv, nc, "bn.rv")};
+    if (affine) st.weight = th_pool_put(&pool, w, nc, "bn.w"), st.bias = th_pool_put(&pool, b, nc, "bn.b");
+    tt_mem mx = th_pool_put(&pool, x, n, "bn.x"), mdy = th_pool_put(&pool, dy, n, "bn.dy");
+    tt_mem my = th_pool_put(&pool, NULL, n, "bn.y"), ms = th_pool_put(&pool, NULL, tt_batch_norm_saved_floats(&d), "bn.saved");
+    tt_mem mgx = th_pool_put(&pool, g0x, n, "bn.dx"), mgw = {0}, mgb = {0};
+    if (affine) mgw = th_pool_put(&pool, g0w, nc, "bn.dw"), mgb = th_pool_put(&pool, g0b, nc, "bn.db");
     tt_backend *be = th_backend();
     TH_OK(tt_batch_norm_forward(be, my, ms, mx, &st, &d, training));
     /* the forward's running-statistics update must not reach the eval FD */
-    if (training) get(rm, st.running_mean, nc), get(rv, st.running_var, nc);
+    if (training) th_get(rm, st.running_mean, nc), th_get(rv, st.running_var, nc);
     TH_OK(tt_batch_norm_backward(be, mgx, mgw, mgb, mdy, mx, ms, &st, &d, training));
-    get(gx, mgx, n);
-    if (affine) get(gw, mgw, nc), get(gb, mgb, nc);
+    th_get(gx, mgx, n);
+    if (affine) th_get(gw, mgw, nc), th_get(gb, mgb, nc);
     TH_OK(tt_batch_norm_backward(be, mgx, mgw, mgb, mdy, mx, ms, &st, &d, training));
-    get(gx2, mgx, n);
-    if (affine) get(gw2, mgw, nc), get(gb2, mgb, nc);
+    th_get(gx2, mgx, n);
+    if (affine) th_get(gw2, mgw, nc), th_get(gb2, mgb, nc);
 
     double *xd = th_to_double(x, n), *dyd = th_to_double(dy, n), *yd = malloc(n * sizeof *yd);
     double *wd = th_to_double(w, nc), *bd = th_to_double(b, nc);
@@ -286,26 +249,26 @@ static void check_backward(const bn_case *k, int training, int affine)
     /* in place: dout's own room ends up holding the input gradient, the same
      * bits as one written into zeros, and the parameter gradients still
      * read dout as it was */
-    tt_mem zx = put(&pool, NULL, n, "bn.zx"), ix = put(&pool, dy, n, "bn.ix");
+    tt_mem zx = th_pool_put(&pool, NULL, n, "bn.zx"), ix = th_pool_put(&pool, dy, n, "bn.ix");
     tt_mem zw = {0}, zb = {0}, iw = {0}, ib = {0};
     if (affine) {
-        zw = put(&pool, NULL, nc, "bn.zw"), zb = put(&pool, NULL, nc, "bn.zb");
-        iw = put(&pool, NULL, nc, "bn.iw"), ib = put(&pool, NULL, nc, "bn.ib");
+        zw = th_pool_put(&pool, NULL, nc, "bn.zw"), zb = th_pool_put(&pool, NULL, nc, "bn.zb");
+        iw = th_pool_put(&pool, NULL, nc, "bn.iw"), ib = th_pool_put(&pool, NULL, nc, "bn.ib");
     }
     TH_OK(tt_batch_norm_backward(be, zx, zw, zb, mdy, mx, ms, &st, &d, training));
     TH_OK(tt_batch_norm_backward(be, ix, iw, ib, ix, mx, ms, &st, &d, training));
     float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
     CU_ASSERT_FATAL(want && got);
-    get(want, zx, n), get(got, ix, n);
+    th_get(want, zx, n), th_get(got, ix, n);
     CU_ASSERT(memcmp(want, got, n * sizeof *got) == 0);
     if (affine) {
-        get(want, zw, nc), get(got, iw, nc);
+        th_get(want, zw, nc), th_get(got, iw, nc);
         CU_ASSERT(memcmp(want, got, nc * sizeof *got) == 0);
-        get(want, zb, nc), get(got, ib, nc);
+        th_get(want, zb, nc), th_get(got, ib, nc);
         CU_ASSERT(memcmp(want, got, nc * sizeof *got) == 0);
     }
     free(want), free(got);
-    pool_free(&pool);
+    th_pool_free(&pool);
     free(x), free(dy), free(g0x), free(gx), free(gx2), free(once_x);
     free(xd), free(dyd), free(yd), free(wd), free(bd), free(rmd), free(rvd), free(num_x);
 }
@@ -321,7 +284,7 @@ static void test_fused_relu(void)
     dr.relu = 1;
     size_t n = numel(&k), nc = (size_t)k.c, ns = tt_batch_norm_saved_floats(&d);
     uint64_t seed = 78;
-    float *x = random_floats(n, -2, 2, &seed), *dy = random_floats(n, -1, 1, &seed);
+    float *x = th_random_floats(n, -2, 2, &seed), *dy = th_random_floats(n, -1, 1, &seed);
     float w[MAX_C], b[MAX_C], rm[MAX_C], rv[MAX_C], wantp[2 * MAX_C], gotp[2 * MAX_C];
     th_fill_uniform(w, nc, -1.5f, 1.5f, &seed), th_fill_uniform(b, nc, -0.5f, 0.5f, &seed);
     th_fill_uniform(rm, nc, -1, 1, &seed), th_fill_uniform(rv, nc, 0.2f, 3, &seed);
@@ -331,34 +294,34 @@ static void test_fused_relu(void)
     tt_backend *be = th_backend();
     for (int mode = 0; mode < 3; mode++) { /* training, training affine, eval affine */
         int affine = mode > 0, training = mode < 2;
-        bn_pool pool = {0};
+        th_pool pool = {.pad = PAD};
         tt_batch_norm_state st = {0};
-        if (affine) st.weight = put(&pool, w, nc, "bn.w"), st.bias = put(&pool, b, nc, "bn.b");
+        if (affine) st.weight = th_pool_put(&pool, w, nc, "bn.w"), st.bias = th_pool_put(&pool, b, nc, "bn.b");
         if (!training)
-            st.running_mean = put(&pool, rm, nc, "bn.rm"), st.running_var = put(&pool, rv, nc, "bn.rv");
-        tt_mem mx = put(&pool, x, n, "bn.x"), ms = put(&pool, NULL, ns, "bn.saved");
-        tt_mem plain = put(&pool, NULL, n, "bn.plain"), act = put(&pool, NULL, n, "bn.act");
+            st.running_mean = th_pool_put(&pool, rm, nc, "bn.rm"), st.running_var = th_pool_put(&pool, rv, nc, "bn.rv");
+        tt_mem mx = th_pool_put(&pool, x, n, "bn.x"), ms = th_pool_put(&pool, NULL, ns, "bn.saved");
+        tt_mem plain = th_pool_put(&pool, NULL, n, "bn.plain"), act = th_pool_put(&pool, NULL, n, "bn.act");
         TH_OK(tt_batch_norm_forward(be, plain, ms, mx, &st, &d, training));
         TH_OK(tt_batch_norm_forward(be, act, ms, mx, &st, &dr, training));
-        get(want, plain, n), get(got, act, n);
+        th_get(want, plain, n), th_get(got, act, n);
         size_t zeros, same = ref_norm_relu_check(want, got, dy, masked, n, &zeros);
         CU_ASSERT(zeros > 0 && zeros < n); /* the ReLU both keeps and drops */
         CU_ASSERT_EQUAL(same, n);
         if (training) {
-            tt_mem again = put(&pool, NULL, n, "bn.again");
+            tt_mem again = th_pool_put(&pool, NULL, n, "bn.again");
             TH_OK(tt_batch_norm_apply_saved(be, again, mx, ms, &st, &dr));
-            get(want, again, n);
+            th_get(want, again, n);
             CU_ASSERT(memcmp(want, got, n * sizeof *got) == 0);
         }
-        tt_mem g1 = put(&pool, masked, n, "bn.g1"), g2 = put(&pool, dy, n, "bn.g2");
-        tt_mem p1 = put(&pool, NULL, 2 * nc, "bn.p1"), p2 = put(&pool, NULL, 2 * nc, "bn.p2");
+        tt_mem g1 = th_pool_put(&pool, masked, n, "bn.g1"), g2 = th_pool_put(&pool, dy, n, "bn.g2");
+        tt_mem p1 = th_pool_put(&pool, NULL, 2 * nc, "bn.p1"), p2 = th_pool_put(&pool, NULL, 2 * nc, "bn.p2");
         TH_OK(tt_batch_norm_backward(be, g1, p1, tt_mem_f32(p1, nc), g1, mx, ms, &st, &d, training));
         TH_OK(tt_batch_norm_backward(be, g2, p2, tt_mem_f32(p2, nc), g2, mx, ms, &st, &dr, training));
-        get(want, g1, n), get(got, g2, n);
+        th_get(want, g1, n), th_get(got, g2, n);
         CU_ASSERT(memcmp(want, got, n * sizeof *got) == 0);
-        get(wantp, p1, 2 * nc), get(gotp, p2, 2 * nc);
+        th_get(wantp, p1, 2 * nc), th_get(gotp, p2, 2 * nc);
         CU_ASSERT(memcmp(wantp, gotp, 2 * nc * sizeof *gotp) == 0);
-        pool_free(&pool);
+        th_pool_free(&pool);
     }
     free(x), free(dy), free(want), free(got), free(masked);
 }
@@ -381,8 +344,8 @@ static void test_bad_arguments(void)
 {
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
-    bn_pool pool = {0};
-    tt_mem m = put(&pool, NULL, 64, "bn.any");
+    th_pool pool = {.pad = PAD};
+    tt_mem m = th_pool_put(&pool, NULL, 64, "bn.any");
     tt_batch_norm_state st = {m, m, m, m, 0};
     tt_batch_norm_desc d = tt_batch_norm_desc_make(1, 4, 1, 1); /* one value per channel */
     tt_status s = tt_batch_norm_forward(be, m, m, m, &st, &d, 1);
@@ -408,7 +371,7 @@ static void test_bad_arguments(void)
     s = tt_batch_norm_backward(be, m, (tt_mem){0}, (tt_mem){0}, m, m, (tt_mem){0}, &st, &d, 1);
     CU_ASSERT(strstr(tt_status_message(s), "saved") != NULL);
     tt_status_free(s);
-    pool_free(&pool);
+    th_pool_free(&pool);
 }
 
 /* torch.nn.BatchNorm2d in float64: two training steps (the second with
@@ -420,7 +383,7 @@ static void test_torch_cross_check(void)
     size_t n = numel(&k), nc = (size_t)k.c;
     size_t n_in = 3 * n + 4 * nc, n_out = 3 * n + 4 * nc;
     uint64_t seed = 2024;
-    float *in = random_floats(n_in, -2, 2, &seed), *ref = malloc(n_out * sizeof *ref);
+    float *in = th_random_floats(n_in, -2, 2, &seed), *ref = malloc(n_out * sizeof *ref);
     float *x1 = in, *x2 = in + n, *dy = in + 2 * n, *w = in + 3 * n, *b = w + nc;
     float *rm = b + nc, *rv = rm + nc;
     for (size_t c = 0; c < nc; c++) rv[c] = 0.5f + fabsf(rv[c]);
@@ -453,14 +416,14 @@ static void test_torch_cross_check(void)
         free(in), free(ref);
         return;
     }
-    bn_pool pool = {0};
-    tt_batch_norm_state st = {put(&pool, w, nc, "bn.w"), put(&pool, b, nc, "bn.b"),
-                              put(&pool, rm, nc, "bn.rm"), put(&pool, rv, nc, "bn.rv"), 0};
-    tt_mem mx1 = put(&pool, x1, n, "bn.x1"), mx2 = put(&pool, x2, n, "bn.x2");
-    tt_mem mdy = put(&pool, dy, n, "bn.dy"), my = put(&pool, NULL, n, "bn.y");
-    tt_mem ms = put(&pool, NULL, tt_batch_norm_saved_floats(&d), "bn.saved"), mgx = put(&pool, NULL, n, "bn.dx");
-    tt_mem mgw = put(&pool, NULL, nc, "bn.dw"), mgb = put(&pool, NULL, nc, "bn.db");
-    tt_mem my3 = put(&pool, NULL, n, "bn.y3");
+    th_pool pool = {.pad = PAD};
+    tt_batch_norm_state st = {th_pool_put(&pool, w, nc, "bn.w"), th_pool_put(&pool, b, nc, "bn.b"),
+                              th_pool_put(&pool, rm, nc, "bn.rm"), th_pool_put(&pool, rv, nc, "bn.rv"), 0};
+    tt_mem mx1 = th_pool_put(&pool, x1, n, "bn.x1"), mx2 = th_pool_put(&pool, x2, n, "bn.x2");
+    tt_mem mdy = th_pool_put(&pool, dy, n, "bn.dy"), my = th_pool_put(&pool, NULL, n, "bn.y");
+    tt_mem ms = th_pool_put(&pool, NULL, tt_batch_norm_saved_floats(&d), "bn.saved"), mgx = th_pool_put(&pool, NULL, n, "bn.dx");
+    tt_mem mgw = th_pool_put(&pool, NULL, nc, "bn.dw"), mgb = th_pool_put(&pool, NULL, nc, "bn.db");
+    tt_mem my3 = th_pool_put(&pool, NULL, n, "bn.y3");
     tt_backend *be = th_backend();
     TH_OK(tt_batch_norm_forward(be, my, ms, mx1, &st, &d, 1));
     TH_OK(tt_batch_norm_forward(be, my, ms, mx2, &st, &d, 1));
@@ -468,9 +431,9 @@ static void test_torch_cross_check(void)
     TH_OK(tt_batch_norm_forward(be, my3, (tt_mem){0}, mx1, &st, &d, 0));
     CU_ASSERT_EQUAL(st.num_batches_tracked, 2);
     float *got = malloc(n_out * sizeof *got);
-    get(got, my, n), get(got + n, mgx, n), get(got + 2 * n, my3, n);
-    get(got + 3 * n, mgw, nc), get(got + 3 * n + nc, mgb, nc);
-    get(got + 3 * n + 2 * nc, st.running_mean, nc), get(got + 3 * n + 3 * nc, st.running_var, nc);
+    th_get(got, my, n), th_get(got + n, mgx, n), th_get(got + 2 * n, my3, n);
+    th_get(got + 3 * n, mgw, nc), th_get(got + 3 * n + nc, mgb, nc);
+    th_get(got + 3 * n + 2 * nc, st.running_mean, nc), th_get(got + 3 * n + 3 * nc, st.running_var, nc);
     double *want = th_to_double(ref, n_out);
     double ey = th_max_rel_error(got, want, n, 1.0), ex = grad_error(got + n, want + n, n);
     double ee = th_max_rel_error(got + 2 * n, want + 2 * n, n, 1.0);
@@ -486,7 +449,7 @@ static void test_torch_cross_check(void)
     CU_ASSERT(eb < 1e-3);
     CU_ASSERT(er < 1e-5);
     CU_ASSERT(ee < 1e-4);
-    pool_free(&pool);
+    th_pool_free(&pool);
     free(in), free(ref), free(got), free(want);
 }
 

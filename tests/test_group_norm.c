@@ -21,44 +21,6 @@ typedef struct gn_case {
 
 static size_t numel(const gn_case *k) { return (size_t)k->n * k->c * k->h * k->w; }
 
-/* Device copies of host arrays (NULL: zeros), PAD floats into their
- * buffers, freed together. */
-typedef struct gn_pool {
-    tt_buffer *buffers[24];
-    int count;
-} gn_pool;
-
-static tt_mem put(gn_pool *pool, const float *host, size_t n, const char *name)
-{
-    CU_ASSERT_FATAL(pool->count < 24);
-    float *padded = calloc(n + PAD, sizeof *padded);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(padded);
-    for (size_t i = 0; i < PAD; i++) padded[i] = 1e30f; /* poison: must never be read */
-    if (host) memcpy(padded + PAD, host, n * sizeof *host);
-    tt_buffer *b = th_upload(padded, n + PAD, name);
-    free(padded);
-    pool->buffers[pool->count++] = b;
-    return tt_mem_f32(tt_mem_of(b), PAD);
-}
-
-static void pool_free(gn_pool *pool)
-{
-    for (int i = 0; i < pool->count; i++) tt_buffer_free(pool->buffers[i]);
-    pool->count = 0;
-}
-
-static void get(float *host, tt_mem m, size_t n)
-{
-    TH_OK(tt_read(th_backend(), host, m, n * sizeof *host));
-}
-
-static float *random_floats(size_t n, float lo, float hi, uint64_t *seed)
-{
-    float *x = malloc((n ? n : 1) * sizeof *x);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(x);
-    th_fill_uniform(x, n, lo, hi, seed);
-    return x;
-}
 
 static void test_forward(void)
 {
@@ -72,21 +34,21 @@ static void test_forward(void)
         tt_group_norm_desc d = tt_group_norm_desc_make(k->n, k->c, k->h, k->w, k->g);
         size_t n = numel(k), ns = (size_t)k->n * k->g, nsaved = tt_group_norm_saved_floats(&d);
         uint64_t seed = 100 + ci;
-        float *x = random_floats(n, -0.5f, 3.5f, &seed); /* mean far from 0 */
-        float *w = random_floats((size_t)k->c, 0.5f, 1.5f, &seed);
-        float *b = random_floats((size_t)k->c, -0.5f, 0.5f, &seed);
+        float *x = th_random_floats(n, -0.5f, 3.5f, &seed); /* mean far from 0 */
+        float *w = th_random_floats((size_t)k->c, 0.5f, 1.5f, &seed);
+        float *b = th_random_floats((size_t)k->c, -0.5f, 0.5f, &seed);
         float *y = malloc(n * sizeof *y), *saved = malloc(nsaved * sizeof *saved);
         double *want = malloc(n * sizeof *want), *mean = malloc(2 * ns * sizeof *mean);
         double *xd = th_to_double(x, n), *wd = th_to_double(w, k->c), *bd = th_to_double(b, k->c);
         CU_ASSERT_FATAL(y && saved && want && mean);
         CU_ASSERT(nsaved > 2 * ns); /* statistics first, then the scratch */
-        gn_pool pool = {0};
-        tt_mem mx = put(&pool, x, n, "gn.x"), mw = put(&pool, w, k->c, "gn.w");
-        tt_mem mb = put(&pool, b, k->c, "gn.b"), my = put(&pool, y, n, "gn.y");
-        tt_mem ms = put(&pool, NULL, nsaved, "gn.saved");
+        th_pool pool = {.pad = PAD};
+        tt_mem mx = th_pool_put(&pool, x, n, "gn.x"), mw = th_pool_put(&pool, w, k->c, "gn.w");
+        tt_mem mb = th_pool_put(&pool, b, k->c, "gn.b"), my = th_pool_put(&pool, y, n, "gn.y");
+        tt_mem ms = th_pool_put(&pool, NULL, nsaved, "gn.saved");
         TH_OK(tt_group_norm_forward(th_backend(), my, ms, mx, mw, mb, &d));
-        get(y, my, n);
-        get(saved, ms, 2 * ns);
+        th_get(y, my, n);
+        th_get(saved, ms, 2 * ns);
         ref_group_norm_forward(want, mean, mean + ns, xd, wd, bd, k->n, k->c, k->h, k->w, k->g,
                                d.eps);
         /* float32 sums over up to 3200 elements: 1e-4 relative is generous */
@@ -96,7 +58,7 @@ static void test_forward(void)
                k->n, k->c, k->h, k->w, k->g, err_y, err_s);
         CU_ASSERT(err_y < 1e-4);
         CU_ASSERT(err_s < 1e-4);
-        pool_free(&pool);
+        th_pool_free(&pool);
         free(x), free(w), free(b), free(y), free(saved), free(want), free(mean);
         free(xd), free(wd), free(bd);
     }
@@ -109,18 +71,18 @@ static void test_forward_no_affine(void)
     tt_group_norm_desc d = tt_group_norm_desc_make(k.n, k.c, k.h, k.w, k.g);
     size_t n = numel(&k);
     uint64_t seed = 7;
-    float *x = random_floats(n, -1, 1, &seed), *y = calloc(n, sizeof *y);
+    float *x = th_random_floats(n, -1, 1, &seed), *y = calloc(n, sizeof *y);
     double *xd = th_to_double(x, n), *want = malloc(n * sizeof *want);
-    gn_pool pool = {0};
-    tt_mem mx = put(&pool, x, n, "gn.x"), my = put(&pool, NULL, n, "gn.y");
-    tt_mem ms = put(&pool, NULL, tt_group_norm_saved_floats(&d), "gn.saved");
+    th_pool pool = {.pad = PAD};
+    tt_mem mx = th_pool_put(&pool, x, n, "gn.x"), my = th_pool_put(&pool, NULL, n, "gn.y");
+    tt_mem ms = th_pool_put(&pool, NULL, tt_group_norm_saved_floats(&d), "gn.saved");
     TH_OK(tt_group_norm_forward(th_backend(), my, ms, mx, (tt_mem){0}, (tt_mem){0}, &d));
-    get(y, my, n);
+    th_get(y, my, n);
     ref_group_norm_forward(want, NULL, NULL, xd, NULL, NULL, k.n, k.c, k.h, k.w, k.g, d.eps);
     double err = th_max_rel_error(y, want, n, 1.0);
     printf("\n  group_norm forward without affine: max err %.2e", err);
     CU_ASSERT(err < 1e-4);
-    pool_free(&pool);
+    th_pool_free(&pool);
     free(x), free(y), free(xd), free(want);
 }
 
@@ -164,28 +126,28 @@ static void test_backward(void)
         tt_group_norm_desc d = tt_group_norm_desc_make(k->n, k->c, k->h, k->w, k->g);
         size_t n = numel(k), nc = (size_t)k->c, ns = tt_group_norm_saved_floats(&d);
         uint64_t seed = 300 + ci;
-        float *x = random_floats(n, -2, 2, &seed), *dy = random_floats(n, -1, 1, &seed);
-        float *w = random_floats(nc, 0.5f, 1.5f, &seed), *b = random_floats(nc, -0.5f, 0.5f, &seed);
+        float *x = th_random_floats(n, -2, 2, &seed), *dy = th_random_floats(n, -1, 1, &seed);
+        float *w = th_random_floats(nc, 0.5f, 1.5f, &seed), *b = th_random_floats(nc, -0.5f, 0.5f, &seed);
         /* gradient buffers start non-zero: backward must add */
-        float *g0x = random_floats(n, -1, 1, &seed), *g0w = random_floats(nc, -1, 1, &seed);
-        float *g0b = random_floats(nc, -1, 1, &seed);
+        float *g0x = th_random_floats(n, -1, 1, &seed), *g0w = th_random_floats(nc, -1, 1, &seed);
+        float *g0b = th_random_floats(nc, -1, 1, &seed);
         float *y = calloc(n, sizeof *y), *saved = calloc(ns, sizeof *saved);
         float *gx = malloc(n * sizeof *gx), *gx2 = malloc(n * sizeof *gx2);
         float *gw = malloc(nc * sizeof *gw), *gb = malloc(nc * sizeof *gb);
         float *gw2 = malloc(nc * sizeof *gw2), *gb2 = malloc(nc * sizeof *gb2);
         CU_ASSERT_FATAL(y && saved && gx && gw && gb && gx2 && gw2 && gb2);
-        gn_pool pool = {0};
-        tt_mem mx = put(&pool, x, n, "gn.x"), mdy = put(&pool, dy, n, "gn.dy");
-        tt_mem mw = put(&pool, w, nc, "gn.w"), mb = put(&pool, b, nc, "gn.b");
-        tt_mem my = put(&pool, y, n, "gn.y"), ms = put(&pool, saved, ns, "gn.saved");
-        tt_mem mgx = put(&pool, g0x, n, "gn.dx"), mgw = put(&pool, g0w, nc, "gn.dw");
-        tt_mem mgb = put(&pool, g0b, nc, "gn.db");
+        th_pool pool = {.pad = PAD};
+        tt_mem mx = th_pool_put(&pool, x, n, "gn.x"), mdy = th_pool_put(&pool, dy, n, "gn.dy");
+        tt_mem mw = th_pool_put(&pool, w, nc, "gn.w"), mb = th_pool_put(&pool, b, nc, "gn.b");
+        tt_mem my = th_pool_put(&pool, y, n, "gn.y"), ms = th_pool_put(&pool, saved, ns, "gn.saved");
+        tt_mem mgx = th_pool_put(&pool, g0x, n, "gn.dx"), mgw = th_pool_put(&pool, g0w, nc, "gn.dw");
+        tt_mem mgb = th_pool_put(&pool, g0b, nc, "gn.db");
         tt_backend *be = th_backend();
         TH_OK(tt_group_norm_forward(be, my, ms, mx, mw, mb, &d));
         TH_OK(tt_group_norm_backward(be, mgx, mgw, mgb, mdy, mx, ms, mw, mb, &d));
-        get(gx, mgx, n), get(gw, mgw, nc), get(gb, mgb, nc);
+        th_get(gx, mgx, n), th_get(gw, mgw, nc), th_get(gb, mgb, nc);
         TH_OK(tt_group_norm_backward(be, mgx, mgw, mgb, mdy, mx, ms, mw, mb, &d));
-        get(gx2, mgx, n), get(gw2, mgw, nc), get(gb2, mgb, nc);
+        th_get(gx2, mgx, n), th_get(gw2, mgw, nc), th_get(gb2, mgb, nc);
 
         /* once: g - g0 against central differences of the double reference */
         double *xd = th_to_double(x, n), *dyd = th_to_double(dy, n);
@@ -223,22 +185,22 @@ static void test_backward(void)
         /* in place: dout's own room ends up holding the input gradient, the
          * same bits as one written into zeros, and the parameter gradients
          * still read dout as it was */
-        tt_mem zx = put(&pool, NULL, n, "gn.zx"), ix = put(&pool, dy, n, "gn.ix");
-        tt_mem zw = put(&pool, NULL, nc, "gn.zw"), zb = put(&pool, NULL, nc, "gn.zb");
-        tt_mem iw = put(&pool, NULL, nc, "gn.iw"), ib = put(&pool, NULL, nc, "gn.ib");
+        tt_mem zx = th_pool_put(&pool, NULL, n, "gn.zx"), ix = th_pool_put(&pool, dy, n, "gn.ix");
+        tt_mem zw = th_pool_put(&pool, NULL, nc, "gn.zw"), zb = th_pool_put(&pool, NULL, nc, "gn.zb");
+        tt_mem iw = th_pool_put(&pool, NULL, nc, "gn.iw"), ib = th_pool_put(&pool, NULL, nc, "gn.ib");
         TH_OK(tt_group_norm_backward(be, zx, zw, zb, mdy, mx, ms, mw, mb, &d));
         TH_OK(tt_group_norm_backward(be, ix, iw, ib, ix, mx, ms, mw, mb, &d));
         float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
         CU_ASSERT_FATAL(want && got);
-        get(want, zx, n), get(got, ix, n);
+        th_get(want, zx, n), th_get(got, ix, n);
         CU_ASSERT(memcmp(want, got, n * sizeof *got) == 0);
-        get(want, zw, nc), get(got, iw, nc);
+        th_get(want, zw, nc), th_get(got, iw, nc);
         CU_ASSERT(memcmp(want, got, nc * sizeof *got) == 0);
-        get(want, zb, nc), get(got, ib, nc);
+        th_get(want, zb, nc), th_get(got, ib, nc);
         CU_ASSERT(memcmp(want, got, nc * sizeof *got) == 0);
         free(want), free(got);
 
-        pool_free(&pool);
+        th_pool_free(&pool);
         free(x), free(dy), free(w), free(b), free(g0x), free(g0w), free(g0b), free(y), free(saved);
         free(gx), free(gw), free(gb), free(gx2), free(gw2), free(gb2), free(once_x);
         free(xd), free(dyd), free(wd), free(bd), free(yd), free(num_x), free(num_w), free(num_b);
@@ -255,39 +217,39 @@ static void test_fused_relu(void)
     dr.relu = 1;
     size_t n = numel(&k), nc = (size_t)k.c, ns = tt_group_norm_saved_floats(&d);
     uint64_t seed = 77;
-    float *x = random_floats(n, -2, 2, &seed), *dy = random_floats(n, -1, 1, &seed);
-    float *w = random_floats(nc, -1.5f, 1.5f, &seed), *b = random_floats(nc, -0.5f, 0.5f, &seed);
+    float *x = th_random_floats(n, -2, 2, &seed), *dy = th_random_floats(n, -1, 1, &seed);
+    float *w = th_random_floats(nc, -1.5f, 1.5f, &seed), *b = th_random_floats(nc, -0.5f, 0.5f, &seed);
     float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
     float *masked = malloc(n * sizeof *masked);
     float wantp[12], gotp[12];
     CU_ASSERT_FATAL(want && got && masked);
     tt_backend *be = th_backend();
     for (int affine = 0; affine < 2; affine++) {
-        gn_pool pool = {0};
-        tt_mem mx = put(&pool, x, n, "gn.x"), ms = put(&pool, NULL, ns, "gn.saved");
-        tt_mem plain = put(&pool, NULL, n, "gn.plain"), act = put(&pool, NULL, n, "gn.act");
+        th_pool pool = {.pad = PAD};
+        tt_mem mx = th_pool_put(&pool, x, n, "gn.x"), ms = th_pool_put(&pool, NULL, ns, "gn.saved");
+        tt_mem plain = th_pool_put(&pool, NULL, n, "gn.plain"), act = th_pool_put(&pool, NULL, n, "gn.act");
         tt_mem mw = {0}, mb = {0};
-        if (affine) mw = put(&pool, w, nc, "gn.w"), mb = put(&pool, b, nc, "gn.b");
+        if (affine) mw = th_pool_put(&pool, w, nc, "gn.w"), mb = th_pool_put(&pool, b, nc, "gn.b");
         TH_OK(tt_group_norm_forward(be, plain, ms, mx, mw, mb, &d));
         TH_OK(tt_group_norm_forward(be, act, ms, mx, mw, mb, &dr));
-        get(want, plain, n), get(got, act, n);
+        th_get(want, plain, n), th_get(got, act, n);
         size_t zeros, same = ref_norm_relu_check(want, got, dy, masked, n, &zeros);
         CU_ASSERT(zeros > 0 && zeros < n); /* the ReLU both keeps and drops */
         CU_ASSERT_EQUAL(same, n);
-        tt_mem again = put(&pool, NULL, n, "gn.again");
+        tt_mem again = th_pool_put(&pool, NULL, n, "gn.again");
         TH_OK(tt_group_norm_apply_saved(be, again, mx, ms, mw, mb, &dr));
-        get(want, again, n);
+        th_get(want, again, n);
         CU_ASSERT(memcmp(want, got, n * sizeof *got) == 0);
 
-        tt_mem g1 = put(&pool, masked, n, "gn.g1"), g2 = put(&pool, dy, n, "gn.g2");
-        tt_mem p1 = put(&pool, NULL, 2 * nc, "gn.p1"), p2 = put(&pool, NULL, 2 * nc, "gn.p2");
+        tt_mem g1 = th_pool_put(&pool, masked, n, "gn.g1"), g2 = th_pool_put(&pool, dy, n, "gn.g2");
+        tt_mem p1 = th_pool_put(&pool, NULL, 2 * nc, "gn.p1"), p2 = th_pool_put(&pool, NULL, 2 * nc, "gn.p2");
         TH_OK(tt_group_norm_backward(be, g1, p1, tt_mem_f32(p1, nc), g1, mx, ms, mw, mb, &d));
         TH_OK(tt_group_norm_backward(be, g2, p2, tt_mem_f32(p2, nc), g2, mx, ms, mw, mb, &dr));
-        get(want, g1, n), get(got, g2, n);
+        th_get(want, g1, n), th_get(got, g2, n);
         CU_ASSERT(memcmp(want, got, n * sizeof *got) == 0);
-        get(wantp, p1, 2 * nc), get(gotp, p2, 2 * nc);
+        th_get(wantp, p1, 2 * nc), th_get(gotp, p2, 2 * nc);
         CU_ASSERT(memcmp(wantp, gotp, 2 * nc * sizeof *gotp) == 0);
-        pool_free(&pool);
+        th_pool_free(&pool);
     }
     free(x), free(dy), free(w), free(b), free(want), free(got), free(masked);
 }
@@ -302,23 +264,23 @@ static void test_interleaved_shares(void)
     d.relu = 1;
     size_t n = numel(&k), nc = (size_t)k.c, ns = tt_group_norm_saved_floats(&d);
     uint64_t seed = 91;
-    float *x = random_floats(n, -2, 2, &seed), *dy = random_floats(n, -1, 1, &seed);
-    float *w = random_floats(nc, 0.5f, 1.5f, &seed), *b = random_floats(nc, -0.5f, 0.5f, &seed);
+    float *x = th_random_floats(n, -2, 2, &seed), *dy = th_random_floats(n, -1, 1, &seed);
+    float *w = th_random_floats(nc, 0.5f, 1.5f, &seed), *b = th_random_floats(nc, -0.5f, 0.5f, &seed);
     float *out[2], *gx[2], gp[2][8];
     tt_backend *be = th_backend();
     for (int inter = 0; inter < 2; inter++) {
         th_setenv("TT_NORM_INTERLEAVE", inter ? "1" : "0");
         out[inter] = malloc(n * sizeof(float)), gx[inter] = malloc(n * sizeof(float));
         CU_ASSERT_FATAL(out[inter] && gx[inter]);
-        gn_pool pool = {0};
-        tt_mem mx = put(&pool, x, n, "gn.x"), ms = put(&pool, NULL, ns, "gn.saved");
-        tt_mem mw = put(&pool, w, nc, "gn.w"), mb = put(&pool, b, nc, "gn.b");
-        tt_mem my = put(&pool, NULL, n, "gn.y"), mg = put(&pool, dy, n, "gn.g");
-        tt_mem mp = put(&pool, NULL, 2 * nc, "gn.p");
+        th_pool pool = {.pad = PAD};
+        tt_mem mx = th_pool_put(&pool, x, n, "gn.x"), ms = th_pool_put(&pool, NULL, ns, "gn.saved");
+        tt_mem mw = th_pool_put(&pool, w, nc, "gn.w"), mb = th_pool_put(&pool, b, nc, "gn.b");
+        tt_mem my = th_pool_put(&pool, NULL, n, "gn.y"), mg = th_pool_put(&pool, dy, n, "gn.g");
+        tt_mem mp = th_pool_put(&pool, NULL, 2 * nc, "gn.p");
         TH_OK(tt_group_norm_forward(be, my, ms, mx, mw, mb, &d));
         TH_OK(tt_group_norm_backward(be, mg, mp, tt_mem_f32(mp, nc), mg, mx, ms, mw, mb, &d));
-        get(out[inter], my, n), get(gx[inter], mg, n), get(gp[inter], mp, 2 * nc);
-        pool_free(&pool);
+        th_get(out[inter], my, n), th_get(gx[inter], mg, n), th_get(gp[inter], mp, 2 * nc);
+        th_pool_free(&pool);
     }
     th_setenv("TT_NORM_INTERLEAVE", NULL);
     double *want = th_to_double(out[0], n), *want_g = th_to_double(gx[0], n);
@@ -341,19 +303,19 @@ static void test_absent_gradients(void)
     tt_group_norm_desc d = tt_group_norm_desc_make(k.n, k.c, k.h, k.w, k.g);
     size_t n = numel(&k);
     uint64_t seed = 11;
-    float *x = random_floats(n, -1, 1, &seed), *dy = random_floats(n, -1, 1, &seed);
+    float *x = th_random_floats(n, -1, 1, &seed), *dy = th_random_floats(n, -1, 1, &seed);
     float w[4] = {1, 2, 0.5f, 1.5f}, db[4] = {0};
-    gn_pool pool = {0};
-    tt_mem mx = put(&pool, x, n, "gn.x"), mdy = put(&pool, dy, n, "gn.dy");
-    tt_mem mw = put(&pool, w, 4, "gn.w"), my = put(&pool, NULL, n, "gn.y");
-    tt_mem ms = put(&pool, NULL, tt_group_norm_saved_floats(&d), "gn.saved");
-    tt_mem mdb = put(&pool, db, 4, "gn.db");
+    th_pool pool = {.pad = PAD};
+    tt_mem mx = th_pool_put(&pool, x, n, "gn.x"), mdy = th_pool_put(&pool, dy, n, "gn.dy");
+    tt_mem mw = th_pool_put(&pool, w, 4, "gn.w"), my = th_pool_put(&pool, NULL, n, "gn.y");
+    tt_mem ms = th_pool_put(&pool, NULL, tt_group_norm_saved_floats(&d), "gn.saved");
+    tt_mem mdb = th_pool_put(&pool, db, 4, "gn.db");
     TH_OK(tt_group_norm_forward(th_backend(), my, ms, mx, mw, (tt_mem){0}, &d));
     TH_OK(tt_group_norm_backward(th_backend(), (tt_mem){0}, (tt_mem){0}, mdb, mdy, mx, ms, mw,
                                  (tt_mem){0}, &d));
     TH_OK(tt_group_norm_backward(th_backend(), (tt_mem){0}, (tt_mem){0}, (tt_mem){0}, mdy, mx, ms,
                                  mw, (tt_mem){0}, &d));
-    get(db, mdb, 4);
+    th_get(db, mdb, 4);
     double want[4] = {0};
     for (size_t i = 0; i < n; i++) want[(i / (k.h * k.w)) % k.c] += dy[i];
     /* sums of 30 values in [-1, 1], in whatever order the kernel takes:
@@ -361,7 +323,7 @@ static void test_absent_gradients(void)
     double err = th_max_rel_error(db, want, 4, 1.0);
     printf("\n  group_norm dbias alone: max err %.2e", err);
     CU_ASSERT(err < 1e-5);
-    pool_free(&pool);
+    th_pool_free(&pool);
     free(x), free(dy);
 }
 
@@ -369,8 +331,8 @@ static void test_bad_descriptors(void)
 {
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
-    gn_pool pool = {0};
-    tt_mem m = put(&pool, NULL, 64, "gn.any");
+    th_pool pool = {.pad = PAD};
+    tt_mem m = th_pool_put(&pool, NULL, 64, "gn.any");
     tt_group_norm_desc d = tt_group_norm_desc_make(1, 6, 2, 2, 4); /* 4 does not divide 6 */
     tt_status s = tt_group_norm_forward(be, m, m, m, m, m, &d);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
@@ -392,7 +354,7 @@ static void test_bad_descriptors(void)
     s = tt_group_norm_forward(be, m, (tt_mem){0}, m, m, m, &d);
     CU_ASSERT(strstr(tt_status_message(s), "saved") != NULL);
     tt_status_free(s);
-    pool_free(&pool);
+    th_pool_free(&pool);
 }
 
 static void test_norm_kinds(void)
@@ -437,7 +399,7 @@ static void test_torch_cross_check(void)
     size_t n = numel(&k), nc = (size_t)k.c, ns = tt_group_norm_saved_floats(&d);
     size_t n_in = 2 * n + 2 * nc, n_out = 2 * n + 2 * nc;
     uint64_t seed = 77;
-    float *in = random_floats(n_in, -2, 2, &seed), *ref = malloc(n_out * sizeof *ref);
+    float *in = th_random_floats(n_in, -2, 2, &seed), *ref = malloc(n_out * sizeof *ref);
     float *x = in, *dy = in + n, *w = in + 2 * n, *b = w + nc;
     char body[1024], why[256];
     snprintf(body, sizeof body,
@@ -460,15 +422,15 @@ static void test_torch_cross_check(void)
     float *y = calloc(n, sizeof *y), *gx = calloc(n, sizeof *gx);
     float *saved = calloc(ns, sizeof *saved);
     float gw[6] = {0}, gb[6] = {0};
-    gn_pool pool = {0};
-    tt_mem mx = put(&pool, x, n, "gn.x"), mdy = put(&pool, dy, n, "gn.dy");
-    tt_mem mw = put(&pool, w, nc, "gn.w"), mb = put(&pool, b, nc, "gn.b");
-    tt_mem my = put(&pool, y, n, "gn.y"), ms = put(&pool, saved, ns, "gn.s");
-    tt_mem mgx = put(&pool, gx, n, "gn.dx"), mgw = put(&pool, gw, nc, "gn.dw");
-    tt_mem mgb = put(&pool, gb, nc, "gn.db");
+    th_pool pool = {.pad = PAD};
+    tt_mem mx = th_pool_put(&pool, x, n, "gn.x"), mdy = th_pool_put(&pool, dy, n, "gn.dy");
+    tt_mem mw = th_pool_put(&pool, w, nc, "gn.w"), mb = th_pool_put(&pool, b, nc, "gn.b");
+    tt_mem my = th_pool_put(&pool, y, n, "gn.y"), ms = th_pool_put(&pool, saved, ns, "gn.s");
+    tt_mem mgx = th_pool_put(&pool, gx, n, "gn.dx"), mgw = th_pool_put(&pool, gw, nc, "gn.dw");
+    tt_mem mgb = th_pool_put(&pool, gb, nc, "gn.db");
     TH_OK(tt_group_norm_forward(th_backend(), my, ms, mx, mw, mb, &d));
     TH_OK(tt_group_norm_backward(th_backend(), mgx, mgw, mgb, mdy, mx, ms, mw, mb, &d));
-    get(y, my, n), get(gx, mgx, n), get(gw, mgw, nc), get(gb, mgb, nc);
+    th_get(y, my, n), th_get(gx, mgx, n), th_get(gw, mgw, nc), th_get(gb, mgb, nc);
     double *want = th_to_double(ref, n_out);
     double ey = th_max_rel_error(y, want, n, 1.0);
     double ex = grad_error(gx, want + n, n), ew = grad_error(gw, want + 2 * n, nc);
@@ -479,7 +441,7 @@ static void test_torch_cross_check(void)
     CU_ASSERT(ex < 1e-3);
     CU_ASSERT(ew < 1e-3);
     CU_ASSERT(eb < 1e-3);
-    pool_free(&pool);
+    th_pool_free(&pool);
     free(in), free(ref), free(y), free(gx), free(saved), free(want);
 }
 
