@@ -63,6 +63,16 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                                 "BYTES,FLOATS",
                                 "The 3x3 w8 weight gradient's band size in bytes and its cap "
                                 "on partial sums in floats, instead of the built-in ones."},
+    [TT_KNOB_SHADER_DIR] = {"TT_SHADER_DIR", TT_KNOB_USER, "src/backend/vulkan/vk_pipeline.c",
+                            "a folder holding <program>/<kernel>.spv files (the build writes "
+                            "them to build/shaders/)",
+                            "Loads the Vulkan shaders from this folder instead of the copies "
+                            "built into the library, for shader development."},
+    [TT_KNOB_VULKAN_VALIDATION] = {"TT_VULKAN_VALIDATION", TT_KNOB_DEBUG,
+                                   "src/backend/vulkan/vk_device.c", "0 or 1",
+                                   "1: the Vulkan backend runs with the Khronos validation "
+                                   "layer, and every validation message becomes an error of "
+                                   "the backend's next call."},
 };
 
 const char *tt_knob_kind_name(tt_knob_kind kind)
