@@ -5,7 +5,8 @@
  * the OpenCL backend; the launch conventions (specialization constants from
  * options and TT_ARG_LOCAL, push constants and their limit, bindings at
  * offsets and their range limit, 1-D launches folded into rows); unknown
- * shaders and TT_SHADER_DIR; errors by VkResult; memory accounting. */
+ * shaders and TT_SHADER_DIR; the pipeline cache on disk; errors by
+ * VkResult; memory accounting. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,10 +104,9 @@ static void test_factory(void)
     no_messages();
 }
 
-static void test_transfers(void)
+/* Writes, reads and copies at odd offsets on `be`. */
+static void transfers_on(tt_backend *be)
 {
-    tt_backend *be = vulkan();
-    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
     enum { SIZE = 1001 };
     unsigned char host[SIZE], back[SIZE], part[SIZE];
     for (int i = 0; i < SIZE; i++) host[i] = (unsigned char)(i * 37 + 11);
@@ -134,7 +134,35 @@ static void test_transfers(void)
                  TT_ERR_INVALID_ARGUMENT, "overlap", NULL);
     tt_buffer_free(a);
     tt_buffer_free(b);
+}
+
+static void test_transfers(void)
+{
+    tt_backend *be = vulkan();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    CU_ASSERT(((tt_vk_backend *)be->impl)->host_visible); /* lavapipe: mapped memory */
+    transfers_on(be);
     no_messages();
+
+    /* the path of discrete GPUs: device memory, staging buffers */
+    th_setenv("TT_VULKAN_STAGING", "1");
+    tt_backend *staged = NULL;
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_VULKAN, .device = "llvmpipe"},
+                            &staged));
+    th_setenv("TT_VULKAN_STAGING", NULL);
+    tt_vk_backend *vk = staged->impl;
+    CU_ASSERT(!vk->host_visible);
+    transfers_on(staged);
+    tt_buffer *x = alloc(staged, 100 * 4, "x");
+    float got[100];
+    TH_OK(tt_fill(staged, tt_mem_of(x), 0.5f, 100));
+    TH_OK(tt_scale(staged, tt_mem_f32(tt_mem_of(x), 1), 4.0f, 98));
+    TH_OK(tt_read(staged, got, tt_mem_of(x), sizeof got));
+    CU_ASSERT(got[0] == 0.5f && got[1] == 2.0f && got[98] == 2.0f && got[99] == 0.5f);
+    tt_buffer_free(x);
+    TH_OK(tt_finish(staged));
+    CU_ASSERT_EQUAL(vk->messages.count, 0);
+    tt_backend_destroy(staged);
 }
 
 /* ---- the utility ops, on both backends ----------------------------------- */
@@ -381,6 +409,53 @@ static void test_shader_sources(void)
     rmdir(dir);
 }
 
+/* The pipeline cache on disk: written at close, loaded by the next backend
+ * on the device, and a corrupt file ignored and rewritten. */
+static void test_pipeline_cache(void)
+{
+    char dir[] = "/tmp/tt_vkcache_XXXXXX", file[1024] = "";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    const char *was = getenv("TT_CACHE_DIR");
+    char *old = was ? strdup(was) : NULL;
+    th_setenv("TT_CACHE_DIR", dir);
+    for (int round = 0; round < 4; round++) {
+        tt_backend *be = NULL;
+        TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_VULKAN,
+                                                      .device = "llvmpipe"},
+                                &be));
+        tt_vk_backend *vk = be->impl;
+        /* 0: no file yet; 1: the file of round 0; 2: a corrupt one; 3: rewritten */
+        CU_ASSERT_EQUAL(vk->cache_loaded, round == 1 || round == 3);
+        CU_ASSERT(strstr(vk->cache_file, "/pipelines/vulkan-") != NULL);
+        snprintf(file, sizeof file, "%s", vk->cache_file);
+        tt_buffer *b = alloc(be, 8 * 4, "b");
+        float got[8];
+        TH_OK(tt_fill(be, tt_mem_of(b), 6.0f, 8));
+        TH_OK(tt_read(be, got, tt_mem_of(b), sizeof got));
+        CU_ASSERT(got[0] == 6.0f && got[7] == 6.0f);
+        tt_buffer_free(b);
+        TH_OK(tt_finish(be));
+        CU_ASSERT_EQUAL(vk->messages.count, 0);
+        tt_backend_destroy(be);
+        FILE *f = fopen(file, round == 1 ? "r+b" : "rb");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fseek(f, 0, SEEK_END);
+        CU_ASSERT(ftell(f) >= 32);
+        if (round == 1) { /* another driver's cache UUID */
+            fseek(f, 20, SEEK_SET);
+            fputs("corrupt!", f);
+        }
+        fclose(f);
+    }
+    th_setenv("TT_CACHE_DIR", old);
+    free(old);
+    unlink(file);
+    char *slash = strrchr(file, '/');
+    if (slash) *slash = '\0';
+    rmdir(file);
+    rmdir(dir);
+}
+
 /* The same allocations are accounted the same on Vulkan and OpenCL. */
 static void test_accounting(void)
 {
@@ -445,11 +520,12 @@ int main(void)
 {
     CU_TestInfo tests[] = {
         {"factory and devices", test_factory},
-        {"transfers and copies at odd offsets", test_transfers},
+        {"transfers and copies at odd offsets, mapped and staged", test_transfers},
         {"fill/scale/axpy/copy against C and OpenCL", test_util_ops},
         {"constants, push constants, folded launches", test_launch_conventions},
         {"binding range", test_binding_range},
         {"unknown shaders and TT_SHADER_DIR", test_shader_sources},
+        {"pipeline cache on disk", test_pipeline_cache},
         {"memory accounting", test_accounting},
         {"errors and validation messages", test_errors},
         CU_TEST_INFO_NULL,

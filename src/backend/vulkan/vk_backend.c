@@ -14,6 +14,7 @@ static void vk_destroy(tt_backend *backend)
             vkDeviceWaitIdle(vk->device);
         }
         tt_vk_pipelines_release(vk);
+        if (vk->device) tt_vk_pipeline_cache_close(vk);
         tt_vk_commands_destroy(vk);
         tt_vk_close(vk);
         free(vk);
@@ -58,6 +59,7 @@ tt_status tt_vulkan_backend_create(const char *selector, int profiling, tt_backe
     tt_status status = NULL;
     TT_CHECK(tt_vk_open(vk, selector, &backend->device));
     TT_CHECK(tt_vk_commands_create(vk));
+    TT_CHECK(tt_vk_pipeline_cache_open(vk, &backend->device));
     *out = backend;
     return NULL;
 cleanup:

@@ -8,8 +8,9 @@
 
 #include "backend/vulkan/vk_internal.h"
 
-static tt_status make_buffer(tt_vk_backend *vk, size_t bytes, uint32_t type, VkBufferUsageFlags usage,
-                             tt_vk_buffer *out, const char *name)
+/* A buffer and its memory of `type`, mapped when `map` is set. */
+static tt_status make_buffer(tt_vk_backend *vk, size_t bytes, uint32_t type, int map,
+                             VkBufferUsageFlags usage, tt_vk_buffer *out, const char *name)
 {
     VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
                                .size = bytes,
@@ -29,7 +30,7 @@ static tt_status make_buffer(tt_vk_backend *vk, size_t bytes, uint32_t type, VkB
     if (r != VK_SUCCESS) return tt_error_vk(r, "vkAllocateMemory('%s')", name);
     r = vkBindBufferMemory(vk->device, out->buffer, out->memory, 0);
     if (r != VK_SUCCESS) return tt_error_vk(r, "vkBindBufferMemory('%s')", name);
-    if (vk->memory.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) {
+    if (map) {
         r = vkMapMemory(vk->device, out->memory, 0, VK_WHOLE_SIZE, 0, &out->mapped);
         if (r != VK_SUCCESS) return tt_error_vk(r, "vkMapMemory('%s')", name);
     }
@@ -47,7 +48,7 @@ tt_status tt_vk_buffer_create(tt_backend *backend, tt_buffer *buf)
     tt_vk_backend *vk = backend->impl;
     tt_vk_buffer *b = calloc(1, sizeof *b);
     if (!b) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
-    tt_status status = make_buffer(vk, buf->bytes, vk->memory_type,
+    tt_status status = make_buffer(vk, buf->bytes, vk->memory_type, vk->host_visible,
                                    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                        VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                        VK_BUFFER_USAGE_TRANSFER_DST_BIT,
@@ -86,7 +87,7 @@ static tt_status record_copy(tt_vk_backend *vk, VkBuffer dst, size_t dst_offset,
 static tt_status staging(tt_vk_backend *vk, size_t bytes, tt_vk_buffer *out)
 {
     memset(out, 0, sizeof *out);
-    tt_status s = make_buffer(vk, bytes, vk->staging_type,
+    tt_status s = make_buffer(vk, bytes, vk->staging_type, 1,
                               VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                               out, "staging");
     if (s) free_buffer(vk, out);

@@ -221,6 +221,7 @@ static tt_status choose_memory(tt_vk_backend *vk, const tt_device_info *info)
         if ((f & host) == host && staging < 0) staging = (int)i;
         if ((f & host) == host && (f & local) && both < 0) both = (int)i;
     }
+    if (tt_knob_flag(TT_KNOB_VULKAN_STAGING, 0)) shared = 0; /* tests: the discrete GPUs' path */
     if (shared && (both >= 0 || staging >= 0)) {
         vk->memory_type = (uint32_t)(both >= 0 ? both : staging);
         vk->host_visible = 1;

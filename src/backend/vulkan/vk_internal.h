@@ -4,6 +4,7 @@
  *   vk_commands.c the command buffer: recording, barriers, submission
  *   vk_buffer.c   buffers and transfers
  *   vk_pipeline.c SPIR-V modules, their specialization constants, pipelines
+ *   vk_pipeline_cache.c the pipeline cache on disk
  *   vk_launch.c   a tt_launch as bindings, push constants and a dispatch
  *   vk_backend.c  the table of functions and the constructor */
 #ifndef TT_VK_INTERNAL_H
@@ -54,6 +55,10 @@ typedef struct tt_vk_backend {
     int dispatches;           /* descriptor sets used since the begin */
 
     tt_vk_pipeline *pipelines; /* a list */
+    VkPipelineCache pipeline_cache;
+    char cache_file[1024];    /* "" without a cache folder */
+    int cache_loaded;         /* a valid file was given to the driver */
+    int cache_dirty;          /* pipelines were made since */
     tt_vk_messages messages;
 } tt_vk_backend;
 
@@ -118,6 +123,12 @@ tt_status tt_vk_pipeline_get(tt_backend *backend, const tt_vk_pipeline_key *key,
                              VkPipeline *pipeline, VkPipelineLayout *layout,
                              VkDescriptorSetLayout *set_layout);
 void tt_vk_pipelines_release(tt_vk_backend *vk);
+
+/* ---- vk_pipeline_cache.c ---- */
+/* Creates vk->pipeline_cache from this device's file, if valid. */
+tt_status tt_vk_pipeline_cache_open(tt_vk_backend *vk, const tt_device_info *device);
+/* Saves it (when pipelines were made; best effort) and destroys it. */
+void tt_vk_pipeline_cache_close(tt_vk_backend *vk);
 
 /* ---- vk_launch.c ---- */
 tt_status tt_vk_launch(tt_backend *backend, const tt_launch *launch);

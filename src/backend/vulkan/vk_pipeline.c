@@ -1,7 +1,8 @@
 /*
  * Compute pipelines of the Vulkan backend, one per (program, kernel,
  * options, work-group size, TT_ARG_LOCAL sizes, bindings, push-constant
- * bytes), made on first use and kept for the backend's life.
+ * bytes), made on first use and kept for the backend's life (through the
+ * pipeline cache on disk of vk_pipeline_cache.c).
  *
  * The SPIR-V of (program, kernel) is shaders/<program>/<kernel>.comp as
  * compiled and embedded at build time, or <program>/<kernel>.spv under
@@ -232,9 +233,10 @@ static tt_status create_pipeline(tt_vk_backend *vk, tt_vk_pipeline *e)
                   .pName = "main",
                   .pSpecializationInfo = &spec},
         .layout = e->layout};
-    r = vkCreateComputePipelines(vk->device, VK_NULL_HANDLE, 1, &info, NULL, &e->pipeline);
+    r = vkCreateComputePipelines(vk->device, vk->pipeline_cache, 1, &info, NULL, &e->pipeline);
     if (r != VK_SUCCESS)
         status = tt_error_vk(r, "vkCreateComputePipelines(%s/%s)", key->program, key->kernel);
+    vk->cache_dirty = 1;
 cleanup:
     if (shader) vkDestroyShaderModule(vk->device, shader, NULL);
     free(m.owned);
