@@ -283,12 +283,14 @@ static void test_launch_conventions(void)
     enum { N = 100 };
     tt_buffer *out = alloc(be, (N + 9) * 4, "out");
     float got[N];
-    /* a constant from the options (an unused define is ignored), TT_LOCAL0
+    /* a constant from the options (an unused define is ignored, a repeated
+     * one takes its last value), TT_LOCAL0
      * from a TT_ARG_LOCAL, the work-group size from `local` */
     size_t global[1] = {N}, local[1] = {8};
     tt_mem at = tt_mem_f32(tt_mem_of(out), 9);
-    TH_OK(tt_launch_kernel(be, "vktest", "probe", "-DTT_PROBE_VALUE=7 -DTT_UNUSED=3", 1, global,
-                           local, TT_ARGS(tt_arg_mem(at), tt_arg_local(400), tt_arg_i32(N))));
+    const char *options = "-DTT_PROBE_VALUE=5 -DTT_UNUSED=3 -DTT_PROBE_VALUE=7";
+    TH_OK(tt_launch_kernel(be, "vktest", "probe", options, 1, global, local,
+                           TT_ARGS(tt_arg_mem(at), tt_arg_local(400), tt_arg_i32(N))));
     TH_OK(tt_read(be, got, at, sizeof got));
     int right = 1;
     for (int i = 0; i < N; i++) right &= got[i] == 7 + 100 * 1000 + 8 * 1000000;

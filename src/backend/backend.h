@@ -27,7 +27,7 @@ typedef struct tt_backend tt_backend;
 /* One device allocation, accounted under its name and category. */
 typedef struct tt_buffer {
     tt_backend *backend;
-    void *handle;          /* cl_mem for OpenCL */
+    void *handle;          /* cl_mem for OpenCL, tt_vk_buffer * for Vulkan */
     size_t bytes;
     tt_mem_record record;  /* name, category, live-list links */
 } tt_buffer;

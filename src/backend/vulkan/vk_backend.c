@@ -52,7 +52,8 @@ tt_status tt_vulkan_backend_create(const char *selector, int profiling, tt_backe
     if (!backend || !vk) {
         free(backend);
         free(vk);
-        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "creating the Vulkan backend: out of host memory");
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY,
+                            "creating the Vulkan backend: out of host memory");
     }
     backend->ops = &vk_ops;
     backend->impl = vk;

@@ -22,7 +22,8 @@ static tt_status make_buffer(tt_vk_backend *vk, size_t bytes, uint32_t type, int
     vkGetBufferMemoryRequirements(vk->device, out->buffer, &req);
     if (!(req.memoryTypeBits & (1u << type)))
         return tt_error_new(TT_ERR_UNSUPPORTED,
-                            "buffer '%s': the device cannot place it in memory type %u", name, type);
+                            "buffer '%s': the device cannot place it in memory type %u", name,
+                            type);
     VkMemoryAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
                                   .allocationSize = req.size,
                                   .memoryTypeIndex = type};

@@ -140,7 +140,8 @@ static void describe(VkPhysicalDevice physical, tt_device_info *info)
              VK_API_VERSION_PATCH(p->apiVersion));
     VkPhysicalDeviceType t = p->deviceType;
     snprintf(info->type, sizeof info->type, "%s",
-             t == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU || t == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
+             t == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ||
+                     t == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
                      t == VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU
                  ? "GPU"
              : t == VK_PHYSICAL_DEVICE_TYPE_CPU ? "CPU"
@@ -191,7 +192,8 @@ static tt_status pick(const VkPhysicalDevice *physical, uint32_t n, const char *
                       int *index, tt_device_info *info)
 {
     tt_device_info *list = calloc(n, sizeof *list);
-    if (!list) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "listing Vulkan devices: out of host memory");
+    if (!list)
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "listing Vulkan devices: out of host memory");
     for (uint32_t i = 0; i < n; i++) {
         describe(physical[i], &list[i]);
         list[i].index = (int)i;

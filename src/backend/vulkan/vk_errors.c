@@ -48,7 +48,8 @@ tt_status tt_error_vk(VkResult result, const char *fmt, ...)
                        : TT_ERR_BACKEND;
     va_list ap;
     va_start(ap, fmt);
-    tt_status s = tt_error_backend_v("vulkan", (int)result, tt_vk_result_name(result), kind, fmt, ap);
+    tt_status s =
+        tt_error_backend_v("vulkan", (int)result, tt_vk_result_name(result), kind, fmt, ap);
     va_end(ap);
     return s;
 }

@@ -95,8 +95,9 @@ static tt_status shape(const tt_vk_backend *vk, const tt_launch *l, recipe *r)
             r->groups[0] = lim->maxComputeWorkGroupCount[0];
             groups = (groups + r->groups[0] - 1) / r->groups[0];
             if (groups > lim->maxComputeWorkGroupCount[1])
-                return tt_error_new(TT_ERR_UNSUPPORTED, "shader %s/%s: %llu work-items are too many",
-                                    l->program, l->kernel, (unsigned long long)global);
+                return tt_error_new(TT_ERR_UNSUPPORTED,
+                                    "shader %s/%s: %llu work-items are too many", l->program,
+                                    l->kernel, (unsigned long long)global);
             r->groups[1] = (uint32_t)groups;
             r->groups[2] = 1;
             r->key.local[1] = r->key.local[2] = 1;
@@ -168,12 +169,14 @@ tt_status tt_vk_launch(tt_backend *backend, const tt_launch *launch)
                                            .descriptorCount = 1,
                                            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                            .pBufferInfo = &r.buffers[b]};
-    if (r.key.bindings) vkUpdateDescriptorSets(vk->device, (uint32_t)r.key.bindings, writes, 0, NULL);
+    if (r.key.bindings)
+        vkUpdateDescriptorSets(vk->device, (uint32_t)r.key.bindings, writes, 0, NULL);
     TT_TRY(tt_vk_record(vk, &commands));
     vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
     if (r.key.push_bytes)
-        vkCmdPushConstants(commands, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, r.key.push_bytes, r.push);
+        vkCmdPushConstants(commands, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, r.key.push_bytes,
+                           r.push);
     vkCmdDispatch(commands, r.groups[0], r.groups[1], r.groups[2]);
     return tt_vk_messages_check(&vk->messages, "recording a dispatch");
 }

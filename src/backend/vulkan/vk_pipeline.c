@@ -139,8 +139,14 @@ typedef struct constants {
     uint32_t count;
 } constants;
 
+/* Sets constant `id` (a later value of the same id wins, as a later -D does). */
 static void set_constant(constants *c, uint32_t id, uint32_t value)
 {
+    for (uint32_t i = 0; i < c->count; i++)
+        if (c->entries[i].constantID == id) {
+            c->data[i] = value;
+            return;
+        }
     if (c->count >= MAX_CONSTANTS) return;
     c->entries[c->count] = (VkSpecializationMapEntry){id, c->count * 4, 4};
     c->data[c->count++] = value;
@@ -248,7 +254,8 @@ static int same_key(const tt_vk_pipeline_key *a, const tt_vk_pipeline_key *b)
     return strcmp(a->program, b->program) == 0 && strcmp(a->kernel, b->kernel) == 0 &&
            strcmp(a->options ? a->options : "", b->options ? b->options : "") == 0 &&
            memcmp(a->local, b->local, sizeof a->local) == 0 && a->local_count == b->local_count &&
-           memcmp(a->local_words, b->local_words, sizeof a->local_words[0] * (size_t)a->local_count) == 0 &&
+           memcmp(a->local_words, b->local_words,
+                  sizeof a->local_words[0] * (size_t)a->local_count) == 0 &&
            a->bindings == b->bindings && a->push_bytes == b->push_bytes;
 }
 
