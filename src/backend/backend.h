@@ -27,7 +27,7 @@ typedef struct tt_backend tt_backend;
 /* One device allocation, accounted under its name and category. */
 typedef struct tt_buffer {
     tt_backend *backend;
-    void *handle;          /* cl_mem for OpenCL */
+    void *handle;          /* cl_mem for OpenCL, tt_vk_buffer * for Vulkan */
     size_t bytes;
     tt_mem_record record;  /* name, category, live-list links */
 } tt_buffer;
@@ -212,6 +212,7 @@ struct cJSON *tt_device_info_json(const tt_device_info *device);
 typedef enum tt_backend_kind {
     TT_BACKEND_OPENCL,
     TT_BACKEND_DRY,  /* allocates and runs nothing: exact memory estimates */
+    TT_BACKEND_VULKAN, /* Vulkan compute (shaders/); TT_ERR_UNSUPPORTED when built without */
     TT_BACKEND_KIND_COUNT
 } tt_backend_kind;
 
@@ -235,9 +236,12 @@ typedef struct tt_backend_request {
  * backend behaves like `like` (or the selected device) for allocation
  * limits and accounting but allocates and runs nothing: running the
  * engine's setup on it gives an exact memory estimate; it takes no
- * profiling.  *out is owned by the caller: tt_backend_destroy(). */
+ * profiling.  The Vulkan backend opens the Vulkan device `device` selects
+ * among the Vulkan devices (same rules; default: the first GPU, else the
+ * first device); TT_ERR_UNSUPPORTED in a build without it (-DTT_VULKAN=OFF).
+ * *out is owned by the caller: tt_backend_destroy(). */
 tt_status tt_backend_create(const tt_backend_request *request, tt_backend **out);
-/* "opencl", "dry"; "unknown" outside the enum. */
+/* "opencl", "dry", "vulkan"; "unknown" outside the enum. */
 const char *tt_backend_kind_name(tt_backend_kind kind);
 /* The kind named `name` (case-insensitive); TT_ERR_INVALID_ARGUMENT listing
  * the kinds there are for any other name. */

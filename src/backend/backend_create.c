@@ -10,7 +10,7 @@
 #include "backend/backend_internal.h"
 #include "core/status.h"
 
-static const char *const kind_names[] = {"opencl", "dry"};
+static const char *const kind_names[] = {"opencl", "dry", "vulkan"};
 _Static_assert(sizeof kind_names / sizeof kind_names[0] == TT_BACKEND_KIND_COUNT,
                "every tt_backend_kind needs a name");
 
@@ -63,9 +63,9 @@ tt_status tt_backend_create(const tt_backend_request *request, tt_backend **out)
                                 "the dry backend runs nothing, so it cannot profile; "
                                 "ask for the opencl backend");
         return create_dry(request, out);
+    case TT_BACKEND_VULKAN:
+        return tt_vulkan_backend_create(request->device, request->profiling, out);
     case TT_BACKEND_KIND_COUNT: break;
     }
     return tt_error_new(TT_ERR_INVALID_ARGUMENT, "unknown backend kind %d", (int)request->kind);
 }
-
-/* ---- buffers and transfers ----------------------------------------------- */

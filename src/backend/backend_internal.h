@@ -13,6 +13,11 @@
  * when the queue is finished (src/backend/opencl/cl_backend.c). */
 tt_status tt_opencl_backend_create(const char *selector, int profiling, tt_backend **out);
 
+/* The Vulkan backend on the Vulkan device `selector` picks among the
+ * Vulkan devices (src/backend/vulkan/vk_backend.c); in a build without
+ * Vulkan, TT_ERR_UNSUPPORTED (src/backend/vulkan_off.c). */
+tt_status tt_vulkan_backend_create(const char *selector, int profiling, tt_backend **out);
+
 /* A backend that behaves like `like` for allocation limits and accounting
  * but allocates and runs nothing (src/backend/dry_backend.c); with a
  * `record` function, it calls it for every operation with the places the

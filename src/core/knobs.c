@@ -18,8 +18,8 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                            "src/core/fs.c",
                            "a folder (default: under $XDG_CACHE_HOME/tiletrain, else "
                            "~/.cache/tiletrain)",
-                           "Where built kernel programs, CLBlast tuning files and the "
-                           "convolution find-db are kept."},
+                           "Where built kernel programs, Vulkan pipelines, CLBlast tuning "
+                           "files and the convolution find-db are kept."},
     [TT_KNOB_DATA_CACHE_DIR] = {"TT_DATA_CACHE_DIR", TT_KNOB_USER, "src/core/fs.c",
                                 "a folder (default $XDG_CACHE_HOME/tiletrain/tiles, else "
                                 "~/.cache/tiletrain/tiles)",
@@ -63,6 +63,21 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                                 "BYTES,FLOATS",
                                 "The 3x3 w8 weight gradient's band size in bytes and its cap "
                                 "on partial sums in floats, instead of the built-in ones."},
+    [TT_KNOB_SHADER_DIR] = {"TT_SHADER_DIR", TT_KNOB_USER, "src/backend/vulkan/vk_pipeline.c",
+                            "a folder holding <program>/<kernel>.spv files (the build writes "
+                            "them to build/shaders/)",
+                            "Loads the Vulkan shaders from this folder instead of the copies "
+                            "built into the library, for shader development."},
+    [TT_KNOB_VULKAN_VALIDATION] = {"TT_VULKAN_VALIDATION", TT_KNOB_DEBUG,
+                                   "src/backend/vulkan/vk_device.c", "0 or 1",
+                                   "1: the Vulkan backend runs with the Khronos validation "
+                                   "layer, and every validation message becomes an error of "
+                                   "the backend's next call."},
+    [TT_KNOB_VULKAN_STAGING] = {"TT_VULKAN_STAGING", TT_KNOB_TEST, "src/backend/vulkan/vk_device.c",
+                                "0 or 1",
+                                "1: Vulkan buffers are not mapped and every transfer goes "
+                                "through a staging buffer, as on discrete GPUs, even where "
+                                "device memory is host-visible."},
 };
 
 const char *tt_knob_kind_name(tt_knob_kind kind)

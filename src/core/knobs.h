@@ -32,6 +32,9 @@ typedef enum tt_knob_id {
     TT_KNOB_K3_PADDED,
     TT_KNOB_K3W_PADDED,
     TT_KNOB_CONV_K3W_BANDS,
+    TT_KNOB_SHADER_DIR,
+    TT_KNOB_VULKAN_VALIDATION,
+    TT_KNOB_VULKAN_STAGING,
     TT_KNOB_COUNT
 } tt_knob_id;
 

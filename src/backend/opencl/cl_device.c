@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/device_match.h"
 #include "backend/opencl/cl_internal.h"
 #include "core/knobs.h"
 #include "core/status.h"
@@ -126,26 +127,6 @@ tt_status tt_cl_device_handle(int index, cl_platform_id *platform, cl_device_id 
     return NULL;
 }
 
-static int contains_nocase(const char *haystack, const char *needle)
-{
-    size_t hn = strlen(haystack), nn = strlen(needle);
-    for (size_t i = 0; i + nn <= hn; i++) {
-        size_t j = 0;
-        while (j < nn && tolower((unsigned char)haystack[i + j]) == tolower((unsigned char)needle[j]))
-            j++;
-        if (j == nn) return 1;
-    }
-    return 0;
-}
-
-static int all_digits(const char *s)
-{
-    if (!*s) return 0;
-    for (; *s; s++)
-        if (!isdigit((unsigned char)*s)) return 0;
-    return 1;
-}
-
 tt_status tt_device_select(const char *selector, int *index)
 {
     tt_device_info *list = NULL;
@@ -157,38 +138,8 @@ tt_status tt_device_select(const char *selector, int *index)
         from = "TT_DEVICE";
     }
     TT_CHECK(tt_devices_list(&list, &n));
-    *index = -1;
-    if (!selector || !*selector) {
-        *index = 0;
-        for (int i = 0; i < n; i++)
-            if (strcmp(list[i].type, "GPU") == 0) {
-                *index = i;
-                break;
-            }
-    } else if (all_digits(selector)) {
-        long v = strtol(selector, NULL, 10);
-        if (v < n) *index = (int)v;
-    } else {
-        for (int i = 0; i < n && *index < 0; i++) {
-            const tt_device_info *d = &list[i];
-            if (contains_nocase(d->name, selector) || contains_nocase(d->vendor, selector) ||
-                contains_nocase(d->platform, selector) ||
-                contains_nocase(d->platform_version, selector) ||
-                contains_nocase(d->device_version, selector))
-                *index = i;
-        }
-    }
-    if (*index < 0) {
-        char have[2048] = "";
-        size_t len = 0;
-        for (int i = 0; i < n && len < sizeof have; i++)
-            len += (size_t)snprintf(have + len, sizeof have - len, "%s%d: %s (%s)",
-                                    i ? "; " : "", i, list[i].name, list[i].platform);
-        status = tt_error_new(TT_ERR_NO_DEVICE,
-                              "%s '%s' matches no OpenCL device; give an index or part of a "
-                              "name; the devices are: %s",
-                              from, selector, have);
-    }
+    *index = tt_device_match(list, n, selector, 0);
+    if (*index < 0) status = tt_device_match_error(list, n, from, selector, "OpenCL");
 cleanup:
     free(list);
     return status;

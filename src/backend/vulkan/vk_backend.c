@@ -1,0 +1,69 @@
+/* The Vulkan backend: its table of functions, its constructor and finish
+ * (the parts are listed in vk_internal.h). */
+#include <stdlib.h>
+
+#include "backend/backend_internal.h"
+#include "backend/vulkan/vk_internal.h"
+
+static void vk_destroy(tt_backend *backend)
+{
+    tt_vk_backend *vk = backend->impl;
+    if (vk) {
+        if (vk->device) {
+            tt_status_free(tt_vk_flush(vk, "destroying the backend"));
+            vkDeviceWaitIdle(vk->device);
+        }
+        tt_vk_pipelines_release(vk);
+        if (vk->device) tt_vk_pipeline_cache_close(vk);
+        tt_vk_commands_destroy(vk);
+        tt_vk_close(vk);
+        free(vk);
+    }
+    free(backend->profile);
+    free(backend);
+}
+
+static tt_status vk_finish(tt_backend *backend)
+{
+    return tt_vk_flush(backend->impl, "finish");
+}
+
+static const tt_backend_ops vk_ops = {
+    .name = "vulkan",
+    .destroy = vk_destroy,
+    .buffer_create = tt_vk_buffer_create,
+    .buffer_release = tt_vk_buffer_release,
+    .write = tt_vk_write,
+    .read = tt_vk_read,
+    .copy = tt_vk_copy,
+    .launch = tt_vk_launch,
+    .finish = vk_finish,
+};
+
+tt_status tt_vulkan_backend_create(const char *selector, int profiling, tt_backend **out)
+{
+    *out = NULL;
+    if (profiling)
+        return tt_error_new(TT_ERR_UNSUPPORTED,
+                            "the vulkan backend cannot profile yet (timestamp queries come "
+                            "later); ask for the opencl backend");
+    tt_backend *backend = calloc(1, sizeof *backend);
+    tt_vk_backend *vk = calloc(1, sizeof *vk);
+    if (!backend || !vk) {
+        free(backend);
+        free(vk);
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY,
+                            "creating the Vulkan backend: out of host memory");
+    }
+    backend->ops = &vk_ops;
+    backend->impl = vk;
+    tt_status status = NULL;
+    TT_CHECK(tt_vk_open(vk, selector, &backend->device));
+    TT_CHECK(tt_vk_commands_create(vk));
+    TT_CHECK(tt_vk_pipeline_cache_open(vk, &backend->device));
+    *out = backend;
+    return NULL;
+cleanup:
+    vk_destroy(backend);
+    return status;
+}
