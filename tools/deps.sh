@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config python3
   ocl-icd-opencl-dev opencl-headers clinfo pocl-opencl-icd
   libclblast-dev libclfft-dev libstb-dev libtiff-dev libcjson-dev libinih-dev
   libcunit1-dev
