@@ -12,7 +12,9 @@
 #include "core/status.h"
 #include "harness.h"
 #include "ops/activation.h"
+#include "ops/concat.h"
 #include "ops/reduce.h"
+#include "ops/upsample.h"
 #include "optim/adamw.h"
 #include "optim/sgd.h"
 #include "ref_act.h"
@@ -186,7 +188,8 @@ static void test_optim(void)
             }
             double e = rel_error(&vk, 0, p, 1e-3);
             if (cl.count > 2 && kind > 0) e = fmax(e, rel_error(&vk, 2, s1, 1e-3));
-            if (kind == 0) e = fmax(e, fmax(rel_error(&vk, 2, s1, 1e-3), rel_error(&vk, 3, s2, 1e-6)));
+            if (kind == 0)
+                e = fmax(e, fmax(rel_error(&vk, 2, s1, 1e-3), rel_error(&vk, 3, s2, 1e-6)));
             worst = fmax(worst, e);
             CU_ASSERT(e < 1e-5);
             free(p), free(g), free(s1), free(s2), free(host);
@@ -398,6 +401,106 @@ static void test_activation(void)
     no_messages();
 }
 
+/* ---- concat and upsample ------------------------------------------------ */
+
+/* arrays: concat (a, b, out) forward, (da, db, dout) backward */
+static void concat_op(tt_backend *be, const tt_mem *m, const void *ctx)
+{
+    const tt_concat_desc *d = ctx;
+    TH_OK(tt_concat_forward(be, m[2], m[0], m[1], d));
+    TH_OK(tt_concat_backward(be, m[3], m[4], m[5], d));
+}
+
+/* arrays: inp, out (forward), dinp, dout (backward) */
+static void upsample_op(tt_backend *be, const tt_mem *m, const void *ctx)
+{
+    const tt_upsample_desc *d = ctx;
+    TH_OK(tt_upsample_bilinear2x_forward(be, m[1], m[0], d));
+    TH_OK(tt_upsample_bilinear2x_backward(be, m[2], m[3], d));
+}
+
+/* Fills n floats in [-2, 2) (malloc'd). */
+static float *random_floats(size_t n, uint64_t *seed)
+{
+    float *x = malloc(n * 4 + 4);
+    CU_ASSERT_FATAL(x != NULL);
+    th_fill_uniform(x, n, -2, 2, seed);
+    return x;
+}
+
+static void test_concat(void)
+{
+    static const tt_concat_desc shapes[] = {{1, 1, 2, 1, 1}, {2, 3, 5, 7, 9}, {3, 4, 2, 13, 11}};
+    uint64_t seed = 17;
+    size_t differ = 0;
+    double worst = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const tt_concat_desc *d = &shapes[s];
+        size_t plane = (size_t)d->height * d->width, na = d->batch * d->channels_a * plane,
+               nb = d->batch * d->channels_b * plane, nw = na + nb;
+        float *h[6];
+        size_t n[6] = {na, nb, nw, na, nb, nw};
+        op_io cl = {.count = 6}, vk;
+        for (int k = 0; k < 6; k++)
+            h[k] = random_floats(n[k], &seed), cl.n[k] = n[k], cl.in[k] = h[k];
+        run_both(&cl, &vk, concat_op, d);
+        for (int k = 0; k < 6; k++) differ += differing(&cl, &vk, k);
+        double *want_out = malloc(nw * sizeof(double)), *da = doubles(h[3], na),
+               *db = doubles(h[4], nb), *a = doubles(h[0], na), *b = doubles(h[1], nb),
+               *dy = doubles(h[5], nw);
+        CU_ASSERT_FATAL(want_out != NULL);
+        ref_concat_forward(want_out, a, b, d);
+        ref_concat_backward(da, db, dy, d);
+        double e = fmax(rel_error(&vk, 2, want_out, 1e-2),
+                        fmax(rel_error(&vk, 3, da, 1e-2), rel_error(&vk, 4, db, 1e-2)));
+        worst = fmax(worst, e);
+        CU_ASSERT(rel_error(&vk, 2, want_out, 0) == 0); /* a copy is exact */
+        CU_ASSERT(e < 1.2e-7);
+        free(want_out), free(da), free(db), free(a), free(b), free(dy);
+        for (int k = 0; k < 6; k++) free(h[k]);
+        io_free(&cl), io_free(&vk);
+    }
+    printf("\n    concat forward and backward: %zu elements differ from OpenCL; max relative "
+           "error to C %.2g\n", differ, worst);
+    CU_ASSERT_EQUAL(differ, 0);
+    no_messages();
+}
+
+static void test_upsample(void)
+{
+    static const tt_upsample_desc shapes[] = {{1, 1, 1, 1}, {2, 3, 5, 7}, {1, 2, 16, 17},
+                                              {2, 1, 9, 1}};
+    uint64_t seed = 23;
+    size_t differ = 0;
+    double worst = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const tt_upsample_desc *d = &shapes[s];
+        size_t ni = (size_t)d->batch * d->channels * d->height * d->width, no = 4 * ni;
+        size_t n[4] = {ni, no, ni, no};
+        float *h[4];
+        op_io cl = {.count = 4}, vk;
+        for (int k = 0; k < 4; k++)
+            h[k] = random_floats(n[k], &seed), cl.n[k] = n[k], cl.in[k] = h[k];
+        run_both(&cl, &vk, upsample_op, d);
+        for (int k = 0; k < 4; k++) differ += differing(&cl, &vk, k);
+        double *y = malloc(no * sizeof(double)), *x = doubles(h[0], ni), *dx = doubles(h[2], ni),
+               *dy = doubles(h[3], no);
+        CU_ASSERT_FATAL(y != NULL);
+        ref_upsample_bilinear2x_forward(y, x, d);
+        ref_upsample_bilinear2x_backward(dx, dy, d);
+        double e = fmax(rel_error(&vk, 1, y, 0.1), rel_error(&vk, 2, dx, 0.1));
+        worst = fmax(worst, e);
+        CU_ASSERT(e < 1e-5); /* the bound of test_upsample.c (floor 0.1) */
+        free(y), free(x), free(dx), free(dy);
+        for (int k = 0; k < 4; k++) free(h[k]);
+        io_free(&cl), io_free(&vk);
+    }
+    printf("\n    upsample_bilinear2x forward and backward: %zu elements differ from OpenCL; max "
+           "relative error to C %.2g\n", differ, worst);
+    CU_ASSERT_EQUAL(differ, 0);
+    no_messages();
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -405,6 +508,8 @@ int main(void)
         {"reduce: sum of squares and non-finite count", test_reduce},
         {"loss block: clear and read", test_loss_block},
         {"activations forward and backward", test_activation},
+        {"concat forward and backward", test_concat},
+        {"upsample bilinear x2 forward and backward", test_upsample},
         CU_TEST_INFO_NULL,
     };
     int rc = th_run_suite("vulkan_ops", tests);

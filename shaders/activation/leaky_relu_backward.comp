@@ -1,4 +1,5 @@
-/* activation/leaky_relu_backward: dinp += out > 0 ? dout : negative_slope * dout (opencl/activation.cl; arguments dinp, dout, out, negative_slope, n). */
+/* activation/leaky_relu_backward: dinp += out > 0 ? dout : negative_slope *
+ * dout (opencl/activation.cl; arguments dinp, dout, out, negative_slope, n). */
 #version 450
 #include "common.glsl"
 

@@ -1,10 +1,13 @@
-/* activation/leaky_relu_forward: out = inp > 0 ? inp : negative_slope * inp (opencl/activation.cl; arguments out, inp, negative_slope, n). */
+/* activation/leaky_relu_forward: out = inp > 0 ? inp : negative_slope * inp
+ * (opencl/activation.cl; arguments out, inp, negative_slope, n). */
 #version 450
 #include "common.glsl"
 
 TT_BUFFER(0, float, outp);
 TT_BUFFER(1, float, inp);
-layout(push_constant) uniform Args { uint out_offset; uint inp_offset; float negative_slope; int n; } args;
+layout(push_constant) uniform Args {
+    uint out_offset; uint inp_offset; float negative_slope; int n;
+} args;
 
 void main()
 {

@@ -1,4 +1,5 @@
-/* activation/relu_backward: dinp += out > 0 ? dout : 0 (opencl/activation.cl; arguments dinp, dout, out, n). */
+/* activation/relu_backward: dinp += out > 0 ? dout : 0
+ * (opencl/activation.cl; arguments dinp, dout, out, n). */
 #version 450
 #include "common.glsl"
 

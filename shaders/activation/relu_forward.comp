@@ -1,4 +1,5 @@
-/* activation/relu_forward: out = max(inp, 0), NaN passed through (opencl/activation.cl; arguments out, inp, n). */
+/* activation/relu_forward: out = max(inp, 0), NaN passed through
+ * (opencl/activation.cl; arguments out, inp, n). */
 #version 450
 #include "common.glsl"
 

@@ -1,4 +1,5 @@
-/* activation/sigmoid_backward: dinp += dout * out * (1 - out) (opencl/activation.cl; arguments dinp, dout, out, n). */
+/* activation/sigmoid_backward: dinp += dout * out * (1 - out)
+ * (opencl/activation.cl; arguments dinp, dout, out, n). */
 #version 450
 #include "common.glsl"
 #include "exact_fma.glsl"

@@ -1,4 +1,5 @@
-/* activation/sigmoid_forward: out = 1 / (1 + exp(-inp)) (opencl/activation.cl; arguments out, inp, n). */
+/* activation/sigmoid_forward: out = 1 / (1 + exp(-inp))
+ * (opencl/activation.cl; arguments out, inp, n). */
 #version 450
 #include "common.glsl"
 
