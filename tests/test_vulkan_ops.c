@@ -12,12 +12,16 @@
 #include "core/status.h"
 #include "harness.h"
 #include "ops/activation.h"
+#include "ops/bce.h"
 #include "ops/concat.h"
+#include "ops/dice.h"
 #include "ops/reduce.h"
+#include "ops/softmax_ce.h"
 #include "ops/upsample.h"
 #include "optim/adamw.h"
 #include "optim/sgd.h"
 #include "ref_act.h"
+#include "ref_loss.h"
 #include "ref_optim.h"
 
 static tt_backend *vk_be;
@@ -501,6 +505,104 @@ static void test_upsample(void)
     no_messages();
 }
 
+/* ---- losses: softmax cross-entropy, BCE, Dice ------------------------------ */
+
+typedef struct loss_case {
+    int which; /* 0 softmax CE, 1 BCE, 2 Dice */
+    tt_loss_desc d;
+    float scale, smooth;
+} loss_case;
+
+/* arrays: 0 the loss block (4 words), 1 logits, 2 labels (bytes from byte 1
+ * of the array: an odd offset), 3 dlogits; forward, then backward */
+static void loss_op(tt_backend *be, const tt_mem *m, const void *ctx)
+{
+    const loss_case *c = ctx;
+    tt_mem labels = tt_mem_at(m[2], 1);
+    if (c->which == 0) {
+        TH_OK(tt_softmax_ce_forward(be, m[0], m[1], labels, &c->d));
+        TH_OK(tt_softmax_ce_backward(be, m[3], m[1], labels, &c->d, c->scale));
+    } else if (c->which == 1) {
+        TH_OK(tt_bce_forward(be, m[0], m[1], labels, &c->d));
+        TH_OK(tt_bce_backward(be, m[3], m[1], labels, &c->d, c->scale));
+    } else {
+        TH_OK(tt_dice_forward(be, m[0], m[1], labels, &c->d, c->smooth));
+        TH_OK(tt_dice_backward(be, m[3], m[1], labels, &c->d, c->smooth, c->scale));
+    }
+}
+
+static void test_losses(void)
+{
+    static const char *const names[] = {"softmax_ce", "bce", "dice"};
+    static const int shapes[][4] = {{2, 3, 5, 7}, {1, 4, 17, 19}, {3, 2, 1, 1}, {2, 1, 40, 41}};
+    uint64_t seed = 29;
+    for (int which = 0; which < 3; which++) {
+        double sum_cl = 0, sum_ref = 0, grad_cl = 0, grad_ref = 0;
+        size_t grad_differ = 0, grads = 0, sums_equal = 0, cases = 0;
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            loss_case c = {which, {shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], 255},
+                           0.37f, 1.0f};
+            if (s == 2) c.d.ignore = TT_LOSS_NO_IGNORE;
+            size_t hw = (size_t)c.d.h * c.d.w, total = (size_t)c.d.n * c.d.c * hw;
+            size_t nlab = which == 0 ? (size_t)c.d.n * hw : total, words = (nlab + 1 + 3) / 4;
+            float *logits = random_floats(total, &seed), *dlogits = random_floats(total, &seed);
+            uint8_t *bytes = calloc(words * 4, 1);
+            CU_ASSERT_FATAL(bytes != NULL);
+            uint8_t *lab = bytes + 1;
+            for (size_t i = 0; i < nlab; i++) {
+                int r = (int)th_uniform(&seed, 0, 100);
+                lab[i] = (uint8_t)(which == 0 ? r % c.d.c : r % 2);
+                if (r < 8) lab[i] = 255;                            /* ignored (or invalid) */
+                if (r == 8) lab[i] = (uint8_t)(which == 0 ? c.d.c + 2 : 7); /* invalid */
+            }
+            float block[4] = {0.5f, 0, 0, 0};
+            uint32_t three = 3;
+            memcpy(&block[1], &three, 4);
+            op_io cl = {.count = 4, .n = {4, total, words, total},
+                        .in = {block, logits, (const float *)bytes, dlogits}}, vk;
+            run_both(&cl, &vk, loss_op, &c);
+            /* the reference */
+            double *x = doubles(logits, total), *grad = calloc(total, sizeof(double));
+            CU_ASSERT_FATAL(grad != NULL);
+            long count = 0;
+            size_t invalid = 0;
+            for (size_t i = 0; i < nlab; i++)
+                invalid += lab[i] != c.d.ignore && lab[i] >= (which == 0 ? c.d.c : 2);
+            double want;
+            if (which == 0) want = ref_softmax_ce(x, lab, c.d.n, c.d.c, (int)hw, c.d.ignore,
+                                                  &count, grad);
+            else if (which == 1) want = ref_bce(x, lab, total, c.d.ignore, &count, grad);
+            else want = ref_dice(x, lab, c.d.n, c.d.c, (int)hw, c.d.ignore, c.smooth, grad),
+                 count = c.d.n;
+            want += 0.5;
+            uint32_t w_vk[4], w_cl[4];
+            memcpy(w_vk, vk.out[0], 16), memcpy(w_cl, cl.out[0], 16);
+            CU_ASSERT(w_vk[1] == 3 + (uint32_t)count && w_vk[1] == w_cl[1]);
+            CU_ASSERT(w_vk[2] == invalid && w_vk[2] == w_cl[2] && w_vk[3] == 0);
+            double got = vk.out[0][0], got_cl = cl.out[0][0];
+            sums_equal += got == got_cl;
+            sum_cl = fmax(sum_cl, fabs(got - got_cl) / fabs(want));
+            sum_ref = fmax(sum_ref, fabs(got - want) / fabs(want));
+            for (size_t i = 0; i < total; i++) grad[i] = dlogits[i] + (double)c.scale * grad[i];
+            grad_cl = fmax(grad_cl, th_max_rel_error_f(vk.out[3], cl.out[3], total, 0.1));
+            grad_ref = fmax(grad_ref, rel_error(&vk, 3, grad, 0.1));
+            grad_differ += differing(&cl, &vk, 3), grads += total;
+            CU_ASSERT(differing(&cl, &vk, 1) == 0 && differing(&cl, &vk, 2) == 0); /* only read */
+            free(x), free(grad), free(logits), free(dlogits), free(bytes);
+            io_free(&cl), io_free(&vk);
+            cases++;
+        }
+        printf("\n    %-10s loss: %zu of %zu sums bitwise equal to OpenCL, max relative "
+               "difference %.2g (to double %.2g); dlogits: %zu of %zu differ from OpenCL, max "
+               "%.2g (to double %.2g)", names[which], sums_equal, cases, sum_cl, sum_ref,
+               grad_differ, grads, grad_cl, grad_ref);
+        CU_ASSERT(sum_cl < 1e-5 && sum_ref < 1e-5);
+        CU_ASSERT(grad_cl < 1e-6 && grad_ref < 1e-5);
+    }
+    printf("\n");
+    no_messages();
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -510,6 +612,7 @@ int main(void)
         {"activations forward and backward", test_activation},
         {"concat forward and backward", test_concat},
         {"upsample bilinear x2 forward and backward", test_upsample},
+        {"losses: softmax CE, BCE, Dice", test_losses},
         CU_TEST_INFO_NULL,
     };
     int rc = th_run_suite("vulkan_ops", tests);
