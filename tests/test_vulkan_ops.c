@@ -13,8 +13,10 @@
 #include "harness.h"
 #include "ops/activation.h"
 #include "ops/bce.h"
+#include "ops/avg_pool2d.h"
 #include "ops/concat.h"
 #include "ops/dice.h"
+#include "ops/max_pool2d.h"
 #include "ops/reduce.h"
 #include "ops/softmax_ce.h"
 #include "ops/upsample.h"
@@ -47,7 +49,7 @@ static void no_messages(void)
 
 /* ---- one op on one backend, its arrays behind and before poison ---------- */
 
-enum { MAX_ARRAYS = 6, PAD = 5 };
+enum { MAX_ARRAYS = 9, PAD = 5 };
 static const uint32_t POISON = 0x7fbadbadu; /* a NaN no op writes */
 
 typedef struct op_io {
@@ -458,7 +460,7 @@ static void test_concat(void)
         double e = fmax(rel_error(&vk, 2, want_out, 1e-2),
                         fmax(rel_error(&vk, 3, da, 1e-2), rel_error(&vk, 4, db, 1e-2)));
         worst = fmax(worst, e);
-        CU_ASSERT(rel_error(&vk, 2, want_out, 0) == 0); /* a copy is exact */
+        CU_ASSERT(rel_error(&vk, 2, want_out, 1e-30) == 0); /* a copy is exact */
         CU_ASSERT(e < 1.2e-7);
         free(want_out), free(da), free(db), free(a), free(b), free(dy);
         for (int k = 0; k < 6; k++) free(h[k]);
@@ -603,6 +605,77 @@ static void test_losses(void)
     no_messages();
 }
 
+/* ---- pooling --------------------------------------------------------------- */
+
+/* arrays: 0 inp, 1 out, 2 argmax, 3 dout, 4 dinp (through argmax), 5 dinp
+ * (from the input), 6 out without argmax; 7 avg out, 8 avg dinp */
+static void pool_op(tt_backend *be, const tt_mem *m, const void *ctx)
+{
+    const tt_pool2d_desc *d = ctx;
+    TH_OK(tt_max_pool2d_forward(be, m[1], m[2], m[0], d));
+    TH_OK(tt_max_pool2d_forward(be, m[6], (tt_mem){0}, m[0], d));
+    TH_OK(tt_max_pool2d_backward(be, m[4], m[3], m[2], d));
+    TH_OK(tt_max_pool2d_backward_from_input(be, m[5], m[3], m[0], d));
+    TH_OK(tt_avg_pool2d_forward(be, m[7], m[0], d));
+    TH_OK(tt_avg_pool2d_backward(be, m[8], m[3], d));
+}
+
+static void test_pool(void)
+{
+    static const tt_pool2d_desc shapes[] = {
+        {2, 3, 8, 19, 2, 2, 2, 2}, {1, 2, 16, 40, 2, 2, 2, 2}, {2, 2, 9, 11, 3, 3, 2, 2},
+        {1, 3, 9, 12, 3, 3, 3, 3}, {1, 1, 5, 7, 2, 3, 1, 2}};
+    uint64_t seed = 31;
+    size_t differ = 0, cases = 0;
+    double worst = 0;
+    for (int variant = 0; variant < 2; variant++) { /* CPUs: the 2x2 w8 kernels, then not */
+        th_setenv("TT_CONV_DIRECT_VARIANT", variant ? "scalar" : NULL);
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            const tt_pool2d_desc *d = &shapes[s];
+            size_t planes = (size_t)d->batch * d->channels;
+            size_t ni = planes * d->height * d->width;
+            size_t no = planes * tt_pool2d_out_h(d) * tt_pool2d_out_w(d);
+            size_t n[9] = {ni, no, no, no, ni, ni, no, no, ni};
+            float *h[9];
+            op_io cl = {.count = 9}, vk;
+            for (int k = 0; k < 9; k++) {
+                h[k] = random_floats(n[k], &seed);
+                cl.n[k] = n[k], cl.in[k] = h[k];
+            }
+            for (size_t i = 0; i < ni; i++) h[0][i] = roundf(h[0][i] * 4) / 4; /* ties */
+            run_both(&cl, &vk, pool_op, d);
+            for (int k = 0; k < 9; k++) differ += differing(&cl, &vk, k);
+            /* the references */
+            double *x = doubles(h[0], ni), *dy = doubles(h[3], no), *y = malloc(no * 8),
+                   *dx = doubles(h[4], ni), *dx2 = doubles(h[5], ni), *ya = malloc(no * 8),
+                   *dxa = doubles(h[8], ni);
+            int *am = malloc(no * sizeof(int));
+            CU_ASSERT_FATAL(y && ya && am);
+            ref_max_pool2d_forward(y, am, x, d);
+            ref_max_pool2d_backward(dx, dy, am, d);
+            ref_max_pool2d_backward(dx2, dy, am, d);
+            ref_avg_pool2d_forward(ya, x, d);
+            ref_avg_pool2d_backward(dxa, dy, d);
+            CU_ASSERT(rel_error(&vk, 1, y, 1e-30) == 0 && rel_error(&vk, 6, y, 1e-30) == 0);
+            CU_ASSERT(memcmp(vk.out[2], am, no * sizeof(int)) == 0);
+            double e = fmax(rel_error(&vk, 4, dx, 0.1), rel_error(&vk, 5, dx2, 0.1));
+            e = fmax(e, fmax(rel_error(&vk, 7, ya, 0.1), rel_error(&vk, 8, dxa, 0.1)));
+            worst = fmax(worst, e);
+            CU_ASSERT(e < 1e-6);
+            free(x), free(dy), free(y), free(dx), free(dx2), free(ya), free(dxa), free(am);
+            for (int k = 0; k < 9; k++) free(h[k]);
+            io_free(&cl), io_free(&vk);
+            cases++;
+        }
+    }
+    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
+    printf("\n    max (2x2 w8, tiles, general; argmax and from input) and avg pooling: %zu "
+           "cases, %zu elements differ from OpenCL; max relative error to C %.2g\n",
+           cases, differ, worst);
+    CU_ASSERT_EQUAL(differ, 0);
+    no_messages();
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -613,6 +686,7 @@ int main(void)
         {"concat forward and backward", test_concat},
         {"upsample bilinear x2 forward and backward", test_upsample},
         {"losses: softmax CE, BCE, Dice", test_losses},
+        {"max and average pooling", test_pool},
         CU_TEST_INFO_NULL,
     };
     int rc = th_run_suite("vulkan_ops", tests);
