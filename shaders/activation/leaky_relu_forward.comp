@@ -1,0 +1,19 @@
+/* activation/leaky_relu_forward: out = inp > 0 ? inp : negative_slope * inp
+ * (opencl/activation.cl; arguments out, inp, negative_slope, n). */
+#version 450
+#include "common.glsl"
+
+TT_BUFFER(0, float, outp);
+TT_BUFFER(1, float, inp);
+layout(push_constant) uniform Args {
+    uint out_offset; uint inp_offset; float negative_slope; int n;
+} args;
+
+void main()
+{
+    int i = tt_global_id();
+    if (i >= args.n) return;
+    float x = inp[TT_AT(args.inp_offset, 4) + i];
+    precise float y = x > 0.0 ? x : x * args.negative_slope;
+    outp[TT_AT(args.out_offset, 4) + i] = y;
+}

@@ -1,0 +1,28 @@
+/* loss/bce_backward: dlogits += scale * (sigmoid(x) - t) at valid elements
+ * (opencl/loss.cl; arguments dlogits, logits, targets as bytes, total,
+ * ignore, scale); sigmoid(x) - 1 as -sigmoid(-x), and the multiply-add
+ * fused as PoCL contracts it. */
+#version 450
+#include "common.glsl"
+#include "exact_fma.glsl"
+#include "loss_common.glsl"
+
+TT_BUFFER(0, float, dlogits);
+TT_BUFFER(1, float, logits);
+TT_BUFFER(2, uint, targets);
+layout(push_constant) uniform Args {
+    uint dlogits_offset; uint logits_offset; uint targets_offset;
+    int total; int ignore; float scale;
+} args;
+
+void main()
+{
+    int i = tt_global_id();
+    if (i >= args.total) return;
+    int t = TT_BYTE(targets, args.targets_offset, i);
+    if (t == args.ignore || t > 1) return;
+    float x = logits[TT_AT(args.logits_offset, 4) + i];
+    float g = t != 0 ? -tt_sigmoid(-x) : tt_sigmoid(x);
+    int id = TT_AT(args.dlogits_offset, 4) + i;
+    dlogits[id] = tt_fma(args.scale, g, dlogits[id]);
+}

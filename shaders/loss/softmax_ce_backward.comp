@@ -1,0 +1,36 @@
+/* loss/softmax_ce_backward: dlogits += scale * (softmax(x) - onehot(label))
+ * at valid pixels (opencl/loss.cl; arguments dlogits, logits, labels as
+ * bytes, N, C, HW, ignore, scale). */
+#version 450
+#include "common.glsl"
+#include "loss_common.glsl"
+
+TT_BUFFER(0, float, dlogits);
+TT_BUFFER(1, float, logits);
+TT_BUFFER(2, uint, labels);
+layout(push_constant) uniform Args {
+    uint dlogits_offset; uint logits_offset; uint labels_offset;
+    int N; int C; int HW; int ignore; float scale;
+} args;
+
+void main()
+{
+    int p = tt_global_id(), HW = args.HW, C = args.C;
+    if (p >= args.N * HW) return;
+    int label = TT_BYTE(labels, args.labels_offset, p);
+    if (label == args.ignore || label >= C) return;
+    int n = p / HW;
+    int base = (n * C) * HW + (p - n * HW);
+    int x = TT_AT(args.logits_offset, 4) + base, dx = TT_AT(args.dlogits_offset, 4) + base;
+    float m = logits[x];
+    for (int k = 1; k < C; k++) m = max(m, logits[x + k * HW]);
+    precise float e = 0.0;
+    for (int k = 0; k < C; k++) e += exp(logits[x + k * HW] - m);
+    precise float inv = args.scale / e;
+    for (int k = 0; k < C; k++) {
+        precise float g = exp(logits[x + k * HW] - m) * inv;
+        if (k == label) g -= args.scale;
+        precise float next = dlogits[dx + k * HW] + g;
+        dlogits[dx + k * HW] = next;
+    }
+}

@@ -1,0 +1,52 @@
+/* upsample/upsample_bilinear2x_backward: dinp[i] += the sum over outputs o
+ * of weight(o, i) * dout[o] (opencl/upsample.cl; arguments dinp, dout,
+ * planes, height, width).  One work-item per input, gathering from the
+ * output rows 2i-2 .. 2i+3 that may tap it; the multiply-adds fused as PoCL
+ * contracts them. */
+#version 450
+#include "common.glsl"
+#include "exact_fma.glsl"
+
+TT_BUFFER(0, float, dinp);
+TT_BUFFER(1, float, dout);
+layout(push_constant) uniform Args {
+    uint dinp_offset; uint dout_offset; int planes; int height; int width;
+} args;
+
+/* The weight with which output index dst reads input index i (bilinear2x_weight). */
+float weight(int dst, int i, int in_size)
+{
+    precise float src = (float(dst) + 0.5) * 0.5 - 0.5;
+    if (src < 0.0) src = 0.0;
+    int lo = int(src);
+    int hi = lo + (lo < in_size - 1 ? 1 : 0);
+    precise float w1 = src - float(lo);
+    precise float w = (lo == i ? 1.0 - w1 : 0.0) + (hi == i ? w1 : 0.0);
+    return w;
+}
+
+void main()
+{
+    int height = args.height, width = args.width, out_h = 2 * height, out_w = 2 * width;
+    int i = tt_global_id();
+    if (i >= args.planes * height * width) return;
+    int ix = i % width;
+    int iy = (i / width) % height;
+    int g = TT_AT(args.dout_offset, 4) + (i / (width * height)) * out_h * out_w;
+    int oy_lo = max(2 * iy - 2, 0), oy_hi = min(2 * iy + 3, out_h - 1);
+    int ox_lo = max(2 * ix - 2, 0), ox_hi = min(2 * ix + 3, out_w - 1);
+    precise float sum = 0.0;
+    for (int oy = oy_lo; oy <= oy_hi; oy++) {
+        float wy = weight(oy, iy, height);
+        if (wy == 0.0) continue;
+        precise float row = 0.0;
+        for (int ox = ox_lo; ox <= ox_hi; ox++) {
+            float wx = weight(ox, ix, width);
+            if (wx != 0.0) row = tt_fma(wx, dout[g + oy * out_w + ox], row);
+        }
+        sum = tt_fma(wy, row, sum);
+    }
+    int id = TT_AT(args.dinp_offset, 4) + i;
+    precise float total = dinp[id] + sum;
+    dinp[id] = total;
+}

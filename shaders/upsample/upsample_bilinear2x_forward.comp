@@ -1,0 +1,44 @@
+/* upsample/upsample_bilinear2x_forward: out (planes, 2 height, 2 width) =
+ * bilinear x2 of inp (planes, height, width), align_corners = False
+ * (opencl/upsample.cl; arguments out, inp, planes, height, width).  The
+ * weights are multiples of 1/4; the sums are fused as PoCL contracts the
+ * OpenCL expression: fma(hy0, fma(wx0, a, wx1 * b), hy1 * fma(wx0, c, wx1 * d)). */
+#version 450
+#include "common.glsl"
+#include "exact_fma.glsl"
+
+TT_BUFFER(0, float, outp);
+TT_BUFFER(1, float, inp);
+layout(push_constant) uniform Args {
+    uint out_offset; uint inp_offset; int planes; int height; int width;
+} args;
+
+/* Taps of output index dst along an axis of in_size samples (bilinear2x_taps). */
+void taps(int dst, int in_size, out int i0, out int i1, out float w1)
+{
+    precise float src = (float(dst) + 0.5) * 0.5 - 0.5;
+    if (src < 0.0) src = 0.0;
+    int lo = int(src);
+    i0 = lo;
+    i1 = lo + (lo < in_size - 1 ? 1 : 0);
+    w1 = src - float(lo);
+}
+
+void main()
+{
+    int height = args.height, width = args.width, out_h = 2 * height, out_w = 2 * width;
+    int o = tt_global_id();
+    if (o >= args.planes * out_h * out_w) return;
+    int ox = o % out_w;
+    int oy = (o / out_w) % out_h;
+    int x = TT_AT(args.inp_offset, 4) + (o / (out_w * out_h)) * height * width;
+    int y0, y1, x0, x1;
+    float hy1, wx1;
+    taps(oy, height, y0, y1, hy1);
+    taps(ox, width, x0, x1, wx1);
+    precise float hy0 = 1.0 - hy1, wx0 = 1.0 - wx1;
+    precise float top = tt_fma(wx0, inp[x + y0 * width + x0], wx1 * inp[x + y0 * width + x1]);
+    precise float bottom = tt_fma(wx0, inp[x + y1 * width + x0], wx1 * inp[x + y1 * width + x1]);
+    precise float value = tt_fma(hy0, top, hy1 * bottom);
+    outp[TT_AT(args.out_offset, 4) + o] = value;
+}
