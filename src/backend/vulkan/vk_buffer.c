@@ -49,7 +49,7 @@ tt_status tt_vk_buffer_create(tt_backend *backend, tt_buffer *buf)
     tt_vk_backend *vk = backend->impl;
     tt_vk_buffer *b = calloc(1, sizeof *b);
     if (!b) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
-    tt_status status = make_buffer(vk, buf->bytes, vk->memory_type, vk->host_visible,
+    tt_status status = make_buffer(vk, tt_vk_storage_bytes(buf->bytes), vk->memory_type, vk->host_visible,
                                    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                        VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                        VK_BUFFER_USAGE_TRANSFER_DST_BIT,

@@ -274,7 +274,25 @@ tt_status tt_vk_open(tt_vk_backend *vk, const char *selector, tt_device_info *in
                                      .queueFamilyIndex = vk->queue_family,
                                      .queueCount = 1,
                                      .pQueuePriorities = &priority};
+    /* the features shaders may use where the device has them: 64-bit
+     * integers (TT_ARG_U64 push constants) and 8/16-bit storage (labels) */
+    VkPhysicalDeviceVulkan12Features has12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceFeatures2 has = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                     .pNext = &has12};
+    vkGetPhysicalDeviceFeatures2(vk->physical, &has);
+    VkPhysicalDeviceVulkan12Features on12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .storageBuffer8BitAccess = has12.storageBuffer8BitAccess,
+        .shaderInt8 = has12.shaderInt8};
+    VkPhysicalDeviceFeatures2 on = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                    .pNext = &on12};
+    on.features.shaderInt64 = has.features.shaderInt64;
+    on.features.shaderInt16 = has.features.shaderInt16;
+    vk->int64 = has.features.shaderInt64 == VK_TRUE;
+    vk->storage8 = has12.storageBuffer8BitAccess == VK_TRUE;
     VkDeviceCreateInfo create = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                                 .pNext = &on,
                                  .queueCreateInfoCount = 1,
                                  .pQueueCreateInfos = &queue};
     VkResult r = vkCreateDevice(vk->physical, &create, NULL, &vk->device);

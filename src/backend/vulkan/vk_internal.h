@@ -44,6 +44,7 @@ typedef struct tt_vk_backend {
     uint32_t queue_family;
     uint32_t memory_type;     /* of every buffer */
     int host_visible;         /* buffers are mapped: transfers are memcpy */
+    int int64, storage8;      /* shaderInt64, storageBuffer8BitAccess enabled */
     uint32_t staging_type;    /* host-visible type for staging (when not) */
 
     VkCommandPool command_pool;
@@ -61,6 +62,11 @@ typedef struct tt_vk_backend {
     int cache_dirty;          /* pipelines were made since */
     tt_vk_messages messages;
 } tt_vk_backend;
+
+/* The storage behind a tt_buffer of `bytes`: whole 32-bit words, so a
+ * shader may read the last bytes of a byte tensor (labels) as a word; the
+ * accounting keeps the bytes asked for. */
+static inline size_t tt_vk_storage_bytes(size_t bytes) { return (bytes + 3) / 4 * 4; }
 
 /* One tt_buffer's handle. */
 typedef struct tt_vk_buffer {

@@ -58,7 +58,7 @@ static tt_status bind(const tt_vk_backend *vk, const tt_launch *l, int arg, reci
                             l->program, l->kernel, arg, m.offset, m.buffer->record.name,
                             m.buffer->bytes);
     size_t align = lim->minStorageBufferOffsetAlignment ? lim->minStorageBufferOffsetAlignment : 1;
-    size_t base = m.offset / align * align, rest = m.buffer->bytes - base;
+    size_t base = m.offset / align * align, rest = tt_vk_storage_bytes(m.buffer->bytes) - base;
     if (rest > lim->maxStorageBufferRange)
         return tt_error_new(TT_ERR_UNSUPPORTED,
                             "shader %s/%s: buffer argument %d ('%s' at byte %zu) may reach "
