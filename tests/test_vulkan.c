@@ -31,8 +31,14 @@ static void test_factory(void)
     /* the list, and the selector rules over it */
     tt_device_info *list = NULL;
     int n = 0;
-    TH_OK(tt_vk_devices_list(&list, &n));
+    TH_OK(tt_backend_devices(TT_BACKEND_VULKAN, &list, &n)); /* what `tiletrain devices` lists */
     CU_ASSERT(n >= 1);
+    tt_device_info *none = NULL;
+    int zero = -1;
+    tt_status no_devices = tt_backend_devices(TT_BACKEND_DRY, &none, &zero);
+    CU_ASSERT_EQUAL(tt_status_code(no_devices), TT_ERR_INVALID_ARGUMENT);
+    CU_ASSERT(none == NULL && zero == 0);
+    tt_status_free(no_devices);
     int lavapipe = -1;
     for (int i = 0; i < n; i++)
         if (strstr(list[i].name, "llvmpipe")) lavapipe = i;

@@ -241,6 +241,11 @@ typedef struct tt_backend_request {
  * first device); TT_ERR_UNSUPPORTED in a build without it (-DTT_VULKAN=OFF).
  * *out is owned by the caller: tt_backend_destroy(). */
 tt_status tt_backend_create(const tt_backend_request *request, tt_backend **out);
+/* The devices a kind of backend can open, in the order its --device
+ * indices count (OpenCL: tt_devices_list; Vulkan: its physical devices).
+ * The dry backend has none of its own (TT_ERR_INVALID_ARGUMENT); a build
+ * without Vulkan answers TT_ERR_UNSUPPORTED.  *devices: free(). */
+tt_status tt_backend_devices(tt_backend_kind kind, tt_device_info **devices, int *count);
 /* "opencl", "dry", "vulkan"; "unknown" outside the enum. */
 const char *tt_backend_kind_name(tt_backend_kind kind);
 /* The kind named `name` (case-insensitive); TT_ERR_INVALID_ARGUMENT listing

@@ -69,3 +69,17 @@ tt_status tt_backend_create(const tt_backend_request *request, tt_backend **out)
     }
     return tt_error_new(TT_ERR_INVALID_ARGUMENT, "unknown backend kind %d", (int)request->kind);
 }
+
+tt_status tt_backend_devices(tt_backend_kind kind, tt_device_info **devices, int *count)
+{
+    *devices = NULL;
+    *count = 0;
+    switch (kind) {
+    case TT_BACKEND_OPENCL: return tt_devices_list(devices, count);
+    case TT_BACKEND_VULKAN: return tt_vulkan_devices_list(devices, count);
+    case TT_BACKEND_DRY:
+    case TT_BACKEND_KIND_COUNT: break;
+    }
+    return tt_error_new(TT_ERR_INVALID_ARGUMENT, "the %s backend has no devices of its own",
+                        tt_backend_kind_name(kind));
+}

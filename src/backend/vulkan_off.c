@@ -12,3 +12,11 @@ tt_status tt_vulkan_backend_create(const char *selector, int profiling, tt_backe
                         "the vulkan backend is not available: built without Vulkan: "
                         "-DTT_VULKAN=ON (it needs libvulkan-dev and glslc)");
 }
+
+tt_status tt_vulkan_devices_list(tt_device_info **devices, int *count)
+{
+    *devices = NULL;
+    *count = 0;
+    return tt_error_new(TT_ERR_UNSUPPORTED, "built without Vulkan: -DTT_VULKAN=ON (it needs "
+                        "libvulkan-dev and glslc)");
+}

@@ -7,7 +7,7 @@
 #include "core/knobs.h"
 
 static const tt_command commands[] = {
-    {"devices", "list the OpenCL devices and their memory", tt_cmd_devices},
+    {"devices", "list the OpenCL and Vulkan devices and their memory", tt_cmd_devices},
     {"data", "make, check, show and export a data set (synth, check, show, masks)", tt_cmd_data},
     {"train", "train the UNet with gradient accumulation", tt_cmd_train},
     {"selftest", "run smoke kernels on a device and check the results", tt_cmd_selftest},

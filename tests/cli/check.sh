@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The command line as a person meets it (CTest runs it as test_cli):
+#   - devices lists each backend's devices and names the backend;
 #   - a misspelt flag gets the closest one suggested, exit status 2;
 #   - conflicting flags are named;
 #   - every subcommand's --help has an example;
@@ -30,6 +31,19 @@ expect() {
 
 "$tt" data synth --out "$work/data" --format kaggle-rle --count 6 --size 64x96 --classes 2 --seed 3 >/dev/null ||
   fail "data synth"
+
+# devices: every device names its backend; the OpenCL one in use is marked
+if "$tt" devices --json --backend opencl >"$work/devices.json" 2>"$work/err" &&
+   /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d and all(x["backend"] == "opencl" for x in d), d
+assert sum(x["selected"] for x in d) == 1' "$work/devices.json"; then
+  pass "devices --json --backend opencl: each device names its backend, one is selected"
+else
+  fail "devices --json --backend opencl"; cat "$work/err"
+fi
+expect 2 "not one of all|opencl|vulkan" -- "$tt" devices --backend metal
 
 expect 2 "did you mean '--micro-batch'" -- "$tt" train --data "$work/data" --micro-bach 4
 expect 2 "did you mean '--overlap'" -- "$tt" predict --checkpoint x --input y --out z --overlapp 0.5

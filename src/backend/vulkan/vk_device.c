@@ -161,7 +161,7 @@ static void describe(VkPhysicalDevice physical, tt_device_info *info)
     info->fp64 = f2.features.shaderFloat64 != 0;
 }
 
-tt_status tt_vk_devices_list(tt_device_info **devices, int *count)
+tt_status tt_vulkan_devices_list(tt_device_info **devices, int *count)
 {
     VkInstance instance = VK_NULL_HANDLE;
     VkPhysicalDevice physical[MAX_DEVICES];

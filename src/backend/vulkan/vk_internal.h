@@ -92,7 +92,7 @@ tt_status tt_vk_messages_check(tt_vk_messages *messages, const char *during);
 
 /* ---- vk_device.c ---- */
 /* Every Vulkan device (tt_device_info, Vulkan's fields) and its handle. */
-tt_status tt_vk_devices_list(tt_device_info **devices, int *count);
+tt_status tt_vulkan_devices_list(tt_device_info **devices, int *count);
 /* Opens the instance (validation per TT_VULKAN_VALIDATION), the device
  * `selector` picks, one compute queue; fills `info`. */
 tt_status tt_vk_open(tt_vk_backend *vk, const char *selector, tt_device_info *info);
