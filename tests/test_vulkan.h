@@ -13,7 +13,7 @@
 
 static tt_backend *vk_be;
 
-static tt_backend *vulkan(void)
+static inline tt_backend *vulkan(void)
 {
     if (vk_be) return vk_be;
     th_setenv("TT_VULKAN_VALIDATION", "1");
@@ -23,24 +23,24 @@ static tt_backend *vulkan(void)
     return vk_be;
 }
 
-static tt_vk_messages *messages(void) { return &((tt_vk_backend *)vulkan()->impl)->messages; }
+static inline tt_vk_messages *messages(void) { return &((tt_vk_backend *)vulkan()->impl)->messages; }
 
 /* Every test ends here: the queue runs clean and validation said nothing. */
-static void no_messages(void)
+static inline void no_messages(void)
 {
     TH_OK(tt_finish(vulkan()));
     CU_ASSERT(messages()->enabled);
     CU_ASSERT_EQUAL(messages()->count, 0);
 }
 
-static tt_buffer *alloc(tt_backend *be, size_t bytes, const char *name)
+static inline tt_buffer *alloc(tt_backend *be, size_t bytes, const char *name)
 {
     tt_buffer *b = NULL;
     TH_OK(tt_buffer_alloc(be, bytes, TT_MEM_OTHER, name, &b));
     return b;
 }
 
-static void expect_error(tt_status s, tt_code code, const char *part1, const char *part2)
+static inline void expect_error(tt_status s, tt_code code, const char *part1, const char *part2)
 {
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     const char *m = tt_status_message(s);

@@ -8,29 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/vulkan/vk_internal.h"
-#include "harness.h"
-
-static tt_backend *vk_be;
-
-static inline tt_backend *vulkan(void)
-{
-    if (vk_be) return vk_be;
-    th_setenv("TT_VULKAN_VALIDATION", "1");
-    tt_status s = tt_backend_create(
-        &(tt_backend_request){.kind = TT_BACKEND_VULKAN, .device = "llvmpipe"}, &vk_be);
-    if (s) th_report_status("creating the Vulkan backend on lavapipe", s, __FILE__, __LINE__);
-    return vk_be;
-}
-
-/* Every test ends here: the queue runs clean and validation said nothing. */
-static inline void no_messages(void)
-{
-    TH_OK(tt_finish(vulkan()));
-    tt_vk_messages *m = &((tt_vk_backend *)vulkan()->impl)->messages;
-    CU_ASSERT(m->enabled);
-    CU_ASSERT_EQUAL(m->count, 0);
-}
+#include "test_vulkan.h"
 
 /* ---- one op on one backend, its arrays behind and before poison ---------- */
 
