@@ -3,15 +3,15 @@
  * of the batch (global z).  Arguments a, b, c, m, n, k, lda, ldb, ldc,
  * stride_a, stride_b, stride_c, alpha, beta; -DTRANS_A=1 / -DTRANS_B=1
  * transpose.  Register tiling, no shared memory and no barriers: each
- * invocation computes a TM x TN block of C (global x counts blocks along
- * n, global y along m).  Loads clamp their indices to the matrix, so the
+ * invocation computes TM rows by TN columns of C, the columns a work-group
+ * width apart (global x counts groups of TN columns, global y of TM rows).  Loads clamp their indices to the matrix, so the
  * inner loop has no branches; only the stores are guarded.  beta == 0
  * never reads C (a NaN there is ignored, as in BLAS). */
 #version 450
 #include "common.glsl"
 
-#define TM 4
-#define TN 4
+#define TM 8
+#define TN 8
 
 layout(constant_id = 3) const int TRANS_A = 0;
 layout(constant_id = 4) const int TRANS_B = 0;
@@ -28,20 +28,24 @@ layout(push_constant) uniform Args {
 
 void main()
 {
-    int j0 = int(gl_GlobalInvocationID.x) * TN, i0 = int(gl_GlobalInvocationID.y) * TM;
+    /* columns j0 + t * WG: neighbouring invocations read neighbouring B and
+     * write neighbouring C (vector loads and stores on a CPU) */
+    int wg = int(gl_WorkGroupSize.x);
+    int j0 = int(gl_WorkGroupID.x) * wg * TN + int(gl_LocalInvocationID.x);
+    int i0 = int(gl_GlobalInvocationID.y) * TM;
     int batch = int(gl_GlobalInvocationID.z);
     if (i0 >= args.m || j0 >= args.n) return;
     int a0 = TT_AT(args.a_offset, 4) + batch * args.stride_a;
     int b0 = TT_AT(args.b_offset, 4) + batch * args.stride_b;
     int c0 = TT_AT(args.c_offset, 4) + batch * args.stride_c;
-    /* where row i of op(A) starts and how far apart its elements are */
+    /* where row i of op(A) and column j of op(B) start (clamped) */
     int a_row[TM], b_col[TN];
-    for (int t = 0; t < TM; t++) {
-        int i = min(i0 + t, args.m - 1);
-        a_row[t] = a0 + (TRANS_A != 0 ? i : i * args.lda);
+    for (int s = 0; s < TM; s++) {
+        int i = min(i0 + s, args.m - 1);
+        a_row[s] = a0 + (TRANS_A != 0 ? i : i * args.lda);
     }
     for (int t = 0; t < TN; t++) {
-        int j = min(j0 + t, args.n - 1);
+        int j = min(j0 + t * wg, args.n - 1);
         b_col[t] = b0 + (TRANS_B != 0 ? j * args.ldb : j);
     }
     int a_step = TRANS_A != 0 ? args.lda : 1, b_step = TRANS_B != 0 ? 1 : args.ldb;
@@ -56,8 +60,8 @@ void main()
             for (int t = 0; t < TN; t++) acc[s][t] += av[s] * bv[t];
     }
     for (int s = 0; s < TM && i0 + s < args.m; s++)
-        for (int t = 0; t < TN && j0 + t < args.n; t++) {
-            int at = c0 + (i0 + s) * args.ldc + j0 + t;
+        for (int t = 0; t < TN && j0 + t * wg < args.n; t++) {
+            int at = c0 + (i0 + s) * args.ldc + j0 + t * wg;
             c[at] = args.beta == 0.0 ? args.alpha * acc[s][t]
                                      : args.alpha * acc[s][t] + args.beta * c[at];
         }

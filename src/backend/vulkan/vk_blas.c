@@ -8,10 +8,11 @@
 
 #include "backend/vulkan/vk_internal.h"
 
-/* The block of C one invocation of blas/gemm computes (its TM x TN) and
+/* The rows and columns of C one invocation of blas/gemm computes (its TM,
+ * TN; must match the shader) and
  * the work-group (8 x 8 invocations). */
-#define GEMM_TM 4
-#define GEMM_TN 4
+#define GEMM_TM 8
+#define GEMM_TN 8
 #define GEMM_WG 8
 
 static int fits_int(size_t v) { return v <= (size_t)INT_MAX; }
