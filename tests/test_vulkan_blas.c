@@ -3,13 +3,15 @@
  * C reference and against the OpenCL backend (CLBlast), for the four
  * transpose cases, alpha/beta (beta 0 ignores NaN in C), offsets, leading
  * dimensions larger than the matrix, batched strides, odd sizes; im2col and
- * col2im with padding, stride and dilation.  Also prints the GEMM's
+ * col2im with padding, stride and dilation; the im2col convolution (forward
+ * and backward, shaders/conv/) against OpenCL.  Also prints the GEMM's
  * GFLOP/s on both backends (a figure, not a check). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "ops/conv2d.h"
 #include "ops/util.h"
 #include "test_vulkan.h"
 
@@ -331,12 +333,119 @@ static void test_im2col(void)
     no_messages();
 }
 
+/* ---- the im2col convolution ------------------------------------------- */
+
+/* The tensors of one convolution, forward and backward, on the host. */
+typedef struct conv_data {
+    size_t n[8];   /* floats of each: inp weight bias dout | out dinp dweight dbias */
+    float *t[8];   /* inputs, then outputs; dinp, dweight, dbias start as given */
+} conv_data;
+
+/* Runs forward and backward of `d` on `be` from `in` (its first four
+ * tensors and the starting gradients); fills `out`'s last four. */
+static void run_conv(tt_backend *be, const tt_conv2d_desc *d, const conv_data *in, conv_data *out)
+{
+    tt_buffer *b[8];
+    for (int i = 0; i < 8; i++) {
+        b[i] = alloc(be, in->n[i] * 4 + 12, "conv tensor");
+        if (i != 4) TH_OK(tt_write(be, tt_mem_at(tt_mem_of(b[i]), 12), in->t[i], in->n[i] * 4));
+    }
+    tt_mem m[8];
+    for (int i = 0; i < 8; i++) m[i] = tt_mem_at(tt_mem_of(b[i]), 12); /* at an offset */
+    TH_OK(tt_conv2d_forward(be, m[4], m[0], m[1], m[2], d, (tt_mem){0}));
+    TH_OK(tt_conv2d_backward(be, m[5], m[6], m[7], m[3], m[0], m[1], d, (tt_mem){0}));
+    for (int i = 4; i < 8; i++) {
+        out->n[i] = in->n[i];
+        out->t[i] = malloc(in->n[i] * 4);
+        CU_ASSERT_FATAL(out->t[i] != NULL);
+        TH_OK(tt_read(be, out->t[i], m[i], in->n[i] * 4));
+    }
+    for (int i = 0; i < 8; i++) tt_buffer_free(b[i]);
+}
+
+static void test_conv_im2col(void)
+{
+    /* N, Cin, H, W, Cout, kh, kw, stride, pad, dilation, groups; plane 70 > the
+     * work-group of conv_bias_backward */
+    static const int shapes[][11] = {
+        {2, 3, 9, 8, 4, 3, 3, 1, 1, 1, 1}, {1, 4, 10, 7, 5, 3, 3, 2, 1, 1, 1},
+        {2, 2, 6, 6, 3, 1, 1, 1, 0, 1, 1}, {1, 3, 11, 11, 2, 3, 3, 1, 2, 2, 1},
+        {1, 4, 8, 8, 6, 3, 3, 1, 1, 1, 2}, {3, 1, 5, 9, 2, 2, 3, 1, 0, 1, 1}, {2, 2, 10, 7, 3, 1, 1, 1, 0, 1, 1},
+    };
+    static const char *const names[] = {"out", "dinp", "dweight", "dbias"};
+    tt_backend *vk = vulkan(), *cl = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(vk);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cl);
+    uint64_t seed = 19;
+    int failures = 0;
+    double worst = 0;
+    /* CPUs: conv_bias_backward_w8; "scalar": the work-group conv_bias_backward */
+    for (size_t s = 0; s < 2 * sizeof shapes / sizeof shapes[0]; s++) {
+        const int *v = shapes[s % (sizeof shapes / sizeof shapes[0])];
+        th_setenv("TT_CONV_DIRECT_VARIANT", s < sizeof shapes / sizeof shapes[0] ? NULL : "scalar");
+        tt_conv2d_desc d = {.batch = v[0], .in_channels = v[1], .in_h = v[2], .in_w = v[3],
+                            .out_channels = v[4], .kernel_h = v[5], .kernel_w = v[6],
+                            .stride_h = v[7], .stride_w = v[7], .pad_h = v[8], .pad_w = v[8],
+                            .dilation_h = v[9], .dilation_w = v[9], .groups = v[10],
+                            .algo = TT_CONV_ALGO_IM2COL_GEMM};
+        TH_OK(tt_conv2d_check(&d));
+        size_t oh = (size_t)tt_conv2d_out_h(&d), ow = (size_t)tt_conv2d_out_w(&d);
+        size_t n_in = (size_t)d.batch * d.in_channels * d.in_h * d.in_w;
+        size_t n_w = (size_t)d.out_channels * (d.in_channels / d.groups) * d.kernel_h * d.kernel_w;
+        size_t n_out = (size_t)d.batch * d.out_channels * oh * ow;
+        conv_data in = {{n_in, n_w, (size_t)d.out_channels, n_out, n_out, n_in, n_w,
+                         (size_t)d.out_channels}, {0}}, absolute = in;
+        conv_data got_vk = {{0}, {0}}, got_cl = {{0}, {0}}, mag = {{0}, {0}};
+        for (int i = 0; i < 8; i++) {
+            in.t[i] = th_random_floats(in.n[i], -1, 1, &seed);
+            absolute.t[i] = malloc(in.n[i] * 4);
+            CU_ASSERT_FATAL(absolute.t[i] != NULL);
+            for (size_t j = 0; j < in.n[i]; j++) absolute.t[i][j] = fabsf(in.t[i][j]);
+        }
+        run_conv(vk, &d, &in, &got_vk);
+        run_conv(cl, &d, &in, &got_cl);
+        run_conv(cl, &d, &absolute, &mag); /* the sums of |terms| */
+        /* the most terms any result sums (GEMM and im2col both accumulate) */
+        size_t terms = (size_t)(d.in_channels / d.groups) * d.kernel_h * d.kernel_w + 1;
+        size_t terms_dinp = (size_t)d.out_channels * d.kernel_h * d.kernel_w + 1;
+        size_t terms_w = (size_t)d.batch * oh * ow + 1;
+        if (terms_dinp > terms) terms = terms_dinp;
+        if (terms_w > terms) terms = terms_w;
+        double eps = ldexp(1.0, -24);
+        int ok = 1;
+        for (int i = 4; i < 8; i++) {
+            int same = 1;
+            for (size_t j = 0; j < in.n[i]; j++) {
+                double err = fabs((double)got_vk.t[i][j] - got_cl.t[i][j]);
+                double bound = 2.0 * (double)terms * eps * mag.t[i][j] * 1.001 + 1e-30;
+                same &= err <= bound;
+                if (err / bound > worst) worst = err / bound;
+            }
+            if (!same) printf("\n    conv shape %zu: %s differs from OpenCL\n", s, names[i - 4]);
+            ok &= same;
+        }
+        failures += !ok;
+        for (int i = 0; i < 8; i++) {
+            free(in.t[i]), free(absolute.t[i]);
+            if (i >= 4) free(got_vk.t[i]), free(got_cl.t[i]), free(mag.t[i]);
+        }
+    }
+    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
+    CU_ASSERT_EQUAL(failures, 0);
+    printf("\n    im2col convolution forward and backward: %zu shapes (each with both bias "
+           "kernels) within "
+           "2 T 2^-24 sum|terms| of OpenCL (T the most terms of a sum), worst %.3f of it\n",
+           sizeof shapes / sizeof shapes[0], worst);
+    no_messages();
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
         {"gemm against C and OpenCL", test_gemm},
         {"gemm GFLOP/s", test_gemm_speed},
         {"im2col and col2im against C and OpenCL", test_im2col},
+        {"im2col convolution against OpenCL", test_conv_im2col},
         CU_TEST_INFO_NULL,
     };
     int rc = th_run_suite("vulkan_blas", tests);
