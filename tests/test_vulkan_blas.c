@@ -128,10 +128,12 @@ static int within(const float *got, const float *c0, const double *want, const d
 
 static void test_gemm(void)
 {
-    static const size_t sizes[][3] = {{1, 1, 1}, {17, 33, 9}, {64, 64, 64}, {5, 3, 70}};
+    /* 12 x 20: half blocks of the shader's 8 x 8; the last form: batched, aligned */
+    static const size_t sizes[][3] = {{1, 1, 1}, {17, 33, 9}, {64, 64, 64}, {5, 3, 70},
+                                      {12, 20, 8}};
     static const struct { float alpha, beta; size_t extra_ld, off, batch, extra_stride; } forms[] = {
         {1, 0, 0, 0, 1, 0},   {0.5f, 0, 3, 5, 1, 0}, {-1.5f, 0.75f, 0, 1, 1, 0},
-        {2, 1, 4, 3, 3, 11},  {1, 0, 0, 0, 4, 0},
+        {2, 1, 4, 3, 3, 11},  {1, 0, 0, 0, 4, 0},   {1, 0.5f, 4, 4, 2, 8},
     };
     tt_backend *be = vulkan(), *cl = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
