@@ -4,9 +4,10 @@
  * stride_a, stride_b, stride_c, alpha, beta; -DTRANS_A=1 / -DTRANS_B=1
  * transpose.  Register tiling, no shared memory and no barriers: each
  * invocation computes TM rows by TN columns of C, the columns a work-group
- * width apart (global x counts groups of TN columns, global y of TM rows).  Loads clamp their indices to the matrix, so the
- * inner loop has no branches; only the stores are guarded.  beta == 0
- * never reads C (a NaN there is ignored, as in BLAS). */
+ * width apart (global x counts groups of TN columns, global y of TM rows;
+ * TM and TN are also in vk_blas.c).  Loads clamp their indices to the
+ * matrix, so the inner loop has no branches; only the stores are guarded.
+ * beta == 0 never reads C (a NaN there is ignored, as in BLAS). */
 #version 450
 #include "common.glsl"
 

@@ -8,9 +8,8 @@
 
 #include "backend/vulkan/vk_internal.h"
 
-/* The rows and columns of C one invocation of blas/gemm computes (its TM,
- * TN; must match the shader) and
- * the work-group (8 x 8 invocations). */
+/* The rows and columns of C one invocation of blas/gemm computes (the
+ * shader's TM and TN: keep them equal) and the work-group's side. */
 #define GEMM_TM 8
 #define GEMM_TN 8
 #define GEMM_WG 8
