@@ -12,7 +12,10 @@
 #include "common.glsl"
 
 #define TM 8
-#define TN 8
+#define TN 8 /* two vec4 of accumulators per row: the arithmetic below needs 8 */
+#if TN != 8
+#error "blas/gemm: its accumulators are written for TN 8"
+#endif
 
 layout(constant_id = 3) const int TRANS_A = 0;
 layout(constant_id = 4) const int TRANS_B = 0;
@@ -50,16 +53,25 @@ void main()
         b_col[t] = b0 + (TRANS_B != 0 ? j * args.ldb : j);
     }
     int a_step = TRANS_A != 0 ? args.lda : 1, b_step = TRANS_B != 0 ? 1 : args.ldb;
+    /* row s's columns t < 4 and t >= 4, as vec4 (lavapipe runs these
+     * faster than a float acc[TM][TN]) */
+    vec4 lo[TM], hi[TM];
+    for (int s = 0; s < TM; s++) lo[s] = hi[s] = vec4(0.0);
+    for (int p = 0; p < args.k; p++) {
+        float av[TM];
+        for (int s = 0; s < TM; s++) av[s] = a[a_row[s] + p * a_step];
+        vec4 bl = vec4(b[b_col[0] + p * b_step], b[b_col[1] + p * b_step],
+                       b[b_col[2] + p * b_step], b[b_col[3] + p * b_step]);
+        vec4 bh = vec4(b[b_col[4] + p * b_step], b[b_col[5] + p * b_step],
+                       b[b_col[6] + p * b_step], b[b_col[7] + p * b_step]);
+        for (int s = 0; s < TM; s++) {
+            lo[s] += av[s] * bl;
+            hi[s] += av[s] * bh;
+        }
+    }
     float acc[TM][TN];
     for (int s = 0; s < TM; s++)
-        for (int t = 0; t < TN; t++) acc[s][t] = 0.0;
-    for (int p = 0; p < args.k; p++) {
-        float av[TM], bv[TN];
-        for (int s = 0; s < TM; s++) av[s] = a[a_row[s] + p * a_step];
-        for (int t = 0; t < TN; t++) bv[t] = b[b_col[t] + p * b_step];
-        for (int s = 0; s < TM; s++)
-            for (int t = 0; t < TN; t++) acc[s][t] += av[s] * bv[t];
-    }
+        for (int t = 0; t < 4; t++) acc[s][t] = lo[s][t], acc[s][t + 4] = hi[s][t];
     for (int s = 0; s < TM && i0 + s < args.m; s++)
         for (int t = 0; t < TN && j0 + t * wg < args.n; t++) {
             int at = c0 + (i0 + s) * args.ldc + j0 + t * wg;
