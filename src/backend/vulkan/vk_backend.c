@@ -37,7 +37,10 @@ static const tt_backend_ops vk_ops = {
     .read = tt_vk_read,
     .copy = tt_vk_copy,
     .launch = tt_vk_launch,
+    .gemm = tt_vk_gemm,
     .finish = vk_finish,
+    .im2col = tt_vk_im2col,
+    .col2im = tt_vk_col2im,
 };
 
 tt_status tt_vulkan_backend_create(const char *selector, int profiling, tt_backend **out)

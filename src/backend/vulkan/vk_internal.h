@@ -6,6 +6,7 @@
  *   vk_pipeline.c SPIR-V modules, their specialization constants, pipelines
  *   vk_pipeline_cache.c the pipeline cache on disk
  *   vk_launch.c   a tt_launch as bindings, push constants and a dispatch
+ *   vk_blas.c     GEMM, im2col and col2im through shaders/blas/
  *   vk_backend.c  the table of functions and the constructor */
 #ifndef TT_VK_INTERNAL_H
 #define TT_VK_INTERNAL_H
@@ -138,6 +139,11 @@ void tt_vk_pipeline_cache_close(tt_vk_backend *vk);
 
 /* ---- vk_launch.c ---- */
 tt_status tt_vk_launch(tt_backend *backend, const tt_launch *launch);
+
+/* ---- vk_blas.c ---- */
+tt_status tt_vk_gemm(tt_backend *backend, const tt_gemm *gemm);
+tt_status tt_vk_im2col(tt_backend *backend, const tt_im2col *geometry);
+tt_status tt_vk_col2im(tt_backend *backend, const tt_im2col *geometry);
 
 /* ---- vk_buffer.c ---- */
 tt_status tt_vk_buffer_create(tt_backend *backend, tt_buffer *buf);
