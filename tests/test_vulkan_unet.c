@@ -22,6 +22,8 @@ typedef struct unet_case {
     tt_norm_kind norm;
     int batch, h, w;
     double grad_bound;  /* max relative error of a gradient (floor 1e-3) */
+    int vulkan_auto;    /* Vulkan's model asks for AUTO: the dispatch must pick
+                           among the algorithms Vulkan has */
 } unet_case;
 
 /* logits, then gradients, then running statistics, from one forward and
@@ -32,7 +34,7 @@ static void step(tt_backend *be, const unet_case *k, float **logits, float **gra
     tt_model_spec spec = tt_model_spec_default();
     spec.classes = 3, spec.base_channels = 4, spec.depth = 2, spec.groups = 2;
     spec.norm = k->norm;
-    spec.algo = TT_CONV_ALGO_IM2COL_GEMM;
+    spec.algo = k->vulkan_auto && be != th_backend() ? TT_CONV_ALGO_AUTO : TT_CONV_ALGO_IM2COL_GEMM;
     tt_model *m = NULL;
     TH_OK(tt_model_create(be, &spec, k->batch, k->h, k->w, 7, &m));
     size_t in = (size_t)k->batch * 3 * k->h * k->w;
@@ -80,19 +82,32 @@ static void check(const unet_case *k)
 
 static void test_group_norm(void)
 {
-    unet_case k = {"group norm, 2 images of 16x24", TT_NORM_GROUP, 2, 16, 24, 1e-2};
+    unet_case k = {"group norm, 2 images of 16x24", TT_NORM_GROUP, 2, 16, 24, 1e-2, 0};
     check(&k);
 }
 
 static void test_batch_norm(void)
 {
-    unet_case k = {"batch norm, 3 images of 16x16", TT_NORM_BATCH, 3, 16, 16, 5e-2};
+    unet_case k = {"batch norm, 3 images of 16x16", TT_NORM_BATCH, 3, 16, 16, 5e-2, 0};
+    check(&k);
+}
+
+/* AUTO on Vulkan: only im2col + GEMM is there, so the dispatch must not
+ * offer the others (whose shaders do not exist) to the autotuner. */
+static void test_auto_on_vulkan(void)
+{
+    CU_ASSERT(tt_backend_has_program(vulkan(), "conv"));
+    CU_ASSERT(tt_backend_has_program(vulkan(), "util"));
+    CU_ASSERT(!tt_backend_has_program(vulkan(), "conv_direct"));
+    CU_ASSERT(!tt_backend_has_program(vulkan(), "conv_fft"));
+    CU_ASSERT(tt_backend_has_program(th_backend(), "conv_direct")); /* OpenCL has them all */
+    unet_case k = {"group norm, AUTO on Vulkan", TT_NORM_GROUP, 2, 16, 16, 1e-2, 1};
     check(&k);
 }
 
 static void test_no_norm(void)
 {
-    unet_case k = {"no norm, 1 image of 8x16", TT_NORM_NONE, 1, 8, 16, 1e-4};
+    unet_case k = {"no norm, 1 image of 8x16", TT_NORM_NONE, 1, 8, 16, 1e-4, 0};
     check(&k);
 }
 
@@ -102,6 +117,7 @@ int main(void)
         {"UNet forward and backward, group norm: Vulkan = OpenCL", test_group_norm},
         {"UNet forward and backward, batch norm: Vulkan = OpenCL", test_batch_norm},
         {"UNet forward and backward, no norm: Vulkan = OpenCL", test_no_norm},
+        {"AUTO on Vulkan picks among the algorithms Vulkan has", test_auto_on_vulkan},
         CU_TEST_INFO_NULL,
     };
     int rc = th_run_suite("vulkan_unet", tests);

@@ -184,6 +184,11 @@ tt_status tt_col2im_run(tt_backend *backend, const tt_im2col *g)
     return backend->ops->col2im(backend, g);
 }
 
+int tt_backend_has_program(const tt_backend *backend, const char *program)
+{
+    return !backend->ops->has_program || backend->ops->has_program(backend, program);
+}
+
 tt_status tt_launch_kernel(tt_backend *backend, const char *program, const char *kernel,
                            const char *options, int dims, const size_t *global,
                            const size_t *local, int arg_count, const tt_arg *args)

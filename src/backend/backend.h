@@ -158,6 +158,10 @@ typedef struct tt_backend_ops {
     tt_status (*col2im)(tt_backend *backend, const tt_im2col *geometry);
     /* Optional (NULL: TT_ERR_UNSUPPORTED from tt_fft2d_run). */
     tt_status (*fft2d)(tt_backend *backend, const tt_fft2d *fft);
+    /* Optional (NULL: every program): whether the backend has the kernels
+     * of `program` (opencl/<program>.cl, shaders/<program>/), so that ops
+     * choose among the algorithms it can run. */
+    int (*has_program)(const tt_backend *backend, const char *program);
 } tt_backend_ops;
 
 /* Counters of the program cache, for tests and the report. */
@@ -282,6 +286,10 @@ tt_status tt_col2im_run(tt_backend *backend, const tt_im2col *g);
 
 /* One batched 2-D real FFT (see tt_fft2d); checks sizes, offsets, buffers. */
 tt_status tt_fft2d_run(tt_backend *backend, const tt_fft2d *fft);
+
+/* Whether the backend has the kernels of `program` (has_program; 1 when
+ * the backend does not say). */
+int tt_backend_has_program(const tt_backend *backend, const char *program);
 
 /* Runs one kernel.  `global` has `dims` entries; `local` may be NULL. */
 tt_status tt_launch_kernel(tt_backend *backend, const char *program, const char *kernel,

@@ -179,6 +179,7 @@ static tt_status family_run(tt_backend *be, tt_conv_algo algo, tt_conv_dir dir, 
 static const tt_conv_family conv2d_family = {
     .name = "conv2d",
     .weight_layout = "(Cout, Cin/groups, kH, kW)",
+    .direct_program = "conv_direct",
     .runs = family_runs,
     .key = family_key,
     .workspace = family_workspace,

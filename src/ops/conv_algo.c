@@ -94,11 +94,34 @@ static tt_conv_algo concrete(const tt_conv_call *c, tt_conv_algo want, tt_conv_d
 }
 
 /* The algorithms that run `dir` of the shape, in enum order; the count. */
-static int candidates_of(const tt_conv_call *c, tt_conv_dir dir, tt_conv_algo *out)
+/* Whether `be` has what `algo` launches (a backend may lack programs:
+ * Vulkan has no FFT and, so far, only im2col + GEMM).  NULL and the dry
+ * backend, which stands in for a real one, have everything. */
+static int on_backend(const tt_backend *be, const tt_conv_call *c, tt_conv_algo algo)
+{
+    if (!be || be->ops->runs_nothing) return 1;
+    switch (algo) {
+    case TT_CONV_ALGO_IM2COL_GEMM:
+        return be->ops->gemm && be->ops->im2col && be->ops->col2im &&
+               tt_backend_has_program(be, "conv");
+    case TT_CONV_ALGO_DIRECT: return tt_backend_has_program(be, c->family->direct_program);
+    case TT_CONV_ALGO_WINOGRAD:
+        return be->ops->gemm && tt_backend_has_program(be, "conv_winograd");
+    case TT_CONV_ALGO_FFT: return be->ops->fft2d && tt_backend_has_program(be, "conv_fft");
+    case TT_CONV_ALGO_AUTO:
+    case TT_CONV_ALGO_COUNT: break;
+    }
+    return 0;
+}
+
+/* The algorithms that run `dir` of the shape on `be` (NULL: any backend). */
+static int candidates_of(const tt_backend *be, const tt_conv_call *c, tt_conv_dir dir,
+                         tt_conv_algo *out)
 {
     int count = 0;
     for (int a = TT_CONV_ALGO_AUTO + 1; a < TT_CONV_ALGO_COUNT; a++)
-        if (c->family->runs((tt_conv_algo)a, c->shape, dir)) out[count++] = (tt_conv_algo)a;
+        if (c->family->runs((tt_conv_algo)a, c->shape, dir) && on_backend(be, c, (tt_conv_algo)a))
+            out[count++] = (tt_conv_algo)a;
     return count;
 }
 
@@ -163,7 +186,7 @@ size_t tt_conv_dispatch_workspace(const tt_backend *be, const tt_conv_call *c)
         if (dir == TT_CONV_DIR_BACKWARD_DATA && c->no_input_grad) continue;
         if (c->want == TT_CONV_ALGO_AUTO) {
             char key[256];
-            count = candidates_of(c, (tt_conv_dir)dir, algos);
+            count = candidates_of(be, c, (tt_conv_dir)dir, algos);
             c->family->key(c->shape, (tt_conv_dir)dir, key, sizeof key);
             if (be) count = tt_conv_autotune_narrow(be, key, algos, count);
         } else {
@@ -182,7 +205,7 @@ tt_conv_algo tt_conv_dispatch_known(const tt_backend *be, const tt_conv_call *c,
     if (c->want != TT_CONV_ALGO_AUTO) return concrete(c, c->want, dir);
     if (!be) return TT_CONV_ALGO_AUTO;
     tt_conv_algo algos[TT_CONV_ALGO_COUNT], pick = TT_CONV_ALGO_AUTO;
-    int count = candidates_of(c, dir, algos);
+    int count = candidates_of(be, c, dir, algos);
     char key[256];
     c->family->key(c->shape, dir, key, sizeof key);
     if (count == 1) return algos[0];
@@ -238,7 +261,7 @@ static tt_status resolve(tt_backend *be, const tt_conv_call *c, tt_conv_dir dir,
     }
     const tt_conv_shape *s = c->shape;
     tt_conv_algo algos[TT_CONV_ALGO_COUNT];
-    int count = candidates_of(c, dir, algos);
+    int count = candidates_of(be, c, dir, algos);
     char key[256];
     c->family->key(s, dir, key, sizeof key);
     tune_ctx t = {.be = be, .call = c, .dir = dir,

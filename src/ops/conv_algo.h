@@ -141,6 +141,7 @@ typedef struct tt_conv_io {
 typedef struct tt_conv_family {
     const char *name;  /* "conv2d": names the workspace and the autotuner's scratch */
     const char *weight_layout; /* "(Cout, Cin/groups, kH, kW)": for messages */
+    const char *direct_program; /* the kernels of its DIRECT algorithm ("conv_direct") */
     /* Whether `algo` runs `dir` of `s` itself (else IM2COL_GEMM stands in). */
     int (*runs)(tt_conv_algo algo, const tt_conv_shape *s, tt_conv_dir dir);
     /* The autotuner's key of one direction of a shape (op, direction, shape). */

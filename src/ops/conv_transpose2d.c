@@ -226,6 +226,7 @@ static void family_key(const convt_shape *s, tt_conv_dir dir, char *key, size_t 
 static const tt_conv_family convt_family = {
     .name = "conv_transpose2d",
     .weight_layout = "(Cin, Cout/groups, kH, kW)",
+    .direct_program = "convt_tiles",
     .runs = convt_runs,
     .key = family_key,
     .workspace = algo_workspace,

@@ -152,4 +152,7 @@ tt_status tt_vk_write(tt_backend *backend, tt_mem dst, const void *src, size_t b
 tt_status tt_vk_read(tt_backend *backend, void *dst, tt_mem src, size_t bytes);
 tt_status tt_vk_copy(tt_backend *backend, tt_mem dst, tt_mem src, size_t bytes);
 
+/* Whether shaders of `program` are built in (or under TT_SHADER_DIR). */
+int tt_vk_has_program(const tt_backend *backend, const char *program);
+
 #endif

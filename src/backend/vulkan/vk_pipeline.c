@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "backend/vulkan/vk_internal.h"
 #include "backend/vulkan/vk_shaders.h"
@@ -69,6 +70,24 @@ static tt_status read_spirv(const char *path, module *m)
 done:
     fclose(f);
     return status;
+}
+
+int tt_vk_has_program(const tt_backend *backend, const char *program)
+{
+    (void)backend;
+    size_t n = strlen(program);
+    const char *dir = tt_knob_str(TT_KNOB_SHADER_DIR);
+    if (dir && *dir) { /* the compiled folder: shaders/<program>/ became <dir>/<program>/ */
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, program);
+        struct stat st;
+        return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    }
+    for (size_t i = 0; i < tt_embedded_shader_count; i++)
+        if (strncmp(tt_embedded_shaders[i].name, program, n) == 0 &&
+            tt_embedded_shaders[i].name[n] == '/')
+            return 1;
+    return 0;
 }
 
 static tt_status load_module(const char *program, const char *kernel, module *m)
