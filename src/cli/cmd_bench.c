@@ -132,10 +132,10 @@ static tt_status run(const bench_options *o)
     } else {
         tt_model_spec model;
         status = tt_recipe_model(t, 0, &model);
-        if (!status)
-            status = tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_OPENCL,
-                                                             .device = t->device, .profiling = 1},
-                                       &be);
+        tt_backend_request request;
+        if (!status) status = tt_recipe_backend(t, &request);
+        request.profiling = 1; /* bench reports device time per kind */
+        if (!status) status = tt_backend_create(&request, &be);
         if (!status) {
             be->profile->by_kernel = o->by_kernel;
             tt_step_config c = tt_recipe_step(t, &model, TT_MASK_MULTI_LABEL, model.classes);

@@ -32,6 +32,7 @@ typedef struct eval_options {
     int min_size;
     int batch;
     char device[TT_OPT_STRING_MAX];
+    char backend[TT_OPT_STRING_MAX];
     char algo[TT_OPT_STRING_MAX];
     int json;
 } eval_options;
@@ -55,6 +56,8 @@ static const tt_opt option_table[] = {
     OPT("min-size", TT_OPT_INT, min_size, "N", "multi-label: remove predicted components under N pixels first (default 0)", 0, 1e9),
     OPT("batch", TT_OPT_INT, batch, "N", "tiles per forward pass (default 2)", 1, 256),
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name", 1, 0),
+    {"backend", TT_OPT_CHOICE, offsetof(eval_options, backend), "NAME", "the compute API: opencl "
+     "or vulkan", 1, 0, "opencl|vulkan"},
     {"algo", TT_OPT_CHOICE, offsetof(eval_options, algo), "NAME", TT_CONV_ALGO_HELP, 1, 0,
      TT_CONV_ALGO_CHOICES},
     OPT("json", TT_OPT_FLAG, json, NULL, "print the metrics as JSON", 1, 0),
@@ -103,8 +106,9 @@ static tt_status run(const eval_options *o)
                                .images_dir = o->images[0] ? o->images : NULL};
     TT_CHECK(tt_dataset_format_parse(o->format, &dopt.format));
     TT_CHECK(tt_dataset_open(&dopt, &ds));
-    TT_CHECK(tt_backend_create(
-        &(tt_backend_request){.kind = TT_BACKEND_OPENCL, .device = o->device}, &be));
+    tt_backend_request request = {.device = o->device};
+    TT_CHECK(tt_error_prefix(tt_backend_kind_parse(o->backend, &request.kind), "--backend"));
+    TT_CHECK(tt_backend_create(&request, &be));
     tt_conv_algo algo;
     TT_CHECK(tt_conv_algo_setting(o->algo, &algo));
     TT_CHECK(tt_infer_model_load(be, o->checkpoint, o->batch, o->tile[0], o->tile[1], algo, &model));
@@ -158,6 +162,7 @@ int tt_cmd_eval(int argc, char **argv)
     strcpy(o.format, "auto");
     strcpy(o.blend, "gaussian");
     strcpy(o.algo, "auto");
+    strcpy(o.backend, "opencl");
     int rc = tt_cli_parse("eval", option_table, OPTION_COUNT, &o, argc, argv, help);
     if (rc >= 0) return rc;
     tt_status status = run(&o);

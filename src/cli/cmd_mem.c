@@ -99,9 +99,17 @@ static tt_status run(const mem_options *o)
     }
     TT_CHECK(tt_recipe_model(t, data_classes, &model));
     int planes = kind == TT_MASK_MULTI_LABEL ? model.classes : 1;
-    TT_CHECK(tt_devices_list(&devices, &count));
-    TT_CHECK(tt_device_select(t->device[0] ? t->device : NULL, &index));
-    const tt_device_info *d = &devices[index];
+    tt_backend_request request;
+    TT_CHECK(tt_recipe_backend(t, &request));
+    const tt_device_info *d = NULL;
+    if (request.kind == TT_BACKEND_OPENCL) { /* described without opening it */
+        TT_CHECK(tt_devices_list(&devices, &count));
+        TT_CHECK(tt_device_select(t->device[0] ? t->device : NULL, &index));
+        d = &devices[index];
+    } else { /* other APIs describe a device once it is open */
+        TT_CHECK(tt_backend_create(&request, &real));
+        d = &real->device;
+    }
     tt_memstats estimate, measured = {0};
     TT_CHECK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = d}, &dry));
     tt_step_config engine = tt_recipe_step(t, &model, kind, planes);
@@ -111,8 +119,7 @@ static tt_status run(const mem_options *o)
         /* the process's resident memory over the window, as the PyTorch peer
          * (python/tiletrain_torch.py mem) measures it: on a CPU device the
          * device memory is host memory */
-        TT_CHECK(tt_backend_create(
-            &(tt_backend_request){.kind = TT_BACKEND_OPENCL, .device = t->device}, &real));
+        if (!real) TT_CHECK(tt_backend_create(&request, &real));
         rss_base = proc_status_bytes("VmRSS");
         TT_CHECK(tt_probe_memory(real, &engine, t->accum, &measured));
         rss_peak = proc_status_bytes("VmHWM");

@@ -26,6 +26,9 @@ tt_step_config tt_recipe_step(const tt_train_options *options, const tt_model_sp
 struct cJSON;
 struct cJSON *tt_recipe_json(const tt_train_options *options, const tt_model_spec *model);
 
+/* The backend the options ask for (--backend, --device, profiling). */
+tt_status tt_recipe_backend(const tt_train_options *options, tt_backend_request *out);
+
 /* The schedule: a kind name plus --warmup and friends, or the full
  * "kind:key=value" form of tt_schedule_parse. */
 tt_status tt_recipe_schedule(const tt_train_options *options, tt_schedule *out);

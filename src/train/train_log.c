@@ -27,7 +27,9 @@ void tt_trainer_log(tt_trainer *t, const char *format, ...)
 void tt_train_log_start(tt_trainer *t)
 {
     cJSON *start = cJSON_CreateObject();
-    cJSON_AddItemToObject(start, "device", tt_device_info_json(&t->be->device));
+    cJSON *device = tt_device_info_json(&t->be->device);
+    if (device) cJSON_AddStringToObject(device, "backend", t->be->ops->name);
+    cJSON_AddItemToObject(start, "device", device);
     cJSON *cfg = tt_recipe_json(&t->opt, &t->model);
     if (cfg) cJSON_AddNumberToObject(cfg, "steps", (double)t->max_steps);
     cJSON_AddItemToObject(start, "config", cfg);

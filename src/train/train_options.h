@@ -49,6 +49,7 @@ typedef struct tt_train_options {
     /* run */
     uint64_t seed;
     char device[TT_OPT_STRING_MAX];
+    char backend[TT_OPT_STRING_MAX];       /* opencl | vulkan */
     char algo[TT_OPT_STRING_MAX];          /* convolution algorithm: auto | im2col_gemm | ... */
     char out[TT_OPT_STRING_MAX];
     char init[TT_OPT_STRING_MAX];

@@ -179,10 +179,9 @@ tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
     if (opt->std[0]) TT_CHECK(parse_triple("std", opt->std, t->std, 1));
     t->normalize = opt->mean[0] || opt->std[0];
     TT_CHECK(open_data(t));
-    TT_CHECK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_OPENCL,
-                                                     .device = opt->device,
-                                                     .profiling = opt->profile},
-                               &t->be));
+    tt_backend_request request;
+    TT_CHECK(tt_recipe_backend(opt, &request));
+    TT_CHECK(tt_backend_create(&request, &t->be));
     TT_CHECK(resolve_model(t));
     int planes = tt_tilecache_planes(t->cache);
     TT_CHECK(tt_fit_memory(&t->be->device, &t->opt, &t->model, t->mask_kind, planes));

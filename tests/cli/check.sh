@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The command line as a person meets it (CTest runs it as test_cli):
 #   - devices lists each backend's devices and names the backend;
+#   - a run trained on Vulkan resumes on OpenCL and predicts on Vulkan;
 #   - a misspelt flag gets the closest one suggested, exit status 2;
 #   - conflicting flags are named;
 #   - every subcommand's --help has an example;
@@ -128,6 +129,30 @@ assert "device" in objs[0] and any("validation" in o for o in objs) and "memory"
 PY
 then pass "--log-format jsonl: $(wc -l <"$work/jsonl") JSON lines, nothing else"
 else fail "--log-format jsonl output is not JSON Lines:"; head -5 "$work/jsonl"; fi
+
+# Vulkan (lavapipe in CI): train there, resume the checkpoint on OpenCL, predict on Vulkan
+if "$tt" devices --backend vulkan >/dev/null 2>&1; then
+  small=(--data "$work/data" --tile 32x32 --micro-batch 2 --accum 1 --base-channels 4 --depth 2
+         --groups 2 --quiet --algo im2col_gemm)
+  if "$tt" train --backend vulkan "${small[@]}" --out "$work/vk" --steps 2 2>"$work/err" &&
+     "$tt" train --backend opencl "${small[@]}" --out "$work/vk" --steps 3 \
+       --resume "$work/vk/last.safetensors" 2>>"$work/err" &&
+     "$tt" predict --backend vulkan --checkpoint "$work/vk/last.safetensors" \
+       --input "$work/data/train_images" --out "$work/vkpred" --tile 32x32 --quiet 2>>"$work/err" &&
+     /usr/bin/python3 - "$work/vk/train.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+starts = [l["device"]["backend"] for l in lines if "device" in l]
+steps = [l["step"] for l in lines if "loss" in l]
+assert starts == ["vulkan", "opencl"], starts
+assert steps == [1, 2, 3], steps
+PY
+  then pass "train on Vulkan, resume on OpenCL (steps 1, 2 | 3), predict on Vulkan"
+  else fail "Vulkan train / OpenCL resume / Vulkan predict"; cat "$work/err"; fi
+  expect 1 "cannot profile" -- "$tt" bench --backend vulkan --tile 32x32 --micro-batch 1 --accum 1
+else
+  echo "skip: no Vulkan device (tiletrain devices --backend vulkan)"
+fi
 
 # colour: `script` gives the command a terminal
 if command -v script >/dev/null; then
