@@ -186,6 +186,8 @@ typedef struct tt_profile {
 
 struct tt_backend {
     const tt_backend_ops *ops;
+    int kernels_of;           /* the tt_backend_kind whose kernels it has: its own kind,
+                                 or for a dry backend the kind it stands in for */
     tt_profile *profile;      /* NULL unless created with profiling */
     const char *phase;        /* tag for the profile: "forward", "backward", ... */
     tt_device_info device;
@@ -232,6 +234,9 @@ typedef struct tt_backend_request {
      * places in device memory it touches (model/arena_plan.c plans from it) */
     void (*record)(void *ctx, const tt_mem *places, int count);
     void *record_ctx;
+    /* dry: the kind of backend it stands in for, so that ops choose the
+     * algorithms that one has (TT_BACKEND_OPENCL, 0, by default) */
+    int stands_for;
 } tt_backend_request;
 
 /* The one way to make a backend.  The OpenCL backend opens the selected

@@ -51,9 +51,8 @@ cleanup:
     return status;
 }
 
-tt_status tt_backend_create(const tt_backend_request *request, tt_backend **out)
+static tt_status create(const tt_backend_request *request, tt_backend **out)
 {
-    *out = NULL;
     switch (request->kind) {
     case TT_BACKEND_OPENCL:
         return tt_opencl_backend_create(request->device, request->profiling, out);
@@ -68,6 +67,19 @@ tt_status tt_backend_create(const tt_backend_request *request, tt_backend **out)
     case TT_BACKEND_KIND_COUNT: break;
     }
     return tt_error_new(TT_ERR_INVALID_ARGUMENT, "unknown backend kind %d", (int)request->kind);
+}
+
+tt_status tt_backend_create(const tt_backend_request *request, tt_backend **out)
+{
+    *out = NULL;
+    if (request->kind == TT_BACKEND_DRY &&
+        (request->stands_for < 0 || request->stands_for >= TT_BACKEND_KIND_COUNT ||
+         request->stands_for == TT_BACKEND_DRY))
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "a dry backend stands in for opencl or "
+                            "vulkan, not for kind %d", request->stands_for);
+    TT_TRY(create(request, out));
+    (*out)->kernels_of = request->kind == TT_BACKEND_DRY ? request->stands_for : (int)request->kind;
+    return NULL;
 }
 
 tt_status tt_backend_devices(tt_backend_kind kind, tt_device_info **devices, int *count)

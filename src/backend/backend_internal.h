@@ -26,6 +26,10 @@ tt_status tt_dry_backend_create(const tt_device_info *like,
                                 void (*record)(void *ctx, const tt_mem *places, int count),
                                 void *record_ctx, tt_backend **out);
 
+/* Whether Vulkan shaders of `program` are built in (or under
+ * TT_SHADER_DIR); 0 in a build without Vulkan. */
+int tt_vulkan_has_program(const char *program);
+
 /* The Vulkan physical devices, described (src/backend/vulkan/vk_device.c;
  * TT_ERR_UNSUPPORTED in a build without Vulkan). *devices: free(). */
 tt_status tt_vulkan_devices_list(tt_device_info **devices, int *count);

@@ -94,6 +94,13 @@ static tt_status dry_finish(tt_backend *b)
     return NULL;
 }
 
+/* The programs of the backend it stands in for (tt_backend.kernels_of). */
+static int dry_has_program(const tt_backend *backend, const char *program)
+{
+    if (backend->kernels_of == TT_BACKEND_VULKAN) return tt_vulkan_has_program(program);
+    return 1; /* OpenCL: every program is built in */
+}
+
 static const tt_backend_ops dry_ops = {
     .name = "dry",
     .runs_nothing = 1,
@@ -108,6 +115,7 @@ static const tt_backend_ops dry_ops = {
     .finish = dry_finish,
     .im2col = dry_columns,
     .col2im = dry_columns,
+    .has_program = dry_has_program,
 };
 
 tt_status tt_dry_backend_create(const tt_device_info *device,

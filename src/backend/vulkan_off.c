@@ -20,3 +20,9 @@ tt_status tt_vulkan_devices_list(tt_device_info **devices, int *count)
     return tt_error_new(TT_ERR_UNSUPPORTED, "built without Vulkan: -DTT_VULKAN=ON (it needs "
                         "libvulkan-dev and glslc)");
 }
+
+int tt_vulkan_has_program(const char *program)
+{
+    (void)program;
+    return 0;
+}

@@ -111,7 +111,9 @@ static tt_status run(const mem_options *o)
         d = &real->device;
     }
     tt_memstats estimate, measured = {0};
-    TT_CHECK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = d}, &dry));
+    TT_CHECK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = d,
+                                                     .stands_for = (int)request.kind},
+                               &dry));
     tt_step_config engine = tt_recipe_step(t, &model, kind, planes);
     TT_CHECK(tt_probe_memory(dry, &engine, t->accum, &estimate));
     uint64_t rss_base = 0, rss_peak = 0;

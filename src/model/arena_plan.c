@@ -97,6 +97,7 @@ static tt_status record_lives(tt_arena_plan *p, tt_backend *be, tt_arena_step_fn
     trace t = {p, &space, 0, 0};
     tt_backend *recorder = NULL;
     TT_TRY(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = &be->device,
+                                                   .stands_for = be->kernels_of,
                                                    .record = on_operation, .record_ctx = &t},
                              &recorder));
     space.backend = recorder;

@@ -95,19 +95,22 @@ static tt_conv_algo concrete(const tt_conv_call *c, tt_conv_algo want, tt_conv_d
 
 /* The algorithms that run `dir` of the shape, in enum order; the count. */
 /* Whether `be` has what `algo` launches (a backend may lack programs:
- * Vulkan has no FFT and, so far, only im2col + GEMM).  NULL and the dry
- * backend, which stands in for a real one, have everything. */
+ * Vulkan has no FFT and, so far, only im2col + GEMM); NULL: any. */
 static int on_backend(const tt_backend *be, const tt_conv_call *c, tt_conv_algo algo)
 {
-    if (!be || be->ops->runs_nothing) return 1;
+    if (!be) return 1;
+    /* a dry backend has the members of the one it stands in for; its
+     * has_program answers for that one's kernels */
+    int dry = be->ops->runs_nothing;
     switch (algo) {
     case TT_CONV_ALGO_IM2COL_GEMM:
-        return be->ops->gemm && be->ops->im2col && be->ops->col2im &&
+        return (dry || (be->ops->gemm && be->ops->im2col && be->ops->col2im)) &&
                tt_backend_has_program(be, "conv");
     case TT_CONV_ALGO_DIRECT: return tt_backend_has_program(be, c->family->direct_program);
     case TT_CONV_ALGO_WINOGRAD:
-        return be->ops->gemm && tt_backend_has_program(be, "conv_winograd");
-    case TT_CONV_ALGO_FFT: return be->ops->fft2d && tt_backend_has_program(be, "conv_fft");
+        return (dry || be->ops->gemm) && tt_backend_has_program(be, "conv_winograd");
+    case TT_CONV_ALGO_FFT:
+        return (dry || be->ops->fft2d) && tt_backend_has_program(be, "conv_fft");
     case TT_CONV_ALGO_AUTO:
     case TT_CONV_ALGO_COUNT: break;
     }

@@ -16,7 +16,11 @@ tt_status tt_fit_estimate(const tt_device_info *device, const tt_train_options *
     c.micro_batch = micro_batch;
     c.height = tile[0], c.width = tile[1];
     tt_backend *dry = NULL;
-    TT_TRY(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = device}, &dry));
+    tt_backend_request run;
+    TT_TRY(tt_recipe_backend(options, &run)); /* the dry one stands in for it */
+    TT_TRY(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = device,
+                                                   .stands_for = (int)run.kind},
+                             &dry));
     tt_memstats stats;
     tt_status s = tt_probe_memory(dry, &c, options->accum, &stats);
     tt_backend_destroy(dry);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "backend/backend_internal.h"
 #include "backend/vulkan/vk_internal.h"
 #include "backend/vulkan/vk_shaders.h"
 #include "core/knobs.h"
@@ -75,6 +76,11 @@ done:
 int tt_vk_has_program(const tt_backend *backend, const char *program)
 {
     (void)backend;
+    return tt_vulkan_has_program(program);
+}
+
+int tt_vulkan_has_program(const char *program)
+{
     size_t n = strlen(program);
     const char *dir = tt_knob_str(TT_KNOB_SHADER_DIR);
     if (dir && *dir) { /* the compiled folder: shaders/<program>/ became <dir>/<program>/ */
