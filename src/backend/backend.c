@@ -186,7 +186,22 @@ tt_status tt_col2im_run(tt_backend *backend, const tt_im2col *g)
 
 int tt_backend_has_program(const tt_backend *backend, const char *program)
 {
-    return !backend->ops->has_program || backend->ops->has_program(backend, program);
+    if (!backend->ops->has_program) return 1;
+    /* the conv dispatch asks on every call: each program is asked once and
+     * the answer kept (a cache, so the backend stays logically const; every
+     * backend is allocated writable by its constructor) */
+    tt_backend *cache = (tt_backend *)backend;
+    for (int i = 0; i < cache->program_answer_count; i++)
+        if (strcmp(cache->program_answers[i].program, program) == 0)
+            return cache->program_answers[i].has;
+    int has = backend->ops->has_program(backend, program);
+    if (cache->program_answer_count < TT_BACKEND_PROGRAM_ANSWERS &&
+        strlen(program) < sizeof cache->program_answers[0].program) {
+        tt_program_answer *a = &cache->program_answers[cache->program_answer_count++];
+        snprintf(a->program, sizeof a->program, "%s", program);
+        a->has = has;
+    }
+    return has;
 }
 
 tt_status tt_launch_kernel(tt_backend *backend, const char *program, const char *kernel,

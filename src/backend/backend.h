@@ -184,6 +184,12 @@ typedef struct tt_profile {
     uint64_t launches[TT_PROFILE_MAX_KINDS];
 } tt_profile;
 
+#define TT_BACKEND_PROGRAM_ANSWERS 32
+typedef struct tt_program_answer {
+    char program[32];
+    int has;
+} tt_program_answer;
+
 struct tt_backend {
     const tt_backend_ops *ops;
     int kernels_of;           /* the tt_backend_kind whose kernels it has: its own kind,
@@ -194,6 +200,10 @@ struct tt_backend {
     tt_memstats mem;
     tt_program_stats programs;
     void *impl;
+    /* has_program's answers so far: tt_backend_has_program asks the backend
+     * once per program */
+    tt_program_answer program_answers[TT_BACKEND_PROGRAM_ANSWERS];
+    int program_answer_count;
 };
 
 /* ---- device facts ------------------------------------------------------ */

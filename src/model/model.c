@@ -32,7 +32,15 @@ static const model_kind *kind_of(const char *name)
     return NULL;
 }
 
-const char *tt_model_kinds(void) { return "unet"; }
+/* The kinds, comma-separated, from the table: for messages. */
+static void kinds_list(char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < KIND_COUNT; i++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, size - used, "%s%s", i ? ", " : "", kinds[i].name);
+    }
+}
 
 tt_model_spec tt_model_spec_default(void)
 {
@@ -42,9 +50,12 @@ tt_model_spec tt_model_spec_default(void)
 
 tt_status tt_model_spec_check(const tt_model_spec *s)
 {
-    if (!kind_of(s->kind))
+    if (!kind_of(s->kind)) {
+        char known[128];
+        kinds_list(known, sizeof known);
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "model '%s' is unknown: use %s", s->kind,
-                            tt_model_kinds());
+                            known);
+    }
     if ((unsigned)s->algo >= TT_CONV_ALGO_COUNT)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "convolution algorithm %d is unknown: use %s",
                             (int)s->algo, TT_CONV_ALGO_CHOICES);

@@ -41,8 +41,6 @@ typedef struct tt_model_spec {
 
 /* unet, 3 in, 4 classes, base 16, depth 3, group norm of 8 groups. */
 tt_model_spec tt_model_spec_default(void);
-/* The kinds there are, "|"-separated, for help texts. */
-const char *tt_model_kinds(void);
 /* Checks the spec; errors name the value and what to give. */
 tt_status tt_model_spec_check(const tt_model_spec *spec);
 /* The architecture as one line of JSON (a checkpoint's "model" metadata). */

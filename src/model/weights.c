@@ -11,17 +11,26 @@ static void shape_of(const tt_param *p, int64_t *shape)
     for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
 }
 
+/* Parameter i of the table if it belongs to the arena asked for, with its
+ * file name (prefix + name + suffix) and shape; NULL otherwise. */
+static const tt_param *in_arena(const tt_param_table *t, int i, int trainable, const char *prefix,
+                                const char *suffix, char name[160], int64_t shape[4])
+{
+    const tt_param *p = &t->params[i];
+    if (p->trainable != trainable) return NULL;
+    snprintf(name, 160, "%s%s%s", prefix, p->name, suffix);
+    shape_of(p, shape);
+    return p;
+}
+
 tt_status tt_weights_add_arena(tt_st_writer *w, const tt_param_table *t, const float *arena,
                                int trainable, const char *prefix, const char *suffix)
 {
+    char name[160];
+    int64_t shape[4];
     for (int i = 0; i < t->count; i++) {
-        const tt_param *p = &t->params[i];
-        if (p->trainable != trainable) continue;
-        char name[160];
-        snprintf(name, sizeof name, "%s%s%s", prefix, p->name, suffix);
-        int64_t shape[4];
-        shape_of(p, shape);
-        TT_TRY(tt_st_writer_add(w, name, TT_ST_F32, p->ndim, shape, arena + p->offset));
+        const tt_param *p = in_arena(t, i, trainable, prefix, suffix, name, shape);
+        if (p) TT_TRY(tt_st_writer_add(w, name, TT_ST_F32, p->ndim, shape, arena + p->offset));
     }
     return NULL;
 }
@@ -29,14 +38,11 @@ tt_status tt_weights_add_arena(tt_st_writer *w, const tt_param_table *t, const f
 tt_status tt_weights_read_arena(const tt_safetensors *f, const tt_param_table *t, float *arena,
                                 int trainable, const char *prefix, const char *suffix)
 {
+    char name[160];
+    int64_t shape[4];
     for (int i = 0; i < t->count; i++) {
-        const tt_param *p = &t->params[i];
-        if (p->trainable != trainable) continue;
-        char name[160];
-        snprintf(name, sizeof name, "%s%s%s", prefix, p->name, suffix);
-        int64_t shape[4];
-        shape_of(p, shape);
-        TT_TRY(tt_safetensors_get_f32(f, name, p->ndim, shape, arena + p->offset));
+        const tt_param *p = in_arena(t, i, trainable, prefix, suffix, name, shape);
+        if (p) TT_TRY(tt_safetensors_get_f32(f, name, p->ndim, shape, arena + p->offset));
     }
     return NULL;
 }
