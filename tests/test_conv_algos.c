@@ -1,6 +1,8 @@
 /*
  * Every convolution algorithm against the double reference, on the shapes
- * it supports: DIRECT (untiled and local-memory tiled), WINOGRAD and FFT,
+ * it supports: DIRECT (untiled and local-memory tiled), WINOGRAD, FFT and
+ * IMPLICIT_GEMM (with each device type's tiles and odd ones, and the weight
+ * gradient's reduction in slices),
  * for conv2d and conv_transpose2d (which runs through conv2d's rows), with
  * odd sizes, 1x1 images, batch 1 and 2, channel counts not multiples of 4;
  * finite-difference gradients of input, weight and bias, backward adds
@@ -79,6 +81,29 @@ static const conv2d_case fft_cases[] = {
     {"fft k5 p0 12x14 3->4", D(1, 3, 12, 14, 4, 5, 5, 1, 1, 0, 0, 1, 1, FFT), 0},
     {"fft k7x5 p(1,2) 10x10 3->4", D(1, 3, 10, 10, 4, 7, 5, 1, 1, 1, 2, 1, 1, FFT), 1},
     {"fft 1x1 image k5 p2 3->4", D(1, 3, 1, 1, 4, 5, 5, 1, 1, 2, 2, 1, 1, FFT), 1},
+};
+
+/* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, dH, dW, groups */
+#define IG(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, g) \
+    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, g, TT_CONV_ALGO_IMPLICIT_GEMM, 0}
+
+static const conv2d_case igemm_cases[] = {
+    {"igemm k3 s1 p1 7x9 3->5", IG(2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1},
+    {"igemm k3 s2 p1 9x7 6->9", IG(1, 6, 9, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1), 0},
+    {"igemm k1 7x9 5->3", IG(2, 5, 7, 9, 3, 1, 1, 1, 1, 0, 0, 1, 1, 1), 1},
+    /* stride 2 of a 1x1: three of the four input phases get no gradient */
+    {"igemm k1 s2 7x8 4->3", IG(1, 4, 7, 8, 3, 1, 1, 2, 2, 0, 0, 1, 1, 1), 1},
+    {"igemm k5 s2 p0 7x9 3->5", IG(1, 3, 7, 9, 5, 5, 5, 2, 2, 0, 0, 1, 1, 1), 1},
+    {"igemm k3 d2 p2 7x9 3->4", IG(1, 3, 7, 9, 4, 3, 3, 1, 1, 2, 2, 2, 2, 1), 1},
+    /* stride 2 and dilation 2: every tap of a row lands on one phase */
+    {"igemm k3 s2 d2 p1 9x8 2->3", IG(1, 2, 9, 8, 3, 3, 3, 2, 2, 1, 1, 2, 2, 1), 0},
+    /* strides and dilations coprime: each phase its own first tap */
+    {"igemm k3x2 s(3,2) d(2,3) p(2,1)", IG(2, 2, 10, 11, 3, 3, 2, 3, 2, 2, 1, 2, 3, 1), 1},
+    {"igemm groups 2 k3 p1 6x7 4->6", IG(2, 4, 6, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, 2), 1},
+    {"igemm depthwise k3 s2 p1 7x7 3->6", IG(1, 3, 7, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 3), 1},
+    {"igemm 1x1 image k3 p1 3->5", IG(2, 3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1},
+    /* several tiles of rows and of columns, K over several chunks */
+    {"igemm k3 p1 5x7 17->18", IG(1, 17, 5, 7, 18, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1},
 };
 
 static void ref_forward(double *out, const double *inp, const double *weight,
@@ -204,6 +229,29 @@ static void test_fft(void)
     CU_ASSERT_EQUAL(tt_conv2d_algo_for(&k3, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_IM2COL_GEMM);
 }
 
+/* Implicit GEMM runs every direction of every shape: with this device's
+ * tiles, a GPU's (16 x 16 work-groups of 4 x 4), rows not a power of two
+ * and a work-group smaller than a chunk, chunks smaller than a work-group;
+ * and the weight gradient in slices of 7 pixels, so that slices end inside
+ * chunks and images. */
+static void test_igemm(void)
+{
+    const size_t last = COUNT(igemm_cases) - 4; /* the other tiles: strides, groups, sizes */
+    check_cases("implicit_gemm", igemm_cases, COUNT(igemm_cases), ALL_DIRS);
+    static const char *const tiles[] = {"4,4,16,16,16", "3,4,8,2,1", "2,4,4,4,2"};
+    for (size_t t = 0; t < COUNT(tiles); t++) {
+        th_setenv("TT_CONV_IGEMM_TILES", tiles[t]);
+        char label[64];
+        snprintf(label, sizeof label, "implicit_gemm (tiles %s)", tiles[t]);
+        check_cases(label, igemm_cases + last, 4, ALL_DIRS);
+        check_cases(label, igemm_cases + 1, 1, ALL_DIRS);
+    }
+    th_setenv("TT_CONV_IGEMM_TILES", NULL);
+    th_setenv("TT_CONV_IGEMM_SLICE", "7");
+    check_cases("implicit_gemm (slices of 7 pixels)", igemm_cases, COUNT(igemm_cases), ALL_DIRS);
+    th_setenv("TT_CONV_IGEMM_SLICE", NULL);
+}
+
 /* Forced algorithms that do not run a shape at all fall back everywhere. */
 static void test_fallback_runs(void)
 {
@@ -262,6 +310,10 @@ static const convt_case convt_cases[] = {
     {"convT direct k3 s2 p1 op1 4x5", T(1, 3, 4, 5, 5, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 0},
     {"convT winograd k3 s1 p1 5x7 3->4", T(1, 3, 5, 7, 4, 3, 3, 1, 1, 1, 1, 0, 0, WINOGRAD), 1},
     {"convT fft k5 s1 p2 5x6 3->2", T(2, 3, 5, 6, 2, 5, 5, 1, 1, 2, 2, 0, 0, FFT), 1},
+    {"convT igemm k2 s2 (UNet) 4x3 5->3", T(2, 5, 4, 3, 3, 2, 2, 2, 2, 0, 0, 0, 0, IMPLICIT_GEMM), 1},
+    {"convT igemm k3 s2 p1 op1 4x5", T(1, 3, 4, 5, 5, 3, 3, 2, 2, 1, 1, 1, 1, IMPLICIT_GEMM), 0},
+    {"convT igemm k3 s2 d2 g2 op1 3x4",
+     {1, 4, 3, 4, 6, 3, 3, 2, 2, 1, 1, 1, 0, 2, 2, 2, TT_CONV_ALGO_IMPLICIT_GEMM}, 1},
 };
 
 static void ref_convt_forward(double *out, const double *inp, const double *weight,
@@ -295,7 +347,8 @@ static void test_conv_transpose(void)
         TH_OK(tt_conv_transpose2d_check(d));
         int oh = tt_conv_transpose2d_out_h(d), ow = tt_conv_transpose2d_out_w(d);
         CU_ASSERT_EQUAL(oh, ref_conv_transpose2d_out_size(d->in_h, d->kernel_h, d->stride_h,
-                                                          d->pad_h, d->output_pad_h, 1));
+                                                          d->pad_h, d->output_pad_h,
+                                                          d->dilation_h ? d->dilation_h : 1));
         size_t ws = tt_conv_transpose2d_workspace_bytes(d);
         ref_conv_op op = {
             .name = convt_cases[i].name, .desc = d,
@@ -404,6 +457,7 @@ int main(void)
         {"direct with local-memory tiles", test_direct_tiled},
         {"winograd: forward, backward data; weight falls back", test_winograd},
         {"fft: forward and gradients", test_fft},
+        {"implicit_gemm: forward and gradients, every tile", test_igemm},
         {"forced algorithms fall back on shapes they do not run", test_fallback_runs},
         {"cross-check against PyTorch", test_torch},
         {"conv_transpose2d through every algorithm", test_conv_transpose},

@@ -30,7 +30,7 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                            "Runs CLBlast with its own parameters: the device's tuning file "
                            "(tiletrain tune) is not applied."},
     [TT_KNOB_CONV_ALGO] = {"TT_CONV_ALGO", TT_KNOB_USER, "src/ops/conv_algo_name.c",
-                           "auto, im2col_gemm, direct, winograd or fft",
+                           "auto, im2col_gemm, direct, winograd, fft or implicit_gemm",
                            "The default of --algo (train, mem, bench, eval, predict): the "
                            "convolution algorithm of every layer; --algo wins, and an unknown "
                            "name is an error."},
@@ -63,6 +63,15 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                                 "BYTES,FLOATS",
                                 "The 3x3 w8 weight gradient's band size in bytes and its cap "
                                 "on partial sums in floats, instead of the built-in ones."},
+    [TT_KNOB_CONV_IGEMM_TILES] = {"TT_CONV_IGEMM_TILES", TT_KNOB_TEST, "src/ops/conv_igemm.c",
+                                  "RM,RN,BK,MT,NT",
+                                  "The implicit-GEMM convolution's tile: rows and columns per "
+                                  "work-item, K per chunk, work-items along rows and columns "
+                                  "(at most), instead of the device type's."},
+    [TT_KNOB_CONV_IGEMM_SLICE] = {"TT_CONV_IGEMM_SLICE", TT_KNOB_TEST, "src/ops/conv_igemm.c",
+                                  "a number of pixels",
+                                  "The implicit-GEMM weight gradient's pixels per slice of its "
+                                  "reduction, instead of the built-in 4096."},
     [TT_KNOB_SHADER_DIR] = {"TT_SHADER_DIR", TT_KNOB_USER, "src/backend/vulkan/vk_pipeline.c",
                             "a folder holding <program>/<kernel>.spv files (the build writes "
                             "them to build/shaders/)",

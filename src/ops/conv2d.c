@@ -133,6 +133,7 @@ static const tt_conv_algo_impl *const conv2d_algos[] = {
     [TT_CONV_ALGO_DIRECT] = &tt_conv_direct_impl,
     [TT_CONV_ALGO_WINOGRAD] = &tt_conv_winograd_impl,
     [TT_CONV_ALGO_FFT] = &tt_conv_fft_impl,
+    [TT_CONV_ALGO_IMPLICIT_GEMM] = &tt_conv_igemm_impl,
 };
 _Static_assert(sizeof conv2d_algos / sizeof conv2d_algos[0] == TT_CONV_ALGO_COUNT,
                "conv2d needs one row per tt_conv_algo");

@@ -93,9 +93,8 @@ static tt_conv_algo concrete(const tt_conv_call *c, tt_conv_algo want, tt_conv_d
     return c->family->runs(want, c->shape, dir) ? want : TT_CONV_ALGO_IM2COL_GEMM;
 }
 
-/* The algorithms that run `dir` of the shape, in enum order; the count. */
 /* Whether `be` has what `algo` launches (a backend may lack programs:
- * Vulkan has no FFT and, so far, only im2col + GEMM); NULL: any. */
+ * Vulkan has no FFT); NULL: any. */
 static int on_backend(const tt_backend *be, const tt_conv_call *c, tt_conv_algo algo)
 {
     if (!be) return 1;
@@ -111,6 +110,7 @@ static int on_backend(const tt_backend *be, const tt_conv_call *c, tt_conv_algo 
         return (dry || be->ops->gemm) && tt_backend_has_program(be, "conv_winograd");
     case TT_CONV_ALGO_FFT:
         return (dry || be->ops->fft2d) && tt_backend_has_program(be, "conv_fft");
+    case TT_CONV_ALGO_IMPLICIT_GEMM: return tt_backend_has_program(be, "conv_igemm");
     case TT_CONV_ALGO_AUTO:
     case TT_CONV_ALGO_COUNT: break;
     }

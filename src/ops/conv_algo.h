@@ -21,6 +21,7 @@
  *   direct        groups 1            groups 1               groups 1
  *   winograd      3x3 s1 d1 g1        same, pad <= 2 (flip)  -> im2col_gemm
  *   fft           s1 d1 g1 kH*kW>=25  same (adjoint)         same
+ *   implicit_gemm all                 all                    all
  */
 #ifndef TT_OPS_CONV_ALGO_H
 #define TT_OPS_CONV_ALGO_H
@@ -33,17 +34,20 @@ typedef enum tt_conv_algo {
     TT_CONV_ALGO_DIRECT,       /* direct loops, one output element per work-item */
     TT_CONV_ALGO_WINOGRAD,     /* F(2x2,3x3): transforms + 16 batched GEMMs (CLBlast) */
     TT_CONV_ALGO_FFT,          /* clFFT spectra, products per frequency, inverse */
+    TT_CONV_ALGO_IMPLICIT_GEMM, /* GEMM tiles gathered from the image, no column buffer */
     TT_CONV_ALGO_COUNT
 } tt_conv_algo;
 
 /* The names, as an option table's choices (core/options.h) and --help. */
-#define TT_CONV_ALGO_CHOICES "auto|im2col_gemm|direct|winograd|fft"
+#define TT_CONV_ALGO_CHOICES "auto|im2col_gemm|direct|winograd|fft|implicit_gemm"
 #define TT_CONV_ALGO_HELP \
     "convolutions: auto (the fastest per layer and direction, timed once and kept in the " \
-    "find-db), im2col_gemm, direct, winograd or fft (where one cannot run a layer, im2col_gemm does); " \
+    "find-db), im2col_gemm, direct, winograd, fft or implicit_gemm (where one cannot run a layer, " \
+    "im2col_gemm does); " \
     "default $TT_CONV_ALGO, else auto"
 
-/* "auto", "im2col_gemm", "direct", "winograd", "fft"; "unknown" outside the enum. */
+/* "auto", "im2col_gemm", "direct", "winograd", "fft", "implicit_gemm"; "unknown"
+ * outside the enum.  The find-db stores these names: new values go last. */
 const char *tt_conv_algo_name(tt_conv_algo algo);
 /* The algorithm named `name` (case-insensitive, as tt_conv_algo_name writes
  * it); TT_ERR_INVALID_ARGUMENT listing the names when there is none. */
@@ -103,6 +107,7 @@ int tt_conv_algo_runs(const tt_conv_algo_impl *impl, const tt_conv_shape *s, tt_
 extern const tt_conv_algo_impl tt_conv_direct_impl;    /* src/ops/conv_direct.c */
 extern const tt_conv_algo_impl tt_conv_winograd_impl;  /* src/ops/conv_winograd.c */
 extern const tt_conv_algo_impl tt_conv_fft_impl;       /* src/ops/conv_fft.c */
+extern const tt_conv_algo_impl tt_conv_igemm_impl;     /* src/ops/conv_igemm.c */
 
 /* ---- helpers shared by the convolution ops (src/ops/conv_algo.c) -------- */
 

@@ -1,0 +1,209 @@
+/*
+ * The IMPLICIT_GEMM convolution algorithm (opencl/conv_igemm.cl,
+ * shaders/conv_igemm/): every direction of every shape (groups, stride,
+ * padding, dilation) as tiled GEMMs whose im2col operand each work-group
+ * gathers from the image into local memory, so there is no column buffer.
+ *
+ *   forward          one launch: (Cout/G x N OH OW) tiles per group
+ *   backward data    the gather form over dinp's pixels, one launch per
+ *                    stride phase (y mod sH, x mod sW) that a tap reaches:
+ *                    each pixel is written by one work-item, no atomics
+ *   backward weight  (Cout/G x Cin/G kH kW) tiles, the reduction over N OH
+ *                    OW pixels split into slices (by the shape alone, so
+ *                    the sums are the same every run and on every device
+ *                    with these kernels); several slices write partial
+ *                    sums to the workspace, which conv_igemm_sum_slices adds
+ *                    into dweight in slice order
+ *
+ * Workspace: none, but the weight gradient's partial sums when a shape has
+ * more than one slice.  Tile sizes per device type (device_traits.h):
+ * CPUs a float8 of columns by 8 rows per work-item in small work-groups;
+ * GPUs 4 x 4 per work-item in 16 x 16 work-groups; others in between;
+ * $TT_CONV_IGEMM_TILES="RM,RN,BK,MT,NT" overrides (tests).  Work-groups are
+ * narrowed to the device's limits and local memory; never to a subgroup
+ * width.
+ */
+#include <stdio.h>
+
+#include "core/knobs.h"
+#include "core/status.h"
+#include "ops/conv_algo.h"
+#include "ops/device_traits.h"
+
+/* One kernel build's tile and its launch's work-group (see the top of
+ * opencl/conv_igemm.cl): rm x rn outputs per work-item, bk of K per chunk,
+ * mt x nt work-items (rows x columns). */
+typedef struct igemm_tiles {
+    size_t rm, rn, bk, mt, nt;
+    char options[96];
+} igemm_tiles;
+
+static int pow2(size_t v) { return v && (v & (v - 1)) == 0; }
+
+/* The tile for a product of `rows` rows on `be`'s device. */
+static igemm_tiles tiles_of(const tt_backend *be, size_t rows)
+{
+    tt_kernel_variant v = tt_device_traits_of(be).direct;
+    igemm_tiles t = v == TT_KERNEL_W8      ? (igemm_tiles){.rm = 8, .rn = 8, .bk = 16, .mt = 4, .nt = 16}
+                    : v == TT_KERNEL_TILED ? (igemm_tiles){.rm = 4, .rn = 4, .bk = 16, .mt = 16, .nt = 16}
+                                           : (igemm_tiles){.rm = 4, .rn = 4, .bk = 8, .mt = 8, .nt = 8};
+    const char *knob = tt_knob_str(TT_KNOB_CONV_IGEMM_TILES);
+    igemm_tiles k = t;
+    if (knob && sscanf(knob, "%zu,%zu,%zu,%zu,%zu", &k.rm, &k.rn, &k.bk, &k.mt, &k.nt) == 5 &&
+        k.rm >= 1 && k.rm <= 8 && (k.rn == 4 || k.rn == 8) && pow2(k.bk) && k.bk >= k.rn &&
+        pow2(k.mt) && pow2(k.nt))
+        t = k;
+    /* no more rows of work-items than the rows need */
+    while (t.mt > 1 && (t.mt / 2) * t.rm >= rows) t.mt /= 2;
+    size_t max_wg = be->device.max_work_group_size ? be->device.max_work_group_size : 1;
+    while (t.mt * t.nt > max_wg && t.mt * t.nt > 1) {
+        if (t.nt >= t.mt) t.nt /= 2;
+        else t.mt /= 2;
+    }
+    size_t local = be->device.local_mem_bytes ? be->device.local_mem_bytes : 16384;
+    while (t.bk > t.rn && t.bk * (t.mt * t.rm + t.nt * t.rn) * sizeof(float) > local / 2)
+        t.bk /= 2;
+    snprintf(t.options, sizeof t.options, "-DTT_IG_RM=%zu -DTT_IG_RN=%zu -DTT_IG_BK=%zu", t.rm,
+             t.rn, t.bk);
+    return t;
+}
+
+static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+
+/* The weight gradient's slices of the N OH OW pixels: one per
+ * SLICE_PIXELS ($TT_CONV_IGEMM_SLICE: tests), at most SLICES_MAX, and no
+ * more than keep the partial sums within SLICE_FLOATS_MAX; a function of
+ * the shape alone. */
+#define SLICE_PIXELS 4096
+#define SLICES_MAX 64
+#define SLICE_FLOATS_MAX ((size_t)4 << 20)
+
+typedef struct igemm_slices {
+    size_t count, len; /* slices, pixels each (the last may be short) */
+} igemm_slices;
+
+static igemm_slices slices_of(const tt_conv_shape *s)
+{
+    size_t pixels = s->batch * s->out_plane, floats = s->cout * s->k;
+    size_t per = SLICE_PIXELS;
+    const char *knob = tt_knob_str(TT_KNOB_CONV_IGEMM_SLICE);
+    if (knob && sscanf(knob, "%zu", &per) == 1 && per < 1) per = SLICE_PIXELS;
+    size_t count = pixels / per;
+    if (count > SLICES_MAX) count = SLICES_MAX;
+    if (count * floats > SLICE_FLOATS_MAX) count = SLICE_FLOATS_MAX / floats;
+    if (count < 1) count = 1;
+    igemm_slices sl = {count, ceil_div(pixels, count)};
+    sl.count = ceil_div(pixels, sl.len);
+    return sl;
+}
+
+static size_t igemm_workspace_bytes(const tt_conv_shape *s)
+{
+    igemm_slices sl = slices_of(s);
+    return sl.count > 1 ? sl.count * s->cout * s->k * sizeof(float) : 0;
+}
+
+#define GEOMETRY_ARGS(s)                                                                      \
+    tt_arg_i32((int)(s)->batch), tt_arg_i32((int)(s)->cin), tt_arg_i32((int)(s)->h),           \
+        tt_arg_i32((int)(s)->w), tt_arg_i32((int)(s)->cout), tt_arg_i32((int)(s)->oh),         \
+        tt_arg_i32((int)(s)->ow), tt_arg_i32((int)(s)->kh), tt_arg_i32((int)(s)->kw),          \
+        tt_arg_i32((int)(s)->sh), tt_arg_i32((int)(s)->sw), tt_arg_i32((int)(s)->ph),          \
+        tt_arg_i32((int)(s)->pw), tt_arg_i32((int)(s)->dh), tt_arg_i32((int)(s)->dw),          \
+        tt_arg_i32((int)(s)->groups)
+
+/* The launch of a product of `rows` x `columns` per group (z: `depth`). */
+typedef struct igemm_launch {
+    size_t global[3], local[3];
+    size_t a_bytes, b_bytes; /* the two local tiles */
+} igemm_launch;
+
+static igemm_launch launch_of(const igemm_tiles *t, size_t rows, size_t columns, size_t depth)
+{
+    size_t bm = t->mt * t->rm, bn = t->nt * t->rn;
+    return (igemm_launch){.global = {ceil_div(columns, bn) * t->nt, ceil_div(rows, bm) * t->mt, depth},
+                          .local = {t->nt, t->mt, 1},
+                          .a_bytes = t->bk * bm * sizeof(float),
+                          .b_bytes = t->bk * bn * sizeof(float)};
+}
+
+static tt_status igemm_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
+                               tt_mem bias, const tt_conv_shape *s, tt_mem ws, int accumulate)
+{
+    (void)ws;
+    igemm_tiles t = tiles_of(be, s->cout_g);
+    igemm_launch l = launch_of(&t, s->cout_g, s->batch * s->out_plane, s->groups);
+    tt_mem bias_mem = bias.buffer ? bias : weight; /* any valid buffer; unread */
+    return tt_launch_kernel(be, "conv_igemm", "conv_igemm_forward", t.options, 3, l.global,
+                            l.local,
+                            TT_ARGS(tt_arg_mem(out), tt_arg_mem(inp), tt_arg_mem(weight),
+                                    tt_arg_mem(bias_mem), tt_arg_i32(bias.buffer != NULL),
+                                    tt_arg_i32(accumulate), GEOMETRY_ARGS(s),
+                                    tt_arg_local(l.a_bytes), tt_arg_local(l.b_bytes)));
+}
+
+/* The taps of kernel indices that reach pixel phase r along one axis
+ * (as ig_phase_taps in opencl/conv_igemm.cl). */
+static size_t phase_taps(size_t r, size_t stride, size_t pad, size_t dilation, size_t kernel)
+{
+    size_t first = 0, step = 1;
+    while (first < kernel && (r + pad + stride * kernel * dilation - first * dilation) % stride)
+        first++;
+    while ((step * dilation) % stride) step++;
+    return first < kernel ? (kernel - 1 - first) / step + 1 : 0;
+}
+
+static tt_status igemm_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
+                                     const tt_conv_shape *s, tt_mem ws)
+{
+    (void)ws;
+    igemm_tiles t = tiles_of(be, s->cin_g);
+    for (size_t ry = 0; ry < s->sh && ry < s->h; ry++)
+        for (size_t rx = 0; rx < s->sw && rx < s->w; rx++) {
+            if (!phase_taps(ry, s->sh, s->ph, s->dh, s->kh) ||
+                !phase_taps(rx, s->sw, s->pw, s->dw, s->kw))
+                continue; /* no tap reaches these pixels: nothing to add */
+            size_t pixels = s->batch * ceil_div(s->h - ry, s->sh) * ceil_div(s->w - rx, s->sw);
+            igemm_launch l = launch_of(&t, s->cin_g, pixels, s->groups);
+            TT_TRY(tt_launch_kernel(be, "conv_igemm", "conv_igemm_backward_data", t.options, 3,
+                                    l.global, l.local,
+                                    TT_ARGS(tt_arg_mem(dinp), tt_arg_mem(dout), tt_arg_mem(weight),
+                                            GEOMETRY_ARGS(s), tt_arg_i32((int)ry),
+                                            tt_arg_i32((int)rx), tt_arg_local(l.a_bytes),
+                                            tt_arg_local(l.b_bytes))));
+        }
+    return NULL;
+}
+
+static tt_status igemm_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
+                                       const tt_conv_shape *s, tt_mem ws)
+{
+    igemm_tiles t = tiles_of(be, s->cout_g);
+    igemm_slices sl = slices_of(s);
+    igemm_launch l = launch_of(&t, s->cout_g, s->k, sl.count * s->groups);
+    tt_conv_workspace part = {0};
+    TT_TRY(tt_conv_workspace_acquire(be, "conv_igemm.weight_slices", ws,
+                                     igemm_workspace_bytes(s), &part));
+    int one = sl.count == 1; /* straight into dweight */
+    tt_status status = tt_launch_kernel(
+        be, "conv_igemm", "conv_igemm_backward_weight", t.options, 3, l.global, l.local,
+        TT_ARGS(tt_arg_mem(one ? dweight : part.mem), tt_arg_mem(dout), tt_arg_mem(inp),
+                tt_arg_i32((int)sl.len), tt_arg_i32(one), GEOMETRY_ARGS(s),
+                tt_arg_local(l.a_bytes), tt_arg_local(l.b_bytes)));
+    if (!status && !one) {
+        size_t count = s->cout * s->k;
+        status = tt_launch_kernel(be, "conv_igemm", "conv_igemm_sum_slices", t.options, 1,
+                                  (size_t[]){count}, NULL,
+                                  TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(part.mem),
+                                          tt_arg_i32((int)sl.count), tt_arg_i32((int)count)));
+    }
+    tt_conv_workspace_release(&part);
+    return status;
+}
+
+const tt_conv_algo_impl tt_conv_igemm_impl = {
+    .supports = NULL, /* every shape, every direction */
+    .workspace_bytes = igemm_workspace_bytes,
+    .forward = igemm_forward,
+    .backward_data = igemm_backward_data,
+    .backward_weight = igemm_backward_weight,
+};
