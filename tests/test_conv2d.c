@@ -170,7 +170,8 @@ static void test_forward_add(void)
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
     const tt_conv_algo algos[] = {TT_CONV_ALGO_IM2COL_GEMM, TT_CONV_ALGO_DIRECT,
-                                  TT_CONV_ALGO_WINOGRAD, TT_CONV_ALGO_FFT};
+                                  TT_CONV_ALGO_WINOGRAD, TT_CONV_ALGO_FFT,
+                                  TT_CONV_ALGO_IMPLICIT_GEMM};
     for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
         /* 5x5 so that FFT runs it too (kernels of 25 taps and more) */
         tt_conv2d_desc d = D(2, 3, 9, 11, 4, algos[a] == TT_CONV_ALGO_FFT ? 5 : 3,

@@ -4,7 +4,8 @@
  * $TT_CACHE_DIR/find-db/<device>.json and reused without timing by the next
  * process (simulated by tt_conv_autotune_reset), concurrent writers keep
  * each other's keys, timing never touches the caller's gradients, AUTO's
- * workspace fits every candidate, conv_transpose2d tunes too, forcing (the
+ * workspace fits every candidate (implicit_gemm among them, picked from a
+ * find-db like the others), conv_transpose2d tunes too, forcing (the
  * function, $TT_CONV_ALGO) never times, and a corrupt find-db is ignored
  * with a warning.  Each test runs in a fresh temporary cache directory.
  */
@@ -166,12 +167,13 @@ static void test_autotune(void)
     /* nothing known yet: sized for every candidate on this device too */
     CU_ASSERT_EQUAL(tt_conv2d_workspace_bytes_on(be, &r.desc), auto_ws);
 
-    /* first call: im2col_gemm, direct, winograd timed (3 runs each), db written */
+    /* first call: im2col_gemm, direct, winograd, implicit_gemm timed (3 runs
+     * each), db written */
     double e = run_forward(be, &r);
     CU_ASSERT(e < REF_CONV_FWD_TOL);
     tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
     CU_ASSERT_EQUAL(s.timed, 1);
-    CU_ASSERT_EQUAL(s.runs, 9);
+    CU_ASSERT_EQUAL(s.runs, 12);
     CU_ASSERT_EQUAL(s.db_writes, 1);
     CU_ASSERT_EQUAL(be->mem.current[TT_MEM_WORKSPACE], 0);
     cJSON *db = read_db(be);
@@ -227,8 +229,8 @@ static void test_autotune(void)
     CU_ASSERT(ei < REF_CONV_GRAD_TOL);
     CU_ASSERT(ew < REF_CONV_GRAD_TOL);
     s = tt_conv_autotune_stats_get();
-    CU_ASSERT_EQUAL(s.timed, 2); /* backward data (3 candidates), weight (2) */
-    CU_ASSERT_EQUAL(s.runs, 15);
+    CU_ASSERT_EQUAL(s.timed, 2); /* backward data (4 candidates), weight (3) */
+    CU_ASSERT_EQUAL(s.runs, 21);
     printf("\n    autotune backward vs im2col_gemm: dinp %.2e  dweight %.2e", ei, ew);
     free(gi), free(gw), free(ri), free(rw);
     db = read_db(be);
@@ -264,8 +266,9 @@ static void test_autotune_transpose(void)
     double e = th_max_rel_error(got, want, out_n, REF_CONV_FWD_FLOOR);
     CU_ASSERT(e < REF_CONV_FWD_TOL);
     tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
-    CU_ASSERT_EQUAL(s.timed, 1); /* im2col_gemm and direct; k2 s2 runs neither winograd nor fft */
-    CU_ASSERT_EQUAL(s.runs, 6);
+    /* im2col_gemm, direct and implicit_gemm; k2 s2 runs neither winograd nor fft */
+    CU_ASSERT_EQUAL(s.timed, 1);
+    CU_ASSERT_EQUAL(s.runs, 9);
     printf("\n    conv_transpose2d autotune forward error %.2e", e);
     tt_buffer_free(x), tt_buffer_free(w), tt_buffer_free(y);
     remove_cache_dir(be);
@@ -475,6 +478,47 @@ static void test_workspace_of_known_picks(void)
     remove_cache_dir(be);
 }
 
+/* A pick of implicit_gemm (as the timing makes where it is the fastest)
+ * is a candidate like the others: taken from the find-db for every
+ * direction, untimed, sizing the workspace (none for this shape), and its
+ * results right. */
+static void test_implicit_gemm_pick(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    fresh_cache_dir();
+    char path[1024];
+    FILE *f = write_db_by_hand(be, path, sizeof path);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    const char *shape = "N2 C4 9x11 -> C5 k3x3 s1x1 p1x1 d1x1 g1";
+    fprintf(f, "{\"version\": %d, \"entries\": {"
+               "\"conv2d forward %s\": {\"algo\": \"implicit_gemm\", \"ms\": 1},"
+               "\"conv2d backward_data %s\": {\"algo\": \"implicit_gemm\", \"ms\": 1},"
+               "\"conv2d backward_weight %s\": {\"algo\": \"implicit_gemm\", \"ms\": 1}}}",
+            TT_FIND_DB_VERSION, shape, shape, shape);
+    fclose(f);
+    conv_run r;
+    run_init(&r, (tt_conv2d_desc)D(2, 4, 9, 11, 5, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 61);
+    for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++)
+        CU_ASSERT_EQUAL(tt_conv2d_algo_on(be, &r.desc, (tt_conv_dir)dir),
+                        TT_CONV_ALGO_IMPLICIT_GEMM);
+    CU_ASSERT_EQUAL(tt_conv2d_workspace_bytes_on(be, &r.desc), 0);
+    CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
+    float *gi = malloc(r.inp_n * sizeof(float)), *gw = malloc(r.weight_n * sizeof(float));
+    float *ri = malloc(r.inp_n * sizeof(float)), *rw = malloc(r.weight_n * sizeof(float));
+    CU_ASSERT_FATAL(gi && gw && ri && rw);
+    run_backward(be, &r, TT_CONV_ALGO_AUTO, gi, gw);
+    run_backward(be, &r, TT_CONV_ALGO_IM2COL_GEMM, ri, rw);
+    CU_ASSERT(th_max_rel_error_f(gi, ri, r.inp_n, REF_CONV_GRAD_FLOOR) < REF_CONV_GRAD_TOL);
+    CU_ASSERT(th_max_rel_error_f(gw, rw, r.weight_n, REF_CONV_GRAD_FLOOR) < REF_CONV_GRAD_TOL);
+    tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
+    CU_ASSERT_EQUAL(s.timed, 0);
+    CU_ASSERT_EQUAL(s.runs, 0);
+    free(gi), free(gw), free(ri), free(rw);
+    run_free(&r);
+    remove_cache_dir(be);
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -484,6 +528,7 @@ int main(void)
         {"a corrupt find-db is ignored with a warning", test_corrupt_db},
         {"the dry backend never tunes; its 0 ms entries are timed again", test_dry_backend_never_tunes},
         {"workspace sized for the known picks; a first layer leaves out its input gradient", test_workspace_of_known_picks},
+        {"a find-db pick of implicit_gemm runs every direction", test_implicit_gemm_pick},
         CU_TEST_INFO_NULL,
     };
     return th_run_suite("conv_autotune", tests);

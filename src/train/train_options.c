@@ -53,7 +53,7 @@ const tt_opt tt_train_option_table[] = {
     OPT("seed", TT_OPT_U64, seed, "K", "seed of init, crops and augmentation", 1, 0),
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name", 1, 0),
     CHOICE("backend", backend, "NAME", "the compute API: opencl, or vulkan (its convolutions run "
-           "im2col + GEMM so far; `tiletrain devices` lists both)", "opencl|vulkan"),
+           "im2col + GEMM or implicit GEMM so far; `tiletrain devices` lists both)", "opencl|vulkan"),
     CHOICE("algo", algo, "NAME", TT_CONV_ALGO_HELP, TT_CONV_ALGO_CHOICES),
     OPT("out", TT_OPT_STRING, out, "DIR", "run folder: train.jsonl and checkpoints", 1, 0),
     OPT("init", TT_OPT_STRING, init, "FILE", "start from these weights (safetensors)", 1, 0),

@@ -53,7 +53,7 @@ expect 2 "did you mean 'check'" -- "$tt" data chek --data "$work/data"
 expect 1 "not both" -- "$tt" train --data "$work/data" --out "$work/r0" --val-list "$work/none" --val-fraction 0.2
 expect 1 "not both" -- "$tt" train --data "$work/data" --out "$work/r0" --init a --resume b
 
-expect 2 "is not one of auto|im2col_gemm|direct|winograd|fft" -- "$tt" bench --algo gemm
+expect 2 "is not one of auto|im2col_gemm|direct|winograd|fft|implicit_gemm" -- "$tt" bench --algo gemm
 # algo WANT AVOID: bench --algo WANT runs WANT's kernels and none named AVOID
 algo() {
   "$tt" bench --algo "$1" --by-kernel --tile 32x32 --micro-batch 1 --accum 1 --steps 1 \
@@ -64,6 +64,7 @@ algo() {
 algo direct conv_direct im2col
 algo im2col_gemm im2col conv_direct_forward
 algo winograd winograd_input conv_direct_forward
+algo implicit_gemm conv_igemm_forward im2col
 
 expect 2 "--compare-openblas goes with --layers" -- "$tt" bench --compare-openblas
 "$tt" bench --layers --json --tile 32x32 --micro-batch 1 --base-channels 4 --depth 1 \
