@@ -29,7 +29,7 @@
  * products have no branches.  NT and MT come from the launch (powers of
  * two); the sizes below from the host as -D defines (no defaults here):
  *   TT_IG_RM  rows per work-item (1 .. 8)
- *   TT_IG_RN  columns per work-item: 4 or 8 (a float4 or float8)
+ *   TT_IG_RN  columns per work-item: 4, 8 or 16 (a float4, float8 or float16)
  *   TT_IG_BK  K (or pixels, for the weight gradient) per chunk; a power of two,
  *             at least RN
  * The local arguments hold BK * BM (tile_a) and BK * BN (tile_b) floats.
@@ -37,7 +37,11 @@
 #if !defined(TT_IG_RM) || !defined(TT_IG_RN) || !defined(TT_IG_BK)
 #error "conv_igemm.cl: TT_IG_RM, TT_IG_RN and TT_IG_BK come from the host (src/ops/conv_igemm.c)"
 #endif
-#if TT_IG_RN == 8
+#if TT_IG_RN == 16
+typedef float16 ig_vec;
+#define IG_LOAD(p) vload16(0, (p))
+#define IG_STORE(v, p) vstore16((v), 0, (p))
+#elif TT_IG_RN == 8
 typedef float8 ig_vec;
 #define IG_LOAD(p) vload8(0, (p))
 #define IG_STORE(v, p) vstore8((v), 0, (p))
@@ -46,7 +50,7 @@ typedef float4 ig_vec;
 #define IG_LOAD(p) vload4(0, (p))
 #define IG_STORE(v, p) vstore4((v), 0, (p))
 #else
-#error "conv_igemm.cl: TT_IG_RN is 4 or 8"
+#error "conv_igemm.cl: TT_IG_RN is 4, 8 or 16"
 #endif
 #define RM TT_IG_RM
 #define RN TT_IG_RN
@@ -98,17 +102,25 @@ inline ig_idx3 ig_add(ig_idx3 a, const ig_idx3 d, const int ny, const int nx)
     return a;
 }
 
-/* acc[i] += tile_a[kk][ty RM + i] * tile_b[kk][tx RN ..] over the chunk. */
+/* acc[i] += tile_a[kk][ty RM + i] * tile_b[kk][tx RN ..] over the chunk.
+ * The sums run in a private copy: PoCL does not inline this, and through
+ * acc's pointer (which might alias the tiles) it stored every sum back to
+ * memory after each multiply-add. */
 inline void ig_multiply(ig_vec acc[RM], __local const float *tile_a, __local const float *tile_b,
                         const int bm, const int bn, const int tx, const int ty)
 {
+    ig_vec sum[RM];
+#pragma unroll
+    for (int i = 0; i < RM; i++) sum[i] = acc[i];
 #pragma unroll
     for (int kk = 0; kk < BK; kk++) {
         const ig_vec b = IG_LOAD(tile_b + kk * bn + tx * RN);
         __local const float *a = tile_a + kk * bm + ty * RM;
 #pragma unroll
-        for (int i = 0; i < RM; i++) acc[i] += a[i] * b;
+        for (int i = 0; i < RM; i++) sum[i] += a[i] * b;
     }
+#pragma unroll
+    for (int i = 0; i < RM; i++) acc[i] = sum[i];
 }
 
 /* Impossible source row of a column past the matrix: every tap misses. */

@@ -238,7 +238,7 @@ static void test_igemm(void)
 {
     const size_t last = COUNT(igemm_cases) - 4; /* the other tiles: strides, groups, sizes */
     check_cases("implicit_gemm", igemm_cases, COUNT(igemm_cases), ALL_DIRS);
-    static const char *const tiles[] = {"4,4,16,16,16", "3,4,8,2,1", "2,4,4,4,2"};
+    static const char *const tiles[] = {"4,4,16,16,16", "3,4,8,2,1", "2,8,8,8,2"};
     for (size_t t = 0; t < COUNT(tiles); t++) {
         th_setenv("TT_CONV_IGEMM_TILES", tiles[t]);
         char label[64];

@@ -7,7 +7,7 @@
  * driver keeps only those).  Loads are scalar here: the products, in the
  * same order as the OpenCL kernels', are what count. */
 layout(constant_id = 3) const int TT_IG_RM = 4;  /* rows per invocation, 1 .. 8 */
-layout(constant_id = 4) const int TT_IG_RN = 4;  /* columns per invocation, 4 or 8 */
+layout(constant_id = 4) const int TT_IG_RN = 4;  /* columns per invocation, 4, 8 or 16 */
 layout(constant_id = 5) const int TT_IG_BK = 8;  /* K (pixels) per chunk, a power of two >= RN */
 layout(constant_id = 6) const uint TT_LOCAL0 = 1; /* BK * BM floats */
 layout(constant_id = 7) const uint TT_LOCAL1 = 1; /* BK * BN floats */
@@ -16,7 +16,7 @@ shared float tile_a[TT_LOCAL0];
 shared float tile_b[TT_LOCAL1];
 
 #define IG_MAX_RM 8
-#define IG_MAX_RN 8
+#define IG_MAX_RN 16
 /* Impossible source row of a column past the matrix: every tap misses. */
 #define IG_OUTSIDE (-(1 << 29))
 

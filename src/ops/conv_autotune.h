@@ -35,8 +35,9 @@
  * unrolled into registers; 5 = the 3x3 weight gradient over cached bands
  * of rows, edge columns without lane-by-lane loads, the up-convolution
  * kernels unrolled; 6 = the 3x3 weight gradient, forward and input
- * gradient of planes up to 128 wide from a padded copy of the input. */
-#define TT_FIND_DB_VERSION 6
+ * gradient of planes up to 128 wide from a padded copy of the input;
+ * 7 = implicit_gemm a candidate (older picks never timed it). */
+#define TT_FIND_DB_VERSION 7
 
 
 /* Runs candidate `algo` once on the op's buffers (queued, not finished). */

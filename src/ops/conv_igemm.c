@@ -17,10 +17,13 @@
  *
  * Workspace: none, but the weight gradient's partial sums when a shape has
  * more than one slice.  Tile sizes per device type (device_traits.h):
- * CPUs a float8 of columns by 8 rows per work-item in small work-groups;
+ * CPUs a float16 of columns by 8 rows per work-item, chunks of 32, up to
+ * 4 x 16 work-items (on PoCL the products then run from registers with one
+ * vector load per 8 multiply-adds, and the gathers are shared by 32 rows);
  * GPUs 4 x 4 per work-item in 16 x 16 work-groups; others in between;
  * $TT_CONV_IGEMM_TILES="RM,RN,BK,MT,NT" overrides (tests).  Work-groups are
- * narrowed to the device's limits and local memory; never to a subgroup
+ * narrowed to the product (no more work-items along a side than it needs),
+ * the device's limits and half its local memory; never to a subgroup
  * width.
  */
 #include <stdio.h>
@@ -40,29 +43,36 @@ typedef struct igemm_tiles {
 
 static int pow2(size_t v) { return v && (v & (v - 1)) == 0; }
 
-/* The tile for a product of `rows` rows on `be`'s device. */
-static igemm_tiles tiles_of(const tt_backend *be, size_t rows)
+/* The tile for a product of `rows` x `columns` on `be`'s device. */
+static igemm_tiles tiles_of(const tt_backend *be, size_t rows, size_t columns)
 {
     tt_kernel_variant v = tt_device_traits_of(be).direct;
-    igemm_tiles t = v == TT_KERNEL_W8      ? (igemm_tiles){.rm = 8, .rn = 8, .bk = 16, .mt = 4, .nt = 16}
+    igemm_tiles t = v == TT_KERNEL_W8      ? (igemm_tiles){.rm = 8, .rn = 16, .bk = 32, .mt = 4, .nt = 16}
                     : v == TT_KERNEL_TILED ? (igemm_tiles){.rm = 4, .rn = 4, .bk = 16, .mt = 16, .nt = 16}
                                            : (igemm_tiles){.rm = 4, .rn = 4, .bk = 8, .mt = 8, .nt = 8};
     const char *knob = tt_knob_str(TT_KNOB_CONV_IGEMM_TILES);
     igemm_tiles k = t;
     if (knob && sscanf(knob, "%zu,%zu,%zu,%zu,%zu", &k.rm, &k.rn, &k.bk, &k.mt, &k.nt) == 5 &&
-        k.rm >= 1 && k.rm <= 8 && (k.rn == 4 || k.rn == 8) && pow2(k.bk) && k.bk >= k.rn &&
+        k.rm >= 1 && k.rm <= 8 && (k.rn == 4 || k.rn == 8 || k.rn == 16) && pow2(k.bk) && k.bk >= k.rn &&
         pow2(k.mt) && pow2(k.nt))
         t = k;
-    /* no more rows of work-items than the rows need */
+    /* no more work-items along either side than it needs */
     while (t.mt > 1 && (t.mt / 2) * t.rm >= rows) t.mt /= 2;
+    while (t.nt > 1 && (t.nt / 2) * t.rn >= columns) t.nt /= 2;
     size_t max_wg = be->device.max_work_group_size ? be->device.max_work_group_size : 1;
     while (t.mt * t.nt > max_wg && t.mt * t.nt > 1) {
         if (t.nt >= t.mt) t.nt /= 2;
         else t.mt /= 2;
     }
+    /* the two tiles in half the local memory: shorter chunks, then fewer
+     * columns, then fewer rows */
     size_t local = be->device.local_mem_bytes ? be->device.local_mem_bytes : 16384;
-    while (t.bk > t.rn && t.bk * (t.mt * t.rm + t.nt * t.rn) * sizeof(float) > local / 2)
-        t.bk /= 2;
+    while (t.bk * (t.mt * t.rm + t.nt * t.rn) * sizeof(float) > local / 2) {
+        if (t.bk > t.rn) t.bk /= 2;
+        else if (t.nt > 1) t.nt /= 2;
+        else if (t.mt > 1) t.mt /= 2;
+        else break;
+    }
     snprintf(t.options, sizeof t.options, "-DTT_IG_RM=%zu -DTT_IG_RN=%zu -DTT_IG_BK=%zu", t.rm,
              t.rn, t.bk);
     return t;
@@ -130,7 +140,7 @@ static tt_status igemm_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem we
                                tt_mem bias, const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
     (void)ws;
-    igemm_tiles t = tiles_of(be, s->cout_g);
+    igemm_tiles t = tiles_of(be, s->cout_g, s->batch * s->out_plane);
     igemm_launch l = launch_of(&t, s->cout_g, s->batch * s->out_plane, s->groups);
     tt_mem bias_mem = bias.buffer ? bias : weight; /* any valid buffer; unread */
     return tt_launch_kernel(be, "conv_igemm", "conv_igemm_forward", t.options, 3, l.global,
@@ -156,7 +166,7 @@ static tt_status igemm_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, t
                                      const tt_conv_shape *s, tt_mem ws)
 {
     (void)ws;
-    igemm_tiles t = tiles_of(be, s->cin_g);
+    igemm_tiles t = tiles_of(be, s->cin_g, s->batch * ceil_div(s->h, s->sh) * ceil_div(s->w, s->sw));
     for (size_t ry = 0; ry < s->sh && ry < s->h; ry++)
         for (size_t rx = 0; rx < s->sw && rx < s->w; rx++) {
             if (!phase_taps(ry, s->sh, s->ph, s->dh, s->kh) ||
@@ -177,7 +187,7 @@ static tt_status igemm_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, t
 static tt_status igemm_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
                                        const tt_conv_shape *s, tt_mem ws)
 {
-    igemm_tiles t = tiles_of(be, s->cout_g);
+    igemm_tiles t = tiles_of(be, s->cout_g, s->k);
     igemm_slices sl = slices_of(s);
     igemm_launch l = launch_of(&t, s->cout_g, s->k, sl.count * s->groups);
     tt_conv_workspace part = {0};
