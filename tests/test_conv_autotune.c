@@ -79,6 +79,31 @@ static FILE *write_db_by_hand(tt_backend *be, char *path, size_t size)
     return fopen(path, "wb");
 }
 
+/* Find-db keys of the tests that write picks by hand: the three
+ * directions of D(2, 4, 9, 11, 5, k3 p1), then the two of its first-layer
+ * twin with 3 input channels (no backward_data). */
+static const char *const picked_keys[] = {
+    "conv2d forward N2 C4 9x11 -> C5 k3x3 s1x1 p1x1 d1x1 g1",
+    "conv2d backward_data N2 C4 9x11 -> C5 k3x3 s1x1 p1x1 d1x1 g1",
+    "conv2d backward_weight N2 C4 9x11 -> C5 k3x3 s1x1 p1x1 d1x1 g1",
+    "conv2d forward N2 C3 9x11 -> C5 k3x3 s1x1 p1x1 d1x1 g1",
+    "conv2d backward_weight N2 C3 9x11 -> C5 k3x3 s1x1 p1x1 d1x1 g1"};
+
+/* The test device's find-db holding `count` picks: key `keys[i]` (an op,
+ * direction and shape) -> `algos[i]`, each timed at 1 ms. */
+static void write_picks(tt_backend *be, const char *const *keys, const char *const *algos,
+                        int count)
+{
+    char path[1024];
+    FILE *f = write_db_by_hand(be, path, sizeof path);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "{\"version\": %d, \"entries\": {", TT_FIND_DB_VERSION);
+    for (int i = 0; i < count; i++)
+        fprintf(f, "%s\"%s\": {\"algo\": \"%s\", \"ms\": 1}", i ? "," : "", keys[i], algos[i]);
+    fprintf(f, "}}");
+    fclose(f);
+}
+
 /* Buffers for one conv2d on random data. */
 typedef struct conv_run {
     tt_conv2d_desc desc;
@@ -436,19 +461,8 @@ static void test_workspace_of_known_picks(void)
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
     fresh_cache_dir();
-    char path[1024];
-    FILE *f = write_db_by_hand(be, path, sizeof path);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    const char *shape = "N2 C4 9x11 -> C5 k3x3 s1x1 p1x1 d1x1 g1";
-    const char *first = "N2 C3 9x11 -> C5 k3x3 s1x1 p1x1 d1x1 g1"; /* no backward_data */
-    fprintf(f, "{\"version\": %d, \"entries\": {"
-               "\"conv2d forward %s\": {\"algo\": \"direct\", \"ms\": 1},"
-               "\"conv2d backward_data %s\": {\"algo\": \"direct\", \"ms\": 1},"
-               "\"conv2d backward_weight %s\": {\"algo\": \"direct\", \"ms\": 1},"
-               "\"conv2d forward %s\": {\"algo\": \"direct\", \"ms\": 1},"
-               "\"conv2d backward_weight %s\": {\"algo\": \"direct\", \"ms\": 1}}}",
-            TT_FIND_DB_VERSION, shape, shape, shape, first, first);
-    fclose(f);
+    static const char *const all_direct[] = {"direct", "direct", "direct", "direct", "direct"};
+    write_picks(be, picked_keys, all_direct, 5);
     conv_run r;
     run_init(&r, (tt_conv2d_desc)D(2, 4, 9, 11, 5, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 59);
     /* every candidate: im2col's columns; the picks: direct's band sums */
@@ -487,16 +501,8 @@ static void test_implicit_gemm_pick(void)
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
     fresh_cache_dir();
-    char path[1024];
-    FILE *f = write_db_by_hand(be, path, sizeof path);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    const char *shape = "N2 C4 9x11 -> C5 k3x3 s1x1 p1x1 d1x1 g1";
-    fprintf(f, "{\"version\": %d, \"entries\": {"
-               "\"conv2d forward %s\": {\"algo\": \"implicit_gemm\", \"ms\": 1},"
-               "\"conv2d backward_data %s\": {\"algo\": \"implicit_gemm\", \"ms\": 1},"
-               "\"conv2d backward_weight %s\": {\"algo\": \"implicit_gemm\", \"ms\": 1}}}",
-            TT_FIND_DB_VERSION, shape, shape, shape);
-    fclose(f);
+    static const char *const igemm[] = {"implicit_gemm", "implicit_gemm", "implicit_gemm"};
+    write_picks(be, picked_keys, igemm, 3); /* the three directions of D(2, 4, 9, 11, 5, ...) */
     conv_run r;
     run_init(&r, (tt_conv2d_desc)D(2, 4, 9, 11, 5, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 61);
     for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++)

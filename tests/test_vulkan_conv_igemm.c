@@ -50,33 +50,30 @@ static const igemm_case cases[] = {
 };
 enum { CASES = sizeof cases / sizeof cases[0] };
 
-/* Floats of each array of case c, and the most terms any of its sums has. */
+/* Floats of each array of case c, and the most terms any of its sums has.
+ * The two descs start alike: N, Cin, H, W, Cout, kH, kW, then groups
+ * further on; the weight is (Cout, Cin/G, kH, kW) or (Cin, Cout/G, kH, kW). */
 static void sizes_of(const igemm_case *c, size_t n[WORKSPACE + 1], size_t *terms)
 {
-    size_t batch, cin, h, w, cout, oh, ow, kh, kw, groups, ws;
-    if (c->transpose) {
-        const tt_conv_transpose2d_desc *t = &c->t;
-        batch = (size_t)t->batch, cin = (size_t)t->in_channels, h = (size_t)t->in_h;
-        w = (size_t)t->in_w, cout = (size_t)t->out_channels, kh = (size_t)t->kernel_h;
-        kw = (size_t)t->kernel_w, groups = (size_t)t->groups;
-        oh = (size_t)tt_conv_transpose2d_out_h(t), ow = (size_t)tt_conv_transpose2d_out_w(t);
-        ws = tt_conv_transpose2d_workspace_bytes(t);
-        n[WEIGHT] = cin * (cout / groups) * kh * kw;
-    } else {
-        const tt_conv2d_desc *d = &c->d;
-        batch = (size_t)d->batch, cin = (size_t)d->in_channels, h = (size_t)d->in_h;
-        w = (size_t)d->in_w, cout = (size_t)d->out_channels, kh = (size_t)d->kernel_h;
-        kw = (size_t)d->kernel_w, groups = (size_t)d->groups;
-        oh = (size_t)tt_conv2d_out_h(d), ow = (size_t)tt_conv2d_out_w(d);
-        ws = tt_conv2d_workspace_bytes(d);
-        n[WEIGHT] = cout * (cin / groups) * kh * kw;
-    }
+    const tt_conv2d_desc *d = &c->d;
+    const tt_conv_transpose2d_desc *t = &c->t;
+    size_t batch = (size_t)(c->transpose ? t->batch : d->batch);
+    size_t cin = (size_t)(c->transpose ? t->in_channels : d->in_channels);
+    size_t cout = (size_t)(c->transpose ? t->out_channels : d->out_channels);
+    size_t h = (size_t)(c->transpose ? t->in_h : d->in_h), w = (size_t)(c->transpose ? t->in_w : d->in_w);
+    size_t kh = (size_t)(c->transpose ? t->kernel_h : d->kernel_h);
+    size_t kw = (size_t)(c->transpose ? t->kernel_w : d->kernel_w);
+    size_t groups = (size_t)(c->transpose ? t->groups : d->groups);
+    size_t oh = (size_t)(c->transpose ? tt_conv_transpose2d_out_h(t) : tt_conv2d_out_h(d));
+    size_t ow = (size_t)(c->transpose ? tt_conv_transpose2d_out_w(t) : tt_conv2d_out_w(d));
+    size_t ws = c->transpose ? tt_conv_transpose2d_workspace_bytes(t) : tt_conv2d_workspace_bytes(d);
     n[INP] = n[DINP] = batch * cin * h * w;
     n[DOUT] = n[OUT] = batch * cout * oh * ow;
     n[BIAS] = n[DBIAS] = cout;
-    n[DWEIGHT] = n[WEIGHT];
+    n[WEIGHT] = n[DWEIGHT] = cin * cout / groups * kh * kw;
     n[WORKSPACE] = c->pass_workspace ? ws / 4 : 0;
-    size_t most = (cin > cout ? cin : cout) * kh * kw + 1, pixels = batch * (oh > h ? oh : h) * (ow > w ? ow : w) + 1;
+    size_t most = (cin > cout ? cin : cout) * kh * kw + 1;
+    size_t pixels = batch * (oh > h ? oh : h) * (ow > w ? ow : w) + 1;
     *terms = most > pixels ? most : pixels;
 }
 
