@@ -252,6 +252,73 @@ static void test_igemm(void)
     th_setenv("TT_CONV_IGEMM_SLICE", NULL);
 }
 
+/* Forward, input and weight gradient of `d` with its algorithm, from the
+ * same random data (seed); returns them concatenated (malloc'd). */
+static float *run_three(const tt_conv2d_desc *d, size_t n_in, size_t n_w, size_t n_out)
+{
+    tt_backend *be = th_backend();
+    uint64_t seed = 77;
+    float *x = th_random_floats(n_in, -1, 1, &seed), *w = th_random_floats(n_w, -1, 1, &seed);
+    float *dy = th_random_floats(n_out, -1, 1, &seed), *got = malloc((n_out + n_in + n_w) * 4);
+    CU_ASSERT_FATAL(got != NULL);
+    tt_buffer *bx = th_upload(x, n_in, "split.x"), *bw = th_upload(w, n_w, "split.w");
+    tt_buffer *bdy = th_upload(dy, n_out, "split.dy"), *by = th_zeros(n_out, "split.y");
+    tt_buffer *bdx = th_zeros(n_in, "split.dx"), *bdw = th_zeros(n_w, "split.dw");
+    TH_OK(tt_conv2d_forward(be, tt_mem_of(by), tt_mem_of(bx), tt_mem_of(bw), (tt_mem){0}, d,
+                            (tt_mem){0}));
+    TH_OK(tt_conv2d_backward(be, tt_mem_of(bdx), tt_mem_of(bdw), (tt_mem){0}, tt_mem_of(bdy),
+                             tt_mem_of(bx), tt_mem_of(bw), d, (tt_mem){0}));
+    th_download(got, by, n_out);
+    th_download(got + n_out, bdx, n_in);
+    th_download(got + n_out + n_in, bdw, n_w);
+    tt_buffer_free(bx), tt_buffer_free(bw), tt_buffer_free(bdy), tt_buffer_free(by);
+    tt_buffer_free(bdx), tt_buffer_free(bdw);
+    free(x), free(w), free(dy);
+    return got;
+}
+
+/* A micro-batch whose pixel tiles pass 65535 work-groups (the least a
+ * Vulkan device allows along dimension 0) runs in launches of fewer
+ * images: with 4-pixel tiles, 5 images of 256x256 go as 4 + 1; forward and
+ * input gradient as im2col + GEMM's.  The weight gradient (sums of 327680
+ * terms, not split by images) against a double sum, within what float
+ * sums of that length lose (im2col + GEMM's error printed beside it). */
+static void test_igemm_split_batch(void)
+{
+    th_setenv("TT_CONV_IGEMM_TILES", "1,4,4,1,1");
+    tt_conv2d_desc d = IG(5, 1, 256, 256, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1);
+    size_t n_in = 5 * 256 * 256, n_w = 2 * 9, n_out = 2 * n_in;
+    float *got = run_three(&d, n_in, n_w, n_out);
+    d.algo = TT_CONV_ALGO_IM2COL_GEMM;
+    float *want = run_three(&d, n_in, n_w, n_out);
+    double e = th_max_rel_error_f(got, want, n_out + n_in, 1.0);
+    /* dweight[co, ky, kx] = sum over n, y, x of dy[n, co, y, x] x[n, 0, y + ky - 1, x + kx - 1] */
+    uint64_t seed = 77;
+    float *x = th_random_floats(n_in, -1, 1, &seed), *w = th_random_floats(n_w, -1, 1, &seed);
+    float *dy = th_random_floats(n_out, -1, 1, &seed);
+    double dw[18] = {0};
+    for (size_t n = 0; n < 5; n++)
+        for (int co = 0; co < 2; co++)
+            for (int y = 0; y < 256; y++)
+                for (int xx = 0; xx < 256; xx++)
+                    for (int t = 0; t < 9; t++) {
+                        int iy = y + t / 3 - 1, ix = xx + t % 3 - 1;
+                        if (iy < 0 || iy >= 256 || ix < 0 || ix >= 256) continue;
+                        dw[co * 9 + t] += (double)dy[((n * 2 + co) * 256 + y) * 256 + xx] *
+                                          x[(n * 256 + iy) * 256 + ix];
+                    }
+    double e_w = th_max_rel_error(got + n_out + n_in, dw, n_w, 1.0);
+    double e_ref = th_max_rel_error(want + n_out + n_in, dw, n_w, 1.0);
+    printf("\n    5 x 256x256 in two launches: forward and input gradient within %.2e of "
+           "im2col_gemm; weight gradient off a double sum by %.2e (im2col_gemm %.2e)",
+           e, e_w, e_ref);
+    CU_ASSERT(e < 1e-5);
+    CU_ASSERT(e_w < 1e-4);
+    free(x), free(w), free(dy);
+    free(got), free(want);
+    th_setenv("TT_CONV_IGEMM_TILES", NULL);
+}
+
 /* Forced algorithms that do not run a shape at all fall back everywhere. */
 static void test_fallback_runs(void)
 {
@@ -458,6 +525,7 @@ int main(void)
         {"winograd: forward, backward data; weight falls back", test_winograd},
         {"fft: forward and gradients", test_fft},
         {"implicit_gemm: forward and gradients, every tile", test_igemm},
+        {"implicit_gemm: a large micro-batch in several launches", test_igemm_split_batch},
         {"forced algorithms fall back on shapes they do not run", test_fallback_runs},
         {"cross-check against PyTorch", test_torch},
         {"conv_transpose2d through every algorithm", test_conv_transpose},

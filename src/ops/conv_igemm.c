@@ -136,19 +136,45 @@ static igemm_launch launch_of(const igemm_tiles *t, size_t rows, size_t columns,
                           .b_bytes = t->bk * bn * sizeof(float)};
 }
 
+/* The images of one launch of the forward or the input gradient: its
+ * pixel tiles (dimension 0) stay within 65535 work-groups, the least a
+ * Vulkan device allows (OpenCL has no such limit; the split costs a
+ * launch per chunk there too).  An image with more tiles than that is one
+ * launch, which such a device refuses with an error naming the shader. */
+#define MAX_GROUPS_X 65535
+
+static size_t images_per_launch(const igemm_tiles *t, size_t pixels_per_image)
+{
+    size_t images = MAX_GROUPS_X * t->nt * t->rn / (pixels_per_image ? pixels_per_image : 1);
+    return images ? images : 1;
+}
+
+/* `s` for the images [n0, n0 + count). */
+static tt_conv_shape images_of(const tt_conv_shape *s, size_t n0, size_t count)
+{
+    tt_conv_shape chunk = *s;
+    chunk.batch = s->batch - n0 < count ? s->batch - n0 : count;
+    return chunk;
+}
+
 static tt_status igemm_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
                                tt_mem bias, const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
     (void)ws;
     igemm_tiles t = tiles_of(be, s->cout_g, s->batch * s->out_plane);
-    igemm_launch l = launch_of(&t, s->cout_g, s->batch * s->out_plane, s->groups);
+    size_t per = images_per_launch(&t, s->out_plane);
     tt_mem bias_mem = bias.buffer ? bias : weight; /* any valid buffer; unread */
-    return tt_launch_kernel(be, "conv_igemm", "conv_igemm_forward", t.options, 3, l.global,
-                            l.local,
-                            TT_ARGS(tt_arg_mem(out), tt_arg_mem(inp), tt_arg_mem(weight),
-                                    tt_arg_mem(bias_mem), tt_arg_i32(bias.buffer != NULL),
-                                    tt_arg_i32(accumulate), GEOMETRY_ARGS(s),
-                                    tt_arg_local(l.a_bytes), tt_arg_local(l.b_bytes)));
+    for (size_t n0 = 0; n0 < s->batch; n0 += per) {
+        tt_conv_shape c = images_of(s, n0, per);
+        igemm_launch l = launch_of(&t, s->cout_g, c.batch * s->out_plane, s->groups);
+        TT_TRY(tt_launch_kernel(
+            be, "conv_igemm", "conv_igemm_forward", t.options, 3, l.global, l.local,
+            TT_ARGS(tt_arg_mem(tt_mem_f32(out, n0 * s->cout * s->out_plane)),
+                    tt_arg_mem(tt_mem_f32(inp, n0 * s->cin * s->in_plane)), tt_arg_mem(weight),
+                    tt_arg_mem(bias_mem), tt_arg_i32(bias.buffer != NULL), tt_arg_i32(accumulate),
+                    GEOMETRY_ARGS(&c), tt_arg_local(l.a_bytes), tt_arg_local(l.b_bytes))));
+    }
+    return NULL;
 }
 
 /* The taps of kernel indices that reach pixel phase r along one axis
@@ -166,20 +192,26 @@ static tt_status igemm_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, t
                                      const tt_conv_shape *s, tt_mem ws)
 {
     (void)ws;
-    igemm_tiles t = tiles_of(be, s->cin_g, s->batch * ceil_div(s->h, s->sh) * ceil_div(s->w, s->sw));
+    size_t phase_pixels = ceil_div(s->h, s->sh) * ceil_div(s->w, s->sw); /* the largest phase's */
+    igemm_tiles t = tiles_of(be, s->cin_g, s->batch * phase_pixels);
+    size_t per = images_per_launch(&t, phase_pixels);
     for (size_t ry = 0; ry < s->sh && ry < s->h; ry++)
         for (size_t rx = 0; rx < s->sw && rx < s->w; rx++) {
             if (!phase_taps(ry, s->sh, s->ph, s->dh, s->kh) ||
                 !phase_taps(rx, s->sw, s->pw, s->dw, s->kw))
                 continue; /* no tap reaches these pixels: nothing to add */
-            size_t pixels = s->batch * ceil_div(s->h - ry, s->sh) * ceil_div(s->w - rx, s->sw);
-            igemm_launch l = launch_of(&t, s->cin_g, pixels, s->groups);
-            TT_TRY(tt_launch_kernel(be, "conv_igemm", "conv_igemm_backward_data", t.options, 3,
-                                    l.global, l.local,
-                                    TT_ARGS(tt_arg_mem(dinp), tt_arg_mem(dout), tt_arg_mem(weight),
-                                            GEOMETRY_ARGS(s), tt_arg_i32((int)ry),
-                                            tt_arg_i32((int)rx), tt_arg_local(l.a_bytes),
-                                            tt_arg_local(l.b_bytes))));
+            for (size_t n0 = 0; n0 < s->batch; n0 += per) {
+                tt_conv_shape c = images_of(s, n0, per);
+                size_t pixels = c.batch * ceil_div(s->h - ry, s->sh) * ceil_div(s->w - rx, s->sw);
+                igemm_launch l = launch_of(&t, s->cin_g, pixels, s->groups);
+                TT_TRY(tt_launch_kernel(
+                    be, "conv_igemm", "conv_igemm_backward_data", t.options, 3, l.global, l.local,
+                    TT_ARGS(tt_arg_mem(tt_mem_f32(dinp, n0 * s->cin * s->in_plane)),
+                            tt_arg_mem(tt_mem_f32(dout, n0 * s->cout * s->out_plane)),
+                            tt_arg_mem(weight), GEOMETRY_ARGS(&c), tt_arg_i32((int)ry),
+                            tt_arg_i32((int)rx), tt_arg_local(l.a_bytes),
+                            tt_arg_local(l.b_bytes))));
+            }
         }
     return NULL;
 }
