@@ -270,6 +270,20 @@ const char *tt_backend_kind_name(tt_backend_kind kind);
 /* The kind named `name` (case-insensitive); TT_ERR_INVALID_ARGUMENT listing
  * the kinds there are for any other name. */
 tt_status tt_backend_kind_parse(const char *name, tt_backend_kind *out);
+/* The --backend option of every command that runs on a device. */
+#define TT_BACKEND_CHOICES "auto|opencl|vulkan"
+#define TT_BACKEND_HELP                                                             \
+    "the compute API: auto (the best device of either: a GPU first, OpenCL before " \
+    "Vulkan), opencl or vulkan; `tiletrain devices` lists both"
+/* The request of a run: `backend` "opencl" or "vulkan" (the dry kind is
+ * not a run's), or NULL, "" or "auto": the API of the best device, a GPU
+ * first - the first OpenCL GPU, else the first Vulkan GPU, else the first
+ * OpenCL device (PoCL), else the first Vulkan device (lavapipe).  With a
+ * selector (`device`, else $TT_DEVICE) auto takes the first API that has a
+ * device it names, OpenCL first.  Sets out->kind and out->device (the
+ * selector the chosen backend must use); TT_ERR_NO_DEVICE when nothing
+ * fits. */
+tt_status tt_backend_choose(const char *backend, const char *device, tt_backend_request *out);
 
 /* Sets the phase tag of later launches (a static string); NULL: "other". */
 static inline void tt_backend_phase(tt_backend *backend, const char *phase)

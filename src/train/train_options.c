@@ -52,8 +52,7 @@ const tt_opt tt_train_option_table[] = {
     OPT("clip-norm", TT_OPT_DOUBLE, clip_norm, "X", "clip the global gradient norm (0: off)", 0, 1e9),
     OPT("seed", TT_OPT_U64, seed, "K", "seed of init, crops and augmentation", 1, 0),
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name", 1, 0),
-    CHOICE("backend", backend, "NAME", "the compute API: opencl, or vulkan (its convolutions run "
-           "im2col + GEMM so far; `tiletrain devices` lists both)", "opencl|vulkan"),
+    CHOICE("backend", backend, "NAME", TT_BACKEND_HELP, TT_BACKEND_CHOICES),
     CHOICE("algo", algo, "NAME", TT_CONV_ALGO_HELP, TT_CONV_ALGO_CHOICES),
     OPT("out", TT_OPT_STRING, out, "DIR", "run folder: train.jsonl and checkpoints", 1, 0),
     OPT("init", TT_OPT_STRING, init, "FILE", "start from these weights (safetensors)", 1, 0),
@@ -85,7 +84,7 @@ void tt_train_options_default(tt_train_options *o)
     o->batch = 16;
     o->accum = 1;
     strcpy(o->optimizer, "adamw");
-    strcpy(o->backend, "opencl");
+    strcpy(o->backend, "auto");
     o->lr = 1e-3;
     o->weight_decay = -1; /* the optimizer's own default: 0.01 AdamW, 0 SGD */
     o->momentum = 0.9;

@@ -45,6 +45,20 @@ else
   fail "devices --json --backend opencl"; cat "$work/err"
 fi
 expect 2 "not one of all|opencl|vulkan" -- "$tt" devices --backend metal
+# --backend auto (the default): a GPU first, else PoCL before lavapipe; a
+# selector that names a device of one API only picks that API
+if "$tt" devices --json --device llvmpipe >"$work/auto.json" 2>"$work/err" &&
+   /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+sel = [x["backend"] for x in d if x["selected"]]
+want = ["vulkan"] if any("llvmpipe" in x["name"] for x in d if x["backend"] == "vulkan") else []
+assert sel == want, (sel, want)' "$work/auto.json"; then
+  pass "devices --device llvmpipe: auto marks the Vulkan device"
+else
+  fail "devices --device llvmpipe (auto)"; cat "$work/err"
+fi
+expect 1 "matches no OpenCL device" -- "$tt" devices --device no-such-device
 
 expect 2 "did you mean '--micro-batch'" -- "$tt" train --data "$work/data" --micro-bach 4
 expect 2 "did you mean '--overlap'" -- "$tt" predict --checkpoint x --input y --out z --overlapp 0.5
