@@ -39,6 +39,7 @@ cJSON *tt_device_info_json(const tt_device_info *d)
     cJSON_AddNumberToObject(o, "compute_units", d->compute_units);
     cJSON_AddNumberToObject(o, "global_mem_bytes", (double)d->global_mem_bytes);
     cJSON_AddNumberToObject(o, "max_alloc_bytes", (double)d->max_alloc_bytes);
+    cJSON_AddNumberToObject(o, "max_binding_bytes", (double)d->max_binding_bytes);
     cJSON_AddNumberToObject(o, "local_mem_bytes", (double)d->local_mem_bytes);
     cJSON_AddNumberToObject(o, "base_align_bytes", d->base_align_bytes);
     cJSON_AddNumberToObject(o, "max_work_group_size", (double)d->max_work_group_size);

@@ -129,7 +129,9 @@ static tt_status run(const mem_options *o)
     char a[32], b[32], g[32];
     if (o->json) {
         cJSON *root = cJSON_CreateObject();
-        cJSON_AddItemToObject(root, "device", tt_device_info_json(d));
+        cJSON *dj = tt_device_info_json(d);
+        cJSON_AddStringToObject(dj, "backend", tt_backend_kind_name(request.kind));
+        cJSON_AddItemToObject(root, "device", dj);
         cJSON_AddItemToObject(root, "config", tt_recipe_json(t, &model));
         cJSON_AddItemToObject(root, "estimate", stats_json(&estimate));
         if (o->measure) {
@@ -145,7 +147,8 @@ static tt_status run(const mem_options *o)
         cJSON_free(text);
         cJSON_Delete(root);
     } else {
-        printf("device      %s (%s), %s global, %s largest allocation\n", d->name, d->platform,
+        printf("device      %s (%s, %s), %s global, %s largest allocation\n", d->name,
+               tt_backend_kind_name(request.kind), d->platform,
                tt_format_bytes(d->global_mem_bytes, a, sizeof a),
                tt_format_bytes(d->max_alloc_bytes, b, sizeof b));
         printf("config      tile %dx%d, micro-batch %d, UNet base %d depth %d %s%s, %d classes, %s\n",

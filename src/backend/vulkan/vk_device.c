@@ -156,6 +156,8 @@ static void describe(VkPhysicalDevice physical, tt_device_info *info)
         info->max_alloc_bytes = info->global_mem_bytes;
     info->local_mem_bytes = p->limits.maxComputeSharedMemorySize;
     info->base_align_bytes = (uint32_t)p->limits.minStorageBufferOffsetAlignment;
+    info->max_binding_bytes = p->limits.maxStorageBufferRange;
+    if (info->max_binding_bytes > info->max_alloc_bytes) info->max_binding_bytes = info->max_alloc_bytes;
     info->max_work_group_size = p->limits.maxComputeWorkGroupInvocations;
     info->fp16 = f12.shaderFloat16 != 0;
     info->fp64 = f2.features.shaderFloat64 != 0;
