@@ -59,6 +59,15 @@ else
   fail "devices --device llvmpipe (auto)"; cat "$work/err"
 fi
 expect 1 "matches no OpenCL device" -- "$tt" devices --device no-such-device
+# no Vulkan loader, or no Vulkan driver: said plainly, and OpenCL still works
+for env in TT_VULKAN_LOADER=libvulkan-missing.so.1 VK_ICD_FILENAMES=/nonexistent/icd.json; do
+  if env "$env" "$tt" devices >"$work/novk" 2>&1 && grep -q "OpenCL  0" "$work/novk" &&
+     grep -q "Vulkan  none: .*\(install\|driver\)" "$work/novk"; then
+    pass "$env: devices lists OpenCL and says why Vulkan is missing"
+  else fail "$env: devices"; cat "$work/novk"; fi
+done
+expect 1 "Vulkan loader 'libvulkan-missing.so.1' could not be opened" -- \
+  env TT_VULKAN_LOADER=libvulkan-missing.so.1 "$tt" mem --backend vulkan --tile 32x32
 
 expect 2 "did you mean '--micro-batch'" -- "$tt" train --data "$work/data" --micro-bach 4
 expect 2 "did you mean '--overlap'" -- "$tt" predict --checkpoint x --input y --out z --overlapp 0.5

@@ -41,6 +41,7 @@ static tt_status create_instance(tt_vk_messages *messages, VkInstance *instance,
                        VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
         .pfnUserCallback = tt_vk_on_message,
         .pUserData = messages};
+    TT_TRY(tt_vk_load());
     const char *layer = VALIDATION_LAYER, *extension = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
     VkInstanceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
                                  .pApplicationInfo = &app};
@@ -62,6 +63,7 @@ static tt_status create_instance(tt_vk_messages *messages, VkInstance *instance,
                             "no Vulkan driver found: install one for your GPU, or lavapipe for "
                             "the CPU (apt-get install mesa-vulkan-drivers)");
     if (r != VK_SUCCESS) return tt_error_vk(r, "vkCreateInstance");
+    tt_vk_load_instance(*instance);
     if (messages) {
         PFN_vkCreateDebugUtilsMessengerEXT create = (PFN_vkCreateDebugUtilsMessengerEXT)
             vkGetInstanceProcAddr(*instance, "vkCreateDebugUtilsMessengerEXT");

@@ -7,11 +7,12 @@
  *   vk_pipeline_cache.c the pipeline cache on disk
  *   vk_launch.c   a tt_launch as bindings, push constants and a dispatch
  *   vk_blas.c     GEMM, im2col and col2im through shaders/blas/
- *   vk_backend.c  the table of functions and the constructor */
+ *   vk_backend.c  the table of functions and the constructor
+ *   vk_loader.c   the Vulkan loader opened at run time (vk_api.h) */
 #ifndef TT_VK_INTERNAL_H
 #define TT_VK_INTERNAL_H
 
-#include <vulkan/vulkan.h>
+#include "backend/vulkan/vk_api.h"
 
 #include "backend/backend.h"
 #include "core/status.h"
