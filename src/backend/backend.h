@@ -137,6 +137,15 @@ typedef struct tt_fft2d {
     tt_mem spectrum; /* (batch, h, w/2 + 1) complex: 2 floats each */
 } tt_fft2d;
 
+/* Device memory a backend holds for its buffers when it places them in
+ * larger blocks (Vulkan): at least the bytes accounted in the buffers; the
+ * rest is alignment, free space in blocks and a spare block. */
+typedef struct tt_memory_held {
+    uint64_t current_bytes;
+    uint64_t peak_bytes;   /* the most since the backend was made */
+    int blocks;            /* device allocations now */
+} tt_memory_held;
+
 typedef struct tt_backend_ops {
     const char *name;
     /* Runs nothing (the dry backend): launches return at once and read back
@@ -162,6 +171,9 @@ typedef struct tt_backend_ops {
      * of `program` (opencl/<program>.cl, shaders/<program>/), so that ops
      * choose among the algorithms it can run. */
     int (*has_program)(const tt_backend *backend, const char *program);
+    /* Optional (NULL: each buffer is an allocation of its own size): the
+     * device memory the backend holds for buffers (tt_backend_memory_held). */
+    void (*memory_held)(const tt_backend *backend, tt_memory_held *out);
 } tt_backend_ops;
 
 /* Counters of the program cache, for tests and the report. */
@@ -330,9 +342,15 @@ tt_status tt_launch_kernel(tt_backend *backend, const char *program, const char 
     tt_launch_kernel((backend), (program), (kernel), NULL, 1, (size_t[]){(n)}, \
                      NULL, TT_ARGS(__VA_ARGS__))
 
+/* Fills *out and returns 1 when the backend places buffers in blocks of
+ * device memory (memory_held); 0 (and zeros) when each buffer is its own
+ * allocation. */
+int tt_backend_memory_held(const tt_backend *backend, tt_memory_held *out);
+
 /* The memory report: device facts, current and peak bytes per category and
- * the `largest` biggest live buffers.  Text into a FILE, or JSON (a string
- * the caller frees). */
+ * the `largest` biggest live buffers, then (tt_backend_memory_held) the
+ * device memory held in blocks.  Text into a FILE, or JSON (a string the
+ * caller frees). */
 #include <stdio.h>
 void tt_memory_report_text(const tt_backend *backend, FILE *out, size_t largest);
 char *tt_memory_report_json(const tt_backend *backend, size_t largest);

@@ -42,6 +42,7 @@ static const tt_backend_ops vk_ops = {
     .im2col = tt_vk_im2col,
     .col2im = tt_vk_col2im,
     .has_program = tt_vk_has_program,
+    .memory_held = tt_vk_memory_held,
 };
 
 tt_status tt_vulkan_backend_create(const char *selector, int profiling, tt_backend **out)

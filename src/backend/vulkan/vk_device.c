@@ -260,6 +260,9 @@ tt_status tt_vk_open(tt_vk_backend *vk, const char *selector, tt_device_info *in
                             "Vulkan device '%s' offers Vulkan %s; tiletrain's shaders need 1.2",
                             info->name, info->device_version);
     TT_TRY(choose_memory(vk, info));
+    tt_vk_pool_init(vk, &vk->buffer_pool, vk->memory_type, vk->host_visible,
+                    info->max_alloc_bytes);
+    tt_vk_pool_init(vk, &vk->staging_pool, vk->staging_type, 1, info->max_alloc_bytes);
 
     uint32_t families = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(vk->physical, &families, NULL);
@@ -307,7 +310,11 @@ tt_status tt_vk_open(tt_vk_backend *vk, const char *selector, tt_device_info *in
 
 void tt_vk_close(tt_vk_backend *vk)
 {
-    if (vk->device) vkDestroyDevice(vk->device, NULL);
+    if (vk->device) {
+        tt_vk_pool_release(vk, &vk->buffer_pool);
+        tt_vk_pool_release(vk, &vk->staging_pool);
+        vkDestroyDevice(vk->device, NULL);
+    }
     if (vk->messenger) {
         PFN_vkDestroyDebugUtilsMessengerEXT destroy = (PFN_vkDestroyDebugUtilsMessengerEXT)
             vkGetInstanceProcAddr(vk->instance, "vkDestroyDebugUtilsMessengerEXT");

@@ -2,6 +2,7 @@
  *   vk_errors.c   VkResult names, errors, validation messages
  *   vk_device.c   instance, device listing and selection, logical device
  *   vk_commands.c the command buffer: recording, barriers, submission
+ *   vk_memory.c   device memory in blocks, sub-allocated
  *   vk_buffer.c   buffers and transfers
  *   vk_pipeline.c SPIR-V modules, their specialization constants, pipelines
  *   vk_pipeline_cache.c the pipeline cache on disk
@@ -26,6 +27,18 @@
 #define TT_VK_PUSH_BYTES 128
 
 typedef struct tt_vk_pipeline tt_vk_pipeline; /* vk_pipeline.c */
+typedef struct tt_vk_block tt_vk_block;       /* vk_memory.c */
+
+/* Device memory of one type in blocks that buffers are placed in
+ * (vk_memory.c). */
+typedef struct tt_vk_pool {
+    uint32_t type;              /* the memory type of its blocks */
+    int map;                    /* blocks stay mapped while they live */
+    VkDeviceSize block_bytes;   /* a full block; a need above an eighth gets its own */
+    tt_vk_block *blocks;        /* a list, oldest first */
+    int block_count;
+    VkDeviceSize held, held_peak; /* device bytes in its blocks: now, most */
+} tt_vk_pool;
 
 /* What the debug messenger saw (validation on). */
 typedef struct tt_vk_messages {
@@ -48,6 +61,9 @@ typedef struct tt_vk_backend {
     int host_visible;         /* buffers are mapped: transfers are memcpy */
     int int64, storage8;      /* shaderInt64, storageBuffer8BitAccess enabled */
     uint32_t staging_type;    /* host-visible type for staging (when not) */
+    tt_vk_pool buffer_pool;   /* of memory_type: every tt_buffer */
+    tt_vk_pool staging_pool;  /* of staging_type: staging buffers */
+    VkDeviceSize heap_held[VK_MAX_MEMORY_HEAPS]; /* bytes in blocks, per heap */
 
     VkCommandPool command_pool;
     VkCommandBuffer commands;
@@ -70,18 +86,39 @@ typedef struct tt_vk_backend {
  * accounting keeps the bytes asked for. */
 static inline size_t tt_vk_storage_bytes(size_t bytes) { return (bytes + 3) / 4 * 4; }
 
+/* A place in a block of a pool. */
+typedef struct tt_vk_allocation {
+    tt_vk_block *block;
+    VkDeviceMemory memory;    /* the block's */
+    VkDeviceSize offset, size; /* in the block; size rounded to the alignment */
+    char *mapped;             /* mapped pools: the place's first byte */
+} tt_vk_allocation;
+
 /* One tt_buffer's handle. */
 typedef struct tt_vk_buffer {
     VkBuffer buffer;
-    VkDeviceMemory memory;
-    void *mapped;             /* host_visible: the whole buffer */
+    tt_vk_allocation memory;  /* bound at memory.offset of memory.memory */
+    void *mapped;             /* host_visible: the buffer's first byte */
 } tt_vk_buffer;
+
+/* A pool's blocks, counted (tests, the memory report). */
+typedef struct tt_vk_pool_stats {
+    int blocks, dedicated, empty;
+    int live;                 /* places handed out */
+    int free_ranges;
+    VkDeviceSize free_bytes;  /* in shared blocks */
+    VkDeviceSize dedicated_bytes;
+    VkDeviceSize held, held_peak;
+} tt_vk_pool_stats;
 
 /* ---- vk_errors.c ---- */
 /* "VK_ERROR_DEVICE_LOST" etc.; "VK_UNKNOWN_RESULT" for others. */
 const char *tt_vk_result_name(VkResult result);
 /* "OP failed: VK_NAME (N)": TT_ERR_BACKEND of backend "vulkan" keeping the
- * VkResult; TT_ERR_OUT_OF_MEMORY for VK_ERROR_OUT_OF_{HOST,DEVICE}_MEMORY. */
+ * VkResult; TT_ERR_OUT_OF_MEMORY for VK_ERROR_OUT_OF_{HOST,DEVICE}_MEMORY
+ * (as OpenCL's allocation failures); VK_ERROR_DEVICE_LOST, from any call,
+ * is prefixed "the Vulkan device was lost ...; the last checkpoint is
+ * kept ...". */
 tt_status tt_error_vk(VkResult result, const char *fmt, ...) TT_PRINTF(2, 3);
 /* The debug messenger's callback: counts warnings and errors into the
  * tt_vk_messages at user_data. */
@@ -92,13 +129,34 @@ VKAPI_ATTR VkBool32 VKAPI_CALL tt_vk_on_message(VkDebugUtilsMessageSeverityFlagB
 /* An error for the validation messages not yet reported (NULL: none). */
 tt_status tt_vk_messages_check(tt_vk_messages *messages, const char *during);
 
+/* ---- vk_memory.c ---- */
+/* An empty pool of memory type `type` (mapped blocks when `map`); its full
+ * block is min(256 MiB, an eighth of the heap, max_alloc). */
+void tt_vk_pool_init(tt_vk_backend *vk, tt_vk_pool *pool, uint32_t type, int map,
+                     VkDeviceSize max_alloc);
+/* A place for a resource with requirements `req`, aligned to req->alignment
+ * and minStorageBufferOffsetAlignment.  A block that does not fit the heap
+ * (by our count) or that the driver refuses is TT_ERR_OUT_OF_MEMORY, after
+ * the empty blocks were released and smaller blocks tried. */
+tt_status tt_vk_memory_alloc(tt_vk_backend *vk, tt_vk_pool *pool, const VkMemoryRequirements *req,
+                             tt_vk_allocation *out);
+/* Returns a place (no queued work may use it); an empty block is released
+ * unless it is its pool's one spare.  A zeroed allocation is allowed. */
+void tt_vk_memory_free(tt_vk_backend *vk, tt_vk_allocation *allocation);
+/* Releases the empty blocks (the spares) of both pools. */
+void tt_vk_memory_trim(tt_vk_backend *vk);
+/* Releases every block of the pool (its places must be freed). */
+void tt_vk_pool_release(tt_vk_backend *vk, tt_vk_pool *pool);
+void tt_vk_pool_count(const tt_vk_pool *pool, tt_vk_pool_stats *out);
+
 /* ---- vk_device.c ---- */
 /* Every Vulkan device (tt_device_info, Vulkan's fields) and its handle. */
 tt_status tt_vulkan_devices_list(tt_device_info **devices, int *count);
 /* Opens the instance (validation per TT_VULKAN_VALIDATION), the device
  * `selector` picks, one compute queue; fills `info`. */
 tt_status tt_vk_open(tt_vk_backend *vk, const char *selector, tt_device_info *info);
-/* Destroys what tt_vk_open made (after everything made on the device). */
+/* Destroys what tt_vk_open made, the memory pools' blocks included (after
+ * everything else made on the device). */
 void tt_vk_close(tt_vk_backend *vk);
 
 /* ---- vk_commands.c ---- */
@@ -152,6 +210,8 @@ void tt_vk_buffer_release(tt_backend *backend, tt_buffer *buf);
 tt_status tt_vk_write(tt_backend *backend, tt_mem dst, const void *src, size_t bytes);
 tt_status tt_vk_read(tt_backend *backend, void *dst, tt_mem src, size_t bytes);
 tt_status tt_vk_copy(tt_backend *backend, tt_mem dst, tt_mem src, size_t bytes);
+/* The buffer pool's blocks (staging buffers are not the buffers' memory). */
+void tt_vk_memory_held(const tt_backend *backend, tt_memory_held *out);
 
 /* Whether shaders of `program` are built in (or under TT_SHADER_DIR). */
 int tt_vk_has_program(const tt_backend *backend, const char *program);
