@@ -176,10 +176,16 @@ static tt_status family_run(tt_backend *be, tt_conv_algo algo, tt_conv_dir dir, 
     }
 }
 
+static const char *direct_program(const tt_conv_shape *s)
+{
+    (void)s;
+    return "conv_direct";
+}
+
 static const tt_conv_family conv2d_family = {
     .name = "conv2d",
     .weight_layout = "(Cout, Cin/groups, kH, kW)",
-    .direct_program = "conv_direct",
+    .direct_program = direct_program,
     .runs = family_runs,
     .key = family_key,
     .workspace = family_workspace,
@@ -284,6 +290,16 @@ int tt_conv2d_out_w(const tt_conv2d_desc *desc)
     tt_status status = tt_conv2d_shape(desc, &s);
     tt_status_free(status);
     return status ? 0 : (int)s.ow;
+}
+
+int tt_conv2d_runs_on(const tt_backend *be, const tt_conv2d_desc *desc)
+{
+    conv2d_shape s;
+    tt_status status = tt_conv2d_shape(desc, &s);
+    tt_status_free(status);
+    if (status) return 0;
+    tt_conv_call call = call_of(desc, &s, (tt_conv_io){.inp = {0}}, (tt_mem){0});
+    return tt_conv_dispatch_runs_on(be, &call);
 }
 
 size_t tt_conv2d_workspace_bytes(const tt_conv2d_desc *desc)
