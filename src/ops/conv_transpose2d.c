@@ -329,14 +329,22 @@ int tt_conv_transpose2d_out_w(const tt_conv_transpose2d_desc *desc)
     return status ? 0 : (int)s.ow;
 }
 
+/* The call of `d` with no buffers, for the questions asked of a desc
+ * (backend, workspace); 0 when the desc is invalid. */
+static int query_of(const tt_conv_transpose2d_desc *d, convt_shape *s, tt_conv_call *call)
+{
+    tt_status status = shape_of(d, s);
+    tt_status_free(status);
+    if (status) return 0;
+    *call = call_of(d, s, (tt_conv_io){.inp = {0}}, (tt_mem){0});
+    return 1;
+}
+
 int tt_conv_transpose2d_runs_on(const tt_backend *be, const tt_conv_transpose2d_desc *desc)
 {
     convt_shape s;
-    tt_status status = shape_of(desc, &s);
-    tt_status_free(status);
-    if (status) return 0;
-    tt_conv_call call = call_of(desc, &s, (tt_conv_io){.inp = {0}}, (tt_mem){0});
-    return tt_conv_dispatch_runs_on(be, &call);
+    tt_conv_call call;
+    return query_of(desc, &s, &call) && tt_conv_dispatch_runs_on(be, &call);
 }
 
 size_t tt_conv_transpose2d_workspace_bytes(const tt_conv_transpose2d_desc *desc)
@@ -347,11 +355,8 @@ size_t tt_conv_transpose2d_workspace_bytes(const tt_conv_transpose2d_desc *desc)
 size_t tt_conv_transpose2d_workspace_bytes_on(tt_backend *be, const tt_conv_transpose2d_desc *desc)
 {
     convt_shape s;
-    tt_status status = shape_of(desc, &s);
-    tt_status_free(status);
-    if (status) return 0;
-    tt_conv_call call = call_of(desc, &s, (tt_conv_io){.inp = {0}}, (tt_mem){0});
-    return tt_conv_dispatch_workspace(be, &call);
+    tt_conv_call call;
+    return query_of(desc, &s, &call) ? tt_conv_dispatch_workspace(be, &call) : 0;
 }
 
 tt_status tt_conv_transpose2d_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,

@@ -135,6 +135,18 @@ else fail "--log-format jsonl output is not JSON Lines:"; head -5 "$work/jsonl";
 
 # Vulkan (lavapipe in CI): train there, resume the checkpoint on OpenCL, predict on Vulkan;
 # train on OpenCL, resume on Vulkan; both end where 3 steps on OpenCL alone end
+# resumed_log LOG FIRST THEN: the run started on backend FIRST, was resumed
+# on THEN, and logged steps 1, 2 | 3
+resumed_log() {
+  /usr/bin/python3 - "$@" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+starts = [l["device"]["backend"] for l in lines if "device" in l]
+steps = [l["step"] for l in lines if "loss" in l]
+assert starts == sys.argv[2:4], starts
+assert steps == [1, 2, 3], steps
+PY
+}
 if "$tt" devices --backend vulkan >/dev/null 2>&1; then
   small=(--data "$work/data" --tile 32x32 --micro-batch 2 --accum 1 --base-channels 4 --depth 2
          --groups 2 --quiet --algo im2col_gemm)
@@ -147,27 +159,13 @@ if "$tt" devices --backend vulkan >/dev/null 2>&1; then
        --resume "$work/vk/last.safetensors" 2>>"$work/err" &&
      "$tt" predict --backend vulkan --checkpoint "$work/vk/last.safetensors" \
        --input "$work/data/train_images" --out "$work/vkpred" --tile 32x32 --quiet 2>>"$work/err" &&
-     /usr/bin/python3 - "$work/vk/train.jsonl" <<'PY'
-import json, sys
-lines = [json.loads(l) for l in open(sys.argv[1])]
-starts = [l["device"]["backend"] for l in lines if "device" in l]
-steps = [l["step"] for l in lines if "loss" in l]
-assert starts == ["vulkan", "opencl"], starts
-assert steps == [1, 2, 3], steps
-PY
+     resumed_log "$work/vk/train.jsonl" vulkan opencl
   then pass "train on Vulkan, resume on OpenCL (steps 1, 2 | 3), predict on Vulkan"
   else fail "Vulkan train / OpenCL resume / Vulkan predict"; cat "$work/err"; fi
   if "$tt" train --backend opencl "${small[@]}" --out "$work/cv" --steps 2 2>"$work/err" &&
      TT_VULKAN_VALIDATION=1 "$tt" train --backend vulkan "${small[@]}" --out "$work/cv" --steps 3 \
        --resume "$work/cv/last.safetensors" 2>>"$work/err" &&
-     /usr/bin/python3 - "$work/cv/train.jsonl" <<'PY'
-import json, sys
-lines = [json.loads(l) for l in open(sys.argv[1])]
-starts = [l["device"]["backend"] for l in lines if "device" in l]
-steps = [l["step"] for l in lines if "loss" in l]
-assert starts == ["opencl", "vulkan"], starts
-assert steps == [1, 2, 3], steps
-PY
+     resumed_log "$work/cv/train.jsonl" opencl vulkan
   then pass "train on OpenCL, resume on Vulkan (steps 1, 2 | 3)"
   else fail "OpenCL train / Vulkan resume"; cat "$work/err"; fi
   # apart by float rounding only: the backends sum their GEMMs in different orders
