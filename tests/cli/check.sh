@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The command line as a person meets it (CTest runs it as test_cli):
 #   - devices lists each backend's devices and names the backend;
-#   - a run trained on Vulkan resumes on OpenCL and predicts on Vulkan;
+#   - a run trained on Vulkan resumes on OpenCL and predicts on Vulkan, one
+#     trained on OpenCL resumes on Vulkan: the same steps, and the weights
+#     and optimizer state of a run that never changed backend to float
+#     rounding (same_checkpoint.py);
 #   - a misspelt flag gets the closest one suggested, exit status 2;
 #   - conflicting flags are named;
 #   - every subcommand's --help has an example;
@@ -153,25 +156,48 @@ PY
 then pass "--log-format jsonl: $(wc -l <"$work/jsonl") JSON lines, nothing else"
 else fail "--log-format jsonl output is not JSON Lines:"; head -5 "$work/jsonl"; fi
 
-# Vulkan (lavapipe in CI): train there, resume the checkpoint on OpenCL, predict on Vulkan
-if "$tt" devices --backend vulkan >/dev/null 2>&1; then
-  small=(--data "$work/data" --tile 32x32 --micro-batch 2 --accum 1 --base-channels 4 --depth 2
-         --groups 2 --quiet --algo im2col_gemm)
-  if "$tt" train --backend vulkan "${small[@]}" --out "$work/vk" --steps 2 2>"$work/err" &&
-     "$tt" train --backend opencl "${small[@]}" --out "$work/vk" --steps 3 \
-       --resume "$work/vk/last.safetensors" 2>>"$work/err" &&
-     "$tt" predict --backend vulkan --checkpoint "$work/vk/last.safetensors" \
-       --input "$work/data/train_images" --out "$work/vkpred" --tile 32x32 --quiet 2>>"$work/err" &&
-     /usr/bin/python3 - "$work/vk/train.jsonl" <<'PY'
+# Vulkan (lavapipe in CI): train there, resume the checkpoint on OpenCL, predict on Vulkan;
+# train on OpenCL, resume on Vulkan; both end where 3 steps on OpenCL alone end
+# resumed_log LOG FIRST THEN: the run started on backend FIRST, was resumed
+# on THEN, and logged steps 1, 2 | 3
+resumed_log() {
+  /usr/bin/python3 - "$@" <<'PY'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 starts = [l["device"]["backend"] for l in lines if "device" in l]
 steps = [l["step"] for l in lines if "loss" in l]
-assert starts == ["vulkan", "opencl"], starts
+assert starts == sys.argv[2:4], starts
 assert steps == [1, 2, 3], steps
 PY
+}
+if "$tt" devices --backend vulkan >/dev/null 2>&1; then
+  small=(--data "$work/data" --tile 32x32 --micro-batch 2 --accum 1 --base-channels 4 --depth 2
+         --groups 2 --quiet --algo im2col_gemm)
+  "$tt" train --backend opencl "${small[@]}" --out "$work/cl" --steps 3 2>"$work/err" ||
+    { fail "3 steps on OpenCL"; cat "$work/err"; }
+  # TT_VULKAN_VALIDATION=1: a validation message fails the Vulkan runs
+  if TT_VULKAN_VALIDATION=1 "$tt" train --backend vulkan "${small[@]}" --out "$work/vk" --steps 2 \
+       2>"$work/err" &&
+     "$tt" train --backend opencl "${small[@]}" --out "$work/vk" --steps 3 \
+       --resume "$work/vk/last.safetensors" 2>>"$work/err" &&
+     "$tt" predict --backend vulkan --checkpoint "$work/vk/last.safetensors" \
+       --input "$work/data/train_images" --out "$work/vkpred" --tile 32x32 --quiet 2>>"$work/err" &&
+     resumed_log "$work/vk/train.jsonl" vulkan opencl
   then pass "train on Vulkan, resume on OpenCL (steps 1, 2 | 3), predict on Vulkan"
   else fail "Vulkan train / OpenCL resume / Vulkan predict"; cat "$work/err"; fi
+  if "$tt" train --backend opencl "${small[@]}" --out "$work/cv" --steps 2 2>"$work/err" &&
+     TT_VULKAN_VALIDATION=1 "$tt" train --backend vulkan "${small[@]}" --out "$work/cv" --steps 3 \
+       --resume "$work/cv/last.safetensors" 2>>"$work/err" &&
+     resumed_log "$work/cv/train.jsonl" opencl vulkan
+  then pass "train on OpenCL, resume on Vulkan (steps 1, 2 | 3)"
+  else fail "OpenCL train / Vulkan resume"; cat "$work/err"; fi
+  # apart by float rounding only: the backends sum their GEMMs in different orders
+  for run in vk cv; do
+    if /usr/bin/python3 "$(dirname "$0")/same_checkpoint.py" --tol 1e-4 "$work/cl/last.safetensors" \
+         "$work/$run/last.safetensors" >"$work/same" 2>&1
+    then pass "$run: as if trained on OpenCL alone: $(head -1 "$work/same")"
+    else fail "$run: resumed across backends, not where OpenCL alone ends:"; cat "$work/same"; fi
+  done
   expect 1 "cannot profile" -- "$tt" bench --backend vulkan --tile 32x32 --micro-batch 1 --accum 1
   # the estimate stands in for Vulkan (its algorithms only), so it equals the
   # measurement; the activations (157 MiB) are more than one storage binding
