@@ -49,7 +49,7 @@ void main()
     }
     int OH = H * TT_CONVT_KH, OW = W * 2;
     for (int j = 0; j < TT_CONVT_COB; j++) {
-        if (j > last) continue; /* constant bounds keep acc in registers */
+        if (j > last) continue; /* constant bounds: acc indexed by constants once unrolled */
         float b = args.has_bias != 0 ? bias[TT_AT(args.bias_offset, 4) + co0 + j] : 0.0;
         int o = TT_AT(args.out_offset, 4) + (n * Cout + co0 + j) * OH * OW + 2 * x0;
         for (int ky = 0; ky < TT_CONVT_KH; ky++) {
