@@ -183,10 +183,13 @@ typedef struct tt_program_stats {
     uint64_t memory_hits;
 } tt_program_stats;
 
-/* Device time per kind of work, from OpenCL profiling events (benchmarks).
+/* Device time per kind of work, from the device's own timers (benchmarks):
+ * OpenCL profiling events of launches and transfers, Vulkan timestamp
+ * queries around every dispatch (backend/profile.h names and sums them).
  * A kind is "<phase>/<family>": the phase the caller set (forward,
  * backward, loss, optimizer) and the op family of the kernel's program;
- * with by_kernel set, "<phase>/<kernel name>". */
+ * with by_kernel set, "<phase>/<kernel name>".  Kinds keep the order of
+ * their first launch; the time is added when the queue is finished. */
 #define TT_PROFILE_MAX_KINDS 64
 typedef struct tt_profile {
     int by_kernel;
@@ -248,7 +251,8 @@ typedef enum tt_backend_kind {
 typedef struct tt_backend_request {
     tt_backend_kind kind;
     const char *device;          /* selector (tt_device_select); NULL or "": the default */
-    int profiling;               /* per-kind device time into backend->profile */
+    int profiling;               /* per-kind device time into backend->profile
+                                    (OpenCL, Vulkan; not dry) */
     const tt_device_info *like;  /* dry: the device it behaves like; NULL: the
                                     device `device` selects */
     /* dry, optional: called once for every operation the backend is asked
@@ -263,11 +267,12 @@ typedef struct tt_backend_request {
 
 /* The one way to make a backend.  The OpenCL backend opens the selected
  * device (with profiling, every launch's device time is added to
- * backend->profile when the queue is finished by tt_finish).  The dry
- * backend behaves like `like` (or the selected device) for allocation
- * limits and accounting but allocates and runs nothing: running the
- * engine's setup on it gives an exact memory estimate; it takes no
- * profiling.  The Vulkan backend opens the Vulkan device `device` selects
+ * backend->profile when the queue is finished by tt_finish; the Vulkan
+ * backend's likewise, TT_ERR_UNSUPPORTED when its compute queue has no
+ * timestamps).  The dry backend behaves like `like` (or the selected
+ * device) for allocation limits and accounting but allocates and runs
+ * nothing: running the engine's setup on it gives an exact memory
+ * estimate; it takes no profiling.  The Vulkan backend opens the Vulkan device `device` selects
  * among the Vulkan devices (same rules; default: the first GPU, else the
  * first device); TT_ERR_UNSUPPORTED in a build without it (-DTT_VULKAN=OFF).
  * *out is owned by the caller: tt_backend_destroy(). */

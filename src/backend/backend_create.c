@@ -62,7 +62,7 @@ static tt_status create(const tt_backend_request *request, tt_backend **out)
         if (request->profiling)
             return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                                 "the dry backend runs nothing, so it cannot profile; "
-                                "ask for the opencl backend");
+                                "ask for the opencl or the vulkan backend");
         return create_dry(request, out);
     case TT_BACKEND_VULKAN:
         return tt_vulkan_backend_create(request->device, request->profiling, out);

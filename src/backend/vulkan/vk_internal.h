@@ -7,6 +7,7 @@
  *   vk_pipeline.c SPIR-V modules, their specialization constants, pipelines
  *   vk_pipeline_cache.c the pipeline cache on disk
  *   vk_launch.c   a tt_launch as bindings, push constants and a dispatch
+ *   vk_profile.c  timestamp queries around dispatches (profiling)
  *   vk_blas.c     GEMM, im2col and col2im through shaders/blas/
  *   vk_backend.c  the table of functions and the constructor
  *   vk_loader.c   the Vulkan loader opened at run time (vk_api.h) */
@@ -48,6 +49,19 @@ typedef struct tt_vk_messages {
     char first[1024];     /* the first one not yet reported */
 } tt_vk_messages;
 
+/* Profiling (tt_backend_request.profiling): a timestamp before and after
+ * every dispatch of the recorded commands, read back when they complete. */
+typedef struct tt_vk_profiler {
+    VkQueryPool pool;         /* VK_NULL_HANDLE without profiling */
+    uint32_t capacity;        /* queries in the pool: two per dispatch of a batch */
+    uint32_t used;            /* queries the recorded commands write */
+    char (*kinds)[40];        /* the kind of each timed dispatch (capacity / 2) */
+    uint64_t *ticks;          /* read-back space (capacity) */
+    double ns_per_tick;       /* the device's timestampPeriod */
+    uint64_t valid_mask;      /* the queue family's timestampValidBits, as a mask */
+    tt_profile *profile;      /* the backend's, where the durations go */
+} tt_vk_profiler;
+
 typedef struct tt_vk_backend {
     VkInstance instance;
     VkDebugUtilsMessengerEXT messenger;
@@ -79,6 +93,7 @@ typedef struct tt_vk_backend {
     int cache_loaded;         /* a valid file was given to the driver */
     int cache_dirty;          /* pipelines were made since */
     tt_vk_messages messages;
+    tt_vk_profiler profiler;
 } tt_vk_backend;
 
 /* The storage behind a tt_buffer of `bytes`: whole 32-bit words, so a
@@ -198,6 +213,27 @@ void tt_vk_pipeline_cache_close(tt_vk_backend *vk);
 
 /* ---- vk_launch.c ---- */
 tt_status tt_vk_launch(tt_backend *backend, const tt_launch *launch);
+
+/* ---- vk_profile.c ---- */
+/* Whether a queue family with `valid_bits` timestamp bits and a device
+ * with `period` ns per tick can time dispatches: an error naming `device`
+ * and what to do when not. */
+tt_status tt_vk_timestamps_check(const char *device, uint32_t valid_bits, float period);
+/* Starts profiling into `profile`: checks that the compute queue has
+ * timestamps and makes the query pool. */
+tt_status tt_vk_profile_create(tt_vk_backend *vk, const char *device, tt_profile *profile);
+void tt_vk_profile_destroy(tt_vk_backend *vk);
+/* A new command buffer is begun: no query is written yet. */
+void tt_vk_profile_restart(tt_vk_backend *vk);
+/* Records the timestamp before a dispatch of (program, kernel) and returns
+ * its slot for tt_vk_profile_after (-1 without profiling). */
+int tt_vk_profile_before(tt_backend *backend, VkCommandBuffer commands, const char *program,
+                         const char *kernel);
+/* Records the timestamp after the dispatch of `slot`. */
+void tt_vk_profile_after(tt_vk_backend *vk, VkCommandBuffer commands, int slot);
+/* After the submitted commands completed: adds each timed dispatch's
+ * duration to the profile under its kind. */
+tt_status tt_vk_profile_collect(tt_vk_backend *vk, const char *during);
 
 /* ---- vk_blas.c ---- */
 tt_status tt_vk_gemm(tt_backend *backend, const tt_gemm *gemm);
