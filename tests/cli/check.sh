@@ -5,6 +5,8 @@
 #     trained on OpenCL resumes on Vulkan: the same steps, and the weights
 #     and optimizer state of a run that never changed backend to float
 #     rounding (same_checkpoint.py);
+#   - bench --by-kernel and selftest run on Vulkan (timestamp queries) as on
+#     OpenCL (profiling events);
 #   - a misspelt flag gets the closest one suggested, exit status 2;
 #   - conflicting flags are named;
 #   - every subcommand's --help has an example;
@@ -156,6 +158,16 @@ PY
 then pass "--log-format jsonl: $(wc -l <"$work/jsonl") JSON lines, nothing else"
 else fail "--log-format jsonl output is not JSON Lines:"; head -5 "$work/jsonl"; fi
 
+# selftest API: its kernels, its GEMM and the device's timers checked on that API
+selftest() {
+  if TT_VULKAN_VALIDATION=1 "$tt" selftest --backend "$1" >"$work/self" 2>"$work/err" &&
+     grep -q "^selftest on $1 device" "$work/self" &&
+     grep -q "device timers (profiling) .* ok" "$work/self" && grep -q "^selftest passed" "$work/self"
+  then pass "selftest --backend $1: kernels, GEMM and timers"
+  else fail "selftest --backend $1"; cat "$work/err" "$work/self"; fi
+}
+selftest opencl
+
 # Vulkan (lavapipe in CI): train there, resume the checkpoint on OpenCL, predict on Vulkan;
 # train on OpenCL, resume on Vulkan; both end where 3 steps on OpenCL alone end
 # resumed_log LOG FIRST THEN: the run started on backend FIRST, was resumed
@@ -198,7 +210,21 @@ if "$tt" devices --backend vulkan >/dev/null 2>&1; then
     then pass "$run: as if trained on OpenCL alone: $(head -1 "$work/same")"
     else fail "$run: resumed across backends, not where OpenCL alone ends:"; cat "$work/same"; fi
   done
-  expect 1 "cannot profile" -- "$tt" bench --backend vulkan --tile 32x32 --micro-batch 1 --accum 1
+  # bench on Vulkan: the device time of every kernel from timestamp queries
+  if TT_VULKAN_VALIDATION=1 "$tt" bench --backend vulkan --by-kernel --json --tile 32x32 \
+       --micro-batch 1 --accum 1 --steps 1 --base-channels 4 --depth 1 --groups 2 \
+       --algo im2col_gemm >"$work/vkbench" 2>"$work/err" &&
+     /usr/bin/python3 - "$work/vkbench" <<'PY'
+import json, math, sys
+o = json.load(open(sys.argv[1]))
+k = o["device_seconds"]
+assert o["backend"] == "vulkan", o
+assert {"forward/gemm", "backward/gemm", "loss/bce_forward", "optimizer/adamw"} <= set(k), k
+assert all(math.isfinite(v) and v > 0 for v in k.values()), k
+PY
+  then pass "bench --backend vulkan --by-kernel: each kernel's device time from timestamps"
+  else fail "bench --backend vulkan --by-kernel"; cat "$work/err" "$work/vkbench"; fi
+  selftest vulkan
   # the estimate stands in for Vulkan (its algorithms only), so it equals the
   # measurement; the activations (157 MiB) are more than one storage binding
   # addresses on lavapipe (128 MiB), so the plan spreads them over buffers
