@@ -1,8 +1,9 @@
 /*
  * The convolution autotuner and its find-db (src/ops/conv_autotune.c): an
  * AUTO conv2d is timed once per shape and direction, the pick is written to
- * $TT_CACHE_DIR/find-db/<device>.json and reused without timing by the next
- * process (simulated by tt_conv_autotune_reset), concurrent writers keep
+ * $TT_CACHE_DIR/find-db/<backend>-<device>.json and reused without timing by
+ * the next process (simulated by tt_conv_autotune_reset), a pick of one
+ * backend is never another's on the same device, concurrent writers keep
  * each other's keys, timing never touches the caller's gradients, AUTO's
  * workspace fits every candidate, conv_transpose2d tunes too, forcing (the
  * function, $TT_CONV_ALGO) never times, and a corrupt find-db is ignored
@@ -20,6 +21,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/hash.h"
 #include "core/status.h"
 #include "harness.h"
 #include "ops/conv2d.h"
@@ -489,6 +491,101 @@ static void test_dry_backend_never_tunes(void)
     remove_cache_dir(be);
 }
 
+/* Writes `text` to `path` (in the test's find-db folder). */
+static void write_text(const char *path, const char *text)
+{
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/find-db", cache_dir);
+    mkdir(dir, 0755);
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The backend is part of the find-db's key: a pick timed through Vulkan is
+ * never used on OpenCL for the same device, nor the other way round (a dry
+ * backend standing in for Vulkan, with the OpenCL device's very facts, is
+ * the same device through the other API); the file of versions that keyed
+ * by the device alone is OpenCL's, and carried into OpenCL's own file. */
+static void test_backend_in_key(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    fresh_cache_dir();
+    tt_backend *vk = NULL;
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = &be->device,
+                                                  .stands_for = TT_BACKEND_VULKAN},
+                            &vk));
+    char cl_path[1024], vk_path[1024], legacy[1024], text[1024];
+    TH_OK(tt_conv_find_db_path(be, cl_path, sizeof cl_path));
+    TH_OK(tt_conv_find_db_path(vk, vk_path, sizeof vk_path));
+    snprintf(legacy, sizeof legacy, "%s/find-db/%016llx.json", cache_dir,
+             (unsigned long long)tt_device_key(&be->device));
+    CU_ASSERT(strstr(cl_path, "/find-db/opencl-") != NULL);
+    CU_ASSERT(strstr(vk_path, "/find-db/vulkan-") != NULL);
+    CU_ASSERT(strcmp(strrchr(cl_path, '-'), strrchr(vk_path, '-')) == 0); /* one device */
+
+    const char *key = "conv2d forward N1 C2 5x5 -> C3 k3x3 s1x1 p1x1 d1x1 g1";
+    tt_conv_algo both[] = {TT_CONV_ALGO_IM2COL_GEMM, TT_CONV_ALGO_DIRECT}, got;
+    snprintf(text, sizeof text,
+             "{\"version\": %d, \"backend\": \"vulkan\", \"entries\": {\"%s\": "
+             "{\"algo\": \"direct\", \"ms\": 1}}}",
+             TT_FIND_DB_VERSION, key);
+    write_text(vk_path, text);
+    got = TT_CONV_ALGO_AUTO;
+    CU_ASSERT(tt_conv_autotune_known(vk, key, both, 2, &got));
+    CU_ASSERT_EQUAL(got, TT_CONV_ALGO_DIRECT);
+    CU_ASSERT(!tt_conv_autotune_known(be, key, both, 2, &got));
+
+    /* Vulkan's file under OpenCL's name: refused, with a warning */
+    write_text(cl_path, text);
+    tt_conv_autotune_reset();
+    CU_ASSERT(!tt_conv_autotune_known(be, key, both, 2, &got));
+    CU_ASSERT_EQUAL(tt_conv_autotune_stats_get().db_ignored, 1);
+    unlink(cl_path);
+    unlink(vk_path);
+
+    /* the file of older versions (no backend, named by the device): OpenCL's */
+    snprintf(text, sizeof text,
+             "{\"version\": %d, \"entries\": {\"%s\": {\"algo\": \"direct\", \"ms\": 1}}}",
+             TT_FIND_DB_VERSION, key);
+    write_text(legacy, text);
+    tt_conv_autotune_reset();
+    got = TT_CONV_ALGO_AUTO;
+    CU_ASSERT(tt_conv_autotune_known(be, key, both, 2, &got));
+    CU_ASSERT_EQUAL(got, TT_CONV_ALGO_DIRECT);
+    CU_ASSERT(!tt_conv_autotune_known(vk, key, both, 2, &got));
+    CU_ASSERT_EQUAL(tt_conv_autotune_stats_get().db_ignored, 0);
+
+    /* a shape timed on OpenCL goes to OpenCL's file, which names its backend
+     * and keeps the old file's pick; Vulkan knows neither */
+    conv_run r;
+    run_init(&r, (tt_conv2d_desc)D(1, 3, 5, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 61);
+    CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
+    CU_ASSERT_EQUAL(tt_conv_autotune_stats_get().timed, 1);
+    cJSON *db = read_db(be);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(db, "backend")),
+                           "opencl");
+    cJSON *entries = cJSON_GetObjectItemCaseSensitive(db, "entries");
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(entries), 2);
+    CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItemCaseSensitive(entries, key));
+    const cJSON *entry;
+    cJSON_ArrayForEach(entry, entries)
+    {
+        tt_conv_algo algo;
+        TH_OK(tt_conv_algo_parse(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "algo")),
+                                 &algo));
+        CU_ASSERT(!tt_conv_autotune_known(vk, entry->string, &algo, 1, &got));
+    }
+    cJSON_Delete(db);
+    run_free(&r);
+    tt_backend_destroy(vk);
+    unlink(legacy);
+    remove_cache_dir(be);
+}
+
 /* With every direction's pick known (here: direct, which needs no
  * columns), the workspace a model allocates is the picks', not every
  * candidate's; the ops still run when a later pick needs more. */
@@ -552,6 +649,7 @@ int main(void)
         {"a named algorithm, and a run's setting (--algo, TT_CONV_ALGO)", test_force},
         {"a corrupt find-db is ignored with a warning", test_corrupt_db},
         {"the dry backend never tunes; its 0 ms entries are timed again", test_dry_backend_never_tunes},
+        {"the backend is part of the key; older files are OpenCL's", test_backend_in_key},
         {"workspace sized for the known picks; a first layer leaves out its input gradient", test_workspace_of_known_picks},
         CU_TEST_INFO_NULL,
     };
