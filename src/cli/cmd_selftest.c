@@ -162,7 +162,12 @@ static tt_status open_backend(const selftest_options *o, tt_backend **be, tt_sta
         return failed;
     }
     request.profiling = 0;
-    return tt_backend_create(&request, be);
+    tt_status failed = tt_backend_create(&request, be);
+    if (failed) { /* not a matter of timers */
+        tt_status_free(*no_timers);
+        *no_timers = NULL;
+    }
+    return failed;
 }
 
 int tt_cmd_selftest(int argc, char **argv)
