@@ -64,6 +64,7 @@ const tt_opt tt_train_option_table[] = {
     OPT("val-overlap", TT_OPT_DOUBLE, val_overlap, "X", "validation: overlap of neighbouring tiles, 0 to 0.9 (default 0.25)", 0, 0.9),
     OPT("min-size", TT_OPT_INT, min_size, "N", "multi-label validation: remove predicted components under N pixels (default 0)", 0, 1e9),
     OPT("quiet", TT_OPT_FLAG, quiet, NULL, "no per-step lines on the terminal", 1, 0),
+    OPT("profile", TT_OPT_FLAG, profile, NULL, "time every launch with the device's timers (OpenCL events, Vulkan timestamps): device seconds per kind of op at the end and in train.jsonl", 1, 0),
     CHOICE("log-format", log_format, "F", "text (default: a live line on a terminal, plain lines otherwise) or jsonl (the lines of train.jsonl on stdout)", "text|jsonl"),
 };
 const size_t tt_train_option_count = sizeof tt_train_option_table / sizeof tt_train_option_table[0];

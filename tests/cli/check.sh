@@ -224,6 +224,18 @@ assert all(math.isfinite(v) and v > 0 for v in k.values()), k
 PY
   then pass "bench --backend vulkan --by-kernel: each kernel's device time from timestamps"
   else fail "bench --backend vulkan --by-kernel"; cat "$work/err" "$work/vkbench"; fi
+  # train --profile: device seconds per kind in train.jsonl, on either API
+  for api in opencl vulkan; do
+    if "$tt" train --backend "$api" --data "$work/data" --tile 32x32 --micro-batch 2 --accum 1 \
+         --base-channels 4 --depth 1 --groups 2 --steps 1 --quiet --profile --out "$work/prof-$api" \
+         >/dev/null 2>"$work/err" &&
+       /usr/bin/python3 -c '
+import json, sys
+p = [json.loads(l)["profile"] for l in open(sys.argv[1]) if l.startswith("{\"profile\"")]
+assert len(p) == 1 and p[0].get("forward/conv", 0) > 0 and p[0].get("backward/conv", 0) > 0, p' \
+         "$work/prof-$api/train.jsonl"; then pass "train --profile --backend $api: device time per kind in train.jsonl"
+    else fail "train --profile --backend $api"; cat "$work/err"; fi
+  done
   selftest vulkan
   # the estimate stands in for Vulkan (its algorithms only), so it equals the
   # measurement; the activations (157 MiB) are more than one storage binding
