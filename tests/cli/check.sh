@@ -199,6 +199,19 @@ if "$tt" devices --backend vulkan >/dev/null 2>&1; then
     else fail "$run: resumed across backends, not where OpenCL alone ends:"; cat "$work/same"; fi
   done
   expect 1 "cannot profile" -- "$tt" bench --backend vulkan --tile 32x32 --micro-batch 1 --accum 1
+  # bench --layers times by the wall clock: it runs on Vulkan, DIRECT included
+  if "$tt" bench --layers --json --backend vulkan --algo direct --tile 16x16 --micro-batch 1 \
+       --base-channels 4 --depth 1 >"$work/vklayers" 2>"$work/err" &&
+     "$tt" devices --backend vulkan --json >"$work/vkdevices" 2>>"$work/err" &&
+     /usr/bin/python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+names = [d["name"] for d in json.load(open(sys.argv[2]))]
+assert o["device"] in names, (o["device"], names)
+assert all(a == "direct" for l in o["layers"] for a in l["algo"].values()), o' \
+       "$work/vklayers" "$work/vkdevices"; then
+    pass "bench --layers --backend vulkan --algo direct: timed on the Vulkan device"
+  else fail "bench --layers --backend vulkan"; cat "$work/err" "$work/vklayers"; fi
   # the estimate stands in for Vulkan (its algorithms only), so it equals the
   # measurement; the activations (157 MiB) are more than one storage binding
   # addresses on lavapipe (128 MiB), so the plan spreads them over buffers
