@@ -17,5 +17,6 @@ void main()
     int i = tt_global_id();
     if (i >= args.Cout * args.Cin * 9) return;
     int t = i % 9, co = (i / 9) % args.Cout, ci = i / 9 / args.Cout;
-    dst[TT_AT(args.dst_offset, 4) + i] = src[TT_AT(args.src_offset, 4) + (co * args.Cin + ci) * 9 + 8 - t];
+    int from = TT_AT(args.src_offset, 4) + (co * args.Cin + ci) * 9 + 8 - t;
+    dst[TT_AT(args.dst_offset, 4) + i] = src[from];
 }

@@ -14,17 +14,23 @@
  *   bytes, far below 2^31 floats on the devices that run this.
  */
 
-layout(constant_id = 3) const int TT_DIRECT_COB = 8;       /* output channels per work-item */
-layout(constant_id = 4) const int TT_DIRECT_CIB = 8;       /* input channels per work-item */
-layout(constant_id = 5) const int TT_DIRECT_TAPS = 9;      /* taps per work-group (backward weight) */
-layout(constant_id = 6) const int TT_DIRECT_WCOB = 4;      /* output channels per backward-weight group */
-layout(constant_id = 7) const int TT_DIRECT_WG = 64;       /* backward-weight work-group */
-layout(constant_id = 8) const int TT_DIRECT_TW = 16;       /* tiled forward: tile width */
-layout(constant_id = 9) const int TT_DIRECT_TH = 8;        /* tiled forward: tile height */
-layout(constant_id = 10) const int TT_DIRECT_KXB = 3;      /* kernel columns per work-item (w8) */
-layout(constant_id = 11) const int TT_DIRECT_ROWS = 2;     /* output rows per work-item (3x3) */
-layout(constant_id = 12) const int TT_DIRECT_K3_COB = 4;   /* output channels per work-item (3x3) */
-layout(constant_id = 13) const int TT_DIRECT_K3_CHUNKS = 4; /* column chunks of 8 per group (3x3) */
+/* channels per work-item: forward (out), backward data (in) */
+layout(constant_id = 3) const int TT_DIRECT_COB = 8;
+layout(constant_id = 4) const int TT_DIRECT_CIB = 8;
+/* backward weight: taps and output channels per work-group, its size */
+layout(constant_id = 5) const int TT_DIRECT_TAPS = 9;
+layout(constant_id = 6) const int TT_DIRECT_WCOB = 4;
+layout(constant_id = 7) const int TT_DIRECT_WG = 64;
+/* tiled forward: the output tile (the work-group) */
+layout(constant_id = 8) const int TT_DIRECT_TW = 16;
+layout(constant_id = 9) const int TT_DIRECT_TH = 8;
+/* backward weight (w8): kernel columns per work-item */
+layout(constant_id = 10) const int TT_DIRECT_KXB = 3;
+/* 3x3 kernels: output rows and channels per work-item, column chunks of 8
+ * per work-group */
+layout(constant_id = 11) const int TT_DIRECT_ROWS = 2;
+layout(constant_id = 12) const int TT_DIRECT_K3_COB = 4;
+layout(constant_id = 13) const int TT_DIRECT_K3_CHUNKS = 4;
 
 /* N, Cin, H, W, Cout, OH, OW, kH, kW, sH, sW, pH, pW, dH, dW */
 struct tt_geometry {

@@ -17,7 +17,8 @@ void k3_begin(int co0, int Cout, int Cin)
     for (int j = 0; j < TT_DIRECT_K3_COB; j++) {
         for (int r = 0; r < TT_DIRECT_ROWS; r++)
             for (int l = 0; l < 8; l++) k3_acc[j][r][l] = 0.0;
-        k3_weight[j] = TT_AT(args.weight_offset, 4) + min(co0 + min(j, k3_last), Cout - 1) * Cin * 9;
+        int co = min(co0 + min(j, k3_last), Cout - 1);
+        k3_weight[j] = TT_AT(args.weight_offset, 4) + co * Cin * 9;
     }
 }
 
