@@ -237,11 +237,34 @@ assert len(p) == 1 and p[0].get("forward/conv", 0) > 0 and p[0].get("backward/co
     else fail "train --profile --backend $api"; cat "$work/err"; fi
   done
   selftest vulkan
-  # the estimate stands in for Vulkan (its algorithms only), so it equals the
-  # measurement; the activations (157 MiB) are more than one storage binding
-  # addresses on lavapipe (128 MiB), so the plan spreads them over buffers
-  if "$tt" mem --backend vulkan --tile 256x256 --micro-batch 4 --accum 1 --measure --json \
-       >"$work/vkmem" 2>"$work/err" &&
+  # bench --layers times by the wall clock: it runs on Vulkan, DIRECT included
+  if "$tt" bench --layers --json --backend vulkan --algo direct --tile 16x16 --micro-batch 1 \
+       --base-channels 4 --depth 1 >"$work/vklayers" 2>"$work/err" &&
+     "$tt" devices --backend vulkan --json >"$work/vkdevices" 2>>"$work/err" &&
+     /usr/bin/python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+names = [d["name"] for d in json.load(open(sys.argv[2]))]
+assert o["device"] in names, (o["device"], names)
+assert all(a == "direct" for l in o["layers"] for a in l["algo"].values()), o' \
+       "$work/vklayers" "$work/vkdevices"; then
+    pass "bench --layers --backend vulkan --algo direct: timed on the Vulkan device"
+  else fail "bench --layers --backend vulkan"; cat "$work/err" "$work/vklayers"; fi
+  # the estimate stands in for Vulkan (its algorithms only: AUTO times im2col +
+  # GEMM and DIRECT there), so it equals the measurement
+  if "$tt" mem --backend vulkan --tile 32x32 --micro-batch 2 --measure --json >"$work/vkauto" \
+       2>"$work/err" &&
+     /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["estimate"]["total_bytes"] == d["measured"]["total_bytes"], d' "$work/vkauto"; then
+    pass "mem --backend vulkan --measure (AUTO): the estimate equals the measurement"
+  else fail "mem --backend vulkan --measure (AUTO)"; cat "$work/err" "$work/vkauto"; fi
+  # the activations (157 MiB) are more than one storage binding addresses on
+  # lavapipe (128 MiB), so the plan spreads them over buffers (im2col + GEMM:
+  # AUTO would time DIRECT on every layer, minutes on lavapipe at this size)
+  if "$tt" mem --backend vulkan --tile 256x256 --micro-batch 4 --accum 1 --algo im2col_gemm \
+       --measure --json >"$work/vkmem" 2>"$work/err" &&
      /usr/bin/python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
