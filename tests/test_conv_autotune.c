@@ -613,13 +613,14 @@ static void test_workspace_of_known_picks(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     const char *shape = "N2 C4 9x11 -> C5 k3x3 s1x1 p1x1 d1x1 g1";
     const char *first = "N2 C3 9x11 -> C5 k3x3 s1x1 p1x1 d1x1 g1"; /* no backward_data */
-    fprintf(f, "{\"version\": %d, \"entries\": {"
+    fprintf(f, "{\"version\": %d, \"backend\": \"%s\", \"entries\": {"
                "\"conv2d forward %s\": {\"algo\": \"direct\", \"ms\": 1},"
                "\"conv2d backward_data %s\": {\"algo\": \"direct\", \"ms\": 1},"
                "\"conv2d backward_weight %s\": {\"algo\": \"direct\", \"ms\": 1},"
                "\"conv2d forward %s\": {\"algo\": \"direct\", \"ms\": 1},"
                "\"conv2d backward_weight %s\": {\"algo\": \"direct\", \"ms\": 1}}}",
-            TT_FIND_DB_VERSION, shape, shape, shape, first, first);
+            TT_FIND_DB_VERSION, tt_backend_kind_name((tt_backend_kind)be->kernels_of), shape,
+            shape, shape, first, first);
     fclose(f);
     conv_run r;
     run_init(&r, (tt_conv2d_desc)D(2, 4, 9, 11, 5, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 59);
