@@ -8,9 +8,12 @@
 #include <CUnit/Basic.h>
 
 #include "core/knobs.h"
+#include "core/status.h"
+#include "harness_vulkan.h"
 
 static tt_backend *backend;
 static int backend_failed;
+static uint64_t backend_messages_seen; /* validation messages of `backend` already failed on */
 
 void th_report_status(const char *what, tt_status status, const char *file, int line)
 {
@@ -20,15 +23,56 @@ void th_report_status(const char *what, tt_status status, const char *file, int 
     tt_status_free(status);
 }
 
+/* $TH_BACKEND, a test-only variable: the library never reads it, so it is
+ * no TT_* knob (core/knobs.h lists what the library reads); -1 when it
+ * names no backend the tests run on. */
+static int requested_kind(void)
+{
+    const char *name = getenv("TH_BACKEND");
+    if (!name || !*name) return TT_BACKEND_OPENCL;
+    tt_backend_kind kind = TT_BACKEND_OPENCL;
+    tt_status s = tt_backend_kind_parse(name, &kind);
+    if (s || kind == TT_BACKEND_DRY) {
+        fprintf(stderr, "TH_BACKEND=%s: the tests run on opencl or vulkan\n", name);
+        tt_status_free(s);
+        return -1;
+    }
+    return (int)kind;
+}
+
+tt_backend_kind th_backend_kind(void)
+{
+    int kind = requested_kind();
+    return kind < 0 ? TT_BACKEND_OPENCL : (tt_backend_kind)kind;
+}
+
+const char *th_backend_name(void) { return tt_backend_kind_name(th_backend_kind()); }
+
+const char *th_backend_device(void)
+{
+    /* Vulkan: lavapipe unless TT_DEVICE names a device (a picker skips CPUs) */
+    const char *device = tt_knob_str(TT_KNOB_DEVICE);
+    if (th_backend_kind() == TT_BACKEND_VULKAN) return device && *device ? device : "llvmpipe";
+    return device;
+}
+
 tt_backend *th_backend(void)
 {
     if (backend || backend_failed) return backend;
-    tt_status s = tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_OPENCL}, &backend);
+    int kind = requested_kind();
+    /* every Vulkan backend of the process validates, a trainer's too */
+    if (kind == TT_BACKEND_VULKAN) th_setenv("TT_VULKAN_VALIDATION", "1");
+    tt_backend_request request = {.kind = kind < 0 ? TT_BACKEND_OPENCL : (tt_backend_kind)kind,
+                                  .device = th_backend_device()};
+    tt_status s = kind < 0 ? tt_error_new(TT_ERR_INVALID_ARGUMENT, "TH_BACKEND names no backend")
+                           : tt_backend_create(&request, &backend);
     if (s) {
         th_report_status("creating the test backend", s, __FILE__, __LINE__);
         backend_failed = 1;
         return NULL;
     }
+    backend_messages_seen = 0;
+    printf("\n  [backend %s: %s]", th_backend_name(), backend->device.name);
     return backend;
 }
 
@@ -36,6 +80,44 @@ void th_backend_release(void)
 {
     tt_backend_destroy(backend);
     backend = NULL;
+}
+
+void th_left_out(const char *what, const char *why)
+{
+    printf("\n    left out on %s: %s (%s)", th_backend_name(), what, why);
+    if (th_backend_kind() == TT_BACKEND_OPENCL)
+        CU_FAIL("OpenCL has every kernel: nothing may be left out there");
+}
+
+int th_has_program(const char *program, const char *what)
+{
+    tt_backend *be = th_backend();
+    if (!be || tt_backend_has_program(be, program)) return 1;
+    char why[96];
+    snprintf(why, sizeof why, "it has no %s kernels", program);
+    th_left_out(what, why);
+    return 0;
+}
+
+void th_check_validation(tt_backend *be)
+{
+    uint64_t count = 0;
+    const char *first = "";
+    if (!be || th_vulkan_messages(be, &count, &first) < 0) return;
+    tt_status s = tt_finish(be);
+    if (s) {
+        th_report_status("finishing the queue after the test", s, __FILE__, __LINE__);
+        CU_FAIL("the queue did not finish cleanly");
+    }
+    if (!th_vulkan_messages(be, &count, &first))
+        CU_FAIL("a Vulkan backend of the tests runs without the validation layer");
+    uint64_t seen = be == backend ? backend_messages_seen : 0;
+    if (count > seen) {
+        printf("\n    Vulkan validation: %llu message%s, the first: %s", (unsigned long long)(count - seen),
+               count - seen == 1 ? "" : "s", first);
+        CU_FAIL("the Vulkan validation layer reported messages");
+    }
+    if (be == backend) backend_messages_seen = count;
 }
 
 double th_uniform(uint64_t *state, double lo, double hi)
@@ -120,10 +202,19 @@ double *th_to_double(const float *x, size_t n)
     return d;
 }
 
+/* After every test: the shared backend's validation messages. */
+static void after_test(void) { th_check_validation(backend); }
+
 int th_run_suite(const char *suite_name, CU_TestInfo *tests)
 {
+    int kind = requested_kind();
+    if (kind < 0) return 1;
+    /* before any backend is made: a trainer's Vulkan backend validates too */
+    if (kind == TT_BACKEND_VULKAN) th_setenv("TT_VULKAN_VALIDATION", "1");
     if (CU_initialize_registry() != CUE_SUCCESS) return 1;
-    CU_SuiteInfo suites[] = {{suite_name, NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
+    char name[128];
+    snprintf(name, sizeof name, "%s (%s)", suite_name, th_backend_name());
+    CU_SuiteInfo suites[] = {{name, NULL, NULL, NULL, after_test, tests}, CU_SUITE_INFO_NULL};
     if (CU_register_suites(suites) != CUE_SUCCESS) {
         fprintf(stderr, "cannot register suite %s: %s\n", suite_name, CU_get_error_msg());
         CU_cleanup_registry();

@@ -1,8 +1,14 @@
 /*
- * Shared test helpers: one backend per test program (the device that
- * TT_DEVICE or the default picks, PoCL on a machine without a GPU), seeded
- * random data, device round trips, error measures, and central-difference
- * gradients in float64 for checking backward kernels.
+ * Shared test helpers: one backend per test program, seeded random data,
+ * device round trips, error measures, and central-difference gradients in
+ * float64 for checking backward kernels.
+ *
+ * The backend is the kind $TH_BACKEND names: opencl (the default; the
+ * device TT_DEVICE or the default picks, PoCL on a machine without a GPU)
+ * or vulkan (lavapipe, "llvmpipe", unless TT_DEVICE names another, with the
+ * Khronos validation layer on).  CTest runs each op suite once per backend
+ * (tests/CMakeLists.txt).  On Vulkan, th_run_suite fails every test after
+ * which a validation message has arrived.
  */
 #ifndef TT_TESTS_HARNESS_H
 #define TT_TESTS_HARNESS_H
@@ -32,6 +38,31 @@ void th_report_status(const char *what, tt_status status, const char *file, int 
  * when no device can be opened. */
 tt_backend *th_backend(void);
 void th_backend_release(void);
+
+/* The kind of backend the tests run on ($TH_BACKEND; OpenCL when unset),
+ * and its name ("opencl", "vulkan"). An unknown name fails every test. */
+tt_backend_kind th_backend_kind(void);
+const char *th_backend_name(void);
+/* The device selector th_backend() uses (for backends the tests make
+ * themselves, a trainer's): TT_DEVICE, else NULL on OpenCL (the default
+ * device) and "llvmpipe" on Vulkan. */
+const char *th_backend_device(void);
+
+/* Says that `what` is left out on the test backend and why.  OpenCL has
+ * every kernel and library, so there nothing may be left out: the test
+ * fails. */
+void th_left_out(const char *what, const char *why);
+/* Whether the test backend has the kernels of `program`; when it does not,
+ * says `what` is left out (th_left_out) and returns 0.  For tests that
+ * force a kernel variant a backend may lack. */
+int th_has_program(const char *program, const char *what);
+
+/* Fails the current test when validation reported a message on `be` (a
+ * Vulkan backend with validation on; any other backend passes) since the
+ * last check, printing the first; waits for its queue first.  th_run_suite
+ * checks th_backend() after every test; tests that make backends of their
+ * own (a trainer's) check those before destroying them. */
+void th_check_validation(tt_backend *be);
 
 /* Deterministic uniform numbers in [lo, hi) from a 64-bit state. */
 double th_uniform(uint64_t *state, double lo, double hi);

@@ -71,6 +71,25 @@ static double grad_error(tt_buffer *buf, const float *base, const double *grad, 
     return e;
 }
 
+static int runs_here(int runs, const char *name, tt_conv_algo algo)
+{
+    if (runs) return 1;
+    char why[96];
+    snprintf(why, sizeof why, "the backend has no %s convolution", tt_conv_algo_name(algo));
+    th_left_out(name, why);
+    return 0;
+}
+
+int ref_conv2d_runs_here(const char *name, const tt_conv2d_desc *desc)
+{
+    return runs_here(tt_conv2d_runs_on(th_backend(), desc), name, desc->algo);
+}
+
+int ref_convt_runs_here(const char *name, const tt_conv_transpose2d_desc *desc)
+{
+    return runs_here(tt_conv_transpose2d_runs_on(th_backend(), desc), name, desc->algo);
+}
+
 static tt_mem mem_or_none(tt_buffer *buf) { return buf ? tt_mem_of(buf) : (tt_mem){0}; }
 
 ref_conv_errors ref_conv_check_case(const ref_conv_op *op, uint64_t seed)

@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "ops/conv2d.h"
+#include "ops/conv_transpose2d.h"
 
 /* The forward of an op with all sizes bound by `desc`. */
 typedef void (*ref_conv_ref_fn)(double *out, const double *inp, const double *weight,
@@ -44,6 +46,12 @@ typedef struct ref_conv_errors {
 #define REF_CONV_FWD_FLOOR 1.0
 #define REF_CONV_GRAD_TOL 1e-3
 #define REF_CONV_GRAD_FLOOR 0.1
+
+/* Whether the test backend has what `desc` runs (tt_conv2d_runs_on: a
+ * forced algorithm's kernels and library); when not, says that the case
+ * `name` is left out and why (th_left_out) and returns 0. */
+int ref_conv2d_runs_here(const char *name, const tt_conv2d_desc *desc);
+int ref_convt_runs_here(const char *name, const tt_conv_transpose2d_desc *desc);
 
 /* Runs every check on one case with data drawn from `seed`; CUnit asserts
  * each error against its tolerance, prints them, and returns them. */

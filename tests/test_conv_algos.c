@@ -150,12 +150,17 @@ static void check_cases(const char *label, const conv2d_case *cases, size_t coun
 {
     double start = now_ms();
     ref_conv_errors worst = {0};
+    size_t left_out = 0;
     for (size_t i = 0; i < count; i++) {
         const tt_conv2d_desc *d = &cases[i].desc;
         TH_OK(tt_conv2d_check(d));
         for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
             tt_conv_algo want = runs & (1 << dir) ? d->algo : TT_CONV_ALGO_IM2COL_GEMM;
             CU_ASSERT_EQUAL(tt_conv2d_algo_for(d, (tt_conv_dir)dir), want);
+        }
+        if (!tt_conv2d_runs_on(th_backend(), d)) {
+            left_out++;
+            continue;
         }
         ref_conv_op op = op_of(&cases[i], (int)(i % 2));
         ref_conv_errors e = ref_conv_check_case(&op, 2000 + i);
@@ -164,6 +169,14 @@ static void check_cases(const char *label, const conv2d_case *cases, size_t coun
         worst.dweight = fmax(worst.dweight, e.dweight);
         worst.dbias = fmax(worst.dbias, e.dbias);
     }
+    if (left_out) {
+        char what[128], why[96];
+        snprintf(what, sizeof what, "%s, %zu of %zu cases", label, left_out, count);
+        snprintf(why, sizeof why, "the backend has no %s convolution",
+                 tt_conv_algo_name(cases[0].desc.algo));
+        th_left_out(what, why);
+    }
+    if (left_out == count) return;
     printf("\n    %s largest: forward %.2e (tol %.0e)  dinp %.2e  dweight %.2e  dbias %.2e "
            "(tol %.0e); %.1f s\n",
            label, worst.forward, REF_CONV_FWD_TOL, worst.dinp, worst.dweight, worst.dbias,
@@ -332,6 +345,38 @@ static void test_fallback_runs(void)
     CU_ASSERT_EQUAL(tt_conv2d_algo_for(&grouped, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_IM2COL_GEMM);
 }
 
+/* A forced algorithm the backend lacks is refused by name, before any
+ * launch, pointing to auto; OpenCL has every one. */
+static void test_missing_refused(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    const tt_conv2d_desc descs[] = {D(1, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT),
+                                    D(1, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD),
+                                    D(1, 3, 7, 9, 4, 5, 5, 1, 1, 2, 2, 1, 1, FFT)};
+    tt_buffer *x = th_zeros(3 * 7 * 9, "refused.inp"), *w = th_zeros(4 * 3 * 5 * 5, "refused.weight");
+    tt_buffer *y = th_zeros(4 * 7 * 9, "refused.out");
+    for (size_t i = 0; i < COUNT(descs); i++) {
+        int runs = tt_conv2d_runs_on(be, &descs[i]);
+        printf("\n    %-9s %s on %s", tt_conv_algo_name(descs[i].algo), runs ? "runs" : "refused",
+               th_backend_name());
+        if (th_backend_kind() == TT_BACKEND_OPENCL) CU_ASSERT(runs);
+        if (runs) continue;
+        tt_status s = tt_conv2d_forward(be, tt_mem_of(y), tt_mem_of(x), tt_mem_of(w), (tt_mem){0},
+                                        &descs[i], (tt_mem){0});
+        const char *m = s ? tt_status_message(s) : "";
+        CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_UNSUPPORTED);
+        CU_ASSERT(strstr(m, tt_conv_algo_name(descs[i].algo)) && strstr(m, "auto"));
+        if (s) printf(": %s", m);
+        tt_status_free(s);
+    }
+    /* AUTO always runs: im2col + GEMM is everywhere */
+    tt_conv2d_desc any = descs[0];
+    any.algo = TT_CONV_ALGO_AUTO;
+    CU_ASSERT(tt_conv2d_runs_on(be, &any));
+    tt_buffer_free(x), tt_buffer_free(w), tt_buffer_free(y);
+}
+
 /* Each new algorithm against PyTorch (float64 autograd) on one case. */
 static void test_torch(void)
 {
@@ -344,6 +389,7 @@ static void test_torch(void)
                            "F.conv2d(x, w, b, padding=2)"};
     for (size_t i = 0; i < COUNT(torch_cases); i++) {
         const tt_conv2d_desc *d = &torch_cases[i].desc;
+        if (!ref_conv2d_runs_here(torch_cases[i].name, d)) continue;
         ref_conv_op op = op_of(&torch_cases[i], 0);
         int oh = tt_conv2d_out_h(d), ow = tt_conv2d_out_w(d);
         if (!ref_conv_check_torch(&op, exprs[i], (int[]){2, 3, 7, 9},
@@ -416,6 +462,7 @@ static void test_conv_transpose(void)
         CU_ASSERT_EQUAL(oh, ref_conv_transpose2d_out_size(d->in_h, d->kernel_h, d->stride_h,
                                                           d->pad_h, d->output_pad_h,
                                                           d->dilation_h ? d->dilation_h : 1));
+        if (!ref_convt_runs_here(convt_cases[i].name, d)) continue;
         size_t ws = tt_conv_transpose2d_workspace_bytes(d);
         ref_conv_op op = {
             .name = convt_cases[i].name, .desc = d,
@@ -465,6 +512,7 @@ static void bench_shape(tt_backend *be, tt_conv2d_desc d)
     for (int a = TT_CONV_ALGO_IM2COL_GEMM; a < TT_CONV_ALGO_COUNT; a++) {
         d.algo = (tt_conv_algo)a;
         if (only && !strstr(only, tt_conv_algo_name(d.algo))) continue;
+        if (!ref_conv2d_runs_here(tt_conv_algo_name(d.algo), &d)) continue;
         tt_buffer *ws = NULL;
         if (tt_conv2d_workspace_bytes(&d))
             TH_OK(tt_buffer_alloc(be, tt_conv2d_workspace_bytes(&d), TT_MEM_OTHER, "bench.ws", &ws));
@@ -527,6 +575,7 @@ int main(void)
         {"implicit_gemm: forward and gradients, every tile", test_igemm},
         {"implicit_gemm: a large micro-batch in several launches", test_igemm_split_batch},
         {"forced algorithms fall back on shapes they do not run", test_fallback_runs},
+        {"an algorithm the backend lacks is refused by name", test_missing_refused},
         {"cross-check against PyTorch", test_torch},
         {"conv_transpose2d through every algorithm", test_conv_transpose},
         {"timing per algorithm (TT_BENCH_CONV=1)", test_bench},

@@ -1,13 +1,18 @@
 /*
  * The convolution autotuner and its find-db (src/ops/conv_autotune.c): an
  * AUTO conv2d is timed once per shape and direction, the pick is written to
- * $TT_CACHE_DIR/find-db/<device>.json and reused without timing by the next
- * process (simulated by tt_conv_autotune_reset), concurrent writers keep
+ * $TT_CACHE_DIR/find-db/<backend>-<device>.json and reused without timing by
+ * the next process (simulated by tt_conv_autotune_reset), a pick of one
+ * backend is never another's on the same device, concurrent writers keep
  * each other's keys, timing never touches the caller's gradients, AUTO's
  * workspace fits every candidate (implicit_gemm among them, picked from a
  * find-db like the others), conv_transpose2d tunes too, forcing (the
  * function, $TT_CONV_ALGO) never times, and a corrupt find-db is ignored
  * with a warning.  Each test runs in a fresh temporary cache directory.
+ *
+ * The counts follow the candidates the test backend offers (OpenCL: every
+ * algorithm; Vulkan: those it has shaders for); a check that needs two
+ * candidates to time is left out, saying so, where the backend has one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/hash.h"
 #include "core/status.h"
 #include "harness.h"
 #include "ops/conv2d.h"
@@ -33,6 +39,30 @@
     {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, 1, 1, 1, TT_CONV_ALGO_##a}
 
 /* ---- autotuner and find-db ----------------------------------------------- */
+
+/* The algorithms the autotuner weighs for `dir` of `d` on `be`: each that
+ * runs the direction itself and that `be` has. */
+static int candidates(tt_backend *be, const tt_conv2d_desc *d, tt_conv_dir dir)
+{
+    int count = 0;
+    for (int a = TT_CONV_ALGO_IM2COL_GEMM; a < TT_CONV_ALGO_COUNT; a++) {
+        tt_conv2d_desc one = *d;
+        one.algo = (tt_conv_algo)a;
+        count += tt_conv2d_algo_for(&one, dir) == one.algo && tt_conv2d_runs_on(be, &one);
+    }
+    return count;
+}
+
+/* Whether the autotuner times `dir` of `d` on `be` (two candidates or
+ * more); else says that `what` is left out. */
+static int timed_here(tt_backend *be, const tt_conv2d_desc *d, tt_conv_dir dir, const char *what)
+{
+    if (candidates(be, d, dir) >= 2) return 1;
+    char why[96];
+    snprintf(why, sizeof why, "one candidate for %s: nothing to time", tt_conv_dir_name(dir));
+    th_left_out(what, why);
+    return 0;
+}
 
 static char cache_dir[256];
 
@@ -97,7 +127,8 @@ static void write_picks(tt_backend *be, const char *const *keys, const char *con
     char path[1024];
     FILE *f = write_db_by_hand(be, path, sizeof path);
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fprintf(f, "{\"version\": %d, \"entries\": {", TT_FIND_DB_VERSION);
+    fprintf(f, "{\"version\": %d, \"backend\": \"%s\", \"entries\": {", TT_FIND_DB_VERSION,
+            tt_backend_kind_name((tt_backend_kind)be->kernels_of));
     for (int i = 0; i < count; i++)
         fprintf(f, "%s\"%s\": {\"algo\": \"%s\", \"ms\": 1}", i ? "," : "", keys[i], algos[i]);
     fprintf(f, "}}");
@@ -190,15 +221,33 @@ static void test_autotune(void)
     }
     CU_ASSERT_EQUAL(auto_ws, largest);
     /* nothing known yet: sized for every candidate on this device too */
-    CU_ASSERT_EQUAL(tt_conv2d_workspace_bytes_on(be, &r.desc), auto_ws);
+    size_t largest_here = 0;
+    for (int a = TT_CONV_ALGO_IM2COL_GEMM; a < TT_CONV_ALGO_COUNT; a++) {
+        tt_conv2d_desc one = r.desc;
+        one.algo = (tt_conv_algo)a;
+        size_t b = tt_conv2d_workspace_bytes(&one);
+        if (tt_conv2d_runs_on(be, &one) && b > largest_here) largest_here = b;
+    }
+    CU_ASSERT_EQUAL(tt_conv2d_workspace_bytes_on(be, &r.desc), largest_here);
+    if (th_backend_kind() == TT_BACKEND_OPENCL) CU_ASSERT_EQUAL(largest_here, auto_ws);
+    int forward = candidates(be, &r.desc, TT_CONV_DIR_FORWARD);
+    int data = candidates(be, &r.desc, TT_CONV_DIR_BACKWARD_DATA);
+    int weight = candidates(be, &r.desc, TT_CONV_DIR_BACKWARD_WEIGHT);
+    if (!timed_here(be, &r.desc, TT_CONV_DIR_FORWARD, "timing and the find-db") ||
+        !timed_here(be, &r.desc, TT_CONV_DIR_BACKWARD_DATA, "timing and the find-db") ||
+        !timed_here(be, &r.desc, TT_CONV_DIR_BACKWARD_WEIGHT, "timing and the find-db")) {
+        run_free(&r);
+        remove_cache_dir(be);
+        return;
+    }
 
-    /* first call: im2col_gemm, direct, winograd, implicit_gemm timed (3 runs
-     * each), db written */
+    /* first call: every forward candidate timed (OpenCL: im2col_gemm,
+     * direct, winograd, implicit_gemm; 3 runs each), db written */
     double e = run_forward(be, &r);
     CU_ASSERT(e < REF_CONV_FWD_TOL);
     tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
     CU_ASSERT_EQUAL(s.timed, 1);
-    CU_ASSERT_EQUAL(s.runs, 12);
+    CU_ASSERT_EQUAL(s.runs, 3 * forward);
     CU_ASSERT_EQUAL(s.db_writes, 1);
     CU_ASSERT_EQUAL(be->mem.current[TT_MEM_WORKSPACE], 0);
     cJSON *db = read_db(be);
@@ -254,8 +303,8 @@ static void test_autotune(void)
     CU_ASSERT(ei < REF_CONV_GRAD_TOL);
     CU_ASSERT(ew < REF_CONV_GRAD_TOL);
     s = tt_conv_autotune_stats_get();
-    CU_ASSERT_EQUAL(s.timed, 2); /* backward data (4 candidates), weight (3) */
-    CU_ASSERT_EQUAL(s.runs, 21);
+    CU_ASSERT_EQUAL(s.timed, 2); /* backward data (OpenCL: 4 candidates), weight (3) */
+    CU_ASSERT_EQUAL(s.runs, 3 * (data + weight));
     printf("\n    autotune backward vs im2col_gemm: dinp %.2e  dweight %.2e", ei, ew);
     free(gi), free(gw), free(ri), free(rw);
     db = read_db(be);
@@ -273,6 +322,12 @@ static void test_autotune_transpose(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
     fresh_cache_dir();
     tt_conv_transpose2d_desc d = T(2, 5, 4, 3, 3, 2, 2, 2, 2, 0, 0, 0, 0, AUTO);
+    tt_conv_transpose2d_desc direct = d;
+    direct.algo = TT_CONV_ALGO_DIRECT;
+    if (!ref_convt_runs_here("timing conv_transpose2d (im2col_gemm against direct)", &direct)) {
+        remove_cache_dir(be);
+        return;
+    }
     int oh = tt_conv_transpose2d_out_h(&d), ow = tt_conv_transpose2d_out_w(&d);
     size_t inp_n = 2 * 5 * 4 * 3, weight_n = 5 * 3 * 2 * 2, out_n = (size_t)2 * 3 * oh * ow;
     float inp[120], weight[60], got[2 * 3 * 8 * 6];
@@ -312,7 +367,8 @@ static void test_force(void)
     named.algo = TT_CONV_ALGO_DIRECT;
     CU_ASSERT_EQUAL(tt_conv2d_algo_for(&named, TT_CONV_DIR_BACKWARD_WEIGHT), TT_CONV_ALGO_DIRECT);
     r.desc = named;
-    CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
+    if (ref_conv2d_runs_here("a named direct convolution", &named))
+        CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
     named.algo = TT_CONV_ALGO_WINOGRAD;
     CU_ASSERT_EQUAL(tt_conv2d_algo_for(&named, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_WINOGRAD);
     CU_ASSERT_EQUAL(tt_conv2d_algo_for(&named, TT_CONV_DIR_BACKWARD_WEIGHT),
@@ -368,6 +424,11 @@ static void test_corrupt_db(void)
 
     conv_run r;
     run_init(&r, (tt_conv2d_desc)D(1, 3, 5, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 47);
+    if (!timed_here(be, &r.desc, TT_CONV_DIR_FORWARD, "a corrupt find-db, rewritten by timing")) {
+        run_free(&r);
+        remove_cache_dir(be);
+        return;
+    }
     CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
     tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
     CU_ASSERT_EQUAL(s.db_ignored, 1);
@@ -401,7 +462,8 @@ static void test_dry_backend_never_tunes(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
     fresh_cache_dir();
     tt_backend *dry = NULL;
-    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = &be->device},
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = &be->device,
+                                                  .stands_for = be->kernels_of},
                             &dry));
     tt_conv2d_desc desc = D(1, 3, 5, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, AUTO);
     size_t out_n = (size_t)2 * tt_conv2d_out_h(&desc) * tt_conv2d_out_w(&desc);
@@ -423,6 +485,10 @@ static void test_dry_backend_never_tunes(void)
     tt_backend_destroy(dry);
 
     /* a 0.00004 ms entry (what that bug wrote) is not trusted: timed again */
+    if (!timed_here(be, &desc, TT_CONV_DIR_FORWARD, "a 0 ms entry timed again")) {
+        remove_cache_dir(be);
+        return;
+    }
     conv_run r;
     run_init(&r, desc, 53);
     CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL); /* the real key, timed and written */
@@ -453,6 +519,110 @@ static void test_dry_backend_never_tunes(void)
     remove_cache_dir(be);
 }
 
+/* Writes `text` to `path` (in the test's find-db folder). */
+static void write_text(const char *path, const char *text)
+{
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/find-db", cache_dir);
+    mkdir(dir, 0755);
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The backend is part of the find-db's key: a pick timed through one API
+ * is never used through the other for the same device (a dry backend
+ * standing in for the other API, with the test device's very facts, is
+ * the same device through the other API); the file of versions that keyed
+ * by the device alone is OpenCL's, and carried into OpenCL's own file. */
+static void test_backend_in_key(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    fresh_cache_dir();
+    int on_opencl = th_backend_kind() == TT_BACKEND_OPENCL;
+    tt_backend_kind other_kind = on_opencl ? TT_BACKEND_VULKAN : TT_BACKEND_OPENCL;
+    tt_backend *other = NULL;
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = &be->device,
+                                                  .stands_for = other_kind},
+                            &other));
+    tt_backend *opencl = on_opencl ? be : other, *vulkan = on_opencl ? other : be;
+    char path[1024], other_path[1024], legacy[1024], want[64], text[1024];
+    TH_OK(tt_conv_find_db_path(be, path, sizeof path));
+    TH_OK(tt_conv_find_db_path(other, other_path, sizeof other_path));
+    snprintf(legacy, sizeof legacy, "%s/find-db/%016llx.json", cache_dir,
+             (unsigned long long)tt_device_key(&be->device));
+    snprintf(want, sizeof want, "/find-db/%s-", tt_backend_kind_name(th_backend_kind()));
+    CU_ASSERT(strstr(path, want) != NULL);
+    snprintf(want, sizeof want, "/find-db/%s-", tt_backend_kind_name(other_kind));
+    CU_ASSERT(strstr(other_path, want) != NULL);
+    CU_ASSERT(strcmp(strrchr(path, '-'), strrchr(other_path, '-')) == 0); /* one device */
+
+    const char *key = "conv2d forward N1 C2 5x5 -> C3 k3x3 s1x1 p1x1 d1x1 g1";
+    tt_conv_algo both[] = {TT_CONV_ALGO_IM2COL_GEMM, TT_CONV_ALGO_DIRECT}, got;
+    snprintf(text, sizeof text,
+             "{\"version\": %d, \"backend\": \"%s\", \"entries\": {\"%s\": "
+             "{\"algo\": \"direct\", \"ms\": 1}}}",
+             TT_FIND_DB_VERSION, tt_backend_kind_name(other_kind), key);
+    write_text(other_path, text);
+    got = TT_CONV_ALGO_AUTO;
+    CU_ASSERT(tt_conv_autotune_known(other, key, both, 2, &got));
+    CU_ASSERT_EQUAL(got, TT_CONV_ALGO_DIRECT);
+    CU_ASSERT(!tt_conv_autotune_known(be, key, both, 2, &got));
+
+    /* the other API's file under this one's name: refused, with a warning */
+    write_text(path, text);
+    tt_conv_autotune_reset();
+    CU_ASSERT(!tt_conv_autotune_known(be, key, both, 2, &got));
+    CU_ASSERT_EQUAL(tt_conv_autotune_stats_get().db_ignored, 1);
+    unlink(path);
+    unlink(other_path);
+
+    /* the file of older versions (no backend, named by the device): OpenCL's */
+    snprintf(text, sizeof text,
+             "{\"version\": %d, \"entries\": {\"%s\": {\"algo\": \"direct\", \"ms\": 1}}}",
+             TT_FIND_DB_VERSION, key);
+    write_text(legacy, text);
+    tt_conv_autotune_reset();
+    got = TT_CONV_ALGO_AUTO;
+    CU_ASSERT(tt_conv_autotune_known(opencl, key, both, 2, &got));
+    CU_ASSERT_EQUAL(got, TT_CONV_ALGO_DIRECT);
+    CU_ASSERT(!tt_conv_autotune_known(vulkan, key, both, 2, &got));
+    CU_ASSERT_EQUAL(tt_conv_autotune_stats_get().db_ignored, 0);
+
+    /* a shape timed here goes to this API's file, which names it (on
+     * OpenCL with the old file's pick carried over); the other API knows
+     * none of its picks */
+    conv_run r;
+    run_init(&r, (tt_conv2d_desc)D(1, 3, 5, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 61);
+    if (timed_here(be, &r.desc, TT_CONV_DIR_FORWARD, "a pick timed here kept from the other API")) {
+        CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
+        CU_ASSERT_EQUAL(tt_conv_autotune_stats_get().timed, 1);
+        cJSON *db = read_db(be);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+        CU_ASSERT_STRING_EQUAL(
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(db, "backend")),
+            tt_backend_kind_name(th_backend_kind()));
+        cJSON *entries = cJSON_GetObjectItemCaseSensitive(db, "entries");
+        CU_ASSERT_EQUAL(cJSON_GetArraySize(entries), on_opencl ? 2 : 1);
+        CU_ASSERT_EQUAL(cJSON_GetObjectItemCaseSensitive(entries, key) != NULL, on_opencl);
+        const cJSON *entry;
+        cJSON_ArrayForEach(entry, entries)
+        {
+            tt_conv_algo algo;
+            TH_OK(tt_conv_algo_parse(
+                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "algo")), &algo));
+            CU_ASSERT(!tt_conv_autotune_known(other, entry->string, &algo, 1, &got));
+        }
+        cJSON_Delete(db);
+    }
+    run_free(&r);
+    tt_backend_destroy(other);
+    unlink(legacy);
+    remove_cache_dir(be);
+}
+
 /* With every direction's pick known (here: direct, which needs no
  * columns), the workspace a model allocates is the picks', not every
  * candidate's; the ops still run when a later pick needs more. */
@@ -461,6 +631,11 @@ static void test_workspace_of_known_picks(void)
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
     fresh_cache_dir();
+    tt_conv2d_desc picks = D(2, 4, 9, 11, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT);
+    if (!ref_conv2d_runs_here("picks of direct in the find-db", &picks)) {
+        remove_cache_dir(be);
+        return;
+    }
     static const char *const all_direct[] = {"direct", "direct", "direct", "direct", "direct"};
     write_picks(be, picked_keys, all_direct, 5);
     conv_run r;
@@ -533,6 +708,7 @@ int main(void)
         {"a named algorithm, and a run's setting (--algo, TT_CONV_ALGO)", test_force},
         {"a corrupt find-db is ignored with a warning", test_corrupt_db},
         {"the dry backend never tunes; its 0 ms entries are timed again", test_dry_backend_never_tunes},
+        {"the backend is part of the key; older files are OpenCL's", test_backend_in_key},
         {"workspace sized for the known picks; a first layer leaves out its input gradient", test_workspace_of_known_picks},
         {"a find-db pick of implicit_gemm runs every direction", test_implicit_gemm_pick},
         CU_TEST_INFO_NULL,

@@ -162,6 +162,40 @@ static void test_unknown_kind(void)
     tt_status_free(s);
 }
 
+/* Activations are planned into buffers that a kernel can address whole
+ * from their start (Vulkan's maxStorageBufferRange, 128 MiB on lavapipe):
+ * a plan larger than that is split over several buffers, and one tensor
+ * larger than that is an error that names it and the limit. */
+static void test_binding_limit(void)
+{
+    tt_device_info like = th_backend()->device;
+    tt_model_spec spec = small_spec(TT_NORM_GROUP); /* largest tensor: 2 x 8 x 16 x 16 floats */
+    const uint64_t limits[2] = {24u << 10, 4u << 10};
+    for (int i = 0; i < 2; i++) {
+        like.max_binding_bytes = limits[i];
+        tt_backend *dry = NULL;
+        TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = &like},
+                                &dry));
+        tt_model *m = NULL;
+        tt_status s = tt_model_create(dry, &spec, 2, 16, 16, 11, &m);
+        if (i == 0) {
+            CU_ASSERT(s == NULL);
+            if (m) {
+                printf("\n  %zu bytes of activations in buffers of at most %llu", m->memory.activations,
+                       (unsigned long long)limits[i]);
+                CU_ASSERT(m->memory.activations > limits[i]);
+            }
+        } else {
+            CU_ASSERT(s && tt_status_code(s) == TT_ERR_TOO_LARGE &&
+                      strstr(tt_status_message(s), "maxStorageBufferRange"));
+            if (s) printf("\n  %s", tt_status_message(s));
+        }
+        tt_status_free(s);
+        tt_model_destroy(m);
+        tt_backend_destroy(dry);
+    }
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -170,6 +204,7 @@ int main(void)
         {"batch norm counters by name", test_counters},
         {"weights by name round trip; a shape mismatch named", test_weights_round_trip},
         {"an unknown kind lists the kinds", test_unknown_kind},
+        {"activations split under the binding limit; a larger tensor named", test_binding_limit},
         CU_TEST_INFO_NULL,
     };
     return th_run_suite("model", tests);

@@ -73,6 +73,19 @@ static void base_options(tt_train_options *o, const char *data, int size)
     o->seed = 3;
     o->quiet = 1;
     snprintf(o->algo, sizeof o->algo, "im2col_gemm"); /* see main() */
+    /* the trainer makes its own backend: the one the tests run on */
+    snprintf(o->backend, sizeof o->backend, "%s", th_backend_name());
+    snprintf(o->device, sizeof o->device, "%s", th_backend_device() ? th_backend_device() : "");
+}
+
+/* Destroys a trainer after checking its backend's validation messages. */
+static void trainer_destroy(tt_trainer *t)
+{
+    if (t) {
+        CU_ASSERT_EQUAL(t->be->kernels_of, (int)th_backend_kind());
+        th_check_validation(t->be);
+    }
+    tt_trainer_destroy(t);
 }
 
 /* Runs the options to the end; returns the final weights (malloc'd). */
@@ -89,7 +102,7 @@ static float *train(const tt_train_options *o, tt_trainer **keep, size_t *count)
     float *w = malloc(*count * sizeof *w);
     TH_OK(tt_model_get_params(t->engine->model, w, NULL));
     if (keep) *keep = t;
-    else tt_trainer_destroy(t);
+    else trainer_destroy(t);
     return w;
 }
 
@@ -135,7 +148,7 @@ static void test_short_last_window(void)
     double e = max_rel(wa, wb, n);
     printf("\n  short last window (2 x 3 vs 6 x 1 over 10 images): max rel diff %.2e", e);
     CU_ASSERT(e <= 1e-5);
-    tt_trainer_destroy(ta);
+    trainer_destroy(ta);
     free(wa), free(wb);
     rd_remove(data);
 }
@@ -184,7 +197,7 @@ static void parity(const char *optimizer)
     tt_trainer *t = NULL;
     TH_OK(tt_trainer_create(&o, &t));
     TH_OK(tt_trainer_save(t, init));
-    tt_trainer_destroy(t);
+    trainer_destroy(t);
     size_t n;
     float *w = train(&o, &t, &n);
 
@@ -219,7 +232,7 @@ static void parity(const char *optimizer)
         CU_ASSERT(ew <= 1e-4);
         free(g);
     }
-    tt_trainer_destroy(t);
+    trainer_destroy(t);
     free(w);
     rd_remove(work);
     rd_remove(data);
@@ -264,13 +277,13 @@ static void test_resume_bit_identical(void)
         free(trained), free(loaded);
     }
     tt_infer_model_free(&m);
-    tt_trainer_destroy(t);
+    trainer_destroy(t);
     free(half);
     o.steps = 6;
     snprintf(o.resume, sizeof o.resume, "%s", ckpt);
     float *resumed = train(&o, &t, &n);
     CU_ASSERT_EQUAL(t->counters.step, 6);
-    tt_trainer_destroy(t);
+    trainer_destroy(t);
     int same = memcmp(whole, resumed, n * sizeof *whole) == 0;
     printf("\n  6 steps vs 3 + 3 resumed: %s", same ? "bit-identical" : "DIFFERENT");
     CU_ASSERT(same);
@@ -325,7 +338,7 @@ static void test_nonfinite_skips(void)
            (long long)t->counters.skipped_steps);
     CU_ASSERT(skipped_seen >= 1);
     CU_ASSERT_EQUAL(t->counters.skipped_steps, skipped_seen);
-    tt_trainer_destroy(t);
+    trainer_destroy(t);
     free(before), free(after);
     rd_remove(data);
 }
@@ -351,7 +364,7 @@ static void test_learns(void)
     }
     printf("\n  loss over the first 5 steps %.4f, over the last 5 of 200 %.4f", first, last);
     CU_ASSERT(last < 0.5 * first);
-    tt_trainer_destroy(t);
+    trainer_destroy(t);
     rd_remove(data);
 }
 
@@ -381,7 +394,7 @@ static void test_validation_and_best(void)
     snprintf(best, sizeof best, "%s/best.safetensors", out);
     TH_OK(tt_weights_load(t->engine->model, best));
     tt_metrics_destroy(m);
-    tt_trainer_destroy(t);
+    trainer_destroy(t);
     /* the log has a one-line validation record */
     size_t size = 0;
     unsigned char *bytes = rd_read(out, "train.jsonl", &size);
@@ -450,7 +463,7 @@ static void test_memory_estimate_and_no_growth(void)
     CU_ASSERT(off <= 0.05);
     CU_ASSERT_EQUAL(t->be->mem.peak_total, after2);       /* no growth */
     CU_ASSERT_EQUAL(t->be->mem.current_total, current2);  /* no leak */
-    tt_trainer_destroy(t);
+    trainer_destroy(t);
     rd_remove(data);
 }
 
@@ -472,7 +485,7 @@ static void test_micro_batch_auto(void)
     tt_step_report r;
     TH_OK(tt_trainer_step(t, &r));
     CU_ASSERT(t->be->mem.peak_total <= o.mem_limit);
-    tt_trainer_destroy(t);
+    trainer_destroy(t);
     /* too little for anything: stops before allocating, naming a tile that fits */
     o.mem_limit = 200u << 10;
     o.micro_batch = 2;

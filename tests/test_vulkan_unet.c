@@ -3,8 +3,8 @@
  * the same upstream gradient on OpenCL (PoCL) and on Vulkan (lavapipe,
  * validation on), compared: logits, every parameter's gradient and the
  * batch norm running statistics.  The convolutions run im2col + GEMM on
- * both (the algorithm Vulkan has today); the two GEMMs sum in different
- * orders, so the bounds are float-rounding ones.  A norm's backward
+ * both (the AUTO case lets Vulkan pick the others too); the two sum in
+ * different orders, so the bounds are float-rounding ones.  A norm's backward
  * amplifies rounding: on the batch norm case OpenCL's own direct and
  * im2col + GEMM gradients differ by 1.7e-2 (max relative, floor 1e-3), on
  * the group norm case by 3e-4, without a norm by 8e-6; the bounds sit a
@@ -92,13 +92,14 @@ static void test_batch_norm(void)
     check(&k);
 }
 
-/* AUTO on Vulkan: only im2col + GEMM is there, so the dispatch must not
- * offer the others (whose shaders do not exist) to the autotuner. */
+/* AUTO on Vulkan: im2col + GEMM, DIRECT and Winograd are there, the FFT
+ * is not, so the dispatch must not offer it to the autotuner. */
 static void test_auto_on_vulkan(void)
 {
     CU_ASSERT(tt_backend_has_program(vulkan(), "conv"));
     CU_ASSERT(tt_backend_has_program(vulkan(), "util"));
-    CU_ASSERT(!tt_backend_has_program(vulkan(), "conv_direct"));
+    CU_ASSERT(tt_backend_has_program(vulkan(), "conv_direct"));
+    CU_ASSERT(tt_backend_has_program(vulkan(), "conv_winograd"));
     CU_ASSERT(!tt_backend_has_program(vulkan(), "conv_fft"));
     CU_ASSERT(tt_backend_has_program(th_backend(), "conv_direct")); /* OpenCL has them all */
     unet_case k = {"group norm, AUTO on Vulkan", TT_NORM_GROUP, 2, 16, 16, 1e-2, 1};

@@ -2,7 +2,11 @@
  * columns (channels * kernel_h * kernel_w, out_h * out_w), Caffe layout,
  * cross-correlation (tt_im2col in src/backend/backend.h; CLBlast's im2col
  * on OpenCL).  Entries whose tap falls in the padding are 0; `col` is
- * overwritten.  One invocation per column entry (1-D). */
+ * overwritten.  One invocation per column entry, 3-D: (output column,
+ * output row, column row).  The kernel size is also the specialization
+ * constants TT_KH and TT_KW, so the row splits into channel and tap by
+ * divisions the compiler turns into multiplications: a CPU device (lavapipe)
+ * has no vector integer division. */
 #version 450
 #include "common.glsl"
 
@@ -15,16 +19,17 @@ layout(push_constant) uniform Args {
     int out_h; int out_w;
 } args;
 
+layout(constant_id = 3) const int TT_KH = 3;
+layout(constant_id = 4) const int TT_KW = 3;
+
 void main()
 {
-    int index = tt_global_id();
-    int plane = args.out_h * args.out_w;
-    int taps = args.kernel_h * args.kernel_w;
-    if (index >= args.channels * taps * plane) return;
-    int q = index % plane, row = index / plane;
-    int ox = q % args.out_w, oy = q / args.out_w;
-    int kx = row % args.kernel_w, ky = (row / args.kernel_w) % args.kernel_h;
-    int ch = row / taps;
+    int ox = int(gl_GlobalInvocationID.x), oy = int(gl_GlobalInvocationID.y);
+    int row = int(gl_GlobalInvocationID.z);
+    if (ox >= args.out_w || oy >= args.out_h || row >= args.channels * TT_KH * TT_KW) return;
+    int index = (row * args.out_h + oy) * args.out_w + ox;
+    int kx = row % TT_KW, ky = (row / TT_KW) % TT_KH;
+    int ch = row / (TT_KH * TT_KW);
     int y = oy * args.stride_h - args.pad_h + ky * args.dilation_h;
     int x = ox * args.stride_w - args.pad_w + kx * args.dilation_w;
     float value = 0.0;

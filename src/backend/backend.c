@@ -39,6 +39,7 @@ cJSON *tt_device_info_json(const tt_device_info *d)
     cJSON_AddNumberToObject(o, "compute_units", d->compute_units);
     cJSON_AddNumberToObject(o, "global_mem_bytes", (double)d->global_mem_bytes);
     cJSON_AddNumberToObject(o, "max_alloc_bytes", (double)d->max_alloc_bytes);
+    cJSON_AddNumberToObject(o, "max_binding_bytes", (double)d->max_binding_bytes);
     cJSON_AddNumberToObject(o, "local_mem_bytes", (double)d->local_mem_bytes);
     cJSON_AddNumberToObject(o, "base_align_bytes", d->base_align_bytes);
     cJSON_AddNumberToObject(o, "max_work_group_size", (double)d->max_work_group_size);
@@ -225,6 +226,14 @@ tt_status tt_launch_kernel(tt_backend *backend, const char *program, const char 
 
 /* ---- memory report ------------------------------------------------------ */
 
+int tt_backend_memory_held(const tt_backend *backend, tt_memory_held *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!backend->ops->memory_held) return 0;
+    backend->ops->memory_held(backend, out);
+    return 1;
+}
+
 void tt_memory_report_text(const tt_backend *backend, FILE *out, size_t largest)
 {
     const tt_device_info *d = &backend->device;
@@ -241,6 +250,13 @@ void tt_memory_report_text(const tt_backend *backend, FILE *out, size_t largest)
     fprintf(out, "%-12s %14s %14s\n", "total",
             tt_format_bytes(backend->mem.current_total, a, sizeof a),
             tt_format_bytes(backend->mem.peak_total, b, sizeof b));
+    tt_memory_held held;
+    if (tt_backend_memory_held(backend, &held))
+        fprintf(out, "%-12s %14s %14s  device memory in %d block%s (alignment, free space, a "
+                     "spare block)\n",
+                "held", tt_format_bytes(held.current_bytes, a, sizeof a),
+                tt_format_bytes(held.peak_bytes, b, sizeof b), held.blocks,
+                held.blocks == 1 ? "" : "s");
     const tt_mem_record *top[32];
     size_t n = tt_memstats_largest(&backend->mem, top, largest < 32 ? largest : 32);
     if (n) fprintf(out, "largest live buffers:\n");
@@ -264,6 +280,13 @@ char *tt_memory_report_json(const tt_backend *backend, size_t largest)
     cJSON_AddNumberToObject(root, "current_bytes", (double)backend->mem.current_total);
     cJSON_AddNumberToObject(root, "peak_bytes", (double)backend->mem.peak_total);
     cJSON_AddNumberToObject(root, "live_buffers", (double)backend->mem.live_count);
+    tt_memory_held held;
+    if (tt_backend_memory_held(backend, &held)) {
+        cJSON *o = cJSON_AddObjectToObject(root, "held");
+        cJSON_AddNumberToObject(o, "current_bytes", (double)held.current_bytes);
+        cJSON_AddNumberToObject(o, "peak_bytes", (double)held.peak_bytes);
+        cJSON_AddNumberToObject(o, "blocks", held.blocks);
+    }
     cJSON *arr = cJSON_AddArrayToObject(root, "largest_buffers");
     const tt_mem_record *top[32];
     size_t n = tt_memstats_largest(&backend->mem, top, largest < 32 ? largest : 32);

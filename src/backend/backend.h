@@ -137,6 +137,15 @@ typedef struct tt_fft2d {
     tt_mem spectrum; /* (batch, h, w/2 + 1) complex: 2 floats each */
 } tt_fft2d;
 
+/* Device memory a backend holds for its buffers when it places them in
+ * larger blocks (Vulkan): at least the bytes accounted in the buffers; the
+ * rest is alignment, free space in blocks and a spare block. */
+typedef struct tt_memory_held {
+    uint64_t current_bytes;
+    uint64_t peak_bytes;   /* the most since the backend was made */
+    int blocks;            /* device allocations now */
+} tt_memory_held;
+
 typedef struct tt_backend_ops {
     const char *name;
     /* Runs nothing (the dry backend): launches return at once and read back
@@ -162,6 +171,9 @@ typedef struct tt_backend_ops {
      * of `program` (opencl/<program>.cl, shaders/<program>/), so that ops
      * choose among the algorithms it can run. */
     int (*has_program)(const tt_backend *backend, const char *program);
+    /* Optional (NULL: each buffer is an allocation of its own size): the
+     * device memory the backend holds for buffers (tt_backend_memory_held). */
+    void (*memory_held)(const tt_backend *backend, tt_memory_held *out);
 } tt_backend_ops;
 
 /* Counters of the program cache, for tests and the report. */
@@ -171,10 +183,13 @@ typedef struct tt_program_stats {
     uint64_t memory_hits;
 } tt_program_stats;
 
-/* Device time per kind of work, from OpenCL profiling events (benchmarks).
+/* Device time per kind of work, from the device's own timers (benchmarks):
+ * OpenCL profiling events of launches and transfers, Vulkan timestamp
+ * queries around every dispatch (backend/profile.h names and sums them).
  * A kind is "<phase>/<family>": the phase the caller set (forward,
  * backward, loss, optimizer) and the op family of the kernel's program;
- * with by_kernel set, "<phase>/<kernel name>". */
+ * with by_kernel set, "<phase>/<kernel name>".  Kinds keep the order of
+ * their first launch; the time is added when the queue is finished. */
 #define TT_PROFILE_MAX_KINDS 64
 typedef struct tt_profile {
     int by_kernel;
@@ -236,7 +251,8 @@ typedef enum tt_backend_kind {
 typedef struct tt_backend_request {
     tt_backend_kind kind;
     const char *device;          /* selector (tt_device_select); NULL or "": the default */
-    int profiling;               /* per-kind device time into backend->profile */
+    int profiling;               /* per-kind device time into backend->profile
+                                    (OpenCL, Vulkan; not dry) */
     const tt_device_info *like;  /* dry: the device it behaves like; NULL: the
                                     device `device` selects */
     /* dry, optional: called once for every operation the backend is asked
@@ -251,11 +267,12 @@ typedef struct tt_backend_request {
 
 /* The one way to make a backend.  The OpenCL backend opens the selected
  * device (with profiling, every launch's device time is added to
- * backend->profile when the queue is finished by tt_finish).  The dry
- * backend behaves like `like` (or the selected device) for allocation
- * limits and accounting but allocates and runs nothing: running the
- * engine's setup on it gives an exact memory estimate; it takes no
- * profiling.  The Vulkan backend opens the Vulkan device `device` selects
+ * backend->profile when the queue is finished by tt_finish; the Vulkan
+ * backend's likewise, TT_ERR_UNSUPPORTED when its compute queue has no
+ * timestamps).  The dry backend behaves like `like` (or the selected
+ * device) for allocation limits and accounting but allocates and runs
+ * nothing: running the engine's setup on it gives an exact memory
+ * estimate; it takes no profiling.  The Vulkan backend opens the Vulkan device `device` selects
  * among the Vulkan devices (same rules; default: the first GPU, else the
  * first device); TT_ERR_UNSUPPORTED in a build without it (-DTT_VULKAN=OFF).
  * *out is owned by the caller: tt_backend_destroy(). */
@@ -270,6 +287,20 @@ const char *tt_backend_kind_name(tt_backend_kind kind);
 /* The kind named `name` (case-insensitive); TT_ERR_INVALID_ARGUMENT listing
  * the kinds there are for any other name. */
 tt_status tt_backend_kind_parse(const char *name, tt_backend_kind *out);
+/* The --backend option of every command that runs on a device. */
+#define TT_BACKEND_CHOICES "auto|opencl|vulkan"
+#define TT_BACKEND_HELP                                                             \
+    "the compute API: auto (the best device of either: a GPU first, OpenCL before " \
+    "Vulkan), opencl or vulkan; `tiletrain devices` lists both"
+/* The request of a run: `backend` "opencl" or "vulkan" (the dry kind is
+ * not a run's), or NULL, "" or "auto": the API of the best device, a GPU
+ * first - the first OpenCL GPU, else the first Vulkan GPU, else the first
+ * OpenCL device (PoCL), else the first Vulkan device (lavapipe).  With a
+ * selector (`device`, else $TT_DEVICE) auto takes the first API that has a
+ * device it names, OpenCL first.  Sets out->kind and out->device (the
+ * selector the chosen backend must use); TT_ERR_NO_DEVICE when nothing
+ * fits. */
+tt_status tt_backend_choose(const char *backend, const char *device, tt_backend_request *out);
 
 /* Sets the phase tag of later launches (a static string); NULL: "other". */
 static inline void tt_backend_phase(tt_backend *backend, const char *phase)
@@ -316,9 +347,15 @@ tt_status tt_launch_kernel(tt_backend *backend, const char *program, const char 
     tt_launch_kernel((backend), (program), (kernel), NULL, 1, (size_t[]){(n)}, \
                      NULL, TT_ARGS(__VA_ARGS__))
 
+/* Fills *out and returns 1 when the backend places buffers in blocks of
+ * device memory (memory_held); 0 (and zeros) when each buffer is its own
+ * allocation. */
+int tt_backend_memory_held(const tt_backend *backend, tt_memory_held *out);
+
 /* The memory report: device facts, current and peak bytes per category and
- * the `largest` biggest live buffers.  Text into a FILE, or JSON (a string
- * the caller frees). */
+ * the `largest` biggest live buffers, then (tt_backend_memory_held) the
+ * device memory held in blocks.  Text into a FILE, or JSON (a string the
+ * caller frees). */
 #include <stdio.h>
 void tt_memory_report_text(const tt_backend *backend, FILE *out, size_t largest);
 char *tt_memory_report_json(const tt_backend *backend, size_t largest);

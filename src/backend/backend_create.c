@@ -8,6 +8,8 @@
 #include <strings.h>
 
 #include "backend/backend_internal.h"
+#include "backend/device_match.h"
+#include "core/knobs.h"
 #include "core/status.h"
 
 static const char *const kind_names[] = {"opencl", "dry", "vulkan"};
@@ -60,7 +62,7 @@ static tt_status create(const tt_backend_request *request, tt_backend **out)
         if (request->profiling)
             return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                                 "the dry backend runs nothing, so it cannot profile; "
-                                "ask for the opencl backend");
+                                "ask for the opencl or the vulkan backend");
         return create_dry(request, out);
     case TT_BACKEND_VULKAN:
         return tt_vulkan_backend_create(request->device, request->profiling, out);
@@ -94,4 +96,66 @@ tt_status tt_backend_devices(tt_backend_kind kind, tt_device_info **devices, int
     }
     return tt_error_new(TT_ERR_INVALID_ARGUMENT, "the %s backend has no devices of its own",
                         tt_backend_kind_name(kind));
+}
+
+/* The devices of one kind, or none when its API cannot be reached (no
+ * loader, no driver, a build without it): auto moves on to the other. */
+static void devices_or_none(tt_backend_kind kind, tt_device_info **list, int *n)
+{
+    tt_status s = tt_backend_devices(kind, list, n);
+    if (s) {
+        tt_status_free(s);
+        *list = NULL;
+        *n = 0;
+    }
+}
+
+static int first_gpu(const tt_device_info *list, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(list[i].type, "GPU") == 0) return i;
+    return -1;
+}
+
+tt_status tt_backend_choose(const char *backend, const char *device, tt_backend_request *out)
+{
+    out->device = device;
+    if (backend && *backend && strcasecmp(backend, "auto") != 0) {
+        TT_TRY(tt_backend_kind_parse(backend, &out->kind));
+        if (out->kind == TT_BACKEND_DRY)
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT, "a run needs a device: the backends "
+                                "are auto, opencl and vulkan");
+        return NULL;
+    }
+    const char *from = "--device";
+    if (!device || !*device) device = tt_knob_str(TT_KNOB_DEVICE), from = "TT_DEVICE";
+    tt_device_info *cl = NULL, *vk = NULL;
+    int ncl = 0, nvk = 0;
+    devices_or_none(TT_BACKEND_OPENCL, &cl, &ncl);
+    devices_or_none(TT_BACKEND_VULKAN, &vk, &nvk);
+    tt_status status = NULL;
+    int kind = -1;
+    if (device && *device) { /* the OpenCL devices first, as before Vulkan came */
+        if (tt_device_match(cl, ncl, device, 0) >= 0) kind = TT_BACKEND_OPENCL;
+        else if (tt_device_match(vk, nvk, device, 0) >= 0) kind = TT_BACKEND_VULKAN;
+        out->device = device;
+    } else if (first_gpu(cl, ncl) >= 0) kind = TT_BACKEND_OPENCL;
+    else if (first_gpu(vk, nvk) >= 0) kind = TT_BACKEND_VULKAN;
+    else if (ncl > 0) kind = TT_BACKEND_OPENCL;
+    else if (nvk > 0) kind = TT_BACKEND_VULKAN;
+    if (kind >= 0) out->kind = (tt_backend_kind)kind;
+    else if (device && *device)
+        status = tt_error_new(TT_ERR_NO_DEVICE,
+                              "%s '%s' matches no OpenCL device (%d) and no Vulkan device (%d); "
+                              "`tiletrain devices` lists them: give an index or part of a name, "
+                              "with --backend opencl or vulkan to say whose",
+                              from, device, ncl, nvk);
+    else
+        status = tt_error_new(TT_ERR_NO_DEVICE,
+                              "no OpenCL or Vulkan device was found; install a driver (PoCL for "
+                              "the CPU: pocl-opencl-icd, or lavapipe: mesa-vulkan-drivers) and "
+                              "check with `tiletrain devices`");
+    free(cl);
+    free(vk);
+    return status;
 }

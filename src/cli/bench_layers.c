@@ -244,8 +244,10 @@ tt_status tt_bench_layers(const tt_train_options *t, int json, int compare_openb
     for (int i = 0; i < count; i++) layers[i] = (layer){.shape = shapes[i]};
     tt_conv_algo algo = spec.algo;
     tt_backend *be = NULL;
-    TT_TRY(tt_backend_create(
-        &(tt_backend_request){.kind = TT_BACKEND_OPENCL, .device = t->device}, &be));
+    tt_backend_request request;
+    TT_TRY(tt_recipe_backend(t, &request)); /* --backend, --device */
+    request.profiling = 0;                  /* wall clock around tt_finish */
+    TT_TRY(tt_backend_create(&request, &be));
     tt_status status = NULL;
     int progress = !json && isatty(STDERR_FILENO);
     for (int i = 0; i < count; i++) {

@@ -1,7 +1,7 @@
 /*
  * tiletrain bench: whole optimizer steps timed on a device, after a
- * warm-up, with the device time per kind of work from OpenCL profiling
- * events.  The peer is python/tiletrain_torch.py bench (same model, tile,
+ * warm-up, with the device time per kind of work from the backend's
+ * profiling (OpenCL profiling events, Vulkan timestamp queries).  The peer is python/tiletrain_torch.py bench (same model, tile,
  * micro-batch, accum and AdamW); tools/bench_vs_torch.sh runs both.
  */
 #include <stdlib.h>
@@ -53,11 +53,14 @@ static int build_table(void)
 static void help(void)
 {
     printf("usage: tiletrain bench [--tile 256x256 --micro-batch 4 --accum 5 --base-channels 16\n"
-           "                       --depth 3 --steps K] [--json] [--device SPEC]\n"
+           "                       --depth 3 --steps K] [--json] [--by-kernel]\n"
+           "                       [--backend NAME] [--device SPEC]\n"
            "\n"
            "Times whole optimizer steps (forward, backward, accumulation, AdamW) on random\n"
            "images after a warm-up, and reports images/s, Mpix/s, effective GFLOP/s, peak\n"
-           "device memory and the device time per kind of work.  With --data DIR the steps\n"
+           "device memory and the device time per kind of work (or per kernel with\n"
+           "--by-kernel), from the device's own timers: OpenCL profiling events, Vulkan\n"
+           "timestamp queries around every dispatch.  With --data DIR the steps\n"
            "read the data set through train's pipeline, and the time spent waiting for\n"
            "data is reported too.\n"
            "\n"
@@ -67,6 +70,7 @@ static void help(void)
            "\n"
            "example:\n"
            "  tiletrain bench --tile 256x256 --micro-batch 4 --accum 5 --steps 2 --json\n"
+           "  tiletrain bench --backend vulkan --by-kernel --tile 64x64 --micro-batch 1\n"
            "  tiletrain bench --layers --compare-openblas\n"
            "\n"
            "options (those of train; --steps counts timed steps, default 2):\n");
@@ -151,6 +155,7 @@ static tt_status run(const bench_options *o)
         if (o->json) {
             cJSON *root = cJSON_CreateObject();
             cJSON_AddStringToObject(root, "device", be->device.name);
+            cJSON_AddStringToObject(root, "backend", be->ops->name);
             char tile[32];
             snprintf(tile, sizeof tile, "%dx%d", t->tile[0], t->tile[1]);
             cJSON_AddStringToObject(root, "tile", tile);
@@ -185,7 +190,7 @@ static tt_status run(const bench_options *o)
             else
                 printf("  waiting for data: none, random images already in memory (--data DIR "
                        "times a data set's pipeline)\n");
-            printf("  device time per kind (profiling events; %.2f s in all):\n", busy);
+            printf("  device time per kind (%s profiling; %.2f s in all):\n", be->ops->name, busy);
             for (int k = 0; k < be->profile->count; k++)
                 printf("    %-40s %8.3f s  %5.1f%%  %6llu launches\n", be->profile->kind[k],
                        be->profile->seconds[k], busy > 0 ? 100 * be->profile->seconds[k] / busy : 0,

@@ -56,8 +56,8 @@ static const tt_opt option_table[] = {
     OPT("min-size", TT_OPT_INT, min_size, "N", "multi-label: remove predicted components under N pixels first (default 0)", 0, 1e9),
     OPT("batch", TT_OPT_INT, batch, "N", "tiles per forward pass (default 2)", 1, 256),
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name", 1, 0),
-    {"backend", TT_OPT_CHOICE, offsetof(eval_options, backend), "NAME", "the compute API: opencl "
-     "or vulkan", 1, 0, "opencl|vulkan"},
+    {"backend", TT_OPT_CHOICE, offsetof(eval_options, backend), "NAME", TT_BACKEND_HELP, 1, 0,
+     TT_BACKEND_CHOICES},
     {"algo", TT_OPT_CHOICE, offsetof(eval_options, algo), "NAME", TT_CONV_ALGO_HELP, 1, 0,
      TT_CONV_ALGO_CHOICES},
     OPT("json", TT_OPT_FLAG, json, NULL, "print the metrics as JSON", 1, 0),
@@ -106,8 +106,8 @@ static tt_status run(const eval_options *o)
                                .images_dir = o->images[0] ? o->images : NULL};
     TT_CHECK(tt_dataset_format_parse(o->format, &dopt.format));
     TT_CHECK(tt_dataset_open(&dopt, &ds));
-    tt_backend_request request = {.device = o->device};
-    TT_CHECK(tt_error_prefix(tt_backend_kind_parse(o->backend, &request.kind), "--backend"));
+    tt_backend_request request = {0};
+    TT_CHECK(tt_error_prefix(tt_backend_choose(o->backend, o->device, &request), "--backend"));
     TT_CHECK(tt_backend_create(&request, &be));
     tt_conv_algo algo;
     TT_CHECK(tt_conv_algo_setting(o->algo, &algo));
@@ -162,7 +162,7 @@ int tt_cmd_eval(int argc, char **argv)
     strcpy(o.format, "auto");
     strcpy(o.blend, "gaussian");
     strcpy(o.algo, "auto");
-    strcpy(o.backend, "opencl");
+    strcpy(o.backend, "auto");
     int rc = tt_cli_parse("eval", option_table, OPTION_COUNT, &o, argc, argv, help);
     if (rc >= 0) return rc;
     tt_status status = run(&o);

@@ -129,7 +129,9 @@ static tt_status run(const mem_options *o)
     char a[32], b[32], g[32];
     if (o->json) {
         cJSON *root = cJSON_CreateObject();
-        cJSON_AddItemToObject(root, "device", tt_device_info_json(d));
+        cJSON *dj = tt_device_info_json(d);
+        cJSON_AddStringToObject(dj, "backend", tt_backend_kind_name(request.kind));
+        cJSON_AddItemToObject(root, "device", dj);
         cJSON_AddItemToObject(root, "config", tt_recipe_json(t, &model));
         cJSON_AddItemToObject(root, "estimate", stats_json(&estimate));
         if (o->measure) {
@@ -138,6 +140,9 @@ static tt_status run(const mem_options *o)
             cJSON_AddNumberToObject(mj, "process_rss_peak_bytes", (double)rss_peak);
             cJSON_AddNumberToObject(mj, "process_step_growth_bytes",
                                     rss_peak > rss_base ? (double)(rss_peak - rss_base) : 0.0);
+            tt_memory_held held;
+            if (tt_backend_memory_held(real, &held))
+                cJSON_AddNumberToObject(mj, "held_peak_bytes", (double)held.peak_bytes);
             cJSON_AddItemToObject(root, "measured", mj);
         }
         char *text = cJSON_Print(root);
@@ -145,7 +150,8 @@ static tt_status run(const mem_options *o)
         cJSON_free(text);
         cJSON_Delete(root);
     } else {
-        printf("device      %s (%s), %s global, %s largest allocation\n", d->name, d->platform,
+        printf("device      %s (%s, %s), %s global, %s largest allocation\n", d->name,
+               tt_backend_kind_name(request.kind), d->platform,
                tt_format_bytes(d->global_mem_bytes, a, sizeof a),
                tt_format_bytes(d->max_alloc_bytes, b, sizeof b));
         printf("config      tile %dx%d, micro-batch %d, UNet base %d depth %d %s%s, %d classes, %s\n",
@@ -162,6 +168,14 @@ static tt_status run(const mem_options *o)
         printf("%-12s %14s", "peak total", tt_format_bytes(estimate.peak_total, a, sizeof a));
         if (o->measure) printf(" %14s", tt_format_bytes(measured.peak_total, g, sizeof g));
         printf("\n");
+        tt_memory_held held;
+        if (o->measure && tt_backend_memory_held(real, &held))
+            printf("%-12s %14s %14s  device memory in blocks at its peak: %s over the buffers\n",
+                   "held", "", tt_format_bytes(held.peak_bytes, g, sizeof g),
+                   tt_format_bytes(held.peak_bytes > measured.peak_total
+                                       ? held.peak_bytes - measured.peak_total
+                                       : 0,
+                                   a, sizeof a));
         if (o->measure)
             printf("process RSS  %s at the start, %s at the peak: %s growth over the window\n",
                    tt_format_bytes(rss_base, a, sizeof a), tt_format_bytes(rss_peak, b, sizeof b),

@@ -82,7 +82,7 @@ static const tt_opt option_table[] = {
            "auto|class-index|multi-label"),
     OPT("classes", TT_OPT_STRING, classes, "A,B,..", "class names (default: from the checkpoint)", 1, 0),
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name", 1, 0),
-    CHOICE("backend", backend, "NAME", "the compute API: opencl or vulkan", "opencl|vulkan"),
+    CHOICE("backend", backend, "NAME", TT_BACKEND_HELP, TT_BACKEND_CHOICES),
     CHOICE("algo", algo, "NAME", TT_CONV_ALGO_HELP, TT_CONV_ALGO_CHOICES),
     OPT("no-overlay", TT_OPT_FLAG, no_overlay, NULL, "do not write overlay PNGs", 1, 0),
     OPT("quiet", TT_OPT_FLAG, quiet, NULL, "no line per image", 1, 0),
@@ -97,7 +97,7 @@ static void defaults(predict_options *o)
     strcpy(o->blend, "gaussian");
     strcpy(o->pad, "reflect");
     strcpy(o->algo, "auto");
-    strcpy(o->backend, "opencl");
+    strcpy(o->backend, "auto");
     o->batch = 4;
     o->threshold = 0.5;
     strcpy(o->mode, "auto");
@@ -357,8 +357,8 @@ static tt_status run(const predict_options *o, run_state *rs)
         status = tt_error_new(TT_ERR_IO, "cannot make --out %s: %s", o->out, strerror(errno));
         goto cleanup;
     }
-    tt_backend_request request = {.device = o->device};
-    TT_CHECK(tt_error_prefix(tt_backend_kind_parse(o->backend, &request.kind), "--backend"));
+    tt_backend_request request = {0};
+    TT_CHECK(tt_error_prefix(tt_backend_choose(o->backend, o->device, &request), "--backend"));
     TT_CHECK(tt_backend_create(&request, &be));
     tt_conv_algo algo;
     TT_CHECK(tt_conv_algo_setting(o->algo, &algo));

@@ -1,7 +1,10 @@
 /*
- * tiletrain selftest: smoke kernels on one device, each checked on the host:
- * fill and axpy from opencl/util.cl, and a GEMM through CLBlast.  Ends with
- * the memory report, so a user sees the accounting at work.
+ * tiletrain selftest: smoke kernels on one device of either API, each
+ * checked on the host: fill and axpy (opencl/util.cl, shaders/util/), a
+ * GEMM (CLBlast on OpenCL, shaders/blas/gemm on Vulkan), and the device's
+ * timers that bench and profiling read (OpenCL profiling events, Vulkan
+ * timestamp queries).  Ends with the memory report, so a user sees the
+ * accounting at work.
  */
 #include <math.h>
 #include <stddef.h>
@@ -16,25 +19,31 @@
 
 typedef struct selftest_options {
     char device[TT_OPT_STRING_MAX];
+    char backend[TT_OPT_STRING_MAX];
     int json;
 } selftest_options;
 
 static const tt_opt option_table[] = {
     {"device", TT_OPT_STRING, offsetof(selftest_options, device), "SPEC",
      "index or part of a device name (see `tiletrain devices`)", 1, 0, NULL},
+    {"backend", TT_OPT_CHOICE, offsetof(selftest_options, backend), "NAME", TT_BACKEND_HELP, 1, 0,
+     TT_BACKEND_CHOICES},
     {"json", TT_OPT_FLAG, offsetof(selftest_options, json), NULL, "print the memory report as JSON", 1, 0, NULL},
 };
 #define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
 
 static void help(void)
 {
-    printf("usage: tiletrain selftest [--device SPEC] [--json]\n"
+    printf("usage: tiletrain selftest [--backend NAME] [--device SPEC] [--json]\n"
            "\n"
-           "Runs smoke kernels (fill, axpy, a CLBlast GEMM) on the device, checks\n"
-           "them against the host, and prints the device memory report.\n"
+           "Runs smoke kernels (fill, axpy, a GEMM: CLBlast on OpenCL, our shader on\n"
+           "Vulkan) on the device, checks them against the host, checks that the\n"
+           "device's timers (what bench reads) time them, and prints the device memory\n"
+           "report.\n"
            "\n"
            "example:\n"
            "  tiletrain selftest --device 0\n"
+           "  tiletrain selftest --backend vulkan\n"
            "\n"
            "options:\n");
     tt_opt_print_help(option_table, OPTION_COUNT, stdout);
@@ -86,7 +95,7 @@ static tt_status run(tt_backend *be, int *failures)
     TT_CHECK(tt_axpy(be, tt_mem_of(y), tt_mem_of(x), 3.0f, N));
     TT_CHECK(tt_read(be, hy, tt_mem_of(y), N * sizeof(float)));
     for (int i = 0; i < N; i++) want[i] = 2.0f + 3.0f * hx[i];
-    *failures += report("fill + axpy (util.cl)", hy, want, N, 1e-6, seconds() - t0);
+    *failures += report("fill + axpy (util)", hy, want, N, 1e-6, seconds() - t0);
 
     t0 = seconds();
     for (int i = 0; i < M * K; i++) ha[i] = (float)((i * 7) % 13) / 13.0f - 0.5f;
@@ -105,7 +114,9 @@ static tt_status run(tt_backend *be, int *failures)
             for (int k = 0; k < K; k++) s += (double)ha[i * K + k] * hb[k * P + j];
             wc[i * P + j] = (float)s;
         }
-    *failures += report("GEMM 37x41x29 (CLBlast)", hc, wc, M * P, 1e-5, seconds() - t0);
+    *failures += report(be->kernels_of == TT_BACKEND_OPENCL ? "GEMM 37x41x29 (CLBlast)"
+                                                            : "GEMM 37x41x29 (blas/gemm)",
+                        hc, wc, M * P, 1e-5, seconds() - t0);
 cleanup:
     tt_buffer_free(x);
     tt_buffer_free(y);
@@ -116,21 +127,70 @@ cleanup:
     return status;
 }
 
+/* The device's timers (what bench and profiling read): every launch of the
+ * checks above was timed, each time finite and not negative, and not all
+ * of them zero.  Returns 1 on a failure. */
+static int check_timers(const tt_backend *be)
+{
+    const tt_profile *p = be->profile;
+    uint64_t launches = 0;
+    double total = 0;
+    int finite = 1;
+    for (int k = 0; k < p->count; k++) {
+        launches += p->launches[k];
+        total += p->seconds[k];
+        if (!isfinite(p->seconds[k]) || p->seconds[k] < 0) finite = 0;
+    }
+    int bad = !(launches >= 3 && finite && total > 0);
+    printf("  %-28s %llu launches in %d kinds, %.3f ms  %s\n", "device timers (profiling)",
+           (unsigned long long)launches, p->count, 1e3 * total, bad ? "FAILED" : "ok");
+    return bad;
+}
+
+/* The backend `o` asks for, with profiling when the device can time; a
+ * device without timers is tested without them (*no_timers says why). */
+static tt_status open_backend(const selftest_options *o, tt_backend **be, tt_status *no_timers)
+{
+    tt_backend_request request = {0};
+    TT_TRY(tt_error_prefix(tt_backend_choose(o->backend, o->device, &request), "--backend"));
+    request.profiling = 1;
+    *no_timers = tt_backend_create(&request, be);
+    if (!*no_timers) return NULL;
+    if (tt_status_code(*no_timers) != TT_ERR_UNSUPPORTED) {
+        tt_status failed = *no_timers;
+        *no_timers = NULL;
+        return failed;
+    }
+    request.profiling = 0;
+    tt_status failed = tt_backend_create(&request, be);
+    if (failed) { /* not a matter of timers */
+        tt_status_free(*no_timers);
+        *no_timers = NULL;
+    }
+    return failed;
+}
+
 int tt_cmd_selftest(int argc, char **argv)
 {
-    selftest_options o = {0};
+    selftest_options o = {.backend = "auto"};
     int rc = tt_cli_parse("selftest", option_table, OPTION_COUNT, &o, argc, argv, help);
     if (rc >= 0) return rc;
-    const char *selector = o.device[0] ? o.device : NULL;
     int json = o.json;
 
     tt_backend *be = NULL;
-    tt_status status = tt_backend_create(
-        &(tt_backend_request){.kind = TT_BACKEND_OPENCL, .device = selector}, &be);
+    tt_status no_timers = NULL;
+    tt_status status = open_backend(&o, &be, &no_timers);
     if (status) return tt_cli_fail(status);
-    printf("selftest on [%d] %s (%s)\n", be->device.index, be->device.name, be->device.platform);
+    printf("selftest on %s device [%d] %s (%s)\n", be->ops->name, be->device.index,
+           be->device.name, be->device.platform);
+    tt_backend_phase(be, "selftest");
     int failures = 0;
     status = run(be, &failures);
+    if (!status) status = tt_finish(be); /* collects the profile */
+    if (!status && be->profile) failures += check_timers(be);
+    else if (!status)
+        printf("  %-28s none: %s\n", "device timers (profiling)", tt_status_message(no_timers));
+    tt_status_free(no_timers);
     if (!status) {
         printf("  programs: %llu built from source, %llu loaded from the disk cache\n",
                (unsigned long long)be->programs.built_from_source,

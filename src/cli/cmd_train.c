@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "cli/commands.h"
 #include "core/memstats.h"
 #include "core/status.h"
@@ -92,6 +94,28 @@ static tt_status validate(tt_trainer *t, int quiet)
     return NULL;
 }
 
+/* --profile: the device seconds of every kind of op over the run, into
+ * train.jsonl ({"profile": {...}}) and, unless quiet, on the terminal. */
+static void profile_report(tt_trainer *t, int quiet)
+{
+    const tt_profile *p = t->be->profile;
+    tt_status finished = tt_finish(t->be); /* the last launches' times arrive here */
+    tt_status_free(finished);
+    double busy = 0;
+    for (int k = 0; k < p->count; k++) busy += p->seconds[k];
+    cJSON *root = cJSON_CreateObject(), *kinds = cJSON_AddObjectToObject(root, "profile");
+    for (int k = 0; kinds && k < p->count; k++) cJSON_AddNumberToObject(kinds, p->kind[k], p->seconds[k]);
+    char *line = cJSON_PrintUnformatted(root);
+    if (line) tt_trainer_log(t, "%s\n", line);
+    cJSON_free(line);
+    cJSON_Delete(root);
+    if (quiet) return;
+    printf("device time per kind of op (%s timers), %.3f s in all:\n", t->be->ops->name, busy);
+    for (int k = 0; k < p->count; k++)
+        printf("  %-40s %9.3f s  %5.1f%%  %8llu launches\n", p->kind[k], p->seconds[k],
+               busy > 0 ? 100 * p->seconds[k] / busy : 0, (unsigned long long)p->launches[k]);
+}
+
 int tt_cmd_train(int argc, char **argv)
 {
     tt_train_options opt;
@@ -161,6 +185,7 @@ int tt_cmd_train(int argc, char **argv)
         if (memory) tt_trainer_log(t, "{\"memory\": %s}\n", memory);
         free(memory);
     }
+    if (t->be->profile) profile_report(t, opt.quiet);
     if (!status && t->log) {
         fflush(t->log);
         tt_status r = tt_report_write(opt.out);

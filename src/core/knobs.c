@@ -87,6 +87,11 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                                 "1: Vulkan buffers are not mapped and every transfer goes "
                                 "through a staging buffer, as on discrete GPUs, even where "
                                 "device memory is host-visible."},
+    [TT_KNOB_VULKAN_LOADER] = {"TT_VULKAN_LOADER", TT_KNOB_TEST, "src/backend/vulkan/vk_loader.c",
+                               "a file name or path",
+                               "The Vulkan loader to open instead of libvulkan.so.1: a name "
+                               "that does not exist shows what a machine without Vulkan "
+                               "sees."},
 };
 
 const char *tt_knob_kind_name(tt_knob_kind kind)

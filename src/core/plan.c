@@ -64,8 +64,9 @@ tt_status tt_plan_solve(tt_plan_item *items, int count, size_t alignment, size_t
         if (items[i].bytes > max_buffer_bytes) {
             status = tt_error_new(TT_ERR_TOO_LARGE,
                                   "memory plan: '%s' needs %zu bytes, more than the device's "
-                                  "largest single allocation (%zu); use a smaller tile or "
-                                  "micro-batch", items[i].name, items[i].bytes, max_buffer_bytes);
+                                  "largest buffer a kernel can address (%zu: its largest "
+                                  "allocation, or on Vulkan maxStorageBufferRange); use a "
+                                  "smaller tile or micro-batch", items[i].name, items[i].bytes, max_buffer_bytes);
             goto cleanup;
         }
         order[i] = &items[i];

@@ -121,7 +121,12 @@ tt_status tt_arena_plan_place(tt_arena_plan *p, tt_backend *be, tt_arena_step_fn
     size_t align = be->device.base_align_bytes > 64 ? be->device.base_align_bytes : 64;
     TT_TRY(record_lives(p, be, step, model, align));
     tt_plan plan;
-    TT_TRY(tt_plan_solve(p->items, p->count, align, (size_t)be->device.max_alloc_bytes, &plan));
+    /* each arena buffer no larger than a kernel can address from its start
+     * (Vulkan's maxStorageBufferRange), so any tensor in it can be bound */
+    uint64_t limit = be->device.max_alloc_bytes;
+    if (be->device.max_binding_bytes && be->device.max_binding_bytes < limit)
+        limit = be->device.max_binding_bytes;
+    TT_TRY(tt_plan_solve(p->items, p->count, align, (size_t)limit, &plan));
     tt_status status = NULL;
     arena->buffers = calloc((size_t)plan.buffer_count, sizeof *arena->buffers);
     if (!arena->buffers) {

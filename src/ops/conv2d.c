@@ -177,10 +177,16 @@ static tt_status family_run(tt_backend *be, tt_conv_algo algo, tt_conv_dir dir, 
     }
 }
 
+static const char *direct_program(const tt_conv_shape *s)
+{
+    (void)s;
+    return "conv_direct";
+}
+
 static const tt_conv_family conv2d_family = {
     .name = "conv2d",
     .weight_layout = "(Cout, Cin/groups, kH, kW)",
-    .direct_program = "conv_direct",
+    .direct_program = direct_program,
     .runs = family_runs,
     .key = family_key,
     .workspace = family_workspace,
@@ -196,6 +202,17 @@ static tt_conv_call call_of(const tt_conv2d_desc *d, const conv2d_shape *s, tt_c
                           .io = io, .workspace = workspace};
 }
 
+/* The call of `d` with no buffers, for the questions asked of a desc
+ * (algorithm, backend, workspace); 0 when the desc is invalid. */
+static int query_of(const tt_conv2d_desc *d, conv2d_shape *s, tt_conv_call *call)
+{
+    tt_status status = tt_conv2d_shape(d, s);
+    tt_status_free(status);
+    if (status) return 0;
+    *call = call_of(d, s, (tt_conv_io){.inp = {0}}, (tt_mem){0});
+    return 1;
+}
+
 tt_conv_algo tt_conv2d_algo_for(const tt_conv2d_desc *desc, tt_conv_dir dir)
 {
     return tt_conv2d_algo_on(NULL, desc, dir);
@@ -204,10 +221,8 @@ tt_conv_algo tt_conv2d_algo_for(const tt_conv2d_desc *desc, tt_conv_dir dir)
 tt_conv_algo tt_conv2d_algo_on(const tt_backend *be, const tt_conv2d_desc *desc, tt_conv_dir dir)
 {
     conv2d_shape s;
-    tt_status status = tt_conv2d_shape(desc, &s);
-    tt_status_free(status);
-    if (status || (unsigned)dir >= TT_CONV_DIR_COUNT) return TT_CONV_ALGO_AUTO;
-    tt_conv_call call = call_of(desc, &s, (tt_conv_io){.inp = {0}}, (tt_mem){0});
+    tt_conv_call call;
+    if (!query_of(desc, &s, &call) || (unsigned)dir >= TT_CONV_DIR_COUNT) return TT_CONV_ALGO_AUTO;
     return tt_conv_dispatch_known(be, &call, dir);
 }
 
@@ -287,6 +302,13 @@ int tt_conv2d_out_w(const tt_conv2d_desc *desc)
     return status ? 0 : (int)s.ow;
 }
 
+int tt_conv2d_runs_on(const tt_backend *be, const tt_conv2d_desc *desc)
+{
+    conv2d_shape s;
+    tt_conv_call call;
+    return query_of(desc, &s, &call) && tt_conv_dispatch_runs_on(be, &call);
+}
+
 size_t tt_conv2d_workspace_bytes(const tt_conv2d_desc *desc)
 {
     return tt_conv2d_workspace_bytes_on(NULL, desc);
@@ -295,11 +317,8 @@ size_t tt_conv2d_workspace_bytes(const tt_conv2d_desc *desc)
 size_t tt_conv2d_workspace_bytes_on(tt_backend *be, const tt_conv2d_desc *desc)
 {
     conv2d_shape s;
-    tt_status status = tt_conv2d_shape(desc, &s);
-    tt_status_free(status);
-    if (status) return 0;
-    tt_conv_call call = call_of(desc, &s, (tt_conv_io){.inp = {0}}, (tt_mem){0});
-    return tt_conv_dispatch_workspace(be, &call);
+    tt_conv_call call;
+    return query_of(desc, &s, &call) ? tt_conv_dispatch_workspace(be, &call) : 0;
 }
 
 /* out = conv + bias, or out += conv (accumulate; no bias). */

@@ -50,6 +50,11 @@ tt_conv_algo tt_conv2d_algo_for(const tt_conv2d_desc *desc, tt_conv_dir dir);
 /* Likewise, and for AUTO the autotuner's pick on `be`'s device where it
  * has one (after the direction ran once); AUTO while nothing is known. */
 tt_conv_algo tt_conv2d_algo_on(const tt_backend *be, const tt_conv2d_desc *desc, tt_conv_dir dir);
+/* Whether `be` has what every direction of `desc` runs: its algorithm (or
+ * IM2COL_GEMM where that one does not run a direction) or, for AUTO, some
+ * candidate; 0 for an invalid desc.  A desc forcing an algorithm `be` lacks
+ * fails there (TT_ERR_UNSUPPORTED); tests ask this first. */
+int tt_conv2d_runs_on(const tt_backend *be, const tt_conv2d_desc *desc);
 /* Bytes of workspace forward and backward need (0 for a 1x1 stride-1
  * unpadded convolution, which needs no columns); 0 for an invalid desc. */
 size_t tt_conv2d_workspace_bytes(const tt_conv2d_desc *desc);

@@ -93,8 +93,8 @@ static tt_conv_algo concrete(const tt_conv_call *c, tt_conv_algo want, tt_conv_d
     return c->family->runs(want, c->shape, dir) ? want : TT_CONV_ALGO_IM2COL_GEMM;
 }
 
-/* Whether `be` has what `algo` launches (a backend may lack programs:
- * Vulkan has no FFT); NULL: any. */
+/* Whether `be` has what `algo` launches on the call's shape (a backend may
+ * lack programs: Vulkan has no FFT); NULL: any. */
 static int on_backend(const tt_backend *be, const tt_conv_call *c, tt_conv_algo algo)
 {
     if (!be) return 1;
@@ -105,7 +105,7 @@ static int on_backend(const tt_backend *be, const tt_conv_call *c, tt_conv_algo 
     case TT_CONV_ALGO_IM2COL_GEMM:
         return (dry || (be->ops->gemm && be->ops->im2col && be->ops->col2im)) &&
                tt_backend_has_program(be, "conv");
-    case TT_CONV_ALGO_DIRECT: return tt_backend_has_program(be, c->family->direct_program);
+    case TT_CONV_ALGO_DIRECT: return tt_backend_has_program(be, c->family->direct_program(c->shape));
     case TT_CONV_ALGO_WINOGRAD:
         return (dry || be->ops->gemm) && tt_backend_has_program(be, "conv_winograd");
     case TT_CONV_ALGO_FFT:
@@ -253,6 +253,19 @@ static tt_status tune_run(void *p, tt_conv_algo algo)
     return c->family->run(t->be, algo, t->dir, tt_mem_of(t->out), &c->io, c->shape, t->ws.mem, 0);
 }
 
+int tt_conv_dispatch_runs_on(const tt_backend *be, const tt_conv_call *c)
+{
+    tt_conv_algo algos[TT_CONV_ALGO_COUNT];
+    for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
+        if (dir == TT_CONV_DIR_BACKWARD_DATA && c->no_input_grad) continue;
+        int runs = c->want == TT_CONV_ALGO_AUTO
+                       ? candidates_of(be, c, (tt_conv_dir)dir, algos) > 0
+                       : on_backend(be, c, concrete(c, c->want, (tt_conv_dir)dir));
+        if (!runs) return 0;
+    }
+    return 1;
+}
+
 /* The algorithm that runs `dir`: the requested one (or its fallback), or
  * the autotuner's pick, timed on the call's inputs when nothing is known. */
 static tt_status resolve(tt_backend *be, const tt_conv_call *c, tt_conv_dir dir,
@@ -260,6 +273,13 @@ static tt_status resolve(tt_backend *be, const tt_conv_call *c, tt_conv_dir dir,
 {
     if (c->want != TT_CONV_ALGO_AUTO) {
         *out = concrete(c, c->want, dir);
+        if (!on_backend(be, c, *out))
+            return tt_error_new(TT_ERR_UNSUPPORTED,
+                                "the %s backend has no %s convolution (its kernels or library "
+                                "are missing there): ask for auto, which picks among the "
+                                "algorithms it has",
+                                tt_backend_kind_name((tt_backend_kind)be->kernels_of),
+                                tt_conv_algo_name(*out));
         return NULL;
     }
     const tt_conv_shape *s = c->shape;

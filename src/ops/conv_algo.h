@@ -146,7 +146,8 @@ typedef struct tt_conv_io {
 typedef struct tt_conv_family {
     const char *name;  /* "conv2d": names the workspace and the autotuner's scratch */
     const char *weight_layout; /* "(Cout, Cin/groups, kH, kW)": for messages */
-    const char *direct_program; /* the kernels of its DIRECT algorithm ("conv_direct") */
+    /* The kernels its DIRECT algorithm launches on `s` ("conv_direct"). */
+    const char *(*direct_program)(const tt_conv_shape *s);
     /* Whether `algo` runs `dir` of `s` itself (else IM2COL_GEMM stands in). */
     int (*runs)(tt_conv_algo algo, const tt_conv_shape *s, tt_conv_dir dir);
     /* The autotuner's key of one direction of a shape (op, direction, shape). */
@@ -205,6 +206,11 @@ size_t tt_conv_dispatch_workspace(const tt_backend *be, const tt_conv_call *call
  * NULL), else AUTO. */
 tt_conv_algo tt_conv_dispatch_known(const tt_backend *be, const tt_conv_call *call,
                                     tt_conv_dir dir);
+/* Whether `be` has the kernels and members for every direction the call
+ * runs (with AUTO: at least one candidate per direction); a call forcing an
+ * algorithm that `be` lacks (FFT on Vulkan) fails on it with
+ * TT_ERR_UNSUPPORTED naming the algorithm. */
+int tt_conv_dispatch_runs_on(const tt_backend *be, const tt_conv_call *call);
 
 /* The largest power of two <= v (1 for v = 0): work-group sizes. */
 size_t tt_pow2_floor(size_t v);

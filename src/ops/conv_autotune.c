@@ -12,13 +12,14 @@
 
 #include <cjson/cJSON.h>
 
-#include "core/status.h"
 #include "core/fs.h"
+#include "core/hash.h"
+#include "core/status.h"
 
 
-/* One decided key of one device. */
+/* One decided key of one device on one backend. */
 typedef struct pick {
-    uint64_t device;
+    uint64_t device; /* db_key() */
     char *key;
     tt_conv_algo algo;
     double ms;  /* best time measured; < 0 when unknown */
@@ -28,7 +29,8 @@ typedef struct pick {
  * take ~5 us): an entry below it was never measured. */
 #define MIN_REAL_MS 0.005
 
-/* A device whose find-db file has been read (or found missing/corrupt). */
+/* A device (and backend) whose find-db file has been read (or found
+ * missing/corrupt). */
 typedef struct loaded_device {
     uint64_t device;
 } loaded_device;
@@ -48,17 +50,42 @@ static int find_db_dir(char *buf, size_t size)
     return found;
 }
 
-tt_status tt_conv_find_db_path(const tt_backend *be, char *buf, size_t size)
+/* The backend whose kernels `be` runs ("opencl", "vulkan"; a dry backend
+ * answers for the kind it stands in for): a time taken on one API says
+ * nothing about the other, even on the same device. */
+static const char *db_backend(const tt_backend *be)
+{
+    return tt_backend_kind_name((tt_backend_kind)be->kernels_of);
+}
+
+/* The key of be's picks in memory: the device and the backend. */
+static uint64_t db_key(const tt_backend *be)
+{
+    uint64_t device = tt_device_key(&be->device);
+    const char *backend = db_backend(be);
+    return tt_hash_bytes(tt_hash_bytes(TT_HASH_INIT, &device, sizeof device), backend,
+                         strlen(backend) + 1);
+}
+
+/* <dir>/<backend>-<device key>.json, or with legacy set the name versions
+ * before the backend was part of the key wrote (OpenCL's, by device only). */
+static tt_status db_path(const tt_backend *be, int legacy, char *buf, size_t size)
 {
     char dir[900];
     if (!find_db_dir(dir, sizeof dir))
         return tt_error_new(TT_ERR_IO, "conv find-db: no cache directory; set TT_CACHE_DIR, "
                                        "XDG_CACHE_HOME or HOME");
-    int n = snprintf(buf, size, "%s/%016llx.json", dir,
-                     (unsigned long long)tt_device_key(&be->device));
+    unsigned long long device = (unsigned long long)tt_device_key(&be->device);
+    int n = legacy ? snprintf(buf, size, "%s/%016llx.json", dir, device)
+                   : snprintf(buf, size, "%s/%s-%016llx.json", dir, db_backend(be), device);
     if (n < 0 || (size_t)n >= size)
         return tt_error_new(TT_ERR_IO, "conv find-db: path under '%s' is too long", dir);
     return NULL;
+}
+
+tt_status tt_conv_find_db_path(const tt_backend *be, char *buf, size_t size)
+{
+    return db_path(be, 0, buf, size);
 }
 
 /* ---- memory (called with the lock held) ---------------------------------- */
@@ -97,18 +124,25 @@ static int device_loaded(uint64_t device)
 }
 
 /* Adds the entries of the device's find-db file to memory.  merge = 0: the
- * first read (counted; a corrupt file or entry is warned about and ignored);
- * merge = 1: before a write, quietly taking the keys another process added
- * meanwhile, so that concurrent runs do not drop each other's picks. */
+ * first read (counted; a corrupt file or entry is warned about and ignored;
+ * on OpenCL, without a file of its own, the file of versions that keyed by
+ * the device alone, whose entries are OpenCL's); merge = 1: before a
+ * write, quietly taking the keys another process added meanwhile, so that
+ * concurrent runs do not drop each other's picks.  A file that names
+ * another backend (or none, outside OpenCL) is ignored. */
 static void read_db_file(const tt_backend *be, uint64_t device, int merge)
 {
     char path[1024];
-    tt_status status = tt_conv_find_db_path(be, path, sizeof path);
+    tt_status status = db_path(be, 0, path, sizeof path);
     if (status) {
         tt_status_free(status);
         return;
     }
     FILE *f = fopen(path, "rb");
+    if (!f && !merge && be->kernels_of == TT_BACKEND_OPENCL &&
+        !(status = db_path(be, 1, path, sizeof path)))
+        f = fopen(path, "rb");
+    tt_status_free(status);
     if (!f) return;
     char *text = NULL;
     cJSON *root = NULL;
@@ -124,6 +158,19 @@ static void read_db_file(const tt_backend *be, uint64_t device, int merge)
     if (!merge) stats.db_loads++;
     cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "version");
     cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
+    cJSON *backend = cJSON_GetObjectItemCaseSensitive(root, "backend");
+    const char *timed_on = cJSON_IsString(backend) ? backend->valuestring : "opencl";
+    if (root && strcmp(timed_on, db_backend(be)) != 0) {
+        if (!merge) {
+            fprintf(stderr,
+                    "tiletrain: warning: convolution find-db '%s' holds times of the %s "
+                    "backend, not of %s; ignoring it (the convolutions are timed again and "
+                    "the file rewritten)\n",
+                    path, timed_on, db_backend(be));
+            stats.db_ignored++;
+        }
+        goto done;
+    }
     if (!cJSON_IsNumber(version) || version->valuedouble != TT_FIND_DB_VERSION ||
         !cJSON_IsObject(entries)) {
         if (!merge) {
@@ -185,7 +232,7 @@ static void load_db(const tt_backend *be, uint64_t device)
 static void write_db(const tt_backend *be, uint64_t device)
 {
     char path[1024], dir[900];
-    tt_status status = tt_conv_find_db_path(be, path, sizeof path);
+    tt_status status = db_path(be, 0, path, sizeof path);
     if (status || !find_db_dir(dir, sizeof dir)) {
         if (status) fprintf(stderr, "tiletrain: warning: %s\n", tt_status_message(status));
         tt_status_free(status);
@@ -199,6 +246,7 @@ static void write_db(const tt_backend *be, uint64_t device)
     snprintf(device_text, sizeof device_text, "%s / %s / %s", be->device.name,
              be->device.platform, be->device.driver_version);
     cJSON_AddStringToObject(root, "device", device_text);
+    cJSON_AddStringToObject(root, "backend", db_backend(be));
     cJSON *entries = cJSON_AddObjectToObject(root, "entries");
     for (size_t i = 0; i < pick_count; i++) {
         if (picks[i].device != device) continue;
@@ -262,7 +310,7 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
             for (int i = 0; i < count; i++) tt_status_free(run(ctx, candidates[i]));
         return NULL;
     }
-    uint64_t device = tt_device_key(&be->device);
+    uint64_t device = db_key(be);
     pthread_mutex_lock(&lock);
     tt_status status = NULL, last_failure = NULL;
     pick *known = find_pick(device, key);
@@ -312,7 +360,7 @@ cleanup:
 int tt_conv_autotune_known(const tt_backend *be, const char *key, const tt_conv_algo *candidates,
                            int count, tt_conv_algo *out)
 {
-    uint64_t device = tt_device_key(&be->device);
+    uint64_t device = db_key(be);
     pthread_mutex_lock(&lock);
     if (!device_loaded(device)) load_db(be, device);
     pick *known = find_pick(device, key);

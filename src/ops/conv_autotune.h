@@ -8,16 +8,22 @@
  * tt_finish) and is then written to the find-db so that the next process
  * reuses it without timing:
  *
- *   $TT_CACHE_DIR/find-db/<device-hash>.json, else
+ *   $TT_CACHE_DIR/find-db/<backend>-<device-hash>.json, else
  *   $XDG_CACHE_HOME/tiletrain/find-db/..., else ~/.cache/tiletrain/find-db/...
  *
- * written to a temporary file, fsynced and renamed (atomic).  A file that
- * cannot be parsed is ignored with a warning on stderr, and rewritten.
+ * written to a temporary file, fsynced and renamed (atomic).  The backend
+ * ("opencl", "vulkan") is part of the key, in the name and in the file's
+ * "backend" field: a pick timed through one API is never used on the
+ * other, even for the same device.  OpenCL still reads the
+ * <device-hash>.json of versions that keyed by the device alone (those
+ * times are OpenCL's) until it writes its own file.  A file that cannot be
+ * parsed, or names another backend, is ignored with a warning on stderr,
+ * and rewritten.
  *
  * A desc that names its algorithm never reaches the autotuner: a run that
  * wants one algorithm (--algo, $TT_CONV_ALGO: tt_conv_algo_setting) puts it
  * in every desc through the model.  The find-db's state is process-wide,
- * keyed by the device, and guarded by a mutex.
+ * keyed by the device and the backend, and guarded by a mutex.
  */
 #ifndef TT_OPS_CONV_AUTOTUNE_H
 #define TT_OPS_CONV_AUTOTUNE_H
@@ -77,7 +83,7 @@ tt_conv_autotune_stats tt_conv_autotune_stats_get(void);
 /* Forgets every pick held in memory and zeroes the counters, as a new
  * process would start; the files stay. */
 void tt_conv_autotune_reset(void);
-/* The find-db file of `be`'s device, into buf (size bytes). */
+/* The find-db file of `be`'s device and backend, into buf (size bytes). */
 tt_status tt_conv_find_db_path(const tt_backend *be, char *buf, size_t size);
 
 #endif

@@ -224,10 +224,17 @@ static void family_key(const convt_shape *s, tt_conv_dir dir, char *key, size_t 
              s->kw, s->sh, s->sw, s->ph, s->pw, s->dh, s->dw, s->groups);
 }
 
+/* DIRECT runs convt_tiles.c's kernels on a tiling shape, conv2d's direct
+ * ones elsewhere. */
+static const char *direct_program(const tt_conv_shape *s)
+{
+    return tiles(TT_CONV_ALGO_DIRECT, s, NULL) ? "convt_tiles" : "conv_direct";
+}
+
 static const tt_conv_family convt_family = {
     .name = "conv_transpose2d",
     .weight_layout = "(Cin, Cout/groups, kH, kW)",
-    .direct_program = "convt_tiles",
+    .direct_program = direct_program,
     .runs = convt_runs,
     .key = family_key,
     .workspace = algo_workspace,
@@ -323,6 +330,24 @@ int tt_conv_transpose2d_out_w(const tt_conv_transpose2d_desc *desc)
     return status ? 0 : (int)s.ow;
 }
 
+/* The call of `d` with no buffers, for the questions asked of a desc
+ * (backend, workspace); 0 when the desc is invalid. */
+static int query_of(const tt_conv_transpose2d_desc *d, convt_shape *s, tt_conv_call *call)
+{
+    tt_status status = shape_of(d, s);
+    tt_status_free(status);
+    if (status) return 0;
+    *call = call_of(d, s, (tt_conv_io){.inp = {0}}, (tt_mem){0});
+    return 1;
+}
+
+int tt_conv_transpose2d_runs_on(const tt_backend *be, const tt_conv_transpose2d_desc *desc)
+{
+    convt_shape s;
+    tt_conv_call call;
+    return query_of(desc, &s, &call) && tt_conv_dispatch_runs_on(be, &call);
+}
+
 size_t tt_conv_transpose2d_workspace_bytes(const tt_conv_transpose2d_desc *desc)
 {
     return tt_conv_transpose2d_workspace_bytes_on(NULL, desc);
@@ -331,11 +356,8 @@ size_t tt_conv_transpose2d_workspace_bytes(const tt_conv_transpose2d_desc *desc)
 size_t tt_conv_transpose2d_workspace_bytes_on(tt_backend *be, const tt_conv_transpose2d_desc *desc)
 {
     convt_shape s;
-    tt_status status = shape_of(desc, &s);
-    tt_status_free(status);
-    if (status) return 0;
-    tt_conv_call call = call_of(desc, &s, (tt_conv_io){.inp = {0}}, (tt_mem){0});
-    return tt_conv_dispatch_workspace(be, &call);
+    tt_conv_call call;
+    return query_of(desc, &s, &call) ? tt_conv_dispatch_workspace(be, &call) : 0;
 }
 
 tt_status tt_conv_transpose2d_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,

@@ -38,6 +38,8 @@ tt_status tt_conv_transpose2d_check(const tt_conv_transpose2d_desc *desc);
 /* OH and OW of a valid desc (0 for an invalid one). */
 int tt_conv_transpose2d_out_h(const tt_conv_transpose2d_desc *desc);
 int tt_conv_transpose2d_out_w(const tt_conv_transpose2d_desc *desc);
+/* As tt_conv2d_runs_on: whether `be` has what every direction of `desc` runs. */
+int tt_conv_transpose2d_runs_on(const tt_backend *be, const tt_conv_transpose2d_desc *desc);
 /* Bytes of workspace forward and backward need; 0 for an invalid desc. */
 size_t tt_conv_transpose2d_workspace_bytes(const tt_conv_transpose2d_desc *desc);
 /* As tt_conv2d_workspace_bytes_on: sized for the known picks on `be`. */

@@ -19,5 +19,12 @@ tt_device_traits tt_device_traits_of(const tt_backend *be)
                                                  (int)t.direct);
     t.norm_interleave = tt_knob_flag(TT_KNOB_NORM_INTERLEAVE, t.norm_interleave);
     t.w8 = t.direct == TT_KERNEL_W8;
+    /* A CPU Vulkan device (lavapipe) runs a work-group's invocations side
+     * by side in SIMD lanes: the direct convolutions' float8 code, with its
+     * one-invocation groups, leaves them idle (3x slower than scalar
+     * there), while the small float8 kernels (fill, bias gradient, 2x2
+     * pooling, up-convolution tiles) still gain.  The knob sets both. */
+    if (cpu && be->kernels_of == TT_BACKEND_VULKAN && !tt_knob_set(TT_KNOB_CONV_DIRECT_VARIANT))
+        t.direct = TT_KERNEL_SCALAR;
     return t;
 }

@@ -22,8 +22,9 @@ typedef struct tt_device_traits {
      * without the variant for a shape falls back to scalar.
      * $TT_CONV_DIRECT_VARIANT=scalar|tiled|w8 overrides. */
     tt_kernel_variant direct;
-    /* direct == TT_KERNEL_W8: fill, the bias gradient, 2x2 max pooling
-     * and the up-convolution tiles run their float8 kernels too. */
+    /* fill, the bias gradient, 2x2 max pooling and the up-convolution
+     * tiles run their float8 kernels: where direct is TT_KERNEL_W8, and on
+     * CPU Vulkan devices (lavapipe), whose direct is scalar. */
     int w8;
     /* norm.cl shares a plane's vectors interleaved across work-items (not
      * in contiguous runs, as on CPUs); $TT_NORM_INTERLEAVE=0|1 overrides. */

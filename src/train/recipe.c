@@ -46,8 +46,8 @@ tt_step_config tt_recipe_step(const tt_train_options *o, const tt_model_spec *mo
 
 tt_status tt_recipe_backend(const tt_train_options *o, tt_backend_request *out)
 {
-    *out = (tt_backend_request){.device = o->device, .profiling = o->profile};
-    return tt_error_prefix(tt_backend_kind_parse(o->backend, &out->kind), "--backend");
+    *out = (tt_backend_request){.profiling = o->profile};
+    return tt_error_prefix(tt_backend_choose(o->backend, o->device, out), "--backend");
 }
 
 cJSON *tt_recipe_json(const tt_train_options *o, const tt_model_spec *m)

@@ -52,8 +52,7 @@ const tt_opt tt_train_option_table[] = {
     OPT("clip-norm", TT_OPT_DOUBLE, clip_norm, "X", "clip the global gradient norm (0: off)", 0, 1e9),
     OPT("seed", TT_OPT_U64, seed, "K", "seed of init, crops and augmentation", 1, 0),
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name", 1, 0),
-    CHOICE("backend", backend, "NAME", "the compute API: opencl, or vulkan (its convolutions run "
-           "im2col + GEMM or implicit GEMM so far; `tiletrain devices` lists both)", "opencl|vulkan"),
+    CHOICE("backend", backend, "NAME", TT_BACKEND_HELP, TT_BACKEND_CHOICES),
     CHOICE("algo", algo, "NAME", TT_CONV_ALGO_HELP, TT_CONV_ALGO_CHOICES),
     OPT("out", TT_OPT_STRING, out, "DIR", "run folder: train.jsonl and checkpoints", 1, 0),
     OPT("init", TT_OPT_STRING, init, "FILE", "start from these weights (safetensors)", 1, 0),
@@ -65,6 +64,7 @@ const tt_opt tt_train_option_table[] = {
     OPT("val-overlap", TT_OPT_DOUBLE, val_overlap, "X", "validation: overlap of neighbouring tiles, 0 to 0.9 (default 0.25)", 0, 0.9),
     OPT("min-size", TT_OPT_INT, min_size, "N", "multi-label validation: remove predicted components under N pixels (default 0)", 0, 1e9),
     OPT("quiet", TT_OPT_FLAG, quiet, NULL, "no per-step lines on the terminal", 1, 0),
+    OPT("profile", TT_OPT_FLAG, profile, NULL, "time every launch with the device's timers (OpenCL events, Vulkan timestamps): device seconds per kind of op at the end and in train.jsonl", 1, 0),
     CHOICE("log-format", log_format, "F", "text (default: a live line on a terminal, plain lines otherwise) or jsonl (the lines of train.jsonl on stdout)", "text|jsonl"),
 };
 const size_t tt_train_option_count = sizeof tt_train_option_table / sizeof tt_train_option_table[0];
@@ -85,7 +85,7 @@ void tt_train_options_default(tt_train_options *o)
     o->batch = 16;
     o->accum = 1;
     strcpy(o->optimizer, "adamw");
-    strcpy(o->backend, "opencl");
+    strcpy(o->backend, "auto");
     o->lr = 1e-3;
     o->weight_decay = -1; /* the optimizer's own default: 0.01 AdamW, 0 SGD */
     o->momentum = 0.9;

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # The command line as a person meets it (CTest runs it as test_cli):
 #   - devices lists each backend's devices and names the backend;
-#   - a run trained on Vulkan resumes on OpenCL and predicts on Vulkan;
+#   - a run trained on Vulkan resumes on OpenCL and predicts on Vulkan, one
+#     trained on OpenCL resumes on Vulkan: the same steps, and the weights
+#     and optimizer state of a run that never changed backend to float
+#     rounding (same_checkpoint.py);
+#   - bench --by-kernel and selftest run on Vulkan (timestamp queries) as on
+#     OpenCL (profiling events);
 #   - a misspelt flag gets the closest one suggested, exit status 2;
 #   - conflicting flags are named;
 #   - every subcommand's --help has an example;
@@ -45,6 +50,29 @@ else
   fail "devices --json --backend opencl"; cat "$work/err"
 fi
 expect 2 "not one of all|opencl|vulkan" -- "$tt" devices --backend metal
+# --backend auto (the default): a GPU first, else PoCL before lavapipe; a
+# selector that names a device of one API only picks that API
+if "$tt" devices --json --device llvmpipe >"$work/auto.json" 2>"$work/err" &&
+   /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+sel = [x["backend"] for x in d if x["selected"]]
+want = ["vulkan"] if any("llvmpipe" in x["name"] for x in d if x["backend"] == "vulkan") else []
+assert sel == want, (sel, want)' "$work/auto.json"; then
+  pass "devices --device llvmpipe: auto marks the Vulkan device"
+else
+  fail "devices --device llvmpipe (auto)"; cat "$work/err"
+fi
+expect 1 "matches no OpenCL device" -- "$tt" devices --device no-such-device
+# no Vulkan loader, or no Vulkan driver: said plainly, and OpenCL still works
+for env in TT_VULKAN_LOADER=libvulkan-missing.so.1 VK_ICD_FILENAMES=/nonexistent/icd.json; do
+  if env "$env" "$tt" devices >"$work/novk" 2>&1 && grep -q "OpenCL  0" "$work/novk" &&
+     grep -q "Vulkan  none: .*\(install\|driver\)" "$work/novk"; then
+    pass "$env: devices lists OpenCL and says why Vulkan is missing"
+  else fail "$env: devices"; cat "$work/novk"; fi
+done
+expect 1 "Vulkan loader 'libvulkan-missing.so.1' could not be opened" -- \
+  env TT_VULKAN_LOADER=libvulkan-missing.so.1 "$tt" mem --backend vulkan --tile 32x32
 
 expect 2 "did you mean '--micro-batch'" -- "$tt" train --data "$work/data" --micro-bach 4
 expect 2 "did you mean '--overlap'" -- "$tt" predict --checkpoint x --input y --out z --overlapp 0.5
@@ -131,34 +159,120 @@ PY
 then pass "--log-format jsonl: $(wc -l <"$work/jsonl") JSON lines, nothing else"
 else fail "--log-format jsonl output is not JSON Lines:"; head -5 "$work/jsonl"; fi
 
-# Vulkan (lavapipe in CI): train there, resume the checkpoint on OpenCL, predict on Vulkan
-if "$tt" devices --backend vulkan >/dev/null 2>&1; then
-  small=(--data "$work/data" --tile 32x32 --micro-batch 2 --accum 1 --base-channels 4 --depth 2
-         --groups 2 --quiet --algo im2col_gemm)
-  if "$tt" train --backend vulkan "${small[@]}" --out "$work/vk" --steps 2 2>"$work/err" &&
-     "$tt" train --backend opencl "${small[@]}" --out "$work/vk" --steps 3 \
-       --resume "$work/vk/last.safetensors" 2>>"$work/err" &&
-     "$tt" predict --backend vulkan --checkpoint "$work/vk/last.safetensors" \
-       --input "$work/data/train_images" --out "$work/vkpred" --tile 32x32 --quiet 2>>"$work/err" &&
-     /usr/bin/python3 - "$work/vk/train.jsonl" <<'PY'
+# selftest API: its kernels, its GEMM and the device's timers checked on that API
+selftest() {
+  if TT_VULKAN_VALIDATION=1 "$tt" selftest --backend "$1" >"$work/self" 2>"$work/err" &&
+     grep -q "^selftest on $1 device" "$work/self" &&
+     grep -q "device timers (profiling) .* ok" "$work/self" && grep -q "^selftest passed" "$work/self"
+  then pass "selftest --backend $1: kernels, GEMM and timers"
+  else fail "selftest --backend $1"; cat "$work/err" "$work/self"; fi
+}
+selftest opencl
+
+# Vulkan (lavapipe in CI): train there, resume the checkpoint on OpenCL, predict on Vulkan;
+# train on OpenCL, resume on Vulkan; both end where 3 steps on OpenCL alone end
+# resumed_log LOG FIRST THEN: the run started on backend FIRST, was resumed
+# on THEN, and logged steps 1, 2 | 3
+resumed_log() {
+  /usr/bin/python3 - "$@" <<'PY'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 starts = [l["device"]["backend"] for l in lines if "device" in l]
 steps = [l["step"] for l in lines if "loss" in l]
-assert starts == ["vulkan", "opencl"], starts
+assert starts == sys.argv[2:4], starts
 assert steps == [1, 2, 3], steps
 PY
+}
+if "$tt" devices --backend vulkan >/dev/null 2>&1; then
+  small=(--data "$work/data" --tile 32x32 --micro-batch 2 --accum 1 --base-channels 4 --depth 2
+         --groups 2 --quiet --algo im2col_gemm)
+  "$tt" train --backend opencl "${small[@]}" --out "$work/cl" --steps 3 2>"$work/err" ||
+    { fail "3 steps on OpenCL"; cat "$work/err"; }
+  # TT_VULKAN_VALIDATION=1: a validation message fails the Vulkan runs
+  if TT_VULKAN_VALIDATION=1 "$tt" train --backend vulkan "${small[@]}" --out "$work/vk" --steps 2 \
+       2>"$work/err" &&
+     "$tt" train --backend opencl "${small[@]}" --out "$work/vk" --steps 3 \
+       --resume "$work/vk/last.safetensors" 2>>"$work/err" &&
+     "$tt" predict --backend vulkan --checkpoint "$work/vk/last.safetensors" \
+       --input "$work/data/train_images" --out "$work/vkpred" --tile 32x32 --quiet 2>>"$work/err" &&
+     resumed_log "$work/vk/train.jsonl" vulkan opencl
   then pass "train on Vulkan, resume on OpenCL (steps 1, 2 | 3), predict on Vulkan"
   else fail "Vulkan train / OpenCL resume / Vulkan predict"; cat "$work/err"; fi
-  expect 1 "cannot profile" -- "$tt" bench --backend vulkan --tile 32x32 --micro-batch 1 --accum 1
-  # the estimate stands in for Vulkan (its algorithms only), so it equals the measurement
-  if "$tt" mem --backend vulkan --tile 64x64 --micro-batch 2 --measure --json >"$work/vkmem" \
+  if "$tt" train --backend opencl "${small[@]}" --out "$work/cv" --steps 2 2>"$work/err" &&
+     TT_VULKAN_VALIDATION=1 "$tt" train --backend vulkan "${small[@]}" --out "$work/cv" --steps 3 \
+       --resume "$work/cv/last.safetensors" 2>>"$work/err" &&
+     resumed_log "$work/cv/train.jsonl" opencl vulkan
+  then pass "train on OpenCL, resume on Vulkan (steps 1, 2 | 3)"
+  else fail "OpenCL train / Vulkan resume"; cat "$work/err"; fi
+  # apart by float rounding only: the backends sum their GEMMs in different orders
+  for run in vk cv; do
+    if /usr/bin/python3 "$(dirname "$0")/same_checkpoint.py" --tol 1e-4 "$work/cl/last.safetensors" \
+         "$work/$run/last.safetensors" >"$work/same" 2>&1
+    then pass "$run: as if trained on OpenCL alone: $(head -1 "$work/same")"
+    else fail "$run: resumed across backends, not where OpenCL alone ends:"; cat "$work/same"; fi
+  done
+  # bench on Vulkan: the device time of every kernel from timestamp queries
+  if TT_VULKAN_VALIDATION=1 "$tt" bench --backend vulkan --by-kernel --json --tile 32x32 \
+       --micro-batch 1 --accum 1 --steps 1 --base-channels 4 --depth 1 --groups 2 \
+       --algo im2col_gemm >"$work/vkbench" 2>"$work/err" &&
+     /usr/bin/python3 - "$work/vkbench" <<'PY'
+import json, math, sys
+o = json.load(open(sys.argv[1]))
+k = o["device_seconds"]
+assert o["backend"] == "vulkan", o
+assert {"forward/gemm", "backward/gemm", "loss/bce_forward", "optimizer/adamw"} <= set(k), k
+assert all(math.isfinite(v) and v > 0 for v in k.values()), k
+PY
+  then pass "bench --backend vulkan --by-kernel: each kernel's device time from timestamps"
+  else fail "bench --backend vulkan --by-kernel"; cat "$work/err" "$work/vkbench"; fi
+  # train --profile: device seconds per kind in train.jsonl, on either API
+  for api in opencl vulkan; do
+    if "$tt" train --backend "$api" --data "$work/data" --tile 32x32 --micro-batch 2 --accum 1 \
+         --base-channels 4 --depth 1 --groups 2 --steps 1 --quiet --profile --out "$work/prof-$api" \
+         >/dev/null 2>"$work/err" &&
+       /usr/bin/python3 -c '
+import json, sys
+p = [json.loads(l)["profile"] for l in open(sys.argv[1]) if l.startswith("{\"profile\"")]
+assert len(p) == 1 and p[0].get("forward/conv", 0) > 0 and p[0].get("backward/conv", 0) > 0, p' \
+         "$work/prof-$api/train.jsonl"; then pass "train --profile --backend $api: device time per kind in train.jsonl"
+    else fail "train --profile --backend $api"; cat "$work/err"; fi
+  done
+  selftest vulkan
+  # bench --layers times by the wall clock: it runs on Vulkan, DIRECT included
+  if "$tt" bench --layers --json --backend vulkan --algo direct --tile 16x16 --micro-batch 1 \
+       --base-channels 4 --depth 1 >"$work/vklayers" 2>"$work/err" &&
+     "$tt" devices --backend vulkan --json >"$work/vkdevices" 2>>"$work/err" &&
+     /usr/bin/python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+names = [d["name"] for d in json.load(open(sys.argv[2]))]
+assert o["device"] in names, (o["device"], names)
+assert all(a == "direct" for l in o["layers"] for a in l["algo"].values()), o' \
+       "$work/vklayers" "$work/vkdevices"; then
+    pass "bench --layers --backend vulkan --algo direct: timed on the Vulkan device"
+  else fail "bench --layers --backend vulkan"; cat "$work/err" "$work/vklayers"; fi
+  # the estimate stands in for Vulkan (its algorithms only: AUTO times im2col +
+  # GEMM and DIRECT there), so it equals the measurement
+  if "$tt" mem --backend vulkan --tile 32x32 --micro-batch 2 --measure --json >"$work/vkauto" \
        2>"$work/err" &&
      /usr/bin/python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["estimate"]["total_bytes"] == d["measured"]["total_bytes"], d' "$work/vkmem"; then
-    pass "mem --backend vulkan --measure: the estimate equals the measurement"
+assert d["estimate"]["total_bytes"] == d["measured"]["total_bytes"], d' "$work/vkauto"; then
+    pass "mem --backend vulkan --measure (AUTO): the estimate equals the measurement"
+  else fail "mem --backend vulkan --measure (AUTO)"; cat "$work/err" "$work/vkauto"; fi
+  # the activations (157 MiB) are more than one storage binding addresses on
+  # lavapipe (128 MiB), so the plan spreads them over buffers (im2col + GEMM:
+  # AUTO would time DIRECT on every layer, minutes on lavapipe at this size)
+  if "$tt" mem --backend vulkan --tile 256x256 --micro-batch 4 --accum 1 --algo im2col_gemm \
+       --measure --json >"$work/vkmem" 2>"$work/err" &&
+     /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["estimate"]["total_bytes"] == d["measured"]["total_bytes"], d
+acts, limit = d["measured"]["categories"]["activations"], d["device"]["max_binding_bytes"]
+assert d["device"]["backend"] == "vulkan" and acts > limit, (acts, limit)' "$work/vkmem"; then
+    pass "mem --backend vulkan --measure: the estimate equals the measurement, activations over one binding"
   else fail "mem --backend vulkan --measure"; cat "$work/err" "$work/vkmem"; fi
 else
   echo "skip: no Vulkan device (tiletrain devices --backend vulkan)"

@@ -81,6 +81,7 @@ void tt_cl_device_describe(cl_platform_id platform, cl_device_id device, tt_devi
     info->compute_units = (int)cu;
     info->global_mem_bytes = global;
     info->max_alloc_bytes = max_alloc;
+    info->max_binding_bytes = max_alloc;
     info->local_mem_bytes = local;
     info->base_align_bytes = align_bits / 8;
     info->max_work_group_size = wg;

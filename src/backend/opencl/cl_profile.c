@@ -1,24 +1,9 @@
-/* Device time per kind of work from OpenCL profiling events (benchmarks). */
+/* Device time per kind of work from OpenCL profiling events (benchmarks);
+ * the kinds and their sums are backend/profile.c's. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "backend/opencl/cl_internal.h"
-
-/* The op family of a kernel program: conv_direct, conv_winograd... -> conv. */
-static const char *family(const char *program)
-{
-    static const struct {
-        const char *prefix, *family;
-    } map[] = {
-        {"conv", "conv"},   {"gemm", "conv"},     {"im2col", "conv"}, {"norm", "norm"},
-        {"activation", "activation"}, {"pool", "pool"}, {"upsample", "resample"},
-        {"concat", "concat"}, {"loss", "loss"},     {"reduce", "reduce"}, {"optim", "optimizer"},
-        {"util", "util"}, {"transfer", "transfer"},
-    };
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (strncmp(program, map[i].prefix, strlen(map[i].prefix)) == 0) return map[i].family;
-    return "other";
-}
+#include "backend/profile.h"
 
 cl_event *tt_cl_profile_slot(tt_backend *backend, const char *program, const char *kernel)
 {
@@ -33,9 +18,7 @@ cl_event *tt_cl_profile_slot(tt_backend *backend, const char *program, const cha
         if (!events || !kinds) return NULL; /* profiling is best effort */
         cl->event_capacity = cap;
     }
-    snprintf(cl->event_kinds[cl->event_count], sizeof cl->event_kinds[0], "%s/%s",
-             backend->phase ? backend->phase : "other",
-             backend->profile->by_kernel ? kernel : family(program));
+    tt_profile_kind(backend, program, kernel, cl->event_kinds[cl->event_count]);
     cl->events[cl->event_count] = NULL;
     return &cl->events[cl->event_count++];
 }
@@ -52,18 +35,8 @@ void tt_cl_profile_collect(tt_backend *backend)
             clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) ==
                 CL_SUCCESS &&
             clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) ==
-                CL_SUCCESS) {
-            int k = 0;
-            while (k < p->count && strcmp(p->kind[k], cl->event_kinds[i]) != 0) k++;
-            if (k == p->count && p->count < TT_PROFILE_MAX_KINDS) {
-                snprintf(p->kind[k], sizeof p->kind[k], "%s", cl->event_kinds[i]);
-                p->count++;
-            }
-            if (k < p->count) {
-                p->seconds[k] += end > start ? 1e-9 * (double)(end - start) : 0.0;
-                p->launches[k]++;
-            }
-        }
+                CL_SUCCESS)
+            tt_profile_add(p, cl->event_kinds[i], end > start ? 1e-9 * (double)(end - start) : 0.0);
         clReleaseEvent(e);
     }
     cl->event_count = 0;

@@ -13,6 +13,7 @@ static void vk_destroy(tt_backend *backend)
             tt_status_free(tt_vk_flush(vk, "destroying the backend"));
             vkDeviceWaitIdle(vk->device);
         }
+        tt_vk_profile_destroy(vk);
         tt_vk_pipelines_release(vk);
         if (vk->device) tt_vk_pipeline_cache_close(vk);
         tt_vk_commands_destroy(vk);
@@ -42,15 +43,12 @@ static const tt_backend_ops vk_ops = {
     .im2col = tt_vk_im2col,
     .col2im = tt_vk_col2im,
     .has_program = tt_vk_has_program,
+    .memory_held = tt_vk_memory_held,
 };
 
 tt_status tt_vulkan_backend_create(const char *selector, int profiling, tt_backend **out)
 {
     *out = NULL;
-    if (profiling)
-        return tt_error_new(TT_ERR_UNSUPPORTED,
-                            "the vulkan backend cannot profile yet (timestamp queries come "
-                            "later); ask for the opencl backend");
     tt_backend *backend = calloc(1, sizeof *backend);
     tt_vk_backend *vk = calloc(1, sizeof *vk);
     if (!backend || !vk) {
@@ -64,6 +62,13 @@ tt_status tt_vulkan_backend_create(const char *selector, int profiling, tt_backe
     tt_status status = NULL;
     TT_CHECK(tt_vk_open(vk, selector, &backend->device));
     TT_CHECK(tt_vk_commands_create(vk));
+    if (profiling) {
+        if (!(backend->profile = calloc(1, sizeof *backend->profile))) {
+            status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "profiling: out of host memory");
+            goto cleanup;
+        }
+        TT_CHECK(tt_vk_profile_create(vk, backend->device.name, backend->profile));
+    }
     TT_CHECK(tt_vk_pipeline_cache_open(vk, &backend->device));
     *out = backend;
     return NULL;

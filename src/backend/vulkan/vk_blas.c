@@ -5,6 +5,7 @@
  * for Vulkan).  Arguments are whole floats, as CLBlast requires on OpenCL.
  */
 #include <limits.h>
+#include <stdio.h>
 
 #include "backend/vulkan/vk_internal.h"
 
@@ -63,9 +64,22 @@ static tt_status im2col_or_col2im(tt_backend *backend, const tt_im2col *g, int t
         !fits_int(g->pad_h + g->height) || !fits_int(g->pad_w + g->width))
         return tt_error_new(TT_ERR_UNSUPPORTED, "%s: %zu entries are too many for the vulkan "
                             "backend (an int)", what, items);
-    size_t global[1] = {items};
+    if (!fits_int(g->channels * g->kernel_h * g->kernel_w))
+        return tt_error_new(TT_ERR_UNSUPPORTED, "%s: %zu column rows are too many for the vulkan "
+                            "backend (an int)", what, g->channels * g->kernel_h * g->kernel_w);
+    /* 3-D over (column, row, plane): no index is split by a division that
+     * is not a constant's (the kernel size and strides are specialization
+     * constants); work-groups as wide as the rows, up to 32 */
+    char options[128];
+    snprintf(options, sizeof options, "-DTT_KH=%zu -DTT_KW=%zu -DTT_SH=%zu -DTT_SW=%zu",
+             g->kernel_h, g->kernel_w, g->stride_h, g->stride_w);
+    size_t cols = to_columns ? out_w : g->width, rows = to_columns ? out_h : g->height;
+    size_t planes = to_columns ? g->channels * g->kernel_h * g->kernel_w : g->channels;
+    size_t wide = 1;
+    while (wide < cols && wide < 32) wide *= 2;
+    size_t global[3] = {cols, rows, planes}, local[3] = {wide, 64 / wide, 1};
     return tt_launch_kernel(
-        backend, "blas", what, NULL, 1, global, NULL,
+        backend, "blas", what, options, 3, global, local,
         TT_ARGS(tt_arg_mem(g->im), tt_arg_mem(g->col), tt_arg_i32((int)g->channels),
                 tt_arg_i32((int)g->height), tt_arg_i32((int)g->width),
                 tt_arg_i32((int)g->kernel_h), tt_arg_i32((int)g->kernel_w),

@@ -1,15 +1,16 @@
-/* Vulkan buffers and transfers: one VkBuffer and its own VkDeviceMemory per
- * tt_buffer.  On devices that share the host's memory (lavapipe,
- * integrated GPUs) the memory is host-visible and stays mapped, and reads
- * and writes are memcpy after the queued work has run; elsewhere it is
- * device-local and transfers go through a staging buffer. */
+/* Vulkan buffers and transfers: one VkBuffer per tt_buffer, bound at its
+ * place in a block of the buffer pool (vk_memory.c).  On devices that share
+ * the host's memory (lavapipe, integrated GPUs) the blocks are host-visible
+ * and stay mapped, and reads and writes are memcpy after the queued work
+ * has run; elsewhere they are device-local and transfers go through a
+ * staging buffer from the staging pool. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/vulkan/vk_internal.h"
 
-/* A buffer and its memory of `type`, mapped when `map` is set. */
-static tt_status make_buffer(tt_vk_backend *vk, size_t bytes, uint32_t type, int map,
+/* A buffer of `bytes` placed in `pool` (mapped when the pool is). */
+static tt_status make_buffer(tt_vk_backend *vk, tt_vk_pool *pool, size_t bytes,
                              VkBufferUsageFlags usage, tt_vk_buffer *out, const char *name)
 {
     VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
@@ -20,28 +21,19 @@ static tt_status make_buffer(tt_vk_backend *vk, size_t bytes, uint32_t type, int
     if (r != VK_SUCCESS) return tt_error_vk(r, "vkCreateBuffer('%s')", name);
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(vk->device, out->buffer, &req);
-    if (!(req.memoryTypeBits & (1u << type)))
-        return tt_error_new(TT_ERR_UNSUPPORTED,
-                            "buffer '%s': the device cannot place it in memory type %u", name,
-                            type);
-    VkMemoryAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                                  .allocationSize = req.size,
-                                  .memoryTypeIndex = type};
-    r = vkAllocateMemory(vk->device, &alloc, NULL, &out->memory);
-    if (r != VK_SUCCESS) return tt_error_vk(r, "vkAllocateMemory('%s')", name);
-    r = vkBindBufferMemory(vk->device, out->buffer, out->memory, 0);
+    TT_TRY(tt_vk_memory_alloc(vk, pool, &req, &out->memory));
+    r = vkBindBufferMemory(vk->device, out->buffer, out->memory.memory, out->memory.offset);
     if (r != VK_SUCCESS) return tt_error_vk(r, "vkBindBufferMemory('%s')", name);
-    if (map) {
-        r = vkMapMemory(vk->device, out->memory, 0, VK_WHOLE_SIZE, 0, &out->mapped);
-        if (r != VK_SUCCESS) return tt_error_vk(r, "vkMapMemory('%s')", name);
-    }
+    out->mapped = out->memory.mapped;
     return NULL;
 }
 
 static void free_buffer(tt_vk_backend *vk, tt_vk_buffer *b)
 {
-    if (b->memory) vkFreeMemory(vk->device, b->memory, NULL); /* unmaps */
     if (b->buffer) vkDestroyBuffer(vk->device, b->buffer, NULL);
+    tt_vk_memory_free(vk, &b->memory);
+    b->buffer = VK_NULL_HANDLE;
+    b->mapped = NULL;
 }
 
 tt_status tt_vk_buffer_create(tt_backend *backend, tt_buffer *buf)
@@ -49,7 +41,7 @@ tt_status tt_vk_buffer_create(tt_backend *backend, tt_buffer *buf)
     tt_vk_backend *vk = backend->impl;
     tt_vk_buffer *b = calloc(1, sizeof *b);
     if (!b) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
-    tt_status status = make_buffer(vk, tt_vk_storage_bytes(buf->bytes), vk->memory_type, vk->host_visible,
+    tt_status status = make_buffer(vk, &vk->buffer_pool, tt_vk_storage_bytes(buf->bytes),
                                    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                        VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                        VK_BUFFER_USAGE_TRANSFER_DST_BIT,
@@ -88,7 +80,7 @@ static tt_status record_copy(tt_vk_backend *vk, VkBuffer dst, size_t dst_offset,
 static tt_status staging(tt_vk_backend *vk, size_t bytes, tt_vk_buffer *out)
 {
     memset(out, 0, sizeof *out);
-    tt_status s = make_buffer(vk, bytes, vk->staging_type, 1,
+    tt_status s = make_buffer(vk, &vk->staging_pool, bytes,
                               VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                               out, "staging");
     if (s) free_buffer(vk, out);
@@ -141,4 +133,12 @@ tt_status tt_vk_copy(tt_backend *backend, tt_mem dst, tt_mem src, size_t bytes)
                             "copying within '%s': bytes %zu and %zu, %zu long, overlap",
                             dst.buffer->record.name, src.offset, dst.offset, bytes);
     return record_copy(vk, d->buffer, dst.offset, s->buffer, src.offset, bytes);
+}
+
+void tt_vk_memory_held(const tt_backend *backend, tt_memory_held *out)
+{
+    const tt_vk_backend *vk = backend->impl;
+    out->current_bytes = vk->buffer_pool.held;
+    out->peak_bytes = vk->buffer_pool.held_peak;
+    out->blocks = vk->buffer_pool.block_count;
 }

@@ -2,7 +2,9 @@
  * recorded into it with a global memory barrier between each two (every
  * command may depend on the one before, as in an in-order OpenCL queue),
  * and submitted when a read, a write or finish needs the results, or when
- * TT_VK_BATCH dispatches have used up the descriptor pool. */
+ * TT_VK_BATCH dispatches have used up the descriptor pool.  With profiling,
+ * the timestamps of the dispatches are read back after each submission
+ * (vk_profile.c). */
 #include "backend/vulkan/vk_internal.h"
 
 tt_status tt_vk_commands_create(tt_vk_backend *vk)
@@ -65,6 +67,7 @@ tt_status tt_vk_record(tt_vk_backend *vk, VkCommandBuffer *out)
         if (r != VK_SUCCESS) return tt_error_vk(r, "vkBeginCommandBuffer");
         vk->recording = 1;
         vk->recorded = 0;
+        tt_vk_profile_restart(vk);
     }
     if (vk->recorded)
         barrier(vk->commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
@@ -106,6 +109,7 @@ tt_status tt_vk_flush(tt_vk_backend *vk, const char *during)
         r = vkResetFences(vk->device, 1, &vk->fence);
         if (r == VK_SUCCESS) r = vkResetCommandBuffer(vk->commands, 0);
         if (r != VK_SUCCESS) return tt_error_vk(r, "resetting the command buffer (%s)", during);
+        TT_TRY(tt_vk_profile_collect(vk, during)); /* the commands ran: their timestamps */
     }
     if (vk->dispatches) {
         VkResult r = vkResetDescriptorPool(vk->device, vk->descriptors, 0);

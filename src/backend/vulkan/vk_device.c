@@ -41,6 +41,7 @@ static tt_status create_instance(tt_vk_messages *messages, VkInstance *instance,
                        VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
         .pfnUserCallback = tt_vk_on_message,
         .pUserData = messages};
+    TT_TRY(tt_vk_load());
     const char *layer = VALIDATION_LAYER, *extension = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
     VkInstanceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
                                  .pApplicationInfo = &app};
@@ -62,6 +63,7 @@ static tt_status create_instance(tt_vk_messages *messages, VkInstance *instance,
                             "no Vulkan driver found: install one for your GPU, or lavapipe for "
                             "the CPU (apt-get install mesa-vulkan-drivers)");
     if (r != VK_SUCCESS) return tt_error_vk(r, "vkCreateInstance");
+    tt_vk_load_instance(*instance);
     if (messages) {
         PFN_vkCreateDebugUtilsMessengerEXT create = (PFN_vkCreateDebugUtilsMessengerEXT)
             vkGetInstanceProcAddr(*instance, "vkCreateDebugUtilsMessengerEXT");
@@ -156,6 +158,8 @@ static void describe(VkPhysicalDevice physical, tt_device_info *info)
         info->max_alloc_bytes = info->global_mem_bytes;
     info->local_mem_bytes = p->limits.maxComputeSharedMemorySize;
     info->base_align_bytes = (uint32_t)p->limits.minStorageBufferOffsetAlignment;
+    info->max_binding_bytes = p->limits.maxStorageBufferRange;
+    if (info->max_binding_bytes > info->max_alloc_bytes) info->max_binding_bytes = info->max_alloc_bytes;
     info->max_work_group_size = p->limits.maxComputeWorkGroupInvocations;
     info->fp16 = f12.shaderFloat16 != 0;
     info->fp64 = f2.features.shaderFloat64 != 0;
@@ -256,6 +260,9 @@ tt_status tt_vk_open(tt_vk_backend *vk, const char *selector, tt_device_info *in
                             "Vulkan device '%s' offers Vulkan %s; tiletrain's shaders need 1.2",
                             info->name, info->device_version);
     TT_TRY(choose_memory(vk, info));
+    tt_vk_pool_init(vk, &vk->buffer_pool, vk->memory_type, vk->host_visible,
+                    info->max_alloc_bytes);
+    tt_vk_pool_init(vk, &vk->staging_pool, vk->staging_type, 1, info->max_alloc_bytes);
 
     uint32_t families = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(vk->physical, &families, NULL);
@@ -303,7 +310,11 @@ tt_status tt_vk_open(tt_vk_backend *vk, const char *selector, tt_device_info *in
 
 void tt_vk_close(tt_vk_backend *vk)
 {
-    if (vk->device) vkDestroyDevice(vk->device, NULL);
+    if (vk->device) {
+        tt_vk_pool_release(vk, &vk->buffer_pool);
+        tt_vk_pool_release(vk, &vk->staging_pool);
+        vkDestroyDevice(vk->device, NULL);
+    }
     if (vk->messenger) {
         PFN_vkDestroyDebugUtilsMessengerEXT destroy = (PFN_vkDestroyDebugUtilsMessengerEXT)
             vkGetInstanceProcAddr(vk->instance, "vkDestroyDebugUtilsMessengerEXT");

@@ -51,6 +51,12 @@ tt_status tt_error_vk(VkResult result, const char *fmt, ...)
     tt_status s =
         tt_error_backend_v("vulkan", (int)result, tt_vk_result_name(result), kind, fmt, ap);
     va_end(ap);
+    /* a lost device takes every later call with it: say so plainly */
+    if (result == VK_ERROR_DEVICE_LOST)
+        s = tt_error_prefix(s, "the Vulkan device was lost (a driver reset, a GPU hang or a "
+                               "fault in a shader) and nothing more can run on it; the last "
+                               "checkpoint is kept: restart, with --resume to continue "
+                               "training");
     return s;
 }
 

@@ -2,16 +2,19 @@
  *   vk_errors.c   VkResult names, errors, validation messages
  *   vk_device.c   instance, device listing and selection, logical device
  *   vk_commands.c the command buffer: recording, barriers, submission
+ *   vk_memory.c   device memory in blocks, sub-allocated
  *   vk_buffer.c   buffers and transfers
  *   vk_pipeline.c SPIR-V modules, their specialization constants, pipelines
  *   vk_pipeline_cache.c the pipeline cache on disk
  *   vk_launch.c   a tt_launch as bindings, push constants and a dispatch
+ *   vk_profile.c  timestamp queries around dispatches (profiling)
  *   vk_blas.c     GEMM, im2col and col2im through shaders/blas/
- *   vk_backend.c  the table of functions and the constructor */
+ *   vk_backend.c  the table of functions and the constructor
+ *   vk_loader.c   the Vulkan loader opened at run time (vk_api.h) */
 #ifndef TT_VK_INTERNAL_H
 #define TT_VK_INTERNAL_H
 
-#include <vulkan/vulkan.h>
+#include "backend/vulkan/vk_api.h"
 
 #include "backend/backend.h"
 #include "core/status.h"
@@ -25,6 +28,18 @@
 #define TT_VK_PUSH_BYTES 128
 
 typedef struct tt_vk_pipeline tt_vk_pipeline; /* vk_pipeline.c */
+typedef struct tt_vk_block tt_vk_block;       /* vk_memory.c */
+
+/* Device memory of one type in blocks that buffers are placed in
+ * (vk_memory.c). */
+typedef struct tt_vk_pool {
+    uint32_t type;              /* the memory type of its blocks */
+    int map;                    /* blocks stay mapped while they live */
+    VkDeviceSize block_bytes;   /* a full block; a need above an eighth gets its own */
+    tt_vk_block *blocks;        /* a list, oldest first */
+    int block_count;
+    VkDeviceSize held, held_peak; /* device bytes in its blocks: now, most */
+} tt_vk_pool;
 
 /* What the debug messenger saw (validation on). */
 typedef struct tt_vk_messages {
@@ -33,6 +48,19 @@ typedef struct tt_vk_messages {
     uint64_t reported;    /* of those, already returned as errors */
     char first[1024];     /* the first one not yet reported */
 } tt_vk_messages;
+
+/* Profiling (tt_backend_request.profiling): a timestamp before and after
+ * every dispatch of the recorded commands, read back when they complete. */
+typedef struct tt_vk_profiler {
+    VkQueryPool pool;         /* VK_NULL_HANDLE without profiling */
+    uint32_t capacity;        /* queries in the pool: two per dispatch of a batch */
+    uint32_t used;            /* queries the recorded commands write */
+    char (*kinds)[40];        /* the kind of each timed dispatch (capacity / 2) */
+    uint64_t *ticks;          /* read-back space (capacity) */
+    double ns_per_tick;       /* the device's timestampPeriod */
+    uint64_t valid_mask;      /* the queue family's timestampValidBits, as a mask */
+    tt_profile *profile;      /* the backend's, where the durations go */
+} tt_vk_profiler;
 
 typedef struct tt_vk_backend {
     VkInstance instance;
@@ -47,6 +75,9 @@ typedef struct tt_vk_backend {
     int host_visible;         /* buffers are mapped: transfers are memcpy */
     int int64, storage8;      /* shaderInt64, storageBuffer8BitAccess enabled */
     uint32_t staging_type;    /* host-visible type for staging (when not) */
+    tt_vk_pool buffer_pool;   /* of memory_type: every tt_buffer */
+    tt_vk_pool staging_pool;  /* of staging_type: staging buffers */
+    VkDeviceSize heap_held[VK_MAX_MEMORY_HEAPS]; /* bytes in blocks, per heap */
 
     VkCommandPool command_pool;
     VkCommandBuffer commands;
@@ -62,6 +93,7 @@ typedef struct tt_vk_backend {
     int cache_loaded;         /* a valid file was given to the driver */
     int cache_dirty;          /* pipelines were made since */
     tt_vk_messages messages;
+    tt_vk_profiler profiler;
 } tt_vk_backend;
 
 /* The storage behind a tt_buffer of `bytes`: whole 32-bit words, so a
@@ -69,18 +101,39 @@ typedef struct tt_vk_backend {
  * accounting keeps the bytes asked for. */
 static inline size_t tt_vk_storage_bytes(size_t bytes) { return (bytes + 3) / 4 * 4; }
 
+/* A place in a block of a pool. */
+typedef struct tt_vk_allocation {
+    tt_vk_block *block;
+    VkDeviceMemory memory;    /* the block's */
+    VkDeviceSize offset, size; /* in the block; size rounded to the alignment */
+    char *mapped;             /* mapped pools: the place's first byte */
+} tt_vk_allocation;
+
 /* One tt_buffer's handle. */
 typedef struct tt_vk_buffer {
     VkBuffer buffer;
-    VkDeviceMemory memory;
-    void *mapped;             /* host_visible: the whole buffer */
+    tt_vk_allocation memory;  /* bound at memory.offset of memory.memory */
+    void *mapped;             /* host_visible: the buffer's first byte */
 } tt_vk_buffer;
+
+/* A pool's blocks, counted (tests, the memory report). */
+typedef struct tt_vk_pool_stats {
+    int blocks, dedicated, empty;
+    int live;                 /* places handed out */
+    int free_ranges;
+    VkDeviceSize free_bytes;  /* in shared blocks */
+    VkDeviceSize dedicated_bytes;
+    VkDeviceSize held, held_peak;
+} tt_vk_pool_stats;
 
 /* ---- vk_errors.c ---- */
 /* "VK_ERROR_DEVICE_LOST" etc.; "VK_UNKNOWN_RESULT" for others. */
 const char *tt_vk_result_name(VkResult result);
 /* "OP failed: VK_NAME (N)": TT_ERR_BACKEND of backend "vulkan" keeping the
- * VkResult; TT_ERR_OUT_OF_MEMORY for VK_ERROR_OUT_OF_{HOST,DEVICE}_MEMORY. */
+ * VkResult; TT_ERR_OUT_OF_MEMORY for VK_ERROR_OUT_OF_{HOST,DEVICE}_MEMORY
+ * (as OpenCL's allocation failures); VK_ERROR_DEVICE_LOST, from any call,
+ * is prefixed "the Vulkan device was lost ...; the last checkpoint is
+ * kept ...". */
 tt_status tt_error_vk(VkResult result, const char *fmt, ...) TT_PRINTF(2, 3);
 /* The debug messenger's callback: counts warnings and errors into the
  * tt_vk_messages at user_data. */
@@ -91,13 +144,34 @@ VKAPI_ATTR VkBool32 VKAPI_CALL tt_vk_on_message(VkDebugUtilsMessageSeverityFlagB
 /* An error for the validation messages not yet reported (NULL: none). */
 tt_status tt_vk_messages_check(tt_vk_messages *messages, const char *during);
 
+/* ---- vk_memory.c ---- */
+/* An empty pool of memory type `type` (mapped blocks when `map`); its full
+ * block is min(256 MiB, an eighth of the heap, max_alloc). */
+void tt_vk_pool_init(tt_vk_backend *vk, tt_vk_pool *pool, uint32_t type, int map,
+                     VkDeviceSize max_alloc);
+/* A place for a resource with requirements `req`, aligned to req->alignment
+ * and minStorageBufferOffsetAlignment.  A block that does not fit the heap
+ * (by our count) or that the driver refuses is TT_ERR_OUT_OF_MEMORY, after
+ * the empty blocks were released and smaller blocks tried. */
+tt_status tt_vk_memory_alloc(tt_vk_backend *vk, tt_vk_pool *pool, const VkMemoryRequirements *req,
+                             tt_vk_allocation *out);
+/* Returns a place (no queued work may use it); an empty block is released
+ * unless it is its pool's one spare.  A zeroed allocation is allowed. */
+void tt_vk_memory_free(tt_vk_backend *vk, tt_vk_allocation *allocation);
+/* Releases the empty blocks (the spares) of both pools. */
+void tt_vk_memory_trim(tt_vk_backend *vk);
+/* Releases every block of the pool (its places must be freed). */
+void tt_vk_pool_release(tt_vk_backend *vk, tt_vk_pool *pool);
+void tt_vk_pool_count(const tt_vk_pool *pool, tt_vk_pool_stats *out);
+
 /* ---- vk_device.c ---- */
 /* Every Vulkan device (tt_device_info, Vulkan's fields) and its handle. */
 tt_status tt_vulkan_devices_list(tt_device_info **devices, int *count);
 /* Opens the instance (validation per TT_VULKAN_VALIDATION), the device
  * `selector` picks, one compute queue; fills `info`. */
 tt_status tt_vk_open(tt_vk_backend *vk, const char *selector, tt_device_info *info);
-/* Destroys what tt_vk_open made (after everything made on the device). */
+/* Destroys what tt_vk_open made, the memory pools' blocks included (after
+ * everything else made on the device). */
 void tt_vk_close(tt_vk_backend *vk);
 
 /* ---- vk_commands.c ---- */
@@ -140,6 +214,27 @@ void tt_vk_pipeline_cache_close(tt_vk_backend *vk);
 /* ---- vk_launch.c ---- */
 tt_status tt_vk_launch(tt_backend *backend, const tt_launch *launch);
 
+/* ---- vk_profile.c ---- */
+/* Whether a queue family with `valid_bits` timestamp bits and a device
+ * with `period` ns per tick can time dispatches: an error naming `device`
+ * and what to do when not. */
+tt_status tt_vk_timestamps_check(const char *device, uint32_t valid_bits, float period);
+/* Starts profiling into `profile`: checks that the compute queue has
+ * timestamps and makes the query pool. */
+tt_status tt_vk_profile_create(tt_vk_backend *vk, const char *device, tt_profile *profile);
+void tt_vk_profile_destroy(tt_vk_backend *vk);
+/* A new command buffer is begun: no query is written yet. */
+void tt_vk_profile_restart(tt_vk_backend *vk);
+/* Records the timestamp before a dispatch of (program, kernel) and returns
+ * its slot for tt_vk_profile_after (-1 without profiling). */
+int tt_vk_profile_before(tt_backend *backend, VkCommandBuffer commands, const char *program,
+                         const char *kernel);
+/* Records the timestamp after the dispatch of `slot`. */
+void tt_vk_profile_after(tt_vk_backend *vk, VkCommandBuffer commands, int slot);
+/* After the submitted commands completed: adds each timed dispatch's
+ * duration to the profile under its kind. */
+tt_status tt_vk_profile_collect(tt_vk_backend *vk, const char *during);
+
 /* ---- vk_blas.c ---- */
 tt_status tt_vk_gemm(tt_backend *backend, const tt_gemm *gemm);
 tt_status tt_vk_im2col(tt_backend *backend, const tt_im2col *geometry);
@@ -151,6 +246,8 @@ void tt_vk_buffer_release(tt_backend *backend, tt_buffer *buf);
 tt_status tt_vk_write(tt_backend *backend, tt_mem dst, const void *src, size_t bytes);
 tt_status tt_vk_read(tt_backend *backend, void *dst, tt_mem src, size_t bytes);
 tt_status tt_vk_copy(tt_backend *backend, tt_mem dst, tt_mem src, size_t bytes);
+/* The buffer pool's blocks (staging buffers are not the buffers' memory). */
+void tt_vk_memory_held(const tt_backend *backend, tt_memory_held *out);
 
 /* Whether shaders of `program` are built in (or under TT_SHADER_DIR). */
 int tt_vk_has_program(const tt_backend *backend, const char *program);

@@ -12,7 +12,8 @@
  * - `local` (else 64 x 1 x 1) is the work-group size, and `global` is
  *   rounded up to whole work-groups; a 1-D launch of more groups than the
  *   device allows in x is folded into rows (tt_global_id() in
- *   shaders/common.glsl undoes it).
+ *   shaders/common.glsl undoes it);
+ * - with profiling, two timestamps frame the dispatch (vk_profile.c).
  */
 #include <string.h>
 
@@ -172,11 +173,13 @@ tt_status tt_vk_launch(tt_backend *backend, const tt_launch *launch)
     if (r.key.bindings)
         vkUpdateDescriptorSets(vk->device, (uint32_t)r.key.bindings, writes, 0, NULL);
     TT_TRY(tt_vk_record(vk, &commands));
+    int timed = tt_vk_profile_before(backend, commands, launch->program, launch->kernel);
     vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
     if (r.key.push_bytes)
         vkCmdPushConstants(commands, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, r.key.push_bytes,
                            r.push);
     vkCmdDispatch(commands, r.groups[0], r.groups[1], r.groups[2]);
+    tt_vk_profile_after(vk, commands, timed);
     return tt_vk_messages_check(&vk->messages, "recording a dispatch");
 }

@@ -1,0 +1,77 @@
+/* conv_direct/conv_direct_backward_weight: dweight[co, ci, t] += sum over
+ * n, oy, ox of dout[n, co, oy, ox] inp[n, ci, oy sH - pH + ky dH, ox sW -
+ * pW + kx dW] for the taps t = ky kW + kx in [tap0, tap0 + TAPS) and WCOB
+ * output channels (opencl/conv_direct.cl; arguments dweight, dout, inp,
+ * geometry).  One work-group of WG per (output-channel block, ci)
+ * (dimension 0) and tap chunk (dimension 1); its invocations run along
+ * output rows, then reduce in shared memory (a tree of WG / 2, WG / 4 ..
+ * 1, as the OpenCL kernel).  Control flow uniform across the group:
+ * clamped addresses, masked values, every barrier reached by all. */
+#version 450
+#include "common.glsl"
+#include "conv_direct/direct.glsl"
+
+TT_BUFFER(0, float, dweight);
+TT_BUFFER(1, float, dout);
+TT_BUFFER(2, float, inp);
+layout(push_constant) uniform Args {
+    uint dweight_offset; uint dout_offset; uint inp_offset; tt_geometry g;
+} args;
+shared float partial[TT_DIRECT_WCOB * TT_DIRECT_TAPS * TT_DIRECT_WG];
+
+void main()
+{
+    tt_geometry g = args.g;
+    int lid = int(gl_LocalInvocationID.x), group = int(gl_WorkGroupID.x);
+    int co0 = group / g.Cin * TT_DIRECT_WCOB, ci = group % g.Cin;
+    int ktaps = g.KH * g.KW, tap0 = int(gl_WorkGroupID.y) * TT_DIRECT_TAPS;
+    int ky0 = tap0 / g.KW, kx0 = tap0 % g.KW;
+    int last = min(TT_DIRECT_WCOB, g.Cout - co0) - 1; /* uniform */
+    float acc[TT_DIRECT_WCOB][TT_DIRECT_TAPS];
+    for (int j = 0; j < TT_DIRECT_WCOB; j++)
+        for (int t = 0; t < TT_DIRECT_TAPS; t++) acc[j][t] = 0.0;
+    for (int n = 0; n < g.N; n++) {
+        int plane = TT_AT(args.inp_offset, 4) + (n * g.Cin + ci) * g.H * g.W;
+        for (int oy = 0; oy < g.OH; oy++) {
+            int drow = TT_AT(args.dout_offset, 4) + ((n * g.Cout + co0) * g.OH + oy) * g.OW;
+            for (int ox0 = 0; ox0 < g.OW; ox0 += TT_DIRECT_WG) {
+                int ox = ox0 + lid, ox_safe = min(ox, g.OW - 1);
+                float d[TT_DIRECT_WCOB];
+                for (int j = 0; j < TT_DIRECT_WCOB; j++) {
+                    float dv = dout[drow + min(j, last) * g.OH * g.OW + ox_safe];
+                    d[j] = ox < g.OW ? dv : 0.0;
+                }
+                int ky = ky0, kx = kx0; /* taps past the kernel: computed, never stored */
+                for (int t = 0; t < TT_DIRECT_TAPS; t++) {
+                    int iy = oy * g.SH - g.PH + min(ky, g.KH - 1) * g.DH;
+                    int ix = ox * g.SW - g.PW + kx * g.DW;
+                    if (++kx == g.KW) {
+                        kx = 0;
+                        ky++;
+                    }
+                    float v = inp[plane + clamp(iy, 0, g.H - 1) * g.W + clamp(ix, 0, g.W - 1)];
+                    float x = iy >= 0 && iy < g.H && ix >= 0 && ix < g.W ? v : 0.0;
+                    for (int j = 0; j < TT_DIRECT_WCOB; j++) acc[j][t] = fma(d[j], x, acc[j][t]);
+                }
+            }
+        }
+    }
+    for (int j = 0; j < TT_DIRECT_WCOB; j++)
+        for (int t = 0; t < TT_DIRECT_TAPS; t++)
+            partial[(j * TT_DIRECT_TAPS + t) * TT_DIRECT_WG + lid] = acc[j][t];
+    memoryBarrierShared();
+    barrier();
+    for (int step = TT_DIRECT_WG / 2; step > 0; step /= 2) {
+        if (lid < step)
+            for (int i = 0; i < TT_DIRECT_WCOB * TT_DIRECT_TAPS; i++)
+                partial[i * TT_DIRECT_WG + lid] += partial[i * TT_DIRECT_WG + lid + step];
+        memoryBarrierShared();
+        barrier();
+    }
+    for (int i = lid; i < TT_DIRECT_WCOB * TT_DIRECT_TAPS; i += TT_DIRECT_WG) {
+        int j = i / TT_DIRECT_TAPS, t = i % TT_DIRECT_TAPS;
+        if (j <= last && tap0 + t < ktaps)
+            dweight[TT_AT(args.dweight_offset, 4) + ((co0 + j) * g.Cin + ci) * ktaps + tap0 + t] +=
+                partial[i * TT_DIRECT_WG];
+    }
+}

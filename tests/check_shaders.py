@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""Every OpenCL kernel has its Vulkan shader: opencl/<program>.cl's kernel K
+is shaders/<program>/<K>.comp, except the programs that are OpenCL's alone
+(conv_fft: no FFT library for Vulkan, docs/backend.md).  A program counts as
+present on a backend when any of its kernels is there, so a missing one
+would only show when an op launches it.
+
+  tests/check_shaders.py --root DIR      (CTest: check_shaders)
+"""
+import argparse
+import pathlib
+import re
+import sys
+
+OPENCL_ONLY = {"conv_fft"}
+KERNEL = re.compile(r"__kernel\b(?:[^;{]*?)\bvoid\s+(\w+)\s*\(", re.S)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--root", required=True, help="the repository")
+    root = pathlib.Path(ap.parse_args().root)
+    missing, count = [], 0
+    for cl in sorted((root / "opencl").glob("*.cl")):
+        program = cl.stem
+        text = re.sub(r"/\*.*?\*/|//[^\n]*", "", cl.read_text(), flags=re.S)
+        if program in OPENCL_ONLY:
+            continue
+        for kernel in KERNEL.findall(text):
+            count += 1
+            if not (root / "shaders" / program / f"{kernel}.comp").is_file():
+                missing.append(f"{program}/{kernel}")
+    for m in missing:
+        print(f"check_shaders: opencl/{m.split('/')[0]}.cl has kernel '{m.split('/')[1]}' but "
+              f"shaders/{m}.comp does not exist: port it (docs/backend.md, Vulkan)")
+    if count == 0:
+        print("check_shaders: no kernels found under opencl/: wrong --root?")
+        return 1
+    print(f"check_shaders: {count - len(missing)} of {count} kernels have their shader")
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Two tiletrain checkpoints hold the same training state: the same step
+counters in the metadata and, tensor by tensor (weights, optimizer state,
+running statistics), the same names, shapes and values within a relative
+tolerance (max |a - b| over the tensor's largest magnitude).  Reads the
+safetensors format with struct + json + numpy; prints the worst tensor.
+
+  same_checkpoint.py A.safetensors B.safetensors [--tol 1e-4]
+Exit status 0 when they agree, 1 (with what differs) when not."""
+import array, json, math, struct, sys
+
+COUNTERS = ("step", "updates", "micro_batches", "images_seen", "skipped_steps")
+TYPECODES = {"F32": "f", "I64": "q", "U8": "B"}
+
+
+def read(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    meta = header.pop("__metadata__", {})
+    tensors = {}
+    for name, info in header.items():
+        begin, end = info["data_offsets"]
+        raw = data[8 + n + begin:8 + n + end]
+        values = array.array(TYPECODES[info["dtype"]])
+        values.frombytes(raw)
+        if sys.byteorder != "little":
+            values.byteswap()
+        tensors[name] = (tuple(info["shape"]), values)
+    return meta, tensors
+
+
+def main():
+    args = sys.argv[1:]
+    tol = 1e-4
+    if "--tol" in args:
+        i = args.index("--tol")
+        tol = float(args[i + 1])
+        del args[i:i + 2]
+    (meta_a, a), (meta_b, b) = read(args[0]), read(args[1])
+    problems = []
+    for key in COUNTERS:
+        if meta_a.get(key) != meta_b.get(key):
+            problems.append(f"metadata {key}: {meta_a.get(key)} vs {meta_b.get(key)}")
+    for mine, other, which in ((a, b, "A"), (b, a, "B")):
+        only = sorted(set(mine) - set(other))
+        if only:
+            problems.append(f"{len(only)} tensors only in {which}: {', '.join(only[:4])}"
+                            + (", ..." if len(only) > 4 else ""))
+    worst, worst_name = 0.0, "(none)"
+    for name in sorted(set(a) & set(b)):
+        (shape_a, x), (shape_b, y) = a[name], b[name]
+        if shape_a != shape_b:
+            problems.append(f"{name}: shape {shape_a} vs {shape_b}")
+            continue
+        if not all(math.isfinite(v) for v in x) or not all(math.isfinite(v) for v in y):
+            problems.append(f"{name}: not finite")
+            continue
+        scale = max(max((abs(v) for v in x), default=0.0), 1e-6)
+        e = max((abs(u - v) for u, v in zip(x, y)), default=0.0) / scale
+        if e > worst:
+            worst, worst_name = e, name
+    print(f"step {meta_a.get('step')} = {meta_b.get('step')}, {len(a)} tensors, "
+          f"worst {worst:.2e} ({worst_name}), tolerance {tol:.0e}")
+    if worst > tol:
+        problems.append(f"{worst_name} differs by {worst:.2e} (relative to its largest value)")
+    for p in problems:
+        print("differs:", p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
