@@ -5,8 +5,8 @@
  * backward with stride, padding, dilation, groups, a strided 1x1 (input
  * phases no tap reaches), several tiles of rows and columns, and the weight
  * gradient in slices (through a given workspace and an own one);
- * conv_transpose2d through the same kernels; with lavapipe's tiles, a
- * GPU's, and a work-group smaller than a chunk.  Both backends sum in the
+ * conv_transpose2d through the same kernels; with lavapipe's tiles, PoCL's,
+ * a GPU's, and a work-group smaller than a chunk.  Both backends sum in the
  * same order, so they agree within 2 T 2^-24 sum|terms| (T the most terms
  * of a sum; fused multiply-adds may differ); the forward also against the
  * double reference. */
@@ -145,9 +145,9 @@ static double check_case(const igemm_case *c, uint64_t *seed, int *failures)
 
 static void test_igemm(void)
 {
-    /* lavapipe's own tiles (a CPU's), a GPU's, and a work-group of two
-     * items for chunks of eight */
-    static const char *const tiles[] = {NULL, "4,4,16,16,16", "3,4,8,2,1"};
+    /* lavapipe's own tiles, PoCL's (float16 columns), a GPU's, and a
+     * work-group of two items for chunks of eight */
+    static const char *const tiles[] = {NULL, "8,16,32,4,16", "4,4,16,16,16", "3,4,8,2,1"};
     uint64_t seed = 23;
     int failures = 0;
     double worst = 0;

@@ -20,7 +20,8 @@
  * CPUs a float16 of columns by 8 rows per work-item, chunks of 32, up to
  * 4 x 16 work-items (on PoCL the products then run from registers with one
  * vector load per 8 multiply-adds, and the gathers are shared by 32 rows);
- * GPUs 4 x 4 per work-item in 16 x 16 work-groups; others in between;
+ * GPUs 4 x 4 per work-item in 16 x 16 work-groups; others (lavapipe too,
+ * whose traits ask for scalar kernels) 4 x 4 in 8 x 8;
  * $TT_CONV_IGEMM_TILES="RM,RN,BK,MT,NT" overrides (tests).  Work-groups are
  * narrowed to the product (no more work-items along a side than it needs),
  * the device's limits and half its local memory; never to a subgroup
