@@ -31,8 +31,8 @@ void main()
             int sx = x + args.pad_w - kx * args.dilation_w;
             if (sx < 0 || sx % args.stride_w != 0 || sx / args.stride_w >= args.out_w) continue;
             int row = (ch * args.kernel_h + ky) * args.kernel_w + kx;
-            sum += col[c0 + row * plane + oy * args.out_w + sx / args.stride_w];
+            sum += TT_B(col)[c0 + row * plane + oy * args.out_w + sx / args.stride_w];
         }
     }
-    im[TT_AT(args.im_offset, 4) + index] += sum;
+    TT_B(im)[TT_AT(args.im_offset, 4) + index] += sum;
 }
