@@ -35,6 +35,7 @@ typedef enum tt_knob_id {
     TT_KNOB_SHADER_DIR,
     TT_KNOB_VULKAN_VALIDATION,
     TT_KNOB_VULKAN_STAGING,
+    TT_KNOB_VULKAN_ADDRESSED,
     TT_KNOB_COUNT
 } tt_knob_id;
 

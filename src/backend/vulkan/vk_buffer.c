@@ -24,13 +24,23 @@ static tt_status make_buffer(tt_vk_backend *vk, size_t bytes, uint32_t type, int
         return tt_error_new(TT_ERR_UNSUPPORTED,
                             "buffer '%s': the device cannot place it in memory type %u", name,
                             type);
+    /* a buffer with a device address (addressed shaders) needs memory that has them */
+    int addressed = (usage & VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT) != 0;
+    VkMemoryAllocateFlagsInfo flags = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
+                                       .flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT};
     VkMemoryAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                  .pNext = addressed ? &flags : NULL,
                                   .allocationSize = req.size,
                                   .memoryTypeIndex = type};
     r = vkAllocateMemory(vk->device, &alloc, NULL, &out->memory);
     if (r != VK_SUCCESS) return tt_error_vk(r, "vkAllocateMemory('%s')", name);
     r = vkBindBufferMemory(vk->device, out->buffer, out->memory, 0);
     if (r != VK_SUCCESS) return tt_error_vk(r, "vkBindBufferMemory('%s')", name);
+    if (addressed) {
+        VkBufferDeviceAddressInfo where = {.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO,
+                                           .buffer = out->buffer};
+        out->address = vkGetBufferDeviceAddress(vk->device, &where);
+    }
     if (map) {
         r = vkMapMemory(vk->device, out->memory, 0, VK_WHOLE_SIZE, 0, &out->mapped);
         if (r != VK_SUCCESS) return tt_error_vk(r, "vkMapMemory('%s')", name);
@@ -52,7 +62,8 @@ tt_status tt_vk_buffer_create(tt_backend *backend, tt_buffer *buf)
     tt_status status = make_buffer(vk, tt_vk_storage_bytes(buf->bytes), vk->memory_type, vk->host_visible,
                                    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                        VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                                       (vk->addresses ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT : 0),
                                    b, buf->record.name);
     if (status) {
         free_buffer(vk, b);

@@ -6,6 +6,7 @@
  *   vk_pipeline.c SPIR-V modules, their specialization constants, pipelines
  *   vk_pipeline_cache.c the pipeline cache on disk
  *   vk_launch.c   a tt_launch as bindings, push constants and a dispatch
+ *   vk_address.c  the table of device addresses of addressed dispatches
  *   vk_blas.c     GEMM, im2col and col2im through shaders/blas/
  *   vk_backend.c  the table of functions and the constructor */
 #ifndef TT_VK_INTERNAL_H
@@ -23,6 +24,9 @@
 #define TT_VK_MAX_BINDINGS 32
 /* Push constants a launch may use: the portable minimum. */
 #define TT_VK_PUSH_BYTES 128
+/* The binding of the addressed shaders' table of buffer addresses
+ * (TT_ADDRESS_BINDING in shaders/common.glsl). */
+#define TT_VK_ADDRESS_BINDING 32
 
 typedef struct tt_vk_pipeline tt_vk_pipeline; /* vk_pipeline.c */
 
@@ -46,6 +50,8 @@ typedef struct tt_vk_backend {
     uint32_t memory_type;     /* of every buffer */
     int host_visible;         /* buffers are mapped: transfers are memcpy */
     int int64, storage8;      /* shaderInt64, storageBuffer8BitAccess enabled */
+    int addresses;            /* bufferDeviceAddress enabled: buffers have addresses */
+    int always_addressed;     /* TT_VULKAN_ADDRESSED=1: every launch with buffers addressed */
     uint32_t staging_type;    /* host-visible type for staging (when not) */
 
     VkCommandPool command_pool;
@@ -62,6 +68,14 @@ typedef struct tt_vk_backend {
     int cache_loaded;         /* a valid file was given to the driver */
     int cache_dirty;          /* pipelines were made since */
     tt_vk_messages messages;
+
+    /* addressed dispatches (vk_address.c): one slot of buffer addresses per
+     * descriptor set of a batch, recycled with them */
+    VkBuffer address_ring;
+    VkDeviceMemory address_memory;
+    void *address_mapped;
+    /* dispatches recorded with each shader variant (tests, measurements) */
+    uint64_t bound_dispatches, addressed_dispatches;
 } tt_vk_backend;
 
 /* The storage behind a tt_buffer of `bytes`: whole 32-bit words, so a
@@ -74,6 +88,7 @@ typedef struct tt_vk_buffer {
     VkBuffer buffer;
     VkDeviceMemory memory;
     void *mapped;             /* host_visible: the whole buffer */
+    VkDeviceAddress address;  /* vk->addresses: the buffer's device address */
 } tt_vk_buffer;
 
 /* ---- vk_errors.c ---- */
@@ -117,7 +132,9 @@ tt_status tt_vk_flush(tt_vk_backend *vk, const char *during);
 
 /* ---- vk_pipeline.c ---- */
 /* The pipeline of (program, kernel, options, local size, TT_ARG_LOCAL
- * sizes, binding count, push-constant bytes), made on first use. */
+ * sizes, binding count, push-constant bytes, variant), made on first use.
+ * The addressed variant (<kernel>.addressed) reaches its `bindings` buffers
+ * through the table at TT_VK_ADDRESS_BINDING, its only binding. */
 typedef struct tt_vk_pipeline_key {
     const char *program, *kernel, *options;
     uint32_t local[3];
@@ -125,6 +142,7 @@ typedef struct tt_vk_pipeline_key {
     int local_count;
     int bindings;
     uint32_t push_bytes;
+    int addressed;
 } tt_vk_pipeline_key;
 tt_status tt_vk_pipeline_get(tt_backend *backend, const tt_vk_pipeline_key *key,
                              VkPipeline *pipeline, VkPipelineLayout *layout,
@@ -139,6 +157,14 @@ void tt_vk_pipeline_cache_close(tt_vk_backend *vk);
 
 /* ---- vk_launch.c ---- */
 tt_status tt_vk_launch(tt_backend *backend, const tt_launch *launch);
+
+/* ---- vk_address.c ---- */
+/* Writes the `count` addresses of a dispatch into slot `slot` (the index of
+ * its descriptor set in the batch) of the table, made on first use, and
+ * gives that slot as the descriptor of TT_VK_ADDRESS_BINDING. */
+tt_status tt_vk_address_slot(tt_vk_backend *vk, int slot, const VkDeviceAddress *addresses,
+                             int count, VkDescriptorBufferInfo *out);
+void tt_vk_addresses_release(tt_vk_backend *vk);
 
 /* ---- vk_blas.c ---- */
 tt_status tt_vk_gemm(tt_backend *backend, const tt_gemm *gemm);
