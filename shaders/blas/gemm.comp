@@ -59,11 +59,11 @@ void main()
     for (int s = 0; s < TM; s++) lo[s] = hi[s] = vec4(0.0);
     for (int p = 0; p < args.k; p++) {
         float av[TM];
-        for (int s = 0; s < TM; s++) av[s] = a[a_row[s] + p * a_step];
-        vec4 bl = vec4(b[b_col[0] + p * b_step], b[b_col[1] + p * b_step],
-                       b[b_col[2] + p * b_step], b[b_col[3] + p * b_step]);
-        vec4 bh = vec4(b[b_col[4] + p * b_step], b[b_col[5] + p * b_step],
-                       b[b_col[6] + p * b_step], b[b_col[7] + p * b_step]);
+        for (int s = 0; s < TM; s++) av[s] = TT_B(a)[a_row[s] + p * a_step];
+        vec4 bl = vec4(TT_B(b)[b_col[0] + p * b_step], TT_B(b)[b_col[1] + p * b_step],
+                       TT_B(b)[b_col[2] + p * b_step], TT_B(b)[b_col[3] + p * b_step]);
+        vec4 bh = vec4(TT_B(b)[b_col[4] + p * b_step], TT_B(b)[b_col[5] + p * b_step],
+                       TT_B(b)[b_col[6] + p * b_step], TT_B(b)[b_col[7] + p * b_step]);
         for (int s = 0; s < TM; s++) {
             lo[s] += av[s] * bl;
             hi[s] += av[s] * bh;
@@ -75,7 +75,7 @@ void main()
     for (int s = 0; s < TM && i0 + s < args.m; s++)
         for (int t = 0; t < TN && j0 + t * wg < args.n; t++) {
             int at = c0 + (i0 + s) * args.ldc + j0 + t * wg;
-            c[at] = args.beta == 0.0 ? args.alpha * acc[s][t]
-                                     : args.alpha * acc[s][t] + args.beta * c[at];
+            TT_B(c)[at] = args.beta == 0.0 ? args.alpha * acc[s][t]
+                                     : args.alpha * acc[s][t] + args.beta * TT_B(c)[at];
         }
 }

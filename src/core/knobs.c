@@ -83,6 +83,12 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                                "The Vulkan loader to open instead of libvulkan.so.1: a name "
                                "that does not exist shows what a machine without Vulkan "
                                "sees."},
+    [TT_KNOB_VULKAN_ADDRESSED] = {"TT_VULKAN_ADDRESSED", TT_KNOB_TEST,
+                                  "src/backend/vulkan/vk_device.c", "0 or 1",
+                                  "1: every Vulkan launch runs the addressed shader variant "
+                                  "(buffers by device address), not only those whose buffers "
+                                  "exceed a storage binding; 0: never, as on a device without "
+                                  "buffer device addresses."},
 };
 
 const char *tt_knob_kind_name(tt_knob_kind kind)

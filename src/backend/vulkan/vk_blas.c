@@ -14,6 +14,12 @@
 #define GEMM_TM 8
 #define GEMM_TN 8
 #define GEMM_WG 8
+/* The most of k one launch of blas/gemm sums: lavapipe (Mesa's gallivm)
+ * ends every loop of a shader invocation once they have run 65535
+ * iterations together, so a longer k (a weight gradient's H x W of 256 x
+ * 256 and up) would stop short.  Longer products run as launches over
+ * slices of k, each adding into C. */
+#define GEMM_K_SLICE 32768
 
 static int fits_int(size_t v) { return v <= (size_t)INT_MAX; }
 
@@ -36,13 +42,23 @@ tt_status tt_vk_gemm(tt_backend *backend, const tt_gemm *g)
     size_t local[3] = {GEMM_WG, GEMM_WG, 1};
     size_t strides[3] = {batch > 1 ? g->stride_a : 0, batch > 1 ? g->stride_b : 0,
                          batch > 1 ? g->stride_c : 0};
-    return tt_launch_kernel(
-        backend, "blas", "gemm", options[g->trans_a != 0][g->trans_b != 0], 3, global, local,
-        TT_ARGS(tt_arg_mem(g->a), tt_arg_mem(g->b), tt_arg_mem(g->c), tt_arg_i32((int)g->m),
-                tt_arg_i32((int)g->n), tt_arg_i32((int)g->k), tt_arg_i32((int)g->lda),
-                tt_arg_i32((int)g->ldb), tt_arg_i32((int)g->ldc), tt_arg_i32((int)strides[0]),
-                tt_arg_i32((int)strides[1]), tt_arg_i32((int)strides[2]), tt_arg_f32(g->alpha),
-                tt_arg_f32(g->beta)));
+    /* where slice k0 of op(A)'s columns and op(B)'s rows starts, in floats per k */
+    size_t a_step = g->trans_a ? g->lda : 1, b_step = g->trans_b ? 1 : g->ldb;
+    size_t k0 = 0;
+    do {
+        size_t k = g->k - k0 < GEMM_K_SLICE ? g->k - k0 : GEMM_K_SLICE;
+        TT_TRY(tt_launch_kernel(
+            backend, "blas", "gemm", options[g->trans_a != 0][g->trans_b != 0], 3, global, local,
+            TT_ARGS(tt_arg_mem(tt_mem_f32(g->a, k0 * a_step)),
+                    tt_arg_mem(tt_mem_f32(g->b, k0 * b_step)), tt_arg_mem(g->c),
+                    tt_arg_i32((int)g->m), tt_arg_i32((int)g->n), tt_arg_i32((int)k),
+                    tt_arg_i32((int)g->lda), tt_arg_i32((int)g->ldb), tt_arg_i32((int)g->ldc),
+                    tt_arg_i32((int)strides[0]), tt_arg_i32((int)strides[1]),
+                    tt_arg_i32((int)strides[2]), tt_arg_f32(g->alpha),
+                    tt_arg_f32(k0 ? 1.0f : g->beta))));
+        k0 += k;
+    } while (k0 < g->k);
+    return NULL;
 }
 
 /* im2col: one invocation per column entry; col2im: one per image pixel,
