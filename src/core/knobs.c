@@ -83,6 +83,12 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                                "The Vulkan loader to open instead of libvulkan.so.1: a name "
                                "that does not exist shows what a machine without Vulkan "
                                "sees."},
+    [TT_KNOB_VULKAN_GEMM_VARIANT] = {"TT_VULKAN_GEMM_VARIANT", TT_KNOB_TEST,
+                                     "src/backend/vulkan/vk_blas.c",
+                                     "registers, tiled or split_k",
+                                     "The Vulkan GEMM shader of every GEMM, instead of the one "
+                                     "the device type and the shape pick (registers on CPUs, "
+                                     "tiled on GPUs, split_k for few outputs and a long k)."},
 };
 
 const char *tt_knob_kind_name(tt_knob_kind kind)

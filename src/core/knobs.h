@@ -36,6 +36,7 @@ typedef enum tt_knob_id {
     TT_KNOB_VULKAN_VALIDATION,
     TT_KNOB_VULKAN_STAGING,
     TT_KNOB_VULKAN_LOADER,
+    TT_KNOB_VULKAN_GEMM_VARIANT,
     TT_KNOB_COUNT
 } tt_knob_id;
 
