@@ -116,11 +116,21 @@ static int parse(int argc, char **argv, options *o)
     return 1;
 }
 
-/* A rate, or "-" when not measured. */
-static void print_rate(double gflops)
+/* The engines' GFLOP/s ("-" where not measured) and Vulkan's ratios to
+ * the others, ending the line. */
+static void print_rates(const options *o, const double *rate)
 {
-    if (gflops > 0) printf(" %9.2f", gflops);
-    else printf(" %9s", "-");
+    for (int k = 0; k < ENGINE_COUNT; k++) {
+        if (!o->engines[k]) continue;
+        if (rate[k] > 0) printf(" %9.2f", rate[k]);
+        else printf(" %9s", "-");
+    }
+    for (int k = ENGINE_OPENCL; k < ENGINE_COUNT; k++)
+        if (o->engines[ENGINE_VULKAN] && o->engines[k]) {
+            if (rate[k] > 0 && rate[ENGINE_VULKAN] > 0) printf(" %9.3f", rate[ENGINE_VULKAN] / rate[k]);
+            else printf(" %9s", "-");
+        }
+    printf("\n");
 }
 
 static int report(const char *what, tt_status status)
@@ -304,27 +314,16 @@ int main(int argc, char **argv)
             rate[k] = isfinite(t) ? gflop / t : 0;
             if (s->count) secs_sum[k] += s->count * t;
             if (diff[i * ENGINE_COUNT + k] > worst) worst = diff[i * ENGINE_COUNT + k];
-            print_rate(rate[k]);
         }
-        if (o.engines[ENGINE_VULKAN] && o.engines[ENGINE_OPENCL])
-            printf(" %9.3f", rate[ENGINE_OPENCL] > 0 ? rate[ENGINE_VULKAN] / rate[ENGINE_OPENCL] : 0);
-        if (o.engines[ENGINE_VULKAN] && o.engines[ENGINE_OPENBLAS])
-            printf(" %9.3f", rate[ENGINE_OPENBLAS] > 0 ? rate[ENGINE_VULKAN] / rate[ENGINE_OPENBLAS] : 0);
-        printf("\n");
+        print_rates(&o, rate);
     }
     if (gflop_sum > 0) {
         double rate[ENGINE_COUNT] = {0};
         printf("%-30s %34s", "UNet step, weighted by count", "");
-        for (int k = 0; k < ENGINE_COUNT; k++) {
-            if (!o.engines[k]) continue;
-            rate[k] = isfinite(secs_sum[k]) && secs_sum[k] > 0 ? gflop_sum / secs_sum[k] : 0;
-            print_rate(rate[k]);
-        }
-        if (o.engines[ENGINE_VULKAN] && o.engines[ENGINE_OPENCL])
-            printf(" %9.3f", rate[ENGINE_OPENCL] > 0 ? rate[ENGINE_VULKAN] / rate[ENGINE_OPENCL] : 0);
-        if (o.engines[ENGINE_VULKAN] && o.engines[ENGINE_OPENBLAS])
-            printf(" %9.3f", rate[ENGINE_OPENBLAS] > 0 ? rate[ENGINE_VULKAN] / rate[ENGINE_OPENBLAS] : 0);
-        printf("\n");
+        for (int k = 0; k < ENGINE_COUNT; k++)
+            if (o.engines[k] && isfinite(secs_sum[k]) && secs_sum[k] > 0)
+                rate[k] = gflop_sum / secs_sum[k];
+        print_rates(&o, rate);
     }
     printf("results agree: largest difference %.2g of the largest |C| (against the first engine)\n",
            worst);
