@@ -17,7 +17,7 @@
  * in the last round, so that a wrong fast kernel cannot pass unseen.
  *
  *   build/bench_gemm [--rounds 5] [--square 1024] [--tile 256x256]
- *                    [--base-channels 16] [--depth 3] [--filter TEXT]
+ *                    [--base-channels 16] [--depth 3] [--filter TEXT] [--cpu-time]
  *                    [--engines vulkan,opencl,openblas]
  *                    [--vulkan-device SPEC] [--opencl-device SPEC]
  */
@@ -55,10 +55,15 @@ typedef struct options {
     int engines[ENGINE_COUNT];
 } options;
 
+/* Wall time, or with --cpu-time the CPU time of every thread of the
+ * process (lavapipe's, PoCL's and OpenBLAS's threads are ours): on a
+ * machine others share, work per CPU-second varies less than per second. */
+static int cpu_time;
+
 static double seconds_now(void)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(cpu_time ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
@@ -66,13 +71,16 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: bench_gemm [--rounds N] [--square N] [--tile HxW] [--base-channels C]\n"
-            "                  [--depth D] [--filter TEXT] [--engines LIST]\n"
+            "                  [--depth D] [--filter TEXT] [--engines LIST] [--cpu-time]\n"
             "                  [--vulkan-device SPEC] [--opencl-device SPEC]\n\n"
             "SGEMM GFLOP/s of the Vulkan shader, CLBlast (OpenCL) and OpenBLAS (host) on an\n"
             "N^3 GEMM (--square, default 1024; 0: none) and on the UNet's im2col GEMMs of\n"
             "one training step (default base 16, depth 3, tile 256x256), best of --rounds\n"
             "(default 5) alternating runs.  --filter keeps shapes whose label contains\n"
-            "TEXT; --engines picks among vulkan,opencl,openblas (default all).\n");
+            "TEXT; --engines picks among vulkan,opencl,openblas (default all).  --cpu-time\n"
+            "divides by the CPU time of all the process's threads instead of wall time\n"
+            "(GFLOP per CPU-second; steadier on a shared machine, but an engine whose\n"
+            "threads spin while idle, as OpenBLAS's do for a while, charges the next one).\n");
 }
 
 static int parse(int argc, char **argv, options *o)
@@ -84,6 +92,10 @@ static int parse(int argc, char **argv, options *o)
         if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
             usage(stdout);
             exit(0);
+        }
+        if (!strcmp(arg, "--cpu-time")) {
+            cpu_time = 1;
+            continue;
         }
         if (!value) {
             fprintf(stderr, "bench_gemm: %s needs a value (or unknown option)\n", arg);
@@ -293,7 +305,8 @@ int main(int argc, char **argv)
     }
     if (isatty(STDERR_FILENO)) fprintf(stderr, "\r%30s\r", "");
 
-    printf("\nGFLOP/s, best of %d rounds; count: calls per image in one training step\n", o.rounds);
+    printf("\n%s, best of %d rounds; count: calls per image in one training step\n",
+           cpu_time ? "GFLOP per CPU-second (all threads)" : "GFLOP/s", o.rounds);
     printf("%-30s %2s %2s %6s %6s %6s %5s", "shape", "ta", "tb", "m", "n", "k", "count");
     for (int k = 0; k < ENGINE_COUNT; k++)
         if (o.engines[k]) printf(" %9s", engine_titles[k]);
