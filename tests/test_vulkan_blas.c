@@ -5,9 +5,8 @@
  * dimensions larger than the matrix, batched strides, sizes on both sides
  * of the shaders' blocks and a k long enough to need several launches, with
  * each shader variant; the range check of tt_gemm_run on both backends;
- * im2col and
- * col2im with padding, stride and dilation; the im2col convolution (forward
- * and backward, shaders/conv/) against OpenCL.  Also prints the GEMM's
+ * im2col and col2im with padding, stride and dilation; the im2col
+ * convolution (forward and backward, shaders/conv/) against OpenCL.  Also prints the GEMM's
  * GFLOP/s on both backends (a figure, not a check). */
 #include <math.h>
 #include <stdlib.h>
