@@ -89,6 +89,12 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                                   "(buffers by device address), not only those whose buffers "
                                   "exceed a storage binding; 0: never, as on a device without "
                                   "buffer device addresses."},
+    [TT_KNOB_VULKAN_GEMM_VARIANT] = {"TT_VULKAN_GEMM_VARIANT", TT_KNOB_TEST,
+                                     "src/backend/vulkan/vk_blas.c",
+                                     "registers, tiled or split_k",
+                                     "The Vulkan GEMM shader of every GEMM, instead of the one "
+                                     "the device type and the shape pick (registers on CPUs, "
+                                     "tiled on GPUs, split_k for few outputs and a long k)."},
 };
 
 const char *tt_knob_kind_name(tt_knob_kind kind)

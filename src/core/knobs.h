@@ -37,6 +37,7 @@ typedef enum tt_knob_id {
     TT_KNOB_VULKAN_STAGING,
     TT_KNOB_VULKAN_LOADER,
     TT_KNOB_VULKAN_ADDRESSED,
+    TT_KNOB_VULKAN_GEMM_VARIANT,
     TT_KNOB_COUNT
 } tt_knob_id;
 
