@@ -71,8 +71,10 @@ typedef struct tt_device_info {
     uint64_t global_mem_bytes;
     uint64_t max_alloc_bytes;   /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
     uint64_t max_binding_bytes; /* the most of one buffer a kernel can address from one
-                                   place (Vulkan: maxStorageBufferRange; OpenCL: a whole
-                                   allocation) */
+                                   place: a whole allocation on OpenCL, and on Vulkan
+                                   where the device has buffer device addresses (tensors
+                                   past a storage binding run the addressed shaders);
+                                   else Vulkan's maxStorageBufferRange */
     uint64_t local_mem_bytes;
     uint32_t base_align_bytes;  /* CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bytes */
     size_t max_work_group_size;

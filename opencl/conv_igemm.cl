@@ -126,12 +126,14 @@ inline void ig_multiply(ig_vec acc[RM], __local const float *tile_a, __local con
 /* Impossible source row of a column past the matrix: every tap misses. */
 #define IG_OUTSIDE (-(1 << 29))
 
-/* The product of `p` for this work-group's tile (global (ceil(P / BN) NT,
- * ceil(M / BM) MT, groups), P = batch grid_h grid_w). */
+/* The product of `p` over K in [k_from, k_to) (multiples of BK; the host
+ * splits a long K into launches) for this work-group's tile (global
+ * (ceil(P / BN) NT, ceil(M / BM) MT, groups), P = batch grid_h grid_w). */
 inline void ig_product_tile(__global float *dst, __global const float *src,
                             __global const float *weight, __global const float *bias,
                             const int has_bias, const int accumulate, const ig_product p,
-                            __local float *tile_a, __local float *tile_b)
+                            const int k_from, const int k_to, __local float *tile_a,
+                            __local float *tile_b)
 {
     const int tx = get_local_id(0), ty = get_local_id(1);
     const int nt = get_local_size(0), mt = get_local_size(1);
@@ -176,7 +178,7 @@ inline void ig_product_tile(__global float *dst, __global const float *src,
      * work-group compiler on work-groups one item wide.) */
     const int ny = p.taps_y, nx = p.taps_x, a_step = wg >= BK ? wg / BK : 1;
     const ig_idx3 a_next = ig_split(wg, ny, nx), b_next = ig_split(mt, ny, nx);
-    for (int k0 = 0; k0 < K; k0 += BK) {
+    for (int k0 = k_from; k0 < K && k0 < k_to; k0 += BK) {
         ig_idx3 t = ig_split(k0 + lid % BK, ny, nx);
         for (int kk = lid % BK; kk < BK; kk += wg) {
             const int at = g * p.w_group + t.c * p.wc + (p.ty0 + t.y * p.tsy) * p.kw + p.tx0 +
@@ -232,12 +234,13 @@ inline void ig_product_tile(__global float *dst, __global const float *src,
 }
 
 /* out (N, Cout, OH, OW) = conv(inp, weight) + bias (has_bias), or out +=
- * conv (accumulate; no bias).  global (ceil(N OH OW / BN) NT,
- * ceil(Cout/G / BM) MT, G). */
+ * conv (accumulate; no bias), the sums over K = Cin/G KH KW in [k_from,
+ * k_to) only.  global (ceil(N OH OW / BN) NT, ceil(Cout/G / BM) MT, G). */
 __kernel void conv_igemm_forward(TT_MEM(float, out), TT_MEM(const float, inp),
                                  TT_MEM(const float, weight), TT_MEM(const float, bias),
                                  const int has_bias, const int accumulate, TT_GEOMETRY,
-                                 __local float *tile_a, __local float *tile_b)
+                                 const int k_from, const int k_to, __local float *tile_a,
+                                 __local float *tile_b)
 {
     TT_PTR(float, out);
     TT_PTR(const float, inp);
@@ -252,7 +255,8 @@ __kernel void conv_igemm_forward(TT_MEM(float, out), TT_MEM(const float, inp),
         .dst_sy = 1, .dst_sx = 1, .dst_oy = 0, .dst_ox = 0,
         .w_group = cout_g * cin_g * khw, .wm = cin_g * khw, .wc = khw, .kw = KW,
         .ty0 = 0, .tx0 = 0, .tsy = 1, .tsx = 1};
-    ig_product_tile(out, inp, weight, bias, has_bias, accumulate, p, tile_a, tile_b);
+    ig_product_tile(out, inp, weight, bias, has_bias, accumulate, p, k_from, k_to, tile_a,
+                    tile_b);
 }
 
 inline int ig_abs(const int v) { return v < 0 ? -v : v; }
@@ -275,13 +279,14 @@ inline int ig_exact_div(const int a, const int b) { return a >= 0 ? a / b : -(-a
 
 /* dinp (N, Cin, H, W) += conv2d's input gradient of dout (N, Cout, OH, OW)
  * at the pixels (ry + qy SH, rx + qx SW) of one phase (ry < SH, rx < SW)
- * that some tap reaches (the host skips phases no tap reaches).  global
+ * that some tap reaches (the host skips phases no tap reaches), the sums
+ * over the phase's K = Cout/G taps in [k_from, k_to) only.  global
  * (ceil(N QH QW / BN) NT, ceil(Cin/G / BM) MT, G), QH = ceil((H - ry) / SH),
  * QW likewise. */
 __kernel void conv_igemm_backward_data(TT_MEM(float, dinp), TT_MEM(const float, dout),
                                        TT_MEM(const float, weight), TT_GEOMETRY, const int ry,
-                                       const int rx, __local float *tile_a,
-                                       __local float *tile_b)
+                                       const int rx, const int k_from, const int k_to,
+                                       __local float *tile_a, __local float *tile_b)
 {
     TT_PTR(float, dinp);
     TT_PTR(const float, dout);
@@ -301,11 +306,13 @@ __kernel void conv_igemm_backward_data(TT_MEM(float, dinp), TT_MEM(const float, 
         .dst_sy = SH, .dst_sx = SW, .dst_oy = ry, .dst_ox = rx,
         .w_group = cout_g * cin_g * khw, .wm = khw, .wc = cin_g * khw, .kw = KW,
         .ty0 = ky0, .tx0 = kx0, .tsy = sy, .tsx = sx};
-    ig_product_tile(dinp, dout, weight, weight, 0, 1, p, tile_a, tile_b);
+    ig_product_tile(dinp, dout, weight, weight, 0, 1, p, k_from, k_to, tile_a, tile_b);
 }
 
 /* The weight gradient's slice s (group id 2 = s G + g) of the pixels q =
- * (n, oy, ox) in [s slice_len, (s + 1) slice_len): rows co of the group,
+ * (n, oy, ox) in [s slice_len, (s + 1) slice_len), of those its part
+ * [q_from, q_to) (the host splits a long slice into launches, which
+ * accumulate after the first): rows co of the group,
  * columns k = (ci, ky, kx):
  *   part[s Cout K + (g Cout/G + co) K + k] (+= when accumulate, else =)
  *       sum over q of dout[n, g Cout/G + co, oy, ox] inp[n, g Cin/G + ci,
@@ -314,8 +321,9 @@ __kernel void conv_igemm_backward_data(TT_MEM(float, dinp), TT_MEM(const float, 
  * (ceil(K / BN) NT, ceil(Cout/G / BM) MT, slices G). */
 __kernel void conv_igemm_backward_weight(TT_MEM(float, part), TT_MEM(const float, dout),
                                          TT_MEM(const float, inp), const int slice_len,
-                                         const int accumulate, TT_GEOMETRY,
-                                         __local float *tile_a, __local float *tile_b)
+                                         const int accumulate, TT_GEOMETRY, const int q_from,
+                                         const int q_to, __local float *tile_a,
+                                         __local float *tile_b)
 {
     TT_PTR(float, part);
     TT_PTR(const float, dout);
@@ -327,7 +335,8 @@ __kernel void conv_igemm_backward_weight(TT_MEM(float, part), TT_MEM(const float
     const int g = get_group_id(2) % G, s = get_group_id(2) / G, m0 = get_group_id(1) * bm;
     const int cin_g = Cin / G, cout_g = Cout / G, khw = KH * KW, K = cin_g * khw;
     const int in_plane = H * W, out_plane = OH * OW;
-    const int q_begin = s * slice_len, q_end = min(q_begin + slice_len, N * out_plane);
+    const int q_begin = s * slice_len + q_from;
+    const int q_end = min(s * slice_len + min(q_to, slice_len), N * out_plane);
     /* this work-item's columns k = (ci, ky, kx) */
     int col_at[RN], col_y[RN], col_x[RN];
     {

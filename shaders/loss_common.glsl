@@ -7,13 +7,14 @@
 
 layout(constant_id = 3) const int TT_WG = 256;
 
-/* Byte `index` of a uchar tensor in the uint buffer `buf_` whose remaining
- * byte offset is `offset_`.  The device enables no 8-bit storage, so bytes
- * are read from their word; the last word of a buffer whose size is not a
- * multiple of 4 reaches past its end, so such buffers must be padded to
- * whole words (a backend with 8-bit storage would lift this). */
+/* Byte `index` of a uchar tensor in the uint buffer `buf_` (its TT_BUFFER
+ * name, not TT_B(name)) whose remaining byte offset is `offset_`.  The
+ * device enables no 8-bit storage, so bytes are read from their word; the
+ * last word of a buffer whose size is not a multiple of 4 reaches past its
+ * end, so such buffers must be padded to whole words (a backend with 8-bit
+ * storage would lift this). */
 #define TT_BYTE(buf_, offset_, index_) \
-    int((buf_[(uint(offset_) + uint(index_)) >> 2] >>        \
+    int((TT_B(buf_)[(uint(offset_) + uint(index_)) >> 2] >>  \
          (((uint(offset_) + uint(index_)) & 3u) * 8u)) & 0xffu)
 
 /* 1 / (1 + exp(-x)) without overflow for any finite x (tt_sigmoid) */

@@ -22,7 +22,7 @@ int max_pool_window(int x, int width, int y0, int x0, int kernel_h, int kernel_w
     for (int ky = 0; ky < kernel_h; ky++)
         for (int kx = 0; kx < kernel_w; kx++) {
             int at = (y0 + ky) * width + x0 + kx;
-            float v = inp[x + at];
+            float v = TT_B(inp)[x + at];
             if (v > b || isnan(v)) {
                 b = v;
                 best_at = at;
@@ -44,8 +44,8 @@ void max_pool_window_backward(int d, int x, int width, int y0, int x0, int kerne
     for (int ky = 0; ky < kernel_h; ky++)
         for (int kx = 0; kx < kernel_w; kx++) {
             int at = (y0 + ky) * width + x0 + kx;
-            precise float sum = dinp[d + at] + (at == winner ? g : 0.0);
-            dinp[d + at] = sum;
+            precise float sum = TT_B(dinp)[d + at] + (at == winner ? g : 0.0);
+            TT_B(dinp)[d + at] = sum;
         }
 }
 #endif

@@ -246,7 +246,8 @@ static void test_fft(void)
  * tiles, a GPU's (16 x 16 work-groups of 4 x 4), rows not a power of two
  * and a work-group smaller than a chunk, chunks smaller than a work-group;
  * and the weight gradient in slices of 7 pixels, so that slices end inside
- * chunks and images. */
+ * chunks and images; and every reduction in launches of one chunk, as a
+ * device with a loop limit splits long ones. */
 static void test_igemm(void)
 {
     const size_t last = COUNT(igemm_cases) - 4; /* the other tiles: strides, groups, sizes */
@@ -263,6 +264,11 @@ static void test_igemm(void)
     th_setenv("TT_CONV_IGEMM_SLICE", "7");
     check_cases("implicit_gemm (slices of 7 pixels)", igemm_cases, COUNT(igemm_cases), ALL_DIRS);
     th_setenv("TT_CONV_IGEMM_SLICE", NULL);
+    /* a loop limit (lavapipe's is 65535) of one chunk a launch: every
+     * reduction in launches of BK that add up */
+    th_setenv("TT_LOOP_LIMIT", "1");
+    check_cases("implicit_gemm (a launch per chunk)", igemm_cases, COUNT(igemm_cases), ALL_DIRS);
+    th_setenv("TT_LOOP_LIMIT", NULL);
 }
 
 /* Forward, input and weight gradient of `d` with its algorithm, from the

@@ -2,9 +2,11 @@
  * shaders/blas/) on lavapipe with validation on: against a double-precision
  * C reference and against the OpenCL backend (CLBlast), for the four
  * transpose cases, alpha/beta (beta 0 ignores NaN in C), offsets, leading
- * dimensions larger than the matrix, batched strides, odd sizes; im2col and
- * col2im with padding, stride and dilation; the im2col convolution (forward
- * and backward, shaders/conv/) against OpenCL.  Also prints the GEMM's
+ * dimensions larger than the matrix, batched strides, sizes on both sides
+ * of the shaders' blocks and a k long enough to need several launches, with
+ * each shader variant; the range check of tt_gemm_run on both backends;
+ * im2col and col2im with padding, stride and dilation; the im2col
+ * convolution (forward and backward, shaders/conv/) against OpenCL.  Also prints the GEMM's
  * GFLOP/s on both backends (a figure, not a check). */
 #include <math.h>
 #include <stdlib.h>
@@ -126,11 +128,19 @@ static int within(const float *got, const float *c0, const double *want, const d
     return ok;
 }
 
+/* The variants of the Vulkan GEMM (TT_VULKAN_GEMM_VARIANT; NULL: the
+ * device's choice). */
+static const char *const variants[] = {NULL, "registers", "tiled", "split_k"};
+enum { VARIANTS = sizeof variants / sizeof variants[0] };
+
 static void test_gemm(void)
 {
-    /* 12 x 20: half blocks of the shader's 8 x 8; the last form: batched, aligned */
-    static const size_t sizes[][3] = {{1, 1, 1}, {17, 33, 9}, {64, 64, 64}, {5, 3, 70},
-                                      {12, 20, 8}};
+    /* the edges of the shaders' blocks (4, 8, 16, 64) from both sides; 12 x 20:
+     * half blocks; k 70000: several launches on lavapipe (its loop limit) */
+    static const size_t sizes[][3] = {
+        {1, 1, 1},   {17, 33, 9},  {64, 64, 64}, {5, 3, 70},  {12, 20, 8},  {7, 63, 65},
+        {65, 129, 7}, {129, 1, 63}, {63, 65, 129}, {1, 129, 65}, {3, 5, 70000},
+    };
     static const struct { float alpha, beta; size_t extra_ld, off, batch, extra_stride; } forms[] = {
         {1, 0, 0, 0, 1, 0},   {0.5f, 0, 3, 5, 1, 0}, {-1.5f, 0.75f, 0, 1, 1, 0},
         {2, 1, 4, 3, 3, 11},  {1, 0, 0, 0, 4, 0},   {1, 0.5f, 4, 4, 2, 8},
@@ -147,6 +157,7 @@ static void test_gemm(void)
                 gemm_case c = {t & 1, t >> 1, sizes[z][0], sizes[z][1], sizes[z][2],
                                forms[f].alpha, forms[f].beta, forms[f].extra_ld, forms[f].off,
                                forms[f].batch, forms[f].extra_stride};
+                if (c.k > 1000 && (c.batch > 1 || c.off == 0)) continue; /* the long k: 2 forms */
                 gemm_shape s = shape_of(&c);
                 float *a = th_random_floats(s.na, -1, 1, &seed);
                 float *b = th_random_floats(s.nb, -1, 1, &seed);
@@ -154,26 +165,31 @@ static void test_gemm(void)
                 if (c.beta == 0)
                     for (size_t i = 0; i < s.nc; i++) c0[i] = NAN; /* must be ignored */
                 double *want = malloc(s.nc * sizeof *want), *bound = malloc(s.nc * sizeof *bound);
-                char *inside = malloc(s.nc);
-                CU_ASSERT_FATAL(want && bound && inside);
-                reference(&c, a, b, c0, want, bound, inside);
-                float *got = run_gemm(be, &c, a, b, c0), *got_cl = run_gemm(cl, &c, a, b, c0);
-                int ok_c = within(got, c0, want, bound, inside, s.nc, 1, &worst_c);
-                /* against OpenCL: both within the bound of the exact result */
                 double *as_cl = malloc(s.nc * sizeof *as_cl);
-                CU_ASSERT_FATAL(as_cl != NULL);
+                char *inside = malloc(s.nc);
+                CU_ASSERT_FATAL(want && bound && inside && as_cl);
+                reference(&c, a, b, c0, want, bound, inside);
+                float *got_cl = run_gemm(cl, &c, a, b, c0);
                 for (size_t i = 0; i < s.nc; i++) as_cl[i] = got_cl[i];
-                int ok_cl = within(got, c0, as_cl, bound, inside, s.nc, 2, &worst_cl);
-                if (!ok_c || !ok_cl) {
-                    printf("\n    gemm ta=%d tb=%d %zux%zux%zu alpha %g beta %g ld+%zu off %zu "
-                           "batch %zu: differs from %s\n",
-                           c.ta, c.tb, c.m, c.n, c.k, c.alpha, c.beta, c.extra_ld, c.off, c.batch,
-                           ok_c ? "OpenCL" : "C");
-                    failures++;
+                for (int v = 0; v < VARIANTS; v++) {
+                    th_setenv("TT_VULKAN_GEMM_VARIANT", variants[v]);
+                    float *got = run_gemm(be, &c, a, b, c0);
+                    int ok_c = within(got, c0, want, bound, inside, s.nc, 1, &worst_c);
+                    /* against OpenCL: both within the bound of the exact result */
+                    int ok_cl = within(got, c0, as_cl, bound, inside, s.nc, 2, &worst_cl);
+                    if (!ok_c || !ok_cl) {
+                        printf("\n    gemm %s: ta=%d tb=%d %zux%zux%zu alpha %g beta %g ld+%zu "
+                               "off %zu batch %zu: differs from %s\n",
+                               variants[v] ? variants[v] : "default", c.ta, c.tb, c.m, c.n, c.k,
+                               c.alpha, c.beta, c.extra_ld, c.off, c.batch, ok_c ? "OpenCL" : "C");
+                        failures++;
+                    }
+                    cases++;
+                    free(got);
                 }
-                cases++;
-                free(a), free(b), free(c0), free(want), free(bound), free(inside), free(got),
-                    free(got_cl), free(as_cl);
+                th_setenv("TT_VULKAN_GEMM_VARIANT", NULL);
+                free(a), free(b), free(c0), free(want), free(bound), free(inside), free(got_cl),
+                    free(as_cl);
             }
     /* offsets of whole floats only, as CLBlast */
     tt_buffer *x = alloc(be, 64, "x");
@@ -182,8 +198,59 @@ static void test_gemm(void)
     expect_error(tt_gemm_run(be, &bad), TT_ERR_INVALID_ARGUMENT, "GEMM", "whole floats");
     tt_buffer_free(x);
     CU_ASSERT_EQUAL(failures, 0);
-    printf("\n    gemm: %d cases; worst error %.2f of the bound against C, %.2f of twice it "
-           "against OpenCL\n", cases, worst_c, worst_cl / 2);
+    printf("\n    gemm: %d cases (%d variants); worst error %.2f of the bound against C, %.2f of "
+           "twice it against OpenCL\n", cases, VARIANTS, worst_c, worst_cl / 2);
+    no_messages();
+}
+
+/* tt_gemm_run's range check, on both backends: operands that fit to the
+ * float run; one float less, or a leading dimension below the row, is
+ * TT_ERR_INVALID_ARGUMENT naming the operand. */
+static void test_gemm_ranges(void)
+{
+    tt_backend *backends[2] = {vulkan(), th_backend()};
+    CU_ASSERT_PTR_NOT_NULL_FATAL(backends[0]);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(backends[1]);
+    static const char *const names[3] = {"A (", "B (", "C ("};
+    for (int k = 0; k < 2; k++)
+        for (int t = 0; t < 4; t++) {
+            tt_backend *be = backends[k];
+            /* batch 2 at an offset of 3 floats, leading dimensions 1 above the rows */
+            gemm_case c = {t & 1, t >> 1, 3, 5, 7, 1, 0, 1, 3, 2, 2};
+            gemm_shape s = shape_of(&c);
+            size_t rows[3] = {c.ta ? c.k : c.m, c.tb ? c.n : c.k, c.m};
+            size_t cols[3] = {c.ta ? c.m : c.k, c.tb ? c.k : c.n, c.n};
+            size_t ld[3] = {s.g.lda, s.g.ldb, s.g.ldc};
+            size_t stride[3] = {s.g.stride_a, s.g.stride_b, s.g.stride_c};
+            size_t need[3]; /* floats from the buffer's start to the last element, inclusive */
+            tt_buffer *exact[3], *short_[3];
+            for (int o = 0; o < 3; o++) {
+                need[o] = c.off + (c.batch - 1) * stride[o] + (rows[o] - 1) * ld[o] + cols[o];
+                exact[o] = alloc(be, need[o] * 4, "exact");
+                short_[o] = alloc(be, (need[o] - 1) * 4, "short");
+                TH_OK(tt_fill(be, tt_mem_of(exact[o]), 0.5f, need[o]));
+            }
+            tt_gemm g = s.g;
+            g.a = tt_mem_f32(tt_mem_of(exact[0]), c.off);
+            g.b = tt_mem_f32(tt_mem_of(exact[1]), c.off);
+            g.c = tt_mem_f32(tt_mem_of(exact[2]), c.off);
+            TH_OK(tt_gemm_run(be, &g));
+            float last;
+            TH_OK(tt_read(be, &last, tt_mem_f32(tt_mem_of(exact[2]), need[2] - 1), 4));
+            CU_ASSERT_DOUBLE_EQUAL(last, 7 * 0.25, 1e-6); /* C's last element: k products */
+            for (int o = 0; o < 3; o++) {
+                tt_gemm h = g;
+                tt_mem *m = o == 0 ? &h.a : o == 1 ? &h.b : &h.c;
+                *m = tt_mem_f32(tt_mem_of(short_[o]), c.off);
+                expect_error(tt_gemm_run(be, &h), TT_ERR_INVALID_ARGUMENT, "GEMM", names[o]);
+                h = g;
+                size_t *l = o == 0 ? &h.lda : o == 1 ? &h.ldb : &h.ldc;
+                *l = cols[o] - 1;
+                expect_error(tt_gemm_run(be, &h), TT_ERR_INVALID_ARGUMENT, names[o],
+                             "leading dimension is below");
+            }
+            for (int o = 0; o < 3; o++) tt_buffer_free(exact[o]), tt_buffer_free(short_[o]);
+        }
     no_messages();
 }
 
@@ -445,6 +512,7 @@ int main(void)
 {
     CU_TestInfo tests[] = {
         {"gemm against C and OpenCL", test_gemm},
+        {"gemm operands must fit their buffers", test_gemm_ranges},
         {"gemm GFLOP/s", test_gemm_speed},
         {"im2col and col2im against C and OpenCL", test_im2col},
         {"im2col convolution against OpenCL", test_conv_im2col},

@@ -15,9 +15,9 @@ void main()
     int i = tt_global_id();
     if (i >= args.n) return;
     int id = TT_AT(args.dinp_offset, 4) + i;
-    float g = dout[TT_AT(args.dout_offset, 4) + i];
-    float y = outp[TT_AT(args.out_offset, 4) + i];
+    float g = TT_B(dout)[TT_AT(args.dout_offset, 4) + i];
+    float y = TT_B(outp)[TT_AT(args.out_offset, 4) + i];
     precise float term = y > 0.0 ? g : g * args.negative_slope;
-    precise float sum = dinp[id] + term;
-    dinp[id] = sum;
+    precise float sum = TT_B(dinp)[id] + term;
+    TT_B(dinp)[id] = sum;
 }

@@ -13,7 +13,7 @@ void main()
 {
     int i = tt_global_id();
     if (i >= args.n) return;
-    float x = inp[TT_AT(args.inp_offset, 4) + i];
+    float x = TT_B(inp)[TT_AT(args.inp_offset, 4) + i];
     precise float y = x > 0.0 ? x : x * args.negative_slope;
-    outp[TT_AT(args.out_offset, 4) + i] = y;
+    TT_B(outp)[TT_AT(args.out_offset, 4) + i] = y;
 }

@@ -11,5 +11,5 @@ void main()
 {
     int i = tt_global_id();
     if (i >= args.n) return;
-    if (!(outp[TT_AT(args.out_offset, 4) + i] > 0.0)) d[TT_AT(args.d_offset, 4) + i] = 0.0;
+    if (!(TT_B(outp)[TT_AT(args.out_offset, 4) + i] > 0.0)) TT_B(d)[TT_AT(args.d_offset, 4) + i] = 0.0;
 }

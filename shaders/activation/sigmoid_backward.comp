@@ -16,8 +16,8 @@ void main()
     int i = tt_global_id();
     if (i >= args.n) return;
     int id = TT_AT(args.dinp_offset, 4) + i;
-    float g = dout[TT_AT(args.dout_offset, 4) + i];
-    float y = outp[TT_AT(args.out_offset, 4) + i];
-    precise float sum = tt_fma(g * y, 1.0 - y, dinp[id]);
-    dinp[id] = sum;
+    float g = TT_B(dout)[TT_AT(args.dout_offset, 4) + i];
+    float y = TT_B(outp)[TT_AT(args.out_offset, 4) + i];
+    precise float sum = tt_fma(g * y, 1.0 - y, TT_B(dinp)[id]);
+    TT_B(dinp)[id] = sum;
 }

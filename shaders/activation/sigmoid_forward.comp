@@ -11,7 +11,7 @@ void main()
 {
     int i = tt_global_id();
     if (i >= args.n) return;
-    float x = inp[TT_AT(args.inp_offset, 4) + i];
+    float x = TT_B(inp)[TT_AT(args.inp_offset, 4) + i];
     precise float y = 1.0 / (1.0 + exp(-x));
-    outp[TT_AT(args.out_offset, 4) + i] = y;
+    TT_B(outp)[TT_AT(args.out_offset, 4) + i] = y;
 }

@@ -39,8 +39,8 @@ void main()
             int sx = x + args.pad_w - kx * args.dilation_w;
             if (sx < 0 || sx % TT_SW != 0 || sx / TT_SW >= args.out_w) continue;
             int row = (ch * TT_KH + ky) * TT_KW + kx;
-            sum += col[c0 + row * plane + oy * args.out_w + sx / TT_SW];
+            sum += TT_B(col)[c0 + row * plane + oy * args.out_w + sx / TT_SW];
         }
     }
-    im[TT_AT(args.im_offset, 4) + index] += sum;
+    TT_B(im)[TT_AT(args.im_offset, 4) + index] += sum;
 }

@@ -34,6 +34,6 @@ void main()
     int x = ox * args.stride_w - args.pad_w + kx * args.dilation_w;
     float value = 0.0;
     if (y >= 0 && y < args.height && x >= 0 && x < args.width)
-        value = im[TT_AT(args.im_offset, 4) + (ch * args.height + y) * args.width + x];
-    col[TT_AT(args.col_offset, 4) + index] = value;
+        value = TT_B(im)[TT_AT(args.im_offset, 4) + (ch * args.height + y) * args.width + x];
+    TT_B(col)[TT_AT(args.col_offset, 4) + index] = value;
 }

@@ -24,6 +24,6 @@ void main()
     int i = tt_global_id();
     if (i >= args.count) return;
     int id = TT_AT(args.dpart_offset, 4) + i;
-    precise float sum = dpart[id] + dwhole[TT_AT(args.dwhole_offset, 4) + whole_index(i)];
-    dpart[id] = sum;
+    precise float sum = TT_B(dpart)[id] + TT_B(dwhole)[TT_AT(args.dwhole_offset, 4) + whole_index(i)];
+    TT_B(dpart)[id] = sum;
 }

@@ -23,5 +23,5 @@ void main()
 {
     int i = tt_global_id();
     if (i >= args.count) return;
-    whole[TT_AT(args.whole_offset, 4) + whole_index(i)] = part[TT_AT(args.part_offset, 4) + i];
+    TT_B(whole)[TT_AT(args.whole_offset, 4) + whole_index(i)] = TT_B(part)[TT_AT(args.part_offset, 4) + i];
 }

@@ -23,7 +23,7 @@ void main()
     if (c < args.channels)
         for (int n = 0; n < args.batch; n++) {
             int row = TT_AT(args.dout_offset, 4) + (n * args.channels + c) * args.plane;
-            for (int p = lid; p < args.plane; p += TT_CONV_BIAS_WG) sum += dout[row + p];
+            for (int p = lid; p < args.plane; p += TT_CONV_BIAS_WG) sum += TT_B(dout)[row + p];
         }
     partial[lid] = sum;
     barrier();
@@ -31,5 +31,5 @@ void main()
         if (lid < step) partial[lid] += partial[lid + step];
         barrier();
     }
-    if (lid == 0 && c < args.channels) dbias[TT_AT(args.dbias_offset, 4) + c] += partial[0];
+    if (lid == 0 && c < args.channels) TT_B(dbias)[TT_AT(args.dbias_offset, 4) + c] += partial[0];
 }

@@ -22,9 +22,9 @@ void main()
         int row = TT_AT(args.dout_offset, 4) + (n * args.channels + c) * args.plane;
         int p = 0;
         for (; p + 8 <= args.plane; p += 8)
-            for (int l = 0; l < 8; l++) acc[l] += dout[row + p + l];
-        for (; p < args.plane; p++) tail += dout[row + p];
+            for (int l = 0; l < 8; l++) acc[l] += TT_B(dout)[row + p + l];
+        for (; p < args.plane; p++) tail += TT_B(dout)[row + p];
     }
     float hx = acc[0] + acc[4], hy = acc[1] + acc[5], hz = acc[2] + acc[6], hw = acc[3] + acc[7];
-    dbias[TT_AT(args.dbias_offset, 4) + c] += (hx + hy) + (hz + hw) + tail;
+    TT_B(dbias)[TT_AT(args.dbias_offset, 4) + c] += (hx + hy) + (hz + hw) + tail;
 }

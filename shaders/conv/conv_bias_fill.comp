@@ -14,6 +14,6 @@ void main()
 {
     int p = int(gl_GlobalInvocationID.x), row = int(gl_GlobalInvocationID.y);
     if (p < args.plane && row < args.rows)
-        y[TT_AT(args.y_offset, 4) + row * args.plane + p] =
-            bias[TT_AT(args.bias_offset, 4) + row % args.channels];
+        TT_B(y)[TT_AT(args.y_offset, 4) + row * args.plane + p] =
+            TT_B(bias)[TT_AT(args.bias_offset, 4) + row % args.channels];
 }

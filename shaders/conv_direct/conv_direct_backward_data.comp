@@ -40,15 +40,15 @@ void main()
             int ox_safe = clamp(tx / g.SW, 0, g.OW - 1);
             int tap = ky * g.KW + kx;
             for (int co = 0; co < g.Cout; co++) {
-                float v = dout[d0 + ((n * g.Cout + co) * g.OH + oy) * g.OW + ox_safe];
+                float v = TT_B(dout)[d0 + ((n * g.Cout + co) * g.OH + oy) * g.OW + ox_safe];
                 float d = valid ? v : 0.0;
                 int w = w0 + (co * g.Cin + ci0) * ktaps + tap;
                 for (int j = 0; j < TT_DIRECT_CIB; j++)
-                    acc[j] = fma(d, weight[w + min(j, last) * ktaps], acc[j]);
+                    acc[j] = fma(d, TT_B(weight)[w + min(j, last) * ktaps], acc[j]);
             }
         }
     }
     if (x_id >= g.W) return;
     for (int j = 0; j <= last; j++)
-        dinp[TT_AT(args.dinp_offset, 4) + ((n * g.Cin + ci0 + j) * g.H + y) * g.W + x] += acc[j];
+        TT_B(dinp)[TT_AT(args.dinp_offset, 4) + ((n * g.Cin + ci0 + j) * g.H + y) * g.W + x] += acc[j];
 }

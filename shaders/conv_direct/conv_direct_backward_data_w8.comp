@@ -40,7 +40,7 @@ void main()
                          x0 + g.PW - kx * g.DW, g.OW)
                 int w = w0 + (co * g.Cin + ci0) * ktaps + tap;
                 for (int j = 0; j < TT_DIRECT_CIB; j++) {
-                    float wj = weight[w + min(j, last) * ktaps];
+                    float wj = TT_B(weight)[w + min(j, last) * ktaps];
                     for (int l = 0; l < 8; l++) acc[j][l] = fma(d[l], wj, acc[j][l]);
                 }
             }

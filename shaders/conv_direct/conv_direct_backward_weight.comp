@@ -38,7 +38,7 @@ void main()
                 int ox = ox0 + lid, ox_safe = min(ox, g.OW - 1);
                 float d[TT_DIRECT_WCOB];
                 for (int j = 0; j < TT_DIRECT_WCOB; j++) {
-                    float dv = dout[drow + min(j, last) * g.OH * g.OW + ox_safe];
+                    float dv = TT_B(dout)[drow + min(j, last) * g.OH * g.OW + ox_safe];
                     d[j] = ox < g.OW ? dv : 0.0;
                 }
                 int ky = ky0, kx = kx0; /* taps past the kernel: computed, never stored */
@@ -49,7 +49,7 @@ void main()
                         kx = 0;
                         ky++;
                     }
-                    float v = inp[plane + clamp(iy, 0, g.H - 1) * g.W + clamp(ix, 0, g.W - 1)];
+                    float v = TT_B(inp)[plane + clamp(iy, 0, g.H - 1) * g.W + clamp(ix, 0, g.W - 1)];
                     float x = iy >= 0 && iy < g.H && ix >= 0 && ix < g.W ? v : 0.0;
                     for (int j = 0; j < TT_DIRECT_WCOB; j++) acc[j][t] = fma(d[j], x, acc[j][t]);
                 }
@@ -71,7 +71,7 @@ void main()
     for (int i = lid; i < TT_DIRECT_WCOB * TT_DIRECT_TAPS; i += TT_DIRECT_WG) {
         int j = i / TT_DIRECT_TAPS, t = i % TT_DIRECT_TAPS;
         if (j <= last && tap0 + t < ktaps)
-            dweight[TT_AT(args.dweight_offset, 4) + ((co0 + j) * g.Cin + ci) * ktaps + tap0 + t] +=
+            TT_B(dweight)[TT_AT(args.dweight_offset, 4) + ((co0 + j) * g.Cin + ci) * ktaps + tap0 + t] +=
                 partial[i * TT_DIRECT_WG];
     }
 }

@@ -25,13 +25,13 @@ void main()
             for (int x0 = 0; x0 < g.OW; x0 += 8) {
                 float d0[8], d1[8];
                 for (int l = 0; l < 8; l++) {
-                    d0[l] = dout[drow + x0 + l];
-                    d1[l] = dout[drow + g.OW + x0 + l];
+                    d0[l] = TT_B(dout)[drow + x0 + l];
+                    d1[l] = TT_B(dout)[drow + g.OW + x0 + l];
                 }
                 for (int i = 0; i < 4; i++)
                     for (int kx = 0; kx < 3; kx++)
                         for (int l = 0; l < 8; l++) {
-                            float x = inp[row + i * pitch + x0 + kx + l];
+                            float x = TT_B(inp)[row + i * pitch + x0 + kx + l];
                             if (i < 3) k3w_acc[i][kx][l] = fma(d0[l], x, k3w_acc[i][kx][l]);
                             if (i > 0) k3w_acc[i - 1][kx][l] = fma(d1[l], x, k3w_acc[i - 1][kx][l]);
                         }
@@ -43,8 +43,8 @@ void main()
                 for (int ky = 0; ky < 3; ky++)
                     for (int kx = 0; kx < 3; kx++)
                         for (int l = 0; l < 8; l++)
-                            k3w_acc[ky][kx][l] = fma(dout[drow + x0 + l],
-                                                     inp[row + ky * pitch + x0 + kx + l],
+                            k3w_acc[ky][kx][l] = fma(TT_B(dout)[drow + x0 + l],
+                                                     TT_B(inp)[row + ky * pitch + x0 + kx + l],
                                                      k3w_acc[ky][kx][l]);
         }
     }

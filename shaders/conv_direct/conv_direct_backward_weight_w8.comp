@@ -58,6 +58,6 @@ void main()
     int ktaps = g.KH * g.KW;
     for (int j = 0; j <= last; j++)
         for (int t = 0; t < TT_DIRECT_KXB && kx0 + t < g.KW; t++)
-            dweight[TT_AT(args.dweight_offset, 4) + ((co0 + j) * g.Cin + ci) * ktaps + ky * g.KW +
+            TT_B(dweight)[TT_AT(args.dweight_offset, 4) + ((co0 + j) * g.Cin + ci) * ktaps + ky * g.KW +
                     kx0 + t] += tt_hsum8(acc[j][t]);
 }

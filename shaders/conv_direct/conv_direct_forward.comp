@@ -35,19 +35,19 @@ void main()
             int row = plane + iy * g.W;
             for (int kx = 0; kx < g.KW; kx++) {
                 int ix = ox * g.SW - g.PW + kx * g.DW;
-                float v = inp[row + clamp(ix, 0, g.W - 1)];
+                float v = TT_B(inp)[row + clamp(ix, 0, g.W - 1)];
                 float x = ix >= 0 && ix < g.W ? v : 0.0;
                 int tap = ky * g.KW + kx;
                 for (int j = 0; j < TT_DIRECT_COB; j++)
-                    acc[j] = fma(x, weight[wci + min(j, last) * wstride + tap], acc[j]);
+                    acc[j] = fma(x, TT_B(weight)[wci + min(j, last) * wstride + tap], acc[j]);
             }
         }
     }
     if (ox_id >= g.OW) return;
     for (int j = 0; j <= last; j++) {
         int at = TT_AT(args.out_offset, 4) + ((n * g.Cout + co0 + j) * g.OH + oy) * g.OW + ox;
-        float base = args.accumulate != 0 ? outp[at] : 0.0;
-        if (args.has_bias != 0) base += bias[TT_AT(args.bias_offset, 4) + co0 + j];
-        outp[at] = base + acc[j];
+        float base = args.accumulate != 0 ? TT_B(outp)[at] : 0.0;
+        if (args.has_bias != 0) base += TT_B(bias)[TT_AT(args.bias_offset, 4) + co0 + j];
+        TT_B(outp)[at] = base + acc[j];
     }
 }

@@ -45,14 +45,14 @@ void main()
                 continue;
             }
             int row = TT_AT(args.inp_offset, 4) + ((n * g.Cin + c) * g.H + iy) * g.W;
-            tile[t] = xs >= 1 ? inp[row + xs - 1] : 0.0;
+            tile[t] = xs >= 1 ? TT_B(inp)[row + xs - 1] : 0.0;
             for (int k = 0; k < TT_DIRECT_K3_CHUNKS; k++) {
                 float v[8];
                 TT_LOAD8(v, inp, row, xs + 8 * k, g.W)
                 for (int l = 0; l < 8; l++) tile[t + 1 + 8 * k + l] = v[l];
             }
             int right = xs + 8 * TT_DIRECT_K3_CHUNKS;
-            tile[t + K3S_COLS - 1] = right < g.W ? inp[row + right] : 0.0;
+            tile[t + K3S_COLS - 1] = right < g.W ? TT_B(inp)[row + right] : 0.0;
         }
         memoryBarrierShared();
         barrier();

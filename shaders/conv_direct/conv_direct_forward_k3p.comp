@@ -28,7 +28,7 @@ void main()
         for (int i = 0; i < TT_DIRECT_ROWS + 2; i++) {
             float x[3][8];
             for (int kx = 0; kx < 3; kx++)
-                for (int l = 0; l < 8; l++) x[kx][l] = inp[rows + i * pitch + kx + l];
+                for (int l = 0; l < 8; l++) x[kx][l] = TT_B(inp)[rows + i * pitch + kx + l];
             k3_row(x, ci, i);
         }
     }

@@ -43,11 +43,11 @@ void main()
         for (int i = lid; i < tile_h * tile_w; i += wg) {
             int iy = y0 + i / tile_w, ix = x0 + i % tile_w;
             bool inside = iy >= 0 && iy < g.H && ix >= 0 && ix < g.W;
-            tile[i] = inside ? inp[plane + iy * g.W + ix] : 0.0;
+            tile[i] = inside ? TT_B(inp)[plane + iy * g.W + ix] : 0.0;
         }
         for (int i = lid; i < TT_DIRECT_COB * ktaps; i += wg) {
             int j = i / ktaps;
-            wtile[i] = co0 + j < g.Cout ? weight[w0 + ((co0 + j) * g.Cin + ci) * ktaps + i % ktaps]
+            wtile[i] = co0 + j < g.Cout ? TT_B(weight)[w0 + ((co0 + j) * g.Cin + ci) * ktaps + i % ktaps]
                                         : 0.0;
         }
         memoryBarrierShared();
@@ -62,8 +62,8 @@ void main()
     if (ox >= g.OW || oy >= g.OH || n >= g.N) return;
     for (int j = 0; j < TT_DIRECT_COB && co0 + j < g.Cout; j++) {
         int at = TT_AT(args.out_offset, 4) + ((n * g.Cout + co0 + j) * g.OH + oy) * g.OW + ox;
-        float base = args.accumulate != 0 ? outp[at] : 0.0;
-        if (args.has_bias != 0) base += bias[TT_AT(args.bias_offset, 4) + co0 + j];
-        outp[at] = base + acc[j];
+        float base = args.accumulate != 0 ? TT_B(outp)[at] : 0.0;
+        if (args.has_bias != 0) base += TT_B(bias)[TT_AT(args.bias_offset, 4) + co0 + j];
+        TT_B(outp)[at] = base + acc[j];
     }
 }

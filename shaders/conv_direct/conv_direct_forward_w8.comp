@@ -34,7 +34,7 @@ void main()
                 TT_LOAD8(x, inp, plane + iy * g.W, ox0 - g.PW + kx * g.DW, g.W)
                 int tap = ky * g.KW + kx;
                 for (int j = 0; j < TT_DIRECT_COB; j++) {
-                    float w = weight[wci + min(j, last) * wstride + tap];
+                    float w = TT_B(weight)[wci + min(j, last) * wstride + tap];
                     for (int l = 0; l < 8; l++) acc[j][l] = fma(x[l], w, acc[j][l]);
                 }
             }
@@ -42,7 +42,7 @@ void main()
     }
     for (int j = 0; j <= last; j++) {
         int row = TT_AT(args.out_offset, 4) + ((n * g.Cout + co0 + j) * g.OH + oy) * g.OW;
-        float b = args.has_bias != 0 ? bias[TT_AT(args.bias_offset, 4) + co0 + j] : 0.0;
+        float b = args.has_bias != 0 ? TT_B(bias)[TT_AT(args.bias_offset, 4) + co0 + j] : 0.0;
         float v[8];
         for (int l = 0; l < 8; l++) v[l] = acc[j][l] + b;
         TT_STORE8(outp, row, ox0, g.OW, v, args.accumulate != 0)

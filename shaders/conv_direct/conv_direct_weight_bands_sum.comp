@@ -19,7 +19,7 @@ void main()
     int end = min(i0 + 8, count);
     for (int i = i0; i < end; i++) {
         float sum = 0.0;
-        for (int b = 0; b < args.bands; b++) sum += partial[p + b * count + i];
-        dweight[dw + i] += sum;
+        for (int b = 0; b < args.bands; b++) sum += TT_B(partial)[p + b * count + i];
+        TT_B(dweight)[dw + i] += sum;
     }
 }

@@ -20,12 +20,12 @@ void main()
     int H = args.H, W = args.W, pitch = W + 8;
     if (r > H + 2 || plane >= args.planes) return;
     int d = TT_AT(args.dst_offset, 4) + plane * ((H + 2) * pitch + 8) + r * pitch;
-    for (int l = 0; l < 8; l++) dst[d + l] = 0.0;
+    for (int l = 0; l < 8; l++) TT_B(dst)[d + l] = 0.0;
     if (r == H + 2) return;
     if (r == 0 || r == H + 1) {
-        for (int x = 0; x < W; x++) dst[d + 8 + x] = 0.0;
+        for (int x = 0; x < W; x++) TT_B(dst)[d + 8 + x] = 0.0;
         return;
     }
     int row = TT_AT(args.src_offset, 4) + (plane * H + r - 1) * W;
-    for (int x = 0; x < W; x++) dst[d + 8 + x] = src[row + x];
+    for (int x = 0; x < W; x++) TT_B(dst)[d + 8 + x] = TT_B(src)[row + x];
 }

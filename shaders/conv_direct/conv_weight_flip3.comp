@@ -18,5 +18,5 @@ void main()
     if (i >= args.Cout * args.Cin * 9) return;
     int t = i % 9, co = (i / 9) % args.Cout, ci = i / 9 / args.Cout;
     int from = TT_AT(args.src_offset, 4) + (co * args.Cin + ci) * 9 + 8 - t;
-    dst[TT_AT(args.dst_offset, 4) + i] = src[from];
+    TT_B(dst)[TT_AT(args.dst_offset, 4) + i] = TT_B(src)[from];
 }

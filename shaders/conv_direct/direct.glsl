@@ -55,7 +55,7 @@ struct tt_geometry {
 #define TT_LOAD8(dst_, buf_, row_, x0_, w_)                                              \
     for (int l_ = 0; l_ < 8; l_++) {                                                     \
         int x_ = (x0_) + l_;                                                             \
-        float v_ = buf_[(row_) + clamp(x_, 0, (w_) - 1)];                                \
+        float v_ = TT_B(buf_)[(row_) + clamp(x_, 0, (w_) - 1)];                          \
         dst_[l_] = x_ >= 0 && x_ < (w_) ? v_ : 0.0;                                      \
     }
 
@@ -63,7 +63,7 @@ struct tt_geometry {
 #define TT_STORE8(buf_, row_, x0_, w_, v_, accumulate_)                                  \
     for (int l_ = 0; l_ < 8 && (x0_) + l_ < (w_); l_++) {                                \
         int at_ = (row_) + (x0_) + l_;                                                   \
-        buf_[at_] = ((accumulate_) ? buf_[at_] : 0.0) + v_[l_];                          \
+        TT_B(buf_)[at_] = ((accumulate_) ? TT_B(buf_)[at_] : 0.0) + v_[l_];              \
     }
 
 /* A float8's sum across, as opencl/conv_direct.cl: h = lo + hi, then

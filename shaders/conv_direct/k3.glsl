@@ -33,7 +33,7 @@ void k3_row(float x[3][8], int ci, int i)
         for (int j = 0; j < TT_DIRECT_K3_COB; j++) {
             int w = k3_weight[j] + ci * 9 + ky * 3;
             for (int kx = 0; kx < 3; kx++) {
-                float wk = weight[w + kx];
+                float wk = TT_B(weight)[w + kx];
                 for (int l = 0; l < 8; l++) k3_acc[j][r][l] = fma(x[kx][l], wk, k3_acc[j][r][l]);
             }
         }
@@ -45,7 +45,7 @@ void k3_store(int n, int co0, int x0, int y0)
 {
     tt_geometry g = args.g;
     for (int j = 0; j <= k3_last; j++) {
-        float b = args.has_bias != 0 ? bias[TT_AT(args.bias_offset, 4) + co0 + j] : 0.0;
+        float b = args.has_bias != 0 ? TT_B(bias)[TT_AT(args.bias_offset, 4) + co0 + j] : 0.0;
         for (int r = 0; r < TT_DIRECT_ROWS && y0 + r < g.OH; r++) {
             int row = TT_AT(args.out_offset, 4) + ((n * g.Cout + co0 + j) * g.OH + y0 + r) * g.OW;
             float v[8];

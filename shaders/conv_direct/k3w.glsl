@@ -46,5 +46,5 @@ void k3w_store(k3w_band band)
     int pairs = args.g.Cout * args.g.Cin;
     int at = TT_AT(args.partial_offset, 4) + (band.b * pairs + band.pair) * 9;
     for (int ky = 0; ky < 3; ky++)
-        for (int kx = 0; kx < 3; kx++) partial[at + ky * 3 + kx] = tt_hsum8(k3w_acc[ky][kx]);
+        for (int kx = 0; kx < 3; kx++) TT_B(partial)[at + ky * 3 + kx] = tt_hsum8(k3w_acc[ky][kx]);
 }

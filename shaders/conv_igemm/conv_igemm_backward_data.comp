@@ -2,8 +2,9 @@
  * input gradient of dout (N, Cout, OH, OW) at the pixels (ry + qy SH,
  * rx + qx SW) of one stride phase (opencl/conv_igemm.cl; arguments dinp,
  * dout, weight, N, Cin, H, W, Cout, OH, OW, KH, KW, SH, SW, PH, PW, DH,
- * DW, G, ry, rx, then the two local tiles).  global (ceil(N QH QW / BN)
- * NT, ceil(Cin/G / BM) MT, G). */
+ * DW, G, ry, rx, k_from, k_to, then the two local tiles): the sums over
+ * the phase's K in [k_from, k_to) only.  global (ceil(N QH QW / BN) NT,
+ * ceil(Cin/G / BM) MT, G). */
 #version 450
 #include "common.glsl"
 #include "conv_igemm/igemm.glsl"
@@ -14,13 +15,13 @@ TT_BUFFER(2, float, weight);
 layout(push_constant) uniform Args {
     uint dinp_offset; uint dout_offset; uint weight_offset;
     int N; int Cin; int H; int W; int Cout; int OH; int OW; int KH; int KW;
-    int SH; int SW; int PH; int PW; int DH; int DW; int G; int ry; int rx;
+    int SH; int SW; int PH; int PW; int DH; int DW; int G; int ry; int rx; int k_from; int k_to;
 } args;
 
-#define IG_DST(i) dinp[i]
-#define IG_SRC(i) dout[i]
-#define IG_WEIGHT(i) weight[i]
-#define IG_BIAS(i) weight[i]
+#define IG_DST(i) TT_B(dinp)[i]
+#define IG_SRC(i) TT_B(dout)[i]
+#define IG_WEIGHT(i) TT_B(weight)[i]
+#define IG_BIAS(i) TT_B(weight)[i]
 #include "conv_igemm/igemm_product.glsl"
 
 /* The taps of a kernel of `size` that reach phase r along one axis: the
@@ -53,5 +54,5 @@ void main()
         args.SH, args.SW, args.ry, args.rx,
         cout_g * cin_g * khw, khw, cin_g * khw, args.KW, ky0, kx0, sy, sx);
     ig_product_tile(p, TT_AT(args.dinp_offset, 4), TT_AT(args.dout_offset, 4),
-                    TT_AT(args.weight_offset, 4), 0, false, true);
+                    TT_AT(args.weight_offset, 4), 0, false, true, args.k_from, args.k_to);
 }

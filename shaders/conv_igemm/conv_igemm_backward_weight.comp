@@ -4,8 +4,9 @@
  * ox) of dout[n, g Cout/G + co, oy, ox] times the input under tap k = (ci,
  * ky, kx) (opencl/conv_igemm.cl; arguments part, dout, inp, slice_len,
  * accumulate, N, Cin, H, W, Cout, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW,
- * G, then the two local tiles).  global (ceil(K / BN) NT, ceil(Cout/G /
- * BM) MT, slices G). */
+ * G, q_from, q_to, then the two local tiles): of each slice the pixels
+ * [q_from, q_to) only.  global (ceil(K / BN) NT, ceil(Cout/G / BM) MT,
+ * slices G). */
 #version 450
 #include "common.glsl"
 #include "conv_igemm/igemm.glsl"
@@ -16,7 +17,7 @@ TT_BUFFER(2, float, inp);
 layout(push_constant) uniform Args {
     uint part_offset; uint dout_offset; uint inp_offset; int slice_len; int accumulate;
     int N; int Cin; int H; int W; int Cout; int OH; int OW; int KH; int KW;
-    int SH; int SW; int PH; int PW; int DH; int DW; int G;
+    int SH; int SW; int PH; int PW; int DH; int DW; int G; int q_from; int q_to;
 } args;
 
 void main()
@@ -27,7 +28,8 @@ void main()
     int m0 = int(gl_WorkGroupID.y) * w.bm;
     int cin_g = args.Cin / G, cout_g = args.Cout / G, khw = args.KH * args.KW, K = cin_g * khw;
     int in_plane = H * W, out_plane = OH * OW;
-    int q_begin = s * args.slice_len, q_end = min(q_begin + args.slice_len, args.N * out_plane);
+    int q_begin = s * args.slice_len + args.q_from;
+    int q_end = min(s * args.slice_len + min(args.q_to, args.slice_len), args.N * out_plane);
     int dout0 = TT_AT(args.dout_offset, 4), inp0 = TT_AT(args.inp_offset, 4);
     /* this invocation's columns k = (ci, ky, kx) */
     int k_first = int(gl_WorkGroupID.x) * w.bn + w.tx * TT_IG_RN;
@@ -51,7 +53,7 @@ void main()
             bool inside = q0 + qq < q_end;
             for (int mm = w.lid / TT_IG_BK; mm < w.bm; mm += a_step)
                 tile_a[qq * w.bm + mm] =
-                    inside && m0 + mm < cout_g ? dout[at + (m0 + mm) * out_plane] : 0.0;
+                    inside && m0 + mm < cout_g ? TT_B(dout)[at + (m0 + mm) * out_plane] : 0.0;
             u = ig_add(u, a_next, OH, OW);
         }
         /* B: the columns gathered from the input at the chunk's pixels */
@@ -62,7 +64,7 @@ void main()
             for (int j = 0; j < TT_IG_RN; j++) {
                 int y = y0 + col_y[j], x = x0 + col_x[j];
                 tile_b[row + j] = y >= 0 && y < H && x >= 0 && x < W
-                                      ? inp[at + col_at[j] + y * W + x]
+                                      ? TT_B(inp)[at + col_at[j] + y * W + x]
                                       : 0.0;
             }
             u = ig_add(u, b_next, OH, OW);
@@ -78,7 +80,7 @@ void main()
         int row = base + (g * cout_g + m) * K;
         for (int j = 0; j < TT_IG_RN; j++)
             if (k_first + j < K)
-                part[row + k_first + j] =
-                    (args.accumulate != 0 ? part[row + k_first + j] : 0.0) + acc[i][j];
+                TT_B(part)[row + k_first + j] =
+                    (args.accumulate != 0 ? TT_B(part)[row + k_first + j] : 0.0) + acc[i][j];
     }
 }

@@ -15,6 +15,7 @@ void main()
     int i = tt_global_id();
     if (i >= args.count) return;
     float sum = 0.0;
-    for (int s = 0; s < args.slices; s++) sum += part[TT_AT(args.part_offset, 4) + s * args.count + i];
-    dweight[TT_AT(args.dweight_offset, 4) + i] += sum;
+    int at = TT_AT(args.part_offset, 4) + i;
+    for (int s = 0; s < args.slices; s++) sum += TT_B(part)[at + s * args.count];
+    TT_B(dweight)[TT_AT(args.dweight_offset, 4) + i] += sum;
 }

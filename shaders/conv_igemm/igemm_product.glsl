@@ -15,10 +15,11 @@ struct ig_product {
     int w_group, wm, wc, kw, ty0, tx0, tsy, tsx;
 };
 
-/* This work-group's tile of the product (global (ceil(P / BN) NT,
- * ceil(M / BM) MT, groups)); dst0 .. bias0: the tensors' first elements. */
+/* This work-group's tile of the product over K in [k_from, k_to) (global
+ * (ceil(P / BN) NT, ceil(M / BM) MT, groups)); dst0 .. bias0: the
+ * tensors' first elements. */
 void ig_product_tile(ig_product p, int dst0, int src0, int w0, int bias0, bool has_bias,
-                     bool accumulate)
+                     bool accumulate, int k_from, int k_to)
 {
     ig_group w = ig_group_of();
     int g = int(gl_WorkGroupID.z), m0 = int(gl_WorkGroupID.y) * w.bm;
@@ -51,7 +52,7 @@ void ig_product_tile(ig_product p, int dst0, int src0, int w0, int bias0, bool h
         for (int j = 0; j < IG_MAX_RN; j++) acc[i][j] = 0.0;
     int ny = p.taps_y, nx = p.taps_x, a_step = w.wg >= TT_IG_BK ? w.wg / TT_IG_BK : 1;
     ig_idx3 a_next = ig_split(w.wg, ny, nx), b_next = ig_split(w.mt, ny, nx);
-    for (int k0 = 0; k0 < K; k0 += TT_IG_BK) {
+    for (int k0 = k_from; k0 < K && k0 < k_to; k0 += TT_IG_BK) {
         ig_idx3 t = ig_split(k0 + w.lid % TT_IG_BK, ny, nx);
         for (int kk = w.lid % TT_IG_BK; kk < TT_IG_BK; kk += w.wg) {
             int at = w0 + g * p.w_group + t.c * p.wc + (p.ty0 + t.y * p.tsy) * p.kw + p.tx0 +

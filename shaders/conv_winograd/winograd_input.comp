@@ -25,7 +25,7 @@ void main()
         int y = 2 * ty - args.pad_h + i;
         for (int j = 0; j < 4; j++) {
             int x = 2 * tx - args.pad_w + j;
-            d[i][j] = (y >= 0 && y < h && x >= 0 && x < w) ? image[plane + y * w + x] : 0.0;
+            d[i][j] = (y >= 0 && y < h && x >= 0 && x < w) ? TT_B(image)[plane + y * w + x] : 0.0;
         }
     }
     float t[4][4]; /* Bᵀ d */
@@ -39,9 +39,9 @@ void main()
     int stride = args.channels * tiles;
     int at = TT_AT(args.v_offset, 4) + c * tiles + ty * tiles_w + tx;
     for (int i = 0; i < 4; i++) {
-        v[at + (4 * i + 0) * stride] = t[i][0] - t[i][2];
-        v[at + (4 * i + 1) * stride] = t[i][1] + t[i][2];
-        v[at + (4 * i + 2) * stride] = t[i][2] - t[i][1];
-        v[at + (4 * i + 3) * stride] = t[i][1] - t[i][3];
+        TT_B(v)[at + (4 * i + 0) * stride] = t[i][0] - t[i][2];
+        TT_B(v)[at + (4 * i + 1) * stride] = t[i][1] + t[i][2];
+        TT_B(v)[at + (4 * i + 2) * stride] = t[i][2] - t[i][1];
+        TT_B(v)[at + (4 * i + 3) * stride] = t[i][1] - t[i][3];
     }
 }

@@ -25,12 +25,12 @@ void main()
     int at = TT_AT(args.m_offset, 4) + c * tiles + ty * tiles_w + tx;
     float t[2][4]; /* Aᵀ M */
     for (int j = 0; j < 4; j++) {
-        float m0 = m[at + (0 + j) * stride], m1 = m[at + (4 + j) * stride];
-        float m2 = m[at + (8 + j) * stride], m3 = m[at + (12 + j) * stride];
+        float m0 = TT_B(m)[at + (0 + j) * stride], m1 = TT_B(m)[at + (4 + j) * stride];
+        float m2 = TT_B(m)[at + (8 + j) * stride], m3 = TT_B(m)[at + (12 + j) * stride];
         t[0][j] = m0 + m1 + m2;
         t[1][j] = m1 - m2 - m3;
     }
-    float b = args.has_bias != 0 ? bias[TT_AT(args.bias_offset, 4) + c] : 0.0;
+    float b = args.has_bias != 0 ? TT_B(bias)[TT_AT(args.bias_offset, 4) + c] : 0.0;
     int plane = TT_AT(args.out_offset, 4) + c * oh * ow;
     for (int i = 0; i < 2; i++) {
         int y = 2 * ty + i;
@@ -40,7 +40,7 @@ void main()
             int x = 2 * tx + j;
             if (x >= ow) break;
             int o = plane + y * ow + x;
-            outp[o] = (args.accumulate != 0 ? outp[o] : b) + r[j];
+            TT_B(outp)[o] = (args.accumulate != 0 ? TT_B(outp)[o] : b) + r[j];
         }
     }
 }

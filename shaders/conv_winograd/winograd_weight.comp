@@ -22,8 +22,8 @@ void main()
     float g[3][3];
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++)
-            g[a][b] = args.flip != 0 ? weight[base + (ci * cout + co) * 9 + (2 - a) * 3 + (2 - b)]
-                                     : weight[base + (co * cin + ci) * 9 + a * 3 + b];
+            g[a][b] = args.flip != 0 ? TT_B(weight)[base + (ci * cout + co) * 9 + (2 - a) * 3 + (2 - b)]
+                                     : TT_B(weight)[base + (co * cin + ci) * 9 + a * 3 + b];
     float t[4][3]; /* G g */
     for (int b = 0; b < 3; b++) {
         t[0][b] = g[0][b];
@@ -38,6 +38,6 @@ void main()
         r[1] = 0.5 * (t[i][0] + t[i][1] + t[i][2]);
         r[2] = 0.5 * (t[i][0] - t[i][1] + t[i][2]);
         r[3] = t[i][2];
-        for (int j = 0; j < 4; j++) u[at + (4 * i + j) * stride] = r[j];
+        for (int j = 0; j < 4; j++) TT_B(u)[at + (4 * i + j) * stride] = r[j];
     }
 }

@@ -35,14 +35,14 @@ void main()
         float d[TT_CONVT_TAPS];
         for (int ky = 0; ky < TT_CONVT_KH; ky++)
             for (int kx = 0; kx < TT_CONVT_KW; kx++)
-                d[ky * TT_CONVT_KW + kx] = dout[d0 + co * OH * OW + ky * OW + kx];
+                d[ky * TT_CONVT_KW + kx] = TT_B(dout)[d0 + co * OH * OW + ky * OW + kx];
         for (int j = 0; j < TT_CONVT_CIB; j++) {
             int w = w0 + ((ci0 + min(j, last)) * Cout + co) * TT_CONVT_TAPS;
-            for (int t = 0; t < TT_CONVT_TAPS; t++) acc[j] = fma(d[t], weight[w + t], acc[j]);
+            for (int t = 0; t < TT_CONVT_TAPS; t++) acc[j] = fma(d[t], TT_B(weight)[w + t], acc[j]);
         }
     }
     if (ix_id >= W) return;
     int at = TT_AT(args.dinp_offset, 4) + ((n * Cin + ci0) * H + iy) * W + ix;
     for (int j = 0; j < TT_CONVT_CIB; j++)
-        if (j <= last) dinp[at + j * H * W] += acc[j];
+        if (j <= last) TT_B(dinp)[at + j * H * W] += acc[j];
 }

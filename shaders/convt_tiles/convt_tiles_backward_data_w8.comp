@@ -36,10 +36,10 @@ void main()
         for (int ky = 0; ky < TT_CONVT_KH; ky++) {
             float d[16];
             int row = d0 + co * OH * OW + ky * OW;
-            for (int l = 0; l < 16; l++) d[l] = l < 2 * columns ? dout[row + l] : 0.0;
+            for (int l = 0; l < 16; l++) d[l] = l < 2 * columns ? TT_B(dout)[row + l] : 0.0;
             for (int j = 0; j < TT_CONVT_CIB; j++) {
                 int w = w0 + (min(j, last) * Cout + co) * TT_CONVT_KH * 2 + ky * 2;
-                float w_even = weight[w], w_odd = weight[w + 1];
+                float w_even = TT_B(weight)[w], w_odd = TT_B(weight)[w + 1];
                 for (int l = 0; l < 8; l++) {
                     acc[j * 8 + l] = fma(d[2 * l], w_even, acc[j * 8 + l]);
                     acc[j * 8 + l] = fma(d[2 * l + 1], w_odd, acc[j * 8 + l]);
@@ -49,5 +49,5 @@ void main()
     int at = TT_AT(args.dinp_offset, 4) + ((n * Cin + ci0) * H + iy) * W + x0;
     for (int j = 0; j < TT_CONVT_CIB; j++)
         for (int l = 0; l < 8; l++)
-            if (j <= last && l < columns) dinp[at + j * H * W + l] += acc[j * 8 + l];
+            if (j <= last && l < columns) TT_B(dinp)[at + j * H * W + l] += acc[j * 8 + l];
 }

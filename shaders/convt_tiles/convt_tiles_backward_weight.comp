@@ -36,13 +36,13 @@ void main()
         int d = TT_AT(args.dout_offset, 4) + (n * Cout + co) * OH * OW;
         for (int p0 = 0; p0 < plane; p0 += TT_CONVT_WG) {
             int p = min(p0 + lid, plane - 1); /* clamped: counted once below */
-            float v = p0 + lid < plane ? inp[x + p] : 0.0;
+            float v = p0 + lid < plane ? TT_B(inp)[x + p] : 0.0;
             int iy = p / W, ix = p % W;
             int drow = d + iy * TT_CONVT_KH * OW + ix * TT_CONVT_KW;
             for (int ky = 0; ky < TT_CONVT_KH; ky++)
                 for (int kx = 0; kx < TT_CONVT_KW; kx++)
                     acc[ky * TT_CONVT_KW + kx] =
-                        fma(v, dout[drow + ky * OW + kx], acc[ky * TT_CONVT_KW + kx]);
+                        fma(v, TT_B(dout)[drow + ky * OW + kx], acc[ky * TT_CONVT_KW + kx]);
         }
     }
     for (int t = 0; t < TT_CONVT_TAPS; t++) partial[t * TT_CONVT_WG + lid] = acc[t];
@@ -54,5 +54,5 @@ void main()
         barrier();
     }
     int at = TT_AT(args.dweight_offset, 4) + (ci * Cout + co) * TT_CONVT_TAPS;
-    for (int t = lid; t < TT_CONVT_TAPS; t += TT_CONVT_WG) dweight[at + t] += partial[t * TT_CONVT_WG];
+    for (int t = lid; t < TT_CONVT_TAPS; t += TT_CONVT_WG) TT_B(dweight)[at + t] += partial[t * TT_CONVT_WG];
 }

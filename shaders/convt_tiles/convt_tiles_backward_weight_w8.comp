@@ -41,11 +41,11 @@ void main()
                 float dd[TT_CONVT_KH * 16]; /* dout's 16 columns of each row ky */
                 for (int ky = 0; ky < TT_CONVT_KH; ky++)
                     for (int l = 0; l < 16; l++)
-                        dd[ky * 16 + l] = l < 2 * columns ? dout[drow + ky * OW + 2 * x0 + l] : 0.0;
+                        dd[ky * 16 + l] = l < 2 * columns ? TT_B(dout)[drow + ky * OW + 2 * x0 + l] : 0.0;
                 for (int j = 0; j < TT_CONVT_WCIB; j++) {
                     float v[8];
                     int at = xrow + min(j, last) * H * W + x0;
-                    for (int l = 0; l < 8; l++) v[l] = l < columns ? inp[at + l] : 0.0;
+                    for (int l = 0; l < 8; l++) v[l] = l < columns ? TT_B(inp)[at + l] : 0.0;
                     for (int ky = 0; ky < TT_CONVT_KH; ky++)
                         for (int kx = 0; kx < 2; kx++) {
                             int a = ((j * TT_CONVT_KH + ky) * 2 + kx) * 8;
@@ -63,6 +63,6 @@ void main()
                 float s0 = acc[a] + acc[a + 4], s1 = acc[a + 1] + acc[a + 5];
                 float s2 = acc[a + 2] + acc[a + 6], s3 = acc[a + 3] + acc[a + 7];
                 int w = TT_AT(args.dweight_offset, 4) + ((ci0 + j) * args.Cout + co) * TT_CONVT_KH * 2;
-                if (j <= last) dweight[w + ky * 2 + kx] += s0 + s1 + s2 + s3;
+                if (j <= last) TT_B(dweight)[w + ky * 2 + kx] += s0 + s1 + s2 + s3;
             }
 }

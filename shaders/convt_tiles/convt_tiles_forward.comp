@@ -33,22 +33,22 @@ void main()
     int x = TT_AT(args.inp_offset, 4) + n * args.Cin * plane + iy * W + ix;
     int w0 = TT_AT(args.weight_offset, 4) + co0 * TT_CONVT_TAPS;
     for (int ci = 0; ci < args.Cin; ci++) {
-        float v = inp[x + ci * plane];
+        float v = TT_B(inp)[x + ci * plane];
         int w = w0 + ci * Cout * TT_CONVT_TAPS;
         for (int j = 0; j < TT_CONVT_COB; j++)
             for (int t = 0; t < TT_CONVT_TAPS; t++)
                 acc[j * TT_CONVT_TAPS + t] =
-                    fma(v, weight[w + min(j, last) * TT_CONVT_TAPS + t], acc[j * TT_CONVT_TAPS + t]);
+                    fma(v, TT_B(weight)[w + min(j, last) * TT_CONVT_TAPS + t], acc[j * TT_CONVT_TAPS + t]);
     }
     if (ix_id >= W) return;
     int OH = H * TT_CONVT_KH, OW = W * TT_CONVT_KW;
     for (int j = 0; j < TT_CONVT_COB; j++) {
         if (j > last) continue; /* constant bounds: acc indexed by constants once unrolled */
-        float b = args.has_bias != 0 ? bias[TT_AT(args.bias_offset, 4) + co0 + j] : 0.0;
+        float b = args.has_bias != 0 ? TT_B(bias)[TT_AT(args.bias_offset, 4) + co0 + j] : 0.0;
         int o = TT_AT(args.out_offset, 4) + (n * Cout + co0 + j) * OH * OW;
         for (int ky = 0; ky < TT_CONVT_KH; ky++)
             for (int kx = 0; kx < TT_CONVT_KW; kx++)
-                outp[o + (iy * TT_CONVT_KH + ky) * OW + ix * TT_CONVT_KW + kx] =
+                TT_B(outp)[o + (iy * TT_CONVT_KH + ky) * OW + ix * TT_CONVT_KW + kx] =
                     b + acc[j * TT_CONVT_TAPS + ky * TT_CONVT_KW + kx];
     }
 }

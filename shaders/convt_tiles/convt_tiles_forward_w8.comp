@@ -38,11 +38,11 @@ void main()
     int w0 = TT_AT(args.weight_offset, 4) + co0 * TT_CONVT_KH * 2;
     for (int ci = 0; ci < args.Cin; ci++) {
         float v[8];
-        for (int l = 0; l < 8; l++) v[l] = l < columns ? inp[x + ci * plane + l] : 0.0;
+        for (int l = 0; l < 8; l++) v[l] = l < columns ? TT_B(inp)[x + ci * plane + l] : 0.0;
         int w = w0 + ci * Cout * TT_CONVT_KH * 2;
         for (int j = 0; j < TT_CONVT_COB; j++)
             for (int t = 0; t < TT_CONVT_KH * 2; t++) {
-                float s = weight[w + min(j, last) * TT_CONVT_KH * 2 + t];
+                float s = TT_B(weight)[w + min(j, last) * TT_CONVT_KH * 2 + t];
                 int a = (j * TT_CONVT_KH * 2 + t) * 8;
                 for (int l = 0; l < 8; l++) acc[a + l] = fma(v[l], s, acc[a + l]);
             }
@@ -50,15 +50,15 @@ void main()
     int OH = H * TT_CONVT_KH, OW = W * 2;
     for (int j = 0; j < TT_CONVT_COB; j++) {
         if (j > last) continue; /* constant bounds: acc indexed by constants once unrolled */
-        float b = args.has_bias != 0 ? bias[TT_AT(args.bias_offset, 4) + co0 + j] : 0.0;
+        float b = args.has_bias != 0 ? TT_B(bias)[TT_AT(args.bias_offset, 4) + co0 + j] : 0.0;
         int o = TT_AT(args.out_offset, 4) + (n * Cout + co0 + j) * OH * OW + 2 * x0;
         for (int ky = 0; ky < TT_CONVT_KH; ky++) {
             int row = o + (iy * TT_CONVT_KH + ky) * OW;
             int a = (j * TT_CONVT_KH + ky) * 2 * 8;
             for (int l = 0; l < 8; l++)
                 if (l < columns) {
-                    outp[row + 2 * l] = acc[a + l] + b;
-                    outp[row + 2 * l + 1] = acc[a + 8 + l] + b;
+                    TT_B(outp)[row + 2 * l] = acc[a + l] + b;
+                    TT_B(outp)[row + 2 * l + 1] = acc[a + 8 + l] + b;
                 }
         }
     }

@@ -21,8 +21,8 @@ void main()
     if (i >= args.total) return;
     int t = TT_BYTE(targets, args.targets_offset, i);
     if (t == args.ignore || t > 1) return;
-    float x = logits[TT_AT(args.logits_offset, 4) + i];
+    float x = TT_B(logits)[TT_AT(args.logits_offset, 4) + i];
     float g = t != 0 ? -tt_sigmoid(-x) : tt_sigmoid(x);
     int id = TT_AT(args.dlogits_offset, 4) + i;
-    dlogits[id] = tt_fma(args.scale, g, dlogits[id]);
+    TT_B(dlogits)[id] = tt_fma(args.scale, g, TT_B(dlogits)[id]);
 }

@@ -43,7 +43,7 @@ void main()
                 invalid++;
                 continue;
             }
-            lanes[l] += element_loss(logits[x0 + i + l], t);
+            lanes[l] += element_loss(TT_B(logits)[x0 + i + l], t);
             count++;
         }
     precise float sum = 0.0;
@@ -54,7 +54,7 @@ void main()
             invalid++;
             continue;
         }
-        sum += element_loss(logits[x0 + i], t);
+        sum += element_loss(TT_B(logits)[x0 + i], t);
         count++;
     }
     precise float s4[4];
@@ -66,8 +66,8 @@ void main()
     TT_LOSS_GROUP_REDUCE(lid);
     if (lid == 0) {
         int g = int(gl_WorkGroupID.x);
-        part_sum[TT_AT(args.sum_offset, 4) + g] = s[0];
-        part_count[TT_AT(args.count_offset, 4) + g] = c[0];
-        part_invalid[TT_AT(args.invalid_offset, 4) + g] = b[0];
+        TT_B(part_sum)[TT_AT(args.sum_offset, 4) + g] = s[0];
+        TT_B(part_count)[TT_AT(args.count_offset, 4) + g] = c[0];
+        TT_B(part_invalid)[TT_AT(args.invalid_offset, 4) + g] = b[0];
     }
 }

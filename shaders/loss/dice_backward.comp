@@ -23,10 +23,10 @@ void main()
     int t = TT_BYTE(targets, args.targets_offset, i);
     if (t == args.ignore || t > 1) return;
     int at = TT_AT(args.stats_offset, 4) + (i / args.HW) * 2;
-    float dice = stats[at], denom = stats[at + 1];
-    float x = logits[TT_AT(args.logits_offset, 4) + i];
+    float dice = TT_B(stats)[at], denom = TT_B(stats)[at + 1];
+    float x = TT_B(logits)[TT_AT(args.logits_offset, 4) + i];
     precise float slope = tt_sigmoid(x) * tt_sigmoid(-x); /* p (1 - p) without cancellation */
     precise float factor = args.scale / float(args.C) * (dice - 2.0 * float(t)) / denom;
     int id = TT_AT(args.dlogits_offset, 4) + i;
-    dlogits[id] = tt_fma(factor, slope, dlogits[id]);
+    TT_B(dlogits)[id] = tt_fma(factor, slope, TT_B(dlogits)[id]);
 }

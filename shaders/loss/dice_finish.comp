@@ -27,15 +27,15 @@ void main()
         precise float inter = 0.0, psum = 0.0, tsum = 0.0;
         for (int k = 0; k < args.chunks; k++) {
             int at = plane * args.chunks + k;
-            inter += part[p0 + at * 3 + 0];
-            psum += part[p0 + at * 3 + 1];
-            tsum += part[p0 + at * 3 + 2];
-            invalid += part_invalid[TT_AT(args.invalid_offset, 4) + at];
+            inter += TT_B(part)[p0 + at * 3 + 0];
+            psum += TT_B(part)[p0 + at * 3 + 1];
+            tsum += TT_B(part)[p0 + at * 3 + 2];
+            invalid += TT_B(part_invalid)[TT_AT(args.invalid_offset, 4) + at];
         }
         precise float denom = psum + tsum + args.smooth_;
         precise float dice = (2.0 * inter + args.smooth_) / denom;
-        stats[st + plane * 2 + 0] = dice;
-        stats[st + plane * 2 + 1] = denom;
+        TT_B(stats)[st + plane * 2 + 0] = dice;
+        TT_B(stats)[st + plane * 2 + 1] = denom;
         terms += 1.0 - dice;
     }
     s[lid] = terms;
@@ -44,9 +44,9 @@ void main()
     TT_LOSS_GROUP_REDUCE(lid);
     if (lid == 0 && args.add_result != 0) {
         int r = TT_AT(args.result_offset, 4);
-        precise float total = uintBitsToFloat(result[r]) + s[0] / float(args.C);
-        result[r] = floatBitsToUint(total);
-        result[r + 1] += uint(args.N);
-        result[r + 2] += b[0];
+        precise float total = uintBitsToFloat(TT_B(result)[r]) + s[0] / float(args.C);
+        TT_B(result)[r] = floatBitsToUint(total);
+        TT_B(result)[r + 1] += uint(args.N);
+        TT_B(result)[r + 2] += b[0];
     }
 }

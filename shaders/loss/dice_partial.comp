@@ -32,7 +32,7 @@ void main()
             invalid++;
             continue;
         }
-        float p = tt_sigmoid(logits[x + i]);
+        float p = tt_sigmoid(TT_B(logits)[x + i]);
         psum += p;
         if (t != 0) {
             inter += p;
@@ -54,9 +54,9 @@ void main()
     }
     if (lid == 0) {
         int at = plane * args.chunks + chunk, base = TT_AT(args.part_offset, 4) + at * 3;
-        part[base + 0] = s_i[0];
-        part[base + 1] = s_p[0];
-        part[base + 2] = float(s_t[0]);
-        part_invalid[TT_AT(args.invalid_offset, 4) + at] = s_b[0];
+        TT_B(part)[base + 0] = s_i[0];
+        TT_B(part)[base + 1] = s_p[0];
+        TT_B(part)[base + 2] = float(s_t[0]);
+        TT_B(part_invalid)[TT_AT(args.invalid_offset, 4) + at] = s_b[0];
     }
 }

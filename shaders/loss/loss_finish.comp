@@ -21,9 +21,9 @@ void main()
     precise float sum = 0.0;
     uint count = 0u, invalid = 0u;
     for (int g = lid; g < args.groups; g += TT_WG) {
-        sum += part_sum[TT_AT(args.sum_offset, 4) + g];
-        count += part_count[TT_AT(args.count_offset, 4) + g];
-        invalid += part_invalid[TT_AT(args.invalid_offset, 4) + g];
+        sum += TT_B(part_sum)[TT_AT(args.sum_offset, 4) + g];
+        count += TT_B(part_count)[TT_AT(args.count_offset, 4) + g];
+        invalid += TT_B(part_invalid)[TT_AT(args.invalid_offset, 4) + g];
     }
     s[lid] = sum;
     c[lid] = count;
@@ -31,9 +31,9 @@ void main()
     TT_LOSS_GROUP_REDUCE(lid);
     if (lid == 0) {
         int r = TT_AT(args.result_offset, 4);
-        precise float total = uintBitsToFloat(result[r]) + s[0];
-        result[r] = floatBitsToUint(total);
-        result[r + 1] += c[0];
-        result[r + 2] += b[0];
+        precise float total = uintBitsToFloat(TT_B(result)[r]) + s[0];
+        TT_B(result)[r] = floatBitsToUint(total);
+        TT_B(result)[r + 1] += c[0];
+        TT_B(result)[r + 2] += b[0];
     }
 }

@@ -22,15 +22,15 @@ void main()
     int n = p / HW;
     int base = (n * C) * HW + (p - n * HW);
     int x = TT_AT(args.logits_offset, 4) + base, dx = TT_AT(args.dlogits_offset, 4) + base;
-    float m = logits[x];
-    for (int k = 1; k < C; k++) m = max(m, logits[x + k * HW]);
+    float m = TT_B(logits)[x];
+    for (int k = 1; k < C; k++) m = max(m, TT_B(logits)[x + k * HW]);
     precise float e = 0.0;
-    for (int k = 0; k < C; k++) e += exp(logits[x + k * HW] - m);
+    for (int k = 0; k < C; k++) e += exp(TT_B(logits)[x + k * HW] - m);
     precise float inv = args.scale / e;
     for (int k = 0; k < C; k++) {
-        precise float g = exp(logits[x + k * HW] - m) * inv;
+        precise float g = exp(TT_B(logits)[x + k * HW] - m) * inv;
         if (k == label) g -= args.scale;
-        precise float next = dlogits[dx + k * HW] + g;
-        dlogits[dx + k * HW] = next;
+        precise float next = TT_B(dlogits)[dx + k * HW] + g;
+        TT_B(dlogits)[dx + k * HW] = next;
     }
 }

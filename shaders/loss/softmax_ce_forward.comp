@@ -33,11 +33,11 @@ void main()
         }
         int n = p / HW;
         int x = TT_AT(args.logits_offset, 4) + (n * C) * HW + (p - n * HW); /* stride HW */
-        float m = logits[x];
-        for (int k = 1; k < C; k++) m = max(m, logits[x + k * HW]);
+        float m = TT_B(logits)[x];
+        for (int k = 1; k < C; k++) m = max(m, TT_B(logits)[x + k * HW]);
         precise float e = 0.0;
-        for (int k = 0; k < C; k++) e += exp(logits[x + k * HW] - m);
-        sum += log(e) - (logits[x + label * HW] - m);
+        for (int k = 0; k < C; k++) e += exp(TT_B(logits)[x + k * HW] - m);
+        sum += log(e) - (TT_B(logits)[x + label * HW] - m);
         count++;
     }
     s[lid] = sum;
@@ -46,8 +46,8 @@ void main()
     TT_LOSS_GROUP_REDUCE(lid);
     if (lid == 0) {
         int g = int(gl_WorkGroupID.x);
-        part_sum[TT_AT(args.sum_offset, 4) + g] = s[0];
-        part_count[TT_AT(args.count_offset, 4) + g] = c[0];
-        part_invalid[TT_AT(args.invalid_offset, 4) + g] = b[0];
+        TT_B(part_sum)[TT_AT(args.sum_offset, 4) + g] = s[0];
+        TT_B(part_count)[TT_AT(args.count_offset, 4) + g] = c[0];
+        TT_B(part_invalid)[TT_AT(args.invalid_offset, 4) + g] = b[0];
     }
 }

@@ -24,7 +24,7 @@ void main()
     for (int e = 0; e < ends; e++) {
         int at = e < 8 * m ? norm_vec(k, e / 8, args.chunks, args.chunk_vecs) + e % 8
                            : 8 * nv + e - 8 * m;
-        float v = norm_value(x[xb + at], q.mean, q.r, q.w, q.b);
-        y[yb + at] = args.relu != 0 && !(v > 0.0) ? 0.0 : v;
+        float v = norm_value(TT_B(x)[xb + at], q.mean, q.r, q.w, q.b);
+        TT_B(y)[yb + at] = args.relu != 0 && !(v > 0.0) ? 0.0 : v;
     }
 }

@@ -25,8 +25,8 @@ void main()
     if (k >= args.chunks) return;
     norm_plane q = norm_plane_of(p);
     int c0 = TT_AT(args.coef_offset, 4) + 2 * q.s;
-    float mean_g = args.use_coef != 0 ? coef[c0] : 0.0;
-    float mean_gx = args.use_coef != 0 ? coef[c0 + 1] : 0.0;
+    float mean_g = args.use_coef != 0 ? TT_B(coef)[c0] : 0.0;
+    float mean_gx = args.use_coef != 0 ? TT_B(coef)[c0 + 1] : 0.0;
     int nv = args.hw / 8, m = norm_share(k, nv, args.chunks, args.chunk_vecs);
     int ends = m * 8 + norm_tail(k, args.hw), off = p * args.hw;
     int xb = TT_AT(args.x_offset, 4) + off, db = TT_AT(args.dy_offset, 4) + off;
@@ -34,8 +34,8 @@ void main()
     for (int e = 0; e < ends; e++) {
         int at = e < 8 * m ? norm_vec(k, e / 8, args.chunks, args.chunk_vecs) + e % 8
                            : 8 * nv + e - 8 * m;
-        float xv = x[xb + at], g = norm_grad(dy[db + at], xv, q);
+        float xv = TT_B(x)[xb + at], g = norm_grad(TT_B(dy)[db + at], xv, q);
         float v = q.r * (g * q.w - mean_g - (xv - q.mean) * q.r * mean_gx);
-        dinp[ib + at] = args.accumulate != 0 ? dinp[ib + at] + v : v;
+        TT_B(dinp)[ib + at] = args.accumulate != 0 ? TT_B(dinp)[ib + at] + v : v;
     }
 }

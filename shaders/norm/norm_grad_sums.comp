@@ -29,7 +29,7 @@ void main()
     for (int j = 0; j < m; j++) {
         int i = norm_vec(k, j, args.chunks, args.chunk_vecs);
         for (int l = 0; l < 8; l++) {
-            float xv = x[xb + i + l], g = norm_grad(dy[db + i + l], xv, q);
+            float xv = TT_B(x)[xb + i + l], g = norm_grad(TT_B(dy)[db + i + l], xv, q);
             sg[l] += g;
             sgx[l] = fma(g, (xv - q.mean) * q.r, sgx[l]);
         }
@@ -37,12 +37,12 @@ void main()
     float a = norm_hsum(sg), b = norm_hsum(sgx);
     for (int t = 0; t < tail; t++) {
         int i = 8 * nv + t;
-        float g = norm_grad(dy[db + i], x[xb + i], q);
+        float g = norm_grad(TT_B(dy)[db + i], TT_B(x)[xb + i], q);
         a += g;
-        precise float gx = g * (x[xb + i] - q.mean) * q.r;
+        precise float gx = g * (TT_B(x)[xb + i] - q.mean) * q.r;
         b += gx;
     }
     int at = TT_AT(args.partial_offset, 4) + 2 * (p * args.chunks + k);
-    partial[at] = a;
-    partial[at + 1] = b;
+    TT_B(partial)[at] = a;
+    TT_B(partial)[at + 1] = b;
 }

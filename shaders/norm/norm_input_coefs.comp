@@ -22,19 +22,19 @@ void main()
     float sum_g = 0.0, sum_gx = 0.0;
     for (int j = 0; j < args.planes_per_stat; j++) {
         int p = s * args.stat_plane_stride + j * args.plane_stride;
-        float w = args.has_weight != 0 ? weight[TT_AT(args.weight_offset, 4) + p % args.channels]
+        float w = args.has_weight != 0 ? TT_B(weight)[TT_AT(args.weight_offset, 4) + p % args.channels]
                                        : 1.0;
         float a = 0.0, b = 0.0;
         int part = TT_AT(args.partial_offset, 4) + 2 * p * args.chunks;
         for (int k = 0; k < args.chunks; k++) {
-            a += partial[part + 2 * k];
-            b += partial[part + 2 * k + 1];
+            a += TT_B(partial)[part + 2 * k];
+            b += TT_B(partial)[part + 2 * k + 1];
         }
         sum_g += w * a;
         sum_gx += w * b;
     }
     float count = float(args.planes_per_stat) * float(args.hw);
     int at = TT_AT(args.coef_offset, 4) + 2 * s;
-    coef[at] = sum_g / count;
-    coef[at + 1] = sum_gx / count;
+    TT_B(coef)[at] = sum_g / count;
+    TT_B(coef)[at + 1] = sum_gx / count;
 }

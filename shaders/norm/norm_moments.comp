@@ -21,27 +21,27 @@ void main()
     float acc[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     for (int j = 0; j < m; j++) {
         int i = plane + norm_vec(k, j, args.chunks, args.chunk_vecs);
-        for (int l = 0; l < 8; l++) acc[l] += x[i + l];
+        for (int l = 0; l < 8; l++) acc[l] += TT_B(x)[i + l];
     }
     float sum = norm_hsum(acc);
-    for (int t = 0; t < tail; t++) sum += x[rest + t];
+    for (int t = 0; t < tail; t++) sum += TT_B(x)[rest + t];
     float count = float(8 * m + tail);
     float mu = count > 0.0 ? sum / count : 0.0;
     float sq[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     for (int j = 0; j < m; j++) {
         int i = plane + norm_vec(k, j, args.chunks, args.chunk_vecs);
         for (int l = 0; l < 8; l++) {
-            float d = x[i + l] - mu;
+            float d = TT_B(x)[i + l] - mu;
             sq[l] = fma(d, d, sq[l]);
         }
     }
     float m2 = norm_hsum(sq);
     for (int t = 0; t < tail; t++) {
-        precise float d = x[rest + t] - mu, dd = d * d;
+        precise float d = TT_B(x)[rest + t] - mu, dd = d * d;
         m2 += dd;
     }
     int at = TT_AT(args.partial_offset, 4) + 3 * (p * args.chunks + k);
-    partial[at] = count;
-    partial[at + 1] = mu;
-    partial[at + 2] = m2;
+    TT_B(partial)[at] = count;
+    TT_B(partial)[at + 1] = mu;
+    TT_B(partial)[at + 2] = m2;
 }

@@ -21,10 +21,10 @@ void main()
     for (int n = 0; n < args.batch; n++) {
         int part = TT_AT(args.partial_offset, 4) + 2 * (n * args.channels + c) * args.chunks;
         for (int k = 0; k < args.chunks; k++) {
-            sum_g += partial[part + 2 * k];
-            sum_gx += partial[part + 2 * k + 1];
+            sum_g += TT_B(partial)[part + 2 * k];
+            sum_gx += TT_B(partial)[part + 2 * k + 1];
         }
     }
-    if (args.want_dweight != 0) dweight[TT_AT(args.dweight_offset, 4) + c] += sum_gx;
-    if (args.want_dbias != 0) dbias[TT_AT(args.dbias_offset, 4) + c] += sum_g;
+    if (args.want_dweight != 0) TT_B(dweight)[TT_AT(args.dweight_offset, 4) + c] += sum_gx;
+    if (args.want_dbias != 0) TT_B(dbias)[TT_AT(args.dbias_offset, 4) + c] += sum_g;
 }

@@ -14,11 +14,11 @@ norm_plane norm_plane_of(int p)
     norm_plane q;
     q.c = p % args.channels;
     q.s = (p / args.channels) * args.stat_n_stride + q.c / args.channels_per_stat;
-    q.mean = mean[TT_AT(args.mean_offset, 4) + q.s];
-    float st = stat[TT_AT(args.stat_offset, 4) + q.s];
+    q.mean = TT_B(mean)[TT_AT(args.mean_offset, 4) + q.s];
+    float st = TT_B(stat)[TT_AT(args.stat_offset, 4) + q.s];
     q.r = args.stat_is_var != 0 ? inversesqrt(st + args.eps) : st;
-    q.w = args.has_weight != 0 ? weight[TT_AT(args.weight_offset, 4) + q.c] : 1.0;
-    q.b = args.has_bias != 0 ? bias[TT_AT(args.bias_offset, 4) + q.c] : 0.0;
+    q.w = args.has_weight != 0 ? TT_B(weight)[TT_AT(args.weight_offset, 4) + q.c] : 1.0;
+    q.b = args.has_bias != 0 ? TT_B(bias)[TT_AT(args.bias_offset, 4) + q.c] : 0.0;
     return q;
 }
 

@@ -27,21 +27,21 @@ void main()
         int p = s * args.stat_plane_stride + j * args.plane_stride;
         int part = TT_AT(args.partial_offset, 4) + 3 * p * args.chunks;
         for (int k = 0; k < args.chunks; k++, part += 3) {
-            float nb = partial[part];
+            float nb = TT_B(partial)[part];
             if (nb == 0.0) continue;
-            float total = n + nb, delta = partial[part + 1] - mu;
+            float total = n + nb, delta = TT_B(partial)[part + 1] - mu;
             mu += delta * (nb / total);
-            m2 += partial[part + 2] + delta * delta * (n * nb / total);
+            m2 += TT_B(partial)[part + 2] + delta * delta * (n * nb / total);
             n = total;
         }
     }
     float var = m2 / n;
-    mean[TT_AT(args.mean_offset, 4) + s] = mu;
-    rstd[TT_AT(args.rstd_offset, 4) + s] = inversesqrt(var + args.eps);
+    TT_B(mean)[TT_AT(args.mean_offset, 4) + s] = mu;
+    TT_B(rstd)[TT_AT(args.rstd_offset, 4) + s] = inversesqrt(var + args.eps);
     if (args.update_running != 0) {
         float unbiased = n > 1.0 ? var * (n / (n - 1.0)) : var;
         int rm = TT_AT(args.running_mean_offset, 4) + s, rv = TT_AT(args.running_var_offset, 4) + s;
-        running_mean[rm] = (1.0 - args.momentum) * running_mean[rm] + args.momentum * mu;
-        running_var[rv] = (1.0 - args.momentum) * running_var[rv] + args.momentum * unbiased;
+        TT_B(running_mean)[rm] = (1.0 - args.momentum) * TT_B(running_mean)[rm] + args.momentum * mu;
+        TT_B(running_var)[rv] = (1.0 - args.momentum) * TT_B(running_var)[rv] + args.momentum * unbiased;
     }
 }

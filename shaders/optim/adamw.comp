@@ -25,13 +25,13 @@ void main()
     if (i >= args.n) return;
     int ip = TT_AT(args.param_offset, 4) + i, im = TT_AT(args.exp_avg_offset, 4) + i;
     int iv = TT_AT(args.exp_avg_sq_offset, 4) + i;
-    float g = grad[TT_AT(args.grad_offset, 4) + i];
-    precise float p = param[ip] * args.decay;
-    precise float m = tt_fma(g, args.one_minus_beta1, exp_avg[im] * args.beta1);
-    precise float v = tt_fma(args.one_minus_beta2 * g, g, exp_avg_sq[iv] * args.beta2);
+    float g = TT_B(grad)[TT_AT(args.grad_offset, 4) + i];
+    precise float p = TT_B(param)[ip] * args.decay;
+    precise float m = tt_fma(g, args.one_minus_beta1, TT_B(exp_avg)[im] * args.beta1);
+    precise float v = tt_fma(args.one_minus_beta2 * g, g, TT_B(exp_avg_sq)[iv] * args.beta2);
     precise float denom = sqrt(v) / args.bias_correction2_sqrt + args.eps;
     precise float next = p + args.neg_step_size * m / denom;
-    param[ip] = next;
-    exp_avg[im] = m;
-    exp_avg_sq[iv] = v;
+    TT_B(param)[ip] = next;
+    TT_B(exp_avg)[im] = m;
+    TT_B(exp_avg_sq)[iv] = v;
 }

@@ -16,9 +16,9 @@ void main()
     int i = tt_global_id();
     if (i >= args.n) return;
     int ip = TT_AT(args.param_offset, 4) + i;
-    float p = param[ip];
-    precise float d = grad[TT_AT(args.grad_offset, 4) + i];
+    float p = TT_B(param)[ip];
+    precise float d = TT_B(grad)[TT_AT(args.grad_offset, 4) + i];
     if (args.weight_decay != 0.0) d = tt_fma(p, args.weight_decay, d);
     precise float next = tt_fma(d, args.neg_lr, p);
-    param[ip] = next;
+    TT_B(param)[ip] = next;
 }

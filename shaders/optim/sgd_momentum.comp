@@ -23,14 +23,14 @@ void main()
     int i = tt_global_id();
     if (i >= args.n) return;
     int ip = TT_AT(args.param_offset, 4) + i, ib = TT_AT(args.momentum_buffer_offset, 4) + i;
-    float p = param[ip];
-    precise float d = grad[TT_AT(args.grad_offset, 4) + i];
+    float p = TT_B(param)[ip];
+    precise float d = TT_B(grad)[TT_AT(args.grad_offset, 4) + i];
     if (args.weight_decay != 0.0) d = tt_fma(p, args.weight_decay, d);
     precise float buf = args.first != 0
-        ? d : tt_fma(d, args.one_minus_dampening, momentum_buffer[ib] * args.momentum);
-    momentum_buffer[ib] = buf;
+        ? d : tt_fma(d, args.one_minus_dampening, TT_B(momentum_buffer)[ib] * args.momentum);
+    TT_B(momentum_buffer)[ib] = buf;
     if (args.nesterov != 0) d = tt_fma(buf, args.momentum, d);
     else d = buf;
     precise float next = tt_fma(d, args.neg_lr, p);
-    param[ip] = next;
+    TT_B(param)[ip] = next;
 }

@@ -31,8 +31,8 @@ void main()
     precise float sum = 0.0;
     for (int oy = pool_first_out(iy, args.kernel_h, args.stride_h); oy < oy_end; oy++)
         for (int ox = pool_first_out(ix, args.kernel_w, args.stride_w); ox < ox_end; ox++)
-            sum += dout[g + oy * out_w + ox];
+            sum += TT_B(dout)[g + oy * out_w + ox];
     int id = TT_AT(args.dinp_offset, 4) + i;
-    precise float total = dinp[id] + sum / float(args.kernel_h * args.kernel_w);
-    dinp[id] = total;
+    precise float total = TT_B(dinp)[id] + sum / float(args.kernel_h * args.kernel_w);
+    TT_B(dinp)[id] = total;
 }

@@ -23,7 +23,7 @@ void main()
             ox * args.stride_w;
     precise float sum = 0.0;
     for (int ky = 0; ky < args.kernel_h; ky++)
-        for (int kx = 0; kx < args.kernel_w; kx++) sum += inp[x + ky * width + kx];
+        for (int kx = 0; kx < args.kernel_w; kx++) sum += TT_B(inp)[x + ky * width + kx];
     precise float mean = sum / float(args.kernel_h * args.kernel_w);
-    outp[TT_AT(args.out_offset, 4) + o] = mean;
+    TT_B(outp)[TT_AT(args.out_offset, 4) + o] = mean;
 }

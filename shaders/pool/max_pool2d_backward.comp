@@ -38,10 +38,10 @@ void main()
             int winner = args.from_input != 0
                 ? max_pool_window(x, width, oy * args.stride_h, ox * args.stride_w,
                                   args.kernel_h, args.kernel_w, best)
-                : argmax[TT_AT(args.argmax_offset, 4) + o];
-            if (winner == here) sum += dout[TT_AT(args.dout_offset, 4) + o];
+                : TT_B(argmax)[TT_AT(args.argmax_offset, 4) + o];
+            if (winner == here) sum += TT_B(dout)[TT_AT(args.dout_offset, 4) + o];
         }
     int id = TT_AT(args.dinp_offset, 4) + i;
-    precise float total = dinp[id] + sum;
-    dinp[id] = total;
+    precise float total = TT_B(dinp)[id] + sum;
+    TT_B(dinp)[id] = total;
 }

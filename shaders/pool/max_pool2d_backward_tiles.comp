@@ -24,9 +24,9 @@ void main()
     if (ox >= args.out_w || row >= args.planes * args.out_h) return;
     int plane = row / args.out_h, oy = row - plane * args.out_h;
     int o = row * args.out_w + ox, first = plane * args.height * args.width;
-    int winner = args.from_input != 0 ? -1 : argmax[TT_AT(args.argmax_offset, 4) + o];
+    int winner = args.from_input != 0 ? -1 : TT_B(argmax)[TT_AT(args.argmax_offset, 4) + o];
     max_pool_window_backward(TT_AT(args.dinp_offset, 4) + first,
                              TT_AT(args.inp_offset, 4) + first, args.width, oy * args.kernel_h,
                              ox * args.kernel_w, args.kernel_h, args.kernel_w, winner,
-                             dout[TT_AT(args.dout_offset, 4) + o]);
+                             TT_B(dout)[TT_AT(args.dout_offset, 4) + o]);
 }

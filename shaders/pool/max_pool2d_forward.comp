@@ -29,6 +29,6 @@ void main()
     int at = max_pool_window(TT_AT(args.inp_offset, 4) + plane * args.height * args.width,
                              args.width, oy * args.stride_h, ox * args.stride_w, args.kernel_h,
                              args.kernel_w, best);
-    outp[TT_AT(args.out_offset, 4) + o] = best;
-    if (args.keep_argmax != 0) argmax[TT_AT(args.argmax_offset, 4) + o] = at;
+    TT_B(outp)[TT_AT(args.out_offset, 4) + o] = best;
+    if (args.keep_argmax != 0) TT_B(argmax)[TT_AT(args.argmax_offset, 4) + o] = at;
 }

@@ -23,11 +23,11 @@ void main()
     uint n = args.n_high != 0u ? 0xffffffffu : args.n_low;
     uint bad = 0;
     for (uint i = gl_GlobalInvocationID.x; i < n; i += stride)
-        bad += (floatBitsToUint(x[base + i]) & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
+        bad += (floatBitsToUint(TT_B(x)[base + i]) & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
     s[lid] = bad;
     for (int half_ = TT_WG / 2; half_ > 0; half_ >>= 1) {
         barrier();
         if (lid < half_) s[lid] += s[lid + half_];
     }
-    if (lid == 0 && s[0] != 0u) atomicAdd(count[TT_AT(args.count_offset, 4)], s[0]);
+    if (lid == 0 && s[0] != 0u) atomicAdd(TT_B(count)[TT_AT(args.count_offset, 4)], s[0]);
 }

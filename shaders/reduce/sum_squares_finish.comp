@@ -16,12 +16,12 @@ void main()
     int lid = int(gl_LocalInvocationID.x);
     int base = TT_AT(args.partial_offset, 4);
     precise float sum = 0.0;
-    for (int i = lid; i < args.groups; i += TT_WG) sum += partial[base + i];
+    for (int i = lid; i < args.groups; i += TT_WG) sum += TT_B(partial)[base + i];
     s[lid] = sum;
     for (int half_ = TT_WG / 2; half_ > 0; half_ >>= 1) {
         barrier();
         if (lid < half_) s[lid] += s[lid + half_];
     }
     barrier();
-    if (lid == 0) acc[TT_AT(args.acc_offset, 4)] += s[0];
+    if (lid == 0) TT_B(acc)[TT_AT(args.acc_offset, 4)] += s[0];
 }

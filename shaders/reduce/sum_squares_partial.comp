@@ -26,7 +26,7 @@ void main()
     uint n = args.n_high != 0u ? 0xffffffffu : args.n_low;
     precise float sum = 0.0, carry = 0.0;
     for (uint i = gl_GlobalInvocationID.x; i < n; i += stride) {
-        float v = x[base + i];
+        float v = TT_B(x)[base + i];
         precise float term = v * v - carry;
         precise float next = sum + term;
         carry = (next - sum) - term;
@@ -38,5 +38,5 @@ void main()
         if (lid < half_) s[lid] += s[lid + half_];
     }
     barrier();
-    if (lid == 0) partial[TT_AT(args.partial_offset, 4) + int(gl_WorkGroupID.x)] = s[0];
+    if (lid == 0) TT_B(partial)[TT_AT(args.partial_offset, 4) + int(gl_WorkGroupID.x)] = s[0];
 }

@@ -42,11 +42,11 @@ void main()
         precise float row = 0.0;
         for (int ox = ox_lo; ox <= ox_hi; ox++) {
             float wx = weight(ox, ix, width);
-            if (wx != 0.0) row = tt_fma(wx, dout[g + oy * out_w + ox], row);
+            if (wx != 0.0) row = tt_fma(wx, TT_B(dout)[g + oy * out_w + ox], row);
         }
         sum = tt_fma(wy, row, sum);
     }
     int id = TT_AT(args.dinp_offset, 4) + i;
-    precise float total = dinp[id] + sum;
-    dinp[id] = total;
+    precise float total = TT_B(dinp)[id] + sum;
+    TT_B(dinp)[id] = total;
 }

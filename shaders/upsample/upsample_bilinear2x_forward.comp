@@ -37,8 +37,8 @@ void main()
     taps(oy, height, y0, y1, hy1);
     taps(ox, width, x0, x1, wx1);
     precise float hy0 = 1.0 - hy1, wx0 = 1.0 - wx1;
-    precise float top = tt_fma(wx0, inp[x + y0 * width + x0], wx1 * inp[x + y0 * width + x1]);
-    precise float bottom = tt_fma(wx0, inp[x + y1 * width + x0], wx1 * inp[x + y1 * width + x1]);
+    precise float top = tt_fma(wx0, TT_B(inp)[x + y0 * width + x0], wx1 * TT_B(inp)[x + y0 * width + x1]);
+    precise float bottom = tt_fma(wx0, TT_B(inp)[x + y1 * width + x0], wx1 * TT_B(inp)[x + y1 * width + x1]);
     precise float value = tt_fma(hy0, top, hy1 * bottom);
-    outp[TT_AT(args.out_offset, 4) + o] = value;
+    TT_B(outp)[TT_AT(args.out_offset, 4) + o] = value;
 }

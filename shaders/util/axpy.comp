@@ -12,7 +12,7 @@ void main()
     int i = tt_global_id();
     if (i >= args.n) return;
     int iy = TT_AT(args.y_offset, 4) + i;
-    precise float product = args.alpha * x[TT_AT(args.x_offset, 4) + i];
-    precise float sum = y[iy] + product;
-    y[iy] = sum;
+    precise float product = args.alpha * TT_B(x)[TT_AT(args.x_offset, 4) + i];
+    precise float sum = TT_B(y)[iy] + product;
+    TT_B(y)[iy] = sum;
 }

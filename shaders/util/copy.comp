@@ -9,5 +9,5 @@ layout(push_constant) uniform Args { uint y_offset; uint x_offset; int n; } args
 void main()
 {
     int i = tt_global_id();
-    if (i < args.n) y[TT_AT(args.y_offset, 4) + i] = x[TT_AT(args.x_offset, 4) + i];
+    if (i < args.n) TT_B(y)[TT_AT(args.y_offset, 4) + i] = TT_B(x)[TT_AT(args.x_offset, 4) + i];
 }

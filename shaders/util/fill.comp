@@ -8,5 +8,5 @@ layout(push_constant) uniform Args { uint x_offset; float value; int n; } args;
 void main()
 {
     int i = tt_global_id();
-    if (i < args.n) x[TT_AT(args.x_offset, 4) + i] = args.value;
+    if (i < args.n) TT_B(x)[TT_AT(args.x_offset, 4) + i] = args.value;
 }

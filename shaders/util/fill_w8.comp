@@ -10,5 +10,5 @@ void main()
 {
     int start = tt_global_id() * args.run, end = min(args.n, start + args.run);
     int base = TT_AT(args.x_offset, 4);
-    for (int i = start; i < end; i++) x[base + i] = args.value;
+    for (int i = start; i < end; i++) TT_B(x)[base + i] = args.value;
 }

@@ -20,5 +20,5 @@ void main()
     uint slot = gl_LocalInvocationIndex % TT_LOCAL0;
     scratch[slot] = float(TT_PROBE_VALUE + int(TT_LOCAL0) * 1000 +
                           int(gl_WorkGroupSize.x) * 1000000);
-    if (i < args.n) result[TT_AT(args.result_offset, 4) + i] = scratch[slot];
+    if (i < args.n) TT_B(result)[TT_AT(args.result_offset, 4) + i] = scratch[slot];
 }

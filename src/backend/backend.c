@@ -138,12 +138,51 @@ tt_status tt_copy(tt_backend *backend, tt_mem dst, tt_mem src, size_t bytes)
 
 tt_status tt_finish(tt_backend *backend) { return backend->ops->finish(backend); }
 
+/* a * b + c, or SIZE_MAX when it overflows */
+static size_t mul_add(size_t a, size_t b, size_t c)
+{
+    if (a && b > (SIZE_MAX - c) / a) return SIZE_MAX;
+    return a * b + c;
+}
+
+/* One GEMM operand, `rows` x `cols` as stored (row-major, leading dimension
+ * ld, `batch` of them `stride` floats apart), fits at `mem`. */
+static tt_status check_gemm_operand(const char *name, tt_mem mem, size_t rows, size_t cols,
+                                    size_t ld, size_t stride, size_t batch)
+{
+    char what[160];
+    if (batch > 1)
+        snprintf(what, sizeof what,
+                 "%s (%zu x %zu as stored, leading dimension %zu, %zu of them %zu floats apart)",
+                 name, rows, cols, ld, batch, stride);
+    else
+        snprintf(what, sizeof what, "%s (%zu x %zu as stored, leading dimension %zu)", name, rows,
+                 cols, ld);
+    if (ld < cols)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "GEMM: %s: the leading dimension is below the %zu columns; give at "
+                            "least the row length of the stored matrix",
+                            what, cols);
+    /* the last element's index + 1 */
+    size_t floats = mul_add(rows - 1, ld, cols);
+    if (batch > 1) floats = floats == SIZE_MAX ? SIZE_MAX : mul_add(batch - 1, stride, floats);
+    size_t bytes = floats == SIZE_MAX ? SIZE_MAX : mul_add(floats, sizeof(float), 0);
+    return tt_mem_check("GEMM", what, mem, bytes);
+}
+
 tt_status tt_gemm_run(tt_backend *backend, const tt_gemm *gemm)
 {
     if (!backend->ops->gemm)
         return tt_error_new(TT_ERR_UNSUPPORTED, "GEMM is not available on backend %s",
                             backend->ops->name);
     if (gemm->m == 0 || gemm->n == 0 || gemm->k == 0) return NULL;
+    size_t batch = gemm->batch > 1 ? gemm->batch : 1;
+    const tt_gemm *g = gemm;
+    TT_TRY(check_gemm_operand("A", g->a, g->trans_a ? g->k : g->m, g->trans_a ? g->m : g->k,
+                              g->lda, g->stride_a, batch));
+    TT_TRY(check_gemm_operand("B", g->b, g->trans_b ? g->n : g->k, g->trans_b ? g->k : g->n,
+                              g->ldb, g->stride_b, batch));
+    TT_TRY(check_gemm_operand("C", g->c, g->m, g->n, g->ldc, g->stride_c, batch));
     return backend->ops->gemm(backend, gemm);
 }
 

@@ -68,6 +68,11 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                                   "The implicit-GEMM convolution's tile: rows and columns per "
                                   "work-item, K per chunk, work-items along rows and columns "
                                   "(at most), instead of the device type's."},
+    [TT_KNOB_LOOP_LIMIT] = {"TT_LOOP_LIMIT", TT_KNOB_TEST, "src/ops/device_traits.c",
+                            "a number of loop iterations",
+                            "The loop iterations one shader invocation may run in all, instead "
+                            "of the device's (lavapipe: 65535, else none): kernels that loop "
+                            "long split their launches below it."},
     [TT_KNOB_CONV_IGEMM_SLICE] = {"TT_CONV_IGEMM_SLICE", TT_KNOB_TEST, "src/ops/conv_igemm.c",
                                   "a number of pixels",
                                   "The implicit-GEMM weight gradient's pixels per slice of its "
@@ -92,6 +97,18 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                                "The Vulkan loader to open instead of libvulkan.so.1: a name "
                                "that does not exist shows what a machine without Vulkan "
                                "sees."},
+    [TT_KNOB_VULKAN_ADDRESSED] = {"TT_VULKAN_ADDRESSED", TT_KNOB_TEST,
+                                  "src/backend/vulkan/vk_device.c", "0 or 1",
+                                  "1: every Vulkan launch runs the addressed shader variant "
+                                  "(buffers by device address), not only those whose buffers "
+                                  "exceed a storage binding; 0: never, as on a device without "
+                                  "buffer device addresses."},
+    [TT_KNOB_VULKAN_GEMM_VARIANT] = {"TT_VULKAN_GEMM_VARIANT", TT_KNOB_TEST,
+                                     "src/backend/vulkan/vk_blas.c",
+                                     "registers, tiled or split_k",
+                                     "The Vulkan GEMM shader of every GEMM, instead of the one "
+                                     "the device type and the shape pick (registers on CPUs, "
+                                     "tiled on GPUs, split_k for few outputs and a long k)."},
 };
 
 const char *tt_knob_kind_name(tt_knob_kind kind)

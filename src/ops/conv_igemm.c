@@ -15,8 +15,11 @@
  *                    sums to the workspace, which conv_igemm_sum_slices adds
  *                    into dweight in slice order
  *
- * Workspace: none, but the weight gradient's partial sums when a shape has
- * more than one slice.  Tile sizes per device type (device_traits.h):
+ * On a device that ends long-looping invocations (lavapipe; device_traits.h
+ * loop_limit) a long reduction (K, a slice's pixels) runs in several
+ * launches, each adding into what the one before wrote.  Workspace: none,
+ * but the weight gradient's partial sums when a shape has more than one
+ * slice.  Tile sizes per device type (device_traits.h):
  * CPUs a float16 of columns by 8 rows per work-item, chunks of 32, up to
  * 4 x 16 work-items (on PoCL the products then run from registers with one
  * vector load per 8 multiply-adds, and the gathers are shared by 32 rows);
@@ -158,22 +161,45 @@ static tt_conv_shape images_of(const tt_conv_shape *s, size_t n0, size_t count)
     return chunk;
 }
 
+/* The part of a reduction of `length` (K, or a slice's pixels) one launch
+ * runs: all of it, or on a device that ends long-looping invocations
+ * (device_traits.h loop_limit: lavapipe) as many chunks of BK as keep an
+ * invocation's loop iterations within half the limit (the other half for
+ * the loops around the chunks), counting every loop of a chunk as if the
+ * compiler unrolled none.  A multiple of BK. */
+static size_t reduction_per_launch(const tt_backend *be, const igemm_tiles *t, size_t length)
+{
+    size_t limit = tt_device_traits_of(be).loop_limit;
+    if (!limit) return length;
+    size_t wg = t->mt * t->nt, a_step = wg >= t->bk ? wg / t->bk : 1;
+    size_t per_chunk = 1 + ceil_div(t->bk, wg) * (1 + ceil_div(t->mt * t->rm, a_step)) +
+                       ceil_div(t->bk, t->mt) * (1 + t->rn) + t->bk * (1 + t->rm * (1 + t->rn));
+    size_t chunks = limit / 2 / per_chunk;
+    return (chunks ? chunks : 1) * t->bk;
+}
+
 static tt_status igemm_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
                                tt_mem bias, const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
     (void)ws;
     igemm_tiles t = tiles_of(be, s->cout_g, s->batch * s->out_plane);
-    size_t per = images_per_launch(&t, s->out_plane);
+    size_t per = images_per_launch(&t, s->out_plane), span = reduction_per_launch(be, &t, s->k);
     tt_mem bias_mem = bias.buffer ? bias : weight; /* any valid buffer; unread */
     for (size_t n0 = 0; n0 < s->batch; n0 += per) {
         tt_conv_shape c = images_of(s, n0, per);
         igemm_launch l = launch_of(&t, s->cout_g, c.batch * s->out_plane, s->groups);
-        TT_TRY(tt_launch_kernel(
-            be, "conv_igemm", "conv_igemm_forward", t.options, 3, l.global, l.local,
-            TT_ARGS(tt_arg_mem(tt_mem_f32(out, n0 * s->cout * s->out_plane)),
-                    tt_arg_mem(tt_mem_f32(inp, n0 * s->cin * s->in_plane)), tt_arg_mem(weight),
-                    tt_arg_mem(bias_mem), tt_arg_i32(bias.buffer != NULL), tt_arg_i32(accumulate),
-                    GEOMETRY_ARGS(&c), tt_arg_local(l.a_bytes), tt_arg_local(l.b_bytes))));
+        /* the first part of K writes (or adds, as asked), the others add */
+        for (size_t k0 = 0; k0 < s->k; k0 += span) {
+            size_t k1 = s->k - k0 < span ? s->k : k0 + span;
+            TT_TRY(tt_launch_kernel(
+                be, "conv_igemm", "conv_igemm_forward", t.options, 3, l.global, l.local,
+                TT_ARGS(tt_arg_mem(tt_mem_f32(out, n0 * s->cout * s->out_plane)),
+                        tt_arg_mem(tt_mem_f32(inp, n0 * s->cin * s->in_plane)),
+                        tt_arg_mem(weight), tt_arg_mem(bias_mem),
+                        tt_arg_i32(bias.buffer != NULL && k0 == 0),
+                        tt_arg_i32(accumulate || k0 > 0), GEOMETRY_ARGS(&c), tt_arg_i32((int)k0),
+                        tt_arg_i32((int)k1), tt_arg_local(l.a_bytes), tt_arg_local(l.b_bytes))));
+        }
     }
     return NULL;
 }
@@ -198,20 +224,24 @@ static tt_status igemm_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, t
     size_t per = images_per_launch(&t, phase_pixels);
     for (size_t ry = 0; ry < s->sh && ry < s->h; ry++)
         for (size_t rx = 0; rx < s->sw && rx < s->w; rx++) {
-            if (!phase_taps(ry, s->sh, s->ph, s->dh, s->kh) ||
-                !phase_taps(rx, s->sw, s->pw, s->dw, s->kw))
-                continue; /* no tap reaches these pixels: nothing to add */
+            /* K of the phase: Cout/G channels by the taps that reach it */
+            size_t k = s->cout_g * phase_taps(ry, s->sh, s->ph, s->dh, s->kh) *
+                       phase_taps(rx, s->sw, s->pw, s->dw, s->kw);
+            size_t span = reduction_per_launch(be, &t, k);
             for (size_t n0 = 0; n0 < s->batch; n0 += per) {
                 tt_conv_shape c = images_of(s, n0, per);
                 size_t pixels = c.batch * ceil_div(s->h - ry, s->sh) * ceil_div(s->w - rx, s->sw);
                 igemm_launch l = launch_of(&t, s->cin_g, pixels, s->groups);
-                TT_TRY(tt_launch_kernel(
-                    be, "conv_igemm", "conv_igemm_backward_data", t.options, 3, l.global, l.local,
-                    TT_ARGS(tt_arg_mem(tt_mem_f32(dinp, n0 * s->cin * s->in_plane)),
-                            tt_arg_mem(tt_mem_f32(dout, n0 * s->cout * s->out_plane)),
-                            tt_arg_mem(weight), GEOMETRY_ARGS(&c), tt_arg_i32((int)ry),
-                            tt_arg_i32((int)rx), tt_arg_local(l.a_bytes),
-                            tt_arg_local(l.b_bytes))));
+                for (size_t k0 = 0; k0 < k; k0 += span) /* none when no tap reaches the phase */
+                    TT_TRY(tt_launch_kernel(
+                        be, "conv_igemm", "conv_igemm_backward_data", t.options, 3, l.global,
+                        l.local,
+                        TT_ARGS(tt_arg_mem(tt_mem_f32(dinp, n0 * s->cin * s->in_plane)),
+                                tt_arg_mem(tt_mem_f32(dout, n0 * s->cout * s->out_plane)),
+                                tt_arg_mem(weight), GEOMETRY_ARGS(&c), tt_arg_i32((int)ry),
+                                tt_arg_i32((int)rx), tt_arg_i32((int)k0),
+                                tt_arg_i32((int)(k - k0 < span ? k : k0 + span)),
+                                tt_arg_local(l.a_bytes), tt_arg_local(l.b_bytes))));
             }
         }
     return NULL;
@@ -223,15 +253,21 @@ static tt_status igemm_backward_weight(tt_backend *be, tt_mem dweight, tt_mem do
     igemm_tiles t = tiles_of(be, s->cout_g, s->k);
     igemm_slices sl = slices_of(s);
     igemm_launch l = launch_of(&t, s->cout_g, s->k, sl.count * s->groups);
+    size_t span = reduction_per_launch(be, &t, sl.len);
     tt_conv_workspace part = {0};
     TT_TRY(tt_conv_workspace_acquire(be, "conv_igemm.weight_slices", ws,
                                      igemm_workspace_bytes(s), &part));
     int one = sl.count == 1; /* straight into dweight */
-    tt_status status = tt_launch_kernel(
-        be, "conv_igemm", "conv_igemm_backward_weight", t.options, 3, l.global, l.local,
-        TT_ARGS(tt_arg_mem(one ? dweight : part.mem), tt_arg_mem(dout), tt_arg_mem(inp),
-                tt_arg_i32((int)sl.len), tt_arg_i32(one), GEOMETRY_ARGS(s),
-                tt_arg_local(l.a_bytes), tt_arg_local(l.b_bytes)));
+    tt_status status = NULL;
+    /* each slice's pixels in parts: the first writes its partial sums (adds,
+     * into dweight), the others add */
+    for (size_t q0 = 0; !status && q0 < sl.len; q0 += span)
+        status = tt_launch_kernel(
+            be, "conv_igemm", "conv_igemm_backward_weight", t.options, 3, l.global, l.local,
+            TT_ARGS(tt_arg_mem(one ? dweight : part.mem), tt_arg_mem(dout), tt_arg_mem(inp),
+                    tt_arg_i32((int)sl.len), tt_arg_i32(one || q0 > 0), GEOMETRY_ARGS(s),
+                    tt_arg_i32((int)q0), tt_arg_i32((int)(sl.len - q0 < span ? sl.len : q0 + span)),
+                    tt_arg_local(l.a_bytes), tt_arg_local(l.b_bytes)));
     if (!status && !one) {
         size_t count = s->cout * s->k;
         status = tt_launch_kernel(be, "conv_igemm", "conv_igemm_sum_slices", t.options, 1,

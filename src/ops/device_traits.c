@@ -1,6 +1,7 @@
 /* The kernel variants for a device (see device_traits.h). */
 #include "ops/device_traits.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/knobs.h"
@@ -26,5 +27,9 @@ tt_device_traits tt_device_traits_of(const tt_backend *be)
      * pooling, up-convolution tiles) still gain.  The knob sets both. */
     if (cpu && be->kernels_of == TT_BACKEND_VULKAN && !tt_knob_set(TT_KNOB_CONV_DIRECT_VARIANT))
         t.direct = TT_KERNEL_SCALAR;
+    /* gallivm (lavapipe) ends an invocation after 65535 loop iterations */
+    t.loop_limit = cpu && be->kernels_of == TT_BACKEND_VULKAN ? 65535 : 0;
+    const char *limit = tt_knob_str(TT_KNOB_LOOP_LIMIT);
+    if (limit && *limit) t.loop_limit = strtoull(limit, NULL, 10);
     return t;
 }

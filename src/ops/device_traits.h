@@ -29,6 +29,11 @@ typedef struct tt_device_traits {
     /* norm.cl shares a plane's vectors interleaved across work-items (not
      * in contiguous runs, as on CPUs); $TT_NORM_INTERLEAVE=0|1 overrides. */
     int norm_interleave;
+    /* The loop iterations one invocation may run, all its loops together,
+     * before the device ends it without an error (lavapipe: gallivm's
+     * loop limiter, 65535); 0: no limit.  Kernels that loop long split
+     * their launches below it.  $TT_LOOP_LIMIT=N overrides. */
+    size_t loop_limit;
 } tt_device_traits;
 
 /* The traits of `be`'s device, with the test knobs applied. */

@@ -10,6 +10,17 @@
 
 #include "tune/tune.h"
 
+/* cblas_sgemm's signature (CblasRowMajor 101, CblasNoTrans 111, CblasTrans 112). */
+typedef void (*tt_cblas_sgemm_fn)(int order, int trans_a, int trans_b, int m, int n, int k,
+                                  float alpha, const float *a, int lda, const float *b, int ldb,
+                                  float beta, float *c, int ldc);
+
+/* OpenBLAS's cblas_sgemm from libopenblas.so.0, loaded once and kept for
+ * the process; NULL, having said why on `log` ("tiletrain COMMAND: ..."),
+ * when the library or the symbol is missing.  OPENBLAS_NUM_THREADS, when
+ * set before the first call, fixes its threads. */
+tt_cblas_sgemm_fn tt_host_sgemm_load(const char *command, FILE *log);
+
 /* secs[s] = seconds of one call of shapes[s] (row-major, as tt_gemm), the
  * best of a few after a warm-up, with OpenBLAS's own threads.  Returns 0,
  * having said why on `log` ("tiletrain COMMAND: ..."), when libopenblas.so.0

@@ -15,6 +15,7 @@ static void vk_destroy(tt_backend *backend)
         }
         tt_vk_profile_destroy(vk);
         tt_vk_pipelines_release(vk);
+        if (vk->device) tt_vk_addresses_release(vk);
         if (vk->device) tt_vk_pipeline_cache_close(vk);
         tt_vk_commands_destroy(vk);
         tt_vk_close(vk);

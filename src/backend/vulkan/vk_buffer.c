@@ -25,6 +25,11 @@ static tt_status make_buffer(tt_vk_backend *vk, tt_vk_pool *pool, size_t bytes,
     r = vkBindBufferMemory(vk->device, out->buffer, out->memory.memory, out->memory.offset);
     if (r != VK_SUCCESS) return tt_error_vk(r, "vkBindBufferMemory('%s')", name);
     out->mapped = out->memory.mapped;
+    if (usage & VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT) { /* addressed shaders reach it */
+        VkBufferDeviceAddressInfo where = {.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO,
+                                           .buffer = out->buffer};
+        out->address = vkGetBufferDeviceAddress(vk->device, &where);
+    }
     return NULL;
 }
 
@@ -44,7 +49,8 @@ tt_status tt_vk_buffer_create(tt_backend *backend, tt_buffer *buf)
     tt_status status = make_buffer(vk, &vk->buffer_pool, tt_vk_storage_bytes(buf->bytes),
                                    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                        VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                                       (vk->addresses ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT : 0),
                                    b, buf->record.name);
     if (status) {
         free_buffer(vk, b);

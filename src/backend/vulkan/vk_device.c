@@ -158,7 +158,11 @@ static void describe(VkPhysicalDevice physical, tt_device_info *info)
         info->max_alloc_bytes = info->global_mem_bytes;
     info->local_mem_bytes = p->limits.maxComputeSharedMemorySize;
     info->base_align_bytes = (uint32_t)p->limits.minStorageBufferOffsetAlignment;
+    /* with buffer device addresses a kernel reaches a whole allocation
+     * (vk_launch.c), else one binding's maxStorageBufferRange */
     info->max_binding_bytes = p->limits.maxStorageBufferRange;
+    if (f12.bufferDeviceAddress && tt_knob_flag(TT_KNOB_VULKAN_ADDRESSED, -1) != 0)
+        info->max_binding_bytes = info->max_alloc_bytes;
     if (info->max_binding_bytes > info->max_alloc_bytes) info->max_binding_bytes = info->max_alloc_bytes;
     info->max_work_group_size = p->limits.maxComputeWorkGroupInvocations;
     info->fp16 = f12.shaderFloat16 != 0;
@@ -282,7 +286,9 @@ tt_status tt_vk_open(tt_vk_backend *vk, const char *selector, tt_device_info *in
                                      .queueCount = 1,
                                      .pQueuePriorities = &priority};
     /* the features shaders may use where the device has them: 64-bit
-     * integers (TT_ARG_U64 push constants) and 8/16-bit storage (labels) */
+     * integers (TT_ARG_U64 push constants), 8/16-bit storage (labels) and
+     * buffer device addresses (the addressed shaders; TT_VULKAN_ADDRESSED=0
+     * does without them, as on a device that lacks them) */
     VkPhysicalDeviceVulkan12Features has12 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     VkPhysicalDeviceFeatures2 has = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
@@ -292,12 +298,21 @@ tt_status tt_vk_open(tt_vk_backend *vk, const char *selector, tt_device_info *in
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
         .storageBuffer8BitAccess = has12.storageBuffer8BitAccess,
         .shaderInt8 = has12.shaderInt8};
+    int addressed = tt_knob_flag(TT_KNOB_VULKAN_ADDRESSED, -1);
+    if (addressed == 1 && !has12.bufferDeviceAddress)
+        return tt_error_new(TT_ERR_UNSUPPORTED,
+                            "TT_VULKAN_ADDRESSED=1, but Vulkan device '%s' has no buffer device "
+                            "addresses (bufferDeviceAddress)",
+                            info->name);
+    on12.bufferDeviceAddress = addressed != 0 ? has12.bufferDeviceAddress : VK_FALSE;
     VkPhysicalDeviceFeatures2 on = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
                                     .pNext = &on12};
     on.features.shaderInt64 = has.features.shaderInt64;
     on.features.shaderInt16 = has.features.shaderInt16;
     vk->int64 = has.features.shaderInt64 == VK_TRUE;
     vk->storage8 = has12.storageBuffer8BitAccess == VK_TRUE;
+    vk->addresses = on12.bufferDeviceAddress == VK_TRUE;
+    vk->always_addressed = addressed == 1;
     VkDeviceCreateInfo create = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                                  .pNext = &on,
                                  .queueCreateInfoCount = 1,

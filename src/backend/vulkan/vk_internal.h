@@ -8,6 +8,7 @@
  *   vk_pipeline_cache.c the pipeline cache on disk
  *   vk_launch.c   a tt_launch as bindings, push constants and a dispatch
  *   vk_profile.c  timestamp queries around dispatches (profiling)
+ *   vk_address.c  the table of device addresses of addressed dispatches
  *   vk_blas.c     GEMM, im2col and col2im through shaders/blas/
  *   vk_backend.c  the table of functions and the constructor
  *   vk_loader.c   the Vulkan loader opened at run time (vk_api.h) */
@@ -26,6 +27,9 @@
 #define TT_VK_MAX_BINDINGS 32
 /* Push constants a launch may use: the portable minimum. */
 #define TT_VK_PUSH_BYTES 128
+/* The binding of the addressed shaders' table of buffer addresses
+ * (TT_ADDRESS_BINDING in shaders/common.glsl). */
+#define TT_VK_ADDRESS_BINDING 32
 
 typedef struct tt_vk_pipeline tt_vk_pipeline; /* vk_pipeline.c */
 typedef struct tt_vk_block tt_vk_block;       /* vk_memory.c */
@@ -74,6 +78,8 @@ typedef struct tt_vk_backend {
     uint32_t memory_type;     /* of every buffer */
     int host_visible;         /* buffers are mapped: transfers are memcpy */
     int int64, storage8;      /* shaderInt64, storageBuffer8BitAccess enabled */
+    int addresses;            /* bufferDeviceAddress enabled: buffers have addresses */
+    int always_addressed;     /* TT_VULKAN_ADDRESSED=1: every launch with buffers addressed */
     uint32_t staging_type;    /* host-visible type for staging (when not) */
     tt_vk_pool buffer_pool;   /* of memory_type: every tt_buffer */
     tt_vk_pool staging_pool;  /* of staging_type: staging buffers */
@@ -94,6 +100,14 @@ typedef struct tt_vk_backend {
     int cache_dirty;          /* pipelines were made since */
     tt_vk_messages messages;
     tt_vk_profiler profiler;
+
+    /* addressed dispatches (vk_address.c): one slot of buffer addresses per
+     * descriptor set of a batch, recycled with them */
+    VkBuffer address_ring;
+    VkDeviceMemory address_memory;
+    void *address_mapped;
+    /* dispatches recorded with each shader variant (tests, measurements) */
+    uint64_t bound_dispatches, addressed_dispatches;
 } tt_vk_backend;
 
 /* The storage behind a tt_buffer of `bytes`: whole 32-bit words, so a
@@ -114,6 +128,7 @@ typedef struct tt_vk_buffer {
     VkBuffer buffer;
     tt_vk_allocation memory;  /* bound at memory.offset of memory.memory */
     void *mapped;             /* host_visible: the buffer's first byte */
+    VkDeviceAddress address;  /* vk->addresses: the buffer's device address */
 } tt_vk_buffer;
 
 /* A pool's blocks, counted (tests, the memory report). */
@@ -191,7 +206,9 @@ tt_status tt_vk_flush(tt_vk_backend *vk, const char *during);
 
 /* ---- vk_pipeline.c ---- */
 /* The pipeline of (program, kernel, options, local size, TT_ARG_LOCAL
- * sizes, binding count, push-constant bytes), made on first use. */
+ * sizes, binding count, push-constant bytes, variant), made on first use.
+ * The addressed variant (<kernel>.addressed) reaches its `bindings` buffers
+ * through the table at TT_VK_ADDRESS_BINDING, its only binding. */
 typedef struct tt_vk_pipeline_key {
     const char *program, *kernel, *options;
     uint32_t local[3];
@@ -199,6 +216,7 @@ typedef struct tt_vk_pipeline_key {
     int local_count;
     int bindings;
     uint32_t push_bytes;
+    int addressed;
 } tt_vk_pipeline_key;
 tt_status tt_vk_pipeline_get(tt_backend *backend, const tt_vk_pipeline_key *key,
                              VkPipeline *pipeline, VkPipelineLayout *layout,
@@ -234,6 +252,13 @@ void tt_vk_profile_after(tt_vk_backend *vk, VkCommandBuffer commands, int slot);
 /* After the submitted commands completed: adds each timed dispatch's
  * duration to the profile under its kind. */
 tt_status tt_vk_profile_collect(tt_vk_backend *vk, const char *during);
+/* ---- vk_address.c ---- */
+/* Writes the `count` addresses of a dispatch into slot `slot` (the index of
+ * its descriptor set in the batch) of the table, made on first use, and
+ * gives that slot as the descriptor of TT_VK_ADDRESS_BINDING. */
+tt_status tt_vk_address_slot(tt_vk_backend *vk, int slot, const VkDeviceAddress *addresses,
+                             int count, VkDescriptorBufferInfo *out);
+void tt_vk_addresses_release(tt_vk_backend *vk);
 
 /* ---- vk_blas.c ---- */
 tt_status tt_vk_gemm(tt_backend *backend, const tt_gemm *gemm);

@@ -1,9 +1,15 @@
 /*
  * One tt_launch on the Vulkan backend (docs/backend.md, "Vulkan"):
- * - the k-th TT_ARG_MEM is storage-buffer binding k, bound at the largest
- *   offset at or below the tensor that meets minStorageBufferOffsetAlignment,
- *   over the rest of the buffer (at most maxStorageBufferRange); the
+ * - the k-th TT_ARG_MEM is placed at the largest offset at or below the
+ *   tensor that meets minStorageBufferOffsetAlignment (and 4 bytes); the
  *   tensor's remaining byte offset from there is a uint push constant;
+ * - where every buffer argument's rest of its buffer from that place fits
+ *   maxStorageBufferRange, the bound variant of the shader runs, the k-th
+ *   argument storage-buffer binding k over that rest; else, on a device with
+ *   buffer device addresses, the addressed variant (<kernel>.addressed),
+ *   whose table at TT_VK_ADDRESS_BINDING holds each argument's buffer
+ *   address plus the same offset (vk_address.c); else an error naming the
+ *   argument.  TT_VULKAN_ADDRESSED=1 picks the addressed variant always;
  * - the push constants mirror the arguments in order: a uint per buffer,
  *   int and float scalars (4 bytes), uint64 scalars (8 bytes, 8-aligned);
  *   128 bytes at most;
@@ -24,6 +30,8 @@
 typedef struct recipe {
     tt_vk_pipeline_key key;
     VkDescriptorBufferInfo buffers[TT_VK_MAX_BINDINGS];
+    VkDeviceAddress addresses[TT_VK_MAX_BINDINGS]; /* buffer address + binding offset */
+    int too_far;          /* 1 + the first argument whose rest exceeds a binding; 0: none */
     unsigned char push[TT_VK_PUSH_BYTES];
     uint32_t groups[3];
 } recipe;
@@ -58,20 +66,35 @@ static tt_status bind(const tt_vk_backend *vk, const tt_launch *l, int arg, reci
                             "of '%s' (%zu bytes)",
                             l->program, l->kernel, arg, m.offset, m.buffer->record.name,
                             m.buffer->bytes);
-    size_t align = lim->minStorageBufferOffsetAlignment ? lim->minStorageBufferOffsetAlignment : 1;
+    /* whole words at least: a shader reads uint words (TT_BYTE) from here */
+    size_t align = lim->minStorageBufferOffsetAlignment > 4 ? lim->minStorageBufferOffsetAlignment : 4;
     size_t base = m.offset / align * align, rest = tt_vk_storage_bytes(m.buffer->bytes) - base;
-    if (rest > lim->maxStorageBufferRange)
-        return tt_error_new(TT_ERR_UNSUPPORTED,
-                            "shader %s/%s: buffer argument %d ('%s' at byte %zu) may reach "
-                            "past the %u bytes one storage binding can address "
-                            "(maxStorageBufferRange): %zu bytes of the buffer follow the "
-                            "binding; keep tensors in buffers of at most that size",
-                            l->program, l->kernel, arg, m.buffer->record.name, m.offset,
-                            lim->maxStorageBufferRange, rest);
+    if (rest > lim->maxStorageBufferRange && !r->too_far) r->too_far = arg + 1;
     const tt_vk_buffer *b = m.buffer->handle;
+    r->addresses[r->key.bindings] = b->address + base;
     r->buffers[r->key.bindings++] = (VkDescriptorBufferInfo){b->buffer, base, rest};
     uint32_t remainder = (uint32_t)(m.offset - base);
     return put(l, r, &remainder, 4);
+}
+
+/* The variant: bound where every buffer fits its binding, else addressed
+ * where the device has addresses, else an error naming the buffer. */
+static tt_status choose_variant(const tt_vk_backend *vk, const tt_launch *l, recipe *r)
+{
+    if (!r->key.bindings) return NULL; /* nothing to address */
+    r->key.addressed = vk->always_addressed || (r->too_far && vk->addresses);
+    if (!r->too_far || r->key.addressed) return NULL;
+    int arg = r->too_far - 1, k = 0;
+    for (int i = 0; i < arg; i++) k += l->args[i].kind == TT_ARG_MEM;
+    tt_mem m = l->args[arg].value.mem;
+    return tt_error_new(TT_ERR_UNSUPPORTED,
+                        "shader %s/%s: buffer argument %d ('%s' at byte %zu) may reach past the "
+                        "%u bytes one storage binding can address (maxStorageBufferRange): "
+                        "%zu bytes of the buffer follow the binding, and the device offers no "
+                        "buffer device addresses (bufferDeviceAddress) to reach them; keep "
+                        "tensors in buffers of at most that size",
+                        l->program, l->kernel, arg, m.buffer->record.name, m.offset,
+                        vk->properties.limits.maxStorageBufferRange, (size_t)r->buffers[k].range);
 }
 
 /* The work-group size and the number of groups. */
@@ -147,6 +170,7 @@ static tt_status plan(const tt_vk_backend *vk, const tt_launch *l, recipe *r)
                             "shader %s/%s: %llu bytes of local memory, above the device's %u",
                             l->program, l->kernel, (unsigned long long)shared,
                             vk->properties.limits.maxComputeSharedMemorySize);
+    TT_TRY(choose_variant(vk, l, r));
     return shape(vk, l, r);
 }
 
@@ -163,15 +187,21 @@ tt_status tt_vk_launch(tt_backend *backend, const tt_launch *launch)
     TT_TRY(tt_vk_pipeline_get(backend, &r.key, &pipeline, &layout, &set_layout));
     TT_TRY(tt_vk_descriptor_set(vk, set_layout, &set));
     VkWriteDescriptorSet writes[TT_VK_MAX_BINDINGS];
-    for (int b = 0; b < r.key.bindings; b++)
-        writes[b] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                           .dstSet = set,
-                                           .dstBinding = (uint32_t)b,
-                                           .descriptorCount = 1,
-                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                           .pBufferInfo = &r.buffers[b]};
-    if (r.key.bindings)
-        vkUpdateDescriptorSets(vk->device, (uint32_t)r.key.bindings, writes, 0, NULL);
+    VkDescriptorBufferInfo table;
+    int count = r.key.addressed ? 1 : r.key.bindings;
+    if (r.key.addressed) /* this set is the batch's (dispatches - 1)-th */
+        TT_TRY(tt_vk_address_slot(vk, vk->dispatches - 1, r.addresses, r.key.bindings, &table));
+    for (int b = 0; b < count; b++)
+        writes[b] = (VkWriteDescriptorSet){
+            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+            .dstSet = set,
+            .dstBinding = r.key.addressed ? TT_VK_ADDRESS_BINDING : (uint32_t)b,
+            .descriptorCount = 1,
+            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .pBufferInfo = r.key.addressed ? &table : &r.buffers[b]};
+    if (count) vkUpdateDescriptorSets(vk->device, (uint32_t)count, writes, 0, NULL);
+    if (r.key.addressed) vk->addressed_dispatches++;
+    else vk->bound_dispatches++;
     TT_TRY(tt_vk_record(vk, &commands));
     int timed = tt_vk_profile_before(backend, commands, launch->program, launch->kernel);
     vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);

@@ -97,7 +97,11 @@ static VkResult allocate_block(tt_vk_backend *vk, tt_vk_pool *pool, VkDeviceSize
         return VK_ERROR_OUT_OF_DEVICE_MEMORY;
     tt_vk_block *b = calloc(1, sizeof *b);
     if (!b) return VK_ERROR_OUT_OF_HOST_MEMORY;
+    /* buffers in it may be reached by device address (addressed shaders) */
+    VkMemoryAllocateFlagsInfo flags = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
+                                       .flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT};
     VkMemoryAllocateInfo info = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                 .pNext = vk->addresses ? &flags : NULL,
                                  .allocationSize = bytes,
                                  .memoryTypeIndex = pool->type};
     VkResult r = vkAllocateMemory(vk->device, &info, NULL, &b->memory);

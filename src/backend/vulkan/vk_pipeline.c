@@ -1,13 +1,15 @@
 /*
  * Compute pipelines of the Vulkan backend, one per (program, kernel,
  * options, work-group size, TT_ARG_LOCAL sizes, bindings, push-constant
- * bytes), made on first use and kept for the backend's life (through the
- * pipeline cache on disk of vk_pipeline_cache.c).
+ * bytes, variant), made on first use and kept for the backend's life
+ * (through the pipeline cache on disk of vk_pipeline_cache.c).
  *
  * The SPIR-V of (program, kernel) is shaders/<program>/<kernel>.comp as
  * compiled and embedded at build time, or <program>/<kernel>.spv under
- * $TT_SHADER_DIR.  Specialization constants are found by name in the
- * module itself (its OpName and SpecId decorations): constants 0, 1, 2 are
+ * $TT_SHADER_DIR; its addressed variant (shaders/common.glsl) is
+ * <kernel>.addressed, with the one binding TT_VK_ADDRESS_BINDING.
+ * Specialization constants are found by name in the module itself (its
+ * OpName and SpecId decorations): constants 0, 1, 2 are
  * the work-group size; each -DNAME=value of the options sets the constant
  * named NAME (a define the shader does not declare is ignored, as an
  * unused define is in OpenCL C); the k-th TT_ARG_LOCAL sets TT_LOCAL<k>.
@@ -96,18 +98,19 @@ int tt_vulkan_has_program(const char *program)
     return 0;
 }
 
-static tt_status load_module(const char *program, const char *kernel, module *m)
+static tt_status load_module(const char *program, const char *kernel, int addressed, module *m)
 {
     memset(m, 0, sizeof *m);
     const char *dir = tt_knob_str(TT_KNOB_SHADER_DIR);
+    const char *variant = addressed ? ".addressed" : "";
     if (dir && *dir) {
         char path[1024];
-        snprintf(path, sizeof path, "%s/%s/%s.spv", dir, program, kernel);
+        snprintf(path, sizeof path, "%s/%s/%s%s.spv", dir, program, kernel, variant);
         TT_TRY(tt_error_prefix(read_spirv(path, m), "loading shader %s/%s (TT_SHADER_DIR)",
                                program, kernel));
     } else {
         char name[160];
-        snprintf(name, sizeof name, "%s/%s", program, kernel);
+        snprintf(name, sizeof name, "%s/%s%s", program, kernel, variant);
         for (size_t i = 0; i < tt_embedded_shader_count && !m->words; i++)
             if (strcmp(tt_embedded_shaders[i].name, name) == 0) {
                 m->words = tt_embedded_shaders[i].words;
@@ -219,7 +222,7 @@ static tt_status create_pipeline(tt_vk_backend *vk, tt_vk_pipeline *e)
     constants c;
     VkShaderModule shader = VK_NULL_HANDLE;
     tt_status status = NULL;
-    TT_TRY(load_module(key->program, key->kernel, &m));
+    TT_TRY(load_module(key->program, key->kernel, key->addressed, &m));
     TT_CHECK(specialize(&m, key, &c));
 
     VkShaderModuleCreateInfo shader_info = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
@@ -231,12 +234,14 @@ static tt_status create_pipeline(tt_vk_backend *vk, tt_vk_pipeline *e)
         goto cleanup;
     }
     VkDescriptorSetLayoutBinding bindings[TT_VK_MAX_BINDINGS];
-    for (int b = 0; b < key->bindings; b++)
-        bindings[b] = (VkDescriptorSetLayoutBinding){(uint32_t)b, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                                     1, VK_SHADER_STAGE_COMPUTE_BIT, NULL};
+    int count = key->addressed ? 1 : key->bindings;
+    for (int b = 0; b < count; b++)
+        bindings[b] = (VkDescriptorSetLayoutBinding){
+            key->addressed ? TT_VK_ADDRESS_BINDING : (uint32_t)b,
+            VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL};
     VkDescriptorSetLayoutCreateInfo set_info = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-        .bindingCount = (uint32_t)key->bindings,
+        .bindingCount = (uint32_t)count,
         .pBindings = bindings};
     r = vkCreateDescriptorSetLayout(vk->device, &set_info, NULL, &e->set_layout);
     if (r != VK_SUCCESS) {
@@ -281,7 +286,8 @@ static int same_key(const tt_vk_pipeline_key *a, const tt_vk_pipeline_key *b)
            memcmp(a->local, b->local, sizeof a->local) == 0 && a->local_count == b->local_count &&
            memcmp(a->local_words, b->local_words,
                   sizeof a->local_words[0] * (size_t)a->local_count) == 0 &&
-           a->bindings == b->bindings && a->push_bytes == b->push_bytes;
+           a->bindings == b->bindings && a->push_bytes == b->push_bytes &&
+           a->addressed == b->addressed;
 }
 
 static void destroy_entry(tt_vk_backend *vk, tt_vk_pipeline *e)

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 typedef struct tt_embedded_shader {
-    const char *name;       /* "<program>/<kernel>" */
+    const char *name;       /* "<program>/<kernel>", or "<program>/<kernel>.addressed" */
     const uint32_t *words;  /* the SPIR-V module */
     size_t word_count;
 } tt_embedded_shader;

@@ -1,0 +1,84 @@
+/* lavapipe (Mesa's gallivm) ends the loops of a shader invocation once they
+ * have run 65535 iterations together, silently: blas/gemm summed at most
+ * that much of k, so a convolution's weight gradient at a 256 x 256 tile
+ * (k = H x W = 65536) came out wrong.  vk_blas.c runs a long k as launches
+ * over slices of it; checked here against double-precision C for k past
+ * the limit, every transposition, alpha and beta, and a batch of two. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "test_vulkan.h"
+
+/* op(X)[i][p] of a row-major X stored transposed or not, leading dimension ld */
+static double at(const float *x, int trans, size_t ld, size_t i, size_t p)
+{
+    return trans ? x[p * ld + i] : x[i * ld + p];
+}
+
+static void check_gemm(int trans_a, int trans_b, size_t k, size_t batch)
+{
+    tt_backend *be = vulkan();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    const size_t m = 5, n = 11;
+    size_t lda = trans_a ? m : k, ldb = trans_b ? k : n, ldc = n;
+    size_t sa = m * k, sb = k * n, sc = m * n; /* per batch entry */
+    float *a = malloc(sa * batch * 4), *b = malloc(sb * batch * 4), *c = malloc(sc * batch * 4);
+    float *got = malloc(sc * batch * 4);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a && b && c && got);
+    uint64_t seed = 9;
+    th_fill_uniform(a, sa * batch, -1, 1, &seed);
+    th_fill_uniform(b, sb * batch, 0, 1, &seed); /* one sign: a sum that grows with k */
+    th_fill_uniform(c, sc * batch, -1, 1, &seed);
+    tt_buffer *A = alloc(be, sa * batch * 4, "a"), *B = alloc(be, sb * batch * 4, "b"),
+              *C = alloc(be, sc * batch * 4, "c");
+    TH_OK(tt_write(be, tt_mem_of(A), a, sa * batch * 4));
+    TH_OK(tt_write(be, tt_mem_of(B), b, sb * batch * 4));
+    TH_OK(tt_write(be, tt_mem_of(C), c, sc * batch * 4));
+    const float alpha = 2.0f, beta = 0.5f;
+    tt_gemm g = {.trans_a = trans_a, .trans_b = trans_b, .m = m, .n = n, .k = k,
+                 .alpha = alpha, .beta = beta,
+                 .a = tt_mem_of(A), .lda = lda, .stride_a = sa,
+                 .b = tt_mem_of(B), .ldb = ldb, .stride_b = sb,
+                 .c = tt_mem_of(C), .ldc = ldc, .stride_c = sc, .batch = batch};
+    TH_OK(tt_gemm_run(be, &g));
+    TH_OK(tt_read(be, got, tt_mem_of(C), sc * batch * 4));
+    double worst = 0;
+    for (size_t e = 0; e < batch; e++)
+        for (size_t i = 0; i < m; i++)
+            for (size_t j = 0; j < n; j++) {
+                double sum = 0, scale = 0;
+                for (size_t p = 0; p < k; p++) {
+                    double t = at(a + e * sa, trans_a, lda, i, p) *
+                               at(b + e * sb, trans_b, ldb, p, j);
+                    sum += t, scale += fabs(t);
+                }
+                double want = alpha * sum + beta * c[e * sc + i * ldc + j];
+                double err = fabs(got[e * sc + i * ldc + j] - want) / (alpha * scale + 1);
+                worst = err > worst ? err : worst;
+            }
+    printf("\n    k %zu, trans %d%d, batch %zu: worst error %.1e of the sum of |terms|", k,
+           trans_a, trans_b, batch, worst);
+    CU_ASSERT(worst < 1e-5);
+    free(a), free(b), free(c), free(got);
+    tt_buffer_free(A), tt_buffer_free(B), tt_buffer_free(C);
+    no_messages();
+}
+
+static void test_gemm_long_k(void)
+{
+    check_gemm(0, 1, 65536, 1);  /* a weight gradient at a 256 x 256 tile */
+    check_gemm(0, 0, 100003, 1);
+    check_gemm(1, 0, 70001, 2);
+    check_gemm(1, 1, 32769, 1);
+}
+
+int main(void)
+{
+    CU_TestInfo tests[] = {
+        {"GEMM with k past lavapipe's 65535 loop iterations", test_gemm_long_k},
+        CU_TEST_INFO_NULL,
+    };
+    int rc = th_run_suite("vulkan_loop_limit", tests);
+    tt_backend_destroy(vk_be);
+    return rc;
+}
