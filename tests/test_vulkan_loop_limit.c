@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "ops/conv_algo.h"
 #include "test_vulkan.h"
 
 /* op(X)[i][p] of a row-major X stored transposed or not, leading dimension ld */
@@ -72,10 +73,61 @@ static void test_gemm_long_k(void)
     check_gemm(1, 1, 32769, 1);
 }
 
+/* relative error of got against a double-precision want, against the sum of |terms| */
+static double rel_err(double got, double want, double scale) { return fabs(got - want) / (scale + 1); }
+
+/* The bias gradient sums a channel's batch x plane in one invocation
+ * (conv_bias_backward_w8, /8) or one work-group of 64 (conv_bias_backward,
+ * /64); `variant` picks it as TT_CONV_DIRECT_VARIANT does. */
+static void check_bias(const char *variant, size_t batch, size_t channels, size_t plane)
+{
+    tt_backend *be = vulkan();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    th_setenv("TT_CONV_DIRECT_VARIANT", variant);
+    size_t n = batch * channels * plane;
+    float *dout = malloc(n * 4), *dbias = malloc(channels * 4), *got = malloc(channels * 4);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dout && dbias && got);
+    uint64_t seed = 5;
+    th_fill_uniform(dout, n, 0, 1, &seed); /* one sign: a sum that grows with the plane */
+    th_fill_uniform(dbias, channels, -1, 1, &seed);
+    tt_buffer *D = alloc(be, n * 4, "dout"), *B = alloc(be, channels * 4, "dbias");
+    TH_OK(tt_write(be, tt_mem_of(D), dout, n * 4));
+    TH_OK(tt_write(be, tt_mem_of(B), dbias, channels * 4));
+    TH_OK(tt_conv_bias_backward(be, tt_mem_of(B), tt_mem_of(D), batch, channels, plane));
+    TH_OK(tt_read(be, got, tt_mem_of(B), channels * 4));
+    double worst = 0;
+    for (size_t c = 0; c < channels; c++) {
+        double sum = dbias[c], scale = fabs(dbias[c]);
+        for (size_t i = 0; i < batch; i++)
+            for (size_t p = 0; p < plane; p++) {
+                double t = dout[(i * channels + c) * plane + p];
+                sum += t, scale += fabs(t);
+            }
+        double err = rel_err(got[c], sum, scale);
+        worst = err > worst ? err : worst;
+    }
+    printf("\n    bias gradient (%s), batch %zu x plane %zu: worst error %.1e", variant, batch,
+           plane, worst);
+    CU_ASSERT(worst < 1e-5);
+    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
+    free(dout), free(dbias), free(got);
+    tt_buffer_free(D), tt_buffer_free(B);
+    no_messages();
+}
+
+static void test_bias_long_plane(void)
+{
+    check_bias("w8", 1, 3, 1 << 20);      /* slices of one plane */
+    check_bias("w8", 9, 2, 100003);       /* several images a launch */
+    check_bias("w8", 3, 2, 300001);       /* slices of each plane, a tail */
+    check_bias("scalar", 2, 1, 2500007); /* past 65535 x 64 */
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
         {"GEMM with k past lavapipe's 65535 loop iterations", test_gemm_long_k},
+        {"conv bias gradient past the loop limit", test_bias_long_plane},
         CU_TEST_INFO_NULL,
     };
     int rc = th_run_suite("vulkan_loop_limit", tests);
