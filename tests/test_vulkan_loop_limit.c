@@ -7,7 +7,9 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "ops/conv2d.h"
 #include "ops/conv_algo.h"
+#include "ops/util.h"
 #include "test_vulkan.h"
 
 /* op(X)[i][p] of a row-major X stored transposed or not, leading dimension ld */
@@ -123,11 +125,77 @@ static void test_bias_long_plane(void)
     check_bias("scalar", 2, 1, 2500007); /* past 65535 x 64 */
 }
 
+/* The 3x3 weight gradient of one channel pair (conv_direct_backward_weight_k3,
+ * or _k3p from a padded copy) with the bands' cap on partial sums set to
+ * one band (TT_CONV_K3W_BANDS): one invocation would sum the whole batch. */
+static void check_k3_weight(const char *padded, int batch, int h, int w)
+{
+    tt_backend *be = vulkan();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    th_setenv("TT_CONV_DIRECT_VARIANT", "w8");
+    th_setenv("TT_K3W_PADDED", padded);
+    th_setenv("TT_CONV_K3W_BANDS", "1000000000,9");
+    tt_conv2d_desc d = {.batch = batch, .in_channels = 1, .in_h = h, .in_w = w,
+                        .out_channels = 1, .kernel_h = 3, .kernel_w = 3, .stride_h = 1,
+                        .stride_w = 1, .pad_h = 1, .pad_w = 1, .dilation_h = 1,
+                        .dilation_w = 1, .groups = 1, .algo = TT_CONV_ALGO_DIRECT};
+    size_t n = (size_t)batch * h * w;
+    float *x = malloc(n * 4), *dy = malloc(n * 4), *wt = malloc(36), *got = malloc(36);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(x && dy && wt && got);
+    uint64_t seed = 7;
+    th_fill_uniform(x, n, 0, 1, &seed);
+    th_fill_uniform(dy, n, 0, 1, &seed);
+    th_fill_uniform(wt, 9, -1, 1, &seed);
+    tt_buffer *X = alloc(be, n * 4, "inp"), *DY = alloc(be, n * 4, "dout"),
+              *DX = alloc(be, n * 4, "dinp"), *W = alloc(be, 36, "weight"),
+              *DW = alloc(be, 36, "dweight");
+    TH_OK(tt_write(be, tt_mem_of(X), x, n * 4));
+    TH_OK(tt_write(be, tt_mem_of(DY), dy, n * 4));
+    TH_OK(tt_write(be, tt_mem_of(W), wt, 36));
+    TH_OK(tt_fill(be, tt_mem_of(DW), 0, 9));
+    tt_mem none = {0};
+    TH_OK(tt_conv2d_backward(be, tt_mem_of(DX), tt_mem_of(DW), none, tt_mem_of(DY),
+                             tt_mem_of(X), tt_mem_of(W), &d, none));
+    TH_OK(tt_read(be, got, tt_mem_of(DW), 36));
+    double worst = 0;
+    for (int ky = 0; ky < 3; ky++)
+        for (int kx = 0; kx < 3; kx++) {
+            double sum = 0;
+            for (int i = 0; i < batch; i++)
+                for (int y = 0; y < h; y++)
+                    for (int c = 0; c < w; c++) {
+                        int iy = y - 1 + ky, ix = c - 1 + kx;
+                        if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                        sum += (double)dy[((size_t)i * h + y) * w + c] *
+                               x[((size_t)i * h + iy) * w + ix];
+                    }
+            double err = rel_err(got[ky * 3 + kx], sum, sum); /* terms all positive */
+            worst = err > worst ? err : worst;
+        }
+    printf("\n    3x3 weight gradient (padded %s), %d x %d x %d: worst error %.1e", padded, batch,
+           h, w, worst);
+    CU_ASSERT(worst < 1e-5);
+    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
+    th_setenv("TT_K3W_PADDED", NULL);
+    th_setenv("TT_CONV_K3W_BANDS", NULL);
+    free(x), free(dy), free(wt), free(got);
+    tt_buffer_free(X), tt_buffer_free(DY), tt_buffer_free(DX), tt_buffer_free(W),
+        tt_buffer_free(DW);
+    no_messages();
+}
+
+static void test_k3_weight_bands(void)
+{
+    check_k3_weight("0", 1, 600, 300); /* 600 rows of 38 vectors in one band */
+    check_k3_weight("1", 8, 1024, 128); /* 4096 row pairs of 16 vectors */
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
         {"GEMM with k past lavapipe's 65535 loop iterations", test_gemm_long_k},
         {"conv bias gradient past the loop limit", test_bias_long_plane},
+        {"3x3 weight gradient bands past the loop limit", test_k3_weight_bands},
         CU_TEST_INFO_NULL,
     };
     int rc = th_run_suite("vulkan_loop_limit", tests);

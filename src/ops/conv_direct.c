@@ -22,6 +22,7 @@
  */
 #include <stdio.h>
 
+#include "backend/loop_budget.h"
 #include "core/knobs.h"
 #include "core/status.h"
 #include "ops/conv_algo.h"
@@ -127,6 +128,12 @@ static int is_k3(const tt_conv_shape *s)
 #define K3W_BAND_BYTES (256u * 1024u)
 #define K3W_PARTIAL_FLOATS ((size_t)1 << 20)
 
+/* Loop steps of conv_direct_backward_weight_k3 per 8 columns of a row:
+ * the column loop's, and up to three input rows' plus the one that ends
+ * that loop (lavapipe counts it; the taps' loops over kx and lanes are
+ * unrolled); _k3p takes fewer. */
+#define K3W_STEPS_PER_VECTOR 5
+
 typedef struct k3w_bands {
     size_t images_per_band, per_image, rows, count;
 } k3w_bands;
@@ -146,6 +153,18 @@ static k3w_bands k3w_bands_of(const tt_conv_shape *s)
     b.rows = (s->oh + b.per_image - 1) / b.per_image;
     b.per_image = (s->oh + b.rows - 1) / b.rows;
     if (s->batch > max_bands) b.images_per_band = (s->batch + max_bands - 1) / max_bands;
+    /* A band is one invocation's loop: the cap on the partial sums gives
+     * way to TT_LOOP_BUDGET (lavapipe ends longer loops silently). */
+    size_t row_steps = 2 + (s->ow + 7) / 8 * K3W_STEPS_PER_VECTOR;
+    size_t budget_rows = TT_LOOP_BUDGET / row_steps ? TT_LOOP_BUDGET / row_steps : 1;
+    if (b.images_per_band * b.rows > budget_rows) {
+        b.images_per_band = budget_rows / b.rows ? budget_rows / b.rows : 1;
+        if (b.rows > budget_rows) {
+            b.rows = budget_rows;
+            b.per_image = (s->oh + b.rows - 1) / b.rows;
+            b.rows = (s->oh + b.per_image - 1) / b.per_image;
+        }
+    }
     b.count = (s->batch + b.images_per_band - 1) / b.images_per_band * b.per_image;
     return b;
 }
