@@ -9,6 +9,7 @@
 
 #include "ops/conv2d.h"
 #include "ops/conv_algo.h"
+#include "ops/convt_tiles.h"
 #include "ops/util.h"
 #include "test_vulkan.h"
 
@@ -190,12 +191,63 @@ static void test_k3_weight_bands(void)
     check_k3_weight("1", 8, 1024, 128); /* 4096 row pairs of 16 vectors */
 }
 
+/* The weight gradient of a 2x2 stride-2 transposed convolution (the UNet's
+ * up-sampling), one channel pair: an invocation sums every image's rows. */
+static void check_convt_weight(const char *variant, size_t batch, size_t h, size_t w)
+{
+    tt_backend *be = vulkan();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    th_setenv("TT_CONV_DIRECT_VARIANT", variant);
+    tt_convt_tiles g = {.batch = batch, .cin = 1, .h = h, .w = w, .cout = 1, .kh = 2, .kw = 2};
+    size_t n = batch * h * w, nd = 4 * n;
+    float *x = malloc(n * 4), *dy = malloc(nd * 4), *dw = malloc(16), *got = malloc(16);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(x && dy && dw && got);
+    uint64_t seed = 3;
+    th_fill_uniform(x, n, 0, 1, &seed);
+    th_fill_uniform(dy, nd, 0, 1, &seed);
+    th_fill_uniform(dw, 4, -1, 1, &seed);
+    tt_buffer *X = alloc(be, n * 4, "inp"), *DY = alloc(be, nd * 4, "dout"),
+              *DW = alloc(be, 16, "dweight");
+    TH_OK(tt_write(be, tt_mem_of(X), x, n * 4));
+    TH_OK(tt_write(be, tt_mem_of(DY), dy, nd * 4));
+    TH_OK(tt_write(be, tt_mem_of(DW), dw, 16));
+    TH_OK(tt_convt_tiles_backward_weight(be, tt_mem_of(DW), tt_mem_of(DY), tt_mem_of(X), &g));
+    TH_OK(tt_read(be, got, tt_mem_of(DW), 16));
+    double worst = 0;
+    for (int t = 0; t < 4; t++) {
+        double sum = dw[t], scale = fabs(dw[t]);
+        for (size_t i = 0; i < batch; i++)
+            for (size_t y = 0; y < h; y++)
+                for (size_t c = 0; c < w; c++) {
+                    double v = (double)x[(i * h + y) * w + c] *
+                               dy[((i * 2 * h) + 2 * y + t / 2) * 2 * w + 2 * c + t % 2];
+                    sum += v, scale += fabs(v);
+                }
+        double err = rel_err(got[t], sum, scale);
+        worst = err > worst ? err : worst;
+    }
+    printf("\n    2x2 transposed weight gradient (%s), %zu x %zu x %zu: worst error %.1e", variant,
+           batch, h, w, worst);
+    CU_ASSERT(worst < 1e-5);
+    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
+    free(x), free(dy), free(dw), free(got);
+    tt_buffer_free(X), tt_buffer_free(DY), tt_buffer_free(DW);
+    no_messages();
+}
+
+static void test_convt_weight_rows(void)
+{
+    check_convt_weight("w8", 1, 600, 1000); /* 600 rows of 125 vectors */
+    check_convt_weight("w8", 3, 250, 803); /* three images, a ragged vector */
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
         {"GEMM with k past lavapipe's 65535 loop iterations", test_gemm_long_k},
         {"conv bias gradient past the loop limit", test_bias_long_plane},
         {"3x3 weight gradient bands past the loop limit", test_k3_weight_bands},
+        {"2x2 transposed weight gradient past the loop limit", test_convt_weight_rows},
         CU_TEST_INFO_NULL,
     };
     int rc = th_run_suite("vulkan_loop_limit", tests);
