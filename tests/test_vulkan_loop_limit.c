@@ -3,7 +3,9 @@
  * that much of k, so a convolution's weight gradient at a 256 x 256 tile
  * (k = H x W = 65536) came out wrong.  vk_blas.c runs a long k as launches
  * over slices of it; checked here against double-precision C for k past
- * the limit, every transposition, alpha and beta, and a batch of two. */
+ * the limit, every transposition, alpha and beta, and a batch of two; and
+ * every other sum the host splits under TT_LOOP_BUDGET (docs/backend.md,
+ * "loops"), past the limit. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -126,55 +128,59 @@ static void test_bias_long_plane(void)
     check_bias("scalar", 2, 1, 2500007); /* past 65535 x 64 */
 }
 
-/* The 3x3 weight gradient of one channel pair (conv_direct_backward_weight_k3,
- * or _k3p from a padded copy) with the bands' cap on partial sums set to
- * one band (TT_CONV_K3W_BANDS): one invocation would sum the whole batch. */
-static void check_k3_weight(const char *padded, int batch, int h, int w)
+/* The DIRECT weight gradient of one channel pair, a k x k kernel (padding
+ * k / 2): for the 3x3 on CPUs conv_direct_backward_weight_k3, or _k3p from
+ * a padded copy, with the bands' cap on partial sums set to one band
+ * (TT_CONV_K3W_BANDS); else conv_direct_backward_weight(_w8), whose
+ * invocation sums every image's rows. */
+static void check_direct_weight(const char *variant, const char *padded, int k, int batch, int h,
+                                int w)
 {
     tt_backend *be = vulkan();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
-    th_setenv("TT_CONV_DIRECT_VARIANT", "w8");
+    th_setenv("TT_CONV_DIRECT_VARIANT", variant);
     th_setenv("TT_K3W_PADDED", padded);
     th_setenv("TT_CONV_K3W_BANDS", "1000000000,9");
     tt_conv2d_desc d = {.batch = batch, .in_channels = 1, .in_h = h, .in_w = w,
-                        .out_channels = 1, .kernel_h = 3, .kernel_w = 3, .stride_h = 1,
-                        .stride_w = 1, .pad_h = 1, .pad_w = 1, .dilation_h = 1,
+                        .out_channels = 1, .kernel_h = k, .kernel_w = k, .stride_h = 1,
+                        .stride_w = 1, .pad_h = k / 2, .pad_w = k / 2, .dilation_h = 1,
                         .dilation_w = 1, .groups = 1, .algo = TT_CONV_ALGO_DIRECT};
+    int pad = k / 2;
     size_t n = (size_t)batch * h * w;
-    float *x = malloc(n * 4), *dy = malloc(n * 4), *wt = malloc(36), *got = malloc(36);
+    float *x = malloc(n * 4), *dy = malloc(n * 4), *wt = malloc(36), *got = malloc(36); /* up to 3 x 3 */
     CU_ASSERT_PTR_NOT_NULL_FATAL(x && dy && wt && got);
     uint64_t seed = 7;
     th_fill_uniform(x, n, 0, 1, &seed);
     th_fill_uniform(dy, n, 0, 1, &seed);
     th_fill_uniform(wt, 9, -1, 1, &seed);
     tt_buffer *X = alloc(be, n * 4, "inp"), *DY = alloc(be, n * 4, "dout"),
-              *DX = alloc(be, n * 4, "dinp"), *W = alloc(be, 36, "weight"),
-              *DW = alloc(be, 36, "dweight");
+              *DX = alloc(be, n * 4, "dinp"), *W = alloc(be, 4 * (size_t)(k * k), "weight"),
+              *DW = alloc(be, 4 * (size_t)(k * k), "dweight");
     TH_OK(tt_write(be, tt_mem_of(X), x, n * 4));
     TH_OK(tt_write(be, tt_mem_of(DY), dy, n * 4));
-    TH_OK(tt_write(be, tt_mem_of(W), wt, 36));
-    TH_OK(tt_fill(be, tt_mem_of(DW), 0, 9));
+    TH_OK(tt_write(be, tt_mem_of(W), wt, 4 * (size_t)(k * k)));
+    TH_OK(tt_fill(be, tt_mem_of(DW), 0, (size_t)(k * k)));
     tt_mem none = {0};
     TH_OK(tt_conv2d_backward(be, tt_mem_of(DX), tt_mem_of(DW), none, tt_mem_of(DY),
                              tt_mem_of(X), tt_mem_of(W), &d, none));
-    TH_OK(tt_read(be, got, tt_mem_of(DW), 36));
+    TH_OK(tt_read(be, got, tt_mem_of(DW), 4 * (size_t)(k * k)));
     double worst = 0;
-    for (int ky = 0; ky < 3; ky++)
-        for (int kx = 0; kx < 3; kx++) {
+    for (int ky = 0; ky < k; ky++)
+        for (int kx = 0; kx < k; kx++) {
             double sum = 0;
             for (int i = 0; i < batch; i++)
                 for (int y = 0; y < h; y++)
                     for (int c = 0; c < w; c++) {
-                        int iy = y - 1 + ky, ix = c - 1 + kx;
+                        int iy = y - pad + ky, ix = c - pad + kx;
                         if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
                         sum += (double)dy[((size_t)i * h + y) * w + c] *
                                x[((size_t)i * h + iy) * w + ix];
                     }
-            double err = rel_err(got[ky * 3 + kx], sum, sum); /* terms all positive */
+            double err = rel_err(got[ky * k + kx], sum, sum); /* terms all positive */
             worst = err > worst ? err : worst;
         }
-    printf("\n    3x3 weight gradient (padded %s), %d x %d x %d: worst error %.1e", padded, batch,
-           h, w, worst);
+    printf("\n    %dx%d weight gradient (%s, padded %s), %d x %d x %d: worst error %.1e", k, k,
+           variant, padded, batch, h, w, worst);
     CU_ASSERT(worst < 1e-5);
     th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
     th_setenv("TT_K3W_PADDED", NULL);
@@ -185,10 +191,12 @@ static void check_k3_weight(const char *padded, int batch, int h, int w)
     no_messages();
 }
 
-static void test_k3_weight_bands(void)
+static void test_direct_weight_rows(void)
 {
-    check_k3_weight("0", 1, 600, 300); /* 600 rows of 38 vectors in one band */
-    check_k3_weight("1", 8, 1024, 128); /* 4096 row pairs of 16 vectors */
+    check_direct_weight("w8", "0", 3, 1, 600, 300);  /* 600 rows of 38 vectors in one band */
+    check_direct_weight("w8", "1", 3, 8, 1024, 128); /* 4096 row pairs of 16 vectors */
+    check_direct_weight("w8", "0", 1, 1, 600, 1000); /* 600 rows of 125 vectors */
+    check_direct_weight("scalar", "0", 1, 2, 15000, 256); /* 30000 rows of one step */
 }
 
 /* The weight gradient of a 2x2 stride-2 transposed convolution (the UNet's
@@ -246,7 +254,7 @@ int main(void)
     CU_TestInfo tests[] = {
         {"GEMM with k past lavapipe's 65535 loop iterations", test_gemm_long_k},
         {"conv bias gradient past the loop limit", test_bias_long_plane},
-        {"3x3 weight gradient bands past the loop limit", test_k3_weight_bands},
+        {"DIRECT weight gradient past the loop limit", test_direct_weight_rows},
         {"2x2 transposed weight gradient past the loop limit", test_convt_weight_rows},
         CU_TEST_INFO_NULL,
     };

@@ -431,31 +431,48 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
     return status;
 }
 
+/* Output rows a launch of the weight gradient sums: an invocation loops
+ * over every image and those rows, a row costing `steps` per vector of 8
+ * columns (w8) or per WG columns, each image and row one or two more;
+ * past TT_LOOP_BUDGET the rows run as several launches adding into
+ * dweight.  Measured on lavapipe: w8 one step a vector (a 1x1 over 600 x
+ * 1000 cut at 86%), counted as 2; the work-group kernel between 4 and 8
+ * a row of one vector, counted as 2 + 4. */
+static size_t weight_rows_per_launch(const tt_conv_shape *s, size_t columns, size_t steps)
+{
+    size_t per_image = TT_LOOP_BUDGET / s->batch > 1 ? TT_LOOP_BUDGET / s->batch - 1 : 1;
+    size_t rows = per_image / (2 + steps * ((s->ow + columns - 1) / columns));
+    return rows < 1 ? 1 : rows > s->oh ? s->oh : rows;
+}
+
 static tt_status direct_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
                                         const tt_conv_shape *s, tt_mem ws)
 {
     direct_params p = params_of(be, s);
     size_t chunks = (s->kh * s->kw + DIRECT_TAPS - 1) / DIRECT_TAPS;
-    if (variant_of(be, s) == TT_KERNEL_W8 && is_k3(s))
-        return k3_backward_weight(be, &p, dweight, dout, inp, s, ws);
-    if (variant_of(be, s) == TT_KERNEL_W8) {
+    int w8 = variant_of(be, s) == TT_KERNEL_W8;
+    if (w8 && is_k3(s)) return k3_backward_weight(be, &p, dweight, dout, inp, s, ws);
+    size_t global[2], local[2];
+    if (w8) {
         /* (channel block, ci) x (ky, chunk of kx), in work-groups of one:
          * PoCL's vectorising across work-items gets in the way of float8
          * code */
-        size_t items = (s->cout + DIRECT_WCOB - 1) / DIRECT_WCOB * s->cin;
-        size_t rows = s->kh * ((s->kw + p.kxb - 1) / p.kxb);
-        size_t global[2] = {items, rows}, local[2] = {1, 1};
-        return tt_launch_kernel(be, "conv_direct", "conv_direct_backward_weight_w8", p.options, 2,
-                                global, local,
-                                TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(dout), tt_arg_mem(inp),
-                                        GEOMETRY_ARGS(s)));
+        global[0] = (s->cout + DIRECT_WCOB - 1) / DIRECT_WCOB * s->cin;
+        global[1] = s->kh * ((s->kw + p.kxb - 1) / p.kxb);
+        local[0] = local[1] = 1;
+    } else {
+        global[0] = (s->cout + DIRECT_WCOB - 1) / DIRECT_WCOB * s->cin * p.wg;
+        global[1] = chunks;
+        local[0] = p.wg, local[1] = 1;
     }
-    size_t blocks = (s->cout + DIRECT_WCOB - 1) / DIRECT_WCOB;
-    size_t global[2] = {blocks * s->cin * p.wg, chunks}, local[2] = {p.wg, 1};
-    return tt_launch_kernel(be, "conv_direct", "conv_direct_backward_weight", p.options, 2, global,
-                            local,
-                            TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(dout), tt_arg_mem(inp),
-                                    GEOMETRY_ARGS(s)));
+    size_t rows = weight_rows_per_launch(s, w8 ? 8 : p.wg, w8 ? 2 : 4);
+    for (size_t row0 = 0; row0 < s->oh; row0 += rows)
+        TT_TRY(tt_launch_kernel(
+            be, "conv_direct", w8 ? "conv_direct_backward_weight_w8" : "conv_direct_backward_weight",
+            p.options, 2, global, local,
+            TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(dout), tt_arg_mem(inp), GEOMETRY_ARGS(s),
+                    tt_arg_i32((int)row0), tt_arg_i32((int)rows))));
+    return NULL;
 }
 
 const tt_conv_algo_impl tt_conv_direct_impl = {
