@@ -21,6 +21,14 @@ static double at(const float *x, int trans, size_t ld, size_t i, size_t p)
     return trans ? x[p * ld + i] : x[i * ld + p];
 }
 
+/* A device buffer holding n floats of v. */
+static tt_buffer *upload(tt_backend *be, const float *v, size_t n, const char *name)
+{
+    tt_buffer *b = alloc(be, n * 4, name);
+    TH_OK(tt_write(be, tt_mem_of(b), v, n * 4));
+    return b;
+}
+
 static void check_gemm(int trans_a, int trans_b, size_t k, size_t batch)
 {
     tt_backend *be = vulkan();
@@ -35,11 +43,8 @@ static void check_gemm(int trans_a, int trans_b, size_t k, size_t batch)
     th_fill_uniform(a, sa * batch, -1, 1, &seed);
     th_fill_uniform(b, sb * batch, 0, 1, &seed); /* one sign: a sum that grows with k */
     th_fill_uniform(c, sc * batch, -1, 1, &seed);
-    tt_buffer *A = alloc(be, sa * batch * 4, "a"), *B = alloc(be, sb * batch * 4, "b"),
-              *C = alloc(be, sc * batch * 4, "c");
-    TH_OK(tt_write(be, tt_mem_of(A), a, sa * batch * 4));
-    TH_OK(tt_write(be, tt_mem_of(B), b, sb * batch * 4));
-    TH_OK(tt_write(be, tt_mem_of(C), c, sc * batch * 4));
+    tt_buffer *A = upload(be, a, sa * batch, "a"), *B = upload(be, b, sb * batch, "b"),
+              *C = upload(be, c, sc * batch, "c");
     const float alpha = 2.0f, beta = 0.5f;
     tt_gemm g = {.trans_a = trans_a, .trans_b = trans_b, .m = m, .n = n, .k = k,
                  .alpha = alpha, .beta = beta,
@@ -95,9 +100,7 @@ static void check_bias(const char *variant, size_t batch, size_t channels, size_
     uint64_t seed = 5;
     th_fill_uniform(dout, n, 0, 1, &seed); /* one sign: a sum that grows with the plane */
     th_fill_uniform(dbias, channels, -1, 1, &seed);
-    tt_buffer *D = alloc(be, n * 4, "dout"), *B = alloc(be, channels * 4, "dbias");
-    TH_OK(tt_write(be, tt_mem_of(D), dout, n * 4));
-    TH_OK(tt_write(be, tt_mem_of(B), dbias, channels * 4));
+    tt_buffer *D = upload(be, dout, n, "dout"), *B = upload(be, dbias, channels, "dbias");
     TH_OK(tt_conv_bias_backward(be, tt_mem_of(B), tt_mem_of(D), batch, channels, plane));
     TH_OK(tt_read(be, got, tt_mem_of(B), channels * 4));
     double worst = 0;
@@ -147,23 +150,19 @@ static void check_direct_weight(const char *variant, const char *padded, int k, 
                         .dilation_w = 1, .groups = 1, .algo = TT_CONV_ALGO_DIRECT};
     int pad = k / 2;
     size_t n = (size_t)batch * h * w;
-    float *x = malloc(n * 4), *dy = malloc(n * 4), *wt = malloc(36), *got = malloc(36); /* up to 3 x 3 */
-    CU_ASSERT_PTR_NOT_NULL_FATAL(x && dy && wt && got);
     uint64_t seed = 7;
-    th_fill_uniform(x, n, 0, 1, &seed);
-    th_fill_uniform(dy, n, 0, 1, &seed);
-    th_fill_uniform(wt, 9, -1, 1, &seed);
-    tt_buffer *X = alloc(be, n * 4, "inp"), *DY = alloc(be, n * 4, "dout"),
-              *DX = alloc(be, n * 4, "dinp"), *W = alloc(be, 4 * (size_t)(k * k), "weight"),
-              *DW = alloc(be, 4 * (size_t)(k * k), "dweight");
-    TH_OK(tt_write(be, tt_mem_of(X), x, n * 4));
-    TH_OK(tt_write(be, tt_mem_of(DY), dy, n * 4));
-    TH_OK(tt_write(be, tt_mem_of(W), wt, 4 * (size_t)(k * k)));
-    TH_OK(tt_fill(be, tt_mem_of(DW), 0, (size_t)(k * k)));
+    float *x = th_random_floats(n, 0, 1, &seed), *dy = th_random_floats(n, 0, 1, &seed);
+    float *wt = th_random_floats(9, -1, 1, &seed), *got = malloc(36);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+    size_t taps = (size_t)(k * k); /* at most 9 */
+    tt_buffer *X = upload(be, x, n, "inp"), *DY = upload(be, dy, n, "dout"),
+              *DX = alloc(be, n * 4, "dinp"), *W = upload(be, wt, taps, "weight"),
+              *DW = alloc(be, taps * 4, "dweight");
+    TH_OK(tt_fill(be, tt_mem_of(DW), 0, taps));
     tt_mem none = {0};
     TH_OK(tt_conv2d_backward(be, tt_mem_of(DX), tt_mem_of(DW), none, tt_mem_of(DY),
                              tt_mem_of(X), tt_mem_of(W), &d, none));
-    TH_OK(tt_read(be, got, tt_mem_of(DW), 4 * (size_t)(k * k)));
+    TH_OK(tt_read(be, got, tt_mem_of(DW), taps * 4));
     double worst = 0;
     for (int ky = 0; ky < k; ky++)
         for (int kx = 0; kx < k; kx++) {
@@ -208,17 +207,12 @@ static void check_convt_weight(const char *variant, size_t batch, size_t h, size
     th_setenv("TT_CONV_DIRECT_VARIANT", variant);
     tt_convt_tiles g = {.batch = batch, .cin = 1, .h = h, .w = w, .cout = 1, .kh = 2, .kw = 2};
     size_t n = batch * h * w, nd = 4 * n;
-    float *x = malloc(n * 4), *dy = malloc(nd * 4), *dw = malloc(16), *got = malloc(16);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(x && dy && dw && got);
     uint64_t seed = 3;
-    th_fill_uniform(x, n, 0, 1, &seed);
-    th_fill_uniform(dy, nd, 0, 1, &seed);
-    th_fill_uniform(dw, 4, -1, 1, &seed);
-    tt_buffer *X = alloc(be, n * 4, "inp"), *DY = alloc(be, nd * 4, "dout"),
-              *DW = alloc(be, 16, "dweight");
-    TH_OK(tt_write(be, tt_mem_of(X), x, n * 4));
-    TH_OK(tt_write(be, tt_mem_of(DY), dy, nd * 4));
-    TH_OK(tt_write(be, tt_mem_of(DW), dw, 16));
+    float *x = th_random_floats(n, 0, 1, &seed), *dy = th_random_floats(nd, 0, 1, &seed);
+    float *dw = th_random_floats(4, -1, 1, &seed), *got = malloc(16);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+    tt_buffer *X = upload(be, x, n, "inp"), *DY = upload(be, dy, nd, "dout"),
+              *DW = upload(be, dw, 4, "dweight");
     TH_OK(tt_convt_tiles_backward_weight(be, tt_mem_of(DW), tt_mem_of(DY), tt_mem_of(X), &g));
     TH_OK(tt_read(be, got, tt_mem_of(DW), 16));
     double worst = 0;
