@@ -22,10 +22,12 @@ __kernel void conv_bias_fill(TT_MEM(float, y), TT_MEM(const float, bias), const 
 }
 
 /* dbias[c] += sum over n, p of dout[n, c, p]; one work-group per channel c,
- * its work-items stride over the plane (consecutive addresses per step). */
+ * its work-items stride over the plane (consecutive addresses per step).
+ * Rows are `pitch` floats apart: the host may sum a slice of each plane
+ * (src/ops/conv_algo.c keeps an invocation's loop under TT_LOOP_BUDGET). */
 __kernel __attribute__((reqd_work_group_size(TT_CONV_BIAS_WG, 1, 1)))
 void conv_bias_backward(TT_MEM(float, dbias), TT_MEM(const float, dout), const int batch,
-                        const int channels, const int plane)
+                        const int channels, const int plane, const int pitch)
 {
     TT_PTR(float, dbias);
     TT_PTR(const float, dout);
@@ -35,7 +37,7 @@ void conv_bias_backward(TT_MEM(float, dbias), TT_MEM(const float, dout), const i
     float sum = 0.0f;
     if (c < channels)
         for (int n = 0; n < batch; n++) {
-            __global const float *row = dout + ((size_t)n * channels + c) * plane;
+            __global const float *row = dout + ((size_t)n * channels + c) * pitch;
             for (int p = lid; p < plane; p += TT_CONV_BIAS_WG) sum += row[p];
         }
     partial[lid] = sum;
@@ -51,7 +53,8 @@ void conv_bias_backward(TT_MEM(float, dbias), TT_MEM(const float, dout), const i
  * planes as float8 (a work-group's strided walk and local-memory tree cost
  * PoCL more than the sum itself).  global (channels). */
 __kernel void conv_bias_backward_w8(TT_MEM(float, dbias), TT_MEM(const float, dout),
-                                    const int batch, const int channels, const int plane)
+                                    const int batch, const int channels, const int plane,
+                                    const int pitch)
 {
     TT_PTR(float, dbias);
     TT_PTR(const float, dout);
@@ -60,7 +63,7 @@ __kernel void conv_bias_backward_w8(TT_MEM(float, dbias), TT_MEM(const float, do
     float8 acc = (float8)(0.0f);
     float tail = 0.0f;
     for (int n = 0; n < batch; n++) {
-        __global const float *row = dout + ((size_t)n * channels + c) * plane;
+        __global const float *row = dout + ((size_t)n * channels + c) * pitch;
         int p = 0;
         for (; p + 8 <= plane; p += 8) acc += vload8(0, row + p);
         for (; p < plane; p++) tail += row[p];

@@ -192,10 +192,13 @@ __kernel void conv_direct_backward_data(TT_MEM(float, dinp), TT_MEM(const float,
  * t = ky kW + kx in [tap0, tap0 + TAPS) and WCOB output channels co.  One
  * work-group of WG per (output-channel block, ci) (dimension 0) and tap chunk
  * (dimension 1); its work-items run along output rows (each input load feeds
- * WCOB products), then reduce in local memory. */
+ * WCOB products), then reduce in local memory.  Only the output rows
+ * [row0, row0 + rows) of every image: the host splits a long sum
+ * (src/ops/conv_direct.c keeps a loop under TT_LOOP_BUDGET). */
 __kernel __attribute__((reqd_work_group_size(TT_DIRECT_WG, 1, 1)))
 void conv_direct_backward_weight(TT_MEM(float, dweight), TT_MEM(const float, dout),
-                                 TT_MEM(const float, inp), TT_GEOMETRY)
+                                 TT_MEM(const float, inp), TT_GEOMETRY, const int row0,
+                                 const int rows)
 {
     TT_PTR(float, dweight);
     TT_PTR(const float, dout);
@@ -212,7 +215,7 @@ void conv_direct_backward_weight(TT_MEM(float, dweight), TT_MEM(const float, dou
     /* control flow uniform across the row (clamped addresses, masked values) */
     for (int n = 0; n < N; n++) {
         __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
-        for (int oy = 0; oy < OH; oy++) {
+        for (int oy = row0; oy < min(OH, row0 + rows); oy++) {
             __global const float *drow = dout + (((size_t)n * Cout + co0) * OH + oy) * OW;
             for (int ox0 = 0; ox0 < OW; ox0 += TT_DIRECT_WG) {
                 const int ox = ox0 + lid, ox_safe = min(ox, OW - 1);
@@ -335,9 +338,11 @@ __kernel void conv_direct_backward_data_w8(TT_MEM(float, dinp), TT_MEM(const flo
  * accumulators), and no barrier: on PoCL values live across a barrier go
  * through memory, which costs more than a work-group reduction brings on a
  * CPU.  Channels past Cout and columns past kW are computed on clamped
- * addresses and never stored. */
+ * addresses and never stored.  Rows [row0, row0 + rows) as
+ * conv_direct_backward_weight. */
 __kernel void conv_direct_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(const float, dout),
-                                             TT_MEM(const float, inp), TT_GEOMETRY)
+                                             TT_MEM(const float, inp), TT_GEOMETRY, const int row0,
+                                             const int rows)
 {
     TT_PTR(float, dweight);
     TT_PTR(const float, dout);
@@ -355,7 +360,7 @@ __kernel void conv_direct_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(cons
         for (int t = 0; t < TT_DIRECT_KXB; t++) acc[j][t] = (float8)(0.0f);
     for (int n = 0; n < N; n++) {
         __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
-        for (int oy = 0; oy < OH; oy++) {
+        for (int oy = row0; oy < min(OH, row0 + rows); oy++) {
             const int iy = oy * SH - PH + ky * DH;
             if (iy < 0 || iy >= H) continue;
             __global const float *row = plane + iy * W;

@@ -109,11 +109,14 @@ __kernel void convt_tiles_backward_data(TT_MEM(float, dinp), TT_MEM(const float,
 /* dweight[ci, co, t] += sum over n, iy, ix of inp[n, ci, iy, ix]
  * dout[n, co, iy KH + ky, ix KW + kx].  One work-group of WG per (ci, co):
  * its work-items stride over the input positions (neighbours read
- * neighbouring inputs), then reduce the taps in local memory.
+ * neighbouring inputs), then reduce the taps in local memory.  Only the
+ * input rows [row0, row0 + rows) of every image: the host splits a long
+ * sum (src/ops/convt_tiles.c keeps a loop under TT_LOOP_BUDGET).
  * global (Cin Cout WG), local (WG). */
 __kernel __attribute__((reqd_work_group_size(TT_CONVT_WG, 1, 1)))
 void convt_tiles_backward_weight(TT_MEM(float, dweight), TT_MEM(const float, dout),
-                                 TT_MEM(const float, inp), TT_CONVT_GEOMETRY)
+                                 TT_MEM(const float, inp), TT_CONVT_GEOMETRY, const int row0,
+                                 const int rows)
 {
     TT_PTR(float, dweight);
     TT_PTR(const float, dout);
@@ -123,14 +126,15 @@ void convt_tiles_backward_weight(TT_MEM(float, dweight), TT_MEM(const float, dou
     const int ci = get_group_id(0) / Cout, co = get_group_id(0) % Cout;
     const int OH = H * TT_CONVT_KH, OW = W * TT_CONVT_KW;
     const int plane = H * W;
+    const int first = row0 * W, end = min(H, row0 + rows) * W;
     float acc[TT_CONVT_TAPS];
     for (int t = 0; t < TT_CONVT_TAPS; t++) acc[t] = 0.0f;
     for (int n = 0; n < N; n++) {
         __global const float *x = inp + ((size_t)n * Cin + ci) * plane;
         __global const float *d = dout + ((size_t)n * Cout + co) * OH * OW;
-        for (int p0 = 0; p0 < plane; p0 += TT_CONVT_WG) {
-            const int p = min(p0 + lid, plane - 1); /* clamped: counted once below */
-            const float v = p0 + lid < plane ? x[p] : 0.0f;
+        for (int p0 = first; p0 < end; p0 += TT_CONVT_WG) {
+            const int p = min(p0 + lid, end - 1); /* clamped: counted once below */
+            const float v = p0 + lid < end ? x[p] : 0.0f;
             const int iy = p / W, ix = p % W;
             __global const float *drow = d + (size_t)iy * TT_CONVT_KH * OW + ix * TT_CONVT_KW;
             for (int ky = 0; ky < TT_CONVT_KH; ky++)
@@ -271,10 +275,12 @@ __kernel void convt_tiles_backward_data_w8(TT_MEM(float, dinp), TT_MEM(const flo
  * lanes, (x0 x0 x1 x1 ...), to meet the output row as it lies (even lanes
  * kx = 0, odd lanes kx = 1): plain loads of dout, two shuffles per input,
  * and WCIB x KH x 2 accumulators.  Blocking input channels rather than
- * output channels reads dout, the larger tensor, Cin / WCIB times.
+ * output channels reads dout, the larger tensor, Cin / WCIB times.  Rows
+ * [row0, row0 + rows) as convt_tiles_backward_weight.
  * global (ceil(Cin / WCIB) Cout). */
 __kernel void convt_tiles_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(const float, dout),
-                                             TT_MEM(const float, inp), TT_CONVT_GEOMETRY)
+                                             TT_MEM(const float, inp), TT_CONVT_GEOMETRY,
+                                             const int row0, const int rows)
 {
     TT_PTR(float, dweight);
     TT_PTR(const float, dout);
@@ -292,7 +298,7 @@ __kernel void convt_tiles_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(cons
     for (int n = 0; n < N; n++) {
         __global const float *x = inp + ((size_t)n * Cin + ci0) * H * W;
         __global const float *d = dout + ((size_t)n * Cout + co) * OH * OW;
-        for (int iy = 0; iy < H; iy++) {
+        for (int iy = row0; iy < min(H, row0 + rows); iy++) {
             __global const float *xrow = x + (size_t)iy * W;
             __global const float *drow = d + (size_t)iy * TT_CONVT_KH * OW;
 #define CONVT_WEIGHT_COLUMNS(LOAD)                                                          \

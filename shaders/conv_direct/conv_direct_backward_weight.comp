@@ -2,7 +2,8 @@
  * n, oy, ox of dout[n, co, oy, ox] inp[n, ci, oy sH - pH + ky dH, ox sW -
  * pW + kx dW] for the taps t = ky kW + kx in [tap0, tap0 + TAPS) and WCOB
  * output channels (opencl/conv_direct.cl; arguments dweight, dout, inp,
- * geometry).  One work-group of WG per (output-channel block, ci)
+ * geometry, row0, rows: the output rows [row0, row0 + rows) of every
+ * image).  One work-group of WG per (output-channel block, ci)
  * (dimension 0) and tap chunk (dimension 1); its invocations run along
  * output rows, then reduce in shared memory (a tree of WG / 2, WG / 4 ..
  * 1, as the OpenCL kernel).  Control flow uniform across the group:
@@ -15,7 +16,7 @@ TT_BUFFER(0, float, dweight);
 TT_BUFFER(1, float, dout);
 TT_BUFFER(2, float, inp);
 layout(push_constant) uniform Args {
-    uint dweight_offset; uint dout_offset; uint inp_offset; tt_geometry g;
+    uint dweight_offset; uint dout_offset; uint inp_offset; tt_geometry g; int row0; int rows;
 } args;
 shared float partial[TT_DIRECT_WCOB * TT_DIRECT_TAPS * TT_DIRECT_WG];
 
@@ -32,7 +33,7 @@ void main()
         for (int t = 0; t < TT_DIRECT_TAPS; t++) acc[j][t] = 0.0;
     for (int n = 0; n < g.N; n++) {
         int plane = TT_AT(args.inp_offset, 4) + (n * g.Cin + ci) * g.H * g.W;
-        for (int oy = 0; oy < g.OH; oy++) {
+        for (int oy = args.row0; oy < min(g.OH, args.row0 + args.rows); oy++) {
             int drow = TT_AT(args.dout_offset, 4) + ((n * g.Cout + co0) * g.OH + oy) * g.OW;
             for (int ox0 = 0; ox0 < g.OW; ox0 += TT_DIRECT_WG) {
                 int ox = ox0 + lid, ox_safe = min(ox, g.OW - 1);

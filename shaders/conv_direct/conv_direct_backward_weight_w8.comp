@@ -1,6 +1,7 @@
 /* conv_direct/conv_direct_backward_weight_w8: conv_direct_backward_weight
  * for CPUs, no shared memory and no barrier; sW must be 1
- * (opencl/conv_direct.cl; arguments dweight, dout, inp, geometry).  One
+ * (opencl/conv_direct.cl; arguments dweight, dout, inp, geometry, row0,
+ * rows: the output rows [row0, row0 + rows) of every image).  One
  * work-item per block of WCOB output channels x one input channel
  * (dimension 0) and per kernel row ky x chunk of KXB columns (dimension 1)
  * sums over every output position, 8 columns at a time (float[8] for
@@ -15,7 +16,7 @@ TT_BUFFER(0, float, dweight);
 TT_BUFFER(1, float, dout);
 TT_BUFFER(2, float, inp);
 layout(push_constant) uniform Args {
-    uint dweight_offset; uint dout_offset; uint inp_offset; tt_geometry g;
+    uint dweight_offset; uint dout_offset; uint inp_offset; tt_geometry g; int row0; int rows;
 } args;
 
 void main()
@@ -34,7 +35,7 @@ void main()
             for (int l = 0; l < 8; l++) acc[j][t][l] = 0.0;
     for (int n = 0; n < g.N; n++) {
         int plane = TT_AT(args.inp_offset, 4) + (n * g.Cin + ci) * g.H * g.W;
-        for (int oy = 0; oy < g.OH; oy++) {
+        for (int oy = args.row0; oy < min(g.OH, args.row0 + args.rows); oy++) {
             int iy = oy * g.SH - g.PH + ky * g.DH;
             if (iy < 0 || iy >= g.H) continue;
             int row = plane + iy * g.W;

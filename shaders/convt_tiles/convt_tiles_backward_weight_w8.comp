@@ -2,7 +2,8 @@
  * for CPUs when the kernel is 2 wide: one invocation per block of
  * TT_CONVT_WCIB input channels and one output channel sums over every input
  * position, 8 columns at a time, with no barrier (opencl/convt_tiles.cl;
- * arguments dweight, dout, inp, N, Cin, H, W, Cout; global
+ * arguments dweight, dout, inp, N, Cin, H, W, Cout, row0, rows: the input
+ * rows [row0, row0 + rows) of every image; global
  * (ceil(Cin / WCIB) Cout)).  The OpenCL kernel's float8 accumulators hold
  * lane 2 q + kx of columns q (first half) and q + 4 (second half); here
  * acc[((j KH + ky) 2 + kx) 8 + l] holds column l of tap (ky, kx), and the
@@ -16,7 +17,7 @@ TT_BUFFER(1, float, dout);
 TT_BUFFER(2, float, inp);
 layout(push_constant) uniform Args {
     uint dweight_offset; uint dout_offset; uint inp_offset;
-    int N; int Cin; int H; int W; int Cout;
+    int N; int Cin; int H; int W; int Cout; int row0; int rows;
 } args;
 
 const int ACC = TT_CONVT_WCIB * TT_CONVT_KH * 2 * 8;
@@ -34,7 +35,7 @@ void main()
     for (int n = 0; n < args.N; n++) {
         int x = TT_AT(args.inp_offset, 4) + (n * Cin + ci0) * H * W;
         int d = TT_AT(args.dout_offset, 4) + (n * args.Cout + co) * OH * OW;
-        for (int iy = 0; iy < H; iy++) {
+        for (int iy = args.row0; iy < min(H, args.row0 + args.rows); iy++) {
             int xrow = x + iy * W, drow = d + iy * TT_CONVT_KH * OW;
             for (int x0 = 0; x0 < W; x0 += 8) {
                 int columns = min(8, W - x0);

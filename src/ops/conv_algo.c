@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <strings.h>
 
+#include "backend/loop_budget.h"
 #include "core/status.h"
 #include "ops/conv_autotune.h"
 #include "ops/device_traits.h"
@@ -46,20 +47,46 @@ tt_status tt_conv_bias_fill(tt_backend *be, tt_mem y, tt_mem bias, size_t batch,
                                     tt_arg_i32((int)plane), tt_arg_i32((int)(batch * channels))));
 }
 
+/* One launch of the bias gradient over `batch` images of `plane` pixels,
+ * rows `pitch` floats apart, starting at `dout`. */
+static tt_status bias_backward_launch(tt_backend *be, int w8, tt_mem dbias, tt_mem dout,
+                                      size_t batch, size_t channels, size_t plane, size_t pitch)
+{
+    size_t global[1] = {w8 ? channels : channels * CONV_BIAS_WG};
+    size_t local[1] = {w8 ? 1 : CONV_BIAS_WG};
+    return tt_launch_kernel(be, "conv", w8 ? "conv_bias_backward_w8" : "conv_bias_backward",
+                            CONV_OPTIONS, 1, global, local,
+                            TT_ARGS(tt_arg_mem(dbias), tt_arg_mem(dout), tt_arg_i32((int)batch),
+                                    tt_arg_i32((int)channels), tt_arg_i32((int)plane),
+                                    tt_arg_i32((int)pitch)));
+}
+
+/* An invocation sums batch x plane / (8 or CONV_BIAS_WG) steps of its
+ * channel: past TT_LOOP_BUDGET of them the sum runs as several launches,
+ * each adding its share into dbias (whole images while one fits, else
+ * slices of each plane), in the same order on every backend. */
 tt_status tt_conv_bias_backward(tt_backend *be, tt_mem dbias, tt_mem dout, size_t batch,
                                 size_t channels, size_t plane)
 {
     TT_TRY(tt_launch_check_count("conv bias backward", batch * channels * plane));
-    if (tt_device_traits_of(be).w8) { /* CPUs: a channel a work-item */
-        size_t global[1] = {channels}, local[1] = {1};
-        return tt_launch_kernel(be, "conv", "conv_bias_backward_w8", CONV_OPTIONS, 1, global, local,
-                                TT_ARGS(tt_arg_mem(dbias), tt_arg_mem(dout), tt_arg_i32((int)batch),
-                                        tt_arg_i32((int)channels), tt_arg_i32((int)plane)));
+    int w8 = tt_device_traits_of(be).w8; /* CPUs: a channel a work-item */
+    size_t share = (size_t)TT_LOOP_BUDGET * (w8 ? 8 : CONV_BIAS_WG);
+    if (batch * plane <= share)
+        return bias_backward_launch(be, w8, dbias, dout, batch, channels, plane, plane);
+    if (plane <= share) {
+        size_t images = share / plane;
+        for (size_t n = 0; n < batch; n += images)
+            TT_TRY(bias_backward_launch(be, w8, dbias, tt_mem_f32(dout, n * channels * plane),
+                                        batch - n < images ? batch - n : images, channels,
+                                        plane, plane));
+        return NULL;
     }
-    size_t global[1] = {channels * CONV_BIAS_WG}, local[1] = {CONV_BIAS_WG};
-    return tt_launch_kernel(be, "conv", "conv_bias_backward", CONV_OPTIONS, 1, global, local,
-                            TT_ARGS(tt_arg_mem(dbias), tt_arg_mem(dout), tt_arg_i32((int)batch),
-                                    tt_arg_i32((int)channels), tt_arg_i32((int)plane)));
+    for (size_t n = 0; n < batch; n++)
+        for (size_t p = 0; p < plane; p += share)
+            TT_TRY(bias_backward_launch(be, w8, dbias,
+                                        tt_mem_f32(dout, n * channels * plane + p), 1, channels,
+                                        plane - p < share ? plane - p : share, plane));
+    return NULL;
 }
 
 tt_status tt_conv_workspace_acquire(tt_backend *be, const char *name,

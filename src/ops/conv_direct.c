@@ -22,6 +22,7 @@
  */
 #include <stdio.h>
 
+#include "backend/loop_budget.h"
 #include "core/knobs.h"
 #include "core/status.h"
 #include "ops/conv_algo.h"
@@ -127,6 +128,12 @@ static int is_k3(const tt_conv_shape *s)
 #define K3W_BAND_BYTES (256u * 1024u)
 #define K3W_PARTIAL_FLOATS ((size_t)1 << 20)
 
+/* Loop steps of conv_direct_backward_weight_k3 per 8 columns of a row:
+ * the column loop's, and up to three input rows' plus the one that ends
+ * that loop (lavapipe counts it; the taps' loops over kx and lanes are
+ * unrolled); _k3p takes fewer. */
+#define K3W_STEPS_PER_VECTOR 5
+
 typedef struct k3w_bands {
     size_t images_per_band, per_image, rows, count;
 } k3w_bands;
@@ -146,6 +153,18 @@ static k3w_bands k3w_bands_of(const tt_conv_shape *s)
     b.rows = (s->oh + b.per_image - 1) / b.per_image;
     b.per_image = (s->oh + b.rows - 1) / b.rows;
     if (s->batch > max_bands) b.images_per_band = (s->batch + max_bands - 1) / max_bands;
+    /* A band is one invocation's loop: the cap on the partial sums gives
+     * way to TT_LOOP_BUDGET (lavapipe ends longer loops silently). */
+    size_t row_steps = 2 + (s->ow + 7) / 8 * K3W_STEPS_PER_VECTOR;
+    size_t budget_rows = TT_LOOP_BUDGET / row_steps ? TT_LOOP_BUDGET / row_steps : 1;
+    if (b.images_per_band * b.rows > budget_rows) {
+        b.images_per_band = budget_rows / b.rows ? budget_rows / b.rows : 1;
+        if (b.rows > budget_rows) {
+            b.rows = budget_rows;
+            b.per_image = (s->oh + b.rows - 1) / b.rows;
+            b.rows = (s->oh + b.per_image - 1) / b.per_image;
+        }
+    }
     b.count = (s->batch + b.images_per_band - 1) / b.images_per_band * b.per_image;
     return b;
 }
@@ -412,31 +431,48 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
     return status;
 }
 
+/* Output rows a launch of the weight gradient sums: an invocation loops
+ * over every image and those rows, a row costing `steps` per vector of 8
+ * columns (w8) or per WG columns, each image and row one or two more;
+ * past TT_LOOP_BUDGET the rows run as several launches adding into
+ * dweight.  Measured on lavapipe: w8 one step a vector (a 1x1 over 600 x
+ * 1000 cut at 86%), counted as 2; the work-group kernel between 4 and 8
+ * a row of one vector, counted as 2 + 4. */
+static size_t weight_rows_per_launch(const tt_conv_shape *s, size_t columns, size_t steps)
+{
+    size_t per_image = TT_LOOP_BUDGET / s->batch > 1 ? TT_LOOP_BUDGET / s->batch - 1 : 1;
+    size_t rows = per_image / (2 + steps * ((s->ow + columns - 1) / columns));
+    return rows < 1 ? 1 : rows > s->oh ? s->oh : rows;
+}
+
 static tt_status direct_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
                                         const tt_conv_shape *s, tt_mem ws)
 {
     direct_params p = params_of(be, s);
     size_t chunks = (s->kh * s->kw + DIRECT_TAPS - 1) / DIRECT_TAPS;
-    if (variant_of(be, s) == TT_KERNEL_W8 && is_k3(s))
-        return k3_backward_weight(be, &p, dweight, dout, inp, s, ws);
-    if (variant_of(be, s) == TT_KERNEL_W8) {
+    int w8 = variant_of(be, s) == TT_KERNEL_W8;
+    if (w8 && is_k3(s)) return k3_backward_weight(be, &p, dweight, dout, inp, s, ws);
+    size_t global[2], local[2];
+    if (w8) {
         /* (channel block, ci) x (ky, chunk of kx), in work-groups of one:
          * PoCL's vectorising across work-items gets in the way of float8
          * code */
-        size_t items = (s->cout + DIRECT_WCOB - 1) / DIRECT_WCOB * s->cin;
-        size_t rows = s->kh * ((s->kw + p.kxb - 1) / p.kxb);
-        size_t global[2] = {items, rows}, local[2] = {1, 1};
-        return tt_launch_kernel(be, "conv_direct", "conv_direct_backward_weight_w8", p.options, 2,
-                                global, local,
-                                TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(dout), tt_arg_mem(inp),
-                                        GEOMETRY_ARGS(s)));
+        global[0] = (s->cout + DIRECT_WCOB - 1) / DIRECT_WCOB * s->cin;
+        global[1] = s->kh * ((s->kw + p.kxb - 1) / p.kxb);
+        local[0] = local[1] = 1;
+    } else {
+        global[0] = (s->cout + DIRECT_WCOB - 1) / DIRECT_WCOB * s->cin * p.wg;
+        global[1] = chunks;
+        local[0] = p.wg, local[1] = 1;
     }
-    size_t blocks = (s->cout + DIRECT_WCOB - 1) / DIRECT_WCOB;
-    size_t global[2] = {blocks * s->cin * p.wg, chunks}, local[2] = {p.wg, 1};
-    return tt_launch_kernel(be, "conv_direct", "conv_direct_backward_weight", p.options, 2, global,
-                            local,
-                            TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(dout), tt_arg_mem(inp),
-                                    GEOMETRY_ARGS(s)));
+    size_t rows = weight_rows_per_launch(s, w8 ? 8 : p.wg, w8 ? 2 : 4);
+    for (size_t row0 = 0; row0 < s->oh; row0 += rows)
+        TT_TRY(tt_launch_kernel(
+            be, "conv_direct", w8 ? "conv_direct_backward_weight_w8" : "conv_direct_backward_weight",
+            p.options, 2, global, local,
+            TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(dout), tt_arg_mem(inp), GEOMETRY_ARGS(s),
+                    tt_arg_i32((int)row0), tt_arg_i32((int)rows))));
+    return NULL;
 }
 
 const tt_conv_algo_impl tt_conv_direct_impl = {

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+#include "backend/loop_budget.h"
 #include "core/status.h"
 #include "ops/conv_algo.h"
 #include "ops/device_traits.h"
@@ -81,20 +82,32 @@ tt_status tt_convt_tiles_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout,
                                     GEOMETRY_ARGS(g)));
 }
 
+/* An invocation of the weight gradient loops over every image and its rows
+ * [row0, row0 + rows): past TT_LOOP_BUDGET steps the rows run as several
+ * launches, each adding into dweight, in the same order on every backend.
+ * A w8 row costs 2 steps a vector of 8 columns (at most), a work-group's
+ * row W / WG; each image and row one more. */
+static size_t weight_rows_per_launch(const tt_convt_tiles *g, int w8, size_t wg)
+{
+    size_t per_image = TT_LOOP_BUDGET / g->batch > 1 ? TT_LOOP_BUDGET / g->batch - 1 : 1;
+    size_t rows = w8 ? per_image / (2 + 2 * ((g->w + 7) / 8)) : per_image * wg / (g->w + wg);
+    return rows < 1 ? 1 : rows > g->h ? g->h : rows;
+}
+
 tt_status tt_convt_tiles_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
                                          const tt_convt_tiles *g)
 {
     tiles_params p = params_of(be, g);
-    if (use_w8(be, g)) {
-        size_t global[1] = {(g->cin + TILES_WCIB - 1) / TILES_WCIB * g->cout};
-        return tt_launch_kernel(be, "convt_tiles", "convt_tiles_backward_weight_w8", p.options, 1,
-                                global, NULL,
-                                TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(dout), tt_arg_mem(inp),
-                                        GEOMETRY_ARGS(g)));
-    }
-    size_t global[1] = {g->cin * g->cout * p.wg}, local[1] = {p.wg};
-    return tt_launch_kernel(be, "convt_tiles", "convt_tiles_backward_weight", p.options, 1, global,
-                            local,
-                            TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(dout), tt_arg_mem(inp),
-                                    GEOMETRY_ARGS(g)));
+    int w8 = use_w8(be, g);
+    size_t rows = weight_rows_per_launch(g, w8, p.wg);
+    size_t global[1] = {w8 ? (g->cin + TILES_WCIB - 1) / TILES_WCIB * g->cout
+                           : g->cin * g->cout * p.wg};
+    size_t local[1] = {p.wg};
+    for (size_t row0 = 0; row0 < g->h; row0 += rows)
+        TT_TRY(tt_launch_kernel(
+            be, "convt_tiles", w8 ? "convt_tiles_backward_weight_w8" : "convt_tiles_backward_weight",
+            p.options, 1, global, w8 ? NULL : local,
+            TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(dout), tt_arg_mem(inp), GEOMETRY_ARGS(g),
+                    tt_arg_i32((int)row0), tt_arg_i32((int)rows))));
+    return NULL;
 }

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdio.h>
 
+#include "backend/loop_budget.h"
 #include "backend/vulkan/vk_internal.h"
 #include "core/knobs.h"
 
@@ -33,7 +34,7 @@ static const char *const gemm_variant_kernels[GEMM_VARIANT_COUNT] = {"gemm", "ge
  * loop limiter), silently: a longer k runs as several launches, each adding
  * into C (beta 1 after the first), of at most this many steps of one
  * invocation's loop over k. */
-#define GEMM_MAX_K_STEPS 32768
+#define GEMM_MAX_K_STEPS TT_LOOP_BUDGET
 
 /* The blocks: blas/gemm computes TM x 4 TNV per invocation in work-groups
  * of REG_WG x up to REG_WG; blas/gemm_tiled 64 x 64 per work-group of 16 x
