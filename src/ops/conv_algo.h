@@ -42,8 +42,8 @@ typedef enum tt_conv_algo {
 #define TT_CONV_ALGO_CHOICES "auto|im2col_gemm|direct|winograd|fft|implicit_gemm"
 #define TT_CONV_ALGO_HELP \
     "convolutions: auto (the fastest per layer and direction, timed once and kept in the " \
-    "find-db), im2col_gemm, direct, winograd, fft or implicit_gemm (where one cannot run a layer, " \
-    "im2col_gemm does); " \
+    "find-db), im2col_gemm, direct, winograd, fft or implicit_gemm (where one cannot run a layer's " \
+    "shape, im2col_gemm does; one the backend lacks, fft on Vulkan, is an error); " \
     "default $TT_CONV_ALGO, else auto"
 
 /* "auto", "im2col_gemm", "direct", "winograd", "fft", "implicit_gemm"; "unknown"
