@@ -47,7 +47,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: tiletrain COMMAND [options]\n"
             "\n"
-            "Trains convolutional segmentation networks on any OpenCL device,\n"
+            "Trains convolutional segmentation networks on any OpenCL or Vulkan device,\n"
             "with gradient accumulation and full-resolution tiles.\n"
             "\n"
             "commands:\n");
