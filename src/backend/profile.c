@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 const char *tt_profile_family(const char *program)
 {
     static const struct {
@@ -40,4 +42,31 @@ void tt_profile_add(tt_profile *p, const char *kind, double seconds)
     }
     p->seconds[k] += seconds;
     p->launches[k]++;
+}
+
+double tt_profile_seconds(const tt_profile *p)
+{
+    double busy = 0;
+    for (int k = 0; k < p->count; k++) busy += p->seconds[k];
+    return busy;
+}
+
+void tt_profile_print(const tt_profile *p, FILE *out, const char *indent)
+{
+    double busy = tt_profile_seconds(p);
+    for (int k = 0; k < p->count; k++)
+        fprintf(out, "%s%-40s %8.3f s  %5.1f%%  %6llu launches\n", indent, p->kind[k],
+                p->seconds[k], busy > 0 ? 100 * p->seconds[k] / busy : 0,
+                (unsigned long long)p->launches[k]);
+}
+
+cJSON *tt_profile_json(const tt_profile *p)
+{
+    cJSON *kinds = cJSON_CreateObject();
+    for (int k = 0; kinds && k < p->count; k++)
+        if (!cJSON_AddNumberToObject(kinds, p->kind[k], p->seconds[k])) {
+            cJSON_Delete(kinds);
+            return NULL;
+        }
+    return kinds;
 }

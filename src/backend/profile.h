@@ -9,6 +9,8 @@
 #ifndef TT_BACKEND_PROFILE_H
 #define TT_BACKEND_PROFILE_H
 
+#include <stdio.h>
+
 #include "backend/backend.h"
 
 /* Bytes of a kind's name, with its terminator (tt_profile.kind). */
@@ -29,5 +31,17 @@ void tt_profile_kind(const tt_backend *backend, const char *program, const char 
  * is appended (kinds keep the order of their first launch); past
  * TT_PROFILE_MAX_KINDS kinds the launch is dropped. */
 void tt_profile_add(tt_profile *profile, const char *kind, double seconds);
+
+/* ---- reading a profile (bench, train --profile) ---- */
+
+/* The device seconds of every kind together. */
+double tt_profile_seconds(const tt_profile *profile);
+/* The kinds as a table on `out`, a line each, `indent` before each:
+ * kind, seconds, share of the whole, launches. */
+void tt_profile_print(const tt_profile *profile, FILE *out, const char *indent);
+/* The kinds as a JSON object {kind: seconds}; NULL when host memory runs
+ * out.  The caller owns it (cJSON_Delete). */
+struct cJSON;
+struct cJSON *tt_profile_json(const tt_profile *profile);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "backend/profile.h"
 #include "cli/bench_layers.h"
 #include "cli/commands.h"
 #include "core/status.h"
@@ -150,8 +151,7 @@ static tt_status run(const bench_options *o)
         double ips = r.images / r.seconds;
         double mpix = ips * t->tile[0] * t->tile[1] / 1e6;
         double gflops = ips * r.flops_per_image / 1e9;
-        double busy = 0;
-        for (int k = 0; k < be->profile->count; k++) busy += be->profile->seconds[k];
+        double busy = tt_profile_seconds(be->profile);
         if (o->json) {
             cJSON *root = cJSON_CreateObject();
             cJSON_AddStringToObject(root, "device", be->device.name);
@@ -168,9 +168,7 @@ static tt_status run(const bench_options *o)
             cJSON_AddNumberToObject(root, "gflops", gflops);
             cJSON_AddNumberToObject(root, "gflop_per_image", r.flops_per_image / 1e9);
             cJSON_AddNumberToObject(root, "peak_device_bytes", (double)r.peak_bytes);
-            cJSON *kinds = cJSON_AddObjectToObject(root, "device_seconds");
-            for (int k = 0; k < be->profile->count; k++)
-                cJSON_AddNumberToObject(kinds, be->profile->kind[k], be->profile->seconds[k]);
+            cJSON_AddItemToObject(root, "device_seconds", tt_profile_json(be->profile));
             cJSON_AddNumberToObject(root, "data_wait_s", wait);
             cJSON_AddNumberToObject(root, "wall_seconds", r.seconds);
             char *text = cJSON_PrintUnformatted(root);
@@ -191,10 +189,7 @@ static tt_status run(const bench_options *o)
                 printf("  waiting for data: none, random images already in memory (--data DIR "
                        "times a data set's pipeline)\n");
             printf("  device time per kind (%s profiling; %.2f s in all):\n", be->ops->name, busy);
-            for (int k = 0; k < be->profile->count; k++)
-                printf("    %-40s %8.3f s  %5.1f%%  %6llu launches\n", be->profile->kind[k],
-                       be->profile->seconds[k], busy > 0 ? 100 * be->profile->seconds[k] / busy : 0,
-                       (unsigned long long)be->profile->launches[k]);
+            tt_profile_print(be->profile, stdout, "    ");
         }
     }
     if (trainer) tt_trainer_destroy(trainer); /* and its backend */

@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "backend/profile.h"
 #include "cli/commands.h"
 #include "core/memstats.h"
 #include "core/status.h"
@@ -101,19 +102,16 @@ static void profile_report(tt_trainer *t, int quiet)
     const tt_profile *p = t->be->profile;
     tt_status finished = tt_finish(t->be); /* the last launches' times arrive here */
     tt_status_free(finished);
-    double busy = 0;
-    for (int k = 0; k < p->count; k++) busy += p->seconds[k];
-    cJSON *root = cJSON_CreateObject(), *kinds = cJSON_AddObjectToObject(root, "profile");
-    for (int k = 0; kinds && k < p->count; k++) cJSON_AddNumberToObject(kinds, p->kind[k], p->seconds[k]);
-    char *line = cJSON_PrintUnformatted(root);
+    cJSON *root = cJSON_CreateObject();
+    if (root) cJSON_AddItemToObject(root, "profile", tt_profile_json(p));
+    char *line = root ? cJSON_PrintUnformatted(root) : NULL;
     if (line) tt_trainer_log(t, "%s\n", line);
     cJSON_free(line);
     cJSON_Delete(root);
     if (quiet) return;
-    printf("device time per kind of op (%s timers), %.3f s in all:\n", t->be->ops->name, busy);
-    for (int k = 0; k < p->count; k++)
-        printf("  %-40s %9.3f s  %5.1f%%  %8llu launches\n", p->kind[k], p->seconds[k],
-               busy > 0 ? 100 * p->seconds[k] / busy : 0, (unsigned long long)p->launches[k]);
+    printf("device time per kind of op (%s timers), %.3f s in all:\n", t->be->ops->name,
+           tt_profile_seconds(p));
+    tt_profile_print(p, stdout, "  ");
 }
 
 int tt_cmd_train(int argc, char **argv)
