@@ -43,6 +43,8 @@ tt_status tt_vk_load(void)
 #undef TT_VK_GLOBAL
     if (!vkCreateInstance || !vkEnumerateInstanceLayerProperties) {
         vkGetInstanceProcAddr = NULL;
+        dlclose(library);
+        library = NULL;
         return tt_error_new(TT_ERR_NO_DEVICE, "the Vulkan loader '%s' does not answer "
                             "vkCreateInstance; reinstall libvulkan1 or use --backend opencl",
                             path);
