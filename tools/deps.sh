@@ -9,6 +9,7 @@ packages=(
   libclblast-dev libclfft-dev libstb-dev libtiff-dev libcjson-dev libinih-dev
   libcunit1-dev
   libvulkan-dev mesa-vulkan-drivers glslc vulkan-validationlayers spirv-tools vulkan-tools
+  openmpi-bin libopenmpi-dev
 )
 # libFuzzer for tests/fuzz (the fuzz run falls back to a mutation loop without it)
 optional=(clang libclang-rt-14-dev)

@@ -112,6 +112,9 @@ struct tt_model {
     tt_mem logits;                /* (capacity, classes, H, W) */
     tt_mem dlogits;               /* same shape */
     tt_model_memory memory;
+    /* NULL: batch norm layers use their own micro-batch's statistics; set
+     * (train/dist.c, --sync-bn) to sum them over every rank's micro-batch */
+    const tt_norm_sync *norm_sync;
 };
 
 /* Builds the model of `spec` on `be` for micro-batches up to `capacity`

@@ -86,10 +86,11 @@ static tt_group_norm_desc group_desc(const tt_unet *u, const tt_unet_block *b, i
     return d;
 }
 
-static tt_batch_norm_desc batch_desc(const tt_unet_block *b, int n)
+static tt_batch_norm_desc batch_desc(const tt_unet *u, const tt_unet_block *b, int n)
 {
     tt_batch_norm_desc d = tt_batch_norm_desc_make(n, b->channels, b->height, b->width);
     d.relu = 1;
+    d.sync = u->model.norm_sync;
     return d;
 }
 
@@ -101,7 +102,7 @@ static tt_status norm_forward(tt_unet *u, tt_unet_block *b, tt_mem out, tt_mem s
         return tt_group_norm_forward(u->be, out, saved, inp, tt_unet_param(u, w_index),
                                      tt_unet_param(u, b_index), &d);
     }
-    tt_batch_norm_desc d = batch_desc(b, n);
+    tt_batch_norm_desc d = batch_desc(u, b, n);
     return tt_batch_norm_forward(u->be, out, saved, inp, bn, &d, u->training);
 }
 
@@ -116,7 +117,7 @@ static tt_status norm_backward(tt_unet *u, tt_unet_block *b, tt_mem dinp, tt_mem
                                       tt_unet_grad(u, b_index), dout, inp, saved,
                                       tt_unet_param(u, w_index), tt_unet_param(u, b_index), &d);
     }
-    tt_batch_norm_desc d = batch_desc(b, n);
+    tt_batch_norm_desc d = batch_desc(u, b, n);
     return tt_batch_norm_backward(u->be, dinp, tt_unet_grad(u, w_index), tt_unet_grad(u, b_index),
                                   dout, inp, saved, bn, &d, 1);
 }
@@ -132,7 +133,7 @@ static tt_status norm_from_saved(tt_unet *u, tt_unet_block *b, tt_mem dst, tt_me
         return tt_group_norm_apply_saved(u->be, dst, inp, saved, tt_unet_param(u, w_index),
                                          tt_unet_param(u, b_index), &d);
     }
-    tt_batch_norm_desc d = batch_desc(b, n);
+    tt_batch_norm_desc d = batch_desc(u, b, n);
     return tt_batch_norm_apply_saved(u->be, dst, inp, saved, bn, &d);
 }
 

@@ -15,7 +15,7 @@
 
 tt_batch_norm_desc tt_batch_norm_desc_make(int batch, int channels, int height, int width)
 {
-    return (tt_batch_norm_desc){batch, channels, height, width, TT_NORM_DEFAULT_EPS, 0.1f, 0};
+    return (tt_batch_norm_desc){batch, channels, height, width, TT_NORM_DEFAULT_EPS, 0.1f, 0, NULL};
 }
 
 static tt_norm_layout layout(const tt_batch_norm_desc *d)

@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "ops/norm.h"
 
 /* momentum value meaning PyTorch's momentum=None: a cumulative average,
  * factor 1 / num_batches_tracked. */
@@ -40,6 +41,8 @@ typedef struct tt_batch_norm_desc {
     float eps;                          /* > 0; PyTorch: 1e-5 */
     float momentum;                     /* in [0, 1], PyTorch: 0.1; or CUMULATIVE_AVERAGE */
     int relu;                           /* 1: a ReLU follows, fused (as in group_norm.h) */
+    const tt_norm_sync *sync;           /* NULL: this process's batch only; else training
+                                           statistics over every rank's batch (norm.h) */
 } tt_batch_norm_desc;
 
 /* Caller-owned parameters and state of one layer. */
@@ -51,7 +54,8 @@ typedef struct tt_batch_norm_state {
     int64_t num_batches_tracked;   /* host counter, starts at 0 */
 } tt_batch_norm_state;
 
-/* A descriptor with PyTorch's defaults: eps 1e-5, momentum 0.1; no ReLU. */
+/* A descriptor with PyTorch's defaults: eps 1e-5, momentum 0.1; no ReLU,
+ * no sync. */
 tt_batch_norm_desc tt_batch_norm_desc_make(int batch, int channels, int height, int width);
 
 /* Floats of the saved buffer: 2 * C statistics and the scratch that the

@@ -43,6 +43,17 @@ size_t tt_norm_kind_param_floats(tt_norm_kind kind, int channels);
  * for batch, 0 otherwise. */
 size_t tt_norm_kind_state_floats(tt_norm_kind kind, int channels);
 
+/* Synchronised batch norm across data-parallel ranks (PyTorch's
+ * SyncBatchNorm): a layer given one sums its per-channel statistics over
+ * every rank's micro-batch.  allreduce_sum adds `n` doubles element-wise
+ * across the ranks, in place, and leaves the same sums on every rank; every
+ * rank calls it the same number of times in the same order.  The ops know
+ * no transport: the trainer supplies one (train/dist.h). */
+typedef struct tt_norm_sync {
+    tt_status (*allreduce_sum)(void *ctx, double *values, size_t n);
+    void *ctx;
+} tt_norm_sync;
+
 /* Default epsilon of both kinds, as in PyTorch. */
 #define TT_NORM_DEFAULT_EPS 1e-5f
 
