@@ -33,6 +33,7 @@ typedef enum tt_code {
     TT_ERR_FORMAT,           /* a file or value is malformed */
     TT_ERR_UNSUPPORTED,      /* valid, but not implemented for this case */
     TT_ERR_INTERNAL,         /* a bug: an invariant did not hold */
+    TT_ERR_PEER,             /* another rank of a data-parallel job failed, or MPI did */
 } tt_code;
 
 typedef struct tt_error tt_error;

@@ -202,7 +202,7 @@ static void test_sampler_batches(void)
     tt_tilecache *cache_a, *cache_b;
     TH_OK(tt_tilecache_create(&ccfg, &src.source, &cache_a));
     TH_OK(tt_tilecache_create(&ccfg, &src.source, &cache_b));
-    tt_sampler_config scfg = {tile, tile, 0.3, 1, 0, 0, 17, tt_augment_defaults()};
+    tt_sampler_config scfg = {tile, tile, 0.3, 1, 0, 0, 17, tt_augment_defaults(), 1};
     int items[3] = {0, 1, 2};
     tt_sampler *sa, *sb;
     TH_OK(tt_sampler_create(&scfg, cache_a, items, 3, &sa));

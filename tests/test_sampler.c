@@ -60,7 +60,7 @@ static tt_tilecache *open_cache(rp_source *src, const char *sub)
 
 static tt_sampler_config train_config(uint64_t seed)
 {
-    tt_sampler_config c = {TILE, TILE, 0.0, 2, 0, 0, seed, tt_augment_defaults()};
+    tt_sampler_config c = {TILE, TILE, 0.0, 2, 0, 0, seed, tt_augment_defaults(), 1};
     return c;
 }
 

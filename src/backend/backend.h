@@ -301,6 +301,11 @@ tt_status tt_backend_kind_parse(const char *name, tt_backend_kind *out);
  * selector the chosen backend must use); TT_ERR_NO_DEVICE when nothing
  * fits. */
 tt_status tt_backend_choose(const char *backend, const char *device, tt_backend_request *out);
+/* Data parallel without a selector: local rank r of a machine takes the
+ * GPUs of out->kind in turn (GPU r mod their count), or the devices in
+ * turn where there is no GPU; writes the index into spec (size bytes) and
+ * points out->device at it. */
+tt_status tt_backend_spread(tt_backend_request *out, int local_rank, char *spec, size_t size);
 
 /* Sets the phase tag of later launches (a static string); NULL: "other". */
 static inline void tt_backend_phase(tt_backend *backend, const char *phase)

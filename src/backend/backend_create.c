@@ -160,3 +160,26 @@ tt_status tt_backend_choose(const char *backend, const char *device, tt_backend_
     free(vk);
     return status;
 }
+
+tt_status tt_backend_spread(tt_backend_request *out, int local_rank, char *spec, size_t size)
+{
+    tt_device_info *list = NULL;
+    int n = 0;
+    TT_TRY(tt_backend_devices(out->kind, &list, &n));
+    int gpus = 0;
+    for (int i = 0; i < n; i++) gpus += strcmp(list[i].type, "GPU") == 0;
+    int want = local_rank % (gpus ? gpus : (n ? n : 1)), index = -1;
+    for (int i = 0, seen = 0; i < n && index < 0; i++)
+        if (!gpus || strcmp(list[i].type, "GPU") == 0) {
+            if (seen == want) index = i;
+            seen++;
+        }
+    free(list);
+    if (index < 0)
+        return tt_error_new(TT_ERR_NO_DEVICE, "no %s device for rank %d on this machine; "
+                            "`tiletrain devices` lists them", tt_backend_kind_name(out->kind),
+                            local_rank);
+    snprintf(spec, size, "%d", index);
+    out->device = spec;
+    return NULL;
+}

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "core/memstats.h"
 #include "core/status.h"
+#include "dist/dist.h"
 #include "train/report.h"
 #include "train/train_log.h"
 #include "train/trainer.h"
@@ -23,6 +24,10 @@ static void help(void)
            "--accum N micro-batches of --micro-batch B images give the update of one\n"
            "batch of N*B. One line per optimizer step, also written to OUT/train.jsonl;\n"
            "checkpoints go to OUT/last.safetensors.\n"
+           "\n"
+           "Data parallel: mpirun -np K tiletrain train ... runs one rank per device;\n"
+           "every rank trains its share of each window and the update is the one of a\n"
+           "single process with K times the window (docs/data-parallel.md).\n"
            "\n"
            "example:\n"
            "  tiletrain data synth --out clouds --format kaggle-rle --count 40\n"
@@ -114,16 +119,52 @@ static void profile_report(tt_trainer *t, int quiet)
     tt_profile_print(p, stdout, "  ");
 }
 
+/* A data-parallel rank's error: named with the rank; one the ranks did not
+ * all return together stops the whole job (MPI_Abort), so none waits on it. */
+static int fail_ranked(const tt_dist *dist, tt_status status, int together)
+{
+    if (dist->size < 2) return tt_cli_fail(status);
+    if (!together) status = tt_error_prefix(status, "rank %d of %d", dist->rank, dist->size);
+    int rc = tt_cli_fail(status);
+    if (!together) {
+        fflush(stdout);
+        fflush(stderr);
+        tt_dist_abort(dist, rc);
+    }
+    return rc;
+}
+
+static int train(tt_train_options opt, const tt_dist *dist);
+
 int tt_cmd_train(int argc, char **argv)
 {
     tt_train_options opt;
     tt_train_options_default(&opt);
     int rc = tt_cli_parse("train", tt_train_option_table, tt_train_option_count, &opt, argc, argv, help);
     if (rc >= 0) return rc;
+    tt_dist dist;
+    tt_status status = tt_dist_start(&dist);
+    if (status) {
+        rc = tt_cli_fail(status);
+        tt_dist_finish(&dist);
+        return rc;
+    }
+    rc = train(opt, &dist);
+    tt_dist_finish(&dist);
+    return rc;
+}
+
+static int train(tt_train_options opt, const tt_dist *dist)
+{
     if (strcmp(opt.log_format, "jsonl") == 0) opt.quiet = 1; /* stdout is the JSON Lines alone */
+    if (dist->rank != 0) opt.quiet = 1;                      /* rank 0 speaks for the job */
     tt_trainer *t = NULL;
-    tt_status status = tt_trainer_create(&opt, &t);
-    if (status) return tt_cli_fail(status);
+    tt_status status = tt_trainer_create_ranked(&opt, dist, &t);
+    if (status) return fail_ranked(dist, status, 0);
+    if (!opt.quiet && dist->size > 1)
+        printf("data parallel: %d ranks x micro-batch %d x accum %d = %d images per step\n",
+               dist->size, t->opt.micro_batch, t->opt.accum,
+               dist->size * t->opt.micro_batch * t->opt.accum);
     if (!opt.quiet)
         printf("training on %s: %d images, %d classes, tile %dx%d, micro-batch %d x accum %d, "
                "%s, %zu parameters\n",
@@ -167,11 +208,13 @@ int tt_cmd_train(int argc, char **argv)
     if (!status && t->interrupted) {
         status = checkpoint(t);
         if (!status) {
-            fprintf(stderr,
-                    "tiletrain: interrupted during step %lld; the unfinished window was dropped and "
-                    "%s/last.safetensors holds step %lld. To continue, run the same command with\n"
-                    "  --resume %s/last.safetensors\n",
-                    (long long)t->counters.step + 1, opt.out, (long long)t->counters.step, opt.out);
+            if (dist->rank == 0)
+                fprintf(stderr,
+                        "tiletrain: interrupted during step %lld; the unfinished window was "
+                        "dropped and %s/last.safetensors holds step %lld. To continue, run the "
+                        "same command with\n  --resume %s/last.safetensors\n",
+                        (long long)t->counters.step + 1, opt.out, (long long)t->counters.step,
+                        opt.out);
             tt_trainer_destroy(t);
             return 130;
         }
@@ -196,7 +239,9 @@ int tt_cmd_train(int argc, char **argv)
                (long long)t->counters.step, (long long)t->counters.skipped_steps, opt.out, opt.out);
     }
     if (status) {
-        fprintf(stderr, "tiletrain: training stopped at step %lld\n", (long long)t->counters.step);
+        if (dist->rank == 0 || !t->stopped_together)
+            fprintf(stderr, "tiletrain: training stopped at step %lld\n",
+                    (long long)t->counters.step);
         if (tt_status_code(status) == TT_ERR_OUT_OF_MEMORY) {
             tt_memory_report_text(t->be, stderr, 8);
             fprintf(stderr,
@@ -209,6 +254,7 @@ int tt_cmd_train(int argc, char **argv)
                     opt.checkpoint_every ? " holds the last checkpoint" : " was not written");
         }
     }
+    int together = t->stopped_together;
     tt_trainer_destroy(t);
-    return status ? tt_cli_fail(status) : 0;
+    return status ? fail_ranked(dist, status, together) : 0;
 }

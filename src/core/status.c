@@ -107,11 +107,11 @@ const char *tt_code_name(tt_code code)
         "TT_OK",         "TT_ERR_INVALID_ARGUMENT", "TT_ERR_NO_DEVICE",
         "TT_ERR_BACKEND", "TT_ERR_BUILD",           "TT_ERR_OUT_OF_MEMORY",
         "TT_ERR_TOO_LARGE", "TT_ERR_IO",            "TT_ERR_FORMAT",
-        "TT_ERR_UNSUPPORTED", "TT_ERR_INTERNAL",
+        "TT_ERR_UNSUPPORTED", "TT_ERR_INTERNAL", "TT_ERR_PEER",
     };
-    _Static_assert(sizeof names / sizeof names[0] == TT_ERR_INTERNAL + 1,
+    _Static_assert(sizeof names / sizeof names[0] == TT_ERR_PEER + 1,
                    "every tt_code needs a name");
-    return (unsigned)code <= TT_ERR_INTERNAL ? names[code] : "TT_ERR_UNKNOWN";
+    return (unsigned)code <= TT_ERR_PEER ? names[code] : "TT_ERR_UNKNOWN";
 }
 
 void tt_status_free(tt_status status)

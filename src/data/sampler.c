@@ -33,6 +33,10 @@ tt_status tt_sampler_create(const tt_sampler_config *config, tt_tilecache *cache
     if (!cfg.tile_width) cfg.tile_width = 256;
     if (!cfg.tile_height) cfg.tile_height = 256;
     if (!cfg.crops_per_image) cfg.crops_per_image = 1;
+    if (!cfg.stride) cfg.stride = 1;
+    if (cfg.stride < 1)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "sampler: stride %d must be positive",
+                            cfg.stride);
     if (cfg.tile_width < 1 || cfg.tile_height < 1 || cfg.crops_per_image < 1 || count < 1 ||
         !(cfg.fg_fraction >= 0.0 && cfg.fg_fraction <= 1.0))
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
@@ -121,6 +125,19 @@ tt_status tt_sampler_set_state(tt_sampler *sampler, const tt_sampler_state *stat
     return NULL;
 }
 
+int64_t tt_sampler_stream_index(const tt_sampler *s, const tt_sampler_state *state)
+{
+    return state->epoch * s->epoch_length + state->position;
+}
+
+tt_sampler_state tt_sampler_state_after(const tt_sampler *s, tt_sampler_state state, int64_t crops)
+{
+    int64_t index = tt_sampler_stream_index(s, &state) + crops;
+    state.epoch = index / s->epoch_length;
+    state.position = index % s->epoch_length;
+    return state;
+}
+
 /* Fisher-Yates over the visits of one epoch, from (seed, epoch). */
 static void draw_permutation(tt_sampler *s, int64_t epoch)
 {
@@ -207,9 +224,6 @@ tt_status tt_sampler_next(tt_sampler *sampler, uint8_t *rgb, uint8_t *masks, tt_
         tt_augment_draw(&s->config.augment, tw == th, &rng, &info->augment);
         tt_augment_apply(&info->augment, tw, th, rgb, masks, tt_tilecache_planes(s->cache), s->scratch);
     }
-    if (++s->state.position == s->epoch_length) {
-        s->state.position = 0;
-        s->state.epoch++;
-    }
+    s->state = tt_sampler_state_after(s, s->state, s->config.stride);
     return NULL;
 }

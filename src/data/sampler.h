@@ -41,6 +41,9 @@ typedef struct tt_sampler_config {
     int no_augment;
     uint64_t seed;
     tt_augment_config augment;   /* used unless no_augment */
+    int stride;                  /* take every stride-th crop of the stream, skipping the
+                                    others (rank r of K data-parallel ranks: stride K, state
+                                    started r crops in); 0: 1, every crop */
 } tt_sampler_config;
 
 /* Where the stream stands: save it with a checkpoint, restore it to resume. */
@@ -75,6 +78,12 @@ void tt_sampler_get_state(const tt_sampler *sampler, tt_sampler_state *state);
 /* Errors when the state's seed differs from the sampler's (a different run)
  * or its position is outside the epoch. */
 tt_status tt_sampler_set_state(tt_sampler *sampler, const tt_sampler_state *state);
+
+/* The crop's place in the whole stream: epoch * epoch_length + position. */
+int64_t tt_sampler_stream_index(const tt_sampler *sampler, const tt_sampler_state *state);
+/* The state `crops` crops of the stream after `state` (crossing epochs). */
+tt_sampler_state tt_sampler_state_after(const tt_sampler *sampler, tt_sampler_state state,
+                                        int64_t crops);
 
 /* Produces the next crop: rgb ((tile_h, tile_w, 3)), masks ((planes,
  * tile_h, tile_w)), info (may be NULL); advances the state (to the next

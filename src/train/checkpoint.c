@@ -47,6 +47,21 @@ static tt_status describe_data(tt_st_writer *w, int classes, const tt_checkpoint
     return NULL;
 }
 
+/* world_size and sampler.ranks: [next crop of rank 0, of rank 1, ...]. */
+static tt_status describe_ranks(tt_st_writer *w, const tt_checkpoint_ranks *r)
+{
+    TT_TRY(meta_i64(w, "world_size", r->world_size));
+    cJSON *list = cJSON_CreateArray();
+    for (int i = 0; i < r->world_size && list; i++)
+        cJSON_AddItemToArray(list, cJSON_CreateNumber((double)r->next[i]));
+    char *text = list ? cJSON_PrintUnformatted(list) : NULL;
+    cJSON_Delete(list);
+    if (!text) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "checkpoint: out of host memory");
+    tt_status status = tt_st_writer_metadata(w, "sampler.ranks", text);
+    cJSON_free(text);
+    return status;
+}
+
 /* "optim.<tensor>.<state>", the suffix of one state buffer. */
 static void state_suffix(const tt_optimizer *o, int i, char *buf, size_t size)
 {
@@ -85,6 +100,7 @@ tt_status tt_checkpoint_save(tt_step *s, const tt_train_counters *c, const tt_ch
     TT_CHECK(tt_st_writer_metadata(w, "sampler.seed", seed));
     TT_CHECK(meta_i64(w, "sampler.epoch", c->sampler.epoch));
     TT_CHECK(meta_i64(w, "sampler.position", c->sampler.position));
+    if (d->ranks.world_size > 1) TT_CHECK(describe_ranks(w, &d->ranks));
     TT_CHECK(tt_st_writer_write(w, path));
 cleanup:
     tt_st_writer_destroy(w);
@@ -135,7 +151,25 @@ static tt_status same_run(const tt_step *s, const tt_safetensors *f, const char 
     return NULL;
 }
 
-tt_status tt_checkpoint_resume(tt_step *s, tt_train_counters *c, const char *path)
+/* Rank `rank`'s entry of sampler.ranks into *next (-1: none). */
+static tt_status rank_next(const tt_safetensors *f, int world, int rank, int64_t *next)
+{
+    *next = -1;
+    const char *text = tt_safetensors_metadata(f, "sampler.ranks");
+    if (world < 2 || !text) return NULL;
+    cJSON *list = cJSON_Parse(text);
+    int ok = cJSON_IsArray(list) && cJSON_GetArraySize(list) == world;
+    cJSON *entry = ok && rank < world ? cJSON_GetArrayItem(list, rank) : NULL;
+    if (entry && cJSON_IsNumber(entry) && entry->valuedouble >= 0) *next = (int64_t)entry->valuedouble;
+    cJSON_Delete(list);
+    if (!ok)
+        return tt_error_new(TT_ERR_FORMAT, "checkpoint '%s': sampler.ranks '%s' is not a list of "
+                            "%d positions", tt_safetensors_path(f), text, world);
+    return NULL;
+}
+
+tt_status tt_checkpoint_resume(tt_step *s, tt_train_counters *c, const char *path, int rank,
+                               int *world_size, int64_t *next)
 {
     tt_safetensors *f = NULL;
     TT_TRY(tt_error_prefix(tt_safetensors_open(path, &f), "--resume"));
@@ -163,6 +197,16 @@ tt_status tt_checkpoint_resume(tt_step *s, tt_train_counters *c, const char *pat
     TT_CHECK(meta_int(f, "sampler.epoch", &epoch));
     TT_CHECK(meta_int(f, "sampler.position", &position));
     c->sampler = (tt_sampler_state){(uint64_t)seed, epoch, position};
+    int64_t world = 1;
+    if (tt_safetensors_metadata(f, "world_size")) TT_CHECK(meta_int(f, "world_size", &world));
+    if (world < 1 || world > 1 << 24) {
+        status = tt_error_new(TT_ERR_FORMAT, "checkpoint '%s': world_size %lld", path, (long long)world);
+        goto cleanup;
+    }
+    *world_size = (int)world;
+    int64_t mine = -1;
+    TT_CHECK(rank_next(f, (int)world, rank, &mine));
+    if (next) *next = mine;
 cleanup:
     free(host);
     tt_safetensors_close(f);

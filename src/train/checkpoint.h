@@ -11,7 +11,9 @@
  *   - in __metadata__: format, the run's counters (step, updates,
  *     micro_batches, images_seen, skipped_steps), the data position
  *     (sampler seed, epoch, position), the optimizer, the model (JSON) and
- *     what prediction needs of the data (class names, mask kind, mean/std).
+ *     what prediction needs of the data (class names, mask kind, mean/std);
+ *     a data-parallel run adds world_size and sampler.ranks, the stream
+ *     index of every rank's next crop (rank 0's is the position above).
  */
 #ifndef TT_TRAIN_CHECKPOINT_H
 #define TT_TRAIN_CHECKPOINT_H
@@ -30,6 +32,12 @@ typedef struct tt_train_counters {
     tt_sampler_state sampler; /* after the last batch used */
 } tt_train_counters;
 
+/* Where every rank of a data-parallel run stands (a single process: one). */
+typedef struct tt_checkpoint_ranks {
+    int world_size;
+    const int64_t *next;      /* (world_size) each rank's next crop, a stream index */
+} tt_checkpoint_ranks;
+
 /* What prediction needs to know of the data. */
 typedef struct tt_checkpoint_data {
     int named_classes;               /* class_names has this many; classes above are "classN" */
@@ -37,6 +45,7 @@ typedef struct tt_checkpoint_data {
     tt_mask_kind mask_kind;
     int normalize;                   /* mean and std given */
     float mean[3], std[3];
+    tt_checkpoint_ranks ranks;       /* world_size 0 or 1: a single process */
 } tt_checkpoint_data;
 
 /* Saves everything a resume needs. */
@@ -45,7 +54,11 @@ tt_status tt_checkpoint_save(tt_step *step, const tt_train_counters *counters,
 
 /* Restores weights, optimizer state and counters into the engine and
  * *counters; the model and optimizer of the file must be the engine's (an
- * error names what differs).  The caller restores the sampler's position. */
-tt_status tt_checkpoint_resume(tt_step *step, tt_train_counters *counters, const char *path);
+ * error names what differs).  The caller restores the sampler's position.
+ * *world_size: the world that wrote it (1 for a single process); *next
+ * (may be NULL): the stream index of rank `rank`'s next crop in that world
+ * (-1 when the file has no such rank). */
+tt_status tt_checkpoint_resume(tt_step *step, tt_train_counters *counters, const char *path,
+                               int rank, int *world_size, int64_t *next);
 
 #endif

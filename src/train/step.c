@@ -126,7 +126,12 @@ tt_status tt_step_update(tt_step *s, const tt_schedule *schedule, double base_lr
     TT_TRY(tt_count_nonfinite(be, tt_mem_at(block, sizeof(float)), grads, nparams));
     TT_TRY(tt_read(be, reduced, block, sizeof reduced));
     memcpy(&r->nonfinite, &reduced[1], sizeof r->nonfinite);
-    r->grad_norm = sqrt((double)reduced[0]);
+    double agreed[2] = {reduced[0], r->nonfinite};
+    /* summed gradients are the same on every rank; their norms agree anyway,
+     * so that a device whose reduction rounds differently cannot split them */
+    if (s->dist) TT_TRY(tt_dist_max_f64(s->dist, agreed, 2));
+    r->nonfinite = (uint32_t)agreed[1];
+    r->grad_norm = sqrt(agreed[0]);
     if (r->nonfinite || !isfinite(r->grad_norm)) {
         r->skipped = 1;
         return NULL;

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "data/source.h"
+#include "dist/dist.h"
 #include "model/model.h"
 #include "ops/reduce.h"
 #include "optim/optimizer.h"
@@ -47,6 +48,9 @@ typedef struct tt_step {
     tt_buffer *labels;        /* (micro_batch, planes, H, W) uint8 */
     tt_buffer *loss_blocks;   /* [0] the primary loss, [1] Dice: tt_loss_value each */
     tt_buffer *reduce_block;  /* float sum of squares, uint32 non-finite count */
+    /* data parallel (train/data_parallel.c), else NULL: the ranks agree on
+     * the norm and the non-finite count before clipping and skipping */
+    const tt_dist *dist;
 } tt_step;
 
 /* What tt_step_update did. */

@@ -32,6 +32,10 @@ void tt_train_log_start(tt_trainer *t)
     cJSON_AddItemToObject(start, "device", device);
     cJSON *cfg = tt_recipe_json(&t->opt, &t->model);
     if (cfg) cJSON_AddNumberToObject(cfg, "steps", (double)t->max_steps);
+    if (cfg && t->dist.size > 1) {
+        cJSON_AddNumberToObject(cfg, "ranks", t->dist.size);
+        cJSON_AddBoolToObject(cfg, "sync_bn", t->opt.sync_bn);
+    }
     cJSON_AddItemToObject(start, "config", cfg);
     char *line = cJSON_PrintUnformatted(start);
     if (line) tt_trainer_log(t, "%s\n", line);
@@ -44,11 +48,14 @@ void tt_train_log_step(tt_trainer *t, const tt_step_report *r)
     tt_trainer_log(t,
             "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, \"grad_norm\": %.9g, "
             "\"skipped\": %s, \"images\": %lld, \"valid_items\": %lld, "
-            "\"images_per_s\": %.4g, \"data_wait_s\": %.4g, \"peak_device_bytes\": %llu}\n",
+            "\"images_per_s\": %.4g, \"data_wait_s\": %.4g, \"peak_device_bytes\": %llu",
             (long long)r->step, r->loss, r->lr, r->grad_norm, r->skipped ? "true" : "false",
             (long long)r->images, (long long)r->valid_items,
             r->seconds > 0 ? r->images / r->seconds : 0.0, r->data_wait_seconds,
             (unsigned long long)r->peak_bytes);
+    /* data parallel: the gradient sum over the ranks (staging copies included) */
+    if (t->dist.size > 1) tt_trainer_log(t, ", \"allreduce_s\": %.4g", r->sum_seconds);
+    tt_trainer_log(t, "}\n");
 }
 
 void tt_train_log_validation(tt_trainer *t, const tt_metrics *m, int gallery_count)

@@ -51,7 +51,7 @@ const tt_opt tt_train_option_table[] = {
     OPT("step-every", TT_OPT_INT, step_every, "K", "step: steps between decays", 1, 1e9),
     OPT("clip-norm", TT_OPT_DOUBLE, clip_norm, "X", "clip the global gradient norm (0: off)", 0, 1e9),
     OPT("seed", TT_OPT_U64, seed, "K", "seed of init, crops and augmentation", 1, 0),
-    OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name", 1, 0),
+    OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name; under mpirun a comma-separated list, one per rank on the machine (default: ranks spread over the GPUs)", 1, 0),
     CHOICE("backend", backend, "NAME", TT_BACKEND_HELP, TT_BACKEND_CHOICES),
     CHOICE("algo", algo, "NAME", TT_CONV_ALGO_HELP, TT_CONV_ALGO_CHOICES),
     OPT("out", TT_OPT_STRING, out, "DIR", "run folder: train.jsonl and checkpoints", 1, 0),
@@ -63,6 +63,8 @@ const tt_opt tt_train_option_table[] = {
     OPT("threshold", TT_OPT_DOUBLE, threshold, "X", "multi-label validation: probability threshold", 0, 1),
     OPT("val-overlap", TT_OPT_DOUBLE, val_overlap, "X", "validation: overlap of neighbouring tiles, 0 to 0.9 (default 0.25)", 0, 0.9),
     OPT("min-size", TT_OPT_INT, min_size, "N", "multi-label validation: remove predicted components under N pixels (default 0)", 0, 1e9),
+    OPT("sync-bn", TT_OPT_FLAG, sync_bn, NULL, "mpirun with --norm batch: statistics over every rank's micro-batch (default: each rank's own, as PyTorch DDP)", 1, 0),
+    OPT("check-weights-every", TT_OPT_INT, check_weights_every, "K", "mpirun: compare the ranks' weights every K steps (default 50; also at every checkpoint)", 1, 1e9),
     OPT("quiet", TT_OPT_FLAG, quiet, NULL, "no per-step lines on the terminal", 1, 0),
     OPT("profile", TT_OPT_FLAG, profile, NULL, "time every launch with the device's timers (OpenCL events, Vulkan timestamps): device seconds per kind of op at the end and in train.jsonl", 1, 0),
     CHOICE("log-format", log_format, "F", "text (default: a live line on a terminal, plain lines otherwise) or jsonl (the lines of train.jsonl on stdout)", "text|jsonl"),
@@ -95,4 +97,5 @@ void tt_train_options_default(tt_train_options *o)
     strcpy(o->log_format, "text");
     o->threshold = 0.5;
     o->val_overlap = 0.25;
+    o->check_weights_every = 50;
 }

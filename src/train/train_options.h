@@ -62,6 +62,8 @@ typedef struct tt_train_options {
     int min_size;                          /* validation: drop smaller components (multi-label) */
     int quiet;
     char log_format[TT_OPT_STRING_MAX];    /* text | jsonl */
+    int sync_bn;                           /* mpirun: batch norm statistics over every rank */
+    int check_weights_every;               /* mpirun: steps between cross-rank weight checks */
     /* not an option: set by `tiletrain bench --data` */
     int profile;                           /* a profiling backend (device time per kind) */
 } tt_train_options;

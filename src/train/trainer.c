@@ -83,9 +83,15 @@ static tt_status open_data(tt_trainer *t)
     tt_sampler_config sc = {.tile_width = o->tile[1], .tile_height = o->tile[0],
                             .fg_fraction = o->fg_fraction, .no_shuffle = o->no_shuffle,
                             .no_augment = o->no_augment, .seed = o->seed,
-                            .augment = tt_augment_defaults()};
+                            .augment = tt_augment_defaults(), .stride = t->dist.size};
     if (t->val_count) TT_TRY(tt_tilecache_create(&cc, &t->source, &t->val_cache));
-    return tt_sampler_create(&sc, t->cache, t->train_items, t->train_count, &t->sampler);
+    TT_TRY(tt_sampler_create(&sc, t->cache, t->train_items, t->train_count, &t->sampler));
+    /* rank r of K takes crops r, r + K, ... of the one stream a single process would take */
+    tt_sampler_state first;
+    tt_sampler_get_state(t->sampler, &first);
+    first = tt_sampler_state_after(t->sampler, first, t->dist.rank);
+    t->counters.sampler = first;
+    return tt_sampler_set_state(t->sampler, &first);
 }
 
 /* Crops of a finite run (--epochs), 0 for an endless stream. */
@@ -95,6 +101,16 @@ static int64_t planned_crops(const tt_trainer *t)
     return (int64_t)t->opt.epochs * tt_sampler_epoch_length(t->sampler);
 }
 
+/* This rank's crops left of a finite run (0 for an endless stream, -1 for
+ * none left): rank r of K takes every K-th crop of the stream from r. */
+static int64_t crops_left(const tt_trainer *t)
+{
+    int64_t total = planned_crops(t);
+    if (!total) return 0;
+    int64_t next = tt_sampler_stream_index(t->sampler, &t->counters.sampler);
+    return next < total ? (total - next + t->dist.size - 1) / t->dist.size : -1;
+}
+
 static tt_status start_prefetch(tt_trainer *t)
 {
     tt_prefetch_config pc = {.batch_size = t->opt.micro_batch, .height = t->opt.tile[0],
@@ -102,10 +118,10 @@ static tt_status start_prefetch(tt_trainer *t)
                              .queue_depth = 2, .normalize = t->normalize};
     memcpy(pc.mean, t->mean, sizeof pc.mean);
     memcpy(pc.std, t->std, sizeof pc.std);
-    int64_t total = planned_crops(t);
-    int64_t left = total ? total - t->counters.images_seen : 0;
-    if (total && left <= 0) {
-        t->finished = 1;
+    int64_t left = crops_left(t);
+    if (left < 0) { /* alone: the run is over; data parallel: the first window says so */
+        t->data_done = 1;
+        t->finished = t->dist.size == 1;
         return NULL;
     }
     return tt_prefetch_create_sampler(&pc, t->sampler, left, &t->prefetch);
@@ -115,7 +131,8 @@ static tt_status start_prefetch(tt_trainer *t)
 static void plan_steps(tt_trainer *t)
 {
     int64_t crops = planned_crops(t);
-    int64_t batches = (crops + t->opt.micro_batch - 1) / t->opt.micro_batch;
+    int64_t per_window = (int64_t)t->opt.micro_batch * t->dist.size;
+    int64_t batches = (crops + per_window - 1) / per_window;
     if (t->opt.steps > 0) t->max_steps = t->opt.steps;
     else if (batches) t->max_steps = (batches + t->opt.accum - 1) / t->opt.accum;
     else t->max_steps = 100;
@@ -155,17 +172,55 @@ static tt_status restore(tt_trainer *t)
     const tt_train_options *opt = &t->opt;
     if (opt->init[0]) TT_TRY(tt_weights_load(t->engine->model, opt->init));
     if (!opt->resume[0]) return NULL;
-    TT_TRY(tt_checkpoint_resume(t->engine, &t->counters, opt->resume));
-    return tt_error_prefix(tt_sampler_set_state(t->sampler, &t->counters.sampler),
+    int world = 1;
+    int64_t next = -1;
+    TT_TRY(tt_checkpoint_resume(t->engine, &t->counters, opt->resume, t->dist.rank, &world, &next));
+    /* this rank's place in the stream: its own when the world is the same,
+     * else rank 0's plus the rank (the stream goes on where it stopped) */
+    tt_sampler_state mine = t->counters.sampler;
+    if (world == t->dist.size && next >= 0)
+        mine = tt_sampler_state_after(t->sampler, (tt_sampler_state){mine.seed, 0, 0}, next);
+    else mine = tt_sampler_state_after(t->sampler, mine, t->dist.rank);
+    if (world != t->dist.size && t->dist.rank == 0)
+        fprintf(stderr, "tiletrain: --resume %s: written by %d rank%s, continued by %d: the data "
+                "stream goes on where it stopped, with %d x micro-batch %d x accum %d images "
+                "per step now\n", opt->resume, world, world == 1 ? "" : "s", t->dist.size,
+                t->dist.size, opt->micro_batch, opt->accum);
+    t->counters.sampler = mine;
+    return tt_error_prefix(tt_sampler_set_state(t->sampler, &mine),
                            "--resume %s (give the same --seed and data)", opt->resume);
 }
 
+/* Data parallel --micro-batch auto: every rank takes the smallest micro-batch
+ * any rank's device fits, and --batch stays the images of a whole step. */
+static tt_status agree_micro_batch(tt_trainer *t, int automatic)
+{
+    if (t->dist.size < 2 || !automatic) return NULL;
+    double v[2] = {-t->opt.micro_batch, t->model.checkpointing};
+    TT_TRY(tt_dist_max_f64(&t->dist, v, 2));
+    int b = (int)-v[0], k = t->dist.size;
+    t->opt.micro_batch = b;
+    t->model.checkpointing = (int)v[1];
+    t->opt.accum = (t->opt.batch + k * b - 1) / (k * b);
+    if (t->dist.rank == 0)
+        fprintf(stderr, "tiletrain: micro-batch auto over %d ranks: micro-batch %d x accum %d on "
+                "each, %d images per step\n", k, b, t->opt.accum, k * b * t->opt.accum);
+    return NULL;
+}
+
 tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
+{
+    return tt_trainer_create_ranked(opt, NULL, out);
+}
+
+tt_status tt_trainer_create_ranked(const tt_train_options *opt, const tt_dist *dist,
+                                   tt_trainer **out)
 {
     *out = NULL;
     tt_trainer *t = calloc(1, sizeof *t);
     if (!t) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     t->opt = *opt;
+    t->dist = dist ? *dist : tt_dist_single();
     t->best_mean_dice = -1;
     tt_status status = NULL;
     if (opt->init[0] && opt->resume[0]) {
@@ -179,19 +234,33 @@ tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
     if (opt->std[0]) TT_CHECK(parse_triple("std", opt->std, t->std, 1));
     t->normalize = opt->mean[0] || opt->std[0];
     TT_CHECK(open_data(t));
+    TT_CHECK(tt_dp_pick_device(&t->dist, &t->opt));
     tt_backend_request request;
-    TT_CHECK(tt_recipe_backend(opt, &request));
+    TT_CHECK(tt_recipe_backend(&t->opt, &request));
     TT_CHECK(tt_backend_create(&request, &t->be));
+    if (t->dist.size > 1)
+        fprintf(stderr, "tiletrain: rank %d of %d (rank %d on its machine) trains on %s '%s'\n",
+                t->dist.rank, t->dist.size, t->dist.local_rank, t->be->ops->name,
+                t->be->device.name);
     TT_CHECK(resolve_model(t));
+    if (opt->sync_bn && t->model.norm != TT_NORM_BATCH) {
+        status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "--sync-bn synchronises batch norm: give "
+                              "it with --norm batch (this run's norm is %s)",
+                              tt_norm_kind_name(t->model.norm));
+        goto cleanup;
+    }
     int planes = tt_tilecache_planes(t->cache);
     TT_CHECK(tt_fit_memory(&t->be->device, &t->opt, &t->model, t->mask_kind, planes));
+    TT_CHECK(agree_micro_batch(t, opt->micro_batch == 0));
     plan_steps(t);
     TT_CHECK(tt_recipe_schedule(&t->opt, &t->schedule));
     tt_step_config sc = tt_recipe_step(&t->opt, &t->model, t->mask_kind, planes);
     TT_CHECK(tt_step_create(t->be, &sc, &t->engine));
+    TT_CHECK(tt_dp_create(&t->dist, t->engine, opt->sync_bn, &t->dp));
     TT_CHECK(restore(t));
+    if (t->dp) TT_CHECK(tt_dp_check_weights(t->dp, t->counters.step)); /* the same start */
     TT_CHECK(start_prefetch(t));
-    if (opt->out[0]) {
+    if (opt->out[0] && t->dist.rank == 0) {
         TT_CHECK(tt_make_dirs(opt->out));
         TT_CHECK(write_validation_list(t));
         char path[TT_OPT_STRING_MAX + 32];
@@ -202,7 +271,7 @@ tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
             goto cleanup;
         }
     }
-    t->log_echo = strcmp(opt->log_format, "jsonl") == 0 ? stdout : NULL;
+    t->log_echo = strcmp(opt->log_format, "jsonl") == 0 && t->dist.rank == 0 ? stdout : NULL;
     if (t->log || t->log_echo) tt_train_log_start(t);
     *out = t;
     return NULL;
@@ -221,6 +290,7 @@ void tt_trainer_destroy(tt_trainer *t)
     tt_dataset_destroy(t->dataset);
     free(t->train_items);
     free(t->val_items);
+    tt_dp_destroy(t->dp);
     tt_step_destroy(t->engine);
     tt_backend_destroy(t->be);
     if (t->log) fclose(t->log);
@@ -243,6 +313,44 @@ static tt_status update(tt_trainer *t, tt_step_report *r)
     return NULL;
 }
 
+/* 2. this rank's micro-batches of the window, each adding its gradient of
+ * the loss SUM; *undone when an interrupt (alone) dropped the window. */
+static tt_status run_micro_batches(tt_trainer *t, tt_step_report *r, double *waited,
+                                   const tt_train_counters *window_start, int *undone)
+{
+    const tt_train_options *o = &t->opt;
+    tt_train_counters *c = &t->counters;
+    double planned_images = (double)o->accum * o->micro_batch;
+    double planned_items = planned_images * t->model.classes * o->tile[0] * o->tile[1];
+    float dice_scale = (float)(o->dice_weight * planned_items / planned_images);
+    for (int m = 0; m < o->accum && !t->data_done; m++) {
+        if (t->interrupt && *t->interrupt && t->dist.size == 1) {
+            /* undo the partial window: the data position goes back to its start */
+            *c = *window_start;
+            *undone = 1;
+            return NULL;
+        }
+        tt_batch *b = NULL;
+        TT_TRY(tt_prefetch_next(t->prefetch, &b));
+        if (!b) t->data_done = 1;
+        if (!b) break; /* the data ran out: a short window */
+        *waited += b->wait_seconds;
+        tt_status s = tt_step_upload(t->engine, b->image, b->mask, b->batch_size);
+        if (!s) s = tt_step_micro_batch(t->engine, b->batch_size, dice_scale);
+        c->sampler = b->state_after;
+        r->images += b->batch_size;
+        tt_prefetch_release(t->prefetch, b);
+        TT_TRY(s);
+        c->micro_batches++;
+        if (t->on_micro_batch) t->on_micro_batch(t->progress_ctx, m + 1, o->accum);
+    }
+    return NULL;
+}
+
+/* What the window's normalisation needs, summed over the ranks. */
+enum { SUM_LOSS, SUM_COUNT, SUM_DICE, SUM_DICE_COUNT, SUM_IMAGES, SUM_INTERRUPTED, SUM_DONE,
+       SUM_FIELDS };
+
 tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
 {
     const tt_train_options *o = &t->opt;
@@ -254,60 +362,69 @@ tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
     /* 1. a fresh window: zero the gradients and the loss sums */
     TT_TRY(tt_step_begin(engine));
 
-    /* 2. accum micro-batches, each adding its gradient of the loss SUM */
-    double planned_images = (double)o->accum * o->micro_batch;
-    double planned_items = planned_images * t->model.classes * o->tile[0] * o->tile[1];
-    float dice_scale = (float)(o->dice_weight * planned_items / planned_images);
+    /* 2. accum micro-batches on this rank */
     tt_train_counters window_start = *c;
-    for (int m = 0; m < o->accum && !t->finished; m++) {
-        if (t->interrupt && *t->interrupt) {
-            /* undo the partial window: the data position goes back to its start */
-            *c = window_start;
-            t->interrupted = 1;
-            r->images = 0;
-            return NULL;
-        }
-        tt_batch *b = NULL;
-        TT_TRY(tt_prefetch_next(t->prefetch, &b));
-        if (!b) t->finished = 1;
-        if (!b) break; /* the data ran out: a short window */
-        waited += b->wait_seconds;
-        tt_status s = tt_step_upload(engine, b->image, b->mask, b->batch_size);
-        if (!s) s = tt_step_micro_batch(engine, b->batch_size, dice_scale);
-        c->sampler = b->state_after;
-        r->images += b->batch_size;
-        c->images_seen += b->batch_size;
-        tt_prefetch_release(t->prefetch, b);
-        TT_TRY(s);
-        c->micro_batches++;
-        if (t->on_micro_batch) t->on_micro_batch(t->progress_ctx, m + 1, o->accum);
+    int undone = 0;
+    tt_status failed = run_micro_batches(t, r, &waited, &window_start, &undone);
+    if (undone) {
+        t->interrupted = 1;
+        r->images = 0;
+        return NULL;
     }
+
+    /* 3. the window's sums over every rank: loss, valid items, images */
+    tt_loss_value primary = {0}, dice = {0};
+    if (!failed) failed = tt_step_losses(engine, &primary, &dice);
+    double sums[SUM_FIELDS] = {
+        [SUM_LOSS] = primary.sum, [SUM_COUNT] = primary.count, [SUM_DICE] = dice.sum,
+        [SUM_DICE_COUNT] = dice.count, [SUM_IMAGES] = (double)r->images,
+        [SUM_INTERRUPTED] = t->dist.size > 1 && t->interrupt && *t->interrupt,
+        [SUM_DONE] = t->data_done};
+    tt_status settled = tt_dp_sum_window(&t->dist, sums, SUM_FIELDS, failed);
+    if (settled) {
+        t->stopped_together = t->dist.size > 1;
+        return settled;
+    }
+    if (sums[SUM_INTERRUPTED] > 0) { /* data parallel: every rank drops the window */
+        *c = window_start;
+        t->interrupted = 1;
+        r->images = 0;
+        return NULL;
+    }
+    t->finished = sums[SUM_DONE] >= t->dist.size;
+    r->images = (int64_t)sums[SUM_IMAGES];
+    c->images_seen += r->images;
     if (r->images == 0) {
         if (t->finished) return NULL; /* a finite run ended with the last window */
         return tt_error_new(TT_ERR_FORMAT, "the data stream gave no images for step %lld",
                             (long long)c->step + 1);
     }
 
-    /* 3. normalise by the valid items of the whole window */
-    tt_loss_value primary, dice;
-    TT_TRY(tt_step_losses(engine, &primary, &dice));
+    /* 4. normalise by the valid items of the whole window */
+    double count = sums[SUM_COUNT], dice_count = sums[SUM_DICE_COUNT];
     c->step++;
     r->step = c->step;
-    r->valid_items = primary.count;
-    r->loss = primary.count ? primary.sum / primary.count : 0.0;
-    if (dice.count) r->loss += o->dice_weight * dice.sum / dice.count;
-    if (primary.count == 0) {
+    r->valid_items = (int64_t)count;
+    r->loss = count ? sums[SUM_LOSS] / count : 0.0;
+    if (dice_count) r->loss += o->dice_weight * sums[SUM_DICE] / dice_count;
+    if (count == 0) {
         fprintf(stderr, "tiletrain: step %lld: every pixel of the window is ignored (255); "
                 "no update\n", (long long)c->step);
         r->skipped = 1;
         c->skipped_steps++;
     } else {
-        TT_TRY(tt_step_scale_grads(engine, 1.0 / primary.count));
-        if (o->save_grads[0] && (c->step == t->max_steps || t->finished))
+        if (t->dp) { /* every rank's gradient sums, added */
+            TT_TRY(tt_dp_sum_grads(t->dp));
+            r->sum_seconds = t->dp->sum_seconds;
+        }
+        TT_TRY(tt_step_scale_grads(engine, 1.0 / count));
+        if (o->save_grads[0] && t->dist.rank == 0 && (c->step == t->max_steps || t->finished))
             TT_TRY(tt_weights_save_grads(engine->model, o->save_grads));
-        /* 4 and 5: checks, clipping and the optimizer step */
+        /* 5 and 6: checks, clipping and the optimizer step */
         TT_TRY(update(t, r));
     }
+    if (t->dp && o->check_weights_every > 0 && c->step % o->check_weights_every == 0)
+        TT_TRY(tt_dp_check_weights(t->dp, c->step));
     r->seconds = now() - start;
     r->data_wait_seconds = waited;
     r->peak_bytes = t->be->mem.peak_total;
@@ -315,24 +432,55 @@ tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
     return NULL;
 }
 
+/* Data parallel: the running statistics made one, the weights compared,
+ * and every rank's place in the stream, into *next (free()). */
+static tt_status gather_ranks(tt_trainer *t, int64_t **next)
+{
+    *next = NULL;
+    if (!t->dp) return NULL;
+    if (!t->opt.sync_bn) TT_TRY(tt_dp_average_running_stats(t->dp));
+    TT_TRY(tt_dp_check_weights(t->dp, t->counters.step));
+    uint64_t mine = (uint64_t)tt_sampler_stream_index(t->sampler, &t->counters.sampler);
+    uint64_t *all = malloc(sizeof *all * (size_t)t->dist.size);
+    if (!all) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "checkpoint: out of host memory");
+    tt_status s = tt_dist_gather_u64(&t->dist, &mine, 1, all);
+    if (s) {
+        free(all);
+        return s;
+    }
+    *next = (int64_t *)all;
+    return NULL;
+}
+
 tt_status tt_trainer_save(tt_trainer *t, const char *path)
 {
+    int64_t *next = NULL;
+    TT_TRY(gather_ranks(t, &next));
+    if (t->dist.rank != 0) {
+        free(next);
+        return NULL;
+    }
     int named = tt_dataset_classes(t->dataset);
     const char **names = malloc(sizeof *names * (size_t)(named ? named : 1));
-    if (!names) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "checkpoint: out of host memory");
+    if (!names) {
+        free(next);
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "checkpoint: out of host memory");
+    }
     for (int c = 0; c < named; c++) names[c] = tt_dataset_class_name(t->dataset, c);
     tt_checkpoint_data d = {.named_classes = named, .class_names = names,
-                            .mask_kind = t->mask_kind, .normalize = t->normalize};
+                            .mask_kind = t->mask_kind, .normalize = t->normalize,
+                            .ranks = {t->dist.size, next}};
     memcpy(d.mean, t->mean, sizeof d.mean);
     memcpy(d.std, t->std, sizeof d.std);
     tt_status status = tt_checkpoint_save(t->engine, &t->counters, &d, path);
     free(names);
+    free(next);
     return status;
 }
-tt_status tt_trainer_validate(tt_trainer *t, tt_metrics **out)
+
+/* Rank 0's validation: the metrics of the validation split, logged. */
+static tt_status validate_here(tt_trainer *t, tt_metrics **out)
 {
-    if (out) *out = NULL;
-    if (!t->val_count) return NULL;
     tt_metrics *m = NULL;
     TT_TRY(tt_metrics_create(t->model.classes, &m));
     tt_validate_options vo = {.predict = tt_predict_options_default(), .kind = t->mask_kind,
@@ -353,9 +501,21 @@ tt_status tt_trainer_validate(tt_trainer *t, tt_metrics **out)
         tt_metrics_destroy(m);
         return status;
     }
-    double mean = tt_metrics_mean_dice(m);
     if (t->log || t->log_echo) tt_train_log_validation(t, m, vo.gallery_dir ? vo.gallery_max : 0);
-    if (mean > t->best_mean_dice) {
+    *out = m;
+    return NULL;
+}
+
+tt_status tt_trainer_validate(tt_trainer *t, tt_metrics **out)
+{
+    if (out) *out = NULL;
+    if (!t->val_count) return NULL;
+    /* data parallel: rank 0 validates while the others wait; all learn the score */
+    tt_metrics *m = NULL;
+    tt_status status = t->dist.rank == 0 ? validate_here(t, &m) : NULL;
+    double mean = m ? tt_metrics_mean_dice(m) : 0;
+    status = tt_dp_sum_window(&t->dist, &mean, 1, status);
+    if (!status && mean > t->best_mean_dice) {
         t->best_mean_dice = mean;
         if (t->opt.out[0]) {
             char path[TT_OPT_STRING_MAX + 32];
@@ -367,4 +527,3 @@ tt_status tt_trainer_validate(tt_trainer *t, tt_metrics **out)
     else tt_metrics_destroy(m);
     return status;
 }
-

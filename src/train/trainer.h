@@ -24,6 +24,7 @@
 #include "data/tilecache.h"
 #include "optim/schedule.h"
 #include "train/checkpoint.h"
+#include "train/data_parallel.h"
 #include "train/metrics.h"
 #include "train/step.h"
 #include "train/train_options.h"
@@ -34,11 +35,12 @@ typedef struct tt_step_report {
     double lr;
     double grad_norm;         /* before clipping */
     int skipped;              /* non-finite gradients: no update */
-    int64_t images;           /* images in the window */
+    int64_t images;           /* images in the window (of every rank) */
     int64_t valid_items;      /* the normaliser */
     double seconds;           /* wall time of the window */
     double data_wait_seconds; /* time the device side waited for batches */
-    uint64_t peak_bytes;      /* device memory peak so far */
+    uint64_t peak_bytes;      /* device memory peak so far (this rank's) */
+    double sum_seconds;       /* data parallel: summing the gradients over the ranks */
 } tt_step_report;
 
 typedef struct tt_trainer {
@@ -57,17 +59,22 @@ typedef struct tt_trainer {
     int normalize;            /* --mean / --std given */
     float mean[3], std[3];    /* of pixels / 255 */
     tt_step *engine;          /* the device half: model, optimizer, labels, loss blocks */
+    tt_dist dist;             /* this rank in the job: rank 0 of 1 alone */
+    tt_data_parallel *dp;     /* the cross-rank half; NULL alone */
     tt_schedule schedule;
 
     int64_t max_steps;        /* the run's length in windows */
-    int finished;             /* the data of a finite run (--epochs) ran out */
+    int finished;             /* the data of a finite run (--epochs) ran out (on every rank) */
+    int data_done;            /* this rank's share of it ran out */
     tt_train_counters counters; /* step, micro-batches, images, skipped, data position */
     FILE *log;                /* OUT/train.jsonl (NULL without --out) */
     FILE *log_echo;           /* stdout with --log-format jsonl, else NULL */
     /* set by the caller (e.g. on Ctrl-C): the window stops after its current
-     * micro-batch and is undone, so a checkpoint then resumes at its start */
+     * micro-batch (data parallel: at its end, on every rank) and is undone,
+     * so a checkpoint then resumes at its start */
     volatile int *interrupt;
     int interrupted;          /* a window was stopped that way */
+    int stopped_together;     /* data parallel: an error every rank returned at once (no abort needed) */
     /* called after each micro-batch (may be NULL): m of accum done */
     void (*on_micro_batch)(void *ctx, int m, int accum);
     void *progress_ctx;
@@ -78,11 +85,18 @@ typedef struct tt_trainer {
  * say; with opt->resume, restores everything from the checkpoint.
  * *out: tt_trainer_destroy(). */
 tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out);
+/* The same as rank dist->rank of a data-parallel job (dist NULL: alone).
+ * Every rank calls every tt_trainer_* function below in the same order;
+ * only rank 0 writes files and logs (validation runs there too). */
+tt_status tt_trainer_create_ranked(const tt_train_options *opt, const tt_dist *dist,
+                                   tt_trainer **out);
 void tt_trainer_destroy(tt_trainer *trainer);
 
 /* Runs one window and one optimizer step.  When a finite run's data has
  * ended before the window began, sets trainer->finished and returns NULL
- * with report->images == 0. */
+ * with report->images == 0.  Data parallel: each rank runs its share of the
+ * window, then the sums, counts and gradients of every rank make one
+ * update; an interrupt on any rank drops the window on all (at its end). */
 tt_status tt_trainer_step(tt_trainer *trainer, tt_step_report *report);
 
 /* Predicts the validation split at full resolution and scores it; logs a

@@ -1,0 +1,102 @@
+/* The MPI build of dist.h: Open MPI (or any MPI-3) underneath, errors
+ * returned rather than fatal, counts above INT_MAX sent in pieces. */
+#include "dist/dist_internal.h"
+
+#include <limits.h>
+#include <mpi.h>
+
+int tt_dist_built_with_mpi(void) { return 1; }
+
+/* One MPI call's code as a status naming the call. */
+static tt_status check(int code, const char *call)
+{
+    if (code == MPI_SUCCESS) return NULL;
+    char text[MPI_MAX_ERROR_STRING];
+    int length = 0;
+    if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) length = 0;
+    text[length] = 0;
+    return tt_error_new(TT_ERR_PEER, "%s failed: %s (another rank may have stopped)", call,
+                        length ? text : "unknown MPI error");
+}
+
+tt_status tt_dist_start(tt_dist *d)
+{
+    *d = tt_dist_single();
+    if (!tt_dist_launched_size()) return NULL; /* alone: MPI is not even started */
+    int provided = 0;
+    TT_TRY(check(MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread"));
+    d->mpi = 1;
+    /* errors come back to us, to be reported with the rank that met them */
+    TT_TRY(check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler"));
+    TT_TRY(check(MPI_Comm_rank(MPI_COMM_WORLD, &d->rank), "MPI_Comm_rank"));
+    TT_TRY(check(MPI_Comm_size(MPI_COMM_WORLD, &d->size), "MPI_Comm_size"));
+    MPI_Comm node;
+    TT_TRY(check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL,
+                                     &node), "MPI_Comm_split_type"));
+    tt_status s = check(MPI_Comm_rank(node, &d->local_rank), "MPI_Comm_rank");
+    if (!s) s = check(MPI_Comm_size(node, &d->local_size), "MPI_Comm_size");
+    MPI_Comm_free(&node);
+    return s;
+}
+
+void tt_dist_finish(tt_dist *d)
+{
+    if (d->mpi) MPI_Finalize();
+    d->mpi = 0;
+}
+
+/* An MPI call over n elements of `size` bytes, at most INT_MAX at a time. */
+#define IN_PIECES(n, piece, call)                                              \
+    for (size_t done_ = 0; done_ < (n); done_ += (piece)) {                    \
+        int count_ = (int)((n) - done_ < (piece) ? (n) - done_ : (piece));     \
+        TT_TRY(call);                                                          \
+    }
+
+static const size_t piece = (size_t)1 << 28;
+
+tt_status tt_dist_sum_f32(const tt_dist *d, float *v, size_t n)
+{
+    if (d->size < 2) return NULL;
+    IN_PIECES(n, piece, check(MPI_Allreduce(MPI_IN_PLACE, v + done_, count_, MPI_FLOAT, MPI_SUM,
+                                            MPI_COMM_WORLD), "MPI_Allreduce (sum of floats)"));
+    return NULL;
+}
+
+tt_status tt_dist_sum_f64(const tt_dist *d, double *v, size_t n)
+{
+    if (d->size < 2) return NULL;
+    IN_PIECES(n, piece, check(MPI_Allreduce(MPI_IN_PLACE, v + done_, count_, MPI_DOUBLE, MPI_SUM,
+                                            MPI_COMM_WORLD), "MPI_Allreduce (sum of doubles)"));
+    return NULL;
+}
+
+tt_status tt_dist_max_f64(const tt_dist *d, double *v, size_t n)
+{
+    if (d->size < 2) return NULL;
+    IN_PIECES(n, piece, check(MPI_Allreduce(MPI_IN_PLACE, v + done_, count_, MPI_DOUBLE, MPI_MAX,
+                                            MPI_COMM_WORLD), "MPI_Allreduce (max)"));
+    return NULL;
+}
+
+tt_status tt_dist_gather_u64(const tt_dist *d, const uint64_t *mine, size_t n, uint64_t *all)
+{
+    if (n > (size_t)INT_MAX)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "tt_dist_gather_u64: %zu values at once", n);
+    for (size_t i = 0; i < n; i++) all[(size_t)d->rank * n + i] = mine[i];
+    if (d->size < 2) return NULL;
+    return check(MPI_Allgather(mine, (int)n, MPI_UINT64_T, all, (int)n, MPI_UINT64_T,
+                               MPI_COMM_WORLD), "MPI_Allgather");
+}
+
+tt_status tt_dist_broadcast(const tt_dist *d, void *bytes, size_t n, int root)
+{
+    if (d->size < 2) return NULL;
+    IN_PIECES(n, piece, check(MPI_Bcast((char *)bytes + done_, count_, MPI_BYTE, root,
+                                        MPI_COMM_WORLD), "MPI_Bcast"));
+    return NULL;
+}
+
+void tt_dist_abort(const tt_dist *d, int code)
+{
+    if (d->mpi && d->size > 1) MPI_Abort(MPI_COMM_WORLD, code);
+}
