@@ -26,8 +26,8 @@
 /* The run's position, saved and restored whole. */
 typedef struct tt_train_counters {
     int64_t step;             /* windows done */
-    int64_t micro_batches;
-    int64_t images_seen;      /* crops trained on, over the whole run */
+    int64_t micro_batches;    /* of every rank */
+    int64_t images_seen;      /* crops trained on, over the whole run (every rank's) */
     int64_t skipped_steps;
     tt_sampler_state sampler; /* after the last batch used */
 } tt_train_counters;

@@ -316,7 +316,8 @@ static tt_status update(tt_trainer *t, tt_step_report *r)
 /* 2. this rank's micro-batches of the window, each adding its gradient of
  * the loss SUM; *undone when an interrupt (alone) dropped the window. */
 static tt_status run_micro_batches(tt_trainer *t, tt_step_report *r, double *waited,
-                                   const tt_train_counters *window_start, int *undone)
+                                   int *micro_batches, const tt_train_counters *window_start,
+                                   int *undone)
 {
     const tt_train_options *o = &t->opt;
     tt_train_counters *c = &t->counters;
@@ -341,15 +342,15 @@ static tt_status run_micro_batches(tt_trainer *t, tt_step_report *r, double *wai
         r->images += b->batch_size;
         tt_prefetch_release(t->prefetch, b);
         TT_TRY(s);
-        c->micro_batches++;
+        (*micro_batches)++;
         if (t->on_micro_batch) t->on_micro_batch(t->progress_ctx, m + 1, o->accum);
     }
     return NULL;
 }
 
 /* What the window's normalisation needs, summed over the ranks. */
-enum { SUM_LOSS, SUM_COUNT, SUM_DICE, SUM_DICE_COUNT, SUM_IMAGES, SUM_INTERRUPTED, SUM_DONE,
-       SUM_FIELDS };
+enum { SUM_LOSS, SUM_COUNT, SUM_DICE, SUM_DICE_COUNT, SUM_IMAGES, SUM_MICRO_BATCHES,
+       SUM_INTERRUPTED, SUM_DONE, SUM_FIELDS };
 
 tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
 {
@@ -364,8 +365,8 @@ tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
 
     /* 2. accum micro-batches on this rank */
     tt_train_counters window_start = *c;
-    int undone = 0;
-    tt_status failed = run_micro_batches(t, r, &waited, &window_start, &undone);
+    int undone = 0, micro_batches = 0;
+    tt_status failed = run_micro_batches(t, r, &waited, &micro_batches, &window_start, &undone);
     if (undone) {
         t->interrupted = 1;
         r->images = 0;
@@ -378,6 +379,7 @@ tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
     double sums[SUM_FIELDS] = {
         [SUM_LOSS] = primary.sum, [SUM_COUNT] = primary.count, [SUM_DICE] = dice.sum,
         [SUM_DICE_COUNT] = dice.count, [SUM_IMAGES] = (double)r->images,
+        [SUM_MICRO_BATCHES] = micro_batches,
         [SUM_INTERRUPTED] = t->dist.size > 1 && t->interrupt && *t->interrupt,
         [SUM_DONE] = t->data_done};
     tt_status settled = tt_dp_sum_window(&t->dist, sums, SUM_FIELDS, failed);
@@ -394,6 +396,7 @@ tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
     t->finished = sums[SUM_DONE] >= t->dist.size;
     r->images = (int64_t)sums[SUM_IMAGES];
     c->images_seen += r->images;
+    c->micro_batches += (int64_t)sums[SUM_MICRO_BATCHES];
     if (r->images == 0) {
         if (t->finished) return NULL; /* a finite run ended with the last window */
         return tt_error_new(TT_ERR_FORMAT, "the data stream gave no images for step %lld",

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Data parallel over MPI on PoCL (CTest runs it as test_mpi), one PoCL
+# thread per rank:
+#   - 2 ranks x micro-batch 2 x accum 3 against 1 process x micro-batch 2 x
+#     accum 6 (group norm, ignore regions of a different size in every
+#     mask): the first window's gradients within 1e-6 relative, the
+#     weights and AdamW state after 3 steps within float rounding; the
+#     ranks' weights compared at every step (--check-weights-every 1);
+#   - the same over TCP (--mca btl tcp,self), the path between machines;
+#   - --sync-bn: 2 ranks x micro-batch 2 against 1 process x micro-batch 4
+#     (batch norm over the same images): gradients and running statistics;
+#   - 2 steps + --resume 2 more is bit-identical to 4 steps (same world
+#     size); a 2-rank checkpoint resumes in one process;
+#   - a bad image on one rank stops both, naming the rank and the cause;
+#   - rank 1 killed mid-run: mpirun stops the other within a bounded time,
+#     naming the rank, and the last checkpoint resumes.
+# usage: tests/mpi/check.sh BUILD_DIR
+set -uo pipefail
+tt=$(cd "${1:?usage: check.sh BUILD_DIR}" && pwd)/tiletrain
+here=$(cd "$(dirname "$0")" && pwd)
+py=python3
+[ -x /usr/bin/python3 ] && py=/usr/bin/python3 # Debian's, with PIL (tools/deps.sh)
+same="$py $here/../cli/same_checkpoint.py"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok:   $*"; }
+export POCL_MAX_PTHREAD_COUNT=1 OMPI_MCA_rmaps_base_oversubscribe=1
+mpi() { timeout 300 mpirun --oversubscribe --allow-run-as-root -np 2 "$@"; }
+cd "$work" || exit 1
+
+"$tt" data synth --out data --format folder --count 8 --size 80x112 --seed 3 >/dev/null
+$py "$here/ignore_regions.py" data
+common=(--data data --cache-dir "$work/cache" --tile 64x64 --base-channels 8 --depth 2
+        --backend opencl --quiet --no-augment --seed 5)
+# two groups of four channels: a convolution bias before group norm then has
+# a gradient, not only rounding noise (one channel per group cancels it)
+group=("${common[@]}" --norm group --groups 2)
+
+# --- the global window: gradients, then weights after 3 AdamW steps ---
+"$tt" train "${group[@]}" --micro-batch 2 --accum 6 --steps 1 --out one1 --save-grads one1/g.safetensors
+mpi "$tt" train "${group[@]}" --micro-batch 2 --accum 3 --steps 1 --out two1 --save-grads two1/g.safetensors
+if $same one1/g.safetensors two1/g.safetensors --tol 1e-6; then pass "gradients of 2 ranks = 1 process (1e-6)"
+else fail "gradients of 2 ranks differ from 1 process"; fi
+"$tt" train "${group[@]}" --micro-batch 2 --accum 6 --steps 3 --out one3
+mpi "$tt" train "${group[@]}" --micro-batch 2 --accum 3 --steps 3 --out two3 --check-weights-every 1 2> two3.err
+if [ -s two3/last.safetensors ] && $same one3/last.safetensors two3/last.safetensors --tol 1e-5; then
+  pass "weights after 3 steps: 2 ranks = 1 process; every rank's weights the same at every step"
+else fail "3 steps on 2 ranks"; cat two3.err; fi
+grep -q "rank 1 of 2 .*trains on" two3.err && pass "every rank names its device" || fail "no device line per rank"
+
+mpi --mca btl tcp,self "$tt" train "${group[@]}" --micro-batch 2 --accum 3 --steps 3 --out tcp3 --check-weights-every 1
+if [ -s tcp3/last.safetensors ] && $same one3/last.safetensors tcp3/last.safetensors --tol 1e-5; then
+  pass "over TCP: the same weights"
+else fail "over TCP"; fi
+
+# --- synchronised batch norm: 2 x 2 images = one micro-batch of 4 ---
+batch=("${common[@]}" --norm batch)
+"$tt" train "${batch[@]}" --micro-batch 4 --accum 3 --steps 1 --out bn1 --save-grads bn1/g.safetensors
+mpi "$tt" train "${batch[@]}" --sync-bn --micro-batch 2 --accum 3 --steps 1 --out bn2 --save-grads bn2/g.safetensors
+if $same bn1/g.safetensors bn2/g.safetensors --tol 1e-5 && $same bn1/last.safetensors bn2/last.safetensors --tol 1e-5; then
+  pass "--sync-bn: 2 ranks x 2 = 1 process x 4 (gradients, weights, running statistics)"
+else fail "--sync-bn"; fi
+
+# --- resume: bit-identical with the same world size; another world size goes on ---
+mpi "$tt" train "${group[@]}" --micro-batch 2 --accum 2 --steps 4 --checkpoint-every 2 --out straight
+mpi "$tt" train "${group[@]}" --micro-batch 2 --accum 2 --steps 2 --out halves
+cp halves/last.safetensors half2.safetensors
+mpi "$tt" train "${group[@]}" --micro-batch 2 --accum 2 --steps 4 --out halves --resume half2.safetensors
+if $same straight/last.safetensors halves/last.safetensors --tol 0; then pass "2 + resume 2 = 4 steps, bit for bit"
+else fail "resume on 2 ranks is not bit-identical"; fi
+if "$tt" train "${group[@]}" --micro-batch 2 --accum 2 --steps 3 --out alone --resume half2.safetensors 2> alone.err &&
+   grep -q "written by 2 ranks, continued by 1" alone.err; then pass "a 2-rank checkpoint resumes in one process"
+else fail "2-rank checkpoint in one process"; cat alone.err; fi
+
+# --- a bad image on one rank stops every rank, naming it ---
+cp -r data bad
+$py - bad <<'PY'
+# the pixels of image 3 cut short inside a well-formed file: its header and
+# end read at open, its decoding fails when a rank first crops it
+import os, struct, sys, zlib
+p = os.path.join(sys.argv[1], "images", sorted(os.listdir(os.path.join(sys.argv[1], "images")))[3])
+data, out, i = open(p, "rb").read(), [], 8
+while i < len(data):
+    (n,) = struct.unpack(">I", data[i:i + 4])
+    kind, body = data[i + 4:i + 8], data[i + 8:i + 8 + n]
+    body = body[:len(body) // 3] if kind == b"IDAT" else body
+    out.append(struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body)))
+    i += 12 + n
+open(p, "wb").write(data[:8] + b"".join(out))
+PY
+mpi "$tt" train "${group[@]}" --data bad --cache-dir "$work/cache-bad" --micro-batch 2 --accum 2 --steps 3 --out badrun > bad.out 2>&1
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "rank [01] of 2 failed, so every rank stops" bad.out &&
+   grep -q "error: rank [01] of 2: .*synth_00003.png" bad.out; then pass "a bad image on one rank stops both, naming the rank and cause"
+else fail "bad image (exit $rc)"; cat bad.out; fi
+
+# --- a rank killed mid-run ---
+mpi "$tt" train "${group[@]}" --micro-batch 2 --accum 2 --steps 100000 --checkpoint-every 1 --out killed > killed.out 2>&1 &
+job=$!
+for _ in $(seq 600); do [ -s killed/last.safetensors ] && break; sleep 0.2; done
+sleep 1
+victim=""
+for p in $(pgrep -f "tiletrain train"); do
+  tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && victim=$p
+done
+killed_at=$(date +%s)
+[ -n "$victim" ] && kill -9 "$victim"
+wait $job
+rc=$?
+took=$(( $(date +%s) - killed_at ))
+if [ -n "$victim" ] && [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $took -le 60 ] && grep -qi "rank 1" killed.out; then
+  pass "rank 1 killed: the job stopped in ${took}s naming it"
+else fail "kill (victim '$victim', exit $rc after ${took}s)"; cat killed.out; fi
+cp killed/last.safetensors killed.safetensors 2>/dev/null
+step=$(python3 -c 'import json, struct, sys
+d = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", d[:8])[0]
+print(json.loads(d[8:8 + n])["__metadata__"]["step"])' killed.safetensors 2>/dev/null || echo 0)
+if [ "$step" -gt 0 ] && mpi "$tt" train "${group[@]}" --micro-batch 2 --accum 2 --steps $((step + 1)) \
+     --out after --resume killed.safetensors 2> after.err && [ -s after/last.safetensors ]; then
+  pass "the last checkpoint (step $step) resumes"
+else fail "resume after the kill (step '$step')"; cat after.err; fi
+
+echo "$failures failure(s)"
+[ $failures -eq 0 ]
