@@ -178,6 +178,36 @@ __kernel void norm_stats(TT_MEM(float, mean), TT_MEM(float, rstd), TT_MEM(float,
     }
 }
 
+/* One work-item per statistic s (batch norm summed over ranks, norm.c's
+ * tt_norm_launch_moments): moments[2 s + 0..1] = mean and sum of squared
+ * deviations of this process's elements of s, merged from norm_moments'
+ * partials as norm_stats merges them. */
+__kernel void norm_stat_moments(TT_MEM(float, moments), TT_MEM(const float, partial),
+                                const int stat_count, const int planes_per_stat,
+                                const int stat_plane_stride, const int plane_stride,
+                                const int chunks)
+{
+    TT_PTR(float, moments);
+    TT_PTR(const float, partial);
+    int s = get_global_id(0);
+    if (s >= stat_count) return;
+    float n = 0.0f, mu = 0.0f, m2 = 0.0f;
+    for (int j = 0; j < planes_per_stat; j++) {
+        int p = s * stat_plane_stride + j * plane_stride;
+        __global const float *part = partial + 3 * (size_t)p * chunks;
+        for (int k = 0; k < chunks; k++, part += 3) {
+            float nb = part[0];
+            if (nb == 0.0f) continue;
+            float total = n + nb, delta = part[1] - mu;
+            mu += delta * (nb / total);
+            m2 += part[2] + delta * delta * (n * nb / total);
+            n = total;
+        }
+    }
+    moments[2 * s] = mu;
+    moments[2 * s + 1] = m2;
+}
+
 /* Element-wise: y = norm_value(x), or with relu that where it is > 0 and 0
  * elsewhere (NaN included, as the mask in backward reads it).  y may be x. */
 __kernel void norm_apply(TT_MEM(float, y), TT_MEM(const float, x), NORM_PLANE_ARGS)

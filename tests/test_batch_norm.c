@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/status.h"
 #include "harness.h"
 #include "ops/batch_norm.h"
 #include "ref_norm.h"
@@ -180,9 +181,10 @@ static double grad_error(const float *got, const double *want, size_t n)
 /* Runs backward twice into non-zero gradient buffers; checks the first
  * increment against finite differences and the second against the first.
  * affine = 0 runs without weight and bias and checks dinp only. */
-static void check_backward(const bn_case *k, int training, int affine)
+static void check_backward(const bn_case *k, int training, int affine, const tt_norm_sync *sync)
 {
     tt_batch_norm_desc d = tt_batch_norm_desc_make(k->n, k->c, k->h, k->w);
+    d.sync = sync;
     size_t n = numel(k), nc = (size_t)k->c;
     uint64_t seed = 1500 + (uint64_t)training * 17 + (uint64_t)k->n * 5 + (uint64_t)k->h;
     float *x = th_random_floats(n, -2, 2, &seed), *dy = th_random_floats(n, -1, 1, &seed);
@@ -235,9 +237,9 @@ static void check_backward(const bn_case *k, int training, int affine)
     double ex = grad_error(once_x, num_x, n);
     double ew = affine ? grad_error(once_w, num_w, nc) : 0;
     double eb = affine ? grad_error(once_b, num_b, nc) : 0;
-    printf("\n  batch_norm %s backward%s N=%d C=%d H=%d W=%d: max err dinp %.2e",
-           training ? "train" : "eval", affine ? "" : " (no affine: dinp only)", k->n, k->c, k->h,
-           k->w, ex);
+    printf("\n  batch_norm %s backward%s%s N=%d C=%d H=%d W=%d: max err dinp %.2e",
+           training ? "train" : "eval", sync ? " (sync of one)" : "",
+           affine ? "" : " (no affine: dinp only)", k->n, k->c, k->h, k->w, ex);
     if (affine) printf(" dweight %.2e dbias %.2e", ew, eb);
     printf("; twice-adds deviation %.2e / %.2e", twice_x, twice_wb);
     CU_ASSERT(ex < 1e-3); /* 1e-3 relative to the largest entry */
@@ -329,15 +331,290 @@ static void test_fused_relu(void)
 static void test_train_backward(void)
 {
     const bn_case cases[] = {{2, 4, 5, 7}, {1, 6, 5, 7}, {3, 5, 1, 1}, {2, 3, 17, 19}};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_backward(&cases[i], 1, 1);
-    check_backward(&cases[0], 1, 0);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_backward(&cases[i], 1, 1, NULL);
+    check_backward(&cases[0], 1, 0, NULL);
 }
 
 static void test_eval_backward(void)
 {
     const bn_case cases[] = {{2, 4, 5, 7}, {1, 5, 1, 1}};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_backward(&cases[i], 0, 1);
-    check_backward(&cases[0], 0, 0);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_backward(&cases[i], 0, 1, NULL);
+    check_backward(&cases[0], 0, 0, NULL);
+}
+
+/* ---- sync: ranks simulated in one process -------------------------------- */
+
+/* One simulated rank's allreduce_sum: it keeps the values it brought to its
+ * latest call and adds `add` (another rank's, from its own latest call), or
+ * nothing (a world of one). */
+typedef struct sim_rank {
+    double own[2 * MAX_C + 1];
+    size_t count;       /* values of the latest call */
+    const double *add;  /* NULL: identity */
+    int calls;
+} sim_rank;
+
+static tt_status sim_allreduce(void *ctx, double *values, size_t n)
+{
+    sim_rank *r = ctx;
+    CU_ASSERT_FATAL(n <= 2 * MAX_C + 1);
+    for (size_t i = 0; i < n; i++) r->own[i] = values[i];
+    r->count = n;
+    for (size_t i = 0; r->add && i < n; i++) values[i] += r->add[i];
+    r->calls++;
+    return NULL;
+}
+
+/* max |got - want| over max |want|: entries near zero are differences. */
+static double err_of_largest(const float *got, const float *want, size_t n)
+{
+    double worst = 0, scale = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(got[i])) return INFINITY;
+        worst = fmax(worst, fabs((double)got[i] - want[i]));
+        scale = fmax(scale, fabs((double)want[i]));
+    }
+    return worst / (scale + 1e-30);
+}
+
+/* One layer's buffers on the device for a batch of `n` samples. */
+typedef struct sim_layer {
+    tt_batch_norm_desc d;
+    tt_batch_norm_state st;
+    tt_mem x, y, saved, dy, dx, dw, db;
+} sim_layer;
+
+static sim_layer sim_layer_make(th_pool *pool, const bn_case *k, int n, const float *x,
+                                const float *dy, const float *params, int relu, float momentum,
+                                const tt_norm_sync *sync)
+{
+    size_t nc = (size_t)k->c, count = (size_t)n * k->c * k->h * k->w;
+    sim_layer s = {.d = tt_batch_norm_desc_make(n, k->c, k->h, k->w)};
+    s.d.relu = relu, s.d.momentum = momentum, s.d.sync = sync;
+    s.st.weight = th_pool_put(pool, params, nc, "bn.w");
+    s.st.bias = th_pool_put(pool, params + nc, nc, "bn.b");
+    s.st.running_mean = th_pool_put(pool, params + 2 * nc, nc, "bn.rm");
+    s.st.running_var = th_pool_put(pool, params + 3 * nc, nc, "bn.rv");
+    s.x = th_pool_put(pool, x, count, "bn.x"), s.y = th_pool_put(pool, NULL, count, "bn.y");
+    s.saved = th_pool_put(pool, NULL, tt_batch_norm_saved_floats(&s.d), "bn.saved");
+    s.dy = th_pool_put(pool, dy, count, "bn.dy"), s.dx = th_pool_put(pool, NULL, count, "bn.dx");
+    s.dw = th_pool_put(pool, NULL, nc, "bn.dw"), s.db = th_pool_put(pool, NULL, nc, "bn.db");
+    return s;
+}
+
+static void sim_forward(sim_layer *s)
+{
+    TH_OK(tt_batch_norm_forward(th_backend(), s->y, s->saved, s->x, &s->st, &s->d, 1));
+}
+
+static void sim_backward(sim_layer *s)
+{
+    TH_OK(tt_batch_norm_backward(th_backend(), s->dx, s->dw, s->db, s->dy, s->x, s->saved, &s->st,
+                                 &s->d, 1));
+}
+
+/* Random x, dy (N, C, H, W) and weight, bias, running mean and var (C each). */
+static void sim_data(const bn_case *k, uint64_t seed, float **x, float **dy, float *params)
+{
+    size_t n = numel(k), nc = (size_t)k->c;
+    *x = th_random_floats(n, -1.0f, 3.0f, &seed), *dy = th_random_floats(n, -1, 1, &seed);
+    th_fill_uniform(params, nc, 0.5f, 1.5f, &seed);
+    th_fill_uniform(params + nc, nc, -0.5f, 0.5f, &seed);
+    th_fill_uniform(params + 2 * nc, nc, -1, 1, &seed);
+    th_fill_uniform(params + 3 * nc, nc, 0.5f, 2, &seed);
+}
+
+/* A world of one: the sync's sums are this process's, so the forward
+ * (output, mean and rstd, running statistics) and the backward equal the
+ * unsynced ones but for the rounding of the host's double route; eval mode
+ * never calls the sync. */
+static void test_sync_world_of_one(void)
+{
+    static const bn_case cases[] = {{2, 5, 9, 13}, {3, 4, 1, 1}, {2, 3, 40, 60}};
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
+        for (int relu = 0; relu < 2; relu++) {
+            const bn_case *k = &cases[ci];
+            size_t n = numel(k), nc = (size_t)k->c;
+            float *x, *dy, params[4 * MAX_C];
+            sim_data(k, 3100 + ci, &x, &dy, params);
+            sim_rank rank = {0};
+            tt_norm_sync sync = {sim_allreduce, &rank};
+            th_pool pool = {.pad = PAD};
+            sim_layer plain = sim_layer_make(&pool, k, k->n, x, dy, params, relu, 0.1f, NULL);
+            sim_layer one = sim_layer_make(&pool, k, k->n, x, dy, params, relu, 0.1f, &sync);
+            sim_forward(&plain), sim_forward(&one);
+            CU_ASSERT_EQUAL(rank.calls, 1);
+            CU_ASSERT_EQUAL(rank.count, 2 * nc + 1);
+            CU_ASSERT_EQUAL(one.st.num_batches_tracked, 1);
+            sim_backward(&plain), sim_backward(&one);
+            CU_ASSERT_EQUAL(rank.calls, 2);
+            float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+            float wantp[4 * MAX_C], gotp[4 * MAX_C];
+            CU_ASSERT_FATAL(want && got);
+            th_get(want, plain.y, n), th_get(got, one.y, n);
+            double ey = err_of_largest(got, want, n);
+            th_get(want, plain.dx, n), th_get(got, one.dx, n);
+            double ex = err_of_largest(got, want, n);
+            th_get(wantp, plain.saved, 2 * nc), th_get(gotp, one.saved, 2 * nc);
+            double es = th_max_rel_error_f(gotp, wantp, 2 * nc, 1e-3);
+            th_get(wantp, plain.st.running_mean, nc), th_get(wantp + nc, plain.st.running_var, nc);
+            th_get(gotp, one.st.running_mean, nc), th_get(gotp + nc, one.st.running_var, nc);
+            double er = th_max_rel_error_f(gotp, wantp, 2 * nc, 1e-3);
+            th_get(wantp, plain.dw, nc), th_get(wantp + nc, plain.db, nc);
+            th_get(gotp, one.dw, nc), th_get(gotp + nc, one.db, nc);
+            double ep = err_of_largest(gotp, wantp, 2 * nc);
+            /* eval: the running statistics alone, no call */
+            TH_OK(tt_batch_norm_forward(th_backend(), one.y, one.saved, one.x, &one.st, &one.d, 0));
+            TH_OK(tt_batch_norm_backward(th_backend(), one.dx, one.dw, one.db, one.dy, one.x,
+                                         one.saved, &one.st, &one.d, 0));
+            CU_ASSERT_EQUAL(rank.calls, 2);
+            printf("\n  batch_norm sync of one%s N=%d C=%d H=%d W=%d vs unsynced: y %.2e, "
+                   "mean/rstd %.2e, running %.2e, dinp %.2e, dweight/dbias %.2e",
+                   relu ? " + relu" : "", k->n, k->c, k->h, k->w, ey, es, er, ex, ep);
+            CU_ASSERT(ey < 1e-5);
+            CU_ASSERT(es < 1e-5);
+            CU_ASSERT(er < 1e-6);
+            CU_ASSERT(ex < 1e-5);
+            CU_ASSERT(ep < 1e-5); /* differ only through mean and rstd */
+            th_pool_free(&pool);
+            free(x), free(dy), free(want), free(got);
+        }
+}
+
+/* Two ranks in one process: a batch of 4 split into A (samples 0, 1) and
+ * B (2, 3).  A first brings its sums to a world of one (recorded), B adds
+ * them to its own, then A adds B's: both see the global sums, as from one
+ * allreduce.  Outputs and input gradients side by side, the running
+ * statistics of either, and dweight_A + dweight_B must be those of the
+ * unsynced batch of 4. */
+static void check_two_ranks(const bn_case *k, int relu, float momentum)
+{
+    size_t n = numel(k), half = n / 2, nc = (size_t)k->c;
+    float *x, *dy, params[4 * MAX_C];
+    sim_data(k, 4200 + (uint64_t)k->h + (uint64_t)relu, &x, &dy, params);
+    sim_rank rank_a = {0}, rank_b = {0};
+    tt_norm_sync sync_a = {sim_allreduce, &rank_a}, sync_b = {sim_allreduce, &rank_b};
+    th_pool pool = {.pad = PAD}, pool_a = {.pad = PAD}, pool_b = {.pad = PAD};
+    sim_layer whole = sim_layer_make(&pool, k, k->n, x, dy, params, relu, momentum, NULL);
+    sim_layer a = sim_layer_make(&pool_a, k, k->n / 2, x, dy, params, relu, momentum, &sync_a);
+    sim_layer b = sim_layer_make(&pool_b, k, k->n / 2, x + half, dy + half, params, relu, momentum,
+                                 &sync_b);
+    sim_layer probe = a; /* A's first call, into buffers of its own */
+    probe.st.running_mean = probe.st.running_var = (tt_mem){0};
+    probe.y = th_pool_put(&pool_a, NULL, half, "bn.probe.y");
+    probe.saved = th_pool_put(&pool_a, NULL, tt_batch_norm_saved_floats(&a.d), "bn.probe.saved");
+    sim_forward(&whole);
+    sim_forward(&probe);
+    rank_b.add = rank_a.own, sim_forward(&b);
+    rank_a.add = rank_b.own, sim_forward(&a);
+    sim_backward(&whole);
+    rank_a.add = NULL;
+    TH_OK(tt_batch_norm_backward(th_backend(), (tt_mem){0}, (tt_mem){0}, (tt_mem){0}, a.dy, a.x,
+                                 a.saved, &a.st, &a.d, 1)); /* nothing asked: still one call */
+    rank_b.add = rank_a.own, sim_backward(&b);
+    rank_a.add = rank_b.own, sim_backward(&a);
+    CU_ASSERT_EQUAL(rank_a.calls, 4);
+    CU_ASSERT_EQUAL(rank_b.calls, 2);
+    CU_ASSERT_EQUAL(rank_a.count, 2 * nc + 1);
+
+    float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+    float want_s[4 * MAX_C], got_s[4 * MAX_C], b_s[4 * MAX_C];
+    CU_ASSERT_FATAL(want && got);
+    th_get(want, whole.y, n), th_get(got, a.y, half), th_get(got + half, b.y, half);
+    double ey = err_of_largest(got, want, n);
+    th_get(want, whole.dx, n), th_get(got, a.dx, half), th_get(got + half, b.dx, half);
+    double ex = err_of_largest(got, want, n);
+    th_get(want_s, whole.saved, 2 * nc), th_get(got_s, a.saved, 2 * nc);
+    th_get(b_s, b.saved, 2 * nc);
+    double es = fmax(th_max_rel_error_f(got_s, want_s, 2 * nc, 1e-3),
+                     th_max_rel_error_f(b_s, want_s, 2 * nc, 1e-3));
+    th_get(want_s, whole.st.running_mean, nc), th_get(want_s + nc, whole.st.running_var, nc);
+    th_get(got_s, a.st.running_mean, nc), th_get(got_s + nc, a.st.running_var, nc);
+    th_get(b_s, b.st.running_mean, nc), th_get(b_s + nc, b.st.running_var, nc);
+    double er = th_max_rel_error_f(got_s, want_s, 2 * nc, 1e-3);
+    int same_running = memcmp(got_s, b_s, 2 * nc * sizeof *b_s) == 0;
+    th_get(want_s, whole.dw, nc), th_get(want_s + nc, whole.db, nc);
+    th_get(got_s, a.dw, nc), th_get(got_s + nc, a.db, nc);
+    th_get(b_s, b.dw, nc), th_get(b_s + nc, b.db, nc);
+    for (size_t c = 0; c < 2 * nc; c++) got_s[c] += b_s[c];
+    double ep = err_of_largest(got_s, want_s, 2 * nc);
+    printf("\n  batch_norm two ranks%s momentum %s N=%d C=%d H=%d W=%d vs one batch: y %.2e, "
+           "mean/rstd %.2e, running %.2e (ranks %s), dinp %.2e, dweight/dbias summed %.2e",
+           relu ? " + relu" : "", momentum < 0 ? "cumulative" : "0.1", k->n, k->c, k->h, k->w,
+           ey, es, er, same_running ? "equal" : "DIFFER", ex, ep);
+    CU_ASSERT(ey < 1e-5);
+    CU_ASSERT(es < 1e-5);
+    CU_ASSERT(er < 1e-5);
+    CU_ASSERT(same_running); /* every rank the same bits */
+    CU_ASSERT(ex < 1e-5);
+    CU_ASSERT(ep < 1e-5);
+    th_pool_free(&pool), th_pool_free(&pool_a), th_pool_free(&pool_b);
+    free(x), free(dy), free(want), free(got);
+}
+
+static void test_sync_two_ranks(void)
+{
+    const bn_case a = {4, 5, 9, 13}, b = {4, 3, 40, 60}, c = {4, 6, 1, 1};
+    check_two_ranks(&a, 0, 0.1f);
+    check_two_ranks(&a, 1, 0.1f);
+    check_two_ranks(&b, 1, 0.1f);
+    check_two_ranks(&c, 0, TT_BATCH_NORM_CUMULATIVE_AVERAGE);
+}
+
+/* A backend that runs nothing (memory estimates) goes through the synced
+ * layer without calling the sync: one rank's estimate must not wait for
+ * the others. */
+static void test_sync_dry_backend_makes_no_call(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    tt_backend *dry = NULL;
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = &be->device,
+                                                  .stands_for = be->kernels_of},
+                            &dry));
+    sim_rank rank = {0};
+    tt_norm_sync sync = {sim_allreduce, &rank};
+    tt_batch_norm_desc d = tt_batch_norm_desc_make(2, 4, 5, 7);
+    d.sync = &sync;
+    size_t n = 2 * 4 * 5 * 7, bytes[] = {n, n, tt_batch_norm_saved_floats(&d), 4, 4};
+    tt_buffer *b[5] = {0};
+    for (int i = 0; i < 5; i++)
+        TH_OK(tt_buffer_alloc(dry, bytes[i] * sizeof(float), TT_MEM_ACTIVATIONS, "dry.bn", &b[i]));
+    tt_batch_norm_state st = {.running_mean = tt_mem_of(b[3]), .running_var = tt_mem_of(b[4])};
+    TH_OK(tt_batch_norm_forward(dry, tt_mem_of(b[1]), tt_mem_of(b[2]), tt_mem_of(b[0]), &st, &d,
+                                1));
+    TH_OK(tt_batch_norm_backward(dry, tt_mem_of(b[0]), (tt_mem){0}, (tt_mem){0}, tt_mem_of(b[1]),
+                                 tt_mem_of(b[0]), tt_mem_of(b[2]), &st, &d, 1));
+    CU_ASSERT_EQUAL(rank.calls, 0);
+    for (int i = 0; i < 5; i++) tt_buffer_free(b[i]);
+    tt_backend_destroy(dry);
+}
+
+/* Finite differences through a sync of one (training; eval ignores it). */
+static void test_sync_backward_fd(void)
+{
+    const bn_case cases[] = {{2, 4, 5, 7}, {3, 5, 1, 1}};
+    sim_rank rank = {0};
+    tt_norm_sync sync = {sim_allreduce, &rank};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_backward(&cases[i], 1, 1, &sync);
+    check_backward(&cases[0], 1, 0, &sync);
+    CU_ASSERT(rank.calls > 0);
+}
+
+static tt_status failing_allreduce(void *ctx, double *values, size_t n)
+{
+    (void)ctx, (void)values, (void)n;
+    return tt_error_new(TT_ERR_IO, "rank 3 hung up");
+}
+
+static tt_status zeroing_allreduce(void *ctx, double *values, size_t n)
+{
+    (void)ctx;
+    for (size_t i = 0; i < n; i++) values[i] = 0;
+    return NULL;
 }
 
 static void test_bad_arguments(void)
@@ -371,6 +648,31 @@ static void test_bad_arguments(void)
     s = tt_batch_norm_backward(be, m, (tt_mem){0}, (tt_mem){0}, m, m, (tt_mem){0}, &st, &d, 1);
     CU_ASSERT(strstr(tt_status_message(s), "saved") != NULL);
     tt_status_free(s);
+    /* a sync without a function; a transport's failure, named; one that
+     * does not sum */
+    tt_mem saved = th_pool_put(&pool, NULL, tt_batch_norm_saved_floats(&d), "bn.saved");
+    tt_norm_sync no_fn = {NULL, NULL}, fails = {failing_allreduce, NULL};
+    tt_norm_sync zeroes = {zeroing_allreduce, NULL};
+    d.sync = &no_fn;
+    s = tt_batch_norm_forward(be, m, saved, m, &st, &d, 1);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
+    CU_ASSERT(strstr(tt_status_message(s), "no allreduce_sum") != NULL);
+    tt_status_free(s);
+    d.sync = &fails;
+    s = tt_batch_norm_forward(be, m, saved, m, &st, &d, 1);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_IO);
+    CU_ASSERT(strstr(tt_status_message(s), "summing the batch statistics") != NULL);
+    CU_ASSERT(strstr(tt_status_message(s), "rank 3 hung up") != NULL);
+    tt_status_free(s);
+    s = tt_batch_norm_backward(be, m, (tt_mem){0}, (tt_mem){0}, m, m, saved, &st, &d, 1);
+    CU_ASSERT(strstr(tt_status_message(s), "summing the input gradient's sums") != NULL);
+    tt_status_free(s);
+    d.sync = &zeroes;
+    s = tt_batch_norm_forward(be, m, saved, m, &st, &d, 1);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INTERNAL);
+    CU_ASSERT(strstr(tt_status_message(s), "must add in place") != NULL);
+    tt_status_free(s);
+    d.sync = NULL;
     th_pool_free(&pool);
 }
 
@@ -462,6 +764,10 @@ int main(void)
         {"training backward: finite differences, adds twice, in place", test_train_backward},
         {"fused ReLU: forward, output again, backward (train, eval)", test_fused_relu},
         {"eval backward: finite differences, adds twice, in place", test_eval_backward},
+        {"sync of one rank equals no sync", test_sync_world_of_one},
+        {"sync of two simulated ranks equals one batch", test_sync_two_ranks},
+        {"sync: finite differences through a sync of one", test_sync_backward_fd},
+        {"sync: a dry backend makes no call", test_sync_dry_backend_makes_no_call},
         {"bad arguments are refused", test_bad_arguments},
         {"cross-check with torch", test_torch_cross_check},
         CU_TEST_INFO_NULL,

@@ -1,7 +1,8 @@
 /* Group norm and batch norm on the Vulkan backend (shaders/norm/, from
  * opencl/norm.cl) on lavapipe with validation on, against the OpenCL
  * backend: forward and backward, with and without affine parameters and the
- * fused ReLU, batch norm in training (running statistics) and eval mode,
+ * fused ReLU, batch norm in training (running statistics; also through a
+ * sync of one rank, its shader norm_stat_moments) and eval mode,
  * planes of one and of several shares, both share layouts
  * (TT_NORM_INTERLEAVE 0 and 1). */
 #include <math.h>
@@ -18,11 +19,19 @@ static const char *const names[NT] = {"", "", "", "", "", "", "out", "dinp", "dw
                                       "running_mean", "running_var"};
 
 typedef struct norm_case {
-    int kind;     /* 0 group norm, 1 batch norm training, 2 batch norm eval */
+    int kind;     /* 0 group norm, 1 batch norm training, 2 batch norm eval,
+                     3 batch norm training through a sync of one rank */
     int n, c, h, w, groups, relu, affine;
     size_t count[NT];
     float *t[NT];
 } norm_case;
+
+/* A world of one: the sums stay as they are. */
+static tt_status identity_allreduce(void *ctx, double *values, size_t n)
+{
+    (void)ctx, (void)values, (void)n;
+    return NULL;
+}
 
 /* Runs forward and backward of `k` on `be` (inputs from k, outputs to got). */
 static void run_norm(tt_backend *be, const norm_case *k, float *got[NT])
@@ -51,7 +60,9 @@ static void run_norm(tt_backend *be, const norm_case *k, float *got[NT])
     } else {
         tt_batch_norm_desc d = tt_batch_norm_desc_make(k->n, k->c, k->h, k->w);
         d.relu = k->relu;
-        int training = k->kind == 1;
+        int training = k->kind == 1 || k->kind == 3;
+        static const tt_norm_sync one_rank = {identity_allreduce, NULL};
+        if (k->kind == 3) d.sync = &one_rank;
         saved = alloc(be, tt_batch_norm_saved_floats(&d) * 4, "saved");
         TH_OK(tt_write(be, m[OUT_RMEAN], k->t[RMEAN], k->count[RMEAN] * 4));
         TH_OK(tt_write(be, m[OUT_RVAR], k->t[RVAR], k->count[RVAR] * 4));
@@ -76,6 +87,7 @@ static void test_norms(void)
         {0, 2, 6, 5, 7, 3, 0, 1}, {0, 2, 6, 5, 7, 3, 1, 1}, {0, 1, 4, 33, 33, 2, 1, 1},
         {0, 3, 2, 4, 4, 1, 0, 0}, {1, 2, 3, 5, 7, 0, 0, 1}, {1, 2, 3, 33, 33, 0, 1, 1},
         {1, 3, 2, 3, 3, 0, 0, 0}, {2, 2, 3, 5, 7, 0, 0, 1}, {2, 2, 3, 6, 9, 0, 1, 1},
+        {3, 2, 3, 33, 33, 0, 1, 1}, {3, 3, 2, 3, 3, 0, 0, 0},
     };
     tt_backend *vk = vulkan(), *cl = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(vk);

@@ -23,6 +23,15 @@
  * backward.  Backward ADDS into dinp, dweight, dbias (beta = 1); any may be
  * (tt_mem){0} and is then skipped.  In place: dinp may be dout itself (the
  * same place), which then ends up holding dL/dinp (not added to).
+ *
+ * With desc->sync, training statistics are those of every rank's batch
+ * (PyTorch's SyncBatchNorm): a training forward calls allreduce_sum once
+ * (count, sum, sum of squares per channel) and updates the running
+ * statistics from the global mean and unbiased variance, the same on every
+ * rank; a training backward calls it once, whatever gradients are asked
+ * for (the sums the input gradient needs), and leaves dweight and dbias
+ * this process's own (the trainer sums gradients).  Eval mode, and a
+ * backend that runs nothing, make no call.
  */
 #ifndef TT_OPS_BATCH_NORM_H
 #define TT_OPS_BATCH_NORM_H

@@ -213,15 +213,28 @@ static tt_status in_place(const char *op, const tt_norm_layout *l, tt_mem dinp, 
     return NULL;
 }
 
-tt_status tt_norm_launch_backward(tt_backend *be, const tt_norm_layout *l, tt_mem dinp,
-                                  tt_mem dweight, tt_mem dbias, tt_mem dy, tt_mem x,
-                                  const tt_norm_params *p, int training, tt_mem scratch)
+tt_mem tt_norm_scratch_coefs(tt_mem scratch, const tt_norm_layout *l)
 {
-    int overwrite = 0, params = present(dweight) || present(dbias);
-    if (present(dinp)) TT_TRY(in_place("norm backward", l, dinp, dy, &overwrite));
-    int coefs = present(dinp) && training;
-    tt_mem coef = tt_mem_f32(scratch, partial_floats(l));
-    tt_mem weight = or_stand_in(p->weight, x);
+    return tt_mem_f32(scratch, partial_floats(l));
+}
+
+tt_status tt_norm_launch_moments(tt_backend *be, const tt_norm_layout *l, tt_mem moments,
+                                 tt_mem x, tt_mem scratch)
+{
+    TT_TRY(launch_planes(be, "norm_moments", l,
+                         TT_ARGS(tt_arg_mem(scratch), tt_arg_mem(x), tt_arg_i32(l->hw),
+                                 tt_arg_i32(l->chunks), tt_arg_i32(l->chunk_vecs))));
+    return TT_LAUNCH_1D(be, "norm", "norm_stat_moments", (size_t)l->stat_count,
+                        tt_arg_mem(moments), tt_arg_mem(scratch), tt_arg_i32(l->stat_count),
+                        tt_arg_i32(l->planes_per_stat), tt_arg_i32(l->stat_plane_stride),
+                        tt_arg_i32(l->plane_stride), tt_arg_i32(l->chunks));
+}
+
+tt_status tt_norm_launch_grad_sums(tt_backend *be, const tt_norm_layout *l, tt_mem dweight,
+                                   tt_mem dbias, tt_mem dy, tt_mem x, const tt_norm_params *p,
+                                   int coefs, tt_mem scratch)
+{
+    int params = present(dweight) || present(dbias);
     tt_arg a[TT_MAX_KERNEL_ARGS] = {tt_arg_mem(scratch), tt_arg_mem(dy), tt_arg_mem(x)};
     if (params || coefs) TT_TRY(launch_planes(be, "norm_grad_sums", l, plane_args(a, 3, l, p, x), a));
     if (params) {
@@ -233,16 +246,40 @@ tt_status tt_norm_launch_backward(tt_backend *be, const tt_norm_layout *l, tt_me
                             tt_arg_i32(l->batch), tt_arg_i32(l->channels),
                             tt_arg_i32(l->chunks)));
     }
-    if (!present(dinp)) return NULL;
-    if (coefs)
-        TT_TRY(TT_LAUNCH_1D(be, "norm", "norm_input_coefs", (size_t)l->stat_count,
-                            tt_arg_mem(coef), tt_arg_mem(scratch), tt_arg_mem(weight),
-                            tt_arg_i32(present(p->weight)), tt_arg_i32(l->stat_count),
-                            tt_arg_i32(l->planes_per_stat), tt_arg_i32(l->stat_plane_stride),
-                            tt_arg_i32(l->plane_stride), tt_arg_i32(l->channels),
-                            tt_arg_i32(l->hw), tt_arg_i32(l->chunks)));
+    if (!coefs) return NULL;
+    return TT_LAUNCH_1D(be, "norm", "norm_input_coefs", (size_t)l->stat_count,
+                        tt_arg_mem(tt_norm_scratch_coefs(scratch, l)), tt_arg_mem(scratch),
+                        tt_arg_mem(or_stand_in(p->weight, x)), tt_arg_i32(present(p->weight)),
+                        tt_arg_i32(l->stat_count), tt_arg_i32(l->planes_per_stat),
+                        tt_arg_i32(l->stat_plane_stride), tt_arg_i32(l->plane_stride),
+                        tt_arg_i32(l->channels), tt_arg_i32(l->hw), tt_arg_i32(l->chunks));
+}
+
+tt_status tt_norm_check_in_place(const char *op, const tt_norm_layout *l, tt_mem dinp, tt_mem dy)
+{
+    int overwrite;
+    return in_place(op, l, dinp, dy, &overwrite);
+}
+
+tt_status tt_norm_launch_input_grad(tt_backend *be, const tt_norm_layout *l, tt_mem dinp,
+                                    tt_mem dy, tt_mem x, const tt_norm_params *p, int coefs,
+                                    tt_mem scratch)
+{
+    int overwrite = 0;
+    TT_TRY(in_place("norm backward", l, dinp, dy, &overwrite));
     tt_arg b[TT_MAX_KERNEL_ARGS] = {tt_arg_mem(dinp), tt_arg_mem(dy), tt_arg_mem(x),
-                                    tt_arg_mem(coefs ? coef : x), tt_arg_i32(coefs),
-                                    tt_arg_i32(!overwrite)};
+                                    tt_arg_mem(coefs ? tt_norm_scratch_coefs(scratch, l) : x),
+                                    tt_arg_i32(coefs), tt_arg_i32(!overwrite)};
     return launch_planes(be, "norm_backward_input", l, plane_args(b, 6, l, p, x), b);
+}
+
+tt_status tt_norm_launch_backward(tt_backend *be, const tt_norm_layout *l, tt_mem dinp,
+                                  tt_mem dweight, tt_mem dbias, tt_mem dy, tt_mem x,
+                                  const tt_norm_params *p, int training, tt_mem scratch)
+{
+    if (present(dinp)) TT_TRY(tt_norm_check_in_place("norm backward", l, dinp, dy));
+    int coefs = present(dinp) && training;
+    TT_TRY(tt_norm_launch_grad_sums(be, l, dweight, dbias, dy, x, p, coefs, scratch));
+    if (!present(dinp)) return NULL;
+    return tt_norm_launch_input_grad(be, l, dinp, dy, x, p, coefs, scratch);
 }

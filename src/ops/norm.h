@@ -123,4 +123,36 @@ tt_status tt_norm_launch_backward(tt_backend *be, const tt_norm_layout *l, tt_me
                                   tt_mem dweight, tt_mem dbias, tt_mem dy, tt_mem x,
                                   const tt_norm_params *p, int training, tt_mem scratch);
 
+
+/* The parts of tt_norm_launch_backward, for batch norm summed over ranks
+ * (batch_norm.c with a sync), which sums the coefficients between them. */
+
+/* The scratch's 2 floats per statistic that norm_input_coefs writes and
+ * norm_backward_input reads (the mean of g w and of g w xhat). */
+tt_mem tt_norm_scratch_coefs(tt_mem scratch, const tt_norm_layout *l);
+
+/* moments[2 s], moments[2 s + 1] = mean and sum of squared deviations of
+ * statistic s over this process's elements (planes_per_stat * hw of them),
+ * as tt_norm_launch_stats merges them.  moments may be
+ * tt_norm_scratch_coefs(scratch): the partials lie before it. */
+tt_status tt_norm_launch_moments(tt_backend *be, const tt_norm_layout *l, tt_mem moments,
+                                 tt_mem x, tt_mem scratch);
+
+/* dweight, dbias as in tt_norm_launch_backward (either may be absent); with
+ * coefs, tt_norm_scratch_coefs(scratch) gets the training coefficients of
+ * this process's elements. */
+tt_status tt_norm_launch_grad_sums(tt_backend *be, const tt_norm_layout *l, tt_mem dweight,
+                                   tt_mem dbias, tt_mem dy, tt_mem x, const tt_norm_params *p,
+                                   int coefs, tt_mem scratch);
+
+/* Fails unless dinp is dy's very place or apart from it (`op` names the
+ * caller). */
+tt_status tt_norm_check_in_place(const char *op, const tt_norm_layout *l, tt_mem dinp, tt_mem dy);
+
+/* dinp (+)= dL/dx as in tt_norm_launch_backward: with coefs through the
+ * coefficients in tt_norm_scratch_coefs(scratch), else element-wise. */
+tt_status tt_norm_launch_input_grad(tt_backend *be, const tt_norm_layout *l, tt_mem dinp,
+                                    tt_mem dy, tt_mem x, const tt_norm_params *p, int coefs,
+                                    tt_mem scratch);
+
 #endif
