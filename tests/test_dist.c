@@ -88,7 +88,7 @@ static void test_gradient_sum(void)
     tt_step *engine = small_engine();
     CU_ASSERT_PTR_NOT_NULL_FATAL(engine);
     tt_data_parallel *dp = NULL;
-    TH_OK(tt_dp_create(&world, engine, 0, &dp));
+    TH_OK(tt_dp_create(&world, engine, &dp));
     CU_ASSERT((dp != NULL) == (world.size > 1));
     if (dp) {
         size_t n = engine->model->params->trainable_floats;
@@ -113,7 +113,7 @@ static void test_weights_diverge(void)
     tt_step *engine = small_engine();
     CU_ASSERT_PTR_NOT_NULL_FATAL(engine);
     tt_data_parallel *dp = NULL;
-    TH_OK(tt_dp_create(&world, engine, 0, &dp));
+    TH_OK(tt_dp_create(&world, engine, &dp));
     if (dp) {
         TH_OK(tt_dp_check_weights(dp, 0)); /* the same seed: the same weights */
         size_t n = engine->model->params->trainable_floats;

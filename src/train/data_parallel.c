@@ -54,7 +54,12 @@ static tt_status norm_sum(void *ctx, double *values, size_t n)
     return tt_dist_sum_f64(ctx, values, n);
 }
 
-tt_status tt_dp_create(const tt_dist *dist, tt_step *engine, int sync_bn, tt_data_parallel **out)
+tt_norm_sync tt_dp_norm_sync(const tt_dist *dist)
+{
+    return (tt_norm_sync){norm_sum, (void *)dist};
+}
+
+tt_status tt_dp_create(const tt_dist *dist, tt_step *engine, tt_data_parallel **out)
 {
     *out = NULL;
     if (dist->size < 2) return NULL;
@@ -68,8 +73,6 @@ tt_status tt_dp_create(const tt_dist *dist, tt_step *engine, int sync_bn, tt_dat
     }
     dp->dist = *dist;
     dp->engine = engine;
-    dp->norm_sync = (tt_norm_sync){norm_sum, &dp->dist};
-    if (sync_bn) engine->model->norm_sync = &dp->norm_sync;
     engine->dist = &dp->dist;
     *out = dp;
     return NULL;
@@ -78,10 +81,7 @@ tt_status tt_dp_create(const tt_dist *dist, tt_step *engine, int sync_bn, tt_dat
 void tt_dp_destroy(tt_data_parallel *dp)
 {
     if (!dp) return;
-    if (dp->engine) {
-        dp->engine->model->norm_sync = NULL;
-        dp->engine->dist = NULL;
-    }
+    if (dp->engine) dp->engine->dist = NULL;
     free(dp->staging);
     free(dp);
 }

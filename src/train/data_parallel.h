@@ -27,7 +27,6 @@ typedef struct tt_data_parallel {
     tt_dist dist;
     tt_step *engine;            /* borrowed */
     float *staging;             /* (trainable floats): the gradient arena's host copy */
-    tt_norm_sync norm_sync;     /* --sync-bn: batch norm statistics summed here */
     double sum_seconds;         /* the last gradient sum, staging copies included */
 } tt_data_parallel;
 
@@ -37,9 +36,13 @@ typedef struct tt_data_parallel {
  * one leaves the options as they are. */
 tt_status tt_dp_pick_device(const tt_dist *dist, tt_train_options *o);
 
-/* The cross-rank state of `engine`; *out is NULL in a world of one.
- * sync_bn: the model's batch norm layers sum statistics over the ranks. */
-tt_status tt_dp_create(const tt_dist *dist, tt_step *engine, int sync_bn, tt_data_parallel **out);
+/* The cross-rank state of `engine`; *out is NULL in a world of one. */
+tt_status tt_dp_create(const tt_dist *dist, tt_step *engine, tt_data_parallel **out);
+
+/* --sync-bn: batch norm statistics summed over the ranks of `dist`
+ * (borrowed; a world of one sums nothing, but takes the same host
+ * arithmetic, so a single process can be compared with K ranks). */
+tt_norm_sync tt_dp_norm_sync(const tt_dist *dist);
 void tt_dp_destroy(tt_data_parallel *dp);
 
 /* values[0..n) summed over the ranks, with this rank's outcome of the

@@ -256,7 +256,9 @@ tt_status tt_trainer_create_ranked(const tt_train_options *opt, const tt_dist *d
     TT_CHECK(tt_recipe_schedule(&t->opt, &t->schedule));
     tt_step_config sc = tt_recipe_step(&t->opt, &t->model, t->mask_kind, planes);
     TT_CHECK(tt_step_create(t->be, &sc, &t->engine));
-    TT_CHECK(tt_dp_create(&t->dist, t->engine, opt->sync_bn, &t->dp));
+    TT_CHECK(tt_dp_create(&t->dist, t->engine, &t->dp));
+    t->norm_sync = tt_dp_norm_sync(&t->dist);
+    if (opt->sync_bn) t->engine->model->norm_sync = &t->norm_sync;
     TT_CHECK(restore(t));
     if (t->dp) TT_CHECK(tt_dp_check_weights(t->dp, t->counters.step)); /* the same start */
     TT_CHECK(start_prefetch(t));

@@ -5,7 +5,13 @@ running statistics), the same names, shapes and values within a relative
 tolerance (max |a - b| over the tensor's largest magnitude).  Reads the
 safetensors format with struct + json + numpy; prints the worst tensor.
 
-  same_checkpoint.py A.safetensors B.safetensors [--tol 1e-4]
+  same_checkpoint.py A.safetensors B.safetensors [--tol 1e-4] [--scale file] [--only TEXT]
+                     [--no-counters]
+--scale file measures every difference against the largest magnitude of the
+whole file instead of the tensor's own (a gradient that is rounding noise by
+design, a bias before batch norm, then does not decide); --only compares
+the tensors whose names contain TEXT; --no-counters leaves the step
+counters out (runs that split the same windows differently).
 Exit status 0 when they agree, 1 (with what differs) when not."""
 import array, json, math, struct, sys
 
@@ -38,9 +44,27 @@ def main():
         i = args.index("--tol")
         tol = float(args[i + 1])
         del args[i:i + 2]
+    scale_file = False
+    if "--scale" in args:
+        i = args.index("--scale")
+        scale_file = args[i + 1] == "file"
+        del args[i:i + 2]
+    counters = COUNTERS
+    if "--no-counters" in args:
+        args.remove("--no-counters")
+        counters = ()
+    only = None
+    if "--only" in args:
+        i = args.index("--only")
+        only = args[i + 1]
+        del args[i:i + 2]
     (meta_a, a), (meta_b, b) = read(args[0]), read(args[1])
+    if only is not None:
+        a = {k: v for k, v in a.items() if only in k}
+        b = {k: v for k, v in b.items() if only in k}
+    largest = max((max((abs(v) for v in x), default=0.0) for _, x in a.values()), default=0.0)
     problems = []
-    for key in COUNTERS:
+    for key in counters:
         if meta_a.get(key) != meta_b.get(key):
             problems.append(f"metadata {key}: {meta_a.get(key)} vs {meta_b.get(key)}")
     for mine, other, which in ((a, b, "A"), (b, a, "B")):
@@ -57,7 +81,7 @@ def main():
         if not all(math.isfinite(v) for v in x) or not all(math.isfinite(v) for v in y):
             problems.append(f"{name}: not finite")
             continue
-        scale = max(max((abs(v) for v in x), default=0.0), 1e-6)
+        scale = max(largest if scale_file else max((abs(v) for v in x), default=0.0), 1e-6)
         e = max((abs(u - v) for u, v in zip(x, y)), default=0.0) / scale
         if e > worst:
             worst, worst_name = e, name

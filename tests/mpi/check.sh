@@ -8,7 +8,9 @@
 #     ranks' weights compared at every step (--check-weights-every 1);
 #   - the same over TCP (--mca btl tcp,self), the path between machines;
 #   - --sync-bn: 2 ranks x micro-batch 2 against 1 process x micro-batch 4
-#     (batch norm over the same images): gradients and running statistics;
+#     (batch norm over the same images): gradients within 1e-6 of the
+#     largest (a bias before batch norm has only rounding noise for a
+#     gradient) and the running statistics after the step;
 #   - 2 steps + --resume 2 more is bit-identical to 4 steps (same world
 #     size); a 2-rank checkpoint resumes in one process;
 #   - a bad image on one rank stops both, naming the rank and the cause;
@@ -56,11 +58,15 @@ if [ -s tcp3/last.safetensors ] && $same one3/last.safetensors tcp3/last.safeten
 else fail "over TCP"; fi
 
 # --- synchronised batch norm: 2 x 2 images = one micro-batch of 4 ---
-batch=("${common[@]}" --norm batch)
+# (alone, --sync-bn takes the same host arithmetic, so the two runs round
+# alike; against plain batch norm a fused ReLU's mask may flip where a
+# normalised value rounds across zero)
+batch=("${common[@]}" --norm batch --sync-bn)
 "$tt" train "${batch[@]}" --micro-batch 4 --accum 3 --steps 1 --out bn1 --save-grads bn1/g.safetensors
-mpi "$tt" train "${batch[@]}" --sync-bn --micro-batch 2 --accum 3 --steps 1 --out bn2 --save-grads bn2/g.safetensors
-if $same bn1/g.safetensors bn2/g.safetensors --tol 1e-5 && $same bn1/last.safetensors bn2/last.safetensors --tol 1e-5; then
-  pass "--sync-bn: 2 ranks x 2 = 1 process x 4 (gradients, weights, running statistics)"
+mpi "$tt" train "${batch[@]}" --micro-batch 2 --accum 3 --steps 1 --out bn2 --save-grads bn2/g.safetensors
+if $same bn1/g.safetensors bn2/g.safetensors --tol 1e-6 --scale file &&
+   $same bn1/last.safetensors bn2/last.safetensors --tol 1e-6 --only running_ --no-counters; then
+  pass "--sync-bn: 2 ranks x 2 = 1 process x 4 (gradients, running statistics)"
 else fail "--sync-bn"; fi
 
 # --- resume: bit-identical with the same world size; another world size goes on ---
