@@ -388,6 +388,49 @@ static void test_splits(void)
     rp_source_free(&src);
 }
 
+/* Data parallel: K samplers of stride K, started r crops in, take crops r,
+ * r + K, ... of the one stream, across epoch ends (3 ranks, epochs of 10). */
+static void test_stride_ranks(void)
+{
+    rp_source src;
+    make_source(&src, TT_MASK_CLASS_INDEX);
+    tt_tilecache *cache = open_cache(&src, "c9");
+    tt_sampler_config cfg = train_config(7);
+    cfg.fg_fraction = 0.33;
+    enum { K = 3, PER_RANK = 9 };
+    tt_sampler *one, *rank[K];
+    TH_OK(tt_sampler_create(&cfg, cache, all_items, 5, &one));
+    tt_crop_info stream[K * PER_RANK], mine[PER_RANK];
+    draw(one, K * PER_RANK, 1, stream);
+    cfg.stride = K;
+    for (int r = 0; r < K; r++) {
+        TH_OK(tt_sampler_create(&cfg, cache, all_items, 5, &rank[r]));
+        tt_sampler_state st;
+        tt_sampler_get_state(rank[r], &st);
+        st = tt_sampler_state_after(rank[r], st, r);
+        TH_OK(tt_sampler_set_state(rank[r], &st));
+        draw(rank[r], PER_RANK, 1, mine);
+        int same = 0;
+        for (int i = 0; i < PER_RANK; i++) {
+            const tt_crop_info *a = &mine[i], *b = &stream[i * K + r];
+            same += a->item == b->item && a->x0 == b->x0 && a->y0 == b->y0 &&
+                    a->epoch == b->epoch && a->position == b->position;
+        }
+        CU_ASSERT_EQUAL(same, PER_RANK);
+        tt_sampler_get_state(rank[r], &st);
+        CU_ASSERT_EQUAL(tt_sampler_stream_index(rank[r], &st), (int64_t)K * PER_RANK + r);
+        tt_sampler_destroy(rank[r]);
+    }
+    cfg.stride = -1;
+    tt_sampler *bad = NULL;
+    tt_status s = tt_sampler_create(&cfg, cache, all_items, 5, &bad);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
+    tt_status_free(s);
+    tt_sampler_destroy(one);
+    tt_tilecache_destroy(cache);
+    rp_source_free(&src);
+}
+
 int main(void)
 {
     if (!rd_tempdir_in(dir, sizeof dir, "pixels")) return 1;
@@ -400,6 +443,7 @@ int main(void)
         {"augment geometry reference", test_augment_geometry},
         {"masks follow the geometry", test_masks_follow_geometry},
         {"train/validation splits", test_splits},
+        {"stride K: rank r takes crops r, r + K, ...", test_stride_ranks},
         CU_TEST_INFO_NULL,
     };
     int rc = th_run_suite("sampler", tests);
