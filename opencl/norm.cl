@@ -139,6 +139,27 @@ __kernel void norm_moments(TT_MEM(float, partial), TT_MEM(const float, x), const
     out[2] = m2;
 }
 
+/* (count, mean, sum of squared deviations) of statistic s, merged pairwise
+ * (Chan et al.) from norm_moments' partials of its planes. */
+static float3 merge_partials(__global const float *partial, int s, int planes_per_stat,
+                             int stat_plane_stride, int plane_stride, int chunks)
+{
+    float n = 0.0f, mu = 0.0f, m2 = 0.0f;
+    for (int j = 0; j < planes_per_stat; j++) {
+        int p = s * stat_plane_stride + j * plane_stride;
+        __global const float *part = partial + 3 * (size_t)p * chunks;
+        for (int k = 0; k < chunks; k++, part += 3) {
+            float nb = part[0];
+            if (nb == 0.0f) continue;
+            float total = n + nb, delta = part[1] - mu;
+            mu += delta * (nb / total);
+            m2 += part[2] + delta * delta * (n * nb / total);
+            n = total;
+        }
+    }
+    return (float3)(n, mu, m2);
+}
+
 /* One work-item per statistic s: mean[s], rstd[s] = 1/sqrt(var + eps) from
  * the partials of its planes.  With update_running (batch norm training):
  * running = (1 - m) running + m stat, the variance unbiased. */
@@ -155,19 +176,9 @@ __kernel void norm_stats(TT_MEM(float, mean), TT_MEM(float, rstd), TT_MEM(float,
     TT_PTR(const float, partial);
     int s = get_global_id(0);
     if (s >= stat_count) return;
-    float n = 0.0f, mu = 0.0f, m2 = 0.0f;
-    for (int j = 0; j < planes_per_stat; j++) {
-        int p = s * stat_plane_stride + j * plane_stride;
-        __global const float *part = partial + 3 * (size_t)p * chunks;
-        for (int k = 0; k < chunks; k++, part += 3) {
-            float nb = part[0];
-            if (nb == 0.0f) continue;
-            float total = n + nb, delta = part[1] - mu;
-            mu += delta * (nb / total);
-            m2 += part[2] + delta * delta * (n * nb / total);
-            n = total;
-        }
-    }
+    float3 merged = merge_partials(partial, s, planes_per_stat, stat_plane_stride, plane_stride,
+                                   chunks);
+    float n = merged.x, mu = merged.y, m2 = merged.z;
     float var = m2 / n;
     mean[s] = mu;
     rstd[s] = rsqrt(var + eps);
@@ -191,21 +202,10 @@ __kernel void norm_stat_moments(TT_MEM(float, moments), TT_MEM(const float, part
     TT_PTR(const float, partial);
     int s = get_global_id(0);
     if (s >= stat_count) return;
-    float n = 0.0f, mu = 0.0f, m2 = 0.0f;
-    for (int j = 0; j < planes_per_stat; j++) {
-        int p = s * stat_plane_stride + j * plane_stride;
-        __global const float *part = partial + 3 * (size_t)p * chunks;
-        for (int k = 0; k < chunks; k++, part += 3) {
-            float nb = part[0];
-            if (nb == 0.0f) continue;
-            float total = n + nb, delta = part[1] - mu;
-            mu += delta * (nb / total);
-            m2 += part[2] + delta * delta * (n * nb / total);
-            n = total;
-        }
-    }
-    moments[2 * s] = mu;
-    moments[2 * s + 1] = m2;
+    float3 merged = merge_partials(partial, s, planes_per_stat, stat_plane_stride, plane_stride,
+                                   chunks);
+    moments[2 * s] = merged.y;
+    moments[2 * s + 1] = merged.z;
 }
 
 /* Element-wise: y = norm_value(x), or with relu that where it is > 0 and 0
