@@ -18,6 +18,10 @@ static double now(void)
 
 tt_status tt_dp_pick_device(const tt_dist *dist, tt_train_options *o)
 {
+    if (dist->size < 2 && strchr(o->device, ','))
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "--device '%s' is a list, one device per rank under mpirun; a "
+                            "process alone takes one (`tiletrain devices` lists them)", o->device);
     if (dist->size < 2) return NULL;
     if (o->device[0]) { /* "a,b,c": entry local_rank; one entry: every rank's */
         int entries = 1;

@@ -33,7 +33,7 @@ typedef struct tt_data_parallel {
 /* Picks this rank's device: the local rank's entry of a comma-separated
  * --device list, or without one, the backend's GPUs (else its devices) in
  * turn; rewrites o->device (and o->backend to the API chosen).  A world of
- * one leaves the options as they are. */
+ * one leaves the options as they are (a list is an error there). */
 tt_status tt_dp_pick_device(const tt_dist *dist, tt_train_options *o);
 
 /* The cross-rank state of `engine`; *out is NULL in a world of one. */

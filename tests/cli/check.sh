@@ -8,7 +8,8 @@
 #   - bench --by-kernel and selftest run on Vulkan (timestamp queries) as on
 #     OpenCL (profiling events);
 #   - a misspelt flag gets the closest one suggested, exit status 2;
-#   - conflicting flags are named;
+#   - conflicting flags are named (--sync-bn without batch norm, a --device
+#     list without mpirun too);
 #   - every subcommand's --help has an example;
 #   - --algo NAME runs that convolution algorithm (bench --by-kernel shows its kernels);
 #   - bench --layers times the model's 3x3 convolution shapes; bench --data a data set's steps;
@@ -80,6 +81,10 @@ expect 2 "did you mean 'train'" -- "$tt" trian
 expect 2 "did you mean 'check'" -- "$tt" data chek --data "$work/data"
 expect 1 "not both" -- "$tt" train --data "$work/data" --out "$work/r0" --val-list "$work/none" --val-fraction 0.2
 expect 1 "not both" -- "$tt" train --data "$work/data" --out "$work/r0" --init a --resume b
+expect 1 "sync-bn synchronises batch norm: give it with --norm batch" -- \
+  "$tt" train --data "$work/data" --out "$work/r0" --norm group --sync-bn --steps 1
+expect 1 "is a list, one device per rank under mpirun" -- \
+  "$tt" train --data "$work/data" --out "$work/r0" --device 0,1 --steps 1
 
 expect 2 "is not one of auto|im2col_gemm|direct|winograd|fft|implicit_gemm" -- "$tt" bench --algo gemm
 # algo WANT AVOID: bench --algo WANT runs WANT's kernels and none named AVOID
