@@ -150,6 +150,74 @@ static void test_weights_round_trip(void)
     tt_model_destroy(a), tt_model_destroy(b), tt_model_destroy(c);
 }
 
+/* --init: a file of other names (a bare encoder under --init-prefix), with
+ * a tensor the model lacks: what matches loads, the rest stays; a shape
+ * that differs and a file of which nothing matches are errors. */
+static void test_weights_init_partial(void)
+{
+    tt_backend *be = th_backend();
+    tt_model_spec spec = small_spec(TT_NORM_BATCH);
+    tt_model *a = NULL, *b = NULL;
+    TH_OK(tt_model_create(be, &spec, 1, 8, 8, 1, &a));
+    TH_OK(tt_model_create(be, &spec, 1, 8, 8, 2, &b));
+    const tt_param *conv = tt_params_find(a->params, "enc.0.conv1.weight");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(conv);
+    size_t n = a->params->trainable_floats;
+    float *pa = malloc(n * sizeof *pa), *pb = malloc(n * sizeof *pb), *before = malloc(n * sizeof *pb);
+    TH_OK(tt_model_get_params(a, pa, NULL));
+    TH_OK(tt_model_get_params(b, before, NULL));
+    int64_t shape[4] = {conv->shape[0], conv->shape[1], conv->shape[2], conv->shape[3]};
+    float extra[3] = {1, 2, 3};
+    int64_t three = 3;
+    char path[] = "/tmp/tt_init_XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    tt_st_writer *w = NULL;
+    TH_OK(tt_st_writer_create(&w));
+    TH_OK(tt_st_writer_add(w, "conv1.weight", TT_ST_F32, 4, shape, pa + conv->offset));
+    TH_OK(tt_st_writer_add(w, "fc.weight", TT_ST_F32, 1, &three, extra));
+    TH_OK(tt_st_writer_write(w, path));
+    tt_st_writer_destroy(w);
+    tt_weights_report r;
+    TH_OK(tt_weights_init(b, path, "enc.0.", &r));
+    CU_ASSERT_EQUAL(r.matched, 1);
+    CU_ASSERT_EQUAL(r.unexpected, 1);
+    CU_ASSERT_STRING_EQUAL(r.unexpected_names[0], "enc.0.fc.weight");
+    CU_ASSERT_EQUAL(r.missing, b->params->count + b->counter_count - 1);
+    char text[1024];
+    tt_weights_report_text(&r, text, sizeof text);
+    printf("\n  %s", text);
+    TH_OK(tt_model_get_params(b, pb, NULL));
+    int loaded = memcmp(pb + conv->offset, pa + conv->offset, conv->count * sizeof *pa) == 0;
+    int kept = memcmp(pb, before, conv->offset * sizeof *pb) == 0 &&
+               memcmp(pb + conv->offset + conv->count, before + conv->offset + conv->count,
+                      (n - conv->offset - conv->count) * sizeof *pb) == 0;
+    CU_ASSERT(loaded);
+    CU_ASSERT(kept);
+    /* without the prefix nothing matches: an error that says to give one */
+    tt_status s = tt_weights_init(b, path, NULL, &r);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
+    CU_ASSERT(s && strstr(tt_status_message(s), "--init-prefix"));
+    tt_status_free(s);
+    /* a shape that differs names the tensor and both shapes */
+    TH_OK(tt_st_writer_create(&w));
+    shape[0] += 1;
+    float *wide = calloc((size_t)(shape[0] * shape[1] * shape[2] * shape[3]), sizeof *wide);
+    TH_OK(tt_st_writer_add(w, "conv1.weight", TT_ST_F32, 4, shape, wide));
+    TH_OK(tt_st_writer_write(w, path));
+    tt_st_writer_destroy(w);
+    s = tt_weights_init(b, path, "enc.0.", &r);
+    CU_ASSERT_PTR_NOT_NULL(s);
+    if (s) printf("\n  %s", tt_status_message(s));
+    CU_ASSERT(s && strstr(tt_status_message(s), "'enc.0.conv1.weight'") &&
+              strstr(tt_status_message(s), "'conv1.weight'"));
+    tt_status_free(s);
+    unlink(path);
+    free(pa), free(pb), free(before), free(wide);
+    tt_model_destroy(a), tt_model_destroy(b);
+}
+
 static void test_unknown_kind(void)
 {
     tt_model_spec spec = small_spec(TT_NORM_GROUP);
@@ -203,6 +271,7 @@ int main(void)
         {"the UNet through the table gives the UNet's bits", test_table_is_the_unet},
         {"batch norm counters by name", test_counters},
         {"weights by name round trip; a shape mismatch named", test_weights_round_trip},
+        {"--init: what matches loads, the rest is reported", test_weights_init_partial},
         {"an unknown kind lists the kinds", test_unknown_kind},
         {"activations split under the binding limit; a larger tensor named", test_binding_limit},
         CU_TEST_INFO_NULL,

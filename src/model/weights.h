@@ -34,6 +34,30 @@ tt_status tt_weights_read(tt_model *model, const tt_safetensors *file, tt_weight
  * are prefixed "--init PATH". */
 tt_status tt_weights_load(tt_model *model, const char *path);
 
+/* What --init found, as PyTorch's load_state_dict(strict=False) reports it. */
+#define TT_WEIGHTS_REPORT_NAMES 6
+typedef struct tt_weights_report {
+    int matched;          /* model tensors and counters loaded */
+    int missing;          /* model tensors and counters the file lacks (kept as they were) */
+    int unexpected;       /* file tensors the model lacks */
+    int ignored;          /* a tiletrain checkpoint's optimizer state (optim.*) */
+    char missing_names[TT_WEIGHTS_REPORT_NAMES][96];    /* the first ones */
+    char unexpected_names[TT_WEIGHTS_REPORT_NAMES][96];
+} tt_weights_report;
+
+/* Loads every tensor of the file at `path` whose name, with `prefix` put
+ * before it (NULL or "": none; "encoder." loads a bare torchvision ResNet
+ * into a model's encoder), is one of the model's: parameters, running
+ * statistics and counters; the others stay as they are.  A shape that
+ * differs is an error naming the tensor and both shapes; a file of which
+ * nothing matches is an error (another model, or another prefix).  Errors
+ * are prefixed "--init PATH". */
+tt_status tt_weights_init(tt_model *model, const char *path, const char *prefix,
+                          tt_weights_report *report);
+/* One paragraph: "matched 106 tensors; missing 54, kept as initialised
+ * (decoder..., ...); unexpected 2, not used (fc.weight, fc.bias)". */
+void tt_weights_report_text(const tt_weights_report *report, char *buf, size_t size);
+
 /* Writes the gradient arena under the parameter names. */
 tt_status tt_weights_save_grads(tt_model *model, const char *path);
 

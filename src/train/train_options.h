@@ -53,6 +53,7 @@ typedef struct tt_train_options {
     char algo[TT_OPT_STRING_MAX];          /* convolution algorithm: auto | im2col_gemm | ... */
     char out[TT_OPT_STRING_MAX];
     char init[TT_OPT_STRING_MAX];
+    char init_prefix[TT_OPT_STRING_MAX];   /* put before the file's names (e.g. "encoder.") */
     char resume[TT_OPT_STRING_MAX];
     char save_grads[TT_OPT_STRING_MAX];
     int checkpoint_every;

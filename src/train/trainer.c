@@ -170,7 +170,16 @@ static tt_status write_validation_list(tt_trainer *t)
 static tt_status restore(tt_trainer *t)
 {
     const tt_train_options *opt = &t->opt;
-    if (opt->init[0]) TT_TRY(tt_weights_load(t->engine->model, opt->init));
+    if (opt->init_prefix[0] && !opt->init[0])
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--init-prefix %s goes with --init FILE",
+                            opt->init_prefix);
+    if (opt->init[0]) {
+        tt_weights_report report;
+        TT_TRY(tt_weights_init(t->engine->model, opt->init, opt->init_prefix, &report));
+        char text[2048];
+        tt_weights_report_text(&report, text, sizeof text);
+        if (t->dist.rank == 0) fprintf(stderr, "tiletrain: --init %s: %s\n", opt->init, text);
+    }
     if (!opt->resume[0]) return NULL;
     int world = 1;
     int64_t next = -1;
