@@ -14,7 +14,7 @@ packages=(
 # libFuzzer for tests/fuzz (the fuzz run falls back to a mutation loop without it)
 optional=(clang libclang-rt-14-dev)
 # PyTorch is the peer of the parity tests and benchmarks (optional elsewhere).
-if [ "${TT_WITH_TORCH:-1}" = 1 ]; then packages+=(python3-torch python3-numpy python3-pil); fi
+if [ "${TT_WITH_TORCH:-1}" = 1 ]; then packages+=(python3-torch python3-torchvision python3-numpy python3-pil); fi
 # headless Chromium renders report.html in tools/report_check.sh (on request: it is large)
 if [ "${TT_WITH_CHROMIUM:-0}" = 1 ]; then packages+=(chromium); fi
 
