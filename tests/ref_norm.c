@@ -85,6 +85,29 @@ void ref_batch_norm_forward_eval(double *y, const double *x, const double *runni
                        (size_t)height * width, eps);
 }
 
+void ref_batch_norm_backward_eval(double *dinp, double *dweight, double *dbias, const double *dy,
+                                  const double *x, const double *running_mean,
+                                  const double *running_var, const double *weight,
+                                  const double *bias, int batch, int channels, int height,
+                                  int width, double eps, int relu)
+{
+    size_t hw = (size_t)height * width;
+    for (int c = 0; c < channels; c++) {
+        double r = 1.0 / sqrt(running_var[c] + eps), w = weight ? weight[c] : 1.0;
+        double b = bias ? bias[c] : 0.0, sum_g = 0, sum_gx = 0;
+        for (int n = 0; n < batch; n++)
+            for (size_t i = ((size_t)n * channels + c) * hw, end = i + hw; i < end; i++) {
+                double xhat = (x[i] - running_mean[c]) * r;
+                double g = relu && !(xhat * w + b > 0) ? 0.0 : dy[i];
+                dinp[i] = g * w * r;
+                sum_g += g;
+                sum_gx += g * xhat;
+            }
+        if (dweight) dweight[c] = sum_gx;
+        if (dbias) dbias[c] = sum_g;
+    }
+}
+
 void ref_batch_norm_update_running(double *running_mean, double *running_var, const double *mean,
                                    const double *var, int channels, int count, double momentum)
 {

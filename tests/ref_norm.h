@@ -25,6 +25,16 @@ void ref_batch_norm_forward_eval(double *y, const double *x, const double *runni
                                  const double *bias, int batch, int channels, int height,
                                  int width, double eps);
 
+/* Eval mode (frozen: running statistics fixed, weight and bias trained)
+ * backward, written (not added): g = dy, masked where the forward's
+ * pre-ReLU value is <= 0 when relu; dinp = g weight / sqrt(running_var +
+ * eps), dweight[c] = sum g xhat, dbias[c] = sum g (either may be NULL). */
+void ref_batch_norm_backward_eval(double *dinp, double *dweight, double *dbias, const double *dy,
+                                  const double *x, const double *running_mean,
+                                  const double *running_var, const double *weight,
+                                  const double *bias, int batch, int channels, int height,
+                                  int width, double eps, int relu);
+
 /* running = (1 - m) running + m stat, the variance made unbiased with
  * count / (count - 1), count = N*H*W. */
 void ref_batch_norm_update_running(double *running_mean, double *running_var, const double *mean,

@@ -2,8 +2,11 @@
  * training forward on odd shapes, running statistics after two forwards
  * (momentum 0.1 and cumulative), eval forward, finite-difference gradients
  * in training and eval mode, backward adding, absent gradients and affine,
- * refused descriptors, and one cross-check against torch.nn.BatchNorm2d when
- * torch is there.  Every tensor sits PAD floats into its buffer. */
+ * refused descriptors, frozen batch norm (eval mode with weight and bias
+ * trained, as a ResNet encoder's: forward, dinp, dweight, dbias with and
+ * without the fused ReLU against a reference, finite differences and torch;
+ * running statistics untouched), and cross-checks against
+ * torch.nn.BatchNorm2d when torch is there.  Every tensor sits PAD floats into its buffer. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,6 +345,240 @@ static void test_eval_backward(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_backward(&cases[i], 0, 1, NULL);
     check_backward(&cases[0], 0, 0, NULL);
+}
+
+/* ---- frozen batch norm: eval mode as a training op ------------------------ */
+
+/* PyTorch's FrozenBatchNorm2d with a trained affine (a ResNet encoder's
+ * batch norm): y = [relu]((x - running_mean) / sqrt(running_var + eps) *
+ * weight + bias), running statistics fixed, dinp = g weight / sqrt(var +
+ * eps), dweight = sum g xhat, dbias = sum g (g = dy, masked by the ReLU).
+ * That is batch norm's eval mode (training = 0). */
+
+/* x with the pre-ReLU value 1e-3 or more from 0 (in double), so no float
+ * rounding flips the mask between the device, the reference and the
+ * finite differences. */
+static void frozen_input(float *x, const bn_case *k, const float *w, const float *b,
+                         const float *rm, const float *rv, float eps, uint64_t *seed)
+{
+    size_t hw = (size_t)k->h * k->w;
+    for (size_t i = 0; i < numel(k); i++) {
+        int c = (int)(i / hw % (size_t)k->c);
+        double r = 1.0 / sqrt((double)rv[c] + eps), z;
+        do {
+            x[i] = (float)th_uniform(seed, -2, 2);
+            z = ((double)x[i] - rm[c]) * r * w[c] + b[c];
+        } while (fabs(z) < 1e-3);
+    }
+}
+
+typedef struct frozen_loss {
+    const bn_case *k;
+    const double *x, *w, *b, *dy, *rm, *rv;
+    double *y;
+    double eps;
+    int relu;
+} frozen_loss;
+
+/* L = sum(dy * [relu](bn_eval(x))) in double. */
+static double frozen_loss_fn(const double *unused, void *ctx)
+{
+    (void)unused; /* th_numeric_grad perturbs one of ctx's arrays in place */
+    frozen_loss *l = ctx;
+    const bn_case *k = l->k;
+    ref_batch_norm_forward_eval(l->y, l->x, l->rm, l->rv, l->w, l->b, k->n, k->c, k->h, k->w,
+                                l->eps);
+    double sum = 0;
+    for (size_t i = 0; i < numel(k); i++)
+        sum += l->dy[i] * (l->relu && !(l->y[i] > 0) ? 0.0 : l->y[i]);
+    return sum;
+}
+
+/* Forward and backward (into non-zero gradients) in eval mode vs the
+ * reference and finite differences; the running statistics keep their
+ * bits and num_batches_tracked its count through both; a dinp-only
+ * backward needs no saved buffer and gives the same bits. */
+static void check_frozen(const bn_case *k, int relu)
+{
+    tt_batch_norm_desc d = tt_batch_norm_desc_make(k->n, k->c, k->h, k->w);
+    d.relu = relu;
+    size_t n = numel(k), nc = (size_t)k->c;
+    uint64_t seed = 3100 + (uint64_t)relu * 7 + (uint64_t)k->n * 3 + (uint64_t)k->h;
+    float w[MAX_C], b[MAX_C], rm[MAX_C], rv[MAX_C], g0w[MAX_C], g0b[MAX_C];
+    float gw[MAX_C], gb[MAX_C], after[2 * MAX_C];
+    th_fill_uniform(w, nc, -1.5f, 1.5f, &seed), th_fill_uniform(b, nc, -0.5f, 0.5f, &seed);
+    th_fill_uniform(rm, nc, -1, 1, &seed), th_fill_uniform(rv, nc, 0.2f, 3, &seed);
+    th_fill_uniform(g0w, nc, -1, 1, &seed), th_fill_uniform(g0b, nc, -1, 1, &seed);
+    float *x = malloc(n * sizeof *x), *dy = th_random_floats(n, -1, 1, &seed);
+    float *g0x = th_random_floats(n, -1, 1, &seed), *y = malloc(n * sizeof *y);
+    float *gx = malloc(n * sizeof *gx), *once_x = malloc(n * sizeof *once_x);
+    float *full = malloc(n * sizeof *full), *alone = malloc(n * sizeof *alone);
+    CU_ASSERT_FATAL(x && y && gx && once_x && full && alone);
+    frozen_input(x, k, w, b, rm, rv, d.eps, &seed);
+    th_pool pool = {.pad = PAD};
+    tt_batch_norm_state st = {th_pool_put(&pool, w, nc, "bn.w"), th_pool_put(&pool, b, nc, "bn.b"),
+                              th_pool_put(&pool, rm, nc, "bn.rm"), th_pool_put(&pool, rv, nc, "bn.rv"), 7};
+    tt_mem mx = th_pool_put(&pool, x, n, "bn.x"), mdy = th_pool_put(&pool, dy, n, "bn.dy");
+    tt_mem my = th_pool_put(&pool, NULL, n, "bn.y"), ms = th_pool_put(&pool, NULL, tt_batch_norm_saved_floats(&d), "bn.saved");
+    tt_mem mgx = th_pool_put(&pool, g0x, n, "bn.dx"), mgw = th_pool_put(&pool, g0w, nc, "bn.dw");
+    tt_mem mgb = th_pool_put(&pool, g0b, nc, "bn.db");
+    tt_backend *be = th_backend();
+    TH_OK(tt_batch_norm_forward(be, my, ms, mx, &st, &d, 0));
+    TH_OK(tt_batch_norm_backward(be, mgx, mgw, mgb, mdy, mx, ms, &st, &d, 0));
+    th_get(y, my, n), th_get(gx, mgx, n), th_get(gw, mgw, nc), th_get(gb, mgb, nc);
+    /* dinp alone: no saved buffer, the same bits as with the parameters */
+    tt_mem zx = th_pool_put(&pool, NULL, n, "bn.zx"), zx2 = th_pool_put(&pool, NULL, n, "bn.zx2");
+    tt_mem zp = th_pool_put(&pool, NULL, 2 * nc, "bn.zp");
+    TH_OK(tt_batch_norm_backward(be, zx, zp, tt_mem_f32(zp, nc), mdy, mx, ms, &st, &d, 0));
+    TH_OK(tt_batch_norm_backward(be, zx2, (tt_mem){0}, (tt_mem){0}, mdy, mx, (tt_mem){0}, &st, &d, 0));
+    th_get(full, zx, n), th_get(alone, zx2, n);
+    CU_ASSERT(memcmp(full, alone, n * sizeof *full) == 0);
+    /* frozen: the running statistics and the counter untouched */
+    CU_ASSERT_EQUAL(st.num_batches_tracked, 7);
+    th_get(after, st.running_mean, nc), th_get(after + nc, st.running_var, nc);
+    CU_ASSERT(memcmp(after, rm, nc * sizeof *rm) == 0);
+    CU_ASSERT(memcmp(after + nc, rv, nc * sizeof *rv) == 0);
+
+    double *xd = th_to_double(x, n), *dyd = th_to_double(dy, n), *yd = malloc(n * sizeof *yd);
+    double *wd = th_to_double(w, nc), *bd = th_to_double(b, nc);
+    double *rmd = th_to_double(rm, nc), *rvd = th_to_double(rv, nc);
+    double *ref_x = malloc(n * sizeof *ref_x), *num_x = malloc(n * sizeof *num_x);
+    double ref_w[MAX_C], ref_b[MAX_C], num_w[MAX_C], num_b[MAX_C];
+    float once_w[MAX_C], once_b[MAX_C];
+    CU_ASSERT_FATAL(yd && ref_x && num_x);
+    ref_batch_norm_forward_eval(yd, xd, rmd, rvd, wd, bd, k->n, k->c, k->h, k->w, d.eps);
+    size_t masked = 0;
+    for (size_t i = 0; relu && i < n; i++)
+        if (!(yd[i] > 0)) yd[i] = 0, masked++;
+    double ey = th_max_rel_error(y, yd, n, 1.0);
+    ref_batch_norm_backward_eval(ref_x, ref_w, ref_b, dyd, xd, rmd, rvd, wd, bd, k->n, k->c, k->h,
+                                 k->w, d.eps, relu);
+    frozen_loss l = {k, xd, wd, bd, dyd, rmd, rvd, yd, d.eps, relu};
+    th_numeric_grad(frozen_loss_fn, &l, xd, n, 1e-5, num_x);
+    th_numeric_grad(frozen_loss_fn, &l, wd, nc, 1e-5, num_w);
+    th_numeric_grad(frozen_loss_fn, &l, bd, nc, 1e-5, num_b);
+    for (size_t i = 0; i < n; i++) once_x[i] = gx[i] - g0x[i];
+    for (size_t c = 0; c < nc; c++) once_w[c] = gw[c] - g0w[c], once_b[c] = gb[c] - g0b[c];
+    double ex = grad_error(once_x, ref_x, n), ew = grad_error(once_w, ref_w, nc);
+    double eb = grad_error(once_b, ref_b, nc);
+    double fx = grad_error(once_x, num_x, n), fw = grad_error(once_w, num_w, nc);
+    double fb = grad_error(once_b, num_b, nc);
+    printf("\n  frozen batch_norm%s N=%d C=%d H=%d W=%d (%zu masked): max err y %.2e; vs "
+           "reference dinp %.2e dweight %.2e dbias %.2e; vs finite differences %.2e %.2e %.2e",
+           relu ? "+relu" : "", k->n, k->c, k->h, k->w, masked, ey, ex, ew, eb, fx, fw, fb);
+    /* the increments carry the rounding of the addition to a gradient of
+     * size 1 (2^-24 of 1 + |dinp|), against 1% of the largest entry: up
+     * to 4e-6 seen */
+    CU_ASSERT(ey < 1e-5);
+    CU_ASSERT(ex < 1e-4);
+    CU_ASSERT(ew < 1e-4);
+    CU_ASSERT(eb < 1e-4);
+    CU_ASSERT(fx < 1e-3);
+    CU_ASSERT(fw < 1e-3);
+    CU_ASSERT(fb < 1e-3);
+    if (relu && n >= 16) CU_ASSERT(masked > 0 && masked < n); /* the ReLU both keeps and drops */
+    th_pool_free(&pool);
+    free(x), free(dy), free(g0x), free(y), free(gx), free(once_x), free(full), free(alone);
+    free(xd), free(dyd), free(yd), free(wd), free(bd), free(rmd), free(rvd), free(ref_x), free(num_x);
+}
+
+static void test_frozen(void)
+{
+    const bn_case cases[] = {{2, 5, 9, 13}, {1, 3, 33, 65}, {1, 4, 1, 1}, {3, 16, 4, 4}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int relu = 0; relu < 2; relu++) check_frozen(&cases[i], relu);
+    /* one value per channel: frozen needs no batch variance, training does */
+    tt_batch_norm_desc d = tt_batch_norm_desc_make(1, 4, 1, 1);
+    TH_OK(tt_batch_norm_check(&d, 0));
+    tt_status s = tt_batch_norm_check(&d, 1);
+    CU_ASSERT_PTR_NOT_NULL(s);
+    tt_status_free(s);
+}
+
+/* torch.nn.BatchNorm2d in eval mode with weight and bias trained (the
+ * explicit FrozenBatchNorm2d formula checked equal to it in the script),
+ * with and without a ReLU after it, in float64. */
+static void test_frozen_torch(void)
+{
+    bn_case k = {2, 4, 7, 9};
+    size_t n = numel(&k), nc = (size_t)k.c;
+    size_t n_in = 2 * n + 4 * nc, per_relu = 2 * n + 2 * nc, n_out = 2 * per_relu + 2 * nc + 1;
+    uint64_t seed = 2027;
+    float *in = th_random_floats(n_in, -2, 2, &seed), *ref = malloc(n_out * sizeof *ref);
+    float *got = malloc(per_relu * sizeof *got);
+    CU_ASSERT_FATAL(ref && got);
+    float *x = in, *dy = in + n, *w = in + 2 * n, *b = w + nc, *rm = b + nc, *rv = rm + nc;
+    for (size_t c = 0; c < nc; c++) rv[c] = 0.3f + fabsf(rv[c]);
+    char body[1600], why[256];
+    snprintf(body, sizeof body,
+             "N, C, H, W = %d, %d, %d, %d\n"
+             "n = N * C * H * W\n"
+             "t = torch.from_numpy(inp.astype(np.float64))\n"
+             "p = t[2 * n:]\n"
+             "rm, rv = p[2 * C:3 * C].clone(), p[3 * C:].clone()\n"
+             "bn = torch.nn.BatchNorm2d(C).double()\n"
+             "with torch.no_grad():\n"
+             "    bn.weight.copy_(p[:C]); bn.bias.copy_(p[C:2 * C])\n"
+             "    bn.running_mean.copy_(rm); bn.running_var.copy_(rv)\n"
+             "bn.eval()\n"
+             "out = []\n"
+             "for relu in (0, 1):\n"
+             "    bn.zero_grad(set_to_none=True)\n"
+             "    x = t[:n].reshape(N, C, H, W).clone().requires_grad_()\n"
+             "    dy = t[n:2 * n].reshape(N, C, H, W)\n"
+             "    y = bn(x)\n"
+             "    frozen = (x - rm.view(1, C, 1, 1)) / torch.sqrt(rv.view(1, C, 1, 1) + bn.eps) \\\n"
+             "        * bn.weight.view(1, C, 1, 1) + bn.bias.view(1, C, 1, 1)\n"
+             "    assert torch.allclose(y, frozen, rtol=1e-12, atol=1e-12)\n"
+             "    if relu: y = torch.relu(y)\n"
+             "    (y * dy).sum().backward()\n"
+             "    out += [y.detach(), x.grad, bn.weight.grad, bn.bias.grad]\n"
+             "assert int(bn.num_batches_tracked) == 0\n"
+             "emit(*out, bn.running_mean, bn.running_var, bn.num_batches_tracked.double())\n",
+             k.n, k.c, k.h, k.w);
+    if (ref_norm_torch_run(body, in, n_in, ref, n_out, why, sizeof why)) {
+        printf("\n  frozen batch_norm torch cross-check skipped: %s", why);
+        free(in), free(ref), free(got);
+        return;
+    }
+    /* torch's running statistics kept their bits too */
+    CU_ASSERT(memcmp(ref + 2 * per_relu, rm, 2 * nc * sizeof *rm) == 0);
+    CU_ASSERT_EQUAL(ref[n_out - 1], 0.0f);
+    tt_backend *be = th_backend();
+    for (int relu = 0; relu < 2; relu++) {
+        tt_batch_norm_desc d = tt_batch_norm_desc_make(k.n, k.c, k.h, k.w);
+        d.relu = relu;
+        th_pool pool = {.pad = PAD};
+        tt_batch_norm_state st = {th_pool_put(&pool, w, nc, "bn.w"), th_pool_put(&pool, b, nc, "bn.b"),
+                                  th_pool_put(&pool, rm, nc, "bn.rm"), th_pool_put(&pool, rv, nc, "bn.rv"), 0};
+        tt_mem mx = th_pool_put(&pool, x, n, "bn.x"), mdy = th_pool_put(&pool, dy, n, "bn.dy");
+        tt_mem my = th_pool_put(&pool, NULL, n, "bn.y"), ms = th_pool_put(&pool, NULL, tt_batch_norm_saved_floats(&d), "bn.saved");
+        tt_mem mgx = th_pool_put(&pool, NULL, n, "bn.dx"), mgp = th_pool_put(&pool, NULL, 2 * nc, "bn.dp");
+        TH_OK(tt_batch_norm_forward(be, my, ms, mx, &st, &d, 0));
+        TH_OK(tt_batch_norm_backward(be, mgx, mgp, tt_mem_f32(mgp, nc), mdy, mx, ms, &st, &d, 0));
+        th_get(got, my, n), th_get(got + n, mgx, n), th_get(got + 2 * n, mgp, 2 * nc);
+        double *want = th_to_double(ref + relu * per_relu, per_relu);
+        size_t masked = 0;
+        for (size_t i = 0; relu && i < n; i++) masked += want[i] == 0.0;
+        double ey = th_max_rel_error(got, want, n, 1.0), ex = grad_error(got + n, want + n, n);
+        double ew = grad_error(got + 2 * n, want + 2 * n, nc);
+        double eb = grad_error(got + 2 * n + nc, want + 2 * n + nc, nc);
+        printf("\n  frozen batch_norm%s vs torch (%zu masked): max err y %.2e dinp %.2e dweight "
+               "%.2e dbias %.2e",
+               relu ? "+relu" : "", masked, ey, ex, ew, eb);
+        CU_ASSERT(ey < 1e-5);
+        CU_ASSERT(ex < 1e-4);
+        CU_ASSERT(ew < 1e-4);
+        CU_ASSERT(eb < 1e-4);
+        if (relu) CU_ASSERT(masked > 0 && masked < n);
+        float after[2 * MAX_C];
+        th_get(after, st.running_mean, nc), th_get(after + nc, st.running_var, nc);
+        CU_ASSERT(memcmp(after, rm, 2 * nc * sizeof *rm) == 0);
+        CU_ASSERT_EQUAL(st.num_batches_tracked, 0);
+        th_pool_free(&pool);
+        free(want);
+    }
+    free(in), free(ref), free(got);
 }
 
 /* ---- sync: ranks simulated in one process -------------------------------- */
@@ -764,6 +1001,8 @@ int main(void)
         {"training backward: finite differences, adds twice, in place", test_train_backward},
         {"fused ReLU: forward, output again, backward (train, eval)", test_fused_relu},
         {"eval backward: finite differences, adds twice, in place", test_eval_backward},
+        {"frozen (eval) with trained affine, ReLU or not: reference, differences", test_frozen},
+        {"frozen (eval) with trained affine, ReLU or not: torch", test_frozen_torch},
         {"sync of one rank equals no sync", test_sync_world_of_one},
         {"sync of two simulated ranks equals one batch", test_sync_two_ranks},
         {"sync: finite differences through a sync of one", test_sync_backward_fd},

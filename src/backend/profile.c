@@ -12,7 +12,7 @@ const char *tt_profile_family(const char *program)
         const char *prefix, *family;
     } map[] = {
         {"conv", "conv"},   {"gemm", "conv"},     {"im2col", "conv"}, {"blas", "conv"},
-        {"norm", "norm"},   {"activation", "activation"}, {"pool", "pool"},
+        {"norm", "norm"},   {"activation", "activation"}, {"add", "add"}, {"pool", "pool"},
         {"upsample", "resample"}, {"concat", "concat"}, {"loss", "loss"},
         {"reduce", "reduce"}, {"optim", "optimizer"}, {"util", "util"},
         {"transfer", "transfer"},

@@ -9,6 +9,14 @@
  * with m = momentum (0.1 by default).  Eval mode uses running_mean and
  * running_var.  Both then apply y = xhat * weight[c] + bias[c].
  *
+ * Eval mode is also a training op: PyTorch's FrozenBatchNorm2d with weight
+ * and bias trained (a ResNet encoder's batch norm).  Neither its forward nor
+ * its backward touches running_mean, running_var or num_batches_tracked;
+ * the backward gives dinp = g weight / sqrt(running_var + eps), dweight =
+ * sum g xhat, dbias = sum g, g = dout masked by a fused ReLU.  Backward
+ * reads the forward's INPUT (xhat, and the mask found again from it), so a
+ * forward run in place (out = inp) leaves backward nothing to read.
+ *
  * Note for gradient accumulation: in training mode the statistics are those
  * of one micro-batch, not of the accumulation window (as in PyTorch).
  *
