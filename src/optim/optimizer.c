@@ -1,6 +1,7 @@
 /* The optimizer object over AdamW and SGD (see optimizer.h). */
 #include "optim/optimizer.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,16 +10,24 @@
 #include "optim/adamw.h"
 #include "optim/sgd.h"
 
-static tt_status adamw_update(tt_optimizer *o, tt_mem params, tt_mem grads, size_t n, double lr)
+static tt_mem state_at(tt_optimizer *o, int i, size_t first)
 {
-    return tt_adamw_update(o->be, params, grads, tt_mem_of(o->state[0]), tt_mem_of(o->state[1]), n,
-                           o->config, lr, o->updates);
+    return tt_mem_f32(tt_mem_of(o->state[i]), first);
 }
 
-static tt_status sgd_update(tt_optimizer *o, tt_mem params, tt_mem grads, size_t n, double lr)
+static tt_status adamw_update(tt_optimizer *o, tt_mem params, tt_mem grads, size_t first, size_t n,
+                              double lr, int64_t step)
 {
-    tt_mem momentum = o->state_count ? tt_mem_of(o->state[0]) : (tt_mem){0};
-    return tt_sgd_update(o->be, params, grads, momentum, n, o->config, lr, o->updates);
+    return tt_adamw_update(o->be, tt_mem_f32(params, first), tt_mem_f32(grads, first),
+                           state_at(o, 0, first), state_at(o, 1, first), n, o->config, lr, step);
+}
+
+static tt_status sgd_update(tt_optimizer *o, tt_mem params, tt_mem grads, size_t first, size_t n,
+                            double lr, int64_t step)
+{
+    tt_mem momentum = o->state_count ? state_at(o, 0, first) : (tt_mem){0};
+    return tt_sgd_update(o->be, tt_mem_f32(params, first), tt_mem_f32(grads, first), momentum, n,
+                         o->config, lr, step);
 }
 
 static const tt_optimizer_ops adamw_ops = {"adamw", "AdamW", adamw_update};
@@ -67,6 +76,8 @@ tt_status tt_optimizer_create(tt_backend *be, const tt_optimizer_request *reques
     if (!o) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "optimizer: out of host memory");
     o->be = be;
     o->floats = floats;
+    o->group_count = 1;
+    o->groups[0] = (tt_optimizer_group){.begin = 0, .end = floats, .lr_scale = 1.0};
     tt_status status = NULL;
     TT_CHECK(configure(o, request));
     for (int i = 0; i < o->state_count; i++) {
@@ -90,8 +101,45 @@ void tt_optimizer_destroy(tt_optimizer *o)
     free(o);
 }
 
+tt_status tt_optimizer_set_groups(tt_optimizer *o, const tt_optimizer_group *groups, int count)
+{
+    if (count < 1 || count > TT_OPTIMIZER_MAX_GROUPS)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "optimizer: %d parameter groups; give 1 to %d",
+                            count, TT_OPTIMIZER_MAX_GROUPS);
+    for (int i = 0; i < count; i++) {
+        const tt_optimizer_group *g = &groups[i];
+        size_t expected = i ? groups[i - 1].end : 0;
+        if (g->begin != expected || g->end <= g->begin || g->end > o->floats)
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                                "optimizer: parameter group %d covers floats %zu to %zu; the groups "
+                                "must tile the arena of %zu floats in order (this one should begin "
+                                "at %zu)", i, g->begin, g->end, o->floats, expected);
+        if (!(g->lr_scale >= 0) || isinf(g->lr_scale))
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                                "optimizer: parameter group %d has a rate scale of %g; give a "
+                                "finite one >= 0", i, g->lr_scale);
+    }
+    if (groups[count - 1].end != o->floats)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "optimizer: the parameter groups end at float %zu, the arena at %zu",
+                            groups[count - 1].end, o->floats);
+    for (int i = 0; i < count; i++) {
+        o->groups[i] = groups[i];
+        o->groups[i].updates = o->updates;
+    }
+    o->group_count = count;
+    return NULL;
+}
+
 tt_status tt_optimizer_step(tt_optimizer *o, tt_mem params, tt_mem grads, double lr)
 {
     o->updates++;
-    return o->ops->update(o, params, grads, o->floats, lr);
+    for (int i = 0; i < o->group_count; i++) {
+        tt_optimizer_group *g = &o->groups[i];
+        if (g->frozen) continue;
+        g->updates++;
+        TT_TRY(o->ops->update(o, params, grads, g->begin, g->end - g->begin, lr * g->lr_scale,
+                              g->updates));
+    }
+    return NULL;
 }

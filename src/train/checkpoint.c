@@ -47,6 +47,52 @@ static tt_status describe_data(tt_st_writer *w, int classes, const tt_checkpoint
     return NULL;
 }
 
+/* optim.groups: [[begin, end, lr_scale, updates], ...] of the arena's
+ * parameter groups (PyTorch's param_groups; per-group update counts). */
+static tt_status describe_groups(tt_st_writer *w, const tt_optimizer *o)
+{
+    cJSON *list = cJSON_CreateArray();
+    for (int i = 0; i < o->group_count && list; i++) {
+        const tt_optimizer_group *g = &o->groups[i];
+        cJSON *row = cJSON_CreateArray();
+        cJSON_AddItemToArray(row, cJSON_CreateNumber((double)g->begin));
+        cJSON_AddItemToArray(row, cJSON_CreateNumber((double)g->end));
+        cJSON_AddItemToArray(row, cJSON_CreateNumber(g->lr_scale));
+        cJSON_AddItemToArray(row, cJSON_CreateNumber((double)g->updates));
+        cJSON_AddItemToArray(list, row);
+    }
+    char *text = list ? cJSON_PrintUnformatted(list) : NULL;
+    cJSON_Delete(list);
+    if (!text) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "checkpoint: out of host memory");
+    tt_status status = tt_st_writer_metadata(w, "optim.groups", text);
+    cJSON_free(text);
+    return status;
+}
+
+/* The groups' update counts from optim.groups, which must have this run's
+ * ranges; a checkpoint without it (one group) counts the optimizer's. */
+static tt_status restore_groups(const tt_safetensors *f, tt_optimizer *o)
+{
+    const char *text = tt_safetensors_metadata(f, "optim.groups");
+    for (int i = 0; i < o->group_count; i++) o->groups[i].updates = o->updates;
+    if (!text) return NULL;
+    cJSON *list = cJSON_Parse(text);
+    int ok = cJSON_IsArray(list) && cJSON_GetArraySize(list) == o->group_count;
+    for (int i = 0; ok && i < o->group_count; i++) {
+        cJSON *row = cJSON_GetArrayItem(list, i);
+        ok = cJSON_IsArray(row) && cJSON_GetArraySize(row) == 4 &&
+             (size_t)cJSON_GetArrayItem(row, 0)->valuedouble == o->groups[i].begin &&
+             (size_t)cJSON_GetArrayItem(row, 1)->valuedouble == o->groups[i].end;
+        if (ok) o->groups[i].updates = (int64_t)cJSON_GetArrayItem(row, 3)->valuedouble;
+    }
+    cJSON_Delete(list);
+    if (ok) return NULL;
+    return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                        "--resume %s: the checkpoint's parameter groups %s are not this run's %d; "
+                        "give the same per-group options (--encoder-lr, ...)",
+                        tt_safetensors_path(f), text, o->group_count);
+}
+
 /* world_size and sampler.ranks: [next crop of rank 0, of rank 1, ...]. */
 static tt_status describe_ranks(tt_st_writer *w, const tt_checkpoint_ranks *r)
 {
@@ -92,6 +138,7 @@ tt_status tt_checkpoint_save(tt_step *s, const tt_train_counters *c, const tt_ch
     TT_CHECK(describe_data(w, m->spec.classes, d));
     TT_CHECK(meta_i64(w, "step", c->step));
     TT_CHECK(meta_i64(w, "updates", o->updates));
+    TT_CHECK(describe_groups(w, o));
     TT_CHECK(meta_i64(w, "micro_batches", c->micro_batches));
     TT_CHECK(meta_i64(w, "images_seen", c->images_seen));
     TT_CHECK(meta_i64(w, "skipped_steps", c->skipped_steps));
@@ -190,6 +237,7 @@ tt_status tt_checkpoint_resume(tt_step *s, tt_train_counters *c, const char *pat
     int64_t seed, epoch, position;
     TT_CHECK(meta_int(f, "step", &c->step));
     TT_CHECK(meta_int(f, "updates", &o->updates));
+    TT_CHECK(restore_groups(f, o));
     TT_CHECK(meta_int(f, "micro_batches", &c->micro_batches));
     TT_CHECK(meta_int(f, "images_seen", &c->images_seen));
     TT_CHECK(meta_int(f, "skipped_steps", &c->skipped_steps));
