@@ -153,6 +153,34 @@ void ref_upsample_bilinear2x_backward(double *dx, const double *dy, const tt_ups
     }
 }
 
+/* Input-major: each input element writes its four outputs (the kernel
+ * gathers per output). */
+void ref_upsample_nearest2x_forward(double *y, const double *x, const tt_upsample_desc *d)
+{
+    int h = d->height, w = d->width, planes = d->batch * d->channels;
+    for (int p = 0; p < planes; p++) {
+        const double *xp = x + (size_t)p * h * w;
+        double *yp = y + (size_t)p * 4 * h * w;
+        for (int iy = 0; iy < h; iy++)
+            for (int ix = 0; ix < w; ix++)
+                for (int dy = 0; dy < 2; dy++)
+                    for (int dx = 0; dx < 2; dx++)
+                        yp[(2 * iy + dy) * 2 * w + 2 * ix + dx] = xp[iy * w + ix];
+    }
+}
+
+/* Output-major scatter (the kernel gathers per input). */
+void ref_upsample_nearest2x_backward(double *dx, const double *dy, const tt_upsample_desc *d)
+{
+    int h = d->height, w = d->width, planes = d->batch * d->channels;
+    for (int p = 0; p < planes; p++) {
+        double *dxp = dx + (size_t)p * h * w;
+        const double *dyp = dy + (size_t)p * 4 * h * w;
+        for (int oy = 0; oy < 2 * h; oy++)
+            for (int ox = 0; ox < 2 * w; ox++) dxp[(oy / 2) * w + ox / 2] += dyp[oy * 2 * w + ox];
+    }
+}
+
 void ref_concat_forward(double *y, const double *a, const double *b, const tt_concat_desc *d)
 {
     size_t plane = (size_t)d->height * d->width;

@@ -1,6 +1,7 @@
 /*
  * Plain-C double-precision references for the element-wise and resampling
- * ops: activations, max/avg pooling, bilinear x2 upsampling, channel concat.
+ * ops: activations, max/avg pooling, bilinear and nearest x2 upsampling,
+ * channel concat.
  * Written the straightforward way (scatter where the kernels gather) so the
  * two implementations share no algorithm.  Every backward ADDS into its
  * gradient, like the device ops.
@@ -36,6 +37,11 @@ void ref_avg_pool2d_backward(double *dx, const double *dy, const tt_pool2d_desc 
 /* PyTorch's align_corners=False bilinear x2; y is (N, C, 2H, 2W). */
 void ref_upsample_bilinear2x_forward(double *y, const double *x, const tt_upsample_desc *d);
 void ref_upsample_bilinear2x_backward(double *dx, const double *dy, const tt_upsample_desc *d);
+
+/* PyTorch's mode='nearest' x2: every input element copied to its 2x2 block
+ * of y (N, C, 2H, 2W); backward adds each output's gradient to its source. */
+void ref_upsample_nearest2x_forward(double *y, const double *x, const tt_upsample_desc *d);
+void ref_upsample_nearest2x_backward(double *dx, const double *dy, const tt_upsample_desc *d);
 
 void ref_concat_forward(double *y, const double *a, const double *b, const tt_concat_desc *d);
 /* da += dy[:, :Ca], db += dy[:, Ca:]; either may be NULL. */

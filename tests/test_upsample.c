@@ -1,12 +1,18 @@
 /* Bilinear x2 upsampling (align_corners = False): forward vs the double
  * reference and vs numbers from PyTorch, finite-difference gradient,
- * backward adds, odd sizes and 1x1 images. */
+ * backward adds, odd sizes and 1x1 images.  Nearest x2 likewise, at byte
+ * offsets behind poison, with batch > 1 and several channels, a launch
+ * past one Vulkan dimension of work-groups, and against PyTorch run by
+ * /usr/bin/python3 (skipped, saying so, without torch). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "ops/upsample.h"
+#include "ops/upsample_nearest.h"
 #include "ref_act.h"
 
 /* Tolerances: the weights are exact in float (multiples of 1/16), so the
@@ -148,12 +154,257 @@ static void test_errors(void)
     tt_buffer_free(a), tt_buffer_free(b);
 }
 
+/* ---- nearest x2 ----------------------------------------------------------
+ * Tolerances: the forward is a copy, so it must be exact.  The backward
+ * rounds (a + b) + (c + d) and dinp0 + that, summands below 1 in size: at
+ * most 3 roundings of values up to 5, under 1e-6 absolute, so relative
+ * with floor ERR_FLOOR it stays under GRAD_TOL (1e-5). */
+
+typedef struct nearest_loss_ctx {
+    const tt_upsample_desc *desc;
+    const double *dy;
+    double *y; /* scratch */
+    size_t out_count;
+} nearest_loss_ctx;
+
+/* L = sum(dy * nearest(x)) */
+static double nearest_loss(const double *x, void *opaque)
+{
+    nearest_loss_ctx *c = opaque;
+    ref_upsample_nearest2x_forward(c->y, x, c->desc);
+    double sum = 0;
+    for (size_t i = 0; i < c->out_count; i++) sum += c->dy[i] * c->y[i];
+    return sum;
+}
+
+/* Forward into NaNs (every output written) must equal the reference
+ * exactly; backward into a non-zero dinp, twice, must add the reference's
+ * gradient each time; with `numeric`, the reference's gradient must equal
+ * central differences of L.  Every array sits 3 floats into its buffer
+ * behind poison (th_pool), so the offsets are used and nothing outside is
+ * read.  Returns the largest backward error. */
+static double check_nearest(tt_upsample_desc d, int numeric)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(th_backend());
+    uint64_t seed = 57 + (uint64_t)d.batch * 131 + (uint64_t)d.height * 7 + (uint64_t)d.width;
+    size_t n = (size_t)d.batch * d.channels * d.height * d.width, m = 4 * n;
+    float *x = th_random_floats(n, -2, 2, &seed), *dy = th_random_floats(m, -1, 1, &seed);
+    float *dx0 = th_random_floats(n, -1, 1, &seed), *nan_out = malloc(m * sizeof *nan_out);
+    float *goty = malloc(m * sizeof *goty), *gotx = malloc(n * sizeof *gotx);
+    double *wanty = malloc(m * sizeof *wanty), *grad = calloc(n, sizeof *grad);
+    double *wantx = malloc(n * sizeof *wantx);
+    CU_ASSERT_FATAL(nan_out && goty && gotx && wanty && grad && wantx);
+    for (size_t i = 0; i < m; i++) nan_out[i] = NAN;
+    double *xd = th_to_double(x, n), *dyd = th_to_double(dy, m);
+    th_pool pool = {.pad = 3};
+    tt_mem mx = th_pool_put(&pool, x, n, "near.x"), my = th_pool_put(&pool, nan_out, m, "near.y");
+    tt_mem mdy = th_pool_put(&pool, dy, m, "near.dy"), mdx = th_pool_put(&pool, dx0, n, "near.dx");
+
+    TH_OK(tt_upsample_nearest2x_forward(th_backend(), my, mx, &d));
+    th_get(goty, my, m);
+    ref_upsample_nearest2x_forward(wanty, xd, &d);
+    size_t inexact = 0;
+    for (size_t i = 0; i < m; i++) inexact += (double)goty[i] != wanty[i];
+    CU_ASSERT_EQUAL(inexact, 0);
+
+    ref_upsample_nearest2x_backward(grad, dyd, &d);
+    double num_err = 0;
+    if (numeric) {
+        double *num = malloc(n * sizeof *num);
+        CU_ASSERT_FATAL(num != NULL);
+        nearest_loss_ctx ctx = {&d, dyd, wanty, m};
+        th_numeric_grad(nearest_loss, &ctx, xd, n, GRAD_H, num);
+        for (size_t i = 0; i < n; i++)
+            num_err = fmax(num_err, fabs(grad[i] - num[i]) / (fabs(num[i]) + ERR_FLOOR));
+        CU_ASSERT(num_err < GRAD_TOL);
+        free(num);
+    }
+    double grad_err = 0;
+    for (int times = 1; times <= 2; times++) {
+        TH_OK(tt_upsample_nearest2x_backward(th_backend(), mdx, mdy, &d));
+        th_get(gotx, mdx, n);
+        for (size_t i = 0; i < n; i++) wantx[i] = dx0[i] + times * grad[i];
+        grad_err = fmax(grad_err, th_max_rel_error(gotx, wantx, n, ERR_FLOOR));
+    }
+    CU_ASSERT(grad_err < GRAD_TOL);
+    printf("\n  nearest2x (%d,%d,%d,%d): forward %zu of %zu inexact, backward (twice) %.2e, "
+           "ref vs numeric %s%.2e",
+           d.batch, d.channels, d.height, d.width, inexact, m, grad_err,
+           numeric ? "" : "(not run) ", num_err);
+
+    th_pool_free(&pool);
+    free(x), free(dy), free(dx0), free(nan_out), free(goty), free(gotx);
+    free(wanty), free(grad), free(wantx), free(xd), free(dyd);
+    return grad_err;
+}
+
+static void test_nearest_shapes(void)
+{
+    /* odd and even sizes, batch 1 to 3, 1 to 5 channels, 1-pixel rows and
+     * columns */
+    const tt_upsample_desc cases[] = {
+        {1, 3, 7, 9}, {2, 5, 6, 4}, {3, 2, 5, 8}, {2, 4, 8, 5},
+        {1, 3, 1, 1}, {2, 5, 1, 4}, {2, 3, 3, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_nearest(cases[i], 1);
+}
+
+/* 4.4M outputs: more work-groups of 64 than one dimension of a Vulkan
+ * launch takes on lavapipe (65535), so the backend folds the forward into
+ * rows (tt_global_id); OpenCL takes it in one.  No finite differences at
+ * this size (the reference's gradient was checked against them above). */
+static void test_nearest_large(void)
+{
+    check_nearest((tt_upsample_desc){2, 1, 550, 1001}, 0);
+}
+
+/* Reads x then dy (float32, shapes "N,C,H,W" of x) from argv[1]; writes
+ * y then dx (float32) to argv[2], from float64 autograd; exits 3 without
+ * torch. */
+static const char *nearest_torch_script =
+    "import sys\n"
+    "try:\n"
+    "    import numpy as np, torch\n"
+    "    import torch.nn.functional as F\n"
+    "except Exception:\n"
+    "    sys.exit(3)\n"
+    "src, dst = sys.argv[1], sys.argv[2]\n"
+    "n, c, h, w = (int(v) for v in sys.argv[3].split(','))\n"
+    "d = np.fromfile(src, dtype=np.float32).astype(np.float64)\n"
+    "k = n * c * h * w\n"
+    "x = torch.tensor(d[:k]).reshape(n, c, h, w).requires_grad_()\n"
+    "dy = torch.tensor(d[k:]).reshape(n, c, 2 * h, 2 * w)\n"
+    "y = F.interpolate(x, scale_factor=2, mode='nearest')\n"
+    "assert tuple(y.shape) == (n, c, 2 * h, 2 * w), tuple(y.shape)\n"
+    "(y * dy).sum().backward()\n"
+    "np.concatenate([y.detach().numpy().ravel(), x.grad.numpy().ravel()])"
+    ".astype(np.float32).tofile(dst)\n";
+
+/* Runs PyTorch on x, dy of shape d into torch_out (4n + n floats).
+ * Returns 1 when it ran, 0 (printed) when python3 or torch is missing. */
+static int run_torch_nearest(const tt_upsample_desc *d, const float *x, const float *dy,
+                             float *torch_out)
+{
+    if (access("/usr/bin/python3", X_OK) != 0) {
+        printf("\n  nearest2x vs torch skipped: no /usr/bin/python3");
+        return 0;
+    }
+    size_t n = (size_t)d->batch * d->channels * d->height * d->width;
+    char src[] = "/tmp/tt_up_torch_in_XXXXXX", dst[] = "/tmp/tt_up_torch_out_XXXXXX";
+    char script[] = "/tmp/tt_up_torch_py_XXXXXX";
+    int fd_src = mkstemp(src), fd_dst = mkstemp(dst), fd_py = mkstemp(script);
+    CU_ASSERT_FATAL(fd_src >= 0 && fd_dst >= 0 && fd_py >= 0);
+    close(fd_dst);
+    size_t len = strlen(nearest_torch_script);
+    CU_ASSERT_FATAL(write(fd_py, nearest_torch_script, len) == (ssize_t)len);
+    close(fd_py);
+    FILE *f = fdopen(fd_src, "wb");
+    CU_ASSERT_FATAL(f != NULL);
+    fwrite(x, sizeof(float), n, f);
+    fwrite(dy, sizeof(float), 4 * n, f);
+    fclose(f);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s %s %s %d,%d,%d,%d", script, src, dst,
+             d->batch, d->channels, d->height, d->width);
+    int rc = system(cmd);
+    size_t got = 0;
+    if (rc == 0) {
+        f = fopen(dst, "rb");
+        CU_ASSERT_FATAL(f != NULL);
+        got = fread(torch_out, sizeof(float), 5 * n, f);
+        fclose(f);
+    }
+    unlink(src), unlink(dst), unlink(script);
+    if (rc != 0 && WIFEXITED(rc) && WEXITSTATUS(rc) == 3) {
+        printf("\n  nearest2x vs torch skipped: /usr/bin/python3 has no torch");
+        return 0;
+    }
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_EQUAL_FATAL(got, 5 * n);
+    return 1;
+}
+
+/* F.interpolate(x, scale_factor=2, mode='nearest') and its x.grad in
+ * float64, against the device's forward (exact: a copy) and backward into
+ * zeros (GRAD_TOL, floor ERR_FLOOR). */
+static void test_nearest_matches_torch(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    const tt_upsample_desc cases[] = {{2, 3, 5, 4}, {1, 2, 7, 3}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const tt_upsample_desc *d = &cases[c];
+        uint64_t seed = 91 + c;
+        size_t n = (size_t)d->batch * d->channels * d->height * d->width, m = 4 * n;
+        float *x = th_random_floats(n, -2, 2, &seed), *dy = th_random_floats(m, -1, 1, &seed);
+        float *torch_out = malloc(5 * n * sizeof(float)), *y = malloc(m * sizeof(float));
+        float *dx = malloc(n * sizeof(float));
+        CU_ASSERT_FATAL(torch_out && y && dx);
+        if (run_torch_nearest(d, x, dy, torch_out)) {
+            tt_buffer *bx = th_upload(x, n, "nt.x"), *by = th_zeros(m, "nt.y");
+            tt_buffer *bdy = th_upload(dy, m, "nt.dy"), *bdx = th_zeros(n, "nt.dx");
+            TH_OK(tt_upsample_nearest2x_forward(be, tt_mem_of(by), tt_mem_of(bx), d));
+            TH_OK(tt_upsample_nearest2x_backward(be, tt_mem_of(bdx), tt_mem_of(bdy), d));
+            th_download(y, by, m);
+            th_download(dx, bdx, n);
+            size_t differ = 0;
+            for (size_t i = 0; i < m; i++) differ += y[i] != torch_out[i];
+            double e = th_max_rel_error_f(dx, torch_out + m, n, ERR_FLOOR);
+            printf("\n  nearest2x (%d,%d,%d,%d) vs torch: forward %zu of %zu differ, "
+                   "backward %.2e",
+                   d->batch, d->channels, d->height, d->width, differ, m, e);
+            CU_ASSERT_EQUAL(differ, 0);
+            CU_ASSERT(e < GRAD_TOL);
+            tt_buffer_free(bx), tt_buffer_free(by), tt_buffer_free(bdy), tt_buffer_free(bdx);
+        }
+        free(x), free(dy), free(torch_out), free(y), free(dx);
+    }
+}
+
+static void test_nearest_errors(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    tt_buffer *a = th_zeros(16, "nerr.a"), *b = th_zeros(16, "nerr.b");
+    tt_upsample_desc d = {1, 1, 2, 3}; /* needs 24 output floats */
+    tt_status s = tt_upsample_nearest2x_forward(be, tt_mem_of(a), tt_mem_of(b), &d);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
+    CU_ASSERT(s && strstr(tt_status_message(s), "nerr.a") != NULL);
+    tt_status_free(s);
+    /* a dout too small for the input's 2x2 blocks */
+    tt_upsample_desc four = {1, 1, 2, 2}; /* dinp 4 floats, dout 16 */
+    s = tt_upsample_nearest2x_backward(be, tt_mem_of(a), tt_mem_f32(tt_mem_of(b), 1), &four);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
+    CU_ASSERT(s && strstr(tt_status_message(s), "dout") != NULL);
+    tt_status_free(s);
+    tt_upsample_desc empty = {1, 0, 2, 3};
+    s = tt_upsample_nearest2x_backward(be, tt_mem_of(a), tt_mem_of(b), &empty);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
+    CU_ASSERT(s && strstr(tt_status_message(s), "(1, 0, 2, 3)") != NULL);
+    tt_status_free(s);
+    /* 2^32 outputs do not fit one int-indexed launch: refused before any
+     * buffer is looked at, naming the op */
+    tt_upsample_desc huge = {1, 4, 16384, 16384};
+    s = tt_upsample_nearest2x_forward(be, tt_mem_of(a), tt_mem_of(b), &huge);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_UNSUPPORTED);
+    CU_ASSERT(s && strstr(tt_status_message(s), "upsample_nearest2x forward") != NULL);
+    tt_status_free(s);
+    /* a gradient not wanted: nothing is done */
+    tt_upsample_desc one = {1, 1, 1, 1};
+    TH_OK(tt_upsample_nearest2x_backward(be, (tt_mem){0}, tt_mem_of(a), &one));
+    tt_buffer_free(a), tt_buffer_free(b);
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
         {"forward, gradient, twice on odd sizes", test_shapes},
         {"matches PyTorch's numbers", test_matches_pytorch},
         {"errors name the problem", test_errors},
+        {"nearest: forward exact, gradient, twice, odd and even sizes", test_nearest_shapes},
+        {"nearest: a launch past one dimension of work-groups", test_nearest_large},
+        {"nearest: matches PyTorch (F.interpolate)", test_nearest_matches_torch},
+        {"nearest: errors name the problem", test_nearest_errors},
         CU_TEST_INFO_NULL,
     };
     return th_run_suite("upsample", tests);

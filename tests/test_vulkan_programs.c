@@ -1,5 +1,5 @@
 /* The ops whose shaders are ported from the OpenCL programs (optim, reduce,
- * activation, concat, upsample; the losses and
+ * activation, concat, upsample, upsample_nearest; the losses and
  * pooling are in test_vulkan_ops_loss_pool.c), run on the OpenCL backend
  * (th_backend()) and on the Vulkan backend (lavapipe, validation on, no
  * validation message allowed) from the same inputs at odd offsets in
@@ -16,6 +16,7 @@
 #include "ops/concat.h"
 #include "ops/reduce.h"
 #include "ops/upsample.h"
+#include "ops/upsample_nearest.h"
 #include "optim/adamw.h"
 #include "optim/sgd.h"
 #include "ref_act.h"
@@ -318,6 +319,13 @@ static void upsample_op(tt_backend *be, const tt_mem *m, const void *ctx)
     TH_OK(tt_upsample_bilinear2x_backward(be, m[2], m[3], d));
 }
 
+static void upsample_nearest_op(tt_backend *be, const tt_mem *m, const void *ctx)
+{
+    const tt_upsample_desc *d = ctx;
+    TH_OK(tt_upsample_nearest2x_forward(be, m[1], m[0], d));
+    TH_OK(tt_upsample_nearest2x_backward(be, m[2], m[3], d));
+}
+
 
 static void test_concat(void)
 {
@@ -357,7 +365,8 @@ static void test_concat(void)
     no_messages();
 }
 
-static void test_upsample(void)
+/* Bilinear (nearest 0) or nearest x2, forward and backward. */
+static void check_upsample(int nearest)
 {
     static const tt_upsample_desc shapes[] = {{1, 1, 1, 1}, {2, 3, 5, 7}, {1, 2, 16, 17},
                                               {2, 1, 9, 1}};
@@ -372,13 +381,19 @@ static void test_upsample(void)
         op_io cl = {.count = 4}, vk;
         for (int k = 0; k < 4; k++)
             h[k] = random_floats(n[k], &seed), cl.n[k] = n[k], cl.in[k] = h[k];
-        run_both(&cl, &vk, upsample_op, d);
+        run_both(&cl, &vk, nearest ? upsample_nearest_op : upsample_op, d);
         for (int k = 0; k < 4; k++) differ += differing(&cl, &vk, k);
         double *y = malloc(no * sizeof(double)), *x = doubles(h[0], ni), *dx = doubles(h[2], ni),
                *dy = doubles(h[3], no);
         CU_ASSERT_FATAL(y != NULL);
-        ref_upsample_bilinear2x_forward(y, x, d);
-        ref_upsample_bilinear2x_backward(dx, dy, d);
+        if (nearest) {
+            ref_upsample_nearest2x_forward(y, x, d);
+            ref_upsample_nearest2x_backward(dx, dy, d);
+            CU_ASSERT(rel_error(&vk, 1, y, 1e-30) == 0); /* a copy is exact */
+        } else {
+            ref_upsample_bilinear2x_forward(y, x, d);
+            ref_upsample_bilinear2x_backward(dx, dy, d);
+        }
         double e = fmax(rel_error(&vk, 1, y, 0.1), rel_error(&vk, 2, dx, 0.1));
         worst = fmax(worst, e);
         CU_ASSERT(e < 1e-5); /* the bound of test_upsample.c (floor 0.1) */
@@ -386,11 +401,14 @@ static void test_upsample(void)
         for (int k = 0; k < 4; k++) free(h[k]);
         io_free(&cl), io_free(&vk);
     }
-    printf("\n    upsample_bilinear2x forward and backward: %zu elements differ from OpenCL; max "
-           "relative error to C %.2g\n", differ, worst);
+    printf("\n    upsample_%s2x forward and backward: %zu elements differ from OpenCL; max "
+           "relative error to C %.2g\n", nearest ? "nearest" : "bilinear", differ, worst);
     CU_ASSERT_EQUAL(differ, 0);
     no_messages();
 }
+
+static void test_upsample(void) { check_upsample(0); }
+static void test_upsample_nearest(void) { check_upsample(1); }
 
 int main(void)
 {
@@ -401,6 +419,7 @@ int main(void)
         {"activations forward and backward", test_activation},
         {"concat forward and backward", test_concat},
         {"upsample bilinear x2 forward and backward", test_upsample},
+        {"upsample nearest x2 forward and backward", test_upsample_nearest},
         CU_TEST_INFO_NULL,
     };
     int rc = th_run_suite("vulkan_programs", tests);
