@@ -17,7 +17,34 @@ import numpy as np
 import torch
 
 
+def run_groups(case):
+    """AdamW over parameter groups: slices of the arena, each with its rate
+    scale, frozen (grad None: skipped, no state) for its first steps."""
+    n, steps, cfg = case["n"], case["steps"], case["config"]
+    param = np.fromfile(case["param"], dtype="<f4")
+    grads = np.fromfile(case["grads"], dtype="<f4").reshape(steps, n)
+    g = case["groups"]
+    groups = [(int(g[i]), int(g[i + 1]), g[i + 2], int(g[i + 3])) for i in range(0, len(g), 4)]
+    ps = [torch.nn.Parameter(torch.from_numpy(param[b:e].copy())) for b, e, _, _ in groups]
+    opt = torch.optim.AdamW([{"params": [p], "lr": case["lrs"][0] * sc}
+                             for p, (_, _, sc, _) in zip(ps, groups)],
+                            betas=(cfg["beta1"], cfg["beta2"]), eps=cfg["eps"],
+                            weight_decay=cfg["weight_decay"])
+    for s in range(steps):
+        for p, group, (b, e, sc, frozen) in zip(ps, opt.param_groups, groups):
+            group["lr"] = case["lrs"][s] * sc
+            p.grad = None if s < frozen else torch.from_numpy(grads[s, b:e].copy())
+        opt.step()
+    out = [torch.cat([p.detach() for p in ps]).numpy()]
+    for key in ("exp_avg", "exp_avg_sq"):
+        out.append(torch.cat([opt.state[p][key] if p in opt.state else torch.zeros_like(p)
+                              for p in ps]).detach().numpy())
+    np.concatenate(out).astype("<f4").tofile(case["out"])
+
+
 def run_case(case):
+    if "groups" in case:
+        return run_groups(case)
     n, steps = case["n"], case["steps"]
     cfg = case["config"]
     param = torch.from_numpy(np.fromfile(case["param"], dtype="<f4").copy())

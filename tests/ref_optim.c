@@ -104,6 +104,8 @@ int ref_optim_torch_run(ref_torch_case *cases, int count)
         cJSON_AddNumberToObject(cfg, "momentum", k->momentum);
         cJSON_AddNumberToObject(cfg, "dampening", k->dampening);
         cJSON_AddNumberToObject(cfg, "nesterov", k->nesterov);
+        if (k->group_count)
+            cJSON_AddItemToObject(item, "groups", cJSON_CreateDoubleArray(k->groups, 4 * k->group_count));
         snprintf(path, sizeof path, "%s/param%d.bin", dir, c);
         if (ref_write_floats(path, k->param0, k->n)) goto cleanup;
         cJSON_AddStringToObject(item, "param", path);

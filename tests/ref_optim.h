@@ -46,6 +46,10 @@ typedef struct ref_torch_case {
     int nesterov;
     float *out;            /* (out_count) */
     size_t out_count;      /* n * (1 + number of state arrays) */
+    /* parameter groups (0: one): begin, end, lr scale and the steps it is
+     * frozen for (grad None: no update, no state) of each, 4 doubles a group */
+    int group_count;
+    const double *groups;
 } ref_torch_case;
 
 /* Runs every case through tests/optim_torch_check.py in one python process.
