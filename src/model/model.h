@@ -28,7 +28,7 @@
 /* What to build.  The architecture (kind and its sizes) is what a
  * checkpoint records; checkpointing and algo only change how it runs. */
 typedef struct tt_model_spec {
-    char kind[16];        /* "unet" */
+    char kind[16];        /* "unet", "unet-resnet18", "unet-resnet34" */
     int in_channels;      /* 3: RGB */
     int classes;
     int base_channels;    /* unet: channels of the top level */
@@ -37,6 +37,9 @@ typedef struct tt_model_spec {
     int groups;           /* group norm groups */
     int checkpointing;    /* keep less, recompute in backward */
     tt_conv_algo algo;    /* AUTO: the autotuner picks per shape; else every convolution */
+    int freeze_encoder_bn; /* unet-resnet*: the encoder's batch norms use and keep their
+                              running statistics, affine parameters trained
+                              (FrozenBatchNorm2d); how it trains, not what it is */
 } tt_model_spec;
 
 /* unet, 3 in, 4 classes, base 16, depth 3, group norm of 8 groups. */
