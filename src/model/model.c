@@ -9,6 +9,7 @@
 
 #include "core/status.h"
 #include "model/unet.h"
+#include "model/unet_resnet.h"
 #include "ops/util.h"
 
 /* One row per kind of model: its name, its constructor and its shapes. */
@@ -22,6 +23,8 @@ typedef struct model_kind {
 
 static const model_kind kinds[] = {
     {"unet", tt_unet_model_create, tt_unet_conv3x3_shapes},
+    {"unet-resnet18", tt_unet_resnet_model_create, tt_unet_resnet_conv3x3_shapes},
+    {"unet-resnet34", tt_unet_resnet_model_create, tt_unet_resnet_conv3x3_shapes},
 };
 #define KIND_COUNT ((int)(sizeof kinds / sizeof kinds[0]))
 
@@ -62,8 +65,17 @@ tt_status tt_model_spec_check(const tt_model_spec *s)
     return NULL;
 }
 
+/* The plain UNet is sized by base_channels, depth and its norm; the
+ * ResNet-encoder ones by their kind alone. */
+static int sized_by_options(const tt_model_spec *s) { return strcmp(s->kind, "unet") == 0; }
+
 void tt_model_spec_json(const tt_model_spec *s, char *buf, size_t size)
 {
+    if (!sized_by_options(s)) {
+        snprintf(buf, size, "{\"kind\": \"%s\", \"in_channels\": %d, \"classes\": %d}", s->kind,
+                 s->in_channels, s->classes);
+        return;
+    }
     snprintf(buf, size,
              "{\"kind\": \"%s\", \"in_channels\": %d, \"classes\": %d, \"base_channels\": %d, "
              "\"depth\": %d, \"norm\": \"%s\", \"groups\": %d}",
@@ -73,7 +85,9 @@ void tt_model_spec_json(const tt_model_spec *s, char *buf, size_t size)
 
 int tt_model_spec_same(const tt_model_spec *a, const tt_model_spec *b)
 {
-    return strcmp(a->kind, b->kind) == 0 && a->in_channels == b->in_channels &&
+    if (strcmp(a->kind, b->kind) != 0) return 0;
+    if (!sized_by_options(a)) return a->in_channels == b->in_channels && a->classes == b->classes;
+    return a->in_channels == b->in_channels &&
            a->classes == b->classes && a->base_channels == b->base_channels &&
            a->depth == b->depth && a->norm == b->norm &&
            (a->norm != TT_NORM_GROUP || a->groups == b->groups);
