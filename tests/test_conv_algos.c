@@ -529,6 +529,72 @@ static void test_resnet_strided(void)
     }
 }
 
+/* The same convolutions at sizes where every algorithm's work spans
+ * several tiles, channel blocks and work-groups (the stem's 16 output
+ * channels, 16 -> 24 after it), too large for finite differences: forward,
+ * input and weight gradient of each algorithm (run_three's data) against
+ * the double references (ref_conv2d_forward, ref_conv2d_backward).  Float
+ * sums of up to 874 products of values in [-1, 1] (the stem's weight
+ * gradient: 2 x 19 x 23 pixels), relative with a floor of 1: measured up to
+ * 8e-6 on PoCL and lavapipe, a misplaced tap or tile costs O(1). */
+#define RESNET_LARGE_TOL 5e-5
+
+static void test_resnet_strided_large(void)
+{
+    static const conv2d_case shapes[] = {
+        {"stem k7 s2 p3 37x45 3->16", D(2, 3, 37, 45, 16, 7, 7, 2, 2, 3, 3, 1, 1, AUTO), 0},
+        {"k3 s2 p1 29x34 16->24", D(1, 16, 29, 34, 24, 3, 3, 2, 2, 1, 1, 1, 1, AUTO), 0},
+        {"shortcut k1 s2 29x34 16->24", D(1, 16, 29, 34, 24, 1, 1, 2, 2, 0, 0, 1, 1, AUTO), 0},
+    };
+    static const struct {
+        tt_conv_algo algo;
+        const char *variant, *igemm_tiles;
+    } runs[] = {
+        {TT_CONV_ALGO_IM2COL_GEMM, NULL, NULL},
+        {TT_CONV_ALGO_DIRECT, "scalar", NULL},
+        {TT_CONV_ALGO_DIRECT, "tiled", NULL},
+        {TT_CONV_ALGO_IMPLICIT_GEMM, NULL, NULL},
+        {TT_CONV_ALGO_IMPLICIT_GEMM, NULL, "4,4,16,16,16"},
+        {TT_CONV_ALGO_AUTO, NULL, NULL},
+    };
+    for (size_t i = 0; i < COUNT(shapes); i++) {
+        tt_conv2d_desc d = shapes[i].desc;
+        size_t n_in = (size_t)d.batch * d.in_channels * d.in_h * d.in_w;
+        size_t n_w = (size_t)d.out_channels * d.in_channels * d.kernel_h * d.kernel_w;
+        size_t n_out =
+            (size_t)d.batch * d.out_channels * tt_conv2d_out_h(&d) * tt_conv2d_out_w(&d);
+        /* run_three's data */
+        uint64_t seed = 77;
+        float *x = th_random_floats(n_in, -1, 1, &seed), *w = th_random_floats(n_w, -1, 1, &seed);
+        float *dy = th_random_floats(n_out, -1, 1, &seed);
+        double *xd = th_to_double(x, n_in), *wd = th_to_double(w, n_w), *dyd = th_to_double(dy, n_out);
+        double *want = calloc(n_out + n_in + n_w, sizeof *want);
+        CU_ASSERT_FATAL(want != NULL);
+        ref_conv2d_forward(want, xd, wd, NULL, &d);
+        ref_conv2d_backward(want + n_out, want + n_out + n_in, xd, wd, dyd, &d);
+        printf("\n    %s -> %dx%d:", shapes[i].name, tt_conv2d_out_h(&d), tt_conv2d_out_w(&d));
+        for (size_t r = 0; r < COUNT(runs); r++) {
+            th_setenv("TT_CONV_DIRECT_VARIANT", runs[r].variant);
+            th_setenv("TT_CONV_IGEMM_TILES", runs[r].igemm_tiles);
+            d.algo = runs[r].algo;
+            float *got = run_three(&d, n_in, n_w, n_out);
+            double e[3] = {th_max_rel_error(got, want, n_out, 1.0),
+                           th_max_rel_error(got + n_out, want + n_out, n_in, 1.0),
+                           th_max_rel_error(got + n_out + n_in, want + n_out + n_in, n_w, 1.0)};
+            printf("\n      %-13s%-7s forward %.2e  dinp %.2e  dweight %.2e",
+                   tt_conv_algo_name(runs[r].algo),
+                   runs[r].variant ? runs[r].variant : runs[r].igemm_tiles ? "gpu" : "", e[0],
+                   e[1], e[2]);
+            for (int k = 0; k < 3; k++) CU_ASSERT(e[k] < RESNET_LARGE_TOL);
+            free(got);
+        }
+        th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
+        th_setenv("TT_CONV_IGEMM_TILES", NULL);
+        free(x), free(w), free(dy), free(xd), free(wd), free(dyd), free(want);
+    }
+    printf("\n");
+}
+
 /* ---- conv_transpose2d through conv2d's rows -------------------------------- */
 
 typedef struct convt_case {
@@ -708,6 +774,7 @@ int main(void)
         {"an algorithm the backend lacks is refused by name", test_missing_refused},
         {"cross-check against PyTorch", test_torch},
         {"ResNet's strided convolutions through every algorithm", test_resnet_strided},
+        {"the same at sizes of several tiles and blocks", test_resnet_strided_large},
         {"conv_transpose2d through every algorithm", test_conv_transpose},
         {"timing per algorithm (TT_BENCH_CONV=1)", test_bench},
         CU_TEST_INFO_NULL,
