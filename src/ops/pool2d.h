@@ -36,8 +36,9 @@ static inline tt_pool2d_desc tt_pool2d_square(int batch, int channels, int heigh
 static inline tt_pool2d_desc tt_pool2d_square_padded(int batch, int channels, int height,
                                                      int width, int kernel, int stride, int pad)
 {
-    return (tt_pool2d_desc){batch,  channels, height, width, kernel,
-                            kernel, stride,   stride, pad,   pad};
+    tt_pool2d_desc d = tt_pool2d_square(batch, channels, height, width, kernel, stride);
+    d.pad_h = d.pad_w = pad;
+    return d;
 }
 
 /* Output height and width (floor mode); 0 when the window does not fit.
