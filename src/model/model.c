@@ -143,6 +143,7 @@ tt_status tt_model_spec_parse(const char *json, tt_model_spec *spec)
     TT_CHECK(get_string(root, "norm", norm, sizeof norm, &given));
     if (given) TT_CHECK(tt_norm_kind_parse(norm, &s.norm));
     TT_CHECK(tt_model_spec_check(&s));
+    if (!sized_by_options(&s)) s.norm = TT_NORM_BATCH; /* a ResNet's */
     if (strcmp(s.kind, "unet") == 0) {
         tt_unet_config c = tt_unet_config_of(&s);
         TT_CHECK(tt_unet_config_check(&c));

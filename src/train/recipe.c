@@ -15,12 +15,21 @@ tt_status tt_recipe_model(const tt_train_options *o, int data_classes, tt_model_
                             "--classes %d is fewer than the %d classes of data set '%s'",
                             o->classes, data_classes, o->data);
     tt_model_spec m = tt_model_spec_default();
+    const char *kind = o->model[0] ? o->model : "unet";
+    if (strlen(kind) >= sizeof m.kind)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--model '%.40s' is unknown", kind);
+    memcpy(m.kind, kind, strlen(kind) + 1);
+    if (o->freeze_encoder_bn && strcmp(m.kind, "unet") == 0)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--freeze-encoder-bn is for a pretrained "
+                            "encoder: give --model unet-resnet18 or unet-resnet34");
+    m.freeze_encoder_bn = o->freeze_encoder_bn;
     m.classes = o->classes ? o->classes : data_classes ? data_classes : 4;
     m.base_channels = o->base_channels;
     m.depth = o->depth;
     m.groups = o->groups;
     m.checkpointing = o->checkpointing;
     TT_TRY(tt_norm_kind_parse(o->norm, &m.norm));
+    if (strcmp(m.kind, "unet") != 0) m.norm = TT_NORM_BATCH; /* a ResNet's, whatever --norm says */
     TT_TRY(tt_conv_algo_setting(o->algo, &m.algo));
     *out = m;
     return NULL;

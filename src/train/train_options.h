@@ -27,6 +27,8 @@ typedef struct tt_train_options {
     char mean[TT_OPT_STRING_MAX];          /* "r,g,b" of pixels / 255, or "" */
     char std[TT_OPT_STRING_MAX];
     /* model */
+    char model[TT_OPT_STRING_MAX];         /* unet | unet-resnet18 | unet-resnet34 */
+    int freeze_encoder_bn;                 /* unet-resnet*: FrozenBatchNorm2d in the encoder */
     int classes;                           /* 0: from the data set */
     int base_channels, depth, groups;
     char norm[TT_OPT_STRING_MAX];          /* group | batch | none */
