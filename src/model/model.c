@@ -69,6 +69,16 @@ tt_status tt_model_spec_check(const tt_model_spec *s)
  * ResNet-encoder ones by their kind alone. */
 static int sized_by_options(const tt_model_spec *s) { return strcmp(s->kind, "unet") == 0; }
 
+void tt_model_spec_describe(const tt_model_spec *s, char *buf, size_t size)
+{
+    if (sized_by_options(s))
+        snprintf(buf, size, "UNet base %d depth %d %s", s->base_channels, s->depth,
+                 tt_norm_kind_name(s->norm));
+    else
+        snprintf(buf, size, "%s (smp Unet%s)", s->kind,
+                 s->freeze_encoder_bn ? ", frozen encoder batch norm" : "");
+}
+
 void tt_model_spec_json(const tt_model_spec *s, char *buf, size_t size)
 {
     if (!sized_by_options(s)) {

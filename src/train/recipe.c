@@ -69,10 +69,13 @@ cJSON *tt_recipe_json(const tt_train_options *o, const tt_model_spec *m)
     cJSON_AddNumberToObject(cfg, "accum", o->accum);
     cJSON_AddStringToObject(cfg, "model", m->kind);
     cJSON_AddNumberToObject(cfg, "classes", m->classes);
-    cJSON_AddNumberToObject(cfg, "base_channels", m->base_channels);
-    cJSON_AddNumberToObject(cfg, "depth", m->depth);
+    if (strcmp(m->kind, "unet") == 0) {
+        cJSON_AddNumberToObject(cfg, "base_channels", m->base_channels);
+        cJSON_AddNumberToObject(cfg, "depth", m->depth);
+    }
     cJSON_AddStringToObject(cfg, "norm", tt_norm_kind_name(m->norm));
     if (m->norm == TT_NORM_GROUP) cJSON_AddNumberToObject(cfg, "groups", m->groups);
+    if (m->freeze_encoder_bn) cJSON_AddBoolToObject(cfg, "freeze_encoder_bn", 1);
     cJSON_AddBoolToObject(cfg, "checkpointing", m->checkpointing);
     cJSON_AddStringToObject(cfg, "algo", tt_conv_algo_name(m->algo));
     cJSON_AddStringToObject(cfg, "optimizer", o->optimizer);
