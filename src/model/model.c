@@ -76,7 +76,9 @@ void tt_model_spec_describe(const tt_model_spec *s, char *buf, size_t size)
                  tt_norm_kind_name(s->norm));
     else
         snprintf(buf, size, "%s (smp Unet%s)", s->kind,
-                 s->freeze_encoder_bn ? ", frozen encoder batch norm" : "");
+                 s->freeze_encoder_bn && s->freeze_decoder_bn ? ", frozen batch norm"
+                 : s->freeze_encoder_bn                       ? ", frozen encoder batch norm"
+                                                              : "");
 }
 
 void tt_model_spec_json(const tt_model_spec *s, char *buf, size_t size)

@@ -40,6 +40,8 @@ typedef struct tt_model_spec {
     int freeze_encoder_bn; /* unet-resnet*: the encoder's batch norms use and keep their
                               running statistics, affine parameters trained
                               (FrozenBatchNorm2d); how it trains, not what it is */
+    int freeze_decoder_bn; /* unet-resnet*: the decoder's likewise (--freeze-bn: both, so
+                              that no statistic depends on the micro-batch) */
 } tt_model_spec;
 
 /* unet, 3 in, 4 classes, base 16, depth 3, group norm of 8 groups. */

@@ -90,7 +90,7 @@ static void bind_norm(tt_unet_resnet *u, tt_ur_conv *c, int encoder)
     c->bn = (tt_batch_norm_state){tt_unet_resnet_param(u, c->bn_w), tt_unet_resnet_param(u, c->bn_b),
                                   tt_unet_resnet_param(u, c->bn_rm),
                                   tt_unet_resnet_param(u, c->bn_rv), 0};
-    c->frozen = encoder && u->spec.freeze_encoder_bn;
+    c->frozen = encoder ? u->spec.freeze_encoder_bn : u->spec.freeze_decoder_bn;
 }
 
 /* Every layer and parameter, in state_dict order. */
