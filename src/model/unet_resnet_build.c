@@ -190,8 +190,7 @@ static void build_requests(tt_unet_resnet *u, tt_arena_plan *r)
     for (int i = 0; i < u->block_count; i++) {
         tt_ur_block *b = &u->blocks[i];
         size_t bytes = bytes_of(u, b->conv2.out_channels, b->conv2.out_h, b->conv2.out_w);
-        add_tensor(r, b->conv1.name, "block.y", bytes, &b->y);
-        add_tensor(r, b->conv1.name, "block.dy", bytes, &b->dy);
+        add_tensor(r, b->conv1.name, "block.dy", bytes, &b->dy); /* y is conv2.act (connect) */
     }
     for (int i = 0; i < TT_UR_DECODER_BLOCKS; i++) {
         tt_ur_decoder *d = &u->dec[i];
@@ -208,9 +207,13 @@ static void build_requests(tt_unet_resnet *u, tt_arena_plan *r)
 }
 
 /* The places shared by declaration: the head writes the logits and reads
- * its gradient from dlogits; the last decoder block's conv1 reads up. */
+ * its gradient from dlogits; the last decoder block's conv1 reads up; a
+ * basic block's sum relu(conv2.act + identity) goes over conv2.act, which
+ * nothing else reads (bn2's backward reads conv2.out, the sum's its
+ * output). */
 static void connect(tt_unet_resnet *u)
 {
+    for (int i = 0; i < u->block_count; i++) u->blocks[i].y = u->blocks[i].conv2.act;
     u->head.out = u->head.act = u->logits;
     u->head.dout = u->dlogits;
     tt_ur_decoder *last = &u->dec[TT_UR_DECODER_BLOCKS - 1];
