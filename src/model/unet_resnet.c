@@ -77,6 +77,23 @@ static tt_status conv_forward(tt_unet_resnet *u, tt_ur_conv *c, tt_mem in, int n
     return tt_batch_norm_forward(u->be, c->act, c->saved, c->out, &c->bn, &b, norm_trains(u, c));
 }
 
+/* c->act_again = c's output again, the same bits as the forward's act:
+ * the norm applied with the statistics the forward saved (or, frozen, the
+ * running ones). */
+static tt_status remake(tt_unet_resnet *u, tt_ur_conv *c, int n)
+{
+    tt_batch_norm_desc b = norm_desc(u, c, n);
+    if (!norm_trains(u, c))
+        return tt_batch_norm_forward(u->be, c->act_again, c->saved, c->out, &c->bn, &b, 0);
+    return tt_batch_norm_apply_saved(u->be, c->act_again, c->out, c->saved, &c->bn, &b);
+}
+
+/* What the backward reads as c's output. */
+static tt_mem output_for_backward(const tt_ur_conv *c)
+{
+    return c->remade ? c->act_again : c->act;
+}
+
 /* c->dout holds the gradient at act: the norm's and the convolution's
  * parameter gradients, and din += the gradient at `in` (din NONE: not
  * wanted). */
@@ -134,7 +151,8 @@ static tt_status block_backward(tt_unet_resnet *u, tt_ur_block *b, int n)
     }
     TT_TRY(tt_add_backward(u->be, b->conv2.dout, identity_grad, b->dy, b->y, 1, out));
     TT_TRY(tt_fill(u->be, b->conv1.dout, 0.0f, conv_count(&b->conv1, n)));
-    TT_TRY(conv_backward(u, &b->conv2, b->conv1.act, b->conv1.dout, n));
+    if (b->conv1.remade) TT_TRY(remake(u, &b->conv1, n));
+    TT_TRY(conv_backward(u, &b->conv2, output_for_backward(&b->conv1), b->conv1.dout, n));
     TT_TRY(conv_backward(u, &b->conv1, *b->input, *b->dinput, n));
     if (b->has_down) TT_TRY(conv_backward(u, &b->down, *b->input, *b->dinput, n));
     return NULL;
@@ -158,7 +176,8 @@ static tt_status decoder_forward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
 static tt_status decoder_backward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
 {
     TT_TRY(tt_fill(u->be, d->conv1.dout, 0.0f, conv_count(&d->conv1, n)));
-    TT_TRY(conv_backward(u, &d->conv2, d->conv1.act, d->conv1.dout, n));
+    if (d->conv1.remade) TT_TRY(remake(u, &d->conv1, n));
+    TT_TRY(conv_backward(u, &d->conv2, output_for_backward(&d->conv1), d->conv1.dout, n));
     TT_TRY(tt_fill(u->be, d->dcat, 0.0f, count(n, d->in_channels + d->skip_channels, d->h, d->w)));
     TT_TRY(conv_backward(u, &d->conv1, d->cat, d->dcat, n));
     tt_mem dup = d->dcat;
@@ -199,7 +218,8 @@ tt_status tt_unet_resnet_backward(tt_unet_resnet *u)
                             u->spec.kind);
     tt_ur_decoder *last = &u->dec[TT_UR_DECODER_BLOCKS - 1];
     TT_TRY(tt_fill(u->be, last->conv2.dout, 0.0f, conv_count(&last->conv2, n)));
-    TT_TRY(conv_backward(u, &u->head, last->conv2.act, last->conv2.dout, n));
+    if (last->conv2.remade) TT_TRY(remake(u, &last->conv2, n));
+    TT_TRY(conv_backward(u, &u->head, output_for_backward(&last->conv2), last->conv2.dout, n));
     /* each decoder block's input gradient is the one below's output gradient */
     for (int i = TT_UR_DECODER_BLOCKS - 1; i >= 0; i--) {
         tt_ur_decoder *d = &u->dec[i];
@@ -219,6 +239,6 @@ tt_status tt_unet_resnet_backward(tt_unet_resnet *u)
         TT_TRY(block_backward(u, b, n));
     }
     tt_pool2d_desc p = pool_desc(u, n);
-    TT_TRY(tt_max_pool2d_backward_from_input(u->be, u->dstem, u->dpool, u->stem.act, &p));
+    TT_TRY(tt_max_pool2d_backward_from_input(u->be, u->stem.dout, u->dpool, u->stem.act, &p));
     return conv_backward(u, &u->stem, u->input, NONE, n);
 }

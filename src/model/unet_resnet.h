@@ -20,8 +20,11 @@
  *
  * Forward and backward are written out top to bottom in unet_resnet.c;
  * building (parameters, layers, the planned activation arena) is
- * unet_resnet_build.c.  Every activation is kept for the backward
- * (checkpointing is not offered for this model yet).
+ * unet_resnet_build.c.  A norm's output that only the next convolution
+ * reads (inside a block, and the decoder's) is made again in the backward
+ * from the convolution's output and the norm's statistics rather than
+ * kept; the rest is kept (checkpointing is not offered for this model
+ * yet).
  */
 #ifndef TT_MODEL_UNET_RESNET_H
 #define TT_MODEL_UNET_RESNET_H
@@ -45,7 +48,11 @@ typedef struct tt_ur_conv {
     int relu;                 /* a ReLU follows the norm, fused into it */
     int frozen;               /* FrozenBatchNorm2d in training too */
     int first;                /* reads the image: no input gradient */
+    int remade;               /* act lives in the forward only; the backward makes it again
+                                 (act_again) from out and saved for the next conv's weight
+                                 gradient: a cheap element-wise pass instead of a kept tensor */
     tt_mem out, act, saved;   /* conv output, norm(+ReLU) output, norm statistics */
+    tt_mem act_again;         /* remade: act again, the same bits, for the backward */
     tt_mem dout;              /* gradient at act, then (in place) at out */
 } tt_ur_conv;
 
@@ -84,9 +91,9 @@ typedef struct tt_unet_resnet {
     int act_count;
     size_t act_planned_bytes, act_unplanned_bytes;
 
-    tt_ur_conv stem;          /* encoder.conv1 + encoder.bn1 + ReLU: F0 = stem.act */
+    tt_ur_conv stem;          /* encoder.conv1 + encoder.bn1 + ReLU: F0 = stem.act; stem.dout
+                                 gathers F0's gradient (decoder block 3's skip, the pool) */
     tt_mem pool, dpool;       /* max pool of F0: layer1's input */
-    tt_mem dstem;             /* gradient at F0 (skip of decoder block 3 and the pool's) */
     tt_ur_block blocks[TT_UR_MAX_BLOCKS];
     int block_count;
     int layer_end[4];         /* blocks[layer_end[l] - 1] ends layer l + 1: F(l + 1) */

@@ -115,13 +115,15 @@ static tt_status build_layers(tt_unet_resnet *u)
         u->layer_end[l] = n;
     }
     u->block_count = n;
+    for (int i = 0; i < n; i++) u->blocks[i].conv1.remade = 1; /* read by conv2 alone */
     /* decoder block i: the feature below, the skip F(3 - i) (F0 = the stem's) */
     tt_mem *skips[TT_UR_DECODER_BLOCKS] = {&u->blocks[u->layer_end[2] - 1].y,
                                            &u->blocks[u->layer_end[1] - 1].y,
                                            &u->blocks[u->layer_end[0] - 1].y, &u->stem.act, NULL};
     tt_mem *dskips[TT_UR_DECODER_BLOCKS] = {&u->blocks[u->layer_end[2] - 1].dy,
                                             &u->blocks[u->layer_end[1] - 1].dy,
-                                            &u->blocks[u->layer_end[0] - 1].dy, &u->dstem, NULL};
+                                            &u->blocks[u->layer_end[0] - 1].dy, &u->stem.dout,
+                                            NULL};
     int skip_channels[TT_UR_DECODER_BLOCKS] = {256, 128, 64, 64, 0};
     for (int i = 0; i < TT_UR_DECODER_BLOCKS; i++) {
         tt_ur_decoder *d = &u->dec[i];
@@ -130,6 +132,9 @@ static tt_status build_layers(tt_unet_resnet *u)
         d->input = feature, d->dinput = dfeature;
         d->skip = skips[i], d->dskip = dskips[i];
         feature = &d->conv2.act, dfeature = &d->conv2.dout;
+        /* read by conv2, and the next block's upsampling or the head: only
+         * the head's weight gradient reads it in the backward */
+        d->conv1.remade = d->conv2.remade = 1;
         cin = d->channels;
     }
     return add_conv(u, &u->head, "segmentation_head.0", NULL, cin, u->spec.classes, 3, 1, bh, bw, 0);
@@ -174,6 +179,7 @@ static void add_conv_tensors(tt_arena_plan *r, tt_unet_resnet *u, tt_ur_conv *c)
     add_tensor(r, c->name, "out", bytes, &c->out);
     add_tensor(r, c->name, "act", bytes, &c->act);
     add_tensor(r, c->name, "dout", bytes, &c->dout);
+    if (c->remade) add_tensor(r, c->name, "act.again", bytes, &c->act_again);
     tt_batch_norm_desc d = tt_batch_norm_desc_make(u->capacity, c->out_channels, c->out_h, c->out_w);
     add_tensor(r, c->name, "saved", tt_batch_norm_saved_floats(&d) * sizeof(float), &c->saved);
 }
@@ -186,7 +192,6 @@ static void build_requests(tt_unet_resnet *u, tt_arena_plan *r)
     size_t pooled = bytes_of(u, 64, u->blocks[0].conv1.in_h, u->blocks[0].conv1.in_w);
     tt_arena_plan_add(r, "encoder.maxpool", pooled, &u->pool);
     tt_arena_plan_add(r, "encoder.maxpool.grad", pooled, &u->dpool);
-    tt_arena_plan_add(r, "encoder.bn1.grad", bytes_of(u, 64, u->stem.out_h, u->stem.out_w), &u->dstem);
     for (int i = 0; i < u->block_count; i++) {
         tt_ur_block *b = &u->blocks[i];
         size_t bytes = bytes_of(u, b->conv2.out_channels, b->conv2.out_h, b->conv2.out_w);
