@@ -71,9 +71,11 @@ typedef struct tt_ur_decoder {
     int h, w;                 /* output size (2x the input's) */
     tt_mem *input, *dinput;   /* the feature below and where its gradient goes */
     tt_mem *skip, *dskip;     /* NULL for the last block */
-    tt_mem up, dup;           /* nearest x2 of the input, and its gradient */
-    tt_mem cat, dcat;         /* [up, skip] and its gradient (the last block: up itself) */
-    tt_ur_conv conv1, conv2;
+    tt_ur_conv *below;        /* the conv whose output is the input (remade), NULL: F4 */
+    tt_mem up, dup;           /* nearest x2 of the input (forward only), and its gradient */
+    tt_mem up_again;          /* up made again for conv1's weight gradient */
+    tt_ur_conv conv1, conv2;  /* conv1 reads [up, skip] as two convolutions into one
+                                 output: no concatenated copy (the UNet's way) */
 } tt_ur_decoder;
 
 typedef struct tt_unet_resnet {
@@ -87,6 +89,8 @@ typedef struct tt_unet_resnet {
 
     tt_buffer *param_buffer, *grad_buffer, *state_buffer;
     tt_buffer *input_buffer, *workspace_buffer;
+    tt_buffer *wsplit_buffer; /* a decoder conv1's weight in halves by input channels
+                                 ([up | skip]) and its gradient's: 2 x its floats */
     tt_buffer **act_buffers;
     int act_count;
     size_t act_planned_bytes, act_unplanned_bytes;
