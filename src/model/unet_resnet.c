@@ -206,21 +206,32 @@ static tt_status conv1_forward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
 
 /* c->dout holds the gradient at conv1's act: its norm's and weight's
  * gradients, dup = d up (overwritten), *dskip += d skip. */
-static tt_status conv1_backward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
+static tt_status conv1_backward(tt_unet_resnet *u, tt_ur_decoder *d, tt_mem skip, int n)
 {
     tt_ur_conv *c = &d->conv1;
-    TT_TRY(tt_fill(u->be, d->dup, 0.0f, count(n, d->in_channels, d->h, d->w)));
-    if (!d->skip) return conv_backward(u, c, d->up_again, d->dup, n);
     tt_batch_norm_desc b = norm_desc(u, c, n);
     TT_TRY(tt_batch_norm_backward(u->be, c->dout, tt_unet_resnet_grad(u, c->bn_w),
                                   tt_unet_resnet_grad(u, c->bn_b), c->dout, c->out, c->saved,
                                   &c->bn, &b, norm_trains(u, c)));
+    /* the weight gradients first: up is dead before its gradient is born */
+    size_t up = count(n, d->in_channels, d->h, d->w);
+    if (!d->skip) {
+        tt_conv2d_desc x = tt_unet_resnet_conv_desc(u, c, n);
+        TT_TRY(tt_conv2d_backward(u->be, NONE, tt_unet_resnet_grad(u, c->weight), NONE, c->dout,
+                                  d->up_again, NONE, &x, workspace(u)));
+        TT_TRY(tt_fill(u->be, d->dup, 0.0f, up));
+        return tt_conv2d_backward(u->be, d->dup, NONE, NONE, c->dout, NONE,
+                                  tt_unet_resnet_param(u, c->weight), &x, workspace(u));
+    }
     split_weight s;
     TT_TRY(split(u, d, &s));
     tt_conv2d_desc da = half_desc(u, d, d->in_channels, n), db = half_desc(u, d, d->skip_channels, n);
     TT_TRY(tt_fill(u->be, s.ga, 0.0f, s.floats));
-    TT_TRY(tt_conv2d_backward(u->be, d->dup, s.ga, NONE, c->dout, d->up_again, s.wa, &da, workspace(u)));
-    TT_TRY(tt_conv2d_backward(u->be, *d->dskip, s.gb, NONE, c->dout, *d->skip, s.wb, &db, workspace(u)));
+    TT_TRY(tt_conv2d_backward(u->be, NONE, s.ga, NONE, c->dout, d->up_again, NONE, &da, workspace(u)));
+    TT_TRY(tt_conv2d_backward(u->be, NONE, s.gb, NONE, c->dout, skip, NONE, &db, workspace(u)));
+    TT_TRY(tt_fill(u->be, d->dup, 0.0f, up));
+    TT_TRY(tt_conv2d_backward(u->be, d->dup, NONE, NONE, c->dout, NONE, s.wa, &da, workspace(u)));
+    TT_TRY(tt_conv2d_backward(u->be, *d->dskip, NONE, NONE, c->dout, NONE, s.wb, &db, workspace(u)));
     TT_TRY(tt_concat_forward(u->be, s.wa, s.ga, s.gb, &s.desc)); /* [ga | gb] as (C', Cin + Cs, 3, 3) */
     return tt_axpy(u->be, tt_unet_resnet_grad(u, c->weight), s.wa, 1.0f, s.floats);
 }
@@ -247,8 +258,13 @@ static tt_status decoder_backward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
     }
     tt_upsample_desc up = {n, d->in_channels, d->h / 2, d->w / 2};
     TT_TRY(tt_upsample_nearest2x_forward(u->be, d->up_again, input, &up));
+    tt_mem skip = d->skip ? *d->skip : NONE;
+    if (d->skip_conv) { /* the stem's output, kept no longer than the forward */
+        TT_TRY(remake(u, d->skip_conv, n));
+        skip = d->skip_conv->act_again;
+    }
     if (d->skip) TT_TRY(tt_fill(u->be, *d->dskip, 0.0f, count(n, d->skip_channels, d->h, d->w)));
-    TT_TRY(conv1_backward(u, d, n));
+    TT_TRY(conv1_backward(u, d, skip, n));
     return tt_upsample_nearest2x_backward(u->be, *d->dinput, d->dup, &up);
 }
 
@@ -299,6 +315,7 @@ tt_status tt_unet_resnet_backward(tt_unet_resnet *u)
         TT_TRY(block_backward(u, b, n));
     }
     tt_pool2d_desc p = pool_desc(u, n);
-    TT_TRY(tt_max_pool2d_backward_from_input(u->be, u->stem.dout, u->dpool, u->stem.act, &p));
+    TT_TRY(tt_max_pool2d_backward_from_input(u->be, u->stem.dout, u->dpool,
+                                             output_for_backward(&u->stem), &p));
     return conv_backward(u, &u->stem, u->input, NONE, n);
 }

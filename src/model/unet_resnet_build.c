@@ -100,6 +100,9 @@ static tt_status build_layers(tt_unet_resnet *u)
     TT_TRY(add_conv(u, &u->stem, "encoder.conv1", "encoder.bn1", u->spec.in_channels, 64, 7, 2, h,
                     w, 1));
     u->stem.first = 1;
+    /* F0 = stem.act is read by the pool and decoder block 3 in the forward;
+     * the backward makes it again (at block 3) from stem.out */
+    u->stem.remade = 1;
     int ph = (u->stem.out_h + 2 - 3) / 2 + 1, pw = (u->stem.out_w + 2 - 3) / 2 + 1;
     int cin = 64, bh = ph, bw = pw, n = 0;
     tt_mem *feature = &u->pool, *dfeature = &u->dpool;
@@ -132,6 +135,7 @@ static tt_status build_layers(tt_unet_resnet *u)
         d->input = feature, d->dinput = dfeature;
         d->skip = skips[i], d->dskip = dskips[i];
         d->below = i ? &u->dec[i - 1].conv2 : NULL;
+        d->skip_conv = d->skip == &u->stem.act ? &u->stem : NULL;
         feature = &d->conv2.act, dfeature = &d->conv2.dout;
         /* read by conv2, and the next block's upsampling or the head: only
          * the head's weight gradient reads it in the backward */
