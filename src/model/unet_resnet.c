@@ -22,14 +22,19 @@
 
 #define NONE ((tt_mem){0})
 
+/* (model.c's tt_model_param and tt_model_grad do the same for callers of
+ * the interface; the model's own files do not call back into model.c) */
 tt_mem tt_unet_resnet_param(const tt_unet_resnet *u, int index)
 {
-    return tt_model_param(&u->model, index);
+    if (index < 0) return NONE;
+    const tt_param *p = &u->params.params[index];
+    return tt_mem_f32(tt_mem_of(p->trainable ? u->param_buffer : u->state_buffer), p->offset);
 }
 
 tt_mem tt_unet_resnet_grad(const tt_unet_resnet *u, int index)
 {
-    return tt_model_grad(&u->model, index);
+    if (index < 0 || !u->params.params[index].trainable) return NONE;
+    return tt_mem_f32(tt_mem_of(u->grad_buffer), u->params.params[index].offset);
 }
 
 tt_conv2d_desc tt_unet_resnet_conv_desc(const tt_unet_resnet *u, const tt_ur_conv *c, int n)

@@ -427,8 +427,9 @@ tt_status tt_unet_resnet_model_create(tt_backend *be, const tt_model_spec *spec,
         goto cleanup;
     }
     tt_params_init(&u->params, seed, host, state);
-    TT_CHECK(tt_model_set_params(&u->model, host, state));
-    TT_CHECK(tt_model_zero_grads(&u->model));
+    TT_CHECK(tt_write(be, tt_mem_of(u->param_buffer), host, nt * sizeof(float)));
+    if (ns) TT_CHECK(tt_write(be, tt_mem_of(u->state_buffer), state, ns * sizeof(float)));
+    TT_CHECK(tt_fill(be, tt_mem_of(u->grad_buffer), 0.0f, nt));
     *out = &u->model;
 cleanup:
     free(host);
