@@ -1,8 +1,13 @@
 /*
  * 2-D pooling over NCHW planes: max (with or without a saved argmax) and
  * average.
- * No padding, floor mode (the host computes out_h, out_w).  `planes` is
- * N * C; every plane is pooled alike.
+ * Floor mode (the host computes out_h, out_w); the generic kernels take
+ * pad_h, pad_w (at most half the window, so a window always holds an input
+ * element): window (oy, ox) starts at input row oy * stride_h - pad_h,
+ * column ox * stride_w - pad_w, and its padded places are skipped (never a
+ * maximum; an average still divides by kernel_h * kernel_w, PyTorch's
+ * count_include_pad).  The 2x2 w8 and tiles kernels are for pad 0 only.
+ * `planes` is N * C; every plane is pooled alike.
  *
  * Forward: one work-item per output element.  Backward: one work-item per
  * INPUT element that gathers from every output whose window covers it, so
@@ -11,25 +16,30 @@
  * Backward ADDS into dinp.
  */
 
-/* The first output row (or column) whose window covers input row i. */
+/* The first output row (or column) whose window covers row i of the
+ * padded input (i = input row + pad). */
 int pool_first_out(int i, int window, int stride)
 {
     int lo = i - window + 1;
     return lo <= 0 ? 0 : (lo + stride - 1) / stride;
 }
 
-/* Where the maximum of the window at (y0, x0) of plane x lies, as the flat
- * index iy * width + ix; *best gets its value.  Ties keep the first in
- * row-major order (as PyTorch); a NaN wins.  Every max-pool kernel asks
- * this one function, so a backward that finds the winner again agrees with
- * the forward bit for bit. */
-int max_pool_window(__global const float *x, int width, int y0, int x0, int kernel_h,
-                    int kernel_w, float *best)
+/* Where the maximum of the window at (y0, x0) of plane x (height x width)
+ * lies, as the flat index iy * width + ix; *best gets its value.  y0, x0
+ * may be negative (padding): only the window's places inside the plane
+ * count.  Ties keep the first in row-major order (as PyTorch); a NaN wins;
+ * a window of -infinity gives its first place inside the plane.  Every
+ * max-pool kernel asks this one function, so a backward that finds the
+ * winner again agrees with the forward bit for bit. */
+int max_pool_window(__global const float *x, int height, int width, int y0, int x0,
+                    int kernel_h, int kernel_w, float *best)
 {
+    int ky0 = max(0, -y0), ky1 = min(kernel_h, height - y0);
+    int kx0 = max(0, -x0), kx1 = min(kernel_w, width - x0);
     float b = -INFINITY;
-    int best_at = y0 * width + x0;
-    for (int ky = 0; ky < kernel_h; ky++)
-        for (int kx = 0; kx < kernel_w; kx++) {
+    int best_at = (y0 + ky0) * width + x0 + kx0;
+    for (int ky = ky0; ky < ky1; ky++)
+        for (int kx = kx0; kx < kx1; kx++) {
             int at = (y0 + ky) * width + x0 + kx;
             float v = x[at];
             if (v > b || isnan(v)) {
@@ -48,7 +58,7 @@ __kernel void max_pool2d_forward(TT_MEM(float, out), TT_MEM(int, argmax), TT_MEM
                                  const int keep_argmax, const int planes, const int height,
                                  const int width, const int out_h, const int out_w,
                                  const int kernel_h, const int kernel_w, const int stride_h,
-                                 const int stride_w)
+                                 const int stride_w, const int pad_h, const int pad_w)
 {
     TT_PTR(float, out);
     TT_PTR(int, argmax);
@@ -59,8 +69,9 @@ __kernel void max_pool2d_forward(TT_MEM(float, out), TT_MEM(int, argmax), TT_MEM
     int oy = (o / out_w) % out_h;
     int plane = o / (out_w * out_h);
     float best;
-    int at = max_pool_window(inp + (size_t)plane * height * width, width, oy * stride_h,
-                             ox * stride_w, kernel_h, kernel_w, &best);
+    int at = max_pool_window(inp + (size_t)plane * height * width, height, width,
+                             oy * stride_h - pad_h, ox * stride_w - pad_w, kernel_h, kernel_w,
+                             &best);
     out[o] = best;
     if (keep_argmax) argmax[o] = at;
 }
@@ -73,7 +84,7 @@ __kernel void max_pool2d_backward(TT_MEM(float, dinp), TT_MEM(const float, dout)
                                   const int from_input, const int planes, const int height,
                                   const int width, const int out_h, const int out_w,
                                   const int kernel_h, const int kernel_w, const int stride_h,
-                                  const int stride_w)
+                                  const int stride_w, const int pad_h, const int pad_w)
 {
     TT_PTR(float, dinp);
     TT_PTR(const float, dout);
@@ -87,14 +98,16 @@ __kernel void max_pool2d_backward(TT_MEM(float, dinp), TT_MEM(const float, dout)
     int here = iy * width + ix;
     __global const float *x = inp + (size_t)plane * height * width;
     size_t base = (size_t)plane * out_h * out_w;
-    int oy_end = min(iy / stride_h + 1, out_h), ox_end = min(ix / stride_w + 1, out_w);
+    int py = iy + pad_h, px = ix + pad_w; /* in the padded input */
+    int oy_end = min(py / stride_h + 1, out_h), ox_end = min(px / stride_w + 1, out_w);
     float sum = 0.0f;
-    for (int oy = pool_first_out(iy, kernel_h, stride_h); oy < oy_end; oy++)
-        for (int ox = pool_first_out(ix, kernel_w, stride_w); ox < ox_end; ox++) {
+    for (int oy = pool_first_out(py, kernel_h, stride_h); oy < oy_end; oy++)
+        for (int ox = pool_first_out(px, kernel_w, stride_w); ox < ox_end; ox++) {
             size_t o = base + (size_t)oy * out_w + ox;
             float best;
-            int winner = from_input ? max_pool_window(x, width, oy * stride_h, ox * stride_w,
-                                                      kernel_h, kernel_w, &best)
+            int winner = from_input ? max_pool_window(x, height, width, oy * stride_h - pad_h,
+                                                      ox * stride_w - pad_w, kernel_h, kernel_w,
+                                                      &best)
                                     : argmax[o];
             if (winner == here) sum += dout[o];
         }
@@ -103,13 +116,15 @@ __kernel void max_pool2d_backward(TT_MEM(float, dinp), TT_MEM(const float, dout)
 
 /* Adds g to the winner of the window at (y0, x0) of a plane and 0 to the
  * window's other elements: `winner` (a flat index in the plane, from
- * argmax), or with winner < 0 the one max_pool_window finds again in x. */
-static void max_pool_window_backward(__global float *d, __global const float *x, int width,
-                                     int y0, int x0, int kernel_h, int kernel_w, int winner,
-                                     float g)
+ * argmax), or with winner < 0 the one max_pool_window finds again in x.
+ * The window lies inside the plane (no padding). */
+static void max_pool_window_backward(__global float *d, __global const float *x, int height,
+                                     int width, int y0, int x0, int kernel_h, int kernel_w,
+                                     int winner, float g)
 {
     float best;
-    if (winner < 0) winner = max_pool_window(x, width, y0, x0, kernel_h, kernel_w, &best);
+    if (winner < 0)
+        winner = max_pool_window(x, height, width, y0, x0, kernel_h, kernel_w, &best);
     for (int ky = 0; ky < kernel_h; ky++)
         for (int kx = 0; kx < kernel_w; kx++) {
             int at = (y0 + ky) * width + x0 + kx;
@@ -117,7 +132,8 @@ static void max_pool_window_backward(__global float *d, __global const float *x,
         }
 }
 
-/* max_pool2d_backward for windows that do not overlap (stride = kernel):
+/* max_pool2d_backward for windows that do not overlap (stride = kernel,
+ * pad 0):
  * one work-item per output o, 2-D (out_w, planes * out_h), adds dout[o] to
  * its window's winner and 0 to the window's other elements (so each
  * winner is found once, not once per element of its window; inputs outside
@@ -138,8 +154,8 @@ __kernel void max_pool2d_backward_tiles(TT_MEM(float, dinp), TT_MEM(const float,
     size_t o = (size_t)row * out_w + ox;
     __global const float *x = inp + (size_t)plane * height * width;
     __global float *d = dinp + (size_t)plane * height * width;
-    max_pool_window_backward(d, x, width, oy * kernel_h, ox * kernel_w, kernel_h, kernel_w,
-                             from_input ? -1 : argmax[o], dout[o]);
+    max_pool_window_backward(d, x, height, width, oy * kernel_h, ox * kernel_w, kernel_h,
+                             kernel_w, from_input ? -1 : argmax[o], dout[o]);
 }
 
 /* ---- 2x2 stride-2 max pooling, 8 outputs a work-item (CPUs) --------------
@@ -186,7 +202,7 @@ __kernel void max_pool2d_forward_2x2_w8(TT_MEM(float, out), TT_MEM(int, argmax),
     if (!whole) {
         for (int ox = x0; ox < min(x0 + 8, out_w); ox++) {
             float best;
-            int at = max_pool_window(x, width, 2 * oy, 2 * ox, 2, 2, &best);
+            int at = max_pool_window(x, height, width, 2 * oy, 2 * ox, 2, 2, &best);
             out[o + ox - x0] = best;
             if (keep_argmax) argmax[o + ox - x0] = at;
         }
@@ -216,7 +232,7 @@ __kernel void max_pool2d_backward_2x2_w8(TT_MEM(float, dinp), TT_MEM(const float
     __global float *d = dinp + first;
     if (!whole) {
         for (int ox = x0; ox < min(x0 + 8, out_w); ox++)
-            max_pool_window_backward(d, x, width, 2 * oy, 2 * ox, 2, 2,
+            max_pool_window_backward(d, x, height, width, 2 * oy, 2 * ox, 2, 2,
                                      from_input ? -1 : argmax[o + ox - x0], dout[o + ox - x0]);
         return;
     }
@@ -237,11 +253,13 @@ __kernel void max_pool2d_backward_2x2_w8(TT_MEM(float, dinp), TT_MEM(const float
     vstore16(vload16(0, d + top + width) + add1, 0, d + top + width);
 }
 
-/* out = mean of each kernel_h x kernel_w window (no padding). */
+/* out = the sum of each kernel_h x kernel_w window's places inside the
+ * plane / (kernel_h * kernel_w) (padded places count as zeros). */
 __kernel void avg_pool2d_forward(TT_MEM(float, out), TT_MEM(const float, inp), const int planes,
                                  const int height, const int width, const int out_h,
                                  const int out_w, const int kernel_h, const int kernel_w,
-                                 const int stride_h, const int stride_w)
+                                 const int stride_h, const int stride_w, const int pad_h,
+                                 const int pad_w)
 {
     TT_PTR(float, out);
     TT_PTR(const float, inp);
@@ -250,11 +268,13 @@ __kernel void avg_pool2d_forward(TT_MEM(float, out), TT_MEM(const float, inp), c
     int ox = o % out_w;
     int oy = (o / out_w) % out_h;
     int plane = o / (out_w * out_h);
-    __global const float *x =
-        inp + (size_t)plane * height * width + (size_t)oy * stride_h * width + ox * stride_w;
+    int y0 = oy * stride_h - pad_h, x0 = ox * stride_w - pad_w;
+    int ky0 = max(0, -y0), ky1 = min(kernel_h, height - y0);
+    int kx0 = max(0, -x0), kx1 = min(kernel_w, width - x0);
+    __global const float *x = inp + (size_t)plane * height * width;
     float sum = 0.0f;
-    for (int ky = 0; ky < kernel_h; ky++)
-        for (int kx = 0; kx < kernel_w; kx++) sum += x[ky * width + kx];
+    for (int ky = ky0; ky < ky1; ky++)
+        for (int kx = kx0; kx < kx1; kx++) sum += x[(y0 + ky) * width + x0 + kx];
     out[o] = sum / (float)(kernel_h * kernel_w);
 }
 
@@ -262,7 +282,8 @@ __kernel void avg_pool2d_forward(TT_MEM(float, out), TT_MEM(const float, inp), c
 __kernel void avg_pool2d_backward(TT_MEM(float, dinp), TT_MEM(const float, dout),
                                   const int planes, const int height, const int width,
                                   const int out_h, const int out_w, const int kernel_h,
-                                  const int kernel_w, const int stride_h, const int stride_w)
+                                  const int kernel_w, const int stride_h, const int stride_w,
+                                  const int pad_h, const int pad_w)
 {
     TT_PTR(float, dinp);
     TT_PTR(const float, dout);
@@ -272,10 +293,11 @@ __kernel void avg_pool2d_backward(TT_MEM(float, dinp), TT_MEM(const float, dout)
     int iy = (i / width) % height;
     int plane = i / (width * height);
     __global const float *g = dout + (size_t)plane * out_h * out_w;
-    int oy_end = min(iy / stride_h + 1, out_h), ox_end = min(ix / stride_w + 1, out_w);
+    int py = iy + pad_h, px = ix + pad_w; /* in the padded input */
+    int oy_end = min(py / stride_h + 1, out_h), ox_end = min(px / stride_w + 1, out_w);
     float sum = 0.0f;
-    for (int oy = pool_first_out(iy, kernel_h, stride_h); oy < oy_end; oy++)
-        for (int ox = pool_first_out(ix, kernel_w, stride_w); ox < ox_end; ox++)
+    for (int oy = pool_first_out(py, kernel_h, stride_h); oy < oy_end; oy++)
+        for (int ox = pool_first_out(px, kernel_w, stride_w); ox < ox_end; ox++)
             sum += g[oy * out_w + ox];
     dinp[i] += sum / (float)(kernel_h * kernel_w);
 }

@@ -39,6 +39,12 @@ void ref_sigmoid_backward(double *dx, const double *dy, const double *x, size_t 
     }
 }
 
+/* Whether row y, column x lies inside the image (not in the padding). */
+static int pool_inside(const tt_pool2d_desc *d, int y, int x)
+{
+    return y >= 0 && y < d->height && x >= 0 && x < d->width;
+}
+
 void ref_max_pool2d_forward(double *y, int *argmax, const double *x, const tt_pool2d_desc *d)
 {
     int oh = tt_pool2d_out_h(d), ow = tt_pool2d_out_w(d), planes = d->batch * d->channels;
@@ -49,7 +55,10 @@ void ref_max_pool2d_forward(double *y, int *argmax, const double *x, const tt_po
                 int best_at = -1;
                 for (int ky = 0; ky < d->kernel_h; ky++)
                     for (int kx = 0; kx < d->kernel_w; kx++) {
-                        int at = (oy * d->stride_h + ky) * d->width + ox * d->stride_w + kx;
+                        int iy = oy * d->stride_h - d->pad_h + ky;
+                        int ix = ox * d->stride_w - d->pad_w + kx;
+                        if (!pool_inside(d, iy, ix)) continue; /* padding never wins */
+                        int at = iy * d->width + ix;
                         if (best_at < 0 || xp[at] > xp[best_at]) best_at = at;
                     }
                 size_t o = ((size_t)p * oh + oy) * ow + ox;
@@ -77,10 +86,13 @@ void ref_avg_pool2d_forward(double *y, const double *x, const tt_pool2d_desc *d)
         const double *xp = x + (size_t)p * d->height * d->width;
         for (int oy = 0; oy < oh; oy++)
             for (int ox = 0; ox < ow; ox++) {
-                double sum = 0;
+                double sum = 0; /* padding adds zeros but counts in the divisor */
                 for (int ky = 0; ky < d->kernel_h; ky++)
-                    for (int kx = 0; kx < d->kernel_w; kx++)
-                        sum += xp[(oy * d->stride_h + ky) * d->width + ox * d->stride_w + kx];
+                    for (int kx = 0; kx < d->kernel_w; kx++) {
+                        int iy = oy * d->stride_h - d->pad_h + ky;
+                        int ix = ox * d->stride_w - d->pad_w + kx;
+                        if (pool_inside(d, iy, ix)) sum += xp[iy * d->width + ix];
+                    }
                 y[((size_t)p * oh + oy) * ow + ox] = sum / (d->kernel_h * d->kernel_w);
             }
     }
@@ -96,8 +108,11 @@ void ref_avg_pool2d_backward(double *dx, const double *dy, const tt_pool2d_desc 
             for (int ox = 0; ox < ow; ox++) {
                 double g = dy[((size_t)p * oh + oy) * ow + ox] * share;
                 for (int ky = 0; ky < d->kernel_h; ky++)
-                    for (int kx = 0; kx < d->kernel_w; kx++)
-                        dxp[(oy * d->stride_h + ky) * d->width + ox * d->stride_w + kx] += g;
+                    for (int kx = 0; kx < d->kernel_w; kx++) {
+                        int iy = oy * d->stride_h - d->pad_h + ky;
+                        int ix = ox * d->stride_w - d->pad_w + kx;
+                        if (pool_inside(d, iy, ix)) dxp[iy * d->width + ix] += g;
+                    }
             }
     }
 }

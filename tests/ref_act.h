@@ -26,7 +26,9 @@ void ref_sigmoid_forward(double *y, const double *x, size_t n);
 void ref_sigmoid_backward(double *dx, const double *dy, const double *x, size_t n);
 
 /* y (N, C, OH, OW), argmax as the device stores it (iy * W + ix per plane,
- * first maximum in row-major window order). */
+ * first maximum in row-major window order among the places inside the
+ * image: padding never wins).  Average pooling counts padding as zeros
+ * and divides by the window size (count_include_pad). */
 void ref_max_pool2d_forward(double *y, int *argmax, const double *x, const tt_pool2d_desc *d);
 /* dx[argmax] += dy, per plane. */
 void ref_max_pool2d_backward(double *dx, const double *dy, const int *argmax,

@@ -20,6 +20,11 @@ int ref_conv_transpose2d_out_size(int in, int kernel, int stride, int pad, int o
 void ref_conv2d_forward(double *out, const double *inp, const double *weight,
                         const double *bias, const tt_conv2d_desc *d);
 
+/* The gradients of L = sum(dout * conv2d(inp, weight)), ADDED to dinp (N,
+ * Cin, H, W) and dweight (like weight); either may be NULL.  groups 1. */
+void ref_conv2d_backward(double *dinp, double *dweight, const double *inp, const double *weight,
+                         const double *dout, const tt_conv2d_desc *d);
+
 /* out (N, Cout, OH, OW): every inp[n, ci, y, x] * weight[ci, co_g, ky, kx]
  * lands on out[n, co, y*stride - pad + ky*dilation, ...]; plus bias. */
 void ref_conv_transpose2d_forward(double *out, const double *inp, const double *weight,

@@ -1,9 +1,14 @@
 /* Max and average 2-D pooling: forward (and saved argmax) vs the double
  * reference, finite-difference gradients, backward adds, ties, odd sizes
- * (floor mode drops the trailing row/column), overlapping windows. */
+ * (floor mode drops the trailing row/column), overlapping windows,
+ * padding (ResNet's stem pool, 3x3 stride 2 pad 1) and the same against
+ * PyTorch's nn.MaxPool2d / nn.AvgPool2d where /usr/bin/python3 has torch. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "ops/avg_pool2d.h"
@@ -137,11 +142,11 @@ static void check_pool(int is_max, tt_pool2d_desc d)
         free(y2), free(dx2);
     }
 
-    printf("\n  %s (%d,%d,%d,%d) k%dx%d s%dx%d -> %dx%d: forward %.2e, argmax mismatches %d, "
-           "grad vs numeric %.2e, ref vs numeric %.2e, twice %.2e",
+    printf("\n  %s (%d,%d,%d,%d) k%dx%d s%dx%d p%dx%d -> %dx%d: forward %.2e, argmax "
+           "mismatches %d, grad vs numeric %.2e, ref vs numeric %.2e, twice %.2e",
            is_max ? "max" : "avg", d.batch, d.channels, d.height, d.width, d.kernel_h,
-           d.kernel_w, d.stride_h, d.stride_w, oh, ow, fwd_err, arg_mismatch, grad_err, ref_err,
-           twice_err);
+           d.kernel_w, d.stride_h, d.stride_w, d.pad_h, d.pad_w, oh, ow, fwd_err, arg_mismatch,
+           grad_err, ref_err, twice_err);
     CU_ASSERT(fwd_err <= (is_max ? MAX_FORWARD_TOL : AVG_FORWARD_TOL));
     CU_ASSERT_EQUAL(arg_mismatch, 0);
     CU_ASSERT(grad_err < GRAD_TOL);
@@ -157,14 +162,22 @@ static void check_pool(int is_max, tt_pool2d_desc d)
 }
 
 static const tt_pool2d_desc cases[] = {
-    {1, 3, 7, 9, 2, 2, 2, 2},  /* odd sizes: 3x4, last row and column dropped */
-    {2, 5, 5, 3, 2, 2, 2, 2},  /* batch 2, 5 channels: 2x1 */
-    {2, 3, 2, 2, 2, 2, 2, 2},  /* one window: 1x1 */
-    {2, 3, 7, 9, 3, 3, 2, 2},  /* overlapping windows: 3x4 */
-    {1, 5, 5, 3, 3, 2, 1, 2},  /* rectangular kernel and stride: 3x1 */
-    {1, 3, 1, 1, 1, 1, 1, 1},  /* 1x1 image, 1x1 window */
-    {2, 2, 5, 35, 2, 2, 2, 2}, /* 2x17: two whole 8-wide blocks, a ragged one, odd width */
-    {1, 2, 4, 32, 2, 2, 2, 2}, /* 2x16: whole blocks only */
+    {1, 3, 7, 9, 2, 2, 2, 2, 0, 0},  /* odd sizes: 3x4, last row and column dropped */
+    {2, 5, 5, 3, 2, 2, 2, 2, 0, 0},  /* batch 2, 5 channels: 2x1 */
+    {2, 3, 2, 2, 2, 2, 2, 2, 0, 0},  /* one window: 1x1 */
+    {2, 3, 7, 9, 3, 3, 2, 2, 0, 0},  /* overlapping windows: 3x4 */
+    {1, 5, 5, 3, 3, 2, 1, 2, 0, 0},  /* rectangular kernel and stride: 3x1 */
+    {1, 3, 1, 1, 1, 1, 1, 1, 0, 0},  /* 1x1 image, 1x1 window */
+    {2, 2, 5, 35, 2, 2, 2, 2, 0, 0}, /* 2x17: two whole 8-wide blocks, a ragged one, odd width */
+    {1, 2, 4, 32, 2, 2, 2, 2, 0, 0}, /* 2x16: whole blocks only */
+    /* padded: ResNet's stem pool, 3x3 stride 2 pad 1, overlapping windows */
+    {1, 3, 7, 9, 3, 3, 2, 2, 1, 1},  /* odd sizes: 4x5, the last windows end on the padding */
+    {2, 3, 8, 10, 3, 3, 2, 2, 1, 1}, /* even sizes, batch 2: 4x5, the last row of padding unused */
+    {2, 2, 1, 1, 3, 3, 2, 2, 1, 1},  /* a 1x1 image is one window, mostly padding: 1x1 */
+    {1, 2, 5, 6, 3, 3, 1, 1, 1, 1},  /* stride 1 keeps the size: 5x6 */
+    {1, 2, 6, 7, 2, 2, 2, 2, 1, 1},  /* 2x2 stride 2 pad 1 (not the 2x2 kernels): 4x4 */
+    {1, 2, 7, 6, 3, 2, 3, 2, 1, 1},  /* stride = kernel, padded (not the tiles kernel): 3x4 */
+    {1, 1, 9, 7, 5, 3, 2, 2, 2, 1},  /* pad 2 of a 5-high window, pad 1 of a 3-wide: 5x4 */
 };
 enum { CASE_COUNT = sizeof cases / sizeof cases[0] };
 
@@ -182,6 +195,75 @@ static void test_max_pool(void)
 static void test_avg_pool(void)
 {
     for (int i = 0; i < CASE_COUNT; i++) check_pool(0, cases[i]);
+}
+
+/* Padded 3x3 stride 2 windows overlap and reach into the padding; inputs
+ * of a few levels tie often.  The winners are the reference's (the first
+ * maximum in row-major order, padding never), a window of -infinity gives
+ * its first place in the image, and the backward sums small integers
+ * (exact in float) over overlapping windows: both equal the reference's. */
+static void check_padded_ties(int batch, int height, int width)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    tt_pool2d_desc d = tt_pool2d_square_padded(batch, 2, height, width, 3, 2, 1);
+    int oh = tt_pool2d_out_h(&d), ow = tt_pool2d_out_w(&d);
+    size_t n = (size_t)batch * 2 * height * width, m = (size_t)batch * 2 * oh * ow;
+    float *x = malloc(n * sizeof *x), *y = malloc(m * sizeof *y), *dy = malloc(m * sizeof *dy);
+    float *dx = malloc(n * sizeof *dx), *dx2 = malloc(n * sizeof *dx2);
+    int *arg = malloc(m * sizeof *arg), *want_arg = malloc(m * sizeof *want_arg);
+    double *xd = malloc(n * sizeof *xd), *want_y = malloc(m * sizeof *want_y);
+    double *want_dx = calloc(n, sizeof *want_dx), *dyd = malloc(m * sizeof *dyd);
+    CU_ASSERT_FATAL(x && y && dy && dx && dx2 && arg && want_arg && xd && want_y && want_dx && dyd);
+    uint64_t seed = 5 + (uint64_t)height;
+    for (size_t i = 0; i < n; i++) x[i] = (float)(int)th_uniform(&seed, 0, 3); /* 0, 1, 2 */
+    /* the top-left 2x2 of the first plane: the first window's whole image part */
+    x[0] = x[1] = x[width] = x[width + 1] = -INFINITY;
+    for (size_t i = 0; i < n; i++) xd[i] = x[i];
+    for (size_t o = 0; o < m; o++) dy[o] = (float)(1 + o % 7), dyd[o] = dy[o];
+    ref_max_pool2d_forward(want_y, want_arg, xd, &d);
+    ref_max_pool2d_backward(want_dx, dyd, want_arg, &d);
+
+    tt_buffer *bx = th_upload(x, n, "pties.x"), *by = th_zeros(m, "pties.y");
+    tt_buffer *barg = th_zeros(m, "pties.argmax"), *bdy = th_upload(dy, m, "pties.dy");
+    tt_buffer *bdx = th_zeros(n, "pties.dx");
+    TH_OK(tt_max_pool2d_forward(be, tt_mem_of(by), tt_mem_of(barg), tt_mem_of(bx), &d));
+    th_download(y, by, m);
+    TH_OK(tt_read(be, arg, tt_mem_of(barg), m * sizeof *arg));
+    TH_OK(tt_max_pool2d_backward(be, tt_mem_of(bdx), tt_mem_of(bdy), tt_mem_of(barg), &d));
+    th_download(dx, bdx, n);
+    TH_OK(tt_fill(be, tt_mem_of(bdx), 0.0f, n));
+    TH_OK(tt_max_pool2d_backward_from_input(be, tt_mem_of(bdx), tt_mem_of(bdy), tt_mem_of(bx), &d));
+    th_download(dx2, bdx, n);
+    int arg_diff = 0, y_diff = 0, dx_diff = 0, shared = 0;
+    for (size_t o = 0; o < m; o++) {
+        arg_diff += arg[o] != want_arg[o];
+        y_diff += y[o] != (float)want_y[o];
+    }
+    for (size_t i = 0; i < n; i++) {
+        dx_diff += dx[i] != (float)want_dx[i] || dx2[i] != dx[i];
+        shared += want_dx[i] > 7; /* more than one window's gradient */
+    }
+    printf("\n  max ties (%d,2,%d,%d) k3 s2 p1 -> %dx%d: argmax mismatches %d, values %d, "
+           "gradients %d (%d elements won several windows); first window's argmax %d",
+           batch, height, width, oh, ow, arg_diff, y_diff, dx_diff, shared, arg[0]);
+    CU_ASSERT_EQUAL(arg[0], 0);
+    CU_ASSERT(y[0] == -INFINITY);
+    CU_ASSERT_EQUAL(arg_diff, 0);
+    CU_ASSERT_EQUAL(y_diff, 0);
+    CU_ASSERT_EQUAL(dx_diff, 0);
+    CU_ASSERT(shared > 0);
+    tt_buffer_free(bx), tt_buffer_free(by), tt_buffer_free(barg), tt_buffer_free(bdy);
+    tt_buffer_free(bdx);
+    free(x), free(y), free(dy), free(dx), free(dx2), free(arg), free(want_arg), free(xd);
+    free(want_y), free(want_dx), free(dyd);
+}
+
+static void test_max_pool_padded_ties(void)
+{
+    check_padded_ties(1, 7, 9);
+    check_padded_ties(2, 8, 10);
+    check_padded_ties(2, 6, 5);
 }
 
 /* Ties keep the first maximum in row-major window order (PyTorch); NaN wins.
@@ -240,6 +322,141 @@ static void test_max_pool_ties(void)
     tt_buffer_free(bdx);
 }
 
+/* ---- PyTorch cross-check ------------------------------------------------ */
+
+/* Reads x and dy (float32, concatenated) from argv[1]; writes, as float32,
+ * nn.MaxPool2d(k, s, p)'s output, indices and input gradient, then
+ * nn.AvgPool2d(k, s, p)'s (count_include_pad, the default) output and input
+ * gradient, to argv[2]; exits 3 without torch. */
+static const char *torch_pool_script =
+    "import sys\n"
+    "try:\n"
+    "    import numpy as np, torch\n"
+    "except Exception:\n"
+    "    sys.exit(3)\n"
+    "src, dst = sys.argv[1], sys.argv[2]\n"
+    "n, c, h, w, k, s, p = (int(v) for v in sys.argv[3:10])\n"
+    "d = np.fromfile(src, dtype=np.float32)\n"
+    "x = torch.tensor(d[:n * c * h * w]).reshape(n, c, h, w)\n"
+    "mp = torch.nn.MaxPool2d(k, s, p, return_indices=True)\n"
+    "ap = torch.nn.AvgPool2d(k, s, p)\n"
+    "xm = x.clone().requires_grad_(); y, idx = mp(xm)\n"
+    "dy = torch.tensor(d[n * c * h * w:]).reshape(y.shape)\n"
+    "(y * dy).sum().backward()\n"
+    "xa = x.clone().requires_grad_(); ya = ap(xa)\n"
+    "(ya * dy).sum().backward()\n"
+    "parts = [y.detach(), idx.float(), xm.grad, ya.detach(), xa.grad]\n"
+    "np.concatenate([t.numpy().ravel() for t in parts]).astype(np.float32).tofile(dst)\n";
+
+/* Runs torch_pool_script on x (N, C, H, W) and dy; fills `torch` (3 m + 2
+ * n floats).  Returns 0 when compared, 1 when skipped (printed why). */
+static int run_torch_pool(const tt_pool2d_desc *d, const float *x, size_t n, const float *dy,
+                          size_t m, float *torch)
+{
+    if (access("/usr/bin/python3", X_OK) != 0) {
+        printf("\n  torch cross-check skipped: no /usr/bin/python3");
+        return 1;
+    }
+    char src[] = "/tmp/tt_pool_torch_in_XXXXXX", dst[] = "/tmp/tt_pool_torch_out_XXXXXX";
+    char script[] = "/tmp/tt_pool_torch_py_XXXXXX";
+    int fd_src = mkstemp(src), fd_dst = mkstemp(dst), fd_py = mkstemp(script);
+    CU_ASSERT_FATAL(fd_src >= 0 && fd_dst >= 0 && fd_py >= 0);
+    close(fd_dst);
+    size_t len = strlen(torch_pool_script);
+    CU_ASSERT_FATAL(write(fd_py, torch_pool_script, len) == (ssize_t)len);
+    close(fd_py);
+    FILE *f = fdopen(fd_src, "wb");
+    CU_ASSERT_FATAL(f != NULL);
+    CU_ASSERT_FATAL(fwrite(x, sizeof *x, n, f) == n && fwrite(dy, sizeof *dy, m, f) == m);
+    fclose(f);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s %s %s %d %d %d %d %d %d %d", script, src, dst,
+             d->batch, d->channels, d->height, d->width, d->kernel_h, d->stride_h, d->pad_h);
+    int rc = system(cmd);
+    size_t want = 3 * m + 2 * n, got = 0;
+    if (rc == 0) {
+        f = fopen(dst, "rb");
+        CU_ASSERT_FATAL(f != NULL);
+        got = fread(torch, sizeof *torch, want, f);
+        fclose(f);
+    }
+    unlink(src), unlink(dst), unlink(script);
+    if (rc != 0 && WIFEXITED(rc) && WEXITSTATUS(rc) == 3) {
+        printf("\n  torch cross-check skipped: /usr/bin/python3 has no torch");
+        return 1;
+    }
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_EQUAL_FATAL(got, want);
+    return 0;
+}
+
+/* nn.MaxPool2d(k, s, p) and nn.AvgPool2d(k, s, p) against ours, inputs on
+ * a grid of 0.25 (ties).  Max: the same floats and indices, and input
+ * gradients equal to float rounding (PyTorch adds each output's gradient
+ * to its winner in output order, as our gather does: measured 0).  Avg:
+ * sums of at most 9 terms in a different order (1e-5 relative, floor 0.1). */
+static void check_torch_pool(int batch, int channels, int height, int width, int kernel,
+                             int stride, int pad)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    tt_pool2d_desc d = tt_pool2d_square_padded(batch, channels, height, width, kernel, stride, pad);
+    int oh = tt_pool2d_out_h(&d), ow = tt_pool2d_out_w(&d);
+    size_t n = (size_t)batch * channels * height * width, m = (size_t)batch * channels * oh * ow;
+    float *x = malloc(n * sizeof *x), *dy = malloc(m * sizeof *dy);
+    float *torch = malloc((3 * m + 2 * n) * sizeof *torch), *got = malloc((n + m) * sizeof *got);
+    int *arg = malloc(m * sizeof *arg);
+    CU_ASSERT_FATAL(x && dy && torch && got && arg);
+    uint64_t seed = 77 + (uint64_t)height * width;
+    th_fill_uniform(x, n, -2, 2, &seed);
+    for (size_t i = 0; i < n; i++) x[i] = roundf(x[i] * 4) / 4;
+    th_fill_uniform(dy, m, -1, 1, &seed);
+    if (run_torch_pool(&d, x, n, dy, m, torch) == 0) {
+        const float *t_y = torch, *t_idx = torch + m, *t_dx = torch + 2 * m;
+        const float *t_ya = torch + 2 * m + n, *t_dxa = torch + 3 * m + n;
+        tt_buffer *bx = th_upload(x, n, "torch.x"), *by = th_zeros(m, "torch.y");
+        tt_buffer *barg = th_zeros(m, "torch.argmax"), *bdy = th_upload(dy, m, "torch.dy");
+        tt_buffer *bdx = th_zeros(n, "torch.dx");
+        TH_OK(tt_max_pool2d_forward(be, tt_mem_of(by), tt_mem_of(barg), tt_mem_of(bx), &d));
+        TH_OK(tt_max_pool2d_backward(be, tt_mem_of(bdx), tt_mem_of(bdy), tt_mem_of(barg), &d));
+        th_download(got, by, m);
+        TH_OK(tt_read(be, arg, tt_mem_of(barg), m * sizeof *arg));
+        int y_diff = 0, idx_diff = 0;
+        for (size_t o = 0; o < m; o++) {
+            y_diff += got[o] != t_y[o];
+            idx_diff += arg[o] != (int)t_idx[o];
+        }
+        th_download(got, bdx, n);
+        double dx_err = th_max_rel_error_f(got, t_dx, n, 0.1);
+        TH_OK(tt_fill(be, tt_mem_of(bdx), 0.0f, n));
+        TH_OK(tt_avg_pool2d_forward(be, tt_mem_of(by), tt_mem_of(bx), &d));
+        TH_OK(tt_avg_pool2d_backward(be, tt_mem_of(bdx), tt_mem_of(bdy), &d));
+        th_download(got, by, m);
+        double ya_err = th_max_rel_error_f(got, t_ya, m, 0.1);
+        th_download(got, bdx, n);
+        double dxa_err = th_max_rel_error_f(got, t_dxa, n, 0.1);
+        printf("\n  vs torch (%d,%d,%d,%d) MaxPool2d(%d, %d, %d) -> %dx%d: values differ %d, "
+               "indices differ %d, dinp %.2e; AvgPool2d: forward %.2e, dinp %.2e",
+               batch, channels, height, width, kernel, stride, pad, oh, ow, y_diff, idx_diff,
+               dx_err, ya_err, dxa_err);
+        CU_ASSERT_EQUAL(y_diff, 0);
+        CU_ASSERT_EQUAL(idx_diff, 0);
+        CU_ASSERT(dx_err < 1e-6);
+        CU_ASSERT(ya_err < 1e-5);
+        CU_ASSERT(dxa_err < 1e-5);
+        tt_buffer_free(bx), tt_buffer_free(by), tt_buffer_free(barg), tt_buffer_free(bdy);
+        tt_buffer_free(bdx);
+    }
+    free(x), free(dy), free(torch), free(got), free(arg);
+}
+
+static void test_torch(void)
+{
+    check_torch_pool(2, 3, 9, 11, 3, 2, 1);  /* ResNet's stem pool, odd sizes */
+    check_torch_pool(2, 3, 16, 12, 3, 2, 1); /* even sizes */
+    check_torch_pool(1, 2, 7, 8, 2, 2, 0);   /* the UNet's pool, unpadded */
+}
+
 static void expect_error(tt_status s, tt_code code, const char *needle)
 {
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
@@ -259,9 +476,21 @@ static void test_errors(void)
                  TT_ERR_INVALID_ARGUMENT, "(1, 3, 1, 1) is smaller than the 2x2 window");
     expect_error(tt_avg_pool2d_forward(be, tt_mem_of(a), tt_mem_of(c), &tiny),
                  TT_ERR_INVALID_ARGUMENT, "avg_pool2d");
-    tt_pool2d_desc zero_stride = {1, 1, 4, 4, 2, 2, 0, 2};
+    tt_pool2d_desc zero_stride = {1, 1, 4, 4, 2, 2, 0, 2, 0, 0};
     expect_error(tt_avg_pool2d_forward(be, tt_mem_of(a), tt_mem_of(c), &zero_stride),
                  TT_ERR_INVALID_ARGUMENT, "positive");
+    /* PyTorch refuses a pad over half the window ("pad should be at most
+     * half of effective kernel size"), and so do we */
+    tt_pool2d_desc wide_pad = tt_pool2d_square_padded(1, 1, 8, 8, 3, 2, 2);
+    expect_error(tt_max_pool2d_forward(be, tt_mem_of(a), tt_mem_of(b), tt_mem_of(c), &wide_pad),
+                 TT_ERR_INVALID_ARGUMENT, "pad 2x2 with a 3x3 window");
+    tt_pool2d_desc wide_pad_w = {1, 1, 8, 8, 2, 2, 2, 2, 1, 2};
+    expect_error(tt_avg_pool2d_backward(be, tt_mem_of(a), tt_mem_of(b), &wide_pad_w),
+                 TT_ERR_INVALID_ARGUMENT, "half the window (1x1 here)");
+    tt_pool2d_desc negative_pad = {1, 1, 4, 4, 2, 2, 2, 2, -1, 0};
+    expect_error(tt_max_pool2d_backward(be, tt_mem_of(a), tt_mem_of(b), tt_mem_of(c),
+                                        &negative_pad),
+                 TT_ERR_INVALID_ARGUMENT, "pad -1x0");
     /* an input larger than its buffer is refused before any launch */
     tt_pool2d_desc big = tt_pool2d_square(1, 5, 4, 4, 2, 2);
     expect_error(tt_max_pool2d_forward(be, tt_mem_of(a), tt_mem_of(b), tt_mem_of(c), &big),
@@ -275,6 +504,9 @@ int main(void)
         {"max_pool2d forward, argmax, gradient, twice, without argmax", test_max_pool},
         {"avg_pool2d forward, gradient, twice", test_avg_pool},
         {"max_pool2d ties, NaN and -inf", test_max_pool_ties},
+        {"max_pool2d 3x3 stride 2 pad 1: ties, -inf, overlapping gradients",
+         test_max_pool_padded_ties},
+        {"max_pool2d and avg_pool2d vs PyTorch (padded)", test_torch},
         {"errors name the problem", test_errors},
         CU_TEST_INFO_NULL,
     };

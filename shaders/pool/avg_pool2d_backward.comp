@@ -1,7 +1,7 @@
 /* pool/avg_pool2d_backward: dinp[i] += the sum of dout[o] / (kernel_h *
  * kernel_w) over the windows o covering i (opencl/pool.cl; arguments dinp,
  * dout, planes, height, width, out_h, out_w, kernel_h, kernel_w, stride_h,
- * stride_w). */
+ * stride_w, pad_h, pad_w). */
 #version 450
 #include "common.glsl"
 
@@ -9,10 +9,11 @@ TT_BUFFER(0, float, dinp);
 TT_BUFFER(1, float, dout);
 layout(push_constant) uniform Args {
     uint dinp_offset; uint dout_offset; int planes; int height; int width; int out_h; int out_w;
-    int kernel_h; int kernel_w; int stride_h; int stride_w;
+    int kernel_h; int kernel_w; int stride_h; int stride_w; int pad_h; int pad_w;
 } args;
 
-/* The first output row (or column) whose window covers input row i. */
+/* The first output row (or column) whose window covers row i of the
+ * padded input (i = input row + pad). */
 int pool_first_out(int i, int window, int stride)
 {
     int lo = i - window + 1;
@@ -27,10 +28,11 @@ void main()
     int ix = i % width;
     int iy = (i / width) % height;
     int g = TT_AT(args.dout_offset, 4) + (i / (width * height)) * out_h * out_w;
-    int oy_end = min(iy / args.stride_h + 1, out_h), ox_end = min(ix / args.stride_w + 1, out_w);
+    int py = iy + args.pad_h, px = ix + args.pad_w; /* in the padded input */
+    int oy_end = min(py / args.stride_h + 1, out_h), ox_end = min(px / args.stride_w + 1, out_w);
     precise float sum = 0.0;
-    for (int oy = pool_first_out(iy, args.kernel_h, args.stride_h); oy < oy_end; oy++)
-        for (int ox = pool_first_out(ix, args.kernel_w, args.stride_w); ox < ox_end; ox++)
+    for (int oy = pool_first_out(py, args.kernel_h, args.stride_h); oy < oy_end; oy++)
+        for (int ox = pool_first_out(px, args.kernel_w, args.stride_w); ox < ox_end; ox++)
             sum += TT_B(dout)[g + oy * out_w + ox];
     int id = TT_AT(args.dinp_offset, 4) + i;
     precise float total = TT_B(dinp)[id] + sum / float(args.kernel_h * args.kernel_w);

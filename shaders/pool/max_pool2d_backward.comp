@@ -2,7 +2,7 @@
  * o whose maximum came from i, as argmax says or, with from_input, as inp
  * shows again (opencl/pool.cl; arguments dinp, dout, argmax, inp,
  * from_input, planes, height, width, out_h, out_w, kernel_h, kernel_w,
- * stride_h, stride_w).  One work-item per input element. */
+ * stride_h, stride_w, pad_h, pad_w).  One work-item per input element. */
 #version 450
 #include "common.glsl"
 
@@ -13,7 +13,7 @@ TT_BUFFER(3, float, inp);
 layout(push_constant) uniform Args {
     uint dinp_offset; uint dout_offset; uint argmax_offset; uint inp_offset; int from_input;
     int planes; int height; int width; int out_h; int out_w; int kernel_h; int kernel_w;
-    int stride_h; int stride_w;
+    int stride_h; int stride_w; int pad_h; int pad_w;
 } args;
 
 #include "pool_common.glsl"
@@ -29,15 +29,17 @@ void main()
     int here = iy * width + ix;
     int x = TT_AT(args.inp_offset, 4) + plane * height * width;
     int base = plane * out_h * out_w;
-    int oy_end = min(iy / args.stride_h + 1, out_h), ox_end = min(ix / args.stride_w + 1, out_w);
+    int py = iy + args.pad_h, px = ix + args.pad_w; /* in the padded input */
+    int oy_end = min(py / args.stride_h + 1, out_h), ox_end = min(px / args.stride_w + 1, out_w);
     precise float sum = 0.0;
-    for (int oy = pool_first_out(iy, args.kernel_h, args.stride_h); oy < oy_end; oy++)
-        for (int ox = pool_first_out(ix, args.kernel_w, args.stride_w); ox < ox_end; ox++) {
+    for (int oy = pool_first_out(py, args.kernel_h, args.stride_h); oy < oy_end; oy++)
+        for (int ox = pool_first_out(px, args.kernel_w, args.stride_w); ox < ox_end; ox++) {
             int o = base + oy * out_w + ox;
             float best;
             int winner = args.from_input != 0
-                ? max_pool_window(x, width, oy * args.stride_h, ox * args.stride_w,
-                                  args.kernel_h, args.kernel_w, best)
+                ? max_pool_window(x, height, width, oy * args.stride_h - args.pad_h,
+                                  ox * args.stride_w - args.pad_w, args.kernel_h, args.kernel_w,
+                                  best)
                 : TT_B(argmax)[TT_AT(args.argmax_offset, 4) + o];
             if (winner == here) sum += TT_B(dout)[TT_AT(args.dout_offset, 4) + o];
         }

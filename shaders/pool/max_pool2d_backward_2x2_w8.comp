@@ -28,7 +28,8 @@ void main()
         int winner =
             args.from_input != 0 ? -1 : TT_B(argmax)[TT_AT(args.argmax_offset, 4) + o + ox - x0];
         max_pool_window_backward(TT_AT(args.dinp_offset, 4) + first,
-                                 TT_AT(args.inp_offset, 4) + first, args.width, 2 * oy, 2 * ox,
-                                 2, 2, winner, TT_B(dout)[TT_AT(args.dout_offset, 4) + o + ox - x0]);
+                                 TT_AT(args.inp_offset, 4) + first, args.height, args.width,
+                                 2 * oy, 2 * ox, 2, 2, winner,
+                                 TT_B(dout)[TT_AT(args.dout_offset, 4) + o + ox - x0]);
     }
 }

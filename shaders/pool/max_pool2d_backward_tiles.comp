@@ -1,5 +1,5 @@
 /* pool/max_pool2d_backward_tiles: max_pool2d_backward for windows that do
- * not overlap (stride = kernel): one work-item per output, 2-D (out_w,
+ * not overlap (stride = kernel, pad 0): one work-item per output, 2-D (out_w,
  * planes * out_h), adds dout[o] to its window's winner and 0 to the other
  * elements (opencl/pool.cl; arguments dinp, dout, argmax, inp, from_input,
  * planes, height, width, out_h, out_w, kernel_h, kernel_w). */
@@ -26,7 +26,8 @@ void main()
     int o = row * args.out_w + ox, first = plane * args.height * args.width;
     int winner = args.from_input != 0 ? -1 : TT_B(argmax)[TT_AT(args.argmax_offset, 4) + o];
     max_pool_window_backward(TT_AT(args.dinp_offset, 4) + first,
-                             TT_AT(args.inp_offset, 4) + first, args.width, oy * args.kernel_h,
-                             ox * args.kernel_w, args.kernel_h, args.kernel_w, winner,
+                             TT_AT(args.inp_offset, 4) + first, args.height, args.width,
+                             oy * args.kernel_h, ox * args.kernel_w, args.kernel_h, args.kernel_w,
+                             winner,
                              TT_B(dout)[TT_AT(args.dout_offset, 4) + o]);
 }

@@ -25,7 +25,7 @@ void main()
     int x = TT_AT(args.inp_offset, 4) + plane * args.height * args.width;
     for (int ox = x0; ox < min(x0 + 8, args.out_w); ox++) {
         float best;
-        int at = max_pool_window(x, args.width, 2 * oy, 2 * ox, 2, 2, best);
+        int at = max_pool_window(x, args.height, args.width, 2 * oy, 2 * ox, 2, 2, best);
         TT_B(outp)[TT_AT(args.out_offset, 4) + o + ox - x0] = best;
         if (args.keep_argmax != 0) TT_B(argmax)[TT_AT(args.argmax_offset, 4) + o + ox - x0] = at;
     }

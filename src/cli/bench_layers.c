@@ -154,13 +154,15 @@ static double total_gflops(const layer *layers, int count, int batch, int blas)
     return ms > 0 && isfinite(ms) ? gflop / (ms / 1e3) : 0;
 }
 
-static void print_text(const tt_backend *be, const tt_train_options *t, const layer *layers,
-                       int count, int blas)
+static void print_text(const tt_backend *be, const tt_train_options *t, const tt_model_spec *spec,
+                       const layer *layers, int count, int blas)
 {
     static const char *dir_label[] = {"forward", "d input", "d weight"};
     int batch = t->micro_batch;
-    printf("%s: the UNet's 3x3 convolutions (base %d, depth %d) at micro-batch %d and tile %dx%d\n",
-           be->device.name, t->base_channels, t->depth, batch, t->tile[0], t->tile[1]);
+    char described[96];
+    tt_model_spec_describe(spec, described, sizeof described);
+    printf("%s: the 3x3 convolutions of %s at micro-batch %d and tile %dx%d\n",
+           be->device.name, described, batch, t->tile[0], t->tile[1]);
     printf("ms per call, best of %d after an untimed one, and the algorithm that ran; GFLOP/s of "
            "the three together%s\n", REPS,
            blas ? ";\nOpenBLAS: cblas_sgemm on the host, the same layer's im2col GEMMs, once per image" : "");
@@ -257,7 +259,7 @@ tt_status tt_bench_layers(const tt_train_options *t, int json, int compare_openb
     if (progress) fprintf(stderr, "\r%40s\r", "");
     int blas = compare_openblas && time_openblas(layers, count, t->micro_batch);
     if (json) print_json(be, t, layers, count, blas);
-    else print_text(be, t, layers, count, blas);
+    else print_text(be, t, &spec, layers, count, blas);
 cleanup:
     tt_backend_destroy(be);
     return status;

@@ -154,9 +154,10 @@ static tt_status run(const mem_options *o)
                tt_backend_kind_name(request.kind), d->platform,
                tt_format_bytes(d->global_mem_bytes, a, sizeof a),
                tt_format_bytes(d->max_alloc_bytes, b, sizeof b));
-        printf("config      tile %dx%d, micro-batch %d, UNet base %d depth %d %s%s, %d classes, %s\n",
-               t->tile[0], t->tile[1], t->micro_batch, model.base_channels, model.depth,
-               tt_norm_kind_name(model.norm), model.checkpointing ? ", checkpointing" : "",
+        char described[96];
+        tt_model_spec_describe(&model, described, sizeof described);
+        printf("config      tile %dx%d, micro-batch %d, %s%s, %d classes, %s\n", t->tile[0],
+               t->tile[1], t->micro_batch, described, model.checkpointing ? ", checkpointing" : "",
                model.classes, t->optimizer);
         printf("%-12s %14s%s\n", "category", "estimate", o->measure ? "       measured" : "");
         for (int c = 0; c < TT_MEM_CATEGORY_COUNT; c++) {

@@ -170,7 +170,7 @@ static int train(tt_train_options opt, const tt_dist *dist)
                "%s, %zu parameters\n",
                t->be->device.name, t->train_count, t->model.classes, opt.tile[0], opt.tile[1],
                t->opt.micro_batch, t->opt.accum, t->engine->optimizer->ops->title,
-               t->engine->model->params->trainable_floats);
+               tt_params_trainable_count(t->engine->model->params));
     char peak[32];
     progress prog = {.tty = isatty(STDOUT_FILENO) && !opt.quiet, .t = t};
     t->interrupt = &interrupted;

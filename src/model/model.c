@@ -9,6 +9,7 @@
 
 #include "core/status.h"
 #include "model/unet.h"
+#include "model/unet_resnet.h"
 #include "ops/util.h"
 
 /* One row per kind of model: its name, its constructor and its shapes. */
@@ -22,6 +23,8 @@ typedef struct model_kind {
 
 static const model_kind kinds[] = {
     {"unet", tt_unet_model_create, tt_unet_conv3x3_shapes},
+    {"unet-resnet18", tt_unet_resnet_model_create, tt_unet_resnet_conv3x3_shapes},
+    {"unet-resnet34", tt_unet_resnet_model_create, tt_unet_resnet_conv3x3_shapes},
 };
 #define KIND_COUNT ((int)(sizeof kinds / sizeof kinds[0]))
 
@@ -62,8 +65,29 @@ tt_status tt_model_spec_check(const tt_model_spec *s)
     return NULL;
 }
 
+/* The plain UNet is sized by base_channels, depth and its norm; the
+ * ResNet-encoder ones by their kind alone. */
+static int sized_by_options(const tt_model_spec *s) { return strcmp(s->kind, "unet") == 0; }
+
+void tt_model_spec_describe(const tt_model_spec *s, char *buf, size_t size)
+{
+    if (sized_by_options(s))
+        snprintf(buf, size, "UNet base %d depth %d %s", s->base_channels, s->depth,
+                 tt_norm_kind_name(s->norm));
+    else
+        snprintf(buf, size, "%s (smp Unet%s)", s->kind,
+                 s->freeze_encoder_bn && s->freeze_decoder_bn ? ", frozen batch norm"
+                 : s->freeze_encoder_bn                       ? ", frozen encoder batch norm"
+                                                              : "");
+}
+
 void tt_model_spec_json(const tt_model_spec *s, char *buf, size_t size)
 {
+    if (!sized_by_options(s)) {
+        snprintf(buf, size, "{\"kind\": \"%s\", \"in_channels\": %d, \"classes\": %d}", s->kind,
+                 s->in_channels, s->classes);
+        return;
+    }
     snprintf(buf, size,
              "{\"kind\": \"%s\", \"in_channels\": %d, \"classes\": %d, \"base_channels\": %d, "
              "\"depth\": %d, \"norm\": \"%s\", \"groups\": %d}",
@@ -73,7 +97,9 @@ void tt_model_spec_json(const tt_model_spec *s, char *buf, size_t size)
 
 int tt_model_spec_same(const tt_model_spec *a, const tt_model_spec *b)
 {
-    return strcmp(a->kind, b->kind) == 0 && a->in_channels == b->in_channels &&
+    if (strcmp(a->kind, b->kind) != 0) return 0;
+    if (!sized_by_options(a)) return a->in_channels == b->in_channels && a->classes == b->classes;
+    return a->in_channels == b->in_channels &&
            a->classes == b->classes && a->base_channels == b->base_channels &&
            a->depth == b->depth && a->norm == b->norm &&
            (a->norm != TT_NORM_GROUP || a->groups == b->groups);
@@ -129,6 +155,7 @@ tt_status tt_model_spec_parse(const char *json, tt_model_spec *spec)
     TT_CHECK(get_string(root, "norm", norm, sizeof norm, &given));
     if (given) TT_CHECK(tt_norm_kind_parse(norm, &s.norm));
     TT_CHECK(tt_model_spec_check(&s));
+    if (!sized_by_options(&s)) s.norm = TT_NORM_BATCH; /* a ResNet's */
     if (strcmp(s.kind, "unet") == 0) {
         tt_unet_config c = tt_unet_config_of(&s);
         TT_CHECK(tt_unet_config_check(&c));

@@ -40,12 +40,17 @@ typedef struct tt_model_spec {
     int freeze_encoder_bn; /* unet-resnet*: the encoder's batch norms use and keep their
                               running statistics, affine parameters trained
                               (FrozenBatchNorm2d); how it trains, not what it is */
+    int freeze_decoder_bn; /* unet-resnet*: the decoder's likewise (--freeze-bn: both, so
+                              that no statistic depends on the micro-batch) */
 } tt_model_spec;
 
 /* unet, 3 in, 4 classes, base 16, depth 3, group norm of 8 groups. */
 tt_model_spec tt_model_spec_default(void);
 /* Checks the spec; errors name the value and what to give. */
 tt_status tt_model_spec_check(const tt_model_spec *spec);
+/* The architecture for people: "UNet base 16 depth 3 group",
+ * "unet-resnet34 (smp Unet, frozen encoder BN)". */
+void tt_model_spec_describe(const tt_model_spec *spec, char *buf, size_t size);
 /* The architecture as one line of JSON (a checkpoint's "model" metadata). */
 void tt_model_spec_json(const tt_model_spec *spec, char *buf, size_t size);
 /* Parses that JSON: "classes" required, other keys default; "kind" absent

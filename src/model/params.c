@@ -108,3 +108,11 @@ void tt_params_init(const tt_param_table *table, uint64_t seed, float *trainable
         }
     }
 }
+
+size_t tt_params_trainable_count(const tt_param_table *t)
+{
+    size_t n = 0;
+    for (int i = 0; i < t->count; i++)
+        if (t->params[i].trainable) n += t->params[i].count;
+    return n;
+}

@@ -49,6 +49,8 @@ typedef struct tt_param_table {
 tt_status tt_params_add(tt_param_table *table, const char *name, int ndim, const int *shape,
                         tt_param_role role, int fan_in);
 const tt_param *tt_params_find(const tt_param_table *table, const char *name);
+/* The trainable values (PyTorch's parameter count: no alignment gaps). */
+size_t tt_params_trainable_count(const tt_param_table *table);
 void tt_params_free(tt_param_table *table);
 
 /* Fills the host copies of both arenas with PyTorch's default init, from a

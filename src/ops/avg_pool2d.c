@@ -16,7 +16,8 @@ tt_status tt_avg_pool2d_forward(tt_backend *be, tt_mem out, tt_mem inp, const tt
                         tt_arg_mem(inp), tt_arg_i32(planes), tt_arg_i32(d->height),
                         tt_arg_i32(d->width), tt_arg_i32(out_h), tt_arg_i32(out_w),
                         tt_arg_i32(d->kernel_h), tt_arg_i32(d->kernel_w),
-                        tt_arg_i32(d->stride_h), tt_arg_i32(d->stride_w));
+                        tt_arg_i32(d->stride_h), tt_arg_i32(d->stride_w), tt_arg_i32(d->pad_h),
+                        tt_arg_i32(d->pad_w));
 }
 
 tt_status tt_avg_pool2d_backward(tt_backend *be, tt_mem dinp, tt_mem dout,
@@ -34,5 +35,6 @@ tt_status tt_avg_pool2d_backward(tt_backend *be, tt_mem dinp, tt_mem dout,
                         tt_arg_mem(dout), tt_arg_i32(planes), tt_arg_i32(d->height),
                         tt_arg_i32(d->width), tt_arg_i32(out_h), tt_arg_i32(out_w),
                         tt_arg_i32(d->kernel_h), tt_arg_i32(d->kernel_w),
-                        tt_arg_i32(d->stride_h), tt_arg_i32(d->stride_w));
+                        tt_arg_i32(d->stride_h), tt_arg_i32(d->stride_w), tt_arg_i32(d->pad_h),
+                        tt_arg_i32(d->pad_w));
 }

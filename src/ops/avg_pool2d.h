@@ -1,7 +1,11 @@
 /*
- * 2-D average pooling over NCHW, no padding, PyTorch floor mode (pool2d.h):
- * every output is the mean of its kernel_h x kernel_w window (the divisor is
- * always the window size, since nothing is padded).
+ * 2-D average pooling over NCHW, PyTorch floor mode (pool2d.h): every
+ * output is the sum of its kernel_h x kernel_w window / (kh * kw).  With
+ * padding the padded places count as zeros, PyTorch's
+ * nn.AvgPool2d(count_include_pad=True) (its default): the divisor is always
+ * the window size (in floor mode with pad <= kernel / 2 no window reaches
+ * past the padding, so PyTorch's divisor is kh * kw too).
+ * count_include_pad=False is not offered.
  *
  * Backward ADDS: dinp[i] += sum over windows covering i of dout / (kh * kw),
  * computed as a gather per input element (no atomics for overlapping

@@ -4,12 +4,17 @@
 #include "core/status.h"
 #include "ops/device_traits.h"
 
-/* The 2x2 stride-2 pooling of the UNet on a CPU: its own 8-wide kernels
- * (tt_device_traits, which tests can override). */
+static int unpadded(const tt_pool2d_desc *d)
+{
+    return d->pad_h == 0 && d->pad_w == 0;
+}
+
+/* The 2x2 stride-2 unpadded pooling of the UNet on a CPU: its own 8-wide
+ * kernels (tt_device_traits, which tests can override). */
 static int use_2x2_w8(const tt_backend *be, const tt_pool2d_desc *d)
 {
     return d->kernel_h == 2 && d->kernel_w == 2 && d->stride_h == 2 && d->stride_w == 2 &&
-           tt_device_traits_of(be).w8;
+           unpadded(d) && tt_device_traits_of(be).w8;
 }
 
 /* global (ceil(out_w / 8), planes * out_h) in work-groups of one */
@@ -42,7 +47,8 @@ tt_status tt_max_pool2d_forward(tt_backend *be, tt_mem out, tt_mem argmax, tt_me
                         tt_arg_mem(keep ? argmax : out), tt_arg_mem(inp), tt_arg_i32(keep),
                         tt_arg_i32(planes), tt_arg_i32(d->height), tt_arg_i32(d->width),
                         tt_arg_i32(out_h), tt_arg_i32(out_w), tt_arg_i32(d->kernel_h),
-                        tt_arg_i32(d->kernel_w), tt_arg_i32(d->stride_h), tt_arg_i32(d->stride_w));
+                        tt_arg_i32(d->kernel_w), tt_arg_i32(d->stride_h), tt_arg_i32(d->stride_w),
+                        tt_arg_i32(d->pad_h), tt_arg_i32(d->pad_w));
 }
 
 /* Either argmax or inp is given; the other is {0}. */
@@ -67,7 +73,7 @@ static tt_status backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem argma
                                      tt_arg_mem(from_input ? inp : dout), tt_arg_i32(from_input),
                                      tt_arg_i32(planes), tt_arg_i32(d->height),
                                      tt_arg_i32(d->width), tt_arg_i32(out_h), tt_arg_i32(out_w)));
-    if (d->stride_h == d->kernel_h && d->stride_w == d->kernel_w) {
+    if (d->stride_h == d->kernel_h && d->stride_w == d->kernel_w && unpadded(d)) {
         size_t global[2] = {(size_t)out_w, (size_t)planes * out_h};
         return tt_launch_kernel(
             be, "pool", "max_pool2d_backward_tiles", NULL, 2, global, NULL,
@@ -82,7 +88,8 @@ static tt_status backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem argma
                         tt_arg_mem(from_input ? inp : dout), tt_arg_i32(from_input),
                         tt_arg_i32(planes), tt_arg_i32(d->height), tt_arg_i32(d->width),
                         tt_arg_i32(out_h), tt_arg_i32(out_w), tt_arg_i32(d->kernel_h),
-                        tt_arg_i32(d->kernel_w), tt_arg_i32(d->stride_h), tt_arg_i32(d->stride_w));
+                        tt_arg_i32(d->kernel_w), tt_arg_i32(d->stride_h), tt_arg_i32(d->stride_w),
+                        tt_arg_i32(d->pad_h), tt_arg_i32(d->pad_w));
 }
 
 tt_status tt_max_pool2d_backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem argmax,

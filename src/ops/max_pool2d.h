@@ -1,20 +1,26 @@
 /*
- * 2-D max pooling over NCHW, no padding, PyTorch floor mode (pool2d.h):
- * 2x2 stride 2 for a UNet encoder, any kernel and stride in general.
+ * 2-D max pooling over NCHW, PyTorch floor mode (pool2d.h): 2x2 stride 2
+ * for a UNet encoder, 3x3 stride 2 pad 1 for a ResNet stem
+ * (nn.MaxPool2d(3, 2, 1)), any kernel, stride and pad (at most half the
+ * window) in general.  Padded places are never a window's maximum (they
+ * act as -infinity and are not even looked at).
  *
  * The forward saves, for every output element, where its maximum came from:
  * argmax is int32 of shape (N, C, out_h, out_w), each value the flat index
  * iy * W + ix of the winning input inside its own (n, c) plane, as PyTorch's
  * return_indices gives.  Ties keep the first maximum in row-major window
- * order (as PyTorch); a NaN in a window wins.  The caller owns the argmax
- * buffer (N * C * out_h * out_w * 4 bytes) and keeps it until backward.
+ * order (as PyTorch), among the window's places inside the image; a NaN
+ * in a window wins; a window all -infinity gives its first place in the
+ * image.  The caller owns the argmax buffer (N * C * out_h * out_w * 4
+ * bytes) and keeps it until backward.
  * Or the caller keeps no argmax (passes (tt_mem){0}) but keeps the input:
  * tt_max_pool2d_backward_from_input finds every window's winner again with
  * the same comparison, so both backwards give the same bits.
  *
  * Backward ADDS: dinp[n, c, i] += sum of dout[n, c, o] over outputs o whose
  * argmax is i.  It is computed as a gather (one work-item per input element
- * visiting the windows that cover it), so overlapping windows need no atomics.
+ * visiting the windows that cover it, in output order), so overlapping
+ * windows (3x3 stride 2) need no atomics and the sums are deterministic.
  */
 #ifndef TT_OPS_MAX_POOL2D_H
 #define TT_OPS_MAX_POOL2D_H

@@ -1,12 +1,16 @@
 /* Options -> model spec, step configuration, schedule; see recipe.h. */
 #include "train/recipe.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
 #include "core/status.h"
+#include "model/params.h"
+#include "optim/optimizer.h"
 
 tt_status tt_recipe_model(const tt_train_options *o, int data_classes, tt_model_spec *out)
 {
@@ -15,12 +19,26 @@ tt_status tt_recipe_model(const tt_train_options *o, int data_classes, tt_model_
                             "--classes %d is fewer than the %d classes of data set '%s'",
                             o->classes, data_classes, o->data);
     tt_model_spec m = tt_model_spec_default();
+    const char *kind = o->model[0] ? o->model : "unet";
+    if (strlen(kind) >= sizeof m.kind)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--model '%.40s' is unknown", kind);
+    memcpy(m.kind, kind, strlen(kind) + 1);
+    const char *encoder_only = o->freeze_encoder_bn ? "--freeze-encoder-bn"
+                               : o->freeze_bn       ? "--freeze-bn"
+                               : o->encoder_lr[0]   ? "--encoder-lr"
+                               : o->freeze_encoder_steps ? "--freeze-encoder-steps" : NULL;
+    if (encoder_only && strcmp(m.kind, "unet") == 0)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s is for a ResNet encoder: give --model "
+                            "unet-resnet18 or unet-resnet34", encoder_only);
+    m.freeze_encoder_bn = o->freeze_encoder_bn || o->freeze_bn;
+    m.freeze_decoder_bn = o->freeze_bn;
     m.classes = o->classes ? o->classes : data_classes ? data_classes : 4;
     m.base_channels = o->base_channels;
     m.depth = o->depth;
     m.groups = o->groups;
     m.checkpointing = o->checkpointing;
     TT_TRY(tt_norm_kind_parse(o->norm, &m.norm));
+    if (strcmp(m.kind, "unet") != 0) m.norm = TT_NORM_BATCH; /* a ResNet's, whatever --norm says */
     TT_TRY(tt_conv_algo_setting(o->algo, &m.algo));
     *out = m;
     return NULL;
@@ -60,10 +78,16 @@ cJSON *tt_recipe_json(const tt_train_options *o, const tt_model_spec *m)
     cJSON_AddNumberToObject(cfg, "accum", o->accum);
     cJSON_AddStringToObject(cfg, "model", m->kind);
     cJSON_AddNumberToObject(cfg, "classes", m->classes);
-    cJSON_AddNumberToObject(cfg, "base_channels", m->base_channels);
-    cJSON_AddNumberToObject(cfg, "depth", m->depth);
+    if (strcmp(m->kind, "unet") == 0) {
+        cJSON_AddNumberToObject(cfg, "base_channels", m->base_channels);
+        cJSON_AddNumberToObject(cfg, "depth", m->depth);
+    }
     cJSON_AddStringToObject(cfg, "norm", tt_norm_kind_name(m->norm));
     if (m->norm == TT_NORM_GROUP) cJSON_AddNumberToObject(cfg, "groups", m->groups);
+    if (m->freeze_encoder_bn) cJSON_AddBoolToObject(cfg, "freeze_encoder_bn", 1);
+    if (m->freeze_decoder_bn) cJSON_AddBoolToObject(cfg, "freeze_decoder_bn", 1);
+    if (o->encoder_lr[0]) cJSON_AddStringToObject(cfg, "encoder_lr", o->encoder_lr);
+    if (o->freeze_encoder_steps) cJSON_AddNumberToObject(cfg, "freeze_encoder_steps", o->freeze_encoder_steps);
     cJSON_AddBoolToObject(cfg, "checkpointing", m->checkpointing);
     cJSON_AddStringToObject(cfg, "algo", tt_conv_algo_name(m->algo));
     cJSON_AddStringToObject(cfg, "optimizer", o->optimizer);
@@ -88,4 +112,54 @@ tt_status tt_recipe_schedule(const tt_train_options *o, tt_schedule *out)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "--schedule '%s' is unknown: use constant, cosine or step", o->schedule);
     return tt_schedule_parse(text, out);
+}
+
+/* --encoder-lr "X" or "Rx" as a scale of the base rate. */
+static tt_status encoder_scale(const tt_train_options *o, double *scale)
+{
+    char *end;
+    double v = strtod(o->encoder_lr, &end);
+    int ratio = *end == 'x' && end[1] == 0;
+    if (end == o->encoder_lr || (*end && !ratio) || !(v >= 0) || isinf(v))
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "--encoder-lr '%s': give a rate (1e-4) or a ratio of --lr (0.1x)",
+                            o->encoder_lr);
+    if (!ratio && !(o->lr > 0))
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "--encoder-lr %s needs a positive --lr to scale against; give a ratio "
+                            "(0.1x) instead", o->encoder_lr);
+    *scale = ratio ? v : v / o->lr;
+    return NULL;
+}
+
+tt_status tt_recipe_groups(const tt_train_options *o, const tt_param_table *params,
+                           tt_optimizer *opt)
+{
+    if (!o->encoder_lr[0] && !o->freeze_encoder_steps) return NULL;
+    double scale = 1.0;
+    if (o->encoder_lr[0]) TT_TRY(encoder_scale(o, &scale));
+    size_t end = 0, rest = opt->floats; /* the encoder's last float, the rest's first */
+    for (int i = 0; i < params->count; i++) {
+        const tt_param *p = &params->params[i];
+        if (!p->trainable) continue;
+        if (strncmp(p->name, "encoder.", 8) == 0) {
+            if (p->offset + p->count > end) end = p->offset + p->count;
+        } else if (p->offset < rest) {
+            rest = p->offset;
+        }
+    }
+    if (!end || end > rest)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "--encoder-lr / --freeze-encoder-steps: this model's encoder.* "
+                            "tensors are %s", end ? "not one range of its parameters" : "none");
+    if (rest == opt->floats) /* nothing but the encoder: one group */
+        return tt_optimizer_set_groups(opt, &(tt_optimizer_group){0, rest, scale, 0, 0}, 1);
+    tt_optimizer_group groups[2] = {{0, rest, scale, 0, 0}, {rest, opt->floats, 1.0, 0, 0}};
+    return tt_optimizer_set_groups(opt, groups, 2);
+}
+
+void tt_recipe_freeze(const tt_train_options *o, tt_optimizer *opt, int64_t step)
+{
+    if (o->freeze_encoder_steps && opt->group_count > 0)
+        opt->groups[0].frozen = step <= o->freeze_encoder_steps;
 }

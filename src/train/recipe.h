@@ -26,6 +26,16 @@ tt_step_config tt_recipe_step(const tt_train_options *options, const tt_model_sp
 struct cJSON;
 struct cJSON *tt_recipe_json(const tt_train_options *options, const tt_model_spec *model);
 
+/* --encoder-lr and --freeze-encoder-steps: the optimizer's parameter
+ * groups, the encoder's tensors ("encoder.*", the first range of the
+ * arena) and the rest; nothing without those options.  The encoder group
+ * is index 0 (tt_recipe_freeze). */
+tt_status tt_recipe_groups(const tt_train_options *options, const tt_param_table *params,
+                           tt_optimizer *optimizer);
+/* Before step `step` (1-based): the encoder group frozen while step <=
+ * --freeze-encoder-steps. */
+void tt_recipe_freeze(const tt_train_options *options, tt_optimizer *optimizer, int64_t step);
+
 /* The backend the options ask for (--backend, --device, profiling). */
 tt_status tt_recipe_backend(const tt_train_options *options, tt_backend_request *out);
 

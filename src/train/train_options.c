@@ -26,6 +26,11 @@ const tt_opt tt_train_option_table[] = {
     OPT("max-pixels", TT_OPT_DOUBLE, max_pixels, "N", "refuse images larger than this", 1, 1e12),
     OPT("mean", TT_OPT_STRING, mean, "R,G,B", "subtract from pixels / 255 (e.g. 0.485,0.456,0.406)", 1, 0),
     OPT("std", TT_OPT_STRING, std, "R,G,B", "then divide by this (e.g. 0.229,0.224,0.225)", 1, 0),
+    CHOICE("model", model, "NAME", "unet (default; --base-channels, --depth, --norm size it) or a UNet over a ResNet encoder as segmentation_models_pytorch's: unet-resnet18, unet-resnet34 (tiles multiples of 32)", "unet|unet-resnet18|unet-resnet34"),
+    OPT("freeze-encoder-bn", TT_OPT_FLAG, freeze_encoder_bn, NULL, "unet-resnet*: the encoder's batch norms use and keep their running statistics, affine parameters trained (FrozenBatchNorm2d)", 1, 0),
+    OPT("freeze-bn", TT_OPT_FLAG, freeze_bn, NULL, "unet-resnet*: every batch norm so (the decoder's too): no statistic depends on the micro-batch, so B x N equals N*B x 1", 1, 0),
+    OPT("encoder-lr", TT_OPT_STRING, encoder_lr, "X|Rx", "unet-resnet*: the encoder's learning rate, or a ratio of --lr (0.1x); its own AdamW/SGD parameter group", 1, 0),
+    OPT("freeze-encoder-steps", TT_OPT_INT, freeze_encoder_steps, "K", "unet-resnet*: encoder weights not updated for the first K steps (its optimizer state neither)", 0, 1e9),
     OPT("classes", TT_OPT_INT, classes, "C", "classes (default: from the data set)", 0, 254),
     OPT("base-channels", TT_OPT_INT, base_channels, "C", "channels of the top UNet level", 1, 1024),
     OPT("depth", TT_OPT_INT, depth, "D", "UNet levels below the top", 1, 8),
@@ -82,6 +87,7 @@ void tt_train_options_default(tt_train_options *o)
     o->depth = 3;
     o->groups = 8;
     strcpy(o->norm, "group");
+    strcpy(o->model, "unet");
     strcpy(o->algo, "auto");
     o->dice_weight = 0.0;
     o->micro_batch = 4;

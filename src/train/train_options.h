@@ -27,6 +27,11 @@ typedef struct tt_train_options {
     char mean[TT_OPT_STRING_MAX];          /* "r,g,b" of pixels / 255, or "" */
     char std[TT_OPT_STRING_MAX];
     /* model */
+    char model[TT_OPT_STRING_MAX];         /* unet | unet-resnet18 | unet-resnet34 */
+    int freeze_encoder_bn;                 /* unet-resnet*: FrozenBatchNorm2d in the encoder */
+    int freeze_bn;                         /* unet-resnet*: and in the decoder */
+    char encoder_lr[TT_OPT_STRING_MAX];    /* "X" or "Rx" (a ratio of --lr) */
+    int freeze_encoder_steps;              /* encoder weights not updated for K steps */
     int classes;                           /* 0: from the data set */
     int base_channels, depth, groups;
     char norm[TT_OPT_STRING_MAX];          /* group | batch | none */

@@ -252,6 +252,13 @@ tt_status tt_trainer_create_ranked(const tt_train_options *opt, const tt_dist *d
                 t->dist.rank, t->dist.size, t->dist.local_rank, t->be->ops->name,
                 t->be->device.name);
     TT_CHECK(resolve_model(t));
+    if (!t->normalize && strcmp(t->model.kind, "unet") != 0) {
+        /* a ResNet encoder's pretraining normalised by ImageNet's statistics */
+        const float mean[3] = {0.485f, 0.456f, 0.406f}, std[3] = {0.229f, 0.224f, 0.225f};
+        memcpy(t->mean, mean, sizeof mean);
+        memcpy(t->std, std, sizeof std);
+        t->normalize = 1;
+    }
     if (opt->sync_bn && t->model.norm != TT_NORM_BATCH) {
         status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "--sync-bn synchronises batch norm: give "
                               "it with --norm batch (this run's norm is %s)",
@@ -265,6 +272,7 @@ tt_status tt_trainer_create_ranked(const tt_train_options *opt, const tt_dist *d
     TT_CHECK(tt_recipe_schedule(&t->opt, &t->schedule));
     tt_step_config sc = tt_recipe_step(&t->opt, &t->model, t->mask_kind, planes);
     TT_CHECK(tt_step_create(t->be, &sc, &t->engine));
+    TT_CHECK(tt_recipe_groups(&t->opt, t->engine->model->params, t->engine->optimizer));
     TT_CHECK(tt_dp_create(&t->dist, t->engine, &t->dp));
     t->norm_sync = tt_dp_norm_sync(&t->dist);
     if (opt->sync_bn) t->engine->model->norm_sync = &t->norm_sync;
@@ -312,6 +320,7 @@ void tt_trainer_destroy(tt_trainer *t)
 static tt_status update(tt_trainer *t, tt_step_report *r)
 {
     tt_update_result u;
+    tt_recipe_freeze(&t->opt, t->engine->optimizer, t->counters.step);
     TT_TRY(tt_step_update(t->engine, &t->schedule, t->opt.lr, &u));
     r->grad_norm = u.grad_norm;
     r->lr = u.lr;

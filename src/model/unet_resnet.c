@@ -1,0 +1,224 @@
+/*
+ * The ResNet-encoder UNet's forward and backward passes, written out in
+ * order (see unet_resnet.h for the layout).  Building the model is
+ * unet_resnet_build.c; every activation has its place in the planned arena
+ * there, taken from one run of these passes on a recording dry backend.
+ *
+ * Gradients: each convolution's `dout` first receives the gradient at its
+ * norm's output, which the norm's backward turns, in place, into the
+ * gradient at the convolution's output.  A tensor read by two consumers (a
+ * block's input, an encoder feature that is also a skip) has one gradient
+ * tensor, zeroed just before the first consumer's backward adds into it.
+ */
+#include "model/unet_resnet.h"
+
+#include "core/status.h"
+#include "ops/add.h"
+#include "ops/concat.h"
+#include "ops/max_pool2d.h"
+#include "ops/upsample.h"
+#include "ops/upsample_nearest.h"
+#include "ops/util.h"
+
+#define NONE ((tt_mem){0})
+
+tt_mem tt_unet_resnet_param(const tt_unet_resnet *u, int index)
+{
+    return tt_model_param(&u->model, index);
+}
+
+tt_mem tt_unet_resnet_grad(const tt_unet_resnet *u, int index)
+{
+    return tt_model_grad(&u->model, index);
+}
+
+tt_conv2d_desc tt_unet_resnet_conv_desc(const tt_unet_resnet *u, const tt_ur_conv *c, int n)
+{
+    int pad = c->kernel / 2;
+    return (tt_conv2d_desc){.batch = n, .in_channels = c->in_channels, .in_h = c->in_h,
+                            .in_w = c->in_w, .out_channels = c->out_channels,
+                            .kernel_h = c->kernel, .kernel_w = c->kernel, .stride_h = c->stride,
+                            .stride_w = c->stride, .pad_h = pad, .pad_w = pad,
+                            .algo = u->conv_algo, .no_input_grad = c->first};
+}
+
+static tt_mem workspace(const tt_unet_resnet *u)
+{
+    return u->workspace_buffer ? tt_mem_of(u->workspace_buffer) : NONE;
+}
+
+static size_t count(int n, int channels, int h, int w)
+{
+    return (size_t)n * (size_t)channels * (size_t)h * (size_t)w;
+}
+
+/* The norm of c: batch statistics in training unless frozen. */
+static int norm_trains(const tt_unet_resnet *u, const tt_ur_conv *c)
+{
+    return u->training && !c->frozen;
+}
+
+static tt_batch_norm_desc norm_desc(const tt_unet_resnet *u, const tt_ur_conv *c, int n)
+{
+    tt_batch_norm_desc d = tt_batch_norm_desc_make(n, c->out_channels, c->out_h, c->out_w);
+    d.relu = c->relu;
+    d.sync = u->model.norm_sync;
+    return d;
+}
+
+/* act = [relu](norm(conv(in))); the head (no norm) writes act == out. */
+static tt_status conv_forward(tt_unet_resnet *u, tt_ur_conv *c, tt_mem in, int n)
+{
+    tt_conv2d_desc d = tt_unet_resnet_conv_desc(u, c, n);
+    TT_TRY(tt_conv2d_forward(u->be, c->out, in, tt_unet_resnet_param(u, c->weight),
+                             tt_unet_resnet_param(u, c->bias), &d, workspace(u)));
+    if (c->bn_w < 0) return NULL;
+    tt_batch_norm_desc b = norm_desc(u, c, n);
+    return tt_batch_norm_forward(u->be, c->act, c->saved, c->out, &c->bn, &b, norm_trains(u, c));
+}
+
+/* c->dout holds the gradient at act: the norm's and the convolution's
+ * parameter gradients, and din += the gradient at `in` (din NONE: not
+ * wanted). */
+static tt_status conv_backward(tt_unet_resnet *u, tt_ur_conv *c, tt_mem in, tt_mem din, int n)
+{
+    if (c->bn_w >= 0) {
+        tt_batch_norm_desc b = norm_desc(u, c, n);
+        TT_TRY(tt_batch_norm_backward(u->be, c->dout, tt_unet_resnet_grad(u, c->bn_w),
+                                      tt_unet_resnet_grad(u, c->bn_b), c->dout, c->out, c->saved,
+                                      &c->bn, &b, norm_trains(u, c)));
+    }
+    tt_conv2d_desc d = tt_unet_resnet_conv_desc(u, c, n);
+    return tt_conv2d_backward(u->be, din, tt_unet_resnet_grad(u, c->weight),
+                              tt_unet_resnet_grad(u, c->bias), c->dout, in,
+                              tt_unet_resnet_param(u, c->weight), &d, workspace(u));
+}
+
+static size_t conv_count(const tt_ur_conv *c, int n)
+{
+    return count(n, c->out_channels, c->out_h, c->out_w);
+}
+
+/* ---- the encoder ----------------------------------------------------------- */
+
+static tt_pool2d_desc pool_desc(const tt_unet_resnet *u, int n)
+{
+    const tt_ur_conv *s = &u->stem;
+    return (tt_pool2d_desc){.batch = n, .channels = s->out_channels, .height = s->out_h,
+                            .width = s->out_w, .kernel_h = 3, .kernel_w = 3, .stride_h = 2,
+                            .stride_w = 2, .pad_h = 1, .pad_w = 1};
+}
+
+static tt_status block_forward(tt_unet_resnet *u, tt_ur_block *b, int n)
+{
+    TT_TRY(conv_forward(u, &b->conv1, *b->input, n));
+    TT_TRY(conv_forward(u, &b->conv2, b->conv1.act, n));
+    tt_mem identity = *b->input;
+    if (b->has_down) {
+        TT_TRY(conv_forward(u, &b->down, *b->input, n));
+        identity = b->down.act;
+    }
+    return tt_add_forward(u->be, b->y, b->conv2.act, identity, 1, conv_count(&b->conv2, n));
+}
+
+/* b->dy holds the gradient at y; *b->dinput is added to (zeroed by the
+ * caller before the first block that adds to it). */
+static tt_status block_backward(tt_unet_resnet *u, tt_ur_block *b, int n)
+{
+    size_t out = conv_count(&b->conv2, n);
+    TT_TRY(tt_fill(u->be, b->conv2.dout, 0.0f, out));
+    tt_mem identity_grad = *b->dinput;
+    if (b->has_down) {
+        TT_TRY(tt_fill(u->be, b->down.dout, 0.0f, out));
+        identity_grad = b->down.dout;
+    }
+    TT_TRY(tt_add_backward(u->be, b->conv2.dout, identity_grad, b->dy, b->y, 1, out));
+    TT_TRY(tt_fill(u->be, b->conv1.dout, 0.0f, conv_count(&b->conv1, n)));
+    TT_TRY(conv_backward(u, &b->conv2, b->conv1.act, b->conv1.dout, n));
+    TT_TRY(conv_backward(u, &b->conv1, *b->input, *b->dinput, n));
+    if (b->has_down) TT_TRY(conv_backward(u, &b->down, *b->input, *b->dinput, n));
+    return NULL;
+}
+
+/* ---- the decoder ----------------------------------------------------------- */
+
+static tt_status decoder_forward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
+{
+    tt_upsample_desc up = {n, d->in_channels, d->h / 2, d->w / 2};
+    TT_TRY(tt_upsample_nearest2x_forward(u->be, d->up, *d->input, &up));
+    if (d->skip) {
+        tt_concat_desc cat = {n, d->in_channels, d->skip_channels, d->h, d->w};
+        TT_TRY(tt_concat_forward(u->be, d->cat, d->up, *d->skip, &cat));
+    }
+    TT_TRY(conv_forward(u, &d->conv1, d->cat, n));
+    return conv_forward(u, &d->conv2, d->conv1.act, n);
+}
+
+/* d->conv2.dout holds the gradient at the block's output. */
+static tt_status decoder_backward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
+{
+    TT_TRY(tt_fill(u->be, d->conv1.dout, 0.0f, conv_count(&d->conv1, n)));
+    TT_TRY(conv_backward(u, &d->conv2, d->conv1.act, d->conv1.dout, n));
+    TT_TRY(tt_fill(u->be, d->dcat, 0.0f, count(n, d->in_channels + d->skip_channels, d->h, d->w)));
+    TT_TRY(conv_backward(u, &d->conv1, d->cat, d->dcat, n));
+    tt_mem dup = d->dcat;
+    if (d->skip) {
+        tt_concat_desc cat = {n, d->in_channels, d->skip_channels, d->h, d->w};
+        TT_TRY(tt_fill(u->be, d->dup, 0.0f, count(n, d->in_channels, d->h, d->w)));
+        TT_TRY(tt_fill(u->be, *d->dskip, 0.0f, count(n, d->skip_channels, d->h, d->w)));
+        TT_TRY(tt_concat_backward(u->be, d->dup, *d->dskip, d->dcat, &cat));
+        dup = d->dup;
+    }
+    tt_upsample_desc up = {n, d->in_channels, d->h / 2, d->w / 2};
+    return tt_upsample_nearest2x_backward(u->be, *d->dinput, dup, &up);
+}
+
+/* ---- the whole model ------------------------------------------------------- */
+
+tt_status tt_unet_resnet_forward(tt_unet_resnet *u, int n, int training)
+{
+    if (n < 1 || n > u->capacity)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: batch %d outside 1..%d", u->spec.kind, n,
+                            u->capacity);
+    u->batch = n;
+    u->training = training;
+    TT_TRY(conv_forward(u, &u->stem, u->input, n));
+    tt_pool2d_desc p = pool_desc(u, n);
+    TT_TRY(tt_max_pool2d_forward(u->be, u->pool, NONE, u->stem.act, &p));
+    for (int i = 0; i < u->block_count; i++) TT_TRY(block_forward(u, &u->blocks[i], n));
+    for (int i = 0; i < TT_UR_DECODER_BLOCKS; i++) TT_TRY(decoder_forward(u, &u->dec[i], n));
+    return conv_forward(u, &u->head, u->dec[TT_UR_DECODER_BLOCKS - 1].conv2.act, n);
+}
+
+tt_status tt_unet_resnet_backward(tt_unet_resnet *u)
+{
+    int n = u->batch;
+    if (!u->training || n < 1)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "%s: backward needs a training forward of the same batch first",
+                            u->spec.kind);
+    tt_ur_decoder *last = &u->dec[TT_UR_DECODER_BLOCKS - 1];
+    TT_TRY(tt_fill(u->be, last->conv2.dout, 0.0f, conv_count(&last->conv2, n)));
+    TT_TRY(conv_backward(u, &u->head, last->conv2.act, last->conv2.dout, n));
+    /* each decoder block's input gradient is the one below's output gradient */
+    for (int i = TT_UR_DECODER_BLOCKS - 1; i >= 0; i--) {
+        tt_ur_decoder *d = &u->dec[i];
+        TT_TRY(tt_fill(u->be, *d->dinput, 0.0f,
+                       count(n, d->in_channels, d->h / 2, d->w / 2)));
+        TT_TRY(decoder_backward(u, d, n));
+    }
+    /* the encoder, last block first; a layer's last block's output gradient
+     * already holds its skip's share (zeroed by its decoder block) */
+    for (int i = u->block_count - 1; i >= 0; i--) {
+        tt_ur_block *b = &u->blocks[i];
+        int reads_skip = 0; /* b's input is F1..F3, whose gradient its decoder began */
+        for (int l = 0; l < 3; l++) reads_skip |= i == u->layer_end[l];
+        if (!reads_skip)
+            TT_TRY(tt_fill(u->be, *b->dinput, 0.0f, count(n, b->conv1.in_channels, b->conv1.in_h,
+                                                          b->conv1.in_w)));
+        TT_TRY(block_backward(u, b, n));
+    }
+    tt_pool2d_desc p = pool_desc(u, n);
+    TT_TRY(tt_max_pool2d_backward_from_input(u->be, u->dstem, u->dpool, u->stem.act, &p));
+    return conv_backward(u, &u->stem, u->input, NONE, n);
+}

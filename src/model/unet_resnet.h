@@ -1,0 +1,115 @@
+/*
+ * The UNet over a ResNet encoder, laid out and named as
+ * segmentation_models_pytorch's Unet(encoder_name="resnet18" | "resnet34")
+ * (python/unet_resnet.py is the same model in PyTorch):
+ *
+ *   encoder.conv1 (7x7 stride 2, no bias), encoder.bn1, ReLU   -> F0 (64, H/2)
+ *   max pool 3x3 stride 2 pad 1, encoder.layer1                -> F1 (64, H/4)
+ *   encoder.layer2, layer3, layer4 (first block stride 2, a
+ *   1x1 stride-2 conv + BN downsample)                         -> F2..F4 (128..512, H/8..H/32)
+ *   decoder.blocks.0..4 (256, 128, 64, 32, 16 channels): nearest x2, [up, skip]
+ *   with skips F3, F2, F1, F0 and none, then twice conv 3x3 (no bias) + BN + ReLU
+ *   segmentation_head.0: 3x3 conv with bias to the classes   -> logits (H)
+ *
+ * A basic block: relu(bn2(conv2(relu(bn1(conv1 x)))) + identity), the
+ * identity x or downsample(x).  Every convolution but the head is followed
+ * by a batch norm; a fused ReLU where one follows.  With
+ * freeze_encoder_bn the encoder's norms run as PyTorch's FrozenBatchNorm2d
+ * in training too: running statistics used and kept, affine parameters
+ * trained.  The tile's height and width must be multiples of 32.
+ *
+ * Forward and backward are written out top to bottom in unet_resnet.c;
+ * building (parameters, layers, the planned activation arena) is
+ * unet_resnet_build.c.  Every activation is kept for the backward
+ * (checkpointing is not offered for this model yet).
+ */
+#ifndef TT_MODEL_UNET_RESNET_H
+#define TT_MODEL_UNET_RESNET_H
+
+#include "backend/backend.h"
+#include "model/model.h"
+#include "ops/batch_norm.h"
+#include "ops/conv2d.h"
+
+#define TT_UR_MAX_BLOCKS 16   /* basic blocks: resnet34 has 3 + 4 + 6 + 3 */
+#define TT_UR_DECODER_BLOCKS 5
+
+/* A convolution and the batch norm after it (bn_w < 0: none, the head). */
+typedef struct tt_ur_conv {
+    char name[48];            /* "encoder.layer1.0.conv1": its weight is name.weight */
+    int in_channels, out_channels, kernel, stride;
+    int in_h, in_w, out_h, out_w;
+    int weight, bias;         /* parameter indices; bias -1 without one */
+    int bn_w, bn_b, bn_rm, bn_rv;
+    tt_batch_norm_state bn;
+    int relu;                 /* a ReLU follows the norm, fused into it */
+    int frozen;               /* FrozenBatchNorm2d in training too */
+    int first;                /* reads the image: no input gradient */
+    tt_mem out, act, saved;   /* conv output, norm(+ReLU) output, norm statistics */
+    tt_mem dout;              /* gradient at act, then (in place) at out */
+} tt_ur_conv;
+
+/* A basic block: conv1 (ReLU), conv2 (no ReLU), downsample (or none), and
+ * y = relu(conv2.act + identity). */
+typedef struct tt_ur_block {
+    tt_ur_conv conv1, conv2, down;
+    int has_down;
+    tt_mem *input;            /* x: the previous block's y, or the pool */
+    tt_mem *dinput;           /* where x's gradient is added */
+    tt_mem y, dy;             /* output and its gradient */
+} tt_ur_block;
+
+typedef struct tt_ur_decoder {
+    int in_channels, skip_channels, channels;
+    int h, w;                 /* output size (2x the input's) */
+    tt_mem *input, *dinput;   /* the feature below and where its gradient goes */
+    tt_mem *skip, *dskip;     /* NULL for the last block */
+    tt_mem up, dup;           /* nearest x2 of the input, and its gradient */
+    tt_mem cat, dcat;         /* [up, skip] and its gradient (the last block: up itself) */
+    tt_ur_conv conv1, conv2;
+} tt_ur_decoder;
+
+typedef struct tt_unet_resnet {
+    tt_model model;           /* the interface's head; first */
+    tt_backend *be;
+    tt_model_spec spec;
+    int layers[4];            /* basic blocks per encoder layer */
+    tt_param_table params;
+    int capacity, height, width;
+    tt_conv_algo conv_algo;
+
+    tt_buffer *param_buffer, *grad_buffer, *state_buffer;
+    tt_buffer *input_buffer, *workspace_buffer;
+    tt_buffer **act_buffers;
+    int act_count;
+    size_t act_planned_bytes, act_unplanned_bytes;
+
+    tt_ur_conv stem;          /* encoder.conv1 + encoder.bn1 + ReLU: F0 = stem.act */
+    tt_mem pool, dpool;       /* max pool of F0: layer1's input */
+    tt_mem dstem;             /* gradient at F0 (skip of decoder block 3 and the pool's) */
+    tt_ur_block blocks[TT_UR_MAX_BLOCKS];
+    int block_count;
+    int layer_end[4];         /* blocks[layer_end[l] - 1] ends layer l + 1: F(l + 1) */
+    tt_ur_decoder dec[TT_UR_DECODER_BLOCKS];
+    tt_ur_conv head;          /* segmentation_head.0 */
+    tt_mem input, logits, dlogits;
+    int batch, training;      /* of the last forward */
+} tt_unet_resnet;
+
+/* Builds a model of kind "unet-resnet18" or "unet-resnet34" (model.c's
+ * table) for micro-batches up to `capacity` tiles of height x width. */
+tt_status tt_unet_resnet_model_create(tt_backend *be, const tt_model_spec *spec, int capacity,
+                                      int height, int width, uint64_t seed, tt_model **out);
+/* Its 3x3 convolution shapes (bench --layers). */
+tt_status tt_unet_resnet_conv3x3_shapes(const tt_model_spec *spec, int height, int width,
+                                        tt_model_conv *out, int max, int *count);
+
+/* ---- between unet_resnet_build.c and unet_resnet.c ------------------------ */
+tt_status tt_unet_resnet_forward(tt_unet_resnet *u, int batch, int training);
+tt_status tt_unet_resnet_backward(tt_unet_resnet *u);
+tt_mem tt_unet_resnet_param(const tt_unet_resnet *u, int index);
+tt_mem tt_unet_resnet_grad(const tt_unet_resnet *u, int index);
+/* The descriptor of conv c for n images. */
+tt_conv2d_desc tt_unet_resnet_conv_desc(const tt_unet_resnet *u, const tt_ur_conv *c, int n);
+
+#endif
