@@ -7,7 +7,8 @@ Unet over a torchvision ResNet, smp's names) in float64.
       num_batches_tracked as I64), "input" (N, 3, H, W) and "dlogits"
       (N, classes, H, W); it is loaded strictly: a name either side lacks or
       a shape that differs is an error.  One forward (train mode, with
-      freeze_encoder_bn() when "freeze", or eval mode when "eval"), backward
+      freeze_encoder_bn() when "freeze", every batch norm in eval mode when
+      "freeze_all", or eval mode when "eval"), backward
       of sum(logits * dlogits), then OUT gets "logits", "grad.<name>" of
       every parameter, every buffer after the step (running statistics F32,
       num_batches_tracked I64), and how far the float64 forward is from
@@ -16,7 +17,7 @@ Unet over a torchvision ResNet, smp's names) in float64.
       (the smallest gap between a pooling window's largest and second
       largest value, windows of positive maxima).
       CONFIG_JSON: {"encoder": "resnet18"|"resnet34", "classes": C,
-                    "mode": "train"|"freeze"|"eval"}
+                    "mode": "train"|"freeze"|"freeze_all"|"eval"}
   torch_resnet_unet_check.py state-dict ENCODER CLASSES OUT.safetensors [SEED]
       a torch-initialised model's state_dict (running statistics moved off
       0 and 1, counters off 0, so a load that misplaces them shows).
@@ -85,11 +86,15 @@ def step(inp, out, cfg):
     model.load_state_dict(state_dict_for(model, data), strict=True)
     model = model.double()
     mode = cfg.get("mode", "train")
-    if mode not in ("train", "freeze", "eval"):
-        sys.exit(f"mode '{mode}': give train, freeze or eval")
+    if mode not in ("train", "freeze", "freeze_all", "eval"):
+        sys.exit(f"mode '{mode}': give train, freeze, freeze_all or eval")
     model.train(mode != "eval")
     if mode == "freeze":
         model.freeze_encoder_bn()
+    elif mode == "freeze_all":  # tiletrain's --freeze-bn
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.eval()
     margin = margins(model)
     x = data["input"].double()
     logits = model(x)
