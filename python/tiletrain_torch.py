@@ -30,6 +30,7 @@ state_dict's names and shapes.
 """
 import argparse
 import json
+import os
 import resource
 import struct
 import sys
@@ -184,7 +185,7 @@ def run_mem(args, model, opt, x, y):
     bce_window(model, opt, x, y, 1)
     seconds = time.time() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    emit(peer="pytorch-cpu", torch=torch.__version__, tile=args.tile,
+    emit(peer="pytorch-cpu", torch=torch.__version__, model=args.model, tile=args.tile,
          micro_batch=args.micro_batch, step_s=round(seconds, 3),
          rss_base_mib=round(before), rss_peak_mib=round(peak),
          step_mem_mib=round(peak - before))
@@ -198,7 +199,8 @@ def run_bench(args, model, opt, x, y):
         bce_window(model, opt, x, y, args.accum)
     per_step = (time.time() - start) / args.steps
     images = args.micro_batch * args.accum
-    emit(peer="pytorch-cpu", torch=torch.__version__, threads=torch.get_num_threads(),
+    emit(peer="pytorch-cpu", torch=torch.__version__, model=args.model,
+         threads=torch.get_num_threads(),
          tile=args.tile, micro_batch=args.micro_batch, accum=args.accum,
          images_per_s=round(images / per_step, 3),
          mpix_per_s=round(images * h * w / per_step / 1e6, 4))
@@ -213,6 +215,8 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=2, help="timed optimizer steps")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--classes", type=int, default=4)
+    ap.add_argument("--model", default="unet", choices=["unet", "unet-resnet18", "unet-resnet34"],
+                    help="unet (sized below) or the ResNet-encoder UNet of python/unet_resnet.py")
     ap.add_argument("--base-channels", type=int, default=16)
     ap.add_argument("--depth", type=int, default=3)
     ap.add_argument("--norm", choices=["group", "batch", "none"], default="group")
@@ -221,7 +225,12 @@ def main(argv=None):
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    model = UNet(3, args.classes, args.base_channels, args.depth, args.norm, args.groups)
+    if args.model == "unet":
+        model = UNet(3, args.classes, args.base_channels, args.depth, args.norm, args.groups)
+    else:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from unet_resnet import UnetResNet
+        model = UnetResNet(args.model.split("-")[1], args.classes)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
     if args.what == "names":
         emit(**{k: list(v.shape) for k, v in model.state_dict().items()})

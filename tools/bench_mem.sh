@@ -3,18 +3,19 @@
 # process RSS over one training window, tiletrain (through `mem --measure`,
 # on the chosen device; on PoCL device memory is host memory) beside
 # python/tiletrain_torch.py mem with the same model, tile and batch.
-#   tools/bench_mem.sh [--tile 256x256] [--micro-batch 4] [extra tiletrain flags]
+#   tools/bench_mem.sh [--tile 256x256] [--micro-batch 4] [--model NAME] [extra tiletrain flags]
 #   ROUNDS=N (default 5): runs of each side; the medians are compared
 #   TT_TORCH_UNET=FILE: another peer with the same command line;
 #   TT_BENCH_DIR=DIR: the peer DIR/torch_unet.py
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tile=256x256 mb=4
+tile=256x256 mb=4 model=unet
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --tile) tile=$2; shift 2 ;;
     --micro-batch) mb=$2; shift 2 ;;
+    --model) model=$2; shift 2 ;;
     *) extra+=("$1"); shift ;;
   esac
 done
@@ -27,9 +28,11 @@ tt=${BUILD_DIR:-build}/tiletrain
 rounds=${ROUNDS:-5}
 ours=() peer=()
 for r in $(seq "$rounds"); do
-  ours+=("$("$tt" mem --tile "$tile" --micro-batch "$mb" --format kaggle-rle --classes 4 --measure --json "${extra[@]}" |
+  ours+=("$("$tt" mem --model "$model" --tile "$tile" --micro-batch "$mb" --format kaggle-rle --classes 4 --measure --json "${extra[@]}" |
             /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["measured"]["process_step_growth_bytes"])')")
-  peer+=("$(/usr/bin/python3 "$peer_py" mem --tile "$tile" --micro-batch "$mb" |
+  model_arg=()
+  [ "$model" = unet ] || model_arg=(--model "$model") # the shared peer knows the UNet only
+  peer+=("$(/usr/bin/python3 "$peer_py" mem "${model_arg[@]}" --tile "$tile" --micro-batch "$mb" |
             /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["step_mem_mib"] * 1048576)')")
 done
 /usr/bin/python3 - "${ours[*]}" "${peer[*]}" "$tile" "$mb" "${extra[*]:-}" <<'PY'

@@ -7,11 +7,12 @@
 # a CPU machine) and prints every ratio.
 #   tools/bench_vs_torch.sh [--tile 256x256] [--micro-batch 4] [--accum 5] [--steps 2]
 #                           [--backends auto|opencl|vulkan|opencl,vulkan]
+#                           [--model unet|unet-resnet18|unet-resnet34]
 #   TT_TORCH_UNET=FILE: another peer with the same command line;
 #   TT_BENCH_DIR=DIR: the peer DIR/torch_unet.py
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tile=256x256 mb=4 accum=5 steps=2 rounds=${ROUNDS:-2} backends=auto
+tile=256x256 mb=4 accum=5 steps=2 rounds=${ROUNDS:-2} backends=auto model=unet
 while [ $# -gt 0 ]; do
   case "$1" in
     --tile) tile=$2; shift 2 ;;
@@ -19,6 +20,7 @@ while [ $# -gt 0 ]; do
     --accum) accum=$2; shift 2 ;;
     --steps) steps=$2; shift 2 ;;
     --backends) backends=$2; shift 2 ;;
+    --model) model=$2; shift 2 ;;
     *) echo "bench_vs_torch: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -33,13 +35,15 @@ images_per_s() { /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin
 for r in $(seq "$rounds"); do
   line="round $r:"
   for api in "${apis[@]}"; do
-    v=$("$tt" bench --backend "$api" --tile "$tile" --micro-batch "$mb" --accum "$accum" \
-          --steps "$steps" --json | images_per_s)
+    v=$("$tt" bench --backend "$api" --model "$model" --tile "$tile" --micro-batch "$mb" \
+          --accum "$accum" --steps "$steps" --json | images_per_s)
     ours[$api]="${ours[$api]:-} $v"
     line+=" tiletrain($api) $v"
   done
-  peer+=("$(/usr/bin/python3 "$peer_py" bench --tile "$tile" --micro-batch "$mb" \
-              --accum "$accum" --steps "$steps" --threads 2 | images_per_s)")
+  model_arg=()
+  [ "$model" = unet ] || model_arg=(--model "$model") # the shared peer knows the UNet only
+  peer+=("$(/usr/bin/python3 "$peer_py" bench "${model_arg[@]}" --tile "$tile" \
+              --micro-batch "$mb" --accum "$accum" --steps "$steps" --threads 2 | images_per_s)")
   echo "$line, PyTorch ${peer[-1]} images/s"
 done
 args=()

@@ -77,6 +77,23 @@ static tt_status conv_forward(tt_unet_resnet *u, tt_ur_conv *c, tt_mem in, int n
     return tt_batch_norm_forward(u->be, c->act, c->saved, c->out, &c->bn, &b, norm_trains(u, c));
 }
 
+/* c->act_again = c's output again, the same bits as the forward's act:
+ * the norm applied with the statistics the forward saved (or, frozen, the
+ * running ones). */
+static tt_status remake(tt_unet_resnet *u, tt_ur_conv *c, int n)
+{
+    tt_batch_norm_desc b = norm_desc(u, c, n);
+    if (!norm_trains(u, c))
+        return tt_batch_norm_forward(u->be, c->act_again, c->saved, c->out, &c->bn, &b, 0);
+    return tt_batch_norm_apply_saved(u->be, c->act_again, c->out, c->saved, &c->bn, &b);
+}
+
+/* What the backward reads as c's output. */
+static tt_mem output_for_backward(const tt_ur_conv *c)
+{
+    return c->remade ? c->act_again : c->act;
+}
+
 /* c->dout holds the gradient at act: the norm's and the convolution's
  * parameter gradients, and din += the gradient at `in` (din NONE: not
  * wanted). */
@@ -134,43 +151,105 @@ static tt_status block_backward(tt_unet_resnet *u, tt_ur_block *b, int n)
     }
     TT_TRY(tt_add_backward(u->be, b->conv2.dout, identity_grad, b->dy, b->y, 1, out));
     TT_TRY(tt_fill(u->be, b->conv1.dout, 0.0f, conv_count(&b->conv1, n)));
-    TT_TRY(conv_backward(u, &b->conv2, b->conv1.act, b->conv1.dout, n));
+    if (b->conv1.remade) TT_TRY(remake(u, &b->conv1, n));
+    TT_TRY(conv_backward(u, &b->conv2, output_for_backward(&b->conv1), b->conv1.dout, n));
     TT_TRY(conv_backward(u, &b->conv1, *b->input, *b->dinput, n));
     if (b->has_down) TT_TRY(conv_backward(u, &b->down, *b->input, *b->dinput, n));
     return NULL;
 }
 
-/* ---- the decoder ----------------------------------------------------------- */
+/* ---- the decoder -----------------------------------------------------------
+ * conv1 reads [up, skip] without the copy: its weight (C', Cin + Cs, 3, 3)
+ * is split by input channels into wa (the up half) and wb (the skip half)
+ * in the wsplit room [wa | wb | ga | gb], so each part is an ordinary
+ * convolution; the weight gradients made per half are joined in the
+ * [wa | wb] room and added to the gradient arena. */
+typedef struct split_weight {
+    tt_mem wa, wb, ga, gb;
+    tt_concat_desc desc;    /* (C', [Cin | Cs], 3, 3) */
+    size_t floats;          /* C' (Cin + Cs) 9 */
+} split_weight;
+
+static tt_status split(tt_unet_resnet *u, const tt_ur_decoder *d, split_weight *s)
+{
+    const tt_ur_conv *c = &d->conv1;
+    size_t kk = (size_t)c->kernel * c->kernel;
+    size_t a = (size_t)c->out_channels * d->in_channels * kk, b = (size_t)c->out_channels * d->skip_channels * kk;
+    s->floats = a + b;
+    s->wa = tt_mem_of(u->wsplit_buffer), s->wb = tt_mem_f32(s->wa, a);
+    s->ga = tt_mem_f32(s->wa, a + b), s->gb = tt_mem_f32(s->ga, a);
+    s->desc = (tt_concat_desc){c->out_channels, d->in_channels, d->skip_channels, c->kernel, c->kernel};
+    TT_TRY(tt_fill(u->be, s->wa, 0.0f, s->floats));
+    return tt_concat_backward(u->be, s->wa, s->wb, tt_unet_resnet_param(u, c->weight), &s->desc);
+}
+
+/* The descriptor of one half of conv1: `channels` of its input. */
+static tt_conv2d_desc half_desc(const tt_unet_resnet *u, const tt_ur_decoder *d, int channels, int n)
+{
+    tt_conv2d_desc x = tt_unet_resnet_conv_desc(u, &d->conv1, n);
+    x.in_channels = channels;
+    return x;
+}
+
+static tt_status conv1_forward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
+{
+    tt_ur_conv *c = &d->conv1;
+    if (!d->skip) return conv_forward(u, c, d->up, n);
+    split_weight s;
+    TT_TRY(split(u, d, &s));
+    tt_conv2d_desc da = half_desc(u, d, d->in_channels, n), db = half_desc(u, d, d->skip_channels, n);
+    TT_TRY(tt_conv2d_forward(u->be, c->out, d->up, s.wa, NONE, &da, workspace(u)));
+    TT_TRY(tt_conv2d_forward_add(u->be, c->out, *d->skip, s.wb, &db, workspace(u)));
+    tt_batch_norm_desc b = norm_desc(u, c, n);
+    return tt_batch_norm_forward(u->be, c->act, c->saved, c->out, &c->bn, &b, norm_trains(u, c));
+}
+
+/* c->dout holds the gradient at conv1's act: its norm's and weight's
+ * gradients, dup = d up (overwritten), *dskip += d skip. */
+static tt_status conv1_backward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
+{
+    tt_ur_conv *c = &d->conv1;
+    TT_TRY(tt_fill(u->be, d->dup, 0.0f, count(n, d->in_channels, d->h, d->w)));
+    if (!d->skip) return conv_backward(u, c, d->up_again, d->dup, n);
+    tt_batch_norm_desc b = norm_desc(u, c, n);
+    TT_TRY(tt_batch_norm_backward(u->be, c->dout, tt_unet_resnet_grad(u, c->bn_w),
+                                  tt_unet_resnet_grad(u, c->bn_b), c->dout, c->out, c->saved,
+                                  &c->bn, &b, norm_trains(u, c)));
+    split_weight s;
+    TT_TRY(split(u, d, &s));
+    tt_conv2d_desc da = half_desc(u, d, d->in_channels, n), db = half_desc(u, d, d->skip_channels, n);
+    TT_TRY(tt_fill(u->be, s.ga, 0.0f, s.floats));
+    TT_TRY(tt_conv2d_backward(u->be, d->dup, s.ga, NONE, c->dout, d->up_again, s.wa, &da, workspace(u)));
+    TT_TRY(tt_conv2d_backward(u->be, *d->dskip, s.gb, NONE, c->dout, *d->skip, s.wb, &db, workspace(u)));
+    TT_TRY(tt_concat_forward(u->be, s.wa, s.ga, s.gb, &s.desc)); /* [ga | gb] as (C', Cin + Cs, 3, 3) */
+    return tt_axpy(u->be, tt_unet_resnet_grad(u, c->weight), s.wa, 1.0f, s.floats);
+}
 
 static tt_status decoder_forward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
 {
     tt_upsample_desc up = {n, d->in_channels, d->h / 2, d->w / 2};
     TT_TRY(tt_upsample_nearest2x_forward(u->be, d->up, *d->input, &up));
-    if (d->skip) {
-        tt_concat_desc cat = {n, d->in_channels, d->skip_channels, d->h, d->w};
-        TT_TRY(tt_concat_forward(u->be, d->cat, d->up, *d->skip, &cat));
-    }
-    TT_TRY(conv_forward(u, &d->conv1, d->cat, n));
+    TT_TRY(conv1_forward(u, d, n));
     return conv_forward(u, &d->conv2, d->conv1.act, n);
 }
 
-/* d->conv2.dout holds the gradient at the block's output. */
+/* d->conv2.dout holds the gradient at the block's output; up is made
+ * again from the input (itself made again from the conv below). */
 static tt_status decoder_backward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
 {
     TT_TRY(tt_fill(u->be, d->conv1.dout, 0.0f, conv_count(&d->conv1, n)));
-    TT_TRY(conv_backward(u, &d->conv2, d->conv1.act, d->conv1.dout, n));
-    TT_TRY(tt_fill(u->be, d->dcat, 0.0f, count(n, d->in_channels + d->skip_channels, d->h, d->w)));
-    TT_TRY(conv_backward(u, &d->conv1, d->cat, d->dcat, n));
-    tt_mem dup = d->dcat;
-    if (d->skip) {
-        tt_concat_desc cat = {n, d->in_channels, d->skip_channels, d->h, d->w};
-        TT_TRY(tt_fill(u->be, d->dup, 0.0f, count(n, d->in_channels, d->h, d->w)));
-        TT_TRY(tt_fill(u->be, *d->dskip, 0.0f, count(n, d->skip_channels, d->h, d->w)));
-        TT_TRY(tt_concat_backward(u->be, d->dup, *d->dskip, d->dcat, &cat));
-        dup = d->dup;
+    if (d->conv1.remade) TT_TRY(remake(u, &d->conv1, n));
+    TT_TRY(conv_backward(u, &d->conv2, output_for_backward(&d->conv1), d->conv1.dout, n));
+    tt_mem input = *d->input;
+    if (d->below) {
+        TT_TRY(remake(u, d->below, n));
+        input = d->below->act_again;
     }
     tt_upsample_desc up = {n, d->in_channels, d->h / 2, d->w / 2};
-    return tt_upsample_nearest2x_backward(u->be, *d->dinput, dup, &up);
+    TT_TRY(tt_upsample_nearest2x_forward(u->be, d->up_again, input, &up));
+    if (d->skip) TT_TRY(tt_fill(u->be, *d->dskip, 0.0f, count(n, d->skip_channels, d->h, d->w)));
+    TT_TRY(conv1_backward(u, d, n));
+    return tt_upsample_nearest2x_backward(u->be, *d->dinput, d->dup, &up);
 }
 
 /* ---- the whole model ------------------------------------------------------- */
@@ -199,7 +278,8 @@ tt_status tt_unet_resnet_backward(tt_unet_resnet *u)
                             u->spec.kind);
     tt_ur_decoder *last = &u->dec[TT_UR_DECODER_BLOCKS - 1];
     TT_TRY(tt_fill(u->be, last->conv2.dout, 0.0f, conv_count(&last->conv2, n)));
-    TT_TRY(conv_backward(u, &u->head, last->conv2.act, last->conv2.dout, n));
+    if (last->conv2.remade) TT_TRY(remake(u, &last->conv2, n));
+    TT_TRY(conv_backward(u, &u->head, output_for_backward(&last->conv2), last->conv2.dout, n));
     /* each decoder block's input gradient is the one below's output gradient */
     for (int i = TT_UR_DECODER_BLOCKS - 1; i >= 0; i--) {
         tt_ur_decoder *d = &u->dec[i];
@@ -219,6 +299,6 @@ tt_status tt_unet_resnet_backward(tt_unet_resnet *u)
         TT_TRY(block_backward(u, b, n));
     }
     tt_pool2d_desc p = pool_desc(u, n);
-    TT_TRY(tt_max_pool2d_backward_from_input(u->be, u->dstem, u->dpool, u->stem.act, &p));
+    TT_TRY(tt_max_pool2d_backward_from_input(u->be, u->stem.dout, u->dpool, u->stem.act, &p));
     return conv_backward(u, &u->stem, u->input, NONE, n);
 }

@@ -20,8 +20,11 @@
  *
  * Forward and backward are written out top to bottom in unet_resnet.c;
  * building (parameters, layers, the planned activation arena) is
- * unet_resnet_build.c.  Every activation is kept for the backward
- * (checkpointing is not offered for this model yet).
+ * unet_resnet_build.c.  A norm's output that only the next convolution
+ * reads (inside a block, and the decoder's) is made again in the backward
+ * from the convolution's output and the norm's statistics rather than
+ * kept; the rest is kept (checkpointing is not offered for this model
+ * yet).
  */
 #ifndef TT_MODEL_UNET_RESNET_H
 #define TT_MODEL_UNET_RESNET_H
@@ -45,7 +48,11 @@ typedef struct tt_ur_conv {
     int relu;                 /* a ReLU follows the norm, fused into it */
     int frozen;               /* FrozenBatchNorm2d in training too */
     int first;                /* reads the image: no input gradient */
+    int remade;               /* act lives in the forward only; the backward makes it again
+                                 (act_again) from out and saved for the next conv's weight
+                                 gradient: a cheap element-wise pass instead of a kept tensor */
     tt_mem out, act, saved;   /* conv output, norm(+ReLU) output, norm statistics */
+    tt_mem act_again;         /* remade: act again, the same bits, for the backward */
     tt_mem dout;              /* gradient at act, then (in place) at out */
 } tt_ur_conv;
 
@@ -64,9 +71,11 @@ typedef struct tt_ur_decoder {
     int h, w;                 /* output size (2x the input's) */
     tt_mem *input, *dinput;   /* the feature below and where its gradient goes */
     tt_mem *skip, *dskip;     /* NULL for the last block */
-    tt_mem up, dup;           /* nearest x2 of the input, and its gradient */
-    tt_mem cat, dcat;         /* [up, skip] and its gradient (the last block: up itself) */
-    tt_ur_conv conv1, conv2;
+    tt_ur_conv *below;        /* the conv whose output is the input (remade), NULL: F4 */
+    tt_mem up, dup;           /* nearest x2 of the input (forward only), and its gradient */
+    tt_mem up_again;          /* up made again for conv1's weight gradient */
+    tt_ur_conv conv1, conv2;  /* conv1 reads [up, skip] as two convolutions into one
+                                 output: no concatenated copy (the UNet's way) */
 } tt_ur_decoder;
 
 typedef struct tt_unet_resnet {
@@ -80,13 +89,15 @@ typedef struct tt_unet_resnet {
 
     tt_buffer *param_buffer, *grad_buffer, *state_buffer;
     tt_buffer *input_buffer, *workspace_buffer;
+    tt_buffer *wsplit_buffer; /* a decoder conv1's weight in halves by input channels
+                                 ([up | skip]) and its gradient's: 2 x its floats */
     tt_buffer **act_buffers;
     int act_count;
     size_t act_planned_bytes, act_unplanned_bytes;
 
-    tt_ur_conv stem;          /* encoder.conv1 + encoder.bn1 + ReLU: F0 = stem.act */
+    tt_ur_conv stem;          /* encoder.conv1 + encoder.bn1 + ReLU: F0 = stem.act; stem.dout
+                                 gathers F0's gradient (decoder block 3's skip, the pool) */
     tt_mem pool, dpool;       /* max pool of F0: layer1's input */
-    tt_mem dstem;             /* gradient at F0 (skip of decoder block 3 and the pool's) */
     tt_ur_block blocks[TT_UR_MAX_BLOCKS];
     int block_count;
     int layer_end[4];         /* blocks[layer_end[l] - 1] ends layer l + 1: F(l + 1) */

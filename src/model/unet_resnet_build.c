@@ -115,13 +115,15 @@ static tt_status build_layers(tt_unet_resnet *u)
         u->layer_end[l] = n;
     }
     u->block_count = n;
+    for (int i = 0; i < n; i++) u->blocks[i].conv1.remade = 1; /* read by conv2 alone */
     /* decoder block i: the feature below, the skip F(3 - i) (F0 = the stem's) */
     tt_mem *skips[TT_UR_DECODER_BLOCKS] = {&u->blocks[u->layer_end[2] - 1].y,
                                            &u->blocks[u->layer_end[1] - 1].y,
                                            &u->blocks[u->layer_end[0] - 1].y, &u->stem.act, NULL};
     tt_mem *dskips[TT_UR_DECODER_BLOCKS] = {&u->blocks[u->layer_end[2] - 1].dy,
                                             &u->blocks[u->layer_end[1] - 1].dy,
-                                            &u->blocks[u->layer_end[0] - 1].dy, &u->dstem, NULL};
+                                            &u->blocks[u->layer_end[0] - 1].dy, &u->stem.dout,
+                                            NULL};
     int skip_channels[TT_UR_DECODER_BLOCKS] = {256, 128, 64, 64, 0};
     for (int i = 0; i < TT_UR_DECODER_BLOCKS; i++) {
         tt_ur_decoder *d = &u->dec[i];
@@ -129,7 +131,11 @@ static tt_status build_layers(tt_unet_resnet *u)
         TT_TRY(add_decoder(u, d, i, cin, skip_channels[i], bh, bw));
         d->input = feature, d->dinput = dfeature;
         d->skip = skips[i], d->dskip = dskips[i];
+        d->below = i ? &u->dec[i - 1].conv2 : NULL;
         feature = &d->conv2.act, dfeature = &d->conv2.dout;
+        /* read by conv2, and the next block's upsampling or the head: only
+         * the head's weight gradient reads it in the backward */
+        d->conv1.remade = d->conv2.remade = 1;
         cin = d->channels;
     }
     return add_conv(u, &u->head, "segmentation_head.0", NULL, cin, u->spec.classes, 3, 1, bh, bw, 0);
@@ -174,6 +180,7 @@ static void add_conv_tensors(tt_arena_plan *r, tt_unet_resnet *u, tt_ur_conv *c)
     add_tensor(r, c->name, "out", bytes, &c->out);
     add_tensor(r, c->name, "act", bytes, &c->act);
     add_tensor(r, c->name, "dout", bytes, &c->dout);
+    if (c->remade) add_tensor(r, c->name, "act.again", bytes, &c->act_again);
     tt_batch_norm_desc d = tt_batch_norm_desc_make(u->capacity, c->out_channels, c->out_h, c->out_w);
     add_tensor(r, c->name, "saved", tt_batch_norm_saved_floats(&d) * sizeof(float), &c->saved);
 }
@@ -186,21 +193,17 @@ static void build_requests(tt_unet_resnet *u, tt_arena_plan *r)
     size_t pooled = bytes_of(u, 64, u->blocks[0].conv1.in_h, u->blocks[0].conv1.in_w);
     tt_arena_plan_add(r, "encoder.maxpool", pooled, &u->pool);
     tt_arena_plan_add(r, "encoder.maxpool.grad", pooled, &u->dpool);
-    tt_arena_plan_add(r, "encoder.bn1.grad", bytes_of(u, 64, u->stem.out_h, u->stem.out_w), &u->dstem);
     for (int i = 0; i < u->block_count; i++) {
         tt_ur_block *b = &u->blocks[i];
         size_t bytes = bytes_of(u, b->conv2.out_channels, b->conv2.out_h, b->conv2.out_w);
-        add_tensor(r, b->conv1.name, "block.y", bytes, &b->y);
-        add_tensor(r, b->conv1.name, "block.dy", bytes, &b->dy);
+        add_tensor(r, b->conv1.name, "block.dy", bytes, &b->dy); /* y is conv2.act (connect) */
     }
     for (int i = 0; i < TT_UR_DECODER_BLOCKS; i++) {
         tt_ur_decoder *d = &u->dec[i];
-        add_tensor(r, d->conv1.name, "up", bytes_of(u, d->in_channels, d->h, d->w), &d->up);
-        add_tensor(r, d->conv1.name, "dup", bytes_of(u, d->in_channels, d->h, d->w), &d->dup);
-        if (!d->skip) continue; /* the last block's conv1 reads up itself */
-        size_t cat = bytes_of(u, d->in_channels + d->skip_channels, d->h, d->w);
-        add_tensor(r, d->conv1.name, "cat", cat, &d->cat);
-        add_tensor(r, d->conv1.name, "dcat", cat, &d->dcat);
+        size_t up = bytes_of(u, d->in_channels, d->h, d->w);
+        add_tensor(r, d->conv1.name, "up", up, &d->up);
+        add_tensor(r, d->conv1.name, "up.again", up, &d->up_again);
+        add_tensor(r, d->conv1.name, "dup", up, &d->dup);
     }
     size_t logits = bytes_of(u, u->spec.classes, u->height, u->width);
     tt_arena_plan_add(r, "logits", logits, &u->logits);
@@ -208,13 +211,14 @@ static void build_requests(tt_unet_resnet *u, tt_arena_plan *r)
 }
 
 /* The places shared by declaration: the head writes the logits and reads
- * its gradient from dlogits; the last decoder block's conv1 reads up. */
+ * its gradient from dlogits; a basic block's sum relu(conv2.act + identity) goes over conv2.act, which
+ * nothing else reads (bn2's backward reads conv2.out, the sum's its
+ * output). */
 static void connect(tt_unet_resnet *u)
 {
+    for (int i = 0; i < u->block_count; i++) u->blocks[i].y = u->blocks[i].conv2.act;
     u->head.out = u->head.act = u->logits;
     u->head.dout = u->dlogits;
-    tt_ur_decoder *last = &u->dec[TT_UR_DECODER_BLOCKS - 1];
-    last->cat = last->up, last->dcat = last->dup;
 }
 
 static tt_status record_step(void *model, tt_backend *recorder)
@@ -267,6 +271,14 @@ static tt_status allocate(tt_unet_resnet *u)
     }
     if (ws)
         TT_CHECK(tt_buffer_alloc(u->be, ws, TT_MEM_WORKSPACE, "conv.workspace", &u->workspace_buffer));
+    size_t halves = 0; /* the largest decoder conv1 weight, and its gradient */
+    for (int i = 0; i < TT_UR_DECODER_BLOCKS; i++) {
+        const tt_ur_conv *c = &u->dec[i].conv1;
+        size_t f = (size_t)c->out_channels * c->in_channels * c->kernel * c->kernel;
+        if (f > halves) halves = f;
+    }
+    TT_CHECK(tt_buffer_alloc(u->be, 2 * halves * sizeof(float), TT_MEM_WORKSPACE,
+                             "decoder.conv1.halves", &u->wsplit_buffer));
     build_requests(u, &r);
     tt_arena arena;
     TT_CHECK(tt_arena_plan_place(&r, u->be, record_step, u, &arena));
@@ -314,6 +326,7 @@ static void destroy(tt_model *m)
     tt_buffer_free(u->grad_buffer);
     tt_buffer_free(u->state_buffer);
     tt_buffer_free(u->workspace_buffer);
+    tt_buffer_free(u->wsplit_buffer);
     tt_params_free(&u->params);
     free(u);
 }
