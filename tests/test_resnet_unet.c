@@ -37,16 +37,17 @@ typedef struct {
     int twice;          /* then forward and backward again: the gradients double */
 } rcase;
 
-/* 1 when torch (with torchvision) runs; else prints why the comparisons
- * are skipped. */
-static int have_torch(void)
+/* 1 when PY imports `modules` ("torch", "torch, torchvision"); else prints
+ * why the comparison is skipped. */
+static int have(const char *modules)
 {
-    static int known = -1;
-    if (known < 0) known = system(PY " -c 'import torch, torchvision' >/dev/null 2>&1") == 0;
-    if (!known)
-        printf("\n  SKIPPED the torch comparison: " PY " with torch and torchvision is needed "
-               "(Debian: python3-torch python3-torchvision)");
-    return known;
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, PY " -c 'import %s' >/dev/null 2>&1", modules);
+    int ok = system(cmd) == 0;
+    if (!ok)
+        printf("\n  SKIPPED the torch comparison: " PY " cannot import %s (Debian: python3-torch "
+               "python3-torchvision)", modules);
+    return ok;
 }
 
 static void temp_path(char *path, size_t size, const char *what)
@@ -211,7 +212,7 @@ static void check_against_torch(const rcase *c)
              PY " %s/tests/torch_resnet_unet_check.py step %s %s "
              "'{\"encoder\": \"%s\", \"classes\": %d, \"mode\": \"%s\"}'",
              TT_SOURCE_DIR, in_path, out_path, c->kind + strlen("unet-"), CLASSES, c->mode);
-    int torch = have_torch(), ran = torch && run(cmd);
+    int torch = have("torch"), ran = torch && run(cmd);
     unlink(in_path);
     if (torch) CU_ASSERT(ran);
     if (ran) {
@@ -409,7 +410,7 @@ static int torch_names(const char *encoder, char ***out)
 /* Every name and shape of ours is smp's and every one of smp's ours. */
 static void test_names_are_smps(void)
 {
-    if (!have_torch()) return;
+    if (!have("torch")) return;
     const char *encoders[] = {"resnet18", "resnet34"};
     for (int e = 0; e < 2; e++) {
         char kind[32], **ours, **theirs;
@@ -446,7 +447,7 @@ static void test_names_are_smps(void)
  * 7) loads with nothing missing or unexpected, every value as written. */
 static void test_torch_state_dict_loads(void)
 {
-    if (!have_torch()) return;
+    if (!have("torch")) return;
     char path[64], cmd[512];
     temp_path(path, sizeof path, "sd");
     snprintf(cmd, sizeof cmd, PY " %s/tests/torch_resnet_unet_check.py state-dict resnet34 %d %s 3",
@@ -493,7 +494,7 @@ static void test_torch_state_dict_loads(void)
  * nothing unexpected; only the decoder and head are missing. */
 static void test_torchvision_encoder_loads(void)
 {
-    if (!have_torch()) return;
+    if (!have("torch, torchvision")) return;
     char pth[64], st[64], cmd[768];
     temp_path(pth, sizeof pth, "pth");
     temp_path(st, sizeof st, "st");
