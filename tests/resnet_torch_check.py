@@ -5,7 +5,8 @@
     parameters for resnet34 as smp's Unet does;
   - tools/convert_weights.py turns a torchvision state_dict (random
     weights), a checkpoint dict and a whole pickled module into safetensors
-    files whose tensors equal the originals, names as asked (--drop, --strip).
+    files whose tensors equal the originals, names as asked (--drop, --strip);
+  - tests/torch_resnet_unet_check.py self-test (test_resnet_unet's reference).
 Exit 77 (skipped) without torch or torchvision."""
 import os, subprocess, sys, tempfile
 
@@ -66,6 +67,12 @@ with tempfile.TemporaryDirectory() as tmp:
           "its tensors equal")
     open(pth, "wb").write(b"not a torch file")
     check(convert(pth, out) != 0, "a damaged file is an error naming it")
+
+r = subprocess.run([sys.executable, os.path.join(here, "torch_resnet_unet_check.py"), "self-test"],
+                   capture_output=True, text=True)
+print(r.stdout.strip() or r.stderr.strip())
+check(r.returncode == 0, "tests/torch_resnet_unet_check.py (test_resnet_unet's reference) agrees "
+      "with float32 torch in train, freeze and eval modes and loads strictly")
 
 print(f"{failures} failure(s)")
 sys.exit(1 if failures else 0)

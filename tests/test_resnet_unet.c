@@ -1,0 +1,557 @@
+/*
+ * The UNet over a ResNet encoder (--model unet-resnet18 | unet-resnet34)
+ * against PyTorch: python/unet_resnet.py's UnetResNet in float64
+ * (tests/torch_resnet_unet_check.py) from the same weights, one step:
+ * logits, every parameter gradient, the running statistics and
+ * num_batches_tracked after it; in training, with the encoder's batch
+ * norms frozen (FrozenBatchNorm2d), with every norm frozen, and in eval
+ * mode.  And the tensors' names and shapes are smp's both ways: a state_dict
+ * written by torch loads with nothing missing or unexpected, a converted
+ * torchvision resnet34 loads into the encoder under --init-prefix encoder.
+ *
+ * The batch norms' parameters are set so that float32 cannot flip a ReLU
+ * (controlled()): with PyTorch's init a 64x96 step has a ReLU input within
+ * 1e-5 of 0, float32 PyTorch takes the other side of it and its gradients
+ * differ from float64 by up to 6.5e-2 (the script's self-test shows 3e-5
+ * with these).  The script reports the float64 forward's margins.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "io/safetensors.h"
+#include "model/model.h"
+#include "model/weights.h"
+#include "ops/util.h"
+
+#define PY "/usr/bin/python3"
+#define CLASSES 3
+
+typedef struct {
+    const char *label;
+    const char *kind;
+    const char *mode;   /* train, freeze (encoder), freeze_all, eval */
+    int batch, height, width;
+    int twice;          /* then forward and backward again: the gradients double */
+} rcase;
+
+/* 1 when PY imports `modules` ("torch", "torch, torchvision"); else prints
+ * why the comparison is skipped. */
+static int have(const char *modules)
+{
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, PY " -c 'import %s' >/dev/null 2>&1", modules);
+    int ok = system(cmd) == 0;
+    if (!ok)
+        printf("\n  SKIPPED the torch comparison: " PY " cannot import %s (Debian: python3-torch "
+               "python3-torchvision)", modules);
+    return ok;
+}
+
+static void temp_path(char *path, size_t size, const char *what)
+{
+    snprintf(path, size, "/tmp/tt-rtest-%s-XXXXXX", what);
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+}
+
+static int run(const char *cmd)
+{
+    int rc = system(cmd);
+    if (rc != 0) printf("\n  FAILED (%d): %s", rc, cmd);
+    return rc == 0;
+}
+
+static tt_model *create(const char *kind, const char *mode, int capacity, int height, int width)
+{
+    tt_model_spec spec = tt_model_spec_default();
+    snprintf(spec.kind, sizeof spec.kind, "%s", kind);
+    spec.classes = CLASSES;
+    spec.freeze_encoder_bn = strncmp(mode, "freeze", 6) == 0;
+    spec.freeze_decoder_bn = strcmp(mode, "freeze_all") == 0;
+    tt_model *m = NULL;
+    TH_OK(tt_model_create(th_backend(), &spec, capacity, height, width, 11, &m));
+    return m;
+}
+
+static int is_encoder(const char *name) { return strncmp(name, "encoder.", 8) == 0; }
+
+/* Batch norm parameters that keep every ReLU input off 0 (see the top):
+ * gamma in [0.05, 0.15], beta 1, or -1 on every fourth channel of a norm a
+ * ReLU follows directly (a dead channel: the masks are not all ones), so a
+ * ReLU sees +-1 + gamma * x_hat; the residual sum adds the norm's
+ * 1 + gamma * x_hat to a non-negative identity.  Running statistics off 0
+ * and 1 (eval-mode norms use them), counters at 7.  Convolutions keep the
+ * model's own init. */
+static void controlled(tt_model *m, float *params, float *state)
+{
+    TH_OK(tt_model_get_params(m, params, state));
+    uint64_t seed = 21;
+    for (int i = 0; i < m->params->count; i++) {
+        const tt_param *p = &m->params->params[i];
+        float *x = (p->trainable ? params : state) + p->offset;
+        int relu_follows = !strstr(p->name, ".bn2.") && !strstr(p->name, "downsample.");
+        for (size_t k = 0; k < p->count; k++) {
+            switch (p->role) {
+            case TT_PARAM_NORM_WEIGHT: x[k] = (float)th_uniform(&seed, 0.05, 0.15); break;
+            case TT_PARAM_NORM_BIAS: x[k] = relu_follows && k % 4 == 3 ? -1.0f : 1.0f; break;
+            case TT_PARAM_RUNNING_MEAN: x[k] = (float)th_uniform(&seed, -0.1, 0.1); break;
+            case TT_PARAM_RUNNING_VAR: x[k] = (float)th_uniform(&seed, 0.8, 1.2); break;
+            default: break;
+            }
+        }
+    }
+    TH_OK(tt_model_set_params(m, params, state));
+    for (int i = 0; i < m->counter_count; i++) *m->counters[i].value = 7;
+}
+
+/* Error relative to the tensor's largest reference magnitude; NaN gives
+ * INFINITY; an all-zero reference needs an all-zero result. */
+static double compare(const float *got, const float *want, size_t n)
+{
+    double scale = 0, worst = 0;
+    for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs((double)want[i]));
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - (double)want[i]);
+        if (isnan(d)) return INFINITY;
+        worst = fmax(worst, scale > 0 ? d / scale : d > 0 ? INFINITY : 0);
+    }
+    return worst;
+}
+
+/* The worst error of one class of tensors and its name. */
+typedef struct {
+    const char *what;
+    double worst;
+    char name[64];
+    int count;
+} worst_of;
+
+static void note(worst_of *w, double e, const char *name)
+{
+    w->count++;
+    if (e >= w->worst) {
+        w->worst = e;
+        snprintf(w->name, sizeof w->name, "%s", name);
+    }
+}
+
+static void check_against_torch(const rcase *c)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    int train = strcmp(c->mode, "eval") != 0;
+    tt_model *m = create(c->kind, c->mode, c->batch, c->height, c->width);
+    const tt_param_table *pt = m->params;
+    float *params = malloc(pt->trainable_floats * sizeof *params);
+    float *state = malloc((pt->state_floats + 1) * sizeof *state);
+    float *after = malloc((pt->state_floats + 1) * sizeof *after);
+    float *grads = malloc(pt->trainable_floats * sizeof *grads);
+    controlled(m, params, state);
+
+    size_t in_n = (size_t)c->batch * 3 * c->height * c->width;
+    size_t out_n = (size_t)c->batch * CLASSES * c->height * c->width;
+    float *input = malloc(in_n * sizeof *input), *dlogits = malloc(out_n * sizeof *dlogits);
+    float *logits = malloc(out_n * sizeof *logits), *want = malloc(out_n * sizeof *want);
+    uint64_t seed = 5;
+    th_fill_uniform(input, in_n, 0, 1, &seed);
+    th_fill_uniform(dlogits, out_n, -1, 1, &seed);
+
+    /* the reference's input: the weights as they are now, the image, the gradient */
+    char in_path[64], out_path[64];
+    temp_path(in_path, sizeof in_path, "in");
+    temp_path(out_path, sizeof out_path, "out");
+    tt_st_writer *w = NULL;
+    TH_OK(tt_st_writer_create(&w));
+    TH_OK(tt_weights_add(w, m));
+    int64_t ishape[4] = {c->batch, 3, c->height, c->width};
+    int64_t lshape[4] = {c->batch, CLASSES, c->height, c->width};
+    TH_OK(tt_st_writer_add(w, "input", TT_ST_F32, 4, ishape, input));
+    TH_OK(tt_st_writer_add(w, "dlogits", TT_ST_F32, 4, lshape, dlogits));
+    TH_OK(tt_st_writer_write(w, in_path));
+    tt_st_writer_destroy(w);
+
+    /* the logits are read before backward (its temporaries may take their bytes) */
+    TH_OK(tt_model_zero_grads(m));
+    TH_OK(tt_write(be, m->input, input, in_n * sizeof *input));
+    TH_OK(tt_model_forward(m, c->batch, train));
+    TH_OK(tt_read(be, logits, m->logits, out_n * sizeof *logits));
+    if (train) {
+        TH_OK(tt_write(be, m->dlogits, dlogits, out_n * sizeof *dlogits));
+        TH_OK(tt_model_backward(m));
+        TH_OK(tt_read(be, grads, tt_mem_of(m->grad_buffer), pt->trainable_floats * sizeof *grads));
+    }
+    TH_OK(tt_model_get_params(m, NULL, after));
+
+    /* frozen norms (and every norm in eval mode) keep their statistics and
+     * counters bit for bit; the others count the step */
+    int kept_bad = 0, counted_bad = 0;
+    for (int i = 0; i < pt->count; i++) {
+        const tt_param *p = &pt->params[i];
+        int frozen = !train || (strncmp(c->mode, "freeze", 6) == 0 && is_encoder(p->name)) ||
+                     strcmp(c->mode, "freeze_all") == 0;
+        if (!p->trainable && frozen)
+            kept_bad += memcmp(after + p->offset, state + p->offset, p->count * sizeof *after) != 0;
+    }
+    for (int i = 0; i < m->counter_count; i++) {
+        const char *name = m->counters[i].name;
+        int frozen = !train || (strncmp(c->mode, "freeze", 6) == 0 && is_encoder(name)) ||
+                     strcmp(c->mode, "freeze_all") == 0;
+        counted_bad += *m->counters[i].value != (frozen ? 7 : 8);
+    }
+    printf("\n  %s: frozen statistics changed: %d tensors; counters not as expected: %d of %d",
+           c->label, kept_bad, counted_bad, m->counter_count);
+    CU_ASSERT_EQUAL(kept_bad, 0);
+    CU_ASSERT_EQUAL(counted_bad, 0);
+
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             PY " %s/tests/torch_resnet_unet_check.py step %s %s "
+             "'{\"encoder\": \"%s\", \"classes\": %d, \"mode\": \"%s\"}'",
+             TT_SOURCE_DIR, in_path, out_path, c->kind + strlen("unet-"), CLASSES, c->mode);
+    int torch = have("torch"), ran = torch && run(cmd);
+    unlink(in_path);
+    if (torch) CU_ASSERT(ran);
+    if (ran) {
+        tt_safetensors *f = NULL;
+        TH_OK(tt_safetensors_open(out_path, &f));
+        float margin[2];
+        int64_t one = 1;
+        TH_OK(tt_safetensors_get_f32(f, "margin.relu", 1, &one, &margin[0]));
+        TH_OK(tt_safetensors_get_f32(f, "margin.maxpool", 1, &one, &margin[1]));
+        TH_OK(tt_safetensors_get_f32(f, "logits", 4, lshape, want));
+        double e = compare(logits, want, out_n);
+        printf("\n  %s: float64 margins: ReLU input %.1e, max pool gap %.1e", c->label,
+               margin[0], margin[1]);
+        /* float32 activations carry errors near 1e-7: a ReLU input closer to
+         * 0 than 1e-6 could take either side (controlled(), other seeds) */
+        CU_ASSERT(margin[0] > 1e-6);
+        printf("\n  %s: logits vs torch %.2e", c->label, e);
+        CU_ASSERT(e < 1e-4);
+        worst_of classes[] = {{"encoder conv weights", 0, "", 0}, {"decoder conv weights", 0, "", 0},
+                              {"batch norm weights/biases", 0, "", 0}, {"head bias", 0, "", 0},
+                              {"running means", 0, "", 0}, {"running variances", 0, "", 0}};
+        int missing = 0;
+        for (int i = 0; i < pt->count && train; i++) {
+            const tt_param *p = &pt->params[i];
+            int64_t shape[4];
+            for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
+            float *ref = malloc(p->count * sizeof *ref);
+            char name[96];
+            snprintf(name, sizeof name, "%s%s", p->trainable ? "grad." : "", p->name);
+            tt_status s = tt_safetensors_get_f32(f, name, p->ndim, shape, ref);
+            if (s) {
+                missing++;
+                printf("\n  %s", tt_status_message(s));
+                tt_status_free(s);
+                free(ref);
+                continue;
+            }
+            const float *got = (p->trainable ? grads : after) + p->offset;
+            e = compare(got, ref, p->count);
+            worst_of *k = p->role == TT_PARAM_WEIGHT ? &classes[is_encoder(p->name) ? 0 : 1]
+                          : p->role == TT_PARAM_BIAS          ? &classes[3]
+                          : p->role == TT_PARAM_RUNNING_MEAN  ? &classes[4]
+                          : p->role == TT_PARAM_RUNNING_VAR   ? &classes[5]
+                                                              : &classes[2];
+            note(k, e, p->name);
+            if (e >= (k - classes < 4 ? 1e-4 : 1e-5))
+                printf("\n  %s: %s%s %.2e", c->label, p->trainable ? "gradient of " : "", p->name, e);
+            free(ref);
+        }
+        CU_ASSERT_EQUAL(missing, 0);
+        for (int k = 0; k < 6 && train; k++) {
+            printf("\n  %s: %-26s worst %.2e of %d (%s)", c->label, classes[k].what,
+                   classes[k].worst, classes[k].count, classes[k].name);
+            CU_ASSERT(classes[k].count > 0);
+            CU_ASSERT(classes[k].worst < (k < 4 ? 1e-4 : 1e-5));
+        }
+        /* num_batches_tracked equal torch's */
+        int counters_differ = 0;
+        for (int i = 0; i < m->counter_count; i++) {
+            int64_t v = -1;
+            TH_OK(tt_safetensors_get_i64(f, m->counters[i].name, 0, NULL, &v));
+            counters_differ += v != *m->counters[i].value;
+        }
+        printf("\n  %s: num_batches_tracked differing from torch: %d of %d", c->label,
+               counters_differ, m->counter_count);
+        CU_ASSERT_EQUAL(counters_differ, 0);
+        tt_safetensors_close(f);
+    }
+    unlink(out_path);
+
+    /* backward adds: a second step of the same batch doubles every gradient */
+    if (c->twice) {
+        float *grads2 = malloc(pt->trainable_floats * sizeof *grads2);
+        TH_OK(tt_model_forward(m, c->batch, 1));
+        TH_OK(tt_write(be, m->dlogits, dlogits, out_n * sizeof *dlogits));
+        TH_OK(tt_model_backward(m));
+        TH_OK(tt_read(be, grads2, tt_mem_of(m->grad_buffer), pt->trainable_floats * sizeof *grads2));
+        for (size_t i = 0; i < pt->trainable_floats; i++) grads[i] *= 2;
+        double twice = 0;
+        for (int i = 0; i < pt->count; i++) {
+            const tt_param *p = &pt->params[i];
+            if (p->trainable) twice = fmax(twice, compare(grads2 + p->offset, grads + p->offset, p->count));
+        }
+        printf("\n  %s: backward twice vs 2x once: %.2e", c->label, twice);
+        CU_ASSERT(twice < 1e-4);
+        free(grads2);
+    }
+    free(params), free(state), free(after), free(grads);
+    free(input), free(dlogits), free(logits), free(want);
+    tt_model_destroy(m);
+    CU_ASSERT_EQUAL(be->mem.current_total, 0);
+}
+
+static void test_resnet18_train(void)
+{
+    rcase c = {"resnet18 train", "unet-resnet18", "train", 2, 64, 96, 1};
+    check_against_torch(&c);
+}
+
+static void test_resnet18_frozen_encoder_bn(void)
+{
+    rcase c = {"resnet18 frozen encoder BN", "unet-resnet18", "freeze", 2, 64, 96, 0};
+    check_against_torch(&c);
+}
+
+static void test_resnet18_frozen_bn(void)
+{
+    rcase c = {"resnet18 every BN frozen", "unet-resnet18", "freeze_all", 2, 64, 64, 0};
+    check_against_torch(&c);
+}
+
+static void test_resnet18_eval(void)
+{
+    rcase c = {"resnet18 eval", "unet-resnet18", "eval", 2, 64, 96, 0};
+    check_against_torch(&c);
+}
+
+static void test_resnet34_train(void)
+{
+    rcase c = {"resnet34 train", "unet-resnet34", "train", 2, 64, 96, 0};
+    check_against_torch(&c);
+}
+
+/* The names (and shapes) tt_weights_add writes, as "name [d0, d1]" lines
+ * sorted, in *out (free()); their number returned. */
+static int c_names(const char *kind, char ***out)
+{
+    tt_model *m = create(kind, "train", 2, 32, 32);
+    char path[64];
+    temp_path(path, sizeof path, "names");
+    tt_st_writer *w = NULL;
+    TH_OK(tt_st_writer_create(&w));
+    TH_OK(tt_weights_add(w, m));
+    TH_OK(tt_st_writer_write(w, path));
+    tt_st_writer_destroy(w);
+    tt_model_destroy(m);
+    tt_safetensors *f = NULL;
+    TH_OK(tt_safetensors_open(path, &f));
+    unlink(path);
+    int n = (int)tt_safetensors_count(f);
+    char **names = calloc((size_t)n, sizeof *names);
+    for (int i = 0; i < n; i++) {
+        const tt_st_tensor *t = tt_safetensors_at(f, (size_t)i);
+        char line[160];
+        size_t used = (size_t)snprintf(line, sizeof line, "%s [", t->name);
+        for (int d = 0; d < t->ndim; d++)
+            used += (size_t)snprintf(line + used, sizeof line - used, "%s%lld", d ? ", " : "",
+                                     (long long)t->shape[d]);
+        snprintf(line + used, sizeof line - used, "]");
+        names[i] = strdup(line);
+    }
+    tt_safetensors_close(f);
+    *out = names;
+    return n;
+}
+
+static int by_text(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lines of python/unet_resnet.py names: {"name": "X", "shape": [..]}
+ * as "X [..]", sorted; -1 when it does not run. */
+static int torch_names(const char *encoder, char ***out)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, PY " %s/python/unet_resnet.py names --encoder %s --classes %d",
+             TT_SOURCE_DIR, encoder, CLASSES);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    int n = 0, cap = 256;
+    char **names = malloc((size_t)cap * sizeof *names), line[512];
+    while (fgets(line, sizeof line, p)) {
+        char name[160], shape[160];
+        if (sscanf(line, "{\"name\": \"%159[^\"]\", \"shape\": %159[^}]}", name, shape) != 2) {
+            printf("\n  unexpected line from %s: %s", cmd, line);
+            continue;
+        }
+        if (n == cap) names = realloc(names, (size_t)(cap *= 2) * sizeof *names);
+        char both[330];
+        snprintf(both, sizeof both, "%s %s", name, shape);
+        names[n++] = strdup(both);
+    }
+    if (pclose(p) != 0) {
+        for (int i = 0; i < n; i++) free(names[i]);
+        free(names);
+        printf("\n  FAILED: %s", cmd);
+        return -1;
+    }
+    qsort(names, (size_t)n, sizeof *names, by_text);
+    *out = names;
+    return n;
+}
+
+/* Every name and shape of ours is smp's and every one of smp's ours. */
+static void test_names_are_smps(void)
+{
+    if (!have("torch")) return;
+    const char *encoders[] = {"resnet18", "resnet34"};
+    for (int e = 0; e < 2; e++) {
+        char kind[32], **ours, **theirs;
+        snprintf(kind, sizeof kind, "unet-%s", encoders[e]);
+        int n = c_names(kind, &ours);
+        qsort(ours, (size_t)n, sizeof *ours, by_text);
+        int k = torch_names(encoders[e], &theirs);
+        CU_ASSERT_FATAL(k > 0);
+        int only_ours = 0, only_theirs = 0, i = 0, j = 0;
+        while (i < n || j < k) {
+            int cmp = i == n ? 1 : j == k ? -1 : strcmp(ours[i], theirs[j]);
+            if (cmp == 0) {
+                i++, j++;
+            } else if (cmp < 0) {
+                if (only_ours++ < 5) printf("\n  only tiletrain's: %s", ours[i]);
+                i++;
+            } else {
+                if (only_theirs++ < 5) printf("\n  only smp's: %s", theirs[j]);
+                j++;
+            }
+        }
+        printf("\n  %s: %d tensors and counters, %d in PyTorch's state_dict; %d only ours, %d only "
+               "theirs (name and shape)", kind, n, k, only_ours, only_theirs);
+        CU_ASSERT_EQUAL(n, k);
+        CU_ASSERT_EQUAL(only_ours, 0);
+        CU_ASSERT_EQUAL(only_theirs, 0);
+        for (i = 0; i < n; i++) free(ours[i]);
+        for (j = 0; j < k; j++) free(theirs[j]);
+        free(ours), free(theirs);
+    }
+}
+
+/* A state_dict torch wrote (its own init, statistics off 0 and 1, counters
+ * 7) loads with nothing missing or unexpected, every value as written. */
+static void test_torch_state_dict_loads(void)
+{
+    if (!have("torch")) return;
+    char path[64], cmd[512];
+    temp_path(path, sizeof path, "sd");
+    snprintf(cmd, sizeof cmd, PY " %s/tests/torch_resnet_unet_check.py state-dict resnet34 %d %s 3",
+             TT_SOURCE_DIR, CLASSES, path);
+    CU_ASSERT_FATAL(run(cmd));
+    tt_model *m = create("unet-resnet34", "train", 2, 32, 32);
+    tt_weights_report r;
+    TH_OK(tt_weights_init(m, path, NULL, &r));
+    char text[1024];
+    tt_weights_report_text(&r, text, sizeof text);
+    printf("\n  %s", text);
+    CU_ASSERT_EQUAL(r.missing, 0);
+    CU_ASSERT_EQUAL(r.unexpected, 0);
+    CU_ASSERT_EQUAL(r.matched, m->params->count + m->counter_count);
+    /* the values arrived where their names say */
+    const tt_param_table *pt = m->params;
+    float *params = malloc(pt->trainable_floats * sizeof *params);
+    float *state = malloc((pt->state_floats + 1) * sizeof *state);
+    TH_OK(tt_model_get_params(m, params, state));
+    tt_safetensors *f = NULL;
+    TH_OK(tt_safetensors_open(path, &f));
+    int differ = 0;
+    for (int i = 0; i < pt->count; i++) {
+        const tt_param *p = &pt->params[i];
+        int64_t shape[4];
+        for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
+        float *ref = malloc(p->count * sizeof *ref);
+        TH_OK(tt_safetensors_get_f32(f, p->name, p->ndim, shape, ref));
+        differ += memcmp(ref, (p->trainable ? params : state) + p->offset, p->count * sizeof *ref) != 0;
+        free(ref);
+    }
+    for (int i = 0; i < m->counter_count; i++) differ += *m->counters[i].value != 7;
+    printf("\n  tensors or counters differing from the file: %d", differ);
+    CU_ASSERT_EQUAL(differ, 0);
+    tt_safetensors_close(f);
+    unlink(path);
+    free(params), free(state);
+    tt_model_destroy(m);
+}
+
+/* torchvision's resnet34() (random weights), converted by
+ * tools/convert_weights.py --drop fc., loads into unet-resnet34's encoder
+ * under the prefix encoder.: every encoder tensor and counter found,
+ * nothing unexpected; only the decoder and head are missing. */
+static void test_torchvision_encoder_loads(void)
+{
+    if (!have("torch, torchvision")) return;
+    char pth[64], st[64], cmd[768];
+    temp_path(pth, sizeof pth, "pth");
+    temp_path(st, sizeof st, "st");
+    snprintf(cmd, sizeof cmd, PY " %s/tests/torch_resnet_unet_check.py torchvision resnet34 %s 4",
+             TT_SOURCE_DIR, pth);
+    CU_ASSERT_FATAL(run(cmd));
+    snprintf(cmd, sizeof cmd, PY " %s/tools/convert_weights.py %s %s --drop fc. >/dev/null",
+             TT_SOURCE_DIR, pth, st);
+    int converted = run(cmd);
+    unlink(pth);
+    CU_ASSERT_FATAL(converted);
+    tt_model *m = create("unet-resnet34", "train", 2, 32, 32);
+    int encoder = 0, total = m->params->count + m->counter_count;
+    for (int i = 0; i < m->params->count; i++) encoder += is_encoder(m->params->params[i].name);
+    for (int i = 0; i < m->counter_count; i++) encoder += is_encoder(m->counters[i].name);
+    tt_weights_report r;
+    TH_OK(tt_weights_init(m, st, "encoder.", &r));
+    char text[1024];
+    tt_weights_report_text(&r, text, sizeof text);
+    printf("\n  %s", text);
+    printf("\n  the model's encoder has %d tensors and counters of %d", encoder, total);
+    CU_ASSERT_EQUAL(r.unexpected, 0);
+    CU_ASSERT_EQUAL(r.matched, encoder);
+    CU_ASSERT_EQUAL(r.missing, total - encoder);
+    int named_encoder = 0;
+    for (int i = 0; i < r.missing && i < TT_WEIGHTS_REPORT_NAMES; i++)
+        named_encoder += is_encoder(r.missing_names[i]);
+    CU_ASSERT_EQUAL(named_encoder, 0);
+    /* the stem's weights are the file's conv1.weight */
+    const tt_param *conv = tt_params_find(m->params, "encoder.conv1.weight");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(conv);
+    float *params = malloc(m->params->trainable_floats * sizeof *params);
+    float *ref = malloc(conv->count * sizeof *ref);
+    TH_OK(tt_model_get_params(m, params, NULL));
+    tt_safetensors *f = NULL;
+    TH_OK(tt_safetensors_open(st, &f));
+    int64_t shape[4] = {64, 3, 7, 7};
+    TH_OK(tt_safetensors_get_f32(f, "conv1.weight", 4, shape, ref));
+    CU_ASSERT(memcmp(ref, params + conv->offset, conv->count * sizeof *ref) == 0);
+    tt_safetensors_close(f);
+    unlink(st);
+    free(params), free(ref);
+    tt_model_destroy(m);
+}
+
+int main(void)
+{
+    CU_TestInfo tests[] = {
+        {"resnet18: a training step vs torch", test_resnet18_train},
+        {"resnet18: frozen encoder batch norm vs torch", test_resnet18_frozen_encoder_bn},
+        {"resnet18: every batch norm frozen vs torch", test_resnet18_frozen_bn},
+        {"resnet18: eval-mode forward vs torch", test_resnet18_eval},
+        {"resnet34: a training step vs torch", test_resnet34_train},
+        {"names and shapes are smp's, both ways", test_names_are_smps},
+        {"a torch state_dict loads: nothing missing or unexpected", test_torch_state_dict_loads},
+        {"torchvision resnet34 into the encoder (--init-prefix encoder.)", test_torchvision_encoder_loads},
+        CU_TEST_INFO_NULL,
+    };
+    return th_run_suite("resnet_unet", tests);
+}

@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""PyTorch side of test_resnet_unet: python/unet_resnet.py's UnetResNet (smp's
+Unet over a torchvision ResNet, smp's names) in float64.
+
+  torch_resnet_unet_check.py step IN.safetensors OUT.safetensors CONFIG_JSON
+      IN holds the model's whole state_dict (parameters, running statistics,
+      num_batches_tracked as I64), "input" (N, 3, H, W) and "dlogits"
+      (N, classes, H, W); it is loaded strictly: a name either side lacks or
+      a shape that differs is an error.  One forward (train mode, with
+      freeze_encoder_bn() when "freeze", every batch norm in eval mode when
+      "freeze_all", or eval mode when "eval"), backward
+      of sum(logits * dlogits), then OUT gets "logits", "grad.<name>" of
+      every parameter, every buffer after the step (running statistics F32,
+      num_batches_tracked I64), and how far the float64 forward is from
+      the places where float32 rounding could change a gradient's path:
+      "margin.relu" (the smallest |x| into a ReLU) and "margin.maxpool"
+      (the smallest gap between a pooling window's largest and second
+      largest value, windows of positive maxima).
+      CONFIG_JSON: {"encoder": "resnet18"|"resnet34", "classes": C,
+                    "mode": "train"|"freeze"|"freeze_all"|"eval"}
+  torch_resnet_unet_check.py state-dict ENCODER CLASSES OUT.safetensors [SEED]
+      a torch-initialised model's state_dict (running statistics moved off
+      0 and 1, counters off 0, so a load that misplaces them shows).
+  torch_resnet_unet_check.py torchvision ENCODER OUT.pth [SEED]
+      torchvision's resnet18() or resnet34() state_dict (random weights,
+      with fc), as torch.save writes it: tools/convert_weights.py's input.
+  torch_resnet_unet_check.py self-test
+      step against float32 PyTorch on the parameters the C test sets
+      (controlled(): no ReLU input near 0), and strict loading refuses a
+      missing and an extra name.
+"""
+import json, os, subprocess, sys, tempfile
+
+import torch
+import torch.nn.functional as F
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(os.path.dirname(here), "python"), here]
+import st_io  # noqa: E402
+from unet_resnet import UnetResNet  # noqa: E402
+
+EXTRA = ("input", "dlogits")
+
+
+def state_dict_for(model, data):
+    """The model's state_dict from `data`, strictly: exits naming what differs."""
+    own = model.state_dict()
+    missing = [k for k in own if k not in data]
+    unexpected = [k for k in data if k not in own and k not in EXTRA]
+    shapes = [f"{k}: {tuple(data[k].shape)} in the file, {tuple(own[k].shape)} in torch"
+              for k in own if k in data and tuple(data[k].shape) != tuple(own[k].shape)]
+    if missing or unexpected or shapes:
+        sys.exit(f"state_dict differs: missing {missing[:5]} ({len(missing)}), unexpected "
+                 f"{unexpected[:5]} ({len(unexpected)}), shapes {shapes[:5]}")
+    return {k: data[k].to(own[k].dtype) for k in own}
+
+
+def margins(model):
+    """Hooks that keep the float64 forward's margins (see step)."""
+    m = {"relu": float("inf"), "maxpool": float("inf")}
+
+    def relu(_, inp):  # before an in-place ReLU changes it
+        m["relu"] = min(m["relu"], float(inp[0].detach().abs().min()))
+
+    def pool(mod, inp):
+        x = inp[0].detach()
+        k, s, p = mod.kernel_size, mod.stride, mod.padding
+        cols = F.unfold(F.pad(x, (p, p, p, p), value=-float("inf")), k, stride=s)
+        top = cols.view(x.shape[0], x.shape[1], k * k, -1).topk(2, dim=2).values
+        live = top[:, :, 0] > 0
+        if live.any():
+            m["maxpool"] = min(m["maxpool"], float((top[:, :, 0] - top[:, :, 1])[live].min()))
+
+    for mod in model.modules():
+        if isinstance(mod, torch.nn.ReLU):
+            mod.register_forward_pre_hook(relu)
+        elif isinstance(mod, torch.nn.MaxPool2d):
+            mod.register_forward_pre_hook(pool)
+    return m
+
+
+def step(inp, out, cfg):
+    torch.set_num_threads(1)
+    data = st_io.load(inp)
+    model = UnetResNet(cfg["encoder"], cfg["classes"])
+    model.load_state_dict(state_dict_for(model, data), strict=True)
+    model = model.double()
+    mode = cfg.get("mode", "train")
+    if mode not in ("train", "freeze", "freeze_all", "eval"):
+        sys.exit(f"mode '{mode}': give train, freeze, freeze_all or eval")
+    model.train(mode != "eval")
+    if mode == "freeze":
+        model.freeze_encoder_bn()
+    elif mode == "freeze_all":  # tiletrain's --freeze-bn
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.eval()
+    margin = margins(model)
+    x = data["input"].double()
+    logits = model(x)
+    (logits * data["dlogits"].double()).sum().backward()
+    result = {"logits": logits.float()}
+    for name, p in model.named_parameters():
+        result["grad." + name] = p.grad.float()
+    for name, b in model.named_buffers():
+        result[name] = b.float() if b.is_floating_point() else b.long()
+    for k, v in margin.items():
+        result["margin." + k] = torch.tensor([v], dtype=torch.float32)
+    st_io.save(out, result)
+
+
+def controlled(sd, model):
+    """The batch norm parameters test_resnet_unet.c gives the model, so that
+    float32 cannot flip a ReLU: gamma in [0.05, 0.15], beta 1 (-1 on every
+    fourth channel of a norm a ReLU follows directly: a dead channel), so
+    the ReLU's input is +-1 + gamma * x_hat, 0 only at |x_hat| = 10;
+    running statistics off 0 and 1 for eval-mode norms."""
+    norms = {n for n, m in model.named_modules() if isinstance(m, torch.nn.BatchNorm2d)}
+    for k, v in sd.items():
+        owner, leaf = k.rsplit(".", 1)
+        if owner not in norms:
+            continue
+        if leaf == "weight":
+            v.uniform_(0.05, 0.15)
+        elif leaf == "bias":
+            v.fill_(1.0)
+            if ".bn2" not in k and "downsample." not in k:
+                v[3::4] = -1.0
+        elif leaf == "running_mean":
+            v.uniform_(-0.1, 0.1)
+        elif leaf == "running_var":
+            v.uniform_(0.8, 1.2)
+
+
+def state_dict(encoder, classes, out, seed=0):
+    torch.manual_seed(seed)
+    model = UnetResNet(encoder, classes)
+    sd = model.state_dict()
+    for k, v in sd.items():
+        if k.endswith("running_mean"):
+            v.uniform_(-0.1, 0.1)
+        elif k.endswith("running_var"):
+            v.uniform_(0.8, 1.2)
+        elif k.endswith("num_batches_tracked"):
+            v.fill_(7)
+    st_io.save(out, sd)
+
+
+def torchvision_weights(encoder, out, seed=0):
+    import torchvision
+    torch.manual_seed(seed)
+    torch.save(getattr(torchvision.models, encoder)().state_dict(), out)
+
+
+def self_test():
+    """step on a file made here (controlled() parameters) against float32
+    PyTorch in every mode: logits, gradients, statistics and counters; and
+    strict loading refuses a missing name and an extra one."""
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        sd_path, inp, out = (os.path.join(tmp, n) for n in ("sd.st", "in.st", "out.st"))
+        state_dict("resnet18", 3, sd_path, seed=1)
+        data = st_io.load(sd_path)
+        controlled(data, UnetResNet("resnet18", 3))
+        torch.manual_seed(2)
+        data["input"] = torch.rand(2, 3, 64, 96)
+        data["dlogits"] = torch.rand(2, 3, 64, 96) * 2 - 1
+        st_io.save(inp, data)
+        cfg = {"encoder": "resnet18", "classes": 3}
+        for mode in ("train", "freeze", "eval"):
+            step(inp, out, dict(cfg, mode=mode))
+            got = st_io.load(out)
+            model = UnetResNet("resnet18", 3)
+            model.load_state_dict({k: v for k, v in data.items() if k not in EXTRA})
+            model.train(mode != "eval")
+            if mode == "freeze":
+                model.freeze_encoder_bn()
+            logits = model(data["input"])  # float32: the script's float64 within float error
+            (logits * data["dlogits"]).sum().backward()
+            e = (logits - got["logits"]).abs().max() / got["logits"].abs().max()
+            ge = max(float((p.grad - got["grad." + n]).abs().max() / got["grad." + n].abs().max())
+                     for n, p in model.named_parameters())
+            se = max(float((b - got[n]).abs().max() / got[n].abs().max())
+                     for n, b in model.named_buffers() if b.is_floating_point())
+            nbt = {k: int(v) for k, v in got.items() if k.endswith("num_batches_tracked")}
+            enc_nbt = {v for k, v in nbt.items() if k.startswith("encoder.")}
+            dec_nbt = {v for k, v in nbt.items() if not k.startswith("encoder.")}
+            want_enc, want_dec = {7 if mode != "train" else 8}, {7 if mode == "eval" else 8}
+            moved = not torch.equal(got["encoder.bn1.running_mean"], data["encoder.bn1.running_mean"])
+            ok = (e < 1e-5 and ge < 1e-4 and se < 1e-5 and enc_nbt == want_enc and dec_nbt == want_dec
+                  and moved == (mode == "train") and len([k for k in got if k.startswith("grad.")])
+                  == len(list(model.parameters())))
+            print(f"{'ok:  ' if ok else 'FAIL:'} {mode}: float32 torch vs the script's float64: "
+                  f"logits {e:.1e}, worst gradient {ge:.1e}, statistics {se:.1e}; margins "
+                  f"relu {float(got['margin.relu']):.1e} maxpool {float(got['margin.maxpool']):.1e}; "
+                  f"encoder counters {enc_nbt}, "
+                  f"decoder {dec_nbt}, encoder statistics {'moved' if moved else 'kept'}")
+            failures += 0 if ok else 1
+        for what, change in (("a missing name", lambda d: d.pop("encoder.bn1.running_var")),
+                             ("an extra name", lambda d: d.update(extra=torch.zeros(1)))):
+            bad = dict(data)
+            change(bad)
+            st_io.save(inp, bad)
+            r = subprocess.run([sys.executable, __file__, "step", inp, out, json.dumps(cfg)],
+                               capture_output=True, text=True)
+            ok = r.returncode != 0 and "state_dict differs" in r.stderr
+            print(f"{'ok:  ' if ok else 'FAIL:'} {what} refused: {r.stderr.strip()[:120]}")
+            failures += 0 if ok else 1
+    return 1 if failures else 0
+
+
+def main(argv):
+    if len(argv) == 4 and argv[0] == "step":
+        return step(argv[1], argv[2], json.loads(argv[3]))
+    if len(argv) in (4, 5) and argv[0] == "state-dict":
+        return state_dict(argv[1], int(argv[2]), argv[3], *[int(a) for a in argv[4:]])
+    if len(argv) in (3, 4) and argv[0] == "torchvision":
+        return torchvision_weights(argv[1], argv[2], *[int(a) for a in argv[3:]])
+    if argv == ["self-test"]:
+        return self_test()
+    sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
