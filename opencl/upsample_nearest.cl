@@ -3,7 +3,8 @@
  * F.interpolate(scale_factor=2, mode='nearest'): output (oy, ox) reads input
  * (oy / 2, ox / 2).
  *
- * Forward: one work-item per output, a copy.  Backward: one work-item per
+ * Forward: one work-item per input, copied to its 2x2 block (a quarter of
+ * the index arithmetic of one per output).  Backward: one work-item per
  * input, summing its 2x2 block of the output gradient as
  * (top-left + top-right) + (bottom-left + bottom-right), then adding that
  * to dinp (shaders/upsample_nearest/ sum in the same order).  Backward ADDS.
@@ -15,13 +16,16 @@ __kernel void upsample_nearest2x_forward(TT_MEM(float, out), TT_MEM(const float,
 {
     TT_PTR(float, out);
     TT_PTR(const float, inp);
-    int out_h = 2 * height, out_w = 2 * width;
-    int o = get_global_id(0);
-    if (o >= planes * out_h * out_w) return;
-    int ox = o % out_w;
-    int oy = (o / out_w) % out_h;
-    int plane = o / (out_w * out_h);
-    out[o] = inp[(size_t)plane * height * width + (oy / 2) * width + ox / 2];
+    int out_w = 2 * width;
+    int i = get_global_id(0);
+    if (i >= planes * height * width) return;
+    int ix = i % width;
+    int iy = (i / width) % height;
+    int plane = i / (width * height);
+    float2 v = (float2)(inp[i]);
+    __global float *o = out + (size_t)plane * 4 * height * width + (2 * iy) * out_w + 2 * ix;
+    vstore2(v, 0, o);
+    vstore2(v, 0, o + out_w);
 }
 
 /* dinp[i] += the sum of the 2x2 block of dout that input i was copied to. */

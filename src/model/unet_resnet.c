@@ -280,11 +280,12 @@ tt_status tt_unet_resnet_forward(tt_unet_resnet *u, int n, int training)
     if (n < 1 || n > u->capacity)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: batch %d outside 1..%d", u->spec.kind, n,
                             u->capacity);
+    tt_backend_phase(u->be, "forward");
     u->batch = n;
     u->training = training;
     TT_TRY(conv_forward(u, &u->stem, u->input, n));
     tt_pool2d_desc p = pool_desc(u, n);
-    TT_TRY(tt_max_pool2d_forward(u->be, u->pool, NONE, u->stem.act, &p));
+    TT_TRY(tt_max_pool2d_forward(u->be, u->pool, training ? u->pool_argmax : NONE, u->stem.act, &p));
     for (int i = 0; i < u->block_count; i++) TT_TRY(block_forward(u, &u->blocks[i], n));
     for (int i = 0; i < TT_UR_DECODER_BLOCKS; i++) TT_TRY(decoder_forward(u, &u->dec[i], n));
     return conv_forward(u, &u->head, u->dec[TT_UR_DECODER_BLOCKS - 1].conv2.act, n);
@@ -297,6 +298,7 @@ tt_status tt_unet_resnet_backward(tt_unet_resnet *u)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "%s: backward needs a training forward of the same batch first",
                             u->spec.kind);
+    tt_backend_phase(u->be, "backward");
     tt_ur_decoder *last = &u->dec[TT_UR_DECODER_BLOCKS - 1];
     TT_TRY(tt_fill(u->be, last->conv2.dout, 0.0f, conv_count(&last->conv2, n)));
     if (last->conv2.remade) TT_TRY(remake(u, &last->conv2, n));
@@ -320,7 +322,6 @@ tt_status tt_unet_resnet_backward(tt_unet_resnet *u)
         TT_TRY(block_backward(u, b, n));
     }
     tt_pool2d_desc p = pool_desc(u, n);
-    TT_TRY(tt_max_pool2d_backward_from_input(u->be, u->stem.dout, u->dpool,
-                                             output_for_backward(&u->stem), &p));
+    TT_TRY(tt_max_pool2d_backward(u->be, u->stem.dout, u->dpool, u->pool_argmax, &p));
     return conv_backward(u, &u->stem, u->input, NONE, n);
 }

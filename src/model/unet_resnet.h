@@ -100,6 +100,8 @@ typedef struct tt_unet_resnet {
     tt_ur_conv stem;          /* encoder.conv1 + encoder.bn1 + ReLU: F0 = stem.act; stem.dout
                                  gathers F0's gradient (decoder block 3's skip, the pool) */
     tt_mem pool, dpool;       /* max pool of F0: layer1's input */
+    tt_mem pool_argmax;       /* where each pooled value came from (int32, the pool's size):
+                                 the backward a lookup, not a search of F0 again */
     tt_ur_block blocks[TT_UR_MAX_BLOCKS];
     int block_count;
     int layer_end[4];         /* blocks[layer_end[l] - 1] ends layer l + 1: F(l + 1) */

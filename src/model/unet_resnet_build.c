@@ -101,7 +101,8 @@ static tt_status build_layers(tt_unet_resnet *u)
                     w, 1));
     u->stem.first = 1;
     /* F0 = stem.act is read by the pool and decoder block 3 in the forward;
-     * the backward makes it again (at block 3) from stem.out */
+     * the backward makes it again for block 3 from stem.out (the pool's
+     * backward reads its argmax) */
     u->stem.remade = 1;
     int ph = (u->stem.out_h + 2 - 3) / 2 + 1, pw = (u->stem.out_w + 2 - 3) / 2 + 1;
     int cin = 64, bh = ph, bw = pw, n = 0;
@@ -197,6 +198,8 @@ static void build_requests(tt_unet_resnet *u, tt_arena_plan *r)
     size_t pooled = bytes_of(u, 64, u->blocks[0].conv1.in_h, u->blocks[0].conv1.in_w);
     tt_arena_plan_add(r, "encoder.maxpool", pooled, &u->pool);
     tt_arena_plan_add(r, "encoder.maxpool.grad", pooled, &u->dpool);
+    tt_arena_plan_add(r, "encoder.maxpool.argmax", pooled / sizeof(float) * sizeof(int32_t),
+                      &u->pool_argmax);
     for (int i = 0; i < u->block_count; i++) {
         tt_ur_block *b = &u->blocks[i];
         size_t bytes = bytes_of(u, b->conv2.out_channels, b->conv2.out_h, b->conv2.out_w);

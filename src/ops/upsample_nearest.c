@@ -22,7 +22,7 @@ tt_status tt_upsample_nearest2x_forward(tt_backend *be, tt_mem out, tt_mem inp,
     size_t in_count = (size_t)planes * d->height * d->width;
     TT_TRY(tt_mem_check(op, "out", out, (4 * in_count) * sizeof(float)));
     TT_TRY(tt_mem_check(op, "inp", inp, in_count * sizeof(float)));
-    return TT_LAUNCH_1D(be, "upsample_nearest", "upsample_nearest2x_forward", 4 * in_count,
+    return TT_LAUNCH_1D(be, "upsample_nearest", "upsample_nearest2x_forward", in_count,
                         tt_arg_mem(out), tt_arg_mem(inp), tt_arg_i32(planes),
                         tt_arg_i32(d->height), tt_arg_i32(d->width));
 }
