@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "core/status.h"
+#include "train/fit.h"
 #include "train/probe.h"
 #include "train/recipe.h"
 #include "train/trainer.h"
@@ -80,7 +81,8 @@ static cJSON *stats_json(const tt_memstats *m)
 
 static tt_status run(const mem_options *o)
 {
-    const tt_train_options *t = &o->train;
+    tt_train_options options = o->train; /* --micro-batch auto is resolved into it */
+    tt_train_options *t = &options;
     tt_status status = NULL;
     tt_dataset *ds = NULL;
     tt_backend *dry = NULL, *real = NULL;
@@ -111,6 +113,8 @@ static tt_status run(const mem_options *o)
         d = &real->device;
     }
     tt_memstats estimate, measured = {0};
+    /* --micro-batch auto: the micro-batch a run would take (train/fit.c) */
+    if (t->micro_batch == 0) TT_CHECK(tt_fit_memory(d, t, &model, kind, planes));
     TT_CHECK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = d,
                                                      .stands_for = (int)request.kind},
                                &dry));

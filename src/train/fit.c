@@ -2,6 +2,7 @@
 #include "train/fit.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "core/status.h"
 #include "train/probe.h"
@@ -24,7 +25,10 @@ tt_status tt_fit_estimate(const tt_device_info *device, const tt_train_options *
     tt_memstats stats;
     tt_status s = tt_probe_memory(dry, &c, options->accum, &stats);
     tt_backend_destroy(dry);
-    if (tt_status_code(s) == TT_ERR_TOO_LARGE) {
+    /* too large for one buffer, or checkpointing a model does not offer:
+     * this configuration does not fit */
+    if (tt_status_code(s) == TT_ERR_TOO_LARGE ||
+        (checkpointing && tt_status_code(s) == TT_ERR_UNSUPPORTED)) {
         tt_status_free(s);
         *peak = UINT64_MAX;
         return NULL;
@@ -66,16 +70,22 @@ static tt_status largest_fit(const fit *f, int cap, int checkpointing, int *best
     return NULL;
 }
 
-/* Not one image fits: name a tile that does (halves, multiples of 2^depth). */
+/* Not one image fits: name a tile that does (halves, multiples of 2^depth
+ * for the UNet; of 32, and at least 64, for a ResNet encoder, whose
+ * deepest batch norm needs more than one value). */
 static tt_status no_fit(const fit *f)
 {
     const tt_train_options *o = f->options;
-    int unit = 1 << f->model->depth, tile[2] = {o->tile[0], o->tile[1]};
-    while (tile[0] > unit || tile[1] > unit) {
+    int resnet = strcmp(f->model->kind, "unet") != 0;
+    int unit = resnet ? 32 : 1 << f->model->depth, least = resnet ? 64 : unit;
+    int tile[2] = {o->tile[0], o->tile[1]};
+    while (tile[0] > least || tile[1] > least) {
         for (int k = 0; k < 2; k++)
-            tile[k] = tile[k] / 2 / unit * unit > unit ? tile[k] / 2 / unit * unit : unit;
-        uint64_t peak;
+            tile[k] = tile[k] / 2 / unit * unit > least ? tile[k] / 2 / unit * unit : least;
+        uint64_t peak, plain;
         TT_TRY(estimate(f, 1, tile, 1, &peak));
+        TT_TRY(estimate(f, 1, tile, 0, &plain)); /* for models without checkpointing */
+        if (plain < peak) peak = plain;
         if (peak <= f->limit)
             return tt_error_new(TT_ERR_OUT_OF_MEMORY,
                                 "tile %dx%d does not fit under %s even with one image and "
@@ -85,7 +95,9 @@ static tt_status no_fit(const fit *f)
     }
     return tt_error_new(TT_ERR_OUT_OF_MEMORY,
                         "nothing fits under %s on device '%s': raise --mem-limit or use a "
-                        "smaller model (--base-channels, --depth)", f->limit_text, f->device->name);
+                        "smaller model (%s)", f->limit_text, f->device->name,
+                        strcmp(f->model->kind, "unet") ? "--model unet-resnet18, or the plain unet"
+                                                       : "--base-channels, --depth");
 }
 
 tt_status tt_fit_memory(const tt_device_info *device, tt_train_options *o, tt_model_spec *model,
