@@ -82,6 +82,20 @@ static tt_status conv_forward(tt_unet_resnet *u, tt_ur_conv *c, tt_mem in, int n
     return tt_batch_norm_forward(u->be, c->act, c->saved, c->out, &c->bn, &b, norm_trains(u, c));
 }
 
+/* What the backward reads as c's convolution output. */
+static tt_mem out_for_backward(const tt_ur_conv *c)
+{
+    return c->recomputed ? c->out_again : c->out;
+}
+
+/* Checkpointing: c's convolution again, from `in`, into out_again. */
+static tt_status recompute(tt_unet_resnet *u, tt_ur_conv *c, tt_mem in, int n)
+{
+    tt_conv2d_desc d = tt_unet_resnet_conv_desc(u, c, n);
+    return tt_conv2d_forward(u->be, c->out_again, in, tt_unet_resnet_param(u, c->weight),
+                             tt_unet_resnet_param(u, c->bias), &d, workspace(u));
+}
+
 /* c->act_again = c's output again, the same bits as the forward's act:
  * the norm applied with the statistics the forward saved (or, frozen, the
  * running ones). */
@@ -89,8 +103,9 @@ static tt_status remake(tt_unet_resnet *u, tt_ur_conv *c, int n)
 {
     tt_batch_norm_desc b = norm_desc(u, c, n);
     if (!norm_trains(u, c))
-        return tt_batch_norm_forward(u->be, c->act_again, c->saved, c->out, &c->bn, &b, 0);
-    return tt_batch_norm_apply_saved(u->be, c->act_again, c->out, c->saved, &c->bn, &b);
+        return tt_batch_norm_forward(u->be, c->act_again, c->saved, out_for_backward(c), &c->bn,
+                                     &b, 0);
+    return tt_batch_norm_apply_saved(u->be, c->act_again, out_for_backward(c), c->saved, &c->bn, &b);
 }
 
 /* What the backward reads as c's output. */
@@ -107,8 +122,9 @@ static tt_status conv_backward(tt_unet_resnet *u, tt_ur_conv *c, tt_mem in, tt_m
     if (c->bn_w >= 0) {
         tt_batch_norm_desc b = norm_desc(u, c, n);
         TT_TRY(tt_batch_norm_backward(u->be, c->dout, tt_unet_resnet_grad(u, c->bn_w),
-                                      tt_unet_resnet_grad(u, c->bn_b), c->dout, c->out, c->saved,
-                                      &c->bn, &b, norm_trains(u, c)));
+                                      tt_unet_resnet_grad(u, c->bn_b), c->dout,
+                                      out_for_backward(c), c->saved, &c->bn, &b,
+                                      norm_trains(u, c)));
     }
     tt_conv2d_desc d = tt_unet_resnet_conv_desc(u, c, n);
     return tt_conv2d_backward(u->be, din, tt_unet_resnet_grad(u, c->weight),
@@ -148,6 +164,12 @@ static tt_status block_forward(tt_unet_resnet *u, tt_ur_block *b, int n)
 static tt_status block_backward(tt_unet_resnet *u, tt_ur_block *b, int n)
 {
     size_t out = conv_count(&b->conv2, n);
+    if (b->conv1.recomputed) { /* checkpointing: the block's insides again */
+        TT_TRY(recompute(u, &b->conv1, *b->input, n));
+        TT_TRY(remake(u, &b->conv1, n));
+        TT_TRY(recompute(u, &b->conv2, b->conv1.act_again, n));
+        if (b->has_down) TT_TRY(recompute(u, &b->down, *b->input, n));
+    }
     TT_TRY(tt_fill(u->be, b->conv2.dout, 0.0f, out));
     tt_mem identity_grad = *b->dinput;
     if (b->has_down) {
@@ -156,7 +178,7 @@ static tt_status block_backward(tt_unet_resnet *u, tt_ur_block *b, int n)
     }
     TT_TRY(tt_add_backward(u->be, b->conv2.dout, identity_grad, b->dy, b->y, 1, out));
     TT_TRY(tt_fill(u->be, b->conv1.dout, 0.0f, conv_count(&b->conv1, n)));
-    if (b->conv1.remade) TT_TRY(remake(u, &b->conv1, n));
+    if (b->conv1.remade && !b->conv1.recomputed) TT_TRY(remake(u, &b->conv1, n));
     TT_TRY(conv_backward(u, &b->conv2, output_for_backward(&b->conv1), b->conv1.dout, n));
     TT_TRY(conv_backward(u, &b->conv1, *b->input, *b->dinput, n));
     if (b->has_down) TT_TRY(conv_backward(u, &b->down, *b->input, *b->dinput, n));

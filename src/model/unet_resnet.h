@@ -23,8 +23,9 @@
  * unet_resnet_build.c.  A norm's output that only the next convolution
  * reads (inside a block, and the decoder's) is made again in the backward
  * from the convolution's output and the norm's statistics rather than
- * kept; the rest is kept (checkpointing is not offered for this model
- * yet).
+ * kept; the rest is kept.  With checkpointing an encoder block keeps only
+ * its output and its norms' statistics: its backward runs its
+ * convolutions again first (the decoder keeps what it keeps without).
  */
 #ifndef TT_MODEL_UNET_RESNET_H
 #define TT_MODEL_UNET_RESNET_H
@@ -53,6 +54,10 @@ typedef struct tt_ur_conv {
                                  gradient: a cheap element-wise pass instead of a kept tensor */
     tt_mem out, act, saved;   /* conv output, norm(+ReLU) output, norm statistics */
     tt_mem act_again;         /* remade: act again, the same bits, for the backward */
+    int recomputed;           /* --checkpointing (encoder blocks): out lives in the forward
+                                 only; the backward runs the convolution again into
+                                 out_again (the same bits) before the norm's backward */
+    tt_mem out_again;
     tt_mem dout;              /* gradient at act, then (in place) at out */
 } tt_ur_conv;
 

@@ -119,7 +119,11 @@ static tt_status build_layers(tt_unet_resnet *u)
         u->layer_end[l] = n;
     }
     u->block_count = n;
-    for (int i = 0; i < n; i++) u->blocks[i].conv1.remade = 1; /* read by conv2 alone */
+    for (int i = 0; i < n; i++) {
+        tt_ur_block *b = &u->blocks[i];
+        b->conv1.remade = 1; /* read by conv2 alone */
+        b->conv1.recomputed = b->conv2.recomputed = b->down.recomputed = u->spec.checkpointing;
+    }
     /* decoder block i: the feature below, the skip F(3 - i) (F0 = the stem's) */
     tt_mem *skips[TT_UR_DECODER_BLOCKS] = {&u->blocks[u->layer_end[2] - 1].y,
                                            &u->blocks[u->layer_end[1] - 1].y,
@@ -186,6 +190,7 @@ static void add_conv_tensors(tt_arena_plan *r, tt_unet_resnet *u, tt_ur_conv *c)
     add_tensor(r, c->name, "act", bytes, &c->act);
     add_tensor(r, c->name, "dout", bytes, &c->dout);
     if (c->remade) add_tensor(r, c->name, "act.again", bytes, &c->act_again);
+    if (c->recomputed) add_tensor(r, c->name, "out.again", bytes, &c->out_again);
     tt_batch_norm_desc d = tt_batch_norm_desc_make(u->capacity, c->out_channels, c->out_h, c->out_w);
     add_tensor(r, c->name, "saved", tt_batch_norm_saved_floats(&d) * sizeof(float), &c->saved);
 }
@@ -374,10 +379,6 @@ static tt_status bind_head(tt_unet_resnet *u)
 
 static tt_status check(const tt_model_spec *spec, int capacity, int height, int width)
 {
-    if (spec->checkpointing)
-        return tt_error_new(TT_ERR_UNSUPPORTED,
-                            "--checkpointing is not available for %s yet: lower --micro-batch "
-                            "(with more --accum) or --tile", spec->kind);
     if (spec->classes < 1 || spec->in_channels < 1)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: %d classes, %d input channels", spec->kind,
                             spec->classes, spec->in_channels);

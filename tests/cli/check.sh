@@ -323,8 +323,12 @@ else fail "unet-resnet18 fine-tuning resume"; cat "$work/err" "$work/same"; fi
 expect 1 "is for a ResNet encoder" -- "$tt" train --data "$work/data" --out "$work/r0" --freeze-bn --steps 1
 expect 1 "multiples of 32" -- "$tt" train --data "$work/data" --out "$work/r0" --model unet-resnet18 \
   --tile 48x48 --steps 1
-expect 1 "not available for unet-resnet18 yet" -- "$tt" train --data "$work/data" --out "$work/r0" \
-  --model unet-resnet18 --tile 64x64 --checkpointing --steps 1
+if "$tt" train "${resnet[@]}" --micro-batch 2 --steps 2 --out "$work/re" 2>"$work/err" &&
+   "$tt" train "${resnet[@]}" --micro-batch 2 --steps 2 --checkpointing --out "$work/rf" 2>>"$work/err" &&
+   /usr/bin/python3 "$(dirname "$0")/same_checkpoint.py" --tol 0 "$work/re/last.safetensors" \
+     "$work/rf/last.safetensors" >"$work/same" 2>&1
+then pass "unet-resnet18 --checkpointing: 2 steps, bit for bit the run without"
+else fail "unet-resnet18 --checkpointing"; cat "$work/err" "$work/same"; fi
 
 [ "$failures" = 0 ] || { echo "$failures check(s) failed"; exit 1; }
 echo "all command-line checks passed"
