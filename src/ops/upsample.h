@@ -18,6 +18,15 @@ typedef struct tt_upsample_desc {
     int batch, channels, height, width;
 } tt_upsample_desc;
 
+/* What both x2 upsamplings check before a launch (`op` names the caller):
+ * the sizes positive and within one launch, the (N, C, H, W) tensor
+ * `small` and the (N, C, 2H, 2W) tensor `big` large enough (one without a
+ * buffer, a gradient not wanted, is not checked).  *planes = N C,
+ * *count = N C H W. */
+tt_status tt_upsample_check(const char *op, const tt_upsample_desc *desc, tt_mem small,
+                            const char *small_name, tt_mem big, const char *big_name, int *planes,
+                            size_t *count);
+
 /* out (N, C, 2H, 2W) = bilinear x2 of inp (N, C, H, W).  out must not
  * overlap inp. */
 tt_status tt_upsample_bilinear2x_forward(tt_backend *be, tt_mem out, tt_mem inp,
