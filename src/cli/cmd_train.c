@@ -20,10 +20,11 @@ static void help(void)
 {
     printf("usage: tiletrain train --data DIR [options]\n"
            "\n"
-           "Trains the built-in UNet on full-resolution crops with gradient accumulation:\n"
-           "--accum N micro-batches of --micro-batch B images give the update of one\n"
-           "batch of N*B. One line per optimizer step, also written to OUT/train.jsonl;\n"
-           "checkpoints go to OUT/last.safetensors.\n"
+           "Trains a UNet (--model: the plain one, or one over a ResNet-18/34 encoder as\n"
+           "segmentation_models_pytorch's) on full-resolution crops with gradient\n"
+           "accumulation: --accum N micro-batches of --micro-batch B images give the update\n"
+           "of one batch of N*B. One line per optimizer step, also written to\n"
+           "OUT/train.jsonl; checkpoints go to OUT/last.safetensors.\n"
            "\n"
            "Data parallel: mpirun -np K tiletrain train ... runs one rank per device;\n"
            "every rank trains its share of each window and the update is the one of a\n"
@@ -33,6 +34,8 @@ static void help(void)
            "  tiletrain data synth --out clouds --format kaggle-rle --count 40\n"
            "  tiletrain train --data clouds --out runs/a --tile 256x256 --micro-batch 4 \\\n"
            "      --accum 5 --steps 500 --dice-weight 1 --val-fraction 0.1 --val-every 50\n"
+           "  tiletrain train --data clouds --out runs/r34 --model unet-resnet34 \\\n"
+           "      --init resnet34.safetensors --init-prefix encoder. --freeze-encoder-bn\n"
            "\n"
            "options:\n");
     tt_opt_print_help(tt_train_option_table, tt_train_option_count, stdout);
