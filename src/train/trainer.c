@@ -143,11 +143,17 @@ static void plan_steps(tt_trainer *t)
 static tt_status resolve_model(tt_trainer *t)
 {
     TT_TRY(tt_recipe_model(&t->opt, tt_dataset_classes(t->dataset), &t->model));
-    if (t->model.norm == TT_NORM_BATCH && t->opt.micro_batch > 0 && t->opt.micro_batch < 4)
+    /* the images one batch norm sees: the micro-batch, or with --sync-bn every rank's */
+    int seen = t->opt.micro_batch * (t->opt.sync_bn ? t->dist.size : 1);
+    int frozen = t->model.freeze_encoder_bn && t->model.freeze_decoder_bn;
+    if (t->model.norm == TT_NORM_BATCH && !frozen && seen > 0 && seen < 4 && t->dist.rank == 0)
         fprintf(stderr,
-                "tiletrain: note: batch norm with micro-batch %d: its statistics come from one "
-                "micro-batch, not the accumulation window; below 4 they are noisy (--norm group "
-                "keeps none, but normalises each crop on its own)\n", t->opt.micro_batch);
+                "tiletrain: note: batch norm over %d image%s: its statistics come from one "
+                "micro-batch, not the accumulation window; below 4 they are noisy (%s)\n", seen,
+                seen == 1 ? "" : "s",
+                strcmp(t->model.kind, "unet") == 0
+                    ? "--norm group keeps none, but normalises each crop on its own"
+                    : "--freeze-bn uses the running statistics instead");
     return NULL;
 }
 
