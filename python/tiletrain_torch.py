@@ -133,14 +133,21 @@ def read_safetensors(path):
 
 
 def load_checkpoint(path):
-    """A tiletrain checkpoint as (UNet in eval mode, metadata): the model is
-    built from the checkpoint's "model" metadata and loaded strictly; the
-    optimizer state ("optim.*") is left out. metadata["mean"] and ["std"]
-    hold the input normalisation tiletrain trained with, if any."""
+    """A tiletrain checkpoint as (model in eval mode, metadata): the model is
+    built from the checkpoint's "model" metadata (the UNet, or for
+    unet-resnet18/34 python/unet_resnet.py's UnetResNet) and loaded
+    strictly; the optimizer state ("optim.*") is left out. metadata["mean"]
+    and ["std"] hold the input normalisation tiletrain trained with, if any."""
     tensors, meta = read_safetensors(path)
     cfg = json.loads(meta["model"])
-    model = UNet(cfg["in_channels"], cfg["classes"], cfg["base_channels"], cfg["depth"],
-                 cfg["norm"], cfg["groups"])
+    kind = cfg.get("kind", "unet")
+    if kind == "unet":
+        model = UNet(cfg["in_channels"], cfg["classes"], cfg["base_channels"], cfg["depth"],
+                     cfg["norm"], cfg["groups"])
+    else:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from unet_resnet import UnetResNet
+        model = UnetResNet(kind.split("-")[1], cfg["classes"], cfg["in_channels"])
     model.load_state_dict({k: v for k, v in tensors.items() if not k.startswith("optim.")})
     return model.eval(), meta
 
