@@ -18,36 +18,16 @@ static void note(char names[][96], int *count, const char *name)
     (*count)++;
 }
 
-static void shape_text(int ndim, const int64_t *shape, char *buf, size_t size)
-{
-    size_t used = (size_t)snprintf(buf, size, "[");
-    for (int d = 0; d < ndim && used < size; d++)
-        used += (size_t)snprintf(buf + used, size - used, "%s%lld", d ? ", " : "", (long long)shape[d]);
-    if (used < size) snprintf(buf + used, size - used, "]");
-}
-
-/* The file's tensor `t` (model name `full`) into the host arena of p. */
+/* The file's tensor `t` (model name `full`) into the host arena of p; the
+ * reader checks dtype and shape and names both shapes when they differ. */
 static tt_status take(const tt_safetensors *f, const tt_st_tensor *t, const tt_param *p,
                       const char *full, float *arena)
 {
     int64_t shape[4] = {0};
-    int same = t->ndim == p->ndim;
-    for (int d = 0; d < p->ndim; d++) {
-        shape[d] = p->shape[d];
-        same = same && t->shape[d] == shape[d];
-    }
-    if (!same) {
-        char theirs[96], ours[96];
-        shape_text(t->ndim, t->shape, theirs, sizeof theirs);
-        shape_text(p->ndim, shape, ours, sizeof ours);
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "tensor '%s'%s%s%s is %s in the file but %s in this model; give the "
-                            "model options the weights were trained with", full,
-                            strcmp(full, t->name) ? " (the file's '" : "",
-                            strcmp(full, t->name) ? t->name : "", strcmp(full, t->name) ? "')" : "",
-                            theirs, ours);
-    }
-    return tt_safetensors_get_f32(f, t->name, p->ndim, shape, arena + p->offset);
+    for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
+    tt_status s = tt_safetensors_get_f32(f, t->name, p->ndim, shape, arena + p->offset);
+    if (s && strcmp(full, t->name) != 0) s = tt_error_prefix(s, "model tensor '%s'", full);
+    return s;
 }
 
 static int counter_of(const tt_model *m, const char *name)
