@@ -114,17 +114,17 @@ static tt_status first_failure(const tt_dist *d, tt_status mine)
 tt_status tt_dp_sum_window(const tt_dist *d, double *values, size_t n, tt_status mine)
 {
     if (d->size < 2) return mine;
-    double *all = malloc((n + 1) * sizeof *all);
-    if (!all) {
+    double all[TT_DP_MAX_SUMS + 1];
+    if (n > TT_DP_MAX_SUMS) {
         tt_status_free(mine);
-        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+        return tt_error_new(TT_ERR_INTERNAL, "tt_dp_sum_window: %zu values, at most %d", n,
+                            TT_DP_MAX_SUMS);
     }
     memcpy(all, values, n * sizeof *all);
     all[n] = mine ? 1 : 0;
     tt_status s = tt_dist_sum_f64(d, all, n + 1);
     if (!s) memcpy(values, all, n * sizeof *all);
     int failed = !s && all[n] > 0;
-    free(all);
     if (s) {
         tt_status_free(mine);
         return s;

@@ -23,6 +23,8 @@
 #include "train/step.h"
 #include "train/train_options.h"
 
+#define TT_DP_MAX_SUMS 16
+
 typedef struct tt_data_parallel {
     tt_dist dist;
     tt_step *engine;            /* borrowed */
@@ -45,8 +47,8 @@ tt_status tt_dp_create(const tt_dist *dist, tt_step *engine, tt_data_parallel **
 tt_norm_sync tt_dp_norm_sync(const tt_dist *dist);
 void tt_dp_destroy(tt_data_parallel *dp);
 
-/* values[0..n) summed over the ranks, with this rank's outcome of the
- * window: when any rank failed, every rank returns an error naming the
+/* values[0..n) (n <= TT_DP_MAX_SUMS) summed over the ranks, with this
+ * rank's outcome of the window: when any rank failed, every rank returns an error naming the
  * first failed rank and its message (the failed rank's own error is
  * returned there; `mine` is consumed either way). */
 tt_status tt_dp_sum_window(const tt_dist *dist, double *values, size_t n, tt_status mine);
