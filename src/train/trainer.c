@@ -340,10 +340,9 @@ static tt_status update(tt_trainer *t, tt_step_report *r)
 }
 
 /* 2. this rank's micro-batches of the window, each adding its gradient of
- * the loss SUM; *undone when an interrupt (alone) dropped the window. */
+ * the loss SUM; *interrupted when an interrupt (alone) stopped them. */
 static tt_status run_micro_batches(tt_trainer *t, tt_step_report *r, double *waited,
-                                   int *micro_batches, const tt_train_counters *window_start,
-                                   int *undone)
+                                   int *micro_batches, int *interrupted)
 {
     const tt_train_options *o = &t->opt;
     tt_train_counters *c = &t->counters;
@@ -352,9 +351,7 @@ static tt_status run_micro_batches(tt_trainer *t, tt_step_report *r, double *wai
     float dice_scale = (float)(o->dice_weight * planned_items / planned_images);
     for (int m = 0; m < o->accum && !t->data_done; m++) {
         if (t->interrupt && *t->interrupt && t->dist.size == 1) {
-            /* undo the partial window: the data position goes back to its start */
-            *c = *window_start;
-            *undone = 1;
+            *interrupted = 1;
             return NULL;
         }
         tt_batch *b = NULL;
@@ -371,6 +368,16 @@ static tt_status run_micro_batches(tt_trainer *t, tt_step_report *r, double *wai
         (*micro_batches)++;
         if (t->on_micro_batch) t->on_micro_batch(t->progress_ctx, m + 1, o->accum);
     }
+    return NULL;
+}
+
+/* An interrupted window is undone: the data position goes back to its
+ * start, so a checkpoint now resumes there. */
+static tt_status drop_window(tt_trainer *t, tt_step_report *r, const tt_train_counters *start)
+{
+    t->counters = *start;
+    t->interrupted = 1;
+    r->images = 0;
     return NULL;
 }
 
@@ -391,13 +398,9 @@ tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
 
     /* 2. accum micro-batches on this rank */
     tt_train_counters window_start = *c;
-    int undone = 0, micro_batches = 0;
-    tt_status failed = run_micro_batches(t, r, &waited, &micro_batches, &window_start, &undone);
-    if (undone) {
-        t->interrupted = 1;
-        r->images = 0;
-        return NULL;
-    }
+    int interrupted = 0, micro_batches = 0;
+    tt_status failed = run_micro_batches(t, r, &waited, &micro_batches, &interrupted);
+    if (interrupted) return drop_window(t, r, &window_start);
 
     /* 3. the window's sums over every rank: loss, valid items, images */
     tt_loss_value primary = {0}, dice = {0};
@@ -413,12 +416,8 @@ tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
         t->stopped_together = t->dist.size > 1;
         return settled;
     }
-    if (sums[SUM_INTERRUPTED] > 0) { /* data parallel: every rank drops the window */
-        *c = window_start;
-        t->interrupted = 1;
-        r->images = 0;
-        return NULL;
-    }
+    if (sums[SUM_INTERRUPTED] > 0) /* data parallel: every rank drops the window */
+        return drop_window(t, r, &window_start);
     t->finished = sums[SUM_DONE] >= t->dist.size;
     r->images = (int64_t)sums[SUM_IMAGES];
     c->images_seen += r->images;
