@@ -65,9 +65,19 @@ tt_status tt_model_spec_check(const tt_model_spec *s)
     return NULL;
 }
 
+int tt_model_spec_resnet_encoder(const tt_model_spec *s)
+{
+    return strncmp(s->kind, "unet-resnet", 11) == 0;
+}
+
+int tt_model_spec_tile_unit(const tt_model_spec *s)
+{
+    return tt_model_spec_resnet_encoder(s) ? TT_UR_TILE_UNIT : 1 << s->depth;
+}
+
 /* The plain UNet is sized by base_channels, depth and its norm; the
  * ResNet-encoder ones by their kind alone. */
-static int sized_by_options(const tt_model_spec *s) { return strcmp(s->kind, "unet") == 0; }
+static int sized_by_options(const tt_model_spec *s) { return !tt_model_spec_resnet_encoder(s); }
 
 void tt_model_spec_describe(const tt_model_spec *s, char *buf, size_t size)
 {

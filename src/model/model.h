@@ -48,6 +48,14 @@ typedef struct tt_model_spec {
 tt_model_spec tt_model_spec_default(void);
 /* Checks the spec; errors name the value and what to give. */
 tt_status tt_model_spec_check(const tt_model_spec *spec);
+/* A UNet over a ResNet encoder (unet-resnet18, unet-resnet34): sized by its
+ * kind, not by base_channels, depth and norm; batch norm throughout; its
+ * tensors under "encoder." first; trained on ImageNet-normalised inputs. */
+int tt_model_spec_resnet_encoder(const tt_model_spec *spec);
+/* What a tile's sides must be multiples of: 2^depth for the UNet, 32 for a
+ * ResNet encoder. */
+int tt_model_spec_tile_unit(const tt_model_spec *spec);
+
 /* The architecture for people: "UNet base 16 depth 3 group",
  * "unet-resnet34 (smp Unet, frozen encoder BN)". */
 void tt_model_spec_describe(const tt_model_spec *spec, char *buf, size_t size);

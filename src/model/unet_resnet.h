@@ -37,6 +37,7 @@
 
 #define TT_UR_MAX_BLOCKS 16   /* basic blocks: resnet34 has 3 + 4 + 6 + 3 */
 #define TT_UR_DECODER_BLOCKS 5
+#define TT_UR_TILE_UNIT 32     /* the encoder's five halvings */
 
 /* A convolution and the batch norm after it (bn_w < 0: none, the head). */
 typedef struct tt_ur_conv {

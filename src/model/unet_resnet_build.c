@@ -382,12 +382,13 @@ static tt_status check(const tt_model_spec *spec, int capacity, int height, int 
     if (spec->classes < 1 || spec->in_channels < 1)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: %d classes, %d input channels", spec->kind,
                             spec->classes, spec->in_channels);
-    if (capacity < 1 || height < 32 || width < 32 || height % 32 || width % 32)
+    const int unit = TT_UR_TILE_UNIT;
+    if (capacity < 1 || height < unit || width < unit || height % unit || width % unit)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "%s needs a tile whose height and width are multiples of 32 (got "
+                            "%s needs a tile whose height and width are multiples of %d (got "
                             "%dx%d) and a micro-batch >= 1 (got %d); try --tile %dx%d",
-                            spec->kind, height, width, capacity, (height + 31) / 32 * 32,
-                            (width + 31) / 32 * 32);
+                            spec->kind, unit, height, width, capacity,
+                            (height + unit - 1) / unit * unit, (width + unit - 1) / unit * unit);
     return NULL;
 }
 

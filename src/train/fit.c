@@ -2,7 +2,6 @@
 #include "train/fit.h"
 
 #include <stdio.h>
-#include <string.h>
 
 #include "core/status.h"
 #include "train/probe.h"
@@ -76,8 +75,8 @@ static tt_status largest_fit(const fit *f, int cap, int checkpointing, int *best
 static tt_status no_fit(const fit *f)
 {
     const tt_train_options *o = f->options;
-    int resnet = strcmp(f->model->kind, "unet") != 0;
-    int unit = resnet ? 32 : 1 << f->model->depth, least = resnet ? 64 : unit;
+    int resnet = tt_model_spec_resnet_encoder(f->model);
+    int unit = tt_model_spec_tile_unit(f->model), least = resnet ? 2 * unit : unit;
     int tile[2] = {o->tile[0], o->tile[1]};
     while (tile[0] > least || tile[1] > least) {
         for (int k = 0; k < 2; k++)
@@ -96,8 +95,8 @@ static tt_status no_fit(const fit *f)
     return tt_error_new(TT_ERR_OUT_OF_MEMORY,
                         "nothing fits under %s on device '%s': raise --mem-limit or use a "
                         "smaller model (%s)", f->limit_text, f->device->name,
-                        strcmp(f->model->kind, "unet") ? "--model unet-resnet18, or the plain unet"
-                                                       : "--base-channels, --depth");
+                        resnet ? "--model unet-resnet18, or the plain unet"
+                               : "--base-channels, --depth");
 }
 
 tt_status tt_fit_memory(const tt_device_info *device, tt_train_options *o, tt_model_spec *model,

@@ -27,7 +27,7 @@ tt_status tt_recipe_model(const tt_train_options *o, int data_classes, tt_model_
                                : o->freeze_bn       ? "--freeze-bn"
                                : o->encoder_lr[0]   ? "--encoder-lr"
                                : o->freeze_encoder_steps ? "--freeze-encoder-steps" : NULL;
-    if (encoder_only && strcmp(m.kind, "unet") == 0)
+    if (encoder_only && !tt_model_spec_resnet_encoder(&m))
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s is for a ResNet encoder: give --model "
                             "unet-resnet18 or unet-resnet34", encoder_only);
     m.freeze_encoder_bn = o->freeze_encoder_bn || o->freeze_bn;
@@ -38,7 +38,7 @@ tt_status tt_recipe_model(const tt_train_options *o, int data_classes, tt_model_
     m.groups = o->groups;
     m.checkpointing = o->checkpointing;
     TT_TRY(tt_norm_kind_parse(o->norm, &m.norm));
-    if (strcmp(m.kind, "unet") != 0) m.norm = TT_NORM_BATCH; /* a ResNet's, whatever --norm says */
+    if (tt_model_spec_resnet_encoder(&m)) m.norm = TT_NORM_BATCH; /* whatever --norm says */
     TT_TRY(tt_conv_algo_setting(o->algo, &m.algo));
     *out = m;
     return NULL;
@@ -78,7 +78,7 @@ cJSON *tt_recipe_json(const tt_train_options *o, const tt_model_spec *m)
     cJSON_AddNumberToObject(cfg, "accum", o->accum);
     cJSON_AddStringToObject(cfg, "model", m->kind);
     cJSON_AddNumberToObject(cfg, "classes", m->classes);
-    if (strcmp(m->kind, "unet") == 0) {
+    if (!tt_model_spec_resnet_encoder(m)) {
         cJSON_AddNumberToObject(cfg, "base_channels", m->base_channels);
         cJSON_AddNumberToObject(cfg, "depth", m->depth);
     }

@@ -151,9 +151,9 @@ static tt_status resolve_model(tt_trainer *t)
                 "tiletrain: note: batch norm over %d image%s: its statistics come from one "
                 "micro-batch, not the accumulation window; below 4 they are noisy (%s)\n", seen,
                 seen == 1 ? "" : "s",
-                strcmp(t->model.kind, "unet") == 0
-                    ? "--norm group keeps none, but normalises each crop on its own"
-                    : "--freeze-bn uses the running statistics instead");
+                tt_model_spec_resnet_encoder(&t->model)
+                    ? "--freeze-bn uses the running statistics instead"
+                    : "--norm group keeps none, but normalises each crop on its own");
     return NULL;
 }
 
@@ -258,7 +258,7 @@ tt_status tt_trainer_create_ranked(const tt_train_options *opt, const tt_dist *d
                 t->dist.rank, t->dist.size, t->dist.local_rank, t->be->ops->name,
                 t->be->device.name);
     TT_CHECK(resolve_model(t));
-    if (!t->normalize && strcmp(t->model.kind, "unet") != 0) {
+    if (!t->normalize && tt_model_spec_resnet_encoder(&t->model)) {
         /* a ResNet encoder's pretraining normalised by ImageNet's statistics */
         const float mean[3] = {0.485f, 0.456f, 0.406f}, std[3] = {0.229f, 0.224f, 0.225f};
         memcpy(t->mean, mean, sizeof mean);
