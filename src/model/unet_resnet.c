@@ -71,12 +71,18 @@ static tt_batch_norm_desc norm_desc(const tt_unet_resnet *u, const tt_ur_conv *c
     return d;
 }
 
+/* out = conv(in) (+ bias) with c's weights. */
+static tt_status convolve(tt_unet_resnet *u, tt_ur_conv *c, tt_mem out, tt_mem in, int n)
+{
+    tt_conv2d_desc d = tt_unet_resnet_conv_desc(u, c, n);
+    return tt_conv2d_forward(u->be, out, in, tt_unet_resnet_param(u, c->weight),
+                             tt_unet_resnet_param(u, c->bias), &d, workspace(u));
+}
+
 /* act = [relu](norm(conv(in))); the head (no norm) writes act == out. */
 static tt_status conv_forward(tt_unet_resnet *u, tt_ur_conv *c, tt_mem in, int n)
 {
-    tt_conv2d_desc d = tt_unet_resnet_conv_desc(u, c, n);
-    TT_TRY(tt_conv2d_forward(u->be, c->out, in, tt_unet_resnet_param(u, c->weight),
-                             tt_unet_resnet_param(u, c->bias), &d, workspace(u)));
+    TT_TRY(convolve(u, c, c->out, in, n));
     if (c->bn_w < 0) return NULL;
     tt_batch_norm_desc b = norm_desc(u, c, n);
     return tt_batch_norm_forward(u->be, c->act, c->saved, c->out, &c->bn, &b, norm_trains(u, c));
@@ -91,9 +97,7 @@ static tt_mem out_for_backward(const tt_ur_conv *c)
 /* Checkpointing: c's convolution again, from `in`, into out_again. */
 static tt_status recompute(tt_unet_resnet *u, tt_ur_conv *c, tt_mem in, int n)
 {
-    tt_conv2d_desc d = tt_unet_resnet_conv_desc(u, c, n);
-    return tt_conv2d_forward(u->be, c->out_again, in, tt_unet_resnet_param(u, c->weight),
-                             tt_unet_resnet_param(u, c->bias), &d, workspace(u));
+    return convolve(u, c, c->out_again, in, n);
 }
 
 /* c->act_again = c's output again, the same bits as the forward's act:
@@ -114,18 +118,22 @@ static tt_mem output_for_backward(const tt_ur_conv *c)
     return c->remade ? c->act_again : c->act;
 }
 
+/* c->dout holds the gradient at act: the norm's parameter gradients, and
+ * c->dout (in place) the gradient at the convolution's output. */
+static tt_status norm_backward(tt_unet_resnet *u, tt_ur_conv *c, int n)
+{
+    tt_batch_norm_desc b = norm_desc(u, c, n);
+    return tt_batch_norm_backward(u->be, c->dout, tt_unet_resnet_grad(u, c->bn_w),
+                                  tt_unet_resnet_grad(u, c->bn_b), c->dout, out_for_backward(c),
+                                  c->saved, &c->bn, &b, norm_trains(u, c));
+}
+
 /* c->dout holds the gradient at act: the norm's and the convolution's
  * parameter gradients, and din += the gradient at `in` (din NONE: not
  * wanted). */
 static tt_status conv_backward(tt_unet_resnet *u, tt_ur_conv *c, tt_mem in, tt_mem din, int n)
 {
-    if (c->bn_w >= 0) {
-        tt_batch_norm_desc b = norm_desc(u, c, n);
-        TT_TRY(tt_batch_norm_backward(u->be, c->dout, tt_unet_resnet_grad(u, c->bn_w),
-                                      tt_unet_resnet_grad(u, c->bn_b), c->dout,
-                                      out_for_backward(c), c->saved, &c->bn, &b,
-                                      norm_trains(u, c)));
-    }
+    if (c->bn_w >= 0) TT_TRY(norm_backward(u, c, n));
     tt_conv2d_desc d = tt_unet_resnet_conv_desc(u, c, n);
     return tt_conv2d_backward(u->be, din, tt_unet_resnet_grad(u, c->weight),
                               tt_unet_resnet_grad(u, c->bias), c->dout, in,
@@ -236,10 +244,7 @@ static tt_status conv1_forward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
 static tt_status conv1_backward(tt_unet_resnet *u, tt_ur_decoder *d, tt_mem skip, int n)
 {
     tt_ur_conv *c = &d->conv1;
-    tt_batch_norm_desc b = norm_desc(u, c, n);
-    TT_TRY(tt_batch_norm_backward(u->be, c->dout, tt_unet_resnet_grad(u, c->bn_w),
-                                  tt_unet_resnet_grad(u, c->bn_b), c->dout, c->out, c->saved,
-                                  &c->bn, &b, norm_trains(u, c)));
+    TT_TRY(norm_backward(u, c, n));
     /* the weight gradients first: up is dead before its gradient is born */
     size_t up = count(n, d->in_channels, d->h, d->w);
     if (!d->skip) {
