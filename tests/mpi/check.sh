@@ -126,7 +126,7 @@ killed_at=$(date +%s)
 wait $job
 rc=$?
 took=$(( $(date +%s) - killed_at ))
-if [ -n "$victim" ] && [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $took -le 60 ] && grep -qi "rank 1" killed.out; then
+if [ -n "$victim" ] && [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $took -le 60 ] && grep -q "rank 1 with PID .* signal 9" killed.out; then
   pass "rank 1 killed: the job stopped in ${took}s naming it"
 else fail "kill (victim '$victim', exit $rc after ${took}s)"; cat killed.out; fi
 cp killed/last.safetensors killed.safetensors 2>/dev/null
