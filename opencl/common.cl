@@ -42,3 +42,44 @@ inline float8 tt_shift_out8(const float8 v)
 {
     return shuffle2(v, (float8)(0.0f), (uint8)(1, 2, 3, 4, 5, 6, 7, 8));
 }
+
+/* 16-bit storage (src/core/precision.h, whose C functions these repeat
+ * operation for operation so every backend stores the same bits): fp16 and
+ * bf16 rounded to nearest, ties to even, NaN kept quiet, fp16 overflowing
+ * to infinity from 65520; back to float exactly.  Plain integer code, not
+ * vstore_half_rte, whose NaN payloads are the implementation's. */
+inline ushort tt_f32_to_f16(const float value)
+{
+    const uint x = as_uint(value), sign = (x >> 16) & 0x8000u, magnitude = x & 0x7fffffffu;
+    if (magnitude > 0x7f800000u) return (ushort)(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
+    if (magnitude >= 0x477ff000u) return (ushort)(sign | 0x7c00u);
+    if (magnitude < 0x38800000u) {
+        if (magnitude < 0x33000000u) return (ushort)sign;
+        const uint exponent = magnitude >> 23, mantissa = (magnitude & 0x7fffffu) | 0x800000u;
+        const uint shift = 126u - exponent, rest = mantissa & ((1u << shift) - 1u);
+        const uint halfway = 1u << (shift - 1u);
+        uint kept = mantissa >> shift;
+        kept += (rest > halfway || (rest == halfway && (kept & 1u))) ? 1u : 0u;
+        return (ushort)(sign | kept);
+    }
+    const uint rebased = magnitude - 0x38000000u, rest = rebased & 0x1fffu;
+    uint kept = rebased >> 13;
+    kept += (rest > 0x1000u || (rest == 0x1000u && (kept & 1u))) ? 1u : 0u;
+    return (ushort)(sign | kept);
+}
+inline float tt_f16_to_f32(const ushort bits)
+{
+    const uint sign = (uint)(bits & 0x8000u) << 16, exponent = (bits >> 10) & 0x1fu;
+    const uint mantissa = bits & 0x3ffu;
+    if (exponent == 0x1fu) return as_float(sign | 0x7f800000u | (mantissa << 13));
+    if (exponent != 0u) return as_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+    return as_float(sign | as_uint((float)mantissa * 0x1p-24f));
+}
+inline ushort tt_f32_to_bf16(const float value)
+{
+    uint x = as_uint(value);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (ushort)((x >> 16) | 0x40u);
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return (ushort)(x >> 16);
+}
+inline float tt_bf16_to_f32(const ushort bits) { return as_float((uint)bits << 16); }
