@@ -1,26 +1,51 @@
 /*
  * Casts between fp32 and 16-bit storage (src/ops/cast.h): format 1 is fp16,
  * 2 is bf16 (tt_precision's values); the conversions are common.cl's
- * tt_f32_to_f16 and friends.
+ * tt_f32_to_f16_8 and friends, 8 values a work-item, the scalar ones at
+ * the ragged end.  The host launches n / 8 + 1 work-items for every kernel
+ * (the Vulkan pack needs the extra one), the last returning early.
  */
 
-/* dst[i] = the 16-bit bits of src[i] for i = 2k, 2k + 1 below n (work-item
- * k; the host launches n / 2 + 1, as for the Vulkan shader, which packs a
- * 32-bit word each). */
+#define CAST_NARROW8(v) (format == 1 ? tt_f32_to_f16_8(v) : tt_f32_to_bf16_8(v))
+#define CAST_WIDEN8(h) (format == 1 ? tt_f16_to_f32_8(h) : tt_bf16_to_f32_8(h))
+#define CAST_NARROW(v) (format == 1 ? tt_f32_to_f16(v) : tt_f32_to_bf16(v))
+#define CAST_WIDEN(h) (format == 1 ? tt_f16_to_f32(h) : tt_bf16_to_f32(h))
+
+/* dst[i] = the 16-bit bits of src[i], i < n. */
 __kernel void cast_pack(TT_MEM(ushort, dst), TT_MEM(const float, src), const int format, const int n)
 {
     TT_PTR(ushort, dst);
     TT_PTR(const float, src);
-    for (int i = 2 * get_global_id(0); i < n && i < 2 * get_global_id(0) + 2; i++)
-        dst[i] = format == 1 ? tt_f32_to_f16(src[i]) : tt_f32_to_bf16(src[i]);
+    const int i0 = 8 * get_global_id(0);
+    if (i0 + 8 <= n) {
+        vstore8(CAST_NARROW8(vload8(0, src + i0)), 0, dst + i0);
+        return;
+    }
+    for (int i = i0; i < n; i++) dst[i] = CAST_NARROW(src[i]);
 }
 
-/* dst[i] = the float src[i]'s 16 bits hold, i < n (a work-item each). */
+/* dst[i] = the float src[i]'s 16 bits hold, i < n. */
 __kernel void cast_unpack(TT_MEM(float, dst), TT_MEM(const ushort, src), const int format, const int n)
 {
     TT_PTR(float, dst);
     TT_PTR(const ushort, src);
-    const int i = get_global_id(0);
-    if (i >= n) return;
-    dst[i] = format == 1 ? tt_f16_to_f32(src[i]) : tt_bf16_to_f32(src[i]);
+    const int i0 = 8 * get_global_id(0);
+    if (i0 + 8 <= n) {
+        vstore8(CAST_WIDEN8(vload8(0, src + i0)), 0, dst + i0);
+        return;
+    }
+    for (int i = i0; i < n; i++) dst[i] = CAST_WIDEN(src[i]);
+}
+
+/* x[i] = x[i] rounded to 16 bits and widened again (what a pack and an
+ * unpack give), in place, i < n. */
+__kernel void cast_round(TT_MEM(float, x), const int format, const int n)
+{
+    TT_PTR(float, x);
+    const int i0 = 8 * get_global_id(0);
+    if (i0 + 8 <= n) {
+        vstore8(CAST_WIDEN8(CAST_NARROW8(vload8(0, x + i0))), 0, x + i0);
+        return;
+    }
+    for (int i = i0; i < n; i++) x[i] = CAST_WIDEN(CAST_NARROW(x[i]));
 }

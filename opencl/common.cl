@@ -83,3 +83,44 @@ inline ushort tt_f32_to_bf16(const float value)
     return (ushort)(x >> 16);
 }
 inline float tt_bf16_to_f32(const ushort bits) { return as_float((uint)bits << 16); }
+
+/* The same conversions on 8 values at once, without branches (PoCL runs
+ * them as vector code; the scalar ones above it cannot vectorise across
+ * work-items).  Vector comparisons are -1 where true, hence the selects. */
+inline ushort8 tt_f32_to_f16_8(const float8 value)
+{
+    const uint8 x = as_uint8(value), sign = (x >> 16) & 0x8000u, magnitude = x & 0x7fffffffu;
+    const uint8 rebased = magnitude - 0x38000000u, rest = rebased & 0x1fffu;
+    uint8 normal = rebased >> 13;
+    normal += select((uint8)(0u), (uint8)(1u),
+                     as_uint8((rest > 0x1000u) | ((rest == 0x1000u) & ((normal & 1u) != 0u))));
+    const uint8 exponent = magnitude >> 23, mantissa = (magnitude & 0x7fffffu) | 0x800000u;
+    const uint8 shift = clamp((uint8)(126u) - min(exponent, (uint8)(126u)), (uint8)(14u), (uint8)(24u));
+    const uint8 srest = mantissa & ((((uint8)(1u)) << shift) - 1u), halfway = ((uint8)(1u)) << (shift - 1u);
+    uint8 sub = mantissa >> shift;
+    sub += select((uint8)(0u), (uint8)(1u),
+                  as_uint8((srest > halfway) | ((srest == halfway) & ((sub & 1u) != 0u))));
+    uint8 h = select(normal, sub, as_uint8(magnitude < 0x38800000u));
+    h = select(h, (uint8)(0u), as_uint8(magnitude < 0x33000000u));
+    h = select(h, (uint8)(0x7c00u), as_uint8(magnitude >= 0x477ff000u));
+    h = select(h, (uint8)(0x7e00u) | ((magnitude >> 13) & 0x3ffu), as_uint8(magnitude > 0x7f800000u));
+    return convert_ushort8(sign | h);
+}
+inline float8 tt_f16_to_f32_8(const ushort8 half_bits)
+{
+    const uint8 bits = convert_uint8(half_bits), sign = (bits & 0x8000u) << 16;
+    const uint8 exponent = (bits >> 10) & 0x1fu, mantissa = bits & 0x3ffu;
+    const uint8 normal = sign | ((exponent + 112u) << 23) | (mantissa << 13);
+    const uint8 special = sign | 0x7f800000u | (mantissa << 13);
+    const uint8 sub = sign | as_uint8(convert_float8(mantissa) * 0x1p-24f);
+    uint8 x = select(normal, sub, as_uint8(exponent == 0u));
+    x = select(x, special, as_uint8(exponent == 0x1fu));
+    return as_float8(x);
+}
+inline ushort8 tt_f32_to_bf16_8(const float8 value)
+{
+    const uint8 x = as_uint8(value);
+    const uint8 rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+    return convert_ushort8(select(rounded, (x >> 16) | 0x40u, as_uint8((x & 0x7fffffffu) > 0x7f800000u)));
+}
+inline float8 tt_bf16_to_f32_8(const ushort8 bits) { return as_float8(convert_uint8(bits) << 16); }

@@ -2,7 +2,8 @@
  * an independent float64 rounding and exhaustively over all 2^16 patterns
  * of each format, then the device's pack and unpack bit for bit against
  * them on odd sizes, at both halves of a 32-bit word, with the neighbours
- * of the tensor untouched, and refused arguments. */
+ * of the tensor untouched, the in-place round equal to the two, and refused
+ * arguments. */
 #include <fenv.h>
 #include <float.h>
 #include <math.h>
@@ -152,6 +153,9 @@ static void test_device(void)
                 TH_OK(tt_write(be, wm, x, n * 4));
                 TH_OK(tt_cast_pack(be, place, wm, formats[f], n));
                 TH_OK(tt_cast_unpack(be, om, place, formats[f], n));
+                TH_OK(tt_cast_round(be, wm, formats[f], n)); /* in place: = unpacked */
+                float *rounded_back = malloc(n * sizeof *rounded_back);
+                TH_OK(tt_read(be, rounded_back, wm, n * 4));
                 uint16_t *got = malloc(halves * sizeof *got);
                 TH_OK(tt_read(be, got, pm, halves * 2));
                 TH_OK(tt_read(be, back, om, n * 4));
@@ -166,6 +170,7 @@ static void test_device(void)
                     float want_back = f == 0 ? tt_f16_to_f32(want) : tt_bf16_to_f32(want);
                     wrong_bits += got[i] != want;
                     wrong_back += bits_of(back[e]) != bits_of(want_back);
+                    wrong_back += bits_of(rounded_back[e]) != bits_of(want_back);
                 }
                 if (wrong_bits || wrong_back || wrong_guard)
                     fprintf(stderr, "%s n %zu shift %d: %zu packed, %zu unpacked, %zu guard differ\n",
@@ -177,9 +182,61 @@ static void test_device(void)
                 tt_buffer_free(out);
                 free(x);
                 free(back);
+                free(rounded_back);
                 free(h);
                 free(got);
             }
+}
+
+/* The device against C on every 16-bit pattern: each unpacked, and packed
+ * back from its value, from the ties halfway to its neighbour and from one
+ * float ulp either side of them (4 x 2^16 values per format, at both halves
+ * of a word): the vector code paths of every rounding case. */
+static void test_device_exhaustive(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    const size_t patterns = 65536, n = 4 * patterns;
+    float *x = malloc(n * sizeof *x), *wide = malloc(patterns * sizeof *wide);
+    uint16_t *h = malloc(n * sizeof *h), *all = malloc(patterns * sizeof *all);
+    tt_buffer *buf = NULL;
+    TH_OK(tt_buffer_alloc(be, n * 4 + n * 2 + patterns * 6 + 64, TT_MEM_WORKSPACE, "test.cast", &buf));
+    tt_mem xs = tt_mem_of(buf), hs = tt_mem_at(xs, n * 4 + 2);
+    tt_mem ps = tt_mem_at(hs, n * 2 + 2), ws = tt_mem_at(ps, patterns * 2 + 4); /* floats 4-aligned */
+    for (int f = 0; f < 2; f++) {
+        tt_precision p = f ? TT_PRECISION_BF16 : TT_PRECISION_FP16;
+        float (*widen)(uint16_t) = f ? tt_bf16_to_f32 : tt_f16_to_f32;
+        uint16_t (*narrow)(float) = f ? tt_f32_to_bf16 : tt_f32_to_f16;
+        for (size_t k = 0; k < patterns; k++) {
+            all[k] = (uint16_t)k;
+            float v = widen((uint16_t)k), next = widen((uint16_t)(k + 1));
+            float tie = isfinite(v) && isfinite(next) ? (float)(((double)v + next) / 2) : v;
+            x[4 * k] = v, x[4 * k + 1] = tie;
+            x[4 * k + 2] = nextafterf(tie, -INFINITY), x[4 * k + 3] = nextafterf(tie, INFINITY);
+        }
+        TH_OK(tt_write(be, xs, x, n * 4));
+        TH_OK(tt_write(be, ps, all, patterns * 2));
+        TH_OK(tt_cast_pack(be, hs, xs, p, n));
+        TH_OK(tt_cast_unpack(be, ws, ps, p, patterns));
+        TH_OK(tt_read(be, h, hs, n * 2));
+        TH_OK(tt_read(be, wide, ws, patterns * 4));
+        size_t wrong_pack = 0, wrong_unpack = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint16_t want = narrow(x[i]);
+            int nan = isnan(x[i]);
+            wrong_pack += nan ? (h[i] & 0x8000) != (want & 0x8000) || !isnan(widen(h[i])) : h[i] != want;
+        }
+        for (size_t k = 0; k < patterns; k++) {
+            float want = widen((uint16_t)k);
+            wrong_unpack += isnan(want) ? !isnan(wide[k]) : bits_of(wide[k]) != bits_of(want);
+        }
+        if (wrong_pack || wrong_unpack)
+            fprintf(stderr, "%s: %zu packed, %zu unpacked differ\n", tt_precision_name(p), wrong_pack,
+                    wrong_unpack);
+        CU_ASSERT_EQUAL(wrong_pack + wrong_unpack, 0);
+    }
+    tt_buffer_free(buf);
+    free(x), free(wide), free(h), free(all);
 }
 
 static void test_refused(void)
@@ -217,6 +274,7 @@ int main(void)
         {"C conversions against float64 rounding", test_reference_rounding},
         {"every 16-bit pattern round trips", test_round_trip_exhaustive},
         {"device pack and unpack, bit for bit", test_device},
+        {"device on every 16-bit pattern and its ties", test_device_exhaustive},
         {"refused arguments", test_refused},
         CU_TEST_INFO_NULL,
     };

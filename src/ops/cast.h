@@ -19,4 +19,8 @@ tt_status tt_cast_pack(tt_backend *be, tt_mem dst, tt_mem src, tt_precision prec
 /* dst (n floats) = the values of src (n 16-bit values of `precision`). */
 tt_status tt_cast_unpack(tt_backend *be, tt_mem dst, tt_mem src, tt_precision precision, size_t n);
 
+/* x (n floats) = x rounded to `precision` and widened again, in place: the
+ * values a pack and an unpack would give, with no 16-bit copy. */
+tt_status tt_cast_round(tt_backend *be, tt_mem x, tt_precision precision, size_t n);
+
 #endif
