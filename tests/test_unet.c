@@ -187,20 +187,20 @@ static void check_against_torch(const unet_case *c)
 
 static void test_group_norm(void)
 {
-    unet_case c = {"group norm", {3, 3, 4, 2, TT_NORM_GROUP, 2, 0, TT_CONV_ALGO_AUTO}, 2, 2, 16, 12};
+    unet_case c = {"group norm", {3, 3, 4, 2, TT_NORM_GROUP, 2, 0, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32}, 2, 2, 16, 12};
     check_against_torch(&c);
 }
 
 static void test_batch_norm(void)
 {
-    unet_case c = {"batch norm", {3, 2, 4, 2, TT_NORM_BATCH, 1, 0, TT_CONV_ALGO_AUTO}, 3, 3, 8, 8};
+    unet_case c = {"batch norm", {3, 2, 4, 2, TT_NORM_BATCH, 1, 0, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32}, 3, 3, 8, 8};
     check_against_torch(&c);
 }
 
 static void test_no_norm_short_batch(void)
 {
     /* capacity 3, a micro-batch of 1: the short last micro-batch */
-    unet_case c = {"no norm, batch 1 of 3", {3, 4, 4, 1, TT_NORM_NONE, 1, 0, TT_CONV_ALGO_AUTO}, 3, 1, 6, 10};
+    unet_case c = {"no norm, batch 1 of 3", {3, 4, 4, 1, TT_NORM_NONE, 1, 0, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32}, 3, 1, 6, 10};
     check_against_torch(&c);
 }
 
@@ -246,8 +246,8 @@ static void one_step(tt_unet_config cfg, int checkpointing, float **grads, float
  * gradient and running statistic comes out the same bits. */
 static void test_poisoned_arena_same_bits(void)
 {
-    tt_unet_config configs[] = {{3, 3, 4, 2, TT_NORM_GROUP, 2, 0, TT_CONV_ALGO_AUTO}, {3, 2, 4, 2, TT_NORM_BATCH, 1, 0, TT_CONV_ALGO_AUTO},
-                                {3, 2, 4, 2, TT_NORM_NONE, 1, 0, TT_CONV_ALGO_AUTO}};
+    tt_unet_config configs[] = {{3, 3, 4, 2, TT_NORM_GROUP, 2, 0, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32}, {3, 2, 4, 2, TT_NORM_BATCH, 1, 0, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32},
+                                {3, 2, 4, 2, TT_NORM_NONE, 1, 0, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32}};
     for (int k = 0; k < 3; k++)
         for (int ckpt = 0; ckpt < 2; ckpt++) {
             float *g0, *g1, *s0, *s1;
@@ -265,8 +265,8 @@ static void test_poisoned_arena_same_bits(void)
 
 static void test_checkpointing_identical(void)
 {
-    tt_unet_config configs[] = {{3, 3, 4, 2, TT_NORM_GROUP, 2, 0, TT_CONV_ALGO_AUTO}, {3, 2, 4, 2, TT_NORM_BATCH, 1, 0, TT_CONV_ALGO_AUTO},
-                                {3, 2, 4, 2, TT_NORM_NONE, 1, 0, TT_CONV_ALGO_AUTO}};
+    tt_unet_config configs[] = {{3, 3, 4, 2, TT_NORM_GROUP, 2, 0, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32}, {3, 2, 4, 2, TT_NORM_BATCH, 1, 0, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32},
+                                {3, 2, 4, 2, TT_NORM_NONE, 1, 0, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32}};
     for (int k = 0; k < 3; k++) {
         float *g0, *g1, *s0, *s1;
         size_t n, a0, a1, u0, u1;
@@ -291,13 +291,84 @@ static void test_checkpointing_identical(void)
     }
 }
 
+/* 16-bit storage (precision fp16, bf16): what the forward keeps is packed
+ * and unpacked where the backward reads it, so (1) the plan never hands out
+ * a tensor's bytes while it is read (the NaN-poisoned arena gives the same
+ * bits), (2) the arena is smaller than fp32's without checkpointing, and
+ * (3) the gradients stay near fp32's: |g16 - g32| / |g32| over all of them
+ * (L2; per tensor, max |g16 - g32| / max |g32| is printed, the tensor's
+ * scale at least 1e-3 of the largest gradient).  A stored value moves by
+ * at most 2^-11 (fp16) or 2^-8 (bf16) of itself, and the forward computes
+ * with the stored values, so the function differentiated is a slightly
+ * different one: on these 16x16 tiles the gradients move by up to 5.8e-3
+ * (fp16) and 1.3e-1 (bf16, through the norms; 1.8e-3 without), far more
+ * than the rounding, because max-pool ties and near-cancelling norm sums
+ * change with it.  The bounds are about 3x those; an unpack from the wrong
+ * place or a dropped rounding gives errors of order 1. */
+static void test_half_storage(void)
+{
+    tt_unet_config configs[] = {{3, 3, 4, 2, TT_NORM_GROUP, 2, 0, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32}, {3, 2, 4, 2, TT_NORM_BATCH, 1, 0, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32},
+                                {3, 2, 4, 2, TT_NORM_NONE, 1, 0, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32}};
+    const tt_precision kinds[2] = {TT_PRECISION_FP16, TT_PRECISION_BF16};
+    const double bounds[2] = {2e-2, 4e-1};
+    for (int k = 0; k < 3; k++)
+        for (int ckpt = 0; ckpt < 2; ckpt++) {
+            float *g32, *s32;
+            size_t n, a32, u32;
+            one_step_poisoned(configs[k], ckpt, 0, &g32, &s32, &n, &a32, &u32);
+            tt_param_table t = {0};
+            TH_OK(tt_unet_params(&configs[k], &t));
+            for (int p = 0; p < 2; p++) {
+                tt_unet_config c = configs[k];
+                c.precision = kinds[p];
+                float *g0, *g1, *s0, *s1;
+                size_t a0, a1, u0, u1;
+                one_step_poisoned(c, ckpt, 0, &g0, &s0, &n, &a0, &u0);
+                one_step_poisoned(c, ckpt, 1, &g1, &s1, &n, &a1, &u1);
+                CU_ASSERT(memcmp(g0, g1, n * sizeof *g0) == 0);
+                CU_ASSERT(memcmp(s0, s1, t.state_floats * sizeof *s0) == 0);
+                if (!ckpt) CU_ASSERT(a0 < a32);
+                /* a tensor whose fp32 gradient is rounding noise (a conv
+                 * bias before batch norm: 0 in exact arithmetic) is
+                 * measured against the largest gradient of all */
+                double largest = 0, worst = 0, d2 = 0, r2 = 0;
+                for (size_t j = 0; j < n; j++) largest = fmax(largest, fabs(g32[j]));
+                for (size_t j = 0; j < n; j++)
+                    d2 += ((double)g0[j] - g32[j]) * ((double)g0[j] - g32[j]),
+                    r2 += (double)g32[j] * g32[j];
+                double l2 = sqrt(d2 / r2);
+                const char *worst_name = "";
+                for (int i = 0; i < t.count; i++) {
+                    const tt_param *q = &t.params[i];
+                    if (!q->trainable) continue;
+                    double scale = 1e-3 * largest, diff = 0;
+                    for (size_t j = 0; j < q->count; j++) {
+                        scale = fmax(scale, fabs(g32[q->offset + j]));
+                        diff = fmax(diff, fabs((double)g0[q->offset + j] - g32[q->offset + j]));
+                    }
+                    double rel = diff / scale;
+                    if (getenv("TT_TEST_VERBOSE")) printf("\n    %-24s %.2e", q->name, rel);
+                    if (!(rel <= worst)) worst = rel, worst_name = q->name;
+                }
+                printf("\n  %s%s %s: all gradients %.2e (L2, relative); worst tensor %.2e of its "
+                       "largest (%s); arena %zu bytes (fp32 %zu)", tt_norm_kind_name(c.norm),
+                       ckpt ? " checkpointing" : "", tt_precision_name(c.precision), l2, worst,
+                       worst_name, a0, a32);
+                CU_ASSERT(l2 <= bounds[p]);
+                free(g0), free(g1), free(s0), free(s1);
+            }
+            tt_params_free(&t);
+            free(g32), free(s32);
+        }
+}
+
 /* Once a step has run (and the autotuner has timed what it ran), the
  * shared workspace is sized from those picks alone: no shape the model
  * does not run (a decoder's whole [up, skip] conv1, the image's gradient)
  * is sized for every candidate. */
 static void test_workspace_of_what_runs(void)
 {
-    tt_unet_config cfg = {3, 2, 4, 2, TT_NORM_GROUP, 2, 0, TT_CONV_ALGO_AUTO};
+    tt_unet_config cfg = {3, 2, 4, 2, TT_NORM_GROUP, 2, 0, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32};
     tt_unet *u = NULL;
     TH_OK(tt_unet_create(th_backend(), &cfg, 2, 16, 24, 5, &u));
     TH_OK(tt_fill(u->be, u->input, 0.5f, 2 * 3 * 16 * 24));
@@ -315,7 +386,7 @@ static void test_workspace_of_what_runs(void)
 
 static void test_bad_tile(void)
 {
-    tt_unet_config cfg = {3, 2, 4, 3, TT_NORM_GROUP, 2, 0, TT_CONV_ALGO_AUTO};
+    tt_unet_config cfg = {3, 2, 4, 3, TT_NORM_GROUP, 2, 0, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32};
     tt_unet *u = NULL;
     tt_status s = tt_unet_create(th_backend(), &cfg, 1, 20, 16, 1, &u);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
@@ -333,6 +404,7 @@ int main(void)
         {"no-norm UNet, short micro-batch", test_no_norm_short_batch},
         {"checkpointing: identical gradients, less memory", test_checkpointing_identical},
         {"NaN-poisoned arena: the same bits (no live bytes reused)", test_poisoned_arena_same_bits},
+        {"16-bit storage: poisoned arena same bits, gradients near fp32", test_half_storage},
         {"workspace sized for what the model runs", test_workspace_of_what_runs},
         {"tile not a multiple of 2^depth", test_bad_tile},
         CU_TEST_INFO_NULL,

@@ -62,6 +62,17 @@ tt_status tt_model_spec_check(const tt_model_spec *s)
     if ((unsigned)s->algo >= TT_CONV_ALGO_COUNT)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "convolution algorithm %d is unknown: use %s",
                             (int)s->algo, TT_CONV_ALGO_CHOICES);
+    if (s->precision != TT_PRECISION_FP32 && s->precision != TT_PRECISION_FP16 &&
+        s->precision != TT_PRECISION_BF16)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "precision %s is not a storage: use fp32, fp16 or bf16",
+                            tt_precision_name(s->precision));
+    if (s->precision != TT_PRECISION_FP32 && tt_model_spec_resnet_encoder(s))
+        return tt_error_new(TT_ERR_UNSUPPORTED,
+                            "--precision %s: model %s keeps its activations in fp32 for now (16-bit "
+                            "storage is the plain UNet's so far); use --precision fp32 or --model "
+                            "unet",
+                            tt_precision_name(s->precision), s->kind);
     return NULL;
 }
 
@@ -81,14 +92,18 @@ static int sized_by_options(const tt_model_spec *s) { return !tt_model_spec_resn
 
 void tt_model_spec_describe(const tt_model_spec *s, char *buf, size_t size)
 {
+    char storage[32] = "";
+    if (s->precision != TT_PRECISION_FP32)
+        snprintf(storage, sizeof storage, ", %s storage", tt_precision_name(s->precision));
     if (sized_by_options(s))
-        snprintf(buf, size, "UNet base %d depth %d %s", s->base_channels, s->depth,
-                 tt_norm_kind_name(s->norm));
+        snprintf(buf, size, "UNet base %d depth %d %s%s", s->base_channels, s->depth,
+                 tt_norm_kind_name(s->norm), storage);
     else
-        snprintf(buf, size, "%s (smp Unet%s)", s->kind,
+        snprintf(buf, size, "%s (smp Unet%s)%s", s->kind,
                  s->freeze_encoder_bn && s->freeze_decoder_bn ? ", frozen batch norm"
                  : s->freeze_encoder_bn                       ? ", frozen encoder batch norm"
-                                                              : "");
+                                                              : "",
+                 storage);
 }
 
 void tt_model_spec_json(const tt_model_spec *s, char *buf, size_t size)

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "core/precision.h"
 #include "model/params.h"
 #include "ops/conv_algo.h"
 #include "ops/norm.h"
@@ -42,6 +43,8 @@ typedef struct tt_model_spec {
                               (FrozenBatchNorm2d); how it trains, not what it is */
     int freeze_decoder_bn; /* unet-resnet*: the decoder's likewise (--freeze-bn: both, so
                               that no statistic depends on the micro-batch) */
+    tt_precision precision; /* what is kept from forward to backward: fp32 (0), or fp16 or
+                               bf16 storage (arithmetic stays fp32); how it runs */
 } tt_model_spec;
 
 /* unet, 3 in, 4 classes, base 16, depth 3, group norm of 8 groups. */

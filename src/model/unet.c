@@ -9,6 +9,16 @@
  * names the tensors); when each lives is taken from one run of these
  * passes on a recording dry backend, so the plan follows whatever order
  * they are written in.
+ *
+ * 16-bit storage (config.precision fp16 or bf16): every kernel still reads
+ * and writes fp32.  What the forward keeps for the backward (conv1 and
+ * conv2 of a block that is not recomputed, every block's output) is
+ * rounded to 16 bits and packed as soon as it is made (store_16), so the
+ * rest of the forward computes with the stored values, and unpacked into
+ * the block's backward set just before something reads it again
+ * (bring_output, recompute); pools are made again from the unpacked
+ * skips, as with checkpointing.  The fp32 tensors then live for a block's
+ * forward or backward only.
  */
 #include "model/unet.h"
 
@@ -19,6 +29,7 @@
 
 #include "core/status.h"
 #include "ops/activation.h"
+#include "ops/cast.h"
 #include "ops/concat.h"
 #include "ops/conv2d.h"
 #include "ops/conv_transpose2d.h"
@@ -137,6 +148,46 @@ static tt_status norm_from_saved(tt_unet *u, tt_unet_block *b, tt_mem dst, tt_me
     return tt_batch_norm_apply_saved(u->be, dst, inp, saved, bn, &d);
 }
 
+/* ---- 16-bit storage ------------------------------------------------------ */
+
+static int stores_16(const tt_unet *u) { return u->config.precision != TT_PRECISION_FP32; }
+
+static size_t block_count(const tt_unet_block *b, int n)
+{
+    return (size_t)n * b->channels * b->height * b->width;
+}
+
+/* 16-bit storage, as soon as a kept tensor is made: x rounded to 16 bits
+ * in place, so that from here on the forward computes with the values the
+ * backward will read, and packed into `half` as well when the backward
+ * reads it from there (NONE: rounded only).  Forward and backward then
+ * differentiate one function, and the backward's ReLU masks, pool winners
+ * and norm inputs are the forward's. */
+static tt_status store_16(tt_unet *u, tt_mem x, tt_mem half, size_t count)
+{
+    if (!stores_16(u)) return NULL;
+    tt_precision p = u->config.precision;
+    if (!half.buffer) return tt_cast_round(u->be, x, p, count);
+    TT_TRY(tt_cast_pack(u->be, half, x, p, count));
+    return tt_cast_unpack(u->be, x, half, p, count);
+}
+
+/* 16-bit storage: the block's output unpacked into `dst` (its backward
+ * set's act2, or dec.i's forward skip). */
+static tt_status bring_output(tt_unet *u, const tt_unet_block *b, tt_mem dst, int n)
+{
+    if (!stores_16(u)) return NULL;
+    return tt_cast_unpack(u->be, dst, b->half_act2, u->config.precision, block_count(b, n));
+}
+
+/* The block's output as the backward reads it from outside the block: the
+ * forward's, or with 16-bit storage what bring_output put in its backward
+ * set. */
+static tt_mem output_for_backward(const tt_unet *u, const tt_unet_block *b)
+{
+    return stores_16(u) ? b->bwd.act2 : b->fwd.act2;
+}
+
 static tt_mem workspace(const tt_unet *u)
 {
     return u->workspace_buffer ? tt_mem_of(u->workspace_buffer) : NONE;
@@ -208,21 +259,38 @@ typedef struct up_conv {
     tt_conv_transpose2d_desc desc;
 } up_conv;
 
-static up_conv up_conv_of(const tt_unet *u, int i, int n)
+/* The block below dec.i: dec.(i+1) or the bottleneck. */
+static const tt_unet_block *below_of(const tt_unet *u, int i)
+{
+    return i + 1 < u->config.depth ? &u->dec[i + 1] : &u->bottleneck;
+}
+
+/* `backward`: the below's output as the backward reads it
+ * (output_for_backward). */
+static up_conv up_conv_of(const tt_unet *u, int i, int n, int backward)
 {
     const tt_unet_config *c = &u->config;
     int ch = tt_unet_channels(c, i);
     char prefix[32];
     snprintf(prefix, sizeof prefix, "up.%d", i);
-    return (up_conv){i + 1 < c->depth ? u->dec[i + 1].fwd.act2 : u->bottleneck.fwd.act2,
+    const tt_unet_block *below = below_of(u, i);
+    return (up_conv){backward ? output_for_backward(u, below) : below->fwd.act2,
                      tt_unet_param_index(u, prefix, "weight"), tt_unet_param_index(u, prefix, "bias"),
                      upconv(u, n, 2 * ch, ch, (u->height >> i) / 2, (u->width >> i) / 2)};
 }
 
-/* up[i] into `out`: the forward's, or the same again in backward. */
-static tt_status up_forward(tt_unet *u, int i, tt_mem out, int n)
+/* 16-bit storage: the output of the block below dec.i unpacked for the
+ * backward (up.i made again, then up.i's own backward). */
+static tt_status bring_below(tt_unet *u, int i, int n)
 {
-    up_conv up = up_conv_of(u, i, n);
+    const tt_unet_block *below = below_of(u, i);
+    return bring_output(u, below, below->bwd.act2, n);
+}
+
+/* up[i] into `out`: the forward's, or the same again in backward. */
+static tt_status up_forward(tt_unet *u, int i, tt_mem out, int n, int backward)
+{
+    up_conv up = up_conv_of(u, i, n, backward);
     return tt_conv_transpose2d_forward(u->be, out, up.below, tt_unet_param(u, up.weight),
                                        tt_unet_param(u, up.bias), &up.desc, workspace(u));
 }
@@ -255,26 +323,44 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
     tt_conv2d_desc d2 = conv3x3(u, n, b->channels, b->channels, b->height, b->width);
     tt_batch_norm_state bn1 = no_running(b->bn1), bn2 = no_running(b->bn2);
     tt_batch_norm_state *s1 = recompute ? &bn1 : &b->bn1, *s2 = recompute ? &bn2 : &b->bn2;
+    /* 16-bit storage: a kept block's forward stores conv1 and conv2 (with
+     * a norm, what the norm reads; without, the ReLU's output in place);
+     * every set's output is rounded, the forward's stored */
+    int kept = x == &b->fwd && !b->recompute, forward = x == &b->fwd;
     TT_TRY(conv1_forward(u, b, x, x->conv1, input, n));
-    if (norm)
+    if (norm) {
+        if (kept) TT_TRY(store_16(u, x->conv1, b->half_conv1, count));
         TT_TRY(norm_forward(u, b, x->act1, x->saved1, x->conv1, b->norm1_w, b->norm1_b, s1, n));
-    else
+    } else {
         TT_TRY(tt_relu_forward(u->be, x->act1, x->act1, count));
+        if (kept) TT_TRY(store_16(u, x->act1, b->half_conv1, count));
+    }
     TT_TRY(tt_conv2d_forward(u->be, x->conv2, x->act1, tt_unet_param(u, b->conv2_w),
                              tt_unet_param(u, b->conv2_b), &d2, workspace(u)));
-    if (norm)
-        return norm_forward(u, b, x->act2, x->saved2, x->conv2, b->norm2_w, b->norm2_b, s2, n);
-    return tt_relu_forward(u->be, x->act2, x->act2, count);
+    if (norm) {
+        if (kept) TT_TRY(store_16(u, x->conv2, b->half_conv2, count));
+        TT_TRY(norm_forward(u, b, x->act2, x->saved2, x->conv2, b->norm2_w, b->norm2_b, s2, n));
+    } else {
+        TT_TRY(tt_relu_forward(u->be, x->act2, x->act2, count));
+        if (kept) return store_16(u, x->act2, b->half_conv2, count); /* act2: conv2's room */
+    }
+    return store_16(u, x->act2, forward ? b->half_act2 : NONE, count);
 }
 
 /* A recomputed block's (checkpointing, or enc.0) inner tensors made again
  * into its backward set, before anything reads that set (a decoder block's
- * up first, into the set's input). */
+ * up first, into the set's input); with 16-bit storage a kept block's
+ * conv1 and conv2 unpacked into it instead. */
 static tt_status recompute(tt_unet *u, tt_unet_block *b, int n)
 {
+    if (!b->recompute && stores_16(u)) {
+        size_t count = block_count(b, n);
+        TT_TRY(tt_cast_unpack(u->be, b->bwd.conv1, b->half_conv1, u->config.precision, count));
+        return tt_cast_unpack(u->be, b->bwd.conv2, b->half_conv2, u->config.precision, count);
+    }
     if (!b->recompute || b->keeps_again) return NULL; /* keeps_again: skip_again made it */
     tt_mem input = b->bwd.input;
-    if (b->bwd.skip.buffer) TT_TRY(up_forward(u, b->level, input, n));
+    if (b->bwd.skip.buffer) TT_TRY(up_forward(u, b->level, input, n, 1));
     return block_forward(u, b, &b->bwd, input, n, 1);
 }
 
@@ -312,7 +398,8 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
         TT_TRY(norm_backward(u, b, h, h, x->conv1, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
     }                                                                      /* d conv1 out */
     if (x->skip.buffer) {
-        TT_TRY(up_forward(u, b->level, g, n));
+        if (!b->recompute) TT_TRY(bring_below(u, b->level, n)); /* as late as it can */
+        TT_TRY(up_forward(u, b->level, g, n, 1));
         return dec_conv1_backward(u, b, h, g, x->skip, u->dskip[b->level], n);
     }
     return tt_conv2d_backward(u->be, dinput, tt_unet_grad(u, b->conv1_w),
@@ -333,7 +420,7 @@ static tt_status lean_backward(tt_unet *u, tt_unet_block *b, tt_mem g, int n)
     size_t count = (size_t)n * b->channels * b->height * b->width;
     tt_conv2d_desc d2 = conv3x3(u, n, b->channels, b->channels, b->height, b->width);
     tt_batch_norm_state bn1 = no_running(b->bn1);
-    TT_TRY(up_forward(u, b->level, p, n));
+    TT_TRY(up_forward(u, b->level, p, n, 1));
     TT_TRY(dec_conv1_forward(u, b, q, p, x->skip, n));                      /* conv1 */
     TT_TRY(norm_forward(u, b, p, x->saved1, q, b->norm1_w, b->norm1_b, &bn1, n)); /* act1 */
     TT_TRY(tt_conv2d_forward(u->be, q, p, tt_unet_param(u, b->conv2_w),
@@ -343,18 +430,19 @@ static tt_status lean_backward(tt_unet *u, tt_unet_block *b, tt_mem g, int n)
     TT_TRY(tt_fill(u->be, q, 0.0f, count));                                 /* d act1 */
     TT_TRY(tt_conv2d_backward(u->be, q, tt_unet_grad(u, b->conv2_w), tt_unet_grad(u, b->conv2_b),
                               g, p, tt_unet_param(u, b->conv2_w), &d2, workspace(u)));
-    TT_TRY(up_forward(u, b->level, g, n));
+    TT_TRY(up_forward(u, b->level, g, n, 1));
     TT_TRY(dec_conv1_forward(u, b, p, g, x->skip, n));                      /* conv1 again */
     TT_TRY(norm_backward(u, b, q, q, p, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
     return dec_conv1_backward(u, b, q, g, x->skip, u->dskip[b->level], n);
 }
 
-/* With checkpointing, pool[i] made again for the backward from enc.i's
- * output, which lives until then (unet_memory.c): the same kernel on the
- * same input. */
+/* With checkpointing or 16-bit storage, pool[i] made again for the
+ * backward from enc.i's output, which lives until then (unet_memory.c): the
+ * same kernel on the same input (with 16-bit storage, on the output as
+ * stored). */
 static tt_status pool_again(tt_unet *u, int i, int n)
 {
-    if (!u->config.checkpointing) return NULL;
+    if (!u->config.checkpointing && !stores_16(u)) return NULL;
     tt_unet_block *e = &u->enc[i];
     tt_pool2d_desc pd = tt_pool2d_square(n, e->channels, e->height, e->width, 2, 2);
     return tt_max_pool2d_forward(u->be, u->pool_again[i], NONE, u->dec[i].bwd.skip, &pd);
@@ -424,7 +512,8 @@ tt_status tt_unet_forward(tt_unet *u, int n, int training)
     }
     TT_TRY(block_forward(u, &u->bottleneck, &u->bottleneck.fwd, u->bottleneck.fwd.input, n, 0));
     for (int i = c->depth - 1; i >= 0; i--) {
-        TT_TRY(up_forward(u, i, u->up[i], n));
+        TT_TRY(up_forward(u, i, u->up[i], n, 0));
+        TT_TRY(bring_output(u, &u->enc[i], u->skip_fwd[i], n)); /* dec.i's fwd.skip */
         TT_TRY(block_forward(u, &u->dec[i], &u->dec[i].fwd, u->up[i], n, 0));
     }
     tt_conv2d_desc hd = head_desc(u, n);
@@ -445,8 +534,9 @@ tt_status tt_unet_backward(tt_unet *u)
     size_t level0 = (size_t)n * tt_unet_channels(c, 0) * u->height * u->width;
     tt_conv2d_desc hd = head_desc(u, n);
     int hw = tt_unet_param_index(u, "head", "weight"), hb = tt_unet_param_index(u, "head", "bias");
+    TT_TRY(bring_output(u, &u->dec[0], u->dec[0].bwd.act2, n));
     TT_TRY(tt_conv2d_backward(u->be, NONE, tt_unet_grad(u, hw), tt_unet_grad(u, hb), u->dlogits,
-                              u->dec[0].fwd.act2, NONE, &hd, workspace(u)));
+                              output_for_backward(u, &u->dec[0]), NONE, &hd, workspace(u)));
     /* dec.0's output is read: dlevel may take its bytes */
     TT_TRY(tt_fill(u->be, u->dlevel, 0.0f, level0));
     TT_TRY(tt_conv2d_backward(u->be, u->dlevel, NONE, NONE, u->dlogits, NONE, tt_unet_param(u, hw),
@@ -456,6 +546,9 @@ tt_status tt_unet_backward(tt_unet *u)
     tt_mem g = u->dlevel;
     for (int i = 0; i < c->depth; i++) {
         tt_unet_block *b = &u->dec[i];
+        if (b->recompute) TT_TRY(bring_below(u, i, n)); /* else in block_backward */
+        if (i == 0 || !c->checkpointing) /* dec.i's bwd.skip; else skip_again's */
+            TT_TRY(bring_output(u, &u->enc[i], b->bwd.skip, n));
         if (i > 0) TT_TRY(skip_again(u, i, n));
         if (b->lean) {
             TT_TRY(lean_backward(u, b, g, n));
@@ -463,7 +556,7 @@ tt_status tt_unet_backward(tt_unet *u)
             TT_TRY(recompute(u, b, n));
             TT_TRY(block_backward(u, b, NONE, g, n));
         }                                                  /* g: d up */
-        up_conv up = up_conv_of(u, i, n);
+        up_conv up = up_conv_of(u, i, n, 1);
         size_t below_count = (size_t)n * up.desc.in_channels * up.desc.in_h * up.desc.in_w;
         TT_TRY(tt_fill(u->be, u->dnext[i], 0.0f, below_count));
         TT_TRY(tt_conv_transpose2d_backward(u->be, u->dnext[i], tt_unet_grad(u, up.weight),
@@ -481,6 +574,7 @@ tt_status tt_unet_backward(tt_unet *u)
     for (int i = c->depth - 1; i >= 0; i--) {
         tt_unet_block *b = &u->enc[i];
         tt_pool2d_desc pd = tt_pool2d_square(n, b->channels, b->height, b->width, 2, 2);
+        if (i > 0 && !c->checkpointing) TT_TRY(pool_again(u, i - 1, n)); /* 16-bit: bwd.input */
         TT_TRY(recompute(u, b, n)); /* the pool's winners are found in bwd.act2 */
         TT_TRY(tt_max_pool2d_backward_from_input(u->be, u->dskip[i], u->dinput, b->bwd.act2, &pd));
         if (i == 0) {

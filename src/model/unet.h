@@ -48,6 +48,11 @@ typedef struct tt_unet_block {
                                     for dec.i's backward, as dec.i's bwd.skip */
     int keeps_again;             /* again is kept, whole, as this block's bwd: its
                                     backward makes nothing a third time */
+    tt_mem half_conv1, half_conv2; /* 16-bit storage (config.precision fp16 or bf16): what a
+                                    block that is not recomputed keeps of conv1 and conv2,
+                                    unpacked into bwd for its backward (unet.c keep_block) */
+    tt_mem half_act2;            /* 16-bit storage: the block's output, unpacked where the
+                                    forward or backward reads it later (skip, below, head) */
     tt_batch_norm_state bn1, bn2;
     int conv1_w, conv1_b, norm1_w, norm1_b, norm1_rm, norm1_rv;  /* param indices */
     int conv2_w, conv2_b, norm2_w, norm2_b, norm2_rm, norm2_rv;
@@ -81,6 +86,11 @@ typedef struct tt_unet {
                                          forward only and is made again for the
                                          backward, from enc.i's output after dec.i's
                                          backward (unet_memory.c); else pool[i] */
+    tt_mem skip_fwd[TT_UNET_MAX_DEPTH]; /* 16-bit storage: enc.i's output unpacked for
+                                         dec.i's forward (dec.i's fwd.skip); else unused */
+    tt_mem skip_bwd[TT_UNET_MAX_DEPTH]; /* 16-bit storage, enc.i recomputed and not made
+                                         again: its output unpacked for dec.i's backward
+                                         (dec.i's bwd.skip); else unused */
     tt_mem up[TT_UNET_MAX_DEPTH];     /* (N, C_i, H_i, W_i): up-convolution output, the
                                          first half of dec.i's input [up, skip]; lives in
                                          the forward only (made again in backward) */

@@ -8,6 +8,7 @@
 #ifndef TT_MODEL_UNET_CONFIG_H
 #define TT_MODEL_UNET_CONFIG_H
 
+#include "core/precision.h"
 #include "model/params.h"
 #include "ops/conv_algo.h"
 #include "ops/norm.h"
@@ -23,6 +24,8 @@ typedef struct tt_unet_config {
                            needs to be recomputed in backward (src/model/unet_memory.c) */
     tt_conv_algo algo;  /* execution: AUTO lets the autotuner pick per shape; else every
                            convolution runs this one (direct where its workspace won't fit) */
+    tt_precision precision; /* execution: what is kept from forward to backward is stored
+                               in fp32, fp16 or bf16 (src/model/unet_memory.c) */
 } tt_unet_config;
 
 /* The defaults of tiletrain_torch.py: 3 in, 4 classes, base 16, depth 3, group norm, 8 groups. */

@@ -15,14 +15,15 @@ tt_unet_config tt_unet_config_of(const tt_model_spec *s)
     return (tt_unet_config){.in_channels = s->in_channels, .classes = s->classes,
                             .base_channels = s->base_channels, .depth = s->depth, .norm = s->norm,
                             .groups = s->groups, .checkpointing = s->checkpointing,
-                            .algo = s->algo};
+                            .algo = s->algo, .precision = s->precision};
 }
 
 tt_model_spec tt_unet_spec_of(const tt_unet_config *c)
 {
     tt_model_spec s = {.kind = "unet", .in_channels = c->in_channels, .classes = c->classes,
                        .base_channels = c->base_channels, .depth = c->depth, .norm = c->norm,
-                       .groups = c->groups, .checkpointing = c->checkpointing, .algo = c->algo};
+                       .groups = c->groups, .checkpointing = c->checkpointing, .algo = c->algo,
+                       .precision = c->precision};
     return s;
 }
 

@@ -40,6 +40,8 @@ tt_status tt_recipe_model(const tt_train_options *o, int data_classes, tt_model_
     TT_TRY(tt_norm_kind_parse(o->norm, &m.norm));
     if (tt_model_spec_resnet_encoder(&m)) m.norm = TT_NORM_BATCH; /* whatever --norm says */
     TT_TRY(tt_conv_algo_setting(o->algo, &m.algo));
+    TT_TRY(tt_precision_parse("--precision", o->precision, &m.precision));
+    TT_TRY(tt_model_spec_check(&m));
     *out = m;
     return NULL;
 }
@@ -90,6 +92,7 @@ cJSON *tt_recipe_json(const tt_train_options *o, const tt_model_spec *m)
     if (o->freeze_encoder_steps) cJSON_AddNumberToObject(cfg, "freeze_encoder_steps", o->freeze_encoder_steps);
     cJSON_AddBoolToObject(cfg, "checkpointing", m->checkpointing);
     cJSON_AddStringToObject(cfg, "algo", tt_conv_algo_name(m->algo));
+    cJSON_AddStringToObject(cfg, "precision", tt_precision_name(m->precision));
     cJSON_AddStringToObject(cfg, "optimizer", o->optimizer);
     cJSON_AddNumberToObject(cfg, "lr", o->lr);
     return cfg;
