@@ -300,7 +300,7 @@ static void test_model_load(void)
     write_checkpoint(u, path, "{\"in_channels\": 3, \"classes\": 2, \"base_channels\": 4, "
                      "\"depth\": 2, \"norm\": \"group\", \"groups\": 2}", "[\"Fish\", \"Sugar\"]", NULL, 0, 0);
     tt_infer_model m;
-    TH_OK(tt_infer_model_load(be, path, 2, 32, 16, TT_CONV_ALGO_AUTO, &m));
+    TH_OK(tt_infer_model_load(be, path, 2, 32, 16, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32, &m));
     CU_ASSERT_EQUAL(m.kind, TT_INFER_KIND_MULTI_LABEL);
     CU_ASSERT_STRING_EQUAL(m.class_names[1], "Sugar");
     CU_ASSERT_EQUAL(m.model->height, 32);
@@ -316,14 +316,14 @@ static void test_model_load(void)
     u = NULL;
     u = unet_new(be, &cfg, 1, 16, 16, 99); /* other weights */
     tt_infer_model_free(&m);
-    TH_OK(tt_infer_model_load(be, path, 1, 16, 16, TT_CONV_ALGO_AUTO, &m));
+    TH_OK(tt_infer_model_load(be, path, 1, 16, 16, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32, &m));
     TH_OK(tt_predict_image(m.model, &reader, &o, b));
     CU_ASSERT_EQUAL(memcmp(a, b, sizeof a), 0);
     tt_infer_model_free(&m);
 
     /* no "model" metadata: a clear error naming the file */
     write_checkpoint(u, path, NULL, NULL, NULL, 0, 0);
-    tt_status s = tt_infer_model_load(be, path, 1, 16, 16, TT_CONV_ALGO_AUTO, &m);
+    tt_status s = tt_infer_model_load(be, path, 1, 16, 16, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32, &m);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT);
     CU_ASSERT_PTR_NOT_NULL(strstr(tt_status_message(s), "\"model\" metadata"));
     CU_ASSERT_PTR_NOT_NULL(strstr(tt_status_message(s), path));
@@ -333,7 +333,7 @@ static void test_model_load(void)
     /* a model that does not match the tensors: the tensor is named */
     write_checkpoint(u, path, "{\"classes\": 3, \"base_channels\": 4, \"depth\": 2, \"groups\": 2}",
                      NULL, NULL, 0, 0);
-    s = tt_infer_model_load(be, path, 1, 16, 16, TT_CONV_ALGO_AUTO, &m);
+    s = tt_infer_model_load(be, path, 1, 16, 16, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32, &m);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT);
     if (s) printf("\n  message: %s", tt_status_message(s));
     tt_status_free(s);
@@ -349,7 +349,7 @@ static void test_model_load(void)
     const char *bn_json = "{\"in_channels\": 3, \"classes\": 2, \"base_channels\": 4, "
                           "\"depth\": 2, \"norm\": \"batch\", \"groups\": 2}";
     write_checkpoint(bu, path, bn_json, NULL, NULL, 0, 0);
-    TH_OK(tt_infer_model_load(be, path, 1, 16, 16, TT_CONV_ALGO_AUTO, &m));
+    TH_OK(tt_infer_model_load(be, path, 1, 16, 16, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32, &m));
     if (m.model) {
         TH_OK(tt_model_get_params(m.model, NULL, loaded));
         int stats = 0, differing = 0;
@@ -377,7 +377,7 @@ static void test_model_load(void)
     TH_OK(tt_st_writer_metadata(w, "model", bn_json));
     TH_OK(tt_st_writer_write(w, path));
     tt_st_writer_destroy(w);
-    s = tt_infer_model_load(be, path, 1, 16, 16, TT_CONV_ALGO_AUTO, &m);
+    s = tt_infer_model_load(be, path, 1, 16, 16, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32, &m);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT);
     CU_ASSERT(s && strstr(tt_status_message(s), "running_mean") != NULL);
     if (s) printf("\n  message: %s", tt_status_message(s));

@@ -261,7 +261,7 @@ static void test_resume_bit_identical(void)
     TH_OK(tt_trainer_save(t, ckpt));
     /* the checkpoint loads for prediction: same configuration, same weights */
     tt_infer_model m;
-    TH_OK(tt_infer_model_load(t->be, ckpt, 1, 16, 16, TT_CONV_ALGO_AUTO, &m));
+    TH_OK(tt_infer_model_load(t->be, ckpt, 1, 16, 16, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32, &m));
     if (m.model) {
         CU_ASSERT(tt_model_spec_same(&t->model, &m.spec));
         /* trainable weights then running statistics, one arena each side */

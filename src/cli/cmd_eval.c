@@ -34,6 +34,7 @@ typedef struct eval_options {
     char device[TT_OPT_STRING_MAX];
     char backend[TT_OPT_STRING_MAX];
     char algo[TT_OPT_STRING_MAX];
+    char precision[TT_OPT_STRING_MAX];
     int json;
 } eval_options;
 
@@ -60,6 +61,8 @@ static const tt_opt option_table[] = {
      TT_BACKEND_CHOICES},
     {"algo", TT_OPT_CHOICE, offsetof(eval_options, algo), "NAME", TT_CONV_ALGO_HELP, 1, 0,
      TT_CONV_ALGO_CHOICES},
+    {"precision", TT_OPT_CHOICE, offsetof(eval_options, precision), "P", "what the forward keeps between layers, stored in fp32 (default), fp16 or bf16 (as train --precision; plain UNet so far)", 1, 0,
+     "fp32|fp16|bf16"},
     OPT("json", TT_OPT_FLAG, json, NULL, "print the metrics as JSON", 1, 0),
 };
 #define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
@@ -111,7 +114,10 @@ static tt_status run(const eval_options *o)
     TT_CHECK(tt_backend_create(&request, &be));
     tt_conv_algo algo;
     TT_CHECK(tt_conv_algo_setting(o->algo, &algo));
-    TT_CHECK(tt_infer_model_load(be, o->checkpoint, o->batch, o->tile[0], o->tile[1], algo, &model));
+    tt_precision precision;
+    TT_CHECK(tt_precision_parse("--precision", o->precision, &precision));
+    TT_CHECK(tt_infer_model_load(be, o->checkpoint, o->batch, o->tile[0], o->tile[1], algo,
+                                 precision, &model));
     if (model.spec.classes != tt_dataset_classes(ds)) {
         status = tt_error_new(TT_ERR_INVALID_ARGUMENT,
                               "checkpoint '%s' predicts %d classes, data set '%s' has %d",
@@ -162,6 +168,7 @@ int tt_cmd_eval(int argc, char **argv)
     strcpy(o.format, "auto");
     strcpy(o.blend, "gaussian");
     strcpy(o.algo, "auto");
+    strcpy(o.precision, "fp32");
     strcpy(o.backend, "auto");
     int rc = tt_cli_parse("eval", option_table, OPTION_COUNT, &o, argc, argv, help);
     if (rc >= 0) return rc;

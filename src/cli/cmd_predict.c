@@ -56,6 +56,7 @@ typedef struct predict_options {
     char device[TT_OPT_STRING_MAX];
     char backend[TT_OPT_STRING_MAX];
     char algo[TT_OPT_STRING_MAX];
+    char precision[TT_OPT_STRING_MAX];
     int no_overlay;
     int quiet;
 } predict_options;
@@ -84,6 +85,7 @@ static const tt_opt option_table[] = {
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name", 1, 0),
     CHOICE("backend", backend, "NAME", TT_BACKEND_HELP, TT_BACKEND_CHOICES),
     CHOICE("algo", algo, "NAME", TT_CONV_ALGO_HELP, TT_CONV_ALGO_CHOICES),
+    CHOICE("precision", precision, "P", "what the forward keeps between layers, stored in fp32 (default), fp16 or bf16 (as train --precision; plain UNet so far)", "fp32|fp16|bf16"),
     OPT("no-overlay", TT_OPT_FLAG, no_overlay, NULL, "do not write overlay PNGs", 1, 0),
     OPT("quiet", TT_OPT_FLAG, quiet, NULL, "no line per image", 1, 0),
 };
@@ -97,6 +99,7 @@ static void defaults(predict_options *o)
     strcpy(o->blend, "gaussian");
     strcpy(o->pad, "reflect");
     strcpy(o->algo, "auto");
+    strcpy(o->precision, "fp32");
     strcpy(o->backend, "auto");
     o->batch = 4;
     o->threshold = 0.5;
@@ -362,8 +365,10 @@ static tt_status run(const predict_options *o, run_state *rs)
     TT_CHECK(tt_backend_create(&request, &be));
     tt_conv_algo algo;
     TT_CHECK(tt_conv_algo_setting(o->algo, &algo));
+    tt_precision precision;
+    TT_CHECK(tt_precision_parse("--precision", o->precision, &precision));
     TT_CHECK(tt_infer_model_load(be, o->checkpoint, o->batch, o->tile[0], o->tile[1], algo,
-                                 &rs->model));
+                                 precision, &rs->model));
     int classes = rs->model.spec.classes;
     rs->names = rs->model.class_names;
     if (o->classes[0]) {

@@ -84,7 +84,8 @@ static tt_infer_kind kind_of(const tt_safetensors *f)
 }
 
 tt_status tt_infer_model_load(tt_backend *be, const char *path, int capacity, int tile_h,
-                              int tile_w, tt_conv_algo algo, tt_infer_model *m)
+                              int tile_w, tt_conv_algo algo, tt_precision precision,
+                              tt_infer_model *m)
 {
     memset(m, 0, sizeof *m);
     for (int c = 0; c < 3; c++) m->std[c] = 1.0f;
@@ -99,6 +100,7 @@ tt_status tt_infer_model_load(tt_backend *be, const char *path, int capacity, in
     }
     TT_CHECK(tt_model_spec_parse(model_json, &m->spec));
     m->spec.algo = algo;
+    m->spec.precision = precision;
     TT_CHECK(class_names(f, m->spec.classes, &m->class_names));
     TT_CHECK(triple(f, "mean", m->mean));
     TT_CHECK(triple(f, "std", m->std));

@@ -287,6 +287,14 @@ static tt_status bring_below(tt_unet *u, int i, int n)
     return bring_output(u, below, below->bwd.act2, n);
 }
 
+/* 16-bit storage: enc.i's output unpacked as dec.i's skip for its
+ * backward, unless checkpointing makes enc.i again for that (i > 0). */
+static tt_status bring_skip(tt_unet *u, int i, int n)
+{
+    if (i > 0 && u->config.checkpointing) return NULL; /* skip_again's */
+    return bring_output(u, &u->enc[i], u->dec[i].bwd.skip, n);
+}
+
 /* up[i] into `out`: the forward's, or the same again in backward. */
 static tt_status up_forward(tt_unet *u, int i, tt_mem out, int n, int backward)
 {
@@ -398,7 +406,10 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
         TT_TRY(norm_backward(u, b, h, h, x->conv1, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
     }                                                                      /* d conv1 out */
     if (x->skip.buffer) {
-        if (!b->recompute) TT_TRY(bring_below(u, b->level, n)); /* as late as it can */
+        if (!b->recompute) { /* as late as they can: d conv1 out, g and these at once */
+            TT_TRY(bring_below(u, b->level, n));
+            TT_TRY(bring_skip(u, b->level, n));
+        }
         TT_TRY(up_forward(u, b->level, g, n, 1));
         return dec_conv1_backward(u, b, h, g, x->skip, u->dskip[b->level], n);
     }
@@ -546,9 +557,10 @@ tt_status tt_unet_backward(tt_unet *u)
     tt_mem g = u->dlevel;
     for (int i = 0; i < c->depth; i++) {
         tt_unet_block *b = &u->dec[i];
-        if (b->recompute) TT_TRY(bring_below(u, i, n)); /* else in block_backward */
-        if (i == 0 || !c->checkpointing) /* dec.i's bwd.skip; else skip_again's */
-            TT_TRY(bring_output(u, &u->enc[i], b->bwd.skip, n));
+        if (b->recompute) { /* else in block_backward */
+            TT_TRY(bring_below(u, i, n));
+            TT_TRY(bring_skip(u, i, n));
+        }
         if (i > 0) TT_TRY(skip_again(u, i, n));
         if (b->lean) {
             TT_TRY(lean_backward(u, b, g, n));

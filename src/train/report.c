@@ -262,7 +262,11 @@ tt_status tt_report_write(const char *out_dir)
     if (memory) {
         cJSON *m = cJSON_GetObjectItem(memory, "memory");
         cJSON *cats = cJSON_GetObjectItem(m, "categories"), *c;
-        fprintf(f, "<h2>Device memory</h2>\n<table><tr><th>category</th><th>peak</th></tr>\n");
+        /* the storage of what the backward reads (--precision), beside the figures */
+        cJSON *precision = cJSON_GetObjectItem(cJSON_GetObjectItem(start, "config"), "precision");
+        fprintf(f, "<h2>Device memory</h2>\n<p>Activations kept for the backward stored in ");
+        html_text(f, cJSON_IsString(precision) ? precision->valuestring : "fp32");
+        fprintf(f, ".</p>\n<table><tr><th>category</th><th>peak</th></tr>\n");
         char buf[32];
         cJSON_ArrayForEach(c, cats)
         {

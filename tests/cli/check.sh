@@ -15,7 +15,8 @@
 #   - bench --layers times the model's 3x3 convolution shapes; bench --data a data set's steps;
 #   - tune runs its search in rounds (new processes) and reports the last;
 #   - --log-format jsonl writes nothing but JSON Lines on stdout;
-#   - errors are coloured on a terminal, and not with NO_COLOR set.
+#   - errors are coloured on a terminal, and not with NO_COLOR set;
+#   - --precision bf16 resumes bit for bit, mem's 16-bit estimate is its measurement.
 # usage: tests/cli/check.sh BUILD_DIR
 set -uo pipefail
 tt=$(cd "${1:?usage: check.sh BUILD_DIR}" && pwd)/tiletrain
@@ -163,6 +164,29 @@ assert "device" in objs[0] and any("validation" in o for o in objs) and "memory"
 PY
 then pass "--log-format jsonl: $(wc -l <"$work/jsonl") JSON lines, nothing else"
 else fail "--log-format jsonl output is not JSON Lines:"; head -5 "$work/jsonl"; fi
+
+# --precision fp16|bf16: a checkpointed run resumed goes on bit for bit; mem's
+# estimate is its measurement; a ResNet encoder refuses it; a bad name is
+# refused with the choices
+half=(--data "$work/data" --tile 32x32 --micro-batch 2 --backend opencl --quiet --no-augment
+      --seed 4 --norm batch)
+if "$tt" train "${half[@]}" --precision bf16 --steps 2 --out "$work/h2" 2>"$work/err" &&
+   "$tt" train "${half[@]}" --precision bf16 --steps 1 --out "$work/h1" 2>>"$work/err" &&
+   "$tt" train "${half[@]}" --precision bf16 --steps 2 --out "$work/h1" \
+     --resume "$work/h1/last.safetensors" 2>>"$work/err" &&
+   /usr/bin/python3 "$(dirname "$0")/same_checkpoint.py" --tol 0 "$work/h2/last.safetensors" \
+     "$work/h1/last.safetensors" >"$work/same" 2>&1 &&
+   grep -q '"precision": *"bf16"' "$work/h2/train.jsonl"
+then pass "train --precision bf16: 1 + resume 1 = 2 steps, bit for bit; train.jsonl says bf16"
+else fail "train --precision bf16 resume"; cat "$work/err" "$work/same"; fi
+if "$tt" mem --tile 64x64 --micro-batch 2 --classes 2 --precision fp16 --measure >"$work/mem" 2>"$work/err" &&
+   grep -q "fp16 storage" "$work/mem" &&
+   awk '/^peak total/ { if ($3 $4 != $5 $6) exit 1; found = 1 } END { exit !found }' "$work/mem"
+then pass "mem --precision fp16 --measure: the estimate is the measurement ($(grep '^peak total' "$work/mem" | tr -s ' '))"
+else fail "mem --precision fp16 --measure"; cat "$work/mem" "$work/err"; fi
+expect 1 "keeps its activations in fp32" -- "$tt" train --data "$work/data" --out "$work/h0" \
+  --model unet-resnet18 --precision fp16 --steps 1
+expect 2 "fp32|fp16|bf16" -- "$tt" train --data "$work/data" --out "$work/h0" --precision half
 
 # selftest API: its kernels, its GEMM and the device's timers checked on that API
 selftest() {
