@@ -14,6 +14,7 @@
 #include "cli/bench_layers.h"
 #include "cli/commands.h"
 #include "core/status.h"
+#include "train/precision_auto.h"
 #include "train/probe.h"
 #include "train/recipe.h"
 #include "train/trainer.h"
@@ -144,7 +145,11 @@ static tt_status run(const bench_options *o)
         if (!status) {
             be->profile->by_kernel = o->by_kernel;
             tt_step_config c = tt_recipe_step(t, &model, TT_MASK_MULTI_LABEL, model.classes);
-            status = tt_probe_bench(be, &c, t->accum, o->warmup, steps, &r);
+            tt_precision_choice choice;
+            status = tt_error_prefix(tt_precision_auto(be, &c, &choice), "--precision auto");
+            if (!status && choice.reason[0])
+                fprintf(stderr, "tiletrain: --precision auto: %s\n", choice.reason);
+            if (!status) status = tt_probe_bench(be, &c, t->accum, o->warmup, steps, &r);
         }
     }
     if (!status) {

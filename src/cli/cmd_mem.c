@@ -100,6 +100,12 @@ static tt_status run(const mem_options *o)
         data_classes = tt_dataset_classes(ds);
     }
     TT_CHECK(tt_recipe_model(t, data_classes, &model));
+    if (model.precision == TT_PRECISION_AUTO) {
+        status = tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                              "--precision auto is chosen by timing when a run starts; mem "
+                              "estimates one storage: give fp32, fp16 or bf16");
+        goto cleanup;
+    }
     int planes = kind == TT_MASK_MULTI_LABEL ? model.classes : 1;
     tt_backend_request request;
     TT_CHECK(tt_recipe_backend(t, &request));

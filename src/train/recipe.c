@@ -41,7 +41,13 @@ tt_status tt_recipe_model(const tt_train_options *o, int data_classes, tt_model_
     if (tt_model_spec_resnet_encoder(&m)) m.norm = TT_NORM_BATCH; /* whatever --norm says */
     TT_TRY(tt_conv_algo_setting(o->algo, &m.algo));
     TT_TRY(tt_precision_parse("--precision", o->precision, &m.precision));
-    TT_TRY(tt_model_spec_check(&m));
+    if (m.precision == TT_PRECISION_AUTO) { /* chosen on the device (precision_auto.h) */
+        m.precision = TT_PRECISION_FP32;
+        TT_TRY(tt_model_spec_check(&m));
+        m.precision = TT_PRECISION_AUTO;
+    } else {
+        TT_TRY(tt_model_spec_check(&m));
+    }
     *out = m;
     return NULL;
 }

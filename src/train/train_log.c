@@ -36,6 +36,8 @@ void tt_train_log_start(tt_trainer *t)
         cJSON_AddNumberToObject(cfg, "ranks", t->dist.size);
         cJSON_AddBoolToObject(cfg, "sync_bn", t->opt.sync_bn);
     }
+    if (cfg && t->precision_reason[0])
+        cJSON_AddStringToObject(cfg, "precision_auto", t->precision_reason);
     cJSON_AddItemToObject(start, "config", cfg);
     char *line = cJSON_PrintUnformatted(start);
     if (line) tt_trainer_log(t, "%s\n", line);

@@ -17,6 +17,7 @@
 #include "core/status.h"
 #include "model/weights.h"
 #include "train/fit.h"
+#include "train/precision_auto.h"
 #include "train/recipe.h"
 #include "train/train_log.h"
 #include "train/validate.h"
@@ -157,6 +158,25 @@ static tt_status resolve_model(tt_trainer *t)
     return NULL;
 }
 
+/* --precision auto: the storage chosen on this device (precision_auto.h),
+ * at the run's micro-batch (1 when that is auto: the fit comes after).
+ * Every rank times its own device; rank 0's choice is every rank's, so
+ * that the ranks run the same arithmetic. */
+static tt_status choose_precision(tt_trainer *t, int planes)
+{
+    if (t->model.precision != TT_PRECISION_AUTO) return NULL;
+    tt_step_config sc = tt_recipe_step(&t->opt, &t->model, t->mask_kind, planes);
+    if (sc.micro_batch < 1) sc.micro_batch = 1;
+    tt_precision_choice choice;
+    TT_TRY(tt_error_prefix(tt_precision_auto(t->be, &sc, &choice), "--precision auto"));
+    int32_t chosen = (int32_t)sc.model.precision;
+    TT_TRY(tt_dist_broadcast(&t->dist, &chosen, sizeof chosen, 0));
+    t->model.precision = (tt_precision)chosen;
+    snprintf(t->precision_reason, sizeof t->precision_reason, "%s", choice.reason);
+    if (t->dist.rank == 0) fprintf(stderr, "tiletrain: --precision auto: %s\n", choice.reason);
+    return NULL;
+}
+
 /* OUT/validation.txt: the held-out images, one name per line (what
  * --val-list reads, so a later run can keep the same split). */
 static tt_status write_validation_list(tt_trainer *t)
@@ -272,6 +292,7 @@ tt_status tt_trainer_create_ranked(const tt_train_options *opt, const tt_dist *d
         goto cleanup;
     }
     int planes = tt_tilecache_planes(t->cache);
+    TT_CHECK(choose_precision(t, planes));
     TT_CHECK(tt_fit_memory(&t->be->device, &t->opt, &t->model, t->mask_kind, planes));
     TT_CHECK(agree_micro_batch(t, opt->micro_batch == 0));
     plan_steps(t);

@@ -45,6 +45,7 @@ typedef struct tt_step_report {
 
 typedef struct tt_trainer {
     tt_train_options opt;
+    char precision_reason[320]; /* --precision auto: what was chosen and why; "" otherwise */
     tt_backend *be;
     tt_dataset *dataset;
     tt_item_source source;

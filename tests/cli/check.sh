@@ -16,7 +16,8 @@
 #   - tune runs its search in rounds (new processes) and reports the last;
 #   - --log-format jsonl writes nothing but JSON Lines on stdout;
 #   - errors are coloured on a terminal, and not with NO_COLOR set;
-#   - --precision bf16 resumes bit for bit, mem's 16-bit estimate is its measurement.
+#   - --precision bf16 resumes bit for bit, mem's 16-bit estimate is its measurement,
+#     --precision auto times, chooses and remembers.
 # usage: tests/cli/check.sh BUILD_DIR
 set -uo pipefail
 tt=$(cd "${1:?usage: check.sh BUILD_DIR}" && pwd)/tiletrain
@@ -184,6 +185,15 @@ if "$tt" mem --tile 64x64 --micro-batch 2 --classes 2 --precision fp16 --measure
    awk '/^peak total/ { if ($3 $4 != $5 $6) exit 1; found = 1 } END { exit !found }' "$work/mem"
 then pass "mem --precision fp16 --measure: the estimate is the measurement ($(grep '^peak total' "$work/mem" | tr -s ' '))"
 else fail "mem --precision fp16 --measure"; cat "$work/mem" "$work/err"; fi
+# --precision auto: each mode timed and checked, the choice said, logged and
+# kept: a second run takes it from the precision-db
+if "$tt" train "${half[@]}" --precision auto --steps 1 --out "$work/ha" 2>"$work/err" &&
+   grep -q '"precision_auto"' "$work/ha/train.jsonl" &&
+   "$tt" train "${half[@]}" --precision auto --steps 1 --out "$work/hb" 2>"$work/err2" &&
+   grep -q "chosen before on this device" "$work/err2"
+then pass "train --precision auto: $(grep -o 'auto: [a-z0-9]*' "$work/err" | head -1), then from the precision-db"
+else fail "train --precision auto"; cat "$work/err" "$work/err2"; fi
+expect 1 "mem estimates one storage" -- "$tt" mem --tile 32x32 --classes 2 --precision auto
 expect 1 "keeps its activations in fp32" -- "$tt" train --data "$work/data" --out "$work/h0" \
   --model unet-resnet18 --precision fp16 --steps 1
 expect 2 "fp32|fp16|bf16" -- "$tt" train --data "$work/data" --out "$work/h0" --precision half
