@@ -99,8 +99,8 @@ static tt_status no_fit(const fit *f)
                                : "--base-channels, --depth");
 }
 
-tt_status tt_fit_memory(const tt_device_info *device, tt_train_options *o, tt_model_spec *model,
-                        tt_mask_kind kind, int planes)
+static tt_status fit_memory(const tt_device_info *device, tt_train_options *o,
+                            tt_model_spec *model, tt_mask_kind kind, int planes, int say)
 {
     uint64_t global = device->global_mem_bytes;
     uint64_t margin = global / 10 > (256u << 20) ? global / 10 : (256u << 20);
@@ -115,8 +115,9 @@ tt_status tt_fit_memory(const tt_device_info *device, tt_train_options *o, tt_mo
         TT_TRY(largest_fit(&f, cap, 1, &best));
         if (best) {
             model->checkpointing = 1;
-            fprintf(stderr, "tiletrain: turning on --checkpointing: without it not even one "
-                    "image fits under %s\n", f.limit_text);
+            if (say)
+                fprintf(stderr, "tiletrain: turning on --checkpointing: without it not even "
+                        "one image fits under %s\n", f.limit_text);
         }
     }
     if (o->micro_batch > 0 && best < o->micro_batch) {
@@ -140,12 +141,27 @@ tt_status tt_fit_memory(const tt_device_info *device, tt_train_options *o, tt_mo
         TT_TRY(estimate(&f, best, o->tile, model->checkpointing, &peak));
         if (best < o->batch) TT_TRY(estimate(&f, best + 1, o->tile, model->checkpointing, &next));
         char nx[32];
-        fprintf(stderr, "tiletrain: micro-batch auto: %d x accum %d for a batch of %d; estimated "
-                "peak %s of %s%s%s%s\n", best, o->accum, o->batch,
-                tt_format_bytes(peak, need, sizeof need), f.limit_text,
-                next ? " (one image more would need " : "",
-                next ? (next == UINT64_MAX ? "a too large buffer" : tt_format_bytes(next, nx, sizeof nx)) : "",
-                next ? ")" : "");
+        if (say)
+            fprintf(stderr, "tiletrain: micro-batch auto: %d x accum %d for a batch of %d; "
+                    "estimated peak %s of %s%s%s%s\n", best, o->accum, o->batch,
+                    tt_format_bytes(peak, need, sizeof need), f.limit_text,
+                    next ? " (one image more would need " : "",
+                    next ? (next == UINT64_MAX ? "a too large buffer"
+                                               : tt_format_bytes(next, nx, sizeof nx))
+                         : "",
+                    next ? ")" : "");
     }
     return NULL;
+}
+
+tt_status tt_fit_memory(const tt_device_info *device, tt_train_options *options,
+                        tt_model_spec *model, tt_mask_kind kind, int planes)
+{
+    return fit_memory(device, options, model, kind, planes, 1);
+}
+
+tt_status tt_fit_memory_silently(const tt_device_info *device, tt_train_options *options,
+                                 tt_model_spec *model, tt_mask_kind kind, int planes)
+{
+    return fit_memory(device, options, model, kind, planes, 0);
 }

@@ -21,5 +21,8 @@ tt_status tt_fit_estimate(const tt_device_info *device, const tt_train_options *
  * chose on stderr. */
 tt_status tt_fit_memory(const tt_device_info *device, tt_train_options *options,
                         tt_model_spec *model, tt_mask_kind kind, int planes);
+/* The same, saying nothing (the caller reports the choice its own way). */
+tt_status tt_fit_memory_silently(const tt_device_info *device, tt_train_options *options,
+                                 tt_model_spec *model, tt_mask_kind kind, int planes);
 
 #endif

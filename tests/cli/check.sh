@@ -17,7 +17,8 @@
 #   - --log-format jsonl writes nothing but JSON Lines on stdout;
 #   - errors are coloured on a terminal, and not with NO_COLOR set;
 #   - --precision bf16 resumes bit for bit, mem's 16-bit estimate is its measurement,
-#     --precision auto times, chooses and remembers.
+#     --precision auto times, chooses and remembers;
+#   - plan writes a recipe that fits --mem-limit and train runs; too little data is refused.
 # usage: tests/cli/check.sh BUILD_DIR
 set -uo pipefail
 tt=$(cd "${1:?usage: check.sh BUILD_DIR}" && pwd)/tiletrain
@@ -197,6 +198,24 @@ expect 1 "mem estimates one storage" -- "$tt" mem --tile 32x32 --classes 2 --pre
 expect 1 "keeps its activations in fp32" -- "$tt" train --data "$work/data" --out "$work/h0" \
   --model unet-resnet18 --precision fp16 --steps 1
 expect 2 "fp32|fp16|bf16" -- "$tt" train --data "$work/data" --out "$work/h0" --precision half
+
+# plan: a recipe from the data set and the device, written as plan.json whose
+# args train takes; under --mem-limit mem's estimate of those args fits it;
+# an empty or one-image data set gets an error, not a recipe
+if "$tt" plan --data "$work/data" --mem-limit 6MiB --out "$work/plan.json" >"$work/plan.txt" 2>"$work/err" &&
+   mapfile -t plan_args < <(/usr/bin/python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["args"]))' "$work/plan.json") &&
+   "$tt" mem --data "$work/data" "${plan_args[@]}" --json >"$work/plan_mem.json" 2>>"$work/err" &&
+   /usr/bin/python3 -c 'import json,sys; t = json.load(open(sys.argv[1]))["estimate"]["total_bytes"]; assert t <= 6 << 20, t' "$work/plan_mem.json" &&
+   "$tt" train --data "$work/data" --out "$work/planned" "${plan_args[@]}" --steps 2 --quiet 2>>"$work/err"
+then pass "plan --mem-limit 6MiB: $(grep -c '^  --' "$work/plan.txt") choices; mem of its args fits; train runs them"
+else fail "plan"; cat "$work/plan.txt" "$work/err"; fi
+mkdir -p "$work/one/images" "$work/one/masks" "$work/none/images" "$work/none/masks"
+first=$(ls "$work/data/train_images" | head -1)
+expect 1 "no usable items" -- "$tt" plan --data "$work/none" --out "$work/p0.json"
+cp "$work/data/train_images/$first" "$work/one/images/" &&
+  /usr/bin/python3 -c 'import sys; from PIL import Image; w, h = Image.open(sys.argv[1]).size; Image.new("L", (w, h)).save(sys.argv[2])' \
+    "$work/one/images/$first" "$work/one/masks/${first%.*}.png"
+expect 1 "at least 2" -- "$tt" plan --data "$work/one" --out "$work/p1.json"
 
 # selftest API: its kernels, its GEMM and the device's timers checked on that API
 selftest() {

@@ -1,0 +1,156 @@
+/*
+ * tiletrain plan: reads a data set's fingerprint (sizes, channels,
+ * intensities, classes, region sizes, empty masks, label kind) and the
+ * device's memory, chooses a training recipe (train/run_plan.h), prints
+ * each choice with its reason and writes plan.json.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/commands.h"
+#include "core/fs.h"
+#include "core/status.h"
+#include "data/dataset.h"
+#include "data/fingerprint.h"
+#include "train/run_plan.h"
+
+typedef struct plan_options {
+    char data[TT_OPT_STRING_MAX];
+    char format[TT_OPT_STRING_MAX];
+    char csv[TT_OPT_STRING_MAX];
+    char images[TT_OPT_STRING_MAX];
+    char out[TT_OPT_STRING_MAX];
+    char device[TT_OPT_STRING_MAX];
+    uint64_t mem_limit;
+    int max_images;
+    int json;
+} plan_options;
+
+#define OPT(name, kind, field, meta, help, lo, hi) \
+    {name, kind, offsetof(plan_options, field), meta, help, lo, hi, NULL}
+static const tt_opt option_table[] = {
+    OPT("data", TT_OPT_STRING, data, "DIR", "data set folder (see datasets/README.md)", 1, 0),
+    {"format", TT_OPT_CHOICE, offsetof(plan_options, format), "F", "data set format (default: detected)", 1, 0, "auto|folder|kaggle-rle"},
+    OPT("csv", TT_OPT_STRING, csv, "FILE", "kaggle-rle: the CSV (default DIR/train.csv)", 1, 0),
+    OPT("images", TT_OPT_STRING, images, "DIR", "folder of the images (default by format)", 1, 0),
+    OPT("mem-limit", TT_OPT_BYTES, mem_limit, "SIZE", "device memory to stay under, e.g. 2GiB (default: the device's, less 10%)", 1, 0),
+    OPT("device", TT_OPT_STRING, device, "SPEC", "OpenCL device index or part of its name (its memory and kind)", 1, 0),
+    OPT("max-images", TT_OPT_INT, max_images, "N", "read at most N images for the fingerprint, evenly spread (default 200; 0: all)", 0, 1e9),
+    OPT("out", TT_OPT_STRING, out, "FILE", "where to write the plan (default plan.json)", 1, 0),
+    OPT("json", TT_OPT_FLAG, json, NULL, "print the plan as JSON instead of text", 1, 0),
+};
+#define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
+
+static void help(void)
+{
+    printf("usage: tiletrain plan --data DIR [--mem-limit SIZE] [--device SPEC] [--json]\n"
+           "\n"
+           "Reads the data set's fingerprint (image sizes, grey or colour, intensity\n"
+           "statistics, label kind, class shares, the sizes of the labelled regions,\n"
+           "empty masks, ignored pixels) and the device's memory, and chooses a\n"
+           "training recipe: tile, depth and channels, micro-batch and accumulation\n"
+           "(from the engine's memory estimate: it always fits), normalisation, loss,\n"
+           "learning rate and schedule, foreground sampling, steps, validation and\n"
+           "post-processing.  Prints each choice with its reason and writes plan.json;\n"
+           "its \"args\" are the train options the plan stands for.\n"
+           "\n"
+           "example:\n"
+           "  tiletrain plan --data runs/quickstart/data --mem-limit 2GiB\n"
+           "\n"
+           "options:\n");
+    tt_opt_print_help(option_table, OPTION_COUNT, stdout);
+}
+
+static void print_plan(const tt_run_plan *p, const tt_device_info *d, const char *path)
+{
+    const tt_fingerprint *f = &p->fingerprint;
+    printf("data set     %d images (%d read), %dx%d median, %dx%d to %dx%d, %s\n", f->images,
+           f->images_read, f->median_width, f->median_height, f->min_width, f->min_height,
+           f->max_width, f->max_height, f->grey ? "grey" : "colour");
+    printf("intensity    mean %.3f %.3f %.3f, std %.3f %.3f %.3f (of pixel / 255)\n", f->mean[0],
+           f->mean[1], f->mean[2], f->std[0], f->std[1], f->std[2]);
+    printf("labels       %s, %d classes; foreground %.1f%% of labelled pixels, %.0f%% of images "
+           "empty, %.1f%% ignored\n", f->mask_kind == TT_MASK_MULTI_LABEL ? "multi-label" : "class index",
+           f->classes, 100 * f->foreground_share, 100 * f->empty_share, 100 * f->ignore_share);
+    for (int c = 0; c < f->classes; c++)
+        if (f->cls[c].regions)
+            printf("  class %-3d  %5.1f%% of pixels, in %d images, %d regions; a typical one %.0f "
+                   "px (%.0f across); 95%% of its pixels in regions of %.0f px or more\n", c,
+                   100 * f->cls[c].pixel_share, f->cls[c].images, f->cls[c].regions,
+                   f->cls[c].typical_area, f->cls[c].typical_extent, f->cls[c].small_area);
+    printf("device       %s (%s), %.2f GiB\n\nplan\n", d->name, d->type,
+           d->global_mem_bytes / 1073741824.0);
+    for (int i = 0; i < p->count; i++) {
+        char flag[96];
+        snprintf(flag, sizeof flag, "--%s %s", p->choices[i].option, p->choices[i].value);
+        printf("  %-28s %s\n", flag, p->choices[i].reason);
+    }
+    printf("\nwritten to %s; train with:\n  tiletrain train --data DIR --out RUN", path);
+    for (int i = 0; i < p->count; i++)
+        printf(" --%s%s%s", p->choices[i].option, p->choices[i].value[0] ? " " : "", p->choices[i].value);
+    printf("\n");
+}
+
+static tt_status run(const plan_options *o)
+{
+    tt_status status = NULL;
+    tt_dataset *ds = NULL;
+    tt_device_info *devices = NULL;
+    cJSON *json = NULL;
+    char *text = NULL;
+    int count = 0, index = 0;
+    if (!o->data[0]) return tt_error_new(TT_ERR_INVALID_ARGUMENT, "give --data DIR: the data set to plan for");
+    tt_dataset_options dopt = {.dir = o->data, .csv_path = o->csv[0] ? o->csv : NULL,
+                               .images_dir = o->images[0] ? o->images : NULL};
+    TT_CHECK(tt_dataset_format_parse(o->format, &dopt.format));
+    TT_CHECK(tt_dataset_open(&dopt, &ds));
+    tt_run_plan *plan = calloc(1, sizeof *plan);
+    if (!plan) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+        goto cleanup;
+    }
+    tt_fingerprint fp;
+    status = tt_fingerprint_compute(ds, o->max_images, &fp);
+    if (!status) status = tt_devices_list(&devices, &count);
+    if (!status) status = tt_device_select(o->device[0] ? o->device : NULL, &index);
+    if (!status) status = tt_run_plan_make(&fp, &devices[index], o->mem_limit, plan);
+    if (!status && !(json = tt_run_plan_json(plan)))
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    if (!status && !(text = cJSON_Print(json)))
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    const char *path = o->out[0] ? o->out : "plan.json";
+    if (!status) {
+        size_t len = strlen(text);
+        text[len] = '\n'; /* cJSON's NUL: the file ends with a newline */
+        status = tt_file_save_atomic(path, text, len + 1);
+        text[len] = '\0';
+    }
+    if (!status) {
+        if (o->json)
+            printf("%s\n", text);
+        else
+            print_plan(plan, &devices[index], path);
+    }
+    free(plan);
+cleanup:
+    if (status) status = tt_error_prefix(status, "plan for %s", o->data);
+    free(text);
+    cJSON_Delete(json);
+    free(devices);
+    tt_dataset_destroy(ds);
+    return status;
+}
+
+int tt_cmd_plan(int argc, char **argv)
+{
+    plan_options o = {0};
+    strcpy(o.format, "auto");
+    o.max_images = 200;
+    int rc = tt_cli_parse("plan", option_table, OPTION_COUNT, &o, argc, argv, help);
+    if (rc >= 0) return rc;
+    tt_status status = run(&o);
+    return status ? tt_cli_fail(status) : 0;
+}

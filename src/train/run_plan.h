@@ -1,0 +1,49 @@
+/*
+ * `tiletrain plan`: a training recipe chosen from the data set's
+ * fingerprint (data/fingerprint.h) and the device's memory, nnU-Net's
+ * lesson for our memory-bound cards.  Every choice is a value of one of
+ * train's options (the name and the text `train` would parse) with the
+ * reason for it, so a plan is what a person would have typed, and
+ * plan.json can be read back as options.
+ */
+#ifndef TT_TRAIN_RUN_PLAN_H
+#define TT_TRAIN_RUN_PLAN_H
+
+#include <stdint.h>
+
+#include "data/fingerprint.h"
+#include "train/train_options.h"
+
+#define TT_PLAN_MAX_CHOICES 24
+
+typedef struct tt_plan_choice {
+    char option[24];   /* train's option, without "--": "tile", "norm", ... */
+    char value[64];    /* as train parses it: "128x128", "batch", "1e-2"; "" for a flag */
+    char reason[240];
+} tt_plan_choice;
+
+typedef struct tt_run_plan {
+    tt_fingerprint fingerprint;
+    tt_plan_choice choices[TT_PLAN_MAX_CHOICES];
+    int count;
+} tt_run_plan;
+
+/* The plan for a data set of fingerprint `fp` trained on a device like
+ * `device` under mem_limit bytes (0: the device's memory less a margin, as
+ * train).  The micro-batch comes from the engine's own memory estimate
+ * (train/fit.c), so the plan always fits.  Errors: TT_ERR_INVALID_ARGUMENT
+ * for a data set too small to train and validate on (fewer than two
+ * images), TT_ERR_OUT_OF_MEMORY when not even the smallest configuration
+ * fits, naming the limit. */
+tt_status tt_run_plan_make(const tt_fingerprint *fp, const tt_device_info *device,
+                           uint64_t mem_limit, tt_run_plan *out);
+
+/* The choice for `option`, NULL when the plan makes none. */
+const tt_plan_choice *tt_run_plan_find(const tt_run_plan *plan, const char *option);
+
+/* {"fingerprint": {...}, "choices": {"tile": {"value": .., "reason": ..}, ..},
+ *  "args": ["--tile", "128x128", ..]}: the file plan.json; NULL when out of
+ * memory.  The caller owns it (cJSON_Delete). */
+struct cJSON *tt_run_plan_json(const tt_run_plan *plan);
+
+#endif
