@@ -112,6 +112,21 @@ static tt_status remake(tt_unet_resnet *u, tt_ur_conv *c, int n)
     return tt_batch_norm_apply_saved(u->be, c->act_again, out_for_backward(c), c->saved, &c->bn, &b);
 }
 
+/* up = nearest x2 of c's output, made again into the decoder's up room:
+ * the upsampling of c's convolution output, then c's norm over up in
+ * place.  The norm is element-wise with one scale and shift per channel,
+ * so these are the bits of upsampling act, without a room for act at c's
+ * size beside up's.  (c's saved room is sized for the larger layout.) */
+static tt_status remake_upsampled(tt_unet_resnet *u, tt_ur_conv *c, tt_mem up, int n)
+{
+    tt_upsample_desc ud = {n, c->out_channels, c->out_h, c->out_w};
+    TT_TRY(tt_upsample_nearest2x_forward(u->be, up, out_for_backward(c), &ud));
+    tt_batch_norm_desc b = norm_desc(u, c, n);
+    b.height *= 2, b.width *= 2;
+    if (!norm_trains(u, c)) return tt_batch_norm_forward(u->be, up, c->saved, up, &c->bn, &b, 0);
+    return tt_batch_norm_apply_saved(u->be, up, up, c->saved, &c->bn, &b);
+}
+
 /* What the backward reads as c's output. */
 static tt_mem output_for_backward(const tt_ur_conv *c)
 {
@@ -137,6 +152,26 @@ static tt_status conv_backward(tt_unet_resnet *u, tt_ur_conv *c, tt_mem in, tt_m
     tt_conv2d_desc d = tt_unet_resnet_conv_desc(u, c, n);
     return tt_conv2d_backward(u->be, din, tt_unet_resnet_grad(u, c->weight),
                               tt_unet_resnet_grad(u, c->bias), c->dout, in,
+                              tt_unet_resnet_param(u, c->weight), &d, workspace(u));
+}
+
+/* After norm_backward (c->dout the gradient at the convolution's output):
+ * c's weight (and bias) gradients alone, reading `in`.  With
+ * input_backward, conv_backward's work in two calls, the same bits: the
+ * op runs each direction by itself; the caller lets `in` die before the
+ * input's gradient is born. */
+static tt_status weight_backward(tt_unet_resnet *u, tt_ur_conv *c, tt_mem in, int n)
+{
+    tt_conv2d_desc d = tt_unet_resnet_conv_desc(u, c, n);
+    return tt_conv2d_backward(u->be, NONE, tt_unet_resnet_grad(u, c->weight),
+                              tt_unet_resnet_grad(u, c->bias), c->dout, in, NONE, &d, workspace(u));
+}
+
+/* din += the gradient at c's input, from c->dout. */
+static tt_status input_backward(tt_unet_resnet *u, tt_ur_conv *c, tt_mem din, int n)
+{
+    tt_conv2d_desc d = tt_unet_resnet_conv_desc(u, c, n);
+    return tt_conv2d_backward(u->be, din, NONE, NONE, c->dout, NONE,
                               tt_unet_resnet_param(u, c->weight), &d, workspace(u));
 }
 
@@ -239,30 +274,46 @@ static tt_status conv1_forward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
     return tt_batch_norm_forward(u->be, c->act, c->saved, c->out, &c->bn, &b, norm_trains(u, c));
 }
 
-/* c->dout holds the gradient at conv1's act: its norm's and weight's
- * gradients, dup = d up (overwritten), *dskip += d skip. */
-static tt_status conv1_backward(tt_unet_resnet *u, tt_ur_decoder *d, tt_mem skip, int n)
+/* conv1's norm backward done (c->dout the gradient at its convolution's
+ * output): its weight's gradients, dup = d up (made here, returned to
+ * the block below through the upsampling), *dskip = d skip (zeroed
+ * here).  Each input dies before the gradients are born: up is made
+ * again (from the conv below's output when it is one: remake_upsampled)
+ * for its weight gradient and dies, then the skip (made again when
+ * the stem's), then dup lives only until it is folded into the input's
+ * gradient, and the skip's gradient is born last. */
+static tt_status conv1_backward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
 {
     tt_ur_conv *c = &d->conv1;
-    TT_TRY(norm_backward(u, c, n));
-    /* the weight gradients first: up is dead before its gradient is born */
     size_t up = count(n, d->in_channels, d->h, d->w);
+    tt_upsample_desc updesc = {n, d->in_channels, d->h / 2, d->w / 2};
+    if (d->below)
+        TT_TRY(remake_upsampled(u, d->below, d->up_again, n));
+    else
+        TT_TRY(tt_upsample_nearest2x_forward(u->be, d->up_again, *d->input, &updesc));
     if (!d->skip) {
-        tt_conv2d_desc x = tt_unet_resnet_conv_desc(u, c, n);
-        TT_TRY(tt_conv2d_backward(u->be, NONE, tt_unet_resnet_grad(u, c->weight), NONE, c->dout,
-                                  d->up_again, NONE, &x, workspace(u)));
+        TT_TRY(weight_backward(u, c, d->up_again, n));
         TT_TRY(tt_fill(u->be, d->dup, 0.0f, up));
-        return tt_conv2d_backward(u->be, d->dup, NONE, NONE, c->dout, NONE,
-                                  tt_unet_resnet_param(u, c->weight), &x, workspace(u));
+        TT_TRY(input_backward(u, c, d->dup, n));
+        TT_TRY(tt_fill(u->be, *d->dinput, 0.0f, up / 4));
+        return tt_upsample_nearest2x_backward(u->be, *d->dinput, d->dup, &updesc);
     }
     split_weight s;
     TT_TRY(split(u, d, &s));
     tt_conv2d_desc da = half_desc(u, d, d->in_channels, n), db = half_desc(u, d, d->skip_channels, n);
     TT_TRY(tt_fill(u->be, s.ga, 0.0f, s.floats));
     TT_TRY(tt_conv2d_backward(u->be, NONE, s.ga, NONE, c->dout, d->up_again, NONE, &da, workspace(u)));
+    tt_mem skip = *d->skip;
+    if (d->skip_conv) { /* the stem's output, kept no longer than the forward */
+        TT_TRY(remake(u, d->skip_conv, n));
+        skip = d->skip_conv->act_again;
+    }
     TT_TRY(tt_conv2d_backward(u->be, NONE, s.gb, NONE, c->dout, skip, NONE, &db, workspace(u)));
     TT_TRY(tt_fill(u->be, d->dup, 0.0f, up));
     TT_TRY(tt_conv2d_backward(u->be, d->dup, NONE, NONE, c->dout, NONE, s.wa, &da, workspace(u)));
+    TT_TRY(tt_fill(u->be, *d->dinput, 0.0f, up / 4));
+    TT_TRY(tt_upsample_nearest2x_backward(u->be, *d->dinput, d->dup, &updesc));
+    TT_TRY(tt_fill(u->be, *d->dskip, 0.0f, count(n, d->skip_channels, d->h, d->w)));
     TT_TRY(tt_conv2d_backward(u->be, *d->dskip, NONE, NONE, c->dout, NONE, s.wb, &db, workspace(u)));
     TT_TRY(tt_concat_forward(u->be, s.wa, s.ga, s.gb, &s.desc)); /* [ga | gb] as (C', Cin + Cs, 3, 3) */
     return tt_axpy(u->be, tt_unet_resnet_grad(u, c->weight), s.wa, 1.0f, s.floats);
@@ -276,28 +327,20 @@ static tt_status decoder_forward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
     return conv_forward(u, &d->conv2, d->conv1.act, n);
 }
 
-/* d->conv2.dout holds the gradient at the block's output; up is made
- * again from the input (itself made again from the conv below). */
+/* d->conv2.dout holds the gradient at the block's output; *d->dinput
+ * receives the input's (zeroed here).  In the order that keeps the
+ * fewest full-size tensors alive at once: each norm's backward (which
+ * frees its convolution's output) before anything new is made, a weight
+ * gradient before the input gradient it would otherwise live beside. */
 static tt_status decoder_backward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
 {
-    TT_TRY(tt_fill(u->be, d->conv1.dout, 0.0f, conv_count(&d->conv1, n)));
+    TT_TRY(norm_backward(u, &d->conv2, n));
     if (d->conv1.remade) TT_TRY(remake(u, &d->conv1, n));
-    TT_TRY(conv_backward(u, &d->conv2, output_for_backward(&d->conv1), d->conv1.dout, n));
-    tt_mem input = *d->input;
-    if (d->below) {
-        TT_TRY(remake(u, d->below, n));
-        input = d->below->act_again;
-    }
-    tt_upsample_desc up = {n, d->in_channels, d->h / 2, d->w / 2};
-    TT_TRY(tt_upsample_nearest2x_forward(u->be, d->up_again, input, &up));
-    tt_mem skip = d->skip ? *d->skip : NONE;
-    if (d->skip_conv) { /* the stem's output, kept no longer than the forward */
-        TT_TRY(remake(u, d->skip_conv, n));
-        skip = d->skip_conv->act_again;
-    }
-    if (d->skip) TT_TRY(tt_fill(u->be, *d->dskip, 0.0f, count(n, d->skip_channels, d->h, d->w)));
-    TT_TRY(conv1_backward(u, d, skip, n));
-    return tt_upsample_nearest2x_backward(u->be, *d->dinput, d->dup, &up);
+    TT_TRY(weight_backward(u, &d->conv2, output_for_backward(&d->conv1), n));
+    TT_TRY(tt_fill(u->be, d->conv1.dout, 0.0f, conv_count(&d->conv1, n)));
+    TT_TRY(input_backward(u, &d->conv2, d->conv1.dout, n));
+    TT_TRY(norm_backward(u, &d->conv1, n));
+    return conv1_backward(u, d, n);
 }
 
 /* ---- the whole model ------------------------------------------------------- */
@@ -327,16 +370,12 @@ tt_status tt_unet_resnet_backward(tt_unet_resnet *u)
                             u->spec.kind);
     tt_backend_phase(u->be, "backward");
     tt_ur_decoder *last = &u->dec[TT_UR_DECODER_BLOCKS - 1];
-    TT_TRY(tt_fill(u->be, last->conv2.dout, 0.0f, conv_count(&last->conv2, n)));
     if (last->conv2.remade) TT_TRY(remake(u, &last->conv2, n));
-    TT_TRY(conv_backward(u, &u->head, output_for_backward(&last->conv2), last->conv2.dout, n));
+    TT_TRY(weight_backward(u, &u->head, output_for_backward(&last->conv2), n));
+    TT_TRY(tt_fill(u->be, last->conv2.dout, 0.0f, conv_count(&last->conv2, n)));
+    TT_TRY(input_backward(u, &u->head, last->conv2.dout, n));
     /* each decoder block's input gradient is the one below's output gradient */
-    for (int i = TT_UR_DECODER_BLOCKS - 1; i >= 0; i--) {
-        tt_ur_decoder *d = &u->dec[i];
-        TT_TRY(tt_fill(u->be, *d->dinput, 0.0f,
-                       count(n, d->in_channels, d->h / 2, d->w / 2)));
-        TT_TRY(decoder_backward(u, d, n));
-    }
+    for (int i = TT_UR_DECODER_BLOCKS - 1; i >= 0; i--) TT_TRY(decoder_backward(u, &u->dec[i], n));
     /* the encoder, last block first; a layer's last block's output gradient
      * already holds its skip's share (zeroed by its decoder block) */
     for (int i = u->block_count - 1; i >= 0; i--) {

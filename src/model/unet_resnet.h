@@ -53,6 +53,8 @@ typedef struct tt_ur_conv {
     int remade;               /* act lives in the forward only; the backward makes it again
                                  (act_again) from out and saved for the next conv's weight
                                  gradient: a cheap element-wise pass instead of a kept tensor */
+    int remade_upsampled;     /* remade only as the next decoder block's up (remake_upsampled
+                                 in unet_resnet.c): no act_again room */
     tt_mem out, act, saved;   /* conv output, norm(+ReLU) output, norm statistics */
     tt_mem act_again;         /* remade: act again, the same bits, for the backward */
     int recomputed;           /* --checkpointing (encoder blocks): out lives in the forward
@@ -77,7 +79,7 @@ typedef struct tt_ur_decoder {
     int h, w;                 /* output size (2x the input's) */
     tt_mem *input, *dinput;   /* the feature below and where its gradient goes */
     tt_mem *skip, *dskip;     /* NULL for the last block */
-    tt_ur_conv *below;        /* the conv whose output is the input (remade), NULL: F4 */
+    tt_ur_conv *below;        /* the conv whose output is the input (remade upsampled), NULL: F4 */
     tt_ur_conv *skip_conv;    /* the conv whose output is the skip, when made again in the
                                  backward (the stem's: F0); NULL: the skip is kept */
     tt_mem up, dup;           /* nearest x2 of the input (forward only), and its gradient */

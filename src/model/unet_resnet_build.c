@@ -140,6 +140,7 @@ static tt_status build_layers(tt_unet_resnet *u)
         d->input = feature, d->dinput = dfeature;
         d->skip = skips[i], d->dskip = dskips[i];
         d->below = i ? &u->dec[i - 1].conv2 : NULL;
+        if (d->below) d->below->remade_upsampled = 1;
         d->skip_conv = d->skip == &u->stem.act ? &u->stem : NULL;
         feature = &d->conv2.act, dfeature = &d->conv2.dout;
         /* read by conv2, and the next block's upsampling or the head: only
@@ -189,10 +190,17 @@ static void add_conv_tensors(tt_arena_plan *r, tt_unet_resnet *u, tt_ur_conv *c)
     add_tensor(r, c->name, "out", bytes, &c->out);
     add_tensor(r, c->name, "act", bytes, &c->act);
     add_tensor(r, c->name, "dout", bytes, &c->dout);
-    if (c->remade) add_tensor(r, c->name, "act.again", bytes, &c->act_again);
+    if (c->remade && !c->remade_upsampled) add_tensor(r, c->name, "act.again", bytes, &c->act_again);
     if (c->recomputed) add_tensor(r, c->name, "out.again", bytes, &c->out_again);
     tt_batch_norm_desc d = tt_batch_norm_desc_make(u->capacity, c->out_channels, c->out_h, c->out_w);
-    add_tensor(r, c->name, "saved", tt_batch_norm_saved_floats(&d) * sizeof(float), &c->saved);
+    size_t saved = tt_batch_norm_saved_floats(&d);
+    if (c->remade_upsampled) { /* its norm runs over the upsampled output too */
+        tt_batch_norm_desc up = tt_batch_norm_desc_make(u->capacity, c->out_channels,
+                                                        2 * c->out_h, 2 * c->out_w);
+        size_t more = tt_batch_norm_saved_floats(&up);
+        if (more > saved) saved = more;
+    }
+    add_tensor(r, c->name, "saved", saved * sizeof(float), &c->saved);
 }
 
 static void build_requests(tt_unet_resnet *u, tt_arena_plan *r)
