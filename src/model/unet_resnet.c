@@ -100,16 +100,21 @@ static tt_status recompute(tt_unet_resnet *u, tt_ur_conv *c, tt_mem in, int n)
     return convolve(u, c, c->out_again, in, n);
 }
 
-/* c->act_again = c's output again, the same bits as the forward's act:
- * the norm applied with the statistics the forward saved (or, frozen, the
- * running ones). */
-static tt_status remake(tt_unet_resnet *u, tt_ur_conv *c, int n)
+/* dest = c's norm(+ReLU) output again from `out` (its convolution's
+ * output), the same bits as the forward's act: the norm applied with the
+ * statistics the forward saved (or, frozen, the running ones). */
+static tt_status remake_into(tt_unet_resnet *u, tt_ur_conv *c, tt_mem dest, tt_mem out, int n)
 {
     tt_batch_norm_desc b = norm_desc(u, c, n);
     if (!norm_trains(u, c))
-        return tt_batch_norm_forward(u->be, c->act_again, c->saved, out_for_backward(c), &c->bn,
-                                     &b, 0);
-    return tt_batch_norm_apply_saved(u->be, c->act_again, out_for_backward(c), c->saved, &c->bn, &b);
+        return tt_batch_norm_forward(u->be, dest, c->saved, out, &c->bn, &b, 0);
+    return tt_batch_norm_apply_saved(u->be, dest, out, c->saved, &c->bn, &b);
+}
+
+/* c->act_again = c's output again. */
+static tt_status remake(tt_unet_resnet *u, tt_ur_conv *c, int n)
+{
+    return remake_into(u, c, c->act_again, out_for_backward(c), n);
 }
 
 /* up = nearest x2 of c's output, made again into the decoder's up room:
@@ -190,6 +195,38 @@ static tt_pool2d_desc pool_desc(const tt_unet_resnet *u, int n)
                             .stride_w = 2, .pad_h = 1, .pad_w = 1};
 }
 
+/* What the backward reads as b's output y, and as its input. */
+static tt_mem block_output(const tt_ur_block *b)
+{
+    return b->output_again ? b->y_again : b->y;
+}
+
+static tt_mem block_input(const tt_unet_resnet *u, const tt_ur_block *b)
+{
+    if (b == &u->blocks[0]) return u->pool_again_made ? u->pool_again : u->pool;
+    return block_output(b - 1);
+}
+
+/* Checkpointing: b->y_again = b's output again from its input (made again
+ * itself when it is not the layer's input), the forward's bits: each
+ * convolution again, each norm with its saved statistics, in two rooms of
+ * the pass. */
+static tt_status block_output_pass(tt_unet_resnet *u, tt_ur_block *b, int n)
+{
+    tt_mem in = block_input(u, b);
+    TT_TRY(convolve(u, &b->conv1, b->pass_a, in, n));
+    TT_TRY(remake_into(u, &b->conv1, b->pass_b, b->pass_a, n));
+    TT_TRY(convolve(u, &b->conv2, b->pass_a, b->pass_b, n));
+    TT_TRY(remake_into(u, &b->conv2, b->y_again, b->pass_a, n));
+    tt_mem identity = in;
+    if (b->has_down) {
+        TT_TRY(convolve(u, &b->down, b->pass_a, in, n));
+        TT_TRY(remake_into(u, &b->down, b->pass_b, b->pass_a, n));
+        identity = b->pass_b;
+    }
+    return tt_add_forward(u->be, b->y_again, b->y_again, identity, 1, conv_count(&b->conv2, n));
+}
+
 static tt_status block_forward(tt_unet_resnet *u, tt_ur_block *b, int n)
 {
     TT_TRY(conv_forward(u, &b->conv1, *b->input, n));
@@ -207,11 +244,12 @@ static tt_status block_forward(tt_unet_resnet *u, tt_ur_block *b, int n)
 static tt_status block_backward(tt_unet_resnet *u, tt_ur_block *b, int n)
 {
     size_t out = conv_count(&b->conv2, n);
+    tt_mem in = block_input(u, b);
     if (b->conv1.recomputed) { /* checkpointing: the block's insides again */
-        TT_TRY(recompute(u, &b->conv1, *b->input, n));
+        TT_TRY(recompute(u, &b->conv1, in, n));
         TT_TRY(remake(u, &b->conv1, n));
         TT_TRY(recompute(u, &b->conv2, b->conv1.act_again, n));
-        if (b->has_down) TT_TRY(recompute(u, &b->down, *b->input, n));
+        if (b->has_down) TT_TRY(recompute(u, &b->down, in, n));
     }
     TT_TRY(tt_fill(u->be, b->conv2.dout, 0.0f, out));
     tt_mem identity_grad = *b->dinput;
@@ -219,12 +257,12 @@ static tt_status block_backward(tt_unet_resnet *u, tt_ur_block *b, int n)
         TT_TRY(tt_fill(u->be, b->down.dout, 0.0f, out));
         identity_grad = b->down.dout;
     }
-    TT_TRY(tt_add_backward(u->be, b->conv2.dout, identity_grad, b->dy, b->y, 1, out));
+    TT_TRY(tt_add_backward(u->be, b->conv2.dout, identity_grad, b->dy, block_output(b), 1, out));
     TT_TRY(tt_fill(u->be, b->conv1.dout, 0.0f, conv_count(&b->conv1, n)));
     if (b->conv1.remade && !b->conv1.recomputed) TT_TRY(remake(u, &b->conv1, n));
     TT_TRY(conv_backward(u, &b->conv2, output_for_backward(&b->conv1), b->conv1.dout, n));
-    TT_TRY(conv_backward(u, &b->conv1, *b->input, *b->dinput, n));
-    if (b->has_down) TT_TRY(conv_backward(u, &b->down, *b->input, *b->dinput, n));
+    TT_TRY(conv_backward(u, &b->conv1, in, *b->dinput, n));
+    if (b->has_down) TT_TRY(conv_backward(u, &b->down, in, *b->dinput, n));
     return NULL;
 }
 
@@ -305,6 +343,8 @@ static tt_status conv1_backward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
     TT_TRY(tt_conv2d_backward(u->be, NONE, s.ga, NONE, c->dout, d->up_again, NONE, &da, workspace(u)));
     tt_mem skip = *d->skip;
     if (d->skip_conv) { /* the stem's output, kept no longer than the forward */
+        if (d->skip_conv->recomputed) /* the stem's input is the image */
+            TT_TRY(recompute(u, d->skip_conv, u->input, n));
         TT_TRY(remake(u, d->skip_conv, n));
         skip = d->skip_conv->act_again;
     }
@@ -343,6 +383,16 @@ static tt_status decoder_backward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
     return conv1_backward(u, d, n);
 }
 
+/* Checkpointing: the pool and its argmax again, from the stem's output
+ * made again (its room for the pool's sake alone: the skip's dies in the
+ * decoder). */
+static tt_status pool_again(tt_unet_resnet *u, int n)
+{
+    tt_pool2d_desc p = pool_desc(u, n);
+    TT_TRY(remake_into(u, &u->stem, u->stem_act_pool, out_for_backward(&u->stem), n));
+    return tt_max_pool2d_forward(u->be, u->pool_again, u->pool_argmax, u->stem_act_pool, &p);
+}
+
 /* ---- the whole model ------------------------------------------------------- */
 
 tt_status tt_unet_resnet_forward(tt_unet_resnet *u, int n, int training)
@@ -355,7 +405,8 @@ tt_status tt_unet_resnet_forward(tt_unet_resnet *u, int n, int training)
     u->training = training;
     TT_TRY(conv_forward(u, &u->stem, u->input, n));
     tt_pool2d_desc p = pool_desc(u, n);
-    TT_TRY(tt_max_pool2d_forward(u->be, u->pool, training ? u->pool_argmax : NONE, u->stem.act, &p));
+    int argmax = training && !u->pool_again_made; /* else the backward's pool keeps it */
+    TT_TRY(tt_max_pool2d_forward(u->be, u->pool, argmax ? u->pool_argmax : NONE, u->stem.act, &p));
     for (int i = 0; i < u->block_count; i++) TT_TRY(block_forward(u, &u->blocks[i], n));
     for (int i = 0; i < TT_UR_DECODER_BLOCKS; i++) TT_TRY(decoder_forward(u, &u->dec[i], n));
     return conv_forward(u, &u->head, u->dec[TT_UR_DECODER_BLOCKS - 1].conv2.act, n);
@@ -378,14 +429,20 @@ tt_status tt_unet_resnet_backward(tt_unet_resnet *u)
     for (int i = TT_UR_DECODER_BLOCKS - 1; i >= 0; i--) TT_TRY(decoder_backward(u, &u->dec[i], n));
     /* the encoder, last block first; a layer's last block's output gradient
      * already holds its skip's share (zeroed by its decoder block) */
-    for (int i = u->block_count - 1; i >= 0; i--) {
-        tt_ur_block *b = &u->blocks[i];
-        int reads_skip = 0; /* b's input is F1..F3, whose gradient its decoder began */
-        for (int l = 0; l < 3; l++) reads_skip |= i == u->layer_end[l];
-        if (!reads_skip)
-            TT_TRY(tt_fill(u->be, *b->dinput, 0.0f, count(n, b->conv1.in_channels, b->conv1.in_h,
-                                                          b->conv1.in_w)));
-        TT_TRY(block_backward(u, b, n));
+    for (int l = 3; l >= 0; l--) {
+        int first = l ? u->layer_end[l - 1] : 0;
+        if (l == 0 && u->pool_again_made) TT_TRY(pool_again(u, n));
+        for (int i = first; i < u->layer_end[l]; i++)
+            if (u->blocks[i].output_again) TT_TRY(block_output_pass(u, &u->blocks[i], n));
+        for (int i = u->layer_end[l] - 1; i >= first; i--) {
+            tt_ur_block *b = &u->blocks[i];
+            /* b's input is F1..F3, whose gradient its decoder began */
+            int reads_skip = i == first && l > 0;
+            if (!reads_skip)
+                TT_TRY(tt_fill(u->be, *b->dinput, 0.0f, count(n, b->conv1.in_channels,
+                                                              b->conv1.in_h, b->conv1.in_w)));
+            TT_TRY(block_backward(u, b, n));
+        }
     }
     tt_pool2d_desc p = pool_desc(u, n);
     TT_TRY(tt_max_pool2d_backward(u->be, u->stem.dout, u->dpool, u->pool_argmax, &p));

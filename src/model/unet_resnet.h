@@ -24,8 +24,11 @@
  * reads (inside a block, and the decoder's) is made again in the backward
  * from the convolution's output and the norm's statistics rather than
  * kept; the rest is kept.  With checkpointing an encoder block keeps only
- * its output and its norms' statistics: its backward runs its
- * convolutions again first (the decoder keeps what it keeps without).
+ * its norms' statistics, and its output when it ends its layer (F1..F4):
+ * the backward makes a layer's other outputs again from the layer's
+ * input before the layer's backward, and a block's backward runs its
+ * convolutions again first; the stem's output and the pool are made
+ * again too (the stem from the image).
  */
 #ifndef TT_MODEL_UNET_RESNET_H
 #define TT_MODEL_UNET_RESNET_H
@@ -72,6 +75,11 @@ typedef struct tt_ur_block {
     tt_mem *input;            /* x: the previous block's y, or the pool */
     tt_mem *dinput;           /* where x's gradient is added */
     tt_mem y, dy;             /* output and its gradient */
+    int output_again;         /* --checkpointing, not its layer's last block: y lives in the
+                                 forward only; the backward makes it again (y_again, the same
+                                 bits) from its layer's input before the layer's backward */
+    tt_mem y_again;
+    tt_mem pass_a, pass_b;    /* the rooms of the pass that makes y_again */
 } tt_ur_block;
 
 typedef struct tt_ur_decoder {
@@ -110,6 +118,10 @@ typedef struct tt_unet_resnet {
     tt_mem pool, dpool;       /* max pool of F0: layer1's input */
     tt_mem pool_argmax;       /* where each pooled value came from (int32, the pool's size):
                                  the backward a lookup, not a search of F0 again */
+    int pool_again_made;      /* --checkpointing: the pool lives in the forward only; before
+                                 layer1's backward it is made again (pool_again, and the
+                                 argmax then) from F0 made again (stem_act_pool) */
+    tt_mem pool_again, stem_act_pool;
     tt_ur_block blocks[TT_UR_MAX_BLOCKS];
     int block_count;
     int layer_end[4];         /* blocks[layer_end[l] - 1] ends layer l + 1: F(l + 1) */

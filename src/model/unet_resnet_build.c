@@ -124,6 +124,14 @@ static tt_status build_layers(tt_unet_resnet *u)
         b->conv1.remade = 1; /* read by conv2 alone */
         b->conv1.recomputed = b->conv2.recomputed = b->down.recomputed = u->spec.checkpointing;
     }
+    if (u->spec.checkpointing) {
+        /* the layers' outputs F1..F4 are kept; the stem's output and the
+         * pool, 1.5x F0's size, are made again */
+        for (int l = 0, i = 0; l < 4; l++)
+            for (; i < u->layer_end[l]; i++) u->blocks[i].output_again = i < u->layer_end[l] - 1;
+        u->stem.recomputed = 1;
+        u->pool_again_made = 1;
+    }
     /* decoder block i: the feature below, the skip F(3 - i) (F0 = the stem's) */
     tt_mem *skips[TT_UR_DECODER_BLOCKS] = {&u->blocks[u->layer_end[2] - 1].y,
                                            &u->blocks[u->layer_end[1] - 1].y,
@@ -213,10 +221,20 @@ static void build_requests(tt_unet_resnet *u, tt_arena_plan *r)
     tt_arena_plan_add(r, "encoder.maxpool.grad", pooled, &u->dpool);
     tt_arena_plan_add(r, "encoder.maxpool.argmax", pooled / sizeof(float) * sizeof(int32_t),
                       &u->pool_argmax);
+    if (u->pool_again_made) {
+        tt_arena_plan_add(r, "encoder.maxpool.again", pooled, &u->pool_again);
+        add_tensor(r, u->stem.name, "act.pool",
+                   bytes_of(u, u->stem.out_channels, u->stem.out_h, u->stem.out_w),
+                   &u->stem_act_pool);
+    }
     for (int i = 0; i < u->block_count; i++) {
         tt_ur_block *b = &u->blocks[i];
         size_t bytes = bytes_of(u, b->conv2.out_channels, b->conv2.out_h, b->conv2.out_w);
         add_tensor(r, b->conv1.name, "block.dy", bytes, &b->dy); /* y is conv2.act (connect) */
+        if (!b->output_again) continue;
+        add_tensor(r, b->conv1.name, "block.y.again", bytes, &b->y_again);
+        add_tensor(r, b->conv1.name, "block.pass.a", bytes, &b->pass_a);
+        add_tensor(r, b->conv1.name, "block.pass.b", bytes, &b->pass_b);
     }
     for (int i = 0; i < TT_UR_DECODER_BLOCKS; i++) {
         tt_ur_decoder *d = &u->dec[i];
