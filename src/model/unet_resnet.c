@@ -312,6 +312,43 @@ static tt_status conv1_forward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
     return tt_batch_norm_forward(u->be, c->act, c->saved, c->out, &c->bn, &b, norm_trains(u, c));
 }
 
+/* up again into `dest`: from the conv below's output when it is one
+ * (remake_upsampled), else from the input (F4). */
+static tt_status make_up(tt_unet_resnet *u, tt_ur_decoder *d, tt_mem dest, int n)
+{
+    if (d->below) return remake_upsampled(u, d->below, dest, n);
+    tt_upsample_desc up = {n, d->in_channels, d->h / 2, d->w / 2};
+    return tt_upsample_nearest2x_forward(u->be, dest, *d->input, &up);
+}
+
+/* The skip for the backward: kept, or the stem's output made again into
+ * `dest` (from its convolution's output, made again first when the stem
+ * is recomputed: decoder_backward). */
+static tt_status make_skip(tt_unet_resnet *u, tt_ur_decoder *d, tt_mem dest, tt_mem *skip, int n)
+{
+    *skip = *d->skip;
+    if (!d->skip_conv) return NULL;
+    *skip = dest;
+    return remake_into(u, d->skip_conv, dest, out_for_backward(d->skip_conv), n);
+}
+
+/* Checkpointing: conv1's output again into out_again, the forward's bits
+ * (the same two convolutions in the same order), from up and the skip
+ * made again in rooms of this pass alone. */
+static tt_status conv1_again(tt_unet_resnet *u, tt_ur_decoder *d, int n)
+{
+    tt_ur_conv *c = &d->conv1;
+    TT_TRY(make_up(u, d, d->up_pass, n));
+    if (!d->skip) return recompute(u, c, d->up_pass, n);
+    split_weight s;
+    TT_TRY(split(u, d, &s));
+    tt_conv2d_desc da = half_desc(u, d, d->in_channels, n), db = half_desc(u, d, d->skip_channels, n);
+    TT_TRY(tt_conv2d_forward(u->be, c->out_again, d->up_pass, s.wa, NONE, &da, workspace(u)));
+    tt_mem skip;
+    TT_TRY(make_skip(u, d, d->skip_pass, &skip, n));
+    return tt_conv2d_forward_add(u->be, c->out_again, skip, s.wb, &db, workspace(u));
+}
+
 /* conv1's norm backward done (c->dout the gradient at its convolution's
  * output): its weight's gradients, dup = d up (made here, returned to
  * the block below through the upsampling), *dskip = d skip (zeroed
@@ -325,10 +362,7 @@ static tt_status conv1_backward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
     tt_ur_conv *c = &d->conv1;
     size_t up = count(n, d->in_channels, d->h, d->w);
     tt_upsample_desc updesc = {n, d->in_channels, d->h / 2, d->w / 2};
-    if (d->below)
-        TT_TRY(remake_upsampled(u, d->below, d->up_again, n));
-    else
-        TT_TRY(tt_upsample_nearest2x_forward(u->be, d->up_again, *d->input, &updesc));
+    TT_TRY(make_up(u, d, d->up_again, n));
     if (!d->skip) {
         TT_TRY(weight_backward(u, c, d->up_again, n));
         TT_TRY(tt_fill(u->be, d->dup, 0.0f, up));
@@ -341,13 +375,8 @@ static tt_status conv1_backward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
     tt_conv2d_desc da = half_desc(u, d, d->in_channels, n), db = half_desc(u, d, d->skip_channels, n);
     TT_TRY(tt_fill(u->be, s.ga, 0.0f, s.floats));
     TT_TRY(tt_conv2d_backward(u->be, NONE, s.ga, NONE, c->dout, d->up_again, NONE, &da, workspace(u)));
-    tt_mem skip = *d->skip;
-    if (d->skip_conv) { /* the stem's output, kept no longer than the forward */
-        if (d->skip_conv->recomputed) /* the stem's input is the image */
-            TT_TRY(recompute(u, d->skip_conv, u->input, n));
-        TT_TRY(remake(u, d->skip_conv, n));
-        skip = d->skip_conv->act_again;
-    }
+    tt_mem skip; /* the stem's output, kept no longer than the forward */
+    TT_TRY(make_skip(u, d, d->skip_conv ? d->skip_conv->act_again : NONE, &skip, n));
     TT_TRY(tt_conv2d_backward(u->be, NONE, s.gb, NONE, c->dout, skip, NONE, &db, workspace(u)));
     TT_TRY(tt_fill(u->be, d->dup, 0.0f, up));
     TT_TRY(tt_conv2d_backward(u->be, d->dup, NONE, NONE, c->dout, NONE, s.wa, &da, workspace(u)));
@@ -375,6 +404,9 @@ static tt_status decoder_forward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
 static tt_status decoder_backward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
 {
     TT_TRY(norm_backward(u, &d->conv2, n));
+    /* the stem's output again from the image, once, before its first use */
+    if (d->skip_conv && d->skip_conv->recomputed) TT_TRY(recompute(u, d->skip_conv, u->input, n));
+    if (d->conv1.recomputed) TT_TRY(conv1_again(u, d, n));
     if (d->conv1.remade) TT_TRY(remake(u, &d->conv1, n));
     TT_TRY(weight_backward(u, &d->conv2, output_for_backward(&d->conv1), n));
     TT_TRY(tt_fill(u->be, d->conv1.dout, 0.0f, conv_count(&d->conv1, n)));

@@ -28,7 +28,11 @@
  * the backward makes a layer's other outputs again from the layer's
  * input before the layer's backward, and a block's backward runs its
  * convolutions again first; the stem's output and the pool are made
- * again too (the stem from the image).
+ * again too (the stem from the image).  A decoder block but the last
+ * keeps its conv2's output (the next block's input): its backward runs
+ * conv1 again first, from its input and skip made again.  The last
+ * block's input is twice its output's size, too large to make again
+ * beside the gradients: it keeps what it keeps without.
  */
 #ifndef TT_MODEL_UNET_RESNET_H
 #define TT_MODEL_UNET_RESNET_H
@@ -92,6 +96,8 @@ typedef struct tt_ur_decoder {
                                  backward (the stem's: F0); NULL: the skip is kept */
     tt_mem up, dup;           /* nearest x2 of the input (forward only), and its gradient */
     tt_mem up_again;          /* up made again for conv1's weight gradient */
+    tt_mem up_pass, skip_pass; /* conv1.recomputed: up and (the stem's) skip made again for
+                                 conv1's output again, in rooms of that pass */
     tt_ur_conv conv1, conv2;  /* conv1 reads [up, skip] as two convolutions into one
                                  output: no concatenated copy (the UNet's way) */
 } tt_ur_decoder;

@@ -154,6 +154,7 @@ static tt_status build_layers(tt_unet_resnet *u)
         /* read by conv2, and the next block's upsampling or the head: only
          * the head's weight gradient reads it in the backward */
         d->conv1.remade = d->conv2.remade = 1;
+        d->conv1.recomputed = u->spec.checkpointing && d->skip; /* all but the last */
         cin = d->channels;
     }
     return add_conv(u, &u->head, "segmentation_head.0", NULL, cin, u->spec.classes, 3, 1, bh, bw, 0);
@@ -242,6 +243,11 @@ static void build_requests(tt_unet_resnet *u, tt_arena_plan *r)
         add_tensor(r, d->conv1.name, "up", up, &d->up);
         add_tensor(r, d->conv1.name, "up.again", up, &d->up_again);
         add_tensor(r, d->conv1.name, "dup", up, &d->dup);
+        if (!d->conv1.recomputed) continue;
+        add_tensor(r, d->conv1.name, "up.pass", up, &d->up_pass);
+        if (d->skip_conv)
+            add_tensor(r, d->conv1.name, "skip.pass",
+                       bytes_of(u, d->skip_channels, d->h, d->w), &d->skip_pass);
     }
     size_t logits = bytes_of(u, u->spec.classes, u->height, u->width);
     tt_arena_plan_add(r, "logits", logits, &u->logits);
