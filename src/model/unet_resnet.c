@@ -240,16 +240,20 @@ static tt_status block_forward(tt_unet_resnet *u, tt_ur_block *b, int n)
 }
 
 /* b->dy holds the gradient at y; *b->dinput is added to (zeroed by the
- * caller before the first block that adds to it). */
+ * caller before the first block that adds to it), in the order of the
+ * forward's sum: the identity's share, conv1's, the downsample's.  Each
+ * norm's backward, which frees its convolution's output, and each weight
+ * gradient, which frees its input, before a new tensor is born. */
 static tt_status block_backward(tt_unet_resnet *u, tt_ur_block *b, int n)
 {
     size_t out = conv_count(&b->conv2, n);
     tt_mem in = block_input(u, b);
-    if (b->conv1.recomputed) { /* checkpointing: the block's insides again */
+    if (b->conv1.recomputed) {
+        /* checkpointing: conv1 and conv2 again; conv2 reads conv1's act
+         * made again in conv2.dout's room (the same size), not yet born */
         TT_TRY(recompute(u, &b->conv1, in, n));
-        TT_TRY(remake(u, &b->conv1, n));
-        TT_TRY(recompute(u, &b->conv2, b->conv1.act_again, n));
-        if (b->has_down) TT_TRY(recompute(u, &b->down, in, n));
+        TT_TRY(remake_into(u, &b->conv1, b->conv2.dout, b->conv1.out_again, n));
+        TT_TRY(recompute(u, &b->conv2, b->conv2.dout, n));
     }
     TT_TRY(tt_fill(u->be, b->conv2.dout, 0.0f, out));
     tt_mem identity_grad = *b->dinput;
@@ -258,11 +262,20 @@ static tt_status block_backward(tt_unet_resnet *u, tt_ur_block *b, int n)
         identity_grad = b->down.dout;
     }
     TT_TRY(tt_add_backward(u->be, b->conv2.dout, identity_grad, b->dy, block_output(b), 1, out));
+    if (b->has_down) {
+        if (b->down.recomputed) TT_TRY(recompute(u, &b->down, in, n));
+        TT_TRY(norm_backward(u, &b->down, n));
+        TT_TRY(weight_backward(u, &b->down, in, n));
+    }
+    TT_TRY(norm_backward(u, &b->conv2, n));
+    if (b->conv1.remade) TT_TRY(remake(u, &b->conv1, n));
+    TT_TRY(weight_backward(u, &b->conv2, output_for_backward(&b->conv1), n));
     TT_TRY(tt_fill(u->be, b->conv1.dout, 0.0f, conv_count(&b->conv1, n)));
-    if (b->conv1.remade && !b->conv1.recomputed) TT_TRY(remake(u, &b->conv1, n));
-    TT_TRY(conv_backward(u, &b->conv2, output_for_backward(&b->conv1), b->conv1.dout, n));
-    TT_TRY(conv_backward(u, &b->conv1, in, *b->dinput, n));
-    if (b->has_down) TT_TRY(conv_backward(u, &b->down, in, *b->dinput, n));
+    TT_TRY(input_backward(u, &b->conv2, b->conv1.dout, n));
+    TT_TRY(norm_backward(u, &b->conv1, n));
+    TT_TRY(weight_backward(u, &b->conv1, in, n));
+    TT_TRY(input_backward(u, &b->conv1, *b->dinput, n));
+    if (b->has_down) TT_TRY(input_backward(u, &b->down, *b->dinput, n));
     return NULL;
 }
 
