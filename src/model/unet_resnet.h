@@ -23,12 +23,13 @@
  * unet_resnet_build.c.  A norm's output that only the next convolution
  * reads (inside a block, and the decoder's) is made again in the backward
  * from the convolution's output and the norm's statistics rather than
- * kept; the rest is kept.  With checkpointing an encoder block keeps only
+ * kept, and the stem's convolution output from the image; the rest is
+ * kept.  With checkpointing an encoder block keeps only
  * its norms' statistics, and its output when it ends its layer (F1..F4):
  * the backward makes a layer's other outputs again from the layer's
  * input before the layer's backward, and a block's backward runs its
- * convolutions again first; the stem's output and the pool are made
- * again too (the stem from the image).  A decoder block but the last
+ * convolutions again first; the pool and its argmax are made again
+ * too.  A decoder block but the last
  * keeps its conv2's output (the next block's input): its backward runs
  * conv1 again first, from its input and skip made again.  The last
  * block's input is twice its output's size, too large to make again
@@ -64,9 +65,10 @@ typedef struct tt_ur_conv {
                                  in unet_resnet.c): no act_again room */
     tt_mem out, act, saved;   /* conv output, norm(+ReLU) output, norm statistics */
     tt_mem act_again;         /* remade: act again, the same bits, for the backward */
-    int recomputed;           /* --checkpointing (encoder blocks): out lives in the forward
-                                 only; the backward runs the convolution again into
-                                 out_again (the same bits) before the norm's backward */
+    int recomputed;           /* out lives in the forward only; the backward runs the
+                                 convolution again into out_again (the same bits) before the
+                                 norm's backward: --checkpointing's encoder blocks and decoder
+                                 conv1s, and the stem always */
     tt_mem out_again;
     tt_mem dout;              /* gradient at act, then (in place) at out */
 } tt_ur_conv;

@@ -101,9 +101,12 @@ static tt_status build_layers(tt_unet_resnet *u)
                     w, 1));
     u->stem.first = 1;
     /* F0 = stem.act is read by the pool and decoder block 3 in the forward;
-     * the backward makes it again for block 3 from stem.out (the pool's
-     * backward reads its argmax) */
+     * the backward makes it again for block 3 (the pool's backward reads
+     * its argmax), and stem.out too, from the image: a convolution of
+     * three channels, about 1% of a step's work twice, for an F0-sized
+     * tensor that would live through the whole step */
     u->stem.remade = 1;
+    u->stem.recomputed = 1;
     int ph = (u->stem.out_h + 2 - 3) / 2 + 1, pw = (u->stem.out_w + 2 - 3) / 2 + 1;
     int cin = 64, bh = ph, bw = pw, n = 0;
     tt_mem *feature = &u->pool, *dfeature = &u->dpool;
@@ -125,11 +128,10 @@ static tt_status build_layers(tt_unet_resnet *u)
         b->conv1.recomputed = b->conv2.recomputed = b->down.recomputed = u->spec.checkpointing;
     }
     if (u->spec.checkpointing) {
-        /* the layers' outputs F1..F4 are kept; the stem's output and the
-         * pool, 1.5x F0's size, are made again */
+        /* the layers' outputs F1..F4 are kept; the pool and its argmax,
+         * half F0's size, are made again */
         for (int l = 0, i = 0; l < 4; l++)
             for (; i < u->layer_end[l]; i++) u->blocks[i].output_again = i < u->layer_end[l] - 1;
-        u->stem.recomputed = 1;
         u->pool_again_made = 1;
     }
     /* decoder block i: the feature below, the skip F(3 - i) (F0 = the stem's) */
