@@ -312,15 +312,32 @@ static tt_conv2d_desc half_desc(const tt_unet_resnet *u, const tt_ur_decoder *d,
     return x;
 }
 
+/* out = conv1 over [up, skip] in the forward's order, so that a pass
+ * making it again has its bits: the up half (all of conv1 without a
+ * skip), then the skip half added. */
+static tt_status conv1_up_half(tt_unet_resnet *u, tt_ur_decoder *d, tt_mem out, tt_mem up, int n)
+{
+    if (!d->skip) return convolve(u, &d->conv1, out, up, n);
+    split_weight s;
+    TT_TRY(split(u, d, &s));
+    tt_conv2d_desc da = half_desc(u, d, d->in_channels, n);
+    return tt_conv2d_forward(u->be, out, up, s.wa, NONE, &da, workspace(u));
+}
+
+static tt_status conv1_skip_half(tt_unet_resnet *u, tt_ur_decoder *d, tt_mem out, tt_mem skip, int n)
+{
+    if (!d->skip) return NULL;
+    split_weight s;
+    TT_TRY(split(u, d, &s));
+    tt_conv2d_desc db = half_desc(u, d, d->skip_channels, n);
+    return tt_conv2d_forward_add(u->be, out, skip, s.wb, &db, workspace(u));
+}
+
 static tt_status conv1_forward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
 {
     tt_ur_conv *c = &d->conv1;
-    if (!d->skip) return conv_forward(u, c, d->up, n);
-    split_weight s;
-    TT_TRY(split(u, d, &s));
-    tt_conv2d_desc da = half_desc(u, d, d->in_channels, n), db = half_desc(u, d, d->skip_channels, n);
-    TT_TRY(tt_conv2d_forward(u->be, c->out, d->up, s.wa, NONE, &da, workspace(u)));
-    TT_TRY(tt_conv2d_forward_add(u->be, c->out, *d->skip, s.wb, &db, workspace(u)));
+    TT_TRY(conv1_up_half(u, d, c->out, d->up, n));
+    if (d->skip) TT_TRY(conv1_skip_half(u, d, c->out, *d->skip, n));
     tt_batch_norm_desc b = norm_desc(u, c, n);
     return tt_batch_norm_forward(u->be, c->act, c->saved, c->out, &c->bn, &b, norm_trains(u, c));
 }
@@ -345,21 +362,33 @@ static tt_status make_skip(tt_unet_resnet *u, tt_ur_decoder *d, tt_mem dest, tt_
     return remake_into(u, d->skip_conv, dest, out_for_backward(d->skip_conv), n);
 }
 
-/* Checkpointing: conv1's output again into out_again, the forward's bits
- * (the same two convolutions in the same order), from up and the skip
- * made again in rooms of this pass alone. */
+/* Checkpointing: conv1's output again into out_again, the forward's bits,
+ * from up and the skip made again in rooms of this pass alone. */
 static tt_status conv1_again(tt_unet_resnet *u, tt_ur_decoder *d, int n)
 {
-    tt_ur_conv *c = &d->conv1;
     TT_TRY(make_up(u, d, d->up_pass, n));
-    if (!d->skip) return recompute(u, c, d->up_pass, n);
-    split_weight s;
-    TT_TRY(split(u, d, &s));
-    tt_conv2d_desc da = half_desc(u, d, d->in_channels, n), db = half_desc(u, d, d->skip_channels, n);
-    TT_TRY(tt_conv2d_forward(u->be, c->out_again, d->up_pass, s.wa, NONE, &da, workspace(u)));
-    tt_mem skip;
+    TT_TRY(conv1_up_half(u, d, d->conv1.out_again, d->up_pass, n));
+    if (!d->skip) return NULL;
+    tt_mem skip; /* made once up is dead */
     TT_TRY(make_skip(u, d, d->skip_pass, &skip, n));
-    return tt_conv2d_forward_add(u->be, c->out_again, skip, s.wb, &db, workspace(u));
+    return conv1_skip_half(u, d, d->conv1.out_again, skip, n);
+}
+
+/* Checkpointing: the outputs of decoder blocks 0 .. upto - 1 (their conv2's
+ * out_again) again, block by block from F4 and the kept skips, in the
+ * rooms of this pass: the forward's bits, the norms with their saved
+ * statistics. */
+static tt_status decoder_pass(tt_unet_resnet *u, int upto, int n)
+{
+    for (int i = 0; i < upto; i++) {
+        tt_ur_decoder *d = &u->dec[i];
+        TT_TRY(make_up(u, d, d->pass_up, n));
+        TT_TRY(conv1_up_half(u, d, d->pass_out, d->pass_up, n));
+        TT_TRY(conv1_skip_half(u, d, d->pass_out, *d->skip, n));
+        TT_TRY(remake_into(u, &d->conv1, d->pass_act, d->pass_out, n));
+        TT_TRY(convolve(u, &d->conv2, d->conv2.out_again, d->pass_act, n));
+    }
+    return NULL;
 }
 
 /* conv1's norm backward done (c->dout the gradient at its convolution's
@@ -416,6 +445,8 @@ static tt_status decoder_forward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
  * gradient before the input gradient it would otherwise live beside. */
 static tt_status decoder_backward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
 {
+    if (d->below && d->below->recomputed && !d->conv2.recomputed) /* the blocks below again */
+        TT_TRY(decoder_pass(u, (int)(d - u->dec), n));
     TT_TRY(norm_backward(u, &d->conv2, n));
     /* the stem's output again from the image, once, before its first use */
     if (d->skip_conv && d->skip_conv->recomputed) TT_TRY(recompute(u, d->skip_conv, u->input, n));

@@ -31,9 +31,11 @@
  * convolutions again first; the pool and its argmax are made again
  * too.  A decoder block but the last
  * keeps its conv2's output (the next block's input): its backward runs
- * conv1 again first, from its input and skip made again.  The last
- * block's input is twice its output's size, too large to make again
- * beside the gradients: it keeps what it keeps without.
+ * conv1 again first, from its input and skip made again; blocks 0-2
+ * keep not even that: block 3's backward makes their outputs again from
+ * F4 and the skips first.  The last block's input is twice its output's
+ * size, too large to make again beside the gradients: it keeps what it
+ * keeps without.
  */
 #ifndef TT_MODEL_UNET_RESNET_H
 #define TT_MODEL_UNET_RESNET_H
@@ -100,6 +102,8 @@ typedef struct tt_ur_decoder {
     tt_mem up_again;          /* up made again for conv1's weight gradient */
     tt_mem up_pass, skip_pass; /* conv1.recomputed: up and (the stem's) skip made again for
                                  conv1's output again, in rooms of that pass */
+    tt_mem pass_up, pass_out, pass_act; /* conv2.recomputed: the rooms of the pass that makes
+                                 this block's output again (decoder_pass) */
     tt_ur_conv conv1, conv2;  /* conv1 reads [up, skip] as two convolutions into one
                                  output: no concatenated copy (the UNet's way) */
 } tt_ur_decoder;

@@ -157,6 +157,8 @@ static tt_status build_layers(tt_unet_resnet *u)
          * the head's weight gradient reads it in the backward */
         d->conv1.remade = d->conv2.remade = 1;
         d->conv1.recomputed = u->spec.checkpointing && d->skip; /* all but the last */
+        /* outputs that only block 3's backward and later read */
+        d->conv2.recomputed = u->spec.checkpointing && i < TT_UR_DECODER_BLOCKS - 2;
         cin = d->channels;
     }
     return add_conv(u, &u->head, "segmentation_head.0", NULL, cin, u->spec.classes, 3, 1, bh, bw, 0);
@@ -245,6 +247,12 @@ static void build_requests(tt_unet_resnet *u, tt_arena_plan *r)
         add_tensor(r, d->conv1.name, "up", up, &d->up);
         add_tensor(r, d->conv1.name, "up.again", up, &d->up_again);
         add_tensor(r, d->conv1.name, "dup", up, &d->dup);
+        if (d->conv2.recomputed) {
+            size_t out = bytes_of(u, d->channels, d->h, d->w);
+            add_tensor(r, d->conv1.name, "pass.up", up, &d->pass_up);
+            add_tensor(r, d->conv1.name, "pass.out", out, &d->pass_out);
+            add_tensor(r, d->conv1.name, "pass.act", out, &d->pass_act);
+        }
         if (!d->conv1.recomputed) continue;
         add_tensor(r, d->conv1.name, "up.pass", up, &d->up_pass);
         if (d->skip_conv)
