@@ -351,15 +351,22 @@ static tt_status make_up(tt_unet_resnet *u, tt_ur_decoder *d, tt_mem dest, int n
     return tt_upsample_nearest2x_forward(u->be, dest, *d->input, &up);
 }
 
+/* Where this block's backward finds its skip conv's convolution output:
+ * the forward's, or (recomputed) the room decoder_backward made it again
+ * in, which dies with the block. */
+static tt_mem skip_conv_out(const tt_ur_decoder *d)
+{
+    return d->skip_conv->recomputed ? d->skip_out_again : d->skip_conv->out;
+}
+
 /* The skip for the backward: kept, or the stem's output made again into
- * `dest` (from its convolution's output, made again first when the stem
- * is recomputed: decoder_backward). */
+ * `dest`. */
 static tt_status make_skip(tt_unet_resnet *u, tt_ur_decoder *d, tt_mem dest, tt_mem *skip, int n)
 {
     *skip = *d->skip;
     if (!d->skip_conv) return NULL;
     *skip = dest;
-    return remake_into(u, d->skip_conv, dest, out_for_backward(d->skip_conv), n);
+    return remake_into(u, d->skip_conv, dest, skip_conv_out(d), n);
 }
 
 /* Checkpointing: conv1's output again into out_again, the forward's bits,
@@ -449,7 +456,8 @@ static tt_status decoder_backward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
         TT_TRY(decoder_pass(u, (int)(d - u->dec), n));
     TT_TRY(norm_backward(u, &d->conv2, n));
     /* the stem's output again from the image, once, before its first use */
-    if (d->skip_conv && d->skip_conv->recomputed) TT_TRY(recompute(u, d->skip_conv, u->input, n));
+    if (d->skip_conv && d->skip_conv->recomputed) /* the stem's input is the image */
+        TT_TRY(convolve(u, d->skip_conv, d->skip_out_again, u->input, n));
     if (d->conv1.recomputed) TT_TRY(conv1_again(u, d, n));
     if (d->conv1.remade) TT_TRY(remake(u, &d->conv1, n));
     TT_TRY(weight_backward(u, &d->conv2, output_for_backward(&d->conv1), n));
@@ -460,12 +468,15 @@ static tt_status decoder_backward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
 }
 
 /* Checkpointing: the pool and its argmax again, from the stem's output
- * made again (its room for the pool's sake alone: the skip's dies in the
- * decoder). */
+ * made again from the image in a room of its own, normed there in place
+ * (the stem's convolution output kept for its backward, or held since
+ * the decoder's, would live through the encoder's backward beside the
+ * stem's gradient). */
 static tt_status pool_again(tt_unet_resnet *u, int n)
 {
     tt_pool2d_desc p = pool_desc(u, n);
-    TT_TRY(remake_into(u, &u->stem, u->stem_act_pool, out_for_backward(&u->stem), n));
+    TT_TRY(convolve(u, &u->stem, u->stem_act_pool, u->input, n));
+    TT_TRY(remake_into(u, &u->stem, u->stem_act_pool, u->stem_act_pool, n));
     return tt_max_pool2d_forward(u->be, u->pool_again, u->pool_argmax, u->stem_act_pool, &p);
 }
 
@@ -522,5 +533,6 @@ tt_status tt_unet_resnet_backward(tt_unet_resnet *u)
     }
     tt_pool2d_desc p = pool_desc(u, n);
     TT_TRY(tt_max_pool2d_backward(u->be, u->stem.dout, u->dpool, u->pool_argmax, &p));
+    if (u->stem.recomputed) TT_TRY(recompute(u, &u->stem, u->input, n));
     return conv_backward(u, &u->stem, u->input, NONE, n);
 }

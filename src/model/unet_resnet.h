@@ -96,6 +96,8 @@ typedef struct tt_ur_decoder {
     tt_mem *input, *dinput;   /* the feature below and where its gradient goes */
     tt_mem *skip, *dskip;     /* NULL for the last block */
     tt_ur_conv *below;        /* the conv whose output is the input (remade upsampled), NULL: F4 */
+    tt_mem skip_out_again;    /* skip_conv recomputed: its convolution output made again
+                                 from the image for this block's backward */
     tt_ur_conv *skip_conv;    /* the conv whose output is the skip, when made again in the
                                  backward (the stem's: F0); NULL: the skip is kept */
     tt_mem up, dup;           /* nearest x2 of the input (forward only), and its gradient */

@@ -247,6 +247,9 @@ static void build_requests(tt_unet_resnet *u, tt_arena_plan *r)
         add_tensor(r, d->conv1.name, "up", up, &d->up);
         add_tensor(r, d->conv1.name, "up.again", up, &d->up_again);
         add_tensor(r, d->conv1.name, "dup", up, &d->dup);
+        if (d->skip_conv && d->skip_conv->recomputed)
+            add_tensor(r, d->conv1.name, "skip.conv.out",
+                       bytes_of(u, d->skip_channels, d->h, d->w), &d->skip_out_again);
         if (d->conv2.recomputed) {
             size_t out = bytes_of(u, d->channels, d->h, d->w);
             add_tensor(r, d->conv1.name, "pass.up", up, &d->pass_up);
