@@ -207,21 +207,29 @@ static tt_mem block_input(const tt_unet_resnet *u, const tt_ur_block *b)
     return block_output(b - 1);
 }
 
-/* Checkpointing: b->y_again = b's output again from its input (made again
- * itself when it is not the layer's input), the forward's bits: each
- * convolution again, each norm with its saved statistics, in two rooms of
- * the pass. */
+/* b->y_again = b's output again, the forward's bits: conv2's and the
+ * downsample's outputs normed with their saved statistics, added to the
+ * identity (the block's input, made again itself when it is not the
+ * layer's) with the ReLU.  Without checkpointing the block keeps its
+ * convolutions' outputs and this is element-wise; with it they are made
+ * again first from the input, in the pass's rooms. */
 static tt_status block_output_pass(tt_unet_resnet *u, tt_ur_block *b, int n)
 {
-    tt_mem in = block_input(u, b);
-    TT_TRY(convolve(u, &b->conv1, b->pass_a, in, n));
-    TT_TRY(remake_into(u, &b->conv1, b->pass_b, b->pass_a, n));
-    TT_TRY(convolve(u, &b->conv2, b->pass_a, b->pass_b, n));
-    TT_TRY(remake_into(u, &b->conv2, b->y_again, b->pass_a, n));
+    tt_mem in = block_input(u, b), conv2_out = b->conv2.out, down_out = b->down.out;
+    if (b->conv2.recomputed) {
+        TT_TRY(convolve(u, &b->conv1, b->pass_a, in, n));
+        TT_TRY(remake_into(u, &b->conv1, b->pass_b, b->pass_a, n));
+        TT_TRY(convolve(u, &b->conv2, b->pass_a, b->pass_b, n));
+        conv2_out = b->pass_a;
+    }
+    TT_TRY(remake_into(u, &b->conv2, b->y_again, conv2_out, n));
     tt_mem identity = in;
     if (b->has_down) {
-        TT_TRY(convolve(u, &b->down, b->pass_a, in, n));
-        TT_TRY(remake_into(u, &b->down, b->pass_b, b->pass_a, n));
+        if (b->down.recomputed) {
+            TT_TRY(convolve(u, &b->down, b->pass_a, in, n));
+            down_out = b->pass_a;
+        }
+        TT_TRY(remake_into(u, &b->down, b->pass_b, down_out, n));
         identity = b->pass_b;
     }
     return tt_add_forward(u->be, b->y_again, b->y_again, identity, 1, conv_count(&b->conv2, n));

@@ -20,22 +20,25 @@
  *
  * Forward and backward are written out top to bottom in unet_resnet.c;
  * building (parameters, layers, the planned activation arena) is
- * unet_resnet_build.c.  A norm's output that only the next convolution
- * reads (inside a block, and the decoder's) is made again in the backward
- * from the convolution's output and the norm's statistics rather than
- * kept, and the stem's convolution output from the image; the rest is
- * kept.  With checkpointing an encoder block keeps only
- * its norms' statistics, and its output when it ends its layer (F1..F4):
- * the backward makes a layer's other outputs again from the layer's
- * input before the layer's backward, and a block's backward runs its
- * convolutions again first; the pool and its argmax are made again
- * too.  A decoder block but the last
- * keeps its conv2's output (the next block's input): its backward runs
- * conv1 again first, from its input and skip made again; blocks 0-2
- * keep not even that: block 3's backward makes their outputs again from
- * F4 and the skips first.  The last block's input is twice its output's
- * size, too large to make again beside the gradients: it keeps what it
- * keeps without.
+ * unet_resnet_build.c.  What the backward needs is kept or made again:
+ *  - a norm's output that only the next convolution reads (inside a
+ *    block, the decoder's) is made again from the convolution's output
+ *    and the norm's statistics; so is an encoder block's output
+ *    y = relu(norm(conv2) + identity) but its layer's last (F1..F4),
+ *    before its layer's backward;
+ *  - the stem's convolution output is made again from the image.
+ * With checkpointing:
+ *  - an encoder block keeps only its norms' statistics (and F1..F4): its
+ *    backward runs its convolutions again first, and its layer's other
+ *    outputs are made again from the layer's input; the pool and its
+ *    argmax are made again too;
+ *  - decoder blocks 0-3 run conv1 again in their backward from their
+ *    input and skip made again; block 3 keeps its output (the last
+ *    block's input), and its backward makes blocks 0-2's again from F4
+ *    and the skips first;
+ *  - the last decoder block's input is twice its output's size, too
+ *    large to make again beside the gradients: it keeps what it keeps
+ *    without.
  */
 #ifndef TT_MODEL_UNET_RESNET_H
 #define TT_MODEL_UNET_RESNET_H
@@ -83,9 +86,9 @@ typedef struct tt_ur_block {
     tt_mem *input;            /* x: the previous block's y, or the pool */
     tt_mem *dinput;           /* where x's gradient is added */
     tt_mem y, dy;             /* output and its gradient */
-    int output_again;         /* --checkpointing, not its layer's last block: y lives in the
-                                 forward only; the backward makes it again (y_again, the same
-                                 bits) from its layer's input before the layer's backward */
+    int output_again;         /* not its layer's last block: y lives in the forward only;
+                                 the backward makes it again (y_again, the same bits) before
+                                 the layer's backward (block_output_pass) */
     tt_mem y_again;
     tt_mem pass_a, pass_b;    /* the rooms of the pass that makes y_again */
 } tt_ur_block;

@@ -127,13 +127,13 @@ static tt_status build_layers(tt_unet_resnet *u)
         b->conv1.remade = 1; /* read by conv2 alone */
         b->conv1.recomputed = b->conv2.recomputed = b->down.recomputed = u->spec.checkpointing;
     }
-    if (u->spec.checkpointing) {
-        /* the layers' outputs F1..F4 are kept; the pool and its argmax,
-         * half F0's size, are made again */
-        for (int l = 0, i = 0; l < 4; l++)
-            for (; i < u->layer_end[l]; i++) u->blocks[i].output_again = i < u->layer_end[l] - 1;
-        u->pool_again_made = 1;
-    }
+    /* the layers' outputs F1..F4 are kept, the other blocks' outputs made
+     * again before their layer's backward: from the kept convolution
+     * outputs, element-wise, or with checkpointing from the layer's input */
+    for (int l = 0, i = 0; l < 4; l++)
+        for (; i < u->layer_end[l]; i++) u->blocks[i].output_again = i < u->layer_end[l] - 1;
+    /* with checkpointing the pool and its argmax, half F0's size, too */
+    u->pool_again_made = u->spec.checkpointing;
     /* decoder block i: the feature below, the skip F(3 - i) (F0 = the stem's) */
     tt_mem *skips[TT_UR_DECODER_BLOCKS] = {&u->blocks[u->layer_end[2] - 1].y,
                                            &u->blocks[u->layer_end[1] - 1].y,
@@ -238,8 +238,9 @@ static void build_requests(tt_unet_resnet *u, tt_arena_plan *r)
         add_tensor(r, b->conv1.name, "block.dy", bytes, &b->dy); /* y is conv2.act (connect) */
         if (!b->output_again) continue;
         add_tensor(r, b->conv1.name, "block.y.again", bytes, &b->y_again);
-        add_tensor(r, b->conv1.name, "block.pass.a", bytes, &b->pass_a);
-        add_tensor(r, b->conv1.name, "block.pass.b", bytes, &b->pass_b);
+        if (b->conv2.recomputed) add_tensor(r, b->conv1.name, "block.pass.a", bytes, &b->pass_a);
+        if (b->conv2.recomputed || b->has_down)
+            add_tensor(r, b->conv1.name, "block.pass.b", bytes, &b->pass_b);
     }
     for (int i = 0; i < TT_UR_DECODER_BLOCKS; i++) {
         tt_ur_decoder *d = &u->dec[i];
