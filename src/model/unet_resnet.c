@@ -94,7 +94,7 @@ static tt_mem out_for_backward(const tt_ur_conv *c)
     return c->recomputed ? c->out_again : c->out;
 }
 
-/* Checkpointing: c's convolution again, from `in`, into out_again. */
+/* c's convolution again (recomputed), from `in`, into out_again. */
 static tt_status recompute(tt_unet_resnet *u, tt_ur_conv *c, tt_mem in, int n)
 {
     return convolve(u, c, c->out_again, in, n);
@@ -332,7 +332,8 @@ static tt_status conv1_up_half(tt_unet_resnet *u, tt_ur_decoder *d, tt_mem out, 
     return tt_conv2d_forward(u->be, out, up, s.wa, NONE, &da, workspace(u));
 }
 
-static tt_status conv1_skip_half(tt_unet_resnet *u, tt_ur_decoder *d, tt_mem out, tt_mem skip, int n)
+static tt_status conv1_skip_half(tt_unet_resnet *u, tt_ur_decoder *d, tt_mem out, tt_mem skip,
+                                 int n)
 {
     if (!d->skip) return NULL;
     split_weight s;
@@ -463,8 +464,9 @@ static tt_status decoder_backward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
     if (d->below && d->below->recomputed && !d->conv2.recomputed) /* the blocks below again */
         TT_TRY(decoder_pass(u, (int)(d - u->dec), n));
     TT_TRY(norm_backward(u, &d->conv2, n));
-    /* the stem's output again from the image, once, before its first use */
-    if (d->skip_conv && d->skip_conv->recomputed) /* the stem's input is the image */
+    /* the stem's convolution output again from the image, once for the
+     * block, before its first use */
+    if (d->skip_conv && d->skip_conv->recomputed)
         TT_TRY(convolve(u, d->skip_conv, d->skip_out_again, u->input, n));
     if (d->conv1.recomputed) TT_TRY(conv1_again(u, d, n));
     if (d->conv1.remade) TT_TRY(remake(u, &d->conv1, n));

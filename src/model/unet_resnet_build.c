@@ -203,7 +203,8 @@ static void add_conv_tensors(tt_arena_plan *r, tt_unet_resnet *u, tt_ur_conv *c)
     add_tensor(r, c->name, "out", bytes, &c->out);
     add_tensor(r, c->name, "act", bytes, &c->act);
     add_tensor(r, c->name, "dout", bytes, &c->dout);
-    if (c->remade && !c->remade_upsampled) add_tensor(r, c->name, "act.again", bytes, &c->act_again);
+    if (c->remade && !c->remade_upsampled)
+        add_tensor(r, c->name, "act.again", bytes, &c->act_again);
     if (c->recomputed) add_tensor(r, c->name, "out.again", bytes, &c->out_again);
     tt_batch_norm_desc d = tt_batch_norm_desc_make(u->capacity, c->out_channels, c->out_h, c->out_w);
     size_t saved = tt_batch_norm_saved_floats(&d);
