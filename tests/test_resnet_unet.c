@@ -8,6 +8,7 @@
  * mode.  And the tensors' names and shapes are smp's both ways: a state_dict
  * written by torch loads with nothing missing or unexpected, a converted
  * torchvision resnet34 loads into the encoder under --init-prefix encoder.
+ * And --checkpointing gives the run without's bits in less memory.
  *
  * The batch norms' parameters are set so that float32 cannot flip a ReLU
  * (controlled()): with PyTorch's init a 64x96 step has a ReLU input within
@@ -65,16 +66,23 @@ static int run(const char *cmd)
     return rc == 0;
 }
 
-static tt_model *create(const char *kind, const char *mode, int capacity, int height, int width)
+static tt_model *create_checkpointing(const char *kind, const char *mode, int capacity, int height,
+                                      int width, int checkpointing)
 {
     tt_model_spec spec = tt_model_spec_default();
     snprintf(spec.kind, sizeof spec.kind, "%s", kind);
     spec.classes = CLASSES;
     spec.freeze_encoder_bn = strncmp(mode, "freeze", 6) == 0;
     spec.freeze_decoder_bn = strcmp(mode, "freeze_all") == 0;
+    spec.checkpointing = checkpointing;
     tt_model *m = NULL;
     TH_OK(tt_model_create(th_backend(), &spec, capacity, height, width, 11, &m));
     return m;
+}
+
+static tt_model *create(const char *kind, const char *mode, int capacity, int height, int width)
+{
+    return create_checkpointing(kind, mode, capacity, height, width, 0);
 }
 
 static int is_encoder(const char *name) { return strncmp(name, "encoder.", 8) == 0; }
@@ -336,6 +344,87 @@ static void test_resnet34_train(void)
     check_against_torch(&c);
 }
 
+/* One training step (two for `steps` 2: the gradients add up, the
+ * statistics move twice) with or without checkpointing, from the
+ * controlled weights: the logits of the last forward, the gradients and
+ * the state after, in buffers the caller frees; the planned activations'
+ * bytes returned. */
+static size_t checkpointing_step(const rcase *c, int checkpointing, int steps, float **logits,
+                                 float **grads, float **state)
+{
+    tt_backend *be = th_backend();
+    tt_model *m = create_checkpointing(c->kind, c->mode, c->batch, c->height, c->width,
+                                       checkpointing);
+    const tt_param_table *pt = m->params;
+    float *params = malloc(pt->trainable_floats * sizeof *params);
+    *state = malloc((pt->state_floats + 1) * sizeof **state);
+    *grads = malloc(pt->trainable_floats * sizeof **grads);
+    controlled(m, params, *state);
+    size_t in_n = (size_t)c->batch * 3 * c->height * c->width;
+    size_t out_n = (size_t)c->batch * CLASSES * c->height * c->width;
+    float *input = malloc(in_n * sizeof *input), *dlogits = malloc(out_n * sizeof *dlogits);
+    *logits = malloc(out_n * sizeof **logits);
+    uint64_t seed = 5;
+    th_fill_uniform(input, in_n, 0, 1, &seed);
+    th_fill_uniform(dlogits, out_n, -1, 1, &seed);
+    TH_OK(tt_model_zero_grads(m));
+    for (int s = 0; s < steps; s++) {
+        TH_OK(tt_write(be, m->input, input, in_n * sizeof *input));
+        TH_OK(tt_model_forward(m, c->batch, 1));
+        TH_OK(tt_read(be, *logits, m->logits, out_n * sizeof **logits));
+        TH_OK(tt_write(be, m->dlogits, dlogits, out_n * sizeof *dlogits));
+        TH_OK(tt_model_backward(m));
+    }
+    TH_OK(tt_read(be, *grads, tt_mem_of(m->grad_buffer), pt->trainable_floats * sizeof **grads));
+    TH_OK(tt_model_get_params(m, NULL, *state));
+    size_t activations = m->memory.activations;
+    free(params), free(input), free(dlogits);
+    tt_model_destroy(m);
+    return activations;
+}
+
+/* --checkpointing makes again in the backward what the run without keeps
+ * (encoder blocks, layer outputs but F1..F4, the pool, decoder conv1s):
+ * the same bits in the logits, every gradient and every running
+ * statistic, in less memory; trained and with every norm frozen (whose
+ * outputs are made again from running statistics), at 32x32, where the
+ * deepest decoder block's 2x2 planes take the norm's per-element tail and
+ * their upsampled 4x4 its vectors. */
+static void check_checkpointing(const rcase *c)
+{
+    tt_model *m = create(c->kind, c->mode, c->batch, c->height, c->width);
+    size_t trainable = m->params->trainable_floats, state_n = m->params->state_floats;
+    tt_model_destroy(m);
+    size_t out_n = (size_t)c->batch * CLASSES * c->height * c->width;
+    float *l0, *g0, *s0, *l1, *g1, *s1;
+    size_t a0 = checkpointing_step(c, 0, 2, &l0, &g0, &s0);
+    size_t a1 = checkpointing_step(c, 1, 2, &l1, &g1, &s1);
+    int logits_same = memcmp(l0, l1, out_n * sizeof *l0) == 0;
+    int grads_same = memcmp(g0, g1, trainable * sizeof *g0) == 0;
+    int state_same = memcmp(s0, s1, state_n * sizeof *s0) == 0;
+    printf("\n  %s: checkpointing: logits %s, gradients %s, statistics %s; activations %zu -> %zu "
+           "bytes", c->label, logits_same ? "equal" : "DIFFER", grads_same ? "equal" : "DIFFER",
+           state_same ? "equal" : "DIFFER", a0, a1);
+    CU_ASSERT(logits_same);
+    CU_ASSERT(grads_same);
+    CU_ASSERT(state_same);
+    CU_ASSERT(a1 < a0);
+    free(l0), free(g0), free(s0), free(l1), free(g1), free(s1);
+    CU_ASSERT_EQUAL(th_backend()->mem.current_total, 0);
+}
+
+static void test_resnet18_checkpointing(void)
+{
+    rcase c = {"resnet18 train", "unet-resnet18", "train", 2, 64, 96, 0};
+    check_checkpointing(&c);
+}
+
+static void test_resnet34_checkpointing_frozen(void)
+{
+    rcase c = {"resnet34 every BN frozen", "unet-resnet34", "freeze_all", 2, 32, 32, 0};
+    check_checkpointing(&c);
+}
+
 /* The names (and shapes) tt_weights_add writes, as "name [d0, d1]" lines
  * sorted, in *out (free()); their number returned. */
 static int c_names(const char *kind, char ***out)
@@ -548,6 +637,8 @@ int main(void)
         {"resnet18: every batch norm frozen vs torch", test_resnet18_frozen_bn},
         {"resnet18: eval-mode forward vs torch", test_resnet18_eval},
         {"resnet34: a training step vs torch", test_resnet34_train},
+        {"resnet18: --checkpointing, the same bits in less memory", test_resnet18_checkpointing},
+        {"resnet34, every norm frozen: --checkpointing, the same bits", test_resnet34_checkpointing_frozen},
         {"names and shapes are smp's, both ways", test_names_are_smps},
         {"a torch state_dict loads: nothing missing or unexpected", test_torch_state_dict_loads},
         {"torchvision resnet34 into the encoder (--init-prefix encoder.)", test_torchvision_encoder_loads},

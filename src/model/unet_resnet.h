@@ -20,12 +20,25 @@
  *
  * Forward and backward are written out top to bottom in unet_resnet.c;
  * building (parameters, layers, the planned activation arena) is
- * unet_resnet_build.c.  A norm's output that only the next convolution
- * reads (inside a block, and the decoder's) is made again in the backward
- * from the convolution's output and the norm's statistics rather than
- * kept; the rest is kept.  With checkpointing an encoder block keeps only
- * its output and its norms' statistics: its backward runs its
- * convolutions again first (the decoder keeps what it keeps without).
+ * unet_resnet_build.c.  What the backward needs is kept or made again:
+ *  - a norm's output that only the next convolution reads (inside a
+ *    block, the decoder's) is made again from the convolution's output
+ *    and the norm's statistics; so is an encoder block's output
+ *    y = relu(norm(conv2) + identity) but its layer's last (F1..F4),
+ *    before its layer's backward;
+ *  - the stem's convolution output is made again from the image.
+ * With checkpointing:
+ *  - an encoder block keeps only its norms' statistics (and F1..F4): its
+ *    backward runs its convolutions again first, and its layer's other
+ *    outputs are made again from the layer's input; the pool and its
+ *    argmax are made again too;
+ *  - decoder blocks 0-3 run conv1 again in their backward from their
+ *    input and skip made again; block 3 keeps its output (the last
+ *    block's input), and its backward makes blocks 0-2's again from F4
+ *    and the skips first;
+ *  - the last decoder block's input is twice its output's size, too
+ *    large to make again beside the gradients: it keeps what it keeps
+ *    without.
  */
 #ifndef TT_MODEL_UNET_RESNET_H
 #define TT_MODEL_UNET_RESNET_H
@@ -53,11 +66,14 @@ typedef struct tt_ur_conv {
     int remade;               /* act lives in the forward only; the backward makes it again
                                  (act_again) from out and saved for the next conv's weight
                                  gradient: a cheap element-wise pass instead of a kept tensor */
+    int remade_upsampled;     /* remade only as the next decoder block's up (remake_upsampled
+                                 in unet_resnet.c): no act_again room */
     tt_mem out, act, saved;   /* conv output, norm(+ReLU) output, norm statistics */
     tt_mem act_again;         /* remade: act again, the same bits, for the backward */
-    int recomputed;           /* --checkpointing (encoder blocks): out lives in the forward
-                                 only; the backward runs the convolution again into
-                                 out_again (the same bits) before the norm's backward */
+    int recomputed;           /* out lives in the forward only; the backward runs the
+                                 convolution again into out_again (the same bits) before the
+                                 norm's backward: --checkpointing's encoder blocks and decoder
+                                 conv1s, and the stem always */
     tt_mem out_again;
     tt_mem dout;              /* gradient at act, then (in place) at out */
 } tt_ur_conv;
@@ -70,6 +86,11 @@ typedef struct tt_ur_block {
     tt_mem *input;            /* x: the previous block's y, or the pool */
     tt_mem *dinput;           /* where x's gradient is added */
     tt_mem y, dy;             /* output and its gradient */
+    int output_again;         /* not its layer's last block: y lives in the forward only;
+                                 the backward makes it again (y_again, the same bits) before
+                                 the layer's backward (block_output_pass) */
+    tt_mem y_again;
+    tt_mem pass_a, pass_b;    /* the rooms of the pass that makes y_again */
 } tt_ur_block;
 
 typedef struct tt_ur_decoder {
@@ -77,11 +98,17 @@ typedef struct tt_ur_decoder {
     int h, w;                 /* output size (2x the input's) */
     tt_mem *input, *dinput;   /* the feature below and where its gradient goes */
     tt_mem *skip, *dskip;     /* NULL for the last block */
-    tt_ur_conv *below;        /* the conv whose output is the input (remade), NULL: F4 */
+    tt_ur_conv *below;        /* the conv whose output is the input (remade upsampled), NULL: F4 */
+    tt_mem skip_out_again;    /* skip_conv recomputed: its convolution output made again
+                                 from the image for this block's backward */
     tt_ur_conv *skip_conv;    /* the conv whose output is the skip, when made again in the
                                  backward (the stem's: F0); NULL: the skip is kept */
     tt_mem up, dup;           /* nearest x2 of the input (forward only), and its gradient */
     tt_mem up_again;          /* up made again for conv1's weight gradient */
+    tt_mem up_pass, skip_pass; /* conv1.recomputed: up and (the stem's) skip made again for
+                                 conv1's output again, in rooms of that pass */
+    tt_mem pass_up, pass_out, pass_act; /* conv2.recomputed: the rooms of the pass that makes
+                                 this block's output again (decoder_pass) */
     tt_ur_conv conv1, conv2;  /* conv1 reads [up, skip] as two convolutions into one
                                  output: no concatenated copy (the UNet's way) */
 } tt_ur_decoder;
@@ -108,6 +135,10 @@ typedef struct tt_unet_resnet {
     tt_mem pool, dpool;       /* max pool of F0: layer1's input */
     tt_mem pool_argmax;       /* where each pooled value came from (int32, the pool's size):
                                  the backward a lookup, not a search of F0 again */
+    int pool_again_made;      /* --checkpointing: the pool lives in the forward only; before
+                                 layer1's backward it is made again (pool_again, and the
+                                 argmax then) from F0 made again (stem_act_pool) */
+    tt_mem pool_again, stem_act_pool;
     tt_ur_block blocks[TT_UR_MAX_BLOCKS];
     int block_count;
     int layer_end[4];         /* blocks[layer_end[l] - 1] ends layer l + 1: F(l + 1) */

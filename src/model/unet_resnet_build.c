@@ -101,9 +101,12 @@ static tt_status build_layers(tt_unet_resnet *u)
                     w, 1));
     u->stem.first = 1;
     /* F0 = stem.act is read by the pool and decoder block 3 in the forward;
-     * the backward makes it again for block 3 from stem.out (the pool's
-     * backward reads its argmax) */
+     * the backward makes it again for block 3 (the pool's backward reads
+     * its argmax), and stem.out too, from the image: a convolution of
+     * three channels, about 1% of a step's work twice, for an F0-sized
+     * tensor that would live through the whole step */
     u->stem.remade = 1;
+    u->stem.recomputed = 1;
     int ph = (u->stem.out_h + 2 - 3) / 2 + 1, pw = (u->stem.out_w + 2 - 3) / 2 + 1;
     int cin = 64, bh = ph, bw = pw, n = 0;
     tt_mem *feature = &u->pool, *dfeature = &u->dpool;
@@ -124,6 +127,13 @@ static tt_status build_layers(tt_unet_resnet *u)
         b->conv1.remade = 1; /* read by conv2 alone */
         b->conv1.recomputed = b->conv2.recomputed = b->down.recomputed = u->spec.checkpointing;
     }
+    /* the layers' outputs F1..F4 are kept, the other blocks' outputs made
+     * again before their layer's backward: from the kept convolution
+     * outputs, element-wise, or with checkpointing from the layer's input */
+    for (int l = 0, i = 0; l < 4; l++)
+        for (; i < u->layer_end[l]; i++) u->blocks[i].output_again = i < u->layer_end[l] - 1;
+    /* with checkpointing the pool and its argmax, half F0's size, too */
+    u->pool_again_made = u->spec.checkpointing;
     /* decoder block i: the feature below, the skip F(3 - i) (F0 = the stem's) */
     tt_mem *skips[TT_UR_DECODER_BLOCKS] = {&u->blocks[u->layer_end[2] - 1].y,
                                            &u->blocks[u->layer_end[1] - 1].y,
@@ -140,11 +150,15 @@ static tt_status build_layers(tt_unet_resnet *u)
         d->input = feature, d->dinput = dfeature;
         d->skip = skips[i], d->dskip = dskips[i];
         d->below = i ? &u->dec[i - 1].conv2 : NULL;
+        if (d->below) d->below->remade_upsampled = 1;
         d->skip_conv = d->skip == &u->stem.act ? &u->stem : NULL;
         feature = &d->conv2.act, dfeature = &d->conv2.dout;
         /* read by conv2, and the next block's upsampling or the head: only
          * the head's weight gradient reads it in the backward */
         d->conv1.remade = d->conv2.remade = 1;
+        d->conv1.recomputed = u->spec.checkpointing && d->skip; /* all but the last */
+        /* outputs that only block 3's backward and later read */
+        d->conv2.recomputed = u->spec.checkpointing && i < TT_UR_DECODER_BLOCKS - 2;
         cin = d->channels;
     }
     return add_conv(u, &u->head, "segmentation_head.0", NULL, cin, u->spec.classes, 3, 1, bh, bw, 0);
@@ -189,10 +203,18 @@ static void add_conv_tensors(tt_arena_plan *r, tt_unet_resnet *u, tt_ur_conv *c)
     add_tensor(r, c->name, "out", bytes, &c->out);
     add_tensor(r, c->name, "act", bytes, &c->act);
     add_tensor(r, c->name, "dout", bytes, &c->dout);
-    if (c->remade) add_tensor(r, c->name, "act.again", bytes, &c->act_again);
+    if (c->remade && !c->remade_upsampled)
+        add_tensor(r, c->name, "act.again", bytes, &c->act_again);
     if (c->recomputed) add_tensor(r, c->name, "out.again", bytes, &c->out_again);
     tt_batch_norm_desc d = tt_batch_norm_desc_make(u->capacity, c->out_channels, c->out_h, c->out_w);
-    add_tensor(r, c->name, "saved", tt_batch_norm_saved_floats(&d) * sizeof(float), &c->saved);
+    size_t saved = tt_batch_norm_saved_floats(&d);
+    if (c->remade_upsampled) { /* its norm runs over the upsampled output too */
+        tt_batch_norm_desc up = tt_batch_norm_desc_make(u->capacity, c->out_channels,
+                                                        2 * c->out_h, 2 * c->out_w);
+        size_t more = tt_batch_norm_saved_floats(&up);
+        if (more > saved) saved = more;
+    }
+    add_tensor(r, c->name, "saved", saved * sizeof(float), &c->saved);
 }
 
 static void build_requests(tt_unet_resnet *u, tt_arena_plan *r)
@@ -205,10 +227,21 @@ static void build_requests(tt_unet_resnet *u, tt_arena_plan *r)
     tt_arena_plan_add(r, "encoder.maxpool.grad", pooled, &u->dpool);
     tt_arena_plan_add(r, "encoder.maxpool.argmax", pooled / sizeof(float) * sizeof(int32_t),
                       &u->pool_argmax);
+    if (u->pool_again_made) {
+        tt_arena_plan_add(r, "encoder.maxpool.again", pooled, &u->pool_again);
+        add_tensor(r, u->stem.name, "act.pool",
+                   bytes_of(u, u->stem.out_channels, u->stem.out_h, u->stem.out_w),
+                   &u->stem_act_pool);
+    }
     for (int i = 0; i < u->block_count; i++) {
         tt_ur_block *b = &u->blocks[i];
         size_t bytes = bytes_of(u, b->conv2.out_channels, b->conv2.out_h, b->conv2.out_w);
         add_tensor(r, b->conv1.name, "block.dy", bytes, &b->dy); /* y is conv2.act (connect) */
+        if (!b->output_again) continue;
+        add_tensor(r, b->conv1.name, "block.y.again", bytes, &b->y_again);
+        if (b->conv2.recomputed) add_tensor(r, b->conv1.name, "block.pass.a", bytes, &b->pass_a);
+        if (b->conv2.recomputed || b->has_down)
+            add_tensor(r, b->conv1.name, "block.pass.b", bytes, &b->pass_b);
     }
     for (int i = 0; i < TT_UR_DECODER_BLOCKS; i++) {
         tt_ur_decoder *d = &u->dec[i];
@@ -216,6 +249,20 @@ static void build_requests(tt_unet_resnet *u, tt_arena_plan *r)
         add_tensor(r, d->conv1.name, "up", up, &d->up);
         add_tensor(r, d->conv1.name, "up.again", up, &d->up_again);
         add_tensor(r, d->conv1.name, "dup", up, &d->dup);
+        if (d->skip_conv && d->skip_conv->recomputed)
+            add_tensor(r, d->conv1.name, "skip.conv.out",
+                       bytes_of(u, d->skip_channels, d->h, d->w), &d->skip_out_again);
+        if (d->conv2.recomputed) {
+            size_t out = bytes_of(u, d->channels, d->h, d->w);
+            add_tensor(r, d->conv1.name, "pass.up", up, &d->pass_up);
+            add_tensor(r, d->conv1.name, "pass.out", out, &d->pass_out);
+            add_tensor(r, d->conv1.name, "pass.act", out, &d->pass_act);
+        }
+        if (!d->conv1.recomputed) continue;
+        add_tensor(r, d->conv1.name, "up.pass", up, &d->up_pass);
+        if (d->skip_conv)
+            add_tensor(r, d->conv1.name, "skip.pass",
+                       bytes_of(u, d->skip_channels, d->h, d->w), &d->skip_pass);
     }
     size_t logits = bytes_of(u, u->spec.classes, u->height, u->width);
     tt_arena_plan_add(r, "logits", logits, &u->logits);

@@ -334,6 +334,18 @@ acts, limit = d["measured"]["categories"]["activations"], d["device"]["max_bindi
 assert d["device"]["backend"] == "vulkan" and acts > limit, (acts, limit)' "$work/vkmem"; then
     pass "mem --backend vulkan --measure: the estimate equals the measurement, activations over one binding"
   else fail "mem --backend vulkan --measure"; cat "$work/err" "$work/vkmem"; fi
+  # the ResNet-encoder UNet's step with what --checkpointing makes again, on Vulkan
+  if "$tt" train --data "$work/data" --tile 64x64 --model unet-resnet18 --backend vulkan --quiet \
+       --no-augment --seed 2 --algo im2col_gemm --micro-batch 2 --steps 1 --checkpointing \
+       --out "$work/vkr" 2>"$work/err" &&
+     "$tt" mem --model unet-resnet18 --backend vulkan --tile 64x64 --micro-batch 2 \
+       --algo im2col_gemm --checkpointing --measure --json >"$work/vkrmem" 2>>"$work/err" &&
+     /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["estimate"]["total_bytes"] == d["measured"]["total_bytes"], d' "$work/vkrmem"; then
+    pass "unet-resnet18 --checkpointing --backend vulkan: a step, and mem --measure equals the estimate"
+  else fail "unet-resnet18 --checkpointing --backend vulkan"; cat "$work/err" "$work/vkrmem"; fi
 else
   echo "skip: no Vulkan device (tiletrain devices --backend vulkan)"
 fi
@@ -382,6 +394,26 @@ if "$tt" train "${resnet[@]}" --micro-batch 2 --steps 2 --out "$work/re" 2>"$wor
      "$work/rf/last.safetensors" >"$work/same" 2>&1
 then pass "unet-resnet18 --checkpointing: 2 steps, bit for bit the run without"
 else fail "unet-resnet18 --checkpointing"; cat "$work/err" "$work/same"; fi
+# every norm frozen: what checkpointing makes again is normed with the
+# running statistics
+if "$tt" train "${resnet[@]}" --freeze-bn --micro-batch 2 --steps 2 --out "$work/rg" 2>"$work/err" &&
+   "$tt" train "${resnet[@]}" --freeze-bn --micro-batch 2 --steps 2 --checkpointing --out "$work/rh" \
+     2>>"$work/err" &&
+   /usr/bin/python3 "$(dirname "$0")/same_checkpoint.py" --tol 0 "$work/rg/last.safetensors" \
+     "$work/rh/last.safetensors" >"$work/same" 2>&1
+then pass "unet-resnet18 --freeze-bn --checkpointing: 2 steps, bit for bit the run without"
+else fail "unet-resnet18 --freeze-bn --checkpointing"; cat "$work/err" "$work/same"; fi
+# the plan the estimate makes on the dry backend is the one the run places
+for ckpt in "" --checkpointing; do
+  if "$tt" mem --model unet-resnet34 --tile 64x96 --micro-batch 2 --algo im2col_gemm $ckpt \
+       --measure --json >"$work/rmem" 2>"$work/err" &&
+     /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["estimate"]["total_bytes"] == d["measured"]["total_bytes"], d' "$work/rmem"; then
+    pass "mem --model unet-resnet34 ${ckpt:-(no checkpointing)} --measure: the estimate equals the measurement"
+  else fail "mem --model unet-resnet34 $ckpt --measure"; cat "$work/err" "$work/rmem"; fi
+done
 
 [ "$failures" = 0 ] || { echo "$failures check(s) failed"; exit 1; }
 echo "all command-line checks passed"
