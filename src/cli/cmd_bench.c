@@ -129,6 +129,9 @@ static tt_status run(const bench_options *o)
     double wait = 0;
     int steps = t->steps > 0 ? t->steps : 2;
     tt_status status = NULL;
+    if (strcmp(t->plan, "off") != 0)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--plan is train's: `tiletrain plan` prints "
+                            "the options of the planned run, to give bench");
     if (t->data[0]) {
         status = bench_data(o, steps, &trainer, &r, &wait);
         if (trainer) {

@@ -99,6 +99,11 @@ static tt_status run(const mem_options *o)
         kind = tt_dataset_mask_kind(ds);
         data_classes = tt_dataset_classes(ds);
     }
+    if (strcmp(t->plan, "off") != 0) {
+        status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "--plan is train's: `tiletrain plan` "
+                              "prints the options of the planned run, to give mem");
+        goto cleanup;
+    }
     TT_CHECK(tt_recipe_model(t, data_classes, &model));
     if (model.precision == TT_PRECISION_AUTO) {
         status = tt_error_new(TT_ERR_INVALID_ARGUMENT,

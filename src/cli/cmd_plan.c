@@ -117,22 +117,17 @@ static tt_status run(const plan_options *o)
     if (!status) status = tt_devices_list(&devices, &count);
     if (!status) status = tt_device_select(o->device[0] ? o->device : NULL, &index);
     if (!status) status = tt_run_plan_make(&fp, &devices[index], o->mem_limit, plan);
-    if (!status && !(json = tt_run_plan_json(plan)))
-        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
-    if (!status && !(text = cJSON_Print(json)))
-        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     const char *path = o->out[0] ? o->out : "plan.json";
-    if (!status) {
-        size_t len = strlen(text);
-        text[len] = '\n'; /* cJSON's NUL: the file ends with a newline */
-        status = tt_file_save_atomic(path, text, len + 1);
-        text[len] = '\0';
-    }
-    if (!status) {
-        if (o->json)
+    if (!status) status = tt_run_plan_write(plan, path);
+    if (!status && o->json) {
+        json = tt_run_plan_json(plan);
+        text = json ? cJSON_Print(json) : NULL;
+        if (text)
             printf("%s\n", text);
         else
-            print_plan(plan, &devices[index], path);
+            status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    } else if (!status) {
+        print_plan(plan, &devices[index], path);
     }
     free(plan);
 cleanup:

@@ -11,8 +11,10 @@
 #include "cli/commands.h"
 #include "core/memstats.h"
 #include "core/status.h"
+#include "core/fs.h"
 #include "dist/dist.h"
 #include "train/report.h"
+#include "train/run_plan.h"
 #include "train/train_log.h"
 #include "train/trainer.h"
 
@@ -139,12 +141,59 @@ static int fail_ranked(const tt_dist *dist, tt_status status, int together)
 
 static int train(tt_train_options opt, const tt_dist *dist);
 
+/* --plan auto|FILE: the options made again from the defaults, the plan,
+ * then the command line (so every flag given overrides its part of the
+ * plan).  auto plans the data set on the device and writes OUT/plan.json,
+ * or with --resume reads the one there, so a resumed run keeps its recipe. */
+static tt_status planned_options(int argc, char **argv, tt_train_options *opt)
+{
+    char path[TT_OPT_STRING_MAX + 16];
+    snprintf(path, sizeof path, "%s/plan.json", opt->out[0] ? opt->out : ".");
+    const char *file = strcmp(opt->plan, "auto") != 0 ? opt->plan
+                       : opt->resume[0] && access(path, R_OK) == 0 ? path : NULL;
+    tt_train_options planned;
+    tt_train_options_default(&planned);
+    snprintf(planned.model, sizeof planned.model, "%s", opt->model);
+    if (file) {
+        TT_TRY(tt_error_prefix(tt_run_plan_apply_file(file, &planned), "--plan"));
+        fprintf(stderr, "tiletrain: the recipe of %s, with the flags given\n", file);
+    } else {
+        if (!opt->data[0])
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--plan auto plans a data set: give --data DIR");
+        tt_run_plan *plan = calloc(1, sizeof *plan);
+        if (!plan) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+        tt_status status = tt_run_plan_for(opt, plan);
+        if (!status) status = tt_run_plan_apply(plan, &planned);
+        if (!status && opt->out[0]) status = tt_make_dirs(opt->out);
+        if (!status && opt->out[0]) status = tt_run_plan_write(plan, path);
+        if (!status) {
+            fprintf(stderr, "tiletrain: planned for the data set and the device (%s says why):",
+                    opt->out[0] ? path : "tiletrain plan");
+            for (int i = 0; i < plan->count; i++)
+                fprintf(stderr, " --%s%s%s", plan->choices[i].option, plan->choices[i].value[0] ? " " : "",
+                        plan->choices[i].value);
+            fprintf(stderr, "\n");
+        }
+        free(plan);
+        TT_TRY(tt_error_prefix(status, "--plan auto"));
+    }
+    int help = 0;
+    TT_TRY(tt_opt_parse_args(tt_train_option_table, tt_train_option_count, &planned, argc, argv, 1,
+                             &help));
+    *opt = planned;
+    return NULL;
+}
+
 int tt_cmd_train(int argc, char **argv)
 {
     tt_train_options opt;
     tt_train_options_default(&opt);
     int rc = tt_cli_parse("train", tt_train_option_table, tt_train_option_count, &opt, argc, argv, help);
     if (rc >= 0) return rc;
+    if (strcmp(opt.plan, "off") != 0) {
+        tt_status status = planned_options(argc, argv, &opt);
+        if (status) return tt_cli_fail(status);
+    }
     tt_dist dist;
     tt_status status = tt_dist_start(&dist);
     if (status) {

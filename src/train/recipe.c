@@ -99,6 +99,7 @@ cJSON *tt_recipe_json(const tt_train_options *o, const tt_model_spec *m)
     cJSON_AddBoolToObject(cfg, "checkpointing", m->checkpointing);
     cJSON_AddStringToObject(cfg, "algo", tt_conv_algo_name(m->algo));
     cJSON_AddStringToObject(cfg, "precision", tt_precision_name(m->precision));
+    if (strcmp(o->plan, "off") != 0) cJSON_AddStringToObject(cfg, "plan", o->plan);
     cJSON_AddStringToObject(cfg, "optimizer", o->optimizer);
     cJSON_AddNumberToObject(cfg, "lr", o->lr);
     return cfg;

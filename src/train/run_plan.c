@@ -6,11 +6,16 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
+#include "core/fs.h"
+#include "core/options.h"
 #include "core/status.h"
+#include "data/dataset.h"
+#include "data/dataset_probe.h"
 #include "train/fit.h"
 #include "train/recipe.h"
 
@@ -242,4 +247,99 @@ struct cJSON *tt_run_plan_json(const tt_run_plan *p)
         if (c->value[0]) cJSON_AddItemToArray(args, cJSON_CreateString(c->value));
     }
     return root;
+}
+
+tt_status tt_run_plan_for(const tt_train_options *o, tt_run_plan *out)
+{
+    tt_status status = NULL;
+    tt_dataset *ds = NULL;
+    tt_device_info *devices = NULL;
+    int count = 0, index = 0;
+    tt_dataset_options dopt = {.dir = o->data, .csv_path = o->csv[0] ? o->csv : NULL,
+                               .images_dir = o->images[0] ? o->images : NULL};
+    TT_CHECK(tt_dataset_format_parse(o->format, &dopt.format));
+    TT_CHECK(tt_dataset_open(&dopt, &ds));
+    tt_fingerprint fp;
+    TT_CHECK(tt_fingerprint_compute(ds, 200, &fp));
+    TT_CHECK(tt_devices_list(&devices, &count));
+    TT_CHECK(tt_device_select(o->device[0] ? o->device : NULL, &index));
+    TT_CHECK(tt_run_plan_make(&fp, &devices[index], o->mem_limit, out));
+cleanup:
+    free(devices);
+    tt_dataset_destroy(ds);
+    return status;
+}
+
+/* A plain-UNet choice a ResNet encoder does not take. */
+static int resnet_skips(const char *option)
+{
+    static const char *const skipped[] = {"base-channels", "depth", "norm", "mean", "std"};
+    for (size_t i = 0; i < sizeof skipped / sizeof *skipped; i++)
+        if (strcmp(option, skipped[i]) == 0) return 1;
+    return 0;
+}
+
+static tt_status apply_one(tt_train_options *o, const char *option, const char *value,
+                           const char *where)
+{
+    if (strncmp(o->model, "unet-resnet", 11) == 0 && resnet_skips(option)) return NULL;
+    return tt_opt_set(tt_train_option_table, tt_train_option_count, o, option,
+                      value[0] ? value : NULL, where);
+}
+
+tt_status tt_run_plan_apply(const tt_run_plan *p, tt_train_options *o)
+{
+    for (int i = 0; i < p->count; i++)
+        TT_TRY(apply_one(o, p->choices[i].option, p->choices[i].value, "the plan"));
+    return NULL;
+}
+
+tt_status tt_run_plan_apply_file(const char *path, tt_train_options *o)
+{
+    unsigned char *text = NULL;
+    size_t size = 0;
+    TT_TRY(tt_probe_read_file(path, &text, &size));
+    tt_status status = NULL;
+    cJSON *root = cJSON_ParseWithLength((const char *)text, size);
+    cJSON *args = cJSON_GetObjectItem(root, "args");
+    if (!cJSON_IsArray(args)) {
+        status = tt_error_new(TT_ERR_FORMAT, "%s: no \"args\" list; write it with `tiletrain "
+                              "plan`", path);
+        goto cleanup;
+    }
+    int n = cJSON_GetArraySize(args);
+    for (int i = 0; i < n && !status; i++) {
+        cJSON *flag = cJSON_GetArrayItem(args, i), *next = cJSON_GetArrayItem(args, i + 1);
+        if (!cJSON_IsString(flag) || strncmp(flag->valuestring, "--", 2) != 0) {
+            status = tt_error_new(TT_ERR_FORMAT, "%s: args[%d] is not a --flag", path, i);
+            break;
+        }
+        int has_value = cJSON_IsString(next) && strncmp(next->valuestring, "--", 2) != 0;
+        char where[64];
+        snprintf(where, sizeof where, "args[%d]", i);
+        status = apply_one(o, flag->valuestring + 2, has_value ? next->valuestring : "", where);
+        if (status) status = tt_error_prefix(status, "%s", path);
+        i += has_value;
+    }
+cleanup:
+    cJSON_Delete(root);
+    free(text);
+    return status;
+}
+
+tt_status tt_run_plan_write(const tt_run_plan *p, const char *path)
+{
+    cJSON *json = tt_run_plan_json(p);
+    char *text = json ? cJSON_Print(json) : NULL;
+    tt_status status = NULL;
+    if (!text) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    } else {
+        size_t len = strlen(text);
+        text[len] = '\n'; /* cJSON's NUL: the file ends with a newline */
+        status = tt_file_save_atomic(path, text, len + 1);
+    }
+    free(text);
+    cJSON_Delete(json);
+    return status;
 }

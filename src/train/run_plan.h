@@ -41,6 +41,22 @@ tt_status tt_run_plan_make(const tt_fingerprint *fp, const tt_device_info *devic
 /* The choice for `option`, NULL when the plan makes none. */
 const tt_plan_choice *tt_run_plan_find(const tt_run_plan *plan, const char *option);
 
+/* The plan for a run of these options: the data set they name (--data,
+ * --format, --csv, --images; up to 200 images read), the OpenCL device
+ * (--device: its kind and memory) and --mem-limit. */
+tt_status tt_run_plan_for(const tt_train_options *options, tt_run_plan *out);
+
+/* Sets each choice on `options` through train's option table, as if given
+ * as a flag; a UNet over a ResNet encoder takes none of the plain UNet's
+ * sizes, norm or intensity statistics (its encoder's own: ImageNet's). */
+tt_status tt_run_plan_apply(const tt_run_plan *plan, tt_train_options *options);
+
+/* The same from a plan.json's "args" (`path` names errors). */
+tt_status tt_run_plan_apply_file(const char *path, tt_train_options *options);
+
+/* Writes plan.json (tt_run_plan_json) to `path`, atomically. */
+tt_status tt_run_plan_write(const tt_run_plan *plan, const char *path);
+
 /* {"fingerprint": {...}, "choices": {"tile": {"value": .., "reason": ..}, ..},
  *  "args": ["--tile", "128x128", ..]}: the file plan.json; NULL when out of
  * memory.  The caller owns it (cJSON_Delete). */

@@ -12,6 +12,7 @@
 
 const tt_opt tt_train_option_table[] = {
     OPT("data", TT_OPT_STRING, data, "DIR", "data set folder (see datasets/README.md)", 1, 0),
+    OPT("plan", TT_OPT_STRING, plan, "auto|FILE", "train: take the recipe `tiletrain plan` chooses for the data set and device (auto; written to OUT/plan.json, reused on --resume) or a plan.json's; the flags given override their part (default off)", 1, 0),
     CHOICE("format", format, "F", "data set format (default: detected)", "auto|folder|kaggle-rle"),
     OPT("csv", TT_OPT_STRING, csv, "FILE", "kaggle-rle: the CSV (default DIR/train.csv)", 1, 0),
     OPT("images", TT_OPT_STRING, images, "DIR", "folder of the images (default by format)", 1, 0),
@@ -91,6 +92,7 @@ void tt_train_options_default(tt_train_options *o)
     strcpy(o->model, "unet");
     strcpy(o->algo, "auto");
     strcpy(o->precision, "fp32");
+    strcpy(o->plan, "off");
     o->dice_weight = 0.0;
     o->micro_batch = 4;
     o->batch = 16;

@@ -209,6 +209,20 @@ if "$tt" plan --data "$work/data" --mem-limit 6MiB --out "$work/plan.json" >"$wo
    "$tt" train --data "$work/data" --out "$work/planned" "${plan_args[@]}" --steps 2 --quiet 2>>"$work/err"
 then pass "plan --mem-limit 6MiB: $(grep -c '^  --' "$work/plan.txt") choices; mem of its args fits; train runs them"
 else fail "plan"; cat "$work/plan.txt" "$work/err"; fi
+# train --plan auto: the plan's recipe, OUT/plan.json, the flags given over it;
+# --plan FILE takes a plan.json's args
+if "$tt" train --data "$work/data" --out "$work/pa" --plan auto --mem-limit 6MiB --steps 1 --quiet 2>"$work/err" &&
+   /usr/bin/python3 -c '
+import json, sys
+plan = json.load(open(sys.argv[1]))["choices"]
+cfg = json.loads(open(sys.argv[2]).readline())["config"]
+assert cfg["plan"] == "auto" and cfg["steps"] == 1, cfg
+assert cfg["micro_batch"] == int(plan["micro-batch"]["value"]) and cfg["norm"] == plan["norm"]["value"], (cfg, plan)' \
+     "$work/pa/plan.json" "$work/pa/train.jsonl" &&
+   "$tt" train --data "$work/data" --out "$work/pb" --plan "$work/pa/plan.json" --norm group --steps 1 --quiet 2>>"$work/err" &&
+   grep -q '"norm": *"group"' "$work/pb/train.jsonl"
+then pass "train --plan auto takes the plan (OUT/plan.json), --steps over it; --plan FILE with --norm group over it"
+else fail "train --plan"; cat "$work/err"; fi
 mkdir -p "$work/one/images" "$work/one/masks" "$work/none/images" "$work/none/masks"
 first=$(ls "$work/data/train_images" | head -1)
 expect 1 "no usable items" -- "$tt" plan --data "$work/none" --out "$work/p0.json"
