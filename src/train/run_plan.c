@@ -24,6 +24,7 @@
                                  (docs/guide.md, "Planned runs") */
 #define PLAN_MIN_TILE 64
 #define PLAN_MAX_TILE 256     /* larger crops cost steps/s on the small cards we serve */
+#define PLAN_MAX_TILE_CPU 128 /* on a CPU 256 px is 4x the work of 128 for the same Dice (guide) */
 
 static void choose(tt_run_plan *p, const char *option, const char *value, const char *fmt, ...)
 {
@@ -76,29 +77,29 @@ tt_status tt_run_plan_make(const tt_fingerprint *fp, const tt_device_info *devic
                             "the smallest image is %dx%d: a plan needs images of at least 16x16",
                             fp->min_width, fp->min_height);
 
-    /* tile: a quarter of a typical region's span (crops centred on
+    /* tile: at least a quarter of a typical region's span (crops centred on
      * foreground then see its inside and its border), a power of two from
-     * 64 to 256, and no larger than the smallest image */
+     * 64 to 256 (128 on a CPU), and no larger than the smallest image */
+    int cpu = strcmp(device->type, "CPU") == 0;
+    int most = cpu ? PLAN_MAX_TILE_CPU : PLAN_MAX_TILE;
     double extent = class_median(fp, 1);
     int tile = PLAN_MIN_TILE;
-    while (tile < PLAN_MAX_TILE && 2 * tile <= extent / 4) tile *= 2;
+    while (tile < most && tile < extent / 4) tile *= 2;
     while (tile > small_side) tile /= 2;
     snprintf(v, sizeof v, "%dx%d", tile, tile);
     if (extent > 0)
-        choose(out, "tile", v, "a typical region spans %.0f px: a %d px crop sees about a "
-               "quarter of it, inside or at its border (from %d to %d px)", extent, tile,
-               PLAN_MIN_TILE, PLAN_MAX_TILE);
+        choose(out, "tile", v, "a typical region spans %.0f px: a %d px crop sees a quarter "
+               "of it or more, inside or at its border (from %d to %d px on this device)",
+               extent, tile, PLAN_MIN_TILE, most);
     else
         choose(out, "tile", v, "no labelled region to size it by: %d px", tile);
 
-    /* depth and width: a bottleneck of 16 px (one level at least); half the
-     * channels on a CPU */
-    int depth = 1;
-    while (depth < 4 && tile >> (depth + 1) >= 16) depth++;
+    /* depth and width: three levels (a fourth trained slower on the quick
+     * start's set), fewer for small crops; half the channels on a CPU */
+    int depth = tile >= 64 ? 3 : tile >= 32 ? 2 : 1;
     snprintf(v, sizeof v, "%d", depth);
-    choose(out, "depth", v, "%d levels down take a %d px crop to a %d px bottleneck", depth, tile,
-           tile >> depth);
-    int cpu = strcmp(device->type, "CPU") == 0;
+    choose(out, "depth", v, "%d levels down take a %d px crop to a %d px bottleneck (a fourth "
+           "level learnt slower in the planned number of steps)", depth, tile, tile >> depth);
     int base = cpu ? 8 : 16;
     snprintf(v, sizeof v, "%d", base);
     choose(out, "base-channels", v, cpu ? "a CPU device: 8 channels at the top, a quarter of the "
