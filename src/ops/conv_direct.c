@@ -178,6 +178,45 @@ static k3w_bands k3w_bands_of(const tt_conv_shape *s)
  * group, so that the room is an image's rather than the micro-batch's. */
 #define K3_PADDED_WIDTH 128
 
+/* The 16-wide 3x3 kernels (opencl/conv_direct_w16.cl, where the device's
+ * traits say direct_w16): output rows and channels per work-item of the
+ * forward, channels per work-item of the weight gradient, and column
+ * chunks of 16 per forward work-group.  They read padded copies (their own
+ * layout, conv_pad_k3_w16) of planes whose width is a multiple of 16, up to
+ * K3_W16_WIDTH; wider planes keep the 8-wide kernels. */
+#define W16_ROWS 4
+#define W16_COB 4
+#define W16_WCOB 2
+#define W16_CHUNKS 2
+#define K3_W16_WIDTH 256
+
+static const char *w16_options(void)
+{
+    static char options[128];
+    snprintf(options, sizeof options, "-DTT_W16_ROWS=%d -DTT_W16_COB=%d -DTT_W16_WCOB=%d",
+             W16_ROWS, W16_COB, W16_WCOB);
+    return options;
+}
+
+/* Whether `s` (a 3x3) is a shape of the 16-wide kernels, on any device. */
+static int k3_w16_shape(const tt_conv_shape *s)
+{
+    return s->w % 16 == 0 && s->w <= K3_W16_WIDTH;
+}
+
+/* Whether the 16-wide kernels run `s` (a 3x3) on be. */
+static int k3_w16(const tt_backend *be, const tt_conv_shape *s)
+{
+    return k3_w16_shape(s) && tt_device_traits_of(be).direct_w16;
+}
+
+/* Floats of the 16-wide padded copy of `images` images (conv_pad_k3_w16). */
+static size_t k3_w16_padded_floats(const tt_conv_shape *s, size_t images)
+{
+    size_t rows = (s->h + W16_ROWS - 1) / W16_ROWS * W16_ROWS + 2;
+    return images * s->cin * (rows * (s->w + 16) + 16);
+}
+
 /* Whether the weight gradient pads its input; $TT_K3W_PADDED=0|1 (tests). */
 static int k3w_padded(const tt_conv_shape *s)
 {
@@ -219,10 +258,17 @@ static tt_conv_shape k3_data_shape(const tt_conv_shape *s)
 /* The room each 3x3 direction takes from the workspace, in floats:
  * forward: the padded image; input gradient: the flipped weights, then
  * the padded dout image; weight gradient: the band sums, then the padded
- * input of a band's images. */
+ * input of a band's images.  The padded copies: the larger of the 8-wide
+ * and the 16-wide kernels' (a shape cannot ask which will run). */
+static size_t larger(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
 static size_t k3_forward_floats(const tt_conv_shape *s)
 {
-    return k3_padded(s) ? k3_padded_floats(s, 1) : 0;
+    return larger(k3_padded(s) ? k3_padded_floats(s, 1) : 0,
+                  k3_w16_shape(s) ? k3_w16_padded_floats(s, 1) : 0);
 }
 
 static size_t k3_data_floats(const tt_conv_shape *s)
@@ -234,7 +280,8 @@ static size_t k3_data_floats(const tt_conv_shape *s)
 static size_t k3_weight_floats(const tt_conv_shape *s, const k3w_bands *b)
 {
     return line_floats(b->count * s->cout * s->cin * 9) +
-           (k3w_padded(s) ? k3_padded_floats(s, b->images_per_band) : 0);
+           larger(k3w_padded(s) ? k3_padded_floats(s, b->images_per_band) : 0,
+                  k3_w16_shape(s) ? k3_w16_padded_floats(s, b->images_per_band) : 0);
 }
 
 /* The 3x3 kernels' room (any device: the size of a shape cannot ask which
@@ -259,6 +306,43 @@ static tt_status launch_pad(tt_backend *be, const direct_params *p, tt_mem dst, 
                                     tt_arg_i32((int)s->w)));
 }
 
+/* conv_pad_k3_w16: `images` images of `s`'s input from src into dst. */
+static tt_status launch_pad_w16(tt_backend *be, tt_mem dst, tt_mem src, size_t images,
+                                const tt_conv_shape *s)
+{
+    size_t global[2] = {(s->h + W16_ROWS - 1) / W16_ROWS * W16_ROWS + 3, images * s->cin};
+    return tt_launch_kernel(be, "conv_direct_w16", "conv_pad_k3_w16", w16_options(), 2, global,
+                            NULL,
+                            TT_ARGS(tt_arg_mem(dst), tt_arg_mem(src),
+                                    tt_arg_i32((int)(images * s->cin)), tt_arg_i32((int)s->h),
+                                    tt_arg_i32((int)s->w)));
+}
+
+/* conv_direct_forward_k3p16 over `s`, an image at a time padded into room
+ * (k3_forward_floats(s) floats), as launch_k3. */
+static tt_status launch_k3_w16(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
+                               tt_mem bias_mem, int has_bias, int accumulate,
+                               const tt_conv_shape *s, tt_mem room)
+{
+    size_t blocks = (s->cout + W16_COB - 1) / W16_COB;
+    size_t global[3] = {blocks, s->ow / 16, (s->oh + W16_ROWS - 1) / W16_ROWS};
+    size_t local[3] = {blocks < 4 ? blocks : 4, W16_CHUNKS, 1}; /* global rounded up */
+    tt_conv_shape one = *s;
+    one.batch = 1;
+    tt_status status = NULL;
+    for (size_t n = 0; !status && n < s->batch; n++) {
+        status = launch_pad_w16(be, room, tt_mem_f32(inp, n * s->cin * s->h * s->w), 1, s);
+        if (!status)
+            status = tt_launch_kernel(
+                be, "conv_direct_w16", "conv_direct_forward_k3p16", w16_options(), 3, global,
+                local,
+                TT_ARGS(tt_arg_mem(tt_mem_f32(out, n * s->cout * s->oh * s->ow)),
+                        tt_arg_mem(room), tt_arg_mem(weight), tt_arg_mem(bias_mem),
+                        tt_arg_i32(has_bias), tt_arg_i32(accumulate), GEOMETRY_ARGS(&one)));
+    }
+    return status;
+}
+
 static size_t row_width(const direct_params *p, size_t width)
 {
     size_t row = p->row;
@@ -281,6 +365,8 @@ static tt_status launch_k3(tt_backend *be, const direct_params *p, tt_mem out, t
     /* Work-groups of up to 4 channel blocks x 4 column chunks: PoCL runs a
      * work-group's items in one call, and groups of one paid its per-group
      * entry for every 8x2 outputs. */
+    if (k3_w16(be, s))
+        return launch_k3_w16(be, out, inp, weight, bias_mem, has_bias, accumulate, s, room);
     size_t blocks = (s->cout + DIRECT_K3_COB - 1) / DIRECT_K3_COB;
     size_t global[3] = {blocks, (s->ow + 7) / 8, s->batch * ((s->oh + DIRECT_ROWS - 1) / DIRECT_ROWS)};
     size_t local[3] = {blocks < 4 ? blocks : 4, DIRECT_K3_CHUNKS, 1}; /* global rounded up */
@@ -390,12 +476,32 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
 {
     k3w_bands b = k3w_bands_of(s);
     size_t pairs = s->cout * s->cin, partial_floats = line_floats(b.count * pairs * 9);
-    int padded_input = k3w_padded(s); /* after the band sums (k3_weight_floats) */
+    int w16 = k3_w16(be, s), padded_input = w16 || k3w_padded(s); /* after the band sums */
     tt_conv_workspace partial;
     TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.weight_bands", ws,
                                      k3_weight_floats(s, &b) * sizeof(float), &partial));
     tt_status status = NULL;
-    if (!padded_input) {
+    if (w16) {
+        /* as below, WCOB output channels a work-item */
+        tt_mem padded = tt_mem_at(partial.mem, partial_floats * sizeof(float));
+        size_t global[2] = {(s->cout + W16_WCOB - 1) / W16_WCOB * s->cin, b.per_image};
+        size_t local[2] = {1, 1};
+        for (size_t n0 = 0, group = 0; !status && n0 < s->batch; n0 += b.images_per_band, group++) {
+            tt_conv_shape g = *s;
+            g.batch = s->batch - n0 < b.images_per_band ? s->batch - n0 : b.images_per_band;
+            status = launch_pad_w16(be, padded, tt_mem_f32(inp, n0 * s->cin * s->h * s->w),
+                                    g.batch, s);
+            if (!status)
+                status = tt_launch_kernel(
+                    be, "conv_direct_w16", "conv_direct_backward_weight_k3p16", w16_options(),
+                    2, global, local,
+                    TT_ARGS(tt_arg_mem(tt_mem_f32(partial.mem, group * b.per_image * pairs * 9)),
+                            tt_arg_mem(tt_mem_f32(dout, n0 * s->cout * s->oh * s->ow)),
+                            tt_arg_mem(padded), tt_arg_i32((int)g.batch),
+                            tt_arg_i32((int)b.per_image), tt_arg_i32((int)b.rows),
+                            GEOMETRY_ARGS(&g)));
+        }
+    } else if (!padded_input) {
         size_t global[2] = {pairs, b.count}, local[2] = {1, 1};
         status = tt_launch_kernel(
             be, "conv_direct", "conv_direct_backward_weight_k3", p->options, 2, global, local,
