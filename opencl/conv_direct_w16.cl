@@ -12,8 +12,10 @@
  *   TT_W16_ROWS  output rows per work-item (forward)
  *   TT_W16_COB   output channels per work-item (forward)
  *   TT_W16_WCOB  output channels per work-item (weight gradient)
+ *   TT_W16_WROWS output rows per step of the weight gradient
  */
-#if !defined(TT_W16_ROWS) || !defined(TT_W16_COB) || !defined(TT_W16_WCOB)
+#if !defined(TT_W16_ROWS) || !defined(TT_W16_COB) || !defined(TT_W16_WCOB) || \
+    !defined(TT_W16_WROWS)
 #error "conv_direct_w16.cl: every TT_W16_* size comes from the host (src/ops/conv_direct.c)"
 #endif
 
@@ -119,10 +121,11 @@ __kernel void conv_direct_forward_k3p16(TT_MEM(float, out), TT_MEM(const float, 
  * conv_pad_k3_w16: work-item (item, b) sums the nine taps of the pairs
  * (co, ci) for TT_W16_WCOB channels co from co0 (item = co0 / WCOB Cin +
  * ci) over band b (images n0 .. n1 - 1, output rows r0 .. r1 - 1) into
- * partial[(b Cout Cin + co Cin + ci) 9 + tap].  Two output rows at a time:
- * each of the four input rows' three shifted vectors is loaded once and
- * meets both rows' dout of every channel (12 input loads for 18 WCOB
- * FMAs).  Channels past Cout compute on the last real one, unstored. */
+ * partial[(b Cout Cin + co Cin + ci) 9 + tap].  TT_W16_WROWS output rows
+ * at a time: each of the WROWS + 2 input rows' three shifted vectors is
+ * loaded once and meets the dout of every row and channel it reaches
+ * (with 4 rows: 18 input loads for 36 WCOB FMAs; one row at a time, 9 for
+ * 9 WCOB).  Channels past Cout compute on the last real one, unstored. */
 __kernel void conv_direct_backward_weight_k3p16(TT_MEM(float, partial), TT_MEM(const float, dout),
                                                 TT_MEM(const float, padded),
                                                 const int images_per_band,
@@ -155,29 +158,32 @@ __kernel void conv_direct_backward_weight_k3p16(TT_MEM(float, partial), TT_MEM(c
         for (int j = 0; j < TT_W16_WCOB; j++)
             dplane[j] = dout + ((size_t)n * Cout + co0 + min(j, last)) * OH * OW;
         int oy = r0;
-        for (; oy + 1 < r1; oy += 2) {
+        for (; oy + TT_W16_WROWS <= r1; oy += TT_W16_WROWS) {
             __global const float *row = plane + (size_t)oy * P;
             for (int x0 = 0; x0 < OW; x0 += 16) {
-                float16 d0[TT_W16_WCOB], d1[TT_W16_WCOB];
+                float16 d[TT_W16_WROWS][TT_W16_WCOB];
                 __attribute__((opencl_unroll_hint))
-                for (int j = 0; j < TT_W16_WCOB; j++) {
-                    d0[j] = vload16(0, dplane[j] + (size_t)oy * OW + x0);
-                    d1[j] = vload16(0, dplane[j] + (size_t)(oy + 1) * OW + x0);
-                }
+                for (int r = 0; r < TT_W16_WROWS; r++)
+                    __attribute__((opencl_unroll_hint))
+                    for (int j = 0; j < TT_W16_WCOB; j++)
+                        d[r][j] = vload16(0, dplane[j] + (size_t)(oy + r) * OW + x0);
                 __attribute__((opencl_unroll_hint))
-                for (int i = 0; i < 4; i++)
+                for (int i = 0; i < TT_W16_WROWS + 2; i++)
                     __attribute__((opencl_unroll_hint))
                     for (int kx = 0; kx < 3; kx++) {
                         const float16 x = vload16(0, row + i * P + x0 + kx);
                         __attribute__((opencl_unroll_hint))
-                        for (int j = 0; j < TT_W16_WCOB; j++) {
-                            if (i < 3) acc[j][i][kx] = fma(d0[j], x, acc[j][i][kx]);
-                            if (i > 0) acc[j][i - 1][kx] = fma(d1[j], x, acc[j][i - 1][kx]);
+                        for (int r = 0; r < TT_W16_WROWS; r++) {
+                            const int ky = i - r;
+                            if (ky < 0 || ky > 2) continue;
+                            __attribute__((opencl_unroll_hint))
+                            for (int j = 0; j < TT_W16_WCOB; j++)
+                                acc[j][ky][kx] = fma(d[r][j], x, acc[j][ky][kx]);
                         }
                     }
             }
         }
-        if (oy < r1) {
+        for (; oy < r1; oy++) {
             __global const float *row = plane + (size_t)oy * P;
             for (int x0 = 0; x0 < OW; x0 += 16) {
                 float16 d[TT_W16_WCOB];

@@ -126,6 +126,11 @@ static int is_k3(const tt_conv_shape *s)
  * even one band per image would pass that.  $TT_CONV_K3W_BANDS="B,F"
  * overrides the two (tests). */
 #define K3W_BAND_BYTES (256u * 1024u)
+/* The 16-wide kernel's bands (AVX-512 CPUs, L2 of 1 or 2 MiB): more work
+ * per pair and band against the horizontal sums and stores of its 18
+ * accumulators at the end.  Larger bands are fewer: their sums fit the
+ * room that K3W_BAND_BYTES's take (direct_workspace_bytes). */
+#define K3W_W16_BAND_BYTES (1024u * 1024u)
 #define K3W_PARTIAL_FLOATS ((size_t)1 << 20)
 
 /* Loop steps of conv_direct_backward_weight_k3 per 8 columns of a row:
@@ -138,9 +143,9 @@ typedef struct k3w_bands {
     size_t images_per_band, per_image, rows, count;
 } k3w_bands;
 
-static k3w_bands k3w_bands_of(const tt_conv_shape *s)
+static k3w_bands k3w_bands_of(const tt_conv_shape *s, size_t band_bytes)
 {
-    size_t band_bytes = K3W_BAND_BYTES, partial_floats = K3W_PARTIAL_FLOATS;
+    size_t partial_floats = K3W_PARTIAL_FLOATS;
     const char *knob = tt_knob_str(TT_KNOB_CONV_K3W_BANDS); /* "bytes,floats": tests */
     if (knob) sscanf(knob, "%zu,%zu", &band_bytes, &partial_floats);
     size_t row_bytes = (s->cin * s->w + s->cout * s->ow) * sizeof(float);
@@ -187,14 +192,16 @@ static k3w_bands k3w_bands_of(const tt_conv_shape *s)
 #define W16_ROWS 4
 #define W16_COB 4
 #define W16_WCOB 2
+#define W16_WROWS 4
 #define W16_CHUNKS 2
 #define K3_W16_WIDTH 256
 
 static const char *w16_options(void)
 {
     static char options[128];
-    snprintf(options, sizeof options, "-DTT_W16_ROWS=%d -DTT_W16_COB=%d -DTT_W16_WCOB=%d",
-             W16_ROWS, W16_COB, W16_WCOB);
+    snprintf(options, sizeof options,
+             "-DTT_W16_ROWS=%d -DTT_W16_COB=%d -DTT_W16_WCOB=%d -DTT_W16_WROWS=%d", W16_ROWS,
+             W16_COB, W16_WCOB, W16_WROWS);
     return options;
 }
 
@@ -289,7 +296,7 @@ static size_t k3_weight_floats(const tt_conv_shape *s, const k3w_bands *b)
 static size_t direct_workspace_bytes(const tt_conv_shape *s)
 {
     if (!is_k3(s)) return 0;
-    k3w_bands b = k3w_bands_of(s);
+    k3w_bands b = k3w_bands_of(s, K3W_BAND_BYTES);
     size_t weight = k3_weight_floats(s, &b), forward = k3_forward_floats(s);
     size_t data = k3_data_floats(s), most = weight > forward ? weight : forward;
     return (most > data ? most : data) * sizeof(float);
@@ -474,9 +481,10 @@ static tt_status direct_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, 
 static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_mem dweight,
                                     tt_mem dout, tt_mem inp, const tt_conv_shape *s, tt_mem ws)
 {
-    k3w_bands b = k3w_bands_of(s);
+    int w16 = k3_w16(be, s);
+    k3w_bands b = k3w_bands_of(s, w16 ? K3W_W16_BAND_BYTES : K3W_BAND_BYTES);
     size_t pairs = s->cout * s->cin, partial_floats = line_floats(b.count * pairs * 9);
-    int w16 = k3_w16(be, s), padded_input = w16 || k3w_padded(s); /* after the band sums */
+    int padded_input = w16 || k3w_padded(s); /* after the band sums (k3_weight_floats) */
     tt_conv_workspace partial;
     TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.weight_bands", ws,
                                      k3_weight_floats(s, &b) * sizeof(float), &partial));
