@@ -13,7 +13,10 @@
  *           UNet's 3x3 (stride 1, padding 1) has kernels of its own: the
  *           forward (also the input gradient, with flipped weights), staged
  *           through local memory from 512x512 planes up, and the weight
- *           gradient over bands of rows
+ *           gradient over bands of rows; where the device prefers 16-lane
+ *           float vectors (device_traits.h, direct_w16), planes of the 3x3
+ *           a multiple of 16 wide (up to 256) run 16 columns per work-item
+ *           as float16 (opencl/conv_direct_w16.cl)
  *   scalar  otherwise: one column per work-item, uniform control flow
  * $TT_CONV_DIRECT_VARIANT=scalar|tiled|w8 overrides the choice (tests use
  * it; w8 still needs stride 1 along W).  Work-group sizes come from the
@@ -369,11 +372,11 @@ static tt_status launch_k3(tt_backend *be, const direct_params *p, tt_mem out, t
                            tt_mem weight, tt_mem bias_mem, int has_bias, int accumulate,
                            const tt_conv_shape *s, tt_mem room)
 {
+    if (k3_w16(be, s))
+        return launch_k3_w16(be, out, inp, weight, bias_mem, has_bias, accumulate, s, room);
     /* Work-groups of up to 4 channel blocks x 4 column chunks: PoCL runs a
      * work-group's items in one call, and groups of one paid its per-group
      * entry for every 8x2 outputs. */
-    if (k3_w16(be, s))
-        return launch_k3_w16(be, out, inp, weight, bias_mem, has_bias, accumulate, s, room);
     size_t blocks = (s->cout + DIRECT_K3_COB - 1) / DIRECT_K3_COB;
     size_t global[3] = {blocks, (s->ow + 7) / 8, s->batch * ((s->oh + DIRECT_ROWS - 1) / DIRECT_ROWS)};
     size_t local[3] = {blocks < 4 ? blocks : 4, DIRECT_K3_CHUNKS, 1}; /* global rounded up */
