@@ -215,3 +215,168 @@ __kernel void conv_direct_backward_weight_k3p16(TT_MEM(float, partial), TT_MEM(c
         }
     }
 }
+
+/* ---- planes 8 wide: two rows of 8 as one float16 -------------------------
+ * (ResNet's last level at 256x256.)  The padded copy (conv_pad_k3_h16):
+ * each plane (H, 8) is 16 zeros, a row of zeros, the H rows, rows of zeros
+ * up to H16_ROWS(H) rows in all, 16 zeros; padded row r is input row r - 1.
+ * A vector loaded from padded row r, column kx - 1 holds the input rows
+ * r - 1 and r at columns kx - 1 .. kx + 6; the lanes of the columns past
+ * the row (kx = 0: lanes 0 and 8; kx = 2: lanes 7 and 15) read a
+ * neighbour and are masked to the padding's 0 (k3h_mask).  A forward
+ * work-item takes TT_W16_ROWS output rows, TT_W16_ROWS / 2 vectors. */
+#if TT_W16_ROWS % 2
+#error "conv_direct_w16.cl: TT_W16_ROWS must be even (planes 8 wide take rows in pairs)"
+#endif
+#define H16_VECTORS (TT_W16_ROWS / 2)
+#define H16_ROWS(H) (((H) + TT_W16_ROWS - 1) / TT_W16_ROWS * TT_W16_ROWS + 2)
+#define H16_PLANE(H) (H16_ROWS(H) * 8 + 32)
+
+inline float16 k3h_mask(const float16 x, const int kx)
+{
+    if (kx == 0) return select(x, (float16)(0.0f), (int16)(-1, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0));
+    if (kx == 2) return select(x, (float16)(0.0f), (int16)(0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, -1));
+    return x;
+}
+
+/* dst: `planes` planes (H, 8) of src, padded as above.
+ * global (H16_ROWS(H) + 4, planes): padded row r - 2 (r < 2 and
+ * r = H16_ROWS(H) + 2, + 3: the zeros before and after), 8 floats each. */
+__kernel void conv_pad_k3_h16(TT_MEM(float, dst), TT_MEM(const float, src), const int planes,
+                              const int H)
+{
+    TT_PTR(float, dst);
+    TT_PTR(const float, src);
+    const int r = get_global_id(0) - 2, plane = get_global_id(1);
+    if (r > H16_ROWS(H) + 1 || plane >= planes) return;
+    __global float *d = dst + (size_t)plane * H16_PLANE(H) + 16 + r * 8;
+    const int inside = r >= 1 && r <= H;
+    vstore8(inside ? vload8(0, src + ((size_t)plane * H + r - 1) * 8) : (float8)(0.0f), 0, d);
+}
+
+/* conv_direct_forward_k3p16 for planes 8 wide, one image's padded input
+ * (conv_pad_k3_h16; launched per image).  Output vector v of a work-item
+ * holds rows y0 + 2v and y0 + 2v + 1; for kernel row ky it meets the input
+ * vector t = 2v + ky (padded row y0 + t), so that per channel and kx the
+ * 2 V + 1 vectors are loaded once for 3 V COB FMAs.
+ * global (ceil(Cout / COB), 1, ceil(OH / ROWS)). */
+__kernel void conv_direct_forward_k3h16(TT_MEM(float, out), TT_MEM(const float, inp),
+                                        TT_MEM(const float, weight), TT_MEM(const float, bias),
+                                        const int has_bias, const int accumulate, TT_GEOMETRY)
+{
+    TT_PTR(float, out);
+    TT_PTR(const float, inp);
+    TT_PTR(const float, weight);
+    TT_PTR(const float, bias);
+    const int co0 = get_global_id(0) * TT_W16_COB, y0 = get_global_id(2) * TT_W16_ROWS;
+    if (co0 >= Cout || y0 >= OH) return;
+    const int last = min(TT_W16_COB, Cout - co0) - 1;
+    float16 acc[TT_W16_COB][H16_VECTORS];
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_COB; j++)
+        __attribute__((opencl_unroll_hint))
+        for (int v = 0; v < H16_VECTORS; v++) acc[j][v] = (float16)(0.0f);
+    __global const float *wj[TT_W16_COB];
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_COB; j++) wj[j] = weight + (size_t)(co0 + min(j, last)) * Cin * 9;
+    for (int ci = 0; ci < Cin; ci++) {
+        __global const float *rows = inp + (size_t)ci * H16_PLANE(H) + 16 + y0 * 8 - 1;
+        __attribute__((opencl_unroll_hint))
+        for (int kx = 0; kx < 3; kx++) {
+            float16 x[2 * H16_VECTORS + 1];
+            __attribute__((opencl_unroll_hint))
+            for (int t = 0; t < 2 * H16_VECTORS + 1; t++)
+                x[t] = k3h_mask(vload16(0, rows + t * 8 + kx), kx);
+            __attribute__((opencl_unroll_hint))
+            for (int ky = 0; ky < 3; ky++)
+                __attribute__((opencl_unroll_hint))
+                for (int j = 0; j < TT_W16_COB; j++) {
+                    const float16 w = (float16)(wj[j][ci * 9 + ky * 3 + kx]);
+                    __attribute__((opencl_unroll_hint))
+                    for (int v = 0; v < H16_VECTORS; v++)
+                        acc[j][v] = fma(x[2 * v + ky], w, acc[j][v]);
+                }
+        }
+    }
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_COB; j++) {
+        const float16 b = (float16)(has_bias && j <= last ? bias[co0 + j] : 0.0f);
+        __attribute__((opencl_unroll_hint))
+        for (int v = 0; v < H16_VECTORS; v++) {
+            const int y = y0 + 2 * v;
+            if (j > last || y >= OH) continue;
+            __global float *o = out + ((size_t)(co0 + j) * OH + y) * 8;
+            const float16 sum = acc[j][v] + b;
+            if (y + 1 < OH) {
+                vstore16((accumulate ? vload16(0, o) : (float16)(0.0f)) + sum, 0, o);
+            } else { /* the last row of an odd plane */
+                vstore8((accumulate ? vload8(0, o) : (float8)(0.0f)) + sum.lo, 0, o);
+            }
+        }
+    }
+}
+
+/* conv_direct_backward_weight_k3p16 for planes 8 wide, from the padded
+ * input of conv_pad_k3_h16: a dout vector holds rows oy and oy + 1 (its
+ * upper half 0 where oy + 1 is past the band) and meets, for kernel row
+ * ky, the input vector of padded row oy + ky. */
+__kernel void conv_direct_backward_weight_k3h16(TT_MEM(float, partial), TT_MEM(const float, dout),
+                                                TT_MEM(const float, padded),
+                                                const int images_per_band,
+                                                const int bands_per_image, const int band_rows,
+                                                TT_GEOMETRY)
+{
+    TT_PTR(float, partial);
+    TT_PTR(const float, dout);
+    TT_PTR(const float, padded);
+    const int item = get_global_id(0), b = get_global_id(1);
+    const int blocks = (Cout + TT_W16_WCOB - 1) / TT_W16_WCOB;
+    if (item >= blocks * Cin) return;
+    const int ci = item % Cin, co0 = item / Cin * TT_W16_WCOB;
+    const int last = min(TT_W16_WCOB, Cout - co0) - 1;
+    const int n0 = b / bands_per_image * images_per_band, n1 = min(N, n0 + images_per_band);
+    const int r0 = b % bands_per_image * band_rows, r1 = min(OH, r0 + band_rows);
+    float16 acc[TT_W16_WCOB][3][3];
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_WCOB; j++)
+        __attribute__((opencl_unroll_hint))
+        for (int ky = 0; ky < 3; ky++)
+            __attribute__((opencl_unroll_hint))
+            for (int kx = 0; kx < 3; kx++) acc[j][ky][kx] = (float16)(0.0f);
+    for (int n = n0; n < n1; n++) {
+        __global const float *plane = padded + ((size_t)n * Cin + ci) * H16_PLANE(H) + 16 - 1;
+        __global const float *dplane[TT_W16_WCOB];
+        __attribute__((opencl_unroll_hint))
+        for (int j = 0; j < TT_W16_WCOB; j++)
+            dplane[j] = dout + ((size_t)n * Cout + co0 + min(j, last)) * OH * 8;
+        for (int oy = r0; oy < r1; oy += 2) {
+            float16 d[TT_W16_WCOB];
+            __attribute__((opencl_unroll_hint))
+            for (int j = 0; j < TT_W16_WCOB; j++) {
+                __global const float *p = dplane[j] + (size_t)oy * 8;
+                d[j] = oy + 1 < r1 ? vload16(0, p) : (float16)(vload8(0, p), (float8)(0.0f));
+            }
+            __attribute__((opencl_unroll_hint))
+            for (int ky = 0; ky < 3; ky++)
+                __attribute__((opencl_unroll_hint))
+                for (int kx = 0; kx < 3; kx++) {
+                    const float16 x = k3h_mask(vload16(0, plane + (oy + ky) * 8 + kx), kx);
+                    __attribute__((opencl_unroll_hint))
+                    for (int j = 0; j < TT_W16_WCOB; j++)
+                        acc[j][ky][kx] = fma(d[j], x, acc[j][ky][kx]);
+                }
+        }
+    }
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_WCOB; j++) {
+        if (j > last) continue;
+        __global float *o = partial + (((size_t)b * Cout + co0 + j) * Cin + ci) * 9;
+        __attribute__((opencl_unroll_hint))
+        for (int t = 0; t < 9; t++) {
+            const float16 a = acc[j][t / 3][t % 3];
+            const float8 h8 = a.lo + a.hi;
+            const float4 h4 = h8.lo + h8.hi;
+            o[t] = h4.x + h4.y + h4.z + h4.w;
+        }
+    }
+}

@@ -16,7 +16,8 @@
  *           gradient over bands of rows; where the device prefers 16-lane
  *           float vectors (device_traits.h, direct_w16), planes of the 3x3
  *           a multiple of 16 wide (up to 256) run 16 columns per work-item
- *           as float16 (opencl/conv_direct_w16.cl)
+ *           as float16, planes 8 wide two rows per float16
+ *           (opencl/conv_direct_w16.cl)
  *   scalar  otherwise: one column per work-item, uniform control flow
  * $TT_CONV_DIRECT_VARIANT=scalar|tiled|w8 overrides the choice (tests use
  * it; w8 still needs stride 1 along W).  Work-group sizes come from the
@@ -191,7 +192,8 @@ static k3w_bands k3w_bands_of(const tt_conv_shape *s, size_t band_bytes)
  * forward, channels per work-item of the weight gradient, and column
  * chunks of 16 per forward work-group.  They read padded copies (their own
  * layout, conv_pad_k3_w16) of planes whose width is a multiple of 16, up to
- * K3_W16_WIDTH; wider planes keep the 8-wide kernels. */
+ * K3_W16_WIDTH, and of planes 8 wide (conv_pad_k3_h16, two rows a vector);
+ * other planes keep the 8-wide kernels. */
 #define W16_ROWS 4
 #define W16_COB 4
 #define W16_WCOB 2
@@ -208,10 +210,11 @@ static const char *w16_options(void)
     return options;
 }
 
-/* Whether `s` (a 3x3) is a shape of the 16-wide kernels, on any device. */
+/* Whether `s` (a 3x3) is a shape of the 16-wide kernels, on any device:
+ * a multiple of 16 wide, or 8 wide (two rows a vector: the _h16 kernels). */
 static int k3_w16_shape(const tt_conv_shape *s)
 {
-    return s->w % 16 == 0 && s->w <= K3_W16_WIDTH;
+    return (s->w % 16 == 0 && s->w <= K3_W16_WIDTH) || s->w == 8;
 }
 
 /* Whether the 16-wide kernels run `s` (a 3x3) on be. */
@@ -220,10 +223,12 @@ static int k3_w16(const tt_backend *be, const tt_conv_shape *s)
     return k3_w16_shape(s) && tt_device_traits_of(be).direct_w16;
 }
 
-/* Floats of the 16-wide padded copy of `images` images (conv_pad_k3_w16). */
+/* Floats of the 16-wide padded copy of `images` images (conv_pad_k3_w16;
+ * planes 8 wide: conv_pad_k3_h16). */
 static size_t k3_w16_padded_floats(const tt_conv_shape *s, size_t images)
 {
     size_t rows = (s->h + W16_ROWS - 1) / W16_ROWS * W16_ROWS + 2;
+    if (s->w == 8) return images * s->cin * (rows * 8 + 32);
     return images * s->cin * (rows * (s->w + 16) + 16);
 }
 
@@ -316,11 +321,19 @@ static tt_status launch_pad(tt_backend *be, const direct_params *p, tt_mem dst, 
                                     tt_arg_i32((int)s->w)));
 }
 
-/* conv_pad_k3_w16: `images` images of `s`'s input from src into dst. */
+/* conv_pad_k3_w16 (or _h16): `images` images of `s`'s input from src
+ * into dst. */
 static tt_status launch_pad_w16(tt_backend *be, tt_mem dst, tt_mem src, size_t images,
                                 const tt_conv_shape *s)
 {
-    size_t global[2] = {(s->h + W16_ROWS - 1) / W16_ROWS * W16_ROWS + 3, images * s->cin};
+    size_t rows = (s->h + W16_ROWS - 1) / W16_ROWS * W16_ROWS + 2;
+    if (s->w == 8)
+        return tt_launch_kernel(be, "conv_direct_w16", "conv_pad_k3_h16", w16_options(), 2,
+                                (size_t[]){rows + 4, images * s->cin}, NULL,
+                                TT_ARGS(tt_arg_mem(dst), tt_arg_mem(src),
+                                        tt_arg_i32((int)(images * s->cin)),
+                                        tt_arg_i32((int)s->h)));
+    size_t global[2] = {rows + 1, images * s->cin};
     return tt_launch_kernel(be, "conv_direct_w16", "conv_pad_k3_w16", w16_options(), 2, global,
                             NULL,
                             TT_ARGS(tt_arg_mem(dst), tt_arg_mem(src),
@@ -335,8 +348,10 @@ static tt_status launch_k3_w16(tt_backend *be, tt_mem out, tt_mem inp, tt_mem we
                                const tt_conv_shape *s, tt_mem room)
 {
     size_t blocks = (s->cout + W16_COB - 1) / W16_COB;
-    size_t global[3] = {blocks, s->ow / 16, (s->oh + W16_ROWS - 1) / W16_ROWS};
+    size_t global[3] = {blocks, (s->ow + 15) / 16, (s->oh + W16_ROWS - 1) / W16_ROWS};
     size_t local[3] = {blocks < 4 ? blocks : 4, W16_CHUNKS, 1}; /* global rounded up */
+    const char *kernel = s->w == 8 ? "conv_direct_forward_k3h16" : "conv_direct_forward_k3p16";
+    if (s->w == 8) local[1] = 1;
     tt_conv_shape one = *s;
     one.batch = 1;
     tt_status status = NULL;
@@ -344,8 +359,7 @@ static tt_status launch_k3_w16(tt_backend *be, tt_mem out, tt_mem inp, tt_mem we
         status = launch_pad_w16(be, room, tt_mem_f32(inp, n * s->cin * s->h * s->w), 1, s);
         if (!status)
             status = tt_launch_kernel(
-                be, "conv_direct_w16", "conv_direct_forward_k3p16", w16_options(), 3, global,
-                local,
+                be, "conv_direct_w16", kernel, w16_options(), 3, global, local,
                 TT_ARGS(tt_arg_mem(tt_mem_f32(out, n * s->cout * s->oh * s->ow)),
                         tt_arg_mem(room), tt_arg_mem(weight), tt_arg_mem(bias_mem),
                         tt_arg_i32(has_bias), tt_arg_i32(accumulate), GEOMETRY_ARGS(&one)));
@@ -504,8 +518,10 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
                                     g.batch, s);
             if (!status)
                 status = tt_launch_kernel(
-                    be, "conv_direct_w16", "conv_direct_backward_weight_k3p16", w16_options(),
-                    2, global, local,
+                    be, "conv_direct_w16",
+                    s->w == 8 ? "conv_direct_backward_weight_k3h16"
+                              : "conv_direct_backward_weight_k3p16",
+                    w16_options(), 2, global, local,
                     TT_ARGS(tt_arg_mem(tt_mem_f32(partial.mem, group * b.per_image * pairs * 9)),
                             tt_arg_mem(tt_mem_f32(dout, n0 * s->cout * s->oh * s->ow)),
                             tt_arg_mem(padded), tt_arg_i32((int)g.batch),

@@ -30,7 +30,8 @@ typedef struct tt_device_traits {
     int w8;
     /* Where direct is TT_KERNEL_W8: the 3x3 direct kernels run 16 columns
      * per work-item (float16, opencl/conv_direct_w16.cl) on planes whose
-     * width is a multiple of 16: the device prefers float vectors of 16 or
+     * width is a multiple of 16 (and two rows of planes 8 wide): the
+     * device prefers float vectors of 16 or
      * more (AVX-512) and has the program.  $TT_CONV_DIRECT_W16=0|1
      * overrides. */
     int direct_w16;
