@@ -13,10 +13,25 @@
  *   TT_W16_COB   output channels per work-item (forward)
  *   TT_W16_WCOB  output channels per work-item (weight gradient)
  *   TT_W16_WROWS output rows per step of the weight gradient
+ *   TT_W16_FLIPPED  1: the forwards read their weights flipped (K16_TAP_AT)
  */
 #if !defined(TT_W16_ROWS) || !defined(TT_W16_COB) || !defined(TT_W16_WCOB) || \
-    !defined(TT_W16_WROWS)
+    !defined(TT_W16_WROWS) || !defined(TT_W16_FLIPPED)
 #error "conv_direct_w16.cl: every TT_W16_* size comes from the host (src/ops/conv_direct.c)"
+#endif
+
+/* The forwards' weight of output channel co, input channel ci and tap t:
+ * weight (Cout, Cin, 3, 3) at [co, ci, t]; with TT_W16_FLIPPED, weight
+ * (Cin, Cout, 3, 3) at [ci, co, 8 - t], the convolution whose forward is
+ * the input gradient of that weight's (so that the input gradient reads
+ * the weights as they are, with no flipped copy: conv_direct.cl's
+ * conv_weight_flip3).  K16_CHANNEL_AT(co) + K16_TAP_AT(ci, t). */
+#if TT_W16_FLIPPED
+#define K16_CHANNEL_AT(co) ((size_t)(co) * 9 + 8)
+#define K16_TAP_AT(ci, t) ((long)(ci) * Cout * 9 - (t))
+#else
+#define K16_CHANNEL_AT(co) ((size_t)(co) * Cin * 9)
+#define K16_TAP_AT(ci, t) ((long)(ci) * 9 + (t))
 #endif
 
 #define TT_GEOMETRY                                                                   \
@@ -84,7 +99,7 @@ __kernel void conv_direct_forward_k3p16(TT_MEM(float, out), TT_MEM(const float, 
         for (int r = 0; r < TT_W16_ROWS; r++) acc[j][r] = (float16)(0.0f);
     __global const float *wj[TT_W16_COB];
     __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < TT_W16_COB; j++) wj[j] = weight + (size_t)(co0 + min(j, last)) * Cin * 9;
+    for (int j = 0; j < TT_W16_COB; j++) wj[j] = weight + K16_CHANNEL_AT(co0 + min(j, last));
     for (int ci = 0; ci < Cin; ci++) {
         /* padded row y0 + i is input row y0 - 1 + i; columns from -1 */
         __global const float *rows = inp + (size_t)ci * K16_PLANE(H, W) + (size_t)y0 * P + 15 + x0;
@@ -97,7 +112,7 @@ __kernel void conv_direct_forward_k3p16(TT_MEM(float, out), TT_MEM(const float, 
             for (int ky = 0; ky < 3; ky++)
                 __attribute__((opencl_unroll_hint))
                 for (int j = 0; j < TT_W16_COB; j++) {
-                    const float16 w = (float16)(wj[j][ci * 9 + ky * 3 + kx]);
+                    const float16 w = (float16)(wj[j][K16_TAP_AT(ci, ky * 3 + kx)]);
                     __attribute__((opencl_unroll_hint))
                     for (int r = 0; r < TT_W16_ROWS; r++) acc[j][r] = fma(x[r + ky], w, acc[j][r]);
                 }
@@ -278,7 +293,7 @@ __kernel void conv_direct_forward_k3h16(TT_MEM(float, out), TT_MEM(const float, 
         for (int v = 0; v < H16_VECTORS; v++) acc[j][v] = (float16)(0.0f);
     __global const float *wj[TT_W16_COB];
     __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < TT_W16_COB; j++) wj[j] = weight + (size_t)(co0 + min(j, last)) * Cin * 9;
+    for (int j = 0; j < TT_W16_COB; j++) wj[j] = weight + K16_CHANNEL_AT(co0 + min(j, last));
     for (int ci = 0; ci < Cin; ci++) {
         __global const float *rows = inp + (size_t)ci * H16_PLANE(H) + 16 + y0 * 8 - 1;
         __attribute__((opencl_unroll_hint))
@@ -291,7 +306,7 @@ __kernel void conv_direct_forward_k3h16(TT_MEM(float, out), TT_MEM(const float, 
             for (int ky = 0; ky < 3; ky++)
                 __attribute__((opencl_unroll_hint))
                 for (int j = 0; j < TT_W16_COB; j++) {
-                    const float16 w = (float16)(wj[j][ci * 9 + ky * 3 + kx]);
+                    const float16 w = (float16)(wj[j][K16_TAP_AT(ci, ky * 3 + kx)]);
                     __attribute__((opencl_unroll_hint))
                     for (int v = 0; v < H16_VECTORS; v++)
                         acc[j][v] = fma(x[2 * v + ky], w, acc[j][v]);

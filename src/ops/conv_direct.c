@@ -201,13 +201,17 @@ static k3w_bands k3w_bands_of(const tt_conv_shape *s, size_t band_bytes)
 #define W16_CHUNKS 2
 #define K3_W16_WIDTH 256
 
-static const char *w16_options(void)
+#define W16_TEXT_(x) #x
+#define W16_TEXT(x) W16_TEXT_(x)
+#define W16_DEFINES                                                                      \
+    "-DTT_W16_ROWS=" W16_TEXT(W16_ROWS) " -DTT_W16_COB=" W16_TEXT(W16_COB)                 \
+    " -DTT_W16_WCOB=" W16_TEXT(W16_WCOB) " -DTT_W16_WROWS=" W16_TEXT(W16_WROWS)
+
+/* The program's defines; `flipped`: its forwards read the weights of the
+ * input gradient (TT_W16_FLIPPED). */
+static const char *w16_options(int flipped)
 {
-    static char options[128];
-    snprintf(options, sizeof options,
-             "-DTT_W16_ROWS=%d -DTT_W16_COB=%d -DTT_W16_WCOB=%d -DTT_W16_WROWS=%d", W16_ROWS,
-             W16_COB, W16_WCOB, W16_WROWS);
-    return options;
+    return flipped ? W16_DEFINES " -DTT_W16_FLIPPED=1" : W16_DEFINES " -DTT_W16_FLIPPED=0";
 }
 
 /* Whether `s` (a 3x3) is a shape of the 16-wide kernels, on any device:
@@ -328,24 +332,26 @@ static tt_status launch_pad_w16(tt_backend *be, tt_mem dst, tt_mem src, size_t i
 {
     size_t rows = (s->h + W16_ROWS - 1) / W16_ROWS * W16_ROWS + 2;
     if (s->w == 8)
-        return tt_launch_kernel(be, "conv_direct_w16", "conv_pad_k3_h16", w16_options(), 2,
+        return tt_launch_kernel(be, "conv_direct_w16", "conv_pad_k3_h16", w16_options(0), 2,
                                 (size_t[]){rows + 4, images * s->cin}, NULL,
                                 TT_ARGS(tt_arg_mem(dst), tt_arg_mem(src),
                                         tt_arg_i32((int)(images * s->cin)),
                                         tt_arg_i32((int)s->h)));
     size_t global[2] = {rows + 1, images * s->cin};
-    return tt_launch_kernel(be, "conv_direct_w16", "conv_pad_k3_w16", w16_options(), 2, global,
+    return tt_launch_kernel(be, "conv_direct_w16", "conv_pad_k3_w16", w16_options(0), 2, global,
                             NULL,
                             TT_ARGS(tt_arg_mem(dst), tt_arg_mem(src),
                                     tt_arg_i32((int)(images * s->cin)), tt_arg_i32((int)s->h),
                                     tt_arg_i32((int)s->w)));
 }
 
-/* conv_direct_forward_k3p16 over `s`, an image at a time padded into room
- * (k3_forward_floats(s) floats), as launch_k3. */
+/* conv_direct_forward_k3p16 (or _k3h16) over `s`, an image at a time
+ * padded into room (k3_forward_floats(s) floats), as launch_k3; with
+ * `flipped`, weight is the input gradient's own (Cin, Cout, 3, 3) read
+ * flipped (TT_W16_FLIPPED). */
 static tt_status launch_k3_w16(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
                                tt_mem bias_mem, int has_bias, int accumulate,
-                               const tt_conv_shape *s, tt_mem room)
+                               const tt_conv_shape *s, tt_mem room, int flipped)
 {
     size_t blocks = (s->cout + W16_COB - 1) / W16_COB;
     size_t global[3] = {blocks, (s->ow + 15) / 16, (s->oh + W16_ROWS - 1) / W16_ROWS};
@@ -359,7 +365,7 @@ static tt_status launch_k3_w16(tt_backend *be, tt_mem out, tt_mem inp, tt_mem we
         status = launch_pad_w16(be, room, tt_mem_f32(inp, n * s->cin * s->h * s->w), 1, s);
         if (!status)
             status = tt_launch_kernel(
-                be, "conv_direct_w16", kernel, w16_options(), 3, global, local,
+                be, "conv_direct_w16", kernel, w16_options(flipped), 3, global, local,
                 TT_ARGS(tt_arg_mem(tt_mem_f32(out, n * s->cout * s->oh * s->ow)),
                         tt_arg_mem(room), tt_arg_mem(weight), tt_arg_mem(bias_mem),
                         tt_arg_i32(has_bias), tt_arg_i32(accumulate), GEOMETRY_ARGS(&one)));
@@ -387,7 +393,7 @@ static tt_status launch_k3(tt_backend *be, const direct_params *p, tt_mem out, t
                            const tt_conv_shape *s, tt_mem room)
 {
     if (k3_w16(be, s))
-        return launch_k3_w16(be, out, inp, weight, bias_mem, has_bias, accumulate, s, room);
+        return launch_k3_w16(be, out, inp, weight, bias_mem, has_bias, accumulate, s, room, 0);
     /* Work-groups of up to 4 channel blocks x 4 column chunks: PoCL runs a
      * work-group's items in one call, and groups of one paid its per-group
      * entry for every 8x2 outputs. */
@@ -457,7 +463,8 @@ static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
 }
 
 /* A 3x3 stride-1 padding-1 input gradient is that convolution's forward
- * over dout with the weights flipped (conv_weight_flip3), accumulating. */
+ * over dout with the weights flipped (conv_weight_flip3), accumulating;
+ * the 16-wide kernels read them flipped where they are. */
 static tt_status k3_backward_data(tt_backend *be, const direct_params *p, tt_mem dinp,
                                   tt_mem dout, tt_mem weight, const tt_conv_shape *s, tt_mem ws)
 {
@@ -466,6 +473,12 @@ static tt_status k3_backward_data(tt_backend *be, const direct_params *p, tt_mem
     tt_conv_shape t = k3_data_shape(s);
     TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.flipped_weight", ws,
                                      k3_data_floats(s) * sizeof(float), &flipped));
+    if (k3_w16(be, &t)) {
+        tt_status status = launch_k3_w16(be, dinp, dout, weight, weight, 0, 1, &t,
+                                         tt_mem_f32(flipped.mem, line_floats(count)), 1);
+        tt_conv_workspace_release(&flipped);
+        return status;
+    }
     tt_status status = tt_launch_kernel(be, "conv_direct", "conv_weight_flip3", p->options, 1,
                                         (size_t[]){count}, NULL,
                                         TT_ARGS(tt_arg_mem(flipped.mem), tt_arg_mem(weight),
@@ -521,7 +534,7 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
                     be, "conv_direct_w16",
                     s->w == 8 ? "conv_direct_backward_weight_k3h16"
                               : "conv_direct_backward_weight_k3p16",
-                    w16_options(), 2, global, local,
+                    w16_options(0), 2, global, local,
                     TT_ARGS(tt_arg_mem(tt_mem_f32(partial.mem, group * b.per_image * pairs * 9)),
                             tt_arg_mem(tt_mem_f32(dout, n0 * s->cout * s->oh * s->ow)),
                             tt_arg_mem(padded), tt_arg_i32((int)g.batch),
