@@ -79,6 +79,7 @@ typedef struct tt_device_info {
     uint64_t local_mem_bytes;
     uint32_t base_align_bytes;  /* CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bytes */
     size_t max_work_group_size;
+    int float_vector_width;     /* CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT; 0: not known */
     int fp16;                   /* cl_khr_fp16 */
     int fp64;                   /* cl_khr_fp64 */
 } tt_device_info;

@@ -1,6 +1,7 @@
 /*
  * Every convolution algorithm against the double reference, on the shapes
- * it supports: DIRECT (untiled and local-memory tiled), WINOGRAD, FFT and
+ * it supports: DIRECT (untiled, with 8 and 16 columns a work-item, and
+ * local-memory tiled), WINOGRAD, FFT and
  * IMPLICIT_GEMM (with each device type's tiles and odd ones, and the weight
  * gradient's reduction in slices),
  * for conv2d and conv_transpose2d (which runs through conv2d's rows), with
@@ -22,6 +23,7 @@
 #include "harness.h"
 #include "ops/conv2d.h"
 #include "ops/conv_transpose2d.h"
+#include "ops/device_traits.h"
 #include "ref_conv.h"
 #include "ref_conv_check.h"
 
@@ -57,6 +59,22 @@ static const conv2d_case direct_cases[] = {
      * one vector; the forward's (also H even) with two row blocks */
     {"direct k3 p1 1x8 4->3", D(2, 4, 1, 8, 3, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
     {"direct k3 p1 4x16 9->5", D(2, 9, 4, 16, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+};
+
+/* The 16-wide 3x3 kernels (planes a multiple of 16 wide): one vector a
+ * row, two, three, and more than a work-group's columns; rows not a
+ * multiple of the forward's row block (5, 6, 3, 1, 9); channel counts not
+ * multiples of the channel blocks; batch 1 and 2, bias or not; and planes
+ * 8 wide (two rows a vector), an even and an odd number of rows. */
+static const conv2d_case w16_cases[] = {
+    {"direct k3 p1 5x16 9->5", D(2, 9, 5, 16, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 p1 6x32 3->6", D(1, 3, 6, 32, 6, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
+    {"direct k3 p1 8x8 6->7", D(2, 6, 8, 8, 7, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 p1 3x48 17->7", D(2, 17, 3, 48, 7, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 p1 1x16 4->3", D(2, 4, 1, 16, 3, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
+    {"direct k3 p1 9x80 5->10", D(1, 5, 9, 80, 10, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 p1 5x8 9->5", D(2, 9, 5, 8, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
+    {"direct k3 p1 1x8 3->2", D(1, 3, 1, 8, 2, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
 };
 
 static const conv2d_case tiled_cases[] = {
@@ -192,6 +210,7 @@ static void test_direct(void)
     th_setenv("TT_CONV_DIRECT_VARIANT", "scalar");
     check_cases("direct (scalar)", direct_cases, COUNT(direct_cases), ALL_DIRS);
     th_setenv("TT_CONV_DIRECT_VARIANT", "w8"); /* stride-2 columns fall back to scalar */
+    th_setenv("TT_CONV_DIRECT_W16", "0");        /* 16-wide: test_direct_w16 */
     check_cases("direct (8-wide)", direct_cases, COUNT(direct_cases), ALL_DIRS);
     check_cases("direct (8-wide, tile cases)", tiled_cases, COUNT(tiled_cases), ALL_DIRS);
     /* the 3x3 weight gradient's bands over the last four cases (3x3,
@@ -214,6 +233,34 @@ static void test_direct(void)
     check_cases("direct (8-wide, unpadded)", k3, 4, ALL_DIRS);
     th_setenv("TT_K3W_PADDED", NULL);
     th_setenv("TT_K3_PADDED", NULL);
+    th_setenv("TT_CONV_DIRECT_W16", NULL);
+    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
+}
+
+/* The 3x3 kernels with 16 columns a work-item (forced on: any OpenCL
+ * device compiles float16; this device's own choice says whether they run
+ * by default), over bands of rows and images, then the same shapes with
+ * the 8-wide kernels forced. */
+static void test_direct_w16(void)
+{
+    th_setenv("TT_CONV_DIRECT_VARIANT", "w8");
+    int by_default = tt_device_traits_of(th_backend()).direct_w16;
+    printf("\n    this device runs the 16-wide kernels by default: %s", by_default ? "yes" : "no");
+    th_setenv("TT_CONV_DIRECT_W16", "1");
+    if (!tt_device_traits_of(th_backend()).direct_w16) {
+        th_left_out("direct (16-wide)", "the backend has no conv_direct_w16 program");
+    } else {
+        check_cases("direct (16-wide)", w16_cases, COUNT(w16_cases), ALL_DIRS);
+        th_setenv("TT_CONV_K3W_BANDS", "2000,1");
+        check_cases("direct (16-wide, bands of rows)", w16_cases, COUNT(w16_cases), ALL_DIRS);
+        th_setenv("TT_CONV_K3W_BANDS", "1000000,1");
+        check_cases("direct (16-wide, images to a band)", w16_cases, COUNT(w16_cases), ALL_DIRS);
+        th_setenv("TT_CONV_K3W_BANDS", NULL);
+    }
+    th_setenv("TT_CONV_DIRECT_W16", "0");
+    CU_ASSERT_FALSE(tt_device_traits_of(th_backend()).direct_w16);
+    check_cases("direct (8-wide, the 16-wide shapes)", w16_cases, COUNT(w16_cases), ALL_DIRS);
+    th_setenv("TT_CONV_DIRECT_W16", NULL);
     th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
 }
 
@@ -765,6 +812,7 @@ int main(void)
 {
     CU_TestInfo tests[] = {
         {"direct: forward and gradients", test_direct},
+        {"direct 3x3 with 16 columns a work-item, and 8", test_direct_w16},
         {"direct with local-memory tiles", test_direct_tiled},
         {"winograd: forward, backward data; weight falls back", test_winograd},
         {"fft: forward and gradients", test_fft},

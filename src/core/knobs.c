@@ -59,6 +59,12 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
     [TT_KNOB_K3W_PADDED] = {"TT_K3W_PADDED", TT_KNOB_TEST, "src/ops/conv_direct.c", "0 or 1",
                             "Whether the 3x3 w8 weight gradient reads a padded copy of its "
                             "input, instead of by plane width."},
+    [TT_KNOB_CONV_DIRECT_W16] = {"TT_CONV_DIRECT_W16", TT_KNOB_TEST, "src/ops/device_traits.c",
+                                 "0 or 1",
+                                 "Whether the 3x3 w8 kernels run 16 columns per work-item "
+                                 "(float16) on planes whose width is a multiple of 16 (two rows "
+                                 "of planes 8 wide), instead of by the device's preferred float "
+                                 "vector width (16: yes)."},
     [TT_KNOB_CONV_K3W_BANDS] = {"TT_CONV_K3W_BANDS", TT_KNOB_TEST, "src/ops/conv_direct.c",
                                 "BYTES,FLOATS",
                                 "The 3x3 w8 weight gradient's band size in bytes and its cap "

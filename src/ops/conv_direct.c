@@ -13,7 +13,11 @@
  *           UNet's 3x3 (stride 1, padding 1) has kernels of its own: the
  *           forward (also the input gradient, with flipped weights), staged
  *           through local memory from 512x512 planes up, and the weight
- *           gradient over bands of rows
+ *           gradient over bands of rows; where the device prefers 16-lane
+ *           float vectors (device_traits.h, direct_w16), planes of the 3x3
+ *           a multiple of 16 wide (up to 256) run 16 columns per work-item
+ *           as float16, planes 8 wide two rows per float16
+ *           (opencl/conv_direct_w16.cl)
  *   scalar  otherwise: one column per work-item, uniform control flow
  * $TT_CONV_DIRECT_VARIANT=scalar|tiled|w8 overrides the choice (tests use
  * it; w8 still needs stride 1 along W).  Work-group sizes come from the
@@ -126,6 +130,11 @@ static int is_k3(const tt_conv_shape *s)
  * even one band per image would pass that.  $TT_CONV_K3W_BANDS="B,F"
  * overrides the two (tests). */
 #define K3W_BAND_BYTES (256u * 1024u)
+/* The 16-wide kernel's bands (AVX-512 CPUs, L2 of 1 or 2 MiB): more work
+ * per pair and band against the horizontal sums and stores of its 18
+ * accumulators at the end.  Larger bands are fewer: their sums fit the
+ * room that K3W_BAND_BYTES's take (direct_workspace_bytes). */
+#define K3W_W16_BAND_BYTES (1024u * 1024u)
 #define K3W_PARTIAL_FLOATS ((size_t)1 << 20)
 
 /* Loop steps of conv_direct_backward_weight_k3 per 8 columns of a row:
@@ -138,9 +147,9 @@ typedef struct k3w_bands {
     size_t images_per_band, per_image, rows, count;
 } k3w_bands;
 
-static k3w_bands k3w_bands_of(const tt_conv_shape *s)
+static k3w_bands k3w_bands_of(const tt_conv_shape *s, size_t band_bytes)
 {
-    size_t band_bytes = K3W_BAND_BYTES, partial_floats = K3W_PARTIAL_FLOATS;
+    size_t partial_floats = K3W_PARTIAL_FLOATS;
     const char *knob = tt_knob_str(TT_KNOB_CONV_K3W_BANDS); /* "bytes,floats": tests */
     if (knob) sscanf(knob, "%zu,%zu", &band_bytes, &partial_floats);
     size_t row_bytes = (s->cin * s->w + s->cout * s->ow) * sizeof(float);
@@ -177,6 +186,55 @@ static k3w_bands k3w_bands_of(const tt_conv_shape *s)
  * (k3w_bands.images_per_band, usually one): the kernels run once per such
  * group, so that the room is an image's rather than the micro-batch's. */
 #define K3_PADDED_WIDTH 128
+
+/* The 16-wide 3x3 kernels (opencl/conv_direct_w16.cl, where the device's
+ * traits say direct_w16): output rows and channels per work-item of the
+ * forward, channels per work-item of the weight gradient, and column
+ * chunks of 16 per forward work-group.  They read padded copies (their own
+ * layout, conv_pad_k3_w16) of planes whose width is a multiple of 16, up to
+ * K3_W16_WIDTH, and of planes 8 wide (conv_pad_k3_h16, two rows a vector);
+ * other planes keep the 8-wide kernels. */
+#define W16_ROWS 4
+#define W16_COB 4
+#define W16_WCOB 2
+#define W16_WROWS 4
+#define W16_CHUNKS 2
+#define K3_W16_WIDTH 256
+
+#define W16_TEXT_(x) #x
+#define W16_TEXT(x) W16_TEXT_(x)
+#define W16_DEFINES                                                                      \
+    "-DTT_W16_ROWS=" W16_TEXT(W16_ROWS) " -DTT_W16_COB=" W16_TEXT(W16_COB)                 \
+    " -DTT_W16_WCOB=" W16_TEXT(W16_WCOB) " -DTT_W16_WROWS=" W16_TEXT(W16_WROWS)
+
+/* The program's defines; `flipped`: its forwards read the weights of the
+ * input gradient (TT_W16_FLIPPED). */
+static const char *w16_options(int flipped)
+{
+    return flipped ? W16_DEFINES " -DTT_W16_FLIPPED=1" : W16_DEFINES " -DTT_W16_FLIPPED=0";
+}
+
+/* Whether `s` (a 3x3) is a shape of the 16-wide kernels, on any device:
+ * a multiple of 16 wide, or 8 wide (two rows a vector: the _h16 kernels). */
+static int k3_w16_shape(const tt_conv_shape *s)
+{
+    return (s->w % 16 == 0 && s->w <= K3_W16_WIDTH) || s->w == 8;
+}
+
+/* Whether the 16-wide kernels run `s` (a 3x3) on be. */
+static int k3_w16(const tt_backend *be, const tt_conv_shape *s)
+{
+    return k3_w16_shape(s) && tt_device_traits_of(be).direct_w16;
+}
+
+/* Floats of the 16-wide padded copy of `images` images (conv_pad_k3_w16;
+ * planes 8 wide: conv_pad_k3_h16). */
+static size_t k3_w16_padded_floats(const tt_conv_shape *s, size_t images)
+{
+    size_t rows = (s->h + W16_ROWS - 1) / W16_ROWS * W16_ROWS + 2;
+    if (s->w == 8) return images * s->cin * (rows * 8 + 32);
+    return images * s->cin * (rows * (s->w + 16) + 16);
+}
 
 /* Whether the weight gradient pads its input; $TT_K3W_PADDED=0|1 (tests). */
 static int k3w_padded(const tt_conv_shape *s)
@@ -219,10 +277,17 @@ static tt_conv_shape k3_data_shape(const tt_conv_shape *s)
 /* The room each 3x3 direction takes from the workspace, in floats:
  * forward: the padded image; input gradient: the flipped weights, then
  * the padded dout image; weight gradient: the band sums, then the padded
- * input of a band's images. */
+ * input of a band's images.  The padded copies: the larger of the 8-wide
+ * and the 16-wide kernels' (a shape cannot ask which will run). */
+static size_t larger(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
 static size_t k3_forward_floats(const tt_conv_shape *s)
 {
-    return k3_padded(s) ? k3_padded_floats(s, 1) : 0;
+    return larger(k3_padded(s) ? k3_padded_floats(s, 1) : 0,
+                  k3_w16_shape(s) ? k3_w16_padded_floats(s, 1) : 0);
 }
 
 static size_t k3_data_floats(const tt_conv_shape *s)
@@ -234,7 +299,8 @@ static size_t k3_data_floats(const tt_conv_shape *s)
 static size_t k3_weight_floats(const tt_conv_shape *s, const k3w_bands *b)
 {
     return line_floats(b->count * s->cout * s->cin * 9) +
-           (k3w_padded(s) ? k3_padded_floats(s, b->images_per_band) : 0);
+           larger(k3w_padded(s) ? k3_padded_floats(s, b->images_per_band) : 0,
+                  k3_w16_shape(s) ? k3_w16_padded_floats(s, b->images_per_band) : 0);
 }
 
 /* The 3x3 kernels' room (any device: the size of a shape cannot ask which
@@ -242,7 +308,7 @@ static size_t k3_weight_floats(const tt_conv_shape *s, const k3w_bands *b)
 static size_t direct_workspace_bytes(const tt_conv_shape *s)
 {
     if (!is_k3(s)) return 0;
-    k3w_bands b = k3w_bands_of(s);
+    k3w_bands b = k3w_bands_of(s, K3W_BAND_BYTES);
     size_t weight = k3_weight_floats(s, &b), forward = k3_forward_floats(s);
     size_t data = k3_data_floats(s), most = weight > forward ? weight : forward;
     return (most > data ? most : data) * sizeof(float);
@@ -257,6 +323,54 @@ static tt_status launch_pad(tt_backend *be, const direct_params *p, tt_mem dst, 
                             TT_ARGS(tt_arg_mem(dst), tt_arg_mem(src),
                                     tt_arg_i32((int)(images * s->cin)), tt_arg_i32((int)s->h),
                                     tt_arg_i32((int)s->w)));
+}
+
+/* conv_pad_k3_w16 (or _h16): `images` images of `s`'s input from src
+ * into dst. */
+static tt_status launch_pad_w16(tt_backend *be, tt_mem dst, tt_mem src, size_t images,
+                                const tt_conv_shape *s)
+{
+    size_t rows = (s->h + W16_ROWS - 1) / W16_ROWS * W16_ROWS + 2;
+    if (s->w == 8)
+        return tt_launch_kernel(be, "conv_direct_w16", "conv_pad_k3_h16", w16_options(0), 2,
+                                (size_t[]){rows + 4, images * s->cin}, NULL,
+                                TT_ARGS(tt_arg_mem(dst), tt_arg_mem(src),
+                                        tt_arg_i32((int)(images * s->cin)),
+                                        tt_arg_i32((int)s->h)));
+    size_t global[2] = {rows + 1, images * s->cin};
+    return tt_launch_kernel(be, "conv_direct_w16", "conv_pad_k3_w16", w16_options(0), 2, global,
+                            NULL,
+                            TT_ARGS(tt_arg_mem(dst), tt_arg_mem(src),
+                                    tt_arg_i32((int)(images * s->cin)), tt_arg_i32((int)s->h),
+                                    tt_arg_i32((int)s->w)));
+}
+
+/* conv_direct_forward_k3p16 (or _k3h16) over `s`, an image at a time
+ * padded into room (k3_forward_floats(s) floats), as launch_k3; with
+ * `flipped`, weight is the input gradient's own (Cin, Cout, 3, 3) read
+ * flipped (TT_W16_FLIPPED). */
+static tt_status launch_k3_w16(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
+                               tt_mem bias_mem, int has_bias, int accumulate,
+                               const tt_conv_shape *s, tt_mem room, int flipped)
+{
+    size_t blocks = (s->cout + W16_COB - 1) / W16_COB;
+    size_t global[3] = {blocks, (s->ow + 15) / 16, (s->oh + W16_ROWS - 1) / W16_ROWS};
+    size_t local[3] = {blocks < 4 ? blocks : 4, W16_CHUNKS, 1}; /* global rounded up */
+    const char *kernel = s->w == 8 ? "conv_direct_forward_k3h16" : "conv_direct_forward_k3p16";
+    if (s->w == 8) local[1] = 1;
+    tt_conv_shape one = *s;
+    one.batch = 1;
+    tt_status status = NULL;
+    for (size_t n = 0; !status && n < s->batch; n++) {
+        status = launch_pad_w16(be, room, tt_mem_f32(inp, n * s->cin * s->h * s->w), 1, s);
+        if (!status)
+            status = tt_launch_kernel(
+                be, "conv_direct_w16", kernel, w16_options(flipped), 3, global, local,
+                TT_ARGS(tt_arg_mem(tt_mem_f32(out, n * s->cout * s->oh * s->ow)),
+                        tt_arg_mem(room), tt_arg_mem(weight), tt_arg_mem(bias_mem),
+                        tt_arg_i32(has_bias), tt_arg_i32(accumulate), GEOMETRY_ARGS(&one)));
+    }
+    return status;
 }
 
 static size_t row_width(const direct_params *p, size_t width)
@@ -278,6 +392,8 @@ static tt_status launch_k3(tt_backend *be, const direct_params *p, tt_mem out, t
                            tt_mem weight, tt_mem bias_mem, int has_bias, int accumulate,
                            const tt_conv_shape *s, tt_mem room)
 {
+    if (k3_w16(be, s))
+        return launch_k3_w16(be, out, inp, weight, bias_mem, has_bias, accumulate, s, room, 0);
     /* Work-groups of up to 4 channel blocks x 4 column chunks: PoCL runs a
      * work-group's items in one call, and groups of one paid its per-group
      * entry for every 8x2 outputs. */
@@ -347,7 +463,8 @@ static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
 }
 
 /* A 3x3 stride-1 padding-1 input gradient is that convolution's forward
- * over dout with the weights flipped (conv_weight_flip3), accumulating. */
+ * over dout with the weights flipped (conv_weight_flip3), accumulating;
+ * the 16-wide kernels read them flipped where they are. */
 static tt_status k3_backward_data(tt_backend *be, const direct_params *p, tt_mem dinp,
                                   tt_mem dout, tt_mem weight, const tt_conv_shape *s, tt_mem ws)
 {
@@ -356,6 +473,12 @@ static tt_status k3_backward_data(tt_backend *be, const direct_params *p, tt_mem
     tt_conv_shape t = k3_data_shape(s);
     TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.flipped_weight", ws,
                                      k3_data_floats(s) * sizeof(float), &flipped));
+    if (k3_w16(be, &t)) {
+        tt_status status = launch_k3_w16(be, dinp, dout, weight, weight, 0, 1, &t,
+                                         tt_mem_f32(flipped.mem, line_floats(count)), 1);
+        tt_conv_workspace_release(&flipped);
+        return status;
+    }
     tt_status status = tt_launch_kernel(be, "conv_direct", "conv_weight_flip3", p->options, 1,
                                         (size_t[]){count}, NULL,
                                         TT_ARGS(tt_arg_mem(flipped.mem), tt_arg_mem(weight),
@@ -388,14 +511,37 @@ static tt_status direct_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, 
 static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_mem dweight,
                                     tt_mem dout, tt_mem inp, const tt_conv_shape *s, tt_mem ws)
 {
-    k3w_bands b = k3w_bands_of(s);
+    int w16 = k3_w16(be, s);
+    k3w_bands b = k3w_bands_of(s, w16 ? K3W_W16_BAND_BYTES : K3W_BAND_BYTES);
     size_t pairs = s->cout * s->cin, partial_floats = line_floats(b.count * pairs * 9);
-    int padded_input = k3w_padded(s); /* after the band sums (k3_weight_floats) */
+    int padded_input = w16 || k3w_padded(s); /* after the band sums (k3_weight_floats) */
     tt_conv_workspace partial;
     TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.weight_bands", ws,
                                      k3_weight_floats(s, &b) * sizeof(float), &partial));
     tt_status status = NULL;
-    if (!padded_input) {
+    if (w16) {
+        /* as below, WCOB output channels a work-item */
+        tt_mem padded = tt_mem_at(partial.mem, partial_floats * sizeof(float));
+        size_t global[2] = {(s->cout + W16_WCOB - 1) / W16_WCOB * s->cin, b.per_image};
+        size_t local[2] = {1, 1};
+        for (size_t n0 = 0, group = 0; !status && n0 < s->batch; n0 += b.images_per_band, group++) {
+            tt_conv_shape g = *s;
+            g.batch = s->batch - n0 < b.images_per_band ? s->batch - n0 : b.images_per_band;
+            status = launch_pad_w16(be, padded, tt_mem_f32(inp, n0 * s->cin * s->h * s->w),
+                                    g.batch, s);
+            if (!status)
+                status = tt_launch_kernel(
+                    be, "conv_direct_w16",
+                    s->w == 8 ? "conv_direct_backward_weight_k3h16"
+                              : "conv_direct_backward_weight_k3p16",
+                    w16_options(0), 2, global, local,
+                    TT_ARGS(tt_arg_mem(tt_mem_f32(partial.mem, group * b.per_image * pairs * 9)),
+                            tt_arg_mem(tt_mem_f32(dout, n0 * s->cout * s->oh * s->ow)),
+                            tt_arg_mem(padded), tt_arg_i32((int)g.batch),
+                            tt_arg_i32((int)b.per_image), tt_arg_i32((int)b.rows),
+                            GEOMETRY_ARGS(&g)));
+        }
+    } else if (!padded_input) {
         size_t global[2] = {pairs, b.count}, local[2] = {1, 1};
         status = tt_launch_kernel(
             be, "conv_direct", "conv_direct_backward_weight_k3", p->options, 2, global, local,

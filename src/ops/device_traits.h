@@ -3,8 +3,10 @@
  * that looks at the device's type (tt_device_info.type), so that no op
  * compares type strings: GPUs get local-memory tiles and interleaved
  * sharing, CPUs (PoCL) explicit 8-wide vector code with a long run per
- * work-item, other devices the scalar kernels.  Test knobs override the
- * choice ($TT_CONV_DIRECT_VARIANT, $TT_NORM_INTERLEAVE).
+ * work-item (16-wide for the 3x3 convolution where the device prefers
+ * 16-lane vectors), other devices the scalar kernels.  Test knobs override
+ * the choice ($TT_CONV_DIRECT_VARIANT, $TT_CONV_DIRECT_W16,
+ * $TT_NORM_INTERLEAVE).
  */
 #ifndef TT_OPS_DEVICE_TRAITS_H
 #define TT_OPS_DEVICE_TRAITS_H
@@ -26,6 +28,13 @@ typedef struct tt_device_traits {
      * tiles run their float8 kernels: where direct is TT_KERNEL_W8, and on
      * CPU Vulkan devices (lavapipe), whose direct is scalar. */
     int w8;
+    /* Where direct is TT_KERNEL_W8: the 3x3 direct kernels run 16 columns
+     * per work-item (float16, opencl/conv_direct_w16.cl) on planes whose
+     * width is a multiple of 16 (and two rows of planes 8 wide): the
+     * device prefers float vectors of 16 or
+     * more (AVX-512) and has the program.  $TT_CONV_DIRECT_W16=0|1
+     * overrides. */
+    int direct_w16;
     /* norm.cl shares a plane's vectors interleaved across work-items (not
      * in contiguous runs, as on CPUs); $TT_NORM_INTERLEAVE=0|1 overrides. */
     int norm_interleave;

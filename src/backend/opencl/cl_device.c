@@ -78,6 +78,9 @@ void tt_cl_device_describe(cl_platform_id platform, cl_device_id device, tt_devi
     clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL);
     clGetDeviceInfo(device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
     clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
+    cl_uint float_width = 0; /* PoCL on AVX-512: 16 */
+    clGetDeviceInfo(device, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, sizeof float_width,
+                    &float_width, NULL);
     info->compute_units = (int)cu;
     info->global_mem_bytes = global;
     info->max_alloc_bytes = max_alloc;
@@ -85,6 +88,7 @@ void tt_cl_device_describe(cl_platform_id platform, cl_device_id device, tt_devi
     info->local_mem_bytes = local;
     info->base_align_bytes = align_bits / 8;
     info->max_work_group_size = wg;
+    info->float_vector_width = (int)float_width;
 
     size_t ext_size = 0;
     clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, NULL, &ext_size);

@@ -1,0 +1,397 @@
+/*
+ * The 3x3, stride 1, padding 1, dilation 1 direct convolution for CPUs
+ * with 16-lane vectors (AVX-512: PoCL compiles float16 to one zmm register,
+ * float8 to half of one): conv_direct.cl's padded 3x3 kernels with 16
+ * columns per work-item.  Planes of width W, a multiple of 16, read from a
+ * copy with the padding written out (conv_pad_k3_w16), so that every load
+ * is a plain one.  src/ops/conv_direct.c chooses them where the device's
+ * traits say 16 lanes (src/ops/device_traits.c) and launches them.
+ *
+ * Sizes the host passes as -D defines (src/ops/conv_direct.c, w16_options);
+ * there are no defaults here:
+ *   TT_W16_ROWS  output rows per work-item (forward)
+ *   TT_W16_COB   output channels per work-item (forward)
+ *   TT_W16_WCOB  output channels per work-item (weight gradient)
+ *   TT_W16_WROWS output rows per step of the weight gradient
+ *   TT_W16_FLIPPED  1: the forwards read their weights flipped (K16_TAP_AT)
+ */
+#if !defined(TT_W16_ROWS) || !defined(TT_W16_COB) || !defined(TT_W16_WCOB) || \
+    !defined(TT_W16_WROWS) || !defined(TT_W16_FLIPPED)
+#error "conv_direct_w16.cl: every TT_W16_* size comes from the host (src/ops/conv_direct.c)"
+#endif
+
+/* The forwards' weight of output channel co, input channel ci and tap t:
+ * weight (Cout, Cin, 3, 3) at [co, ci, t]; with TT_W16_FLIPPED, weight
+ * (Cin, Cout, 3, 3) at [ci, co, 8 - t], the convolution whose forward is
+ * the input gradient of that weight's (so that the input gradient reads
+ * the weights as they are, with no flipped copy: conv_direct.cl's
+ * conv_weight_flip3).  K16_CHANNEL_AT(co) + K16_TAP_AT(ci, t). */
+#if TT_W16_FLIPPED
+#define K16_CHANNEL_AT(co) ((size_t)(co) * 9 + 8)
+#define K16_TAP_AT(ci, t) ((long)(ci) * Cout * 9 - (t))
+#else
+#define K16_CHANNEL_AT(co) ((size_t)(co) * Cin * 9)
+#define K16_TAP_AT(ci, t) ((long)(ci) * 9 + (t))
+#endif
+
+#define TT_GEOMETRY                                                                   \
+    const int N, const int Cin, const int H, const int W, const int Cout, const int OH, \
+        const int OW, const int KH, const int KW, const int SH, const int SW, const int PH, \
+        const int PW, const int DH, const int DW
+
+/* The padded plane (H, W), W % 16 == 0: rows of P = W + 16 floats, 16
+ * zeros then the row (so that the right neighbour of the last column is
+ * the next row's first zero); a row of zeros above, and below as many as
+ * round the rows up to a multiple of TT_W16_ROWS and one more (so that the
+ * forward's last row block stays inside whatever H is); 16 zeros after
+ * the last row.  K16_PLANE floats a plane, a multiple of 16. */
+#define K16_PITCH(W) ((W) + 16)
+#define K16_ROWS(H) (((H) + TT_W16_ROWS - 1) / TT_W16_ROWS * TT_W16_ROWS + 2)
+#define K16_PLANE(H, W) (K16_ROWS(H) * K16_PITCH(W) + 16)
+
+/* dst: `planes` planes (H, W) of src, padded as above.
+ * global (K16_ROWS(H) + 1, planes): row r of the padded plane, a work-item
+ * each (r = K16_ROWS(H): the 16 zeros at the end). */
+__kernel void conv_pad_k3_w16(TT_MEM(float, dst), TT_MEM(const float, src), const int planes,
+                              const int H, const int W)
+{
+    TT_PTR(float, dst);
+    TT_PTR(const float, src);
+    const int r = get_global_id(0), plane = get_global_id(1);
+    if (r > K16_ROWS(H) || plane >= planes) return;
+    __global float *d = dst + (size_t)plane * K16_PLANE(H, W) + r * K16_PITCH(W);
+    vstore16((float16)(0.0f), 0, d);
+    if (r == K16_ROWS(H)) return;
+    if (r == 0 || r > H) {
+        for (int x0 = 0; x0 < W; x0 += 16) vstore16((float16)(0.0f), 0, d + 16 + x0);
+        return;
+    }
+    __global const float *row = src + ((size_t)plane * H + r - 1) * W;
+    for (int x0 = 0; x0 < W; x0 += 16) vstore16(vload16(0, row + x0), 0, d + 16 + x0);
+}
+
+/* out[co, y, x] = (accumulate ? out : 0) + (has_bias ? bias[co] : 0) + the
+ * 3x3 cross-correlation of one image's padded input (conv_pad_k3_w16;
+ * the host launches it per image) with weight (Cout, Cin, 3, 3).  Each
+ * work-item: 16 columns from x0, TT_W16_ROWS rows from y0, TT_W16_COB
+ * channels from co0.  Per input channel and kernel column kx it loads the
+ * ROWS + 2 input rows' vectors at that shift and feeds each weight, one
+ * broadcast, to every output row it meets (ROWS FMAs a weight load, and
+ * ROWS + 2 inputs live rather than 3 (ROWS + 2)).
+ * global (ceil(Cout / COB), OW / 16, ceil(OH / ROWS)). */
+__kernel void conv_direct_forward_k3p16(TT_MEM(float, out), TT_MEM(const float, inp),
+                                        TT_MEM(const float, weight), TT_MEM(const float, bias),
+                                        const int has_bias, const int accumulate, TT_GEOMETRY)
+{
+    TT_PTR(float, out);
+    TT_PTR(const float, inp);
+    TT_PTR(const float, weight);
+    TT_PTR(const float, bias);
+    const int co0 = get_global_id(0) * TT_W16_COB, x0 = get_global_id(1) * 16;
+    const int y0 = get_global_id(2) * TT_W16_ROWS, P = K16_PITCH(W);
+    if (co0 >= Cout || x0 >= OW || y0 >= OH) return;
+    /* channels past Cout compute on the last real one's weights, unstored */
+    const int last = min(TT_W16_COB, Cout - co0) - 1;
+    float16 acc[TT_W16_COB][TT_W16_ROWS];
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_COB; j++)
+        __attribute__((opencl_unroll_hint))
+        for (int r = 0; r < TT_W16_ROWS; r++) acc[j][r] = (float16)(0.0f);
+    __global const float *wj[TT_W16_COB];
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_COB; j++) wj[j] = weight + K16_CHANNEL_AT(co0 + min(j, last));
+    for (int ci = 0; ci < Cin; ci++) {
+        /* padded row y0 + i is input row y0 - 1 + i; columns from -1 */
+        __global const float *rows = inp + (size_t)ci * K16_PLANE(H, W) + (size_t)y0 * P + 15 + x0;
+        __attribute__((opencl_unroll_hint))
+        for (int kx = 0; kx < 3; kx++) {
+            float16 x[TT_W16_ROWS + 2];
+            __attribute__((opencl_unroll_hint))
+            for (int i = 0; i < TT_W16_ROWS + 2; i++) x[i] = vload16(0, rows + i * P + kx);
+            __attribute__((opencl_unroll_hint))
+            for (int ky = 0; ky < 3; ky++)
+                __attribute__((opencl_unroll_hint))
+                for (int j = 0; j < TT_W16_COB; j++) {
+                    const float16 w = (float16)(wj[j][K16_TAP_AT(ci, ky * 3 + kx)]);
+                    __attribute__((opencl_unroll_hint))
+                    for (int r = 0; r < TT_W16_ROWS; r++) acc[j][r] = fma(x[r + ky], w, acc[j][r]);
+                }
+        }
+    }
+    /* unrolled with constant indices, so that acc stays in registers */
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_COB; j++) {
+        const float16 b = (float16)(has_bias && j <= last ? bias[co0 + j] : 0.0f);
+        __attribute__((opencl_unroll_hint))
+        for (int r = 0; r < TT_W16_ROWS; r++) {
+            if (j > last || y0 + r >= OH) continue;
+            __global float *o = out + ((size_t)(co0 + j) * OH + y0 + r) * OW + x0;
+            vstore16((accumulate ? vload16(0, o) : (float16)(0.0f)) + acc[j][r] + b, 0, o);
+        }
+    }
+}
+
+/* The partial sums of the weight gradient over bands, as conv_direct.cl's
+ * conv_direct_backward_weight_k3p, from the padded input of
+ * conv_pad_k3_w16: work-item (item, b) sums the nine taps of the pairs
+ * (co, ci) for TT_W16_WCOB channels co from co0 (item = co0 / WCOB Cin +
+ * ci) over band b (images n0 .. n1 - 1, output rows r0 .. r1 - 1) into
+ * partial[(b Cout Cin + co Cin + ci) 9 + tap].  TT_W16_WROWS output rows
+ * at a time: each of the WROWS + 2 input rows' three shifted vectors is
+ * loaded once and meets the dout of every row and channel it reaches
+ * (with 4 rows: 18 input loads for 36 WCOB FMAs; one row at a time, 9 for
+ * 9 WCOB).  Channels past Cout compute on the last real one, unstored. */
+__kernel void conv_direct_backward_weight_k3p16(TT_MEM(float, partial), TT_MEM(const float, dout),
+                                                TT_MEM(const float, padded),
+                                                const int images_per_band,
+                                                const int bands_per_image, const int band_rows,
+                                                TT_GEOMETRY)
+{
+    TT_PTR(float, partial);
+    TT_PTR(const float, dout);
+    TT_PTR(const float, padded);
+    const int item = get_global_id(0), b = get_global_id(1);
+    const int blocks = (Cout + TT_W16_WCOB - 1) / TT_W16_WCOB;
+    if (item >= blocks * Cin) return;
+    const int ci = item % Cin, co0 = item / Cin * TT_W16_WCOB;
+    const int last = min(TT_W16_WCOB, Cout - co0) - 1;
+    const int n0 = b / bands_per_image * images_per_band, n1 = min(N, n0 + images_per_band);
+    const int r0 = b % bands_per_image * band_rows, r1 = min(OH, r0 + band_rows);
+    const int P = K16_PITCH(W);
+    float16 acc[TT_W16_WCOB][3][3];
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_WCOB; j++)
+        __attribute__((opencl_unroll_hint))
+        for (int ky = 0; ky < 3; ky++)
+            __attribute__((opencl_unroll_hint))
+            for (int kx = 0; kx < 3; kx++) acc[j][ky][kx] = (float16)(0.0f);
+    for (int n = n0; n < n1; n++) {
+        /* padded row oy + ky is input row oy - 1 + ky; columns from -1 */
+        __global const float *plane = padded + ((size_t)n * Cin + ci) * K16_PLANE(H, W) + 15;
+        __global const float *dplane[TT_W16_WCOB];
+        __attribute__((opencl_unroll_hint))
+        for (int j = 0; j < TT_W16_WCOB; j++)
+            dplane[j] = dout + ((size_t)n * Cout + co0 + min(j, last)) * OH * OW;
+        int oy = r0;
+        for (; oy + TT_W16_WROWS <= r1; oy += TT_W16_WROWS) {
+            __global const float *row = plane + (size_t)oy * P;
+            for (int x0 = 0; x0 < OW; x0 += 16) {
+                float16 d[TT_W16_WROWS][TT_W16_WCOB];
+                __attribute__((opencl_unroll_hint))
+                for (int r = 0; r < TT_W16_WROWS; r++)
+                    __attribute__((opencl_unroll_hint))
+                    for (int j = 0; j < TT_W16_WCOB; j++)
+                        d[r][j] = vload16(0, dplane[j] + (size_t)(oy + r) * OW + x0);
+                __attribute__((opencl_unroll_hint))
+                for (int i = 0; i < TT_W16_WROWS + 2; i++)
+                    __attribute__((opencl_unroll_hint))
+                    for (int kx = 0; kx < 3; kx++) {
+                        const float16 x = vload16(0, row + i * P + x0 + kx);
+                        __attribute__((opencl_unroll_hint))
+                        for (int r = 0; r < TT_W16_WROWS; r++) {
+                            const int ky = i - r;
+                            if (ky < 0 || ky > 2) continue;
+                            __attribute__((opencl_unroll_hint))
+                            for (int j = 0; j < TT_W16_WCOB; j++)
+                                acc[j][ky][kx] = fma(d[r][j], x, acc[j][ky][kx]);
+                        }
+                    }
+            }
+        }
+        for (; oy < r1; oy++) {
+            __global const float *row = plane + (size_t)oy * P;
+            for (int x0 = 0; x0 < OW; x0 += 16) {
+                float16 d[TT_W16_WCOB];
+                __attribute__((opencl_unroll_hint))
+                for (int j = 0; j < TT_W16_WCOB; j++)
+                    d[j] = vload16(0, dplane[j] + (size_t)oy * OW + x0);
+                __attribute__((opencl_unroll_hint))
+                for (int ky = 0; ky < 3; ky++)
+                    __attribute__((opencl_unroll_hint))
+                    for (int kx = 0; kx < 3; kx++) {
+                        const float16 x = vload16(0, row + ky * P + x0 + kx);
+                        __attribute__((opencl_unroll_hint))
+                        for (int j = 0; j < TT_W16_WCOB; j++)
+                            acc[j][ky][kx] = fma(d[j], x, acc[j][ky][kx]);
+                    }
+            }
+        }
+    }
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_WCOB; j++) {
+        if (j > last) continue;
+        __global float *o = partial + (((size_t)b * Cout + co0 + j) * Cin + ci) * 9;
+        __attribute__((opencl_unroll_hint))
+        for (int t = 0; t < 9; t++) {
+            const float16 a = acc[j][t / 3][t % 3];
+            const float8 h8 = a.lo + a.hi;
+            const float4 h4 = h8.lo + h8.hi;
+            o[t] = h4.x + h4.y + h4.z + h4.w;
+        }
+    }
+}
+
+/* ---- planes 8 wide: two rows of 8 as one float16 -------------------------
+ * (ResNet's last level at 256x256.)  The padded copy (conv_pad_k3_h16):
+ * each plane (H, 8) is 16 zeros, a row of zeros, the H rows, rows of zeros
+ * up to H16_ROWS(H) rows in all, 16 zeros; padded row r is input row r - 1.
+ * A vector loaded from padded row r, column kx - 1 holds the input rows
+ * r - 1 and r at columns kx - 1 .. kx + 6; the lanes of the columns past
+ * the row (kx = 0: lanes 0 and 8; kx = 2: lanes 7 and 15) read a
+ * neighbour and are masked to the padding's 0 (k3h_mask).  A forward
+ * work-item takes TT_W16_ROWS output rows, TT_W16_ROWS / 2 vectors. */
+#if TT_W16_ROWS % 2
+#error "conv_direct_w16.cl: TT_W16_ROWS must be even (planes 8 wide take rows in pairs)"
+#endif
+#define H16_VECTORS (TT_W16_ROWS / 2)
+#define H16_ROWS(H) (((H) + TT_W16_ROWS - 1) / TT_W16_ROWS * TT_W16_ROWS + 2)
+#define H16_PLANE(H) (H16_ROWS(H) * 8 + 32)
+
+inline float16 k3h_mask(const float16 x, const int kx)
+{
+    if (kx == 0) return select(x, (float16)(0.0f), (int16)(-1, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0));
+    if (kx == 2) return select(x, (float16)(0.0f), (int16)(0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, -1));
+    return x;
+}
+
+/* dst: `planes` planes (H, 8) of src, padded as above.
+ * global (H16_ROWS(H) + 4, planes): padded row r - 2 (r < 2 and
+ * r = H16_ROWS(H) + 2, + 3: the zeros before and after), 8 floats each. */
+__kernel void conv_pad_k3_h16(TT_MEM(float, dst), TT_MEM(const float, src), const int planes,
+                              const int H)
+{
+    TT_PTR(float, dst);
+    TT_PTR(const float, src);
+    const int r = get_global_id(0) - 2, plane = get_global_id(1);
+    if (r > H16_ROWS(H) + 1 || plane >= planes) return;
+    __global float *d = dst + (size_t)plane * H16_PLANE(H) + 16 + r * 8;
+    const int inside = r >= 1 && r <= H;
+    vstore8(inside ? vload8(0, src + ((size_t)plane * H + r - 1) * 8) : (float8)(0.0f), 0, d);
+}
+
+/* conv_direct_forward_k3p16 for planes 8 wide, one image's padded input
+ * (conv_pad_k3_h16; launched per image).  Output vector v of a work-item
+ * holds rows y0 + 2v and y0 + 2v + 1; for kernel row ky it meets the input
+ * vector t = 2v + ky (padded row y0 + t), so that per channel and kx the
+ * 2 V + 1 vectors are loaded once for 3 V COB FMAs.
+ * global (ceil(Cout / COB), 1, ceil(OH / ROWS)). */
+__kernel void conv_direct_forward_k3h16(TT_MEM(float, out), TT_MEM(const float, inp),
+                                        TT_MEM(const float, weight), TT_MEM(const float, bias),
+                                        const int has_bias, const int accumulate, TT_GEOMETRY)
+{
+    TT_PTR(float, out);
+    TT_PTR(const float, inp);
+    TT_PTR(const float, weight);
+    TT_PTR(const float, bias);
+    const int co0 = get_global_id(0) * TT_W16_COB, y0 = get_global_id(2) * TT_W16_ROWS;
+    if (co0 >= Cout || y0 >= OH) return;
+    const int last = min(TT_W16_COB, Cout - co0) - 1;
+    float16 acc[TT_W16_COB][H16_VECTORS];
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_COB; j++)
+        __attribute__((opencl_unroll_hint))
+        for (int v = 0; v < H16_VECTORS; v++) acc[j][v] = (float16)(0.0f);
+    __global const float *wj[TT_W16_COB];
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_COB; j++) wj[j] = weight + K16_CHANNEL_AT(co0 + min(j, last));
+    for (int ci = 0; ci < Cin; ci++) {
+        __global const float *rows = inp + (size_t)ci * H16_PLANE(H) + 16 + y0 * 8 - 1;
+        __attribute__((opencl_unroll_hint))
+        for (int kx = 0; kx < 3; kx++) {
+            float16 x[2 * H16_VECTORS + 1];
+            __attribute__((opencl_unroll_hint))
+            for (int t = 0; t < 2 * H16_VECTORS + 1; t++)
+                x[t] = k3h_mask(vload16(0, rows + t * 8 + kx), kx);
+            __attribute__((opencl_unroll_hint))
+            for (int ky = 0; ky < 3; ky++)
+                __attribute__((opencl_unroll_hint))
+                for (int j = 0; j < TT_W16_COB; j++) {
+                    const float16 w = (float16)(wj[j][K16_TAP_AT(ci, ky * 3 + kx)]);
+                    __attribute__((opencl_unroll_hint))
+                    for (int v = 0; v < H16_VECTORS; v++)
+                        acc[j][v] = fma(x[2 * v + ky], w, acc[j][v]);
+                }
+        }
+    }
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_COB; j++) {
+        const float16 b = (float16)(has_bias && j <= last ? bias[co0 + j] : 0.0f);
+        __attribute__((opencl_unroll_hint))
+        for (int v = 0; v < H16_VECTORS; v++) {
+            const int y = y0 + 2 * v;
+            if (j > last || y >= OH) continue;
+            __global float *o = out + ((size_t)(co0 + j) * OH + y) * 8;
+            const float16 sum = acc[j][v] + b;
+            if (y + 1 < OH) {
+                vstore16((accumulate ? vload16(0, o) : (float16)(0.0f)) + sum, 0, o);
+            } else { /* the last row of an odd plane */
+                vstore8((accumulate ? vload8(0, o) : (float8)(0.0f)) + sum.lo, 0, o);
+            }
+        }
+    }
+}
+
+/* conv_direct_backward_weight_k3p16 for planes 8 wide, from the padded
+ * input of conv_pad_k3_h16: a dout vector holds rows oy and oy + 1 (its
+ * upper half 0 where oy + 1 is past the band) and meets, for kernel row
+ * ky, the input vector of padded row oy + ky. */
+__kernel void conv_direct_backward_weight_k3h16(TT_MEM(float, partial), TT_MEM(const float, dout),
+                                                TT_MEM(const float, padded),
+                                                const int images_per_band,
+                                                const int bands_per_image, const int band_rows,
+                                                TT_GEOMETRY)
+{
+    TT_PTR(float, partial);
+    TT_PTR(const float, dout);
+    TT_PTR(const float, padded);
+    const int item = get_global_id(0), b = get_global_id(1);
+    const int blocks = (Cout + TT_W16_WCOB - 1) / TT_W16_WCOB;
+    if (item >= blocks * Cin) return;
+    const int ci = item % Cin, co0 = item / Cin * TT_W16_WCOB;
+    const int last = min(TT_W16_WCOB, Cout - co0) - 1;
+    const int n0 = b / bands_per_image * images_per_band, n1 = min(N, n0 + images_per_band);
+    const int r0 = b % bands_per_image * band_rows, r1 = min(OH, r0 + band_rows);
+    float16 acc[TT_W16_WCOB][3][3];
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_WCOB; j++)
+        __attribute__((opencl_unroll_hint))
+        for (int ky = 0; ky < 3; ky++)
+            __attribute__((opencl_unroll_hint))
+            for (int kx = 0; kx < 3; kx++) acc[j][ky][kx] = (float16)(0.0f);
+    for (int n = n0; n < n1; n++) {
+        __global const float *plane = padded + ((size_t)n * Cin + ci) * H16_PLANE(H) + 16 - 1;
+        __global const float *dplane[TT_W16_WCOB];
+        __attribute__((opencl_unroll_hint))
+        for (int j = 0; j < TT_W16_WCOB; j++)
+            dplane[j] = dout + ((size_t)n * Cout + co0 + min(j, last)) * OH * 8;
+        for (int oy = r0; oy < r1; oy += 2) {
+            float16 d[TT_W16_WCOB];
+            __attribute__((opencl_unroll_hint))
+            for (int j = 0; j < TT_W16_WCOB; j++) {
+                __global const float *p = dplane[j] + (size_t)oy * 8;
+                d[j] = oy + 1 < r1 ? vload16(0, p) : (float16)(vload8(0, p), (float8)(0.0f));
+            }
+            __attribute__((opencl_unroll_hint))
+            for (int ky = 0; ky < 3; ky++)
+                __attribute__((opencl_unroll_hint))
+                for (int kx = 0; kx < 3; kx++) {
+                    const float16 x = k3h_mask(vload16(0, plane + (oy + ky) * 8 + kx), kx);
+                    __attribute__((opencl_unroll_hint))
+                    for (int j = 0; j < TT_W16_WCOB; j++)
+                        acc[j][ky][kx] = fma(d[j], x, acc[j][ky][kx]);
+                }
+        }
+    }
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_WCOB; j++) {
+        if (j > last) continue;
+        __global float *o = partial + (((size_t)b * Cout + co0 + j) * Cin + ci) * 9;
+        __attribute__((opencl_unroll_hint))
+        for (int t = 0; t < 9; t++) {
+            const float16 a = acc[j][t / 3][t % 3];
+            const float8 h8 = a.lo + a.hi;
+            const float4 h4 = h8.lo + h8.hi;
+            o[t] = h4.x + h4.y + h4.z + h4.w;
+        }
+    }
+}
