@@ -60,7 +60,7 @@ const tt_opt tt_train_option_table[] = {
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name; under mpirun a comma-separated list, one per rank on the machine (default: ranks spread over the GPUs)", 1, 0),
     CHOICE("backend", backend, "NAME", TT_BACKEND_HELP, TT_BACKEND_CHOICES),
     CHOICE("algo", algo, "NAME", TT_CONV_ALGO_HELP, TT_CONV_ALGO_CHOICES),
-    CHOICE("precision", precision, "P", "what the forward keeps for the backward, stored in fp32 (default), fp16 or bf16: about half the activation memory; every kernel computes in fp32, weights, gradients and optimizer state stay fp32 (plain UNet so far); auto: each timed on this device at the start, with a gradient check against fp32, the fastest that passes kept (remembered per device)", "fp32|fp16|bf16|auto"),
+    CHOICE("precision", precision, "P", "what the forward keeps for the backward, stored in fp32 (default), fp16 or bf16: less activation memory (docs/guide.md); every kernel computes in fp32, weights, gradients and optimizer state stay fp32 (plain UNet so far); auto: each timed on this device at the start, with a gradient check against fp32, the fastest that passes kept (remembered per device)", "fp32|fp16|bf16|auto"),
     OPT("out", TT_OPT_STRING, out, "DIR", "run folder: train.jsonl and checkpoints", 1, 0),
     OPT("init", TT_OPT_STRING, init, "FILE", "start from the weights of this safetensors file that the model has, by name (reports matched, missing, unexpected)", 1, 0),
     OPT("init-prefix", TT_OPT_STRING, init_prefix, "P", "with --init: put P before the file's names (encoder. loads a bare torchvision ResNet into the encoder)", 1, 0),
