@@ -123,18 +123,13 @@ static tt_status parity_grads(tt_backend *be, const tt_step_config *config, floa
     tt_status status = NULL;
     tt_step *s = NULL;
     int b = c.micro_batch;
-    size_t pixels = (size_t)b * c.height * c.width;
-    float *image = malloc(pixels * (size_t)c.model.in_channels * sizeof *image);
-    uint8_t *labels = malloc(pixels * (size_t)c.planes);
-    if (!image || !labels) {
+    float *image;
+    uint8_t *labels;
+    tt_probe_random_batch(&c, 0x2545f4914f6cdd1dULL, &image, &labels);
+    if (!image) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "precision auto: out of host memory");
         goto cleanup;
     }
-    uint64_t x = 0x2545f4914f6cdd1dULL;
-    for (size_t i = 0; i < pixels * (size_t)c.model.in_channels; i++)
-        image[i] = (float)((x = x * 6364136223846793005ULL + 1) >> 40) / 16777216.0f;
-    for (size_t i = 0; i < pixels * (size_t)c.planes; i++)
-        labels[i] = ((x = x * 6364136223846793005ULL + 1) >> 63) & 1;
     TT_CHECK(tt_step_create(be, &c, &s));
     TT_CHECK(tt_step_begin(s));
     TT_CHECK(tt_step_upload(s, image, labels, b));

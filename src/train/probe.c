@@ -58,6 +58,24 @@ cleanup:
     return status;
 }
 
+void tt_probe_random_batch(const tt_step_config *c, uint64_t seed, float **image,
+                           uint8_t **labels)
+{
+    size_t pixels = (size_t)c->micro_batch * c->height * c->width;
+    size_t values = pixels * (size_t)c->model.in_channels, targets = pixels * (size_t)c->planes;
+    *image = malloc(values * sizeof **image);
+    *labels = malloc(targets);
+    if (!*image || !*labels) {
+        free(*image), free(*labels);
+        *image = NULL, *labels = NULL;
+        return;
+    }
+    uint64_t x = seed;
+    for (size_t i = 0; i < values; i++)
+        (*image)[i] = (float)((x = x * 6364136223846793005ULL + 1) >> 40) / 16777216.0f;
+    for (size_t i = 0; i < targets; i++) (*labels)[i] = ((x = x * 6364136223846793005ULL + 1) >> 63) & 1;
+}
+
 tt_status tt_probe_bench(tt_backend *be, const tt_step_config *config, int accum, int warmup,
                          int steps, tt_bench_result *out)
 {
@@ -68,18 +86,13 @@ tt_status tt_probe_bench(tt_backend *be, const tt_step_config *config, int accum
     tt_status status = NULL;
     tt_step *s = NULL;
     int b = c.micro_batch;
-    size_t pixels = (size_t)b * c.height * c.width;
-    float *image = malloc(pixels * (size_t)c.model.in_channels * sizeof *image);
-    uint8_t *labels = malloc(pixels * (size_t)c.planes);
-    if (!image || !labels) {
+    float *image;
+    uint8_t *labels;
+    tt_probe_random_batch(&c, 0x9e3779b97f4a7c15ULL, &image, &labels);
+    if (!image) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "bench: out of host memory");
         goto cleanup;
     }
-    uint64_t x = 0x9e3779b97f4a7c15ULL;
-    for (size_t i = 0; i < pixels * (size_t)c.model.in_channels; i++)
-        image[i] = (float)((x = x * 6364136223846793005ULL + 1) >> 40) / 16777216.0f;
-    for (size_t i = 0; i < pixels * (size_t)c.planes; i++)
-        labels[i] = ((x = x * 6364136223846793005ULL + 1) >> 63) & 1;
     TT_CHECK(tt_step_create(be, &c, &s));
     tt_schedule constant = constant_schedule();
     for (int step = 0; step < warmup + steps; step++) {

@@ -24,6 +24,12 @@ typedef struct tt_bench_result {
     uint64_t peak_bytes;
 } tt_bench_result;
 
+/* A micro-batch of random data for `config` (multi-label: `planes` 0/1
+ * planes): images uniform in [0, 1), targets 0 or 1, from `seed`; both
+ * malloc'd, NULL when out of host memory (the other freed). */
+void tt_probe_random_batch(const tt_step_config *config, uint64_t seed, float **image,
+                           uint8_t **labels);
+
 /* Times `steps` whole optimizer steps (after `warmup`) of `accum`
  * micro-batches on random images with random multi-label targets (BCE:
  * config's mask kind and planes are replaced), as the PyTorch peer's bench
