@@ -148,14 +148,13 @@ static tt_status norm_from_saved(tt_unet *u, tt_unet_block *b, tt_mem dst, tt_me
     return tt_batch_norm_apply_saved(u->be, dst, inp, saved, bn, &d);
 }
 
-/* ---- 16-bit storage ------------------------------------------------------ */
-
-static int stores_16(const tt_unet *u) { return u->config.precision != TT_PRECISION_FP32; }
-
+/* Elements of one of the block's tensors for n images. */
 static size_t block_count(const tt_unet_block *b, int n)
 {
     return (size_t)n * b->channels * b->height * b->width;
 }
+
+/* ---- 16-bit storage ------------------------------------------------------ */
 
 /* 16-bit storage, as soon as a kept tensor is made: x rounded to 16 bits
  * in place, so that from here on the forward computes with the values the
@@ -165,7 +164,7 @@ static size_t block_count(const tt_unet_block *b, int n)
  * and norm inputs are the forward's. */
 static tt_status store_16(tt_unet *u, tt_mem x, tt_mem half, size_t count)
 {
-    if (!stores_16(u)) return NULL;
+    if (!tt_unet_stores_16(u)) return NULL;
     tt_precision p = u->config.precision;
     if (!half.buffer) return tt_cast_round(u->be, x, p, count);
     TT_TRY(tt_cast_pack(u->be, half, x, p, count));
@@ -176,7 +175,7 @@ static tt_status store_16(tt_unet *u, tt_mem x, tt_mem half, size_t count)
  * set's act2, or dec.i's forward skip). */
 static tt_status bring_output(tt_unet *u, const tt_unet_block *b, tt_mem dst, int n)
 {
-    if (!stores_16(u)) return NULL;
+    if (!tt_unet_stores_16(u)) return NULL;
     return tt_cast_unpack(u->be, dst, b->half_act2, u->config.precision, block_count(b, n));
 }
 
@@ -185,7 +184,7 @@ static tt_status bring_output(tt_unet *u, const tt_unet_block *b, tt_mem dst, in
  * set. */
 static tt_mem output_for_backward(const tt_unet *u, const tt_unet_block *b)
 {
-    return stores_16(u) ? b->bwd.act2 : b->fwd.act2;
+    return tt_unet_stores_16(u) ? b->bwd.act2 : b->fwd.act2;
 }
 
 static tt_mem workspace(const tt_unet *u)
@@ -326,7 +325,7 @@ static tt_batch_norm_state no_running(tt_batch_norm_state s)
 static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tensors *x,
                                tt_mem input, int n, int recompute)
 {
-    size_t count = (size_t)n * b->channels * b->height * b->width;
+    size_t count = block_count(b, n);
     int norm = u->config.norm != TT_NORM_NONE;
     tt_conv2d_desc d2 = conv3x3(u, n, b->channels, b->channels, b->height, b->width);
     tt_batch_norm_state bn1 = no_running(b->bn1), bn2 = no_running(b->bn2);
@@ -361,7 +360,7 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
  * conv1 and conv2 unpacked into it instead. */
 static tt_status recompute(tt_unet *u, tt_unet_block *b, int n)
 {
-    if (!b->recompute && stores_16(u)) {
+    if (!b->recompute && tt_unet_stores_16(u)) {
         size_t count = block_count(b, n);
         TT_TRY(tt_cast_unpack(u->be, b->bwd.conv1, b->half_conv1, u->config.precision, count));
         return tt_cast_unpack(u->be, b->bwd.conv2, b->half_conv2, u->config.precision, count);
@@ -385,7 +384,7 @@ static tt_status recompute(tt_unet *u, tt_unet_block *b, int n)
 static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_mem g, int n)
 {
     const tt_unet_tensors *x = &b->bwd;
-    size_t count = (size_t)n * b->channels * b->height * b->width;
+    size_t count = block_count(b, n);
     tt_conv2d_desc d1 = conv3x3(u, n, b->in_channels, b->channels, b->height, b->width);
     tt_conv2d_desc d2 = conv3x3(u, n, b->channels, b->channels, b->height, b->width);
     tt_mem h = x->conv2, w2 = tt_unet_param(u, b->conv2_w);
@@ -428,7 +427,7 @@ static tt_status lean_backward(tt_unet *u, tt_unet_block *b, tt_mem g, int n)
 {
     const tt_unet_tensors *x = &b->bwd;
     tt_mem p = x->act2, q = x->conv1;
-    size_t count = (size_t)n * b->channels * b->height * b->width;
+    size_t count = block_count(b, n);
     tt_conv2d_desc d2 = conv3x3(u, n, b->channels, b->channels, b->height, b->width);
     tt_batch_norm_state bn1 = no_running(b->bn1);
     TT_TRY(up_forward(u, b->level, p, n, 1));
@@ -453,7 +452,7 @@ static tt_status lean_backward(tt_unet *u, tt_unet_block *b, tt_mem g, int n)
  * stored). */
 static tt_status pool_again(tt_unet *u, int i, int n)
 {
-    if (!u->config.checkpointing && !stores_16(u)) return NULL;
+    if (!u->config.checkpointing && !tt_unet_stores_16(u)) return NULL;
     tt_unet_block *e = &u->enc[i];
     tt_pool2d_desc pd = tt_pool2d_square(n, e->channels, e->height, e->width, 2, 2);
     return tt_max_pool2d_forward(u->be, u->pool_again[i], NONE, u->dec[i].bwd.skip, &pd);

@@ -133,6 +133,12 @@ tt_status tt_unet_model_create(tt_backend *be, const tt_model_spec *spec, int ca
  * one output, and dec.i.conv2); the bottleneck's two. */
 tt_status tt_unet_conv3x3_shapes(const tt_model_spec *spec, int height, int width,
                                  tt_model_conv *out, int max, int *count);
+/* What its forward keeps for the backward is stored in 16 bits
+ * (config.precision fp16 or bf16; unet.c, unet_memory.c). */
+static inline int tt_unet_stores_16(const tt_unet *unet)
+{
+    return unet->config.precision != TT_PRECISION_FP32;
+}
 /* The UNet behind a model of kind "unet". */
 static inline tt_unet *tt_unet_of(tt_model *model) { return (tt_unet *)model; }
 /* The UNet's configuration from a spec of kind "unet", and back. */

@@ -56,7 +56,6 @@ static size_t tensor_bytes(const tt_unet *u, int channels, int h, int w)
     return (size_t)u->capacity * (size_t)channels * (size_t)h * (size_t)w * sizeof(float);
 }
 
-static int stores_16(const tt_unet *u) { return u->config.precision != TT_PRECISION_FP32; }
 
 static void add_tensor(tt_arena_plan *r, const tt_unet_block *b, const char *tag,
                        const char *what, size_t bytes, tt_mem *dest)
@@ -94,7 +93,7 @@ static void add_set(tt_arena_plan *r, const tt_unet *u, const tt_unet_block *b, 
 static void add_block(tt_arena_plan *r, const tt_unet *u, tt_unet_block *b, int decoder)
 {
     add_set(r, u, b, &b->fwd, "", 0);
-    if (stores_16(u)) {
+    if (tt_unet_stores_16(u)) {
         size_t halves = tensor_bytes(u, b->channels, b->height, b->width) / 2;
         if (b->recompute || u->config.norm != TT_NORM_NONE) /* else conv2's (connect) */
             add_tensor(r, b, ".half", "act2", halves, &b->half_act2);
@@ -133,11 +132,11 @@ static void connect(tt_unet *u)
         }
     for (int i = 0; i < c->depth; i++) {
         tt_unet_block *e = &u->enc[i], *d = &u->dec[i];
-        if (!c->checkpointing && !stores_16(u)) u->pool_again[i] = u->pool[i];
+        if (!c->checkpointing && !tt_unet_stores_16(u)) u->pool_again[i] = u->pool[i];
         e->fwd.input = i ? u->pool[i - 1] : u->input;
         e->bwd.input = e->again.input = i ? u->pool_again[i - 1] : u->input;
         d->fwd.input = u->up[i];
-        d->fwd.skip = stores_16(u) ? u->skip_fwd[i] : e->fwd.act2;
+        d->fwd.skip = tt_unet_stores_16(u) ? u->skip_fwd[i] : e->fwd.act2;
         d->bwd.skip = e->again.act2.buffer ? e->again.act2 : e->fwd.act2;
     }
     u->bottleneck.fwd.input = u->pool[c->depth - 1];
@@ -149,7 +148,7 @@ static void connect(tt_unet *u)
              * conv2 and act2 unpacked into the set's own (add_block) */
             tt_unet_tensors unpacked = b->bwd;
             b->bwd = b->fwd;
-            if (stores_16(u)) {
+            if (tt_unet_stores_16(u)) {
                 if (unpacked.input.buffer) b->bwd.input = unpacked.input; /* pool made again */
                 b->bwd.conv1 = b->bwd.act1 = unpacked.conv1;
                 b->bwd.conv2 = unpacked.conv2;
@@ -159,13 +158,13 @@ static void connect(tt_unet *u)
         if (b->keeps_again) b->bwd = b->again;
         if (b->lean) b->bwd.saved2 = b->fwd.saved2;
         /* a norm-less kept block's output is its conv2: one 16-bit copy */
-        if (stores_16(u) && !b->recompute && c->norm == TT_NORM_NONE) b->half_act2 = b->half_conv2;
+        if (tt_unet_stores_16(u) && !b->recompute && c->norm == TT_NORM_NONE) b->half_act2 = b->half_conv2;
     }
     /* dec.i's skip in backward, with 16-bit storage: enc.i's output
      * unpacked into enc.i's backward set, which reads it too, or into a
      * tensor of its own when that set is made again later; or enc.i made
      * again (checkpointing) */
-    if (stores_16(u))
+    if (tt_unet_stores_16(u))
         for (int i = 0; i < c->depth; i++)
             if (!u->enc[i].again.act2.buffer)
                 u->dec[i].bwd.skip = u->enc[i].recompute ? u->skip_bwd[i] : u->enc[i].bwd.act2;
@@ -189,12 +188,12 @@ static void build_requests(tt_unet *u, tt_arena_plan *r)
         size_t pooled = tensor_bytes(u, ch, h / 2, w / 2);
         snprintf(name, sizeof name, "enc.%d.pool", i);
         tt_arena_plan_add(r, name, pooled, &u->pool[i]);
-        if (ckpt || stores_16(u)) {
+        if (ckpt || tt_unet_stores_16(u)) {
             snprintf(name, sizeof name, "enc.%d.pool.again", i);
             tt_arena_plan_add(r, name, pooled, &u->pool_again[i]);
         }
-        if (stores_16(u)) add_tensor(r, e, "", "skip.fwd", tensor_bytes(u, ch, h, w), &u->skip_fwd[i]);
-        if (stores_16(u) && e->recompute && !(ckpt && i > 0))
+        if (tt_unet_stores_16(u)) add_tensor(r, e, "", "skip.fwd", tensor_bytes(u, ch, h, w), &u->skip_fwd[i]);
+        if (tt_unet_stores_16(u) && e->recompute && !(ckpt && i > 0))
             add_tensor(r, e, "", "skip.bwd", tensor_bytes(u, ch, h, w), &u->skip_bwd[i]);
         tt_unet_block *d = &u->dec[i];
         add_block(r, u, d, 1);
