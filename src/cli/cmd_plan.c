@@ -4,17 +4,13 @@
  * device's memory, chooses a training recipe (train/run_plan.h), prints
  * each choice with its reason and writes plan.json.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
 #include "cli/commands.h"
-#include "core/fs.h"
 #include "core/status.h"
-#include "data/dataset.h"
-#include "data/fingerprint.h"
 #include "train/run_plan.h"
 
 typedef struct plan_options {
@@ -64,9 +60,10 @@ static void help(void)
     tt_opt_print_help(option_table, OPTION_COUNT, stdout);
 }
 
-static void print_plan(const tt_run_plan *p, const tt_device_info *d, const char *path)
+static void print_plan(const tt_run_plan *p, const char *path)
 {
     const tt_fingerprint *f = &p->fingerprint;
+    const tt_device_info *d = &p->device;
     printf("data set     %d images (%d read), %dx%d median, %dx%d to %dx%d, %s\n", f->images,
            f->images_read, f->median_width, f->median_height, f->min_width, f->min_height,
            f->max_width, f->max_height, f->grey ? "grey" : "colour");
@@ -89,35 +86,28 @@ static void print_plan(const tt_run_plan *p, const tt_device_info *d, const char
         printf("  %-28s %s\n", flag, p->choices[i].reason);
     }
     printf("\nwritten to %s; train with:\n  tiletrain train --data DIR --out RUN", path);
-    for (int i = 0; i < p->count; i++)
-        printf(" --%s%s%s", p->choices[i].option, p->choices[i].value[0] ? " " : "", p->choices[i].value);
+    tt_run_plan_print_args(p, stdout);
     printf("\n");
 }
 
 static tt_status run(const plan_options *o)
 {
-    tt_status status = NULL;
-    tt_dataset *ds = NULL;
-    tt_device_info *devices = NULL;
+    if (!o->data[0]) return tt_error_new(TT_ERR_INVALID_ARGUMENT, "give --data DIR: the data set to plan for");
+    /* the options a run would be given, for what plan reads of them */
+    tt_train_options t;
+    tt_train_options_default(&t);
+    snprintf(t.data, sizeof t.data, "%s", o->data);
+    snprintf(t.format, sizeof t.format, "%s", o->format);
+    snprintf(t.csv, sizeof t.csv, "%s", o->csv);
+    snprintf(t.images, sizeof t.images, "%s", o->images);
+    snprintf(t.device, sizeof t.device, "%s", o->device);
+    t.mem_limit = o->mem_limit;
+    tt_run_plan *plan = calloc(1, sizeof *plan);
+    if (!plan) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    const char *path = o->out[0] ? o->out : "plan.json";
     cJSON *json = NULL;
     char *text = NULL;
-    int count = 0, index = 0;
-    if (!o->data[0]) return tt_error_new(TT_ERR_INVALID_ARGUMENT, "give --data DIR: the data set to plan for");
-    tt_dataset_options dopt = {.dir = o->data, .csv_path = o->csv[0] ? o->csv : NULL,
-                               .images_dir = o->images[0] ? o->images : NULL};
-    TT_CHECK(tt_dataset_format_parse(o->format, &dopt.format));
-    TT_CHECK(tt_dataset_open(&dopt, &ds));
-    tt_run_plan *plan = calloc(1, sizeof *plan);
-    if (!plan) {
-        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
-        goto cleanup;
-    }
-    tt_fingerprint fp;
-    status = tt_fingerprint_compute(ds, o->max_images, &fp);
-    if (!status) status = tt_devices_list(&devices, &count);
-    if (!status) status = tt_device_select(o->device[0] ? o->device : NULL, &index);
-    if (!status) status = tt_run_plan_make(&fp, &devices[index], o->mem_limit, plan);
-    const char *path = o->out[0] ? o->out : "plan.json";
+    tt_status status = tt_run_plan_for(&t, o->max_images, plan);
     if (!status) status = tt_run_plan_write(plan, path);
     if (!status && o->json) {
         json = tt_run_plan_json(plan);
@@ -127,16 +117,12 @@ static tt_status run(const plan_options *o)
         else
             status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     } else if (!status) {
-        print_plan(plan, &devices[index], path);
+        print_plan(plan, path);
     }
-    free(plan);
-cleanup:
-    if (status) status = tt_error_prefix(status, "plan for %s", o->data);
     free(text);
     cJSON_Delete(json);
-    free(devices);
-    tt_dataset_destroy(ds);
-    return status;
+    free(plan);
+    return status ? tt_error_prefix(status, "plan for %s", o->data) : NULL;
 }
 
 int tt_cmd_plan(int argc, char **argv)

@@ -162,16 +162,14 @@ static tt_status planned_options(int argc, char **argv, tt_train_options *opt)
             return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--plan auto plans a data set: give --data DIR");
         tt_run_plan *plan = calloc(1, sizeof *plan);
         if (!plan) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
-        tt_status status = tt_run_plan_for(opt, plan);
+        tt_status status = tt_run_plan_for(opt, 200, plan);
         if (!status) status = tt_run_plan_apply(plan, &planned);
         if (!status && opt->out[0]) status = tt_make_dirs(opt->out);
         if (!status && opt->out[0]) status = tt_run_plan_write(plan, path);
         if (!status) {
             fprintf(stderr, "tiletrain: planned for the data set and the device (%s says why):",
                     opt->out[0] ? path : "tiletrain plan");
-            for (int i = 0; i < plan->count; i++)
-                fprintf(stderr, " --%s%s%s", plan->choices[i].option, plan->choices[i].value[0] ? " " : "",
-                        plan->choices[i].value);
+            tt_run_plan_print_args(plan, stderr);
             fprintf(stderr, "\n");
         }
         free(plan);

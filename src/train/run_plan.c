@@ -65,6 +65,7 @@ tt_status tt_run_plan_make(const tt_fingerprint *fp, const tt_device_info *devic
 {
     memset(out, 0, sizeof *out);
     out->fingerprint = *fp;
+    out->device = *device;
     if (fp->images < 2)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "the data set has %d usable image%s: a plan needs at least 2 (one "
@@ -250,7 +251,7 @@ struct cJSON *tt_run_plan_json(const tt_run_plan *p)
     return root;
 }
 
-tt_status tt_run_plan_for(const tt_train_options *o, tt_run_plan *out)
+tt_status tt_run_plan_for(const tt_train_options *o, int max_images, tt_run_plan *out)
 {
     tt_status status = NULL;
     tt_dataset *ds = NULL;
@@ -261,7 +262,7 @@ tt_status tt_run_plan_for(const tt_train_options *o, tt_run_plan *out)
     TT_CHECK(tt_dataset_format_parse(o->format, &dopt.format));
     TT_CHECK(tt_dataset_open(&dopt, &ds));
     tt_fingerprint fp;
-    TT_CHECK(tt_fingerprint_compute(ds, 200, &fp));
+    TT_CHECK(tt_fingerprint_compute(ds, max_images, &fp));
     TT_CHECK(tt_devices_list(&devices, &count));
     TT_CHECK(tt_device_select(o->device[0] ? o->device : NULL, &index));
     TT_CHECK(tt_run_plan_make(&fp, &devices[index], o->mem_limit, out));
@@ -343,4 +344,11 @@ tt_status tt_run_plan_write(const tt_run_plan *p, const char *path)
     free(text);
     cJSON_Delete(json);
     return status;
+}
+
+void tt_run_plan_print_args(const tt_run_plan *p, FILE *f)
+{
+    for (int i = 0; i < p->count; i++)
+        fprintf(f, " --%s%s%s", p->choices[i].option, p->choices[i].value[0] ? " " : "",
+                p->choices[i].value);
 }

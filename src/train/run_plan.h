@@ -10,6 +10,7 @@
 #define TT_TRAIN_RUN_PLAN_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "data/fingerprint.h"
 #include "train/train_options.h"
@@ -24,6 +25,7 @@ typedef struct tt_plan_choice {
 
 typedef struct tt_run_plan {
     tt_fingerprint fingerprint;
+    tt_device_info device;      /* the device planned for */
     tt_plan_choice choices[TT_PLAN_MAX_CHOICES];
     int count;
 } tt_run_plan;
@@ -42,9 +44,13 @@ tt_status tt_run_plan_make(const tt_fingerprint *fp, const tt_device_info *devic
 const tt_plan_choice *tt_run_plan_find(const tt_run_plan *plan, const char *option);
 
 /* The plan for a run of these options: the data set they name (--data,
- * --format, --csv, --images; up to 200 images read), the OpenCL device
- * (--device: its kind and memory) and --mem-limit. */
-tt_status tt_run_plan_for(const tt_train_options *options, tt_run_plan *out);
+ * --format, --csv, --images; up to max_images images read, all when 0),
+ * the OpenCL device (--device: its kind and memory) and --mem-limit. */
+tt_status tt_run_plan_for(const tt_train_options *options, int max_images, tt_run_plan *out);
+
+/* " --tile 128x128 --depth 3 ...": the train options the plan stands for,
+ * each with a space before it, to `f`. */
+void tt_run_plan_print_args(const tt_run_plan *plan, FILE *f);
 
 /* Sets each choice on `options` through train's option table, as if given
  * as a flag; a UNet over a ResNet encoder takes none of the plain UNet's
