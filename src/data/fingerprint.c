@@ -67,16 +67,10 @@ static double median_of(values *a)
     return a->n % 2 ? a->v[a->n / 2] : 0.5 * (a->v[a->n / 2 - 1] + a->v[a->n / 2]);
 }
 
-static int median_int(int *x, int n)
+static int by_int(const void *a, const void *b)
 {
-    int sorted[n > 0 ? n : 1];
-    memcpy(sorted, x, (size_t)n * sizeof *x);
-    for (int i = 1; i < n; i++) /* insertion: a few hundred at most */
-        for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
-            int t = sorted[j];
-            sorted[j] = sorted[j - 1], sorted[j - 1] = t;
-        }
-    return n ? sorted[n / 2] : 0;
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
 }
 
 /* The 4-connected regions of the 1s of grid (gw x gh, cleared as visited):
@@ -192,14 +186,13 @@ tt_status tt_fingerprint_compute(tt_dataset *ds, int max_images, tt_fingerprint 
                 goto oom;
         }
     }
-    out->min_width = out->max_width = widths[0], out->min_height = out->max_height = heights[0];
-    for (int i = 0; i < n; i++) {
-        out->min_width = widths[i] < out->min_width ? widths[i] : out->min_width;
-        out->max_width = widths[i] > out->max_width ? widths[i] : out->max_width;
-        out->min_height = heights[i] < out->min_height ? heights[i] : out->min_height;
-        out->max_height = heights[i] > out->max_height ? heights[i] : out->max_height;
-    }
-    out->median_width = median_int(widths, n), out->median_height = median_int(heights, n);
+    /* every item's size (not only those read): sorted, they give the
+     * smallest, the median and the largest */
+    qsort(widths, (size_t)n, sizeof *widths, by_int);
+    qsort(heights, (size_t)n, sizeof *heights, by_int);
+    out->min_width = widths[0], out->median_width = widths[n / 2], out->max_width = widths[n - 1];
+    out->min_height = heights[0], out->median_height = heights[n / 2];
+    out->max_height = heights[n - 1];
     out->grey = grey;
     for (int c = 0; c < 3; c++) {
         out->mean[c] = sum[c] / samples;
