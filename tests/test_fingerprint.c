@@ -120,81 +120,96 @@ static int choice_int(const tt_run_plan *p, const char *option)
     return c ? atoi(c->value) : -1;
 }
 
+/* A set of `images` (make_set), opened and fingerprinted, a CPU device and
+ * a plan to fill; planned_free() undoes it. */
+typedef struct planned {
+    char *dir;
+    tt_dataset *ds;
+    tt_fingerprint f;
+    tt_device_info device;
+    tt_run_plan *plan;
+} planned;
+
+static planned plan_set(int images)
+{
+    planned p = {.dir = make_set(images), .device = cpu_device()};
+    p.ds = open_set(p.dir);
+    TH_OK(tt_fingerprint_compute(p.ds, 0, &p.f));
+    p.plan = calloc(1, sizeof *p.plan);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p.plan);
+    return p;
+}
+
+static void planned_free(planned *p)
+{
+    free(p->plan);
+    tt_dataset_destroy(p->ds);
+    rd_remove(p->dir);
+}
+
 static void test_plan(void)
 {
-    char *dir = make_set(3);
-    tt_dataset *ds = open_set(dir);
-    tt_fingerprint f;
-    TH_OK(tt_fingerprint_compute(ds, 0, &f));
-    tt_device_info d = cpu_device();
-    tt_run_plan *plan = calloc(1, sizeof *plan);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(plan);
-    TH_OK(tt_run_plan_make(&f, &d, 0, plan));
+    planned p = plan_set(3);
+    tt_run_plan *plan = p.plan;
+    TH_OK(tt_run_plan_make(&p.f, &p.device, 0, plan));
     /* the smallest side (30 px) bounds the tile; class index: no Dice, no min-size */
     CU_ASSERT_STRING_EQUAL(tt_run_plan_find(plan, "tile")->value, "16x16");
     CU_ASSERT_PTR_NULL(tt_run_plan_find(plan, "dice-weight"));
     CU_ASSERT_PTR_NULL(tt_run_plan_find(plan, "min-size"));
     CU_ASSERT_EQUAL(choice_int(plan, "micro-batch") * choice_int(plan, "accum") >= 8, 1);
     CU_ASSERT_STRING_EQUAL(tt_run_plan_find(plan, "base-channels")->value, "8");
-    /* under a tight limit the micro-batch the plan takes fits, by the estimate */
+    /* under a tight limit the micro-batch the plan takes fits, by the estimate
+     * of the run its choices make (applied as train applies them) */
     uint64_t limit = 400u << 10; /* about 4 images of 16x16 */
-    TH_OK(tt_run_plan_make(&f, &d, limit, plan));
+    TH_OK(tt_run_plan_make(&p.f, &p.device, limit, plan));
+    CU_ASSERT_PTR_NOT_NULL(tt_run_plan_find(plan, "depth"));
+    CU_ASSERT_PTR_NOT_NULL(tt_run_plan_find(plan, "base-channels"));
+    CU_ASSERT_EQUAL(choice_int(plan, "micro-batch") > 0, 1);
     tt_train_options o;
     tt_train_options_default(&o);
-    o.tile[0] = o.tile[1] = atoi(tt_run_plan_find(plan, "tile")->value);
-    o.depth = choice_int(plan, "depth"), o.base_channels = choice_int(plan, "base-channels");
-    snprintf(o.norm, sizeof o.norm, "%s", tt_run_plan_find(plan, "norm")->value);
-    int micro = choice_int(plan, "micro-batch");
+    TH_OK(tt_run_plan_apply(plan, &o));
+    CU_ASSERT_EQUAL(o.tile[0], 16);
+    int micro = o.micro_batch;
+    CU_ASSERT_EQUAL(micro, choice_int(plan, "micro-batch"));
     tt_model_spec m;
     TH_OK(tt_recipe_model(&o, 3, &m));
-    m.checkpointing = tt_run_plan_find(plan, "checkpointing") != NULL;
+    m.checkpointing = o.checkpointing;
     uint64_t peak = 0, next = 0;
-    TH_OK(tt_fit_estimate(&d, &o, &m, TT_MASK_CLASS_INDEX, 1, micro, o.tile, m.checkpointing, &peak));
-    TH_OK(tt_fit_estimate(&d, &o, &m, TT_MASK_CLASS_INDEX, 1, micro + 1, o.tile, m.checkpointing, &next));
+    TH_OK(tt_fit_estimate(&p.device, &o, &m, TT_MASK_CLASS_INDEX, 1, micro, o.tile, m.checkpointing, &peak));
+    TH_OK(tt_fit_estimate(&p.device, &o, &m, TT_MASK_CLASS_INDEX, 1, micro + 1, o.tile, m.checkpointing, &next));
     printf("\n  limit %llu: micro-batch %d (%s), estimate %llu; one more %llu", (unsigned long long)limit,
-           micro, tt_run_plan_find(plan, "norm")->value, (unsigned long long)peak,
-           (unsigned long long)next);
+           micro, o.norm, (unsigned long long)peak, (unsigned long long)next);
     CU_ASSERT(peak <= limit);
     CU_ASSERT(micro >= 8 || next > limit);
-    if (micro < 4) CU_ASSERT_STRING_EQUAL(tt_run_plan_find(plan, "norm")->value, "group");
-    free(plan);
-    tt_dataset_destroy(ds);
-    rd_remove(dir);
+    if (micro < 4) CU_ASSERT_STRING_EQUAL(o.norm, "group");
+    planned_free(&p);
 }
 
 static void test_refused(void)
 {
     /* one image: nothing to validate on */
-    char *dir = make_set(1);
-    tt_dataset *ds = open_set(dir);
-    tt_fingerprint f;
-    TH_OK(tt_fingerprint_compute(ds, 0, &f));
-    tt_device_info d = cpu_device();
-    tt_run_plan *plan = calloc(1, sizeof *plan);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(plan);
-    tt_status s = tt_run_plan_make(&f, &d, 0, plan);
+    planned p = plan_set(1);
+    tt_status s = tt_run_plan_make(&p.f, &p.device, 0, p.plan);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
     CU_ASSERT(s && strstr(tt_status_message(s), "at least 2") != NULL);
     tt_status_free(s);
-    tt_dataset_destroy(ds);
     /* pixels that do not decode (a valid header) are named */
-    char *img = rd_subdir(dir, "images");
+    char *img = rd_subdir(p.dir, "images");
     size_t size = 0;
     unsigned char *bytes = rd_read(img, "a.png", &size);
     CU_ASSERT_PTR_NOT_NULL_FATAL(bytes);
     for (size_t i = size / 2; i < size - 12; i++) bytes[i] ^= 0x5a; /* IDAT scrambled, IEND kept */
     CU_ASSERT_FATAL(rd_write_bytes(img, "a.png", bytes, size));
-    ds = open_set(dir);
-    s = tt_fingerprint_compute(ds, 0, &f);
+    tt_dataset_destroy(p.ds);
+    p.ds = open_set(p.dir);
+    s = tt_fingerprint_compute(p.ds, 0, &p.f);
     CU_ASSERT_PTR_NOT_NULL(s);
     CU_ASSERT(s && strstr(tt_status_message(s), "a.png") != NULL);
     if (s) printf("\n  corrupt pixels: %s", tt_status_message(s));
     tt_status_free(s);
-    tt_dataset_destroy(ds);
     free(bytes);
     free(img);
-    free(plan);
-    rd_remove(dir);
+    planned_free(&p);
 }
 
 int main(void)
