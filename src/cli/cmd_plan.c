@@ -129,7 +129,7 @@ int tt_cmd_plan(int argc, char **argv)
 {
     plan_options o = {0};
     strcpy(o.format, "auto");
-    o.max_images = 200;
+    o.max_images = TT_PLAN_IMAGES;
     int rc = tt_cli_parse("plan", option_table, OPTION_COUNT, &o, argc, argv, help);
     if (rc >= 0) return rc;
     tt_status status = run(&o);

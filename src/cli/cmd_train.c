@@ -162,7 +162,7 @@ static tt_status planned_options(int argc, char **argv, tt_train_options *opt)
             return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--plan auto plans a data set: give --data DIR");
         tt_run_plan *plan = calloc(1, sizeof *plan);
         if (!plan) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
-        tt_status status = tt_run_plan_for(opt, 200, plan);
+        tt_status status = tt_run_plan_for(opt, TT_PLAN_IMAGES, plan);
         if (!status) status = tt_run_plan_apply(plan, &planned);
         if (!status && opt->out[0]) status = tt_make_dirs(opt->out);
         if (!status && opt->out[0]) status = tt_run_plan_write(plan, path);

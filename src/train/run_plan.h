@@ -16,6 +16,7 @@
 #include "train/train_options.h"
 
 #define TT_PLAN_MAX_CHOICES 24
+#define TT_PLAN_IMAGES 200     /* images a fingerprint reads unless told otherwise */
 
 typedef struct tt_plan_choice {
     char option[24];   /* train's option, without "--": "tile", "norm", ... */
