@@ -1,4 +1,4 @@
-/* Greedy-by-size liveness planning; see plan.h. */
+/* Greedy liveness planning in a few orders, the best kept; see plan.h. */
 #include "core/plan.h"
 
 #include <stdlib.h>
@@ -41,19 +41,81 @@ static size_t lowest_fit(tt_plan_item **placed, int nplaced, const tt_plan_item 
     return offset;
 }
 
+/* Other orders to place in: greedy by size leaves gaps that another order
+ * fills (a tensor of a block's backward between two long-lived halves);
+ * the smallest total of them all is kept. */
+static int by_area_desc(const void *a, const void *b)
+{
+    const tt_plan_item *x = *(tt_plan_item *const *)a, *y = *(tt_plan_item *const *)b;
+    double ax = (double)x->bytes * (x->last - x->first + 1);
+    double ay = (double)y->bytes * (y->last - y->first + 1);
+    if (ax != ay) return ax < ay ? 1 : -1;
+    return by_size_desc(a, b);
+}
+
+static int by_life_desc(const void *a, const void *b)
+{
+    const tt_plan_item *x = *(tt_plan_item *const *)a, *y = *(tt_plan_item *const *)b;
+    int lx = x->last - x->first, ly = y->last - y->first;
+    if (lx != ly) return lx < ly ? 1 : -1;
+    return by_size_desc(a, b);
+}
+
+static int by_first(const void *a, const void *b)
+{
+    const tt_plan_item *x = *(tt_plan_item *const *)a, *y = *(tt_plan_item *const *)b;
+    if (x->first != y->first) return x->first - y->first;
+    return by_size_desc(a, b);
+}
+
+/* Places the items in `order`, each at its lowest fit; plan gets the
+ * buffers' sizes. */
+static tt_status place(tt_plan_item **order, int count, size_t alignment,
+                       size_t max_buffer_bytes, tt_plan_item **placed, tt_plan_item **scratch,
+                       tt_plan *plan)
+{
+    int nplaced = 0;
+    for (int i = 0; i < count; i++) {
+        tt_plan_item *item = order[i];
+        int b = 0;
+        for (;; b++) {
+            if (b == plan->buffer_count) {
+                if (b == TT_PLAN_MAX_BUFFERS)
+                    return tt_error_new(TT_ERR_TOO_LARGE, "memory plan: more than %d buffers",
+                                        TT_PLAN_MAX_BUFFERS);
+                plan->buffer_count++;
+            }
+            item->buffer = b;
+            size_t offset = lowest_fit(placed, nplaced, item, b, alignment, scratch);
+            if (offset + item->bytes <= max_buffer_bytes) {
+                item->offset = offset;
+                break;
+            }
+        }
+        if (item->offset + item->bytes > plan->buffer_bytes[b])
+            plan->buffer_bytes[b] = item->offset + item->bytes;
+        placed[nplaced++] = item;
+    }
+    for (int b = 0; b < plan->buffer_count; b++) plan->total_bytes += plan->buffer_bytes[b];
+    return NULL;
+}
+
 tt_status tt_plan_solve(tt_plan_item *items, int count, size_t alignment, size_t max_buffer_bytes,
                         tt_plan *plan)
 {
     TT_ASSERT(alignment && (alignment & (alignment - 1)) == 0);
     *plan = (tt_plan){0};
-    tt_plan_item **order = malloc(sizeof *order * (size_t)(count ? count : 1));
-    tt_plan_item **placed = malloc(sizeof *placed * (size_t)(count ? count : 1));
-    tt_plan_item **scratch = malloc(sizeof *scratch * (size_t)(count ? count : 1));
+    size_t n = (size_t)(count ? count : 1);
+    tt_plan_item **order = malloc(sizeof *order * n);
+    tt_plan_item **placed = malloc(sizeof *placed * n);
+    tt_plan_item **scratch = malloc(sizeof *scratch * n);
+    tt_plan_item *best_items = malloc(sizeof *best_items * n);
     tt_status status = NULL;
-    if (!order || !placed || !scratch) {
+    if (!order || !placed || !scratch || !best_items) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "memory plan: out of host memory");
         goto cleanup;
     }
+    size_t unplanned = 0;
     for (int i = 0; i < count; i++) {
         if (items[i].last < items[i].first) {
             status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "memory plan: '%s' dies (step %d) "
@@ -69,39 +131,30 @@ tt_status tt_plan_solve(tt_plan_item *items, int count, size_t alignment, size_t
                                   "smaller tile or micro-batch", items[i].name, items[i].bytes, max_buffer_bytes);
             goto cleanup;
         }
-        order[i] = &items[i];
-        plan->unplanned_bytes += items[i].bytes;
+        unplanned += items[i].bytes;
     }
-    qsort(order, (size_t)count, sizeof *order, by_size_desc);
-    int nplaced = 0;
-    for (int i = 0; i < count; i++) {
-        tt_plan_item *item = order[i];
-        int b = 0;
-        for (;; b++) {
-            if (b == plan->buffer_count) {
-                if (b == TT_PLAN_MAX_BUFFERS) {
-                    status = tt_error_new(TT_ERR_TOO_LARGE, "memory plan: more than %d buffers",
-                                          TT_PLAN_MAX_BUFFERS);
-                    goto cleanup;
-                }
-                plan->buffer_count++;
-            }
-            item->buffer = b;
-            size_t offset = lowest_fit(placed, nplaced, item, b, alignment, scratch);
-            if (offset + item->bytes <= max_buffer_bytes) {
-                item->offset = offset;
-                break;
-            }
+    int (*const orders[])(const void *, const void *) = {by_size_desc, by_area_desc, by_life_desc,
+                                                         by_first};
+    tt_plan best = {0};
+    for (size_t k = 0; k < sizeof orders / sizeof orders[0]; k++) {
+        for (int i = 0; i < count; i++) order[i] = &items[i];
+        qsort(order, (size_t)count, sizeof *order, orders[k]);
+        tt_plan tried = {0};
+        TT_CHECK(place(order, count, alignment, max_buffer_bytes, placed, scratch, &tried));
+        if (k == 0 || tried.total_bytes < best.total_bytes) { /* ties: the earlier order */
+            best = tried;
+            for (int i = 0; i < count; i++) best_items[i] = items[i];
         }
-        if (item->offset + item->bytes > plan->buffer_bytes[b])
-            plan->buffer_bytes[b] = item->offset + item->bytes;
-        placed[nplaced++] = item;
     }
-    for (int b = 0; b < plan->buffer_count; b++) plan->total_bytes += plan->buffer_bytes[b];
+    for (int i = 0; i < count; i++) items[i].buffer = best_items[i].buffer,
+                                    items[i].offset = best_items[i].offset;
+    *plan = best;
+    plan->unplanned_bytes = unplanned;
 cleanup:
     free(order);
     free(placed);
     free(scratch);
+    free(best_items);
     return status;
 }
 

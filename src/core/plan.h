@@ -4,9 +4,11 @@
  *
  * Each item has a size and an interval of steps [first, last] during which
  * it must keep its bytes.  Two items may share bytes only when their
- * intervals do not meet.  Items are placed largest first, each at the lowest
- * offset that clears every overlapping item already placed (greedy by size,
- * as TFLite's and tinygrad's planners).  Buffers are capped at
+ * intervals do not meet.  Items are placed one by one, each at the lowest
+ * offset that clears every overlapping item already placed, in a few
+ * orders (largest first, as TFLite's and tinygrad's planners; largest
+ * size x life; longest life; first born), and the order with the smallest
+ * total is kept (ties: the earlier in that list).  Buffers are capped at
  * `max_buffer_bytes` (the device's largest single allocation): an item goes
  * into the first buffer with room under the cap, else a new buffer starts.
  * An item never straddles two buffers.  Pure host code: no device here.
