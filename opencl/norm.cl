@@ -30,6 +30,41 @@
 #define NORM_INTERLEAVE 0
 #endif
 
+/* How x, the normalised tensor, is stored (norm.c, from tt_norm_params'
+ * x_precision): 0 fp32; 1 fp16 or 2 bf16, 16 bits an element, read as
+ * stored and computed in fp32 like the rest (the exact conversions of
+ * common.cl).  Every other tensor is fp32. */
+#ifndef NORM_X16
+#define NORM_X16 0
+#endif
+#if NORM_X16
+typedef ushort norm_x_t;
+#else
+typedef float norm_x_t;
+#endif
+
+/* x[i .. i + 7] and x[i] as floats. */
+static float8 norm_x8(__global const norm_x_t *x, size_t i)
+{
+#if NORM_X16 == 1
+    return tt_f16_to_f32_8(vload8(0, x + i));
+#elif NORM_X16 == 2
+    return tt_bf16_to_f32_8(vload8(0, x + i));
+#else
+    return vload8(0, x + i);
+#endif
+}
+static float norm_x(__global const norm_x_t *x, size_t i)
+{
+#if NORM_X16 == 1
+    return tt_f16_to_f32(x[i]);
+#elif NORM_X16 == 2
+    return tt_bf16_to_f32(x[i]);
+#else
+    return x[i];
+#endif
+}
+
 /* The first float of vector j of work-item k's share. */
 static size_t norm_vec(int k, int j, int chunks, int chunk_vecs)
 {
@@ -108,30 +143,30 @@ static norm_plane norm_plane_of(int p, int channels, int stat_n_stride, int chan
 
 /* Work-item (k, p): partial[3 (p chunks + k) + 0..2] = count, mean and sum
  * of squared deviations of its share. */
-__kernel void norm_moments(TT_MEM(float, partial), TT_MEM(const float, x), const int hw,
+__kernel void norm_moments(TT_MEM(float, partial), TT_MEM(const norm_x_t, x), const int hw,
                            const int chunks, const int chunk_vecs)
 {
     TT_PTR(float, partial);
-    TT_PTR(const float, x);
+    TT_PTR(const norm_x_t, x);
     int k = get_global_id(0), p = get_global_id(1);
-    __global const float *plane = x + (size_t)p * hw;
+    __global const norm_x_t *plane = x + (size_t)p * hw;
     int nv = hw / 8, m = norm_share(k, nv, chunks, chunk_vecs), tail = norm_tail(k, hw);
-    __global const float *rest = plane + 8 * (size_t)nv;
+    __global const norm_x_t *rest = plane + 8 * (size_t)nv;
 
     float8 acc = 0.0f;
-    for (int j = 0; j < m; j++) acc += vload8(0, plane + norm_vec(k, j, chunks, chunk_vecs));
+    for (int j = 0; j < m; j++) acc += norm_x8(plane, norm_vec(k, j, chunks, chunk_vecs));
     float sum = norm_hsum(acc);
-    for (int t = 0; t < tail; t++) sum += rest[t];
+    for (int t = 0; t < tail; t++) sum += norm_x(rest, t);
     float count = (float)(8 * m + tail);
     float mu = count > 0.0f ? sum / count : 0.0f;
 
     float8 sq = 0.0f;
     for (int j = 0; j < m; j++) {
-        float8 d = vload8(0, plane + norm_vec(k, j, chunks, chunk_vecs)) - mu;
+        float8 d = norm_x8(plane, norm_vec(k, j, chunks, chunk_vecs)) - mu;
         sq = fma(d, d, sq);
     }
     float m2 = norm_hsum(sq);
-    for (int t = 0; t < tail; t++) m2 += (rest[t] - mu) * (rest[t] - mu);
+    for (int t = 0; t < tail; t++) m2 += (norm_x(rest, t) - mu) * (norm_x(rest, t) - mu);
 
     __global float *out = partial + 3 * ((size_t)p * chunks + k);
     out[0] = count;
@@ -210,19 +245,19 @@ __kernel void norm_stat_moments(TT_MEM(float, moments), TT_MEM(const float, part
 
 /* Element-wise: y = norm_value(x), or with relu that where it is > 0 and 0
  * elsewhere (NaN included, as the mask in backward reads it).  y may be x. */
-__kernel void norm_apply(TT_MEM(float, y), TT_MEM(const float, x), NORM_PLANE_ARGS)
+__kernel void norm_apply(TT_MEM(float, y), TT_MEM(const norm_x_t, x), NORM_PLANE_ARGS)
 {
     TT_PTR(float, y);
-    TT_PTR(const float, x);
+    TT_PTR(const norm_x_t, x);
     NORM_PLANE_BEGIN;
     for (int j = 0; j < m; j++) {
         size_t i = base + norm_vec(k, j, chunks, chunk_vecs);
-        float8 v = norm_value8(vload8(0, x + i), q.mean, q.r, q.w, q.b);
+        float8 v = norm_value8(norm_x8(x, i), q.mean, q.r, q.w, q.b);
         vstore8(relu ? select((float8)0.0f, v, v > 0.0f) : v, 0, y + i);
     }
     for (int t = 0; t < tail; t++) {
         size_t i = base + 8 * (size_t)nv + t;
-        float v = norm_value(x[i], q.mean, q.r, q.w, q.b);
+        float v = norm_value(norm_x(x, i), q.mean, q.r, q.w, q.b);
         y[i] = relu && !(v > 0.0f) ? 0.0f : v;
     }
 }
@@ -244,25 +279,25 @@ static float norm_grad(float dy, float x, norm_plane q, int relu)
  * sum g * xhat over its share, g the gradient at the norm's output
  * (norm_grad8), xhat = (x - mean) r. */
 __kernel void norm_grad_sums(TT_MEM(float, partial), TT_MEM(const float, dy),
-                             TT_MEM(const float, x), NORM_PLANE_ARGS)
+                             TT_MEM(const norm_x_t, x), NORM_PLANE_ARGS)
 {
     TT_PTR(float, partial);
     TT_PTR(const float, dy);
-    TT_PTR(const float, x);
+    TT_PTR(const norm_x_t, x);
     NORM_PLANE_BEGIN;
     float8 sg = 0.0f, sgx = 0.0f;
     for (int j = 0; j < m; j++) {
         size_t i = base + norm_vec(k, j, chunks, chunk_vecs);
-        float8 xv = vload8(0, x + i), g = norm_grad8(vload8(0, dy + i), xv, q, relu);
+        float8 xv = norm_x8(x, i), g = norm_grad8(vload8(0, dy + i), xv, q, relu);
         sg += g;
         sgx = fma(g, (xv - q.mean) * q.r, sgx);
     }
     float a = norm_hsum(sg), b = norm_hsum(sgx);
     for (int t = 0; t < tail; t++) {
         size_t i = base + 8 * (size_t)nv + t;
-        float g = norm_grad(dy[i], x[i], q, relu);
+        float xi = norm_x(x, i), g = norm_grad(dy[i], xi, q, relu);
         a += g;
-        b += g * (x[i] - q.mean) * q.r;
+        b += g * (xi - q.mean) * q.r;
     }
     __global float *out = partial + 2 * ((size_t)p * chunks + k);
     out[0] = a;
@@ -328,25 +363,25 @@ __kernel void norm_input_coefs(TT_MEM(float, coef), TT_MEM(const float, partial)
  * (eval-mode batch norm, r from the running variance); g as in
  * norm_grad_sums.  Without accumulate dinp is written, and may be dy. */
 __kernel void norm_backward_input(TT_MEM(float, dinp), TT_MEM(const float, dy),
-                                  TT_MEM(const float, x), TT_MEM(const float, coef),
+                                  TT_MEM(const norm_x_t, x), TT_MEM(const float, coef),
                                   const int use_coef, const int accumulate, NORM_PLANE_ARGS)
 {
     TT_PTR(float, dinp);
     TT_PTR(const float, dy);
-    TT_PTR(const float, x);
+    TT_PTR(const norm_x_t, x);
     TT_PTR(const float, coef);
     NORM_PLANE_BEGIN;
     float mean_g = use_coef ? coef[2 * q.s] : 0.0f, mean_gx = use_coef ? coef[2 * q.s + 1] : 0.0f;
     for (int j = 0; j < m; j++) {
         size_t i = base + norm_vec(k, j, chunks, chunk_vecs);
-        float8 xv = vload8(0, x + i), g = norm_grad8(vload8(0, dy + i), xv, q, relu);
+        float8 xv = norm_x8(x, i), g = norm_grad8(vload8(0, dy + i), xv, q, relu);
         float8 v = q.r * (g * q.w - mean_g - (xv - q.mean) * q.r * mean_gx);
         vstore8(accumulate ? vload8(0, dinp + i) + v : v, 0, dinp + i);
     }
     for (int t = 0; t < tail; t++) {
         size_t i = base + 8 * (size_t)nv + t;
-        float g = norm_grad(dy[i], x[i], q, relu);
-        float v = q.r * (g * q.w - mean_g - (x[i] - q.mean) * q.r * mean_gx);
+        float xi = norm_x(x, i), g = norm_grad(dy[i], xi, q, relu);
+        float v = q.r * (g * q.w - mean_g - (xi - q.mean) * q.r * mean_gx);
         dinp[i] = accumulate ? dinp[i] + v : v;
     }
 }

@@ -250,6 +250,27 @@ tt_mem th_pool_put(th_pool *pool, const float *host, size_t n, const char *name)
     return tt_mem_f32(tt_mem_of(b), pad);
 }
 
+tt_mem th_pool_put_16(th_pool *pool, float *x, size_t n, tt_precision precision, int odd,
+                      const char *name)
+{
+    size_t words = (n + (size_t)odd + 1) / 2;
+    uint32_t *packed = calloc(words, sizeof *packed);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(packed);
+    for (size_t i = 0; i < n; i++) {
+        int fp16 = precision == TT_PRECISION_FP16;
+        uint16_t bits = fp16 ? tt_f32_to_f16(x[i]) : tt_f32_to_bf16(x[i]);
+        x[i] = fp16 ? tt_f16_to_f32(bits) : tt_bf16_to_f32(bits);
+        size_t h = i + (size_t)odd;
+        packed[h / 2] |= (uint32_t)bits << (16 * (h % 2));
+    }
+    float *words_as_floats = malloc(words * sizeof *words_as_floats);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(words_as_floats);
+    memcpy(words_as_floats, packed, words * sizeof *packed);
+    tt_mem m = th_pool_put(pool, words_as_floats, words, name);
+    free(packed), free(words_as_floats);
+    return tt_mem_at(m, 2 * (size_t)odd);
+}
+
 void th_pool_free(th_pool *pool)
 {
     for (int i = 0; i < pool->count; i++) tt_buffer_free(pool->buffers[i]);

@@ -20,6 +20,7 @@
 #include <CUnit/CUnit.h>
 
 #include "backend/backend.h"
+#include "core/precision.h"
 
 /* Fails the current test fatally, printing the status message (and build
  * log), when expr returns an error. */
@@ -86,6 +87,11 @@ typedef struct th_pool {
  * the first.  Fails the test when the pool is full. */
 tt_mem th_pool_put(th_pool *pool, const float *host, size_t n, const char *name);
 void th_pool_free(th_pool *pool);
+/* x (n floats) rounded in place to `precision` (fp16 or bf16), and uploaded
+ * as it stores it: 16 bits an element, two a 32-bit word, the first `odd`
+ * halves into its first word (a 16-bit tensor may start at either half). */
+tt_mem th_pool_put_16(th_pool *pool, float *x, size_t n, tt_precision precision, int odd,
+                      const char *name);
 /* n floats at m, back to the host. */
 void th_get(float *host, tt_mem m, size_t n);
 /* n uniform floats in [lo, hi) (malloc'd; the test fails on OOM). */

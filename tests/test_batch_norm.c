@@ -915,6 +915,62 @@ static void test_bad_arguments(void)
 
 /* torch.nn.BatchNorm2d in float64: two training steps (the second with
  * backward), then eval on the first input. */
+/* 16-bit input (input_precision fp16 or bf16), training and eval: every
+ * pass reads x as stored, so on the values it stores the results (output,
+ * statistics, running statistics, output again, gradients) are the fp32
+ * path's bit for bit, from either half of a 32-bit word. */
+static void test_stored_16(void)
+{
+    static const bn_case cases[] = {{3, 6, 5, 7}, {2, 3, 33, 65}};
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
+        for (int mode = 0; mode < 4; mode++) { /* training or eval x fp16 or bf16 */
+            const bn_case *k = &cases[ci];
+            int training = mode < 2, odd = (int)ci;
+            tt_precision kind = mode % 2 ? TT_PRECISION_BF16 : TT_PRECISION_FP16;
+            tt_batch_norm_desc d = tt_batch_norm_desc_make(k->n, k->c, k->h, k->w);
+            d.relu = 1;
+            tt_batch_norm_desc d16 = d;
+            d16.input_precision = kind;
+            size_t n = numel(k), nc = (size_t)k->c, ns = tt_batch_norm_saved_floats(&d);
+            uint64_t seed = 1700 + 4 * ci + (size_t)mode;
+            float *x = th_random_floats(n, -2, 2, &seed), *dy = th_random_floats(n, -1, 1, &seed);
+            float w[MAX_C], b[MAX_C], rv[MAX_C], rm[MAX_C];
+            th_fill_uniform(w, nc, 0.5f, 1.5f, &seed);
+            th_fill_uniform(b, nc, -0.5f, 0.5f, &seed);
+            th_fill_uniform(rm, nc, -0.5f, 0.5f, &seed);
+            th_fill_uniform(rv, nc, 0.5f, 2.0f, &seed);
+            th_pool pool = {.pad = PAD};
+            tt_mem mx16 = th_pool_put_16(&pool, x, n, kind, odd, "bn.x16"); /* rounds x */
+            tt_mem mx = th_pool_put(&pool, x, n, "bn.x"), mdy = th_pool_put(&pool, dy, n, "bn.dy");
+            tt_mem out[2][8]; /* y, saved, again, dx, dw, db, running mean, running var */
+            size_t sizes[8] = {n, ns, n, n, nc, nc, nc, nc};
+            tt_backend *be = th_backend();
+            for (int s = 0; s < 2; s++) {
+                for (int t = 0; t < 6; t++) out[s][t] = th_pool_put(&pool, NULL, sizes[t], "bn.out");
+                out[s][6] = th_pool_put(&pool, rm, nc, "bn.rm");
+                out[s][7] = th_pool_put(&pool, rv, nc, "bn.rv");
+                tt_batch_norm_state st = {th_pool_put(&pool, w, nc, "bn.w"),
+                                          th_pool_put(&pool, b, nc, "bn.b"), out[s][6], out[s][7], 0};
+                const tt_batch_norm_desc *dd = s ? &d16 : &d;
+                tt_mem in = s ? mx16 : mx;
+                TH_OK(tt_batch_norm_forward(be, out[s][0], out[s][1], in, &st, dd, training));
+                if (training) TH_OK(tt_batch_norm_apply_saved(be, out[s][2], in, out[s][1], &st, dd));
+                TH_OK(tt_batch_norm_backward(be, out[s][3], out[s][4], out[s][5], mdy, in, out[s][1],
+                                             &st, dd, training));
+            }
+            for (int t = 0; t < 8; t++) {
+                float *a = malloc(sizes[t] * sizeof *a), *c = malloc(sizes[t] * sizeof *c);
+                CU_ASSERT_FATAL(a && c);
+                th_get(a, out[0][t], sizes[t]), th_get(c, out[1][t], sizes[t]);
+                if (t == 1) sizes[t] = training ? 2 * nc : 0; /* the statistics; then scratch */
+                CU_ASSERT_EQUAL(memcmp(a, c, sizes[t] * sizeof *a), 0);
+                free(a), free(c);
+            }
+            th_pool_free(&pool);
+            free(x), free(dy);
+        }
+}
+
 static void test_torch_cross_check(void)
 {
     bn_case k = {3, 5, 4, 6};
@@ -1008,6 +1064,7 @@ int main(void)
         {"sync: finite differences through a sync of one", test_sync_backward_fd},
         {"sync: a dry backend makes no call", test_sync_dry_backend_makes_no_call},
         {"bad arguments are refused", test_bad_arguments},
+        {"16-bit input: the fp32 results on its values, bit for bit", test_stored_16},
         {"cross-check with torch", test_torch_cross_check},
         CU_TEST_INFO_NULL,
     };

@@ -392,6 +392,56 @@ static void test_norm_kinds(void)
 }
 
 /* torch.nn.functional.group_norm in float64 on the same data: y, dx, dw, db. */
+/* 16-bit input (input_precision fp16 or bf16): every pass reads x as it is
+ * stored, so on the values it stores the results are the fp32 path's bit
+ * for bit (the conversions are exact): forward, output again, backward,
+ * from either half of a 32-bit word. */
+static void test_stored_16(void)
+{
+    static const gn_case cases[] = {{2, 6, 5, 7, 3}, {1, 4, 33, 65, 2}, {1, 2, 64, 70, 1}};
+    static const tt_precision kinds[] = {TT_PRECISION_FP16, TT_PRECISION_BF16};
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
+        for (int pi = 0; pi < 2; pi++)
+            for (int odd = 0; odd < 2; odd++) {
+                const gn_case *k = &cases[ci];
+                tt_group_norm_desc d = tt_group_norm_desc_make(k->n, k->c, k->h, k->w, k->g);
+                d.relu = 1;
+                tt_group_norm_desc d16 = d;
+                d16.input_precision = kinds[pi];
+                size_t n = numel(k), nc = (size_t)k->c, ns = tt_group_norm_saved_floats(&d);
+                uint64_t seed = 900 + 4 * ci + 2 * (size_t)pi + (size_t)odd;
+                float *x = th_random_floats(n, -2, 2, &seed), *dy = th_random_floats(n, -1, 1, &seed);
+                float *w = th_random_floats(nc, 0.5f, 1.5f, &seed);
+                float *b = th_random_floats(nc, -0.5f, 0.5f, &seed);
+                th_pool pool = {.pad = PAD};
+                tt_mem mx16 = th_pool_put_16(&pool, x, n, kinds[pi], odd, "gn.x16"); /* rounds x */
+                tt_mem mx = th_pool_put(&pool, x, n, "gn.x"), mdy = th_pool_put(&pool, dy, n, "gn.dy");
+                tt_mem mw = th_pool_put(&pool, w, nc, "gn.w"), mb = th_pool_put(&pool, b, nc, "gn.b");
+                tt_mem out[2][6]; /* y, saved, again, dx, dw, db */
+                size_t sizes[6] = {n, ns, n, n, nc, nc};
+                tt_backend *be = th_backend();
+                for (int s = 0; s < 2; s++) {
+                    for (int t = 0; t < 6; t++) out[s][t] = th_pool_put(&pool, NULL, sizes[t], "gn.out");
+                    const tt_group_norm_desc *dd = s ? &d16 : &d;
+                    tt_mem in = s ? mx16 : mx;
+                    TH_OK(tt_group_norm_forward(be, out[s][0], out[s][1], in, mw, mb, dd));
+                    TH_OK(tt_group_norm_apply_saved(be, out[s][2], in, out[s][1], mw, mb, dd));
+                    TH_OK(tt_group_norm_backward(be, out[s][3], out[s][4], out[s][5], mdy, in,
+                                                 out[s][1], mw, mb, dd));
+                }
+                for (int t = 0; t < 6; t++) {
+                    float *a = malloc(sizes[t] * sizeof *a), *c = malloc(sizes[t] * sizeof *c);
+                    CU_ASSERT_FATAL(a && c);
+                    th_get(a, out[0][t], sizes[t]), th_get(c, out[1][t], sizes[t]);
+                    if (t == 1) sizes[t] = 2 * (size_t)k->n * k->g; /* the statistics; then scratch */
+                    CU_ASSERT_EQUAL(memcmp(a, c, sizes[t] * sizeof *a), 0);
+                    free(a), free(c);
+                }
+                th_pool_free(&pool);
+                free(x), free(dy), free(w), free(b);
+            }
+}
+
 static void test_torch_cross_check(void)
 {
     gn_case k = {2, 6, 5, 7, 3};
@@ -456,6 +506,7 @@ int main(void)
         {"absent gradients are skipped", test_absent_gradients},
         {"bad descriptors are refused", test_bad_descriptors},
         {"norm kinds: names and parser", test_norm_kinds},
+        {"16-bit input: the fp32 results on its values, bit for bit", test_stored_16},
         {"cross-check with torch", test_torch_cross_check},
         CU_TEST_INFO_NULL,
     };

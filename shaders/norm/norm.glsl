@@ -3,9 +3,31 @@
  * share k of plane p's groups of 8 floats, work-item 0 also the plane's
  * last hw % 8).  OpenCL's float8 is 8 floats in a loop here, summed
  * across in OpenCL's order (norm_hsum).  -DNORM_INTERLEAVE=1 (GPUs) picks
- * the interleaved share.  Include after common.glsl. */
+ * the interleaved share.  Include after common.glsl and half.glsl. */
 
 layout(constant_id = 3) const int NORM_INTERLEAVE = 0;
+
+/* How x, the normalised tensor, is stored (opencl/norm.cl's NORM_X16):
+ * 0 fp32; 1 fp16 or 2 bf16, two a 32-bit word, the first in the low bits
+ * (half.glsl).  x is a uint buffer in every shader that reads it. */
+layout(constant_id = 4) const int NORM_X16 = 0;
+
+/* The index in x of plane p's first element, for x at byte offset
+ * `offset` from its binding: in floats, or in 16-bit halves. */
+int norm_x_first(uint offset, int p, int hw)
+{
+    return (NORM_X16 != 0 ? int(offset / 2u) : TT_AT(offset, 4)) + p * hw;
+}
+
+/* Element e of x (an index from norm_x_first) as a float, from the word
+ * that holds it (NORM_X). */
+float norm_x_value(uint word, int e)
+{
+    if (NORM_X16 == 0) return uintBitsToFloat(word);
+    uint bits = (word >> uint(16 * (e & 1))) & 0xffffu;
+    return uintBitsToFloat(NORM_X16 == 1 ? tt_f16_to_f32(bits) : tt_bf16_to_f32(bits));
+}
+#define NORM_X(e) norm_x_value(TT_B(x)[NORM_X16 != 0 ? (e) >> 1 : (e)], (e))
 
 /* The first float of vector j of work-item k's share. */
 int norm_vec(int k, int j, int chunks, int chunk_vecs)

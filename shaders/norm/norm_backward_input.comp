@@ -5,11 +5,12 @@
  * NORM_PLANE_ARGS). */
 #version 450
 #include "common.glsl"
+#include "half.glsl"
 #include "norm/norm.glsl"
 
 TT_BUFFER(0, float, dinp);
 TT_BUFFER(1, float, dy);
-TT_BUFFER(2, float, x);
+TT_BUFFER(2, uint, x);
 TT_BUFFER(3, float, coef);
 NORM_PLANE_BUFFERS(4);
 layout(push_constant) uniform Args {
@@ -29,12 +30,12 @@ void main()
     float mean_gx = args.use_coef != 0 ? TT_B(coef)[c0 + 1] : 0.0;
     int nv = args.hw / 8, m = norm_share(k, nv, args.chunks, args.chunk_vecs);
     int ends = m * 8 + norm_tail(k, args.hw), off = p * args.hw;
-    int xb = TT_AT(args.x_offset, 4) + off, db = TT_AT(args.dy_offset, 4) + off;
+    int xb = norm_x_first(args.x_offset, p, args.hw), db = TT_AT(args.dy_offset, 4) + off;
     int ib = TT_AT(args.dinp_offset, 4) + off;
     for (int e = 0; e < ends; e++) {
         int at = e < 8 * m ? norm_vec(k, e / 8, args.chunks, args.chunk_vecs) + e % 8
                            : 8 * nv + e - 8 * m;
-        float xv = TT_B(x)[xb + at], g = norm_grad(TT_B(dy)[db + at], xv, q);
+        float xv = NORM_X(xb + at), g = norm_grad(TT_B(dy)[db + at], xv, q);
         float v = q.r * (g * q.w - mean_g - (xv - q.mean) * q.r * mean_gx);
         TT_B(dinp)[ib + at] = args.accumulate != 0 ? TT_B(dinp)[ib + at] + v : v;
     }

@@ -4,11 +4,12 @@
  * dy, x, then NORM_PLANE_ARGS). */
 #version 450
 #include "common.glsl"
+#include "half.glsl"
 #include "norm/norm.glsl"
 
 TT_BUFFER(0, float, partial);
 TT_BUFFER(1, float, dy);
-TT_BUFFER(2, float, x);
+TT_BUFFER(2, uint, x);
 NORM_PLANE_BUFFERS(3);
 layout(push_constant) uniform Args {
     uint partial_offset; uint dy_offset; uint x_offset; NORM_PLANE_PUSH;
@@ -23,13 +24,13 @@ void main()
     norm_plane q = norm_plane_of(p);
     int nv = args.hw / 8, m = norm_share(k, nv, args.chunks, args.chunk_vecs);
     int tail = norm_tail(k, args.hw);
-    int xb = TT_AT(args.x_offset, 4) + p * args.hw, db = TT_AT(args.dy_offset, 4) + p * args.hw;
+    int xb = norm_x_first(args.x_offset, p, args.hw), db = TT_AT(args.dy_offset, 4) + p * args.hw;
     float sg[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     float sgx[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     for (int j = 0; j < m; j++) {
         int i = norm_vec(k, j, args.chunks, args.chunk_vecs);
         for (int l = 0; l < 8; l++) {
-            float xv = TT_B(x)[xb + i + l], g = norm_grad(TT_B(dy)[db + i + l], xv, q);
+            float xv = NORM_X(xb + i + l), g = norm_grad(TT_B(dy)[db + i + l], xv, q);
             sg[l] += g;
             sgx[l] = fma(g, (xv - q.mean) * q.r, sgx[l]);
         }
@@ -37,9 +38,9 @@ void main()
     float a = norm_hsum(sg), b = norm_hsum(sgx);
     for (int t = 0; t < tail; t++) {
         int i = 8 * nv + t;
-        float g = norm_grad(TT_B(dy)[db + i], TT_B(x)[xb + i], q);
+        float xi = NORM_X(xb + i), g = norm_grad(TT_B(dy)[db + i], xi, q);
         a += g;
-        precise float gx = g * (TT_B(x)[xb + i] - q.mean) * q.r;
+        precise float gx = g * (xi - q.mean) * q.r;
         b += gx;
     }
     int at = TT_AT(args.partial_offset, 4) + 2 * (p * args.chunks + k);

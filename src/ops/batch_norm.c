@@ -26,12 +26,15 @@
 
 tt_batch_norm_desc tt_batch_norm_desc_make(int batch, int channels, int height, int width)
 {
-    return (tt_batch_norm_desc){batch, channels, height, width, TT_NORM_DEFAULT_EPS, 0.1f, 0, NULL};
+    return (tt_batch_norm_desc){.batch = batch, .channels = channels, .height = height,
+                                .width = width, .eps = TT_NORM_DEFAULT_EPS, .momentum = 0.1f};
 }
 
 static tt_norm_layout layout(const tt_batch_norm_desc *d)
 {
-    return tt_norm_layout_batch(d->batch, d->channels, d->height, d->width);
+    tt_norm_layout l = tt_norm_layout_batch(d->batch, d->channels, d->height, d->width);
+    l.x_precision = d->input_precision;
+    return l;
 }
 
 size_t tt_batch_norm_saved_floats(const tt_batch_norm_desc *desc)

@@ -58,6 +58,7 @@ typedef struct tt_batch_norm_desc {
     float eps;                          /* > 0; PyTorch: 1e-5 */
     float momentum;                     /* in [0, 1], PyTorch: 0.1; or CUMULATIVE_AVERAGE */
     int relu;                           /* 1: a ReLU follows, fused (as in group_norm.h) */
+    tt_precision input_precision;       /* how the input is stored (as in group_norm.h) */
     const tt_norm_sync *sync;           /* NULL: this process's batch only; else training
                                            statistics over every rank's batch (norm.h) */
 } tt_batch_norm_desc;

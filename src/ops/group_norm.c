@@ -14,7 +14,8 @@
 tt_group_norm_desc tt_group_norm_desc_make(int batch, int channels, int height, int width,
                                            int groups)
 {
-    return (tt_group_norm_desc){batch, channels, height, width, groups, TT_NORM_DEFAULT_EPS, 0};
+    return (tt_group_norm_desc){.batch = batch, .channels = channels, .height = height,
+                                .width = width, .groups = groups, .eps = TT_NORM_DEFAULT_EPS};
 }
 
 size_t tt_group_norm_saved_floats(const tt_group_norm_desc *desc)
@@ -50,7 +51,9 @@ static tt_status need(tt_mem m, const char *what)
 
 static tt_norm_layout layout(const tt_group_norm_desc *d)
 {
-    return tt_norm_layout_group(d->batch, d->channels, d->height, d->width, d->groups);
+    tt_norm_layout l = tt_norm_layout_group(d->batch, d->channels, d->height, d->width, d->groups);
+    l.x_precision = d->input_precision;
+    return l;
 }
 
 /* What the element-wise and backward passes read of a forward's saved. */

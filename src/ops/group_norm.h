@@ -23,12 +23,15 @@
 #define TT_OPS_GROUP_NORM_H
 
 #include "backend/backend.h"
+#include "core/precision.h"
 
 typedef struct tt_group_norm_desc {
     int batch, channels, height, width; /* (N, C, H, W) */
     int groups;                         /* G; C % G == 0 */
     float eps;                          /* > 0; TT_NORM_DEFAULT_EPS = 1e-5 */
     int relu;                           /* 1: a ReLU follows, fused */
+    tt_precision input_precision;       /* how the input is stored (fp32 by default; fp16
+                                           or bf16: 16 bits an element, norm.h) */
 } tt_group_norm_desc;
 
 /* A descriptor with PyTorch's default eps and no ReLU. */

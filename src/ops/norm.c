@@ -148,7 +148,13 @@ static tt_status launch_planes(tt_backend *be, const char *kernel, const tt_norm
     int inter = tt_device_traits_of(be).norm_interleave;
     size_t global[2] = {(size_t)l->chunks, (size_t)l->batch * (size_t)l->channels};
     size_t one[2] = {1, 1};
-    return tt_launch_kernel(be, "norm", kernel, inter ? "-DNORM_INTERLEAVE=1" : NULL, 2, global,
+    /* x stored in 16 bits: NORM_X16 = 1 fp16, 2 bf16 (no option for fp32:
+     * the programs built so far stay what they were) */
+    int x16 = l->x_precision == TT_PRECISION_FP16 ? 1 : l->x_precision == TT_PRECISION_BF16 ? 2 : 0;
+    char options[64];
+    snprintf(options, sizeof options, "%s%s%s", inter ? "-DNORM_INTERLEAVE=1" : "",
+             inter && x16 ? " " : "", x16 == 1 ? "-DNORM_X16=1" : x16 == 2 ? "-DNORM_X16=2" : "");
+    return tt_launch_kernel(be, "norm", kernel, options[0] ? options : NULL, 2, global,
                             inter ? NULL : one, arg_count, args);
 }
 

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "core/precision.h"
 
 typedef enum tt_norm_kind {
     TT_NORM_NONE,  /* identity; the caller makes no layer */
@@ -70,6 +71,9 @@ typedef struct tt_norm_layout {
     int stat_plane_stride;      /*             j * plane_stride, */
     int plane_stride;           /*             j < planes_per_stat */
     int chunks, chunk_vecs;     /* the work-items of a plane, float8 vectors each */
+    tt_precision x_precision;   /* how x, the normalised tensor, is stored: fp32, or
+                                   fp16/bf16 (2 bytes an element, read as stored and
+                                   computed in fp32); every other tensor is fp32 */
 } tt_norm_layout;
 
 /* Checks N, C, H, W > 0 and that N*C*H*W fits one launch; `op` names the
