@@ -89,46 +89,55 @@ static tt_conv2d_desc head_desc(const tt_unet *u, int batch)
 /* The block's norms are each followed by a ReLU, fused into them: the
  * forward writes relu(norm(conv)), the backward takes d act and finds the
  * ReLU's mask again from conv and the saved statistics. */
-static tt_group_norm_desc group_desc(const tt_unet *u, const tt_unet_block *b, int n)
+static tt_group_norm_desc group_desc(const tt_unet *u, const tt_unet_block *b, int n,
+                                     tt_precision xp)
 {
     tt_group_norm_desc d =
         tt_group_norm_desc_make(n, b->channels, b->height, b->width, u->config.groups);
     d.relu = 1;
+    d.input_precision = xp;
     return d;
 }
 
-static tt_batch_norm_desc batch_desc(const tt_unet *u, const tt_unet_block *b, int n)
+static tt_batch_norm_desc batch_desc(const tt_unet *u, const tt_unet_block *b, int n,
+                                     tt_precision xp)
 {
     tt_batch_norm_desc d = tt_batch_norm_desc_make(n, b->channels, b->height, b->width);
     d.relu = 1;
     d.sync = u->model.norm_sync;
+    d.input_precision = xp;
     return d;
 }
 
+/* The norm's input is read as `xp` says it is stored: fp32, or a kept
+ * block's 16-bit conv1 or conv2 (half_conv1, half_conv2) read in place. */
+#define FP32 TT_PRECISION_FP32
+
 static tt_status norm_forward(tt_unet *u, tt_unet_block *b, tt_mem out, tt_mem saved, tt_mem inp,
-                              int w_index, int b_index, tt_batch_norm_state *bn, int n)
+                              tt_precision xp, int w_index, int b_index, tt_batch_norm_state *bn,
+                              int n)
 {
     if (u->config.norm == TT_NORM_GROUP) {
-        tt_group_norm_desc d = group_desc(u, b, n);
+        tt_group_norm_desc d = group_desc(u, b, n, xp);
         return tt_group_norm_forward(u->be, out, saved, inp, tt_unet_param(u, w_index),
                                      tt_unet_param(u, b_index), &d);
     }
-    tt_batch_norm_desc d = batch_desc(u, b, n);
+    tt_batch_norm_desc d = batch_desc(u, b, n, xp);
     return tt_batch_norm_forward(u->be, out, saved, inp, bn, &d, u->training);
 }
 
 /* dinp = d conv given dout = d act (in place when they are the same). */
 static tt_status norm_backward(tt_unet *u, tt_unet_block *b, tt_mem dinp, tt_mem dout, tt_mem inp,
-                               tt_mem saved, int w_index, int b_index,
+                               tt_precision xp, tt_mem saved, int w_index, int b_index,
                                const tt_batch_norm_state *bn, int n)
 {
     if (u->config.norm == TT_NORM_GROUP) {
-        tt_group_norm_desc d = group_desc(u, b, n);
+        tt_group_norm_desc d = group_desc(u, b, n, xp);
         return tt_group_norm_backward(u->be, dinp, tt_unet_grad(u, w_index),
                                       tt_unet_grad(u, b_index), dout, inp, saved,
                                       tt_unet_param(u, w_index), tt_unet_param(u, b_index), &d);
     }
-    tt_batch_norm_desc d = batch_desc(u, b, n);
+    tt_batch_norm_desc d = batch_desc(u, b, n, xp);
     return tt_batch_norm_backward(u->be, dinp, tt_unet_grad(u, w_index), tt_unet_grad(u, b_index),
                                   dout, inp, saved, bn, &d, 1);
 }
@@ -136,15 +145,15 @@ static tt_status norm_backward(tt_unet *u, tt_unet_block *b, tt_mem dinp, tt_mem
 /* dst = relu(norm(inp)) from the forward's input and statistics (`saved`):
  * the forward's output again, the same bits. */
 static tt_status norm_from_saved(tt_unet *u, tt_unet_block *b, tt_mem dst, tt_mem inp,
-                                 tt_mem saved, int w_index, int b_index,
+                                 tt_precision xp, tt_mem saved, int w_index, int b_index,
                                  const tt_batch_norm_state *bn, int n)
 {
     if (u->config.norm == TT_NORM_GROUP) {
-        tt_group_norm_desc d = group_desc(u, b, n);
+        tt_group_norm_desc d = group_desc(u, b, n, xp);
         return tt_group_norm_apply_saved(u->be, dst, inp, saved, tt_unet_param(u, w_index),
                                          tt_unet_param(u, b_index), &d);
     }
-    tt_batch_norm_desc d = batch_desc(u, b, n);
+    tt_batch_norm_desc d = batch_desc(u, b, n, xp);
     return tt_batch_norm_apply_saved(u->be, dst, inp, saved, bn, &d);
 }
 
@@ -171,12 +180,35 @@ static tt_status store_16(tt_unet *u, tt_mem x, tt_mem half, size_t count)
     return tt_cast_unpack(u->be, x, half, p, count);
 }
 
-/* 16-bit storage: the block's output unpacked into `dst` (its backward
- * set's act2, or dec.i's forward skip). */
-static tt_status bring_output(tt_unet *u, const tt_unet_block *b, tt_mem dst, int n)
+/* With 16-bit storage and a norm, a kept block's backward reads its conv1
+ * and conv2 where they are stored, in 16 bits (the norm kernels read them
+ * so); otherwise from its backward set. */
+static int reads_stored(const tt_unet *u, const tt_unet_block *b)
+{
+    return tt_unet_stores_16(u) && !b->recompute && u->config.norm != TT_NORM_NONE;
+}
+
+/* 16-bit storage: the block's output into `dst` (its backward set's act2,
+ * dec.i's forward skip, up.i's input made again): unpacked where it is
+ * stored (a recomputed block, or one without a norm: its conv2), else
+ * made again by its norm from the stored conv2 with the forward's
+ * statistics and rounded, the very bits store_16 left in act2 (the norm
+ * read the stored conv2 then too; norm_forward in eval mode, where batch
+ * norm's apply reads the running statistics). */
+static tt_status bring_output(tt_unet *u, tt_unet_block *b, tt_mem dst, int n)
 {
     if (!tt_unet_stores_16(u)) return NULL;
-    return tt_cast_unpack(u->be, dst, b->half_act2, u->config.precision, block_count(b, n));
+    tt_precision p = u->config.precision;
+    size_t count = block_count(b, n);
+    if (b->half_act2.buffer) return tt_cast_unpack(u->be, dst, b->half_act2, p, count);
+    tt_mem saved = b->fwd.saved2;
+    if (u->training || u->config.norm == TT_NORM_GROUP)
+        TT_TRY(norm_from_saved(u, b, dst, b->half_conv2, p, saved, b->norm2_w, b->norm2_b,
+                               &b->bn2, n));
+    else /* eval mode: an apply with the running statistics, nothing counted */
+        TT_TRY(norm_forward(u, b, dst, saved, b->half_conv2, p, b->norm2_w, b->norm2_b, &b->bn2,
+                            n));
+    return tt_cast_round(u->be, dst, p, count);
 }
 
 /* The block's output as the backward reads it from outside the block: the
@@ -238,9 +270,11 @@ static tt_status dec_conv1_backward(tt_unet *u, const tt_unet_block *b, tt_mem d
     tt_conv2d_desc d = conv3x3(u, n, b->in_channels / 2, b->channels, b->height, b->width);
     size_t count = (size_t)n * (b->in_channels / 2) * b->height * b->width;
     TT_TRY(tt_fill(u->be, s.ga, 0.0f, 2 * s.half_floats));
+    /* the skip's weight gradient first: with 16-bit storage the skip's
+     * unpacked copy is dead before d skip is made */
+    TT_TRY(tt_conv2d_backward(u->be, NONE, s.gb, NONE, dout, skip, NONE, &d, workspace(u)));
     TT_TRY(tt_conv2d_backward(u->be, NONE, s.ga, tt_unet_grad(u, b->conv1_b), dout, g, NONE, &d,
                               workspace(u)));
-    TT_TRY(tt_conv2d_backward(u->be, NONE, s.gb, NONE, dout, skip, NONE, &d, workspace(u)));
     TT_TRY(tt_fill(u->be, dskip, 0.0f, count));
     TT_TRY(tt_conv2d_backward(u->be, dskip, NONE, NONE, dout, NONE, s.wb, &d, workspace(u)));
     TT_TRY(tt_fill(u->be, g, 0.0f, count)); /* up is read: d up goes over it */
@@ -259,7 +293,7 @@ typedef struct up_conv {
 } up_conv;
 
 /* The block below dec.i: dec.(i+1) or the bottleneck. */
-static const tt_unet_block *below_of(const tt_unet *u, int i)
+static tt_unet_block *below_of(tt_unet *u, int i)
 {
     return i + 1 < u->config.depth ? &u->dec[i + 1] : &u->bottleneck;
 }
@@ -272,7 +306,7 @@ static up_conv up_conv_of(const tt_unet *u, int i, int n, int backward)
     int ch = tt_unet_channels(c, i);
     char prefix[32];
     snprintf(prefix, sizeof prefix, "up.%d", i);
-    const tt_unet_block *below = below_of(u, i);
+    const tt_unet_block *below = i + 1 < c->depth ? &u->dec[i + 1] : &u->bottleneck;
     return (up_conv){backward ? output_for_backward(u, below) : below->fwd.act2,
                      tt_unet_param_index(u, prefix, "weight"), tt_unet_param_index(u, prefix, "bias"),
                      upconv(u, n, 2 * ch, ch, (u->height >> i) / 2, (u->width >> i) / 2)};
@@ -282,7 +316,7 @@ static up_conv up_conv_of(const tt_unet *u, int i, int n, int backward)
  * backward (up.i made again, then up.i's own backward). */
 static tt_status bring_below(tt_unet *u, int i, int n)
 {
-    const tt_unet_block *below = below_of(u, i);
+    tt_unet_block *below = below_of(u, i);
     return bring_output(u, below, below->bwd.act2, n);
 }
 
@@ -299,6 +333,20 @@ static tt_status up_forward(tt_unet *u, int i, tt_mem out, int n, int backward)
 {
     up_conv up = up_conv_of(u, i, n, backward);
     return tt_conv_transpose2d_forward(u->be, out, up.below, tt_unet_param(u, up.weight),
+                                       tt_unet_param(u, up.bias), &up.desc, workspace(u));
+}
+
+/* up.i made again into `out` for dec.i's backward.  With 16-bit storage
+ * and dec.i kept, from the output below unpacked into a tensor of its own
+ * (below_again), dead once read: the copy up.i's backward reads is
+ * unpacked after dec.i's conv1 backward (bring_below), so neither is alive
+ * when d skip is made. */
+static tt_status up_again(tt_unet *u, int i, tt_mem out, int n)
+{
+    if (!u->below_again[i].buffer) return up_forward(u, i, out, n, 1);
+    up_conv up = up_conv_of(u, i, n, 1);
+    TT_TRY(bring_output(u, below_of(u, i), u->below_again[i], n));
+    return tt_conv_transpose2d_forward(u->be, out, u->below_again[i], tt_unet_param(u, up.weight),
                                        tt_unet_param(u, up.bias), &up.desc, workspace(u));
 }
 
@@ -331,13 +379,18 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
     tt_batch_norm_state bn1 = no_running(b->bn1), bn2 = no_running(b->bn2);
     tt_batch_norm_state *s1 = recompute ? &bn1 : &b->bn1, *s2 = recompute ? &bn2 : &b->bn2;
     /* 16-bit storage: a kept block's forward stores conv1 and conv2 (with
-     * a norm, what the norm reads; without, the ReLU's output in place);
-     * every set's output is rounded, the forward's stored */
+     * a norm, what the norm reads, packed as soon as made and read by the
+     * norm as stored, so the fp32 conv output is dead at once; without,
+     * the ReLU's output in place); every set's output is rounded, the
+     * forward's stored */
     int kept = x == &b->fwd && !b->recompute, forward = x == &b->fwd;
+    int stored = kept && tt_unet_stores_16(u);
+    tt_precision xp = stored ? u->config.precision : FP32;
     TT_TRY(conv1_forward(u, b, x, x->conv1, input, n));
     if (norm) {
-        if (kept) TT_TRY(store_16(u, x->conv1, b->half_conv1, count));
-        TT_TRY(norm_forward(u, b, x->act1, x->saved1, x->conv1, b->norm1_w, b->norm1_b, s1, n));
+        if (stored) TT_TRY(tt_cast_pack(u->be, b->half_conv1, x->conv1, xp, count));
+        TT_TRY(norm_forward(u, b, x->act1, x->saved1, stored ? b->half_conv1 : x->conv1, xp,
+                            b->norm1_w, b->norm1_b, s1, n));
     } else {
         TT_TRY(tt_relu_forward(u->be, x->act1, x->act1, count));
         if (kept) TT_TRY(store_16(u, x->act1, b->half_conv1, count));
@@ -345,8 +398,9 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
     TT_TRY(tt_conv2d_forward(u->be, x->conv2, x->act1, tt_unet_param(u, b->conv2_w),
                              tt_unet_param(u, b->conv2_b), &d2, workspace(u)));
     if (norm) {
-        if (kept) TT_TRY(store_16(u, x->conv2, b->half_conv2, count));
-        TT_TRY(norm_forward(u, b, x->act2, x->saved2, x->conv2, b->norm2_w, b->norm2_b, s2, n));
+        if (stored) TT_TRY(tt_cast_pack(u->be, b->half_conv2, x->conv2, xp, count));
+        TT_TRY(norm_forward(u, b, x->act2, x->saved2, stored ? b->half_conv2 : x->conv2, xp,
+                            b->norm2_w, b->norm2_b, s2, n));
     } else {
         TT_TRY(tt_relu_forward(u->be, x->act2, x->act2, count));
         if (kept) return store_16(u, x->act2, b->half_conv2, count); /* act2: conv2's room */
@@ -356,19 +410,28 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
 
 /* A recomputed block's (checkpointing, or enc.0) inner tensors made again
  * into its backward set, before anything reads that set (a decoder block's
- * up first, into the set's input); with 16-bit storage a kept block's
- * conv1 and conv2 unpacked into it instead. */
+ * up first, into the set's input); with 16-bit storage a kept block
+ * without a norm has its conv2 unpacked into it instead (with a norm the
+ * backward reads the stored ones: reads_stored). */
 static tt_status recompute(tt_unet *u, tt_unet_block *b, int n)
 {
-    if (!b->recompute && tt_unet_stores_16(u)) {
-        size_t count = block_count(b, n);
-        TT_TRY(tt_cast_unpack(u->be, b->bwd.conv1, b->half_conv1, u->config.precision, count));
-        return tt_cast_unpack(u->be, b->bwd.conv2, b->half_conv2, u->config.precision, count);
-    }
+    if (reads_stored(u, b)) return NULL;
+    if (!b->recompute && tt_unet_stores_16(u)) /* conv1 later: bring_conv1 */
+        return tt_cast_unpack(u->be, b->bwd.conv2, b->half_conv2, u->config.precision,
+                              block_count(b, n));
     if (!b->recompute || b->keeps_again) return NULL; /* keeps_again: skip_again made it */
     tt_mem input = b->bwd.input;
     if (b->bwd.skip.buffer) TT_TRY(up_forward(u, b->level, input, n, 1));
     return block_forward(u, b, &b->bwd, input, n, 1);
+}
+
+/* 16-bit storage without a norm: a kept block's conv1 unpacked into its
+ * backward set when the backward first reads it, after conv2's. */
+static tt_status bring_conv1(tt_unet *u, const tt_unet_block *b, int n)
+{
+    if (b->recompute || !tt_unet_stores_16(u) || u->config.norm != TT_NORM_NONE) return NULL;
+    return tt_cast_unpack(u->be, b->bwd.conv1, b->half_conv1, u->config.precision,
+                          block_count(b, n));
 }
 
 /* dinput += d(block)/d(input) . g (dinput may be NONE), and the block's
@@ -391,25 +454,26 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
     if (u->config.norm == TT_NORM_NONE) { /* act == conv: ReLUs in place */
         TT_TRY(tt_relu_backward_inplace(u->be, g, x->act2, count));        /* d conv2 out */
         TT_TRY(tt_fill(u->be, h, 0.0f, count));                            /* act2 is read */
+        TT_TRY(bring_conv1(u, b, n));
         TT_TRY(tt_conv2d_backward(u->be, h, tt_unet_grad(u, b->conv2_w),
                                   tt_unet_grad(u, b->conv2_b), g, x->act1, w2, &d2, workspace(u)));
         TT_TRY(tt_relu_backward_inplace(u->be, h, x->act1, count));        /* d conv1 out */
-    } else {
-        TT_TRY(norm_backward(u, b, g, g, x->conv2, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
-        TT_TRY(norm_from_saved(u, b, h, x->conv1, x->saved1, b->norm1_w, b->norm1_b, &b->bn1,
+    } else { /* conv1 and conv2 as stored (reads_stored), h a room of its own */
+        int stored = reads_stored(u, b);
+        tt_precision xp = stored ? u->config.precision : FP32;
+        tt_mem conv1 = stored ? b->half_conv1 : x->conv1, conv2 = stored ? b->half_conv2 : x->conv2;
+        TT_TRY(norm_backward(u, b, g, g, conv2, xp, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
+        TT_TRY(norm_from_saved(u, b, h, conv1, xp, x->saved1, b->norm1_w, b->norm1_b, &b->bn1,
                                n));                                        /* act1 into h */
         TT_TRY(tt_conv2d_backward(u->be, NONE, tt_unet_grad(u, b->conv2_w),
                                   tt_unet_grad(u, b->conv2_b), g, h, NONE, &d2, workspace(u)));
         TT_TRY(tt_fill(u->be, h, 0.0f, count));                            /* d act1 over it */
         TT_TRY(tt_conv2d_backward(u->be, h, NONE, NONE, g, NONE, w2, &d2, workspace(u)));
-        TT_TRY(norm_backward(u, b, h, h, x->conv1, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
+        TT_TRY(norm_backward(u, b, h, h, conv1, xp, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
     }                                                                      /* d conv1 out */
     if (x->skip.buffer) {
-        if (!b->recompute) { /* as late as they can: d conv1 out, g and these at once */
-            TT_TRY(bring_below(u, b->level, n));
-            TT_TRY(bring_skip(u, b->level, n));
-        }
-        TT_TRY(up_forward(u, b->level, g, n, 1));
+        TT_TRY(up_again(u, b->level, g, n));
+        if (!b->recompute) TT_TRY(bring_skip(u, b->level, n)); /* after up's input is dead */
         return dec_conv1_backward(u, b, h, g, x->skip, u->dskip[b->level], n);
     }
     return tt_conv2d_backward(u->be, dinput, tt_unet_grad(u, b->conv1_w),
@@ -432,30 +496,35 @@ static tt_status lean_backward(tt_unet *u, tt_unet_block *b, tt_mem g, int n)
     tt_batch_norm_state bn1 = no_running(b->bn1);
     TT_TRY(up_forward(u, b->level, p, n, 1));
     TT_TRY(dec_conv1_forward(u, b, q, p, x->skip, n));                      /* conv1 */
-    TT_TRY(norm_forward(u, b, p, x->saved1, q, b->norm1_w, b->norm1_b, &bn1, n)); /* act1 */
+    TT_TRY(norm_forward(u, b, p, x->saved1, q, FP32, b->norm1_w, b->norm1_b, &bn1, n)); /* act1 */
     TT_TRY(tt_conv2d_forward(u->be, q, p, tt_unet_param(u, b->conv2_w),
                              tt_unet_param(u, b->conv2_b), &d2, workspace(u))); /* conv2 */
     /* d norm2 out, then d conv2 out, in g */
-    TT_TRY(norm_backward(u, b, g, g, q, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
+    TT_TRY(norm_backward(u, b, g, g, q, FP32, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
     TT_TRY(tt_fill(u->be, q, 0.0f, count));                                 /* d act1 */
     TT_TRY(tt_conv2d_backward(u->be, q, tt_unet_grad(u, b->conv2_w), tt_unet_grad(u, b->conv2_b),
                               g, p, tt_unet_param(u, b->conv2_w), &d2, workspace(u)));
     TT_TRY(up_forward(u, b->level, g, n, 1));
     TT_TRY(dec_conv1_forward(u, b, p, g, x->skip, n));                      /* conv1 again */
-    TT_TRY(norm_backward(u, b, q, q, p, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
+    TT_TRY(norm_backward(u, b, q, q, p, FP32, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
     return dec_conv1_backward(u, b, q, g, x->skip, u->dskip[b->level], n);
 }
 
 /* With checkpointing or 16-bit storage, pool[i] made again for the
  * backward from enc.i's output, which lives until then (unet_memory.c): the
  * same kernel on the same input (with 16-bit storage, on the output as
- * stored). */
+ * stored; for a recomputed enc.i, unpacked once more into pool_source). */
 static tt_status pool_again(tt_unet *u, int i, int n)
 {
     if (!u->config.checkpointing && !tt_unet_stores_16(u)) return NULL;
     tt_unet_block *e = &u->enc[i];
     tt_pool2d_desc pd = tt_pool2d_square(n, e->channels, e->height, e->width, 2, 2);
-    return tt_max_pool2d_forward(u->be, u->pool_again[i], NONE, u->dec[i].bwd.skip, &pd);
+    tt_mem source = u->dec[i].bwd.skip;
+    if (u->pool_source[i].buffer) {
+        source = u->pool_source[i];
+        TT_TRY(tt_cast_unpack(u->be, source, e->half_act2, u->config.precision, block_count(e, n)));
+    }
+    return tt_max_pool2d_forward(u->be, u->pool_again[i], NONE, source, &pd);
 }
 
 /* With checkpointing, dec.i's skip (i > 0) made again just before its
@@ -567,6 +636,7 @@ tt_status tt_unet_backward(tt_unet *u)
             TT_TRY(recompute(u, b, n));
             TT_TRY(block_backward(u, b, NONE, g, n));
         }                                                  /* g: d up */
+        if (!b->recompute) TT_TRY(bring_below(u, i, n)); /* 16-bit: what up.i read, again */
         up_conv up = up_conv_of(u, i, n, 1);
         size_t below_count = (size_t)n * up.desc.in_channels * up.desc.in_h * up.desc.in_w;
         TT_TRY(tt_fill(u->be, u->dnext[i], 0.0f, below_count));

@@ -91,6 +91,14 @@ typedef struct tt_unet {
     tt_mem skip_bwd[TT_UNET_MAX_DEPTH]; /* 16-bit storage, enc.i recomputed and not made
                                          again: its output unpacked for dec.i's backward
                                          (dec.i's bwd.skip); else unused */
+    tt_mem pool_source[TT_UNET_MAX_DEPTH]; /* 16-bit storage without checkpointing, enc.i
+                                         recomputed: its output unpacked once more to
+                                         make pool[i] again, so skip_bwd lives for
+                                         dec.i's backward only; else unused */
+    tt_mem below_again[TT_UNET_MAX_DEPTH]; /* 16-bit storage, dec.i kept: the output
+                                         below dec.i unpacked to make up.i again, so
+                                         that the one up.i's backward reads is
+                                         unpacked after dec.i's conv1 backward */
     tt_mem up[TT_UNET_MAX_DEPTH];     /* (N, C_i, H_i, W_i): up-convolution output, the
                                          first half of dec.i's input [up, skip]; lives in
                                          the forward only (made again in backward) */

@@ -95,17 +95,24 @@ static void add_block(tt_arena_plan *r, const tt_unet *u, tt_unet_block *b, int 
     add_set(r, u, b, &b->fwd, "", 0);
     if (tt_unet_stores_16(u)) {
         size_t halves = tensor_bytes(u, b->channels, b->height, b->width) / 2;
-        if (b->recompute || u->config.norm != TT_NORM_NONE) /* else conv2's (connect) */
-            add_tensor(r, b, ".half", "act2", halves, &b->half_act2);
+        /* a kept block's output is made again from its stored conv2 (unet.c
+         * bring_output); without a norm it is its conv2 (connect) */
+        if (b->recompute) add_tensor(r, b, ".half", "act2", halves, &b->half_act2);
         if (!b->recompute) {
             add_tensor(r, b, ".half", "conv1", halves, &b->half_conv1);
             add_tensor(r, b, ".half", "conv2", halves, &b->half_conv2);
-            /* its backward set: what the backward reads, unpacked */
+            /* its backward set: with a norm the backward reads the halves
+             * in place, and has a room of its own for act1 and d act1 (in
+             * conv2's place) and its output made again; without, conv1
+             * and conv2 unpacked */
             size_t bytes = 2 * halves;
-            add_tensor(r, b, ".unpacked", "conv1", bytes, &b->bwd.conv1);
-            add_tensor(r, b, ".unpacked", "conv2", bytes, &b->bwd.conv2);
-            if (u->config.norm != TT_NORM_NONE)
+            if (u->config.norm != TT_NORM_NONE) {
+                add_tensor(r, b, ".backward", "room", bytes, &b->bwd.conv2);
                 add_tensor(r, b, ".unpacked", "act2", bytes, &b->bwd.act2);
+            } else {
+                add_tensor(r, b, ".unpacked", "conv1", bytes, &b->bwd.conv1);
+                add_tensor(r, b, ".unpacked", "conv2", bytes, &b->bwd.conv2);
+            }
         }
     }
     if (!b->recompute || b->keeps_again) return; /* keeps_again: bwd is the again set */
@@ -195,8 +202,13 @@ static void build_requests(tt_unet *u, tt_arena_plan *r)
         if (tt_unet_stores_16(u)) add_tensor(r, e, "", "skip.fwd", tensor_bytes(u, ch, h, w), &u->skip_fwd[i]);
         if (tt_unet_stores_16(u) && e->recompute && !(ckpt && i > 0))
             add_tensor(r, e, "", "skip.bwd", tensor_bytes(u, ch, h, w), &u->skip_bwd[i]);
+        if (tt_unet_stores_16(u) && e->recompute && !ckpt)
+            add_tensor(r, e, "", "pool.source", tensor_bytes(u, ch, h, w), &u->pool_source[i]);
         tt_unet_block *d = &u->dec[i];
         add_block(r, u, d, 1);
+        if (tt_unet_stores_16(u) && !d->recompute)
+            add_tensor(r, d, "", "below.again", tensor_bytes(u, 2 * ch, h / 2, w / 2),
+                       &u->below_again[i]);
         /* the up-convolution's output; the gradients dec.i's backward
          * passes on to enc.i's (dskip) and to the block below (dnext) */
         snprintf(name, sizeof name, "up.%d", i);
