@@ -10,15 +10,17 @@
  * passes on a recording dry backend, so the plan follows whatever order
  * they are written in.
  *
- * 16-bit storage (config.precision fp16 or bf16): every kernel still reads
- * and writes fp32.  What the forward keeps for the backward (conv1 and
- * conv2 of a block that is not recomputed, every block's output) is
- * rounded to 16 bits and packed as soon as it is made (store_16), so the
- * rest of the forward computes with the stored values, and unpacked into
- * the block's backward set just before something reads it again
- * (bring_output, recompute); pools are made again from the unpacked
- * skips, as with checkpointing.  The fp32 tensors then live for a block's
- * forward or backward only.
+ * 16-bit storage (config.precision fp16 or bf16): what the forward keeps
+ * for the backward is packed as soon as it is made, and the rest of the
+ * forward computes with the stored values, so forward and backward
+ * differentiate one function.  A block that is not recomputed keeps conv1
+ * and conv2: with a norm, the norms read them as stored (16-bit input, in
+ * forward and backward alike) and the block's output is made again from
+ * conv2 where it is read (bring_output); without, they are unpacked for
+ * the backward.  A recomputed block keeps its output (store_16).  The
+ * other kernels read and write fp32, so the fp32 tensors live for a
+ * block's forward or backward only; pools are made again, as with
+ * checkpointing.
  */
 #include "model/unet.h"
 

@@ -34,11 +34,16 @@
  *
  * With 16-bit storage (config.precision fp16 or bf16) the forward's fp32
  * tensors live for the forward only: a block that is not recomputed packs
- * conv1 and conv2 into ".half" copies of 2 bytes an element and unpacks
- * them into a backward set of its own (".unpacked": conv1, conv2, and act2
- * with a norm); every block packs its output, unpacked for dec.i's forward
- * (enc.i.skip.fwd) and into the backward sets where the backward reads it;
- * pools are made again, as with checkpointing.
+ * conv1 and conv2 into ".half" copies of 2 bytes an element.  With a norm
+ * its backward reads them there (the norm kernels read 16-bit inputs) and
+ * has one fp32 room (".backward.room", act1 then d act1) and its output
+ * made again from the stored conv2 (".unpacked.act2"); without, they are
+ * unpacked into ".unpacked" conv1 and conv2.  A recomputed block packs
+ * its output (".half.act2").  Outputs are unpacked or made again where
+ * they are read: dec.i's forward skip (enc.i.skip.fwd), up.i's input made
+ * again (dec.i.below.again), enc.0's output for dec.0's backward
+ * (enc.0.skip.bwd) and for its pool (enc.0.pool.source); pools are made
+ * again, as with checkpointing.
  */
 #include <stdio.h>
 #include <stdlib.h>
