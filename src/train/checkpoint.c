@@ -2,6 +2,7 @@
 #include "train/checkpoint.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,12 @@ tt_status tt_checkpoint_save(tt_step *s, const tt_train_counters *c, const tt_ch
     TT_CHECK(meta_i64(w, "micro_batches", c->micro_batches));
     TT_CHECK(meta_i64(w, "images_seen", c->images_seen));
     TT_CHECK(meta_i64(w, "skipped_steps", c->skipped_steps));
+    if (c->loss_scale.scale > 0) { /* a power of two: %.17g writes it exactly */
+        char scale[40];
+        snprintf(scale, sizeof scale, "%.17g", c->loss_scale.scale);
+        TT_CHECK(tt_st_writer_metadata(w, "loss_scale", scale));
+        TT_CHECK(meta_i64(w, "loss_scale.clean", c->loss_scale.clean));
+    }
     char seed[32];
     snprintf(seed, sizeof seed, "%" PRIu64, c->sampler.seed);
     TT_CHECK(tt_st_writer_metadata(w, "sampler.seed", seed));
@@ -167,6 +174,24 @@ static tt_status meta_int(const tt_safetensors *f, const char *key, int64_t *out
         return tt_error_new(TT_ERR_FORMAT, "checkpoint '%s': metadata '%s' = '%s' is not a number",
                             tt_safetensors_path(f), key, v);
     *out = x;
+    return NULL;
+}
+
+/* Dynamic loss scaling where the checkpoint has it (loss_scale.h): the
+ * scale and the clean windows since it changed, so the run goes on as if
+ * never stopped; without (or when this run does not scale), the scale the
+ * run starts with stays. */
+static tt_status restore_loss_scale(const tt_safetensors *f, tt_loss_scale *s)
+{
+    const char *text = tt_safetensors_metadata(f, "loss_scale");
+    if (!text || s->scale <= 0) return NULL;
+    char *end;
+    double scale = strtod(text, &end);
+    if (*end || !(scale > 0) || !isfinite(scale))
+        return tt_error_new(TT_ERR_FORMAT, "checkpoint '%s': metadata loss_scale = '%s' is not a "
+                            "positive number", tt_safetensors_path(f), text);
+    TT_TRY(meta_int(f, "loss_scale.clean", &s->clean));
+    s->scale = scale;
     return NULL;
 }
 
@@ -241,6 +266,7 @@ tt_status tt_checkpoint_resume(tt_step *s, tt_train_counters *c, const char *pat
     TT_CHECK(meta_int(f, "micro_batches", &c->micro_batches));
     TT_CHECK(meta_int(f, "images_seen", &c->images_seen));
     TT_CHECK(meta_int(f, "skipped_steps", &c->skipped_steps));
+    TT_CHECK(restore_loss_scale(f, &c->loss_scale));
     TT_CHECK(meta_int(f, "sampler.seed", &seed));
     TT_CHECK(meta_int(f, "sampler.epoch", &epoch));
     TT_CHECK(meta_int(f, "sampler.position", &position));

@@ -19,6 +19,7 @@
 #define TT_TRAIN_CHECKPOINT_H
 
 #include "data/sampler.h"
+#include "train/loss_scale.h"
 #include "train/step.h"
 
 #define TT_CHECKPOINT_FORMAT "tiletrain-checkpoint/1"
@@ -30,6 +31,7 @@ typedef struct tt_train_counters {
     int64_t images_seen;      /* crops trained on, over the whole run (every rank's) */
     int64_t skipped_steps;
     tt_sampler_state sampler; /* after the last batch used */
+    tt_loss_scale loss_scale; /* dynamic loss scaling's state (scale 0: none) */
 } tt_train_counters;
 
 /* Where every rank of a data-parallel run stands (a single process: one). */

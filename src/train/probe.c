@@ -43,7 +43,7 @@ tt_status tt_probe_memory(tt_backend *be, const tt_step_config *config, int accu
     TT_CHECK(tt_step_begin(s));
     for (int m = 0; m < accum && m < 2; m++) { /* a second micro-batch shows any growth */
         TT_CHECK(tt_step_upload(s, zeros, zeros, b));
-        TT_CHECK(tt_step_micro_batch(s, b, 1.0f));
+        TT_CHECK(tt_step_micro_batch(s, b, 1.0f, 1.0f));
     }
     TT_CHECK(tt_step_scale_grads(s, 1.0));
     tt_schedule constant = constant_schedule();
@@ -104,7 +104,7 @@ tt_status tt_probe_bench(tt_backend *be, const tt_step_config *config, int accum
         TT_CHECK(tt_step_begin(s));
         for (int m = 0; m < accum; m++) {
             TT_CHECK(tt_step_upload(s, image, labels, b));
-            TT_CHECK(tt_step_micro_batch(s, b, 1.0f));
+            TT_CHECK(tt_step_micro_batch(s, b, 1.0f, 1.0f));
         }
         tt_loss_value v, dice;
         TT_CHECK(tt_step_losses(s, &v, &dice));

@@ -134,7 +134,8 @@ tt_status tt_report_write(const char *out_dir)
     if (!in)
         return tt_error_new(TT_ERR_IO, "cannot read '%s': %s; give the --out folder of a training run",
                             path, strerror(errno));
-    series loss = {0}, lr = {0}, speed = {0}, wait = {0}, mean_dice = {0};
+    series loss = {0}, lr = {0}, speed = {0}, wait = {0}, mean_dice = {0}, scale = {0};
+    int overflows = 0; /* windows skipped at a loss scale */
     series dice[10] = {{0}};
     char *class_names[10] = {0};
     int classes = 0;
@@ -184,6 +185,11 @@ tt_status tt_report_write(const char *out_dir)
             if (cJSON_IsNumber(r)) push(&lr, step->valuedouble, r->valuedouble);
             if (cJSON_IsNumber(s)) push(&speed, step->valuedouble, s->valuedouble);
             if (cJSON_IsNumber(w)) push(&wait, step->valuedouble, w->valuedouble);
+            cJSON *ls = cJSON_GetObjectItem(o, "loss_scale");
+            if (cJSON_IsNumber(ls)) {
+                push(&scale, step->valuedouble, ls->valuedouble);
+                overflows += cJSON_IsTrue(cJSON_GetObjectItem(o, "skipped"));
+            }
         }
         cJSON_Delete(o);
     }
@@ -218,6 +224,13 @@ tt_status tt_report_write(const char *out_dir)
     const char *speed_name[] = {"images/s", "data wait (s)"};
     series sw[2] = {speed, wait};
     chart(f, "Throughput and data wait", sw, speed_name, NULL, 2, 0);
+    if (scale.n) { /* dynamic loss scaling (train/loss_scale.h) */
+        fprintf(f, "<p>Dynamic loss scale: %g at the last step; %d window%s skipped on an "
+                   "overflow (the scale halved).</p>\n", scale.y[scale.n - 1], overflows,
+                overflows == 1 ? "" : "s");
+        const char *scale_name[] = {"loss scale"};
+        chart(f, "Loss scale", &scale, scale_name, NULL, 1, 1);
+    }
     fprintf(f, "<h2>Validation</h2>\n");
     series vd[11];
     const char *vn[11];
@@ -289,7 +302,7 @@ cleanup:
     cJSON_Delete(memory);
     cJSON_Delete(gallery);
     free(loss.x), free(loss.y), free(lr.x), free(lr.y), free(speed.x), free(speed.y);
-    free(wait.x), free(wait.y), free(mean_dice.x), free(mean_dice.y);
+    free(wait.x), free(wait.y), free(mean_dice.x), free(mean_dice.y), free(scale.x), free(scale.y);
     for (int k = 0; k < 10; k++) free(dice[k].x), free(dice[k].y), free(class_names[k]);
     return status;
 }

@@ -68,7 +68,7 @@ tt_status tt_step_upload(tt_step *s, const float *images, const uint8_t *labels,
     return tt_write(s->be, tt_mem_of(s->labels), labels, pixels * (size_t)s->config.planes);
 }
 
-tt_status tt_step_micro_batch(tt_step *s, int n, float dice_scale)
+tt_status tt_step_micro_batch(tt_step *s, int n, float dice_scale, float loss_scale)
 {
     tt_model *m = s->model;
     const tt_step_config *c = &s->config;
@@ -81,15 +81,15 @@ tt_status tt_step_micro_batch(tt_step *s, int n, float dice_scale)
     tt_loss_desc d = tt_loss_desc_make(n, classes, h, w);
     if (c->mask_kind == TT_MASK_CLASS_INDEX) {
         TT_TRY(tt_softmax_ce_forward(s->be, primary, m->logits, labels, &d));
-        TT_TRY(tt_softmax_ce_backward(s->be, m->dlogits, m->logits, labels, &d, 1.0f));
+        TT_TRY(tt_softmax_ce_backward(s->be, m->dlogits, m->logits, labels, &d, loss_scale));
     } else {
         TT_TRY(tt_bce_forward(s->be, primary, m->logits, labels, &d));
-        TT_TRY(tt_bce_backward(s->be, m->dlogits, m->logits, labels, &d, 1.0f));
+        TT_TRY(tt_bce_backward(s->be, m->dlogits, m->logits, labels, &d, loss_scale));
         if (c->dice_weight > 0) {
             TT_TRY(tt_dice_forward(s->be, dice_block(s), m->logits, labels, &d,
                                    TT_DICE_SMOOTH_DEFAULT));
             TT_TRY(tt_dice_backward(s->be, m->dlogits, m->logits, labels, &d,
-                                    TT_DICE_SMOOTH_DEFAULT, dice_scale));
+                                    TT_DICE_SMOOTH_DEFAULT, dice_scale * loss_scale));
         }
     }
     return tt_model_backward(m);

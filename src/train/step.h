@@ -75,8 +75,10 @@ tt_status tt_step_upload(tt_step *step, const float *images, const uint8_t *labe
 /* Forward, loss and backward of the n images uploaded; the loss blocks
  * collect the sums and counts of the window.  dice_scale makes the Dice
  * gradient come out normalised by images once the arena is scaled by
- * 1 / (primary valid items). */
-tt_status tt_step_micro_batch(tt_step *step, int n, float dice_scale);
+ * 1 / (primary valid items).  loss_scale multiplies the loss's gradient
+ * (dynamic loss scaling, train/loss_scale.h; 1 for none): the arena then
+ * holds the scaled sums. */
+tt_status tt_step_micro_batch(tt_step *step, int n, float dice_scale, float loss_scale);
 /* The window's sums: the primary loss and (multi-label with a Dice weight)
  * the Dice term; dice is zeroed otherwise. */
 tt_status tt_step_losses(tt_step *step, tt_loss_value *primary, tt_loss_value *dice);

@@ -36,6 +36,8 @@ void tt_train_log_start(tt_trainer *t)
         cJSON_AddNumberToObject(cfg, "ranks", t->dist.size);
         cJSON_AddBoolToObject(cfg, "sync_bn", t->opt.sync_bn);
     }
+    if (cfg && t->counters.loss_scale.scale > 0) /* the scale the run starts (or resumes) with */
+        cJSON_AddNumberToObject(cfg, "loss_scale", t->counters.loss_scale.scale);
     if (cfg && t->precision_reason[0])
         cJSON_AddStringToObject(cfg, "precision_auto", t->precision_reason);
     cJSON_AddItemToObject(start, "config", cfg);
@@ -55,6 +57,11 @@ void tt_train_log_step(tt_trainer *t, const tt_step_report *r)
             (long long)r->images, (long long)r->valid_items,
             r->seconds > 0 ? r->images / r->seconds : 0.0, r->data_wait_seconds,
             (unsigned long long)r->peak_bytes);
+    /* dynamic loss scaling: the window's scale, and the clean windows since
+     * it last changed after this one */
+    if (r->loss_scale > 0)
+        tt_trainer_log(t, ", \"loss_scale\": %.17g, \"loss_scale_clean\": %lld", r->loss_scale,
+                       (long long)t->counters.loss_scale.clean);
     /* data parallel: the gradient sum over the ranks (staging copies included) */
     if (t->dist.size > 1) tt_trainer_log(t, ", \"allreduce_s\": %.4g", r->sum_seconds);
     tt_trainer_log(t, "}\n");

@@ -61,6 +61,7 @@ const tt_opt tt_train_option_table[] = {
     CHOICE("backend", backend, "NAME", TT_BACKEND_HELP, TT_BACKEND_CHOICES),
     CHOICE("algo", algo, "NAME", TT_CONV_ALGO_HELP, TT_CONV_ALGO_CHOICES),
     CHOICE("precision", precision, "P", "what the forward keeps for the backward, stored in fp32 (default), fp16 or bf16: less activation memory (docs/guide.md); every kernel computes in fp32, weights, gradients and optimizer state stay fp32 (plain UNet so far); auto: each timed on this device at the start, with a gradient check against fp32, the fastest that passes kept (remembered per device)", "fp32|fp16|bf16|auto"),
+    OPT("loss-scale", TT_OPT_STRING, loss_scale, "auto|off|S", "dynamic loss scaling (GradScaler's rule: the loss's gradient times S, a window with an infinite or NaN gradient skipped and S halved, S doubled after 2000 clean windows); auto (default): from S = 65536 with --precision fp16, off otherwise; or the first S, a power of two", 1, 0),
     OPT("out", TT_OPT_STRING, out, "DIR", "run folder: train.jsonl and checkpoints", 1, 0),
     OPT("init", TT_OPT_STRING, init, "FILE", "start from the weights of this safetensors file that the model has, by name (reports matched, missing, unexpected)", 1, 0),
     OPT("init-prefix", TT_OPT_STRING, init_prefix, "P", "with --init: put P before the file's names (encoder. loads a bare torchvision ResNet into the encoder)", 1, 0),
@@ -92,6 +93,7 @@ void tt_train_options_default(tt_train_options *o)
     strcpy(o->model, "unet");
     strcpy(o->algo, "auto");
     strcpy(o->precision, "fp32");
+    strcpy(o->loss_scale, "auto");
     strcpy(o->plan, "off");
     o->dice_weight = 0.0;
     o->micro_batch = 4;

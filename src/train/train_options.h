@@ -57,6 +57,7 @@ typedef struct tt_train_options {
     char backend[TT_OPT_STRING_MAX];       /* opencl | vulkan */
     char algo[TT_OPT_STRING_MAX];          /* convolution algorithm: auto | im2col_gemm | ... */
     char precision[TT_OPT_STRING_MAX];     /* storage of what backward reads: fp32 | fp16 | bf16 */
+    char loss_scale[TT_OPT_STRING_MAX];    /* auto | off | a power of two (train/loss_scale.h) */
     char plan[TT_OPT_STRING_MAX];          /* train: off | auto | a plan.json (train/run_plan.h) */
     char out[TT_OPT_STRING_MAX];
     char init[TT_OPT_STRING_MAX];

@@ -293,6 +293,7 @@ tt_status tt_trainer_create_ranked(const tt_train_options *opt, const tt_dist *d
     }
     int planes = tt_tilecache_planes(t->cache);
     TT_CHECK(choose_precision(t, planes));
+    TT_CHECK(tt_loss_scale_start(opt->loss_scale, t->model.precision, &t->counters.loss_scale));
     TT_CHECK(tt_fit_memory(&t->be->device, &t->opt, &t->model, t->mask_kind, planes));
     TT_CHECK(agree_micro_batch(t, opt->micro_batch == 0));
     plan_steps(t);
@@ -351,11 +352,20 @@ static tt_status update(tt_trainer *t, tt_step_report *r)
     TT_TRY(tt_step_update(t->engine, &t->schedule, t->opt.lr, &u));
     r->grad_norm = u.grad_norm;
     r->lr = u.lr;
+    tt_loss_scale *ls = &t->counters.loss_scale;
+    double used = ls->scale;
+    int changed = tt_loss_scale_update(ls, u.skipped);
     if (u.skipped) {
-        fprintf(stderr, "tiletrain: step %lld: %u non-finite gradient values; step skipped, "
-                "weights unchanged\n", (long long)t->counters.step, u.nonfinite);
         r->skipped = 1;
         t->counters.skipped_steps++;
+        if (used > 0 && t->dist.rank == 0)
+            fprintf(stderr, "tiletrain: step %lld: the gradients overflowed at loss scale %g (%u "
+                    "non-finite values): window skipped, weights unchanged, scale %s %g\n",
+                    (long long)t->counters.step, used, u.nonfinite, changed ? "halved to" : "stays",
+                    ls->scale);
+        else if (used <= 0)
+            fprintf(stderr, "tiletrain: step %lld: %u non-finite gradient values; step skipped, "
+                    "weights unchanged\n", (long long)t->counters.step, u.nonfinite);
     }
     return NULL;
 }
@@ -370,6 +380,7 @@ static tt_status run_micro_batches(tt_trainer *t, tt_step_report *r, double *wai
     double planned_images = (double)o->accum * o->micro_batch;
     double planned_items = planned_images * t->model.classes * o->tile[0] * o->tile[1];
     float dice_scale = (float)(o->dice_weight * planned_items / planned_images);
+    float loss_scale = (float)tt_loss_scale_factor(&c->loss_scale); /* one for the window */
     for (int m = 0; m < o->accum && !t->data_done; m++) {
         if (t->interrupt && *t->interrupt && t->dist.size == 1) {
             *interrupted = 1;
@@ -381,7 +392,7 @@ static tt_status run_micro_batches(tt_trainer *t, tt_step_report *r, double *wai
         if (!b) break; /* the data ran out: a short window */
         *waited += b->wait_seconds;
         tt_status s = tt_step_upload(t->engine, b->image, b->mask, b->batch_size);
-        if (!s) s = tt_step_micro_batch(t->engine, b->batch_size, dice_scale);
+        if (!s) s = tt_step_micro_batch(t->engine, b->batch_size, dice_scale, loss_scale);
         c->sampler = b->state_after;
         r->images += b->batch_size;
         tt_prefetch_release(t->prefetch, b);
@@ -466,7 +477,9 @@ tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
             TT_TRY(tt_dp_sum_grads(t->dp));
             r->sum_seconds = t->dp->sum_seconds;
         }
-        TT_TRY(tt_step_scale_grads(engine, 1.0 / count));
+        /* the loss scale too: a power of two, so the sums come out as unscaled */
+        r->loss_scale = c->loss_scale.scale;
+        TT_TRY(tt_step_scale_grads(engine, 1.0 / (count * tt_loss_scale_factor(&c->loss_scale))));
         if (o->save_grads[0] && t->dist.rank == 0 && (c->step == t->max_steps || t->finished))
             TT_TRY(tt_weights_save_grads(engine->model, o->save_grads));
         /* 5 and 6: checks, clipping and the optimizer step */

@@ -35,6 +35,7 @@ typedef struct tt_step_report {
     double lr;
     double grad_norm;         /* before clipping */
     int skipped;              /* non-finite gradients: no update */
+    double loss_scale;        /* the window's dynamic loss scale (0: none; loss_scale.h) */
     int64_t images;           /* images in the window (of every rank) */
     int64_t valid_items;      /* the normaliser */
     double seconds;           /* wall time of the window */

@@ -194,6 +194,19 @@ if "$tt" train "${half[@]}" --precision auto --steps 1 --out "$work/ha" 2>"$work
    grep -q "chosen before on this device" "$work/err2"
 then pass "train --precision auto: $(grep -o 'auto: [a-z0-9]*' "$work/err" | head -1), then from the precision-db"
 else fail "train --precision auto"; cat "$work/err" "$work/err2"; fi
+# fp16: dynamic loss scaling from 65536; a resumed run carries the scale and
+# its count of clean windows (train/loss_scale.h), bit for bit
+if "$tt" train "${half[@]}" --precision fp16 --steps 2 --out "$work/f2" 2>"$work/err" &&
+   "$tt" train "${half[@]}" --precision fp16 --steps 1 --out "$work/f1" 2>>"$work/err" &&
+   "$tt" train "${half[@]}" --precision fp16 --steps 2 --out "$work/f1" \
+     --resume "$work/f1/last.safetensors" 2>>"$work/err" &&
+   /usr/bin/python3 "$(dirname "$0")/same_checkpoint.py" --tol 0 "$work/f2/last.safetensors" \
+     "$work/f1/last.safetensors" >"$work/same" 2>&1 &&
+   grep -q '"step": 2,.*"loss_scale": 65536, "loss_scale_clean": 2' "$work/f1/train.jsonl"
+then pass "train --precision fp16: loss scale 65536; 1 + resume 1 = 2 steps bit for bit, the count carried"
+else fail "train --precision fp16 loss scale resume"; cat "$work/err" "$work/same" "$work/f1/train.jsonl"; fi
+expect 1 "--loss-scale 1000: give auto" -- "$tt" train "${half[@]}" --precision fp16 --steps 1 \
+  --out "$work/f0" --loss-scale 1000
 expect 1 "mem estimates one storage" -- "$tt" mem --tile 32x32 --classes 2 --precision auto
 expect 1 "keeps its activations in fp32" -- "$tt" train --data "$work/data" --out "$work/h0" \
   --model unet-resnet18 --precision fp16 --steps 1
