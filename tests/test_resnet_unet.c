@@ -66,10 +66,14 @@ static int run(const char *cmd)
     return rc == 0;
 }
 
+/* The storage the models made next keep their activations in. */
+static tt_precision storage = TT_PRECISION_FP32;
+
 static tt_model *create_checkpointing(const char *kind, const char *mode, int capacity, int height,
                                       int width, int checkpointing)
 {
     tt_model_spec spec = tt_model_spec_default();
+    spec.precision = storage;
     snprintf(spec.kind, sizeof spec.kind, "%s", kind);
     spec.classes = CLASSES;
     spec.freeze_encoder_bn = strncmp(mode, "freeze", 6) == 0;
@@ -425,6 +429,60 @@ static void test_resnet34_checkpointing_frozen(void)
     check_checkpointing(&c);
 }
 
+/* 16-bit storage: each kept convolution output is stored in fp16 or bf16
+ * and its norm reads it there, so the step differentiates the model with
+ * those outputs rounded: every gradient near fp32's, by the rounding of
+ * the stored values carried through the norms (the figures printed), in
+ * fewer activation bytes; with checkpointing too (what is made again is
+ * fp32). */
+static void check_16bit(const rcase *c)
+{
+    tt_model *m = create(c->kind, c->mode, c->batch, c->height, c->width);
+    size_t trainable = m->params->trainable_floats;
+    tt_param_table table = *m->params; /* the layout, read after the model is gone */
+    tt_param *params = malloc(sizeof *params * (size_t)table.count);
+    memcpy(params, m->params->params, sizeof *params * (size_t)table.count);
+    tt_model_destroy(m);
+    float *l0, *g0, *s0;
+    size_t a0 = checkpointing_step(c, 0, 1, &l0, &g0, &s0);
+    const tt_precision kinds[2] = {TT_PRECISION_FP16, TT_PRECISION_BF16};
+    /* relative L2 of all gradients, and the worst element of a tensor
+     * relative to its largest: a norm's weight gradient sums g xhat with
+     * cancellation, so one element moves by far more than the rounding
+     * (2^-11 fp16, 2^-8 bf16); a broken store is off by order 1 */
+    const double l2_bounds[2] = {5e-3, 2e-2}, bounds[2] = {0.2, 0.5};
+    for (int k = 0; k < 2; k++)
+        for (int ckpt = 0; ckpt < 2; ckpt++) {
+            storage = kinds[k];
+            float *l1, *g1, *s1;
+            size_t a1 = checkpointing_step(c, ckpt, 1, &l1, &g1, &s1);
+            storage = TT_PRECISION_FP32;
+            worst_of w = {"gradient", 0, "", 0};
+            for (int i = 0; i < table.count; i++)
+                if (params[i].trainable)
+                    note(&w, compare(g1 + params[i].offset, g0 + params[i].offset, params[i].count),
+                         params[i].name);
+            double l2 = 0, ref = 0;
+            for (size_t i = 0; i < trainable; i++)
+                l2 += ((double)g1[i] - g0[i]) * ((double)g1[i] - g0[i]), ref += (double)g0[i] * g0[i];
+            printf("\n  %s %s%s: gradients %.2e (L2, relative); worst tensor %.2e of its largest "
+                   "(%s); activations %zu -> %zu bytes", c->label, tt_precision_name(kinds[k]),
+                   ckpt ? " checkpointing" : "", sqrt(l2 / ref), w.worst, w.name, a0, a1);
+            CU_ASSERT(sqrt(l2 / ref) < l2_bounds[k]);
+            CU_ASSERT(w.worst < bounds[k]);
+            if (!ckpt) CU_ASSERT(a1 < a0);
+            free(l1), free(g1), free(s1);
+        }
+    free(l0), free(g0), free(s0), free(params);
+    CU_ASSERT_EQUAL(th_backend()->mem.current_total, 0);
+}
+
+static void test_resnet18_16bit(void)
+{
+    rcase c = {"resnet18 train", "unet-resnet18", "train", 2, 64, 96, 0};
+    check_16bit(&c);
+}
+
 /* The names (and shapes) tt_weights_add writes, as "name [d0, d1]" lines
  * sorted, in *out (free()); their number returned. */
 static int c_names(const char *kind, char ***out)
@@ -639,6 +697,7 @@ int main(void)
         {"resnet34: a training step vs torch", test_resnet34_train},
         {"resnet18: --checkpointing, the same bits in less memory", test_resnet18_checkpointing},
         {"resnet34, every norm frozen: --checkpointing, the same bits", test_resnet34_checkpointing_frozen},
+        {"resnet18: 16-bit storage, gradients near fp32's in fewer bytes", test_resnet18_16bit},
         {"names and shapes are smp's, both ways", test_names_are_smps},
         {"a torch state_dict loads: nothing missing or unexpected", test_torch_state_dict_loads},
         {"torchvision resnet34 into the encoder (--init-prefix encoder.)", test_torchvision_encoder_loads},

@@ -61,7 +61,7 @@ static const tt_opt option_table[] = {
      TT_BACKEND_CHOICES},
     {"algo", TT_OPT_CHOICE, offsetof(eval_options, algo), "NAME", TT_CONV_ALGO_HELP, 1, 0,
      TT_CONV_ALGO_CHOICES},
-    {"precision", TT_OPT_CHOICE, offsetof(eval_options, precision), "P", "what the forward keeps between layers, stored in fp32 (default), fp16 or bf16 (as train --precision; plain UNet so far)", 1, 0,
+    {"precision", TT_OPT_CHOICE, offsetof(eval_options, precision), "P", "what the forward keeps between layers, stored in fp32 (default), fp16 or bf16 (as train --precision)", 1, 0,
      "fp32|fp16|bf16"},
     OPT("json", TT_OPT_FLAG, json, NULL, "print the metrics as JSON", 1, 0),
 };

@@ -67,12 +67,6 @@ tt_status tt_model_spec_check(const tt_model_spec *s)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "precision %s is not a storage: use fp32, fp16 or bf16",
                             tt_precision_name(s->precision));
-    if (s->precision != TT_PRECISION_FP32 && tt_model_spec_resnet_encoder(s))
-        return tt_error_new(TT_ERR_UNSUPPORTED,
-                            "--precision %s: model %s keeps its activations in fp32 for now (16-bit "
-                            "storage is the plain UNet's so far); use --precision fp32 or --model "
-                            "unet",
-                            tt_precision_name(s->precision), s->kind);
     return NULL;
 }
 

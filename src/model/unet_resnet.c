@@ -14,6 +14,7 @@
 
 #include "core/status.h"
 #include "ops/add.h"
+#include "ops/cast.h"
 #include "ops/concat.h"
 #include "ops/max_pool2d.h"
 #include "ops/upsample.h"
@@ -71,6 +72,39 @@ static tt_batch_norm_desc norm_desc(const tt_unet_resnet *u, const tt_ur_conv *c
     return d;
 }
 
+/* (that pass upsamples the fp32 output) */
+int tt_unet_resnet_keeps_16(const tt_unet_resnet *u, const tt_ur_conv *c)
+{
+    return u->spec.precision != TT_PRECISION_FP32 && !c->recomputed && c->bn_w >= 0 &&
+           !c->remade_upsampled;
+}
+
+/* c's convolution output as kept: out_half with 16-bit storage, else out. */
+static tt_mem kept_out(const tt_ur_conv *c)
+{
+    return c->out_half.buffer ? c->out_half : c->out;
+}
+
+/* c's norm over `out`: its descriptor, reading `out` as it is stored (the
+ * 16-bit out_half, or fp32). */
+static tt_batch_norm_desc norm_desc_over(const tt_unet_resnet *u, const tt_ur_conv *c, int n,
+                                         tt_mem out)
+{
+    tt_batch_norm_desc d = norm_desc(u, c, n);
+    if (c->out_half.buffer && out.buffer == c->out_half.buffer && out.offset == c->out_half.offset)
+        d.input_precision = u->spec.precision;
+    return d;
+}
+
+/* 16-bit storage: c's output just made in c->out packed into out_half, the
+ * values the norm reads from now on. */
+static tt_status keep_out(tt_unet_resnet *u, const tt_ur_conv *c, int n)
+{
+    if (!c->out_half.buffer) return NULL;
+    return tt_cast_pack(u->be, c->out_half, c->out, u->spec.precision,
+                        count(n, c->out_channels, c->out_h, c->out_w));
+}
+
 /* out = conv(in) (+ bias) with c's weights. */
 static tt_status convolve(tt_unet_resnet *u, tt_ur_conv *c, tt_mem out, tt_mem in, int n)
 {
@@ -84,14 +118,16 @@ static tt_status conv_forward(tt_unet_resnet *u, tt_ur_conv *c, tt_mem in, int n
 {
     TT_TRY(convolve(u, c, c->out, in, n));
     if (c->bn_w < 0) return NULL;
-    tt_batch_norm_desc b = norm_desc(u, c, n);
-    return tt_batch_norm_forward(u->be, c->act, c->saved, c->out, &c->bn, &b, norm_trains(u, c));
+    TT_TRY(keep_out(u, c, n));
+    tt_batch_norm_desc b = norm_desc_over(u, c, n, kept_out(c));
+    return tt_batch_norm_forward(u->be, c->act, c->saved, kept_out(c), &c->bn, &b,
+                                 norm_trains(u, c));
 }
 
 /* What the backward reads as c's convolution output. */
 static tt_mem out_for_backward(const tt_ur_conv *c)
 {
-    return c->recomputed ? c->out_again : c->out;
+    return c->recomputed ? c->out_again : kept_out(c);
 }
 
 /* c's convolution again (recomputed), from `in`, into out_again. */
@@ -105,7 +141,7 @@ static tt_status recompute(tt_unet_resnet *u, tt_ur_conv *c, tt_mem in, int n)
  * statistics the forward saved (or, frozen, the running ones). */
 static tt_status remake_into(tt_unet_resnet *u, tt_ur_conv *c, tt_mem dest, tt_mem out, int n)
 {
-    tt_batch_norm_desc b = norm_desc(u, c, n);
+    tt_batch_norm_desc b = norm_desc_over(u, c, n, out);
     if (!norm_trains(u, c))
         return tt_batch_norm_forward(u->be, dest, c->saved, out, &c->bn, &b, 0);
     return tt_batch_norm_apply_saved(u->be, dest, out, c->saved, &c->bn, &b);
@@ -142,7 +178,7 @@ static tt_mem output_for_backward(const tt_ur_conv *c)
  * c->dout (in place) the gradient at the convolution's output. */
 static tt_status norm_backward(tt_unet_resnet *u, tt_ur_conv *c, int n)
 {
-    tt_batch_norm_desc b = norm_desc(u, c, n);
+    tt_batch_norm_desc b = norm_desc_over(u, c, n, out_for_backward(c));
     return tt_batch_norm_backward(u->be, c->dout, tt_unet_resnet_grad(u, c->bn_w),
                                   tt_unet_resnet_grad(u, c->bn_b), c->dout, out_for_backward(c),
                                   c->saved, &c->bn, &b, norm_trains(u, c));
@@ -215,7 +251,7 @@ static tt_mem block_input(const tt_unet_resnet *u, const tt_ur_block *b)
  * again first from the input, in the pass's rooms. */
 static tt_status block_output_pass(tt_unet_resnet *u, tt_ur_block *b, int n)
 {
-    tt_mem in = block_input(u, b), conv2_out = b->conv2.out, down_out = b->down.out;
+    tt_mem in = block_input(u, b), conv2_out = kept_out(&b->conv2), down_out = kept_out(&b->down);
     if (b->conv2.recomputed) {
         TT_TRY(convolve(u, &b->conv1, b->pass_a, in, n));
         TT_TRY(remake_into(u, &b->conv1, b->pass_b, b->pass_a, n));
@@ -347,8 +383,10 @@ static tt_status conv1_forward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
     tt_ur_conv *c = &d->conv1;
     TT_TRY(conv1_up_half(u, d, c->out, d->up, n));
     if (d->skip) TT_TRY(conv1_skip_half(u, d, c->out, *d->skip, n));
-    tt_batch_norm_desc b = norm_desc(u, c, n);
-    return tt_batch_norm_forward(u->be, c->act, c->saved, c->out, &c->bn, &b, norm_trains(u, c));
+    TT_TRY(keep_out(u, c, n));
+    tt_batch_norm_desc b = norm_desc_over(u, c, n, kept_out(c));
+    return tt_batch_norm_forward(u->be, c->act, c->saved, kept_out(c), &c->bn, &b,
+                                 norm_trains(u, c));
 }
 
 /* up again into `dest`: from the conv below's output when it is one
@@ -365,7 +403,7 @@ static tt_status make_up(tt_unet_resnet *u, tt_ur_decoder *d, tt_mem dest, int n
  * in, which dies with the block. */
 static tt_mem skip_conv_out(const tt_ur_decoder *d)
 {
-    return d->skip_conv->recomputed ? d->skip_out_again : d->skip_conv->out;
+    return d->skip_conv->recomputed ? d->skip_out_again : kept_out(d->skip_conv);
 }
 
 /* The skip for the backward: kept, or the stem's output made again into

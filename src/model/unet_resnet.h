@@ -75,6 +75,10 @@ typedef struct tt_ur_conv {
                                  norm's backward: --checkpointing's encoder blocks and decoder
                                  conv1s, and the stem always */
     tt_mem out_again;
+    tt_mem out_half;          /* 16-bit storage (spec.precision fp16 or bf16): out as kept,
+                                 packed as soon as it is made; the norm reads it there in
+                                 the forward and the backward, and out lives for the
+                                 convolution alone (unet_resnet.c keeps_16) */
     tt_mem dout;              /* gradient at act, then (in place) at out */
 } tt_ur_conv;
 
@@ -163,5 +167,9 @@ tt_mem tt_unet_resnet_param(const tt_unet_resnet *u, int index);
 tt_mem tt_unet_resnet_grad(const tt_unet_resnet *u, int index);
 /* The descriptor of conv c for n images. */
 tt_conv2d_desc tt_unet_resnet_conv_desc(const tt_unet_resnet *u, const tt_ur_conv *c, int n);
+/* With 16-bit storage, whether c keeps its convolution output in 16 bits
+ * (out_half): kept (not recomputed), read by a norm, not made again
+ * upsampled. */
+int tt_unet_resnet_keeps_16(const tt_unet_resnet *u, const tt_ur_conv *c);
 
 #endif

@@ -206,6 +206,8 @@ static void add_conv_tensors(tt_arena_plan *r, tt_unet_resnet *u, tt_ur_conv *c)
     if (c->remade && !c->remade_upsampled)
         add_tensor(r, c->name, "act.again", bytes, &c->act_again);
     if (c->recomputed) add_tensor(r, c->name, "out.again", bytes, &c->out_again);
+    if (tt_unet_resnet_keeps_16(u, c)) /* out then lives for the convolution alone */
+        add_tensor(r, c->name, "out.half", bytes / 2, &c->out_half);
     tt_batch_norm_desc d = tt_batch_norm_desc_make(u->capacity, c->out_channels, c->out_h, c->out_w);
     size_t saved = tt_batch_norm_saved_floats(&d);
     if (c->remade_upsampled) { /* its norm runs over the upsampled output too */
