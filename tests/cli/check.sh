@@ -172,13 +172,18 @@ else fail "--log-format jsonl output is not JSON Lines:"; head -5 "$work/jsonl";
 # refused with the choices
 half=(--data "$work/data" --tile 32x32 --micro-batch 2 --backend opencl --quiet --no-augment
       --seed 4 --norm batch)
-if "$tt" train "${half[@]}" --precision bf16 --steps 2 --out "$work/h2" 2>"$work/err" &&
-   "$tt" train "${half[@]}" --precision bf16 --steps 1 --out "$work/h1" 2>>"$work/err" &&
-   "$tt" train "${half[@]}" --precision bf16 --steps 2 --out "$work/h1" \
-     --resume "$work/h1/last.safetensors" 2>>"$work/err" &&
-   /usr/bin/python3 "$(dirname "$0")/same_checkpoint.py" --tol 0 "$work/h2/last.safetensors" \
-     "$work/h1/last.safetensors" >"$work/same" 2>&1 &&
-   grep -q '"precision": *"bf16"' "$work/h2/train.jsonl"
+# resumed_same P NAME: 2 steps in $work/NAME2, and 1 step then a resume to 2
+# in $work/NAME1, in precision P: the same weights bit for bit
+resumed_same() {
+  local p=$1 two=$work/${2}2 one=$work/${2}1
+  "$tt" train "${half[@]}" --precision "$p" --steps 2 --out "$two" 2>"$work/err" &&
+    "$tt" train "${half[@]}" --precision "$p" --steps 1 --out "$one" 2>>"$work/err" &&
+    "$tt" train "${half[@]}" --precision "$p" --steps 2 --out "$one" \
+      --resume "$one/last.safetensors" 2>>"$work/err" &&
+    /usr/bin/python3 "$(dirname "$0")/same_checkpoint.py" --tol 0 "$two/last.safetensors" \
+      "$one/last.safetensors" >"$work/same" 2>&1
+}
+if resumed_same bf16 h && grep -q '"precision": *"bf16"' "$work/h2/train.jsonl"
 then pass "train --precision bf16: 1 + resume 1 = 2 steps, bit for bit; train.jsonl says bf16"
 else fail "train --precision bf16 resume"; cat "$work/err" "$work/same"; fi
 if "$tt" mem --tile 64x64 --micro-batch 2 --classes 2 --precision fp16 --measure >"$work/mem" 2>"$work/err" &&
@@ -196,12 +201,7 @@ then pass "train --precision auto: $(grep -o 'auto: [a-z0-9]*' "$work/err" | hea
 else fail "train --precision auto"; cat "$work/err" "$work/err2"; fi
 # fp16: dynamic loss scaling from 65536; a resumed run carries the scale and
 # its count of clean windows (train/loss_scale.h), bit for bit
-if "$tt" train "${half[@]}" --precision fp16 --steps 2 --out "$work/f2" 2>"$work/err" &&
-   "$tt" train "${half[@]}" --precision fp16 --steps 1 --out "$work/f1" 2>>"$work/err" &&
-   "$tt" train "${half[@]}" --precision fp16 --steps 2 --out "$work/f1" \
-     --resume "$work/f1/last.safetensors" 2>>"$work/err" &&
-   /usr/bin/python3 "$(dirname "$0")/same_checkpoint.py" --tol 0 "$work/f2/last.safetensors" \
-     "$work/f1/last.safetensors" >"$work/same" 2>&1 &&
+if resumed_same fp16 f &&
    grep -q '"step": 2,.*"loss_scale": 65536, "loss_scale_clean": 2' "$work/f1/train.jsonl"
 then pass "train --precision fp16: loss scale 65536; 1 + resume 1 = 2 steps bit for bit, the count carried"
 else fail "train --precision fp16 loss scale resume"; cat "$work/err" "$work/same" "$work/f1/train.jsonl"; fi
