@@ -220,11 +220,13 @@ tt_status tt_run_plan_make(const tt_fingerprint *fp, const tt_device_info *devic
     for (int c = 0; c < fp->classes; c++)
         if (fp->cls[c].regions && (area == 0 || fp->cls[c].small_area < area))
             area = fp->cls[c].small_area;
-    if (fp->mask_kind == TT_MASK_MULTI_LABEL && area > 0) {
-        int min_size = (int)(area / 10 / 100) * 100;
+    int min_size = (int)(area / 10 / 100) * 100;
+    if (min_size > 0) {
         snprintf(v, sizeof v, "%d", min_size);
         choose(out, "min-size", v, "95%% of every class's pixels lie in regions of %.0f px or "
-               "more: predicted components under a tenth of that are dropped", area);
+               "more: predicted components under a tenth of that are dropped%s", area,
+               fp->mask_kind == TT_MASK_MULTI_LABEL ? "" : " (to background), a stray speck "
+               "no longer costs an image's Dice of a class it lacks");
     }
     return NULL;
 }

@@ -70,7 +70,7 @@ const tt_opt tt_train_option_table[] = {
     OPT("val-every", TT_OPT_INT, val_every, "K", "validate every K steps (default: at the end), best.safetensors by mean Dice", 0, 1e9),
     OPT("threshold", TT_OPT_DOUBLE, threshold, "X", "multi-label validation: probability threshold (default 0.5)", 0, 1),
     OPT("val-overlap", TT_OPT_DOUBLE, val_overlap, "X", "validation: overlap of neighbouring tiles, 0 to 0.9 (default 0.25)", 0, 0.9),
-    OPT("min-size", TT_OPT_INT, min_size, "N", "multi-label validation: remove predicted components under N pixels (default 0)", 0, 1e9),
+    OPT("min-size", TT_OPT_INT, min_size, "N", "validation: remove predicted components under N pixels first, as predict --min-size does (class index: they become background; default 0)", 0, 1e9),
     OPT("sync-bn", TT_OPT_FLAG, sync_bn, NULL, "with --norm batch under mpirun: statistics over every rank's micro-batch (default: each rank's own, as PyTorch DDP); alone, the same host arithmetic", 1, 0),
     OPT("check-weights-every", TT_OPT_INT, check_weights_every, "K", "mpirun: compare the ranks' weights every K steps (default 50; also at every checkpoint)", 1, 1e9),
     OPT("quiet", TT_OPT_FLAG, quiet, NULL, "no per-step lines on the terminal", 1, 0),
