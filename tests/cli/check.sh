@@ -21,7 +21,8 @@
 #   - plan writes a recipe that fits --mem-limit (down to the smallest limits) and train runs;
 #     too little data and a corrupt image are refused;
 #   - train plans its recipe by default (OUT/plan.json, train.jsonl), --steps may be left
-#     out, a resume reads the run's plan back bit for bit, --plan off is the built-in defaults.
+#     out, a resume reads the run's plan back bit for bit, --plan off is the built-in defaults;
+#   - eval (as validation) drops class-index components under --min-size, as predict does.
 # usage: tests/cli/check.sh BUILD_DIR
 set -uo pipefail
 tt=$(cd "${1:?usage: check.sh BUILD_DIR}" && pwd)/tiletrain
@@ -266,7 +267,9 @@ assert len(cfgs) == 2 and all("plan" not in c and c["norm"] == "group" and c["lr
      "$work/off/train.jsonl"
 then pass "--plan off: the built-in defaults, no plan.json; resumed without --plan off, still none"
 else fail "--plan off"; cat "$work/err"; fi
-if "$tt" train --help | grep -q -- "--tile HxW .*(default 256x256) \[train: from the plan\]"
+"$tt" train --help >"$work/help" 2>&1
+if grep -q -- "--tile HxW .*(default 256x256) \[train: from the plan\]" "$work/help" &&
+   grep -q -- "--seed K .*(default 0)$" "$work/help"
 then pass "train --help: each default, and which the plan chooses"
 else fail "train --help does not mark the planned options"; fi
 mkdir -p "$work/one/images" "$work/one/masks" "$work/none/images" "$work/none/masks" "$work/bad/images" "$work/bad/masks"
@@ -282,6 +285,26 @@ cp "$work/one/images/$first" "$work/bad/images/a.jpg" && cp "$work/one/masks/${f
   cp "$work/one/masks/${first%.*}.png" "$work/bad/masks/b.png" &&
   head -c 300 "$work/one/images/$first" >"$work/bad/images/b.jpg"
 expect 1 "b.jpg" -- "$tt" plan --data "$work/bad" --out "$work/p3.json"
+
+# class-index validation drops components under --min-size as predict does:
+# over every image's pixels nothing of a class is left, so each class's Dice
+# (per image, 1 where both are empty) is the share of images without it
+"$tt" data synth --out "$work/fdata" --format folder --count 4 --size 48x64 --classes 3 --seed 2 >/dev/null
+if "$tt" train --data "$work/fdata" --out "$work/fr" --plan off --tile 32x32 --base-channels 4 --depth 1 \
+     --groups 2 --steps 1 --quiet 2>"$work/err" &&
+   "$tt" eval --checkpoint "$work/fr/last.safetensors" --data "$work/fdata" --min-size 100000 --json \
+     >"$work/feval.json" 2>>"$work/err" &&
+   /usr/bin/python3 - "$work/feval.json" "$work/fdata/masks" <<'PY'
+import json, os, sys
+from PIL import Image
+m = json.load(open(sys.argv[1]))
+masks = [set(Image.open(os.path.join(sys.argv[2], f)).getdata()) for f in sorted(os.listdir(sys.argv[2]))]
+for c in (1, 2):
+    want = sum(c not in v for v in masks) / len(masks)
+    assert abs(m["classes"][c]["dice"] - want) < 1e-9, (c, m["classes"][c], want)
+PY
+then pass "eval --min-size on class-index masks: every class's components dropped, Dice = images without it"
+else fail "class-index --min-size"; cat "$work/err" "$work/feval.json"; fi
 
 # selftest API: its kernels, its GEMM and the device's timers checked on that API
 selftest() {
