@@ -153,6 +153,17 @@ static int fail_ranked(const tt_dist *dist, tt_status status, int together)
 
 static int train(tt_train_options opt, const tt_dist *dist, const char *plan_file);
 
+/* 1 when the command line holds --NAME (or --NAME=VALUE). */
+static int flag_given(int argc, char **argv, const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], "--", 2) == 0 && strncmp(argv[i] + 2, name, n) == 0 &&
+            (argv[i][2 + n] == '\0' || argv[i][2 + n] == '='))
+            return 1;
+    return 0;
+}
+
 /* The plan.json a resumed run was trained with: OUT's, else the one beside
  * the checkpoint (a run resumed into another folder); "" when neither
  * exists (the run was trained without a plan). */
@@ -223,6 +234,20 @@ static tt_status planned_options(int argc, char **argv, const tt_train_options *
     /* a flag that stands for a planned choice takes its place */
     if (given->epochs > 0 && given->steps == 0) planned.steps = 0; /* all of --epochs */
     if (given->val_list[0] && given->val_fraction == 0) planned.val_fraction = 0;
+    /* a flag that resizes the network leaves the plan's micro-batch fitted
+     * for other sizes: fitted again (--micro-batch auto), at most the plan's,
+     * for the plan's images per step, unless the micro-batch or accum is given */
+    static const char *const resizing[] = {"tile", "base-channels", "depth", "model", "precision",
+                                           "norm", "groups"};
+    int resized = 0;
+    for (size_t i = 0; i < sizeof resizing / sizeof *resizing; i++)
+        resized |= flag_given(argc, argv, resizing[i]);
+    if (resized && planned.micro_batch > 0 && !flag_given(argc, argv, "micro-batch") &&
+        !flag_given(argc, argv, "accum")) {
+        planned.micro_batch_cap = planned.micro_batch;
+        planned.batch = planned.micro_batch * planned.accum;
+        planned.micro_batch = 0;
+    }
     snprintf(planned.plan, sizeof planned.plan, "%s", given->plan); /* train.jsonl says planned */
     *opt = planned;
     return NULL;

@@ -21,7 +21,8 @@
 #   - plan writes a recipe that fits --mem-limit (down to the smallest limits) and train runs;
 #     too little data and a corrupt image are refused;
 #   - train plans its recipe by default (OUT/plan.json, train.jsonl), --steps may be left
-#     out, a resume reads the run's plan back bit for bit, --plan off is the built-in defaults;
+#     out, a resume reads the run's plan back bit for bit, --plan off is the built-in defaults,
+#     a flag that resizes the network has the plan's micro-batch fitted again;
 #   - eval (as validation) drops class-index components under --min-size, as predict does.
 # usage: tests/cli/check.sh BUILD_DIR
 set -uo pipefail
@@ -244,6 +245,18 @@ json.dump(p, open(sys.argv[2], "w"))' "$work/pa/plan.json" "$work/plan3.json" &&
    grep -q '"norm": *"group"' "$work/pb/train.jsonl" && grep -q '"steps": *3' "$work/pb/train.jsonl"
 then pass "train plans by default (OUT/plan.json, train.jsonl), --steps over it; --plan FILE sets the steps, --norm group over it"
 else fail "train --plan"; cat "$work/err"; fi
+# a flag that resizes the network (a larger tile) has the plan's micro-batch
+# fitted again under the limit, at most the plan's, for its images per step
+if "$tt" train --data "$work/data" --out "$work/pt" --mem-limit 6MiB --tile 64x96 --steps 1 --quiet 2>"$work/err" &&
+   /usr/bin/python3 -c '
+import json, sys
+plan = json.load(open(sys.argv[1]))["choices"]
+cfg = json.loads(open(sys.argv[2]).readline())["config"]
+micro, accum = int(plan["micro-batch"]["value"]), int(plan["accum"]["value"])
+assert cfg["tile_w"] == 96 and cfg["micro_batch"] < micro, (cfg, plan)
+assert cfg["micro_batch"] * cfg["accum"] >= micro * accum, (cfg, plan)' "$work/pt/plan.json" "$work/pt/train.jsonl"
+then pass "train --tile 64x96 over a 64 px plan under 6MiB: the micro-batch fitted again ($(grep -o 'micro-batch auto: [0-9]* x accum [0-9]*' "$work/err"))"
+else fail "train --tile over a plan"; cat "$work/err"; fi
 # a planned run resumed goes on with its plan, bit for bit (a constant rate
 # over the plan's cosine, whose length is --steps); --plan off is the
 # built-in defaults (group norm, lr 1e-3), and a run trained so resumes so
