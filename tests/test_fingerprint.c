@@ -158,6 +158,14 @@ static void test_plan(void)
     CU_ASSERT_PTR_NULL(tt_run_plan_find(plan, "min-size"));
     CU_ASSERT_EQUAL(choice_int(plan, "micro-batch") * choice_int(plan, "accum") >= 8, 1);
     CU_ASSERT_STRING_EQUAL(tt_run_plan_find(plan, "base-channels")->value, "8");
+    /* train's --help marks what a plan chooses: every choice is among them */
+    for (int i = 0; i < plan->count; i++) CU_ASSERT(tt_run_plan_chooses(plan->choices[i].option));
+    CU_ASSERT(!tt_run_plan_chooses("seed") && !tt_run_plan_chooses("data"));
+    /* a limit not even one 16 px crop fits (checkpointing on): an error, no plan */
+    tt_status s = tt_run_plan_make(&p.f, &p.device, 16u << 10, plan);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_OUT_OF_MEMORY);
+    CU_ASSERT(s && strstr(tt_status_message(s), "no configuration fits") != NULL);
+    tt_status_free(s);
     /* under a tight limit the micro-batch the plan takes fits, by the estimate
      * of the run its choices make (applied as train applies them) */
     uint64_t limit = 400u << 10; /* about 4 images of 16x16 */

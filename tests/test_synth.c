@@ -52,7 +52,7 @@ static void test_kaggle_rle(void)
 {
     char out[600];
     snprintf(out, sizeof out, "%s/kaggle", dir);
-    tt_synth_config cfg = {out, TT_SYNTH_KAGGLE_RLE, 8, 48, 64, 4, 3};
+    tt_synth_config cfg = {out, TT_SYNTH_KAGGLE_RLE, 8, 48, 64, 4, 3, 0, 0, 0};
     TH_OK(tt_synth_write(&cfg));
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/train.csv", out);
@@ -108,7 +108,7 @@ static void test_folder(void)
 {
     char out[600];
     snprintf(out, sizeof out, "%s/folder", dir);
-    tt_synth_config cfg = {out, TT_SYNTH_FOLDER, 6, 40, 52, 4, 9};
+    tt_synth_config cfg = {out, TT_SYNTH_FOLDER, 6, 40, 52, 4, 9, 0, 0, 0};
     TH_OK(tt_synth_write(&cfg));
     int w = 52, h = 40, present[4] = {0}, bad = 0;
     uint8_t *rgb = malloc((size_t)w * h * 3), *labels = malloc((size_t)3 * w * h), *top = malloc((size_t)w * h);
@@ -153,6 +153,93 @@ static void test_folder(void)
     for (int k = 0; k < 4; k++) CU_ASSERT(present[k] > 0);
     CU_ASSERT(min_dist > 20.0);
     free(rgb), free(labels), free(top);
+}
+
+/* The share of labelled pixels of image n: rendered with region_scale. */
+static double foreground_share(tt_synth_config cfg, double scale, int n, uint8_t *rgb, uint8_t *labels,
+                               uint8_t *top)
+{
+    cfg.region_scale = scale;
+    tt_synth_render(&cfg, n, rgb, labels, top);
+    int fg = 0;
+    for (int i = 0; i < cfg.width * cfg.height; i++) fg += top[i] != 0;
+    return (double)fg / (cfg.width * cfg.height);
+}
+
+/* --grey writes one-channel images whose pixels are the luminance render
+ * (R = G = B); --ignore-regions marks 255 in the folder masks where the
+ * image is what it is without them, and nothing else moves; --region-scale
+ * makes the labelled regions smaller or larger; the command takes them and
+ * refuses what cannot be. */
+static void test_options(void)
+{
+    char out[600], path[PATH_MAX];
+    snprintf(out, sizeof out, "%s/grey", dir);
+    int w = 64, h = 48;
+    tt_synth_config grey = {out, TT_SYNTH_FOLDER, 3, h, w, 4, 5, 1, 0, 2};
+    TH_OK(tt_synth_write(&grey));
+    tt_synth_config plain = grey;
+    plain.grey = 0, plain.ignore_regions = 0;
+    uint8_t *rgb = malloc((size_t)w * h * 3), *labels = malloc((size_t)3 * w * h), *top = malloc((size_t)w * h);
+    uint8_t *rgb0 = malloc((size_t)w * h * 3), *labels0 = malloc((size_t)3 * w * h), *top0 = malloc((size_t)w * h);
+    int not_grey = 0, not_luma = 0, ignored = 0, moved = 0, mask_differs = 0, channels_ok = 1;
+    for (int n = 0; n < 3; n++) {
+        tt_synth_render(&grey, n, rgb, labels, top);
+        tt_synth_render(&plain, n, rgb0, labels0, top0);
+        for (int i = 0; i < w * h; i++) {
+            not_grey += rgb[3 * i] != rgb[3 * i + 1] || rgb[3 * i] != rgb[3 * i + 2];
+            double luma = 0.299 * rgb0[3 * i] + 0.587 * rgb0[3 * i + 1] + 0.114 * rgb0[3 * i + 2];
+            not_luma += fabs(luma - rgb[3 * i]) > 1.01;
+            ignored += top[i] == 255;
+            moved += top[i] != 255 && top[i] != top0[i];
+        }
+        moved += memcmp(labels, labels0, (size_t)3 * w * h) != 0;
+        snprintf(path, sizeof path, "%s/images/synth_%05d.png", out, n);
+        int iw, ih, ic;
+        uint8_t *file = stbi_load(path, &iw, &ih, &ic, 0);
+        CU_ASSERT_FATAL(file != NULL);
+        channels_ok &= ic == 1 && iw == w && ih == h;
+        for (int i = 0; channels_ok && i < w * h; i++) not_grey += file[i] != rgb[3 * i];
+        stbi_image_free(file);
+        snprintf(path, sizeof path, "%s/masks/synth_%05d.png", out, n);
+        uint8_t *mask = stbi_load(path, &iw, &ih, &ic, 1);
+        CU_ASSERT_FATAL(mask != NULL);
+        mask_differs += memcmp(mask, top, (size_t)w * h) != 0;
+        stbi_image_free(mask);
+    }
+    double small = 0, normal = 0, large = 0;
+    tt_synth_config sized = plain;
+    sized.width = 256, sized.height = 192;
+    uint8_t *big_rgb = malloc((size_t)256 * 192 * 3), *big_labels = malloc((size_t)3 * 256 * 192),
+            *big_top = malloc((size_t)256 * 192);
+    for (int n = 0; n < 8; n++) {
+        small += foreground_share(sized, 0.25, n, big_rgb, big_labels, big_top) / 8;
+        normal += foreground_share(sized, 0, n, big_rgb, big_labels, big_top) / 8;
+        large += foreground_share(sized, 2, n, big_rgb, big_labels, big_top) / 8;
+    }
+    printf("\n  grey: %d pixels not grey, %d not the luminance, one channel %d; ignore: %d pixels "
+           "255, %d other mask pixels moved, %d masks not the render; foreground share at "
+           "region scale 0.25 / 1 / 2: %.3f / %.3f / %.3f",
+           not_grey, not_luma, channels_ok, ignored, moved, mask_differs, small, normal, large);
+    CU_ASSERT(channels_ok);
+    CU_ASSERT_EQUAL(not_grey, 0);
+    CU_ASSERT_EQUAL(not_luma, 0);
+    CU_ASSERT(ignored > 0 && ignored < 3 * w * h / 2);
+    CU_ASSERT_EQUAL(moved, 0);
+    CU_ASSERT_EQUAL(mask_differs, 0);
+    CU_ASSERT(small < 0.5 * normal && large > 1.3 * normal);
+    free(rgb), free(labels), free(top), free(rgb0), free(labels0), free(top0);
+    free(big_rgb), free(big_labels), free(big_top);
+
+    char *args[] = {"synth", "--out", out, "--format", "folder", "--count", "2", "--size", "30x40",
+                    "--grey", "--region-scale", "0.5", "--ignore-regions", "3", NULL};
+    CU_ASSERT_EQUAL(tt_cmd_data_synth(14, args), 0);
+    char *bad1[] = {"synth", "--out", out, "--ignore-regions", "2", NULL};  /* kaggle-rle has no 255 */
+    char *bad2[] = {"synth", "--out", out, "--region-scale", "0", NULL};
+    char *bad3[] = {"synth", "--out", out, "--format", "folder", "--ignore-regions", "65", NULL};
+    CU_ASSERT_EQUAL(tt_cmd_data_synth(5, bad1), 2);
+    CU_ASSERT_EQUAL(tt_cmd_data_synth(5, bad2), 2);
+    CU_ASSERT_EQUAL(tt_cmd_data_synth(7, bad3), 2);
 }
 
 static char *slurp(const char *path)
@@ -213,6 +300,7 @@ int main(void)
         {"kaggle-rle: files, CSV, masks, classes", test_kaggle_rle},
         {"folder: images and class-index masks", test_folder},
         {"seeded output and command options", test_seeded_and_cli},
+        {"grey images, ignore regions, region sizes", test_options},
         CU_TEST_INFO_NULL,
     };
     int rc = th_run_suite("synth", tests);

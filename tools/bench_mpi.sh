@@ -17,7 +17,7 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 mpi() { mpirun --oversubscribe --allow-run-as-root -np "$ranks" "$@"; }
 "$tt" data synth --out data --format folder --count 16 --size 384x512 >/dev/null
-common=(--data data --cache-dir "$work/cache" --backend opencl --quiet --no-augment --seed 1)
+common=(--data data --cache-dir "$work/cache" --backend opencl --quiet --no-augment --seed 1 --plan off)
 
 # mean of a field of train.jsonl's step lines after the first
 field() {

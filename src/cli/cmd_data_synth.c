@@ -17,6 +17,9 @@ typedef struct synth_options {
     int size[2];
     int classes;
     uint64_t seed;
+    int grey;
+    double region_scale;
+    int ignore_regions;
 } synth_options;
 
 #define OPT(name, kind, field, meta, help, lo, hi) \
@@ -33,19 +36,25 @@ static const tt_opt option_table[] = {
     OPT("classes", TT_OPT_INT, classes, "C", "kaggle-rle: labels, 1..32 (Fish, Flower, Gravel, Sugar, ...; "
         "default 4); folder: classes with background, 2..255 (default 5)", 1, 1e9),
     OPT("seed", TT_OPT_U64, seed, "K", "the same seed writes the same files (default 1)", 1, 0),
+    OPT("grey", TT_OPT_FLAG, grey, NULL, "one-channel (grey) images: the luminance of the colour ones (default colour)", 1, 0),
+    OPT("region-scale", TT_OPT_DOUBLE, region_scale, "X", "labelled regions' radii times X, 0.01 to 10: 0.25 for small regions, 2 for large (default 1: 12% to 32% of the shorter side)", 0.01, 10),
+    OPT("ignore-regions", TT_OPT_INT, ignore_regions, "N", "folder: N ellipses per image marked 255 (ignore) in the mask, the image unchanged under them (default 0)", 0, 64),
 };
 #define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
 
 static void help(void)
 {
     printf("usage: tiletrain data synth --out DIR [--format kaggle-rle|folder] [--count N]\n"
-           "                            [--size HxW] [--classes C] [--seed K]\n"
+           "                            [--size HxW] [--classes C] [--seed K] [--grey]\n"
+           "                            [--region-scale X] [--ignore-regions N]\n"
            "\n"
            "Writes a synthetic segmentation set in a real layout: cloud-like noise\n"
            "with blob regions whose texture and colour depend on their class.\n"
            "\n"
            "example:\n"
            "  tiletrain data synth --out clouds --format kaggle-rle --count 40 --size 1400x2100\n"
+           "  tiletrain data synth --out grey --format folder --grey --region-scale 0.5 \\\n"
+           "      --ignore-regions 2\n"
            "\n"
            "options:\n");
     tt_opt_print_help(option_table, OPTION_COUNT, stdout);
@@ -59,7 +68,8 @@ int tt_cmd_data_synth(int argc, char **argv)
     if (rc >= 0) return rc;
     if (!o.out[0]) return tt_cli_usage_error(cmd, "--out DIR is required");
     tt_synth_config config = {o.out, strcmp(o.format, "folder") == 0 ? TT_SYNTH_FOLDER : TT_SYNTH_KAGGLE_RLE,
-                              o.count, o.size[0], o.size[1], o.classes, o.seed};
+                              o.count, o.size[0], o.size[1], o.classes, o.seed, o.grey,
+                              o.region_scale, o.ignore_regions};
     if (!config.classes) config.classes = config.format == TT_SYNTH_FOLDER ? 5 : 4;
     tt_status status = tt_synth_validate(&config);
     if (status) {
@@ -69,8 +79,13 @@ int tt_cmd_data_synth(int argc, char **argv)
     }
     status = tt_synth_write(&config);
     if (status) return tt_cli_fail(status);
-    printf("wrote %d %dx%d images (%s, %d classes, seed %llu) to %s\n", config.count, config.height,
-           config.width, config.format == TT_SYNTH_FOLDER ? "folder" : "kaggle-rle", config.classes,
-           (unsigned long long)config.seed, config.out_dir);
+    printf("wrote %d %dx%d %s images (%s, %d classes, seed %llu", config.count, config.height,
+           config.width, config.grey ? "grey" : "colour",
+           config.format == TT_SYNTH_FOLDER ? "folder" : "kaggle-rle", config.classes,
+           (unsigned long long)config.seed);
+    if (config.region_scale > 0 && config.region_scale != 1)
+        printf(", regions x%g", config.region_scale);
+    if (config.ignore_regions) printf(", %d ignore regions each", config.ignore_regions);
+    printf(") to %s\n", config.out_dir);
     return 0;
 }

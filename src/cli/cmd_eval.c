@@ -54,7 +54,7 @@ static const tt_opt option_table[] = {
     {"blend", TT_OPT_CHOICE, offsetof(eval_options, blend), "KIND", "gaussian (default) or mean", 1, 0,
      "gaussian|mean"},
     OPT("threshold", TT_OPT_DOUBLE, threshold, "X", "multi-label: probability threshold (default 0.5)", 0, 1),
-    OPT("min-size", TT_OPT_INT, min_size, "N", "multi-label: remove predicted components under N pixels first (default 0)", 0, 1e9),
+    OPT("min-size", TT_OPT_INT, min_size, "N", "remove predicted components under N pixels first, as predict does (class index: they become background; default 0)", 0, 1e9),
     OPT("batch", TT_OPT_INT, batch, "N", "tiles per forward pass (default 2)", 1, 256),
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name", 1, 0),
     {"backend", TT_OPT_CHOICE, offsetof(eval_options, backend), "NAME", TT_BACKEND_HELP, 1, 0,

@@ -18,6 +18,11 @@
 #include "train/train_log.h"
 #include "train/trainer.h"
 
+static const char *plan_note(const char *option)
+{
+    return tt_run_plan_chooses(option) ? "[train: from the plan]" : NULL;
+}
+
 static void help(void)
 {
     printf("usage: tiletrain train --data DIR [options]\n"
@@ -28,19 +33,26 @@ static void help(void)
            "of one batch of N*B. One line per optimizer step, also written to\n"
            "OUT/train.jsonl; checkpoints go to OUT/last.safetensors.\n"
            "\n"
+           "The recipe is planned from the data set and the device (--plan auto, the\n"
+           "default: `tiletrain plan` prints it with its reasons): tile, network size,\n"
+           "micro-batch and accum that fit the memory, norm, intensities, loss, sampling,\n"
+           "learning rate, steps and validation, written to OUT/plan.json.  Every flag\n"
+           "given overrides its part of the plan; --plan off takes the defaults below.\n"
+           "\n"
            "Data parallel: mpirun -np K tiletrain train ... runs one rank per device;\n"
            "every rank trains its share of each window and the update is the one of a\n"
            "single process with K times the window (docs/data-parallel.md).\n"
            "\n"
            "example:\n"
            "  tiletrain data synth --out clouds --format kaggle-rle --count 40\n"
+           "  tiletrain train --data clouds --out runs/planned\n"
            "  tiletrain train --data clouds --out runs/a --tile 256x256 --micro-batch 4 \\\n"
            "      --accum 5 --steps 500 --dice-weight 1 --val-fraction 0.1 --val-every 50\n"
            "  tiletrain train --data clouds --out runs/r34 --model unet-resnet34 \\\n"
            "      --init resnet34.safetensors --init-prefix encoder. --freeze-encoder-bn\n"
            "\n"
-           "options:\n");
-    tt_opt_print_help(tt_train_option_table, tt_train_option_count, stdout);
+           "options (the defaults are --plan off's; those marked are the plan's by default):\n");
+    tt_opt_print_help_noted(tt_train_option_table, tt_train_option_count, stdout, plan_note);
 }
 
 static volatile int interrupted;
@@ -139,45 +151,104 @@ static int fail_ranked(const tt_dist *dist, tt_status status, int together)
     return rc;
 }
 
-static int train(tt_train_options opt, const tt_dist *dist);
+static int train(tt_train_options opt, const tt_dist *dist, const char *plan_file);
 
-/* --plan auto|FILE: the options made again from the defaults, the plan,
- * then the command line (so every flag given overrides its part of the
- * plan).  auto plans the data set on the device and writes OUT/plan.json,
- * or with --resume reads the one there, so a resumed run keeps its recipe. */
-static tt_status planned_options(int argc, char **argv, tt_train_options *opt)
+/* 1 when the command line holds --NAME (or --NAME=VALUE). */
+static int flag_given(int argc, char **argv, const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], "--", 2) == 0 && strncmp(argv[i] + 2, name, n) == 0 &&
+            (argv[i][2 + n] == '\0' || argv[i][2 + n] == '='))
+            return 1;
+    return 0;
+}
+
+/* The plan.json a resumed run was trained with: OUT's, else the one beside
+ * the checkpoint (a run resumed into another folder); "" when neither
+ * exists (the run was trained without a plan). */
+static void resumed_plan(const tt_train_options *opt, char *path, size_t size)
+{
+    snprintf(path, size, "%s/plan.json", opt->out[0] ? opt->out : ".");
+    if (access(path, R_OK) == 0) return;
+    const char *slash = strrchr(opt->resume, '/');
+    snprintf(path, size, "%.*s/plan.json", slash ? (int)(slash - opt->resume) : 1,
+             slash ? opt->resume : ".");
+    if (access(path, R_OK) != 0) path[0] = '\0';
+}
+
+/* --plan auto (train's default) or FILE: the options made again from the
+ * defaults, the plan, then the command line (so every flag given overrides
+ * its part of the plan).  auto plans the data set on the device and writes
+ * OUT/plan.json; with --resume it reads the plan the run was trained with
+ * (resumed_plan), or none when it had none, so a resumed run keeps its
+ * recipe.  `given` is the command line over the defaults alone. */
+static tt_status planned_options(int argc, char **argv, const tt_train_options *given,
+                                 tt_train_options *opt, char *plan_file, size_t plan_file_size)
 {
     char path[TT_OPT_STRING_MAX + 16];
-    snprintf(path, sizeof path, "%s/plan.json", opt->out[0] ? opt->out : ".");
-    const char *file = strcmp(opt->plan, "auto") != 0 ? opt->plan
-                       : opt->resume[0] && access(path, R_OK) == 0 ? path : NULL;
+    snprintf(path, sizeof path, "%s/plan.json", given->out[0] ? given->out : ".");
+    char resumed[TT_OPT_STRING_MAX + 16] = "";
+    int is_auto = strcmp(given->plan, "auto") == 0;
+    if (is_auto && given->resume[0]) {
+        resumed_plan(given, resumed, sizeof resumed);
+        if (!resumed[0]) {
+            fprintf(stderr, "tiletrain: --resume: no plan.json in %s nor beside %s: the run was "
+                    "trained without a plan; resumed with the flags given over the built-in "
+                    "defaults (--plan off)\n", given->out, given->resume);
+            *opt = *given;
+            strcpy(opt->plan, "off");
+            return NULL;
+        }
+    }
+    const char *file = !is_auto ? given->plan : resumed[0] ? resumed : NULL;
+    snprintf(plan_file, plan_file_size, "%s", file ? file : given->out[0] ? path : "");
     tt_train_options planned;
     tt_train_options_default(&planned);
-    snprintf(planned.model, sizeof planned.model, "%s", opt->model);
+    snprintf(planned.model, sizeof planned.model, "%s", given->model);
     if (file) {
         TT_TRY(tt_error_prefix(tt_run_plan_apply_file(file, &planned), "--plan"));
         fprintf(stderr, "tiletrain: the recipe of %s, with the flags given\n", file);
     } else {
-        if (!opt->data[0])
-            return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--plan auto plans a data set: give --data DIR");
+        if (!given->data[0])
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT, "train plans its recipe from the data "
+                                "set: give --data DIR (or --plan off for the built-in defaults)");
         tt_run_plan *plan = calloc(1, sizeof *plan);
         if (!plan) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
-        tt_status status = tt_run_plan_for(opt, TT_PLAN_IMAGES, plan);
+        tt_status status = tt_run_plan_for(given, TT_PLAN_IMAGES, plan);
         if (!status) status = tt_run_plan_apply(plan, &planned);
-        if (!status && opt->out[0]) status = tt_make_dirs(opt->out);
-        if (!status && opt->out[0]) status = tt_run_plan_write(plan, path);
-        if (!status) {
-            fprintf(stderr, "tiletrain: planned for the data set and the device (%s says why):",
-                    opt->out[0] ? path : "tiletrain plan");
+        if (!status && given->out[0]) status = tt_make_dirs(given->out);
+        if (!status && given->out[0]) status = tt_run_plan_write(plan, path);
+        if (!status && !given->quiet) {
+            fprintf(stderr, "tiletrain: planned for the data set and the device (%s says why; "
+                    "--plan off for the built-in defaults):", given->out[0] ? path : "tiletrain plan");
             tt_run_plan_print_args(plan, stderr);
             fprintf(stderr, "\n");
         }
         free(plan);
-        TT_TRY(tt_error_prefix(status, "--plan auto"));
+        TT_TRY(tt_error_prefix(status, "planning the run (--plan off trains without a plan)"));
     }
     int help = 0;
     TT_TRY(tt_opt_parse_args(tt_train_option_table, tt_train_option_count, &planned, argc, argv, 1,
                              &help));
+    /* a flag that stands for a planned choice takes its place */
+    if (given->epochs > 0 && given->steps == 0) planned.steps = 0; /* all of --epochs */
+    if (given->val_list[0] && given->val_fraction == 0) planned.val_fraction = 0;
+    /* a flag that resizes the network leaves the plan's micro-batch fitted
+     * for other sizes: fitted again (--micro-batch auto), at most the plan's,
+     * for the plan's images per step, unless the micro-batch or accum is given */
+    static const char *const resizing[] = {"tile", "base-channels", "depth", "model", "precision",
+                                           "norm", "groups"};
+    int resized = 0;
+    for (size_t i = 0; i < sizeof resizing / sizeof *resizing; i++)
+        resized |= flag_given(argc, argv, resizing[i]);
+    if (resized && planned.micro_batch > 0 && !flag_given(argc, argv, "micro-batch") &&
+        !flag_given(argc, argv, "accum")) {
+        planned.micro_batch_cap = planned.micro_batch;
+        planned.batch = planned.micro_batch * planned.accum;
+        planned.micro_batch = 0;
+    }
+    snprintf(planned.plan, sizeof planned.plan, "%s", given->plan); /* train.jsonl says planned */
     *opt = planned;
     return NULL;
 }
@@ -186,10 +257,13 @@ int tt_cmd_train(int argc, char **argv)
 {
     tt_train_options opt;
     tt_train_options_default(&opt);
+    strcpy(opt.plan, "auto"); /* train's own default; mem and bench take no plan */
+    char plan_file[TT_OPT_STRING_MAX + 16] = "";
     int rc = tt_cli_parse("train", tt_train_option_table, tt_train_option_count, &opt, argc, argv, help);
     if (rc >= 0) return rc;
     if (strcmp(opt.plan, "off") != 0) {
-        tt_status status = planned_options(argc, argv, &opt);
+        tt_train_options given = opt;
+        tt_status status = planned_options(argc, argv, &given, &opt, plan_file, sizeof plan_file);
         if (status) return tt_cli_fail(status);
     }
     tt_dist dist;
@@ -199,18 +273,42 @@ int tt_cmd_train(int argc, char **argv)
         tt_dist_finish(&dist);
         return rc;
     }
-    rc = train(opt, &dist);
+    rc = train(opt, &dist, plan_file);
     tt_dist_finish(&dist);
     return rc;
 }
 
-static int train(tt_train_options opt, const tt_dist *dist)
+/* {"plan": plan.json} into train.jsonl: the fingerprint and every choice
+ * with its reason beside the run's log. */
+static tt_status log_plan(tt_trainer *t, const char *plan_file)
+{
+    cJSON *plan = NULL;
+    TT_TRY(tt_run_plan_read(plan_file, &plan));
+    cJSON *root = cJSON_CreateObject();
+    char *line = NULL;
+    if (root) cJSON_AddItemToObject(root, "plan", plan);
+    else cJSON_Delete(plan);
+    line = root ? cJSON_PrintUnformatted(root) : NULL;
+    if (line) tt_trainer_log(t, "%s\n", line);
+    cJSON_free(line);
+    cJSON_Delete(root);
+    return line ? NULL : tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+}
+
+static int train(tt_train_options opt, const tt_dist *dist, const char *plan_file)
 {
     if (strcmp(opt.log_format, "jsonl") == 0) opt.quiet = 1; /* stdout is the JSON Lines alone */
     if (dist->rank != 0) opt.quiet = 1;                      /* rank 0 speaks for the job */
     tt_trainer *t = NULL;
     tt_status status = tt_trainer_create_ranked(&opt, dist, &t);
     if (status) return fail_ranked(dist, status, 0);
+    if (plan_file[0] && t->log) {
+        status = log_plan(t, plan_file);
+        if (status) {
+            tt_trainer_destroy(t);
+            return fail_ranked(dist, status, 0);
+        }
+    }
     if (!opt.quiet && dist->size > 1)
         printf("data parallel: %d ranks x micro-batch %d x accum %d = %d images per step\n",
                dist->size, t->opt.micro_batch, t->opt.accum,

@@ -401,15 +401,22 @@ tt_opt *tt_opt_table_concat(const tt_opt *base, size_t count, size_t offset, con
     return out;
 }
 
-void tt_opt_print_help(const tt_opt *table, size_t count, FILE *out)
+void tt_opt_print_help_noted(const tt_opt *table, size_t count, FILE *out,
+                             const char *(*note)(const char *name))
 {
     for (size_t i = 0; i < count; i++) {
         const tt_opt *o = &table[i];
         char left[96];
         if (o->kind == TT_OPT_FLAG) snprintf(left, sizeof left, "--%s", o->name);
         else snprintf(left, sizeof left, "--%s %s", o->name, o->metavar ? o->metavar : "VALUE");
-        fprintf(out, "  %-26s %s\n", left, o->help);
+        const char *extra = note ? note(o->name) : NULL;
+        fprintf(out, "  %-26s %s%s%s\n", left, o->help, extra ? " " : "", extra ? extra : "");
     }
     fprintf(out, "  %-26s %s\n", "--config FILE",
             "read options from an INI or JSON file; flags override it");
+}
+
+void tt_opt_print_help(const tt_opt *table, size_t count, FILE *out)
+{
+    tt_opt_print_help_noted(table, count, out, NULL);
 }

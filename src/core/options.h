@@ -63,6 +63,10 @@ tt_opt *tt_opt_table_concat(const tt_opt *base, size_t count, size_t offset, con
                             size_t extra_count, size_t *total);
 
 void tt_opt_print_help(const tt_opt *table, size_t count, FILE *out);
+/* The same with note(name), when not NULL, after an option's help (train:
+ * "[from the plan]" beside what the plan chooses). */
+void tt_opt_print_help_noted(const tt_opt *table, size_t count, FILE *out,
+                             const char *(*note)(const char *name));
 
 /* The word of `words` closest to `typed` by edit distance, or NULL when none
  * is close enough to be what was meant (for "did you mean" messages). */

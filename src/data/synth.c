@@ -59,6 +59,22 @@ tt_status tt_synth_validate(const tt_synth_config *c)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "synth: --classes %d for folder; give 2 to 255 classes, background included",
                             c->classes);
+    if (c->region_scale < 0 || c->region_scale > 10)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "synth: --region-scale %g; give a factor of the blob radii from 0.01 to 10",
+                            c->region_scale);
+    if (c->region_scale > 0 && c->region_scale < 0.01)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "synth: --region-scale %g; give a factor of the blob radii from 0.01 to 10",
+                            c->region_scale);
+    if (c->ignore_regions < 0 || c->ignore_regions > SYNTH_MAX_BLOBS)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "synth: --ignore-regions %d; give 0 to %d per image", c->ignore_regions,
+                            SYNTH_MAX_BLOBS);
+    if (c->ignore_regions && c->format != TT_SYNTH_FOLDER)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "synth: --ignore-regions marks mask pixels 255, which only the folder "
+                            "layout has; give --format folder");
     if (c->format != TT_SYNTH_KAGGLE_RLE && c->format != TT_SYNTH_FOLDER)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "synth: unknown format %d", (int)c->format);
     return NULL;
@@ -91,6 +107,7 @@ void tt_synth_render(const tt_synth_config *config, int index, uint8_t *rgb, uin
     synth_blob blobs[SYNTH_MAX_BLOBS];
     int nblobs = 0;
     float side = (float)(w < h ? w : h);
+    float scale = config->region_scale > 0 ? (float)config->region_scale : 1.0f;
     int forced = (int)tt_rng_below(&rng, (uint64_t)fg); /* every image shows at least one class */
     for (int k = 0; k < fg && nblobs < SYNTH_MAX_BLOBS; k++) {
         if (k != forced && tt_rng_uniform(&rng) > 0.6) continue;
@@ -100,10 +117,19 @@ void tt_synth_render(const tt_synth_config *config, int index, uint8_t *rgb, uin
             bl->cls = k;
             bl->cx = (float)(tt_rng_uniform(&rng) * w);
             bl->cy = (float)(tt_rng_uniform(&rng) * h);
-            bl->rx = side * (float)(0.12 + 0.2 * tt_rng_uniform(&rng)) + 2.0f;
-            bl->ry = side * (float)(0.12 + 0.2 * tt_rng_uniform(&rng)) + 2.0f;
+            bl->rx = scale * side * (float)(0.12 + 0.2 * tt_rng_uniform(&rng)) + 2.0f;
+            bl->ry = scale * side * (float)(0.12 + 0.2 * tt_rng_uniform(&rng)) + 2.0f;
             bl->z = (float)(tt_rng_uniform(&rng) * 200.0);
         }
+    }
+    /* ignore regions: plain ellipses, drawn after the blobs from the same
+     * stream, so the blobs are the same with or without them */
+    float ignore[SYNTH_MAX_BLOBS][4]; /* cx, cy, rx, ry */
+    for (int k = 0; k < config->ignore_regions && k < SYNTH_MAX_BLOBS; k++) {
+        ignore[k][0] = (float)(tt_rng_uniform(&rng) * w);
+        ignore[k][1] = (float)(tt_rng_uniform(&rng) * h);
+        ignore[k][2] = scale * side * (float)(0.04 + 0.08 * tt_rng_uniform(&rng)) + 1.0f;
+        ignore[k][3] = scale * side * (float)(0.04 + 0.08 * tt_rng_uniform(&rng)) + 1.0f;
     }
     memset(labels, 0, (size_t)fg * w * h);
     for (int y = 0; y < h; y++)
@@ -145,6 +171,11 @@ void tt_synth_render(const tt_synth_config *config, int index, uint8_t *rgb, uin
                 b = (1 - mix) * b + mix * cb / (float)covering;
             }
             if (top) top[i] = (uint8_t)(last >= 0 ? blobs[last].cls + 1 : 0);
+            for (int k = 0; top && k < config->ignore_regions; k++) {
+                float dx = (fx - ignore[k][0]) / ignore[k][2], dy = (fy - ignore[k][1]) / ignore[k][3];
+                if (dx * dx + dy * dy < 1.0f) top[i] = 255;
+            }
+            if (config->grey) r = g = b = 0.299f * r + 0.587f * g + 0.114f * b;
             rgb[3 * i + 0] = (uint8_t)(r > 255 ? 255 : r);
             rgb[3 * i + 1] = (uint8_t)(g > 255 ? 255 : g);
             rgb[3 * i + 2] = (uint8_t)(b > 255 ? 255 : b);
@@ -180,14 +211,16 @@ tt_status tt_synth_write(const tt_synth_config *config)
             goto cleanup;
         }
     }
+    int channels = c->grey ? 1 : 3;
     for (int n = 0; n < c->count; n++) {
         tt_synth_render(c, n, rgb, labels, top);
+        for (size_t i = 0; channels == 1 && i < px; i++) rgb[i] = rgb[3 * i]; /* in place: i <= 3i */
         char name[32];
         snprintf(name, sizeof name, "synth_%05d", n);
         snprintf(path, sizeof path, "%s/%s/%s.%s", c->out_dir, kaggle ? "train_images" : "images", name,
                  kaggle ? "jpg" : "png");
-        int ok = kaggle ? stbi_write_jpg(path, c->width, c->height, 3, rgb, 92)
-                        : stbi_write_png(path, c->width, c->height, 3, rgb, c->width * 3);
+        int ok = kaggle ? stbi_write_jpg(path, c->width, c->height, channels, rgb, 92)
+                        : stbi_write_png(path, c->width, c->height, channels, rgb, c->width * channels);
         if (!ok) {
             status = tt_error_new(TT_ERR_IO, "synth: cannot write %s; check the space in %s", path, c->out_dir);
             goto cleanup;

@@ -16,7 +16,12 @@
  *     and textures of every class it is labelled with.
  *   folder: DIR/images/NAME.png (RGB) and DIR/masks/NAME.png (8-bit class
  *     index: 0 background, 1..classes-1 the blob classes; later blobs cover
- *     earlier ones).
+ *     earlier ones; 255 = ignore where ignore regions are asked for).
+ * Options for sets of other statistics: grey (one-channel images, the
+ * luminance of the colour render), region_scale (blob radii times this:
+ * smaller or larger regions), ignore_regions (folder: that many ellipses
+ * per image marked 255 in the mask, the image unchanged under them, as
+ * areas an annotator left out).
  * Names are synth_00000, synth_00001, ...  Everything follows from the seed.
  */
 #ifndef TT_DATA_SYNTH_H
@@ -39,15 +44,19 @@ typedef struct tt_synth_config {
     int height, width;
     int classes;   /* kaggle-rle: labels (1..32); folder: including background (2..255) */
     uint64_t seed;
+    int grey;              /* one-channel images */
+    double region_scale;   /* blob radii times this (0: 1) */
+    int ignore_regions;    /* folder: ellipses of 255 per image */
 } tt_synth_config;
 
 /* Checks a config; errors say which value is wrong and what is allowed. */
 tt_status tt_synth_validate(const tt_synth_config *config);
 
-/* Renders image `index`: rgb ((H, W, 3)) and labels ((fg, H, W) 0/1 planes,
- * fg = the number of blob classes: `classes` for kaggle-rle, classes - 1
- * for folder).  *top ((H, W), may be NULL) gets the 1-based blob class
- * drawn last at each pixel, 0 for background. */
+/* Renders image `index`: rgb ((H, W, 3); R = G = B when grey) and labels
+ * ((fg, H, W) 0/1 planes, fg = the number of blob classes: `classes` for
+ * kaggle-rle, classes - 1 for folder).  *top ((H, W), may be NULL) gets the
+ * 1-based blob class drawn last at each pixel, 0 for background, 255
+ * inside an ignore region (labels are not changed there). */
 void tt_synth_render(const tt_synth_config *config, int index, uint8_t *rgb, uint8_t *labels, uint8_t *top);
 
 /* The label of blob class k (0-based) in the kaggle-rle CSV. */

@@ -38,6 +38,20 @@ static void choose(tt_run_plan *p, const char *option, const char *value, const 
     va_end(args);
 }
 
+/* Every option a plan may choose (tt_run_plan_make's choose() calls). */
+static const char *const planned_options[] = {
+    "tile", "depth", "base-channels", "micro-batch", "accum", "checkpointing", "norm", "mean",
+    "std", "dice-weight", "fg-fraction", "lr", "schedule", "steps", "val-fraction", "val-every",
+    "val-overlap", "min-size",
+};
+
+int tt_run_plan_chooses(const char *option)
+{
+    for (size_t i = 0; i < sizeof planned_options / sizeof *planned_options; i++)
+        if (strcmp(option, planned_options[i]) == 0) return 1;
+    return 0;
+}
+
 const tt_plan_choice *tt_run_plan_find(const tt_run_plan *p, const char *option)
 {
     for (int i = 0; i < p->count; i++)
@@ -84,46 +98,63 @@ tt_status tt_run_plan_make(const tt_fingerprint *fp, const tt_device_info *devic
     int cpu = strcmp(device->type, "CPU") == 0;
     int most = cpu ? PLAN_MAX_TILE_CPU : PLAN_MAX_TILE;
     double extent = class_median(fp, 1);
-    int tile = PLAN_MIN_TILE;
+    int tile = PLAN_MIN_TILE, wanted;
     while (tile < most && tile < extent / 4) tile *= 2;
     while (tile > small_side) tile /= 2;
+    wanted = tile;
+
+    /* micro-batch and accumulation from the engine's own estimate: batch
+     * norm where 4 crops fit (its statistics need them), else group norm,
+     * fitted again with it; a tile not even one crop of fits (checkpointing
+     * included) is halved, down to 16 px, so the plan always fits */
+    int base = cpu ? 8 : 16, depth = 3, batch_norm = 0;
+    tt_train_options o;
+    tt_model_spec model;
+    int planes = fp->mask_kind == TT_MASK_MULTI_LABEL ? fp->classes : 1;
+    for (;;) {
+        depth = tile >= 64 ? 3 : tile >= 32 ? 2 : 1;
+        tt_train_options_default(&o);
+        o.tile[0] = o.tile[1] = tile;
+        o.base_channels = base, o.depth = depth;
+        o.micro_batch = 0, o.batch = PLAN_MICRO_MAX, o.mem_limit = mem_limit;
+        snprintf(o.norm, sizeof o.norm, "batch");
+        TT_TRY(tt_recipe_model(&o, fp->classes, &model));
+        tt_status fitted = tt_fit_memory_silently(device, &o, &model, fp->mask_kind, planes);
+        batch_norm = !fitted && o.micro_batch >= 4;
+        tt_status_free(fitted); /* an error here is group norm's to answer */
+        if (batch_norm) break;
+        snprintf(o.norm, sizeof o.norm, "group");
+        o.micro_batch = 0;
+        TT_TRY(tt_recipe_model(&o, fp->classes, &model));
+        fitted = tt_fit_memory_silently(device, &o, &model, fp->mask_kind, planes);
+        if (!fitted) break;
+        if (tt_status_code(fitted) != TT_ERR_OUT_OF_MEMORY || tile <= 16)
+            return tt_error_prefix(fitted, "no configuration fits: not even one %d px crop "
+                                   "with checkpointing", tile);
+        tt_status_free(fitted);
+        tile /= 2;
+    }
     snprintf(v, sizeof v, "%dx%d", tile, tile);
+    char fits[96] = "";
+    if (tile < wanted)
+        snprintf(fits, sizeof fits, "; %d px did not fit %s, halved to %d", wanted,
+                 mem_limit ? "--mem-limit" : "the device", tile);
     if (extent > 0)
         choose(out, "tile", v, "a typical region spans %.0f px: a %d px crop sees a quarter "
-               "of it or more, inside or at its border (from %d to %d px on this device)",
-               extent, tile, PLAN_MIN_TILE, most);
+               "of it or more, inside or at its border (from %d to %d px on this device)%s",
+               extent, wanted, PLAN_MIN_TILE, most, fits);
     else
-        choose(out, "tile", v, "no labelled region to size it by: %d px", tile);
+        choose(out, "tile", v, "no labelled region to size it by: %d px%s", wanted, fits);
 
     /* depth and width: three levels (a fourth trained slower on the quick
      * start's set), fewer for small crops; half the channels on a CPU */
-    int depth = tile >= 64 ? 3 : tile >= 32 ? 2 : 1;
     snprintf(v, sizeof v, "%d", depth);
     choose(out, "depth", v, "%d levels down take a %d px crop to a %d px bottleneck (a fourth "
            "level learnt slower in the planned number of steps)", depth, tile, tile >> depth);
-    int base = cpu ? 8 : 16;
     snprintf(v, sizeof v, "%d", base);
     choose(out, "base-channels", v, cpu ? "a CPU device: 8 channels at the top, a quarter of the "
            "convolution work of 16" : "a GPU: 16 channels at the top");
 
-    /* micro-batch and accumulation from the engine's own estimate */
-    tt_train_options o;
-    tt_train_options_default(&o);
-    o.tile[0] = o.tile[1] = tile;
-    o.base_channels = base, o.depth = depth;
-    o.micro_batch = 0, o.batch = PLAN_MICRO_MAX, o.mem_limit = mem_limit;
-    snprintf(o.norm, sizeof o.norm, "batch");
-    tt_model_spec model;
-    int planes = fp->mask_kind == TT_MASK_MULTI_LABEL ? fp->classes : 1;
-    TT_TRY(tt_recipe_model(&o, fp->classes, &model));
-    TT_TRY(tt_fit_memory_silently(device, &o, &model, fp->mask_kind, planes));
-    int batch_norm = o.micro_batch >= 4;
-    if (!batch_norm) { /* fitted again with the norm it will run */
-        snprintf(o.norm, sizeof o.norm, "group");
-        o.micro_batch = 0;
-        TT_TRY(tt_recipe_model(&o, fp->classes, &model));
-        TT_TRY(tt_fit_memory_silently(device, &o, &model, fp->mask_kind, planes));
-    }
     int micro = o.micro_batch, accum = (PLAN_BATCH + micro - 1) / micro;
     snprintf(v, sizeof v, "%d", micro);
     choose(out, "micro-batch", v, "the most crops of %d px that fit %s (the engine's estimate), at "
@@ -189,11 +220,13 @@ tt_status tt_run_plan_make(const tt_fingerprint *fp, const tt_device_info *devic
     for (int c = 0; c < fp->classes; c++)
         if (fp->cls[c].regions && (area == 0 || fp->cls[c].small_area < area))
             area = fp->cls[c].small_area;
-    if (fp->mask_kind == TT_MASK_MULTI_LABEL && area > 0) {
-        int min_size = (int)(area / 10 / 100) * 100;
+    int min_size = (int)(area / 10 / 100) * 100;
+    if (min_size > 0) {
         snprintf(v, sizeof v, "%d", min_size);
         choose(out, "min-size", v, "95%% of every class's pixels lie in regions of %.0f px or "
-               "more: predicted components under a tenth of that are dropped", area);
+               "more: predicted components under a tenth of that are dropped%s", area,
+               fp->mask_kind == TT_MASK_MULTI_LABEL ? "" : " (to background), a stray speck "
+               "no longer costs an image's Dice of a class it lacks");
     }
     return NULL;
 }
@@ -264,7 +297,11 @@ tt_status tt_run_plan_for(const tt_train_options *o, int max_images, tt_run_plan
     tt_fingerprint fp;
     TT_CHECK(tt_fingerprint_compute(ds, max_images, &fp));
     TT_CHECK(tt_devices_list(&devices, &count));
-    TT_CHECK(tt_device_select(o->device[0] ? o->device : NULL, &index));
+    /* a list (one device per rank under mpirun): every rank plans for the
+     * first, so the ranks train one recipe */
+    char first[TT_OPT_STRING_MAX];
+    snprintf(first, sizeof first, "%.*s", (int)strcspn(o->device, ","), o->device);
+    TT_CHECK(tt_device_select(first[0] ? first : NULL, &index));
     TT_CHECK(tt_run_plan_make(&fp, &devices[index], o->mem_limit, out));
 cleanup:
     free(devices);
@@ -296,19 +333,29 @@ tt_status tt_run_plan_apply(const tt_run_plan *p, tt_train_options *o)
     return NULL;
 }
 
-tt_status tt_run_plan_apply_file(const char *path, tt_train_options *o)
+tt_status tt_run_plan_read(const char *path, struct cJSON **out)
 {
     unsigned char *text = NULL;
     size_t size = 0;
+    *out = NULL;
     TT_TRY(tt_probe_read_file(path, &text, &size));
-    tt_status status = NULL;
     cJSON *root = cJSON_ParseWithLength((const char *)text, size);
-    cJSON *args = cJSON_GetObjectItem(root, "args");
-    if (!cJSON_IsArray(args)) {
-        status = tt_error_new(TT_ERR_FORMAT, "%s: no \"args\" list; write it with `tiletrain "
-                              "plan`", path);
-        goto cleanup;
+    free(text);
+    if (!cJSON_IsArray(cJSON_GetObjectItem(root, "args"))) {
+        cJSON_Delete(root);
+        return tt_error_new(TT_ERR_FORMAT, "%s: no \"args\" list; write it with `tiletrain plan`",
+                            path);
     }
+    *out = root;
+    return NULL;
+}
+
+tt_status tt_run_plan_apply_file(const char *path, tt_train_options *o)
+{
+    cJSON *root = NULL;
+    TT_TRY(tt_run_plan_read(path, &root));
+    tt_status status = NULL;
+    cJSON *args = cJSON_GetObjectItem(root, "args");
     int n = cJSON_GetArraySize(args);
     for (int i = 0; i < n && !status; i++) {
         cJSON *flag = cJSON_GetArrayItem(args, i), *next = cJSON_GetArrayItem(args, i + 1);
@@ -323,9 +370,7 @@ tt_status tt_run_plan_apply_file(const char *path, tt_train_options *o)
         if (status) status = tt_error_prefix(status, "%s", path);
         i += has_value;
     }
-cleanup:
     cJSON_Delete(root);
-    free(text);
     return status;
 }
 

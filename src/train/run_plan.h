@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct cJSON;
+
 #include "data/fingerprint.h"
 #include "train/train_options.h"
 
@@ -41,6 +43,9 @@ typedef struct tt_run_plan {
 tt_status tt_run_plan_make(const tt_fingerprint *fp, const tt_device_info *device,
                            uint64_t mem_limit, tt_run_plan *out);
 
+/* 1 when a plan may choose `option` (train's name, without "--"). */
+int tt_run_plan_chooses(const char *option);
+
 /* The choice for `option`, NULL when the plan makes none. */
 const tt_plan_choice *tt_run_plan_find(const tt_run_plan *plan, const char *option);
 
@@ -57,6 +62,10 @@ void tt_run_plan_print_args(const tt_run_plan *plan, FILE *f);
  * as a flag; a UNet over a ResNet encoder takes none of the plain UNet's
  * sizes, norm or intensity statistics (its encoder's own: ImageNet's). */
 tt_status tt_run_plan_apply(const tt_run_plan *plan, tt_train_options *options);
+
+/* A plan.json parsed (it must hold an "args" list); the caller owns *out
+ * (cJSON_Delete).  Errors name the file. */
+tt_status tt_run_plan_read(const char *path, struct cJSON **out);
 
 /* The same from a plan.json's "args" (`path` names errors). */
 tt_status tt_run_plan_apply_file(const char *path, tt_train_options *options);

@@ -72,9 +72,10 @@ static tt_status validate_one(tt_model *model, tt_tilecache *cache, int index,
     TT_CHECK(tt_predict_image(model, &reader, &o->predict, logits));
     uint8_t pad = o->kind == TT_MASK_CLASS_INDEX ? 255 : 0;
     TT_CHECK(tt_tilecache_read_mask(cache, index, 0, 0, w, h, pad, truth));
-    /* predict's rule; --min-size applies to multi-label validation only (as documented) */
+    /* predict's rule, --min-size included: small components of a class
+     * become background in a class-index mask, as predict makes them */
     int multi = o->kind == TT_MASK_MULTI_LABEL;
-    tt_mask_rule rule = {multi, o->threshold, multi ? o->min_size : 0};
+    tt_mask_rule rule = {multi, o->threshold, o->min_size};
     TT_CHECK(tt_predict_to_masks(logits, classes, w, h, &rule, pred));
     if (multi) tt_metrics_add_multi_label(metrics, pred, truth, pixels);
     else tt_metrics_add_class_index(metrics, pred, truth, pixels, TT_METRICS_IGNORE);

@@ -18,7 +18,12 @@
 #   - errors are coloured on a terminal, and not with NO_COLOR set;
 #   - --precision bf16 resumes bit for bit, mem's 16-bit estimate is its measurement,
 #     --precision auto times, chooses and remembers;
-#   - plan writes a recipe that fits --mem-limit and train runs; too little data is refused.
+#   - plan writes a recipe that fits --mem-limit (down to the smallest limits) and train runs;
+#     too little data and a corrupt image are refused;
+#   - train plans its recipe by default (OUT/plan.json, train.jsonl), --steps may be left
+#     out, a resume reads the run's plan back bit for bit, --plan off is the built-in defaults,
+#     a flag that resizes the network has the plan's micro-batch fitted again;
+#   - eval (as validation) drops class-index components under --min-size, as predict does.
 # usage: tests/cli/check.sh BUILD_DIR
 set -uo pipefail
 tt=$(cd "${1:?usage: check.sh BUILD_DIR}" && pwd)/tiletrain
@@ -171,7 +176,7 @@ else fail "--log-format jsonl output is not JSON Lines:"; head -5 "$work/jsonl";
 # estimate is its measurement (a ResNet encoder's too); a bad name is
 # refused with the choices
 half=(--data "$work/data" --tile 32x32 --micro-batch 2 --backend opencl --quiet --no-augment
-      --seed 4 --norm batch)
+      --seed 4 --norm batch --plan off)
 # resumed_same P NAME: 2 steps in $work/NAME2, and 1 step then a resume to 2
 # in $work/NAME1, in precision P: the same weights bit for bit
 resumed_same() {
@@ -216,36 +221,119 @@ else fail "mem --model unet-resnet18 --precision bf16 --measure"; cat "$work/mem
 expect 2 "fp32|fp16|bf16" -- "$tt" train --data "$work/data" --out "$work/h0" --precision half
 
 # plan: a recipe from the data set and the device, written as plan.json whose
-# args train takes; under --mem-limit mem's estimate of those args fits it;
-# an empty or one-image data set gets an error, not a recipe
-if "$tt" plan --data "$work/data" --mem-limit 6MiB --out "$work/plan.json" >"$work/plan.txt" 2>"$work/err" &&
-   mapfile -t plan_args < <(/usr/bin/python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["args"]))' "$work/plan.json") &&
-   "$tt" mem --data "$work/data" "${plan_args[@]}" --json >"$work/plan_mem.json" 2>>"$work/err" &&
-   /usr/bin/python3 -c 'import json,sys; t = json.load(open(sys.argv[1]))["estimate"]["total_bytes"]; assert t <= 6 << 20, t' "$work/plan_mem.json" &&
-   "$tt" train --data "$work/data" --out "$work/planned" "${plan_args[@]}" --steps 2 --quiet 2>>"$work/err"
-then pass "plan --mem-limit 6MiB: $(grep -c '^  --' "$work/plan.txt") choices; mem of its args fits; train runs them"
-else fail "plan"; cat "$work/plan.txt" "$work/err"; fi
-# train --plan auto: the plan's recipe, OUT/plan.json, the flags given over it;
-# --plan FILE takes a plan.json's args
-if "$tt" train --data "$work/data" --out "$work/pa" --plan auto --mem-limit 6MiB --steps 1 --quiet 2>"$work/err" &&
+# args train takes; under --mem-limit mem's estimate of those args fits it,
+# down to limits where the tile is halved and checkpointing turned on; below
+# the smallest configuration, and on an empty, a one-image or a corrupt data
+# set, an error and no recipe
+plan_fits() { # LIMIT BYTES: the plan under LIMIT, mem of its args within BYTES, train runs them
+  "$tt" plan --data "$work/data" --mem-limit "$1" --out "$work/plan.json" >"$work/plan.txt" 2>"$work/err" &&
+  mapfile -t plan_args < <(/usr/bin/python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["args"]))' "$work/plan.json") &&
+  "$tt" mem --data "$work/data" "${plan_args[@]}" --json >"$work/plan_mem.json" 2>>"$work/err" &&
+  /usr/bin/python3 -c 'import json,sys; t = json.load(open(sys.argv[1]))["estimate"]["total_bytes"]; assert t <= int(sys.argv[2]), t' "$work/plan_mem.json" "$2" &&
+  "$tt" train --data "$work/data" --out "$work/planned" "${plan_args[@]}" --steps 2 --quiet 2>>"$work/err"
+}
+for limit in 6MiB:6291456 3MiB:3145728 1MiB:1048576; do
+  if plan_fits "${limit%%:*}" "${limit##*:}"
+  then pass "plan --mem-limit ${limit%%:*}: $(grep -o -- '--tile [0-9x]* .*--micro-batch [0-9]*\( --accum [0-9]*\)\?\( --checkpointing\)\?' "$work/plan.txt" | tail -1 | cut -c1-80); mem of its args fits; train runs them"
+  else fail "plan --mem-limit ${limit%%:*}"; cat "$work/plan.txt" "$work/err"; fi
+done
+expect 1 "no configuration fits" -- "$tt" plan --data "$work/data" --mem-limit 200KiB --out "$work/p2.json"
+# train plans by default: the plan's recipe, OUT/plan.json and a "plan" line
+# in train.jsonl, the flags given over it (--steps); --plan FILE takes a
+# plan.json's args, its steps too when --steps is left out
+if "$tt" train --data "$work/data" --out "$work/pa" --mem-limit 6MiB --steps 1 --quiet 2>"$work/err" &&
+   /usr/bin/python3 -c '
+import json, sys
+plan = json.load(open(sys.argv[1]))["choices"]
+lines = [json.loads(l) for l in open(sys.argv[2])]
+cfg = lines[0]["config"]
+assert cfg["plan"] == "auto" and cfg["steps"] == 1, cfg
+assert cfg["micro_batch"] == int(plan["micro-batch"]["value"]) and cfg["norm"] == plan["norm"]["value"], (cfg, plan)
+logged = [l["plan"] for l in lines if "plan" in l]
+assert len(logged) == 1 and logged[0]["choices"] == plan, logged' \
+     "$work/pa/plan.json" "$work/pa/train.jsonl" &&
+   /usr/bin/python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))
+i = p["args"].index("--steps"); p["args"][i + 1] = "3"
+json.dump(p, open(sys.argv[2], "w"))' "$work/pa/plan.json" "$work/plan3.json" &&
+   "$tt" train --data "$work/data" --out "$work/pb" --plan "$work/plan3.json" --norm group --quiet 2>>"$work/err" &&
+   grep -q '"norm": *"group"' "$work/pb/train.jsonl" && grep -q '"steps": *3' "$work/pb/train.jsonl"
+then pass "train plans by default (OUT/plan.json, train.jsonl), --steps over it; --plan FILE sets the steps, --norm group over it"
+else fail "train --plan"; cat "$work/err"; fi
+# a flag that resizes the network (a larger tile) has the plan's micro-batch
+# fitted again under the limit, at most the plan's, for its images per step
+if "$tt" train --data "$work/data" --out "$work/pt" --mem-limit 6MiB --tile 64x96 --steps 1 --quiet 2>"$work/err" &&
    /usr/bin/python3 -c '
 import json, sys
 plan = json.load(open(sys.argv[1]))["choices"]
 cfg = json.loads(open(sys.argv[2]).readline())["config"]
-assert cfg["plan"] == "auto" and cfg["steps"] == 1, cfg
-assert cfg["micro_batch"] == int(plan["micro-batch"]["value"]) and cfg["norm"] == plan["norm"]["value"], (cfg, plan)' \
-     "$work/pa/plan.json" "$work/pa/train.jsonl" &&
-   "$tt" train --data "$work/data" --out "$work/pb" --plan "$work/pa/plan.json" --norm group --steps 1 --quiet 2>>"$work/err" &&
-   grep -q '"norm": *"group"' "$work/pb/train.jsonl"
-then pass "train --plan auto takes the plan (OUT/plan.json), --steps over it; --plan FILE with --norm group over it"
-else fail "train --plan"; cat "$work/err"; fi
-mkdir -p "$work/one/images" "$work/one/masks" "$work/none/images" "$work/none/masks"
+micro, accum = int(plan["micro-batch"]["value"]), int(plan["accum"]["value"])
+assert cfg["tile_w"] == 96 and cfg["micro_batch"] < micro, (cfg, plan)
+assert cfg["micro_batch"] * cfg["accum"] >= micro * accum, (cfg, plan)' "$work/pt/plan.json" "$work/pt/train.jsonl"
+then pass "train --tile 64x96 over a 64 px plan under 6MiB: the micro-batch fitted again ($(grep -o 'micro-batch auto: [0-9]* x accum [0-9]*' "$work/err"))"
+else fail "train --tile over a plan"; cat "$work/err"; fi
+# a planned run resumed goes on with its plan, bit for bit (a constant rate
+# over the plan's cosine, whose length is --steps); --plan off is the
+# built-in defaults (group norm, lr 1e-3), and a run trained so resumes so
+planned=(--data "$work/data" --mem-limit 6MiB --quiet --no-augment --seed 5 --schedule constant)
+if "$tt" train "${planned[@]}" --steps 2 --out "$work/pr2" 2>"$work/err" &&
+   "$tt" train "${planned[@]}" --steps 1 --out "$work/pr1" 2>>"$work/err" &&
+   "$tt" train "${planned[@]}" --steps 2 --out "$work/pr1" --resume "$work/pr1/last.safetensors" 2>>"$work/err" &&
+   grep -q "the recipe of $work/pr1/plan.json" "$work/err" &&
+   /usr/bin/python3 "$(dirname "$0")/same_checkpoint.py" --tol 0 "$work/pr2/last.safetensors" \
+     "$work/pr1/last.safetensors" >"$work/same" 2>&1
+then pass "a planned run: 1 + resume 1 = 2 steps, bit for bit, with OUT/plan.json read back"
+else fail "planned resume"; cat "$work/err" "$work/same"; fi
+if "$tt" train --data "$work/data" --out "$work/off" --plan off --tile 32x32 --steps 1 --quiet 2>"$work/err" &&
+   "$tt" train --data "$work/data" --out "$work/off" --tile 32x32 --steps 2 --quiet \
+     --resume "$work/off/last.safetensors" 2>>"$work/err" &&
+   grep -q "trained without a plan" "$work/err" && [ ! -e "$work/off/plan.json" ] &&
+   /usr/bin/python3 -c '
+import json, sys
+cfgs = [json.loads(l)["config"] for l in open(sys.argv[1]) if "\"config\"" in l]
+assert len(cfgs) == 2 and all("plan" not in c and c["norm"] == "group" and c["lr"] == 1e-3 for c in cfgs), cfgs' \
+     "$work/off/train.jsonl"
+then pass "--plan off: the built-in defaults, no plan.json; resumed without --plan off, still none"
+else fail "--plan off"; cat "$work/err"; fi
+"$tt" train --help >"$work/help" 2>&1
+if grep -q -- "--tile HxW .*(default 256x256) \[train: from the plan\]" "$work/help" &&
+   grep -q -- "--seed K .*(default 0)$" "$work/help"
+then pass "train --help: each default, and which the plan chooses"
+else fail "train --help does not mark the planned options"; fi
+mkdir -p "$work/one/images" "$work/one/masks" "$work/none/images" "$work/none/masks" "$work/bad/images" "$work/bad/masks"
 first=$(ls "$work/data/train_images" | head -1)
 expect 1 "no usable items" -- "$tt" plan --data "$work/none" --out "$work/p0.json"
+expect 1 "no usable items" -- "$tt" train --data "$work/none" --out "$work/t0"
 cp "$work/data/train_images/$first" "$work/one/images/" &&
   /usr/bin/python3 -c 'import sys; from PIL import Image; w, h = Image.open(sys.argv[1]).size; Image.new("L", (w, h)).save(sys.argv[2])' \
     "$work/one/images/$first" "$work/one/masks/${first%.*}.png"
 expect 1 "at least 2" -- "$tt" plan --data "$work/one" --out "$work/p1.json"
+# a corrupt image: its name, not a recipe
+cp "$work/one/images/$first" "$work/bad/images/a.jpg" && cp "$work/one/masks/${first%.*}.png" "$work/bad/masks/a.png" &&
+  cp "$work/one/masks/${first%.*}.png" "$work/bad/masks/b.png" &&
+  head -c 300 "$work/one/images/$first" >"$work/bad/images/b.jpg"
+expect 1 "b.jpg" -- "$tt" plan --data "$work/bad" --out "$work/p3.json"
+
+# class-index validation drops components under --min-size as predict does:
+# over every image's pixels nothing of a class is left, so each class's Dice
+# (per image, 1 where both are empty) is the share of images without it
+"$tt" data synth --out "$work/fdata" --format folder --count 4 --size 48x64 --classes 3 --seed 2 >/dev/null
+if "$tt" train --data "$work/fdata" --out "$work/fr" --plan off --tile 32x32 --base-channels 4 --depth 1 \
+     --groups 2 --steps 1 --quiet 2>"$work/err" &&
+   "$tt" eval --checkpoint "$work/fr/last.safetensors" --data "$work/fdata" --min-size 100000 --json \
+     >"$work/feval.json" 2>>"$work/err" &&
+   /usr/bin/python3 - "$work/feval.json" "$work/fdata/masks" <<'PY'
+import json, os, sys
+from PIL import Image
+m = json.load(open(sys.argv[1]))
+masks = [set(Image.open(os.path.join(sys.argv[2], f)).getdata()) for f in sorted(os.listdir(sys.argv[2]))]
+for c in (1, 2):
+    want = sum(c not in v for v in masks) / len(masks)
+    assert abs(m["classes"][c]["dice"] - want) < 1e-9, (c, m["classes"][c], want)
+PY
+then pass "eval --min-size on class-index masks: every class's components dropped, Dice = images without it"
+else fail "class-index --min-size"; cat "$work/err" "$work/feval.json"; fi
 
 # selftest API: its kernels, its GEMM and the device's timers checked on that API
 selftest() {
@@ -273,7 +361,7 @@ PY
 }
 if "$tt" devices --backend vulkan >/dev/null 2>&1; then
   small=(--data "$work/data" --tile 32x32 --micro-batch 2 --accum 1 --base-channels 4 --depth 2
-         --groups 2 --quiet --algo im2col_gemm)
+         --groups 2 --quiet --algo im2col_gemm --plan off)
   "$tt" train --backend opencl "${small[@]}" --out "$work/cl" --steps 3 2>"$work/err" ||
     { fail "3 steps on OpenCL"; cat "$work/err"; }
   # TT_VULKAN_VALIDATION=1: a validation message fails the Vulkan runs
@@ -397,7 +485,7 @@ fi
 # with an encoder parameter group frozen for the first step continues
 # bit for bit
 resnet=(--data "$work/data" --tile 64x64 --model unet-resnet18 --backend opencl --quiet
-        --no-augment --seed 2 --algo im2col_gemm)
+        --no-augment --seed 2 --algo im2col_gemm --plan off)
 if "$tt" train "${resnet[@]}" --freeze-bn --micro-batch 2 --accum 3 --steps 1 --out "$work/ra" \
      --save-grads "$work/ra/g.safetensors" 2>"$work/err" &&
    "$tt" train "${resnet[@]}" --freeze-bn --micro-batch 6 --accum 1 --steps 1 --out "$work/rb" \
