@@ -2,7 +2,7 @@
  * The 3x3, stride 1, padding 1, dilation 1 direct convolution for CPUs
  * with 16-lane vectors (AVX-512: PoCL compiles float16 to one zmm register,
  * float8 to half of one): conv_direct.cl's padded 3x3 kernels with 16
- * columns per work-item.  Planes of width W, a multiple of 16, read from a
+ * columns per work-item.  Planes of width W, a multiple of 8, read from a
  * copy with the padding written out (conv_pad_k3_w16), so that every load
  * is a plain one.  src/ops/conv_direct.c chooses them where the device's
  * traits say 16 lanes (src/ops/device_traits.c) and launches them.
@@ -39,13 +39,17 @@
         const int OW, const int KH, const int KW, const int SH, const int SW, const int PH, \
         const int PW, const int DH, const int DW
 
-/* The padded plane (H, W), W % 16 == 0: rows of P = W + 16 floats, 16
- * zeros then the row (so that the right neighbour of the last column is
- * the next row's first zero); a row of zeros above, and below as many as
- * round the rows up to a multiple of TT_W16_ROWS and one more (so that the
- * forward's last row block stays inside whatever H is); 16 zeros after
- * the last row.  K16_PLANE floats a plane, a multiple of 16. */
-#define K16_PITCH(W) ((W) + 16)
+/* The padded plane (H, W), W % 8 == 0: rows of P = W16 + 16 floats (W16:
+ * W rounded up to a multiple of 16), 16 zeros then the row, then zeros up
+ * to W16 (so that the right neighbour of the last column is a zero: the
+ * next 8 columns' or the next row's first); a row of zeros above, and
+ * below as many as round the rows up to a multiple of TT_W16_ROWS and one
+ * more (so that the forward's last row block stays inside whatever H is);
+ * 16 zeros after the last row.  K16_PLANE floats a plane, a multiple of
+ * 16.  Where W % 16 == 8 the last vector of a row holds 8 columns: the
+ * forward stores its first half only, the weight gradient reads 8 of dout
+ * (k16_dout) and so never meets the lanes past the row. */
+#define K16_PITCH(W) (((W) + 15) / 16 * 16 + 16)
 #define K16_ROWS(H) (((H) + TT_W16_ROWS - 1) / TT_W16_ROWS * TT_W16_ROWS + 2)
 #define K16_PLANE(H, W) (K16_ROWS(H) * K16_PITCH(W) + 16)
 
@@ -67,7 +71,17 @@ __kernel void conv_pad_k3_w16(TT_MEM(float, dst), TT_MEM(const float, src), cons
         return;
     }
     __global const float *row = src + ((size_t)plane * H + r - 1) * W;
-    for (int x0 = 0; x0 < W; x0 += 16) vstore16(vload16(0, row + x0), 0, d + 16 + x0);
+    int x0 = 0;
+    for (; x0 + 16 <= W; x0 += 16) vstore16(vload16(0, row + x0), 0, d + 16 + x0);
+    if (x0 < W) vstore16((float16)(vload8(0, row + x0), (float8)(0.0f)), 0, d + 16 + x0);
+}
+
+/* 16 columns of dout from x0 in a row OW wide: the last 8 of a row with
+ * OW % 16 == 8 as lanes 0-7, zeros above (they meet nothing). */
+inline float16 k16_dout(__global const float *row, const int x0, const int OW)
+{
+    if (x0 + 16 <= OW) return vload16(0, row + x0);
+    return (float16)(vload8(0, row + x0), (float8)(0.0f));
 }
 
 /* out[co, y, x] = (accumulate ? out : 0) + (has_bias ? bias[co] : 0) + the
@@ -78,7 +92,7 @@ __kernel void conv_pad_k3_w16(TT_MEM(float, dst), TT_MEM(const float, src), cons
  * ROWS + 2 input rows' vectors at that shift and feeds each weight, one
  * broadcast, to every output row it meets (ROWS FMAs a weight load, and
  * ROWS + 2 inputs live rather than 3 (ROWS + 2)).
- * global (ceil(Cout / COB), OW / 16, ceil(OH / ROWS)). */
+ * global (ceil(Cout / COB), ceil(OW / 16), ceil(OH / ROWS)). */
 __kernel void conv_direct_forward_k3p16(TT_MEM(float, out), TT_MEM(const float, inp),
                                         TT_MEM(const float, weight), TT_MEM(const float, bias),
                                         const int has_bias, const int accumulate, TT_GEOMETRY)
@@ -126,7 +140,10 @@ __kernel void conv_direct_forward_k3p16(TT_MEM(float, out), TT_MEM(const float, 
         for (int r = 0; r < TT_W16_ROWS; r++) {
             if (j > last || y0 + r >= OH) continue;
             __global float *o = out + ((size_t)(co0 + j) * OH + y0 + r) * OW + x0;
-            vstore16((accumulate ? vload16(0, o) : (float16)(0.0f)) + acc[j][r] + b, 0, o);
+            if (x0 + 16 > OW) /* the last 8 columns of a row OW % 16 == 8 wide */
+                vstore8((accumulate ? vload8(0, o) : (float8)(0.0f)) + acc[j][r].lo + b.lo, 0, o);
+            else
+                vstore16((accumulate ? vload16(0, o) : (float16)(0.0f)) + acc[j][r] + b, 0, o);
         }
     }
 }
@@ -181,7 +198,7 @@ __kernel void conv_direct_backward_weight_k3p16(TT_MEM(float, partial), TT_MEM(c
                 for (int r = 0; r < TT_W16_WROWS; r++)
                     __attribute__((opencl_unroll_hint))
                     for (int j = 0; j < TT_W16_WCOB; j++)
-                        d[r][j] = vload16(0, dplane[j] + (size_t)(oy + r) * OW + x0);
+                        d[r][j] = k16_dout(dplane[j] + (size_t)(oy + r) * OW, x0, OW);
                 __attribute__((opencl_unroll_hint))
                 for (int i = 0; i < TT_W16_WROWS + 2; i++)
                     __attribute__((opencl_unroll_hint))
@@ -204,7 +221,7 @@ __kernel void conv_direct_backward_weight_k3p16(TT_MEM(float, partial), TT_MEM(c
                 float16 d[TT_W16_WCOB];
                 __attribute__((opencl_unroll_hint))
                 for (int j = 0; j < TT_W16_WCOB; j++)
-                    d[j] = vload16(0, dplane[j] + (size_t)oy * OW + x0);
+                    d[j] = k16_dout(dplane[j] + (size_t)oy * OW, x0, OW);
                 __attribute__((opencl_unroll_hint))
                 for (int ky = 0; ky < 3; ky++)
                     __attribute__((opencl_unroll_hint))

@@ -15,8 +15,9 @@
  *           through local memory from 512x512 planes up, and the weight
  *           gradient over bands of rows; where the device prefers 16-lane
  *           float vectors (device_traits.h, direct_w16), planes of the 3x3
- *           a multiple of 16 wide (up to 256) run 16 columns per work-item
- *           as float16, planes 8 wide two rows per float16
+ *           a multiple of 8 wide whose padded copy is not too large run 16
+ *           columns per work-item as float16 (the last vector of a row
+ *           W % 16 == 8 wide half used), planes 8 wide two rows per float16
  *           (opencl/conv_direct_w16.cl)
  *   scalar  otherwise: one column per work-item, uniform control flow
  * $TT_CONV_DIRECT_VARIANT=scalar|tiled|w8 overrides the choice (tests use
@@ -191,15 +192,19 @@ static k3w_bands k3w_bands_of(const tt_conv_shape *s, size_t band_bytes)
  * traits say direct_w16): output rows and channels per work-item of the
  * forward, channels per work-item of the weight gradient, and column
  * chunks of 16 per forward work-group.  They read padded copies (their own
- * layout, conv_pad_k3_w16) of planes whose width is a multiple of 16, up to
- * K3_W16_WIDTH, and of planes 8 wide (conv_pad_k3_h16, two rows a vector);
- * other planes keep the 8-wide kernels. */
+ * layout, conv_pad_k3_w16) of planes whose width is a multiple of 8 and
+ * whose copy of an image holds at most K3_W16_COPY_FLOATS, and of planes 8
+ * wide (conv_pad_k3_h16, two rows a vector); other planes keep the 8-wide
+ * kernels, which read wide planes as they are.  The copy is workspace that
+ * the step keeps: 512x512 with 32 channels (35 MiB) takes the 16-wide
+ * kernels, twice as fast there as the 8-wide ones; a 1400x2104 top level
+ * (190 MiB with 16 channels) does not. */
 #define W16_ROWS 4
 #define W16_COB 4
 #define W16_WCOB 2
 #define W16_WROWS 4
 #define W16_CHUNKS 2
-#define K3_W16_WIDTH 256
+#define K3_W16_COPY_FLOATS ((size_t)9 << 20)
 
 #define W16_TEXT_(x) #x
 #define W16_TEXT(x) W16_TEXT_(x)
@@ -214,26 +219,27 @@ static const char *w16_options(int flipped)
     return flipped ? W16_DEFINES " -DTT_W16_FLIPPED=1" : W16_DEFINES " -DTT_W16_FLIPPED=0";
 }
 
-/* Whether `s` (a 3x3) is a shape of the 16-wide kernels, on any device:
- * a multiple of 16 wide, or 8 wide (two rows a vector: the _h16 kernels). */
-static int k3_w16_shape(const tt_conv_shape *s)
-{
-    return (s->w % 16 == 0 && s->w <= K3_W16_WIDTH) || s->w == 8;
-}
-
-/* Whether the 16-wide kernels run `s` (a 3x3) on be. */
-static int k3_w16(const tt_backend *be, const tt_conv_shape *s)
-{
-    return k3_w16_shape(s) && tt_device_traits_of(be).direct_w16;
-}
-
 /* Floats of the 16-wide padded copy of `images` images (conv_pad_k3_w16;
  * planes 8 wide: conv_pad_k3_h16). */
 static size_t k3_w16_padded_floats(const tt_conv_shape *s, size_t images)
 {
     size_t rows = (s->h + W16_ROWS - 1) / W16_ROWS * W16_ROWS + 2;
     if (s->w == 8) return images * s->cin * (rows * 8 + 32);
-    return images * s->cin * (rows * (s->w + 16) + 16);
+    return images * s->cin * (rows * ((s->w + 15) / 16 * 16 + 16) + 16);
+}
+
+/* Whether `s` (a 3x3) is a shape of the 16-wide kernels, on any device:
+ * a multiple of 8 wide with an image's padded copy within
+ * K3_W16_COPY_FLOATS (8 wide: two rows a vector, the _h16 kernels). */
+static int k3_w16_shape(const tt_conv_shape *s)
+{
+    return s->w % 8 == 0 && k3_w16_padded_floats(s, 1) <= K3_W16_COPY_FLOATS;
+}
+
+/* Whether the 16-wide kernels run `s` (a 3x3) on be. */
+static int k3_w16(const tt_backend *be, const tt_conv_shape *s)
+{
+    return k3_w16_shape(s) && tt_device_traits_of(be).direct_w16;
 }
 
 /* Whether the weight gradient pads its input; $TT_K3W_PADDED=0|1 (tests). */
