@@ -236,6 +236,61 @@ static int k3_w16_shape(const tt_conv_shape *s)
     return s->w % 8 == 0 && k3_w16_padded_floats(s, 1) <= K3_W16_COPY_FLOATS;
 }
 
+/* The 3x3, stride 2, padding 1 convolution (ResNet's down-sampling) with
+ * 16 columns a work-item: its forward reads a copy of each image split
+ * into even and odd columns (conv_pad_k3s2_w16); outputs a multiple of 8
+ * wide whose copy holds at most K3_W16_COPY_FLOATS; its weight gradient
+ * likewise over bands of rows (k3s2_backward_weight).  Its input gradient
+ * keeps the generic kernel (the autotuner picks another algorithm). */
+static int is_k3s2(const tt_conv_shape *s)
+{
+    return s->kh == 3 && s->kw == 3 && s->sh == 2 && s->sw == 2 && s->ph == 1 && s->pw == 1 &&
+           s->dh == 1 && s->dw == 1;
+}
+
+static size_t k3s2_padded_floats(const tt_conv_shape *s)
+{
+    size_t s16 = (s->ow + 15) / 16 * 16;
+    size_t rows = 2 * ((s->oh + W16_ROWS - 1) / W16_ROWS * W16_ROWS) + 1;
+    return s->cin * (rows * (2 * s16 + 16) + 16);
+}
+
+static int k3s2_w16_shape(const tt_conv_shape *s)
+{
+    return is_k3s2(s) && s->ow % 8 == 0 && k3s2_padded_floats(s) <= K3_W16_COPY_FLOATS;
+}
+
+/* conv_direct_forward_k3s2p16 over `s`, an image at a time padded into room
+ * (k3s2_padded_floats(s) floats). */
+static tt_status launch_k3s2_w16(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
+                                 tt_mem bias_mem, int has_bias, int accumulate,
+                                 const tt_conv_shape *s, tt_mem room)
+{
+    size_t blocks = (s->cout + W16_COB - 1) / W16_COB;
+    size_t global[3] = {blocks, (s->ow + 15) / 16, (s->oh + W16_ROWS - 1) / W16_ROWS};
+    size_t local[3] = {blocks < 4 ? blocks : 4, 1, 1};
+    size_t rows = 2 * ((s->oh + W16_ROWS - 1) / W16_ROWS * W16_ROWS) + 1;
+    tt_conv_shape one = *s;
+    one.batch = 1;
+    tt_status status = NULL;
+    for (size_t n = 0; !status && n < s->batch; n++) {
+        status = tt_launch_kernel(
+            be, "conv_direct_w16", "conv_pad_k3s2_w16", w16_options(0), 2,
+            (size_t[]){rows + 1, s->cin}, NULL,
+            TT_ARGS(tt_arg_mem(room), tt_arg_mem(tt_mem_f32(inp, n * s->cin * s->h * s->w)),
+                    tt_arg_i32((int)s->cin), tt_arg_i32((int)s->h), tt_arg_i32((int)s->w),
+                    tt_arg_i32((int)s->oh), tt_arg_i32((int)s->ow)));
+        if (!status)
+            status = tt_launch_kernel(
+                be, "conv_direct_w16", "conv_direct_forward_k3s2p16", w16_options(0), 3, global,
+                local,
+                TT_ARGS(tt_arg_mem(tt_mem_f32(out, n * s->cout * s->oh * s->ow)),
+                        tt_arg_mem(room), tt_arg_mem(weight), tt_arg_mem(bias_mem),
+                        tt_arg_i32(has_bias), tt_arg_i32(accumulate), GEOMETRY_ARGS(&one)));
+    }
+    return status;
+}
+
 /* Whether the 16-wide kernels run `s` (a 3x3) on be. */
 static int k3_w16(const tt_backend *be, const tt_conv_shape *s)
 {
@@ -313,6 +368,12 @@ static size_t k3_weight_floats(const tt_conv_shape *s, const k3w_bands *b)
  * kernels will run): the most any direction takes. */
 static size_t direct_workspace_bytes(const tt_conv_shape *s)
 {
+    if (k3s2_w16_shape(s)) {
+        k3w_bands b = k3w_bands_of(s, K3W_W16_BAND_BYTES);
+        size_t weight = line_floats(b.count * s->cout * s->cin * 9) +
+                        b.images_per_band * k3s2_padded_floats(s);
+        return larger(weight, k3s2_padded_floats(s)) * sizeof(float);
+    }
     if (!is_k3(s)) return 0;
     k3w_bands b = k3w_bands_of(s, K3W_BAND_BYTES);
     size_t weight = k3_weight_floats(s, &b), forward = k3_forward_floats(s);
@@ -434,12 +495,21 @@ static tt_status launch_k3(tt_backend *be, const direct_params *p, tt_mem out, t
 static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
                                 tt_mem bias, const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
+    tt_mem bias_mem = bias.buffer ? bias : weight; /* any valid buffer; unread */
+    if (k3s2_w16_shape(s) && tt_device_traits_of(be).direct_w16) {
+        tt_conv_workspace room = {0};
+        TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.padded_input", ws,
+                                         k3s2_padded_floats(s) * sizeof(float), &room));
+        tt_status status = launch_k3s2_w16(be, out, inp, weight, bias_mem,
+                                           bias.buffer != NULL, accumulate, s, room.mem);
+        tt_conv_workspace_release(&room);
+        return status;
+    }
     direct_params p = params_of(be, s);
     size_t blocks = (s->cout + p.cob - 1) / p.cob;
     size_t tile_w = (p.tw - 1) * s->sw + (s->kw - 1) * s->dw + 1;
     size_t tile_h = (p.th - 1) * s->sh + (s->kh - 1) * s->dh + 1;
     size_t wtile = p.cob * s->kh * s->kw;
-    tt_mem bias_mem = bias.buffer ? bias : weight; /* any valid buffer; unread */
     if (use_tiles(be, &p, s, tile_w * tile_h + wtile)) {
         size_t global[3] = {s->ow, s->oh, s->batch * blocks}, local[3] = {p.tw, p.th, 1};
         return tt_launch_kernel(
@@ -583,6 +653,52 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
     return status;
 }
 
+/* The stride-2 3x3 weight gradient (k3s2_w16_shape, direct_w16): band sums
+ * of (co, ci) pairs from the even/odd copy of each band's images, then
+ * their total, as k3_backward_weight's 16-wide path. */
+static tt_status k3s2_backward_weight(tt_backend *be, const direct_params *p, tt_mem dweight,
+                                      tt_mem dout, tt_mem inp, const tt_conv_shape *s,
+                                      tt_mem ws)
+{
+    k3w_bands b = k3w_bands_of(s, K3W_W16_BAND_BYTES);
+    size_t pairs = s->cout * s->cin, partial_floats = line_floats(b.count * pairs * 9);
+    size_t rows = 2 * ((s->oh + W16_ROWS - 1) / W16_ROWS * W16_ROWS) + 1;
+    tt_conv_workspace partial;
+    TT_TRY(tt_conv_workspace_acquire(
+        be, "conv_direct.weight_bands", ws,
+        (partial_floats + b.images_per_band * k3s2_padded_floats(s)) * sizeof(float), &partial));
+    tt_mem padded = tt_mem_at(partial.mem, partial_floats * sizeof(float));
+    size_t global[2] = {(s->cout + W16_WCOB - 1) / W16_WCOB * s->cin, b.per_image};
+    size_t local[2] = {1, 1};
+    tt_status status = NULL;
+    for (size_t n0 = 0, group = 0; !status && n0 < s->batch; n0 += b.images_per_band, group++) {
+        tt_conv_shape g = *s;
+        g.batch = s->batch - n0 < b.images_per_band ? s->batch - n0 : b.images_per_band;
+        status = tt_launch_kernel(
+            be, "conv_direct_w16", "conv_pad_k3s2_w16", w16_options(0), 2,
+            (size_t[]){rows + 1, g.batch * s->cin}, NULL,
+            TT_ARGS(tt_arg_mem(padded), tt_arg_mem(tt_mem_f32(inp, n0 * s->cin * s->h * s->w)),
+                    tt_arg_i32((int)(g.batch * s->cin)), tt_arg_i32((int)s->h),
+                    tt_arg_i32((int)s->w), tt_arg_i32((int)s->oh), tt_arg_i32((int)s->ow)));
+        if (!status)
+            status = tt_launch_kernel(
+                be, "conv_direct_w16", "conv_direct_backward_weight_k3s2p16", w16_options(0), 2,
+                global, local,
+                TT_ARGS(tt_arg_mem(tt_mem_f32(partial.mem, group * b.per_image * pairs * 9)),
+                        tt_arg_mem(tt_mem_f32(dout, n0 * s->cout * s->oh * s->ow)),
+                        tt_arg_mem(padded), tt_arg_i32((int)g.batch),
+                        tt_arg_i32((int)b.per_image), tt_arg_i32((int)b.rows),
+                        GEOMETRY_ARGS(&g)));
+    }
+    if (!status)
+        status = tt_launch_kernel(be, "conv_direct", "conv_direct_weight_bands_sum", p->options, 1,
+                                  (size_t[]){(pairs * 9 + 7) / 8}, NULL,
+                                  TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(partial.mem),
+                                          tt_arg_i32((int)b.count), tt_arg_i32((int)(pairs * 9))));
+    tt_conv_workspace_release(&partial);
+    return status;
+}
+
 /* Output rows a launch of the weight gradient sums: an invocation loops
  * over every image and those rows, a row costing `steps` per vector of 8
  * columns (w8) or per WG columns, each image and row one or two more;
@@ -604,6 +720,8 @@ static tt_status direct_backward_weight(tt_backend *be, tt_mem dweight, tt_mem d
     size_t chunks = (s->kh * s->kw + DIRECT_TAPS - 1) / DIRECT_TAPS;
     int w8 = variant_of(be, s) == TT_KERNEL_W8;
     if (w8 && is_k3(s)) return k3_backward_weight(be, &p, dweight, dout, inp, s, ws);
+    if (k3s2_w16_shape(s) && tt_device_traits_of(be).direct_w16)
+        return k3s2_backward_weight(be, &p, dweight, dout, inp, s, ws);
     size_t global[2], local[2];
     if (w8) {
         /* (channel block, ci) x (ky, chunk of kx), in work-groups of one:
