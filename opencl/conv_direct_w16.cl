@@ -84,6 +84,65 @@ inline float16 k16_dout(__global const float *row, const int x0, const int OW)
     return (float16)(vload8(0, row + x0), (float8)(0.0f));
 }
 
+/* The forwards' start: zero accumulators and the weights of output
+ * channels co0 + j (channels past `last` on the last real one's). */
+inline void k16_forward_start(float16 acc[TT_W16_COB][TT_W16_ROWS],
+                              __global const float *wj[TT_W16_COB],
+                              __global const float *weight, const int co0, const int last,
+                              const int Cin, const int Cout)
+{
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_COB; j++) {
+        wj[j] = weight + K16_CHANNEL_AT(co0 + min(j, last));
+        __attribute__((opencl_unroll_hint))
+        for (int r = 0; r < TT_W16_ROWS; r++) acc[j][r] = (float16)(0.0f);
+    }
+}
+
+/* The forwards' end: out[co0 + j, y0 + r, x0 ..] (+)= acc[j][r] + bias for
+ * the channels up to `last` and rows inside OH; 8 columns where the row
+ * ends at x0 + 8 (OW % 16 == 8).  Unrolled with constant indices, so that
+ * acc stays in registers. */
+inline void k16_store_rows(__global float *out, float16 acc[TT_W16_COB][TT_W16_ROWS],
+                           __global const float *bias, const int has_bias, const int accumulate,
+                           const int co0, const int last, const int y0, const int x0,
+                           const int OH, const int OW)
+{
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_COB; j++) {
+        const float16 b = (float16)(has_bias && j <= last ? bias[co0 + j] : 0.0f);
+        __attribute__((opencl_unroll_hint))
+        for (int r = 0; r < TT_W16_ROWS; r++) {
+            if (j > last || y0 + r >= OH) continue;
+            __global float *o = out + ((size_t)(co0 + j) * OH + y0 + r) * OW + x0;
+            if (x0 + 16 > OW)
+                vstore8((accumulate ? vload8(0, o) : (float8)(0.0f)) + acc[j][r].lo + b.lo, 0, o);
+            else
+                vstore16((accumulate ? vload16(0, o) : (float16)(0.0f)) + acc[j][r] + b, 0, o);
+        }
+    }
+}
+
+/* The weight gradients' end: band b's sums of the nine taps of the pairs
+ * (co0 + j, ci), j up to `last`, each acc summed across its lanes. */
+inline void k16_store_taps(__global float *partial, float16 acc[TT_W16_WCOB][3][3], const int b,
+                           const int Cout, const int Cin, const int co0, const int ci,
+                           const int last)
+{
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_WCOB; j++) {
+        if (j > last) continue;
+        __global float *o = partial + (((size_t)b * Cout + co0 + j) * Cin + ci) * 9;
+        __attribute__((opencl_unroll_hint))
+        for (int t = 0; t < 9; t++) {
+            const float16 a = acc[j][t / 3][t % 3];
+            const float8 h8 = a.lo + a.hi;
+            const float4 h4 = h8.lo + h8.hi;
+            o[t] = h4.x + h4.y + h4.z + h4.w;
+        }
+    }
+}
+
 /* out[co, y, x] = (accumulate ? out : 0) + (has_bias ? bias[co] : 0) + the
  * 3x3 cross-correlation of one image's padded input (conv_pad_k3_w16;
  * the host launches it per image) with weight (Cout, Cin, 3, 3).  Each
@@ -107,13 +166,8 @@ __kernel void conv_direct_forward_k3p16(TT_MEM(float, out), TT_MEM(const float, 
     /* channels past Cout compute on the last real one's weights, unstored */
     const int last = min(TT_W16_COB, Cout - co0) - 1;
     float16 acc[TT_W16_COB][TT_W16_ROWS];
-    __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < TT_W16_COB; j++)
-        __attribute__((opencl_unroll_hint))
-        for (int r = 0; r < TT_W16_ROWS; r++) acc[j][r] = (float16)(0.0f);
     __global const float *wj[TT_W16_COB];
-    __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < TT_W16_COB; j++) wj[j] = weight + K16_CHANNEL_AT(co0 + min(j, last));
+    k16_forward_start(acc, wj, weight, co0, last, Cin, Cout);
     for (int ci = 0; ci < Cin; ci++) {
         /* padded row y0 + i is input row y0 - 1 + i; columns from -1 */
         __global const float *rows = inp + (size_t)ci * K16_PLANE(H, W) + (size_t)y0 * P + 15 + x0;
@@ -132,20 +186,7 @@ __kernel void conv_direct_forward_k3p16(TT_MEM(float, out), TT_MEM(const float, 
                 }
         }
     }
-    /* unrolled with constant indices, so that acc stays in registers */
-    __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < TT_W16_COB; j++) {
-        const float16 b = (float16)(has_bias && j <= last ? bias[co0 + j] : 0.0f);
-        __attribute__((opencl_unroll_hint))
-        for (int r = 0; r < TT_W16_ROWS; r++) {
-            if (j > last || y0 + r >= OH) continue;
-            __global float *o = out + ((size_t)(co0 + j) * OH + y0 + r) * OW + x0;
-            if (x0 + 16 > OW) /* the last 8 columns of a row OW % 16 == 8 wide */
-                vstore8((accumulate ? vload8(0, o) : (float8)(0.0f)) + acc[j][r].lo + b.lo, 0, o);
-            else
-                vstore16((accumulate ? vload16(0, o) : (float16)(0.0f)) + acc[j][r] + b, 0, o);
-        }
-    }
+    k16_store_rows(out, acc, bias, has_bias, accumulate, co0, last, y0, x0, OH, OW);
 }
 
 /* The partial sums of the weight gradient over bands, as conv_direct.cl's
@@ -234,18 +275,7 @@ __kernel void conv_direct_backward_weight_k3p16(TT_MEM(float, partial), TT_MEM(c
             }
         }
     }
-    __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < TT_W16_WCOB; j++) {
-        if (j > last) continue;
-        __global float *o = partial + (((size_t)b * Cout + co0 + j) * Cin + ci) * 9;
-        __attribute__((opencl_unroll_hint))
-        for (int t = 0; t < 9; t++) {
-            const float16 a = acc[j][t / 3][t % 3];
-            const float8 h8 = a.lo + a.hi;
-            const float4 h4 = h8.lo + h8.hi;
-            o[t] = h4.x + h4.y + h4.z + h4.w;
-        }
-    }
+    k16_store_taps(partial, acc, b, Cout, Cin, co0, ci, last);
 }
 
 /* ---- planes 8 wide: two rows of 8 as one float16 -------------------------
@@ -399,18 +429,7 @@ __kernel void conv_direct_backward_weight_k3h16(TT_MEM(float, partial), TT_MEM(c
                 }
         }
     }
-    __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < TT_W16_WCOB; j++) {
-        if (j > last) continue;
-        __global float *o = partial + (((size_t)b * Cout + co0 + j) * Cin + ci) * 9;
-        __attribute__((opencl_unroll_hint))
-        for (int t = 0; t < 9; t++) {
-            const float16 a = acc[j][t / 3][t % 3];
-            const float8 h8 = a.lo + a.hi;
-            const float4 h4 = h8.lo + h8.hi;
-            o[t] = h4.x + h4.y + h4.z + h4.w;
-        }
-    }
+    k16_store_taps(partial, acc, b, Cout, Cin, co0, ci, last);
 }
 
 /* ---- 3x3, stride 2, padding 1: the ResNet encoder's down-sampling -------
@@ -480,13 +499,8 @@ __kernel void conv_direct_forward_k3s2p16(TT_MEM(float, out), TT_MEM(const float
     if (co0 >= Cout || x0 >= OW || y0 >= OH) return;
     const int last = min(TT_W16_COB, Cout - co0) - 1;
     float16 acc[TT_W16_COB][TT_W16_ROWS];
-    __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < TT_W16_COB; j++)
-        __attribute__((opencl_unroll_hint))
-        for (int r = 0; r < TT_W16_ROWS; r++) acc[j][r] = (float16)(0.0f);
     __global const float *wj[TT_W16_COB];
-    __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < TT_W16_COB; j++) wj[j] = weight + K16_CHANNEL_AT(co0 + min(j, last));
+    k16_forward_start(acc, wj, weight, co0, last, Cin, Cout);
     for (int ci = 0; ci < Cin; ci++) {
         __global const float *rows = inp + (size_t)ci * S2_PLANE(OH, OW) + (size_t)(2 * y0) * S + x0;
         __attribute__((opencl_unroll_hint))
@@ -508,19 +522,7 @@ __kernel void conv_direct_forward_k3s2p16(TT_MEM(float, out), TT_MEM(const float
             }
         }
     }
-    __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < TT_W16_COB; j++) {
-        const float16 b = (float16)(has_bias && j <= last ? bias[co0 + j] : 0.0f);
-        __attribute__((opencl_unroll_hint))
-        for (int r = 0; r < TT_W16_ROWS; r++) {
-            if (j > last || y0 + r >= OH) continue;
-            __global float *o = out + ((size_t)(co0 + j) * OH + y0 + r) * OW + x0;
-            if (x0 + 16 > OW) /* the last 8 columns of a row OW % 16 == 8 wide */
-                vstore8((accumulate ? vload8(0, o) : (float8)(0.0f)) + acc[j][r].lo + b.lo, 0, o);
-            else
-                vstore16((accumulate ? vload16(0, o) : (float16)(0.0f)) + acc[j][r] + b, 0, o);
-        }
-    }
+    k16_store_rows(out, acc, bias, has_bias, accumulate, co0, last, y0, x0, OH, OW);
 }
 
 /* The weight gradient of the stride-2 3x3 as conv_direct_backward_weight_k3p16
@@ -581,16 +583,5 @@ __kernel void conv_direct_backward_weight_k3s2p16(TT_MEM(float, partial),
             }
         }
     }
-    __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < TT_W16_WCOB; j++) {
-        if (j > last) continue;
-        __global float *o = partial + (((size_t)b * Cout + co0 + j) * Cin + ci) * 9;
-        __attribute__((opencl_unroll_hint))
-        for (int t = 0; t < 9; t++) {
-            const float16 a = acc[j][t / 3][t % 3];
-            const float8 h8 = a.lo + a.hi;
-            const float4 h4 = h8.lo + h8.hi;
-            o[t] = h4.x + h4.y + h4.z + h4.w;
-        }
-    }
+    k16_store_taps(partial, acc, b, Cout, Cin, co0, ci, last);
 }

@@ -240,7 +240,7 @@ static int k3_w16_shape(const tt_conv_shape *s)
  * 16 columns a work-item: its forward reads a copy of each image split
  * into even and odd columns (conv_pad_k3s2_w16); outputs a multiple of 8
  * wide whose copy holds at most K3_W16_COPY_FLOATS; its weight gradient
- * likewise over bands of rows (k3s2_backward_weight).  Its input gradient
+ * likewise over bands of rows (k3_backward_weight).  Its input gradient
  * keeps the generic kernel (the autotuner picks another algorithm). */
 static int is_k3s2(const tt_conv_shape *s)
 {
@@ -260,35 +260,17 @@ static int k3s2_w16_shape(const tt_conv_shape *s)
     return is_k3s2(s) && s->ow % 8 == 0 && k3s2_padded_floats(s) <= K3_W16_COPY_FLOATS;
 }
 
-/* conv_direct_forward_k3s2p16 over `s`, an image at a time padded into room
- * (k3s2_padded_floats(s) floats). */
-static tt_status launch_k3s2_w16(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
-                                 tt_mem bias_mem, int has_bias, int accumulate,
-                                 const tt_conv_shape *s, tt_mem room)
+/* conv_pad_k3s2_w16: `images` images of `s`'s input from src into dst. */
+static tt_status launch_pad_k3s2(tt_backend *be, tt_mem dst, tt_mem src, size_t images,
+                                 const tt_conv_shape *s)
 {
-    size_t blocks = (s->cout + W16_COB - 1) / W16_COB;
-    size_t global[3] = {blocks, (s->ow + 15) / 16, (s->oh + W16_ROWS - 1) / W16_ROWS};
-    size_t local[3] = {blocks < 4 ? blocks : 4, 1, 1};
     size_t rows = 2 * ((s->oh + W16_ROWS - 1) / W16_ROWS * W16_ROWS) + 1;
-    tt_conv_shape one = *s;
-    one.batch = 1;
-    tt_status status = NULL;
-    for (size_t n = 0; !status && n < s->batch; n++) {
-        status = tt_launch_kernel(
-            be, "conv_direct_w16", "conv_pad_k3s2_w16", w16_options(0), 2,
-            (size_t[]){rows + 1, s->cin}, NULL,
-            TT_ARGS(tt_arg_mem(room), tt_arg_mem(tt_mem_f32(inp, n * s->cin * s->h * s->w)),
-                    tt_arg_i32((int)s->cin), tt_arg_i32((int)s->h), tt_arg_i32((int)s->w),
-                    tt_arg_i32((int)s->oh), tt_arg_i32((int)s->ow)));
-        if (!status)
-            status = tt_launch_kernel(
-                be, "conv_direct_w16", "conv_direct_forward_k3s2p16", w16_options(0), 3, global,
-                local,
-                TT_ARGS(tt_arg_mem(tt_mem_f32(out, n * s->cout * s->oh * s->ow)),
-                        tt_arg_mem(room), tt_arg_mem(weight), tt_arg_mem(bias_mem),
-                        tt_arg_i32(has_bias), tt_arg_i32(accumulate), GEOMETRY_ARGS(&one)));
-    }
-    return status;
+    return tt_launch_kernel(be, "conv_direct_w16", "conv_pad_k3s2_w16", w16_options(0), 2,
+                            (size_t[]){rows + 1, images * s->cin}, NULL,
+                            TT_ARGS(tt_arg_mem(dst), tt_arg_mem(src),
+                                    tt_arg_i32((int)(images * s->cin)), tt_arg_i32((int)s->h),
+                                    tt_arg_i32((int)s->w), tt_arg_i32((int)s->oh),
+                                    tt_arg_i32((int)s->ow)));
 }
 
 /* Whether the 16-wide kernels run `s` (a 3x3) on be. */
@@ -359,6 +341,9 @@ static size_t k3_data_floats(const tt_conv_shape *s)
 
 static size_t k3_weight_floats(const tt_conv_shape *s, const k3w_bands *b)
 {
+    if (is_k3s2(s))
+        return line_floats(b->count * s->cout * s->cin * 9) +
+               b->images_per_band * k3s2_padded_floats(s);
     return line_floats(b->count * s->cout * s->cin * 9) +
            larger(k3w_padded(s) ? k3_padded_floats(s, b->images_per_band) : 0,
                   k3_w16_shape(s) ? k3_w16_padded_floats(s, b->images_per_band) : 0);
@@ -370,9 +355,7 @@ static size_t direct_workspace_bytes(const tt_conv_shape *s)
 {
     if (k3s2_w16_shape(s)) {
         k3w_bands b = k3w_bands_of(s, K3W_W16_BAND_BYTES);
-        size_t weight = line_floats(b.count * s->cout * s->cin * 9) +
-                        b.images_per_band * k3s2_padded_floats(s);
-        return larger(weight, k3s2_padded_floats(s)) * sizeof(float);
+        return larger(k3_weight_floats(s, &b), k3s2_padded_floats(s)) * sizeof(float);
     }
     if (!is_k3(s)) return 0;
     k3w_bands b = k3w_bands_of(s, K3W_BAND_BYTES);
@@ -412,8 +395,9 @@ static tt_status launch_pad_w16(tt_backend *be, tt_mem dst, tt_mem src, size_t i
                                     tt_arg_i32((int)s->w)));
 }
 
-/* conv_direct_forward_k3p16 (or _k3h16) over `s`, an image at a time
- * padded into room (k3_forward_floats(s) floats), as launch_k3; with
+/* conv_direct_forward_k3p16 (or _k3h16, or _k3s2p16 for the stride-2 3x3)
+ * over `s`, an image at a time padded into room (k3_forward_floats(s), or
+ * k3s2_padded_floats(s), floats), as launch_k3; with
  * `flipped`, weight is the input gradient's own (Cin, Cout, 3, 3) read
  * flipped (TT_W16_FLIPPED). */
 static tt_status launch_k3_w16(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
@@ -423,13 +407,17 @@ static tt_status launch_k3_w16(tt_backend *be, tt_mem out, tt_mem inp, tt_mem we
     size_t blocks = (s->cout + W16_COB - 1) / W16_COB;
     size_t global[3] = {blocks, (s->ow + 15) / 16, (s->oh + W16_ROWS - 1) / W16_ROWS};
     size_t local[3] = {blocks < 4 ? blocks : 4, W16_CHUNKS, 1}; /* global rounded up */
-    const char *kernel = s->w == 8 ? "conv_direct_forward_k3h16" : "conv_direct_forward_k3p16";
-    if (s->w == 8) local[1] = 1;
+    int s2 = is_k3s2(s);
+    const char *kernel = s2           ? "conv_direct_forward_k3s2p16"
+                         : s->w == 8 ? "conv_direct_forward_k3h16"
+                                     : "conv_direct_forward_k3p16";
+    if (s->w == 8 && !s2) local[1] = 1;
     tt_conv_shape one = *s;
     one.batch = 1;
     tt_status status = NULL;
     for (size_t n = 0; !status && n < s->batch; n++) {
-        status = launch_pad_w16(be, room, tt_mem_f32(inp, n * s->cin * s->h * s->w), 1, s);
+        tt_mem image = tt_mem_f32(inp, n * s->cin * s->h * s->w);
+        status = s2 ? launch_pad_k3s2(be, room, image, 1, s) : launch_pad_w16(be, room, image, 1, s);
         if (!status)
             status = tt_launch_kernel(
                 be, "conv_direct_w16", kernel, w16_options(flipped), 3, global, local,
@@ -500,8 +488,8 @@ static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
         tt_conv_workspace room = {0};
         TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.padded_input", ws,
                                          k3s2_padded_floats(s) * sizeof(float), &room));
-        tt_status status = launch_k3s2_w16(be, out, inp, weight, bias_mem,
-                                           bias.buffer != NULL, accumulate, s, room.mem);
+        tt_status status = launch_k3_w16(be, out, inp, weight, bias_mem, bias.buffer != NULL,
+                                         accumulate, s, room.mem, 0);
         tt_conv_workspace_release(&room);
         return status;
     }
@@ -583,11 +571,12 @@ static tt_status direct_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, 
                                     GEOMETRY_ARGS(s)));
 }
 
-/* Band sums of (co, ci) pairs (work-groups of one), then their total. */
+/* Band sums of (co, ci) pairs (work-groups of one), then their total; the
+ * 3x3 stride 1, and the stride-2 one of the 16-wide kernels. */
 static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_mem dweight,
                                     tt_mem dout, tt_mem inp, const tt_conv_shape *s, tt_mem ws)
 {
-    int w16 = k3_w16(be, s);
+    int s2 = is_k3s2(s), w16 = s2 || k3_w16(be, s); /* s2: direct_backward_weight checked */
     k3w_bands b = k3w_bands_of(s, w16 ? K3W_W16_BAND_BYTES : K3W_BAND_BYTES);
     size_t pairs = s->cout * s->cin, partial_floats = line_floats(b.count * pairs * 9);
     int padded_input = w16 || k3w_padded(s); /* after the band sums (k3_weight_floats) */
@@ -603,13 +592,15 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
         for (size_t n0 = 0, group = 0; !status && n0 < s->batch; n0 += b.images_per_band, group++) {
             tt_conv_shape g = *s;
             g.batch = s->batch - n0 < b.images_per_band ? s->batch - n0 : b.images_per_band;
-            status = launch_pad_w16(be, padded, tt_mem_f32(inp, n0 * s->cin * s->h * s->w),
-                                    g.batch, s);
+            tt_mem images = tt_mem_f32(inp, n0 * s->cin * s->h * s->w);
+            status = s2 ? launch_pad_k3s2(be, padded, images, g.batch, s)
+                        : launch_pad_w16(be, padded, images, g.batch, s);
             if (!status)
                 status = tt_launch_kernel(
                     be, "conv_direct_w16",
-                    s->w == 8 ? "conv_direct_backward_weight_k3h16"
-                              : "conv_direct_backward_weight_k3p16",
+                    s2            ? "conv_direct_backward_weight_k3s2p16"
+                    : s->w == 8   ? "conv_direct_backward_weight_k3h16"
+                                  : "conv_direct_backward_weight_k3p16",
                     w16_options(0), 2, global, local,
                     TT_ARGS(tt_arg_mem(tt_mem_f32(partial.mem, group * b.per_image * pairs * 9)),
                             tt_arg_mem(tt_mem_f32(dout, n0 * s->cout * s->oh * s->ow)),
@@ -653,52 +644,6 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
     return status;
 }
 
-/* The stride-2 3x3 weight gradient (k3s2_w16_shape, direct_w16): band sums
- * of (co, ci) pairs from the even/odd copy of each band's images, then
- * their total, as k3_backward_weight's 16-wide path. */
-static tt_status k3s2_backward_weight(tt_backend *be, const direct_params *p, tt_mem dweight,
-                                      tt_mem dout, tt_mem inp, const tt_conv_shape *s,
-                                      tt_mem ws)
-{
-    k3w_bands b = k3w_bands_of(s, K3W_W16_BAND_BYTES);
-    size_t pairs = s->cout * s->cin, partial_floats = line_floats(b.count * pairs * 9);
-    size_t rows = 2 * ((s->oh + W16_ROWS - 1) / W16_ROWS * W16_ROWS) + 1;
-    tt_conv_workspace partial;
-    TT_TRY(tt_conv_workspace_acquire(
-        be, "conv_direct.weight_bands", ws,
-        (partial_floats + b.images_per_band * k3s2_padded_floats(s)) * sizeof(float), &partial));
-    tt_mem padded = tt_mem_at(partial.mem, partial_floats * sizeof(float));
-    size_t global[2] = {(s->cout + W16_WCOB - 1) / W16_WCOB * s->cin, b.per_image};
-    size_t local[2] = {1, 1};
-    tt_status status = NULL;
-    for (size_t n0 = 0, group = 0; !status && n0 < s->batch; n0 += b.images_per_band, group++) {
-        tt_conv_shape g = *s;
-        g.batch = s->batch - n0 < b.images_per_band ? s->batch - n0 : b.images_per_band;
-        status = tt_launch_kernel(
-            be, "conv_direct_w16", "conv_pad_k3s2_w16", w16_options(0), 2,
-            (size_t[]){rows + 1, g.batch * s->cin}, NULL,
-            TT_ARGS(tt_arg_mem(padded), tt_arg_mem(tt_mem_f32(inp, n0 * s->cin * s->h * s->w)),
-                    tt_arg_i32((int)(g.batch * s->cin)), tt_arg_i32((int)s->h),
-                    tt_arg_i32((int)s->w), tt_arg_i32((int)s->oh), tt_arg_i32((int)s->ow)));
-        if (!status)
-            status = tt_launch_kernel(
-                be, "conv_direct_w16", "conv_direct_backward_weight_k3s2p16", w16_options(0), 2,
-                global, local,
-                TT_ARGS(tt_arg_mem(tt_mem_f32(partial.mem, group * b.per_image * pairs * 9)),
-                        tt_arg_mem(tt_mem_f32(dout, n0 * s->cout * s->oh * s->ow)),
-                        tt_arg_mem(padded), tt_arg_i32((int)g.batch),
-                        tt_arg_i32((int)b.per_image), tt_arg_i32((int)b.rows),
-                        GEOMETRY_ARGS(&g)));
-    }
-    if (!status)
-        status = tt_launch_kernel(be, "conv_direct", "conv_direct_weight_bands_sum", p->options, 1,
-                                  (size_t[]){(pairs * 9 + 7) / 8}, NULL,
-                                  TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(partial.mem),
-                                          tt_arg_i32((int)b.count), tt_arg_i32((int)(pairs * 9))));
-    tt_conv_workspace_release(&partial);
-    return status;
-}
-
 /* Output rows a launch of the weight gradient sums: an invocation loops
  * over every image and those rows, a row costing `steps` per vector of 8
  * columns (w8) or per WG columns, each image and row one or two more;
@@ -721,7 +666,7 @@ static tt_status direct_backward_weight(tt_backend *be, tt_mem dweight, tt_mem d
     int w8 = variant_of(be, s) == TT_KERNEL_W8;
     if (w8 && is_k3(s)) return k3_backward_weight(be, &p, dweight, dout, inp, s, ws);
     if (k3s2_w16_shape(s) && tt_device_traits_of(be).direct_w16)
-        return k3s2_backward_weight(be, &p, dweight, dout, inp, s, ws);
+        return k3_backward_weight(be, &p, dweight, dout, inp, s, ws);
     size_t global[2], local[2];
     if (w8) {
         /* (channel block, ci) x (ky, chunk of kx), in work-groups of one:
