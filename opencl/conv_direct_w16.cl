@@ -2,7 +2,7 @@
  * The 3x3, stride 1, padding 1, dilation 1 direct convolution for CPUs
  * with 16-lane vectors (AVX-512: PoCL compiles float16 to one zmm register,
  * float8 to half of one): conv_direct.cl's padded 3x3 kernels with 16
- * columns per work-item.  Planes of width W, a multiple of 16, read from a
+ * columns per work-item.  Planes of width W, a multiple of 8, read from a
  * copy with the padding written out (conv_pad_k3_w16), so that every load
  * is a plain one.  src/ops/conv_direct.c chooses them where the device's
  * traits say 16 lanes (src/ops/device_traits.c) and launches them.
@@ -39,13 +39,17 @@
         const int OW, const int KH, const int KW, const int SH, const int SW, const int PH, \
         const int PW, const int DH, const int DW
 
-/* The padded plane (H, W), W % 16 == 0: rows of P = W + 16 floats, 16
- * zeros then the row (so that the right neighbour of the last column is
- * the next row's first zero); a row of zeros above, and below as many as
- * round the rows up to a multiple of TT_W16_ROWS and one more (so that the
- * forward's last row block stays inside whatever H is); 16 zeros after
- * the last row.  K16_PLANE floats a plane, a multiple of 16. */
-#define K16_PITCH(W) ((W) + 16)
+/* The padded plane (H, W), W % 8 == 0: rows of P = W16 + 16 floats (W16:
+ * W rounded up to a multiple of 16), 16 zeros then the row, then zeros up
+ * to W16 (so that the right neighbour of the last column is a zero: the
+ * next 8 columns' or the next row's first); a row of zeros above, and
+ * below as many as round the rows up to a multiple of TT_W16_ROWS and one
+ * more (so that the forward's last row block stays inside whatever H is);
+ * 16 zeros after the last row.  K16_PLANE floats a plane, a multiple of
+ * 16.  Where W % 16 == 8 the last vector of a row holds 8 columns: the
+ * forward stores its first half only, the weight gradient reads 8 of dout
+ * (k16_dout) and so never meets the lanes past the row. */
+#define K16_PITCH(W) (((W) + 15) / 16 * 16 + 16)
 #define K16_ROWS(H) (((H) + TT_W16_ROWS - 1) / TT_W16_ROWS * TT_W16_ROWS + 2)
 #define K16_PLANE(H, W) (K16_ROWS(H) * K16_PITCH(W) + 16)
 
@@ -67,7 +71,76 @@ __kernel void conv_pad_k3_w16(TT_MEM(float, dst), TT_MEM(const float, src), cons
         return;
     }
     __global const float *row = src + ((size_t)plane * H + r - 1) * W;
-    for (int x0 = 0; x0 < W; x0 += 16) vstore16(vload16(0, row + x0), 0, d + 16 + x0);
+    int x0 = 0;
+    for (; x0 + 16 <= W; x0 += 16) vstore16(vload16(0, row + x0), 0, d + 16 + x0);
+    if (x0 < W) vstore16((float16)(vload8(0, row + x0), (float8)(0.0f)), 0, d + 16 + x0);
+}
+
+/* 16 columns of dout from x0 in a row OW wide: the last 8 of a row with
+ * OW % 16 == 8 as lanes 0-7, zeros above (they meet nothing). */
+inline float16 k16_dout(__global const float *row, const int x0, const int OW)
+{
+    if (x0 + 16 <= OW) return vload16(0, row + x0);
+    return (float16)(vload8(0, row + x0), (float8)(0.0f));
+}
+
+/* The forwards' start: zero accumulators and the weights of output
+ * channels co0 + j (channels past `last` on the last real one's). */
+inline void k16_forward_start(float16 acc[TT_W16_COB][TT_W16_ROWS],
+                              __global const float *wj[TT_W16_COB],
+                              __global const float *weight, const int co0, const int last,
+                              const int Cin, const int Cout)
+{
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_COB; j++) {
+        wj[j] = weight + K16_CHANNEL_AT(co0 + min(j, last));
+        __attribute__((opencl_unroll_hint))
+        for (int r = 0; r < TT_W16_ROWS; r++) acc[j][r] = (float16)(0.0f);
+    }
+}
+
+/* The forwards' end: out[co0 + j, y0 + r, x0 ..] (+)= acc[j][r] + bias for
+ * the channels up to `last` and rows inside OH; 8 columns where the row
+ * ends at x0 + 8 (OW % 16 == 8).  Unrolled with constant indices, so that
+ * acc stays in registers. */
+inline void k16_store_rows(__global float *out, float16 acc[TT_W16_COB][TT_W16_ROWS],
+                           __global const float *bias, const int has_bias, const int accumulate,
+                           const int co0, const int last, const int y0, const int x0,
+                           const int OH, const int OW)
+{
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_COB; j++) {
+        const float16 b = (float16)(has_bias && j <= last ? bias[co0 + j] : 0.0f);
+        __attribute__((opencl_unroll_hint))
+        for (int r = 0; r < TT_W16_ROWS; r++) {
+            if (j > last || y0 + r >= OH) continue;
+            __global float *o = out + ((size_t)(co0 + j) * OH + y0 + r) * OW + x0;
+            if (x0 + 16 > OW)
+                vstore8((accumulate ? vload8(0, o) : (float8)(0.0f)) + acc[j][r].lo + b.lo, 0, o);
+            else
+                vstore16((accumulate ? vload16(0, o) : (float16)(0.0f)) + acc[j][r] + b, 0, o);
+        }
+    }
+}
+
+/* The weight gradients' end: band b's sums of the nine taps of the pairs
+ * (co0 + j, ci), j up to `last`, each acc summed across its lanes. */
+inline void k16_store_taps(__global float *partial, float16 acc[TT_W16_WCOB][3][3], const int b,
+                           const int Cout, const int Cin, const int co0, const int ci,
+                           const int last)
+{
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_WCOB; j++) {
+        if (j > last) continue;
+        __global float *o = partial + (((size_t)b * Cout + co0 + j) * Cin + ci) * 9;
+        __attribute__((opencl_unroll_hint))
+        for (int t = 0; t < 9; t++) {
+            const float16 a = acc[j][t / 3][t % 3];
+            const float8 h8 = a.lo + a.hi;
+            const float4 h4 = h8.lo + h8.hi;
+            o[t] = h4.x + h4.y + h4.z + h4.w;
+        }
+    }
 }
 
 /* out[co, y, x] = (accumulate ? out : 0) + (has_bias ? bias[co] : 0) + the
@@ -78,7 +151,7 @@ __kernel void conv_pad_k3_w16(TT_MEM(float, dst), TT_MEM(const float, src), cons
  * ROWS + 2 input rows' vectors at that shift and feeds each weight, one
  * broadcast, to every output row it meets (ROWS FMAs a weight load, and
  * ROWS + 2 inputs live rather than 3 (ROWS + 2)).
- * global (ceil(Cout / COB), OW / 16, ceil(OH / ROWS)). */
+ * global (ceil(Cout / COB), ceil(OW / 16), ceil(OH / ROWS)). */
 __kernel void conv_direct_forward_k3p16(TT_MEM(float, out), TT_MEM(const float, inp),
                                         TT_MEM(const float, weight), TT_MEM(const float, bias),
                                         const int has_bias, const int accumulate, TT_GEOMETRY)
@@ -93,13 +166,8 @@ __kernel void conv_direct_forward_k3p16(TT_MEM(float, out), TT_MEM(const float, 
     /* channels past Cout compute on the last real one's weights, unstored */
     const int last = min(TT_W16_COB, Cout - co0) - 1;
     float16 acc[TT_W16_COB][TT_W16_ROWS];
-    __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < TT_W16_COB; j++)
-        __attribute__((opencl_unroll_hint))
-        for (int r = 0; r < TT_W16_ROWS; r++) acc[j][r] = (float16)(0.0f);
     __global const float *wj[TT_W16_COB];
-    __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < TT_W16_COB; j++) wj[j] = weight + K16_CHANNEL_AT(co0 + min(j, last));
+    k16_forward_start(acc, wj, weight, co0, last, Cin, Cout);
     for (int ci = 0; ci < Cin; ci++) {
         /* padded row y0 + i is input row y0 - 1 + i; columns from -1 */
         __global const float *rows = inp + (size_t)ci * K16_PLANE(H, W) + (size_t)y0 * P + 15 + x0;
@@ -118,17 +186,7 @@ __kernel void conv_direct_forward_k3p16(TT_MEM(float, out), TT_MEM(const float, 
                 }
         }
     }
-    /* unrolled with constant indices, so that acc stays in registers */
-    __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < TT_W16_COB; j++) {
-        const float16 b = (float16)(has_bias && j <= last ? bias[co0 + j] : 0.0f);
-        __attribute__((opencl_unroll_hint))
-        for (int r = 0; r < TT_W16_ROWS; r++) {
-            if (j > last || y0 + r >= OH) continue;
-            __global float *o = out + ((size_t)(co0 + j) * OH + y0 + r) * OW + x0;
-            vstore16((accumulate ? vload16(0, o) : (float16)(0.0f)) + acc[j][r] + b, 0, o);
-        }
-    }
+    k16_store_rows(out, acc, bias, has_bias, accumulate, co0, last, y0, x0, OH, OW);
 }
 
 /* The partial sums of the weight gradient over bands, as conv_direct.cl's
@@ -181,7 +239,7 @@ __kernel void conv_direct_backward_weight_k3p16(TT_MEM(float, partial), TT_MEM(c
                 for (int r = 0; r < TT_W16_WROWS; r++)
                     __attribute__((opencl_unroll_hint))
                     for (int j = 0; j < TT_W16_WCOB; j++)
-                        d[r][j] = vload16(0, dplane[j] + (size_t)(oy + r) * OW + x0);
+                        d[r][j] = k16_dout(dplane[j] + (size_t)(oy + r) * OW, x0, OW);
                 __attribute__((opencl_unroll_hint))
                 for (int i = 0; i < TT_W16_WROWS + 2; i++)
                     __attribute__((opencl_unroll_hint))
@@ -204,7 +262,7 @@ __kernel void conv_direct_backward_weight_k3p16(TT_MEM(float, partial), TT_MEM(c
                 float16 d[TT_W16_WCOB];
                 __attribute__((opencl_unroll_hint))
                 for (int j = 0; j < TT_W16_WCOB; j++)
-                    d[j] = vload16(0, dplane[j] + (size_t)oy * OW + x0);
+                    d[j] = k16_dout(dplane[j] + (size_t)oy * OW, x0, OW);
                 __attribute__((opencl_unroll_hint))
                 for (int ky = 0; ky < 3; ky++)
                     __attribute__((opencl_unroll_hint))
@@ -217,18 +275,7 @@ __kernel void conv_direct_backward_weight_k3p16(TT_MEM(float, partial), TT_MEM(c
             }
         }
     }
-    __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < TT_W16_WCOB; j++) {
-        if (j > last) continue;
-        __global float *o = partial + (((size_t)b * Cout + co0 + j) * Cin + ci) * 9;
-        __attribute__((opencl_unroll_hint))
-        for (int t = 0; t < 9; t++) {
-            const float16 a = acc[j][t / 3][t % 3];
-            const float8 h8 = a.lo + a.hi;
-            const float4 h4 = h8.lo + h8.hi;
-            o[t] = h4.x + h4.y + h4.z + h4.w;
-        }
-    }
+    k16_store_taps(partial, acc, b, Cout, Cin, co0, ci, last);
 }
 
 /* ---- planes 8 wide: two rows of 8 as one float16 -------------------------
@@ -382,16 +429,159 @@ __kernel void conv_direct_backward_weight_k3h16(TT_MEM(float, partial), TT_MEM(c
                 }
         }
     }
-    __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < TT_W16_WCOB; j++) {
-        if (j > last) continue;
-        __global float *o = partial + (((size_t)b * Cout + co0 + j) * Cin + ci) * 9;
+    k16_store_taps(partial, acc, b, Cout, Cin, co0, ci, last);
+}
+
+/* ---- 3x3, stride 2, padding 1: the ResNet encoder's down-sampling -------
+ * The padded copy (conv_pad_k3s2_w16) splits each input row into its even
+ * and odd columns, so that every tap of 16 neighbouring outputs is one
+ * plain vector load: output column x reads input columns 2x - 1, 2x and
+ * 2x + 1 (kx = 0, 1, 2), that is O[x], E[x] and O[x + 1] with E[x] =
+ * in[2x] and O[x] = in[2x - 1] (O[0] and what lies past the row: the
+ * padding's zeros).  A padded row is E (S16(OW) floats), then O (S16(OW) +
+ * 16 floats); padded row r is input row r - 1, S2_ROWS(OH) rows, so that
+ * the last block of TT_W16_ROWS output rows reads inside the plane; 16
+ * zeros after the last row. */
+#define S16(OW) (((OW) + 15) / 16 * 16)
+#define S2_PITCH(OW) (2 * S16(OW) + 16)
+#define S2_ROWS(OH) (2 * (((OH) + TT_W16_ROWS - 1) / TT_W16_ROWS * TT_W16_ROWS) + 1)
+#define S2_PLANE(OH, OW) (S2_ROWS(OH) * S2_PITCH(OW) + 16)
+
+/* dst: `planes` planes (H, W) of src in the layout above, for an output of
+ * OH x OW.  global (S2_ROWS(OH) + 1, planes): padded row r, a work-item
+ * each (r = S2_ROWS(OH): the 16 zeros at the end). */
+__kernel void conv_pad_k3s2_w16(TT_MEM(float, dst), TT_MEM(const float, src), const int planes,
+                                const int H, const int W, const int OH, const int OW)
+{
+    TT_PTR(float, dst);
+    TT_PTR(const float, src);
+    const int r = get_global_id(0), plane = get_global_id(1);
+    if (r > S2_ROWS(OH) || plane >= planes) return;
+    __global float *d = dst + (size_t)plane * S2_PLANE(OH, OW) + (size_t)r * S2_PITCH(OW);
+    if (r == S2_ROWS(OH)) {
+        vstore16((float16)(0.0f), 0, d);
+        return;
+    }
+    __global float *e = d, *o = d + S16(OW);
+    if (r == 0 || r > H) {
+        for (int x = 0; x < S2_PITCH(OW); x += 16) vstore16((float16)(0.0f), 0, d + x);
+        return;
+    }
+    __global const float *row = src + ((size_t)plane * H + r - 1) * W;
+    int x = 0;
+    o[0] = 0.0f;
+    for (; 2 * x + 32 <= W; x += 16) { /* E[x..x+15], O[x+1..x+16] */
+        const float16 a = vload16(0, row + 2 * x), b = vload16(0, row + 2 * x + 16);
+        vstore16((float16)(a.even, b.even), 0, e + x);
+        vstore16((float16)(a.odd, b.odd), 0, o + x + 1);
+    }
+    for (; x < S16(OW) + 15; x++) {
+        if (x < S16(OW)) e[x] = 2 * x < W ? row[2 * x] : 0.0f;
+        o[x + 1] = 2 * x + 1 < W ? row[2 * x + 1] : 0.0f;
+    }
+}
+
+/* conv_direct_forward_k3p16 for stride 2: one image's padded input
+ * (conv_pad_k3s2_w16; the host launches it per image).  Per input channel
+ * the 2 ROWS + 1 padded rows from 2 y0 are loaded once at each kx and meet
+ * every output row r they reach (ky = i - 2 r).
+ * global (ceil(Cout / COB), ceil(OW / 16), ceil(OH / ROWS)). */
+__kernel void conv_direct_forward_k3s2p16(TT_MEM(float, out), TT_MEM(const float, inp),
+                                          TT_MEM(const float, weight), TT_MEM(const float, bias),
+                                          const int has_bias, const int accumulate, TT_GEOMETRY)
+{
+    TT_PTR(float, out);
+    TT_PTR(const float, inp);
+    TT_PTR(const float, weight);
+    TT_PTR(const float, bias);
+    const int co0 = get_global_id(0) * TT_W16_COB, x0 = get_global_id(1) * 16;
+    const int y0 = get_global_id(2) * TT_W16_ROWS, S = S2_PITCH(OW);
+    if (co0 >= Cout || x0 >= OW || y0 >= OH) return;
+    const int last = min(TT_W16_COB, Cout - co0) - 1;
+    float16 acc[TT_W16_COB][TT_W16_ROWS];
+    __global const float *wj[TT_W16_COB];
+    k16_forward_start(acc, wj, weight, co0, last, Cin, Cout);
+    for (int ci = 0; ci < Cin; ci++) {
+        __global const float *rows = inp + (size_t)ci * S2_PLANE(OH, OW) + (size_t)(2 * y0) * S + x0;
         __attribute__((opencl_unroll_hint))
-        for (int t = 0; t < 9; t++) {
-            const float16 a = acc[j][t / 3][t % 3];
-            const float8 h8 = a.lo + a.hi;
-            const float4 h4 = h8.lo + h8.hi;
-            o[t] = h4.x + h4.y + h4.z + h4.w;
+        for (int i = 0; i < 2 * TT_W16_ROWS + 1; i++) {
+            float16 x[3];
+            x[0] = vload16(0, rows + i * S + S16(OW));
+            x[1] = vload16(0, rows + i * S);
+            x[2] = vload16(0, rows + i * S + S16(OW) + 1);
+            __attribute__((opencl_unroll_hint))
+            for (int r = 0; r < TT_W16_ROWS; r++) {
+                const int ky = i - 2 * r;
+                if (ky < 0 || ky > 2) continue;
+                __attribute__((opencl_unroll_hint))
+                for (int kx = 0; kx < 3; kx++)
+                    __attribute__((opencl_unroll_hint))
+                    for (int j = 0; j < TT_W16_COB; j++)
+                        acc[j][r] = fma(x[kx], (float16)(wj[j][K16_TAP_AT(ci, ky * 3 + kx)]),
+                                        acc[j][r]);
+            }
         }
     }
+    k16_store_rows(out, acc, bias, has_bias, accumulate, co0, last, y0, x0, OH, OW);
+}
+
+/* The weight gradient of the stride-2 3x3 as conv_direct_backward_weight_k3p16
+ * over bands, from conv_pad_k3s2_w16's copy of the band's images: output
+ * row oy meets padded rows 2 oy + ky, and per kernel row the three column
+ * taps are the plain loads O[x], E[x], O[x + 1].  dout is read 8 columns at
+ * a row's end where OW % 16 == 8 (k16_dout), so the lanes past it add 0.
+ * global (ceil(Cout / WCOB) Cin, bands per image), work-groups of one. */
+__kernel void conv_direct_backward_weight_k3s2p16(TT_MEM(float, partial),
+                                                  TT_MEM(const float, dout),
+                                                  TT_MEM(const float, padded),
+                                                  const int images_per_band,
+                                                  const int bands_per_image, const int band_rows,
+                                                  TT_GEOMETRY)
+{
+    TT_PTR(float, partial);
+    TT_PTR(const float, dout);
+    TT_PTR(const float, padded);
+    const int item = get_global_id(0), b = get_global_id(1);
+    const int blocks = (Cout + TT_W16_WCOB - 1) / TT_W16_WCOB;
+    if (item >= blocks * Cin) return;
+    const int ci = item % Cin, co0 = item / Cin * TT_W16_WCOB;
+    const int last = min(TT_W16_WCOB, Cout - co0) - 1;
+    const int n0 = b / bands_per_image * images_per_band, n1 = min(N, n0 + images_per_band);
+    const int r0 = b % bands_per_image * band_rows, r1 = min(OH, r0 + band_rows);
+    const int S = S2_PITCH(OW), E16 = S16(OW);
+    float16 acc[TT_W16_WCOB][3][3];
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_WCOB; j++)
+        __attribute__((opencl_unroll_hint))
+        for (int ky = 0; ky < 3; ky++)
+            __attribute__((opencl_unroll_hint))
+            for (int kx = 0; kx < 3; kx++) acc[j][ky][kx] = (float16)(0.0f);
+    for (int n = n0; n < n1; n++) {
+        __global const float *plane =
+            padded + ((size_t)(n - n0) * Cin + ci) * S2_PLANE(OH, OW);
+        __global const float *dplane[TT_W16_WCOB];
+        __attribute__((opencl_unroll_hint))
+        for (int j = 0; j < TT_W16_WCOB; j++)
+            dplane[j] = dout + ((size_t)(n - n0) * Cout + co0 + min(j, last)) * OH * OW;
+        for (int oy = r0; oy < r1; oy++) {
+            __global const float *row = plane + (size_t)(2 * oy) * S;
+            for (int x0 = 0; x0 < OW; x0 += 16) {
+                float16 d[TT_W16_WCOB];
+                __attribute__((opencl_unroll_hint))
+                for (int j = 0; j < TT_W16_WCOB; j++)
+                    d[j] = k16_dout(dplane[j] + (size_t)oy * OW, x0, OW);
+                __attribute__((opencl_unroll_hint))
+                for (int ky = 0; ky < 3; ky++) {
+                    __global const float *r = row + ky * S + x0;
+                    const float16 x[3] = {vload16(0, r + E16), vload16(0, r), vload16(0, r + E16 + 1)};
+                    __attribute__((opencl_unroll_hint))
+                    for (int kx = 0; kx < 3; kx++)
+                        __attribute__((opencl_unroll_hint))
+                        for (int j = 0; j < TT_W16_WCOB; j++)
+                            acc[j][ky][kx] = fma(d[j], x[kx], acc[j][ky][kx]);
+                }
+            }
+        }
+    }
+    k16_store_taps(partial, acc, b, Cout, Cin, co0, ci, last);
 }

@@ -64,8 +64,12 @@ static const conv2d_case direct_cases[] = {
 /* The 16-wide 3x3 kernels (planes a multiple of 16 wide): one vector a
  * row, two, three, and more than a work-group's columns; rows not a
  * multiple of the forward's row block (5, 6, 3, 1, 9); channel counts not
- * multiples of the channel blocks; batch 1 and 2, bias or not; and planes
- * 8 wide (two rows a vector), an even and an odd number of rows. */
+ * multiples of the channel blocks; batch 1 and 2, bias or not; planes
+ * 8 wide (two rows a vector), an even and an odd number of rows; planes
+ * W % 16 == 8 wide (a half vector ends each row: 24 and 40 wide); and a
+ * plane wider than 256, which took the 8-wide kernels before; stride 2
+ * (the forward's own kernel, even and odd columns apart): outputs 16, 8
+ * (an odd input width, its last column padding) and 24 wide. */
 static const conv2d_case w16_cases[] = {
     {"direct k3 p1 5x16 9->5", D(2, 9, 5, 16, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
     {"direct k3 p1 6x32 3->6", D(1, 3, 6, 32, 6, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
@@ -75,6 +79,12 @@ static const conv2d_case w16_cases[] = {
     {"direct k3 p1 9x80 5->10", D(1, 5, 9, 80, 10, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
     {"direct k3 p1 5x8 9->5", D(2, 9, 5, 8, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
     {"direct k3 p1 1x8 3->2", D(1, 3, 1, 8, 2, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 p1 5x24 6->5", D(2, 6, 5, 24, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 p1 3x40 3->9", D(1, 3, 3, 40, 9, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
+    {"direct k3 p1 2x272 2->3", D(2, 2, 2, 272, 3, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 s2 p1 8x32 5->6", D(2, 5, 8, 32, 6, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 s2 p1 7x15 4->5", D(1, 4, 7, 15, 5, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 0},
+    {"direct k3 s2 p1 5x48 3->9", D(2, 3, 5, 48, 9, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
 };
 
 static const conv2d_case tiled_cases[] = {

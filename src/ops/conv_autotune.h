@@ -42,8 +42,11 @@
  * of rows, edge columns without lane-by-lane loads, the up-convolution
  * kernels unrolled; 6 = the 3x3 weight gradient, forward and input
  * gradient of planes up to 128 wide from a padded copy of the input;
- * 7 = implicit_gemm a candidate (older picks never timed it). */
-#define TT_FIND_DB_VERSION 7
+ * 7 = implicit_gemm a candidate (older picks never timed it); 8 = DIRECT's
+ * 16-wide 3x3 kernels on planes any multiple of 8 wide (and past 256) and
+ * its stride-2 forward (conv_direct_forward_k3s2p16), which beat
+ * implicit_gemm on ResNet's down-sampling. */
+#define TT_FIND_DB_VERSION 8
 
 
 /* Runs candidate `algo` once on the op's buffers (queued, not finished). */

@@ -15,8 +15,9 @@
  *           through local memory from 512x512 planes up, and the weight
  *           gradient over bands of rows; where the device prefers 16-lane
  *           float vectors (device_traits.h, direct_w16), planes of the 3x3
- *           a multiple of 16 wide (up to 256) run 16 columns per work-item
- *           as float16, planes 8 wide two rows per float16
+ *           a multiple of 8 wide whose padded copy is not too large run 16
+ *           columns per work-item as float16 (the last vector of a row
+ *           W % 16 == 8 wide half used), planes 8 wide two rows per float16
  *           (opencl/conv_direct_w16.cl)
  *   scalar  otherwise: one column per work-item, uniform control flow
  * $TT_CONV_DIRECT_VARIANT=scalar|tiled|w8 overrides the choice (tests use
@@ -191,15 +192,19 @@ static k3w_bands k3w_bands_of(const tt_conv_shape *s, size_t band_bytes)
  * traits say direct_w16): output rows and channels per work-item of the
  * forward, channels per work-item of the weight gradient, and column
  * chunks of 16 per forward work-group.  They read padded copies (their own
- * layout, conv_pad_k3_w16) of planes whose width is a multiple of 16, up to
- * K3_W16_WIDTH, and of planes 8 wide (conv_pad_k3_h16, two rows a vector);
- * other planes keep the 8-wide kernels. */
+ * layout, conv_pad_k3_w16) of planes whose width is a multiple of 8 and
+ * whose copy of an image holds at most K3_W16_COPY_FLOATS, and of planes 8
+ * wide (conv_pad_k3_h16, two rows a vector); other planes keep the 8-wide
+ * kernels, which read wide planes as they are.  The copy is workspace that
+ * the step keeps: 512x512 with 32 channels (35 MiB) takes the 16-wide
+ * kernels, twice as fast there as the 8-wide ones; a 1400x2104 top level
+ * (190 MiB with 16 channels) does not. */
 #define W16_ROWS 4
 #define W16_COB 4
 #define W16_WCOB 2
 #define W16_WROWS 4
 #define W16_CHUNKS 2
-#define K3_W16_WIDTH 256
+#define K3_W16_COPY_FLOATS ((size_t)9 << 20)
 
 #define W16_TEXT_(x) #x
 #define W16_TEXT(x) W16_TEXT_(x)
@@ -214,26 +219,64 @@ static const char *w16_options(int flipped)
     return flipped ? W16_DEFINES " -DTT_W16_FLIPPED=1" : W16_DEFINES " -DTT_W16_FLIPPED=0";
 }
 
-/* Whether `s` (a 3x3) is a shape of the 16-wide kernels, on any device:
- * a multiple of 16 wide, or 8 wide (two rows a vector: the _h16 kernels). */
-static int k3_w16_shape(const tt_conv_shape *s)
-{
-    return (s->w % 16 == 0 && s->w <= K3_W16_WIDTH) || s->w == 8;
-}
-
-/* Whether the 16-wide kernels run `s` (a 3x3) on be. */
-static int k3_w16(const tt_backend *be, const tt_conv_shape *s)
-{
-    return k3_w16_shape(s) && tt_device_traits_of(be).direct_w16;
-}
-
 /* Floats of the 16-wide padded copy of `images` images (conv_pad_k3_w16;
  * planes 8 wide: conv_pad_k3_h16). */
 static size_t k3_w16_padded_floats(const tt_conv_shape *s, size_t images)
 {
     size_t rows = (s->h + W16_ROWS - 1) / W16_ROWS * W16_ROWS + 2;
     if (s->w == 8) return images * s->cin * (rows * 8 + 32);
-    return images * s->cin * (rows * (s->w + 16) + 16);
+    return images * s->cin * (rows * ((s->w + 15) / 16 * 16 + 16) + 16);
+}
+
+/* Whether `s` (a 3x3) is a shape of the 16-wide kernels, on any device:
+ * a multiple of 8 wide with an image's padded copy within
+ * K3_W16_COPY_FLOATS (8 wide: two rows a vector, the _h16 kernels). */
+static int k3_w16_shape(const tt_conv_shape *s)
+{
+    return s->w % 8 == 0 && k3_w16_padded_floats(s, 1) <= K3_W16_COPY_FLOATS;
+}
+
+/* The 3x3, stride 2, padding 1 convolution (ResNet's down-sampling) with
+ * 16 columns a work-item: its forward reads a copy of each image split
+ * into even and odd columns (conv_pad_k3s2_w16); outputs a multiple of 8
+ * wide whose copy holds at most K3_W16_COPY_FLOATS; its weight gradient
+ * likewise over bands of rows (k3_backward_weight).  Its input gradient
+ * keeps the generic kernel (the autotuner picks another algorithm). */
+static int is_k3s2(const tt_conv_shape *s)
+{
+    return s->kh == 3 && s->kw == 3 && s->sh == 2 && s->sw == 2 && s->ph == 1 && s->pw == 1 &&
+           s->dh == 1 && s->dw == 1;
+}
+
+static size_t k3s2_padded_floats(const tt_conv_shape *s)
+{
+    size_t s16 = (s->ow + 15) / 16 * 16;
+    size_t rows = 2 * ((s->oh + W16_ROWS - 1) / W16_ROWS * W16_ROWS) + 1;
+    return s->cin * (rows * (2 * s16 + 16) + 16);
+}
+
+static int k3s2_w16_shape(const tt_conv_shape *s)
+{
+    return is_k3s2(s) && s->ow % 8 == 0 && k3s2_padded_floats(s) <= K3_W16_COPY_FLOATS;
+}
+
+/* conv_pad_k3s2_w16: `images` images of `s`'s input from src into dst. */
+static tt_status launch_pad_k3s2(tt_backend *be, tt_mem dst, tt_mem src, size_t images,
+                                 const tt_conv_shape *s)
+{
+    size_t rows = 2 * ((s->oh + W16_ROWS - 1) / W16_ROWS * W16_ROWS) + 1;
+    return tt_launch_kernel(be, "conv_direct_w16", "conv_pad_k3s2_w16", w16_options(0), 2,
+                            (size_t[]){rows + 1, images * s->cin}, NULL,
+                            TT_ARGS(tt_arg_mem(dst), tt_arg_mem(src),
+                                    tt_arg_i32((int)(images * s->cin)), tt_arg_i32((int)s->h),
+                                    tt_arg_i32((int)s->w), tt_arg_i32((int)s->oh),
+                                    tt_arg_i32((int)s->ow)));
+}
+
+/* Whether the 16-wide kernels run `s` (a 3x3) on be. */
+static int k3_w16(const tt_backend *be, const tt_conv_shape *s)
+{
+    return k3_w16_shape(s) && tt_device_traits_of(be).direct_w16;
 }
 
 /* Whether the weight gradient pads its input; $TT_K3W_PADDED=0|1 (tests). */
@@ -298,6 +341,9 @@ static size_t k3_data_floats(const tt_conv_shape *s)
 
 static size_t k3_weight_floats(const tt_conv_shape *s, const k3w_bands *b)
 {
+    if (is_k3s2(s))
+        return line_floats(b->count * s->cout * s->cin * 9) +
+               b->images_per_band * k3s2_padded_floats(s);
     return line_floats(b->count * s->cout * s->cin * 9) +
            larger(k3w_padded(s) ? k3_padded_floats(s, b->images_per_band) : 0,
                   k3_w16_shape(s) ? k3_w16_padded_floats(s, b->images_per_band) : 0);
@@ -307,6 +353,10 @@ static size_t k3_weight_floats(const tt_conv_shape *s, const k3w_bands *b)
  * kernels will run): the most any direction takes. */
 static size_t direct_workspace_bytes(const tt_conv_shape *s)
 {
+    if (k3s2_w16_shape(s)) {
+        k3w_bands b = k3w_bands_of(s, K3W_W16_BAND_BYTES);
+        return larger(k3_weight_floats(s, &b), k3s2_padded_floats(s)) * sizeof(float);
+    }
     if (!is_k3(s)) return 0;
     k3w_bands b = k3w_bands_of(s, K3W_BAND_BYTES);
     size_t weight = k3_weight_floats(s, &b), forward = k3_forward_floats(s);
@@ -345,8 +395,9 @@ static tt_status launch_pad_w16(tt_backend *be, tt_mem dst, tt_mem src, size_t i
                                     tt_arg_i32((int)s->w)));
 }
 
-/* conv_direct_forward_k3p16 (or _k3h16) over `s`, an image at a time
- * padded into room (k3_forward_floats(s) floats), as launch_k3; with
+/* conv_direct_forward_k3p16 (or _k3h16, or _k3s2p16 for the stride-2 3x3)
+ * over `s`, an image at a time padded into room (k3_forward_floats(s), or
+ * k3s2_padded_floats(s), floats), as launch_k3; with
  * `flipped`, weight is the input gradient's own (Cin, Cout, 3, 3) read
  * flipped (TT_W16_FLIPPED). */
 static tt_status launch_k3_w16(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
@@ -356,13 +407,17 @@ static tt_status launch_k3_w16(tt_backend *be, tt_mem out, tt_mem inp, tt_mem we
     size_t blocks = (s->cout + W16_COB - 1) / W16_COB;
     size_t global[3] = {blocks, (s->ow + 15) / 16, (s->oh + W16_ROWS - 1) / W16_ROWS};
     size_t local[3] = {blocks < 4 ? blocks : 4, W16_CHUNKS, 1}; /* global rounded up */
-    const char *kernel = s->w == 8 ? "conv_direct_forward_k3h16" : "conv_direct_forward_k3p16";
-    if (s->w == 8) local[1] = 1;
+    int s2 = is_k3s2(s);
+    const char *kernel = s2           ? "conv_direct_forward_k3s2p16"
+                         : s->w == 8 ? "conv_direct_forward_k3h16"
+                                     : "conv_direct_forward_k3p16";
+    if (s->w == 8 && !s2) local[1] = 1;
     tt_conv_shape one = *s;
     one.batch = 1;
     tt_status status = NULL;
     for (size_t n = 0; !status && n < s->batch; n++) {
-        status = launch_pad_w16(be, room, tt_mem_f32(inp, n * s->cin * s->h * s->w), 1, s);
+        tt_mem image = tt_mem_f32(inp, n * s->cin * s->h * s->w);
+        status = s2 ? launch_pad_k3s2(be, room, image, 1, s) : launch_pad_w16(be, room, image, 1, s);
         if (!status)
             status = tt_launch_kernel(
                 be, "conv_direct_w16", kernel, w16_options(flipped), 3, global, local,
@@ -428,12 +483,21 @@ static tt_status launch_k3(tt_backend *be, const direct_params *p, tt_mem out, t
 static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
                                 tt_mem bias, const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
+    tt_mem bias_mem = bias.buffer ? bias : weight; /* any valid buffer; unread */
+    if (k3s2_w16_shape(s) && tt_device_traits_of(be).direct_w16) {
+        tt_conv_workspace room = {0};
+        TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.padded_input", ws,
+                                         k3s2_padded_floats(s) * sizeof(float), &room));
+        tt_status status = launch_k3_w16(be, out, inp, weight, bias_mem, bias.buffer != NULL,
+                                         accumulate, s, room.mem, 0);
+        tt_conv_workspace_release(&room);
+        return status;
+    }
     direct_params p = params_of(be, s);
     size_t blocks = (s->cout + p.cob - 1) / p.cob;
     size_t tile_w = (p.tw - 1) * s->sw + (s->kw - 1) * s->dw + 1;
     size_t tile_h = (p.th - 1) * s->sh + (s->kh - 1) * s->dh + 1;
     size_t wtile = p.cob * s->kh * s->kw;
-    tt_mem bias_mem = bias.buffer ? bias : weight; /* any valid buffer; unread */
     if (use_tiles(be, &p, s, tile_w * tile_h + wtile)) {
         size_t global[3] = {s->ow, s->oh, s->batch * blocks}, local[3] = {p.tw, p.th, 1};
         return tt_launch_kernel(
@@ -507,11 +571,12 @@ static tt_status direct_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, 
                                     GEOMETRY_ARGS(s)));
 }
 
-/* Band sums of (co, ci) pairs (work-groups of one), then their total. */
+/* Band sums of (co, ci) pairs (work-groups of one), then their total; the
+ * 3x3 stride 1, and the stride-2 one of the 16-wide kernels. */
 static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_mem dweight,
                                     tt_mem dout, tt_mem inp, const tt_conv_shape *s, tt_mem ws)
 {
-    int w16 = k3_w16(be, s);
+    int s2 = is_k3s2(s), w16 = s2 || k3_w16(be, s); /* s2: direct_backward_weight checked */
     k3w_bands b = k3w_bands_of(s, w16 ? K3W_W16_BAND_BYTES : K3W_BAND_BYTES);
     size_t pairs = s->cout * s->cin, partial_floats = line_floats(b.count * pairs * 9);
     int padded_input = w16 || k3w_padded(s); /* after the band sums (k3_weight_floats) */
@@ -527,13 +592,15 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
         for (size_t n0 = 0, group = 0; !status && n0 < s->batch; n0 += b.images_per_band, group++) {
             tt_conv_shape g = *s;
             g.batch = s->batch - n0 < b.images_per_band ? s->batch - n0 : b.images_per_band;
-            status = launch_pad_w16(be, padded, tt_mem_f32(inp, n0 * s->cin * s->h * s->w),
-                                    g.batch, s);
+            tt_mem images = tt_mem_f32(inp, n0 * s->cin * s->h * s->w);
+            status = s2 ? launch_pad_k3s2(be, padded, images, g.batch, s)
+                        : launch_pad_w16(be, padded, images, g.batch, s);
             if (!status)
                 status = tt_launch_kernel(
                     be, "conv_direct_w16",
-                    s->w == 8 ? "conv_direct_backward_weight_k3h16"
-                              : "conv_direct_backward_weight_k3p16",
+                    s2            ? "conv_direct_backward_weight_k3s2p16"
+                    : s->w == 8   ? "conv_direct_backward_weight_k3h16"
+                                  : "conv_direct_backward_weight_k3p16",
                     w16_options(0), 2, global, local,
                     TT_ARGS(tt_arg_mem(tt_mem_f32(partial.mem, group * b.per_image * pairs * 9)),
                             tt_arg_mem(tt_mem_f32(dout, n0 * s->cout * s->oh * s->ow)),
@@ -598,6 +665,8 @@ static tt_status direct_backward_weight(tt_backend *be, tt_mem dweight, tt_mem d
     size_t chunks = (s->kh * s->kw + DIRECT_TAPS - 1) / DIRECT_TAPS;
     int w8 = variant_of(be, s) == TT_KERNEL_W8;
     if (w8 && is_k3(s)) return k3_backward_weight(be, &p, dweight, dout, inp, s, ws);
+    if (k3s2_w16_shape(s) && tt_device_traits_of(be).direct_w16)
+        return k3_backward_weight(be, &p, dweight, dout, inp, s, ws);
     size_t global[2], local[2];
     if (w8) {
         /* (channel block, ci) x (ky, chunk of kx), in work-groups of one:
