@@ -190,6 +190,18 @@ static int reads_stored(const tt_unet *u, const tt_unet_block *b)
     return tt_unet_stores_16(u) && !b->recompute && u->config.norm != TT_NORM_NONE;
 }
 
+/* What a norm of the block reads as conv1 or conv2, and *xp how it is
+ * stored: the 16-bit copy `half` where the block reads it as stored
+ * (reads_stored: its forward and its backward alike), else the set's fp32
+ * tensor `fp32`. */
+static tt_mem norm_input(const tt_unet *u, const tt_unet_block *b, tt_mem half, tt_mem fp32,
+                         tt_precision *xp)
+{
+    int stored = reads_stored(u, b);
+    *xp = stored ? u->config.precision : FP32;
+    return stored ? half : fp32;
+}
+
 /* 16-bit storage: the block's output into `dst` (its backward set's act2,
  * dec.i's forward skip, up.i's input made again): unpacked where it is
  * stored (a recomputed block, or one without a norm: its conv2), else
@@ -386,13 +398,12 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
      * the ReLU's output in place); every set's output is rounded, the
      * forward's stored */
     int kept = x == &b->fwd && !b->recompute, forward = x == &b->fwd;
-    int stored = kept && tt_unet_stores_16(u);
-    tt_precision xp = stored ? u->config.precision : FP32;
+    tt_precision xp;
     TT_TRY(conv1_forward(u, b, x, x->conv1, input, n));
     if (norm) {
-        if (stored) TT_TRY(tt_cast_pack(u->be, b->half_conv1, x->conv1, xp, count));
-        TT_TRY(norm_forward(u, b, x->act1, x->saved1, stored ? b->half_conv1 : x->conv1, xp,
-                            b->norm1_w, b->norm1_b, s1, n));
+        tt_mem in1 = norm_input(u, b, b->half_conv1, x->conv1, &xp);
+        if (xp != FP32) TT_TRY(tt_cast_pack(u->be, in1, x->conv1, xp, count));
+        TT_TRY(norm_forward(u, b, x->act1, x->saved1, in1, xp, b->norm1_w, b->norm1_b, s1, n));
     } else {
         TT_TRY(tt_relu_forward(u->be, x->act1, x->act1, count));
         if (kept) TT_TRY(store_16(u, x->act1, b->half_conv1, count));
@@ -400,9 +411,9 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
     TT_TRY(tt_conv2d_forward(u->be, x->conv2, x->act1, tt_unet_param(u, b->conv2_w),
                              tt_unet_param(u, b->conv2_b), &d2, workspace(u)));
     if (norm) {
-        if (stored) TT_TRY(tt_cast_pack(u->be, b->half_conv2, x->conv2, xp, count));
-        TT_TRY(norm_forward(u, b, x->act2, x->saved2, stored ? b->half_conv2 : x->conv2, xp,
-                            b->norm2_w, b->norm2_b, s2, n));
+        tt_mem in2 = norm_input(u, b, b->half_conv2, x->conv2, &xp);
+        if (xp != FP32) TT_TRY(tt_cast_pack(u->be, in2, x->conv2, xp, count));
+        TT_TRY(norm_forward(u, b, x->act2, x->saved2, in2, xp, b->norm2_w, b->norm2_b, s2, n));
     } else {
         TT_TRY(tt_relu_forward(u->be, x->act2, x->act2, count));
         if (kept) return store_16(u, x->act2, b->half_conv2, count); /* act2: conv2's room */
@@ -460,10 +471,10 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
         TT_TRY(tt_conv2d_backward(u->be, h, tt_unet_grad(u, b->conv2_w),
                                   tt_unet_grad(u, b->conv2_b), g, x->act1, w2, &d2, workspace(u)));
         TT_TRY(tt_relu_backward_inplace(u->be, h, x->act1, count));        /* d conv1 out */
-    } else { /* conv1 and conv2 as stored (reads_stored), h a room of its own */
-        int stored = reads_stored(u, b);
-        tt_precision xp = stored ? u->config.precision : FP32;
-        tt_mem conv1 = stored ? b->half_conv1 : x->conv1, conv2 = stored ? b->half_conv2 : x->conv2;
+    } else { /* conv1 and conv2 as the norms read them (norm_input) */
+        tt_precision xp;
+        tt_mem conv1 = norm_input(u, b, b->half_conv1, x->conv1, &xp);
+        tt_mem conv2 = norm_input(u, b, b->half_conv2, x->conv2, &xp);
         TT_TRY(norm_backward(u, b, g, g, conv2, xp, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
         TT_TRY(norm_from_saved(u, b, h, conv1, xp, x->saved1, b->norm1_w, b->norm1_b, &b->bn1,
                                n));                                        /* act1 into h */
