@@ -282,6 +282,16 @@ void th_get(float *host, tt_mem m, size_t n)
     TH_OK(tt_read(th_backend(), host, m, n * sizeof *host));
 }
 
+int th_same_bits(tt_mem a, tt_mem b, size_t n)
+{
+    float *x = malloc((n + 1) * sizeof *x), *y = malloc((n + 1) * sizeof *y);
+    CU_ASSERT_FATAL(x && y);
+    th_get(x, a, n), th_get(y, b, n);
+    int same = memcmp(x, y, n * sizeof *x) == 0;
+    free(x), free(y);
+    return same;
+}
+
 float *th_random_floats(size_t n, float lo, float hi, uint64_t *seed)
 {
     float *x = malloc((n ? n : 1) * sizeof *x);

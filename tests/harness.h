@@ -94,6 +94,8 @@ tt_mem th_pool_put_16(th_pool *pool, float *x, size_t n, tt_precision precision,
                       const char *name);
 /* n floats at m, back to the host. */
 void th_get(float *host, tt_mem m, size_t n);
+/* Whether the n floats at a and at b have the same bits. */
+int th_same_bits(tt_mem a, tt_mem b, size_t n);
 /* n uniform floats in [lo, hi) (malloc'd; the test fails on OOM). */
 float *th_random_floats(size_t n, float lo, float hi, uint64_t *seed);
 
