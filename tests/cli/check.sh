@@ -44,6 +44,16 @@ expect() {
   pass "$*"
 }
 
+# same_peak FILE: mem --measure's table, its estimated peak total equal to
+# the measured one; measured_same FILE: the same for mem --measure --json
+same_peak() { awk '/^peak total/ { if ($3 $4 != $5 $6) exit 1; found = 1 } END { exit !found }' "$1"; }
+measured_same() {
+  /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["estimate"]["total_bytes"] == d["measured"]["total_bytes"], d' "$1"
+}
+
 "$tt" data synth --out "$work/data" --format kaggle-rle --count 6 --size 64x96 --classes 2 --seed 3 >/dev/null ||
   fail "data synth"
 
@@ -193,7 +203,7 @@ then pass "train --precision bf16: 1 + resume 1 = 2 steps, bit for bit; train.js
 else fail "train --precision bf16 resume"; cat "$work/err" "$work/same"; fi
 if "$tt" mem --tile 64x64 --micro-batch 2 --classes 2 --precision fp16 --measure >"$work/mem" 2>"$work/err" &&
    grep -q "fp16 storage" "$work/mem" &&
-   awk '/^peak total/ { if ($3 $4 != $5 $6) exit 1; found = 1 } END { exit !found }' "$work/mem"
+   same_peak "$work/mem"
 then pass "mem --precision fp16 --measure: the estimate is the measurement ($(grep '^peak total' "$work/mem" | tr -s ' '))"
 else fail "mem --precision fp16 --measure"; cat "$work/mem" "$work/err"; fi
 # --precision auto: each mode timed and checked, the choice said, logged and
@@ -215,7 +225,7 @@ expect 1 "--loss-scale 1000: give auto" -- "$tt" train "${half[@]}" --precision 
 expect 1 "mem estimates one storage" -- "$tt" mem --tile 32x32 --classes 2 --precision auto
 if "$tt" mem --model unet-resnet18 --tile 64x64 --micro-batch 2 --classes 2 --precision bf16 \
      --measure >"$work/mem" 2>"$work/err" &&
-   awk '/^peak total/ { if ($3 $4 != $5 $6) exit 1; found = 1 } END { exit !found }' "$work/mem"
+   same_peak "$work/mem"
 then pass "mem --model unet-resnet18 --precision bf16 --measure: the estimate is the measurement"
 else fail "mem --model unet-resnet18 --precision bf16 --measure"; cat "$work/mem" "$work/err"; fi
 expect 2 "fp32|fp16|bf16" -- "$tt" train --data "$work/data" --out "$work/h0" --precision half
@@ -431,10 +441,7 @@ assert all(a == "direct" for l in o["layers"] for a in l["algo"].values()), o' \
   # GEMM and DIRECT there), so it equals the measurement
   if "$tt" mem --backend vulkan --tile 32x32 --micro-batch 2 --measure --json >"$work/vkauto" \
        2>"$work/err" &&
-     /usr/bin/python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-assert d["estimate"]["total_bytes"] == d["measured"]["total_bytes"], d' "$work/vkauto"; then
+     measured_same "$work/vkauto"; then
     pass "mem --backend vulkan --measure (AUTO): the estimate equals the measurement"
   else fail "mem --backend vulkan --measure (AUTO)"; cat "$work/err" "$work/vkauto"; fi
   # the activations (157 MiB) are more than one storage binding addresses on
@@ -458,10 +465,7 @@ assert d["device"]["backend"] == "vulkan" and acts > limit, (acts, limit)' "$wor
        --out "$work/vkr" 2>"$work/err" &&
      "$tt" mem --model unet-resnet18 --backend vulkan --tile 64x64 --micro-batch 2 \
        --algo im2col_gemm --checkpointing --measure --json >"$work/vkrmem" 2>>"$work/err" &&
-     /usr/bin/python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-assert d["estimate"]["total_bytes"] == d["measured"]["total_bytes"], d' "$work/vkrmem"; then
+     measured_same "$work/vkrmem"; then
     pass "unet-resnet18 --checkpointing --backend vulkan: a step, and mem --measure equals the estimate"
   else fail "unet-resnet18 --checkpointing --backend vulkan"; cat "$work/err" "$work/vkrmem"; fi
 else
@@ -525,10 +529,7 @@ else fail "unet-resnet18 --freeze-bn --checkpointing"; cat "$work/err" "$work/sa
 for ckpt in "" --checkpointing; do
   if "$tt" mem --model unet-resnet34 --tile 64x96 --micro-batch 2 --algo im2col_gemm $ckpt \
        --measure --json >"$work/rmem" 2>"$work/err" &&
-     /usr/bin/python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-assert d["estimate"]["total_bytes"] == d["measured"]["total_bytes"], d' "$work/rmem"; then
+     measured_same "$work/rmem"; then
     pass "mem --model unet-resnet34 ${ckpt:-(no checkpointing)} --measure: the estimate equals the measurement"
   else fail "mem --model unet-resnet34 $ckpt --measure"; cat "$work/err" "$work/rmem"; fi
 done
