@@ -123,6 +123,35 @@ inline void k16_store_rows(__global float *out, float16 acc[TT_W16_COB][TT_W16_R
     }
 }
 
+/* The weight gradients' work-item (item, b): the pairs (co0 + j, ci), j up
+ * to `last` (the channels past it compute on the last real one, unstored),
+ * over band b (images n0 .. n1 - 1, output rows r0 .. r1 - 1). */
+typedef struct k16_band {
+    int ci, co0, last, n0, n1, r0, r1;
+} k16_band;
+
+/* The weight gradients' start: *w, and the accumulators zeroed; 0 when
+ * item is past the last block of pairs (nothing to do). */
+inline int k16_weight_start(k16_band *w, float16 acc[TT_W16_WCOB][3][3], const int item,
+                            const int b, const int N, const int Cin, const int Cout, const int OH,
+                            const int images_per_band, const int bands_per_image,
+                            const int band_rows)
+{
+    const int blocks = (Cout + TT_W16_WCOB - 1) / TT_W16_WCOB;
+    if (item >= blocks * Cin) return 0;
+    w->ci = item % Cin, w->co0 = item / Cin * TT_W16_WCOB;
+    w->last = min(TT_W16_WCOB, Cout - w->co0) - 1;
+    w->n0 = b / bands_per_image * images_per_band, w->n1 = min(N, w->n0 + images_per_band);
+    w->r0 = b % bands_per_image * band_rows, w->r1 = min(OH, w->r0 + band_rows);
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_WCOB; j++)
+        __attribute__((opencl_unroll_hint))
+        for (int ky = 0; ky < 3; ky++)
+            __attribute__((opencl_unroll_hint))
+            for (int kx = 0; kx < 3; kx++) acc[j][ky][kx] = (float16)(0.0f);
+    return 1;
+}
+
 /* The weight gradients' end: band b's sums of the nine taps of the pairs
  * (co0 + j, ci), j up to `last`, each acc summed across its lanes. */
 inline void k16_store_taps(__global float *partial, float16 acc[TT_W16_WCOB][3][3], const int b,
@@ -208,21 +237,14 @@ __kernel void conv_direct_backward_weight_k3p16(TT_MEM(float, partial), TT_MEM(c
     TT_PTR(float, partial);
     TT_PTR(const float, dout);
     TT_PTR(const float, padded);
-    const int item = get_global_id(0), b = get_global_id(1);
-    const int blocks = (Cout + TT_W16_WCOB - 1) / TT_W16_WCOB;
-    if (item >= blocks * Cin) return;
-    const int ci = item % Cin, co0 = item / Cin * TT_W16_WCOB;
-    const int last = min(TT_W16_WCOB, Cout - co0) - 1;
-    const int n0 = b / bands_per_image * images_per_band, n1 = min(N, n0 + images_per_band);
-    const int r0 = b % bands_per_image * band_rows, r1 = min(OH, r0 + band_rows);
-    const int P = K16_PITCH(W);
+    const int b = get_global_id(1);
+    k16_band w;
     float16 acc[TT_W16_WCOB][3][3];
-    __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < TT_W16_WCOB; j++)
-        __attribute__((opencl_unroll_hint))
-        for (int ky = 0; ky < 3; ky++)
-            __attribute__((opencl_unroll_hint))
-            for (int kx = 0; kx < 3; kx++) acc[j][ky][kx] = (float16)(0.0f);
+    if (!k16_weight_start(&w, acc, get_global_id(0), b, N, Cin, Cout, OH, images_per_band,
+                          bands_per_image, band_rows))
+        return;
+    const int ci = w.ci, co0 = w.co0, last = w.last, n0 = w.n0, n1 = w.n1, r0 = w.r0, r1 = w.r1;
+    const int P = K16_PITCH(W);
     for (int n = n0; n < n1; n++) {
         /* padded row oy + ky is input row oy - 1 + ky; columns from -1 */
         __global const float *plane = padded + ((size_t)n * Cin + ci) * K16_PLANE(H, W) + 15;
@@ -391,20 +413,13 @@ __kernel void conv_direct_backward_weight_k3h16(TT_MEM(float, partial), TT_MEM(c
     TT_PTR(float, partial);
     TT_PTR(const float, dout);
     TT_PTR(const float, padded);
-    const int item = get_global_id(0), b = get_global_id(1);
-    const int blocks = (Cout + TT_W16_WCOB - 1) / TT_W16_WCOB;
-    if (item >= blocks * Cin) return;
-    const int ci = item % Cin, co0 = item / Cin * TT_W16_WCOB;
-    const int last = min(TT_W16_WCOB, Cout - co0) - 1;
-    const int n0 = b / bands_per_image * images_per_band, n1 = min(N, n0 + images_per_band);
-    const int r0 = b % bands_per_image * band_rows, r1 = min(OH, r0 + band_rows);
+    const int b = get_global_id(1);
+    k16_band w;
     float16 acc[TT_W16_WCOB][3][3];
-    __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < TT_W16_WCOB; j++)
-        __attribute__((opencl_unroll_hint))
-        for (int ky = 0; ky < 3; ky++)
-            __attribute__((opencl_unroll_hint))
-            for (int kx = 0; kx < 3; kx++) acc[j][ky][kx] = (float16)(0.0f);
+    if (!k16_weight_start(&w, acc, get_global_id(0), b, N, Cin, Cout, OH, images_per_band,
+                          bands_per_image, band_rows))
+        return;
+    const int ci = w.ci, co0 = w.co0, last = w.last, n0 = w.n0, n1 = w.n1, r0 = w.r0, r1 = w.r1;
     for (int n = n0; n < n1; n++) {
         __global const float *plane = padded + ((size_t)n * Cin + ci) * H16_PLANE(H) + 16 - 1;
         __global const float *dplane[TT_W16_WCOB];
@@ -541,21 +556,14 @@ __kernel void conv_direct_backward_weight_k3s2p16(TT_MEM(float, partial),
     TT_PTR(float, partial);
     TT_PTR(const float, dout);
     TT_PTR(const float, padded);
-    const int item = get_global_id(0), b = get_global_id(1);
-    const int blocks = (Cout + TT_W16_WCOB - 1) / TT_W16_WCOB;
-    if (item >= blocks * Cin) return;
-    const int ci = item % Cin, co0 = item / Cin * TT_W16_WCOB;
-    const int last = min(TT_W16_WCOB, Cout - co0) - 1;
-    const int n0 = b / bands_per_image * images_per_band, n1 = min(N, n0 + images_per_band);
-    const int r0 = b % bands_per_image * band_rows, r1 = min(OH, r0 + band_rows);
-    const int S = S2_PITCH(OW), E16 = S16(OW);
+    const int b = get_global_id(1);
+    k16_band w;
     float16 acc[TT_W16_WCOB][3][3];
-    __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < TT_W16_WCOB; j++)
-        __attribute__((opencl_unroll_hint))
-        for (int ky = 0; ky < 3; ky++)
-            __attribute__((opencl_unroll_hint))
-            for (int kx = 0; kx < 3; kx++) acc[j][ky][kx] = (float16)(0.0f);
+    if (!k16_weight_start(&w, acc, get_global_id(0), b, N, Cin, Cout, OH, images_per_band,
+                          bands_per_image, band_rows))
+        return;
+    const int ci = w.ci, co0 = w.co0, last = w.last, n0 = w.n0, n1 = w.n1, r0 = w.r0, r1 = w.r1;
+    const int S = S2_PITCH(OW), E16 = S16(OW);
     for (int n = n0; n < n1; n++) {
         __global const float *plane =
             padded + ((size_t)(n - n0) * Cin + ci) * S2_PLANE(OH, OW);
