@@ -49,3 +49,37 @@ __kernel void cast_round(TT_MEM(float, x), const int format, const int n)
     }
     for (int i = i0; i < n; i++) x[i] = CAST_WIDEN(CAST_NARROW(x[i]));
 }
+
+/* x[i] of a tensor stored as `format` (0 fp32, 1 fp16, 2 bf16), as a float. */
+static float cast_load(__global const uchar *x, int format, size_t i)
+{
+    if (format == 0) return ((__global const float *)x)[i];
+    ushort h = ((__global const ushort *)x)[i];
+    return format == 1 ? tt_f16_to_f32(h) : tt_bf16_to_f32(h);
+}
+
+/* x[i] = v, rounded to `format`. */
+static void cast_store(__global uchar *x, int format, size_t i, float v)
+{
+    if (format == 0)
+        ((__global float *)x)[i] = v;
+    else
+        ((__global ushort *)x)[i] = format == 1 ? tt_f32_to_f16(v) : tt_f32_to_bf16(v);
+}
+
+/* Row bands (src/ops/band.c): work-item (k, p) sets dst[p dst_stride + i],
+ * 8 k <= i < min(8 k + 8, lead + count + trail): 0 in the lead and the
+ * trail, src[p src_stride + i - lead] between, each side in its format. */
+__kernel void cast_rows(TT_MEM(uchar, dst), TT_MEM(const uchar, src), const int dst_format,
+                        const int src_format, const int dst_stride, const int src_stride,
+                        const int lead, const int count, const int trail)
+{
+    TT_PTR(uchar, dst);
+    TT_PTR(const uchar, src);
+    const int p = get_global_id(1), len = lead + count + trail;
+    const size_t d0 = (size_t)p * dst_stride, s0 = (size_t)p * src_stride;
+    for (int i = 8 * get_global_id(0); i < min(len, 8 * (int)get_global_id(0) + 8); i++) {
+        float v = i < lead || i >= lead + count ? 0.0f : cast_load(src, src_format, s0 + i - lead);
+        cast_store(dst, dst_format, d0 + i, v);
+    }
+}

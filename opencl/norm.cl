@@ -264,6 +264,34 @@ __kernel void norm_apply(TT_MEM(float, y), TT_MEM(const norm_x_t, x), NORM_PLANE
     }
 }
 
+/* norm_apply over a band of rows (src/ops/band.h) into a buffer of its
+ * own: work-item (k, p) sets y[p len + i], len = lead + count + trail,
+ * 8 k <= i < min(8 k + 8, len): 0 in the lead and the trail, between them
+ * the norm's output at x[p hw + first + i - lead], the same formula and so
+ * the same bits as norm_apply's.  The chunk arguments are not used. */
+__kernel void norm_apply_band(TT_MEM(float, y), TT_MEM(const norm_x_t, x), NORM_PLANE_ARGS,
+                              const int first, const int lead, const int count, const int trail)
+{
+    TT_PTR(float, y);
+    TT_PTR(const norm_x_t, x);
+    TT_PTR(const float, mean);
+    TT_PTR(const float, stat);
+    TT_PTR(const float, weight);
+    TT_PTR(const float, bias);
+    const int p = get_global_id(1), len = lead + count + trail;
+    norm_plane q = norm_plane_of(p, channels, stat_n_stride, channels_per_stat, mean, stat,
+                                 stat_is_var, eps, weight, bias, has_weight, has_bias);
+    const size_t y0 = (size_t)p * len, x0 = (size_t)p * hw + first - lead;
+    for (int i = 8 * get_global_id(0); i < min(len, 8 * (int)get_global_id(0) + 8); i++) {
+        float v = 0.0f;
+        if (i >= lead && i < lead + count) {
+            v = norm_value(norm_x(x, x0 + i), q.mean, q.r, q.w, q.b);
+            if (relu && !(v > 0.0f)) v = 0.0f;
+        }
+        y[y0 + i] = v;
+    }
+}
+
 /* The gradient at the norm's output: dy, or with relu dy where the norm's
  * value is > 0 and 0 elsewhere (the backward of the ReLU after it). */
 static float8 norm_grad8(float8 dy, float8 x, norm_plane q, int relu)

@@ -259,9 +259,9 @@ tt_status tt_batch_norm_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt
                                    tt_norm_saved_scratch(saved, &l));
 }
 
-tt_status tt_batch_norm_apply_saved(tt_backend *be, tt_mem out, tt_mem inp, tt_mem saved,
-                                    const tt_batch_norm_state *state,
-                                    const tt_batch_norm_desc *desc)
+tt_status tt_batch_norm_apply_saved_band(tt_backend *be, tt_mem out, tt_mem inp, tt_mem saved,
+                                         const tt_batch_norm_state *state,
+                                         const tt_batch_norm_desc *desc, const tt_band *band)
 {
     TT_TRY(tt_batch_norm_check(desc, 1));
     TT_TRY(need(out, "output"));
@@ -269,5 +269,13 @@ tt_status tt_batch_norm_apply_saved(tt_backend *be, tt_mem out, tt_mem inp, tt_m
     tt_norm_layout l = layout(desc);
     TT_TRY(tt_norm_check_saved("batch_norm", saved, &l));
     tt_norm_params p = params(desc, &l, saved, state, 1);
+    if (band) return tt_norm_launch_apply_band(be, &l, out, inp, &p, band);
     return tt_norm_launch_apply(be, &l, out, inp, &p);
+}
+
+tt_status tt_batch_norm_apply_saved(tt_backend *be, tt_mem out, tt_mem inp, tt_mem saved,
+                                    const tt_batch_norm_state *state,
+                                    const tt_batch_norm_desc *desc)
+{
+    return tt_batch_norm_apply_saved_band(be, out, inp, saved, state, desc, NULL);
 }

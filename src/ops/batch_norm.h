@@ -47,6 +47,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "ops/band.h"
 #include "ops/norm.h"
 
 /* momentum value meaning PyTorch's momentum=None: a cumulative average,
@@ -108,5 +109,12 @@ tt_status tt_batch_norm_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt
 tt_status tt_batch_norm_apply_saved(tt_backend *be, tt_mem out, tt_mem inp, tt_mem saved,
                                     const tt_batch_norm_state *state,
                                     const tt_batch_norm_desc *desc);
+
+/* The same into a band of rows (ops/band.h: the band's rows of that
+ * output, zeros outside the tensor), for a caller that runs the next layer
+ * band by band on a 16-bit input; band NULL: the whole output. */
+tt_status tt_batch_norm_apply_saved_band(tt_backend *be, tt_mem out, tt_mem inp, tt_mem saved,
+                                         const tt_batch_norm_state *state,
+                                         const tt_batch_norm_desc *desc, const tt_band *band);
 
 #endif

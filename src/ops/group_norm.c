@@ -100,12 +100,20 @@ tt_status tt_group_norm_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt
                                    tt_norm_saved_scratch(saved, &l));
 }
 
-tt_status tt_group_norm_apply_saved(tt_backend *be, tt_mem out, tt_mem inp, tt_mem saved,
-                                    tt_mem weight, tt_mem bias, const tt_group_norm_desc *desc)
+tt_status tt_group_norm_apply_saved_band(tt_backend *be, tt_mem out, tt_mem inp, tt_mem saved,
+                                         tt_mem weight, tt_mem bias,
+                                         const tt_group_norm_desc *desc, const tt_band *band)
 {
     tt_norm_layout l;
     TT_TRY(tt_group_norm_check(desc));
     TT_TRY(begin(desc, out, "output", inp, saved, &l));
     tt_norm_params p = params(desc, &l, saved, weight, bias);
+    if (band) return tt_norm_launch_apply_band(be, &l, out, inp, &p, band);
     return tt_norm_launch_apply(be, &l, out, inp, &p);
+}
+
+tt_status tt_group_norm_apply_saved(tt_backend *be, tt_mem out, tt_mem inp, tt_mem saved,
+                                    tt_mem weight, tt_mem bias, const tt_group_norm_desc *desc)
+{
+    return tt_group_norm_apply_saved_band(be, out, inp, saved, weight, bias, desc, NULL);
 }

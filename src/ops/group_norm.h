@@ -23,6 +23,7 @@
 #define TT_OPS_GROUP_NORM_H
 
 #include "backend/backend.h"
+#include "ops/band.h"
 #include "core/precision.h"
 
 typedef struct tt_group_norm_desc {
@@ -65,5 +66,12 @@ tt_status tt_group_norm_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt
  * inp and saved but not the output. */
 tt_status tt_group_norm_apply_saved(tt_backend *be, tt_mem out, tt_mem inp, tt_mem saved,
                                     tt_mem weight, tt_mem bias, const tt_group_norm_desc *desc);
+
+/* The same into a band of rows (ops/band.h: the band's rows of that
+ * output, zeros outside the tensor), for a caller that runs the next layer
+ * band by band on a 16-bit input; band NULL: the whole output. */
+tt_status tt_group_norm_apply_saved_band(tt_backend *be, tt_mem out, tt_mem inp, tt_mem saved,
+                                         tt_mem weight, tt_mem bias,
+                                         const tt_group_norm_desc *desc, const tt_band *band);
 
 #endif

@@ -142,11 +142,11 @@ tt_mem tt_norm_saved_scratch(tt_mem saved, const tt_norm_layout *l)
 /* A launch over the grid (chunks, planes).  On CPUs each work-item is a
  * work-group: its loop is explicit float8 code, which PoCL's vectorising
  * across work-items would only get in the way of. */
-static tt_status launch_planes(tt_backend *be, const char *kernel, const tt_norm_layout *l,
-                               int arg_count, const tt_arg *args)
+static tt_status launch_grid(tt_backend *be, const char *kernel, const tt_norm_layout *l,
+                             size_t width, int arg_count, const tt_arg *args)
 {
     int inter = tt_device_traits_of(be).norm_interleave;
-    size_t global[2] = {(size_t)l->chunks, (size_t)l->batch * (size_t)l->channels};
+    size_t global[2] = {width, (size_t)l->batch * (size_t)l->channels};
     size_t one[2] = {1, 1};
     /* x stored in 16 bits: NORM_X16 = 1 fp16, 2 bf16 (no option for fp32:
      * the programs built so far stay what they were) */
@@ -156,6 +156,12 @@ static tt_status launch_planes(tt_backend *be, const char *kernel, const tt_norm
              inter && x16 ? " " : "", x16 == 1 ? "-DNORM_X16=1" : x16 == 2 ? "-DNORM_X16=2" : "");
     return tt_launch_kernel(be, "norm", kernel, options[0] ? options : NULL, 2, global,
                             inter ? NULL : one, arg_count, args);
+}
+
+static tt_status launch_planes(tt_backend *be, const char *kernel, const tt_norm_layout *l,
+                               int arg_count, const tt_arg *args)
+{
+    return launch_grid(be, kernel, l, (size_t)l->chunks, arg_count, args);
 }
 
 static int present(tt_mem m) { return m.buffer != NULL; }
@@ -202,6 +208,30 @@ tt_status tt_norm_launch_apply(tt_backend *be, const tt_norm_layout *l, tt_mem y
 {
     tt_arg a[TT_MAX_KERNEL_ARGS] = {tt_arg_mem(y), tt_arg_mem(x)};
     return launch_planes(be, "norm_apply", l, plane_args(a, 2, l, p, x), a);
+}
+
+tt_status tt_norm_launch_apply_band(tt_backend *be, const tt_norm_layout *l, tt_mem y, tt_mem x,
+                                    const tt_norm_params *p, const tt_band *band)
+{
+    const char *op = "norm apply band";
+    TT_TRY(tt_band_check(op, band));
+    if (band->planes != l->batch * l->channels || (size_t)band->height * band->width != (size_t)l->hw)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "%s: a band of %d planes %dx%d of a tensor of %d planes of %d; give "
+                            "the norm's own shape",
+                            op, band->planes, band->height, band->width, l->batch * l->channels,
+                            l->hw);
+    TT_TRY(tt_mem_check(op, "band", y, 4 * tt_band_floats(band)));
+    int top = band->first - band->halo, bottom = band->first + band->rows + band->halo;
+    int lead = top < 0 ? -top : 0, trail = bottom > band->height ? bottom - band->height : 0;
+    int len = (band->rows + 2 * band->halo) * band->width;
+    tt_arg a[TT_MAX_KERNEL_ARGS] = {tt_arg_mem(y), tt_arg_mem(x)};
+    int n = plane_args(a, 2, l, p, x);
+    a[n++] = tt_arg_i32((top + lead) * band->width);
+    a[n++] = tt_arg_i32(lead * band->width);
+    a[n++] = tt_arg_i32(len - (lead + trail) * band->width);
+    a[n++] = tt_arg_i32(trail * band->width);
+    return launch_grid(be, "norm_apply_band", l, ((size_t)len + 7) / 8, n, a);
 }
 
 /* dinp at dy's very place: overwrite (in place).  Any other overlap is a

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "ops/band.h"
 #include "core/precision.h"
 
 typedef enum tt_norm_kind {
@@ -118,6 +119,11 @@ typedef struct tt_norm_params {
 /* y = [relu]((x - mean) * r * weight + bias).  y may be x. */
 tt_status tt_norm_launch_apply(tt_backend *be, const tt_norm_layout *l, tt_mem y, tt_mem x,
                                const tt_norm_params *p);
+/* y (a band, ops/band.h) = the rows of tt_norm_launch_apply's output that
+ * the band holds, the same bits, zeros outside the tensor's rows; the band
+ * has the layout's planes and plane size. */
+tt_status tt_norm_launch_apply_band(tt_backend *be, const tt_norm_layout *l, tt_mem y, tt_mem x,
+                                    const tt_norm_params *p, const tt_band *band);
 /* dweight += sum g * xhat, dbias += sum g per channel, and dinp += dL/dx
  * (training: through the batch statistics; otherwise r * weight * g), g the
  * gradient at the norm's output (dy, masked with a fused ReLU).  Any output
