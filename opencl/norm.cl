@@ -67,6 +67,60 @@ static float norm_x(__global const norm_x_t *x, size_t i)
 #endif
 }
 
+/* How the gradients dy and dinp of the backward passes are stored (norm.c,
+ * from tt_norm_layout's g_precision): NORM_G16 0 fp32 (default), 1 fp16,
+ * 2 bf16, rounded where written as common.cl's conversions round (and
+ * `accumulate` adds to the value stored). */
+#ifndef NORM_G16
+#define NORM_G16 0
+#endif
+#if NORM_G16
+typedef ushort norm_g_t;
+#else
+typedef float norm_g_t;
+#endif
+
+static float8 norm_g8(__global const norm_g_t *g, size_t i)
+{
+#if NORM_G16 == 1
+    return vload_half8(0, (__global const half *)(g + i));
+#elif NORM_G16 == 2
+    return tt_bf16_to_f32_8(vload8(0, g + i));
+#else
+    return vload8(0, g + i);
+#endif
+}
+static float norm_g(__global const norm_g_t *g, size_t i)
+{
+#if NORM_G16 == 1
+    return vload_half(0, (__global const half *)(g + i));
+#elif NORM_G16 == 2
+    return tt_bf16_to_f32(g[i]);
+#else
+    return g[i];
+#endif
+}
+static void norm_g8_store(__global norm_g_t *g, size_t i, float8 v)
+{
+#if NORM_G16 == 1
+    vstore8(tt_f32_to_f16_8(v), 0, g + i);
+#elif NORM_G16 == 2
+    vstore8(tt_f32_to_bf16_8(v), 0, g + i);
+#else
+    vstore8(v, 0, g + i);
+#endif
+}
+static void norm_g_store(__global norm_g_t *g, size_t i, float v)
+{
+#if NORM_G16 == 1
+    g[i] = tt_f32_to_f16(v);
+#elif NORM_G16 == 2
+    g[i] = tt_f32_to_bf16(v);
+#else
+    g[i] = v;
+#endif
+}
+
 /* The first float of vector j of work-item k's share. */
 static size_t norm_vec(int k, int j, int chunks, int chunk_vecs)
 {
@@ -308,24 +362,24 @@ static float norm_grad(float dy, float x, norm_plane q, int relu)
 /* Work-item (k, p): partial[2 (p chunks + k) + 0..1] = sum g and
  * sum g * xhat over its share, g the gradient at the norm's output
  * (norm_grad8), xhat = (x - mean) r. */
-__kernel void norm_grad_sums(TT_MEM(float, partial), TT_MEM(const float, dy),
+__kernel void norm_grad_sums(TT_MEM(float, partial), TT_MEM(const norm_g_t, dy),
                              TT_MEM(const norm_x_t, x), NORM_PLANE_ARGS)
 {
     TT_PTR(float, partial);
-    TT_PTR(const float, dy);
+    TT_PTR(const norm_g_t, dy);
     TT_PTR(const norm_x_t, x);
     NORM_PLANE_BEGIN;
     float8 sg = 0.0f, sgx = 0.0f;
     for (int j = 0; j < m; j++) {
         size_t i = base + norm_vec(k, j, chunks, chunk_vecs);
-        float8 xv = norm_x8(x, i), g = norm_grad8(vload8(0, dy + i), xv, q, relu);
+        float8 xv = norm_x8(x, i), g = norm_grad8(norm_g8(dy, i), xv, q, relu);
         sg += g;
         sgx = fma(g, (xv - q.mean) * q.r, sgx);
     }
     float a = norm_hsum(sg), b = norm_hsum(sgx);
     for (int t = 0; t < tail; t++) {
         size_t i = base + 8 * (size_t)nv + t;
-        float xi = norm_x(x, i), g = norm_grad(dy[i], xi, q, relu);
+        float xi = norm_x(x, i), g = norm_grad(norm_g(dy, i), xi, q, relu);
         a += g;
         b += g * (xi - q.mean) * q.r;
     }
@@ -392,26 +446,26 @@ __kernel void norm_input_coefs(TT_MEM(float, coef), TT_MEM(const float, partial)
  * coefficients of norm_input_coefs (training), or r g w without them
  * (eval-mode batch norm, r from the running variance); g as in
  * norm_grad_sums.  Without accumulate dinp is written, and may be dy. */
-__kernel void norm_backward_input(TT_MEM(float, dinp), TT_MEM(const float, dy),
+__kernel void norm_backward_input(TT_MEM(norm_g_t, dinp), TT_MEM(const norm_g_t, dy),
                                   TT_MEM(const norm_x_t, x), TT_MEM(const float, coef),
                                   const int use_coef, const int accumulate, NORM_PLANE_ARGS)
 {
-    TT_PTR(float, dinp);
-    TT_PTR(const float, dy);
+    TT_PTR(norm_g_t, dinp);
+    TT_PTR(const norm_g_t, dy);
     TT_PTR(const norm_x_t, x);
     TT_PTR(const float, coef);
     NORM_PLANE_BEGIN;
     float mean_g = use_coef ? coef[2 * q.s] : 0.0f, mean_gx = use_coef ? coef[2 * q.s + 1] : 0.0f;
     for (int j = 0; j < m; j++) {
         size_t i = base + norm_vec(k, j, chunks, chunk_vecs);
-        float8 xv = norm_x8(x, i), g = norm_grad8(vload8(0, dy + i), xv, q, relu);
+        float8 xv = norm_x8(x, i), g = norm_grad8(norm_g8(dy, i), xv, q, relu);
         float8 v = q.r * (g * q.w - mean_g - (xv - q.mean) * q.r * mean_gx);
-        vstore8(accumulate ? vload8(0, dinp + i) + v : v, 0, dinp + i);
+        norm_g8_store(dinp, i, accumulate ? norm_g8(dinp, i) + v : v);
     }
     for (int t = 0; t < tail; t++) {
         size_t i = base + 8 * (size_t)nv + t;
-        float xi = norm_x(x, i), g = norm_grad(dy[i], xi, q, relu);
+        float xi = norm_x(x, i), g = norm_grad(norm_g(dy, i), xi, q, relu);
         float v = q.r * (g * q.w - mean_g - (xi - q.mean) * q.r * mean_gx);
-        dinp[i] = accumulate ? dinp[i] + v : v;
+        norm_g_store(dinp, i, accumulate ? norm_g(dinp, i) + v : v);
     }
 }

@@ -292,6 +292,23 @@ int th_same_bits(tt_mem a, tt_mem b, size_t n)
     return same;
 }
 
+int th_differ_from_16(tt_mem m16, tt_mem m32, size_t n, tt_precision precision)
+{
+    size_t words = (n + 1) / 2;
+    float *wide = malloc((n + 1) * sizeof *wide), *raw = malloc((words + 1) * sizeof *raw);
+    CU_ASSERT_FATAL(wide && raw);
+    th_get(wide, m32, n), th_get(raw, m16, words);
+    uint16_t halves[2];
+    int differ = 0;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(halves, &raw[i / 2], sizeof halves);
+        int fp16 = precision == TT_PRECISION_FP16;
+        differ += halves[i % 2] != (fp16 ? tt_f32_to_f16(wide[i]) : tt_f32_to_bf16(wide[i]));
+    }
+    free(wide), free(raw);
+    return differ;
+}
+
 float *th_random_floats(size_t n, float lo, float hi, uint64_t *seed)
 {
     float *x = malloc((n ? n : 1) * sizeof *x);

@@ -77,7 +77,7 @@ void th_download(float *host, tt_buffer *buffer, size_t n);
 /* Device copies of host arrays, each `pad` floats into its own buffer
  * behind poison (1e30, never to be read), freed together: what an op
  * sees at a non-zero offset. */
-#define TH_POOL_MAX 32
+#define TH_POOL_MAX 48
 typedef struct th_pool {
     int pad;                           /* floats of poison before each array */
     tt_buffer *buffers[TH_POOL_MAX];
@@ -92,6 +92,10 @@ void th_pool_free(th_pool *pool);
  * halves into its first word (a 16-bit tensor may start at either half). */
 tt_mem th_pool_put_16(th_pool *pool, float *x, size_t n, tt_precision precision, int odd,
                       const char *name);
+/* How many of the n 16-bit values at m16 (`precision`, starting at a
+ * 32-bit word) differ from the n floats at m32 rounded to it: 0 when m16
+ * holds m32's values stored in 16 bits. */
+int th_differ_from_16(tt_mem m16, tt_mem m32, size_t n, tt_precision precision);
 /* n floats at m, back to the host. */
 void th_get(float *host, tt_mem m, size_t n);
 /* Whether the n floats at a and at b have the same bits. */

@@ -941,27 +941,41 @@ static void test_stored_16(void)
             th_fill_uniform(rv, nc, 0.5f, 2.0f, &seed);
             th_pool pool = {.pad = PAD};
             tt_mem mx16 = th_pool_put_16(&pool, x, n, kind, odd, "bn.x16"); /* rounds x */
+            tt_mem mdy16 = th_pool_put_16(&pool, dy, n, kind, 0, "bn.dy16"); /* rounds dy */
+            tt_mem mdy16b = th_pool_put_16(&pool, dy, n, kind, 0, "bn.dy16b");
+            float *zeros = calloc(n, sizeof *zeros);
+            tt_mem mdx16 = th_pool_put_16(&pool, zeros, n, kind, 0, "bn.dx16");
             tt_mem mx = th_pool_put(&pool, x, n, "bn.x"), mdy = th_pool_put(&pool, dy, n, "bn.dy");
-            tt_mem out[2][8]; /* y, saved, again, dx, dw, db, running mean, running var */
+            tt_mem out[3][8]; /* y, saved, again, dx, dw, db, running mean, running var */
             size_t sizes[8] = {n, ns, n, n, nc, nc, nc, nc};
             tt_backend *be = th_backend();
-            for (int s = 0; s < 2; s++) {
+            /* 2: x and the gradients in 16 bits, dx added to zeros and in place */
+            tt_batch_norm_desc dg = d16;
+            dg.grad_precision = kind;
+            for (int s = 0; s < 3; s++) {
                 for (int t = 0; t < 6; t++) out[s][t] = th_pool_put(&pool, NULL, sizes[t], "bn.out");
                 out[s][6] = th_pool_put(&pool, rm, nc, "bn.rm");
                 out[s][7] = th_pool_put(&pool, rv, nc, "bn.rv");
                 tt_batch_norm_state st = {th_pool_put(&pool, w, nc, "bn.w"),
                                           th_pool_put(&pool, b, nc, "bn.b"), out[s][6], out[s][7], 0};
-                const tt_batch_norm_desc *dd = s ? &d16 : &d;
+                const tt_batch_norm_desc *dd = s == 2 ? &dg : s ? &d16 : &d;
                 tt_mem in = s ? mx16 : mx;
                 TH_OK(tt_batch_norm_forward(be, out[s][0], out[s][1], in, &st, dd, training));
                 if (training) TH_OK(tt_batch_norm_apply_saved(be, out[s][2], in, out[s][1], &st, dd));
-                TH_OK(tt_batch_norm_backward(be, out[s][3], out[s][4], out[s][5], mdy, in, out[s][1],
-                                             &st, dd, training));
+                TH_OK(tt_batch_norm_backward(be, s == 2 ? mdx16 : out[s][3], out[s][4], out[s][5],
+                                             s == 2 ? mdy16 : mdy, in, out[s][1], &st, dd, training));
+                if (s == 2)
+                    TH_OK(tt_batch_norm_backward(be, mdy16b, (tt_mem){0}, (tt_mem){0}, mdy16b, in,
+                                                 out[s][1], &st, dd, training));
             }
             sizes[1] = training ? 2 * nc : 0; /* of saved, the statistics (then scratch) */
             for (int t = 0; t < 8; t++) CU_ASSERT(th_same_bits(out[0][t], out[1][t], sizes[t]));
+            for (int t = 0; t < 8; t++)
+                if (t != 3) CU_ASSERT(th_same_bits(out[0][t], out[2][t], sizes[t]));
+            CU_ASSERT_EQUAL(th_differ_from_16(mdx16, out[0][3], n, kind), 0);
+            CU_ASSERT_EQUAL(th_differ_from_16(mdy16b, out[0][3], n, kind), 0);
             th_pool_free(&pool);
-            free(x), free(dy);
+            free(x), free(dy), free(zeros);
         }
 }
 
@@ -1058,7 +1072,7 @@ int main(void)
         {"sync: finite differences through a sync of one", test_sync_backward_fd},
         {"sync: a dry backend makes no call", test_sync_dry_backend_makes_no_call},
         {"bad arguments are refused", test_bad_arguments},
-        {"16-bit input: the fp32 results on its values, bit for bit", test_stored_16},
+        {"16-bit input and gradients: the fp32 results on their values, bit for bit", test_stored_16},
         {"cross-check with torch", test_torch_cross_check},
         CU_TEST_INFO_NULL,
     };

@@ -417,24 +417,39 @@ static void test_stored_16(void)
                 for (size_t i = 0; i < 5; i++) x[i * (n / 5)] = tiny[i];
                 th_pool pool = {.pad = PAD};
                 tt_mem mx16 = th_pool_put_16(&pool, x, n, kinds[pi], odd, "gn.x16"); /* rounds x */
+                tt_mem mdy16 = th_pool_put_16(&pool, dy, n, kinds[pi], 0, "gn.dy16"); /* rounds dy */
+                tt_mem mdy16b = th_pool_put_16(&pool, dy, n, kinds[pi], 0, "gn.dy16b");
+                float *zeros = calloc(n, sizeof *zeros);
+                tt_mem mdx16 = th_pool_put_16(&pool, zeros, n, kinds[pi], 0, "gn.dx16");
                 tt_mem mx = th_pool_put(&pool, x, n, "gn.x"), mdy = th_pool_put(&pool, dy, n, "gn.dy");
                 tt_mem mw = th_pool_put(&pool, w, nc, "gn.w"), mb = th_pool_put(&pool, b, nc, "gn.b");
-                tt_mem out[2][6]; /* y, saved, again, dx, dw, db */
+                tt_mem out[3][6]; /* y, saved, again, dx, dw, db */
                 size_t sizes[6] = {n, ns, n, n, nc, nc};
                 tt_backend *be = th_backend();
-                for (int s = 0; s < 2; s++) {
+                /* 2: x and the gradients in 16 bits, dx added to zeros and in place */
+                tt_group_norm_desc dg = d16;
+                dg.grad_precision = kinds[pi];
+                for (int s = 0; s < 3; s++) {
                     for (int t = 0; t < 6; t++) out[s][t] = th_pool_put(&pool, NULL, sizes[t], "gn.out");
-                    const tt_group_norm_desc *dd = s ? &d16 : &d;
+                    const tt_group_norm_desc *dd = s == 2 ? &dg : s ? &d16 : &d;
                     tt_mem in = s ? mx16 : mx;
                     TH_OK(tt_group_norm_forward(be, out[s][0], out[s][1], in, mw, mb, dd));
                     TH_OK(tt_group_norm_apply_saved(be, out[s][2], in, out[s][1], mw, mb, dd));
-                    TH_OK(tt_group_norm_backward(be, out[s][3], out[s][4], out[s][5], mdy, in,
-                                                 out[s][1], mw, mb, dd));
+                    TH_OK(tt_group_norm_backward(be, s == 2 ? mdx16 : out[s][3], out[s][4],
+                                                 out[s][5], s == 2 ? mdy16 : mdy, in, out[s][1],
+                                                 mw, mb, dd));
+                    if (s == 2)
+                        TH_OK(tt_group_norm_backward(be, mdy16b, (tt_mem){0}, (tt_mem){0}, mdy16b,
+                                                     in, out[s][1], mw, mb, dd));
                 }
                 sizes[1] = 2 * (size_t)k->n * k->g; /* of saved, the statistics (then scratch) */
                 for (int t = 0; t < 6; t++) CU_ASSERT(th_same_bits(out[0][t], out[1][t], sizes[t]));
+                for (int t = 0; t < 6; t++)
+                    if (t != 3) CU_ASSERT(th_same_bits(out[0][t], out[2][t], sizes[t]));
+                CU_ASSERT_EQUAL(th_differ_from_16(mdx16, out[0][3], n, kinds[pi]), 0);
+                CU_ASSERT_EQUAL(th_differ_from_16(mdy16b, out[0][3], n, kinds[pi]), 0);
                 th_pool_free(&pool);
-                free(x), free(dy), free(w), free(b);
+                free(x), free(dy), free(w), free(b), free(zeros);
             }
 }
 
@@ -502,7 +517,7 @@ int main(void)
         {"absent gradients are skipped", test_absent_gradients},
         {"bad descriptors are refused", test_bad_descriptors},
         {"norm kinds: names and parser", test_norm_kinds},
-        {"16-bit input: the fp32 results on its values, bit for bit", test_stored_16},
+        {"16-bit input and gradients: the fp32 results on their values, bit for bit", test_stored_16},
         {"cross-check with torch", test_torch_cross_check},
         CU_TEST_INFO_NULL,
     };

@@ -34,6 +34,7 @@ static tt_norm_layout layout(const tt_batch_norm_desc *d)
 {
     tt_norm_layout l = tt_norm_layout_batch(d->batch, d->channels, d->height, d->width);
     l.x_precision = d->input_precision;
+    l.g_precision = d->grad_precision;
     return l;
 }
 

@@ -60,6 +60,9 @@ typedef struct tt_batch_norm_desc {
     float momentum;                     /* in [0, 1], PyTorch: 0.1; or CUMULATIVE_AVERAGE */
     int relu;                           /* 1: a ReLU follows, fused (as in group_norm.h) */
     tt_precision input_precision;       /* how the input is stored (as in group_norm.h) */
+    tt_precision grad_precision;        /* how the backward's output gradient and input
+                                           gradient are stored (fp32 by default; fp16 or
+                                           bf16: rounded where written) */
     const tt_norm_sync *sync;           /* NULL: this process's batch only; else training
                                            statistics over every rank's batch (norm.h) */
 } tt_batch_norm_desc;

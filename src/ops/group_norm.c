@@ -53,6 +53,7 @@ static tt_norm_layout layout(const tt_group_norm_desc *d)
 {
     tt_norm_layout l = tt_norm_layout_group(d->batch, d->channels, d->height, d->width, d->groups);
     l.x_precision = d->input_precision;
+    l.g_precision = d->grad_precision;
     return l;
 }
 

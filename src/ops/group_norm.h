@@ -33,6 +33,9 @@ typedef struct tt_group_norm_desc {
     int relu;                           /* 1: a ReLU follows, fused */
     tt_precision input_precision;       /* how the input is stored (fp32 by default; fp16
                                            or bf16: 16 bits an element, norm.h) */
+    tt_precision grad_precision;        /* how the backward's output gradient and input
+                                           gradient are stored (fp32 by default; fp16 or
+                                           bf16: rounded where written) */
 } tt_group_norm_desc;
 
 /* A descriptor with PyTorch's default eps and no ReLU. */

@@ -142,19 +142,27 @@ tt_mem tt_norm_saved_scratch(tt_mem saved, const tt_norm_layout *l)
 /* A launch over the grid (chunks, planes).  On CPUs each work-item is a
  * work-group: its loop is explicit float8 code, which PoCL's vectorising
  * across work-items would only get in the way of. */
+/* The NORM_X16 / NORM_G16 value of a storage: 0 fp32, 1 fp16, 2 bf16. */
+static int sixteen(tt_precision p)
+{
+    return p == TT_PRECISION_FP16 ? 1 : p == TT_PRECISION_BF16 ? 2 : 0;
+}
+
 static tt_status launch_grid(tt_backend *be, const char *kernel, const tt_norm_layout *l,
                              size_t width, int arg_count, const tt_arg *args)
 {
     int inter = tt_device_traits_of(be).norm_interleave;
     size_t global[2] = {width, (size_t)l->batch * (size_t)l->channels};
     size_t one[2] = {1, 1};
-    /* x stored in 16 bits: NORM_X16 = 1 fp16, 2 bf16 (no option for fp32:
-     * the programs built so far stay what they were) */
-    int x16 = l->x_precision == TT_PRECISION_FP16 ? 1 : l->x_precision == TT_PRECISION_BF16 ? 2 : 0;
-    char options[64];
-    snprintf(options, sizeof options, "%s%s%s", inter ? "-DNORM_INTERLEAVE=1" : "",
-             inter && x16 ? " " : "", x16 == 1 ? "-DNORM_X16=1" : x16 == 2 ? "-DNORM_X16=2" : "");
-    return tt_launch_kernel(be, "norm", kernel, options[0] ? options : NULL, 2, global,
+    /* x or the gradients stored in 16 bits: NORM_X16, NORM_G16 = 1 fp16,
+     * 2 bf16 (no option for fp32: the programs built so far stay what they
+     * were) */
+    int x16 = sixteen(l->x_precision), g16 = sixteen(l->g_precision);
+    char options[96];
+    snprintf(options, sizeof options, "%s%s%s", inter ? " -DNORM_INTERLEAVE=1" : "",
+             x16 == 1 ? " -DNORM_X16=1" : x16 == 2 ? " -DNORM_X16=2" : "",
+             g16 == 1 ? " -DNORM_G16=1" : g16 == 2 ? " -DNORM_G16=2" : "");
+    return tt_launch_kernel(be, "norm", kernel, options[0] ? options + 1 : NULL, 2, global,
                             inter ? NULL : one, arg_count, args);
 }
 
@@ -239,7 +247,7 @@ tt_status tt_norm_launch_apply_band(tt_backend *be, const tt_norm_layout *l, tt_
 static tt_status in_place(const char *op, const tt_norm_layout *l, tt_mem dinp, tt_mem dy,
                           int *overwrite)
 {
-    size_t bytes = (size_t)l->batch * l->channels * l->hw * sizeof(float);
+    size_t bytes = (size_t)l->batch * l->channels * l->hw * tt_precision_bytes(l->g_precision);
     *overwrite = dinp.buffer == dy.buffer && dinp.offset == dy.offset;
     if (dinp.buffer == dy.buffer && !*overwrite && dinp.offset < dy.offset + bytes &&
         dy.offset < dinp.offset + bytes)

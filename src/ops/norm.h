@@ -75,6 +75,8 @@ typedef struct tt_norm_layout {
     tt_precision x_precision;   /* how x, the normalised tensor, is stored: fp32, or
                                    fp16/bf16 (2 bytes an element, read as stored and
                                    computed in fp32); every other tensor is fp32 */
+    tt_precision g_precision;   /* how the backward's dy and dinp are stored: fp32, or
+                                   fp16/bf16 (rounded where written) */
 } tt_norm_layout;
 
 /* Checks N, C, H, W > 0 and that N*C*H*W fits one launch; `op` names the
