@@ -147,6 +147,13 @@ static void norm_case(int batch_norm, tt_precision p)
         TH_OK(tt_group_norm_forward(be, y, saved, mx, mw, mbias, &gd));
         TH_OK(tt_group_norm_apply_saved(be, full, mx, saved, mw, mbias, &gd));
     }
+    /* the statistics alone (no output) are the same */
+    tt_mem again = th_pool_put(&pool, NULL, ns, "band.saved2");
+    if (batch_norm)
+        TH_OK(tt_batch_norm_forward(be, (tt_mem){0}, again, mx, &st, &bd, 1));
+    else
+        TH_OK(tt_group_norm_forward(be, (tt_mem){0}, again, mx, mw, mbias, &gd));
+    CU_ASSERT(th_same_bits(saved, again, batch_norm ? 2 * (size_t)c : 2 * (size_t)nn * 2));
     float *whole = malloc(n * sizeof *whole);
     th_get(whole, full, n);
     for (size_t k = 0; k < sizeof bands / sizeof *bands; k++) {
@@ -180,6 +187,40 @@ static void test_norm_band(void)
         for (int k = 0; k < 3; k++) norm_case(bn, kinds[k]);
 }
 
+/* Batch norm's eval apply (running statistics) into a band: the rows of
+ * the eval forward's output. */
+static void test_batch_norm_eval_band(void)
+{
+    const int nn = 2, c = 3, h = 9, w = 6, planes = nn * c;
+    size_t n = (size_t)planes * h * w;
+    uint64_t seed = 91;
+    float *x = th_random_floats(n, -2, 2, &seed), *p = th_random_floats(4 * c, 0.5f, 1.5f, &seed);
+    th_pool pool = {.pad = PAD};
+    tt_backend *be = th_backend();
+    tt_mem mx = put(&pool, x, n, TT_PRECISION_BF16, 1);
+    tt_batch_norm_state st = {th_pool_put(&pool, p, c, "band.w"), th_pool_put(&pool, p + c, c, "band.b"),
+                              th_pool_put(&pool, p + 2 * c, c, "band.rm"),
+                              th_pool_put(&pool, p + 3 * c, c, "band.rv"), 0};
+    tt_batch_norm_desc bd = tt_batch_norm_desc_make(nn, c, h, w);
+    bd.relu = 1;
+    bd.input_precision = TT_PRECISION_BF16;
+    tt_mem full = th_pool_put(&pool, NULL, n, "band.full");
+    TH_OK(tt_batch_norm_forward(be, full, (tt_mem){0}, mx, &st, &bd, 0));
+    tt_band b = {planes, h, w, 3, 4, 1};
+    size_t nb = tt_band_floats(&b);
+    tt_mem mb = th_pool_put(&pool, NULL, nb, "band.b");
+    TH_OK(tt_batch_norm_apply_saved_band(be, mb, mx, (tt_mem){0}, &st, &bd, &b));
+    float *whole = malloc(n * sizeof *whole), *got = malloc(nb * sizeof *got);
+    th_get(whole, full, n), th_get(got, mb, nb);
+    int bad = 0;
+    for (int q = 0; q < planes; q++)
+        for (int r = 0; r < 6; r++)
+            bad += memcmp(&got[((size_t)q * 6 + r) * w], &whole[((size_t)q * h + 2 + r) * w], 4 * w) != 0;
+    CU_ASSERT_EQUAL(bad, 0);
+    free(whole), free(got), free(x), free(p);
+    th_pool_free(&pool);
+}
+
 static void refused(tt_status st, const char *words)
 {
     CU_ASSERT_PTR_NOT_NULL(st);
@@ -209,7 +250,8 @@ int main(void)
     CU_TestInfo tests[] = {
         {"gather from fp32, fp16 and bf16, zeros past the edges", test_gather},
         {"scatter, rounded, the other rows untouched", test_scatter},
-        {"norm band apply equals the whole apply's rows", test_norm_band},
+        {"norm band apply equals the whole apply's rows; statistics alone", test_norm_band},
+        {"batch norm's eval apply into a band", test_batch_norm_eval_band},
         {"refused arguments", test_refused},
         CU_TEST_INFO_NULL,
     };

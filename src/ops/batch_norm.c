@@ -211,14 +211,13 @@ tt_status tt_batch_norm_forward(tt_backend *be, tt_mem out, tt_mem saved, tt_mem
                                 int training)
 {
     TT_TRY(tt_batch_norm_check(desc, training));
-    TT_TRY(need(out, "output"));
     TT_TRY(need(inp, "input"));
     TT_TRY(check_running(state));
     tt_norm_layout l = layout(desc);
     tt_norm_params p = params(desc, &l, saved, state, training);
     if (!training) {
         TT_TRY(need(state->running_mean, "running_mean (eval mode)"));
-        return tt_norm_launch_apply(be, &l, out, inp, &p);
+        return out.buffer ? tt_norm_launch_apply(be, &l, out, inp, &p) : NULL;
     }
     TT_TRY(tt_norm_check_saved("batch_norm", saved, &l));
     float momentum = desc->momentum;
@@ -233,7 +232,7 @@ tt_status tt_batch_norm_forward(tt_backend *be, tt_mem out, tt_mem saved, tt_mem
         TT_TRY(tt_norm_launch_stats(be, &l, p.mean, p.stat, state->running_mean,
                                     state->running_var, inp, tt_norm_saved_scratch(saved, &l),
                                     desc->eps, momentum));
-    return tt_norm_launch_apply(be, &l, out, inp, &p);
+    return out.buffer ? tt_norm_launch_apply(be, &l, out, inp, &p) : NULL;
 }
 
 tt_status tt_batch_norm_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem dbias,
@@ -264,12 +263,16 @@ tt_status tt_batch_norm_apply_saved_band(tt_backend *be, tt_mem out, tt_mem inp,
                                          const tt_batch_norm_state *state,
                                          const tt_batch_norm_desc *desc, const tt_band *band)
 {
-    TT_TRY(tt_batch_norm_check(desc, 1));
+    int training = saved.buffer != NULL;
+    TT_TRY(tt_batch_norm_check(desc, training));
     TT_TRY(need(out, "output"));
     TT_TRY(need(inp, "input"));
     tt_norm_layout l = layout(desc);
-    TT_TRY(tt_norm_check_saved("batch_norm", saved, &l));
-    tt_norm_params p = params(desc, &l, saved, state, 1);
+    if (training)
+        TT_TRY(tt_norm_check_saved("batch_norm", saved, &l));
+    else
+        TT_TRY(need(state->running_mean, "running_mean (no saved statistics: eval mode)"));
+    tt_norm_params p = params(desc, &l, saved, state, training);
     if (band) return tt_norm_launch_apply_band(be, &l, out, inp, &p, band);
     return tt_norm_launch_apply(be, &l, out, inp, &p);
 }

@@ -91,7 +91,8 @@ tt_status tt_batch_norm_check(const tt_batch_norm_desc *desc, int training);
 /* out (N, C, H, W) = batch_norm(inp).  training != 0: batch statistics into
  * saved (2 C), running statistics and num_batches_tracked updated when
  * present.  training == 0: running statistics (required), saved unused (may
- * be absent).  out may be inp itself. */
+ * be absent).  out may be inp itself, or absent: the statistics only (a
+ * caller that applies them band by band). */
 tt_status tt_batch_norm_forward(tt_backend *be, tt_mem out, tt_mem saved, tt_mem inp,
                                 tt_batch_norm_state *state, const tt_batch_norm_desc *desc,
                                 int training);
@@ -115,7 +116,8 @@ tt_status tt_batch_norm_apply_saved(tt_backend *be, tt_mem out, tt_mem inp, tt_m
 
 /* The same into a band of rows (ops/band.h: the band's rows of that
  * output, zeros outside the tensor), for a caller that runs the next layer
- * band by band on a 16-bit input; band NULL: the whole output. */
+ * band by band on a 16-bit input; band NULL: the whole output.  saved
+ * absent: eval mode's apply, with the running statistics. */
 tt_status tt_batch_norm_apply_saved_band(tt_backend *be, tt_mem out, tt_mem inp, tt_mem saved,
                                          const tt_batch_norm_state *state,
                                          const tt_batch_norm_desc *desc, const tt_band *band);

@@ -81,11 +81,11 @@ tt_status tt_group_norm_forward(tt_backend *be, tt_mem out, tt_mem saved, tt_mem
 {
     tt_norm_layout l;
     TT_TRY(tt_group_norm_check(desc));
-    TT_TRY(begin(desc, out, "output", inp, saved, &l));
+    TT_TRY(begin(desc, saved, "saved", inp, saved, &l));
     tt_norm_params p = params(desc, &l, saved, weight, bias);
     TT_TRY(tt_norm_launch_stats(be, &l, p.mean, p.stat, (tt_mem){0}, (tt_mem){0}, inp,
                                 tt_norm_saved_scratch(saved, &l), desc->eps, 0));
-    return tt_norm_launch_apply(be, &l, out, inp, &p);
+    return out.buffer ? tt_norm_launch_apply(be, &l, out, inp, &p) : NULL;
 }
 
 tt_status tt_group_norm_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem dbias,

@@ -50,7 +50,8 @@ size_t tt_group_norm_saved_floats(const tt_group_norm_desc *desc);
 tt_status tt_group_norm_check(const tt_group_norm_desc *desc);
 
 /* out (N, C, H, W) = group_norm(inp) (relu'd with desc.relu); saved =
- * mean, rstd.  weight, bias: (C) or absent.  out may be inp itself. */
+ * mean, rstd.  weight, bias: (C) or absent.  out may be inp itself, or
+ * absent: the statistics only (a caller that applies them band by band). */
 tt_status tt_group_norm_forward(tt_backend *be, tt_mem out, tt_mem saved, tt_mem inp,
                                 tt_mem weight, tt_mem bias, const tt_group_norm_desc *desc);
 
