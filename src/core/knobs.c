@@ -115,6 +115,15 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                                      "The Vulkan GEMM shader of every GEMM, instead of the one "
                                      "the device type and the shape pick (registers on CPUs, "
                                      "tiled on GPUs, split_k for few outputs and a long k)."},
+    [TT_KNOB_UNET_BANDED] = {"TT_UNET_BANDED", TT_KNOB_TEST, "src/model/unet_build.c", "0 or 1",
+                             "Whether a checkpointed UNet with a norm runs the banded step "
+                             "(src/model/unet_banded.c): 1 in fp32 too (its tensors fp32, its "
+                             "gradients the plain step's up to the order of sums), 0 never, "
+                             "instead of with 16-bit storage only."},
+    [TT_KNOB_UNET_BAND_ROWS] = {"TT_UNET_BAND_ROWS", TT_KNOB_TEST, "src/model/unet_banded.c",
+                                "an even number of rows, at least 2",
+                                "The rows of every band of the banded UNet step, instead of as "
+                                "many as a band room of a 48th of a level-0 tensor holds."},
 };
 
 const char *tt_knob_kind_name(tt_knob_kind kind)

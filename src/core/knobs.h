@@ -42,6 +42,8 @@ typedef enum tt_knob_id {
     TT_KNOB_VULKAN_LOADER,
     TT_KNOB_VULKAN_ADDRESSED,
     TT_KNOB_VULKAN_GEMM_VARIANT,
+    TT_KNOB_UNET_BANDED,
+    TT_KNOB_UNET_BAND_ROWS,
     TT_KNOB_COUNT
 } tt_knob_id;
 

@@ -23,6 +23,7 @@
  * checkpointing.
  */
 #include "model/unet.h"
+#include "model/unet_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -64,21 +65,21 @@ int tt_unet_param_index(const tt_unet *u, const char *prefix, const char *suffix
     return p ? (int)(p - u->params.params) : -1;
 }
 
-static tt_conv2d_desc conv3x3(const tt_unet *u, int batch, int cin, int cout, int h, int w)
+tt_conv2d_desc tt_unet_conv3x3(const tt_unet *u, int batch, int cin, int cout, int h, int w)
 {
     return (tt_conv2d_desc){.batch = batch, .in_channels = cin, .in_h = h, .in_w = w,
                             .out_channels = cout, .kernel_h = 3, .kernel_w = 3, .stride_h = 1,
                             .stride_w = 1, .pad_h = 1, .pad_w = 1, .algo = u->conv_algo};
 }
 
-static tt_conv_transpose2d_desc upconv(const tt_unet *u, int batch, int cin, int cout, int h, int w)
+tt_conv_transpose2d_desc tt_unet_upconv(const tt_unet *u, int batch, int cin, int cout, int h, int w)
 {
     return (tt_conv_transpose2d_desc){.batch = batch, .in_channels = cin, .in_h = h, .in_w = w,
                                       .out_channels = cout, .kernel_h = 2, .kernel_w = 2,
                                       .stride_h = 2, .stride_w = 2, .algo = u->conv_algo};
 }
 
-static tt_conv2d_desc head_desc(const tt_unet *u, int batch)
+tt_conv2d_desc tt_unet_head_desc(const tt_unet *u, int batch)
 {
     return (tt_conv2d_desc){.batch = batch, .in_channels = tt_unet_channels(&u->config, 0),
                             .in_h = u->height, .in_w = u->width,
@@ -91,7 +92,7 @@ static tt_conv2d_desc head_desc(const tt_unet *u, int batch)
 /* The block's norms are each followed by a ReLU, fused into them: the
  * forward writes relu(norm(conv)), the backward takes d act and finds the
  * ReLU's mask again from conv and the saved statistics. */
-static tt_group_norm_desc group_desc(const tt_unet *u, const tt_unet_block *b, int n,
+tt_group_norm_desc tt_unet_group_desc(const tt_unet *u, const tt_unet_block *b, int n,
                                      tt_precision xp)
 {
     tt_group_norm_desc d =
@@ -101,7 +102,7 @@ static tt_group_norm_desc group_desc(const tt_unet *u, const tt_unet_block *b, i
     return d;
 }
 
-static tt_batch_norm_desc batch_desc(const tt_unet *u, const tt_unet_block *b, int n,
+tt_batch_norm_desc tt_unet_batch_desc(const tt_unet *u, const tt_unet_block *b, int n,
                                      tt_precision xp)
 {
     tt_batch_norm_desc d = tt_batch_norm_desc_make(n, b->channels, b->height, b->width);
@@ -120,11 +121,11 @@ static tt_status norm_forward(tt_unet *u, tt_unet_block *b, tt_mem out, tt_mem s
                               int n)
 {
     if (u->config.norm == TT_NORM_GROUP) {
-        tt_group_norm_desc d = group_desc(u, b, n, xp);
+        tt_group_norm_desc d = tt_unet_group_desc(u, b, n, xp);
         return tt_group_norm_forward(u->be, out, saved, inp, tt_unet_param(u, w_index),
                                      tt_unet_param(u, b_index), &d);
     }
-    tt_batch_norm_desc d = batch_desc(u, b, n, xp);
+    tt_batch_norm_desc d = tt_unet_batch_desc(u, b, n, xp);
     return tt_batch_norm_forward(u->be, out, saved, inp, bn, &d, u->training);
 }
 
@@ -134,12 +135,12 @@ static tt_status norm_backward(tt_unet *u, tt_unet_block *b, tt_mem dinp, tt_mem
                                const tt_batch_norm_state *bn, int n)
 {
     if (u->config.norm == TT_NORM_GROUP) {
-        tt_group_norm_desc d = group_desc(u, b, n, xp);
+        tt_group_norm_desc d = tt_unet_group_desc(u, b, n, xp);
         return tt_group_norm_backward(u->be, dinp, tt_unet_grad(u, w_index),
                                       tt_unet_grad(u, b_index), dout, inp, saved,
                                       tt_unet_param(u, w_index), tt_unet_param(u, b_index), &d);
     }
-    tt_batch_norm_desc d = batch_desc(u, b, n, xp);
+    tt_batch_norm_desc d = tt_unet_batch_desc(u, b, n, xp);
     return tt_batch_norm_backward(u->be, dinp, tt_unet_grad(u, w_index), tt_unet_grad(u, b_index),
                                   dout, inp, saved, bn, &d, 1);
 }
@@ -151,11 +152,11 @@ static tt_status norm_from_saved(tt_unet *u, tt_unet_block *b, tt_mem dst, tt_me
                                  const tt_batch_norm_state *bn, int n)
 {
     if (u->config.norm == TT_NORM_GROUP) {
-        tt_group_norm_desc d = group_desc(u, b, n, xp);
+        tt_group_norm_desc d = tt_unet_group_desc(u, b, n, xp);
         return tt_group_norm_apply_saved(u->be, dst, inp, saved, tt_unet_param(u, w_index),
                                          tt_unet_param(u, b_index), &d);
     }
-    tt_batch_norm_desc d = batch_desc(u, b, n, xp);
+    tt_batch_norm_desc d = tt_unet_batch_desc(u, b, n, xp);
     return tt_batch_norm_apply_saved(u->be, dst, inp, saved, bn, &d);
 }
 
@@ -233,25 +234,16 @@ static tt_mem output_for_backward(const tt_unet *u, const tt_unet_block *b)
     return tt_unet_stores_16(u) ? b->bwd.act2 : b->fwd.act2;
 }
 
-static tt_mem workspace(const tt_unet *u)
+tt_mem tt_unet_workspace(const tt_unet *u)
 {
     return u->workspace_buffer ? tt_mem_of(u->workspace_buffer) : NONE;
 }
 
 /* ---- a decoder block's conv1, over [up, skip] without the copy -----------
- * Its weight (C', 2C, 3, 3) is split by input channels into wa (the up
- * half) and wb (the skip half), copied into the model's wsplit buffer
- * [wa | wb | ga | gb] (a few KiB), so every part is an ordinary C -> C'
- * convolution: forward conv(up, wa) + conv(skip, wb); input gradients go
- * straight to d up and d skip; weight gradients are made per half (ga, gb),
- * joined in the [wa | wb] room and added to the gradient arena. */
-typedef struct split_weight {
-    tt_mem wa, wb, ga, gb;
-    tt_concat_desc desc;    /* (C', [C | C], 3, 3) */
-    size_t half_floats;     /* C' C 9 */
-} split_weight;
+ * (unet_internal.h): forward conv(up, wa) + conv(skip, wb); input
+ * gradients go straight to d up and d skip; weight gradients per half. */
 
-static tt_status split_conv1(tt_unet *u, const tt_unet_block *b, split_weight *s)
+tt_status tt_unet_split_conv1(tt_unet *u, const tt_unet_block *b, tt_unet_split *s)
 {
     int half = b->in_channels / 2;
     s->half_floats = (size_t)b->channels * half * 9;
@@ -266,11 +258,11 @@ static tt_status split_conv1(tt_unet *u, const tt_unet_block *b, split_weight *s
 static tt_status dec_conv1_forward(tt_unet *u, const tt_unet_block *b, tt_mem out, tt_mem up,
                                    tt_mem skip, int n)
 {
-    split_weight s;
-    TT_TRY(split_conv1(u, b, &s));
-    tt_conv2d_desc d = conv3x3(u, n, b->in_channels / 2, b->channels, b->height, b->width);
-    TT_TRY(tt_conv2d_forward(u->be, out, up, s.wa, tt_unet_param(u, b->conv1_b), &d, workspace(u)));
-    return tt_conv2d_forward_add(u->be, out, skip, s.wb, &d, workspace(u));
+    tt_unet_split s;
+    TT_TRY(tt_unet_split_conv1(u, b, &s));
+    tt_conv2d_desc d = tt_unet_conv3x3(u, n, b->in_channels / 2, b->channels, b->height, b->width);
+    TT_TRY(tt_conv2d_forward(u->be, out, up, s.wa, tt_unet_param(u, b->conv1_b), &d, tt_unet_workspace(u)));
+    return tt_conv2d_forward_add(u->be, out, skip, s.wb, &d, tt_unet_workspace(u));
 }
 
 /* Given dout = d conv1 output and g = up on entry: the weight and bias
@@ -279,22 +271,27 @@ static tt_status dec_conv1_forward(tt_unet *u, const tt_unet_block *b, tt_mem ou
 static tt_status dec_conv1_backward(tt_unet *u, const tt_unet_block *b, tt_mem dout, tt_mem g,
                                     tt_mem skip, tt_mem dskip, int n)
 {
-    split_weight s;
-    TT_TRY(split_conv1(u, b, &s));
-    tt_conv2d_desc d = conv3x3(u, n, b->in_channels / 2, b->channels, b->height, b->width);
+    tt_unet_split s;
+    TT_TRY(tt_unet_split_conv1(u, b, &s));
+    tt_conv2d_desc d = tt_unet_conv3x3(u, n, b->in_channels / 2, b->channels, b->height, b->width);
     size_t count = (size_t)n * (b->in_channels / 2) * b->height * b->width;
     TT_TRY(tt_fill(u->be, s.ga, 0.0f, 2 * s.half_floats));
     /* the skip's weight gradient first: with 16-bit storage the skip's
      * unpacked copy is dead before d skip is made */
-    TT_TRY(tt_conv2d_backward(u->be, NONE, s.gb, NONE, dout, skip, NONE, &d, workspace(u)));
+    TT_TRY(tt_conv2d_backward(u->be, NONE, s.gb, NONE, dout, skip, NONE, &d, tt_unet_workspace(u)));
     TT_TRY(tt_conv2d_backward(u->be, NONE, s.ga, tt_unet_grad(u, b->conv1_b), dout, g, NONE, &d,
-                              workspace(u)));
+                              tt_unet_workspace(u)));
     TT_TRY(tt_fill(u->be, dskip, 0.0f, count));
-    TT_TRY(tt_conv2d_backward(u->be, dskip, NONE, NONE, dout, NONE, s.wb, &d, workspace(u)));
+    TT_TRY(tt_conv2d_backward(u->be, dskip, NONE, NONE, dout, NONE, s.wb, &d, tt_unet_workspace(u)));
     TT_TRY(tt_fill(u->be, g, 0.0f, count)); /* up is read: d up goes over it */
-    TT_TRY(tt_conv2d_backward(u->be, g, NONE, NONE, dout, NONE, s.wa, &d, workspace(u)));
-    TT_TRY(tt_concat_forward(u->be, s.wa, s.ga, s.gb, &s.desc)); /* [ga | gb] as (C', 2C, 3, 3) */
-    return tt_axpy(u->be, tt_unet_grad(u, b->conv1_w), s.wa, 1.0f, 2 * s.half_floats);
+    TT_TRY(tt_conv2d_backward(u->be, g, NONE, NONE, dout, NONE, s.wa, &d, tt_unet_workspace(u)));
+    return tt_unet_join_conv1_grads(u, b, &s);
+}
+
+tt_status tt_unet_join_conv1_grads(tt_unet *u, const tt_unet_block *b, const tt_unet_split *s)
+{
+    TT_TRY(tt_concat_forward(u->be, s->wa, s->ga, s->gb, &s->desc)); /* [ga | gb] as (C', 2C, 3, 3) */
+    return tt_axpy(u->be, tt_unet_grad(u, b->conv1_w), s->wa, 1.0f, 2 * s->half_floats);
 }
 
 /* up.i, the up-convolution into dec.i's first input: what it reads (the
@@ -323,7 +320,7 @@ static up_conv up_conv_of(const tt_unet *u, int i, int n, int backward)
     const tt_unet_block *below = i + 1 < c->depth ? &u->dec[i + 1] : &u->bottleneck;
     return (up_conv){backward ? output_for_backward(u, below) : below->fwd.act2,
                      tt_unet_param_index(u, prefix, "weight"), tt_unet_param_index(u, prefix, "bias"),
-                     upconv(u, n, 2 * ch, ch, (u->height >> i) / 2, (u->width >> i) / 2)};
+                     tt_unet_upconv(u, n, 2 * ch, ch, (u->height >> i) / 2, (u->width >> i) / 2)};
 }
 
 /* 16-bit storage: the output of the block below dec.i unpacked for the
@@ -347,7 +344,7 @@ static tt_status up_forward(tt_unet *u, int i, tt_mem out, int n, int backward)
 {
     up_conv up = up_conv_of(u, i, n, backward);
     return tt_conv_transpose2d_forward(u->be, out, up.below, tt_unet_param(u, up.weight),
-                                       tt_unet_param(u, up.bias), &up.desc, workspace(u));
+                                       tt_unet_param(u, up.bias), &up.desc, tt_unet_workspace(u));
 }
 
 /* up.i made again into `out` for dec.i's backward.  With 16-bit storage
@@ -361,7 +358,7 @@ static tt_status up_again(tt_unet *u, int i, tt_mem out, int n)
     up_conv up = up_conv_of(u, i, n, 1);
     TT_TRY(bring_output(u, below_of(u, i), u->below_again[i], n));
     return tt_conv_transpose2d_forward(u->be, out, u->below_again[i], tt_unet_param(u, up.weight),
-                                       tt_unet_param(u, up.bias), &up.desc, workspace(u));
+                                       tt_unet_param(u, up.bias), &up.desc, tt_unet_workspace(u));
 }
 
 /* conv1 of the block into out, from `input` (a decoder block's: up, and
@@ -370,9 +367,9 @@ static tt_status conv1_forward(tt_unet *u, const tt_unet_block *b, const tt_unet
                                tt_mem out, tt_mem input, int n)
 {
     if (x->skip.buffer) return dec_conv1_forward(u, b, out, input, x->skip, n);
-    tt_conv2d_desc d1 = conv3x3(u, n, b->in_channels, b->channels, b->height, b->width);
+    tt_conv2d_desc d1 = tt_unet_conv3x3(u, n, b->in_channels, b->channels, b->height, b->width);
     return tt_conv2d_forward(u->be, out, input, tt_unet_param(u, b->conv1_w),
-                             tt_unet_param(u, b->conv1_b), &d1, workspace(u));
+                             tt_unet_param(u, b->conv1_b), &d1, tt_unet_workspace(u));
 }
 
 /* Batch norm's state for a recomputation: its running statistics are left
@@ -389,7 +386,7 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
 {
     size_t count = block_count(b, n);
     int norm = u->config.norm != TT_NORM_NONE;
-    tt_conv2d_desc d2 = conv3x3(u, n, b->channels, b->channels, b->height, b->width);
+    tt_conv2d_desc d2 = tt_unet_conv3x3(u, n, b->channels, b->channels, b->height, b->width);
     tt_batch_norm_state bn1 = no_running(b->bn1), bn2 = no_running(b->bn2);
     tt_batch_norm_state *s1 = recompute ? &bn1 : &b->bn1, *s2 = recompute ? &bn2 : &b->bn2;
     /* 16-bit storage: a kept block's forward stores conv1 and conv2 (with
@@ -409,7 +406,7 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
         if (kept) TT_TRY(store_16(u, x->act1, b->half_conv1, count));
     }
     TT_TRY(tt_conv2d_forward(u->be, x->conv2, x->act1, tt_unet_param(u, b->conv2_w),
-                             tt_unet_param(u, b->conv2_b), &d2, workspace(u)));
+                             tt_unet_param(u, b->conv2_b), &d2, tt_unet_workspace(u)));
     if (norm) {
         tt_mem in2 = norm_input(u, b, b->half_conv2, x->conv2, &xp);
         if (xp != FP32) TT_TRY(tt_cast_pack(u->be, in2, x->conv2, xp, count));
@@ -461,15 +458,15 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
 {
     const tt_unet_tensors *x = &b->bwd;
     size_t count = block_count(b, n);
-    tt_conv2d_desc d1 = conv3x3(u, n, b->in_channels, b->channels, b->height, b->width);
-    tt_conv2d_desc d2 = conv3x3(u, n, b->channels, b->channels, b->height, b->width);
+    tt_conv2d_desc d1 = tt_unet_conv3x3(u, n, b->in_channels, b->channels, b->height, b->width);
+    tt_conv2d_desc d2 = tt_unet_conv3x3(u, n, b->channels, b->channels, b->height, b->width);
     tt_mem h = x->conv2, w2 = tt_unet_param(u, b->conv2_w);
     if (u->config.norm == TT_NORM_NONE) { /* act == conv: ReLUs in place */
         TT_TRY(tt_relu_backward_inplace(u->be, g, x->act2, count));        /* d conv2 out */
         TT_TRY(tt_fill(u->be, h, 0.0f, count));                            /* act2 is read */
         TT_TRY(bring_conv1(u, b, n));
         TT_TRY(tt_conv2d_backward(u->be, h, tt_unet_grad(u, b->conv2_w),
-                                  tt_unet_grad(u, b->conv2_b), g, x->act1, w2, &d2, workspace(u)));
+                                  tt_unet_grad(u, b->conv2_b), g, x->act1, w2, &d2, tt_unet_workspace(u)));
         TT_TRY(tt_relu_backward_inplace(u->be, h, x->act1, count));        /* d conv1 out */
     } else { /* conv1 and conv2 as the norms read them (norm_input) */
         tt_precision xp;
@@ -479,9 +476,9 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
         TT_TRY(norm_from_saved(u, b, h, conv1, xp, x->saved1, b->norm1_w, b->norm1_b, &b->bn1,
                                n));                                        /* act1 into h */
         TT_TRY(tt_conv2d_backward(u->be, NONE, tt_unet_grad(u, b->conv2_w),
-                                  tt_unet_grad(u, b->conv2_b), g, h, NONE, &d2, workspace(u)));
+                                  tt_unet_grad(u, b->conv2_b), g, h, NONE, &d2, tt_unet_workspace(u)));
         TT_TRY(tt_fill(u->be, h, 0.0f, count));                            /* d act1 over it */
-        TT_TRY(tt_conv2d_backward(u->be, h, NONE, NONE, g, NONE, w2, &d2, workspace(u)));
+        TT_TRY(tt_conv2d_backward(u->be, h, NONE, NONE, g, NONE, w2, &d2, tt_unet_workspace(u)));
         TT_TRY(norm_backward(u, b, h, h, conv1, xp, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
     }                                                                      /* d conv1 out */
     if (x->skip.buffer) {
@@ -491,7 +488,7 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
     }
     return tt_conv2d_backward(u->be, dinput, tt_unet_grad(u, b->conv1_w),
                               tt_unet_grad(u, b->conv1_b), h, x->input,
-                              tt_unet_param(u, b->conv1_w), &d1, workspace(u));
+                              tt_unet_param(u, b->conv1_w), &d1, tt_unet_workspace(u));
 }
 
 /* A decoder block's recomputation and backward in two rooms besides g, for
@@ -505,18 +502,18 @@ static tt_status lean_backward(tt_unet *u, tt_unet_block *b, tt_mem g, int n)
     const tt_unet_tensors *x = &b->bwd;
     tt_mem p = x->act2, q = x->conv1;
     size_t count = block_count(b, n);
-    tt_conv2d_desc d2 = conv3x3(u, n, b->channels, b->channels, b->height, b->width);
+    tt_conv2d_desc d2 = tt_unet_conv3x3(u, n, b->channels, b->channels, b->height, b->width);
     tt_batch_norm_state bn1 = no_running(b->bn1);
     TT_TRY(up_forward(u, b->level, p, n, 1));
     TT_TRY(dec_conv1_forward(u, b, q, p, x->skip, n));                      /* conv1 */
     TT_TRY(norm_forward(u, b, p, x->saved1, q, FP32, b->norm1_w, b->norm1_b, &bn1, n)); /* act1 */
     TT_TRY(tt_conv2d_forward(u->be, q, p, tt_unet_param(u, b->conv2_w),
-                             tt_unet_param(u, b->conv2_b), &d2, workspace(u))); /* conv2 */
+                             tt_unet_param(u, b->conv2_b), &d2, tt_unet_workspace(u))); /* conv2 */
     /* d norm2 out, then d conv2 out, in g */
     TT_TRY(norm_backward(u, b, g, g, q, FP32, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
     TT_TRY(tt_fill(u->be, q, 0.0f, count));                                 /* d act1 */
     TT_TRY(tt_conv2d_backward(u->be, q, tt_unet_grad(u, b->conv2_w), tt_unet_grad(u, b->conv2_b),
-                              g, p, tt_unet_param(u, b->conv2_w), &d2, workspace(u)));
+                              g, p, tt_unet_param(u, b->conv2_w), &d2, tt_unet_workspace(u)));
     TT_TRY(up_forward(u, b->level, g, n, 1));
     TT_TRY(dec_conv1_forward(u, b, p, g, x->skip, n));                      /* conv1 again */
     TT_TRY(norm_backward(u, b, q, q, p, FP32, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
@@ -558,23 +555,24 @@ static size_t block_workspace(const tt_unet *u, const tt_unet_block *b)
      * [up, skip] (dec_conv1_forward) */
     int decoder = b >= u->dec && b < u->dec + u->config.depth;
     int cin = decoder ? b->in_channels / 2 : b->in_channels;
-    tt_conv2d_desc d1 = conv3x3(u, u->capacity, cin, b->channels, b->height, b->width);
+    tt_conv2d_desc d1 = tt_unet_conv3x3(u, u->capacity, cin, b->channels, b->height, b->width);
     d1.no_input_grad = b == &u->enc[0]; /* the image's gradient is never asked for */
-    tt_conv2d_desc d2 = conv3x3(u, u->capacity, b->channels, b->channels, b->height, b->width);
+    tt_conv2d_desc d2 = tt_unet_conv3x3(u, u->capacity, b->channels, b->channels, b->height, b->width);
     return max_size(tt_conv2d_workspace_bytes_on(u->be, &d1), tt_conv2d_workspace_bytes_on(u->be, &d2));
 }
 
 size_t tt_unet_workspace_bytes(const tt_unet *u)
 {
+    if (u->banded) return tt_unet_banded_workspace_bytes(u);
     size_t ws = block_workspace(u, &u->bottleneck);
     for (int i = 0; i < u->config.depth; i++) {
         int ch = tt_unet_channels(&u->config, i);
         tt_conv_transpose2d_desc ud =
-            upconv(u, u->capacity, 2 * ch, ch, (u->height >> i) / 2, (u->width >> i) / 2);
+            tt_unet_upconv(u, u->capacity, 2 * ch, ch, (u->height >> i) / 2, (u->width >> i) / 2);
         ws = max_size(ws, tt_conv_transpose2d_workspace_bytes_on(u->be, &ud));
         ws = max_size(ws, max_size(block_workspace(u, &u->enc[i]), block_workspace(u, &u->dec[i])));
     }
-    tt_conv2d_desc hd = head_desc(u, u->capacity);
+    tt_conv2d_desc hd = tt_unet_head_desc(u, u->capacity);
     return max_size(ws, tt_conv2d_workspace_bytes_on(u->be, &hd));
 }
 
@@ -596,6 +594,7 @@ tt_status tt_unet_forward(tt_unet *u, int n, int training)
         for (int i = 0; i < u->act_count; i++)
             TT_TRY(tt_fill(u->be, tt_mem_of(u->act_buffers[i]), u->poison_value,
                            u->act_buffers[i]->bytes / sizeof(float)));
+    if (u->banded) return tt_unet_banded_forward(u, n);
     for (int i = 0; i < c->depth; i++) {
         tt_unet_block *b = &u->enc[i];
         TT_TRY(block_forward(u, b, &b->fwd, b->fwd.input, n, 0));
@@ -608,10 +607,10 @@ tt_status tt_unet_forward(tt_unet *u, int n, int training)
         TT_TRY(bring_output(u, &u->enc[i], u->skip_fwd[i], n)); /* dec.i's fwd.skip */
         TT_TRY(block_forward(u, &u->dec[i], &u->dec[i].fwd, u->up[i], n, 0));
     }
-    tt_conv2d_desc hd = head_desc(u, n);
+    tt_conv2d_desc hd = tt_unet_head_desc(u, n);
     return tt_conv2d_forward(u->be, u->logits, u->dec[0].fwd.act2,
                              tt_unet_param(u, tt_unet_param_index(u, "head", "weight")),
-                             tt_unet_param(u, tt_unet_param_index(u, "head", "bias")), &hd, workspace(u));
+                             tt_unet_param(u, tt_unet_param_index(u, "head", "bias")), &hd, tt_unet_workspace(u));
 }
 
 tt_status tt_unet_backward(tt_unet *u)
@@ -622,17 +621,18 @@ tt_status tt_unet_backward(tt_unet *u)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "UNet backward needs a training forward of the same batch first");
     tt_backend_phase(u->be, "backward");
+    if (u->banded) return tt_unet_banded_backward(u);
     /* head: dlevel = d dec.0 output */
     size_t level0 = (size_t)n * tt_unet_channels(c, 0) * u->height * u->width;
-    tt_conv2d_desc hd = head_desc(u, n);
+    tt_conv2d_desc hd = tt_unet_head_desc(u, n);
     int hw = tt_unet_param_index(u, "head", "weight"), hb = tt_unet_param_index(u, "head", "bias");
     TT_TRY(bring_output(u, &u->dec[0], u->dec[0].bwd.act2, n));
     TT_TRY(tt_conv2d_backward(u->be, NONE, tt_unet_grad(u, hw), tt_unet_grad(u, hb), u->dlogits,
-                              output_for_backward(u, &u->dec[0]), NONE, &hd, workspace(u)));
+                              output_for_backward(u, &u->dec[0]), NONE, &hd, tt_unet_workspace(u)));
     /* dec.0's output is read: dlevel may take its bytes */
     TT_TRY(tt_fill(u->be, u->dlevel, 0.0f, level0));
     TT_TRY(tt_conv2d_backward(u->be, u->dlevel, NONE, NONE, u->dlogits, NONE, tt_unet_param(u, hw),
-                              &hd, workspace(u)));
+                              &hd, tt_unet_workspace(u)));
     /* decoder, top level first: dec[i] -> [d up, d skip] -> up[i] -> the
      * output below, whose gradient goes to dnext[i] */
     tt_mem g = u->dlevel;
@@ -655,7 +655,7 @@ tt_status tt_unet_backward(tt_unet *u)
         TT_TRY(tt_fill(u->be, u->dnext[i], 0.0f, below_count));
         TT_TRY(tt_conv_transpose2d_backward(u->be, u->dnext[i], tt_unet_grad(u, up.weight),
                                             tt_unet_grad(u, up.bias), g, up.below,
-                                            tt_unet_param(u, up.weight), &up.desc, workspace(u)));
+                                            tt_unet_param(u, up.weight), &up.desc, tt_unet_workspace(u)));
         g = u->dnext[i];
     }
     /* bottleneck, then the encoder from the bottom: block -> pool -> dskip */

@@ -32,6 +32,17 @@ typedef struct tt_unet_tensors {
                                     for the backward with checkpointing) */
 } tt_unet_tensors;
 
+/* The banded step's full-size tensors of one block (16-bit storage with
+ * checkpointing, unet_banded.c), each stored as tt_unet_band_store says
+ * for its width. */
+typedef struct tt_unet_block_bands {
+    tt_mem conv1, conv2;         /* the forward's */
+    tt_mem conv1_again, conv2_again; /* made again for the backward */
+    tt_mem out;                  /* the block's output: the checkpoint, kept */
+    tt_mem grad;                 /* the gradient at the output, then down the block in place */
+    tt_mem dinput;               /* enc.i (i > 0) and the bottleneck: the input's gradient */
+} tt_unet_block_bands;
+
 /* One conv-norm-ReLU-conv-norm-ReLU block and what its backward needs. */
 typedef struct tt_unet_block {
     char name[24];               /* "enc.0", "bottleneck", "dec.1" */
@@ -53,6 +64,7 @@ typedef struct tt_unet_block {
                                     unpacked into bwd for its backward (unet.c keep_block) */
     tt_mem half_act2;            /* 16-bit storage: the block's output, unpacked where the
                                     forward or backward reads it later (skip, below, head) */
+    tt_unet_block_bands band;    /* the banded step's (unet_banded.c); else unused */
     tt_batch_norm_state bn1, bn2;
     int conv1_w, conv1_b, norm1_w, norm1_b, norm1_rm, norm1_rv;  /* param indices */
     int conv2_w, conv2_b, norm2_w, norm2_b, norm2_rm, norm2_rv;
@@ -106,6 +118,18 @@ typedef struct tt_unet {
     tt_mem logits;                    /* (N, classes, H, W) */
     tt_mem dlogits;                   /* same shape: the loss adds its gradient here */
 
+    /* the banded step (16-bit storage with checkpointing and a norm;
+     * unet_banded.c): every full-size tensor stored in 16 bits (fp32 at an
+     * odd width), the fp32 kernels run on row bands of them */
+    int banded;
+    tt_mem band_up[TT_UNET_MAX_DEPTH];       /* up.i for dec.i's forward */
+    tt_mem band_up_again[TT_UNET_MAX_DEPTH]; /* up.i made again for dec.i's recomputation */
+    tt_mem band_up_wgrad[TT_UNET_MAX_DEPTH]; /* and once more for its conv1 weight gradient */
+    tt_mem band_pool[TT_UNET_MAX_DEPTH];     /* pool.i for the forward */
+    tt_mem band_pool_again[TT_UNET_MAX_DEPTH]; /* pool.i made again after dec.i's backward */
+    tt_buffer *band_buffer;                  /* three band rooms of band_floats each */
+    size_t band_floats;
+
     /* backward scratch */
     tt_mem dskip[TT_UNET_MAX_DEPTH];  /* gradient of enc[i].act2: from pool and skip */
     tt_mem dnext[TT_UNET_MAX_DEPTH];  /* gradient of the output below dec[i] (dec[i+1]'s
@@ -146,6 +170,13 @@ tt_status tt_unet_conv3x3_shapes(const tt_model_spec *spec, int height, int widt
 static inline int tt_unet_stores_16(const tt_unet *unet)
 {
     return unet->config.precision != TT_PRECISION_FP32;
+}
+/* How the banded step stores a full-size tensor of this width: the
+ * model's 16-bit precision, or fp32 at an odd width (two bands would share
+ * a 32-bit word). */
+static inline tt_precision tt_unet_band_store(const tt_unet *unet, int width)
+{
+    return width % 2 ? TT_PRECISION_FP32 : unet->config.precision;
 }
 /* The UNet behind a model of kind "unet". */
 static inline tt_unet *tt_unet_of(tt_model *model) { return (tt_unet *)model; }

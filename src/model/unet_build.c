@@ -80,6 +80,9 @@ static tt_status init_blocks(tt_unet *u)
      * own backward, a quarter of level 1's size; level 1's is not kept: it
      * would raise the step's peak, which dec.1's backward sets. */
     if (c->depth > 1) u->enc[c->depth - 1].keeps_again = c->checkpointing;
+    /* 16-bit storage with checkpointing: the banded step (unet_banded.c) */
+    int banded = tt_knob_flag(TT_KNOB_UNET_BANDED, tt_unet_stores_16(u));
+    u->banded = c->checkpointing && banded && c->norm != TT_NORM_NONE;
     return NULL;
 }
 
@@ -152,6 +155,7 @@ void tt_unet_destroy(tt_unet *u)
     tt_buffer_free(u->state_buffer);
     tt_buffer_free(u->workspace_buffer);
     tt_buffer_free(u->wsplit_buffer);
+    tt_buffer_free(u->band_buffer);
     tt_params_free(&u->params);
     free(u);
 }

@@ -52,6 +52,7 @@
 #include "core/status.h"
 #include "model/arena_plan.h"
 #include "model/unet.h"
+#include "model/unet_internal.h"
 #include "ops/batch_norm.h"
 #include "ops/conv_autotune.h"
 #include "ops/group_norm.h"
@@ -133,6 +134,7 @@ static void add_block(tt_arena_plan *r, const tt_unet *u, tt_unet_block *b, int 
 static void connect(tt_unet *u)
 {
     const tt_unet_config *c = &u->config;
+    if (u->banded) return; /* the banded step reads its own tensors */
     tt_unet_block *blocks[2 * TT_UNET_MAX_DEPTH + 1];
     int nb = 0;
     for (int i = 0; i < c->depth; i++) blocks[nb++] = &u->enc[i], blocks[nb++] = &u->dec[i];
@@ -180,6 +182,65 @@ static void connect(tt_unet *u)
         for (int i = 0; i < c->depth; i++)
             if (!u->enc[i].again.act2.buffer)
                 u->dec[i].bwd.skip = u->enc[i].recompute ? u->skip_bwd[i] : u->enc[i].bwd.act2;
+}
+
+/* ---- the banded step (unet_banded.c) ---- */
+
+/* Bytes of a full-size tensor of the banded step, stored as
+ * tt_unet_band_store says for its width. */
+static size_t stored_bytes(const tt_unet *u, int channels, int h, int w)
+{
+    return (size_t)u->capacity * (size_t)channels * (size_t)h * (size_t)w *
+           tt_precision_bytes(tt_unet_band_store(u, w));
+}
+
+/* A block of the banded step: conv1 and conv2 of the forward and made
+ * again for the backward, its kept output, its gradient, the forward's
+ * norm statistics and (dinput > 0 channels) its input's gradient. */
+static void add_banded_block(tt_arena_plan *r, const tt_unet *u, tt_unet_block *b, int dinput)
+{
+    size_t bytes = stored_bytes(u, b->channels, b->height, b->width);
+    tt_unet_block_bands *t = &b->band;
+    add_tensor(r, b, "", "conv1", bytes, &t->conv1);
+    add_tensor(r, b, "", "conv2", bytes, &t->conv2);
+    add_tensor(r, b, ".again", "conv1", bytes, &t->conv1_again);
+    add_tensor(r, b, ".again", "conv2", bytes, &t->conv2_again);
+    add_tensor(r, b, "", "out", bytes, &t->out);
+    add_tensor(r, b, "", "grad", bytes, &t->grad);
+    if (dinput) add_tensor(r, b, "", "dinput", stored_bytes(u, dinput, b->height, b->width), &t->dinput);
+    tt_group_norm_desc gd =
+        tt_group_norm_desc_make(u->capacity, b->channels, b->height, b->width, u->config.groups);
+    tt_batch_norm_desc bd = tt_batch_norm_desc_make(u->capacity, b->channels, b->height, b->width);
+    size_t saved = sizeof(float) * (u->config.norm == TT_NORM_GROUP ? tt_group_norm_saved_floats(&gd)
+                                                                    : tt_batch_norm_saved_floats(&bd));
+    add_tensor(r, b, "", "norm1.saved", saved, &b->fwd.saved1);
+    add_tensor(r, b, "", "norm2.saved", saved, &b->fwd.saved2);
+}
+
+static void build_banded_requests(tt_unet *u, tt_arena_plan *r)
+{
+    const tt_unet_config *c = &u->config;
+    char name[48];
+    for (int i = 0; i < c->depth; i++) {
+        int ch = tt_unet_channels(c, i), h = u->height >> i, w = u->width >> i;
+        add_banded_block(r, u, &u->enc[i], i ? tt_unet_channels(c, i - 1) : 0);
+        size_t pooled = stored_bytes(u, ch, h / 2, w / 2), level = stored_bytes(u, ch, h, w);
+        snprintf(name, sizeof name, "enc.%d.pool", i);
+        tt_arena_plan_add(r, name, pooled, &u->band_pool[i]);
+        snprintf(name, sizeof name, "enc.%d.pool.again", i);
+        tt_arena_plan_add(r, name, pooled, &u->band_pool_again[i]);
+        add_banded_block(r, u, &u->dec[i], 0);
+        snprintf(name, sizeof name, "up.%d", i);
+        tt_arena_plan_add(r, name, level, &u->band_up[i]);
+        snprintf(name, sizeof name, "up.%d.again", i);
+        tt_arena_plan_add(r, name, level, &u->band_up_again[i]);
+        snprintf(name, sizeof name, "up.%d.wgrad", i);
+        tt_arena_plan_add(r, name, level, &u->band_up_wgrad[i]);
+    }
+    add_banded_block(r, u, &u->bottleneck, tt_unet_channels(c, c->depth - 1));
+    size_t logits = tensor_bytes(u, c->classes, u->height, u->width);
+    tt_arena_plan_add(r, "logits", logits, &u->logits);
+    tt_arena_plan_add(r, "dlogits", logits, &u->dlogits);
 }
 
 /* Every tensor of the step, in the order of the model (the order only
@@ -274,6 +335,11 @@ tt_status tt_unet_allocate(tt_unet *u)
     /* AUTO keeps room for every candidate, im2col's columns included; when
      * that is more than one buffer may hold (full-resolution tiles), the
      * direct kernels, which need no columns, run every layer */
+    if (u->banded) {
+        u->band_floats = tt_unet_band_room_floats(u);
+        TT_CHECK(tt_buffer_alloc(u->be, 3 * u->band_floats * sizeof(float), TT_MEM_WORKSPACE,
+                                 "band rooms", &u->band_buffer));
+    }
     size_t ws = tt_unet_workspace_bytes(u);
     if (ws > u->be->device.max_alloc_bytes || ws > u->be->device.global_mem_bytes / 8) {
         tt_conv_algo forced = u->config.algo;
@@ -292,7 +358,10 @@ tt_status tt_unet_allocate(tt_unet *u)
                              &u->wsplit_buffer));
     /* the step runs with the workspace above, so the recording sees what
      * the device will run */
-    build_requests(u, &r);
+    if (u->banded)
+        build_banded_requests(u, &r);
+    else
+        build_requests(u, &r);
     tt_arena arena;
     TT_CHECK(tt_arena_plan_place(&r, u->be, record_step, u, &arena));
     u->act_buffers = arena.buffers;

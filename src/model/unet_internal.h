@@ -1,0 +1,54 @@
+/*
+ * What the UNet's passes share between unet.c (the step as written out)
+ * and unet_banded.c (the banded step: 16-bit storage with checkpointing):
+ * the layers' descriptors, the shared workspace and a decoder conv1's
+ * weight in halves.  Not for use outside src/model.
+ */
+#ifndef TT_MODEL_UNET_INTERNAL_H
+#define TT_MODEL_UNET_INTERNAL_H
+
+#include "model/unet.h"
+#include "ops/concat.h"
+#include "ops/conv2d.h"
+#include "ops/conv_transpose2d.h"
+#include "ops/group_norm.h"
+
+/* A 3x3 stride-1 padding-1 convolution, the 2x2 stride-2 up-convolution
+ * and the 1x1 head, for `batch` images. */
+tt_conv2d_desc tt_unet_conv3x3(const tt_unet *u, int batch, int cin, int cout, int h, int w);
+tt_conv_transpose2d_desc tt_unet_upconv(const tt_unet *u, int batch, int cin, int cout, int h,
+                                        int w);
+tt_conv2d_desc tt_unet_head_desc(const tt_unet *u, int batch);
+/* The block's norms (each followed by a fused ReLU), their input stored
+ * as `xp`. */
+tt_group_norm_desc tt_unet_group_desc(const tt_unet *u, const tt_unet_block *b, int n,
+                                      tt_precision xp);
+tt_batch_norm_desc tt_unet_batch_desc(const tt_unet *u, const tt_unet_block *b, int n,
+                                      tt_precision xp);
+/* The convolution workspace every layer shares (NONE when none needs one). */
+tt_mem tt_unet_workspace(const tt_unet *u);
+
+/* A decoder block's conv1 over [up, skip] without the copy: its weight
+ * (C', 2C, 3, 3) split by input channels into wa (the up half) and wb
+ * (the skip half) in the model's wsplit buffer [wa | wb | ga | gb], so
+ * every part is an ordinary C -> C' convolution; the weight gradients are
+ * made per half (ga, gb: the caller zeroes them) and joined into the
+ * gradient arena. */
+typedef struct tt_unet_split {
+    tt_mem wa, wb, ga, gb;
+    tt_concat_desc desc;    /* (C', [C | C], 3, 3) */
+    size_t half_floats;     /* C' C 9 */
+} tt_unet_split;
+tt_status tt_unet_split_conv1(tt_unet *u, const tt_unet_block *b, tt_unet_split *s);
+/* The gradient arena's conv1 weight += [ga | gb]. */
+tt_status tt_unet_join_conv1_grads(tt_unet *u, const tt_unet_block *b, const tt_unet_split *s);
+
+/* The banded step (unet_banded.c): forward and backward, and what it
+ * needs of the workspace. */
+tt_status tt_unet_banded_forward(tt_unet *u, int n);
+tt_status tt_unet_banded_backward(tt_unet *u);
+size_t tt_unet_banded_workspace_bytes(const tt_unet *u);
+/* Floats of each of the banded step's three band rooms. */
+size_t tt_unet_band_room_floats(const tt_unet *u);
+
+#endif
