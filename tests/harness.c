@@ -263,6 +263,8 @@ tt_mem th_pool_put_16(th_pool *pool, float *x, size_t n, tt_precision precision,
         size_t h = i + (size_t)odd;
         packed[h / 2] |= (uint32_t)bits << (16 * (h % 2));
     }
+    if (odd) packed[0] |= TH_POISON_16;
+    if ((n + (size_t)odd) % 2) packed[words - 1] |= TH_POISON_16 << 16;
     float *words_as_floats = malloc(words * sizeof *words_as_floats);
     CU_ASSERT_PTR_NOT_NULL_FATAL(words_as_floats);
     memcpy(words_as_floats, packed, words * sizeof *packed);
@@ -292,21 +294,43 @@ int th_same_bits(tt_mem a, tt_mem b, size_t n)
     return same;
 }
 
+/* The 16-bit halves of the words holding the n values at m16 (the first
+ * at *start), malloc'd. */
+static uint16_t *get_halves_16(tt_mem m16, size_t n, size_t *start, size_t *count)
+{
+    *start = m16.offset % 4 / 2;
+    size_t words = (*start + n + 1) / 2;
+    uint16_t *halves = malloc(words * sizeof(float));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(halves);
+    tt_mem first_word = {m16.buffer, m16.offset - 2 * *start};
+    TH_OK(tt_read(th_backend(), halves, first_word, words * sizeof(float)));
+    *count = 2 * words;
+    return halves;
+}
+
 int th_differ_from_16(tt_mem m16, tt_mem m32, size_t n, tt_precision precision)
 {
-    size_t words = (n + 1) / 2;
-    float *wide = malloc((n + 1) * sizeof *wide), *raw = malloc((words + 1) * sizeof *raw);
-    CU_ASSERT_FATAL(wide && raw);
-    th_get(wide, m32, n), th_get(raw, m16, words);
-    uint16_t halves[2];
-    int differ = 0;
-    for (size_t i = 0; i < n; i++) {
-        memcpy(halves, &raw[i / 2], sizeof halves);
-        int fp16 = precision == TT_PRECISION_FP16;
-        differ += halves[i % 2] != (fp16 ? tt_f32_to_f16(wide[i]) : tt_f32_to_bf16(wide[i]));
-    }
-    free(wide), free(raw);
+    size_t start, count;
+    uint16_t *halves = get_halves_16(m16, n, &start, &count);
+    float *wide = malloc((n + 1) * sizeof *wide);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(wide);
+    th_get(wide, m32, n);
+    int differ = 0, fp16 = precision == TT_PRECISION_FP16;
+    for (size_t i = 0; i < n; i++)
+        differ += halves[start + i] != (fp16 ? tt_f32_to_f16(wide[i]) : tt_f32_to_bf16(wide[i]));
+    free(wide), free(halves);
     return differ;
+}
+
+int th_outside_16(tt_mem m16, size_t n)
+{
+    size_t start, count;
+    uint16_t *halves = get_halves_16(m16, n, &start, &count);
+    int changed = 0;
+    for (size_t h = 0; h < count; h++)
+        if (h < start || h >= start + n) changed += halves[h] != TH_POISON_16;
+    free(halves);
+    return changed;
 }
 
 float *th_random_floats(size_t n, float lo, float hi, uint64_t *seed)

@@ -89,13 +89,19 @@ tt_mem th_pool_put(th_pool *pool, const float *host, size_t n, const char *name)
 void th_pool_free(th_pool *pool);
 /* x (n floats) rounded in place to `precision` (fp16 or bf16), and uploaded
  * as it stores it: 16 bits an element, two a 32-bit word, the first `odd`
- * halves into its first word (a 16-bit tensor may start at either half). */
+ * halves into its first word (a 16-bit tensor may start at either half).
+ * A half of its words outside the n is TH_POISON_16 (th_outside_16). */
 tt_mem th_pool_put_16(th_pool *pool, float *x, size_t n, tt_precision precision, int odd,
                       const char *name);
-/* How many of the n 16-bit values at m16 (`precision`, starting at a
+#define TH_POISON_16 0xffffu /* a NaN in fp16 and in bf16: never to be read or written */
+/* How many of the n 16-bit values at m16 (`precision`, at either half of a
  * 32-bit word) differ from the n floats at m32 rounded to it: 0 when m16
  * holds m32's values stored in 16 bits. */
 int th_differ_from_16(tt_mem m16, tt_mem m32, size_t n, tt_precision precision);
+/* How many halves of the words holding the n 16-bit values at m16, outside
+ * them, are no longer TH_POISON_16 (as th_pool_put_16 left them): 0 when
+ * whatever wrote m16 kept its neighbours' halves. */
+int th_outside_16(tt_mem m16, size_t n);
 /* n floats at m, back to the host. */
 void th_get(float *host, tt_mem m, size_t n);
 /* Whether the n floats at a and at b have the same bits. */

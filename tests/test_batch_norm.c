@@ -918,7 +918,9 @@ static void test_bad_arguments(void)
 /* 16-bit input (input_precision fp16 or bf16), training and eval: every
  * pass reads x as stored, so on the values it stores the results (output,
  * statistics, running statistics, output again, gradients) are the fp32
- * path's bit for bit, from either half of a 32-bit word. */
+ * path's bit for bit, from either half of a 32-bit word.  With the
+ * gradients in 16 bits too (grad_precision) dx is the fp32 one rounded,
+ * added or in place, and the halves around the tensor keep their bits. */
 static void test_stored_16(void)
 {
     static const bn_case cases[] = {{3, 6, 5, 7}, {2, 3, 33, 65}};
@@ -941,10 +943,10 @@ static void test_stored_16(void)
             th_fill_uniform(rv, nc, 0.5f, 2.0f, &seed);
             th_pool pool = {.pad = PAD};
             tt_mem mx16 = th_pool_put_16(&pool, x, n, kind, odd, "bn.x16"); /* rounds x */
-            tt_mem mdy16 = th_pool_put_16(&pool, dy, n, kind, 0, "bn.dy16"); /* rounds dy */
-            tt_mem mdy16b = th_pool_put_16(&pool, dy, n, kind, 0, "bn.dy16b");
+            tt_mem mdy16 = th_pool_put_16(&pool, dy, n, kind, odd, "bn.dy16"); /* rounds dy */
+            tt_mem mdy16b = th_pool_put_16(&pool, dy, n, kind, odd, "bn.dy16b");
             float *zeros = calloc(n, sizeof *zeros);
-            tt_mem mdx16 = th_pool_put_16(&pool, zeros, n, kind, 0, "bn.dx16");
+            tt_mem mdx16 = th_pool_put_16(&pool, zeros, n, kind, odd, "bn.dx16");
             tt_mem mx = th_pool_put(&pool, x, n, "bn.x"), mdy = th_pool_put(&pool, dy, n, "bn.dy");
             tt_mem out[3][8]; /* y, saved, again, dx, dw, db, running mean, running var */
             size_t sizes[8] = {n, ns, n, n, nc, nc, nc, nc};
@@ -974,6 +976,7 @@ static void test_stored_16(void)
                 if (t != 3) CU_ASSERT(th_same_bits(out[0][t], out[2][t], sizes[t]));
             CU_ASSERT_EQUAL(th_differ_from_16(mdx16, out[0][3], n, kind), 0);
             CU_ASSERT_EQUAL(th_differ_from_16(mdy16b, out[0][3], n, kind), 0);
+            CU_ASSERT_EQUAL(th_outside_16(mdx16, n) + th_outside_16(mdy16b, n), 0);
             th_pool_free(&pool);
             free(x), free(dy), free(zeros);
         }

@@ -29,6 +29,34 @@ float norm_x_value(uint word, int e)
 }
 #define NORM_X(e) norm_x_value(TT_B(x)[NORM_X16 != 0 ? (e) >> 1 : (e)], (e))
 
+/* How the backward's gradients dy and dinp are stored (opencl/norm.cl's
+ * NORM_G16): 0 fp32; 1 fp16 or 2 bf16, two a word as x's, rounded where
+ * written with half.glsl's conversions.  dy and dinp are uint buffers. */
+layout(constant_id = 5) const int NORM_G16 = 0;
+
+/* The index of plane p's first gradient, for a gradient at byte offset
+ * `offset` from its binding: in floats, or in 16-bit halves. */
+int norm_g_first(uint offset, int p, int hw)
+{
+    return (NORM_G16 != 0 ? int(offset / 2u) : TT_AT(offset, 4)) + p * hw;
+}
+
+/* Gradient e (an index from norm_g_first) as a float, from its word. */
+float norm_g_value(uint word, int e)
+{
+    if (NORM_G16 == 0) return uintBitsToFloat(word);
+    uint bits = (word >> uint(16 * (e & 1))) & 0xffffu;
+    return uintBitsToFloat(NORM_G16 == 1 ? tt_f16_to_f32(bits) : tt_bf16_to_f32(bits));
+}
+#define NORM_G(buf, e) norm_g_value(TT_B(buf)[NORM_G16 != 0 ? (e) >> 1 : (e)], (e))
+
+/* v rounded to the gradients' 16 bits (NORM_G16 1 or 2). */
+uint norm_g_bits(float v)
+{
+    uint bits = floatBitsToUint(v);
+    return NORM_G16 == 1 ? tt_f32_to_f16(bits) : tt_f32_to_bf16(bits);
+}
+
 /* The first float of vector j of work-item k's share. */
 int norm_vec(int k, int j, int chunks, int chunk_vecs)
 {
