@@ -41,6 +41,7 @@ typedef struct tt_unet_block_bands {
     tt_mem out;                  /* the block's output: the checkpoint, kept */
     tt_mem grad;                 /* the gradient at the output, then down the block in place */
     tt_mem dinput;               /* enc.i (i > 0) and the bottleneck: the input's gradient */
+    tt_mem skip_conv1, skip_conv2, skip_out; /* enc.i (i > 0) made again as dec.i's skip */
 } tt_unet_block_bands;
 
 /* One conv-norm-ReLU-conv-norm-ReLU block and what its backward needs. */

@@ -392,11 +392,10 @@ static tt_status pool_band(tt_unet *u, plane pool, int c, int w, int n, int firs
     return scatter(u, pool, room(u, 0), n, first / 2, rows / 2, 0);
 }
 
-/* pool.i made again from enc.i's kept output. */
-static tt_status pool_again(tt_unet *u, int i, int n)
+/* pool.i made again from enc.i's output (`out`: kept, or made again). */
+static tt_status pool_again(tt_unet *u, int i, plane out, int n)
 {
     tt_unet_block *e = &u->enc[i];
-    plane out = block_plane(u, e->band.out, e);
     plane pool = plane_of(u, u->band_pool_again[i], e->channels, e->height / 2, e->width / 2);
     int step = band_rows(u, i);
     for (int first = 0; first < e->height; first += step) {
@@ -547,6 +546,28 @@ static tt_unet_block *enc_block(tt_unet *u, int i)
     return i < u->config.depth ? &u->enc[i] : &u->bottleneck;
 }
 
+/* dec.i's skip for its backward: enc.0's kept output, or enc.i (i > 0)
+ * made again from pool.(i-1) made again, with the forward's statistics
+ * (the same bits): deeper outputs are not kept through the decoder. */
+static tt_status skip_for_backward(tt_unet *u, int i, int n, plane *skip)
+{
+    tt_unet_block *e = &u->enc[i];
+    *skip = block_plane(u, e->band.out, e);
+    if (i == 0) return NULL;
+    *skip = block_plane(u, e->band.skip_out, e);
+    norm_ref n1 = {e, 1, block_plane(u, e->band.skip_conv1, e)};
+    norm_ref n2 = {e, 2, block_plane(u, e->band.skip_conv2, e)};
+    band_conv c1 = enc_conv1(u, e, enc_input(u, i, 1), n);
+    TT_TRY(block_convs(u, e, &c1, &n1, &n2, 0, n));
+    int step = band_rows(u, i);
+    for (int first = 0; first < e->height; first += step) {
+        int rows = min_int(step, e->height - first);
+        TT_TRY(output_band(u, &n2, *skip, n, first, rows));
+        TT_TRY(scatter(u, *skip, room(u, 1), n, first, rows, 0));
+    }
+    return NULL;
+}
+
 /* ---- the step --------------------------------------------------------------- */
 
 tt_status tt_unet_banded_forward(tt_unet *u, int n)
@@ -597,20 +618,21 @@ tt_status tt_unet_banded_backward(tt_unet *u)
     plane none = {0};
     for (int i = 0; i < c->depth; i++) {
         tt_unet_block *d = &u->dec[i], *below = below_of(u, i), *e = &u->enc[i];
-        plane below_out = block_plane(u, below->band.out, below);
+        plane below_out = block_plane(u, below->band.out, below), skip;
+        TT_TRY(skip_for_backward(u, i, n, &skip));
         plane up = plane_of(u, u->band_up_again[i], d->channels, d->height, d->width);
         TT_TRY(up_forward(u, i, below_out, up, n));
         tt_unet_split s;
         TT_TRY(tt_unet_split_conv1(u, d, &s));
         TT_TRY(tt_fill(u->be, s.ga, 0.0f, 2 * s.half_floats));
-        band_conv c1 = dec_conv1(u, d, up, block_plane(u, e->band.out, e), &s, n);
+        band_conv c1 = dec_conv1(u, d, up, skip, &s, n);
         plane g = block_grad(u, d);
         c1.s[0].grad = g, c1.s[0].in_place = 1;
         c1.s[1].grad = block_grad(u, e);
         TT_TRY(block_backward(u, d, &c1, none, i, below_out, n));
         TT_TRY(tt_unet_join_conv1_grads(u, d, &s));
         TT_TRY(up_backward(u, i, below_out, g, block_grad(u, below), n));
-        TT_TRY(pool_again(u, i, n));
+        TT_TRY(pool_again(u, i, skip, n));
     }
     /* the bottleneck, then the encoder from the bottom: each adds its
      * pool's gradient (the input gradient of the block below it) to the

@@ -223,7 +223,14 @@ static void build_banded_requests(tt_unet *u, tt_arena_plan *r)
     char name[48];
     for (int i = 0; i < c->depth; i++) {
         int ch = tt_unet_channels(c, i), h = u->height >> i, w = u->width >> i;
-        add_banded_block(r, u, &u->enc[i], i ? tt_unet_channels(c, i - 1) : 0);
+        tt_unet_block *e = &u->enc[i];
+        add_banded_block(r, u, e, i ? tt_unet_channels(c, i - 1) : 0);
+        if (i) { /* made again as dec.i's skip (unet_banded.c) */
+            size_t bytes = stored_bytes(u, ch, h, w);
+            add_tensor(r, e, ".skip", "conv1", bytes, &e->band.skip_conv1);
+            add_tensor(r, e, ".skip", "conv2", bytes, &e->band.skip_conv2);
+            add_tensor(r, e, ".skip", "out", bytes, &e->band.skip_out);
+        }
         size_t pooled = stored_bytes(u, ch, h / 2, w / 2), level = stored_bytes(u, ch, h, w);
         snprintf(name, sizeof name, "enc.%d.pool", i);
         tt_arena_plan_add(r, name, pooled, &u->band_pool[i]);
