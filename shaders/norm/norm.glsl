@@ -19,14 +19,18 @@ int norm_x_first(uint offset, int p, int hw)
     return (NORM_X16 != 0 ? int(offset / 2u) : TT_AT(offset, 4)) + p * hw;
 }
 
+/* Element e of a tensor stored as `format` (0 fp32, 1 fp16, 2 bf16) as a
+ * float, from the word that holds it. */
+float norm_stored_value(uint word, int e, int format)
+{
+    if (format == 0) return uintBitsToFloat(word);
+    uint bits = (word >> uint(16 * (e & 1))) & 0xffffu;
+    return uintBitsToFloat(format == 1 ? tt_f16_to_f32(bits) : tt_bf16_to_f32(bits));
+}
+
 /* Element e of x (an index from norm_x_first) as a float, from the word
  * that holds it (NORM_X). */
-float norm_x_value(uint word, int e)
-{
-    if (NORM_X16 == 0) return uintBitsToFloat(word);
-    uint bits = (word >> uint(16 * (e & 1))) & 0xffffu;
-    return uintBitsToFloat(NORM_X16 == 1 ? tt_f16_to_f32(bits) : tt_bf16_to_f32(bits));
-}
+float norm_x_value(uint word, int e) { return norm_stored_value(word, e, NORM_X16); }
 #define NORM_X(e) norm_x_value(TT_B(x)[NORM_X16 != 0 ? (e) >> 1 : (e)], (e))
 
 /* How the backward's gradients dy and dinp are stored (opencl/norm.cl's
@@ -42,12 +46,7 @@ int norm_g_first(uint offset, int p, int hw)
 }
 
 /* Gradient e (an index from norm_g_first) as a float, from its word. */
-float norm_g_value(uint word, int e)
-{
-    if (NORM_G16 == 0) return uintBitsToFloat(word);
-    uint bits = (word >> uint(16 * (e & 1))) & 0xffffu;
-    return uintBitsToFloat(NORM_G16 == 1 ? tt_f16_to_f32(bits) : tt_bf16_to_f32(bits));
-}
+float norm_g_value(uint word, int e) { return norm_stored_value(word, e, NORM_G16); }
 #define NORM_G(buf, e) norm_g_value(TT_B(buf)[NORM_G16 != 0 ? (e) >> 1 : (e)], (e))
 
 /* v rounded to the gradients' 16 bits (NORM_G16 1 or 2). */

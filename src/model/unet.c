@@ -21,6 +21,9 @@
  * other kernels read and write fp32, so the fp32 tensors live for a
  * block's forward or backward only; pools are made again, as with
  * checkpointing.
+ *
+ * 16-bit storage with checkpointing (and a norm) is the banded step
+ * instead (u->banded, unet_banded.c): no full-size fp32 tensor at all.
  */
 #include "model/unet.h"
 #include "model/unet_internal.h"
@@ -43,74 +46,7 @@
 
 #define NONE ((tt_mem){0})
 
-tt_mem tt_unet_param(const tt_unet *u, int index)
-{
-    if (index < 0) return NONE;
-    const tt_param *p = &u->params.params[index];
-    tt_buffer *buf = p->trainable ? u->param_buffer : u->state_buffer;
-    return tt_mem_f32(tt_mem_of(buf), p->offset);
-}
-
-tt_mem tt_unet_grad(const tt_unet *u, int index)
-{
-    if (index < 0 || !u->params.params[index].trainable) return NONE;
-    return tt_mem_f32(tt_mem_of(u->grad_buffer), u->params.params[index].offset);
-}
-
-int tt_unet_param_index(const tt_unet *u, const char *prefix, const char *suffix)
-{
-    char name[64];
-    snprintf(name, sizeof name, "%s.%s", prefix, suffix);
-    const tt_param *p = tt_params_find(&u->params, name);
-    return p ? (int)(p - u->params.params) : -1;
-}
-
-tt_conv2d_desc tt_unet_conv3x3(const tt_unet *u, int batch, int cin, int cout, int h, int w)
-{
-    return (tt_conv2d_desc){.batch = batch, .in_channels = cin, .in_h = h, .in_w = w,
-                            .out_channels = cout, .kernel_h = 3, .kernel_w = 3, .stride_h = 1,
-                            .stride_w = 1, .pad_h = 1, .pad_w = 1, .algo = u->conv_algo};
-}
-
-tt_conv_transpose2d_desc tt_unet_upconv(const tt_unet *u, int batch, int cin, int cout, int h, int w)
-{
-    return (tt_conv_transpose2d_desc){.batch = batch, .in_channels = cin, .in_h = h, .in_w = w,
-                                      .out_channels = cout, .kernel_h = 2, .kernel_w = 2,
-                                      .stride_h = 2, .stride_w = 2, .algo = u->conv_algo};
-}
-
-tt_conv2d_desc tt_unet_head_desc(const tt_unet *u, int batch)
-{
-    return (tt_conv2d_desc){.batch = batch, .in_channels = tt_unet_channels(&u->config, 0),
-                            .in_h = u->height, .in_w = u->width,
-                            .out_channels = u->config.classes, .kernel_h = 1, .kernel_w = 1,
-                            .stride_h = 1, .stride_w = 1, .algo = u->conv_algo};
-}
-
 /* ---- one block ------------------------------------------------------------ */
-
-/* The block's norms are each followed by a ReLU, fused into them: the
- * forward writes relu(norm(conv)), the backward takes d act and finds the
- * ReLU's mask again from conv and the saved statistics. */
-tt_group_norm_desc tt_unet_group_desc(const tt_unet *u, const tt_unet_block *b, int n,
-                                     tt_precision xp)
-{
-    tt_group_norm_desc d =
-        tt_group_norm_desc_make(n, b->channels, b->height, b->width, u->config.groups);
-    d.relu = 1;
-    d.input_precision = xp;
-    return d;
-}
-
-tt_batch_norm_desc tt_unet_batch_desc(const tt_unet *u, const tt_unet_block *b, int n,
-                                     tt_precision xp)
-{
-    tt_batch_norm_desc d = tt_batch_norm_desc_make(n, b->channels, b->height, b->width);
-    d.relu = 1;
-    d.sync = u->model.norm_sync;
-    d.input_precision = xp;
-    return d;
-}
 
 /* The norm's input is read as `xp` says it is stored: fp32, or a kept
  * block's 16-bit conv1 or conv2 (half_conv1, half_conv2) read in place. */
@@ -234,26 +170,9 @@ static tt_mem output_for_backward(const tt_unet *u, const tt_unet_block *b)
     return tt_unet_stores_16(u) ? b->bwd.act2 : b->fwd.act2;
 }
 
-tt_mem tt_unet_workspace(const tt_unet *u)
-{
-    return u->workspace_buffer ? tt_mem_of(u->workspace_buffer) : NONE;
-}
-
 /* ---- a decoder block's conv1, over [up, skip] without the copy -----------
  * (unet_internal.h): forward conv(up, wa) + conv(skip, wb); input
  * gradients go straight to d up and d skip; weight gradients per half. */
-
-tt_status tt_unet_split_conv1(tt_unet *u, const tt_unet_block *b, tt_unet_split *s)
-{
-    int half = b->in_channels / 2;
-    s->half_floats = (size_t)b->channels * half * 9;
-    size_t bytes = s->half_floats * sizeof(float);
-    s->wa = tt_mem_of(u->wsplit_buffer), s->wb = tt_mem_at(s->wa, bytes);
-    s->ga = tt_mem_at(s->wa, 2 * bytes), s->gb = tt_mem_at(s->wa, 3 * bytes);
-    s->desc = (tt_concat_desc){b->channels, half, half, 3, 3};
-    TT_TRY(tt_fill(u->be, s->wa, 0.0f, 2 * s->half_floats));
-    return tt_concat_backward(u->be, s->wa, s->wb, tt_unet_param(u, b->conv1_w), &s->desc);
-}
 
 static tt_status dec_conv1_forward(tt_unet *u, const tt_unet_block *b, tt_mem out, tt_mem up,
                                    tt_mem skip, int n)
@@ -286,12 +205,6 @@ static tt_status dec_conv1_backward(tt_unet *u, const tt_unet_block *b, tt_mem d
     TT_TRY(tt_fill(u->be, g, 0.0f, count)); /* up is read: d up goes over it */
     TT_TRY(tt_conv2d_backward(u->be, g, NONE, NONE, dout, NONE, s.wa, &d, tt_unet_workspace(u)));
     return tt_unet_join_conv1_grads(u, b, &s);
-}
-
-tt_status tt_unet_join_conv1_grads(tt_unet *u, const tt_unet_block *b, const tt_unet_split *s)
-{
-    TT_TRY(tt_concat_forward(u->be, s->wa, s->ga, s->gb, &s->desc)); /* [ga | gb] as (C', 2C, 3, 3) */
-    return tt_axpy(u->be, tt_unet_grad(u, b->conv1_w), s->wa, 1.0f, 2 * s->half_floats);
 }
 
 /* up.i, the up-convolution into dec.i's first input: what it reads (the

@@ -44,6 +44,15 @@
  * again (dec.i.below.again), enc.0's output for dec.0's backward
  * (enc.0.skip.bwd) and for its pool (enc.0.pool.source); pools are made
  * again, as with checkpointing.
+ *
+ * The banded step (16-bit storage with checkpointing, unet_banded.c) has
+ * tensors of its own, each stored in 16 bits (fp32 at an odd width): per
+ * block conv1 and conv2 of the forward and made again (".again"), its
+ * output (kept: the checkpoint), its gradient (in place down the block)
+ * and its input's gradient; enc.i (i > 0) made again as dec.i's skip
+ * (".skip"); up.i for the forward, made again for dec.i's recomputation
+ * and for its weight gradient; pool.i and pool.i made again; the logits.
+ * Its band rooms are a workspace of their own.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -52,44 +52,48 @@ static tt_status cast_rows(tt_backend *be, tt_mem dst, int dst_format, int dst_s
 
 static size_t element_bytes(tt_precision p) { return p == TT_PRECISION_FP32 ? 4 : 2; }
 
-tt_status tt_band_gather(tt_backend *be, tt_mem dst, tt_mem src, tt_precision precision,
-                         const tt_band *b)
+/* The checks of a gather or scatter: the band and the precision, the
+ * band room and the tensor in their buffers, and a 16-bit tensor at an
+ * even byte. */
+static tt_status check_call(const char *op, tt_mem room, tt_mem tensor, tt_precision precision,
+                            const tt_band *b)
 {
-    const char *op = "band gather";
     TT_TRY(tt_band_check(op, b));
     TT_TRY(check_precision(op, precision));
     size_t plane = (size_t)b->height * b->width;
-    TT_TRY(tt_mem_check(op, "band", dst, 4 * tt_band_floats(b)));
-    TT_TRY(tt_mem_check(op, "tensor", src, element_bytes(precision) * plane * b->planes));
-    if (precision != TT_PRECISION_FP32 && src.offset % 2)
+    TT_TRY(tt_mem_check(op, "band", room, 4 * tt_band_floats(b)));
+    TT_TRY(tt_mem_check(op, "tensor", tensor, element_bytes(precision) * plane * b->planes));
+    if (precision != TT_PRECISION_FP32 && tensor.offset % 2)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "%s: a 16-bit tensor starts at odd byte %zu; place it at an even byte",
-                            op, src.offset);
+                            op, tensor.offset);
+    return NULL;
+}
+
+tt_status tt_band_gather(tt_backend *be, tt_mem dst, tt_mem src, tt_precision precision,
+                         const tt_band *b)
+{
+    TT_TRY(check_call("band gather", dst, src, precision, b));
     int top = b->first - b->halo, bottom = b->first + b->rows + b->halo;
     int lead = top < 0 ? -top : 0, trail = bottom > b->height ? bottom - b->height : 0;
     int from = top + lead, count = (bottom - trail) - from;
     size_t at = (size_t)from * b->width * element_bytes(precision);
     return cast_rows(be, dst, 0, (b->rows + 2 * b->halo) * b->width, tt_mem_at(src, at),
-                     format_of(precision), (int)plane, b->planes, lead * b->width,
+                     format_of(precision), b->height * b->width, b->planes, lead * b->width,
                      count * b->width, trail * b->width);
 }
 
 tt_status tt_band_scatter(tt_backend *be, tt_mem dst, tt_precision precision, tt_mem src,
                           const tt_band *b)
 {
-    const char *op = "band scatter";
-    TT_TRY(tt_band_check(op, b));
-    TT_TRY(check_precision(op, precision));
-    size_t plane = (size_t)b->height * b->width;
-    TT_TRY(tt_mem_check(op, "band", src, 4 * tt_band_floats(b)));
-    TT_TRY(tt_mem_check(op, "tensor", dst, element_bytes(precision) * plane * b->planes));
+    TT_TRY(check_call("band scatter", src, dst, precision, b));
     if (precision != TT_PRECISION_FP32 && (dst.offset % 4 || b->width % 2))
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "%s: a 16-bit tensor of width %d at byte %zu; it needs an even "
-                            "width and a start at a multiple of 4 bytes",
-                            op, b->width, dst.offset);
+                            "band scatter: a 16-bit tensor of width %d at byte %zu; it needs an "
+                            "even width and a start at a multiple of 4 bytes",
+                            b->width, dst.offset);
     size_t at = (size_t)b->first * b->width * element_bytes(precision);
-    return cast_rows(be, tt_mem_at(dst, at), format_of(precision), (int)plane,
+    return cast_rows(be, tt_mem_at(dst, at), format_of(precision), b->height * b->width,
                      tt_mem_f32(src, (size_t)b->halo * b->width), 0,
                      (b->rows + 2 * b->halo) * b->width, b->planes, 0, b->rows * b->width, 0);
 }

@@ -1,0 +1,103 @@
+/*
+ * The UNet's layers as its passes share them (unet_internal.h): where a
+ * parameter and its gradient live, the layers' descriptors, the shared
+ * workspace and a decoder conv1's weight in halves.  Used by unet.c (the
+ * step as written out) and unet_banded.c (the banded step).
+ */
+#include <stdio.h>
+
+#include "core/status.h"
+#include "model/unet_internal.h"
+#include "ops/util.h"
+
+#define NONE ((tt_mem){0})
+
+tt_mem tt_unet_param(const tt_unet *u, int index)
+{
+    if (index < 0) return NONE;
+    const tt_param *p = &u->params.params[index];
+    tt_buffer *buf = p->trainable ? u->param_buffer : u->state_buffer;
+    return tt_mem_f32(tt_mem_of(buf), p->offset);
+}
+
+tt_mem tt_unet_grad(const tt_unet *u, int index)
+{
+    if (index < 0 || !u->params.params[index].trainable) return NONE;
+    return tt_mem_f32(tt_mem_of(u->grad_buffer), u->params.params[index].offset);
+}
+
+int tt_unet_param_index(const tt_unet *u, const char *prefix, const char *suffix)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s.%s", prefix, suffix);
+    const tt_param *p = tt_params_find(&u->params, name);
+    return p ? (int)(p - u->params.params) : -1;
+}
+
+tt_conv2d_desc tt_unet_conv3x3(const tt_unet *u, int batch, int cin, int cout, int h, int w)
+{
+    return (tt_conv2d_desc){.batch = batch, .in_channels = cin, .in_h = h, .in_w = w,
+                            .out_channels = cout, .kernel_h = 3, .kernel_w = 3, .stride_h = 1,
+                            .stride_w = 1, .pad_h = 1, .pad_w = 1, .algo = u->conv_algo};
+}
+
+tt_conv_transpose2d_desc tt_unet_upconv(const tt_unet *u, int batch, int cin, int cout, int h, int w)
+{
+    return (tt_conv_transpose2d_desc){.batch = batch, .in_channels = cin, .in_h = h, .in_w = w,
+                                      .out_channels = cout, .kernel_h = 2, .kernel_w = 2,
+                                      .stride_h = 2, .stride_w = 2, .algo = u->conv_algo};
+}
+
+tt_conv2d_desc tt_unet_head_desc(const tt_unet *u, int batch)
+{
+    return (tt_conv2d_desc){.batch = batch, .in_channels = tt_unet_channels(&u->config, 0),
+                            .in_h = u->height, .in_w = u->width,
+                            .out_channels = u->config.classes, .kernel_h = 1, .kernel_w = 1,
+                            .stride_h = 1, .stride_w = 1, .algo = u->conv_algo};
+}
+
+/* The block's norms are each followed by a ReLU, fused into them: the
+ * forward writes relu(norm(conv)), the backward takes d act and finds the
+ * ReLU's mask again from conv and the saved statistics. */
+tt_group_norm_desc tt_unet_group_desc(const tt_unet *u, const tt_unet_block *b, int n,
+                                     tt_precision xp)
+{
+    tt_group_norm_desc d =
+        tt_group_norm_desc_make(n, b->channels, b->height, b->width, u->config.groups);
+    d.relu = 1;
+    d.input_precision = xp;
+    return d;
+}
+
+tt_batch_norm_desc tt_unet_batch_desc(const tt_unet *u, const tt_unet_block *b, int n,
+                                     tt_precision xp)
+{
+    tt_batch_norm_desc d = tt_batch_norm_desc_make(n, b->channels, b->height, b->width);
+    d.relu = 1;
+    d.sync = u->model.norm_sync;
+    d.input_precision = xp;
+    return d;
+}
+
+tt_mem tt_unet_workspace(const tt_unet *u)
+{
+    return u->workspace_buffer ? tt_mem_of(u->workspace_buffer) : NONE;
+}
+
+tt_status tt_unet_split_conv1(tt_unet *u, const tt_unet_block *b, tt_unet_split *s)
+{
+    int half = b->in_channels / 2;
+    s->half_floats = (size_t)b->channels * half * 9;
+    size_t bytes = s->half_floats * sizeof(float);
+    s->wa = tt_mem_of(u->wsplit_buffer), s->wb = tt_mem_at(s->wa, bytes);
+    s->ga = tt_mem_at(s->wa, 2 * bytes), s->gb = tt_mem_at(s->wa, 3 * bytes);
+    s->desc = (tt_concat_desc){b->channels, half, half, 3, 3};
+    TT_TRY(tt_fill(u->be, s->wa, 0.0f, 2 * s->half_floats));
+    return tt_concat_backward(u->be, s->wa, s->wb, tt_unet_param(u, b->conv1_w), &s->desc);
+}
+
+tt_status tt_unet_join_conv1_grads(tt_unet *u, const tt_unet_block *b, const tt_unet_split *s)
+{
+    TT_TRY(tt_concat_forward(u->be, s->wa, s->ga, s->gb, &s->desc)); /* [ga | gb] as (C', 2C, 3, 3) */
+    return tt_axpy(u->be, tt_unet_grad(u, b->conv1_w), s->wa, 1.0f, 2 * s->half_floats);
+}
