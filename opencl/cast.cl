@@ -67,18 +67,39 @@ static void cast_store(__global uchar *x, int format, size_t i, float v)
         ((__global ushort *)x)[i] = format == 1 ? tt_f32_to_f16(v) : tt_f32_to_bf16(v);
 }
 
+/* 8 values at x[i] as floats, and stored, as cast_load / cast_store. */
+static float8 cast_load8(__global const uchar *x, int format, size_t i)
+{
+    if (format == 0) return vload8(0, (__global const float *)x + i);
+    ushort8 h = vload8(0, (__global const ushort *)x + i);
+    return format == 1 ? tt_f16_to_f32_8(h) : tt_bf16_to_f32_8(h);
+}
+static void cast_store8(__global uchar *x, int format, size_t i, float8 v)
+{
+    if (format == 0)
+        vstore8(v, 0, (__global float *)x + i);
+    else
+        vstore8(format == 1 ? tt_f32_to_f16_8(v) : tt_f32_to_bf16_8(v), 0, (__global ushort *)x + i);
+}
+
 /* Row bands (src/ops/band.c): work-item (k, p) sets dst[p dst_stride + i],
  * 8 k <= i < min(8 k + 8, lead + count + trail): 0 in the lead and the
- * trail, src[p src_stride + i - lead] between, each side in its format. */
+ * trail, src[p src_stride + i - lead] between, each side in its format;
+ * 8 at once where all 8 are copied (the formats are the launch's, so
+ * every work-item takes the same branches). */
 __kernel void cast_rows(TT_MEM(uchar, dst), TT_MEM(const uchar, src), const int dst_format,
                         const int src_format, const int dst_stride, const int src_stride,
                         const int lead, const int count, const int trail)
 {
     TT_PTR(uchar, dst);
     TT_PTR(const uchar, src);
-    const int p = get_global_id(1), len = lead + count + trail;
+    const int p = get_global_id(1), len = lead + count + trail, i0 = 8 * get_global_id(0);
     const size_t d0 = (size_t)p * dst_stride, s0 = (size_t)p * src_stride;
-    for (int i = 8 * get_global_id(0); i < min(len, 8 * (int)get_global_id(0) + 8); i++) {
+    if (i0 >= lead && i0 + 8 <= lead + count) {
+        cast_store8(dst, dst_format, d0 + i0, cast_load8(src, src_format, s0 + i0 - lead));
+        return;
+    }
+    for (int i = i0; i < min(len, i0 + 8); i++) {
         float v = i < lead || i >= lead + count ? 0.0f : cast_load(src, src_format, s0 + i - lead);
         cast_store(dst, dst_format, d0 + i, v);
     }

@@ -336,7 +336,13 @@ __kernel void norm_apply_band(TT_MEM(float, y), TT_MEM(const norm_x_t, x), NORM_
     norm_plane q = norm_plane_of(p, channels, stat_n_stride, channels_per_stat, mean, stat,
                                  stat_is_var, eps, weight, bias, has_weight, has_bias);
     const size_t y0 = (size_t)p * len, x0 = (size_t)p * hw + first - lead;
-    for (int i = 8 * get_global_id(0); i < min(len, 8 * (int)get_global_id(0) + 8); i++) {
+    const int i0 = 8 * get_global_id(0);
+    if (i0 >= lead && i0 + 8 <= lead + count) { /* 8 at once, the same formula */
+        float8 v = norm_value8(norm_x8(x, x0 + i0), q.mean, q.r, q.w, q.b);
+        vstore8(relu ? select((float8)0.0f, v, v > 0.0f) : v, 0, y + y0 + i0);
+        return;
+    }
+    for (int i = i0; i < min(len, i0 + 8); i++) {
         float v = 0.0f;
         if (i >= lead && i < lead + count) {
             v = norm_value(norm_x(x, x0 + i), q.mean, q.r, q.w, q.b);

@@ -48,8 +48,10 @@ static void test_gather(void)
                 float *x = th_random_floats(n, -3, 3, &seed);
                 th_pool pool = {.pad = PAD};
                 tt_mem mx = put(&pool, x, n, kinds[k], odd); /* x now holds what is stored */
-                for (size_t c = 0; c < sizeof bands / sizeof *bands; c++) {
-                    tt_band b = {planes, h, w, bands[c].first, bands[c].rows, bands[c].halo};
+                for (size_t c = 0; c < 2 * sizeof bands / sizeof *bands; c++) {
+                    size_t bc = c % (sizeof bands / sizeof *bands);
+                    int zero = c >= sizeof bands / sizeof *bands; /* zero_halo */
+                    tt_band b = {planes, h, w, bands[bc].first, bands[bc].rows, bands[bc].halo, zero};
                     size_t nb = tt_band_floats(&b);
                     tt_mem mb = th_pool_put(&pool, NULL, nb, "band.b");
                     TH_OK(tt_band_gather(th_backend(), mb, mx, kinds[k], &b));
@@ -60,7 +62,8 @@ static void test_gather(void)
                         for (int r = 0; r < len; r++)
                             for (int i = 0; i < w; i++) {
                                 int row = b.first - b.halo + r;
-                                float want = row < 0 || row >= h ? 0.0f : x[((size_t)p * h + row) * w + i];
+                                int outside = row < 0 || row >= h || (zero && (r < b.halo || r >= b.halo + b.rows));
+                                float want = outside ? 0.0f : x[((size_t)p * h + row) * w + i];
                                 float g = got[((size_t)p * len + r) * w + i];
                                 bad += memcmp(&g, &want, sizeof g) != 0;
                             }
@@ -87,7 +90,7 @@ static void test_scatter(void)
     size_t n = (size_t)planes * h * w;
     for (int k = 0; k < 3; k++)
         for (size_t c = 0; c < sizeof bands / sizeof *bands; c++) {
-            tt_band b = {planes, h, w, bands[c].first, bands[c].rows, bands[c].halo};
+            tt_band b = {planes, h, w, bands[c].first, bands[c].rows, bands[c].halo, 0};
             size_t nb = tt_band_floats(&b);
             uint64_t seed = 40 + k * 10 + c;
             float *x = th_random_floats(n, -3, 3, &seed), *v = th_random_floats(nb, -50, 50, &seed);
@@ -157,7 +160,7 @@ static void norm_case(int batch_norm, tt_precision p)
     float *whole = malloc(n * sizeof *whole);
     th_get(whole, full, n);
     for (size_t k = 0; k < sizeof bands / sizeof *bands; k++) {
-        tt_band b = {planes, h, w, bands[k].first, bands[k].rows, bands[k].halo};
+        tt_band b = {planes, h, w, bands[k].first, bands[k].rows, bands[k].halo, 0};
         size_t nb = tt_band_floats(&b);
         tt_mem mb = th_pool_put(&pool, NULL, nb, "band.b");
         if (batch_norm)
@@ -206,7 +209,7 @@ static void test_batch_norm_eval_band(void)
     bd.input_precision = TT_PRECISION_BF16;
     tt_mem full = th_pool_put(&pool, NULL, n, "band.full");
     TH_OK(tt_batch_norm_forward(be, full, (tt_mem){0}, mx, &st, &bd, 0));
-    tt_band b = {planes, h, w, 3, 4, 1};
+    tt_band b = {planes, h, w, 3, 4, 1, 0};
     size_t nb = tt_band_floats(&b);
     tt_mem mb = th_pool_put(&pool, NULL, nb, "band.b");
     TH_OK(tt_batch_norm_apply_saved_band(be, mb, mx, (tt_mem){0}, &st, &bd, &b));
@@ -233,14 +236,14 @@ static void test_refused(void)
     th_pool pool = {.pad = PAD};
     tt_mem m = th_pool_put(&pool, NULL, 4096, "band.m"), t = th_pool_put(&pool, NULL, 4096, "band.t");
     tt_backend *be = th_backend();
-    tt_band outside = {2, 8, 8, 6, 3, 1};
+    tt_band outside = {2, 8, 8, 6, 3, 1, 0};
     refused(tt_band_gather(be, m, t, TT_PRECISION_FP32, &outside), "outside");
-    tt_band odd = {2, 8, 7, 0, 3, 1};
+    tt_band odd = {2, 8, 7, 0, 3, 1, 0};
     refused(tt_band_scatter(be, t, TT_PRECISION_FP16, m, &odd), "even");
-    tt_band ok = {2, 8, 8, 0, 3, 1};
+    tt_band ok = {2, 8, 8, 0, 3, 1, 0};
     refused(tt_band_scatter(be, tt_mem_at(t, 2), TT_PRECISION_BF16, m, &ok), "multiple of 4");
     refused(tt_band_gather(be, m, t, TT_PRECISION_AUTO, &ok), "not a storage");
-    tt_band big = {64, 64, 64, 0, 64, 1};
+    tt_band big = {64, 64, 64, 0, 64, 1, 0};
     refused(tt_band_gather(be, m, t, TT_PRECISION_FP32, &big), "band");
     th_pool_free(&pool);
 }
@@ -248,7 +251,7 @@ static void test_refused(void)
 int main(void)
 {
     CU_TestInfo tests[] = {
-        {"gather from fp32, fp16 and bf16, zeros past the edges", test_gather},
+        {"gather from fp32, fp16 and bf16, zeros past the edges (or in the whole halo)", test_gather},
         {"scatter, rounded, the other rows untouched", test_scatter},
         {"norm band apply equals the whole apply's rows; statistics alone", test_norm_band},
         {"batch norm's eval apply into a band", test_batch_norm_eval_band},

@@ -10,8 +10,8 @@
  * at an odd width), the gradients too, and every fp32 kernel runs on row
  * bands of them (ops/band.h): a band of the input (with a row of halo for
  * a 3x3 convolution, zeros past the edges) is widened into a small fp32
- * room, the kernel runs on it as on a tile of padding 0 in H, and its
- * output rows are rounded back into place.  The norms read their 16-bit
+ * room, the kernel runs on it as on a tile of its own, and the output rows
+ * that read only the band are rounded back into place.  The norms read their 16-bit
  * input and gradients where they are stored and apply their statistics
  * into a band as the next convolution reads it (norm + ReLU fused into
  * its input).  Three band rooms (band_floats each) serve every pass.
@@ -93,6 +93,8 @@ static int level_channels(const tt_unet *u, int level)
     return in > ch ? in : ch;
 }
 
+#define BAND_LEAST 12
+
 /* $TT_UNET_BAND_ROWS (a test knob): rows of every band, even and at least
  * 2; 0 when unset or not so. */
 static int knob_rows(void)
@@ -104,15 +106,15 @@ static int knob_rows(void)
 
 size_t tt_unet_band_room_floats(const tt_unet *u)
 {
-    /* a 48th of a level-0 tensor (a few MiB at full resolution), at least
-     * six rows of every level and 64 Ki floats */
+    /* a 32nd of a level-0 tensor (a few MiB at full resolution), and at
+     * least BAND_LEAST rows of every level with their halo: fewer rows
+     * cost more in launches than they save */
     size_t level0 = (size_t)u->capacity * tt_unet_channels(&u->config, 0) * u->height * u->width;
-    size_t floats = level0 / 48;
-    if (floats < 65536) floats = 65536;
+    size_t floats = level0 / 32;
     for (int i = 0; i <= u->config.depth; i++) {
         size_t row = (size_t)u->capacity * level_channels(u, i) * (u->width >> i);
-        size_t least = (size_t)(knob_rows() ? knob_rows() + 2 : 6) * row;
-        if (floats < least) floats = least;
+        size_t least = (size_t)(knob_rows() ? knob_rows() : BAND_LEAST) + 2;
+        if (floats < least * row) floats = least * row;
     }
     return floats;
 }
@@ -133,7 +135,7 @@ static int band_rows(const tt_unet *u, int level)
 
 static tt_band band_of(plane x, int n, int first, int rows, int halo)
 {
-    return (tt_band){n * x.channels, x.height, x.width, first, rows, halo};
+    return (tt_band){n * x.channels, x.height, x.width, first, rows, halo, 0};
 }
 
 static tt_status gather(tt_unet *u, tt_mem dst, plane x, int n, int first, int rows, int halo)
@@ -252,7 +254,10 @@ static tt_conv2d_desc band_desc(const tt_unet *u, const band_conv *c, int cin, i
                             .algo = u->conv_algo};
 }
 
-/* out = conv(sources) + bias, band by band. */
+/* out = conv(sources) + bias, band by band: a band with its halo, padded
+ * as the whole tensor is (the shape the fast 3x3 kernels run), of which
+ * the output's own rows read nothing but the band (its halo rows, which
+ * read the padding, are not written back). */
 static tt_status conv_forward(tt_unet *u, const band_conv *c, plane out)
 {
     int halo = c->k / 2, step = band_rows(u, c->level);
@@ -262,30 +267,33 @@ static tt_status conv_forward(tt_unet *u, const band_conv *c, plane out)
         for (int j = 0; j < c->count; j++) {
             const source *s = &c->s[j];
             TT_TRY(gather_source(u, in, s, c->n, first, rows, halo));
-            tt_conv2d_desc d = band_desc(u, c, s->x.channels, rows + 2 * halo, 0);
+            tt_conv2d_desc d = band_desc(u, c, s->x.channels, rows + 2 * halo, halo);
             if (j == 0)
                 TT_TRY(tt_conv2d_forward(u->be, res, in, s->weight, c->bias, &d, tt_unet_workspace(u)));
             else
                 TT_TRY(tt_conv2d_forward_add(u->be, res, in, s->weight, &d, tt_unet_workspace(u)));
         }
-        TT_TRY(scatter(u, out, res, c->n, first, rows, 0));
+        TT_TRY(scatter(u, out, res, c->n, first, rows, halo));
     }
     return NULL;
 }
 
 /* Each source's weight gradient (and the bias's) += from g, the gradient
- * at the output. */
+ * at the output: a band's rows of g with zero halo rows, so the padded
+ * shape of conv_forward adds what the band's own output rows give. */
 static tt_status conv_weight_grad(tt_unet *u, const band_conv *c, plane g)
 {
     int halo = c->k / 2, step = band_rows(u, c->level);
     tt_mem in = room(u, 0), dout = room(u, 1);
     for (int first = 0; first < c->height; first += step) {
         int rows = min_int(step, c->height - first);
-        TT_TRY(gather(u, dout, g, c->n, first, rows, 0));
+        tt_band zeroed = band_of(g, c->n, first, rows, halo);
+        zeroed.zero_halo = 1;
+        TT_TRY(tt_band_gather(u->be, dout, g.mem, g.p, &zeroed));
         for (int j = 0; j < c->count; j++) {
             const source *s = &c->s[j];
             TT_TRY(gather_source(u, in, s, c->n, first, rows, halo));
-            tt_conv2d_desc d = band_desc(u, c, s->x.channels, rows + 2 * halo, 0);
+            tt_conv2d_desc d = band_desc(u, c, s->x.channels, rows + 2 * halo, halo);
             TT_TRY(tt_conv2d_backward(u->be, NONE, s->dweight, j == 0 ? c->dbias : NONE, dout, in,
                                       NONE, &d, tt_unet_workspace(u)));
         }
@@ -467,9 +475,7 @@ static tt_status pool_backward(tt_unet *u, tt_unet_block *e, const norm_ref *n2,
     for (int first = 0; first < e->height; first += step) {
         int rows = min_int(step, e->height - first);
         TT_TRY(output_band(u, n2, block_plane(u, e->band.out, e), n, first, rows));
-        TT_TRY(tt_band_gather(u->be, room(u, 0), dpool.mem, dpool.p,
-                              &(tt_band){n * dpool.channels, dpool.height, dpool.width, first / 2,
-                                         rows / 2, 0}));
+        TT_TRY(gather(u, room(u, 0), dpool, n, first / 2, rows / 2, 0));
         TT_TRY(gather(u, room(u, 2), g, n, first, rows, 0));
         tt_pool2d_desc pd = tt_pool2d_square(n, e->channels, rows, e->width, 2, 2);
         TT_TRY(tt_max_pool2d_backward_from_input(u->be, room(u, 2), room(u, 0), room(u, 1), &pd));
@@ -656,7 +662,7 @@ tt_status tt_unet_banded_backward(tt_unet *u)
 
 static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
 
-/* The workspace of a band convolution of every band height at a level. */
+/* The workspace of the band convolutions of both band heights at a level. */
 static size_t conv_workspace(const tt_unet *u, int level, int cin, int cout, int k, int height,
                              int width)
 {
@@ -664,11 +670,10 @@ static size_t conv_workspace(const tt_unet *u, int level, int cin, int cout, int
     int step = band_rows(u, level), halo = k / 2;
     int heights[2] = {step, height % step ? height % step : step};
     size_t ws = 0;
-    for (int j = 0; j < 2; j++)
-        for (int pad = 0; pad <= halo; pad += halo ? halo : 1) {
-            tt_conv2d_desc d = band_desc(u, &c, cin, heights[j] + 2 * halo, pad);
-            ws = max_size(ws, tt_conv2d_workspace_bytes_on(u->be, &d));
-        }
+    for (int j = 0; j < 2; j++) { /* every pass runs this shape (padded as the tensor) */
+        tt_conv2d_desc d = band_desc(u, &c, cin, heights[j] + 2 * halo, halo);
+        ws = max_size(ws, tt_conv2d_workspace_bytes_on(u->be, &d));
+    }
     return ws;
 }
 

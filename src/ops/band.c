@@ -76,6 +76,7 @@ tt_status tt_band_gather(tt_backend *be, tt_mem dst, tt_mem src, tt_precision pr
     TT_TRY(check_call("band gather", dst, src, precision, b));
     int top = b->first - b->halo, bottom = b->first + b->rows + b->halo;
     int lead = top < 0 ? -top : 0, trail = bottom > b->height ? bottom - b->height : 0;
+    if (b->zero_halo) lead = trail = b->halo;
     int from = top + lead, count = (bottom - trail) - from;
     size_t at = (size_t)from * b->width * element_bytes(precision);
     return cast_rows(be, dst, 0, (b->rows + 2 * b->halo) * b->width, tt_mem_at(src, at),

@@ -22,6 +22,7 @@ typedef struct tt_band {
     int height, width;   /* H, W of the tensor */
     int first, rows;     /* the band's own rows: [first, first + rows) within [0, H) */
     int halo;            /* rows added on each side (zeros outside [0, H)) */
+    int zero_halo;       /* 1: the halo rows are zeros wherever they lie (gather) */
 } tt_band;
 
 /* Elements of the band's buffer: planes * (rows + 2 halo) * W. */
