@@ -187,13 +187,14 @@ else fail "--log-format jsonl output is not JSON Lines:"; head -5 "$work/jsonl";
 # refused with the choices
 half=(--data "$work/data" --tile 32x32 --micro-batch 2 --backend opencl --quiet --no-augment
       --seed 4 --norm batch --plan off)
-# resumed_same P NAME: 2 steps in $work/NAME2, and 1 step then a resume to 2
-# in $work/NAME1, in precision P: the same weights bit for bit
+# resumed_same P NAME [FLAGS]: 2 steps in $work/NAME2, and 1 step then a
+# resume to 2 in $work/NAME1, in precision P: the same weights bit for bit
 resumed_same() {
   local p=$1 two=$work/${2}2 one=$work/${2}1
-  "$tt" train "${half[@]}" --precision "$p" --steps 2 --out "$two" 2>"$work/err" &&
-    "$tt" train "${half[@]}" --precision "$p" --steps 1 --out "$one" 2>>"$work/err" &&
-    "$tt" train "${half[@]}" --precision "$p" --steps 2 --out "$one" \
+  shift 2
+  "$tt" train "${half[@]}" "$@" --precision "$p" --steps 2 --out "$two" 2>"$work/err" &&
+    "$tt" train "${half[@]}" "$@" --precision "$p" --steps 1 --out "$one" 2>>"$work/err" &&
+    "$tt" train "${half[@]}" "$@" --precision "$p" --steps 2 --out "$one" \
       --resume "$one/last.safetensors" 2>>"$work/err" &&
     /usr/bin/python3 "$(dirname "$0")/same_checkpoint.py" --tol 0 "$two/last.safetensors" \
       "$one/last.safetensors" >"$work/same" 2>&1
@@ -206,6 +207,13 @@ if "$tt" mem --tile 64x64 --micro-batch 2 --classes 2 --precision fp16 --measure
    same_peak "$work/mem"
 then pass "mem --precision fp16 --measure: the estimate is the measurement ($(grep '^peak total' "$work/mem" | tr -s ' '))"
 else fail "mem --precision fp16 --measure"; cat "$work/mem" "$work/err"; fi
+# with --checkpointing a 16-bit step is banded (src/model/unet_banded.c):
+# resumed bit for bit, and its estimate is its measurement
+if resumed_same fp16 hc --checkpointing &&
+   "$tt" mem --tile 64x64 --micro-batch 2 --classes 2 --precision bf16 --checkpointing --measure \
+     >"$work/mem" 2>"$work/err" && same_peak "$work/mem"
+then pass "--checkpointing in 16 bits (banded): 1 + resume 1 = 2 steps bit for bit; mem's estimate is its measurement ($(grep '^peak total' "$work/mem" | tr -s ' '))"
+else fail "--checkpointing in 16 bits: resume or mem"; cat "$work/err" "$work/same" "$work/mem"; fi
 # --precision auto: each mode timed and checked, the choice said, logged and
 # kept: a second run takes it from the precision-db
 if "$tt" train "${half[@]}" --precision auto --steps 1 --out "$work/ha" 2>"$work/err" &&
