@@ -194,7 +194,7 @@ typedef struct tt_program_stats {
 typedef struct tt_profile {
     int by_kernel;
     int count;
-    char kind[TT_PROFILE_MAX_KINDS][40];
+    char kind[TT_PROFILE_MAX_KINDS][64];
     double seconds[TT_PROFILE_MAX_KINDS];
     uint64_t launches[TT_PROFILE_MAX_KINDS];
 } tt_profile;

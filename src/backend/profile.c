@@ -55,7 +55,7 @@ void tt_profile_print(const tt_profile *p, FILE *out, const char *indent)
 {
     double busy = tt_profile_seconds(p);
     for (int k = 0; k < p->count; k++)
-        fprintf(out, "%s%-40s %8.3f s  %5.1f%%  %6llu launches\n", indent, p->kind[k],
+        fprintf(out, "%s%-46s %8.3f s  %5.1f%%  %6llu launches\n", indent, p->kind[k],
                 p->seconds[k], busy > 0 ? 100 * p->seconds[k] / busy : 0,
                 (unsigned long long)p->launches[k]);
 }

@@ -7,6 +7,7 @@
 
 #include "backend/backend.h"
 #include "backend/opencl/cl_errors.h"
+#include "backend/profile.h"
 
 typedef struct tt_cl_kernel_entry {
     char name[64];
@@ -31,7 +32,7 @@ typedef struct tt_cl_backend {
     char cache_dir[1024];  /* "" disables the disk cache */
     /* profiling: events of launches not yet collected, with their kind */
     cl_event *events;
-    char (*event_kinds)[40];
+    char (*event_kinds)[TT_PROFILE_KIND_BYTES];
     int event_count, event_capacity;
     struct tt_cl_fft_cache *fft;  /* clFFT plans (cl_fft.c); NULL until the first FFT */
 } tt_cl_backend;

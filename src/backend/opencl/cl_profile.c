@@ -13,7 +13,7 @@ cl_event *tt_cl_profile_slot(tt_backend *backend, const char *program, const cha
         int cap = cl->event_capacity ? 2 * cl->event_capacity : 256;
         cl_event *events = realloc(cl->events, sizeof *events * (size_t)cap);
         if (events) cl->events = events;
-        char(*kinds)[40] = realloc(cl->event_kinds, sizeof *kinds * (size_t)cap);
+        char(*kinds)[TT_PROFILE_KIND_BYTES] = realloc(cl->event_kinds, sizeof *kinds * (size_t)cap);
         if (kinds) cl->event_kinds = kinds;
         if (!events || !kinds) return NULL; /* profiling is best effort */
         cl->event_capacity = cap;

@@ -18,6 +18,7 @@
 #include "backend/vulkan/vk_api.h"
 
 #include "backend/backend.h"
+#include "backend/profile.h"
 #include "core/status.h"
 
 /* Dispatches recorded before the command buffer is submitted (and the
@@ -59,7 +60,7 @@ typedef struct tt_vk_profiler {
     VkQueryPool pool;         /* VK_NULL_HANDLE without profiling */
     uint32_t capacity;        /* queries in the pool: two per dispatch of a batch */
     uint32_t used;            /* queries the recorded commands write */
-    char (*kinds)[40];        /* the kind of each timed dispatch (capacity / 2) */
+    char (*kinds)[TT_PROFILE_KIND_BYTES]; /* the kind of each timed dispatch (capacity / 2) */
     uint64_t *ticks;          /* read-back space (capacity) */
     double ns_per_tick;       /* the device's timestampPeriod */
     uint64_t valid_mask;      /* the queue family's timestampValidBits, as a mask */
