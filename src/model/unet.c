@@ -180,7 +180,8 @@ static tt_status dec_conv1_forward(tt_unet *u, const tt_unet_block *b, tt_mem ou
     tt_unet_split s;
     TT_TRY(tt_unet_split_conv1(u, b, &s));
     tt_conv2d_desc d = tt_unet_conv3x3(u, n, b->in_channels / 2, b->channels, b->height, b->width);
-    TT_TRY(tt_conv2d_forward(u->be, out, up, s.wa, tt_unet_param(u, b->conv1_b), &d, tt_unet_workspace(u)));
+    TT_TRY(tt_conv2d_forward(u->be, out, up, s.wa, tt_unet_param(u, b->conv1_b), &d,
+                             tt_unet_workspace(u)));
     return tt_conv2d_forward_add(u->be, out, skip, s.wb, &d, tt_unet_workspace(u));
 }
 
@@ -201,7 +202,8 @@ static tt_status dec_conv1_backward(tt_unet *u, const tt_unet_block *b, tt_mem d
     TT_TRY(tt_conv2d_backward(u->be, NONE, s.ga, tt_unet_grad(u, b->conv1_b), dout, g, NONE, &d,
                               tt_unet_workspace(u)));
     TT_TRY(tt_fill(u->be, dskip, 0.0f, count));
-    TT_TRY(tt_conv2d_backward(u->be, dskip, NONE, NONE, dout, NONE, s.wb, &d, tt_unet_workspace(u)));
+    TT_TRY(tt_conv2d_backward(u->be, dskip, NONE, NONE, dout, NONE, s.wb, &d,
+                              tt_unet_workspace(u)));
     TT_TRY(tt_fill(u->be, g, 0.0f, count)); /* up is read: d up goes over it */
     TT_TRY(tt_conv2d_backward(u->be, g, NONE, NONE, dout, NONE, s.wa, &d, tt_unet_workspace(u)));
     return tt_unet_join_conv1_grads(u, b, &s);
@@ -232,7 +234,8 @@ static up_conv up_conv_of(const tt_unet *u, int i, int n, int backward)
     snprintf(prefix, sizeof prefix, "up.%d", i);
     const tt_unet_block *below = i + 1 < c->depth ? &u->dec[i + 1] : &u->bottleneck;
     return (up_conv){backward ? output_for_backward(u, below) : below->fwd.act2,
-                     tt_unet_param_index(u, prefix, "weight"), tt_unet_param_index(u, prefix, "bias"),
+                     tt_unet_param_index(u, prefix, "weight"),
+                     tt_unet_param_index(u, prefix, "bias"),
                      tt_unet_upconv(u, n, 2 * ch, ch, (u->height >> i) / 2, (u->width >> i) / 2)};
 }
 
@@ -379,7 +382,8 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
         TT_TRY(tt_fill(u->be, h, 0.0f, count));                            /* act2 is read */
         TT_TRY(bring_conv1(u, b, n));
         TT_TRY(tt_conv2d_backward(u->be, h, tt_unet_grad(u, b->conv2_w),
-                                  tt_unet_grad(u, b->conv2_b), g, x->act1, w2, &d2, tt_unet_workspace(u)));
+                                  tt_unet_grad(u, b->conv2_b), g, x->act1, w2, &d2,
+                                  tt_unet_workspace(u)));
         TT_TRY(tt_relu_backward_inplace(u->be, h, x->act1, count));        /* d conv1 out */
     } else { /* conv1 and conv2 as the norms read them (norm_input) */
         tt_precision xp;
@@ -389,7 +393,8 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
         TT_TRY(norm_from_saved(u, b, h, conv1, xp, x->saved1, b->norm1_w, b->norm1_b, &b->bn1,
                                n));                                        /* act1 into h */
         TT_TRY(tt_conv2d_backward(u->be, NONE, tt_unet_grad(u, b->conv2_w),
-                                  tt_unet_grad(u, b->conv2_b), g, h, NONE, &d2, tt_unet_workspace(u)));
+                                  tt_unet_grad(u, b->conv2_b), g, h, NONE, &d2,
+                                  tt_unet_workspace(u)));
         TT_TRY(tt_fill(u->be, h, 0.0f, count));                            /* d act1 over it */
         TT_TRY(tt_conv2d_backward(u->be, h, NONE, NONE, g, NONE, w2, &d2, tt_unet_workspace(u)));
         TT_TRY(norm_backward(u, b, h, h, conv1, xp, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
@@ -470,8 +475,10 @@ static size_t block_workspace(const tt_unet *u, const tt_unet_block *b)
     int cin = decoder ? b->in_channels / 2 : b->in_channels;
     tt_conv2d_desc d1 = tt_unet_conv3x3(u, u->capacity, cin, b->channels, b->height, b->width);
     d1.no_input_grad = b == &u->enc[0]; /* the image's gradient is never asked for */
-    tt_conv2d_desc d2 = tt_unet_conv3x3(u, u->capacity, b->channels, b->channels, b->height, b->width);
-    return max_size(tt_conv2d_workspace_bytes_on(u->be, &d1), tt_conv2d_workspace_bytes_on(u->be, &d2));
+    tt_conv2d_desc d2 =
+        tt_unet_conv3x3(u, u->capacity, b->channels, b->channels, b->height, b->width);
+    return max_size(tt_conv2d_workspace_bytes_on(u->be, &d1),
+                    tt_conv2d_workspace_bytes_on(u->be, &d2));
 }
 
 size_t tt_unet_workspace_bytes(const tt_unet *u)
@@ -523,7 +530,8 @@ tt_status tt_unet_forward(tt_unet *u, int n, int training)
     tt_conv2d_desc hd = tt_unet_head_desc(u, n);
     return tt_conv2d_forward(u->be, u->logits, u->dec[0].fwd.act2,
                              tt_unet_param(u, tt_unet_param_index(u, "head", "weight")),
-                             tt_unet_param(u, tt_unet_param_index(u, "head", "bias")), &hd, tt_unet_workspace(u));
+                             tt_unet_param(u, tt_unet_param_index(u, "head", "bias")), &hd,
+                             tt_unet_workspace(u));
 }
 
 tt_status tt_unet_backward(tt_unet *u)
@@ -568,7 +576,8 @@ tt_status tt_unet_backward(tt_unet *u)
         TT_TRY(tt_fill(u->be, u->dnext[i], 0.0f, below_count));
         TT_TRY(tt_conv_transpose2d_backward(u->be, u->dnext[i], tt_unet_grad(u, up.weight),
                                             tt_unet_grad(u, up.bias), g, up.below,
-                                            tt_unet_param(u, up.weight), &up.desc, tt_unet_workspace(u)));
+                                            tt_unet_param(u, up.weight), &up.desc,
+                                            tt_unet_workspace(u)));
         g = u->dnext[i];
     }
     /* bottleneck, then the encoder from the bottom: block -> pool -> dskip */
@@ -587,7 +596,8 @@ tt_status tt_unet_backward(tt_unet *u)
         if (i == 0) {
             TT_TRY(block_backward(u, b, NONE, u->dskip[i], n)); /* no image gradient */
         } else {
-            TT_TRY(tt_fill(u->be, u->dinput, 0.0f, (size_t)n * b->in_channels * b->height * b->width));
+            size_t count = (size_t)n * b->in_channels * b->height * b->width;
+            TT_TRY(tt_fill(u->be, u->dinput, 0.0f, count));
             TT_TRY(block_backward(u, b, u->dinput, u->dskip[i], n));
         }
     }

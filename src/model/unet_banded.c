@@ -10,11 +10,12 @@
  * at an odd width), the gradients too, and every fp32 kernel runs on row
  * bands of them (ops/band.h): a band of the input (with a row of halo for
  * a 3x3 convolution, zeros past the edges) is widened into a small fp32
- * room, the kernel runs on it as on a tile of its own, and the output rows
- * that read only the band are rounded back into place.  The norms read their 16-bit
- * input and gradients where they are stored and apply their statistics
- * into a band as the next convolution reads it (norm + ReLU fused into
- * its input).  Three band rooms (band_floats each) serve every pass.
+ * room, the kernel runs on it as on a tile of its own, and the output
+ * rows that read only the band are rounded back into place.  The norms
+ * read their 16-bit input and gradients where they are stored and apply
+ * their statistics into a band as the next convolution reads it (norm +
+ * ReLU fused into its input).  Three band rooms (band_floats each) serve
+ * every pass.
  *
  * Forward, per block: conv1 and conv2 stored, each norm's statistics taken
  * over the whole stored tensor, the output (norm2 applied, rounded) kept
@@ -63,15 +64,10 @@ static plane block_plane(const tt_unet *u, tt_mem mem, const tt_unet_block *b)
     return plane_of(u, mem, b->channels, b->height, b->width);
 }
 
-/* A gradient: stored as the values of its width are. */
-static plane grad_plane(const tt_unet *u, tt_mem mem, int channels, int height, int width)
-{
-    return plane_of(u, mem, channels, height, width);
-}
-
+/* The gradient at the block's output (stored as values of its width are). */
 static plane block_grad(const tt_unet *u, const tt_unet_block *b)
 {
-    return grad_plane(u, b->band.grad, b->channels, b->height, b->width);
+    return block_plane(u, b->band.grad, b);
 }
 
 static tt_mem room(const tt_unet *u, int k)
@@ -88,7 +84,8 @@ static int min_int(int a, int b) { return a < b ? a : b; }
 static int level_channels(const tt_unet *u, int level)
 {
     const tt_unet_config *c = &u->config;
-    int ch = tt_unet_channels(c, level), in = level ? tt_unet_channels(c, level - 1) : c->in_channels;
+    int ch = tt_unet_channels(c, level);
+    int in = level ? tt_unet_channels(c, level - 1) : c->in_channels;
     if (level == 0 && c->classes > ch) ch = c->classes;
     return in > ch ? in : ch;
 }
@@ -160,8 +157,14 @@ typedef struct norm_ref {
     plane x;
 } norm_ref;
 
-static tt_mem norm_saved(const norm_ref *r) { return r->k == 1 ? r->b->fwd.saved1 : r->b->fwd.saved2; }
-static tt_batch_norm_state *norm_state(const norm_ref *r) { return r->k == 1 ? &r->b->bn1 : &r->b->bn2; }
+static tt_mem norm_saved(const norm_ref *r)
+{
+    return r->k == 1 ? r->b->fwd.saved1 : r->b->fwd.saved2;
+}
+static tt_batch_norm_state *norm_state(const norm_ref *r)
+{
+    return r->k == 1 ? &r->b->bn1 : &r->b->bn2;
+}
 static int norm_w(const norm_ref *r) { return r->k == 1 ? r->b->norm1_w : r->b->norm2_w; }
 static int norm_b(const norm_ref *r) { return r->k == 1 ? r->b->norm1_b : r->b->norm2_b; }
 
@@ -269,7 +272,8 @@ static tt_status conv_forward(tt_unet *u, const band_conv *c, plane out)
             TT_TRY(gather_source(u, in, s, c->n, first, rows, halo));
             tt_conv2d_desc d = band_desc(u, c, s->x.channels, rows + 2 * halo, halo);
             if (j == 0)
-                TT_TRY(tt_conv2d_forward(u->be, res, in, s->weight, c->bias, &d, tt_unet_workspace(u)));
+                TT_TRY(tt_conv2d_forward(u->be, res, in, s->weight, c->bias, &d,
+                                         tt_unet_workspace(u)));
             else
                 TT_TRY(tt_conv2d_forward_add(u->be, res, in, s->weight, &d, tt_unet_workspace(u)));
         }
@@ -450,9 +454,11 @@ static tt_status block_convs(tt_unet *u, tt_unet_block *b, const band_conv *c1, 
 
 /* The block's forward: conv1 and conv2 stored, its output kept, and for an
  * encoder block (pool) its pool from the same bands. */
-static tt_status block_forward(tt_unet *u, tt_unet_block *b, const band_conv *c1, plane *pool, int n)
+static tt_status block_forward(tt_unet *u, tt_unet_block *b, const band_conv *c1, plane *pool,
+                               int n)
 {
-    norm_ref n1 = {b, 1, block_plane(u, b->band.conv1, b)}, n2 = {b, 2, block_plane(u, b->band.conv2, b)};
+    norm_ref n1 = {b, 1, block_plane(u, b->band.conv1, b)};
+    norm_ref n2 = {b, 2, block_plane(u, b->band.conv2, b)};
     TT_TRY(block_convs(u, b, c1, &n1, &n2, 1, n));
     plane out = block_plane(u, b->band.out, b);
     int step = band_rows(u, b->level);
@@ -646,12 +652,12 @@ tt_status tt_unet_banded_backward(tt_unet *u)
     for (int i = c->depth; i >= 0; i--) {
         tt_unet_block *e = enc_block(u, i);
         band_conv c1 = enc_conv1(u, e, enc_input(u, i, 1), n);
-        if (i > 0) c1.s[0].grad = grad_plane(u, e->band.dinput, c1.s[0].x.channels,
-                                             c1.s[0].x.height, c1.s[0].x.width);
+        if (i > 0) c1.s[0].grad = plane_of(u, e->band.dinput, c1.s[0].x.channels,
+                                           c1.s[0].x.height, c1.s[0].x.width);
         plane dpool = none;
         if (i < c->depth) {
             tt_unet_block *b = enc_block(u, i + 1);
-            dpool = grad_plane(u, b->band.dinput, e->channels, e->height / 2, e->width / 2);
+            dpool = plane_of(u, b->band.dinput, e->channels, e->height / 2, e->width / 2);
         }
         TT_TRY(block_backward(u, e, &c1, dpool, -1, none, n));
     }
@@ -683,7 +689,8 @@ size_t tt_unet_banded_workspace_bytes(const tt_unet *u)
     size_t ws = conv_workspace(u, 0, tt_unet_channels(c, 0), c->classes, 1, u->height, u->width);
     for (int i = 0; i <= c->depth; i++) {
         const tt_unet_block *e = i < c->depth ? &u->enc[i] : &u->bottleneck;
-        ws = max_size(ws, conv_workspace(u, i, e->in_channels, e->channels, 3, e->height, e->width));
+        ws = max_size(ws,
+                      conv_workspace(u, i, e->in_channels, e->channels, 3, e->height, e->width));
         ws = max_size(ws, conv_workspace(u, i, e->channels, e->channels, 3, e->height, e->width));
         if (i == c->depth) break;
         const tt_unet_block *d = &u->dec[i];

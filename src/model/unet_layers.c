@@ -41,7 +41,8 @@ tt_conv2d_desc tt_unet_conv3x3(const tt_unet *u, int batch, int cin, int cout, i
                             .stride_w = 1, .pad_h = 1, .pad_w = 1, .algo = u->conv_algo};
 }
 
-tt_conv_transpose2d_desc tt_unet_upconv(const tt_unet *u, int batch, int cin, int cout, int h, int w)
+tt_conv_transpose2d_desc tt_unet_upconv(const tt_unet *u, int batch, int cin, int cout, int h,
+                                        int w)
 {
     return (tt_conv_transpose2d_desc){.batch = batch, .in_channels = cin, .in_h = h, .in_w = w,
                                       .out_channels = cout, .kernel_h = 2, .kernel_w = 2,
@@ -98,6 +99,7 @@ tt_status tt_unet_split_conv1(tt_unet *u, const tt_unet_block *b, tt_unet_split 
 
 tt_status tt_unet_join_conv1_grads(tt_unet *u, const tt_unet_block *b, const tt_unet_split *s)
 {
-    TT_TRY(tt_concat_forward(u->be, s->wa, s->ga, s->gb, &s->desc)); /* [ga | gb] as (C', 2C, 3, 3) */
+    /* [ga | gb] as (C', 2C, 3, 3) */
+    TT_TRY(tt_concat_forward(u->be, s->wa, s->ga, s->gb, &s->desc));
     return tt_axpy(u->be, tt_unet_grad(u, b->conv1_w), s->wa, 1.0f, 2 * s->half_floats);
 }
