@@ -5,6 +5,15 @@
 
 #include "core/status.h"
 
+tt_band_span tt_band_span_of(const tt_band *b)
+{
+    int top = b->first - b->halo, bottom = b->first + b->rows + b->halo;
+    int lead = top < 0 ? -top : 0, trail = bottom > b->height ? bottom - b->height : 0;
+    if (b->zero_halo) lead = trail = b->halo;
+    int from = top + lead, count = (bottom - trail) - from;
+    return (tt_band_span){lead * b->width, from * b->width, count * b->width, trail * b->width};
+}
+
 size_t tt_band_floats(const tt_band *b)
 {
     return (size_t)b->planes * (size_t)(b->rows + 2 * b->halo) * (size_t)b->width;
@@ -74,14 +83,11 @@ tt_status tt_band_gather(tt_backend *be, tt_mem dst, tt_mem src, tt_precision pr
                          const tt_band *b)
 {
     TT_TRY(check_call("band gather", dst, src, precision, b));
-    int top = b->first - b->halo, bottom = b->first + b->rows + b->halo;
-    int lead = top < 0 ? -top : 0, trail = bottom > b->height ? bottom - b->height : 0;
-    if (b->zero_halo) lead = trail = b->halo;
-    int from = top + lead, count = (bottom - trail) - from;
-    size_t at = (size_t)from * b->width * element_bytes(precision);
+    tt_band_span span = tt_band_span_of(b);
+    size_t at = (size_t)span.from * element_bytes(precision);
     return cast_rows(be, dst, 0, (b->rows + 2 * b->halo) * b->width, tt_mem_at(src, at),
-                     format_of(precision), b->height * b->width, b->planes, lead * b->width,
-                     count * b->width, trail * b->width);
+                     format_of(precision), b->height * b->width, b->planes, span.lead,
+                     span.count, span.trail);
 }
 
 tt_status tt_band_scatter(tt_backend *be, tt_mem dst, tt_precision precision, tt_mem src,

@@ -22,11 +22,20 @@ typedef struct tt_band {
     int height, width;   /* H, W of the tensor */
     int first, rows;     /* the band's own rows: [first, first + rows) within [0, H) */
     int halo;            /* rows added on each side (zeros outside [0, H)) */
-    int zero_halo;       /* 1: the halo rows are zeros wherever they lie (gather) */
+    int zero_halo;       /* 1: the halo rows are zeros wherever they lie */
 } tt_band;
 
 /* Elements of the band's buffer: planes * (rows + 2 halo) * W. */
 size_t tt_band_floats(const tt_band *band);
+
+/* What a band's room holds of each plane, in elements: `lead` zeros, then
+ * `count` elements of the tensor from element `from` of the plane, then
+ * `trail` zeros (the rows past the tensor's edges, or the halo with
+ * zero_halo).  Every kernel that fills a band reads it so. */
+typedef struct tt_band_span {
+    int lead, from, count, trail;
+} tt_band_span;
+tt_band_span tt_band_span_of(const tt_band *band);
 
 /* NULL when the band lies in its tensor; an error naming `op` otherwise. */
 tt_status tt_band_check(const char *op, const tt_band *band);

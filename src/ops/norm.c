@@ -230,16 +230,15 @@ tt_status tt_norm_launch_apply_band(tt_backend *be, const tt_norm_layout *l, tt_
                             op, band->planes, band->height, band->width, l->batch * l->channels,
                             l->hw);
     TT_TRY(tt_mem_check(op, "band", y, 4 * tt_band_floats(band)));
-    int top = band->first - band->halo, bottom = band->first + band->rows + band->halo;
-    int lead = top < 0 ? -top : 0, trail = bottom > band->height ? bottom - band->height : 0;
-    int len = (band->rows + 2 * band->halo) * band->width;
+    tt_band_span span = tt_band_span_of(band);
     tt_arg a[TT_MAX_KERNEL_ARGS] = {tt_arg_mem(y), tt_arg_mem(x)};
     int n = plane_args(a, 2, l, p, x);
-    a[n++] = tt_arg_i32((top + lead) * band->width);
-    a[n++] = tt_arg_i32(lead * band->width);
-    a[n++] = tt_arg_i32(len - (lead + trail) * band->width);
-    a[n++] = tt_arg_i32(trail * band->width);
-    return launch_grid(be, "norm_apply_band", l, ((size_t)len + 7) / 8, n, a);
+    a[n++] = tt_arg_i32(span.from);
+    a[n++] = tt_arg_i32(span.lead);
+    a[n++] = tt_arg_i32(span.count);
+    a[n++] = tt_arg_i32(span.trail);
+    size_t len = (size_t)span.lead + span.count + span.trail;
+    return launch_grid(be, "norm_apply_band", l, (len + 7) / 8, n, a);
 }
 
 /* dinp at dy's very place: overwrite (in place).  Any other overlap is a
