@@ -54,8 +54,7 @@ __kernel void cast_round(TT_MEM(float, x), const int format, const int n)
 static float cast_load(__global const uchar *x, int format, size_t i)
 {
     if (format == 0) return ((__global const float *)x)[i];
-    ushort h = ((__global const ushort *)x)[i];
-    return format == 1 ? tt_f16_to_f32(h) : tt_bf16_to_f32(h);
+    return CAST_WIDEN(((__global const ushort *)x)[i]);
 }
 
 /* x[i] = v, rounded to `format`. */
@@ -64,22 +63,21 @@ static void cast_store(__global uchar *x, int format, size_t i, float v)
     if (format == 0)
         ((__global float *)x)[i] = v;
     else
-        ((__global ushort *)x)[i] = format == 1 ? tt_f32_to_f16(v) : tt_f32_to_bf16(v);
+        ((__global ushort *)x)[i] = CAST_NARROW(v);
 }
 
 /* 8 values at x[i] as floats, and stored, as cast_load / cast_store. */
 static float8 cast_load8(__global const uchar *x, int format, size_t i)
 {
     if (format == 0) return vload8(0, (__global const float *)x + i);
-    ushort8 h = vload8(0, (__global const ushort *)x + i);
-    return format == 1 ? tt_f16_to_f32_8(h) : tt_bf16_to_f32_8(h);
+    return CAST_WIDEN8(vload8(0, (__global const ushort *)x + i));
 }
 static void cast_store8(__global uchar *x, int format, size_t i, float8 v)
 {
     if (format == 0)
         vstore8(v, 0, (__global float *)x + i);
     else
-        vstore8(format == 1 ? tt_f32_to_f16_8(v) : tt_f32_to_bf16_8(v), 0, (__global ushort *)x + i);
+        vstore8(CAST_NARROW8(v), 0, (__global ushort *)x + i);
 }
 
 /* Row bands (src/ops/band.c): work-item (k, p) sets dst[p dst_stride + i],
