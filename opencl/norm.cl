@@ -43,29 +43,26 @@ typedef ushort norm_x_t;
 typedef float norm_x_t;
 #endif
 
-/* x[i .. i + 7] and x[i] as floats.  fp16 through vload_half, core
- * OpenCL without cl_khr_fp16 and exact (a hardware conversion on CPUs
- * that have one: several times the integer code's speed). */
-static float8 norm_x8(__global const norm_x_t *x, size_t i)
+/* p[i .. i + 7] and p[i] as floats, of a tensor stored as `format`
+ * (NORM_X16 or NORM_G16: 0 fp32, 1 fp16, 2 bf16; a constant, so the
+ * branches fold).  fp16 through vload_half, core OpenCL without
+ * cl_khr_fp16 and exact (a hardware conversion on CPUs that have one:
+ * several times the integer code's speed). */
+static float8 norm_load8(__global const void *p, size_t i, int format)
 {
-#if NORM_X16 == 1
-    return vload_half8(0, (__global const half *)(x + i));
-#elif NORM_X16 == 2
-    return tt_bf16_to_f32_8(vload8(0, x + i));
-#else
-    return vload8(0, x + i);
-#endif
+    if (format == 1) return vload_half8(0, (__global const half *)p + i);
+    if (format == 2) return tt_bf16_to_f32_8(vload8(0, (__global const ushort *)p + i));
+    return vload8(0, (__global const float *)p + i);
 }
-static float norm_x(__global const norm_x_t *x, size_t i)
+static float norm_load(__global const void *p, size_t i, int format)
 {
-#if NORM_X16 == 1
-    return vload_half(0, (__global const half *)(x + i));
-#elif NORM_X16 == 2
-    return tt_bf16_to_f32(x[i]);
-#else
-    return x[i];
-#endif
+    if (format == 1) return vload_half(0, (__global const half *)p + i);
+    if (format == 2) return tt_bf16_to_f32(((__global const ushort *)p)[i]);
+    return ((__global const float *)p)[i];
 }
+
+static float8 norm_x8(__global const norm_x_t *x, size_t i) { return norm_load8(x, i, NORM_X16); }
+static float norm_x(__global const norm_x_t *x, size_t i) { return norm_load(x, i, NORM_X16); }
 
 /* How the gradients dy and dinp of the backward passes are stored (norm.c,
  * from tt_norm_layout's g_precision): NORM_G16 0 fp32 (default), 1 fp16,
@@ -80,26 +77,8 @@ typedef ushort norm_g_t;
 typedef float norm_g_t;
 #endif
 
-static float8 norm_g8(__global const norm_g_t *g, size_t i)
-{
-#if NORM_G16 == 1
-    return vload_half8(0, (__global const half *)(g + i));
-#elif NORM_G16 == 2
-    return tt_bf16_to_f32_8(vload8(0, g + i));
-#else
-    return vload8(0, g + i);
-#endif
-}
-static float norm_g(__global const norm_g_t *g, size_t i)
-{
-#if NORM_G16 == 1
-    return vload_half(0, (__global const half *)(g + i));
-#elif NORM_G16 == 2
-    return tt_bf16_to_f32(g[i]);
-#else
-    return g[i];
-#endif
-}
+static float8 norm_g8(__global const norm_g_t *g, size_t i) { return norm_load8(g, i, NORM_G16); }
+static float norm_g(__global const norm_g_t *g, size_t i) { return norm_load(g, i, NORM_G16); }
 static void norm_g8_store(__global norm_g_t *g, size_t i, float8 v)
 {
 #if NORM_G16 == 1
