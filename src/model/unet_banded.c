@@ -452,15 +452,16 @@ static tt_status block_convs(tt_unet *u, tt_unet_block *b, const band_conv *c1, 
     return forward ? norm_stats(u, n2, n) : NULL;
 }
 
-/* The block's forward: conv1 and conv2 stored, its output kept, and for an
- * encoder block (pool) its pool from the same bands. */
-static tt_status block_forward(tt_unet *u, tt_unet_block *b, const band_conv *c1, plane *pool,
-                               int n)
+/* The block's forward into conv1, conv2 and its output (stored, rounded),
+ * and for an encoder block (pool) its pool from the same bands: the
+ * forward (forward: each norm's statistics taken), or the same again with
+ * the forward's statistics (the same bits). */
+static tt_status block_run(tt_unet *u, tt_unet_block *b, const band_conv *c1, tt_mem conv1,
+                           tt_mem conv2, tt_mem output, int forward, plane *pool, int n)
 {
-    norm_ref n1 = {b, 1, block_plane(u, b->band.conv1, b)};
-    norm_ref n2 = {b, 2, block_plane(u, b->band.conv2, b)};
-    TT_TRY(block_convs(u, b, c1, &n1, &n2, 1, n));
-    plane out = block_plane(u, b->band.out, b);
+    norm_ref n1 = {b, 1, block_plane(u, conv1, b)}, n2 = {b, 2, block_plane(u, conv2, b)};
+    TT_TRY(block_convs(u, b, c1, &n1, &n2, forward, n));
+    plane out = block_plane(u, output, b);
     int step = band_rows(u, b->level);
     for (int first = 0; first < b->height; first += step) {
         int rows = min_int(step, b->height - first);
@@ -567,17 +568,9 @@ static tt_status skip_for_backward(tt_unet *u, int i, int n, plane *skip)
     *skip = block_plane(u, e->band.out, e);
     if (i == 0) return NULL;
     *skip = block_plane(u, e->band.skip_out, e);
-    norm_ref n1 = {e, 1, block_plane(u, e->band.skip_conv1, e)};
-    norm_ref n2 = {e, 2, block_plane(u, e->band.skip_conv2, e)};
     band_conv c1 = enc_conv1(u, e, enc_input(u, i, 1), n);
-    TT_TRY(block_convs(u, e, &c1, &n1, &n2, 0, n));
-    int step = band_rows(u, i);
-    for (int first = 0; first < e->height; first += step) {
-        int rows = min_int(step, e->height - first);
-        TT_TRY(output_band(u, &n2, *skip, n, first, rows));
-        TT_TRY(scatter(u, *skip, room(u, 1), n, first, rows, 0));
-    }
-    return NULL;
+    return block_run(u, e, &c1, e->band.skip_conv1, e->band.skip_conv2, e->band.skip_out, 0, NULL,
+                     n);
 }
 
 /* ---- the step --------------------------------------------------------------- */
@@ -590,7 +583,8 @@ tt_status tt_unet_banded_forward(tt_unet *u, int n)
         band_conv c1 = enc_conv1(u, e, enc_input(u, i, 0), n);
         plane pool = plane_of(u, i < c->depth ? u->band_pool[i] : NONE, e->channels,
                               e->height / 2, e->width / 2);
-        TT_TRY(block_forward(u, e, &c1, i < c->depth ? &pool : NULL, n));
+        TT_TRY(block_run(u, e, &c1, e->band.conv1, e->band.conv2, e->band.out, 1,
+                         i < c->depth ? &pool : NULL, n));
     }
     for (int i = c->depth - 1; i >= 0; i--) {
         tt_unet_block *d = &u->dec[i], *below = below_of(u, i);
@@ -599,7 +593,7 @@ tt_status tt_unet_banded_forward(tt_unet *u, int n)
         tt_unet_split s;
         TT_TRY(tt_unet_split_conv1(u, d, &s));
         band_conv c1 = dec_conv1(u, d, up, block_plane(u, u->enc[i].band.out, &u->enc[i]), &s, n);
-        TT_TRY(block_forward(u, d, &c1, NULL, n));
+        TT_TRY(block_run(u, d, &c1, d->band.conv1, d->band.conv2, d->band.out, 1, NULL, n));
     }
     tt_unet_block *top = &u->dec[0];
     band_conv head = {.n = n, .cout = c->classes, .k = 1, .level = 0, .height = u->height,
