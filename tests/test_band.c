@@ -37,6 +37,28 @@ static tt_mem put(th_pool *pool, float *x, size_t n, tt_precision p, int odd)
     return th_pool_put_16(pool, x, n, p, odd, "band.x");
 }
 
+/* How many floats of the band at m (b's layout) differ, bit for bit, from
+ * the rows of `tensor` (planes x H x W floats) the band holds: zeros past
+ * the tensor's edges, or in the whole halo with zero_halo. */
+static int band_differs(tt_mem m, const float *tensor, const tt_band *b)
+{
+    size_t nb = tt_band_floats(b);
+    float *got = malloc(nb * sizeof *got);
+    th_get(got, m, nb);
+    int bad = 0, len = b->rows + 2 * b->halo;
+    for (int p = 0; p < b->planes; p++)
+        for (int r = 0; r < len; r++)
+            for (int i = 0; i < b->width; i++) {
+                int row = b->first - b->halo + r;
+                int zero = row < 0 || row >= b->height ||
+                           (b->zero_halo && (r < b->halo || r >= b->halo + b->rows));
+                float want = zero ? 0.0f : tensor[((size_t)p * b->height + row) * b->width + i];
+                bad += memcmp(&got[((size_t)p * len + r) * b->width + i], &want, sizeof want) != 0;
+            }
+    free(got);
+    return bad;
+}
+
 static void test_gather(void)
 {
     const int planes = 6, h = 11;
@@ -55,20 +77,7 @@ static void test_gather(void)
                     size_t nb = tt_band_floats(&b);
                     tt_mem mb = th_pool_put(&pool, NULL, nb, "band.b");
                     TH_OK(tt_band_gather(th_backend(), mb, mx, kinds[k], &b));
-                    float *got = malloc(nb * sizeof *got);
-                    th_get(got, mb, nb);
-                    int bad = 0, len = b.rows + 2 * b.halo;
-                    for (int p = 0; p < planes; p++)
-                        for (int r = 0; r < len; r++)
-                            for (int i = 0; i < w; i++) {
-                                int row = b.first - b.halo + r;
-                                int outside = row < 0 || row >= h || (zero && (r < b.halo || r >= b.halo + b.rows));
-                                float want = outside ? 0.0f : x[((size_t)p * h + row) * w + i];
-                                float g = got[((size_t)p * len + r) * w + i];
-                                bad += memcmp(&g, &want, sizeof g) != 0;
-                            }
-                    CU_ASSERT_EQUAL(bad, 0);
-                    free(got);
+                    CU_ASSERT_EQUAL(band_differs(mb, x, &b), 0);
                 }
                 th_pool_free(&pool);
                 free(x);
@@ -167,18 +176,7 @@ static void norm_case(int batch_norm, tt_precision p)
             TH_OK(tt_batch_norm_apply_saved_band(be, mb, mx, saved, &st, &bd, &b));
         else
             TH_OK(tt_group_norm_apply_saved_band(be, mb, mx, saved, mw, mbias, &gd, &b));
-        float *got = malloc(nb * sizeof *got);
-        th_get(got, mb, nb);
-        int bad = 0, len = b.rows + 2 * b.halo;
-        for (int q = 0; q < planes; q++)
-            for (int r = 0; r < len; r++)
-                for (int i = 0; i < w; i++) {
-                    int row = b.first - b.halo + r;
-                    float want = row < 0 || row >= h ? 0.0f : whole[((size_t)q * h + row) * w + i];
-                    bad += memcmp(&got[((size_t)q * len + r) * w + i], &want, 4) != 0;
-                }
-        CU_ASSERT_EQUAL(bad, 0);
-        free(got);
+        CU_ASSERT_EQUAL(band_differs(mb, whole, &b), 0);
     }
     free(whole), free(x), free(wb);
     th_pool_free(&pool);
@@ -213,14 +211,10 @@ static void test_batch_norm_eval_band(void)
     size_t nb = tt_band_floats(&b);
     tt_mem mb = th_pool_put(&pool, NULL, nb, "band.b");
     TH_OK(tt_batch_norm_apply_saved_band(be, mb, mx, (tt_mem){0}, &st, &bd, &b));
-    float *whole = malloc(n * sizeof *whole), *got = malloc(nb * sizeof *got);
-    th_get(whole, full, n), th_get(got, mb, nb);
-    int bad = 0;
-    for (int q = 0; q < planes; q++)
-        for (int r = 0; r < 6; r++)
-            bad += memcmp(&got[((size_t)q * 6 + r) * w], &whole[((size_t)q * h + 2 + r) * w], 4 * w) != 0;
-    CU_ASSERT_EQUAL(bad, 0);
-    free(whole), free(got), free(x), free(p);
+    float *whole = malloc(n * sizeof *whole);
+    th_get(whole, full, n);
+    CU_ASSERT_EQUAL(band_differs(mb, whole, &b), 0);
+    free(whole), free(x), free(p);
     th_pool_free(&pool);
 }
 
