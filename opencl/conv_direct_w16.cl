@@ -172,6 +172,25 @@ inline void k16_store_taps(__global float *partial, float16 acc[TT_W16_WCOB][3][
     }
 }
 
+/* The prologue of the 16-wide forwards (stride 1 and 2), whose arguments
+ * are (out, inp, weight, bias, has_bias, accumulate, TT_GEOMETRY): the
+ * pointers; co0, x0, y0 (the work-item's first output channel, column and
+ * row; out of range: return); last (its last real channel: channels past
+ * Cout compute on the last real one's weights, unstored); acc and wj
+ * started (k16_forward_start). */
+#define K16_FORWARD_BEGIN                                                        \
+    TT_PTR(float, out);                                                          \
+    TT_PTR(const float, inp);                                                    \
+    TT_PTR(const float, weight);                                                 \
+    TT_PTR(const float, bias);                                                   \
+    const int co0 = get_global_id(0) * TT_W16_COB, x0 = get_global_id(1) * 16;  \
+    const int y0 = get_global_id(2) * TT_W16_ROWS;                               \
+    if (co0 >= Cout || x0 >= OW || y0 >= OH) return;                             \
+    const int last = min(TT_W16_COB, Cout - co0) - 1;                            \
+    float16 acc[TT_W16_COB][TT_W16_ROWS];                                        \
+    __global const float *wj[TT_W16_COB];                                        \
+    k16_forward_start(acc, wj, weight, co0, last, Cin, Cout)
+
 /* out[co, y, x] = (accumulate ? out : 0) + (has_bias ? bias[co] : 0) + the
  * 3x3 cross-correlation of one image's padded input (conv_pad_k3_w16;
  * the host launches it per image) with weight (Cout, Cin, 3, 3).  Each
@@ -185,18 +204,8 @@ __kernel void conv_direct_forward_k3p16(TT_MEM(float, out), TT_MEM(const float, 
                                         TT_MEM(const float, weight), TT_MEM(const float, bias),
                                         const int has_bias, const int accumulate, TT_GEOMETRY)
 {
-    TT_PTR(float, out);
-    TT_PTR(const float, inp);
-    TT_PTR(const float, weight);
-    TT_PTR(const float, bias);
-    const int co0 = get_global_id(0) * TT_W16_COB, x0 = get_global_id(1) * 16;
-    const int y0 = get_global_id(2) * TT_W16_ROWS, P = K16_PITCH(W);
-    if (co0 >= Cout || x0 >= OW || y0 >= OH) return;
-    /* channels past Cout compute on the last real one's weights, unstored */
-    const int last = min(TT_W16_COB, Cout - co0) - 1;
-    float16 acc[TT_W16_COB][TT_W16_ROWS];
-    __global const float *wj[TT_W16_COB];
-    k16_forward_start(acc, wj, weight, co0, last, Cin, Cout);
+    K16_FORWARD_BEGIN;
+    const int P = K16_PITCH(W);
     for (int ci = 0; ci < Cin; ci++) {
         /* padded row y0 + i is input row y0 - 1 + i; columns from -1 */
         __global const float *rows = inp + (size_t)ci * K16_PLANE(H, W) + (size_t)y0 * P + 15 + x0;
@@ -505,17 +514,8 @@ __kernel void conv_direct_forward_k3s2p16(TT_MEM(float, out), TT_MEM(const float
                                           TT_MEM(const float, weight), TT_MEM(const float, bias),
                                           const int has_bias, const int accumulate, TT_GEOMETRY)
 {
-    TT_PTR(float, out);
-    TT_PTR(const float, inp);
-    TT_PTR(const float, weight);
-    TT_PTR(const float, bias);
-    const int co0 = get_global_id(0) * TT_W16_COB, x0 = get_global_id(1) * 16;
-    const int y0 = get_global_id(2) * TT_W16_ROWS, S = S2_PITCH(OW);
-    if (co0 >= Cout || x0 >= OW || y0 >= OH) return;
-    const int last = min(TT_W16_COB, Cout - co0) - 1;
-    float16 acc[TT_W16_COB][TT_W16_ROWS];
-    __global const float *wj[TT_W16_COB];
-    k16_forward_start(acc, wj, weight, co0, last, Cin, Cout);
+    K16_FORWARD_BEGIN;
+    const int S = S2_PITCH(OW);
     for (int ci = 0; ci < Cin; ci++) {
         __global const float *rows = inp + (size_t)ci * S2_PLANE(OH, OW) + (size_t)(2 * y0) * S + x0;
         __attribute__((opencl_unroll_hint))
