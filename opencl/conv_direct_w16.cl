@@ -227,6 +227,24 @@ __kernel void conv_direct_forward_k3p16(TT_MEM(float, out), TT_MEM(const float, 
     k16_store_rows(out, acc, bias, has_bias, accumulate, co0, last, y0, x0, OH, OW);
 }
 
+
+/* The prologue of the 16-wide weight gradients (stride 1 and 2), whose
+ * arguments are (partial, dout, padded, images_per_band, bands_per_image,
+ * band_rows, TT_GEOMETRY): the pointers; b (the band), acc started and the
+ * work-item's pair block and band (k16_weight_start; none: return) as ci,
+ * co0, last, n0, n1, r0, r1. */
+#define K16_WEIGHT_BEGIN                                                                      \
+    TT_PTR(float, partial);                                                                   \
+    TT_PTR(const float, dout);                                                                \
+    TT_PTR(const float, padded);                                                              \
+    const int b = get_global_id(1);                                                           \
+    k16_band w;                                                                               \
+    float16 acc[TT_W16_WCOB][3][3];                                                           \
+    if (!k16_weight_start(&w, acc, get_global_id(0), b, N, Cin, Cout, OH, images_per_band,    \
+                          bands_per_image, band_rows))                                        \
+        return;                                                                               \
+    const int ci = w.ci, co0 = w.co0, last = w.last, n0 = w.n0, n1 = w.n1, r0 = w.r0, r1 = w.r1
+
 /* The partial sums of the weight gradient over bands, as conv_direct.cl's
  * conv_direct_backward_weight_k3p, from the padded input of
  * conv_pad_k3_w16: work-item (item, b) sums the nine taps of the pairs
@@ -243,16 +261,7 @@ __kernel void conv_direct_backward_weight_k3p16(TT_MEM(float, partial), TT_MEM(c
                                                 const int bands_per_image, const int band_rows,
                                                 TT_GEOMETRY)
 {
-    TT_PTR(float, partial);
-    TT_PTR(const float, dout);
-    TT_PTR(const float, padded);
-    const int b = get_global_id(1);
-    k16_band w;
-    float16 acc[TT_W16_WCOB][3][3];
-    if (!k16_weight_start(&w, acc, get_global_id(0), b, N, Cin, Cout, OH, images_per_band,
-                          bands_per_image, band_rows))
-        return;
-    const int ci = w.ci, co0 = w.co0, last = w.last, n0 = w.n0, n1 = w.n1, r0 = w.r0, r1 = w.r1;
+    K16_WEIGHT_BEGIN;
     const int P = K16_PITCH(W);
     for (int n = n0; n < n1; n++) {
         /* padded row oy + ky is input row oy - 1 + ky; columns from -1 */
@@ -419,16 +428,7 @@ __kernel void conv_direct_backward_weight_k3h16(TT_MEM(float, partial), TT_MEM(c
                                                 const int bands_per_image, const int band_rows,
                                                 TT_GEOMETRY)
 {
-    TT_PTR(float, partial);
-    TT_PTR(const float, dout);
-    TT_PTR(const float, padded);
-    const int b = get_global_id(1);
-    k16_band w;
-    float16 acc[TT_W16_WCOB][3][3];
-    if (!k16_weight_start(&w, acc, get_global_id(0), b, N, Cin, Cout, OH, images_per_band,
-                          bands_per_image, band_rows))
-        return;
-    const int ci = w.ci, co0 = w.co0, last = w.last, n0 = w.n0, n1 = w.n1, r0 = w.r0, r1 = w.r1;
+    K16_WEIGHT_BEGIN;
     for (int n = n0; n < n1; n++) {
         __global const float *plane = padded + ((size_t)n * Cin + ci) * H16_PLANE(H) + 16 - 1;
         __global const float *dplane[TT_W16_WCOB];
@@ -553,16 +553,7 @@ __kernel void conv_direct_backward_weight_k3s2p16(TT_MEM(float, partial),
                                                   const int bands_per_image, const int band_rows,
                                                   TT_GEOMETRY)
 {
-    TT_PTR(float, partial);
-    TT_PTR(const float, dout);
-    TT_PTR(const float, padded);
-    const int b = get_global_id(1);
-    k16_band w;
-    float16 acc[TT_W16_WCOB][3][3];
-    if (!k16_weight_start(&w, acc, get_global_id(0), b, N, Cin, Cout, OH, images_per_band,
-                          bands_per_image, band_rows))
-        return;
-    const int ci = w.ci, co0 = w.co0, last = w.last, n0 = w.n0, n1 = w.n1, r0 = w.r0, r1 = w.r1;
+    K16_WEIGHT_BEGIN;
     const int S = S2_PITCH(OW), E16 = S16(OW);
     for (int n = n0; n < n1; n++) {
         __global const float *plane =
