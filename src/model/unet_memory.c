@@ -80,6 +80,16 @@ static void add_tensor(tt_arena_plan *r, const tt_unet_block *b, const char *tag
     tt_arena_plan_add(r, name, bytes, dest);
 }
 
+/* Bytes of one of the block's norms' saved statistics (and scratch). */
+static size_t norm_saved_bytes(const tt_unet *u, const tt_unet_block *b)
+{
+    tt_group_norm_desc gd =
+        tt_group_norm_desc_make(u->capacity, b->channels, b->height, b->width, u->config.groups);
+    tt_batch_norm_desc bd = tt_batch_norm_desc_make(u->capacity, b->channels, b->height, b->width);
+    return sizeof(float) * (u->config.norm == TT_NORM_GROUP ? tt_group_norm_saved_floats(&gd)
+                                                            : tt_batch_norm_saved_floats(&bd));
+}
+
 /* One set of a block's tensors.  A lean set (dec.0's backward with
  * checkpointing, lean_backward) is conv1 and act2, each room holding
  * several things in turn, and norm1's statistics: it reads the forward's
@@ -93,11 +103,7 @@ static void add_set(tt_arena_plan *r, const tt_unet *u, const tt_unet_block *b, 
     if (u->config.norm == TT_NORM_NONE) return; /* ReLU in place: act == conv (connect) */
     if (!lean) add_tensor(r, b, tag, "act1", bytes, &x->act1);
     add_tensor(r, b, tag, "act2", bytes, &x->act2);
-    tt_group_norm_desc gd =
-        tt_group_norm_desc_make(u->capacity, b->channels, b->height, b->width, u->config.groups);
-    tt_batch_norm_desc bd = tt_batch_norm_desc_make(u->capacity, b->channels, b->height, b->width);
-    size_t saved = sizeof(float) * (u->config.norm == TT_NORM_GROUP ? tt_group_norm_saved_floats(&gd)
-                                                                    : tt_batch_norm_saved_floats(&bd));
+    size_t saved = norm_saved_bytes(u, b);
     add_tensor(r, b, tag, "norm1.saved", saved, &x->saved1);
     if (!lean) add_tensor(r, b, tag, "norm2.saved", saved, &x->saved2);
 }
@@ -216,12 +222,9 @@ static void add_banded_block(tt_arena_plan *r, const tt_unet *u, tt_unet_block *
     add_tensor(r, b, ".again", "conv2", bytes, &t->conv2_again);
     add_tensor(r, b, "", "out", bytes, &t->out);
     add_tensor(r, b, "", "grad", bytes, &t->grad);
-    if (dinput) add_tensor(r, b, "", "dinput", stored_bytes(u, dinput, b->height, b->width), &t->dinput);
-    tt_group_norm_desc gd =
-        tt_group_norm_desc_make(u->capacity, b->channels, b->height, b->width, u->config.groups);
-    tt_batch_norm_desc bd = tt_batch_norm_desc_make(u->capacity, b->channels, b->height, b->width);
-    size_t saved = sizeof(float) * (u->config.norm == TT_NORM_GROUP ? tt_group_norm_saved_floats(&gd)
-                                                                    : tt_batch_norm_saved_floats(&bd));
+    if (dinput)
+        add_tensor(r, b, "", "dinput", stored_bytes(u, dinput, b->height, b->width), &t->dinput);
+    size_t saved = norm_saved_bytes(u, b);
     add_tensor(r, b, "", "norm1.saved", saved, &b->fwd.saved1);
     add_tensor(r, b, "", "norm2.saved", saved, &b->fwd.saved2);
 }
