@@ -31,6 +31,11 @@ tt_status tt_precision_parse(const char *what, const char *name, tt_precision *o
                         what, name ? name : "(none)", TT_PRECISION_CHOICES);
 }
 
+int tt_precision_format(tt_precision precision)
+{
+    return precision == TT_PRECISION_FP16 ? 1 : precision == TT_PRECISION_BF16 ? 2 : 0;
+}
+
 size_t tt_precision_bytes(tt_precision precision)
 {
     return precision == TT_PRECISION_FP16 || precision == TT_PRECISION_BF16 ? 2 : 4;

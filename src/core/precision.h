@@ -39,6 +39,9 @@ const char *tt_precision_name(tt_precision precision);
 tt_status tt_precision_parse(const char *what, const char *name, tt_precision *out);
 /* Bytes of one stored element: 4 or 2 (auto: 4, it is not a storage). */
 size_t tt_precision_bytes(tt_precision precision);
+/* How kernels are told a tensor's storage (opencl/cast.cl's formats,
+ * norm.cl's NORM_X16 and NORM_G16): 0 fp32, 1 fp16, 2 bf16 (auto: 0). */
+int tt_precision_format(tt_precision precision);
 
 /* The conversions (see the top of the file). */
 uint16_t tt_f32_to_f16(float value);

@@ -31,11 +31,6 @@ tt_status tt_band_check(const char *op, const tt_band *b)
     return tt_launch_check_count(op, (size_t)b->planes * b->height * b->width + 8);
 }
 
-static int format_of(tt_precision p)
-{
-    return p == TT_PRECISION_FP16 ? 1 : p == TT_PRECISION_BF16 ? 2 : 0;
-}
-
 static tt_status check_precision(const char *op, tt_precision p)
 {
     if (p == TT_PRECISION_FP32 || p == TT_PRECISION_FP16 || p == TT_PRECISION_BF16) return NULL;
@@ -59,8 +54,6 @@ static tt_status cast_rows(tt_backend *be, tt_mem dst, int dst_format, int dst_s
                                     tt_arg_i32(trail)));
 }
 
-static size_t element_bytes(tt_precision p) { return p == TT_PRECISION_FP32 ? 4 : 2; }
-
 /* The checks of a gather or scatter: the band and the precision, the
  * band room and the tensor in their buffers, and a 16-bit tensor at an
  * even byte. */
@@ -71,7 +64,7 @@ static tt_status check_call(const char *op, tt_mem room, tt_mem tensor, tt_preci
     TT_TRY(check_precision(op, precision));
     size_t plane = (size_t)b->height * b->width;
     TT_TRY(tt_mem_check(op, "band", room, 4 * tt_band_floats(b)));
-    TT_TRY(tt_mem_check(op, "tensor", tensor, element_bytes(precision) * plane * b->planes));
+    TT_TRY(tt_mem_check(op, "tensor", tensor, tt_precision_bytes(precision) * plane * b->planes));
     if (precision != TT_PRECISION_FP32 && tensor.offset % 2)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "%s: a 16-bit tensor starts at odd byte %zu; place it at an even byte",
@@ -84,10 +77,10 @@ tt_status tt_band_gather(tt_backend *be, tt_mem dst, tt_mem src, tt_precision pr
 {
     TT_TRY(check_call("band gather", dst, src, precision, b));
     tt_band_span span = tt_band_span_of(b);
-    size_t at = (size_t)span.from * element_bytes(precision);
+    size_t at = (size_t)span.from * tt_precision_bytes(precision);
     return cast_rows(be, dst, 0, (b->rows + 2 * b->halo) * b->width, tt_mem_at(src, at),
-                     format_of(precision), b->height * b->width, b->planes, span.lead,
-                     span.count, span.trail);
+                     tt_precision_format(precision), b->height * b->width, b->planes,
+                     span.lead, span.count, span.trail);
 }
 
 tt_status tt_band_scatter(tt_backend *be, tt_mem dst, tt_precision precision, tt_mem src,
@@ -99,8 +92,9 @@ tt_status tt_band_scatter(tt_backend *be, tt_mem dst, tt_precision precision, tt
                             "band scatter: a 16-bit tensor of width %d at byte %zu; it needs an "
                             "even width and a start at a multiple of 4 bytes",
                             b->width, dst.offset);
-    size_t at = (size_t)b->first * b->width * element_bytes(precision);
-    return cast_rows(be, tt_mem_at(dst, at), format_of(precision), b->height * b->width,
+    size_t at = (size_t)b->first * b->width * tt_precision_bytes(precision);
+    return cast_rows(be, tt_mem_at(dst, at), tt_precision_format(precision),
+                     b->height * b->width,
                      tt_mem_f32(src, (size_t)b->halo * b->width), 0,
                      (b->rows + 2 * b->halo) * b->width, b->planes, 0, b->rows * b->width, 0);
 }

@@ -33,7 +33,7 @@ tt_status tt_cast_pack(tt_backend *be, tt_mem dst, tt_mem src, tt_precision prec
     TT_TRY(check("pack", dst, 2 * n, src, 4 * n, precision, n));
     if (n == 0) return NULL;
     return TT_LAUNCH_1D(be, "cast", "cast_pack", n / 8 + 1, tt_arg_mem(dst), tt_arg_mem(src),
-                        tt_arg_i32((int)precision), tt_arg_i32((int)n));
+                        tt_arg_i32(tt_precision_format(precision)), tt_arg_i32((int)n));
 }
 
 tt_status tt_cast_round(tt_backend *be, tt_mem x, tt_precision precision, size_t n)
@@ -45,7 +45,8 @@ tt_status tt_cast_round(tt_backend *be, tt_mem x, tt_precision precision, size_t
     TT_TRY(tt_launch_check_count("cast", n + 8));
     TT_TRY(tt_mem_check("cast", "x", x, 4 * n));
     if (n == 0) return NULL;
-    return TT_LAUNCH_1D(be, "cast", "cast_round", n / 8 + 1, tt_arg_mem(x), tt_arg_i32((int)precision),
+    return TT_LAUNCH_1D(be, "cast", "cast_round", n / 8 + 1, tt_arg_mem(x),
+                        tt_arg_i32(tt_precision_format(precision)),
                         tt_arg_i32((int)n));
 }
 
@@ -54,5 +55,5 @@ tt_status tt_cast_unpack(tt_backend *be, tt_mem dst, tt_mem src, tt_precision pr
     TT_TRY(check("unpack", dst, 4 * n, src, 2 * n, precision, n));
     if (n == 0) return NULL;
     return TT_LAUNCH_1D(be, "cast", "cast_unpack", n / 8 + 1, tt_arg_mem(dst), tt_arg_mem(src),
-                        tt_arg_i32((int)precision), tt_arg_i32((int)n));
+                        tt_arg_i32(tt_precision_format(precision)), tt_arg_i32((int)n));
 }

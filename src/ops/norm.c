@@ -142,12 +142,6 @@ tt_mem tt_norm_saved_scratch(tt_mem saved, const tt_norm_layout *l)
 /* A launch over the grid (chunks, planes).  On CPUs each work-item is a
  * work-group: its loop is explicit float8 code, which PoCL's vectorising
  * across work-items would only get in the way of. */
-/* The NORM_X16 / NORM_G16 value of a storage: 0 fp32, 1 fp16, 2 bf16. */
-static int sixteen(tt_precision p)
-{
-    return p == TT_PRECISION_FP16 ? 1 : p == TT_PRECISION_BF16 ? 2 : 0;
-}
-
 static tt_status launch_grid(tt_backend *be, const char *kernel, const tt_norm_layout *l,
                              size_t width, int arg_count, const tt_arg *args)
 {
@@ -157,7 +151,8 @@ static tt_status launch_grid(tt_backend *be, const char *kernel, const tt_norm_l
     /* x or the gradients stored in 16 bits: NORM_X16, NORM_G16 = 1 fp16,
      * 2 bf16 (no option for fp32: the programs built so far stay what they
      * were) */
-    int x16 = sixteen(l->x_precision), g16 = sixteen(l->g_precision);
+    int x16 = tt_precision_format(l->x_precision);
+    int g16 = tt_precision_format(l->g_precision);
     char options[96];
     snprintf(options, sizeof options, "%s%s%s", inter ? " -DNORM_INTERLEAVE=1" : "",
              x16 == 1 ? " -DNORM_X16=1" : x16 == 2 ? " -DNORM_X16=2" : "",
@@ -223,7 +218,8 @@ tt_status tt_norm_launch_apply_band(tt_backend *be, const tt_norm_layout *l, tt_
 {
     const char *op = "norm apply band";
     TT_TRY(tt_band_check(op, band));
-    if (band->planes != l->batch * l->channels || (size_t)band->height * band->width != (size_t)l->hw)
+    if (band->planes != l->batch * l->channels ||
+        (size_t)band->height * band->width != (size_t)l->hw)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "%s: a band of %d planes %dx%d of a tensor of %d planes of %d; give "
                             "the norm's own shape",
