@@ -123,7 +123,8 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
     [TT_KNOB_UNET_BAND_ROWS] = {"TT_UNET_BAND_ROWS", TT_KNOB_TEST, "src/model/unet_banded.c",
                                 "an even number of rows, at least 2",
                                 "The rows of every band of the banded UNet step, instead of as "
-                                "many as a band room of a 48th of a level-0 tensor holds."},
+                                "many as a band room holds (a 32nd of a level-0 tensor, at "
+                                "least 12 rows)."},
 };
 
 const char *tt_knob_kind_name(tt_knob_kind kind)
