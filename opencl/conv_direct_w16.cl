@@ -39,25 +39,33 @@
         const int OW, const int KH, const int KW, const int SH, const int SW, const int PH, \
         const int PW, const int DH, const int DW
 
-/* The padded plane (H, W), W % 8 == 0: rows of P = W16 + 16 floats (W16:
- * W rounded up to a multiple of 16), 16 zeros then the row, then zeros up
+/* The padded plane (H, W), any W: rows of P = W16 + 16 floats (W16: W
+ * rounded up to a multiple of 16), 16 zeros then the row, then zeros up
  * to W16 (so that the right neighbour of the last column is a zero: the
- * next 8 columns' or the next row's first); a row of zeros above, and
- * below as many as round the rows up to a multiple of TT_W16_ROWS and one
- * more (so that the forward's last row block stays inside whatever H is);
- * 16 zeros after the last row.  K16_PLANE floats a plane, a multiple of
- * 16.  Where W % 16 == 8 the last vector of a row holds 8 columns: the
- * forward stores its first half only, the weight gradient reads 8 of dout
- * (k16_dout) and so never meets the lanes past the row. */
+ * rest of the row's last vector or the next row's first 16); a row of
+ * zeros above, and below as many as round the rows up to a multiple of
+ * TT_W16_ROWS and one more (so that the forward's last row block stays
+ * inside whatever H is); 16 zeros after the last row.  K16_PLANE floats a
+ * plane, a multiple of 16.  Where W % 16 != 0 the last vector of a row is
+ * part row: the forward stores its first W % 16 lanes only, the weight
+ * gradient reads that many of dout (k16_dout, the rest zeros) and so never
+ * meets the lanes past the row.
+ *
+ * A band of a plane is the same layout over rows row0 .. row0 + H - 1 of a
+ * plane of `height` rows: its halo rows above and below are the plane's
+ * neighbouring rows (zeros past the plane's edges), so that a kernel over
+ * the band computes the plane's output rows row0 .. row0 + H - 1 (the
+ * host's bands of planes whose whole copy would be too large). */
 #define K16_PITCH(W) (((W) + 15) / 16 * 16 + 16)
 #define K16_ROWS(H) (((H) + TT_W16_ROWS - 1) / TT_W16_ROWS * TT_W16_ROWS + 2)
 #define K16_PLANE(H, W) (K16_ROWS(H) * K16_PITCH(W) + 16)
 
-/* dst: `planes` planes (H, W) of src, padded as above.
- * global (K16_ROWS(H) + 1, planes): row r of the padded plane, a work-item
+/* dst: the band of H rows from row0 of `planes` planes (height, W) of src,
+ * padded as above (the whole plane: row0 = 0, H = height).
+ * global (K16_ROWS(H) + 1, planes): row r of the padded band, a work-item
  * each (r = K16_ROWS(H): the 16 zeros at the end). */
 __kernel void conv_pad_k3_w16(TT_MEM(float, dst), TT_MEM(const float, src), const int planes,
-                              const int H, const int W)
+                              const int H, const int W, const int row0, const int height)
 {
     TT_PTR(float, dst);
     TT_PTR(const float, src);
@@ -66,22 +74,31 @@ __kernel void conv_pad_k3_w16(TT_MEM(float, dst), TT_MEM(const float, src), cons
     __global float *d = dst + (size_t)plane * K16_PLANE(H, W) + r * K16_PITCH(W);
     vstore16((float16)(0.0f), 0, d);
     if (r == K16_ROWS(H)) return;
-    if (r == 0 || r > H) {
+    const int y = row0 + r - 1; /* the plane's row */
+    if (r > H + 1 || y < 0 || y >= height) {
         for (int x0 = 0; x0 < W; x0 += 16) vstore16((float16)(0.0f), 0, d + 16 + x0);
         return;
     }
-    __global const float *row = src + ((size_t)plane * H + r - 1) * W;
+    __global const float *row = src + ((size_t)plane * height + y) * W;
     int x0 = 0;
     for (; x0 + 16 <= W; x0 += 16) vstore16(vload16(0, row + x0), 0, d + 16 + x0);
-    if (x0 < W) vstore16((float16)(vload8(0, row + x0), (float8)(0.0f)), 0, d + 16 + x0);
+    if (x0 + 8 == W) {
+        vstore16((float16)(vload8(0, row + x0), (float8)(0.0f)), 0, d + 16 + x0);
+    } else if (x0 < W) {
+        for (int i = 0; i < 16; i++) d[16 + x0 + i] = x0 + i < W ? row[x0 + i] : 0.0f;
+    }
 }
 
-/* 16 columns of dout from x0 in a row OW wide: the last 8 of a row with
- * OW % 16 == 8 as lanes 0-7, zeros above (they meet nothing). */
+/* 16 columns of dout from x0 in a row OW wide: at a row's end the
+ * OW - x0 columns left as the first lanes, zeros above (they meet
+ * nothing). */
 inline float16 k16_dout(__global const float *row, const int x0, const int OW)
 {
     if (x0 + 16 <= OW) return vload16(0, row + x0);
-    return (float16)(vload8(0, row + x0), (float8)(0.0f));
+    if (x0 + 8 == OW) return (float16)(vload8(0, row + x0), (float8)(0.0f));
+    float t[16];
+    for (int i = 0; i < 16; i++) t[i] = x0 + i < OW ? row[x0 + i] : 0.0f;
+    return vload16(0, t);
 }
 
 /* The forwards' start: zero accumulators and the weights of output
@@ -100,13 +117,14 @@ inline void k16_forward_start(float16 acc[TT_W16_COB][TT_W16_ROWS],
 }
 
 /* The forwards' end: out[co0 + j, y0 + r, x0 ..] (+)= acc[j][r] + bias for
- * the channels up to `last` and rows inside OH; 8 columns where the row
- * ends at x0 + 8 (OW % 16 == 8).  Unrolled with constant indices, so that
- * acc stays in registers. */
+ * the channels up to `last` and rows inside OH, in planes of plane_rows
+ * rows (OH, or a whole plane's rows when the launch is a band of it); at
+ * a row's end the OW - x0 columns left.  Unrolled with constant indices,
+ * so that acc stays in registers. */
 inline void k16_store_rows(__global float *out, float16 acc[TT_W16_COB][TT_W16_ROWS],
                            __global const float *bias, const int has_bias, const int accumulate,
                            const int co0, const int last, const int y0, const int x0,
-                           const int OH, const int OW)
+                           const int OH, const int OW, const int plane_rows)
 {
     __attribute__((opencl_unroll_hint))
     for (int j = 0; j < TT_W16_COB; j++) {
@@ -114,11 +132,16 @@ inline void k16_store_rows(__global float *out, float16 acc[TT_W16_COB][TT_W16_R
         __attribute__((opencl_unroll_hint))
         for (int r = 0; r < TT_W16_ROWS; r++) {
             if (j > last || y0 + r >= OH) continue;
-            __global float *o = out + ((size_t)(co0 + j) * OH + y0 + r) * OW + x0;
-            if (x0 + 16 > OW)
-                vstore8((accumulate ? vload8(0, o) : (float8)(0.0f)) + acc[j][r].lo + b.lo, 0, o);
-            else
+            __global float *o = out + ((size_t)(co0 + j) * plane_rows + y0 + r) * OW + x0;
+            if (x0 + 16 <= OW) {
                 vstore16((accumulate ? vload16(0, o) : (float16)(0.0f)) + acc[j][r] + b, 0, o);
+            } else if (x0 + 8 == OW) {
+                vstore8((accumulate ? vload8(0, o) : (float8)(0.0f)) + acc[j][r].lo + b.lo, 0, o);
+            } else {
+                float t[16];
+                vstore16(acc[j][r] + b, 0, t);
+                for (int i = 0; i < OW - x0; i++) o[i] = (accumulate ? o[i] : 0.0f) + t[i];
+            }
         }
     }
 }
@@ -193,7 +216,8 @@ inline void k16_store_taps(__global float *partial, float16 acc[TT_W16_WCOB][3][
 
 /* out[co, y, x] = (accumulate ? out : 0) + (has_bias ? bias[co] : 0) + the
  * 3x3 cross-correlation of one image's padded input (conv_pad_k3_w16;
- * the host launches it per image) with weight (Cout, Cin, 3, 3).  Each
+ * the host launches it per image, or per band of OH rows of an image
+ * whose output planes have plane_rows rows) with weight (Cout, Cin, 3, 3).  Each
  * work-item: 16 columns from x0, TT_W16_ROWS rows from y0, TT_W16_COB
  * channels from co0.  Per input channel and kernel column kx it loads the
  * ROWS + 2 input rows' vectors at that shift and feeds each weight, one
@@ -202,7 +226,8 @@ inline void k16_store_taps(__global float *partial, float16 acc[TT_W16_WCOB][3][
  * global (ceil(Cout / COB), ceil(OW / 16), ceil(OH / ROWS)). */
 __kernel void conv_direct_forward_k3p16(TT_MEM(float, out), TT_MEM(const float, inp),
                                         TT_MEM(const float, weight), TT_MEM(const float, bias),
-                                        const int has_bias, const int accumulate, TT_GEOMETRY)
+                                        const int has_bias, const int accumulate, TT_GEOMETRY,
+                                        const int plane_rows)
 {
     K16_FORWARD_BEGIN;
     const int P = K16_PITCH(W);
@@ -224,7 +249,8 @@ __kernel void conv_direct_forward_k3p16(TT_MEM(float, out), TT_MEM(const float, 
                 }
         }
     }
-    k16_store_rows(out, acc, bias, has_bias, accumulate, co0, last, y0, x0, OH, OW);
+    k16_store_rows(out, acc, bias, has_bias, accumulate, co0, last, y0, x0, OH, OW,
+                   plane_rows);
 }
 
 
@@ -247,7 +273,8 @@ __kernel void conv_direct_forward_k3p16(TT_MEM(float, out), TT_MEM(const float, 
 
 /* The partial sums of the weight gradient over bands, as conv_direct.cl's
  * conv_direct_backward_weight_k3p, from the padded input of
- * conv_pad_k3_w16: work-item (item, b) sums the nine taps of the pairs
+ * conv_pad_k3_w16 (images, or a band of OH rows of one image whose dout
+ * planes have plane_rows rows): work-item (item, b) sums the nine taps of the pairs
  * (co, ci) for TT_W16_WCOB channels co from co0 (item = co0 / WCOB Cin +
  * ci) over band b (images n0 .. n1 - 1, output rows r0 .. r1 - 1) into
  * partial[(b Cout Cin + co Cin + ci) 9 + tap].  TT_W16_WROWS output rows
@@ -259,7 +286,7 @@ __kernel void conv_direct_backward_weight_k3p16(TT_MEM(float, partial), TT_MEM(c
                                                 TT_MEM(const float, padded),
                                                 const int images_per_band,
                                                 const int bands_per_image, const int band_rows,
-                                                TT_GEOMETRY)
+                                                TT_GEOMETRY, const int plane_rows)
 {
     K16_WEIGHT_BEGIN;
     const int P = K16_PITCH(W);
@@ -269,7 +296,7 @@ __kernel void conv_direct_backward_weight_k3p16(TT_MEM(float, partial), TT_MEM(c
         __global const float *dplane[TT_W16_WCOB];
         __attribute__((opencl_unroll_hint))
         for (int j = 0; j < TT_W16_WCOB; j++)
-            dplane[j] = dout + ((size_t)n * Cout + co0 + min(j, last)) * OH * OW;
+            dplane[j] = dout + ((size_t)n * Cout + co0 + min(j, last)) * plane_rows * OW;
         int oy = r0;
         for (; oy + TT_W16_WROWS <= r1; oy += TT_W16_WROWS) {
             __global const float *row = plane + (size_t)oy * P;
@@ -537,7 +564,7 @@ __kernel void conv_direct_forward_k3s2p16(TT_MEM(float, out), TT_MEM(const float
             }
         }
     }
-    k16_store_rows(out, acc, bias, has_bias, accumulate, co0, last, y0, x0, OH, OW);
+    k16_store_rows(out, acc, bias, has_bias, accumulate, co0, last, y0, x0, OH, OW, OH);
 }
 
 /* The weight gradient of the stride-2 3x3 as conv_direct_backward_weight_k3p16

@@ -69,7 +69,9 @@ static const conv2d_case direct_cases[] = {
  * W % 16 == 8 wide (a half vector ends each row: 24 and 40 wide); and a
  * plane wider than 256, which took the 8-wide kernels before; stride 2
  * (the forward's own kernel, even and odd columns apart): outputs 16, 8
- * (an odd input width, its last column padding) and 24 wide. */
+ * (an odd input width, its last column padding) and 24 wide; widths
+ * that end in part of a vector other than a half (17, 30, 21: 1, 14 and
+ * 5 columns; stride 2: 21 outputs). */
 static const conv2d_case w16_cases[] = {
     {"direct k3 p1 5x16 9->5", D(2, 9, 5, 16, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
     {"direct k3 p1 6x32 3->6", D(1, 3, 6, 32, 6, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
@@ -85,6 +87,10 @@ static const conv2d_case w16_cases[] = {
     {"direct k3 s2 p1 8x32 5->6", D(2, 5, 8, 32, 6, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
     {"direct k3 s2 p1 7x15 4->5", D(1, 4, 7, 15, 5, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 0},
     {"direct k3 s2 p1 5x48 3->9", D(2, 3, 5, 48, 9, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 p1 5x17 4->5", D(2, 4, 5, 17, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 p1 6x30 3->6", D(1, 3, 6, 30, 6, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
+    {"direct k3 p1 9x21 6->5", D(2, 6, 9, 21, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 s2 p1 6x41 3->5", D(2, 3, 6, 41, 5, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
 };
 
 static const conv2d_case tiled_cases[] = {
@@ -266,6 +272,19 @@ static void test_direct_w16(void)
         th_setenv("TT_CONV_K3W_BANDS", "1000000,1");
         check_cases("direct (16-wide, images to a band)", w16_cases, COUNT(w16_cases), ALL_DIRS);
         th_setenv("TT_CONV_K3W_BANDS", NULL);
+        /* images padded in bands of rows (planes too large for a whole
+         * copy): bands of a row block, and of 3 rows (the last band and
+         * the row blocks ragged), the latter with several weight-gradient
+         * bands to a band */
+        th_setenv("TT_CONV_W16_BAND_ROWS", "4");
+        check_cases("direct (16-wide, images in bands of 4 rows)", w16_cases, COUNT(w16_cases),
+                    ALL_DIRS);
+        th_setenv("TT_CONV_W16_BAND_ROWS", "3");
+        th_setenv("TT_CONV_K3W_BANDS", "2000,1");
+        check_cases("direct (16-wide, images in bands of 3 rows)", w16_cases, COUNT(w16_cases),
+                    ALL_DIRS);
+        th_setenv("TT_CONV_K3W_BANDS", NULL);
+        th_setenv("TT_CONV_W16_BAND_ROWS", NULL);
     }
     th_setenv("TT_CONV_DIRECT_W16", "0");
     CU_ASSERT_FALSE(tt_device_traits_of(th_backend()).direct_w16);

@@ -69,6 +69,12 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                                 "BYTES,FLOATS",
                                 "The 3x3 w8 weight gradient's band size in bytes and its cap "
                                 "on partial sums in floats, instead of the built-in ones."},
+    [TT_KNOB_CONV_W16_BAND_ROWS] = {"TT_CONV_W16_BAND_ROWS", TT_KNOB_TEST,
+                                    "src/ops/conv_direct.c", "a number of rows, at least 1",
+                                    "The rows of the bands in which the 16-wide 3x3 kernels "
+                                    "pad an image, instead of the whole image (or, where its "
+                                    "copy would be too large, as many rows as a band room "
+                                    "holds)."},
     [TT_KNOB_CONV_IGEMM_TILES] = {"TT_CONV_IGEMM_TILES", TT_KNOB_TEST, "src/ops/conv_igemm.c",
                                   "RM,RN,BK,MT,NT",
                                   "The implicit-GEMM convolution's tile: rows and columns per "

@@ -45,8 +45,11 @@
  * 7 = implicit_gemm a candidate (older picks never timed it); 8 = DIRECT's
  * 16-wide 3x3 kernels on planes any multiple of 8 wide (and past 256) and
  * its stride-2 forward (conv_direct_forward_k3s2p16), which beat
- * implicit_gemm on ResNet's down-sampling. */
-#define TT_FIND_DB_VERSION 8
+ * implicit_gemm on ResNet's down-sampling; 9 = those 16-wide kernels on
+ * planes of any width from 16 and in bands of rows where an image's copy
+ * is too large (full-resolution tiles took implicit_gemm or the 8-wide
+ * kernels). */
+#define TT_FIND_DB_VERSION 9
 
 
 /* Runs candidate `algo` once on the op's buffers (queued, not finished). */

@@ -15,10 +15,10 @@
  *           through local memory from 512x512 planes up, and the weight
  *           gradient over bands of rows; where the device prefers 16-lane
  *           float vectors (device_traits.h, direct_w16), planes of the 3x3
- *           a multiple of 8 wide whose padded copy is not too large run 16
- *           columns per work-item as float16 (the last vector of a row
- *           W % 16 == 8 wide half used), planes 8 wide two rows per float16
- *           (opencl/conv_direct_w16.cl)
+ *           at least 16 wide run 16 columns per work-item as float16 (the
+ *           last vector of a row part used), from a padded copy of each
+ *           image or of bands of its rows, planes 8 wide two rows per
+ *           float16 (opencl/conv_direct_w16.cl)
  *   scalar  otherwise: one column per work-item, uniform control flow
  * $TT_CONV_DIRECT_VARIANT=scalar|tiled|w8 overrides the choice (tests use
  * it; w8 still needs stride 1 along W).  Work-group sizes come from the
@@ -26,6 +26,7 @@
  * from an assumed warp width.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "backend/loop_budget.h"
 #include "core/knobs.h"
@@ -192,19 +193,22 @@ static k3w_bands k3w_bands_of(const tt_conv_shape *s, size_t band_bytes)
  * traits say direct_w16): output rows and channels per work-item of the
  * forward, channels per work-item of the weight gradient, and column
  * chunks of 16 per forward work-group.  They read padded copies (their own
- * layout, conv_pad_k3_w16) of planes whose width is a multiple of 8 and
- * whose copy of an image holds at most K3_W16_COPY_FLOATS, and of planes 8
- * wide (conv_pad_k3_h16, two rows a vector); other planes keep the 8-wide
- * kernels, which read wide planes as they are.  The copy is workspace that
- * the step keeps: 512x512 with 32 channels (35 MiB) takes the 16-wide
- * kernels, twice as fast there as the 8-wide ones; a 1400x2104 top level
- * (190 MiB with 16 channels) does not. */
+ * layout, conv_pad_k3_w16) of planes at least 16 wide (any width: the
+ * last vector of a row may be part of one), and of planes 8 wide
+ * (conv_pad_k3_h16, two rows a vector); other planes keep the 8-wide
+ * kernels.  The copy is workspace that the step keeps: an image's whole
+ * copy where it holds at most K3_W16_COPY_FLOATS (512x512 with 32
+ * channels, 35 MiB), else bands of rows whose copy holds at most
+ * K3_W16_BAND_FLOATS each (a 1400x2104 top level with 16 channels, 190
+ * MiB whole, runs in 24 bands of 8 MiB).  A band's halo is its
+ * neighbours' rows, so that the kernels run on it as on an image. */
 #define W16_ROWS 4
 #define W16_COB 4
 #define W16_WCOB 2
 #define W16_WROWS 4
 #define W16_CHUNKS 2
 #define K3_W16_COPY_FLOATS ((size_t)9 << 20)
+#define K3_W16_BAND_FLOATS ((size_t)2 << 20)
 
 #define W16_TEXT_(x) #x
 #define W16_TEXT(x) W16_TEXT_(x)
@@ -219,28 +223,53 @@ static const char *w16_options(int flipped)
     return flipped ? W16_DEFINES " -DTT_W16_FLIPPED=1" : W16_DEFINES " -DTT_W16_FLIPPED=0";
 }
 
-/* Floats of the 16-wide padded copy of `images` images (conv_pad_k3_w16;
- * planes 8 wide: conv_pad_k3_h16). */
-static size_t k3_w16_padded_floats(const tt_conv_shape *s, size_t images)
+/* Floats of the 16-wide padded copy of `rows` rows of an image
+ * (conv_pad_k3_w16; planes 8 wide, all of them: conv_pad_k3_h16). */
+static size_t k3_w16_band_floats(const tt_conv_shape *s, size_t rows)
 {
-    size_t rows = (s->h + W16_ROWS - 1) / W16_ROWS * W16_ROWS + 2;
-    if (s->w == 8) return images * s->cin * (rows * 8 + 32);
-    return images * s->cin * (rows * ((s->w + 15) / 16 * 16 + 16) + 16);
+    size_t padded_rows = (rows + W16_ROWS - 1) / W16_ROWS * W16_ROWS + 2;
+    if (s->w == 8) return s->cin * (padded_rows * 8 + 32);
+    return s->cin * (padded_rows * ((s->w + 15) / 16 * 16 + 16) + 16);
 }
 
-/* Whether `s` (a 3x3) is a shape of the 16-wide kernels, on any device:
- * a multiple of 8 wide with an image's padded copy within
- * K3_W16_COPY_FLOATS (8 wide: two rows a vector, the _h16 kernels). */
+/* The rows of the bands in which the 16-wide kernels pad an image of `s`
+ * (a 3x3): all of them where the whole copy holds at most
+ * K3_W16_COPY_FLOATS, else the most, a multiple of W16_ROWS, whose copy
+ * holds at most K3_W16_BAND_FLOATS; 0 where the 16-wide kernels do not
+ * run the shape (planes 9 to 15 or under 8 wide, too wide a band).
+ * $TT_CONV_W16_BAND_ROWS=R: bands of R rows (tests; not planes 8 wide). */
+static size_t k3_w16_band_rows(const tt_conv_shape *s)
+{
+    if (s->w == 8) return k3_w16_band_floats(s, s->h) <= K3_W16_COPY_FLOATS ? s->h : 0;
+    if (s->w < 16) return 0;
+    const char *knob = tt_knob_str(TT_KNOB_CONV_W16_BAND_ROWS);
+    long forced = knob ? atol(knob) : 0;
+    if (forced > 0) return (size_t)forced < s->h ? (size_t)forced : s->h;
+    if (k3_w16_band_floats(s, s->h) <= K3_W16_COPY_FLOATS) return s->h;
+    size_t pitch = (s->w + 15) / 16 * 16 + 16, plane = K3_W16_BAND_FLOATS / s->cin;
+    size_t padded_rows = plane > 16 ? (plane - 16) / pitch : 0;
+    size_t rows = padded_rows > 2 ? (padded_rows - 2) / W16_ROWS * W16_ROWS : 0;
+    return rows < s->h ? rows : s->h;
+}
+
+/* Whether `s` (a 3x3) is a shape of the 16-wide kernels, on any device. */
 static int k3_w16_shape(const tt_conv_shape *s)
 {
-    return s->w % 8 == 0 && k3_w16_padded_floats(s, 1) <= K3_W16_COPY_FLOATS;
+    return k3_w16_band_rows(s) > 0;
+}
+
+/* Floats of the 16-wide room of an image: its copy, or its band's. */
+static size_t k3_w16_room_floats(const tt_conv_shape *s)
+{
+    return k3_w16_band_floats(s, k3_w16_band_rows(s));
 }
 
 /* The 3x3, stride 2, padding 1 convolution (ResNet's down-sampling) with
  * 16 columns a work-item: its forward reads a copy of each image split
  * into even and odd columns (conv_pad_k3s2_w16); outputs a multiple of 8
- * wide whose copy holds at most K3_W16_COPY_FLOATS; its weight gradient
- * likewise over bands of rows (k3_backward_weight).  Its input gradient
+ * or more than 16 wide whose copy holds at most K3_W16_COPY_FLOATS; its
+ * weight gradient likewise over bands of rows (k3_backward_weight).  Its
+ * input gradient
  * keeps the generic kernel (the autotuner picks another algorithm). */
 static int is_k3s2(const tt_conv_shape *s)
 {
@@ -257,7 +286,8 @@ static size_t k3s2_padded_floats(const tt_conv_shape *s)
 
 static int k3s2_w16_shape(const tt_conv_shape *s)
 {
-    return is_k3s2(s) && s->ow % 8 == 0 && k3s2_padded_floats(s) <= K3_W16_COPY_FLOATS;
+    return is_k3s2(s) && (s->ow % 8 == 0 || s->ow > 16) &&
+           k3s2_padded_floats(s) <= K3_W16_COPY_FLOATS;
 }
 
 /* conv_pad_k3s2_w16: `images` images of `s`'s input from src into dst. */
@@ -330,7 +360,7 @@ static size_t larger(size_t a, size_t b)
 static size_t k3_forward_floats(const tt_conv_shape *s)
 {
     return larger(k3_padded(s) ? k3_padded_floats(s, 1) : 0,
-                  k3_w16_shape(s) ? k3_w16_padded_floats(s, 1) : 0);
+                  k3_w16_shape(s) ? k3_w16_room_floats(s) : 0);
 }
 
 static size_t k3_data_floats(const tt_conv_shape *s)
@@ -339,27 +369,51 @@ static size_t k3_data_floats(const tt_conv_shape *s)
     return line_floats(s->cout * s->cin * 9) + k3_forward_floats(&t);
 }
 
-static size_t k3_weight_floats(const tt_conv_shape *s, const k3w_bands *b)
+/* The 16-wide weight gradient's partial sums over an image in bands of
+ * `band` rows (k3_w16_band_rows), each band in bands of `rows` output
+ * rows (k3w_bands.rows of the whole image): the sums of all images. */
+static size_t k3w_w16_banded_count(const tt_conv_shape *s, size_t band, size_t rows)
 {
-    if (is_k3s2(s))
-        return line_floats(b->count * s->cout * s->cin * 9) +
-               b->images_per_band * k3s2_padded_floats(s);
-    return line_floats(b->count * s->cout * s->cin * 9) +
-           larger(k3w_padded(s) ? k3_padded_floats(s, b->images_per_band) : 0,
-                  k3_w16_shape(s) ? k3_w16_padded_floats(s, b->images_per_band) : 0);
+    size_t per_image = 0;
+    for (size_t row0 = 0; row0 < s->oh; row0 += band) {
+        size_t here = s->oh - row0 < band ? s->oh - row0 : band;
+        per_image += (here + rows - 1) / rows;
+    }
+    return s->batch * per_image;
+}
+
+/* The weight gradient's room: the band sums, then the padded input of a
+ * band's images (8-wide kernels), or of an image or a band of its rows
+ * (16-wide). */
+static size_t k3_weight_floats(const tt_conv_shape *s)
+{
+    size_t pair_floats = s->cout * s->cin * 9;
+    if (is_k3s2(s)) {
+        k3w_bands b = k3w_bands_of(s, K3W_W16_BAND_BYTES);
+        return line_floats(b.count * pair_floats) + b.images_per_band * k3s2_padded_floats(s);
+    }
+    k3w_bands b = k3w_bands_of(s, K3W_BAND_BYTES);
+    size_t eight = line_floats(b.count * pair_floats) +
+                   (k3w_padded(s) ? k3_padded_floats(s, b.images_per_band) : 0);
+    if (!k3_w16_shape(s)) return eight;
+    k3w_bands w = k3w_bands_of(s, K3W_W16_BAND_BYTES);
+    size_t band = k3_w16_band_rows(s);
+    size_t sixteen = band == s->h ? line_floats(w.count * pair_floats) +
+                                        w.images_per_band * k3_w16_band_floats(s, s->h)
+                                  : line_floats(k3w_w16_banded_count(s, band, w.rows) *
+                                                pair_floats) +
+                                        k3_w16_band_floats(s, band);
+    return larger(eight, sixteen);
 }
 
 /* The 3x3 kernels' room (any device: the size of a shape cannot ask which
  * kernels will run): the most any direction takes. */
 static size_t direct_workspace_bytes(const tt_conv_shape *s)
 {
-    if (k3s2_w16_shape(s)) {
-        k3w_bands b = k3w_bands_of(s, K3W_W16_BAND_BYTES);
-        return larger(k3_weight_floats(s, &b), k3s2_padded_floats(s)) * sizeof(float);
-    }
+    if (k3s2_w16_shape(s))
+        return larger(k3_weight_floats(s), k3s2_padded_floats(s)) * sizeof(float);
     if (!is_k3(s)) return 0;
-    k3w_bands b = k3w_bands_of(s, K3W_BAND_BYTES);
-    size_t weight = k3_weight_floats(s, &b), forward = k3_forward_floats(s);
+    size_t weight = k3_weight_floats(s), forward = k3_forward_floats(s);
     size_t data = k3_data_floats(s), most = weight > forward ? weight : forward;
     return (most > data ? most : data) * sizeof(float);
 }
@@ -376,54 +430,78 @@ static tt_status launch_pad(tt_backend *be, const direct_params *p, tt_mem dst, 
 }
 
 /* conv_pad_k3_w16 (or _h16): `images` images of `s`'s input from src
- * into dst. */
+ * into dst, or rows row0 .. row0 + rows - 1 of one image (not _h16). */
 static tt_status launch_pad_w16(tt_backend *be, tt_mem dst, tt_mem src, size_t images,
-                                const tt_conv_shape *s)
+                                const tt_conv_shape *s, size_t row0, size_t rows)
 {
-    size_t rows = (s->h + W16_ROWS - 1) / W16_ROWS * W16_ROWS + 2;
+    size_t padded_rows = (rows + W16_ROWS - 1) / W16_ROWS * W16_ROWS + 2;
     if (s->w == 8)
         return tt_launch_kernel(be, "conv_direct_w16", "conv_pad_k3_h16", w16_options(0), 2,
-                                (size_t[]){rows + 4, images * s->cin}, NULL,
+                                (size_t[]){padded_rows + 4, images * s->cin}, NULL,
                                 TT_ARGS(tt_arg_mem(dst), tt_arg_mem(src),
                                         tt_arg_i32((int)(images * s->cin)),
                                         tt_arg_i32((int)s->h)));
-    size_t global[2] = {rows + 1, images * s->cin};
+    size_t global[2] = {padded_rows + 1, images * s->cin};
     return tt_launch_kernel(be, "conv_direct_w16", "conv_pad_k3_w16", w16_options(0), 2, global,
                             NULL,
                             TT_ARGS(tt_arg_mem(dst), tt_arg_mem(src),
-                                    tt_arg_i32((int)(images * s->cin)), tt_arg_i32((int)s->h),
-                                    tt_arg_i32((int)s->w)));
+                                    tt_arg_i32((int)(images * s->cin)), tt_arg_i32((int)rows),
+                                    tt_arg_i32((int)s->w), tt_arg_i32((int)row0),
+                                    tt_arg_i32((int)s->h)));
+}
+
+/* The forward kernel over `s` (one image's room, or its band of the output
+ * rows from row0 that the room holds) into out's image. */
+static tt_status launch_k3_w16_rows(tt_backend *be, const char *kernel, tt_mem out, tt_mem room,
+                                    tt_mem weight, tt_mem bias_mem, int has_bias, int accumulate,
+                                    const tt_conv_shape *s, size_t row0, size_t rows, int flipped)
+{
+    size_t blocks = (s->cout + W16_COB - 1) / W16_COB;
+    size_t global[3] = {blocks, (s->ow + 15) / 16, (rows + W16_ROWS - 1) / W16_ROWS};
+    size_t local[3] = {blocks < 4 ? blocks : 4, W16_CHUNKS, 1}; /* global rounded up */
+    if (s->w == 8 && !is_k3s2(s)) local[1] = 1;
+    tt_conv_shape band = *s;
+    band.batch = 1;
+    if (is_k3s2(s) || s->w == 8) /* whole images, no plane_rows argument */
+        return tt_launch_kernel(be, "conv_direct_w16", kernel, w16_options(flipped), 3, global,
+                                local,
+                                TT_ARGS(tt_arg_mem(out), tt_arg_mem(room), tt_arg_mem(weight),
+                                        tt_arg_mem(bias_mem), tt_arg_i32(has_bias),
+                                        tt_arg_i32(accumulate), GEOMETRY_ARGS(&band)));
+    band.h = band.oh = rows; /* stride 1: the band's input rows are its output rows */
+    return tt_launch_kernel(
+        be, "conv_direct_w16", kernel, w16_options(flipped), 3, global, local,
+        TT_ARGS(tt_arg_mem(tt_mem_f32(out, row0 * s->ow)), tt_arg_mem(room), tt_arg_mem(weight),
+                tt_arg_mem(bias_mem), tt_arg_i32(has_bias), tt_arg_i32(accumulate),
+                GEOMETRY_ARGS(&band), tt_arg_i32((int)s->oh)));
 }
 
 /* conv_direct_forward_k3p16 (or _k3h16, or _k3s2p16 for the stride-2 3x3)
- * over `s`, an image at a time padded into room (k3_forward_floats(s), or
- * k3s2_padded_floats(s), floats), as launch_k3; with
- * `flipped`, weight is the input gradient's own (Cin, Cout, 3, 3) read
- * flipped (TT_W16_FLIPPED). */
+ * over `s`, an image (or a band of its rows, k3_w16_band_rows) at a time
+ * padded into room (k3_forward_floats(s), or k3s2_padded_floats(s),
+ * floats), as launch_k3; with `flipped`, weight is the input gradient's
+ * own (Cin, Cout, 3, 3) read flipped (TT_W16_FLIPPED). */
 static tt_status launch_k3_w16(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
                                tt_mem bias_mem, int has_bias, int accumulate,
                                const tt_conv_shape *s, tt_mem room, int flipped)
 {
-    size_t blocks = (s->cout + W16_COB - 1) / W16_COB;
-    size_t global[3] = {blocks, (s->ow + 15) / 16, (s->oh + W16_ROWS - 1) / W16_ROWS};
-    size_t local[3] = {blocks < 4 ? blocks : 4, W16_CHUNKS, 1}; /* global rounded up */
     int s2 = is_k3s2(s);
     const char *kernel = s2           ? "conv_direct_forward_k3s2p16"
                          : s->w == 8 ? "conv_direct_forward_k3h16"
                                      : "conv_direct_forward_k3p16";
-    if (s->w == 8 && !s2) local[1] = 1;
-    tt_conv_shape one = *s;
-    one.batch = 1;
+    size_t band = s2 ? s->oh : k3_w16_band_rows(s);
     tt_status status = NULL;
     for (size_t n = 0; !status && n < s->batch; n++) {
         tt_mem image = tt_mem_f32(inp, n * s->cin * s->h * s->w);
-        status = s2 ? launch_pad_k3s2(be, room, image, 1, s) : launch_pad_w16(be, room, image, 1, s);
-        if (!status)
-            status = tt_launch_kernel(
-                be, "conv_direct_w16", kernel, w16_options(flipped), 3, global, local,
-                TT_ARGS(tt_arg_mem(tt_mem_f32(out, n * s->cout * s->oh * s->ow)),
-                        tt_arg_mem(room), tt_arg_mem(weight), tt_arg_mem(bias_mem),
-                        tt_arg_i32(has_bias), tt_arg_i32(accumulate), GEOMETRY_ARGS(&one)));
+        tt_mem image_out = tt_mem_f32(out, n * s->cout * s->oh * s->ow);
+        for (size_t row0 = 0; !status && row0 < s->oh; row0 += band) {
+            size_t rows = s->oh - row0 < band ? s->oh - row0 : band;
+            status = s2 ? launch_pad_k3s2(be, room, image, 1, s)
+                        : launch_pad_w16(be, room, image, 1, s, row0, rows);
+            if (!status)
+                status = launch_k3_w16_rows(be, kernel, image_out, room, weight, bias_mem,
+                                            has_bias, accumulate, s, row0, rows, flipped);
+        }
     }
     return status;
 }
@@ -571,6 +649,77 @@ static tt_status direct_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, 
                                     GEOMETRY_ARGS(s)));
 }
 
+/* conv_direct_backward_weight_k3p16 (_k3h16, _k3s2p16) over the padded
+ * input in `padded` of `g` (g.batch images from n0 of dout; stride 1: or
+ * the band of g.oh rows from row0 of image n0), the bands of k (in rows
+ * of k.rows) into partial from band `first`. */
+static tt_status launch_k3w_w16(tt_backend *be, tt_mem partial, tt_mem dout, tt_mem padded,
+                                const tt_conv_shape *s, const tt_conv_shape *g, size_t n0,
+                                size_t row0, const k3w_bands *k, size_t first)
+{
+    size_t pairs = s->cout * s->cin;
+    size_t global[2] = {(s->cout + W16_WCOB - 1) / W16_WCOB * s->cin, k->per_image};
+    size_t local[2] = {1, 1};
+    tt_mem sums = tt_mem_f32(partial, first * pairs * 9);
+    tt_mem rows = tt_mem_f32(dout, n0 * s->cout * s->oh * s->ow + row0 * s->ow);
+    if (is_k3s2(s) || s->w == 8)
+        return tt_launch_kernel(
+            be, "conv_direct_w16",
+            is_k3s2(s) ? "conv_direct_backward_weight_k3s2p16"
+                       : "conv_direct_backward_weight_k3h16",
+            w16_options(0), 2, global, local,
+            TT_ARGS(tt_arg_mem(sums), tt_arg_mem(rows), tt_arg_mem(padded),
+                    tt_arg_i32((int)g->batch), tt_arg_i32((int)k->per_image),
+                    tt_arg_i32((int)k->rows), GEOMETRY_ARGS(g)));
+    return tt_launch_kernel(be, "conv_direct_w16", "conv_direct_backward_weight_k3p16",
+                            w16_options(0), 2, global, local,
+                            TT_ARGS(tt_arg_mem(sums), tt_arg_mem(rows), tt_arg_mem(padded),
+                                    tt_arg_i32((int)g->batch), tt_arg_i32((int)k->per_image),
+                                    tt_arg_i32((int)k->rows), GEOMETRY_ARGS(g),
+                                    tt_arg_i32((int)s->oh)));
+}
+
+/* The 16-wide weight gradient's band sums into partial: a band's images
+ * at a time padded (or, where k3_w16_band_rows cuts images into bands of
+ * rows, a band of one image at a time), then their bands; *count: the
+ * sums written. */
+static tt_status k3w_w16_sums(tt_backend *be, tt_mem partial, tt_mem padded, tt_mem dout,
+                              tt_mem inp, const tt_conv_shape *s, size_t *count)
+{
+    int s2 = is_k3s2(s);
+    k3w_bands b = k3w_bands_of(s, K3W_W16_BAND_BYTES);
+    size_t band = s2 ? s->h : k3_w16_band_rows(s);
+    tt_status status = NULL;
+    *count = 0;
+    if (band == s->h) {
+        for (size_t n0 = 0; !status && n0 < s->batch; n0 += b.images_per_band) {
+            tt_conv_shape g = *s;
+            g.batch = s->batch - n0 < b.images_per_band ? s->batch - n0 : b.images_per_band;
+            tt_mem images = tt_mem_f32(inp, n0 * s->cin * s->h * s->w);
+            status = s2 ? launch_pad_k3s2(be, padded, images, g.batch, s)
+                        : launch_pad_w16(be, padded, images, g.batch, s, 0, s->h);
+            if (!status)
+                status = launch_k3w_w16(be, partial, dout, padded, s, &g, n0, 0, &b, *count);
+            *count += b.per_image;
+        }
+        return status;
+    }
+    for (size_t n = 0; !status && n < s->batch; n++)
+        for (size_t row0 = 0; !status && row0 < s->oh; row0 += band) {
+            tt_conv_shape g = *s;
+            g.batch = 1;
+            g.h = g.oh = s->oh - row0 < band ? s->oh - row0 : band;
+            k3w_bands k = b;
+            k.images_per_band = 1, k.per_image = (g.oh + b.rows - 1) / b.rows;
+            status = launch_pad_w16(be, padded, tt_mem_f32(inp, n * s->cin * s->h * s->w), 1, s,
+                                    row0, g.oh);
+            if (!status)
+                status = launch_k3w_w16(be, partial, dout, padded, s, &g, n, row0, &k, *count);
+            *count += k.per_image;
+        }
+    return status;
+}
+
 /* Band sums of (co, ci) pairs (work-groups of one), then their total; the
  * 3x3 stride 1, and the stride-2 one of the 16-wide kernels. */
 static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_mem dweight,
@@ -579,35 +728,18 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
     int s2 = is_k3s2(s), w16 = s2 || k3_w16(be, s); /* s2: direct_backward_weight checked */
     k3w_bands b = k3w_bands_of(s, w16 ? K3W_W16_BAND_BYTES : K3W_BAND_BYTES);
     size_t pairs = s->cout * s->cin, partial_floats = line_floats(b.count * pairs * 9);
+    if (w16 && !s2 && k3_w16_band_rows(s) < s->h)
+        partial_floats =
+            line_floats(k3w_w16_banded_count(s, k3_w16_band_rows(s), b.rows) * pairs * 9);
     int padded_input = w16 || k3w_padded(s); /* after the band sums (k3_weight_floats) */
     tt_conv_workspace partial;
     TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.weight_bands", ws,
-                                     k3_weight_floats(s, &b) * sizeof(float), &partial));
+                                     k3_weight_floats(s) * sizeof(float), &partial));
     tt_status status = NULL;
+    size_t sums = b.count;
     if (w16) {
-        /* as below, WCOB output channels a work-item */
         tt_mem padded = tt_mem_at(partial.mem, partial_floats * sizeof(float));
-        size_t global[2] = {(s->cout + W16_WCOB - 1) / W16_WCOB * s->cin, b.per_image};
-        size_t local[2] = {1, 1};
-        for (size_t n0 = 0, group = 0; !status && n0 < s->batch; n0 += b.images_per_band, group++) {
-            tt_conv_shape g = *s;
-            g.batch = s->batch - n0 < b.images_per_band ? s->batch - n0 : b.images_per_band;
-            tt_mem images = tt_mem_f32(inp, n0 * s->cin * s->h * s->w);
-            status = s2 ? launch_pad_k3s2(be, padded, images, g.batch, s)
-                        : launch_pad_w16(be, padded, images, g.batch, s);
-            if (!status)
-                status = tt_launch_kernel(
-                    be, "conv_direct_w16",
-                    s2            ? "conv_direct_backward_weight_k3s2p16"
-                    : s->w == 8   ? "conv_direct_backward_weight_k3h16"
-                                  : "conv_direct_backward_weight_k3p16",
-                    w16_options(0), 2, global, local,
-                    TT_ARGS(tt_arg_mem(tt_mem_f32(partial.mem, group * b.per_image * pairs * 9)),
-                            tt_arg_mem(tt_mem_f32(dout, n0 * s->cout * s->oh * s->ow)),
-                            tt_arg_mem(padded), tt_arg_i32((int)g.batch),
-                            tt_arg_i32((int)b.per_image), tt_arg_i32((int)b.rows),
-                            GEOMETRY_ARGS(&g)));
-        }
+        status = k3w_w16_sums(be, partial.mem, padded, dout, inp, s, &sums);
     } else if (!padded_input) {
         size_t global[2] = {pairs, b.count}, local[2] = {1, 1};
         status = tt_launch_kernel(
@@ -639,7 +771,7 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
         status = tt_launch_kernel(be, "conv_direct", "conv_direct_weight_bands_sum", p->options, 1,
                                   (size_t[]){(pairs * 9 + 7) / 8}, NULL,
                                   TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(partial.mem),
-                                          tt_arg_i32((int)b.count), tt_arg_i32((int)(pairs * 9))));
+                                          tt_arg_i32((int)sums), tt_arg_i32((int)(pairs * 9))));
     tt_conv_workspace_release(&partial);
     return status;
 }
