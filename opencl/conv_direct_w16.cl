@@ -47,9 +47,11 @@
  * TT_W16_ROWS and one more (so that the forward's last row block stays
  * inside whatever H is); 16 zeros after the last row.  K16_PLANE floats a
  * plane, a multiple of 16.  Where W % 16 != 0 the last vector of a row is
- * part row: the forward stores its first W % 16 lanes only, the weight
- * gradient reads that many of dout (k16_dout, the rest zeros) and so never
- * meets the lanes past the row.
+ * part row: the forward stores its first W % 16 lanes only; the stride-1
+ * weight gradient reads the row's last 16 columns there, those the vector
+ * before it counted masked, and the stride-2 one (outputs a multiple of 8
+ * wide) 8 columns of dout (k16_dout), so neither meets the lanes past the
+ * row.
  *
  * A band of a plane is the same layout over rows row0 .. row0 + H - 1 of a
  * plane of `height` rows: its halo rows above and below are the plane's
@@ -89,16 +91,12 @@ __kernel void conv_pad_k3_w16(TT_MEM(float, dst), TT_MEM(const float, src), cons
     }
 }
 
-/* 16 columns of dout from x0 in a row OW wide: at a row's end the
- * OW - x0 columns left as the first lanes, zeros above (they meet
- * nothing). */
+/* 16 columns of dout from x0 in a row OW wide, OW % 8 == 0: the last 8 of
+ * a row with OW % 16 == 8 as lanes 0-7, zeros above (they meet nothing). */
 inline float16 k16_dout(__global const float *row, const int x0, const int OW)
 {
     if (x0 + 16 <= OW) return vload16(0, row + x0);
-    if (x0 + 8 == OW) return (float16)(vload8(0, row + x0), (float8)(0.0f));
-    float t[16];
-    for (int i = 0; i < 16; i++) t[i] = x0 + i < OW ? row[x0 + i] : 0.0f;
-    return vload16(0, t);
+    return (float16)(vload8(0, row + x0), (float8)(0.0f));
 }
 
 /* The forwards' start: zero accumulators and the weights of output
@@ -115,6 +113,19 @@ inline void k16_forward_start(float16 acc[TT_W16_COB][TT_W16_ROWS],
         for (int r = 0; r < TT_W16_ROWS; r++) acc[j][r] = (float16)(0.0f);
     }
 }
+
+/* o[0 .. n - 1] (+)= v's first n lanes (n < 16), lane by lane: no private
+ * array, which would cost the forwards' accumulators their registers. */
+#define K16_PUT(i, lane) \
+    if ((i) < n) o[i] = (accumulate ? o[i] : 0.0f) + v.lane
+inline void k16_store_part(__global float *o, const float16 v, const int n, const int accumulate)
+{
+    K16_PUT(0, s0); K16_PUT(1, s1); K16_PUT(2, s2); K16_PUT(3, s3);
+    K16_PUT(4, s4); K16_PUT(5, s5); K16_PUT(6, s6); K16_PUT(7, s7);
+    K16_PUT(8, s8); K16_PUT(9, s9); K16_PUT(10, sa); K16_PUT(11, sb);
+    K16_PUT(12, sc); K16_PUT(13, sd); K16_PUT(14, se);
+}
+#undef K16_PUT
 
 /* The forwards' end: out[co0 + j, y0 + r, x0 ..] (+)= acc[j][r] + bias for
  * the channels up to `last` and rows inside OH, in planes of plane_rows
@@ -138,9 +149,7 @@ inline void k16_store_rows(__global float *out, float16 acc[TT_W16_COB][TT_W16_R
             } else if (x0 + 8 == OW) {
                 vstore8((accumulate ? vload8(0, o) : (float8)(0.0f)) + acc[j][r].lo + b.lo, 0, o);
             } else {
-                float t[16];
-                vstore16(acc[j][r] + b, 0, t);
-                for (int i = 0; i < OW - x0; i++) o[i] = (accumulate ? o[i] : 0.0f) + t[i];
+                k16_store_part(o, acc[j][r] + b, OW - x0, accumulate);
             }
         }
     }
@@ -271,6 +280,55 @@ __kernel void conv_direct_forward_k3p16(TT_MEM(float, out), TT_MEM(const float, 
         return;                                                                               \
     const int ci = w.ci, co0 = w.co0, last = w.last, n0 = w.n0, n1 = w.n1, r0 = w.r0, r1 = w.r1
 
+/* The stride-1 weight gradient's step at columns XS .. XS + 15 of the
+ * input rows from `row` (padded, columns from -1): WROWS rows of dout
+ * (d[r][j] = D, an expression of r and j) meet the WROWS + 2 input rows'
+ * three shifted vectors, each loaded once.  A row's vectors run in a loop
+ * of whole ones; where OW % 16 != 0 its last one after the loop, at
+ * OW - 16 (OW >= 16 here), the lanes the vector before it counted masked
+ * to zero: no lane-by-lane load, and nothing of the kind in the loop
+ * (either made the kernel 1.2-2x slower). */
+#define K16_LANES ((int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+#define K16_WEIGHT_ROWS(XS, D)                                                          \
+    do {                                                                                \
+        float16 d[TT_W16_WROWS][TT_W16_WCOB];                                           \
+        __attribute__((opencl_unroll_hint))                                             \
+        for (int r = 0; r < TT_W16_WROWS; r++)                                          \
+            __attribute__((opencl_unroll_hint))                                         \
+            for (int j = 0; j < TT_W16_WCOB; j++) d[r][j] = (D);                        \
+        __attribute__((opencl_unroll_hint))                                             \
+        for (int i = 0; i < TT_W16_WROWS + 2; i++)                                      \
+            __attribute__((opencl_unroll_hint))                                         \
+            for (int kx = 0; kx < 3; kx++) {                                            \
+                const float16 x = vload16(0, row + i * P + (XS) + kx);                  \
+                __attribute__((opencl_unroll_hint))                                     \
+                for (int r = 0; r < TT_W16_WROWS; r++) {                                \
+                    const int ky = i - r;                                               \
+                    if (ky < 0 || ky > 2) continue;                                     \
+                    __attribute__((opencl_unroll_hint))                                 \
+                    for (int j = 0; j < TT_W16_WCOB; j++)                               \
+                        acc[j][ky][kx] = fma(d[r][j], x, acc[j][ky][kx]);               \
+                }                                                                       \
+            }                                                                           \
+    } while (0)
+
+/* The same for one row of dout (d[j] = D, an expression of j). */
+#define K16_WEIGHT_ROW(XS, D)                                                           \
+    do {                                                                                \
+        float16 d[TT_W16_WCOB];                                                         \
+        __attribute__((opencl_unroll_hint))                                             \
+        for (int j = 0; j < TT_W16_WCOB; j++) d[j] = (D);                               \
+        __attribute__((opencl_unroll_hint))                                             \
+        for (int ky = 0; ky < 3; ky++)                                                  \
+            __attribute__((opencl_unroll_hint))                                         \
+            for (int kx = 0; kx < 3; kx++) {                                            \
+                const float16 x = vload16(0, row + ky * P + (XS) + kx);                 \
+                __attribute__((opencl_unroll_hint))                                     \
+                for (int j = 0; j < TT_W16_WCOB; j++)                                   \
+                    acc[j][ky][kx] = fma(d[j], x, acc[j][ky][kx]);                      \
+            }                                                                           \
+    } while (0)
+
 /* The partial sums of the weight gradient over bands, as conv_direct.cl's
  * conv_direct_backward_weight_k3p, from the padded input of
  * conv_pad_k3_w16 (images, or a band of OH rows of one image whose dout
@@ -300,45 +358,27 @@ __kernel void conv_direct_backward_weight_k3p16(TT_MEM(float, partial), TT_MEM(c
         int oy = r0;
         for (; oy + TT_W16_WROWS <= r1; oy += TT_W16_WROWS) {
             __global const float *row = plane + (size_t)oy * P;
-            for (int x0 = 0; x0 < OW; x0 += 16) {
-                float16 d[TT_W16_WROWS][TT_W16_WCOB];
-                __attribute__((opencl_unroll_hint))
-                for (int r = 0; r < TT_W16_WROWS; r++)
-                    __attribute__((opencl_unroll_hint))
-                    for (int j = 0; j < TT_W16_WCOB; j++)
-                        d[r][j] = k16_dout(dplane[j] + (size_t)(oy + r) * OW, x0, OW);
-                __attribute__((opencl_unroll_hint))
-                for (int i = 0; i < TT_W16_WROWS + 2; i++)
-                    __attribute__((opencl_unroll_hint))
-                    for (int kx = 0; kx < 3; kx++) {
-                        const float16 x = vload16(0, row + i * P + x0 + kx);
-                        __attribute__((opencl_unroll_hint))
-                        for (int r = 0; r < TT_W16_WROWS; r++) {
-                            const int ky = i - r;
-                            if (ky < 0 || ky > 2) continue;
-                            __attribute__((opencl_unroll_hint))
-                            for (int j = 0; j < TT_W16_WCOB; j++)
-                                acc[j][ky][kx] = fma(d[r][j], x, acc[j][ky][kx]);
-                        }
-                    }
+            int x0 = 0;
+            for (; x0 + 16 <= OW; x0 += 16)
+                K16_WEIGHT_ROWS(x0, vload16(0, dplane[j] + (size_t)(oy + r) * OW + x0));
+            if (x0 < OW) {
+                const int xs = OW - 16;
+                const int16 keep = K16_LANES >= (int16)(x0 - xs);
+                K16_WEIGHT_ROWS(xs, select((float16)(0.0f),
+                                           vload16(0, dplane[j] + (size_t)(oy + r) * OW + xs),
+                                           keep));
             }
         }
         for (; oy < r1; oy++) {
             __global const float *row = plane + (size_t)oy * P;
-            for (int x0 = 0; x0 < OW; x0 += 16) {
-                float16 d[TT_W16_WCOB];
-                __attribute__((opencl_unroll_hint))
-                for (int j = 0; j < TT_W16_WCOB; j++)
-                    d[j] = k16_dout(dplane[j] + (size_t)oy * OW, x0, OW);
-                __attribute__((opencl_unroll_hint))
-                for (int ky = 0; ky < 3; ky++)
-                    __attribute__((opencl_unroll_hint))
-                    for (int kx = 0; kx < 3; kx++) {
-                        const float16 x = vload16(0, row + ky * P + x0 + kx);
-                        __attribute__((opencl_unroll_hint))
-                        for (int j = 0; j < TT_W16_WCOB; j++)
-                            acc[j][ky][kx] = fma(d[j], x, acc[j][ky][kx]);
-                    }
+            int x0 = 0;
+            for (; x0 + 16 <= OW; x0 += 16)
+                K16_WEIGHT_ROW(x0, vload16(0, dplane[j] + (size_t)oy * OW + x0));
+            if (x0 < OW) {
+                const int xs = OW - 16;
+                const int16 keep = K16_LANES >= (int16)(x0 - xs);
+                K16_WEIGHT_ROW(xs, select((float16)(0.0f),
+                                          vload16(0, dplane[j] + (size_t)oy * OW + xs), keep));
             }
         }
     }

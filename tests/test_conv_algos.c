@@ -71,7 +71,7 @@ static const conv2d_case direct_cases[] = {
  * (the forward's own kernel, even and odd columns apart): outputs 16, 8
  * (an odd input width, its last column padding) and 24 wide; widths
  * that end in part of a vector other than a half (17, 30, 21: 1, 14 and
- * 5 columns; stride 2: 21 outputs). */
+ * 5 columns). */
 static const conv2d_case w16_cases[] = {
     {"direct k3 p1 5x16 9->5", D(2, 9, 5, 16, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
     {"direct k3 p1 6x32 3->6", D(1, 3, 6, 32, 6, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
@@ -90,7 +90,6 @@ static const conv2d_case w16_cases[] = {
     {"direct k3 p1 5x17 4->5", D(2, 4, 5, 17, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
     {"direct k3 p1 6x30 3->6", D(1, 3, 6, 30, 6, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
     {"direct k3 p1 9x21 6->5", D(2, 6, 9, 21, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    {"direct k3 s2 p1 6x41 3->5", D(2, 3, 6, 41, 5, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
 };
 
 static const conv2d_case tiled_cases[] = {
@@ -690,6 +689,12 @@ static const convt_case convt_cases[] = {
     {"convT direct tiles k2 s2 3x19 5->3", T(2, 5, 3, 19, 3, 2, 2, 2, 2, 0, 0, 0, 0, DIRECT), 1},
     {"convT direct tiles k3 s3 3x4 5->7", T(1, 5, 3, 4, 7, 3, 3, 3, 3, 0, 0, 0, 0, DIRECT), 0},
     {"convT direct tiles k2x3 s2x3 1x1 3->5", T(3, 3, 1, 1, 5, 2, 3, 2, 3, 0, 0, 0, 0, DIRECT), 1},
+    /* rows of 16 and more (the 16-lane forward where the device has it):
+     * one vector, a work-item and a part (70 = 64 + 6), kernel 3x2 */
+    {"convT direct tiles k2 s2 2x16 4->3", T(2, 4, 2, 16, 3, 2, 2, 2, 2, 0, 0, 0, 0, DIRECT), 1},
+    {"convT direct tiles k2 s2 3x70 6->9", T(1, 6, 3, 70, 9, 2, 2, 2, 2, 0, 0, 0, 0, DIRECT), 0},
+    {"convT direct tiles k3x2 s3x2 2x21 3->2",
+     T(2, 3, 2, 21, 2, 3, 2, 3, 2, 0, 0, 0, 0, DIRECT), 1},
     /* output padding: not a tiling, through conv2d's rows */
     {"convT direct k2 s2 op1 3x4 3->4", T(1, 3, 3, 4, 4, 2, 2, 2, 2, 0, 0, 1, 1, DIRECT), 1},
     {"convT direct k3 s2 p1 op1 4x5", T(1, 3, 4, 5, 5, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 0},
@@ -720,14 +725,16 @@ static tt_status dev_convt_backward(tt_backend *be, tt_mem dinp, tt_mem dweight,
     return tt_conv_transpose2d_backward(be, dinp, dweight, dbias, dout, inp, weight, desc, ws);
 }
 
-/* Every case, with DIRECT's kernels for this device (8-wide on a CPU), then
- * with the scalar ones. */
+/* Every case, with DIRECT's kernels for this device (8-wide on a CPU, the
+ * 16-lane forward on AVX-512), with the 8-wide ones alone, then with the
+ * scalar ones. */
 static void test_conv_transpose(void)
 {
     ref_conv_errors worst = {0};
-    for (size_t k = 0; k < 2 * COUNT(convt_cases); k++) {
+    for (size_t k = 0; k < 3 * COUNT(convt_cases); k++) {
         size_t i = k % COUNT(convt_cases);
-        if (k == COUNT(convt_cases)) th_setenv("TT_CONV_DIRECT_VARIANT", "scalar");
+        if (k == COUNT(convt_cases)) th_setenv("TT_CONV_DIRECT_W16", "0");
+        if (k == 2 * COUNT(convt_cases)) th_setenv("TT_CONV_DIRECT_VARIANT", "scalar");
         const tt_conv_transpose2d_desc *d = &convt_cases[i].desc;
         TH_OK(tt_conv_transpose2d_check(d));
         int oh = tt_conv_transpose2d_out_h(d), ow = tt_conv_transpose2d_out_w(d);
@@ -751,6 +758,7 @@ static void test_conv_transpose(void)
         worst.dweight = fmax(worst.dweight, e.dweight);
     }
     th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
+    th_setenv("TT_CONV_DIRECT_W16", NULL);
     printf("\n    conv_transpose2d largest: forward %.2e  dinp %.2e  dweight %.2e\n",
            worst.forward, worst.dinp, worst.dweight);
 }

@@ -267,9 +267,8 @@ static size_t k3_w16_room_floats(const tt_conv_shape *s)
 /* The 3x3, stride 2, padding 1 convolution (ResNet's down-sampling) with
  * 16 columns a work-item: its forward reads a copy of each image split
  * into even and odd columns (conv_pad_k3s2_w16); outputs a multiple of 8
- * or more than 16 wide whose copy holds at most K3_W16_COPY_FLOATS; its
- * weight gradient likewise over bands of rows (k3_backward_weight).  Its
- * input gradient
+ * wide whose copy holds at most K3_W16_COPY_FLOATS; its weight gradient
+ * likewise over bands of rows (k3_backward_weight).  Its input gradient
  * keeps the generic kernel (the autotuner picks another algorithm). */
 static int is_k3s2(const tt_conv_shape *s)
 {
@@ -286,8 +285,7 @@ static size_t k3s2_padded_floats(const tt_conv_shape *s)
 
 static int k3s2_w16_shape(const tt_conv_shape *s)
 {
-    return is_k3s2(s) && (s->ow % 8 == 0 || s->ow > 16) &&
-           k3s2_padded_floats(s) <= K3_W16_COPY_FLOATS;
+    return is_k3s2(s) && s->ow % 8 == 0 && k3s2_padded_floats(s) <= K3_W16_COPY_FLOATS;
 }
 
 /* conv_pad_k3s2_w16: `images` images of `s`'s input from src into dst. */

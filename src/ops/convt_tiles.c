@@ -52,9 +52,30 @@ static tiles_params params_of(const tt_backend *be, const tt_convt_tiles *g)
     tt_arg_i32((int)(g)->batch), tt_arg_i32((int)(g)->cin), tt_arg_i32((int)(g)->h), \
         tt_arg_i32((int)(g)->w), tt_arg_i32((int)(g)->cout)
 
+/* The 16-lane forward (opencl/convt_tiles_w16.cl): kernels 2 wide where
+ * the device's traits say 16 lanes, rows of at least 16 input columns. */
+static int use_w16(const tt_backend *be, const tt_convt_tiles *g)
+{
+    return use_w8(be, g) && g->w >= 16 && tt_device_traits_of(be).direct_w16 &&
+           tt_backend_has_program(be, "convt_tiles_w16");
+}
+
+#define W16_COLUMNS 64 /* input columns per work-item (CONVT16_COLUMNS) */
+
 tt_status tt_convt_tiles_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
                                  tt_mem bias, const tt_convt_tiles *g)
 {
+    if (use_w16(be, g)) {
+        char options[32];
+        snprintf(options, sizeof options, "-DTT_CONVT_KH=%zu", g->kh);
+        size_t global[3] = {g->cout, (g->w + W16_COLUMNS - 1) / W16_COLUMNS, g->batch * g->h};
+        size_t local[3] = {g->cout < 8 ? g->cout : 8, 1, 1}; /* global rounded up */
+        return tt_launch_kernel(be, "convt_tiles_w16", "convt_tiles_forward_w16", options, 3,
+                                global, local,
+                                TT_ARGS(tt_arg_mem(out), tt_arg_mem(inp), tt_arg_mem(weight),
+                                        tt_arg_mem(bias.buffer ? bias : weight),
+                                        tt_arg_i32(bias.buffer != NULL), GEOMETRY_ARGS(g)));
+    }
     tiles_params p = params_of(be, g);
     int w8 = use_w8(be, g);
     size_t blocks = (g->cout + p.cob - 1) / p.cob;
