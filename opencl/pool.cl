@@ -10,10 +10,10 @@
  * `planes` is N * C; every plane is pooled alike.
  *
  * Forward: one work-item per output element.  Backward: one work-item per
- * INPUT element that gathers from every output whose window covers it, so
- * overlapping windows (stride < kernel) need no atomics (OpenCL 1.2 has no
- * float atomics) and each dinp element is written by exactly one work-item.
- * Backward ADDS into dinp.
+ * output element that adds its gradient to its window's winner; where
+ * windows overlap (stride < kernel) the outputs run in phases whose
+ * windows do not, so no atomics are needed (OpenCL 1.2 has no float
+ * atomics) and each run adds in the same order.  Backward ADDS into dinp.
  */
 
 /* The first output row (or column) whose window covers row i of the
@@ -76,42 +76,38 @@ __kernel void max_pool2d_forward(TT_MEM(float, out), TT_MEM(int, argmax), TT_MEM
     if (keep_argmax) argmax[o] = at;
 }
 
-/* dinp[i] += sum of dout[o] over the outputs o whose maximum came from i:
- * as the saved argmax says or, with from_input, as the forward's input
- * shows again (argmax is then not read). */
-__kernel void max_pool2d_backward(TT_MEM(float, dinp), TT_MEM(const float, dout),
-                                  TT_MEM(const int, argmax), TT_MEM(const float, inp),
-                                  const int from_input, const int planes, const int height,
-                                  const int width, const int out_h, const int out_w,
-                                  const int kernel_h, const int kernel_w, const int stride_h,
-                                  const int stride_w, const int pad_h, const int pad_w)
+/* One phase of max_pool2d_backward for any windows (overlapping, padded):
+ * the outputs (oy, ox) with oy = phase_y (mod phases_y), ox = phase_x
+ * (mod phases_x), phases_* = ceil(kernel_* / stride_*), whose windows do
+ * not overlap, so each adds dout[o] to its winner (argmax[o] or, with
+ * from_input, the one max_pool_window finds again in inp) with no other
+ * work-item touching it.  2-D (the phase's columns, planes x its rows);
+ * the host runs the phases one after another in row-major order, so every
+ * dinp element gets its windows' gradients in the same order every run.
+ * Inputs that win no window of the phase are not touched. */
+__kernel void max_pool2d_backward_phase(TT_MEM(float, dinp), TT_MEM(const float, dout),
+                                        TT_MEM(const int, argmax), TT_MEM(const float, inp),
+                                        const int from_input, const int planes,
+                                        const int height, const int width, const int out_h,
+                                        const int out_w, const int kernel_h, const int kernel_w,
+                                        const int stride_h, const int stride_w, const int pad_h,
+                                        const int pad_w, const int phase_y, const int phase_x,
+                                        const int phases_y, const int phases_x)
 {
     TT_PTR(float, dinp);
     TT_PTR(const float, dout);
     TT_PTR(const int, argmax);
     TT_PTR(const float, inp);
-    int i = get_global_id(0);
-    if (i >= planes * height * width) return;
-    int ix = i % width;
-    int iy = (i / width) % height;
-    int plane = i / (width * height);
-    int here = iy * width + ix;
-    __global const float *x = inp + (size_t)plane * height * width;
-    size_t base = (size_t)plane * out_h * out_w;
-    int py = iy + pad_h, px = ix + pad_w; /* in the padded input */
-    int oy_end = min(py / stride_h + 1, out_h), ox_end = min(px / stride_w + 1, out_w);
-    float sum = 0.0f;
-    for (int oy = pool_first_out(py, kernel_h, stride_h); oy < oy_end; oy++)
-        for (int ox = pool_first_out(px, kernel_w, stride_w); ox < ox_end; ox++) {
-            size_t o = base + (size_t)oy * out_w + ox;
-            float best;
-            int winner = from_input ? max_pool_window(x, height, width, oy * stride_h - pad_h,
-                                                      ox * stride_w - pad_w, kernel_h, kernel_w,
-                                                      &best)
-                                    : argmax[o];
-            if (winner == here) sum += dout[o];
-        }
-    dinp[i] += sum;
+    int rows = (out_h - phase_y + phases_y - 1) / phases_y; /* of the phase, a plane */
+    int ox = phase_x + get_global_id(0) * phases_x, row = get_global_id(1);
+    if (ox >= out_w || row >= planes * rows) return;
+    int plane = row / rows, oy = phase_y + (row - plane * rows) * phases_y;
+    size_t o = ((size_t)plane * out_h + oy) * out_w + ox, first = (size_t)plane * height * width;
+    float best;
+    int winner = from_input ? max_pool_window(inp + first, height, width, oy * stride_h - pad_h,
+                                              ox * stride_w - pad_w, kernel_h, kernel_w, &best)
+                            : argmax[o];
+    dinp[first + winner] += dout[o];
 }
 
 /* Adds g to the winner of the window at (y0, x0) of a plane and 0 to the

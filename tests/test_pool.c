@@ -184,6 +184,9 @@ enum { CASE_COUNT = sizeof cases / sizeof cases[0] };
 static void test_max_pool(void)
 {
     for (int i = 0; i < CASE_COUNT; i++) check_pool(1, cases[i]);
+    /* 9x11: each of the backward's four phases (oy, ox mod 2) has several
+     * rows and columns of outputs, in odd counts */
+    check_pool(1, (tt_pool2d_desc){2, 3, 17, 21, 3, 3, 2, 2, 1, 1});
     /* the 2x2 stride-2 cases once more through the generic kernels (CPUs
      * run their own 8-wide ones above) */
     th_setenv("TT_CONV_DIRECT_VARIANT", "scalar");
