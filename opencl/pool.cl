@@ -211,6 +211,72 @@ __kernel void max_pool2d_forward_2x2_w8(TT_MEM(float, out), TT_MEM(int, argmax),
         vstore8((2 * oy + (pos >> 1)) * width + 2 * (x0 + lanes) + (pos & 1), 0, argmax + o);
 }
 
+/* ---- 3x3 stride-2 pad-1 max pooling (ResNet's stem), 8 outputs a
+ * work-item (CPUs) --------------------------------------------------------
+ * global (ceil(out_w / 8), planes * out_h).  The 8 windows of a row span 17
+ * input columns from xs = 2 x0 - 1; in each of the 3 rows, kx = 0 is the
+ * even lanes of the first 16, kx = 1 the odd ones, kx = 2 the even ones one
+ * column on.  Compared in max_pool_window's order (row-major, first maximum,
+ * a NaN wins); the padding's row above the plane is skipped, its column
+ * left of it reads as -infinity (never a winner), and a window of
+ * -infinity gives its first place in the plane.  Work-items whose windows
+ * reach past the right or bottom edge (or the last, ragged one) take
+ * max_pool_window output by output. */
+__kernel void max_pool2d_forward_3x3s2_w8(TT_MEM(float, out), TT_MEM(int, argmax),
+                                          TT_MEM(const float, inp), const int keep_argmax,
+                                          const int planes, const int height, const int width,
+                                          const int out_h, const int out_w)
+{
+    TT_PTR(float, out);
+    TT_PTR(int, argmax);
+    TT_PTR(const float, inp);
+    const int x0 = get_global_id(0) * 8, row = get_global_id(1);
+    if (x0 >= out_w || row >= planes * out_h) return;
+    const int plane = row / out_h, oy = row - plane * out_h;
+    const int y0 = 2 * oy - 1, xs = 2 * x0 - 1;
+    const size_t o = (size_t)row * out_w + x0;
+    __global const float *x = inp + (size_t)plane * height * width;
+    if (x0 + 8 > out_w || xs + 17 > width || y0 + 3 > height) {
+        for (int ox = x0; ox < min(x0 + 8, out_w); ox++) {
+            float best;
+            int at = max_pool_window(x, height, width, y0, 2 * ox - 1, 3, 3, &best);
+            out[o + ox - x0] = best;
+            if (keep_argmax) argmax[o + ox - x0] = at;
+        }
+        return;
+    }
+    const uint8 next = (uint8)(1, 2, 3, 4, 5, 6, 7, 8);
+    const uint16 right = (uint16)(16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
+    const int ky0 = y0 < 0 ? 1 : 0; /* oy = 0: the row above is padding */
+    float8 best = (float8)(-INFINITY);
+    int8 pos = (int8)(3 * ky0); /* 3 ky + kx */
+    if (xs < 0) pos.s0 += 1; /* x0 = 0: the column left of the plane is padding */
+    for (int ky = ky0; ky < 3; ky++) {
+        __global const float *r = x + (size_t)(y0 + ky) * width + xs;
+        float16 a;
+        float last;
+        if (xs < 0) {
+            const float16 b = vload16(0, r + 1);
+            a = shuffle2(b, (float16)(-INFINITY), right);
+            last = b.sf;
+        } else {
+            a = vload16(0, r);
+            last = r[16];
+        }
+        const float8 v[3] = {a.even, a.odd, shuffle2(a.even, (float8)(last), next)};
+        for (int kx = 0; kx < 3; kx++) {
+            const int8 wins = isgreater(v[kx], best) | isnan(v[kx]);
+            best = select(best, v[kx], wins);
+            pos = select(pos, (int8)(3 * ky + kx), wins);
+        }
+    }
+    vstore8(best, 0, out + o);
+    if (keep_argmax) {
+        const int8 ky = pos / 3, lanes = (int8)(0, 1, 2, 3, 4, 5, 6, 7);
+        vstore8((y0 + ky) * width + xs + 2 * lanes + pos - 3 * ky, 0, argmax + o);
+    }
+}
+
 /* max_pool2d_backward_tiles for 2x2 stride 2: each window's winner (found
  * again, or from argmax) gets dout, its other elements 0. */
 __kernel void max_pool2d_backward_2x2_w8(TT_MEM(float, dinp), TT_MEM(const float, dout),

@@ -17,6 +17,14 @@ static int use_2x2_w8(const tt_backend *be, const tt_pool2d_desc *d)
            unpadded(d) && tt_device_traits_of(be).w8;
 }
 
+/* ResNet's stem pool (3x3 stride 2 pad 1) on a CPU: its own 8-wide
+ * forward. */
+static int use_3x3s2_w8(const tt_backend *be, const tt_pool2d_desc *d)
+{
+    return d->kernel_h == 3 && d->kernel_w == 3 && d->stride_h == 2 && d->stride_w == 2 &&
+           d->pad_h == 1 && d->pad_w == 1 && tt_device_traits_of(be).w8;
+}
+
 /* global (ceil(out_w / 8), planes * out_h) in work-groups of one */
 static tt_status launch_2x2_w8(tt_backend *be, const char *kernel, int out_w, int rows,
                                int arg_count, const tt_arg *args)
@@ -37,8 +45,11 @@ tt_status tt_max_pool2d_forward(tt_backend *be, tt_mem out, tt_mem argmax, tt_me
     TT_TRY(tt_mem_check(op, "inp", inp, in_count * sizeof(float)));
     int keep = argmax.buffer != NULL;
     if (keep) TT_TRY(tt_mem_check(op, "argmax", argmax, out_count * sizeof(int32_t)));
-    if (use_2x2_w8(be, d))
-        return launch_2x2_w8(be, "max_pool2d_forward_2x2_w8", out_w, planes * out_h,
+    if (use_2x2_w8(be, d) || use_3x3s2_w8(be, d))
+        return launch_2x2_w8(be,
+                             use_2x2_w8(be, d) ? "max_pool2d_forward_2x2_w8"
+                                               : "max_pool2d_forward_3x3s2_w8",
+                             out_w, planes * out_h,
                              TT_ARGS(tt_arg_mem(out), tt_arg_mem(keep ? argmax : out),
                                      tt_arg_mem(inp), tt_arg_i32(keep), tt_arg_i32(planes),
                                      tt_arg_i32(d->height), tt_arg_i32(d->width),
