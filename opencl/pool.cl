@@ -185,23 +185,39 @@ static float8 max_pool_2x2_8(const float16 r0, const float16 r1, int8 *pos)
     const int whole = x0 + 8 <= out_w && 2 * x0 + 16 <= width;                           \
     const int8 lanes = (int8)(0, 1, 2, 3, 4, 5, 6, 7)
 
-__kernel void max_pool2d_forward_2x2_w8(TT_MEM(float, out), TT_MEM(int, argmax),
-                                        TT_MEM(const float, inp), const int keep_argmax,
-                                        const int planes, const int height, const int width,
-                                        const int out_h, const int out_w)
+/* The 8-wide forwards' parameters and first lines (x: the plane). */
+#define POOL_W8_FORWARD_PARAMS                                                           \
+    TT_MEM(float, out), TT_MEM(int, argmax), TT_MEM(const float, inp), const int keep_argmax, \
+        const int planes, const int height, const int width, const int out_h, const int out_w
+#define POOL_W8_FORWARD_BEGIN \
+    TT_PTR(float, out);       \
+    TT_PTR(int, argmax);      \
+    TT_PTR(const float, inp); \
+    POOL_W8_ROW;              \
+    __global const float *x = inp + first
+
+/* Outputs x0 .. min(x0 + 8, out_w) - 1 of row oy (the first at o) by
+ * max_pool_window, k x k windows at stride s and pad p: the w8 forwards'
+ * blocks that their vectors do not cover. */
+static void max_pool_forward_lanes(__global float *out, __global int *argmax,
+                                   __global const float *x, const int keep_argmax, const size_t o,
+                                   const int x0, const int oy, const int height, const int width,
+                                   const int out_w, const int k, const int s, const int p)
 {
-    TT_PTR(float, out);
-    TT_PTR(int, argmax);
-    TT_PTR(const float, inp);
-    POOL_W8_ROW;
-    __global const float *x = inp + first;
+    for (int ox = x0; ox < min(x0 + 8, out_w); ox++) {
+        float best;
+        int at = max_pool_window(x, height, width, oy * s - p, ox * s - p, k, k, &best);
+        out[o + ox - x0] = best;
+        if (keep_argmax) argmax[o + ox - x0] = at;
+    }
+}
+
+__kernel void max_pool2d_forward_2x2_w8(POOL_W8_FORWARD_PARAMS)
+{
+    POOL_W8_FORWARD_BEGIN;
     if (!whole) {
-        for (int ox = x0; ox < min(x0 + 8, out_w); ox++) {
-            float best;
-            int at = max_pool_window(x, height, width, 2 * oy, 2 * ox, 2, 2, &best);
-            out[o + ox - x0] = best;
-            if (keep_argmax) argmax[o + ox - x0] = at;
-        }
+        max_pool_forward_lanes(out, argmax, x, keep_argmax, o, x0, oy, height, width, out_w, 2, 2,
+                               0);
         return;
     }
     __global const float *r0 = x + (size_t)2 * oy * width + 2 * x0;
@@ -222,27 +238,13 @@ __kernel void max_pool2d_forward_2x2_w8(TT_MEM(float, out), TT_MEM(int, argmax),
  * -infinity gives its first place in the plane.  Work-items whose windows
  * reach past the right or bottom edge (or the last, ragged one) take
  * max_pool_window output by output. */
-__kernel void max_pool2d_forward_3x3s2_w8(TT_MEM(float, out), TT_MEM(int, argmax),
-                                          TT_MEM(const float, inp), const int keep_argmax,
-                                          const int planes, const int height, const int width,
-                                          const int out_h, const int out_w)
+__kernel void max_pool2d_forward_3x3s2_w8(POOL_W8_FORWARD_PARAMS)
 {
-    TT_PTR(float, out);
-    TT_PTR(int, argmax);
-    TT_PTR(const float, inp);
-    const int x0 = get_global_id(0) * 8, row = get_global_id(1);
-    if (x0 >= out_w || row >= planes * out_h) return;
-    const int plane = row / out_h, oy = row - plane * out_h;
-    const int y0 = 2 * oy - 1, xs = 2 * x0 - 1;
-    const size_t o = (size_t)row * out_w + x0;
-    __global const float *x = inp + (size_t)plane * height * width;
-    if (x0 + 8 > out_w || xs + 17 > width || y0 + 3 > height) {
-        for (int ox = x0; ox < min(x0 + 8, out_w); ox++) {
-            float best;
-            int at = max_pool_window(x, height, width, y0, 2 * ox - 1, 3, 3, &best);
-            out[o + ox - x0] = best;
-            if (keep_argmax) argmax[o + ox - x0] = at;
-        }
+    POOL_W8_FORWARD_BEGIN;
+    const int y0 = 2 * oy - 1, xs = 2 * x0 - 1; /* whole: xs + 17 <= width */
+    if (!whole || y0 + 3 > height) {
+        max_pool_forward_lanes(out, argmax, x, keep_argmax, o, x0, oy, height, width, out_w, 3, 2,
+                               1);
         return;
     }
     const uint8 next = (uint8)(1, 2, 3, 4, 5, 6, 7, 8);
@@ -272,7 +274,7 @@ __kernel void max_pool2d_forward_3x3s2_w8(TT_MEM(float, out), TT_MEM(int, argmax
     }
     vstore8(best, 0, out + o);
     if (keep_argmax) {
-        const int8 ky = pos / 3, lanes = (int8)(0, 1, 2, 3, 4, 5, 6, 7);
+        const int8 ky = pos / 3;
         vstore8((y0 + ky) * width + xs + 2 * lanes + pos - 3 * ky, 0, argmax + o);
     }
 }
