@@ -26,7 +26,7 @@ static int use_3x3s2_w8(const tt_backend *be, const tt_pool2d_desc *d)
 }
 
 /* global (ceil(out_w / 8), planes * out_h) in work-groups of one */
-static tt_status launch_2x2_w8(tt_backend *be, const char *kernel, int out_w, int rows,
+static tt_status launch_w8(tt_backend *be, const char *kernel, int out_w, int rows,
                                int arg_count, const tt_arg *args)
 {
     size_t global[2] = {((size_t)out_w + 7) / 8, (size_t)rows}, local[2] = {1, 1};
@@ -46,14 +46,13 @@ tt_status tt_max_pool2d_forward(tt_backend *be, tt_mem out, tt_mem argmax, tt_me
     int keep = argmax.buffer != NULL;
     if (keep) TT_TRY(tt_mem_check(op, "argmax", argmax, out_count * sizeof(int32_t)));
     if (use_2x2_w8(be, d) || use_3x3s2_w8(be, d))
-        return launch_2x2_w8(be,
-                             use_2x2_w8(be, d) ? "max_pool2d_forward_2x2_w8"
-                                               : "max_pool2d_forward_3x3s2_w8",
-                             out_w, planes * out_h,
-                             TT_ARGS(tt_arg_mem(out), tt_arg_mem(keep ? argmax : out),
-                                     tt_arg_mem(inp), tt_arg_i32(keep), tt_arg_i32(planes),
-                                     tt_arg_i32(d->height), tt_arg_i32(d->width),
-                                     tt_arg_i32(out_h), tt_arg_i32(out_w)));
+        return launch_w8(be,
+                         use_2x2_w8(be, d) ? "max_pool2d_forward_2x2_w8"
+                                           : "max_pool2d_forward_3x3s2_w8",
+                         out_w, planes * out_h,
+                         TT_ARGS(tt_arg_mem(out), tt_arg_mem(keep ? argmax : out), tt_arg_mem(inp),
+                                 tt_arg_i32(keep), tt_arg_i32(planes), tt_arg_i32(d->height),
+                                 tt_arg_i32(d->width), tt_arg_i32(out_h), tt_arg_i32(out_w)));
     return TT_LAUNCH_1D(be, "pool", "max_pool2d_forward", out_count, tt_arg_mem(out),
                         tt_arg_mem(keep ? argmax : out), tt_arg_mem(inp), tt_arg_i32(keep),
                         tt_arg_i32(planes), tt_arg_i32(d->height), tt_arg_i32(d->width),
@@ -105,12 +104,12 @@ static tt_status backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem argma
     if (from_input) TT_TRY(tt_mem_check(op, "inp", inp, in_count * sizeof(float)));
     else TT_TRY(tt_mem_check(op, "argmax", argmax, out_count * sizeof(int32_t)));
     if (use_2x2_w8(be, d))
-        return launch_2x2_w8(be, "max_pool2d_backward_2x2_w8", out_w, planes * out_h,
-                             TT_ARGS(tt_arg_mem(dinp), tt_arg_mem(dout),
-                                     tt_arg_mem(from_input ? dout : argmax),
-                                     tt_arg_mem(from_input ? inp : dout), tt_arg_i32(from_input),
-                                     tt_arg_i32(planes), tt_arg_i32(d->height),
-                                     tt_arg_i32(d->width), tt_arg_i32(out_h), tt_arg_i32(out_w)));
+        return launch_w8(be, "max_pool2d_backward_2x2_w8", out_w, planes * out_h,
+                         TT_ARGS(tt_arg_mem(dinp), tt_arg_mem(dout),
+                                 tt_arg_mem(from_input ? dout : argmax),
+                                 tt_arg_mem(from_input ? inp : dout), tt_arg_i32(from_input),
+                                 tt_arg_i32(planes), tt_arg_i32(d->height), tt_arg_i32(d->width),
+                                 tt_arg_i32(out_h), tt_arg_i32(out_w)));
     if (d->stride_h == d->kernel_h && d->stride_w == d->kernel_w && unpadded(d)) {
         size_t global[2] = {(size_t)out_w, (size_t)planes * out_h};
         return tt_launch_kernel(
