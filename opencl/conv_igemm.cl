@@ -41,17 +41,21 @@
 typedef float16 ig_vec;
 #define IG_LOAD(p) vload16(0, (p))
 #define IG_STORE(v, p) vstore16((v), 0, (p))
+#define IG_LOAD_EVEN(p) (float16)(vload16(0, (p)).even, vload16(0, (p) + 16).even)
 #elif TT_IG_RN == 8
 typedef float8 ig_vec;
 #define IG_LOAD(p) vload8(0, (p))
 #define IG_STORE(v, p) vstore8((v), 0, (p))
+#define IG_LOAD_EVEN(p) vload16(0, (p)).even
 #elif TT_IG_RN == 4
 typedef float4 ig_vec;
 #define IG_LOAD(p) vload4(0, (p))
 #define IG_STORE(v, p) vstore4((v), 0, (p))
+#define IG_LOAD_EVEN(p) vload8(0, (p)).even
 #else
 #error "conv_igemm.cl: TT_IG_RN is 4, 8 or 16"
 #endif
+/* IG_LOAD_EVEN(p): p[0], p[2], .. p[2 RN - 2], from 2 RN floats at p (stride 2) */
 #define RM TT_IG_RM
 #define RN TT_IG_RN
 #define BK TT_IG_BK
@@ -145,12 +149,14 @@ inline void ig_product_tile(__global float *dst, __global const float *src,
     const int src_plane = p.src_h * p.src_w, dst_plane = p.dst_h * p.dst_w;
     /* this work-item's columns: where each reads and writes */
     int src_at[RN], src_y[RN], src_x[RN], dst_at[RN];
-    int run; /* the RN columns are one run of a grid row, read (and written) as a vector */
+    /* the RN columns are one run of a grid row, read (and written) as a
+     * vector: of neighbouring source places, or (pix_sx 2) every other */
+    int run;
     {
         const int first = get_group_id(0) * bn + tx * RN;
         int n = first / grid, r = first - n * grid;
         int py = r / p.grid_w, px = r - py * p.grid_w;
-        run = p.pix_sx == 1 && first + RN <= P && px + RN <= p.grid_w;
+        run = (p.pix_sx == 1 || p.pix_sx == 2) && first + RN <= P && px + RN <= p.grid_w;
 #pragma unroll
         for (int j = 0; j < RN; j++) {
             const int inside = first + j < P;
@@ -196,12 +202,17 @@ inline void ig_product_tile(__global float *dst, __global const float *src,
             if (run) {
                 const int y = src_y[0] + dy, x = src_x[0] + dx;
                 const int at = src_at[0] + c_at + y * p.src_w;
+                const int sx = p.pix_sx;
                 if (y < 0 || y >= p.src_h) IG_STORE((ig_vec)(0.0f), row);
-                else if (x >= 0 && x + RN <= p.src_w) IG_STORE(IG_LOAD(src + at + x), row);
+                else if (sx == 1 && x >= 0 && x + RN <= p.src_w)
+                    IG_STORE(IG_LOAD(src + at + x), row);
+                else if (sx == 2 && x >= 0 && x + 2 * RN <= p.src_w)
+                    IG_STORE(IG_LOAD_EVEN(src + at + x), row);
                 else
 #pragma unroll
                     for (int j = 0; j < RN; j++)
-                        row[j] = x + j >= 0 && x + j < p.src_w ? src[at + x + j] : 0.0f;
+                        row[j] = x + j * sx >= 0 && x + j * sx < p.src_w ? src[at + x + j * sx]
+                                                                          : 0.0f;
             } else {
 #pragma unroll
                 for (int j = 0; j < RN; j++) {
@@ -370,23 +381,28 @@ __kernel void conv_igemm_backward_weight(TT_MEM(float, part), TT_MEM(const float
         }
         /* B: the columns gathered from the input at the chunk's pixels, a
          * run of RN pixels a work-item: a vector load where the run is one
-         * stretch of an input row, stored transposed */
+         * stretch of an input row (stride 2: every other place of one),
+         * stored transposed */
         u = ig_split(q0 + ty * RN, OH, OW);
         for (int r = ty; r < BK / RN; r += mt) {
             const int q = q0 + r * RN;
             int n = u.c, oy = u.y, ox = u.x;
             float t[RN][RN]; /* [column j][pixel l] */
-            if (SW == 1 && q + RN <= q_end && ox + RN <= OW) {
+            if ((SW == 1 || SW == 2) && q + RN <= q_end && ox + RN <= OW) {
 #pragma unroll
                 for (int j = 0; j < RN; j++) {
-                    const int y = oy * SH + col_y[j], x = ox + col_x[j];
+                    const int y = oy * SH + col_y[j], x = ox * SW + col_x[j];
                     const int at = n * Cin * in_plane + col_at[j] + y * W;
                     if (y < 0 || y >= H) IG_STORE((ig_vec)(0.0f), t[j]);
-                    else if (x >= 0 && x + RN <= W) IG_STORE(IG_LOAD(inp + at + x), t[j]);
+                    else if (SW == 1 && x >= 0 && x + RN <= W)
+                        IG_STORE(IG_LOAD(inp + at + x), t[j]);
+                    else if (SW == 2 && x >= 0 && x + 2 * RN <= W)
+                        IG_STORE(IG_LOAD_EVEN(inp + at + x), t[j]);
                     else
 #pragma unroll
                         for (int l = 0; l < RN; l++)
-                            t[j][l] = x + l >= 0 && x + l < W ? inp[at + x + l] : 0.0f;
+                            t[j][l] = x + l * SW >= 0 && x + l * SW < W ? inp[at + x + l * SW]
+                                                                          : 0.0f;
                 }
             } else {
 #pragma unroll

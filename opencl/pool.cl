@@ -10,10 +10,10 @@
  * `planes` is N * C; every plane is pooled alike.
  *
  * Forward: one work-item per output element.  Backward: one work-item per
- * INPUT element that gathers from every output whose window covers it, so
- * overlapping windows (stride < kernel) need no atomics (OpenCL 1.2 has no
- * float atomics) and each dinp element is written by exactly one work-item.
- * Backward ADDS into dinp.
+ * output element that adds its gradient to its window's winner; where
+ * windows overlap (stride < kernel) the outputs run in phases whose
+ * windows do not, so no atomics are needed (OpenCL 1.2 has no float
+ * atomics) and each run adds in the same order.  Backward ADDS into dinp.
  */
 
 /* The first output row (or column) whose window covers row i of the
@@ -76,42 +76,38 @@ __kernel void max_pool2d_forward(TT_MEM(float, out), TT_MEM(int, argmax), TT_MEM
     if (keep_argmax) argmax[o] = at;
 }
 
-/* dinp[i] += sum of dout[o] over the outputs o whose maximum came from i:
- * as the saved argmax says or, with from_input, as the forward's input
- * shows again (argmax is then not read). */
-__kernel void max_pool2d_backward(TT_MEM(float, dinp), TT_MEM(const float, dout),
-                                  TT_MEM(const int, argmax), TT_MEM(const float, inp),
-                                  const int from_input, const int planes, const int height,
-                                  const int width, const int out_h, const int out_w,
-                                  const int kernel_h, const int kernel_w, const int stride_h,
-                                  const int stride_w, const int pad_h, const int pad_w)
+/* One phase of max_pool2d_backward for any windows (overlapping, padded):
+ * the outputs (oy, ox) with oy = phase_y (mod phases_y), ox = phase_x
+ * (mod phases_x), phases_* = ceil(kernel_* / stride_*), whose windows do
+ * not overlap, so each adds dout[o] to its winner (argmax[o] or, with
+ * from_input, the one max_pool_window finds again in inp) with no other
+ * work-item touching it.  2-D (the phase's columns, planes x its rows);
+ * the host runs the phases one after another in row-major order, so every
+ * dinp element gets its windows' gradients in the same order every run.
+ * Inputs that win no window of the phase are not touched. */
+__kernel void max_pool2d_backward_phase(TT_MEM(float, dinp), TT_MEM(const float, dout),
+                                        TT_MEM(const int, argmax), TT_MEM(const float, inp),
+                                        const int from_input, const int planes,
+                                        const int height, const int width, const int out_h,
+                                        const int out_w, const int kernel_h, const int kernel_w,
+                                        const int stride_h, const int stride_w, const int pad_h,
+                                        const int pad_w, const int phase_y, const int phase_x,
+                                        const int phases_y, const int phases_x)
 {
     TT_PTR(float, dinp);
     TT_PTR(const float, dout);
     TT_PTR(const int, argmax);
     TT_PTR(const float, inp);
-    int i = get_global_id(0);
-    if (i >= planes * height * width) return;
-    int ix = i % width;
-    int iy = (i / width) % height;
-    int plane = i / (width * height);
-    int here = iy * width + ix;
-    __global const float *x = inp + (size_t)plane * height * width;
-    size_t base = (size_t)plane * out_h * out_w;
-    int py = iy + pad_h, px = ix + pad_w; /* in the padded input */
-    int oy_end = min(py / stride_h + 1, out_h), ox_end = min(px / stride_w + 1, out_w);
-    float sum = 0.0f;
-    for (int oy = pool_first_out(py, kernel_h, stride_h); oy < oy_end; oy++)
-        for (int ox = pool_first_out(px, kernel_w, stride_w); ox < ox_end; ox++) {
-            size_t o = base + (size_t)oy * out_w + ox;
-            float best;
-            int winner = from_input ? max_pool_window(x, height, width, oy * stride_h - pad_h,
-                                                      ox * stride_w - pad_w, kernel_h, kernel_w,
-                                                      &best)
-                                    : argmax[o];
-            if (winner == here) sum += dout[o];
-        }
-    dinp[i] += sum;
+    int rows = (out_h - phase_y + phases_y - 1) / phases_y; /* of the phase, a plane */
+    int ox = phase_x + get_global_id(0) * phases_x, row = get_global_id(1);
+    if (ox >= out_w || row >= planes * rows) return;
+    int plane = row / rows, oy = phase_y + (row - plane * rows) * phases_y;
+    size_t o = ((size_t)plane * out_h + oy) * out_w + ox, first = (size_t)plane * height * width;
+    float best;
+    int winner = from_input ? max_pool_window(inp + first, height, width, oy * stride_h - pad_h,
+                                              ox * stride_w - pad_w, kernel_h, kernel_w, &best)
+                            : argmax[o];
+    dinp[first + winner] += dout[o];
 }
 
 /* Adds g to the winner of the window at (y0, x0) of a plane and 0 to the
@@ -189,23 +185,39 @@ static float8 max_pool_2x2_8(const float16 r0, const float16 r1, int8 *pos)
     const int whole = x0 + 8 <= out_w && 2 * x0 + 16 <= width;                           \
     const int8 lanes = (int8)(0, 1, 2, 3, 4, 5, 6, 7)
 
-__kernel void max_pool2d_forward_2x2_w8(TT_MEM(float, out), TT_MEM(int, argmax),
-                                        TT_MEM(const float, inp), const int keep_argmax,
-                                        const int planes, const int height, const int width,
-                                        const int out_h, const int out_w)
+/* The 8-wide forwards' parameters and first lines (x: the plane). */
+#define POOL_W8_FORWARD_PARAMS                                                           \
+    TT_MEM(float, out), TT_MEM(int, argmax), TT_MEM(const float, inp), const int keep_argmax, \
+        const int planes, const int height, const int width, const int out_h, const int out_w
+#define POOL_W8_FORWARD_BEGIN \
+    TT_PTR(float, out);       \
+    TT_PTR(int, argmax);      \
+    TT_PTR(const float, inp); \
+    POOL_W8_ROW;              \
+    __global const float *x = inp + first
+
+/* Outputs x0 .. min(x0 + 8, out_w) - 1 of row oy (the first at o) by
+ * max_pool_window, k x k windows at stride s and pad p: the w8 forwards'
+ * blocks that their vectors do not cover. */
+static void max_pool_forward_lanes(__global float *out, __global int *argmax,
+                                   __global const float *x, const int keep_argmax, const size_t o,
+                                   const int x0, const int oy, const int height, const int width,
+                                   const int out_w, const int k, const int s, const int p)
 {
-    TT_PTR(float, out);
-    TT_PTR(int, argmax);
-    TT_PTR(const float, inp);
-    POOL_W8_ROW;
-    __global const float *x = inp + first;
+    for (int ox = x0; ox < min(x0 + 8, out_w); ox++) {
+        float best;
+        int at = max_pool_window(x, height, width, oy * s - p, ox * s - p, k, k, &best);
+        out[o + ox - x0] = best;
+        if (keep_argmax) argmax[o + ox - x0] = at;
+    }
+}
+
+__kernel void max_pool2d_forward_2x2_w8(POOL_W8_FORWARD_PARAMS)
+{
+    POOL_W8_FORWARD_BEGIN;
     if (!whole) {
-        for (int ox = x0; ox < min(x0 + 8, out_w); ox++) {
-            float best;
-            int at = max_pool_window(x, height, width, 2 * oy, 2 * ox, 2, 2, &best);
-            out[o + ox - x0] = best;
-            if (keep_argmax) argmax[o + ox - x0] = at;
-        }
+        max_pool_forward_lanes(out, argmax, x, keep_argmax, o, x0, oy, height, width, out_w, 2, 2,
+                               0);
         return;
     }
     __global const float *r0 = x + (size_t)2 * oy * width + 2 * x0;
@@ -213,6 +225,58 @@ __kernel void max_pool2d_forward_2x2_w8(TT_MEM(float, out), TT_MEM(int, argmax),
     vstore8(max_pool_2x2_8(vload16(0, r0), vload16(0, r0 + width), &pos), 0, out + o);
     if (keep_argmax)
         vstore8((2 * oy + (pos >> 1)) * width + 2 * (x0 + lanes) + (pos & 1), 0, argmax + o);
+}
+
+/* ---- 3x3 stride-2 pad-1 max pooling (ResNet's stem), 8 outputs a
+ * work-item (CPUs) --------------------------------------------------------
+ * global (ceil(out_w / 8), planes * out_h).  The 8 windows of a row span 17
+ * input columns from xs = 2 x0 - 1; in each of the 3 rows, kx = 0 is the
+ * even lanes of the first 16, kx = 1 the odd ones, kx = 2 the even ones one
+ * column on.  Compared in max_pool_window's order (row-major, first maximum,
+ * a NaN wins); the padding's row above the plane is skipped, its column
+ * left of it reads as -infinity (never a winner), and a window of
+ * -infinity gives its first place in the plane.  Work-items whose windows
+ * reach past the right or bottom edge (or the last, ragged one) take
+ * max_pool_window output by output. */
+__kernel void max_pool2d_forward_3x3s2_w8(POOL_W8_FORWARD_PARAMS)
+{
+    POOL_W8_FORWARD_BEGIN;
+    const int y0 = 2 * oy - 1, xs = 2 * x0 - 1; /* whole: xs + 17 <= width */
+    if (!whole || y0 + 3 > height) {
+        max_pool_forward_lanes(out, argmax, x, keep_argmax, o, x0, oy, height, width, out_w, 3, 2,
+                               1);
+        return;
+    }
+    const uint8 next = (uint8)(1, 2, 3, 4, 5, 6, 7, 8);
+    const uint16 right = (uint16)(16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
+    const int ky0 = y0 < 0 ? 1 : 0; /* oy = 0: the row above is padding */
+    float8 best = (float8)(-INFINITY);
+    int8 pos = (int8)(3 * ky0); /* 3 ky + kx */
+    if (xs < 0) pos.s0 += 1; /* x0 = 0: the column left of the plane is padding */
+    for (int ky = ky0; ky < 3; ky++) {
+        __global const float *r = x + (size_t)(y0 + ky) * width + xs;
+        float16 a;
+        float last;
+        if (xs < 0) {
+            const float16 b = vload16(0, r + 1);
+            a = shuffle2(b, (float16)(-INFINITY), right);
+            last = b.sf;
+        } else {
+            a = vload16(0, r);
+            last = r[16];
+        }
+        const float8 v[3] = {a.even, a.odd, shuffle2(a.even, (float8)(last), next)};
+        for (int kx = 0; kx < 3; kx++) {
+            const int8 wins = isgreater(v[kx], best) | isnan(v[kx]);
+            best = select(best, v[kx], wins);
+            pos = select(pos, (int8)(3 * ky + kx), wins);
+        }
+    }
+    vstore8(best, 0, out + o);
+    if (keep_argmax) {
+        const int8 ky = pos / 3;
+        vstore8((y0 + ky) * width + xs + 2 * lanes + pos - 3 * ky, 0, argmax + o);
+    }
 }
 
 /* max_pool2d_backward_tiles for 2x2 stride 2: each window's winner (found

@@ -618,6 +618,8 @@ static void test_resnet_strided_large(void)
 {
     static const conv2d_case shapes[] = {
         {"stem k7 s2 p3 37x45 3->16", D(2, 3, 37, 45, 16, 7, 7, 2, 2, 3, 3, 1, 1, AUTO), 0},
+        /* 72 output channels: a CPU's implicit-GEMM work-group of 64 rows, then 8 */
+        {"stem k7 s2 p3 21x19 3->72", D(2, 3, 21, 19, 72, 7, 7, 2, 2, 3, 3, 1, 1, AUTO), 0},
         {"k3 s2 p1 29x34 16->24", D(1, 16, 29, 34, 24, 3, 3, 2, 2, 1, 1, 1, 1, AUTO), 0},
         {"shortcut k1 s2 29x34 16->24", D(1, 16, 29, 34, 24, 1, 1, 2, 2, 0, 0, 1, 1, AUTO), 0},
     };

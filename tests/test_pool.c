@@ -181,14 +181,29 @@ static const tt_pool2d_desc cases[] = {
 };
 enum { CASE_COUNT = sizeof cases / sizeof cases[0] };
 
+/* ResNet's stem pool (3x3 stride 2 pad 1) wide enough for the 8-wide
+ * forward's vectors (CPUs): 5x20, blocks at x0 = 0 (the left padding) and
+ * 8, a ragged one, the top padding, a last row past the plane; 5x17, the
+ * last row's padding unused, odd width; 9x11: each of the backward's four
+ * phases (oy, ox mod 2) has several rows and columns of outputs, in odd
+ * counts. */
+static const tt_pool2d_desc stem_cases[] = {
+    {2, 2, 9, 40, 3, 3, 2, 2, 1, 1},
+    {1, 3, 10, 33, 3, 3, 2, 2, 1, 1},
+    {2, 3, 17, 21, 3, 3, 2, 2, 1, 1},
+};
+enum { STEM_CASE_COUNT = sizeof stem_cases / sizeof stem_cases[0] };
+
 static void test_max_pool(void)
 {
     for (int i = 0; i < CASE_COUNT; i++) check_pool(1, cases[i]);
-    /* the 2x2 stride-2 cases once more through the generic kernels (CPUs
-     * run their own 8-wide ones above) */
+    for (int i = 0; i < STEM_CASE_COUNT; i++) check_pool(1, stem_cases[i]);
+    /* the 2x2 stride-2 and the stem's cases once more through the generic
+     * kernels (CPUs run their own 8-wide ones above) */
     th_setenv("TT_CONV_DIRECT_VARIANT", "scalar");
     for (int i = 0; i < CASE_COUNT; i++)
         if (cases[i].kernel_h == 2 && cases[i].stride_h == 2) check_pool(1, cases[i]);
+    for (int i = 0; i < STEM_CASE_COUNT; i++) check_pool(1, stem_cases[i]);
     th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
 }
 
@@ -264,6 +279,7 @@ static void test_max_pool_padded_ties(void)
     check_padded_ties(1, 7, 9);
     check_padded_ties(2, 8, 10);
     check_padded_ties(2, 6, 5);
+    check_padded_ties(2, 9, 40); /* the 8-wide forward's vectors (CPUs) */
 }
 
 /* Ties keep the first maximum in row-major window order (PyTorch); NaN wins.

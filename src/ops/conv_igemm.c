@@ -21,8 +21,8 @@
  * but the weight gradient's partial sums when a shape has more than one
  * slice.  Tile sizes per device type (device_traits.h):
  * CPUs a float16 of columns by 8 rows per work-item, chunks of 32, up to
- * 4 x 16 work-items (on PoCL the products then run from registers with one
- * vector load per 8 multiply-adds, and the gathers are shared by 32 rows);
+ * 8 x 16 work-items (on PoCL the products then run from registers with one
+ * vector load per 8 multiply-adds, and the gathers are shared by 64 rows);
  * GPUs 4 x 4 per work-item in 16 x 16 work-groups; others (lavapipe too,
  * whose traits ask for scalar kernels) 4 x 4 in 8 x 8;
  * $TT_CONV_IGEMM_TILES="RM,RN,BK,MT,NT" overrides (tests).  Work-groups are
@@ -51,9 +51,10 @@ static int pow2(size_t v) { return v && (v & (v - 1)) == 0; }
 static igemm_tiles tiles_of(const tt_backend *be, size_t rows, size_t columns)
 {
     tt_kernel_variant v = tt_device_traits_of(be).direct;
-    igemm_tiles t = v == TT_KERNEL_W8      ? (igemm_tiles){.rm = 8, .rn = 16, .bk = 32, .mt = 4, .nt = 16}
-                    : v == TT_KERNEL_TILED ? (igemm_tiles){.rm = 4, .rn = 4, .bk = 16, .mt = 16, .nt = 16}
-                                           : (igemm_tiles){.rm = 4, .rn = 4, .bk = 8, .mt = 8, .nt = 8};
+    igemm_tiles t =
+        v == TT_KERNEL_W8      ? (igemm_tiles){.rm = 8, .rn = 16, .bk = 32, .mt = 8, .nt = 16}
+        : v == TT_KERNEL_TILED ? (igemm_tiles){.rm = 4, .rn = 4, .bk = 16, .mt = 16, .nt = 16}
+                               : (igemm_tiles){.rm = 4, .rn = 4, .bk = 8, .mt = 8, .nt = 8};
     const char *knob = tt_knob_str(TT_KNOB_CONV_IGEMM_TILES);
     igemm_tiles k = t;
     if (knob && sscanf(knob, "%zu,%zu,%zu,%zu,%zu", &k.rm, &k.rn, &k.bk, &k.mt, &k.nt) == 5 &&

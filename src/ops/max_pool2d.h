@@ -18,9 +18,10 @@
  * the same comparison, so both backwards give the same bits.
  *
  * Backward ADDS: dinp[n, c, i] += sum of dout[n, c, o] over outputs o whose
- * argmax is i.  It is computed as a gather (one work-item per input element
- * visiting the windows that cover it, in output order), so overlapping
- * windows (3x3 stride 2) need no atomics and the sums are deterministic.
+ * argmax is i.  Each output adds its gradient to its winner; where windows
+ * overlap (3x3 stride 2) the outputs run in ceil(kernel / stride)^2 phases
+ * (one launch each, in a fixed order) whose windows do not overlap, so no
+ * atomics are needed and the sums are deterministic.
  */
 #ifndef TT_OPS_MAX_POOL2D_H
 #define TT_OPS_MAX_POOL2D_H
