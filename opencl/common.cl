@@ -30,6 +30,35 @@ inline void tt_store8(__global float *row, const int x0, const int w, const floa
     for (int l = 0; l < 8 && x0 + l < w; l++) row[x0 + l] = (accumulate ? row[x0 + l] : 0.0f) + lanes[l];
 }
 
+/* 16-wide row access for the 16-lane CPU kernels: row[x0 .. x0 + 15], 0
+ * past w (x0 >= 0), and row[x0 .. x0 + 15] = v for the lanes inside
+ * [0, w).  Where the row ends, lane by lane with no private array (one
+ * cost the 16-lane kernels' accumulators their registers). */
+#define TT_AT16(i) (x0 + (i) < w ? row[x0 + (i)] : 0.0f)
+inline float16 tt_load16(__global const float *row, const int x0, const int w)
+{
+    if (x0 + 16 <= w) return vload16(0, row + x0);
+    return (float16)(TT_AT16(0), TT_AT16(1), TT_AT16(2), TT_AT16(3), TT_AT16(4), TT_AT16(5),
+                     TT_AT16(6), TT_AT16(7), TT_AT16(8), TT_AT16(9), TT_AT16(10), TT_AT16(11),
+                     TT_AT16(12), TT_AT16(13), TT_AT16(14), TT_AT16(15));
+}
+#undef TT_AT16
+
+#define TT_SET16(i, lane) \
+    if (x0 + (i) < w) row[x0 + (i)] = v.lane
+inline void tt_store16(__global float *row, const int x0, const int w, const float16 v)
+{
+    if (x0 + 16 <= w) {
+        vstore16(v, 0, row + x0);
+        return;
+    }
+    TT_SET16(0, s0); TT_SET16(1, s1); TT_SET16(2, s2); TT_SET16(3, s3);
+    TT_SET16(4, s4); TT_SET16(5, s5); TT_SET16(6, s6); TT_SET16(7, s7);
+    TT_SET16(8, s8); TT_SET16(9, s9); TT_SET16(10, sa); TT_SET16(11, sb);
+    TT_SET16(12, sc); TT_SET16(13, sd); TT_SET16(14, se);
+}
+#undef TT_SET16
+
 /* The 3x3 kernels' edge columns without a lane-by-lane load: v = row[0 .. 7]
  * gives row[-1 .. 6] with the padding 0 in front (tt_shift_in8), and v =
  * row[w - 8 .. w - 1] gives row[w - 7 .. w] with the padding 0 behind

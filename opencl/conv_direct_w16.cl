@@ -14,6 +14,9 @@
  *   TT_W16_WCOB  output channels per work-item (weight gradient)
  *   TT_W16_WROWS output rows per step of the weight gradient
  *   TT_W16_FLIPPED  1: the forwards read their weights flipped (K16_TAP_AT)
+ * Every forward and weight gradient takes plane_rows after the geometry:
+ * the rows of a plane of out (dout), OH but where the host launches the
+ * stride-1 kernels on a band of an image's rows.
  */
 #if !defined(TT_W16_ROWS) || !defined(TT_W16_COB) || !defined(TT_W16_WCOB) || \
     !defined(TT_W16_WROWS) || !defined(TT_W16_FLIPPED)
@@ -84,11 +87,7 @@ __kernel void conv_pad_k3_w16(TT_MEM(float, dst), TT_MEM(const float, src), cons
     __global const float *row = src + ((size_t)plane * height + y) * W;
     int x0 = 0;
     for (; x0 + 16 <= W; x0 += 16) vstore16(vload16(0, row + x0), 0, d + 16 + x0);
-    if (x0 + 8 == W) {
-        vstore16((float16)(vload8(0, row + x0), (float8)(0.0f)), 0, d + 16 + x0);
-    } else if (x0 < W) {
-        for (int i = 0; i < 16; i++) d[16 + x0 + i] = x0 + i < W ? row[x0 + i] : 0.0f;
-    }
+    if (x0 < W) vstore16(tt_load16(row, x0, W), 0, d + 16 + x0);
 }
 
 /* 16 columns of dout from x0 in a row OW wide, OW % 8 == 0: the last 8 of
@@ -114,11 +113,13 @@ inline void k16_forward_start(float16 acc[TT_W16_COB][TT_W16_ROWS],
     }
 }
 
-/* o[0 .. n - 1] (+)= v's first n lanes (n < 16), lane by lane: no private
- * array, which would cost the forwards' accumulators their registers. */
+/* o[0 .. n - 1] (+)= a + b's first n lanes (n < 16), summed in the order
+ * of the whole vectors' store, lane by lane: no private array, which
+ * would cost the forwards' accumulators their registers. */
 #define K16_PUT(i, lane) \
-    if ((i) < n) o[i] = (accumulate ? o[i] : 0.0f) + v.lane
-inline void k16_store_part(__global float *o, const float16 v, const int n, const int accumulate)
+    if ((i) < n) o[i] = (accumulate ? o[i] : 0.0f) + a.lane + b.lane
+inline void k16_store_part(__global float *o, const float16 a, const float16 b, const int n,
+                           const int accumulate)
 {
     K16_PUT(0, s0); K16_PUT(1, s1); K16_PUT(2, s2); K16_PUT(3, s3);
     K16_PUT(4, s4); K16_PUT(5, s5); K16_PUT(6, s6); K16_PUT(7, s7);
@@ -149,7 +150,7 @@ inline void k16_store_rows(__global float *out, float16 acc[TT_W16_COB][TT_W16_R
             } else if (x0 + 8 == OW) {
                 vstore8((accumulate ? vload8(0, o) : (float8)(0.0f)) + acc[j][r].lo + b.lo, 0, o);
             } else {
-                k16_store_part(o, acc[j][r] + b, OW - x0, accumulate);
+                k16_store_part(o, acc[j][r], b, OW - x0, accumulate);
             }
         }
     }
@@ -226,8 +227,8 @@ inline void k16_store_taps(__global float *partial, float16 acc[TT_W16_WCOB][3][
 /* out[co, y, x] = (accumulate ? out : 0) + (has_bias ? bias[co] : 0) + the
  * 3x3 cross-correlation of one image's padded input (conv_pad_k3_w16;
  * the host launches it per image, or per band of OH rows of an image
- * whose output planes have plane_rows rows) with weight (Cout, Cin, 3, 3).  Each
- * work-item: 16 columns from x0, TT_W16_ROWS rows from y0, TT_W16_COB
+ * whose output planes have plane_rows rows) with weight (Cout, Cin, 3,
+ * 3).  Each work-item: 16 columns from x0, TT_W16_ROWS rows from y0, TT_W16_COB
  * channels from co0.  Per input channel and kernel column kx it loads the
  * ROWS + 2 input rows' vectors at that shift and feeds each weight, one
  * broadcast, to every output row it meets (ROWS FMAs a weight load, and
@@ -332,8 +333,8 @@ __kernel void conv_direct_forward_k3p16(TT_MEM(float, out), TT_MEM(const float, 
 /* The partial sums of the weight gradient over bands, as conv_direct.cl's
  * conv_direct_backward_weight_k3p, from the padded input of
  * conv_pad_k3_w16 (images, or a band of OH rows of one image whose dout
- * planes have plane_rows rows): work-item (item, b) sums the nine taps of the pairs
- * (co, ci) for TT_W16_WCOB channels co from co0 (item = co0 / WCOB Cin +
+ * planes have plane_rows rows): work-item (item, b) sums the nine taps of
+ * the pairs (co, ci) for TT_W16_WCOB channels co from co0 (item = co0 / WCOB Cin +
  * ci) over band b (images n0 .. n1 - 1, output rows r0 .. r1 - 1) into
  * partial[(b Cout Cin + co Cin + ci) 9 + tap].  TT_W16_WROWS output rows
  * at a time: each of the WROWS + 2 input rows' three shifted vectors is
@@ -431,7 +432,8 @@ __kernel void conv_pad_k3_h16(TT_MEM(float, dst), TT_MEM(const float, src), cons
  * global (ceil(Cout / COB), 1, ceil(OH / ROWS)). */
 __kernel void conv_direct_forward_k3h16(TT_MEM(float, out), TT_MEM(const float, inp),
                                         TT_MEM(const float, weight), TT_MEM(const float, bias),
-                                        const int has_bias, const int accumulate, TT_GEOMETRY)
+                                        const int has_bias, const int accumulate, TT_GEOMETRY,
+                                        const int plane_rows)
 {
     TT_PTR(float, out);
     TT_PTR(const float, inp);
@@ -474,7 +476,7 @@ __kernel void conv_direct_forward_k3h16(TT_MEM(float, out), TT_MEM(const float, 
         for (int v = 0; v < H16_VECTORS; v++) {
             const int y = y0 + 2 * v;
             if (j > last || y >= OH) continue;
-            __global float *o = out + ((size_t)(co0 + j) * OH + y) * 8;
+            __global float *o = out + ((size_t)(co0 + j) * plane_rows + y) * 8;
             const float16 sum = acc[j][v] + b;
             if (y + 1 < OH) {
                 vstore16((accumulate ? vload16(0, o) : (float16)(0.0f)) + sum, 0, o);
@@ -493,7 +495,7 @@ __kernel void conv_direct_backward_weight_k3h16(TT_MEM(float, partial), TT_MEM(c
                                                 TT_MEM(const float, padded),
                                                 const int images_per_band,
                                                 const int bands_per_image, const int band_rows,
-                                                TT_GEOMETRY)
+                                                TT_GEOMETRY, const int plane_rows)
 {
     K16_WEIGHT_BEGIN;
     for (int n = n0; n < n1; n++) {
@@ -501,7 +503,7 @@ __kernel void conv_direct_backward_weight_k3h16(TT_MEM(float, partial), TT_MEM(c
         __global const float *dplane[TT_W16_WCOB];
         __attribute__((opencl_unroll_hint))
         for (int j = 0; j < TT_W16_WCOB; j++)
-            dplane[j] = dout + ((size_t)n * Cout + co0 + min(j, last)) * OH * 8;
+            dplane[j] = dout + ((size_t)n * Cout + co0 + min(j, last)) * plane_rows * 8;
         for (int oy = r0; oy < r1; oy += 2) {
             float16 d[TT_W16_WCOB];
             __attribute__((opencl_unroll_hint))
@@ -579,7 +581,8 @@ __kernel void conv_pad_k3s2_w16(TT_MEM(float, dst), TT_MEM(const float, src), co
  * global (ceil(Cout / COB), ceil(OW / 16), ceil(OH / ROWS)). */
 __kernel void conv_direct_forward_k3s2p16(TT_MEM(float, out), TT_MEM(const float, inp),
                                           TT_MEM(const float, weight), TT_MEM(const float, bias),
-                                          const int has_bias, const int accumulate, TT_GEOMETRY)
+                                          const int has_bias, const int accumulate, TT_GEOMETRY,
+                                          const int plane_rows)
 {
     K16_FORWARD_BEGIN;
     const int S = S2_PITCH(OW);
@@ -604,7 +607,8 @@ __kernel void conv_direct_forward_k3s2p16(TT_MEM(float, out), TT_MEM(const float
             }
         }
     }
-    k16_store_rows(out, acc, bias, has_bias, accumulate, co0, last, y0, x0, OH, OW, OH);
+    k16_store_rows(out, acc, bias, has_bias, accumulate, co0, last, y0, x0, OH, OW,
+                   plane_rows);
 }
 
 /* The weight gradient of the stride-2 3x3 as conv_direct_backward_weight_k3p16
@@ -618,7 +622,7 @@ __kernel void conv_direct_backward_weight_k3s2p16(TT_MEM(float, partial),
                                                   TT_MEM(const float, padded),
                                                   const int images_per_band,
                                                   const int bands_per_image, const int band_rows,
-                                                  TT_GEOMETRY)
+                                                  TT_GEOMETRY, const int plane_rows)
 {
     K16_WEIGHT_BEGIN;
     const int S = S2_PITCH(OW), E16 = S16(OW);
@@ -628,7 +632,8 @@ __kernel void conv_direct_backward_weight_k3s2p16(TT_MEM(float, partial),
         __global const float *dplane[TT_W16_WCOB];
         __attribute__((opencl_unroll_hint))
         for (int j = 0; j < TT_W16_WCOB; j++)
-            dplane[j] = dout + ((size_t)(n - n0) * Cout + co0 + min(j, last)) * OH * OW;
+            dplane[j] =
+                dout + ((size_t)(n - n0) * Cout + co0 + min(j, last)) * plane_rows * OW;
         for (int oy = r0; oy < r1; oy++) {
             __global const float *row = plane + (size_t)(2 * oy) * S;
             for (int x0 = 0; x0 < OW; x0 += 16) {

@@ -24,34 +24,6 @@
 #define CONVT16_VECTORS 4 /* float16 vectors of input columns per work-item */
 #define CONVT16_COLUMNS (16 * CONVT16_VECTORS)
 
-/* 16 columns from x of an input row `width` wide, zeros past it; lane by
- * lane, with no private array (one costs the accumulators registers). */
-#define CONVT16_AT(i) (x + (i) < width ? row[x + (i)] : 0.0f)
-inline float16 convt16_part(__global const float *row, const int x, const int width)
-{
-    return (float16)(CONVT16_AT(0), CONVT16_AT(1), CONVT16_AT(2), CONVT16_AT(3),
-                     CONVT16_AT(4), CONVT16_AT(5), CONVT16_AT(6), CONVT16_AT(7),
-                     CONVT16_AT(8), CONVT16_AT(9), CONVT16_AT(10), CONVT16_AT(11),
-                     CONVT16_AT(12), CONVT16_AT(13), CONVT16_AT(14), CONVT16_AT(15));
-}
-#undef CONVT16_AT
-
-/* Output columns x .. x + 15 of a row `width` wide = v, those inside. */
-#define CONVT16_SET(i, lane) \
-    if (x + (i) < width) row[x + (i)] = v.lane
-inline void convt16_store(__global float *row, const int x, const int width, const float16 v)
-{
-    if (x + 16 <= width) {
-        vstore16(v, 0, row + x);
-        return;
-    }
-    CONVT16_SET(0, s0); CONVT16_SET(1, s1); CONVT16_SET(2, s2); CONVT16_SET(3, s3);
-    CONVT16_SET(4, s4); CONVT16_SET(5, s5); CONVT16_SET(6, s6); CONVT16_SET(7, s7);
-    CONVT16_SET(8, s8); CONVT16_SET(9, s9); CONVT16_SET(10, sa); CONVT16_SET(11, sb);
-    CONVT16_SET(12, sc); CONVT16_SET(13, sd); CONVT16_SET(14, se);
-}
-#undef CONVT16_SET
-
 /* out[n, co, iy KH + ky, 2 ix + kx] = bias[co] + sum over ci of
  * inp[n, ci, iy, ix] weight[ci, co, ky, kx]: output channel co, input row
  * iy of image n, input columns x0 .. x0 + 63 per work-item; the even and
@@ -82,7 +54,7 @@ __kernel void convt_tiles_forward_w16(TT_MEM(float, out), TT_MEM(const float, in
         float16 in[CONVT16_VECTORS];
         __attribute__((opencl_unroll_hint))
         for (int v = 0; v < CONVT16_VECTORS; v++)
-            in[v] = whole ? vload16(0, x + x0 + 16 * v) : convt16_part(x, x0 + 16 * v, W);
+            in[v] = whole ? vload16(0, x + x0 + 16 * v) : tt_load16(x, x0 + 16 * v, W);
         __attribute__((opencl_unroll_hint))
         for (int ky = 0; ky < TT_CONVT_KH; ky++) {
             const float16 w0 = (float16)(w[ky * 2]), w1 = (float16)(w[ky * 2 + 1]);
@@ -105,8 +77,8 @@ __kernel void convt_tiles_forward_w16(TT_MEM(float, out), TT_MEM(const float, in
         for (int v = 0; v < CONVT16_VECTORS; v++) {
             const float16 even = acc[ky][0][v] + b, odd = acc[ky][1][v] + b;
             const int x = 2 * (x0 + 16 * v);
-            convt16_store(o, x, OW, shuffle2(even, odd, low));
-            convt16_store(o, x + 16, OW, shuffle2(even, odd, high));
+            tt_store16(o, x, OW, shuffle2(even, odd, low));
+            tt_store16(o, x + 16, OW, shuffle2(even, odd, high));
         }
     }
 }

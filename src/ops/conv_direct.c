@@ -223,13 +223,24 @@ static const char *w16_options(int flipped)
     return flipped ? W16_DEFINES " -DTT_W16_FLIPPED=1" : W16_DEFINES " -DTT_W16_FLIPPED=0";
 }
 
+/* The 16-wide padded copy's rows for `rows` rows of a plane (K16_ROWS),
+ * and its floats a row (K16_PITCH). */
+static size_t k3_w16_padded_rows(size_t rows)
+{
+    return (rows + W16_ROWS - 1) / W16_ROWS * W16_ROWS + 2;
+}
+
+static size_t k3_w16_pitch(const tt_conv_shape *s)
+{
+    return (s->w + 15) / 16 * 16 + 16;
+}
+
 /* Floats of the 16-wide padded copy of `rows` rows of an image
  * (conv_pad_k3_w16; planes 8 wide, all of them: conv_pad_k3_h16). */
 static size_t k3_w16_band_floats(const tt_conv_shape *s, size_t rows)
 {
-    size_t padded_rows = (rows + W16_ROWS - 1) / W16_ROWS * W16_ROWS + 2;
-    if (s->w == 8) return s->cin * (padded_rows * 8 + 32);
-    return s->cin * (padded_rows * ((s->w + 15) / 16 * 16 + 16) + 16);
+    if (s->w == 8) return s->cin * (k3_w16_padded_rows(rows) * 8 + 32);
+    return s->cin * (k3_w16_padded_rows(rows) * k3_w16_pitch(s) + 16);
 }
 
 /* The rows of the bands in which the 16-wide kernels pad an image of `s`
@@ -246,8 +257,8 @@ static size_t k3_w16_band_rows(const tt_conv_shape *s)
     long forced = knob ? atol(knob) : 0;
     if (forced > 0) return (size_t)forced < s->h ? (size_t)forced : s->h;
     if (k3_w16_band_floats(s, s->h) <= K3_W16_COPY_FLOATS) return s->h;
-    size_t pitch = (s->w + 15) / 16 * 16 + 16, plane = K3_W16_BAND_FLOATS / s->cin;
-    size_t padded_rows = plane > 16 ? (plane - 16) / pitch : 0;
+    size_t plane = K3_W16_BAND_FLOATS / s->cin;
+    size_t padded_rows = plane > 16 ? (plane - 16) / k3_w16_pitch(s) : 0;
     size_t rows = padded_rows > 2 ? (padded_rows - 2) / W16_ROWS * W16_ROWS : 0;
     return rows < s->h ? rows : s->h;
 }
@@ -380,6 +391,14 @@ static size_t k3w_w16_banded_count(const tt_conv_shape *s, size_t band, size_t r
     return s->batch * per_image;
 }
 
+/* The band sums the 16-wide stride-1 weight gradient writes (k3w_w16_sums),
+ * w = k3w_bands_of(s, K3W_W16_BAND_BYTES). */
+static size_t k3w_w16_count(const tt_conv_shape *s, const k3w_bands *w)
+{
+    size_t band = k3_w16_band_rows(s);
+    return band == s->h ? w->count : k3w_w16_banded_count(s, band, w->rows);
+}
+
 /* The weight gradient's room: the band sums, then the padded input of a
  * band's images (8-wide kernels), or of an image or a band of its rows
  * (16-wide). */
@@ -395,12 +414,9 @@ static size_t k3_weight_floats(const tt_conv_shape *s)
                    (k3w_padded(s) ? k3_padded_floats(s, b.images_per_band) : 0);
     if (!k3_w16_shape(s)) return eight;
     k3w_bands w = k3w_bands_of(s, K3W_W16_BAND_BYTES);
-    size_t band = k3_w16_band_rows(s);
-    size_t sixteen = band == s->h ? line_floats(w.count * pair_floats) +
-                                        w.images_per_band * k3_w16_band_floats(s, s->h)
-                                  : line_floats(k3w_w16_banded_count(s, band, w.rows) *
-                                                pair_floats) +
-                                        k3_w16_band_floats(s, band);
+    size_t band = k3_w16_band_rows(s), images = band == s->h ? w.images_per_band : 1;
+    size_t sixteen = line_floats(k3w_w16_count(s, &w) * pair_floats) +
+                     images * k3_w16_band_floats(s, band);
     return larger(eight, sixteen);
 }
 
@@ -432,7 +448,7 @@ static tt_status launch_pad(tt_backend *be, const direct_params *p, tt_mem dst, 
 static tt_status launch_pad_w16(tt_backend *be, tt_mem dst, tt_mem src, size_t images,
                                 const tt_conv_shape *s, size_t row0, size_t rows)
 {
-    size_t padded_rows = (rows + W16_ROWS - 1) / W16_ROWS * W16_ROWS + 2;
+    size_t padded_rows = k3_w16_padded_rows(rows);
     if (s->w == 8)
         return tt_launch_kernel(be, "conv_direct_w16", "conv_pad_k3_h16", w16_options(0), 2,
                                 (size_t[]){padded_rows + 4, images * s->cin}, NULL,
@@ -460,13 +476,7 @@ static tt_status launch_k3_w16_rows(tt_backend *be, const char *kernel, tt_mem o
     if (s->w == 8 && !is_k3s2(s)) local[1] = 1;
     tt_conv_shape band = *s;
     band.batch = 1;
-    if (is_k3s2(s) || s->w == 8) /* whole images, no plane_rows argument */
-        return tt_launch_kernel(be, "conv_direct_w16", kernel, w16_options(flipped), 3, global,
-                                local,
-                                TT_ARGS(tt_arg_mem(out), tt_arg_mem(room), tt_arg_mem(weight),
-                                        tt_arg_mem(bias_mem), tt_arg_i32(has_bias),
-                                        tt_arg_i32(accumulate), GEOMETRY_ARGS(&band)));
-    band.h = band.oh = rows; /* stride 1: the band's input rows are its output rows */
+    if (!is_k3s2(s)) band.h = band.oh = rows; /* stride 1: input rows are output rows */
     return tt_launch_kernel(
         be, "conv_direct_w16", kernel, w16_options(flipped), 3, global, local,
         TT_ARGS(tt_arg_mem(tt_mem_f32(out, row0 * s->ow)), tt_arg_mem(room), tt_arg_mem(weight),
@@ -660,17 +670,10 @@ static tt_status launch_k3w_w16(tt_backend *be, tt_mem partial, tt_mem dout, tt_
     size_t local[2] = {1, 1};
     tt_mem sums = tt_mem_f32(partial, first * pairs * 9);
     tt_mem rows = tt_mem_f32(dout, n0 * s->cout * s->oh * s->ow + row0 * s->ow);
-    if (is_k3s2(s) || s->w == 8)
-        return tt_launch_kernel(
-            be, "conv_direct_w16",
-            is_k3s2(s) ? "conv_direct_backward_weight_k3s2p16"
-                       : "conv_direct_backward_weight_k3h16",
-            w16_options(0), 2, global, local,
-            TT_ARGS(tt_arg_mem(sums), tt_arg_mem(rows), tt_arg_mem(padded),
-                    tt_arg_i32((int)g->batch), tt_arg_i32((int)k->per_image),
-                    tt_arg_i32((int)k->rows), GEOMETRY_ARGS(g)));
-    return tt_launch_kernel(be, "conv_direct_w16", "conv_direct_backward_weight_k3p16",
-                            w16_options(0), 2, global, local,
+    const char *kernel = is_k3s2(s)  ? "conv_direct_backward_weight_k3s2p16"
+                         : s->w == 8 ? "conv_direct_backward_weight_k3h16"
+                                     : "conv_direct_backward_weight_k3p16";
+    return tt_launch_kernel(be, "conv_direct_w16", kernel, w16_options(0), 2, global, local,
                             TT_ARGS(tt_arg_mem(sums), tt_arg_mem(rows), tt_arg_mem(padded),
                                     tt_arg_i32((int)g->batch), tt_arg_i32((int)k->per_image),
                                     tt_arg_i32((int)k->rows), GEOMETRY_ARGS(g),
@@ -679,16 +682,15 @@ static tt_status launch_k3w_w16(tt_backend *be, tt_mem partial, tt_mem dout, tt_
 
 /* The 16-wide weight gradient's band sums into partial: a band's images
  * at a time padded (or, where k3_w16_band_rows cuts images into bands of
- * rows, a band of one image at a time), then their bands; *count: the
- * sums written. */
+ * rows, a band of one image at a time), then their bands; as many sums as
+ * k3w_w16_count (stride 2: k3w_bands.count). */
 static tt_status k3w_w16_sums(tt_backend *be, tt_mem partial, tt_mem padded, tt_mem dout,
-                              tt_mem inp, const tt_conv_shape *s, size_t *count)
+                              tt_mem inp, const tt_conv_shape *s)
 {
     int s2 = is_k3s2(s);
     k3w_bands b = k3w_bands_of(s, K3W_W16_BAND_BYTES);
-    size_t band = s2 ? s->h : k3_w16_band_rows(s);
+    size_t band = s2 ? s->h : k3_w16_band_rows(s), written = 0;
     tt_status status = NULL;
-    *count = 0;
     if (band == s->h) {
         for (size_t n0 = 0; !status && n0 < s->batch; n0 += b.images_per_band) {
             tt_conv_shape g = *s;
@@ -697,8 +699,8 @@ static tt_status k3w_w16_sums(tt_backend *be, tt_mem partial, tt_mem padded, tt_
             status = s2 ? launch_pad_k3s2(be, padded, images, g.batch, s)
                         : launch_pad_w16(be, padded, images, g.batch, s, 0, s->h);
             if (!status)
-                status = launch_k3w_w16(be, partial, dout, padded, s, &g, n0, 0, &b, *count);
-            *count += b.per_image;
+                status = launch_k3w_w16(be, partial, dout, padded, s, &g, n0, 0, &b, written);
+            written += b.per_image;
         }
         return status;
     }
@@ -712,8 +714,8 @@ static tt_status k3w_w16_sums(tt_backend *be, tt_mem partial, tt_mem padded, tt_
             status = launch_pad_w16(be, padded, tt_mem_f32(inp, n * s->cin * s->h * s->w), 1, s,
                                     row0, g.oh);
             if (!status)
-                status = launch_k3w_w16(be, partial, dout, padded, s, &g, n, row0, &k, *count);
-            *count += k.per_image;
+                status = launch_k3w_w16(be, partial, dout, padded, s, &g, n, row0, &k, written);
+            written += k.per_image;
         }
     return status;
 }
@@ -725,19 +727,16 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
 {
     int s2 = is_k3s2(s), w16 = s2 || k3_w16(be, s); /* s2: direct_backward_weight checked */
     k3w_bands b = k3w_bands_of(s, w16 ? K3W_W16_BAND_BYTES : K3W_BAND_BYTES);
-    size_t pairs = s->cout * s->cin, partial_floats = line_floats(b.count * pairs * 9);
-    if (w16 && !s2 && k3_w16_band_rows(s) < s->h)
-        partial_floats =
-            line_floats(k3w_w16_banded_count(s, k3_w16_band_rows(s), b.rows) * pairs * 9);
+    size_t pairs = s->cout * s->cin, sums = w16 && !s2 ? k3w_w16_count(s, &b) : b.count;
+    size_t partial_floats = line_floats(sums * pairs * 9);
     int padded_input = w16 || k3w_padded(s); /* after the band sums (k3_weight_floats) */
     tt_conv_workspace partial;
     TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.weight_bands", ws,
                                      k3_weight_floats(s) * sizeof(float), &partial));
     tt_status status = NULL;
-    size_t sums = b.count;
     if (w16) {
         tt_mem padded = tt_mem_at(partial.mem, partial_floats * sizeof(float));
-        status = k3w_w16_sums(be, partial.mem, padded, dout, inp, s, &sums);
+        status = k3w_w16_sums(be, partial.mem, padded, dout, inp, s);
     } else if (!padded_input) {
         size_t global[2] = {pairs, b.count}, local[2] = {1, 1};
         status = tt_launch_kernel(
