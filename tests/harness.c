@@ -205,10 +205,23 @@ double *th_to_double(const float *x, size_t n)
 /* After every test: the shared backend's validation messages. */
 static void after_test(void) { th_check_validation(backend); }
 
+/* $TH_ONLY=TEXT (a test-only variable, for running one test by hand): the
+ * suite keeps only the tests whose names contain TEXT, moved to its front. */
+static void keep_only(CU_TestInfo *tests)
+{
+    const char *only = getenv("TH_ONLY");
+    if (!only || !*only) return;
+    size_t kept = 0;
+    for (size_t i = 0; tests[i].pName; i++)
+        if (strstr(tests[i].pName, only)) tests[kept++] = tests[i];
+    tests[kept] = (CU_TestInfo)CU_TEST_INFO_NULL;
+}
+
 int th_run_suite(const char *suite_name, CU_TestInfo *tests)
 {
     int kind = requested_kind();
     if (kind < 0) return 1;
+    keep_only(tests);
     /* before any backend is made: a trainer's Vulkan backend validates too */
     if (kind == TT_BACKEND_VULKAN) th_setenv("TT_VULKAN_VALIDATION", "1");
     if (CU_initialize_registry() != CUE_SUCCESS) return 1;

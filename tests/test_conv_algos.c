@@ -310,6 +310,40 @@ static void test_winograd(void)
     CU_ASSERT_EQUAL(tt_conv2d_algo_for(&s2, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_IM2COL_GEMM);
 }
 
+/* F(4x4, 3x3): tiles past the plane's edge (7x9, 8x5 -> 6x3), padding 0,
+ * 1, 2 and (1, 0), a 1x1 image; channels in 16 lanes and in 32; rows of 1,
+ * 3 and 5 tiles (the output's groups of 4 tiles: part of one, one and a
+ * part, columns past 16); then the same in chunks of 8 tiles' rows
+ * (several a batch, the last one short) and of one row. */
+static const conv2d_case winograd4_cases[] = {
+    {"winograd4x4 p1 7x9 16->32", D(2, 16, 7, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4), 1},
+    {"winograd4x4 p0 8x5 32->16", D(1, 32, 8, 5, 16, 3, 3, 1, 1, 0, 0, 1, 1, WINOGRAD4), 0},
+    {"winograd4x4 p2 5x4 16->16", D(1, 16, 5, 4, 16, 3, 3, 1, 1, 2, 2, 1, 1, WINOGRAD4), 1},
+    {"winograd4x4 p(1,0) 6x11 32->32", D(2, 32, 6, 11, 32, 3, 3, 1, 1, 1, 0, 1, 1, WINOGRAD4), 1},
+    {"winograd4x4 1x1 image p1", D(1, 16, 1, 1, 16, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4), 1},
+    {"winograd4x4 p1 13x17 16->16", D(2, 16, 13, 17, 16, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4), 0},
+};
+
+static void test_winograd4(void)
+{
+    check_cases("winograd4x4", winograd4_cases, COUNT(winograd4_cases), ALL_DIRS);
+    th_setenv("TT_CONV_W4_CHUNK_TILES", "8");
+    check_cases("winograd4x4 (chunks of 8 tiles' rows)", winograd4_cases, COUNT(winograd4_cases),
+                ALL_DIRS);
+    th_setenv("TT_CONV_W4_CHUNK_TILES", "1");
+    check_cases("winograd4x4 (chunks of one row of tiles)", winograd4_cases + 5, 1, ALL_DIRS);
+    th_setenv("TT_CONV_W4_CHUNK_TILES", NULL);
+    /* pad 3 > 2: backward data cannot be the flipped forward; channels
+     * not a multiple of 16; stride 2 */
+    tt_conv2d_desc p3 = D(1, 16, 5, 5, 16, 3, 3, 1, 1, 3, 3, 1, 1, WINOGRAD4);
+    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&p3, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_WINOGRAD4);
+    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&p3, TT_CONV_DIR_BACKWARD_DATA), TT_CONV_ALGO_IM2COL_GEMM);
+    tt_conv2d_desc c8 = D(1, 16, 5, 5, 8, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4);
+    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&c8, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_IM2COL_GEMM);
+    tt_conv2d_desc s2 = D(1, 16, 5, 5, 16, 3, 3, 2, 2, 1, 1, 1, 1, WINOGRAD4);
+    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&s2, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_IM2COL_GEMM);
+}
+
 static void test_fft(void)
 {
     check_cases("fft", fft_cases, COUNT(fft_cases), ALL_DIRS);
@@ -854,6 +888,7 @@ int main(void)
         {"direct 3x3 with 16 columns a work-item, and 8", test_direct_w16},
         {"direct with local-memory tiles", test_direct_tiled},
         {"winograd: forward, backward data; weight falls back", test_winograd},
+        {"winograd4x4: F(4x4, 3x3), every direction, in chunks of tiles", test_winograd4},
         {"fft: forward and gradients", test_fft},
         {"implicit_gemm: forward and gradients, every tile", test_igemm},
         {"implicit_gemm: a large micro-batch in several launches", test_igemm_split_batch},

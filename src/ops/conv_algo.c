@@ -121,7 +121,7 @@ static tt_conv_algo concrete(const tt_conv_call *c, tt_conv_algo want, tt_conv_d
 }
 
 /* Whether `be` has what `algo` launches on the call's shape (a backend may
- * lack programs: Vulkan has no FFT); NULL: any. */
+ * lack programs: Vulkan has no FFT and no winograd4x4); NULL: any. */
 static int on_backend(const tt_backend *be, const tt_conv_call *c, tt_conv_algo algo)
 {
     if (!be) return 1;
@@ -138,6 +138,7 @@ static int on_backend(const tt_backend *be, const tt_conv_call *c, tt_conv_algo 
     case TT_CONV_ALGO_FFT:
         return (dry || be->ops->fft2d) && tt_backend_has_program(be, "conv_fft");
     case TT_CONV_ALGO_IMPLICIT_GEMM: return tt_backend_has_program(be, "conv_igemm");
+    case TT_CONV_ALGO_WINOGRAD4: return tt_backend_has_program(be, "conv_winograd4");
     case TT_CONV_ALGO_AUTO:
     case TT_CONV_ALGO_COUNT: break;
     }

@@ -22,6 +22,8 @@
  *   winograd      3x3 s1 d1 g1        same, pad <= 2 (flip)  -> im2col_gemm
  *   fft           s1 d1 g1 kH*kW>=25  same (adjoint)         same
  *   implicit_gemm all                 all                    all
+ *   winograd4x4   3x3 s1 d1 g1,       same, pad <= 2 (flip)  same
+ *                 Cin, Cout % 16 == 0
  */
 #ifndef TT_OPS_CONV_ALGO_H
 #define TT_OPS_CONV_ALGO_H
@@ -35,18 +37,21 @@ typedef enum tt_conv_algo {
     TT_CONV_ALGO_WINOGRAD,     /* F(2x2,3x3): transforms + 16 batched GEMMs (CLBlast) */
     TT_CONV_ALGO_FFT,          /* clFFT spectra, products per frequency, inverse */
     TT_CONV_ALGO_IMPLICIT_GEMM, /* GEMM tiles gathered from the image, no column buffer */
+    TT_CONV_ALGO_WINOGRAD4,    /* F(4x4,3x3): transforms + its own products, channels in lanes */
     TT_CONV_ALGO_COUNT
 } tt_conv_algo;
 
 /* The names, as an option table's choices (core/options.h) and --help. */
-#define TT_CONV_ALGO_CHOICES "auto|im2col_gemm|direct|winograd|fft|implicit_gemm"
+#define TT_CONV_ALGO_CHOICES "auto|im2col_gemm|direct|winograd|fft|implicit_gemm|winograd4x4"
 #define TT_CONV_ALGO_HELP \
     "convolutions: auto (the fastest per layer and direction, timed once and kept in the " \
-    "find-db), im2col_gemm, direct, winograd, fft or implicit_gemm (where one cannot run a layer's " \
-    "shape, im2col_gemm does; one the backend lacks, fft on Vulkan, is an error); " \
+    "find-db), im2col_gemm, direct, winograd, fft, implicit_gemm or winograd4x4 (where one " \
+    "cannot run a layer's shape, im2col_gemm does; one the backend lacks, fft and winograd4x4 " \
+    "on Vulkan, is an error); " \
     "default $TT_CONV_ALGO, else auto"
 
-/* "auto", "im2col_gemm", "direct", "winograd", "fft", "implicit_gemm"; "unknown"
+/* "auto", "im2col_gemm", "direct", "winograd", "fft", "implicit_gemm",
+ * "winograd4x4"; "unknown"
  * outside the enum.  The find-db stores these names: new values go last. */
 const char *tt_conv_algo_name(tt_conv_algo algo);
 /* The algorithm named `name` (case-insensitive, as tt_conv_algo_name writes
@@ -108,6 +113,7 @@ extern const tt_conv_algo_impl tt_conv_direct_impl;    /* src/ops/conv_direct.c 
 extern const tt_conv_algo_impl tt_conv_winograd_impl;  /* src/ops/conv_winograd.c */
 extern const tt_conv_algo_impl tt_conv_fft_impl;       /* src/ops/conv_fft.c */
 extern const tt_conv_algo_impl tt_conv_igemm_impl;     /* src/ops/conv_igemm.c */
+extern const tt_conv_algo_impl tt_conv_winograd4_impl; /* src/ops/conv_winograd4.c */
 
 /* ---- helpers shared by the convolution ops (src/ops/conv_algo.c) -------- */
 

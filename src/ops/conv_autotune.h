@@ -48,8 +48,8 @@
  * implicit_gemm on ResNet's down-sampling; 9 = those 16-wide kernels on
  * planes of any width from 16 and in bands of rows where an image's copy
  * is too large (full-resolution tiles took implicit_gemm or the 8-wide
- * kernels). */
-#define TT_FIND_DB_VERSION 9
+ * kernels); 10 = winograd4x4 a candidate. */
+#define TT_FIND_DB_VERSION 10
 
 
 /* Runs candidate `algo` once on the op's buffers (queued, not finished). */

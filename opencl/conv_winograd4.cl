@@ -1,0 +1,418 @@
+/*
+ * Winograd F(4x4, 3x3) for 3x3 stride-1 convolutions, NCHW, groups = 1, with
+ * channel counts a multiple of 16 (src/ops/conv_winograd4.c).  Every
+ * transformed array keeps channels innermost, so a work-item handles 16
+ * channels (or 32) as float16 lanes:
+ *   U[e][ci][co] = (G g Gᵀ)[e]        g = the 3x3 weight of (co, ci)
+ *   V[e][t][ci]  = (Bᵀ d B)[e]        d = the 6x6 input patch of tile t
+ *   M[e][t][co]  = sum_ci V[e][t][ci] U[e][ci][co]     (wino4_product)
+ *   out tile     = Aᵀ M A             4x4 outputs (wino4_output)
+ * and for the weight gradient, with dM = A dY Aᵀ of the output gradient's
+ * tile (wino4_dout):
+ *   dU[e][co][ci] = sum_t dM[e][t][co] V[e][t][ci]     (wino4_weight_product)
+ *   dweight[co, ci] += Gᵀ dU G                          (wino4_weight_finish)
+ * e = 6 i + j indexes the 6x6 transformed tile.  Tile t of a chunk is tile
+ * t0 + t of the batch, tiles running along the width, then the rows, then
+ * the images; a chunk is whole rows of tiles, and its tiles past the
+ * batch's last are zeros.  The transforms read their images packed
+ * (wino4_pack: 16 channels of a pixel side by side), and the output's
+ * transform writes 16 columns of a row a store; both turn 16 x 16 blocks
+ * around in registers (w4_transpose), where a lane-by-lane gather or
+ * scatter cost more than the products.
+ *
+ * The host's -D defines (src/ops/conv_winograd4.c) size the products'
+ * work-items: TT_W4_VECTORS float16 vectors of channels (TT_W4_LANES =
+ * 16 TT_W4_VECTORS of them) by TT_W4_TILES tiles (wino4_product) or by
+ * W4_WCO output channels (wino4_weight_product).
+ */
+#if !defined(TT_W4_VECTORS) || !defined(TT_W4_TILES)
+#error "conv_winograd4.cl: TT_W4_VECTORS and TT_W4_TILES come from the host"
+#endif
+#define TT_W4_LANES (16 * TT_W4_VECTORS)
+#define W4_WCO 8
+
+/* Bᵀ x of one column x0..x5 of the patch, into y0..y5. */
+#define W4_BT(x0, x1, x2, x3, x4, x5, y0, y1, y2, y3, y4, y5) \
+    do {                                                    \
+        y0 = 4.0f * x0 - 5.0f * x2 + x4;                    \
+        y1 = x3 + x4 - 4.0f * (x1 + x2);                    \
+        y2 = 4.0f * (x1 - x2) + x4 - x3;                    \
+        y3 = 2.0f * (x3 - x1) + x4 - x2;                    \
+        y4 = 2.0f * (x1 - x3) + x4 - x2;                    \
+        y5 = 4.0f * x1 - 5.0f * x3 + x5;                    \
+    } while (0)
+
+/* The 6 transformed rows from the 4 output rows (A y: the adjoint of Aᵀ). */
+#define W4_A(x0, x1, x2, x3, y0, y1, y2, y3, y4, y5) \
+    do {                                             \
+        y0 = x0;                                     \
+        y1 = x0 + x1 + x2 + x3;                      \
+        y2 = x0 - x1 + x2 - x3;                      \
+        y3 = x0 + 2.0f * x1 + 4.0f * x2 + 8.0f * x3; \
+        y4 = x0 - 2.0f * x1 + 4.0f * x2 - 8.0f * x3; \
+        y5 = x3;                                     \
+    } while (0)
+
+/* Aᵀ x: 4 outputs from 6 transformed values. */
+#define W4_AT(x0, x1, x2, x3, x4, x5, y0, y1, y2, y3) \
+    do {                                              \
+        y0 = x0 + x1 + x2 + x3 + x4;                  \
+        y1 = x1 - x2 + 2.0f * (x3 - x4);              \
+        y2 = x1 + x2 + 4.0f * (x3 + x4);              \
+        y3 = x1 - x2 + 8.0f * (x3 - x4) + x5;         \
+    } while (0)
+
+/* Where tile t of the batch lies: image n, output rows y0.., columns x0... */
+typedef struct w4_tile {
+    int n, y0, x0;
+} w4_tile;
+
+inline w4_tile w4_tile_at(const int t, const int tiles_h, const int tiles_w)
+{
+    const int per_image = tiles_h * tiles_w, r = t % per_image;
+    w4_tile tile = {t / per_image, 4 * (r / tiles_w), 4 * (r % tiles_w)};
+    return tile;
+}
+
+/* 16 channels of one pixel (stride apart: planes), 0 outside the plane. */
+inline float16 w4_gather(__global const float *at, const size_t stride, const int inside)
+{
+    if (!inside) return (float16)(0.0f);
+    return (float16)(at[0], at[stride], at[2 * stride], at[3 * stride], at[4 * stride],
+                     at[5 * stride], at[6 * stride], at[7 * stride], at[8 * stride],
+                     at[9 * stride], at[10 * stride], at[11 * stride], at[12 * stride],
+                     at[13 * stride], at[14 * stride], at[15 * stride]);
+}
+
+#define W4_LO (uint16)(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23)
+#define W4_HI (uint16)(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31)
+
+/* a[r].x becomes a[x].r: four rounds of interleaving rows r and r + 8. */
+inline void w4_transpose(float16 a[16])
+{
+    __attribute__((opencl_unroll_hint))
+    for (int round = 0; round < 4; round++) {
+        float16 b[16];
+        __attribute__((opencl_unroll_hint))
+        for (int i = 0; i < 8; i++) {
+            b[2 * i] = shuffle2(a[i], a[i + 8], W4_LO);
+            b[2 * i + 1] = shuffle2(a[i], a[i + 8], W4_HI);
+        }
+        __attribute__((opencl_unroll_hint))
+        for (int i = 0; i < 16; i++) a[i] = b[i];
+    }
+}
+
+/* The images (N, C, H, W) packed as (N, C / 16, H, W, 16): 16 columns of
+ * 16 channels a work-item.  global (ceil(W / 16), H, N C / 16). */
+__kernel void wino4_pack(TT_MEM(float, packed), TT_MEM(const float, image), const int h,
+                         const int w)
+{
+    TT_PTR(float, packed);
+    TT_PTR(const float, image);
+    const int x0 = 16 * get_global_id(0), y = get_global_id(1), block = get_global_id(2);
+    if (x0 >= w || y >= h) return;
+    const size_t plane = (size_t)h * w;
+    __global const float *row = image + (size_t)block * 16 * plane + (size_t)y * w;
+    float16 a[16];
+    __attribute__((opencl_unroll_hint))
+    for (int l = 0; l < 16; l++) a[l] = tt_load16(row + l * plane, x0, w);
+    w4_transpose(a);
+    __global float *to = packed + ((size_t)block * plane + (size_t)y * w + x0) * 16;
+    __attribute__((opencl_unroll_hint))
+    for (int q = 0; q < 16; q++)
+        if (x0 + q < w) vstore16(a[q], q, to);
+}
+
+/* Pixel (y, x) of a packed block of (h, w), 0 outside. */
+inline float16 w4_pixel(__global const float *block, const int y, const int x, const int h,
+                        const int w)
+{
+    if (y < 0 || y >= h || x < 0 || x >= w) return (float16)(0.0f);
+    return vload16(0, block + ((size_t)y * w + x) * 16);
+}
+
+/* G x Gᵀ's rows: the 6 values of G x from one column x0..x2 of the kernel
+ * (also the 6 of a row of G x, times Gᵀ). */
+#define W4_G(x0, x1, x2, y0, y1, y2, y3, y4, y5)        \
+    do {                                                \
+        y0 = x0 / 4.0f;                                 \
+        y1 = -(x0 + x1 + x2) / 6.0f;                    \
+        y2 = -(x0 - x1 + x2) / 6.0f;                    \
+        y3 = x0 / 24.0f + x1 / 12.0f + x2 / 6.0f;       \
+        y4 = x0 / 24.0f - x1 / 12.0f + x2 / 6.0f;       \
+        y5 = x2;                                        \
+    } while (0)
+
+/* Gᵀ x: 3 values from 6 (the adjoint of W4_G). */
+#define W4_GT(x0, x1, x2, x3, x4, x5, y0, y1, y2)                     \
+    do {                                                              \
+        y0 = x0 / 4.0f - (x1 + x2) / 6.0f + (x3 + x4) / 24.0f;        \
+        y1 = (x2 - x1) / 6.0f + (x3 - x4) / 12.0f;                    \
+        y2 = (x3 + x4 - x1 - x2) / 6.0f + x5;                         \
+    } while (0)
+
+/* at[l * stride] = v.l for the 16 lanes l. */
+inline void w4_scatter(__global float *at, const size_t stride, const float16 v)
+{
+    at[0] = v.s0, at[stride] = v.s1, at[2 * stride] = v.s2, at[3 * stride] = v.s3;
+    at[4 * stride] = v.s4, at[5 * stride] = v.s5, at[6 * stride] = v.s6;
+    at[7 * stride] = v.s7, at[8 * stride] = v.s8, at[9 * stride] = v.s9;
+    at[10 * stride] = v.sa, at[11 * stride] = v.sb, at[12 * stride] = v.sc;
+    at[13 * stride] = v.sd, at[14 * stride] = v.se, at[15 * stride] = v.sf;
+}
+
+/* U from the weights, 16 output channels of the product a work-item,
+ * global (cout / 16, cin).  flip = 0: g = weight[co, ci] (weight (Cout,
+ * Cin, 3, 3)).  flip = 1 (the input gradient as a forward): g[a][b] =
+ * weight[ci, co, 2 - a, 2 - b] (weight (Cin, Cout, 3, 3) of this product's
+ * roles). */
+__kernel void wino4_weight(TT_MEM(float, u), TT_MEM(const float, weight), const int cout,
+                           const int cin, const int flip)
+{
+    TT_PTR(float, u);
+    TT_PTR(const float, weight);
+    const int co = 16 * get_global_id(0), ci = get_global_id(1);
+    if (co >= cout || ci >= cin) return;
+    /* tap (a, b) of lane l at first[l * lane + tap * step] */
+    const size_t lane = flip ? 9 : (size_t)cin * 9;
+    __global const float *first =
+        flip ? weight + ((size_t)ci * cout + co) * 9 + 8 : weight + ((size_t)co * cin + ci) * 9;
+    const int step = flip ? -1 : 1;
+    float16 g[3][3];
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) g[a][b] = w4_gather(first + (3 * a + b) * step, lane, 1);
+    float16 t[6][3]; /* G g */
+    for (int b = 0; b < 3; b++)
+        W4_G(g[0][b], g[1][b], g[2][b], t[0][b], t[1][b], t[2][b], t[3][b], t[4][b], t[5][b]);
+    const size_t stride = (size_t)cin * cout;
+    __global float *to = u + (size_t)ci * cout + co;
+    for (int i = 0; i < 6; i++) {
+        float16 o[6];
+        W4_G(t[i][0], t[i][1], t[i][2], o[0], o[1], o[2], o[3], o[4], o[5]);
+        for (int j = 0; j < 6; j++) vstore16(o[j], 0, to + (6 * i + j) * stride);
+    }
+}
+
+/* V of `tiles` tiles (a chunk, from tile t0 of `total`) of the images
+ * (N, C, H, W) packed (wino4_pack): tile t reads rows y0 - pad_h .. + 5 and
+ * columns x0 - pad_w .. + 5, zero outside.  global (C / 16, tiles). */
+__kernel void wino4_input(TT_MEM(float, v), TT_MEM(const float, image), const int channels,
+                          const int h, const int w, const int pad_h, const int pad_w,
+                          const int tiles_h, const int tiles_w, const int t0, const int total,
+                          const int tiles)
+{
+    TT_PTR(float, v);
+    TT_PTR(const float, image);
+    const int c0 = 16 * get_global_id(0), t = get_global_id(1);
+    if (c0 >= channels || t >= tiles) return;
+    const size_t plane = (size_t)h * w, stride = (size_t)tiles * channels;
+    __global float *to = v + (size_t)t * channels + c0;
+    if (t0 + t >= total) {
+        for (int e = 0; e < 36; e++) vstore16((float16)(0.0f), 0, to + e * stride);
+        return;
+    }
+    const w4_tile tile = w4_tile_at(t0 + t, tiles_h, tiles_w);
+    __global const float *block = image + ((size_t)tile.n * channels + c0) * plane;
+    float16 r[6][6]; /* Bᵀ d, row by row */
+    for (int j = 0; j < 6; j++) {
+        const int x = tile.x0 - pad_w + j;
+        float16 d[6];
+        for (int i = 0; i < 6; i++) d[i] = w4_pixel(block, tile.y0 - pad_h + i, x, h, w);
+        W4_BT(d[0], d[1], d[2], d[3], d[4], d[5], r[0][j], r[1][j], r[2][j], r[3][j], r[4][j],
+              r[5][j]);
+    }
+    for (int i = 0; i < 6; i++) {
+        float16 o[6];
+        W4_BT(r[i][0], r[i][1], r[i][2], r[i][3], r[i][4], r[i][5], o[0], o[1], o[2], o[3], o[4],
+              o[5]);
+        for (int j = 0; j < 6; j++) vstore16(o[j], 0, to + (6 * i + j) * stride);
+    }
+}
+
+/* dM of a chunk of tiles of the output gradient (N, C, OH, OW), packed
+ * (wino4_pack): A dY Aᵀ of each 4x4 tile, zero past the plane.
+ * global (C / 16, tiles). */
+__kernel void wino4_dout(TT_MEM(float, dm), TT_MEM(const float, dout), const int channels,
+                         const int oh, const int ow, const int tiles_h, const int tiles_w,
+                         const int t0, const int total, const int tiles)
+{
+    TT_PTR(float, dm);
+    TT_PTR(const float, dout);
+    const int c0 = 16 * get_global_id(0), t = get_global_id(1);
+    if (c0 >= channels || t >= tiles) return;
+    const size_t plane = (size_t)oh * ow, stride = (size_t)tiles * channels;
+    __global float *to = dm + (size_t)t * channels + c0;
+    if (t0 + t >= total) {
+        for (int e = 0; e < 36; e++) vstore16((float16)(0.0f), 0, to + e * stride);
+        return;
+    }
+    const w4_tile tile = w4_tile_at(t0 + t, tiles_h, tiles_w);
+    __global const float *block = dout + ((size_t)tile.n * channels + c0) * plane;
+    float16 r[6][4]; /* A dY, column by column */
+    for (int j = 0; j < 4; j++) {
+        float16 d[4];
+        for (int i = 0; i < 4; i++) d[i] = w4_pixel(block, tile.y0 + i, tile.x0 + j, oh, ow);
+        W4_A(d[0], d[1], d[2], d[3], r[0][j], r[1][j], r[2][j], r[3][j], r[4][j], r[5][j]);
+    }
+    for (int i = 0; i < 6; i++) {
+        float16 o[6];
+        W4_A(r[i][0], r[i][1], r[i][2], r[i][3], o[0], o[1], o[2], o[3], o[4], o[5]);
+        for (int j = 0; j < 6; j++) vstore16(o[j], 0, to + (6 * i + j) * stride);
+    }
+}
+
+/* M = V U for each e: TT_W4_TILES tiles and TT_W4_LANES output channels
+ * (TT_W4_VECTORS float16 vectors) a work-item.  global (tiles /
+ * TT_W4_TILES, cout / TT_W4_LANES, 36): the work-items in a row share their
+ * columns of U. */
+__kernel void wino4_product(TT_MEM(float, m), TT_MEM(const float, v), TT_MEM(const float, u),
+                            const int cin, const int cout, const int tiles)
+{
+    TT_PTR(float, m);
+    TT_PTR(const float, v);
+    TT_PTR(const float, u);
+    const int t = TT_W4_TILES * get_global_id(0), co = TT_W4_LANES * get_global_id(1);
+    const int e = get_global_id(2);
+    if (co >= cout || t >= tiles) return;
+    __global const float *vt = v + ((size_t)e * tiles + t) * cin;
+    __global const float *ue = u + (size_t)e * cin * cout + co;
+    float16 acc[TT_W4_TILES][TT_W4_VECTORS];
+    __attribute__((opencl_unroll_hint))
+    for (int i = 0; i < TT_W4_TILES; i++)
+        __attribute__((opencl_unroll_hint))
+        for (int k = 0; k < TT_W4_VECTORS; k++) acc[i][k] = (float16)(0.0f);
+    for (int ci = 0; ci < cin; ci++) {
+        float16 w[TT_W4_VECTORS];
+        __attribute__((opencl_unroll_hint))
+        for (int k = 0; k < TT_W4_VECTORS; k++) w[k] = vload16(k, ue + (size_t)ci * cout);
+        __attribute__((opencl_unroll_hint))
+        for (int i = 0; i < TT_W4_TILES; i++) {
+            const float16 x = (float16)(vt[(size_t)i * cin + ci]);
+            __attribute__((opencl_unroll_hint))
+            for (int k = 0; k < TT_W4_VECTORS; k++) acc[i][k] = fma(x, w[k], acc[i][k]);
+        }
+    }
+    __global float *mt = m + ((size_t)e * tiles + t) * cout + co;
+    __attribute__((opencl_unroll_hint))
+    for (int i = 0; i < TT_W4_TILES; i++)
+        __attribute__((opencl_unroll_hint))
+        for (int k = 0; k < TT_W4_VECTORS; k++) vstore16(acc[i][k], k, mt + (size_t)i * cout);
+}
+
+/* out (N, C, OH, OW) of a chunk's rows of tiles: (accumulate ? out : bias
+ * or 0) + Aᵀ M A, the 4x4 outputs of each tile inside the plane; 16
+ * channels of 4 tiles side by side (16 columns) a work-item, their rows
+ * turned around (w4_transpose) into 16 columns of each channel.
+ * global (C / 16, rows of tiles of the chunk, ceil(tiles_w / 4)). */
+__kernel void wino4_output(TT_MEM(float, out), TT_MEM(const float, m), TT_MEM(const float, bias),
+                           const int has_bias, const int accumulate, const int channels,
+                           const int oh, const int ow, const int tiles_h, const int tiles_w,
+                           const int t0, const int tiles, const int rows)
+{
+    TT_PTR(float, out);
+    TT_PTR(const float, m);
+    TT_PTR(const float, bias);
+    const int c0 = 16 * get_global_id(0), row = get_global_id(1), g = get_global_id(2);
+    if (c0 >= channels || row >= rows || 4 * g >= tiles_w) return;
+    const size_t stride = (size_t)tiles * channels;
+    float16 o[4][16]; /* output row i, column 4 q + j of the 4 tiles */
+    for (int q = 0; q < 4; q++) {
+        if (4 * g + q >= tiles_w) {
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) o[i][4 * q + j] = (float16)(0.0f);
+            continue;
+        }
+        const int t = row * tiles_w + 4 * g + q;
+        __global const float *from = m + (size_t)t * channels + c0;
+        float16 r[4][6]; /* Aᵀ M, column by column */
+        for (int j = 0; j < 6; j++) {
+            float16 x[6];
+            for (int i = 0; i < 6; i++) x[i] = vload16(0, from + (6 * i + j) * stride);
+            W4_AT(x[0], x[1], x[2], x[3], x[4], x[5], r[0][j], r[1][j], r[2][j], r[3][j]);
+        }
+        for (int i = 0; i < 4; i++)
+            W4_AT(r[i][0], r[i][1], r[i][2], r[i][3], r[i][4], r[i][5], o[i][4 * q],
+                  o[i][4 * q + 1], o[i][4 * q + 2], o[i][4 * q + 3]);
+    }
+    const w4_tile tile = w4_tile_at(t0 + row * tiles_w, tiles_h, tiles_w);
+    const size_t plane = (size_t)oh * ow;
+    __global float *first = out + ((size_t)tile.n * channels + c0) * plane;
+    const int x0 = 16 * g;
+    for (int i = 0; i < 4; i++) {
+        const int y = tile.y0 + i;
+        if (y >= oh) break;
+        w4_transpose(o[i]);
+        for (int l = 0; l < 16; l++) {
+            __global float *at = first + l * plane + (size_t)y * ow;
+            const float16 base = accumulate ? tt_load16(at, x0, ow)
+                                 : has_bias ? (float16)(bias[c0 + l])
+                                            : (float16)(0.0f);
+            tt_store16(at, x0, ow, base + o[i][l]);
+        }
+    }
+}
+
+/* dU = dMᵀ V for each e: W4_WCO output channels and TT_W4_LANES input
+ * channels (TT_W4_VECTORS vectors) a work-item, summed over the chunk's
+ * tiles.  global (cin / TT_W4_LANES, cout / W4_WCO, 36). */
+__kernel void wino4_weight_product(TT_MEM(float, du), TT_MEM(const float, dm),
+                                   TT_MEM(const float, v), const int cin, const int cout,
+                                   const int tiles)
+{
+    TT_PTR(float, du);
+    TT_PTR(const float, dm);
+    TT_PTR(const float, v);
+    const int ci = TT_W4_LANES * get_global_id(0), co = W4_WCO * get_global_id(1);
+    const int e = get_global_id(2);
+    if (ci >= cin || co >= cout) return;
+    __global const float *ve = v + (size_t)e * tiles * cin + ci;
+    __global const float *me = dm + (size_t)e * tiles * cout + co;
+    float16 acc[W4_WCO][TT_W4_VECTORS];
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < W4_WCO; j++)
+        __attribute__((opencl_unroll_hint))
+        for (int k = 0; k < TT_W4_VECTORS; k++) acc[j][k] = (float16)(0.0f);
+    for (int t = 0; t < tiles; t++) {
+        float16 x[TT_W4_VECTORS];
+        __attribute__((opencl_unroll_hint))
+        for (int k = 0; k < TT_W4_VECTORS; k++) x[k] = vload16(k, ve + (size_t)t * cin);
+        __attribute__((opencl_unroll_hint))
+        for (int j = 0; j < W4_WCO; j++) {
+            const float16 g = (float16)(me[(size_t)t * cout + j]);
+            __attribute__((opencl_unroll_hint))
+            for (int k = 0; k < TT_W4_VECTORS; k++) acc[j][k] = fma(g, x[k], acc[j][k]);
+        }
+    }
+    __global float *to = du + ((size_t)e * cout + co) * cin + ci;
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < W4_WCO; j++)
+        __attribute__((opencl_unroll_hint))
+        for (int k = 0; k < TT_W4_VECTORS; k++) vstore16(acc[j][k], k, to + (size_t)j * cin);
+}
+
+/* dweight (Cout, Cin, 3, 3) += Gᵀ dU G, 16 input channels a work-item.
+ * global (Cin / 16, Cout). */
+__kernel void wino4_weight_finish(TT_MEM(float, dweight), TT_MEM(const float, du), const int cin,
+                                  const int cout)
+{
+    TT_PTR(float, dweight);
+    TT_PTR(const float, du);
+    const int ci = 16 * get_global_id(0), co = get_global_id(1);
+    if (ci >= cin || co >= cout) return;
+    const size_t stride = (size_t)cout * cin;
+    __global const float *from = du + (size_t)co * cin + ci;
+    float16 r[3][6]; /* Gᵀ dU, column by column */
+    for (int j = 0; j < 6; j++) {
+        float16 x[6];
+        for (int i = 0; i < 6; i++) x[i] = vload16(0, from + (6 * i + j) * stride);
+        W4_GT(x[0], x[1], x[2], x[3], x[4], x[5], r[0][j], r[1][j], r[2][j]);
+    }
+    __global float *to = dweight + ((size_t)co * cin + ci) * 9;
+    for (int a = 0; a < 3; a++) {
+        float16 o[3];
+        W4_GT(r[a][0], r[a][1], r[a][2], r[a][3], r[a][4], r[a][5], o[0], o[1], o[2]);
+        for (int b = 0; b < 3; b++)
+            w4_scatter(to + 3 * a + b, 9, w4_gather(to + 3 * a + b, 9, 1) + o[b]);
+    }
+}
