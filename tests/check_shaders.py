@@ -3,10 +3,11 @@
 is shaders/<program>/<K>.comp, except the programs that are OpenCL's alone
 (docs/backend.md): conv_fft (no FFT library for Vulkan), conv_winograd4 (an
 algorithm of its own, winograd4x4, that the dispatch offers only where the
-program is), conv_direct_w16 and convt_tiles_w16 (16-lane float16 variants of conv_direct's 3x3 kernels and
-of convt_tiles' forward, chosen only where an OpenCL device prefers 16-lane
-float vectors; Vulkan states no such preference and runs conv_direct's and
-convt_tiles' shaders, which compute the same sums).  A program counts as
+program is), conv_direct_w16 and convt_tiles_w16 (16-lane float16 variants
+of conv_direct's 3x3 kernels and of convt_tiles' forward, chosen only where
+an OpenCL device prefers 16-lane float vectors; Vulkan states no such
+preference and runs conv_direct's and convt_tiles' shaders, which compute
+the same sums).  A program counts as
 present on a backend when any of its kernels is there, so a missing one
 would only show when an op launches it.
 
