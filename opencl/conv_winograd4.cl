@@ -23,13 +23,12 @@
  * The host's -D defines (src/ops/conv_winograd4.c) size the products'
  * work-items: TT_W4_VECTORS float16 vectors of channels (TT_W4_LANES =
  * 16 TT_W4_VECTORS of them) by TT_W4_TILES tiles (wino4_product) or by
- * W4_WCO output channels (wino4_weight_product).
+ * TT_W4_WCO output channels (wino4_weight_product).
  */
-#if !defined(TT_W4_VECTORS) || !defined(TT_W4_TILES)
-#error "conv_winograd4.cl: TT_W4_VECTORS and TT_W4_TILES come from the host"
+#if !defined(TT_W4_VECTORS) || !defined(TT_W4_TILES) || !defined(TT_W4_WCO)
+#error "conv_winograd4.cl: TT_W4_VECTORS, TT_W4_TILES and TT_W4_WCO come from the host"
 #endif
 #define TT_W4_LANES (16 * TT_W4_VECTORS)
-#define W4_WCO 8
 
 /* Bᵀ x of one column x0..x5 of the patch, into y0..y5. */
 #define W4_BT(x0, x1, x2, x3, x4, x5, y0, y1, y2, y3, y4, y5) \
@@ -72,16 +71,6 @@ inline w4_tile w4_tile_at(const int t, const int tiles_h, const int tiles_w)
     const int per_image = tiles_h * tiles_w, r = t % per_image;
     w4_tile tile = {t / per_image, 4 * (r / tiles_w), 4 * (r % tiles_w)};
     return tile;
-}
-
-/* 16 channels of one pixel (stride apart: planes), 0 outside the plane. */
-inline float16 w4_gather(__global const float *at, const size_t stride, const int inside)
-{
-    if (!inside) return (float16)(0.0f);
-    return (float16)(at[0], at[stride], at[2 * stride], at[3 * stride], at[4 * stride],
-                     at[5 * stride], at[6 * stride], at[7 * stride], at[8 * stride],
-                     at[9 * stride], at[10 * stride], at[11 * stride], at[12 * stride],
-                     at[13 * stride], at[14 * stride], at[15 * stride]);
 }
 
 #define W4_LO (uint16)(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23)
@@ -152,16 +141,6 @@ inline float16 w4_pixel(__global const float *block, const int y, const int x, c
         y2 = (x3 + x4 - x1 - x2) / 6.0f + x5;                         \
     } while (0)
 
-/* at[l * stride] = v.l for the 16 lanes l. */
-inline void w4_scatter(__global float *at, const size_t stride, const float16 v)
-{
-    at[0] = v.s0, at[stride] = v.s1, at[2 * stride] = v.s2, at[3 * stride] = v.s3;
-    at[4 * stride] = v.s4, at[5 * stride] = v.s5, at[6 * stride] = v.s6;
-    at[7 * stride] = v.s7, at[8 * stride] = v.s8, at[9 * stride] = v.s9;
-    at[10 * stride] = v.sa, at[11 * stride] = v.sb, at[12 * stride] = v.sc;
-    at[13 * stride] = v.sd, at[14 * stride] = v.se, at[15 * stride] = v.sf;
-}
-
 /* U from the weights, 16 output channels of the product a work-item,
  * global (cout / 16, cin).  flip = 0: g = weight[co, ci] (weight (Cout,
  * Cin, 3, 3)).  flip = 1 (the input gradient as a forward): g[a][b] =
@@ -174,14 +153,21 @@ __kernel void wino4_weight(TT_MEM(float, u), TT_MEM(const float, weight), const 
     TT_PTR(const float, weight);
     const int co = 16 * get_global_id(0), ci = get_global_id(1);
     if (co >= cout || ci >= cin) return;
-    /* tap (a, b) of lane l at first[l * lane + tap * step] */
+    /* lane l's nine taps are side by side: a row each, turned into a
+     * vector of the 16 lanes a tap (flipped: tap 8 - t) */
     const size_t lane = flip ? 9 : (size_t)cin * 9;
     __global const float *first =
-        flip ? weight + ((size_t)ci * cout + co) * 9 + 8 : weight + ((size_t)co * cin + ci) * 9;
-    const int step = flip ? -1 : 1;
+        flip ? weight + ((size_t)ci * cout + co) * 9 : weight + ((size_t)co * cin + ci) * 9;
+    float16 taps[16];
+    __attribute__((opencl_unroll_hint))
+    for (int l = 0; l < 16; l++) {
+        __global const float *at = first + l * lane;
+        taps[l] = (float16)(vload8(0, at), at[8], 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f);
+    }
+    w4_transpose(taps);
     float16 g[3][3];
     for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++) g[a][b] = w4_gather(first + (3 * a + b) * step, lane, 1);
+        for (int b = 0; b < 3; b++) g[a][b] = taps[flip ? 8 - (3 * a + b) : 3 * a + b];
     float16 t[6][3]; /* G g */
     for (int b = 0; b < 3; b++)
         W4_G(g[0][b], g[1][b], g[2][b], t[0][b], t[1][b], t[2][b], t[3][b], t[4][b], t[5][b]);
@@ -353,9 +339,9 @@ __kernel void wino4_output(TT_MEM(float, out), TT_MEM(const float, m), TT_MEM(co
     }
 }
 
-/* dU = dMᵀ V for each e: W4_WCO output channels and TT_W4_LANES input
+/* dU = dMᵀ V for each e: TT_W4_WCO output channels and TT_W4_LANES input
  * channels (TT_W4_VECTORS vectors) a work-item, summed over the chunk's
- * tiles.  global (cin / TT_W4_LANES, cout / W4_WCO, 36). */
+ * tiles.  global (cin / TT_W4_LANES, cout / TT_W4_WCO, 36). */
 __kernel void wino4_weight_product(TT_MEM(float, du), TT_MEM(const float, dm),
                                    TT_MEM(const float, v), const int cin, const int cout,
                                    const int tiles)
@@ -363,14 +349,14 @@ __kernel void wino4_weight_product(TT_MEM(float, du), TT_MEM(const float, dm),
     TT_PTR(float, du);
     TT_PTR(const float, dm);
     TT_PTR(const float, v);
-    const int ci = TT_W4_LANES * get_global_id(0), co = W4_WCO * get_global_id(1);
+    const int ci = TT_W4_LANES * get_global_id(0), co = TT_W4_WCO * get_global_id(1);
     const int e = get_global_id(2);
     if (ci >= cin || co >= cout) return;
     __global const float *ve = v + (size_t)e * tiles * cin + ci;
     __global const float *me = dm + (size_t)e * tiles * cout + co;
-    float16 acc[W4_WCO][TT_W4_VECTORS];
+    float16 acc[TT_W4_WCO][TT_W4_VECTORS];
     __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < W4_WCO; j++)
+    for (int j = 0; j < TT_W4_WCO; j++)
         __attribute__((opencl_unroll_hint))
         for (int k = 0; k < TT_W4_VECTORS; k++) acc[j][k] = (float16)(0.0f);
     for (int t = 0; t < tiles; t++) {
@@ -378,7 +364,7 @@ __kernel void wino4_weight_product(TT_MEM(float, du), TT_MEM(const float, dm),
         __attribute__((opencl_unroll_hint))
         for (int k = 0; k < TT_W4_VECTORS; k++) x[k] = vload16(k, ve + (size_t)t * cin);
         __attribute__((opencl_unroll_hint))
-        for (int j = 0; j < W4_WCO; j++) {
+        for (int j = 0; j < TT_W4_WCO; j++) {
             const float16 g = (float16)(me[(size_t)t * cout + j]);
             __attribute__((opencl_unroll_hint))
             for (int k = 0; k < TT_W4_VECTORS; k++) acc[j][k] = fma(g, x[k], acc[j][k]);
@@ -386,7 +372,7 @@ __kernel void wino4_weight_product(TT_MEM(float, du), TT_MEM(const float, dm),
     }
     __global float *to = du + ((size_t)e * cout + co) * cin + ci;
     __attribute__((opencl_unroll_hint))
-    for (int j = 0; j < W4_WCO; j++)
+    for (int j = 0; j < TT_W4_WCO; j++)
         __attribute__((opencl_unroll_hint))
         for (int k = 0; k < TT_W4_VECTORS; k++) vstore16(acc[j][k], k, to + (size_t)j * cin);
 }
@@ -408,11 +394,18 @@ __kernel void wino4_weight_finish(TT_MEM(float, dweight), TT_MEM(const float, du
         for (int i = 0; i < 6; i++) x[i] = vload16(0, from + (6 * i + j) * stride);
         W4_GT(x[0], x[1], x[2], x[3], x[4], x[5], r[0][j], r[1][j], r[2][j]);
     }
+    float16 taps[16]; /* tap t of the 16 lanes; turned around, lane l's 9 taps */
+    for (int a = 0; a < 3; a++)
+        W4_GT(r[a][0], r[a][1], r[a][2], r[a][3], r[a][4], r[a][5], taps[3 * a],
+              taps[3 * a + 1], taps[3 * a + 2]);
+    __attribute__((opencl_unroll_hint))
+    for (int t = 9; t < 16; t++) taps[t] = (float16)(0.0f);
+    w4_transpose(taps);
     __global float *to = dweight + ((size_t)co * cin + ci) * 9;
-    for (int a = 0; a < 3; a++) {
-        float16 o[3];
-        W4_GT(r[a][0], r[a][1], r[a][2], r[a][3], r[a][4], r[a][5], o[0], o[1], o[2]);
-        for (int b = 0; b < 3; b++)
-            w4_scatter(to + 3 * a + b, 9, w4_gather(to + 3 * a + b, 9, 1) + o[b]);
+    __attribute__((opencl_unroll_hint))
+    for (int l = 0; l < 16; l++) {
+        __global float *at = to + l * 9;
+        vstore8(vload8(0, at) + taps[l].lo, 0, at);
+        at[8] += taps[l].s8;
     }
 }

@@ -313,8 +313,8 @@ static void test_winograd(void)
 /* F(4x4, 3x3): tiles past the plane's edge (7x9, 8x5 -> 6x3), padding 0,
  * 1, 2 and (1, 0), a 1x1 image; channels in 16 lanes and in 32; rows of 1,
  * 3 and 5 tiles (the output's groups of 4 tiles: part of one, one and a
- * part, columns past 16); then the same in chunks of 8 tiles' rows
- * (several a batch, the last one short) and of one row. */
+ * part, columns past 16); then in chunks of 8 tiles' rows (several a
+ * batch, the last one short) and of one row. */
 static const conv2d_case winograd4_cases[] = {
     {"winograd4x4 p1 7x9 16->32", D(2, 16, 7, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4), 1},
     {"winograd4x4 p0 8x5 32->16", D(1, 32, 8, 5, 16, 3, 3, 1, 1, 0, 0, 1, 1, WINOGRAD4), 0},
@@ -327,9 +327,8 @@ static const conv2d_case winograd4_cases[] = {
 static void test_winograd4(void)
 {
     check_cases("winograd4x4", winograd4_cases, COUNT(winograd4_cases), ALL_DIRS);
-    th_setenv("TT_CONV_W4_CHUNK_TILES", "8");
-    check_cases("winograd4x4 (chunks of 8 tiles' rows)", winograd4_cases, COUNT(winograd4_cases),
-                ALL_DIRS);
+    th_setenv("TT_CONV_W4_CHUNK_TILES", "8"); /* the last three: several rows a batch */
+    check_cases("winograd4x4 (chunks of 8 tiles' rows)", winograd4_cases + 3, 3, ALL_DIRS);
     th_setenv("TT_CONV_W4_CHUNK_TILES", "1");
     check_cases("winograd4x4 (chunks of one row of tiles)", winograd4_cases + 5, 1, ALL_DIRS);
     th_setenv("TT_CONV_W4_CHUNK_TILES", NULL);
@@ -468,9 +467,11 @@ static void test_missing_refused(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
     const tt_conv2d_desc descs[] = {D(1, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT),
                                     D(1, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD),
-                                    D(1, 3, 7, 9, 4, 5, 5, 1, 1, 2, 2, 1, 1, FFT)};
-    tt_buffer *x = th_zeros(3 * 7 * 9, "refused.inp"), *w = th_zeros(4 * 3 * 5 * 5, "refused.weight");
-    tt_buffer *y = th_zeros(4 * 7 * 9, "refused.out");
+                                    D(1, 3, 7, 9, 4, 5, 5, 1, 1, 2, 2, 1, 1, FFT),
+                                    D(1, 16, 7, 9, 16, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4)};
+    tt_buffer *x = th_zeros(16 * 7 * 9, "refused.inp");
+    tt_buffer *w = th_zeros(16 * 16 * 3 * 3, "refused.weight");
+    tt_buffer *y = th_zeros(16 * 7 * 9, "refused.out");
     for (size_t i = 0; i < COUNT(descs); i++) {
         int runs = tt_conv2d_runs_on(be, &descs[i]);
         printf("\n    %-9s %s on %s", tt_conv_algo_name(descs[i].algo), runs ? "runs" : "refused",
@@ -499,17 +500,20 @@ static void test_torch(void)
         {"torch direct k3 s2 p1 2x3x7x9", D(2, 3, 7, 9, 5, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
         {"torch winograd k3 p1 2x3x7x9", D(2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD), 1},
         {"torch fft k5 p2 2x3x7x9", D(2, 3, 7, 9, 5, 5, 5, 1, 1, 2, 2, 1, 1, FFT), 1},
+        {"torch winograd4x4 k3 p1 2x16x7x9", D(2, 16, 7, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4),
+         1},
     };
     const char *exprs[] = {"F.conv2d(x, w, b, stride=2, padding=1)", "F.conv2d(x, w, b, padding=1)",
-                           "F.conv2d(x, w, b, padding=2)"};
+                           "F.conv2d(x, w, b, padding=2)", "F.conv2d(x, w, b, padding=1)"};
     for (size_t i = 0; i < COUNT(torch_cases); i++) {
         const tt_conv2d_desc *d = &torch_cases[i].desc;
         if (!ref_conv2d_runs_here(torch_cases[i].name, d)) continue;
         ref_conv_op op = op_of(&torch_cases[i], 0);
         int oh = tt_conv2d_out_h(d), ow = tt_conv2d_out_w(d);
-        if (!ref_conv_check_torch(&op, exprs[i], (int[]){2, 3, 7, 9},
-                                  (int[]){5, 3, d->kernel_h, d->kernel_w}, (int[]){2, 5, oh, ow},
-                                  90 + i))
+        int inp[4] = {d->batch, d->in_channels, d->in_h, d->in_w};
+        int weight[4] = {d->out_channels, d->in_channels, d->kernel_h, d->kernel_w};
+        if (!ref_conv_check_torch(&op, exprs[i], inp, weight,
+                                  (int[]){d->batch, d->out_channels, oh, ow}, 90 + i))
             break; /* no torch: said once */
     }
 }
@@ -534,9 +538,9 @@ static const conv2d_case resnet_cases[] = {
 /* Every algorithm on the ResNet shapes: the ones whose supports() take a
  * stride (im2col_gemm, direct in its scalar and tiled variants,
  * implicit_gemm with this device's tiles and a GPU's) run every direction
- * themselves; winograd (3x3 stride 1) and fft (stride 1, 5x5 and up) say
- * they cannot (tt_conv_algo_runs 0 in every direction) and, forced, fall
- * back to im2col_gemm; auto runs and its results are checked the same way.
+ * themselves; winograd and winograd4x4 (3x3 stride 1) and fft (stride 1,
+ * 5x5 and up) say they cannot (tt_conv_algo_runs 0 in every direction)
+ * and, forced, fall back to im2col_gemm; auto runs and its results are checked the same way.
  * Forward, input and weight gradient against the double reference and
  * finite differences (ref_conv_check_case). */
 static void test_resnet_strided(void)
@@ -548,7 +552,8 @@ static void test_resnet_strided(void)
     /* who says they run the shapes */
     int refusals = 0;
     for (int a = TT_CONV_ALGO_IM2COL_GEMM; a < TT_CONV_ALGO_COUNT; a++) {
-        int strided = a != TT_CONV_ALGO_WINOGRAD && a != TT_CONV_ALGO_FFT;
+        int strided = a != TT_CONV_ALGO_WINOGRAD && a != TT_CONV_ALGO_FFT &&
+                      a != TT_CONV_ALGO_WINOGRAD4;
         for (size_t i = 0; i < CASES; i++) {
             tt_conv_shape shape;
             TH_OK(tt_conv2d_shape(&resnet_cases[i].desc, &shape));
@@ -560,10 +565,10 @@ static void test_resnet_strided(void)
             }
         }
     }
-    printf("\n    winograd and fft refuse all %d direction-shapes of the %d ResNet cases; "
-           "im2col_gemm, direct and implicit_gemm take them",
+    printf("\n    winograd, fft and winograd4x4 refuse all %d direction-shapes of the %d ResNet "
+           "cases; im2col_gemm, direct and implicit_gemm take them",
            refusals, (int)CASES);
-    CU_ASSERT_EQUAL(refusals, 2 * CASES * TT_CONV_DIR_COUNT);
+    CU_ASSERT_EQUAL(refusals, 3 * CASES * TT_CONV_DIR_COUNT);
 
     static const struct {
         tt_conv_algo algo;
@@ -577,6 +582,7 @@ static void test_resnet_strided(void)
         {TT_CONV_ALGO_IMPLICIT_GEMM, NULL, "4,4,16,16,16", ALL_DIRS},
         {TT_CONV_ALGO_WINOGRAD, NULL, NULL, 0},
         {TT_CONV_ALGO_FFT, NULL, NULL, 0},
+        {TT_CONV_ALGO_WINOGRAD4, NULL, NULL, 0},
     };
     for (size_t r = 0; r < COUNT(runs); r++) {
         char label[96];

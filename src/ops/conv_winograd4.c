@@ -59,7 +59,7 @@ static int w4_supports(const tt_conv_shape *s, tt_conv_dir dir)
  * 2): 16 to 24 accumulators; and the program's defines. */
 typedef struct w4_form {
     size_t vectors, tiles;
-    char options[48];
+    char options[64];
 } w4_form;
 
 static w4_form form_of(size_t channels, size_t most)
@@ -67,13 +67,13 @@ static w4_form form_of(size_t channels, size_t most)
     w4_form f;
     f.vectors = channels % 64 == 0 && most >= 4 ? 4 : channels % 32 == 0 ? 2 : 1;
     f.tiles = f.vectors == 4 ? 6 : f.vectors == 2 ? 8 : W4_MAX_TILES;
-    snprintf(f.options, sizeof f.options, "-DTT_W4_VECTORS=%zu -DTT_W4_TILES=%zu", f.vectors,
-             f.tiles);
+    snprintf(f.options, sizeof f.options, "-DTT_W4_VECTORS=%zu -DTT_W4_TILES=%zu -DTT_W4_WCO=%d",
+             f.vectors, f.tiles, W4_WCO);
     return f;
 }
 
-/* The transforms' program (they read neither define). */
-static const char *const plain_options = "-DTT_W4_VECTORS=1 -DTT_W4_TILES=16";
+/* The transforms' program (they read none of the defines). */
+static const char *const plain_options = "-DTT_W4_VECTORS=1 -DTT_W4_TILES=16 -DTT_W4_WCO=8";
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
