@@ -79,7 +79,7 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                                      "src/ops/conv_winograd4.c", "a number of tiles, at least 1",
                                      "The chunks in which winograd4x4 transforms a batch: as "
                                      "many whole rows of tiles as N tiles hold (at least one "
-                                     "row), instead of as many as 16 MiB of transformed tiles "
+                                     "row), instead of as many as 4 MiB of transformed tiles "
                                      "hold."},
     [TT_KNOB_CONV_IGEMM_TILES] = {"TT_CONV_IGEMM_TILES", TT_KNOB_TEST, "src/ops/conv_igemm.c",
                                   "RM,RN,BK,MT,NT",

@@ -26,7 +26,7 @@
 #include "core/status.h"
 #include "ops/conv_algo.h"
 
-#define W4_CHUNK_FLOATS ((size_t)4 << 20) /* V and M of one chunk: 16 MiB */
+#define W4_CHUNK_FLOATS ((size_t)1 << 20) /* V and M of one chunk: 4 MiB */
 #define W4_PACK_FLOATS ((size_t)8 << 20)  /* the packed images: 32 MiB */
 #define W4_MAX_TILES 16                   /* the most tiles a product's work-item takes */
 #define W4_WCO 8                          /* output channels of wino4_weight_product */
