@@ -4,20 +4,23 @@
  * multiple of 16.  Each output tile of 4x4 costs 36 products a channel pair
  * instead of the direct algorithm's 144; the products run in the
  * program's own kernels, channels in the vector lanes, over every image of
- * the batch at once.
+ * the batch at once (docs/ops.md).
  *
- *   forward         U = transform(weight); over chunks of tiles of the
- *                   batch: V = transform(inp), M[e] = V[e] U[e] for the 36
+ *   forward         U = transform(weight); the input packed (16 channels
+ *                   of a pixel side by side); over chunks of whole rows of
+ *                   tiles: V = transform(inp), M[e] = V[e] U[e] for the 36
  *                   e, out = Aᵀ M A (+ bias)
  *   backward data   the forward of dout with the flipped, transposed kernel
  *                   and padding 2 - pad (so pad <= 2), adding into dinp
- *   backward weight over chunks of tiles: V = transform(inp), dM =
- *                   A dout Aᵀ, dU[e] = dM[e]ᵀ V[e], dweight += Gᵀ dU G
+ *   backward weight input and dout packed; over chunks: V =
+ *                   transform(inp), dM = A dout Aᵀ, dU[e] = dM[e]ᵀ V[e],
+ *                   dweight += Gᵀ dU G
  *
- * Workspace (floats): 36 Cin Cout (U, or dU) + 36 tiles (Cin + Cout) (V and
- * M, or dM, of one chunk), a chunk at most W4_CHUNK_FLOATS of the two.
- * OpenCL only: Vulkan has no conv_winograd4 program, so the dispatch never
- * offers it there (conv_algo.c).
+ * Workspace (floats): 36 Cin Cout (U, or dU) + the packed images (N (Cin
+ * H W + Cout OH OW), at most W4_PACK_FLOATS: larger shapes are declined) +
+ * 36 tiles (Cin + Cout) (V and M, or dM, of one chunk, at most
+ * W4_CHUNK_FLOATS).  OpenCL only: Vulkan has no conv_winograd4 program, so
+ * the dispatch never offers it there (conv_algo.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
