@@ -409,3 +409,87 @@ __kernel void wino4_weight_finish(TT_MEM(float, dweight), TT_MEM(const float, du
         at[8] += taps[l].s8;
     }
 }
+
+/* G, row by row: the weights' transform (W4_G) as numbers, for the fold. */
+__constant float w4_g[6][3] = {{0.25f, 0.0f, 0.0f},
+                               {-1.0f / 6.0f, -1.0f / 6.0f, -1.0f / 6.0f},
+                               {-1.0f / 6.0f, 1.0f / 6.0f, -1.0f / 6.0f},
+                               {1.0f / 24.0f, 1.0f / 12.0f, 1.0f / 6.0f},
+                               {1.0f / 24.0f, -1.0f / 12.0f, 1.0f / 6.0f},
+                               {0.0f, 0.0f, 1.0f}};
+
+/* dweight (Cout, Cin, 3, 3) += Gᵀ dU G with dU[e] = dMᵀ V summed over the
+ * chunk's tiles, never stored: TT_W4_WCO output channels and TT_W4_LANES
+ * input channels a work-item, e row by row (i), each product folded into
+ * its row's three columns of dU G as it ends, each row into the taps.
+ * global (cin / TT_W4_LANES, cout / TT_W4_WCO). */
+__kernel void wino4_weight_sum(TT_MEM(float, dweight), TT_MEM(const float, dm),
+                               TT_MEM(const float, v), const int cin, const int cout,
+                               const int tiles)
+{
+    TT_PTR(float, dweight);
+    TT_PTR(const float, dm);
+    TT_PTR(const float, v);
+    const int ci = TT_W4_LANES * get_global_id(0), co = TT_W4_WCO * get_global_id(1);
+    if (ci >= cin || co >= cout) return;
+    float16 taps[9][TT_W4_WCO][TT_W4_VECTORS];
+    for (int a = 0; a < 9; a++)
+        for (int j = 0; j < TT_W4_WCO; j++)
+            for (int k = 0; k < TT_W4_VECTORS; k++) taps[a][j][k] = (float16)(0.0f);
+    for (int i = 0; i < 6; i++) {
+        float16 cols[3][TT_W4_WCO][TT_W4_VECTORS]; /* (dU G)[i][b] */
+        for (int b = 0; b < 3; b++)
+            for (int j = 0; j < TT_W4_WCO; j++)
+                for (int k = 0; k < TT_W4_VECTORS; k++) cols[b][j][k] = (float16)(0.0f);
+        for (int c = 0; c < 6; c++) {
+            const int e = 6 * i + c;
+            __global const float *ve = v + (size_t)e * tiles * cin + ci;
+            __global const float *me = dm + (size_t)e * tiles * cout + co;
+            float16 acc[TT_W4_WCO][TT_W4_VECTORS];
+            __attribute__((opencl_unroll_hint))
+            for (int j = 0; j < TT_W4_WCO; j++)
+                __attribute__((opencl_unroll_hint))
+                for (int k = 0; k < TT_W4_VECTORS; k++) acc[j][k] = (float16)(0.0f);
+            for (int t = 0; t < tiles; t++) {
+                float16 x[TT_W4_VECTORS];
+                __attribute__((opencl_unroll_hint))
+                for (int k = 0; k < TT_W4_VECTORS; k++) x[k] = vload16(k, ve + (size_t)t * cin);
+                __attribute__((opencl_unroll_hint))
+                for (int j = 0; j < TT_W4_WCO; j++) {
+                    const float16 g = (float16)(me[(size_t)t * cout + j]);
+                    __attribute__((opencl_unroll_hint))
+                    for (int k = 0; k < TT_W4_VECTORS; k++) acc[j][k] = fma(g, x[k], acc[j][k]);
+                }
+            }
+            for (int b = 0; b < 3; b++) {
+                const float g = w4_g[c][b];
+                if (g == 0.0f) continue;
+                for (int j = 0; j < TT_W4_WCO; j++)
+                    for (int k = 0; k < TT_W4_VECTORS; k++)
+                        cols[b][j][k] = fma((float16)(g), acc[j][k], cols[b][j][k]);
+            }
+        }
+        for (int a = 0; a < 3; a++) {
+            const float g = w4_g[i][a];
+            if (g == 0.0f) continue;
+            for (int b = 0; b < 3; b++)
+                for (int j = 0; j < TT_W4_WCO; j++)
+                    for (int k = 0; k < TT_W4_VECTORS; k++)
+                        taps[3 * a + b][j][k] =
+                            fma((float16)(g), cols[b][j][k], taps[3 * a + b][j][k]);
+        }
+    }
+    for (int j = 0; j < TT_W4_WCO; j++)
+        for (int k = 0; k < TT_W4_VECTORS; k++) {
+            float16 rows[16]; /* tap t of the 16 lanes; turned around, lane l's 9 taps */
+            for (int t = 0; t < 9; t++) rows[t] = taps[t][j][k];
+            for (int t = 9; t < 16; t++) rows[t] = (float16)(0.0f);
+            w4_transpose(rows);
+            __global float *to = dweight + ((size_t)(co + j) * cin + ci + 16 * k) * 9;
+            for (int l = 0; l < 16; l++) {
+                __global float *at = to + l * 9;
+                vstore8(vload8(0, at) + rows[l].lo, 0, at);
+                at[8] += rows[l].s8;
+            }
+        }
+}

@@ -313,8 +313,10 @@ static void test_winograd(void)
 /* F(4x4, 3x3): tiles past the plane's edge (7x9, 8x5 -> 6x3), padding 0,
  * 1, 2 and (1, 0), a 1x1 image; channels in 16 lanes and in 32; rows of 1,
  * 3 and 5 tiles (the output's groups of 4 tiles: part of one, one and a
- * part, columns past 16); then in chunks of 8 tiles' rows (several a
- * batch, the last one short) and of one row. */
+ * part, columns past 16), the weight gradient as the shape says (stored
+ * and folded, in one pass for the 1x1 image); then in chunks of 8 tiles'
+ * rows (several a batch, the last one short) and of one row, and every case
+ * with the weight gradient in one pass. */
 static const conv2d_case winograd4_cases[] = {
     {"winograd4x4 p1 7x9 16->32", D(2, 16, 7, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4), 1},
     {"winograd4x4 p0 8x5 32->16", D(1, 32, 8, 5, 16, 3, 3, 1, 1, 0, 0, 1, 1, WINOGRAD4), 0},
@@ -329,9 +331,14 @@ static void test_winograd4(void)
     check_cases("winograd4x4", winograd4_cases, COUNT(winograd4_cases), ALL_DIRS);
     th_setenv("TT_CONV_W4_CHUNK_TILES", "8"); /* the last three: several rows a batch */
     check_cases("winograd4x4 (chunks of 8 tiles' rows)", winograd4_cases + 3, 3, ALL_DIRS);
+    th_setenv("TT_CONV_W4_FUSED", "1");
     th_setenv("TT_CONV_W4_CHUNK_TILES", "1");
-    check_cases("winograd4x4 (chunks of one row of tiles)", winograd4_cases + 5, 1, ALL_DIRS);
+    check_cases("winograd4x4 (chunks of one row, weight gradient in one pass)",
+                winograd4_cases + 5, 1, ALL_DIRS);
     th_setenv("TT_CONV_W4_CHUNK_TILES", NULL);
+    check_cases("winograd4x4 (weight gradient in one pass)", winograd4_cases,
+                COUNT(winograd4_cases), ALL_DIRS);
+    th_setenv("TT_CONV_W4_FUSED", NULL);
     /* pad 3 > 2: backward data cannot be the flipped forward; channels
      * not a multiple of 16; stride 2 */
     tt_conv2d_desc p3 = D(1, 16, 5, 5, 16, 3, 3, 1, 1, 3, 3, 1, 1, WINOGRAD4);

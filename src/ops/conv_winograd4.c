@@ -203,6 +203,18 @@ static tt_status w4_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_m
     return run_product(be, dinp, dout, (tt_mem){0}, &p, ws, 1);
 }
 
+/* Whether the weight gradient of a chunk of `tiles` tiles folds each dU
+ * into the taps as it is summed (wino4_weight_sum) rather than storing it
+ * (wino4_weight_product, then wino4_weight_finish): where dU (36 Cin Cout)
+ * is more than twice the chunk's transforms it sums (36 tiles (Cin +
+ * Cout)).  Storing dU costs its traffic twice; one pass reads every e's
+ * transforms a work-item, from L2 only while they are few.
+ * $TT_CONV_W4_FUSED=0|1: always split or always one pass (tests). */
+static int fused_of(const tt_conv_shape *s, size_t tiles)
+{
+    return tt_knob_flag(TT_KNOB_CONV_W4_FUSED, s->cin * s->cout > 2 * tiles * (s->cin + s->cout));
+}
+
 static tt_status w4_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
                                     const tt_conv_shape *s, tt_mem ws)
 {
@@ -228,6 +240,15 @@ static tt_status w4_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout,
                     tt_arg_i32((int)s->oh), tt_arg_i32((int)s->ow), tt_arg_i32(tiles_h),
                     tt_arg_i32(tiles_w), tt_arg_i32((int)t0), tt_arg_i32((int)total),
                     tt_arg_i32((int)tiles))));
+        if (fused_of(s, tiles)) {
+            size_t gsum[2] = {s->cin / (16 * form.vectors), s->cout / W4_WCO};
+            TT_TRY(tt_launch_kernel(be, "conv_winograd4", "wino4_weight_sum", form.options, 2,
+                                    gsum, local_single,
+                                    TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(dm), tt_arg_mem(v),
+                                            tt_arg_i32((int)s->cin), tt_arg_i32((int)s->cout),
+                                            tt_arg_i32((int)tiles))));
+            continue;
+        }
         size_t gprod[3] = {s->cin / (16 * form.vectors), s->cout / W4_WCO, 36};
         TT_TRY(tt_launch_kernel(be, "conv_winograd4", "wino4_weight_product", form.options, 3,
                                 gprod, local_products,
