@@ -339,22 +339,14 @@ __kernel void wino4_output(TT_MEM(float, out), TT_MEM(const float, m), TT_MEM(co
     }
 }
 
-/* dU = dMᵀ V for each e: TT_W4_WCO output channels and TT_W4_LANES input
- * channels (TT_W4_VECTORS vectors) a work-item, summed over the chunk's
- * tiles.  global (cin / TT_W4_LANES, cout / TT_W4_WCO, 36). */
-__kernel void wino4_weight_product(TT_MEM(float, du), TT_MEM(const float, dm),
-                                   TT_MEM(const float, v), const int cin, const int cout,
-                                   const int tiles)
+/* acc = dU[e] of a work-item's TT_W4_WCO output channels from co and
+ * TT_W4_LANES input channels from ci: dMᵀ V summed over the chunk's tiles. */
+inline void w4_weight_dot(float16 acc[TT_W4_WCO][TT_W4_VECTORS], __global const float *dm,
+                          __global const float *v, const int e, const int ci, const int co,
+                          const int cin, const int cout, const int tiles)
 {
-    TT_PTR(float, du);
-    TT_PTR(const float, dm);
-    TT_PTR(const float, v);
-    const int ci = TT_W4_LANES * get_global_id(0), co = TT_W4_WCO * get_global_id(1);
-    const int e = get_global_id(2);
-    if (ci >= cin || co >= cout) return;
     __global const float *ve = v + (size_t)e * tiles * cin + ci;
     __global const float *me = dm + (size_t)e * tiles * cout + co;
-    float16 acc[TT_W4_WCO][TT_W4_VECTORS];
     __attribute__((opencl_unroll_hint))
     for (int j = 0; j < TT_W4_WCO; j++)
         __attribute__((opencl_unroll_hint))
@@ -370,6 +362,23 @@ __kernel void wino4_weight_product(TT_MEM(float, du), TT_MEM(const float, dm),
             for (int k = 0; k < TT_W4_VECTORS; k++) acc[j][k] = fma(g, x[k], acc[j][k]);
         }
     }
+}
+
+/* dU = dMᵀ V for each e: TT_W4_WCO output channels and TT_W4_LANES input
+ * channels (TT_W4_VECTORS vectors) a work-item, summed over the chunk's
+ * tiles.  global (cin / TT_W4_LANES, cout / TT_W4_WCO, 36). */
+__kernel void wino4_weight_product(TT_MEM(float, du), TT_MEM(const float, dm),
+                                   TT_MEM(const float, v), const int cin, const int cout,
+                                   const int tiles)
+{
+    TT_PTR(float, du);
+    TT_PTR(const float, dm);
+    TT_PTR(const float, v);
+    const int ci = TT_W4_LANES * get_global_id(0), co = TT_W4_WCO * get_global_id(1);
+    const int e = get_global_id(2);
+    if (ci >= cin || co >= cout) return;
+    float16 acc[TT_W4_WCO][TT_W4_VECTORS];
+    w4_weight_dot(acc, dm, v, e, ci, co, cin, cout, tiles);
     __global float *to = du + ((size_t)e * cout + co) * cin + ci;
     __attribute__((opencl_unroll_hint))
     for (int j = 0; j < TT_W4_WCO; j++)
@@ -442,25 +451,8 @@ __kernel void wino4_weight_sum(TT_MEM(float, dweight), TT_MEM(const float, dm),
             for (int j = 0; j < TT_W4_WCO; j++)
                 for (int k = 0; k < TT_W4_VECTORS; k++) cols[b][j][k] = (float16)(0.0f);
         for (int c = 0; c < 6; c++) {
-            const int e = 6 * i + c;
-            __global const float *ve = v + (size_t)e * tiles * cin + ci;
-            __global const float *me = dm + (size_t)e * tiles * cout + co;
             float16 acc[TT_W4_WCO][TT_W4_VECTORS];
-            __attribute__((opencl_unroll_hint))
-            for (int j = 0; j < TT_W4_WCO; j++)
-                __attribute__((opencl_unroll_hint))
-                for (int k = 0; k < TT_W4_VECTORS; k++) acc[j][k] = (float16)(0.0f);
-            for (int t = 0; t < tiles; t++) {
-                float16 x[TT_W4_VECTORS];
-                __attribute__((opencl_unroll_hint))
-                for (int k = 0; k < TT_W4_VECTORS; k++) x[k] = vload16(k, ve + (size_t)t * cin);
-                __attribute__((opencl_unroll_hint))
-                for (int j = 0; j < TT_W4_WCO; j++) {
-                    const float16 g = (float16)(me[(size_t)t * cout + j]);
-                    __attribute__((opencl_unroll_hint))
-                    for (int k = 0; k < TT_W4_VECTORS; k++) acc[j][k] = fma(g, x[k], acc[j][k]);
-                }
-            }
+            w4_weight_dot(acc, dm, v, 6 * i + c, ci, co, cin, cout, tiles);
             for (int b = 0; b < 3; b++) {
                 const float g = w4_g[c][b];
                 if (g == 0.0f) continue;

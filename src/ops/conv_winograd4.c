@@ -86,11 +86,13 @@ static size_t tiles_of(size_t batch, size_t oh, size_t ow)
 }
 
 /* Tiles of a chunk of `total` tiles, rows of `tiles_w`, with `ci` and `co`
- * channels: whole rows, as many as W4_CHUNK_FLOATS hold (at least one);
+ * channels: whole rows, as many as W4_CHUNK_FLOATS hold or as U holds,
+ * whichever is more (every chunk reads all of U again), at least one row;
  * $TT_CONV_W4_CHUNK_TILES=N: as many as N tiles hold (tests). */
 static size_t chunk_of(size_t total, size_t tiles_w, size_t ci, size_t co)
 {
-    size_t cap = W4_CHUNK_FLOATS / (36 * (ci + co));
+    size_t cap = W4_CHUNK_FLOATS / (36 * (ci + co)), as_u = ci * co / (ci + co);
+    if (cap < as_u) cap = as_u;
     const char *knob = tt_knob_str(TT_KNOB_CONV_W4_CHUNK_TILES);
     if (knob && atol(knob) > 0) cap = (size_t)atol(knob);
     cap = cap < tiles_w ? tiles_w : cap / tiles_w * tiles_w;
@@ -203,12 +205,12 @@ static tt_status w4_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_m
     return run_product(be, dinp, dout, (tt_mem){0}, &p, ws, 1);
 }
 
-/* Whether the weight gradient of a chunk of `tiles` tiles folds each dU
- * into the taps as it is summed (wino4_weight_sum) rather than storing it
- * (wino4_weight_product, then wino4_weight_finish): where dU (36 Cin Cout)
- * is more than twice the chunk's transforms it sums (36 tiles (Cin +
- * Cout)).  Storing dU costs its traffic twice; one pass reads every e's
- * transforms a work-item, from L2 only while they are few.
+/* Whether the weight gradient folds each dU into the taps as it is summed
+ * (wino4_weight_sum) rather than storing it (wino4_weight_product, then
+ * wino4_weight_finish): where dU (36 Cin Cout) is more than twice the
+ * transforms it sums (36 tiles (Cin + Cout), `tiles` the batch's).  Storing
+ * dU costs its traffic twice; one pass reads every e's transforms a
+ * work-item, from L2 only while they are few.
  * $TT_CONV_W4_FUSED=0|1: always split or always one pass (tests). */
 static int fused_of(const tt_conv_shape *s, size_t tiles)
 {
@@ -240,7 +242,7 @@ static tt_status w4_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout,
                     tt_arg_i32((int)s->oh), tt_arg_i32((int)s->ow), tt_arg_i32(tiles_h),
                     tt_arg_i32(tiles_w), tt_arg_i32((int)t0), tt_arg_i32((int)total),
                     tt_arg_i32((int)tiles))));
-        if (fused_of(s, tiles)) {
+        if (fused_of(s, total)) {
             size_t gsum[2] = {s->cin / (16 * form.vectors), s->cout / W4_WCO};
             TT_TRY(tt_launch_kernel(be, "conv_winograd4", "wino4_weight_sum", form.options, 2,
                                     gsum, local_single,
