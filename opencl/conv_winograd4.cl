@@ -386,6 +386,23 @@ __kernel void wino4_weight_product(TT_MEM(float, du), TT_MEM(const float, dm),
         for (int k = 0; k < TT_W4_VECTORS; k++) vstore16(acc[j][k], k, to + (size_t)j * cin);
 }
 
+/* dweight's 16 rows of 9 taps from `to` (16 input channels of one output
+ * channel) += taps: taps[t] is tap t (t < 9) of the 16 lanes; taps[9 ..
+ * 15] are overwritten, the block turned around so that each lane's 9 taps
+ * are one row. */
+inline void w4_add_taps(__global float *to, float16 taps[16])
+{
+    __attribute__((opencl_unroll_hint))
+    for (int t = 9; t < 16; t++) taps[t] = (float16)(0.0f);
+    w4_transpose(taps);
+    __attribute__((opencl_unroll_hint))
+    for (int l = 0; l < 16; l++) {
+        __global float *at = to + l * 9;
+        vstore8(vload8(0, at) + taps[l].lo, 0, at);
+        at[8] += taps[l].s8;
+    }
+}
+
 /* dweight (Cout, Cin, 3, 3) += Gᵀ dU G, 16 input channels a work-item.
  * global (Cin / 16, Cout). */
 __kernel void wino4_weight_finish(TT_MEM(float, dweight), TT_MEM(const float, du), const int cin,
@@ -403,20 +420,11 @@ __kernel void wino4_weight_finish(TT_MEM(float, dweight), TT_MEM(const float, du
         for (int i = 0; i < 6; i++) x[i] = vload16(0, from + (6 * i + j) * stride);
         W4_GT(x[0], x[1], x[2], x[3], x[4], x[5], r[0][j], r[1][j], r[2][j]);
     }
-    float16 taps[16]; /* tap t of the 16 lanes; turned around, lane l's 9 taps */
+    float16 taps[16];
     for (int a = 0; a < 3; a++)
         W4_GT(r[a][0], r[a][1], r[a][2], r[a][3], r[a][4], r[a][5], taps[3 * a],
               taps[3 * a + 1], taps[3 * a + 2]);
-    __attribute__((opencl_unroll_hint))
-    for (int t = 9; t < 16; t++) taps[t] = (float16)(0.0f);
-    w4_transpose(taps);
-    __global float *to = dweight + ((size_t)co * cin + ci) * 9;
-    __attribute__((opencl_unroll_hint))
-    for (int l = 0; l < 16; l++) {
-        __global float *at = to + l * 9;
-        vstore8(vload8(0, at) + taps[l].lo, 0, at);
-        at[8] += taps[l].s8;
-    }
+    w4_add_taps(dweight + ((size_t)co * cin + ci) * 9, taps);
 }
 
 /* G, row by row: the weights' transform (W4_G) as numbers, for the fold. */
@@ -473,15 +481,8 @@ __kernel void wino4_weight_sum(TT_MEM(float, dweight), TT_MEM(const float, dm),
     }
     for (int j = 0; j < TT_W4_WCO; j++)
         for (int k = 0; k < TT_W4_VECTORS; k++) {
-            float16 rows[16]; /* tap t of the 16 lanes; turned around, lane l's 9 taps */
+            float16 rows[16];
             for (int t = 0; t < 9; t++) rows[t] = taps[t][j][k];
-            for (int t = 9; t < 16; t++) rows[t] = (float16)(0.0f);
-            w4_transpose(rows);
-            __global float *to = dweight + ((size_t)(co + j) * cin + ci + 16 * k) * 9;
-            for (int l = 0; l < 16; l++) {
-                __global float *at = to + l * 9;
-                vstore8(vload8(0, at) + rows[l].lo, 0, at);
-                at[8] += rows[l].s8;
-            }
+            w4_add_taps(dweight + ((size_t)(co + j) * cin + ci + 16 * k) * 9, rows);
         }
 }

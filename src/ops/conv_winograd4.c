@@ -14,7 +14,8 @@
  *                   and padding 2 - pad (so pad <= 2), adding into dinp
  *   backward weight input and dout packed; over chunks: V =
  *                   transform(inp), dM = A dout Aᵀ, dU[e] = dM[e]ᵀ V[e],
- *                   dweight += Gᵀ dU G
+ *                   dweight += Gᵀ dU G (dU stored, or folded as it is
+ *                   summed where it is large: fused_of)
  *
  * Workspace (floats): 36 Cin Cout (U, or dU) + the packed images (N (Cin
  * H W + Cout OH OW), at most W4_PACK_FLOATS: larger shapes are declined) +
@@ -76,7 +77,10 @@ static w4_form form_of(size_t channels, size_t most)
 }
 
 /* The transforms' program (they read none of the defines). */
-static const char *const plain_options = "-DTT_W4_VECTORS=1 -DTT_W4_TILES=16 -DTT_W4_WCO=8";
+#define W4_STR(x) #x
+#define W4_TEXT(x) W4_STR(x)
+static const char *const plain_options =
+    "-DTT_W4_VECTORS=1 -DTT_W4_TILES=" W4_TEXT(W4_MAX_TILES) " -DTT_W4_WCO=" W4_TEXT(W4_WCO);
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
