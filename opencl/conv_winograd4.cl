@@ -486,3 +486,155 @@ __kernel void wino4_weight_sum(TT_MEM(float, dweight), TT_MEM(const float, dm),
             w4_add_taps(dweight + ((size_t)(co + j) * cin + ci + 16 * k) * 9, rows);
         }
 }
+
+/* ---- winograd4x4_fused: narrow layers, tiles in the lanes ---------------
+ * One work-item computes a row of 16 tiles (64 output columns, 4 rows) of
+ * one image for every output channel, with the transforms and the products
+ * in one kernel (src/ops/conv_winograd4_fused.c): the lanes of a float16
+ * are the 16 tiles, so that the transforms are whole-vector arithmetic and
+ * only the input, U and the output pass through memory.  Padding 1, any
+ * H and W (the lanes past the plane read zeros and are not stored); the
+ * host sets the channel counts as defines
+ * (TT_W4_CIN input channels, TT_W4_COUT output channels, a multiple of 16),
+ * which size the private arrays V (every e of every input channel) and M
+ * (every e of 16 output channels).  Both keep a channel's 36 vectors side
+ * by side: with e outermost, 36 rows 1 KiB apart met in four cache sets
+ * and thrashed them. */
+#if defined(TT_W4_CIN) && defined(TT_W4_COUT)
+
+#define W4_EVEN (uint16)(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30)
+#define W4_ODD (uint16)(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31)
+#define W4_RIGHT1 (uint16)(0, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30)
+#define W4_LEFT1 (uint16)(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+
+/* The six patch columns of 16 tiles in one input row w wide: d[c] lane i
+ * = the row's column x0 + 4 i + c - 1, 0 past its ends.  The 64 columns
+ * from x0 are dealt out by two rounds of even/odd splits; columns x0 - 1
+ * and x0 + 64 enter as a lane shifted in.  Whole rows of 64 take plain
+ * loads (the bounded ones alone were slower). */
+inline void w4f_row(float16 d[6], __global const float *row, const int x0, const int w)
+{
+    float16 v0, v1, v2, v3;
+    if (x0 + 64 <= w) {
+        v0 = vload16(0, row + x0), v1 = vload16(1, row + x0);
+        v2 = vload16(2, row + x0), v3 = vload16(3, row + x0);
+    } else {
+        v0 = tt_load16(row, x0, w), v1 = tt_load16(row, x0 + 16, w);
+        v2 = tt_load16(row, x0 + 32, w), v3 = tt_load16(row, x0 + 48, w);
+    }
+    const float16 a0 = shuffle2(v0, v1, W4_EVEN), b0 = shuffle2(v0, v1, W4_ODD);
+    const float16 a1 = shuffle2(v2, v3, W4_EVEN), b1 = shuffle2(v2, v3, W4_ODD);
+    d[1] = shuffle2(a0, a1, W4_EVEN);
+    d[2] = shuffle2(b0, b1, W4_EVEN);
+    d[3] = shuffle2(a0, a1, W4_ODD);
+    d[4] = shuffle2(b0, b1, W4_ODD);
+    const float left = x0 > 0 ? row[x0 - 1] : 0.0f, right = x0 + 64 < w ? row[x0 + 64] : 0.0f;
+    d[0] = shuffle2((float16)(left), d[4], W4_RIGHT1);
+    d[5] = shuffle2(d[1], (float16)(right), W4_LEFT1);
+}
+
+/* The 64 columns from x0 of an output row w wide from its 4 columns of 16
+ * tiles: o[c] lane i is column x0 + 4 i + c (two rounds of interleaving);
+ * stored up to the row's end after the bias and, when accumulating, what
+ * is there (whole rows of 64: plain loads and stores, faster than the
+ * bounded ones). */
+inline void w4f_store_row(__global float *row, const int x0, const int w, const float16 o[4],
+                          const float bias, const int accumulate)
+{
+    const float16 p0 = shuffle2(o[0], o[2], W4_LO), p1 = shuffle2(o[0], o[2], W4_HI);
+    const float16 q0 = shuffle2(o[1], o[3], W4_LO), q1 = shuffle2(o[1], o[3], W4_HI);
+    float16 r[4] = {shuffle2(p0, q0, W4_LO), shuffle2(p0, q0, W4_HI), shuffle2(p1, q1, W4_LO),
+                    shuffle2(p1, q1, W4_HI)};
+    if (x0 + 64 <= w) {
+        __attribute__((opencl_unroll_hint))
+        for (int k = 0; k < 4; k++) {
+            const float16 was = accumulate ? vload16(k, row + x0) : (float16)(0.0f);
+            vstore16(was + r[k] + (float16)(bias), k, row + x0);
+        }
+        return;
+    }
+    __attribute__((opencl_unroll_hint))
+    for (int k = 0; k < 4; k++) {
+        const int x = x0 + 16 * k;
+        if (x >= w) continue;
+        const float16 was = accumulate ? tt_load16(row, x, w) : (float16)(0.0f);
+        tt_store16(row, x, w, was + r[k] + (float16)(bias));
+    }
+}
+
+/* out[n, co, y, x] = (accumulate ? out : 0) + (has_bias ? bias[co] : 0) +
+ * the 3x3 cross-correlation, padding 1, of inp (N, TT_W4_CIN, H, W) whose
+ * weights U = G g Gᵀ (wino4_weight, U[e][ci][co]) hold.  Work-item
+ * (g, row, n): tiles 16 g .. 16 g + 15 of tile row `row` of image n.
+ * global (ceil(W / 64), ceil(H / 4), N). */
+__kernel void wino4_fused(TT_MEM(float, out), TT_MEM(const float, inp), TT_MEM(const float, u),
+                          TT_MEM(const float, bias), const int has_bias, const int accumulate,
+                          const int h, const int w)
+{
+    TT_PTR(float, out);
+    TT_PTR(const float, inp);
+    TT_PTR(const float, u);
+    TT_PTR(const float, bias);
+    const int x0 = 64 * get_global_id(0), y0 = 4 * get_global_id(1), n = get_global_id(2);
+    if (x0 >= w || y0 >= h) return;
+    const size_t plane = (size_t)h * w;
+    float16 V[TT_W4_CIN * 36]; /* V[ci][e], lanes the tiles */
+    for (int ci = 0; ci < TT_W4_CIN; ci++) {
+        float16 *v = V + ci * 36;
+        __global const float *image = inp + ((size_t)n * TT_W4_CIN + ci) * plane;
+        float16 s[6][6]; /* d B, row by row */
+        __attribute__((opencl_unroll_hint))
+        for (int r = 0; r < 6; r++) {
+            const int y = y0 - 1 + r;
+            float16 d[6];
+            if (y >= 0 && y < h) {
+                w4f_row(d, image + (size_t)y * w, x0, w);
+            } else {
+                __attribute__((opencl_unroll_hint))
+                for (int c = 0; c < 6; c++) d[c] = (float16)(0.0f);
+            }
+            W4_BT(d[0], d[1], d[2], d[3], d[4], d[5], s[r][0], s[r][1], s[r][2], s[r][3],
+                  s[r][4], s[r][5]);
+        }
+        __attribute__((opencl_unroll_hint))
+        for (int j = 0; j < 6; j++)
+            W4_BT(s[0][j], s[1][j], s[2][j], s[3][j], s[4][j], s[5][j], v[j], v[6 + j],
+                  v[12 + j], v[18 + j], v[24 + j], v[30 + j]);
+    }
+    for (int co0 = 0; co0 < TT_W4_COUT; co0 += 16) {
+        float16 M[16 * 36]; /* M[k][e] of output channel co0 + k */
+        for (int e = 0; e < 36; e++) {
+            float16 acc[16];
+            __attribute__((opencl_unroll_hint))
+            for (int k = 0; k < 16; k++) acc[k] = (float16)(0.0f);
+            __global const float *ue = u + (size_t)e * TT_W4_CIN * TT_W4_COUT + co0;
+            for (int ci = 0; ci < TT_W4_CIN; ci++) {
+                const float16 v = V[ci * 36 + e];
+                __attribute__((opencl_unroll_hint))
+                for (int k = 0; k < 16; k++)
+                    acc[k] = fma(v, (float16)(ue[ci * TT_W4_COUT + k]), acc[k]);
+            }
+            __attribute__((opencl_unroll_hint))
+            for (int k = 0; k < 16; k++) M[k * 36 + e] = acc[k];
+        }
+        for (int k = 0; k < 16; k++) {
+            const int co = co0 + k;
+            const float16 *m = M + k * 36;
+            float16 t[4][6]; /* Aᵀ M, column by column */
+            __attribute__((opencl_unroll_hint))
+            for (int j = 0; j < 6; j++)
+                W4_AT(m[j], m[6 + j], m[12 + j], m[18 + j], m[24 + j], m[30 + j], t[0][j],
+                      t[1][j], t[2][j], t[3][j]);
+            const float b = has_bias ? bias[co] : 0.0f;
+            __global float *to = out + ((size_t)n * TT_W4_COUT + co) * plane + (size_t)y0 * w;
+            __attribute__((opencl_unroll_hint))
+            for (int r = 0; r < 4; r++) {
+                if (y0 + r >= h) continue;
+                float16 o[4];
+                W4_AT(t[r][0], t[r][1], t[r][2], t[r][3], t[r][4], t[r][5], o[0], o[1], o[2], o[3]);
+                w4f_store_row(to + (size_t)r * w, x0, w, o, b, accumulate);
+            }
+        }
+    }
+}
+#endif

@@ -1,14 +1,15 @@
 /*
  * Every convolution algorithm against the double reference, on the shapes
  * it supports: DIRECT (untiled, with 8 and 16 columns a work-item, and
- * local-memory tiled), WINOGRAD, FFT and
- * IMPLICIT_GEMM (with each device type's tiles and odd ones, and the weight
- * gradient's reduction in slices),
- * for conv2d and conv_transpose2d (which runs through conv2d's rows), with
+ * local-memory tiled), FFT and IMPLICIT_GEMM (with each device type's
+ * tiles and odd ones, and the weight gradient's reduction in slices), with
  * odd sizes, 1x1 images, batch 1 and 2, channel counts not multiples of 4;
  * finite-difference gradients of input, weight and bias, backward adds
- * (ref_conv_check_case), the fallbacks of the dispatch, and PyTorch on one
- * case each.  With TT_BENCH_CONV=1 it also times each algorithm on the
+ * (ref_conv_check_case).  Then every algorithm, the Winograds included
+ * (whose own cases are test_conv_winograd.c's): the dispatch's fallbacks,
+ * the input gradient that overwrites, ResNet's strided shapes,
+ * conv_transpose2d through conv2d's rows, and PyTorch on one case each.
+ * With TT_BENCH_CONV=1 it also times each algorithm on the
  * UNet's 16->16 3x3 conv on 4x256x256 and a 7x7 one (not run by default;
  * TT_BENCH_REPS=N: best of N - 1 runs after a warm-up, default 3).
  * The autotuner is tested in test_conv_autotune.c.
@@ -25,19 +26,10 @@
 #include "ops/conv_transpose2d.h"
 #include "ops/device_traits.h"
 #include "ref_conv.h"
+#include "ref_conv_cases.h"
 #include "ref_conv_check.h"
 
 /* ---- conv2d cases -------------------------------------------------------- */
-
-typedef struct conv2d_case {
-    const char *name;
-    tt_conv2d_desc desc;
-    int with_bias;
-} conv2d_case;
-
-/* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, dH, dW, algorithm */
-#define D(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, a) \
-    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, 1, TT_CONV_ALGO_##a, 0}
 
 static const conv2d_case direct_cases[] = {
     {"direct k3 s1 p1 7x9 3->5", D(2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
@@ -90,20 +82,14 @@ static const conv2d_case w16_cases[] = {
     {"direct k3 p1 5x17 4->5", D(2, 4, 5, 17, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
     {"direct k3 p1 6x30 3->6", D(1, 3, 6, 30, 6, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
     {"direct k3 p1 9x21 6->5", D(2, 6, 9, 21, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    /* two of the weight gradient's 6-row steps and a row left */
+    {"direct k3 p1 13x24 4->5", D(1, 4, 13, 24, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
 };
 
 static const conv2d_case tiled_cases[] = {
     {"direct tiled k3 p1 19x21 3->5", D(2, 3, 19, 21, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
     {"direct tiled k5 s2 p2 9x7", D(1, 3, 9, 7, 6, 5, 5, 2, 2, 2, 2, 1, 1, DIRECT), 0},
     {"direct tiled dilation 2 1x1", D(1, 2, 1, 1, 3, 3, 3, 1, 1, 2, 2, 2, 2, DIRECT), 1},
-};
-
-static const conv2d_case winograd_cases[] = {
-    {"winograd p1 7x9 3->5", D(2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD), 1},
-    {"winograd p0 8x5 5->6", D(1, 5, 8, 5, 6, 3, 3, 1, 1, 0, 0, 1, 1, WINOGRAD), 0},
-    {"winograd p2 5x4 3->2", D(1, 3, 5, 4, 2, 3, 3, 1, 1, 2, 2, 1, 1, WINOGRAD), 1},
-    {"winograd p(1,0) 6x7 4->3", D(2, 4, 6, 7, 3, 3, 3, 1, 1, 1, 0, 1, 1, WINOGRAD), 1},
-    {"winograd 1x1 image p1", D(1, 3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD), 1},
 };
 
 /* most cases share the 12x14 plane (and so their clFFT plans, which PoCL
@@ -139,113 +125,32 @@ static const conv2d_case igemm_cases[] = {
     {"igemm k3 p1 5x7 17->18", IG(1, 17, 5, 7, 18, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1},
 };
 
-static void ref_forward(double *out, const double *inp, const double *weight,
-                        const double *bias, const void *desc)
-{
-    ref_conv2d_forward(out, inp, weight, bias, desc);
-}
-
-static tt_status dev_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, tt_mem bias,
-                             const void *desc, tt_mem ws)
-{
-    return tt_conv2d_forward(be, out, inp, weight, bias, desc, ws);
-}
-
-static tt_status dev_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem dbias,
-                              tt_mem dout, tt_mem inp, tt_mem weight, const void *desc,
-                              tt_mem ws)
-{
-    return tt_conv2d_backward(be, dinp, dweight, dbias, dout, inp, weight, desc, ws);
-}
-
-static ref_conv_op op_of(const conv2d_case *c, int pass_workspace)
-{
-    const tt_conv2d_desc *d = &c->desc;
-    int oh = ref_conv2d_out_size(d->in_h, d->kernel_h, d->stride_h, d->pad_h, d->dilation_h);
-    int ow = ref_conv2d_out_size(d->in_w, d->kernel_w, d->stride_w, d->pad_w, d->dilation_w);
-    size_t ws = tt_conv2d_workspace_bytes(d);
-    return (ref_conv_op){
-        .name = c->name, .desc = d,
-        .inp_count = (size_t)d->batch * d->in_channels * d->in_h * d->in_w,
-        .weight_count = (size_t)d->out_channels * d->in_channels * d->kernel_h * d->kernel_w,
-        .bias_count = (size_t)d->out_channels,
-        .out_count = (size_t)d->batch * d->out_channels * oh * ow,
-        .with_bias = c->with_bias, .pass_workspace = pass_workspace && ws > 0,
-        .workspace_bytes = ws,
-        .ref_forward = ref_forward, .forward = dev_forward, .backward = dev_backward};
-}
-
-/* Checks every case with its algorithm, which must run `runs` directions
- * itself (bit d set: direction d) and fall back to IM2COL_GEMM for the rest. */
-static double now_ms(void);
-
-static void check_cases(const char *label, const conv2d_case *cases, size_t count, int runs)
-{
-    double start = now_ms();
-    ref_conv_errors worst = {0};
-    size_t left_out = 0;
-    for (size_t i = 0; i < count; i++) {
-        const tt_conv2d_desc *d = &cases[i].desc;
-        TH_OK(tt_conv2d_check(d));
-        for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
-            tt_conv_algo want = runs & (1 << dir) ? d->algo : TT_CONV_ALGO_IM2COL_GEMM;
-            CU_ASSERT_EQUAL(tt_conv2d_algo_for(d, (tt_conv_dir)dir), want);
-        }
-        if (!tt_conv2d_runs_on(th_backend(), d)) {
-            left_out++;
-            continue;
-        }
-        ref_conv_op op = op_of(&cases[i], (int)(i % 2));
-        ref_conv_errors e = ref_conv_check_case(&op, 2000 + i);
-        worst.forward = fmax(worst.forward, e.forward);
-        worst.dinp = fmax(worst.dinp, e.dinp);
-        worst.dweight = fmax(worst.dweight, e.dweight);
-        worst.dbias = fmax(worst.dbias, e.dbias);
-    }
-    if (left_out) {
-        char what[128], why[96];
-        snprintf(what, sizeof what, "%s, %zu of %zu cases", label, left_out, count);
-        snprintf(why, sizeof why, "the backend has no %s convolution",
-                 tt_conv_algo_name(cases[0].desc.algo));
-        th_left_out(what, why);
-    }
-    if (left_out == count) return;
-    printf("\n    %s largest: forward %.2e (tol %.0e)  dinp %.2e  dweight %.2e  dbias %.2e "
-           "(tol %.0e); %.1f s\n",
-           label, worst.forward, REF_CONV_FWD_TOL, worst.dinp, worst.dweight, worst.dbias,
-           REF_CONV_GRAD_TOL, (now_ms() - start) / 1e3);
-}
-
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-#define ALL_DIRS 7
-#define FWD_AND_DATA 3
-
 static void test_direct(void)
 {
     th_setenv("TT_CONV_DIRECT_VARIANT", "scalar");
-    check_cases("direct (scalar)", direct_cases, COUNT(direct_cases), ALL_DIRS);
+    ref_conv2d_check_cases("direct (scalar)", direct_cases, COUNT(direct_cases), ALL_DIRS);
     th_setenv("TT_CONV_DIRECT_VARIANT", "w8"); /* stride-2 columns fall back to scalar */
     th_setenv("TT_CONV_DIRECT_W16", "0");        /* 16-wide: test_direct_w16 */
-    check_cases("direct (8-wide)", direct_cases, COUNT(direct_cases), ALL_DIRS);
-    check_cases("direct (8-wide, tile cases)", tiled_cases, COUNT(tiled_cases), ALL_DIRS);
+    ref_conv2d_check_cases("direct (8-wide)", direct_cases, COUNT(direct_cases), ALL_DIRS);
+    ref_conv2d_check_cases("direct (8-wide, tile cases)", tiled_cases, COUNT(tiled_cases), ALL_DIRS);
     /* the 3x3 weight gradient's bands over the last four cases (3x3,
      * stride 1): a row or two each, then several images to a band */
     const conv2d_case *k3 = direct_cases + COUNT(direct_cases) - 4;
     th_setenv("TT_CONV_K3W_BANDS", "2000,1");
-    check_cases("direct (8-wide, bands of rows)", k3, 4, ALL_DIRS);
+    ref_conv2d_check_cases("direct (8-wide, bands of rows)", k3, 4, ALL_DIRS);
     th_setenv("TT_CONV_K3W_BANDS", "1000000,1");
-    check_cases("direct (8-wide, images to a band)", k3, 4, ALL_DIRS);
+    ref_conv2d_check_cases("direct (8-wide, images to a band)", k3, 4, ALL_DIRS);
     th_setenv("TT_CONV_K3W_BANDS", NULL);
     /* the forward and input gradient through the staged tile, which only
      * planes of 512x512 and up take by themselves */
     th_setenv("TT_K3_STAGED", "1");
-    check_cases("direct (8-wide, staged tile)", k3, 4, ALL_DIRS);
+    ref_conv2d_check_cases("direct (8-wide, staged tile)", k3, 4, ALL_DIRS);
     th_setenv("TT_K3_STAGED", NULL);
     /* planes a multiple of 8 wide without the padded copies, as planes
      * over 128 wide run (with them: the passes above) */
     th_setenv("TT_K3W_PADDED", "0");
     th_setenv("TT_K3_PADDED", "0");
-    check_cases("direct (8-wide, unpadded)", k3, 4, ALL_DIRS);
+    ref_conv2d_check_cases("direct (8-wide, unpadded)", k3, 4, ALL_DIRS);
     th_setenv("TT_K3W_PADDED", NULL);
     th_setenv("TT_K3_PADDED", NULL);
     th_setenv("TT_CONV_DIRECT_W16", NULL);
@@ -265,29 +170,29 @@ static void test_direct_w16(void)
     if (!tt_device_traits_of(th_backend()).direct_w16) {
         th_left_out("direct (16-wide)", "the backend has no conv_direct_w16 program");
     } else {
-        check_cases("direct (16-wide)", w16_cases, COUNT(w16_cases), ALL_DIRS);
+        ref_conv2d_check_cases("direct (16-wide)", w16_cases, COUNT(w16_cases), ALL_DIRS);
         th_setenv("TT_CONV_K3W_BANDS", "2000,1");
-        check_cases("direct (16-wide, bands of rows)", w16_cases, COUNT(w16_cases), ALL_DIRS);
+        ref_conv2d_check_cases("direct (16-wide, bands of rows)", w16_cases, COUNT(w16_cases), ALL_DIRS);
         th_setenv("TT_CONV_K3W_BANDS", "1000000,1");
-        check_cases("direct (16-wide, images to a band)", w16_cases, COUNT(w16_cases), ALL_DIRS);
+        ref_conv2d_check_cases("direct (16-wide, images to a band)", w16_cases, COUNT(w16_cases), ALL_DIRS);
         th_setenv("TT_CONV_K3W_BANDS", NULL);
         /* images padded in bands of rows (planes too large for a whole
          * copy): bands of a row block, and of 3 rows (the last band and
          * the row blocks ragged), the latter with several weight-gradient
          * bands to a band */
         th_setenv("TT_CONV_W16_BAND_ROWS", "4");
-        check_cases("direct (16-wide, images in bands of 4 rows)", w16_cases, COUNT(w16_cases),
+        ref_conv2d_check_cases("direct (16-wide, images in bands of 4 rows)", w16_cases, COUNT(w16_cases),
                     ALL_DIRS);
         th_setenv("TT_CONV_W16_BAND_ROWS", "3");
         th_setenv("TT_CONV_K3W_BANDS", "2000,1");
-        check_cases("direct (16-wide, images in bands of 3 rows)", w16_cases, COUNT(w16_cases),
+        ref_conv2d_check_cases("direct (16-wide, images in bands of 3 rows)", w16_cases, COUNT(w16_cases),
                     ALL_DIRS);
         th_setenv("TT_CONV_K3W_BANDS", NULL);
         th_setenv("TT_CONV_W16_BAND_ROWS", NULL);
     }
     th_setenv("TT_CONV_DIRECT_W16", "0");
     CU_ASSERT_FALSE(tt_device_traits_of(th_backend()).direct_w16);
-    check_cases("direct (8-wide, the 16-wide shapes)", w16_cases, COUNT(w16_cases), ALL_DIRS);
+    ref_conv2d_check_cases("direct (8-wide, the 16-wide shapes)", w16_cases, COUNT(w16_cases), ALL_DIRS);
     th_setenv("TT_CONV_DIRECT_W16", NULL);
     th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
 }
@@ -295,64 +200,13 @@ static void test_direct_w16(void)
 static void test_direct_tiled(void)
 {
     th_setenv("TT_CONV_DIRECT_VARIANT", "tiled");
-    check_cases("direct (local-memory tiles)", tiled_cases, COUNT(tiled_cases), ALL_DIRS);
+    ref_conv2d_check_cases("direct (local-memory tiles)", tiled_cases, COUNT(tiled_cases), ALL_DIRS);
     th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
-}
-
-static void test_winograd(void)
-{
-    check_cases("winograd", winograd_cases, COUNT(winograd_cases), FWD_AND_DATA);
-    /* pad 3 > 2: backward data cannot be the flipped forward */
-    tt_conv2d_desc p3 = D(1, 3, 5, 5, 2, 3, 3, 1, 1, 3, 3, 1, 1, WINOGRAD);
-    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&p3, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_WINOGRAD);
-    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&p3, TT_CONV_DIR_BACKWARD_DATA), TT_CONV_ALGO_IM2COL_GEMM);
-    tt_conv2d_desc s2 = D(1, 3, 5, 5, 2, 3, 3, 2, 2, 1, 1, 1, 1, WINOGRAD);
-    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&s2, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_IM2COL_GEMM);
-}
-
-/* F(4x4, 3x3): tiles past the plane's edge (7x9, 8x5 -> 6x3), padding 0,
- * 1, 2 and (1, 0), a 1x1 image; channels in 16 lanes and in 32; rows of 1,
- * 3 and 5 tiles (the output's groups of 4 tiles: part of one, one and a
- * part, columns past 16), the weight gradient as the shape says (stored
- * and folded, in one pass for the 1x1 image); then in chunks of 8 tiles'
- * rows (several a batch, the last one short) and of one row, and every case
- * with the weight gradient in one pass. */
-static const conv2d_case winograd4_cases[] = {
-    {"winograd4x4 p1 7x9 16->32", D(2, 16, 7, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4), 1},
-    {"winograd4x4 p0 8x5 32->16", D(1, 32, 8, 5, 16, 3, 3, 1, 1, 0, 0, 1, 1, WINOGRAD4), 0},
-    {"winograd4x4 p2 5x4 16->16", D(1, 16, 5, 4, 16, 3, 3, 1, 1, 2, 2, 1, 1, WINOGRAD4), 1},
-    {"winograd4x4 p(1,0) 6x11 32->32", D(2, 32, 6, 11, 32, 3, 3, 1, 1, 1, 0, 1, 1, WINOGRAD4), 1},
-    {"winograd4x4 1x1 image p1", D(1, 16, 1, 1, 16, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4), 1},
-    {"winograd4x4 p1 13x17 16->16", D(2, 16, 13, 17, 16, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4), 0},
-};
-
-static void test_winograd4(void)
-{
-    check_cases("winograd4x4", winograd4_cases, COUNT(winograd4_cases), ALL_DIRS);
-    th_setenv("TT_CONV_W4_CHUNK_TILES", "8"); /* the last three: several rows a batch */
-    check_cases("winograd4x4 (chunks of 8 tiles' rows)", winograd4_cases + 3, 3, ALL_DIRS);
-    th_setenv("TT_CONV_W4_FUSED", "1");
-    th_setenv("TT_CONV_W4_CHUNK_TILES", "1");
-    check_cases("winograd4x4 (chunks of one row, weight gradient in one pass)",
-                winograd4_cases + 5, 1, ALL_DIRS);
-    th_setenv("TT_CONV_W4_CHUNK_TILES", NULL);
-    check_cases("winograd4x4 (weight gradient in one pass)", winograd4_cases,
-                COUNT(winograd4_cases), ALL_DIRS);
-    th_setenv("TT_CONV_W4_FUSED", NULL);
-    /* pad 3 > 2: backward data cannot be the flipped forward; channels
-     * not a multiple of 16; stride 2 */
-    tt_conv2d_desc p3 = D(1, 16, 5, 5, 16, 3, 3, 1, 1, 3, 3, 1, 1, WINOGRAD4);
-    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&p3, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_WINOGRAD4);
-    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&p3, TT_CONV_DIR_BACKWARD_DATA), TT_CONV_ALGO_IM2COL_GEMM);
-    tt_conv2d_desc c8 = D(1, 16, 5, 5, 8, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4);
-    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&c8, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_IM2COL_GEMM);
-    tt_conv2d_desc s2 = D(1, 16, 5, 5, 16, 3, 3, 2, 2, 1, 1, 1, 1, WINOGRAD4);
-    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&s2, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_IM2COL_GEMM);
 }
 
 static void test_fft(void)
 {
-    check_cases("fft", fft_cases, COUNT(fft_cases), ALL_DIRS);
+    ref_conv2d_check_cases("fft", fft_cases, COUNT(fft_cases), ALL_DIRS);
     tt_conv2d_desc k3 = D(1, 3, 5, 5, 2, 3, 3, 1, 1, 1, 1, 1, 1, FFT);
     CU_ASSERT_EQUAL(tt_conv2d_algo_for(&k3, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_IM2COL_GEMM);
 }
@@ -366,23 +220,23 @@ static void test_fft(void)
 static void test_igemm(void)
 {
     const size_t last = COUNT(igemm_cases) - 4; /* the other tiles: strides, groups, sizes */
-    check_cases("implicit_gemm", igemm_cases, COUNT(igemm_cases), ALL_DIRS);
+    ref_conv2d_check_cases("implicit_gemm", igemm_cases, COUNT(igemm_cases), ALL_DIRS);
     static const char *const tiles[] = {"4,4,16,16,16", "3,4,8,2,1", "2,8,8,8,2"};
     for (size_t t = 0; t < COUNT(tiles); t++) {
         th_setenv("TT_CONV_IGEMM_TILES", tiles[t]);
         char label[64];
         snprintf(label, sizeof label, "implicit_gemm (tiles %s)", tiles[t]);
-        check_cases(label, igemm_cases + last, 4, ALL_DIRS);
-        check_cases(label, igemm_cases + 1, 1, ALL_DIRS);
+        ref_conv2d_check_cases(label, igemm_cases + last, 4, ALL_DIRS);
+        ref_conv2d_check_cases(label, igemm_cases + 1, 1, ALL_DIRS);
     }
     th_setenv("TT_CONV_IGEMM_TILES", NULL);
     th_setenv("TT_CONV_IGEMM_SLICE", "7");
-    check_cases("implicit_gemm (slices of 7 pixels)", igemm_cases, COUNT(igemm_cases), ALL_DIRS);
+    ref_conv2d_check_cases("implicit_gemm (slices of 7 pixels)", igemm_cases, COUNT(igemm_cases), ALL_DIRS);
     th_setenv("TT_CONV_IGEMM_SLICE", NULL);
     /* a loop limit (lavapipe's is 65535) of one chunk a launch: every
      * reduction in launches of BK that add up */
     th_setenv("TT_LOOP_LIMIT", "1");
-    check_cases("implicit_gemm (a launch per chunk)", igemm_cases, COUNT(igemm_cases), ALL_DIRS);
+    ref_conv2d_check_cases("implicit_gemm (a launch per chunk)", igemm_cases, COUNT(igemm_cases), ALL_DIRS);
     th_setenv("TT_LOOP_LIMIT", NULL);
 }
 
@@ -460,10 +314,56 @@ static void test_fallback_runs(void)
         {"winograd on k3 s2 -> im2col", D(1, 3, 7, 9, 4, 3, 3, 2, 2, 1, 1, 1, 1, WINOGRAD), 1},
         {"fft on k3 -> im2col", D(1, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 1, FFT), 1},
     };
-    check_cases("fallback", fallback, COUNT(fallback), 0);
+    ref_conv2d_check_cases("fallback", fallback, COUNT(fallback), 0);
     tt_conv2d_desc grouped = D(1, 4, 5, 5, 2, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT);
     grouped.groups = 2;
     CU_ASSERT_EQUAL(tt_conv2d_algo_for(&grouped, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_IM2COL_GEMM);
+}
+
+/* tt_conv2d_input_gradient overwrites: into a NaN-filled dinp, every
+ * algorithm (those that add only, after zeros; direct's 3x3 and both
+ * winograd4x4 without reading it) equals the double reference's input
+ * gradient; a missing dinp is an error. */
+static void test_input_gradient_overwrites(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    tt_conv2d_desc d = D(1, 16, 5, 70, 16, 3, 3, 1, 1, 1, 1, 1, 1, AUTO);
+    size_t n_in = 16 * 5 * 70, n_w = 16 * 16 * 9, n_out = n_in;
+    float *w = malloc(n_w * sizeof *w), *dout = malloc(n_out * sizeof *dout);
+    float *got = malloc(n_in * sizeof *got);
+    double *want = calloc(n_in, sizeof *want);
+    CU_ASSERT_FATAL(w && dout && got && want);
+    uint64_t seed = 78;
+    th_fill_uniform(w, n_w, -1, 1, &seed);
+    th_fill_uniform(dout, n_out, -1, 1, &seed);
+    double *wd = th_to_double(w, n_w), *doutd = th_to_double(dout, n_out);
+    ref_conv2d_backward(want, NULL, NULL, wd, doutd, &d);
+    tt_buffer *bw = th_upload(w, n_w, "overwrite.weight");
+    tt_buffer *bdout = th_upload(dout, n_out, "overwrite.dout");
+    for (int a = TT_CONV_ALGO_AUTO; a < TT_CONV_ALGO_COUNT; a++) {
+        d.algo = (tt_conv_algo)a;
+        if (!tt_conv2d_runs_on(be, &d)) {
+            th_left_out(tt_conv_algo_name(d.algo), "the backend lacks it");
+            continue;
+        }
+        for (size_t i = 0; i < n_in; i++) got[i] = NAN;
+        tt_buffer *dinp = th_upload(got, n_in, "overwrite.dinp");
+        TH_OK(tt_conv2d_input_gradient(be, tt_mem_of(dinp), tt_mem_of(bdout), tt_mem_of(bw), &d,
+                                       (tt_mem){0}));
+        th_download(got, dinp, n_in);
+        double e = th_max_rel_error(got, want, n_in, REF_CONV_GRAD_FLOOR);
+        printf("\n    %-18s (%s) %.2e", tt_conv_algo_name(d.algo),
+               tt_conv_algo_name(tt_conv2d_algo_for(&d, TT_CONV_DIR_BACKWARD_DATA)), e);
+        CU_ASSERT(e < REF_CONV_GRAD_TOL);
+        tt_buffer_free(dinp);
+    }
+    tt_status s = tt_conv2d_input_gradient(be, (tt_mem){0}, tt_mem_of(bdout), tt_mem_of(bw), &d,
+                                           (tt_mem){0});
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
+    tt_status_free(s);
+    tt_buffer_free(bw), tt_buffer_free(bdout);
+    free(w), free(dout), free(got), free(want), free(wd), free(doutd);
 }
 
 /* A forced algorithm the backend lacks is refused by name, before any
@@ -475,7 +375,8 @@ static void test_missing_refused(void)
     const tt_conv2d_desc descs[] = {D(1, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT),
                                     D(1, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD),
                                     D(1, 3, 7, 9, 4, 5, 5, 1, 1, 2, 2, 1, 1, FFT),
-                                    D(1, 16, 7, 9, 16, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4)};
+                                    D(1, 16, 7, 9, 16, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4),
+                                    D(1, 16, 7, 9, 16, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4_FUSED)};
     tt_buffer *x = th_zeros(16 * 7 * 9, "refused.inp");
     tt_buffer *w = th_zeros(16 * 16 * 3 * 3, "refused.weight");
     tt_buffer *y = th_zeros(16 * 7 * 9, "refused.out");
@@ -509,13 +410,16 @@ static void test_torch(void)
         {"torch fft k5 p2 2x3x7x9", D(2, 3, 7, 9, 5, 5, 5, 1, 1, 2, 2, 1, 1, FFT), 1},
         {"torch winograd4x4 k3 p1 2x16x7x9", D(2, 16, 7, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4),
          1},
+        {"torch winograd4x4_fused k3 p1 2x16x5x70",
+         D(2, 16, 5, 70, 16, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4_FUSED), 1},
     };
     const char *exprs[] = {"F.conv2d(x, w, b, stride=2, padding=1)", "F.conv2d(x, w, b, padding=1)",
-                           "F.conv2d(x, w, b, padding=2)", "F.conv2d(x, w, b, padding=1)"};
+                           "F.conv2d(x, w, b, padding=2)", "F.conv2d(x, w, b, padding=1)",
+                           "F.conv2d(x, w, b, padding=1)"};
     for (size_t i = 0; i < COUNT(torch_cases); i++) {
         const tt_conv2d_desc *d = &torch_cases[i].desc;
         if (!ref_conv2d_runs_here(torch_cases[i].name, d)) continue;
-        ref_conv_op op = op_of(&torch_cases[i], 0);
+        ref_conv_op op = ref_conv2d_case_op(&torch_cases[i], 0);
         int oh = tt_conv2d_out_h(d), ow = tt_conv2d_out_w(d);
         int inp[4] = {d->batch, d->in_channels, d->in_h, d->in_w};
         int weight[4] = {d->out_channels, d->in_channels, d->kernel_h, d->kernel_w};
@@ -560,7 +464,7 @@ static void test_resnet_strided(void)
     int refusals = 0;
     for (int a = TT_CONV_ALGO_IM2COL_GEMM; a < TT_CONV_ALGO_COUNT; a++) {
         int strided = a != TT_CONV_ALGO_WINOGRAD && a != TT_CONV_ALGO_FFT &&
-                      a != TT_CONV_ALGO_WINOGRAD4;
+                      a != TT_CONV_ALGO_WINOGRAD4 && a != TT_CONV_ALGO_WINOGRAD4_FUSED;
         for (size_t i = 0; i < CASES; i++) {
             tt_conv_shape shape;
             TH_OK(tt_conv2d_shape(&resnet_cases[i].desc, &shape));
@@ -572,10 +476,10 @@ static void test_resnet_strided(void)
             }
         }
     }
-    printf("\n    winograd, fft and winograd4x4 refuse all %d direction-shapes of the %d ResNet "
-           "cases; im2col_gemm, direct and implicit_gemm take them",
+    printf("\n    winograd, fft and both winograd4x4 refuse all %d direction-shapes of the %d "
+           "ResNet cases; im2col_gemm, direct and implicit_gemm take them",
            refusals, (int)CASES);
-    CU_ASSERT_EQUAL(refusals, 3 * CASES * TT_CONV_DIR_COUNT);
+    CU_ASSERT_EQUAL(refusals, 4 * CASES * TT_CONV_DIR_COUNT);
 
     static const struct {
         tt_conv_algo algo;
@@ -603,7 +507,7 @@ static void test_resnet_strided(void)
             cases[i] = resnet_cases[i];
             cases[i].desc.algo = runs[r].algo;
         }
-        check_cases(label, cases, CASES, runs[r].runs);
+        ref_conv2d_check_cases(label, cases, CASES, runs[r].runs);
     }
     th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
     th_setenv("TT_CONV_IGEMM_TILES", NULL);
@@ -621,7 +525,7 @@ static void test_resnet_strided(void)
         size_t n_w = (size_t)d->out_channels * d->in_channels * d->kernel_h * d->kernel_w;
         size_t n_out = (size_t)d->batch * d->out_channels * tt_conv2d_out_h(d) * tt_conv2d_out_w(d);
         free(run_three(d, n_in, n_w, n_out)); /* the autotuner's first call */
-        ref_conv_op op = op_of(&resnet_cases[i], 1);
+        ref_conv_op op = ref_conv2d_case_op(&resnet_cases[i], 1);
         op.workspace_bytes = tt_conv2d_workspace_bytes_on(be, d);
         op.pass_workspace = op.workspace_bytes > 0;
         ref_conv_errors e = ref_conv_check_case(&op, 3000 + i);
@@ -640,7 +544,7 @@ static void test_resnet_strided(void)
     /* the stem against PyTorch */
     const conv2d_case *stem = &resnet_cases[0];
     if (ref_conv2d_runs_here(stem->name, &stem->desc)) {
-        ref_conv_op op = op_of(stem, 0);
+        ref_conv_op op = ref_conv2d_case_op(stem, 0);
         const tt_conv2d_desc *d = &stem->desc;
         ref_conv_check_torch(&op, "F.conv2d(x, w, None, stride=2, padding=3)",
                              (int[]){d->batch, d->in_channels, d->in_h, d->in_w},
@@ -814,13 +718,6 @@ static void test_conv_transpose(void)
 
 /* ---- timing of the UNet's 16->16 3x3 conv (TT_BENCH_CONV=1) ------------- */
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
 /* Times forward, backward-data and backward-weight of `d` with every
  * algorithm (TT_BENCH_CONV_ALGOS="direct,fft" picks some). */
 static void bench_shape(tt_backend *be, tt_conv2d_desc d)
@@ -849,7 +746,7 @@ static void bench_shape(tt_backend *be, tt_conv2d_desc d)
         double best[3] = {1e30, 1e30, 1e30};
         for (int rep = 0; rep < reps; rep++) {
             for (int dir = 0; dir < 3; dir++) {
-                double t0 = now_ms();
+                double t0 = ref_conv_now_ms();
                 if (dir == 0)
                     TH_OK(tt_conv2d_forward(be, tt_mem_of(y), tt_mem_of(x), tt_mem_of(w),
                                             tt_mem_of(b), &d, wsm));
@@ -858,7 +755,7 @@ static void bench_shape(tt_backend *be, tt_conv2d_desc d)
                                              dir == 2 ? tt_mem_of(dw) : (tt_mem){0}, (tt_mem){0},
                                              tt_mem_of(y), tt_mem_of(x), tt_mem_of(w), &d, wsm));
                 TH_OK(tt_finish(be));
-                double t = now_ms() - t0;
+                double t = ref_conv_now_ms() - t0;
                 if (rep > 0 && t < best[dir]) best[dir] = t;
             }
         }
@@ -900,12 +797,12 @@ int main(void)
         {"direct: forward and gradients", test_direct},
         {"direct 3x3 with 16 columns a work-item, and 8", test_direct_w16},
         {"direct with local-memory tiles", test_direct_tiled},
-        {"winograd: forward, backward data; weight falls back", test_winograd},
-        {"winograd4x4: F(4x4, 3x3), every direction, in chunks of tiles", test_winograd4},
         {"fft: forward and gradients", test_fft},
         {"implicit_gemm: forward and gradients, every tile", test_igemm},
         {"implicit_gemm: a large micro-batch in several launches", test_igemm_split_batch},
         {"forced algorithms fall back on shapes they do not run", test_fallback_runs},
+        {"the input gradient overwrites, through every algorithm",
+         test_input_gradient_overwrites},
         {"an algorithm the backend lacks is refused by name", test_missing_refused},
         {"cross-check against PyTorch", test_torch},
         {"ResNet's strided convolutions through every algorithm", test_resnet_strided},

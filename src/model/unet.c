@@ -194,18 +194,15 @@ static tt_status dec_conv1_backward(tt_unet *u, const tt_unet_block *b, tt_mem d
     tt_unet_split s;
     TT_TRY(tt_unet_split_conv1(u, b, &s));
     tt_conv2d_desc d = tt_unet_conv3x3(u, n, b->in_channels / 2, b->channels, b->height, b->width);
-    size_t count = (size_t)n * (b->in_channels / 2) * b->height * b->width;
     TT_TRY(tt_fill(u->be, s.ga, 0.0f, 2 * s.half_floats));
     /* the skip's weight gradient first: with 16-bit storage the skip's
      * unpacked copy is dead before d skip is made */
     TT_TRY(tt_conv2d_backward(u->be, NONE, s.gb, NONE, dout, skip, NONE, &d, tt_unet_workspace(u)));
     TT_TRY(tt_conv2d_backward(u->be, NONE, s.ga, tt_unet_grad(u, b->conv1_b), dout, g, NONE, &d,
                               tt_unet_workspace(u)));
-    TT_TRY(tt_fill(u->be, dskip, 0.0f, count));
-    TT_TRY(tt_conv2d_backward(u->be, dskip, NONE, NONE, dout, NONE, s.wb, &d,
-                              tt_unet_workspace(u)));
-    TT_TRY(tt_fill(u->be, g, 0.0f, count)); /* up is read: d up goes over it */
-    TT_TRY(tt_conv2d_backward(u->be, g, NONE, NONE, dout, NONE, s.wa, &d, tt_unet_workspace(u)));
+    TT_TRY(tt_conv2d_input_gradient(u->be, dskip, dout, s.wb, &d, tt_unet_workspace(u)));
+    /* up is read: d up goes over it */
+    TT_TRY(tt_conv2d_input_gradient(u->be, g, dout, s.wa, &d, tt_unet_workspace(u)));
     return tt_unet_join_conv1_grads(u, b, &s);
 }
 
@@ -379,11 +376,12 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
     tt_mem h = x->conv2, w2 = tt_unet_param(u, b->conv2_w);
     if (u->config.norm == TT_NORM_NONE) { /* act == conv: ReLUs in place */
         TT_TRY(tt_relu_backward_inplace(u->be, g, x->act2, count));        /* d conv2 out */
-        TT_TRY(tt_fill(u->be, h, 0.0f, count));                            /* act2 is read */
         TT_TRY(bring_conv1(u, b, n));
-        TT_TRY(tt_conv2d_backward(u->be, h, tt_unet_grad(u, b->conv2_w),
-                                  tt_unet_grad(u, b->conv2_b), g, x->act1, w2, &d2,
+        TT_TRY(tt_conv2d_backward(u->be, NONE, tt_unet_grad(u, b->conv2_w),
+                                  tt_unet_grad(u, b->conv2_b), g, x->act1, NONE, &d2,
                                   tt_unet_workspace(u)));
+        /* act2 is read: d act1 over it */
+        TT_TRY(tt_conv2d_input_gradient(u->be, h, g, w2, &d2, tt_unet_workspace(u)));
         TT_TRY(tt_relu_backward_inplace(u->be, h, x->act1, count));        /* d conv1 out */
     } else { /* conv1 and conv2 as the norms read them (norm_input) */
         tt_precision xp;
@@ -395,8 +393,7 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
         TT_TRY(tt_conv2d_backward(u->be, NONE, tt_unet_grad(u, b->conv2_w),
                                   tt_unet_grad(u, b->conv2_b), g, h, NONE, &d2,
                                   tt_unet_workspace(u)));
-        TT_TRY(tt_fill(u->be, h, 0.0f, count));                            /* d act1 over it */
-        TT_TRY(tt_conv2d_backward(u->be, h, NONE, NONE, g, NONE, w2, &d2, tt_unet_workspace(u)));
+        TT_TRY(tt_conv2d_input_gradient(u->be, h, g, w2, &d2, tt_unet_workspace(u))); /* d act1 */
         TT_TRY(norm_backward(u, b, h, h, conv1, xp, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));
     }                                                                      /* d conv1 out */
     if (x->skip.buffer) {
@@ -419,7 +416,6 @@ static tt_status lean_backward(tt_unet *u, tt_unet_block *b, tt_mem g, int n)
 {
     const tt_unet_tensors *x = &b->bwd;
     tt_mem p = x->act2, q = x->conv1;
-    size_t count = block_count(b, n);
     tt_conv2d_desc d2 = tt_unet_conv3x3(u, n, b->channels, b->channels, b->height, b->width);
     tt_batch_norm_state bn1 = no_running(b->bn1);
     TT_TRY(up_forward(u, b->level, p, n, 1));
@@ -429,9 +425,10 @@ static tt_status lean_backward(tt_unet *u, tt_unet_block *b, tt_mem g, int n)
                              tt_unet_param(u, b->conv2_b), &d2, tt_unet_workspace(u))); /* conv2 */
     /* d norm2 out, then d conv2 out, in g */
     TT_TRY(norm_backward(u, b, g, g, q, FP32, x->saved2, b->norm2_w, b->norm2_b, &b->bn2, n));
-    TT_TRY(tt_fill(u->be, q, 0.0f, count));                                 /* d act1 */
-    TT_TRY(tt_conv2d_backward(u->be, q, tt_unet_grad(u, b->conv2_w), tt_unet_grad(u, b->conv2_b),
-                              g, p, tt_unet_param(u, b->conv2_w), &d2, tt_unet_workspace(u)));
+    TT_TRY(tt_conv2d_backward(u->be, NONE, tt_unet_grad(u, b->conv2_w),
+                              tt_unet_grad(u, b->conv2_b), g, p, NONE, &d2, tt_unet_workspace(u)));
+    TT_TRY(tt_conv2d_input_gradient(u->be, q, g, tt_unet_param(u, b->conv2_w), &d2,
+                                    tt_unet_workspace(u)));                 /* d act1 */
     TT_TRY(up_forward(u, b->level, g, n, 1));
     TT_TRY(dec_conv1_forward(u, b, p, g, x->skip, n));                      /* conv1 again */
     TT_TRY(norm_backward(u, b, q, q, p, FP32, x->saved1, b->norm1_w, b->norm1_b, &b->bn1, n));

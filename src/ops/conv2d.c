@@ -95,8 +95,9 @@ static tt_status im2col_backward_weight(tt_backend *be, tt_mem dweight, tt_mem d
 }
 
 static tt_status im2col_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
-                                      const conv2d_shape *s, tt_mem ws)
+                                      const conv2d_shape *s, tt_mem ws, int accumulate)
 {
+    TT_TRY(tt_conv_clear_input(be, dinp, s, accumulate));
     for (size_t n = 0; n < s->batch; n++) {
         /* cols_g (K, P) = weight_gᵀ (K, Cout/g) . dout_g (Cout/g, P); with no
          * columns to scatter, straight into dinp with beta = 1. */
@@ -135,6 +136,7 @@ static const tt_conv_algo_impl *const conv2d_algos[] = {
     [TT_CONV_ALGO_FFT] = &tt_conv_fft_impl,
     [TT_CONV_ALGO_IMPLICIT_GEMM] = &tt_conv_igemm_impl,
     [TT_CONV_ALGO_WINOGRAD4] = &tt_conv_winograd4_impl,
+    [TT_CONV_ALGO_WINOGRAD4_FUSED] = &tt_conv_winograd4_fused_impl,
 };
 _Static_assert(sizeof conv2d_algos / sizeof conv2d_algos[0] == TT_CONV_ALGO_COUNT,
                "conv2d needs one row per tt_conv_algo");
@@ -172,7 +174,7 @@ static tt_status family_run(tt_backend *be, tt_conv_algo algo, tt_conv_dir dir, 
     case TT_CONV_DIR_FORWARD:
         return impl->forward(be, out, io->inp, io->weight, io->bias, s, ws, accumulate);
     case TT_CONV_DIR_BACKWARD_DATA:
-        return impl->backward_data(be, out, io->dout, io->weight, s, ws);
+        return impl->backward_data(be, out, io->dout, io->weight, s, ws, accumulate);
     default:
         return impl->backward_weight(be, out, io->dout, io->inp, s, ws);
     }
@@ -349,6 +351,23 @@ tt_status tt_conv2d_forward_add(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
                                 const tt_conv2d_desc *desc, tt_mem workspace)
 {
     return forward(be, out, inp, weight, (tt_mem){0}, desc, workspace, 1);
+}
+
+tt_status tt_conv2d_input_gradient(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
+                                   const tt_conv2d_desc *desc, tt_mem workspace)
+{
+    if (!dinp.buffer)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "conv2d input gradient: dinp is missing");
+    conv2d_shape s;
+    TT_TRY(tt_conv2d_shape(desc, &s));
+    tt_conv_algo algo;
+    tt_conv_call call = call_of(desc, &s, (tt_conv_io){.weight = weight, .dout = dout}, workspace);
+    TT_TRY(tt_conv_check_backward(&call, dinp, (tt_mem){0}, (tt_mem){0}));
+    tt_status status = tt_conv_dispatch(be, &call, TT_CONV_DIR_BACKWARD_DATA, dinp, 0, &algo);
+    if (status)
+        return tt_error_prefix(status, DESC_FMT " input gradient (%s)", DESC_ARGS(desc),
+                               tt_conv_algo_name(algo));
+    return NULL;
 }
 
 tt_status tt_conv2d_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem dbias,

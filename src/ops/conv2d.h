@@ -82,4 +82,11 @@ tt_status tt_conv2d_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem
                              tt_mem dout, tt_mem inp, tt_mem weight, const tt_conv2d_desc *desc,
                              tt_mem workspace);
 
+/* dinp (N, Cin, H, W) = the input gradient of L, given dout: OVERWRITES
+ * dinp, never reading it, where tt_conv2d_backward adds.  A gradient's
+ * first contribution this way costs no fill of zeros, and the algorithms
+ * that can (direct's 3x3 kernels, both winograd4x4) skip reading dinp. */
+tt_status tt_conv2d_input_gradient(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
+                                   const tt_conv2d_desc *desc, tt_mem workspace);
+
 #endif

@@ -8,6 +8,7 @@
 #include "core/status.h"
 #include "ops/conv_autotune.h"
 #include "ops/device_traits.h"
+#include "ops/util.h"
 
 /* The work-group of conv_bias_backward; opencl/conv.cl takes it from here. */
 #define CONV_BIAS_WG 64
@@ -59,6 +60,17 @@ static tt_status bias_backward_launch(tt_backend *be, int w8, tt_mem dbias, tt_m
                             TT_ARGS(tt_arg_mem(dbias), tt_arg_mem(dout), tt_arg_i32((int)batch),
                                     tt_arg_i32((int)channels), tt_arg_i32((int)plane),
                                     tt_arg_i32((int)pitch)));
+}
+
+int tt_conv_winograd_shape(const tt_conv_shape *s)
+{
+    return s->kh == 3 && s->kw == 3 && s->sh == 1 && s->sw == 1 && s->dh == 1 && s->dw == 1 &&
+           s->groups == 1;
+}
+
+tt_status tt_conv_clear_input(tt_backend *be, tt_mem dinp, const tt_conv_shape *s, int accumulate)
+{
+    return accumulate ? NULL : tt_fill(be, dinp, 0.0f, s->batch * s->cin * s->in_plane);
 }
 
 /* An invocation sums batch x plane / (8 or CONV_BIAS_WG) steps of its
@@ -121,7 +133,7 @@ static tt_conv_algo concrete(const tt_conv_call *c, tt_conv_algo want, tt_conv_d
 }
 
 /* Whether `be` has what `algo` launches on the call's shape (a backend may
- * lack programs: Vulkan has no FFT and no winograd4x4); NULL: any. */
+ * lack programs: Vulkan has no FFT and neither winograd4x4); NULL: any. */
 static int on_backend(const tt_backend *be, const tt_conv_call *c, tt_conv_algo algo)
 {
     if (!be) return 1;
@@ -138,7 +150,8 @@ static int on_backend(const tt_backend *be, const tt_conv_call *c, tt_conv_algo 
     case TT_CONV_ALGO_FFT:
         return (dry || be->ops->fft2d) && tt_backend_has_program(be, "conv_fft");
     case TT_CONV_ALGO_IMPLICIT_GEMM: return tt_backend_has_program(be, "conv_igemm");
-    case TT_CONV_ALGO_WINOGRAD4: return tt_backend_has_program(be, "conv_winograd4");
+    case TT_CONV_ALGO_WINOGRAD4:
+    case TT_CONV_ALGO_WINOGRAD4_FUSED: return tt_backend_has_program(be, "conv_winograd4");
     case TT_CONV_ALGO_AUTO:
     case TT_CONV_ALGO_COUNT: break;
     }
@@ -348,7 +361,7 @@ tt_status tt_conv_dispatch_backward(tt_backend *be, const tt_conv_call *c, tt_me
     *algo = TT_CONV_ALGO_AUTO;
     if (dbias.buffer)
         TT_TRY(tt_conv_bias_backward(be, dbias, c->io.dout, s->batch, s->cout, s->out_plane));
-    if (dinp.buffer) TT_TRY(tt_conv_dispatch(be, c, TT_CONV_DIR_BACKWARD_DATA, dinp, 0, algo));
+    if (dinp.buffer) TT_TRY(tt_conv_dispatch(be, c, TT_CONV_DIR_BACKWARD_DATA, dinp, 1, algo));
     if (dweight.buffer)
         TT_TRY(tt_conv_dispatch(be, c, TT_CONV_DIR_BACKWARD_WEIGHT, dweight, 0, algo));
     return NULL;

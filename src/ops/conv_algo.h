@@ -24,6 +24,9 @@
  *   implicit_gemm all                 all                    all
  *   winograd4x4   3x3 s1 d1 g1,       same, pad <= 2 (flip)  same
  *                 Cin, Cout % 16 == 0
+ *   winograd4x4_fused  3x3 s1 d1 g1   same (flip)            -> im2col_gemm
+ *                 pad 1, Cout % 16 == 0, Cin <= 64
+ *                 (backward data: Cin % 16 == 0, Cout <= 64)
  */
 #ifndef TT_OPS_CONV_ALGO_H
 #define TT_OPS_CONV_ALGO_H
@@ -38,20 +41,22 @@ typedef enum tt_conv_algo {
     TT_CONV_ALGO_FFT,          /* clFFT spectra, products per frequency, inverse */
     TT_CONV_ALGO_IMPLICIT_GEMM, /* GEMM tiles gathered from the image, no column buffer */
     TT_CONV_ALGO_WINOGRAD4,    /* F(4x4,3x3): transforms + its own products, channels in lanes */
+    TT_CONV_ALGO_WINOGRAD4_FUSED, /* F(4x4,3x3) in one kernel, tiles in lanes: narrow layers */
     TT_CONV_ALGO_COUNT
 } tt_conv_algo;
 
 /* The names, as an option table's choices (core/options.h) and --help. */
-#define TT_CONV_ALGO_CHOICES "auto|im2col_gemm|direct|winograd|fft|implicit_gemm|winograd4x4"
+#define TT_CONV_ALGO_CHOICES \
+    "auto|im2col_gemm|direct|winograd|fft|implicit_gemm|winograd4x4|winograd4x4_fused"
 #define TT_CONV_ALGO_HELP \
     "convolutions: auto (the fastest per layer and direction, timed once and kept in the " \
-    "find-db), im2col_gemm, direct, winograd, fft, implicit_gemm or winograd4x4 (where one " \
-    "cannot run a layer's shape, im2col_gemm does; one the backend lacks, fft and winograd4x4 " \
-    "on Vulkan, is an error); " \
+    "find-db), im2col_gemm, direct, winograd, fft, implicit_gemm, winograd4x4 or " \
+    "winograd4x4_fused (where one cannot run a layer's shape, im2col_gemm does; one the " \
+    "backend lacks, fft and the winograd4x4 pair on Vulkan, is an error); " \
     "default $TT_CONV_ALGO, else auto"
 
 /* "auto", "im2col_gemm", "direct", "winograd", "fft", "implicit_gemm",
- * "winograd4x4"; "unknown"
+ * "winograd4x4", "winograd4x4_fused"; "unknown"
  * outside the enum.  The find-db stores these names: new values go last. */
 const char *tt_conv_algo_name(tt_conv_algo algo);
 /* The algorithm named `name` (case-insensitive, as tt_conv_algo_name writes
@@ -90,7 +95,8 @@ typedef struct tt_conv_shape {
  * workspace (offset anywhere).
  *   forward:         out = conv(inp, weight) + bias, or out += conv(...) when
  *                    accumulate (bias must then be absent)
- *   backward_data:   dinp += conv2d's input gradient of dout
+ *   backward_data:   dinp += conv2d's input gradient of dout when accumulate,
+ *                    else dinp = it (what dinp held is never read)
  *   backward_weight: dweight += conv2d's weight gradient (dbias is common) */
 typedef struct tt_conv_algo_impl {
     int (*supports)(const tt_conv_shape *s, tt_conv_dir dir);
@@ -98,7 +104,7 @@ typedef struct tt_conv_algo_impl {
     tt_status (*forward)(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, tt_mem bias,
                          const tt_conv_shape *s, tt_mem ws, int accumulate);
     tt_status (*backward_data)(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
-                               const tt_conv_shape *s, tt_mem ws);
+                               const tt_conv_shape *s, tt_mem ws, int accumulate);
     tt_status (*backward_weight)(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
                                  const tt_conv_shape *s, tt_mem ws);
 } tt_conv_algo_impl;
@@ -114,12 +120,21 @@ extern const tt_conv_algo_impl tt_conv_winograd_impl;  /* src/ops/conv_winograd.
 extern const tt_conv_algo_impl tt_conv_fft_impl;       /* src/ops/conv_fft.c */
 extern const tt_conv_algo_impl tt_conv_igemm_impl;     /* src/ops/conv_igemm.c */
 extern const tt_conv_algo_impl tt_conv_winograd4_impl; /* src/ops/conv_winograd4.c */
+extern const tt_conv_algo_impl tt_conv_winograd4_fused_impl; /* conv_winograd4_fused.c */
 
 /* ---- helpers shared by the convolution ops (src/ops/conv_algo.c) -------- */
 
 /* y (batch, channels, plane) = bias[c] broadcast over n and the plane. */
 tt_status tt_conv_bias_fill(tt_backend *be, tt_mem y, tt_mem bias, size_t batch,
                             size_t channels, size_t plane);
+
+/* Whether `s` is a shape every F(m, 3x3) Winograd runs: a 3x3 kernel,
+ * stride 1, dilation 1, groups 1 (each algorithm adds its own bounds). */
+int tt_conv_winograd_shape(const tt_conv_shape *s);
+
+/* dinp of `s` (batch, Cin, H, W) = 0 unless accumulate: for the
+ * algorithms whose input gradient can only add. */
+tt_status tt_conv_clear_input(tt_backend *be, tt_mem dinp, const tt_conv_shape *s, int accumulate);
 
 /* dbias[c] += sum over n and the plane of dout (batch, channels, plane). */
 tt_status tt_conv_bias_backward(tt_backend *be, tt_mem dbias, tt_mem dout, size_t batch,

@@ -48,8 +48,9 @@
  * implicit_gemm on ResNet's down-sampling; 9 = those 16-wide kernels on
  * planes of any width from 16 and in bands of rows where an image's copy
  * is too large (full-resolution tiles took implicit_gemm or the 8-wide
- * kernels); 10 = winograd4x4 a candidate. */
-#define TT_FIND_DB_VERSION 10
+ * kernels); 10 = winograd4x4 a candidate; 11 = winograd4x4_fused a
+ * candidate. */
+#define TT_FIND_DB_VERSION 11
 
 
 /* Runs candidate `algo` once on the op's buffers (queued, not finished). */

@@ -137,6 +137,10 @@ static int is_k3(const tt_conv_shape *s)
  * accumulators at the end.  Larger bands are fewer: their sums fit the
  * room that K3W_BAND_BYTES's take (direct_workspace_bytes). */
 #define K3W_W16_BAND_BYTES (1024u * 1024u)
+/* Output rows the 16-wide stride-1 weight gradient takes a step (a band's
+ * rows are a multiple of it where they can be; rows left over take a step
+ * each): with 6 the 24 loads of a step feed 108 FMAs (with 4, 18 fed 72). */
+#define W16_WROWS 6
 #define K3W_PARTIAL_FLOATS ((size_t)1 << 20)
 
 /* Loop steps of conv_direct_backward_weight_k3 per 8 columns of a row:
@@ -149,7 +153,7 @@ typedef struct k3w_bands {
     size_t images_per_band, per_image, rows, count;
 } k3w_bands;
 
-static k3w_bands k3w_bands_of(const tt_conv_shape *s, size_t band_bytes)
+static k3w_bands k3w_bands_of(const tt_conv_shape *s, size_t band_bytes, size_t step)
 {
     size_t partial_floats = K3W_PARTIAL_FLOATS;
     const char *knob = tt_knob_str(TT_KNOB_CONV_K3W_BANDS); /* "bytes,floats": tests */
@@ -162,6 +166,7 @@ static k3w_bands k3w_bands_of(const tt_conv_shape *s, size_t band_bytes)
     if (rows < s->oh) b.per_image = (s->oh + rows - 1) / rows;
     if (s->batch * b.per_image > max_bands) b.per_image = max_bands / s->batch ? max_bands / s->batch : 1;
     b.rows = (s->oh + b.per_image - 1) / b.per_image;
+    if (b.rows < s->oh) b.rows = (b.rows + step - 1) / step * step;
     b.per_image = (s->oh + b.rows - 1) / b.rows;
     if (s->batch > max_bands) b.images_per_band = (s->batch + max_bands - 1) / max_bands;
     /* A band is one invocation's loop: the cap on the partial sums gives
@@ -205,8 +210,11 @@ static k3w_bands k3w_bands_of(const tt_conv_shape *s, size_t band_bytes)
 #define W16_ROWS 4
 #define W16_COB 4
 #define W16_WCOB 2
-#define W16_WROWS 4
 #define W16_CHUNKS 2
+/* A band's rows: whole steps of the forward and of the weight gradient. */
+#define W16_BAND_STEP 12
+_Static_assert(W16_BAND_STEP % W16_ROWS == 0 && W16_BAND_STEP % W16_WROWS == 0,
+               "bands of rows take whole steps of both kernels");
 #define K3_W16_COPY_FLOATS ((size_t)9 << 20)
 #define K3_W16_BAND_FLOATS ((size_t)2 << 20)
 
@@ -245,7 +253,7 @@ static size_t k3_w16_band_floats(const tt_conv_shape *s, size_t rows)
 
 /* The rows of the bands in which the 16-wide kernels pad an image of `s`
  * (a 3x3): all of them where the whole copy holds at most
- * K3_W16_COPY_FLOATS, else the most, a multiple of W16_ROWS, whose copy
+ * K3_W16_COPY_FLOATS, else the most, a multiple of W16_BAND_STEP, whose copy
  * holds at most K3_W16_BAND_FLOATS; 0 where the 16-wide kernels do not
  * run the shape (planes 9 to 15 or under 8 wide, too wide a band).
  * $TT_CONV_W16_BAND_ROWS=R: bands of R rows (tests; not planes 8 wide). */
@@ -259,7 +267,7 @@ static size_t k3_w16_band_rows(const tt_conv_shape *s)
     if (k3_w16_band_floats(s, s->h) <= K3_W16_COPY_FLOATS) return s->h;
     size_t plane = K3_W16_BAND_FLOATS / s->cin;
     size_t padded_rows = plane > 16 ? (plane - 16) / k3_w16_pitch(s) : 0;
-    size_t rows = padded_rows > 2 ? (padded_rows - 2) / W16_ROWS * W16_ROWS : 0;
+    size_t rows = padded_rows > 2 ? (padded_rows - 2) / W16_BAND_STEP * W16_BAND_STEP : 0;
     return rows < s->h ? rows : s->h;
 }
 
@@ -392,7 +400,7 @@ static size_t k3w_w16_banded_count(const tt_conv_shape *s, size_t band, size_t r
 }
 
 /* The band sums the 16-wide stride-1 weight gradient writes (k3w_w16_sums),
- * w = k3w_bands_of(s, K3W_W16_BAND_BYTES). */
+ * w = k3w_bands_of(s, K3W_W16_BAND_BYTES, W16_WROWS). */
 static size_t k3w_w16_count(const tt_conv_shape *s, const k3w_bands *w)
 {
     size_t band = k3_w16_band_rows(s);
@@ -406,14 +414,14 @@ static size_t k3_weight_floats(const tt_conv_shape *s)
 {
     size_t pair_floats = s->cout * s->cin * 9;
     if (is_k3s2(s)) {
-        k3w_bands b = k3w_bands_of(s, K3W_W16_BAND_BYTES);
+        k3w_bands b = k3w_bands_of(s, K3W_W16_BAND_BYTES, W16_WROWS);
         return line_floats(b.count * pair_floats) + b.images_per_band * k3s2_padded_floats(s);
     }
-    k3w_bands b = k3w_bands_of(s, K3W_BAND_BYTES);
+    k3w_bands b = k3w_bands_of(s, K3W_BAND_BYTES, 1);
     size_t eight = line_floats(b.count * pair_floats) +
                    (k3w_padded(s) ? k3_padded_floats(s, b.images_per_band) : 0);
     if (!k3_w16_shape(s)) return eight;
-    k3w_bands w = k3w_bands_of(s, K3W_W16_BAND_BYTES);
+    k3w_bands w = k3w_bands_of(s, K3W_W16_BAND_BYTES, W16_WROWS);
     size_t band = k3_w16_band_rows(s), images = band == s->h ? w.images_per_band : 1;
     size_t sixteen = line_floats(k3w_w16_count(s, &w) * pair_floats) +
                      images * k3_w16_band_floats(s, band);
@@ -613,10 +621,11 @@ static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
 }
 
 /* A 3x3 stride-1 padding-1 input gradient is that convolution's forward
- * over dout with the weights flipped (conv_weight_flip3), accumulating;
+ * over dout with the weights flipped (conv_weight_flip3), adding or not;
  * the 16-wide kernels read them flipped where they are. */
 static tt_status k3_backward_data(tt_backend *be, const direct_params *p, tt_mem dinp,
-                                  tt_mem dout, tt_mem weight, const tt_conv_shape *s, tt_mem ws)
+                                  tt_mem dout, tt_mem weight, const tt_conv_shape *s, tt_mem ws,
+                                  int accumulate)
 {
     tt_conv_workspace flipped;
     size_t count = s->cout * s->cin * 9;
@@ -624,7 +633,7 @@ static tt_status k3_backward_data(tt_backend *be, const direct_params *p, tt_mem
     TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.flipped_weight", ws,
                                      k3_data_floats(s) * sizeof(float), &flipped));
     if (k3_w16(be, &t)) {
-        tt_status status = launch_k3_w16(be, dinp, dout, weight, weight, 0, 1, &t,
+        tt_status status = launch_k3_w16(be, dinp, dout, weight, weight, 0, accumulate, &t,
                                          tt_mem_f32(flipped.mem, line_floats(count)), 1);
         tt_conv_workspace_release(&flipped);
         return status;
@@ -634,18 +643,19 @@ static tt_status k3_backward_data(tt_backend *be, const direct_params *p, tt_mem
                                         TT_ARGS(tt_arg_mem(flipped.mem), tt_arg_mem(weight),
                                                 tt_arg_i32((int)s->cout), tt_arg_i32((int)s->cin)));
     if (!status)
-        status = launch_k3(be, p, dinp, dout, flipped.mem, flipped.mem, 0, 1, &t,
+        status = launch_k3(be, p, dinp, dout, flipped.mem, flipped.mem, 0, accumulate, &t,
                            tt_mem_f32(flipped.mem, line_floats(count)));
     tt_conv_workspace_release(&flipped);
     return status;
 }
 
 static tt_status direct_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
-                                      const tt_conv_shape *s, tt_mem ws)
+                                      const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
     direct_params p = params_of(be, s);
     if (variant_of(be, s) == TT_KERNEL_W8 && is_k3(s))
-        return k3_backward_data(be, &p, dinp, dout, weight, s, ws);
+        return k3_backward_data(be, &p, dinp, dout, weight, s, ws, accumulate);
+    TT_TRY(tt_conv_clear_input(be, dinp, s, accumulate));
     size_t blocks = (s->cin + p.cib - 1) / p.cib;
     int w8 = variant_of(be, s) == TT_KERNEL_W8;
     size_t columns = w8 ? (s->w + 7) / 8 : s->w;
@@ -688,7 +698,7 @@ static tt_status k3w_w16_sums(tt_backend *be, tt_mem partial, tt_mem padded, tt_
                               tt_mem inp, const tt_conv_shape *s)
 {
     int s2 = is_k3s2(s);
-    k3w_bands b = k3w_bands_of(s, K3W_W16_BAND_BYTES);
+    k3w_bands b = k3w_bands_of(s, K3W_W16_BAND_BYTES, W16_WROWS);
     size_t band = s2 ? s->h : k3_w16_band_rows(s), written = 0;
     tt_status status = NULL;
     if (band == s->h) {
@@ -726,7 +736,8 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
                                     tt_mem dout, tt_mem inp, const tt_conv_shape *s, tt_mem ws)
 {
     int s2 = is_k3s2(s), w16 = s2 || k3_w16(be, s); /* s2: direct_backward_weight checked */
-    k3w_bands b = k3w_bands_of(s, w16 ? K3W_W16_BAND_BYTES : K3W_BAND_BYTES);
+    k3w_bands b = k3w_bands_of(s, w16 ? K3W_W16_BAND_BYTES : K3W_BAND_BYTES,
+                                 w16 ? W16_WROWS : 1);
     size_t pairs = s->cout * s->cin, sums = w16 && !s2 ? k3w_w16_count(s, &b) : b.count;
     size_t partial_floats = line_floats(sums * pairs * 9);
     int padded_input = w16 || k3w_padded(s); /* after the band sums (k3_weight_floats) */

@@ -164,9 +164,10 @@ cleanup:
 }
 
 static tt_status fft_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
-                                   const tt_conv_shape *s, tt_mem ws)
+                                   const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
     (void)ws;
+    TT_TRY(tt_conv_clear_input(be, dinp, s, accumulate));
     fft_buffers b;
     TT_TRY(buffers_alloc(be, s, &b));
     tt_status status = NULL;

@@ -217,9 +217,10 @@ static size_t phase_taps(size_t r, size_t stride, size_t pad, size_t dilation, s
 }
 
 static tt_status igemm_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
-                                     const tt_conv_shape *s, tt_mem ws)
+                                     const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
     (void)ws;
+    TT_TRY(tt_conv_clear_input(be, dinp, s, accumulate));
     size_t phase_pixels = ceil_div(s->h, s->sh) * ceil_div(s->w, s->sw); /* the largest phase's */
     igemm_tiles t = tiles_of(be, s->cin_g, s->batch * phase_pixels);
     size_t per = images_per_launch(&t, phase_pixels);

@@ -143,6 +143,7 @@ static const int convt_rows[] = {
     [TT_CONV_ALGO_FFT] = 1,
     [TT_CONV_ALGO_IMPLICIT_GEMM] = 1,
     [TT_CONV_ALGO_WINOGRAD4] = 1,
+    [TT_CONV_ALGO_WINOGRAD4_FUSED] = 1,
 };
 _Static_assert(sizeof convt_rows / sizeof convt_rows[0] == TT_CONV_ALGO_COUNT,
                "conv_transpose2d needs one row per tt_conv_algo");
@@ -186,8 +187,12 @@ static tt_status family_run(tt_backend *be, tt_conv_algo algo, tt_conv_dir dir, 
                             const tt_conv_io *io, const convt_shape *s, tt_mem ws,
                             int accumulate)
 {
-    (void)accumulate; /* conv_transpose2d has no adding forward */
+    /* conv_transpose2d has no adding forward; its input gradient adds
+     * (accumulate) or overwrites, as conv2d's */
     tt_mem inp = io->inp, weight = io->weight, bias = io->bias, dout = io->dout;
+    int adds_only = algo == TT_CONV_ALGO_IM2COL_GEMM || tiles(algo, s, NULL);
+    if (dir == TT_CONV_DIR_BACKWARD_DATA && adds_only)
+        TT_TRY(tt_conv_clear_input(be, out, s, accumulate));
     if (algo == TT_CONV_ALGO_IM2COL_GEMM) {
         if (dir == TT_CONV_DIR_FORWARD) return im2col_forward(be, out, inp, weight, bias, s, ws);
         if (dir == TT_CONV_DIR_BACKWARD_DATA)
@@ -204,12 +209,11 @@ static tt_status family_run(tt_backend *be, tt_conv_algo algo, tt_conv_dir dir, 
     const tt_conv_algo_impl *impl = convt_via(algo);
     tt_conv_shape c = as_conv2d(s);
     switch (dir) {
-    case TT_CONV_DIR_FORWARD:
+    case TT_CONV_DIR_FORWARD: /* over the bias, or over nothing */
         if (bias.buffer) TT_TRY(tt_conv_bias_fill(be, out, bias, s->batch, s->cout, s->out_plane));
-        else TT_TRY(tt_fill(be, out, 0.0f, s->batch * s->cout * s->out_plane));
-        return impl->backward_data(be, out, inp, weight, &c, ws);
+        return impl->backward_data(be, out, inp, weight, &c, ws, bias.buffer != NULL);
     case TT_CONV_DIR_BACKWARD_DATA:
-        return impl->forward(be, out, dout, weight, (tt_mem){0}, &c, ws, 1);
+        return impl->forward(be, out, dout, weight, (tt_mem){0}, &c, ws, accumulate);
     default:
         return impl->backward_weight(be, out, inp, dout, &c, ws);
     }

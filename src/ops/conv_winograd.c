@@ -17,8 +17,7 @@
 
 static int winograd_supports(const tt_conv_shape *s, tt_conv_dir dir)
 {
-    int ok = s->kh == 3 && s->kw == 3 && s->sh == 1 && s->sw == 1 && s->dh == 1 && s->dw == 1 &&
-             s->groups == 1;
+    int ok = tt_conv_winograd_shape(s);
     if (dir == TT_CONV_DIR_BACKWARD_DATA) return ok && s->ph <= 2 && s->pw <= 2;
     return ok && dir == TT_CONV_DIR_FORWARD;
 }
@@ -87,12 +86,12 @@ static tt_status winograd_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem
 }
 
 static tt_status winograd_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
-                                        const tt_conv_shape *s, tt_mem ws)
+                                        const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
     /* dinp[ci] = sum_co correlate(dout[co] padded by 2 - pad, flip(w[co, ci])) */
     TT_TRY(weight_transform(be, ws, weight, s->cin, s->cout, 1));
     wino_product p = {s->batch, s->cout, s->oh, s->ow, s->cin, s->h, s->w, 2 - s->ph, 2 - s->pw};
-    return run_product(be, dinp, dout, (tt_mem){0}, &p, ws, 1);
+    return run_product(be, dinp, dout, (tt_mem){0}, &p, ws, accumulate);
 }
 
 const tt_conv_algo_impl tt_conv_winograd_impl = {

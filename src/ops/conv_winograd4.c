@@ -12,6 +12,7 @@
  *                   e, out = Aᵀ M A (+ bias)
  *   backward data   the forward of dout with the flipped, transposed kernel
  *                   and padding 2 - pad (so pad <= 2), adding into dinp
+ *                   or over it
  *   backward weight input and dout packed; over chunks: V =
  *                   transform(inp), dM = A dout Aᵀ, dU[e] = dM[e]ᵀ V[e],
  *                   dweight += Gᵀ dU G (dU stored, or folded as it is
@@ -29,6 +30,7 @@
 #include "core/knobs.h"
 #include "core/status.h"
 #include "ops/conv_algo.h"
+#include "ops/conv_winograd4.h"
 
 #define W4_CHUNK_FLOATS ((size_t)1 << 20) /* V and M of one chunk: 4 MiB */
 #define W4_PACK_FLOATS ((size_t)8 << 20)  /* the packed images: 32 MiB */
@@ -50,8 +52,7 @@ static size_t pack_floats(const tt_conv_shape *s)
 
 static int w4_supports(const tt_conv_shape *s, tt_conv_dir dir)
 {
-    int ok = s->kh == 3 && s->kw == 3 && s->sh == 1 && s->sw == 1 && s->dh == 1 && s->dw == 1 &&
-             s->groups == 1 && s->cin % 16 == 0 && s->cout % 16 == 0 &&
+    int ok = tt_conv_winograd_shape(s) && s->cin % 16 == 0 && s->cout % 16 == 0 &&
              pack_floats(s) <= W4_PACK_FLOATS;
     if (dir == TT_CONV_DIR_BACKWARD_DATA) return ok && s->ph <= 2 && s->pw <= 2;
     return ok;
@@ -79,7 +80,7 @@ static w4_form form_of(size_t channels, size_t most)
 /* The transforms' program (they read none of the defines). */
 #define W4_STR(x) #x
 #define W4_TEXT(x) W4_STR(x)
-static const char *const plain_options =
+const char *const tt_wino4_options =
     "-DTT_W4_VECTORS=1 -DTT_W4_TILES=" W4_TEXT(W4_MAX_TILES) " -DTT_W4_WCO=" W4_TEXT(W4_WCO);
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
@@ -120,7 +121,7 @@ static tt_status launch_pack(tt_backend *be, tt_mem dst, tt_mem src, size_t imag
                              size_t channels, size_t h, size_t w)
 {
     size_t global[3] = {(w + 15) / 16, h, images * channels / 16};
-    return tt_launch_kernel(be, "conv_winograd4", "wino4_pack", plain_options, 3, global,
+    return tt_launch_kernel(be, "conv_winograd4", "wino4_pack", tt_wino4_options, 3, global,
                             local_single,
                             TT_ARGS(tt_arg_mem(dst), tt_arg_mem(src), tt_arg_i32((int)h),
                                     tt_arg_i32((int)w)));
@@ -139,7 +140,7 @@ static tt_status launch_input(tt_backend *be, tt_mem v, tt_mem inp, size_t chann
 {
     size_t global[2] = {channels / 16, tiles};
     return tt_launch_kernel(
-        be, "conv_winograd4", "wino4_input", plain_options, 2, global, local_tiles,
+        be, "conv_winograd4", "wino4_input", tt_wino4_options, 2, global, local_tiles,
         TT_ARGS(tt_arg_mem(v), tt_arg_mem(inp), tt_arg_i32((int)channels), tt_arg_i32((int)h),
                 tt_arg_i32((int)w), tt_arg_i32((int)pad_h), tt_arg_i32((int)pad_w),
                 tt_arg_i32((int)((oh + 3) / 4)), tt_arg_i32((int)((ow + 3) / 4)),
@@ -171,7 +172,7 @@ static tt_status run_product(tt_backend *be, tt_mem out, tt_mem inp, tt_mem bias
                                         tt_arg_i32((int)tiles))));
         size_t gout[3] = {p->co / 16, count / tiles_w, (tiles_w + 3) / 4};
         TT_TRY(tt_launch_kernel(
-            be, "conv_winograd4", "wino4_output", plain_options, 3, gout, local_single,
+            be, "conv_winograd4", "wino4_output", tt_wino4_options, 3, gout, local_single,
             TT_ARGS(tt_arg_mem(out), tt_arg_mem(m), tt_arg_mem(bias_mem),
                     tt_arg_i32(bias.buffer != NULL), tt_arg_i32(accumulate),
                     tt_arg_i32((int)p->co), tt_arg_i32((int)p->oh), tt_arg_i32((int)p->ow),
@@ -182,11 +183,11 @@ static tt_status run_product(tt_backend *be, tt_mem out, tt_mem inp, tt_mem bias
     return NULL;
 }
 
-static tt_status weight_transform(tt_backend *be, tt_mem u, tt_mem weight, size_t cout,
-                                  size_t cin, int flip)
+tt_status tt_wino4_weight_transform(tt_backend *be, tt_mem u, tt_mem weight, size_t cout,
+                                    size_t cin, int flip)
 {
     size_t global[2] = {cout / 16, cin};
-    return tt_launch_kernel(be, "conv_winograd4", "wino4_weight", plain_options, 2, global,
+    return tt_launch_kernel(be, "conv_winograd4", "wino4_weight", tt_wino4_options, 2, global,
                             local_tiles,
                             TT_ARGS(tt_arg_mem(u), tt_arg_mem(weight), tt_arg_i32((int)cout),
                                     tt_arg_i32((int)cin), tt_arg_i32(flip)));
@@ -195,18 +196,18 @@ static tt_status weight_transform(tt_backend *be, tt_mem u, tt_mem weight, size_
 static tt_status w4_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, tt_mem bias,
                             const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
-    TT_TRY(weight_transform(be, ws, weight, s->cout, s->cin, 0));
+    TT_TRY(tt_wino4_weight_transform(be, ws, weight, s->cout, s->cin, 0));
     w4_product p = {s->batch, s->cin, s->h, s->w, s->cout, s->oh, s->ow, s->ph, s->pw};
     return run_product(be, out, inp, bias, &p, ws, accumulate);
 }
 
 static tt_status w4_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
-                                  const tt_conv_shape *s, tt_mem ws)
+                                  const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
     /* dinp[ci] = sum_co correlate(dout[co] padded by 2 - pad, flip(w[co, ci])) */
-    TT_TRY(weight_transform(be, ws, weight, s->cin, s->cout, 1));
+    TT_TRY(tt_wino4_weight_transform(be, ws, weight, s->cin, s->cout, 1));
     w4_product p = {s->batch, s->cout, s->oh, s->ow, s->cin, s->h, s->w, 2 - s->ph, 2 - s->pw};
-    return run_product(be, dinp, dout, (tt_mem){0}, &p, ws, 1);
+    return run_product(be, dinp, dout, (tt_mem){0}, &p, ws, accumulate);
 }
 
 /* Whether the weight gradient folds each dU into the taps as it is summed
@@ -241,7 +242,7 @@ static tt_status w4_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout,
                             total, tiles));
         size_t gdout[2] = {s->cout / 16, tiles};
         TT_TRY(tt_launch_kernel(
-            be, "conv_winograd4", "wino4_dout", plain_options, 2, gdout, local_tiles,
+            be, "conv_winograd4", "wino4_dout", tt_wino4_options, 2, gdout, local_tiles,
             TT_ARGS(tt_arg_mem(dm), tt_arg_mem(packed_dout), tt_arg_i32((int)s->cout),
                     tt_arg_i32((int)s->oh), tt_arg_i32((int)s->ow), tt_arg_i32(tiles_h),
                     tt_arg_i32(tiles_w), tt_arg_i32((int)t0), tt_arg_i32((int)total),
@@ -262,7 +263,7 @@ static tt_status w4_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout,
                                         tt_arg_i32((int)s->cin), tt_arg_i32((int)s->cout),
                                         tt_arg_i32((int)tiles))));
         size_t gfinish[2] = {s->cin / 16, s->cout};
-        TT_TRY(tt_launch_kernel(be, "conv_winograd4", "wino4_weight_finish", plain_options,
+        TT_TRY(tt_launch_kernel(be, "conv_winograd4", "wino4_weight_finish", tt_wino4_options,
                                 2, gfinish, local_tiles,
                                 TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(du),
                                         tt_arg_i32((int)s->cin), tt_arg_i32((int)s->cout))));

@@ -1,0 +1,89 @@
+/*
+ * The WINOGRAD4X4_FUSED algorithm: F(4x4, 3x3) for narrow layers, with the
+ * transforms and the products in one kernel (wino4_fused in
+ * opencl/conv_winograd4.cl).  The lanes of a float16 are 16 tiles of a
+ * row, so the transforms are whole-vector arithmetic, and only the input,
+ * U and the output pass through memory.  WINOGRAD4X4 instead stores V and
+ * M for the whole batch, which costs more traffic than its products save
+ * where the channels are few (16-32).  A 4x4 tile costs 36 products a
+ * channel pair against the direct kernels' 144.
+ *
+ *   forward        U = transform(weight); out = the fused kernel over
+ *                  rows of 16 tiles, padding 1 (+ bias)
+ *   backward data  the same over dout with the flipped, transposed kernel
+ *                  (padding 2 - 1 = 1), adding into dinp or over it
+ *   backward weight  not run (supports() says no; the dispatch picks
+ *                  another algorithm for it)
+ *
+ * Shapes: 3x3, stride 1, dilation 1, groups 1, padding 1, any H and W
+ * (the tiles past the plane compute on zeros, unstored: where W is far
+ * from a multiple of 64 the lanes run part empty); the product's output
+ * channels a multiple of 16 and its
+ * input channels at most WF_MAX_CIN (the kernel's private V holds
+ * 36 x 16 floats of each).  Workspace: U, 36 Cin Cout floats.  OpenCL
+ * only, with the conv_winograd4 program (conv_algo.c).
+ */
+#include <stdio.h>
+
+#include "core/status.h"
+#include "ops/conv_algo.h"
+#include "ops/conv_winograd4.h"
+
+#define WF_MAX_CIN 64 /* V: 36 x 16 floats a channel, 147 KiB of private memory at 64 */
+
+static const size_t local_single[3] = {1, 1, 1};
+
+static int wf_supports(const tt_conv_shape *s, tt_conv_dir dir)
+{
+    if (dir == TT_CONV_DIR_BACKWARD_WEIGHT) return 0;
+    int ok = tt_conv_winograd_shape(s) && s->ph == 1 && s->pw == 1;
+    size_t ci = dir == TT_CONV_DIR_FORWARD ? s->cin : s->cout;
+    size_t co = dir == TT_CONV_DIR_FORWARD ? s->cout : s->cin;
+    return ok && co % 16 == 0 && ci <= WF_MAX_CIN;
+}
+
+static size_t wf_workspace_bytes(const tt_conv_shape *s)
+{
+    return 36 * s->cin * s->cout * sizeof(float);
+}
+
+/* out (batch, co, h, w) [+]= the fused kernel over inp (batch, ci, h, w)
+ * with U in u. */
+static tt_status run_fused(tt_backend *be, tt_mem out, tt_mem inp, tt_mem u, tt_mem bias,
+                           size_t batch, size_t ci, size_t co, size_t h, size_t w, int accumulate)
+{
+    char options[160];
+    snprintf(options, sizeof options, "%s -DTT_W4_CIN=%zu -DTT_W4_COUT=%zu", tt_wino4_options,
+             ci, co);
+    size_t global[3] = {(w + 63) / 64, (h + 3) / 4, batch};
+    tt_mem bias_mem = bias.buffer ? bias : inp; /* any valid buffer; unread */
+    return tt_launch_kernel(be, "conv_winograd4", "wino4_fused", options, 3, global,
+                            local_single,
+                            TT_ARGS(tt_arg_mem(out), tt_arg_mem(inp), tt_arg_mem(u),
+                                    tt_arg_mem(bias_mem), tt_arg_i32(bias.buffer != NULL),
+                                    tt_arg_i32(accumulate), tt_arg_i32((int)h),
+                                    tt_arg_i32((int)w)));
+}
+
+static tt_status wf_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, tt_mem bias,
+                            const tt_conv_shape *s, tt_mem ws, int accumulate)
+{
+    TT_TRY(tt_wino4_weight_transform(be, ws, weight, s->cout, s->cin, 0));
+    return run_fused(be, out, inp, ws, bias, s->batch, s->cin, s->cout, s->h, s->w, accumulate);
+}
+
+static tt_status wf_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
+                                  const tt_conv_shape *s, tt_mem ws, int accumulate)
+{
+    TT_TRY(tt_wino4_weight_transform(be, ws, weight, s->cin, s->cout, 1));
+    return run_fused(be, dinp, dout, ws, (tt_mem){0}, s->batch, s->cout, s->cin, s->oh, s->ow,
+                     accumulate);
+}
+
+const tt_conv_algo_impl tt_conv_winograd4_fused_impl = {
+    .supports = wf_supports,
+    .workspace_bytes = wf_workspace_bytes,
+    .forward = wf_forward,
+    .backward_data = wf_backward_data,
+    .backward_weight = NULL,
+};

@@ -1,0 +1,89 @@
+/* Tables of conv2d cases against the double reference (ref_conv_cases.h). */
+#include "ref_conv_cases.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "harness.h"
+#include "ref_conv.h"
+
+static void ref_forward(double *out, const double *inp, const double *weight,
+                        const double *bias, const void *desc)
+{
+    ref_conv2d_forward(out, inp, weight, bias, desc);
+}
+
+static tt_status dev_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, tt_mem bias,
+                             const void *desc, tt_mem ws)
+{
+    return tt_conv2d_forward(be, out, inp, weight, bias, desc, ws);
+}
+
+static tt_status dev_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem dbias,
+                              tt_mem dout, tt_mem inp, tt_mem weight, const void *desc,
+                              tt_mem ws)
+{
+    return tt_conv2d_backward(be, dinp, dweight, dbias, dout, inp, weight, desc, ws);
+}
+
+ref_conv_op ref_conv2d_case_op(const conv2d_case *c, int pass_workspace)
+{
+    const tt_conv2d_desc *d = &c->desc;
+    int oh = ref_conv2d_out_size(d->in_h, d->kernel_h, d->stride_h, d->pad_h, d->dilation_h);
+    int ow = ref_conv2d_out_size(d->in_w, d->kernel_w, d->stride_w, d->pad_w, d->dilation_w);
+    size_t ws = tt_conv2d_workspace_bytes(d);
+    return (ref_conv_op){
+        .name = c->name, .desc = d,
+        .inp_count = (size_t)d->batch * d->in_channels * d->in_h * d->in_w,
+        .weight_count = (size_t)d->out_channels * d->in_channels * d->kernel_h * d->kernel_w,
+        .bias_count = (size_t)d->out_channels,
+        .out_count = (size_t)d->batch * d->out_channels * oh * ow,
+        .with_bias = c->with_bias, .pass_workspace = pass_workspace && ws > 0,
+        .workspace_bytes = ws,
+        .ref_forward = ref_forward, .forward = dev_forward, .backward = dev_backward};
+}
+
+double ref_conv_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+void ref_conv2d_check_cases(const char *label, const conv2d_case *cases, size_t count, int runs)
+{
+    double start = ref_conv_now_ms();
+    ref_conv_errors worst = {0};
+    size_t left_out = 0;
+    for (size_t i = 0; i < count; i++) {
+        const tt_conv2d_desc *d = &cases[i].desc;
+        TH_OK(tt_conv2d_check(d));
+        for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
+            tt_conv_algo want = runs & (1 << dir) ? d->algo : TT_CONV_ALGO_IM2COL_GEMM;
+            CU_ASSERT_EQUAL(tt_conv2d_algo_for(d, (tt_conv_dir)dir), want);
+        }
+        if (!tt_conv2d_runs_on(th_backend(), d)) {
+            left_out++;
+            continue;
+        }
+        ref_conv_op op = ref_conv2d_case_op(&cases[i], (int)(i % 2));
+        ref_conv_errors e = ref_conv_check_case(&op, 2000 + i);
+        worst.forward = fmax(worst.forward, e.forward);
+        worst.dinp = fmax(worst.dinp, e.dinp);
+        worst.dweight = fmax(worst.dweight, e.dweight);
+        worst.dbias = fmax(worst.dbias, e.dbias);
+    }
+    if (left_out) {
+        char what[128], why[96];
+        snprintf(what, sizeof what, "%s, %zu of %zu cases", label, left_out, count);
+        snprintf(why, sizeof why, "the backend has no %s convolution",
+                 tt_conv_algo_name(cases[0].desc.algo));
+        th_left_out(what, why);
+    }
+    if (left_out == count) return;
+    printf("\n    %s largest: forward %.2e (tol %.0e)  dinp %.2e  dweight %.2e  dbias %.2e "
+           "(tol %.0e); %.1f s\n",
+           label, worst.forward, REF_CONV_FWD_TOL, worst.dinp, worst.dweight, worst.dbias,
+           REF_CONV_GRAD_TOL, (ref_conv_now_ms() - start) / 1e3);
+}
