@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "harness.h"
@@ -86,4 +87,27 @@ void ref_conv2d_check_cases(const char *label, const conv2d_case *cases, size_t 
            "(tol %.0e); %.1f s\n",
            label, worst.forward, REF_CONV_FWD_TOL, worst.dinp, worst.dweight, worst.dbias,
            REF_CONV_GRAD_TOL, (ref_conv_now_ms() - start) / 1e3);
+}
+
+float *ref_conv2d_run_three(const tt_conv2d_desc *d, size_t n_in, size_t n_w, size_t n_out)
+{
+    tt_backend *be = th_backend();
+    uint64_t seed = 77;
+    float *x = th_random_floats(n_in, -1, 1, &seed), *w = th_random_floats(n_w, -1, 1, &seed);
+    float *dy = th_random_floats(n_out, -1, 1, &seed), *got = malloc((n_out + n_in + n_w) * 4);
+    CU_ASSERT_FATAL(got != NULL);
+    tt_buffer *bx = th_upload(x, n_in, "split.x"), *bw = th_upload(w, n_w, "split.w");
+    tt_buffer *bdy = th_upload(dy, n_out, "split.dy"), *by = th_zeros(n_out, "split.y");
+    tt_buffer *bdx = th_zeros(n_in, "split.dx"), *bdw = th_zeros(n_w, "split.dw");
+    TH_OK(tt_conv2d_forward(be, tt_mem_of(by), tt_mem_of(bx), tt_mem_of(bw), (tt_mem){0}, d,
+                            (tt_mem){0}));
+    TH_OK(tt_conv2d_backward(be, tt_mem_of(bdx), tt_mem_of(bdw), (tt_mem){0}, tt_mem_of(bdy),
+                             tt_mem_of(bx), tt_mem_of(bw), d, (tt_mem){0}));
+    th_download(got, by, n_out);
+    th_download(got + n_out, bdx, n_in);
+    th_download(got + n_out + n_in, bdw, n_w);
+    tt_buffer_free(bx), tt_buffer_free(bw), tt_buffer_free(bdy), tt_buffer_free(by);
+    tt_buffer_free(bdx), tt_buffer_free(bdw);
+    free(x), free(w), free(dy);
+    return got;
 }

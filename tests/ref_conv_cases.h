@@ -37,6 +37,11 @@ ref_conv_op ref_conv2d_case_op(const conv2d_case *c, int pass_workspace);
  * under `label` and the seconds taken. */
 void ref_conv2d_check_cases(const char *label, const conv2d_case *cases, size_t count, int runs);
 
+/* The forward, input gradient and weight gradient of `d` with its
+ * algorithm, from the same random data each call; returns them
+ * concatenated (n_out + n_in + n_w floats, malloc'd). */
+float *ref_conv2d_run_three(const tt_conv2d_desc *d, size_t n_in, size_t n_w, size_t n_out);
+
 /* A monotonic clock in milliseconds. */
 double ref_conv_now_ms(void);
 

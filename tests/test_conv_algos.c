@@ -1,12 +1,9 @@
 /*
- * Every convolution algorithm against the double reference, on the shapes
- * it supports: DIRECT (untiled, with 8 and 16 columns a work-item, and
- * local-memory tiled), FFT and IMPLICIT_GEMM (with each device type's
- * tiles and odd ones, and the weight gradient's reduction in slices), with
- * odd sizes, 1x1 images, batch 1 and 2, channel counts not multiples of 4;
- * finite-difference gradients of input, weight and bias, backward adds
- * (ref_conv_check_case).  Then every algorithm, the Winograds included
- * (whose own cases are test_conv_winograd.c's): the dispatch's fallbacks,
+ * Every convolution algorithm against the double reference: FFT's own
+ * cases (odd sizes, a 1x1 image, finite-difference gradients, backward
+ * adds: ref_conv_check_case; direct's, the Winograds' and implicit GEMM's
+ * are test_conv_direct.c's, test_conv_winograd.c's and test_conv_igemm.c's),
+ * then every algorithm on what they share: the fallbacks,
  * the input gradient that overwrites, ResNet's strided shapes,
  * conv_transpose2d through conv2d's rows, and PyTorch on one case each.
  * With TT_BENCH_CONV=1 it also times each algorithm on the
@@ -18,79 +15,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/status.h"
 #include "harness.h"
 #include "ops/conv2d.h"
 #include "ops/conv_transpose2d.h"
-#include "ops/device_traits.h"
 #include "ref_conv.h"
 #include "ref_conv_cases.h"
 #include "ref_conv_check.h"
 
 /* ---- conv2d cases -------------------------------------------------------- */
-
-static const conv2d_case direct_cases[] = {
-    {"direct k3 s1 p1 7x9 3->5", D(2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    {"direct k3 s2 p1 9x7 6->9", D(1, 6, 9, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 0},
-    {"direct k1 s1 7x9 5->3", D(2, 5, 7, 9, 3, 1, 1, 1, 1, 0, 0, 1, 1, DIRECT), 1},
-    {"direct k5 s2 p0 7x9 3->5", D(1, 3, 7, 9, 5, 5, 5, 2, 2, 0, 0, 1, 1, DIRECT), 1},
-    {"direct k7 s1 p3 5x6 2->3", D(1, 2, 5, 6, 3, 7, 7, 1, 1, 3, 3, 1, 1, DIRECT), 1},
-    {"direct k3x1 s(1,2) p(1,0)", D(1, 3, 7, 9, 5, 3, 1, 1, 2, 1, 0, 1, 1, DIRECT), 1},
-    {"direct k3 dilation 2 p2", D(1, 3, 7, 9, 4, 3, 3, 1, 1, 2, 2, 2, 2, DIRECT), 1},
-    {"direct 1x1 image k3 p1", D(2, 3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    /* the 3x3 kernels' channel blocks: several, the last one short */
-    {"direct k3 p1 11x17 10->9", D(2, 10, 11, 17, 9, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    /* whole vectors: the left and right edge columns from shifted middles */
-    {"direct k3 p1 7x24 5->6", D(2, 5, 7, 24, 6, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    /* the staged tile: two chunks of input channels (16 + 1), a second
-     * work-group of columns mostly past the edge */
-    {"direct k3 p1 3x33 17->2", D(1, 17, 3, 33, 2, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    /* the padded copies (W % 8 == 0): the weight gradient's at one row of
-     * one vector; the forward's (also H even) with two row blocks */
-    {"direct k3 p1 1x8 4->3", D(2, 4, 1, 8, 3, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    {"direct k3 p1 4x16 9->5", D(2, 9, 4, 16, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-};
-
-/* The 16-wide 3x3 kernels (planes a multiple of 16 wide): one vector a
- * row, two, three, and more than a work-group's columns; rows not a
- * multiple of the forward's row block (5, 6, 3, 1, 9); channel counts not
- * multiples of the channel blocks; batch 1 and 2, bias or not; planes
- * 8 wide (two rows a vector), an even and an odd number of rows; planes
- * W % 16 == 8 wide (a half vector ends each row: 24 and 40 wide); and a
- * plane wider than 256, which took the 8-wide kernels before; stride 2
- * (the forward's own kernel, even and odd columns apart): outputs 16, 8
- * (an odd input width, its last column padding) and 24 wide; widths
- * that end in part of a vector other than a half (17, 30, 21: 1, 14 and
- * 5 columns). */
-static const conv2d_case w16_cases[] = {
-    {"direct k3 p1 5x16 9->5", D(2, 9, 5, 16, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    {"direct k3 p1 6x32 3->6", D(1, 3, 6, 32, 6, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
-    {"direct k3 p1 8x8 6->7", D(2, 6, 8, 8, 7, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    {"direct k3 p1 3x48 17->7", D(2, 17, 3, 48, 7, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    {"direct k3 p1 1x16 4->3", D(2, 4, 1, 16, 3, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
-    {"direct k3 p1 9x80 5->10", D(1, 5, 9, 80, 10, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    {"direct k3 p1 5x8 9->5", D(2, 9, 5, 8, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
-    {"direct k3 p1 1x8 3->2", D(1, 3, 1, 8, 2, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    {"direct k3 p1 5x24 6->5", D(2, 6, 5, 24, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    {"direct k3 p1 3x40 3->9", D(1, 3, 3, 40, 9, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
-    {"direct k3 p1 2x272 2->3", D(2, 2, 2, 272, 3, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    {"direct k3 s2 p1 8x32 5->6", D(2, 5, 8, 32, 6, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
-    {"direct k3 s2 p1 7x15 4->5", D(1, 4, 7, 15, 5, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 0},
-    {"direct k3 s2 p1 5x48 3->9", D(2, 3, 5, 48, 9, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
-    {"direct k3 p1 5x17 4->5", D(2, 4, 5, 17, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    {"direct k3 p1 6x30 3->6", D(1, 3, 6, 30, 6, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
-    {"direct k3 p1 9x21 6->5", D(2, 6, 9, 21, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    /* two of the weight gradient's 6-row steps and a row left */
-    {"direct k3 p1 13x24 4->5", D(1, 4, 13, 24, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
-};
-
-static const conv2d_case tiled_cases[] = {
-    {"direct tiled k3 p1 19x21 3->5", D(2, 3, 19, 21, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    {"direct tiled k5 s2 p2 9x7", D(1, 3, 9, 7, 6, 5, 5, 2, 2, 2, 2, 1, 1, DIRECT), 0},
-    {"direct tiled dilation 2 1x1", D(1, 2, 1, 1, 3, 3, 3, 1, 1, 2, 2, 2, 2, DIRECT), 1},
-};
 
 /* most cases share the 12x14 plane (and so their clFFT plans, which PoCL
  * builds in seconds each) */
@@ -102,209 +36,11 @@ static const conv2d_case fft_cases[] = {
     {"fft 1x1 image k5 p2 3->4", D(1, 3, 1, 1, 4, 5, 5, 1, 1, 2, 2, 1, 1, FFT), 1},
 };
 
-/* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, dH, dW, groups */
-#define IG(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, g) \
-    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, g, TT_CONV_ALGO_IMPLICIT_GEMM, 0}
-
-static const conv2d_case igemm_cases[] = {
-    {"igemm k3 s1 p1 7x9 3->5", IG(2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1},
-    {"igemm k3 s2 p1 9x7 6->9", IG(1, 6, 9, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1), 0},
-    {"igemm k1 7x9 5->3", IG(2, 5, 7, 9, 3, 1, 1, 1, 1, 0, 0, 1, 1, 1), 1},
-    /* stride 2 of a 1x1: three of the four input phases get no gradient */
-    {"igemm k1 s2 7x8 4->3", IG(1, 4, 7, 8, 3, 1, 1, 2, 2, 0, 0, 1, 1, 1), 1},
-    {"igemm k5 s2 p0 7x9 3->5", IG(1, 3, 7, 9, 5, 5, 5, 2, 2, 0, 0, 1, 1, 1), 1},
-    {"igemm k3 d2 p2 7x9 3->4", IG(1, 3, 7, 9, 4, 3, 3, 1, 1, 2, 2, 2, 2, 1), 1},
-    /* stride 2 and dilation 2: every tap of a row lands on one phase */
-    {"igemm k3 s2 d2 p1 9x8 2->3", IG(1, 2, 9, 8, 3, 3, 3, 2, 2, 1, 1, 2, 2, 1), 0},
-    /* strides and dilations coprime: each phase its own first tap */
-    {"igemm k3x2 s(3,2) d(2,3) p(2,1)", IG(2, 2, 10, 11, 3, 3, 2, 3, 2, 2, 1, 2, 3, 1), 1},
-    {"igemm groups 2 k3 p1 6x7 4->6", IG(2, 4, 6, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, 2), 1},
-    {"igemm depthwise k3 s2 p1 7x7 3->6", IG(1, 3, 7, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 3), 1},
-    {"igemm 1x1 image k3 p1 3->5", IG(2, 3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1},
-    /* several tiles of rows and of columns, K over several chunks */
-    {"igemm k3 p1 5x7 17->18", IG(1, 17, 5, 7, 18, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1},
-};
-
-static void test_direct(void)
-{
-    th_setenv("TT_CONV_DIRECT_VARIANT", "scalar");
-    ref_conv2d_check_cases("direct (scalar)", direct_cases, COUNT(direct_cases), ALL_DIRS);
-    th_setenv("TT_CONV_DIRECT_VARIANT", "w8"); /* stride-2 columns fall back to scalar */
-    th_setenv("TT_CONV_DIRECT_W16", "0");        /* 16-wide: test_direct_w16 */
-    ref_conv2d_check_cases("direct (8-wide)", direct_cases, COUNT(direct_cases), ALL_DIRS);
-    ref_conv2d_check_cases("direct (8-wide, tile cases)", tiled_cases, COUNT(tiled_cases), ALL_DIRS);
-    /* the 3x3 weight gradient's bands over the last four cases (3x3,
-     * stride 1): a row or two each, then several images to a band */
-    const conv2d_case *k3 = direct_cases + COUNT(direct_cases) - 4;
-    th_setenv("TT_CONV_K3W_BANDS", "2000,1");
-    ref_conv2d_check_cases("direct (8-wide, bands of rows)", k3, 4, ALL_DIRS);
-    th_setenv("TT_CONV_K3W_BANDS", "1000000,1");
-    ref_conv2d_check_cases("direct (8-wide, images to a band)", k3, 4, ALL_DIRS);
-    th_setenv("TT_CONV_K3W_BANDS", NULL);
-    /* the forward and input gradient through the staged tile, which only
-     * planes of 512x512 and up take by themselves */
-    th_setenv("TT_K3_STAGED", "1");
-    ref_conv2d_check_cases("direct (8-wide, staged tile)", k3, 4, ALL_DIRS);
-    th_setenv("TT_K3_STAGED", NULL);
-    /* planes a multiple of 8 wide without the padded copies, as planes
-     * over 128 wide run (with them: the passes above) */
-    th_setenv("TT_K3W_PADDED", "0");
-    th_setenv("TT_K3_PADDED", "0");
-    ref_conv2d_check_cases("direct (8-wide, unpadded)", k3, 4, ALL_DIRS);
-    th_setenv("TT_K3W_PADDED", NULL);
-    th_setenv("TT_K3_PADDED", NULL);
-    th_setenv("TT_CONV_DIRECT_W16", NULL);
-    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
-}
-
-/* The 3x3 kernels with 16 columns a work-item (forced on: any OpenCL
- * device compiles float16; this device's own choice says whether they run
- * by default), over bands of rows and images, then the same shapes with
- * the 8-wide kernels forced. */
-static void test_direct_w16(void)
-{
-    th_setenv("TT_CONV_DIRECT_VARIANT", "w8");
-    int by_default = tt_device_traits_of(th_backend()).direct_w16;
-    printf("\n    this device runs the 16-wide kernels by default: %s", by_default ? "yes" : "no");
-    th_setenv("TT_CONV_DIRECT_W16", "1");
-    if (!tt_device_traits_of(th_backend()).direct_w16) {
-        th_left_out("direct (16-wide)", "the backend has no conv_direct_w16 program");
-    } else {
-        ref_conv2d_check_cases("direct (16-wide)", w16_cases, COUNT(w16_cases), ALL_DIRS);
-        th_setenv("TT_CONV_K3W_BANDS", "2000,1");
-        ref_conv2d_check_cases("direct (16-wide, bands of rows)", w16_cases, COUNT(w16_cases), ALL_DIRS);
-        th_setenv("TT_CONV_K3W_BANDS", "1000000,1");
-        ref_conv2d_check_cases("direct (16-wide, images to a band)", w16_cases, COUNT(w16_cases), ALL_DIRS);
-        th_setenv("TT_CONV_K3W_BANDS", NULL);
-        /* images padded in bands of rows (planes too large for a whole
-         * copy): bands of a row block, and of 3 rows (the last band and
-         * the row blocks ragged), the latter with several weight-gradient
-         * bands to a band */
-        th_setenv("TT_CONV_W16_BAND_ROWS", "4");
-        ref_conv2d_check_cases("direct (16-wide, images in bands of 4 rows)", w16_cases, COUNT(w16_cases),
-                    ALL_DIRS);
-        th_setenv("TT_CONV_W16_BAND_ROWS", "3");
-        th_setenv("TT_CONV_K3W_BANDS", "2000,1");
-        ref_conv2d_check_cases("direct (16-wide, images in bands of 3 rows)", w16_cases, COUNT(w16_cases),
-                    ALL_DIRS);
-        th_setenv("TT_CONV_K3W_BANDS", NULL);
-        th_setenv("TT_CONV_W16_BAND_ROWS", NULL);
-    }
-    th_setenv("TT_CONV_DIRECT_W16", "0");
-    CU_ASSERT_FALSE(tt_device_traits_of(th_backend()).direct_w16);
-    ref_conv2d_check_cases("direct (8-wide, the 16-wide shapes)", w16_cases, COUNT(w16_cases), ALL_DIRS);
-    th_setenv("TT_CONV_DIRECT_W16", NULL);
-    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
-}
-
-static void test_direct_tiled(void)
-{
-    th_setenv("TT_CONV_DIRECT_VARIANT", "tiled");
-    ref_conv2d_check_cases("direct (local-memory tiles)", tiled_cases, COUNT(tiled_cases), ALL_DIRS);
-    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
-}
-
 static void test_fft(void)
 {
     ref_conv2d_check_cases("fft", fft_cases, COUNT(fft_cases), ALL_DIRS);
     tt_conv2d_desc k3 = D(1, 3, 5, 5, 2, 3, 3, 1, 1, 1, 1, 1, 1, FFT);
     CU_ASSERT_EQUAL(tt_conv2d_algo_for(&k3, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_IM2COL_GEMM);
-}
-
-/* Implicit GEMM runs every direction of every shape: with this device's
- * tiles, a GPU's (16 x 16 work-groups of 4 x 4), rows not a power of two
- * and a work-group smaller than a chunk, chunks smaller than a work-group;
- * and the weight gradient in slices of 7 pixels, so that slices end inside
- * chunks and images; and every reduction in launches of one chunk, as a
- * device with a loop limit splits long ones. */
-static void test_igemm(void)
-{
-    const size_t last = COUNT(igemm_cases) - 4; /* the other tiles: strides, groups, sizes */
-    ref_conv2d_check_cases("implicit_gemm", igemm_cases, COUNT(igemm_cases), ALL_DIRS);
-    static const char *const tiles[] = {"4,4,16,16,16", "3,4,8,2,1", "2,8,8,8,2"};
-    for (size_t t = 0; t < COUNT(tiles); t++) {
-        th_setenv("TT_CONV_IGEMM_TILES", tiles[t]);
-        char label[64];
-        snprintf(label, sizeof label, "implicit_gemm (tiles %s)", tiles[t]);
-        ref_conv2d_check_cases(label, igemm_cases + last, 4, ALL_DIRS);
-        ref_conv2d_check_cases(label, igemm_cases + 1, 1, ALL_DIRS);
-    }
-    th_setenv("TT_CONV_IGEMM_TILES", NULL);
-    th_setenv("TT_CONV_IGEMM_SLICE", "7");
-    ref_conv2d_check_cases("implicit_gemm (slices of 7 pixels)", igemm_cases, COUNT(igemm_cases), ALL_DIRS);
-    th_setenv("TT_CONV_IGEMM_SLICE", NULL);
-    /* a loop limit (lavapipe's is 65535) of one chunk a launch: every
-     * reduction in launches of BK that add up */
-    th_setenv("TT_LOOP_LIMIT", "1");
-    ref_conv2d_check_cases("implicit_gemm (a launch per chunk)", igemm_cases, COUNT(igemm_cases), ALL_DIRS);
-    th_setenv("TT_LOOP_LIMIT", NULL);
-}
-
-/* Forward, input and weight gradient of `d` with its algorithm, from the
- * same random data (seed); returns them concatenated (malloc'd). */
-static float *run_three(const tt_conv2d_desc *d, size_t n_in, size_t n_w, size_t n_out)
-{
-    tt_backend *be = th_backend();
-    uint64_t seed = 77;
-    float *x = th_random_floats(n_in, -1, 1, &seed), *w = th_random_floats(n_w, -1, 1, &seed);
-    float *dy = th_random_floats(n_out, -1, 1, &seed), *got = malloc((n_out + n_in + n_w) * 4);
-    CU_ASSERT_FATAL(got != NULL);
-    tt_buffer *bx = th_upload(x, n_in, "split.x"), *bw = th_upload(w, n_w, "split.w");
-    tt_buffer *bdy = th_upload(dy, n_out, "split.dy"), *by = th_zeros(n_out, "split.y");
-    tt_buffer *bdx = th_zeros(n_in, "split.dx"), *bdw = th_zeros(n_w, "split.dw");
-    TH_OK(tt_conv2d_forward(be, tt_mem_of(by), tt_mem_of(bx), tt_mem_of(bw), (tt_mem){0}, d,
-                            (tt_mem){0}));
-    TH_OK(tt_conv2d_backward(be, tt_mem_of(bdx), tt_mem_of(bdw), (tt_mem){0}, tt_mem_of(bdy),
-                             tt_mem_of(bx), tt_mem_of(bw), d, (tt_mem){0}));
-    th_download(got, by, n_out);
-    th_download(got + n_out, bdx, n_in);
-    th_download(got + n_out + n_in, bdw, n_w);
-    tt_buffer_free(bx), tt_buffer_free(bw), tt_buffer_free(bdy), tt_buffer_free(by);
-    tt_buffer_free(bdx), tt_buffer_free(bdw);
-    free(x), free(w), free(dy);
-    return got;
-}
-
-/* A micro-batch whose pixel tiles pass 65535 work-groups (the least a
- * Vulkan device allows along dimension 0) runs in launches of fewer
- * images: with 4-pixel tiles, 5 images of 256x256 go as 4 + 1; forward and
- * input gradient as im2col + GEMM's.  The weight gradient (sums of 327680
- * terms, not split by images) against a double sum, within what float
- * sums of that length lose (im2col + GEMM's error printed beside it). */
-static void test_igemm_split_batch(void)
-{
-    th_setenv("TT_CONV_IGEMM_TILES", "1,4,4,1,1");
-    tt_conv2d_desc d = IG(5, 1, 256, 256, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1);
-    size_t n_in = 5 * 256 * 256, n_w = 2 * 9, n_out = 2 * n_in;
-    float *got = run_three(&d, n_in, n_w, n_out);
-    d.algo = TT_CONV_ALGO_IM2COL_GEMM;
-    float *want = run_three(&d, n_in, n_w, n_out);
-    double e = th_max_rel_error_f(got, want, n_out + n_in, 1.0);
-    /* dweight[co, ky, kx] = sum over n, y, x of dy[n, co, y, x] x[n, 0, y + ky - 1, x + kx - 1] */
-    uint64_t seed = 77;
-    float *x = th_random_floats(n_in, -1, 1, &seed), *w = th_random_floats(n_w, -1, 1, &seed);
-    float *dy = th_random_floats(n_out, -1, 1, &seed);
-    double dw[18] = {0};
-    for (size_t n = 0; n < 5; n++)
-        for (int co = 0; co < 2; co++)
-            for (int y = 0; y < 256; y++)
-                for (int xx = 0; xx < 256; xx++)
-                    for (int t = 0; t < 9; t++) {
-                        int iy = y + t / 3 - 1, ix = xx + t % 3 - 1;
-                        if (iy < 0 || iy >= 256 || ix < 0 || ix >= 256) continue;
-                        dw[co * 9 + t] += (double)dy[((n * 2 + co) * 256 + y) * 256 + xx] *
-                                          x[(n * 256 + iy) * 256 + ix];
-                    }
-    double e_w = th_max_rel_error(got + n_out + n_in, dw, n_w, 1.0);
-    double e_ref = th_max_rel_error(want + n_out + n_in, dw, n_w, 1.0);
-    printf("\n    5 x 256x256 in two launches: forward and input gradient within %.2e of "
-           "im2col_gemm; weight gradient off a double sum by %.2e (im2col_gemm %.2e)",
-           e, e_w, e_ref);
-    CU_ASSERT(e < 1e-5);
-    CU_ASSERT(e_w < 1e-4);
-    free(x), free(w), free(dy);
-    free(got), free(want);
-    th_setenv("TT_CONV_IGEMM_TILES", NULL);
 }
 
 /* Forced algorithms that do not run a shape at all fall back everywhere. */
@@ -524,7 +260,7 @@ static void test_resnet_strided(void)
         size_t n_in = (size_t)d->batch * d->in_channels * d->in_h * d->in_w;
         size_t n_w = (size_t)d->out_channels * d->in_channels * d->kernel_h * d->kernel_w;
         size_t n_out = (size_t)d->batch * d->out_channels * tt_conv2d_out_h(d) * tt_conv2d_out_w(d);
-        free(run_three(d, n_in, n_w, n_out)); /* the autotuner's first call */
+        free(ref_conv2d_run_three(d, n_in, n_w, n_out)); /* the autotuner's first call */
         ref_conv_op op = ref_conv2d_case_op(&resnet_cases[i], 1);
         op.workspace_bytes = tt_conv2d_workspace_bytes_on(be, d);
         op.pass_workspace = op.workspace_bytes > 0;
@@ -605,7 +341,7 @@ static void test_resnet_strided_large(void)
             th_setenv("TT_CONV_DIRECT_VARIANT", runs[r].variant);
             th_setenv("TT_CONV_IGEMM_TILES", runs[r].igemm_tiles);
             d.algo = runs[r].algo;
-            float *got = run_three(&d, n_in, n_w, n_out);
+            float *got = ref_conv2d_run_three(&d, n_in, n_w, n_out);
             double e[3] = {th_max_rel_error(got, want, n_out, 1.0),
                            th_max_rel_error(got + n_out, want + n_out, n_in, 1.0),
                            th_max_rel_error(got + n_out + n_in, want + n_out + n_in, n_w, 1.0)};
@@ -794,12 +530,7 @@ static void test_bench(void)
 int main(void)
 {
     CU_TestInfo tests[] = {
-        {"direct: forward and gradients", test_direct},
-        {"direct 3x3 with 16 columns a work-item, and 8", test_direct_w16},
-        {"direct with local-memory tiles", test_direct_tiled},
         {"fft: forward and gradients", test_fft},
-        {"implicit_gemm: forward and gradients, every tile", test_igemm},
-        {"implicit_gemm: a large micro-batch in several launches", test_igemm_split_batch},
         {"forced algorithms fall back on shapes they do not run", test_fallback_runs},
         {"the input gradient overwrites, through every algorithm",
          test_input_gradient_overwrites},

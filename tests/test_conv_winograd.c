@@ -7,7 +7,6 @@
  * refuses.  Apart from test_conv_algos.c, so that the two suites' program
  * compilations run side by side; PyTorch checks one case of each there.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -56,7 +55,8 @@ static void test_winograd4(void)
 {
     ref_conv2d_check_cases("winograd4x4", winograd4_cases, COUNT(winograd4_cases), ALL_DIRS);
     th_setenv("TT_CONV_W4_CHUNK_TILES", "8"); /* the last three: several rows a batch */
-    ref_conv2d_check_cases("winograd4x4 (chunks of 8 tiles' rows)", winograd4_cases + 3, 3, ALL_DIRS);
+    ref_conv2d_check_cases("winograd4x4 (chunks of 8 tiles' rows)",
+                           winograd4_cases + 3, 3, ALL_DIRS);
     th_setenv("TT_CONV_W4_FUSED", "1");
     th_setenv("TT_CONV_W4_CHUNK_TILES", "1");
     ref_conv2d_check_cases("winograd4x4 (chunks of one row, weight gradient in one pass)",
@@ -124,8 +124,8 @@ static void check_fused_forward_add(void)
 
 static void test_winograd4_fused(void)
 {
-    ref_conv2d_check_cases("winograd4x4_fused", winograd4_fused_cases, COUNT(winograd4_fused_cases),
-                FWD_AND_DATA);
+    ref_conv2d_check_cases("winograd4x4_fused",
+                           winograd4_fused_cases, COUNT(winograd4_fused_cases), FWD_AND_DATA);
     ref_conv2d_check_cases("winograd4x4_fused (forward only)", winograd4_fused_forward_cases,
                 COUNT(winograd4_fused_forward_cases), 1);
     check_fused_forward_add();

@@ -1,0 +1,172 @@
+/*
+ * The direct convolution against the double reference on every shape it
+ * runs: untiled with one column a work-item (scalar), 8 and 16 columns,
+ * and with local-memory tiles; its 3x3 kernels over bands of rows and of
+ * images, staged and unpadded; odd sizes, 1x1 images, batch 1 and 2,
+ * channel counts not multiples of 4; finite-difference gradients of input,
+ * weight and bias, backward adds (ref_conv_check_case).  Apart from
+ * test_conv_algos.c, so that the suites' program compilations run side by
+ * side; PyTorch and ResNet's shapes check it there.
+ */
+#include <stdio.h>
+
+#include "harness.h"
+#include "ops/conv2d.h"
+#include "ops/device_traits.h"
+#include "ref_conv_cases.h"
+
+static const conv2d_case direct_cases[] = {
+    {"direct k3 s1 p1 7x9 3->5", D(2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 s2 p1 9x7 6->9", D(1, 6, 9, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 0},
+    {"direct k1 s1 7x9 5->3", D(2, 5, 7, 9, 3, 1, 1, 1, 1, 0, 0, 1, 1, DIRECT), 1},
+    {"direct k5 s2 p0 7x9 3->5", D(1, 3, 7, 9, 5, 5, 5, 2, 2, 0, 0, 1, 1, DIRECT), 1},
+    {"direct k7 s1 p3 5x6 2->3", D(1, 2, 5, 6, 3, 7, 7, 1, 1, 3, 3, 1, 1, DIRECT), 1},
+    {"direct k3x1 s(1,2) p(1,0)", D(1, 3, 7, 9, 5, 3, 1, 1, 2, 1, 0, 1, 1, DIRECT), 1},
+    {"direct k3 dilation 2 p2", D(1, 3, 7, 9, 4, 3, 3, 1, 1, 2, 2, 2, 2, DIRECT), 1},
+    {"direct 1x1 image k3 p1", D(2, 3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    /* the 3x3 kernels' channel blocks: several, the last one short */
+    {"direct k3 p1 11x17 10->9", D(2, 10, 11, 17, 9, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    /* whole vectors: the left and right edge columns from shifted middles */
+    {"direct k3 p1 7x24 5->6", D(2, 5, 7, 24, 6, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    /* the staged tile: two chunks of input channels (16 + 1), a second
+     * work-group of columns mostly past the edge */
+    {"direct k3 p1 3x33 17->2", D(1, 17, 3, 33, 2, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    /* the padded copies (W % 8 == 0): the weight gradient's at one row of
+     * one vector; the forward's (also H even) with two row blocks */
+    {"direct k3 p1 1x8 4->3", D(2, 4, 1, 8, 3, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 p1 4x16 9->5", D(2, 9, 4, 16, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+};
+
+/* The 16-wide 3x3 kernels (planes a multiple of 16 wide): one vector a
+ * row, two, three, and more than a work-group's columns; rows not a
+ * multiple of the forward's row block (5, 6, 3, 1, 9); channel counts not
+ * multiples of the channel blocks; batch 1 and 2, bias or not; planes
+ * 8 wide (two rows a vector), an even and an odd number of rows; planes
+ * W % 16 == 8 wide (a half vector ends each row: 24 and 40 wide); and a
+ * plane wider than 256, which took the 8-wide kernels before; stride 2
+ * (the forward's own kernel, even and odd columns apart): outputs 16, 8
+ * (an odd input width, its last column padding) and 24 wide; widths
+ * that end in part of a vector other than a half (17, 30, 21: 1, 14 and
+ * 5 columns). */
+static const conv2d_case w16_cases[] = {
+    {"direct k3 p1 5x16 9->5", D(2, 9, 5, 16, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 p1 6x32 3->6", D(1, 3, 6, 32, 6, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
+    {"direct k3 p1 8x8 6->7", D(2, 6, 8, 8, 7, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 p1 3x48 17->7", D(2, 17, 3, 48, 7, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 p1 1x16 4->3", D(2, 4, 1, 16, 3, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
+    {"direct k3 p1 9x80 5->10", D(1, 5, 9, 80, 10, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 p1 5x8 9->5", D(2, 9, 5, 8, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
+    {"direct k3 p1 1x8 3->2", D(1, 3, 1, 8, 2, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 p1 5x24 6->5", D(2, 6, 5, 24, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 p1 3x40 3->9", D(1, 3, 3, 40, 9, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
+    {"direct k3 p1 2x272 2->3", D(2, 2, 2, 272, 3, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 s2 p1 8x32 5->6", D(2, 5, 8, 32, 6, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 s2 p1 7x15 4->5", D(1, 4, 7, 15, 5, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 0},
+    {"direct k3 s2 p1 5x48 3->9", D(2, 3, 5, 48, 9, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 p1 5x17 4->5", D(2, 4, 5, 17, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 p1 6x30 3->6", D(1, 3, 6, 30, 6, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
+    {"direct k3 p1 9x21 6->5", D(2, 6, 9, 21, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    /* two of the weight gradient's 6-row steps and a row left */
+    {"direct k3 p1 13x24 4->5", D(1, 4, 13, 24, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
+};
+
+static const conv2d_case tiled_cases[] = {
+    {"direct tiled k3 p1 19x21 3->5", D(2, 3, 19, 21, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
+    {"direct tiled k5 s2 p2 9x7", D(1, 3, 9, 7, 6, 5, 5, 2, 2, 2, 2, 1, 1, DIRECT), 0},
+    {"direct tiled dilation 2 1x1", D(1, 2, 1, 1, 3, 3, 3, 1, 1, 2, 2, 2, 2, DIRECT), 1},
+};
+
+static void test_direct(void)
+{
+    th_setenv("TT_CONV_DIRECT_VARIANT", "scalar");
+    ref_conv2d_check_cases("direct (scalar)", direct_cases, COUNT(direct_cases), ALL_DIRS);
+    th_setenv("TT_CONV_DIRECT_VARIANT", "w8"); /* stride-2 columns fall back to scalar */
+    th_setenv("TT_CONV_DIRECT_W16", "0");        /* 16-wide: test_direct_w16 */
+    ref_conv2d_check_cases("direct (8-wide)", direct_cases, COUNT(direct_cases), ALL_DIRS);
+    ref_conv2d_check_cases("direct (8-wide, tile cases)",
+                           tiled_cases, COUNT(tiled_cases), ALL_DIRS);
+    /* the 3x3 weight gradient's bands over the last four cases (3x3,
+     * stride 1): a row or two each, then several images to a band */
+    const conv2d_case *k3 = direct_cases + COUNT(direct_cases) - 4;
+    th_setenv("TT_CONV_K3W_BANDS", "2000,1");
+    ref_conv2d_check_cases("direct (8-wide, bands of rows)", k3, 4, ALL_DIRS);
+    th_setenv("TT_CONV_K3W_BANDS", "1000000,1");
+    ref_conv2d_check_cases("direct (8-wide, images to a band)", k3, 4, ALL_DIRS);
+    th_setenv("TT_CONV_K3W_BANDS", NULL);
+    /* the forward and input gradient through the staged tile, which only
+     * planes of 512x512 and up take by themselves */
+    th_setenv("TT_K3_STAGED", "1");
+    ref_conv2d_check_cases("direct (8-wide, staged tile)", k3, 4, ALL_DIRS);
+    th_setenv("TT_K3_STAGED", NULL);
+    /* planes a multiple of 8 wide without the padded copies, as planes
+     * over 128 wide run (with them: the passes above) */
+    th_setenv("TT_K3W_PADDED", "0");
+    th_setenv("TT_K3_PADDED", "0");
+    ref_conv2d_check_cases("direct (8-wide, unpadded)", k3, 4, ALL_DIRS);
+    th_setenv("TT_K3W_PADDED", NULL);
+    th_setenv("TT_K3_PADDED", NULL);
+    th_setenv("TT_CONV_DIRECT_W16", NULL);
+    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
+}
+
+/* The 3x3 kernels with 16 columns a work-item (forced on: any OpenCL
+ * device compiles float16; this device's own choice says whether they run
+ * by default), over bands of rows and images, then the same shapes with
+ * the 8-wide kernels forced. */
+static void test_direct_w16(void)
+{
+    th_setenv("TT_CONV_DIRECT_VARIANT", "w8");
+    int by_default = tt_device_traits_of(th_backend()).direct_w16;
+    printf("\n    this device runs the 16-wide kernels by default: %s", by_default ? "yes" : "no");
+    th_setenv("TT_CONV_DIRECT_W16", "1");
+    if (!tt_device_traits_of(th_backend()).direct_w16) {
+        th_left_out("direct (16-wide)", "the backend has no conv_direct_w16 program");
+    } else {
+        ref_conv2d_check_cases("direct (16-wide)", w16_cases, COUNT(w16_cases), ALL_DIRS);
+        th_setenv("TT_CONV_K3W_BANDS", "2000,1");
+        ref_conv2d_check_cases("direct (16-wide, bands of rows)",
+                               w16_cases, COUNT(w16_cases), ALL_DIRS);
+        th_setenv("TT_CONV_K3W_BANDS", "1000000,1");
+        ref_conv2d_check_cases("direct (16-wide, images to a band)",
+                               w16_cases, COUNT(w16_cases), ALL_DIRS);
+        th_setenv("TT_CONV_K3W_BANDS", NULL);
+        /* images padded in bands of rows (planes too large for a whole
+         * copy): bands of a row block, and of 3 rows (the last band and
+         * the row blocks ragged), the latter with several weight-gradient
+         * bands to a band */
+        th_setenv("TT_CONV_W16_BAND_ROWS", "4");
+        ref_conv2d_check_cases("direct (16-wide, images in bands of 4 rows)",
+                               w16_cases, COUNT(w16_cases), ALL_DIRS);
+        th_setenv("TT_CONV_W16_BAND_ROWS", "3");
+        th_setenv("TT_CONV_K3W_BANDS", "2000,1");
+        ref_conv2d_check_cases("direct (16-wide, images in bands of 3 rows)",
+                               w16_cases, COUNT(w16_cases), ALL_DIRS);
+        th_setenv("TT_CONV_K3W_BANDS", NULL);
+        th_setenv("TT_CONV_W16_BAND_ROWS", NULL);
+    }
+    th_setenv("TT_CONV_DIRECT_W16", "0");
+    CU_ASSERT_FALSE(tt_device_traits_of(th_backend()).direct_w16);
+    ref_conv2d_check_cases("direct (8-wide, the 16-wide shapes)",
+                           w16_cases, COUNT(w16_cases), ALL_DIRS);
+    th_setenv("TT_CONV_DIRECT_W16", NULL);
+    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
+}
+
+static void test_direct_tiled(void)
+{
+    th_setenv("TT_CONV_DIRECT_VARIANT", "tiled");
+    ref_conv2d_check_cases("direct (local-memory tiles)",
+                           tiled_cases, COUNT(tiled_cases), ALL_DIRS);
+    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
+}
+
+int main(void)
+{
+    CU_TestInfo tests[] = {
+        {"direct: forward and gradients", test_direct},
+        {"direct 3x3 with 16 columns a work-item, and 8", test_direct_w16},
+        {"direct with local-memory tiles", test_direct_tiled},
+        CU_TEST_INFO_NULL,
+    };
+    return th_run_suite("conv_direct", tests);
+}
