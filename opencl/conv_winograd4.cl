@@ -403,10 +403,12 @@ inline void w4_add_taps(__global float *to, float16 taps[16])
     }
 }
 
-/* dweight (Cout, Cin, 3, 3) += Gᵀ dU G, 16 input channels a work-item.
+/* dweight (Cout, Cin, 3, 3) += Gᵀ dU G, 16 input channels a work-item, dU
+ * the sum of `parts` arrays of 36 Cout Cin side by side (one for the
+ * chunked product, one a work-item's share for the fused kernel's).
  * global (Cin / 16, Cout). */
 __kernel void wino4_weight_finish(TT_MEM(float, dweight), TT_MEM(const float, du), const int cin,
-                                  const int cout)
+                                  const int cout, const int parts)
 {
     TT_PTR(float, dweight);
     TT_PTR(const float, du);
@@ -417,7 +419,11 @@ __kernel void wino4_weight_finish(TT_MEM(float, dweight), TT_MEM(const float, du
     float16 r[3][6]; /* Gᵀ dU, column by column */
     for (int j = 0; j < 6; j++) {
         float16 x[6];
-        for (int i = 0; i < 6; i++) x[i] = vload16(0, from + (6 * i + j) * stride);
+        for (int i = 0; i < 6; i++) {
+            __global const float *at = from + (6 * i + j) * stride;
+            x[i] = vload16(0, at);
+            for (int p = 1; p < parts; p++) x[i] += vload16(0, at + p * 36 * stride);
+        }
         W4_GT(x[0], x[1], x[2], x[3], x[4], x[5], r[0][j], r[1][j], r[2][j]);
     }
     float16 taps[16];
@@ -507,12 +513,11 @@ __kernel void wino4_weight_sum(TT_MEM(float, dweight), TT_MEM(const float, dm),
 #define W4_RIGHT1 (uint16)(0, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30)
 #define W4_LEFT1 (uint16)(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
 
-/* The six patch columns of 16 tiles in one input row w wide: d[c] lane i
- * = the row's column x0 + 4 i + c - 1, 0 past its ends.  The 64 columns
- * from x0 are dealt out by two rounds of even/odd splits; columns x0 - 1
- * and x0 + 64 enter as a lane shifted in.  Whole rows of 64 take plain
- * loads (the bounded ones alone were slower). */
-inline void w4f_row(float16 d[6], __global const float *row, const int x0, const int w)
+/* The 64 columns from x0 of a row w wide dealt out to 4 vectors of 16
+ * tiles: d[c] lane i = column x0 + 4 i + c, 0 past w; two rounds of
+ * even/odd splits.  Whole rows of 64 take plain loads (the bounded ones
+ * alone were slower). */
+inline void w4f_split(float16 d[4], __global const float *row, const int x0, const int w)
 {
     float16 v0, v1, v2, v3;
     if (x0 + 64 <= w) {
@@ -524,13 +529,52 @@ inline void w4f_row(float16 d[6], __global const float *row, const int x0, const
     }
     const float16 a0 = shuffle2(v0, v1, W4_EVEN), b0 = shuffle2(v0, v1, W4_ODD);
     const float16 a1 = shuffle2(v2, v3, W4_EVEN), b1 = shuffle2(v2, v3, W4_ODD);
-    d[1] = shuffle2(a0, a1, W4_EVEN);
-    d[2] = shuffle2(b0, b1, W4_EVEN);
-    d[3] = shuffle2(a0, a1, W4_ODD);
-    d[4] = shuffle2(b0, b1, W4_ODD);
+    d[0] = shuffle2(a0, a1, W4_EVEN);
+    d[1] = shuffle2(b0, b1, W4_EVEN);
+    d[2] = shuffle2(a0, a1, W4_ODD);
+    d[3] = shuffle2(b0, b1, W4_ODD);
+}
+
+/* The six patch columns of 16 tiles in one input row w wide: d[c] lane i
+ * = the row's column x0 + 4 i + c - 1, 0 past its ends: w4f_split's four
+ * and columns x0 - 1 and x0 + 64 shifted in as a lane. */
+inline void w4f_row(float16 d[6], __global const float *row, const int x0, const int w)
+{
+    w4f_split(d + 1, row, x0, w);
     const float left = x0 > 0 ? row[x0 - 1] : 0.0f, right = x0 + 64 < w ? row[x0 + 64] : 0.0f;
     d[0] = shuffle2((float16)(left), d[4], W4_RIGHT1);
     d[5] = shuffle2(d[1], (float16)(right), W4_LEFT1);
+}
+
+/* V[ci][e] (36 vectors a channel, lanes the tiles) of the 16 tiles from
+ * column x0 of tile row y0 / 4 of one image (TT_W4_CIN channels of (h,
+ * w)), padding 1. */
+inline void w4f_input(float16 *V, __global const float *image, const int x0, const int y0,
+                      const int h, const int w)
+{
+    const size_t plane = (size_t)h * w;
+    for (int ci = 0; ci < TT_W4_CIN; ci++) {
+        float16 *v = V + ci * 36;
+        __global const float *channel = image + ci * plane;
+        float16 s[6][6]; /* d B, row by row */
+        __attribute__((opencl_unroll_hint))
+        for (int r = 0; r < 6; r++) {
+            const int y = y0 - 1 + r;
+            float16 d[6];
+            if (y >= 0 && y < h) {
+                w4f_row(d, channel + (size_t)y * w, x0, w);
+            } else {
+                __attribute__((opencl_unroll_hint))
+                for (int c = 0; c < 6; c++) d[c] = (float16)(0.0f);
+            }
+            W4_BT(d[0], d[1], d[2], d[3], d[4], d[5], s[r][0], s[r][1], s[r][2], s[r][3],
+                  s[r][4], s[r][5]);
+        }
+        __attribute__((opencl_unroll_hint))
+        for (int j = 0; j < 6; j++)
+            W4_BT(s[0][j], s[1][j], s[2][j], s[3][j], s[4][j], s[5][j], v[j], v[6 + j],
+                  v[12 + j], v[18 + j], v[24 + j], v[30 + j]);
+    }
 }
 
 /* The 64 columns from x0 of an output row w wide from its 4 columns of 16
@@ -579,28 +623,7 @@ __kernel void wino4_fused(TT_MEM(float, out), TT_MEM(const float, inp), TT_MEM(c
     if (x0 >= w || y0 >= h) return;
     const size_t plane = (size_t)h * w;
     float16 V[TT_W4_CIN * 36]; /* V[ci][e], lanes the tiles */
-    for (int ci = 0; ci < TT_W4_CIN; ci++) {
-        float16 *v = V + ci * 36;
-        __global const float *image = inp + ((size_t)n * TT_W4_CIN + ci) * plane;
-        float16 s[6][6]; /* d B, row by row */
-        __attribute__((opencl_unroll_hint))
-        for (int r = 0; r < 6; r++) {
-            const int y = y0 - 1 + r;
-            float16 d[6];
-            if (y >= 0 && y < h) {
-                w4f_row(d, image + (size_t)y * w, x0, w);
-            } else {
-                __attribute__((opencl_unroll_hint))
-                for (int c = 0; c < 6; c++) d[c] = (float16)(0.0f);
-            }
-            W4_BT(d[0], d[1], d[2], d[3], d[4], d[5], s[r][0], s[r][1], s[r][2], s[r][3],
-                  s[r][4], s[r][5]);
-        }
-        __attribute__((opencl_unroll_hint))
-        for (int j = 0; j < 6; j++)
-            W4_BT(s[0][j], s[1][j], s[2][j], s[3][j], s[4][j], s[5][j], v[j], v[6 + j],
-                  v[12 + j], v[18 + j], v[24 + j], v[30 + j]);
-    }
+    w4f_input(V, inp + (size_t)n * TT_W4_CIN * plane, x0, y0, h, w);
     for (int co0 = 0; co0 < TT_W4_COUT; co0 += 16) {
         float16 M[16 * 36]; /* M[k][e] of output channel co0 + k */
         for (int e = 0; e < 36; e++) {
@@ -636,5 +659,96 @@ __kernel void wino4_fused(TT_MEM(float, out), TT_MEM(const float, inp), TT_MEM(c
             }
         }
     }
+}
+
+/* dM[e] (36 vectors, lanes the tiles) of one output gradient channel (h,
+ * w): A dY Aᵀ of the 4x4 tiles of the 16 tiles from column x0 of tile row
+ * y0 / 4, 0 past the plane; stored as floats (16 a vector) for the
+ * product to broadcast lane by lane. */
+inline void w4f_dout(float *dm, __global const float *channel, const int x0, const int y0,
+                     const int h, const int w)
+{
+    float16 s[4][6]; /* dY Aᵀ, row by row */
+    __attribute__((opencl_unroll_hint))
+    for (int r = 0; r < 4; r++) {
+        float16 d[4];
+        if (y0 + r < h) {
+            w4f_split(d, channel + (size_t)(y0 + r) * w, x0, w);
+        } else {
+            __attribute__((opencl_unroll_hint))
+            for (int c = 0; c < 4; c++) d[c] = (float16)(0.0f);
+        }
+        W4_A(d[0], d[1], d[2], d[3], s[r][0], s[r][1], s[r][2], s[r][3], s[r][4], s[r][5]);
+    }
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < 6; j++) {
+        float16 o[6];
+        W4_A(s[0][j], s[1][j], s[2][j], s[3][j], o[0], o[1], o[2], o[3], o[4], o[5]);
+        __attribute__((opencl_unroll_hint))
+        for (int i = 0; i < 6; i++) vstore16(o[i], 6 * i + j, dm);
+    }
+}
+
+#define W4F_CINV (TT_W4_CIN / 16)
+
+/* The weight gradient's dU = sum over tiles of dM[e]ᵀ V[e], a work-item's
+ * share: its column of 16 tiles (64 columns from 64 g) in `rows` tile
+ * rows from row rows s of the batch's (images one after another, ceil(H /
+ * 4) each), into du part s G + g (36 Cout Cin floats, [e][co][ci]; the
+ * parts summed by wino4_weight_finish).  Each tile row's V and dM are
+ * made in private memory with the tiles in the lanes; a product turns 16
+ * input channels of V around (w4_transpose) so that the channels are the
+ * lanes, and broadcasts dM tile by tile.  Padding 1, output the input's
+ * size.  global (G = ceil(W / 64), ceil(total rows / rows)). */
+__kernel void wino4_fused_weight(TT_MEM(float, du), TT_MEM(const float, inp),
+                                 TT_MEM(const float, dout), const int h, const int w,
+                                 const int total_rows, const int rows)
+{
+    TT_PTR(float, du);
+    TT_PTR(const float, inp);
+    TT_PTR(const float, dout);
+    const int g = get_global_id(0), s = get_global_id(1), x0 = 64 * g;
+    if (x0 >= w) return;
+    const int tiles_h = (h + 3) / 4, first = s * rows;
+    const int last = first + rows < total_rows ? first + rows : total_rows;
+    const size_t plane = (size_t)h * w;
+    float16 acc[36 * TT_W4_COUT * W4F_CINV]; /* dU[e][co][16 ci] */
+    for (int i = 0; i < 36 * TT_W4_COUT * W4F_CINV; i++) acc[i] = (float16)(0.0f);
+    for (int row = first; row < last; row++) {
+        const int n = row / tiles_h, y0 = 4 * (row % tiles_h);
+        float16 V[TT_W4_CIN * 36];
+        w4f_input(V, inp + (size_t)n * TT_W4_CIN * plane, x0, y0, h, w);
+        float dm[TT_W4_COUT * 36 * 16]; /* dM[co][e], 16 tiles each */
+        for (int co = 0; co < TT_W4_COUT; co++)
+            w4f_dout(dm + co * 576, dout + ((size_t)n * TT_W4_COUT + co) * plane, x0, y0, h, w);
+        for (int e = 0; e < 36; e++) {
+            for (int cb = 0; cb < W4F_CINV; cb++) {
+                float16 vt[16]; /* vt[t] lane l: V[16 cb + l][e] of tile t */
+                __attribute__((opencl_unroll_hint))
+                for (int l = 0; l < 16; l++) vt[l] = V[(16 * cb + l) * 36 + e];
+                w4_transpose(vt);
+                for (int co = 0; co < TT_W4_COUT; co += 8) {
+                    /* 8 output channels side by side: 8 chains of
+                     * dependent products rather than one */
+                    const float *d = dm + co * 576 + e * 16;
+                    float16 *at = acc + (e * TT_W4_COUT + co) * W4F_CINV + cb;
+                    float16 a[8];
+                    __attribute__((opencl_unroll_hint))
+                    for (int k = 0; k < 8; k++) a[k] = at[k * W4F_CINV];
+                    __attribute__((opencl_unroll_hint))
+                    for (int t = 0; t < 16; t++)
+                        __attribute__((opencl_unroll_hint))
+                        for (int k = 0; k < 8; k++)
+                            a[k] = fma((float16)(d[k * 576 + t]), vt[t], a[k]);
+                    __attribute__((opencl_unroll_hint))
+                    for (int k = 0; k < 8; k++) at[k * W4F_CINV] = a[k];
+                }
+            }
+        }
+    }
+    __global float *to = du + (size_t)(s * get_global_size(0) + g) * 36 * TT_W4_COUT * TT_W4_CIN;
+    for (int i = 0; i < 36 * TT_W4_COUT; i++)
+        for (int cb = 0; cb < W4F_CINV; cb++)
+            vstore16(acc[i * W4F_CINV + cb], 0, to + (size_t)i * TT_W4_CIN + 16 * cb);
 }
 #endif

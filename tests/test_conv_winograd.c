@@ -80,13 +80,18 @@ static void test_winograd4(void)
  * work-item's 16 tiles and a last row of tiles past it (5x7); a row of
  * one whole work-item and a part one (66 wide, the column past the first
  * 64 entering on the left of the second); 32 output channels (two blocks
- * of M) and, in the input gradient, 48 (three); forward only where the
- * input gradient's output channels, 3, are not a multiple of 16. */
+ * of M) and, in the input gradient, 48 (three); in the weight gradient,
+ * work-items whose tile rows run from one image into the next and a last
+ * one with fewer (34x9, two images: 18 rows, 2 a work-item), and the
+ * largest dU a work-item holds (32->32); forward only where the input
+ * gradient's output channels, 3, are not a multiple of 16. */
 static const conv2d_case winograd4_fused_cases[] = {
     {"fused p1 5x7 16->16", D(2, 16, 5, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4_FUSED), 1},
     {"fused p1 3x66 16->16", D(1, 16, 3, 66, 16, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4_FUSED), 1},
     {"fused p1 5x5 16->32", D(1, 16, 5, 5, 32, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4_FUSED), 1},
     {"fused p1 6x5 48->16", D(1, 48, 6, 5, 16, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4_FUSED), 0},
+    {"fused p1 34x9 16->16", D(2, 16, 34, 9, 16, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4_FUSED), 0},
+    {"fused p1 6x6 32->32", D(1, 32, 6, 6, 32, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4_FUSED), 0},
 };
 static const conv2d_case winograd4_fused_forward_cases[] = {
     {"fused p1 6x9 3->16", D(2, 3, 6, 9, 16, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4_FUSED), 1},
@@ -125,7 +130,7 @@ static void check_fused_forward_add(void)
 static void test_winograd4_fused(void)
 {
     ref_conv2d_check_cases("winograd4x4_fused",
-                           winograd4_fused_cases, COUNT(winograd4_fused_cases), FWD_AND_DATA);
+                           winograd4_fused_cases, COUNT(winograd4_fused_cases), ALL_DIRS);
     ref_conv2d_check_cases("winograd4x4_fused (forward only)", winograd4_fused_forward_cases,
                 COUNT(winograd4_fused_forward_cases), 1);
     check_fused_forward_add();

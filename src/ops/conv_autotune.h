@@ -49,8 +49,8 @@
  * planes of any width from 16 and in bands of rows where an image's copy
  * is too large (full-resolution tiles took implicit_gemm or the 8-wide
  * kernels); 10 = winograd4x4 a candidate; 11 = winograd4x4_fused a
- * candidate. */
-#define TT_FIND_DB_VERSION 11
+ * candidate; 12 = winograd4x4_fused's weight gradient a candidate. */
+#define TT_FIND_DB_VERSION 12
 
 
 /* Runs candidate `algo` once on the op's buffers (queued, not finished). */

@@ -193,6 +193,16 @@ tt_status tt_wino4_weight_transform(tt_backend *be, tt_mem u, tt_mem weight, siz
                                     tt_arg_i32((int)cin), tt_arg_i32(flip)));
 }
 
+tt_status tt_wino4_weight_finish(tt_backend *be, tt_mem dweight, tt_mem du, size_t cin,
+                                 size_t cout, size_t parts)
+{
+    size_t global[2] = {cin / 16, cout};
+    return tt_launch_kernel(be, "conv_winograd4", "wino4_weight_finish", tt_wino4_options, 2,
+                            global, local_tiles,
+                            TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(du), tt_arg_i32((int)cin),
+                                    tt_arg_i32((int)cout), tt_arg_i32((int)parts)));
+}
+
 static tt_status w4_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, tt_mem bias,
                             const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
@@ -262,11 +272,7 @@ static tt_status w4_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout,
                                 TT_ARGS(tt_arg_mem(du), tt_arg_mem(dm), tt_arg_mem(v),
                                         tt_arg_i32((int)s->cin), tt_arg_i32((int)s->cout),
                                         tt_arg_i32((int)tiles))));
-        size_t gfinish[2] = {s->cin / 16, s->cout};
-        TT_TRY(tt_launch_kernel(be, "conv_winograd4", "wino4_weight_finish", tt_wino4_options,
-                                2, gfinish, local_tiles,
-                                TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(du),
-                                        tt_arg_i32((int)s->cin), tt_arg_i32((int)s->cout))));
+        TT_TRY(tt_wino4_weight_finish(be, dweight, du, s->cin, s->cout, 1));
     }
     return NULL;
 }

@@ -12,16 +12,22 @@
  *                  rows of 16 tiles, padding 1 (+ bias)
  *   backward data  the same over dout with the flipped, transposed kernel
  *                  (padding 2 - 1 = 1), adding into dinp or over it
- *   backward weight  not run (supports() says no; the dispatch picks
- *                  another algorithm for it)
+ *   backward weight  each work-item a column of 16 tiles over a share of
+ *                  the batch's tile rows: V and dM of a row in private
+ *                  memory, dU[e] += dMᵀ V into its own part (tiles
+ *                  turned into lanes of channels, w4_transpose); then
+ *                  dweight += Gᵀ (the parts' sum) G (wino4_weight_finish)
  *
  * Shapes: 3x3, stride 1, dilation 1, groups 1, padding 1, any H and W
  * (the tiles past the plane compute on zeros, unstored: where W is far
  * from a multiple of 64 the lanes run part empty); the product's output
  * channels a multiple of 16 and its
  * input channels at most WF_MAX_CIN (the kernel's private V holds
- * 36 x 16 floats of each).  Workspace: U, 36 Cin Cout floats.  OpenCL
- * only, with the conv_winograd4 program (conv_algo.c).
+ * 36 x 16 floats of each); for the weight gradient both channel counts a
+ * multiple of 16 and Cin Cout at most WF_MAX_WEIGHT (a work-item's dU).
+ * Workspace: U, 36 Cin Cout floats, or the weight gradient's parts (36
+ * Cin Cout each, parts_of).  OpenCL only, with the conv_winograd4 program
+ * (conv_algo.c).
  */
 #include <stdio.h>
 
@@ -30,21 +36,44 @@
 #include "ops/conv_winograd4.h"
 
 #define WF_MAX_CIN 64 /* V: 36 x 16 floats a channel, 147 KiB of private memory at 64 */
+#define WF_MAX_WEIGHT (32 * 32) /* the weight gradient's dU: 147 KiB of private memory */
+#define WF_ITEMS 16             /* the weight gradient's work-items, about: 8 a core of two */
 
 static const size_t local_single[3] = {1, 1, 1};
 
 static int wf_supports(const tt_conv_shape *s, tt_conv_dir dir)
 {
-    if (dir == TT_CONV_DIR_BACKWARD_WEIGHT) return 0;
     int ok = tt_conv_winograd_shape(s) && s->ph == 1 && s->pw == 1;
+    if (dir == TT_CONV_DIR_BACKWARD_WEIGHT)
+        return ok && s->cin % 16 == 0 && s->cout % 16 == 0 && s->cin * s->cout <= WF_MAX_WEIGHT;
     size_t ci = dir == TT_CONV_DIR_FORWARD ? s->cin : s->cout;
     size_t co = dir == TT_CONV_DIR_FORWARD ? s->cout : s->cin;
     return ok && co % 16 == 0 && ci <= WF_MAX_CIN;
 }
 
+/* The weight gradient's split: `rows` tile rows a work-item, `slices`
+ * work-items down each column of 64, `parts` of dU in all. */
+typedef struct wf_split {
+    size_t groups, total_rows, rows, slices, parts;
+} wf_split;
+
+static wf_split split_of(const tt_conv_shape *s)
+{
+    wf_split p;
+    p.groups = (s->w + 63) / 64;
+    p.total_rows = s->batch * ((s->h + 3) / 4);
+    size_t want = (WF_ITEMS + p.groups - 1) / p.groups;
+    if (want > p.total_rows) want = p.total_rows;
+    p.rows = (p.total_rows + want - 1) / want;
+    p.slices = (p.total_rows + p.rows - 1) / p.rows;
+    p.parts = p.groups * p.slices;
+    return p;
+}
+
 static size_t wf_workspace_bytes(const tt_conv_shape *s)
 {
-    return 36 * s->cin * s->cout * sizeof(float);
+    size_t parts = split_of(s).parts;
+    return 36 * s->cin * s->cout * (parts > 1 ? parts : 1) * sizeof(float);
 }
 
 /* out (batch, co, h, w) [+]= the fused kernel over inp (batch, ci, h, w)
@@ -80,10 +109,26 @@ static tt_status wf_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_m
                      accumulate);
 }
 
+static tt_status wf_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
+                                    const tt_conv_shape *s, tt_mem ws)
+{
+    wf_split p = split_of(s);
+    char options[160];
+    snprintf(options, sizeof options, "%s -DTT_W4_CIN=%zu -DTT_W4_COUT=%zu", tt_wino4_options,
+             s->cin, s->cout);
+    size_t global[3] = {p.groups, p.slices, 1};
+    TT_TRY(tt_launch_kernel(be, "conv_winograd4", "wino4_fused_weight", options, 3, global,
+                            local_single,
+                            TT_ARGS(tt_arg_mem(ws), tt_arg_mem(inp), tt_arg_mem(dout),
+                                    tt_arg_i32((int)s->h), tt_arg_i32((int)s->w),
+                                    tt_arg_i32((int)p.total_rows), tt_arg_i32((int)p.rows))));
+    return tt_wino4_weight_finish(be, dweight, ws, s->cin, s->cout, p.parts);
+}
+
 const tt_conv_algo_impl tt_conv_winograd4_fused_impl = {
     .supports = wf_supports,
     .workspace_bytes = wf_workspace_bytes,
     .forward = wf_forward,
     .backward_data = wf_backward_data,
-    .backward_weight = NULL,
+    .backward_weight = wf_backward_weight,
 };
