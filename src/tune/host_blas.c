@@ -14,8 +14,28 @@ static double seconds_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* OpenBLAS picks its kernels by the CPU's family and model, and a model
+ * it does not know (a virtual machine's, or a newer one) gets its oldest,
+ * SSE3 kernels ("Prescott"): a yardstick several times too short.  The
+ * kernels for what the CPU supports, for OPENBLAS_CORETYPE; NULL where
+ * OpenBLAS's own choice stands. */
+static const char *core_of_cpu(void)
+{
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl"))
+        return "SkylakeX";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+#endif
+    return NULL;
+}
+
 tt_cblas_sgemm_fn tt_host_sgemm_load(const char *command, FILE *log)
 {
+    /* the library reads OPENBLAS_CORETYPE as it loads; the user's wins */
+    const char *chosen = getenv("OPENBLAS_CORETYPE"), *core = chosen ? NULL : core_of_cpu();
+    if (core) setenv("OPENBLAS_CORETYPE", core, 0);
     /* never closed: OpenBLAS's threads outlive a dlclose badly */
     void *lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
@@ -27,6 +47,11 @@ tt_cblas_sgemm_fn tt_host_sgemm_load(const char *command, FILE *log)
     *(void **)&sgemm = dlsym(lib, "cblas_sgemm");
     if (!sgemm) fprintf(log, "tiletrain %s: libopenblas.so.0 has no cblas_sgemm; OpenBLAS skipped\n",
                         command);
+    char *(*corename)(void);
+    *(void **)&corename = dlsym(lib, "openblas_get_corename");
+    if (sgemm && corename)
+        fprintf(log, "tiletrain %s: OpenBLAS runs its %s kernels (OPENBLAS_CORETYPE%s)\n", command,
+                corename(), chosen ? " as set" : core ? " from the CPU's features" : " unset");
     return sgemm;
 }
 

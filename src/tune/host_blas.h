@@ -18,7 +18,10 @@ typedef void (*tt_cblas_sgemm_fn)(int order, int trans_a, int trans_b, int m, in
 /* OpenBLAS's cblas_sgemm from libopenblas.so.0, loaded once and kept for
  * the process; NULL, having said why on `log` ("tiletrain COMMAND: ..."),
  * when the library or the symbol is missing.  OPENBLAS_NUM_THREADS, when
- * set before the first call, fixes its threads. */
+ * set before the first call, fixes its threads; OPENBLAS_CORETYPE, unset,
+ * is set from the CPU's features (AVX-512: SkylakeX, AVX2: Haswell) so
+ * that a CPU model OpenBLAS does not know does not run its SSE3 kernels.
+ * Says on `log` which kernels it runs. */
 tt_cblas_sgemm_fn tt_host_sgemm_load(const char *command, FILE *log);
 
 /* secs[s] = seconds of one call of shapes[s] (row-major, as tt_gemm), the
