@@ -190,7 +190,7 @@ typedef struct tt_program_stats {
  * backward, loss, optimizer) and the op family of the kernel's program;
  * with by_kernel set, "<phase>/<kernel name>".  Kinds keep the order of
  * their first launch; the time is added when the queue is finished. */
-#define TT_PROFILE_MAX_KINDS 64
+#define TT_PROFILE_MAX_KINDS 128 /* the last one, when reached, is "(other kinds)" */
 typedef struct tt_profile {
     int by_kernel;
     int count;

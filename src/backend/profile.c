@@ -35,10 +35,15 @@ void tt_profile_add(tt_profile *p, const char *kind, double seconds)
 {
     int k = 0;
     while (k < p->count && strcmp(p->kind[k], kind) != 0) k++;
-    if (k == p->count) {
-        if (p->count == TT_PROFILE_MAX_KINDS) return;
+    if (k == p->count && k < TT_PROFILE_MAX_KINDS - 1) {
         snprintf(p->kind[k], sizeof p->kind[k], "%s", kind);
         p->count++;
+    } else if (k == p->count) { /* the table is full: the rest share its last kind */
+        k = TT_PROFILE_MAX_KINDS - 1;
+        if (p->count < TT_PROFILE_MAX_KINDS) {
+            snprintf(p->kind[k], sizeof p->kind[k], "%s", TT_PROFILE_OTHER_KINDS);
+            p->count++;
+        }
     }
     p->seconds[k] += seconds;
     p->launches[k]++;

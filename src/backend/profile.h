@@ -28,8 +28,10 @@ void tt_profile_kind(const tt_backend *backend, const char *program, const char 
                      char *out);
 
 /* Adds one launch of `kind` that took `seconds` to `profile`: a new kind
- * is appended (kinds keep the order of their first launch); past
- * TT_PROFILE_MAX_KINDS kinds the launch is dropped. */
+ * is appended (kinds keep the order of their first launch); once the
+ * table is full, the kinds not in it count together under its last,
+ * TT_PROFILE_OTHER_KINDS, so that no time goes missing from the sums. */
+#define TT_PROFILE_OTHER_KINDS "(other kinds)"
 void tt_profile_add(tt_profile *profile, const char *kind, double seconds);
 
 /* ---- reading a profile (bench, train --profile) ---- */
