@@ -8,7 +8,8 @@
  * workspace fits every candidate (implicit_gemm among them, picked from a
  * find-db like the others), conv_transpose2d tunes too, forcing (the
  * function, $TT_CONV_ALGO) never times, and a corrupt find-db is ignored
- * with a warning.  Each test runs in a fresh temporary cache directory.
+ * with a warning, and the candidates are timed in alternating rounds.
+ * Each test runs in a fresh temporary cache directory.
  *
  * The counts follow the candidates the test backend offers (OpenCL: every
  * algorithm; Vulkan: those it has shaders for); a check that needs two
@@ -700,6 +701,46 @@ static void test_implicit_gemm_pick(void)
     remove_cache_dir(be);
 }
 
+/* A stand-in for a convolution: records the candidates in the order they
+ * run, and fails for those marked. */
+typedef struct order_log {
+    tt_conv_algo ran[32];
+    int count;
+    int fails[TT_CONV_ALGO_COUNT];
+} order_log;
+
+static tt_status log_run(void *ctx, tt_conv_algo algo)
+{
+    order_log *log = ctx;
+    if (log->count < 32) log->ran[log->count++] = algo;
+    return log->fails[algo] ? tt_error_new(TT_ERR_INVALID_ARGUMENT, "stand-in failure") : NULL;
+}
+
+/* The candidates are timed in rounds, each in turn (a slow spell of the
+ * host falls on all alike): every one once untimed, then two rounds; one
+ * that fails is left out of the later rounds and never picked. */
+static void test_rounds_alternate(void)
+{
+    fresh_cache_dir();
+    tt_backend *be = th_backend();
+    const tt_conv_algo three[] = {TT_CONV_ALGO_IM2COL_GEMM, TT_CONV_ALGO_DIRECT,
+                                  TT_CONV_ALGO_WINOGRAD};
+    order_log log = {0};
+    tt_conv_algo best = TT_CONV_ALGO_AUTO;
+    TH_OK(tt_conv_autotune_pick(be, "stand-in A", three, 3, log_run, &log, &best));
+    CU_ASSERT_EQUAL(log.count, 9);
+    for (int i = 0; i < log.count; i++) CU_ASSERT_EQUAL(log.ran[i], three[i % 3]);
+    CU_ASSERT(best == three[0] || best == three[1] || best == three[2]);
+    order_log failing = {.fails = {[TT_CONV_ALGO_IM2COL_GEMM] = 1, [TT_CONV_ALGO_WINOGRAD] = 1}};
+    /* two warnings on stderr, "timing ... leaving it out" */
+    TH_OK(tt_conv_autotune_pick(be, "stand-in B", three, 3, log_run, &failing, &best));
+    const tt_conv_algo want[] = {three[0], three[1], three[2], three[1], three[1]};
+    CU_ASSERT_EQUAL(failing.count, 5);
+    for (int i = 0; i < failing.count && i < 5; i++) CU_ASSERT_EQUAL(failing.ran[i], want[i]);
+    CU_ASSERT_EQUAL(best, TT_CONV_ALGO_DIRECT);
+    remove_cache_dir(be);
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -711,6 +752,7 @@ int main(void)
         {"the backend is part of the key; older files are OpenCL's", test_backend_in_key},
         {"workspace sized for the known picks; a first layer leaves out its input gradient", test_workspace_of_known_picks},
         {"a find-db pick of implicit_gemm runs every direction", test_implicit_gemm_pick},
+        {"candidates timed in alternating rounds; a failing one left out", test_rounds_alternate},
         CU_TEST_INFO_NULL,
     };
     return th_run_suite("conv_autotune", tests);

@@ -278,20 +278,47 @@ static double now_ms(void)
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-/* Best of 2 timed runs after 1 warm-up (which also builds the kernels). */
+/* One run of `algo`, timed to its end, in *ms. */
 static tt_status time_one(tt_backend *be, tt_conv_run_fn run, void *ctx, tt_conv_algo algo,
                           double *ms)
 {
-    *ms = 1e300;
-    for (int i = 0; i < 3; i++) {
-        double start = now_ms();
-        stats.runs++;
-        TT_TRY(run(ctx, algo));
-        TT_TRY(tt_finish(be));
-        double took = now_ms() - start;
-        if (i > 0 && took < *ms) *ms = took;
-    }
+    double start = now_ms();
+    stats.runs++;
+    TT_TRY(run(ctx, algo));
+    TT_TRY(tt_finish(be));
+    *ms = now_ms() - start;
     return NULL;
+}
+
+#define TIMED_ROUNDS 2
+
+/* ms[i] = the best of TIMED_ROUNDS runs of candidate i, < 0 where it
+ * failed (*last_failure: the last failure, or NULL).  Every candidate
+ * runs once untimed first (which also builds its kernels); then each
+ * round times every candidate in turn, so that a slow spell of a shared
+ * host falls on all of them alike rather than on whichever was being
+ * timed through it (candidate by candidate, noise picked different
+ * algorithms for the same layer on different runs). */
+static void time_rounds(tt_backend *be, const char *key, const tt_conv_algo *candidates,
+                        int count, tt_conv_run_fn run, void *ctx, double *ms,
+                        tt_status *last_failure)
+{
+    for (int round = 0; round <= TIMED_ROUNDS; round++)
+        for (int i = 0; i < count; i++) {
+            if (round == 0) ms[i] = 1e300;
+            if (ms[i] < 0) continue;
+            double took;
+            tt_status failed = time_one(be, run, ctx, candidates[i], &took);
+            if (failed) {
+                fprintf(stderr, "tiletrain: warning: timing %s for %s: %s; leaving it out\n",
+                        tt_conv_algo_name(candidates[i]), key, tt_status_message(failed));
+                tt_status_free(*last_failure);
+                *last_failure = failed;
+                ms[i] = -1;
+            } else if (round > 0 && took < ms[i]) {
+                ms[i] = took;
+            }
+        }
 }
 
 tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_algo *candidates,
@@ -330,20 +357,12 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
         }
     /* queued work of the caller must not count against the first candidate */
     if ((status = tt_finish(be))) goto cleanup;
-    double best_ms = 1e300;
+    double best_ms = 1e300, ms[TT_CONV_ALGO_COUNT];
     int found = 0;
-    for (int i = 0; i < count; i++) {
-        double ms;
-        tt_status failed = time_one(be, run, ctx, candidates[i], &ms);
-        if (failed) {
-            fprintf(stderr, "tiletrain: warning: timing %s for %s: %s; leaving it out\n",
-                    tt_conv_algo_name(candidates[i]), key, tt_status_message(failed));
-            tt_status_free(last_failure);
-            last_failure = failed;
-            continue;
-        }
-        if (ms < best_ms) best_ms = ms, *best = candidates[i], found = 1;
-    }
+    TT_ASSERT(count <= TT_CONV_ALGO_COUNT);
+    time_rounds(be, key, candidates, count, run, ctx, ms, &last_failure);
+    for (int i = 0; i < count; i++)
+        if (ms[i] >= 0 && ms[i] < best_ms) best_ms = ms[i], *best = candidates[i], found = 1;
     if (!found) {
         status = tt_error_prefix(last_failure, "timing convolution algorithms for %s", key);
         last_failure = NULL;

@@ -4,9 +4,10 @@
  * For TT_CONV_ALGO_AUTO an op asks tt_conv_autotune_pick() for the fastest
  * of the algorithms that can run one direction of one layer shape.  The
  * answer comes from memory, else from the device's find-db file, else from
- * timing each candidate (1 warm-up + 2 timed runs, wall clock around
- * tt_finish) and is then written to the find-db so that the next process
- * reuses it without timing:
+ * timing the candidates (each once untimed, then 2 rounds timing each in
+ * turn, wall clock around tt_finish; a candidate's best counts) and is
+ * then written to the find-db so that the next process reuses it without
+ * timing:
  *
  *   $TT_CACHE_DIR/find-db/<backend>-<device-hash>.json, else
  *   $XDG_CACHE_HOME/tiletrain/find-db/..., else ~/.cache/tiletrain/find-db/...
@@ -49,7 +50,8 @@
  * planes of any width from 16 and in bands of rows where an image's copy
  * is too large (full-resolution tiles took implicit_gemm or the 8-wide
  * kernels); 10 = winograd4x4 a candidate; 11 = winograd4x4_fused a
- * candidate; 12 = winograd4x4_fused's weight gradient a candidate. */
+ * candidate; 12 = winograd4x4_fused's weight gradient a candidate, the
+ * candidates timed in alternating rounds. */
 #define TT_FIND_DB_VERSION 12
 
 
