@@ -303,9 +303,9 @@ static void time_rounds(tt_backend *be, const char *key, const tt_conv_algo *can
                         int count, tt_conv_run_fn run, void *ctx, double *ms,
                         tt_status *last_failure)
 {
+    for (int i = 0; i < count; i++) ms[i] = 1e300;
     for (int round = 0; round <= TIMED_ROUNDS; round++)
         for (int i = 0; i < count; i++) {
-            if (round == 0) ms[i] = 1e300;
             if (ms[i] < 0) continue;
             double took;
             tt_status failed = time_one(be, run, ctx, candidates[i], &took);

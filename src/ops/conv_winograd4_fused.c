@@ -62,18 +62,25 @@ static wf_split split_of(const tt_conv_shape *s)
     wf_split p;
     p.groups = (s->w + 63) / 64;
     p.total_rows = s->batch * ((s->h + 3) / 4);
+    size_t rows = p.total_rows > 0 ? p.total_rows : 1; /* an empty batch: one empty part */
     size_t want = (WF_ITEMS + p.groups - 1) / p.groups;
-    if (want > p.total_rows) want = p.total_rows;
-    p.rows = (p.total_rows + want - 1) / want;
-    p.slices = (p.total_rows + p.rows - 1) / p.rows;
+    if (want > rows) want = rows;
+    p.rows = (rows + want - 1) / want;
+    p.slices = (rows + p.rows - 1) / p.rows;
     p.parts = p.groups * p.slices;
     return p;
 }
 
 static size_t wf_workspace_bytes(const tt_conv_shape *s)
 {
-    size_t parts = split_of(s).parts;
-    return 36 * s->cin * s->cout * (parts > 1 ? parts : 1) * sizeof(float);
+    /* the weight gradient's parts; U (forward, input gradient) is one */
+    return 36 * s->cin * s->cout * split_of(s).parts * sizeof(float);
+}
+
+/* The program's options: the base ones and the channel counts. */
+static void fused_options(char *options, size_t size, size_t ci, size_t co)
+{
+    snprintf(options, size, "%s -DTT_W4_CIN=%zu -DTT_W4_COUT=%zu", tt_wino4_options, ci, co);
 }
 
 /* out (batch, co, h, w) [+]= the fused kernel over inp (batch, ci, h, w)
@@ -82,8 +89,7 @@ static tt_status run_fused(tt_backend *be, tt_mem out, tt_mem inp, tt_mem u, tt_
                            size_t batch, size_t ci, size_t co, size_t h, size_t w, int accumulate)
 {
     char options[160];
-    snprintf(options, sizeof options, "%s -DTT_W4_CIN=%zu -DTT_W4_COUT=%zu", tt_wino4_options,
-             ci, co);
+    fused_options(options, sizeof options, ci, co);
     size_t global[3] = {(w + 63) / 64, (h + 3) / 4, batch};
     tt_mem bias_mem = bias.buffer ? bias : inp; /* any valid buffer; unread */
     return tt_launch_kernel(be, "conv_winograd4", "wino4_fused", options, 3, global,
@@ -114,8 +120,7 @@ static tt_status wf_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout,
 {
     wf_split p = split_of(s);
     char options[160];
-    snprintf(options, sizeof options, "%s -DTT_W4_CIN=%zu -DTT_W4_COUT=%zu", tt_wino4_options,
-             s->cin, s->cout);
+    fused_options(options, sizeof options, s->cin, s->cout);
     size_t global[3] = {p.groups, p.slices, 1};
     TT_TRY(tt_launch_kernel(be, "conv_winograd4", "wino4_fused_weight", options, 3, global,
                             local_single,
