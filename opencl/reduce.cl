@@ -5,8 +5,11 @@
  *
  * Sum of squares is two-stage and deterministic: stage 1 runs a fixed number
  * of work-groups of exactly TT_WG items (a power of two); each item walks the
- * array with a grid stride, keeping a Kahan-compensated float sum, then the
- * group reduces in local memory to one partial.  Stage 2 is one work-group
+ * array's vectors of 16 floats with a grid stride (then the last n % 16
+ * floats), keeping a Kahan-compensated sum in each lane, adds its
+ * lanes, then the group reduces in local memory to one partial.  A vector
+ * an item: the lanes are SIMD lanes on a CPU, where a scalar walk is one
+ * dependent chain of adds per item.  Stage 2 is one work-group
  * that reduces the partials and ADDS the total into a device float, so several
  * arrays can be summed before the host reads the result once.
  *
@@ -27,6 +30,15 @@ inline void tt_reduce_group_f32(__local float *s)
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
+/* The sum of v's 16 lanes, always in the same order. */
+inline float tt_lanes_sum(float16 v)
+{
+    float8 a = v.lo + v.hi;
+    float4 b = a.lo + a.hi;
+    float2 c = b.lo + b.hi;
+    return c.x + c.y;
+}
+
 /* partial[group] = sum over this group's elements of x^2 */
 __kernel __attribute__((reqd_work_group_size(TT_WG, 1, 1)))
 void sum_squares_partial(TT_MEM(float, partial), TT_MEM(const float, x), const ulong n)
@@ -34,15 +46,18 @@ void sum_squares_partial(TT_MEM(float, partial), TT_MEM(const float, x), const u
     TT_PTR(float, partial);
     TT_PTR(const float, x);
     __local float s[TT_WG];
-    float sum = 0.0f, carry = 0.0f; /* Kahan: sum + carry is the exact running total */
-    for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {
-        float v = x[i];
-        float term = v * v - carry;
-        float next = sum + term;
+    float16 sum = 0.0f, carry = 0.0f; /* Kahan: sum + carry is the exact running total */
+    const ulong vectors = n / 16, tail = 16 * vectors;
+    for (ulong i = get_global_id(0); i < vectors; i += get_global_size(0)) {
+        float16 v = vload16(i, x);
+        float16 term = v * v - carry;
+        float16 next = sum + term;
         carry = (next - sum) - term;
         sum = next;
     }
-    s[get_local_id(0)] = sum;
+    float total = tt_lanes_sum(sum);
+    for (ulong i = tail + get_global_id(0); i < n; i += get_global_size(0)) total += x[i] * x[i];
+    s[get_local_id(0)] = total;
     tt_reduce_group_f32(s);
     if (get_local_id(0) == 0) partial[get_group_id(0)] = s[0];
 }
@@ -62,15 +77,23 @@ void sum_squares_finish(TT_MEM(float, acc), TT_MEM(const float, partial), const 
 }
 
 /* count[0] += number of NaN or Inf in x.  Tests the exponent bits, so it
- * holds under -cl-fast-relaxed-math too.  One atomic per work-group. */
+ * holds under -cl-fast-relaxed-math too; vectors of 16 as above.  One
+ * atomic per work-group. */
 __kernel __attribute__((reqd_work_group_size(TT_WG, 1, 1)))
 void count_nonfinite(TT_MEM(uint, count), TT_MEM(const float, x), const ulong n)
 {
     TT_PTR(uint, count);
     TT_PTR(const float, x);
     __local uint s[TT_WG];
-    uint bad = 0;
-    for (ulong i = get_global_id(0); i < n; i += get_global_size(0))
+    const uint16 exponent = (uint16)0x7f800000u;
+    const ulong vectors = n / 16, tail = 16 * vectors;
+    uint16 bad16 = 0; /* -1 per non-finite lane: the comparison's true */
+    for (ulong i = get_global_id(0); i < vectors; i += get_global_size(0))
+        bad16 -= as_uint16((as_uint16(vload16(i, x)) & exponent) == exponent);
+    uint8 a = bad16.lo + bad16.hi;
+    uint4 b = a.lo + a.hi;
+    uint bad = b.x + b.y + b.z + b.w;
+    for (ulong i = tail + get_global_id(0); i < n; i += get_global_size(0))
         bad += (as_uint(x[i]) & 0x7f800000u) == 0x7f800000u;
     int lid = get_local_id(0);
     s[lid] = bad;

@@ -30,7 +30,7 @@ static void test_sum_squares_sizes(void)
 {
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
-    static const size_t sizes[] = {1, 2, 255, 257, 1000, 65537, 1000003};
+    static const size_t sizes[] = {1, 2, 16, 255, 257, 1000, 4096, 65537, 1000003};
     double worst = 0;
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         size_t n = sizes[k];
@@ -96,7 +96,7 @@ static void test_nonfinite(void)
 {
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
-    static const size_t sizes[] = {1, 1000, 1000003};
+    static const size_t sizes[] = {1, 1000, 4096, 1000003}; /* 4096: no tail */
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         size_t n = sizes[k];
         float *x = malloc(n * sizeof(float));
