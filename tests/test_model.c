@@ -264,6 +264,54 @@ static void test_binding_limit(void)
     }
 }
 
+/* The ResNet UNet's convolution shapes (bench --layers) are every
+ * convolution it runs: their FLOPs by count are the model's own count. */
+static void test_resnet_conv_shapes(void)
+{
+    static const char *kinds[] = {"unet-resnet18", "unet-resnet34"};
+    for (int k = 0; k < 2; k++) {
+        tt_model_spec spec = tt_model_spec_default();
+        snprintf(spec.kind, sizeof spec.kind, "%s", kinds[k]);
+        spec.norm = TT_NORM_BATCH;
+        tt_backend *dry = NULL;
+        TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY,
+                                                      .like = &th_backend()->device},
+                                &dry));
+        tt_model *m = NULL;
+        TH_OK(tt_model_create(dry, &spec, 1, 64, 96, 3, &m));
+        tt_model_conv shapes[64];
+        int count = 0;
+        TH_OK(tt_model_conv_shapes(&spec, 64, 96, shapes, 64, &count));
+        double flops = 0;
+        int strided = 0;
+        for (int i = 0; i < count; i++) {
+            const tt_model_conv *c = &shapes[i];
+            int p = c->kernel / 2, oh = (c->height + 2 * p - c->kernel) / c->stride + 1;
+            int ow = (c->width + 2 * p - c->kernel) / c->stride + 1;
+            flops += 2.0 * c->count * c->out_channels * c->in_channels * c->kernel * c->kernel *
+                     oh * ow;
+            strided += c->stride == 2;
+        }
+        double want = m ? tt_model_flops_per_image(m) : 0;
+        printf("\n  %s: %d shapes (%d strided), %.4g FLOP vs the model's %.4g", kinds[k], count,
+               strided, flops, want);
+        CU_ASSERT(fabs(flops - want) <= 1e-9 * want);
+        CU_ASSERT_EQUAL(strided, 7); /* the stem, 3 x (3x3 and 1x1) */
+        tt_model_destroy(m);
+        tt_backend_destroy(dry);
+    }
+    /* too little room is an error, not a short list */
+    tt_model_spec spec = tt_model_spec_default();
+    snprintf(spec.kind, sizeof spec.kind, "unet-resnet34");
+    spec.norm = TT_NORM_BATCH;
+    tt_model_conv few[8];
+    int count = 0;
+    tt_status s = tt_model_conv_shapes(&spec, 64, 64, few, 8, &count);
+    CU_ASSERT(s && tt_status_code(s) == TT_ERR_INVALID_ARGUMENT);
+    tt_status_free(s);
+    printf("\n");
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -274,6 +322,7 @@ int main(void)
         {"--init: what matches loads, the rest is reported", test_weights_init_partial},
         {"an unknown kind lists the kinds", test_unknown_kind},
         {"activations split under the binding limit; a larger tensor named", test_binding_limit},
+        {"the ResNet UNets' convolution shapes are all their convolutions", test_resnet_conv_shapes},
         CU_TEST_INFO_NULL,
     };
     return th_run_suite("model", tests);

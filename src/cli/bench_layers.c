@@ -1,13 +1,14 @@
 /*
- * tiletrain bench --layers: a model's 3x3 convolutions one shape at a time
+ * tiletrain bench --layers: a model's convolutions one shape at a time
  * (see bench_layers.h); the model gives its shapes
- * (tt_model_conv3x3_shapes).
+ * (tt_model_conv_shapes).
  */
 #include "cli/bench_layers.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,9 +32,22 @@ typedef struct layer {
     double blas_ms[TT_CONV_DIR_COUNT]; /* OpenBLAS: micro-batch x the per-image GEMM */
 } layer;
 
+/* The output plane of `c` (padded by kernel / 2). */
+static int out_side(const tt_model_conv *c, int side)
+{
+    return (side + 2 * (c->kernel / 2) - c->kernel) / c->stride + 1;
+}
+
+static size_t out_plane(const tt_model_conv *c)
+{
+    return (size_t)out_side(c, c->height) * out_side(c, c->width);
+}
+
 static double gflop_of(const layer *l, int batch)
 {
-    return 2e-9 * batch * (double)l->shape.out_channels * l->shape.in_channels * 9 * l->shape.height * l->shape.width;
+    const tt_model_conv *c = &l->shape;
+    return 2e-9 * batch * (double)c->out_channels * c->in_channels * c->kernel * c->kernel *
+           (double)out_plane(c);
 }
 
 static int runs(const layer *l, int dir)
@@ -59,14 +73,18 @@ static tt_status alloc_filled(tt_backend *be, size_t floats, float value, const 
  * autotuner's pick); fills l->ms and l->algo. */
 static tt_status time_layer(tt_backend *be, layer *l, int batch, tt_conv_algo algo)
 {
-    tt_conv2d_desc d = {.batch = batch, .in_channels = l->shape.in_channels, .in_h = l->shape.height, .in_w = l->shape.width,
-                        .out_channels = l->shape.out_channels, .kernel_h = 3, .kernel_w = 3, .stride_h = 1,
-                        .stride_w = 1, .pad_h = 1, .pad_w = 1, .no_input_grad = l->shape.no_input_grad,
-                        .algo = algo};
+    const tt_model_conv *c = &l->shape;
+    tt_conv2d_desc d = {.batch = batch, .in_channels = c->in_channels, .in_h = c->height,
+                        .in_w = c->width, .out_channels = c->out_channels,
+                        .kernel_h = c->kernel, .kernel_w = c->kernel, .stride_h = c->stride,
+                        .stride_w = c->stride, .pad_h = c->kernel / 2, .pad_w = c->kernel / 2,
+                        .no_input_grad = c->no_input_grad, .algo = algo};
     /* like the model: no room for every candidate's workspace, direct */
     if (tt_conv2d_workspace_bytes(&d) > be->device.max_alloc_bytes) d.algo = TT_CONV_ALGO_DIRECT;
-    size_t in_n = (size_t)batch * l->shape.in_channels * l->shape.height * l->shape.width, out_n = (size_t)batch * l->shape.out_channels * l->shape.height * l->shape.width;
-    size_t w_n = (size_t)l->shape.out_channels * l->shape.in_channels * 9, ws_bytes = tt_conv2d_workspace_bytes(&d);
+    size_t in_n = (size_t)batch * c->in_channels * c->height * c->width;
+    size_t out_n = (size_t)batch * c->out_channels * out_plane(c);
+    size_t w_n = (size_t)c->out_channels * c->in_channels * c->kernel * c->kernel;
+    size_t ws_bytes = tt_conv2d_workspace_bytes(&d);
     tt_buffer *x = NULL, *y = NULL, *dx = NULL, *w = NULL, *dw = NULL, *b = NULL, *ws = NULL;
     tt_status status = NULL;
     TT_CHECK(alloc_filled(be, in_n, 0.5f, "layers.x", &x));
@@ -112,7 +130,9 @@ static int time_openblas(layer *layers, int count, int batch)
     int ok = shapes && secs;
     for (int i = 0; ok && i < count; i++) {
         const layer *l = &layers[i];
-        size_t k = (size_t)l->shape.in_channels * 9, plane = (size_t)l->shape.height * l->shape.width, co = (size_t)l->shape.out_channels;
+        const tt_model_conv *c = &l->shape;
+        size_t k = (size_t)c->in_channels * c->kernel * c->kernel, plane = out_plane(c);
+        size_t co = (size_t)c->out_channels;
         tt_gemm_shape *g = &shapes[i * TT_CONV_DIR_COUNT];
         g[TT_CONV_DIR_FORWARD] = (tt_gemm_shape){.m = co, .n = plane, .k = k, .count = 1};
         g[TT_CONV_DIR_BACKWARD_DATA] =
@@ -141,7 +161,7 @@ static double layer_gflops(const layer *l, int batch, int blas)
     return ms > 0 && isfinite(ms) ? gflop / (ms / 1e3) : 0;
 }
 
-/* Over every 3x3 convolution of one training micro-batch (counts weigh). */
+/* Over every convolution of one training micro-batch (counts weigh). */
 static double total_gflops(const layer *layers, int count, int batch, int blas)
 {
     double gflop = 0, ms = 0;
@@ -161,24 +181,28 @@ static void print_text(const tt_backend *be, const tt_train_options *t, const tt
     int batch = t->micro_batch;
     char described[96];
     tt_model_spec_describe(spec, described, sizeof described);
-    printf("%s: the 3x3 convolutions of %s at micro-batch %d and tile %dx%d\n",
-           be->device.name, described, batch, t->tile[0], t->tile[1]);
+    printf("%s: the convolutions of %s at micro-batch %d and tile %dx%d\n", be->device.name,
+           described, batch, t->tile[0], t->tile[1]);
     printf("ms per call, best of %d after an untimed one, and the algorithm that ran; GFLOP/s of "
            "the three together%s\n", REPS,
-           blas ? ";\nOpenBLAS: cblas_sgemm on the host, the same layer's im2col GEMMs, once per image" : "");
-    printf("\n%-18s %5s %5s %9s %6s", "layer", "Cin", "Cout", "plane", "count");
-    for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) printf(" %20s", dir_label[dir]);
+           blas ? ";\nOpenBLAS: cblas_sgemm on the host, the same layer's im2col GEMMs, once per "
+                  "image" : "");
+    printf("\n%-29s %5s %5s %5s %9s %5s", "layer", "Cin", "Cout", "k/s", "input", "count");
+    for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) printf(" %26s", dir_label[dir]);
     printf(" %8s", "GFLOP/s");
     if (blas) printf(" %8s %6s", "OpenBLAS", "ratio");
     printf("\n");
     for (int i = 0; i < count; i++) {
         const layer *l = &layers[i];
-        char plane[24];
-        snprintf(plane, sizeof plane, "%dx%d", l->shape.height, l->shape.width);
-        printf("%-18s %5d %5d %9s %6d", l->shape.label, l->shape.in_channels, l->shape.out_channels, plane, l->shape.count);
+        const tt_model_conv *c = &l->shape;
+        char plane[24], ks[16];
+        snprintf(plane, sizeof plane, "%dx%d", c->height, c->width);
+        snprintf(ks, sizeof ks, "%dx%d/%d", c->kernel, c->kernel, c->stride);
+        printf("%-29s %5d %5d %5s %9s %5d", c->label, c->in_channels, c->out_channels, ks, plane,
+               c->count);
         for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
-            if (runs(l, dir)) printf(" %8.2f %-11s", l->ms[dir], tt_conv_algo_name(l->algo[dir]));
-            else printf(" %20s", "-");
+            if (runs(l, dir)) printf(" %8.2f %-17s", l->ms[dir], tt_conv_algo_name(l->algo[dir]));
+            else printf(" %26s", "-");
         }
         double mine = layer_gflops(l, batch, 0), theirs = blas ? layer_gflops(l, batch, 1) : 0;
         printf(" %8.1f", mine);
@@ -186,12 +210,14 @@ static void print_text(const tt_backend *be, const tt_train_options *t, const tt
         printf("\n");
     }
     double mine = total_gflops(layers, count, batch, 0);
-    printf("%-18s %75s %8.1f", "all, by count", "", mine);
+    printf("%-29s %113s %8.1f", "all, by count", "", mine);
     if (blas) {
         double theirs = total_gflops(layers, count, batch, 1);
         printf(" %8.1f %5.0f%%", theirs, theirs > 0 ? 100 * mine / theirs : 0);
     }
-    printf("\n(C -> C at level i: enc.i.conv2, the two halves of dec.i.conv1, dec.i.conv2)\n");
+    printf("\nk/s: kernel and stride, padded by kernel / 2; input: the input's plane%s\n",
+           strcmp(spec->kind, "unet") == 0 ? "\n(C -> C at level i: enc.i.conv2, the two halves "
+                                             "of dec.i.conv1, dec.i.conv2)" : "");
 }
 
 static void print_json(const tt_backend *be, const tt_train_options *t, const layer *layers,
@@ -213,6 +239,8 @@ static void print_json(const tt_backend *be, const tt_train_options *t, const la
         cJSON_AddStringToObject(o, "label", l->shape.label);
         cJSON_AddNumberToObject(o, "in_channels", l->shape.in_channels);
         cJSON_AddNumberToObject(o, "out_channels", l->shape.out_channels);
+        cJSON_AddNumberToObject(o, "kernel", l->shape.kernel);
+        cJSON_AddNumberToObject(o, "stride", l->shape.stride);
         cJSON_AddNumberToObject(o, "h", l->shape.height);
         cJSON_AddNumberToObject(o, "w", l->shape.width);
         cJSON_AddNumberToObject(o, "count", l->shape.count);
@@ -242,7 +270,7 @@ tt_status tt_bench_layers(const tt_train_options *t, int json, int compare_openb
     tt_model_conv shapes[MAX_LAYERS];
     layer layers[MAX_LAYERS];
     int count = 0;
-    TT_TRY(tt_model_conv3x3_shapes(&spec, t->tile[0], t->tile[1], shapes, MAX_LAYERS, &count));
+    TT_TRY(tt_model_conv_shapes(&spec, t->tile[0], t->tile[1], shapes, MAX_LAYERS, &count));
     for (int i = 0; i < count; i++) layers[i] = (layer){.shape = shapes[i]};
     tt_conv_algo algo = spec.algo;
     tt_backend *be = NULL;
@@ -253,10 +281,10 @@ tt_status tt_bench_layers(const tt_train_options *t, int json, int compare_openb
     tt_status status = NULL;
     int progress = !json && isatty(STDERR_FILENO);
     for (int i = 0; i < count; i++) {
-        if (progress) fprintf(stderr, "\rtiming %-18s", layers[i].shape.label);
+        if (progress) fprintf(stderr, "\rtiming %-29s", layers[i].shape.label);
         TT_CHECK(time_layer(be, &layers[i], t->micro_batch, algo));
     }
-    if (progress) fprintf(stderr, "\r%40s\r", "");
+    if (progress) fprintf(stderr, "\r%36s\r", "");
     int blas = compare_openblas && time_openblas(layers, count, t->micro_batch);
     if (json) print_json(be, t, layers, count, blas);
     else print_text(be, t, &spec, layers, count, blas);

@@ -37,7 +37,7 @@ static const tt_opt own_options[] = {
     {"by-kernel", TT_OPT_FLAG, offsetof(bench_options, by_kernel), NULL,
      "device time per kernel, not per kind of op", 1, 0, NULL},
     {"layers", TT_OPT_FLAG, offsetof(bench_options, layers), NULL,
-     "time each 3x3 convolution shape alone instead (forward and both gradients)", 1, 0, NULL},
+     "time each convolution shape alone instead (forward and both gradients)", 1, 0, NULL},
     {"compare-openblas", TT_OPT_FLAG, offsetof(bench_options, compare_openblas), NULL,
      "--layers: also OpenBLAS SGEMM on each layer's im2col GEMMs (libopenblas.so.0)", 1, 0, NULL},
 };
@@ -66,7 +66,7 @@ static void help(void)
            "read the data set through train's pipeline, and the time spent waiting for\n"
            "data is reported too.\n"
            "\n"
-           "With --layers it times each 3x3 convolution shape of the model alone instead\n"
+           "With --layers it times each convolution shape of the model alone instead\n"
            "(forward, input and weight gradient, the algorithm training runs), and with\n"
            "--compare-openblas next to OpenBLAS SGEMM on the same im2col GEMMs.\n"
            "\n"

@@ -17,14 +17,14 @@ typedef struct model_kind {
     const char *name;
     tt_status (*create)(tt_backend *be, const tt_model_spec *spec, int capacity, int height,
                         int width, uint64_t seed, tt_model **out);
-    tt_status (*conv3x3_shapes)(const tt_model_spec *spec, int height, int width,
+    tt_status (*conv_shapes)(const tt_model_spec *spec, int height, int width,
                                 tt_model_conv *out, int max, int *count);
 } model_kind;
 
 static const model_kind kinds[] = {
-    {"unet", tt_unet_model_create, tt_unet_conv3x3_shapes},
-    {"unet-resnet18", tt_unet_resnet_model_create, tt_unet_resnet_conv3x3_shapes},
-    {"unet-resnet34", tt_unet_resnet_model_create, tt_unet_resnet_conv3x3_shapes},
+    {"unet", tt_unet_model_create, tt_unet_conv_shapes},
+    {"unet-resnet18", tt_unet_resnet_model_create, tt_unet_resnet_conv_shapes},
+    {"unet-resnet34", tt_unet_resnet_model_create, tt_unet_resnet_conv_shapes},
 };
 #define KIND_COUNT ((int)(sizeof kinds / sizeof kinds[0]))
 
@@ -194,12 +194,12 @@ tt_status tt_model_create(tt_backend *be, const tt_model_spec *spec, int capacit
     return kind_of(spec->kind)->create(be, spec, capacity, height, width, seed, out);
 }
 
-tt_status tt_model_conv3x3_shapes(const tt_model_spec *spec, int height, int width,
+tt_status tt_model_conv_shapes(const tt_model_spec *spec, int height, int width,
                                   tt_model_conv *out, int max, int *count)
 {
     *count = 0;
     TT_TRY(tt_model_spec_check(spec));
-    return kind_of(spec->kind)->conv3x3_shapes(spec, height, width, out, max, count);
+    return kind_of(spec->kind)->conv_shapes(spec, height, width, out, max, count);
 }
 
 void tt_model_destroy(tt_model *model)

@@ -75,17 +75,18 @@ int tt_model_spec_same(const tt_model_spec *a, const tt_model_spec *b);
 typedef struct tt_model_conv {
     char label[40];      /* "enc.0.conv1", "level 1, C -> C" */
     int in_channels, out_channels;
-    int kernel;          /* square: 3 for 3x3 */
-    int height, width;   /* the plane, stride 1, padded to keep it */
+    int kernel;          /* square: 3 for 3x3; padded by kernel / 2 */
+    int stride;          /* 1, or 2 for the down-sampling ones */
+    int height, width;   /* the input's plane */
     int count;           /* convolutions of this shape in one forward */
     int no_input_grad;   /* the input's gradient is never asked for (the image's) */
 } tt_model_conv;
 
-/* The 3x3 convolution shapes of the model `spec` describes, at a tile of
+/* Every convolution shape of the model `spec` describes, at a tile of
  * height x width: at most `max` into out, their number in *count.  Errors
  * name a tile the model cannot take. */
-tt_status tt_model_conv3x3_shapes(const tt_model_spec *spec, int height, int width,
-                                  tt_model_conv *out, int max, int *count);
+tt_status tt_model_conv_shapes(const tt_model_spec *spec, int height, int width,
+                               tt_model_conv *out, int max, int *count);
 
 typedef struct tt_model tt_model;
 

@@ -160,11 +160,12 @@ void tt_unet_destroy(tt_unet *unet);
 /* The UNet as a tt_model of kind "unet" (src/model/unet_model.c). */
 tt_status tt_unet_model_create(tt_backend *be, const tt_model_spec *spec, int capacity, int height,
                                int width, uint64_t seed, tt_model **out);
-/* The UNet's 3x3 convolution shapes (tt_model_conv3x3_shapes): enc.i.conv1
+/* The UNet's convolution shapes (tt_model_conv_shapes): enc.i.conv1
  * C_{i-1} -> C_i; at every level four C_i -> C_i (enc.i.conv2, the two
  * halves of dec.i.conv1, which reads [up | skip] as two convolutions into
- * one output, and dec.i.conv2); the bottleneck's two. */
-tt_status tt_unet_conv3x3_shapes(const tt_model_spec *spec, int height, int width,
+ * one output, and dec.i.conv2); the bottleneck's two; the 1x1 head.  The
+ * up-convolutions are transposed ones, not among them. */
+tt_status tt_unet_conv_shapes(const tt_model_spec *spec, int height, int width,
                                  tt_model_conv *out, int max, int *count);
 /* What its forward keeps for the backward is stored in 16 bits
  * (config.precision fp16 or bf16; unet.c, unet_memory.c). */

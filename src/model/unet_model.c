@@ -106,7 +106,7 @@ tt_status tt_unet_model_create(tt_backend *be, const tt_model_spec *spec, int ca
     return NULL;
 }
 
-tt_status tt_unet_conv3x3_shapes(const tt_model_spec *spec, int height, int width,
+tt_status tt_unet_conv_shapes(const tt_model_spec *spec, int height, int width,
                                  tt_model_conv *out, int max, int *count)
 {
     tt_unet_config c = tt_unet_config_of(spec);
@@ -117,17 +117,17 @@ tt_status tt_unet_conv3x3_shapes(const tt_model_spec *spec, int height, int widt
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "--tile %dx%d: both sides must be multiples of 2^depth = %d",
                             height, width, unit);
-    if (max < 2 * (c.depth + 1))
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "UNet of depth %d has %d 3x3 shapes, room "
-                            "for %d", c.depth, 2 * (c.depth + 1), max);
+    if (max < 2 * (c.depth + 1) + 1)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "UNet of depth %d has %d convolution "
+                            "shapes, room for %d", c.depth, 2 * (c.depth + 1) + 1, max);
     int n = 0;
     for (int i = 0; i <= c.depth; i++) {
         int ci = tt_unet_channels(&c, i), below = i ? tt_unet_channels(&c, i - 1) : c.in_channels;
         tt_model_conv *a = &out[n++], *b = &out[n++];
-        *a = (tt_model_conv){.in_channels = below, .out_channels = ci, .kernel = 3,
+        *a = (tt_model_conv){.in_channels = below, .out_channels = ci, .kernel = 3, .stride = 1,
                              .height = height >> i, .width = width >> i, .count = 1,
                              .no_input_grad = i == 0};
-        *b = (tt_model_conv){.in_channels = ci, .out_channels = ci, .kernel = 3,
+        *b = (tt_model_conv){.in_channels = ci, .out_channels = ci, .kernel = 3, .stride = 1,
                              .height = height >> i, .width = width >> i,
                              .count = i < c.depth ? 4 : 1};
         if (i < c.depth) {
@@ -138,6 +138,10 @@ tt_status tt_unet_conv3x3_shapes(const tt_model_spec *spec, int height, int widt
             snprintf(b->label, sizeof b->label, "bottleneck.conv2");
         }
     }
+    out[n] = (tt_model_conv){.in_channels = tt_unet_channels(&c, 0), .out_channels = c.classes,
+                             .kernel = 1, .stride = 1, .height = height, .width = width,
+                             .count = 1};
+    snprintf(out[n++].label, sizeof out[0].label, "head");
     *count = n;
     return NULL;
 }

@@ -156,8 +156,9 @@ typedef struct tt_unet_resnet {
  * table) for micro-batches up to `capacity` tiles of height x width. */
 tt_status tt_unet_resnet_model_create(tt_backend *be, const tt_model_spec *spec, int capacity,
                                       int height, int width, uint64_t seed, tt_model **out);
-/* Its 3x3 convolution shapes (bench --layers). */
-tt_status tt_unet_resnet_conv3x3_shapes(const tt_model_spec *spec, int height, int width,
+/* Its convolution shapes (bench --layers): the stride-1 3x3 ones, then
+ * the stem and the down-sampling ones of layers 2-4. */
+tt_status tt_unet_resnet_conv_shapes(const tt_model_spec *spec, int height, int width,
                                         tt_model_conv *out, int max, int *count);
 
 /* ---- between unet_resnet_build.c and unet_resnet.c ------------------------ */

@@ -492,11 +492,13 @@ cleanup:
     return status;
 }
 
-tt_status tt_unet_resnet_conv3x3_shapes(const tt_model_spec *spec, int height, int width,
+tt_status tt_unet_resnet_conv_shapes(const tt_model_spec *spec, int height, int width,
                                         tt_model_conv *out, int max, int *count)
 {
     TT_TRY(check(spec, 1, height, width));
-    /* the stride-1 3x3 shapes: per encoder layer, per decoder block */
+    /* the stride-1 3x3 shapes: per encoder layer, per decoder block; then
+     * the stem and each of layers 2-4's first block, which halves the plane
+     * (its 3x3 and the 1x1 of its down-sampling path) */
     int r34 = strcmp(spec->kind, "unet-resnet34") == 0;
     static const int r18[4] = {2, 2, 2, 2}, l34[4] = {3, 4, 6, 3};
     const int *layers = r34 ? l34 : r18;
@@ -505,26 +507,40 @@ tt_status tt_unet_resnet_conv3x3_shapes(const tt_model_spec *spec, int height, i
     for (int l = 0; l < 4 && n < max; l++) {
         tt_model_conv *c = &out[n++];
         *c = (tt_model_conv){.in_channels = layer_channels[l], .out_channels = layer_channels[l],
-                             .kernel = 3, .height = height >> (l + 2), .width = width >> (l + 2),
-                             .count = 2 * layers[l] - (l > 0)};
+                             .kernel = 3, .stride = 1, .height = height >> (l + 2),
+                             .width = width >> (l + 2), .count = 2 * layers[l] - (l > 0)};
         snprintf(c->label, sizeof c->label, "encoder.layer%d", l + 1);
     }
     for (int i = 0; i < TT_UR_DECODER_BLOCKS && n + 1 < max; i++) {
         int h = height >> (4 - i), w = width >> (4 - i), ch = decoder_channels[i];
         out[n] = (tt_model_conv){.in_channels = cin + skip[i], .out_channels = ch, .kernel = 3,
-                                 .height = h, .width = w, .count = 1};
+                                 .stride = 1, .height = h, .width = w, .count = 1};
         snprintf(out[n++].label, sizeof out[0].label, "decoder.blocks.%d.conv1", i);
-        out[n] = (tt_model_conv){.in_channels = ch, .out_channels = ch, .kernel = 3, .height = h,
-                                 .width = w, .count = 1};
+        out[n] = (tt_model_conv){.in_channels = ch, .out_channels = ch, .kernel = 3, .stride = 1,
+                                 .height = h, .width = w, .count = 1};
         snprintf(out[n++].label, sizeof out[0].label, "decoder.blocks.%d.conv2", i);
         cin = ch;
     }
-    if (n >= max)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s has more 3x3 shapes than room for %d",
-                            spec->kind, max);
+    if (n + 7 >= max)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s has more convolution shapes than room "
+                            "for %d", spec->kind, max);
     out[n] = (tt_model_conv){.in_channels = cin, .out_channels = spec->classes, .kernel = 3,
-                             .height = height, .width = width, .count = 1};
+                             .stride = 1, .height = height, .width = width, .count = 1};
     snprintf(out[n++].label, sizeof out[0].label, "segmentation_head.0");
+    out[n] = (tt_model_conv){.in_channels = spec->in_channels, .out_channels = 64, .kernel = 7,
+                             .stride = 2, .height = height, .width = width, .count = 1,
+                             .no_input_grad = 1};
+    snprintf(out[n++].label, sizeof out[0].label, "encoder.conv1");
+    for (int l = 1; l < 4; l++) {
+        int h = height >> (l + 1), w = width >> (l + 1);
+        for (int k = 3; k >= 1; k -= 2) {
+            out[n] = (tt_model_conv){.in_channels = layer_channels[l - 1],
+                                     .out_channels = layer_channels[l], .kernel = k, .stride = 2,
+                                     .height = h, .width = w, .count = 1};
+            snprintf(out[n++].label, sizeof out[0].label, k == 3 ? "encoder.layer%d.0.conv1"
+                     : "encoder.layer%d.0.downsample.0", l + 1);
+        }
+    }
     *count = n;
     return NULL;
 }

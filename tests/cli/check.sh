@@ -12,7 +12,7 @@
 #     list without mpirun too);
 #   - every subcommand's --help has an example;
 #   - --algo NAME runs that convolution algorithm (bench --by-kernel shows its kernels);
-#   - bench --layers times the model's 3x3 convolution shapes; bench --data a data set's steps;
+#   - bench --layers times the model's convolution shapes; bench --data a data set's steps;
 #   - tune runs its search in rounds (new processes) and reports the last;
 #   - --log-format jsonl writes nothing but JSON Lines on stdout;
 #   - errors are coloured on a terminal, and not with NO_COLOR set;
@@ -124,12 +124,14 @@ if /usr/bin/env python3 - "$work/layers" <<'PY'
 import json, sys
 o = json.load(open(sys.argv[1]))
 layers = o["layers"]
-assert [l["label"] for l in layers] == ["enc.0.conv1", "level 0, C -> C", "bottleneck.conv1", "bottleneck.conv2"], layers
+assert [l["label"] for l in layers] == ["enc.0.conv1", "level 0, C -> C", "bottleneck.conv1",
+                                       "bottleneck.conv2", "head"], layers
+assert [l["kernel"] for l in layers] == [3, 3, 3, 3, 1], layers
 assert "backward_data" not in layers[0]["ms"] and layers[1]["count"] == 4
 assert all(l["ms"][d] > 0 and l["algo"][d] != "auto" for l in layers for d in l["ms"]), layers
 assert o["gflops"] > 0
 PY
-then pass "bench --layers --json: the model's 3x3 shapes, each direction timed"
+then pass "bench --layers --json: the model's convolution shapes, each direction timed"
 else fail "bench --layers --json:"; cat "$work/layers"; fi
 
 "$tt" bench --data "$work/data" --cache-dir "$work/tiles" --tile 32x32 --micro-batch 2 --accum 1 \
