@@ -4,7 +4,8 @@
  * float8 to half of one): conv_direct.cl's padded 3x3 kernels with 16
  * columns per work-item.  Planes of width W, a multiple of 8, read from a
  * copy with the padding written out (conv_pad_k3_w16), so that every load
- * is a plain one.  src/ops/conv_direct.c chooses them where the device's
+ * is a plain one; and the stride-2 3x3's kernels (the end of the file).
+ * src/ops/conv_direct.c chooses them where the device's
  * traits say 16 lanes (src/ops/device_traits.c) and launches them.
  *
  * Sizes the host passes as -D defines (src/ops/conv_direct.c, w16_options);
@@ -655,4 +656,87 @@ __kernel void conv_direct_backward_weight_k3s2p16(TT_MEM(float, partial),
         }
     }
     k16_store_taps(partial, acc, b, Cout, Cin, co0, ci, last);
+}
+
+/* ---- the input gradient of the stride-2 3x3 (padding 1, even planes) ----
+ * Input pixel (2m + a, 2x + b) meets output pixel (m + i, x + j) through
+ * tap (1 + a - 2i, 1 + b - 2j) (i, j in {0, 1}, taps inside 0..2): one tap
+ * for the even-even pixels, two for even-odd and odd-even, four for
+ * odd-odd, nine for the four.  A work-item takes S2D_CIB input channels
+ * and the four pixels of 16 neighbouring (m, x): output rows m and m + 1,
+ * each at columns x0.. and x0 + 1.. (zero past the plane), and writes
+ * rows 2m and 2m + 1 at columns 2 x0 .. 2 x0 + 31, even and odd
+ * interleaved.  Needs H = 2 OH, W = 2 OW.
+ * global (ceil(OW / 16), OH, N ceil(Cin / S2D_CIB)). */
+#define S2D_CIB 4
+
+/* Floats x .. x + 15 of a row of `width`, zero past it. */
+inline float16 s2d_load(__global const float *row, const int x, const int width)
+{
+    if (x + 16 <= width) return vload16(0, row + x);
+    float t[16];
+    for (int l = 0; l < 16; l++) t[l] = x + l < width ? row[x + l] : 0.0f;
+    return vload16(0, t);
+}
+
+/* Row `at` (+)= even and odd columns e, o interleaved from column 2 x0, up
+ * to `width`. */
+inline void s2d_store(__global float *at, const float16 e, const float16 o, const int x0,
+                      const int width, const int accumulate)
+{
+    const float16 lo = shuffle2(e, o, (uint16)(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22,
+                                               7, 23));
+    const float16 hi = shuffle2(e, o, (uint16)(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29,
+                                               14, 30, 15, 31));
+    __global float *p = at + 2 * x0;
+    if (2 * x0 + 32 <= width) {
+        vstore16(accumulate ? vload16(0, p) + lo : lo, 0, p);
+        vstore16(accumulate ? vload16(1, p) + hi : hi, 1, p);
+        return;
+    }
+    float t[32];
+    vstore16(lo, 0, t);
+    vstore16(hi, 1, t);
+    for (int l = 0; 2 * x0 + l < width; l++) p[l] = accumulate ? p[l] + t[l] : t[l];
+}
+
+__kernel void conv_direct_backward_data_k3s2p16(TT_MEM(float, dinp), TT_MEM(const float, dout),
+                                                TT_MEM(const float, weight),
+                                                const int accumulate, TT_GEOMETRY)
+{
+    TT_PTR(float, dinp);
+    TT_PTR(const float, dout);
+    TT_PTR(const float, weight);
+    const int x0 = 16 * get_global_id(0), m = get_global_id(1);
+    const int blocks = (Cin + S2D_CIB - 1) / S2D_CIB;
+    const int n = get_global_id(2) / blocks, ci0 = S2D_CIB * (get_global_id(2) % blocks);
+    if (x0 >= OW || m >= OH || n >= N) return;
+    const int next = m + 1 < OH; /* output row m + 1 inside the plane */
+    /* ee, eo: row 2m at even and odd columns; oe, oo: row 2m + 1 */
+    float16 ee[S2D_CIB], eo[S2D_CIB], oe[S2D_CIB], oo[S2D_CIB];
+    __attribute__((opencl_unroll_hint))
+    for (int c = 0; c < S2D_CIB; c++) ee[c] = eo[c] = oe[c] = oo[c] = (float16)(0.0f);
+    __global const float *d = dout + ((size_t)n * Cout * OH + m) * OW;
+    for (int co = 0; co < Cout; co++, d += (size_t)OH * OW) {
+        const float16 a = s2d_load(d, x0, OW), an = s2d_load(d, x0 + 1, OW);
+        const float16 b = next ? s2d_load(d + OW, x0, OW) : (float16)(0.0f);
+        const float16 bn = next ? s2d_load(d + OW, x0 + 1, OW) : (float16)(0.0f);
+        __global const float *w = weight + ((size_t)co * Cin + ci0) * 9;
+        __attribute__((opencl_unroll_hint))
+        for (int c = 0; c < S2D_CIB; c++) {
+            __global const float *t = w + (ci0 + c < Cin ? c : 0) * 9;
+            ee[c] = fma(a, (float16)(t[4]), ee[c]);
+            eo[c] = fma(an, (float16)(t[3]), fma(a, (float16)(t[5]), eo[c]));
+            oe[c] = fma(b, (float16)(t[1]), fma(a, (float16)(t[7]), oe[c]));
+            oo[c] = fma(bn, (float16)(t[0]), fma(b, (float16)(t[2]), oo[c]));
+            oo[c] = fma(an, (float16)(t[6]), fma(a, (float16)(t[8]), oo[c]));
+        }
+    }
+    __attribute__((opencl_unroll_hint))
+    for (int c = 0; c < S2D_CIB; c++) {
+        if (ci0 + c >= Cin) break;
+        __global float *row = dinp + (((size_t)n * Cin + ci0 + c) * H + 2 * m) * W;
+        s2d_store(row, ee[c], eo[c], x0, W, accumulate);
+        s2d_store(row + W, oe[c], oo[c], x0, W, accumulate);
+    }
 }

@@ -47,7 +47,7 @@ static const conv2d_case direct_cases[] = {
  * (the forward's own kernel, even and odd columns apart): outputs 16, 8
  * (an odd input width, its last column padding) and 24 wide; widths
  * that end in part of a vector other than a half (17, 30, 21: 1, 14 and
- * 5 columns). */
+ * 5 columns); the stride-2 input gradient's kernel (even planes). */
 static const conv2d_case w16_cases[] = {
     {"direct k3 p1 5x16 9->5", D(2, 9, 5, 16, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
     {"direct k3 p1 6x32 3->6", D(1, 3, 6, 32, 6, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
@@ -68,6 +68,12 @@ static const conv2d_case w16_cases[] = {
     {"direct k3 p1 9x21 6->5", D(2, 6, 9, 21, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
     /* two of the weight gradient's 6-row steps and a row left */
     {"direct k3 p1 13x24 4->5", D(1, 4, 13, 24, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
+    /* the stride-2 input gradient's own kernel (even planes; 8x32 above):
+     * outputs 10 wide (one part vector), 25 (a vector and a part), 8;
+     * input channels past the last block of 4 (5, 6, 9) */
+    {"direct k3 s2 p1 6x20 5->3", D(2, 5, 6, 20, 3, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
+    {"direct k3 s2 p1 4x50 6->4", D(1, 6, 4, 50, 4, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 0},
+    {"direct k3 s2 p1 16x16 9->2", D(2, 9, 16, 16, 2, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
 };
 
 static const conv2d_case tiled_cases[] = {

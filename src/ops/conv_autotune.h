@@ -51,8 +51,9 @@
  * is too large (full-resolution tiles took implicit_gemm or the 8-wide
  * kernels); 10 = winograd4x4 a candidate; 11 = winograd4x4_fused a
  * candidate; 12 = winograd4x4_fused's weight gradient a candidate, the
- * candidates timed in alternating rounds. */
-#define TT_FIND_DB_VERSION 12
+ * candidates timed in alternating rounds; 13 = DIRECT's own 16-wide input
+ * gradient of the stride-2 3x3 (it ran the scalar kernels before). */
+#define TT_FIND_DB_VERSION 13
 
 
 /* Runs candidate `algo` once on the op's buffers (queued, not finished). */

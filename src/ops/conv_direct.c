@@ -18,7 +18,10 @@
  *           at least 16 wide run 16 columns per work-item as float16 (the
  *           last vector of a row part used), from a padded copy of each
  *           image or of bands of its rows, planes 8 wide two rows per
- *           float16 (opencl/conv_direct_w16.cl)
+ *           float16 (opencl/conv_direct_w16.cl); so does the stride-2 3x3
+ *           (ResNet's down-sampling): forward and weight gradient from a
+ *           copy with even and odd columns apart, the input gradient the
+ *           four pixels of a 2x2 block at once
  *   scalar  otherwise: one column per work-item, uniform control flow
  * $TT_CONV_DIRECT_VARIANT=scalar|tiled|w8 overrides the choice (tests use
  * it; w8 still needs stride 1 along W).  Work-group sizes come from the
@@ -649,9 +652,32 @@ static tt_status k3_backward_data(tt_backend *be, const direct_params *p, tt_mem
     return status;
 }
 
+/* The stride-2 3x3's input gradient on a 16-lane device, even input
+ * planes (H = 2 OH, W = 2 OW): conv_direct_backward_data_k3s2p16, the four
+ * phases of a pixel at once, no workspace. */
+#define K3S2_DATA_CIB 4 /* S2D_CIB: input channels per work-item */
+
+static int k3s2_data_w16(const tt_backend *be, const tt_conv_shape *s)
+{
+    return is_k3s2(s) && s->h == 2 * s->oh && s->w == 2 * s->ow &&
+           tt_device_traits_of(be).direct_w16;
+}
+
+static tt_status launch_k3s2_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
+                                  const tt_conv_shape *s, int accumulate)
+{
+    size_t blocks = (s->cin + K3S2_DATA_CIB - 1) / K3S2_DATA_CIB;
+    size_t global[3] = {(s->ow + 15) / 16, s->oh, s->batch * blocks};
+    return tt_launch_kernel(be, "conv_direct_w16", "conv_direct_backward_data_k3s2p16",
+                            w16_options(0), 3, global, (size_t[]){1, 1, 1},
+                            TT_ARGS(tt_arg_mem(dinp), tt_arg_mem(dout), tt_arg_mem(weight),
+                                    tt_arg_i32(accumulate), GEOMETRY_ARGS(s)));
+}
+
 static tt_status direct_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
                                       const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
+    if (k3s2_data_w16(be, s)) return launch_k3s2_data(be, dinp, dout, weight, s, accumulate);
     direct_params p = params_of(be, s);
     if (variant_of(be, s) == TT_KERNEL_W8 && is_k3(s))
         return k3_backward_data(be, &p, dinp, dout, weight, s, ws, accumulate);
