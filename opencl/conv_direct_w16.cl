@@ -740,3 +740,78 @@ __kernel void conv_direct_backward_data_k3s2p16(TT_MEM(float, dinp), TT_MEM(cons
         s2d_store(row + W, oe[c], oo[c], x0, W, accumulate);
     }
 }
+
+/* ---- 7x7, stride 2, padding 3: the ResNet stem's forward ----------------
+ * A copy of each image split into even and odd columns as for the 3x3
+ * (conv_pad_k7s2_w16), both two columns further right: E[j] = in[2j - 4],
+ * O[j] = in[2j - 3], so that output column x's tap kx is O[x + kx / 2]
+ * (kx even) or E[x + (kx + 1) / 2] (kx odd), plain loads.  A padded row
+ * is E (S16(OW) + 16 floats) then O (as many); padded row r is input row
+ * r - 3, S7_ROWS(OH) of them, so that a work-item's last rows read inside
+ * the plane. */
+#define S7_HALF(OW) (S16(OW) + 16)
+#define S7_PITCH(OW) (2 * S7_HALF(OW))
+#define S7_ROWS(OH) (2 * (((OH) + TT_W16_ROWS - 1) / TT_W16_ROWS * TT_W16_ROWS) + 5)
+#define S7_PLANE(OH, OW) (S7_ROWS(OH) * S7_PITCH(OW))
+
+/* dst: `planes` planes (H, W) of src in the layout above.
+ * global (S7_ROWS(OH), planes): a padded row a work-item. */
+__kernel void conv_pad_k7s2_w16(TT_MEM(float, dst), TT_MEM(const float, src), const int planes,
+                                const int H, const int W, const int OH, const int OW)
+{
+    TT_PTR(float, dst);
+    TT_PTR(const float, src);
+    const int r = get_global_id(0), plane = get_global_id(1);
+    if (r >= S7_ROWS(OH) || plane >= planes) return;
+    __global float *e = dst + (size_t)plane * S7_PLANE(OH, OW) + (size_t)r * S7_PITCH(OW);
+    __global float *o = e + S7_HALF(OW);
+    const int y = r - 3;
+    __global const float *row = src + ((size_t)plane * H + y) * W;
+    for (int j = 0; j < S7_HALF(OW); j++) {
+        const int xe = 2 * j - 4, xo = 2 * j - 3;
+        const int inside = y >= 0 && y < H;
+        e[j] = inside && xe >= 0 && xe < W ? row[xe] : 0.0f;
+        o[j] = inside && xo >= 0 && xo < W ? row[xo] : 0.0f;
+    }
+}
+
+/* out (+)= the 7x7 stride-2 correlation of one image's copy
+ * (conv_pad_k7s2_w16; the host launches it per image) with weight (Cout,
+ * Cin, 7, 7) (+ bias): TT_W16_COB channels, 16 columns and TT_W16_ROWS
+ * rows a work-item; per input channel each of the 2 ROWS + 5 padded rows
+ * from 2 y0 is loaded once at its seven shifts and meets every output row
+ * r it reaches (ky = i - 2 r).
+ * global (ceil(Cout / COB), ceil(OW / 16), ceil(OH / ROWS)). */
+__kernel void conv_direct_forward_k7s2p16(TT_MEM(float, out), TT_MEM(const float, inp),
+                                          TT_MEM(const float, weight), TT_MEM(const float, bias),
+                                          const int has_bias, const int accumulate, TT_GEOMETRY,
+                                          const int plane_rows)
+{
+    K16_FORWARD_BEGIN;
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_W16_COB; j++) /* 49 taps a channel pair, not 9 */
+        wj[j] = weight + (size_t)(co0 + min(j, last)) * Cin * 49;
+    const int S = S7_PITCH(OW), odd = S7_HALF(OW);
+    for (int ci = 0; ci < Cin; ci++) {
+        __global const float *rows =
+            inp + (size_t)ci * S7_PLANE(OH, OW) + (size_t)(2 * y0) * S + x0;
+        for (int i = 0; i < 2 * TT_W16_ROWS + 5; i++) {
+            __global const float *e = rows + i * S, *o = e + odd;
+            float16 x[7];
+            __attribute__((opencl_unroll_hint))
+            for (int kx = 0; kx < 7; kx++)
+                x[kx] = kx % 2 ? vload16(0, e + (kx + 1) / 2) : vload16(0, o + kx / 2);
+            __attribute__((opencl_unroll_hint))
+            for (int r = 0; r < TT_W16_ROWS; r++) {
+                const int ky = i - 2 * r;
+                if (ky < 0 || ky > 6) continue;
+                __attribute__((opencl_unroll_hint))
+                for (int kx = 0; kx < 7; kx++)
+                    __attribute__((opencl_unroll_hint))
+                    for (int j = 0; j < TT_W16_COB; j++)
+                        acc[j][r] = fma(x[kx], (float16)(wj[j][ci * 49 + ky * 7 + kx]), acc[j][r]);
+            }
+        }
+    }
+    k16_store_rows(out, acc, bias, has_bias, accumulate, co0, last, y0, x0, OH, OW, plane_rows);
+}

@@ -47,7 +47,8 @@ static const conv2d_case direct_cases[] = {
  * (the forward's own kernel, even and odd columns apart): outputs 16, 8
  * (an odd input width, its last column padding) and 24 wide; widths
  * that end in part of a vector other than a half (17, 30, 21: 1, 14 and
- * 5 columns); the stride-2 input gradient's kernel (even planes). */
+ * 5 columns); the stride-2 input gradient's kernel (even planes); the
+ * 7x7 stride-2 forward. */
 static const conv2d_case w16_cases[] = {
     {"direct k3 p1 5x16 9->5", D(2, 9, 5, 16, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
     {"direct k3 p1 6x32 3->6", D(1, 3, 6, 32, 6, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
@@ -74,6 +75,13 @@ static const conv2d_case w16_cases[] = {
     {"direct k3 s2 p1 6x20 5->3", D(2, 5, 6, 20, 3, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
     {"direct k3 s2 p1 4x50 6->4", D(1, 6, 4, 50, 4, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 0},
     {"direct k3 s2 p1 16x16 9->2", D(2, 9, 16, 16, 2, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
+    /* the 7x7 stride-2 forward (ResNet's stem): outputs 10 wide (part of
+     * a vector) over 5 rows (a row block cut short), 16 wide (one
+     * vector), 20 (a vector and a part); output channels past the last
+     * block of 4 */
+    {"direct k7 s2 p3 9x20 3->5", D(2, 3, 9, 20, 5, 7, 7, 2, 2, 3, 3, 1, 1, DIRECT), 1},
+    {"direct k7 s2 p3 8x32 2->4", D(1, 2, 8, 32, 4, 7, 7, 2, 2, 3, 3, 1, 1, DIRECT), 0},
+    {"direct k7 s2 p3 11x39 3->6", D(2, 3, 11, 39, 6, 7, 7, 2, 2, 3, 3, 1, 1, DIRECT), 1},
 };
 
 static const conv2d_case tiled_cases[] = {

@@ -52,7 +52,8 @@
  * kernels); 10 = winograd4x4 a candidate; 11 = winograd4x4_fused a
  * candidate; 12 = winograd4x4_fused's weight gradient a candidate, the
  * candidates timed in alternating rounds; 13 = DIRECT's own 16-wide input
- * gradient of the stride-2 3x3 (it ran the scalar kernels before). */
+ * gradient of the stride-2 3x3 and forward of the 7x7 stride-2 stem (they
+ * ran the scalar kernels before). */
 #define TT_FIND_DB_VERSION 13
 
 

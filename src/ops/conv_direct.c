@@ -290,8 +290,8 @@ static size_t k3_w16_room_floats(const tt_conv_shape *s)
  * 16 columns a work-item: its forward reads a copy of each image split
  * into even and odd columns (conv_pad_k3s2_w16); outputs a multiple of 8
  * wide whose copy holds at most K3_W16_COPY_FLOATS; its weight gradient
- * likewise over bands of rows (k3_backward_weight).  Its input gradient
- * keeps the generic kernel (the autotuner picks another algorithm). */
+ * likewise over bands of rows (k3_backward_weight); its input gradient
+ * reads dout in place (conv_direct_backward_data_k3s2p16). */
 static int is_k3s2(const tt_conv_shape *s)
 {
     return s->kh == 3 && s->kw == 3 && s->sh == 2 && s->sw == 2 && s->ph == 1 && s->pw == 1 &&
@@ -308,6 +308,60 @@ static size_t k3s2_padded_floats(const tt_conv_shape *s)
 static int k3s2_w16_shape(const tt_conv_shape *s)
 {
     return is_k3s2(s) && s->ow % 8 == 0 && k3s2_padded_floats(s) <= K3_W16_COPY_FLOATS;
+}
+
+/* The 7x7, stride 2, padding 3 convolution (the ResNet stem): its forward
+ * with 16 columns a work-item from a copy of each image split into even
+ * and odd columns (conv_pad_k7s2_w16), where the copy holds at most
+ * K3_W16_COPY_FLOATS; its gradients keep the generic kernels (the
+ * autotuner picks another algorithm for them). */
+static int is_k7s2(const tt_conv_shape *s)
+{
+    return s->kh == 7 && s->kw == 7 && s->sh == 2 && s->sw == 2 && s->ph == 3 && s->pw == 3 &&
+           s->dh == 1 && s->dw == 1;
+}
+
+static size_t k7s2_padded_floats(const tt_conv_shape *s)
+{
+    size_t half = (s->ow + 15) / 16 * 16 + 16;
+    size_t rows = 2 * ((s->oh + W16_ROWS - 1) / W16_ROWS * W16_ROWS) + 5;
+    return s->cin * rows * 2 * half;
+}
+
+static int k7s2_w16_shape(const tt_conv_shape *s)
+{
+    return is_k7s2(s) && k7s2_padded_floats(s) <= K3_W16_COPY_FLOATS;
+}
+
+/* The stem's forward, an image at a time through `room`. */
+static tt_status launch_k7s2(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
+                             tt_mem bias_mem, int has_bias, int accumulate,
+                             const tt_conv_shape *s, tt_mem room)
+{
+    size_t rows = 2 * ((s->oh + W16_ROWS - 1) / W16_ROWS * W16_ROWS) + 5;
+    size_t blocks = (s->cout + W16_COB - 1) / W16_COB;
+    size_t global[3] = {blocks, (s->ow + 15) / 16, (s->oh + W16_ROWS - 1) / W16_ROWS};
+    size_t local[3] = {blocks < 4 ? blocks : 4, W16_CHUNKS, 1}; /* global rounded up */
+    tt_conv_shape one = *s;
+    one.batch = 1;
+    tt_status status = NULL;
+    for (size_t n = 0; !status && n < s->batch; n++) {
+        status = tt_launch_kernel(
+            be, "conv_direct_w16", "conv_pad_k7s2_w16", w16_options(0), 2,
+            (size_t[]){rows, s->cin}, (size_t[]){1, 1},
+            TT_ARGS(tt_arg_mem(room), tt_arg_mem(tt_mem_f32(inp, n * s->cin * s->h * s->w)),
+                    tt_arg_i32((int)s->cin), tt_arg_i32((int)s->h), tt_arg_i32((int)s->w),
+                    tt_arg_i32((int)s->oh), tt_arg_i32((int)s->ow)));
+        if (!status)
+            status = tt_launch_kernel(
+                be, "conv_direct_w16", "conv_direct_forward_k7s2p16", w16_options(0), 3, global,
+                local,
+                TT_ARGS(tt_arg_mem(tt_mem_f32(out, n * s->cout * s->oh * s->ow)),
+                        tt_arg_mem(room), tt_arg_mem(weight), tt_arg_mem(bias_mem),
+                        tt_arg_i32(has_bias), tt_arg_i32(accumulate), GEOMETRY_ARGS(&one),
+                        tt_arg_i32((int)s->oh)));
+    }
+    return status;
 }
 
 /* conv_pad_k3s2_w16: `images` images of `s`'s input from src into dst. */
@@ -435,6 +489,7 @@ static size_t k3_weight_floats(const tt_conv_shape *s)
  * kernels will run): the most any direction takes. */
 static size_t direct_workspace_bytes(const tt_conv_shape *s)
 {
+    if (k7s2_w16_shape(s)) return k7s2_padded_floats(s) * sizeof(float);
     if (k3s2_w16_shape(s))
         return larger(k3_weight_floats(s), k3s2_padded_floats(s)) * sizeof(float);
     if (!is_k3(s)) return 0;
@@ -587,6 +642,15 @@ static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
                                          k3s2_padded_floats(s) * sizeof(float), &room));
         tt_status status = launch_k3_w16(be, out, inp, weight, bias_mem, bias.buffer != NULL,
                                          accumulate, s, room.mem, 0);
+        tt_conv_workspace_release(&room);
+        return status;
+    }
+    if (k7s2_w16_shape(s) && tt_device_traits_of(be).direct_w16) {
+        tt_conv_workspace room = {0};
+        TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.padded_input", ws,
+                                         k7s2_padded_floats(s) * sizeof(float), &room));
+        tt_status status = launch_k7s2(be, out, inp, weight, bias_mem, bias.buffer != NULL,
+                                       accumulate, s, room.mem);
         tt_conv_workspace_release(&room);
         return status;
     }
