@@ -765,11 +765,10 @@ __kernel void conv_pad_k7s2_w16(TT_MEM(float, dst), TT_MEM(const float, src), co
     if (r >= S7_ROWS(OH) || plane >= planes) return;
     __global float *e = dst + (size_t)plane * S7_PLANE(OH, OW) + (size_t)r * S7_PITCH(OW);
     __global float *o = e + S7_HALF(OW);
-    const int y = r - 3;
-    __global const float *row = src + ((size_t)plane * H + y) * W;
+    const int y = r - 3, inside = y >= 0 && y < H;
+    __global const float *row = src + ((size_t)plane * H + (inside ? y : 0)) * W;
     for (int j = 0; j < S7_HALF(OW); j++) {
         const int xe = 2 * j - 4, xo = 2 * j - 3;
-        const int inside = y >= 0 && y < H;
         e[j] = inside && xe >= 0 && xe < W ? row[xe] : 0.0f;
         o[j] = inside && xo >= 0 && xo < W ? row[xo] : 0.0f;
     }
