@@ -4,7 +4,8 @@
  * float8 to half of one): conv_direct.cl's padded 3x3 kernels with 16
  * columns per work-item.  Planes of width W, a multiple of 8, read from a
  * copy with the padding written out (conv_pad_k3_w16), so that every load
- * is a plain one; and the stride-2 3x3's kernels (the end of the file).
+ * is a plain one; and the stride-2 kernels of ResNet's down-sampling 3x3
+ * and 7x7 stem (the end of the file).
  * src/ops/conv_direct.c chooses them where the device's
  * traits say 16 lanes (src/ops/device_traits.c) and launches them.
  *
@@ -14,13 +15,14 @@
  *   TT_W16_COB   output channels per work-item (forward)
  *   TT_W16_WCOB  output channels per work-item (weight gradient)
  *   TT_W16_WROWS output rows per step of the weight gradient
+ *   TT_W16_DCIB  input channels per work-item (stride-2 input gradient)
  *   TT_W16_FLIPPED  1: the forwards read their weights flipped (K16_TAP_AT)
  * Every forward and weight gradient takes plane_rows after the geometry:
  * the rows of a plane of out (dout), OH but where the host launches the
  * stride-1 kernels on a band of an image's rows.
  */
 #if !defined(TT_W16_ROWS) || !defined(TT_W16_COB) || !defined(TT_W16_WCOB) || \
-    !defined(TT_W16_WROWS) || !defined(TT_W16_FLIPPED)
+    !defined(TT_W16_WROWS) || !defined(TT_W16_DCIB) || !defined(TT_W16_FLIPPED)
 #error "conv_direct_w16.cl: every TT_W16_* size comes from the host (src/ops/conv_direct.c)"
 #endif
 
@@ -662,13 +664,12 @@ __kernel void conv_direct_backward_weight_k3s2p16(TT_MEM(float, partial),
  * Input pixel (2m + a, 2x + b) meets output pixel (m + i, x + j) through
  * tap (1 + a - 2i, 1 + b - 2j) (i, j in {0, 1}, taps inside 0..2): one tap
  * for the even-even pixels, two for even-odd and odd-even, four for
- * odd-odd, nine for the four.  A work-item takes S2D_CIB input channels
+ * odd-odd, nine for the four.  A work-item takes TT_W16_DCIB input channels
  * and the four pixels of 16 neighbouring (m, x): output rows m and m + 1,
  * each at columns x0.. and x0 + 1.. (zero past the plane), and writes
  * rows 2m and 2m + 1 at columns 2 x0 .. 2 x0 + 31, even and odd
  * interleaved.  Needs H = 2 OH, W = 2 OW.
- * global (ceil(OW / 16), OH, N ceil(Cin / S2D_CIB)). */
-#define S2D_CIB 4
+ * global (ceil(OW / 16), OH, N ceil(Cin / TT_W16_DCIB)). */
 
 /* Floats x .. x + 15 of a row of `width`, zero past it. */
 inline float16 s2d_load(__global const float *row, const int x, const int width)
@@ -708,14 +709,14 @@ __kernel void conv_direct_backward_data_k3s2p16(TT_MEM(float, dinp), TT_MEM(cons
     TT_PTR(const float, dout);
     TT_PTR(const float, weight);
     const int x0 = 16 * get_global_id(0), m = get_global_id(1);
-    const int blocks = (Cin + S2D_CIB - 1) / S2D_CIB;
-    const int n = get_global_id(2) / blocks, ci0 = S2D_CIB * (get_global_id(2) % blocks);
+    const int blocks = (Cin + TT_W16_DCIB - 1) / TT_W16_DCIB;
+    const int n = get_global_id(2) / blocks, ci0 = TT_W16_DCIB * (get_global_id(2) % blocks);
     if (x0 >= OW || m >= OH || n >= N) return;
     const int next = m + 1 < OH; /* output row m + 1 inside the plane */
     /* ee, eo: row 2m at even and odd columns; oe, oo: row 2m + 1 */
-    float16 ee[S2D_CIB], eo[S2D_CIB], oe[S2D_CIB], oo[S2D_CIB];
+    float16 ee[TT_W16_DCIB], eo[TT_W16_DCIB], oe[TT_W16_DCIB], oo[TT_W16_DCIB];
     __attribute__((opencl_unroll_hint))
-    for (int c = 0; c < S2D_CIB; c++) ee[c] = eo[c] = oe[c] = oo[c] = (float16)(0.0f);
+    for (int c = 0; c < TT_W16_DCIB; c++) ee[c] = eo[c] = oe[c] = oo[c] = (float16)(0.0f);
     __global const float *d = dout + ((size_t)n * Cout * OH + m) * OW;
     for (int co = 0; co < Cout; co++, d += (size_t)OH * OW) {
         const float16 a = s2d_load(d, x0, OW), an = s2d_load(d, x0 + 1, OW);
@@ -723,7 +724,7 @@ __kernel void conv_direct_backward_data_k3s2p16(TT_MEM(float, dinp), TT_MEM(cons
         const float16 bn = next ? s2d_load(d + OW, x0 + 1, OW) : (float16)(0.0f);
         __global const float *w = weight + ((size_t)co * Cin + ci0) * 9;
         __attribute__((opencl_unroll_hint))
-        for (int c = 0; c < S2D_CIB; c++) {
+        for (int c = 0; c < TT_W16_DCIB; c++) {
             __global const float *t = w + (ci0 + c < Cin ? c : 0) * 9;
             ee[c] = fma(a, (float16)(t[4]), ee[c]);
             eo[c] = fma(an, (float16)(t[3]), fma(a, (float16)(t[5]), eo[c]));
@@ -733,7 +734,7 @@ __kernel void conv_direct_backward_data_k3s2p16(TT_MEM(float, dinp), TT_MEM(cons
         }
     }
     __attribute__((opencl_unroll_hint))
-    for (int c = 0; c < S2D_CIB; c++) {
+    for (int c = 0; c < TT_W16_DCIB; c++) {
         if (ci0 + c >= Cin) break;
         __global float *row = dinp + (((size_t)n * Cin + ci0 + c) * H + 2 * m) * W;
         s2d_store(row, ee[c], eo[c], x0, W, accumulate);

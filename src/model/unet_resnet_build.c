@@ -521,7 +521,8 @@ tt_status tt_unet_resnet_conv_shapes(const tt_model_spec *spec, int height, int 
         snprintf(out[n++].label, sizeof out[0].label, "decoder.blocks.%d.conv2", i);
         cin = ch;
     }
-    if (n + 7 >= max)
+    enum { AFTER = 1 + 1 + 3 * 2 }; /* the head, the stem, layers 2-4's 3x3 and 1x1 */
+    if (n + AFTER > max)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s has more convolution shapes than room "
                             "for %d", spec->kind, max);
     out[n] = (tt_model_conv){.in_channels = cin, .out_channels = spec->classes, .kernel = 3,

@@ -21,7 +21,8 @@
  *           float16 (opencl/conv_direct_w16.cl); so does the stride-2 3x3
  *           (ResNet's down-sampling): forward and weight gradient from a
  *           copy with even and odd columns apart, the input gradient the
- *           four pixels of a 2x2 block at once
+ *           four pixels of a 2x2 block at once; and the 7x7 stride-2 stem's
+ *           forward from such a copy
  *   scalar  otherwise: one column per work-item, uniform control flow
  * $TT_CONV_DIRECT_VARIANT=scalar|tiled|w8 overrides the choice (tests use
  * it; w8 still needs stride 1 along W).  Work-group sizes come from the
@@ -213,6 +214,7 @@ static k3w_bands k3w_bands_of(const tt_conv_shape *s, size_t band_bytes, size_t 
 #define W16_ROWS 4
 #define W16_COB 4
 #define W16_WCOB 2
+#define W16_DCIB 4 /* input channels per work-item, stride-2 input gradient */
 #define W16_CHUNKS 2
 /* A band's rows: whole steps of the forward and of the weight gradient. */
 #define W16_BAND_STEP 12
@@ -225,7 +227,8 @@ _Static_assert(W16_BAND_STEP % W16_ROWS == 0 && W16_BAND_STEP % W16_WROWS == 0,
 #define W16_TEXT(x) W16_TEXT_(x)
 #define W16_DEFINES                                                                      \
     "-DTT_W16_ROWS=" W16_TEXT(W16_ROWS) " -DTT_W16_COB=" W16_TEXT(W16_COB)                 \
-    " -DTT_W16_WCOB=" W16_TEXT(W16_WCOB) " -DTT_W16_WROWS=" W16_TEXT(W16_WROWS)
+    " -DTT_W16_WCOB=" W16_TEXT(W16_WCOB) " -DTT_W16_WROWS=" W16_TEXT(W16_WROWS)           \
+    " -DTT_W16_DCIB=" W16_TEXT(W16_DCIB)
 
 /* The program's defines; `flipped`: its forwards read the weights of the
  * input gradient (TT_W16_FLIPPED). */
@@ -321,11 +324,16 @@ static int is_k7s2(const tt_conv_shape *s)
            s->dh == 1 && s->dw == 1;
 }
 
+/* Rows of an image's copy (S7_ROWS) and its floats. */
+static size_t k7s2_padded_rows(const tt_conv_shape *s)
+{
+    return 2 * ((s->oh + W16_ROWS - 1) / W16_ROWS * W16_ROWS) + 5;
+}
+
 static size_t k7s2_padded_floats(const tt_conv_shape *s)
 {
     size_t half = (s->ow + 15) / 16 * 16 + 16;
-    size_t rows = 2 * ((s->oh + W16_ROWS - 1) / W16_ROWS * W16_ROWS) + 5;
-    return s->cin * rows * 2 * half;
+    return s->cin * k7s2_padded_rows(s) * 2 * half;
 }
 
 static int k7s2_w16_shape(const tt_conv_shape *s)
@@ -338,7 +346,6 @@ static tt_status launch_k7s2(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weig
                              tt_mem bias_mem, int has_bias, int accumulate,
                              const tt_conv_shape *s, tt_mem room)
 {
-    size_t rows = 2 * ((s->oh + W16_ROWS - 1) / W16_ROWS * W16_ROWS) + 5;
     size_t blocks = (s->cout + W16_COB - 1) / W16_COB;
     size_t global[3] = {blocks, (s->ow + 15) / 16, (s->oh + W16_ROWS - 1) / W16_ROWS};
     size_t local[3] = {blocks < 4 ? blocks : 4, W16_CHUNKS, 1}; /* global rounded up */
@@ -348,7 +355,7 @@ static tt_status launch_k7s2(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weig
     for (size_t n = 0; !status && n < s->batch; n++) {
         status = tt_launch_kernel(
             be, "conv_direct_w16", "conv_pad_k7s2_w16", w16_options(0), 2,
-            (size_t[]){rows, s->cin}, (size_t[]){1, 1},
+            (size_t[]){k7s2_padded_rows(s), s->cin}, (size_t[]){1, 1},
             TT_ARGS(tt_arg_mem(room), tt_arg_mem(tt_mem_f32(inp, n * s->cin * s->h * s->w)),
                     tt_arg_i32((int)s->cin), tt_arg_i32((int)s->h), tt_arg_i32((int)s->w),
                     tt_arg_i32((int)s->oh), tt_arg_i32((int)s->ow)));
@@ -719,8 +726,6 @@ static tt_status k3_backward_data(tt_backend *be, const direct_params *p, tt_mem
 /* The stride-2 3x3's input gradient on a 16-lane device, even input
  * planes (H = 2 OH, W = 2 OW): conv_direct_backward_data_k3s2p16, the four
  * phases of a pixel at once, no workspace. */
-#define K3S2_DATA_CIB 4 /* S2D_CIB: input channels per work-item */
-
 static int k3s2_data_w16(const tt_backend *be, const tt_conv_shape *s)
 {
     return is_k3s2(s) && s->h == 2 * s->oh && s->w == 2 * s->ow &&
@@ -730,7 +735,7 @@ static int k3s2_data_w16(const tt_backend *be, const tt_conv_shape *s)
 static tt_status launch_k3s2_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
                                   const tt_conv_shape *s, int accumulate)
 {
-    size_t blocks = (s->cin + K3S2_DATA_CIB - 1) / K3S2_DATA_CIB;
+    size_t blocks = (s->cin + W16_DCIB - 1) / W16_DCIB;
     size_t global[3] = {(s->ow + 15) / 16, s->oh, s->batch * blocks};
     return tt_launch_kernel(be, "conv_direct_w16", "conv_direct_backward_data_k3s2p16",
                             w16_options(0), 3, global, (size_t[]){1, 1, 1},
