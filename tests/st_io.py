@@ -5,7 +5,7 @@ import json, struct
 import numpy as np
 import torch
 
-DTYPES = {"F32": np.float32, "I64": np.int64, "U8": np.uint8}
+DTYPES = {"F32": np.float32, "F64": np.float64, "I64": np.int64, "U8": np.uint8}
 
 
 def load(path):

@@ -6,7 +6,8 @@ same folder data set, and writes the normalised gradients of the last
 window and the final weights as safetensors files.
 
   torch_train.py --data DIR --init F --grads-out F --weights-out F
-                 --steps S --micro-batch B --accum N --optimizer adamw|sgd ...
+                 --steps S --micro-batch B --accum N --optimizer adamw|sgd
+                 [--float64] ...
 
 Data: DIR/images/*.png (RGB) in sorted name order, masks DIR/masks/NAME.png
 with class indices (255 = ignore); B images per micro-batch, N micro-batches
@@ -39,6 +40,8 @@ def main():
     ap.add_argument("--depth", type=int, default=2)
     ap.add_argument("--norm", default="group")
     ap.add_argument("--groups", type=int, default=2)
+    ap.add_argument("--float64", action="store_true",
+                    help="train in float64: the reference that fp32 rounding on either side is measured against")
     args = ap.parse_args()
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -50,6 +53,8 @@ def main():
     state = st_io.load(args.init)
     own = model.state_dict()
     model.load_state_dict({k: state[k] if k in state else own[k] for k in own})
+    dtype = torch.float64 if args.float64 else torch.float32
+    model.to(dtype)
     if args.optimizer == "adamw":
         opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     else:
@@ -60,7 +65,7 @@ def main():
     images, masks = [], []
     for name in names:
         img = np.asarray(Image.open(os.path.join(args.data, "images", name)).convert("RGB"))
-        images.append(torch.from_numpy(img.astype(np.float32) / 255.0).permute(2, 0, 1))
+        images.append((torch.from_numpy(img.astype(np.float32)) / 255.0).to(dtype).permute(2, 0, 1))
         stem = os.path.splitext(name)[0]
         m = np.asarray(Image.open(os.path.join(args.data, "masks", stem + ".png")))
         masks.append(torch.from_numpy(m.astype(np.int64)))
