@@ -9,12 +9,17 @@
  * find-db like the others), conv_transpose2d tunes too, forcing (the
  * function, $TT_CONV_ALGO) never times, and a corrupt find-db is ignored
  * with a warning, and the candidates are timed in alternating rounds.
+ * Every candidate is checked before it is timed: one the check refuses
+ * (a stand-in check, and a wrong kernel planted with $TT_CONV_PERTURB,
+ * the reference itself among them) is never timed nor picked, and stays
+ * refused in the find-db for later processes.
  * Each test runs in a fresh temporary cache directory.
  *
  * The counts follow the candidates the test backend offers (OpenCL: every
  * algorithm; Vulkan: those it has shaders for); a check that needs two
  * candidates to time is left out, saying so, where the backend has one.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +29,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/hash.h"
+#include "core/knobs.h"
 #include "core/status.h"
 #include "harness.h"
 #include "ops/conv2d.h"
@@ -242,13 +248,16 @@ static void test_autotune(void)
         return;
     }
 
-    /* first call: every forward candidate timed (OpenCL: im2col_gemm,
-     * direct, winograd, implicit_gemm; 3 runs each), db written */
+    /* first call: every forward candidate verified (once each) and timed
+     * (OpenCL: im2col_gemm, direct, winograd, implicit_gemm; 2 runs
+     * each), db written */
     double e = run_forward(be, &r);
     CU_ASSERT(e < REF_CONV_FWD_TOL);
     tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
     CU_ASSERT_EQUAL(s.timed, 1);
-    CU_ASSERT_EQUAL(s.runs, 3 * forward);
+    CU_ASSERT_EQUAL(s.runs, 2 * forward);
+    CU_ASSERT_EQUAL(s.verified, forward);
+    CU_ASSERT_EQUAL(s.refused, 0);
     CU_ASSERT_EQUAL(s.db_writes, 1);
     CU_ASSERT_EQUAL(be->mem.current[TT_MEM_WORKSPACE], 0);
     cJSON *db = read_db(be);
@@ -305,7 +314,9 @@ static void test_autotune(void)
     CU_ASSERT(ew < REF_CONV_GRAD_TOL);
     s = tt_conv_autotune_stats_get();
     CU_ASSERT_EQUAL(s.timed, 2); /* backward data (OpenCL: 4 candidates), weight (3) */
-    CU_ASSERT_EQUAL(s.runs, 3 * (data + weight));
+    CU_ASSERT_EQUAL(s.runs, 2 * (data + weight));
+    CU_ASSERT_EQUAL(s.verified, data + weight);
+    CU_ASSERT_EQUAL(s.refused, 0);
     printf("\n    autotune backward vs im2col_gemm: dinp %.2e  dweight %.2e", ei, ew);
     free(gi), free(gw), free(ri), free(rw);
     db = read_db(be);
@@ -349,7 +360,8 @@ static void test_autotune_transpose(void)
     tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
     /* im2col_gemm, direct and implicit_gemm; k2 s2 runs neither winograd nor fft */
     CU_ASSERT_EQUAL(s.timed, 1);
-    CU_ASSERT_EQUAL(s.runs, 9);
+    CU_ASSERT_EQUAL(s.runs, 6);
+    CU_ASSERT_EQUAL(s.verified, 3);
     printf("\n    conv_transpose2d autotune forward error %.2e", e);
     tt_buffer_free(x), tt_buffer_free(w), tt_buffer_free(y);
     remove_cache_dir(be);
@@ -727,18 +739,171 @@ static void test_rounds_alternate(void)
                                   TT_CONV_ALGO_WINOGRAD};
     order_log log = {0};
     tt_conv_algo best = TT_CONV_ALGO_AUTO;
-    TH_OK(tt_conv_autotune_pick(be, "stand-in A", three, 3, log_run, &log, &best));
+    TH_OK(tt_conv_autotune_pick(be, "stand-in A", three, 3, log_run, NULL, &log, &best));
     CU_ASSERT_EQUAL(log.count, 9);
     for (int i = 0; i < log.count; i++) CU_ASSERT_EQUAL(log.ran[i], three[i % 3]);
     CU_ASSERT(best == three[0] || best == three[1] || best == three[2]);
     order_log failing = {.fails = {[TT_CONV_ALGO_IM2COL_GEMM] = 1, [TT_CONV_ALGO_WINOGRAD] = 1}};
     /* two warnings on stderr, "timing ... leaving it out" */
-    TH_OK(tt_conv_autotune_pick(be, "stand-in B", three, 3, log_run, &failing, &best));
+    TH_OK(tt_conv_autotune_pick(be, "stand-in B", three, 3, log_run, NULL, &failing, &best));
     const tt_conv_algo want[] = {three[0], three[1], three[2], three[1], three[1]};
     CU_ASSERT_EQUAL(failing.count, 5);
     for (int i = 0; i < failing.count && i < 5; i++) CU_ASSERT_EQUAL(failing.ran[i], want[i]);
     CU_ASSERT_EQUAL(best, TT_CONV_ALGO_DIRECT);
     remove_cache_dir(be);
+}
+
+/* A stand-in check: refuses the algorithms marked, passes the others;
+ * records what it checked. */
+typedef struct verify_log {
+    order_log runs;
+    tt_conv_algo checked[32];
+    int count;
+    int wrong[TT_CONV_ALGO_COUNT];
+} verify_log;
+
+static tt_status log_run_v(void *ctx, tt_conv_algo algo) { return log_run(&((verify_log *)ctx)->runs, algo); }
+
+static tt_status log_verify(void *ctx, tt_conv_algo algo, tt_conv_verdict *v)
+{
+    verify_log *log = ctx;
+    if (log->count < 32) log->checked[log->count++] = algo;
+    *v = (tt_conv_verdict){log->wrong[algo] ? 0.5 : 1e-7, 1e-5, TT_CONV_ALGO_IM2COL_GEMM};
+    return NULL;
+}
+
+/* A candidate the check refuses is never timed nor picked, is written to
+ * the find-db as refused (with its error, bound and reference), and a
+ * later process (tt_conv_autotune_reset) that times the key again never
+ * runs it: the refusal outlives the process and a rebuild. */
+static void test_refused_kept(void)
+{
+    fresh_cache_dir();
+    tt_backend *be = th_backend();
+    const tt_conv_algo three[] = {TT_CONV_ALGO_IM2COL_GEMM, TT_CONV_ALGO_DIRECT,
+                                  TT_CONV_ALGO_WINOGRAD};
+    verify_log log = {.wrong = {[TT_CONV_ALGO_DIRECT] = 1}};
+    tt_conv_algo best = TT_CONV_ALGO_AUTO;
+    /* one warning on stderr: "direct is off im2col_gemm by 0.5 ..." */
+    TH_OK(tt_conv_autotune_pick(be, "stand-in C", three, 3, log_run_v, log_verify, &log, &best));
+    CU_ASSERT_EQUAL(log.count, 3);
+    CU_ASSERT_NOT_EQUAL(best, TT_CONV_ALGO_DIRECT);
+    CU_ASSERT_EQUAL(log.runs.count, 4); /* two rounds of the two left, no warm-up */
+    for (int i = 0; i < log.runs.count; i++) CU_ASSERT_NOT_EQUAL(log.runs.ran[i], TT_CONV_ALGO_DIRECT);
+    tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
+    CU_ASSERT_EQUAL(s.verified, 3);
+    CU_ASSERT_EQUAL(s.refused, 1);
+    cJSON *db = read_db(be);
+    cJSON *entry = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(db, "entries"), "stand-in C");
+    cJSON *refused = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(entry, "refused"), "direct");
+    CU_ASSERT_FATAL(cJSON_IsObject(refused));
+    CU_ASSERT_DOUBLE_EQUAL(cJSON_GetObjectItemCaseSensitive(refused, "error")->valuedouble, 0.5, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(cJSON_GetObjectItemCaseSensitive(refused, "bound")->valuedouble, 1e-5, 1e-12);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItemCaseSensitive(refused, "reference")->valuestring,
+                           "im2col_gemm");
+    cJSON_Delete(db);
+
+    /* a new process: the refusal comes from the file */
+    tt_conv_autotune_reset();
+    tt_conv_verdict v = {0};
+    CU_ASSERT(tt_conv_autotune_refused(be, "stand-in C", TT_CONV_ALGO_DIRECT, &v));
+    CU_ASSERT_DOUBLE_EQUAL(v.error, 0.5, 1e-12);
+    CU_ASSERT(!tt_conv_autotune_refused(be, "stand-in C", TT_CONV_ALGO_WINOGRAD, NULL));
+    /* its pick no candidate now (a rebuild that lost it): timed again
+     * without the refused one, which is neither checked nor run */
+    const tt_conv_algo others[] = {TT_CONV_ALGO_DIRECT, TT_CONV_ALGO_FFT,
+                                   TT_CONV_ALGO_IMPLICIT_GEMM};
+    verify_log again = {0};
+    TH_OK(tt_conv_autotune_pick(be, "stand-in C", others, 3, log_run_v, log_verify, &again, &best));
+    CU_ASSERT_EQUAL(again.count, 2);
+    for (int i = 0; i < again.count; i++) CU_ASSERT_NOT_EQUAL(again.checked[i], TT_CONV_ALGO_DIRECT);
+    for (int i = 0; i < again.runs.count; i++) CU_ASSERT_NOT_EQUAL(again.runs.ran[i], TT_CONV_ALGO_DIRECT);
+    CU_ASSERT_NOT_EQUAL(best, TT_CONV_ALGO_DIRECT);
+
+    /* every candidate refused: an error naming the key, the refusals kept */
+    verify_log all = {.wrong = {[TT_CONV_ALGO_IM2COL_GEMM] = 1, [TT_CONV_ALGO_WINOGRAD] = 1}};
+    const tt_conv_algo two[] = {TT_CONV_ALGO_IM2COL_GEMM, TT_CONV_ALGO_WINOGRAD};
+    tt_status st = tt_conv_autotune_pick(be, "stand-in D", two, 2, log_run_v, log_verify, &all, &best);
+    CU_ASSERT_PTR_NOT_NULL(st);
+    if (st) CU_ASSERT_PTR_NOT_NULL(strstr(tt_status_message(st), "stand-in D"));
+    tt_status_free(st);
+    CU_ASSERT_EQUAL(all.runs.count, 0);
+    tt_conv_autotune_reset();
+    CU_ASSERT(tt_conv_autotune_refused(be, "stand-in D", TT_CONV_ALGO_WINOGRAD, NULL));
+    remove_cache_dir(be);
+}
+
+/* max |got - want| / max |want| (a NaN in got counts as the largest). */
+static double scaled_off(const float *got, const double *want, size_t n)
+{
+    double top = 0, err = 0;
+    for (size_t i = 0; i < n; i++) top = fabs(want[i]) > top ? fabs(want[i]) : top;
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs(got[i] - want[i]);
+        err = e > err || e != e ? e : err;
+    }
+    return top > 0 ? err / top : err;
+}
+
+/* How many entries of the find-db refuse `algo`. */
+static int refusals_of(tt_backend *be, tt_conv_algo algo)
+{
+    cJSON *db = read_db(be);
+    int count = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(db, "entries"))
+        count += cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(e, "refused"),
+                                                  tt_conv_algo_name(algo)) != NULL;
+    cJSON_Delete(db);
+    return count;
+}
+
+/* A planted wrong kernel ($TT_CONV_PERTURB): run by name it is wrong (the
+ * knob works); under AUTO the check refuses it in every direction it runs
+ * and the op's results are right, taken from another algorithm.  Planted
+ * in im2col_gemm, the reference itself: the host's double refuses it and
+ * the next reference takes its place. */
+static void test_planted_wrong_refused(void)
+{
+    tt_backend *be = th_backend();
+    const tt_conv_algo planted[] = {TT_CONV_ALGO_DIRECT, TT_CONV_ALGO_IM2COL_GEMM};
+    for (int p = 0; p < 2; p++) {
+        fresh_cache_dir();
+        th_setenv("TT_CONV_PERTURB", tt_conv_algo_name(planted[p]));
+        tt_knobs_reload();
+        conv_run r;
+        run_init(&r, (tt_conv2d_desc)D(3, 16, 9, 11, 16, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 77);
+        r.desc.algo = planted[p];
+        CU_ASSERT(run_forward(be, &r) > 0.5); /* the knob plants a wrong element */
+        r.desc.algo = TT_CONV_ALGO_AUTO;
+        CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
+        float *gi = malloc(r.inp_n * sizeof(float)), *gw = malloc(r.weight_n * sizeof(float));
+        double *want_i = calloc(r.inp_n, sizeof(double)), *want_w = calloc(r.weight_n, sizeof(double));
+        CU_ASSERT_FATAL(gi && gw && want_i && want_w);
+        run_backward(be, &r, TT_CONV_ALGO_AUTO, gi, gw);
+        double *x = th_to_double(r.inp, r.inp_n), *w = th_to_double(r.weight, r.weight_n);
+        double *dy = th_to_double(r.dout, r.out_n);
+        ref_conv2d_backward(want_i, want_w, x, w, dy, &r.desc);
+        double ei = scaled_off(gi, want_i, r.inp_n), ew = scaled_off(gw, want_w, r.weight_n);
+        CU_ASSERT(ei < 1e-5);
+        CU_ASSERT(ew < 1e-5);
+        tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
+        int runs_all = tt_conv2d_runs_on(be, &(tt_conv2d_desc)D(3, 16, 9, 11, 16, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT));
+        if (runs_all) {
+            CU_ASSERT_EQUAL(s.refused, 3);
+            CU_ASSERT_EQUAL(refusals_of(be, planted[p]), 3);
+        }
+        printf("\n    %s planted: refused in %d directions, AUTO off the double by "
+               "dinp %.1e dweight %.1e", tt_conv_algo_name(planted[p]),
+               refusals_of(be, planted[p]), ei, ew);
+        free(gi), free(gw), free(want_i), free(want_w), free(x), free(w), free(dy);
+        run_free(&r);
+        remove_cache_dir(be);
+    }
+    th_setenv("TT_CONV_PERTURB", NULL);
+    tt_knobs_reload();
 }
 
 int main(void)
@@ -753,6 +918,8 @@ int main(void)
         {"workspace sized for the known picks; a first layer leaves out its input gradient", test_workspace_of_known_picks},
         {"a find-db pick of implicit_gemm runs every direction", test_implicit_gemm_pick},
         {"candidates timed in alternating rounds; a failing one left out", test_rounds_alternate},
+        {"a refused candidate is never timed, and stays refused in the find-db", test_refused_kept},
+        {"a planted wrong kernel is refused; AUTO's results stay right", test_planted_wrong_refused},
         CU_TEST_INFO_NULL,
     };
     return th_run_suite("conv_autotune", tests);

@@ -143,6 +143,11 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                                 "The rows of every band of the banded UNet step, instead of as "
                                 "many as a band room holds (a 32nd of a level-0 tensor, at "
                                 "least 12 rows)."},
+    [TT_KNOB_CONV_PERTURB] = {"TT_CONV_PERTURB", TT_KNOB_TEST, "src/ops/conv_algo.c",
+                              "an algorithm's name (see --algo)",
+                              "Every run of that convolution algorithm gets one wrong element "
+                              "(the middle one, off by the output's largest value): a planted "
+                              "wrong kernel, which the autotuner's check must refuse."},
 };
 
 const char *tt_knob_kind_name(tt_knob_kind kind)

@@ -47,6 +47,7 @@ typedef enum tt_knob_id {
     TT_KNOB_VULKAN_GEMM_VARIANT,
     TT_KNOB_UNET_BANDED,
     TT_KNOB_UNET_BAND_ROWS,
+    TT_KNOB_CONV_PERTURB,
     TT_KNOB_COUNT
 } tt_knob_id;
 

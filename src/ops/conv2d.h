@@ -89,4 +89,16 @@ tt_status tt_conv2d_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem
 tt_status tt_conv2d_input_gradient(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
                                    const tt_conv2d_desc *desc, tt_mem workspace);
 
+/* Every algorithm that runs `dir` of `desc` on `be`, checked on these
+ * inputs as the autotuner checks a candidate before it times it
+ * (conv_verify.h): checked[a] = 1 and verdicts[a] for each, arrays of
+ * TT_CONV_ALGO_COUNT (conv_autotune.h's tt_conv_verdict).  The buffers
+ * `dir` reads: forward inp, weight and bias (may be (tt_mem){0}), input
+ * gradient dout and weight, weight gradient dout and inp.  `tiletrain
+ * selftest --algos` asks this of every layer of a recipe. */
+struct tt_conv_verdict;
+tt_status tt_conv2d_verify(tt_backend *be, const tt_conv2d_desc *desc, tt_conv_dir dir,
+                           tt_mem inp, tt_mem weight, tt_mem bias, tt_mem dout,
+                           struct tt_conv_verdict *verdicts, int *checked);
+
 #endif

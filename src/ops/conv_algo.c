@@ -1,12 +1,17 @@
 /* Helpers shared by the convolution ops; see conv_algo.h. */
 #include "ops/conv_algo.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 #include "backend/loop_budget.h"
+#include "core/knobs.h"
 #include "core/status.h"
 #include "ops/conv_autotune.h"
+#include "ops/conv_verify.h"
 #include "ops/device_traits.h"
 #include "ops/util.h"
 
@@ -256,17 +261,54 @@ tt_conv_algo tt_conv_dispatch_known(const tt_backend *be, const tt_conv_call *c,
     return tt_conv_autotune_known(be, key, algos, count, &pick) ? pick : TT_CONV_ALGO_AUTO;
 }
 
+/* $TT_CONV_PERTURB (a test knob): when it names `algo`, the middle of
+ * out's `floats` floats is moved by the largest magnitude among them, a
+ * planted wrong result for the autotuner's check to refuse. */
+static tt_status perturb(tt_backend *be, tt_conv_algo algo, tt_mem out, size_t floats)
+{
+    const char *name = tt_knob_str(TT_KNOB_CONV_PERTURB);
+    tt_conv_algo planted;
+    if (!name || !*name || floats == 0) return NULL;
+    tt_status bad = tt_conv_algo_parse(name, &planted);
+    if (bad) return tt_error_prefix(bad, "TT_CONV_PERTURB");
+    if (planted != algo) return NULL;
+    float *host = malloc(floats * sizeof *host);
+    if (!host) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "TT_CONV_PERTURB: out of host memory");
+    tt_status status = tt_read(be, host, out, floats * sizeof *host);
+    if (!status) {
+        float moved = host[floats / 2] + (float)tt_conv_verify_scale(host, floats);
+        status = tt_write(be, tt_mem_f32(out, floats / 2), &moved, sizeof moved);
+    }
+    free(host);
+    return status;
+}
+
+#define VERIFY_SAMPLES 64
+
 /* What the autotuner's runs of one direction write into, never the
  * caller's outputs: a scratch output and a workspace (the caller's when it
  * is large enough), made by the first run (a failure there leaves them for
- * the next candidate to try again) and freed after the pick. */
+ * the next candidate to try again) and freed after the pick.  Its checks
+ * (verify below) read the direction's inputs back once, compute the
+ * sampled elements in double, and keep the reference's output. */
 typedef struct tune_ctx {
     tt_backend *be;
     const tt_conv_call *call;
     tt_conv_dir dir;
+    const tt_conv_algo *candidates;
+    int count;
     size_t out_bytes, ws_bytes;
     tt_buffer *out;
     tt_conv_workspace ws;
+    int prepared;           /* host, index, want and got are made */
+    float *host[4];         /* inp, weight, bias, dout as read back (what dir reads) */
+    float *got, *ref, *spare; /* a candidate's output, the reference's, a third */
+    size_t samples, index[VERIFY_SAMPLES];
+    double want[VERIFY_SAMPLES];
+    double truth_scale;     /* the largest |want| */
+    double ref_scale;       /* the reference output's largest magnitude */
+    tt_conv_algo reference; /* AUTO until chosen, or when none passed */
+    int reference_chosen;
 } tune_ctx;
 
 static tt_status scratch_get(tune_ctx *t)
@@ -292,6 +334,144 @@ static tt_status tune_run(void *p, tt_conv_algo algo)
     TT_TRY(scratch_get(t));
     const tt_conv_call *c = t->call;
     return c->family->run(t->be, algo, t->dir, tt_mem_of(t->out), &c->io, c->shape, t->ws.mem, 0);
+}
+
+/* Reads `bytes` of `mem` into a new host array (*out). */
+static tt_status read_back(tt_backend *be, tt_mem mem, size_t bytes, float **out)
+{
+    *out = malloc(bytes ? bytes : 1);
+    if (!*out) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "verifying a convolution: out of host memory");
+    return tt_read(be, *out, mem, bytes);
+}
+
+/* The inputs `dir` reads, on the host, and the sampled elements in double. */
+static tt_status verify_prepare(tune_ctx *t)
+{
+    if (t->prepared) return NULL;
+    const tt_conv_call *c = t->call;
+    const tt_conv_shape *s = c->shape;
+    int fwd = t->dir == TT_CONV_DIR_FORWARD, wgrad = t->dir == TT_CONV_DIR_BACKWARD_WEIGHT;
+    if (fwd || wgrad) TT_TRY(read_back(t->be, c->io.inp, in_bytes(s), &t->host[0]));
+    if (!wgrad) TT_TRY(read_back(t->be, c->io.weight, weight_bytes(s), &t->host[1]));
+    if (fwd && c->io.bias.buffer)
+        TT_TRY(read_back(t->be, c->io.bias, s->cout * sizeof(float), &t->host[2]));
+    if (!fwd) TT_TRY(read_back(t->be, c->io.dout, out_bytes(s), &t->host[3]));
+    size_t n = t->out_bytes / sizeof(float);
+    t->got = malloc(t->out_bytes ? t->out_bytes : 1);
+    t->ref = malloc(t->out_bytes ? t->out_bytes : 1);
+    t->spare = malloc(t->out_bytes ? t->out_bytes : 1);
+    if (!t->got || !t->ref || !t->spare)
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "verifying a convolution: out of host memory");
+    t->samples = n < VERIFY_SAMPLES ? n : VERIFY_SAMPLES;
+    tt_conv_host_io io = {t->host[0], t->host[1], t->host[2], t->host[3]};
+    tt_conv_verify_sample(c->family, s, t->dir, &io, t->samples, t->index, t->want);
+    t->truth_scale = 0;
+    for (size_t k = 0; k < t->samples; k++)
+        if (fabs(t->want[k]) > t->truth_scale) t->truth_scale = fabs(t->want[k]);
+    if (!(t->truth_scale > 0)) t->truth_scale = 1;
+    t->prepared = 1;
+    return NULL;
+}
+
+/* Runs `algo` into the scratch output (over zeros for the weight gradient,
+ * which adds) and reads it into dst. */
+static tt_status run_to_host(tune_ctx *t, tt_conv_algo algo, float *dst)
+{
+    TT_TRY(scratch_get(t));
+    size_t floats = t->out_bytes / sizeof(float);
+    tt_mem out = tt_mem_of(t->out);
+    if (t->dir == TT_CONV_DIR_BACKWARD_WEIGHT) TT_TRY(tt_fill(t->be, out, 0.0f, floats));
+    TT_TRY(tune_run(t, algo));
+    TT_TRY(perturb(t->be, algo, out, floats));
+    return tt_read(t->be, dst, out, t->out_bytes);
+}
+
+static double host_error(const tune_ctx *t, const float *v)
+{
+    return tt_conv_verify_points(v, t->index, t->want, t->samples, t->truth_scale);
+}
+
+/* Whether two outputs of the direction agree within `bound`. */
+static int agree(const tune_ctx *t, const float *a, const float *b, double bound)
+{
+    size_t n = t->out_bytes / sizeof(float);
+    return tt_conv_verify_diff(b, a, n, tt_conv_verify_scale(a, n)) <= bound;
+}
+
+/* The reference: of im2col_gemm, direct and then the other candidates, in
+ * that order, those whose output matches the host's double at the samples
+ * are tried; the first that a second (or, when those two differ, a third)
+ * agrees with everywhere is the reference.  The samples alone miss an
+ * element or two gone wrong; two algorithms agreeing everywhere do not.
+ * With no such pair, the host's samples are all that checks (reference
+ * AUTO). */
+static tt_status choose_reference(tune_ctx *t, double bound)
+{
+    t->reference_chosen = 1;
+    tt_conv_algo order[TT_CONV_ALGO_COUNT + 2], who[3];
+    int n = 0, have = 0;
+    order[n++] = TT_CONV_ALGO_IM2COL_GEMM, order[n++] = TT_CONV_ALGO_DIRECT;
+    for (int i = 0; i < t->count; i++) order[n++] = t->candidates[i];
+    float *outs[3] = {t->ref, t->got, t->spare};
+    for (int k = 0; k < n && have < 3; k++) {
+        int candidate = 0, seen = 0;
+        for (int i = 0; i < t->count; i++) candidate |= t->candidates[i] == order[k];
+        for (int i = 0; i < k; i++) seen |= order[i] == order[k];
+        if (!candidate || seen) continue;
+        tt_status failed = run_to_host(t, order[k], outs[have]);
+        if (failed) { /* its own check reports it */
+            tt_status_free(failed);
+            continue;
+        }
+        if (!(host_error(t, outs[have]) <= bound)) continue;
+        who[have++] = order[k];
+        if (have == 2 && agree(t, outs[0], outs[1], bound)) break;
+        if (have == 3) {
+            if (agree(t, outs[0], outs[2], bound)) break;
+            if (agree(t, outs[1], outs[2], bound)) {
+                memcpy(t->ref, outs[1], t->out_bytes);
+                who[0] = who[1];
+                break;
+            }
+            have = 0; /* three that differ: none is the reference */
+        }
+    }
+    if (have == 1 || have == 2 || have == 3) {
+        if (have == 2 && !agree(t, outs[0], outs[1], bound)) return NULL;
+        t->reference = who[0];
+        t->ref_scale = tt_conv_verify_scale(t->ref, t->out_bytes / sizeof(float));
+    }
+    return NULL;
+}
+
+/* tt_conv_verify_fn: `algo`'s output against the reference's everywhere
+ * and the host's double at the samples. */
+static tt_status verify(void *p, tt_conv_algo algo, tt_conv_verdict *v)
+{
+    tune_ctx *t = p;
+    const tt_conv_call *c = t->call;
+    TT_TRY(verify_prepare(t));
+    v->bound = tt_conv_verify_bound(tt_conv_verify_reduction(c->family, c->shape, t->dir));
+    if (!t->reference_chosen) TT_TRY(choose_reference(t, v->bound));
+    const float *got = t->ref;
+    if (algo != t->reference || t->reference == TT_CONV_ALGO_AUTO) {
+        TT_TRY(run_to_host(t, algo, t->got));
+        got = t->got;
+    }
+    double on_host = host_error(t, got), off_ref = 0;
+    if (t->reference != TT_CONV_ALGO_AUTO && algo != t->reference)
+        off_ref = tt_conv_verify_diff(got, t->ref, t->out_bytes / sizeof(float), t->ref_scale);
+    v->error = on_host > off_ref ? on_host : off_ref;
+    v->reference = off_ref > on_host ? t->reference : algo; /* itself: the host's double */
+    return NULL;
+}
+
+static void tune_ctx_free(tune_ctx *t)
+{
+    tt_buffer_free(t->out);
+    tt_conv_workspace_release(&t->ws);
+    for (int i = 0; i < 4; i++) free(t->host[i]);
+    free(t->got), free(t->ref), free(t->spare);
 }
 
 int tt_conv_dispatch_runs_on(const tt_backend *be, const tt_conv_call *c)
@@ -328,14 +508,34 @@ static tt_status resolve(tt_backend *be, const tt_conv_call *c, tt_conv_dir dir,
     int count = candidates_of(be, c, dir, algos);
     char key[256];
     c->family->key(s, dir, key, sizeof key);
-    tune_ctx t = {.be = be, .call = c, .dir = dir,
+    tune_ctx t = {.be = be, .call = c, .dir = dir, .candidates = algos, .count = count,
                   .out_bytes = dir == TT_CONV_DIR_FORWARD         ? out_bytes(s)
                                : dir == TT_CONV_DIR_BACKWARD_DATA ? in_bytes(s)
                                                                   : weight_bytes(s),
                   .ws_bytes = tt_conv_dispatch_workspace(NULL, c)};
-    tt_status status = tt_conv_autotune_pick(be, key, algos, count, tune_run, &t, out);
-    tt_buffer_free(t.out);
-    tt_conv_workspace_release(&t.ws);
+    tt_status status = tt_conv_autotune_pick(be, key, algos, count, tune_run, verify, &t, out);
+    tune_ctx_free(&t);
+    return status;
+}
+
+tt_status tt_conv_dispatch_verify(tt_backend *be, const tt_conv_call *c, tt_conv_dir dir,
+                                  tt_conv_verdict *verdicts, int *checked)
+{
+    const tt_conv_shape *s = c->shape;
+    tt_conv_algo algos[TT_CONV_ALGO_COUNT];
+    int count = candidates_of(be, c, dir, algos);
+    for (int a = 0; a < TT_CONV_ALGO_COUNT; a++) checked[a] = 0;
+    tune_ctx t = {.be = be, .call = c, .dir = dir, .candidates = algos, .count = count,
+                  .out_bytes = dir == TT_CONV_DIR_FORWARD         ? out_bytes(s)
+                               : dir == TT_CONV_DIR_BACKWARD_DATA ? in_bytes(s)
+                                                                  : weight_bytes(s),
+                  .ws_bytes = tt_conv_dispatch_workspace(NULL, c)};
+    tt_status status = NULL;
+    for (int i = 0; i < count && !status; i++) {
+        status = verify(&t, algos[i], &verdicts[algos[i]]);
+        checked[algos[i]] = !status;
+    }
+    tune_ctx_free(&t);
     return status;
 }
 
@@ -350,6 +550,9 @@ tt_status tt_conv_dispatch(tt_backend *be, const tt_conv_call *c, tt_conv_dir di
     TT_TRY(tt_conv_workspace_acquire(be, name, c->workspace,
                                      c->family->workspace(*algo, c->shape), &ws));
     tt_status status = c->family->run(be, *algo, dir, out, &c->io, c->shape, ws.mem, accumulate);
+    if (!status)
+        status = perturb(be, *algo, out,
+                         tt_conv_verify_out_floats(c->shape, dir));
     tt_conv_workspace_release(&ws);
     return status;
 }

@@ -167,6 +167,12 @@ typedef struct tt_conv_io {
 typedef struct tt_conv_family {
     const char *name;  /* "conv2d": names the workspace and the autotuner's scratch */
     const char *weight_layout; /* "(Cout, Cin/groups, kH, kW)": for messages */
+    /* The conv2d geometry the shape runs on (conv2d's own; a transposed
+     * convolution's has its input and output swapped), and whether it is
+     * transposed: its forward is that geometry's input gradient, its input
+     * gradient that geometry's forward (conv_verify.c checks on it). */
+    tt_conv_shape (*geometry)(const tt_conv_shape *s);
+    int transposed;
     /* The kernels its DIRECT algorithm launches on `s` ("conv_direct"). */
     const char *(*direct_program)(const tt_conv_shape *s);
     /* Whether `algo` runs `dir` of `s` itself (else IM2COL_GEMM stands in). */
@@ -214,6 +220,13 @@ tt_status tt_conv_algo_setting(const char *flag, tt_conv_algo *out);
  * when the choice failed). */
 tt_status tt_conv_dispatch(tt_backend *be, const tt_conv_call *call, tt_conv_dir dir, tt_mem out,
                            int accumulate, tt_conv_algo *algo);
+/* Every algorithm that runs `dir` of the call on `be`, checked as the
+ * autotuner checks a candidate (conv_verify.h) on the call's inputs:
+ * checked[a] = 1 and verdicts[a] filled for each (arrays of
+ * TT_CONV_ALGO_COUNT); whatever the find-db holds is left as it is. */
+struct tt_conv_verdict;
+tt_status tt_conv_dispatch_verify(tt_backend *be, const tt_conv_call *call, tt_conv_dir dir,
+                                  struct tt_conv_verdict *verdicts, int *checked);
 /* The backward pass: dbias += (when given), then backward-data into dinp
  * and backward-weight into dweight, each when given.  *algo as above, of
  * the last direction tried. */

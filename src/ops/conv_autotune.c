@@ -21,8 +21,10 @@
 typedef struct pick {
     uint64_t device; /* db_key() */
     char *key;
-    tt_conv_algo algo;
+    tt_conv_algo algo;  /* AUTO while only refusals are known */
     double ms;  /* best time measured; < 0 when unknown */
+    /* per algorithm: what refused it (error > 0), else all zero */
+    tt_conv_verdict refused[TT_CONV_ALGO_COUNT];
 } pick;
 
 /* Faster than any launch plus clFinish on any device (GPU launches alone
@@ -97,23 +99,55 @@ static pick *find_pick(uint64_t device, const char *key)
     return NULL;
 }
 
-static int add_pick(uint64_t device, const char *key, tt_conv_algo algo, double ms)
+/* The entry of `key`, made (with no pick) when there is none; NULL when
+ * the host is out of memory. */
+static pick *entry_of(uint64_t device, const char *key)
 {
     pick *old = find_pick(device, key);
-    if (old) {
-        old->algo = algo, old->ms = ms;
-        return 1;
-    }
+    if (old) return old;
     if (pick_count == pick_capacity) {
         size_t cap = pick_capacity ? 2 * pick_capacity : 16;
         pick *grown = realloc(picks, cap * sizeof *grown);
-        if (!grown) return 0;
+        if (!grown) return NULL;
         picks = grown, pick_capacity = cap;
     }
     char *copy = strdup(key);
-    if (!copy) return 0;
-    picks[pick_count++] = (pick){device, copy, algo, ms};
+    if (!copy) return NULL;
+    pick fresh = {.device = device, .key = copy, .algo = TT_CONV_ALGO_AUTO, .ms = -1.0};
+    picks[pick_count] = fresh;
+    return &picks[pick_count++];
+}
+
+static int add_pick(uint64_t device, const char *key, tt_conv_algo algo, double ms)
+{
+    pick *p = entry_of(device, key);
+    if (!p) return 0;
+    p->algo = algo, p->ms = ms;
     return 1;
+}
+
+/* The file's "refused" object of an entry into p (unknown names and
+ * malformed values skipped). */
+static void read_refused(pick *p, const cJSON *refused)
+{
+    const cJSON *r;
+    cJSON_ArrayForEach(r, refused)
+    {
+        tt_conv_algo algo;
+        tt_status bad = r->string ? tt_conv_algo_parse(r->string, &algo)
+                                  : tt_error_new(TT_ERR_FORMAT, "no name");
+        cJSON *error = cJSON_GetObjectItemCaseSensitive(r, "error");
+        cJSON *bound = cJSON_GetObjectItemCaseSensitive(r, "bound");
+        cJSON *reference = cJSON_GetObjectItemCaseSensitive(r, "reference");
+        tt_conv_algo ref = TT_CONV_ALGO_AUTO;
+        if (!bad && cJSON_IsString(reference))
+            tt_status_free(tt_conv_algo_parse(reference->valuestring, &ref));
+        if (!bad && algo != TT_CONV_ALGO_AUTO && cJSON_IsNumber(error) && error->valuedouble > 0)
+            p->refused[algo] = (tt_conv_verdict){error->valuedouble,
+                                                 cJSON_IsNumber(bound) ? bound->valuedouble : 0,
+                                                 ref};
+        tt_status_free(bad);
+    }
 }
 
 static int device_loaded(uint64_t device)
@@ -188,11 +222,17 @@ static void read_db_file(const tt_backend *be, uint64_t device, int merge)
     {
         cJSON *name = cJSON_GetObjectItemCaseSensitive(entry, "algo");
         cJSON *ms = cJSON_GetObjectItemCaseSensitive(entry, "ms");
+        cJSON *refused = cJSON_GetObjectItemCaseSensitive(entry, "refused");
         tt_conv_algo algo;
         tt_status bad = cJSON_IsString(name) ? tt_conv_algo_parse(name->valuestring, &algo)
                                              : tt_error_new(TT_ERR_FORMAT, "no algo");
+        if (cJSON_IsObject(refused) && entry->string && !(merge && find_pick(device, entry->string))) {
+            /* refusals stand even where the pick itself is unusable */
+            pick *p = entry_of(device, entry->string);
+            if (p) read_refused(p, refused);
+        }
         if (bad || algo == TT_CONV_ALGO_AUTO) {
-            if (!merge) {
+            if (!merge && (bad || !cJSON_IsObject(refused))) {
                 fprintf(stderr, "tiletrain: warning: convolution find-db '%s': entry '%s' has "
                                 "no valid algorithm; ignoring the entry\n",
                         path, entry->string ? entry->string : "?");
@@ -208,7 +248,8 @@ static void read_db_file(const tt_backend *be, uint64_t device, int merge)
             if (!merge) stats.db_ignored++;
             continue;
         }
-        if (merge && find_pick(device, entry->string)) continue;
+        pick *had = find_pick(device, entry->string);
+        if (merge && had && had->algo != TT_CONV_ALGO_AUTO) continue;
         add_pick(device, entry->string, algo, cJSON_IsNumber(ms) ? ms->valuedouble : -1.0);
     }
 done:
@@ -253,6 +294,17 @@ static void write_db(const tt_backend *be, uint64_t device)
         cJSON *e = cJSON_AddObjectToObject(entries, picks[i].key);
         cJSON_AddStringToObject(e, "algo", tt_conv_algo_name(picks[i].algo));
         if (picks[i].ms >= 0) cJSON_AddNumberToObject(e, "ms", picks[i].ms);
+        cJSON *refused = NULL;
+        for (int a = 0; a < TT_CONV_ALGO_COUNT; a++) {
+            const tt_conv_verdict *v = &picks[i].refused[a];
+            if (!(v->error > 0)) continue;
+            if (!refused) refused = cJSON_AddObjectToObject(e, "refused");
+            cJSON *r = cJSON_AddObjectToObject(refused, tt_conv_algo_name((tt_conv_algo)a));
+            /* JSON has no infinity: a NaN or infinite result is stored as 1e30 */
+            cJSON_AddNumberToObject(r, "error", v->error < 1e30 ? v->error : 1e30);
+            cJSON_AddNumberToObject(r, "bound", v->bound);
+            cJSON_AddStringToObject(r, "reference", tt_conv_algo_name(v->reference));
+        }
     }
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
@@ -293,18 +345,19 @@ static tt_status time_one(tt_backend *be, tt_conv_run_fn run, void *ctx, tt_conv
 #define TIMED_ROUNDS 2
 
 /* ms[i] = the best of TIMED_ROUNDS runs of candidate i, < 0 where it
- * failed (*last_failure: the last failure, or NULL).  Every candidate
- * runs once untimed first (which also builds its kernels); then each
+ * failed (*last_failure: the last failure, or NULL); a candidate whose
+ * ms[i] is < 0 on entry is left out, the others start at 1e300.  From
+ * round 0 every candidate runs once untimed first (which also builds its
+ * kernels; a verified candidate has built them: round 1); then each
  * round times every candidate in turn, so that a slow spell of a shared
  * host falls on all of them alike rather than on whichever was being
  * timed through it (candidate by candidate, noise picked different
  * algorithms for the same layer on different runs). */
 static void time_rounds(tt_backend *be, const char *key, const tt_conv_algo *candidates,
-                        int count, tt_conv_run_fn run, void *ctx, double *ms,
+                        int count, tt_conv_run_fn run, void *ctx, int first_round, double *ms,
                         tt_status *last_failure)
 {
-    for (int i = 0; i < count; i++) ms[i] = 1e300;
-    for (int round = 0; round <= TIMED_ROUNDS; round++)
+    for (int round = first_round; round <= TIMED_ROUNDS; round++)
         for (int i = 0; i < count; i++) {
             if (ms[i] < 0) continue;
             double took;
@@ -321,8 +374,53 @@ static void time_rounds(tt_backend *be, const char *key, const tt_conv_algo *can
         }
 }
 
+/* Verifies every candidate not yet left out (ms[i] >= 0); one that fails
+ * to run is left out (*last_failure), one off the reference refused:
+ * warned about, recorded in key's entry, left out.  Returns how many were
+ * refused.  Called with the lock held. */
+static int verify_all(tt_backend *be, const char *key, const tt_conv_algo *candidates,
+                      int count, tt_conv_verify_fn verify, void *ctx, double *ms,
+                      tt_status *last_failure)
+{
+    int refused = 0;
+    uint64_t device = db_key(be);
+    for (int i = 0; i < count; i++) {
+        if (ms[i] < 0) continue;
+        tt_conv_verdict v = {0};
+        stats.verified++;
+        tt_status failed = verify(ctx, candidates[i], &v);
+        if (failed) {
+            fprintf(stderr, "tiletrain: warning: checking %s for %s: %s; leaving it out\n",
+                    tt_conv_algo_name(candidates[i]), key, tt_status_message(failed));
+            tt_status_free(*last_failure);
+            *last_failure = failed;
+            ms[i] = -1;
+            continue;
+        }
+        if (v.error <= v.bound) continue;
+        char path[1024] = "its find-db";
+        tt_status_free(db_path(be, 0, path, sizeof path));
+        fprintf(stderr,
+                "tiletrain: warning: %s: %s is off %s by %.2g of the output's largest value, "
+                "more than fp32 rounding allows (%.2g): refused on this device and driver "
+                "(kept in %s; delete that file to check it again)\n",
+                key, tt_conv_algo_name(candidates[i]),
+                v.reference == candidates[i] ? "the host's double"
+                                             : tt_conv_algo_name(v.reference),
+                v.error, v.bound, path);
+        stats.refused++;
+        refused++;
+        ms[i] = -1;
+        pick *p = entry_of(device, key);
+        if (p) p->refused[candidates[i]] = (tt_conv_verdict){v.error > 0 ? v.error : 1e30,
+                                                              v.bound, v.reference};
+    }
+    return refused;
+}
+
 tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_algo *candidates,
-                                int count, tt_conv_run_fn run, void *ctx, tt_conv_algo *best)
+                                int count, tt_conv_run_fn run, tt_conv_verify_fn verify,
+                                void *ctx, tt_conv_algo *best)
 {
     TT_ASSERT(count >= 1);
     *best = candidates[0];
@@ -347,7 +445,8 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
         known = find_pick(device, key);
         from_file = known != NULL;
     }
-    /* an entry naming an algorithm that is no candidate now is re-timed */
+    /* an entry naming an algorithm that is no candidate now is re-timed
+     * (without the ones it refused) */
     for (int i = 0; known && i < count; i++)
         if (candidates[i] == known->algo) {
             *best = known->algo;
@@ -358,13 +457,24 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
     /* queued work of the caller must not count against the first candidate */
     if ((status = tt_finish(be))) goto cleanup;
     double best_ms = 1e300, ms[TT_CONV_ALGO_COUNT];
-    int found = 0;
+    int found = 0, refused = 0;
     TT_ASSERT(count <= TT_CONV_ALGO_COUNT);
-    time_rounds(be, key, candidates, count, run, ctx, ms, &last_failure);
+    for (int i = 0; i < count; i++)
+        ms[i] = known && known->refused[candidates[i]].error > 0 ? -1 : 1e300;
+    if (verify) refused = verify_all(be, key, candidates, count, verify, ctx, ms, &last_failure);
+    time_rounds(be, key, candidates, count, run, ctx, verify ? 1 : 0, ms, &last_failure);
     for (int i = 0; i < count; i++)
         if (ms[i] >= 0 && ms[i] < best_ms) best_ms = ms[i], *best = candidates[i], found = 1;
     if (!found) {
-        status = tt_error_prefix(last_failure, "timing convolution algorithms for %s", key);
+        if (refused) write_db(be, device);
+        status = last_failure
+                     ? tt_error_prefix(last_failure, "timing convolution algorithms for %s", key)
+                     : tt_error_new(TT_ERR_BACKEND,
+                                    "%s: every convolution algorithm this device runs was "
+                                    "refused (its result is off the reference, warned about "
+                                    "above): the device or its driver computes this layer "
+                                    "wrong; try another driver or device, or --backend",
+                                    key);
         last_failure = NULL;
         goto cleanup;
     }
@@ -388,6 +498,19 @@ int tt_conv_autotune_known(const tt_backend *be, const char *key, const tt_conv_
         if (candidates[i] == known->algo) *out = known->algo, found = 1;
     pthread_mutex_unlock(&lock);
     return found;
+}
+
+int tt_conv_autotune_refused(const tt_backend *be, const char *key, tt_conv_algo algo,
+                             tt_conv_verdict *verdict)
+{
+    uint64_t device = db_key(be);
+    pthread_mutex_lock(&lock);
+    if (!device_loaded(device)) load_db(be, device);
+    pick *known = find_pick(device, key);
+    int refused = known && (unsigned)algo < TT_CONV_ALGO_COUNT && known->refused[algo].error > 0;
+    if (refused && verdict) *verdict = known->refused[algo];
+    pthread_mutex_unlock(&lock);
+    return refused;
 }
 
 int tt_conv_autotune_narrow(const tt_backend *be, const char *key, tt_conv_algo *candidates,

@@ -7,7 +7,12 @@
  * timing the candidates (each once untimed, then 2 rounds timing each in
  * turn, wall clock around tt_finish; a candidate's best counts) and is
  * then written to the find-db so that the next process reuses it without
- * timing:
+ * timing.  Before it is timed, every candidate is verified on the call's
+ * own inputs (conv_verify.h: against the reference algorithm everywhere
+ * and the host's double at sampled elements); one off by more than fp32
+ * rounding allows for the reduction is refused, warned about once, and
+ * kept in the find-db entry as refused, so that no later process on that
+ * device and driver tries it for that key again:
  *
  *   $TT_CACHE_DIR/find-db/<backend>-<device-hash>.json, else
  *   $XDG_CACHE_HOME/tiletrain/find-db/..., else ~/.cache/tiletrain/find-db/...
@@ -53,19 +58,40 @@
  * candidate; 12 = winograd4x4_fused's weight gradient a candidate, the
  * candidates timed in alternating rounds; 13 = DIRECT's own 16-wide input
  * gradient of the stride-2 3x3 and forward of the 7x7 stride-2 stem (they
- * ran the scalar kernels before). */
-#define TT_FIND_DB_VERSION 13
+ * ran the scalar kernels before); 14 = every pick verified against the
+ * reference before it was timed, refused candidates kept per entry (the
+ * picks of 13 were never checked). */
+#define TT_FIND_DB_VERSION 14
 
 
 /* Runs candidate `algo` once on the op's buffers (queued, not finished). */
 typedef tt_status (*tt_conv_run_fn)(void *ctx, tt_conv_algo algo);
 
+/* What verifying one candidate found: its error (the largest difference
+ * over the output's largest value; infinity for a NaN), the bound fp32
+ * rounding allows, and the algorithm it was compared with. */
+typedef struct tt_conv_verdict {
+    double error, bound;
+    tt_conv_algo reference;
+} tt_conv_verdict;
+
+/* Runs candidate `algo` on the op's buffers and compares its output
+ * (finished) with the reference's; a failure to run is a status. */
+typedef tt_status (*tt_conv_verify_fn)(void *ctx, tt_conv_algo algo, tt_conv_verdict *verdict);
+
 /* *best = the fastest of `candidates` (count >= 1) for `key` (the op,
- * direction and shape, as text) on `be`'s device.  One candidate is
- * returned without timing.  A candidate whose run fails is skipped; if all
- * fail, the last failure is returned. */
+ * direction and shape, as text) on `be`'s device, among those `verify`
+ * (NULL: none) passes.  One candidate is returned without timing or
+ * verifying.  A candidate whose run fails is skipped; if all fail, the
+ * last failure is returned; if all are refused, TT_ERR_BACKEND (the
+ * device computes none of them right). */
 tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_algo *candidates,
-                                int count, tt_conv_run_fn run, void *ctx, tt_conv_algo *best);
+                                int count, tt_conv_run_fn run, tt_conv_verify_fn verify,
+                                void *ctx, tt_conv_algo *best);
+/* Whether `algo` is refused for `key` on `be`'s device (in memory or in
+ * its find-db); *verdict (may be NULL) what its verification found. */
+int tt_conv_autotune_refused(const tt_backend *be, const char *key, tt_conv_algo algo,
+                             tt_conv_verdict *verdict);
 
 /* Whether `key` already has a pick among `candidates` on `be`'s device (in
  * memory or in its find-db), without timing anything; *out is the pick.
@@ -88,6 +114,8 @@ typedef struct tt_conv_autotune_stats {
     uint64_t db_writes;    /* find-db files written */
     uint64_t db_ignored;   /* find-db files (or entries) ignored as corrupt */
     uint64_t sized_unknown; /* keys sized for every candidate: not yet timed */
+    uint64_t verified;     /* candidate runs checked against the reference */
+    uint64_t refused;      /* candidates refused by that check */
 } tt_conv_autotune_stats;
 
 tt_conv_autotune_stats tt_conv_autotune_stats_get(void);

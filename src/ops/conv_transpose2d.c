@@ -239,6 +239,8 @@ static const char *direct_program(const tt_conv_shape *s)
 static const tt_conv_family convt_family = {
     .name = "conv_transpose2d",
     .weight_layout = "(Cin, Cout/groups, kH, kW)",
+    .geometry = as_conv2d,
+    .transposed = 1,
     .direct_program = direct_program,
     .runs = convt_runs,
     .key = family_key,

@@ -1,0 +1,60 @@
+/*
+ * Checking a convolution algorithm's result before anything trusts it.
+ *
+ * The autotuner (conv_autotune.c) and `tiletrain selftest --algos` run a
+ * candidate on a layer's real shape and compare its output with two
+ * things: the reference algorithm's output on the same inputs, element by
+ * element (IM2COL_GEMM, else DIRECT), and at sampled elements the value
+ * computed on the host in double from the inputs read back (which also
+ * checks the reference itself).  The error is the largest difference over
+ * the largest value of the reference output; the bound grows with the
+ * square root of the reduction length, as fp32 rounding of a sum does:
+ *
+ *   bound(K) = TT_CONV_VERIFY_SLACK * 2^-24 * sqrt(K)
+ *
+ * K = Cin/groups * kH * kW (forward), Cout/groups * kH * kW (input
+ * gradient), N * OH * OW (weight gradient), each on the conv2d geometry
+ * (a transposed convolution's forward is its geometry's input gradient).
+ * im2col_gemm and direct stay within 1x of u sqrt(K) over tests/
+ * test_conv_batch.c's shapes at batches 1..8, winograd4x4 within 6x; a
+ * wrong tile, image, border or channel block shows as 1e-2 and more.
+ */
+#ifndef TT_OPS_CONV_VERIFY_H
+#define TT_OPS_CONV_VERIFY_H
+
+#include "ops/conv_algo.h"
+
+#define TT_CONV_VERIFY_SLACK 16.0
+
+/* The reduction length of `dir` on `s` in `family`'s terms. */
+size_t tt_conv_verify_reduction(const tt_conv_family *family, const tt_conv_shape *s,
+                                tt_conv_dir dir);
+/* bound(K) above. */
+double tt_conv_verify_bound(size_t reduction);
+
+/* The inputs of one call on the host, as the family's run reads them
+ * (NULL where `dir` reads nothing there; bias may be NULL). */
+typedef struct tt_conv_host_io {
+    const float *inp, *weight, *bias, *dout;
+} tt_conv_host_io;
+
+/* The floats `dir`'s output of `s` has (the family's terms). */
+size_t tt_conv_verify_out_floats(const tt_conv_shape *s, tt_conv_dir dir);
+
+/* `samples` elements of `dir`'s output (the first, the last and a spread
+ * over the rest: their indices into *index) and their values computed in
+ * double from io into *want. */
+void tt_conv_verify_sample(const tt_conv_family *family, const tt_conv_shape *s, tt_conv_dir dir,
+                           const tt_conv_host_io *io, size_t samples, size_t *index,
+                           double *want);
+/* max over the samples of |got[index[k]] - want[k]| / scale. */
+double tt_conv_verify_points(const float *got, const size_t *index, const double *want,
+                             size_t samples, double scale);
+
+/* max |got - want| / scale over n floats; a NaN or infinity in got gives
+ * infinity. */
+double tt_conv_verify_diff(const float *got, const float *want, size_t n, double scale);
+/* The largest |v| of n floats (1 when all are 0). */
+double tt_conv_verify_scale(const float *v, size_t n);
+
+#endif
