@@ -1,0 +1,317 @@
+/*
+ * Every convolution algorithm at every micro-batch 1..8, against the
+ * double reference, in every direction: the forward, the overwriting input
+ * gradient, and the adding backward (input, weight and bias gradients
+ * added to what was there).  The shapes are the ones that break kernels:
+ * planes that are not multiples of any tile (odd, prime, 1 wide, 1 high),
+ * channel counts off the 16-channel blocks, the UNet's own layers at the
+ * sizes a small data set gives them, the ResNet-34 UNet's on 64x96 crops,
+ * strided and 1x1 convolutions.  Every tensor is a slice of a larger
+ * buffer between guards, the workspace starts as garbage.
+ *
+ * Errors are the largest difference over the reference tensor's largest
+ * value, bounded by what the autotuner allows (conv_verify.h:
+ * 16 * 2^-24 * sqrt(K) for a reduction of length K), so that a kernel
+ * these tests pass is one the autotuner would not refuse on its own
+ * inputs.  The largest error of each algorithm over its bound is printed.
+ * Each shape and batch computes its double reference once for all the
+ * algorithms; finite differences live in the per-algorithm suites.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "ops/conv2d.h"
+#include "ops/conv_verify.h"
+#include "ref_conv.h"
+
+typedef struct sweep_shape {
+    const char *name;
+    int cin, h, w, cout, k, stride, pad;
+} sweep_shape;
+
+static const sweep_shape shapes[] = {
+    {"unet enc 16->16 16x24", 16, 16, 24, 16, 3, 1, 1},
+    {"unet dec 32->16 16x24", 32, 16, 24, 16, 3, 1, 1},
+    {"unet bottom 16->32 8x12", 16, 8, 12, 32, 3, 1, 1},
+    {"unet bottom 32->32 8x12", 32, 8, 12, 32, 3, 1, 1},
+    {"unet enc 16->16 24x16", 16, 24, 16, 16, 3, 1, 1},
+    {"unet dec 32->16 24x16", 32, 24, 16, 16, 3, 1, 1},
+    {"unet bottom 16->32 12x8", 16, 12, 8, 32, 3, 1, 1},
+    {"unet bottom 32->32 12x8", 32, 12, 8, 32, 3, 1, 1},
+    {"stem 3->8 32x48", 3, 32, 48, 8, 3, 1, 1},
+    {"8->16 prime 13x7", 8, 13, 7, 16, 3, 1, 1},
+    {"16->16 odd 9x11", 16, 9, 11, 16, 3, 1, 1},
+    {"16->16 1-wide 7x1", 16, 7, 1, 16, 3, 1, 1},
+    {"16->16 1-high 1x9", 16, 1, 9, 16, 3, 1, 1},
+    {"48->16 pad 0 6x10", 48, 6, 10, 16, 3, 1, 0},
+    {"16->32 pad 2 5x6", 16, 5, 6, 32, 3, 1, 2},
+    {"5->7 stride 2 11x9", 5, 11, 9, 7, 3, 2, 1},
+    {"16->16 stride 2 10x14", 16, 10, 14, 16, 3, 2, 1},
+    {"3->16 7x7 stride 2 17x19", 3, 17, 19, 16, 7, 2, 3},
+    {"16->3 1x1 head 9x13", 16, 9, 13, 3, 1, 1, 0},
+    {"5->6 5x5 kernel 9x8", 5, 9, 8, 6, 5, 1, 2},
+    {"16->16 chunked 128x128", 16, 128, 128, 16, 3, 1, 1},
+    /* the ResNet-34 UNet on 64x96 crops */
+    {"resnet stem 3->64 7x7 s2 64x96", 3, 64, 96, 64, 7, 2, 3},
+    {"resnet layer1 64->64 16x24", 64, 16, 24, 64, 3, 1, 1},
+    {"resnet layer2.0 64->128 s2 16x24", 64, 16, 24, 128, 3, 2, 1},
+    {"resnet layer2 128->128 8x12", 128, 8, 12, 128, 3, 1, 1},
+    {"resnet layer2 down 64->128 1x1 s2", 64, 16, 24, 128, 1, 2, 0},
+    {"resnet layer3 256->256 4x6", 256, 4, 6, 256, 3, 1, 1},
+    {"resnet layer4 512->512 2x3", 512, 2, 3, 512, 3, 1, 1},
+    {"resnet layer4.0 256->512 s2 4x6", 256, 4, 6, 512, 3, 2, 1},
+    {"resnet dec 768->256 4x6", 768, 4, 6, 256, 3, 1, 1},
+    {"resnet dec 384->128 8x12", 384, 8, 12, 128, 3, 1, 1},
+    {"resnet dec 192->64 16x24", 192, 16, 24, 64, 3, 1, 1},
+    {"resnet dec 128->32 32x48", 128, 32, 48, 32, 3, 1, 1},
+    {"resnet dec 32->16 64x96", 32, 64, 96, 16, 3, 1, 1},
+};
+#define SHAPES (sizeof shapes / sizeof shapes[0])
+#define MAX_BATCH 8
+
+static tt_conv2d_desc desc_of(const sweep_shape *s, int batch, tt_conv_algo algo)
+{
+    tt_conv2d_desc d = {batch, s->cin, s->h, s->w, s->cout, s->k, s->k, s->stride,
+                        s->stride, s->pad, s->pad, 1, 1, 1, algo, 0};
+    return d;
+}
+
+/* max |got - want| / max |want| */
+static double scaled_error(const float *got, const double *want, size_t n)
+{
+    double top = 0, err = 0;
+    for (size_t i = 0; i < n; i++) top = fmax(top, fabs(want[i]));
+    for (size_t i = 0; i < n; i++) err = fmax(err, fabs(got[i] - want[i]));
+    return top > 0 ? err / top : err;
+}
+
+typedef struct sweep_data {
+    size_t n_in, n_w, n_out;
+    float *x, *w, *b, *dy, *base_dx, *base_dw, *base_db;
+    double *want_y, *want_dx, *want_dw, *want_db;  /* dx, dw, db: base + gradient */
+    double *want_dx0;                              /* the gradient alone */
+} sweep_data;
+
+static void sweep_data_make(sweep_data *s, const tt_conv2d_desc *d, uint64_t seed)
+{
+    int oh = tt_conv2d_out_h(d), ow = tt_conv2d_out_w(d);
+    s->n_in = (size_t)d->batch * d->in_channels * d->in_h * d->in_w;
+    s->n_w = (size_t)d->out_channels * d->in_channels * d->kernel_h * d->kernel_w;
+    s->n_out = (size_t)d->batch * d->out_channels * oh * ow;
+    size_t cout = (size_t)d->out_channels, plane = (size_t)oh * ow;
+    s->x = th_random_floats(s->n_in, -1, 1, &seed);
+    s->w = th_random_floats(s->n_w, -1, 1, &seed);
+    s->b = th_random_floats(cout, -1, 1, &seed);
+    s->dy = th_random_floats(s->n_out, -1, 1, &seed);
+    s->base_dx = th_random_floats(s->n_in, -1, 1, &seed);
+    s->base_dw = th_random_floats(s->n_w, -1, 1, &seed);
+    s->base_db = th_random_floats(cout, -1, 1, &seed);
+    double *xd = th_to_double(s->x, s->n_in), *wd = th_to_double(s->w, s->n_w);
+    double *bd = th_to_double(s->b, cout), *dyd = th_to_double(s->dy, s->n_out);
+    s->want_y = malloc(s->n_out * sizeof(double));
+    s->want_dx0 = calloc(s->n_in, sizeof(double));
+    s->want_dx = th_to_double(s->base_dx, s->n_in);
+    s->want_dw = th_to_double(s->base_dw, s->n_w);
+    s->want_db = th_to_double(s->base_db, cout);
+    CU_ASSERT_FATAL(s->want_y && s->want_dx0);
+    ref_conv2d_forward(s->want_y, xd, wd, bd, d);
+    ref_conv2d_backward(s->want_dx0, s->want_dw, xd, wd, dyd, d);
+    for (size_t i = 0; i < s->n_in; i++) s->want_dx[i] += s->want_dx0[i];
+    for (size_t n = 0; n < (size_t)d->batch; n++)
+        for (size_t c = 0; c < cout; c++)
+            for (size_t p = 0; p < plane; p++) s->want_db[c] += dyd[(n * cout + c) * plane + p];
+    free(xd), free(wd), free(bd), free(dyd);
+}
+
+static void sweep_data_free(sweep_data *s)
+{
+    free(s->x), free(s->w), free(s->b), free(s->dy), free(s->base_dx), free(s->base_dw);
+    free(s->base_db), free(s->want_y), free(s->want_dx), free(s->want_dw), free(s->want_db);
+    free(s->want_dx0);
+}
+
+/* The four errors of one algorithm on one batch: forward, overwriting
+ * input gradient, adding input gradient, adding weight gradient (the bias
+ * gradient's folded into the last). */
+typedef struct sweep_errors {
+    double e[4];
+    int guards_held;
+} sweep_errors;
+
+/* Every tensor as the models pass them: a slice at an offset into a
+ * larger buffer, with guard floats before and after that must come through
+ * untouched (a kernel that writes past its tensor, or past the workspace
+ * it asked for, corrupts its neighbours in an arena; alone in a buffer of
+ * its own it would go unseen).  The workspace starts as garbage, never
+ * zeros, so that no algorithm can lean on what it held. */
+#define GUARD_FLOATS 256
+#define GUARD_VALUE -12345.0f
+typedef struct guarded {
+    tt_buffer *buffer;
+    size_t floats;
+    tt_mem mem;
+} guarded;
+
+/* `floats` floats of `host` (NULL: garbage) between two guards. */
+static guarded guarded_put(const float *host, size_t floats, const char *name)
+{
+    guarded g = {NULL, floats, {0}};
+    size_t total = floats + 2 * GUARD_FLOATS;
+    float *fill = malloc(total * sizeof *fill);
+    CU_ASSERT_FATAL(fill != NULL);
+    for (size_t i = 0; i < total; i++) fill[i] = GUARD_VALUE;
+    if (host) memcpy(fill + GUARD_FLOATS, host, floats * sizeof *fill);
+    for (size_t i = 0; !host && i < floats; i++) fill[GUARD_FLOATS + i] = (float)(i % 7) - 3.0f;
+    g.buffer = th_upload(fill, total, name);
+    g.mem = tt_mem_f32(tt_mem_of(g.buffer), GUARD_FLOATS);
+    free(fill);
+    return g;
+}
+
+/* Frees the tensor, its contents into `host` (unless NULL); whether its
+ * guards held. */
+static int guarded_take(guarded *g, float *host)
+{
+    size_t total = g->floats + 2 * GUARD_FLOATS;
+    float *back = malloc(total * sizeof *back);
+    CU_ASSERT_FATAL(back != NULL);
+    th_download(back, g->buffer, total);
+    int ok = 1;
+    for (size_t i = 0; i < GUARD_FLOATS; i++)
+        ok &= back[i] == GUARD_VALUE && back[GUARD_FLOATS + g->floats + i] == GUARD_VALUE;
+    if (host) memcpy(host, back + GUARD_FLOATS, g->floats * sizeof *host);
+    tt_buffer_free(g->buffer);
+    free(back);
+    return ok;
+}
+
+static sweep_errors run_one(const tt_conv2d_desc *d, const sweep_data *s)
+{
+    tt_backend *be = th_backend();
+    size_t cout = (size_t)d->out_channels;
+    sweep_errors r;
+    size_t most = s->n_out > s->n_in ? s->n_out : s->n_in;
+    float *got = malloc((most > s->n_w ? most : s->n_w) * sizeof *got);
+    CU_ASSERT_FATAL(got != NULL);
+    guarded x = guarded_put(s->x, s->n_in, "batch.x"), w = guarded_put(s->w, s->n_w, "batch.w");
+    guarded b = guarded_put(s->b, cout, "batch.b"), dy = guarded_put(s->dy, s->n_out, "batch.dy");
+    guarded y = guarded_put(NULL, s->n_out, "batch.y");        /* overwritten */
+    guarded dx0 = guarded_put(NULL, s->n_in, "batch.dx0");     /* overwritten */
+    guarded dx = guarded_put(s->base_dx, s->n_in, "batch.dx"); /* added to */
+    guarded dw = guarded_put(s->base_dw, s->n_w, "batch.dw");
+    guarded db = guarded_put(s->base_db, cout, "batch.db");
+    size_t ws_floats = (tt_conv2d_workspace_bytes(d) + 3) / 4;
+    guarded ws = guarded_put(NULL, ws_floats, "batch.workspace");
+    tt_mem wsm = ws_floats ? ws.mem : (tt_mem){0};
+    TH_OK(tt_conv2d_forward(be, y.mem, x.mem, w.mem, b.mem, d, wsm));
+    TH_OK(tt_conv2d_input_gradient(be, dx0.mem, dy.mem, w.mem, d, wsm));
+    TH_OK(tt_conv2d_backward(be, dx.mem, dw.mem, db.mem, dy.mem, x.mem, w.mem, d, wsm));
+    int held = guarded_take(&ws, NULL);
+    held &= guarded_take(&x, NULL) & guarded_take(&w, NULL) & guarded_take(&b, NULL);
+    held &= guarded_take(&dy, NULL);
+    held &= guarded_take(&y, got);
+    r.e[0] = scaled_error(got, s->want_y, s->n_out);
+    held &= guarded_take(&dx0, got);
+    r.e[1] = scaled_error(got, s->want_dx0, s->n_in);
+    held &= guarded_take(&dx, got);
+    r.e[2] = scaled_error(got, s->want_dx, s->n_in);
+    held &= guarded_take(&dw, got);
+    r.e[3] = scaled_error(got, s->want_dw, s->n_w);
+    held &= guarded_take(&db, got);
+    r.e[3] = fmax(r.e[3], scaled_error(got, s->want_db, cout));
+    r.guards_held = held;
+    free(got);
+    return r;
+}
+
+static const char *const dir_names[4] = {"forward", "input gradient", "input gradient (adding)",
+                                         "weight+bias gradient"};
+
+static const tt_conv_algo algos[] = {
+    TT_CONV_ALGO_IM2COL_GEMM, TT_CONV_ALGO_DIRECT,      TT_CONV_ALGO_WINOGRAD,
+    TT_CONV_ALGO_FFT,         TT_CONV_ALGO_IMPLICIT_GEMM, TT_CONV_ALGO_WINOGRAD4,
+    TT_CONV_ALGO_WINOGRAD4_FUSED};
+#define ALGOS (sizeof algos / sizeof algos[0])
+
+/* What one algorithm did over the sweep. */
+typedef struct algo_tally {
+    double worst[4]; /* the largest error over its bound, per direction */
+    size_t runs, own;
+    int lacking;     /* the backend lacks it */
+} algo_tally;
+
+/* One algorithm on one shape and batch, against the reference in s. */
+static void sweep_one(const sweep_shape *shape, int n, size_t a, const sweep_data *s,
+                      algo_tally *t)
+{
+    tt_conv2d_desc d = desc_of(shape, n, algos[a]);
+    if (t->lacking || !tt_conv2d_runs_on(th_backend(), &d)) {
+        t->lacking = 1;
+        return;
+    }
+    if (n == 1)
+        for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++)
+            t->own += tt_conv2d_algo_for(&d, (tt_conv_dir)dir) == algos[a];
+    sweep_errors r = run_one(&d, s);
+    t->runs++;
+    if (!r.guards_held) {
+        printf("\n    %s %s batch %d: wrote outside a tensor or its workspace",
+               tt_conv_algo_name(algos[a]), shape->name, n);
+        CU_FAIL("an algorithm wrote past a tensor or its workspace (printed above)");
+    }
+    int oh = tt_conv2d_out_h(&d), ow = tt_conv2d_out_w(&d);
+    size_t reduction[4] = {(size_t)d.in_channels * d.kernel_h * d.kernel_w,
+                           (size_t)d.out_channels * d.kernel_h * d.kernel_w,
+                           (size_t)d.out_channels * d.kernel_h * d.kernel_w, (size_t)n * oh * ow};
+    for (int k = 0; k < 4; k++) {
+        double tol = tt_conv_verify_bound(reduction[k]);
+        t->worst[k] = fmax(t->worst[k], r.e[k] / tol);
+        if (!(r.e[k] <= tol)) {
+            printf("\n    %s %s batch %d %s: %.2e (bound %.1e)", tt_conv_algo_name(algos[a]),
+                   shape->name, n, dir_names[k], r.e[k], tol);
+            CU_FAIL("an algorithm's result is off the reference (printed above)");
+        }
+    }
+}
+
+/* Every algorithm over every shape and batch; those the backend lacks are
+ * left out (th_left_out), shapes one declines run its fallback. */
+static void test_sweep(void)
+{
+    algo_tally tally[ALGOS];
+    memset(tally, 0, sizeof tally);
+    for (size_t i = 0; i < SHAPES; i++)
+        for (int n = 1; n <= MAX_BATCH; n++) {
+            tt_conv2d_desc d = desc_of(&shapes[i], n, TT_CONV_ALGO_IM2COL_GEMM);
+            TH_OK(tt_conv2d_check(&d));
+            sweep_data s;
+            sweep_data_make(&s, &d, 5000 + 97 * i + (uint64_t)n);
+            for (size_t a = 0; a < ALGOS; a++) sweep_one(&shapes[i], n, a, &s, &tally[a]);
+            sweep_data_free(&s);
+        }
+    for (size_t a = 0; a < ALGOS; a++) {
+        const algo_tally *t = &tally[a];
+        if (t->lacking) {
+            char what[96];
+            snprintf(what, sizeof what, "%s, every shape", tt_conv_algo_name(algos[a]));
+            th_left_out(what, "the backend lacks the algorithm");
+            continue;
+        }
+        printf("\n    %-17s %3zu runs, %2zu shape-directions its own; largest error over its "
+               "bound: forward %.2f, dinp %.2f / %.2f, dweight %.2f",
+               tt_conv_algo_name(algos[a]), t->runs, t->own, t->worst[0], t->worst[1],
+               t->worst[2], t->worst[3]);
+    }
+}
+
+int main(void)
+{
+    CU_TestInfo tests[] = {
+        {"every algorithm at batches 1..8, every shape and direction", test_sweep},
+        CU_TEST_INFO_NULL,
+    };
+    return th_run_suite("conv_batch", tests);
+}
