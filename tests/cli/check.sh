@@ -23,7 +23,8 @@
 #   - train plans its recipe by default (OUT/plan.json, train.jsonl), --steps may be left
 #     out, a resume reads the run's plan back bit for bit, --plan off is the built-in defaults,
 #     a flag that resizes the network has the plan's micro-batch fitted again;
-#   - eval (as validation) drops class-index components under --min-size, as predict does.
+#   - eval (as validation) drops class-index components under --min-size, as predict does;
+#   - a planted wrong kernel is refused under auto and wrong when forced; selftest --algos.
 # usage: tests/cli/check.sh BUILD_DIR
 set -uo pipefail
 tt=$(cd "${1:?usage: check.sh BUILD_DIR}" && pwd)/tiletrain
@@ -543,6 +544,35 @@ for ckpt in "" --checkpointing; do
     pass "mem --model unet-resnet34 ${ckpt:-(no checkpointing)} --measure: the estimate equals the measurement"
   else fail "mem --model unet-resnet34 $ckpt --measure"; cat "$work/err" "$work/rmem"; fi
 done
+
+# a planted wrong kernel (TT_CONV_PERTURB: one wrong element in each of its
+# outputs): forced, it trains on wrong gradients; under auto the autotuner
+# refuses it (fresh find-db) and the gradients are direct's
+pd=$work/plant_data
+plant=(train --data "$pd" --plan off --no-shuffle --no-augment --tile 32x48 --micro-batch 4
+       --accum 1 --steps 1 --base-channels 8 --depth 2 --norm group --groups 4
+       --cache-dir "$work/plant_tiles")
+if "$tt" data synth --out "$pd" --format folder --count 4 --size 32x48 --classes 3 >/dev/null 2>"$work/err" &&
+   "$tt" "${plant[@]}" --algo direct --save-grads "$work/g_direct.safetensors" --out "$work/pd" 2>>"$work/err" &&
+   TT_CACHE_DIR="$work/plant_cache" TT_CONV_PERTURB=winograd4x4 "$tt" "${plant[@]}" --algo auto \
+     --save-grads "$work/g_auto.safetensors" --out "$work/pa" 2>>"$work/err" &&
+   grep -q "winograd4x4 is off .*refused on this device" "$work/err" &&
+   /usr/bin/python3 "$(dirname "$0")/same_checkpoint.py" --no-counters --scale file --tol 1e-5 \
+     "$work/g_auto.safetensors" "$work/g_direct.safetensors" >"$work/same" 2>&1 &&
+   TT_CONV_PERTURB=winograd4x4 "$tt" "${plant[@]}" --algo winograd4x4 \
+     --save-grads "$work/g_w4.safetensors" --out "$work/pw" 2>>"$work/err" &&
+   ! /usr/bin/python3 "$(dirname "$0")/same_checkpoint.py" --no-counters --scale file --tol 1e-2 \
+     "$work/g_w4.safetensors" "$work/g_direct.safetensors" >/dev/null 2>&1
+then pass "a planted wrong winograd4x4: refused under auto (gradients direct's: $(tail -1 "$work/same")), wrong when forced"
+else fail "planted wrong kernel"; cat "$work/err" "$work/same"; fi
+# selftest --algos checks every algorithm on a recipe's layers, and fails on a planted one
+if "$tt" selftest --algos --base-channels 8 --depth 2 --tile 32x48 --micro-batch 3 >"$work/algos" 2>"$work/err" &&
+   grep -q " 0 off the bound" "$work/algos" &&
+   ! TT_CONV_PERTURB=direct "$tt" selftest --algos --base-channels 8 --depth 2 --tile 32x48 \
+     --micro-batch 3 >"$work/algos_bad" 2>>"$work/err" &&
+   grep -q "direct [0-9.e+-]* FAILED" "$work/algos_bad"
+then pass "selftest --algos: $(grep 'off the bound' "$work/algos" | tr -s ' '); a planted wrong direct fails it"
+else fail "selftest --algos"; cat "$work/err" "$work/algos" "$work/algos_bad"; fi
 
 [ "$failures" = 0 ] || { echo "$failures check(s) failed"; exit 1; }
 echo "all command-line checks passed"

@@ -1,0 +1,89 @@
+/* tiletrain selftest --algos; see selftest_algos.h. */
+#include "cli/selftest_algos.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/status.h"
+#include "model/model.h"
+#include "ops/conv2d.h"
+#include "ops/conv_autotune.h"
+#include "train/recipe.h"
+
+#define MAX_LAYERS 64
+
+/* A device buffer of `floats` uniform values in [-1, 1) from *seed. */
+static tt_status random_buffer(tt_backend *be, size_t floats, uint64_t *seed, const char *name,
+                               tt_buffer **out)
+{
+    float *host = malloc((floats ? floats : 1) * sizeof *host);
+    if (!host) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "selftest: out of host memory");
+    for (size_t i = 0; i < floats; i++) {
+        *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+        host[i] = (float)((double)(*seed >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+    }
+    tt_status status = tt_buffer_alloc(be, floats * sizeof(float), TT_MEM_OTHER, name, out);
+    if (!status) status = tt_write(be, tt_mem_of(*out), host, floats * sizeof(float));
+    free(host);
+    return status;
+}
+
+/* One layer: every direction it runs, every algorithm; one line each. */
+static tt_status check_layer(tt_backend *be, const tt_model_conv *c, int batch, int *failures,
+                             int *checks)
+{
+    tt_conv2d_desc d = {.batch = batch, .in_channels = c->in_channels, .in_h = c->height,
+                        .in_w = c->width, .out_channels = c->out_channels,
+                        .kernel_h = c->kernel, .kernel_w = c->kernel, .stride_h = c->stride,
+                        .stride_w = c->stride, .pad_h = c->kernel / 2, .pad_w = c->kernel / 2,
+                        .no_input_grad = c->no_input_grad};
+    int oh = tt_conv2d_out_h(&d), ow = tt_conv2d_out_w(&d);
+    size_t in_n = (size_t)batch * c->in_channels * c->height * c->width;
+    size_t out_n = (size_t)batch * c->out_channels * oh * ow;
+    size_t w_n = (size_t)c->out_channels * c->in_channels * c->kernel * c->kernel;
+    uint64_t seed = 0x5e1f7e57ull + (uint64_t)in_n * 31 + w_n;
+    tt_buffer *x = NULL, *w = NULL, *b = NULL, *dy = NULL;
+    tt_status status = NULL;
+    TT_CHECK(random_buffer(be, in_n, &seed, "selftest.x", &x));
+    TT_CHECK(random_buffer(be, w_n, &seed, "selftest.w", &w));
+    TT_CHECK(random_buffer(be, (size_t)c->out_channels, &seed, "selftest.b", &b));
+    TT_CHECK(random_buffer(be, out_n, &seed, "selftest.dy", &dy));
+    for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
+        if (dir == TT_CONV_DIR_BACKWARD_DATA && c->no_input_grad) continue;
+        tt_conv_verdict v[TT_CONV_ALGO_COUNT];
+        int checked[TT_CONV_ALGO_COUNT];
+        TT_CHECK(tt_conv2d_verify(be, &d, (tt_conv_dir)dir, tt_mem_of(x), tt_mem_of(w),
+                                  tt_mem_of(b), tt_mem_of(dy), v, checked));
+        printf("  %-18s %-15s", c->label, tt_conv_dir_name((tt_conv_dir)dir));
+        double bound = 0;
+        for (int a = 0; a < TT_CONV_ALGO_COUNT; a++) {
+            if (!checked[a]) continue;
+            int bad = !(v[a].error <= v[a].bound);
+            bound = v[a].bound;
+            *failures += bad;
+            (*checks)++;
+            printf(" %s %.1e%s", tt_conv_algo_name((tt_conv_algo)a), v[a].error,
+                   bad ? " FAILED" : "");
+        }
+        printf("  (bound %.1e)\n", bound);
+    }
+cleanup:
+    tt_buffer_free(x), tt_buffer_free(w), tt_buffer_free(b), tt_buffer_free(dy);
+    return status;
+}
+
+tt_status tt_selftest_algos(tt_backend *be, const tt_train_options *t, int *failures)
+{
+    tt_model_spec spec;
+    TT_TRY(tt_recipe_model(t, 0, &spec));
+    tt_model_conv shapes[MAX_LAYERS];
+    int count = 0, checks = 0, before = *failures;
+    TT_TRY(tt_model_conv_shapes(&spec, t->tile[0], t->tile[1], shapes, MAX_LAYERS, &count));
+    printf("every convolution algorithm on each layer shape of %s at %dx%d, micro-batch %d\n"
+           "(error: the largest difference from the reference over the output's largest "
+           "value):\n",
+           spec.kind, t->tile[0], t->tile[1], t->micro_batch);
+    for (int i = 0; i < count; i++) TT_TRY(check_layer(be, &shapes[i], t->micro_batch, failures, &checks));
+    printf("  %d checks, %d off the bound\n", checks, *failures - before);
+    return NULL;
+}
