@@ -190,8 +190,10 @@ __kernel void conv_direct_backward_data(TT_MEM(float, dinp), TT_MEM(const float,
 /* dweight[co, ci, t] += sum over n, oy, ox of dout[n, co, oy, ox] *
  * inp[n, ci, oy sH - pH + ky dH, ox sW - pW + kx dW] for the taps
  * t = ky kW + kx in [tap0, tap0 + TAPS) and WCOB output channels co.  One
- * work-group of WG per (output-channel block, ci) (dimension 0) and tap chunk
- * (dimension 1); its work-items run along output rows (each input load feeds
+ * work-group of WG per ci (dimension 0), tap chunk (dimension 1) and
+ * output-channel block (dimension 2: Vulkan's shader of the same kernel
+ * may not have 65536 groups in one dimension, as 512 x 512 channels would
+ * in one); its work-items run along output rows (each input load feeds
  * WCOB products), then reduce in local memory.  Only the output rows
  * [row0, row0 + rows) of every image: the host splits a long sum
  * (src/ops/conv_direct.c keeps a loop under TT_LOOP_BUDGET). */
@@ -205,7 +207,7 @@ void conv_direct_backward_weight(TT_MEM(float, dweight), TT_MEM(const float, dou
     TT_PTR(const float, inp);
     __local float partial[TT_DIRECT_WCOB * TT_DIRECT_TAPS * TT_DIRECT_WG];
     const int lid = get_local_id(0);
-    const int co0 = get_group_id(0) / Cin * TT_DIRECT_WCOB, ci = get_group_id(0) % Cin;
+    const int co0 = get_group_id(2) * TT_DIRECT_WCOB, ci = get_group_id(0);
     const int ktaps = KH * KW, tap0 = get_group_id(1) * TT_DIRECT_TAPS;
     const int ky0 = tap0 / KW, kx0 = tap0 % KW;
     const int last = min(TT_DIRECT_WCOB, Cout - co0) - 1; /* uniform */

@@ -3,8 +3,10 @@
  * pW + kx dW] for the taps t = ky kW + kx in [tap0, tap0 + TAPS) and WCOB
  * output channels (opencl/conv_direct.cl; arguments dweight, dout, inp,
  * geometry, row0, rows: the output rows [row0, row0 + rows) of every
- * image).  One work-group of WG per (output-channel block, ci)
- * (dimension 0) and tap chunk (dimension 1); its invocations run along
+ * image).  One work-group of WG per ci (dimension 0), tap chunk
+ * (dimension 1) and output-channel block (dimension 2: a grid of blocks
+ * times Cin in one dimension passed Vulkan's 65535 groups at 512 x 512
+ * channels); its invocations run along
  * output rows, then reduce in shared memory (a tree of WG / 2, WG / 4 ..
  * 1, as the OpenCL kernel).  Control flow uniform across the group:
  * clamped addresses, masked values, every barrier reached by all. */
@@ -23,8 +25,8 @@ shared float partial[TT_DIRECT_WCOB * TT_DIRECT_TAPS * TT_DIRECT_WG];
 void main()
 {
     tt_geometry g = args.g;
-    int lid = int(gl_LocalInvocationID.x), group = int(gl_WorkGroupID.x);
-    int co0 = group / g.Cin * TT_DIRECT_WCOB, ci = group % g.Cin;
+    int lid = int(gl_LocalInvocationID.x);
+    int co0 = int(gl_WorkGroupID.z) * TT_DIRECT_WCOB, ci = int(gl_WorkGroupID.x);
     int ktaps = g.KH * g.KW, tap0 = int(gl_WorkGroupID.y) * TT_DIRECT_TAPS;
     int ky0 = tap0 / g.KW, kx0 = tap0 % g.KW;
     int last = min(TT_DIRECT_WCOB, g.Cout - co0) - 1; /* uniform */

@@ -902,24 +902,25 @@ static tt_status direct_backward_weight(tt_backend *be, tt_mem dweight, tt_mem d
     if (w8 && is_k3(s)) return k3_backward_weight(be, &p, dweight, dout, inp, s, ws);
     if (k3s2_w16_shape(s) && tt_device_traits_of(be).direct_w16)
         return k3_backward_weight(be, &p, dweight, dout, inp, s, ws);
-    size_t global[2], local[2];
+    size_t global[3] = {0, 0, 1}, local[3] = {1, 1, 1};
     if (w8) {
         /* (channel block, ci) x (ky, chunk of kx), in work-groups of one:
          * PoCL's vectorising across work-items gets in the way of float8
          * code */
         global[0] = (s->cout + DIRECT_WCOB - 1) / DIRECT_WCOB * s->cin;
         global[1] = s->kh * ((s->kw + p.kxb - 1) / p.kxb);
-        local[0] = local[1] = 1;
     } else {
-        global[0] = (s->cout + DIRECT_WCOB - 1) / DIRECT_WCOB * s->cin * p.wg;
+        /* ci x tap chunk x channel block: no dimension past 65535 groups */
+        global[0] = s->cin * p.wg;
         global[1] = chunks;
-        local[0] = p.wg, local[1] = 1;
+        global[2] = (s->cout + DIRECT_WCOB - 1) / DIRECT_WCOB;
+        local[0] = p.wg;
     }
     size_t rows = weight_rows_per_launch(s, w8 ? 8 : p.wg, w8 ? 2 : 4);
     for (size_t row0 = 0; row0 < s->oh; row0 += rows)
         TT_TRY(tt_launch_kernel(
             be, "conv_direct", w8 ? "conv_direct_backward_weight_w8" : "conv_direct_backward_weight",
-            p.options, 2, global, local,
+            p.options, w8 ? 2 : 3, global, local,
             TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(dout), tt_arg_mem(inp), GEOMETRY_ARGS(s),
                     tt_arg_i32((int)row0), tt_arg_i32((int)rows))));
     return NULL;
