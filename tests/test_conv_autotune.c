@@ -768,7 +768,7 @@ static tt_status log_verify(void *ctx, tt_conv_algo algo, tt_conv_verdict *v)
 {
     verify_log *log = ctx;
     if (log->count < 32) log->checked[log->count++] = algo;
-    *v = (tt_conv_verdict){log->wrong[algo] ? 0.5 : 1e-7, 1e-5, TT_CONV_ALGO_IM2COL_GEMM};
+    *v = (tt_conv_verdict){log->wrong[algo] ? 0.5 : 1e-7, 1e-5, TT_CONV_ALGO_IM2COL_GEMM, 0};
     return NULL;
 }
 
@@ -906,6 +906,40 @@ static void test_planted_wrong_refused(void)
     tt_knobs_reload();
 }
 
+/* A call whose input holds an infinity (a loss-scaled fp16 step that
+ * overflowed) is no test of a kernel: an infinity spreads through a
+ * Winograd tile's transform where the direct sum keeps it to its own
+ * outputs.  Nothing is refused, timed or kept; the next call with finite
+ * inputs decides. */
+static void test_overflow_undecided(void)
+{
+    fresh_cache_dir();
+    tt_backend *be = th_backend();
+    conv_run r;
+    run_init(&r, (tt_conv2d_desc)D(2, 16, 8, 12, 16, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 91);
+    if (!timed_here(be, &r.desc, TT_CONV_DIR_FORWARD, "an overflowed call left undecided")) {
+        run_free(&r);
+        remove_cache_dir(be);
+        return;
+    }
+    float inf = INFINITY;
+    TH_OK(tt_write(be, tt_mem_f32(tt_mem_of(r.inp_b), 37), &inf, sizeof inf));
+    TH_OK(tt_conv2d_forward(be, tt_mem_of(r.out_b), tt_mem_of(r.inp_b), tt_mem_of(r.weight_b),
+                            tt_mem_of(r.bias_b), &r.desc, (tt_mem){0}));
+    tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
+    CU_ASSERT_EQUAL(s.undecided, 1);
+    CU_ASSERT_EQUAL(s.refused, 0);
+    CU_ASSERT_EQUAL(s.timed, 0);
+    CU_ASSERT_PTR_NULL(read_db(be));
+    TH_OK(tt_write(be, tt_mem_of(r.inp_b), r.inp, r.inp_n * sizeof(float)));
+    CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
+    s = tt_conv_autotune_stats_get();
+    CU_ASSERT_EQUAL(s.timed, 1);
+    CU_ASSERT_EQUAL(s.refused, 0);
+    run_free(&r);
+    remove_cache_dir(be);
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -920,6 +954,7 @@ int main(void)
         {"candidates timed in alternating rounds; a failing one left out", test_rounds_alternate},
         {"a refused candidate is never timed, and stays refused in the find-db", test_refused_kept},
         {"a planted wrong kernel is refused; AUTO's results stay right", test_planted_wrong_refused},
+        {"a call with an infinity in its input decides nothing", test_overflow_undecided},
         CU_TEST_INFO_NULL,
     };
     return th_run_suite("conv_autotune", tests);

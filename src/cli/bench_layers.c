@@ -271,7 +271,10 @@ tt_status tt_bench_layers(const tt_train_options *t, int json, int compare_openb
     layer layers[MAX_LAYERS];
     int count = 0;
     TT_TRY(tt_model_conv_shapes(&spec, t->tile[0], t->tile[1], shapes, MAX_LAYERS, &count));
-    for (int i = 0; i < count; i++) layers[i] = (layer){.shape = shapes[i]};
+    int kept = 0; /* the conv2d shapes: the up-convolutions are transposed ones */
+    for (int i = 0; i < count; i++)
+        if (!shapes[i].transposed) layers[kept++] = (layer){.shape = shapes[i]};
+    count = kept;
     tt_conv_algo algo = spec.algo;
     tt_backend *be = NULL;
     tt_backend_request request;

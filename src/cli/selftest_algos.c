@@ -8,6 +8,7 @@
 #include "model/model.h"
 #include "ops/conv2d.h"
 #include "ops/conv_autotune.h"
+#include "ops/conv_transpose2d.h"
 #include "train/recipe.h"
 
 #define MAX_LAYERS 64
@@ -28,18 +29,43 @@ static tt_status random_buffer(tt_backend *be, size_t floats, uint64_t *seed, co
     return status;
 }
 
-/* One layer: every direction it runs, every algorithm; one line each. */
-static tt_status check_layer(tt_backend *be, const tt_model_conv *c, int batch, int *failures,
-                             int *checks)
+/* The checks of one direction of a layer (conv2d or transposed). */
+static tt_status verify_dir(tt_backend *be, const tt_model_conv *c, int batch, tt_conv_dir dir,
+                            tt_mem x, tt_mem w, tt_mem b, tt_mem dy, tt_conv_verdict *v,
+                            int *checked)
 {
+    if (c->transposed) {
+        tt_conv_transpose2d_desc d = {.batch = batch, .in_channels = c->in_channels,
+                                      .in_h = c->height, .in_w = c->width,
+                                      .out_channels = c->out_channels, .kernel_h = c->kernel,
+                                      .kernel_w = c->kernel, .stride_h = c->stride,
+                                      .stride_w = c->stride};
+        return tt_conv_transpose2d_verify(be, &d, dir, x, w, b, dy, v, checked);
+    }
     tt_conv2d_desc d = {.batch = batch, .in_channels = c->in_channels, .in_h = c->height,
                         .in_w = c->width, .out_channels = c->out_channels,
                         .kernel_h = c->kernel, .kernel_w = c->kernel, .stride_h = c->stride,
                         .stride_w = c->stride, .pad_h = c->kernel / 2, .pad_w = c->kernel / 2,
                         .no_input_grad = c->no_input_grad};
-    int oh = tt_conv2d_out_h(&d), ow = tt_conv2d_out_w(&d);
+    return tt_conv2d_verify(be, &d, dir, x, w, b, dy, v, checked);
+}
+
+/* The output plane of layer c. */
+static size_t out_plane(const tt_model_conv *c)
+{
+    if (c->transposed) return (size_t)c->height * c->stride * c->width * c->stride;
+    int pad = c->kernel / 2;
+    size_t oh = (size_t)(c->height + 2 * pad - c->kernel) / c->stride + 1;
+    size_t ow = (size_t)(c->width + 2 * pad - c->kernel) / c->stride + 1;
+    return oh * ow;
+}
+
+/* One layer: every direction it runs, every algorithm; one line each. */
+static tt_status check_layer(tt_backend *be, const tt_model_conv *c, int batch, int *failures,
+                             int *checks)
+{
     size_t in_n = (size_t)batch * c->in_channels * c->height * c->width;
-    size_t out_n = (size_t)batch * c->out_channels * oh * ow;
+    size_t out_n = (size_t)batch * c->out_channels * out_plane(c);
     size_t w_n = (size_t)c->out_channels * c->in_channels * c->kernel * c->kernel;
     uint64_t seed = 0x5e1f7e57ull + (uint64_t)in_n * 31 + w_n;
     tt_buffer *x = NULL, *w = NULL, *b = NULL, *dy = NULL;
@@ -52,8 +78,8 @@ static tt_status check_layer(tt_backend *be, const tt_model_conv *c, int batch, 
         if (dir == TT_CONV_DIR_BACKWARD_DATA && c->no_input_grad) continue;
         tt_conv_verdict v[TT_CONV_ALGO_COUNT];
         int checked[TT_CONV_ALGO_COUNT];
-        TT_CHECK(tt_conv2d_verify(be, &d, (tt_conv_dir)dir, tt_mem_of(x), tt_mem_of(w),
-                                  tt_mem_of(b), tt_mem_of(dy), v, checked));
+        TT_CHECK(verify_dir(be, c, batch, (tt_conv_dir)dir, tt_mem_of(x), tt_mem_of(w),
+                            tt_mem_of(b), tt_mem_of(dy), v, checked));
         printf("  %-18s %-15s", c->label, tt_conv_dir_name((tt_conv_dir)dir));
         double bound = 0;
         for (int a = 0; a < TT_CONV_ALGO_COUNT; a++) {

@@ -1,6 +1,7 @@
 /*
  * tiletrain selftest --algos: every convolution algorithm on every
- * convolution shape of a recipe's model (its tile and micro-batch), in
+ * convolution shape of a recipe's model (its tile and micro-batch; the
+ * transposed up-convolutions too), in
  * every direction it runs, checked on random inputs as the autotuner
  * checks a candidate before it trusts it (src/ops/conv_verify.h): against
  * the reference algorithm everywhere and the host's double at sampled

@@ -80,6 +80,8 @@ typedef struct tt_model_conv {
     int height, width;   /* the input's plane */
     int count;           /* convolutions of this shape in one forward */
     int no_input_grad;   /* the input's gradient is never asked for (the image's) */
+    int transposed;      /* a transposed convolution (the UNet's up-convolutions: kernel =
+                            stride, no padding, height x width its input's plane) */
 } tt_model_conv;
 
 /* Every convolution shape of the model `spec` describes, at a tile of

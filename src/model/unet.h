@@ -163,8 +163,9 @@ tt_status tt_unet_model_create(tt_backend *be, const tt_model_spec *spec, int ca
 /* The UNet's convolution shapes (tt_model_conv_shapes): enc.i.conv1
  * C_{i-1} -> C_i; at every level four C_i -> C_i (enc.i.conv2, the two
  * halves of dec.i.conv1, which reads [up | skip] as two convolutions into
- * one output, and dec.i.conv2); the bottleneck's two; the 1x1 head.  The
- * up-convolutions are transposed ones, not among them. */
+ * one output, and dec.i.conv2); the bottleneck's two; the 1x1 head; then
+ * the up-convolutions up.i, 2x2 stride-2 transposed ones 2 C_i -> C_i
+ * (transposed set). */
 tt_status tt_unet_conv_shapes(const tt_model_spec *spec, int height, int width,
                                  tt_model_conv *out, int max, int *count);
 /* What its forward keeps for the backward is stored in 16 bits

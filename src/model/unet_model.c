@@ -117,9 +117,9 @@ tt_status tt_unet_conv_shapes(const tt_model_spec *spec, int height, int width,
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "--tile %dx%d: both sides must be multiples of 2^depth = %d",
                             height, width, unit);
-    if (max < 2 * (c.depth + 1) + 1)
+    if (max < 3 * c.depth + 3)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "UNet of depth %d has %d convolution "
-                            "shapes, room for %d", c.depth, 2 * (c.depth + 1) + 1, max);
+                            "shapes, room for %d", c.depth, 3 * c.depth + 3, max);
     int n = 0;
     for (int i = 0; i <= c.depth; i++) {
         int ci = tt_unet_channels(&c, i), below = i ? tt_unet_channels(&c, i - 1) : c.in_channels;
@@ -142,6 +142,13 @@ tt_status tt_unet_conv_shapes(const tt_model_spec *spec, int height, int width,
                              .kernel = 1, .stride = 1, .height = height, .width = width,
                              .count = 1};
     snprintf(out[n++].label, sizeof out[0].label, "head");
+    for (int i = 0; i < c.depth; i++) { /* as tt_unet_upconv */
+        int ch = tt_unet_channels(&c, i);
+        out[n] = (tt_model_conv){.in_channels = 2 * ch, .out_channels = ch, .kernel = 2,
+                                 .stride = 2, .height = (height >> i) / 2,
+                                 .width = (width >> i) / 2, .count = 1, .transposed = 1};
+        snprintf(out[n++].label, sizeof out[0].label, "up.%d", i);
+    }
     *count = n;
     return NULL;
 }

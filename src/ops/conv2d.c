@@ -351,15 +351,6 @@ tt_status tt_conv2d_verify(tt_backend *be, const tt_conv2d_desc *desc, tt_conv_d
     conv2d_shape s;
     TT_TRY(tt_conv2d_shape(desc, &s));
     tt_conv_call call = call_of(desc, &s, (tt_conv_io){inp, weight, bias, dout}, (tt_mem){0});
-    size_t in_b = s.batch * s.cin * s.in_plane * sizeof(float);
-    size_t out_b = s.batch * s.cout * s.out_plane * sizeof(float);
-    size_t w_b = s.cout * s.cin_g * s.kh * s.kw * sizeof(float);
-    if (dir != TT_CONV_DIR_BACKWARD_DATA) TT_TRY(tt_mem_check("conv2d check", "inp", inp, in_b));
-    if (dir != TT_CONV_DIR_BACKWARD_WEIGHT)
-        TT_TRY(tt_mem_check("conv2d check", "weight", weight, w_b));
-    if (dir != TT_CONV_DIR_FORWARD) TT_TRY(tt_mem_check("conv2d check", "dout", dout, out_b));
-    if (dir == TT_CONV_DIR_FORWARD && bias.buffer)
-        TT_TRY(tt_mem_check("conv2d check", "bias", bias, s.cout * sizeof(float)));
     tt_status status = tt_conv_dispatch_verify(be, &call, dir, verdicts, checked);
     if (status)
         return tt_error_prefix(status, DESC_FMT " %s: checking its algorithms", DESC_ARGS(desc),

@@ -301,6 +301,7 @@ typedef struct tune_ctx {
     tt_buffer *out;
     tt_conv_workspace ws;
     int prepared;           /* host, index, want and got are made */
+    int not_finite;         /* an input holds an infinity or a NaN */
     float *host[4];         /* inp, weight, bias, dout as read back (what dir reads) */
     float *got, *ref, *spare; /* a candidate's output, the reference's, a third */
     size_t samples, index[VERIFY_SAMPLES];
@@ -356,6 +357,10 @@ static tt_status verify_prepare(tune_ctx *t)
     if (fwd && c->io.bias.buffer)
         TT_TRY(read_back(t->be, c->io.bias, s->cout * sizeof(float), &t->host[2]));
     if (!fwd) TT_TRY(read_back(t->be, c->io.dout, out_bytes(s), &t->host[3]));
+    size_t floats[4] = {in_bytes(s) / 4, weight_bytes(s) / 4, s->cout, out_bytes(s) / 4};
+    for (int k = 0; k < 4; k++)
+        for (size_t i = 0; t->host[k] && i < floats[k] && !t->not_finite; i++)
+            t->not_finite = !isfinite(t->host[k][i]);
     size_t n = t->out_bytes / sizeof(float);
     t->got = malloc(t->out_bytes ? t->out_bytes : 1);
     t->ref = malloc(t->out_bytes ? t->out_bytes : 1);
@@ -367,7 +372,8 @@ static tt_status verify_prepare(tune_ctx *t)
     tt_conv_verify_sample(c->family, s, t->dir, &io, t->samples, t->index, t->want);
     t->truth_scale = 0;
     for (size_t k = 0; k < t->samples; k++)
-        if (fabs(t->want[k]) > t->truth_scale) t->truth_scale = fabs(t->want[k]);
+        if (isfinite(t->want[k]) && fabs(t->want[k]) > t->truth_scale)
+            t->truth_scale = fabs(t->want[k]);
     if (!(t->truth_scale > 0)) t->truth_scale = 1;
     t->prepared = 1;
     return NULL;
@@ -452,6 +458,8 @@ static tt_status verify(void *p, tt_conv_algo algo, tt_conv_verdict *v)
     const tt_conv_call *c = t->call;
     TT_TRY(verify_prepare(t));
     v->bound = tt_conv_verify_bound(tt_conv_verify_reduction(c->family, c->shape, t->dir));
+    v->undecided = t->not_finite; /* an infinity spreads as each algorithm's sums go */
+    if (v->undecided) return NULL;
     if (!t->reference_chosen) TT_TRY(choose_reference(t, v->bound));
     const float *got = t->ref;
     if (algo != t->reference || t->reference == TT_CONV_ALGO_AUTO) {
@@ -522,6 +530,15 @@ tt_status tt_conv_dispatch_verify(tt_backend *be, const tt_conv_call *c, tt_conv
                                   tt_conv_verdict *verdicts, int *checked)
 {
     const tt_conv_shape *s = c->shape;
+    char op[64];
+    snprintf(op, sizeof op, "%s check", c->family->name);
+    const tt_conv_io *io = &c->io;
+    if (dir != TT_CONV_DIR_BACKWARD_DATA) TT_TRY(tt_mem_check(op, "inp", io->inp, in_bytes(s)));
+    if (dir != TT_CONV_DIR_BACKWARD_WEIGHT)
+        TT_TRY(tt_mem_check(op, "weight", io->weight, weight_bytes(s)));
+    if (dir != TT_CONV_DIR_FORWARD) TT_TRY(tt_mem_check(op, "dout", io->dout, out_bytes(s)));
+    if (dir == TT_CONV_DIR_FORWARD && io->bias.buffer)
+        TT_TRY(tt_mem_check(op, "bias", io->bias, s->cout * sizeof(float)));
     tt_conv_algo algos[TT_CONV_ALGO_COUNT];
     int count = candidates_of(be, c, dir, algos);
     for (int a = 0; a < TT_CONV_ALGO_COUNT; a++) checked[a] = 0;

@@ -145,7 +145,7 @@ static void read_refused(pick *p, const cJSON *refused)
         if (!bad && algo != TT_CONV_ALGO_AUTO && cJSON_IsNumber(error) && error->valuedouble > 0)
             p->refused[algo] = (tt_conv_verdict){error->valuedouble,
                                                  cJSON_IsNumber(bound) ? bound->valuedouble : 0,
-                                                 ref};
+                                                 ref, 0};
         tt_status_free(bad);
     }
 }
@@ -377,7 +377,8 @@ static void time_rounds(tt_backend *be, const char *key, const tt_conv_algo *can
 /* Verifies every candidate not yet left out (ms[i] >= 0); one that fails
  * to run is left out (*last_failure), one off the reference refused:
  * warned about, recorded in key's entry, left out.  Returns how many were
- * refused.  Called with the lock held. */
+ * refused, or -1 when the check is undecided (nothing recorded).  Called
+ * with the lock held. */
 static int verify_all(tt_backend *be, const char *key, const tt_conv_algo *candidates,
                       int count, tt_conv_verify_fn verify, void *ctx, double *ms,
                       tt_status *last_failure)
@@ -397,6 +398,7 @@ static int verify_all(tt_backend *be, const char *key, const tt_conv_algo *candi
             ms[i] = -1;
             continue;
         }
+        if (v.undecided) return -1;
         if (v.error <= v.bound) continue;
         char path[1024] = "its find-db";
         tt_status_free(db_path(be, 0, path, sizeof path));
@@ -413,7 +415,7 @@ static int verify_all(tt_backend *be, const char *key, const tt_conv_algo *candi
         ms[i] = -1;
         pick *p = entry_of(device, key);
         if (p) p->refused[candidates[i]] = (tt_conv_verdict){v.error > 0 ? v.error : 1e30,
-                                                              v.bound, v.reference};
+                                                              v.bound, v.reference, 0};
     }
     return refused;
 }
@@ -462,6 +464,11 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
     for (int i = 0; i < count; i++)
         ms[i] = known && known->refused[candidates[i]].error > 0 ? -1 : 1e300;
     if (verify) refused = verify_all(be, key, candidates, count, verify, ctx, ms, &last_failure);
+    if (refused < 0) { /* this call is no test: it runs the first candidate, the next decides */
+        stats.undecided++;
+        *best = candidates[0];
+        goto cleanup;
+    }
     time_rounds(be, key, candidates, count, run, ctx, verify ? 1 : 0, ms, &last_failure);
     for (int i = 0; i < count; i++)
         if (ms[i] >= 0 && ms[i] < best_ms) best_ms = ms[i], *best = candidates[i], found = 1;

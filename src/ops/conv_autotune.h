@@ -73,6 +73,8 @@ typedef tt_status (*tt_conv_run_fn)(void *ctx, tt_conv_algo algo);
 typedef struct tt_conv_verdict {
     double error, bound;
     tt_conv_algo reference;
+    int undecided; /* the call's inputs are not all finite (an overflowed
+                      loss-scaled step): no test of a kernel */
 } tt_conv_verdict;
 
 /* Runs candidate `algo` on the op's buffers and compares its output
@@ -82,7 +84,9 @@ typedef tt_status (*tt_conv_verify_fn)(void *ctx, tt_conv_algo algo, tt_conv_ver
 /* *best = the fastest of `candidates` (count >= 1) for `key` (the op,
  * direction and shape, as text) on `be`'s device, among those `verify`
  * (NULL: none) passes.  One candidate is returned without timing or
- * verifying.  A candidate whose run fails is skipped; if all fail, the
+ * verifying.  When the check is undecided (inputs not all finite), the
+ * first candidate runs this call and nothing is timed or kept: the next
+ * call decides.  A candidate whose run fails is skipped; if all fail, the
  * last failure is returned; if all are refused, TT_ERR_BACKEND (the
  * device computes none of them right). */
 tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_algo *candidates,
@@ -116,6 +120,7 @@ typedef struct tt_conv_autotune_stats {
     uint64_t sized_unknown; /* keys sized for every candidate: not yet timed */
     uint64_t verified;     /* candidate runs checked against the reference */
     uint64_t refused;      /* candidates refused by that check */
+    uint64_t undecided;    /* keys left for a later call: inputs not finite */
 } tt_conv_autotune_stats;
 
 tt_conv_autotune_stats tt_conv_autotune_stats_get(void);

@@ -367,6 +367,20 @@ size_t tt_conv_transpose2d_workspace_bytes_on(tt_backend *be, const tt_conv_tran
     return query_of(desc, &s, &call) ? tt_conv_dispatch_workspace(be, &call) : 0;
 }
 
+tt_status tt_conv_transpose2d_verify(tt_backend *be, const tt_conv_transpose2d_desc *desc,
+                                     tt_conv_dir dir, tt_mem inp, tt_mem weight, tt_mem bias,
+                                     tt_mem dout, tt_conv_verdict *verdicts, int *checked)
+{
+    convt_shape s;
+    TT_TRY(shape_of(desc, &s));
+    tt_conv_call call = call_of(desc, &s, (tt_conv_io){inp, weight, bias, dout}, (tt_mem){0});
+    tt_status status = tt_conv_dispatch_verify(be, &call, dir, verdicts, checked);
+    if (status)
+        return tt_error_prefix(status, DESC_FMT " %s: checking its algorithms", DESC_ARGS(desc),
+                               tt_conv_dir_name(dir));
+    return NULL;
+}
+
 tt_status tt_conv_transpose2d_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
                                       tt_mem bias, const tt_conv_transpose2d_desc *desc,
                                       tt_mem workspace)

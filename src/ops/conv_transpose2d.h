@@ -58,4 +58,13 @@ tt_status tt_conv_transpose2d_backward(tt_backend *be, tt_mem dinp, tt_mem dweig
                                        tt_mem dbias, tt_mem dout, tt_mem inp, tt_mem weight,
                                        const tt_conv_transpose2d_desc *desc, tt_mem workspace);
 
+/* As tt_conv2d_verify (conv2d.h), for the transposed convolution: every
+ * algorithm that runs `dir` of `desc` on `be` checked on these inputs
+ * (inp (N, Cin, H, W), weight (Cin, Cout/groups, kH, kW), bias (Cout),
+ * dout (N, Cout, OH, OW), each where `dir` reads it). */
+struct tt_conv_verdict;
+tt_status tt_conv_transpose2d_verify(tt_backend *be, const tt_conv_transpose2d_desc *desc,
+                                     tt_conv_dir dir, tt_mem inp, tt_mem weight, tt_mem bias,
+                                     tt_mem dout, struct tt_conv_verdict *verdicts, int *checked);
+
 #endif

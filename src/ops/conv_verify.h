@@ -47,14 +47,17 @@ size_t tt_conv_verify_out_floats(const tt_conv_shape *s, tt_conv_dir dir);
 void tt_conv_verify_sample(const tt_conv_family *family, const tt_conv_shape *s, tt_conv_dir dir,
                            const tt_conv_host_io *io, size_t samples, size_t *index,
                            double *want);
-/* max over the samples of |got[index[k]] - want[k]| / scale. */
+/* max over the samples of |got[index[k]] - want[k]| / scale; samples whose
+ * want is not finite (inputs that overflowed, as a loss-scaled fp16 step's
+ * may) are not judged, a non-finite got where want is finite counts as
+ * infinity. */
 double tt_conv_verify_points(const float *got, const size_t *index, const double *want,
                              size_t samples, double scale);
 
-/* max |got - want| / scale over n floats; a NaN or infinity in got gives
- * infinity. */
+/* max |got - want| / scale over the n floats where want is finite; a NaN
+ * or infinity in got there gives infinity. */
 double tt_conv_verify_diff(const float *got, const float *want, size_t n, double scale);
-/* The largest |v| of n floats (1 when all are 0). */
+/* The largest finite |v| of n floats (1 when there is none but 0). */
 double tt_conv_verify_scale(const float *v, size_t n);
 
 #endif
