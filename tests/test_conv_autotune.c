@@ -907,10 +907,11 @@ static void test_planted_wrong_refused(void)
 }
 
 /* A call whose input holds an infinity (a loss-scaled fp16 step that
- * overflowed) is no test of a kernel: an infinity spreads through a
- * Winograd tile's transform where the direct sum keeps it to its own
- * outputs.  Nothing is refused, timed or kept; the next call with finite
- * inputs decides. */
+ * overflowed), or whose result comes near fp32's overflow, is no test of a
+ * kernel: an infinity spreads through a Winograd tile's transform where
+ * the direct sum keeps it to its own outputs, and sums that large
+ * overflow in one order and not another.  Nothing is refused, timed or
+ * kept; the next call with ordinary inputs decides. */
 static void test_overflow_undecided(void)
 {
     fresh_cache_dir();
@@ -931,6 +932,16 @@ static void test_overflow_undecided(void)
     CU_ASSERT_EQUAL(s.refused, 0);
     CU_ASSERT_EQUAL(s.timed, 0);
     CU_ASSERT_PTR_NULL(read_db(be));
+    /* finite, but a result near fp32's overflow (a loss scale too large):
+     * some algorithm's order of sums may overflow where another's does not */
+    float huge = 1e36f;
+    TH_OK(tt_write(be, tt_mem_f32(tt_mem_of(r.inp_b), 37), &huge, sizeof huge));
+    TH_OK(tt_conv2d_forward(be, tt_mem_of(r.out_b), tt_mem_of(r.inp_b), tt_mem_of(r.weight_b),
+                            tt_mem_of(r.bias_b), &r.desc, (tt_mem){0}));
+    s = tt_conv_autotune_stats_get();
+    CU_ASSERT_EQUAL(s.undecided, 2);
+    CU_ASSERT_EQUAL(s.refused, 0);
+    CU_ASSERT_EQUAL(s.timed, 0);
     TH_OK(tt_write(be, tt_mem_of(r.inp_b), r.inp, r.inp_n * sizeof(float)));
     CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
     s = tt_conv_autotune_stats_get();
@@ -954,7 +965,7 @@ int main(void)
         {"candidates timed in alternating rounds; a failing one left out", test_rounds_alternate},
         {"a refused candidate is never timed, and stays refused in the find-db", test_refused_kept},
         {"a planted wrong kernel is refused; AUTO's results stay right", test_planted_wrong_refused},
-        {"a call with an infinity in its input decides nothing", test_overflow_undecided},
+        {"a call with an infinity in its input, or near overflow, decides nothing", test_overflow_undecided},
         CU_TEST_INFO_NULL,
     };
     return th_run_suite("conv_autotune", tests);

@@ -369,7 +369,9 @@ static tt_status verify_prepare(tune_ctx *t)
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "verifying a convolution: out of host memory");
     t->samples = n < VERIFY_SAMPLES ? n : VERIFY_SAMPLES;
     tt_conv_host_io io = {t->host[0], t->host[1], t->host[2], t->host[3]};
-    tt_conv_verify_sample(c->family, s, t->dir, &io, t->samples, t->index, t->want);
+    double magnitude = 0;
+    tt_conv_verify_sample(c->family, s, t->dir, &io, t->samples, t->index, t->want, &magnitude);
+    if (!(magnitude <= TT_CONV_VERIFY_HUGE)) t->not_finite = 1; /* near fp32's overflow */
     t->truth_scale = 0;
     for (size_t k = 0; k < t->samples; k++)
         if (isfinite(t->want[k]) && fabs(t->want[k]) > t->truth_scale)
@@ -445,7 +447,11 @@ static tt_status choose_reference(tune_ctx *t, double bound)
     if (have == 1 || have == 2 || have == 3) {
         if (have == 2 && !agree(t, outs[0], outs[1], bound)) return NULL;
         t->reference = who[0];
-        t->ref_scale = tt_conv_verify_scale(t->ref, t->out_bytes / sizeof(float));
+        size_t n = t->out_bytes / sizeof(float);
+        t->ref_scale = tt_conv_verify_scale(t->ref, n);
+        /* a result that overflowed somewhere, or came near it, decides nothing */
+        for (size_t i = 0; i < n && !t->not_finite; i++) t->not_finite = !isfinite(t->ref[i]);
+        if (!(t->ref_scale <= TT_CONV_VERIFY_HUGE)) t->not_finite = 1;
     }
     return NULL;
 }
@@ -461,6 +467,8 @@ static tt_status verify(void *p, tt_conv_algo algo, tt_conv_verdict *v)
     v->undecided = t->not_finite; /* an infinity spreads as each algorithm's sums go */
     if (v->undecided) return NULL;
     if (!t->reference_chosen) TT_TRY(choose_reference(t, v->bound));
+    v->undecided = t->not_finite;
+    if (v->undecided) return NULL;
     const float *got = t->ref;
     if (algo != t->reference || t->reference == TT_CONV_ALGO_AUTO) {
         TT_TRY(run_to_host(t, algo, t->got));

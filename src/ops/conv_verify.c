@@ -72,7 +72,7 @@ static int tap(const tt_conv_shape *g, size_t oy, size_t ox, size_t ky, size_t k
     return 1;
 }
 
-static double forward_point(const geometry_view *v, size_t i)
+static double forward_point(const geometry_view *v, size_t i, double *mag)
 {
     const tt_conv_shape *g = &v->g;
     size_t ox = i % g->ow, oy = i / g->ow % g->oh, co = i / g->out_plane % g->cout;
@@ -83,13 +83,14 @@ static double forward_point(const geometry_view *v, size_t i)
             for (size_t kx = 0; kx < g->kw; kx++) {
                 size_t iy, ix;
                 if (!tap(g, oy, ox, ky, kx, &iy, &ix)) continue;
-                sum += (double)v->x[((n * g->cin + first + c) * g->h + iy) * g->w + ix] *
-                       v->w[((co * g->cin_g + c) * g->kh + ky) * g->kw + kx];
+                double t = (double)v->x[((n * g->cin + first + c) * g->h + iy) * g->w + ix] *
+                           v->w[((co * g->cin_g + c) * g->kh + ky) * g->kw + kx];
+                sum += t, *mag += fabs(t);
             }
     return sum;
 }
 
-static double input_grad_point(const geometry_view *v, size_t i)
+static double input_grad_point(const geometry_view *v, size_t i, double *mag)
 {
     const tt_conv_shape *g = &v->g;
     size_t ix = i % g->w, iy = i / g->w % g->h, ci = i / g->in_plane % g->cin;
@@ -103,13 +104,14 @@ static double input_grad_point(const geometry_view *v, size_t i)
                 if (ty < 0 || tx < 0 || ty % (long)g->sh || tx % (long)g->sw) continue;
                 size_t oy = (size_t)ty / g->sh, ox = (size_t)tx / g->sw, co = first + o;
                 if (oy >= g->oh || ox >= g->ow) continue;
-                sum += (double)v->dy[((n * g->cout + co) * g->oh + oy) * g->ow + ox] *
-                       v->w[((co * g->cin_g + c) * g->kh + ky) * g->kw + kx];
+                double t = (double)v->dy[((n * g->cout + co) * g->oh + oy) * g->ow + ox] *
+                           v->w[((co * g->cin_g + c) * g->kh + ky) * g->kw + kx];
+                sum += t, *mag += fabs(t);
             }
     return sum;
 }
 
-static double weight_grad_point(const geometry_view *v, size_t i)
+static double weight_grad_point(const geometry_view *v, size_t i, double *mag)
 {
     const tt_conv_shape *g = &v->g;
     size_t kx = i % g->kw, ky = i / g->kw % g->kh, c = i / (g->kh * g->kw) % g->cin_g;
@@ -120,17 +122,19 @@ static double weight_grad_point(const geometry_view *v, size_t i)
             for (size_t ox = 0; ox < g->ow; ox++) {
                 size_t iy, ix;
                 if (!tap(g, oy, ox, ky, kx, &iy, &ix)) continue;
-                sum += (double)v->dy[((n * g->cout + co) * g->oh + oy) * g->ow + ox] *
-                       v->x[((n * g->cin + ci) * g->h + iy) * g->w + ix];
+                double t = (double)v->dy[((n * g->cout + co) * g->oh + oy) * g->ow + ox] *
+                           v->x[((n * g->cin + ci) * g->h + iy) * g->w + ix];
+                sum += t, *mag += fabs(t);
             }
     return sum;
 }
 
 void tt_conv_verify_sample(const tt_conv_family *family, const tt_conv_shape *s, tt_conv_dir dir,
                            const tt_conv_host_io *io, size_t samples, size_t *index,
-                           double *want)
+                           double *want, double *magnitude)
 {
     geometry_view v = view_of(family, s, dir, io);
+    *magnitude = 0;
     size_t n = tt_conv_verify_out_floats(s, dir);
     uint64_t state = 0x9e3779b97f4a7c15ull ^ n;
     for (size_t k = 0; k < samples && n > 0; k++) {
@@ -143,9 +147,11 @@ void tt_conv_verify_sample(const tt_conv_family *family, const tt_conv_shape *s,
             i = (size_t)((z ^ (z >> 31)) % n);
         }
         index[k] = i;
-        want[k] = v.dir == TT_CONV_DIR_FORWARD         ? forward_point(&v, i)
-                  : v.dir == TT_CONV_DIR_BACKWARD_DATA ? input_grad_point(&v, i)
-                                                       : weight_grad_point(&v, i);
+        double mag = 0;
+        want[k] = v.dir == TT_CONV_DIR_FORWARD         ? forward_point(&v, i, &mag)
+                  : v.dir == TT_CONV_DIR_BACKWARD_DATA ? input_grad_point(&v, i, &mag)
+                                                       : weight_grad_point(&v, i, &mag);
+        if (!(mag <= *magnitude)) *magnitude = mag;
     }
 }
 

@@ -43,10 +43,16 @@ size_t tt_conv_verify_out_floats(const tt_conv_shape *s, tt_conv_dir dir);
 
 /* `samples` elements of `dir`'s output (the first, the last and a spread
  * over the rest: their indices into *index) and their values computed in
- * double from io into *want. */
+ * double from io into *want; *magnitude: the largest sum of |terms| among
+ * them, which bounds every partial sum of any order of summation. */
 void tt_conv_verify_sample(const tt_conv_family *family, const tt_conv_shape *s, tt_conv_dir dir,
                            const tt_conv_host_io *io, size_t samples, size_t *index,
-                           double *want);
+                           double *want, double *magnitude);
+
+/* Sums this large may overflow fp32 in some algorithm's order (a
+ * Winograd transform grows values ~100-fold before it sums): a call whose
+ * results come near it decides nothing. */
+#define TT_CONV_VERIFY_HUGE 1e30
 /* max over the samples of |got[index[k]] - want[k]| / scale; samples whose
  * want is not finite (inputs that overflowed, as a loss-scaled fp16 step's
  * may) are not judged, a non-finite got where want is finite counts as
