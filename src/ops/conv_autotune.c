@@ -474,14 +474,18 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
         if (ms[i] >= 0 && ms[i] < best_ms) best_ms = ms[i], *best = candidates[i], found = 1;
     if (!found) {
         if (refused) write_db(be, device);
+        char path[1024] = "its find-db";
+        tt_status_free(db_path(be, 0, path, sizeof path));
         status = last_failure
                      ? tt_error_prefix(last_failure, "timing convolution algorithms for %s", key)
                      : tt_error_new(TT_ERR_BACKEND,
                                     "%s: every convolution algorithm this device runs was "
-                                    "refused (its result is off the reference, warned about "
-                                    "above): the device or its driver computes this layer "
-                                    "wrong; try another driver or device, or --backend",
-                                    key);
+                                    "refused, its result off the reference (the refusals, "
+                                    "with their errors, are in '%s'; delete that file to "
+                                    "check them again): the device or its driver computes "
+                                    "this layer wrong; try another driver or device, or "
+                                    "--backend",
+                                    key, path);
         last_failure = NULL;
         goto cleanup;
     }
