@@ -33,21 +33,11 @@ typedef struct layer {
 } layer;
 
 /* The output plane of `c` (padded by kernel / 2). */
-static int out_side(const tt_model_conv *c, int side)
-{
-    return (side + 2 * (c->kernel / 2) - c->kernel) / c->stride + 1;
-}
-
-static size_t out_plane(const tt_model_conv *c)
-{
-    return (size_t)out_side(c, c->height) * out_side(c, c->width);
-}
-
 static double gflop_of(const layer *l, int batch)
 {
     const tt_model_conv *c = &l->shape;
     return 2e-9 * batch * (double)c->out_channels * c->in_channels * c->kernel * c->kernel *
-           (double)out_plane(c);
+           (double)tt_model_conv_out_plane(c);
 }
 
 static int runs(const layer *l, int dir)
@@ -74,15 +64,11 @@ static tt_status alloc_filled(tt_backend *be, size_t floats, float value, const 
 static tt_status time_layer(tt_backend *be, layer *l, int batch, tt_conv_algo algo)
 {
     const tt_model_conv *c = &l->shape;
-    tt_conv2d_desc d = {.batch = batch, .in_channels = c->in_channels, .in_h = c->height,
-                        .in_w = c->width, .out_channels = c->out_channels,
-                        .kernel_h = c->kernel, .kernel_w = c->kernel, .stride_h = c->stride,
-                        .stride_w = c->stride, .pad_h = c->kernel / 2, .pad_w = c->kernel / 2,
-                        .no_input_grad = c->no_input_grad, .algo = algo};
+    tt_conv2d_desc d = tt_model_conv_desc(c, batch, algo);
     /* like the model: no room for every candidate's workspace, direct */
     if (tt_conv2d_workspace_bytes(&d) > be->device.max_alloc_bytes) d.algo = TT_CONV_ALGO_DIRECT;
     size_t in_n = (size_t)batch * c->in_channels * c->height * c->width;
-    size_t out_n = (size_t)batch * c->out_channels * out_plane(c);
+    size_t out_n = (size_t)batch * c->out_channels * tt_model_conv_out_plane(c);
     size_t w_n = (size_t)c->out_channels * c->in_channels * c->kernel * c->kernel;
     size_t ws_bytes = tt_conv2d_workspace_bytes(&d);
     tt_buffer *x = NULL, *y = NULL, *dx = NULL, *w = NULL, *dw = NULL, *b = NULL, *ws = NULL;
@@ -131,7 +117,8 @@ static int time_openblas(layer *layers, int count, int batch)
     for (int i = 0; ok && i < count; i++) {
         const layer *l = &layers[i];
         const tt_model_conv *c = &l->shape;
-        size_t k = (size_t)c->in_channels * c->kernel * c->kernel, plane = out_plane(c);
+        size_t k = (size_t)c->in_channels * c->kernel * c->kernel;
+        size_t plane = tt_model_conv_out_plane(c);
         size_t co = (size_t)c->out_channels;
         tt_gemm_shape *g = &shapes[i * TT_CONV_DIR_COUNT];
         g[TT_CONV_DIR_FORWARD] = (tt_gemm_shape){.m = co, .n = plane, .k = k, .count = 1};

@@ -42,22 +42,8 @@ static tt_status verify_dir(tt_backend *be, const tt_model_conv *c, int batch, t
                                       .stride_w = c->stride};
         return tt_conv_transpose2d_verify(be, &d, dir, x, w, b, dy, v, checked);
     }
-    tt_conv2d_desc d = {.batch = batch, .in_channels = c->in_channels, .in_h = c->height,
-                        .in_w = c->width, .out_channels = c->out_channels,
-                        .kernel_h = c->kernel, .kernel_w = c->kernel, .stride_h = c->stride,
-                        .stride_w = c->stride, .pad_h = c->kernel / 2, .pad_w = c->kernel / 2,
-                        .no_input_grad = c->no_input_grad};
+    tt_conv2d_desc d = tt_model_conv_desc(c, batch, TT_CONV_ALGO_AUTO);
     return tt_conv2d_verify(be, &d, dir, x, w, b, dy, v, checked);
-}
-
-/* The output plane of layer c. */
-static size_t out_plane(const tt_model_conv *c)
-{
-    if (c->transposed) return (size_t)c->height * c->stride * c->width * c->stride;
-    int pad = c->kernel / 2;
-    size_t oh = (size_t)(c->height + 2 * pad - c->kernel) / c->stride + 1;
-    size_t ow = (size_t)(c->width + 2 * pad - c->kernel) / c->stride + 1;
-    return oh * ow;
 }
 
 /* One layer: every direction it runs, every algorithm; one line each. */
@@ -65,7 +51,7 @@ static tt_status check_layer(tt_backend *be, const tt_model_conv *c, int batch, 
                              int *checks)
 {
     size_t in_n = (size_t)batch * c->in_channels * c->height * c->width;
-    size_t out_n = (size_t)batch * c->out_channels * out_plane(c);
+    size_t out_n = (size_t)batch * c->out_channels * tt_model_conv_out_plane(c);
     size_t w_n = (size_t)c->out_channels * c->in_channels * c->kernel * c->kernel;
     uint64_t seed = 0x5e1f7e57ull + (uint64_t)in_n * 31 + w_n;
     tt_buffer *x = NULL, *w = NULL, *b = NULL, *dy = NULL;

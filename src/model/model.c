@@ -194,6 +194,25 @@ tt_status tt_model_create(tt_backend *be, const tt_model_spec *spec, int capacit
     return kind_of(spec->kind)->create(be, spec, capacity, height, width, seed, out);
 }
 
+size_t tt_model_conv_out_plane(const tt_model_conv *c)
+{
+    if (c->transposed) return (size_t)c->height * c->stride * c->width * c->stride;
+    int pad = c->kernel / 2;
+    size_t oh = (size_t)((c->height + 2 * pad - c->kernel) / c->stride + 1);
+    size_t ow = (size_t)((c->width + 2 * pad - c->kernel) / c->stride + 1);
+    return oh * ow;
+}
+
+tt_conv2d_desc tt_model_conv_desc(const tt_model_conv *c, int batch, tt_conv_algo algo)
+{
+    return (tt_conv2d_desc){.batch = batch, .in_channels = c->in_channels, .in_h = c->height,
+                            .in_w = c->width, .out_channels = c->out_channels,
+                            .kernel_h = c->kernel, .kernel_w = c->kernel,
+                            .stride_h = c->stride, .stride_w = c->stride,
+                            .pad_h = c->kernel / 2, .pad_w = c->kernel / 2,
+                            .no_input_grad = c->no_input_grad, .algo = algo};
+}
+
 tt_status tt_model_conv_shapes(const tt_model_spec *spec, int height, int width,
                                   tt_model_conv *out, int max, int *count)
 {

@@ -23,6 +23,7 @@
 #include "backend/backend.h"
 #include "core/precision.h"
 #include "model/params.h"
+#include "ops/conv2d.h"
 #include "ops/conv_algo.h"
 #include "ops/norm.h"
 
@@ -89,6 +90,12 @@ typedef struct tt_model_conv {
  * name a tile the model cannot take. */
 tt_status tt_model_conv_shapes(const tt_model_spec *spec, int height, int width,
                                tt_model_conv *out, int max, int *count);
+/* The output plane of `c` (OH * OW; a transposed one's is its input's
+ * times stride squared). */
+size_t tt_model_conv_out_plane(const tt_model_conv *c);
+/* The conv2d desc of a shape that is not transposed, at `batch`, with
+ * `algo`: padded by kernel / 2, as the models run it. */
+tt_conv2d_desc tt_model_conv_desc(const tt_model_conv *c, int batch, tt_conv_algo algo);
 
 typedef struct tt_model tt_model;
 

@@ -352,15 +352,15 @@ static tt_status verify_prepare(tune_ctx *t)
     const tt_conv_call *c = t->call;
     const tt_conv_shape *s = c->shape;
     int fwd = t->dir == TT_CONV_DIR_FORWARD, wgrad = t->dir == TT_CONV_DIR_BACKWARD_WEIGHT;
-    if (fwd || wgrad) TT_TRY(read_back(t->be, c->io.inp, in_bytes(s), &t->host[0]));
-    if (!wgrad) TT_TRY(read_back(t->be, c->io.weight, weight_bytes(s), &t->host[1]));
-    if (fwd && c->io.bias.buffer)
-        TT_TRY(read_back(t->be, c->io.bias, s->cout * sizeof(float), &t->host[2]));
-    if (!fwd) TT_TRY(read_back(t->be, c->io.dout, out_bytes(s), &t->host[3]));
-    size_t floats[4] = {in_bytes(s) / 4, weight_bytes(s) / 4, s->cout, out_bytes(s) / 4};
-    for (int k = 0; k < 4; k++)
-        for (size_t i = 0; t->host[k] && i < floats[k] && !t->not_finite; i++)
+    const tt_mem mems[4] = {c->io.inp, c->io.weight, c->io.bias, c->io.dout};
+    const size_t bytes[4] = {in_bytes(s), weight_bytes(s), s->cout * sizeof(float), out_bytes(s)};
+    const int reads[4] = {fwd || wgrad, !wgrad, fwd && c->io.bias.buffer, !fwd};
+    for (int k = 0; k < 4; k++) {
+        if (!reads[k]) continue;
+        TT_TRY(read_back(t->be, mems[k], bytes[k], &t->host[k]));
+        for (size_t i = 0; i < bytes[k] / sizeof(float) && !t->not_finite; i++)
             t->not_finite = !isfinite(t->host[k][i]);
+    }
     size_t n = t->out_bytes / sizeof(float);
     t->got = malloc(t->out_bytes ? t->out_bytes : 1);
     t->ref = malloc(t->out_bytes ? t->out_bytes : 1);
@@ -417,11 +417,11 @@ static tt_status choose_reference(tune_ctx *t, double bound)
 {
     t->reference_chosen = 1;
     tt_conv_algo order[TT_CONV_ALGO_COUNT + 2], who[3];
-    int n = 0, have = 0;
+    int n = 0, have = 0, settled = 0; /* settled: who[0] is agreed with */
     order[n++] = TT_CONV_ALGO_IM2COL_GEMM, order[n++] = TT_CONV_ALGO_DIRECT;
     for (int i = 0; i < t->count; i++) order[n++] = t->candidates[i];
     float *outs[3] = {t->ref, t->got, t->spare};
-    for (int k = 0; k < n && have < 3; k++) {
+    for (int k = 0; k < n && !settled; k++) {
         int candidate = 0, seen = 0;
         for (int i = 0; i < t->count; i++) candidate |= t->candidates[i] == order[k];
         for (int i = 0; i < k; i++) seen |= order[i] == order[k];
@@ -433,26 +433,25 @@ static tt_status choose_reference(tune_ctx *t, double bound)
         }
         if (!(host_error(t, outs[have]) <= bound)) continue;
         who[have++] = order[k];
-        if (have == 2 && agree(t, outs[0], outs[1], bound)) break;
-        if (have == 3) {
-            if (agree(t, outs[0], outs[2], bound)) break;
-            if (agree(t, outs[1], outs[2], bound)) {
+        if (have == 2) {
+            settled = agree(t, outs[0], outs[1], bound);
+        } else if (have == 3) {
+            settled = agree(t, outs[0], outs[2], bound);
+            if (!settled && agree(t, outs[1], outs[2], bound)) {
                 memcpy(t->ref, outs[1], t->out_bytes);
                 who[0] = who[1];
-                break;
+                settled = 1;
             }
-            have = 0; /* three that differ: none is the reference */
+            if (!settled) have = 0; /* three that differ: none is the reference */
         }
     }
-    if (have == 1 || have == 2 || have == 3) {
-        if (have == 2 && !agree(t, outs[0], outs[1], bound)) return NULL;
-        t->reference = who[0];
-        size_t n = t->out_bytes / sizeof(float);
-        t->ref_scale = tt_conv_verify_scale(t->ref, n);
-        /* a result that overflowed somewhere, or came near it, decides nothing */
-        for (size_t i = 0; i < n && !t->not_finite; i++) t->not_finite = !isfinite(t->ref[i]);
-        if (!(t->ref_scale <= TT_CONV_VERIFY_HUGE)) t->not_finite = 1;
-    }
+    if (!settled && have != 1) return NULL; /* none, or two that differ */
+    t->reference = who[0];
+    size_t floats = t->out_bytes / sizeof(float);
+    t->ref_scale = tt_conv_verify_scale(t->ref, floats);
+    /* a result that overflowed somewhere, or came near it, decides nothing */
+    for (size_t i = 0; i < floats && !t->not_finite; i++) t->not_finite = !isfinite(t->ref[i]);
+    if (!(t->ref_scale <= TT_CONV_VERIFY_HUGE)) t->not_finite = 1;
     return NULL;
 }
 
@@ -480,6 +479,15 @@ static tt_status verify(void *p, tt_conv_algo algo, tt_conv_verdict *v)
     v->error = on_host > off_ref ? on_host : off_ref;
     v->reference = off_ref > on_host ? t->reference : algo; /* itself: the host's double */
     return NULL;
+}
+
+/* The context of `dir` of the call over its candidates `algos`. */
+static tune_ctx tune_ctx_of(tt_backend *be, const tt_conv_call *c, tt_conv_dir dir,
+                            const tt_conv_algo *algos, int count)
+{
+    return (tune_ctx){.be = be, .call = c, .dir = dir, .candidates = algos, .count = count,
+                      .out_bytes = tt_conv_verify_out_floats(c->shape, dir) * sizeof(float),
+                      .ws_bytes = tt_conv_dispatch_workspace(NULL, c)};
 }
 
 static void tune_ctx_free(tune_ctx *t)
@@ -524,11 +532,7 @@ static tt_status resolve(tt_backend *be, const tt_conv_call *c, tt_conv_dir dir,
     int count = candidates_of(be, c, dir, algos);
     char key[256];
     c->family->key(s, dir, key, sizeof key);
-    tune_ctx t = {.be = be, .call = c, .dir = dir, .candidates = algos, .count = count,
-                  .out_bytes = dir == TT_CONV_DIR_FORWARD         ? out_bytes(s)
-                               : dir == TT_CONV_DIR_BACKWARD_DATA ? in_bytes(s)
-                                                                  : weight_bytes(s),
-                  .ws_bytes = tt_conv_dispatch_workspace(NULL, c)};
+    tune_ctx t = tune_ctx_of(be, c, dir, algos, count);
     tt_status status = tt_conv_autotune_pick(be, key, algos, count, tune_run, verify, &t, out);
     tune_ctx_free(&t);
     return status;
@@ -550,11 +554,7 @@ tt_status tt_conv_dispatch_verify(tt_backend *be, const tt_conv_call *c, tt_conv
     tt_conv_algo algos[TT_CONV_ALGO_COUNT];
     int count = candidates_of(be, c, dir, algos);
     for (int a = 0; a < TT_CONV_ALGO_COUNT; a++) checked[a] = 0;
-    tune_ctx t = {.be = be, .call = c, .dir = dir, .candidates = algos, .count = count,
-                  .out_bytes = dir == TT_CONV_DIR_FORWARD         ? out_bytes(s)
-                               : dir == TT_CONV_DIR_BACKWARD_DATA ? in_bytes(s)
-                                                                  : weight_bytes(s),
-                  .ws_bytes = tt_conv_dispatch_workspace(NULL, c)};
+    tune_ctx t = tune_ctx_of(be, c, dir, algos, count);
     tt_status status = NULL;
     for (int i = 0; i < count && !status; i++) {
         status = verify(&t, algos[i], &verdicts[algos[i]]);

@@ -85,6 +85,13 @@ static tt_status db_path(const tt_backend *be, int legacy, char *buf, size_t siz
     return NULL;
 }
 
+/* The find-db's path for messages: "its find-db" when there is none. */
+static void db_path_text(const tt_backend *be, char *buf, size_t size)
+{
+    snprintf(buf, size, "its find-db");
+    tt_status_free(db_path(be, 0, buf, size));
+}
+
 tt_status tt_conv_find_db_path(const tt_backend *be, char *buf, size_t size)
 {
     return db_path(be, 0, buf, size);
@@ -400,8 +407,8 @@ static int verify_all(tt_backend *be, const char *key, const tt_conv_algo *candi
         }
         if (v.undecided) return -1;
         if (v.error <= v.bound) continue;
-        char path[1024] = "its find-db";
-        tt_status_free(db_path(be, 0, path, sizeof path));
+        char path[1024];
+        db_path_text(be, path, sizeof path);
         fprintf(stderr,
                 "tiletrain: warning: %s: %s is off %s by %.2g of the output's largest value, "
                 "more than fp32 rounding allows (%.2g): refused on this device and driver "
@@ -474,8 +481,8 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
         if (ms[i] >= 0 && ms[i] < best_ms) best_ms = ms[i], *best = candidates[i], found = 1;
     if (!found) {
         if (refused) write_db(be, device);
-        char path[1024] = "its find-db";
-        tt_status_free(db_path(be, 0, path, sizeof path));
+        char path[1024];
+        db_path_text(be, path, sizeof path);
         status = last_failure
                      ? tt_error_prefix(last_failure, "timing convolution algorithms for %s", key)
                      : tt_error_new(TT_ERR_BACKEND,
