@@ -153,6 +153,20 @@ static const tt_backend_ops cl_ops = {
     .fft2d = tt_cl_fft2d,
 };
 
+/* Whether the driver keeps every kernel it compiles in a cache of its own,
+ * so that ours would only cost: PoCL, unless its cache is off.  PoCL
+ * compiles a kernel when it is first launched, for that launch's
+ * work-group size, and caches that; the program binary ours would store
+ * makes it compile every kernel of the program for a generic work-group
+ * first, launched or not (docs/ops.md, "The first run on a device"). */
+static int driver_keeps_builds(cl_platform_id platform)
+{
+    char name[128] = "";
+    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name, name, NULL);
+    const char *off = getenv("POCL_KERNEL_CACHE");
+    return strstr(name, "Portable Computing Language") && !(off && strcmp(off, "0") == 0);
+}
+
 tt_status tt_opencl_backend_create(const char *selector, int profiling, tt_backend **out)
 {
     int index = -1;
@@ -171,7 +185,8 @@ tt_status tt_opencl_backend_create(const char *selector, int profiling, tt_backe
     TT_CHECK(tt_cl_device_handle(index, &cl->platform, &cl->device));
     tt_cl_device_describe(cl->platform, cl->device, &backend->device);
     backend->device.index = index;
-    tt_status_free(tt_cache_path("programs", cl->cache_dir, sizeof cl->cache_dir)); /* "": none */
+    if (!driver_keeps_builds(cl->platform)) /* else "": none */
+        tt_status_free(tt_cache_path("programs", cl->cache_dir, sizeof cl->cache_dir));
 
     cl_int err;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)cl->platform, 0};
