@@ -33,6 +33,14 @@
  *   TT_IG_BK  K (or pixels, for the weight gradient) per chunk; a power of two,
  *             at least RN
  * The local arguments hold BK * BM (tile_a) and BK * BN (tile_b) floats.
+ *
+ * Only the hot loops are unrolled (the products, the vector gathers of a
+ * run and the weight gradient's transposing store, whose private array
+ * stays in registers only while every index into it is known); the
+ * element-by-element gathers at the matrices' edges and the forward's and
+ * input gradient's final stores are rolled ("#pragma unroll 1"):
+ * unrolled, their RM x RN copies multiplied the time PoCL takes to
+ * compile this program several times over.
  */
 #if !defined(TT_IG_RM) || !defined(TT_IG_RN) || !defined(TT_IG_BK)
 #error "conv_igemm.cl: TT_IG_RM, TT_IG_RN and TT_IG_BK come from the host (src/ops/conv_igemm.c)"
@@ -209,12 +217,11 @@ inline void ig_product_tile(__global float *dst, __global const float *src,
                 else if (sx == 2 && x >= 0 && x + 2 * RN <= p.src_w)
                     IG_STORE(IG_LOAD_EVEN(src + at + x), row);
                 else
-#pragma unroll
                     for (int j = 0; j < RN; j++)
                         row[j] = x + j * sx >= 0 && x + j * sx < p.src_w ? src[at + x + j * sx]
                                                                           : 0.0f;
             } else {
-#pragma unroll
+#pragma unroll 1
                 for (int j = 0; j < RN; j++) {
                     const int y = src_y[j] + dy, x = src_x[j] + dx;
                     row[j] = y >= 0 && y < p.src_h && x >= 0 && x < p.src_w
@@ -228,14 +235,14 @@ inline void ig_product_tile(__global float *dst, __global const float *src,
         ig_multiply(acc, tile_a, tile_b, bm, bn, tx, ty);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-#pragma unroll
+#pragma unroll 1
     for (int i = 0; i < RM; i++) {
         const int m = m0 + ty * RM + i;
         if (m >= p.M) break;
         float v[RN];
         IG_STORE(acc[i], v);
         const float b = has_bias ? bias[g * p.M + m] : 0.0f;
-#pragma unroll
+#pragma unroll 1
         for (int j = 0; j < RN; j++)
             if (dst_at[j] >= 0) {
                 __global float *o = dst + dst_at[j] + m * dst_plane;
@@ -387,8 +394,9 @@ __kernel void conv_igemm_backward_weight(TT_MEM(float, part), TT_MEM(const float
         for (int r = ty; r < BK / RN; r += mt) {
             const int q = q0 + r * RN;
             int n = u.c, oy = u.y, ox = u.x;
-            float t[RN][RN]; /* [column j][pixel l] */
+            __local float *rows = tile_b + r * RN * bn + tx * RN; /* [pixel l][column j] */
             if ((SW == 1 || SW == 2) && q + RN <= q_end && ox + RN <= OW) {
+                float t[RN][RN]; /* [column j][pixel l]: every index known, so in registers */
 #pragma unroll
                 for (int j = 0; j < RN; j++) {
                     const int y = oy * SH + col_y[j], x = ox * SW + col_x[j];
@@ -404,28 +412,26 @@ __kernel void conv_igemm_backward_weight(TT_MEM(float, part), TT_MEM(const float
                             t[j][l] = x + l * SW >= 0 && x + l * SW < W ? inp[at + x + l * SW]
                                                                           : 0.0f;
                 }
-            } else {
 #pragma unroll
+                for (int l = 0; l < RN; l++)
+#pragma unroll
+                    for (int j = 0; j < RN; j++) rows[l * bn + j] = t[j][l];
+            } else { /* the chunk's or a row's end: element by element, into the tile */
+#pragma unroll 1
                 for (int l = 0; l < RN; l++) {
                     const int y0 = q + l < q_end ? oy * SH : IG_OUTSIDE, x0 = ox * SW;
-#pragma unroll
+#pragma unroll 1
                     for (int j = 0; j < RN; j++) {
                         const int y = y0 + col_y[j], x = x0 + col_x[j];
-                        t[j][l] = y >= 0 && y < H && x >= 0 && x < W
-                                      ? inp[n * Cin * in_plane + col_at[j] + y * W + x]
-                                      : 0.0f;
+                        rows[l * bn + j] = y >= 0 && y < H && x >= 0 && x < W
+                                               ? inp[n * Cin * in_plane + col_at[j] + y * W + x]
+                                               : 0.0f;
                     }
                     if (++ox == OW) {
                         ox = 0;
                         if (++oy == OH) oy = 0, n++;
                     }
                 }
-            }
-#pragma unroll
-            for (int l = 0; l < RN; l++) {
-                __local float *row = tile_b + (r * RN + l) * bn + tx * RN;
-#pragma unroll
-                for (int j = 0; j < RN; j++) row[j] = t[j][l];
             }
             u = ig_add(u, b_next, OH, OW);
         }
