@@ -163,15 +163,47 @@ static int on_backend(const tt_backend *be, const tt_conv_call *c, tt_conv_algo 
     return 0;
 }
 
-/* The algorithms that run `dir` of the shape on `be` (NULL: any backend). */
-static int candidates_of(const tt_backend *be, const tt_conv_call *c, tt_conv_dir dir,
-                         tt_conv_algo *out)
+/* The kinds of device AUTO times each algorithm on (any runs by name).
+ * An OpenCL CPU is PoCL; the winograd4x4 pair is code for it (a work-item
+ * per group, its transforms in private memory, which a GPU would spill);
+ * Winograd F(2x2) and FFT won no pick there in any find-db measured
+ * (docs/ops.md, "The first run on a device"), so a first run does not
+ * compile them for it.  im2col_gemm runs everywhere: it is the verifier's
+ * first reference. */
+typedef enum { TUNED_CL_CPU = 1, TUNED_ELSEWHERE = 2, TUNED_ALL = 3 } tuned_kinds;
+static const unsigned char tuned_on[TT_CONV_ALGO_COUNT] = {
+    [TT_CONV_ALGO_IM2COL_GEMM] = TUNED_ALL,     [TT_CONV_ALGO_DIRECT] = TUNED_ALL,
+    [TT_CONV_ALGO_WINOGRAD] = TUNED_ELSEWHERE,  [TT_CONV_ALGO_FFT] = TUNED_ELSEWHERE,
+    [TT_CONV_ALGO_IMPLICIT_GEMM] = TUNED_ALL,   [TT_CONV_ALGO_WINOGRAD4] = TUNED_CL_CPU,
+    [TT_CONV_ALGO_WINOGRAD4_FUSED] = TUNED_CL_CPU,
+};
+
+int tt_conv_algo_tuned_on(const tt_backend *be, tt_conv_algo algo)
+{
+    if (!be) return 1;
+    if ((unsigned)algo >= TT_CONV_ALGO_COUNT || algo == TT_CONV_ALGO_AUTO) return 0;
+    int cl_cpu = tt_device_traits_of(be).opencl_cpu;
+    return (tuned_on[algo] & (cl_cpu ? TUNED_CL_CPU : TUNED_ELSEWHERE)) != 0;
+}
+
+/* The algorithms that run `dir` of the shape on `be` (NULL: any backend);
+ * with `tuned`, only those AUTO times there (tuned_on). */
+static int runners_of(const tt_backend *be, const tt_conv_call *c, tt_conv_dir dir, int tuned,
+                      tt_conv_algo *out)
 {
     int count = 0;
     for (int a = TT_CONV_ALGO_AUTO + 1; a < TT_CONV_ALGO_COUNT; a++)
-        if (c->family->runs((tt_conv_algo)a, c->shape, dir) && on_backend(be, c, (tt_conv_algo)a))
+        if (c->family->runs((tt_conv_algo)a, c->shape, dir) &&
+            on_backend(be, c, (tt_conv_algo)a) && (!tuned || tt_conv_algo_tuned_on(be, (tt_conv_algo)a)))
             out[count++] = (tt_conv_algo)a;
     return count;
+}
+
+/* The candidates AUTO times for `dir` of the shape on `be`. */
+static int candidates_of(const tt_backend *be, const tt_conv_call *c, tt_conv_dir dir,
+                         tt_conv_algo *out)
+{
+    return runners_of(be, c, dir, 1, out);
 }
 
 /* The three sizes, in bytes; the weight has Cout * Cin/groups * kH * kW
@@ -552,7 +584,7 @@ tt_status tt_conv_dispatch_verify(tt_backend *be, const tt_conv_call *c, tt_conv
     if (dir == TT_CONV_DIR_FORWARD && io->bias.buffer)
         TT_TRY(tt_mem_check(op, "bias", io->bias, s->cout * sizeof(float)));
     tt_conv_algo algos[TT_CONV_ALGO_COUNT];
-    int count = candidates_of(be, c, dir, algos);
+    int count = runners_of(be, c, dir, 0, algos); /* every one the device runs, tuned or not */
     for (int a = 0; a < TT_CONV_ALGO_COUNT; a++) checked[a] = 0;
     tune_ctx t = tune_ctx_of(be, c, dir, algos, count);
     tt_status status = NULL;

@@ -63,6 +63,10 @@ const char *tt_conv_algo_name(tt_conv_algo algo);
  * it); TT_ERR_INVALID_ARGUMENT listing the names when there is none. */
 tt_status tt_conv_algo_parse(const char *name, tt_conv_algo *out);
 
+/* Whether AUTO times `algo` on `be`'s kind of device (NULL: any); an
+ * algorithm it does not time still runs by name (conv_algo.c, tuned_on). */
+int tt_conv_algo_tuned_on(const tt_backend *be, tt_conv_algo algo);
+
 /* The three computations of a convolution, timed and picked separately. */
 typedef enum tt_conv_dir {
     TT_CONV_DIR_FORWARD = 0,

@@ -38,6 +38,9 @@ typedef struct tt_device_traits {
     /* norm.cl shares a plane's vectors interleaved across work-items (not
      * in contiguous runs, as on CPUs); $TT_NORM_INTERLEAVE=0|1 overrides. */
     int norm_interleave;
+    /* An OpenCL CPU (PoCL): the convolution algorithms AUTO times are the
+     * CPU's row of conv_algo.c's tuned_on. */
+    int opencl_cpu;
     /* The loop iterations one invocation may run, all its loops together,
      * before the device ends it without an error (lavapipe: gallivm's
      * loop limiter, 65535); 0: no limit.  Kernels that loop long split
