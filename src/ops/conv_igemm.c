@@ -47,8 +47,13 @@ typedef struct igemm_tiles {
 
 static int pow2(size_t v) { return v && (v & (v - 1)) == 0; }
 
-/* The tile for a product of `rows` x `columns` on `be`'s device. */
-static igemm_tiles tiles_of(const tt_backend *be, size_t rows, size_t columns)
+/* The tile for a product of `rows` x `columns` on `be`'s device; `fitted`:
+ * a work-group no larger than the product needs.  PoCL compiles a kernel
+ * anew for every work-group size it is launched with (seconds for the
+ * weight gradient's), so there the weight gradient keeps one size for
+ * every layer: its products are large on the deep layers it wins on, and
+ * on a small one the idle work-items only make a loser slower. */
+static igemm_tiles tiles_of(const tt_backend *be, size_t rows, size_t columns, int fitted)
 {
     tt_kernel_variant v = tt_device_traits_of(be).direct;
     igemm_tiles t =
@@ -62,8 +67,8 @@ static igemm_tiles tiles_of(const tt_backend *be, size_t rows, size_t columns)
         pow2(k.mt) && pow2(k.nt))
         t = k;
     /* no more work-items along either side than it needs */
-    while (t.mt > 1 && (t.mt / 2) * t.rm >= rows) t.mt /= 2;
-    while (t.nt > 1 && (t.nt / 2) * t.rn >= columns) t.nt /= 2;
+    while (fitted && t.mt > 1 && (t.mt / 2) * t.rm >= rows) t.mt /= 2;
+    while (fitted && t.nt > 1 && (t.nt / 2) * t.rn >= columns) t.nt /= 2;
     size_t max_wg = be->device.max_work_group_size ? be->device.max_work_group_size : 1;
     while (t.mt * t.nt > max_wg && t.mt * t.nt > 1) {
         if (t.nt >= t.mt) t.nt /= 2;
@@ -183,7 +188,7 @@ static tt_status igemm_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem we
                                tt_mem bias, const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
     (void)ws;
-    igemm_tiles t = tiles_of(be, s->cout_g, s->batch * s->out_plane);
+    igemm_tiles t = tiles_of(be, s->cout_g, s->batch * s->out_plane, 1);
     size_t per = images_per_launch(&t, s->out_plane), span = reduction_per_launch(be, &t, s->k);
     tt_mem bias_mem = bias.buffer ? bias : weight; /* any valid buffer; unread */
     for (size_t n0 = 0; n0 < s->batch; n0 += per) {
@@ -222,7 +227,7 @@ static tt_status igemm_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, t
     (void)ws;
     TT_TRY(tt_conv_clear_input(be, dinp, s, accumulate));
     size_t phase_pixels = ceil_div(s->h, s->sh) * ceil_div(s->w, s->sw); /* the largest phase's */
-    igemm_tiles t = tiles_of(be, s->cin_g, s->batch * phase_pixels);
+    igemm_tiles t = tiles_of(be, s->cin_g, s->batch * phase_pixels, 1);
     size_t per = images_per_launch(&t, phase_pixels);
     for (size_t ry = 0; ry < s->sh && ry < s->h; ry++)
         for (size_t rx = 0; rx < s->sw && rx < s->w; rx++) {
@@ -252,7 +257,7 @@ static tt_status igemm_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, t
 static tt_status igemm_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
                                        const tt_conv_shape *s, tt_mem ws)
 {
-    igemm_tiles t = tiles_of(be, s->cout_g, s->k);
+    igemm_tiles t = tiles_of(be, s->cout_g, s->k, !tt_device_traits_of(be).opencl_cpu);
     igemm_slices sl = slices_of(s);
     igemm_launch l = launch_of(&t, s->cout_g, s->k, sl.count * s->groups);
     size_t span = reduction_per_launch(be, &t, sl.len);
