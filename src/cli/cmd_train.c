@@ -9,6 +9,7 @@
 
 #include "backend/profile.h"
 #include "cli/commands.h"
+#include "cli/tune_progress.h"
 #include "core/memstats.h"
 #include "core/status.h"
 #include "core/fs.h"
@@ -300,11 +301,18 @@ static int train(tt_train_options opt, const tt_dist *dist, const char *plan_fil
     if (strcmp(opt.log_format, "jsonl") == 0) opt.quiet = 1; /* stdout is the JSON Lines alone */
     if (dist->rank != 0) opt.quiet = 1;                      /* rank 0 speaks for the job */
     tt_trainer *t = NULL;
+    tt_tune_progress tuning = {.tty = isatty(STDOUT_FILENO), .quiet = opt.quiet};
+    tt_tune_progress_start(&tuning);
     tt_status status = tt_trainer_create_ranked(&opt, dist, &t);
-    if (status) return fail_ranked(dist, status, 0);
+    if (status) {
+        tt_tune_progress_stop(&tuning);
+        return fail_ranked(dist, status, 0);
+    }
+    tuning.log = t;
     if (plan_file[0] && t->log) {
         status = log_plan(t, plan_file);
         if (status) {
+            tt_tune_progress_stop(&tuning);
             tt_trainer_destroy(t);
             return fail_ranked(dist, status, 0);
         }
@@ -363,6 +371,7 @@ static int train(tt_train_options opt, const tt_dist *dist, const char *plan_fil
                         "same command with\n  --resume %s/last.safetensors\n",
                         (long long)t->counters.step + 1, opt.out, (long long)t->counters.step,
                         opt.out);
+            tt_tune_progress_stop(&tuning);
             tt_trainer_destroy(t);
             return 130;
         }
@@ -402,6 +411,7 @@ static int train(tt_train_options opt, const tt_dist *dist, const char *plan_fil
                     opt.checkpoint_every ? " holds the last checkpoint" : " was not written");
         }
     }
+    tt_tune_progress_stop(&tuning);
     int together = t->stopped_together;
     tt_trainer_destroy(t);
     return status ? fail_ranked(dist, status, together) : 0;

@@ -43,6 +43,13 @@ static size_t pick_count, pick_capacity;
 static loaded_device *loaded;
 static size_t loaded_count;
 static tt_conv_autotune_stats stats;
+/* keys sized for every candidate and not yet timed (device, key): what a
+ * first run will tune; and who hears of it */
+static pick *pending;
+static size_t pending_count, pending_capacity;
+static uint64_t tuned_count;
+static tt_conv_tune_observer observer;
+static void *observer_ctx;
 
 static int find_db_dir(char *buf, size_t size)
 {
@@ -427,6 +434,59 @@ static int verify_all(tt_backend *be, const char *key, const tt_conv_algo *candi
     return refused;
 }
 
+/* Adds (device, key) to the keys waiting to be timed, once.  Called with
+ * the lock held. */
+static void pending_add(uint64_t device, const char *key)
+{
+    for (size_t i = 0; i < pending_count; i++)
+        if (pending[i].device == device && strcmp(pending[i].key, key) == 0) return;
+    if (pending_count == pending_capacity) {
+        size_t capacity = pending_capacity ? 2 * pending_capacity : 32;
+        pick *grown = realloc(pending, capacity * sizeof *grown);
+        if (!grown) return; /* the count is a progress figure: short of memory, it lags */
+        pending = grown, pending_capacity = capacity;
+    }
+    pick *p = &pending[pending_count];
+    *p = (pick){.device = device, .key = strdup(key), .algo = TT_CONV_ALGO_AUTO, .ms = -1};
+    if (p->key) pending_count++;
+}
+
+/* Takes (device, key) off the pending keys.  Called with the lock held. */
+static void pending_remove(uint64_t device, const char *key)
+{
+    for (size_t i = 0; i < pending_count; i++)
+        if (pending[i].device == device && strcmp(pending[i].key, key) == 0) {
+            free(pending[i].key);
+            pending[i] = pending[--pending_count];
+            return;
+        }
+}
+
+/* Tells the observer, with the lock held (it must not call back in). */
+static void tell(tt_conv_tune_phase phase, const tt_backend *be, const char *key,
+                 tt_conv_algo algo, double ms)
+{
+    if (!observer) return;
+    uint64_t device = db_key(be), waiting = 0;
+    int listed = 0; /* a key no model sized (a test's own call) counts while it is timed */
+    for (size_t i = 0; i < pending_count; i++)
+        if (pending[i].device == device) {
+            waiting++;
+            listed |= strcmp(pending[i].key, key) == 0;
+        }
+    uint64_t total = tuned_count + waiting + (phase == TT_CONV_TUNE_START && !listed);
+    tt_conv_tune_event e = {phase, be->device.name, key, algo, ms, tuned_count, total,
+                            be->programs.built_from_source};
+    observer(observer_ctx, &e);
+}
+
+void tt_conv_autotune_observe(tt_conv_tune_observer fn, void *ctx)
+{
+    pthread_mutex_lock(&lock);
+    observer = fn, observer_ctx = ctx;
+    pthread_mutex_unlock(&lock);
+}
+
 tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_algo *candidates,
                                 int count, tt_conv_run_fn run, tt_conv_verify_fn verify,
                                 void *ctx, tt_conv_algo *best)
@@ -463,6 +523,7 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
             else stats.memory_hits++;
             goto cleanup;
         }
+    tell(TT_CONV_TUNE_START, be, key, TT_CONV_ALGO_AUTO, -1);
     /* queued work of the caller must not count against the first candidate */
     if ((status = tt_finish(be))) goto cleanup;
     double best_ms = 1e300, ms[TT_CONV_ALGO_COUNT];
@@ -498,6 +559,9 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
     }
     stats.timed++;
     if (add_pick(device, key, *best, best_ms)) write_db(be, device);
+    pending_remove(device, key);
+    tuned_count++;
+    tell(TT_CONV_TUNE_DONE, be, key, *best, best_ms);
 cleanup:
     tt_status_free(last_failure);
     pthread_mutex_unlock(&lock);
@@ -538,6 +602,9 @@ int tt_conv_autotune_narrow(const tt_backend *be, const char *key, tt_conv_algo 
     if (tt_conv_autotune_known(be, key, candidates, count, &candidates[0])) return 1;
     pthread_mutex_lock(&lock);
     stats.sized_unknown++;
+    /* a backend that runs nothing times nothing: the plan's trial fits
+     * are no work for the device */
+    if (!be->ops->runs_nothing) pending_add(db_key(be), key);
     pthread_mutex_unlock(&lock);
     return count;
 }
@@ -554,9 +621,11 @@ void tt_conv_autotune_reset(void)
 {
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < pick_count; i++) free(picks[i].key);
-    free(picks), free(loaded);
-    picks = NULL, loaded = NULL;
-    pick_count = pick_capacity = loaded_count = 0;
+    for (size_t i = 0; i < pending_count; i++) free(pending[i].key);
+    free(picks), free(loaded), free(pending);
+    picks = NULL, loaded = NULL, pending = NULL;
+    pick_count = pick_capacity = loaded_count = pending_count = pending_capacity = 0;
+    tuned_count = 0;
     stats = (tt_conv_autotune_stats){0};
     pthread_mutex_unlock(&lock);
 }

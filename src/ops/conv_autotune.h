@@ -108,6 +108,26 @@ int tt_conv_autotune_known(const tt_backend *be, const char *key, const tt_conv_
 int tt_conv_autotune_narrow(const tt_backend *be, const char *key, tt_conv_algo *candidates,
                             int count);
 
+/* What the autotuner tells an observer: a key's timing starts (algo AUTO,
+ * ms < 0) or ends with its pick.  done: keys timed in this process before
+ * (START) or with (DONE) this one; total: those and the keys a model has
+ * sized for every candidate on this device and not yet timed (what this
+ * run will still tune); programs: the backend's programs built from
+ * source so far (a first run on a device compiles them as it tunes). */
+typedef enum tt_conv_tune_phase { TT_CONV_TUNE_START, TT_CONV_TUNE_DONE } tt_conv_tune_phase;
+typedef struct tt_conv_tune_event {
+    tt_conv_tune_phase phase;
+    const char *device; /* the device's name */
+    const char *key;
+    tt_conv_algo algo;
+    double ms;
+    uint64_t done, total, programs;
+} tt_conv_tune_event;
+typedef void (*tt_conv_tune_observer)(void *ctx, const tt_conv_tune_event *event);
+/* Sets the process's observer (NULL: none).  It is called with the
+ * autotuner's lock held, so it must not call the autotuner. */
+void tt_conv_autotune_observe(tt_conv_tune_observer fn, void *ctx);
+
 /* Counters since the start or the last tt_conv_autotune_reset(). */
 typedef struct tt_conv_autotune_stats {
     uint64_t timed;        /* keys decided by timing */
