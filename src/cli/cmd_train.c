@@ -336,6 +336,7 @@ static int train(tt_train_options opt, const tt_dist *dist, const char *plan_fil
     while (t->counters.step < t->max_steps && !t->finished) {
         tt_step_report r;
         status = tt_trainer_step(t, &r);
+        tt_tune_progress_settle(&tuning); /* before the step's own line */
         if (status || r.images == 0) break;
         prog.last_loss = r.loss;
         prog.images_per_s = r.seconds > 0 ? r.images / r.seconds : 0.0;

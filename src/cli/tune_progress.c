@@ -1,6 +1,7 @@
 /* The autotuner's progress on the terminal and in train.jsonl; see tune_progress.h. */
 #include "cli/tune_progress.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -42,15 +43,22 @@ static void on_event(void *ctx, const tt_conv_tune_event *e)
                        "\"total\":%llu,\"programs\":%llu}}\n",
                        e->key, tt_conv_algo_name(e->algo), e->ms, (unsigned long long)e->done,
                        (unsigned long long)e->total, (unsigned long long)e->programs);
-    if (e->done < e->total) return;
-    /* the layers sized so far are tuned: the first time, a summary; later
-     * stretches (a validation's own shapes) only clear their live line */
+    p->done = e->done;
+    snprintf(p->device, sizeof p->device, "%s", e->device);
+    if (e->done >= e->total) tt_tune_progress_settle(p);
+}
+
+void tt_tune_progress_settle(tt_tune_progress *p)
+{
+    if (!p->started) return; /* nothing tuned yet */
+    /* the first time, a summary; later stretches (a validation's own
+     * shapes) only clear their live line */
     if (p->line_open && !p->quiet) fprintf(p->out, "\r\033[K");
     if (!p->quiet && !p->summarised)
         fprintf(p->out,
                 "tuned %llu convolution layer directions on %s in %.0f s (kept in the find-db: "
                 "later runs start at once)\n",
-                (unsigned long long)e->done, e->device, now_s() - p->started);
+                (unsigned long long)p->done, p->device, now_s() - p->started);
     fflush(p->out);
     p->summarised = 1;
     p->line_open = 0;

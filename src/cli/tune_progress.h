@@ -23,10 +23,17 @@ typedef struct tt_tune_progress {
     double started;        /* when tuning began; 0: not yet */
     int line_open;         /* a live line is on the terminal */
     int announced, summarised;
+    unsigned long long done; /* keys timed so far */
+    char device[128];
 } tt_tune_progress;
 
 /* Starts telling (the autotuner's observer is set to p until _stop). */
 void tt_tune_progress_start(tt_tune_progress *p);
+/* The tuning so far is over (a step ended): its summary, once, and no
+ * live line left open.  Also called when the pending count reaches its
+ * total; a count that never does (a layer sized but never run) still
+ * gets its summary here. */
+void tt_tune_progress_settle(tt_tune_progress *p);
 /* Ends a live line still open and removes the observer. */
 void tt_tune_progress_stop(tt_tune_progress *p);
 
