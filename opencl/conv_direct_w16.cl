@@ -735,10 +735,11 @@ __kernel void conv_direct_backward_data_k3s2p16(TT_MEM(float, dinp), TT_MEM(cons
     }
     __attribute__((opencl_unroll_hint))
     for (int c = 0; c < TT_W16_DCIB; c++) {
-        if (ci0 + c >= Cin) break;
-        __global float *row = dinp + (((size_t)n * Cin + ci0 + c) * H + 2 * m) * W;
-        s2d_store(row, ee[c], eo[c], x0, W, accumulate);
-        s2d_store(row + W, oe[c], oo[c], x0, W, accumulate);
+        if (ci0 + c < Cin) {
+            __global float *row = dinp + (((size_t)n * Cin + ci0 + c) * H + 2 * m) * W;
+            s2d_store(row, ee[c], eo[c], x0, W, accumulate);
+            s2d_store(row + W, oe[c], oo[c], x0, W, accumulate);
+        }
     }
 }
 
