@@ -52,6 +52,13 @@ double ref_conv_now_ms(void)
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
+static uint64_t name_seed(const char *name)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *name; name++) h = (h ^ (unsigned char)*name) * 0x100000001b3ull;
+    return h % 1000003;
+}
+
 void ref_conv2d_check_cases(const char *label, const conv2d_case *cases, size_t count, int runs)
 {
     double start = ref_conv_now_ms();
@@ -69,7 +76,10 @@ void ref_conv2d_check_cases(const char *label, const conv2d_case *cases, size_t 
             continue;
         }
         ref_conv_op op = ref_conv2d_case_op(&cases[i], (int)(i % 2));
-        ref_conv_errors e = ref_conv_check_case(&op, 2000 + i);
+        /* the data follows the case, not its place in the table: a case
+         * checked again under other knobs meets the same data (and its
+         * finite differences are computed once, ref_conv_check.c) */
+        ref_conv_errors e = ref_conv_check_case(&op, 2000 + name_seed(cases[i].name));
         worst.forward = fmax(worst.forward, e.forward);
         worst.dinp = fmax(worst.dinp, e.dinp);
         worst.dweight = fmax(worst.dweight, e.dweight);
