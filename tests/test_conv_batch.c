@@ -14,8 +14,8 @@
  * 16 * 2^-24 * sqrt(K) for a reduction of length K), so that a kernel
  * these tests pass is one the autotuner would not refuse on its own
  * inputs.  The largest error of each algorithm over its bound is printed.
- * Each shape and batch computes its double reference once for all the
- * algorithms; finite differences live in the per-algorithm suites.  On a
+ * Each shape computes its double reference once, image by image, for all
+ * the batches and algorithms; finite differences live in the per-algorithm suites.  On a
  * CPU's Vulkan (lavapipe, far slower than PoCL on these kernels) the
  * shapes of 1e7 multiply-adds an image and more run at batches 1, 3 and 8
  * only (every batch with TH_SWEEP_FULL=1); everywhere else every shape
@@ -92,49 +92,79 @@ static double scaled_error(const float *got, const double *want, size_t n)
     return top > 0 ? err / top : err;
 }
 
+/* One batch's tensors and references: views into a shape_ref. */
 typedef struct sweep_data {
     size_t n_in, n_w, n_out;
-    float *x, *w, *b, *dy, *base_dx, *base_dw, *base_db;
-    double *want_y, *want_dx, *want_dw, *want_db;  /* dx, dw, db: base + gradient */
-    double *want_dx0;                              /* the gradient alone */
+    const float *x, *w, *b, *dy, *base_dx, *base_dw, *base_db;
+    const double *want_y, *want_dx, *want_dw, *want_db; /* dx, dw, db: base + gradient */
+    const double *want_dx0;                             /* the gradient alone */
 } sweep_data;
 
-static void sweep_data_make(sweep_data *s, const tt_conv2d_desc *d, uint64_t seed)
+/* A shape's tensors at MAX_BATCH images and their double reference,
+ * computed image by image: batch n is the first n images (NCHW keeps them
+ * contiguous), and its weight and bias gradients are the base plus the
+ * first n images' sums, kept for every n.  One reference of MAX_BATCH
+ * images serves all eight batches. */
+typedef struct shape_ref {
+    size_t in1, out1, n_w, cout; /* floats of one image's input and output */
+    float *x, *w, *b, *dy, *base_dx, *base_dw, *base_db;
+    double *want_y, *want_dx, *want_dx0;
+    double *want_dw[MAX_BATCH], *want_db[MAX_BATCH];
+} shape_ref;
+
+static void shape_ref_make(shape_ref *r, const sweep_shape *shape, uint64_t seed)
 {
-    int oh = tt_conv2d_out_h(d), ow = tt_conv2d_out_w(d);
-    s->n_in = (size_t)d->batch * d->in_channels * d->in_h * d->in_w;
-    s->n_w = (size_t)d->out_channels * d->in_channels * d->kernel_h * d->kernel_w;
-    s->n_out = (size_t)d->batch * d->out_channels * oh * ow;
-    size_t cout = (size_t)d->out_channels, plane = (size_t)oh * ow;
-    s->x = th_random_floats(s->n_in, -1, 1, &seed);
-    s->w = th_random_floats(s->n_w, -1, 1, &seed);
-    s->b = th_random_floats(cout, -1, 1, &seed);
-    s->dy = th_random_floats(s->n_out, -1, 1, &seed);
-    s->base_dx = th_random_floats(s->n_in, -1, 1, &seed);
-    s->base_dw = th_random_floats(s->n_w, -1, 1, &seed);
-    s->base_db = th_random_floats(cout, -1, 1, &seed);
-    double *xd = th_to_double(s->x, s->n_in), *wd = th_to_double(s->w, s->n_w);
-    double *bd = th_to_double(s->b, cout), *dyd = th_to_double(s->dy, s->n_out);
-    s->want_y = malloc(s->n_out * sizeof(double));
-    s->want_dx0 = calloc(s->n_in, sizeof(double));
-    s->want_dx = th_to_double(s->base_dx, s->n_in);
-    s->want_dw = th_to_double(s->base_dw, s->n_w);
-    s->want_db = th_to_double(s->base_db, cout);
-    CU_ASSERT_FATAL(s->want_y && s->want_dx0);
-    ref_conv2d_forward(s->want_y, xd, wd, bd, d);
-    ref_conv2d_backward(s->want_dx0, s->want_dw, xd, wd, dyd, d);
-    for (size_t i = 0; i < s->n_in; i++) s->want_dx[i] += s->want_dx0[i];
-    for (size_t n = 0; n < (size_t)d->batch; n++)
-        for (size_t c = 0; c < cout; c++)
-            for (size_t p = 0; p < plane; p++) s->want_db[c] += dyd[(n * cout + c) * plane + p];
-    free(xd), free(wd), free(bd), free(dyd);
+    tt_conv2d_desc d = desc_of(shape, 1, TT_CONV_ALGO_IM2COL_GEMM);
+    int oh = tt_conv2d_out_h(&d), ow = tt_conv2d_out_w(&d);
+    size_t plane = (size_t)oh * ow;
+    r->in1 = (size_t)d.in_channels * d.in_h * d.in_w;
+    r->out1 = (size_t)d.out_channels * plane;
+    r->n_w = (size_t)d.out_channels * d.in_channels * d.kernel_h * d.kernel_w;
+    r->cout = (size_t)d.out_channels;
+    size_t n_in = MAX_BATCH * r->in1, n_out = MAX_BATCH * r->out1;
+    r->x = th_random_floats(n_in, -1, 1, &seed);
+    r->w = th_random_floats(r->n_w, -1, 1, &seed);
+    r->b = th_random_floats(r->cout, -1, 1, &seed);
+    r->dy = th_random_floats(n_out, -1, 1, &seed);
+    r->base_dx = th_random_floats(n_in, -1, 1, &seed);
+    r->base_dw = th_random_floats(r->n_w, -1, 1, &seed);
+    r->base_db = th_random_floats(r->cout, -1, 1, &seed);
+    double *xd = th_to_double(r->x, n_in), *wd = th_to_double(r->w, r->n_w);
+    double *bd = th_to_double(r->b, r->cout), *dyd = th_to_double(r->dy, n_out);
+    double *dw = th_to_double(r->base_dw, r->n_w), *db = th_to_double(r->base_db, r->cout);
+    r->want_y = malloc(n_out * sizeof(double));
+    r->want_dx0 = calloc(n_in, sizeof(double));
+    r->want_dx = th_to_double(r->base_dx, n_in);
+    CU_ASSERT_FATAL(r->want_y && r->want_dx0 && dw && db);
+    for (int n = 0; n < MAX_BATCH; n++) {
+        ref_conv2d_forward(r->want_y + n * r->out1, xd + n * r->in1, wd, bd, &d);
+        ref_conv2d_backward(r->want_dx0 + n * r->in1, dw, xd + n * r->in1, wd,
+                            dyd + n * r->out1, &d);
+        for (size_t c = 0; c < r->cout; c++)
+            for (size_t p = 0; p < plane; p++) db[c] += dyd[(n * r->cout + c) * plane + p];
+        r->want_dw[n] = malloc(r->n_w * sizeof(double));
+        r->want_db[n] = malloc(r->cout * sizeof(double));
+        CU_ASSERT_FATAL(r->want_dw[n] && r->want_db[n]);
+        memcpy(r->want_dw[n], dw, r->n_w * sizeof(double));
+        memcpy(r->want_db[n], db, r->cout * sizeof(double));
+    }
+    for (size_t i = 0; i < n_in; i++) r->want_dx[i] += r->want_dx0[i];
+    free(xd), free(wd), free(bd), free(dyd), free(dw), free(db);
 }
 
-static void sweep_data_free(sweep_data *s)
+static sweep_data shape_ref_batch(const shape_ref *r, int n)
 {
-    free(s->x), free(s->w), free(s->b), free(s->dy), free(s->base_dx), free(s->base_dw);
-    free(s->base_db), free(s->want_y), free(s->want_dx), free(s->want_dw), free(s->want_db);
-    free(s->want_dx0);
+    sweep_data s = {n * r->in1, r->n_w, n * r->out1, r->x, r->w, r->b, r->dy, r->base_dx,
+                    r->base_dw, r->base_db, r->want_y, r->want_dx, r->want_dw[n - 1],
+                    r->want_db[n - 1], r->want_dx0};
+    return s;
+}
+
+static void shape_ref_free(shape_ref *r)
+{
+    free(r->x), free(r->w), free(r->b), free(r->dy), free(r->base_dx), free(r->base_dw);
+    free(r->base_db), free(r->want_y), free(r->want_dx), free(r->want_dx0);
+    for (int n = 0; n < MAX_BATCH; n++) free(r->want_dw[n]), free(r->want_db[n]);
 }
 
 /* The four errors of one algorithm on one batch: forward, overwriting
@@ -301,20 +331,22 @@ static void test_sweep(void)
     int lavapipe_pace = th_backend()->kernels_of == TT_BACKEND_VULKAN &&
                         strcmp(th_backend()->device.type, "CPU") == 0 && !(full && *full == '1');
     size_t paced = 0;
-    for (size_t i = 0; i < SHAPES; i++)
+    for (size_t i = 0; i < SHAPES; i++) {
+        if (only && *only && !strstr(shapes[i].name, only)) continue;
+        shape_ref ref;
+        shape_ref_make(&ref, &shapes[i], 5000 + 97 * i);
         for (int n = 1; n <= MAX_BATCH; n++) {
-            if (only && *only && !strstr(shapes[i].name, only)) break;
             if (lavapipe_pace && big(&shapes[i]) && n != 1 && n != 3 && n != MAX_BATCH) {
                 paced += n == 2;
                 continue;
             }
             tt_conv2d_desc d = desc_of(&shapes[i], n, TT_CONV_ALGO_IM2COL_GEMM);
             TH_OK(tt_conv2d_check(&d));
-            sweep_data s;
-            sweep_data_make(&s, &d, 5000 + 97 * i + (uint64_t)n);
+            sweep_data s = shape_ref_batch(&ref, n);
             for (size_t a = 0; a < ALGOS; a++) sweep_one(&shapes[i], n, a, &s, &tally[a]);
-            sweep_data_free(&s);
         }
+        shape_ref_free(&ref);
+    }
     if (paced)
         printf("\n    on a CPU's Vulkan (lavapipe) the shapes of 1e7 multiply-adds an image "
                "and more (%zu here) run at batches 1, 3 and 8 (TH_SWEEP_FULL=1: all)",
