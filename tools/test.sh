@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The test command: install what is missing, build with warnings as errors,
-# and run every CUnit suite through CTest.  Works without a GPU (PoCL).
+# and run every CUnit suite through CTest, one suite per core.  Works
+# without a GPU (PoCL).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/deps.sh
 tools/build.sh
 build=${BUILD_DIR:-build}
 cd "$build"
-# one suite at a time: the suites share one find-db (build/test-cache), and
-# test_cli's `mem --measure` checks compare an estimate with a run that a
-# concurrent suite's new picks can change in between
-ctest --output-on-failure --timeout 600 "$@"
+# CTest starts the longest suites first (their COST in tests/CMakeLists.txt,
+# then its own timings of the last run), so that none starts last
+ctest --output-on-failure --timeout 600 -j"$(nproc)" "$@"
