@@ -15,11 +15,11 @@
  * these tests pass is one the autotuner would not refuse on its own
  * inputs.  The largest error of each algorithm over its bound is printed.
  * Each shape computes its double reference once, image by image, for all
- * the batches and algorithms; finite differences live in the per-algorithm suites.  On a
- * CPU's Vulkan (lavapipe, far slower than PoCL on these kernels) the
- * shapes of 1e7 multiply-adds an image and more run at batches 1, 3 and 8
- * only (every batch with TH_SWEEP_FULL=1); everywhere else every shape
- * runs at every batch.
+ * the batches and algorithms; finite differences live in the
+ * per-algorithm suites.  On a CPU's Vulkan (lavapipe, far slower than
+ * PoCL on these kernels) the shapes of 1e7 multiply-adds an image and
+ * more run at batches 1, 3 and 8 only (every batch with TH_SWEEP_FULL=1);
+ * everywhere else every shape runs at every batch.
  */
 #include <math.h>
 #include <stdio.h>
