@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/hash.h"
 #include "harness.h"
 
 /* Host data of one case: float for the device, double for the reference. */
@@ -72,16 +73,6 @@ typedef struct fd_memo {
 static fd_memo memo[FD_MEMO];
 static size_t memo_count, memo_next;
 
-static uint64_t hash_doubles(uint64_t h, const double *x, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint64_t bits;
-        memcpy(&bits, &x[i], sizeof bits);
-        h = (h ^ bits) * 0x100000001b3ull;
-    }
-    return (h ^ n) * 0x100000001b3ull;
-}
-
 static double *copy_doubles(const double *x, size_t n)
 {
     double *y = malloc((n ? n : 1) * sizeof *y);
@@ -96,12 +87,12 @@ static void numeric_grads(conv_data *c, double *num_inp, double *num_weight, dou
 {
     const ref_conv_op *op = c->op;
     size_t nb = op->with_bias ? op->bias_count : 0;
-    uint64_t key = 0xcbf29ce484222325ull;
-    key = hash_doubles(key, c->inp_d, op->inp_count);
-    key = hash_doubles(key, c->weight_d, op->weight_count);
-    key = hash_doubles(key, c->bias_d, nb);
-    key = hash_doubles(key, c->dout_d, op->out_count);
-    key = hash_doubles(key, c->out_d, op->out_count);
+    uint64_t key = TT_HASH_INIT;
+    key = tt_hash_bytes(key, c->inp_d, op->inp_count * sizeof(double));
+    key = tt_hash_bytes(key, c->weight_d, op->weight_count * sizeof(double));
+    key = tt_hash_bytes(key, c->bias_d, nb * sizeof(double));
+    key = tt_hash_bytes(key, c->dout_d, op->out_count * sizeof(double));
+    key = tt_hash_bytes(key, c->out_d, op->out_count * sizeof(double));
     for (size_t i = 0; i < memo_count; i++) {
         const fd_memo *m = &memo[i];
         if (m->key == key && m->inp_count == op->inp_count &&

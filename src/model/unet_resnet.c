@@ -48,6 +48,14 @@ tt_conv2d_desc tt_unet_resnet_conv_desc(const tt_unet_resnet *u, const tt_ur_con
                             .algo = u->conv_algo, .no_input_grad = c->first};
 }
 
+tt_conv2d_desc tt_unet_resnet_half_desc(const tt_unet_resnet *u, const tt_ur_decoder *d,
+                                        int channels, int n)
+{
+    tt_conv2d_desc x = tt_unet_resnet_conv_desc(u, &d->conv1, n);
+    x.in_channels = channels;
+    return x;
+}
+
 static tt_mem workspace(const tt_unet_resnet *u)
 {
     return u->workspace_buffer ? tt_mem_of(u->workspace_buffer) : NONE;
@@ -348,13 +356,6 @@ static tt_status split(tt_unet_resnet *u, const tt_ur_decoder *d, split_weight *
     return tt_concat_backward(u->be, s->wa, s->wb, tt_unet_resnet_param(u, c->weight), &s->desc);
 }
 
-/* The descriptor of one half of conv1: `channels` of its input. */
-static tt_conv2d_desc half_desc(const tt_unet_resnet *u, const tt_ur_decoder *d, int channels, int n)
-{
-    tt_conv2d_desc x = tt_unet_resnet_conv_desc(u, &d->conv1, n);
-    x.in_channels = channels;
-    return x;
-}
 
 /* out = conv1 over [up, skip] in the forward's order, so that a pass
  * making it again has its bits: the up half (all of conv1 without a
@@ -364,7 +365,7 @@ static tt_status conv1_up_half(tt_unet_resnet *u, tt_ur_decoder *d, tt_mem out, 
     if (!d->skip) return convolve(u, &d->conv1, out, up, n);
     split_weight s;
     TT_TRY(split(u, d, &s));
-    tt_conv2d_desc da = half_desc(u, d, d->in_channels, n);
+    tt_conv2d_desc da = tt_unet_resnet_half_desc(u, d, d->in_channels, n);
     return tt_conv2d_forward(u->be, out, up, s.wa, NONE, &da, workspace(u));
 }
 
@@ -374,7 +375,7 @@ static tt_status conv1_skip_half(tt_unet_resnet *u, tt_ur_decoder *d, tt_mem out
     if (!d->skip) return NULL;
     split_weight s;
     TT_TRY(split(u, d, &s));
-    tt_conv2d_desc db = half_desc(u, d, d->skip_channels, n);
+    tt_conv2d_desc db = tt_unet_resnet_half_desc(u, d, d->skip_channels, n);
     return tt_conv2d_forward_add(u->be, out, skip, s.wb, &db, workspace(u));
 }
 
@@ -468,7 +469,8 @@ static tt_status conv1_backward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
     }
     split_weight s;
     TT_TRY(split(u, d, &s));
-    tt_conv2d_desc da = half_desc(u, d, d->in_channels, n), db = half_desc(u, d, d->skip_channels, n);
+    tt_conv2d_desc da = tt_unet_resnet_half_desc(u, d, d->in_channels, n);
+    tt_conv2d_desc db = tt_unet_resnet_half_desc(u, d, d->skip_channels, n);
     TT_TRY(tt_fill(u->be, s.ga, 0.0f, s.floats));
     TT_TRY(tt_conv2d_backward(u->be, NONE, s.ga, NONE, c->dout, d->up_again, NONE, &da, workspace(u)));
     tt_mem skip; /* the stem's output, kept no longer than the forward */

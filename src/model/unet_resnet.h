@@ -168,6 +168,11 @@ tt_mem tt_unet_resnet_param(const tt_unet_resnet *u, int index);
 tt_mem tt_unet_resnet_grad(const tt_unet_resnet *u, int index);
 /* The descriptor of conv c for n images. */
 tt_conv2d_desc tt_unet_resnet_conv_desc(const tt_unet_resnet *u, const tt_ur_conv *c, int n);
+/* A decoder with a skip runs conv1 over [up, skip] as two convolutions,
+ * one per half of its input: the descriptor of the half of `channels`
+ * (d->in_channels, the up half; d->skip_channels, the skip half). */
+tt_conv2d_desc tt_unet_resnet_half_desc(const tt_unet_resnet *u, const tt_ur_decoder *d,
+                                        int channels, int n);
 /* With 16-bit storage, whether c keeps its convolution output in 16 bits
  * (out_half): kept (not recomputed), read by a norm, not made again
  * upsampled. */

@@ -303,23 +303,34 @@ static tt_status record_step(void *model, tt_backend *recorder)
     return status;
 }
 
-/* The largest workspace of the convolutions as the step runs them: a
- * decoder's conv1 over [up, skip] as its two halves (unet_resnet.c), so
- * that the autotuner's pending layers are the ones the step times. */
+/* The decoder whose conv1 c is, when it runs as two halves; else NULL. */
+static const tt_ur_decoder *split_decoder(const tt_unet_resnet *u, const tt_ur_conv *c)
+{
+    for (int k = 0; k < TT_UR_DECODER_BLOCKS; k++)
+        if (c == &u->dec[k].conv1 && u->dec[k].skip) return &u->dec[k];
+    return NULL;
+}
+
+/* The largest workspace of the convolutions as the step runs them (a
+ * split conv1 as its halves), so that the autotuner's pending layers are
+ * the ones the step times. */
 static size_t workspace_bytes(tt_unet_resnet *u)
 {
     tt_ur_conv *convs[MAX_CONVS];
     int nc = convs_of(u, convs);
     size_t ws = 0;
     for (int i = 0; i < nc; i++) {
-        const tt_ur_decoder *dec = NULL;
-        for (int k = 0; k < TT_UR_DECODER_BLOCKS; k++)
-            if (convs[i] == &u->dec[k].conv1 && u->dec[k].skip_channels) dec = &u->dec[k];
-        tt_conv2d_desc d = tt_unet_resnet_conv_desc(u, convs[i], u->capacity);
+        const tt_ur_decoder *dec = split_decoder(u, convs[i]);
+        tt_conv2d_desc d[2];
         int parts = dec ? 2 : 1;
-        for (int part = 0; part < parts; part++) {
-            if (dec) d.in_channels = part ? dec->skip_channels : dec->in_channels;
-            size_t b = tt_conv2d_workspace_bytes_on(u->be, &d);
+        if (dec) {
+            d[0] = tt_unet_resnet_half_desc(u, dec, dec->in_channels, u->capacity);
+            d[1] = tt_unet_resnet_half_desc(u, dec, dec->skip_channels, u->capacity);
+        } else {
+            d[0] = tt_unet_resnet_conv_desc(u, convs[i], u->capacity);
+        }
+        for (int k = 0; k < parts; k++) {
+            size_t b = tt_conv2d_workspace_bytes_on(u->be, &d[k]);
             if (b > ws) ws = b;
         }
     }
