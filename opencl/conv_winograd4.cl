@@ -499,14 +499,16 @@ __kernel void wino4_weight_sum(TT_MEM(float, dweight), TT_MEM(const float, dm),
  * in one kernel (src/ops/conv_winograd4_fused.c): the lanes of a float16
  * are the 16 tiles, so that the transforms are whole-vector arithmetic and
  * only the input, U and the output pass through memory.  Padding 1, any
- * H and W (the lanes past the plane read zeros and are not stored); the
- * host sets the channel counts as defines
- * (TT_W4_CIN input channels, TT_W4_COUT output channels, a multiple of 16),
- * which size the private arrays V (every e of every input channel) and M
- * (every e of 16 output channels).  Both keep a channel's 36 vectors side
- * by side: with e outermost, 36 rows 1 KiB apart met in four cache sets
- * and thrashed them. */
-#if defined(TT_W4_CIN) && defined(TT_W4_COUT)
+ * H and W (the lanes past the plane read zeros and are not stored).  The
+ * channel counts are arguments (cin input channels, cout output channels,
+ * a multiple of 16); the host's bounds TT_W4F_MAX_CIN and
+ * TT_W4F_MAX_WEIGHT (src/ops/conv_winograd4.h) size the private arrays V
+ * (every e of every input channel) and dU.  V and M keep a channel's 36
+ * vectors side by side: with e outermost, 36 rows 1 KiB apart met in four
+ * cache sets and thrashed them. */
+#if !defined(TT_W4F_MAX_CIN) || !defined(TT_W4F_MAX_WEIGHT)
+#error "conv_winograd4.cl: the fused kernels' bounds come from the host (src/ops/conv_winograd4.h)"
+#endif
 
 #define W4_EVEN (uint16)(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30)
 #define W4_ODD (uint16)(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31)
@@ -547,13 +549,13 @@ inline void w4f_row(float16 d[6], __global const float *row, const int x0, const
 }
 
 /* V[ci][e] (36 vectors a channel, lanes the tiles) of the 16 tiles from
- * column x0 of tile row y0 / 4 of one image (TT_W4_CIN channels of (h,
- * w)), padding 1. */
-inline void w4f_input(float16 *V, __global const float *image, const int x0, const int y0,
-                      const int h, const int w)
+ * column x0 of tile row y0 / 4 of one image (cin channels of (h, w)),
+ * padding 1. */
+inline void w4f_input(float16 *V, __global const float *image, const int cin, const int x0,
+                      const int y0, const int h, const int w)
 {
     const size_t plane = (size_t)h * w;
-    for (int ci = 0; ci < TT_W4_CIN; ci++) {
+    for (int ci = 0; ci < cin; ci++) {
         float16 *v = V + ci * 36;
         __global const float *channel = image + ci * plane;
         float16 s[6][6]; /* d B, row by row */
@@ -607,13 +609,13 @@ inline void w4f_store_row(__global float *row, const int x0, const int w, const 
 }
 
 /* out[n, co, y, x] = (accumulate ? out : 0) + (has_bias ? bias[co] : 0) +
- * the 3x3 cross-correlation, padding 1, of inp (N, TT_W4_CIN, H, W) whose
+ * the 3x3 cross-correlation, padding 1, of inp (N, cin, H, W) whose
  * weights U = G g Gᵀ (wino4_weight, U[e][ci][co]) hold.  Work-item
  * (g, row, n): tiles 16 g .. 16 g + 15 of tile row `row` of image n.
  * global (ceil(W / 64), ceil(H / 4), N). */
 __kernel void wino4_fused(TT_MEM(float, out), TT_MEM(const float, inp), TT_MEM(const float, u),
                           TT_MEM(const float, bias), const int has_bias, const int accumulate,
-                          const int h, const int w)
+                          const int cin, const int cout, const int h, const int w)
 {
     TT_PTR(float, out);
     TT_PTR(const float, inp);
@@ -622,20 +624,20 @@ __kernel void wino4_fused(TT_MEM(float, out), TT_MEM(const float, inp), TT_MEM(c
     const int x0 = 64 * get_global_id(0), y0 = 4 * get_global_id(1), n = get_global_id(2);
     if (x0 >= w || y0 >= h) return;
     const size_t plane = (size_t)h * w;
-    float16 V[TT_W4_CIN * 36]; /* V[ci][e], lanes the tiles */
-    w4f_input(V, inp + (size_t)n * TT_W4_CIN * plane, x0, y0, h, w);
-    for (int co0 = 0; co0 < TT_W4_COUT; co0 += 16) {
+    float16 V[TT_W4F_MAX_CIN * 36]; /* V[ci][e], lanes the tiles */
+    w4f_input(V, inp + (size_t)n * cin * plane, cin, x0, y0, h, w);
+    for (int co0 = 0; co0 < cout; co0 += 16) {
         float16 M[16 * 36]; /* M[k][e] of output channel co0 + k */
         for (int e = 0; e < 36; e++) {
             float16 acc[16];
             __attribute__((opencl_unroll_hint))
             for (int k = 0; k < 16; k++) acc[k] = (float16)(0.0f);
-            __global const float *ue = u + (size_t)e * TT_W4_CIN * TT_W4_COUT + co0;
-            for (int ci = 0; ci < TT_W4_CIN; ci++) {
+            __global const float *ue = u + (size_t)e * cin * cout + co0;
+            for (int ci = 0; ci < cin; ci++) {
                 const float16 v = V[ci * 36 + e];
                 __attribute__((opencl_unroll_hint))
                 for (int k = 0; k < 16; k++)
-                    acc[k] = fma(v, (float16)(ue[ci * TT_W4_COUT + k]), acc[k]);
+                    acc[k] = fma(v, (float16)(ue[ci * cout + k]), acc[k]);
             }
             __attribute__((opencl_unroll_hint))
             for (int k = 0; k < 16; k++) M[k * 36 + e] = acc[k];
@@ -649,7 +651,7 @@ __kernel void wino4_fused(TT_MEM(float, out), TT_MEM(const float, inp), TT_MEM(c
                 W4_AT(m[j], m[6 + j], m[12 + j], m[18 + j], m[24 + j], m[30 + j], t[0][j],
                       t[1][j], t[2][j], t[3][j]);
             const float b = has_bias ? bias[co] : 0.0f;
-            __global float *to = out + ((size_t)n * TT_W4_COUT + co) * plane + (size_t)y0 * w;
+            __global float *to = out + ((size_t)n * cout + co) * plane + (size_t)y0 * w;
             __attribute__((opencl_unroll_hint))
             for (int r = 0; r < 4; r++) {
                 if (y0 + r >= h) continue;
@@ -689,8 +691,6 @@ inline void w4f_dout(float *dm, __global const float *channel, const int x0, con
     }
 }
 
-#define W4F_CINV (TT_W4_CIN / 16)
-
 /* The weight gradient's dU = sum over tiles of dM[e]ᵀ V[e], a work-item's
  * share: its column of 16 tiles (64 columns from 64 g) in `rows` tile
  * rows from row rows s of the batch's (images one after another, ceil(H /
@@ -701,8 +701,8 @@ inline void w4f_dout(float *dm, __global const float *channel, const int x0, con
  * lanes, and broadcasts dM tile by tile.  Padding 1, output the input's
  * size.  global (G = ceil(W / 64), ceil(total rows / rows)). */
 __kernel void wino4_fused_weight(TT_MEM(float, du), TT_MEM(const float, inp),
-                                 TT_MEM(const float, dout), const int h, const int w,
-                                 const int total_rows, const int rows)
+                                 TT_MEM(const float, dout), const int cin, const int cout,
+                                 const int h, const int w, const int total_rows, const int rows)
 {
     TT_PTR(float, du);
     TT_PTR(const float, inp);
@@ -712,43 +712,43 @@ __kernel void wino4_fused_weight(TT_MEM(float, du), TT_MEM(const float, inp),
     const int tiles_h = (h + 3) / 4, first = s * rows;
     const int last = first + rows < total_rows ? first + rows : total_rows;
     const size_t plane = (size_t)h * w;
-    float16 acc[36 * TT_W4_COUT * W4F_CINV]; /* dU[e][co][16 ci] */
-    for (int i = 0; i < 36 * TT_W4_COUT * W4F_CINV; i++) acc[i] = (float16)(0.0f);
+    const int cinv = cin / 16;
+    float16 acc[36 * TT_W4F_MAX_WEIGHT / 16]; /* dU[e][co][16 ci] */
+    for (int i = 0; i < 36 * cout * cinv; i++) acc[i] = (float16)(0.0f);
     for (int row = first; row < last; row++) {
         const int n = row / tiles_h, y0 = 4 * (row % tiles_h);
-        float16 V[TT_W4_CIN * 36];
-        w4f_input(V, inp + (size_t)n * TT_W4_CIN * plane, x0, y0, h, w);
-        float dm[TT_W4_COUT * 36 * 16]; /* dM[co][e], 16 tiles each */
-        for (int co = 0; co < TT_W4_COUT; co++)
-            w4f_dout(dm + co * 576, dout + ((size_t)n * TT_W4_COUT + co) * plane, x0, y0, h, w);
+        float16 V[TT_W4F_MAX_WEIGHT / 16 * 36];
+        w4f_input(V, inp + (size_t)n * cin * plane, cin, x0, y0, h, w);
+        float dm[TT_W4F_MAX_WEIGHT / 16 * 36 * 16]; /* dM[co][e], 16 tiles each */
+        for (int co = 0; co < cout; co++)
+            w4f_dout(dm + co * 576, dout + ((size_t)n * cout + co) * plane, x0, y0, h, w);
         for (int e = 0; e < 36; e++) {
-            for (int cb = 0; cb < W4F_CINV; cb++) {
+            for (int cb = 0; cb < cinv; cb++) {
                 float16 vt[16]; /* vt[t] lane l: V[16 cb + l][e] of tile t */
                 __attribute__((opencl_unroll_hint))
                 for (int l = 0; l < 16; l++) vt[l] = V[(16 * cb + l) * 36 + e];
                 w4_transpose(vt);
-                for (int co = 0; co < TT_W4_COUT; co += 8) {
+                for (int co = 0; co < cout; co += 8) {
                     /* 8 output channels side by side: 8 chains of
                      * dependent products rather than one */
                     const float *d = dm + co * 576 + e * 16;
-                    float16 *at = acc + (e * TT_W4_COUT + co) * W4F_CINV + cb;
+                    float16 *at = acc + (e * cout + co) * cinv + cb;
                     float16 a[8];
                     __attribute__((opencl_unroll_hint))
-                    for (int k = 0; k < 8; k++) a[k] = at[k * W4F_CINV];
+                    for (int k = 0; k < 8; k++) a[k] = at[k * cinv];
                     __attribute__((opencl_unroll_hint))
                     for (int t = 0; t < 16; t++)
                         __attribute__((opencl_unroll_hint))
                         for (int k = 0; k < 8; k++)
                             a[k] = fma((float16)(d[k * 576 + t]), vt[t], a[k]);
                     __attribute__((opencl_unroll_hint))
-                    for (int k = 0; k < 8; k++) at[k * W4F_CINV] = a[k];
+                    for (int k = 0; k < 8; k++) at[k * cinv] = a[k];
                 }
             }
         }
     }
-    __global float *to = du + (size_t)(s * get_global_size(0) + g) * 36 * TT_W4_COUT * TT_W4_CIN;
-    for (int i = 0; i < 36 * TT_W4_COUT; i++)
-        for (int cb = 0; cb < W4F_CINV; cb++)
-            vstore16(acc[i * W4F_CINV + cb], 0, to + (size_t)i * TT_W4_CIN + 16 * cb);
+    __global float *to = du + (size_t)(s * get_global_size(0) + g) * 36 * cout * cin;
+    for (int i = 0; i < 36 * cout; i++)
+        for (int cb = 0; cb < cinv; cb++)
+            vstore16(acc[i * cinv + cb], 0, to + (size_t)i * cin + 16 * cb);
 }
-#endif

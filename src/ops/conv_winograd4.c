@@ -58,13 +58,19 @@ static int w4_supports(const tt_conv_shape *s, tt_conv_dir dir)
     return ok;
 }
 
+#define W4_STR(x) #x
+#define W4_TEXT(x) W4_STR(x)
+/* The fused kernels' bounds, in every build of the program */
+#define W4F_LIMITS \
+    " -DTT_W4F_MAX_CIN=" W4_TEXT(TT_W4F_MAX_CIN) " -DTT_W4F_MAX_WEIGHT=" W4_TEXT(TT_W4F_MAX_WEIGHT)
+
 /* A product's work-item: `vectors` float16 vectors of the channels in its
  * lanes (as many as divide them, up to `most`) by `tiles` tiles
  * (wino4_product) or W4_WCO output channels (wino4_weight_product, most
  * 2): 16 to 24 accumulators; and the program's defines. */
 typedef struct w4_form {
     size_t vectors, tiles;
-    char options[64];
+    char options[128];
 } w4_form;
 
 static w4_form form_of(size_t channels, size_t most)
@@ -72,16 +78,15 @@ static w4_form form_of(size_t channels, size_t most)
     w4_form f;
     f.vectors = channels % 64 == 0 && most >= 4 ? 4 : channels % 32 == 0 ? 2 : 1;
     f.tiles = f.vectors == 4 ? 6 : f.vectors == 2 ? 8 : W4_MAX_TILES;
-    snprintf(f.options, sizeof f.options, "-DTT_W4_VECTORS=%zu -DTT_W4_TILES=%zu -DTT_W4_WCO=%d",
-             f.vectors, f.tiles, W4_WCO);
+    snprintf(f.options, sizeof f.options, "-DTT_W4_VECTORS=%zu -DTT_W4_TILES=%zu -DTT_W4_WCO=%d%s",
+             f.vectors, f.tiles, W4_WCO, W4F_LIMITS);
     return f;
 }
 
-/* The transforms' program (they read none of the defines). */
-#define W4_STR(x) #x
-#define W4_TEXT(x) W4_STR(x)
-const char *const tt_wino4_options =
-    "-DTT_W4_VECTORS=1 -DTT_W4_TILES=" W4_TEXT(W4_MAX_TILES) " -DTT_W4_WCO=" W4_TEXT(W4_WCO);
+/* The transforms' and fused kernels' program (they read none of the
+ * products' blocks). */
+const char *const tt_wino4_options = "-DTT_W4_VECTORS=1 -DTT_W4_TILES=" W4_TEXT(
+    W4_MAX_TILES) " -DTT_W4_WCO=" W4_TEXT(W4_WCO) W4F_LIMITS;
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 

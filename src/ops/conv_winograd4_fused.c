@@ -22,21 +22,17 @@
  * (the tiles past the plane compute on zeros, unstored: where W is far
  * from a multiple of 64 the lanes run part empty); the product's output
  * channels a multiple of 16 and its
- * input channels at most WF_MAX_CIN (the kernel's private V holds
+ * input channels at most TT_W4F_MAX_CIN (the kernel's private V holds
  * 36 x 16 floats of each); for the weight gradient both channel counts a
- * multiple of 16 and Cin Cout at most WF_MAX_WEIGHT (a work-item's dU).
+ * multiple of 16 and Cin Cout at most TT_W4F_MAX_WEIGHT (a work-item's dU).
  * Workspace: U, 36 Cin Cout floats, or the weight gradient's parts (36
  * Cin Cout each, parts_of).  OpenCL only, with the conv_winograd4 program
  * (conv_algo.c).
  */
-#include <stdio.h>
-
 #include "core/status.h"
 #include "ops/conv_algo.h"
 #include "ops/conv_winograd4.h"
 
-#define WF_MAX_CIN 64 /* V: 36 x 16 floats a channel, 147 KiB of private memory at 64 */
-#define WF_MAX_WEIGHT (32 * 32) /* the weight gradient's dU: 147 KiB of private memory */
 #define WF_ITEMS 16             /* the weight gradient's work-items, about: 8 a core of two */
 
 static const size_t local_single[3] = {1, 1, 1};
@@ -45,10 +41,10 @@ static int wf_supports(const tt_conv_shape *s, tt_conv_dir dir)
 {
     int ok = tt_conv_winograd_shape(s) && s->ph == 1 && s->pw == 1;
     if (dir == TT_CONV_DIR_BACKWARD_WEIGHT)
-        return ok && s->cin % 16 == 0 && s->cout % 16 == 0 && s->cin * s->cout <= WF_MAX_WEIGHT;
+        return ok && s->cin % 16 == 0 && s->cout % 16 == 0 && s->cin * s->cout <= TT_W4F_MAX_WEIGHT;
     size_t ci = dir == TT_CONV_DIR_FORWARD ? s->cin : s->cout;
     size_t co = dir == TT_CONV_DIR_FORWARD ? s->cout : s->cin;
-    return ok && co % 16 == 0 && ci <= WF_MAX_CIN;
+    return ok && co % 16 == 0 && ci <= TT_W4F_MAX_CIN;
 }
 
 /* The weight gradient's split: `rows` tile rows a work-item, `slices`
@@ -77,26 +73,19 @@ static size_t wf_workspace_bytes(const tt_conv_shape *s)
     return 36 * s->cin * s->cout * split_of(s).parts * sizeof(float);
 }
 
-/* The program's options: the base ones and the channel counts. */
-static void fused_options(char *options, size_t size, size_t ci, size_t co)
-{
-    snprintf(options, size, "%s -DTT_W4_CIN=%zu -DTT_W4_COUT=%zu", tt_wino4_options, ci, co);
-}
-
 /* out (batch, co, h, w) [+]= the fused kernel over inp (batch, ci, h, w)
  * with U in u. */
 static tt_status run_fused(tt_backend *be, tt_mem out, tt_mem inp, tt_mem u, tt_mem bias,
                            size_t batch, size_t ci, size_t co, size_t h, size_t w, int accumulate)
 {
-    char options[160];
-    fused_options(options, sizeof options, ci, co);
     size_t global[3] = {(w + 63) / 64, (h + 3) / 4, batch};
     tt_mem bias_mem = bias.buffer ? bias : inp; /* any valid buffer; unread */
-    return tt_launch_kernel(be, "conv_winograd4", "wino4_fused", options, 3, global,
+    return tt_launch_kernel(be, "conv_winograd4", "wino4_fused", tt_wino4_options, 3, global,
                             local_single,
                             TT_ARGS(tt_arg_mem(out), tt_arg_mem(inp), tt_arg_mem(u),
                                     tt_arg_mem(bias_mem), tt_arg_i32(bias.buffer != NULL),
-                                    tt_arg_i32(accumulate), tt_arg_i32((int)h),
+                                    tt_arg_i32(accumulate), tt_arg_i32((int)ci),
+                                    tt_arg_i32((int)co), tt_arg_i32((int)h),
                                     tt_arg_i32((int)w)));
 }
 
@@ -119,12 +108,11 @@ static tt_status wf_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout,
                                     const tt_conv_shape *s, tt_mem ws)
 {
     wf_split p = split_of(s);
-    char options[160];
-    fused_options(options, sizeof options, s->cin, s->cout);
     size_t global[3] = {p.groups, p.slices, 1};
-    TT_TRY(tt_launch_kernel(be, "conv_winograd4", "wino4_fused_weight", options, 3, global,
-                            local_single,
+    TT_TRY(tt_launch_kernel(be, "conv_winograd4", "wino4_fused_weight", tt_wino4_options, 3,
+                            global, local_single,
                             TT_ARGS(tt_arg_mem(ws), tt_arg_mem(inp), tt_arg_mem(dout),
+                                    tt_arg_i32((int)s->cin), tt_arg_i32((int)s->cout),
                                     tt_arg_i32((int)s->h), tt_arg_i32((int)s->w),
                                     tt_arg_i32((int)p.total_rows), tt_arg_i32((int)p.rows))));
     return tt_wino4_weight_finish(be, dweight, ws, s->cin, s->cout, p.parts);
