@@ -149,8 +149,9 @@ static void write_picks(tt_backend *be, const char *const *keys, const char *con
     char path[1024];
     FILE *f = write_db_by_hand(be, path, sizeof path);
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fprintf(f, "{\"version\": %d, \"backend\": \"%s\", \"entries\": {", TT_FIND_DB_VERSION,
-            tt_backend_kind_name((tt_backend_kind)be->kernels_of));
+    fprintf(f, "{\"version\": %d, \"backend\": \"%s\", \"code\": \"%s\", \"entries\": {",
+            TT_FIND_DB_VERSION, tt_backend_kind_name((tt_backend_kind)be->kernels_of),
+            tt_conv_find_db_code(be));
     for (int i = 0; i < count; i++)
         fprintf(f, "%s\"%s\": {\"algo\": \"%s\", \"ms\": 1}", i ? "," : "", keys[i], algos[i]);
     fprintf(f, "}}");
@@ -462,7 +463,8 @@ static void test_corrupt_db(void)
     /* an entry naming an unknown algorithm is dropped, the rest kept */
     f = fopen(path, "wb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fprintf(f, "{\"version\": %d, \"entries\": {\"x\": {\"algo\": \"magic\"}}}", TT_FIND_DB_VERSION);
+    fprintf(f, "{\"version\": %d, \"code\": \"%s\", \"entries\": {\"x\": {\"algo\": \"magic\"}}}",
+            TT_FIND_DB_VERSION, tt_conv_find_db_code(be));
     fclose(f);
     tt_conv_autotune_reset();
     CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
@@ -554,8 +556,8 @@ static void write_text(const char *path, const char *text)
 /* The backend is part of the find-db's key: a pick timed through one API
  * is never used through the other for the same device (a dry backend
  * standing in for the other API, with the test device's very facts, is
- * the same device through the other API); the file of versions that keyed
- * by the device alone is OpenCL's, and carried into OpenCL's own file. */
+ * the same device through the other API); and so is the code: a file
+ * timed with other kernels, or written in an older layout, is timed again. */
 static void test_backend_in_key(void)
 {
     tt_backend *be = th_backend();
@@ -568,11 +570,9 @@ static void test_backend_in_key(void)
                                                   .stands_for = other_kind},
                             &other));
     tt_backend *opencl = on_opencl ? be : other, *vulkan = on_opencl ? other : be;
-    char path[1024], other_path[1024], legacy[1024], want[64], text[1024];
+    char path[1024], other_path[1024], want[64], text[1024];
     TH_OK(tt_conv_find_db_path(be, path, sizeof path));
     TH_OK(tt_conv_find_db_path(other, other_path, sizeof other_path));
-    snprintf(legacy, sizeof legacy, "%s/find-db/%016llx.json", cache_dir,
-             (unsigned long long)tt_device_key(&be->device));
     snprintf(want, sizeof want, "/find-db/%s-", tt_backend_kind_name(th_backend_kind()));
     CU_ASSERT(strstr(path, want) != NULL);
     snprintf(want, sizeof want, "/find-db/%s-", tt_backend_kind_name(other_kind));
@@ -582,9 +582,10 @@ static void test_backend_in_key(void)
     const char *key = "conv2d forward N1 C2 5x5 -> C3 k3x3 s1x1 p1x1 d1x1 g1";
     tt_conv_algo both[] = {TT_CONV_ALGO_IM2COL_GEMM, TT_CONV_ALGO_DIRECT}, got;
     snprintf(text, sizeof text,
-             "{\"version\": %d, \"backend\": \"%s\", \"entries\": {\"%s\": "
+             "{\"version\": %d, \"backend\": \"%s\", \"code\": \"%s\", \"entries\": {\"%s\": "
              "{\"algo\": \"direct\", \"ms\": 1}}}",
-             TT_FIND_DB_VERSION, tt_backend_kind_name(other_kind), key);
+             TT_FIND_DB_VERSION, tt_backend_kind_name(other_kind), tt_conv_find_db_code(other),
+             key);
     write_text(other_path, text);
     got = TT_CONV_ALGO_AUTO;
     CU_ASSERT(tt_conv_autotune_known(other, key, both, 2, &got));
@@ -599,21 +600,32 @@ static void test_backend_in_key(void)
     unlink(path);
     unlink(other_path);
 
-    /* the file of older versions (no backend, named by the device): OpenCL's */
+    /* each API's code has its own hash; a file of this API timed with
+     * other code (or in an older layout) is timed again: noted, not a
+     * corrupt file, and none of its picks is used or kept */
+    CU_ASSERT(strcmp(tt_conv_find_db_code(opencl), tt_conv_find_db_code(vulkan)) != 0);
+    CU_ASSERT_EQUAL(strlen(tt_conv_find_db_code(be)), 16);
     snprintf(text, sizeof text,
-             "{\"version\": %d, \"entries\": {\"%s\": {\"algo\": \"direct\", \"ms\": 1}}}",
-             TT_FIND_DB_VERSION, key);
-    write_text(legacy, text);
+             "{\"version\": %d, \"backend\": \"%s\", \"code\": \"0123456789abcdef\", "
+             "\"entries\": {\"%s\": {\"algo\": \"direct\", \"ms\": 1}}}",
+             TT_FIND_DB_VERSION, tt_backend_kind_name(th_backend_kind()), key);
+    write_text(path, text);
     tt_conv_autotune_reset();
-    got = TT_CONV_ALGO_AUTO;
-    CU_ASSERT(tt_conv_autotune_known(opencl, key, both, 2, &got));
-    CU_ASSERT_EQUAL(got, TT_CONV_ALGO_DIRECT);
-    CU_ASSERT(!tt_conv_autotune_known(vulkan, key, both, 2, &got));
+    CU_ASSERT(!tt_conv_autotune_known(be, key, both, 2, &got));
+    CU_ASSERT_EQUAL(tt_conv_autotune_stats_get().db_stale, 1);
     CU_ASSERT_EQUAL(tt_conv_autotune_stats_get().db_ignored, 0);
+    snprintf(text, sizeof text,
+             "{\"version\": 14, \"backend\": \"%s\", \"entries\": {\"%s\": "
+             "{\"algo\": \"direct\", \"ms\": 1}}}",
+             tt_backend_kind_name(th_backend_kind()), key);
+    write_text(path, text);
+    tt_conv_autotune_reset();
+    CU_ASSERT(!tt_conv_autotune_known(be, key, both, 2, &got));
+    CU_ASSERT_EQUAL(tt_conv_autotune_stats_get().db_stale, 1);
 
-    /* a shape timed here goes to this API's file, which names it (on
-     * OpenCL with the old file's pick carried over); the other API knows
-     * none of its picks */
+    /* a shape timed here goes to this API's file, which names it and its
+     * code (the stale file's pick dropped); the other API knows none of
+     * its picks */
     conv_run r;
     run_init(&r, (tt_conv2d_desc)D(1, 3, 5, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 61);
     if (timed_here(be, &r.desc, TT_CONV_DIR_FORWARD, "a pick timed here kept from the other API")) {
@@ -625,8 +637,11 @@ static void test_backend_in_key(void)
             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(db, "backend")),
             tt_backend_kind_name(th_backend_kind()));
         cJSON *entries = cJSON_GetObjectItemCaseSensitive(db, "entries");
-        CU_ASSERT_EQUAL(cJSON_GetArraySize(entries), on_opencl ? 2 : 1);
-        CU_ASSERT_EQUAL(cJSON_GetObjectItemCaseSensitive(entries, key) != NULL, on_opencl);
+        CU_ASSERT_STRING_EQUAL(
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(db, "code")),
+            tt_conv_find_db_code(be));
+        CU_ASSERT_EQUAL(cJSON_GetArraySize(entries), 1);
+        CU_ASSERT_PTR_NULL(cJSON_GetObjectItemCaseSensitive(entries, key));
         const cJSON *entry;
         cJSON_ArrayForEach(entry, entries)
         {
@@ -639,7 +654,6 @@ static void test_backend_in_key(void)
     }
     run_free(&r);
     tt_backend_destroy(other);
-    unlink(legacy);
     remove_cache_dir(be);
 }
 
@@ -966,7 +980,7 @@ int main(void)
         {"a named algorithm, and a run's setting (--algo, TT_CONV_ALGO)", test_force},
         {"a corrupt find-db is ignored with a warning", test_corrupt_db},
         {"the dry backend never tunes; its 0 ms entries are timed again", test_dry_backend_never_tunes},
-        {"the backend is part of the key; older files are OpenCL's", test_backend_in_key},
+        {"the backend and the code are part of the key", test_backend_in_key},
         {"workspace sized for the known picks; a first layer leaves out its input gradient", test_workspace_of_known_picks},
         {"a find-db pick of implicit_gemm runs every direction", test_implicit_gemm_pick},
         {"candidates timed in alternating rounds; a failing one left out", test_rounds_alternate},

@@ -67,6 +67,14 @@ static const char *db_backend(const tt_backend *be)
     return tt_backend_kind_name((tt_backend_kind)be->kernels_of);
 }
 
+/* cmake/conv_code_hash.cmake */
+extern const char tt_conv_code_opencl[], tt_conv_code_vulkan[];
+
+const char *tt_conv_find_db_code(const tt_backend *be)
+{
+    return be->kernels_of == TT_BACKEND_VULKAN ? tt_conv_code_vulkan : tt_conv_code_opencl;
+}
+
 /* The key of be's picks in memory: the device and the backend. */
 static uint64_t db_key(const tt_backend *be)
 {
@@ -76,17 +84,15 @@ static uint64_t db_key(const tt_backend *be)
                          strlen(backend) + 1);
 }
 
-/* <dir>/<backend>-<device key>.json, or with legacy set the name versions
- * before the backend was part of the key wrote (OpenCL's, by device only). */
-static tt_status db_path(const tt_backend *be, int legacy, char *buf, size_t size)
+/* <dir>/<backend>-<device key>.json */
+static tt_status db_path(const tt_backend *be, char *buf, size_t size)
 {
     char dir[900];
     if (!find_db_dir(dir, sizeof dir))
         return tt_error_new(TT_ERR_IO, "conv find-db: no cache directory; set TT_CACHE_DIR, "
                                        "XDG_CACHE_HOME or HOME");
     unsigned long long device = (unsigned long long)tt_device_key(&be->device);
-    int n = legacy ? snprintf(buf, size, "%s/%016llx.json", dir, device)
-                   : snprintf(buf, size, "%s/%s-%016llx.json", dir, db_backend(be), device);
+    int n = snprintf(buf, size, "%s/%s-%016llx.json", dir, db_backend(be), device);
     if (n < 0 || (size_t)n >= size)
         return tt_error_new(TT_ERR_IO, "conv find-db: path under '%s' is too long", dir);
     return NULL;
@@ -96,12 +102,12 @@ static tt_status db_path(const tt_backend *be, int legacy, char *buf, size_t siz
 static void db_path_text(const tt_backend *be, char *buf, size_t size)
 {
     snprintf(buf, size, "its find-db");
-    tt_status_free(db_path(be, 0, buf, size));
+    tt_status_free(db_path(be, buf, size));
 }
 
 tt_status tt_conv_find_db_path(const tt_backend *be, char *buf, size_t size)
 {
-    return db_path(be, 0, buf, size);
+    return db_path(be, buf, size);
 }
 
 /* ---- memory (called with the lock held) ---------------------------------- */
@@ -172,25 +178,20 @@ static int device_loaded(uint64_t device)
 }
 
 /* Adds the entries of the device's find-db file to memory.  merge = 0: the
- * first read (counted; a corrupt file or entry is warned about and ignored;
- * on OpenCL, without a file of its own, the file of versions that keyed by
- * the device alone, whose entries are OpenCL's); merge = 1: before a
- * write, quietly taking the keys another process added meanwhile, so that
- * concurrent runs do not drop each other's picks.  A file that names
- * another backend (or none, outside OpenCL) is ignored. */
+ * first read (counted; a corrupt file or entry is warned about and ignored,
+ * a file of other code noted); merge = 1: before a write, quietly taking
+ * the keys another process added meanwhile, so that concurrent runs do not
+ * drop each other's picks.  A file that names another backend (or none,
+ * outside OpenCL), or other code, is ignored. */
 static void read_db_file(const tt_backend *be, uint64_t device, int merge)
 {
     char path[1024];
-    tt_status status = db_path(be, 0, path, sizeof path);
+    tt_status status = db_path(be, path, sizeof path);
     if (status) {
         tt_status_free(status);
         return;
     }
     FILE *f = fopen(path, "rb");
-    if (!f && !merge && be->kernels_of == TT_BACKEND_OPENCL &&
-        !(status = db_path(be, 1, path, sizeof path)))
-        f = fopen(path, "rb");
-    tt_status_free(status);
     if (!f) return;
     char *text = NULL;
     cJSON *root = NULL;
@@ -207,6 +208,7 @@ static void read_db_file(const tt_backend *be, uint64_t device, int merge)
     cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "version");
     cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
     cJSON *backend = cJSON_GetObjectItemCaseSensitive(root, "backend");
+    cJSON *code = cJSON_GetObjectItemCaseSensitive(root, "code");
     const char *timed_on = cJSON_IsString(backend) ? backend->valuestring : "opencl";
     if (root && strcmp(timed_on, db_backend(be)) != 0) {
         if (!merge) {
@@ -219,15 +221,25 @@ static void read_db_file(const tt_backend *be, uint64_t device, int merge)
         }
         goto done;
     }
-    if (!cJSON_IsNumber(version) || version->valuedouble != TT_FIND_DB_VERSION ||
-        !cJSON_IsObject(entries)) {
+    if (!cJSON_IsNumber(version) || !cJSON_IsObject(entries)) {
         if (!merge) {
             fprintf(stderr,
-                    "tiletrain: warning: convolution find-db '%s' is corrupt or of another "
-                    "version; ignoring it (the convolutions are timed again and the file "
-                    "rewritten)\n",
+                    "tiletrain: warning: convolution find-db '%s' is corrupt; ignoring it "
+                    "(the convolutions are timed again and the file rewritten)\n",
                     path);
             stats.db_ignored++;
+        }
+        goto done;
+    }
+    /* older layouts, or picks of other code: timed again, a note */
+    if (version->valuedouble != TT_FIND_DB_VERSION || !cJSON_IsString(code) ||
+        strcmp(code->valuestring, tt_conv_find_db_code(be)) != 0) {
+        if (!merge) {
+            fprintf(stderr,
+                    "tiletrain: note: convolution find-db '%s' was timed with other kernels "
+                    "than this build's; the convolutions are timed again\n",
+                    path);
+            stats.db_stale++;
         }
         goto done;
     }
@@ -287,7 +299,7 @@ static void load_db(const tt_backend *be, uint64_t device)
 static void write_db(const tt_backend *be, uint64_t device)
 {
     char path[1024], dir[900];
-    tt_status status = db_path(be, 0, path, sizeof path);
+    tt_status status = db_path(be, path, sizeof path);
     if (status || !find_db_dir(dir, sizeof dir)) {
         if (status) fprintf(stderr, "tiletrain: warning: %s\n", tt_status_message(status));
         tt_status_free(status);
@@ -302,6 +314,7 @@ static void write_db(const tt_backend *be, uint64_t device)
              be->device.platform, be->device.driver_version);
     cJSON_AddStringToObject(root, "device", device_text);
     cJSON_AddStringToObject(root, "backend", db_backend(be));
+    cJSON_AddStringToObject(root, "code", tt_conv_find_db_code(be));
     cJSON *entries = cJSON_AddObjectToObject(root, "entries");
     for (size_t i = 0; i < pick_count; i++) {
         if (picks[i].device != device) continue;

@@ -20,11 +20,9 @@
  * written to a temporary file, fsynced and renamed (atomic).  The backend
  * ("opencl", "vulkan") is part of the key, in the name and in the file's
  * "backend" field: a pick timed through one API is never used on the
- * other, even for the same device.  OpenCL still reads the
- * <device-hash>.json of versions that keyed by the device alone (those
- * times are OpenCL's) until it writes its own file.  A file that cannot be
- * parsed, or names another backend, is ignored with a warning on stderr,
- * and rewritten.
+ * other, even for the same device.  A file that cannot be parsed, or names
+ * another backend, is ignored with a warning on stderr, and rewritten; one
+ * timed with other code (its "code", below) is timed again, with a note.
  *
  * A desc that names its algorithm never reaches the autotuner: a run that
  * wants one algorithm (--algo, $TT_CONV_ALGO: tt_conv_algo_setting) puts it
@@ -39,29 +37,17 @@
 #include "backend/backend.h"
 #include "ops/conv_algo.h"
 
-/* The find-db's format version, raised when an algorithm changes what it
- * costs, so that old picks are timed again: 2 = conv_transpose2d DIRECT
- * runs its own kernels on a kernel that tiles the output (convt_tiles.c);
- * 3 = conv2d DIRECT's 3x3 stride-1 kernels on CPUs
- * (conv_direct_forward_k3); 4 = those and the backward-weight kernel
- * unrolled into registers; 5 = the 3x3 weight gradient over cached bands
- * of rows, edge columns without lane-by-lane loads, the up-convolution
- * kernels unrolled; 6 = the 3x3 weight gradient, forward and input
- * gradient of planes up to 128 wide from a padded copy of the input;
- * 7 = implicit_gemm a candidate (older picks never timed it); 8 = DIRECT's
- * 16-wide 3x3 kernels on planes any multiple of 8 wide (and past 256) and
- * its stride-2 forward (conv_direct_forward_k3s2p16), which beat
- * implicit_gemm on ResNet's down-sampling; 9 = those 16-wide kernels on
- * planes of any width from 16 and in bands of rows where an image's copy
- * is too large (full-resolution tiles took implicit_gemm or the 8-wide
- * kernels); 10 = winograd4x4 a candidate; 11 = winograd4x4_fused a
- * candidate; 12 = winograd4x4_fused's weight gradient a candidate, the
- * candidates timed in alternating rounds; 13 = DIRECT's own 16-wide input
- * gradient of the stride-2 3x3 and forward of the 7x7 stride-2 stem (they
- * ran the scalar kernels before); 14 = every pick verified against the
- * reference before it was timed, refused candidates kept per entry (the
- * picks of 13 were never checked). */
-#define TT_FIND_DB_VERSION 14
+/* The find-db file's layout, raised only when its JSON changes shape (15:
+ * the "code" field).  What a pick costs depends on code, and that is the
+ * file's "code": tt_conv_find_db_code, a hash of the host's convolution
+ * code and the backend's kernels made at build time
+ * (cmake/conv_code_hash.cmake).  A file timed with other code is timed
+ * again, so no change to a kernel, a variant or a candidate table needs a
+ * version raised by hand. */
+#define TT_FIND_DB_VERSION 15
+
+/* The hash of the convolution code that `be`'s picks are timed with. */
+const char *tt_conv_find_db_code(const tt_backend *be);
 
 
 /* Runs candidate `algo` once on the op's buffers (queued, not finished). */
@@ -137,6 +123,7 @@ typedef struct tt_conv_autotune_stats {
     uint64_t db_loads;     /* find-db files read */
     uint64_t db_writes;    /* find-db files written */
     uint64_t db_ignored;   /* find-db files (or entries) ignored as corrupt */
+    uint64_t db_stale;     /* find-db files timed with other code: timed again */
     uint64_t sized_unknown; /* keys sized for every candidate: not yet timed */
     uint64_t verified;     /* candidate runs checked against the reference */
     uint64_t refused;      /* candidates refused by that check */
