@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every OpenCL kernel has its Vulkan shader: opencl/<program>.cl's kernel K
 is shaders/<program>/<K>.comp, except the programs that are OpenCL's alone
-(docs/backend.md): conv_fft (no FFT library for Vulkan), conv_winograd4 (an
+(docs/backend.md): conv_winograd4 (an
 algorithm of its own, winograd4x4, that the dispatch offers only where the
 program is), conv_direct_w16 and convt_tiles_w16 (16-lane float16 variants
 of conv_direct's 3x3 kernels and of convt_tiles' forward, chosen only where
@@ -18,7 +18,7 @@ import pathlib
 import re
 import sys
 
-OPENCL_ONLY = {"conv_fft", "conv_winograd4", "conv_direct_w16", "convt_tiles_w16"}
+OPENCL_ONLY = {"conv_winograd4", "conv_direct_w16", "convt_tiles_w16"}
 KERNEL = re.compile(r"__kernel\b(?:[^;{]*?)\bvoid\s+(\w+)\s*\(", re.S)
 
 

@@ -1,9 +1,8 @@
 /*
- * Every convolution algorithm against the double reference: FFT's own
- * cases (odd sizes, a 1x1 image, finite-difference gradients, backward
- * adds: ref_conv_check_case; direct's, the Winograds' and implicit GEMM's
- * are test_conv_direct.c's, test_conv_winograd.c's and test_conv_igemm.c's),
- * then every algorithm on what they share: the fallbacks, the input
+ * Every convolution algorithm against the double reference (each one's
+ * own cases, with odd sizes, a 1x1 image, finite-difference gradients and
+ * backward adds, are test_conv_direct.c's, test_conv_winograd.c's and
+ * test_conv_igemm.c's) on what they share: the fallbacks, the input
  * gradient that overwrites, conv_transpose2d through conv2d's rows, and
  * PyTorch on one case each (ResNet's strided shapes: test_conv_resnet.c).
  * With TT_BENCH_CONV=1 it also times each algorithm on the
@@ -26,29 +25,11 @@
 
 /* ---- conv2d cases -------------------------------------------------------- */
 
-/* most cases share the 12x14 plane (and so their clFFT plans, which PoCL
- * builds in seconds each) */
-static const conv2d_case fft_cases[] = {
-    {"fft k5 p2 7x9 3->4", D(1, 3, 7, 9, 4, 5, 5, 1, 1, 2, 2, 1, 1, FFT), 1},
-    {"fft k7 p3 5x7 3->4", D(2, 3, 5, 7, 4, 7, 7, 1, 1, 3, 3, 1, 1, FFT), 1},
-    {"fft k5 p0 12x14 3->4", D(1, 3, 12, 14, 4, 5, 5, 1, 1, 0, 0, 1, 1, FFT), 0},
-    {"fft k7x5 p(1,2) 10x10 3->4", D(1, 3, 10, 10, 4, 7, 5, 1, 1, 1, 2, 1, 1, FFT), 1},
-    {"fft 1x1 image k5 p2 3->4", D(1, 3, 1, 1, 4, 5, 5, 1, 1, 2, 2, 1, 1, FFT), 1},
-};
-
-static void test_fft(void)
-{
-    ref_conv2d_check_cases("fft", fft_cases, COUNT(fft_cases), ALL_DIRS);
-    tt_conv2d_desc k3 = D(1, 3, 5, 5, 2, 3, 3, 1, 1, 1, 1, 1, 1, FFT);
-    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&k3, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_IM2COL_GEMM);
-}
-
 /* Forced algorithms that do not run a shape at all fall back everywhere. */
 static void test_fallback_runs(void)
 {
     static const conv2d_case fallback[] = {
         {"winograd on k3 s2 -> im2col", D(1, 3, 7, 9, 4, 3, 3, 2, 2, 1, 1, 1, 1, WINOGRAD), 1},
-        {"fft on k3 -> im2col", D(1, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 1, FFT), 1},
     };
     ref_conv2d_check_cases("fallback", fallback, COUNT(fallback), 0);
     tt_conv2d_desc grouped = D(1, 4, 5, 5, 2, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT);
@@ -110,7 +91,6 @@ static void test_missing_refused(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
     const tt_conv2d_desc descs[] = {D(1, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT),
                                     D(1, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD),
-                                    D(1, 3, 7, 9, 4, 5, 5, 1, 1, 2, 2, 1, 1, FFT),
                                     D(1, 16, 7, 9, 16, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4),
                                     D(1, 16, 7, 9, 16, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4_FUSED)};
     tt_buffer *x = th_zeros(16 * 7 * 9, "refused.inp");
@@ -140,26 +120,31 @@ static void test_missing_refused(void)
 /* Each new algorithm against PyTorch (float64 autograd) on one case. */
 static void test_torch(void)
 {
-    static const conv2d_case torch_cases[] = {
-        {"torch direct k3 s2 p1 2x3x7x9", D(2, 3, 7, 9, 5, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
-        {"torch winograd k3 p1 2x3x7x9", D(2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD), 1},
-        {"torch fft k5 p2 2x3x7x9", D(2, 3, 7, 9, 5, 5, 5, 1, 1, 2, 2, 1, 1, FFT), 1},
-        {"torch winograd4x4 k3 p1 2x16x7x9", D(2, 16, 7, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4),
-         1},
-        {"torch winograd4x4_fused k3 p1 2x16x5x70",
-         D(2, 16, 5, 70, 16, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4_FUSED), 1},
+    /* each case with PyTorch's expression of it */
+    static const struct {
+        conv2d_case c;
+        const char *expr;
+    } torch_cases[] = {
+        {{"torch direct k3 s2 p1 2x3x7x9", D(2, 3, 7, 9, 5, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
+         "F.conv2d(x, w, b, stride=2, padding=1)"},
+        {{"torch winograd k3 p1 2x3x7x9", D(2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD), 1},
+         "F.conv2d(x, w, b, padding=1)"},
+        {{"torch winograd4x4 k3 p1 2x16x7x9",
+          D(2, 16, 7, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4), 1},
+         "F.conv2d(x, w, b, padding=1)"},
+        {{"torch winograd4x4_fused k3 p1 2x16x5x70",
+          D(2, 16, 5, 70, 16, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4_FUSED), 1},
+         "F.conv2d(x, w, b, padding=1)"},
     };
-    const char *exprs[] = {"F.conv2d(x, w, b, stride=2, padding=1)", "F.conv2d(x, w, b, padding=1)",
-                           "F.conv2d(x, w, b, padding=2)", "F.conv2d(x, w, b, padding=1)",
-                           "F.conv2d(x, w, b, padding=1)"};
     for (size_t i = 0; i < COUNT(torch_cases); i++) {
-        const tt_conv2d_desc *d = &torch_cases[i].desc;
-        if (!ref_conv2d_runs_here(torch_cases[i].name, d)) continue;
-        ref_conv_op op = ref_conv2d_case_op(&torch_cases[i], 0);
+        const conv2d_case *c = &torch_cases[i].c;
+        const tt_conv2d_desc *d = &c->desc;
+        if (!ref_conv2d_runs_here(c->name, d)) continue;
+        ref_conv_op op = ref_conv2d_case_op(c, 0);
         int oh = tt_conv2d_out_h(d), ow = tt_conv2d_out_w(d);
         int inp[4] = {d->batch, d->in_channels, d->in_h, d->in_w};
         int weight[4] = {d->out_channels, d->in_channels, d->kernel_h, d->kernel_w};
-        if (!ref_conv_check_torch(&op, exprs[i], inp, weight,
+        if (!ref_conv_check_torch(&op, torch_cases[i].expr, inp, weight,
                                   (int[]){d->batch, d->out_channels, oh, ow}, 90 + i))
             break; /* no torch: said once */
     }
@@ -194,7 +179,6 @@ static const convt_case convt_cases[] = {
     {"convT direct k2 s2 op1 3x4 3->4", T(1, 3, 3, 4, 4, 2, 2, 2, 2, 0, 0, 1, 1, DIRECT), 1},
     {"convT direct k3 s2 p1 op1 4x5", T(1, 3, 4, 5, 5, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 0},
     {"convT winograd k3 s1 p1 5x7 3->4", T(1, 3, 5, 7, 4, 3, 3, 1, 1, 1, 1, 0, 0, WINOGRAD), 1},
-    {"convT fft k5 s1 p2 5x6 3->2", T(2, 3, 5, 6, 2, 5, 5, 1, 1, 2, 2, 0, 0, FFT), 1},
     {"convT igemm k2 s2 (UNet) 4x3 5->3", T(2, 5, 4, 3, 3, 2, 2, 2, 2, 0, 0, 0, 0, IMPLICIT_GEMM), 1},
     {"convT igemm k3 s2 p1 op1 4x5", T(1, 3, 4, 5, 5, 3, 3, 2, 2, 1, 1, 1, 1, IMPLICIT_GEMM), 0},
     {"convT igemm k3 s2 d2 g2 op1 3x4",
@@ -261,7 +245,7 @@ static void test_conv_transpose(void)
 /* ---- timing of the UNet's 16->16 3x3 conv (TT_BENCH_CONV=1) ------------- */
 
 /* Times forward, backward-data and backward-weight of `d` with every
- * algorithm (TT_BENCH_CONV_ALGOS="direct,fft" picks some). */
+ * algorithm (TT_BENCH_CONV_ALGOS="direct,winograd" picks some). */
 static void bench_shape(tt_backend *be, tt_conv2d_desc d)
 {
     size_t in_n = (size_t)d.batch * d.in_channels * d.in_h * d.in_w;
@@ -336,7 +320,6 @@ static void test_bench(void)
 int main(void)
 {
     CU_TestInfo tests[] = {
-        {"fft: forward and gradients", test_fft},
         {"forced algorithms fall back on shapes they do not run", test_fallback_runs},
         {"the input gradient overwrites, through every algorithm",
          test_input_gradient_overwrites},

@@ -366,7 +366,7 @@ static void test_autotune_transpose(void)
     double e = th_max_rel_error(got, want, out_n, REF_CONV_FWD_FLOOR);
     CU_ASSERT(e < REF_CONV_FWD_TOL);
     tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
-    /* im2col_gemm, direct and implicit_gemm; k2 s2 runs neither winograd nor fft */
+    /* im2col_gemm, direct and implicit_gemm; k2 s2 runs no winograd */
     CU_ASSERT_EQUAL(s.timed, 1);
     CU_ASSERT_EQUAL(s.runs, 6);
     CU_ASSERT_EQUAL(s.verified, 3);
@@ -404,8 +404,8 @@ static void test_force(void)
     th_setenv("TT_CONV_ALGO", "Winograd");
     TH_OK(tt_conv_algo_setting("auto", &want));
     CU_ASSERT_EQUAL(want, TT_CONV_ALGO_WINOGRAD);
-    TH_OK(tt_conv_algo_setting("fft", &want)); /* the flag wins */
-    CU_ASSERT_EQUAL(want, TT_CONV_ALGO_FFT);
+    TH_OK(tt_conv_algo_setting("implicit_gemm", &want)); /* the flag wins */
+    CU_ASSERT_EQUAL(want, TT_CONV_ALGO_IMPLICIT_GEMM);
     th_setenv("TT_CONV_ALGO", "no-such-algorithm");
     tt_status bad_env = tt_conv_algo_setting("", &want);
     CU_ASSERT(bad_env && strstr(tt_status_message(bad_env), "TT_CONV_ALGO") != NULL);
@@ -834,7 +834,7 @@ static void test_refused_kept(void)
     CU_ASSERT(!tt_conv_autotune_refused(be, "stand-in C", TT_CONV_ALGO_WINOGRAD, NULL));
     /* its pick no candidate now (a rebuild that lost it): timed again
      * without the refused one, which is neither checked nor run */
-    const tt_conv_algo others[] = {TT_CONV_ALGO_DIRECT, TT_CONV_ALGO_FFT,
+    const tt_conv_algo others[] = {TT_CONV_ALGO_DIRECT, TT_CONV_ALGO_WINOGRAD4,
                                    TT_CONV_ALGO_IMPLICIT_GEMM};
     verify_log again = {0};
     TH_OK(tt_conv_autotune_pick(be, "stand-in C", others, 3, log_run_v, log_verify, &again, &best));

@@ -34,8 +34,7 @@ static const conv2d_case resnet_cases[] = {
 /* Every algorithm on the ResNet shapes: the ones whose supports() take a
  * stride (im2col_gemm, direct in its scalar and tiled variants,
  * implicit_gemm with this device's tiles and a GPU's) run every direction
- * themselves; winograd and winograd4x4 (3x3 stride 1) and fft (stride 1,
- * 5x5 and up) say they cannot (tt_conv_algo_runs 0 in every direction)
+ * themselves; winograd and both winograd4x4 (3x3 stride 1) say they cannot (tt_conv_algo_runs 0 in every direction)
  * and, forced, fall back to im2col_gemm; auto runs and its results are checked the same way.
  * Forward, input and weight gradient against the double reference and
  * finite differences (ref_conv_check_case). */
@@ -48,8 +47,8 @@ static void test_resnet_strided(void)
     /* who says they run the shapes */
     int refusals = 0;
     for (int a = TT_CONV_ALGO_IM2COL_GEMM; a < TT_CONV_ALGO_COUNT; a++) {
-        int strided = a != TT_CONV_ALGO_WINOGRAD && a != TT_CONV_ALGO_FFT &&
-                      a != TT_CONV_ALGO_WINOGRAD4 && a != TT_CONV_ALGO_WINOGRAD4_FUSED;
+        int strided = a != TT_CONV_ALGO_WINOGRAD && a != TT_CONV_ALGO_WINOGRAD4 &&
+                      a != TT_CONV_ALGO_WINOGRAD4_FUSED;
         for (size_t i = 0; i < CASES; i++) {
             tt_conv_shape shape;
             TH_OK(tt_conv2d_shape(&resnet_cases[i].desc, &shape));
@@ -61,10 +60,10 @@ static void test_resnet_strided(void)
             }
         }
     }
-    printf("\n    winograd, fft and both winograd4x4 refuse all %d direction-shapes of the %d "
+    printf("\n    winograd and both winograd4x4 refuse all %d direction-shapes of the %d "
            "ResNet cases; im2col_gemm, direct and implicit_gemm take them",
            refusals, (int)CASES);
-    CU_ASSERT_EQUAL(refusals, 4 * CASES * TT_CONV_DIR_COUNT);
+    CU_ASSERT_EQUAL(refusals, 3 * CASES * TT_CONV_DIR_COUNT);
 
     static const struct {
         tt_conv_algo algo;
@@ -77,7 +76,6 @@ static void test_resnet_strided(void)
         {TT_CONV_ALGO_IMPLICIT_GEMM, NULL, NULL, ALL_DIRS},
         {TT_CONV_ALGO_IMPLICIT_GEMM, NULL, "4,4,16,16,16", ALL_DIRS},
         {TT_CONV_ALGO_WINOGRAD, NULL, NULL, 0},
-        {TT_CONV_ALGO_FFT, NULL, NULL, 0},
         {TT_CONV_ALGO_WINOGRAD4, NULL, NULL, 0},
     };
     for (size_t r = 0; r < COUNT(runs); r++) {
@@ -120,7 +118,7 @@ static void test_resnet_strided(void)
         for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
             tt_conv_algo picked = tt_conv2d_algo_on(be, &resnet_cases[i].desc, (tt_conv_dir)dir);
             printf("%s%s", dir ? ", " : "\n      auto picked ", tt_conv_algo_name(picked));
-            CU_ASSERT(picked != TT_CONV_ALGO_WINOGRAD && picked != TT_CONV_ALGO_FFT);
+            CU_ASSERT(picked != TT_CONV_ALGO_WINOGRAD);
         }
     }
     printf("\n    resnet auto largest: forward %.2e  dinp %.2e  dweight %.2e\n", worst.forward,

@@ -320,7 +320,7 @@ static void test_direct_present(void)
     th_setenv("TT_CACHE_DIR", dir);
     th_setenv("TT_CONV_ALGO", NULL);
     tt_conv_autotune_reset();
-    /* 1x1: no Winograd, no FFT on Vulkan */
+    /* 1x1: no Winograd */
     direct_case c = {"AUTO 1x1 5x7 3->4", 0, 1, 3, 5, 7, 4, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0};
     size_t n[ARRAYS], terms;
     sizes_of(&c, n, &terms);

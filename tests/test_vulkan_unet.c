@@ -92,15 +92,16 @@ static void test_batch_norm(void)
     check(&k);
 }
 
-/* AUTO on Vulkan: im2col + GEMM, DIRECT and Winograd are there, the FFT
- * is not, so the dispatch must not offer it to the autotuner. */
+/* AUTO on Vulkan: im2col + GEMM, DIRECT and Winograd are there, the
+ * F(4x4) Winograds are not, so the dispatch must not offer them to the
+ * autotuner. */
 static void test_auto_on_vulkan(void)
 {
     CU_ASSERT(tt_backend_has_program(vulkan(), "conv"));
     CU_ASSERT(tt_backend_has_program(vulkan(), "util"));
     CU_ASSERT(tt_backend_has_program(vulkan(), "conv_direct"));
     CU_ASSERT(tt_backend_has_program(vulkan(), "conv_winograd"));
-    CU_ASSERT(!tt_backend_has_program(vulkan(), "conv_fft"));
+    CU_ASSERT(!tt_backend_has_program(vulkan(), "conv_winograd4"));
     CU_ASSERT(tt_backend_has_program(th_backend(), "conv_direct")); /* OpenCL has them all */
     unet_case k = {"group norm, AUTO on Vulkan", TT_NORM_GROUP, 2, 16, 16, 1e-2, 1};
     check(&k);

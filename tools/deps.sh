@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config python3
   ocl-icd-opencl-dev opencl-headers clinfo pocl-opencl-icd
-  libclblast-dev libclfft-dev libstb-dev libtiff-dev libcjson-dev libinih-dev
+  libclblast-dev libstb-dev libtiff-dev libcjson-dev libinih-dev
   libcunit1-dev
   libvulkan-dev mesa-vulkan-drivers glslc vulkan-validationlayers spirv-tools vulkan-tools
   openmpi-bin libopenmpi-dev

@@ -341,22 +341,6 @@ char *tt_memory_report_json(const tt_backend *backend, size_t largest)
     return text;
 }
 
-tt_status tt_fft2d_run(tt_backend *backend, const tt_fft2d *f)
-{
-    if (!backend->ops->fft2d)
-        return tt_error_new(TT_ERR_UNSUPPORTED, "2-D FFT is not available on backend %s",
-                            backend->ops->name);
-    if (f->batch == 0 || f->h == 0 || f->w == 0) return NULL;
-    if (f->real.offset || f->spectrum.offset)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "2-D FFT: buffers must start at offset 0 (got %zu and %zu)",
-                            f->real.offset, f->spectrum.offset);
-    TT_TRY(check_range("2-D FFT (real planes)", f->real, f->batch * f->h * f->w * sizeof(float)));
-    TT_TRY(check_range("2-D FFT (spectra)", f->spectrum,
-                       f->batch * f->h * (f->w / 2 + 1) * 2 * sizeof(float)));
-    return backend->ops->fft2d(backend, f);
-}
-
 /* ---- argument checks shared by the ops ---------------------------------- */
 
 tt_status tt_mem_check(const char *op, const char *what, tt_mem mem, size_t bytes)

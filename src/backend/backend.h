@@ -126,17 +126,6 @@ typedef struct tt_im2col {
     tt_mem col;                     /* (channels * kernel_h * kernel_w, out_h * out_w) */
 } tt_im2col;
 
-/* Batched 2-D FFT of real float planes (batch, h, w) <-> their half
- * spectra (batch, h, w/2 + 1) of interleaved complex floats.  forward:
- * real -> spectrum; inverse: spectrum -> real, scaled by 1 / (h w).  Both
- * buffers at byte offset 0 (FFT libraries take no offsets); out of place. */
-typedef struct tt_fft2d {
-    int inverse;
-    size_t batch, h, w;
-    tt_mem real;     /* (batch, h, w) floats */
-    tt_mem spectrum; /* (batch, h, w/2 + 1) complex: 2 floats each */
-} tt_fft2d;
-
 /* Device memory a backend holds for its buffers when it places them in
  * larger blocks (Vulkan): at least the bytes accounted in the buffers; the
  * rest is alignment, free space in blocks and a spare block. */
@@ -165,8 +154,6 @@ typedef struct tt_backend_ops {
     /* Optional (NULL: TT_ERR_UNSUPPORTED from the wrappers). */
     tt_status (*im2col)(tt_backend *backend, const tt_im2col *geometry);
     tt_status (*col2im)(tt_backend *backend, const tt_im2col *geometry);
-    /* Optional (NULL: TT_ERR_UNSUPPORTED from tt_fft2d_run). */
-    tt_status (*fft2d)(tt_backend *backend, const tt_fft2d *fft);
     /* Optional (NULL: every program): whether the backend has the kernels
      * of `program` (opencl/<program>.cl, shaders/<program>/), so that ops
      * choose among the algorithms it can run. */
@@ -334,9 +321,6 @@ tt_status tt_gemm_run(tt_backend *backend, const tt_gemm *gemm);
  * into g->im.  Both check that the image and the columns fit their buffers. */
 tt_status tt_im2col_run(tt_backend *backend, const tt_im2col *g);
 tt_status tt_col2im_run(tt_backend *backend, const tt_im2col *g);
-
-/* One batched 2-D real FFT (see tt_fft2d); checks sizes, offsets, buffers. */
-tt_status tt_fft2d_run(tt_backend *backend, const tt_fft2d *fft);
 
 /* Whether the backend has the kernels of `program` (has_program; 1 when
  * the backend does not say). */

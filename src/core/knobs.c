@@ -30,7 +30,7 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                            "Runs CLBlast with its own parameters: the device's tuning file "
                            "(tiletrain tune) is not applied."},
     [TT_KNOB_CONV_ALGO] = {"TT_CONV_ALGO", TT_KNOB_USER, "src/ops/conv_algo_name.c",
-                           "auto, im2col_gemm, direct, winograd, fft, implicit_gemm, "
+                           "auto, im2col_gemm, direct, winograd, implicit_gemm, "
                            "winograd4x4 or winograd4x4_fused",
                            "The default of --algo (train, mem, bench, eval, predict): the "
                            "convolution algorithm of every layer; --algo wins, and an unknown "

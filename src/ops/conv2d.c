@@ -133,7 +133,6 @@ static const tt_conv_algo_impl *const conv2d_algos[] = {
     [TT_CONV_ALGO_IM2COL_GEMM] = &im2col_impl,
     [TT_CONV_ALGO_DIRECT] = &tt_conv_direct_impl,
     [TT_CONV_ALGO_WINOGRAD] = &tt_conv_winograd_impl,
-    [TT_CONV_ALGO_FFT] = &tt_conv_fft_impl,
     [TT_CONV_ALGO_IMPLICIT_GEMM] = &tt_conv_igemm_impl,
     [TT_CONV_ALGO_WINOGRAD4] = &tt_conv_winograd4_impl,
     [TT_CONV_ALGO_WINOGRAD4_FUSED] = &tt_conv_winograd4_fused_impl,

@@ -138,7 +138,7 @@ static tt_conv_algo concrete(const tt_conv_call *c, tt_conv_algo want, tt_conv_d
 }
 
 /* Whether `be` has what `algo` launches on the call's shape (a backend may
- * lack programs: Vulkan has no FFT and neither winograd4x4); NULL: any. */
+ * lack programs: Vulkan has neither winograd4x4); NULL: any. */
 static int on_backend(const tt_backend *be, const tt_conv_call *c, tt_conv_algo algo)
 {
     if (!be) return 1;
@@ -152,8 +152,6 @@ static int on_backend(const tt_backend *be, const tt_conv_call *c, tt_conv_algo 
     case TT_CONV_ALGO_DIRECT: return tt_backend_has_program(be, c->family->direct_program(c->shape));
     case TT_CONV_ALGO_WINOGRAD:
         return (dry || be->ops->gemm) && tt_backend_has_program(be, "conv_winograd");
-    case TT_CONV_ALGO_FFT:
-        return (dry || be->ops->fft2d) && tt_backend_has_program(be, "conv_fft");
     case TT_CONV_ALGO_IMPLICIT_GEMM: return tt_backend_has_program(be, "conv_igemm");
     case TT_CONV_ALGO_WINOGRAD4:
     case TT_CONV_ALGO_WINOGRAD4_FUSED: return tt_backend_has_program(be, "conv_winograd4");
@@ -166,14 +164,14 @@ static int on_backend(const tt_backend *be, const tt_conv_call *c, tt_conv_algo 
 /* The kinds of device AUTO times each algorithm on (any runs by name).
  * An OpenCL CPU is PoCL; the winograd4x4 pair is code for it (a work-item
  * per group, its transforms in private memory, which a GPU would spill);
- * Winograd F(2x2) and FFT won no pick there in any find-db measured
+ * Winograd F(2x2) won no pick there in any find-db measured
  * (docs/ops.md, "The first run on a device"), so a first run does not
  * compile them for it.  im2col_gemm runs everywhere: it is the verifier's
  * first reference. */
 typedef enum { TUNED_CL_CPU = 1, TUNED_ELSEWHERE = 2, TUNED_ALL = 3 } tuned_kinds;
 static const unsigned char tuned_on[TT_CONV_ALGO_COUNT] = {
     [TT_CONV_ALGO_IM2COL_GEMM] = TUNED_ALL,     [TT_CONV_ALGO_DIRECT] = TUNED_ALL,
-    [TT_CONV_ALGO_WINOGRAD] = TUNED_ELSEWHERE,  [TT_CONV_ALGO_FFT] = TUNED_ELSEWHERE,
+    [TT_CONV_ALGO_WINOGRAD] = TUNED_ELSEWHERE,
     [TT_CONV_ALGO_IMPLICIT_GEMM] = TUNED_ALL,   [TT_CONV_ALGO_WINOGRAD4] = TUNED_CL_CPU,
     [TT_CONV_ALGO_WINOGRAD4_FUSED] = TUNED_CL_CPU,
 };

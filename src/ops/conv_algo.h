@@ -20,7 +20,6 @@
  *   im2col_gemm   all                 all                    all
  *   direct        groups 1            groups 1               groups 1
  *   winograd      3x3 s1 d1 g1        same, pad <= 2 (flip)  -> im2col_gemm
- *   fft           s1 d1 g1 kH*kW>=25  same (adjoint)         same
  *   implicit_gemm all                 all                    all
  *   winograd4x4   3x3 s1 d1 g1,       same, pad <= 2 (flip)  same
  *                 Cin, Cout % 16 == 0
@@ -38,7 +37,6 @@ typedef enum tt_conv_algo {
     TT_CONV_ALGO_IM2COL_GEMM,  /* im2col / col2im + GEMM (CLBlast), one image at a time */
     TT_CONV_ALGO_DIRECT,       /* direct loops, one output element per work-item */
     TT_CONV_ALGO_WINOGRAD,     /* F(2x2,3x3): transforms + 16 batched GEMMs (CLBlast) */
-    TT_CONV_ALGO_FFT,          /* clFFT spectra, products per frequency, inverse */
     TT_CONV_ALGO_IMPLICIT_GEMM, /* GEMM tiles gathered from the image, no column buffer */
     TT_CONV_ALGO_WINOGRAD4,    /* F(4x4,3x3): transforms + its own products, channels in lanes */
     TT_CONV_ALGO_WINOGRAD4_FUSED, /* F(4x4,3x3) in one kernel, tiles in lanes: narrow layers */
@@ -47,15 +45,15 @@ typedef enum tt_conv_algo {
 
 /* The names, as an option table's choices (core/options.h) and --help. */
 #define TT_CONV_ALGO_CHOICES \
-    "auto|im2col_gemm|direct|winograd|fft|implicit_gemm|winograd4x4|winograd4x4_fused"
+    "auto|im2col_gemm|direct|winograd|implicit_gemm|winograd4x4|winograd4x4_fused"
 #define TT_CONV_ALGO_HELP \
     "convolutions: auto (the fastest per layer and direction, timed once and kept in the " \
-    "find-db), im2col_gemm, direct, winograd, fft, implicit_gemm, winograd4x4 or " \
+    "find-db), im2col_gemm, direct, winograd, implicit_gemm, winograd4x4 or " \
     "winograd4x4_fused (where one cannot run a layer's shape, im2col_gemm does; one the " \
-    "backend lacks, fft and the winograd4x4 pair on Vulkan, is an error); " \
+    "backend lacks, the winograd4x4 pair on Vulkan, is an error); " \
     "default $TT_CONV_ALGO, else auto"
 
-/* "auto", "im2col_gemm", "direct", "winograd", "fft", "implicit_gemm",
+/* "auto", "im2col_gemm", "direct", "winograd", "implicit_gemm",
  * "winograd4x4", "winograd4x4_fused"; "unknown"
  * outside the enum.  The find-db stores these names: new values go last. */
 const char *tt_conv_algo_name(tt_conv_algo algo);
@@ -121,7 +119,6 @@ int tt_conv_algo_runs(const tt_conv_algo_impl *impl, const tt_conv_shape *s, tt_
 /* The rows' entry points, one file per algorithm. */
 extern const tt_conv_algo_impl tt_conv_direct_impl;    /* src/ops/conv_direct.c */
 extern const tt_conv_algo_impl tt_conv_winograd_impl;  /* src/ops/conv_winograd.c */
-extern const tt_conv_algo_impl tt_conv_fft_impl;       /* src/ops/conv_fft.c */
 extern const tt_conv_algo_impl tt_conv_igemm_impl;     /* src/ops/conv_igemm.c */
 extern const tt_conv_algo_impl tt_conv_winograd4_impl; /* src/ops/conv_winograd4.c */
 extern const tt_conv_algo_impl tt_conv_winograd4_fused_impl; /* conv_winograd4_fused.c */
@@ -246,7 +243,7 @@ tt_conv_algo tt_conv_dispatch_known(const tt_backend *be, const tt_conv_call *ca
                                     tt_conv_dir dir);
 /* Whether `be` has the kernels and members for every direction the call
  * runs (with AUTO: at least one candidate per direction); a call forcing an
- * algorithm that `be` lacks (FFT on Vulkan) fails on it with
+ * algorithm that `be` lacks (winograd4x4 on Vulkan) fails on it with
  * TT_ERR_UNSUPPORTED naming the algorithm. */
 int tt_conv_dispatch_runs_on(const tt_backend *be, const tt_conv_call *call);
 

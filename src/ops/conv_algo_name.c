@@ -13,7 +13,6 @@ static const char *const algo_names[] = {
     [TT_CONV_ALGO_IM2COL_GEMM] = "im2col_gemm",
     [TT_CONV_ALGO_DIRECT] = "direct",
     [TT_CONV_ALGO_WINOGRAD] = "winograd",
-    [TT_CONV_ALGO_FFT] = "fft",
     [TT_CONV_ALGO_IMPLICIT_GEMM] = "implicit_gemm",
     [TT_CONV_ALGO_WINOGRAD4] = "winograd4x4",
     [TT_CONV_ALGO_WINOGRAD4_FUSED] = "winograd4x4_fused",
@@ -35,7 +34,7 @@ tt_status tt_conv_algo_parse(const char *name, tt_conv_algo *out)
         }
     return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                         "unknown convolution algorithm '%s'; use one of auto, im2col_gemm, "
-                        "direct, winograd, fft, implicit_gemm, winograd4x4, winograd4x4_fused",
+                        "direct, winograd, implicit_gemm, winograd4x4, winograd4x4_fused",
                         name ? name : "(null)");
 }
 

@@ -140,7 +140,6 @@ static const int convt_rows[] = {
     [TT_CONV_ALGO_IM2COL_GEMM] = 1,
     [TT_CONV_ALGO_DIRECT] = 1,
     [TT_CONV_ALGO_WINOGRAD] = 1,
-    [TT_CONV_ALGO_FFT] = 1,
     [TT_CONV_ALGO_IMPLICIT_GEMM] = 1,
     [TT_CONV_ALGO_WINOGRAD4] = 1,
     [TT_CONV_ALGO_WINOGRAD4_FUSED] = 1,

@@ -23,7 +23,6 @@ static void cl_destroy(tt_backend *backend)
         /* CLBlast caches programs by context; a later context at the same
          * address must not find this one's programs */
         CLBlastClearCache();
-        tt_cl_fft_release(cl);
         tt_cl_programs_release(cl);
         if (cl->queue) clReleaseCommandQueue(cl->queue);
         if (cl->context) clReleaseContext(cl->context);
@@ -150,7 +149,6 @@ static const tt_backend_ops cl_ops = {
     .finish = cl_finish,
     .im2col = tt_cl_im2col,
     .col2im = tt_cl_col2im,
-    .fft2d = tt_cl_fft2d,
 };
 
 /* Whether the driver keeps every kernel it compiles in a cache of its own,

@@ -34,7 +34,6 @@ typedef struct tt_cl_backend {
     cl_event *events;
     char (*event_kinds)[TT_PROFILE_KIND_BYTES];
     int event_count, event_capacity;
-    struct tt_cl_fft_cache *fft;  /* clFFT plans (cl_fft.c); NULL until the first FFT */
 } tt_cl_backend;
 
 /* Finds the platform and device behind tt_devices_list()'s index. */
@@ -59,9 +58,5 @@ tt_status tt_cl_gemm(tt_backend *backend, const tt_gemm *gemm);
 tt_status tt_cl_im2col(tt_backend *backend, const tt_im2col *geometry);
 tt_status tt_cl_col2im(tt_backend *backend, const tt_im2col *geometry);
 
-/* Batched 2-D real FFTs through clFFT (cl_fft.c); plans cached per size. */
-tt_status tt_cl_fft2d(tt_backend *backend, const tt_fft2d *fft);
-/* Frees the plans (and clFFT itself with the last backend).  NULL is allowed. */
-void tt_cl_fft_release(tt_cl_backend *cl);
 
 #endif
