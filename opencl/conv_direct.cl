@@ -15,7 +15,7 @@
 /* Sizes the host passes to every build as -D defines (src/ops/conv_direct.c,
  * params_of); there are no defaults here, so nothing on the host mirrors
  * this file:
- *   TT_DIRECT_COB    output channels per work-item (forward): 4, 8 or 16
+ *   TT_DIRECT_COB    output channels per work-item (forward): 8 (w8) or 16
  *   TT_DIRECT_CIB    input channels per work-item (backward data): likewise
  *   TT_DIRECT_TAPS   kernel taps per work-group (backward weight)
  *   TT_DIRECT_WCOB   output channels per work-group (backward weight)

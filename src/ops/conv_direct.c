@@ -47,6 +47,8 @@
 #define DIRECT_K3_COB 4   /* output channels per work-item (3x3 kernels) */
 #define DIRECT_K3_CHUNKS 4 /* column chunks of 8 per work-group (3x3 forward) */
 #define DIRECT_WG_MAX 256 /* cap of the backward-weight work-group */
+#define DIRECT_COB 16     /* channels per work-item (scalar and tiled) */
+#define DIRECT_COB_W8 8   /* channels per work-item (w8) */
 
 /* Per-device launch parameters, derived from the device's limits. */
 typedef struct direct_params {
@@ -65,23 +67,15 @@ static tt_kernel_variant variant_of(const tt_backend *be, const tt_conv_shape *s
     return v == TT_KERNEL_W8 && s->sw != 1 ? TT_KERNEL_SCALAR : v;
 }
 
-/* Channels per work-item: enough to reuse each load, few enough to waste
- * little work on the last block (one program per distinct block). */
-static size_t channel_block(size_t channels)
-{
-    return channels >= 16 ? 16 : channels > 4 ? 8 : 4;
-}
-
 static direct_params params_of(const tt_backend *be, const tt_conv_shape *s)
 {
     direct_params p;
-    /* one block for both directions: fewer programs to build (PoCL builds
-     * each option set in seconds), little waste for the UNet's shapes */
-    p.cob = p.cib = channel_block(s->cout > s->cin ? s->cout : s->cin);
-    if (variant_of(be, s) == TT_KERNEL_W8) { /* 8 float8 accumulators fill the registers */
-        if (p.cob > 8) p.cob = 8;
-        if (p.cib > 8) p.cib = 8;
-    }
+    /* channels per work-item, both directions: one block a variant, not
+     * one a shape, so that a device builds the program once for every
+     * layer (a layer with fewer channels computes the block's rest on
+     * zeros, unstored); w8 keeps 8 float8 accumulators, which fill the
+     * registers */
+    p.cob = p.cib = variant_of(be, s) == TT_KERNEL_W8 ? DIRECT_COB_W8 : DIRECT_COB;
     size_t max_wg = be->device.max_work_group_size ? be->device.max_work_group_size : 1;
     size_t local_floats = (size_t)(be->device.local_mem_bytes / sizeof(float));
     p.wg = tt_pow2_floor(max_wg < DIRECT_WG_MAX ? max_wg : DIRECT_WG_MAX);
