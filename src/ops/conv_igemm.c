@@ -49,10 +49,11 @@ static int pow2(size_t v) { return v && (v & (v - 1)) == 0; }
 
 /* The tile for a product of `rows` x `columns` on `be`'s device; `fitted`:
  * a work-group no larger than the product needs.  PoCL compiles a kernel
- * anew for every work-group size it is launched with (seconds for the
- * weight gradient's), so there the weight gradient keeps one size for
- * every layer: its products are large on the deep layers it wins on, and
- * on a small one the idle work-items only make a loser slower. */
+ * anew for every work-group size it is launched with (about a second
+ * each, the weight gradient's several), so there every direction keeps
+ * one size for every layer (fitted()): its products are large on the deep
+ * layers it wins on, and on a small one the idle work-items only make a
+ * loser slower. */
 static igemm_tiles tiles_of(const tt_backend *be, size_t rows, size_t columns, int fitted)
 {
     tt_kernel_variant v = tt_device_traits_of(be).direct;
@@ -89,6 +90,10 @@ static igemm_tiles tiles_of(const tt_backend *be, size_t rows, size_t columns, i
 }
 
 static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+
+/* Whether work-groups shrink to a product's rows and columns: not on an
+ * OpenCL CPU, where each size is a compile of its own (tiles_of). */
+static int fitted(const tt_backend *be) { return !tt_device_traits_of(be).opencl_cpu; }
 
 /* The weight gradient's slices of the N OH OW pixels: one per
  * SLICE_PIXELS ($TT_CONV_IGEMM_SLICE: tests), at most SLICES_MAX, and no
@@ -188,7 +193,7 @@ static tt_status igemm_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem we
                                tt_mem bias, const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
     (void)ws;
-    igemm_tiles t = tiles_of(be, s->cout_g, s->batch * s->out_plane, 1);
+    igemm_tiles t = tiles_of(be, s->cout_g, s->batch * s->out_plane, fitted(be));
     size_t per = images_per_launch(&t, s->out_plane), span = reduction_per_launch(be, &t, s->k);
     tt_mem bias_mem = bias.buffer ? bias : weight; /* any valid buffer; unread */
     for (size_t n0 = 0; n0 < s->batch; n0 += per) {
@@ -227,7 +232,7 @@ static tt_status igemm_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, t
     (void)ws;
     TT_TRY(tt_conv_clear_input(be, dinp, s, accumulate));
     size_t phase_pixels = ceil_div(s->h, s->sh) * ceil_div(s->w, s->sw); /* the largest phase's */
-    igemm_tiles t = tiles_of(be, s->cin_g, s->batch * phase_pixels, 1);
+    igemm_tiles t = tiles_of(be, s->cin_g, s->batch * phase_pixels, fitted(be));
     size_t per = images_per_launch(&t, phase_pixels);
     for (size_t ry = 0; ry < s->sh && ry < s->h; ry++)
         for (size_t rx = 0; rx < s->sw && rx < s->w; rx++) {
@@ -257,7 +262,7 @@ static tt_status igemm_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, t
 static tt_status igemm_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
                                        const tt_conv_shape *s, tt_mem ws)
 {
-    igemm_tiles t = tiles_of(be, s->cout_g, s->k, !tt_device_traits_of(be).opencl_cpu);
+    igemm_tiles t = tiles_of(be, s->cout_g, s->k, fitted(be));
     igemm_slices sl = slices_of(s);
     igemm_launch l = launch_of(&t, s->cout_g, s->k, sl.count * s->groups);
     size_t span = reduction_per_launch(be, &t, sl.len);
