@@ -153,3 +153,19 @@ inline ushort8 tt_f32_to_bf16_8(const float8 value)
     return convert_ushort8(select(rounded, (x >> 16) | 0x40u, as_uint8((x & 0x7fffffffu) > 0x7f800000u)));
 }
 inline float8 tt_bf16_to_f32_8(const ushort8 bits) { return as_float8(convert_uint8(bits) << 16); }
+
+/* The direct convolutions' geometry arguments (conv_direct*.cl: N, Cin, H,
+ * W, Cout, OH, OW, kH, kW, sH, sW, pH, pW, dH, dW) and their forwards'
+ * arguments and pointers. */
+#define TT_GEOMETRY                                                                   \
+    const int N, const int Cin, const int H, const int W, const int Cout, const int OH, \
+        const int OW, const int KH, const int KW, const int SH, const int SW, const int PH, \
+        const int PW, const int DH, const int DW
+#define TT_FORWARD_ARGS                                                                  \
+    TT_MEM(float, out), TT_MEM(const float, inp), TT_MEM(const float, weight),           \
+        TT_MEM(const float, bias), const int has_bias, const int accumulate, TT_GEOMETRY
+#define TT_FORWARD_PTRS         \
+    TT_PTR(float, out);         \
+    TT_PTR(const float, inp);   \
+    TT_PTR(const float, weight); \
+    TT_PTR(const float, bias)

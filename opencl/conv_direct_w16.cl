@@ -40,11 +40,6 @@
 #define K16_TAP_AT(ci, t) ((long)(ci) * 9 + (t))
 #endif
 
-#define TT_GEOMETRY                                                                   \
-    const int N, const int Cin, const int H, const int W, const int Cout, const int OH, \
-        const int OW, const int KH, const int KW, const int SH, const int SW, const int PH, \
-        const int PW, const int DH, const int DW
-
 /* The padded plane (H, W), any W: rows of P = W16 + 16 floats (W16: W
  * rounded up to a multiple of 16), 16 zeros then the row, then zeros up
  * to W16 (so that the right neighbour of the last column is a zero: the

@@ -3,11 +3,13 @@
 is shaders/<program>/<K>.comp, except the programs that are OpenCL's alone
 (docs/backend.md): conv_winograd4 (an
 algorithm of its own, winograd4x4, that the dispatch offers only where the
-program is), conv_direct_w16 and convt_tiles_w16 (16-lane float16 variants
-of conv_direct's 3x3 kernels and of convt_tiles' forward, chosen only where
-an OpenCL device prefers 16-lane float vectors; Vulkan states no such
-preference and runs conv_direct's and convt_tiles' shaders, which compute
-the same sums).  A program counts as
+program is), conv_direct_k3 (the 3x3 kernels of 8 columns a work-item for
+OpenCL CPUs: lavapipe, Vulkan's CPU device, ran them 3.6 times slower than
+conv_direct's scalar shaders, and GPUs take the tiled ones), conv_direct_w16
+and convt_tiles_w16 (16-lane float16 variants of those 3x3 kernels and of
+convt_tiles' forward, chosen only where an OpenCL device prefers 16-lane
+float vectors; Vulkan states no such preference and runs conv_direct's and
+convt_tiles' shaders, which compute the same sums).  A program counts as
 present on a backend when any of its kernels is there, so a missing one
 would only show when an op launches it.
 
@@ -18,7 +20,7 @@ import pathlib
 import re
 import sys
 
-OPENCL_ONLY = {"conv_winograd4", "conv_direct_w16", "convt_tiles_w16"}
+OPENCL_ONLY = {"conv_winograd4", "conv_direct_k3", "conv_direct_w16", "convt_tiles_w16"}
 KERNEL = re.compile(r"__kernel\b(?:[^;{]*?)\bvoid\s+(\w+)\s*\(", re.S)
 
 

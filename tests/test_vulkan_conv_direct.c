@@ -37,12 +37,12 @@ typedef struct direct_case {
 } direct_case;
 
 static const direct_case cases[] = {
-    /* the UNet's 3x3: W a multiple of 8, from a padded copy on the w8 path */
+    /* the UNet's 3x3, W a multiple of 8 (OpenCL's w8 runs it from a padded copy) */
     {"3x3 s1 p1 8x16 3->5, bias", 0, 2, 3, 8, 16, 5, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0},
-    /* odd sizes: the 3x3 kernels' edges, a ragged row block */
+    /* odd sizes: the 3x3 kernels' edges (and OpenCL's ragged row block) */
     {"3x3 s1 p1 7x9 4->6, adding", 0, 1, 4, 7, 9, 6, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1},
-    /* 17 input channels and 41 columns: two tiles of 16 channels and two
-     * work-groups of 32 columns in the staged 3x3 forward */
+    /* 17 input channels and 41 columns: blocks of channels and work-groups
+     * of columns cut short */
     {"3x3 s1 p1 3x41 17->2, bias", 0, 1, 17, 3, 41, 2, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0},
     {"1x1 6x5 4->3, bias", 0, 2, 4, 6, 5, 3, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0},
     {"3x3 s2 p1 9x7 3->4", 0, 1, 3, 9, 7, 4, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0},
@@ -56,43 +56,20 @@ static const direct_case cases[] = {
 };
 enum { CASE_COUNT = sizeof cases / sizeof cases[0] };
 
-static int is_k3(const direct_case *c)
-{
-    return c->kh == 3 && c->kw == 3 && c->sh == 1 && c->sw == 1 && c->ph == 1 && c->pw == 1 &&
-           c->dh == 1 && c->dw == 1;
-}
-
-/* The variants of src/ops/conv_direct.c and the knobs of its 3x3 kernels,
- * chosen so that every kernel of the program runs: scalar (forward,
- * backward data and weight), tiled (the tiled forward), w8 (the 8-wide
- * three; on 3x3 cases the padded forward and weight gradient, conv_pad_k3,
- * conv_weight_flip3 and the band sums, or the unpadded ones where W is not
- * a multiple of 8), then the staged forward, the unpadded kernels forced,
- * several bands of rows an image, several images a band. */
+/* The variants of src/ops/conv_direct.c, so that every kernel of the
+ * program runs: scalar (forward, backward data and weight), tiled (the
+ * tiled forward), w8 (the 8-wide three, the 3x3 too: its own 8-wide
+ * kernels are OpenCL's alone, conv_direct_k3.cl). */
 typedef struct config {
-    const char *name, *variant, *staged, *padded, *k3w_padded, *bands;
-    int k3_only; /* only the 3x3 cases: the knobs change nothing else */
+    const char *name, *variant;
 } config;
 
-static const config configs[] = {
-    {"scalar", "scalar", NULL, NULL, NULL, NULL, 0},
-    {"tiled", "tiled", NULL, NULL, NULL, NULL, 0},
-    {"w8", "w8", NULL, NULL, NULL, NULL, 0},
-    {"w8, staged 3x3 forward", "w8", "1", NULL, NULL, NULL, 1},
-    {"w8, unpadded 3x3", "w8", "0", "0", "0", NULL, 1},
-    {"w8, 3x3 bands of rows", "w8", NULL, NULL, NULL, "2000,100000", 1},
-    {"w8, 3x3 images to a band (padded)", "w8", NULL, NULL, "1", "1000000,1", 1},
-    {"w8, 3x3 images to a band (unpadded)", "w8", NULL, NULL, "0", "1000000,1", 1},
-};
+static const config configs[] = {{"scalar", "scalar"}, {"tiled", "tiled"}, {"w8", "w8"}};
 enum { CONFIG_COUNT = sizeof configs / sizeof configs[0] };
 
 static void apply(const config *f)
 {
     th_setenv("TT_CONV_DIRECT_VARIANT", f ? f->variant : NULL);
-    th_setenv("TT_K3_STAGED", f ? f->staged : NULL);
-    th_setenv("TT_K3_PADDED", f ? f->padded : NULL);
-    th_setenv("TT_K3W_PADDED", f ? f->k3w_padded : NULL);
-    th_setenv("TT_CONV_K3W_BANDS", f ? f->bands : NULL);
 }
 
 static tt_conv2d_desc conv_desc(const direct_case *c)
@@ -284,7 +261,6 @@ static void test_direct_cases(void)
         double *want[ARRAYS], *mag[ARRAYS];
         reference_of(c, n, in, want, mag);
         for (int f = 0; f < CONFIG_COUNT; f++) {
-            if (configs[f].k3_only && !is_k3(c)) continue;
             apply(&configs[f]);
             op_io cl = {.count = ARRAYS}, vk;
             for (int k = 0; k < ARRAYS; k++) cl.n[k] = n[k], cl.in[k] = in[k];

@@ -132,18 +132,13 @@ static void test_bias_long_plane(void)
 }
 
 /* The DIRECT weight gradient of one channel pair, a k x k kernel (padding
- * k / 2): for the 3x3 on CPUs conv_direct_backward_weight_k3, or _k3p from
- * a padded copy, with the bands' cap on partial sums set to one band
- * (TT_CONV_K3W_BANDS); else conv_direct_backward_weight(_w8), whose
- * invocation sums every image's rows. */
-static void check_direct_weight(const char *variant, const char *padded, int k, int batch, int h,
-                                int w)
+ * k / 2): conv_direct_backward_weight(_w8), whose invocation sums every
+ * image's rows (the 8-wide 3x3 kernels are OpenCL's alone). */
+static void check_direct_weight(const char *variant, int k, int batch, int h, int w)
 {
     tt_backend *be = vulkan();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
     th_setenv("TT_CONV_DIRECT_VARIANT", variant);
-    th_setenv("TT_K3W_PADDED", padded);
-    th_setenv("TT_CONV_K3W_BANDS", "1000000000,9");
     tt_conv2d_desc d = {.batch = batch, .in_channels = 1, .in_h = h, .in_w = w,
                         .out_channels = 1, .kernel_h = k, .kernel_w = k, .stride_h = 1,
                         .stride_w = 1, .pad_h = k / 2, .pad_w = k / 2, .dilation_h = 1,
@@ -178,12 +173,10 @@ static void check_direct_weight(const char *variant, const char *padded, int k, 
             double err = rel_err(got[ky * k + kx], sum, sum); /* terms all positive */
             worst = err > worst ? err : worst;
         }
-    printf("\n    %dx%d weight gradient (%s, padded %s), %d x %d x %d: worst error %.1e", k, k,
-           variant, padded, batch, h, w, worst);
+    printf("\n    %dx%d weight gradient (%s), %d x %d x %d: worst error %.1e", k, k, variant,
+           batch, h, w, worst);
     CU_ASSERT(worst < 1e-5);
     th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
-    th_setenv("TT_K3W_PADDED", NULL);
-    th_setenv("TT_CONV_K3W_BANDS", NULL);
     free(x), free(dy), free(wt), free(got);
     tt_buffer_free(X), tt_buffer_free(DY), tt_buffer_free(DX), tt_buffer_free(W),
         tt_buffer_free(DW);
@@ -192,10 +185,10 @@ static void check_direct_weight(const char *variant, const char *padded, int k, 
 
 static void test_direct_weight_rows(void)
 {
-    check_direct_weight("w8", "0", 3, 1, 600, 300);  /* 600 rows of 38 vectors in one band */
-    check_direct_weight("w8", "1", 3, 8, 1024, 128); /* 4096 row pairs of 16 vectors */
-    check_direct_weight("w8", "0", 1, 1, 600, 1000); /* 600 rows of 125 vectors */
-    check_direct_weight("scalar", "0", 1, 2, 15000, 256); /* 30000 rows of one step */
+    check_direct_weight("w8", 3, 1, 600, 300);       /* 600 rows of 38 vectors */
+    check_direct_weight("w8", 3, 8, 1024, 128);      /* 8192 rows of 16 vectors */
+    check_direct_weight("w8", 1, 1, 600, 1000);      /* 600 rows of 125 vectors */
+    check_direct_weight("scalar", 1, 2, 15000, 256); /* 30000 rows of one step */
 }
 
 /* The weight gradient of a 2x2 stride-2 transposed convolution (the UNet's

@@ -10,10 +10,12 @@
  *           scalar
  *   w8      CPUs (PoCL), stride 1 along W: 8 columns per work-item as float8,
  *           so the SIMD units are used whatever the runtime vectorises; the
- *           UNet's 3x3 (stride 1, padding 1) has kernels of its own: the
- *           forward (also the input gradient, with flipped weights), staged
- *           through local memory from 512x512 planes up, and the weight
- *           gradient over bands of rows; where the device prefers 16-lane
+ *           UNet's 3x3 (stride 1, padding 1) has kernels of its own
+ *           (opencl/conv_direct_k3.cl, OpenCL's alone: Vulkan's CPU device
+ *           runs the scalar shaders faster): the forward (also the input
+ *           gradient, with flipped weights), staged through local memory
+ *           from 512x512 planes up, and the weight gradient over bands of
+ *           rows; where the device prefers 16-lane
  *           float vectors (device_traits.h, direct_w16), planes of the 3x3
  *           at least 16 wide run 16 columns per work-item as float16 (the
  *           last vector of a row part used), from a padded copy of each
@@ -87,10 +89,8 @@ static direct_params params_of(const tt_backend *be, const tt_conv_shape *s)
     p.kxb = s->kw < 3 ? s->kw : 3;
     snprintf(p.options, sizeof p.options,
              "-DTT_DIRECT_COB=%zu -DTT_DIRECT_CIB=%zu -DTT_DIRECT_WG=%zu -DTT_DIRECT_TW=%zu "
-             "-DTT_DIRECT_TH=%zu -DTT_DIRECT_KXB=%zu -DTT_DIRECT_TAPS=%d -DTT_DIRECT_WCOB=%d "
-             "-DTT_DIRECT_ROWS=%d -DTT_DIRECT_K3_COB=%d -DTT_DIRECT_K3_CHUNKS=%d",
-             p.cob, p.cib, p.wg, p.tw, p.th, p.kxb, DIRECT_TAPS, DIRECT_WCOB, DIRECT_ROWS,
-             DIRECT_K3_COB, DIRECT_K3_CHUNKS);
+             "-DTT_DIRECT_TH=%zu -DTT_DIRECT_KXB=%zu -DTT_DIRECT_TAPS=%d -DTT_DIRECT_WCOB=%d",
+             p.cob, p.cib, p.wg, p.tw, p.th, p.kxb, DIRECT_TAPS, DIRECT_WCOB);
     return p;
 }
 
@@ -121,6 +121,22 @@ static int is_k3(const tt_conv_shape *s)
 {
     return s->kh == 3 && s->kw == 3 && s->sh == 1 && s->sw == 1 && s->ph == 1 && s->pw == 1 &&
            s->dh == 1 && s->dw == 1;
+}
+
+/* The options of opencl/conv_direct_k3.cl: its sizes alone (none per
+ * device or shape). */
+#define K3_TEXT_(x) #x
+#define K3_TEXT(x) K3_TEXT_(x)
+#define K3_OPTIONS                                                                    \
+    "-DTT_DIRECT_ROWS=" K3_TEXT(DIRECT_ROWS) " -DTT_DIRECT_K3_COB=" K3_TEXT(DIRECT_K3_COB) \
+    " -DTT_DIRECT_K3_CHUNKS=" K3_TEXT(DIRECT_K3_CHUNKS)
+
+/* Whether the 8-wide 3x3 kernels run `s` on `be` (with the w8 variant):
+ * OpenCL has them, Vulkan not (lavapipe runs the scalar shaders faster,
+ * opencl/conv_direct_k3.cl). */
+static int k3_runs(const tt_backend *be, const tt_conv_shape *s)
+{
+    return is_k3(s) && tt_backend_has_program(be, "conv_direct_k3");
 }
 
 /* The bands of conv_direct_backward_weight_k3: rows whose dout and input
@@ -500,11 +516,11 @@ static size_t direct_workspace_bytes(const tt_conv_shape *s)
 }
 
 /* conv_pad_k3: `images` images of `s`'s input from src into dst. */
-static tt_status launch_pad(tt_backend *be, const direct_params *p, tt_mem dst, tt_mem src,
-                            size_t images, const tt_conv_shape *s)
+static tt_status launch_pad(tt_backend *be, tt_mem dst, tt_mem src, size_t images,
+                            const tt_conv_shape *s)
 {
     size_t global[2] = {s->h + 3, images * s->cin};
-    return tt_launch_kernel(be, "conv_direct", "conv_pad_k3", p->options, 2, global, NULL,
+    return tt_launch_kernel(be, "conv_direct_k3", "conv_pad_k3", K3_OPTIONS, 2, global, NULL,
                             TT_ARGS(tt_arg_mem(dst), tt_arg_mem(src),
                                     tt_arg_i32((int)(images * s->cin)), tt_arg_i32((int)s->h),
                                     tt_arg_i32((int)s->w)));
@@ -596,9 +612,9 @@ static size_t row_width(const direct_params *p, size_t width)
 /* conv_direct_forward_k3 (or _staged, or _k3p) over shape s: out (+)=
  * conv(inp, weight) + bias (bias_mem read only with has_bias).  `room`
  * holds k3_forward_floats(s) floats. */
-static tt_status launch_k3(tt_backend *be, const direct_params *p, tt_mem out, tt_mem inp,
-                           tt_mem weight, tt_mem bias_mem, int has_bias, int accumulate,
-                           const tt_conv_shape *s, tt_mem room)
+static tt_status launch_k3(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
+                           tt_mem bias_mem, int has_bias, int accumulate, const tt_conv_shape *s,
+                           tt_mem room)
 {
     if (k3_w16(be, s))
         return launch_k3_w16(be, out, inp, weight, bias_mem, has_bias, accumulate, s, room, 0);
@@ -615,19 +631,19 @@ static tt_status launch_k3(tt_backend *be, const direct_params *p, tt_mem out, t
         global[2] = s->oh / DIRECT_ROWS;
         tt_status status = NULL;
         for (size_t n = 0; !status && n < s->batch; n++) {
-            status = launch_pad(be, p, room, tt_mem_f32(inp, n * s->cin * s->h * s->w), 1, s);
+            status = launch_pad(be, room, tt_mem_f32(inp, n * s->cin * s->h * s->w), 1, s);
             if (!status)
                 status = tt_launch_kernel(
-                    be, "conv_direct", "conv_direct_forward_k3p", p->options, 3, global, local,
+                    be, "conv_direct_k3", "conv_direct_forward_k3p", K3_OPTIONS, 3, global, local,
                     TT_ARGS(tt_arg_mem(tt_mem_f32(out, n * s->cout * s->oh * s->ow)),
                             tt_arg_mem(room), tt_arg_mem(weight), tt_arg_mem(bias_mem),
                             tt_arg_i32(has_bias), tt_arg_i32(accumulate), GEOMETRY_ARGS(&one)));
         }
         return status;
     }
-    return tt_launch_kernel(be, "conv_direct",
+    return tt_launch_kernel(be, "conv_direct_k3",
                             stage ? "conv_direct_forward_k3_staged" : "conv_direct_forward_k3",
-                            p->options, 3, global, local,
+                            K3_OPTIONS, 3, global, local,
                             TT_ARGS(tt_arg_mem(out), tt_arg_mem(inp), tt_arg_mem(weight),
                                     tt_arg_mem(bias_mem), tt_arg_i32(has_bias),
                                     tt_arg_i32(accumulate), GEOMETRY_ARGS(s)));
@@ -671,11 +687,11 @@ static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
     }
     int w8 = variant_of(be, s) == TT_KERNEL_W8;
     size_t columns = w8 ? (s->ow + 7) / 8 : s->ow;
-    if (w8 && is_k3(s)) {
+    if (w8 && k3_runs(be, s)) {
         tt_conv_workspace room = {0};
         TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.padded_input", ws,
                                          k3_forward_floats(s) * sizeof(float), &room));
-        tt_status status = launch_k3(be, &p, out, inp, weight, bias_mem, bias.buffer != NULL,
+        tt_status status = launch_k3(be, out, inp, weight, bias_mem, bias.buffer != NULL,
                                      accumulate, s, room.mem);
         tt_conv_workspace_release(&room);
         return status;
@@ -691,9 +707,8 @@ static tt_status direct_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
 /* A 3x3 stride-1 padding-1 input gradient is that convolution's forward
  * over dout with the weights flipped (conv_weight_flip3), adding or not;
  * the 16-wide kernels read them flipped where they are. */
-static tt_status k3_backward_data(tt_backend *be, const direct_params *p, tt_mem dinp,
-                                  tt_mem dout, tt_mem weight, const tt_conv_shape *s, tt_mem ws,
-                                  int accumulate)
+static tt_status k3_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
+                                  const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
     tt_conv_workspace flipped;
     size_t count = s->cout * s->cin * 9;
@@ -706,12 +721,12 @@ static tt_status k3_backward_data(tt_backend *be, const direct_params *p, tt_mem
         tt_conv_workspace_release(&flipped);
         return status;
     }
-    tt_status status = tt_launch_kernel(be, "conv_direct", "conv_weight_flip3", p->options, 1,
+    tt_status status = tt_launch_kernel(be, "conv_direct_k3", "conv_weight_flip3", K3_OPTIONS, 1,
                                         (size_t[]){count}, NULL,
                                         TT_ARGS(tt_arg_mem(flipped.mem), tt_arg_mem(weight),
                                                 tt_arg_i32((int)s->cout), tt_arg_i32((int)s->cin)));
     if (!status)
-        status = launch_k3(be, p, dinp, dout, flipped.mem, flipped.mem, 0, accumulate, &t,
+        status = launch_k3(be, dinp, dout, flipped.mem, flipped.mem, 0, accumulate, &t,
                            tt_mem_f32(flipped.mem, line_floats(count)));
     tt_conv_workspace_release(&flipped);
     return status;
@@ -742,8 +757,8 @@ static tt_status direct_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, 
 {
     if (k3s2_data_w16(be, s)) return launch_k3s2_data(be, dinp, dout, weight, s, accumulate);
     direct_params p = params_of(be, s);
-    if (variant_of(be, s) == TT_KERNEL_W8 && is_k3(s))
-        return k3_backward_data(be, &p, dinp, dout, weight, s, ws, accumulate);
+    if (variant_of(be, s) == TT_KERNEL_W8 && k3_runs(be, s))
+        return k3_backward_data(be, dinp, dout, weight, s, ws, accumulate);
     TT_TRY(tt_conv_clear_input(be, dinp, s, accumulate));
     size_t blocks = (s->cin + p.cib - 1) / p.cib;
     int w8 = variant_of(be, s) == TT_KERNEL_W8;
@@ -821,8 +836,8 @@ static tt_status k3w_w16_sums(tt_backend *be, tt_mem partial, tt_mem padded, tt_
 
 /* Band sums of (co, ci) pairs (work-groups of one), then their total; the
  * 3x3 stride 1, and the stride-2 one of the 16-wide kernels. */
-static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_mem dweight,
-                                    tt_mem dout, tt_mem inp, const tt_conv_shape *s, tt_mem ws)
+static tt_status k3_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
+                                    const tt_conv_shape *s, tt_mem ws)
 {
     int s2 = is_k3s2(s), w16 = s2 || k3_w16(be, s); /* s2: direct_backward_weight checked */
     k3w_bands b = k3w_bands_of(s, w16 ? K3W_W16_BAND_BYTES : K3W_BAND_BYTES,
@@ -840,7 +855,7 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
     } else if (!padded_input) {
         size_t global[2] = {pairs, b.count}, local[2] = {1, 1};
         status = tt_launch_kernel(
-            be, "conv_direct", "conv_direct_backward_weight_k3", p->options, 2, global, local,
+            be, "conv_direct_k3", "conv_direct_backward_weight_k3", K3_OPTIONS, 2, global, local,
             TT_ARGS(tt_arg_mem(partial.mem), tt_arg_mem(dout), tt_arg_mem(inp),
                     tt_arg_i32((int)b.images_per_band), tt_arg_i32((int)b.per_image),
                     tt_arg_i32((int)b.rows), GEOMETRY_ARGS(s)));
@@ -851,11 +866,11 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
         for (size_t n0 = 0, group = 0; !status && n0 < s->batch; n0 += b.images_per_band, group++) {
             tt_conv_shape g = *s;
             g.batch = s->batch - n0 < b.images_per_band ? s->batch - n0 : b.images_per_band;
-            status = launch_pad(be, p, padded, tt_mem_f32(inp, n0 * s->cin * s->h * s->w),
+            status = launch_pad(be, padded, tt_mem_f32(inp, n0 * s->cin * s->h * s->w),
                                 g.batch, s);
             if (!status)
                 status = tt_launch_kernel(
-                    be, "conv_direct", "conv_direct_backward_weight_k3p", p->options, 2, global,
+                    be, "conv_direct_k3", "conv_direct_backward_weight_k3p", K3_OPTIONS, 2, global,
                     local,
                     TT_ARGS(tt_arg_mem(tt_mem_f32(partial.mem, group * b.per_image * pairs * 9)),
                             tt_arg_mem(tt_mem_f32(dout, n0 * s->cout * s->oh * s->ow)),
@@ -865,7 +880,7 @@ static tt_status k3_backward_weight(tt_backend *be, const direct_params *p, tt_m
         }
     }
     if (!status)
-        status = tt_launch_kernel(be, "conv_direct", "conv_direct_weight_bands_sum", p->options, 1,
+        status = tt_launch_kernel(be, "conv_direct_k3", "conv_direct_weight_bands_sum", K3_OPTIONS, 1,
                                   (size_t[]){(pairs * 9 + 7) / 8}, NULL,
                                   TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(partial.mem),
                                           tt_arg_i32((int)sums), tt_arg_i32((int)(pairs * 9))));
@@ -893,9 +908,9 @@ static tt_status direct_backward_weight(tt_backend *be, tt_mem dweight, tt_mem d
     direct_params p = params_of(be, s);
     size_t chunks = (s->kh * s->kw + DIRECT_TAPS - 1) / DIRECT_TAPS;
     int w8 = variant_of(be, s) == TT_KERNEL_W8;
-    if (w8 && is_k3(s)) return k3_backward_weight(be, &p, dweight, dout, inp, s, ws);
+    if (w8 && k3_runs(be, s)) return k3_backward_weight(be, dweight, dout, inp, s, ws);
     if (k3s2_w16_shape(s) && tt_device_traits_of(be).direct_w16)
-        return k3_backward_weight(be, &p, dweight, dout, inp, s, ws);
+        return k3_backward_weight(be, dweight, dout, inp, s, ws);
     size_t global[3] = {0, 0, 1}, local[3] = {1, 1, 1};
     if (w8) {
         /* (channel block, ci) x (ky, chunk of kx), in work-groups of one:
