@@ -171,11 +171,10 @@ static void test_forward_add(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
     const tt_conv_algo algos[] = {TT_CONV_ALGO_IM2COL_GEMM, TT_CONV_ALGO_DIRECT,
                                   TT_CONV_ALGO_WINOGRAD, TT_CONV_ALGO_IMPLICIT_GEMM};
-    /* the last: DIRECT again on a plane 32 wide (the 16-wide 3x3 kernels
-     * where the device prefers 16-lane vectors; else the 8-wide padded) */
+    /* the last: DIRECT_W16 on a plane 32 wide (where the backend has it) */
     for (size_t a = 0; a <= sizeof algos / sizeof algos[0]; a++) {
         int wide = a == sizeof algos / sizeof algos[0];
-        tt_conv_algo algo = wide ? TT_CONV_ALGO_DIRECT : algos[a];
+        tt_conv_algo algo = wide ? TT_CONV_ALGO_DIRECT_W16 : algos[a];
         tt_conv2d_desc d = D(2, 3, 9, wide ? 32 : 11, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1);
         d.algo = algo;
         if (!ref_conv2d_runs_here(tt_conv_algo_name(d.algo), &d)) continue;

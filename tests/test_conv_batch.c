@@ -265,8 +265,9 @@ static const char *const dir_names[4] = {"forward", "input gradient", "input gra
                                          "weight+bias gradient"};
 
 static const tt_conv_algo algos[] = {
-    TT_CONV_ALGO_IM2COL_GEMM, TT_CONV_ALGO_DIRECT,    TT_CONV_ALGO_WINOGRAD,
-    TT_CONV_ALGO_IMPLICIT_GEMM, TT_CONV_ALGO_WINOGRAD4, TT_CONV_ALGO_WINOGRAD4_FUSED};
+    TT_CONV_ALGO_IM2COL_GEMM, TT_CONV_ALGO_DIRECT,           TT_CONV_ALGO_WINOGRAD,
+    TT_CONV_ALGO_IMPLICIT_GEMM, TT_CONV_ALGO_WINOGRAD4,     TT_CONV_ALGO_WINOGRAD4_FUSED,
+    TT_CONV_ALGO_DIRECT_W16};
 #define ALGOS (sizeof algos / sizeof algos[0])
 
 /* What one algorithm did over the sweep. */

@@ -12,7 +12,6 @@
 
 #include "harness.h"
 #include "ops/conv2d.h"
-#include "ops/device_traits.h"
 #include "ref_conv_cases.h"
 
 static const conv2d_case direct_cases[] = {
@@ -49,7 +48,7 @@ static const conv2d_case direct_cases[] = {
  * that end in part of a vector other than a half (17, 30, 21: 1, 14 and
  * 5 columns); the stride-2 input gradient's kernel (even planes); the
  * 7x7 stride-2 forward. */
-static const conv2d_case w16_cases[] = {
+static const conv2d_case w16_all[] = {
     {"direct k3 p1 5x16 9->5", D(2, 9, 5, 16, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
     {"direct k3 p1 6x32 3->6", D(1, 3, 6, 32, 6, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
     {"direct k3 p1 8x8 6->7", D(2, 6, 8, 8, 7, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
@@ -62,26 +61,48 @@ static const conv2d_case w16_cases[] = {
     {"direct k3 p1 3x40 3->9", D(1, 3, 3, 40, 9, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
     {"direct k3 p1 2x272 2->3", D(2, 2, 2, 272, 3, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
     {"direct k3 s2 p1 8x32 5->6", D(2, 5, 8, 32, 6, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
-    {"direct k3 s2 p1 7x15 4->5", D(1, 4, 7, 15, 5, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 0},
-    {"direct k3 s2 p1 5x48 3->9", D(2, 3, 5, 48, 9, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
     {"direct k3 p1 5x17 4->5", D(2, 4, 5, 17, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
     {"direct k3 p1 6x30 3->6", D(1, 3, 6, 30, 6, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
     {"direct k3 p1 9x21 6->5", D(2, 6, 9, 21, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
     /* two of the weight gradient's 6-row steps and a row left */
     {"direct k3 p1 13x24 4->5", D(1, 4, 13, 24, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 0},
-    /* the stride-2 input gradient's own kernel (even planes; 8x32 above):
-     * outputs 10 wide (one part vector), 25 (a vector and a part), 8;
-     * input channels past the last block of 4 (5, 6, 9) */
+    /* the stride-2 input gradient's own kernel (even planes; 8x32 above),
+     * outputs 8 wide; input channels past the last block of 4 */
+    {"direct k3 s2 p1 16x16 9->2", D(2, 9, 16, 16, 2, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
+};
+/* stride 2, odd planes: the forward and weight gradient (the input
+ * gradient's kernel takes even planes), outputs 8 (an odd input width,
+ * its last column padding) and 24 wide */
+static const conv2d_case w16_s2_odd[] = {
+    {"direct k3 s2 p1 7x15 4->5", D(1, 4, 7, 15, 5, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 0},
+    {"direct k3 s2 p1 5x48 3->9", D(2, 3, 5, 48, 9, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
+};
+/* stride 2, outputs not a multiple of 8 wide: the input gradient only,
+ * 10 wide (one part vector) and 25 (a vector and a part); input channels
+ * past the last block of 4 (5, 6) */
+static const conv2d_case w16_s2_data[] = {
     {"direct k3 s2 p1 6x20 5->3", D(2, 5, 6, 20, 3, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
     {"direct k3 s2 p1 4x50 6->4", D(1, 6, 4, 50, 4, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 0},
-    {"direct k3 s2 p1 16x16 9->2", D(2, 9, 16, 16, 2, 3, 3, 2, 2, 1, 1, 1, 1, DIRECT), 1},
-    /* the 7x7 stride-2 forward (ResNet's stem): outputs 10 wide (part of
-     * a vector) over 5 rows (a row block cut short), 16 wide (one
-     * vector), 20 (a vector and a part); output channels past the last
-     * block of 4 */
+};
+/* the 7x7 stride-2 forward (ResNet's stem): outputs 10 wide (part of a
+ * vector) over 5 rows (a row block cut short), 16 wide (one vector), 20
+ * (a vector and a part); output channels past the last block of 4 */
+static const conv2d_case w16_stem[] = {
     {"direct k7 s2 p3 9x20 3->5", D(2, 3, 9, 20, 5, 7, 7, 2, 2, 3, 3, 1, 1, DIRECT), 1},
     {"direct k7 s2 p3 8x32 2->4", D(1, 2, 8, 32, 4, 7, 7, 2, 2, 3, 3, 1, 1, DIRECT), 0},
     {"direct k7 s2 p3 11x39 3->6", D(2, 3, 11, 39, 6, 7, 7, 2, 2, 3, 3, 1, 1, DIRECT), 1},
+};
+#define DIR(d) (1 << TT_CONV_DIR_##d)
+/* The 16-wide shapes and the directions DIRECT_W16 runs of each. */
+static const struct {
+    const conv2d_case *cases;
+    size_t count;
+    int runs;
+} w16_tables[] = {
+    {w16_all, COUNT(w16_all), ALL_DIRS},
+    {w16_s2_odd, COUNT(w16_s2_odd), DIR(FORWARD) | DIR(BACKWARD_WEIGHT)},
+    {w16_s2_data, COUNT(w16_s2_data), DIR(BACKWARD_DATA)},
+    {w16_stem, COUNT(w16_stem), DIR(FORWARD)},
 };
 
 static const conv2d_case tiled_cases[] = {
@@ -95,7 +116,6 @@ static void test_direct(void)
     th_setenv("TT_CONV_DIRECT_VARIANT", "scalar");
     ref_conv2d_check_cases("direct (scalar)", direct_cases, COUNT(direct_cases), ALL_DIRS);
     th_setenv("TT_CONV_DIRECT_VARIANT", "w8"); /* stride-2 columns fall back to scalar */
-    th_setenv("TT_CONV_DIRECT_W16", "0");        /* 16-wide: test_direct_w16 */
     ref_conv2d_check_cases("direct (8-wide)", direct_cases, COUNT(direct_cases), ALL_DIRS);
     ref_conv2d_check_cases("direct (8-wide, tile cases)",
                            tiled_cases, COUNT(tiled_cases), ALL_DIRS);
@@ -119,50 +139,53 @@ static void test_direct(void)
     ref_conv2d_check_cases("direct (8-wide, unpadded)", k3, 4, ALL_DIRS);
     th_setenv("TT_K3W_PADDED", NULL);
     th_setenv("TT_K3_PADDED", NULL);
-    th_setenv("TT_CONV_DIRECT_W16", NULL);
     th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
 }
 
-/* The 3x3 kernels with 16 columns a work-item (forced on: any OpenCL
- * device compiles float16; this device's own choice says whether they run
- * by default), over bands of rows and images, then the same shapes with
- * the 8-wide kernels forced. */
+/* Every 16-wide shape checked under `label`: as DIRECT_W16 (the same
+ * cases, so the same data), or with w16 = 0 through DIRECT's kernels. */
+static void w16_pass(const char *label, int w16)
+{
+    for (size_t t = 0; t < COUNT(w16_tables); t++) {
+        conv2d_case cases[COUNT(w16_all)];
+        size_t n = w16_tables[t].count;
+        for (size_t i = 0; i < n; i++) {
+            cases[i] = w16_tables[t].cases[i];
+            if (w16) cases[i].desc.algo = TT_CONV_ALGO_DIRECT_W16;
+        }
+        ref_conv2d_check_cases(label, cases, n, w16 ? w16_tables[t].runs : ALL_DIRS);
+    }
+}
+
+/* The 16-wide kernels (DIRECT_W16, where the backend has them) over bands
+ * of rows and images; then the same shapes through DIRECT's kernels. */
 static void test_direct_w16(void)
 {
-    th_setenv("TT_CONV_DIRECT_VARIANT", "w8");
-    int by_default = tt_device_traits_of(th_backend()).direct_w16;
-    printf("\n    this device runs the 16-wide kernels by default: %s", by_default ? "yes" : "no");
-    th_setenv("TT_CONV_DIRECT_W16", "1");
-    if (!tt_device_traits_of(th_backend()).direct_w16) {
-        th_left_out("direct (16-wide)", "the backend has no conv_direct_w16 program");
+    tt_conv2d_desc probe = w16_all[0].desc;
+    probe.algo = TT_CONV_ALGO_DIRECT_W16;
+    if (!tt_conv2d_runs_on(th_backend(), &probe)) {
+        th_left_out("direct_w16", "the backend has no conv_direct_w16 program");
     } else {
-        ref_conv2d_check_cases("direct (16-wide)", w16_cases, COUNT(w16_cases), ALL_DIRS);
+        w16_pass("direct_w16", 1);
         th_setenv("TT_CONV_K3W_BANDS", "2000,1");
-        ref_conv2d_check_cases("direct (16-wide, bands of rows)",
-                               w16_cases, COUNT(w16_cases), ALL_DIRS);
+        w16_pass("direct_w16 (bands of rows)", 1);
         th_setenv("TT_CONV_K3W_BANDS", "1000000,1");
-        ref_conv2d_check_cases("direct (16-wide, images to a band)",
-                               w16_cases, COUNT(w16_cases), ALL_DIRS);
+        w16_pass("direct_w16 (images to a band)", 1);
         th_setenv("TT_CONV_K3W_BANDS", NULL);
         /* images padded in bands of rows (planes too large for a whole
          * copy): bands of a row block, and of 3 rows (the last band and
          * the row blocks ragged), the latter with several weight-gradient
          * bands to a band */
         th_setenv("TT_CONV_W16_BAND_ROWS", "4");
-        ref_conv2d_check_cases("direct (16-wide, images in bands of 4 rows)",
-                               w16_cases, COUNT(w16_cases), ALL_DIRS);
+        w16_pass("direct_w16 (images in bands of 4 rows)", 1);
         th_setenv("TT_CONV_W16_BAND_ROWS", "3");
         th_setenv("TT_CONV_K3W_BANDS", "2000,1");
-        ref_conv2d_check_cases("direct (16-wide, images in bands of 3 rows)",
-                               w16_cases, COUNT(w16_cases), ALL_DIRS);
+        w16_pass("direct_w16 (images in bands of 3 rows)", 1);
         th_setenv("TT_CONV_K3W_BANDS", NULL);
         th_setenv("TT_CONV_W16_BAND_ROWS", NULL);
     }
-    th_setenv("TT_CONV_DIRECT_W16", "0");
-    CU_ASSERT_FALSE(tt_device_traits_of(th_backend()).direct_w16);
-    ref_conv2d_check_cases("direct (8-wide, the 16-wide shapes)",
-                           w16_cases, COUNT(w16_cases), ALL_DIRS);
-    th_setenv("TT_CONV_DIRECT_W16", NULL);
+    th_setenv("TT_CONV_DIRECT_VARIANT", "w8");
+    w16_pass("direct (8-wide, the 16-wide shapes)", 0);
     th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
 }
 
@@ -178,7 +201,7 @@ int main(void)
 {
     CU_TestInfo tests[] = {
         {"direct: forward and gradients", test_direct},
-        {"direct 3x3 with 16 columns a work-item, and 8", test_direct_w16},
+        {"direct_w16: 3x3 and 7x7 with 16 columns a work-item, and direct's 8", test_direct_w16},
         {"direct with local-memory tiles", test_direct_tiled},
         CU_TEST_INFO_NULL,
     };

@@ -31,7 +31,7 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                            "(tiletrain tune) is not applied."},
     [TT_KNOB_CONV_ALGO] = {"TT_CONV_ALGO", TT_KNOB_USER, "src/ops/conv_algo_name.c",
                            "auto, im2col_gemm, direct, winograd, implicit_gemm, "
-                           "winograd4x4 or winograd4x4_fused",
+                           "winograd4x4, winograd4x4_fused or direct_w16",
                            "The default of --algo (train, mem, bench, eval, predict): the "
                            "convolution algorithm of every layer; --algo wins, and an unknown "
                            "name is an error."},
@@ -62,16 +62,17 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                             "input, instead of by plane width."},
     [TT_KNOB_CONV_DIRECT_W16] = {"TT_CONV_DIRECT_W16", TT_KNOB_TEST, "src/ops/device_traits.c",
                                  "0 or 1",
-                                 "Whether the 3x3 w8 kernels run 16 columns per work-item "
-                                 "(float16) on planes whose width is a multiple of 16 (two rows "
-                                 "of planes 8 wide), instead of by the device's preferred float "
-                                 "vector width (16: yes)."},
+                                 "Whether the up-convolution's w8 forward runs 64 input columns "
+                                 "a work-item as float16 (convt_tiles_w16) on rows of 16 "
+                                 "columns or more, instead of by the device's preferred float "
+                                 "vector width (16: yes); the 16-wide convolutions are an "
+                                 "algorithm of their own (direct_w16)."},
     [TT_KNOB_CONV_K3W_BANDS] = {"TT_CONV_K3W_BANDS", TT_KNOB_TEST, "src/ops/conv_direct.c",
                                 "BYTES,FLOATS",
                                 "The 3x3 w8 weight gradient's band size in bytes and its cap "
                                 "on partial sums in floats, instead of the built-in ones."},
     [TT_KNOB_CONV_W16_BAND_ROWS] = {"TT_CONV_W16_BAND_ROWS", TT_KNOB_TEST,
-                                    "src/ops/conv_direct.c", "a number of rows, at least 1",
+                                    "src/ops/conv_direct_w16.c", "a number of rows, at least 1",
                                     "The rows of the bands in which the 16-wide 3x3 kernels "
                                     "pad an image, instead of the whole image (or, where its "
                                     "copy would be too large, as many rows as a band room "

@@ -136,6 +136,7 @@ static const tt_conv_algo_impl *const conv2d_algos[] = {
     [TT_CONV_ALGO_IMPLICIT_GEMM] = &tt_conv_igemm_impl,
     [TT_CONV_ALGO_WINOGRAD4] = &tt_conv_winograd4_impl,
     [TT_CONV_ALGO_WINOGRAD4_FUSED] = &tt_conv_winograd4_fused_impl,
+    [TT_CONV_ALGO_DIRECT_W16] = &tt_conv_direct_w16_impl,
 };
 _Static_assert(sizeof conv2d_algos / sizeof conv2d_algos[0] == TT_CONV_ALGO_COUNT,
                "conv2d needs one row per tt_conv_algo");

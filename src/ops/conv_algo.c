@@ -138,7 +138,7 @@ static tt_conv_algo concrete(const tt_conv_call *c, tt_conv_algo want, tt_conv_d
 }
 
 /* Whether `be` has what `algo` launches on the call's shape (a backend may
- * lack programs: Vulkan has neither winograd4x4); NULL: any. */
+ * lack programs: Vulkan has neither winograd4x4, nor direct_w16); NULL: any. */
 static int on_backend(const tt_backend *be, const tt_conv_call *c, tt_conv_algo algo)
 {
     if (!be) return 1;
@@ -155,6 +155,9 @@ static int on_backend(const tt_backend *be, const tt_conv_call *c, tt_conv_algo 
     case TT_CONV_ALGO_IMPLICIT_GEMM: return tt_backend_has_program(be, "conv_igemm");
     case TT_CONV_ALGO_WINOGRAD4:
     case TT_CONV_ALGO_WINOGRAD4_FUSED: return tt_backend_has_program(be, "conv_winograd4");
+    case TT_CONV_ALGO_DIRECT_W16: /* its weight gradient adds its bands with conv_direct_k3's */
+        return tt_backend_has_program(be, "conv_direct_w16") &&
+               tt_backend_has_program(be, "conv_direct_k3");
     case TT_CONV_ALGO_AUTO:
     case TT_CONV_ALGO_COUNT: break;
     }
@@ -173,7 +176,7 @@ static const unsigned char tuned_on[TT_CONV_ALGO_COUNT] = {
     [TT_CONV_ALGO_IM2COL_GEMM] = TUNED_ALL,     [TT_CONV_ALGO_DIRECT] = TUNED_ALL,
     [TT_CONV_ALGO_WINOGRAD] = TUNED_ELSEWHERE,
     [TT_CONV_ALGO_IMPLICIT_GEMM] = TUNED_ALL,   [TT_CONV_ALGO_WINOGRAD4] = TUNED_CL_CPU,
-    [TT_CONV_ALGO_WINOGRAD4_FUSED] = TUNED_CL_CPU,
+    [TT_CONV_ALGO_WINOGRAD4_FUSED] = TUNED_CL_CPU, [TT_CONV_ALGO_DIRECT_W16] = TUNED_CL_CPU,
 };
 
 int tt_conv_algo_tuned_on(const tt_backend *be, tt_conv_algo algo)

@@ -26,6 +26,10 @@
  *   winograd4x4_fused  3x3 s1 d1 g1   same (flip)            -> im2col_gemm
  *                 pad 1, Cout % 16 == 0, Cin <= 64
  *                 (backward data: Cin % 16 == 0, Cout <= 64)
+ *   direct_w16    3x3 s1 p1, W 8     same (flip)            same
+ *                 or >= 16; 3x3 s2   (s2: even planes)      (s2: as forward)
+ *                 p1, OW % 8 == 0;
+ *                 7x7 s2 p3
  */
 #ifndef TT_OPS_CONV_ALGO_H
 #define TT_OPS_CONV_ALGO_H
@@ -40,21 +44,23 @@ typedef enum tt_conv_algo {
     TT_CONV_ALGO_IMPLICIT_GEMM, /* GEMM tiles gathered from the image, no column buffer */
     TT_CONV_ALGO_WINOGRAD4,    /* F(4x4,3x3): transforms + its own products, channels in lanes */
     TT_CONV_ALGO_WINOGRAD4_FUSED, /* F(4x4,3x3) in one kernel, tiles in lanes: narrow layers */
+    TT_CONV_ALGO_DIRECT_W16,   /* direct, 16 columns a work-item as float16 (OpenCL CPUs) */
     TT_CONV_ALGO_COUNT
 } tt_conv_algo;
 
 /* The names, as an option table's choices (core/options.h) and --help. */
 #define TT_CONV_ALGO_CHOICES \
-    "auto|im2col_gemm|direct|winograd|implicit_gemm|winograd4x4|winograd4x4_fused"
+    "auto|im2col_gemm|direct|winograd|implicit_gemm|winograd4x4|winograd4x4_fused|direct_w16"
 #define TT_CONV_ALGO_HELP \
     "convolutions: auto (the fastest per layer and direction, timed once and kept in the " \
-    "find-db), im2col_gemm, direct, winograd, implicit_gemm, winograd4x4 or " \
-    "winograd4x4_fused (where one cannot run a layer's shape, im2col_gemm does; one the " \
-    "backend lacks, the winograd4x4 pair on Vulkan, is an error); " \
+    "find-db), im2col_gemm, direct, winograd, implicit_gemm, winograd4x4, " \
+    "winograd4x4_fused or direct_w16 (where one cannot run a layer's shape, im2col_gemm " \
+    "does; one the backend lacks, the winograd4x4 pair and direct_w16 on Vulkan, is an " \
+    "error); " \
     "default $TT_CONV_ALGO, else auto"
 
 /* "auto", "im2col_gemm", "direct", "winograd", "implicit_gemm",
- * "winograd4x4", "winograd4x4_fused"; "unknown"
+ * "winograd4x4", "winograd4x4_fused", "direct_w16"; "unknown"
  * outside the enum.  The find-db stores these names: new values go last. */
 const char *tt_conv_algo_name(tt_conv_algo algo);
 /* The algorithm named `name` (case-insensitive, as tt_conv_algo_name writes
@@ -122,6 +128,7 @@ extern const tt_conv_algo_impl tt_conv_winograd_impl;  /* src/ops/conv_winograd.
 extern const tt_conv_algo_impl tt_conv_igemm_impl;     /* src/ops/conv_igemm.c */
 extern const tt_conv_algo_impl tt_conv_winograd4_impl; /* src/ops/conv_winograd4.c */
 extern const tt_conv_algo_impl tt_conv_winograd4_fused_impl; /* conv_winograd4_fused.c */
+extern const tt_conv_algo_impl tt_conv_direct_w16_impl; /* src/ops/conv_direct_w16.c */
 
 /* ---- helpers shared by the convolution ops (src/ops/conv_algo.c) -------- */
 

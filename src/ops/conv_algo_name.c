@@ -16,6 +16,7 @@ static const char *const algo_names[] = {
     [TT_CONV_ALGO_IMPLICIT_GEMM] = "implicit_gemm",
     [TT_CONV_ALGO_WINOGRAD4] = "winograd4x4",
     [TT_CONV_ALGO_WINOGRAD4_FUSED] = "winograd4x4_fused",
+    [TT_CONV_ALGO_DIRECT_W16] = "direct_w16",
 };
 _Static_assert(sizeof algo_names / sizeof algo_names[0] == TT_CONV_ALGO_COUNT,
                "every tt_conv_algo needs a name");
@@ -34,7 +35,7 @@ tt_status tt_conv_algo_parse(const char *name, tt_conv_algo *out)
         }
     return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                         "unknown convolution algorithm '%s'; use one of auto, im2col_gemm, "
-                        "direct, winograd, implicit_gemm, winograd4x4, winograd4x4_fused",
+                        "direct, winograd, implicit_gemm, winograd4x4, winograd4x4_fused, direct_w16",
                         name ? name : "(null)");
 }
 

@@ -143,6 +143,7 @@ static const int convt_rows[] = {
     [TT_CONV_ALGO_IMPLICIT_GEMM] = 1,
     [TT_CONV_ALGO_WINOGRAD4] = 1,
     [TT_CONV_ALGO_WINOGRAD4_FUSED] = 1,
+    [TT_CONV_ALGO_DIRECT_W16] = 1,
 };
 _Static_assert(sizeof convt_rows / sizeof convt_rows[0] == TT_CONV_ALGO_COUNT,
                "conv_transpose2d needs one row per tt_conv_algo");

@@ -28,12 +28,11 @@ typedef struct tt_device_traits {
      * tiles run their float8 kernels: where direct is TT_KERNEL_W8, and on
      * CPU Vulkan devices (lavapipe), whose direct is scalar. */
     int w8;
-    /* Where direct is TT_KERNEL_W8: the 3x3 direct kernels run 16 columns
-     * per work-item (float16, opencl/conv_direct_w16.cl) on planes whose
-     * width is a multiple of 16 (and two rows of planes 8 wide): the
-     * device prefers float vectors of 16 or
-     * more (AVX-512) and has the program.  $TT_CONV_DIRECT_W16=0|1
-     * overrides. */
+    /* Where direct is TT_KERNEL_W8: the up-convolution's forward runs 64
+     * input columns a work-item as float16 (opencl/convt_tiles_w16.cl):
+     * the device prefers float vectors of 16 or more (AVX-512) and has the
+     * conv_direct_w16 program.  $TT_CONV_DIRECT_W16=0|1 overrides.  (The
+     * 16-wide convolutions are timed, not chosen: DIRECT_W16.) */
     int direct_w16;
     /* norm.cl shares a plane's vectors interleaved across work-items (not
      * in contiguous runs, as on CPUs); $TT_NORM_INTERLEAVE=0|1 overrides. */

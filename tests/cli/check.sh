@@ -547,7 +547,10 @@ done
 
 # a planted wrong kernel (TT_CONV_PERTURB: one wrong element in each of its
 # outputs): forced, it trains on wrong gradients; under auto the autotuner
-# refuses it (fresh find-db) and the gradients are direct's
+# refuses it (fresh find-db) and the gradients are direct's within 1e-3 of
+# their largest value (auto's picks sum in other orders: on this network
+# direct_w16's gradients differ from direct's by 9.0e-5, winograd4x4_fused's
+# by 2.4e-4), the forced wrong one's by more than 1e-2 (8.5e-2)
 pd=$work/plant_data
 plant=(train --data "$pd" --plan off --no-shuffle --no-augment --tile 32x48 --micro-batch 4
        --accum 1 --steps 1 --base-channels 8 --depth 2 --norm group --groups 4
@@ -557,7 +560,7 @@ if "$tt" data synth --out "$pd" --format folder --count 4 --size 32x48 --classes
    TT_CACHE_DIR="$work/plant_cache" TT_CONV_PERTURB=winograd4x4 "$tt" "${plant[@]}" --algo auto \
      --save-grads "$work/g_auto.safetensors" --out "$work/pa" 2>>"$work/err" &&
    grep -q "winograd4x4 is off .*refused on this device" "$work/err" &&
-   /usr/bin/python3 "$(dirname "$0")/same_checkpoint.py" --no-counters --scale file --tol 1e-5 \
+   /usr/bin/python3 "$(dirname "$0")/same_checkpoint.py" --no-counters --scale file --tol 1e-3 \
      "$work/g_auto.safetensors" "$work/g_direct.safetensors" >"$work/same" 2>&1 &&
    TT_CONV_PERTURB=winograd4x4 "$tt" "${plant[@]}" --algo winograd4x4 \
      --save-grads "$work/g_w4.safetensors" --out "$work/pw" 2>>"$work/err" &&
