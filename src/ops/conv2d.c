@@ -152,6 +152,13 @@ static int family_runs(tt_conv_algo algo, const conv2d_shape *s, tt_conv_dir dir
     return tt_conv_algo_runs(conv2d_algos[algo], s, dir);
 }
 
+static int family_can_win(const tt_backend *be, tt_conv_algo algo, const conv2d_shape *s,
+                          tt_conv_dir dir)
+{
+    const tt_conv_algo_impl *impl = conv2d_algos[algo];
+    return !impl || !impl->can_win || impl->can_win(be, s, dir);
+}
+
 static void family_key(const conv2d_shape *s, tt_conv_dir dir, char *key, size_t size)
 {
     snprintf(key, size,
@@ -194,6 +201,7 @@ static const tt_conv_family conv2d_family = {
     .geometry = own_geometry,
     .direct_program = direct_program,
     .runs = family_runs,
+    .can_win = family_can_win,
     .key = family_key,
     .workspace = family_workspace,
     .run = family_run,

@@ -200,11 +200,18 @@ static int runners_of(const tt_backend *be, const tt_conv_call *c, tt_conv_dir d
     return count;
 }
 
-/* The candidates AUTO times for `dir` of the shape on `be`. */
+/* The candidates AUTO times for `dir` of the shape on `be`: those it times
+ * there that can win (the rows' can_win; a backend-less call, any). */
 static int candidates_of(const tt_backend *be, const tt_conv_call *c, tt_conv_dir dir,
                          tt_conv_algo *out)
 {
-    return runners_of(be, c, dir, 1, out);
+    tt_conv_algo all[TT_CONV_ALGO_COUNT];
+    int n = runners_of(be, c, dir, 1, all), count = 0;
+    for (int i = 0; i < n; i++)
+        if (!be || all[i] == TT_CONV_ALGO_IM2COL_GEMM ||
+            c->family->can_win(be, all[i], c->shape, dir))
+            out[count++] = all[i];
+    return count;
 }
 
 /* The three sizes, in bytes; the weight has Cout * Cin/groups * kH * kW

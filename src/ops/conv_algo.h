@@ -108,6 +108,10 @@ typedef struct tt_conv_shape {
  *   backward_weight: dweight += conv2d's weight gradient (dbias is common) */
 typedef struct tt_conv_algo_impl {
     int (*supports)(const tt_conv_shape *s, tt_conv_dir dir);
+    /* The cost model's prune (NULL: always 1): 0 where the row runs `dir`
+     * of `s` on `be` but cannot win there, so that AUTO neither compiles
+     * nor times it (it still runs by name). */
+    int (*can_win)(const tt_backend *be, const tt_conv_shape *s, tt_conv_dir dir);
     size_t (*workspace_bytes)(const tt_conv_shape *s);
     tt_status (*forward)(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, tt_mem bias,
                          const tt_conv_shape *s, tt_mem ws, int accumulate);
@@ -185,6 +189,9 @@ typedef struct tt_conv_family {
     const char *(*direct_program)(const tt_conv_shape *s);
     /* Whether `algo` runs `dir` of `s` itself (else IM2COL_GEMM stands in). */
     int (*runs)(tt_conv_algo algo, const tt_conv_shape *s, tt_conv_dir dir);
+    /* Whether AUTO times `algo` on `dir` of `s` on `be`: its row's can_win. */
+    int (*can_win)(const tt_backend *be, tt_conv_algo algo, const tt_conv_shape *s,
+                   tt_conv_dir dir);
     /* The autotuner's key of one direction of a shape (op, direction, shape). */
     void (*key)(const tt_conv_shape *s, tt_conv_dir dir, char *buf, size_t size);
     /* The workspace `algo` needs for any direction of `s`. */

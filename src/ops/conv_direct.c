@@ -98,6 +98,17 @@ static int direct_supports(const tt_conv_shape *s, tt_conv_dir dir)
     return s->groups == 1;
 }
 
+/* On an OpenCL CPU only where the w8 kernels run: the scalar ones that
+ * take stride 2 there won none of ResNet's picks (its 1x1 stride-2
+ * shortcut went to implicit_gemm, the stride-2 3x3 and the stem to the
+ * 16-wide kernels), and a weight gradient took them 1.5 to 5.8 s against
+ * milliseconds for the others (docs/ops.md). */
+static int direct_can_win(const tt_backend *be, const tt_conv_shape *s, tt_conv_dir dir)
+{
+    (void)dir;
+    return !tt_device_traits_of(be).opencl_cpu || variant_of(be, s) != TT_KERNEL_SCALAR;
+}
+
 
 /* Whether the 8-wide 3x3 kernels run `s` on `be` (with the w8 variant):
  * OpenCL has them, Vulkan not (lavapipe runs the scalar shaders faster,
@@ -455,6 +466,7 @@ static tt_status direct_backward_weight(tt_backend *be, tt_mem dweight, tt_mem d
 
 const tt_conv_algo_impl tt_conv_direct_impl = {
     .supports = direct_supports,
+    .can_win = direct_can_win,
     .workspace_bytes = direct_workspace_bytes,
     .forward = direct_forward,
     .backward_data = direct_backward_data,

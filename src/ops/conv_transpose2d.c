@@ -174,6 +174,17 @@ static int convt_runs(tt_conv_algo algo, const convt_shape *s, tt_conv_dir dir)
     return convt_rows[algo] && tt_conv_algo_runs(convt_via(algo), &c, conv2d_dir(dir));
 }
 
+/* Tiles always may; through conv2d's rows, as that row says of the
+ * conv2d geometry. */
+static int convt_can_win(const tt_backend *be, tt_conv_algo algo, const convt_shape *s,
+                         tt_conv_dir dir)
+{
+    if (algo == TT_CONV_ALGO_IM2COL_GEMM || tiles(algo, s, NULL)) return 1;
+    const tt_conv_algo_impl *impl = convt_via(algo);
+    tt_conv_shape c = as_conv2d(s);
+    return !impl || !impl->can_win || impl->can_win(be, &c, conv2d_dir(dir));
+}
+
 static size_t algo_workspace(tt_conv_algo algo, const convt_shape *s)
 {
     if (algo == TT_CONV_ALGO_IM2COL_GEMM) return im2col_workspace_bytes(s);
@@ -243,6 +254,7 @@ static const tt_conv_family convt_family = {
     .transposed = 1,
     .direct_program = direct_program,
     .runs = convt_runs,
+    .can_win = convt_can_win,
     .key = family_key,
     .workspace = algo_workspace,
     .run = family_run,
