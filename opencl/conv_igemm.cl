@@ -68,10 +68,8 @@ typedef float4 ig_vec;
 #define RN TT_IG_RN
 #define BK TT_IG_BK
 
-#define TT_GEOMETRY                                                                   \
-    const int N, const int Cin, const int H, const int W, const int Cout, const int OH, \
-        const int OW, const int KH, const int KW, const int SH, const int SW, const int PH, \
-        const int PW, const int DH, const int DW, const int G
+/* common.cl's geometry and the groups */
+#define TT_IG_GEOMETRY TT_GEOMETRY, const int G
 
 /* One product of forward or backward data, in the terms of the gather:
  *   rows m < M of a group (output channels of the product),
@@ -256,7 +254,7 @@ inline void ig_product_tile(__global float *dst, __global const float *src,
  * k_to) only.  global (ceil(N OH OW / BN) NT, ceil(Cout/G / BM) MT, G). */
 __kernel void conv_igemm_forward(TT_MEM(float, out), TT_MEM(const float, inp),
                                  TT_MEM(const float, weight), TT_MEM(const float, bias),
-                                 const int has_bias, const int accumulate, TT_GEOMETRY,
+                                 const int has_bias, const int accumulate, TT_IG_GEOMETRY,
                                  const int k_from, const int k_to, __local float *tile_a,
                                  __local float *tile_b)
 {
@@ -302,7 +300,7 @@ inline int ig_exact_div(const int a, const int b) { return a >= 0 ? a / b : -(-a
  * (ceil(N QH QW / BN) NT, ceil(Cin/G / BM) MT, G), QH = ceil((H - ry) / SH),
  * QW likewise. */
 __kernel void conv_igemm_backward_data(TT_MEM(float, dinp), TT_MEM(const float, dout),
-                                       TT_MEM(const float, weight), TT_GEOMETRY, const int ry,
+                                       TT_MEM(const float, weight), TT_IG_GEOMETRY, const int ry,
                                        const int rx, const int k_from, const int k_to,
                                        __local float *tile_a, __local float *tile_b)
 {
@@ -339,7 +337,7 @@ __kernel void conv_igemm_backward_data(TT_MEM(float, dinp), TT_MEM(const float, 
  * (ceil(K / BN) NT, ceil(Cout/G / BM) MT, slices G). */
 __kernel void conv_igemm_backward_weight(TT_MEM(float, part), TT_MEM(const float, dout),
                                          TT_MEM(const float, inp), const int slice_len,
-                                         const int accumulate, TT_GEOMETRY, const int q_from,
+                                         const int accumulate, TT_IG_GEOMETRY, const int q_from,
                                          const int q_to, __local float *tile_a,
                                          __local float *tile_b)
 {
