@@ -149,6 +149,7 @@ static void w16_pass(const char *label, int w16)
     for (size_t t = 0; t < COUNT(w16_tables); t++) {
         conv2d_case cases[COUNT(w16_all)];
         size_t n = w16_tables[t].count;
+        CU_ASSERT_FATAL(n <= COUNT(cases)); /* w16_all is the longest table */
         for (size_t i = 0; i < n; i++) {
             cases[i] = w16_tables[t].cases[i];
             if (w16) cases[i].desc.algo = TT_CONV_ALGO_DIRECT_W16;

@@ -208,8 +208,7 @@ static int candidates_of(const tt_backend *be, const tt_conv_call *c, tt_conv_di
     tt_conv_algo all[TT_CONV_ALGO_COUNT];
     int n = runners_of(be, c, dir, 1, all), count = 0;
     for (int i = 0; i < n; i++)
-        if (!be || all[i] == TT_CONV_ALGO_IM2COL_GEMM ||
-            c->family->can_win(be, all[i], c->shape, dir))
+        if (!be || c->family->can_win(be, all[i], c->shape, dir))
             out[count++] = all[i];
     return count;
 }

@@ -24,7 +24,6 @@
  * from an assumed warp width.
  */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "backend/loop_budget.h"
 #include "core/knobs.h"

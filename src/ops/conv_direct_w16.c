@@ -37,14 +37,13 @@
  * each): with 6 the 24 loads of a step feed 108 FMAs (with 4, 18 fed 72). */
 #define W16_WROWS 6
 
-/* The 16-wide 3x3 kernels (opencl/conv_direct_w16.cl, where the device's
- * traits say direct_w16): output rows and channels per work-item of the
+/* The 16-wide 3x3 kernels (opencl/conv_direct_w16.cl): output rows and channels per work-item of the
  * forward, channels per work-item of the weight gradient, and column
  * chunks of 16 per forward work-group.  They read padded copies (their own
  * layout, conv_pad_k3_w16) of planes at least 16 wide (any width: the
  * last vector of a row may be part of one), and of planes 8 wide
- * (conv_pad_k3_h16, two rows a vector); other planes keep the 8-wide
- * kernels.  The copy is workspace that the step keeps: an image's whole
+ * (conv_pad_k3_h16, two rows a vector); other planes are DIRECT's (its 8-wide
+ * kernels).  The copy is workspace that the step keeps: an image's whole
  * copy where it holds at most K3_W16_COPY_FLOATS (512x512 with 32
  * channels, 35 MiB), else bands of rows whose copy holds at most
  * K3_W16_BAND_FLOATS each (a 1400x2104 top level with 16 channels, 190
@@ -417,17 +416,22 @@ static size_t w16_forward_floats(const tt_conv_shape *s)
                                                             : k3_w16_room_floats(s);
 }
 
+/* The weight gradient's bands (b) and the partial sums it writes. */
+static size_t w16_band_sums(const tt_conv_shape *s, tt_k3w_bands *b)
+{
+    *b = tt_k3w_bands_of(s, K3W_W16_BAND_BYTES, W16_WROWS);
+    return is_k3s2(s) ? b->count : k3w_w16_count(s, b);
+}
+
 /* The weight gradient's room: the band sums, then the padded input of a
  * band's images, or of an image or a band of its rows. */
 static size_t w16_weight_floats(const tt_conv_shape *s)
 {
-    size_t pair_floats = s->cout * s->cin * 9;
-    tt_k3w_bands b = tt_k3w_bands_of(s, K3W_W16_BAND_BYTES, W16_WROWS);
-    if (is_k3s2(s))
-        return tt_k3_line_floats(b.count * pair_floats) + b.images_per_band * k3s2_padded_floats(s);
+    tt_k3w_bands b;
+    size_t sums = tt_k3_line_floats(w16_band_sums(s, &b) * s->cout * s->cin * 9);
+    if (is_k3s2(s)) return sums + b.images_per_band * k3s2_padded_floats(s);
     size_t band = k3_w16_band_rows(s), images = band == s->h ? b.images_per_band : 1;
-    return tt_k3_line_floats(k3w_w16_count(s, &b) * pair_floats) +
-           images * k3_w16_band_floats(s, band);
+    return sums + images * k3_w16_band_floats(s, band);
 }
 
 static size_t most(size_t a, size_t b)
@@ -484,8 +488,8 @@ static tt_status w16_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_
 static tt_status w16_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
                                      const tt_conv_shape *s, tt_mem ws)
 {
-    tt_k3w_bands b = tt_k3w_bands_of(s, K3W_W16_BAND_BYTES, W16_WROWS);
-    size_t pairs = s->cout * s->cin, sums = is_k3s2(s) ? b.count : k3w_w16_count(s, &b);
+    tt_k3w_bands b;
+    size_t pairs = s->cout * s->cin, sums = w16_band_sums(s, &b);
     tt_conv_workspace partial;
     TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.weight_bands", ws,
                                      w16_weight_floats(s) * sizeof(float), &partial));
