@@ -30,8 +30,7 @@
  * weight (Cout, Cin, 3, 3) at [co, ci, t]; with TT_W16_FLIPPED, weight
  * (Cin, Cout, 3, 3) at [ci, co, 8 - t], the convolution whose forward is
  * the input gradient of that weight's (so that the input gradient reads
- * the weights as they are, with no flipped copy: conv_direct.cl's
- * conv_weight_flip3).  K16_CHANNEL_AT(co) + K16_TAP_AT(ci, t). */
+ * the weights as they are, with no flipped copy).  K16_CHANNEL_AT(co) + K16_TAP_AT(ci, t). */
 #if TT_W16_FLIPPED
 #define K16_CHANNEL_AT(co) ((size_t)(co) * 9 + 8)
 #define K16_TAP_AT(ci, t) ((long)(ci) * Cout * 9 - (t))
@@ -810,4 +809,28 @@ __kernel void conv_direct_forward_k7s2p16(TT_MEM(float, out), TT_MEM(const float
         }
     }
     k16_store_rows(out, acc, bias, has_bias, accumulate, co0, last, y0, x0, OH, OW, plane_rows);
+}
+
+/* dweight[i] += sum over the bands of partial[b count + i], i < count;
+ * 8 consecutive i a work-item, so that each band's cache lines are read
+ * whole (one float a work-item re-reads every line from L3 once per
+ * float). */
+__kernel void conv_direct_weight_bands_sum(TT_MEM(float, dweight), TT_MEM(const float, partial),
+                                           const int bands, const int count)
+{
+    TT_PTR(float, dweight);
+    TT_PTR(const float, partial);
+    const int i0 = get_global_id(0) * 8;
+    if (i0 >= count) return;
+    if (i0 + 8 <= count) {
+        float8 sum = (float8)(0.0f);
+        for (int b = 0; b < bands; b++) sum += vload8(0, partial + (size_t)b * count + i0);
+        vstore8(vload8(0, dweight + i0) + sum, 0, dweight + i0);
+        return;
+    }
+    for (int i = i0; i < count; i++) {
+        float sum = 0.0f;
+        for (int b = 0; b < bands; b++) sum += partial[(size_t)b * count + i];
+        dweight[i] += sum;
+    }
 }

@@ -1,8 +1,8 @@
 /*
  * The direct convolution against the double reference on every shape it
- * runs: untiled with one column a work-item (scalar), 8 and 16 columns,
- * and with local-memory tiles; its 3x3 kernels over bands of rows and of
- * images, staged and unpadded; odd sizes, 1x1 images, batch 1 and 2,
+ * runs: untiled with one column a work-item (scalar), 8 columns, and with
+ * local-memory tiles; DIRECT_W16's 16 columns over bands of rows and of
+ * images; odd sizes, 1x1 images, batch 1 and 2,
  * channel counts not multiples of 4; finite-difference gradients of input,
  * weight and bias, backward adds (ref_conv_check_case).  Apart from
  * test_conv_algos.c, so that the suites' program compilations run side by
@@ -23,15 +23,14 @@ static const conv2d_case direct_cases[] = {
     {"direct k3x1 s(1,2) p(1,0)", D(1, 3, 7, 9, 5, 3, 1, 1, 2, 1, 0, 1, 1, DIRECT), 1},
     {"direct k3 dilation 2 p2", D(1, 3, 7, 9, 4, 3, 3, 1, 1, 2, 2, 2, 2, DIRECT), 1},
     {"direct 1x1 image k3 p1", D(2, 3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    /* the 3x3 kernels' channel blocks: several, the last one short */
+    /* channel blocks: several, the last one short */
     {"direct k3 p1 11x17 10->9", D(2, 10, 11, 17, 9, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    /* whole vectors: the left and right edge columns from shifted middles */
+    /* whole vectors of 8 columns */
     {"direct k3 p1 7x24 5->6", D(2, 5, 7, 24, 6, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    /* the staged tile: two chunks of input channels (16 + 1), a second
-     * work-group of columns mostly past the edge */
+    /* a block of 16 input channels and one more, a last vector mostly
+     * past the edge */
     {"direct k3 p1 3x33 17->2", D(1, 17, 3, 33, 2, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
-    /* the padded copies (W % 8 == 0): the weight gradient's at one row of
-     * one vector; the forward's (also H even) with two row blocks */
+    /* one row of one vector; two rows of two */
     {"direct k3 p1 1x8 4->3", D(2, 4, 1, 8, 3, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
     {"direct k3 p1 4x16 9->5", D(2, 9, 4, 16, 5, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT), 1},
 };
@@ -119,26 +118,6 @@ static void test_direct(void)
     ref_conv2d_check_cases("direct (8-wide)", direct_cases, COUNT(direct_cases), ALL_DIRS);
     ref_conv2d_check_cases("direct (8-wide, tile cases)",
                            tiled_cases, COUNT(tiled_cases), ALL_DIRS);
-    /* the 3x3 weight gradient's bands over the last four cases (3x3,
-     * stride 1): a row or two each, then several images to a band */
-    const conv2d_case *k3 = direct_cases + COUNT(direct_cases) - 4;
-    th_setenv("TT_CONV_K3W_BANDS", "2000,1");
-    ref_conv2d_check_cases("direct (8-wide, bands of rows)", k3, 4, ALL_DIRS);
-    th_setenv("TT_CONV_K3W_BANDS", "1000000,1");
-    ref_conv2d_check_cases("direct (8-wide, images to a band)", k3, 4, ALL_DIRS);
-    th_setenv("TT_CONV_K3W_BANDS", NULL);
-    /* the forward and input gradient through the staged tile, which only
-     * planes of 512x512 and up take by themselves */
-    th_setenv("TT_K3_STAGED", "1");
-    ref_conv2d_check_cases("direct (8-wide, staged tile)", k3, 4, ALL_DIRS);
-    th_setenv("TT_K3_STAGED", NULL);
-    /* planes a multiple of 8 wide without the padded copies, as planes
-     * over 128 wide run (with them: the passes above) */
-    th_setenv("TT_K3W_PADDED", "0");
-    th_setenv("TT_K3_PADDED", "0");
-    ref_conv2d_check_cases("direct (8-wide, unpadded)", k3, 4, ALL_DIRS);
-    th_setenv("TT_K3W_PADDED", NULL);
-    th_setenv("TT_K3_PADDED", NULL);
     th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
 }
 

@@ -1,11 +1,11 @@
 /* The DIRECT convolution (src/ops/conv_direct.c) on the Vulkan backend
- * (shaders/conv_direct/, every kernel of opencl/conv_direct.cl) on lavapipe
+ * (shaders/conv_direct/: opencl/conv_direct.cl's kernels but the w8 ones,
+ * which are OpenCL's alone) on lavapipe
  * with validation on.  Each case runs conv2d (or conv_transpose2d, whose
  * DIRECT path runs these kernels where its kernel does not tile the
  * output) forward and backward with the algorithm forced to DIRECT, from
  * the same inputs on OpenCL and on Vulkan (vk_compare.h: odd offsets,
- * poison around every array), once per kernel variant and per setting of
- * the 3x3 kernels' knobs, and compares the output and the three gradients
+ * poison around every array), once per kernel variant, and compares the output and the three gradients
  * with the double-precision reference: the forward of tests/ref_conv.c,
  * the gradients its central differences (the loss sum(dout * out) is
  * linear in each argument, so they are exact up to rounding), the
@@ -37,9 +37,9 @@ typedef struct direct_case {
 } direct_case;
 
 static const direct_case cases[] = {
-    /* the UNet's 3x3, W a multiple of 8 (OpenCL's w8 runs it from a padded copy) */
+    /* the UNet's 3x3, W a multiple of 8 */
     {"3x3 s1 p1 8x16 3->5, bias", 0, 2, 3, 8, 16, 5, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0},
-    /* odd sizes: the 3x3 kernels' edges (and OpenCL's ragged row block) */
+    /* odd sizes: the kernels' edges */
     {"3x3 s1 p1 7x9 4->6, adding", 0, 1, 4, 7, 9, 6, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1},
     /* 17 input channels and 41 columns: blocks of channels and work-groups
      * of columns cut short */
@@ -58,8 +58,8 @@ enum { CASE_COUNT = sizeof cases / sizeof cases[0] };
 
 /* The variants of src/ops/conv_direct.c, so that every kernel of the
  * program runs: scalar (forward, backward data and weight), tiled (the
- * tiled forward), w8 (the 8-wide three, the 3x3 too: its own 8-wide
- * kernels are OpenCL's alone, conv_direct_k3.cl). */
+ * tiled forward), w8 (OpenCL's 8-wide three against Vulkan's scalar
+ * shaders, which Vulkan runs under w8). */
 typedef struct config {
     const char *name, *variant;
 } config;

@@ -51,15 +51,6 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                                  "0 or 1",
                                  "How the normalisation kernels share a plane: 1 interleaved "
                                  "(as on GPUs), 0 in contiguous runs (as on CPUs)."},
-    [TT_KNOB_K3_STAGED] = {"TT_K3_STAGED", TT_KNOB_TEST, "src/ops/conv_direct.c", "0 or 1",
-                           "Whether the 3x3 w8 forward reads its input through a staged tile "
-                           "in local memory, instead of by plane size."},
-    [TT_KNOB_K3_PADDED] = {"TT_K3_PADDED", TT_KNOB_TEST, "src/ops/conv_direct.c", "0 or 1",
-                           "Whether the 3x3 w8 forward and input gradient read a padded copy "
-                           "of their input, instead of by plane width."},
-    [TT_KNOB_K3W_PADDED] = {"TT_K3W_PADDED", TT_KNOB_TEST, "src/ops/conv_direct.c", "0 or 1",
-                            "Whether the 3x3 w8 weight gradient reads a padded copy of its "
-                            "input, instead of by plane width."},
     [TT_KNOB_CONV_DIRECT_W16] = {"TT_CONV_DIRECT_W16", TT_KNOB_TEST, "src/ops/device_traits.c",
                                  "0 or 1",
                                  "Whether the up-convolution's w8 forward runs 64 input columns "
@@ -67,9 +58,9 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                                  "columns or more, instead of by the device's preferred float "
                                  "vector width (16: yes); the 16-wide convolutions are an "
                                  "algorithm of their own (direct_w16)."},
-    [TT_KNOB_CONV_K3W_BANDS] = {"TT_CONV_K3W_BANDS", TT_KNOB_TEST, "src/ops/conv_direct.c",
+    [TT_KNOB_CONV_K3W_BANDS] = {"TT_CONV_K3W_BANDS", TT_KNOB_TEST, "src/ops/conv_direct_w16.c",
                                 "BYTES,FLOATS",
-                                "The 3x3 w8 weight gradient's band size in bytes and its cap "
+                                "The 16-wide weight gradient's band size in bytes and its cap "
                                 "on partial sums in floats, instead of the built-in ones."},
     [TT_KNOB_CONV_W16_BAND_ROWS] = {"TT_CONV_W16_BAND_ROWS", TT_KNOB_TEST,
                                     "src/ops/conv_direct_w16.c", "a number of rows, at least 1",

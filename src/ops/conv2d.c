@@ -169,7 +169,7 @@ static void family_key(const conv2d_shape *s, tt_conv_dir dir, char *key, size_t
 
 static size_t family_workspace(tt_conv_algo algo, const conv2d_shape *s)
 {
-    return conv2d_algos[algo]->workspace_bytes(s);
+    return tt_conv_algo_workspace(conv2d_algos[algo], s);
 }
 
 static tt_status family_run(tt_backend *be, tt_conv_algo algo, tt_conv_dir dir, tt_mem out,

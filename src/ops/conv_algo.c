@@ -155,9 +155,7 @@ static int on_backend(const tt_backend *be, const tt_conv_call *c, tt_conv_algo 
     case TT_CONV_ALGO_IMPLICIT_GEMM: return tt_backend_has_program(be, "conv_igemm");
     case TT_CONV_ALGO_WINOGRAD4:
     case TT_CONV_ALGO_WINOGRAD4_FUSED: return tt_backend_has_program(be, "conv_winograd4");
-    case TT_CONV_ALGO_DIRECT_W16: /* its weight gradient adds its bands with conv_direct_k3's */
-        return tt_backend_has_program(be, "conv_direct_w16") &&
-               tt_backend_has_program(be, "conv_direct_k3");
+    case TT_CONV_ALGO_DIRECT_W16: return tt_backend_has_program(be, "conv_direct_w16");
     case TT_CONV_ALGO_AUTO:
     case TT_CONV_ALGO_COUNT: break;
     }

@@ -100,7 +100,7 @@ typedef struct tt_conv_shape {
 /* One algorithm on the conv2d geometry.  supports(s, dir) says whether the
  * algorithm itself runs that direction of that shape (NULL entry points mean
  * never); workspace_bytes is what forward and backward need from a caller's
- * workspace (offset anywhere).
+ * workspace (offset anywhere; NULL: none, tt_conv_algo_workspace).
  *   forward:         out = conv(inp, weight) + bias, or out += conv(...) when
  *                    accumulate (bias must then be absent)
  *   backward_data:   dinp += conv2d's input gradient of dout when accumulate,
@@ -120,6 +120,22 @@ typedef struct tt_conv_algo_impl {
     tt_status (*backward_weight)(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
                                  const tt_conv_shape *s, tt_mem ws);
 } tt_conv_algo_impl;
+
+/* The workspace `impl` takes for `s`, in bytes. */
+static inline size_t tt_conv_algo_workspace(const tt_conv_algo_impl *impl, const tt_conv_shape *s)
+{
+    return impl->workspace_bytes ? impl->workspace_bytes(s) : 0;
+}
+
+/* The geometry every direct kernel takes after its buffers, as arguments
+ * (opencl/common.cl's TT_GEOMETRY): N, Cin, H, W, Cout, OH, OW, KH, KW,
+ * SH, SW, PH, PW, DH, DW. */
+#define TT_CONV_GEOMETRY_ARGS(s)                                                              \
+    tt_arg_i32((int)(s)->batch), tt_arg_i32((int)(s)->cin), tt_arg_i32((int)(s)->h),           \
+        tt_arg_i32((int)(s)->w), tt_arg_i32((int)(s)->cout), tt_arg_i32((int)(s)->oh),         \
+        tt_arg_i32((int)(s)->ow), tt_arg_i32((int)(s)->kh), tt_arg_i32((int)(s)->kw),          \
+        tt_arg_i32((int)(s)->sh), tt_arg_i32((int)(s)->sw), tt_arg_i32((int)(s)->ph),          \
+        tt_arg_i32((int)(s)->pw), tt_arg_i32((int)(s)->dh), tt_arg_i32((int)(s)->dw)
 
 /* conv2d's row for `algo` (src/ops/conv2d.c); NULL for AUTO or outside. */
 const tt_conv_algo_impl *tt_conv2d_algo_impl(tt_conv_algo algo);

@@ -2,9 +2,10 @@
  * The DIRECT_W16 convolution algorithm: direct convolution with 16
  * columns a work-item as float16 (opencl/conv_direct_w16.cl; PoCL compiles
  * float16 to one AVX-512 register), OpenCL's alone.  A row of the
- * autotuner's table of its own, timed against DIRECT's 8-wide kernels
- * (src/ops/conv_direct.c) on every layer and direction, rather than chosen
- * by the device's vector width.  The shapes:
+ * autotuner's table of its own, timed against the other rows on every
+ * layer and direction, rather than chosen by the device's vector width.
+ * (The 8-wide 3x3 kernels it was timed against, DIRECT's, were the best
+ * row on 1 of 102 layers and directions on PoCL, and left: docs/tune.md.)  The shapes:
  *   3x3, stride 1, padding 1   every direction, planes of any width from 16
  *                              (the last vector of a row part used) and 8
  *                              wide (two rows a vector), from a padded copy
@@ -18,33 +19,89 @@
  *                              pixels of a 2x2 block at once
  *   7x7, stride 2, padding 3   (the ResNet stem) the forward, from such a copy
  * The weight gradients sum over bands of rows into partial sums that
- * conv_direct_k3.cl's band sum adds (conv_direct_k3.h).
+ * conv_direct_weight_bands_sum adds.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/knobs.h"
 #include "core/status.h"
 #include "ops/conv_algo.h"
-#include "ops/conv_direct_k3.h"
+
+/* The UNet's 3x3, stride 1, padding 1 convolution. */
+static int is_k3(const tt_conv_shape *s)
+{
+    return s->kh == 3 && s->kw == 3 && s->sh == 1 && s->sw == 1 && s->ph == 1 && s->pw == 1 &&
+           s->dh == 1 && s->dw == 1;
+}
+
+/* The input gradient's forward: dout (N, Cout, OH, OW) -> dinp (N, Cin, H, W). */
+static tt_conv_shape k3_data_shape(const tt_conv_shape *s)
+{
+    tt_conv_shape t = *s;
+    t.cin = s->cout, t.cout = s->cin, t.h = s->oh, t.w = s->ow, t.oh = s->h, t.ow = s->w;
+    return t;
+}
+
+/* n floats rounded up to a cache line's: where a padded copy starts after
+ * something else in a workspace, so that its rows' vectors stay aligned. */
+static size_t line_floats(size_t n)
+{
+    return (n + 15) / 16 * 16;
+}
+
+/* The weight gradient's bands of rows: `images_per_band` images to a
+ * band, `per_image` bands an image of `rows` output rows, `count` bands in
+ * all.  Rows whose dout and input fit `band_bytes` (so that every (co, ci)
+ * pair reads them from cache), rows a multiple of `step` where the band is
+ * not the whole image, in as many bands as keep the partial sums (9
+ * floats a pair a band) within W16_PARTIAL_FLOATS; several images to a
+ * band when even one band per image would pass that.
+ * $TT_CONV_K3W_BANDS="B,F" overrides the two (tests). */
+typedef struct w16_bands {
+    size_t images_per_band, per_image, rows, count;
+} w16_bands;
+
+#define W16_PARTIAL_FLOATS ((size_t)1 << 20)
+
+static w16_bands bands_of(const tt_conv_shape *s, size_t band_bytes, size_t step)
+{
+    size_t partial_floats = W16_PARTIAL_FLOATS;
+    const char *knob = tt_knob_str(TT_KNOB_CONV_K3W_BANDS); /* "bytes,floats": tests */
+    if (knob) sscanf(knob, "%zu,%zu", &band_bytes, &partial_floats);
+    size_t row_bytes = (s->cin * s->w + s->cout * s->ow) * sizeof(float);
+    size_t pair_floats = s->cout * s->cin * 9;
+    size_t max_bands = partial_floats / pair_floats ? partial_floats / pair_floats : 1;
+    w16_bands b = {1, 1, s->oh, 0};
+    size_t rows = band_bytes / row_bytes ? band_bytes / row_bytes : 1;
+    if (rows < s->oh) b.per_image = (s->oh + rows - 1) / rows;
+    if (s->batch * b.per_image > max_bands) b.per_image = max_bands / s->batch ? max_bands / s->batch : 1;
+    b.rows = (s->oh + b.per_image - 1) / b.per_image;
+    if (b.rows < s->oh) b.rows = (b.rows + step - 1) / step * step;
+    b.per_image = (s->oh + b.rows - 1) / b.rows;
+    if (s->batch > max_bands) b.images_per_band = (s->batch + max_bands - 1) / max_bands;
+    b.count = (s->batch + b.images_per_band - 1) / b.images_per_band * b.per_image;
+    return b;
+}
 
 /* The 16-wide kernel's bands (AVX-512 CPUs, L2 of 1 or 2 MiB): more work
  * per pair and band against the horizontal sums and stores of its 18
  * accumulators at the end.  Larger bands are fewer: their sums fit the
- * room that K3W_BAND_BYTES's take (direct_workspace_bytes). */
+ * room they take. */
 #define K3W_W16_BAND_BYTES (1024u * 1024u)
 /* Output rows the 16-wide stride-1 weight gradient takes a step (a band's
  * rows are a multiple of it where they can be; rows left over take a step
  * each): with 6 the 24 loads of a step feed 108 FMAs (with 4, 18 fed 72). */
 #define W16_WROWS 6
 
-/* The 16-wide 3x3 kernels (opencl/conv_direct_w16.cl): output rows and channels per work-item of the
- * forward, channels per work-item of the weight gradient, and column
- * chunks of 16 per forward work-group.  They read padded copies (their own
- * layout, conv_pad_k3_w16) of planes at least 16 wide (any width: the
- * last vector of a row may be part of one), and of planes 8 wide
- * (conv_pad_k3_h16, two rows a vector); other planes are DIRECT's (its 8-wide
- * kernels).  The copy is workspace that the step keeps: an image's whole
- * copy where it holds at most K3_W16_COPY_FLOATS (512x512 with 32
+/* The 16-wide 3x3 kernels (opencl/conv_direct_w16.cl): output rows and
+ * channels per work-item of the forward, channels per work-item of the
+ * weight gradient, and column chunks of 16 per forward work-group.  They
+ * read padded copies (their own layout, conv_pad_k3_w16) of planes at
+ * least 16 wide (any width: the last vector of a row may be part of one),
+ * and of planes 8 wide (conv_pad_k3_h16, two rows a vector); other planes
+ * are other rows'.  The copy is workspace that the step keeps: an image's
+ * whole copy where it holds at most K3_W16_COPY_FLOATS (512x512 with 32
  * channels, 35 MiB), else bands of rows whose copy holds at most
  * K3_W16_BAND_FLOATS each (a 1400x2104 top level with 16 channels, 190
  * MiB whole, runs in 24 bands of 8 MiB).  A band's halo is its
@@ -203,7 +260,7 @@ static tt_status launch_k7s2(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weig
                 local,
                 TT_ARGS(tt_arg_mem(tt_mem_f32(out, n * s->cout * s->oh * s->ow)),
                         tt_arg_mem(room), tt_arg_mem(weight), tt_arg_mem(bias_mem),
-                        tt_arg_i32(has_bias), tt_arg_i32(accumulate), TT_K3_GEOMETRY_ARGS(&one),
+                        tt_arg_i32(has_bias), tt_arg_i32(accumulate), TT_CONV_GEOMETRY_ARGS(&one),
                         tt_arg_i32((int)s->oh)));
     }
     return status;
@@ -224,7 +281,7 @@ static tt_status launch_pad_k3s2(tt_backend *be, tt_mem dst, tt_mem src, size_t 
 
 /* The 16-wide weight gradient's partial sums over an image in bands of
  * `band` rows (k3_w16_band_rows), each band in bands of `rows` output
- * rows (tt_k3w_bands.rows of the whole image): the sums of all images. */
+ * rows (w16_bands.rows of the whole image): the sums of all images. */
 static size_t k3w_w16_banded_count(const tt_conv_shape *s, size_t band, size_t rows)
 {
     size_t per_image = 0;
@@ -236,8 +293,8 @@ static size_t k3w_w16_banded_count(const tt_conv_shape *s, size_t band, size_t r
 }
 
 /* The band sums the 16-wide stride-1 weight gradient writes (k3w_w16_sums),
- * w = tt_k3w_bands_of(s, K3W_W16_BAND_BYTES, W16_WROWS). */
-static size_t k3w_w16_count(const tt_conv_shape *s, const tt_k3w_bands *w)
+ * w = bands_of(s, K3W_W16_BAND_BYTES, W16_WROWS). */
+static size_t k3w_w16_count(const tt_conv_shape *s, const w16_bands *w)
 {
     size_t band = k3_w16_band_rows(s);
     return band == s->h ? w->count : k3w_w16_banded_count(s, band, w->rows);
@@ -281,7 +338,7 @@ static tt_status launch_k3_w16_rows(tt_backend *be, const char *kernel, tt_mem o
         be, "conv_direct_w16", kernel, w16_options(flipped), 3, global, local,
         TT_ARGS(tt_arg_mem(tt_mem_f32(out, row0 * s->ow)), tt_arg_mem(room), tt_arg_mem(weight),
                 tt_arg_mem(bias_mem), tt_arg_i32(has_bias), tt_arg_i32(accumulate),
-                TT_K3_GEOMETRY_ARGS(&band), tt_arg_i32((int)s->oh)));
+                TT_CONV_GEOMETRY_ARGS(&band), tt_arg_i32((int)s->oh)));
 }
 
 /* conv_direct_forward_k3p16 (or _k3h16, or _k3s2p16 for the stride-2 3x3)
@@ -330,7 +387,7 @@ static tt_status launch_k3s2_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_m
     return tt_launch_kernel(be, "conv_direct_w16", "conv_direct_backward_data_k3s2p16",
                             w16_options(0), 3, global, (size_t[]){1, 1, 1},
                             TT_ARGS(tt_arg_mem(dinp), tt_arg_mem(dout), tt_arg_mem(weight),
-                                    tt_arg_i32(accumulate), TT_K3_GEOMETRY_ARGS(s)));
+                                    tt_arg_i32(accumulate), TT_CONV_GEOMETRY_ARGS(s)));
 }
 
 /* conv_direct_backward_weight_k3p16 (_k3h16, _k3s2p16) over the padded
@@ -339,7 +396,7 @@ static tt_status launch_k3s2_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_m
  * of k.rows) into partial from band `first`. */
 static tt_status launch_k3w_w16(tt_backend *be, tt_mem partial, tt_mem dout, tt_mem padded,
                                 const tt_conv_shape *s, const tt_conv_shape *g, size_t n0,
-                                size_t row0, const tt_k3w_bands *k, size_t first)
+                                size_t row0, const w16_bands *k, size_t first)
 {
     size_t pairs = s->cout * s->cin;
     size_t global[2] = {(s->cout + W16_WCOB - 1) / W16_WCOB * s->cin, k->per_image};
@@ -352,19 +409,19 @@ static tt_status launch_k3w_w16(tt_backend *be, tt_mem partial, tt_mem dout, tt_
     return tt_launch_kernel(be, "conv_direct_w16", kernel, w16_options(0), 2, global, local,
                             TT_ARGS(tt_arg_mem(sums), tt_arg_mem(rows), tt_arg_mem(padded),
                                     tt_arg_i32((int)g->batch), tt_arg_i32((int)k->per_image),
-                                    tt_arg_i32((int)k->rows), TT_K3_GEOMETRY_ARGS(g),
+                                    tt_arg_i32((int)k->rows), TT_CONV_GEOMETRY_ARGS(g),
                                     tt_arg_i32((int)s->oh)));
 }
 
 /* The 16-wide weight gradient's band sums into partial: a band's images
  * at a time padded (or, where k3_w16_band_rows cuts images into bands of
  * rows, a band of one image at a time), then their bands; as many sums as
- * k3w_w16_count (stride 2: tt_k3w_bands.count). */
+ * k3w_w16_count (stride 2: w16_bands.count). */
 static tt_status k3w_w16_sums(tt_backend *be, tt_mem partial, tt_mem padded, tt_mem dout,
                               tt_mem inp, const tt_conv_shape *s)
 {
     int s2 = is_k3s2(s);
-    tt_k3w_bands b = tt_k3w_bands_of(s, K3W_W16_BAND_BYTES, W16_WROWS);
+    w16_bands b = bands_of(s, K3W_W16_BAND_BYTES, W16_WROWS);
     size_t band = s2 ? s->h : k3_w16_band_rows(s), written = 0;
     tt_status status = NULL;
     if (band == s->h) {
@@ -385,7 +442,7 @@ static tt_status k3w_w16_sums(tt_backend *be, tt_mem partial, tt_mem padded, tt_
             tt_conv_shape g = *s;
             g.batch = 1;
             g.h = g.oh = s->oh - row0 < band ? s->oh - row0 : band;
-            tt_k3w_bands k = b;
+            w16_bands k = b;
             k.images_per_band = 1, k.per_image = (g.oh + b.rows - 1) / b.rows;
             status = launch_pad_w16(be, padded, tt_mem_f32(inp, n * s->cin * s->h * s->w), 1, s,
                                     row0, g.oh);
@@ -396,17 +453,27 @@ static tt_status k3w_w16_sums(tt_backend *be, tt_mem partial, tt_mem padded, tt_
     return status;
 }
 
+/* dweight[i] += the sum of `bands` partial sums of `count` floats each. */
+static tt_status w16_bands_sum(tt_backend *be, tt_mem dweight, tt_mem partial, size_t bands,
+                               size_t count)
+{
+    return tt_launch_kernel(be, "conv_direct_w16", "conv_direct_weight_bands_sum", w16_options(0),
+                            1, (size_t[]){(count + 7) / 8}, NULL,
+                            TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(partial),
+                                    tt_arg_i32((int)bands), tt_arg_i32((int)count)));
+}
+
 /* ---- the row ------------------------------------------------------------- */
 
 static int w16_supports(const tt_conv_shape *s, tt_conv_dir dir)
 {
     if (dir == TT_CONV_DIR_FORWARD)
-        return (tt_is_k3(s) && k3_w16_shape(s)) || k3s2_w16_shape(s) || k7s2_w16_shape(s);
+        return (is_k3(s) && k3_w16_shape(s)) || k3s2_w16_shape(s) || k7s2_w16_shape(s);
     if (dir == TT_CONV_DIR_BACKWARD_DATA) {
-        tt_conv_shape t = tt_k3_data_shape(s);
-        return (tt_is_k3(s) && k3_w16_shape(&t)) || k3s2_data_shape(s);
+        tt_conv_shape t = k3_data_shape(s);
+        return (is_k3(s) && k3_w16_shape(&t)) || k3s2_data_shape(s);
     }
-    return (tt_is_k3(s) && k3_w16_shape(s)) || k3s2_w16_shape(s);
+    return (is_k3(s) && k3_w16_shape(s)) || k3s2_w16_shape(s);
 }
 
 /* The forward's room: the padded copy of an image (or of its band). */
@@ -417,9 +484,9 @@ static size_t w16_forward_floats(const tt_conv_shape *s)
 }
 
 /* The weight gradient's bands (b) and the partial sums it writes. */
-static size_t w16_band_sums(const tt_conv_shape *s, tt_k3w_bands *b)
+static size_t w16_band_sums(const tt_conv_shape *s, w16_bands *b)
 {
-    *b = tt_k3w_bands_of(s, K3W_W16_BAND_BYTES, W16_WROWS);
+    *b = bands_of(s, K3W_W16_BAND_BYTES, W16_WROWS);
     return is_k3s2(s) ? b->count : k3w_w16_count(s, b);
 }
 
@@ -427,8 +494,8 @@ static size_t w16_band_sums(const tt_conv_shape *s, tt_k3w_bands *b)
  * band's images, or of an image or a band of its rows. */
 static size_t w16_weight_floats(const tt_conv_shape *s)
 {
-    tt_k3w_bands b;
-    size_t sums = tt_k3_line_floats(w16_band_sums(s, &b) * s->cout * s->cin * 9);
+    w16_bands b;
+    size_t sums = line_floats(w16_band_sums(s, &b) * s->cout * s->cin * 9);
     if (is_k3s2(s)) return sums + b.images_per_band * k3s2_padded_floats(s);
     size_t band = k3_w16_band_rows(s), images = band == s->h ? b.images_per_band : 1;
     return sums + images * k3_w16_band_floats(s, band);
@@ -444,8 +511,8 @@ static size_t w16_workspace_bytes(const tt_conv_shape *s)
 {
     size_t floats = 0;
     if (w16_supports(s, TT_CONV_DIR_FORWARD)) floats = w16_forward_floats(s);
-    if (w16_supports(s, TT_CONV_DIR_BACKWARD_DATA) && tt_is_k3(s)) {
-        tt_conv_shape t = tt_k3_data_shape(s);
+    if (w16_supports(s, TT_CONV_DIR_BACKWARD_DATA) && is_k3(s)) {
+        tt_conv_shape t = k3_data_shape(s);
         floats = most(floats, k3_w16_room_floats(&t));
     }
     if (w16_supports(s, TT_CONV_DIR_BACKWARD_WEIGHT)) floats = most(floats, w16_weight_floats(s));
@@ -474,7 +541,7 @@ static tt_status w16_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_
                                    const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
     if (is_k3s2(s)) return launch_k3s2_data(be, dinp, dout, weight, s, accumulate);
-    tt_conv_shape t = tt_k3_data_shape(s);
+    tt_conv_shape t = k3_data_shape(s);
     tt_conv_workspace room = {0};
     TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.padded_dout", ws,
                                      k3_w16_room_floats(&t) * sizeof(float), &room));
@@ -488,14 +555,14 @@ static tt_status w16_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_
 static tt_status w16_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
                                      const tt_conv_shape *s, tt_mem ws)
 {
-    tt_k3w_bands b;
+    w16_bands b;
     size_t pairs = s->cout * s->cin, sums = w16_band_sums(s, &b);
     tt_conv_workspace partial;
     TT_TRY(tt_conv_workspace_acquire(be, "conv_direct.weight_bands", ws,
                                      w16_weight_floats(s) * sizeof(float), &partial));
-    tt_mem padded = tt_mem_at(partial.mem, tt_k3_line_floats(sums * pairs * 9) * sizeof(float));
+    tt_mem padded = tt_mem_at(partial.mem, line_floats(sums * pairs * 9) * sizeof(float));
     tt_status status = k3w_w16_sums(be, partial.mem, padded, dout, inp, s);
-    if (!status) status = tt_k3w_bands_sum(be, dweight, partial.mem, sums, pairs * 9);
+    if (!status) status = w16_bands_sum(be, dweight, partial.mem, sums, pairs * 9);
     tt_conv_workspace_release(&partial);
     return status;
 }

@@ -190,7 +190,7 @@ static size_t algo_workspace(tt_conv_algo algo, const convt_shape *s)
     if (algo == TT_CONV_ALGO_IM2COL_GEMM) return im2col_workspace_bytes(s);
     if (tiles(algo, s, NULL)) return 0;
     tt_conv_shape c = as_conv2d(s);
-    return convt_via(algo)->workspace_bytes(&c);
+    return tt_conv_algo_workspace(convt_via(algo), &c);
 }
 
 /* Runs `dir` with `algo` (which runs it) into `out` (conv_algo.h). */
