@@ -192,12 +192,12 @@ int main(int argc, char **argv)
         if (argc > 5)
             unet_h = atoi(argv[2]), unet_w = atoi(argv[3]), unet_base = atoi(argv[4]),
             unet_n = atoi(argv[5]);
-        rc = th_run_suite("vulkan_address_unet", unet);
+        rc = th_run_suite("vulkan_address_unet", unet, TH_VULKAN);
     } else if (strcmp(mode, "speed") == 0) {
         if (argc > 2) rounds = atoi(argv[2]);
         if (argc > 4) tile = atoi(argv[3]), speed_base = atoi(argv[4]);
         if (rounds < 1 || rounds > 16) rounds = 3;
-        rc = th_run_suite("vulkan_address_speed", speed);
+        rc = th_run_suite("vulkan_address_speed", speed, TH_VULKAN);
     } else {
         fprintf(stderr,
                 "usage: check_vulkan_address unet [H W BASE N] | speed [ROUNDS [TILE BASE]]\n");

@@ -56,9 +56,19 @@ const char *th_backend_device(void)
     return device;
 }
 
+/* The suite's th_run_suite declaration (TH_OPENCL until it runs). */
+static th_runs_on runs_on = TH_OPENCL;
+
 tt_backend *th_backend(void)
 {
     if (backend || backend_failed) return backend;
+    if (runs_on == TH_HOST) {
+        fprintf(stderr, "\n  a TH_HOST suite opens a device: declare it TH_OPENCL or TH_EVERY "
+                        "in its th_run_suite call\n");
+        CU_FAIL("a TH_HOST suite opened a device");
+        backend_failed = 1;
+        return NULL;
+    }
     int kind = requested_kind();
     /* every Vulkan backend of the process validates, a trainer's too */
     if (kind == TT_BACKEND_VULKAN) th_setenv("TT_VULKAN_VALIDATION", "1");
@@ -217,10 +227,16 @@ static void keep_only(CU_TestInfo *tests)
     tests[kept] = (CU_TestInfo)CU_TEST_INFO_NULL;
 }
 
-int th_run_suite(const char *suite_name, CU_TestInfo *tests)
+int th_run_suite(const char *suite_name, CU_TestInfo *tests, th_runs_on on)
 {
     int kind = requested_kind();
     if (kind < 0) return 1;
+    runs_on = on;
+    if (kind != TT_BACKEND_OPENCL && on != TH_EVERY) {
+        fprintf(stderr, "suite %s runs on one backend (its th_run_suite call); TH_BACKEND=%s is "
+                        "for TH_EVERY suites\n", suite_name, getenv("TH_BACKEND"));
+        return 1;
+    }
     keep_only(tests);
     /* before any backend is made: a trainer's Vulkan backend validates too */
     if (kind == TT_BACKEND_VULKAN) th_setenv("TT_VULKAN_VALIDATION", "1");

@@ -6,9 +6,9 @@
  * The backend is the kind $TH_BACKEND names: opencl (the default; the
  * device TT_DEVICE or the default picks, PoCL on a machine without a GPU)
  * or vulkan (lavapipe, "llvmpipe", unless TT_DEVICE names another, with the
- * Khronos validation layer on).  CTest runs each op suite once per backend
- * (tests/CMakeLists.txt).  On Vulkan, th_run_suite fails every test after
- * which a validation message has arrived.
+ * Khronos validation layer on).  CTest runs each TH_EVERY suite once per
+ * backend (th_run_suite, tests/CMakeLists.txt).  On Vulkan, th_run_suite
+ * fails every test after which a validation message has arrived.
  */
 #ifndef TT_TESTS_HARNESS_H
 #define TT_TESTS_HARNESS_H
@@ -126,8 +126,21 @@ double *th_to_double(const float *x, size_t n);
  * the library's table of them (core/knobs.h), which reads each only once. */
 void th_setenv(const char *name, const char *value);
 
-/* Registers one suite of tests and runs it with CUnit's basic runner.
- * Returns the process exit status: 0 only if every test passed. */
-int th_run_suite(const char *suite_name, CU_TestInfo *tests);
+/* Where a suite runs.  tests/CMakeLists.txt reads it from the suite's
+ * th_run_suite call, so that the suite itself says, and no list beside it:
+ *   TH_HOST    no device (th_backend() fails the test): no label
+ *   TH_OPENCL  OpenCL's by nature (its devices, CLBlast): label opencl
+ *   TH_VULKAN  a Vulkan suite, which makes its backends itself (and
+ *              compares them with OpenCL's): label vulkan
+ *   TH_EVERY   every backend built: test_X on OpenCL (label opencl) and
+ *              test_X_vulkan with TH_BACKEND=vulkan (label vulkan), against
+ *              the same references */
+typedef enum th_runs_on { TH_HOST, TH_OPENCL, TH_VULKAN, TH_EVERY } th_runs_on;
+
+/* Registers one suite of tests and runs it with CUnit's basic runner, on
+ * the backend TH_BACKEND names where `on` is TH_EVERY (else TH_BACKEND
+ * must be unset or opencl).  Returns the process exit status: 0 only if
+ * every test passed. */
+int th_run_suite(const char *suite_name, CU_TestInfo *tests, th_runs_on on);
 
 #endif

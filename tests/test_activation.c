@@ -268,5 +268,5 @@ int main(void)
         {"errors name the problem", test_errors},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("activation", tests);
+    return th_run_suite("activation", tests, TH_EVERY);
 }

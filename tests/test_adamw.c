@@ -208,5 +208,5 @@ int main(void)
         {"AdamW scalars and refused arguments", test_scalars_and_errors},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("adamw", tests);
+    return th_run_suite("adamw", tests, TH_EVERY);
 }

@@ -323,5 +323,5 @@ int main(void)
         {"cross-check with torch", test_torch_cross_check},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("add", tests);
+    return th_run_suite("add", tests, TH_EVERY);
 }

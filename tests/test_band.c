@@ -252,5 +252,5 @@ int main(void)
         {"refused arguments", test_refused},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("band", tests);
+    return th_run_suite("band", tests, TH_EVERY);
 }

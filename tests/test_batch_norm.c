@@ -1079,5 +1079,5 @@ int main(void)
         {"cross-check with torch", test_torch_cross_check},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("batch_norm", tests);
+    return th_run_suite("batch_norm", tests, TH_EVERY);
 }

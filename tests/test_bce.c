@@ -286,5 +286,5 @@ int main(void)
         {"cross-check with PyTorch", test_torch},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("bce", tests);
+    return th_run_suite("bce", tests, TH_EVERY);
 }

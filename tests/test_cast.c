@@ -278,5 +278,5 @@ int main(void)
         {"refused arguments", test_refused},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("cast", tests);
+    return th_run_suite("cast", tests, TH_EVERY);
 }

@@ -262,5 +262,5 @@ int main(void)
         {"errors name the problem", test_errors},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("concat", tests);
+    return th_run_suite("concat", tests, TH_EVERY);
 }

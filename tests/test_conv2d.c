@@ -223,5 +223,5 @@ int main(void)
         {"cross-check against PyTorch", test_torch},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("conv2d", tests);
+    return th_run_suite("conv2d", tests, TH_EVERY);
 }

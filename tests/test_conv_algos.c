@@ -329,5 +329,5 @@ int main(void)
         {"timing per algorithm (TT_BENCH_CONV=1)", test_bench},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("conv_algos", tests);
+    return th_run_suite("conv_algos", tests, TH_EVERY);
 }

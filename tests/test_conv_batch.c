@@ -372,5 +372,5 @@ int main(void)
         {"every algorithm at batches 1..8, every shape and direction", test_sweep},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("conv_batch", tests);
+    return th_run_suite("conv_batch", tests, TH_EVERY);
 }

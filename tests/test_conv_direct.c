@@ -185,5 +185,5 @@ int main(void)
         {"direct with local-memory tiles", test_direct_tiled},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("conv_direct", tests);
+    return th_run_suite("conv_direct", tests, TH_EVERY);
 }

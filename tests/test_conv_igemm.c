@@ -119,5 +119,5 @@ int main(void)
         {"implicit_gemm: a large micro-batch in several launches", test_igemm_split_batch},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("conv_igemm", tests);
+    return th_run_suite("conv_igemm", tests, TH_EVERY);
 }

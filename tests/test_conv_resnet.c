@@ -214,5 +214,5 @@ int main(void)
         {"the same at sizes of several tiles and blocks", test_resnet_strided_large},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("conv_resnet", tests);
+    return th_run_suite("conv_resnet", tests, TH_EVERY);
 }

@@ -167,5 +167,5 @@ int main(void)
         {"cross-check against PyTorch", test_torch},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("conv_transpose2d", tests);
+    return th_run_suite("conv_transpose2d", tests, TH_EVERY);
 }

@@ -165,5 +165,5 @@ int main(void)
         {"winograd4x4_fused: F(4x4, 3x3) in one kernel, tiles in lanes", test_winograd4_fused},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("conv_winograd", tests);
+    return th_run_suite("conv_winograd", tests, TH_EVERY);
 }

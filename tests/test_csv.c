@@ -80,5 +80,5 @@ int main(void)
         {"errors with line numbers", test_errors},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("csv", tests);
+    return th_run_suite("csv", tests, TH_HOST);
 }

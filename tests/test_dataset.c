@@ -613,5 +613,5 @@ int main(void)
         {"csv: other paths", test_csv_other_paths},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("dataset", tests);
+    return th_run_suite("dataset", tests, TH_HOST);
 }

@@ -241,5 +241,5 @@ int main(void)
         {"bad arguments and invalid targets", test_bad_arguments},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("dice", tests);
+    return th_run_suite("dice", tests, TH_EVERY);
 }

@@ -151,7 +151,7 @@ int main(void)
         {"weights one ulp apart on one rank are caught", test_weights_diverge},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("dist", tests);
+    int rc = th_run_suite("dist", tests, TH_OPENCL);
     tt_dist_finish(&world);
     return rc;
 }

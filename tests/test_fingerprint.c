@@ -228,5 +228,5 @@ int main(void)
         {"plan refuses one image; unreadable pixels named", test_refused},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("fingerprint", tests);
+    return th_run_suite("fingerprint", tests, TH_HOST);
 }

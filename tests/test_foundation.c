@@ -498,5 +498,5 @@ int main(void)
         {"errors by name", test_error_names},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("foundation", tests);
+    return th_run_suite("foundation", tests, TH_OPENCL);
 }

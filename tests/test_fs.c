@@ -65,5 +65,5 @@ int main(void)
         {"make folders (mkdir -p) and parents of a file", test_make_dirs},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("fs", tests);
+    return th_run_suite("fs", tests, TH_HOST);
 }

@@ -525,5 +525,5 @@ int main(void)
         {"cross-check with torch", test_torch_cross_check},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("group_norm", tests);
+    return th_run_suite("group_norm", tests, TH_EVERY);
 }

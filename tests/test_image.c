@@ -224,7 +224,7 @@ int main(void)
         {"truncated and garbage files", test_truncated_and_garbage},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("image", tests);
+    int rc = th_run_suite("image", tests, TH_HOST);
     rd_rmtree(dir);
     return rc;
 }

@@ -209,5 +209,5 @@ int main(void)
         {"docs/knobs.md and README.md list the rows", test_docs},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("knobs", tests);
+    return th_run_suite("knobs", tests, TH_HOST);
 }

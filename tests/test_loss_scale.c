@@ -194,7 +194,7 @@ int main(void)
         {"2000 clean windows double it; a checkpoint carries it", doubles},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("loss_scale", tests);
+    int rc = th_run_suite("loss_scale", tests, TH_EVERY);
     rd_remove(data_dir), rd_remove(cache_dir);
     return rc;
 }

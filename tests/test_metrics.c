@@ -120,5 +120,5 @@ int main(void)
         {"largest error", test_report},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("metrics", tests);
+    return th_run_suite("metrics", tests, TH_HOST);
 }

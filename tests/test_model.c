@@ -325,5 +325,5 @@ int main(void)
         {"the ResNet UNets' convolution shapes are all their convolutions", test_resnet_conv_shapes},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("model", tests);
+    return th_run_suite("model", tests, TH_EVERY);
 }

@@ -195,5 +195,5 @@ int main(void)
         {"parameter groups: own rates, own counts, one frozen", test_groups},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("optimizer", tests);
+    return th_run_suite("optimizer", tests, TH_EVERY);
 }

@@ -178,5 +178,5 @@ int main(void)
         {"a table after another's, at an offset", test_table_concat},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("options", tests);
+    return th_run_suite("options", tests, TH_HOST);
 }

@@ -148,5 +148,5 @@ int main(void)
         {"lives from a record of touches", test_lives_from_touches},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("plan", tests);
+    return th_run_suite("plan", tests, TH_HOST);
 }

@@ -526,5 +526,5 @@ int main(void)
         {"errors name the problem", test_errors},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("pool", tests);
+    return th_run_suite("pool", tests, TH_EVERY);
 }

@@ -243,5 +243,5 @@ int main(void)
         {"RLE of predicted masks round-trips", test_rle_round_trip},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("postprocess", tests);
+    return th_run_suite("postprocess", tests, TH_HOST);
 }

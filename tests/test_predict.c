@@ -515,7 +515,7 @@ int main(void)
         {"bad options; softmax, sigmoid, argmax", test_errors},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("predict", tests);
+    int rc = th_run_suite("predict", tests, TH_EVERY);
     th_backend_release();
     return rc;
 }

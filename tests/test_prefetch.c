@@ -261,7 +261,7 @@ int main(void)
         {"sampler batches equal the sampler", test_sampler_batches},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("prefetch", tests);
+    int rc = th_run_suite("prefetch", tests, TH_HOST);
     rd_rmtree(dir);
     return rc;
 }

@@ -63,5 +63,5 @@ int main(void)
         {"a full table: the rest under (other kinds), nothing lost", test_full_table},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("profile", tests);
+    return th_run_suite("profile", tests, TH_HOST);
 }

@@ -162,5 +162,5 @@ int main(void)
         {"work-group size", test_group_size},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("reduce", tests);
+    return th_run_suite("reduce", tests, TH_EVERY);
 }

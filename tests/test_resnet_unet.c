@@ -703,5 +703,5 @@ int main(void)
         {"torchvision resnet34 into the encoder (--init-prefix encoder.)", test_torchvision_encoder_loads},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("resnet_unet", tests);
+    return th_run_suite("resnet_unet", tests, TH_EVERY);
 }

@@ -153,5 +153,5 @@ int main(void)
         {"NUL byte, bounded input", test_bad_nul},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("rle", tests);
+    return th_run_suite("rle", tests, TH_HOST);
 }

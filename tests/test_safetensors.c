@@ -465,6 +465,6 @@ int main(void)
         CU_TEST_INFO_NULL,
     };
     if (suite_init()) return 1;
-    int rc = th_run_suite("safetensors", tests);
+    int rc = th_run_suite("safetensors", tests, TH_HOST);
     return suite_clean() || rc;
 }

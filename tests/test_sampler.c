@@ -446,7 +446,7 @@ int main(void)
         {"stride K: rank r takes crops r, r + K, ...", test_stride_ranks},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("sampler", tests);
+    int rc = th_run_suite("sampler", tests, TH_HOST);
     rd_rmtree(dir);
     return rc;
 }

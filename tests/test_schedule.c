@@ -162,5 +162,5 @@ int main(void)
         {"format parses back", test_format_round_trip},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("schedule", tests);
+    return th_run_suite("schedule", tests, TH_HOST);
 }

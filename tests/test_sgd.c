@@ -205,5 +205,5 @@ int main(void)
         {"SGD hand-computed step and refused arguments", test_hand_computed_and_errors},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("sgd", tests);
+    return th_run_suite("sgd", tests, TH_EVERY);
 }

@@ -351,5 +351,5 @@ int main(void)
         {"cross-check with PyTorch", test_torch},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("softmax_ce", tests);
+    return th_run_suite("softmax_ce", tests, TH_EVERY);
 }

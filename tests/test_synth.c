@@ -303,7 +303,7 @@ int main(void)
         {"grey images, ignore regions, region sizes", test_options},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("synth", tests);
+    int rc = th_run_suite("synth", tests, TH_HOST);
     rd_rmtree(dir);
     return rc;
 }

@@ -485,7 +485,7 @@ int main(void)
         {"missing file and bad index", test_bad_inputs},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("tilecache", tests);
+    int rc = th_run_suite("tilecache", tests, TH_HOST);
     rd_rmtree(dir);
     return rc;
 }

@@ -160,5 +160,5 @@ int main(void)
         {"bad arguments", test_bad_arguments},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("tiling", tests);
+    return th_run_suite("tiling", tests, TH_HOST);
 }

@@ -520,7 +520,7 @@ int main(void)
         {"learns: loss halves in 200 steps", test_learns},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("train", tests);
+    int rc = th_run_suite("train", tests, TH_EVERY);
     rd_remove(cache_dir);
     return rc;
 }

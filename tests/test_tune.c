@@ -379,5 +379,5 @@ int main(void)
         {"a 1.5 s budget yields a valid file", test_tiny_budget_gives_a_valid_file},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("tune", tests);
+    return th_run_suite("tune", tests, TH_OPENCL);
 }

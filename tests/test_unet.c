@@ -456,5 +456,5 @@ int main(void)
         {"tile not a multiple of 2^depth", test_bad_tile},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("unet", tests);
+    return th_run_suite("unet", tests, TH_EVERY);
 }

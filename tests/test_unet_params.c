@@ -154,5 +154,5 @@ int main(void)
         {"bad config is a clear error", test_bad_config},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("unet_params", tests);
+    return th_run_suite("unet_params", tests, TH_HOST);
 }

@@ -407,5 +407,5 @@ int main(void)
         {"nearest: errors name the problem", test_nearest_errors},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("upsample", tests);
+    return th_run_suite("upsample", tests, TH_EVERY);
 }

@@ -185,5 +185,5 @@ int main(void)
         {"n = 0 and too many elements", test_edges},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("util_ops", tests);
+    return th_run_suite("util_ops", tests, TH_EVERY);
 }

@@ -249,7 +249,7 @@ int main(void)
         {"errors and validation messages", test_errors},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("vulkan", tests);
+    int rc = th_run_suite("vulkan", tests, TH_VULKAN);
     tt_backend_destroy(vk_be);
     th_backend_release();
     return rc;

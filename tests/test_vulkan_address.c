@@ -239,7 +239,7 @@ int main(void)
         {"bound for small tensors; TT_VULKAN_ADDRESSED=1 and =0", test_variants},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("vulkan_address", tests);
+    int rc = th_run_suite("vulkan_address", tests, TH_VULKAN);
     tt_backend_destroy(vk_be);
     return rc;
 }

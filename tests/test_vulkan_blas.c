@@ -518,7 +518,7 @@ int main(void)
         {"im2col convolution against OpenCL", test_conv_im2col},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("vulkan_blas", tests);
+    int rc = th_run_suite("vulkan_blas", tests, TH_VULKAN);
     tt_backend_destroy(vk_be);
     th_backend_release();
     return rc;

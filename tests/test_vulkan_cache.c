@@ -164,5 +164,5 @@ int main(void)
         {"spoiled pipeline cache files are rebuilt", test_spoiled_files},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("vulkan_cache", tests);
+    return th_run_suite("vulkan_cache", tests, TH_VULKAN);
 }

@@ -337,7 +337,7 @@ int main(void)
         {"conv_direct is present on Vulkan; AUTO times DIRECT", test_direct_present},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("vulkan_conv_direct", tests);
+    int rc = th_run_suite("vulkan_conv_direct", tests, TH_VULKAN);
     tt_backend_destroy(vk_be);
     th_backend_release();
     return rc;

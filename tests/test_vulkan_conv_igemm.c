@@ -181,5 +181,5 @@ int main(void)
         {"implicit GEMM convolution against OpenCL", test_igemm},
         CU_TEST_INFO_NULL,
     };
-    return th_run_suite("vulkan_conv_igemm", tests);
+    return th_run_suite("vulkan_conv_igemm", tests, TH_VULKAN);
 }

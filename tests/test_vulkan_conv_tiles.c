@@ -389,7 +389,7 @@ int main(void)
         {"conv2d WINOGRAD: Vulkan, OpenCL, reference", test_winograd},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("vulkan_conv_tiles", tests);
+    int rc = th_run_suite("vulkan_conv_tiles", tests, TH_VULKAN);
     tt_backend_destroy(vk_be);
     th_backend_release();
     return rc;

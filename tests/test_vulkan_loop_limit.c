@@ -245,7 +245,7 @@ int main(void)
         {"2x2 transposed weight gradient past the loop limit", test_convt_weight_rows},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("vulkan_loop_limit", tests);
+    int rc = th_run_suite("vulkan_loop_limit", tests, TH_VULKAN);
     tt_backend_destroy(vk_be);
     return rc;
 }

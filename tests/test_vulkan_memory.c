@@ -351,7 +351,7 @@ int main(void)
         {"fault codes: out of memory, device lost", test_fault_codes},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("vulkan_memory", tests);
+    int rc = th_run_suite("vulkan_memory", tests, TH_VULKAN);
     tt_backend_destroy(vk_be);
     return rc;
 }

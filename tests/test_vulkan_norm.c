@@ -157,7 +157,7 @@ int main(void)
         {"group and batch norm against OpenCL", test_norms},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("vulkan_norm", tests);
+    int rc = th_run_suite("vulkan_norm", tests, TH_VULKAN);
     tt_backend_destroy(vk_be);
     th_backend_release();
     return rc;

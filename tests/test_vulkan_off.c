@@ -22,7 +22,7 @@ int main(void)
         {"the vulkan kind in a build without it", test_vulkan_off},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("vulkan_off", tests);
+    int rc = th_run_suite("vulkan_off", tests, TH_HOST);
     th_backend_release();
     return rc;
 }

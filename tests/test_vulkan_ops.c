@@ -219,7 +219,7 @@ int main(void)
         {"binding range", test_binding_range},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("vulkan_ops", tests);
+    int rc = th_run_suite("vulkan_ops", tests, TH_VULKAN);
     tt_backend_destroy(vk_be);
     th_backend_release();
     return rc;

@@ -196,7 +196,7 @@ int main(void)
         {"max and average pooling", test_pool},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("vulkan_ops_loss_pool", tests);
+    int rc = th_run_suite("vulkan_ops_loss_pool", tests, TH_VULKAN);
     tt_backend_destroy(vk_be);
     th_backend_release();
     return rc;

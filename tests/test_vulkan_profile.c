@@ -213,7 +213,7 @@ int main(void)
         {"a device without timestamps is refused, saying so", test_no_timestamps},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("vulkan_profile", tests);
+    int rc = th_run_suite("vulkan_profile", tests, TH_VULKAN);
     tt_backend_destroy(vk_be);
     return rc;
 }

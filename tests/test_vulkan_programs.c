@@ -422,7 +422,7 @@ int main(void)
         {"upsample nearest x2 forward and backward", test_upsample_nearest},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("vulkan_programs", tests);
+    int rc = th_run_suite("vulkan_programs", tests, TH_VULKAN);
     tt_backend_destroy(vk_be);
     th_backend_release();
     return rc;

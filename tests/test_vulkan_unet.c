@@ -122,7 +122,7 @@ int main(void)
         {"AUTO on Vulkan picks among the algorithms Vulkan has", test_auto_on_vulkan},
         CU_TEST_INFO_NULL,
     };
-    int rc = th_run_suite("vulkan_unet", tests);
+    int rc = th_run_suite("vulkan_unet", tests, TH_VULKAN);
     tt_backend_destroy(vk_be);
     return rc;
 }
