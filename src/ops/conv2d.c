@@ -118,8 +118,11 @@ static tt_status im2col_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, 
     return NULL;
 }
 
-static const tt_conv_algo_impl im2col_impl = {
-    .supports = NULL, /* every shape, every direction */
+const tt_conv_algo_impl tt_conv_im2col_impl = {
+    .program = "conv",
+    .needs = TT_CONV_NEEDS_GEMM | TT_CONV_NEEDS_IM2COL,
+    .tuned_on = TT_TUNED_ALL, /* the verifier's first reference */
+    .supports = NULL,         /* every shape, every direction */
     .workspace_bytes = im2col_workspace_bytes,
     .forward = im2col_forward,
     .backward_data = im2col_backward_data,
@@ -128,22 +131,20 @@ static const tt_conv_algo_impl im2col_impl = {
 
 /* ---- dispatch ----------------------------------------------------------- */
 
-static const tt_conv_algo_impl *const conv2d_algos[] = {
+#define ROW_(id, name, impl) [TT_CONV_ALGO_##id] = &impl,
+static const tt_conv_algo_impl *const conv2d_algos[TT_CONV_ALGO_COUNT] = {
     [TT_CONV_ALGO_AUTO] = NULL, /* resolved per direction by resolve() */
-    [TT_CONV_ALGO_IM2COL_GEMM] = &im2col_impl,
-    [TT_CONV_ALGO_DIRECT] = &tt_conv_direct_impl,
-    [TT_CONV_ALGO_WINOGRAD] = &tt_conv_winograd_impl,
-    [TT_CONV_ALGO_IMPLICIT_GEMM] = &tt_conv_igemm_impl,
-    [TT_CONV_ALGO_WINOGRAD4] = &tt_conv_winograd4_impl,
-    [TT_CONV_ALGO_WINOGRAD4_FUSED] = &tt_conv_winograd4_fused_impl,
-    [TT_CONV_ALGO_DIRECT_W16] = &tt_conv_direct_w16_impl,
-};
-_Static_assert(sizeof conv2d_algos / sizeof conv2d_algos[0] == TT_CONV_ALGO_COUNT,
-               "conv2d needs one row per tt_conv_algo");
+    TT_CONV_ALGO_ROWS(ROW_)};
+#undef ROW_
 
 const tt_conv_algo_impl *tt_conv2d_algo_impl(tt_conv_algo algo)
 {
     return (unsigned)algo < TT_CONV_ALGO_COUNT ? conv2d_algos[algo] : NULL;
+}
+
+int tt_conv_algo_tuned_on(const tt_backend *be, tt_conv_algo algo)
+{
+    return tt_conv_algo_impl_tuned_on(be, tt_conv2d_algo_impl(algo));
 }
 
 /* The conv2d rows as the dispatcher sees them (conv_algo.h). */
@@ -200,6 +201,7 @@ static const tt_conv_family conv2d_family = {
     .weight_layout = "(Cout, Cin/groups, kH, kW)",
     .geometry = own_geometry,
     .direct_program = direct_program,
+    .row = tt_conv2d_algo_impl,
     .runs = family_runs,
     .can_win = family_can_win,
     .key = family_key,

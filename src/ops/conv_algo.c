@@ -141,48 +141,25 @@ static tt_conv_algo concrete(const tt_conv_call *c, tt_conv_algo want, tt_conv_d
  * lack programs: Vulkan has neither winograd4x4, nor direct_w16); NULL: any. */
 static int on_backend(const tt_backend *be, const tt_conv_call *c, tt_conv_algo algo)
 {
+    const tt_conv_algo_impl *impl = c->family->row(algo);
     if (!be) return 1;
+    if (!impl) return 0;
     /* a dry backend has the members of the one it stands in for; its
      * has_program answers for that one's kernels */
     int dry = be->ops->runs_nothing;
-    switch (algo) {
-    case TT_CONV_ALGO_IM2COL_GEMM:
-        return (dry || (be->ops->gemm && be->ops->im2col && be->ops->col2im)) &&
-               tt_backend_has_program(be, "conv");
-    case TT_CONV_ALGO_DIRECT: return tt_backend_has_program(be, c->family->direct_program(c->shape));
-    case TT_CONV_ALGO_WINOGRAD:
-        return (dry || be->ops->gemm) && tt_backend_has_program(be, "conv_winograd");
-    case TT_CONV_ALGO_IMPLICIT_GEMM: return tt_backend_has_program(be, "conv_igemm");
-    case TT_CONV_ALGO_WINOGRAD4:
-    case TT_CONV_ALGO_WINOGRAD4_FUSED: return tt_backend_has_program(be, "conv_winograd4");
-    case TT_CONV_ALGO_DIRECT_W16: return tt_backend_has_program(be, "conv_direct_w16");
-    case TT_CONV_ALGO_AUTO:
-    case TT_CONV_ALGO_COUNT: break;
-    }
-    return 0;
+    if (!dry && (impl->needs & TT_CONV_NEEDS_GEMM) && !be->ops->gemm) return 0;
+    if (!dry && (impl->needs & TT_CONV_NEEDS_IM2COL) && !(be->ops->im2col && be->ops->col2im))
+        return 0;
+    return tt_backend_has_program(be, impl->program ? impl->program
+                                                    : c->family->direct_program(c->shape));
 }
 
-/* The kinds of device AUTO times each algorithm on (any runs by name).
- * An OpenCL CPU is PoCL; the winograd4x4 pair is code for it (a work-item
- * per group, its transforms in private memory, which a GPU would spill);
- * Winograd F(2x2) won no pick there in any find-db measured
- * (docs/ops.md, "The first run on a device"), so a first run does not
- * compile them for it.  im2col_gemm runs everywhere: it is the verifier's
- * first reference. */
-typedef enum { TUNED_CL_CPU = 1, TUNED_ELSEWHERE = 2, TUNED_ALL = 3 } tuned_kinds;
-static const unsigned char tuned_on[TT_CONV_ALGO_COUNT] = {
-    [TT_CONV_ALGO_IM2COL_GEMM] = TUNED_ALL,     [TT_CONV_ALGO_DIRECT] = TUNED_ALL,
-    [TT_CONV_ALGO_WINOGRAD] = TUNED_ELSEWHERE,
-    [TT_CONV_ALGO_IMPLICIT_GEMM] = TUNED_ALL,   [TT_CONV_ALGO_WINOGRAD4] = TUNED_CL_CPU,
-    [TT_CONV_ALGO_WINOGRAD4_FUSED] = TUNED_CL_CPU, [TT_CONV_ALGO_DIRECT_W16] = TUNED_CL_CPU,
-};
-
-int tt_conv_algo_tuned_on(const tt_backend *be, tt_conv_algo algo)
+int tt_conv_algo_impl_tuned_on(const tt_backend *be, const tt_conv_algo_impl *impl)
 {
+    if (!impl) return 0;
     if (!be) return 1;
-    if ((unsigned)algo >= TT_CONV_ALGO_COUNT || algo == TT_CONV_ALGO_AUTO) return 0;
     int cl_cpu = tt_device_traits_of(be).opencl_cpu;
-    return (tuned_on[algo] & (cl_cpu ? TUNED_CL_CPU : TUNED_ELSEWHERE)) != 0;
+    return (impl->tuned_on & (cl_cpu ? TT_TUNED_CL_CPU : TT_TUNED_ELSEWHERE)) != 0;
 }
 
 /* The algorithms that run `dir` of the shape on `be` (NULL: any backend);
@@ -193,7 +170,7 @@ static int runners_of(const tt_backend *be, const tt_conv_call *c, tt_conv_dir d
     int count = 0;
     for (int a = TT_CONV_ALGO_AUTO + 1; a < TT_CONV_ALGO_COUNT; a++)
         if (c->family->runs((tt_conv_algo)a, c->shape, dir) &&
-            on_backend(be, c, (tt_conv_algo)a) && (!tuned || tt_conv_algo_tuned_on(be, (tt_conv_algo)a)))
+            on_backend(be, c, (tt_conv_algo)a) && (!tuned || tt_conv_algo_impl_tuned_on(be, c->family->row((tt_conv_algo)a))))
             out[count++] = (tt_conv_algo)a;
     return count;
 }

@@ -36,39 +36,47 @@
 
 #include "backend/backend.h"
 
+/* The algorithms, one row each: the enum's name, the name of --algo and
+ * the find-db, and conv2d's row (tt_conv_algo_impl, which says what it
+ * runs, what it needs of a backend and where AUTO times it).  Adding an
+ * algorithm is a row here and its impl; the find-db stores the names, so
+ * new rows go last. */
+#define TT_CONV_ALGO_ROWS(X)                                                                  \
+    X(IM2COL_GEMM, im2col_gemm, tt_conv_im2col_impl)       /* im2col + GEMM, image by image */ \
+    X(DIRECT, direct, tt_conv_direct_impl)                 /* direct loops */                  \
+    X(WINOGRAD, winograd, tt_conv_winograd_impl)           /* F(2x2,3x3), batched GEMMs */     \
+    X(IMPLICIT_GEMM, implicit_gemm, tt_conv_igemm_impl)    /* GEMM tiles from the image */     \
+    X(WINOGRAD4, winograd4x4, tt_conv_winograd4_impl)      /* F(4x4,3x3), channels in lanes */ \
+    X(WINOGRAD4_FUSED, winograd4x4_fused, tt_conv_winograd4_fused_impl) /* tiles in lanes */   \
+    X(DIRECT_W16, direct_w16, tt_conv_direct_w16_impl)     /* 16 columns a work-item */
+
+#define TT_CONV_ALGO_ENUM_(id, name, impl) TT_CONV_ALGO_##id,
 typedef enum tt_conv_algo {
-    TT_CONV_ALGO_AUTO = 0,     /* the op picks one for the shape */
-    TT_CONV_ALGO_IM2COL_GEMM,  /* im2col / col2im + GEMM (CLBlast), one image at a time */
-    TT_CONV_ALGO_DIRECT,       /* direct loops, one output element per work-item */
-    TT_CONV_ALGO_WINOGRAD,     /* F(2x2,3x3): transforms + 16 batched GEMMs (CLBlast) */
-    TT_CONV_ALGO_IMPLICIT_GEMM, /* GEMM tiles gathered from the image, no column buffer */
-    TT_CONV_ALGO_WINOGRAD4,    /* F(4x4,3x3): transforms + its own products, channels in lanes */
-    TT_CONV_ALGO_WINOGRAD4_FUSED, /* F(4x4,3x3) in one kernel, tiles in lanes: narrow layers */
-    TT_CONV_ALGO_DIRECT_W16,   /* direct, 16 columns a work-item as float16 (OpenCL CPUs) */
+    TT_CONV_ALGO_AUTO = 0, /* the op picks one for the shape */
+    TT_CONV_ALGO_ROWS(TT_CONV_ALGO_ENUM_)
     TT_CONV_ALGO_COUNT
 } tt_conv_algo;
+#undef TT_CONV_ALGO_ENUM_
 
 /* The names, as an option table's choices (core/options.h) and --help. */
-#define TT_CONV_ALGO_CHOICES \
-    "auto|im2col_gemm|direct|winograd|implicit_gemm|winograd4x4|winograd4x4_fused|direct_w16"
+#define TT_CONV_ALGO_CHOICE_(id, name, impl) "|" #name
+#define TT_CONV_ALGO_CHOICES "auto" TT_CONV_ALGO_ROWS(TT_CONV_ALGO_CHOICE_)
 #define TT_CONV_ALGO_HELP \
-    "convolutions: auto (the fastest per layer and direction, timed once and kept in the " \
-    "find-db), im2col_gemm, direct, winograd, implicit_gemm, winograd4x4, " \
-    "winograd4x4_fused or direct_w16 (where one cannot run a layer's shape, im2col_gemm " \
-    "does; one the backend lacks, the winograd4x4 pair and direct_w16 on Vulkan, is an " \
-    "error); " \
-    "default $TT_CONV_ALGO, else auto"
+    "convolutions, " TT_CONV_ALGO_CHOICES ": auto (the fastest per layer and direction, " \
+    "timed once and kept in the find-db) or that algorithm for every layer (docs/ops.md; " \
+    "where one cannot run a layer's shape, im2col_gemm does; one the backend lacks, the " \
+    "winograd4x4 rows and direct_w16 on Vulkan, is an error); default $TT_CONV_ALGO, else " \
+    "auto"
 
-/* "auto", "im2col_gemm", "direct", "winograd", "implicit_gemm",
- * "winograd4x4", "winograd4x4_fused", "direct_w16"; "unknown"
- * outside the enum.  The find-db stores these names: new values go last. */
+/* The row's name ("auto" for AUTO); "unknown" outside the enum. */
 const char *tt_conv_algo_name(tt_conv_algo algo);
 /* The algorithm named `name` (case-insensitive, as tt_conv_algo_name writes
  * it); TT_ERR_INVALID_ARGUMENT listing the names when there is none. */
 tt_status tt_conv_algo_parse(const char *name, tt_conv_algo *out);
 
 /* Whether AUTO times `algo` on `be`'s kind of device (NULL: any); an
- * algorithm it does not time still runs by name (conv_algo.c, tuned_on). */
+ * algorithm it does not time still runs by name (its row's tuned_on;
+ * src/ops/conv2d.c). */
 int tt_conv_algo_tuned_on(const tt_backend *be, tt_conv_algo algo);
 
 /* The three computations of a convolution, timed and picked separately. */
@@ -107,6 +115,14 @@ typedef struct tt_conv_shape {
  *                    else dinp = it (what dinp held is never read)
  *   backward_weight: dweight += conv2d's weight gradient (dbias is common) */
 typedef struct tt_conv_algo_impl {
+    /* What a backend needs to run it: the program it launches (NULL: the
+     * op's own direct program, tt_conv_family.direct_program), and with
+     * TT_CONV_NEEDS_GEMM the backend's GEMM, with TT_CONV_NEEDS_IM2COL its
+     * im2col and col2im too (conv_algo.c, on_backend). */
+    const char *program;
+    unsigned needs;
+    /* The kinds of device AUTO times it on (TT_TUNED_*; any runs by name). */
+    unsigned tuned_on;
     int (*supports)(const tt_conv_shape *s, tt_conv_dir dir);
     /* The cost model's prune (NULL: always 1): 0 where the row runs `dir`
      * of `s` on `be` but cannot win there, so that AUTO neither compiles
@@ -139,16 +155,22 @@ static inline size_t tt_conv_algo_workspace(const tt_conv_algo_impl *impl, const
 
 /* conv2d's row for `algo` (src/ops/conv2d.c); NULL for AUTO or outside. */
 const tt_conv_algo_impl *tt_conv2d_algo_impl(tt_conv_algo algo);
+/* Whether AUTO times the row `impl` on `be`'s kind of device (NULL: any). */
+int tt_conv_algo_impl_tuned_on(const tt_backend *be, const tt_conv_algo_impl *impl);
 /* Whether `impl` runs `dir` of `s` itself (not through the fallback). */
 int tt_conv_algo_runs(const tt_conv_algo_impl *impl, const tt_conv_shape *s, tt_conv_dir dir);
 
-/* The rows' entry points, one file per algorithm. */
-extern const tt_conv_algo_impl tt_conv_direct_impl;    /* src/ops/conv_direct.c */
-extern const tt_conv_algo_impl tt_conv_winograd_impl;  /* src/ops/conv_winograd.c */
-extern const tt_conv_algo_impl tt_conv_igemm_impl;     /* src/ops/conv_igemm.c */
-extern const tt_conv_algo_impl tt_conv_winograd4_impl; /* src/ops/conv_winograd4.c */
-extern const tt_conv_algo_impl tt_conv_winograd4_fused_impl; /* conv_winograd4_fused.c */
-extern const tt_conv_algo_impl tt_conv_direct_w16_impl; /* src/ops/conv_direct_w16.c */
+enum { TT_CONV_NEEDS_GEMM = 1, TT_CONV_NEEDS_IM2COL = 2 };
+/* An OpenCL CPU is PoCL, whose kernels are code of their own (a work-item
+ * per group, long runs of float16); elsewhere: GPUs, and Vulkan. */
+enum { TT_TUNED_CL_CPU = 1, TT_TUNED_ELSEWHERE = 2, TT_TUNED_ALL = 3 };
+
+/* The rows (TT_CONV_ALGO_ROWS), one file per algorithm: conv2d.c (im2col),
+ * conv_direct.c, conv_winograd.c, conv_igemm.c, conv_winograd4.c,
+ * conv_winograd4_fused.c, conv_direct_w16.c. */
+#define TT_CONV_ALGO_EXTERN_(id, name, impl) extern const tt_conv_algo_impl impl;
+TT_CONV_ALGO_ROWS(TT_CONV_ALGO_EXTERN_)
+#undef TT_CONV_ALGO_EXTERN_
 
 /* ---- helpers shared by the convolution ops (src/ops/conv_algo.c) -------- */
 
@@ -203,6 +225,9 @@ typedef struct tt_conv_family {
     int transposed;
     /* The kernels its DIRECT algorithm launches on `s` ("conv_direct"). */
     const char *(*direct_program)(const tt_conv_shape *s);
+    /* The row of `algo` (what it needs of a backend, where AUTO times it):
+     * conv2d's, which conv_transpose2d runs through; NULL for AUTO. */
+    const tt_conv_algo_impl *(*row)(tt_conv_algo algo);
     /* Whether `algo` runs `dir` of `s` itself (else IM2COL_GEMM stands in). */
     int (*runs)(tt_conv_algo algo, const tt_conv_shape *s, tt_conv_dir dir);
     /* Whether AUTO times `algo` on `dir` of `s` on `be`: its row's can_win. */

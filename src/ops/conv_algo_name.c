@@ -8,18 +8,10 @@
 #include "core/knobs.h"
 #include "core/status.h"
 
-static const char *const algo_names[] = {
-    [TT_CONV_ALGO_AUTO] = "auto",
-    [TT_CONV_ALGO_IM2COL_GEMM] = "im2col_gemm",
-    [TT_CONV_ALGO_DIRECT] = "direct",
-    [TT_CONV_ALGO_WINOGRAD] = "winograd",
-    [TT_CONV_ALGO_IMPLICIT_GEMM] = "implicit_gemm",
-    [TT_CONV_ALGO_WINOGRAD4] = "winograd4x4",
-    [TT_CONV_ALGO_WINOGRAD4_FUSED] = "winograd4x4_fused",
-    [TT_CONV_ALGO_DIRECT_W16] = "direct_w16",
-};
-_Static_assert(sizeof algo_names / sizeof algo_names[0] == TT_CONV_ALGO_COUNT,
-               "every tt_conv_algo needs a name");
+#define NAME_(id, name, impl) [TT_CONV_ALGO_##id] = #name,
+static const char *const algo_names[TT_CONV_ALGO_COUNT] = {[TT_CONV_ALGO_AUTO] = "auto",
+                                                           TT_CONV_ALGO_ROWS(NAME_)};
+#undef NAME_
 
 const char *tt_conv_algo_name(tt_conv_algo algo)
 {
@@ -33,10 +25,8 @@ tt_status tt_conv_algo_parse(const char *name, tt_conv_algo *out)
             *out = (tt_conv_algo)a;
             return NULL;
         }
-    return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                        "unknown convolution algorithm '%s'; use one of auto, im2col_gemm, "
-                        "direct, winograd, implicit_gemm, winograd4x4, winograd4x4_fused, direct_w16",
-                        name ? name : "(null)");
+    return tt_error_new(TT_ERR_INVALID_ARGUMENT, "unknown convolution algorithm '%s'; use one of %s",
+                        name ? name : "(null)", TT_CONV_ALGO_CHOICES);
 }
 
 tt_status tt_conv_algo_setting(const char *flag, tt_conv_algo *out)

@@ -205,6 +205,8 @@ static tt_status direct_backward_weight(tt_backend *be, tt_mem dweight, tt_mem d
 }
 
 const tt_conv_algo_impl tt_conv_direct_impl = {
+    .program = NULL, /* the op's: conv_direct, or convt_tiles */
+    .tuned_on = TT_TUNED_ALL,
     .supports = direct_supports,
     .can_win = direct_can_win,
     .forward = direct_forward,

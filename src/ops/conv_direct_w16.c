@@ -568,6 +568,8 @@ static tt_status w16_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout
 }
 
 const tt_conv_algo_impl tt_conv_direct_w16_impl = {
+    .program = "conv_direct_w16",
+    .tuned_on = TT_TUNED_CL_CPU, /* float16 a work-item: code for PoCL */
     .supports = w16_supports,
     .workspace_bytes = w16_workspace_bytes,
     .forward = w16_forward,

@@ -292,6 +292,8 @@ static tt_status igemm_backward_weight(tt_backend *be, tt_mem dweight, tt_mem do
 }
 
 const tt_conv_algo_impl tt_conv_igemm_impl = {
+    .program = "conv_igemm",
+    .tuned_on = TT_TUNED_ALL,
     .supports = NULL, /* every shape, every direction */
     .workspace_bytes = igemm_workspace_bytes,
     .forward = igemm_forward,

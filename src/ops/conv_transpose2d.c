@@ -129,24 +129,12 @@ static tt_conv_shape as_conv2d(const convt_shape *s)
     return c;
 }
 
-/* One row per algorithm: NULL runs this file's im2col + GEMM, else the
- * conv2d row it runs through. */
+/* Every algorithm's row: NULL runs this file's im2col + GEMM, else the
+ * conv2d row it runs through (NULL for AUTO too, which resolve() picks). */
 static const tt_conv_algo_impl *convt_via(tt_conv_algo algo)
 {
     return algo == TT_CONV_ALGO_IM2COL_GEMM ? NULL : tt_conv2d_algo_impl(algo);
 }
-static const int convt_rows[] = {
-    [TT_CONV_ALGO_AUTO] = 0, /* resolved per direction by resolve() */
-    [TT_CONV_ALGO_IM2COL_GEMM] = 1,
-    [TT_CONV_ALGO_DIRECT] = 1,
-    [TT_CONV_ALGO_WINOGRAD] = 1,
-    [TT_CONV_ALGO_IMPLICIT_GEMM] = 1,
-    [TT_CONV_ALGO_WINOGRAD4] = 1,
-    [TT_CONV_ALGO_WINOGRAD4_FUSED] = 1,
-    [TT_CONV_ALGO_DIRECT_W16] = 1,
-};
-_Static_assert(sizeof convt_rows / sizeof convt_rows[0] == TT_CONV_ALGO_COUNT,
-               "conv_transpose2d needs one row per tt_conv_algo");
 
 /* conv2d's direction that computes this op's `dir`. */
 static tt_conv_dir conv2d_dir(tt_conv_dir dir)
@@ -171,7 +159,8 @@ static int convt_runs(tt_conv_algo algo, const convt_shape *s, tt_conv_dir dir)
 {
     if (algo == TT_CONV_ALGO_IM2COL_GEMM || tiles(algo, s, NULL)) return 1;
     tt_conv_shape c = as_conv2d(s);
-    return convt_rows[algo] && tt_conv_algo_runs(convt_via(algo), &c, conv2d_dir(dir));
+    const tt_conv_algo_impl *impl = convt_via(algo);
+    return impl && tt_conv_algo_runs(impl, &c, conv2d_dir(dir));
 }
 
 /* Tiles always may; through conv2d's rows, as that row says of the
@@ -253,6 +242,7 @@ static const tt_conv_family convt_family = {
     .geometry = as_conv2d,
     .transposed = 1,
     .direct_program = direct_program,
+    .row = tt_conv2d_algo_impl, /* its im2col needs what conv2d's does */
     .runs = convt_runs,
     .can_win = convt_can_win,
     .key = family_key,

@@ -95,6 +95,11 @@ static tt_status winograd_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout
 }
 
 const tt_conv_algo_impl tt_conv_winograd_impl = {
+    .program = "conv_winograd",
+    .needs = TT_CONV_NEEDS_GEMM,
+    /* it won no pick on PoCL in any find-db measured (docs/ops.md, "The
+     * first run on a device"): a first run there does not compile it */
+    .tuned_on = TT_TUNED_ELSEWHERE,
     .supports = winograd_supports,
     .workspace_bytes = winograd_workspace_bytes,
     .forward = winograd_forward,

@@ -283,6 +283,10 @@ static tt_status w4_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout,
 }
 
 const tt_conv_algo_impl tt_conv_winograd4_impl = {
+    .program = "conv_winograd4",
+    /* code for PoCL: a work-item per group, the transforms in private
+     * memory, which a GPU would spill */
+    .tuned_on = TT_TUNED_CL_CPU,
     .supports = w4_supports,
     .workspace_bytes = w4_workspace_bytes,
     .forward = w4_forward,

@@ -119,6 +119,8 @@ static tt_status wf_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout,
 }
 
 const tt_conv_algo_impl tt_conv_winograd4_fused_impl = {
+    .program = "conv_winograd4",
+    .tuned_on = TT_TUNED_CL_CPU, /* as winograd4x4: code for PoCL */
     .supports = wf_supports,
     .workspace_bytes = wf_workspace_bytes,
     .forward = wf_forward,
