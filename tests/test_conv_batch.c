@@ -264,10 +264,10 @@ static sweep_errors run_one(const tt_conv2d_desc *d, const sweep_data *s)
 static const char *const dir_names[4] = {"forward", "input gradient", "input gradient (adding)",
                                          "weight+bias gradient"};
 
-static const tt_conv_algo algos[] = {
-    TT_CONV_ALGO_IM2COL_GEMM, TT_CONV_ALGO_DIRECT,           TT_CONV_ALGO_WINOGRAD,
-    TT_CONV_ALGO_IMPLICIT_GEMM, TT_CONV_ALGO_WINOGRAD4,     TT_CONV_ALGO_WINOGRAD4_FUSED,
-    TT_CONV_ALGO_DIRECT_W16};
+/* every algorithm: its rows */
+#define ALGO_(id, name, impl) TT_CONV_ALGO_##id,
+static const tt_conv_algo algos[] = {TT_CONV_ALGO_ROWS(ALGO_)};
+#undef ALGO_
 #define ALGOS (sizeof algos / sizeof algos[0])
 
 /* What one algorithm did over the sweep. */

@@ -38,10 +38,10 @@ static void test_winograd(void)
 /* F(4x4, 3x3): tiles past the plane's edge (7x9, 8x5 -> 6x3), padding 0,
  * 1, 2 and (1, 0), a 1x1 image; channels in 16 lanes and in 32; rows of 1,
  * 3 and 5 tiles (the output's groups of 4 tiles: part of one, one and a
- * part, columns past 16), the weight gradient as the shape says (stored
- * and folded, in one pass for the 1x1 image); then in chunks of 8 tiles'
- * rows (several a batch, the last one short) and of one row, and every case
- * with the weight gradient in one pass. */
+ * part, columns past 16), the weight gradient stored and folded; then in
+ * chunks of 8 tiles' rows (several a batch, the last one short), and every
+ * case's weight gradient in one pass (winograd4x4_sum), in chunks of one
+ * row too. */
 static const conv2d_case winograd4_cases[] = {
     {"winograd4x4 p1 7x9 16->32", D(2, 16, 7, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, WINOGRAD4), 1},
     {"winograd4x4 p0 8x5 32->16", D(1, 32, 8, 5, 16, 3, 3, 1, 1, 0, 0, 1, 1, WINOGRAD4), 0},
@@ -57,14 +57,17 @@ static void test_winograd4(void)
     th_setenv("TT_CONV_W4_CHUNK_TILES", "8"); /* the last three: several rows a batch */
     ref_conv2d_check_cases("winograd4x4 (chunks of 8 tiles' rows)",
                            winograd4_cases + 3, 3, ALL_DIRS);
-    th_setenv("TT_CONV_W4_FUSED", "1");
+    /* the weight gradient in one pass: the row winograd4x4_sum */
+    conv2d_case sums[COUNT(winograd4_cases)];
+    for (size_t i = 0; i < COUNT(sums); i++) {
+        sums[i] = winograd4_cases[i];
+        sums[i].desc.algo = TT_CONV_ALGO_WINOGRAD4_SUM;
+    }
     th_setenv("TT_CONV_W4_CHUNK_TILES", "1");
-    ref_conv2d_check_cases("winograd4x4 (chunks of one row, weight gradient in one pass)",
-                winograd4_cases + 5, 1, ALL_DIRS);
+    ref_conv2d_check_cases("winograd4x4_sum (chunks of one row)", sums + 5, 1,
+                           1 << TT_CONV_DIR_BACKWARD_WEIGHT);
     th_setenv("TT_CONV_W4_CHUNK_TILES", NULL);
-    ref_conv2d_check_cases("winograd4x4 (weight gradient in one pass)", winograd4_cases,
-                COUNT(winograd4_cases), ALL_DIRS);
-    th_setenv("TT_CONV_W4_FUSED", NULL);
+    ref_conv2d_check_cases("winograd4x4_sum", sums, COUNT(sums), 1 << TT_CONV_DIR_BACKWARD_WEIGHT);
     /* pad 3 > 2: backward data cannot be the flipped forward; channels
      * not a multiple of 16; stride 2 */
     tt_conv2d_desc p3 = D(1, 16, 5, 5, 16, 3, 3, 1, 1, 3, 3, 1, 1, WINOGRAD4);

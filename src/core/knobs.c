@@ -74,11 +74,6 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                                      "many whole rows of tiles as N tiles hold (at least one "
                                      "row), instead of as many as 4 MiB of transformed tiles "
                                      "hold."},
-    [TT_KNOB_CONV_W4_FUSED] = {"TT_CONV_W4_FUSED", TT_KNOB_TEST, "src/ops/conv_winograd4.c",
-                               "0 or 1",
-                               "Whether winograd4x4's weight gradient folds each transformed "
-                               "product into the taps as it sums it (1) or stores it and folds "
-                               "it in a second kernel (0), instead of by the shape."},
     [TT_KNOB_CONV_IGEMM_TILES] = {"TT_CONV_IGEMM_TILES", TT_KNOB_TEST, "src/ops/conv_igemm.c",
                                   "RM,RN,BK,MT,NT",
                                   "The implicit-GEMM convolution's tile: rows and columns per "

@@ -23,13 +23,15 @@
  *   implicit_gemm all                 all                    all
  *   winograd4x4   3x3 s1 d1 g1,       same, pad <= 2 (flip)  same
  *                 Cin, Cout % 16 == 0
- *   winograd4x4_fused  3x3 s1 d1 g1   same (flip)            -> im2col_gemm
- *                 pad 1, Cout % 16 == 0, Cin <= 64
- *                 (backward data: Cin % 16 == 0, Cout <= 64)
+ *   winograd4x4_fused  3x3 s1 d1 g1   same (flip)            3x3 s1 d1 g1 p1,
+ *                 pad 1, Cout % 16 == 0, Cin <= 64           Cin, Cout % 16 == 0,
+ *                 (backward data: Cin % 16 == 0, Cout <= 64) Cin Cout <= 1024
  *   direct_w16    3x3 s1 p1, W 8     same (flip)            same
  *                 or >= 16; 3x3 s2   (s2: even planes)      (s2: as forward)
  *                 p1, OW % 8 == 0;
  *                 7x7 s2 p3
+ *   winograd4x4_sum  -> im2col_gemm  -> im2col_gemm         as winograd4x4, in
+ *                                                           one pass
  */
 #ifndef TT_OPS_CONV_ALGO_H
 #define TT_OPS_CONV_ALGO_H
@@ -48,7 +50,8 @@
     X(IMPLICIT_GEMM, implicit_gemm, tt_conv_igemm_impl)    /* GEMM tiles from the image */     \
     X(WINOGRAD4, winograd4x4, tt_conv_winograd4_impl)      /* F(4x4,3x3), channels in lanes */ \
     X(WINOGRAD4_FUSED, winograd4x4_fused, tt_conv_winograd4_fused_impl) /* tiles in lanes */   \
-    X(DIRECT_W16, direct_w16, tt_conv_direct_w16_impl)     /* 16 columns a work-item */
+    X(DIRECT_W16, direct_w16, tt_conv_direct_w16_impl)     /* 16 columns a work-item */    \
+    X(WINOGRAD4_SUM, winograd4x4_sum, tt_conv_winograd4_sum_impl) /* its dW in one pass */
 
 #define TT_CONV_ALGO_ENUM_(id, name, impl) TT_CONV_ALGO_##id,
 typedef enum tt_conv_algo {
@@ -167,7 +170,7 @@ enum { TT_TUNED_CL_CPU = 1, TT_TUNED_ELSEWHERE = 2, TT_TUNED_ALL = 3 };
 
 /* The rows (TT_CONV_ALGO_ROWS), one file per algorithm: conv2d.c (im2col),
  * conv_direct.c, conv_winograd.c, conv_igemm.c, conv_winograd4.c,
- * conv_winograd4_fused.c, conv_direct_w16.c. */
+ * conv_winograd4_fused.c, conv_direct_w16.c, conv_winograd4.c (the sum). */
 #define TT_CONV_ALGO_EXTERN_(id, name, impl) extern const tt_conv_algo_impl impl;
 TT_CONV_ALGO_ROWS(TT_CONV_ALGO_EXTERN_)
 #undef TT_CONV_ALGO_EXTERN_

@@ -15,8 +15,14 @@
  *                   or over it
  *   backward weight input and dout packed; over chunks: V =
  *                   transform(inp), dM = A dout Aᵀ, dU[e] = dM[e]ᵀ V[e],
- *                   dweight += Gᵀ dU G (dU stored, or folded as it is
- *                   summed where it is large: fused_of)
+ *                   dweight += Gᵀ dU G (dU stored)
+ *
+ * WINOGRAD4X4_SUM is the weight gradient alone in one pass, a row of its
+ * own that the autotuner times against the split: each dU folded into the
+ * taps as it is summed (wino4_weight_sum), which saves dU's traffic twice
+ * where dU (36 Cin Cout) is large against the transforms it sums (36
+ * tiles (Cin + Cout)), but reads every e's transforms a work-item, from L2
+ * only while they are few.
  *
  * Workspace (floats): 36 Cin Cout (U, or dU) + the packed images (N (Cin
  * H W + Cout OH OW), at most W4_PACK_FLOATS: larger shapes are declined) +
@@ -225,20 +231,11 @@ static tt_status w4_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_m
     return run_product(be, dinp, dout, (tt_mem){0}, &p, ws, accumulate);
 }
 
-/* Whether the weight gradient folds each dU into the taps as it is summed
- * (wino4_weight_sum) rather than storing it (wino4_weight_product, then
- * wino4_weight_finish): where dU (36 Cin Cout) is more than twice the
- * transforms it sums (36 tiles (Cin + Cout), `tiles` the batch's).  Storing
- * dU costs its traffic twice; one pass reads every e's transforms a
- * work-item, from L2 only while they are few.
- * $TT_CONV_W4_FUSED=0|1: always split or always one pass (tests). */
-static int fused_of(const tt_conv_shape *s, size_t tiles)
-{
-    return tt_knob_flag(TT_KNOB_CONV_W4_FUSED, s->cin * s->cout > 2 * tiles * (s->cin + s->cout));
-}
-
-static tt_status w4_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
-                                    const tt_conv_shape *s, tt_mem ws)
+/* The weight gradient over chunks of tiles: dU stored and folded
+ * (wino4_weight_product, then wino4_weight_finish), or with `sum` folded
+ * into the taps as it is summed (wino4_weight_sum). */
+static tt_status weight_gradient(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
+                                 const tt_conv_shape *s, tt_mem ws, int sum)
 {
     size_t total = tiles_of(s->batch, s->oh, s->ow);
     size_t chunk = chunk_of(total, (s->ow + 3) / 4, s->cin, s->cout);
@@ -262,7 +259,7 @@ static tt_status w4_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout,
                     tt_arg_i32((int)s->oh), tt_arg_i32((int)s->ow), tt_arg_i32(tiles_h),
                     tt_arg_i32(tiles_w), tt_arg_i32((int)t0), tt_arg_i32((int)total),
                     tt_arg_i32((int)tiles))));
-        if (fused_of(s, total)) {
+        if (sum) {
             size_t gsum[2] = {s->cin / (16 * form.vectors), s->cout / W4_WCO};
             TT_TRY(tt_launch_kernel(be, "conv_winograd4", "wino4_weight_sum", form.options, 2,
                                     gsum, local_single,
@@ -282,6 +279,18 @@ static tt_status w4_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout,
     return NULL;
 }
 
+static tt_status w4_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
+                                    const tt_conv_shape *s, tt_mem ws)
+{
+    return weight_gradient(be, dweight, dout, inp, s, ws, 0);
+}
+
+static tt_status sum_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
+                                     const tt_conv_shape *s, tt_mem ws)
+{
+    return weight_gradient(be, dweight, dout, inp, s, ws, 1);
+}
+
 const tt_conv_algo_impl tt_conv_winograd4_impl = {
     .program = "conv_winograd4",
     /* code for PoCL: a work-item per group, the transforms in private
@@ -292,4 +301,12 @@ const tt_conv_algo_impl tt_conv_winograd4_impl = {
     .forward = w4_forward,
     .backward_data = w4_backward_data,
     .backward_weight = w4_backward_weight,
+};
+
+const tt_conv_algo_impl tt_conv_winograd4_sum_impl = {
+    .program = "conv_winograd4",
+    .tuned_on = TT_TUNED_CL_CPU, /* as winograd4x4 */
+    .supports = w4_supports,
+    .workspace_bytes = w4_workspace_bytes,
+    .backward_weight = sum_backward_weight,
 };
