@@ -18,6 +18,11 @@
 #   ROUNDS=N (default 2): rounds, each timing both sides once;
 #   TT_TORCH_UNET=FILE: another peer with the same command line;
 #   TT_BENCH_DIR=DIR: the peer DIR/torch_unet.py
+#   BUILD_DIR=DIR: the tiletrain of DIR (default build); comparing two
+#     builds, give each its own TT_CACHE_DIR: the find-db is one file per
+#     device, timed again whenever the code differs (the timing spent on
+#     that, and its picks, would fall on the run measured).
+# tiletrain runs with --plan off: the recipe is the flags given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tile=256x256 mb=4 accum=5 steps=2 rounds=${ROUNDS:-2} backends=auto model=unet norm=group
@@ -53,7 +58,7 @@ images_per_s() { /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin
 for r in $(seq "$rounds"); do
   line="round $r:"
   for api in "${apis[@]}"; do
-    v=$("$tt" bench --backend "$api" --model "$model" --tile "$tile" --micro-batch "$mb" \
+    v=$("$tt" bench --plan off --backend "$api" --model "$model" --tile "$tile" --micro-batch "$mb" \
           --accum "$accum" --steps "$steps" "${norm_arg[@]}" --json | images_per_s)
     ours[$api]="${ours[$api]:-} $v"
     line+=" tiletrain($api) $v"
