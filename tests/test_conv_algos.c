@@ -169,7 +169,7 @@ static const convt_case convt_cases[] = {
     {"convT direct tiles k2 s2 3x19 5->3", T(2, 5, 3, 19, 3, 2, 2, 2, 2, 0, 0, 0, 0, DIRECT), 1},
     {"convT direct tiles k3 s3 3x4 5->7", T(1, 5, 3, 4, 7, 3, 3, 3, 3, 0, 0, 0, 0, DIRECT), 0},
     {"convT direct tiles k2x3 s2x3 1x1 3->5", T(3, 3, 1, 1, 5, 2, 3, 2, 3, 0, 0, 0, 0, DIRECT), 1},
-    /* rows of 16 and more (the 16-lane forward where the device has it):
+    /* rows of 16 and more (DIRECT_W16's 16-lane forward):
      * one vector, a work-item and a part (70 = 64 + 6), kernel 3x2 */
     {"convT direct tiles k2 s2 2x16 4->3", T(2, 4, 2, 16, 3, 2, 2, 2, 2, 0, 0, 0, 0, DIRECT), 1},
     {"convT direct tiles k2 s2 3x70 6->9", T(1, 6, 3, 70, 9, 2, 2, 2, 2, 0, 0, 0, 0, DIRECT), 0},
@@ -204,22 +204,33 @@ static tt_status dev_convt_backward(tt_backend *be, tt_mem dinp, tt_mem dweight,
     return tt_conv_transpose2d_backward(be, dinp, dweight, dbias, dout, inp, weight, desc, ws);
 }
 
-/* Every case, with DIRECT's kernels for this device (8-wide on a CPU, the
- * 16-lane forward on AVX-512), with the 8-wide ones alone, then with the
- * scalar ones. */
+/* Every case, with DIRECT's kernels for this device (8-wide on a CPU),
+ * then the DIRECT cases as DIRECT_W16 (the 16-lane forward of a tiling
+ * 2-wide kernel, conv2d's 16-wide rows elsewhere, im2col_gemm for what
+ * neither runs), then with DIRECT's scalar kernels. */
 static void test_conv_transpose(void)
 {
     ref_conv_errors worst = {0};
     for (size_t k = 0; k < 3 * COUNT(convt_cases); k++) {
         size_t i = k % COUNT(convt_cases);
-        if (k == COUNT(convt_cases)) th_setenv("TT_CONV_DIRECT_W16", "0");
         if (k == 2 * COUNT(convt_cases)) th_setenv("TT_CONV_DIRECT_VARIANT", "scalar");
-        const tt_conv_transpose2d_desc *d = &convt_cases[i].desc;
+        tt_conv_transpose2d_desc as_w16 = convt_cases[i].desc;
+        int w16 = k / COUNT(convt_cases) == 1;
+        if (w16 && as_w16.algo != TT_CONV_ALGO_DIRECT) continue;
+        if (w16) as_w16.algo = TT_CONV_ALGO_DIRECT_W16;
+        const tt_conv_transpose2d_desc *d = w16 ? &as_w16 : &convt_cases[i].desc;
         TH_OK(tt_conv_transpose2d_check(d));
         int oh = tt_conv_transpose2d_out_h(d), ow = tt_conv_transpose2d_out_w(d);
         CU_ASSERT_EQUAL(oh, ref_conv_transpose2d_out_size(d->in_h, d->kernel_h, d->stride_h,
                                                           d->pad_h, d->output_pad_h,
                                                           d->dilation_h ? d->dilation_h : 1));
+        if (w16 && d->kernel_w == 2 && d->in_w >= 16 && d->stride_w == 2 && !d->output_pad_w) {
+            /* the 16-lane forward itself; the backward falls back */
+            CU_ASSERT_EQUAL(tt_conv_transpose2d_algo_for(d, TT_CONV_DIR_FORWARD),
+                            TT_CONV_ALGO_DIRECT_W16);
+            CU_ASSERT_EQUAL(tt_conv_transpose2d_algo_for(d, TT_CONV_DIR_BACKWARD_DATA),
+                            TT_CONV_ALGO_IM2COL_GEMM);
+        }
         if (!ref_convt_runs_here(convt_cases[i].name, d)) continue;
         size_t ws = tt_conv_transpose2d_workspace_bytes(d);
         ref_conv_op op = {
@@ -228,7 +239,8 @@ static void test_conv_transpose(void)
             .weight_count = (size_t)d->in_channels * d->out_channels * d->kernel_h * d->kernel_w,
             .bias_count = (size_t)d->out_channels,
             .out_count = (size_t)d->batch * d->out_channels * oh * ow,
-            .with_bias = convt_cases[i].with_bias, .pass_workspace = (int)(i % 2) && ws > 0,
+            /* DIRECT_W16 forwards take none of the workspace its fallbacks size */
+            .with_bias = convt_cases[i].with_bias, .pass_workspace = (w16 || i % 2) && ws > 0,
             .workspace_bytes = ws, .ref_forward = ref_convt_forward,
             .forward = dev_convt_forward, .backward = dev_convt_backward};
         ref_conv_errors e = ref_conv_check_case(&op, 3000 + i);
@@ -237,7 +249,6 @@ static void test_conv_transpose(void)
         worst.dweight = fmax(worst.dweight, e.dweight);
     }
     th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
-    th_setenv("TT_CONV_DIRECT_W16", NULL);
     printf("\n    conv_transpose2d largest: forward %.2e  dinp %.2e  dweight %.2e\n",
            worst.forward, worst.dinp, worst.dweight);
 }

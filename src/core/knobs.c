@@ -51,13 +51,6 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                                  "0 or 1",
                                  "How the normalisation kernels share a plane: 1 interleaved "
                                  "(as on GPUs), 0 in contiguous runs (as on CPUs)."},
-    [TT_KNOB_CONV_DIRECT_W16] = {"TT_CONV_DIRECT_W16", TT_KNOB_TEST, "src/ops/device_traits.c",
-                                 "0 or 1",
-                                 "Whether the up-convolution's w8 forward runs 64 input columns "
-                                 "a work-item as float16 (convt_tiles_w16) on rows of 16 "
-                                 "columns or more, instead of by the device's preferred float "
-                                 "vector width (16: yes); the 16-wide convolutions are an "
-                                 "algorithm of their own (direct_w16)."},
     [TT_KNOB_CONV_K3W_BANDS] = {"TT_CONV_K3W_BANDS", TT_KNOB_TEST, "src/ops/conv_direct_w16.c",
                                 "BYTES,FLOATS",
                                 "The 16-wide weight gradient's band size in bytes and its cap "

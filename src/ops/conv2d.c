@@ -188,10 +188,11 @@ static tt_status family_run(tt_backend *be, tt_conv_algo algo, tt_conv_dir dir, 
     }
 }
 
-static const char *direct_program(const tt_conv_shape *s)
+static const char *family_program(tt_conv_algo algo, const tt_conv_shape *s)
 {
     (void)s;
-    return "conv_direct";
+    const tt_conv_algo_impl *impl = tt_conv2d_algo_impl(algo);
+    return impl && impl->program ? impl->program : "conv_direct";
 }
 
 static tt_conv_shape own_geometry(const tt_conv_shape *s) { return *s; }
@@ -200,7 +201,7 @@ static const tt_conv_family conv2d_family = {
     .name = "conv2d",
     .weight_layout = "(Cout, Cin/groups, kH, kW)",
     .geometry = own_geometry,
-    .direct_program = direct_program,
+    .program = family_program,
     .row = tt_conv2d_algo_impl,
     .runs = family_runs,
     .can_win = family_can_win,

@@ -150,8 +150,7 @@ static int on_backend(const tt_backend *be, const tt_conv_call *c, tt_conv_algo 
     if (!dry && (impl->needs & TT_CONV_NEEDS_GEMM) && !be->ops->gemm) return 0;
     if (!dry && (impl->needs & TT_CONV_NEEDS_IM2COL) && !(be->ops->im2col && be->ops->col2im))
         return 0;
-    return tt_backend_has_program(be, impl->program ? impl->program
-                                                    : c->family->direct_program(c->shape));
+    return tt_backend_has_program(be, c->family->program(algo, c->shape));
 }
 
 int tt_conv_algo_impl_tuned_on(const tt_backend *be, const tt_conv_algo_impl *impl)

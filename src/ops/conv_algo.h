@@ -119,7 +119,7 @@ typedef struct tt_conv_shape {
  *   backward_weight: dweight += conv2d's weight gradient (dbias is common) */
 typedef struct tt_conv_algo_impl {
     /* What a backend needs to run it: the program it launches (NULL: the
-     * op's own direct program, tt_conv_family.direct_program), and with
+     * op's own, tt_conv_family.program: DIRECT's), and with
      * TT_CONV_NEEDS_GEMM the backend's GEMM, with TT_CONV_NEEDS_IM2COL its
      * im2col and col2im too (conv_algo.c, on_backend). */
     const char *program;
@@ -226,8 +226,10 @@ typedef struct tt_conv_family {
      * gradient that geometry's forward (conv_verify.c checks on it). */
     tt_conv_shape (*geometry)(const tt_conv_shape *s);
     int transposed;
-    /* The kernels its DIRECT algorithm launches on `s` ("conv_direct"). */
-    const char *(*direct_program)(const tt_conv_shape *s);
+    /* The program `algo` launches on `s` (its row's, or the op's own:
+     * conv2d's DIRECT "conv_direct", a tiling transposed kernel's
+     * "convt_tiles"). */
+    const char *(*program)(tt_conv_algo algo, const tt_conv_shape *s);
     /* The row of `algo` (what it needs of a backend, where AUTO times it):
      * conv2d's, which conv_transpose2d runs through; NULL for AUTO. */
     const tt_conv_algo_impl *(*row)(tt_conv_algo algo);

@@ -144,11 +144,14 @@ static tt_conv_dir conv2d_dir(tt_conv_dir dir)
                                               : TT_CONV_DIR_BACKWARD_WEIGHT;
 }
 
-/* DIRECT on a kernel that tiles the output runs convt_tiles.c's kernels. */
+/* DIRECT on a kernel that tiles the output runs convt_tiles.c's kernels;
+ * DIRECT_W16 their 16-lane forward (kernels 2 wide, rows of at least 16
+ * input columns: opencl/convt_tiles_w16.cl), the other directions not. */
 static int tiles(tt_conv_algo algo, const convt_shape *s, tt_convt_tiles *g)
 {
-    if (algo != TT_CONV_ALGO_DIRECT || s->kh != s->sh || s->kw != s->sw || s->ph || s->pw ||
-        s->dh != 1 || s->dw != 1 || s->groups != 1 || s->oh != s->h * s->sh ||
+    int w16 = algo == TT_CONV_ALGO_DIRECT_W16 && s->kw == 2 && s->w >= 16;
+    if ((algo != TT_CONV_ALGO_DIRECT && !w16) || s->kh != s->sh || s->kw != s->sw || s->ph ||
+        s->pw || s->dh != 1 || s->dw != 1 || s->groups != 1 || s->oh != s->h * s->sh ||
         s->ow != s->w * s->sw)
         return 0;
     if (g) *g = (tt_convt_tiles){s->batch, s->cin, s->h, s->w, s->cout, s->kh, s->kw};
@@ -157,7 +160,8 @@ static int tiles(tt_conv_algo algo, const convt_shape *s, tt_convt_tiles *g)
 
 static int convt_runs(tt_conv_algo algo, const convt_shape *s, tt_conv_dir dir)
 {
-    if (algo == TT_CONV_ALGO_IM2COL_GEMM || tiles(algo, s, NULL)) return 1;
+    if (algo == TT_CONV_ALGO_IM2COL_GEMM) return 1;
+    if (tiles(algo, s, NULL)) return algo == TT_CONV_ALGO_DIRECT || dir == TT_CONV_DIR_FORWARD;
     tt_conv_shape c = as_conv2d(s);
     const tt_conv_algo_impl *impl = convt_via(algo);
     return impl && tt_conv_algo_runs(impl, &c, conv2d_dir(dir));
@@ -201,7 +205,9 @@ static tt_status family_run(tt_backend *be, tt_conv_algo algo, tt_conv_dir dir, 
     }
     tt_convt_tiles g;
     if (tiles(algo, s, &g)) {
-        if (dir == TT_CONV_DIR_FORWARD) return tt_convt_tiles_forward(be, out, inp, weight, bias, &g);
+        if (dir == TT_CONV_DIR_FORWARD)
+            return tt_convt_tiles_forward(be, out, inp, weight, bias, &g,
+                                          algo == TT_CONV_ALGO_DIRECT_W16);
         if (dir == TT_CONV_DIR_BACKWARD_DATA)
             return tt_convt_tiles_backward_data(be, out, dout, weight, &g);
         return tt_convt_tiles_backward_weight(be, out, dout, inp, &g);
@@ -229,11 +235,13 @@ static void family_key(const convt_shape *s, tt_conv_dir dir, char *key, size_t 
              s->kw, s->sh, s->sw, s->ph, s->pw, s->dh, s->dw, s->groups);
 }
 
-/* DIRECT runs convt_tiles.c's kernels on a tiling shape, conv2d's direct
- * ones elsewhere. */
-static const char *direct_program(const tt_conv_shape *s)
+/* A tiling shape runs convt_tiles.c's kernels (DIRECT_W16 its 16-lane
+ * forward's), anything else conv2d's rows. */
+static const char *family_program(tt_conv_algo algo, const tt_conv_shape *s)
 {
-    return tiles(TT_CONV_ALGO_DIRECT, s, NULL) ? "convt_tiles" : "conv_direct";
+    if (tiles(algo, s, NULL)) return algo == TT_CONV_ALGO_DIRECT ? "convt_tiles" : "convt_tiles_w16";
+    const tt_conv_algo_impl *impl = tt_conv2d_algo_impl(algo);
+    return impl && impl->program ? impl->program : "conv_direct";
 }
 
 static const tt_conv_family convt_family = {
@@ -241,7 +249,7 @@ static const tt_conv_family convt_family = {
     .weight_layout = "(Cin, Cout/groups, kH, kW)",
     .geometry = as_conv2d,
     .transposed = 1,
-    .direct_program = direct_program,
+    .program = family_program,
     .row = tt_conv2d_algo_impl, /* its im2col needs what conv2d's does */
     .runs = convt_runs,
     .can_win = convt_can_win,
@@ -348,6 +356,14 @@ static int query_of(const tt_conv_transpose2d_desc *d, convt_shape *s, tt_conv_c
     if (status) return 0;
     *call = call_of(d, s, (tt_conv_io){.inp = {0}}, (tt_mem){0});
     return 1;
+}
+
+tt_conv_algo tt_conv_transpose2d_algo_for(const tt_conv_transpose2d_desc *desc, tt_conv_dir dir)
+{
+    convt_shape s;
+    tt_conv_call call;
+    if (!query_of(desc, &s, &call) || (unsigned)dir >= TT_CONV_DIR_COUNT) return TT_CONV_ALGO_AUTO;
+    return tt_conv_dispatch_known(NULL, &call, dir);
 }
 
 int tt_conv_transpose2d_runs_on(const tt_backend *be, const tt_conv_transpose2d_desc *desc)

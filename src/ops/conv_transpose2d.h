@@ -38,6 +38,9 @@ tt_status tt_conv_transpose2d_check(const tt_conv_transpose2d_desc *desc);
 /* OH and OW of a valid desc (0 for an invalid one). */
 int tt_conv_transpose2d_out_h(const tt_conv_transpose2d_desc *desc);
 int tt_conv_transpose2d_out_w(const tt_conv_transpose2d_desc *desc);
+/* As tt_conv2d_algo_for: the algorithm that runs `dir` of `desc` (AUTO
+ * where the pick is the autotuner's, or the desc is invalid). */
+tt_conv_algo tt_conv_transpose2d_algo_for(const tt_conv_transpose2d_desc *desc, tt_conv_dir dir);
 /* As tt_conv2d_runs_on: whether `be` has what every direction of `desc` runs. */
 int tt_conv_transpose2d_runs_on(const tt_backend *be, const tt_conv_transpose2d_desc *desc);
 /* Bytes of workspace forward and backward need; 0 for an invalid desc. */

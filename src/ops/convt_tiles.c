@@ -52,20 +52,12 @@ static tiles_params params_of(const tt_backend *be, const tt_convt_tiles *g)
     tt_arg_i32((int)(g)->batch), tt_arg_i32((int)(g)->cin), tt_arg_i32((int)(g)->h), \
         tt_arg_i32((int)(g)->w), tt_arg_i32((int)(g)->cout)
 
-/* The 16-lane forward (opencl/convt_tiles_w16.cl): kernels 2 wide where
- * the device's traits say 16 lanes, rows of at least 16 input columns. */
-static int use_w16(const tt_backend *be, const tt_convt_tiles *g)
-{
-    return use_w8(be, g) && g->w >= 16 && tt_device_traits_of(be).direct_w16 &&
-           tt_backend_has_program(be, "convt_tiles_w16");
-}
-
 #define W16_COLUMNS 64 /* input columns per work-item (CONVT16_COLUMNS) */
 
 tt_status tt_convt_tiles_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
-                                 tt_mem bias, const tt_convt_tiles *g)
+                                 tt_mem bias, const tt_convt_tiles *g, int w16)
 {
-    if (use_w16(be, g)) {
+    if (w16) {
         char options[32];
         snprintf(options, sizeof options, "-DTT_CONVT_KH=%zu", g->kh);
         size_t global[3] = {g->cout, (g->w + W16_COLUMNS - 1) / W16_COLUMNS, g->batch * g->h};

@@ -18,9 +18,12 @@ typedef struct tt_convt_tiles {
     size_t kh, kw;                 /* = the stride */
 } tt_convt_tiles;
 
-/* out (overwritten) = conv_transpose2d(inp, weight) + bias (may be {0}). */
+/* out (overwritten) = conv_transpose2d(inp, weight) + bias (may be {0});
+ * with w16 (kernels 2 wide, W >= 16: DIRECT_W16, conv_transpose2d.c) the
+ * same sums in the same order with 64 input columns a work-item as
+ * float16 (opencl/convt_tiles_w16.cl). */
 tt_status tt_convt_tiles_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
-                                 tt_mem bias, const tt_convt_tiles *g);
+                                 tt_mem bias, const tt_convt_tiles *g, int w16);
 /* dinp += the input gradient of dout. */
 tt_status tt_convt_tiles_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
                                        const tt_convt_tiles *g);

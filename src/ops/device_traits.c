@@ -27,9 +27,6 @@ tt_device_traits tt_device_traits_of(const tt_backend *be)
      * pooling, up-convolution tiles) still gain.  The knob sets both. */
     if (cpu && be->kernels_of == TT_BACKEND_VULKAN && !tt_knob_set(TT_KNOB_CONV_DIRECT_VARIANT))
         t.direct = TT_KERNEL_SCALAR;
-    t.direct_w16 = t.direct == TT_KERNEL_W8 &&
-                   tt_knob_flag(TT_KNOB_CONV_DIRECT_W16, be->device.float_vector_width >= 16) &&
-                   tt_backend_has_program(be, "conv_direct_w16");
     t.opencl_cpu = cpu && be->kernels_of == TT_BACKEND_OPENCL;
     /* gallivm (lavapipe) ends an invocation after 65535 loop iterations */
     t.loop_limit = cpu && be->kernels_of == TT_BACKEND_VULKAN ? 65535 : 0;

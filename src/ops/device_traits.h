@@ -5,8 +5,7 @@
  * sharing, CPUs (PoCL) explicit 8-wide vector code with a long run per
  * work-item (16-wide for the 3x3 convolution where the device prefers
  * 16-lane vectors), other devices the scalar kernels.  Test knobs override
- * the choice ($TT_CONV_DIRECT_VARIANT, $TT_CONV_DIRECT_W16,
- * $TT_NORM_INTERLEAVE).
+ * the choice ($TT_CONV_DIRECT_VARIANT, $TT_NORM_INTERLEAVE).
  */
 #ifndef TT_OPS_DEVICE_TRAITS_H
 #define TT_OPS_DEVICE_TRAITS_H
@@ -28,12 +27,6 @@ typedef struct tt_device_traits {
      * tiles run their float8 kernels: where direct is TT_KERNEL_W8, and on
      * CPU Vulkan devices (lavapipe), whose direct is scalar. */
     int w8;
-    /* Where direct is TT_KERNEL_W8: the up-convolution's forward runs 64
-     * input columns a work-item as float16 (opencl/convt_tiles_w16.cl):
-     * the device prefers float vectors of 16 or more (AVX-512) and has the
-     * conv_direct_w16 program.  $TT_CONV_DIRECT_W16=0|1 overrides.  (The
-     * 16-wide convolutions are timed, not chosen: DIRECT_W16.) */
-    int direct_w16;
     /* norm.cl shares a plane's vectors interleaved across work-items (not
      * in contiguous runs, as on CPUs); $TT_NORM_INTERLEAVE=0|1 overrides. */
     int norm_interleave;
