@@ -61,6 +61,13 @@ static int candidates(tt_backend *be, const tt_conv2d_desc *d, tt_conv_dir dir)
     return count;
 }
 
+/* Of those, the ones timed: im2col_gemm, where it cannot win (OpenCL
+ * CPUs), is checked as the reference only (tt_conv_im2col_can_win). */
+static int timed_of(tt_backend *be, int candidates)
+{
+    return candidates - !tt_conv_im2col_can_win(be);
+}
+
 /* The largest workspace among the algorithms AUTO times for `d` on `be`. */
 static size_t candidates_workspace(tt_backend *be, const tt_conv2d_desc *d)
 {
@@ -257,13 +264,13 @@ static void test_autotune(void)
     }
 
     /* first call: every forward candidate verified (once each) and timed
-     * (OpenCL: im2col_gemm, direct, winograd, implicit_gemm; 2 runs
-     * each), db written */
+     * (OpenCL: direct, implicit_gemm and the rest; 2 runs each; on a CPU
+     * im2col_gemm only checked), db written */
     double e = run_forward(be, &r);
     CU_ASSERT(e < REF_CONV_FWD_TOL);
     tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
     CU_ASSERT_EQUAL(s.timed, 1);
-    CU_ASSERT_EQUAL(s.runs, 2 * forward);
+    CU_ASSERT_EQUAL(s.runs, 2 * timed_of(be, forward));
     CU_ASSERT_EQUAL(s.verified, forward);
     CU_ASSERT_EQUAL(s.refused, 0);
     CU_ASSERT_EQUAL(s.db_writes, 1);
@@ -322,7 +329,7 @@ static void test_autotune(void)
     CU_ASSERT(ew < REF_CONV_GRAD_TOL);
     s = tt_conv_autotune_stats_get();
     CU_ASSERT_EQUAL(s.timed, 2); /* backward data (OpenCL: 4 candidates), weight (3) */
-    CU_ASSERT_EQUAL(s.runs, 2 * (data + weight));
+    CU_ASSERT_EQUAL(s.runs, 2 * (timed_of(be, data) + timed_of(be, weight)));
     CU_ASSERT_EQUAL(s.verified, data + weight);
     CU_ASSERT_EQUAL(s.refused, 0);
     printf("\n    autotune backward vs im2col_gemm: dinp %.2e  dweight %.2e", ei, ew);
@@ -366,9 +373,10 @@ static void test_autotune_transpose(void)
     double e = th_max_rel_error(got, want, out_n, REF_CONV_FWD_FLOOR);
     CU_ASSERT(e < REF_CONV_FWD_TOL);
     tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
-    /* im2col_gemm, direct and implicit_gemm; k2 s2 runs no winograd */
+    /* im2col_gemm (on a CPU checked only), direct and implicit_gemm; k2 s2
+     * runs no winograd; direct_w16 (the 16-lane forward) where it is */
     CU_ASSERT_EQUAL(s.timed, 1);
-    CU_ASSERT_EQUAL(s.runs, 6);
+    CU_ASSERT_EQUAL(s.runs, 2 * (s.verified - !tt_conv_im2col_can_win(be)));
     CU_ASSERT_EQUAL(s.verified, 3);
     printf("\n    conv_transpose2d autotune forward error %.2e", e);
     tt_buffer_free(x), tt_buffer_free(w), tt_buffer_free(y);
@@ -760,13 +768,13 @@ static void test_rounds_alternate(void)
                                   TT_CONV_ALGO_WINOGRAD};
     order_log log = {0};
     tt_conv_algo best = TT_CONV_ALGO_AUTO;
-    TH_OK(tt_conv_autotune_pick(be, "stand-in A", three, 3, log_run, NULL, &log, &best));
+    TH_OK(tt_conv_autotune_pick(be, "stand-in A", three, 3, 3, log_run, NULL, &log, &best));
     CU_ASSERT_EQUAL(log.count, 9);
     for (int i = 0; i < log.count; i++) CU_ASSERT_EQUAL(log.ran[i], three[i % 3]);
     CU_ASSERT(best == three[0] || best == three[1] || best == three[2]);
     order_log failing = {.fails = {[TT_CONV_ALGO_IM2COL_GEMM] = 1, [TT_CONV_ALGO_WINOGRAD] = 1}};
     /* two warnings on stderr, "timing ... leaving it out" */
-    TH_OK(tt_conv_autotune_pick(be, "stand-in B", three, 3, log_run, NULL, &failing, &best));
+    TH_OK(tt_conv_autotune_pick(be, "stand-in B", three, 3, 3, log_run, NULL, &failing, &best));
     const tt_conv_algo want[] = {three[0], three[1], three[2], three[1], three[1]};
     CU_ASSERT_EQUAL(failing.count, 5);
     for (int i = 0; i < failing.count && i < 5; i++) CU_ASSERT_EQUAL(failing.ran[i], want[i]);
@@ -806,7 +814,7 @@ static void test_refused_kept(void)
     verify_log log = {.wrong = {[TT_CONV_ALGO_DIRECT] = 1}};
     tt_conv_algo best = TT_CONV_ALGO_AUTO;
     /* one warning on stderr: "direct is off im2col_gemm by 0.5 ..." */
-    TH_OK(tt_conv_autotune_pick(be, "stand-in C", three, 3, log_run_v, log_verify, &log, &best));
+    TH_OK(tt_conv_autotune_pick(be, "stand-in C", three, 3, 3, log_run_v, log_verify, &log, &best));
     CU_ASSERT_EQUAL(log.count, 3);
     CU_ASSERT_NOT_EQUAL(best, TT_CONV_ALGO_DIRECT);
     CU_ASSERT_EQUAL(log.runs.count, 4); /* two rounds of the two left, no warm-up */
@@ -837,7 +845,7 @@ static void test_refused_kept(void)
     const tt_conv_algo others[] = {TT_CONV_ALGO_DIRECT, TT_CONV_ALGO_WINOGRAD4,
                                    TT_CONV_ALGO_IMPLICIT_GEMM};
     verify_log again = {0};
-    TH_OK(tt_conv_autotune_pick(be, "stand-in C", others, 3, log_run_v, log_verify, &again, &best));
+    TH_OK(tt_conv_autotune_pick(be, "stand-in C", others, 3, 3, log_run_v, log_verify, &again, &best));
     CU_ASSERT_EQUAL(again.count, 2);
     for (int i = 0; i < again.count; i++) CU_ASSERT_NOT_EQUAL(again.checked[i], TT_CONV_ALGO_DIRECT);
     for (int i = 0; i < again.runs.count; i++) CU_ASSERT_NOT_EQUAL(again.runs.ran[i], TT_CONV_ALGO_DIRECT);
@@ -846,13 +854,43 @@ static void test_refused_kept(void)
     /* every candidate refused: an error naming the key, the refusals kept */
     verify_log all = {.wrong = {[TT_CONV_ALGO_IM2COL_GEMM] = 1, [TT_CONV_ALGO_WINOGRAD] = 1}};
     const tt_conv_algo two[] = {TT_CONV_ALGO_IM2COL_GEMM, TT_CONV_ALGO_WINOGRAD};
-    tt_status st = tt_conv_autotune_pick(be, "stand-in D", two, 2, log_run_v, log_verify, &all, &best);
+    tt_status st = tt_conv_autotune_pick(be, "stand-in D", two, 2, 2, log_run_v, log_verify, &all, &best);
     CU_ASSERT_PTR_NOT_NULL(st);
     if (st) CU_ASSERT_PTR_NOT_NULL(strstr(tt_status_message(st), "stand-in D"));
     tt_status_free(st);
     CU_ASSERT_EQUAL(all.runs.count, 0);
     tt_conv_autotune_reset();
     CU_ASSERT(tt_conv_autotune_refused(be, "stand-in D", TT_CONV_ALGO_WINOGRAD, NULL));
+    remove_cache_dir(be);
+}
+
+/* The candidates past `timed` (im2col_gemm where it cannot win: a
+ * reference) are checked but not timed while a timed one is left; where
+ * every timed one is refused they are timed and picked. */
+static void test_checked_only(void)
+{
+    fresh_cache_dir();
+    tt_backend *be = th_backend();
+    const tt_conv_algo three[] = {TT_CONV_ALGO_DIRECT, TT_CONV_ALGO_WINOGRAD,
+                                  TT_CONV_ALGO_IM2COL_GEMM};
+    verify_log log = {0};
+    tt_conv_algo best = TT_CONV_ALGO_AUTO;
+    TH_OK(tt_conv_autotune_pick(be, "stand-in E", three, 3, 2, log_run_v, log_verify, &log, &best));
+    CU_ASSERT_EQUAL(log.count, 3); /* all three checked */
+    CU_ASSERT_EQUAL(log.runs.count, 4); /* two rounds of the two timed */
+    for (int i = 0; i < log.runs.count; i++) CU_ASSERT_NOT_EQUAL(log.runs.ran[i], three[2]);
+    CU_ASSERT(best == three[0] || best == three[1]);
+    /* the timed ones refused: the reference is timed and picked */
+    verify_log wrong = {.wrong = {[TT_CONV_ALGO_DIRECT] = 1, [TT_CONV_ALGO_WINOGRAD] = 1}};
+    TH_OK(tt_conv_autotune_pick(be, "stand-in F", three, 3, 2, log_run_v, log_verify, &wrong,
+                                &best));
+    CU_ASSERT_EQUAL(best, TT_CONV_ALGO_IM2COL_GEMM);
+    CU_ASSERT_EQUAL(wrong.runs.count, 2);
+    /* the timed ones fail to run: the reference is timed and picked */
+    verify_log failing = {.runs = {.fails = {[TT_CONV_ALGO_DIRECT] = 1, [TT_CONV_ALGO_WINOGRAD] = 1}}};
+    /* two warnings on stderr, "timing ... leaving it out" */
+    TH_OK(tt_conv_autotune_pick(be, "stand-in G", three, 3, 2, log_run_v, NULL, &failing, &best));
+    CU_ASSERT_EQUAL(best, TT_CONV_ALGO_IM2COL_GEMM);
     remove_cache_dir(be);
 }
 
@@ -985,6 +1023,7 @@ int main(void)
         {"a find-db pick of implicit_gemm runs every direction", test_implicit_gemm_pick},
         {"candidates timed in alternating rounds; a failing one left out", test_rounds_alternate},
         {"a refused candidate is never timed, and stays refused in the find-db", test_refused_kept},
+        {"a checked-only candidate is timed only where no timed one is left", test_checked_only},
         {"a planted wrong kernel is refused; AUTO's results stay right", test_planted_wrong_refused},
         {"a call with an infinity in its input, or near overflow, decides nothing", test_overflow_undecided},
         CU_TEST_INFO_NULL,

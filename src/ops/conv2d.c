@@ -118,11 +118,18 @@ static tt_status im2col_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, 
     return NULL;
 }
 
+static int im2col_can_win(const tt_backend *be, const tt_conv_shape *s, tt_conv_dir dir)
+{
+    (void)s, (void)dir;
+    return tt_conv_im2col_can_win(be);
+}
+
 const tt_conv_algo_impl tt_conv_im2col_impl = {
     .program = "conv",
     .needs = TT_CONV_NEEDS_GEMM | TT_CONV_NEEDS_IM2COL,
     .tuned_on = TT_TUNED_ALL, /* the verifier's first reference */
     .supports = NULL,         /* every shape, every direction */
+    .can_win = im2col_can_win,
     .workspace_bytes = im2col_workspace_bytes,
     .forward = im2col_forward,
     .backward_data = im2col_backward_data,

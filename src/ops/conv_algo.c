@@ -174,17 +174,29 @@ static int runners_of(const tt_backend *be, const tt_conv_call *c, tt_conv_dir d
     return count;
 }
 
-/* The candidates AUTO times for `dir` of the shape on `be`: those it times
- * there that can win (the rows' can_win; a backend-less call, any). */
+/* The candidates AUTO weighs for `dir` of the shape on `be`: first those
+ * it times there that can win (the rows' can_win; a backend-less call,
+ * any), *timed of them; then im2col_gemm where it cannot win, checked
+ * only: the verifier's first reference, so that a layer with one other
+ * candidate still has two algorithms that must agree
+ * (tt_conv_autotune_pick times it only where no other is left). */
 static int candidates_of(const tt_backend *be, const tt_conv_call *c, tt_conv_dir dir,
-                         tt_conv_algo *out)
+                         tt_conv_algo *out, int *timed)
 {
     tt_conv_algo all[TT_CONV_ALGO_COUNT];
-    int n = runners_of(be, c, dir, 1, all), count = 0;
-    for (int i = 0; i < n; i++)
-        if (!be || c->family->can_win(be, all[i], c->shape, dir))
-            out[count++] = all[i];
+    int n = runners_of(be, c, dir, 1, all), count = 0, reference = 0;
+    for (int i = 0; i < n; i++) {
+        if (!be || c->family->can_win(be, all[i], c->shape, dir)) out[count++] = all[i];
+        else reference |= all[i] == TT_CONV_ALGO_IM2COL_GEMM;
+    }
+    if (timed) *timed = count;
+    if (reference) out[count++] = TT_CONV_ALGO_IM2COL_GEMM;
     return count;
+}
+
+int tt_conv_im2col_can_win(const tt_backend *be)
+{
+    return !tt_device_traits_of(be).opencl_cpu;
 }
 
 /* The three sizes, in bytes; the weight has Cout * Cin/groups * kH * kW
@@ -248,7 +260,7 @@ size_t tt_conv_dispatch_workspace(const tt_backend *be, const tt_conv_call *c)
         if (dir == TT_CONV_DIR_BACKWARD_DATA && c->no_input_grad) continue;
         if (c->want == TT_CONV_ALGO_AUTO) {
             char key[256];
-            count = candidates_of(be, c, (tt_conv_dir)dir, algos);
+            count = candidates_of(be, c, (tt_conv_dir)dir, algos, NULL);
             c->family->key(c->shape, (tt_conv_dir)dir, key, sizeof key);
             if (be) count = tt_conv_autotune_narrow(be, key, algos, count);
         } else {
@@ -267,7 +279,7 @@ tt_conv_algo tt_conv_dispatch_known(const tt_backend *be, const tt_conv_call *c,
     if (c->want != TT_CONV_ALGO_AUTO) return concrete(c, c->want, dir);
     if (!be) return TT_CONV_ALGO_AUTO;
     tt_conv_algo algos[TT_CONV_ALGO_COUNT], pick = TT_CONV_ALGO_AUTO;
-    int count = candidates_of(be, c, dir, algos);
+    int count = candidates_of(be, c, dir, algos, NULL);
     char key[256];
     c->family->key(c->shape, dir, key, sizeof key);
     if (count == 1) return algos[0];
@@ -517,7 +529,7 @@ int tt_conv_dispatch_runs_on(const tt_backend *be, const tt_conv_call *c)
     for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
         if (dir == TT_CONV_DIR_BACKWARD_DATA && c->no_input_grad) continue;
         int runs = c->want == TT_CONV_ALGO_AUTO
-                       ? candidates_of(be, c, (tt_conv_dir)dir, algos) > 0
+                       ? candidates_of(be, c, (tt_conv_dir)dir, algos, NULL) > 0
                        : on_backend(be, c, concrete(c, c->want, (tt_conv_dir)dir));
         if (!runs) return 0;
     }
@@ -542,11 +554,12 @@ static tt_status resolve(tt_backend *be, const tt_conv_call *c, tt_conv_dir dir,
     }
     const tt_conv_shape *s = c->shape;
     tt_conv_algo algos[TT_CONV_ALGO_COUNT];
-    int count = candidates_of(be, c, dir, algos);
+    int timed = 0, count = candidates_of(be, c, dir, algos, &timed);
     char key[256];
     c->family->key(s, dir, key, sizeof key);
     tune_ctx t = tune_ctx_of(be, c, dir, algos, count);
-    tt_status status = tt_conv_autotune_pick(be, key, algos, count, tune_run, verify, &t, out);
+    tt_status status =
+        tt_conv_autotune_pick(be, key, algos, count, timed, tune_run, verify, &t, out);
     tune_ctx_free(&t);
     return status;
 }

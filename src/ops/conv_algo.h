@@ -158,6 +158,11 @@ static inline size_t tt_conv_algo_workspace(const tt_conv_algo_impl *impl, const
 
 /* conv2d's row for `algo` (src/ops/conv2d.c); NULL for AUTO or outside. */
 const tt_conv_algo_impl *tt_conv2d_algo_impl(tt_conv_algo algo);
+/* Whether im2col_gemm can win on `be` (the can_win of conv2d's and
+ * conv_transpose2d's): not on an OpenCL CPU, where CLBlast's GEMM over the
+ * columns was the fastest on none of 157 layer-directions (1.66 times the
+ * best or more: docs/tune.md); it stays the verifier's reference there. */
+int tt_conv_im2col_can_win(const tt_backend *be);
 /* Whether AUTO times the row `impl` on `be`'s kind of device (NULL: any). */
 int tt_conv_algo_impl_tuned_on(const tt_backend *be, const tt_conv_algo_impl *impl);
 /* Whether `impl` runs `dir` of `s` itself (not through the fallback). */

@@ -501,8 +501,8 @@ void tt_conv_autotune_observe(tt_conv_tune_observer fn, void *ctx)
 }
 
 tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_algo *candidates,
-                                int count, tt_conv_run_fn run, tt_conv_verify_fn verify,
-                                void *ctx, tt_conv_algo *best)
+                                int count, int timed, tt_conv_run_fn run,
+                                tt_conv_verify_fn verify, void *ctx, tt_conv_algo *best)
 {
     TT_ASSERT(count >= 1);
     *best = candidates[0];
@@ -550,9 +550,25 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
         *best = candidates[0];
         goto cleanup;
     }
+    /* the checked-only candidates wait (ms -2) while a timed one is left */
+    int left = 0;
+    for (int i = 0; i < count && i < timed; i++) left |= ms[i] >= 0;
+    for (int i = timed; left && i < count; i++)
+        if (ms[i] >= 0) ms[i] = -2;
     time_rounds(be, key, candidates, count, run, ctx, verify ? 1 : 0, ms, &last_failure);
     for (int i = 0; i < count; i++)
         if (ms[i] >= 0 && ms[i] < best_ms) best_ms = ms[i], *best = candidates[i], found = 1;
+    if (!found) { /* every timed one failed to run: the others, then */
+        int waiting = 0;
+        for (int i = timed; i < count; i++)
+            if (ms[i] == -2) ms[i] = 1e300, waiting = 1;
+        if (waiting) {
+            time_rounds(be, key, candidates, count, run, ctx, verify ? 1 : 0, ms, &last_failure);
+            for (int i = 0; i < count; i++)
+                if (ms[i] >= 0 && ms[i] < best_ms)
+                    best_ms = ms[i], *best = candidates[i], found = 1;
+        }
+    }
     if (!found) {
         if (refused) write_db(be, device);
         char path[1024];

@@ -69,15 +69,16 @@ typedef tt_status (*tt_conv_verify_fn)(void *ctx, tt_conv_algo algo, tt_conv_ver
 
 /* *best = the fastest of `candidates` (count >= 1) for `key` (the op,
  * direction and shape, as text) on `be`'s device, among those `verify`
- * (NULL: none) passes.  One candidate is returned without timing or
- * verifying.  When the check is undecided (inputs not all finite), the
+ * (NULL: none) passes.  The first `timed` are timed; the rest are checked
+ * (references for the others) and timed only where none of the first is
+ * left.  One candidate is returned without timing or verifying.  When the check is undecided (inputs not all finite), the
  * first candidate runs this call and nothing is timed or kept: the next
  * call decides.  A candidate whose run fails is skipped; if all fail, the
  * last failure is returned; if all are refused, TT_ERR_BACKEND (the
  * device computes none of them right). */
 tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_algo *candidates,
-                                int count, tt_conv_run_fn run, tt_conv_verify_fn verify,
-                                void *ctx, tt_conv_algo *best);
+                                int count, int timed, tt_conv_run_fn run,
+                                tt_conv_verify_fn verify, void *ctx, tt_conv_algo *best);
 /* Whether `algo` is refused for `key` on `be`'s device (in memory or in
  * its find-db); *verdict (may be NULL) what its verification found. */
 int tt_conv_autotune_refused(const tt_backend *be, const char *key, tt_conv_algo algo,

@@ -167,12 +167,13 @@ static int convt_runs(tt_conv_algo algo, const convt_shape *s, tt_conv_dir dir)
     return impl && tt_conv_algo_runs(impl, &c, conv2d_dir(dir));
 }
 
-/* Tiles always may; through conv2d's rows, as that row says of the
- * conv2d geometry. */
+/* Tiles always may, im2col_gemm as conv2d's; through conv2d's rows, as
+ * that row says of the conv2d geometry. */
 static int convt_can_win(const tt_backend *be, tt_conv_algo algo, const convt_shape *s,
                          tt_conv_dir dir)
 {
-    if (algo == TT_CONV_ALGO_IM2COL_GEMM || tiles(algo, s, NULL)) return 1;
+    if (algo == TT_CONV_ALGO_IM2COL_GEMM) return tt_conv_im2col_can_win(be);
+    if (tiles(algo, s, NULL)) return 1;
     const tt_conv_algo_impl *impl = convt_via(algo);
     tt_conv_shape c = as_conv2d(s);
     return !impl || !impl->can_win || impl->can_win(be, &c, conv2d_dir(dir));
