@@ -8,9 +8,9 @@ work-item for OpenCL CPUs, direct_w16, also a row of its own) and
 convt_tiles_w16 (a 16-lane float16 variant of convt_tiles' forward,
 chosen only where an OpenCL device prefers 16-lane float vectors; Vulkan
 states no such preference and runs convt_tiles' shaders, which compute the
-same sums), and conv_direct's w8 kernels (float8 a work-item: Vulkan's CPU
-device ran them 3 times slower than the scalar shaders, GPUs take the
-tiled ones, so no Vulkan device would choose them: src/ops/device_traits.c).
+same sums), and conv_direct_w8 (float8 a work-item, direct_w8: Vulkan's
+CPU device ran them 3 times slower than the scalar shaders, and GPUs take
+the scalar or tiled ones, so no Vulkan device would choose them).
 A program counts as
 present on a backend when any of its kernels is there, so a missing one
 would only show when an op launches it.
@@ -22,11 +22,7 @@ import pathlib
 import re
 import sys
 
-OPENCL_ONLY = {"conv_winograd4", "conv_direct_w16", "convt_tiles_w16"}
-OPENCL_ONLY_KERNELS = {
-    "conv_direct": {"conv_direct_forward_w8", "conv_direct_backward_data_w8",
-                    "conv_direct_backward_weight_w8"},
-}
+OPENCL_ONLY = {"conv_winograd4", "conv_direct_w16", "convt_tiles_w16", "conv_direct_w8"}
 KERNEL = re.compile(r"__kernel\b(?:[^;{]*?)\bvoid\s+(\w+)\s*\(", re.S)
 
 
@@ -41,8 +37,6 @@ def main():
         if program in OPENCL_ONLY:
             continue
         for kernel in KERNEL.findall(text):
-            if kernel in OPENCL_ONLY_KERNELS.get(program, ()):
-                continue
             count += 1
             if not (root / "shaders" / program / f"{kernel}.comp").is_file():
                 missing.append(f"{program}/{kernel}")

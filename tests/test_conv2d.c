@@ -170,6 +170,7 @@ static void test_forward_add(void)
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
     const tt_conv_algo algos[] = {TT_CONV_ALGO_IM2COL_GEMM, TT_CONV_ALGO_DIRECT,
+                                  TT_CONV_ALGO_DIRECT_TILED, TT_CONV_ALGO_DIRECT_W8,
                                   TT_CONV_ALGO_WINOGRAD, TT_CONV_ALGO_IMPLICIT_GEMM};
     /* the last: DIRECT_W16 on a plane 32 wide (where the backend has it) */
     for (size_t a = 0; a <= sizeof algos / sizeof algos[0]; a++) {

@@ -204,21 +204,21 @@ static tt_status dev_convt_backward(tt_backend *be, tt_mem dinp, tt_mem dweight,
     return tt_conv_transpose2d_backward(be, dinp, dweight, dbias, dout, inp, weight, desc, ws);
 }
 
-/* Every case, with DIRECT's kernels for this device (8-wide on a CPU),
- * then the DIRECT cases as DIRECT_W16 (the 16-lane forward of a tiling
- * 2-wide kernel, conv2d's 16-wide rows elsewhere, im2col_gemm for what
- * neither runs), then with DIRECT's scalar kernels. */
+/* Every case as it is (DIRECT: the scalar kernels), then the DIRECT cases
+ * as DIRECT_W16 (the 16-lane forward of a tiling 2-wide kernel, conv2d's
+ * 16-wide rows elsewhere, im2col_gemm for what neither runs), then as
+ * DIRECT_W8 (the 8-wide tiles of a 2-wide kernel, conv2d's 8-wide rows
+ * elsewhere). */
 static void test_conv_transpose(void)
 {
     ref_conv_errors worst = {0};
     for (size_t k = 0; k < 3 * COUNT(convt_cases); k++) {
         size_t i = k % COUNT(convt_cases);
-        if (k == 2 * COUNT(convt_cases)) th_setenv("TT_CONV_DIRECT_VARIANT", "scalar");
-        tt_conv_transpose2d_desc as_w16 = convt_cases[i].desc;
-        int w16 = k / COUNT(convt_cases) == 1;
-        if (w16 && as_w16.algo != TT_CONV_ALGO_DIRECT) continue;
-        if (w16) as_w16.algo = TT_CONV_ALGO_DIRECT_W16;
-        const tt_conv_transpose2d_desc *d = w16 ? &as_w16 : &convt_cases[i].desc;
+        tt_conv_transpose2d_desc as_wide = convt_cases[i].desc;
+        int w16 = k / COUNT(convt_cases) == 1, w8 = k / COUNT(convt_cases) == 2;
+        if ((w16 || w8) && as_wide.algo != TT_CONV_ALGO_DIRECT) continue;
+        if (w16 || w8) as_wide.algo = w16 ? TT_CONV_ALGO_DIRECT_W16 : TT_CONV_ALGO_DIRECT_W8;
+        const tt_conv_transpose2d_desc *d = w16 || w8 ? &as_wide : &convt_cases[i].desc;
         TH_OK(tt_conv_transpose2d_check(d));
         int oh = tt_conv_transpose2d_out_h(d), ow = tt_conv_transpose2d_out_w(d);
         CU_ASSERT_EQUAL(oh, ref_conv_transpose2d_out_size(d->in_h, d->kernel_h, d->stride_h,
@@ -248,7 +248,6 @@ static void test_conv_transpose(void)
         worst.dinp = fmax(worst.dinp, e.dinp);
         worst.dweight = fmax(worst.dweight, e.dweight);
     }
-    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
     printf("\n    conv_transpose2d largest: forward %.2e  dinp %.2e  dweight %.2e\n",
            worst.forward, worst.dinp, worst.dweight);
 }

@@ -47,18 +47,39 @@
 
 /* ---- autotuner and find-db ----------------------------------------------- */
 
+/* Whether AUTO weighs `a` for `dir` of `d` on `be`: it runs the direction
+ * itself, the backend has it, AUTO times it on this kind of device, and
+ * its row's can_win says it may win (im2col_gemm counts where it cannot:
+ * it is checked as the reference). */
+static int is_candidate(tt_backend *be, const tt_conv2d_desc *d, tt_conv_algo a, tt_conv_dir dir)
+{
+    tt_conv2d_desc one = *d;
+    one.algo = a;
+    if (tt_conv2d_algo_for(&one, dir) != a || !tt_conv2d_runs_on(be, &one) ||
+        !tt_conv_algo_tuned_on(be, a))
+        return 0;
+    const tt_conv_algo_impl *impl = tt_conv2d_algo_impl(a);
+    tt_conv_shape shape;
+    TH_OK(tt_conv2d_shape(&one, &shape));
+    return a == TT_CONV_ALGO_IM2COL_GEMM || !impl->can_win || impl->can_win(be, &shape, dir);
+}
+
 /* The algorithms the autotuner weighs for `dir` of `d` on `be`: each that
  * runs the direction itself and that `be` has. */
 static int candidates(tt_backend *be, const tt_conv2d_desc *d, tt_conv_dir dir)
 {
     int count = 0;
-    for (int a = TT_CONV_ALGO_IM2COL_GEMM; a < TT_CONV_ALGO_COUNT; a++) {
-        tt_conv2d_desc one = *d;
-        one.algo = (tt_conv_algo)a;
-        count += tt_conv2d_algo_for(&one, dir) == one.algo && tt_conv2d_runs_on(be, &one) &&
-                 tt_conv_algo_tuned_on(be, one.algo);
-    }
+    for (int a = TT_CONV_ALGO_IM2COL_GEMM; a < TT_CONV_ALGO_COUNT; a++)
+        count += is_candidate(be, d, (tt_conv_algo)a, dir);
     return count;
+}
+
+/* The DIRECT row AUTO weighs for `dir` of `d` on `be`: direct_w8 on an
+ * OpenCL CPU (where direct cannot win), direct elsewhere. */
+static tt_conv_algo direct_row(tt_backend *be, const tt_conv2d_desc *d, tt_conv_dir dir)
+{
+    return is_candidate(be, d, TT_CONV_ALGO_DIRECT_W8, dir) ? TT_CONV_ALGO_DIRECT_W8
+                                                             : TT_CONV_ALGO_DIRECT;
 }
 
 /* Of those, the ones timed: im2col_gemm, where it cannot win (OpenCL
@@ -678,13 +699,15 @@ static void test_workspace_of_known_picks(void)
         remove_cache_dir(be);
         return;
     }
-    static const char *const all_direct[] = {"direct", "direct", "direct", "direct", "direct"};
+    tt_conv_algo row = direct_row(be, &picks, TT_CONV_DIR_FORWARD);
+    const char *name = tt_conv_algo_name(row);
+    const char *const all_direct[] = {name, name, name, name, name};
     write_picks(be, picked_keys, all_direct, 5);
     conv_run r;
     run_init(&r, (tt_conv2d_desc)D(2, 4, 9, 11, 5, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 59);
     /* every candidate: im2col's columns; the picks: direct's band sums */
     tt_conv2d_desc direct = r.desc;
-    direct.algo = TT_CONV_ALGO_DIRECT;
+    direct.algo = row;
     size_t direct_ws = tt_conv2d_workspace_bytes(&direct);
     CU_ASSERT(direct_ws < tt_conv2d_workspace_bytes(&r.desc));
     CU_ASSERT_EQUAL(tt_conv2d_workspace_bytes_on(be, &r.desc), direct_ws);
@@ -698,7 +721,7 @@ static void test_workspace_of_known_picks(void)
     tt_conv2d_desc image = r.desc;
     image.in_channels = 3;
     tt_conv2d_desc image_direct = image;
-    image_direct.algo = TT_CONV_ALGO_DIRECT;
+    image_direct.algo = row;
     CU_ASSERT(tt_conv2d_workspace_bytes_on(be, &image) > tt_conv2d_workspace_bytes(&image_direct));
     image.no_input_grad = 1;
     CU_ASSERT_EQUAL(tt_conv2d_workspace_bytes_on(be, &image),
@@ -927,7 +950,9 @@ static int refusals_of(tt_backend *be, tt_conv_algo algo)
 static void test_planted_wrong_refused(void)
 {
     tt_backend *be = th_backend();
-    const tt_conv_algo planted[] = {TT_CONV_ALGO_DIRECT, TT_CONV_ALGO_IM2COL_GEMM};
+    const tt_conv2d_desc shape = D(3, 16, 9, 11, 16, 3, 3, 1, 1, 1, 1, 1, 1, AUTO);
+    const tt_conv_algo planted[] = {direct_row(be, &shape, TT_CONV_DIR_FORWARD),
+                                    TT_CONV_ALGO_IM2COL_GEMM};
     for (int p = 0; p < 2; p++) {
         fresh_cache_dir();
         th_setenv("TT_CONV_PERTURB", tt_conv_algo_name(planted[p]));
@@ -949,7 +974,9 @@ static void test_planted_wrong_refused(void)
         CU_ASSERT(ei < 1e-5);
         CU_ASSERT(ew < 1e-5);
         tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
-        int runs_all = tt_conv2d_runs_on(be, &(tt_conv2d_desc)D(3, 16, 9, 11, 16, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT));
+        tt_conv2d_desc direct = shape;
+        direct.algo = planted[0];
+        int runs_all = tt_conv2d_runs_on(be, &direct);
         if (runs_all) {
             CU_ASSERT_EQUAL(s.refused, 3);
             CU_ASSERT_EQUAL(refusals_of(be, planted[p]), 3);

@@ -1,7 +1,7 @@
 /*
- * The direct convolution against the double reference on every shape it
- * runs: untiled with one column a work-item (scalar), 8 columns, and with
- * local-memory tiles; DIRECT_W16's 16 columns over bands of rows and of
+ * The direct convolutions against the double reference on every shape they
+ * run: DIRECT (one column a work-item), DIRECT_W8 (8 columns), DIRECT_TILED
+ * (local-memory tiles); DIRECT_W16's 16 columns over bands of rows and of
  * images; odd sizes, 1x1 images, batch 1 and 2,
  * channel counts not multiples of 4; finite-difference gradients of input,
  * weight and bias, backward adds (ref_conv_check_case).  Apart from
@@ -110,35 +110,49 @@ static const conv2d_case tiled_cases[] = {
     {"direct tiled dilation 2 1x1", D(1, 2, 1, 1, 3, 3, 3, 1, 1, 2, 2, 2, 2, DIRECT), 1},
 };
 
-static void test_direct(void)
+/* `cases` run as `algo`, a DIRECT row: each takes every groups-1 shape
+ * whole, every direction. */
+static void check_as(const char *label, const conv2d_case *cases, size_t count, tt_conv_algo algo)
 {
-    th_setenv("TT_CONV_DIRECT_VARIANT", "scalar");
-    ref_conv2d_check_cases("direct (scalar)", direct_cases, COUNT(direct_cases), ALL_DIRS);
-    th_setenv("TT_CONV_DIRECT_VARIANT", "w8"); /* stride-2 columns fall back to scalar */
-    ref_conv2d_check_cases("direct (8-wide)", direct_cases, COUNT(direct_cases), ALL_DIRS);
-    ref_conv2d_check_cases("direct (8-wide, tile cases)",
-                           tiled_cases, COUNT(tiled_cases), ALL_DIRS);
-    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
+    conv2d_case as[32];
+    CU_ASSERT_FATAL(count <= COUNT(as));
+    for (size_t i = 0; i < count; i++) {
+        as[i] = cases[i];
+        as[i].desc.algo = algo;
+    }
+    ref_conv2d_check_cases(label, as, count, ALL_DIRS);
 }
 
-/* Every 16-wide shape checked under `label`: as DIRECT_W16 (the same
- * cases, so the same data), or with w16 = 0 through DIRECT's kernels. */
-static void w16_pass(const char *label, int w16)
+static void test_direct(void)
 {
+    check_as("direct", direct_cases, COUNT(direct_cases), TT_CONV_ALGO_DIRECT);
+    /* stride 2 along W: direct's kernels */
+    check_as("direct_w8", direct_cases, COUNT(direct_cases), TT_CONV_ALGO_DIRECT_W8);
+    check_as("direct_w8 (tile cases)", tiled_cases, COUNT(tiled_cases), TT_CONV_ALGO_DIRECT_W8);
+}
+
+/* Every 16-wide shape checked under `label` as `algo`: DIRECT_W16 (the
+ * same cases, so the same data), or another that runs them all. */
+static void w16_pass(const char *label, tt_conv_algo algo)
+{
+    int w16 = algo == TT_CONV_ALGO_DIRECT_W16;
     for (size_t t = 0; t < COUNT(w16_tables); t++) {
         conv2d_case cases[COUNT(w16_all)];
         size_t n = w16_tables[t].count;
         CU_ASSERT_FATAL(n <= COUNT(cases)); /* w16_all is the longest table */
         for (size_t i = 0; i < n; i++) {
             cases[i] = w16_tables[t].cases[i];
-            if (w16) cases[i].desc.algo = TT_CONV_ALGO_DIRECT_W16;
+            cases[i].desc.algo = algo;
         }
-        ref_conv2d_check_cases(label, cases, n, w16 ? w16_tables[t].runs : ALL_DIRS);
+        if (w16)
+            ref_conv2d_check_cases(label, cases, n, w16_tables[t].runs);
+        else
+            check_as(label, cases, n, algo);
     }
 }
 
 /* The 16-wide kernels (DIRECT_W16, where the backend has them) over bands
- * of rows and images; then the same shapes through DIRECT's kernels. */
+ * of rows and images; then the same shapes through DIRECT_W8's kernels. */
 static void test_direct_w16(void)
 {
     tt_conv2d_desc probe = w16_all[0].desc;
@@ -146,42 +160,37 @@ static void test_direct_w16(void)
     if (!tt_conv2d_runs_on(th_backend(), &probe)) {
         th_left_out("direct_w16", "the backend has no conv_direct_w16 program");
     } else {
-        w16_pass("direct_w16", 1);
+        w16_pass("direct_w16", TT_CONV_ALGO_DIRECT_W16);
         th_setenv("TT_CONV_K3W_BANDS", "2000,1");
-        w16_pass("direct_w16 (bands of rows)", 1);
+        w16_pass("direct_w16 (bands of rows)", TT_CONV_ALGO_DIRECT_W16);
         th_setenv("TT_CONV_K3W_BANDS", "1000000,1");
-        w16_pass("direct_w16 (images to a band)", 1);
+        w16_pass("direct_w16 (images to a band)", TT_CONV_ALGO_DIRECT_W16);
         th_setenv("TT_CONV_K3W_BANDS", NULL);
         /* images padded in bands of rows (planes too large for a whole
          * copy): bands of a row block, and of 3 rows (the last band and
          * the row blocks ragged), the latter with several weight-gradient
          * bands to a band */
         th_setenv("TT_CONV_W16_BAND_ROWS", "4");
-        w16_pass("direct_w16 (images in bands of 4 rows)", 1);
+        w16_pass("direct_w16 (images in bands of 4 rows)", TT_CONV_ALGO_DIRECT_W16);
         th_setenv("TT_CONV_W16_BAND_ROWS", "3");
         th_setenv("TT_CONV_K3W_BANDS", "2000,1");
-        w16_pass("direct_w16 (images in bands of 3 rows)", 1);
+        w16_pass("direct_w16 (images in bands of 3 rows)", TT_CONV_ALGO_DIRECT_W16);
         th_setenv("TT_CONV_K3W_BANDS", NULL);
         th_setenv("TT_CONV_W16_BAND_ROWS", NULL);
     }
-    th_setenv("TT_CONV_DIRECT_VARIANT", "w8");
-    w16_pass("direct (8-wide, the 16-wide shapes)", 0);
-    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
+    w16_pass("direct_w8 (the 16-wide shapes)", TT_CONV_ALGO_DIRECT_W8);
 }
 
 static void test_direct_tiled(void)
 {
-    th_setenv("TT_CONV_DIRECT_VARIANT", "tiled");
-    ref_conv2d_check_cases("direct (local-memory tiles)",
-                           tiled_cases, COUNT(tiled_cases), ALL_DIRS);
-    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
+    check_as("direct_tiled", tiled_cases, COUNT(tiled_cases), TT_CONV_ALGO_DIRECT_TILED);
 }
 
 int main(void)
 {
     CU_TestInfo tests[] = {
         {"direct: forward and gradients", test_direct},
-        {"direct_w16: 3x3 and 7x7 with 16 columns a work-item, and direct's 8", test_direct_w16},
+        {"direct_w16: 3x3 and 7x7 with 16 columns a work-item, and direct_w8's 8", test_direct_w16},
         {"direct with local-memory tiles", test_direct_tiled},
         CU_TEST_INFO_NULL,
     };

@@ -32,10 +32,12 @@ static const conv2d_case resnet_cases[] = {
 };
 
 /* Every algorithm on the ResNet shapes: the ones whose supports() take a
- * stride (im2col_gemm, direct in its scalar and tiled variants,
- * implicit_gemm with this device's tiles and a GPU's) run every direction
- * themselves; winograd and both winograd4x4 (3x3 stride 1) say they cannot (tt_conv_algo_runs 0 in every direction)
- * and, forced, fall back to im2col_gemm; auto runs and its results are checked the same way.
+ * stride (im2col_gemm, direct, direct_tiled, implicit_gemm with this
+ * device's tiles and a GPU's; direct_w8 runs direct's kernels on them)
+ * run every direction themselves; winograd and the winograd4x4 rows (3x3
+ * stride 1) say they cannot (tt_conv_algo_runs 0 in every direction) and,
+ * forced, fall back to im2col_gemm; auto runs and its results are checked
+ * the same way.
  * Forward, input and weight gradient against the double reference and
  * finite differences (ref_conv_check_case). */
 static void test_resnet_strided(void)
@@ -62,30 +64,28 @@ static void test_resnet_strided(void)
         }
     }
     printf("\n    winograd and the three winograd4x4 rows refuse all %d direction-shapes of "
-           "the %d ResNet cases; im2col_gemm, direct and implicit_gemm take them",
+           "the %d ResNet cases; im2col_gemm, the DIRECT rows and implicit_gemm take them",
            refusals, (int)CASES);
     CU_ASSERT_EQUAL(refusals, 4 * CASES * TT_CONV_DIR_COUNT);
 
     static const struct {
         tt_conv_algo algo;
-        const char *variant, *igemm_tiles;
+        const char *igemm_tiles;
         int runs; /* directions it runs itself (check_cases) */
     } runs[] = {
-        {TT_CONV_ALGO_IM2COL_GEMM, NULL, NULL, ALL_DIRS},
-        {TT_CONV_ALGO_DIRECT, "scalar", NULL, ALL_DIRS},
-        {TT_CONV_ALGO_DIRECT, "tiled", NULL, ALL_DIRS},
-        {TT_CONV_ALGO_IMPLICIT_GEMM, NULL, NULL, ALL_DIRS},
-        {TT_CONV_ALGO_IMPLICIT_GEMM, NULL, "4,4,16,16,16", ALL_DIRS},
-        {TT_CONV_ALGO_WINOGRAD, NULL, NULL, 0},
-        {TT_CONV_ALGO_WINOGRAD4, NULL, NULL, 0},
+        {TT_CONV_ALGO_IM2COL_GEMM, NULL, ALL_DIRS},
+        {TT_CONV_ALGO_DIRECT, NULL, ALL_DIRS},
+        {TT_CONV_ALGO_DIRECT_TILED, NULL, ALL_DIRS},
+        {TT_CONV_ALGO_IMPLICIT_GEMM, NULL, ALL_DIRS},
+        {TT_CONV_ALGO_IMPLICIT_GEMM, "4,4,16,16,16", ALL_DIRS},
+        {TT_CONV_ALGO_WINOGRAD, NULL, 0},
+        {TT_CONV_ALGO_WINOGRAD4, NULL, 0},
     };
     for (size_t r = 0; r < COUNT(runs); r++) {
         char label[96];
-        snprintf(label, sizeof label, "resnet %s%s%s%s%s", tt_conv_algo_name(runs[r].algo),
-                 runs[r].variant ? " " : "", runs[r].variant ? runs[r].variant : "",
+        snprintf(label, sizeof label, "resnet %s%s%s", tt_conv_algo_name(runs[r].algo),
                  runs[r].igemm_tiles ? " tiles " : "",
                  runs[r].igemm_tiles ? runs[r].igemm_tiles : "");
-        th_setenv("TT_CONV_DIRECT_VARIANT", runs[r].variant);
         th_setenv("TT_CONV_IGEMM_TILES", runs[r].igemm_tiles);
         for (size_t i = 0; i < CASES; i++) {
             cases[i] = resnet_cases[i];
@@ -93,7 +93,6 @@ static void test_resnet_strided(void)
         }
         ref_conv2d_check_cases(label, cases, CASES, runs[r].runs);
     }
-    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
     th_setenv("TT_CONV_IGEMM_TILES", NULL);
 
     /* auto: some candidate runs each shape on every backend, and whatever
@@ -160,14 +159,11 @@ static void test_resnet_strided_large(void)
     };
     static const struct {
         tt_conv_algo algo;
-        const char *variant, *igemm_tiles;
+        const char *igemm_tiles;
     } runs[] = {
-        {TT_CONV_ALGO_IM2COL_GEMM, NULL, NULL},
-        {TT_CONV_ALGO_DIRECT, "scalar", NULL},
-        {TT_CONV_ALGO_DIRECT, "tiled", NULL},
-        {TT_CONV_ALGO_IMPLICIT_GEMM, NULL, NULL},
-        {TT_CONV_ALGO_IMPLICIT_GEMM, NULL, "4,4,16,16,16"},
-        {TT_CONV_ALGO_AUTO, NULL, NULL},
+        {TT_CONV_ALGO_IM2COL_GEMM, NULL},     {TT_CONV_ALGO_DIRECT, NULL},
+        {TT_CONV_ALGO_DIRECT_TILED, NULL},    {TT_CONV_ALGO_IMPLICIT_GEMM, NULL},
+        {TT_CONV_ALGO_IMPLICIT_GEMM, "4,4,16,16,16"}, {TT_CONV_ALGO_AUTO, NULL},
     };
     for (size_t i = 0; i < COUNT(shapes); i++) {
         tt_conv2d_desc d = shapes[i].desc;
@@ -186,7 +182,6 @@ static void test_resnet_strided_large(void)
         ref_conv2d_backward(want + n_out, want + n_out + n_in, xd, wd, dyd, &d);
         printf("\n    %s -> %dx%d:", shapes[i].name, tt_conv2d_out_h(&d), tt_conv2d_out_w(&d));
         for (size_t r = 0; r < COUNT(runs); r++) {
-            th_setenv("TT_CONV_DIRECT_VARIANT", runs[r].variant);
             th_setenv("TT_CONV_IGEMM_TILES", runs[r].igemm_tiles);
             d.algo = runs[r].algo;
             float *got = ref_conv2d_run_three(&d, n_in, n_w, n_out);
@@ -195,12 +190,11 @@ static void test_resnet_strided_large(void)
                            th_max_rel_error(got + n_out + n_in, want + n_out + n_in, n_w, 1.0)};
             printf("\n      %-13s%-7s forward %.2e  dinp %.2e  dweight %.2e",
                    tt_conv_algo_name(runs[r].algo),
-                   runs[r].variant ? runs[r].variant : runs[r].igemm_tiles ? "gpu" : "", e[0],
+                   runs[r].igemm_tiles ? "gpu" : "", e[0],
                    e[1], e[2]);
             for (int k = 0; k < 3; k++) CU_ASSERT(e[k] < RESNET_LARGE_TOL);
             free(got);
         }
-        th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
         th_setenv("TT_CONV_IGEMM_TILES", NULL);
         free(x), free(w), free(dy), free(xd), free(wd), free(dyd), free(want);
     }

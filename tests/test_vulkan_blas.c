@@ -448,10 +448,10 @@ static void test_conv_im2col(void)
     uint64_t seed = 19;
     int failures = 0;
     double worst = 0;
-    /* CPUs: conv_bias_backward_w8; "scalar": the work-group conv_bias_backward */
+    /* CPUs: conv_bias_backward_w8; TT_KERNEL_W8=0: the work-group conv_bias_backward */
     for (size_t s = 0; s < 2 * sizeof shapes / sizeof shapes[0]; s++) {
         const int *v = shapes[s % (sizeof shapes / sizeof shapes[0])];
-        th_setenv("TT_CONV_DIRECT_VARIANT", s < sizeof shapes / sizeof shapes[0] ? NULL : "scalar");
+        th_setenv("TT_KERNEL_W8", s < sizeof shapes / sizeof shapes[0] ? NULL : "0");
         tt_conv2d_desc d = {.batch = v[0], .in_channels = v[1], .in_h = v[2], .in_w = v[3],
                             .out_channels = v[4], .kernel_h = v[5], .kernel_w = v[6],
                             .stride_h = v[7], .stride_w = v[7], .pad_h = v[8], .pad_w = v[8],
@@ -499,7 +499,7 @@ static void test_conv_im2col(void)
             if (i >= 4) free(got_vk.t[i]), free(got_cl.t[i]), free(mag.t[i]);
         }
     }
-    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
+    th_setenv("TT_KERNEL_W8", NULL);
     CU_ASSERT_EQUAL(failures, 0);
     printf("\n    im2col convolution forward and backward: %zu shapes (each with both bias "
            "kernels) within "

@@ -5,7 +5,7 @@
  * DIRECT path runs these kernels where its kernel does not tile the
  * output) forward and backward with the algorithm forced to DIRECT, from
  * the same inputs on OpenCL and on Vulkan (vk_compare.h: odd offsets,
- * poison around every array), once per kernel variant, and compares the output and the three gradients
+ * poison around every array), once per DIRECT row, and compares the output and the three gradients
  * with the double-precision reference: the forward of tests/ref_conv.c,
  * the gradients its central differences (the loss sum(dout * out) is
  * linear in each argument, so they are exact up to rounding), the
@@ -56,20 +56,32 @@ static const direct_case cases[] = {
 };
 enum { CASE_COUNT = sizeof cases / sizeof cases[0] };
 
-/* The variants of src/ops/conv_direct.c, so that every kernel of the
- * program runs: scalar (forward, backward data and weight), tiled (the
- * tiled forward), w8 (OpenCL's 8-wide three against Vulkan's scalar
- * shaders, which Vulkan runs under w8). */
+/* The DIRECT rows, so that every kernel of the program runs: direct
+ * (forward, backward data and weight), direct_tiled (the tiled forward),
+ * direct_w8 (OpenCL's 8-wide three against Vulkan's scalar shaders: Vulkan
+ * has no direct_w8). */
 typedef struct config {
-    const char *name, *variant;
+    const char *name;
+    tt_conv_algo algo;
 } config;
 
-static const config configs[] = {{"scalar", "scalar"}, {"tiled", "tiled"}, {"w8", "w8"}};
+static const config configs[] = {{"direct", TT_CONV_ALGO_DIRECT},
+                                 {"direct_tiled", TT_CONV_ALGO_DIRECT_TILED},
+                                 {"direct_w8", TT_CONV_ALGO_DIRECT_W8}};
 enum { CONFIG_COUNT = sizeof configs / sizeof configs[0] };
 
-static void apply(const config *f)
+/* A case under a config: what direct_op runs. */
+typedef struct run {
+    const direct_case *c;
+    tt_conv_algo algo;
+} run;
+
+/* The row `r` runs as on `be`: on Vulkan direct stands in for direct_w8. */
+static tt_conv_algo algo_on(const tt_backend *be, const run *r)
 {
-    th_setenv("TT_CONV_DIRECT_VARIANT", f ? f->variant : NULL);
+    if (r->algo == TT_CONV_ALGO_DIRECT_W8 && be->kernels_of == TT_BACKEND_VULKAN)
+        return TT_CONV_ALGO_DIRECT;
+    return r->algo;
 }
 
 static tt_conv2d_desc conv_desc(const direct_case *c)
@@ -126,19 +138,22 @@ static void sizes_of(const direct_case *c, size_t n[ARRAYS], size_t *terms)
  * dinp, dweight and dbias. */
 static void direct_op(tt_backend *be, const tt_mem *m, const void *ctx)
 {
-    const direct_case *c = ctx;
+    const run *r = ctx;
+    const direct_case *c = r->c;
     tt_mem none = {0};
     tt_mem bias = c->with_bias ? m[BIAS] : none, dbias = c->with_bias ? m[DBIAS] : none;
     if (c->transposed) {
         tt_conv_transpose2d_desc d = convt_desc(c);
+        d.algo = algo_on(be, r);
         TH_OK(tt_conv_transpose2d_forward(be, m[OUT], m[INP], m[WEIGHT], bias, &d, none));
         TH_OK(tt_conv_transpose2d_backward(be, m[DINP], m[DWEIGHT], dbias, m[DOUT], m[INP],
                                            m[WEIGHT], &d, none));
         return;
     }
     tt_conv2d_desc d = conv_desc(c);
+    d.algo = algo_on(be, r);
     for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) /* no fallback to im2col */
-        CU_ASSERT_EQUAL(tt_conv2d_algo_for(&d, (tt_conv_dir)dir), TT_CONV_ALGO_DIRECT);
+        CU_ASSERT_EQUAL(tt_conv2d_algo_for(&d, (tt_conv_dir)dir), d.algo);
     if (c->accumulate) TH_OK(tt_conv2d_forward_add(be, m[OUT], m[INP], m[WEIGHT], &d, none));
     else TH_OK(tt_conv2d_forward(be, m[OUT], m[INP], m[WEIGHT], bias, &d, none));
     TH_OK(tt_conv2d_backward(be, m[DINP], m[DWEIGHT], dbias, m[DOUT], m[INP], m[WEIGHT], &d, none));
@@ -261,18 +276,17 @@ static void test_direct_cases(void)
         double *want[ARRAYS], *mag[ARRAYS];
         reference_of(c, n, in, want, mag);
         for (int f = 0; f < CONFIG_COUNT; f++) {
-            apply(&configs[f]);
             op_io cl = {.count = ARRAYS}, vk;
             for (int k = 0; k < ARRAYS; k++) cl.n[k] = n[k], cl.in[k] = in[k];
-            run_both(&cl, &vk, direct_op, c);
+            run r = {c, configs[f].algo};
+            run_both(&cl, &vk, direct_op, &r);
             compare(c, &configs[f], &cl, &vk, want, mag, terms, &t);
             io_free(&cl), io_free(&vk);
         }
         for (int k = 0; k < ARRAYS; k++) free(in[k]), free(want[k]), free(mag[k]);
     }
-    apply(NULL);
     CU_ASSERT_EQUAL(t.failures, 0);
-    printf("\n    DIRECT on Vulkan and OpenCL: %d runs (%d cases x variants), output and "
+    printf("\n    DIRECT on Vulkan and OpenCL: %d runs (%d cases x 3 rows), output and "
            "gradients within 2 (T + 2) 2^-24 sum|terms| of the reference and its central "
            "differences; Vulkan's worst error %.3f of that bound",
            t.runs, CASE_COUNT, t.worst);

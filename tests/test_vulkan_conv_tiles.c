@@ -17,7 +17,6 @@
 
 #include "ops/conv2d.h"
 #include "ops/conv_transpose2d.h"
-#include "ops/device_traits.h"
 #include "ref_conv.h"
 #include "vk_compare.h"
 
@@ -230,16 +229,23 @@ static const convt_case convt_cases[] = {
 /* arrays: inp weight bias dout | out dinp dweight dbias */
 static void convt_op(tt_backend *be, const tt_mem *m, const void *ctx)
 {
-    const convt_case *c = ctx;
-    tt_mem bias = c->with_bias ? m[2] : (tt_mem){0}, dbias = c->with_bias ? m[7] : (tt_mem){0};
-    TH_OK(tt_conv_transpose2d_forward(be, m[4], m[0], m[1], bias, &c->desc, (tt_mem){0}));
-    TH_OK(tt_conv_transpose2d_backward(be, m[5], m[6], dbias, m[3], m[0], m[1], &c->desc,
+    const tt_conv_transpose2d_desc *d = ctx;
+    tt_mem bias = m[2], dbias = m[7];
+    TH_OK(tt_conv_transpose2d_forward(be, m[4], m[0], m[1], bias, d, (tt_mem){0}));
+    TH_OK(tt_conv_transpose2d_backward(be, m[5], m[6], dbias, m[3], m[0], m[1], d, (tt_mem){0}));
+}
+
+static void convt_op_no_bias(tt_backend *be, const tt_mem *m, const void *ctx)
+{
+    const tt_conv_transpose2d_desc *d = ctx;
+    TH_OK(tt_conv_transpose2d_forward(be, m[4], m[0], m[1], (tt_mem){0}, d, (tt_mem){0}));
+    TH_OK(tt_conv_transpose2d_backward(be, m[5], m[6], (tt_mem){0}, m[3], m[0], m[1], d,
                                        (tt_mem){0}));
 }
 
 static void test_convt_tiles(void)
 {
-    tt_backend *vk = vulkan_having("convt_tiles");
+    vulkan_having("convt_tiles");
     uint64_t seed = 41;
     tally t = {{0}, 0, 0};
     static const char *const names[] = {"out", "dinp", "dweight", "dbias"};
@@ -263,19 +269,21 @@ static void test_convt_tiles(void)
         size_t terms[4] = {(size_t)d->in_channels + 1,
                            (size_t)d->out_channels * d->kernel_h * d->kernel_w + 1,
                            (size_t)d->batch * d->in_h * d->in_w + 1, io.n_out / d->out_channels + 1};
-        /* the device's kernels (8-wide on CPUs where the kernel is 2 wide), then the scalar ones */
+        /* direct_w8's 8-wide tiles where the kernel is 2 wide, then direct's scalar ones */
         for (int variant = 0; variant < 2; variant++) {
-            th_setenv("TT_CONV_DIRECT_VARIANT", variant ? "scalar" : NULL);
-            CU_ASSERT_EQUAL(tt_device_traits_of(vk).w8, !variant); /* lavapipe counts as a CPU */
+            tt_conv_transpose2d_desc as = c->desc;
+            as.algo = !variant && d->kernel_w == 2 ? TT_CONV_ALGO_DIRECT_W8 : TT_CONV_ALGO_DIRECT;
+            for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) /* the tiles run every direction */
+                CU_ASSERT_EQUAL(tt_conv_transpose2d_algo_for(&as, (tt_conv_dir)dir), as.algo);
             op_io cl = {.count = 8,
                         .n = {io.n_inp, io.n_weight, io.n_bias, io.n_out, io.n_out, io.n_inp,
                               io.n_weight, io.n_bias},
                         .in = {io.inp, io.weight, io.bias, io.dout, io.dout, base_inp, base_w,
                                base_b}},
                   vkio;
-            run_both(&cl, &vkio, convt_op, c);
+            run_both(&cl, &vkio, c->with_bias ? convt_op : convt_op_no_bias, &as);
             char name[96];
-            snprintf(name, sizeof name, "convT %s (%s)", c->name, variant ? "scalar" : "device's");
+            snprintf(name, sizeof name, "convT %s (%s)", c->name, tt_conv_algo_name(as.algo));
             for (int k = 0; k < (c->with_bias ? 4 : 3); k++)
                 check_array(&t, k, name, names[k], &cl, &vkio, 4 + k, &e[k], terms[k],
                             PLAIN_UNITS);
@@ -285,8 +293,7 @@ static void test_convt_tiles(void)
         free(base_inp), free(base_w), free(base_b);
         io_release(&io);
     }
-    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
-    printf("\n    conv_transpose2d DIRECT (tiles), %zu shapes x 2 variants: worst out %.3f, dinp "
+    printf("\n    conv_transpose2d direct and direct_w8 (tiles), %zu shapes x 2 rows: worst out %.3f, dinp "
            "%.3f, dweight %.3f, dbias %.3f of T 2^-24 sum|terms| (bound %d); %zu of %zu results "
            "differ from OpenCL's bits\n",
            sizeof convt_cases / sizeof convt_cases[0], t.worst[0], t.worst[1], t.worst[2],

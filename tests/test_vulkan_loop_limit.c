@@ -88,12 +88,12 @@ static double rel_err(double got, double want, double scale) { return fabs(got -
 
 /* The bias gradient sums a channel's batch x plane in one invocation
  * (conv_bias_backward_w8, /8) or one work-group of 64 (conv_bias_backward,
- * /64); `variant` picks it as TT_CONV_DIRECT_VARIANT does. */
-static void check_bias(const char *variant, size_t batch, size_t channels, size_t plane)
+ * /64); `w8` ("1" or "0") picks it as TT_KERNEL_W8 does. */
+static void check_bias(const char *w8, size_t batch, size_t channels, size_t plane)
 {
     tt_backend *be = vulkan();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
-    th_setenv("TT_CONV_DIRECT_VARIANT", variant);
+    th_setenv("TT_KERNEL_W8", w8);
     size_t n = batch * channels * plane;
     float *dout = malloc(n * 4), *dbias = malloc(channels * 4), *got = malloc(channels * 4);
     CU_ASSERT_PTR_NOT_NULL_FATAL(dout && dbias && got);
@@ -114,10 +114,10 @@ static void check_bias(const char *variant, size_t batch, size_t channels, size_
         double err = rel_err(got[c], sum, scale);
         worst = err > worst ? err : worst;
     }
-    printf("\n    bias gradient (%s), batch %zu x plane %zu: worst error %.1e", variant, batch,
-           plane, worst);
+    printf("\n    bias gradient (%s), batch %zu x plane %zu: worst error %.1e",
+           *w8 == '1' ? "w8" : "work-group", batch, plane, worst);
     CU_ASSERT(worst < 1e-5);
-    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
+    th_setenv("TT_KERNEL_W8", NULL);
     free(dout), free(dbias), free(got);
     tt_buffer_free(D), tt_buffer_free(B);
     no_messages();
@@ -125,20 +125,19 @@ static void check_bias(const char *variant, size_t batch, size_t channels, size_
 
 static void test_bias_long_plane(void)
 {
-    check_bias("w8", 1, 3, 1 << 20);      /* slices of one plane */
-    check_bias("w8", 9, 2, 100003);       /* several images a launch */
-    check_bias("w8", 3, 2, 300001);       /* slices of each plane, a tail */
-    check_bias("scalar", 2, 1, 2500007); /* past 65535 x 64 */
+    check_bias("1", 1, 3, 1 << 20); /* slices of one plane */
+    check_bias("1", 9, 2, 100003);  /* several images a launch */
+    check_bias("1", 3, 2, 300001);  /* slices of each plane, a tail */
+    check_bias("0", 2, 1, 2500007); /* past 65535 x 64 */
 }
 
 /* The DIRECT weight gradient of one channel pair, a k x k kernel (padding
- * k / 2): conv_direct_backward_weight(_w8), whose invocation sums every
- * image's rows (the 8-wide 3x3 kernels are OpenCL's alone). */
-static void check_direct_weight(const char *variant, int k, int batch, int h, int w)
+ * k / 2): conv_direct_backward_weight, whose invocation sums every image's
+ * rows (direct_w8's kernels are OpenCL's alone). */
+static void check_direct_weight(int k, int batch, int h, int w)
 {
     tt_backend *be = vulkan();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
-    th_setenv("TT_CONV_DIRECT_VARIANT", variant);
     tt_conv2d_desc d = {.batch = batch, .in_channels = 1, .in_h = h, .in_w = w,
                         .out_channels = 1, .kernel_h = k, .kernel_w = k, .stride_h = 1,
                         .stride_w = 1, .pad_h = k / 2, .pad_w = k / 2, .dilation_h = 1,
@@ -173,10 +172,9 @@ static void check_direct_weight(const char *variant, int k, int batch, int h, in
             double err = rel_err(got[ky * k + kx], sum, sum); /* terms all positive */
             worst = err > worst ? err : worst;
         }
-    printf("\n    %dx%d weight gradient (%s), %d x %d x %d: worst error %.1e", k, k, variant,
-           batch, h, w, worst);
+    printf("\n    %dx%d weight gradient, %d x %d x %d: worst error %.1e", k, k, batch, h, w,
+           worst);
     CU_ASSERT(worst < 1e-5);
-    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
     free(x), free(dy), free(wt), free(got);
     tt_buffer_free(X), tt_buffer_free(DY), tt_buffer_free(DX), tt_buffer_free(W),
         tt_buffer_free(DW);
@@ -185,20 +183,20 @@ static void check_direct_weight(const char *variant, int k, int batch, int h, in
 
 static void test_direct_weight_rows(void)
 {
-    check_direct_weight("w8", 3, 1, 600, 300);       /* 600 rows of 38 vectors */
-    check_direct_weight("w8", 3, 8, 1024, 128);      /* 8192 rows of 16 vectors */
-    check_direct_weight("w8", 1, 1, 600, 1000);      /* 600 rows of 125 vectors */
-    check_direct_weight("scalar", 1, 2, 15000, 256); /* 30000 rows of one step */
+    check_direct_weight(3, 1, 600, 300);  /* 600 rows of 300 columns */
+    check_direct_weight(3, 8, 1024, 128); /* 8192 rows of 128 */
+    check_direct_weight(1, 1, 600, 1000); /* 600 rows of 1000 */
+    check_direct_weight(1, 2, 15000, 256); /* 30000 rows of one work-group's step */
 }
 
 /* The weight gradient of a 2x2 stride-2 transposed convolution (the UNet's
  * up-sampling), one channel pair: an invocation sums every image's rows. */
-static void check_convt_weight(const char *variant, size_t batch, size_t h, size_t w)
+static void check_convt_weight(int w8, size_t batch, size_t h, size_t w)
 {
     tt_backend *be = vulkan();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
-    th_setenv("TT_CONV_DIRECT_VARIANT", variant);
-    tt_convt_tiles g = {.batch = batch, .cin = 1, .h = h, .w = w, .cout = 1, .kh = 2, .kw = 2};
+    tt_convt_tiles g = {.batch = batch, .cin = 1, .h = h, .w = w, .cout = 1, .kh = 2, .kw = 2,
+                        .w8 = w8};
     size_t n = batch * h * w, nd = 4 * n;
     uint64_t seed = 3;
     float *x = th_random_floats(n, 0, 1, &seed), *dy = th_random_floats(nd, 0, 1, &seed);
@@ -221,10 +219,9 @@ static void check_convt_weight(const char *variant, size_t batch, size_t h, size
         double err = rel_err(got[t], sum, scale);
         worst = err > worst ? err : worst;
     }
-    printf("\n    2x2 transposed weight gradient (%s), %zu x %zu x %zu: worst error %.1e", variant,
-           batch, h, w, worst);
+    printf("\n    2x2 transposed weight gradient (%s), %zu x %zu x %zu: worst error %.1e",
+           w8 ? "w8" : "work-group", batch, h, w, worst);
     CU_ASSERT(worst < 1e-5);
-    th_setenv("TT_CONV_DIRECT_VARIANT", NULL);
     free(x), free(dy), free(dw), free(got);
     tt_buffer_free(X), tt_buffer_free(DY), tt_buffer_free(DW);
     no_messages();
@@ -232,8 +229,9 @@ static void check_convt_weight(const char *variant, size_t batch, size_t h, size
 
 static void test_convt_weight_rows(void)
 {
-    check_convt_weight("w8", 1, 600, 1000); /* 600 rows of 125 vectors */
-    check_convt_weight("w8", 3, 250, 803); /* three images, a ragged vector */
+    check_convt_weight(1, 1, 600, 1000); /* 600 rows of 125 vectors */
+    check_convt_weight(1, 3, 250, 803);  /* three images, a ragged vector */
+    check_convt_weight(0, 2, 300, 1000); /* the work-group kernel: 600 rows of 1000 */
 }
 
 int main(void)

@@ -66,7 +66,7 @@ static tt_status time_layer(tt_backend *be, layer *l, int batch, tt_conv_algo al
     const tt_model_conv *c = &l->shape;
     tt_conv2d_desc d = tt_model_conv_desc(c, batch, algo);
     /* like the model: no room for every candidate's workspace, direct */
-    if (tt_conv2d_workspace_bytes(&d) > be->device.max_alloc_bytes) d.algo = TT_CONV_ALGO_DIRECT;
+    if (tt_conv2d_workspace_bytes(&d) > be->device.max_alloc_bytes) d.algo = tt_conv_direct_row(be);
     size_t in_n = (size_t)batch * c->in_channels * c->height * c->width;
     size_t out_n = (size_t)batch * c->out_channels * tt_model_conv_out_plane(c);
     size_t w_n = (size_t)c->out_channels * c->in_channels * c->kernel * c->kernel;

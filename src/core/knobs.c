@@ -42,11 +42,10 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
     [TT_KNOB_PLAN_DUMP] = {"TT_PLAN_DUMP", TT_KNOB_DEBUG, "src/model/arena_plan.c", "set",
                            "Prints the memory plan's timeline (each buffer's bytes and "
                            "lifetime) to stderr when a model plans its activations."},
-    [TT_KNOB_CONV_DIRECT_VARIANT] = {"TT_CONV_DIRECT_VARIANT", TT_KNOB_TEST,
-                                     "src/ops/device_traits.c", "scalar, tiled or w8",
-                                     "The kernel variant of DIRECT convolutions and of the "
-                                     "ops that follow it (fill, bias gradient, max pool), "
-                                     "instead of the device type's."},
+    [TT_KNOB_KERNEL_W8] = {"TT_KERNEL_W8", TT_KNOB_TEST, "src/ops/device_traits.c", "0 or 1",
+                           "Whether fill, the bias gradient and max pooling run their "
+                           "float8 kernels (1, as on CPUs) or their scalar ones (0), "
+                           "instead of the device type's choice."},
     [TT_KNOB_NORM_INTERLEAVE] = {"TT_NORM_INTERLEAVE", TT_KNOB_TEST, "src/ops/device_traits.c",
                                  "0 or 1",
                                  "How the normalisation kernels share a plane: 1 interleaved "

@@ -362,11 +362,11 @@ tt_status tt_unet_allocate(tt_unet *u)
     size_t ws = tt_unet_workspace_bytes(u);
     if (ws > u->be->device.max_alloc_bytes || ws > u->be->device.global_mem_bytes / 8) {
         tt_conv_algo forced = u->config.algo;
-        if (forced != TT_CONV_ALGO_AUTO && forced != TT_CONV_ALGO_DIRECT)
+        u->conv_algo = tt_conv_direct_row(u->be);
+        if (forced != TT_CONV_ALGO_AUTO)
             fprintf(stderr, "tiletrain: warning: --algo %s needs a %.0f MiB convolution workspace "
-                    "at this tile, more than the device gives one buffer; running direct\n",
-                    tt_conv_algo_name(forced), ws / 1048576.0);
-        u->conv_algo = TT_CONV_ALGO_DIRECT;
+                    "at this tile, more than the device gives one buffer; running %s\n",
+                    tt_conv_algo_name(forced), ws / 1048576.0, tt_conv_algo_name(u->conv_algo));
         ws = tt_unet_workspace_bytes(u);
     }
     if (ws) TT_CHECK(tt_buffer_alloc(u->be, ws, TT_MEM_WORKSPACE, "conv.workspace", &u->workspace_buffer));

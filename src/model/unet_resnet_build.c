@@ -348,7 +348,7 @@ static tt_status allocate(tt_unet_resnet *u)
      * buffer may hold, gives way to the direct kernels (no columns) */
     size_t ws = workspace_bytes(u);
     if (ws > u->be->device.max_alloc_bytes || ws > u->be->device.global_mem_bytes / 8) {
-        u->conv_algo = TT_CONV_ALGO_DIRECT;
+        u->conv_algo = tt_conv_direct_row(u->be);
         ws = workspace_bytes(u);
     }
     if (ws)

@@ -19,6 +19,8 @@
  *   algorithm     forward             backward-data          backward-weight
  *   im2col_gemm   all                 all                    all
  *   direct        groups 1            groups 1               groups 1
+ *   direct_tiled  groups 1            as direct              as direct
+ *   direct_w8     groups 1 (a stride along W: direct's kernels), every direction
  *   winograd      3x3 s1 d1 g1        same, pad <= 2 (flip)  -> im2col_gemm
  *   implicit_gemm all                 all                    all
  *   winograd4x4   3x3 s1 d1 g1,       same, pad <= 2 (flip)  same
@@ -51,7 +53,9 @@
     X(WINOGRAD4, winograd4x4, tt_conv_winograd4_impl)      /* F(4x4,3x3), channels in lanes */ \
     X(WINOGRAD4_FUSED, winograd4x4_fused, tt_conv_winograd4_fused_impl) /* tiles in lanes */   \
     X(DIRECT_W16, direct_w16, tt_conv_direct_w16_impl)     /* 16 columns a work-item */    \
-    X(WINOGRAD4_SUM, winograd4x4_sum, tt_conv_winograd4_sum_impl) /* its dW in one pass */
+    X(WINOGRAD4_SUM, winograd4x4_sum, tt_conv_winograd4_sum_impl) /* its dW in one pass */ \
+    X(DIRECT_TILED, direct_tiled, tt_conv_direct_tiled_impl) /* tiles in local memory */     \
+    X(DIRECT_W8, direct_w8, tt_conv_direct_w8_impl)        /* 8 columns a work-item */
 
 #define TT_CONV_ALGO_ENUM_(id, name, impl) TT_CONV_ALGO_##id,
 typedef enum tt_conv_algo {
@@ -68,8 +72,8 @@ typedef enum tt_conv_algo {
     "convolutions, " TT_CONV_ALGO_CHOICES ": auto (the fastest per layer and direction, " \
     "timed once and kept in the find-db) or that algorithm for every layer (docs/ops.md; " \
     "where one cannot run a layer's shape, im2col_gemm does; one the backend lacks, the " \
-    "winograd4x4 rows and direct_w16 on Vulkan, is an error); default $TT_CONV_ALGO, else " \
-    "auto"
+    "winograd4x4 rows, direct_w16 and direct_w8 on Vulkan, is an error); default " \
+    "$TT_CONV_ALGO, else auto"
 
 /* The row's name ("auto" for AUTO); "unknown" outside the enum. */
 const char *tt_conv_algo_name(tt_conv_algo algo);
@@ -163,6 +167,11 @@ const tt_conv_algo_impl *tt_conv2d_algo_impl(tt_conv_algo algo);
  * columns was the fastest on none of 157 layer-directions (1.66 times the
  * best or more: docs/tune.md); it stays the verifier's reference there. */
 int tt_conv_im2col_can_win(const tt_backend *be);
+/* The DIRECT row that a layer whose AUTO workspace would not fit runs
+ * (no timing; every DIRECT row takes every groups-1 shape without a
+ * workspace): direct_tiled on a GPU, direct_w8 on an OpenCL CPU, direct
+ * elsewhere. */
+tt_conv_algo tt_conv_direct_row(const tt_backend *be);
 /* Whether AUTO times the row `impl` on `be`'s kind of device (NULL: any). */
 int tt_conv_algo_impl_tuned_on(const tt_backend *be, const tt_conv_algo_impl *impl);
 /* Whether `impl` runs `dir` of `s` itself (not through the fallback). */
@@ -175,7 +184,8 @@ enum { TT_TUNED_CL_CPU = 1, TT_TUNED_ELSEWHERE = 2, TT_TUNED_ALL = 3 };
 
 /* The rows (TT_CONV_ALGO_ROWS), one file per algorithm: conv2d.c (im2col),
  * conv_direct.c, conv_winograd.c, conv_igemm.c, conv_winograd4.c,
- * conv_winograd4_fused.c, conv_direct_w16.c, conv_winograd4.c (the sum). */
+ * conv_winograd4_fused.c, conv_direct_w16.c, conv_winograd4.c (the sum),
+ * conv_direct.c (the tiled and 8-wide rows). */
 #define TT_CONV_ALGO_EXTERN_(id, name, impl) extern const tt_conv_algo_impl impl;
 TT_CONV_ALGO_ROWS(TT_CONV_ALGO_EXTERN_)
 #undef TT_CONV_ALGO_EXTERN_

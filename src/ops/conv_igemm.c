@@ -56,11 +56,11 @@ static int pow2(size_t v) { return v && (v & (v - 1)) == 0; }
  * loser slower. */
 static igemm_tiles tiles_of(const tt_backend *be, size_t rows, size_t columns, int fitted)
 {
-    tt_kernel_variant v = tt_device_traits_of(be).direct;
+    tt_device_traits d = tt_device_traits_of(be);
     igemm_tiles t =
-        v == TT_KERNEL_W8      ? (igemm_tiles){.rm = 8, .rn = 16, .bk = 32, .mt = 8, .nt = 16}
-        : v == TT_KERNEL_TILED ? (igemm_tiles){.rm = 4, .rn = 4, .bk = 16, .mt = 16, .nt = 16}
-                               : (igemm_tiles){.rm = 4, .rn = 4, .bk = 8, .mt = 8, .nt = 8};
+        d.opencl_cpu ? (igemm_tiles){.rm = 8, .rn = 16, .bk = 32, .mt = 8, .nt = 16}
+        : d.gpu      ? (igemm_tiles){.rm = 4, .rn = 4, .bk = 16, .mt = 16, .nt = 16}
+                     : (igemm_tiles){.rm = 4, .rn = 4, .bk = 8, .mt = 8, .nt = 8};
     const char *knob = tt_knob_str(TT_KNOB_CONV_IGEMM_TILES);
     igemm_tiles k = t;
     if (knob && sscanf(knob, "%zu,%zu,%zu,%zu,%zu", &k.rm, &k.rn, &k.bk, &k.mt, &k.nt) == 5 &&

@@ -31,6 +31,7 @@
 #include "core/status.h"
 #include "ops/conv_autotune.h"
 #include "ops/convt_tiles.h"
+#include "ops/device_traits.h"
 #include "ops/util.h"
 
 /* The desc with defaults applied and the derived sizes, in the fields of
@@ -144,36 +145,44 @@ static tt_conv_dir conv2d_dir(tt_conv_dir dir)
                                               : TT_CONV_DIR_BACKWARD_WEIGHT;
 }
 
-/* DIRECT on a kernel that tiles the output runs convt_tiles.c's kernels;
- * DIRECT_W16 their 16-lane forward (kernels 2 wide, rows of at least 16
- * input columns: opencl/convt_tiles_w16.cl), the other directions not. */
+/* DIRECT on a kernel that tiles the output runs convt_tiles.c's kernels,
+ * DIRECT_W8 their 8-wide ones (kernels 2 wide); DIRECT_W16 their 16-lane
+ * forward (kernels 2 wide, rows of at least 16 input columns:
+ * opencl/convt_tiles_w16.cl), the other directions not. */
 static int tiles(tt_conv_algo algo, const convt_shape *s, tt_convt_tiles *g)
 {
     int w16 = algo == TT_CONV_ALGO_DIRECT_W16 && s->kw == 2 && s->w >= 16;
-    if ((algo != TT_CONV_ALGO_DIRECT && !w16) || s->kh != s->sh || s->kw != s->sw || s->ph ||
+    int w8 = algo == TT_CONV_ALGO_DIRECT_W8 && s->kw == 2;
+    if ((algo != TT_CONV_ALGO_DIRECT && !w16 && !w8) || s->kh != s->sh || s->kw != s->sw || s->ph ||
         s->pw || s->dh != 1 || s->dw != 1 || s->groups != 1 || s->oh != s->h * s->sh ||
         s->ow != s->w * s->sw)
         return 0;
-    if (g) *g = (tt_convt_tiles){s->batch, s->cin, s->h, s->w, s->cout, s->kh, s->kw};
+    if (g) *g = (tt_convt_tiles){s->batch, s->cin, s->h, s->w, s->cout, s->kh, s->kw, w8};
     return 1;
 }
 
 static int convt_runs(tt_conv_algo algo, const convt_shape *s, tt_conv_dir dir)
 {
     if (algo == TT_CONV_ALGO_IM2COL_GEMM) return 1;
-    if (tiles(algo, s, NULL)) return algo == TT_CONV_ALGO_DIRECT || dir == TT_CONV_DIR_FORWARD;
+    if (tiles(algo, s, NULL)) return algo != TT_CONV_ALGO_DIRECT_W16 || dir == TT_CONV_DIR_FORWARD;
     tt_conv_shape c = as_conv2d(s);
     const tt_conv_algo_impl *impl = convt_via(algo);
     return impl && tt_conv_algo_runs(impl, &c, conv2d_dir(dir));
 }
 
-/* Tiles always may, im2col_gemm as conv2d's; through conv2d's rows, as
- * that row says of the conv2d geometry. */
+/* Tiles: the 8-wide ones on CPUs, the scalar ones where those do not
+ * run, the 16-lane forward always; im2col_gemm as conv2d's; through
+ * conv2d's rows, as that row says of the conv2d geometry. */
 static int convt_can_win(const tt_backend *be, tt_conv_algo algo, const convt_shape *s,
                          tt_conv_dir dir)
 {
     if (algo == TT_CONV_ALGO_IM2COL_GEMM) return tt_conv_im2col_can_win(be);
-    if (tiles(algo, s, NULL)) return 1;
+    if (tiles(algo, s, NULL)) {
+        int w8 = tt_device_traits_of(be).w8;
+        return algo == TT_CONV_ALGO_DIRECT_W8 ? w8
+               : algo == TT_CONV_ALGO_DIRECT  ? !(w8 && s->kw == 2)
+                                              : 1;
+    }
     const tt_conv_algo_impl *impl = convt_via(algo);
     tt_conv_shape c = as_conv2d(s);
     return !impl || !impl->can_win || impl->can_win(be, &c, conv2d_dir(dir));
@@ -240,7 +249,7 @@ static void family_key(const convt_shape *s, tt_conv_dir dir, char *key, size_t 
  * forward's), anything else conv2d's rows. */
 static const char *family_program(tt_conv_algo algo, const tt_conv_shape *s)
 {
-    if (tiles(algo, s, NULL)) return algo == TT_CONV_ALGO_DIRECT ? "convt_tiles" : "convt_tiles_w16";
+    if (tiles(algo, s, NULL)) return algo == TT_CONV_ALGO_DIRECT_W16 ? "convt_tiles_w16" : "convt_tiles";
     const tt_conv_algo_impl *impl = tt_conv2d_algo_impl(algo);
     return impl && impl->program ? impl->program : "conv_direct";
 }

@@ -7,7 +7,6 @@
 #include "backend/loop_budget.h"
 #include "core/status.h"
 #include "ops/conv_algo.h"
-#include "ops/device_traits.h"
 
 #define TILES_WG_MAX 256 /* cap of the backward-weight work-group */
 #define TILES_WCIB 2     /* input channels per work-item, backward weight w8 */
@@ -17,11 +16,11 @@ typedef struct tiles_params {
     char options[160];
 } tiles_params;
 
-/* DIRECT's 8-wide variant when the kernel is 2 wide (the even and odd
- * output columns of a float16); scalar otherwise (no tiled variant). */
-static int use_w8(const tt_backend *be, const tt_convt_tiles *g)
+/* The 8-wide kernels where asked for and the kernel is 2 wide (the even
+ * and odd output columns of a float16); scalar otherwise. */
+static int use_w8(const tt_convt_tiles *g)
 {
-    return g->kw == 2 && tt_device_traits_of(be).w8;
+    return g->w8 && g->kw == 2;
 }
 
 /* Launch parameters from the device's limits; the kernel size is compiled
@@ -31,14 +30,14 @@ static tiles_params params_of(const tt_backend *be, const tt_convt_tiles *g)
     tiles_params p;
     size_t taps = g->kh * g->kw;
     p.cob = taps >= 8 ? 1 : 8 / taps; /* about 8 accumulators per work-item */
-    p.cib = use_w8(be, g) ? 8 : 4;
+    p.cib = use_w8(g) ? 8 : 4;
     size_t max_wg = be->device.max_work_group_size ? be->device.max_work_group_size : 1;
     size_t local_floats = (size_t)(be->device.local_mem_bytes / sizeof(float));
     p.wg = tt_pow2_floor(max_wg < TILES_WG_MAX ? max_wg : TILES_WG_MAX);
     while (p.wg > 1 && taps * p.wg > local_floats / 2) p.wg /= 2;
     /* work-items along a row per group: few groups (each costs a launch on
      * a CPU runtime), none mostly past the edge */
-    size_t columns = use_w8(be, g) ? (g->w + 7) / 8 : g->w;
+    size_t columns = use_w8(g) ? (g->w + 7) / 8 : g->w;
     p.row = tt_pow2_floor(max_wg < 64 ? max_wg : 64);
     while (p.row > 1 && p.row / 2 >= columns) p.row /= 2;
     snprintf(p.options, sizeof p.options,
@@ -69,7 +68,7 @@ tt_status tt_convt_tiles_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem 
                                         tt_arg_i32(bias.buffer != NULL), GEOMETRY_ARGS(g)));
     }
     tiles_params p = params_of(be, g);
-    int w8 = use_w8(be, g);
+    int w8 = use_w8(g);
     size_t blocks = (g->cout + p.cob - 1) / p.cob;
     size_t global[3] = {w8 ? (g->w + 7) / 8 : g->w, g->h, g->batch * blocks};
     size_t local[3] = {p.row, 1, 1};
@@ -84,7 +83,7 @@ tt_status tt_convt_tiles_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout,
                                        const tt_convt_tiles *g)
 {
     tiles_params p = params_of(be, g);
-    int w8 = use_w8(be, g);
+    int w8 = use_w8(g);
     size_t blocks = (g->cin + p.cib - 1) / p.cib;
     size_t global[3] = {w8 ? (g->w + 7) / 8 : g->w, g->h, g->batch * blocks};
     size_t local[3] = {p.row, 1, 1};
@@ -111,7 +110,7 @@ tt_status tt_convt_tiles_backward_weight(tt_backend *be, tt_mem dweight, tt_mem 
                                          const tt_convt_tiles *g)
 {
     tiles_params p = params_of(be, g);
-    int w8 = use_w8(be, g);
+    int w8 = use_w8(g);
     size_t rows = weight_rows_per_launch(g, w8, p.wg);
     size_t global[1] = {w8 ? (g->cin + TILES_WCIB - 1) / TILES_WCIB * g->cout
                            : g->cin * g->cout * p.wg};

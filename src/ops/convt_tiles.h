@@ -4,7 +4,9 @@
  * the UNet's 2x2 stride-2 up-convolution): opencl/convt_tiles.cl.  Every
  * output pixel comes from one input pixel and one tap, so the three
  * directions are small per-tap matrix products with no columns.  Other
- * shapes run DIRECT through conv2d's rows (conv_transpose2d.c).
+ * shapes run DIRECT through conv2d's rows (conv_transpose2d.c).  With w8
+ * (kernels 2 wide: direct_w8) the same sums with 8 columns a work-item,
+ * the even and odd output columns of a float16.
  */
 #ifndef TT_OPS_CONVT_TILES_H
 #define TT_OPS_CONVT_TILES_H
@@ -16,6 +18,7 @@
 typedef struct tt_convt_tiles {
     size_t batch, cin, h, w, cout; /* input (N, Cin, H, W); output (N, Cout, H kh, W kw) */
     size_t kh, kw;                 /* = the stride */
+    int w8; /* 1: the float8 kernels, kernels 2 wide (direct_w8, conv_transpose2d.c) */
 } tt_convt_tiles;
 
 /* out (overwritten) = conv_transpose2d(inp, weight) + bias (may be {0});

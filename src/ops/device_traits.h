@@ -5,27 +5,23 @@
  * sharing, CPUs (PoCL) explicit 8-wide vector code with a long run per
  * work-item (16-wide for the 3x3 convolution where the device prefers
  * 16-lane vectors), other devices the scalar kernels.  Test knobs override
- * the choice ($TT_CONV_DIRECT_VARIANT, $TT_NORM_INTERLEAVE).
+ * the choice ($TT_KERNEL_W8, $TT_NORM_INTERLEAVE).  Where the choice is a
+ * convolution's, it is the autotuner's among rows (conv_algo.h), and these
+ * traits only say which rows can win.
  */
 #ifndef TT_OPS_DEVICE_TRAITS_H
 #define TT_OPS_DEVICE_TRAITS_H
 
 #include "backend/backend.h"
 
-typedef enum tt_kernel_variant {
-    TT_KERNEL_SCALAR,  /* one element (or column) per work-item */
-    TT_KERNEL_TILED,   /* work-groups staging tiles in local memory (GPUs) */
-    TT_KERNEL_W8       /* explicit float8 code, a work-item each (CPUs) */
-} tt_kernel_variant;
-
 typedef struct tt_device_traits {
-    /* DIRECT convolutions (conv_direct.c, convt_tiles.c); a kernel family
-     * without the variant for a shape falls back to scalar.
-     * $TT_CONV_DIRECT_VARIANT=scalar|tiled|w8 overrides. */
-    tt_kernel_variant direct;
-    /* fill, the bias gradient, 2x2 max pooling and the up-convolution
-     * tiles run their float8 kernels: where direct is TT_KERNEL_W8, and on
-     * CPU Vulkan devices (lavapipe), whose direct is scalar. */
+    /* A GPU (CL_DEVICE_TYPE_GPU, or Vulkan's discrete, integrated or
+     * virtual GPU): the local-memory tiles of DIRECT_TILED and
+     * implicit_gemm's GPU tiles are worth timing there. */
+    int gpu;
+    /* fill, the bias gradient and 2x2 max pooling run their float8
+     * kernels: on CPU devices (PoCL, lavapipe).
+     * $TT_KERNEL_W8=0|1 overrides. */
     int w8;
     /* norm.cl shares a plane's vectors interleaved across work-items (not
      * in contiguous runs, as on CPUs); $TT_NORM_INTERLEAVE=0|1 overrides. */
