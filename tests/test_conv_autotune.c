@@ -766,17 +766,21 @@ static void test_implicit_gemm_pick(void)
 }
 
 /* A stand-in for a convolution: records the candidates in the order they
- * run, and fails for those marked. */
+ * run, and fails for those marked.  The autotuner's first pass, with the
+ * backend preparing (its kernels built ahead, nothing run), is counted
+ * apart. */
 typedef struct order_log {
     tt_conv_algo ran[32];
     int count;
+    int prepared;
     int fails[TT_CONV_ALGO_COUNT];
 } order_log;
 
 static tt_status log_run(void *ctx, tt_conv_algo algo)
 {
     order_log *log = ctx;
-    if (log->count < 32) log->ran[log->count++] = algo;
+    if (th_backend()->preparing) log->prepared++;
+    else if (log->count < 32) log->ran[log->count++] = algo;
     return log->fails[algo] ? tt_error_new(TT_ERR_INVALID_ARGUMENT, "stand-in failure") : NULL;
 }
 
@@ -792,6 +796,7 @@ static void test_rounds_alternate(void)
     order_log log = {0};
     tt_conv_algo best = TT_CONV_ALGO_AUTO;
     TH_OK(tt_conv_autotune_pick(be, "stand-in A", three, 3, 3, log_run, NULL, &log, &best));
+    CU_ASSERT_EQUAL(log.prepared, 3); /* each candidate's kernels built ahead, once */
     CU_ASSERT_EQUAL(log.count, 9);
     for (int i = 0; i < log.count; i++) CU_ASSERT_EQUAL(log.ran[i], three[i % 3]);
     CU_ASSERT(best == three[0] || best == three[1] || best == three[2]);
@@ -840,6 +845,7 @@ static void test_refused_kept(void)
     TH_OK(tt_conv_autotune_pick(be, "stand-in C", three, 3, 3, log_run_v, log_verify, &log, &best));
     CU_ASSERT_EQUAL(log.count, 3);
     CU_ASSERT_NOT_EQUAL(best, TT_CONV_ALGO_DIRECT);
+    CU_ASSERT_EQUAL(log.runs.prepared, 3); /* built ahead before the check */
     CU_ASSERT_EQUAL(log.runs.count, 4); /* two rounds of the two left, no warm-up */
     for (int i = 0; i < log.runs.count; i++) CU_ASSERT_NOT_EQUAL(log.runs.ran[i], TT_CONV_ALGO_DIRECT);
     tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
@@ -870,6 +876,7 @@ static void test_refused_kept(void)
     verify_log again = {0};
     TH_OK(tt_conv_autotune_pick(be, "stand-in C", others, 3, 3, log_run_v, log_verify, &again, &best));
     CU_ASSERT_EQUAL(again.count, 2);
+    CU_ASSERT_EQUAL(again.runs.prepared, 2); /* a refused candidate's kernels are not built */
     for (int i = 0; i < again.count; i++) CU_ASSERT_NOT_EQUAL(again.checked[i], TT_CONV_ALGO_DIRECT);
     for (int i = 0; i < again.runs.count; i++) CU_ASSERT_NOT_EQUAL(again.runs.ran[i], TT_CONV_ALGO_DIRECT);
     CU_ASSERT_NOT_EQUAL(best, TT_CONV_ALGO_DIRECT);

@@ -357,6 +357,10 @@ static void test_kernel_dir_and_build_errors(void)
     TH_OK(tt_read(be, h, tt_mem_of(b), sizeof h));
     CU_ASSERT(h[0] == 3 && h[1] == 6 && h[2] == 9);
 
+    /* built ahead, it fails quietly; its launch builds it again and says why */
+    tt_backend_prepare_begin(be);
+    TH_OK(TT_LAUNCH_1D(be, "broken", "oops", 1, tt_arg_mem(tt_mem_of(b))));
+    TH_OK(tt_backend_prepare_end(be));
     tt_status s = TT_LAUNCH_1D(be, "broken", "oops", 1, tt_arg_mem(tt_mem_of(b)));
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_BUILD);
     CU_ASSERT(strstr(tt_status_message(s), "broken.cl") != NULL);

@@ -116,27 +116,42 @@ static tt_status check_range(const char *what, tt_mem mem, size_t bytes)
 
 tt_status tt_write(tt_backend *backend, tt_mem dst, const void *src, size_t bytes)
 {
-    if (bytes == 0) return NULL;
+    if (bytes == 0 || backend->preparing) return NULL;
     TT_TRY(check_range("writing to the device", dst, bytes));
     return backend->ops->write(backend, dst, src, bytes);
 }
 
 tt_status tt_read(tt_backend *backend, void *dst, tt_mem src, size_t bytes)
 {
-    if (bytes == 0) return NULL;
+    if (bytes == 0 || backend->preparing) return NULL;
     TT_TRY(check_range("reading from the device", src, bytes));
     return backend->ops->read(backend, dst, src, bytes);
 }
 
 tt_status tt_copy(tt_backend *backend, tt_mem dst, tt_mem src, size_t bytes)
 {
-    if (bytes == 0) return NULL;
+    if (bytes == 0 || backend->preparing) return NULL;
     TT_TRY(check_range("copying on the device (source)", src, bytes));
     TT_TRY(check_range("copying on the device (destination)", dst, bytes));
     return backend->ops->copy(backend, dst, src, bytes);
 }
 
-tt_status tt_finish(tt_backend *backend) { return backend->ops->finish(backend); }
+tt_status tt_finish(tt_backend *backend)
+{
+    return backend->preparing ? NULL : backend->ops->finish(backend);
+}
+
+void tt_backend_prepare_begin(tt_backend *backend)
+{
+    backend->preparing = backend->ops->prepare && backend->ops->build_prepared;
+}
+
+tt_status tt_backend_prepare_end(tt_backend *backend)
+{
+    if (!backend->preparing) return NULL;
+    backend->preparing = 0;
+    return backend->ops->build_prepared(backend);
+}
 
 /* a * b + c, or SIZE_MAX when it overflows */
 static size_t mul_add(size_t a, size_t b, size_t c)
@@ -175,7 +190,7 @@ tt_status tt_gemm_run(tt_backend *backend, const tt_gemm *gemm)
     if (!backend->ops->gemm)
         return tt_error_new(TT_ERR_UNSUPPORTED, "GEMM is not available on backend %s",
                             backend->ops->name);
-    if (gemm->m == 0 || gemm->n == 0 || gemm->k == 0) return NULL;
+    if (gemm->m == 0 || gemm->n == 0 || gemm->k == 0 || backend->preparing) return NULL;
     size_t batch = gemm->batch > 1 ? gemm->batch : 1;
     const tt_gemm *g = gemm;
     TT_TRY(check_gemm_operand("A", g->a, g->trans_a ? g->k : g->m, g->trans_a ? g->m : g->k,
@@ -214,14 +229,14 @@ tt_status tt_im2col_run(tt_backend *backend, const tt_im2col *g)
 {
     if (g->channels == 0 || g->height == 0 || g->width == 0) return NULL;
     TT_TRY(check_im2col("im2col", backend, g, backend->ops->im2col != NULL));
-    return backend->ops->im2col(backend, g);
+    return backend->preparing ? NULL : backend->ops->im2col(backend, g);
 }
 
 tt_status tt_col2im_run(tt_backend *backend, const tt_im2col *g)
 {
     if (g->channels == 0 || g->height == 0 || g->width == 0) return NULL;
     TT_TRY(check_im2col("col2im", backend, g, backend->ops->col2im != NULL));
-    return backend->ops->col2im(backend, g);
+    return backend->preparing ? NULL : backend->ops->col2im(backend, g);
 }
 
 int tt_backend_has_program(const tt_backend *backend, const char *program)
@@ -260,6 +275,7 @@ tt_status tt_launch_kernel(tt_backend *backend, const char *program, const char 
         if (args[i].kind == TT_ARG_MEM && !args[i].value.mem.buffer)
             return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                                 "kernel %s/%s: buffer argument %d is NULL", program, kernel, i);
+    if (backend->preparing) return backend->ops->prepare(backend, &launch);
     return backend->ops->launch(backend, &launch);
 }
 

@@ -161,6 +161,14 @@ typedef struct tt_backend_ops {
     /* Optional (NULL: each buffer is an allocation of its own size): the
      * device memory the backend holds for buffers (tt_backend_memory_held). */
     void (*memory_held)(const tt_backend *backend, tt_memory_held *out);
+    /* Optional, both or neither (NULL: kernels are built as launches meet
+     * them): `prepare` notes what `launch` would build (an OpenCL program,
+     * a Vulkan pipeline) where it is not built yet, and runs nothing;
+     * `build_prepared` builds everything noted, in parallel (tt_parallel_for),
+     * and forgets the notes.  A build that fails there is dropped: the
+     * launch that needs it builds it again and fails with its whole log. */
+    tt_status (*prepare)(tt_backend *backend, const tt_launch *launch);
+    tt_status (*build_prepared)(tt_backend *backend);
 } tt_backend_ops;
 
 /* Counters of the program cache, for tests and the report. */
@@ -206,6 +214,7 @@ struct tt_backend {
      * once per program */
     tt_program_answer program_answers[TT_BACKEND_PROGRAM_ANSWERS];
     int program_answer_count;
+    int preparing;            /* between tt_backend_prepare_begin and _end */
 };
 
 /* ---- device facts ------------------------------------------------------ */
@@ -325,6 +334,17 @@ tt_status tt_col2im_run(tt_backend *backend, const tt_im2col *g);
 /* Whether the backend has the kernels of `program` (has_program; 1 when
  * the backend does not say). */
 int tt_backend_has_program(const tt_backend *backend, const char *program);
+
+/* Building kernels ahead, all at once: from tt_backend_prepare_begin to
+ * tt_backend_prepare_end, launches, GEMMs, copies, reads and writes run
+ * nothing and return at once (a read leaves its destination as it was);
+ * each launch notes the kernel build it would need, and _end builds them
+ * in parallel on every core.  The autotuner runs a layer's candidates so
+ * before timing them (src/ops/conv_autotune.c), so that a first run
+ * compiles on every core rather than one kernel at a time.  A backend
+ * without the two ops builds nothing ahead. */
+void tt_backend_prepare_begin(tt_backend *backend);
+tt_status tt_backend_prepare_end(tt_backend *backend);
 
 /* Runs one kernel.  `global` has `dims` entries; `local` may be NULL. */
 tt_status tt_launch_kernel(tt_backend *backend, const char *program, const char *kernel,

@@ -544,6 +544,11 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
     TT_ASSERT(count <= TT_CONV_ALGO_COUNT);
     for (int i = 0; i < count; i++)
         ms[i] = known && known->refused[candidates[i]].error > 0 ? -1 : 1e300;
+    /* the candidates' kernels built at once, on every core, before any runs */
+    tt_backend_prepare_begin(be);
+    for (int i = 0; i < count; i++)
+        if (ms[i] >= 0) tt_status_free(run(ctx, candidates[i]));
+    if ((status = tt_backend_prepare_end(be))) goto cleanup;
     if (verify) refused = verify_all(be, key, candidates, count, verify, ctx, ms, &last_failure);
     if (refused < 0) { /* this call is no test: it runs the first candidate, the next decides */
         stats.undecided++;

@@ -29,6 +29,9 @@ typedef struct tt_cl_backend {
     cl_command_queue queue;
     tt_cl_program_entry *programs;
     int program_count;
+    /* programs a prepared launch needs, not yet built (cl_program.c) */
+    tt_cl_program_entry *prepared;
+    int prepared_count;
     char cache_dir[1024];  /* "" disables the disk cache */
     /* profiling: events of launches not yet collected, with their kind */
     cl_event *events;
@@ -45,6 +48,10 @@ void tt_cl_device_describe(cl_platform_id platform, cl_device_id device, tt_devi
 tt_status tt_cl_kernel_get(tt_backend *backend, const char *program, const char *kernel,
                            const char *options, cl_kernel *out);
 void tt_cl_programs_release(tt_cl_backend *cl);
+/* The backend's prepare and build_prepared (backend.h): the programs of
+ * prepared launches, built on every core. */
+tt_status tt_cl_prepare(tt_backend *backend, const tt_launch *launch);
+tt_status tt_cl_build_prepared(tt_backend *backend);
 
 /* With profiling on: an event slot for a launch of `program` (NULL when
  * off); the event is collected at the next finish. */

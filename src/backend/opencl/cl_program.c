@@ -18,6 +18,7 @@
 #include "core/fs.h"
 #include "core/hash.h"
 #include "core/knobs.h"
+#include "core/parallel.h"
 #include "core/status.h"
 
 static const tt_embedded_kernel *embedded(const char *name)
@@ -153,8 +154,11 @@ static void store_binary(tt_cl_backend *cl, cl_program prog, const char *path)
     free(bin);
 }
 
+/* The program (program, options): from the disk cache (*from_disk = 1) or
+ * built.  Safe on several threads at once: it changes nothing of the
+ * backend's (the caller counts). */
 static tt_status build_program(tt_backend *backend, const char *program, const char *options,
-                               cl_program *out)
+                               cl_program *out, int *from_disk)
 {
     tt_cl_backend *cl = backend->impl;
     char *src = NULL;
@@ -170,7 +174,7 @@ static tt_status build_program(tt_backend *backend, const char *program, const c
         cl_program prog = load_binary(cl, path, options);
         if (prog) {
             free(src);
-            backend->programs.loaded_from_disk++;
+            *from_disk = 1;
             *out = prog;
             return NULL;
         }
@@ -187,40 +191,120 @@ static tt_status build_program(tt_backend *backend, const char *program, const c
         clReleaseProgram(prog);
         return s;
     }
-    backend->programs.built_from_source++;
+    *from_disk = 0;
     if (path[0]) store_binary(cl, prog, path);
     *out = prog;
     return NULL;
+}
+
+static tt_cl_program_entry *find(tt_cl_program_entry *list, int count, const char *program,
+                                 const char *options)
+{
+    for (int i = 0; i < count; i++)
+        if (strcmp(list[i].program, program) == 0 && strcmp(list[i].options, options) == 0)
+            return &list[i];
+    return NULL;
+}
+
+/* Appends (program, options) to *list, not yet built (handle NULL). */
+static tt_status append(tt_cl_program_entry **list, int *count, const char *program,
+                        const char *options)
+{
+    if (strlen(program) >= sizeof (*list)->program)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "kernel program name '%s' is too long",
+                            program);
+    tt_cl_program_entry *grown = realloc(*list, sizeof *grown * (size_t)(*count + 1));
+    if (!grown) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "program cache: out of host memory");
+    *list = grown;
+    tt_cl_program_entry *e = &grown[*count];
+    memset(e, 0, sizeof *e);
+    snprintf(e->program, sizeof e->program, "%s", program);
+    e->options = strdup(options);
+    if (!e->options) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "program cache: out of host memory");
+    (*count)++;
+    return NULL;
+}
+
+static void count_build(tt_backend *backend, int from_disk)
+{
+    if (from_disk) backend->programs.loaded_from_disk++;
+    else backend->programs.built_from_source++;
 }
 
 static tt_status program_get(tt_backend *backend, const char *program, const char *options,
                              tt_cl_program_entry **out)
 {
     tt_cl_backend *cl = backend->impl;
-    for (int i = 0; i < cl->program_count; i++) {
-        tt_cl_program_entry *e = &cl->programs[i];
-        if (strcmp(e->program, program) == 0 && strcmp(e->options, options) == 0) {
-            *out = e;
-            return NULL;
-        }
-    }
-    tt_cl_program_entry *grown =
-        realloc(cl->programs, sizeof *grown * (size_t)(cl->program_count + 1));
-    if (!grown) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "program cache: out of host memory");
-    cl->programs = grown;
-    tt_cl_program_entry *e = &cl->programs[cl->program_count];
-    memset(e, 0, sizeof *e);
-    snprintf(e->program, sizeof e->program, "%s", program);
-    e->options = strdup(options);
-    if (!e->options) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "program cache: out of host memory");
-    tt_status s = build_program(backend, program, options, &e->handle);
+    if ((*out = find(cl->programs, cl->program_count, program, options))) return NULL;
+    TT_TRY(append(&cl->programs, &cl->program_count, program, options));
+    tt_cl_program_entry *e = &cl->programs[cl->program_count - 1];
+    int from_disk = 0;
+    tt_status s = build_program(backend, program, options, &e->handle, &from_disk);
     if (s) {
         free(e->options);
+        cl->program_count--;
         return s;
     }
-    cl->program_count++;
+    count_build(backend, from_disk);
     *out = e;
     return NULL;
+}
+
+tt_status tt_cl_prepare(tt_backend *backend, const tt_launch *launch)
+{
+    tt_cl_backend *cl = backend->impl;
+    const char *options = launch->options ? launch->options : "";
+    if (find(cl->programs, cl->program_count, launch->program, options) ||
+        find(cl->prepared, cl->prepared_count, launch->program, options))
+        return NULL;
+    return append(&cl->prepared, &cl->prepared_count, launch->program, options);
+}
+
+typedef struct prepared_build {
+    tt_backend *backend;
+    tt_cl_program_entry *entries;
+    tt_status *failed;
+    int *from_disk;
+} prepared_build;
+
+static void build_one(void *ctx, size_t i)
+{
+    prepared_build *b = ctx;
+    tt_cl_program_entry *e = &b->entries[i];
+    b->failed[i] = build_program(b->backend, e->program, e->options, &e->handle, &b->from_disk[i]);
+}
+
+tt_status tt_cl_build_prepared(tt_backend *backend)
+{
+    tt_cl_backend *cl = backend->impl;
+    int n = cl->prepared_count;
+    tt_cl_program_entry *built = cl->prepared;
+    cl->prepared = NULL, cl->prepared_count = 0;
+    tt_status *failed = calloc((size_t)n + 1, sizeof *failed);
+    int *from_disk = calloc((size_t)n + 1, sizeof *from_disk);
+    tt_cl_program_entry *grown =
+        realloc(cl->programs, sizeof *grown * (size_t)(cl->program_count + n + 1));
+    tt_status status = NULL;
+    if (!failed || !from_disk || !grown) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "program cache: out of host memory");
+    } else {
+        cl->programs = grown;
+        prepared_build b = {backend, built, failed, from_disk};
+        tt_parallel_for((size_t)n, build_one, &b);
+    }
+    for (int i = 0; i < n; i++) {
+        if (status || failed[i]) { /* the launch that needs it fails with the log */
+            tt_status_free(failed ? failed[i] : NULL);
+            free(built[i].options);
+            continue;
+        }
+        count_build(backend, from_disk[i]);
+        cl->programs[cl->program_count++] = built[i];
+    }
+    free(built);
+    free(failed);
+    free(from_disk);
+    return status;
 }
 
 tt_status tt_cl_kernel_get(tt_backend *backend, const char *program, const char *kernel,
@@ -263,4 +347,8 @@ void tt_cl_programs_release(tt_cl_backend *cl)
     free(cl->programs);
     cl->programs = NULL;
     cl->program_count = 0;
+    for (int i = 0; i < cl->prepared_count; i++) free(cl->prepared[i].options);
+    free(cl->prepared);
+    cl->prepared = NULL;
+    cl->prepared_count = 0;
 }

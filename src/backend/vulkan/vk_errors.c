@@ -1,5 +1,6 @@
 /* VkResult names, the Vulkan backend's errors built from them, and the
  * validation messages the debug messenger turns into errors. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,10 +71,14 @@ VKAPI_ATTR VkBool32 VKAPI_CALL tt_vk_on_message(VkDebugUtilsMessageSeverityFlagB
     int counts = severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ||
                  (validation && severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT);
     if (!counts) return VK_FALSE;
+    /* pipelines are made on several threads at once (tt_vk_build_prepared) */
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
     if (m->count == m->reported)
         snprintf(m->first, sizeof m->first, "%s",
                  data && data->pMessage ? data->pMessage : "(no text)");
     m->count++;
+    pthread_mutex_unlock(&lock);
     return VK_FALSE;
 }
 

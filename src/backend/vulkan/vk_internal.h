@@ -95,6 +95,7 @@ typedef struct tt_vk_backend {
     int dispatches;           /* descriptor sets used since the begin */
 
     tt_vk_pipeline *pipelines; /* a list */
+    tt_vk_pipeline *prepared;  /* noted by prepared launches, not yet made */
     VkPipelineCache pipeline_cache;
     char cache_file[1024];    /* "" without a cache folder */
     int cache_loaded;         /* a valid file was given to the driver */
@@ -223,6 +224,13 @@ tt_status tt_vk_pipeline_get(tt_backend *backend, const tt_vk_pipeline_key *key,
                              VkPipeline *pipeline, VkPipelineLayout *layout,
                              VkDescriptorSetLayout *set_layout);
 void tt_vk_pipelines_release(tt_vk_backend *vk);
+/* Notes the pipeline of `key` for tt_vk_build_prepared, unless made or
+ * noted already. */
+tt_status tt_vk_pipeline_note(tt_backend *backend, const tt_vk_pipeline_key *key);
+/* The backend's build_prepared (backend.h): makes the noted pipelines on
+ * every core (pipeline creation is free-threaded; the pipeline cache
+ * synchronises itself). */
+tt_status tt_vk_build_prepared(tt_backend *backend);
 
 /* ---- vk_pipeline_cache.c ---- */
 /* Creates vk->pipeline_cache from this device's file, if valid. */
@@ -232,6 +240,8 @@ void tt_vk_pipeline_cache_close(tt_vk_backend *vk);
 
 /* ---- vk_launch.c ---- */
 tt_status tt_vk_launch(tt_backend *backend, const tt_launch *launch);
+/* The backend's prepare (backend.h): notes the launch's pipeline. */
+tt_status tt_vk_prepare(tt_backend *backend, const tt_launch *launch);
 
 /* ---- vk_profile.c ---- */
 /* Whether a queue family with `valid_bits` timestamp bits and a device

@@ -174,6 +174,17 @@ static tt_status plan(const tt_vk_backend *vk, const tt_launch *l, recipe *r)
     return shape(vk, l, r);
 }
 
+tt_status tt_vk_prepare(tt_backend *backend, const tt_launch *launch)
+{
+    recipe r;
+    tt_status bad = plan(backend->impl, launch, &r);
+    if (bad) { /* the launch itself will say so */
+        tt_status_free(bad);
+        return NULL;
+    }
+    return tt_vk_pipeline_note(backend, &r.key);
+}
+
 tt_status tt_vk_launch(tt_backend *backend, const tt_launch *launch)
 {
     tt_vk_backend *vk = backend->impl;

@@ -24,6 +24,7 @@
 #include "backend/vulkan/vk_internal.h"
 #include "backend/vulkan/vk_shaders.h"
 #include "core/knobs.h"
+#include "core/parallel.h"
 
 #define SPIRV_MAGIC 0x07230203u
 #define OP_NAME 5
@@ -272,7 +273,6 @@ static tt_status create_pipeline(tt_vk_backend *vk, tt_vk_pipeline *e)
     r = vkCreateComputePipelines(vk->device, vk->pipeline_cache, 1, &info, NULL, &e->pipeline);
     if (r != VK_SUCCESS)
         status = tt_error_vk(r, "vkCreateComputePipelines(%s/%s)", key->program, key->kernel);
-    vk->cache_dirty = 1;
 cleanup:
     if (shader) vkDestroyShaderModule(vk->device, shader, NULL);
     free(m.owned);
@@ -299,38 +299,112 @@ static void destroy_entry(tt_vk_backend *vk, tt_vk_pipeline *e)
     free(e);
 }
 
+static tt_vk_pipeline *find(tt_vk_pipeline *list, const tt_vk_pipeline_key *key)
+{
+    while (list && !same_key(&list->key, key)) list = list->next;
+    return list;
+}
+
+/* A new entry for `key`, its pipeline not made yet. */
+static tt_status new_entry(const tt_vk_pipeline_key *key, tt_vk_pipeline **out)
+{
+    tt_vk_pipeline *e = NULL;
+    if (strlen(key->program) >= sizeof e->program || strlen(key->kernel) >= sizeof e->kernel)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "shader %s/%s: name too long",
+                            key->program, key->kernel);
+    e = calloc(1, sizeof *e);
+    char *options = strdup(key->options ? key->options : "");
+    if (!e || !options) {
+        free(e);
+        free(options);
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "pipeline cache: out of host memory");
+    }
+    snprintf(e->program, sizeof e->program, "%s", key->program);
+    snprintf(e->kernel, sizeof e->kernel, "%s", key->kernel);
+    e->options = options;
+    e->key = *key;
+    e->key.program = e->program;
+    e->key.kernel = e->kernel;
+    e->key.options = e->options;
+    *out = e;
+    return NULL;
+}
+
+tt_status tt_vk_pipeline_note(tt_backend *backend, const tt_vk_pipeline_key *key)
+{
+    tt_vk_backend *vk = backend->impl;
+    if (find(vk->pipelines, key) || find(vk->prepared, key)) return NULL;
+    tt_vk_pipeline *e;
+    TT_TRY(new_entry(key, &e));
+    e->next = vk->prepared;
+    vk->prepared = e;
+    return NULL;
+}
+
+typedef struct prepared_build {
+    tt_vk_backend *vk;
+    tt_vk_pipeline **entries;
+    int *made;
+} prepared_build;
+
+static void make_one(void *ctx, size_t i)
+{
+    prepared_build *b = ctx;
+    tt_status failed = create_pipeline(b->vk, b->entries[i]);
+    b->made[i] = failed == NULL;
+    tt_status_free(failed); /* the launch that needs it fails with the reason */
+}
+
+tt_status tt_vk_build_prepared(tt_backend *backend)
+{
+    tt_vk_backend *vk = backend->impl;
+    size_t n = 0;
+    for (tt_vk_pipeline *e = vk->prepared; e; e = e->next) n++;
+    tt_vk_pipeline **entries = calloc(n + 1, sizeof *entries);
+    int *made = calloc(n + 1, sizeof *made);
+    tt_status status = NULL;
+    if (!entries || !made) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "pipeline cache: out of host memory");
+    } else {
+        size_t i = 0;
+        for (tt_vk_pipeline *e = vk->prepared; e; e = e->next) entries[i++] = e;
+        tt_parallel_for(n, make_one, &(prepared_build){vk, entries, made});
+    }
+    tt_vk_pipeline *e = vk->prepared;
+    vk->prepared = NULL;
+    for (size_t i = 0; e; i++) {
+        tt_vk_pipeline *next = e->next;
+        if (made && made[i]) {
+            vk->cache_dirty = 1;
+            e->next = vk->pipelines;
+            vk->pipelines = e;
+            backend->programs.built_from_source++;
+        } else {
+            destroy_entry(vk, e);
+        }
+        e = next;
+    }
+    free(entries);
+    free(made);
+    return status;
+}
+
 tt_status tt_vk_pipeline_get(tt_backend *backend, const tt_vk_pipeline_key *key,
                              VkPipeline *pipeline, VkPipelineLayout *layout,
                              VkDescriptorSetLayout *set_layout)
 {
     tt_vk_backend *vk = backend->impl;
-    tt_vk_pipeline *e = vk->pipelines;
-    while (e && !same_key(&e->key, key)) e = e->next;
+    tt_vk_pipeline *e = find(vk->pipelines, key);
     if (e) {
         backend->programs.memory_hits++;
     } else {
-        if (strlen(key->program) >= sizeof e->program || strlen(key->kernel) >= sizeof e->kernel)
-            return tt_error_new(TT_ERR_INVALID_ARGUMENT, "shader %s/%s: name too long",
-                                key->program, key->kernel);
-        e = calloc(1, sizeof *e);
-        char *options = strdup(key->options ? key->options : "");
-        if (!e || !options) {
-            free(e);
-            free(options);
-            return tt_error_new(TT_ERR_OUT_OF_MEMORY, "pipeline cache: out of host memory");
-        }
-        snprintf(e->program, sizeof e->program, "%s", key->program);
-        snprintf(e->kernel, sizeof e->kernel, "%s", key->kernel);
-        e->options = options;
-        e->key = *key;
-        e->key.program = e->program;
-        e->key.kernel = e->kernel;
-        e->key.options = e->options;
+        TT_TRY(new_entry(key, &e));
         tt_status s = create_pipeline(vk, e);
         if (s) {
             destroy_entry(vk, e);
             return s;
         }
+        vk->cache_dirty = 1;
         e->next = vk->pipelines;
         vk->pipelines = e;
         backend->programs.built_from_source++;
@@ -343,6 +417,11 @@ tt_status tt_vk_pipeline_get(tt_backend *backend, const tt_vk_pipeline_key *key,
 
 void tt_vk_pipelines_release(tt_vk_backend *vk)
 {
+    while (vk->prepared) {
+        tt_vk_pipeline *e = vk->prepared;
+        vk->prepared = e->next;
+        destroy_entry(vk, e);
+    }
     while (vk->pipelines) {
         tt_vk_pipeline *e = vk->pipelines;
         vk->pipelines = e->next;
