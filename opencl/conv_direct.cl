@@ -175,8 +175,8 @@ __kernel void conv_direct_backward_data(TT_MEM(float, dinp), TT_MEM(const float,
  * work-group of WG per ci (dimension 0), tap chunk (dimension 1) and
  * output-channel block (dimension 2: Vulkan's shader of the same kernel
  * may not have 65536 groups in one dimension, as 512 x 512 channels would
- * in one); its work-items run along output rows (each input load feeds
- * WCOB products), then reduce in local memory.  Only the output rows
+ * in one); its work-items run along the rows' pixels of every image
+ * (each input load feeds WCOB products), then reduce in local memory.  Only the output rows
  * [row0, row0 + rows) of every image: the host splits a long sum
  * (src/ops/conv_direct.c keeps a loop under TT_LOOP_BUDGET). */
 __kernel __attribute__((reqd_work_group_size(TT_DIRECT_WG, 1, 1)))
@@ -197,34 +197,38 @@ void conv_direct_backward_weight(TT_MEM(float, dweight), TT_MEM(const float, dou
     for (int j = 0; j < TT_DIRECT_WCOB; j++)
         for (int t = 0; t < TT_DIRECT_TAPS; t++) acc[j][t] = 0.0f;
     /* control flow uniform across the row (clamped addresses, masked values) */
-    for (int n = 0; n < N; n++) {
+    /* the work-items walk the pixels of the rows of every image as one
+     * run, so that small planes and batches still use every work-item */
+    const int per_image = (min(OH, row0 + rows) - row0) * OW, pixels = N * per_image;
+    for (int p0 = 0; p0 < pixels; p0 += TT_DIRECT_WG) {
+        const int p = min(p0 + lid, pixels - 1), n = p / per_image, q = p % per_image;
+        const int oy = row0 + q / OW, ox = q % OW;
         __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
-        for (int oy = row0; oy < min(OH, row0 + rows); oy++) {
-            __global const float *drow = dout + (((size_t)n * Cout + co0) * OH + oy) * OW;
-            for (int ox0 = 0; ox0 < OW; ox0 += TT_DIRECT_WG) {
-                const int ox = ox0 + lid, ox_safe = min(ox, OW - 1);
-                float d[TT_DIRECT_WCOB];
-                for (int j = 0; j < TT_DIRECT_WCOB; j++) {
-                    const float dv = drow[(size_t)min(j, last) * OH * OW + ox_safe];
-                    d[j] = ox < OW ? dv : 0.0f;
-                }
-                int ky = ky0, kx = kx0; /* taps past the kernel: computed, never stored */
-                for (int t = 0; t < TT_DIRECT_TAPS; t++) {
-                    const int iy = oy * SH - PH + min(ky, KH - 1) * DH;
-                    const int ix = ox * SW - PW + kx * DW;
-                    if (++kx == KW) kx = 0, ky++;
-                    const float v = plane[clamp(iy, 0, H - 1) * W + clamp(ix, 0, W - 1)];
-                    const float x = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? v : 0.0f;
-                    for (int j = 0; j < TT_DIRECT_WCOB; j++) acc[j][t] = fma(d[j], x, acc[j][t]);
-                }
-            }
+        __global const float *dplane = dout + (((size_t)n * Cout + co0) * OH + row0) * OW;
+        float d[TT_DIRECT_WCOB];
+        for (int j = 0; j < TT_DIRECT_WCOB; j++) {
+            const float dv = dplane[(size_t)min(j, last) * OH * OW + q];
+            d[j] = p0 + lid < pixels ? dv : 0.0f;
+        }
+        int ky = ky0, kx = kx0; /* taps past the kernel: computed, never stored */
+        for (int t = 0; t < TT_DIRECT_TAPS; t++) {
+            const int iy = oy * SH - PH + min(ky, KH - 1) * DH;
+            const int ix = ox * SW - PW + kx * DW;
+            if (++kx == KW) kx = 0, ky++;
+            const float v = plane[clamp(iy, 0, H - 1) * W + clamp(ix, 0, W - 1)];
+            const float x = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? v : 0.0f;
+            for (int j = 0; j < TT_DIRECT_WCOB; j++) acc[j][t] = fma(d[j], x, acc[j][t]);
         }
     }
     for (int j = 0; j < TT_DIRECT_WCOB; j++)
         for (int t = 0; t < TT_DIRECT_TAPS; t++)
             partial[(j * TT_DIRECT_TAPS + t) * TT_DIRECT_WG + lid] = acc[j][t];
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int step = TT_DIRECT_WG / 2; step > 0; step /= 2) {
+    /* work-items past the pixels hold zeros: the tree starts above the last
+     * one that summed any (uniform) */
+    int top = TT_DIRECT_WG;
+    while (top / 2 >= pixels && top > 1) top /= 2;
+    for (int step = top / 2; step > 0; step /= 2) {
         if (lid < step)
             for (int i = 0; i < TT_DIRECT_WCOB * TT_DIRECT_TAPS; i++)
                 partial[i * TT_DIRECT_WG + lid] += partial[i * TT_DIRECT_WG + lid + step];

@@ -6,8 +6,8 @@
  * image).  One work-group of WG per ci (dimension 0), tap chunk
  * (dimension 1) and output-channel block (dimension 2: a grid of blocks
  * times Cin in one dimension passed Vulkan's 65535 groups at 512 x 512
- * channels); its invocations run along
- * output rows, then reduce in shared memory (a tree of WG / 2, WG / 4 ..
+ * channels); its invocations run along the pixels of the rows of every image
+ * as one run, then reduce in shared memory (a tree of WG / 2, WG / 4 ..
  * 1, as the OpenCL kernel).  Control flow uniform across the group:
  * clamped addresses, masked values, every barrier reached by all. */
 #version 450
@@ -33,30 +33,30 @@ void main()
     float acc[TT_DIRECT_WCOB][TT_DIRECT_TAPS];
     for (int j = 0; j < TT_DIRECT_WCOB; j++)
         for (int t = 0; t < TT_DIRECT_TAPS; t++) acc[j][t] = 0.0;
-    for (int n = 0; n < g.N; n++) {
+    /* the invocations walk the pixels of the rows of every image as one
+     * run, so that small planes and batches still use every invocation */
+    int per_image = (min(g.OH, args.row0 + args.rows) - args.row0) * g.OW, pixels = g.N * per_image;
+    for (int p0 = 0; p0 < pixels; p0 += TT_DIRECT_WG) {
+        int p = min(p0 + lid, pixels - 1), n = p / per_image, q = p % per_image;
+        int oy = args.row0 + q / g.OW, ox = q % g.OW;
         int plane = TT_AT(args.inp_offset, 4) + (n * g.Cin + ci) * g.H * g.W;
-        for (int oy = args.row0; oy < min(g.OH, args.row0 + args.rows); oy++) {
-            int drow = TT_AT(args.dout_offset, 4) + ((n * g.Cout + co0) * g.OH + oy) * g.OW;
-            for (int ox0 = 0; ox0 < g.OW; ox0 += TT_DIRECT_WG) {
-                int ox = ox0 + lid, ox_safe = min(ox, g.OW - 1);
-                float d[TT_DIRECT_WCOB];
-                for (int j = 0; j < TT_DIRECT_WCOB; j++) {
-                    float dv = TT_B(dout)[drow + min(j, last) * g.OH * g.OW + ox_safe];
-                    d[j] = ox < g.OW ? dv : 0.0;
-                }
-                int ky = ky0, kx = kx0; /* taps past the kernel: computed, never stored */
-                for (int t = 0; t < TT_DIRECT_TAPS; t++) {
-                    int iy = oy * g.SH - g.PH + min(ky, g.KH - 1) * g.DH;
-                    int ix = ox * g.SW - g.PW + kx * g.DW;
-                    if (++kx == g.KW) {
-                        kx = 0;
-                        ky++;
-                    }
-                    float v = TT_B(inp)[plane + clamp(iy, 0, g.H - 1) * g.W + clamp(ix, 0, g.W - 1)];
-                    float x = iy >= 0 && iy < g.H && ix >= 0 && ix < g.W ? v : 0.0;
-                    for (int j = 0; j < TT_DIRECT_WCOB; j++) acc[j][t] = fma(d[j], x, acc[j][t]);
-                }
+        int dplane = TT_AT(args.dout_offset, 4) + ((n * g.Cout + co0) * g.OH + args.row0) * g.OW;
+        float d[TT_DIRECT_WCOB];
+        for (int j = 0; j < TT_DIRECT_WCOB; j++) {
+            float dv = TT_B(dout)[dplane + min(j, last) * g.OH * g.OW + q];
+            d[j] = p0 + lid < pixels ? dv : 0.0;
+        }
+        int ky = ky0, kx = kx0; /* taps past the kernel: computed, never stored */
+        for (int t = 0; t < TT_DIRECT_TAPS; t++) {
+            int iy = oy * g.SH - g.PH + min(ky, g.KH - 1) * g.DH;
+            int ix = ox * g.SW - g.PW + kx * g.DW;
+            if (++kx == g.KW) {
+                kx = 0;
+                ky++;
             }
+            float v = TT_B(inp)[plane + clamp(iy, 0, g.H - 1) * g.W + clamp(ix, 0, g.W - 1)];
+            float x = iy >= 0 && iy < g.H && ix >= 0 && ix < g.W ? v : 0.0;
+            for (int j = 0; j < TT_DIRECT_WCOB; j++) acc[j][t] = fma(d[j], x, acc[j][t]);
         }
     }
     for (int j = 0; j < TT_DIRECT_WCOB; j++)
@@ -64,7 +64,11 @@ void main()
             partial[(j * TT_DIRECT_TAPS + t) * TT_DIRECT_WG + lid] = acc[j][t];
     memoryBarrierShared();
     barrier();
-    for (int step = TT_DIRECT_WG / 2; step > 0; step /= 2) {
+    /* invocations past the pixels hold zeros: the tree starts above the last
+     * one that summed any (uniform) */
+    int top = TT_DIRECT_WG;
+    while (top / 2 >= pixels && top > 1) top /= 2;
+    for (int step = top / 2; step > 0; step /= 2) {
         if (lid < step)
             for (int i = 0; i < TT_DIRECT_WCOB * TT_DIRECT_TAPS; i++)
                 partial[i * TT_DIRECT_WG + lid] += partial[i * TT_DIRECT_WG + lid + step];
