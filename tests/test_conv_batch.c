@@ -14,6 +14,9 @@
  * 16 * 2^-24 * sqrt(K) for a reduction of length K), so that a kernel
  * these tests pass is one the autotuner would not refuse on its own
  * inputs.  The largest error of each algorithm over its bound is printed.
+ * A direction runs under the one row whose code it is: a row's fallback
+ * to another row, and an entry that is an earlier row's (direct_tiled's
+ * backward is direct's), are that row's checks, not run twice.
  * Each shape computes its double reference once, image by image, for all
  * the batches and algorithms; finite differences live in the
  * per-algorithm suites.  On a CPU's Vulkan (lavapipe, far slower than
@@ -28,6 +31,7 @@
 
 #include "harness.h"
 #include "ops/conv2d.h"
+#include "ops/conv_algo.h"
 #include "ops/conv_verify.h"
 #include "ref_conv.h"
 
@@ -222,7 +226,9 @@ static int guarded_take(guarded *g, float *host)
     return ok;
 }
 
-static sweep_errors run_one(const tt_conv2d_desc *d, const sweep_data *s)
+/* The directions run_one checks (bit d: tt_conv_dir d); the others are
+ * reported as 0. */
+static sweep_errors run_one(const tt_conv2d_desc *d, const sweep_data *s, int dirs)
 {
     tt_backend *be = th_backend();
     size_t cout = (size_t)d->out_channels;
@@ -240,22 +246,25 @@ static sweep_errors run_one(const tt_conv2d_desc *d, const sweep_data *s)
     size_t ws_floats = (tt_conv2d_workspace_bytes(d) + 3) / 4;
     guarded ws = guarded_put(NULL, ws_floats, "batch.workspace");
     tt_mem wsm = ws_floats ? ws.mem : (tt_mem){0};
-    TH_OK(tt_conv2d_forward(be, y.mem, x.mem, w.mem, b.mem, d, wsm));
-    TH_OK(tt_conv2d_input_gradient(be, dx0.mem, dy.mem, w.mem, d, wsm));
-    TH_OK(tt_conv2d_backward(be, dx.mem, dw.mem, db.mem, dy.mem, x.mem, w.mem, d, wsm));
+    int fwd = dirs & 1 << TT_CONV_DIR_FORWARD, data = dirs & 1 << TT_CONV_DIR_BACKWARD_DATA;
+    int weight = dirs & 1 << TT_CONV_DIR_BACKWARD_WEIGHT;
+    if (fwd) TH_OK(tt_conv2d_forward(be, y.mem, x.mem, w.mem, b.mem, d, wsm));
+    if (data) TH_OK(tt_conv2d_input_gradient(be, dx0.mem, dy.mem, w.mem, d, wsm));
+    if (data || weight)
+        TH_OK(tt_conv2d_backward(be, dx.mem, dw.mem, db.mem, dy.mem, x.mem, w.mem, d, wsm));
     int held = guarded_take(&ws, NULL);
     held &= guarded_take(&x, NULL) & guarded_take(&w, NULL) & guarded_take(&b, NULL);
     held &= guarded_take(&dy, NULL);
     held &= guarded_take(&y, got);
-    r.e[0] = scaled_error(got, s->want_y, s->n_out);
+    r.e[0] = fwd ? scaled_error(got, s->want_y, s->n_out) : 0;
     held &= guarded_take(&dx0, got);
-    r.e[1] = scaled_error(got, s->want_dx0, s->n_in);
+    r.e[1] = data ? scaled_error(got, s->want_dx0, s->n_in) : 0;
     held &= guarded_take(&dx, got);
-    r.e[2] = scaled_error(got, s->want_dx, s->n_in);
+    r.e[2] = data ? scaled_error(got, s->want_dx, s->n_in) : 0;
     held &= guarded_take(&dw, got);
-    r.e[3] = scaled_error(got, s->want_dw, s->n_w);
+    r.e[3] = weight ? scaled_error(got, s->want_dw, s->n_w) : 0;
     held &= guarded_take(&db, got);
-    r.e[3] = fmax(r.e[3], scaled_error(got, s->want_db, cout));
+    r.e[3] = weight ? fmax(r.e[3], scaled_error(got, s->want_db, cout)) : 0;
     r.guards_held = held;
     free(got);
     return r;
@@ -273,9 +282,39 @@ static const tt_conv_algo algos[] = {TT_CONV_ALGO_ROWS(ALGO_)};
 /* What one algorithm did over the sweep. */
 typedef struct algo_tally {
     double worst[4]; /* the largest error over its bound, per direction */
-    size_t runs, own;
+    size_t runs, own, shared;
     int lacking;     /* the backend lacks it */
 } algo_tally;
+
+static int same_entry(const tt_conv_algo_impl *x, const tt_conv_algo_impl *y, tt_conv_dir dir)
+{
+    return dir == TT_CONV_DIR_FORWARD         ? x->forward == y->forward
+           : dir == TT_CONV_DIR_BACKWARD_DATA ? x->backward_data == y->backward_data
+                                              : x->backward_weight == y->backward_weight;
+}
+
+/* The directions of algos[a] on `shape` at batch n whose code no other
+ * row checks here: a direction that falls back to another row is that
+ * row's, and one whose entry is an earlier row's entry (direct_tiled's
+ * backward is direct's) was checked under that row, at the same shape,
+ * batch and data. */
+static int own_code(const sweep_shape *shape, int n, size_t a)
+{
+    const tt_conv_algo_impl *impl = tt_conv2d_algo_impl(algos[a]);
+    int dirs = 0;
+    for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
+        tt_conv2d_desc d = desc_of(shape, n, algos[a]);
+        int own = tt_conv2d_algo_for(&d, (tt_conv_dir)dir) == algos[a];
+        for (size_t b = 0; own && b < a; b++) {
+            tt_conv2d_desc e = desc_of(shape, n, algos[b]);
+            own = !(same_entry(impl, tt_conv2d_algo_impl(algos[b]), (tt_conv_dir)dir) &&
+                    tt_conv2d_algo_for(&e, (tt_conv_dir)dir) == algos[b] &&
+                    tt_conv2d_runs_on(th_backend(), &e));
+        }
+        dirs |= own << dir;
+    }
+    return dirs;
+}
 
 /* Whether a shape costs 1e7 multiply-adds an image or more (the ResNet's). */
 static int big(const sweep_shape *s)
@@ -294,10 +333,15 @@ static void sweep_one(const sweep_shape *shape, int n, size_t a, const sweep_dat
         t->lacking = 1;
         return;
     }
+    int dirs = own_code(shape, n, a);
     if (n == 1)
-        for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++)
-            t->own += tt_conv2d_algo_for(&d, (tt_conv_dir)dir) == algos[a];
-    sweep_errors r = run_one(&d, s);
+        for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
+            int runs_it = tt_conv2d_algo_for(&d, (tt_conv_dir)dir) == algos[a];
+            t->own += runs_it;
+            t->shared += runs_it && !(dirs & 1 << dir);
+        }
+    if (!dirs) return;
+    sweep_errors r = run_one(&d, s, dirs);
     t->runs++;
     if (!r.guards_held) {
         printf("\n    %s %s batch %d: wrote outside a tensor or its workspace",
@@ -359,9 +403,9 @@ static void test_sweep(void)
             th_left_out(what, "the backend lacks the algorithm");
             continue;
         }
-        printf("\n    %-17s %3zu runs, %2zu shape-directions its own; largest error over its "
-               "bound: forward %.2f, dinp %.2f / %.2f, dweight %.2f",
-               tt_conv_algo_name(algos[a]), t->runs, t->own, t->worst[0], t->worst[1],
+        printf("\n    %-17s %3zu runs, %2zu shape-directions its own (%zu another row's "
+               "code); largest error over its bound: forward %.2f, dinp %.2f / %.2f, dweight %.2f",
+               tt_conv_algo_name(algos[a]), t->runs, t->own, t->shared, t->worst[0], t->worst[1],
                t->worst[2], t->worst[3]);
     }
 }

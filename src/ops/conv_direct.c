@@ -233,15 +233,19 @@ static tt_status backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt
     return NULL;
 }
 
-/* The rows' entry points: the three directions of one kind. */
-#define DIRECT_ENTRIES(name, kind)                                                             \
+/* The rows' entry points: the forward of one kind, and the backward
+ * directions of the kinds that have their own (direct_tiled's are
+ * direct's: the same functions in its row). */
+#define DIRECT_FORWARD(name, kind)                                                             \
     static tt_status name##_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,     \
                                     tt_mem bias, const tt_conv_shape *s, tt_mem ws,            \
                                     int accumulate)                                            \
     {                                                                                          \
         (void)ws;                                                                              \
         return forward(be, out, inp, weight, bias, s, accumulate, kind);                       \
-    }                                                                                          \
+    }
+#define DIRECT_ENTRIES(name, kind)                                                             \
+    DIRECT_FORWARD(name, kind)                                                                 \
     static tt_status name##_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout,            \
                                           tt_mem weight, const tt_conv_shape *s, tt_mem ws,    \
                                           int accumulate)                                      \
@@ -258,9 +262,10 @@ static tt_status backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt
                                kind == DIRECT_W8 && s->sw == 1 ? DIRECT_W8 : DIRECT_SCALAR);   \
     }
 DIRECT_ENTRIES(scalar, DIRECT_SCALAR)
-DIRECT_ENTRIES(tiled, DIRECT_TILED)
+DIRECT_FORWARD(tiled, DIRECT_TILED)
 DIRECT_ENTRIES(w8, DIRECT_W8)
 #undef DIRECT_ENTRIES
+#undef DIRECT_FORWARD
 
 const tt_conv_algo_impl tt_conv_direct_impl = {
     .program = NULL, /* the op's: conv_direct, or convt_tiles */
@@ -278,8 +283,8 @@ const tt_conv_algo_impl tt_conv_direct_tiled_impl = {
     .supports = direct_supports,
     .can_win = tiled_can_win,
     .forward = tiled_forward,
-    .backward_data = tiled_backward_data,
-    .backward_weight = tiled_backward_weight,
+    .backward_data = scalar_backward_data,
+    .backward_weight = scalar_backward_weight,
 };
 
 const tt_conv_algo_impl tt_conv_direct_w8_impl = {
