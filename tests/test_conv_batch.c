@@ -19,10 +19,12 @@
  * backward is direct's), are that row's checks, not run twice.
  * Each shape computes its double reference once, image by image, for all
  * the batches and algorithms; finite differences live in the
- * per-algorithm suites.  On a CPU's Vulkan (lavapipe, far slower than
- * PoCL on these kernels) the shapes of 1e7 multiply-adds an image and
- * more run at batches 1, 3 and 8 only (every batch with TH_SWEEP_FULL=1);
- * everywhere else every shape runs at every batch.
+ * per-algorithm suites.  The shapes of 1e7 multiply-adds an image and
+ * more run at batches 1, 3 and 8 only (every batch with TH_SWEEP_FULL=1)
+ * under the rows AUTO never times on the device (direct's scalar kernels
+ * on an OpenCL CPU: GPU code, checked here for the GPUs) and under every
+ * row on a CPU's Vulkan (lavapipe, far slower than PoCL on these
+ * kernels); every other shape and row runs at every batch.
  */
 #include <math.h>
 #include <stdio.h>
@@ -324,6 +326,22 @@ static int big(const sweep_shape *s)
     return (double)s->cout * s->cin * s->k * s->k * oh * ow >= 1e7;
 }
 
+/* Whether AUTO would time algos[a] on `shape` on this device in some
+ * direction (its row's can_win): a row that cannot win here is here only
+ * for the devices where it can. */
+static int can_win_here(const sweep_shape *shape, size_t a)
+{
+    const tt_conv_algo_impl *impl = tt_conv2d_algo_impl(algos[a]);
+    tt_conv2d_desc d = desc_of(shape, 1, algos[a]);
+    tt_conv_shape cs;
+    tt_status bad = tt_conv2d_shape(&d, &cs);
+    int win = bad || !impl->can_win;
+    tt_status_free(bad);
+    for (int dir = 0; !win && dir < TT_CONV_DIR_COUNT; dir++)
+        win = impl->can_win(th_backend(), &cs, (tt_conv_dir)dir);
+    return win;
+}
+
 /* One algorithm on one shape and batch, against the reference in s. */
 static void sweep_one(const sweep_shape *shape, int n, size_t a, const sweep_data *s,
                       algo_tally *t)
@@ -373,28 +391,35 @@ static void test_sweep(void)
     const char *only = getenv("TH_SHAPE");
     const char *full = getenv("TH_SWEEP_FULL");
     int lavapipe_pace = th_backend()->kernels_of == TT_BACKEND_VULKAN &&
-                        strcmp(th_backend()->device.type, "CPU") == 0 && !(full && *full == '1');
-    size_t paced = 0;
+                        strcmp(th_backend()->device.type, "CPU") == 0;
+    int pace_all = !(full && *full == '1');
+    size_t paced = 0, paced_rows = 0;
     for (size_t i = 0; i < SHAPES; i++) {
         if (only && *only && !strstr(shapes[i].name, only)) continue;
         shape_ref ref;
         shape_ref_make(&ref, &shapes[i], 5000 + 97 * i);
+        int pace[ALGOS];
+        for (size_t a = 0; a < ALGOS; a++) {
+            pace[a] = pace_all && big(&shapes[i]) && (lavapipe_pace || !can_win_here(&shapes[i], a));
+            paced_rows += pace[a];
+        }
+        paced += big(&shapes[i]) && pace_all;
         for (int n = 1; n <= MAX_BATCH; n++) {
-            if (lavapipe_pace && big(&shapes[i]) && n != 1 && n != 3 && n != MAX_BATCH) {
-                paced += n == 2;
-                continue;
-            }
             tt_conv2d_desc d = desc_of(&shapes[i], n, TT_CONV_ALGO_IM2COL_GEMM);
             TH_OK(tt_conv2d_check(&d));
             sweep_data s = shape_ref_batch(&ref, n);
-            for (size_t a = 0; a < ALGOS; a++) sweep_one(&shapes[i], n, a, &s, &tally[a]);
+            for (size_t a = 0; a < ALGOS; a++)
+                if (!pace[a] || n == 1 || n == 3 || n == MAX_BATCH)
+                    sweep_one(&shapes[i], n, a, &s, &tally[a]);
         }
         shape_ref_free(&ref);
     }
-    if (paced)
-        printf("\n    on a CPU's Vulkan (lavapipe) the shapes of 1e7 multiply-adds an image "
-               "and more (%zu here) run at batches 1, 3 and 8 (TH_SWEEP_FULL=1: all)",
-               paced);
+    if (paced_rows)
+        printf("\n    the shapes of 1e7 multiply-adds an image and more (%zu here) run at "
+               "batches 1, 3 and 8 under %zu shape-rows: %s (TH_SWEEP_FULL=1: every batch)",
+               paced, paced_rows,
+               lavapipe_pace ? "every row on a CPU's Vulkan (lavapipe)"
+                             : "the rows AUTO never times on this device, here for others");
     for (size_t a = 0; a < ALGOS; a++) {
         const algo_tally *t = &tally[a];
         if (t->lacking) {
