@@ -21,10 +21,11 @@
  * the batches and algorithms; finite differences live in the
  * per-algorithm suites.  The shapes of 1e7 multiply-adds an image and
  * more run at batches 1, 3 and 8 only (every batch with TH_SWEEP_FULL=1)
- * under the rows AUTO never times on the device (direct's scalar kernels
- * on an OpenCL CPU: GPU code, checked here for the GPUs) and under every
- * row on a CPU's Vulkan (lavapipe, far slower than PoCL on these
- * kernels); every other shape and row runs at every batch.
+ * under the rows AUTO never times on the device (on an OpenCL CPU
+ * direct's scalar kernels and Winograd F(2x2): GPU code, checked here for
+ * the GPUs) and under every row on a CPU's Vulkan (lavapipe, far slower
+ * than PoCL on these kernels); every other shape and row runs at every
+ * batch.
  */
 #include <math.h>
 #include <stdio.h>
@@ -327,10 +328,11 @@ static int big(const sweep_shape *s)
 }
 
 /* Whether AUTO would time algos[a] on `shape` on this device in some
- * direction (its row's can_win): a row that cannot win here is here only
- * for the devices where it can. */
+ * direction (the kinds of device its row is tuned on, and its can_win): a
+ * row that cannot win here is here only for the devices where it can. */
 static int can_win_here(const sweep_shape *shape, size_t a)
 {
+    if (!tt_conv_algo_tuned_on(th_backend(), algos[a])) return 0;
     const tt_conv_algo_impl *impl = tt_conv2d_algo_impl(algos[a]);
     tt_conv2d_desc d = desc_of(shape, 1, algos[a]);
     tt_conv_shape cs;
