@@ -21,7 +21,7 @@ typedef struct conv2d_case {
 
 /* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, dH, dW, groups */
 #define D(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, g) \
-    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, g, TT_CONV_ALGO_IM2COL_GEMM, 0}
+    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, g, TT_CONV_ALGO_IM2COL_GEMM, 0, {0}}
 
 static const conv2d_case cases[] = {
     {"k1 s1 7x9 3->5", D(2, 3, 7, 9, 5, 1, 1, 1, 1, 0, 0, 1, 1, 1), 1},
@@ -108,6 +108,19 @@ static void test_workspace_size(void)
     CU_ASSERT_EQUAL(tt_conv2d_workspace_bytes(&one), 0);
     d.groups = 2; /* does not divide 3 */
     CU_ASSERT_EQUAL(tt_conv2d_workspace_bytes(&d), 0);
+    /* forced blocks reach the row: implicit_gemm's 126 pixels in slices of
+     * 7 need partial sums (one slice needs none); winograd4x4's 40 tiles
+     * in chunks of one row of 5 need less room than in one chunk */
+    tt_conv2d_desc ig = D(2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1);
+    ig.algo = TT_CONV_ALGO_IMPLICIT_GEMM;
+    size_t own = tt_conv2d_workspace_bytes(&ig);
+    ig.blocks.igemm_slice = 7;
+    CU_ASSERT(tt_conv2d_workspace_bytes(&ig) > own);
+    tt_conv2d_desc w4 = D(2, 16, 13, 17, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1);
+    w4.algo = TT_CONV_ALGO_WINOGRAD4;
+    own = tt_conv2d_workspace_bytes(&w4);
+    w4.blocks.w4_chunk_tiles = 1;
+    CU_ASSERT(tt_conv2d_workspace_bytes(&w4) < own);
 }
 
 static void expect_error(tt_status s, tt_code code, const char *mention)
@@ -141,6 +154,35 @@ static void test_bad_arguments(void)
     tt_conv2d_desc algo = d;
     algo.algo = TT_CONV_ALGO_COUNT;
     expect_error(tt_conv2d_check(&algo), TT_ERR_INVALID_ARGUMENT, "algorithm");
+    /* forced blockings: a named algorithm's own, whole and in range */
+    static const struct {
+        tt_conv_algo algo;
+        tt_conv_blocks blocks;
+        const char *says; /* NULL: accepted */
+    } blockings[] = {
+        {TT_CONV_ALGO_IMPLICIT_GEMM, TT_CONV_IGEMM_TILE(4, 4, 16, 16, 16), NULL},
+        {TT_CONV_ALGO_IMPLICIT_GEMM, {.igemm_slice = 7}, NULL},
+        {TT_CONV_ALGO_DIRECT_W16, {.w16_band_rows = 3, .w16_partial_floats = 1}, NULL},
+        {TT_CONV_ALGO_WINOGRAD4_SUM, {.w4_chunk_tiles = 1}, NULL},
+        {TT_CONV_ALGO_AUTO, {.igemm_slice = 7}, "auto"},
+        {TT_CONV_ALGO_DIRECT, {.igemm_slice = 7}, "implicit_gemm's"},
+        {TT_CONV_ALGO_IMPLICIT_GEMM, {.w16_band_rows = 4}, "direct_w16's"},
+        {TT_CONV_ALGO_DIRECT_W16, {.w4_chunk_tiles = 8}, "winograd4x4"},
+        {TT_CONV_ALGO_IMPLICIT_GEMM, {.igemm_rm = 4, .igemm_rn = 4}, "all five"},
+        {TT_CONV_ALGO_IMPLICIT_GEMM, TT_CONV_IGEMM_TILE(4, 5, 16, 16, 16), "rn 4, 8 or 16"},
+        {TT_CONV_ALGO_IMPLICIT_GEMM, TT_CONV_IGEMM_TILE(4, 8, 4, 16, 16), "bk"},
+        {TT_CONV_ALGO_IMPLICIT_GEMM, TT_CONV_IGEMM_TILE(9, 4, 16, 16, 16), "rm 1..8"},
+        {TT_CONV_ALGO_IMPLICIT_GEMM, TT_CONV_IGEMM_TILE(4, 4, 16, 3, 16), "powers of two"},
+        {TT_CONV_ALGO_IMPLICIT_GEMM, {.igemm_slice = -1}, ">= 0"},
+    };
+    for (size_t i = 0; i < sizeof blockings / sizeof blockings[0]; i++) {
+        tt_conv2d_desc b = d;
+        b.algo = blockings[i].algo, b.blocks = blockings[i].blocks;
+        if (blockings[i].says)
+            expect_error(tt_conv2d_check(&b), TT_ERR_INVALID_ARGUMENT, blockings[i].says);
+        else
+            TH_OK(tt_conv2d_check(&b));
+    }
     /* a caller's workspace too small for the algorithm that runs (sized for
      * other picks) is not an error: the op takes a temporary one and the
      * caller's stays untouched */

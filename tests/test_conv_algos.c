@@ -160,7 +160,7 @@ typedef struct convt_case {
 
 /* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, opH, opW, algorithm */
 #define T(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, a) \
-    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, 1, 1, 1, TT_CONV_ALGO_##a}
+    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, 1, 1, 1, TT_CONV_ALGO_##a, {0}}
 
 static const convt_case convt_cases[] = {
     {"convT direct k2 s2 (UNet) 4x3 5->3", T(2, 5, 4, 3, 3, 2, 2, 2, 2, 0, 0, 0, 0, DIRECT), 1},
@@ -182,7 +182,7 @@ static const convt_case convt_cases[] = {
     {"convT igemm k2 s2 (UNet) 4x3 5->3", T(2, 5, 4, 3, 3, 2, 2, 2, 2, 0, 0, 0, 0, IMPLICIT_GEMM), 1},
     {"convT igemm k3 s2 p1 op1 4x5", T(1, 3, 4, 5, 5, 3, 3, 2, 2, 1, 1, 1, 1, IMPLICIT_GEMM), 0},
     {"convT igemm k3 s2 d2 g2 op1 3x4",
-     {1, 4, 3, 4, 6, 3, 3, 2, 2, 1, 1, 1, 0, 2, 2, 2, TT_CONV_ALGO_IMPLICIT_GEMM}, 1},
+     {1, 4, 3, 4, 6, 3, 3, 2, 2, 1, 1, 1, 0, 2, 2, 2, TT_CONV_ALGO_IMPLICIT_GEMM, {0}}, 1},
 };
 
 static void ref_convt_forward(double *out, const double *inp, const double *weight,

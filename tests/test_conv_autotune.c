@@ -40,10 +40,10 @@
 
 /* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, dH, dW, algorithm */
 #define D(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, a) \
-    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, 1, TT_CONV_ALGO_##a, 0}
+    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, 1, TT_CONV_ALGO_##a, 0, {0}}
 /* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, opH, opW, algorithm */
 #define T(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, a) \
-    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, 1, 1, 1, TT_CONV_ALGO_##a}
+    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, 1, 1, 1, TT_CONV_ALGO_##a, {0}}
 
 /* ---- autotuner and find-db ----------------------------------------------- */
 

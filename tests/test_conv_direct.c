@@ -132,8 +132,9 @@ static void test_direct(void)
 }
 
 /* Every 16-wide shape checked under `label` as `algo`: DIRECT_W16 (the
- * same cases, so the same data), or another that runs them all. */
-static void w16_pass(const char *label, tt_conv_algo algo)
+ * same cases, so the same data, with `blocks`), or another that runs
+ * them all. */
+static void w16_pass(const char *label, tt_conv_algo algo, tt_conv_blocks blocks)
 {
     int w16 = algo == TT_CONV_ALGO_DIRECT_W16;
     for (size_t t = 0; t < COUNT(w16_tables); t++) {
@@ -143,6 +144,7 @@ static void w16_pass(const char *label, tt_conv_algo algo)
         for (size_t i = 0; i < n; i++) {
             cases[i] = w16_tables[t].cases[i];
             cases[i].desc.algo = algo;
+            cases[i].desc.blocks = blocks;
         }
         if (w16)
             ref_conv2d_check_cases(label, cases, n, w16_tables[t].runs);
@@ -151,34 +153,37 @@ static void w16_pass(const char *label, tt_conv_algo algo)
     }
 }
 
-/* The 16-wide kernels (DIRECT_W16, where the backend has them) over bands
- * of rows and images; then the same shapes through DIRECT_W8's kernels. */
+/* The blockings of DIRECT_W16 each 16-wide shape runs with: its own; the
+ * weight gradient in bands of a few rows (2000 bytes of rows) and with
+ * every image to one band (partial sums capped at one float); images
+ * padded in bands of rows (as planes too large for a whole copy are): of
+ * a row block, and of 3 rows (the last band and the row blocks ragged),
+ * the latter with several weight-gradient bands to a band. */
+static const struct {
+    const char *label;
+    tt_conv_blocks blocks;
+} w16_blockings[] = {
+    {"direct_w16", {0}},
+    {"direct_w16 (bands of rows)", {.w16_weight_band_bytes = 2000, .w16_partial_floats = 1}},
+    {"direct_w16 (images to a band)",
+     {.w16_weight_band_bytes = 1000000, .w16_partial_floats = 1}},
+    {"direct_w16 (images in bands of 4 rows)", {.w16_band_rows = 4}},
+    {"direct_w16 (images in bands of 3 rows)",
+     {.w16_band_rows = 3, .w16_weight_band_bytes = 2000, .w16_partial_floats = 1}},
+};
+
+/* The 16-wide kernels (DIRECT_W16, where the backend has them) with each
+ * blocking; then the same shapes through DIRECT_W8's kernels. */
 static void test_direct_w16(void)
 {
     tt_conv2d_desc probe = w16_all[0].desc;
     probe.algo = TT_CONV_ALGO_DIRECT_W16;
-    if (!tt_conv2d_runs_on(th_backend(), &probe)) {
+    if (!tt_conv2d_runs_on(th_backend(), &probe))
         th_left_out("direct_w16", "the backend has no conv_direct_w16 program");
-    } else {
-        w16_pass("direct_w16", TT_CONV_ALGO_DIRECT_W16);
-        th_setenv("TT_CONV_K3W_BANDS", "2000,1");
-        w16_pass("direct_w16 (bands of rows)", TT_CONV_ALGO_DIRECT_W16);
-        th_setenv("TT_CONV_K3W_BANDS", "1000000,1");
-        w16_pass("direct_w16 (images to a band)", TT_CONV_ALGO_DIRECT_W16);
-        th_setenv("TT_CONV_K3W_BANDS", NULL);
-        /* images padded in bands of rows (planes too large for a whole
-         * copy): bands of a row block, and of 3 rows (the last band and
-         * the row blocks ragged), the latter with several weight-gradient
-         * bands to a band */
-        th_setenv("TT_CONV_W16_BAND_ROWS", "4");
-        w16_pass("direct_w16 (images in bands of 4 rows)", TT_CONV_ALGO_DIRECT_W16);
-        th_setenv("TT_CONV_W16_BAND_ROWS", "3");
-        th_setenv("TT_CONV_K3W_BANDS", "2000,1");
-        w16_pass("direct_w16 (images in bands of 3 rows)", TT_CONV_ALGO_DIRECT_W16);
-        th_setenv("TT_CONV_K3W_BANDS", NULL);
-        th_setenv("TT_CONV_W16_BAND_ROWS", NULL);
-    }
-    w16_pass("direct_w8 (the 16-wide shapes)", TT_CONV_ALGO_DIRECT_W8);
+    else
+        for (size_t b = 0; b < COUNT(w16_blockings); b++)
+            w16_pass(w16_blockings[b].label, TT_CONV_ALGO_DIRECT_W16, w16_blockings[b].blocks);
+    w16_pass("direct_w8 (the 16-wide shapes)", TT_CONV_ALGO_DIRECT_W8, (tt_conv_blocks){0});
 }
 
 static void test_direct_tiled(void)

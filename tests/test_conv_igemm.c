@@ -18,7 +18,7 @@
 
 /* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, dH, dW, groups */
 #define IG(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, g) \
-    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, g, TT_CONV_ALGO_IMPLICIT_GEMM, 0}
+    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, g, TT_CONV_ALGO_IMPLICIT_GEMM, 0, {0}}
 
 static const conv2d_case igemm_cases[] = {
     {"igemm k3 s1 p1 7x9 3->5", IG(2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1},
@@ -45,23 +45,34 @@ static const conv2d_case igemm_cases[] = {
  * and the weight gradient in slices of 7 pixels, so that slices end inside
  * chunks and images; and every reduction in launches of one chunk, as a
  * device with a loop limit splits long ones. */
+static void check_with(const char *label, const conv2d_case *from, size_t n, tt_conv_blocks b)
+{
+    conv2d_case cases[COUNT(igemm_cases)];
+    CU_ASSERT_FATAL(n <= COUNT(cases));
+    for (size_t i = 0; i < n; i++) cases[i] = from[i], cases[i].desc.blocks = b;
+    ref_conv2d_check_cases(label, cases, n, ALL_DIRS);
+}
+
 static void test_igemm(void)
 {
     const size_t last = COUNT(igemm_cases) - 4; /* the other tiles: strides, groups, sizes */
     ref_conv2d_check_cases("implicit_gemm", igemm_cases, COUNT(igemm_cases), ALL_DIRS);
-    static const char *const tiles[] = {"4,4,16,16,16", "3,4,8,2,1", "2,8,8,8,2"};
+    static const struct {
+        const char *name;
+        tt_conv_blocks blocks;
+    } tiles[] = {
+        {"4,4,16,16,16", TT_CONV_IGEMM_TILE(4, 4, 16, 16, 16)},
+        {"3,4,8,2,1", TT_CONV_IGEMM_TILE(3, 4, 8, 2, 1)},
+        {"2,8,8,8,2", TT_CONV_IGEMM_TILE(2, 8, 8, 8, 2)},
+    };
     for (size_t t = 0; t < COUNT(tiles); t++) {
-        th_setenv("TT_CONV_IGEMM_TILES", tiles[t]);
         char label[64];
-        snprintf(label, sizeof label, "implicit_gemm (tiles %s)", tiles[t]);
-        ref_conv2d_check_cases(label, igemm_cases + last, 4, ALL_DIRS);
-        ref_conv2d_check_cases(label, igemm_cases + 1, 1, ALL_DIRS);
+        snprintf(label, sizeof label, "implicit_gemm (tiles %s)", tiles[t].name);
+        check_with(label, igemm_cases + last, 4, tiles[t].blocks);
+        check_with(label, igemm_cases + 1, 1, tiles[t].blocks);
     }
-    th_setenv("TT_CONV_IGEMM_TILES", NULL);
-    th_setenv("TT_CONV_IGEMM_SLICE", "7");
-    ref_conv2d_check_cases("implicit_gemm (slices of 7 pixels)",
-                           igemm_cases, COUNT(igemm_cases), ALL_DIRS);
-    th_setenv("TT_CONV_IGEMM_SLICE", NULL);
+    check_with("implicit_gemm (slices of 7 pixels)", igemm_cases, COUNT(igemm_cases),
+               (tt_conv_blocks){.igemm_slice = 7});
     /* a loop limit (lavapipe's is 65535) of one chunk a launch: every
      * reduction in launches of BK that add up */
     th_setenv("TT_LOOP_LIMIT", "1");
@@ -78,11 +89,12 @@ static void test_igemm(void)
  * sums of that length lose (im2col + GEMM's error printed beside it). */
 static void test_igemm_split_batch(void)
 {
-    th_setenv("TT_CONV_IGEMM_TILES", "1,4,4,1,1");
     tt_conv2d_desc d = IG(5, 1, 256, 256, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1);
+    d.blocks = TT_CONV_IGEMM_TILE(1, 4, 4, 1, 1);
     size_t n_in = 5 * 256 * 256, n_w = 2 * 9, n_out = 2 * n_in;
     float *got = ref_conv2d_run_three(&d, n_in, n_w, n_out);
     d.algo = TT_CONV_ALGO_IM2COL_GEMM;
+    d.blocks = (tt_conv_blocks){0};
     float *want = ref_conv2d_run_three(&d, n_in, n_w, n_out);
     double e = th_max_rel_error_f(got, want, n_out + n_in, 1.0);
     /* dweight[co, ky, kx] = sum over n, y, x of dy[n, co, y, x] x[n, 0, y + ky - 1, x + kx - 1] */
@@ -109,7 +121,6 @@ static void test_igemm_split_batch(void)
     CU_ASSERT(e_w < 1e-4);
     free(x), free(w), free(dy);
     free(got), free(want);
-    th_setenv("TT_CONV_IGEMM_TILES", NULL);
 }
 
 int main(void)

@@ -70,30 +70,28 @@ static void test_resnet_strided(void)
 
     static const struct {
         tt_conv_algo algo;
-        const char *igemm_tiles;
-        int runs; /* directions it runs itself (check_cases) */
+        int gpu_tile; /* implicit_gemm with a GPU's tile (16 x 16 work-groups of 4 x 4) */
+        int runs;     /* directions it runs itself (check_cases) */
     } runs[] = {
-        {TT_CONV_ALGO_IM2COL_GEMM, NULL, ALL_DIRS},
-        {TT_CONV_ALGO_DIRECT, NULL, ALL_DIRS},
-        {TT_CONV_ALGO_DIRECT_TILED, NULL, ALL_DIRS},
-        {TT_CONV_ALGO_IMPLICIT_GEMM, NULL, ALL_DIRS},
-        {TT_CONV_ALGO_IMPLICIT_GEMM, "4,4,16,16,16", ALL_DIRS},
-        {TT_CONV_ALGO_WINOGRAD, NULL, 0},
-        {TT_CONV_ALGO_WINOGRAD4, NULL, 0},
+        {TT_CONV_ALGO_IM2COL_GEMM, 0, ALL_DIRS},
+        {TT_CONV_ALGO_DIRECT, 0, ALL_DIRS},
+        {TT_CONV_ALGO_DIRECT_TILED, 0, ALL_DIRS},
+        {TT_CONV_ALGO_IMPLICIT_GEMM, 0, ALL_DIRS},
+        {TT_CONV_ALGO_IMPLICIT_GEMM, 1, ALL_DIRS},
+        {TT_CONV_ALGO_WINOGRAD, 0, 0},
+        {TT_CONV_ALGO_WINOGRAD4, 0, 0},
     };
     for (size_t r = 0; r < COUNT(runs); r++) {
         char label[96];
-        snprintf(label, sizeof label, "resnet %s%s%s", tt_conv_algo_name(runs[r].algo),
-                 runs[r].igemm_tiles ? " tiles " : "",
-                 runs[r].igemm_tiles ? runs[r].igemm_tiles : "");
-        th_setenv("TT_CONV_IGEMM_TILES", runs[r].igemm_tiles);
+        snprintf(label, sizeof label, "resnet %s%s", tt_conv_algo_name(runs[r].algo),
+                 runs[r].gpu_tile ? " tiles 4,4,16,16,16" : "");
         for (size_t i = 0; i < CASES; i++) {
             cases[i] = resnet_cases[i];
             cases[i].desc.algo = runs[r].algo;
+            if (runs[r].gpu_tile) cases[i].desc.blocks = TT_CONV_IGEMM_TILE(4, 4, 16, 16, 16);
         }
         ref_conv2d_check_cases(label, cases, CASES, runs[r].runs);
     }
-    th_setenv("TT_CONV_IGEMM_TILES", NULL);
 
     /* auto: some candidate runs each shape on every backend, and whatever
      * the autotuner picks gives the reference's results.  A first call
@@ -159,11 +157,11 @@ static void test_resnet_strided_large(void)
     };
     static const struct {
         tt_conv_algo algo;
-        const char *igemm_tiles;
+        int gpu_tile; /* implicit_gemm with a GPU's tile */
     } runs[] = {
-        {TT_CONV_ALGO_IM2COL_GEMM, NULL},     {TT_CONV_ALGO_DIRECT, NULL},
-        {TT_CONV_ALGO_DIRECT_TILED, NULL},    {TT_CONV_ALGO_IMPLICIT_GEMM, NULL},
-        {TT_CONV_ALGO_IMPLICIT_GEMM, "4,4,16,16,16"}, {TT_CONV_ALGO_AUTO, NULL},
+        {TT_CONV_ALGO_IM2COL_GEMM, 0},  {TT_CONV_ALGO_DIRECT, 0},
+        {TT_CONV_ALGO_DIRECT_TILED, 0}, {TT_CONV_ALGO_IMPLICIT_GEMM, 0},
+        {TT_CONV_ALGO_IMPLICIT_GEMM, 1}, {TT_CONV_ALGO_AUTO, 0},
     };
     for (size_t i = 0; i < COUNT(shapes); i++) {
         tt_conv2d_desc d = shapes[i].desc;
@@ -182,20 +180,19 @@ static void test_resnet_strided_large(void)
         ref_conv2d_backward(want + n_out, want + n_out + n_in, xd, wd, dyd, &d);
         printf("\n    %s -> %dx%d:", shapes[i].name, tt_conv2d_out_h(&d), tt_conv2d_out_w(&d));
         for (size_t r = 0; r < COUNT(runs); r++) {
-            th_setenv("TT_CONV_IGEMM_TILES", runs[r].igemm_tiles);
             d.algo = runs[r].algo;
+            d.blocks = runs[r].gpu_tile ? TT_CONV_IGEMM_TILE(4, 4, 16, 16, 16) : (tt_conv_blocks){0};
             float *got = ref_conv2d_run_three(&d, n_in, n_w, n_out);
             double e[3] = {th_max_rel_error(got, want, n_out, 1.0),
                            th_max_rel_error(got + n_out, want + n_out, n_in, 1.0),
                            th_max_rel_error(got + n_out + n_in, want + n_out + n_in, n_w, 1.0)};
             printf("\n      %-13s%-7s forward %.2e  dinp %.2e  dweight %.2e",
                    tt_conv_algo_name(runs[r].algo),
-                   runs[r].igemm_tiles ? "gpu" : "", e[0],
+                   runs[r].gpu_tile ? "gpu" : "", e[0],
                    e[1], e[2]);
             for (int k = 0; k < 3; k++) CU_ASSERT(e[k] < RESNET_LARGE_TOL);
             free(got);
         }
-        th_setenv("TT_CONV_IGEMM_TILES", NULL);
         free(x), free(w), free(dy), free(xd), free(wd), free(dyd), free(want);
     }
     printf("\n");

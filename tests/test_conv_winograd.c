@@ -54,19 +54,23 @@ static const conv2d_case winograd4_cases[] = {
 static void test_winograd4(void)
 {
     ref_conv2d_check_cases("winograd4x4", winograd4_cases, COUNT(winograd4_cases), ALL_DIRS);
-    th_setenv("TT_CONV_W4_CHUNK_TILES", "8"); /* the last three: several rows a batch */
-    ref_conv2d_check_cases("winograd4x4 (chunks of 8 tiles' rows)",
-                           winograd4_cases + 3, 3, ALL_DIRS);
+    conv2d_case chunked[3]; /* the last three: several rows a batch */
+    for (size_t i = 0; i < COUNT(chunked); i++) {
+        chunked[i] = winograd4_cases[3 + i];
+        chunked[i].desc.blocks.w4_chunk_tiles = 8;
+    }
+    ref_conv2d_check_cases("winograd4x4 (chunks of 8 tiles' rows)", chunked, COUNT(chunked),
+                           ALL_DIRS);
     /* the weight gradient in one pass: the row winograd4x4_sum */
     conv2d_case sums[COUNT(winograd4_cases)];
     for (size_t i = 0; i < COUNT(sums); i++) {
         sums[i] = winograd4_cases[i];
         sums[i].desc.algo = TT_CONV_ALGO_WINOGRAD4_SUM;
     }
-    th_setenv("TT_CONV_W4_CHUNK_TILES", "1");
-    ref_conv2d_check_cases("winograd4x4_sum (chunks of one row)", sums + 5, 1,
+    conv2d_case one_row = sums[5];
+    one_row.desc.blocks.w4_chunk_tiles = 1;
+    ref_conv2d_check_cases("winograd4x4_sum (chunks of one row)", &one_row, 1,
                            1 << TT_CONV_DIR_BACKWARD_WEIGHT);
-    th_setenv("TT_CONV_W4_CHUNK_TILES", NULL);
     ref_conv2d_check_cases("winograd4x4_sum", sums, COUNT(sums), 1 << TT_CONV_DIR_BACKWARD_WEIGHT);
     /* pad 3 > 2: backward data cannot be the flipped forward; channels
      * not a multiple of 16; stride 2 */

@@ -166,15 +166,15 @@ static void test_docs(void)
 
 static void test_read_once(void)
 {
-    th_setenv("TT_CONV_K3W_BANDS", "12,34");
-    CU_ASSERT_STRING_EQUAL(tt_knob_str(TT_KNOB_CONV_K3W_BANDS), "12,34");
-    setenv("TT_CONV_K3W_BANDS", "56,78", 1); /* not seen until a reload */
-    CU_ASSERT_STRING_EQUAL(tt_knob_str(TT_KNOB_CONV_K3W_BANDS), "12,34");
+    th_setenv("TT_PLAN_DUMP", "12,34");
+    CU_ASSERT_STRING_EQUAL(tt_knob_str(TT_KNOB_PLAN_DUMP), "12,34");
+    setenv("TT_PLAN_DUMP", "56,78", 1); /* not seen until a reload */
+    CU_ASSERT_STRING_EQUAL(tt_knob_str(TT_KNOB_PLAN_DUMP), "12,34");
     tt_knobs_reload();
-    CU_ASSERT_STRING_EQUAL(tt_knob_str(TT_KNOB_CONV_K3W_BANDS), "56,78");
-    th_setenv("TT_CONV_K3W_BANDS", NULL);
-    CU_ASSERT_PTR_NULL(tt_knob_str(TT_KNOB_CONV_K3W_BANDS));
-    CU_ASSERT_FALSE(tt_knob_set(TT_KNOB_CONV_K3W_BANDS));
+    CU_ASSERT_STRING_EQUAL(tt_knob_str(TT_KNOB_PLAN_DUMP), "56,78");
+    th_setenv("TT_PLAN_DUMP", NULL);
+    CU_ASSERT_PTR_NULL(tt_knob_str(TT_KNOB_PLAN_DUMP));
+    CU_ASSERT_FALSE(tt_knob_set(TT_KNOB_PLAN_DUMP));
 }
 
 static void test_accessors(void)

@@ -30,28 +30,28 @@ typedef struct igemm_case {
     int transpose;                   /* 0: conv2d (d), 1: conv_transpose2d (t) */
     tt_conv2d_desc d;
     tt_conv_transpose2d_desc t;
-    const char *slice;               /* $TT_CONV_IGEMM_SLICE, or NULL */
+    int slice;                       /* blocks.igemm_slice: pixels a slice (0: its own) */
     int pass_workspace;
 } igemm_case;
 
 #define IG TT_CONV_ALGO_IMPLICIT_GEMM
 static const igemm_case cases[] = {
-    {"k3 p1 6x7 3->5", 0, {2, 3, 6, 7, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, IG, 0}, {0}, NULL, 0},
-    {"k3 s2 p1 g2 7x7 4->6", 0, {1, 4, 7, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 2, IG, 0}, {0}, NULL, 0},
-    {"k1 s2 5x6 4->3", 0, {1, 4, 5, 6, 3, 1, 1, 2, 2, 0, 0, 1, 1, 1, IG, 0}, {0}, NULL, 0},
-    {"k3 s(2,1) p2 d2 8x7 2->3", 0, {1, 2, 8, 7, 3, 3, 3, 2, 1, 2, 2, 2, 2, 1, IG, 0}, {0}, NULL, 0},
-    {"depthwise k3 p1 6x6 3->3", 0, {1, 3, 6, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1, 3, IG, 0}, {0}, NULL, 0},
-    {"k3 p1 4x5 17->18", 0, {1, 17, 4, 5, 18, 3, 3, 1, 1, 1, 1, 1, 1, 1, IG, 0}, {0}, NULL, 0},
-    {"slices of 5, workspace given", 0, {2, 3, 9, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, IG, 0}, {0}, "5", 1},
-    {"slices of 5, own workspace", 0, {1, 2, 7, 6, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, IG, 0}, {0}, "5", 0},
+    {"k3 p1 6x7 3->5", 0, {2, 3, 6, 7, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, IG, 0, {0}}, {0}, 0, 0},
+    {"k3 s2 p1 g2 7x7 4->6", 0, {1, 4, 7, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 2, IG, 0, {0}}, {0}, 0, 0},
+    {"k1 s2 5x6 4->3", 0, {1, 4, 5, 6, 3, 1, 1, 2, 2, 0, 0, 1, 1, 1, IG, 0, {0}}, {0}, 0, 0},
+    {"k3 s(2,1) p2 d2 8x7 2->3", 0, {1, 2, 8, 7, 3, 3, 3, 2, 1, 2, 2, 2, 2, 1, IG, 0, {0}}, {0}, 0, 0},
+    {"depthwise k3 p1 6x6 3->3", 0, {1, 3, 6, 6, 3, 3, 3, 1, 1, 1, 1, 1, 1, 3, IG, 0, {0}}, {0}, 0, 0},
+    {"k3 p1 4x5 17->18", 0, {1, 17, 4, 5, 18, 3, 3, 1, 1, 1, 1, 1, 1, 1, IG, 0, {0}}, {0}, 0, 0},
+    {"slices of 5, workspace given", 0, {2, 3, 9, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, IG, 0, {0}}, {0}, 5, 1},
+    {"slices of 5, own workspace", 0, {1, 2, 7, 6, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, IG, 0, {0}}, {0}, 5, 0},
     /* long reductions, which lavapipe (65535 loop iterations an
      * invocation) runs in several launches: K = 2970 (forward; its input
      * gradient 27), and 3600 pixels a slice (the weight gradient) */
-    {"k3 p1 4x4 330->2", 0, {1, 330, 4, 4, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, IG, 0}, {0}, NULL, 0},
-    {"k3 p1 60x60 2->3", 0, {1, 2, 60, 60, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, IG, 0}, {0}, NULL, 0},
-    {"convT k2 s2 3x4 5->3", 1, {0}, {2, 5, 3, 4, 3, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 1, IG}, NULL, 0},
-    {"convT k3 s2 p1 op1 3x4 3->4", 1, {0}, {1, 3, 3, 4, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, IG},
-     NULL, 0},
+    {"k3 p1 4x4 330->2", 0, {1, 330, 4, 4, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, IG, 0, {0}}, {0}, 0, 0},
+    {"k3 p1 60x60 2->3", 0, {1, 2, 60, 60, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, IG, 0, {0}}, {0}, 0, 0},
+    {"convT k2 s2 3x4 5->3", 1, {0}, {2, 5, 3, 4, 3, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 1, IG, {0}}, 0, 0},
+    {"convT k3 s2 p1 op1 3x4 3->4", 1, {0}, {1, 3, 3, 4, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, IG, {0}},
+     0, 0},
 };
 enum { CASES = sizeof cases / sizeof cases[0] };
 
@@ -98,11 +98,15 @@ static void igemm_op(tt_backend *be, const tt_mem *m, const void *ctx)
     }
 }
 
-/* Case c with the tiles in $TT_CONV_IGEMM_TILES (already set): Vulkan and
- * OpenCL agree; returns the worst |difference| / bound. */
-static double check_case(const igemm_case *c, uint64_t *seed, int *failures)
+/* Case `from` with `tile` (and its own slices): Vulkan and OpenCL agree;
+ * returns the worst |difference| / bound. */
+static double check_case(const igemm_case *from, tt_conv_blocks tile, uint64_t *seed,
+                         int *failures)
 {
-    th_setenv("TT_CONV_IGEMM_SLICE", c->slice);
+    igemm_case run = *from;
+    const igemm_case *c = &run;
+    tile.igemm_slice = from->slice;
+    run.d.blocks = run.t.blocks = tile;
     size_t n[WORKSPACE + 1], terms;
     sizes_of(c, n, &terms);
     op_io cl = {.count = c->pass_workspace ? WORKSPACE + 1 : WORKSPACE}, vk, mag;
@@ -146,7 +150,6 @@ static double check_case(const igemm_case *c, uint64_t *seed, int *failures)
     free(want), free(x), free(wt), free(b);
     io_free(&cl), io_free(&vk), io_free(&mag);
     for (int k = 0; k < cl.count; k++) free(in[k]), free(absolute[k]);
-    th_setenv("TT_CONV_IGEMM_SLICE", NULL);
     return worst;
 }
 
@@ -154,20 +157,20 @@ static void test_igemm(void)
 {
     /* lavapipe's own tiles, PoCL's (float16 columns), a GPU's, and a
      * work-group of two items for chunks of eight */
-    static const char *const tiles[] = {NULL, "8,16,32,4,16", "4,4,16,16,16", "3,4,8,2,1"};
+    static const tt_conv_blocks tiles[] = {{0}, TT_CONV_IGEMM_TILE(8, 16, 32, 4, 16),
+                                           TT_CONV_IGEMM_TILE(4, 4, 16, 16, 16),
+                                           TT_CONV_IGEMM_TILE(3, 4, 8, 2, 1)};
     uint64_t seed = 23;
     int failures = 0;
     double worst = 0;
     for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++) {
-        th_setenv("TT_CONV_IGEMM_TILES", tiles[t]);
         for (int i = 0; i < CASES; i++) {
             const igemm_case *c = &cases[i];
             TH_OK(c->transpose ? tt_conv_transpose2d_check(&c->t) : tt_conv2d_check(&c->d));
-            double w = check_case(c, &seed, &failures);
+            double w = check_case(c, tiles[t], &seed, &failures);
             if (w > worst) worst = w;
         }
     }
-    th_setenv("TT_CONV_IGEMM_TILES", NULL);
     CU_ASSERT_EQUAL(failures, 0);
     printf("\n    implicit GEMM forward and backward: %d cases x %zu tiles within 2 T 2^-24 "
            "sum|terms| of OpenCL, worst %.3f of it\n",

@@ -50,36 +50,11 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                                  "0 or 1",
                                  "How the normalisation kernels share a plane: 1 interleaved "
                                  "(as on GPUs), 0 in contiguous runs (as on CPUs)."},
-    [TT_KNOB_CONV_K3W_BANDS] = {"TT_CONV_K3W_BANDS", TT_KNOB_TEST, "src/ops/conv_direct_w16.c",
-                                "BYTES,FLOATS",
-                                "The 16-wide weight gradient's band size in bytes and its cap "
-                                "on partial sums in floats, instead of the built-in ones."},
-    [TT_KNOB_CONV_W16_BAND_ROWS] = {"TT_CONV_W16_BAND_ROWS", TT_KNOB_TEST,
-                                    "src/ops/conv_direct_w16.c", "a number of rows, at least 1",
-                                    "The rows of the bands in which the 16-wide 3x3 kernels "
-                                    "pad an image, instead of the whole image (or, where its "
-                                    "copy would be too large, as many rows as a band room "
-                                    "holds)."},
-    [TT_KNOB_CONV_W4_CHUNK_TILES] = {"TT_CONV_W4_CHUNK_TILES", TT_KNOB_TEST,
-                                     "src/ops/conv_winograd4.c", "a number of tiles, at least 1",
-                                     "The chunks in which winograd4x4 transforms a batch: as "
-                                     "many whole rows of tiles as N tiles hold (at least one "
-                                     "row), instead of as many as 4 MiB of transformed tiles "
-                                     "hold."},
-    [TT_KNOB_CONV_IGEMM_TILES] = {"TT_CONV_IGEMM_TILES", TT_KNOB_TEST, "src/ops/conv_igemm.c",
-                                  "RM,RN,BK,MT,NT",
-                                  "The implicit-GEMM convolution's tile: rows and columns per "
-                                  "work-item, K per chunk, work-items along rows and columns "
-                                  "(at most), instead of the device type's."},
     [TT_KNOB_LOOP_LIMIT] = {"TT_LOOP_LIMIT", TT_KNOB_TEST, "src/ops/device_traits.c",
                             "a number of loop iterations",
                             "The loop iterations one shader invocation may run in all, instead "
                             "of the device's (lavapipe: 65535, else none): kernels that loop "
                             "long split their launches below it."},
-    [TT_KNOB_CONV_IGEMM_SLICE] = {"TT_CONV_IGEMM_SLICE", TT_KNOB_TEST, "src/ops/conv_igemm.c",
-                                  "a number of pixels",
-                                  "The implicit-GEMM weight gradient's pixels per slice of its "
-                                  "reduction, instead of the built-in 4096."},
     [TT_KNOB_SHADER_DIR] = {"TT_SHADER_DIR", TT_KNOB_USER, "src/backend/vulkan/vk_pipeline.c",
                             "a folder holding <program>/<kernel>.spv files (the build writes "
                             "them to build/shaders/)",

@@ -276,6 +276,8 @@ tt_status tt_conv2d_shape(const tt_conv2d_desc *d, tt_conv_shape *s)
     if ((unsigned)d->algo >= TT_CONV_ALGO_COUNT)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, DESC_FMT ": unknown algorithm %d",
                             DESC_ARGS(d), (int)d->algo);
+    TT_TRY(tt_conv_blocks_check(&d->blocks, d->algo));
+    s->blocks = d->blocks;
     s->batch = (size_t)d->batch, s->cin = (size_t)d->in_channels;
     s->h = (size_t)d->in_h, s->w = (size_t)d->in_w, s->cout = (size_t)d->out_channels;
     s->kh = (size_t)d->kernel_h, s->kw = (size_t)d->kernel_w;

@@ -33,6 +33,8 @@ typedef struct tt_conv2d_desc {
     tt_conv_algo algo;           /* TT_CONV_ALGO_AUTO (0) by default */
     int no_input_grad;           /* 1: backward is never asked for the input's gradient
                                     (a first layer), so the workspace leaves it out */
+    tt_conv_blocks blocks;       /* zero: the algorithm's own sizes; a named algorithm's
+                                    forced ones (tests, benchmarks; conv_algo.h) */
 } tt_conv2d_desc;
 
 /* NULL when the shape is valid and the algorithm can run it; otherwise

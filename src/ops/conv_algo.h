@@ -97,6 +97,41 @@ typedef enum tt_conv_dir {
 /* "forward", "backward_data", "backward_weight". */
 const char *tt_conv_dir_name(tt_conv_dir dir);
 
+/* ---- sizes a row picks for itself ---------------------------------------- */
+
+/* Blockings an algorithm otherwise chooses from the shape and the device,
+ * forced: 0 (every field of a zeroed struct) leaves a row its own choice.
+ * A desc carries them (tt_conv2d_desc.blocks) so that a test reaches every
+ * blocking of a row through the op, as a case of its table, and a
+ * benchmark can time one; only with a named algorithm (AUTO times each
+ * row with its own sizes, and the find-db keeps picks by shape alone).
+ * tt_conv_blocks_check says what is allowed. */
+typedef struct tt_conv_blocks {
+    /* implicit_gemm's tile: rm x rn outputs a work-item (rm 1..8, rn 4, 8
+     * or 16), bk of K a chunk (a power of two >= rn), mt x nt work-items
+     * (powers of two; halved to the device's work-group limit); all five
+     * or none */
+    int igemm_rm, igemm_rn, igemm_bk, igemm_mt, igemm_nt;
+    int igemm_slice;           /* implicit_gemm's weight gradient: pixels a slice */
+    int w16_band_rows;         /* direct_w16: rows of each padded band of a 3x3 s1 image
+                                  (planes 16 or more wide) */
+    int w16_weight_band_bytes; /* direct_w16's weight gradient: bytes of dout and input
+                                  rows a band holds (fewer: more bands) */
+    int w16_partial_floats;    /* ... and floats of the bands' partial sums (fewer:
+                                  several images to a band) */
+    int w4_chunk_tiles;        /* winograd4x4 rows: 4x4 tiles a chunk (whole rows of
+                                  tiles, at least one) */
+} tt_conv_blocks;
+
+/* Blocks forcing implicit_gemm's tile alone. */
+#define TT_CONV_IGEMM_TILE(rm, rn, bk, mt, nt) \
+    ((tt_conv_blocks){.igemm_rm = (rm), .igemm_rn = (rn), .igemm_bk = (bk), .igemm_mt = (mt), \
+                      .igemm_nt = (nt)})
+
+/* NULL when `b` is all zero, or valid for the named `algo`; otherwise
+ * TT_ERR_INVALID_ARGUMENT naming the field and what it takes. */
+tt_status tt_conv_blocks_check(const tt_conv_blocks *b, tt_conv_algo algo);
+
 /* ---- the conv2d geometry the algorithms run on -------------------------- */
 
 /* A conv2d with defaults applied and derived sizes (all size_t).  The
@@ -110,6 +145,7 @@ typedef struct tt_conv_shape {
     size_t in_plane;        /* h * w */
     size_t out_plane;       /* oh * ow */
     int image_is_columns;   /* 1x1, stride 1, no padding: cols == the image */
+    tt_conv_blocks blocks;  /* the desc's forced sizes (zero: each row's own) */
 } tt_conv_shape;
 
 /* One algorithm on the conv2d geometry.  supports(s, dir) says whether the

@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/knobs.h"
 #include "core/status.h"
 #include "ops/conv_algo.h"
 
@@ -57,7 +56,8 @@ static size_t line_floats(size_t n)
  * not the whole image, in as many bands as keep the partial sums (9
  * floats a pair a band) within W16_PARTIAL_FLOATS; several images to a
  * band when even one band per image would pass that.
- * $TT_CONV_K3W_BANDS="B,F" overrides the two (tests). */
+ * A desc's blocks.w16_weight_band_bytes and w16_partial_floats override
+ * the two. */
 typedef struct w16_bands {
     size_t images_per_band, per_image, rows, count;
 } w16_bands;
@@ -67,8 +67,8 @@ typedef struct w16_bands {
 static w16_bands bands_of(const tt_conv_shape *s, size_t band_bytes, size_t step)
 {
     size_t partial_floats = W16_PARTIAL_FLOATS;
-    const char *knob = tt_knob_str(TT_KNOB_CONV_K3W_BANDS); /* "bytes,floats": tests */
-    if (knob) sscanf(knob, "%zu,%zu", &band_bytes, &partial_floats);
+    if (s->blocks.w16_weight_band_bytes) band_bytes = (size_t)s->blocks.w16_weight_band_bytes;
+    if (s->blocks.w16_partial_floats) partial_floats = (size_t)s->blocks.w16_partial_floats;
     size_t row_bytes = (s->cin * s->w + s->cout * s->ow) * sizeof(float);
     size_t pair_floats = s->cout * s->cin * 9;
     size_t max_bands = partial_floats / pair_floats ? partial_floats / pair_floats : 1;
@@ -157,14 +157,13 @@ static size_t k3_w16_band_floats(const tt_conv_shape *s, size_t rows)
  * K3_W16_COPY_FLOATS, else the most, a multiple of W16_BAND_STEP, whose copy
  * holds at most K3_W16_BAND_FLOATS; 0 where the 16-wide kernels do not
  * run the shape (planes 9 to 15 or under 8 wide, too wide a band).
- * $TT_CONV_W16_BAND_ROWS=R: bands of R rows (tests; not planes 8 wide). */
+ * A desc's blocks.w16_band_rows R: bands of R rows (not planes 8 wide). */
 static size_t k3_w16_band_rows(const tt_conv_shape *s)
 {
     if (s->w == 8) return k3_w16_band_floats(s, s->h) <= K3_W16_COPY_FLOATS ? s->h : 0;
     if (s->w < 16) return 0;
-    const char *knob = tt_knob_str(TT_KNOB_CONV_W16_BAND_ROWS);
-    long forced = knob ? atol(knob) : 0;
-    if (forced > 0) return (size_t)forced < s->h ? (size_t)forced : s->h;
+    size_t forced = (size_t)s->blocks.w16_band_rows;
+    if (forced) return forced < s->h ? forced : s->h;
     if (k3_w16_band_floats(s, s->h) <= K3_W16_COPY_FLOATS) return s->h;
     size_t plane = K3_W16_BAND_FLOATS / s->cin;
     size_t padded_rows = plane > 16 ? (plane - 16) / k3_w16_pitch(s) : 0;

@@ -25,14 +25,13 @@
  * vector load per 8 multiply-adds, and the gathers are shared by 64 rows);
  * GPUs 4 x 4 per work-item in 16 x 16 work-groups; others (lavapipe too,
  * whose traits ask for scalar kernels) 4 x 4 in 8 x 8;
- * $TT_CONV_IGEMM_TILES="RM,RN,BK,MT,NT" overrides (tests).  Work-groups are
+ * a desc's blocks (igemm_rm .. igemm_nt) override them.  Work-groups are
  * narrowed to the product (no more work-items along a side than it needs),
  * the device's limits and half its local memory; never to a subgroup
  * width.
  */
 #include <stdio.h>
 
-#include "core/knobs.h"
 #include "core/status.h"
 #include "ops/conv_algo.h"
 #include "ops/device_traits.h"
@@ -45,8 +44,6 @@ typedef struct igemm_tiles {
     char options[96];
 } igemm_tiles;
 
-static int pow2(size_t v) { return v && (v & (v - 1)) == 0; }
-
 /* The tile for a product of `rows` x `columns` on `be`'s device; `fitted`:
  * a work-group no larger than the product needs.  PoCL compiles a kernel
  * anew for every work-group size it is launched with (about a second
@@ -54,19 +51,18 @@ static int pow2(size_t v) { return v && (v & (v - 1)) == 0; }
  * one size for every layer (fitted()): its products are large on the deep
  * layers it wins on, and on a small one the idle work-items only make a
  * loser slower. */
-static igemm_tiles tiles_of(const tt_backend *be, size_t rows, size_t columns, int fitted)
+static igemm_tiles tiles_of(const tt_backend *be, const tt_conv_blocks *forced, size_t rows,
+                            size_t columns, int fitted)
 {
     tt_device_traits d = tt_device_traits_of(be);
     igemm_tiles t =
         d.opencl_cpu ? (igemm_tiles){.rm = 8, .rn = 16, .bk = 32, .mt = 8, .nt = 16}
         : d.gpu      ? (igemm_tiles){.rm = 4, .rn = 4, .bk = 16, .mt = 16, .nt = 16}
                      : (igemm_tiles){.rm = 4, .rn = 4, .bk = 8, .mt = 8, .nt = 8};
-    const char *knob = tt_knob_str(TT_KNOB_CONV_IGEMM_TILES);
-    igemm_tiles k = t;
-    if (knob && sscanf(knob, "%zu,%zu,%zu,%zu,%zu", &k.rm, &k.rn, &k.bk, &k.mt, &k.nt) == 5 &&
-        k.rm >= 1 && k.rm <= 8 && (k.rn == 4 || k.rn == 8 || k.rn == 16) && pow2(k.bk) && k.bk >= k.rn &&
-        pow2(k.mt) && pow2(k.nt))
-        t = k;
+    if (forced->igemm_rm) /* all five, checked (tt_conv_blocks_check) */
+        t = (igemm_tiles){.rm = (size_t)forced->igemm_rm, .rn = (size_t)forced->igemm_rn,
+                          .bk = (size_t)forced->igemm_bk, .mt = (size_t)forced->igemm_mt,
+                          .nt = (size_t)forced->igemm_nt};
     /* no more work-items along either side than it needs */
     while (fitted && t.mt > 1 && (t.mt / 2) * t.rm >= rows) t.mt /= 2;
     while (fitted && t.nt > 1 && (t.nt / 2) * t.rn >= columns) t.nt /= 2;
@@ -96,9 +92,9 @@ static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 static int fitted(const tt_backend *be) { return !tt_device_traits_of(be).opencl_cpu; }
 
 /* The weight gradient's slices of the N OH OW pixels: one per
- * SLICE_PIXELS ($TT_CONV_IGEMM_SLICE: tests), at most SLICES_MAX, and no
- * more than keep the partial sums within SLICE_FLOATS_MAX; a function of
- * the shape alone. */
+ * SLICE_PIXELS (or the desc's blocks.igemm_slice), at most SLICES_MAX, and
+ * no more than keep the partial sums within SLICE_FLOATS_MAX; a function
+ * of the shape alone. */
 #define SLICE_PIXELS 4096
 #define SLICES_MAX 64
 #define SLICE_FLOATS_MAX ((size_t)4 << 20)
@@ -110,9 +106,7 @@ typedef struct igemm_slices {
 static igemm_slices slices_of(const tt_conv_shape *s)
 {
     size_t pixels = s->batch * s->out_plane, floats = s->cout * s->k;
-    size_t per = SLICE_PIXELS;
-    const char *knob = tt_knob_str(TT_KNOB_CONV_IGEMM_SLICE);
-    if (knob && sscanf(knob, "%zu", &per) == 1 && per < 1) per = SLICE_PIXELS;
+    size_t per = s->blocks.igemm_slice ? (size_t)s->blocks.igemm_slice : SLICE_PIXELS;
     size_t count = pixels / per;
     if (count > SLICES_MAX) count = SLICES_MAX;
     if (count * floats > SLICE_FLOATS_MAX) count = SLICE_FLOATS_MAX / floats;
@@ -193,7 +187,7 @@ static tt_status igemm_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem we
                                tt_mem bias, const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
     (void)ws;
-    igemm_tiles t = tiles_of(be, s->cout_g, s->batch * s->out_plane, fitted(be));
+    igemm_tiles t = tiles_of(be, &s->blocks, s->cout_g, s->batch * s->out_plane, fitted(be));
     size_t per = images_per_launch(&t, s->out_plane), span = reduction_per_launch(be, &t, s->k);
     tt_mem bias_mem = bias.buffer ? bias : weight; /* any valid buffer; unread */
     for (size_t n0 = 0; n0 < s->batch; n0 += per) {
@@ -232,7 +226,7 @@ static tt_status igemm_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, t
     (void)ws;
     TT_TRY(tt_conv_clear_input(be, dinp, s, accumulate));
     size_t phase_pixels = ceil_div(s->h, s->sh) * ceil_div(s->w, s->sw); /* the largest phase's */
-    igemm_tiles t = tiles_of(be, s->cin_g, s->batch * phase_pixels, fitted(be));
+    igemm_tiles t = tiles_of(be, &s->blocks, s->cin_g, s->batch * phase_pixels, fitted(be));
     size_t per = images_per_launch(&t, phase_pixels);
     for (size_t ry = 0; ry < s->sh && ry < s->h; ry++)
         for (size_t rx = 0; rx < s->sw && rx < s->w; rx++) {
@@ -262,7 +256,7 @@ static tt_status igemm_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, t
 static tt_status igemm_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
                                        const tt_conv_shape *s, tt_mem ws)
 {
-    igemm_tiles t = tiles_of(be, s->cout_g, s->k, fitted(be));
+    igemm_tiles t = tiles_of(be, &s->blocks, s->cout_g, s->k, fitted(be));
     igemm_slices sl = slices_of(s);
     igemm_launch l = launch_of(&t, s->cout_g, s->k, sl.count * s->groups);
     size_t span = reduction_per_launch(be, &t, sl.len);

@@ -127,6 +127,7 @@ static tt_conv_shape as_conv2d(const convt_shape *s)
     c.cin_g = s->cout_g, c.cout_g = s->cin_g, c.k = c.cin_g * c.kh * c.kw;
     c.in_plane = s->out_plane, c.out_plane = s->in_plane;
     c.image_is_columns = s->image_is_columns;
+    c.blocks = s->blocks;
     return c;
 }
 
@@ -307,6 +308,8 @@ static tt_status shape_of(const tt_conv_transpose2d_desc *d, convt_shape *s)
     if ((unsigned)d->algo >= TT_CONV_ALGO_COUNT)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, DESC_FMT ": unknown algorithm %d",
                             DESC_ARGS(d), (int)d->algo);
+    TT_TRY(tt_conv_blocks_check(&d->blocks, d->algo));
+    s->blocks = d->blocks;
     s->batch = (size_t)d->batch, s->cin = (size_t)d->in_channels;
     s->h = (size_t)d->in_h, s->w = (size_t)d->in_w, s->cout = (size_t)d->out_channels;
     s->kh = (size_t)d->kernel_h, s->kw = (size_t)d->kernel_w;

@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/knobs.h"
 #include "core/status.h"
 #include "ops/conv_algo.h"
 #include "ops/conv_winograd4.h"
@@ -104,13 +103,13 @@ static size_t tiles_of(size_t batch, size_t oh, size_t ow)
 /* Tiles of a chunk of `total` tiles, rows of `tiles_w`, with `ci` and `co`
  * channels: whole rows, as many as W4_CHUNK_FLOATS hold or as U holds,
  * whichever is more (every chunk reads all of U again), at least one row;
- * $TT_CONV_W4_CHUNK_TILES=N: as many as N tiles hold (tests). */
-static size_t chunk_of(size_t total, size_t tiles_w, size_t ci, size_t co)
+ * `forced` tiles (a desc's blocks.w4_chunk_tiles): as many rows as that
+ * many tiles hold. */
+static size_t chunk_of(size_t total, size_t tiles_w, size_t ci, size_t co, int forced)
 {
     size_t cap = W4_CHUNK_FLOATS / (36 * (ci + co)), as_u = ci * co / (ci + co);
     if (cap < as_u) cap = as_u;
-    const char *knob = tt_knob_str(TT_KNOB_CONV_W4_CHUNK_TILES);
-    if (knob && atol(knob) > 0) cap = (size_t)atol(knob);
+    if (forced > 0) cap = (size_t)forced;
     cap = cap < tiles_w ? tiles_w : cap / tiles_w * tiles_w;
     return total < cap ? total : cap;
 }
@@ -120,8 +119,10 @@ static size_t chunk_of(size_t total, size_t tiles_w, size_t ci, size_t co)
  * W4_MAX_TILES - 1 more tiles). */
 static size_t w4_workspace_bytes(const tt_conv_shape *s)
 {
-    size_t fwd = chunk_of(tiles_of(s->batch, s->oh, s->ow), (s->ow + 3) / 4, s->cin, s->cout);
-    size_t bwd = chunk_of(tiles_of(s->batch, s->h, s->w), (s->w + 3) / 4, s->cin, s->cout);
+    size_t fwd = chunk_of(tiles_of(s->batch, s->oh, s->ow), (s->ow + 3) / 4, s->cin, s->cout,
+                          s->blocks.w4_chunk_tiles);
+    size_t bwd = chunk_of(tiles_of(s->batch, s->h, s->w), (s->w + 3) / 4, s->cin, s->cout,
+                          s->blocks.w4_chunk_tiles);
     size_t chunk = (fwd > bwd ? fwd : bwd) + W4_MAX_TILES - 1;
     return (36 * (s->cin * s->cout + chunk * (s->cin + s->cout)) + pack_floats(s)) *
            sizeof(float);
@@ -142,6 +143,7 @@ static tt_status launch_pack(tt_backend *be, tt_mem dst, tt_mem src, size_t imag
  * the given padding; U is already in ws. */
 typedef struct w4_product {
     size_t batch, ci, h, w, co, oh, ow, pad_h, pad_w;
+    int chunk_tiles; /* the desc's blocks.w4_chunk_tiles (0: chunk_of's own) */
 } w4_product;
 
 /* V of tiles t0 .. t0 + tiles - 1 of `total` over an (oh, ow) output grid. */
@@ -162,7 +164,7 @@ static tt_status run_product(tt_backend *be, tt_mem out, tt_mem inp, tt_mem bias
                              const w4_product *p, tt_mem ws, int accumulate)
 {
     size_t tiles_w = (p->ow + 3) / 4, total = tiles_of(p->batch, p->oh, p->ow);
-    size_t chunk = chunk_of(total, tiles_w, p->ci, p->co);
+    size_t chunk = chunk_of(total, tiles_w, p->ci, p->co, p->chunk_tiles);
     w4_form form = form_of(p->co, 4);
     tt_mem u = ws;
     tt_mem packed = tt_mem_f32(ws, 36 * p->co * p->ci);
@@ -218,7 +220,8 @@ static tt_status w4_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weigh
                             const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
     TT_TRY(tt_wino4_weight_transform(be, ws, weight, s->cout, s->cin, 0));
-    w4_product p = {s->batch, s->cin, s->h, s->w, s->cout, s->oh, s->ow, s->ph, s->pw};
+    w4_product p = {s->batch, s->cin, s->h, s->w, s->cout, s->oh, s->ow, s->ph, s->pw,
+                    s->blocks.w4_chunk_tiles};
     return run_product(be, out, inp, bias, &p, ws, accumulate);
 }
 
@@ -227,7 +230,8 @@ static tt_status w4_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_m
 {
     /* dinp[ci] = sum_co correlate(dout[co] padded by 2 - pad, flip(w[co, ci])) */
     TT_TRY(tt_wino4_weight_transform(be, ws, weight, s->cin, s->cout, 1));
-    w4_product p = {s->batch, s->cout, s->oh, s->ow, s->cin, s->h, s->w, 2 - s->ph, 2 - s->pw};
+    w4_product p = {s->batch, s->cout, s->oh, s->ow, s->cin, s->h, s->w, 2 - s->ph, 2 - s->pw,
+                    s->blocks.w4_chunk_tiles};
     return run_product(be, dinp, dout, (tt_mem){0}, &p, ws, accumulate);
 }
 
@@ -238,7 +242,8 @@ static tt_status weight_gradient(tt_backend *be, tt_mem dweight, tt_mem dout, tt
                                  const tt_conv_shape *s, tt_mem ws, int sum)
 {
     size_t total = tiles_of(s->batch, s->oh, s->ow);
-    size_t chunk = chunk_of(total, (s->ow + 3) / 4, s->cin, s->cout);
+    size_t chunk = chunk_of(total, (s->ow + 3) / 4, s->cin, s->cout,
+                          s->blocks.w4_chunk_tiles);
     w4_form form = form_of(s->cin, 2);
     tt_mem du = ws;
     tt_mem packed_inp = tt_mem_f32(ws, 36 * s->cout * s->cin);
