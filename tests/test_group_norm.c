@@ -255,7 +255,7 @@ static void test_fused_relu(void)
 }
 
 /* The GPU layout (each work-item takes every chunks-th vector of a plane,
- * $TT_NORM_INTERLEAVE=1) against the CPU one (contiguous shares): the same
+ * forced.norm_interleave ON) against the CPU one (contiguous shares): the same
  * forward and gradients up to float summation order. */
 static void test_interleaved_shares(void)
 {
@@ -269,7 +269,7 @@ static void test_interleaved_shares(void)
     float *out[2], *gx[2], gp[2][8];
     tt_backend *be = th_backend();
     for (int inter = 0; inter < 2; inter++) {
-        th_setenv("TT_NORM_INTERLEAVE", inter ? "1" : "0");
+        be->forced.norm_interleave = inter ? TT_VARIANT_ON : TT_VARIANT_OFF;
         out[inter] = malloc(n * sizeof(float)), gx[inter] = malloc(n * sizeof(float));
         CU_ASSERT_FATAL(out[inter] && gx[inter]);
         th_pool pool = {.pad = PAD};
@@ -282,7 +282,7 @@ static void test_interleaved_shares(void)
         th_get(out[inter], my, n), th_get(gx[inter], mg, n), th_get(gp[inter], mp, 2 * nc);
         th_pool_free(&pool);
     }
-    th_setenv("TT_NORM_INTERLEAVE", NULL);
+    be->forced.norm_interleave = TT_VARIANT_DEVICE;
     double *want = th_to_double(out[0], n), *want_g = th_to_double(gx[0], n);
     double *want_p = th_to_double(gp[0], 2 * nc);
     double ey = th_max_rel_error(out[1], want, n, 1.0);

@@ -179,23 +179,18 @@ static void test_read_once(void)
 
 static void test_accessors(void)
 {
-    static const char *const variants[] = {"registers", "tiled", "split_k"};
-    th_setenv("TT_NORM_INTERLEAVE", "1");
-    CU_ASSERT_EQUAL(tt_knob_flag(TT_KNOB_NORM_INTERLEAVE, 7), 1);
-    th_setenv("TT_NORM_INTERLEAVE", "0");
-    CU_ASSERT_EQUAL(tt_knob_flag(TT_KNOB_NORM_INTERLEAVE, 7), 0);
-    th_setenv("TT_NORM_INTERLEAVE", "yes");
-    CU_ASSERT_EQUAL(tt_knob_flag(TT_KNOB_NORM_INTERLEAVE, 7), 7);
-    th_setenv("TT_NORM_INTERLEAVE", NULL);
-    CU_ASSERT_EQUAL(tt_knob_flag(TT_KNOB_NORM_INTERLEAVE, 7), 7);
-    th_setenv("TT_VULKAN_GEMM_VARIANT", "split_k");
-    CU_ASSERT_EQUAL(tt_knob_choice(TT_KNOB_VULKAN_GEMM_VARIANT, variants, 3, -1), 2);
-    th_setenv("TT_VULKAN_GEMM_VARIANT", "simd");
-    CU_ASSERT_EQUAL(tt_knob_choice(TT_KNOB_VULKAN_GEMM_VARIANT, variants, 3, -1), -1);
-    th_setenv("TT_VULKAN_GEMM_VARIANT", "");
-    CU_ASSERT_STRING_EQUAL(tt_knob_str(TT_KNOB_VULKAN_GEMM_VARIANT), "");
-    CU_ASSERT_FALSE(tt_knob_set(TT_KNOB_VULKAN_GEMM_VARIANT));
-    th_setenv("TT_VULKAN_GEMM_VARIANT", NULL);
+    th_setenv("TT_VULKAN_STAGING", "1");
+    CU_ASSERT_EQUAL(tt_knob_flag(TT_KNOB_VULKAN_STAGING, 7), 1);
+    th_setenv("TT_VULKAN_STAGING", "0");
+    CU_ASSERT_EQUAL(tt_knob_flag(TT_KNOB_VULKAN_STAGING, 7), 0);
+    th_setenv("TT_VULKAN_STAGING", "yes");
+    CU_ASSERT_EQUAL(tt_knob_flag(TT_KNOB_VULKAN_STAGING, 7), 7);
+    th_setenv("TT_VULKAN_STAGING", NULL);
+    CU_ASSERT_EQUAL(tt_knob_flag(TT_KNOB_VULKAN_STAGING, 7), 7);
+    th_setenv("TT_CONV_PERTURB", "");
+    CU_ASSERT_STRING_EQUAL(tt_knob_str(TT_KNOB_CONV_PERTURB), "");
+    CU_ASSERT_FALSE(tt_knob_set(TT_KNOB_CONV_PERTURB));
+    th_setenv("TT_CONV_PERTURB", NULL);
     CU_ASSERT_STRING_EQUAL(tt_knob_kind_name(TT_KNOB_TEST), "test knob");
 }
 

@@ -200,11 +200,11 @@ static void test_max_pool(void)
     for (int i = 0; i < STEM_CASE_COUNT; i++) check_pool(1, stem_cases[i]);
     /* the 2x2 stride-2 and the stem's cases once more through the generic
      * kernels (CPUs run their own 8-wide ones above) */
-    th_setenv("TT_KERNEL_W8", "0");
+    th_backend()->forced.w8 = TT_VARIANT_OFF;
     for (int i = 0; i < CASE_COUNT; i++)
         if (cases[i].kernel_h == 2 && cases[i].stride_h == 2) check_pool(1, cases[i]);
     for (int i = 0; i < STEM_CASE_COUNT; i++) check_pool(1, stem_cases[i]);
-    th_setenv("TT_KERNEL_W8", NULL);
+    th_backend()->forced.w8 = TT_VARIANT_DEVICE;
 }
 
 static void test_avg_pool(void)

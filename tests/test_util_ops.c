@@ -62,7 +62,7 @@ static void test_fill(void)
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
     for (int variant = 0; variant < 2; variant++) { /* CPUs: fill_w8, then the scalar fill */
-        if (variant) th_setenv("TT_KERNEL_W8", "0");
+        if (variant) be->forced.w8 = TT_VARIANT_OFF;
         for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
             util_case c = setup(sizes[k], PAD, PAD, 10 + k);
             TH_OK(tt_fill(be, tt_mem_f32(tt_mem_of(c.y), c.off_y), -1.25f, c.n));
@@ -74,7 +74,7 @@ static void test_fill(void)
             teardown(&c);
         }
     }
-    th_setenv("TT_KERNEL_W8", NULL);
+    be->forced.w8 = TT_VARIANT_DEVICE;
     printf("\n    fill: exact at offsets for n = 1, 7, 1000, 65537, both kernels\n");
 }
 

@@ -23,6 +23,14 @@ static inline tt_backend *vulkan(void)
     return vk_be;
 }
 
+/* The same forced variants on lavapipe and on the OpenCL device the suite
+ * compares with (zero: each device's own choice again). */
+static inline void force_both(tt_forced_variants forced)
+{
+    vulkan()->forced = forced;
+    th_backend()->forced = forced;
+}
+
 static inline tt_vk_messages *messages(void) { return &((tt_vk_backend *)vulkan()->impl)->messages; }
 
 /* Every test ends here: the queue runs clean and validation said nothing;

@@ -128,9 +128,11 @@ static int within(const float *got, const float *c0, const double *want, const d
     return ok;
 }
 
-/* The variants of the Vulkan GEMM (TT_VULKAN_GEMM_VARIANT; NULL: the
- * device's choice). */
-static const char *const variants[] = {NULL, "registers", "tiled", "split_k"};
+/* The variants of the Vulkan GEMM (the backend's forced.gemm), the
+ * device's choice first. */
+static const tt_gemm_force variants[] = {TT_GEMM_DEVICE, TT_GEMM_REGISTERS, TT_GEMM_TILED,
+                                         TT_GEMM_SPLIT_K};
+static const char *const variant_names[] = {"default", "registers", "tiled", "split_k"};
 enum { VARIANTS = sizeof variants / sizeof variants[0] };
 
 static void test_gemm(void)
@@ -172,7 +174,7 @@ static void test_gemm(void)
                 float *got_cl = run_gemm(cl, &c, a, b, c0);
                 for (size_t i = 0; i < s.nc; i++) as_cl[i] = got_cl[i];
                 for (int v = 0; v < VARIANTS; v++) {
-                    th_setenv("TT_VULKAN_GEMM_VARIANT", variants[v]);
+                    be->forced.gemm = variants[v];
                     float *got = run_gemm(be, &c, a, b, c0);
                     int ok_c = within(got, c0, want, bound, inside, s.nc, 1, &worst_c);
                     /* against OpenCL: both within the bound of the exact result */
@@ -180,14 +182,14 @@ static void test_gemm(void)
                     if (!ok_c || !ok_cl) {
                         printf("\n    gemm %s: ta=%d tb=%d %zux%zux%zu alpha %g beta %g ld+%zu "
                                "off %zu batch %zu: differs from %s\n",
-                               variants[v] ? variants[v] : "default", c.ta, c.tb, c.m, c.n, c.k,
+                               variant_names[v], c.ta, c.tb, c.m, c.n, c.k,
                                c.alpha, c.beta, c.extra_ld, c.off, c.batch, ok_c ? "OpenCL" : "C");
                         failures++;
                     }
                     cases++;
                     free(got);
                 }
-                th_setenv("TT_VULKAN_GEMM_VARIANT", NULL);
+                be->forced.gemm = TT_GEMM_DEVICE;
                 free(a), free(b), free(c0), free(want), free(bound), free(inside), free(got_cl),
                     free(as_cl);
             }
@@ -448,10 +450,11 @@ static void test_conv_im2col(void)
     uint64_t seed = 19;
     int failures = 0;
     double worst = 0;
-    /* CPUs: conv_bias_backward_w8; TT_KERNEL_W8=0: the work-group conv_bias_backward */
+    /* CPUs: conv_bias_backward_w8; forced.w8 OFF: the work-group conv_bias_backward */
     for (size_t s = 0; s < 2 * sizeof shapes / sizeof shapes[0]; s++) {
         const int *v = shapes[s % (sizeof shapes / sizeof shapes[0])];
-        th_setenv("TT_KERNEL_W8", s < sizeof shapes / sizeof shapes[0] ? NULL : "0");
+        vk->forced.w8 = cl->forced.w8 =
+            s < sizeof shapes / sizeof shapes[0] ? TT_VARIANT_DEVICE : TT_VARIANT_OFF;
         tt_conv2d_desc d = {.batch = v[0], .in_channels = v[1], .in_h = v[2], .in_w = v[3],
                             .out_channels = v[4], .kernel_h = v[5], .kernel_w = v[6],
                             .stride_h = v[7], .stride_w = v[7], .pad_h = v[8], .pad_w = v[8],
@@ -499,7 +502,7 @@ static void test_conv_im2col(void)
             if (i >= 4) free(got_vk.t[i]), free(got_cl.t[i]), free(mag.t[i]);
         }
     }
-    th_setenv("TT_KERNEL_W8", NULL);
+    vk->forced.w8 = cl->forced.w8 = TT_VARIANT_DEVICE;
     CU_ASSERT_EQUAL(failures, 0);
     printf("\n    im2col convolution forward and backward: %zu shapes (each with both bias "
            "kernels) within "

@@ -88,12 +88,12 @@ static double rel_err(double got, double want, double scale) { return fabs(got -
 
 /* The bias gradient sums a channel's batch x plane in one invocation
  * (conv_bias_backward_w8, /8) or one work-group of 64 (conv_bias_backward,
- * /64); `w8` ("1" or "0") picks it as TT_KERNEL_W8 does. */
-static void check_bias(const char *w8, size_t batch, size_t channels, size_t plane)
+ * /64), as `w8` forces. */
+static void check_bias(tt_variant_force w8, size_t batch, size_t channels, size_t plane)
 {
     tt_backend *be = vulkan();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
-    th_setenv("TT_KERNEL_W8", w8);
+    be->forced.w8 = w8;
     size_t n = batch * channels * plane;
     float *dout = malloc(n * 4), *dbias = malloc(channels * 4), *got = malloc(channels * 4);
     CU_ASSERT_PTR_NOT_NULL_FATAL(dout && dbias && got);
@@ -115,9 +115,9 @@ static void check_bias(const char *w8, size_t batch, size_t channels, size_t pla
         worst = err > worst ? err : worst;
     }
     printf("\n    bias gradient (%s), batch %zu x plane %zu: worst error %.1e",
-           *w8 == '1' ? "w8" : "work-group", batch, plane, worst);
+           w8 == TT_VARIANT_ON ? "w8" : "work-group", batch, plane, worst);
     CU_ASSERT(worst < 1e-5);
-    th_setenv("TT_KERNEL_W8", NULL);
+    be->forced.w8 = TT_VARIANT_DEVICE;
     free(dout), free(dbias), free(got);
     tt_buffer_free(D), tt_buffer_free(B);
     no_messages();
@@ -125,10 +125,10 @@ static void check_bias(const char *w8, size_t batch, size_t channels, size_t pla
 
 static void test_bias_long_plane(void)
 {
-    check_bias("1", 1, 3, 1 << 20); /* slices of one plane */
-    check_bias("1", 9, 2, 100003);  /* several images a launch */
-    check_bias("1", 3, 2, 300001);  /* slices of each plane, a tail */
-    check_bias("0", 2, 1, 2500007); /* past 65535 x 64 */
+    check_bias(TT_VARIANT_ON, 1, 3, 1 << 20); /* slices of one plane */
+    check_bias(TT_VARIANT_ON, 9, 2, 100003);  /* several images a launch */
+    check_bias(TT_VARIANT_ON, 3, 2, 300001);  /* slices of each plane, a tail */
+    check_bias(TT_VARIANT_OFF, 2, 1, 2500007); /* past 65535 x 64 */
 }
 
 /* The DIRECT weight gradient of one channel pair, a k x k kernel (padding

@@ -4,7 +4,7 @@
  * fused ReLU, batch norm in training (running statistics; also through a
  * sync of one rank, its shader norm_stat_moments) and eval mode,
  * planes of one and of several shares, both share layouts
- * (TT_NORM_INTERLEAVE 0 and 1). */
+ * (forced.norm_interleave OFF and ON). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,7 +98,7 @@ static void test_norms(void)
     size_t count = sizeof cases / sizeof cases[0];
     for (size_t r = 0; r < 2 * count; r++) {
         const int *v = cases[r % count];
-        th_setenv("TT_NORM_INTERLEAVE", r < count ? "0" : "1");
+        force_both((tt_forced_variants){.norm_interleave = r < count ? TT_VARIANT_OFF : TT_VARIANT_ON});
         norm_case k = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], {0}, {0}};
         size_t all = (size_t)k.n * k.c * k.h * k.w, ch = (size_t)k.c;
         size_t counts[NT] = {all, ch, ch, all, ch, ch, all, all, ch, ch, ch, ch};
@@ -135,7 +135,7 @@ static void test_norms(void)
         runs++;
         for (int i = 0; i < NT; i++) free(k.t[i]), free(got_vk[i]), free(got_cl[i]);
     }
-    th_setenv("TT_NORM_INTERLEAVE", NULL);
+    force_both((tt_forced_variants){0});
     /* the ops' own checks come before any launch, as on OpenCL */
     tt_group_norm_desc d = tt_group_norm_desc_make(1, 2, 4, 4, 1);
     tt_buffer *x = alloc(vk, 256 * 4, "x"), *saved = alloc(vk, 4096, "saved");

@@ -85,7 +85,7 @@ static void test_util_ops(void)
     uint64_t seed = 7;
     int cases = 0, fused_cl = 0;
     for (int variant = 0; variant < 2; variant++) { /* CPUs: fill_w8, then the scalar fill */
-        th_setenv("TT_KERNEL_W8", variant ? "0" : NULL);
+        force_both((tt_forced_variants){.w8 = variant ? TT_VARIANT_OFF : TT_VARIANT_DEVICE});
         for (int which = 0; which < (variant ? 1 : 4); which++)
             for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
                 for (size_t o = 0; o < sizeof offsets / sizeof offsets[0]; o++) {
@@ -113,7 +113,7 @@ static void test_util_ops(void)
                     cases++;
                 }
     }
-    th_setenv("TT_KERNEL_W8", NULL);
+    force_both((tt_forced_variants){0});
     printf("\n    fill (both kernels), scale, axpy, copy: %d cases bitwise equal to C, and to "
            "OpenCL but for %d axpy cases where OpenCL fused the multiply-add\n",
            cases, fused_cl);

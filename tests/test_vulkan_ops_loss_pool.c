@@ -142,7 +142,7 @@ static void test_pool(void)
     size_t differ = 0, cases = 0;
     double worst = 0;
     for (int variant = 0; variant < 2; variant++) { /* CPUs: the 2x2 w8 kernels, then not */
-        th_setenv("TT_KERNEL_W8", variant ? "0" : NULL);
+        force_both((tt_forced_variants){.w8 = variant ? TT_VARIANT_OFF : TT_VARIANT_DEVICE});
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
             const tt_pool2d_desc *d = &shapes[s];
             size_t planes = (size_t)d->batch * d->channels;
@@ -181,7 +181,7 @@ static void test_pool(void)
             cases++;
         }
     }
-    th_setenv("TT_KERNEL_W8", NULL);
+    force_both((tt_forced_variants){0});
     printf("\n    max (2x2 w8, tiles, general, padded; argmax and from input) and avg pooling: %zu "
            "cases, %zu elements differ from OpenCL; max relative error to C %.2g\n",
            cases, differ, worst);

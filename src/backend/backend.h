@@ -194,6 +194,30 @@ typedef struct tt_profile {
     uint64_t launches[TT_PROFILE_MAX_KINDS];
 } tt_profile;
 
+/* Kernel variants a caller forces on one backend instead of the device's
+ * own choice, so that a test reaches every variant on one machine (and a
+ * benchmark times one): zero, as a backend starts, forces nothing. */
+typedef enum tt_variant_force {
+    TT_VARIANT_DEVICE = 0, /* the device's choice */
+    TT_VARIANT_OFF,
+    TT_VARIANT_ON,
+} tt_variant_force;
+
+typedef enum tt_gemm_force {
+    TT_GEMM_DEVICE = 0, /* the device type's and the shape's choice */
+    TT_GEMM_REGISTERS,  /* the Vulkan GEMM's variants (src/backend/vulkan/vk_blas.c) */
+    TT_GEMM_TILED,
+    TT_GEMM_SPLIT_K,
+} tt_gemm_force;
+
+typedef struct tt_forced_variants {
+    tt_variant_force w8;              /* fill, the bias gradient and max pooling: float8
+                                         kernels (ON, as on CPUs) or scalar ones (OFF) */
+    tt_variant_force norm_interleave; /* the norm kernels share a plane interleaved (ON, as
+                                         on GPUs) or in contiguous runs (OFF, as on CPUs) */
+    tt_gemm_force gemm;               /* the Vulkan GEMM's shader (OpenCL's is CLBlast's) */
+} tt_forced_variants;
+
 #define TT_BACKEND_PROGRAM_ANSWERS 32
 typedef struct tt_program_answer {
     char program[32];
@@ -215,6 +239,7 @@ struct tt_backend {
     tt_program_answer program_answers[TT_BACKEND_PROGRAM_ANSWERS];
     int program_answer_count;
     int preparing;            /* between tt_backend_prepare_begin and _end */
+    tt_forced_variants forced; /* zero: every variant the device's choice */
 };
 
 /* ---- device facts ------------------------------------------------------ */

@@ -42,14 +42,6 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
     [TT_KNOB_PLAN_DUMP] = {"TT_PLAN_DUMP", TT_KNOB_DEBUG, "src/model/arena_plan.c", "set",
                            "Prints the memory plan's timeline (each buffer's bytes and "
                            "lifetime) to stderr when a model plans its activations."},
-    [TT_KNOB_KERNEL_W8] = {"TT_KERNEL_W8", TT_KNOB_TEST, "src/ops/device_traits.c", "0 or 1",
-                           "Whether fill, the bias gradient and max pooling run their "
-                           "float8 kernels (1, as on CPUs) or their scalar ones (0), "
-                           "instead of the device type's choice."},
-    [TT_KNOB_NORM_INTERLEAVE] = {"TT_NORM_INTERLEAVE", TT_KNOB_TEST, "src/ops/device_traits.c",
-                                 "0 or 1",
-                                 "How the normalisation kernels share a plane: 1 interleaved "
-                                 "(as on GPUs), 0 in contiguous runs (as on CPUs)."},
     [TT_KNOB_LOOP_LIMIT] = {"TT_LOOP_LIMIT", TT_KNOB_TEST, "src/ops/device_traits.c",
                             "a number of loop iterations",
                             "The loop iterations one shader invocation may run in all, instead "
@@ -81,12 +73,6 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                                   "(buffers by device address), not only those whose buffers "
                                   "exceed a storage binding; 0: never, as on a device without "
                                   "buffer device addresses."},
-    [TT_KNOB_VULKAN_GEMM_VARIANT] = {"TT_VULKAN_GEMM_VARIANT", TT_KNOB_TEST,
-                                     "src/backend/vulkan/vk_blas.c",
-                                     "registers, tiled or split_k",
-                                     "The Vulkan GEMM shader of every GEMM, instead of the one "
-                                     "the device type and the shape pick (registers on CPUs, "
-                                     "tiled on GPUs, split_k for few outputs and a long k)."},
     [TT_KNOB_UNET_BANDED] = {"TT_UNET_BANDED", TT_KNOB_TEST, "src/model/unet_build.c", "0 or 1",
                              "Whether a checkpointed UNet with a norm runs the banded step "
                              "(src/model/unet_banded.c): 1 in fp32 too (its tensors fp32, its "
@@ -152,10 +138,3 @@ int tt_knob_flag(tt_knob_id id, int fallback)
     return fallback;
 }
 
-int tt_knob_choice(tt_knob_id id, const char *const *choices, int count, int fallback)
-{
-    const char *v = tt_knob_str(id);
-    for (int i = 0; v && i < count; i++)
-        if (strcmp(v, choices[i]) == 0) return i;
-    return fallback;
-}

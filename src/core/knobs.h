@@ -26,15 +26,12 @@ typedef enum tt_knob_id {
     TT_KNOB_CONV_ALGO,
     TT_KNOB_POISON_ACTIVATIONS,
     TT_KNOB_PLAN_DUMP,
-    TT_KNOB_KERNEL_W8,
-    TT_KNOB_NORM_INTERLEAVE,
     TT_KNOB_LOOP_LIMIT,
     TT_KNOB_SHADER_DIR,
     TT_KNOB_VULKAN_VALIDATION,
     TT_KNOB_VULKAN_STAGING,
     TT_KNOB_VULKAN_LOADER,
     TT_KNOB_VULKAN_ADDRESSED,
-    TT_KNOB_VULKAN_GEMM_VARIANT,
     TT_KNOB_UNET_BANDED,
     TT_KNOB_UNET_BAND_ROWS,
     TT_KNOB_CONV_PERTURB,
@@ -66,9 +63,6 @@ const char *tt_knob_str(tt_knob_id id);
 int tt_knob_set(tt_knob_id id);
 /* "0" -> 0, "1" -> 1; `fallback` when unset or anything else. */
 int tt_knob_flag(tt_knob_id id, int fallback);
-/* The index in `choices` (count of them) that the value equals; `fallback`
- * when unset or none does. */
-int tt_knob_choice(tt_knob_id id, const char *const *choices, int count, int fallback);
 
 /* Reads every variable again (tests that change one between cases). */
 void tt_knobs_reload(void);

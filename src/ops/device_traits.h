@@ -4,8 +4,9 @@
  * compares type strings: GPUs get local-memory tiles and interleaved
  * sharing, CPUs (PoCL) explicit 8-wide vector code with a long run per
  * work-item (16-wide for the 3x3 convolution where the device prefers
- * 16-lane vectors), other devices the scalar kernels.  Test knobs override
- * the choice ($TT_KERNEL_W8, $TT_NORM_INTERLEAVE).  Where the choice is a
+ * 16-lane vectors), other devices the scalar kernels.  A backend's forced
+ * variants (tt_forced_variants, backend.h) override the choice, and the
+ * test knob $TT_LOOP_LIMIT a device's limit.  Where the choice is a
  * convolution's, it is the autotuner's among rows (conv_algo.h), and these
  * traits only say which rows can win.
  */
@@ -20,11 +21,10 @@ typedef struct tt_device_traits {
      * implicit_gemm's GPU tiles are worth timing there. */
     int gpu;
     /* fill, the bias gradient and 2x2 max pooling run their float8
-     * kernels: on CPU devices (PoCL, lavapipe).
-     * $TT_KERNEL_W8=0|1 overrides. */
+     * kernels: on CPU devices (PoCL, lavapipe); be->forced.w8 overrides. */
     int w8;
     /* norm.cl shares a plane's vectors interleaved across work-items (not
-     * in contiguous runs, as on CPUs); $TT_NORM_INTERLEAVE=0|1 overrides. */
+     * in contiguous runs, as on CPUs); be->forced.norm_interleave overrides. */
     int norm_interleave;
     /* An OpenCL CPU (PoCL): the convolution algorithms AUTO times are the
      * CPU's row of conv_algo.c's tuned_on. */
@@ -36,7 +36,7 @@ typedef struct tt_device_traits {
     size_t loop_limit;
 } tt_device_traits;
 
-/* The traits of `be`'s device, with the test knobs applied. */
+/* The traits of `be`'s device, with its forced variants and the test knob applied. */
 tt_device_traits tt_device_traits_of(const tt_backend *be);
 
 #endif

@@ -10,12 +10,11 @@
 
 #include "backend/loop_budget.h"
 #include "backend/vulkan/vk_internal.h"
-#include "core/knobs.h"
 
 static int fits_int(size_t v) { return v <= (size_t)INT_MAX; }
 
 /* ---- GEMM ----------------------------------------------------------------
- * Three shaders, chosen per device type and shape (TT_VULKAN_GEMM_VARIANT
+ * Three shaders, chosen per device type and shape (a backend's forced.gemm
  * forces one): blas/gemm, register tiling without shared memory, for CPU
  * devices, where barriers are expensive and a vec4 load costs about what a
  * float one does; blas/gemm_tiled, shared-memory tiles with register
@@ -26,7 +25,6 @@ static int fits_int(size_t v) { return v <= (size_t)INT_MAX; }
  * name; no work-group size assumes a subgroup size. */
 
 typedef enum gemm_variant { GEMM_REGISTERS, GEMM_TILED, GEMM_SPLIT_K, GEMM_VARIANT_COUNT } gemm_variant;
-static const char *const gemm_variant_names[GEMM_VARIANT_COUNT] = {"registers", "tiled", "split_k"};
 static const char *const gemm_variant_kernels[GEMM_VARIANT_COUNT] = {"gemm", "gemm_tiled",
                                                                      "gemm_split_k"};
 
@@ -82,11 +80,12 @@ static int vec4_rows(const tt_vk_backend *vk, tt_mem mem, size_t ld, size_t stri
     return vec4_start(vk, mem) && ld % 4 == 0 && (batch <= 1 || stride % 4 == 0);
 }
 
-static gemm_variant gemm_choose(const tt_vk_backend *vk, const tt_gemm *g, size_t batch)
+static gemm_variant gemm_choose(const tt_backend *be, const tt_gemm *g, size_t batch)
 {
-    int forced = tt_knob_choice(TT_KNOB_VULKAN_GEMM_VARIANT, gemm_variant_names,
-                                GEMM_VARIANT_COUNT, -1);
-    if (forced >= 0) return (gemm_variant)forced;
+    const tt_vk_backend *vk = be->impl;
+    if (be->forced.gemm == TT_GEMM_REGISTERS) return GEMM_REGISTERS;
+    if (be->forced.gemm == TT_GEMM_TILED) return GEMM_TILED;
+    if (be->forced.gemm == TT_GEMM_SPLIT_K) return GEMM_SPLIT_K;
     if (vk->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
         return !g->trans_a && g->trans_b ? GEMM_SPLIT_K : GEMM_REGISTERS;
     size_t blocks = div_up(g->m, TILE_MAX) * div_up(g->n, TILE_MAX) * batch;
@@ -180,7 +179,7 @@ tt_status tt_vk_gemm(tt_backend *backend, const tt_gemm *gemm)
                             gemm->m, gemm->n, gemm->k, batch);
     tt_gemm g = *gemm;
     if (batch == 1) g.stride_a = g.stride_b = g.stride_c = 0;
-    gemm_plan plan = {.variant = gemm_choose(vk, &g, batch)};
+    gemm_plan plan = {.variant = gemm_choose(backend, &g, batch)};
     int swap = plan.variant == GEMM_REGISTERS && g.trans_a && g.trans_b;
     if (swap) { /* C^T = B A: B (n x k) is the new A, A (k x m) the new B */
         g.trans_a = g.trans_b = 0;
