@@ -31,8 +31,8 @@ tt=$(cd "${1:?usage: check.sh BUILD_DIR}" && pwd)/tiletrain
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok:   $*"; }
+fail() { echo "FAIL: [${SECONDS}s] $*"; failures=$((failures + 1)); }
+pass() { echo "ok:   [${SECONDS}s] $*"; }
 
 # expect STATUS PATTERN -- COMMAND...: the exit status and a line of stderr
 expect() {
