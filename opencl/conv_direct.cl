@@ -1,52 +1,96 @@
 /*
  * Direct convolution (cross-correlation, NCHW, groups = 1) for small channel
  * counts: no columns, no GEMM.  Any kernel size, stride, padding, dilation.
+ * One source for the DIRECT rows (src/ops/conv_direct.c), each direction
+ * once, with the vector width a define:
  *
- * Work-items run along the output width (dimension 0), so neighbouring
- * work-items read neighbouring input addresses (PoCL vectorises across
- * work-items; GPUs coalesce).  Each work-item keeps a block of output (or
- * input) channels in registers, so one input load feeds several MACs.
+ *   TT_DIRECT_VW 1  the program conv_direct: one column a work-item; work-
+ *                   items run along the output width (dimension 0), so
+ *                   neighbours read neighbouring addresses (GPUs coalesce)
+ *   TT_DIRECT_VW 8  the program conv_direct_w8 (this source, built with the
+ *                   DIRECT_W8 row's name; OpenCL's alone): 8 neighbouring
+ *                   columns a work-item as one float8, stride 1 along W, so
+ *                   that a CPU's SIMD units are used whether or not the
+ *                   runtime vectorises across work-items
+ *
+ * Each work-item keeps a block of output (or input) channels in registers,
+ * so one input load feeds several multiply-adds.  Columns outside the
+ * image (padding, the ragged right edge) load 0 and are not stored
+ * (tt_loadv / tt_storev).  The weight gradient sums over every output
+ * position, which the two widths do in two ways: a work-group's tree in
+ * local memory (1), a work-item's own run with no barrier (8: on PoCL,
+ * values live across a barrier go through memory).
  *
  * The geometry arrives as one int array-like list of arguments:
  *   N, Cin, H, W, Cout, OH, OW, kH, kW, sH, sW, pH, pW, dH, dW
- * (see src/ops/conv_direct.c, which sets every TT_DIRECT_* size below).
- */
-
-/* Sizes the host passes to every build as -D defines (src/ops/conv_direct.c,
+ *
+ * Sizes the host passes to every build as -D defines (src/ops/conv_direct.c,
  * params_of); there are no defaults here, so nothing on the host mirrors
  * this file:
+ *   TT_DIRECT_VW     columns a work-item: 1 or 8
  *   TT_DIRECT_COB    output channels per work-item (forward)
- *   TT_DIRECT_CIB    input channels per work-item (backward data): likewise
+ *   TT_DIRECT_CIB    input channels per work-item (backward data)
+ *   TT_DIRECT_WCOB   output channels per work-group or work-item (backward weight)
+ * and for width 1:
  *   TT_DIRECT_TAPS   kernel taps per work-group (backward weight)
- *   TT_DIRECT_WCOB   output channels per work-group (backward weight)
  *   TT_DIRECT_WG     work-group of backward weight; a power of two, per device
  *   TT_DIRECT_TW     tiled forward: output tile width = work-group dimension 0
  *   TT_DIRECT_TH     tiled forward: output tile height = work-group dimension 1
- * Their 8-wide versions for CPUs are conv_direct_w8.cl's, the 16-wide 3x3
- * and 7x7 ones conv_direct_w16.cl's: each an algorithm of its own. */
-#if !defined(TT_DIRECT_COB) || !defined(TT_DIRECT_CIB) || !defined(TT_DIRECT_TAPS) ||        \
-    !defined(TT_DIRECT_WCOB) || !defined(TT_DIRECT_WG) || !defined(TT_DIRECT_TW) ||          \
-    !defined(TT_DIRECT_TH)
+ * for width 8:
+ *   TT_DIRECT_KXB    kernel columns per work-item (backward weight); 1 for 1x1
+ * The 16-wide 3x3 and 7x7 kernels are conv_direct_w16.cl's: padded copies
+ * in bands and a blocking of their own, another algorithm (DIRECT_W16).
+ */
+#if !defined(TT_DIRECT_VW) || !defined(TT_DIRECT_COB) || !defined(TT_DIRECT_CIB) || \
+    !defined(TT_DIRECT_WCOB)
 #error "conv_direct.cl: every TT_DIRECT_* size comes from the host (src/ops/conv_direct.c)"
 #endif
 
-/* out[n, co, oy, ox] = (accumulate ? out : bias[co] or 0) + sum over ci, ky, kx
- * of inp[n, ci, oy sH - pH + ky dH, ox sW - pW + kx dW] weight[co, ci, ky, kx].
- * global (OW, OH, N * ceil(Cout / COB)). */
+#if TT_DIRECT_VW == 1
+#if !defined(TT_DIRECT_TAPS) || !defined(TT_DIRECT_WG) || !defined(TT_DIRECT_TW) || \
+    !defined(TT_DIRECT_TH)
+#error "conv_direct.cl: width 1 takes TT_DIRECT_TAPS, _WG, _TW and _TH from the host"
+#endif
+typedef float floatv;
+#define TT_SPLAT(s) (s)
+/* row[x], 0 outside [0, w) (read at a clamped address: no branch) */
+inline float tt_loadv(__global const float *row, const int x, const int w)
+{
+    const float v = row[clamp(x, 0, w - 1)];
+    return x >= 0 && x < w ? v : 0.0f;
+}
+/* row[x] (+)= v where x < w */
+inline void tt_storev(__global float *row, const int x, const int w, const float v,
+                      const int accumulate)
+{
+    if (x < w) row[x] = (accumulate ? row[x] : 0.0f) + v;
+}
+#elif TT_DIRECT_VW == 8
+#if !defined(TT_DIRECT_KXB)
+#error "conv_direct.cl: width 8 takes TT_DIRECT_KXB from the host"
+#endif
+typedef float8 floatv;
+#define TT_SPLAT(s) ((float8)(s))
+#define tt_loadv tt_load8
+#define tt_storev tt_store8
+#else
+#error "conv_direct.cl: TT_DIRECT_VW is 1 or 8"
+#endif
+
+/* out[n, co, oy, ox] = (accumulate ? out : 0) + (bias[co] or 0) + sum over
+ * ci, ky, kx of inp[n, ci, oy sH - pH + ky dH, ox sW - pW + kx dW]
+ * weight[co, ci, ky, kx], VW columns from ox0 (sW 1 where VW is 8).
+ * global (ceil(OW / VW), OH, N * ceil(Cout / COB)). */
 __kernel void conv_direct_forward(TT_FORWARD_ARGS)
 {
     TT_FORWARD_PTRS;
-    /* Control flow stays uniform across a row of work-items (PoCL vectorises
-     * only that): out-of-range columns compute on a clamped column and are
-     * not stored; padding columns load a clamped address and use 0. */
-    const int ox_id = get_global_id(0), oy = get_global_id(1);
-    const int ox = min(ox_id, OW - 1);
+    const int ox0 = get_global_id(0) * TT_DIRECT_VW, oy = get_global_id(1);
     const int blocks = (Cout + TT_DIRECT_COB - 1) / TT_DIRECT_COB;
     const int n = get_global_id(2) / blocks, co0 = get_global_id(2) % blocks * TT_DIRECT_COB;
-    if (oy >= OH || n >= N) return;
-    const int last = min(TT_DIRECT_COB, Cout - co0) - 1; /* uniform */
-    float acc[TT_DIRECT_COB];
-    for (int j = 0; j < TT_DIRECT_COB; j++) acc[j] = 0.0f;
+    if (ox0 >= OW || oy >= OH || n >= N) return;
+    const int last = min(TT_DIRECT_COB, Cout - co0) - 1;
+    floatv acc[TT_DIRECT_COB];
+    for (int j = 0; j < TT_DIRECT_COB; j++) acc[j] = TT_SPLAT(0.0f);
     const int ktaps = KH * KW;
     const size_t wstride = (size_t)Cin * ktaps;
     for (int ci = 0; ci < Cin; ci++) {
@@ -55,26 +99,62 @@ __kernel void conv_direct_forward(TT_FORWARD_ARGS)
         for (int ky = 0; ky < KH; ky++) {
             const int iy = oy * SH - PH + ky * DH;
             if (iy < 0 || iy >= H) continue;
-            __global const float *row = plane + iy * W;
             for (int kx = 0; kx < KW; kx++) {
-                const int ix = ox * SW - PW + kx * DW;
-                const float v = row[clamp(ix, 0, W - 1)];
-                const float x = (ix >= 0 && ix < W) ? v : 0.0f;
+                const floatv x = tt_loadv(plane + iy * W, ox0 * SW - PW + kx * DW, W);
                 const int tap = ky * KW + kx;
                 for (int j = 0; j < TT_DIRECT_COB; j++)
-                    acc[j] = fma(x, wci[min(j, last) * wstride + tap], acc[j]);
+                    acc[j] = fma(x, TT_SPLAT(wci[min(j, last) * wstride + tap]), acc[j]);
             }
         }
     }
-    if (ox_id >= OW) return;
     for (int j = 0; j <= last; j++) {
-        const size_t at = (((size_t)n * Cout + co0 + j) * OH + oy) * OW + ox;
-        float base = accumulate ? out[at] : 0.0f;
-        if (has_bias) base += bias[co0 + j];
-        out[at] = base + acc[j];
+        __global float *row = out + (((size_t)n * Cout + co0 + j) * OH + oy) * OW;
+        const floatv b = TT_SPLAT(has_bias ? bias[co0 + j] : 0.0f);
+        tt_storev(row, ox0, OW, acc[j] + b, accumulate);
     }
 }
 
+/* dinp[n, ci, y, x] += sum over co and the taps (ky, kx) whose output
+ * position oy = (y + pH - ky dH) / sH (exact, in range; likewise ox) exists,
+ * of dout[n, co, oy, ox] weight[co, ci, ky, kx], VW columns from x0 (sW 1
+ * where VW is 8).  global (ceil(W / VW), H, N * ceil(Cin / CIB)). */
+__kernel void conv_direct_backward_data(TT_MEM(float, dinp), TT_MEM(const float, dout),
+                                        TT_MEM(const float, weight), TT_GEOMETRY)
+{
+    TT_PTR(float, dinp);
+    TT_PTR(const float, dout);
+    TT_PTR(const float, weight);
+    const int x0 = get_global_id(0) * TT_DIRECT_VW, y = get_global_id(1);
+    const int blocks = (Cin + TT_DIRECT_CIB - 1) / TT_DIRECT_CIB;
+    const int n = get_global_id(2) / blocks, ci0 = get_global_id(2) % blocks * TT_DIRECT_CIB;
+    if (x0 >= W || y >= H || n >= N) return;
+    const int last = min(TT_DIRECT_CIB, Cin - ci0) - 1;
+    floatv acc[TT_DIRECT_CIB];
+    for (int j = 0; j < TT_DIRECT_CIB; j++) acc[j] = TT_SPLAT(0.0f);
+    const int ktaps = KH * KW;
+    for (int ky = 0; ky < KH; ky++) {
+        const int ty = y + PH - ky * DH;
+        if (ty < 0 || ty % SH) continue;
+        const int oy = ty / SH;
+        if (oy >= OH) continue;
+        for (int kx = 0; kx < KW; kx++) {
+            const int tx = x0 + PW - kx * DW; /* sW times the output column, where it is one */
+            if (tx % SW) continue;
+            const int tap = ky * KW + kx;
+            for (int co = 0; co < Cout; co++) {
+                const floatv d =
+                    tt_loadv(dout + (((size_t)n * Cout + co) * OH + oy) * OW, tx / SW, OW);
+                __global const float *w = weight + ((size_t)co * Cin + ci0) * ktaps + tap;
+                for (int j = 0; j < TT_DIRECT_CIB; j++)
+                    acc[j] = fma(d, TT_SPLAT(w[min(j, last) * ktaps]), acc[j]);
+            }
+        }
+    }
+    for (int j = 0; j <= last; j++)
+        tt_storev(dinp + (((size_t)n * Cin + ci0 + j) * H + y) * W, x0, W, acc[j], 1);
+}
+
+#if TT_DIRECT_VW == 1
 /* The same, with the input tile of a (TW x TH) block of outputs and the
  * block's weights staged in local memory, one input channel at a time (for
  * GPUs, where this saves global reads).  `tile` holds
@@ -122,51 +202,6 @@ void conv_direct_forward_tiled(TT_FORWARD_ARGS, __local float *tile, __local flo
         if (has_bias) base += bias[co0 + j];
         out[at] = base + acc[j];
     }
-}
-
-/* dinp[n, ci, y, x] += sum over co and the taps (ky, kx) whose output
- * position oy = (y + pH - ky dH) / sH (exact, in range; likewise ox) exists,
- * of dout[n, co, oy, ox] weight[co, ci, ky, kx].
- * global (W, H, N * ceil(Cin / CIB)). */
-__kernel void conv_direct_backward_data(TT_MEM(float, dinp), TT_MEM(const float, dout),
-                                        TT_MEM(const float, weight), TT_GEOMETRY)
-{
-    TT_PTR(float, dinp);
-    TT_PTR(const float, dout);
-    TT_PTR(const float, weight);
-    /* uniform control flow across a row, as in the forward */
-    const int x_id = get_global_id(0), y = get_global_id(1);
-    const int x = min(x_id, W - 1);
-    const int blocks = (Cin + TT_DIRECT_CIB - 1) / TT_DIRECT_CIB;
-    const int n = get_global_id(2) / blocks, ci0 = get_global_id(2) % blocks * TT_DIRECT_CIB;
-    if (y >= H || n >= N) return;
-    const int last = min(TT_DIRECT_CIB, Cin - ci0) - 1; /* uniform */
-    float acc[TT_DIRECT_CIB];
-    for (int j = 0; j < TT_DIRECT_CIB; j++) acc[j] = 0.0f;
-    const int ktaps = KH * KW;
-    for (int ky = 0; ky < KH; ky++) {
-        const int ty = y + PH - ky * DH;
-        if (ty < 0 || ty % SH) continue;
-        const int oy = ty / SH;
-        if (oy >= OH) continue;
-        for (int kx = 0; kx < KW; kx++) {
-            const int tx = x + PW - kx * DW;
-            const int ox = tx / SW;
-            const int valid = tx >= 0 && tx % SW == 0 && ox < OW;
-            const int ox_safe = clamp(ox, 0, OW - 1);
-            const int tap = ky * KW + kx;
-            for (int co = 0; co < Cout; co++) {
-                const float v = dout[(((size_t)n * Cout + co) * OH + oy) * OW + ox_safe];
-                const float d = valid ? v : 0.0f;
-                __global const float *w = weight + ((size_t)co * Cin + ci0) * ktaps + tap;
-                for (int j = 0; j < TT_DIRECT_CIB; j++)
-                    acc[j] = fma(d, w[min(j, last) * ktaps], acc[j]);
-            }
-        }
-    }
-    if (x_id >= W) return;
-    for (int j = 0; j <= last; j++)
-        dinp[(((size_t)n * Cin + ci0 + j) * H + y) * W + x] += acc[j];
 }
 
 /* dweight[co, ci, t] += sum over n, oy, ox of dout[n, co, oy, ox] *
@@ -240,3 +275,74 @@ void conv_direct_backward_weight(TT_MEM(float, dweight), TT_MEM(const float, dou
             dweight[((size_t)(co0 + j) * Cin + ci) * ktaps + tap0 + t] += partial[i * TT_DIRECT_WG];
     }
 }
+#endif
+
+#if TT_DIRECT_VW == 8
+/* conv_direct_backward_weight 8 columns at a time; sW must be 1.  One work-item per
+ * block of WCOB output channels x one input channel (dimension 0) and per
+ * kernel row ky x chunk of 3 columns kx (dimension 1) sums over every output
+ * position, 8 columns at a time: each row of dout loaded for WCOB channels
+ * and each shifted input row feed WCOB x 3 multiply-adds (12 float8
+ * accumulators), and no barrier: on PoCL values live across a barrier go
+ * through memory, which costs more than a work-group reduction brings on a
+ * CPU.  Channels past Cout and columns past kW are computed on clamped
+ * addresses and never stored.  Rows [row0, row0 + rows) as
+ * conv_direct_backward_weight. */
+__kernel void conv_direct_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(const float, dout),
+                                             TT_MEM(const float, inp), TT_GEOMETRY, const int row0,
+                                             const int rows)
+{
+    TT_PTR(float, dweight);
+    TT_PTR(const float, dout);
+    TT_PTR(const float, inp);
+    const int blocks = (Cout + TT_DIRECT_WCOB - 1) / TT_DIRECT_WCOB;
+    const int co0 = get_global_id(0) / Cin * TT_DIRECT_WCOB, ci = get_global_id(0) % Cin;
+    const int chunks = (KW + TT_DIRECT_KXB - 1) / TT_DIRECT_KXB;
+    const int ky = get_global_id(1) / chunks, kx0 = get_global_id(1) % chunks * TT_DIRECT_KXB;
+    if (co0 >= blocks * TT_DIRECT_WCOB || ky >= KH) return;
+    const int last = min(TT_DIRECT_WCOB, Cout - co0) - 1;
+    float8 acc[TT_DIRECT_WCOB][TT_DIRECT_KXB];
+    __attribute__((opencl_unroll_hint))
+    for (int j = 0; j < TT_DIRECT_WCOB; j++)
+        __attribute__((opencl_unroll_hint))
+        for (int t = 0; t < TT_DIRECT_KXB; t++) acc[j][t] = (float8)(0.0f);
+    for (int n = 0; n < N; n++) {
+        __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
+        for (int oy = row0; oy < min(OH, row0 + rows); oy++) {
+            const int iy = oy * SH - PH + ky * DH;
+            if (iy < 0 || iy >= H) continue;
+            __global const float *row = plane + iy * W;
+            __global const float *drow = dout + (((size_t)n * Cout + co0) * OH + oy) * OW;
+            /* plain loads where every lane is inside, zero-padded ones at the borders */
+#define WEIGHT_COLUMNS(LOAD)                                                                 \
+    {                                                                                        \
+        float8 d[TT_DIRECT_WCOB];                                                            \
+        __attribute__((opencl_unroll_hint))                                                  \
+        for (int j = 0; j < TT_DIRECT_WCOB; j++)                                             \
+            d[j] = LOAD(drow + (size_t)min(j, last) * OH * OW, ox0, OW);                     \
+        __attribute__((opencl_unroll_hint))                                                  \
+        for (int t = 0; t < TT_DIRECT_KXB; t++) {                                            \
+            const float8 x = LOAD(row, ox0 - PW + min(kx0 + t, KW - 1) * DW, W);             \
+            __attribute__((opencl_unroll_hint))                                              \
+            for (int j = 0; j < TT_DIRECT_WCOB; j++) acc[j][t] = fma(d[j], x, acc[j][t]);    \
+        }                                                                                    \
+    }
+#define PLAIN_LOAD8(row, x0, w) vload8(0, (row) + (x0))
+            for (int ox0 = 0; ox0 < OW; ox0 += 8) {
+                if (ox0 >= PW && ox0 - PW + (KW - 1) * DW + 8 <= W && ox0 + 8 <= OW)
+                    WEIGHT_COLUMNS(PLAIN_LOAD8)
+                else
+                    WEIGHT_COLUMNS(tt_load8)
+            }
+#undef PLAIN_LOAD8
+#undef WEIGHT_COLUMNS
+        }
+    }
+    const int ktaps = KH * KW;
+    for (int j = 0; j <= last; j++)
+        for (int t = 0; t < TT_DIRECT_KXB && kx0 + t < KW; t++) {
+            const float4 h = acc[j][t].lo + acc[j][t].hi;
+            dweight[((size_t)(co0 + j) * Cin + ci) * ktaps + ky * KW + kx0 + t] += h.x + h.y + h.z + h.w;
+        }
+}
+#endif

@@ -4,13 +4,14 @@
  * and dilation.  Meant for the small channel counts of the UNet (3..128),
  * where im2col's columns cost more than they save.  Three rows of
  * TT_CONV_ALGO_ROWS, which the autotuner times where they can win:
- *   direct        opencl/conv_direct.cl: one column per work-item, uniform
- *                 control flow (GPUs, Vulkan's CPU device)
+ *   direct        opencl/conv_direct.cl with TT_DIRECT_VW 1: one column per
+ *                 work-item (GPUs, Vulkan's CPU device)
  *   direct_tiled  the forward stages input tiles and the block's weights in
  *                 local memory (global reads are what costs on GPUs); its
  *                 backward is direct's, which it does not time
- *   direct_w8     opencl/conv_direct_w8.cl, stride 1 along W: 8 columns per
- *                 work-item as float8, so the SIMD units are used whatever
+ *   direct_w8     the same source with TT_DIRECT_VW 8 (the program
+ *                 conv_direct_w8, OpenCL's alone), stride 1 along W: 8
+ *                 columns per work-item as float8, so the SIMD units are used whatever
  *                 the runtime vectorises (OpenCL CPUs); a stride along W
  *                 runs direct's kernels, so that the row, like direct,
  *                 takes every shape without a workspace
@@ -69,13 +70,14 @@ static direct_params params_of(const tt_backend *be, const tt_conv_shape *s, dir
     if (kind == DIRECT_W8) {
         p.program = "conv_direct_w8";
         snprintf(p.options, sizeof p.options,
-                 "-DTT_DIRECT_COB=%zu -DTT_DIRECT_CIB=%zu -DTT_DIRECT_KXB=%zu -DTT_DIRECT_WCOB=%d",
+                 "-DTT_DIRECT_VW=8 -DTT_DIRECT_COB=%zu -DTT_DIRECT_CIB=%zu -DTT_DIRECT_KXB=%zu "
+                 "-DTT_DIRECT_WCOB=%d",
                  p.cob, p.cib, p.kxb, DIRECT_WCOB);
     } else {
         p.program = "conv_direct";
         snprintf(p.options, sizeof p.options,
-                 "-DTT_DIRECT_COB=%zu -DTT_DIRECT_CIB=%zu -DTT_DIRECT_WG=%zu -DTT_DIRECT_TW=%zu "
-                 "-DTT_DIRECT_TH=%zu -DTT_DIRECT_TAPS=%d -DTT_DIRECT_WCOB=%d",
+                 "-DTT_DIRECT_VW=1 -DTT_DIRECT_COB=%zu -DTT_DIRECT_CIB=%zu -DTT_DIRECT_WG=%zu "
+                 "-DTT_DIRECT_TW=%zu -DTT_DIRECT_TH=%zu -DTT_DIRECT_TAPS=%d -DTT_DIRECT_WCOB=%d",
                  p.cob, p.cib, p.wg, p.tw, p.th, DIRECT_TAPS, DIRECT_WCOB);
     }
     return p;
@@ -166,8 +168,7 @@ static tt_status forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, 
     int w8 = kind == DIRECT_W8;
     size_t columns = w8 ? (s->ow + 7) / 8 : s->ow;
     size_t global[3] = {columns, s->oh, s->batch * blocks}, local[3] = {row_width(&p, columns), 1, 1};
-    return tt_launch_kernel(be, p.program, w8 ? "conv_direct_forward_w8" : "conv_direct_forward",
-                            p.options, 3, global, local,
+    return tt_launch_kernel(be, p.program, "conv_direct_forward", p.options, 3, global, local,
                             TT_ARGS(tt_arg_mem(out), tt_arg_mem(inp), tt_arg_mem(weight),
                                     tt_arg_mem(bias_mem), tt_arg_i32(bias.buffer != NULL),
                                     tt_arg_i32(accumulate), TT_CONV_GEOMETRY_ARGS(s)));
@@ -182,9 +183,7 @@ static tt_status backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem 
     int w8 = kind == DIRECT_W8;
     size_t columns = w8 ? (s->w + 7) / 8 : s->w;
     size_t global[3] = {columns, s->h, s->batch * blocks}, local[3] = {row_width(&p, columns), 1, 1};
-    return tt_launch_kernel(be, p.program,
-                            w8 ? "conv_direct_backward_data_w8" : "conv_direct_backward_data",
-                            p.options, 3, global, local,
+    return tt_launch_kernel(be, p.program, "conv_direct_backward_data", p.options, 3, global, local,
                             TT_ARGS(tt_arg_mem(dinp), tt_arg_mem(dout), tt_arg_mem(weight),
                                     TT_CONV_GEOMETRY_ARGS(s)));
 }

@@ -77,12 +77,27 @@ static tt_status source_text(const char *program, char **out, size_t *size)
     return NULL;
 }
 
+/* The file a program is built from: its own, or for a program that is
+ * another's source built with its row's defines, that source.  Such a
+ * program has a name of its own so that a backend without its kernels
+ * says so (Vulkan's has_program). */
+static const char *source_of(const char *program)
+{
+    static const char *const same_source[][2] = {
+        {"conv_direct_w8", "conv_direct"}, /* -DTT_DIRECT_VW=8 (src/ops/conv_direct.c) */
+    };
+    for (size_t i = 0; i < sizeof same_source / sizeof same_source[0]; i++)
+        if (strcmp(program, same_source[i][0]) == 0) return same_source[i][1];
+    return program;
+}
+
 /* common.cl followed by the program's own text. */
 static tt_status full_source(const char *program, char **out)
 {
     char *common = NULL, *own = NULL;
     size_t common_size = 0, own_size = 0;
     tt_status status = NULL;
+    program = source_of(program);
     TT_CHECK(source_text("common", &common, &common_size));
     TT_CHECK(source_text(program, &own, &own_size));
     *out = malloc(common_size + own_size + 64);
@@ -104,9 +119,11 @@ static tt_status build_log(cl_program prog, cl_device_id dev, const char *progra
     char *log = calloc(size + 1, 1);
     if (log) clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, size, log, NULL);
     tt_status s = tt_error_new(TT_ERR_BUILD,
-                               "building kernel program '%s.cl' failed: %s (%d); the build "
+                               "building kernel program '%s.cl'%s%s failed: %s (%d); the build "
                                "log follows",
-                               program, tt_cl_error_name(err), err);
+                               source_of(program), source_of(program) == program ? "" : " as ",
+                               source_of(program) == program ? "" : program,
+                               tt_cl_error_name(err), err);
     tt_error_set_detail(s, log ? log : "(no build log)");
     free(log);
     return s;
