@@ -17,6 +17,12 @@ static void ref_forward(double *out, const double *inp, const double *weight,
     ref_conv2d_forward(out, inp, weight, bias, desc);
 }
 
+static void ref_backward(double *dinp, double *dweight, const double *inp, const double *weight,
+                         const double *dout, const void *desc)
+{
+    ref_conv2d_backward(dinp, dweight, inp, weight, dout, desc);
+}
+
 static tt_status dev_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, tt_mem bias,
                              const void *desc, tt_mem ws)
 {
@@ -44,7 +50,8 @@ ref_conv_op ref_conv2d_case_op(const conv2d_case *c, int pass_workspace)
         .out_count = (size_t)d->batch * d->out_channels * oh * ow,
         .with_bias = c->with_bias, .pass_workspace = pass_workspace && ws > 0,
         .workspace_bytes = ws,
-        .ref_forward = ref_forward, .forward = dev_forward, .backward = dev_backward};
+        .ref_forward = ref_forward, .ref_backward = d->groups > 1 ? NULL : ref_backward,
+        .forward = dev_forward, .backward = dev_backward};
 }
 
 double ref_conv_now_ms(void)

@@ -81,8 +81,57 @@ static double *copy_doubles(const double *x, size_t n)
     return y;
 }
 
-/* num_*: dL/d(inp, weight, bias) by central differences (c->out_d holds
- * the reference forward of the unperturbed data). */
+/* The element of a sample of `count` spread over n (both ends in it). */
+static size_t sample_at(size_t k, size_t count, size_t n)
+{
+    return count > 1 ? k * (n - 1) / (count - 1) : 0;
+}
+
+/* The largest gap, relative to 1 + |difference|, between `grad` (the
+ * reference backward's gradient of x) and central differences at
+ * REF_CONV_FD_SAMPLE elements of x: L is linear in each element, so they
+ * agree up to rounding. */
+static double sampled_gap(conv_data *c, double *x, size_t n, const double *grad)
+{
+    double worst = 0;
+    for (size_t k = 0; k < REF_CONV_FD_SAMPLE; k++) {
+        size_t i = sample_at(k, REF_CONV_FD_SAMPLE, n);
+        double fd;
+        th_numeric_grad(loss, c, x + i, 1, 1e-2, &fd); /* x[i] perturbed and put back */
+        worst = fmax(worst, fabs(fd - grad[i]) / (1 + fabs(fd)));
+    }
+    return worst;
+}
+
+/* The reference backward's gradients of `c` into num_inp and num_weight
+ * (zeroed first); returns their largest sampled gap. */
+static double reference_grads(conv_data *c, double *num_inp, double *num_weight)
+{
+    const ref_conv_op *op = c->op;
+    memset(num_inp, 0, op->inp_count * sizeof *num_inp);
+    memset(num_weight, 0, op->weight_count * sizeof *num_weight);
+    op->ref_backward(num_inp, num_weight, c->inp_d, c->weight_d, c->dout_d, op->desc);
+    return fmax(sampled_gap(c, c->inp_d, op->inp_count, num_inp),
+                sampled_gap(c, c->weight_d, op->weight_count, num_weight));
+}
+
+double ref_conv_backward_gap(const ref_conv_op *op, uint64_t seed)
+{
+    conv_data c;
+    data_init(&c, op, seed);
+    double *num_inp = malloc(op->inp_count * sizeof(double));
+    double *num_weight = malloc(op->weight_count * sizeof(double));
+    CU_ASSERT_FATAL(num_inp && num_weight);
+    double gap = reference_grads(&c, num_inp, num_weight);
+    free(num_inp), free(num_weight);
+    data_free(&c);
+    return gap;
+}
+
+/* num_*: dL/d(inp, weight, bias) by central differences, or for a large
+ * case with a reference backward, by that backward checked against a
+ * sample of them (c->out_d holds the reference forward of the
+ * unperturbed data). */
 static void numeric_grads(conv_data *c, double *num_inp, double *num_weight, double *num_bias)
 {
     const ref_conv_op *op = c->op;
@@ -103,8 +152,18 @@ static void numeric_grads(conv_data *c, double *num_inp, double *num_weight, dou
             return;
         }
     }
-    th_numeric_grad(loss, c, c->inp_d, op->inp_count, 1e-2, num_inp);
-    th_numeric_grad(loss, c, c->weight_d, op->weight_count, 1e-2, num_weight);
+    if (op->ref_backward && op->inp_count + op->weight_count > REF_CONV_FD_ALL) {
+        /* a reference wrong anywhere it is sampled fails here, before it
+         * stands in for the differences of the rest */
+        double gap = reference_grads(c, num_inp, num_weight);
+        if (gap > REF_CONV_REF_GAP)
+            printf("\n    %s: the reference backward is %.2e off finite differences", op->name,
+                   gap);
+        CU_ASSERT(gap <= REF_CONV_REF_GAP);
+    } else {
+        th_numeric_grad(loss, c, c->inp_d, op->inp_count, 1e-2, num_inp);
+        th_numeric_grad(loss, c, c->weight_d, op->weight_count, 1e-2, num_weight);
+    }
     if (nb) th_numeric_grad(loss, c, c->bias_d, nb, 1e-2, num_bias);
     fd_memo *m = &memo[memo_next];
     memo_next = (memo_next + 1) % FD_MEMO;

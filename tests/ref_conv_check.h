@@ -20,6 +20,11 @@ typedef void (*ref_conv_ref_fn)(double *out, const double *inp, const double *we
                                 const double *bias, const void *desc);
 typedef tt_status (*ref_conv_forward_fn)(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
                                          tt_mem bias, const void *desc, tt_mem workspace);
+/* The double reference's gradients of L = sum(dout * forward), ADDED to
+ * dinp and dweight (ref_conv2d_backward). */
+typedef void (*ref_conv_ref_backward_fn)(double *dinp, double *dweight, const double *inp,
+                                         const double *weight, const double *dout,
+                                         const void *desc);
 typedef tt_status (*ref_conv_backward_fn)(tt_backend *be, tt_mem dinp, tt_mem dweight,
                                           tt_mem dbias, tt_mem dout, tt_mem inp, tt_mem weight,
                                           const void *desc, tt_mem workspace);
@@ -32,6 +37,11 @@ typedef struct ref_conv_op {
     int pass_workspace;        /* 1: the caller allocates workspace_bytes and passes it */
     size_t workspace_bytes;
     ref_conv_ref_fn ref_forward;
+    /* Optional (NULL: finite differences of every element): the reference
+     * backward, which large cases check against finite differences of a
+     * sample of elements and then use for every element
+     * (REF_CONV_FD_ALL). */
+    ref_conv_ref_backward_fn ref_backward;
     ref_conv_forward_fn forward;
     ref_conv_backward_fn backward;
 } ref_conv_op;
@@ -46,6 +56,18 @@ typedef struct ref_conv_errors {
 #define REF_CONV_FWD_FLOOR 1.0
 #define REF_CONV_GRAD_TOL 1e-3
 #define REF_CONV_GRAD_FLOOR 0.1
+/* Cases with at most this many input and weight elements take finite
+ * differences of every one (two reference forwards an element); larger
+ * ones with a ref_backward, of REF_CONV_FD_SAMPLE of each, spread over the
+ * tensor and its ends. */
+#define REF_CONV_FD_ALL 2048
+#define REF_CONV_FD_SAMPLE 64
+#define REF_CONV_REF_GAP 1e-6 /* the reference backward vs the sample, relative */
+
+/* The largest gap between op->ref_backward and finite differences at the
+ * sampled elements, on data drawn from `seed` (what a large case checks
+ * before the reference stands in for finite differences). */
+double ref_conv_backward_gap(const ref_conv_op *op, uint64_t seed);
 
 /* Whether the test backend has what `desc` runs (tt_conv2d_runs_on: a
  * forced algorithm's kernels and library); when not, says that the case

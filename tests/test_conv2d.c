@@ -246,6 +246,42 @@ static void test_forward_add(void)
     }
 }
 
+static void ref_backward(double *dinp, double *dweight, const double *inp, const double *weight,
+                         const double *dout, const void *desc)
+{
+    ref_conv2d_backward(dinp, dweight, inp, weight, dout, desc);
+}
+
+/* The reference backward with its last tap's weight gradient lost. */
+static void ref_backward_planted(double *dinp, double *dweight, const double *inp,
+                                 const double *weight, const double *dout, const void *desc)
+{
+    const tt_conv2d_desc *d = desc;
+    ref_conv2d_backward(dinp, dweight, inp, weight, dout, d);
+    size_t taps = (size_t)d->kernel_h * d->kernel_w;
+    for (size_t i = taps - 1; i < (size_t)d->out_channels * d->in_channels * taps; i += taps)
+        dweight[i] = 0;
+}
+
+/* Large cases check the device's gradients against the reference backward
+ * once a sample of finite differences agrees with it (ref_conv_check.c):
+ * the reference agrees to rounding, and one that lost a tap is caught. */
+static void test_reference_backward(void)
+{
+    static const conv2d_case c = {"reference k3 s2 p1 2x3x7x9", D(2, 3, 7, 9, 5, 3, 3, 2, 2, 1, 1,
+                                                                  1, 1, 1), 1};
+    ref_conv_op op = op_of(&c, 0);
+    op.ref_backward = ref_backward;
+    double good = ref_conv_backward_gap(&op, 5);
+    op.ref_backward = ref_backward_planted;
+    double planted = ref_conv_backward_gap(&op, 5);
+    printf("\n    sampled finite differences: the reference %.1e off, one without its last "
+           "tap %.1e off",
+           good, planted);
+    CU_ASSERT(good <= REF_CONV_REF_GAP);
+    CU_ASSERT(planted > 1e-2);
+}
+
 static void test_torch(void)
 {
     static const conv2d_case c = {"torch k3 s2 p1 g1 2x3x7x9", D(2, 3, 7, 9, 5, 3, 3, 2, 2, 1, 1,
@@ -260,6 +296,7 @@ int main(void)
 {
     CU_TestInfo tests[] = {
         {"forward and gradients, all cases", test_cases},
+        {"the reference backward against sampled finite differences", test_reference_backward},
         {"workspace size", test_workspace_size},
         {"forward adding into out, every algorithm", test_forward_add},
         {"bad arguments are reported", test_bad_arguments},
