@@ -37,6 +37,7 @@
 #include "ops/conv_algo.h"
 #include "ops/conv_verify.h"
 #include "ref_conv.h"
+#include "ref_conv_cases.h"
 
 typedef struct sweep_shape {
     const char *name;
@@ -286,6 +287,7 @@ static const tt_conv_algo algos[] = {TT_CONV_ALGO_ROWS(ALGO_)};
 typedef struct algo_tally {
     double worst[4]; /* the largest error over its bound, per direction */
     size_t runs, own, shared;
+    double seconds;  /* its runs' wall time, the reference not counted */
     int lacking;     /* the backend lacks it */
 } algo_tally;
 
@@ -362,7 +364,9 @@ static void sweep_one(const sweep_shape *shape, int n, size_t a, const sweep_dat
             t->shared += runs_it && !(dirs & 1 << dir);
         }
     if (!dirs) return;
+    double start = ref_conv_now_ms();
     sweep_errors r = run_one(&d, s, dirs);
+    t->seconds += (ref_conv_now_ms() - start) / 1e3;
     t->runs++;
     if (!r.guards_held) {
         printf("\n    %s %s batch %d: wrote outside a tensor or its workspace",
@@ -432,10 +436,11 @@ static void test_sweep(void)
             th_left_out(what, "the backend lacks the algorithm");
             continue;
         }
-        printf("\n    %-17s %3zu runs, %2zu shape-directions its own (%zu another row's "
-               "code); largest error over its bound: forward %.2f, dinp %.2f / %.2f, dweight %.2f",
-               tt_conv_algo_name(algos[a]), t->runs, t->own, t->shared, t->worst[0], t->worst[1],
-               t->worst[2], t->worst[3]);
+        printf("\n    %-17s %3zu runs in %5.1f s, %2zu shape-directions its own (%zu another "
+               "row's code); largest error over its bound: forward %.2f, dinp %.2f / %.2f, "
+               "dweight %.2f",
+               tt_conv_algo_name(algos[a]), t->runs, t->seconds, t->own, t->shared, t->worst[0],
+               t->worst[1], t->worst[2], t->worst[3]);
     }
 }
 
