@@ -12,7 +12,10 @@ same sums); and the kernels of a width that only OpenCL builds: conv_direct.cl
 at TT_DIRECT_VW 8 (the program conv_direct_w8 of the direct_w8 row: Vulkan's
 CPU device ran float8 work-items 3 times slower than the scalar shaders, and
 GPUs take the scalar or tiled ones, so no Vulkan device would choose them),
-whose weight gradient is a kernel of its own.
+whose weight gradient is a kernel of its own; and convt_tiles.cl's 8-wide
+kernels (the program convt_tiles_w8 of direct_w8's tiling shapes: lavapipe
+picked im2col_gemm over them and the scalar tiles at every UNet
+up-convolution, so no Vulkan device would choose them).
 A program counts as
 present on a backend when any of its kernels is there, so a missing one
 would only show when an op launches it.
@@ -25,7 +28,10 @@ import re
 import sys
 
 OPENCL_ONLY = {"conv_winograd4", "conv_direct_w16", "convt_tiles_w16"}
-OPENCL_ONLY_KERNELS = {"conv_direct/conv_direct_backward_weight_w8"}
+OPENCL_ONLY_KERNELS = {"conv_direct/conv_direct_backward_weight_w8",
+                       "convt_tiles/convt_tiles_forward_w8",
+                       "convt_tiles/convt_tiles_backward_data_w8",
+                       "convt_tiles/convt_tiles_backward_weight_w8"}
 KERNEL = re.compile(r"__kernel\b(?:[^;{]*?)\bvoid\s+(\w+)\s*\(", re.S)
 
 

@@ -7,7 +7,7 @@
  *   TT_CONVT_COB   output channels per invocation (forward)
  *   TT_CONVT_CIB   input channels per invocation (backward data)
  *   TT_CONVT_WG    backward weight work-group (= the launch's local size)
- *   TT_CONVT_WCIB  input channels per invocation (backward weight, w8)
+ * (TT_CONVT_WCIB is the OpenCL 8-wide kernels' alone: convt_tiles_w8.)
  * The geometry (N, Cin, H, W, Cout; OH = H KH, OW = W KW) ends every
  * argument list.
  */
@@ -16,5 +16,4 @@ layout(constant_id = 4) const int TT_CONVT_KW = 2;
 layout(constant_id = 5) const int TT_CONVT_COB = 2;
 layout(constant_id = 6) const int TT_CONVT_CIB = 4;
 layout(constant_id = 7) const int TT_CONVT_WG = 64;
-layout(constant_id = 8) const int TT_CONVT_WCIB = 2;
 const int TT_CONVT_TAPS = TT_CONVT_KH * TT_CONVT_KW;

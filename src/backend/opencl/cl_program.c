@@ -85,6 +85,7 @@ static const char *source_of(const char *program)
 {
     static const char *const same_source[][2] = {
         {"conv_direct_w8", "conv_direct"}, /* -DTT_DIRECT_VW=8 (src/ops/conv_direct.c) */
+        {"convt_tiles_w8", "convt_tiles"}, /* its _w8 kernels (src/ops/convt_tiles.c) */
     };
     for (size_t i = 0; i < sizeof same_source / sizeof same_source[0]; i++)
         if (strcmp(program, same_source[i][0]) == 0) return same_source[i][1];
