@@ -12,8 +12,9 @@
 #   4. predict the validation images at full resolution (masks, overlays and
 #      a Kaggle submission CSV);
 #   5. write the training report (report.html).
-# Everything goes under ${QUICKSTART_DIR:-runs/quickstart}; about ten minutes
-# on two CPU cores, most of it training.  QUICKSTART_STEPS changes the length
+# Everything goes under ${QUICKSTART_DIR:-runs/quickstart}; about three
+# minutes on two CPU cores, the build included (a first run compiles and
+# times the kernels in its first step).  QUICKSTART_STEPS changes the length
 # (the plan's step count otherwise).
 set -euo pipefail
 cd "$(dirname "$0")/.."
