@@ -119,11 +119,12 @@ static tt_status build_log(cl_program prog, cl_device_id dev, const char *progra
     clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
     char *log = calloc(size + 1, 1);
     if (log) clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, size, log, NULL);
+    const char *source = source_of(program); /* "'conv_direct.cl' as conv_direct_w8" */
+    int alias = source != program;
     tt_status s = tt_error_new(TT_ERR_BUILD,
                                "building kernel program '%s.cl'%s%s failed: %s (%d); the build "
                                "log follows",
-                               source_of(program), source_of(program) == program ? "" : " as ",
-                               source_of(program) == program ? "" : program,
+                               source, alias ? " as " : "", alias ? program : "",
                                tt_cl_error_name(err), err);
     tt_error_set_detail(s, log ? log : "(no build log)");
     free(log);
