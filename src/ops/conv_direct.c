@@ -287,7 +287,7 @@ const tt_conv_algo_impl tt_conv_direct_tiled_impl = {
 };
 
 const tt_conv_algo_impl tt_conv_direct_w8_impl = {
-    .program = "conv_direct_w8", /* a transposed op's tiling shapes: convt_tiles */
+    .program = "conv_direct_w8", /* a transposed op's tiling shapes: convt_tiles_w8 */
     .tuned_on = TT_TUNED_ALL,
     .supports = direct_supports,
     .can_win = w8_can_win,

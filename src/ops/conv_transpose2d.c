@@ -171,15 +171,19 @@ static int convt_runs(tt_conv_algo algo, const convt_shape *s, tt_conv_dir dir)
     return impl && tt_conv_algo_runs(impl, &c, conv2d_dir(dir));
 }
 
-/* Tiles: the 8-wide ones on CPUs where the backend has them (OpenCL's), the
- * scalar ones where those do not run, the 16-lane forward always; im2col_gemm as conv2d's; through
+/* Tiles: the 8-wide ones on CPUs where the backend has them (OpenCL's),
+ * the scalar ones where those do not run, the 16-lane forward always;
+ * im2col_gemm as conv2d's; through
  * conv2d's rows, as that row says of the conv2d geometry. */
 static int convt_can_win(const tt_backend *be, tt_conv_algo algo, const convt_shape *s,
                          tt_conv_dir dir)
 {
     if (algo == TT_CONV_ALGO_IM2COL_GEMM) return tt_conv_im2col_can_win(be);
-    if (tiles(algo, s, NULL)) {
-        int w8 = tt_device_traits_of(be).w8 && tt_backend_has_program(be, "convt_tiles_w8");
+    tt_convt_tiles g;
+    if (tiles(algo, s, &g)) {
+        g.w8 = 1; /* the 8-wide tiles' program, whichever algo asks */
+        int w8 = tt_device_traits_of(be).w8 &&
+                 tt_backend_has_program(be, tt_convt_tiles_program(&g, 0));
         return algo == TT_CONV_ALGO_DIRECT_W8 ? w8
                : algo == TT_CONV_ALGO_DIRECT  ? !(w8 && s->kw == 2)
                                               : 1;
@@ -251,10 +255,8 @@ static void family_key(const convt_shape *s, tt_conv_dir dir, char *key, size_t 
  * else conv2d's rows. */
 static const char *family_program(tt_conv_algo algo, const tt_conv_shape *s)
 {
-    if (tiles(algo, s, NULL))
-        return algo == TT_CONV_ALGO_DIRECT_W16  ? "convt_tiles_w16"
-               : algo == TT_CONV_ALGO_DIRECT_W8 ? "convt_tiles_w8"
-                                                : "convt_tiles";
+    tt_convt_tiles g;
+    if (tiles(algo, s, &g)) return tt_convt_tiles_program(&g, algo == TT_CONV_ALGO_DIRECT_W16);
     const tt_conv_algo_impl *impl = tt_conv2d_algo_impl(algo);
     return impl && impl->program ? impl->program : "conv_direct";
 }

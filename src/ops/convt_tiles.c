@@ -23,12 +23,9 @@ static int use_w8(const tt_convt_tiles *g)
     return g->w8 && g->kw == 2;
 }
 
-/* The 8-wide kernels' program: convt_tiles.cl under a name of its own,
- * which Vulkan lacks (lavapipe, its one CPU device, picked im2col_gemm
- * over every tiling shape: no Vulkan device would run them). */
-static const char *program_of(const tt_convt_tiles *g)
+const char *tt_convt_tiles_program(const tt_convt_tiles *g, int w16)
 {
-    return use_w8(g) ? "convt_tiles_w8" : "convt_tiles";
+    return w16 ? "convt_tiles_w16" : use_w8(g) ? "convt_tiles_w8" : "convt_tiles";
 }
 
 /* Launch parameters from the device's limits; the kernel size is compiled
@@ -80,7 +77,7 @@ tt_status tt_convt_tiles_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem 
     size_t blocks = (g->cout + p.cob - 1) / p.cob;
     size_t global[3] = {w8 ? (g->w + 7) / 8 : g->w, g->h, g->batch * blocks};
     size_t local[3] = {p.row, 1, 1};
-    return tt_launch_kernel(be, program_of(g), w8 ? "convt_tiles_forward_w8" : "convt_tiles_forward",
+    return tt_launch_kernel(be, tt_convt_tiles_program(g, 0), w8 ? "convt_tiles_forward_w8" : "convt_tiles_forward",
                             p.options, 3, global, local,
                             TT_ARGS(tt_arg_mem(out), tt_arg_mem(inp), tt_arg_mem(weight),
                                     tt_arg_mem(bias.buffer ? bias : weight),
@@ -95,7 +92,7 @@ tt_status tt_convt_tiles_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout,
     size_t blocks = (g->cin + p.cib - 1) / p.cib;
     size_t global[3] = {w8 ? (g->w + 7) / 8 : g->w, g->h, g->batch * blocks};
     size_t local[3] = {p.row, 1, 1};
-    return tt_launch_kernel(be, program_of(g),
+    return tt_launch_kernel(be, tt_convt_tiles_program(g, 0),
                             w8 ? "convt_tiles_backward_data_w8" : "convt_tiles_backward_data",
                             p.options, 3, global, local,
                             TT_ARGS(tt_arg_mem(dinp), tt_arg_mem(dout), tt_arg_mem(weight),
@@ -125,7 +122,7 @@ tt_status tt_convt_tiles_backward_weight(tt_backend *be, tt_mem dweight, tt_mem 
     size_t local[1] = {p.wg};
     for (size_t row0 = 0; row0 < g->h; row0 += rows)
         TT_TRY(tt_launch_kernel(
-            be, program_of(g), w8 ? "convt_tiles_backward_weight_w8" : "convt_tiles_backward_weight",
+            be, tt_convt_tiles_program(g, 0), w8 ? "convt_tiles_backward_weight_w8" : "convt_tiles_backward_weight",
             p.options, 1, global, w8 ? NULL : local,
             TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(dout), tt_arg_mem(inp), GEOMETRY_ARGS(g),
                     tt_arg_i32((int)row0), tt_arg_i32((int)rows))));

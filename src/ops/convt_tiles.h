@@ -21,6 +21,13 @@ typedef struct tt_convt_tiles {
     int w8; /* 1: the float8 kernels, kernels 2 wide (direct_w8, conv_transpose2d.c) */
 } tt_convt_tiles;
 
+/* The program g's kernels are in: convt_tiles, or for the 8-wide ones
+ * convt_tiles_w8 (convt_tiles.cl under a name of its own, which Vulkan
+ * lacks: lavapipe, its one CPU device, picked im2col_gemm over every
+ * tiling shape, so no Vulkan device would run them); with w16 (the forward
+ * alone) convt_tiles_w16. */
+const char *tt_convt_tiles_program(const tt_convt_tiles *g, int w16);
+
 /* out (overwritten) = conv_transpose2d(inp, weight) + bias (may be {0});
  * with w16 (kernels 2 wide, W >= 16: DIRECT_W16, conv_transpose2d.c) the
  * same sums in the same order with 64 input columns a work-item as
