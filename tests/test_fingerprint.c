@@ -147,49 +147,95 @@ static void planned_free(planned *p)
     rd_remove(p->dir);
 }
 
+/* Plans with the defaults and `limit`, nothing given. */
+static tt_status plan_with(planned *p, uint64_t limit, tt_train_options *o)
+{
+    tt_train_options_default(o);
+    o->mem_limit = limit;
+    return tt_run_plan_make(&p->f, &p->device, o, NULL, p->plan);
+}
+
 static void test_plan(void)
 {
     planned p = plan_set(3);
     tt_run_plan *plan = p.plan;
-    TH_OK(tt_run_plan_make(&p.f, &p.device, 0, plan));
+    tt_train_options o;
+    TH_OK(plan_with(&p, 0, &o));
     /* the smallest side (30 px) bounds the tile; class index: no Dice, no min-size */
     CU_ASSERT_STRING_EQUAL(tt_run_plan_find(plan, "tile")->value, "16x16");
     CU_ASSERT_PTR_NULL(tt_run_plan_find(plan, "dice-weight"));
     CU_ASSERT_PTR_NULL(tt_run_plan_find(plan, "min-size"));
     CU_ASSERT_EQUAL(choice_int(plan, "micro-batch") * choice_int(plan, "accum") >= 8, 1);
     CU_ASSERT_STRING_EQUAL(tt_run_plan_find(plan, "base-channels")->value, "8");
+    /* the options hold what the choices say */
+    CU_ASSERT(o.tile[0] == 16 && o.tile[1] == 16 && o.base_channels == 8);
+    CU_ASSERT_EQUAL(o.micro_batch, choice_int(plan, "micro-batch"));
+    CU_ASSERT_EQUAL(o.accum, choice_int(plan, "accum"));
+    CU_ASSERT_DOUBLE_EQUAL(o.lr, 1e-2, 0);
+    CU_ASSERT_STRING_EQUAL(o.schedule, "cosine");
     /* train's --help marks what a plan chooses: every choice is among them */
     for (int i = 0; i < plan->count; i++) CU_ASSERT(tt_run_plan_chooses(plan->choices[i].option));
     CU_ASSERT(!tt_run_plan_chooses("seed") && !tt_run_plan_chooses("data"));
-    /* a limit not even one 16 px crop fits (checkpointing on): an error, no plan */
-    tt_status s = tt_run_plan_make(&p.f, &p.device, 16u << 10, plan);
+    /* a limit not even one 16 px crop fits (checkpointing on): an error, no
+     * plan, the options as they were */
+    tt_train_options before;
+    tt_train_options_default(&before);
+    before.mem_limit = 16u << 10;
+    tt_status s = plan_with(&p, 16u << 10, &o);
+    if (s) printf("\n  16 KiB: %s", tt_status_message(s));
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_OUT_OF_MEMORY);
     CU_ASSERT(s && strstr(tt_status_message(s), "no configuration fits") != NULL);
+    CU_ASSERT(memcmp(&o, &before, sizeof o) == 0);
     tt_status_free(s);
     /* under a tight limit the micro-batch the plan takes fits, by the estimate
-     * of the run its choices make (applied as train applies them) */
+     * of the run its choices make */
     uint64_t limit = 400u << 10; /* about 4 images of 16x16 */
-    TH_OK(tt_run_plan_make(&p.f, &p.device, limit, plan));
+    TH_OK(plan_with(&p, limit, &o));
     CU_ASSERT_PTR_NOT_NULL(tt_run_plan_find(plan, "depth"));
     CU_ASSERT_PTR_NOT_NULL(tt_run_plan_find(plan, "base-channels"));
     CU_ASSERT_EQUAL(choice_int(plan, "micro-batch") > 0, 1);
-    tt_train_options o;
-    tt_train_options_default(&o);
-    TH_OK(tt_run_plan_apply(plan, &o));
     CU_ASSERT_EQUAL(o.tile[0], 16);
     int micro = o.micro_batch;
     CU_ASSERT_EQUAL(micro, choice_int(plan, "micro-batch"));
     tt_model_spec m;
     TH_OK(tt_recipe_model(&o, 3, &m));
-    m.checkpointing = o.checkpointing;
     uint64_t peak = 0, next = 0;
     TH_OK(tt_fit_estimate(&p.device, &o, &m, TT_MASK_CLASS_INDEX, 1, micro, o.tile, m.checkpointing, &peak));
     TH_OK(tt_fit_estimate(&p.device, &o, &m, TT_MASK_CLASS_INDEX, 1, micro + 1, o.tile, m.checkpointing, &next));
     printf("\n  limit %llu: micro-batch %d (%s), estimate %llu; one more %llu", (unsigned long long)limit,
-           micro, o.norm, (unsigned long long)peak, (unsigned long long)next);
+           micro, tt_norm_kind_name(o.norm), (unsigned long long)peak, (unsigned long long)next);
     CU_ASSERT(peak <= limit);
     CU_ASSERT(micro >= 8 || next > limit);
-    if (micro < 4) CU_ASSERT_STRING_EQUAL(o.norm, "group");
+    if (micro < 4) CU_ASSERT_EQUAL(o.norm, TT_NORM_GROUP);
+    planned_free(&p);
+}
+
+/* Options given by flags stay, and the rules plan around them. */
+static void test_plan_given(void)
+{
+    planned p = plan_set(3);
+    tt_run_plan *plan = p.plan;
+    tt_train_options o;
+    tt_train_options_default(&o);
+    unsigned char given[TT_TRAIN_OPTION_MAX] = {0};
+    char *argv[] = {"train", "--tile", "24x24", "--micro-batch", "2", "--norm", "batch",
+                    "--lr", "0.003", "--steps", "7"};
+    int help = 0;
+    TH_OK(tt_opt_parse_args_given(tt_train_option_table, tt_train_option_count, &o, 11, argv, 1,
+                                  &help, given));
+    TH_OK(tt_run_plan_make(&p.f, &p.device, &o, given, plan));
+    CU_ASSERT(o.tile[0] == 24 && o.tile[1] == 24 && o.micro_batch == 2);
+    CU_ASSERT_EQUAL(o.norm, TT_NORM_BATCH);
+    CU_ASSERT_DOUBLE_EQUAL(o.lr, 0.003, 0);
+    CU_ASSERT_EQUAL(o.steps, 7);
+    /* no choice for what was given; the rest planned around it */
+    const char *kept[] = {"tile", "micro-batch", "norm", "lr", "steps"};
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
+        CU_ASSERT_PTR_NULL(tt_run_plan_find(plan, kept[i]));
+    CU_ASSERT_EQUAL(choice_int(plan, "accum"), 4);       /* 2 x 4: the plan's batch of 8 */
+    CU_ASSERT_EQUAL(choice_int(plan, "depth"), 1);       /* a 24 px crop: one level down */
+    CU_ASSERT_EQUAL(choice_int(plan, "val-every"), 2);   /* a third of the 7 steps given */
+    CU_ASSERT_EQUAL(o.depth, 1);
     planned_free(&p);
 }
 
@@ -197,7 +243,8 @@ static void test_refused(void)
 {
     /* one image: nothing to validate on */
     planned p = plan_set(1);
-    tt_status s = tt_run_plan_make(&p.f, &p.device, 0, p.plan);
+    tt_train_options o;
+    tt_status s = plan_with(&p, 0, &o);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
     CU_ASSERT(s && strstr(tt_status_message(s), "at least 2") != NULL);
     tt_status_free(s);
@@ -225,6 +272,7 @@ int main(void)
     CU_TestInfo tests[] = {
         {"fingerprint of a known folder set", test_fingerprint},
         {"plan: choices, and a micro-batch that fits --mem-limit", test_plan},
+        {"plan: given options stay, the rules plan around them", test_plan_given},
         {"plan refuses one image; unreadable pixels named", test_refused},
         CU_TEST_INFO_NULL,
     };

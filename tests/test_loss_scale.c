@@ -64,9 +64,9 @@ static void options(tt_train_options *o, const char *loss_scale, int steps)
     o->base_channels = 4, o->depth = 2, o->groups = 2;
     o->micro_batch = 2, o->accum = 2, o->steps = steps;
     o->no_shuffle = 1, o->no_augment = 1, o->quiet = 1, o->seed = 5;
-    snprintf(o->precision, sizeof o->precision, "fp16");
+    o->precision = TT_PRECISION_FP16;
     snprintf(o->loss_scale, sizeof o->loss_scale, "%s", loss_scale);
-    snprintf(o->backend, sizeof o->backend, "%s", th_backend_name());
+    TH_OK(tt_opt_set(tt_train_option_table, tt_train_option_count, o, "backend", th_backend_name(), "the test"));
     snprintf(o->device, sizeof o->device, "%s", th_backend_device() ? th_backend_device() : "");
 }
 

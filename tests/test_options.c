@@ -1,4 +1,5 @@
 /* Options from flags, INI and JSON files, with errors that name file and line. */
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 
 #include "core/options.h"
 #include "harness.h"
+#include "train/train_options.h"
 
 typedef struct {
     int steps;
@@ -168,6 +170,105 @@ static void test_table_concat(void)
     free(both);
 }
 
+typedef struct {
+    int norm;         /* 0 none, 1 group, 2 batch */
+    float mean[3];
+    double lr;
+    int micro;
+    uint64_t limit;
+} typed_t;
+
+static const tt_opt typed_table[] = {
+    {"norm", TT_OPT_ENUM, offsetof(typed_t, norm), "KIND", "norm", 1, 0, "none|group|batch"},
+    {"mean", TT_OPT_TRIPLE, offsetof(typed_t, mean), "R,G,B", "mean", 1, 0, NULL},
+    {"std", TT_OPT_TRIPLE, offsetof(typed_t, mean), "R,G,B", "positive", 1e-30, 1e30, NULL},
+    {"lr", TT_OPT_DOUBLE, offsetof(typed_t, lr), "X", "learning rate", 0, 10, NULL},
+    {"micro", TT_OPT_INT_AUTO, offsetof(typed_t, micro), "B|auto", "images", 1, 99, NULL},
+    {"limit", TT_OPT_BYTES, offsetof(typed_t, limit), "SIZE", "memory (default: all)", 1, 0, NULL},
+};
+#define TYPED_N (sizeof typed_table / sizeof typed_table[0])
+
+/* Enums and triples parse into their types, given[] marks what was set,
+ * and each value formats back to text that parses to the same value. */
+static void test_typed(void)
+{
+    typed_t o = {.mean = {NAN, 0, 0}, .lr = 1e-3, .micro = 4};
+    unsigned char given[TYPED_N];
+    int help;
+    char *argv[] = {"t", "--norm", "batch", "--mean", "0.5,0.25,-1", "--micro", "auto"};
+    TH_OK(tt_opt_parse_args_given(typed_table, TYPED_N, &o, 7, argv, 1, &help, given));
+    CU_ASSERT_EQUAL(o.norm, 2);
+    CU_ASSERT(o.mean[0] == 0.5f && o.mean[1] == 0.25f && o.mean[2] == -1.0f);
+    CU_ASSERT_EQUAL(o.micro, 0);
+    CU_ASSERT(given[0] && given[1] && !given[2] && !given[3] && given[4] && !given[5]);
+    char buf[64];
+    CU_ASSERT_STRING_EQUAL(tt_opt_format(&typed_table[0], &o, buf, sizeof buf), "batch");
+    CU_ASSERT_STRING_EQUAL(tt_opt_format(&typed_table[1], &o, buf, sizeof buf), "0.5,0.25,-1");
+    CU_ASSERT_STRING_EQUAL(tt_opt_format(&typed_table[3], &o, buf, sizeof buf), "0.001");
+    CU_ASSERT_STRING_EQUAL(tt_opt_format(&typed_table[4], &o, buf, sizeof buf), "auto");
+    CU_ASSERT_STRING_EQUAL(tt_opt_format(&typed_table[5], &o, buf, sizeof buf), "");
+    o.limit = 3ull << 30;
+    CU_ASSERT_STRING_EQUAL(tt_opt_format(&typed_table[5], &o, buf, sizeof buf), "3GiB");
+    o.lr = 0.1 + 0.2; /* shortest text that reads back the same double */
+    tt_opt_format(&typed_table[3], &o, buf, sizeof buf);
+    CU_ASSERT_EQUAL(strtod(buf, NULL), 0.1 + 0.2);
+    CU_ASSERT_STRING_EQUAL(tt_opt_choice_name("none|group|batch", 1, buf, sizeof buf), "group");
+    CU_ASSERT_STRING_EQUAL(tt_opt_choice_name("none|group|batch", 3, buf, sizeof buf), "");
+    tt_status s = tt_opt_set(typed_table, TYPED_N, &o, "std", "1,0,1", "--std");
+    CU_ASSERT(s && strstr(tt_status_message(s), "three positive numbers") != NULL);
+    tt_status_free(s);
+    s = tt_opt_set(typed_table, TYPED_N, &o, "mean", "1,2", "--mean");
+    CU_ASSERT(s && strstr(tt_status_message(s), "not three numbers") != NULL);
+    tt_status_free(s);
+    s = tt_opt_set(typed_table, TYPED_N, &o, "norm", "layer", "--norm");
+    CU_ASSERT(s && strstr(tt_status_message(s), "not one of none|group|batch") != NULL);
+    tt_status_free(s);
+    /* a --config file marks what it sets too */
+    char *ini = write_temp(".ini", "lr = 0.5\n");
+    TH_OK(tt_opt_parse_args_given(typed_table, TYPED_N, &o, 3, (char *[]){"t", "--config", ini},
+                                  1, &help, given));
+    CU_ASSERT(given[3] && !given[0]);
+    unlink(ini);
+}
+
+/* --help prints each default from the defaults struct; train's option
+ * table types none by hand ("(default 4)" beside a 4 in the struct). */
+static void test_help_defaults(void)
+{
+    typed_t d = {.mean = {NAN, 0, 0}, .lr = 1e-3, .micro = 4, .norm = 1};
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    tt_opt_print_help_full(typed_table, TYPED_N, &d, f, NULL);
+    fclose(f);
+    CU_ASSERT(strstr(text, "norm (default group)") != NULL);
+    CU_ASSERT(strstr(text, "learning rate (default 0.001)") != NULL);
+    CU_ASSERT(strstr(text, "images (default 4)") != NULL);
+    CU_ASSERT(strstr(text, "mean (default") == NULL);             /* not given: none */
+    CU_ASSERT(strstr(text, "memory (default: all)\n") != NULL);   /* said in words */
+    free(text);
+    for (size_t i = 0; i < tt_train_option_count; i++) {
+        const char *h = strstr(tt_train_option_table[i].help, "(default ");
+        int typed = h && (h[9] >= '0' && h[9] <= '9');
+        if (typed) printf("\n  --%s types its default: %s", tt_train_option_table[i].name, h);
+        CU_ASSERT(!typed);
+    }
+    /* and the enums' names are the library's */
+    tt_train_options o;
+    tt_train_options_default(&o);
+    char buf[64];
+    for (int k = 0; k < TT_NORM_KIND_COUNT; k++)
+        CU_ASSERT_STRING_EQUAL(tt_opt_choice_name(TT_NORM_CHOICES, k, buf, sizeof buf),
+                               tt_norm_kind_name((tt_norm_kind)k));
+    for (int k = 0; k < TT_PRECISION_COUNT; k++)
+        CU_ASSERT_STRING_EQUAL(tt_opt_choice_name(TT_PRECISION_CHOICES, k, buf, sizeof buf),
+                               tt_precision_name((tt_precision)k));
+    for (int k = 0; k < TT_CONV_ALGO_COUNT; k++)
+        CU_ASSERT_STRING_EQUAL(tt_opt_choice_name(TT_CONV_ALGO_CHOICES, k, buf, sizeof buf),
+                               tt_conv_algo_name((tt_conv_algo)k));
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -176,6 +277,8 @@ int main(void)
         {"INI: unknown key names file and line; flags override", test_ini_and_override},
         {"JSON: values, unknown key line, syntax error line", test_json},
         {"a table after another's, at an offset", test_table_concat},
+        {"enums, triples, given, formatted back", test_typed},
+        {"--help prints the defaults of the struct", test_help_defaults},
         CU_TEST_INFO_NULL,
     };
     return th_run_suite("options", tests, TH_HOST);

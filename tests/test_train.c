@@ -72,9 +72,9 @@ static void base_options(tt_train_options *o, const char *data, int size)
     o->no_augment = 1;
     o->seed = 3;
     o->quiet = 1;
-    snprintf(o->algo, sizeof o->algo, "im2col_gemm"); /* see main() */
+    o->algo = TT_CONV_ALGO_IM2COL_GEMM; /* see main() */
     /* the trainer makes its own backend: the one the tests run on */
-    snprintf(o->backend, sizeof o->backend, "%s", th_backend_name());
+    TH_OK(tt_opt_set(tt_train_option_table, tt_train_option_count, o, "backend", th_backend_name(), "the test"));
     snprintf(o->device, sizeof o->device, "%s", th_backend_device() ? th_backend_device() : "");
 }
 
@@ -191,7 +191,7 @@ static void parity(const char *optimizer)
     tt_train_options o;
     base_options(&o, data, 16);
     o.micro_batch = 2, o.accum = 2, o.steps = 2;
-    snprintf(o.optimizer, sizeof o.optimizer, "%s", optimizer);
+    TH_OK(tt_opt_set(tt_train_option_table, tt_train_option_count, &o, "optimizer", optimizer, "the test"));
     o.lr = strcmp(optimizer, "sgd") == 0 ? 0.05 : 1e-3;
     snprintf(o.save_grads, sizeof o.save_grads, "%s", grads);
     tt_trainer *t = NULL;
@@ -314,7 +314,7 @@ static void test_nonfinite_skips(void)
     char *data = make_dataset(4, 16, 3, 6);
     tt_train_options o;
     base_options(&o, data, 16);
-    snprintf(o.optimizer, sizeof o.optimizer, "sgd");
+    o.optimizer = TT_OPTIMIZER_SGD;
     o.lr = 1e30; /* the first update overflows the weights; later gradients are NaN */
     o.momentum = 0;
     o.micro_batch = 2, o.accum = 1, o.steps = 4;
@@ -421,7 +421,7 @@ static void test_validation_and_best(void)
     free(bytes);
     CU_ASSERT(html && strstr(html, "<svg") != NULL);
     CU_ASSERT(html && strstr(html, "Dice per class") != NULL);
-    CU_ASSERT(html && strstr(html, "Device and configuration") != NULL);
+    CU_ASSERT(html && strstr(html, "Device and recipe") != NULL);
     CU_ASSERT(html && strstr(html, "<polyline") != NULL);
     CU_ASSERT(html && strstr(html, "Validation images at step 2") != NULL);
     CU_ASSERT(html && strstr(html, "src='data:image/png;base64,iVBORw0KGgo") != NULL); /* PNG magic */

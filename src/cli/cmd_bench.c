@@ -30,7 +30,7 @@ typedef struct bench_options {
 
 /* not --warmup: train's option of that name (the learning rate's) comes first */
 static const tt_opt own_options[] = {
-    {"untimed", TT_OPT_INT, offsetof(bench_options, warmup), "K", "untimed steps first (default 1)", 0, 1000,
+    {"untimed", TT_OPT_INT, offsetof(bench_options, warmup), "K", "untimed steps first", 0, 1000,
      NULL},
     {"json", TT_OPT_FLAG, offsetof(bench_options, json), NULL, "print one JSON object (images_per_s, ...)", 1,
      0, NULL},
@@ -50,6 +50,18 @@ static int build_table(void)
         table = tt_opt_table_concat(tt_train_option_table, tt_train_option_count, offsetof(bench_options, train),
                                     own_options, sizeof own_options / sizeof own_options[0], &table_count);
     return table != NULL;
+}
+
+/* train's defaults but accum 5 and 2 timed steps, and no run folder
+ * (with --data) unless --out is given */
+static void bench_defaults(bench_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->warmup = 1;
+    tt_train_options_default(&o->train);
+    o->train.accum = 5;
+    o->train.steps = 2;
+    o->train.out[0] = 0;
 }
 
 static void help(void)
@@ -76,7 +88,9 @@ static void help(void)
            "  tiletrain bench --layers --compare-openblas\n"
            "\n"
            "options (those of train; --steps counts timed steps, default 2):\n");
-    tt_opt_print_help(table, table_count, stdout);
+    bench_options defaults;
+    bench_defaults(&defaults);
+    tt_opt_print_help_full(table, table_count, &defaults, stdout, NULL);
 }
 
 static double now_s(void)
@@ -208,11 +222,8 @@ static tt_status run(const bench_options *o)
 int tt_cmd_bench(int argc, char **argv)
 {
     if (!build_table()) return tt_cli_fail(tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory"));
-    bench_options o = {.warmup = 1};
-    tt_train_options_default(&o.train);
-    o.train.accum = 5;
-    o.train.steps = 2;
-    o.train.out[0] = 0; /* with --data: no run folder unless --out is given */
+    bench_options o;
+    bench_defaults(&o);
     int rc = tt_cli_parse("bench", table, table_count, &o, argc, argv, help);
     if (rc >= 0) return rc;
     if (o.train.micro_batch < 1)

@@ -52,7 +52,9 @@ static void help(void)
            "  tiletrain mem --tile 1400x2104 --micro-batch 1 --classes 4 --format kaggle-rle\n"
            "\n"
            "options:\n");
-    tt_opt_print_help(table, table_count, stdout);
+    mem_options defaults = {0};
+    tt_train_options_default(&defaults.train);
+    tt_opt_print_help_full(table, table_count, &defaults, stdout, NULL);
 }
 
 /* A line of /proc/self/status in bytes ("VmRSS", "VmHWM"); 0 if unknown. */
@@ -89,12 +91,12 @@ static tt_status run(const mem_options *o)
     tt_device_info *devices = NULL;
     int count = 0, index = 0;
     tt_model_spec model;
-    tt_mask_kind kind = strcmp(t->format, "kaggle-rle") == 0 ? TT_MASK_MULTI_LABEL : TT_MASK_CLASS_INDEX;
+    tt_mask_kind kind = t->format == TT_DATASET_KAGGLE_RLE ? TT_MASK_MULTI_LABEL : TT_MASK_CLASS_INDEX;
     int data_classes = 0;
     if (t->data[0]) {
         tt_dataset_options dopt = {.dir = t->data, .csv_path = t->csv[0] ? t->csv : NULL,
                                    .images_dir = t->images[0] ? t->images : NULL};
-        TT_CHECK(tt_dataset_format_parse(t->format, &dopt.format));
+        dopt.format = t->format;
         TT_CHECK(tt_dataset_open(&dopt, &ds));
         kind = tt_dataset_mask_kind(ds);
         data_classes = tt_dataset_classes(ds);
@@ -173,7 +175,7 @@ static tt_status run(const mem_options *o)
         tt_model_spec_describe(&model, described, sizeof described);
         printf("config      tile %dx%d, micro-batch %d, %s%s, %d classes, %s\n", t->tile[0],
                t->tile[1], t->micro_batch, described, model.checkpointing ? ", checkpointing" : "",
-               model.classes, t->optimizer);
+               model.classes, tt_optimizer_choice_name(t->optimizer));
         printf("%-12s %14s%s\n", "category", "estimate", o->measure ? "       measured" : "");
         for (int c = 0; c < TT_MEM_CATEGORY_COUNT; c++) {
             printf("%-12s %14s", tt_mem_category_name(c),

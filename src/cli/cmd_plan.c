@@ -11,15 +11,18 @@
 
 #include "cli/commands.h"
 #include "core/status.h"
+#include "backend/backend.h"
 #include "train/run_plan.h"
 
 typedef struct plan_options {
     char data[TT_OPT_STRING_MAX];
-    char format[TT_OPT_STRING_MAX];
+    int format;                 /* tt_dataset_format */
     char csv[TT_OPT_STRING_MAX];
     char images[TT_OPT_STRING_MAX];
     char out[TT_OPT_STRING_MAX];
     char device[TT_OPT_STRING_MAX];
+    int backend;                /* tt_backend_choice */
+    int model;                  /* tt_model_choice */
     uint64_t mem_limit;
     int max_images;
     int json;
@@ -29,11 +32,13 @@ typedef struct plan_options {
     {name, kind, offsetof(plan_options, field), meta, help, lo, hi, NULL}
 static const tt_opt option_table[] = {
     OPT("data", TT_OPT_STRING, data, "DIR", "data set folder (see datasets/README.md)", 1, 0),
-    {"format", TT_OPT_CHOICE, offsetof(plan_options, format), "F", "data set format (default: detected)", 1, 0, "auto|folder|kaggle-rle"},
+    {"format", TT_OPT_ENUM, offsetof(plan_options, format), "F", "data set format: auto (detected from the folder), folder or kaggle-rle", 1, 0, TT_DATASET_FORMAT_CHOICES},
     OPT("csv", TT_OPT_STRING, csv, "FILE", "kaggle-rle: the CSV (default DIR/train.csv)", 1, 0),
     OPT("images", TT_OPT_STRING, images, "DIR", "folder of the images (default by format)", 1, 0),
     OPT("mem-limit", TT_OPT_BYTES, mem_limit, "SIZE", "device memory to stay under, e.g. 2GiB (default: the device's, less 10%)", 1, 0),
-    OPT("device", TT_OPT_STRING, device, "SPEC", "OpenCL device index or part of its name (its memory and kind)", 1, 0),
+    {"backend", TT_OPT_ENUM, offsetof(plan_options, backend), "NAME", TT_BACKEND_HELP, 1, 0, TT_BACKEND_CHOICES},
+    OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name among the backend's devices (its memory and kind)", 1, 0),
+    {"model", TT_OPT_ENUM, offsetof(plan_options, model), "NAME", "the model the plan is for: a ResNet encoder takes no plain UNet's sizes, norm or intensities (default unet)", 1, 0, TT_MODEL_CHOICES},
     OPT("max-images", TT_OPT_INT, max_images, "N", "read at most N images for the fingerprint, evenly spread (default 200; 0: all)", 0, 1e9),
     OPT("out", TT_OPT_STRING, out, "FILE", "where to write the plan (default plan.json)", 1, 0),
     OPT("json", TT_OPT_FLAG, json, NULL, "print the plan as JSON instead of text", 1, 0),
@@ -42,7 +47,7 @@ static const tt_opt option_table[] = {
 
 static void help(void)
 {
-    printf("usage: tiletrain plan --data DIR [--mem-limit SIZE] [--device SPEC] [--json]\n"
+    printf("usage: tiletrain plan --data DIR [--mem-limit SIZE] [--backend NAME] [--device SPEC] [--json]\n"
            "\n"
            "Reads the data set's fingerprint (image sizes, grey or colour, intensity\n"
            "statistics, label kind, class shares, the sizes of the labelled regions,\n"
@@ -97,7 +102,9 @@ static tt_status run(const plan_options *o)
     tt_train_options t;
     tt_train_options_default(&t);
     snprintf(t.data, sizeof t.data, "%s", o->data);
-    snprintf(t.format, sizeof t.format, "%s", o->format);
+    t.format = (tt_dataset_format)o->format;
+    t.backend = (tt_backend_choice)o->backend;
+    t.model = (tt_model_choice)o->model;
     snprintf(t.csv, sizeof t.csv, "%s", o->csv);
     snprintf(t.images, sizeof t.images, "%s", o->images);
     snprintf(t.device, sizeof t.device, "%s", o->device);
@@ -107,7 +114,7 @@ static tt_status run(const plan_options *o)
     const char *path = o->out[0] ? o->out : "plan.json";
     cJSON *json = NULL;
     char *text = NULL;
-    tt_status status = tt_run_plan_for(&t, o->max_images, plan);
+    tt_status status = tt_run_plan_for(&t, NULL, o->max_images, plan);
     if (!status) status = tt_run_plan_write(plan, path);
     if (!status && o->json) {
         json = tt_run_plan_json(plan);
@@ -128,7 +135,6 @@ static tt_status run(const plan_options *o)
 int tt_cmd_plan(int argc, char **argv)
 {
     plan_options o = {0};
-    strcpy(o.format, "auto");
     o.max_images = TT_PLAN_IMAGES;
     int rc = tt_cli_parse("plan", option_table, OPTION_COUNT, &o, argc, argv, help);
     if (rc >= 0) return rc;

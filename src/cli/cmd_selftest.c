@@ -164,7 +164,7 @@ static int check_timers(const tt_backend *be)
 static tt_status open_backend(const selftest_options *o, tt_backend **be, tt_status *no_timers)
 {
     tt_backend_request request = {0};
-    TT_TRY(tt_error_prefix(tt_backend_choose(o->train.backend, o->train.device, &request),
+    TT_TRY(tt_error_prefix(tt_backend_choose(tt_backend_choice_name(o->train.backend), o->train.device, &request),
                            "--backend"));
     request.profiling = 1;
     *no_timers = tt_backend_create(&request, be);
@@ -197,7 +197,7 @@ int tt_cmd_selftest(int argc, char **argv)
     tt_train_options plain;
     memset(&plain, 0, sizeof plain);
     tt_train_options_default(&plain);
-    memcpy(plain.backend, o.train.backend, sizeof plain.backend);
+    plain.backend = o.train.backend;
     memcpy(plain.device, o.train.device, sizeof plain.device);
     if (!o.algos && memcmp(&plain, &o.train, sizeof plain) != 0)
         return tt_cli_usage_error("selftest", "train's options (--model, --tile, --micro-batch, "

@@ -53,7 +53,10 @@ static void help(void)
            "      --init resnet34.safetensors --init-prefix encoder. --freeze-encoder-bn\n"
            "\n"
            "options (the defaults are --plan off's; those marked are the plan's by default):\n");
-    tt_opt_print_help_noted(tt_train_option_table, tt_train_option_count, stdout, plan_note);
+    tt_train_options defaults;
+    tt_train_options_default(&defaults);
+    tt_opt_print_help_full(tt_train_option_table, tt_train_option_count, &defaults, stdout,
+                           plan_note);
 }
 
 static volatile int interrupted;
@@ -127,10 +130,7 @@ static void profile_report(tt_trainer *t, int quiet)
     tt_status_free(finished);
     cJSON *root = cJSON_CreateObject();
     if (root) cJSON_AddItemToObject(root, "profile", tt_profile_json(p));
-    char *line = root ? cJSON_PrintUnformatted(root) : NULL;
-    if (line) tt_trainer_log(t, "%s\n", line);
-    cJSON_free(line);
-    cJSON_Delete(root);
+    tt_trainer_log_json(t, root);
     if (quiet) return;
     printf("device time per kind of op (%s timers), %.3f s in all:\n", t->be->ops->name,
            tt_profile_seconds(p));
@@ -152,129 +152,51 @@ static int fail_ranked(const tt_dist *dist, tt_status status, int together)
     return rc;
 }
 
-static int train(tt_train_options opt, const tt_dist *dist, const char *plan_file);
+static int train(tt_recipe *recipe, const tt_dist *dist);
 
-/* 1 when the command line holds --NAME (or --NAME=VALUE). */
-static int flag_given(int argc, char **argv, const char *name)
+/* --plan auto's plan, made this run: to OUT/plan.json and stderr. */
+static tt_status announce_plan(const tt_recipe *r, const tt_dist *dist)
 {
-    size_t n = strlen(name);
-    for (int i = 1; i < argc; i++)
-        if (strncmp(argv[i], "--", 2) == 0 && strncmp(argv[i] + 2, name, n) == 0 &&
-            (argv[i][2 + n] == '\0' || argv[i][2 + n] == '='))
-            return 1;
-    return 0;
-}
-
-/* The plan.json a resumed run was trained with: OUT's, else the one beside
- * the checkpoint (a run resumed into another folder); "" when neither
- * exists (the run was trained without a plan). */
-static void resumed_plan(const tt_train_options *opt, char *path, size_t size)
-{
-    snprintf(path, size, "%s/plan.json", opt->out[0] ? opt->out : ".");
-    if (access(path, R_OK) == 0) return;
-    const char *slash = strrchr(opt->resume, '/');
-    snprintf(path, size, "%.*s/plan.json", slash ? (int)(slash - opt->resume) : 1,
-             slash ? opt->resume : ".");
-    if (access(path, R_OK) != 0) path[0] = '\0';
-}
-
-/* --plan auto (train's default) or FILE: the options made again from the
- * defaults, the plan, then the command line (so every flag given overrides
- * its part of the plan).  auto plans the data set on the device and writes
- * OUT/plan.json; with --resume it reads the plan the run was trained with
- * (resumed_plan), or none when it had none, so a resumed run keeps its
- * recipe.  `given` is the command line over the defaults alone. */
-static tt_status planned_options(int argc, char **argv, const tt_train_options *given,
-                                 tt_train_options *opt, char *plan_file, size_t plan_file_size)
-{
-    char path[TT_OPT_STRING_MAX + 16];
-    snprintf(path, sizeof path, "%s/plan.json", given->out[0] ? given->out : ".");
-    char resumed[TT_OPT_STRING_MAX + 16] = "";
-    int is_auto = strcmp(given->plan, "auto") == 0;
-    if (is_auto && given->resume[0]) {
-        resumed_plan(given, resumed, sizeof resumed);
-        if (!resumed[0]) {
-            fprintf(stderr, "tiletrain: --resume: no plan.json in %s nor beside %s: the run was "
-                    "trained without a plan; resumed with the flags given over the built-in "
-                    "defaults (--plan off)\n", given->out, given->resume);
-            *opt = *given;
-            strcpy(opt->plan, "off");
-            return NULL;
-        }
+    const tt_train_options *o = &r->opt;
+    if (!r->plan || dist->rank != 0) return NULL;
+    if (o->out[0]) {
+        TT_TRY(tt_make_dirs(o->out));
+        TT_TRY(tt_run_plan_write(r->plan, r->plan_file));
     }
-    const char *file = !is_auto ? given->plan : resumed[0] ? resumed : NULL;
-    snprintf(plan_file, plan_file_size, "%s", file ? file : given->out[0] ? path : "");
-    tt_train_options planned;
-    tt_train_options_default(&planned);
-    snprintf(planned.model, sizeof planned.model, "%s", given->model);
-    if (file) {
-        TT_TRY(tt_error_prefix(tt_run_plan_apply_file(file, &planned), "--plan"));
-        fprintf(stderr, "tiletrain: the recipe of %s, with the flags given\n", file);
-    } else {
-        if (!given->data[0])
-            return tt_error_new(TT_ERR_INVALID_ARGUMENT, "train plans its recipe from the data "
-                                "set: give --data DIR (or --plan off for the built-in defaults)");
-        tt_run_plan *plan = calloc(1, sizeof *plan);
-        if (!plan) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
-        tt_status status = tt_run_plan_for(given, TT_PLAN_IMAGES, plan);
-        if (!status) status = tt_run_plan_apply(plan, &planned);
-        if (!status && given->out[0]) status = tt_make_dirs(given->out);
-        if (!status && given->out[0]) status = tt_run_plan_write(plan, path);
-        if (!status && !given->quiet) {
-            fprintf(stderr, "tiletrain: planned for the data set and the device (%s says why; "
-                    "--plan off for the built-in defaults):", given->out[0] ? path : "tiletrain plan");
-            tt_run_plan_print_args(plan, stderr);
-            fprintf(stderr, "\n");
-        }
-        free(plan);
-        TT_TRY(tt_error_prefix(status, "planning the run (--plan off trains without a plan)"));
+    if (!o->quiet && o->log_format != TT_LOG_JSONL) {
+        fprintf(stderr, "tiletrain: planned for the data set and the device (%s says why; "
+                "--plan off for the built-in defaults):", o->out[0] ? r->plan_file : "tiletrain plan");
+        tt_run_plan_print_args(r->plan, stderr);
+        fprintf(stderr, "\n");
     }
-    int help = 0;
-    TT_TRY(tt_opt_parse_args(tt_train_option_table, tt_train_option_count, &planned, argc, argv, 1,
-                             &help));
-    /* a flag that stands for a planned choice takes its place */
-    if (given->epochs > 0 && given->steps == 0) planned.steps = 0; /* all of --epochs */
-    if (given->val_list[0] && given->val_fraction == 0) planned.val_fraction = 0;
-    /* a flag that resizes the network leaves the plan's micro-batch fitted
-     * for other sizes: fitted again (--micro-batch auto), at most the plan's,
-     * for the plan's images per step, unless the micro-batch or accum is given */
-    static const char *const resizing[] = {"tile", "base-channels", "depth", "model", "precision",
-                                           "norm", "groups"};
-    int resized = 0;
-    for (size_t i = 0; i < sizeof resizing / sizeof *resizing; i++)
-        resized |= flag_given(argc, argv, resizing[i]);
-    if (resized && planned.micro_batch > 0 && !flag_given(argc, argv, "micro-batch") &&
-        !flag_given(argc, argv, "accum")) {
-        planned.micro_batch_cap = planned.micro_batch;
-        planned.batch = planned.micro_batch * planned.accum;
-        planned.micro_batch = 0;
-    }
-    snprintf(planned.plan, sizeof planned.plan, "%s", given->plan); /* train.jsonl says planned */
-    *opt = planned;
     return NULL;
 }
 
 int tt_cmd_train(int argc, char **argv)
 {
-    tt_train_options opt;
-    tt_train_options_default(&opt);
-    strcpy(opt.plan, "auto"); /* train's own default; mem and bench take no plan */
-    char plan_file[TT_OPT_STRING_MAX + 16] = "";
-    int rc = tt_cli_parse("train", tt_train_option_table, tt_train_option_count, &opt, argc, argv, help);
-    if (rc >= 0) return rc;
-    if (strcmp(opt.plan, "off") != 0) {
-        tt_train_options given = opt;
-        tt_status status = planned_options(argc, argv, &given, &opt, plan_file, sizeof plan_file);
-        if (status) return tt_cli_fail(status);
+    tt_recipe *recipe = malloc(sizeof *recipe);
+    if (!recipe) return tt_cli_fail(tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory"));
+    tt_recipe_init(recipe);
+    strcpy(recipe->opt.plan, "auto"); /* train's own default; mem and bench take no plan */
+    int rc = tt_cli_parse_given("train", tt_train_option_table, tt_train_option_count,
+                                &recipe->opt, recipe->given, argc, argv, help);
+    if (rc >= 0) {
+        free(recipe);
+        return rc;
     }
     tt_dist dist;
     tt_status status = tt_dist_start(&dist);
     if (status) {
         rc = tt_cli_fail(status);
         tt_dist_finish(&dist);
+        free(recipe);
         return rc;
     }
-    rc = train(opt, &dist, plan_file);
+    status = tt_recipe_resolve(recipe, &dist);
+    if (!status) status = announce_plan(recipe, &dist);
+    rc = status ? fail_ranked(&dist, status, 0) : train(recipe, &dist);
+    tt_recipe_release(recipe);
+    free(recipe);
     tt_dist_finish(&dist);
     return rc;
 }
@@ -286,29 +208,38 @@ static tt_status log_plan(tt_trainer *t, const char *plan_file)
     cJSON *plan = NULL;
     TT_TRY(tt_run_plan_read(plan_file, &plan));
     cJSON *root = cJSON_CreateObject();
-    char *line = NULL;
-    if (root) cJSON_AddItemToObject(root, "plan", plan);
-    else cJSON_Delete(plan);
-    line = root ? cJSON_PrintUnformatted(root) : NULL;
-    if (line) tt_trainer_log(t, "%s\n", line);
-    cJSON_free(line);
-    cJSON_Delete(root);
-    return line ? NULL : tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    if (!root) {
+        cJSON_Delete(plan);
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    cJSON_AddItemToObject(root, "plan", plan);
+    tt_trainer_log_json(t, root);
+    return NULL;
 }
 
-static int train(tt_train_options opt, const tt_dist *dist, const char *plan_file)
+static int train(tt_recipe *recipe, const tt_dist *dist)
 {
-    if (strcmp(opt.log_format, "jsonl") == 0) opt.quiet = 1; /* stdout is the JSON Lines alone */
+    tt_train_options opt = recipe->opt;
+    const char *plan_file = recipe->plan_file;
+    if (opt.log_format == TT_LOG_JSONL) opt.quiet = 1; /* stdout is the JSON Lines alone */
     if (dist->rank != 0) opt.quiet = 1;                      /* rank 0 speaks for the job */
+    recipe->opt.quiet = opt.quiet;
     tt_trainer *t = NULL;
     tt_tune_progress tuning = {.tty = isatty(STDOUT_FILENO), .quiet = opt.quiet};
     tt_tune_progress_start(&tuning);
-    tt_status status = tt_trainer_create_ranked(&opt, dist, &t);
+    tt_status status = tt_trainer_create_ranked(recipe, dist, &t);
     if (status) {
         tt_tune_progress_stop(&tuning);
         return fail_ranked(dist, status, 0);
     }
     tuning.log = t;
+    if (t->log || t->log_echo) { /* every option, where its value came from, and why */
+        cJSON *root = cJSON_CreateObject();
+        tt_train_options final = t->opt;
+        final.steps = (int)t->max_steps;
+        if (root) cJSON_AddItemToObject(root, "recipe", tt_recipe_table_json(recipe, &final));
+        tt_trainer_log_json(t, root);
+    }
     if (plan_file[0] && t->log) {
         status = log_plan(t, plan_file);
         if (status) {

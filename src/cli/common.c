@@ -40,8 +40,15 @@ int tt_cli_usage_error(const char *command, const char *fmt, ...)
 int tt_cli_parse(const char *command, const tt_opt *table, size_t count, void *opts, int argc,
                  char **argv, void (*help)(void))
 {
+    return tt_cli_parse_given(command, table, count, opts, NULL, argc, argv, help);
+}
+
+int tt_cli_parse_given(const char *command, const tt_opt *table, size_t count, void *opts,
+                       unsigned char *given, int argc, char **argv, void (*help)(void))
+{
     int want_help = 0;
-    tt_status status = tt_opt_parse_args(table, count, opts, argc, argv, 1, &want_help);
+    tt_status status =
+        tt_opt_parse_args_given(table, count, opts, argc, argv, 1, &want_help, given);
     if (status) {
         int rc = tt_cli_usage_error(command, "%s", tt_status_message(status));
         tt_status_free(status);

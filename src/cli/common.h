@@ -22,6 +22,10 @@ int tt_cli_colour(FILE *stream);
  * command should go on. */
 int tt_cli_parse(const char *command, const tt_opt *table, size_t count, void *opts, int argc,
                  char **argv, void (*help)(void));
+/* The same, marking in given[] (count bytes) each option the flags or
+ * --config set (tt_opt_parse_args_given). */
+int tt_cli_parse_given(const char *command, const tt_opt *table, size_t count, void *opts,
+                       unsigned char *given, int argc, char **argv, void (*help)(void));
 
 /* Prints a usage error naming the command, with a pointer to --help; returns 2. */
 int tt_cli_usage_error(const char *command, const char *fmt, ...);

@@ -100,17 +100,38 @@ static int parse_int(const char *s, long long *out)
     return 1;
 }
 
-static int choice_ok(const char *choices, const char *value)
+/* The index of `value` in choices "a|b|c", -1 when it is none of them. */
+static int choice_index(const char *choices, const char *value)
 {
     size_t n = strlen(value);
-    for (const char *p = choices; *p;) {
+    int index = 0;
+    for (const char *p = choices; *p; index++) {
         const char *bar = strchr(p, '|');
         size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        if (len == n && strncmp(p, value, n) == 0) return 1;
+        if (len == n && strncmp(p, value, n) == 0) return index;
         if (!bar) break;
         p = bar + 1;
     }
-    return 0;
+    return -1;
+}
+
+const char *tt_opt_choice_name(const char *choices, int index, char *buf, size_t size)
+{
+    const char *p = choices;
+    for (int i = 0; p && i < index; i++) {
+        p = strchr(p, '|');
+        if (p) p++;
+    }
+    if (!p || index < 0) p = "";
+    snprintf(buf, size, "%.*s", (int)strcspn(p, "|"), p);
+    return buf;
+}
+
+int tt_opt_index(const tt_opt *table, size_t count, const char *name)
+{
+    for (size_t i = 0; i < count; i++)
+        if (same_name(table[i].name, name)) return (int)i;
+    return -1;
 }
 
 tt_status tt_opt_set(const tt_opt *table, size_t count, void *opts, const char *name,
@@ -189,11 +210,34 @@ tt_status tt_opt_set(const tt_opt *table, size_t count, void *opts, const char *
         strcpy(field, value);
         return NULL;
     case TT_OPT_CHOICE:
-        if (!choice_ok(o->choices, value))
+    case TT_OPT_ENUM: {
+        int index = choice_index(o->choices, value);
+        if (index < 0)
             return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: '%s' for %s is not one of %s", where,
                                 value, o->name, o->choices);
-        strcpy(field, value);
+        if (o->kind == TT_OPT_ENUM) *(int *)field = index;
+        else strcpy(field, value);
         return NULL;
+    }
+    case TT_OPT_TRIPLE: {
+        float v[3];
+        const char *p = value;
+        char *end;
+        int positive = checked && o->min > 0;
+        for (int i = 0; i < 3; i++) {
+            errno = 0;
+            v[i] = strtof(p, &end);
+            if (errno || end == p || (i < 2 && *end != ',') || (i == 2 && *end) ||
+                !isfinite(v[i]) || (positive && !(v[i] > 0)))
+                return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                                    "%s: '%s' for %s is not three %snumbers, one per channel; "
+                                    "write e.g. 0.485,0.456,0.406", where, value, o->name,
+                                    positive ? "positive " : "");
+            p = end + 1;
+        }
+        memcpy(field, v, sizeof v);
+        return NULL;
+    }
     case TT_OPT_FLAG:
         if (strcmp(value, "1") == 0 || strcmp(value, "true") == 0 || strcmp(value, "yes") == 0)
             *(int *)field = 1;
@@ -229,6 +273,7 @@ typedef struct {
     const tt_opt *table;
     size_t count;
     void *opts;
+    unsigned char *given;   /* may be NULL */
     char bad_name[128];     /* the first key that failed, to report with its line */
     char bad_value[TT_OPT_STRING_MAX];
     int failed;
@@ -239,7 +284,11 @@ static int on_ini_key(void *user, const char *section, const char *name, const c
     (void)section;
     ini_ctx *c = user;
     tt_status s = tt_opt_set(c->table, c->count, c->opts, name, value, "");
-    if (!s) return 1;
+    if (!s) {
+        int i = tt_opt_index(c->table, c->count, name);
+        if (c->given && i >= 0) c->given[i] = 1;
+        return 1;
+    }
     tt_status_free(s);
     snprintf(c->bad_name, sizeof c->bad_name, "%s", name);
     snprintf(c->bad_value, sizeof c->bad_value, "%s", value);
@@ -248,7 +297,7 @@ static int on_ini_key(void *user, const char *section, const char *name, const c
 }
 
 static tt_status load_json(const tt_opt *table, size_t count, void *opts, const char *path,
-                           const char *text)
+                           const char *text, unsigned char *given)
 {
     cJSON *root = cJSON_Parse(text);
     if (!root || !cJSON_IsObject(root)) {
@@ -283,12 +332,15 @@ static tt_status load_json(const tt_opt *table, size_t count, void *opts, const 
         }
         status = tt_opt_set(table, count, opts, item->string, value, where);
         if (status) break;
+        int i = tt_opt_index(table, count, item->string);
+        if (given && i >= 0) given[i] = 1;
     }
     cJSON_Delete(root);
     return status;
 }
 
-tt_status tt_opt_load_file(const tt_opt *table, size_t count, void *opts, const char *path)
+static tt_status load_file(const tt_opt *table, size_t count, void *opts, const char *path,
+                           unsigned char *given)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -316,9 +368,9 @@ tt_status tt_opt_load_file(const tt_opt *table, size_t count, void *opts, const 
     while (isspace((unsigned char)*p)) p++;
     tt_status status = NULL;
     if (*p == '{') {
-        status = load_json(table, count, opts, path, text);
+        status = load_json(table, count, opts, path, text, given);
     } else {
-        ini_ctx c = {.table = table, .count = count, .opts = opts};
+        ini_ctx c = {.table = table, .count = count, .opts = opts, .given = given};
         int line = ini_parse_string(text, on_ini_key, &c);
         char where[1100];
         snprintf(where, sizeof where, "%s:%d", path, line);
@@ -331,10 +383,22 @@ tt_status tt_opt_load_file(const tt_opt *table, size_t count, void *opts, const 
     return status;
 }
 
+tt_status tt_opt_load_file(const tt_opt *table, size_t count, void *opts, const char *path)
+{
+    return load_file(table, count, opts, path, NULL);
+}
+
 tt_status tt_opt_parse_args(const tt_opt *table, size_t count, void *opts, int argc, char **argv,
                             int first, int *help)
 {
+    return tt_opt_parse_args_given(table, count, opts, argc, argv, first, help, NULL);
+}
+
+tt_status tt_opt_parse_args_given(const tt_opt *table, size_t count, void *opts, int argc,
+                                  char **argv, int first, int *help, unsigned char *given)
+{
     *help = 0;
+    if (given) memset(given, 0, count);
     for (int i = first; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             *help = 1;
@@ -345,7 +409,7 @@ tt_status tt_opt_parse_args(const tt_opt *table, size_t count, void *opts, int a
         if (strcmp(argv[i], "--config") == 0) {
             if (i + 1 >= argc)
                 return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--config needs a file");
-            TT_TRY(tt_opt_load_file(table, count, opts, argv[i + 1]));
+            TT_TRY(load_file(table, count, opts, argv[i + 1], given));
         }
     }
     for (int i = first; i < argc; i++) {
@@ -382,6 +446,7 @@ tt_status tt_opt_parse_args(const tt_opt *table, size_t count, void *opts, int a
         char where[160];
         snprintf(where, sizeof where, "--%s", o->name);
         TT_TRY(tt_opt_set(table, count, opts, o->name, value, where));
+        if (given) given[o - table] = 1;
     }
     return NULL;
 }
@@ -401,16 +466,86 @@ tt_opt *tt_opt_table_concat(const tt_opt *base, size_t count, size_t offset, con
     return out;
 }
 
-void tt_opt_print_help_noted(const tt_opt *table, size_t count, FILE *out,
-                             const char *(*note)(const char *name))
+/* The shortest %g text of v that reads back the same (as a float when
+ * `single`), at most `most` digits. */
+static void shortest(char *buf, size_t size, double v, int most, int single)
+{
+    for (int digits = 1; digits <= most; digits++) {
+        snprintf(buf, size, "%.*g", digits, v);
+        if (single ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v) return;
+    }
+}
+
+const char *tt_opt_format(const tt_opt *o, const void *opts, char *buf, size_t size)
+{
+    const char *field = (const char *)opts + o->offset;
+    buf[0] = '\0';
+    switch (o->kind) {
+    case TT_OPT_INT:
+        snprintf(buf, size, "%d", *(const int *)field);
+        break;
+    case TT_OPT_INT_AUTO:
+        if (*(const int *)field == 0) snprintf(buf, size, "auto");
+        else snprintf(buf, size, "%d", *(const int *)field);
+        break;
+    case TT_OPT_U64:
+        snprintf(buf, size, "%llu", (unsigned long long)*(const uint64_t *)field);
+        break;
+    case TT_OPT_DOUBLE:
+        shortest(buf, size, *(const double *)field, 17, 0);
+        break;
+    case TT_OPT_BYTES: {
+        uint64_t v = *(const uint64_t *)field;
+        if (v && v % 1073741824u == 0) snprintf(buf, size, "%lluGiB", (unsigned long long)(v >> 30));
+        else if (v && v % 1048576u == 0) snprintf(buf, size, "%lluMiB", (unsigned long long)(v >> 20));
+        else if (v) snprintf(buf, size, "%llu", (unsigned long long)v);
+        break;
+    }
+    case TT_OPT_STRING:
+    case TT_OPT_CHOICE:
+        snprintf(buf, size, "%s", field);
+        break;
+    case TT_OPT_FLAG:
+        if (*(const int *)field) snprintf(buf, size, "true");
+        break;
+    case TT_OPT_SIZE2: {
+        const int *hw = (const int *)field;
+        snprintf(buf, size, "%dx%d", hw[0], hw[1]);
+        break;
+    }
+    case TT_OPT_ENUM:
+        tt_opt_choice_name(o->choices, *(const int *)field, buf, size);
+        break;
+    case TT_OPT_TRIPLE: {
+        const float *v = (const float *)field;
+        if (isnan(v[0])) break;
+        char parts[3][32];
+        for (int k = 0; k < 3; k++) shortest(parts[k], sizeof parts[k], v[k], 9, 1);
+        snprintf(buf, size, "%s,%s,%s", parts[0], parts[1], parts[2]);
+        break;
+    }
+    }
+    return buf;
+}
+
+void tt_opt_print_help_full(const tt_opt *table, size_t count, const void *defaults, FILE *out,
+                            const char *(*note)(const char *name))
 {
     for (size_t i = 0; i < count; i++) {
         const tt_opt *o = &table[i];
-        char left[96];
+        char left[96], value[96] = "", dflt[128] = "";
         if (o->kind == TT_OPT_FLAG) snprintf(left, sizeof left, "--%s", o->name);
         else snprintf(left, sizeof left, "--%s %s", o->name, o->metavar ? o->metavar : "VALUE");
+        size_t len = strlen(o->help);
+        int paren = len && o->help[len - 1] == ')'; /* "(0: off)" -> "(0: off; default 0)" */
+        if (defaults && o->kind != TT_OPT_FLAG && !strstr(o->help, "default") &&
+            tt_opt_format(o, defaults, value, sizeof value)[0])
+            snprintf(dflt, sizeof dflt, paren ? "; default %s)" : " (default %s)", value);
+        else
+            paren = 0;
         const char *extra = note ? note(o->name) : NULL;
-        fprintf(out, "  %-26s %s%s%s\n", left, o->help, extra ? " " : "", extra ? extra : "");
+        fprintf(out, "  %-26s %.*s%s%s%s\n", left, (int)(paren ? len - 1 : len), o->help, dflt,
+                extra ? " " : "", extra ? extra : "");
     }
     fprintf(out, "  %-26s %s\n", "--config FILE",
             "read options from an INI or JSON file; flags override it");
@@ -418,5 +553,5 @@ void tt_opt_print_help_noted(const tt_opt *table, size_t count, FILE *out,
 
 void tt_opt_print_help(const tt_opt *table, size_t count, FILE *out)
 {
-    tt_opt_print_help_noted(table, count, out, NULL);
+    tt_opt_print_help_full(table, count, NULL, out, NULL);
 }

@@ -25,6 +25,10 @@ typedef enum tt_opt_kind {
     TT_OPT_CHOICE,  /* char[TT_OPT_STRING_MAX], one of `choices` ("a|b|c") */
     TT_OPT_INT_AUTO,/* int, or "auto" stored as 0 */
     TT_OPT_BYTES,   /* uint64_t from "2GiB", "512MiB", "1.5GB", "1000000" */
+    TT_OPT_ENUM,    /* an enum (int-sized): the index of the value in `choices`
+                       ("none|group|batch": the C enum in that order) */
+    TT_OPT_TRIPLE,  /* float[3] from "a,b,c"; NaN in the first: not given;
+                       a checked range with min > 0 asks each to be positive */
 } tt_opt_kind;
 
 #define TT_OPT_STRING_MAX 1024
@@ -36,7 +40,7 @@ typedef struct tt_opt {
     const char *metavar;  /* "B" */
     const char *help;
     double min, max;      /* for numbers; min > max means unchecked */
-    const char *choices;  /* for TT_OPT_CHOICE */
+    const char *choices;  /* for TT_OPT_CHOICE and TT_OPT_ENUM */
 } tt_opt;
 
 /* Sets one option from text; `where` names the source for errors
@@ -53,6 +57,23 @@ tt_status tt_opt_load_file(const tt_opt *table, size_t count, void *opts, const 
  * *help is set when --help is given (nothing else is parsed then). */
 tt_status tt_opt_parse_args(const tt_opt *table, size_t count, void *opts, int argc, char **argv,
                             int first, int *help);
+/* The same, and given[i] set to 1 for each option i of the table that the
+ * command line or its --config file set (given: `count` bytes, zeroed
+ * first), so that a caller can tell a value given from a default. */
+tt_status tt_opt_parse_args_given(const tt_opt *table, size_t count, void *opts, int argc,
+                                  char **argv, int first, int *help, unsigned char *given);
+
+/* The value of option `o` in `opts` as text its parser reads back ("128x96",
+ * "batch", "0.001", "2GiB"); "" for an unset string, a flag that is off, a
+ * TT_OPT_TRIPLE not given or TT_OPT_BYTES 0.  Returns buf. */
+const char *tt_opt_format(const tt_opt *o, const void *opts, char *buf, size_t size);
+
+/* The name at `index` of a choices list ("a|b|c"), into buf; "" when out
+ * of range.  Returns buf. */
+const char *tt_opt_choice_name(const char *choices, int index, char *buf, size_t size);
+
+/* Index of the table's option named `name`, -1 when none. */
+int tt_opt_index(const tt_opt *table, size_t count, const char *name);
 
 /* A new table: base's `count` options with their offsets moved by `offset`
  * (base's struct embedded at that offset in a larger one), then extra's
@@ -63,10 +84,13 @@ tt_opt *tt_opt_table_concat(const tt_opt *base, size_t count, size_t offset, con
                             size_t extra_count, size_t *total);
 
 void tt_opt_print_help(const tt_opt *table, size_t count, FILE *out);
-/* The same with note(name), when not NULL, after an option's help (train:
- * "[from the plan]" beside what the plan chooses). */
-void tt_opt_print_help_noted(const tt_opt *table, size_t count, FILE *out,
-                             const char *(*note)(const char *name));
+/* The same with each option's default from `defaults` (a struct of the
+ * table's; NULL: none), "(default V)" after its help unless the help says
+ * the default itself (a value in words, "default: detected") or the value
+ * is empty (tt_opt_format), and note(name), when not NULL, after that
+ * (train: "[from the plan]" beside what the plan chooses). */
+void tt_opt_print_help_full(const tt_opt *table, size_t count, const void *defaults, FILE *out,
+                            const char *(*note)(const char *name));
 
 /* The word of `words` closest to `typed` by edit distance, or NULL when none
  * is close enough to be what was meant (for "did you mean" messages). */

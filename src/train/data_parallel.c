@@ -44,12 +44,12 @@ tt_status tt_dp_pick_device(const tt_dist *dist, tt_train_options *o)
         return NULL;
     }
     tt_backend_request request = {0};
-    TT_TRY(tt_error_prefix(tt_backend_choose(o->backend, NULL, &request), "--backend"));
+    TT_TRY(tt_error_prefix(tt_backend_choose(tt_backend_choice_name(o->backend), NULL, &request), "--backend"));
     if (request.device && *request.device) return NULL; /* $TT_DEVICE chose for every rank */
     char spec[32];
     TT_TRY(tt_backend_spread(&request, dist->local_rank, spec, sizeof spec));
     snprintf(o->device, sizeof o->device, "%s", spec);
-    snprintf(o->backend, sizeof o->backend, "%s", tt_backend_kind_name(request.kind));
+    o->backend = request.kind == TT_BACKEND_VULKAN ? TT_BACKEND_CHOICE_VULKAN : TT_BACKEND_CHOICE_OPENCL;
     return NULL;
 }
 

@@ -19,7 +19,7 @@ tt_status tt_recipe_model(const tt_train_options *o, int data_classes, tt_model_
                             "--classes %d is fewer than the %d classes of data set '%s'",
                             o->classes, data_classes, o->data);
     tt_model_spec m = tt_model_spec_default();
-    const char *kind = o->model[0] ? o->model : "unet";
+    const char *kind = tt_model_choice_name(o->model);
     if (strlen(kind) >= sizeof m.kind)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--model '%.40s' is unknown", kind);
     memcpy(m.kind, kind, strlen(kind) + 1);
@@ -37,10 +37,10 @@ tt_status tt_recipe_model(const tt_train_options *o, int data_classes, tt_model_
     m.depth = o->depth;
     m.groups = o->groups;
     m.checkpointing = o->checkpointing;
-    TT_TRY(tt_norm_kind_parse(o->norm, &m.norm));
+    m.norm = o->norm;
     if (tt_model_spec_resnet_encoder(&m)) m.norm = TT_NORM_BATCH; /* whatever --norm says */
-    TT_TRY(tt_conv_algo_setting(o->algo, &m.algo));
-    TT_TRY(tt_precision_parse("--precision", o->precision, &m.precision));
+    m.algo = o->algo;
+    m.precision = o->precision;
     if (m.precision == TT_PRECISION_AUTO) { /* chosen on the device (precision_auto.h) */
         m.precision = TT_PRECISION_FP32;
         TT_TRY(tt_model_spec_check(&m));
@@ -65,7 +65,7 @@ tt_step_config tt_recipe_step(const tt_train_options *o, const tt_model_spec *mo
         .planes = planes,
         .dice_weight = o->dice_weight,
         .clip_norm = o->clip_norm,
-        .optimizer = {.name = o->optimizer, .lr = o->lr, .weight_decay = o->weight_decay,
+        .optimizer = {.name = tt_optimizer_choice_name(o->optimizer), .lr = o->lr, .weight_decay = o->weight_decay,
                       .momentum = o->momentum, .nesterov = o->nesterov},
     };
 }
@@ -73,7 +73,7 @@ tt_step_config tt_recipe_step(const tt_train_options *o, const tt_model_spec *mo
 tt_status tt_recipe_backend(const tt_train_options *o, tt_backend_request *out)
 {
     *out = (tt_backend_request){.profiling = o->profile};
-    return tt_error_prefix(tt_backend_choose(o->backend, o->device, out), "--backend");
+    return tt_error_prefix(tt_backend_choose(tt_backend_choice_name(o->backend), o->device, out), "--backend");
 }
 
 cJSON *tt_recipe_json(const tt_train_options *o, const tt_model_spec *m)
@@ -100,7 +100,7 @@ cJSON *tt_recipe_json(const tt_train_options *o, const tt_model_spec *m)
     cJSON_AddStringToObject(cfg, "algo", tt_conv_algo_name(m->algo));
     cJSON_AddStringToObject(cfg, "precision", tt_precision_name(m->precision));
     if (strcmp(o->plan, "off") != 0) cJSON_AddStringToObject(cfg, "plan", o->plan);
-    cJSON_AddStringToObject(cfg, "optimizer", o->optimizer);
+    cJSON_AddStringToObject(cfg, "optimizer", tt_optimizer_choice_name(o->optimizer));
     cJSON_AddNumberToObject(cfg, "lr", o->lr);
     return cfg;
 }

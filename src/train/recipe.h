@@ -1,15 +1,76 @@
 /*
- * What a run's options mean for the device side: the model spec, the step
- * engine's configuration and the learning-rate schedule.  `train`, `mem`
- * and `bench` all build their engines through these, so the three agree on
- * what a set of options allocates and runs.
+ * A run's recipe: the options resolved once (tt_recipe_resolve) into one
+ * typed struct the trainer takes whole, and what those options mean for
+ * the device side: the model spec, the step engine's configuration and
+ * the learning-rate schedule.  `train`, `mem` and `bench` all build their
+ * engines through these, so the three agree on what a set of options
+ * allocates and runs.
  */
 #ifndef TT_TRAIN_RECIPE_H
 #define TT_TRAIN_RECIPE_H
 
+#include "data/dataset.h"
+#include "dist/dist.h"
 #include "optim/schedule.h"
+#include "train/run_plan.h"
 #include "train/step.h"
 #include "train/train_options.h"
+
+struct cJSON;
+
+#define TT_TRAIN_OPTION_MAX 96 /* rows of train's option table, at most */
+
+/* A run's recipe.  tt_recipe_parse fills `opt` and `given`; everything
+ * else is tt_recipe_resolve's, in one pass:
+ *   1. defaults, --config and flags, each option given marked;
+ *   2. the data set, opened once (the trainer takes it);
+ *   3. the device: this rank's (data parallel), its backend created once;
+ *   4. --plan: auto runs the plan's rules (train/run_plan.h) on the data
+ *      set's fingerprint and this device over every option not given,
+ *      FILE (or a resumed run's plan.json) sets its args likewise, off
+ *      keeps the defaults; under mpirun rank 0's plan is every rank's;
+ *   5. the model, the inputs' normalisation;
+ *   6. --precision auto, timed on the device, rank 0's kept;
+ *   7. the memory fit (a plan's memory rule has done it);
+ *   8. the ranks' agreement on --micro-batch auto.
+ * What it leaves in `opt` is what the run does: no later step parses,
+ * plans or fits again. */
+typedef struct tt_recipe {
+    tt_train_options opt;
+    unsigned char given[TT_TRAIN_OPTION_MAX]; /* by index of train's table */
+    /* resolved */
+    tt_model_spec model;
+    tt_mask_kind mask_kind;
+    int planes;                 /* label planes: classes (multi-label) or 1 */
+    int normalize;              /* mean/std given, or a ResNet encoder's */
+    float mean[3], std[3];      /* of pixels / 255 */
+    char precision_reason[320]; /* --precision auto: what was chosen and why */
+    tt_run_plan *plan;          /* --plan auto's choices and reasons; NULL without */
+    char plan_file[TT_OPT_STRING_MAX + 16]; /* plan.json: to write (auto), read (FILE,
+                                               a resume) or "" */
+    tt_dataset *dataset;        /* owned until a trainer takes it (sets NULL) */
+    tt_backend *be;             /* likewise */
+} tt_recipe;
+
+/* The defaults (tt_train_options_default), nothing given. */
+void tt_recipe_init(tt_recipe *recipe);
+/* Flags of argv[first..argc) and their --config file over the options,
+ * each marked given (tt_opt_parse_args_given). */
+tt_status tt_recipe_parse(tt_recipe *recipe, int argc, char **argv, int first, int *help);
+/* 1 when the flags or --config gave `option` (train's name). */
+int tt_recipe_given(const tt_recipe *recipe, const char *option);
+/* Resolves the recipe as described above, as rank dist->rank of a job
+ * (dist NULL: alone).  Errors name the option or file at fault. */
+tt_status tt_recipe_resolve(tt_recipe *recipe, const tt_dist *dist);
+/* The recipe as rows {"option", "value", "from", "reason"} of every
+ * option of train's table, in its order, with `opt` the run's final
+ * options: from "flag" (the command line or --config), "plan" (with the
+ * plan's reason), "plan file", "resolved" (fitted, measured or this rank's
+ * device, with why) or "default".  NULL when out of memory; the caller
+ * owns it (cJSON_Delete). */
+struct cJSON *tt_recipe_table_json(const tt_recipe *recipe, const tt_train_options *opt);
+/* Frees what the recipe still owns (data set, backend, plan). */
+void tt_recipe_release(tt_recipe *recipe);
 
 /* The model the options describe.  data_classes: the data set's class
  * count (0 without a data set: --classes, else 4); --classes below it is
@@ -23,7 +84,6 @@ tt_step_config tt_recipe_step(const tt_train_options *options, const tt_model_sp
 /* The run's configuration as a JSON object (train.jsonl's "config", mem
  * --json's): tile, micro-batch, accum, the model and the optimizer.  The
  * caller owns it (cJSON_Delete); NULL when host memory runs out. */
-struct cJSON;
 struct cJSON *tt_recipe_json(const tt_train_options *options, const tt_model_spec *model);
 
 /* --encoder-lr and --freeze-encoder-steps: the optimizer's parameter

@@ -125,6 +125,60 @@ static void html_text(FILE *f, const char *s)
     }
 }
 
+/* <img> of OUT_DIR/FILE inline (base64); 0 when the file is missing. */
+static int embed_png(FILE *f, const char *out_dir, const char *file, const char *style)
+{
+    char png[8192];
+    snprintf(png, sizeof png, "%s/%s", out_dir, file);
+    fprintf(f, "<img style='%s' alt='", style);
+    html_text(f, file);
+    fprintf(f, "' src='data:image/png;base64,");
+    int ok = write_base64_file(f, png);
+    fprintf(f, "'>");
+    return ok;
+}
+
+/* The recipe: every option not at its default, with where its value came
+ * from (a flag, the plan, ...) and the reason; the defaults folded. */
+static void recipe_table(FILE *f, const cJSON *rows)
+{
+    const cJSON *row;
+    if (!cJSON_IsArray(rows)) return;
+    fprintf(f, "<table><tr><th>option</th><th>value</th><th>from</th><th>why</th></tr>\n");
+    for (int pass = 0; pass < 2; pass++) {
+        int defaults = 0;
+        if (pass == 1)
+            fprintf(f, "</table>\n<details><summary>Options at their defaults</summary><p>");
+        cJSON_ArrayForEach(row, rows)
+        {
+            const char *option = cJSON_GetStringValue(cJSON_GetObjectItem(row, "option"));
+            const char *value = cJSON_GetStringValue(cJSON_GetObjectItem(row, "value"));
+            const char *from = cJSON_GetStringValue(cJSON_GetObjectItem(row, "from"));
+            const char *reason = cJSON_GetStringValue(cJSON_GetObjectItem(row, "reason"));
+            if (!option || !value || !from) continue;
+            int is_default = strcmp(from, "default") == 0;
+            if (is_default != pass) continue;
+            if (pass == 1) {
+                fprintf(f, "%s--", defaults++ ? ", " : "");
+                html_text(f, option);
+                fprintf(f, " %s", value[0] ? "" : "(unset)");
+                html_text(f, value);
+                continue;
+            }
+            fprintf(f, "<tr><td style='text-align:left'>--");
+            html_text(f, option);
+            fprintf(f, "</td><td style='text-align:left'>");
+            html_text(f, value);
+            fprintf(f, "</td><td style='text-align:left'>");
+            html_text(f, from);
+            fprintf(f, "</td><td style='text-align:left'>");
+            html_text(f, reason ? reason : "");
+            fprintf(f, "</td></tr>\n");
+        }
+    }
+    fprintf(f, "</p></details>\n");
+}
+
 tt_status tt_report_write(const char *out_dir)
 {
     char path[4096], html[4096];
@@ -139,7 +193,7 @@ tt_status tt_report_write(const char *out_dir)
     series dice[10] = {{0}};
     char *class_names[10] = {0};
     int classes = 0;
-    cJSON *start = NULL, *memory = NULL, *gallery = NULL;
+    cJSON *start = NULL, *memory = NULL, *gallery = NULL, *recipe = NULL;
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
@@ -153,6 +207,11 @@ tt_status tt_report_write(const char *out_dir)
         if (cJSON_GetObjectItem(o, "device")) {
             cJSON_Delete(start);
             start = o;
+            continue;
+        }
+        if (cJSON_GetObjectItem(o, "recipe")) { /* a resume's replaces the first's */
+            cJSON_Delete(recipe);
+            recipe = o;
             continue;
         }
         if (cJSON_GetObjectItem(o, "memory")) {
@@ -210,10 +269,20 @@ tt_status tt_report_write(const char *out_dir)
     html_text(f, out_dir);
     fprintf(f, " &mdash; %d log lines, %d steps</p>\n", lines, loss.n);
     if (start) {
+        cJSON *dev = cJSON_GetObjectItem(start, "device");
+        cJSON *name = cJSON_GetObjectItem(dev, "name"), *api = cJSON_GetObjectItem(dev, "backend");
+        fprintf(f, "<h2>Device and recipe</h2>\n<p>");
+        html_text(f, cJSON_IsString(name) ? name->valuestring : "?");
+        fprintf(f, " (");
+        html_text(f, cJSON_IsString(api) ? api->valuestring : "?");
+        fprintf(f, ")</p>\n");
+    }
+    recipe_table(f, cJSON_GetObjectItem(recipe, "recipe"));
+    if (start) {
         char *d = cJSON_Print(start);
-        fprintf(f, "<h2>Device and configuration</h2>\n<pre>");
+        fprintf(f, "<details><summary>The log's first line (device and configuration)</summary><pre>");
         html_text(f, d ? d : "");
-        fprintf(f, "</pre>\n");
+        fprintf(f, "</pre></details>\n");
         cJSON_free(d);
     }
     fprintf(f, "<h2>Training</h2>\n");
@@ -261,13 +330,9 @@ tt_status tt_report_write(const char *out_dir)
         cJSON_ArrayForEach(file, files)
         {
             if (!cJSON_IsString(file)) continue;
-            char png[8192];
-            snprintf(png, sizeof png, "%s/%s", out_dir, file->valuestring);
-            fprintf(f, "<figure style='margin:0 0 1em 0'><img style='max-width:100%%' alt='");
-            html_text(f, file->valuestring);
-            fprintf(f, "' src='data:image/png;base64,");
-            int ok = write_base64_file(f, png);
-            fprintf(f, "'><figcaption>");
+            fprintf(f, "<figure style='margin:0 0 1em 0'>");
+            int ok = embed_png(f, out_dir, file->valuestring, "max-width:100%");
+            fprintf(f, "<figcaption>");
             html_text(f, file->valuestring);
             fprintf(f, "%s</figcaption></figure>\n", ok ? "" : " (missing)");
         }
@@ -299,6 +364,7 @@ tt_status tt_report_write(const char *out_dir)
     free(page);
 cleanup:
     cJSON_Delete(start);
+    cJSON_Delete(recipe);
     cJSON_Delete(memory);
     cJSON_Delete(gallery);
     free(loss.x), free(loss.y), free(lr.x), free(lr.y), free(speed.x), free(speed.y);

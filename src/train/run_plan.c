@@ -17,6 +17,7 @@
 #include "data/dataset.h"
 #include "data/dataset_probe.h"
 #include "train/fit.h"
+#include "backend/device_match.h"
 #include "train/recipe.h"
 
 #define PLAN_BATCH 8          /* images per optimizer step: the quick start's 4 x 2 */
@@ -26,19 +27,318 @@
 #define PLAN_MAX_TILE 256     /* larger crops cost steps/s on the small cards we serve */
 #define PLAN_MAX_TILE_CPU 128 /* on a CPU 256 px is 4x the work of 128 for the same Dice (guide) */
 
-static void choose(tt_run_plan *p, const char *option, const char *value, const char *fmt, ...)
+/* What the rules share: the data set, the device, the options being
+ * planned (the given ones kept) and the plan being written. */
+typedef struct plan_ctx {
+    const tt_fingerprint *fp;
+    const tt_device_info *device;
+    tt_train_options *opt;
+    const unsigned char *given;  /* train's table's indices; NULL: none given */
+    tt_run_plan *plan;
+    int cpu, resnet;
+    int wanted_tile;             /* the tile rule's, before memory halved it */
+} plan_ctx;
+
+static int given(const plan_ctx *c, const char *option)
 {
-    if (p->count == TT_PLAN_MAX_CHOICES) return;
-    tt_plan_choice *c = &p->choices[p->count++];
-    snprintf(c->option, sizeof c->option, "%s", option);
-    snprintf(c->value, sizeof c->value, "%s", value);
+    int i = tt_opt_index(tt_train_option_table, tt_train_option_count, option);
+    return c->given && i >= 0 && c->given[i];
+}
+
+/* Records the choice of `option`, its value as train's option table
+ * writes it from the options (so plan.json's args parse back to it). */
+static void choose(plan_ctx *c, const char *option, const char *fmt, ...)
+{
+    tt_run_plan *p = c->plan;
+    int i = tt_opt_index(tt_train_option_table, tt_train_option_count, option);
+    if (p->count == TT_PLAN_MAX_CHOICES || i < 0) return;
+    tt_plan_choice *ch = &p->choices[p->count++];
+    snprintf(ch->option, sizeof ch->option, "%s", option);
+    const tt_opt *o = &tt_train_option_table[i];
+    if (o->kind == TT_OPT_FLAG) ch->value[0] = '\0';
+    else tt_opt_format(o, c->opt, ch->value, sizeof ch->value);
     va_list args;
     va_start(args, fmt);
-    vsnprintf(c->reason, sizeof c->reason, fmt, args);
+    vsnprintf(ch->reason, sizeof ch->reason, fmt, args);
     va_end(args);
 }
 
-/* Every option a plan may choose (tt_run_plan_make's choose() calls). */
+/* The median over foreground classes with regions of a per-class figure. */
+static double class_median(const tt_fingerprint *fp, int extent)
+{
+    double v[TT_FINGERPRINT_MAX_CLASSES];
+    int n = 0;
+    for (int c = 0; c < fp->classes; c++)
+        if (fp->cls[c].regions) v[n++] = extent ? fp->cls[c].typical_extent : fp->cls[c].typical_area;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1], v[j - 1] = t;
+        }
+    return n ? (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2])) : 0;
+}
+
+static int small_side(const tt_fingerprint *fp)
+{
+    return fp->min_width < fp->min_height ? fp->min_width : fp->min_height;
+}
+
+/* tile: at least a quarter of a typical region's span (crops centred on
+ * foreground then see its inside and its border), a power of two from 64
+ * to 256 (128 on a CPU), and no larger than the smallest image */
+static tt_status rule_tile(plan_ctx *c)
+{
+    int most = c->cpu ? PLAN_MAX_TILE_CPU : PLAN_MAX_TILE;
+    double extent = class_median(c->fp, 1);
+    int tile = PLAN_MIN_TILE;
+    while (tile < most && tile < extent / 4) tile *= 2;
+    while (tile > small_side(c->fp)) tile /= 2;
+    c->wanted_tile = tile;
+    if (given(c, "tile")) return NULL;
+    c->opt->tile[0] = c->opt->tile[1] = tile;
+    return NULL;
+}
+
+/* depth and width: three levels (a fourth trained slower on the quick
+ * start's set), fewer for small crops; half the channels on a CPU */
+static void size_network(plan_ctx *c)
+{
+    int tile = c->opt->tile[0] < c->opt->tile[1] ? c->opt->tile[0] : c->opt->tile[1];
+    if (c->resnet) return; /* a ResNet encoder has its own */
+    if (!given(c, "depth")) c->opt->depth = tile >= 64 ? 3 : tile >= 32 ? 2 : 1;
+    if (!given(c, "base-channels")) c->opt->base_channels = c->cpu ? 8 : 16;
+}
+
+/* The fit of a trial: 1 when it fits (o->micro_batch then the most that
+ * do), 0 when it does not; other errors returned. */
+static tt_status try_fit(const plan_ctx *c, tt_train_options *o, int *fits)
+{
+    tt_model_spec model;
+    TT_TRY(tt_recipe_model(o, c->fp->classes, &model));
+    if (model.precision == TT_PRECISION_AUTO) model.precision = TT_PRECISION_FP32; /* the most */
+    int planes = c->fp->mask_kind == TT_MASK_MULTI_LABEL ? c->fp->classes : 1;
+    tt_status s = tt_fit_memory_silently(c->device, o, &model, c->fp->mask_kind, planes);
+    o->checkpointing = model.checkpointing;
+    *fits = !s;
+    if (s && tt_status_code(s) != TT_ERR_OUT_OF_MEMORY) return s;
+    tt_status_free(s);
+    return NULL;
+}
+
+/* norm, micro-batch, accum and checkpointing from the engine's own memory
+ * estimate: batch norm where 4 crops fit (its statistics need them), else
+ * group norm, fitted again with it; a tile not even one crop of fits
+ * (checkpointing included) is halved, down to 16 px, so the plan always
+ * fits.  What the flags gave stays: a given micro-batch is only checked. */
+static tt_status rule_memory(plan_ctx *c)
+{
+    tt_train_options *opt = c->opt;
+    int micro_given = given(c, "micro-batch"), accum_given = given(c, "accum");
+    int micro_auto = micro_given && opt->micro_batch == 0; /* --micro-batch auto: --batch's */
+    int norm_free = !given(c, "norm") && !c->resnet;
+    int batch = micro_auto ? opt->batch : PLAN_MICRO_MAX;
+    tt_train_options o;
+    for (;;) {
+        int fits = 0;
+        o = *opt;
+        o.micro_batch = micro_given ? opt->micro_batch : 0;
+        o.batch = batch;
+        if (norm_free) {
+            o.norm = TT_NORM_BATCH;
+            tt_status s = try_fit(c, &o, &fits); /* an error here is group norm's to answer */
+            if (!s && fits && o.micro_batch >= 4) break;
+            tt_status_free(s);
+            o = *opt;
+            o.micro_batch = micro_given ? opt->micro_batch : 0;
+            o.batch = batch;
+            o.norm = TT_NORM_GROUP;
+        }
+        TT_TRY(try_fit(c, &o, &fits));
+        if (fits) break;
+        int tile = opt->tile[0];
+        if (given(c, "tile") || tile <= 16 || c->resnet || (micro_given && !micro_auto)) {
+            /* the fit's own message names what does fit */
+            tt_model_spec model;
+            TT_TRY(tt_recipe_model(&o, c->fp->classes, &model));
+            int planes = c->fp->mask_kind == TT_MASK_MULTI_LABEL ? c->fp->classes : 1;
+            tt_status s = tt_fit_memory_silently(c->device, &o, &model, c->fp->mask_kind, planes);
+            return tt_error_prefix(s ? s : tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of memory"),
+                                   "no configuration fits: not even one %d px crop with "
+                                   "checkpointing", tile);
+        }
+        opt->tile[0] = opt->tile[1] = tile / 2;
+        size_network(c);
+    }
+    opt->norm = o.norm;
+    opt->checkpointing = o.checkpointing;
+    opt->micro_batch = o.micro_batch;
+    if (micro_auto && !accum_given) opt->accum = o.accum; /* ceil(--batch / micro-batch) */
+    else if (!accum_given) /* the effective batch of PLAN_BATCH */
+        opt->accum = (PLAN_BATCH + opt->micro_batch - 1) / opt->micro_batch;
+    return NULL;
+}
+
+/* The choices of the network and memory rules, with their reasons. */
+static void choose_network(plan_ctx *c)
+{
+    tt_train_options *opt = c->opt;
+    int tile = opt->tile[0];
+    const char *limit = opt->mem_limit ? "--mem-limit" : "the device";
+    if (!given(c, "tile")) {
+        char fits[96] = "";
+        if (tile < c->wanted_tile)
+            snprintf(fits, sizeof fits, "; %d px did not fit %s, halved to %d", c->wanted_tile,
+                     limit, tile);
+        double extent = class_median(c->fp, 1);
+        if (extent > 0)
+            choose(c, "tile", "a typical region spans %.0f px: a %d px crop sees a quarter of it "
+                   "or more, inside or at its border (from %d to %d px on this device)%s", extent,
+                   c->wanted_tile, PLAN_MIN_TILE, c->cpu ? PLAN_MAX_TILE_CPU : PLAN_MAX_TILE, fits);
+        else
+            choose(c, "tile", "no labelled region to size it by: %d px%s", c->wanted_tile, fits);
+    }
+    if (!c->resnet && !given(c, "depth"))
+        choose(c, "depth", "%d levels down take a %d px crop to a %d px bottleneck (a fourth "
+               "level learnt slower in the planned number of steps)", opt->depth, tile,
+               tile >> opt->depth);
+    if (!c->resnet && !given(c, "base-channels"))
+        choose(c, "base-channels", c->cpu ? "a CPU device: 8 channels at the top, a quarter of "
+               "the convolution work of 16" : "a GPU: 16 channels at the top");
+    if (!given(c, "micro-batch"))
+        choose(c, "micro-batch", "the most crops of %dx%d px that fit %s (the engine's "
+               "estimate), at most %d: on the quick start's set 4 x 2 learnt faster than 8 x 1",
+               opt->tile[0], opt->tile[1], limit, PLAN_MICRO_MAX);
+    if (!given(c, "accum"))
+        choose(c, "accum", "%d x %d = %d images an optimizer step: the effective batch of at "
+               "least %d", opt->micro_batch, opt->accum, opt->micro_batch * opt->accum,
+               PLAN_BATCH);
+    if (opt->checkpointing && !given(c, "checkpointing"))
+        choose(c, "checkpointing", "the crop does not fit even one image without it");
+    if (!c->resnet && !given(c, "norm")) {
+        if (opt->norm == TT_NORM_BATCH)
+            choose(c, "norm", "micro-batch %d: batch statistics are sound, and a crop inside "
+                   "one large region keeps the colour that tells classes apart", opt->micro_batch);
+        else
+            choose(c, "norm", "micro-batch %d is too few images for batch statistics: group "
+                   "norm keeps none", opt->micro_batch);
+    }
+}
+
+/* intensities: z-scored by the data set's own statistics (a ResNet
+ * encoder takes ImageNet's, its pretraining's) */
+static tt_status rule_intensity(plan_ctx *c)
+{
+    const tt_fingerprint *fp = c->fp;
+    if (c->resnet) return NULL;
+    /* three decimals: what plan.json's args say is what the run takes */
+    if (!given(c, "mean")) {
+        for (int k = 0; k < 3; k++) c->opt->mean[k] = (float)(round(fp->mean[k] * 1000) / 1000);
+        choose(c, "mean", "the data set's mean per channel (%s images)", fp->grey ? "grey" : "colour");
+    }
+    if (!given(c, "std")) {
+        for (int k = 0; k < 3; k++)
+            c->opt->std[k] = (float)(round(fmax(fp->std[k], 1e-3) * 1000) / 1000);
+        choose(c, "std", "its standard deviation: inputs of unit scale");
+    }
+    return NULL;
+}
+
+/* loss: class index takes softmax cross-entropy, train's only loss for it */
+static tt_status rule_loss(plan_ctx *c)
+{
+    if (c->fp->mask_kind != TT_MASK_MULTI_LABEL || given(c, "dice-weight")) return NULL;
+    c->opt->dice_weight = 1;
+    choose(c, "dice-weight", "multi-label masks: BCE + Dice, Dice weighing the small classes "
+           "as much as the large");
+    return NULL;
+}
+
+/* sampling: crops centred on foreground where foreground is scarce */
+static tt_status rule_sampling(plan_ctx *c)
+{
+    double fg = c->fp->foreground_share;
+    if (given(c, "fg-fraction")) return NULL;
+    c->opt->fg_fraction = fg < 0.1 ? 0.5 : fg < 0.5 ? 0.33 : 0;
+    choose(c, "fg-fraction", "foreground is %.0f%% of the labelled pixels%s", 100 * fg,
+           fg < 0.5 ? ": part of the crops centred on it" : ": random crops see enough of it");
+    return NULL;
+}
+
+/* optimizer and schedule: the quick start's, which matched PyTorch */
+static tt_status rule_optimizer(plan_ctx *c)
+{
+    if (!given(c, "lr")) {
+        c->opt->lr = 1e-2;
+        choose(c, "lr", "AdamW at 1e-2 for a batch of %d (the quick start's recipe)",
+               c->opt->micro_batch * c->opt->accum);
+    }
+    if (!given(c, "schedule")) {
+        snprintf(c->opt->schedule, sizeof c->opt->schedule, "cosine");
+        choose(c, "schedule", "cosine decay to 0 over the run");
+    }
+    return NULL;
+}
+
+/* how long: a few windows per image; validation three times over it */
+static tt_status rule_length(plan_ctx *c)
+{
+    const tt_fingerprint *fp = c->fp;
+    tt_train_options *o = c->opt;
+    if (!given(c, "steps") && !given(c, "epochs")) {
+        int steps = (int)ceil(4.5 * fp->images);
+        o->steps = steps < 150 ? 150 : steps > 3000 ? 3000 : steps;
+        choose(c, "steps", "about %d crops per image of the %d (from 150 to 3000 steps)",
+               o->steps * o->micro_batch * o->accum / fp->images, fp->images);
+    }
+    if (!given(c, "val-fraction") && !given(c, "val-list")) {
+        o->val_fraction = fp->images >= 20 ? 0.1 : 0.2;
+        choose(c, "val-fraction", "%d images: %.0f%% held out for validation", fp->images,
+               100 * o->val_fraction);
+    }
+    if (!given(c, "val-every") && o->steps > 0) {
+        o->val_every = o->steps / 3 > 0 ? o->steps / 3 : 1;
+        choose(c, "val-every", "three validations over the run; best.safetensors by mean Dice");
+    }
+    if (!given(c, "val-overlap")) {
+        o->val_overlap = 0.25;
+        choose(c, "val-overlap", "full-resolution validation in overlapping tiles, blended");
+    }
+    return NULL;
+}
+
+/* post-processing: components far smaller than any typical region */
+static tt_status rule_post(plan_ctx *c)
+{
+    const tt_fingerprint *fp = c->fp;
+    double area = 0;
+    for (int k = 0; k < fp->classes; k++)
+        if (fp->cls[k].regions && (area == 0 || fp->cls[k].small_area < area))
+            area = fp->cls[k].small_area;
+    int min_size = (int)(area / 10 / 100) * 100;
+    if (min_size <= 0 || given(c, "min-size")) return NULL;
+    c->opt->min_size = min_size;
+    choose(c, "min-size", "95%% of every class's pixels lie in regions of %.0f px or more: "
+           "predicted components under a tenth of that are dropped%s", area,
+           fp->mask_kind == TT_MASK_MULTI_LABEL ? "" : " (to background), a stray speck no "
+           "longer costs an image's Dice of a class it lacks");
+    return NULL;
+}
+
+static tt_status rule_network(plan_ctx *c)
+{
+    size_network(c);
+    TT_TRY(rule_memory(c));
+    choose_network(c);
+    return NULL;
+}
+
+/* The rules in the order they run: each sees what those before it chose. */
+static tt_status (*const rules[])(plan_ctx *) = {
+    rule_tile, rule_network, rule_intensity, rule_loss, rule_sampling, rule_optimizer,
+    rule_length, rule_post,
+};
+
+/* Every option a plan may choose (the rules' choose() calls). */
 static const char *const planned_options[] = {
     "tile", "depth", "base-channels", "micro-batch", "accum", "checkpointing", "norm", "mean",
     "std", "dice-weight", "fg-fraction", "lr", "schedule", "steps", "val-fraction", "val-every",
@@ -59,23 +359,9 @@ const tt_plan_choice *tt_run_plan_find(const tt_run_plan *p, const char *option)
     return NULL;
 }
 
-/* The median over foreground classes with regions of a per-class figure. */
-static double class_median(const tt_fingerprint *fp, int extent)
-{
-    double v[TT_FINGERPRINT_MAX_CLASSES];
-    int n = 0;
-    for (int c = 0; c < fp->classes; c++)
-        if (fp->cls[c].regions) v[n++] = extent ? fp->cls[c].typical_extent : fp->cls[c].typical_area;
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            double t = v[j];
-            v[j] = v[j - 1], v[j - 1] = t;
-        }
-    return n ? (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2])) : 0;
-}
-
 tt_status tt_run_plan_make(const tt_fingerprint *fp, const tt_device_info *device,
-                           uint64_t mem_limit, tt_run_plan *out)
+                           tt_train_options *opt, const unsigned char *given_options,
+                           tt_run_plan *out)
 {
     memset(out, 0, sizeof *out);
     out->fingerprint = *fp;
@@ -85,148 +371,19 @@ tt_status tt_run_plan_make(const tt_fingerprint *fp, const tt_device_info *devic
                             "the data set has %d usable image%s: a plan needs at least 2 (one "
                             "to train on, one to validate); add images",
                             fp->images, fp->images == 1 ? "" : "s");
-    char v[64];
-    int small_side = fp->min_width < fp->min_height ? fp->min_width : fp->min_height;
-    if (small_side < 16)
+    if (small_side(fp) < 16)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "the smallest image is %dx%d: a plan needs images of at least 16x16",
                             fp->min_width, fp->min_height);
-
-    /* tile: at least a quarter of a typical region's span (crops centred on
-     * foreground then see its inside and its border), a power of two from
-     * 64 to 256 (128 on a CPU), and no larger than the smallest image */
-    int cpu = strcmp(device->type, "CPU") == 0;
-    int most = cpu ? PLAN_MAX_TILE_CPU : PLAN_MAX_TILE;
-    double extent = class_median(fp, 1);
-    int tile = PLAN_MIN_TILE, wanted;
-    while (tile < most && tile < extent / 4) tile *= 2;
-    while (tile > small_side) tile /= 2;
-    wanted = tile;
-
-    /* micro-batch and accumulation from the engine's own estimate: batch
-     * norm where 4 crops fit (its statistics need them), else group norm,
-     * fitted again with it; a tile not even one crop of fits (checkpointing
-     * included) is halved, down to 16 px, so the plan always fits */
-    int base = cpu ? 8 : 16, depth = 3, batch_norm = 0;
-    tt_train_options o;
-    tt_model_spec model;
-    int planes = fp->mask_kind == TT_MASK_MULTI_LABEL ? fp->classes : 1;
-    for (;;) {
-        depth = tile >= 64 ? 3 : tile >= 32 ? 2 : 1;
-        tt_train_options_default(&o);
-        o.tile[0] = o.tile[1] = tile;
-        o.base_channels = base, o.depth = depth;
-        o.micro_batch = 0, o.batch = PLAN_MICRO_MAX, o.mem_limit = mem_limit;
-        snprintf(o.norm, sizeof o.norm, "batch");
-        TT_TRY(tt_recipe_model(&o, fp->classes, &model));
-        tt_status fitted = tt_fit_memory_silently(device, &o, &model, fp->mask_kind, planes);
-        batch_norm = !fitted && o.micro_batch >= 4;
-        tt_status_free(fitted); /* an error here is group norm's to answer */
-        if (batch_norm) break;
-        snprintf(o.norm, sizeof o.norm, "group");
-        o.micro_batch = 0;
-        TT_TRY(tt_recipe_model(&o, fp->classes, &model));
-        fitted = tt_fit_memory_silently(device, &o, &model, fp->mask_kind, planes);
-        if (!fitted) break;
-        if (tt_status_code(fitted) != TT_ERR_OUT_OF_MEMORY || tile <= 16)
-            return tt_error_prefix(fitted, "no configuration fits: not even one %d px crop "
-                                   "with checkpointing", tile);
-        tt_status_free(fitted);
-        tile /= 2;
-    }
-    snprintf(v, sizeof v, "%dx%d", tile, tile);
-    char fits[96] = "";
-    if (tile < wanted)
-        snprintf(fits, sizeof fits, "; %d px did not fit %s, halved to %d", wanted,
-                 mem_limit ? "--mem-limit" : "the device", tile);
-    if (extent > 0)
-        choose(out, "tile", v, "a typical region spans %.0f px: a %d px crop sees a quarter "
-               "of it or more, inside or at its border (from %d to %d px on this device)%s",
-               extent, wanted, PLAN_MIN_TILE, most, fits);
-    else
-        choose(out, "tile", v, "no labelled region to size it by: %d px%s", wanted, fits);
-
-    /* depth and width: three levels (a fourth trained slower on the quick
-     * start's set), fewer for small crops; half the channels on a CPU */
-    snprintf(v, sizeof v, "%d", depth);
-    choose(out, "depth", v, "%d levels down take a %d px crop to a %d px bottleneck (a fourth "
-           "level learnt slower in the planned number of steps)", depth, tile, tile >> depth);
-    snprintf(v, sizeof v, "%d", base);
-    choose(out, "base-channels", v, cpu ? "a CPU device: 8 channels at the top, a quarter of the "
-           "convolution work of 16" : "a GPU: 16 channels at the top");
-
-    int micro = o.micro_batch, accum = (PLAN_BATCH + micro - 1) / micro;
-    snprintf(v, sizeof v, "%d", micro);
-    choose(out, "micro-batch", v, "the most crops of %d px that fit %s (the engine's estimate), at "
-           "most %d: on the quick start's set 4 x 2 learnt faster than 8 x 1", tile,
-           mem_limit ? "--mem-limit" : "the device", PLAN_MICRO_MAX);
-    snprintf(v, sizeof v, "%d", accum);
-    choose(out, "accum", v, "%d x %d = %d images an optimizer step: the effective batch of at "
-           "least %d", micro, accum, micro * accum, PLAN_BATCH);
-    if (model.checkpointing)
-        choose(out, "checkpointing", "", "the crop does not fit even one image without it");
-
-    /* normalisation: batch statistics only where a micro-batch makes them sound */
-    if (batch_norm)
-        choose(out, "norm", "batch", "micro-batch %d: batch statistics are sound, and a crop "
-               "inside one large region keeps the colour that tells classes apart", micro);
-    else
-        choose(out, "norm", "group", "micro-batch %d is too few images for batch statistics: "
-               "group norm keeps none", micro);
-
-    /* intensities: z-scored by the data set's own statistics */
-    char mean[64], std[64];
-    snprintf(mean, sizeof mean, "%.3f,%.3f,%.3f", fp->mean[0], fp->mean[1], fp->mean[2]);
-    snprintf(std, sizeof std, "%.3f,%.3f,%.3f", fmax(fp->std[0], 1e-3), fmax(fp->std[1], 1e-3),
-             fmax(fp->std[2], 1e-3));
-    choose(out, "mean", mean, "the data set's mean per channel (%s images)",
-           fp->grey ? "grey" : "colour");
-    choose(out, "std", std, "its standard deviation: inputs of unit scale");
-
-    /* loss */
-    if (fp->mask_kind == TT_MASK_MULTI_LABEL)
-        choose(out, "dice-weight", "1", "multi-label masks: BCE + Dice, Dice weighing the small "
-               "classes as much as the large");
-    /* class index: softmax cross-entropy, train's only loss for it */
-
-    /* sampling: crops centred on foreground where foreground is scarce */
-    double fg = fp->foreground_share;
-    const char *fgf = fg < 0.1 ? "0.5" : fg < 0.5 ? "0.33" : "0";
-    choose(out, "fg-fraction", fgf, "foreground is %.0f%% of the labelled pixels%s", 100 * fg,
-           fg < 0.5 ? ": part of the crops centred on it" : ": random crops see enough of it");
-
-    /* optimizer and schedule: the quick start's, which matched PyTorch */
-    choose(out, "lr", "1e-2", "AdamW at 1e-2 for a batch of %d (the quick start's recipe)",
-           micro * accum);
-    choose(out, "schedule", "cosine", "cosine decay to 0 over the run");
-
-    /* how long: a few windows per image */
-    int steps = (int)ceil(4.5 * fp->images);
-    steps = steps < 150 ? 150 : steps > 3000 ? 3000 : steps;
-    snprintf(v, sizeof v, "%d", steps);
-    choose(out, "steps", v, "about %d crops per image of the %d (from 150 to 3000 steps)",
-           steps * micro * accum / fp->images, fp->images);
-    double val = fp->images >= 20 ? 0.1 : 0.2;
-    snprintf(v, sizeof v, "%.2g", val);
-    choose(out, "val-fraction", v, "%d images: %.0f%% held out for validation", fp->images,
-           100 * val);
-    snprintf(v, sizeof v, "%d", steps / 3 > 0 ? steps / 3 : 1);
-    choose(out, "val-every", v, "three validations over the run; best.safetensors by mean Dice");
-    choose(out, "val-overlap", "0.25", "full-resolution validation in overlapping tiles, "
-           "blended");
-
-    /* post-processing: components far smaller than any typical region */
-    double area = 0;
-    for (int c = 0; c < fp->classes; c++)
-        if (fp->cls[c].regions && (area == 0 || fp->cls[c].small_area < area))
-            area = fp->cls[c].small_area;
-    int min_size = (int)(area / 10 / 100) * 100;
-    if (min_size > 0) {
-        snprintf(v, sizeof v, "%d", min_size);
-        choose(out, "min-size", v, "95%% of every class's pixels lie in regions of %.0f px or "
-               "more: predicted components under a tenth of that are dropped%s", area,
-               fp->mask_kind == TT_MASK_MULTI_LABEL ? "" : " (to background), a stray speck "
-               "no longer costs an image's Dice of a class it lacks");
+    plan_ctx c = {.fp = fp, .device = device, .opt = opt, .given = given_options, .plan = out,
+                  .cpu = strcmp(device->type, "CPU") == 0, .resnet = opt->model != TT_MODEL_UNET};
+    tt_train_options start = *opt;
+    for (size_t i = 0; i < sizeof rules / sizeof *rules; i++) {
+        tt_status s = rules[i](&c);
+        if (s) {
+            *opt = start; /* nothing half planned */
+            return s;
+        }
     }
     return NULL;
 }
@@ -284,53 +441,45 @@ struct cJSON *tt_run_plan_json(const tt_run_plan *p)
     return root;
 }
 
-tt_status tt_run_plan_for(const tt_train_options *o, int max_images, tt_run_plan *out)
+tt_status tt_run_plan_device(const tt_train_options *o, tt_device_info *out)
 {
-    tt_status status = NULL;
-    tt_dataset *ds = NULL;
-    tt_device_info *devices = NULL;
-    int count = 0, index = 0;
-    tt_dataset_options dopt = {.dir = o->data, .csv_path = o->csv[0] ? o->csv : NULL,
-                               .images_dir = o->images[0] ? o->images : NULL};
-    TT_CHECK(tt_dataset_format_parse(o->format, &dopt.format));
-    TT_CHECK(tt_dataset_open(&dopt, &ds));
-    tt_fingerprint fp;
-    TT_CHECK(tt_fingerprint_compute(ds, max_images, &fp));
-    TT_CHECK(tt_devices_list(&devices, &count));
-    /* a list (one device per rank under mpirun): every rank plans for the
-     * first, so the ranks train one recipe */
+    tt_backend_request request;
+    /* a list (one device per rank under mpirun): the plan is the first's */
     char first[TT_OPT_STRING_MAX];
     snprintf(first, sizeof first, "%.*s", (int)strcspn(o->device, ","), o->device);
-    TT_CHECK(tt_device_select(first[0] ? first : NULL, &index));
-    TT_CHECK(tt_run_plan_make(&fp, &devices[index], o->mem_limit, out));
-cleanup:
+    TT_TRY(tt_error_prefix(tt_backend_choose(tt_backend_choice_name(o->backend), first, &request),
+                           "--backend"));
+    tt_device_info *devices = NULL;
+    int count = 0;
+    TT_TRY(tt_backend_devices(request.kind, &devices, &count));
+    int index = tt_device_match(devices, count, request.device, 0);
+    tt_status status = NULL;
+    if (index < 0)
+        status = tt_device_match_error(devices, count, "--device", request.device,
+                                       tt_backend_kind_name(request.kind));
+    else
+        *out = devices[index];
     free(devices);
-    tt_dataset_destroy(ds);
     return status;
 }
 
-/* A plain-UNet choice a ResNet encoder does not take. */
-static int resnet_skips(const char *option)
+tt_status tt_run_plan_for(tt_train_options *o, const unsigned char *given, int max_images,
+                          tt_run_plan *out)
 {
-    static const char *const skipped[] = {"base-channels", "depth", "norm", "mean", "std"};
-    for (size_t i = 0; i < sizeof skipped / sizeof *skipped; i++)
-        if (strcmp(option, skipped[i]) == 0) return 1;
-    return 0;
-}
-
-static tt_status apply_one(tt_train_options *o, const char *option, const char *value,
-                           const char *where)
-{
-    if (strncmp(o->model, "unet-resnet", 11) == 0 && resnet_skips(option)) return NULL;
-    return tt_opt_set(tt_train_option_table, tt_train_option_count, o, option,
-                      value[0] ? value : NULL, where);
-}
-
-tt_status tt_run_plan_apply(const tt_run_plan *p, tt_train_options *o)
-{
-    for (int i = 0; i < p->count; i++)
-        TT_TRY(apply_one(o, p->choices[i].option, p->choices[i].value, "the plan"));
-    return NULL;
+    tt_status status = NULL;
+    tt_dataset *ds = NULL;
+    tt_dataset_options dopt = {.dir = o->data, .csv_path = o->csv[0] ? o->csv : NULL,
+                               .images_dir = o->images[0] ? o->images : NULL,
+                               .format = o->format};
+    TT_CHECK(tt_dataset_open(&dopt, &ds));
+    tt_fingerprint fp;
+    TT_CHECK(tt_fingerprint_compute(ds, max_images, &fp));
+    tt_device_info device;
+    TT_CHECK(tt_run_plan_device(o, &device));
+    TT_CHECK(tt_run_plan_make(&fp, &device, o, given, out));
+cleanup:
+    tt_dataset_destroy(ds);
+    return status;
 }
 
 tt_status tt_run_plan_read(const char *path, struct cJSON **out)
@@ -350,7 +499,16 @@ tt_status tt_run_plan_read(const char *path, struct cJSON **out)
     return NULL;
 }
 
-tt_status tt_run_plan_apply_file(const char *path, tt_train_options *o)
+/* A plain-UNet choice a ResNet encoder does not take. */
+static int resnet_skips(const char *option)
+{
+    static const char *const skipped[] = {"base-channels", "depth", "norm", "mean", "std"};
+    for (size_t i = 0; i < sizeof skipped / sizeof *skipped; i++)
+        if (strcmp(option, skipped[i]) == 0) return 1;
+    return 0;
+}
+
+tt_status tt_run_plan_apply_file(const char *path, tt_train_options *o, const unsigned char *given)
 {
     cJSON *root = NULL;
     TT_TRY(tt_run_plan_read(path, &root));
@@ -364,11 +522,21 @@ tt_status tt_run_plan_apply_file(const char *path, tt_train_options *o)
             break;
         }
         int has_value = cJSON_IsString(next) && strncmp(next->valuestring, "--", 2) != 0;
-        char where[64];
-        snprintf(where, sizeof where, "args[%d]", i);
-        status = apply_one(o, flag->valuestring + 2, has_value ? next->valuestring : "", where);
-        if (status) status = tt_error_prefix(status, "%s", path);
+        const char *option = flag->valuestring + 2;
+        int index = tt_opt_index(tt_train_option_table, tt_train_option_count, option);
         i += has_value;
+        if (given && index >= 0 && given[index]) continue; /* the flag given wins */
+        if (o->model != TT_MODEL_UNET && resnet_skips(option)) continue;
+        if (index >= 0 && given && ((strcmp(option, "steps") == 0 && given[tt_opt_index(
+                tt_train_option_table, tt_train_option_count, "epochs")]) ||
+            (strcmp(option, "val-fraction") == 0 && given[tt_opt_index(
+                tt_train_option_table, tt_train_option_count, "val-list")])))
+            continue; /* a flag that stands for the choice */
+        char where[64];
+        snprintf(where, sizeof where, "args[%d]", i - has_value);
+        status = tt_opt_set(tt_train_option_table, tt_train_option_count, o, option,
+                            has_value ? next->valuestring : "1", where);
+        if (status) status = tt_error_prefix(status, "%s", path);
     }
     cJSON_Delete(root);
     return status;

@@ -34,14 +34,19 @@ typedef struct tt_run_plan {
 } tt_run_plan;
 
 /* The plan for a data set of fingerprint `fp` trained on a device like
- * `device` under mem_limit bytes (0: the device's memory less a margin, as
- * train).  The micro-batch comes from the engine's own memory estimate
- * (train/fit.c), so the plan always fits.  Errors: TT_ERR_INVALID_ARGUMENT
- * for a data set too small to train and validate on (fewer than two
- * images), TT_ERR_OUT_OF_MEMORY when not even the smallest configuration
- * fits, naming the limit. */
+ * `device`: its rules (run_plan.c's table, in order) set each option they
+ * choose on *opt, except those given[] marks (indices of train's option
+ * table; NULL: none given), and write the choice with its reason into
+ * *out.  The rules see the given values (a given tile sizes the network
+ * the plan fits), and the memory rule fits the run with the engine's own
+ * estimate (train/fit.c) under opt->mem_limit (0: the device's memory less
+ * a margin), so the micro-batch, accum and checkpointing it leaves are
+ * final.  Errors: TT_ERR_INVALID_ARGUMENT for a data set too small to
+ * train and validate on (fewer than two images), TT_ERR_OUT_OF_MEMORY when
+ * not even the smallest configuration fits, naming the limit; *opt is then
+ * as it was. */
 tt_status tt_run_plan_make(const tt_fingerprint *fp, const tt_device_info *device,
-                           uint64_t mem_limit, tt_run_plan *out);
+                           tt_train_options *opt, const unsigned char *given, tt_run_plan *out);
 
 /* 1 when a plan may choose `option` (train's name, without "--"). */
 int tt_run_plan_chooses(const char *option);
@@ -49,26 +54,32 @@ int tt_run_plan_chooses(const char *option);
 /* The choice for `option`, NULL when the plan makes none. */
 const tt_plan_choice *tt_run_plan_find(const tt_run_plan *plan, const char *option);
 
-/* The plan for a run of these options: the data set they name (--data,
- * --format, --csv, --images; up to max_images images read, all when 0),
- * the OpenCL device (--device: its kind and memory) and --mem-limit. */
-tt_status tt_run_plan_for(const tt_train_options *options, int max_images, tt_run_plan *out);
+/* The device a run of these options plans for: --backend's (auto: the one
+ * train would take) device that --device selects (its first entry under
+ * mpirun), from that API's own list. */
+tt_status tt_run_plan_device(const tt_train_options *options, tt_device_info *out);
+
+/* tt_run_plan_make for the data set the options name (--data, --format,
+ * --csv, --images; up to max_images images read, all when 0) on
+ * tt_run_plan_device's device (`tiletrain plan`). */
+tt_status tt_run_plan_for(tt_train_options *options, const unsigned char *given, int max_images,
+                          tt_run_plan *out);
 
 /* " --tile 128x128 --depth 3 ...": the train options the plan stands for,
  * each with a space before it, to `f`. */
 void tt_run_plan_print_args(const tt_run_plan *plan, FILE *f);
 
-/* Sets each choice on `options` through train's option table, as if given
- * as a flag; a UNet over a ResNet encoder takes none of the plain UNet's
- * sizes, norm or intensity statistics (its encoder's own: ImageNet's). */
-tt_status tt_run_plan_apply(const tt_run_plan *plan, tt_train_options *options);
-
 /* A plan.json parsed (it must hold an "args" list); the caller owns *out
  * (cJSON_Delete).  Errors name the file. */
 tt_status tt_run_plan_read(const char *path, struct cJSON **out);
 
-/* The same from a plan.json's "args" (`path` names errors). */
-tt_status tt_run_plan_apply_file(const char *path, tt_train_options *options);
+/* Sets a plan.json's "args" on `options` through train's option table,
+ * except those given[] marks (and steps where --epochs is given,
+ * val-fraction where --val-list is); a UNet over a ResNet encoder takes
+ * none of the plain UNet's sizes, norm or intensity statistics (its
+ * encoder's own: ImageNet's).  Errors name the file. */
+tt_status tt_run_plan_apply_file(const char *path, tt_train_options *options,
+                                 const unsigned char *given);
 
 /* Writes plan.json (tt_run_plan_json) to `path`, atomically. */
 tt_status tt_run_plan_write(const tt_run_plan *plan, const char *path);

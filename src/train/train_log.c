@@ -24,6 +24,14 @@ void tt_trainer_log(tt_trainer *t, const char *format, ...)
     }
 }
 
+void tt_trainer_log_json(tt_trainer *t, cJSON *object)
+{
+    char *line = object ? cJSON_PrintUnformatted(object) : NULL;
+    if (line) tt_trainer_log(t, "%s\n", line);
+    cJSON_free(line);
+    cJSON_Delete(object);
+}
+
 void tt_train_log_start(tt_trainer *t)
 {
     cJSON *start = cJSON_CreateObject();
@@ -41,10 +49,7 @@ void tt_train_log_start(tt_trainer *t)
     if (cfg && t->precision_reason[0])
         cJSON_AddStringToObject(cfg, "precision_auto", t->precision_reason);
     cJSON_AddItemToObject(start, "config", cfg);
-    char *line = cJSON_PrintUnformatted(start);
-    if (line) tt_trainer_log(t, "%s\n", line);
-    cJSON_free(line);
-    cJSON_Delete(start);
+    tt_trainer_log_json(t, start);
 }
 
 void tt_train_log_step(tt_trainer *t, const tt_step_report *r)
@@ -86,10 +91,7 @@ void tt_train_log_validation(tt_trainer *t, const tt_metrics *m, int gallery_cou
             snprintf(rel, sizeof rel, "gallery/%s", file);
             cJSON_AddItemToArray(files, cJSON_CreateString(rel));
         }
-        char *text = cJSON_PrintUnformatted(g);
-        if (text) tt_trainer_log(t, "%s\n", text);
-        cJSON_free(text);
-        cJSON_Delete(g);
+        tt_trainer_log_json(t, g);
     }
     cJSON_free(line);
     cJSON_Delete(parsed);

@@ -10,6 +10,10 @@
 
 /* One line of the log, printf-style; nothing when there is no log. */
 void tt_trainer_log(tt_trainer *t, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* One line of the log: `object` printed on one line, then deleted (NULL:
+ * nothing, as when building it ran out of memory). */
+struct cJSON;
+void tt_trainer_log_json(tt_trainer *t, struct cJSON *object);
 /* The first line: the device and the run's configuration. */
 void tt_train_log_start(tt_trainer *trainer);
 /* One optimizer step. */

@@ -1,114 +1,141 @@
 /* The option table of `tiletrain train`. */
 #include "train/train_options.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "ops/conv_algo.h"
 
 #define OPT(name, kind, field, meta, help, lo, hi) \
     {name, kind, offsetof(tt_train_options, field), meta, help, lo, hi, NULL}
-#define CHOICE(name, field, meta, help, choices) \
-    {name, TT_OPT_CHOICE, offsetof(tt_train_options, field), meta, help, 1, 0, choices}
+#define ENUM(name, field, meta, help, choices) \
+    {name, TT_OPT_ENUM, offsetof(tt_train_options, field), meta, help, 1, 0, choices}
 
 const tt_opt tt_train_option_table[] = {
     OPT("data", TT_OPT_STRING, data, "DIR", "data set folder (see datasets/README.md)", 1, 0),
     OPT("plan", TT_OPT_STRING, plan, "auto|off|FILE", "the recipe: auto (train's default) plans it from the data set and the device as `tiletrain plan` does (written to OUT/plan.json and train.jsonl; a --resume reads the run's back), FILE takes a plan.json's, off the built-in defaults below; every flag given overrides its part of the plan", 1, 0),
-    CHOICE("format", format, "F", "data set format (default: detected)", "auto|folder|kaggle-rle"),
+    ENUM("format", format, "F", "data set format: auto (detected from the folder), folder or kaggle-rle", TT_DATASET_FORMAT_CHOICES),
     OPT("csv", TT_OPT_STRING, csv, "FILE", "kaggle-rle: the CSV (default DIR/train.csv)", 1, 0),
     OPT("images", TT_OPT_STRING, images, "DIR", "folder of the images (default by format)", 1, 0),
     OPT("cache-dir", TT_OPT_STRING, cache_dir, "DIR", "tile cache (default ~/.cache/tiletrain/tiles)", 1, 0),
-    OPT("tile", TT_OPT_SIZE2, tile, "HxW", "crop size trained on (default 256x256)", 1, 0),
-    OPT("fg-fraction", TT_OPT_DOUBLE, fg_fraction, "X", "share of crops centred on foreground, 0..1 (default 0)", 0, 1),
-    OPT("val-fraction", TT_OPT_DOUBLE, val_fraction, "X", "share of images held out for validation (default 0: none)", 0, 0.9),
+    OPT("tile", TT_OPT_SIZE2, tile, "HxW", "crop size trained on", 1, 0),
+    OPT("fg-fraction", TT_OPT_DOUBLE, fg_fraction, "X", "share of crops centred on foreground, 0..1", 0, 1),
+    OPT("val-fraction", TT_OPT_DOUBLE, val_fraction, "X", "share of images held out for validation (0: none)", 0, 0.9),
     OPT("val-list", TT_OPT_STRING, val_list, "FILE", "validation images, one name per line (instead of --val-fraction)", 1, 0),
     OPT("no-shuffle", TT_OPT_FLAG, no_shuffle, NULL, "images in sorted name order", 1, 0),
     OPT("no-augment", TT_OPT_FLAG, no_augment, NULL, "no flips, rotations or jitter", 1, 0),
     OPT("skip-bad", TT_OPT_FLAG, skip_bad, NULL, "leave bad images out (reported) instead of stopping", 1, 0),
-    OPT("max-pixels", TT_OPT_DOUBLE, max_pixels, "N", "refuse images larger than this (default 268435456)", 1, 1e12),
-    OPT("mean", TT_OPT_STRING, mean, "R,G,B", "subtract from pixels / 255, e.g. 0.485,0.456,0.406 (default none)", 1, 0),
-    OPT("std", TT_OPT_STRING, std, "R,G,B", "then divide by this, e.g. 0.229,0.224,0.225 (default none)", 1, 0),
-    CHOICE("model", model, "NAME", "unet (default; --base-channels, --depth, --norm size it) or a UNet over a ResNet encoder as segmentation_models_pytorch's: unet-resnet18, unet-resnet34 (tiles multiples of 32)", "unet|unet-resnet18|unet-resnet34"),
+    OPT("max-pixels", TT_OPT_DOUBLE, max_pixels, "N", "refuse images of more pixels than this", 1, 1e12),
+    OPT("mean", TT_OPT_TRIPLE, mean, "R,G,B", "subtract from pixels / 255, e.g. 0.485,0.456,0.406 (unset: nothing; a ResNet encoder: ImageNet's)", 1, 0),
+    OPT("std", TT_OPT_TRIPLE, std, "R,G,B", "then divide by this, e.g. 0.229,0.224,0.225", 1e-30, 1e30),
+    ENUM("model", model, "NAME", "unet (--base-channels, --depth, --norm size it) or a UNet over a ResNet encoder as segmentation_models_pytorch's: unet-resnet18, unet-resnet34 (tiles multiples of 32)", TT_MODEL_CHOICES),
     OPT("freeze-encoder-bn", TT_OPT_FLAG, freeze_encoder_bn, NULL, "unet-resnet*: the encoder's batch norms use and keep their running statistics, affine parameters trained (FrozenBatchNorm2d)", 1, 0),
     OPT("freeze-bn", TT_OPT_FLAG, freeze_bn, NULL, "unet-resnet*: every batch norm so (the decoder's too): no statistic depends on the micro-batch, so B x N equals N*B x 1", 1, 0),
     OPT("encoder-lr", TT_OPT_STRING, encoder_lr, "X|Rx", "unet-resnet*: the encoder's learning rate, or a ratio of --lr (0.1x); its own AdamW/SGD parameter group", 1, 0),
     OPT("freeze-encoder-steps", TT_OPT_INT, freeze_encoder_steps, "K", "unet-resnet*: encoder weights not updated for the first K steps (its optimizer state neither)", 0, 1e9),
     OPT("classes", TT_OPT_INT, classes, "C", "classes (default: from the data set)", 0, 254),
-    OPT("base-channels", TT_OPT_INT, base_channels, "C", "channels of the top UNet level (default 16)", 1, 1024),
-    OPT("depth", TT_OPT_INT, depth, "D", "UNet levels below the top (default 3)", 1, 8),
-    CHOICE("norm", norm, "KIND", "normalisation: group, batch or none (default group)", "group|batch|none"),
-    OPT("groups", TT_OPT_INT, groups, "G", "groups of group norm (default 8)", 1, 1024),
-    OPT("dice-weight", TT_OPT_DOUBLE, dice_weight, "X", "multi-label masks: loss = BCE + X * Dice (default 0)", 0, 100),
-    OPT("steps", TT_OPT_INT, steps, "S", "optimizer steps (default 100, or all of --epochs)", 1, 1e9),
+    OPT("base-channels", TT_OPT_INT, base_channels, "C", "channels of the top UNet level", 1, 1024),
+    OPT("depth", TT_OPT_INT, depth, "D", "UNet levels below the top", 1, 8),
+    ENUM("norm", norm, "KIND", "normalisation: none, group or batch", TT_NORM_CHOICES),
+    OPT("groups", TT_OPT_INT, groups, "G", "groups of group norm", 1, 1024),
+    OPT("dice-weight", TT_OPT_DOUBLE, dice_weight, "X", "multi-label masks: loss = BCE + X * Dice", 0, 100),
+    OPT("steps", TT_OPT_INT, steps, "S", "optimizer steps (100 by default, or all of --epochs)", 1, 1e9),
     OPT("epochs", TT_OPT_INT, epochs, "E", "stop after E passes over the data (the last window may be short)", 1, 1e6),
     OPT("checkpointing", TT_OPT_FLAG, checkpointing, NULL, "keep block inputs only; recompute in backward (less memory; default off, on when one image does not fit)", 1, 0),
-    OPT("micro-batch", TT_OPT_INT_AUTO, micro_batch, "B|auto", "images per forward pass (default 4); auto: the most that fit --mem-limit", 1, 4096),
-    OPT("batch", TT_OPT_INT, batch, "N", "with --micro-batch auto: images per optimizer step, accum = ceil(N / B) (default 16)", 1, 1e6),
+    OPT("micro-batch", TT_OPT_INT_AUTO, micro_batch, "B|auto", "images per forward pass; auto: the most that fit --mem-limit", 1, 4096),
+    OPT("batch", TT_OPT_INT, batch, "N", "with --micro-batch auto: images per optimizer step, accum = ceil(N / B)", 1, 1e6),
     OPT("mem-limit", TT_OPT_BYTES, mem_limit, "SIZE", "device memory to stay under, e.g. 2GiB (default: the device's, less 10%)", 1, 0),
-    OPT("accum", TT_OPT_INT, accum, "N", "micro-batches per optimizer step (default 1)", 1, 1e6),
-    CHOICE("optimizer", optimizer, "NAME", "adamw (default) or sgd", "adamw|sgd"),
-    OPT("lr", TT_OPT_DOUBLE, lr, "X", "learning rate (default 1e-3)", 0, 10),
-    OPT("weight-decay", TT_OPT_DOUBLE, weight_decay, "X", "AdamW: decoupled (default 0.01); SGD: coupled (default 0)", 0, 10),
-    OPT("momentum", TT_OPT_DOUBLE, momentum, "X", "SGD momentum (default 0.9)", 0, 1),
+    OPT("accum", TT_OPT_INT, accum, "N", "micro-batches per optimizer step", 1, 1e6),
+    ENUM("optimizer", optimizer, "NAME", "adamw or sgd", TT_OPTIMIZER_CHOICES),
+    OPT("lr", TT_OPT_DOUBLE, lr, "X", "learning rate", 0, 10),
+    OPT("weight-decay", TT_OPT_DOUBLE, weight_decay, "X", "AdamW: decoupled, 0.01 by default; SGD: coupled, 0 by default", 0, 10),
+    OPT("momentum", TT_OPT_DOUBLE, momentum, "X", "SGD momentum", 0, 1),
     OPT("nesterov", TT_OPT_FLAG, nesterov, NULL, "SGD: Nesterov momentum", 1, 0),
-    OPT("schedule", TT_OPT_STRING, schedule, "KIND", "constant (default), cosine or step, per optimizer step", 1, 0),
-    OPT("warmup", TT_OPT_INT, warmup, "K", "linear warmup steps (default 0)", 0, 1e9),
-    OPT("min-lr", TT_OPT_DOUBLE, min_lr, "X", "cosine: the final rate (default 0)", 0, 10),
-    OPT("gamma", TT_OPT_DOUBLE, gamma, "X", "step: factor every --step-every steps (default 0.1)", 1e-9, 10),
+    OPT("schedule", TT_OPT_STRING, schedule, "KIND", "constant, cosine or step, per optimizer step", 1, 0),
+    OPT("warmup", TT_OPT_INT, warmup, "K", "linear warmup steps", 0, 1e9),
+    OPT("min-lr", TT_OPT_DOUBLE, min_lr, "X", "cosine: the final rate", 0, 10),
+    OPT("gamma", TT_OPT_DOUBLE, gamma, "X", "step: factor every --step-every steps", 1e-9, 10),
     OPT("step-every", TT_OPT_INT, step_every, "K", "step: steps between decays (default a third of --steps)", 1, 1e9),
     OPT("clip-norm", TT_OPT_DOUBLE, clip_norm, "X", "clip the global gradient norm (0: off)", 0, 1e9),
-    OPT("seed", TT_OPT_U64, seed, "K", "seed of init, crops and augmentation (default 0)", 1, 0),
+    OPT("seed", TT_OPT_U64, seed, "K", "seed of init, crops and augmentation", 1, 0),
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name; under mpirun a comma-separated list, one per rank on the machine (default: ranks spread over the GPUs)", 1, 0),
-    CHOICE("backend", backend, "NAME", TT_BACKEND_HELP, TT_BACKEND_CHOICES),
-    CHOICE("algo", algo, "NAME", TT_CONV_ALGO_HELP, TT_CONV_ALGO_CHOICES),
-    CHOICE("precision", precision, "P", "what the forward keeps for the backward, stored in fp32 (default), fp16 or bf16: less activation memory (docs/guide.md); every kernel computes in fp32, weights, gradients and optimizer state stay fp32; with --checkpointing the activation gradients are stored too and the step runs in row bands; fp16 with dynamic loss scaling (--loss-scale); auto: each timed on this device at the start, with a gradient check against fp32, the fastest that passes kept (remembered per device)", "fp32|fp16|bf16|auto"),
-    OPT("loss-scale", TT_OPT_STRING, loss_scale, "auto|off|S", "dynamic loss scaling (GradScaler's rule: the loss's gradient times S, a window with an infinite or NaN gradient skipped and S halved, S doubled after 2000 clean windows); auto (default): from S = 65536 with --precision fp16, off otherwise; or the first S, a power of two", 1, 0),
-    OPT("out", TT_OPT_STRING, out, "DIR", "run folder: train.jsonl and checkpoints (default runs/latest)", 1, 0),
+    ENUM("backend", backend, "NAME", TT_BACKEND_HELP, TT_BACKEND_CHOICES),
+    ENUM("algo", algo, "NAME", TT_CONV_ALGO_HELP, TT_CONV_ALGO_CHOICES),
+    ENUM("precision", precision, "P", "what the forward keeps for the backward, stored in fp32, fp16 or bf16: less activation memory (docs/guide.md); every kernel computes in fp32, weights, gradients and optimizer state stay fp32; with --checkpointing the activation gradients are stored too and the step runs in row bands; fp16 with dynamic loss scaling (--loss-scale); auto: each timed on this device at the start, with a gradient check against fp32, the fastest that passes kept (remembered per device)", TT_PRECISION_CHOICES),
+    OPT("loss-scale", TT_OPT_STRING, loss_scale, "auto|off|S", "dynamic loss scaling (GradScaler's rule: the loss's gradient times S, a window with an infinite or NaN gradient skipped and S halved, S doubled after 2000 clean windows); auto: from S = 65536 with --precision fp16, off otherwise; or the first S, a power of two", 1, 0),
+    OPT("out", TT_OPT_STRING, out, "DIR", "run folder: train.jsonl and checkpoints", 1, 0),
     OPT("init", TT_OPT_STRING, init, "FILE", "start from the weights of this safetensors file that the model has, by name (reports matched, missing, unexpected)", 1, 0),
     OPT("init-prefix", TT_OPT_STRING, init_prefix, "P", "with --init: put P before the file's names (encoder. loads a bare torchvision ResNet into the encoder)", 1, 0),
     OPT("resume", TT_OPT_STRING, resume, "FILE", "continue exactly from a checkpoint", 1, 0),
     OPT("save-grads", TT_OPT_STRING, save_grads, "FILE", "write the last window's normalised gradients", 1, 0),
-    OPT("checkpoint-every", TT_OPT_INT, checkpoint_every, "K", "steps between checkpoints (default 0: at the end)", 0, 1e9),
-    OPT("val-every", TT_OPT_INT, val_every, "K", "validate every K steps (default: at the end), best.safetensors by mean Dice", 0, 1e9),
-    OPT("threshold", TT_OPT_DOUBLE, threshold, "X", "multi-label validation: probability threshold (default 0.5)", 0, 1),
-    OPT("val-overlap", TT_OPT_DOUBLE, val_overlap, "X", "validation: overlap of neighbouring tiles, 0 to 0.9 (default 0.25)", 0, 0.9),
-    OPT("min-size", TT_OPT_INT, min_size, "N", "validation: remove predicted components under N pixels first, as predict --min-size does (class index: they become background; default 0)", 0, 1e9),
+    OPT("checkpoint-every", TT_OPT_INT, checkpoint_every, "K", "steps between checkpoints (0: at the end only)", 0, 1e9),
+    OPT("val-every", TT_OPT_INT, val_every, "K", "validate every K steps (0: at the end only), best.safetensors by mean Dice", 0, 1e9),
+    OPT("threshold", TT_OPT_DOUBLE, threshold, "X", "multi-label validation: probability threshold", 0, 1),
+    OPT("val-overlap", TT_OPT_DOUBLE, val_overlap, "X", "validation: overlap of neighbouring tiles, 0 to 0.9", 0, 0.9),
+    OPT("min-size", TT_OPT_INT, min_size, "N", "validation: remove predicted components under N pixels first, as predict --min-size does (class index: they become background)", 0, 1e9),
     OPT("sync-bn", TT_OPT_FLAG, sync_bn, NULL, "with --norm batch under mpirun: statistics over every rank's micro-batch (default: each rank's own, as PyTorch DDP); alone, the same host arithmetic", 1, 0),
-    OPT("check-weights-every", TT_OPT_INT, check_weights_every, "K", "mpirun: compare the ranks' weights every K steps (default 50; also at every checkpoint)", 1, 1e9),
+    OPT("check-weights-every", TT_OPT_INT, check_weights_every, "K", "mpirun: compare the ranks' weights every K steps (and at every checkpoint)", 1, 1e9),
     OPT("quiet", TT_OPT_FLAG, quiet, NULL, "no per-step lines on the terminal", 1, 0),
     OPT("profile", TT_OPT_FLAG, profile, NULL, "time every launch with the device's timers (OpenCL events, Vulkan timestamps): device seconds per kind of op at the end and in train.jsonl", 1, 0),
-    CHOICE("log-format", log_format, "F", "text (default: a live line on a terminal, plain lines otherwise) or jsonl (the lines of train.jsonl on stdout)", "text|jsonl"),
+    ENUM("log-format", log_format, "F", "text (a live line on a terminal, plain lines otherwise) or jsonl (the lines of train.jsonl on stdout)", TT_LOG_FORMAT_CHOICES),
 };
 const size_t tt_train_option_count = sizeof tt_train_option_table / sizeof tt_train_option_table[0];
 
 void tt_train_options_default(tt_train_options *o)
 {
     memset(o, 0, sizeof *o);
-    strcpy(o->format, "auto");
+    o->format = TT_DATASET_AUTO;
     o->tile[0] = o->tile[1] = 256;
     o->max_pixels = 268435456.0;
+    o->mean[0] = o->std[0] = NAN; /* not given */
+    o->model = TT_MODEL_UNET;
     o->base_channels = 16;
     o->depth = 3;
     o->groups = 8;
-    strcpy(o->norm, "group");
-    strcpy(o->model, "unet");
-    strcpy(o->algo, "auto");
-    strcpy(o->precision, "fp32");
+    o->norm = TT_NORM_GROUP;
+    o->algo = TT_CONV_ALGO_AUTO;
+    o->precision = TT_PRECISION_FP32;
     strcpy(o->loss_scale, "auto");
     strcpy(o->plan, "off");
     o->dice_weight = 0.0;
     o->micro_batch = 4;
     o->batch = 16;
     o->accum = 1;
-    strcpy(o->optimizer, "adamw");
-    strcpy(o->backend, "auto");
+    o->optimizer = TT_OPTIMIZER_ADAMW;
+    o->backend = TT_BACKEND_CHOICE_AUTO;
     o->lr = 1e-3;
     o->weight_decay = -1; /* the optimizer's own default: 0.01 AdamW, 0 SGD */
     o->momentum = 0.9;
     strcpy(o->schedule, "constant");
     o->gamma = 0.1;
     strcpy(o->out, "runs/latest");
-    strcpy(o->log_format, "text");
+    o->log_format = TT_LOG_TEXT;
     o->threshold = 0.5;
     o->val_overlap = 0.25;
     o->check_weights_every = 50;
+}
+
+static const char *name_of(const char *choices, int index)
+{
+    static _Thread_local char buf[4][64];
+    static _Thread_local int next;
+    next = (next + 1) % 4;
+    return tt_opt_choice_name(choices, index, buf[next], sizeof buf[next]);
+}
+
+const char *tt_model_choice_name(tt_model_choice m) { return name_of(TT_MODEL_CHOICES, (int)m); }
+
+const char *tt_optimizer_choice_name(tt_optimizer_choice o)
+{
+    return name_of(TT_OPTIMIZER_CHOICES, (int)o);
+}
+
+const char *tt_backend_choice_name(tt_backend_choice b)
+{
+    return name_of(TT_BACKEND_CHOICES, (int)b);
+}
+
+int tt_train_options_normalize(const tt_train_options *o)
+{
+    return !isnan(o->mean[0]) || !isnan(o->std[0]);
 }

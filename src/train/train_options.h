@@ -1,7 +1,9 @@
 /*
  * Everything `tiletrain train` can be told, with its defaults, as one
- * struct described by one option table (core/options.h): the same names
- * work as flags and as keys of a --config file.
+ * typed struct described by one option table (core/options.h): the same
+ * names work as flags and as keys of a --config file, and --help prints
+ * each default from tt_train_options_default's struct.  Choices are enums
+ * in the order of their names in the table.
  */
 #ifndef TT_TRAIN_OPTIONS_H
 #define TT_TRAIN_OPTIONS_H
@@ -10,11 +12,43 @@
 #include <stdint.h>
 
 #include "core/options.h"
+#include "core/precision.h"
+#include "data/dataset.h"
+#include "ops/conv_algo.h"
+#include "ops/norm.h"
+
+/* --model */
+typedef enum tt_model_choice {
+    TT_MODEL_UNET,
+    TT_MODEL_UNET_RESNET18,
+    TT_MODEL_UNET_RESNET34,
+} tt_model_choice;
+#define TT_MODEL_CHOICES "unet|unet-resnet18|unet-resnet34"
+
+/* --optimizer */
+typedef enum tt_optimizer_choice { TT_OPTIMIZER_ADAMW, TT_OPTIMIZER_SGD } tt_optimizer_choice;
+#define TT_OPTIMIZER_CHOICES "adamw|sgd"
+
+/* --backend (TT_BACKEND_CHOICES's order) */
+typedef enum tt_backend_choice {
+    TT_BACKEND_CHOICE_AUTO,
+    TT_BACKEND_CHOICE_OPENCL,
+    TT_BACKEND_CHOICE_VULKAN,
+} tt_backend_choice;
+
+/* --log-format */
+typedef enum tt_log_format { TT_LOG_TEXT, TT_LOG_JSONL } tt_log_format;
+#define TT_LOG_FORMAT_CHOICES "text|jsonl"
+
+/* --norm: tt_norm_kind's order */
+#define TT_NORM_CHOICES "none|group|batch"
+/* --format: tt_dataset_format's order */
+#define TT_DATASET_FORMAT_CHOICES "auto|folder|kaggle-rle"
 
 typedef struct tt_train_options {
     /* data */
     char data[TT_OPT_STRING_MAX];
-    char format[TT_OPT_STRING_MAX];        /* auto | folder | kaggle-rle */
+    tt_dataset_format format;
     char csv[TT_OPT_STRING_MAX];
     char images[TT_OPT_STRING_MAX];
     char cache_dir[TT_OPT_STRING_MAX];
@@ -24,17 +58,17 @@ typedef struct tt_train_options {
     char val_list[TT_OPT_STRING_MAX];      /* file of validation image names */
     int no_shuffle, no_augment, skip_bad;
     double max_pixels;
-    char mean[TT_OPT_STRING_MAX];          /* "r,g,b" of pixels / 255, or "" */
-    char std[TT_OPT_STRING_MAX];
+    float mean[3];                         /* of pixels / 255; NaN: not given */
+    float std[3];
     /* model */
-    char model[TT_OPT_STRING_MAX];         /* unet | unet-resnet18 | unet-resnet34 */
+    tt_model_choice model;
     int freeze_encoder_bn;                 /* unet-resnet*: FrozenBatchNorm2d in the encoder */
     int freeze_bn;                         /* unet-resnet*: and in the decoder */
     char encoder_lr[TT_OPT_STRING_MAX];    /* "X" or "Rx" (a ratio of --lr) */
     int freeze_encoder_steps;              /* encoder weights not updated for K steps */
     int classes;                           /* 0: from the data set */
     int base_channels, depth, groups;
-    char norm[TT_OPT_STRING_MAX];          /* group | batch | none */
+    tt_norm_kind norm;
     double dice_weight;                    /* kaggle-rle: BCE + weight * Dice */
     /* schedule of work */
     int steps, micro_batch, accum;         /* micro_batch 0: auto (fit --mem-limit) */
@@ -43,7 +77,7 @@ typedef struct tt_train_options {
     int checkpointing;                     /* recompute block insides in backward */
     int epochs;                            /* > 0: a finite run of this many passes */
     /* optimizer */
-    char optimizer[TT_OPT_STRING_MAX];     /* adamw | sgd */
+    tt_optimizer_choice optimizer;
     double lr, weight_decay, momentum;
     int nesterov;
     char schedule[TT_OPT_STRING_MAX];      /* constant | cosine | step, or the full form */
@@ -54,9 +88,9 @@ typedef struct tt_train_options {
     /* run */
     uint64_t seed;
     char device[TT_OPT_STRING_MAX];
-    char backend[TT_OPT_STRING_MAX];       /* opencl | vulkan */
-    char algo[TT_OPT_STRING_MAX];          /* convolution algorithm: auto | im2col_gemm | ... */
-    char precision[TT_OPT_STRING_MAX];     /* storage of what backward reads: fp32 | fp16 | bf16 */
+    tt_backend_choice backend;
+    tt_conv_algo algo;                     /* convolutions: auto, or one for every layer */
+    tt_precision precision;                /* storage of what backward reads */
     char loss_scale[TT_OPT_STRING_MAX];    /* auto | off | a power of two (train/loss_scale.h) */
     char plan[TT_OPT_STRING_MAX];          /* train: off | auto | a plan.json (train/run_plan.h) */
     char out[TT_OPT_STRING_MAX];
@@ -70,7 +104,7 @@ typedef struct tt_train_options {
     double val_overlap;                    /* validation's sliding-window overlap */
     int min_size;                          /* validation: drop smaller components (multi-label) */
     int quiet;
-    char log_format[TT_OPT_STRING_MAX];    /* text | jsonl */
+    tt_log_format log_format;
     int sync_bn;                           /* mpirun: batch norm statistics over every rank */
     int check_weights_every;               /* mpirun: steps between cross-rank weight checks */
     /* not an option: set by `tiletrain bench --data` */
@@ -83,5 +117,12 @@ extern const tt_opt tt_train_option_table[];
 extern const size_t tt_train_option_count;
 
 void tt_train_options_default(tt_train_options *o);
+
+/* The option's name of an enum value, for messages and logs: "batch". */
+const char *tt_model_choice_name(tt_model_choice model);
+const char *tt_optimizer_choice_name(tt_optimizer_choice optimizer);
+const char *tt_backend_choice_name(tt_backend_choice backend);
+/* 1 when the options' mean or std was given (normalised inputs). */
+int tt_train_options_normalize(const tt_train_options *o);
 
 #endif

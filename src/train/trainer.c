@@ -16,8 +16,6 @@
 #include "core/fs.h"
 #include "core/status.h"
 #include "model/weights.h"
-#include "train/fit.h"
-#include "train/precision_auto.h"
 #include "train/recipe.h"
 #include "train/train_log.h"
 #include "train/validate.h"
@@ -29,46 +27,14 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Parses "a,b,c" into three floats; `flag` names the option in errors. */
-static tt_status parse_triple(const char *flag, const char *text, float out[3], int positive)
-{
-    char *end;
-    const char *p = text;
-    for (int i = 0; i < 3; i++) {
-        out[i] = strtof(p, &end);
-        if (end == p || (i < 2 && *end != ',') || (i == 2 && *end) || !isfinite(out[i]) ||
-            (positive && out[i] <= 0))
-            return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                                "--%s '%s': give three %snumbers, one per channel, e.g. "
-                                "0.485,0.456,0.406", flag, text, positive ? "positive " : "");
-        p = end + 1;
-    }
-    return NULL;
-}
-
+/* The recipe's data set: its tile cache, the split and the crop sampler. */
 static tt_status open_data(tt_trainer *t)
 {
     const tt_train_options *o = &t->opt;
-    if (!o->data[0])
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "no data set: give --data DIR (make one with `tiletrain data synth`)");
-    tt_dataset_options dopt = {.dir = o->data, .csv_path = o->csv[0] ? o->csv : NULL,
-                               .images_dir = o->images[0] ? o->images : NULL,
-                               .max_pixels = (uint64_t)o->max_pixels, .skip_bad = o->skip_bad};
-    TT_TRY(tt_dataset_format_parse(o->format, &dopt.format));
-    TT_TRY(tt_dataset_open(&dopt, &t->dataset));
-    for (int i = 0; i < tt_dataset_problem_count(t->dataset); i++) {
-        const tt_dataset_problem *p = tt_dataset_problem_at(t->dataset, i);
-        fprintf(stderr, "tiletrain: skipped %s: %s\n", p->item, p->reason);
-    }
     t->source = tt_dataset_source(t->dataset);
-    t->mask_kind = tt_dataset_mask_kind(t->dataset);
     tt_tilecache_config cc = {.dir = o->cache_dir[0] ? o->cache_dir : NULL,
                               .max_pixels = (uint64_t)o->max_pixels};
     TT_TRY(tt_tilecache_create(&cc, &t->source, &t->cache));
-    if (o->val_list[0] && o->val_fraction > 0)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "give --val-list or --val-fraction, not both");
     if (o->val_list[0]) {
         TT_TRY(tt_split_list(&t->source, o->val_list, &t->train_items, &t->train_count,
                              &t->val_items, &t->val_count));
@@ -140,43 +106,6 @@ static void plan_steps(tt_trainer *t)
     if (t->opt.steps <= 0) t->opt.steps = (int)t->max_steps;
 }
 
-/* The model the options and the data set describe. */
-static tt_status resolve_model(tt_trainer *t)
-{
-    TT_TRY(tt_recipe_model(&t->opt, tt_dataset_classes(t->dataset), &t->model));
-    /* the images one batch norm sees: the micro-batch, or with --sync-bn every rank's */
-    int seen = t->opt.micro_batch * (t->opt.sync_bn ? t->dist.size : 1);
-    int frozen = t->model.freeze_encoder_bn && t->model.freeze_decoder_bn;
-    if (t->model.norm == TT_NORM_BATCH && !frozen && seen > 0 && seen < 4 && t->dist.rank == 0)
-        fprintf(stderr,
-                "tiletrain: note: batch norm over %d image%s: its statistics come from one "
-                "micro-batch, not the accumulation window; below 4 they are noisy (%s)\n", seen,
-                seen == 1 ? "" : "s",
-                tt_model_spec_resnet_encoder(&t->model)
-                    ? "--freeze-bn uses the running statistics instead"
-                    : "--norm group keeps none, but normalises each crop on its own");
-    return NULL;
-}
-
-/* --precision auto: the storage chosen on this device (precision_auto.h),
- * at the run's micro-batch (1 when that is auto: the fit comes after).
- * Every rank times its own device; rank 0's choice is every rank's, so
- * that the ranks run the same arithmetic. */
-static tt_status choose_precision(tt_trainer *t, int planes)
-{
-    if (t->model.precision != TT_PRECISION_AUTO) return NULL;
-    tt_step_config sc = tt_recipe_step(&t->opt, &t->model, t->mask_kind, planes);
-    if (sc.micro_batch < 1) sc.micro_batch = 1;
-    tt_precision_choice choice;
-    TT_TRY(tt_error_prefix(tt_precision_auto(t->be, &sc, &choice), "--precision auto"));
-    int32_t chosen = (int32_t)sc.model.precision;
-    TT_TRY(tt_dist_broadcast(&t->dist, &chosen, sizeof chosen, 0));
-    t->model.precision = (tt_precision)chosen;
-    snprintf(t->precision_reason, sizeof t->precision_reason, "%s", choice.reason);
-    if (t->dist.rank == 0) fprintf(stderr, "tiletrain: --precision auto: %s\n", choice.reason);
-    return NULL;
-}
-
 /* OUT/validation.txt: the held-out images, one name per line (what
  * --val-list reads, so a later run can keep the same split). */
 static tt_status write_validation_list(tt_trainer *t)
@@ -196,9 +125,6 @@ static tt_status write_validation_list(tt_trainer *t)
 static tt_status restore(tt_trainer *t)
 {
     const tt_train_options *opt = &t->opt;
-    if (opt->init_prefix[0] && !opt->init[0])
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--init-prefix %s goes with --init FILE",
-                            opt->init_prefix);
     if (opt->init[0]) {
         tt_weights_report report;
         TT_TRY(tt_weights_init(t->engine->model, opt->init, opt->init_prefix, &report));
@@ -226,76 +152,46 @@ static tt_status restore(tt_trainer *t)
                            "--resume %s (give the same --seed and data)", opt->resume);
 }
 
-/* Data parallel --micro-batch auto: every rank takes the smallest micro-batch
- * any rank's device fits, and --batch stays the images of a whole step. */
-static tt_status agree_micro_batch(tt_trainer *t, int automatic)
-{
-    if (t->dist.size < 2 || !automatic) return NULL;
-    double v[2] = {-t->opt.micro_batch, t->model.checkpointing};
-    TT_TRY(tt_dist_max_f64(&t->dist, v, 2));
-    int b = (int)-v[0], k = t->dist.size;
-    t->opt.micro_batch = b;
-    t->model.checkpointing = (int)v[1];
-    t->opt.accum = (t->opt.batch + k * b - 1) / (k * b);
-    if (t->dist.rank == 0)
-        fprintf(stderr, "tiletrain: micro-batch auto over %d ranks: micro-batch %d x accum %d on "
-                "each, %d images per step\n", k, b, t->opt.accum, k * b * t->opt.accum);
-    return NULL;
-}
-
 tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
 {
-    return tt_trainer_create_ranked(opt, NULL, out);
+    *out = NULL;
+    tt_recipe *r = malloc(sizeof *r);
+    if (!r) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    tt_recipe_init(r);
+    r->opt = *opt;
+    tt_status status = tt_recipe_resolve(r, NULL);
+    if (!status) status = tt_trainer_create_ranked(r, NULL, out);
+    tt_recipe_release(r);
+    free(r);
+    return status;
 }
 
-tt_status tt_trainer_create_ranked(const tt_train_options *opt, const tt_dist *dist,
-                                   tt_trainer **out)
+tt_status tt_trainer_create_ranked(tt_recipe *r, const tt_dist *dist, tt_trainer **out)
 {
     *out = NULL;
     tt_trainer *t = calloc(1, sizeof *t);
     if (!t) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    const tt_train_options *opt = &r->opt;
     t->opt = *opt;
     t->dist = dist ? *dist : tt_dist_single();
     t->best_mean_dice = -1;
+    t->dataset = r->dataset, r->dataset = NULL;
+    t->be = r->be, r->be = NULL;
+    t->model = r->model;
+    t->mask_kind = r->mask_kind;
+    t->normalize = r->normalize;
+    memcpy(t->mean, r->mean, sizeof t->mean);
+    memcpy(t->std, r->std, sizeof t->std);
+    snprintf(t->precision_reason, sizeof t->precision_reason, "%s", r->precision_reason);
     tt_status status = NULL;
-    if (opt->init[0] && opt->resume[0]) {
-        status = tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                              "give --init (weights only) or --resume (the whole state), not both");
+    if (!t->dataset || !t->be) {
+        status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "a trainer takes a resolved recipe "
+                              "(tt_recipe_resolve), once");
         goto cleanup;
     }
-    t->mean[0] = t->mean[1] = t->mean[2] = 0.0f;
-    t->std[0] = t->std[1] = t->std[2] = 1.0f;
-    if (opt->mean[0]) TT_CHECK(parse_triple("mean", opt->mean, t->mean, 0));
-    if (opt->std[0]) TT_CHECK(parse_triple("std", opt->std, t->std, 1));
-    t->normalize = opt->mean[0] || opt->std[0];
     TT_CHECK(open_data(t));
-    TT_CHECK(tt_dp_pick_device(&t->dist, &t->opt));
-    tt_backend_request request;
-    TT_CHECK(tt_recipe_backend(&t->opt, &request));
-    TT_CHECK(tt_backend_create(&request, &t->be));
-    if (t->dist.size > 1)
-        fprintf(stderr, "tiletrain: rank %d of %d (rank %d on its machine) trains on %s '%s'\n",
-                t->dist.rank, t->dist.size, t->dist.local_rank, t->be->ops->name,
-                t->be->device.name);
-    TT_CHECK(resolve_model(t));
-    if (!t->normalize && tt_model_spec_resnet_encoder(&t->model)) {
-        /* a ResNet encoder's pretraining normalised by ImageNet's statistics */
-        const float mean[3] = {0.485f, 0.456f, 0.406f}, std[3] = {0.229f, 0.224f, 0.225f};
-        memcpy(t->mean, mean, sizeof mean);
-        memcpy(t->std, std, sizeof std);
-        t->normalize = 1;
-    }
-    if (opt->sync_bn && t->model.norm != TT_NORM_BATCH) {
-        status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "--sync-bn synchronises batch norm: give "
-                              "it with --norm batch (this run's norm is %s)",
-                              tt_norm_kind_name(t->model.norm));
-        goto cleanup;
-    }
     int planes = tt_tilecache_planes(t->cache);
-    TT_CHECK(choose_precision(t, planes));
     TT_CHECK(tt_loss_scale_start(opt->loss_scale, t->model.precision, &t->counters.loss_scale));
-    TT_CHECK(tt_fit_memory(&t->be->device, &t->opt, &t->model, t->mask_kind, planes));
-    TT_CHECK(agree_micro_batch(t, opt->micro_batch == 0));
     plan_steps(t);
     TT_CHECK(tt_recipe_schedule(&t->opt, &t->schedule));
     tt_step_config sc = tt_recipe_step(&t->opt, &t->model, t->mask_kind, planes);
@@ -318,7 +214,7 @@ tt_status tt_trainer_create_ranked(const tt_train_options *opt, const tt_dist *d
             goto cleanup;
         }
     }
-    t->log_echo = strcmp(opt->log_format, "jsonl") == 0 && t->dist.rank == 0 ? stdout : NULL;
+    t->log_echo = opt->log_format == TT_LOG_JSONL && t->dist.rank == 0 ? stdout : NULL;
     if (t->log || t->log_echo) tt_train_log_start(t);
     *out = t;
     return NULL;

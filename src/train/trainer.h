@@ -26,6 +26,7 @@
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"
 #include "train/metrics.h"
+#include "train/recipe.h"
 #include "train/step.h"
 #include "train/train_options.h"
 
@@ -84,15 +85,17 @@ typedef struct tt_trainer {
     double best_mean_dice;    /* of validations so far; -1 before the first */
 } tt_trainer;
 
-/* Opens the data, the device, the model and the optimizer as the options
- * say; with opt->resume, restores everything from the checkpoint.
- * *out: tt_trainer_destroy(). */
+/* The trainer of a resolved recipe (tt_recipe_resolve) as rank dist->rank
+ * of a data-parallel job (dist NULL: alone): takes the recipe's data set
+ * and backend (NULL in it after), builds the tile caches, split, sampler,
+ * step engine and optimizer, and with --init or --resume restores weights
+ * or the whole state.  Every rank calls every tt_trainer_* function below
+ * in the same order; only rank 0 writes files and logs (validation runs
+ * there too).  *out: tt_trainer_destroy(). */
+tt_status tt_trainer_create_ranked(tt_recipe *recipe, const tt_dist *dist, tt_trainer **out);
+/* Alone, from options taken as they are (nothing given, as --plan off
+ * unless opt->plan says otherwise): resolved, then created. */
 tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out);
-/* The same as rank dist->rank of a data-parallel job (dist NULL: alone).
- * Every rank calls every tt_trainer_* function below in the same order;
- * only rank 0 writes files and logs (validation runs there too). */
-tt_status tt_trainer_create_ranked(const tt_train_options *opt, const tt_dist *dist,
-                                   tt_trainer **out);
 void tt_trainer_destroy(tt_trainer *trainer);
 
 /* Runs one window and one optimizer step.  When a finite run's data has

@@ -22,7 +22,7 @@
 #     too little data and a corrupt image are refused;
 #   - train plans its recipe by default (OUT/plan.json, train.jsonl), --steps may be left
 #     out, a resume reads the run's plan back bit for bit, --plan off is the built-in defaults,
-#     a flag that resizes the network has the plan's micro-batch fitted again;
+#     a flag that resizes the network is planned around (the micro-batch fitted for it);
 #   - eval (as validation) drops class-index components under --min-size, as predict does;
 #   - a planted wrong kernel is refused under auto and wrong when forced; selftest --algos.
 # usage: tests/cli/check.sh BUILD_DIR
@@ -260,8 +260,8 @@ for limit in 6MiB:6291456 3MiB:3145728 1MiB:1048576; do
 done
 expect 1 "no configuration fits" -- "$tt" plan --data "$work/data" --mem-limit 200KiB --out "$work/p2.json"
 # train plans by default: the plan's recipe, OUT/plan.json and a "plan" line
-# in train.jsonl, the flags given over it (--steps); --plan FILE takes a
-# plan.json's args, its steps too when --steps is left out
+# in train.jsonl, the flags given kept (--steps: no choice of it); --plan
+# FILE takes a plan.json's args, its steps too when --steps is left out
 if "$tt" train --data "$work/data" --out "$work/pa" --mem-limit 6MiB --steps 1 --quiet 2>"$work/err" &&
    /usr/bin/python3 -c '
 import json, sys
@@ -271,28 +271,38 @@ cfg = lines[0]["config"]
 assert cfg["plan"] == "auto" and cfg["steps"] == 1, cfg
 assert cfg["micro_batch"] == int(plan["micro-batch"]["value"]) and cfg["norm"] == plan["norm"]["value"], (cfg, plan)
 logged = [l["plan"] for l in lines if "plan" in l]
-assert len(logged) == 1 and logged[0]["choices"] == plan, logged' \
+assert len(logged) == 1 and logged[0]["choices"] == plan, logged
+recipe = {r["option"]: r for l in lines if "recipe" in l for r in l["recipe"]}
+assert recipe["steps"]["from"] == "flag" and recipe["norm"]["from"] == "plan", recipe
+assert recipe["norm"]["reason"] == plan["norm"]["reason"] and recipe["seed"]["from"] == "default"' \
      "$work/pa/plan.json" "$work/pa/train.jsonl" &&
+   grep -q "<td style='text-align:left'>plan</td>" "$work/pa/report.html" &&
    /usr/bin/python3 -c '
 import json, sys
 p = json.load(open(sys.argv[1]))
-i = p["args"].index("--steps"); p["args"][i + 1] = "3"
+assert "--steps" not in p["args"], p["args"]  # given, so not a choice
+p["args"] += ["--steps", "3"]
 json.dump(p, open(sys.argv[2], "w"))' "$work/pa/plan.json" "$work/plan3.json" &&
    "$tt" train --data "$work/data" --out "$work/pb" --plan "$work/plan3.json" --norm group --quiet 2>>"$work/err" &&
    grep -q '"norm": *"group"' "$work/pb/train.jsonl" && grep -q '"steps": *3' "$work/pb/train.jsonl"
 then pass "train plans by default (OUT/plan.json, train.jsonl), --steps over it; --plan FILE sets the steps, --norm group over it"
 else fail "train --plan"; cat "$work/err"; fi
-# a flag that resizes the network (a larger tile) has the plan's micro-batch
-# fitted again under the limit, at most the plan's, for its images per step
+# a flag that resizes the network (a larger tile) is planned around: the
+# plan's micro-batch is fitted for the tile given (no choice of tile in
+# plan.json), and mem of the plan's args with that tile fits the limit
 if "$tt" train --data "$work/data" --out "$work/pt" --mem-limit 6MiB --tile 64x96 --steps 1 --quiet 2>"$work/err" &&
    /usr/bin/python3 -c '
 import json, sys
 plan = json.load(open(sys.argv[1]))["choices"]
 cfg = json.loads(open(sys.argv[2]).readline())["config"]
 micro, accum = int(plan["micro-batch"]["value"]), int(plan["accum"]["value"])
-assert cfg["tile_w"] == 96 and cfg["micro_batch"] < micro, (cfg, plan)
-assert cfg["micro_batch"] * cfg["accum"] >= micro * accum, (cfg, plan)' "$work/pt/plan.json" "$work/pt/train.jsonl"
-then pass "train --tile 64x96 over a 64 px plan under 6MiB: the micro-batch fitted again ($(grep -o 'micro-batch auto: [0-9]* x accum [0-9]*' "$work/err"))"
+assert "tile" not in plan and cfg["tile_w"] == 96, (cfg, plan)
+assert cfg["micro_batch"] == micro and cfg["accum"] == accum and micro * accum >= 8, (cfg, plan)' \
+     "$work/pt/plan.json" "$work/pt/train.jsonl" &&
+   mapfile -t plan_args < <(/usr/bin/python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["args"]))' "$work/pt/plan.json") &&
+   "$tt" mem --data "$work/data" --tile 64x96 "${plan_args[@]}" --json >"$work/pt_mem.json" 2>>"$work/err" &&
+   /usr/bin/python3 -c 'import json,sys; t = json.load(open(sys.argv[1]))["estimate"]["total_bytes"]; assert t <= 6 << 20, t' "$work/pt_mem.json"
+then pass "train --tile 64x96 under 6MiB: planned around the tile given ($(/usr/bin/python3 -c 'import json,sys; c = json.load(open(sys.argv[1]))["choices"]; print("micro-batch", c["micro-batch"]["value"], "x accum", c["accum"]["value"])' "$work/pt/plan.json")), mem of it fits"
 else fail "train --tile over a plan"; cat "$work/err"; fi
 # a planned run resumed goes on with its plan, bit for bit (a constant rate
 # over the plan's cosine, whose length is --steps); --plan off is the

@@ -8,6 +8,7 @@
 #     largest value (a parameter that started at zero has no scale of its
 #     own: a bias at 3e-3 differs by 3e-8 after three steps); the
 #     ranks' weights compared at every step (--check-weights-every 1);
+#   - a planned run (--plan auto): rank 0's recipe on every rank;
 #   - the same over TCP (--mca btl tcp,self), the path between machines;
 #   - --sync-bn: 2 ranks x micro-batch 2 against 1 process x micro-batch 4
 #     (batch norm over the same images): gradients within 1e-6 of the
@@ -61,6 +62,14 @@ mpi "$tt" train "${group[@]}" --micro-batch 2 --accum 1 --steps 2 --val-fraction
 if [ -s val/best.safetensors ] && [ "$(grep -c '"mean_dice"' val/train.jsonl)" -ge 2 ]; then
   pass "validation during a 2-rank run (rank 0 validates, best.safetensors)"
 else fail "validation on 2 ranks"; cat val.err; fi
+
+# --- a planned run: every rank trains rank 0's plan (each planned for its
+# own device; the ranks' weights compared at every step) ---
+mpi "$tt" train --data data --cache-dir "$work/cache" --backend opencl --quiet --seed 5 \
+    --algo im2col_gemm --mem-limit 8MiB --steps 2 --out planned --check-weights-every 1 2> planned.err
+if [ -s planned/last.safetensors ] && [ -s planned/plan.json ] && grep -q '"plan":"auto"\|"plan": *"auto"' planned/train.jsonl; then
+  pass "a planned 2-rank run: one recipe on both ranks (plan.json, weights equal every step)"
+else fail "planned 2-rank run"; cat planned.err; fi
 
 mpi --mca btl tcp,self "$tt" train "${group[@]}" --micro-batch 2 --accum 3 --steps 3 --out tcp3 --check-weights-every 1
 if [ -s tcp3/last.safetensors ] && $same one3/last.safetensors tcp3/last.safetensors --tol 1e-6 --scale file; then
