@@ -344,6 +344,65 @@ static void test_masks_follow_geometry(void)
     rp_source_free(&src);
 }
 
+/* The warp through the sampler: every transform on, the mask still agrees
+ * with the image (nearest against bilinear: off only where the image's
+ * edge blends two sides), points from outside the image ignored (255) for
+ * both mask kinds, and a resume mid-stream gives the same crops bit for
+ * bit. */
+static void test_warp(void)
+{
+    for (int kind = 0; kind < 2; kind++) {
+        tt_mask_kind mk = kind ? TT_MASK_MULTI_LABEL : TT_MASK_CLASS_INDEX;
+        int planes = kind ? 3 : 1;
+        rp_source src;
+        make_source(&src, mk);
+        tt_tilecache *cache = open_cache(&src, kind ? "c10" : "c11");
+        tt_sampler_config cfg = train_config(21);
+        TH_OK(tt_augment_parse("affine:p=1:shift=0.2:scale=0.3:rotate=45,grid:p=0.5,"
+                               "elastic:p=0.5:alpha=3:spacing=16", &cfg.augment));
+        tt_sampler *s, *r;
+        TH_OK(tt_sampler_create(&cfg, cache, all_items, 4, &s)); /* items with R > 128 masks */
+        int bad = 0, judged = 0, ignored = 0;
+        for (int k = 0; k < 40; k++) {
+            uint8_t rgb[TILE * TILE * 3], mask[3 * TILE * TILE];
+            tt_crop_info info;
+            TH_OK(tt_sampler_next(s, rgb, mask, &info));
+            CU_ASSERT(info.augment.affine);
+            for (int p = 0; p < TILE * TILE; p++) {
+                uint8_t m = mask[p];
+                int square = kind ? mask[2 * TILE * TILE + p] == 1 : m == 2;
+                if (m == 255) {
+                    ignored++;
+                    for (int q = 1; q < planes; q++) CU_ASSERT_EQUAL(mask[q * TILE * TILE + p], 255);
+                    continue;
+                }
+                int r_ = rgb[3 * p];
+                if (square || (r_ > 100 && r_ < 156)) continue; /* the square; a blended edge */
+                judged++;
+                bad += m != (r_ > 128);
+            }
+        }
+        printf("\n  %s: 40 warped crops, %d pixels judged, %d off, %d ignored (outside the image)",
+               kind ? "multi-label" : "class index", judged, bad, ignored);
+        CU_ASSERT(judged > 40 * TILE * TILE / 4);
+        CU_ASSERT(bad <= judged / 200);
+        CU_ASSERT(ignored > 0);
+        /* resume: 5 crops in, then 12 */
+        TH_OK(tt_sampler_create(&cfg, cache, all_items, 4, &r));
+        tt_sampler_destroy(s);
+        TH_OK(tt_sampler_create(&cfg, cache, all_items, 4, &s));
+        draw(s, 5, planes, NULL);
+        tt_sampler_state saved;
+        tt_sampler_get_state(s, &saved);
+        uint64_t continued = draw(s, 12, planes, NULL);
+        TH_OK(tt_sampler_set_state(r, &saved));
+        CU_ASSERT_EQUAL(draw(r, 12, planes, NULL), continued);
+        tt_sampler_destroy(s), tt_sampler_destroy(r);
+        tt_tilecache_destroy(cache);
+        rp_source_free(&src);
+    }
+}
+
 static void test_splits(void)
 {
     rp_source src;
@@ -442,6 +501,7 @@ int main(void)
         {"no-shuffle sorted grid order", test_no_shuffle_order},
         {"augment geometry reference", test_augment_geometry},
         {"masks follow the geometry", test_masks_follow_geometry},
+        {"the warp: masks follow, outside ignored, exact resume", test_warp},
         {"train/validation splits", test_splits},
         {"stride K: rank r takes crops r, r + K, ...", test_stride_ranks},
         CU_TEST_INFO_NULL,

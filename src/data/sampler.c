@@ -5,6 +5,7 @@
  */
 #include "data/sampler.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,9 @@ struct tt_sampler {
     int64_t *perm;         /* (epoch_length) shuffle: visit order */
     uint64_t *fg_counts;   /* (classes) scratch */
     uint8_t *scratch;      /* (tile_h * tile_w * 3) for augmentation */
+    float *map;            /* (2 * tile_h * tile_w) a warp's source points */
+    uint8_t *window;       /* a warp's source window: rgb, then the mask planes */
+    size_t window_size;
 };
 
 tt_status tt_sampler_create(const tt_sampler_config *config, tt_tilecache *cache, const int *items,
@@ -99,6 +103,8 @@ void tt_sampler_destroy(tt_sampler *sampler)
     free(sampler->perm);
     free(sampler->fg_counts);
     free(sampler->scratch);
+    free(sampler->map);
+    free(sampler->window);
     free(sampler);
 }
 
@@ -186,6 +192,43 @@ static tt_status random_origin(tt_sampler *s, int k, tt_rng *rng, tt_crop_info *
     return NULL;
 }
 
+/* The crop through its warp: the source points of its pixels, the window
+ * of the image they fall in (read with the masks' out-of-image pixels
+ * ignore, 255), sampled. */
+static tt_status read_warped(tt_sampler *s, const tt_crop_info *info, uint8_t *rgb, uint8_t *masks)
+{
+    int tw = s->config.tile_width, th = s->config.tile_height, planes = tt_tilecache_planes(s->cache);
+    size_t n = (size_t)tw * th;
+    if (!s->map && !(s->map = malloc(sizeof *s->map * 2 * n)))
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "sampler: no host memory for the warp");
+    float *sx = s->map, *sy = s->map + n;
+    tt_augment_source_map(&info->augment, tw, th, sx, sy);
+    float lox = sx[0], hix = sx[0], loy = sy[0], hiy = sy[0];
+    for (size_t i = 1; i < n; i++) {
+        lox = sx[i] < lox ? sx[i] : lox, hix = sx[i] > hix ? sx[i] : hix;
+        loy = sy[i] < loy ? sy[i] : loy, hiy = sy[i] > hiy ? sy[i] : hiy;
+    }
+    /* bilinear reads one pixel past the point; a far point is clamped (it
+     * samples nothing: the window's edge is as far as anything is read) */
+    const float far = 4.0f * (tw > th ? tw : th);
+    int wx0 = (int)floorf(lox < -far ? -far : lox), wy0 = (int)floorf(loy < -far ? -far : loy);
+    int wx1 = (int)floorf(hix > far ? far : hix) + 2, wy1 = (int)floorf(hiy > far ? far : hiy) + 2;
+    int ww = wx1 - wx0, wh = wy1 - wy0;
+    size_t need = (size_t)ww * wh * (3 + (size_t)planes);
+    if (need > s->window_size) {
+        uint8_t *grown = realloc(s->window, need);
+        if (!grown) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "sampler: no host memory for the warp");
+        s->window = grown, s->window_size = need;
+    }
+    uint8_t *win_rgb = s->window, *win_masks = s->window + (size_t)ww * wh * 3;
+    TT_TRY(tt_tilecache_read_image(s->cache, info->item, info->x0 + wx0, info->y0 + wy0, ww, wh,
+                                   win_rgb));
+    TT_TRY(tt_tilecache_read_mask(s->cache, info->item, info->x0 + wx0, info->y0 + wy0, ww, wh,
+                                  255, win_masks));
+    tt_augment_sample(sx, sy, tw, th, wx0, wy0, ww, wh, win_rgb, win_masks, planes, rgb, masks);
+    return NULL;
+}
+
 tt_status tt_sampler_next(tt_sampler *sampler, uint8_t *rgb, uint8_t *masks, tt_crop_info *info)
 {
     tt_sampler *s = sampler;
@@ -217,13 +260,16 @@ tt_status tt_sampler_next(tt_sampler *sampler, uint8_t *rgb, uint8_t *masks, tt_
     info->position = pos;
     const tt_item_source *src = tt_tilecache_source(s->cache);
     uint8_t pad = src->mask_kind == TT_MASK_CLASS_INDEX ? 255 : 0;
-    TT_TRY(tt_tilecache_read_image(s->cache, info->item, info->x0, info->y0, tw, th, rgb));
-    TT_TRY(tt_tilecache_read_mask(s->cache, info->item, info->x0, info->y0, tw, th, pad, masks));
     info->augment = tt_augment_identity();
-    if (!s->config.no_augment) {
-        tt_augment_draw(&s->config.augment, tw == th, &rng, &info->augment);
-        tt_augment_apply(&info->augment, tw, th, rgb, masks, tt_tilecache_planes(s->cache), s->scratch);
+    if (!s->config.no_augment) tt_augment_draw(&s->config.augment, tw == th, &rng, &info->augment);
+    if (tt_augment_warps(&info->augment)) {
+        TT_TRY(read_warped(s, info, rgb, masks));
+    } else {
+        TT_TRY(tt_tilecache_read_image(s->cache, info->item, info->x0, info->y0, tw, th, rgb));
+        TT_TRY(tt_tilecache_read_mask(s->cache, info->item, info->x0, info->y0, tw, th, pad, masks));
     }
+    if (!s->config.no_augment)
+        tt_augment_apply(&info->augment, tw, th, rgb, masks, tt_tilecache_planes(s->cache), s->scratch);
     s->state = tt_sampler_state_after(s, s->state, s->config.stride);
     return NULL;
 }

@@ -9,6 +9,7 @@
 #ifndef TT_TRAIN_RECIPE_H
 #define TT_TRAIN_RECIPE_H
 
+#include "data/augment.h"
 #include "data/dataset.h"
 #include "dist/dist.h"
 #include "optim/schedule.h"
@@ -45,6 +46,7 @@ typedef struct tt_recipe {
     int normalize;              /* mean/std given, or a ResNet encoder's */
     float mean[3], std[3];      /* of pixels / 255 */
     char precision_reason[320]; /* --precision auto: what was chosen and why */
+    tt_augment_config augment;  /* --augment's spec, parsed */
     tt_run_plan *plan;          /* --plan auto's choices and reasons; NULL without */
     char plan_file[TT_OPT_STRING_MAX + 16]; /* plan.json: to write (auto), read (FILE,
                                                a resume) or "" */

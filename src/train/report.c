@@ -193,7 +193,7 @@ tt_status tt_report_write(const char *out_dir)
     series dice[10] = {{0}};
     char *class_names[10] = {0};
     int classes = 0;
-    cJSON *start = NULL, *memory = NULL, *gallery = NULL, *recipe = NULL;
+    cJSON *start = NULL, *memory = NULL, *gallery = NULL, *recipe = NULL, *augment = NULL;
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
@@ -207,6 +207,11 @@ tt_status tt_report_write(const char *out_dir)
         if (cJSON_GetObjectItem(o, "device")) {
             cJSON_Delete(start);
             start = o;
+            continue;
+        }
+        if (cJSON_GetObjectItem(o, "augment")) {
+            cJSON_Delete(augment);
+            augment = o;
             continue;
         }
         if (cJSON_GetObjectItem(o, "recipe")) { /* a resume's replaces the first's */
@@ -284,6 +289,20 @@ tt_status tt_report_write(const char *out_dir)
         html_text(f, d ? d : "");
         fprintf(f, "</pre></details>\n");
         cJSON_free(d);
+    }
+    cJSON *aug = cJSON_GetObjectItem(augment, "augment");
+    if (aug) { /* what the network was shown */
+        fprintf(f, "<h2>Augmentation</h2>\n<p><code>--augment ");
+        html_text(f, cJSON_GetStringValue(cJSON_GetObjectItem(aug, "spec")));
+        fprintf(f, "</code>: the run's first crops, each as drawn | with its masks over it "
+                   "(dark: ignored, from outside the image).</p>\n");
+        cJSON *file;
+        cJSON_ArrayForEach(file, cJSON_GetObjectItem(aug, "gallery"))
+        {
+            if (cJSON_IsString(file))
+                embed_png(f, out_dir, file->valuestring, "max-width:48%;margin:0 1% 1em 0");
+            fprintf(f, "\n");
+        }
     }
     fprintf(f, "<h2>Training</h2>\n");
     const char *loss_name[] = {"loss (normalised over the window)"};
@@ -365,6 +384,7 @@ tt_status tt_report_write(const char *out_dir)
 cleanup:
     cJSON_Delete(start);
     cJSON_Delete(recipe);
+    cJSON_Delete(augment);
     cJSON_Delete(memory);
     cJSON_Delete(gallery);
     free(loss.x), free(loss.y), free(lr.x), free(lr.y), free(speed.x), free(speed.y);

@@ -235,6 +235,7 @@ tt_status tt_recipe_resolve(tt_recipe *r, const tt_dist *dist)
     TT_TRY(agree_plan(r, dist));
     TT_TRY(check_flags(o)); /* again: a plan file may have set one */
     int automatic = o->micro_batch == 0;
+    TT_TRY(tt_augment_parse(o->augment, &r->augment));
     TT_TRY(resolve_model(r, dist));
     TT_TRY(choose_precision(r, dist));
     if (!r->plan) { /* a plan's memory rule fitted it */

@@ -52,6 +52,20 @@ void tt_train_log_start(tt_trainer *t)
     tt_trainer_log_json(t, start);
 }
 
+void tt_train_log_augment(tt_trainer *t, int gallery_count)
+{
+    char spec[1024];
+    cJSON *root = cJSON_CreateObject(), *a = cJSON_AddObjectToObject(root, "augment");
+    cJSON_AddStringToObject(a, "spec", tt_augment_format(&t->augment, spec, sizeof spec));
+    cJSON *files = cJSON_AddArrayToObject(a, "gallery");
+    for (int k = 0; k < gallery_count; k++) {
+        char rel[32];
+        snprintf(rel, sizeof rel, "augment/crop%d.png", k);
+        cJSON_AddItemToArray(files, cJSON_CreateString(rel));
+    }
+    tt_trainer_log_json(t, root);
+}
+
 void tt_train_log_step(tt_trainer *t, const tt_step_report *r)
 {
     tt_trainer_log(t,

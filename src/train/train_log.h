@@ -16,6 +16,8 @@ struct cJSON;
 void tt_trainer_log_json(tt_trainer *t, struct cJSON *object);
 /* The first line: the device and the run's configuration. */
 void tt_train_log_start(tt_trainer *trainer);
+/* The augmentation: its spec and the gallery's pictures (augment/crop<k>.png). */
+void tt_train_log_augment(tt_trainer *trainer, int gallery_count);
 /* One optimizer step. */
 void tt_train_log_step(tt_trainer *trainer, const tt_step_report *report);
 /* One validation's metrics, and the first gallery_count pictures (0: none). */

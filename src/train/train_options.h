@@ -57,6 +57,7 @@ typedef struct tt_train_options {
     double val_fraction;
     char val_list[TT_OPT_STRING_MAX];      /* file of validation image names */
     int no_shuffle, no_augment, skip_bad;
+    char augment[TT_OPT_STRING_MAX];       /* a spec (data/augment.h) */
     double max_pixels;
     float mean[3];                         /* of pixels / 255; NaN: not given */
     float std[3];

@@ -16,6 +16,7 @@
 #include "core/fs.h"
 #include "core/status.h"
 #include "model/weights.h"
+#include "train/augment_gallery.h"
 #include "train/recipe.h"
 #include "train/train_log.h"
 #include "train/validate.h"
@@ -50,7 +51,7 @@ static tt_status open_data(tt_trainer *t)
     tt_sampler_config sc = {.tile_width = o->tile[1], .tile_height = o->tile[0],
                             .fg_fraction = o->fg_fraction, .no_shuffle = o->no_shuffle,
                             .no_augment = o->no_augment, .seed = o->seed,
-                            .augment = tt_augment_defaults(), .stride = t->dist.size};
+                            .augment = t->augment, .stride = t->dist.size};
     if (t->val_count) TT_TRY(tt_tilecache_create(&cc, &t->source, &t->val_cache));
     TT_TRY(tt_sampler_create(&sc, t->cache, t->train_items, t->train_count, &t->sampler));
     /* rank r of K takes crops r, r + K, ... of the one stream a single process would take */
@@ -59,6 +60,20 @@ static tt_status open_data(tt_trainer *t)
     first = tt_sampler_state_after(t->sampler, first, t->dist.rank);
     t->counters.sampler = first;
     return tt_sampler_set_state(t->sampler, &first);
+}
+
+/* OUT/augment: the first crops the run's augmentation makes, drawn by a
+ * sampler of their own (the training stream untouched). */
+static tt_status augment_gallery(tt_trainer *t)
+{
+    tt_sampler_config sc = {.tile_width = t->opt.tile[1], .tile_height = t->opt.tile[0],
+                            .fg_fraction = t->opt.fg_fraction, .seed = t->opt.seed,
+                            .augment = t->augment};
+    char dir[TT_OPT_STRING_MAX + 16];
+    snprintf(dir, sizeof dir, "%s/augment", t->opt.out);
+    return tt_error_prefix(tt_augment_gallery(&sc, t->cache, t->train_items, t->train_count, dir,
+                                              TT_AUGMENT_GALLERY_MAX),
+                           "the augmentation gallery");
 }
 
 /* Crops of a finite run (--epochs), 0 for an endless stream. */
@@ -182,6 +197,7 @@ tt_status tt_trainer_create_ranked(tt_recipe *r, const tt_dist *dist, tt_trainer
     t->normalize = r->normalize;
     memcpy(t->mean, r->mean, sizeof t->mean);
     memcpy(t->std, r->std, sizeof t->std);
+    t->augment = r->augment;
     snprintf(t->precision_reason, sizeof t->precision_reason, "%s", r->precision_reason);
     tt_status status = NULL;
     if (!t->dataset || !t->be) {
@@ -202,6 +218,11 @@ tt_status tt_trainer_create_ranked(tt_recipe *r, const tt_dist *dist, tt_trainer
     if (opt->sync_bn) t->engine->model->norm_sync = &t->norm_sync;
     TT_CHECK(restore(t));
     if (t->dp) TT_CHECK(tt_dp_check_weights(t->dp, t->counters.step)); /* the same start */
+    int gallery = 0;
+    if (opt->out[0] && t->dist.rank == 0 && !opt->no_augment && !opt->resume[0]) {
+        TT_CHECK(augment_gallery(t));
+        gallery = TT_AUGMENT_GALLERY_MAX;
+    }
     TT_CHECK(start_prefetch(t));
     if (opt->out[0] && t->dist.rank == 0) {
         TT_CHECK(tt_make_dirs(opt->out));
@@ -216,6 +237,7 @@ tt_status tt_trainer_create_ranked(tt_recipe *r, const tt_dist *dist, tt_trainer
     }
     t->log_echo = opt->log_format == TT_LOG_JSONL && t->dist.rank == 0 ? stdout : NULL;
     if (t->log || t->log_echo) tt_train_log_start(t);
+    if (gallery && (t->log || t->log_echo)) tt_train_log_augment(t, gallery);
     *out = t;
     return NULL;
 cleanup:

@@ -61,6 +61,7 @@ typedef struct tt_trainer {
     tt_mask_kind mask_kind;
     int normalize;            /* --mean / --std given */
     float mean[3], std[3];    /* of pixels / 255 */
+    tt_augment_config augment; /* the training crops' (unless --no-augment) */
     tt_step *engine;          /* the device half: model, optimizer, labels, loss blocks */
     tt_dist dist;             /* this rank in the job: rank 0 of 1 alone */
     tt_data_parallel *dp;     /* the cross-rank half; NULL alone */
