@@ -53,16 +53,6 @@ tt_status tt_dp_pick_device(const tt_dist *dist, tt_train_options *o)
     return NULL;
 }
 
-static tt_status norm_sum(void *ctx, double *values, size_t n)
-{
-    return tt_dist_sum_f64(ctx, values, n);
-}
-
-tt_norm_sync tt_dp_norm_sync(const tt_dist *dist)
-{
-    return (tt_norm_sync){norm_sum, (void *)dist};
-}
-
 tt_status tt_dp_create(const tt_dist *dist, tt_step *engine, tt_data_parallel **out)
 {
     *out = NULL;
@@ -77,7 +67,6 @@ tt_status tt_dp_create(const tt_dist *dist, tt_step *engine, tt_data_parallel **
     }
     dp->dist = *dist;
     dp->engine = engine;
-    engine->dist = &dp->dist;
     *out = dp;
     return NULL;
 }
@@ -85,7 +74,6 @@ tt_status tt_dp_create(const tt_dist *dist, tt_step *engine, tt_data_parallel **
 void tt_dp_destroy(tt_data_parallel *dp)
 {
     if (!dp) return;
-    if (dp->engine) dp->engine->dist = NULL;
     free(dp->staging);
     free(dp);
 }

@@ -41,10 +41,6 @@ tt_status tt_dp_pick_device(const tt_dist *dist, tt_train_options *o);
 /* The cross-rank state of `engine`; *out is NULL in a world of one. */
 tt_status tt_dp_create(const tt_dist *dist, tt_step *engine, tt_data_parallel **out);
 
-/* --sync-bn: batch norm statistics summed over the ranks of `dist`
- * (borrowed; a world of one sums nothing, but takes the same host
- * arithmetic, so a single process can be compared with K ranks). */
-tt_norm_sync tt_dp_norm_sync(const tt_dist *dist);
 void tt_dp_destroy(tt_data_parallel *dp);
 
 /* values[0..n) (n <= TT_DP_MAX_SUMS) summed over the ranks, with this

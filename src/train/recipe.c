@@ -52,6 +52,14 @@ tt_status tt_recipe_model(const tt_train_options *o, int data_classes, tt_model_
     return NULL;
 }
 
+/* --encoder-lr's scale, 1 where it does not parse (resolving refused it). */
+static double encoder_scale_or_one(const tt_train_options *o)
+{
+    double scale = 1.0;
+    tt_status_free(tt_recipe_encoder_scale(o, &scale));
+    return scale;
+}
+
 tt_step_config tt_recipe_step(const tt_train_options *o, const tt_model_spec *model,
                               tt_mask_kind kind, int planes)
 {
@@ -67,6 +75,8 @@ tt_step_config tt_recipe_step(const tt_train_options *o, const tt_model_spec *mo
         .clip_norm = o->clip_norm,
         .optimizer = {.name = tt_optimizer_choice_name(o->optimizer), .lr = o->lr, .weight_decay = o->weight_decay,
                       .momentum = o->momentum, .nesterov = o->nesterov},
+        .encoder_group = o->encoder_lr[0] || o->freeze_encoder_steps,
+        .encoder_lr_scale = encoder_scale_or_one(o),
     };
 }
 
@@ -124,9 +134,10 @@ tt_status tt_recipe_schedule(const tt_train_options *o, tt_schedule *out)
     return tt_schedule_parse(text, out);
 }
 
-/* --encoder-lr "X" or "Rx" as a scale of the base rate. */
-static tt_status encoder_scale(const tt_train_options *o, double *scale)
+tt_status tt_recipe_encoder_scale(const tt_train_options *o, double *scale)
 {
+    *scale = 1.0;
+    if (!o->encoder_lr[0]) return NULL;
     char *end;
     double v = strtod(o->encoder_lr, &end);
     int ratio = *end == 'x' && end[1] == 0;
@@ -140,32 +151,6 @@ static tt_status encoder_scale(const tt_train_options *o, double *scale)
                             "(0.1x) instead", o->encoder_lr);
     *scale = ratio ? v : v / o->lr;
     return NULL;
-}
-
-tt_status tt_recipe_groups(const tt_train_options *o, const tt_param_table *params,
-                           tt_optimizer *opt)
-{
-    if (!o->encoder_lr[0] && !o->freeze_encoder_steps) return NULL;
-    double scale = 1.0;
-    if (o->encoder_lr[0]) TT_TRY(encoder_scale(o, &scale));
-    size_t end = 0, rest = opt->floats; /* the encoder's last float, the rest's first */
-    for (int i = 0; i < params->count; i++) {
-        const tt_param *p = &params->params[i];
-        if (!p->trainable) continue;
-        if (strncmp(p->name, "encoder.", 8) == 0) {
-            if (p->offset + p->count > end) end = p->offset + p->count;
-        } else if (p->offset < rest) {
-            rest = p->offset;
-        }
-    }
-    if (!end || end > rest)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "--encoder-lr / --freeze-encoder-steps: this model's encoder.* "
-                            "tensors are %s", end ? "not one range of its parameters" : "none");
-    if (rest == opt->floats) /* nothing but the encoder: one group */
-        return tt_optimizer_set_groups(opt, &(tt_optimizer_group){0, rest, scale, 0, 0}, 1);
-    tt_optimizer_group groups[2] = {{0, rest, scale, 0, 0}, {rest, opt->floats, 1.0, 0, 0}};
-    return tt_optimizer_set_groups(opt, groups, 2);
 }
 
 void tt_recipe_freeze(const tt_train_options *o, tt_optimizer *opt, int64_t step)

@@ -88,12 +88,9 @@ tt_step_config tt_recipe_step(const tt_train_options *options, const tt_model_sp
  * caller owns it (cJSON_Delete); NULL when host memory runs out. */
 struct cJSON *tt_recipe_json(const tt_train_options *options, const tt_model_spec *model);
 
-/* --encoder-lr and --freeze-encoder-steps: the optimizer's parameter
- * groups, the encoder's tensors ("encoder.*", the first range of the
- * arena) and the rest; nothing without those options.  The encoder group
- * is index 0 (tt_recipe_freeze). */
-tt_status tt_recipe_groups(const tt_train_options *options, const tt_param_table *params,
-                           tt_optimizer *optimizer);
+/* --encoder-lr as a scale of --lr (1 without it); an error naming it when
+ * it is neither a rate nor a ratio ("0.1x"). */
+tt_status tt_recipe_encoder_scale(const tt_train_options *options, double *scale);
 /* Before step `step` (1-based): the encoder group frozen while step <=
  * --freeze-encoder-steps. */
 void tt_recipe_freeze(const tt_train_options *options, tt_optimizer *optimizer, int64_t step);

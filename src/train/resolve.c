@@ -63,7 +63,8 @@ static tt_status check_flags(const tt_train_options *o)
                             o->init_prefix);
     if (o->val_list[0] && o->val_fraction > 0)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "give --val-list or --val-fraction, not both");
-    return NULL;
+    double scale;
+    return tt_recipe_encoder_scale(o, &scale);
 }
 
 static tt_status open_data(tt_recipe *r)

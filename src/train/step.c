@@ -12,6 +12,38 @@
 #include "ops/softmax_ce.h"
 #include "ops/util.h"
 
+/* --sync-bn's sums over the ranks. */
+static tt_status norm_sum(void *ctx, double *values, size_t n)
+{
+    return tt_dist_sum_f64(ctx, values, n);
+}
+
+/* The encoder's tensors ("encoder.*") as group 0 at `scale` of the rate,
+ * the rest as group 1. */
+static tt_status encoder_groups(tt_step *s, double scale)
+{
+    const tt_param_table *params = s->model->params;
+    tt_optimizer *opt = s->optimizer;
+    size_t end = 0, rest = opt->floats; /* the encoder's last float, the rest's first */
+    for (int i = 0; i < params->count; i++) {
+        const tt_param *p = &params->params[i];
+        if (!p->trainable) continue;
+        if (strncmp(p->name, "encoder.", 8) == 0) {
+            if (p->offset + p->count > end) end = p->offset + p->count;
+        } else if (p->offset < rest) {
+            rest = p->offset;
+        }
+    }
+    if (!end || end > rest)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "--encoder-lr / --freeze-encoder-steps: this model's encoder.* "
+                            "tensors are %s", end ? "not one range of its parameters" : "none");
+    if (rest == opt->floats) /* nothing but the encoder: one group */
+        return tt_optimizer_set_groups(opt, &(tt_optimizer_group){0, rest, scale, 0, 0}, 1);
+    tt_optimizer_group groups[2] = {{0, rest, scale, 0, 0}, {rest, opt->floats, 1.0, 0, 0}};
+    return tt_optimizer_set_groups(opt, groups, 2);
+}
+
 tt_status tt_step_create(tt_backend *be, const tt_step_config *config, tt_step **out)
 {
     *out = NULL;
@@ -23,12 +55,18 @@ tt_status tt_step_create(tt_backend *be, const tt_step_config *config, tt_step *
     tt_status status = NULL;
     TT_CHECK(tt_model_create(be, &c->model, c->micro_batch, c->height, c->width, c->seed,
                              &s->model));
+    s->dist = c->dist;
+    if (c->norm_dist) {
+        s->norm_sync = (tt_norm_sync){norm_sum, (void *)c->norm_dist};
+        s->model->norm_sync = &s->norm_sync;
+    }
     TT_CHECK(tt_buffer_alloc(be, (size_t)c->micro_batch * (size_t)c->planes * c->height * c->width,
                              TT_MEM_DATA, "labels", &s->labels));
     TT_CHECK(tt_buffer_alloc(be, 2 * TT_LOSS_VALUE_BYTES, TT_MEM_WORKSPACE, "loss", &s->loss_blocks));
     TT_CHECK(tt_buffer_alloc(be, 2 * sizeof(float), TT_MEM_WORKSPACE, "grad-norm", &s->reduce_block));
     TT_CHECK(tt_optimizer_create(be, &c->optimizer, s->model->params->trainable_floats,
                                  &s->optimizer));
+    if (c->encoder_group) TT_CHECK(encoder_groups(s, c->encoder_lr_scale));
     *out = s;
     return NULL;
 cleanup:

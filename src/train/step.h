@@ -38,6 +38,18 @@ typedef struct tt_step_config {
     double dice_weight;         /* multi-label: weight of the Dice term, 0 for none */
     double clip_norm;           /* global gradient norm cap, 0 for none */
     tt_optimizer_request optimizer;
+    /* parameter groups: with encoder_group, the encoder's tensors
+     * ("encoder.*", one range of the arena) are group 0 at encoder_lr_scale
+     * of the rate and the rest group 1 (the trainer freezes group 0 per
+     * step: tt_recipe_freeze); else one group */
+    int encoder_group;
+    double encoder_lr_scale;
+    /* data parallel: the job (borrowed; NULL alone): the ranks agree on the
+     * global norm and the non-finite count before clipping and skipping */
+    const tt_dist *dist;
+    /* --sync-bn: batch norm's sums over this job's ranks (borrowed; alone
+     * the same host arithmetic); NULL: each micro-batch its own */
+    const tt_dist *norm_dist;
 } tt_step_config;
 
 typedef struct tt_step {
@@ -48,9 +60,8 @@ typedef struct tt_step {
     tt_buffer *labels;        /* (micro_batch, planes, H, W) uint8 */
     tt_buffer *loss_blocks;   /* [0] the primary loss, [1] Dice: tt_loss_value each */
     tt_buffer *reduce_block;  /* float sum of squares, uint32 non-finite count */
-    /* data parallel (train/data_parallel.c), else NULL: the ranks agree on
-     * the norm and the non-finite count before clipping and skipping */
-    const tt_dist *dist;
+    const tt_dist *dist;      /* config.dist */
+    tt_norm_sync norm_sync;   /* with config.norm_dist: the model's batch norm sums */
 } tt_step;
 
 /* What tt_step_update did. */
@@ -61,7 +72,8 @@ typedef struct tt_update_result {
     double lr;          /* the rate applied (0 when skipped) */
 } tt_update_result;
 
-/* Builds the model, the optimizer state and the step's buffers on `be`.
+/* Builds the model, the optimizer state (and its parameter groups) and the
+ * step's buffers on `be`, whole: nothing is set on it from outside after.
  * *out: tt_step_destroy(). */
 tt_status tt_step_create(tt_backend *be, const tt_step_config *config, tt_step **out);
 /* NULL is allowed. */

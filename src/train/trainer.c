@@ -211,11 +211,10 @@ tt_status tt_trainer_create_ranked(tt_recipe *r, const tt_dist *dist, tt_trainer
     plan_steps(t);
     TT_CHECK(tt_recipe_schedule(&t->opt, &t->schedule));
     tt_step_config sc = tt_recipe_step(&t->opt, &t->model, t->mask_kind, planes);
+    sc.dist = t->dist.size > 1 ? &t->dist : NULL;
+    sc.norm_dist = opt->sync_bn ? &t->dist : NULL;
     TT_CHECK(tt_step_create(t->be, &sc, &t->engine));
-    TT_CHECK(tt_recipe_groups(&t->opt, t->engine->model->params, t->engine->optimizer));
     TT_CHECK(tt_dp_create(&t->dist, t->engine, &t->dp));
-    t->norm_sync = tt_dp_norm_sync(&t->dist);
-    if (opt->sync_bn) t->engine->model->norm_sync = &t->norm_sync;
     TT_CHECK(restore(t));
     if (t->dp) TT_CHECK(tt_dp_check_weights(t->dp, t->counters.step)); /* the same start */
     int gallery = 0;

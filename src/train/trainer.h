@@ -65,7 +65,6 @@ typedef struct tt_trainer {
     tt_step *engine;          /* the device half: model, optimizer, labels, loss blocks */
     tt_dist dist;             /* this rank in the job: rank 0 of 1 alone */
     tt_data_parallel *dp;     /* the cross-rank half; NULL alone */
-    tt_norm_sync norm_sync;   /* --sync-bn: the model's batch norm sums over the ranks here */
     tt_schedule schedule;
 
     int64_t max_steps;        /* the run's length in windows */
