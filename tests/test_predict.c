@@ -134,6 +134,93 @@ static void test_one_tile_is_plain_forward(void)
     tt_unet_destroy(u);
 }
 
+/* Test-time augmentation: every view moves each pixel somewhere distinct
+ * (a bijection), the views of d4 are 8 different maps; on an image of one
+ * tile the TTA logits are the mean of the plain predictions of the views'
+ * images mapped back (checked for flip and d4, and the multi-tile path
+ * runs). */
+static void test_tta(void)
+{
+    enum { T = 16 };
+    tt_tta_kind kinds[2] = {TT_TTA_FLIP, TT_TTA_D4};
+    for (int kk = 0; kk < 2; kk++) {
+        tt_tta_kind kind = kinds[kk];
+        int views = tt_tta_views(kind), distinct = 1;
+        for (int v = 0; v < views; v++) {
+            int seen[T * T] = {0}, same[8] = {0};
+            for (int y = 0; y < T; y++)
+                for (int x = 0; x < T; x++) {
+                    int dx, dy;
+                    tt_tta_dest(kind, v, T, T, x, y, &dx, &dy);
+                    CU_ASSERT(dx >= 0 && dy >= 0 && dx < T && dy < T);
+                    seen[dy * T + dx]++;
+                    for (int u = 0; u < v; u++) {
+                        int ux, uy;
+                        tt_tta_dest(kind, u, T, T, x, y, &ux, &uy);
+                        same[u] += ux == dx && uy == dy;
+                    }
+                }
+            for (int i = 0; i < T * T; i++) CU_ASSERT_EQUAL(seen[i], 1);
+            for (int u = 0; u < v; u++) distinct &= same[u] < T * T;
+        }
+        CU_ASSERT(distinct);
+    }
+    tt_unet_config cfg = small_config();
+    tt_unet *u = unet_new(th_backend(), &cfg, 2, T, T, 5);
+    uint8_t *rgb = random_image(T, T, 4), *moved = malloc(T * T * 3);
+    size_t n = 2 * T * T;
+    float *got = malloc(n * sizeof *got), *want = calloc(n, sizeof *want), *one = malloc(n * sizeof *one);
+    tt_memory_image im = {rgb, T, T}, mv = {moved, T, T};
+    tt_crop_reader reader = tt_crop_reader_memory(&im), mreader = tt_crop_reader_memory(&mv);
+    for (int kk = 0; kk < 2; kk++) {
+        tt_predict_options o = tt_predict_options_default();
+        o.tta = kinds[kk];
+        TH_OK(tt_predict_image(&u->model, &reader, &o, got));
+        int views = tt_tta_views(o.tta);
+        memset(want, 0, n * sizeof *want);
+        o.tta = TT_TTA_NONE;
+        for (int v = 0; v < views; v++) {
+            for (int y = 0; y < T; y++)
+                for (int x = 0; x < T; x++) {
+                    int dx, dy;
+                    tt_tta_dest(kinds[kk], v, T, T, x, y, &dx, &dy);
+                    memcpy(moved + (dy * T + dx) * 3, rgb + (y * T + x) * 3, 3);
+                }
+            TH_OK(tt_predict_image(&u->model, &mreader, &o, one));
+            for (int c = 0; c < 2; c++)
+                for (int y = 0; y < T; y++)
+                    for (int x = 0; x < T; x++) {
+                        int dx, dy;
+                        tt_tta_dest(kinds[kk], v, T, T, x, y, &dx, &dy);
+                        want[c * T * T + y * T + x] += one[c * T * T + dy * T + dx] / (float)views;
+                    }
+        }
+        double err = th_max_rel_error_f(got, want, n, 1e-3);
+        printf("\n  --tta %s on one tile vs the mean of the views' predictions: max rel error "
+               "%.2e (tol 1e-5)", kk ? "d4" : "flip", err);
+        CU_ASSERT(err < 1e-5);
+    }
+    /* more tiles than one batch, and a non-square tile refused for d4 */
+    uint8_t *big = random_image(40, 28, 6);
+    tt_memory_image bim = {big, 40, 28};
+    tt_crop_reader breader = tt_crop_reader_memory(&bim);
+    float *blog = malloc(2 * 40 * 28 * sizeof *blog);
+    tt_predict_options o = tt_predict_options_default();
+    o.tta = TT_TTA_D4;
+    TH_OK(tt_predict_image(&u->model, &breader, &o, blog));
+    int finite = 1;
+    for (int i = 0; i < 2 * 40 * 28; i++) finite &= isfinite(blog[i]);
+    CU_ASSERT(finite);
+    tt_unet *r = unet_new(th_backend(), &cfg, 2, 16, 24, 5);
+    tt_status st = tt_predict_image(&r->model, &breader, &o, blog);
+    CU_ASSERT(st && strstr(tt_status_message(st), "square tile") != NULL);
+    tt_status_free(st);
+    tt_unet_destroy(r);
+    free(blog), free(big);
+    free(got), free(want), free(one), free(moved), free(rgb);
+    tt_unet_destroy(u);
+}
+
 static void test_odd_sizes(void)
 {
     /* im2col + GEMM runs image by image, so a tile's logits do not depend on
@@ -508,6 +595,7 @@ int main(void)
     CU_TestInfo tests[] = {
         {"one tile = the plain forward pass", test_one_tile_is_plain_forward},
         {"sizes not multiples of 2^depth vs reference", test_odd_sizes},
+        {"test-time augmentation: flip and d4", test_tta},
         {"a constant model blends to its constant", test_constant_model},
         {"device memory bounded by the tile batch", test_memory_bounded},
         {"checkpoint loading", test_model_load},

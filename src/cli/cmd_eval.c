@@ -36,6 +36,7 @@ typedef struct eval_options {
     char algo[TT_OPT_STRING_MAX];
     char precision[TT_OPT_STRING_MAX];
     int json;
+    int tta;                    /* tt_tta_kind */
 } eval_options;
 
 #define OPT(name, kind, field, meta, help, lo, hi) \
@@ -56,6 +57,7 @@ static const tt_opt option_table[] = {
     OPT("threshold", TT_OPT_DOUBLE, threshold, "X", "multi-label: probability threshold (default 0.5)", 0, 1),
     OPT("min-size", TT_OPT_INT, min_size, "N", "remove predicted components under N pixels first, as predict does (class index: they become background; default 0)", 0, 1e9),
     OPT("batch", TT_OPT_INT, batch, "N", "tiles per forward pass (default 2)", 1, 256),
+    {"tta", TT_OPT_ENUM, offsetof(eval_options, tta), "KIND", TT_TTA_HELP " (default none)", 1, 0, TT_TTA_CHOICES},
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name", 1, 0),
     {"backend", TT_OPT_CHOICE, offsetof(eval_options, backend), "NAME", TT_BACKEND_HELP, 1, 0,
      TT_BACKEND_CHOICES},
@@ -138,6 +140,7 @@ static tt_status run(const eval_options *o)
                               .kind = tt_dataset_mask_kind(ds), .threshold = (float)o->threshold,
                               .min_size = o->min_size};
     vo.predict.overlap = o->overlap;
+    vo.predict.tta = (tt_tta_kind)o->tta;
     TT_CHECK(tt_blend_kind_parse(o->blend, &vo.predict.blend));
     memcpy(vo.predict.mean, model.mean, sizeof model.mean);
     memcpy(vo.predict.std, model.std, sizeof model.std);

@@ -59,6 +59,7 @@ typedef struct predict_options {
     char precision[TT_OPT_STRING_MAX];
     int no_overlay;
     int quiet;
+    int tta;                    /* tt_tta_kind */
 } predict_options;
 
 #define OPT(name, kind, field, meta, help, lo, hi) \
@@ -75,6 +76,7 @@ static const tt_opt option_table[] = {
     CHOICE("blend", blend, "KIND", "blend of overlapping tiles: gaussian or mean", "gaussian|mean"),
     CHOICE("pad", pad, "KIND", "padding where a tile leaves the image: reflect or zero", "reflect|zero"),
     OPT("batch", TT_OPT_INT, batch, "B", "tiles per forward pass (default 4)", 1, 4096),
+    {"tta", TT_OPT_ENUM, offsetof(predict_options, tta), "KIND", TT_TTA_HELP " (default none)", 1, 0, TT_TTA_CHOICES},
     OPT("threshold", TT_OPT_DOUBLE, threshold, "P", "multi-label: probability above which a pixel is in (0.5)", 0, 1),
     OPT("min-size", TT_OPT_INT, min_size, "N", "remove components smaller than N pixels (0: keep all)", 0, 1e9),
     OPT("rle", TT_OPT_STRING, rle, "FILE.csv", "also write Kaggle RLE rows Image_Label,EncodedPixels", 1, 0),
@@ -383,6 +385,7 @@ static tt_status run(const predict_options *o, run_state *rs)
     rs->predict = tt_predict_options_default();
     rs->predict.overlap = o->overlap;
     rs->predict.batch = o->batch;
+    rs->predict.tta = (tt_tta_kind)o->tta;
     TT_CHECK(tt_blend_kind_parse(o->blend, &rs->predict.blend));
     TT_CHECK(tt_pad_kind_parse(o->pad, &rs->predict.pad));
     memcpy(rs->predict.mean, rs->model.mean, sizeof rs->predict.mean);

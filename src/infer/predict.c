@@ -87,6 +87,62 @@ static void accumulate(const tt_tile_plan *p, int classes, int y0, int x0, const
     }
 }
 
+int tt_tta_views(tt_tta_kind kind) { return kind == TT_TTA_D4 ? 8 : kind == TT_TTA_FLIP ? 4 : 1; }
+
+void tt_tta_dest(tt_tta_kind kind, int view, int w, int h, int x, int y, int *dx, int *dy)
+{
+    int hflip = kind == TT_TTA_D4 ? view >> 2 : view & 1;
+    int vflip = kind == TT_TTA_FLIP ? view >> 1 & 1 : 0;
+    int turns = kind == TT_TTA_D4 ? view & 3 : 0;
+    if (hflip) x = w - 1 - x;
+    if (vflip) y = h - 1 - y;
+    for (int t = 0; t < turns; t++) { /* one counter-clockwise turn: (x, y) -> (y, n - 1 - x) */
+        int nx = y, ny = w - 1 - x;
+        x = nx, y = ny;
+    }
+    *dx = x, *dy = y;
+}
+
+/* Planes (count, h, w) through a view: forward, out[dest(p)] = in[p]; or
+ * back, added: out[p] += scale * in[dest(p)]. */
+static void move_planes(tt_tta_kind kind, int view, int w, int h, int count, const float *in,
+                        float *out, int back, float scale)
+{
+    size_t plane = (size_t)w * h;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int dx, dy;
+            tt_tta_dest(kind, view, w, h, x, y, &dx, &dy);
+            size_t p = (size_t)y * w + x, d = (size_t)dy * w + dx;
+            for (int c = 0; c < count; c++) {
+                if (back) out[c * plane + p] += scale * in[c * plane + d];
+                else out[c * plane + d] = in[c * plane + p];
+            }
+        }
+}
+
+/* The logits of n tiles (out) as the mean of every view's, each view's
+ * input moved forward and its logits moved back. */
+static tt_status forward_views(tt_model *model, tt_tta_kind kind, int n, const float *input,
+                               float *view_in, float *view_out, float *out)
+{
+    int th = model->height, tw = model->width, classes = model->spec.classes;
+    size_t tile_px = (size_t)th * tw, in_size = 3 * tile_px, out_size = classes * tile_px;
+    int views = tt_tta_views(kind);
+    memset(out, 0, (size_t)n * out_size * sizeof *out);
+    for (int v = 0; v < views; v++) {
+        for (int k = 0; k < n; k++)
+            move_planes(kind, v, tw, th, 3, input + k * in_size, view_in + k * in_size, 0, 1);
+        TT_TRY(tt_write(model->be, model->input, view_in, (size_t)n * in_size * sizeof *view_in));
+        TT_TRY(tt_model_forward(model, n, 0));
+        TT_TRY(tt_read(model->be, view_out, model->logits, (size_t)n * out_size * sizeof *view_out));
+        for (int k = 0; k < n; k++)
+            move_planes(kind, v, tw, th, classes, view_out + k * out_size, out + k * out_size, 1,
+                        1.0f / (float)views);
+    }
+    return NULL;
+}
+
 tt_status tt_predict_image(tt_model *model, const tt_crop_reader *reader,
                            const tt_predict_options *options, float *logits)
 {
@@ -108,6 +164,11 @@ tt_status tt_predict_image(tt_model *model, const tt_crop_reader *reader,
     float *input = NULL, *out = NULL;
     double *sum_y = NULL, *sum_x = NULL;
     int *origin = NULL;
+    float *view_in = NULL, *view_out = NULL;
+    int views = tt_tta_views(options->tta);
+    if (options->tta == TT_TTA_D4 && th != tw)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--tta d4 turns tiles a quarter: give a "
+                            "square tile (this model's is %dx%d), or --tta flip", tw, th);
     TT_CHECK(tt_tile_plan_make(h, w, th, tw, options->overlap, options->blend, &plan));
     size_t tile_px = (size_t)th * tw;
     crop = malloc(tile_px * 3);
@@ -116,7 +177,12 @@ tt_status tt_predict_image(tt_model *model, const tt_crop_reader *reader,
     sum_y = malloc((size_t)h * sizeof *sum_y);
     sum_x = malloc((size_t)w * sizeof *sum_x);
     origin = malloc((size_t)batch * 2 * sizeof *origin);
-    if (!crop || !input || !out || !sum_y || !sum_x || !origin) {
+    if (views > 1) {
+        view_in = malloc((size_t)batch * 3 * tile_px * sizeof *view_in);
+        view_out = malloc((size_t)batch * classes * tile_px * sizeof *view_out);
+    }
+    if (!crop || !input || !out || !sum_y || !sum_x || !origin ||
+        (views > 1 && (!view_in || !view_out))) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "predict: out of host memory for a batch of "
                               "%d tiles of %dx%d", batch, th, tw);
         goto cleanup;
@@ -130,9 +196,13 @@ tt_status tt_predict_image(tt_model *model, const tt_crop_reader *reader,
             TT_CHECK(load_tile(reader, options, origin[2 * k], origin[2 * k + 1], th, tw, crop,
                                input + (size_t)k * 3 * tile_px));
         }
-        TT_CHECK(tt_write(model->be, model->input, input, (size_t)n * 3 * tile_px * sizeof *input));
-        TT_CHECK(tt_model_forward(model, n, 0));
-        TT_CHECK(tt_read(model->be, out, model->logits, (size_t)n * classes * tile_px * sizeof *out));
+        if (views == 1) {
+            TT_CHECK(tt_write(model->be, model->input, input, (size_t)n * 3 * tile_px * sizeof *input));
+            TT_CHECK(tt_model_forward(model, n, 0));
+            TT_CHECK(tt_read(model->be, out, model->logits, (size_t)n * classes * tile_px * sizeof *out));
+        } else {
+            TT_CHECK(forward_views(model, options->tta, n, input, view_in, view_out, out));
+        }
         for (int k = 0; k < n; k++)
             accumulate(&plan, classes, origin[2 * k], origin[2 * k + 1],
                        out + (size_t)k * classes * tile_px, logits);
@@ -153,6 +223,8 @@ cleanup:
     free(sum_y);
     free(sum_x);
     free(origin);
+    free(view_in);
+    free(view_out);
     return status;
 }
 

@@ -17,6 +17,13 @@
  * multi-label models); the class-index map is the argmax of the blended
  * logits, which equals the argmax of their softmax.
  *
+ * Test-time augmentation (tta): each batch of tiles runs forward once per
+ * view of the group (flip: the identity, left-right, top-bottom and both;
+ * d4: the 4 quarter turns of each of the identity and the left-right flip,
+ * square tiles only), each view's logits mapped back to the tile's frame
+ * and averaged before they are blended, so probabilities and thresholds
+ * see the mean logit.  Time: views x forwards; device memory: the same.
+ *
  * Device memory: nothing is allocated on the device here; the model was
  * built for (capacity, tile) and its buffers bound everything, whatever the
  * image size.  Host memory: the accumulator (classes x H x W floats, the
@@ -51,15 +58,26 @@ typedef struct tt_memory_image {
 /* A reader over `image` (borrowed: it must outlive the reader). */
 tt_crop_reader tt_crop_reader_memory(const tt_memory_image *image);
 
+/* Test-time augmentation: the views averaged (see above). */
+typedef enum tt_tta_kind { TT_TTA_NONE, TT_TTA_FLIP, TT_TTA_D4 } tt_tta_kind;
+#define TT_TTA_CHOICES "none|flip|d4"
+#define TT_TTA_HELP "test-time augmentation: none, flip (4 views: the identity and the " \
+    "flips) or d4 (8: quarter turns with and without a flip; square tiles), the views' " \
+    "logits mapped back and averaged before the threshold (time x views)"
+
+/* The views of a kind: 1, 4 or 8. */
+int tt_tta_views(tt_tta_kind kind);
+
 typedef struct tt_predict_options {
     double overlap;        /* [0, 1): 0.5 by default */
     tt_blend_kind blend;   /* gaussian by default */
     tt_pad_kind pad;       /* reflect by default */
     float mean[3], std[3]; /* after / 255; 0 and 1 by default (no change) */
     int batch;             /* tiles per forward; 0 = the model's capacity */
+    tt_tta_kind tta;       /* none by default */
 } tt_predict_options;
 
-/* overlap 0.5, Gaussian blend, reflect padding, mean 0, std 1, batch 0. */
+/* overlap 0.5, Gaussian blend, reflect padding, mean 0, std 1, batch 0, no TTA. */
 tt_predict_options tt_predict_options_default(void);
 
 /* Fills logits (classes x height x width floats, caller-owned) with the
@@ -69,6 +87,11 @@ tt_predict_options tt_predict_options_default(void);
  * errors (prefixed "predicting WxH image"). */
 tt_status tt_predict_image(tt_model *model, const tt_crop_reader *reader,
                            const tt_predict_options *options, float *logits);
+
+/* Where view `view` of a kind's group takes pixel (x, y) of a w x h tile
+ * (first a left-right flip, then top-bottom, then quarter turns
+ * counter-clockwise; turns need w == h). */
+void tt_tta_dest(tt_tta_kind kind, int view, int w, int h, int x, int y, int *dx, int *dy);
 
 /* In place over (classes, pixels) planes: softmax across classes per pixel;
  * sigmoid of every value. */

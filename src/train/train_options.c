@@ -76,6 +76,7 @@ const tt_opt tt_train_option_table[] = {
     OPT("min-size", TT_OPT_INT, min_size, "N", "validation: remove predicted components under N pixels first, as predict --min-size does (class index: they become background)", 0, 1e9),
     OPT("sync-bn", TT_OPT_FLAG, sync_bn, NULL, "with --norm batch under mpirun: statistics over every rank's micro-batch (default: each rank's own, as PyTorch DDP); alone, the same host arithmetic", 1, 0),
     OPT("check-weights-every", TT_OPT_INT, check_weights_every, "K", "mpirun: compare the ranks' weights every K steps (and at every checkpoint)", 1, 1e9),
+    ENUM("tta", tta, "KIND", "validation: " TT_TTA_HELP, TT_TTA_CHOICES),
     OPT("quiet", TT_OPT_FLAG, quiet, NULL, "no per-step lines on the terminal", 1, 0),
     OPT("profile", TT_OPT_FLAG, profile, NULL, "time every launch with the device's timers (OpenCL events, Vulkan timestamps): device seconds per kind of op at the end and in train.jsonl", 1, 0),
     ENUM("log-format", log_format, "F", "text (a live line on a terminal, plain lines otherwise) or jsonl (the lines of train.jsonl on stdout)", TT_LOG_FORMAT_CHOICES),

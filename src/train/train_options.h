@@ -14,6 +14,7 @@
 #include "core/options.h"
 #include "core/precision.h"
 #include "data/dataset.h"
+#include "infer/predict.h"
 #include "ops/conv_algo.h"
 #include "ops/norm.h"
 
@@ -105,6 +106,7 @@ typedef struct tt_train_options {
     double val_overlap;                    /* validation's sliding-window overlap */
     int min_size;                          /* validation: drop smaller components (multi-label) */
     int quiet;
+    tt_tta_kind tta;                       /* validation's test-time augmentation */
     tt_log_format log_format;
     int sync_bn;                           /* mpirun: batch norm statistics over every rank */
     int check_weights_every;               /* mpirun: steps between cross-rank weight checks */

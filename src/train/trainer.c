@@ -465,6 +465,7 @@ static tt_status validate_here(tt_trainer *t, tt_metrics **out)
     tt_validate_options vo = {.predict = tt_predict_options_default(), .kind = t->mask_kind,
                               .threshold = (float)t->opt.threshold, .min_size = t->opt.min_size};
     vo.predict.overlap = t->opt.val_overlap;
+    vo.predict.tta = t->opt.tta;
     char gallery[TT_OPT_STRING_MAX + 16];
     if (t->opt.out[0]) { /* pictures of the first images for report.html */
         snprintf(gallery, sizeof gallery, "%s/gallery", t->opt.out);
