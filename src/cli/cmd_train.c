@@ -264,7 +264,7 @@ static int train(tt_recipe *recipe, const tt_dist *dist)
     t->on_micro_batch = on_micro_batch;
     t->progress_ctx = &prog;
     signal(SIGINT, on_sigint);
-    while (t->counters.step < t->max_steps && !t->finished) {
+    while (t->counters.step < t->max_steps && !t->finished && !t->stopped_early) {
         tt_step_report r;
         status = tt_trainer_step(t, &r);
         tt_tune_progress_settle(&tuning); /* before the step's own line */
@@ -308,7 +308,17 @@ static int train(tt_recipe *recipe, const tt_dist *dist)
             return 130;
         }
     }
-    if (!status) status = validate(t, opt.quiet);
+    if (!status && t->stopped_early) {
+        const tt_validation_state *v = &t->counters.validation;
+        if (!opt.quiet)
+            printf("early stop at step %lld: mean Dice has not improved for %lld validation%s "
+                   "(--patience %d); the best, %.4f at step %lld, is %s/best.safetensors\n",
+                   (long long)t->counters.step, (long long)v->since_best,
+                   v->since_best == 1 ? "" : "s", opt.patience, v->best, (long long)v->best_step,
+                   opt.out);
+    } else if (!status) {
+        status = validate(t, opt.quiet); /* the end's (an early stop has just validated) */
+    }
     if (!status) status = checkpoint(t);
     { /* the peaks per category, to compare devices */
         char *memory = tt_memory_report_json(t->be, 8);

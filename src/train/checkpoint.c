@@ -115,6 +115,52 @@ static void state_suffix(const tt_optimizer *o, int i, char *buf, size_t size)
     snprintf(buf, size, ".%s", o->state_names[i]);
 }
 
+static tt_status meta_int(const tt_safetensors *f, const char *key, int64_t *out);
+
+/* validation.best "score@step", validation.since_best, validation.kept
+ * "step:score,..." (scores %.17g: read back exactly). */
+static tt_status describe_validation(tt_st_writer *w, const tt_validation_state *v)
+{
+    if (v->best < 0) return NULL; /* no validation yet */
+    char text[TT_KEEP_BEST_MAX * 48 + 64];
+    snprintf(text, sizeof text, "%.17g@%lld", v->best, (long long)v->best_step);
+    TT_TRY(tt_st_writer_metadata(w, "validation.best", text));
+    TT_TRY(meta_i64(w, "validation.since_best", v->since_best));
+    size_t used = 0;
+    text[0] = '\0';
+    for (int i = 0; i < v->kept && i < TT_KEEP_BEST_MAX; i++)
+        used += (size_t)snprintf(text + used, sizeof text - used, "%s%lld:%.17g", i ? "," : "",
+                                 (long long)v->keep[i].step, v->keep[i].score);
+    return v->kept ? tt_st_writer_metadata(w, "validation.kept", text) : NULL;
+}
+
+/* The same read back, where the checkpoint has it (older ones do not: the
+ * record starts afresh). */
+static tt_status restore_validation(const tt_safetensors *f, tt_validation_state *v)
+{
+    const char *best = tt_safetensors_metadata(f, "validation.best");
+    if (!best) return NULL;
+    long long step = 0;
+    int n = 0;
+    if (sscanf(best, "%lf@%lld%n", &v->best, &step, &n) != 2 || best[n])
+        return tt_error_new(TT_ERR_FORMAT, "checkpoint '%s': metadata validation.best = '%s' is "
+                            "not score@step", tt_safetensors_path(f), best);
+    v->best_step = step;
+    TT_TRY(meta_int(f, "validation.since_best", &v->since_best));
+    const char *kept = tt_safetensors_metadata(f, "validation.kept");
+    v->kept = 0;
+    for (const char *p = kept; p && *p && v->kept < TT_KEEP_BEST_MAX;) {
+        double score;
+        if (sscanf(p, "%lld:%lf%n", &step, &score, &n) != 2)
+            return tt_error_new(TT_ERR_FORMAT, "checkpoint '%s': metadata validation.kept = '%s' "
+                                "is not step:score,...", tt_safetensors_path(f), kept);
+        v->keep[v->kept].step = step, v->keep[v->kept].score = score, v->kept++;
+        p += n;
+        if (*p == ',') p++;
+    }
+    return NULL;
+}
+
 tt_status tt_checkpoint_save(tt_step *s, const tt_train_counters *c, const tt_checkpoint_data *d,
                              const char *path)
 {
@@ -155,6 +201,7 @@ tt_status tt_checkpoint_save(tt_step *s, const tt_train_counters *c, const tt_ch
     TT_CHECK(meta_i64(w, "sampler.epoch", c->sampler.epoch));
     TT_CHECK(meta_i64(w, "sampler.position", c->sampler.position));
     if (d->ranks.world_size > 1) TT_CHECK(describe_ranks(w, &d->ranks));
+    TT_CHECK(describe_validation(w, &c->validation));
     TT_CHECK(tt_st_writer_write(w, path));
 cleanup:
     tt_st_writer_destroy(w);
@@ -267,6 +314,7 @@ tt_status tt_checkpoint_resume(tt_step *s, tt_train_counters *c, const char *pat
     TT_CHECK(meta_int(f, "images_seen", &c->images_seen));
     TT_CHECK(meta_int(f, "skipped_steps", &c->skipped_steps));
     TT_CHECK(restore_loss_scale(f, &c->loss_scale));
+    TT_CHECK(restore_validation(f, &c->validation));
     TT_CHECK(meta_int(f, "sampler.seed", &seed));
     TT_CHECK(meta_int(f, "sampler.epoch", &epoch));
     TT_CHECK(meta_int(f, "sampler.position", &position));

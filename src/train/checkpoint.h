@@ -25,6 +25,18 @@
 #define TT_CHECKPOINT_FORMAT "tiletrain-checkpoint/1"
 
 /* The run's position, saved and restored whole. */
+#define TT_KEEP_BEST_MAX 16
+
+/* Validation's record: the best so far (best.safetensors), the validations
+ * since (--patience), and the checkpoints --keep-best keeps, best first. */
+typedef struct tt_validation_state {
+    double best;              /* mean Dice; -1 before the first validation */
+    int64_t best_step;
+    int64_t since_best;       /* validations since the best (0 at it) */
+    int kept;
+    struct { int64_t step; double score; } keep[TT_KEEP_BEST_MAX];
+} tt_validation_state;
+
 typedef struct tt_train_counters {
     int64_t step;             /* windows done */
     int64_t micro_batches;    /* of every rank */
@@ -32,6 +44,7 @@ typedef struct tt_train_counters {
     int64_t skipped_steps;
     tt_sampler_state sampler; /* after the last batch used */
     tt_loss_scale loss_scale; /* dynamic loss scaling's state (scale 0: none) */
+    tt_validation_state validation;
 } tt_train_counters;
 
 /* Where every rank of a data-parallel run stands (a single process: one). */

@@ -67,6 +67,19 @@ static tt_status check_flags(const tt_train_options *o)
     return tt_recipe_encoder_scale(o, &scale);
 }
 
+/* What validation's options need, once the plan has set its own. */
+static tt_status check_validation(const tt_train_options *o)
+{
+    if ((o->patience || o->keep_best) && !o->val_list[0] && !(o->val_fraction > 0))
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--%s counts validations: hold images out "
+                            "with --val-fraction or --val-list (and validate with --val-every)",
+                            o->patience ? "patience" : "keep-best");
+    if (o->patience && o->val_every <= 0)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--patience %d counts validations during "
+                            "the run: give --val-every K (steps between them)", o->patience);
+    return NULL;
+}
+
 static tt_status open_data(tt_recipe *r)
 {
     const tt_train_options *o = &r->opt;
@@ -235,6 +248,7 @@ tt_status tt_recipe_resolve(tt_recipe *r, const tt_dist *dist)
     TT_TRY(tt_error_prefix(plan(r), "planning the run (--plan off trains without a plan)"));
     TT_TRY(agree_plan(r, dist));
     TT_TRY(check_flags(o)); /* again: a plan file may have set one */
+    TT_TRY(check_validation(o));
     int automatic = o->micro_batch == 0;
     TT_TRY(tt_augment_parse(o->augment, &r->augment));
     TT_TRY(resolve_model(r, dist));

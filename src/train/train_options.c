@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ops/conv_algo.h"
+#include "train/checkpoint.h"
 
 #define OPT(name, kind, field, meta, help, lo, hi) \
     {name, kind, offsetof(tt_train_options, field), meta, help, lo, hi, NULL}
@@ -71,12 +72,14 @@ const tt_opt tt_train_option_table[] = {
     OPT("save-grads", TT_OPT_STRING, save_grads, "FILE", "write the last window's normalised gradients", 1, 0),
     OPT("checkpoint-every", TT_OPT_INT, checkpoint_every, "K", "steps between checkpoints (0: at the end only)", 0, 1e9),
     OPT("val-every", TT_OPT_INT, val_every, "K", "validate every K steps (0: at the end only), best.safetensors by mean Dice", 0, 1e9),
+    OPT("patience", TT_OPT_INT, patience, "K", "early stopping: stop after K validations in a row without a better mean Dice, the last checkpoint written (0: off)", 0, 1e6),
+    OPT("keep-best", TT_OPT_INT, keep_best, "K", "keep the checkpoints of the K best validations as OUT/best-step<N>.safetensors, deleting the one that falls out (0: only best.safetensors)", 0, TT_KEEP_BEST_MAX),
     OPT("threshold", TT_OPT_DOUBLE, threshold, "X", "multi-label validation: probability threshold", 0, 1),
     OPT("val-overlap", TT_OPT_DOUBLE, val_overlap, "X", "validation: overlap of neighbouring tiles, 0 to 0.9", 0, 0.9),
+    ENUM("tta", tta, "KIND", "validation: " TT_TTA_HELP, TT_TTA_CHOICES),
     OPT("min-size", TT_OPT_INT, min_size, "N", "validation: remove predicted components under N pixels first, as predict --min-size does (class index: they become background)", 0, 1e9),
     OPT("sync-bn", TT_OPT_FLAG, sync_bn, NULL, "with --norm batch under mpirun: statistics over every rank's micro-batch (default: each rank's own, as PyTorch DDP); alone, the same host arithmetic", 1, 0),
     OPT("check-weights-every", TT_OPT_INT, check_weights_every, "K", "mpirun: compare the ranks' weights every K steps (and at every checkpoint)", 1, 1e9),
-    ENUM("tta", tta, "KIND", "validation: " TT_TTA_HELP, TT_TTA_CHOICES),
     OPT("quiet", TT_OPT_FLAG, quiet, NULL, "no per-step lines on the terminal", 1, 0),
     OPT("profile", TT_OPT_FLAG, profile, NULL, "time every launch with the device's timers (OpenCL events, Vulkan timestamps): device seconds per kind of op at the end and in train.jsonl", 1, 0),
     ENUM("log-format", log_format, "F", "text (a live line on a terminal, plain lines otherwise) or jsonl (the lines of train.jsonl on stdout)", TT_LOG_FORMAT_CHOICES),

@@ -102,11 +102,13 @@ typedef struct tt_train_options {
     char save_grads[TT_OPT_STRING_MAX];
     int checkpoint_every;
     int val_every;                         /* steps between validations (0: at the end only) */
+    int patience;                          /* stop after K validations without a better one */
+    int keep_best;                         /* keep the K best validations' checkpoints */
     double threshold;                      /* multi-label: probability for "in the mask" */
     double val_overlap;                    /* validation's sliding-window overlap */
+    tt_tta_kind tta;                       /* validation's test-time augmentation */
     int min_size;                          /* validation: drop smaller components (multi-label) */
     int quiet;
-    tt_tta_kind tta;                       /* validation's test-time augmentation */
     tt_log_format log_format;
     int sync_bn;                           /* mpirun: batch norm statistics over every rank */
     int check_weights_every;               /* mpirun: steps between cross-rank weight checks */

@@ -189,7 +189,7 @@ tt_status tt_trainer_create_ranked(tt_recipe *r, const tt_dist *dist, tt_trainer
     const tt_train_options *opt = &r->opt;
     t->opt = *opt;
     t->dist = dist ? *dist : tt_dist_single();
-    t->best_mean_dice = -1;
+    t->counters.validation.best = -1;
     t->dataset = r->dataset, r->dataset = NULL;
     t->be = r->be, r->be = NULL;
     t->model = r->model;
@@ -486,6 +486,58 @@ static tt_status validate_here(tt_trainer *t, tt_metrics **out)
     return NULL;
 }
 
+/* OUT/<name>.safetensors, a checkpoint of now. */
+static tt_status save_as(tt_trainer *t, const char *name)
+{
+    char path[TT_OPT_STRING_MAX + 96];
+    snprintf(path, sizeof path, "%s/%.63s.safetensors", t->opt.out, name);
+    return tt_trainer_save(t, path);
+}
+
+/* --keep-best K: OUT/best-step<N>.safetensors for the K best validations
+ * so far, the one that falls out deleted (rank 0; every rank saves). */
+static tt_status keep_best(tt_trainer *t, double score)
+{
+    tt_validation_state *v = &t->counters.validation;
+    int k = t->opt.keep_best, at = v->kept;
+    while (at > 0 && score > v->keep[at - 1].score) at--;
+    if (at >= k) return NULL;
+    int64_t dropped = v->kept == k ? v->keep[k - 1].step : -1;
+    if (v->kept < k) v->kept++;
+    memmove(&v->keep[at + 1], &v->keep[at], sizeof v->keep[0] * (size_t)(v->kept - 1 - at));
+    v->keep[at].step = t->counters.step, v->keep[at].score = score;
+    char name[64];
+    snprintf(name, sizeof name, "best-step%lld", (long long)t->counters.step);
+    TT_TRY(save_as(t, name));
+    if (dropped >= 0 && t->dist.rank == 0) {
+        char path[TT_OPT_STRING_MAX + 64];
+        snprintf(path, sizeof path, "%s/best-step%lld.safetensors", t->opt.out, (long long)dropped);
+        remove(path); /* gone already: nothing to do */
+    }
+    return NULL;
+}
+
+/* A validation's score into the record: best.safetensors when it is the
+ * best so far, --keep-best's files, --patience's count. */
+static tt_status record(tt_trainer *t, double score)
+{
+    tt_validation_state *v = &t->counters.validation;
+    int best = score > v->best;
+    if (best) v->best = score, v->best_step = t->counters.step, v->since_best = 0;
+    else v->since_best++;
+    if (best && t->opt.out[0]) TT_TRY(save_as(t, "best"));
+    if (t->opt.keep_best > 0 && t->opt.out[0]) TT_TRY(keep_best(t, score));
+    if (t->opt.patience > 0 && v->since_best >= t->opt.patience) {
+        t->stopped_early = 1;
+        if (t->log || t->log_echo)
+            tt_trainer_log(t, "{\"step\": %lld, \"early_stop\": {\"best_mean_dice\": %.9g, "
+                           "\"best_step\": %lld, \"validations_since\": %lld}}\n",
+                           (long long)t->counters.step, v->best, (long long)v->best_step,
+                           (long long)v->since_best);
+    }
+    return NULL;
+}
+
 tt_status tt_trainer_validate(tt_trainer *t, tt_metrics **out)
 {
     if (out) *out = NULL;
@@ -495,14 +547,7 @@ tt_status tt_trainer_validate(tt_trainer *t, tt_metrics **out)
     tt_status status = t->dist.rank == 0 ? validate_here(t, &m) : NULL;
     double mean = m ? tt_metrics_mean_dice(m) : 0;
     status = tt_dp_sum_window(&t->dist, &mean, 1, status);
-    if (!status && mean > t->best_mean_dice) {
-        t->best_mean_dice = mean;
-        if (t->opt.out[0]) {
-            char path[TT_OPT_STRING_MAX + 32];
-            snprintf(path, sizeof path, "%s/best.safetensors", t->opt.out);
-            status = tt_trainer_save(t, path);
-        }
-    }
+    if (!status) status = record(t, mean);
     if (out && !status) *out = m;
     else tt_metrics_destroy(m);
     return status;

@@ -82,7 +82,7 @@ typedef struct tt_trainer {
     /* called after each micro-batch (may be NULL): m of accum done */
     void (*on_micro_batch)(void *ctx, int m, int accum);
     void *progress_ctx;
-    double best_mean_dice;    /* of validations so far; -1 before the first */
+    int stopped_early;        /* --patience validations without a better mean Dice */
 } tt_trainer;
 
 /* The trainer of a resolved recipe (tt_recipe_resolve) as rank dist->rank
@@ -106,7 +106,10 @@ void tt_trainer_destroy(tt_trainer *trainer);
 tt_status tt_trainer_step(tt_trainer *trainer, tt_step_report *report);
 
 /* Predicts the validation split at full resolution and scores it; logs a
- * line to OUT/train.jsonl and keeps OUT/best.safetensors by mean Dice.
+ * line to OUT/train.jsonl, keeps OUT/best.safetensors by mean Dice (and
+ * with --keep-best K the K best as OUT/best-step<N>.safetensors), and sets
+ * trainer->stopped_early after --patience validations without a better
+ * one.
  * *out (may be NULL): the metrics, tt_metrics_destroy().  Nothing is done
  * (and *out is NULL) without a validation split. */
 tt_status tt_trainer_validate(tt_trainer *trainer, tt_metrics **out);

@@ -327,6 +327,25 @@ assert len(cfgs) == 2 and all("plan" not in c and c["norm"] == "group" and c["lr
      "$work/off/train.jsonl"
 then pass "--plan off: the built-in defaults, no plan.json; resumed without --plan off, still none"
 else fail "--plan off"; cat "$work/err"; fi
+# early stopping: at rate 0 no validation beats the first, so --patience 1
+# stops at the second; --keep-best 2 keeps both; a resume carries the
+# count on (it stops at its first validation) and keeps the two best
+es=(--data "$work/data" --plan off --tile 32x32 --micro-batch 2 --val-fraction 0.25 --val-every 1
+    --lr 0 --patience 1 --keep-best 2 --no-augment --quiet --out "$work/es")
+if "$tt" train "${es[@]}" --steps 6 >"$work/es.out" 2>"$work/err" &&
+   /usr/bin/python3 -c '
+import json, sys
+stops = [json.loads(l)["early_stop"] for l in open(sys.argv[1]) if "early_stop" in l]
+assert len(stops) == 1 and stops[0]["best_step"] == 1 and stops[0]["validations_since"] == 1, stops' \
+     "$work/es/train.jsonl" &&
+   [ -s "$work/es/best-step1.safetensors" ] && [ -s "$work/es/best-step2.safetensors" ] &&
+   "$tt" train "${es[@]}" --steps 6 --resume "$work/es/last.safetensors" 2>>"$work/err" &&
+   [ "$(grep -c '"early_stop"' "$work/es/train.jsonl")" = 2 ] &&
+   grep -q '"step": *3, "early_stop"' "$work/es/train.jsonl" &&
+   [ "$(ls "$work/es" | grep -c '^best-step')" = 2 ]
+then pass "--patience 1 stops at the 2nd validation, --keep-best 2 keeps 2; a resume goes on counting"
+else fail "--patience/--keep-best"; cat "$work/err" "$work/es.out"; fi
+expect 1 "--patience counts validations" -- "$tt" train --data "$work/data" --plan off --patience 2 --out "$work/es2"
 "$tt" train --help >"$work/help" 2>&1
 if grep -q -- "--tile HxW .*(default 256x256) \[train: from the plan\]" "$work/help" &&
    grep -q -- "--seed K .*(default 0)$" "$work/help"
