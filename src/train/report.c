@@ -305,8 +305,23 @@ tt_status tt_report_write(const char *out_dir)
         }
     }
     fprintf(f, "<h2>Training</h2>\n");
-    const char *loss_name[] = {"loss (normalised over the window)"};
-    chart(f, "Loss", &loss, loss_name, NULL, 1, 1);
+    /* the raw points in grey, an exponential average over them in colour
+     * (TensorBoard's: debiased, so the first steps are not pulled to 0) */
+    series smooth = {0};
+    int span = loss.n / 30 > 5 ? loss.n / 30 : 5;
+    double beta = 1.0 - 2.0 / (span + 1), avg = 0, weight = 0;
+    for (int i = 0; i < loss.n; i++) {
+        avg = beta * avg + (1 - beta) * loss.y[i];
+        weight = beta * weight + (1 - beta);
+        push(&smooth, loss.x[i], avg / weight);
+    }
+    char smooth_name[96];
+    snprintf(smooth_name, sizeof smooth_name, "smoothed (EMA over ~%d steps)", span);
+    const char *loss_names[] = {"loss (normalised over the window)", smooth_name};
+    const char *loss_colours[] = {"#c8c8c8", colours[0]};
+    series ls[2] = {loss, smooth};
+    chart(f, "Loss", ls, loss_names, loss_colours, 2, 1);
+    free(smooth.x), free(smooth.y);
     const char *lr_name[] = {"learning rate"};
     chart(f, "Learning rate", &lr, lr_name, NULL, 1, 0);
     const char *speed_name[] = {"images/s", "data wait (s)"};
