@@ -83,6 +83,20 @@ static tt_infer_kind kind_of(const tt_safetensors *f)
     return TT_INFER_KIND_UNKNOWN;
 }
 
+/* A checkpoint of a run with --ema predicts with the moving average of the
+ * weights (ema.<name>), as that run validated. */
+static tt_status use_ema(tt_model *model, const tt_safetensors *f)
+{
+    size_t n = model->params->trainable_floats;
+    float *host = malloc(n * sizeof *host);
+    if (!host) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory for the weights");
+    tt_status status = tt_weights_read_arena(f, model->params, host, 1, "ema.", "");
+    if (!status)
+        status = tt_write(model->be, tt_mem_of(model->param_buffer), host, n * sizeof *host);
+    free(host);
+    return status;
+}
+
 tt_status tt_infer_model_load(tt_backend *be, const char *path, int capacity, int tile_h,
                               int tile_w, tt_conv_algo algo, tt_precision precision,
                               tt_infer_model *m)
@@ -107,6 +121,7 @@ tt_status tt_infer_model_load(tt_backend *be, const char *path, int capacity, in
     m->kind = kind_of(f);
     TT_CHECK(tt_model_create(be, &m->spec, capacity, tile_h, tile_w, 0, &m->model));
     TT_CHECK(tt_weights_read(m->model, f, TT_WEIGHTS_NEED_STATS));
+    if (tt_safetensors_metadata(f, "ema")) TT_CHECK(use_ema(m->model, f));
 cleanup:
     if (status) {
         status = tt_error_prefix(status, "loading the model %s", path);

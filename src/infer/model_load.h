@@ -41,7 +41,8 @@ typedef struct tt_infer_model {
 /* Opens `path`, reads its metadata, builds the model on `be` for
  * `capacity` tiles of tile_h x tile_w, its convolutions run by `algo`
  * (TT_CONV_ALGO_AUTO: the autotuner's pick) and what it keeps stored in
- * `precision` (fp32, fp16 or bf16; model.h), and loads the weights.  Errors name the file:
+ * `precision` (fp32, fp16 or bf16; model.h), and loads the weights (those of
+ * the moving average, ema.<name>, when the run kept one: --ema).  Errors name the file:
  * TT_ERR_IO / TT_ERR_FORMAT from the reader, TT_ERR_FORMAT for missing or
  * bad metadata or a missing or misshapen tensor, the model's errors for a
  * bad tile.  *model: tt_infer_model_free(). */

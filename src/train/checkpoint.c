@@ -168,7 +168,7 @@ tt_status tt_checkpoint_save(tt_step *s, const tt_train_counters *c, const tt_ch
     tt_optimizer *o = s->optimizer;
     tt_status status = NULL;
     tt_st_writer *w = NULL;
-    float *state[TT_OPTIMIZER_MAX_STATE] = {0};
+    float *state[TT_OPTIMIZER_MAX_STATE] = {0}, *ema = NULL;
     TT_CHECK(tt_st_writer_create(&w));
     TT_CHECK(tt_weights_add(w, m));
     for (int i = 0; i < o->state_count; i++) {
@@ -176,6 +176,13 @@ tt_status tt_checkpoint_save(tt_step *s, const tt_train_counters *c, const tt_ch
         state_suffix(o, i, suffix, sizeof suffix);
         TT_CHECK(tt_weights_download(s->be, o->state[i], m->params->trainable_floats, &state[i]));
         TT_CHECK(tt_weights_add_arena(w, m->params, state[i], 1, "optim.", suffix));
+    }
+    if (s->ema) { /* the moving average under ema.<name>; prediction takes it */
+        char decay[40];
+        snprintf(decay, sizeof decay, "%.17g", s->config.ema_decay);
+        TT_CHECK(tt_weights_download(s->be, s->ema, m->params->trainable_floats, &ema));
+        TT_CHECK(tt_weights_add_arena(w, m->params, ema, 1, "ema.", ""));
+        TT_CHECK(tt_st_writer_metadata(w, "ema", decay));
     }
     char model[512];
     tt_model_spec_json(&m->spec, model, sizeof model);
@@ -206,6 +213,7 @@ tt_status tt_checkpoint_save(tt_step *s, const tt_train_counters *c, const tt_ch
 cleanup:
     tt_st_writer_destroy(w);
     for (int i = 0; i < TT_OPTIMIZER_MAX_STATE; i++) free(state[i]);
+    free(ema);
     return status;
 }
 
@@ -305,6 +313,12 @@ tt_status tt_checkpoint_resume(tt_step *s, tt_train_counters *c, const char *pat
         state_suffix(o, i, suffix, sizeof suffix);
         TT_CHECK(tt_weights_read_arena(f, m->params, host, 1, "optim.", suffix));
         TT_CHECK(tt_write(s->be, tt_mem_of(o->state[i]), host, n * sizeof(float)));
+    }
+    if (s->ema && tt_safetensors_metadata(f, "ema")) { /* --ema: the average goes on */
+        TT_CHECK(tt_weights_read_arena(f, m->params, host, 1, "ema.", ""));
+        TT_CHECK(tt_write(s->be, tt_mem_of(s->ema), host, n * sizeof(float)));
+    } else if (s->ema) { /* a run without one: it starts at the weights */
+        TT_CHECK(tt_step_ema_reset(s));
     }
     int64_t seed, epoch, position;
     TT_CHECK(meta_int(f, "step", &c->step));

@@ -76,6 +76,7 @@ tt_step_config tt_recipe_step(const tt_train_options *o, const tt_model_spec *mo
         .optimizer = {.name = tt_optimizer_choice_name(o->optimizer), .lr = o->lr, .weight_decay = o->weight_decay,
                       .momentum = o->momentum, .nesterov = o->nesterov},
         .encoder_group = o->encoder_lr[0] || o->freeze_encoder_steps,
+        .ema_decay = o->ema,
         .encoder_lr_scale = encoder_scale_or_one(o),
     };
 }

@@ -189,6 +189,7 @@ tt_status tt_report_write(const char *out_dir)
         return tt_error_new(TT_ERR_IO, "cannot read '%s': %s; give the --out folder of a training run",
                             path, strerror(errno));
     series loss = {0}, lr = {0}, speed = {0}, wait = {0}, mean_dice = {0}, scale = {0};
+    series raw_dice = {0}; /* --ema: the raw weights' mean Dice */
     int overflows = 0; /* windows skipped at a loss scale */
     series dice[10] = {{0}};
     char *class_names[10] = {0};
@@ -231,6 +232,8 @@ tt_status tt_report_write(const char *out_dir)
         }
         if (step && val) {
             push(&mean_dice, step->valuedouble, cJSON_GetObjectItem(val, "mean_dice")->valuedouble);
+            cJSON *raw = cJSON_GetObjectItem(o, "raw_mean_dice");
+            if (cJSON_IsNumber(raw)) push(&raw_dice, step->valuedouble, raw->valuedouble);
             cJSON *cl = cJSON_GetObjectItem(val, "classes"), *c;
             int k = 0;
             cJSON_ArrayForEach(c, cl)
@@ -335,20 +338,23 @@ tt_status tt_report_write(const char *out_dir)
         chart(f, "Loss scale", &scale, scale_name, NULL, 1, 1);
     }
     fprintf(f, "<h2>Validation</h2>\n");
-    series vd[11];
-    const char *vn[11];
-    vd[0] = mean_dice, vn[0] = "mean Dice";
+    series vd[12];
+    const char *vn[12];
+    vd[0] = mean_dice, vn[0] = raw_dice.n ? "mean Dice (EMA weights)" : "mean Dice";
     for (int k = 0; k < classes; k++) vd[k + 1] = dice[k], vn[k + 1] = class_names[k] ? class_names[k] : "?";
     /* the classes in the colours the gallery draws them in; the mean in black */
     char hex[11][8];
-    const char *vc[11];
+    const char *vc[12];
     snprintf(hex[0], sizeof hex[0], "#000000");
     for (int k = 0; k < classes; k++) {
         const uint8_t *rgb = tt_overlay_colour(k);
         snprintf(hex[k + 1], sizeof hex[k + 1], "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
     }
     for (int k = 0; k <= classes; k++) vc[k] = hex[k];
-    chart(f, "Dice per class", vd, vn, vc, classes + 1, 0);
+    int drawn = classes + 1;
+    if (raw_dice.n) /* --ema: the raw weights' mean beside the average's */
+        vd[drawn] = raw_dice, vn[drawn] = "mean Dice (raw weights)", vc[drawn] = "#999999", drawn++;
+    chart(f, "Dice per class", vd, vn, vc, drawn, 0);
     cJSON *files = cJSON_GetObjectItem(gallery, "gallery"), *file;
     if (cJSON_GetArraySize(files) > 0) {
         fprintf(f, "<h3>Validation images at step %lld</h3>\n<p>Left: the true masks; right: the "
@@ -404,6 +410,7 @@ cleanup:
     cJSON_Delete(gallery);
     free(loss.x), free(loss.y), free(lr.x), free(lr.y), free(speed.x), free(speed.y);
     free(wait.x), free(wait.y), free(mean_dice.x), free(mean_dice.y), free(scale.x), free(scale.y);
+    free(raw_dice.x), free(raw_dice.y);
     for (int k = 0; k < 10; k++) free(dice[k].x), free(dice[k].y), free(class_names[k]);
     return status;
 }

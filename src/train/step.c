@@ -67,6 +67,11 @@ tt_status tt_step_create(tt_backend *be, const tt_step_config *config, tt_step *
     TT_CHECK(tt_optimizer_create(be, &c->optimizer, s->model->params->trainable_floats,
                                  &s->optimizer));
     if (c->encoder_group) TT_CHECK(encoder_groups(s, c->encoder_lr_scale));
+    if (c->ema_decay > 0) {
+        TT_CHECK(tt_buffer_alloc(be, s->model->params->trainable_floats * sizeof(float),
+                                 TT_MEM_PARAMETERS, "ema", &s->ema));
+        TT_CHECK(tt_step_ema_reset(s));
+    }
     *out = s;
     return NULL;
 cleanup:
@@ -80,6 +85,7 @@ void tt_step_destroy(tt_step *s)
     tt_buffer_free(s->labels);
     tt_buffer_free(s->loss_blocks);
     tt_buffer_free(s->reduce_block);
+    tt_buffer_free(s->ema);
     tt_optimizer_destroy(s->optimizer);
     tt_model_destroy(s->model);
     free(s);
@@ -182,5 +188,32 @@ tt_status tt_step_update(tt_step *s, const tt_schedule *schedule, double base_lr
     /* one optimizer update at the scheduled rate */
     r->lr = tt_schedule_lr(schedule, base_lr, s->optimizer->updates + 1);
     TT_TRY(tt_optimizer_step(s->optimizer, tt_mem_of(m->param_buffer), grads, r->lr));
+    if (s->ema) { /* timm's ModelEmaV2: ema * decay + (1 - decay) * weights */
+        double d = s->config.ema_decay;
+        TT_TRY(tt_scale(be, tt_mem_of(s->ema), (float)d, nparams));
+        TT_TRY(tt_axpy(be, tt_mem_of(s->ema), tt_mem_of(m->param_buffer), (float)(1.0 - d), nparams));
+    }
     return tt_finish(be);
+}
+
+tt_status tt_step_ema_reset(tt_step *s)
+{
+    if (!s->ema) return NULL;
+    return tt_copy_f32(s->be, tt_mem_of(s->ema), tt_mem_of(s->model->param_buffer),
+                       s->model->params->trainable_floats);
+}
+
+tt_status tt_step_use_ema(tt_step *s, int on)
+{
+    if (!s->ema || on == s->ema_in_use) return NULL;
+    size_t n = s->model->params->trainable_floats;
+    tt_mem params = tt_mem_of(s->model->param_buffer), keep = tt_mem_of(s->model->grad_buffer);
+    if (on) {
+        TT_TRY(tt_copy_f32(s->be, keep, params, n));
+        TT_TRY(tt_copy_f32(s->be, params, tt_mem_of(s->ema), n));
+    } else {
+        TT_TRY(tt_copy_f32(s->be, params, keep, n));
+    }
+    s->ema_in_use = on;
+    return tt_finish(s->be);
 }

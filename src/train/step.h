@@ -50,6 +50,9 @@ typedef struct tt_step_config {
     /* --sync-bn: batch norm's sums over this job's ranks (borrowed; alone
      * the same host arithmetic); NULL: each micro-batch its own */
     const tt_dist *norm_dist;
+    /* --ema: an exponential moving average of the trainable weights,
+     * ema = decay * ema + (1 - decay) * weights after each update (0: none) */
+    double ema_decay;
 } tt_step_config;
 
 typedef struct tt_step {
@@ -62,6 +65,8 @@ typedef struct tt_step {
     tt_buffer *reduce_block;  /* float sum of squares, uint32 non-finite count */
     const tt_dist *dist;      /* config.dist */
     tt_norm_sync norm_sync;   /* with config.norm_dist: the model's batch norm sums */
+    tt_buffer *ema;           /* with config.ema_decay: (trainable floats), NULL otherwise */
+    int ema_in_use;           /* the model's weights are the average's (tt_step_use_ema) */
 } tt_step;
 
 /* What tt_step_update did. */
@@ -98,9 +103,17 @@ tt_status tt_step_losses(tt_step *step, tt_loss_value *primary, tt_loss_value *d
 tt_status tt_step_scale_grads(tt_step *step, double scale);
 /* The end of a window whose gradients are normalised: the global norm and
  * a non-finite check reduced on the device, clipping, then one optimizer
- * update at the schedule's rate for update optimizer->updates + 1.
- * Non-finite gradients skip the update.  Waits for the device. */
+ * update at the schedule's rate for update optimizer->updates + 1, and the
+ * moving average's (--ema).  Non-finite gradients skip the update (and the
+ * average's).  Waits for the device. */
 tt_status tt_step_update(tt_step *step, const tt_schedule *schedule, double base_lr,
                          tt_update_result *out);
+
+/* --ema: the average set to the weights (at the start, after --init). */
+tt_status tt_step_ema_reset(tt_step *step);
+/* --ema: on, the model runs with the average's weights (its own kept in
+ * the gradient arena, free between windows); off, its own back.  Nothing
+ * without an average. */
+tt_status tt_step_use_ema(tt_step *step, int on);
 
 #endif

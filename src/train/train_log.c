@@ -86,7 +86,8 @@ void tt_train_log_step(tt_trainer *t, const tt_step_report *r)
     tt_trainer_log(t, "}\n");
 }
 
-void tt_train_log_validation(tt_trainer *t, const tt_metrics *m, int gallery_count)
+void tt_train_log_validation(tt_trainer *t, const tt_metrics *m, int gallery_count,
+                             const tt_metrics *raw)
 {
     const char **names = malloc(sizeof *names * (size_t)t->model.classes);
     for (int c = 0; names && c < t->model.classes; c++)
@@ -94,8 +95,12 @@ void tt_train_log_validation(tt_trainer *t, const tt_metrics *m, int gallery_cou
     char *json = tt_metrics_json(m, names);
     cJSON *parsed = json ? cJSON_Parse(json) : NULL; /* one line, for JSON Lines */
     char *line = parsed ? cJSON_PrintUnformatted(parsed) : NULL;
-    tt_trainer_log(t, "{\"step\": %lld, \"validation\": %s}\n", (long long)t->counters.step,
-                   line ? line : "null");
+    if (raw) /* --ema: the metrics are the average's; the raw weights' mean beside them */
+        tt_trainer_log(t, "{\"step\": %lld, \"validation\": %s, \"raw_mean_dice\": %.9g}\n",
+                       (long long)t->counters.step, line ? line : "null", tt_metrics_mean_dice(raw));
+    else
+        tt_trainer_log(t, "{\"step\": %lld, \"validation\": %s}\n", (long long)t->counters.step,
+                       line ? line : "null");
     if (gallery_count) { /* the pictures, relative to OUT */
         cJSON *g = cJSON_CreateObject(), *files = cJSON_AddArrayToObject(g, "gallery");
         cJSON_AddNumberToObject(g, "step", (double)t->counters.step);

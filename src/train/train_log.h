@@ -20,7 +20,9 @@ void tt_train_log_start(tt_trainer *trainer);
 void tt_train_log_augment(tt_trainer *trainer, int gallery_count);
 /* One optimizer step. */
 void tt_train_log_step(tt_trainer *trainer, const tt_step_report *report);
-/* One validation's metrics, and the first gallery_count pictures (0: none). */
-void tt_train_log_validation(tt_trainer *trainer, const tt_metrics *metrics, int gallery_count);
+/* One validation's metrics, and the first gallery_count pictures (0: none);
+ * with --ema the raw weights' mean Dice beside (raw: their metrics, else NULL). */
+void tt_train_log_validation(tt_trainer *trainer, const tt_metrics *metrics, int gallery_count,
+                             const tt_metrics *raw);
 
 #endif

@@ -72,6 +72,7 @@ const tt_opt tt_train_option_table[] = {
     OPT("save-grads", TT_OPT_STRING, save_grads, "FILE", "write the last window's normalised gradients", 1, 0),
     OPT("checkpoint-every", TT_OPT_INT, checkpoint_every, "K", "steps between checkpoints (0: at the end only)", 0, 1e9),
     OPT("val-every", TT_OPT_INT, val_every, "K", "validate every K steps (0: at the end only), best.safetensors by mean Dice", 0, 1e9),
+    OPT("ema", TT_OPT_DOUBLE, ema, "DECAY", "keep an exponential moving average of the weights, ema = DECAY * ema + (1 - DECAY) * weights after every update (e.g. 0.999; 0: none): validation scores it and the raw weights, best.safetensors follows its score, and predict and eval use it", 0, 0.999999),
     OPT("patience", TT_OPT_INT, patience, "K", "early stopping: stop after K validations in a row without a better mean Dice, the last checkpoint written (0: off)", 0, 1e6),
     OPT("keep-best", TT_OPT_INT, keep_best, "K", "keep the checkpoints of the K best validations as OUT/best-step<N>.safetensors, deleting the one that falls out (0: only best.safetensors)", 0, TT_KEEP_BEST_MAX),
     OPT("threshold", TT_OPT_DOUBLE, threshold, "X", "multi-label validation: probability threshold", 0, 1),

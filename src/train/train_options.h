@@ -104,6 +104,7 @@ typedef struct tt_train_options {
     int val_every;                         /* steps between validations (0: at the end only) */
     int patience;                          /* stop after K validations without a better one */
     int keep_best;                         /* keep the K best validations' checkpoints */
+    double ema;                            /* decay of the weights' moving average (0: none) */
     double threshold;                      /* multi-label: probability for "in the mask" */
     double val_overlap;                    /* validation's sliding-window overlap */
     tt_tta_kind tta;                       /* validation's test-time augmentation */

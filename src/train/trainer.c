@@ -143,6 +143,7 @@ static tt_status restore(tt_trainer *t)
     if (opt->init[0]) {
         tt_weights_report report;
         TT_TRY(tt_weights_init(t->engine->model, opt->init, opt->init_prefix, &report));
+        TT_TRY(tt_step_ema_reset(t->engine)); /* --ema: the average starts at these */
         char text[2048];
         tt_weights_report_text(&report, text, sizeof text);
         if (t->dist.rank == 0) fprintf(stderr, "tiletrain: --init %s: %s\n", opt->init, text);
@@ -476,12 +477,29 @@ static tt_status validate_here(tt_trainer *t, tt_metrics **out)
     }
     memcpy(vo.predict.mean, t->mean, sizeof t->mean);
     memcpy(vo.predict.std, t->std, sizeof t->std);
-    tt_status status = tt_validate(t->engine->model, t->val_cache, t->val_items, t->val_count, &vo, m);
+    tt_metrics *raw = NULL;
+    tt_status status = NULL;
+    if (t->engine->ema) { /* --ema: the raw weights scored too, beside the average */
+        tt_validate_options plain = vo;
+        plain.gallery_dir = NULL;
+        status = tt_metrics_create(t->model.classes, &raw);
+        if (!status)
+            status = tt_validate(t->engine->model, t->val_cache, t->val_items, t->val_count,
+                                 &plain, raw);
+        if (!status) status = tt_step_use_ema(t->engine, 1);
+    }
+    if (!status)
+        status = tt_validate(t->engine->model, t->val_cache, t->val_items, t->val_count, &vo, m);
+    tt_status back = tt_step_use_ema(t->engine, 0); /* its own weights, whatever happened */
+    if (!status) status = back;
+    else tt_status_free(back);
+    if (!status && (t->log || t->log_echo))
+        tt_train_log_validation(t, m, vo.gallery_dir ? vo.gallery_max : 0, raw);
+    tt_metrics_destroy(raw);
     if (status) {
         tt_metrics_destroy(m);
         return status;
     }
-    if (t->log || t->log_echo) tt_train_log_validation(t, m, vo.gallery_dir ? vo.gallery_max : 0);
     *out = m;
     return NULL;
 }
