@@ -63,6 +63,8 @@ static tt_status check_flags(const tt_train_options *o)
                             o->init_prefix);
     if (o->val_list[0] && o->val_fraction > 0)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "give --val-list or --val-fraction, not both");
+    tt_augment_config augment; /* parsed again once the plan has had its say */
+    TT_TRY(tt_augment_parse(o->augment, &augment));
     double scale;
     return tt_recipe_encoder_scale(o, &scale);
 }

@@ -39,11 +39,25 @@ typedef struct plan_ctx {
     int wanted_tile;             /* the tile rule's, before memory halved it */
 } plan_ctx;
 
-static int given(const plan_ctx *c, const char *option)
+/* Options another flag stands for: given that one, the plan leaves them. */
+static const char *const stands_for[][2] = {
+    {"steps", "epochs"}, {"val-fraction", "val-list"}, {"augment", "no-augment"},
+};
+
+/* 1 when the flags gave `option`, or a flag that stands for it. */
+static int flag_gave(const unsigned char *given, const char *option)
 {
     int i = tt_opt_index(tt_train_option_table, tt_train_option_count, option);
-    return c->given && i >= 0 && c->given[i];
+    if (!given || i < 0) return 0;
+    if (given[i]) return 1;
+    for (size_t k = 0; k < sizeof stands_for / sizeof *stands_for; k++)
+        if (strcmp(option, stands_for[k][0]) == 0 &&
+            given[tt_opt_index(tt_train_option_table, tt_train_option_count, stands_for[k][1])])
+            return 1;
+    return 0;
 }
+
+static int given(const plan_ctx *c, const char *option) { return flag_gave(c->given, option); }
 
 /* Records the choice of `option`, its value as train's option table
  * writes it from the options (so plan.json's args parse back to it). */
@@ -257,7 +271,7 @@ static tt_status rule_loss(plan_ctx *c)
  * distortion bends alike, at less cost) */
 static tt_status rule_augment(plan_ctx *c)
 {
-    if (given(c, "augment") || given(c, "no-augment")) return NULL;
+    if (given(c, "augment")) return NULL;
     snprintf(c->opt->augment, sizeof c->opt->augment,
              "default,affine,grid,gamma,hsv,noise,blur");
     choose(c, "augment", "flips and quarter turns, shift-scale-rotate, grid distortion and the "
@@ -298,13 +312,13 @@ static tt_status rule_length(plan_ctx *c)
 {
     const tt_fingerprint *fp = c->fp;
     tt_train_options *o = c->opt;
-    if (!given(c, "steps") && !given(c, "epochs")) {
+    if (!given(c, "steps")) {
         int steps = (int)ceil(4.5 * fp->images);
         o->steps = steps < 150 ? 150 : steps > 3000 ? 3000 : steps;
         choose(c, "steps", "about %d crops per image of the %d (from 150 to 3000 steps)",
                o->steps * o->micro_batch * o->accum / fp->images, fp->images);
     }
-    if (!given(c, "val-fraction") && !given(c, "val-list")) {
+    if (!given(c, "val-fraction")) {
         o->val_fraction = fp->images >= 20 ? 0.1 : 0.2;
         choose(c, "val-fraction", "%d images: %.0f%% held out for validation", fp->images,
                100 * o->val_fraction);
@@ -537,15 +551,9 @@ tt_status tt_run_plan_apply_file(const char *path, tt_train_options *o, const un
         }
         int has_value = cJSON_IsString(next) && strncmp(next->valuestring, "--", 2) != 0;
         const char *option = flag->valuestring + 2;
-        int index = tt_opt_index(tt_train_option_table, tt_train_option_count, option);
         i += has_value;
-        if (given && index >= 0 && given[index]) continue; /* the flag given wins */
+        if (flag_gave(given, option)) continue; /* the flag given wins */
         if (o->model != TT_MODEL_UNET && resnet_skips(option)) continue;
-        if (index >= 0 && given && ((strcmp(option, "steps") == 0 && given[tt_opt_index(
-                tt_train_option_table, tt_train_option_count, "epochs")]) ||
-            (strcmp(option, "val-fraction") == 0 && given[tt_opt_index(
-                tt_train_option_table, tt_train_option_count, "val-list")])))
-            continue; /* a flag that stands for the choice */
         char where[64];
         snprintf(where, sizeof where, "args[%d]", i - has_value);
         status = tt_opt_set(tt_train_option_table, tt_train_option_count, o, option,

@@ -75,7 +75,7 @@ tt_status tt_run_plan_read(const char *path, struct cJSON **out);
 
 /* Sets a plan.json's "args" on `options` through train's option table,
  * except those given[] marks (and steps where --epochs is given,
- * val-fraction where --val-list is); a UNet over a ResNet encoder takes
+ * val-fraction where --val-list is, augment where --no-augment is); a UNet over a ResNet encoder takes
  * none of the plain UNet's sizes, norm or intensity statistics (its
  * encoder's own: ImageNet's).  Errors name the file. */
 tt_status tt_run_plan_apply_file(const char *path, tt_train_options *options,

@@ -45,7 +45,7 @@ const tt_opt tt_train_option_table[] = {
     OPT("epochs", TT_OPT_INT, epochs, "E", "stop after E passes over the data (the last window may be short)", 1, 1e6),
     OPT("checkpointing", TT_OPT_FLAG, checkpointing, NULL, "keep block inputs only; recompute in backward (less memory; default off, on when one image does not fit)", 1, 0),
     OPT("micro-batch", TT_OPT_INT_AUTO, micro_batch, "B|auto", "images per forward pass; auto: the most that fit --mem-limit", 1, 4096),
-    OPT("batch", TT_OPT_INT, batch, "N", "with --micro-batch auto: images per optimizer step, accum = ceil(N / B)", 1, 1e6),
+    OPT("batch", TT_OPT_INT, batch, "N", "with --micro-batch auto: images per optimizer step; accum is N / B, rounded up", 1, 1e6),
     OPT("mem-limit", TT_OPT_BYTES, mem_limit, "SIZE", "device memory to stay under, e.g. 2GiB (default: the device's, less 10%)", 1, 0),
     OPT("accum", TT_OPT_INT, accum, "N", "micro-batches per optimizer step", 1, 1e6),
     ENUM("optimizer", optimizer, "NAME", "adamw or sgd", TT_OPTIMIZER_CHOICES),

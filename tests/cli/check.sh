@@ -346,6 +346,8 @@ assert len(stops) == 1 and stops[0]["best_step"] == 1 and stops[0]["validations_
 then pass "--patience 1 stops at the 2nd validation, --keep-best 2 keeps 2; a resume goes on counting"
 else fail "--patience/--keep-best"; cat "$work/err" "$work/es.out"; fi
 expect 1 "--patience counts validations" -- "$tt" train --data "$work/data" --plan off --patience 2 --out "$work/es2"
+expect 1 "--augment: unknown transform 'flipp'; the transforms are none, default, flip" -- "$tt" train --data "$work/data" --augment flip,flipp --out "$work/es3"
+expect 2 "'d8' for tta is not one of none|flip|d4" -- "$tt" predict --checkpoint x --input y --out z --tta d8
 "$tt" train --help >"$work/help" 2>&1
 if grep -q -- "--tile HxW .*(default 256x256) \[train: from the plan\]" "$work/help" &&
    grep -q -- "--seed K .*(default 0)$" "$work/help"
