@@ -15,20 +15,21 @@ void tt_pp_threshold(const float *probs, size_t count, float threshold, uint8_t 
 }
 
 /* During the search: 0 outside, 1 not yet visited, 2 visited. */
-tt_status tt_pp_remove_small(uint8_t *mask, int width, int height, int min_size,
-                             int connectivity, size_t *kept_pixels)
+static tt_status check_connectivity(int connectivity)
 {
     if (connectivity != 4 && connectivity != 8)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "component removal: connectivity %d; use 4 "
                             "or 8", connectivity);
-    size_t pixels = (size_t)width * height, kept = 0;
+    return NULL;
+}
+
+tt_status tt_pp_components(uint8_t *mask, int width, int height, int connectivity,
+                           tt_pp_visit_fn visit, void *ctx)
+{
+    TT_TRY(check_connectivity(connectivity));
+    size_t pixels = (size_t)width * height;
     for (size_t i = 0; i < pixels; i++) mask[i] = mask[i] != 0;
-    if (min_size <= 1) {
-        for (size_t i = 0; i < pixels; i++) kept += mask[i];
-        if (kept_pixels) *kept_pixels = kept;
-        return NULL;
-    }
-    uint32_t *queue = malloc(pixels * sizeof *queue);
+    uint32_t *queue = malloc((pixels ? pixels : 1) * sizeof *queue);
     if (!queue)
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "component removal: no memory for a %dx%d mask",
                             width, height);
@@ -52,14 +53,40 @@ tt_status tt_pp_remove_small(uint8_t *mask, int width, int height, int min_size,
                 }
             }
         }
-        if (end < (size_t)min_size)
-            for (size_t i = 0; i < end; i++) mask[queue[i]] = 0;
-        else
-            kept += end;
+        visit(ctx, mask, queue, end);
     }
     for (size_t i = 0; i < pixels; i++) mask[i] = mask[i] != 0;
     free(queue);
-    if (kept_pixels) *kept_pixels = kept;
+    return NULL;
+}
+
+typedef struct removal {
+    size_t min_size, kept;
+} removal;
+
+static void remove_if_small(void *ctx, uint8_t *mask, const uint32_t *pixels, size_t count)
+{
+    removal *r = ctx;
+    if (count < r->min_size)
+        for (size_t i = 0; i < count; i++) mask[pixels[i]] = 0;
+    else
+        r->kept += count;
+}
+
+tt_status tt_pp_remove_small(uint8_t *mask, int width, int height, int min_size,
+                             int connectivity, size_t *kept_pixels)
+{
+    TT_TRY(check_connectivity(connectivity));
+    size_t pixels = (size_t)width * height;
+    if (min_size <= 1) {
+        size_t kept = 0;
+        for (size_t i = 0; i < pixels; i++) kept += mask[i] = mask[i] != 0;
+        if (kept_pixels) *kept_pixels = kept;
+        return NULL;
+    }
+    removal r = {(size_t)min_size, 0};
+    TT_TRY(tt_pp_components(mask, width, height, connectivity, remove_if_small, &r));
+    if (kept_pixels) *kept_pixels = r.kept;
     return NULL;
 }
 

@@ -48,6 +48,15 @@ void tt_pp_threshold(const float *probs, size_t count, float threshold, uint8_t 
 tt_status tt_pp_remove_small(uint8_t *mask, int width, int height, int min_size,
                              int connectivity, size_t *kept_pixels);
 
+/* Calls visit(ctx, mask, pixels, count) once for each connected component
+ * of nonzero pixels (connectivity 4 or 8), `pixels` its indices, in the
+ * order of each component's first pixel; visit may set mask[p] = 0 for
+ * them (the component removed).  The mask is left 0/1.  Needs width *
+ * height * 4 bytes of scratch (TT_ERR_OUT_OF_MEMORY otherwise). */
+typedef void (*tt_pp_visit_fn)(void *ctx, uint8_t *mask, const uint32_t *pixels, size_t count);
+tt_status tt_pp_components(uint8_t *mask, int width, int height, int connectivity,
+                           tt_pp_visit_fn visit, void *ctx);
+
 /* Nearest-neighbour resize of a byte plane (any values, e.g. class
  * indices) from sw x sh to dw x dh (all >= 1). */
 void tt_pp_resize_nearest(const uint8_t *src, int sw, int sh, uint8_t *dst, int dw, int dh);
