@@ -48,7 +48,7 @@ static void test_predict_to_masks(void)
         0, 0, 0, 0,
     };
     uint8_t masks[2 * N];
-    tt_mask_rule rule = {1, 0.5f, 2};
+    tt_mask_rule rule = {.multi_label = 1, .threshold = 0.5f, .min_size = 2};
     TH_OK(tt_predict_to_masks(multi, 2, W, H, &rule, masks));
     CU_ASSERT_EQUAL(memcmp(masks, want_multi, sizeof want_multi), 0);
     CU_ASSERT(fabsf(multi[0] - 1.0f / (1.0f + expf(-3.0f))) < 1e-6f); /* probabilities in place */
@@ -71,7 +71,7 @@ static void test_predict_to_masks(void)
         0, 1, 2, 2,
         1, 1, 1, 1,
     };
-    rule = (tt_mask_rule){0, 0.5f, 2};
+    rule = (tt_mask_rule){.multi_label = 0, .threshold = 0.5f, .min_size = 2};
     TH_OK(tt_predict_to_masks(logits, 3, W, H, &rule, masks));
     CU_ASSERT_EQUAL(memcmp(masks, want_index, sizeof want_index), 0);
 }

@@ -389,10 +389,22 @@ static void test_validation_and_best(void)
     double mean = tt_metrics_mean_dice(m);
     printf("\n  validation: mean Dice %.4f over %d images", mean, m->images);
     CU_ASSERT(mean >= 0 && mean <= 1);
-    /* the best checkpoint is written and loads as weights */
+    /* the best checkpoint is written and loads as weights, with the
+     * validation's post-processing search, which prediction takes */
     char best[600];
     snprintf(best, sizeof best, "%s/best.safetensors", out);
     TH_OK(tt_weights_load(t->engine->model, best));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t->postprocess);
+    tt_infer_model im;
+    TH_OK(tt_infer_model_load(t->be, best, 1, 16, 16, TT_CONV_ALGO_IM2COL_GEMM, TT_PRECISION_FP32,
+                              &im));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(im.class_min_size);
+    for (int c = 0; c < t->model.classes; c++) {
+        CU_ASSERT_EQUAL(im.class_min_size[c], t->postprocess[c].min_size);
+        CU_ASSERT(fabsf(im.class_threshold[c] - t->postprocess[c].threshold) < 1e-6f);
+        CU_ASSERT(t->postprocess[c].dice >= t->postprocess[c].default_dice);
+    }
+    tt_infer_model_free(&im);
     tt_metrics_destroy(m);
     trainer_destroy(t);
     /* the log has a one-line validation record */

@@ -43,9 +43,10 @@ grep -v '^#' "$out/run/validation.txt" | while read -r name; do
   ln -s "$(cd "$out/data/train_images" && pwd)/$name" "$out/validation_images/$name"
 done
 # components smaller than the plan's min-size are dropped, as validation did
-min_size=$(sed -n '/"min-size"/{n;s/.*"value":[[:space:]]*"\([0-9]*\)".*/\1/p;}' "$out/run/plan.json")
+# the threshold and minimum size of each class: the ones the training run
+# searched on its validation images, kept in the checkpoint
 "$tt" predict --checkpoint "$out/run/best.safetensors" --input "$out/validation_images" \
-    --out "$out/predictions" --tile 256x256 --overlap 0.25 --min-size "${min_size:-0}" \
+    --out "$out/predictions" --tile 256x256 --overlap 0.25 \
     --rle "$out/predictions/submission.csv" --rle-size 350x525 --quiet
 
 echo

@@ -37,6 +37,7 @@ typedef struct eval_options {
     char precision[TT_OPT_STRING_MAX];
     int json;
     int tta;                    /* tt_tta_kind */
+    int threshold_given, min_size_given; /* else the checkpoint's per class, if it has them */
 } eval_options;
 
 #define OPT(name, kind, field, meta, help, lo, hi) \
@@ -54,8 +55,8 @@ static const tt_opt option_table[] = {
     OPT("overlap", TT_OPT_DOUBLE, overlap, "X", "overlap of neighbouring tiles, 0 to 0.9 (default 0.5)", 0, 0.9),
     {"blend", TT_OPT_CHOICE, offsetof(eval_options, blend), "KIND", "gaussian (default) or mean", 1, 0,
      "gaussian|mean"},
-    OPT("threshold", TT_OPT_DOUBLE, threshold, "X", "multi-label: probability threshold (default 0.5)", 0, 1),
-    OPT("min-size", TT_OPT_INT, min_size, "N", "remove predicted components under N pixels first, as predict does (class index: they become background; default 0)", 0, 1e9),
+    OPT("threshold", TT_OPT_DOUBLE, threshold, "X", "multi-label: probability threshold, every class (default: the checkpoint's per class where its training searched them, else 0.5)", 0, 1),
+    OPT("min-size", TT_OPT_INT, min_size, "N", "remove predicted components under N pixels first, as predict does (class index: they become background), every class (default: the checkpoint's per class, else 0)", 0, 1e9),
     OPT("batch", TT_OPT_INT, batch, "N", "tiles per forward pass (default 2)", 1, 256),
     {"tta", TT_OPT_ENUM, offsetof(eval_options, tta), "KIND", TT_TTA_HELP " (default none)", 1, 0, TT_TTA_CHOICES},
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name", 1, 0),
@@ -141,6 +142,8 @@ static tt_status run(const eval_options *o)
                               .min_size = o->min_size};
     vo.predict.overlap = o->overlap;
     vo.predict.tta = (tt_tta_kind)o->tta;
+    vo.class_threshold = o->threshold_given ? NULL : model.class_threshold;
+    vo.class_min_size = o->min_size_given ? NULL : model.class_min_size;
     TT_CHECK(tt_blend_kind_parse(o->blend, &vo.predict.blend));
     memcpy(vo.predict.mean, model.mean, sizeof model.mean);
     memcpy(vo.predict.std, model.std, sizeof model.std);
@@ -173,8 +176,11 @@ int tt_cmd_eval(int argc, char **argv)
     strcpy(o.algo, "auto");
     strcpy(o.precision, "fp32");
     strcpy(o.backend, "auto");
-    int rc = tt_cli_parse("eval", option_table, OPTION_COUNT, &o, argc, argv, help);
+    unsigned char given[OPTION_COUNT];
+    int rc = tt_cli_parse_given("eval", option_table, OPTION_COUNT, &o, given, argc, argv, help);
     if (rc >= 0) return rc;
+    o.threshold_given = given[tt_opt_index(option_table, OPTION_COUNT, "threshold")];
+    o.min_size_given = given[tt_opt_index(option_table, OPTION_COUNT, "min-size")];
     tt_status status = run(&o);
     return status ? tt_cli_fail(status) : 0;
 }

@@ -60,6 +60,7 @@ typedef struct predict_options {
     int no_overlay;
     int quiet;
     int tta;                    /* tt_tta_kind */
+    int threshold_given, min_size_given; /* else the checkpoint's per class, if it has them */
 } predict_options;
 
 #define OPT(name, kind, field, meta, help, lo, hi) \
@@ -77,8 +78,8 @@ static const tt_opt option_table[] = {
     CHOICE("pad", pad, "KIND", "padding where a tile leaves the image: reflect or zero", "reflect|zero"),
     OPT("batch", TT_OPT_INT, batch, "B", "tiles per forward pass (default 4)", 1, 4096),
     {"tta", TT_OPT_ENUM, offsetof(predict_options, tta), "KIND", TT_TTA_HELP " (default none)", 1, 0, TT_TTA_CHOICES},
-    OPT("threshold", TT_OPT_DOUBLE, threshold, "P", "multi-label: probability above which a pixel is in (0.5)", 0, 1),
-    OPT("min-size", TT_OPT_INT, min_size, "N", "remove components smaller than N pixels (0: keep all)", 0, 1e9),
+    OPT("threshold", TT_OPT_DOUBLE, threshold, "P", "multi-label: probability above which a pixel is in, every class (default: the checkpoint's per class where its training searched them, else 0.5)", 0, 1),
+    OPT("min-size", TT_OPT_INT, min_size, "N", "remove components smaller than N pixels, every class (default: the checkpoint's per class, else 0: keep all)", 0, 1e9),
     OPT("rle", TT_OPT_STRING, rle, "FILE.csv", "also write Kaggle RLE rows Image_Label,EncodedPixels", 1, 0),
     OPT("rle-size", TT_OPT_SIZE2, rle_size, "HxW", "size of the RLE masks, e.g. 350x525 (default: full)", 1, 0),
     CHOICE("mode", mode, "KIND", "auto (from the checkpoint), class-index or multi-label",
@@ -187,9 +188,14 @@ static tt_status finish_multi_label(run_state *rs, const char *file, const char 
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory for the masks", file);
         goto cleanup;
     }
-    /* --min-size counts pixels of the RLE size: scaled to the full size */
+    /* --min-size counts pixels of the RLE size: scaled to the full size;
+     * the checkpoint's (the training run's search) counts full-size ones */
     double scale = rw ? (double)pixels / ((double)rw * rh) : 1.0;
-    tt_mask_rule rule = {1, (float)o->threshold, (int)(o->min_size * scale + 0.5)};
+    const float *class_threshold = o->threshold_given ? NULL : rs->model.class_threshold;
+    const int *class_min_size = o->min_size_given ? NULL : rs->model.class_min_size;
+    tt_mask_rule rule = {.multi_label = 1, .threshold = (float)o->threshold,
+                         .min_size = (int)(o->min_size * scale + 0.5),
+                         .class_threshold = class_threshold, .class_min_size = class_min_size};
     TT_CHECK(tt_predict_to_masks(probs, classes, w, h, &rule, masks));
     for (int c = 0; c < classes; c++) {
         uint8_t *m = masks + (size_t)c * pixels;
@@ -204,8 +210,10 @@ static tt_status finish_multi_label(run_state *rs, const char *file, const char 
             continue;
         }
         TT_CHECK(tt_pp_resize_area(p, w, h, small, rw, rh));
-        tt_pp_threshold(small, (size_t)rw * rh, (float)o->threshold, small_mask);
-        TT_CHECK(tt_pp_remove_small(small_mask, rw, rh, o->min_size, 8, NULL));
+        tt_pp_threshold(small, (size_t)rw * rh,
+                        class_threshold ? class_threshold[c] : (float)o->threshold, small_mask);
+        int small_min = class_min_size ? (int)(class_min_size[c] / scale + 0.5) : o->min_size;
+        TT_CHECK(tt_pp_remove_small(small_mask, rw, rh, small_min, 8, NULL));
         TT_CHECK(csv_row(rs, file, c, small_mask, rw, rh));
     }
     if (!o->no_overlay) {
@@ -233,7 +241,8 @@ static tt_status finish_class_index(run_state *rs, const char *file, const char 
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory for the masks", file);
         goto cleanup;
     }
-    tt_mask_rule rule = {0, (float)o->threshold, o->min_size};
+    tt_mask_rule rule = {.multi_label = 0, .threshold = (float)o->threshold, .min_size = o->min_size,
+                         .class_min_size = o->min_size_given ? NULL : rs->model.class_min_size};
     TT_CHECK(tt_predict_to_masks(logits, classes, w, h, &rule, index));
     TT_CHECK(write_png(o->out, stem, "mask", w, h, 1, index));
     if (!o->no_overlay) {
@@ -425,7 +434,11 @@ int tt_cmd_predict(int argc, char **argv)
     predict_options o;
     defaults(&o);
     int help = 0;
-    tt_status status = tt_opt_parse_args(option_table, option_count, &o, argc, argv, 1, &help);
+    unsigned char given[sizeof option_table / sizeof option_table[0]];
+    tt_status status = tt_opt_parse_args_given(option_table, option_count, &o, argc, argv, 1,
+                                               &help, given);
+    o.threshold_given = given[tt_opt_index(option_table, option_count, "threshold")];
+    o.min_size_given = given[tt_opt_index(option_table, option_count, "min-size")];
     if (status) {
         int rc = tt_cli_usage_error("predict", "%s", tt_status_message(status));
         tt_status_free(status);

@@ -72,6 +72,35 @@ static tt_status triple(const tt_safetensors *f, const char *key, float *v)
     return status;
 }
 
+/* "postprocess": {"threshold": [..], "min_size": [..]}, one per class. */
+static tt_status postprocess(const tt_safetensors *f, tt_infer_model *m)
+{
+    const char *text = tt_safetensors_metadata(f, "postprocess");
+    if (!text) return NULL;
+    int classes = m->spec.classes;
+    cJSON *root = cJSON_Parse(text);
+    cJSON *t = cJSON_GetObjectItem(root, "threshold"), *s = cJSON_GetObjectItem(root, "min_size");
+    tt_status status = NULL;
+    if (cJSON_GetArraySize(t) != classes || cJSON_GetArraySize(s) != classes)
+        status = tt_error_new(TT_ERR_FORMAT, "metadata \"postprocess\" must hold a threshold "
+                              "and a min_size per class (%d)", classes);
+    m->class_threshold = status ? NULL : malloc(sizeof *m->class_threshold * (size_t)classes);
+    m->class_min_size = status ? NULL : malloc(sizeof *m->class_min_size * (size_t)classes);
+    if (!status && (!m->class_threshold || !m->class_min_size))
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    for (int c = 0; !status && c < classes; c++) {
+        cJSON *tc = cJSON_GetArrayItem(t, c), *sc = cJSON_GetArrayItem(s, c);
+        if (!cJSON_IsNumber(tc) || !cJSON_IsNumber(sc) || !(tc->valuedouble >= 0) ||
+            !(tc->valuedouble <= 1) || !(sc->valuedouble >= 0))
+            status = tt_error_new(TT_ERR_FORMAT, "metadata \"postprocess\": class %d's threshold "
+                                  "or min_size is out of range", c);
+        else
+            m->class_threshold[c] = (float)tc->valuedouble, m->class_min_size[c] = sc->valueint;
+    }
+    cJSON_Delete(root);
+    return status;
+}
+
 static tt_infer_kind kind_of(const tt_safetensors *f)
 {
     const char *k = tt_safetensors_metadata(f, "mask_kind");
@@ -119,6 +148,7 @@ tt_status tt_infer_model_load(tt_backend *be, const char *path, int capacity, in
     TT_CHECK(triple(f, "mean", m->mean));
     TT_CHECK(triple(f, "std", m->std));
     m->kind = kind_of(f);
+    TT_CHECK(postprocess(f, m));
     TT_CHECK(tt_model_create(be, &m->spec, capacity, tile_h, tile_w, 0, &m->model));
     TT_CHECK(tt_weights_read(m->model, f, TT_WEIGHTS_NEED_STATS));
     if (tt_safetensors_metadata(f, "ema")) TT_CHECK(use_ema(m->model, f));
@@ -138,5 +168,7 @@ void tt_infer_model_free(tt_infer_model *m)
         for (int c = 0; c < m->spec.classes; c++) free(m->class_names[c]);
     tt_model_destroy(m->model);
     free(m->class_names);
+    free(m->class_threshold);
+    free(m->class_min_size);
     memset(m, 0, sizeof *m);
 }

@@ -36,6 +36,10 @@ typedef struct tt_infer_model {
     char **class_names;   /* (spec.classes) never NULL entries: "0", "1".. when unnamed */
     tt_infer_kind kind;
     float mean[3], std[3]; /* 0 and 1 when the checkpoint does not say */
+    /* the training run's post-processing search (metadata "postprocess"):
+     * per class (spec.classes), or NULL when the checkpoint has none */
+    float *class_threshold;
+    int *class_min_size;
 } tt_infer_model;
 
 /* Opens `path`, reads its metadata, builds the model on `be` for

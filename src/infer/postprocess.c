@@ -153,20 +153,28 @@ tt_status tt_predict_to_masks(float *logits, int classes, int width, int height,
     size_t pixels = (size_t)width * height;
     if (rule->multi_label) {
         tt_predict_sigmoid(logits, classes, pixels);
-        tt_pp_threshold(logits, pixels * (size_t)classes, rule->threshold, masks);
-        for (int c = 0; c < classes && rule->min_size > 1; c++)
-            TT_TRY(tt_pp_remove_small(masks + (size_t)c * pixels, width, height, rule->min_size, 8, NULL));
+        for (int c = 0; c < classes; c++) {
+            size_t at = (size_t)c * pixels;
+            float threshold = rule->class_threshold ? rule->class_threshold[c] : rule->threshold;
+            int min_size = rule->class_min_size ? rule->class_min_size[c] : rule->min_size;
+            tt_pp_threshold(logits + at, pixels, threshold, masks + at);
+            if (min_size > 1) TT_TRY(tt_pp_remove_small(masks + at, width, height, min_size, 8, NULL));
+        }
         return NULL;
     }
     tt_predict_argmax(logits, classes, pixels, masks);
-    if (rule->min_size <= 1) return NULL;
+    int any = rule->min_size > 1;
+    for (int c = 1; c < classes && rule->class_min_size; c++) any |= rule->class_min_size[c] > 1;
+    if (!any) return NULL;
     uint8_t *plane = malloc(pixels ? pixels : 1);
     if (!plane)
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "masks: no host memory for a %dx%d plane", width, height);
     tt_status status = NULL;
     for (int c = 1; c < classes; c++) {
+        int min_size = rule->class_min_size ? rule->class_min_size[c] : rule->min_size;
+        if (min_size <= 1) continue;
         for (size_t i = 0; i < pixels; i++) plane[i] = masks[i] == c;
-        TT_CHECK(tt_pp_remove_small(plane, width, height, rule->min_size, 8, NULL));
+        TT_CHECK(tt_pp_remove_small(plane, width, height, min_size, 8, NULL));
         for (size_t i = 0; i < pixels; i++)
             if (masks[i] == c && !plane[i]) masks[i] = 0;
     }

@@ -26,6 +26,10 @@ typedef struct tt_mask_rule {
     float threshold; /* multi-label: probability above which a pixel is in */
     int min_size;    /* connected components (8-connectivity) under this many pixels are removed;
                         <= 1: none */
+    /* per class, where a search chose them (infer/pp_search.h): NULL, or one
+     * value per class in place of threshold / min_size */
+    const float *class_threshold;
+    const int *class_min_size;
 } tt_mask_rule;
 
 /* Logits (classes planes of height x width floats) to masks.  Multi-label:

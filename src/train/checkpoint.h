@@ -19,6 +19,7 @@
 #define TT_TRAIN_CHECKPOINT_H
 
 #include "data/sampler.h"
+#include "infer/pp_search.h"
 #include "train/loss_scale.h"
 #include "train/step.h"
 
@@ -61,6 +62,7 @@ typedef struct tt_checkpoint_data {
     int normalize;                   /* mean and std given */
     float mean[3], std[3];
     tt_checkpoint_ranks ranks;       /* world_size 0 or 1: a single process */
+    const tt_pp_choice *postprocess; /* per class, the search's (metadata "postprocess"); NULL */
 } tt_checkpoint_data;
 
 /* Saves everything a resume needs. */

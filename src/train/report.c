@@ -138,6 +138,39 @@ static int embed_png(FILE *f, const char *out_dir, const char *file, const char 
     return ok;
 }
 
+/* The post-processing search of the last validation: per class the
+ * threshold and minimum size chosen, the competition's Dice with them and
+ * with the run's own, and the gain. */
+static void postprocess_table(FILE *f, const cJSON *line)
+{
+    const cJSON *pp = cJSON_GetObjectItem(line, "postprocess"), *c;
+    if (!pp) return;
+    fprintf(f, "<h2>Post-processing</h2>\n<p>Searched on the validation images at step %.0f "
+               "(their full-resolution probabilities), scored by the competition's Dice (an "
+               "empty truth and an empty prediction score 1); the run's own: threshold %g, "
+               "minimum size %.0f. The checkpoints keep the choices; predict and eval use them "
+               "unless --threshold or --min-size is given.</p>\n<table><tr><th>class</th>"
+               "<th>threshold</th><th>min size</th><th>Dice</th><th>with the run's</th>"
+               "<th>gain</th></tr>\n",
+            cJSON_GetNumberValue(cJSON_GetObjectItem(line, "step")),
+            cJSON_GetNumberValue(cJSON_GetObjectItem(pp, "threshold_default")),
+            cJSON_GetNumberValue(cJSON_GetObjectItem(pp, "min_size_default")));
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(pp, "classes"))
+    {
+        double dice = cJSON_GetNumberValue(cJSON_GetObjectItem(c, "dice"));
+        double was = cJSON_GetNumberValue(cJSON_GetObjectItem(c, "default_dice"));
+        fprintf(f, "<tr><td style='text-align:left'>");
+        html_text(f, cJSON_GetStringValue(cJSON_GetObjectItem(c, "name")));
+        fprintf(f, "</td><td>%.2f</td><td>%.0f</td><td>%.4f</td><td>%.4f</td><td>%+.4f</td></tr>\n",
+                cJSON_GetNumberValue(cJSON_GetObjectItem(c, "threshold")),
+                cJSON_GetNumberValue(cJSON_GetObjectItem(c, "min_size")), dice, was, dice - was);
+    }
+    double mean = cJSON_GetNumberValue(cJSON_GetObjectItem(pp, "mean_dice"));
+    double was = cJSON_GetNumberValue(cJSON_GetObjectItem(pp, "default_mean_dice"));
+    fprintf(f, "<tr><th style='text-align:left'>mean</th><th></th><th></th><th>%.4f</th>"
+               "<th>%.4f</th><th>%+.4f</th></tr></table>\n", mean, was, mean - was);
+}
+
 /* The recipe: every option not at its default, with where its value came
  * from (a flag, the plan, ...) and the reason; the defaults folded. */
 static void recipe_table(FILE *f, const cJSON *rows)
@@ -195,6 +228,7 @@ tt_status tt_report_write(const char *out_dir)
     char *class_names[10] = {0};
     int classes = 0;
     cJSON *start = NULL, *memory = NULL, *gallery = NULL, *recipe = NULL, *augment = NULL;
+    cJSON *postprocess = NULL; /* the last validation's search */
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
@@ -208,6 +242,11 @@ tt_status tt_report_write(const char *out_dir)
         if (cJSON_GetObjectItem(o, "device")) {
             cJSON_Delete(start);
             start = o;
+            continue;
+        }
+        if (cJSON_GetObjectItem(o, "postprocess")) {
+            cJSON_Delete(postprocess);
+            postprocess = o;
             continue;
         }
         if (cJSON_GetObjectItem(o, "augment")) {
@@ -377,6 +416,7 @@ tt_status tt_report_write(const char *out_dir)
             fprintf(f, "%s</figcaption></figure>\n", ok ? "" : " (missing)");
         }
     }
+    postprocess_table(f, postprocess);
     if (memory) {
         cJSON *m = cJSON_GetObjectItem(memory, "memory");
         cJSON *cats = cJSON_GetObjectItem(m, "categories"), *c;
@@ -406,6 +446,7 @@ cleanup:
     cJSON_Delete(start);
     cJSON_Delete(recipe);
     cJSON_Delete(augment);
+    cJSON_Delete(postprocess);
     cJSON_Delete(memory);
     cJSON_Delete(gallery);
     free(loss.x), free(loss.y), free(lr.x), free(lr.y), free(speed.x), free(speed.y);

@@ -2,6 +2,7 @@
  * jsonl); see train_log.h. */
 #include "train/train_log.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,29 @@ void tt_train_log_augment(tt_trainer *t, int gallery_count)
         snprintf(rel, sizeof rel, "augment/crop%d.png", k);
         cJSON_AddItemToArray(files, cJSON_CreateString(rel));
     }
+    tt_trainer_log_json(t, root);
+}
+
+void tt_train_log_postprocess(tt_trainer *t, double mean, double default_mean)
+{
+    cJSON *root = cJSON_CreateObject(), *pp = cJSON_AddObjectToObject(root, "postprocess");
+    cJSON_AddNumberToObject(root, "step", (double)t->counters.step);
+    cJSON *classes = cJSON_AddArrayToObject(pp, "classes");
+    for (int c = 0; c < t->model.classes; c++) {
+        const tt_pp_choice *ch = &t->postprocess[c];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", c < tt_dataset_classes(t->dataset)
+                                               ? tt_dataset_class_name(t->dataset, c) : "");
+        cJSON_AddNumberToObject(o, "threshold", round(ch->threshold * 1000.0) / 1000.0);
+        cJSON_AddNumberToObject(o, "min_size", ch->min_size);
+        cJSON_AddNumberToObject(o, "dice", ch->dice);
+        cJSON_AddNumberToObject(o, "default_dice", ch->default_dice);
+        cJSON_AddItemToArray(classes, o);
+    }
+    cJSON_AddNumberToObject(pp, "mean_dice", mean);
+    cJSON_AddNumberToObject(pp, "default_mean_dice", default_mean);
+    cJSON_AddNumberToObject(pp, "threshold_default", t->opt.threshold);
+    cJSON_AddNumberToObject(pp, "min_size_default", t->opt.min_size);
     tt_trainer_log_json(t, root);
 }
 

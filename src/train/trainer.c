@@ -255,6 +255,7 @@ void tt_trainer_destroy(tt_trainer *t)
     tt_dataset_destroy(t->dataset);
     free(t->train_items);
     free(t->val_items);
+    free(t->postprocess);
     tt_dp_destroy(t->dp);
     tt_step_destroy(t->engine);
     tt_backend_destroy(t->be);
@@ -449,7 +450,7 @@ tt_status tt_trainer_save(tt_trainer *t, const char *path)
     for (int c = 0; c < named; c++) names[c] = tt_dataset_class_name(t->dataset, c);
     tt_checkpoint_data d = {.named_classes = named, .class_names = names,
                             .mask_kind = t->mask_kind, .normalize = t->normalize,
-                            .ranks = {t->dist.size, next}};
+                            .ranks = {t->dist.size, next}, .postprocess = t->postprocess};
     memcpy(d.mean, t->mean, sizeof d.mean);
     memcpy(d.std, t->std, sizeof d.std);
     tt_status status = tt_checkpoint_save(t->engine, &t->counters, &d, path);
@@ -459,6 +460,32 @@ tt_status tt_trainer_save(tt_trainer *t, const char *path)
 }
 
 /* Rank 0's validation: the metrics of the validation split, logged. */
+/* The post-processing search over this validation's images, against the
+ * run's --threshold and --min-size. */
+static tt_status start_search(tt_trainer *t, tt_pp_search **out)
+{
+    double area = 0;
+    for (int i = 0; i < t->val_count; i++) {
+        int w, h;
+        TT_TRY(tt_tilecache_item_size(t->val_cache, t->val_items[i], &w, &h));
+        area += (double)w * h / t->val_count;
+    }
+    return tt_pp_search_create(t->model.classes, t->mask_kind == TT_MASK_MULTI_LABEL,
+                               (float)t->opt.threshold, t->opt.min_size, area, out);
+}
+
+/* The search's choices: kept for the checkpoints, and a line of the log. */
+static tt_status keep_search(tt_trainer *t, const tt_pp_search *search)
+{
+    int classes = t->model.classes;
+    if (!t->postprocess && !(t->postprocess = calloc((size_t)classes, sizeof *t->postprocess)))
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    double mean, default_mean;
+    tt_pp_search_result(search, t->postprocess, &mean, &default_mean);
+    if (t->log || t->log_echo) tt_train_log_postprocess(t, mean, default_mean);
+    return NULL;
+}
+
 static tt_status validate_here(tt_trainer *t, tt_metrics **out)
 {
     tt_metrics *m = NULL;
@@ -479,7 +506,9 @@ static tt_status validate_here(tt_trainer *t, tt_metrics **out)
     memcpy(vo.predict.std, t->std, sizeof t->std);
     tt_metrics *raw = NULL;
     tt_status status = NULL;
-    if (t->engine->ema) { /* --ema: the raw weights scored too, beside the average */
+    tt_pp_search *search = NULL;
+    status = start_search(t, &search);
+    if (t->engine->ema && !status) { /* --ema: the raw weights scored too, beside the average */
         tt_validate_options plain = vo;
         plain.gallery_dir = NULL;
         status = tt_metrics_create(t->model.classes, &raw);
@@ -488,6 +517,7 @@ static tt_status validate_here(tt_trainer *t, tt_metrics **out)
                                  &plain, raw);
         if (!status) status = tt_step_use_ema(t->engine, 1);
     }
+    vo.search = search; /* on the weights the run scores */
     if (!status)
         status = tt_validate(t->engine->model, t->val_cache, t->val_items, t->val_count, &vo, m);
     tt_status back = tt_step_use_ema(t->engine, 0); /* its own weights, whatever happened */
@@ -495,6 +525,8 @@ static tt_status validate_here(tt_trainer *t, tt_metrics **out)
     else tt_status_free(back);
     if (!status && (t->log || t->log_echo))
         tt_train_log_validation(t, m, vo.gallery_dir ? vo.gallery_max : 0, raw);
+    if (!status) status = keep_search(t, search);
+    tt_pp_search_destroy(search);
     tt_metrics_destroy(raw);
     if (status) {
         tt_metrics_destroy(m);

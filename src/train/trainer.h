@@ -83,6 +83,9 @@ typedef struct tt_trainer {
     void (*on_micro_batch)(void *ctx, int m, int accum);
     void *progress_ctx;
     int stopped_early;        /* --patience validations without a better mean Dice */
+    /* the post-processing search of the last validation: per class (NULL
+     * before one), into the checkpoints' metadata for predict and eval */
+    tt_pp_choice *postprocess;
 } tt_trainer;
 
 /* The trainer of a resolved recipe (tt_recipe_resolve) as rank dist->rank

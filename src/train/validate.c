@@ -75,8 +75,13 @@ static tt_status validate_one(tt_model *model, tt_tilecache *cache, int index,
     /* predict's rule, --min-size included: small components of a class
      * become background in a class-index mask, as predict makes them */
     int multi = o->kind == TT_MASK_MULTI_LABEL;
-    tt_mask_rule rule = {multi, o->threshold, o->min_size};
+    tt_mask_rule rule = {.multi_label = multi, .threshold = o->threshold,
+                         .min_size = o->min_size, .class_threshold = o->class_threshold,
+                         .class_min_size = o->class_min_size};
     TT_CHECK(tt_predict_to_masks(logits, classes, w, h, &rule, pred));
+    /* the search on the same probabilities (multi-label: the sigmoid is in
+     * place now; class index: the logits, whose argmax it takes) */
+    if (o->search) TT_CHECK(tt_pp_search_add(o->search, logits, truth, w, h));
     if (multi) tt_metrics_add_multi_label(metrics, pred, truth, pixels);
     else tt_metrics_add_class_index(metrics, pred, truth, pixels, TT_METRICS_IGNORE);
     if (gallery)

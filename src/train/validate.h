@@ -11,6 +11,7 @@
 #include "data/tilecache.h"
 #include "infer/predict.h"
 #include "model/model.h"
+#include "infer/pp_search.h"
 #include "train/metrics.h"
 
 typedef struct tt_validate_options {
@@ -20,9 +21,12 @@ typedef struct tt_validate_options {
     int min_size;           /* multi-label: predicted components under this many
                                pixels are removed before scoring (0: none), as
                                for a submission (predict --min-size) */
+    const float *class_threshold; /* NULL, or per class in place of threshold */
+    const int *class_min_size;    /* NULL, or per class in place of min_size */
     const char *gallery_dir;  /* NULL, or a folder for pictures of the first
                                  gallery_max images: truth | prediction */
     int gallery_max;
+    tt_pp_search *search;     /* NULL, or the post-processing search each image is added to */
 } tt_validate_options;
 
 /* Adds every item of `items` to `metrics` (which must have the model's

@@ -273,10 +273,13 @@ assert cfg["micro_batch"] == int(plan["micro-batch"]["value"]) and cfg["norm"] =
 logged = [l["plan"] for l in lines if "plan" in l]
 assert len(logged) == 1 and logged[0]["choices"] == plan, logged
 recipe = {r["option"]: r for l in lines if "recipe" in l for r in l["recipe"]}
+pp = [l["postprocess"] for l in lines if "postprocess" in l]
+assert pp and pp[-1]["mean_dice"] >= pp[-1]["default_mean_dice"], pp
 assert recipe["steps"]["from"] == "flag" and recipe["norm"]["from"] == "plan", recipe
 assert recipe["norm"]["reason"] == plan["norm"]["reason"] and recipe["seed"]["from"] == "default"' \
      "$work/pa/plan.json" "$work/pa/train.jsonl" &&
    grep -q "<td style='text-align:left'>plan</td>" "$work/pa/report.html" &&
+   grep -q "<h2>Post-processing</h2>" "$work/pa/report.html" &&
    /usr/bin/python3 -c '
 import json, sys
 p = json.load(open(sys.argv[1]))
