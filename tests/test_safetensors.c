@@ -103,6 +103,23 @@ static void test_round_trip(void)
     CU_ASSERT_EQUAL(head[8], '{');
     tt_safetensors_close(NULL);
     tt_st_writer_destroy(NULL);
+
+    /* a copy with one metadata entry set: every tensor's bytes and every
+     * other entry the same, in place too */
+    TH_OK(tt_safetensors_open(path, &f));
+    TH_OK(tt_safetensors_copy_with(f, "schedule", "constant", path));
+    TH_OK(tt_safetensors_copy_with(f, "added", "1", path));
+    tt_safetensors_close(f);
+    TH_OK(tt_safetensors_open(path, &f));
+    CU_ASSERT_EQUAL(tt_safetensors_count(f), 4);
+    TH_OK(tt_safetensors_get_f32(f, "enc.0.conv.weight", 2, (int64_t[]){3, 5}, got_w));
+    TH_OK(tt_safetensors_get_i64(f, "optimizer.step", 0, NULL, &got_step));
+    CU_ASSERT(memcmp(got_w, weight, sizeof weight) == 0 && got_step == step);
+    CU_ASSERT_STRING_EQUAL(tt_safetensors_metadata(f, "format"), "pt");
+    CU_ASSERT_STRING_EQUAL(tt_safetensors_metadata(f, "added"), "1");
+    /* the second copy was of the file as first opened: its schedule */
+    CU_ASSERT_STRING_EQUAL(tt_safetensors_metadata(f, "schedule"), "cosine:warmup=5,total=50,min_lr=0");
+    tt_safetensors_close(f);
 }
 
 static void test_python_reads_ours(void)

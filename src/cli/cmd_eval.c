@@ -2,6 +2,9 @@
  * tiletrain eval: a checkpoint's per-class Dice and IoU on a data set,
  * predicted at full resolution with the sliding window, as a table or JSON.
  * The same scoring as `train --val-every` (src/train/validate.c).
+ * tiletrain postprocess: the same predictions, searched for each class's
+ * threshold and minimum size (infer/pp_search.h), written into the
+ * checkpoint.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +16,11 @@
 #include "core/options.h"
 #include "core/status.h"
 #include "data/dataset.h"
+#include "data/sampler.h"
 #include "data/tilecache.h"
 #include "infer/model_load.h"
+#include "infer/pp_search.h"
+#include "io/safetensors.h"
 #include "ops/conv_algo.h"
 #include "train/validate.h"
 
@@ -38,6 +44,11 @@ typedef struct eval_options {
     int json;
     int tta;                    /* tt_tta_kind */
     int threshold_given, min_size_given; /* else the checkpoint's per class, if it has them */
+    char val_list[TT_OPT_STRING_MAX]; /* only these images */
+    /* postprocess: search each class's threshold and minimum size, and
+     * write them into the checkpoint (or `out`) */
+    int search;
+    char out[TT_OPT_STRING_MAX];
 } eval_options;
 
 #define OPT(name, kind, field, meta, help, lo, hi) \
@@ -66,7 +77,9 @@ static const tt_opt option_table[] = {
      TT_CONV_ALGO_CHOICES},
     {"precision", TT_OPT_CHOICE, offsetof(eval_options, precision), "P", "what the forward keeps between layers, stored in fp32 (default), fp16 or bf16 (as train --precision)", 1, 0,
      "fp32|fp16|bf16"},
+    OPT("val-list", TT_OPT_STRING, val_list, "FILE", "only the images named in FILE, one per line (a run's OUT/validation.txt)", 1, 0),
     OPT("json", TT_OPT_FLAG, json, NULL, "print the metrics as JSON", 1, 0),
+    OPT("out", TT_OPT_STRING, out, "FILE", "postprocess: write the checkpoint with the choices there (default: the checkpoint itself)", 1, 0),
 };
 #define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
 
@@ -85,6 +98,27 @@ static void help(void)
     tt_opt_print_help(option_table, OPTION_COUNT, stdout);
 }
 
+static void help_postprocess(void)
+{
+    printf("usage: tiletrain postprocess --checkpoint FILE --data DIR [--val-list FILE] [options]\n"
+           "\n"
+           "Predicts the images at full resolution (all, or those --val-list names: a\n"
+           "training run's OUT/validation.txt) and searches each class's probability\n"
+           "threshold (multi-label) and minimum component size by the competition's\n"
+           "Dice (an empty truth and an empty prediction score 1), against --threshold\n"
+           "and --min-size (0.5 and 0 by default); prints the table and writes the\n"
+           "choices into the checkpoint's metadata (or --out), which predict and eval\n"
+           "take unless --threshold or --min-size is given.  Training runs the same\n"
+           "search at every validation.\n"
+           "\n"
+           "example:\n"
+           "  tiletrain postprocess --checkpoint runs/a/best.safetensors --data clouds \\\n"
+           "      --val-list runs/a/validation.txt\n"
+           "\n"
+           "options:\n");
+    tt_opt_print_help(option_table, OPTION_COUNT, stdout);
+}
+
 static void print_table(const tt_metrics *m, const tt_dataset *ds)
 {
     printf("%-20s %8s %8s %10s %10s\n", "class", "dice", "iou", "dice(all)", "iou(all)");
@@ -97,6 +131,38 @@ static void print_table(const tt_metrics *m, const tt_dataset *ds)
            tt_metrics_mean_iou(m), m->images);
 }
 
+/* postprocess: the search's table, and its choices into the checkpoint. */
+static tt_status write_search(const eval_options *o, const tt_infer_model *model,
+                              const tt_dataset *ds, const tt_pp_search *search)
+{
+    int classes = model->spec.classes;
+    tt_pp_choice *choices = calloc((size_t)classes, sizeof *choices);
+    if (!choices) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "postprocess: out of host memory");
+    double mean, was;
+    tt_pp_search_result(search, choices, &mean, &was);
+    printf("%-20s %9s %8s %8s %12s %8s\n", "class", "threshold", "min size", "dice",
+           "unsearched", "gain");
+    for (int c = 0; c < classes; c++)
+        printf("%-20s %9.2f %8d %8.4f %12.4f %+8.4f\n",
+               c < tt_dataset_classes(ds) ? tt_dataset_class_name(ds, c) : "?",
+               choices[c].threshold, choices[c].min_size, choices[c].dice,
+               choices[c].default_dice, choices[c].dice - choices[c].default_dice);
+    printf("%-20s %9s %8s %8.4f %12.4f %+8.4f   (competition Dice)\n", "mean", "", "", mean, was,
+           mean - was);
+    char *json = tt_pp_choices_json(choices, classes);
+    free(choices);
+    if (!json) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "postprocess: out of host memory");
+    tt_safetensors *f = NULL;
+    const char *path = o->out[0] ? o->out : o->checkpoint;
+    tt_status status = tt_safetensors_open(o->checkpoint, &f);
+    if (!status) status = tt_safetensors_copy_with(f, "postprocess", json, path);
+    tt_safetensors_close(f);
+    free(json);
+    if (!status) printf("written to %s: predict and eval take these unless --threshold or "
+                        "--min-size is given\n", path);
+    return status;
+}
+
 static tt_status run(const eval_options *o)
 {
     tt_status status = NULL;
@@ -106,6 +172,7 @@ static tt_status run(const eval_options *o)
     tt_metrics *m = NULL;
     tt_infer_model model = {0};
     int *items = NULL;
+    tt_pp_search *search = NULL;
     if (!o->checkpoint[0] || !o->data[0])
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "eval needs --checkpoint FILE and --data DIR");
     tt_dataset_options dopt = {.dir = o->data, .csv_path = o->csv[0] ? o->csv : NULL,
@@ -128,15 +195,22 @@ static tt_status run(const eval_options *o)
         goto cleanup;
     }
     tt_item_source source = tt_dataset_source(ds);
+    int count = source.count;
     tt_tilecache_config cc = {.dir = o->cache_dir[0] ? o->cache_dir : NULL};
     TT_CHECK(tt_tilecache_create(&cc, &source, &cache));
     TT_CHECK(tt_metrics_create(model.spec.classes, &m));
-    items = malloc(sizeof *items * (size_t)source.count);
-    if (!items) {
-        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "eval: out of host memory");
-        goto cleanup;
+    if (o->val_list[0]) { /* the images the list names */
+        int *rest = NULL, nrest = 0;
+        TT_CHECK(tt_split_list(&source, o->val_list, &rest, &nrest, &items, &count));
+        free(rest);
+    } else {
+        items = malloc(sizeof *items * (size_t)count);
+        if (!items) {
+            status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "eval: out of host memory");
+            goto cleanup;
+        }
+        for (int i = 0; i < count; i++) items[i] = i;
     }
-    for (int i = 0; i < source.count; i++) items[i] = i;
     tt_validate_options vo = {.predict = tt_predict_options_default(),
                               .kind = tt_dataset_mask_kind(ds), .threshold = (float)o->threshold,
                               .min_size = o->min_size};
@@ -147,7 +221,23 @@ static tt_status run(const eval_options *o)
     TT_CHECK(tt_blend_kind_parse(o->blend, &vo.predict.blend));
     memcpy(vo.predict.mean, model.mean, sizeof model.mean);
     memcpy(vo.predict.std, model.std, sizeof model.std);
-    TT_CHECK(tt_validate(model.model, cache, items, source.count, &vo, m));
+    if (o->search) { /* against the flags' values (or the defaults), not the checkpoint's */
+        vo.class_threshold = NULL, vo.class_min_size = NULL;
+        double area = 0;
+        for (int i = 0; i < count; i++) {
+            int w, h;
+            TT_CHECK(tt_tilecache_item_size(cache, items[i], &w, &h));
+            area += (double)w * h / count;
+        }
+        TT_CHECK(tt_pp_search_create(model.spec.classes, vo.kind == TT_MASK_MULTI_LABEL,
+                                     vo.threshold, vo.min_size, area, &search));
+        vo.search = search;
+    }
+    TT_CHECK(tt_validate(model.model, cache, items, count, &vo, m));
+    if (o->search) {
+        TT_CHECK(write_search(o, &model, ds, search));
+        goto cleanup;
+    }
     if (o->json) {
         const char **names = malloc(sizeof *names * (size_t)m->classes);
         for (int c = 0; names && c < m->classes; c++) names[c] = tt_dataset_class_name(ds, c);
@@ -160,6 +250,7 @@ static tt_status run(const eval_options *o)
     }
 cleanup:
     free(items);
+    tt_pp_search_destroy(search);
     tt_metrics_destroy(m);
     tt_tilecache_destroy(cache);
     tt_infer_model_free(&model);
@@ -168,19 +259,27 @@ cleanup:
     return status;
 }
 
-int tt_cmd_eval(int argc, char **argv)
+static int command(int argc, char **argv, int search)
 {
-    eval_options o = {.tile = {256, 256}, .overlap = 0.5, .threshold = 0.5, .batch = 2};
+    eval_options o = {.tile = {256, 256}, .overlap = 0.5, .threshold = 0.5, .batch = 2,
+                      .search = search};
     strcpy(o.format, "auto");
     strcpy(o.blend, "gaussian");
     strcpy(o.algo, "auto");
     strcpy(o.precision, "fp32");
     strcpy(o.backend, "auto");
     unsigned char given[OPTION_COUNT];
-    int rc = tt_cli_parse_given("eval", option_table, OPTION_COUNT, &o, given, argc, argv, help);
+    int rc = tt_cli_parse_given(search ? "postprocess" : "eval", option_table, OPTION_COUNT, &o,
+                                given, argc, argv, search ? help_postprocess : help);
     if (rc >= 0) return rc;
     o.threshold_given = given[tt_opt_index(option_table, OPTION_COUNT, "threshold")];
     o.min_size_given = given[tt_opt_index(option_table, OPTION_COUNT, "min-size")];
+    if (!search && o.out[0])
+        return tt_cli_usage_error("eval", "--out is postprocess's (eval writes nothing)");
     tt_status status = run(&o);
     return status ? tt_cli_fail(status) : 0;
 }
+
+int tt_cmd_eval(int argc, char **argv) { return command(argc, argv, 0); }
+
+int tt_cmd_postprocess(int argc, char **argv) { return command(argc, argv, 1); }

@@ -21,6 +21,7 @@ int tt_cmd_train(int argc, char **argv);
 int tt_cmd_data(int argc, char **argv);
 int tt_cmd_predict(int argc, char **argv);
 int tt_cmd_eval(int argc, char **argv);
+int tt_cmd_postprocess(int argc, char **argv);
 int tt_cmd_mem(int argc, char **argv);
 int tt_cmd_plan(int argc, char **argv);
 int tt_cmd_bench(int argc, char **argv);

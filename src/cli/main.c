@@ -16,6 +16,7 @@ static const tt_command commands[] = {
     {"bench", "time whole training steps; device time per kind of work", tt_cmd_bench},
     {"report", "OUT/report.html from a run's train.jsonl", tt_cmd_report},
     {"eval", "per-class Dice and IoU of a checkpoint on a data set", tt_cmd_eval},
+    {"postprocess", "search each class's threshold and minimum size into a checkpoint", tt_cmd_postprocess},
     {"predict", "full-resolution masks of images with a trained checkpoint", tt_cmd_predict},
     {"tune", "tune CLBlast's GEMM kernels for this device and the model's shapes", tt_cmd_tune},
 };
@@ -53,7 +54,7 @@ static void usage(FILE *out)
             "\n"
             "commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(out,
             "\n"
             "options:\n"

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "core/status.h"
 #include "infer/postprocess.h"
 
@@ -165,4 +167,20 @@ void tt_pp_search_result(const tt_pp_search *s, tt_pp_choice *choices, double *m
     }
     *mean = searched ? sum / searched : 0;
     *default_mean = searched ? default_sum / searched : 0;
+}
+
+char *tt_pp_choices_json(const tt_pp_choice *choices, int classes)
+{
+    cJSON *pp = cJSON_CreateObject();
+    cJSON *t = cJSON_AddArrayToObject(pp, "threshold"), *m = cJSON_AddArrayToObject(pp, "min_size");
+    for (int c = 0; c < classes; c++) {
+        cJSON_AddItemToArray(t, cJSON_CreateNumber(round(choices[c].threshold * 1000.0) / 1000.0));
+        cJSON_AddItemToArray(m, cJSON_CreateNumber(choices[c].min_size));
+    }
+    char *json = cJSON_PrintUnformatted(pp);
+    cJSON_Delete(pp);
+    if (!json) return NULL;
+    char *copy = strdup(json); /* free()-able, whatever cJSON's allocator */
+    cJSON_free(json);
+    return copy;
 }

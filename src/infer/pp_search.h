@@ -52,4 +52,9 @@ tt_status tt_pp_search_add(tt_pp_search *search, const float *probs, const uint8
 void tt_pp_search_result(const tt_pp_search *search, tt_pp_choice *choices, double *mean,
                          double *default_mean);
 
+/* {"threshold": [..], "min_size": [..]}: the checkpoint metadata
+ * "postprocess" of `classes` choices (thresholds to 3 decimals); malloc'd,
+ * NULL when out of memory. */
+char *tt_pp_choices_json(const tt_pp_choice *choices, int classes);
+
 #endif

@@ -595,3 +595,27 @@ tt_status tt_st_writer_write(const tt_st_writer *w, const char *path)
     free(header);
     return tt_error_prefix(status, "safetensors '%s'", path);
 }
+
+tt_status tt_safetensors_copy_with(const tt_safetensors *f, const char *key, const char *value,
+                                   const char *path)
+{
+    tt_st_writer *w = NULL;
+    TT_TRY(tt_st_writer_create(&w));
+    tt_status status = NULL;
+    for (size_t i = 0; i < f->count && !status; i++) {
+        const tt_st_tensor *t = &f->tensors[i];
+        void *data = NULL;
+        status = tt_st_writer_alloc(w, t->name, t->dtype, t->ndim, t->shape, &data);
+        if (!status && t->end > t->begin) memcpy(data, t->data, t->end - t->begin);
+    }
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(f->header, "__metadata__"), *entry;
+    cJSON_ArrayForEach(entry, meta)
+    {
+        if (status) break;
+        if (cJSON_IsString(entry)) status = tt_st_writer_metadata(w, entry->string, entry->valuestring);
+    }
+    if (!status) status = tt_st_writer_metadata(w, key, value);
+    if (!status) status = tt_st_writer_write(w, path);
+    tt_st_writer_destroy(w);
+    return status;
+}

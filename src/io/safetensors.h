@@ -66,6 +66,12 @@ const tt_st_tensor *tt_safetensors_find(const tt_safetensors *file, const char *
 /* The __metadata__ value of key, or NULL; the pointer lives as long as file. */
 const char *tt_safetensors_metadata(const tt_safetensors *file, const char *key);
 
+/* Writes a copy of `file` to `path` (atomically, as tt_st_writer_write;
+ * `path` may be the file's own) with __metadata__ key set to value: every
+ * tensor's bytes and every other entry as they are. */
+tt_status tt_safetensors_copy_with(const tt_safetensors *file, const char *key, const char *value,
+                                   const char *path);
+
 /* Copies tensor `name` into out (host floats), after checking that it exists,
  * is F32 and has exactly the expected shape (ndim entries); each mismatch is
  * TT_ERR_FORMAT naming the file, the tensor, what it has and what was

@@ -46,18 +46,10 @@ static tt_status describe_data(tt_st_writer *w, int classes, const tt_checkpoint
         TT_TRY(tt_st_writer_metadata(w, "std", triple));
     }
     if (d->postprocess) { /* the search's choices, which predict and eval take */
-        cJSON *pp = cJSON_CreateObject();
-        cJSON *t = cJSON_AddArrayToObject(pp, "threshold"), *m = cJSON_AddArrayToObject(pp, "min_size");
-        for (int c = 0; c < classes; c++) {
-            cJSON_AddItemToArray(t, cJSON_CreateNumber(round(d->postprocess[c].threshold * 1000.0) /
-                                                       1000.0));
-            cJSON_AddItemToArray(m, cJSON_CreateNumber(d->postprocess[c].min_size));
-        }
-        char *json = cJSON_PrintUnformatted(pp);
-        cJSON_Delete(pp);
+        char *json = tt_pp_choices_json(d->postprocess, classes);
         if (!json) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "checkpoint: out of host memory");
         status = tt_st_writer_metadata(w, "postprocess", json);
-        cJSON_free(json);
+        free(json);
         TT_TRY(status);
     }
     return NULL;

@@ -164,7 +164,7 @@ if ls "$work"/tiletrain-tune-* >/dev/null 2>&1; then fail "tune --no-save left i
 else pass "tune --no-save: no temporary file left, nothing in the cache"; fi
 if [ -n "$(find "$work/cache" -name 'clblast-*' 2>/dev/null)" ]; then fail "tune --no-save wrote the cache"; fi
 
-for cmd in devices selftest data "data synth" train mem bench report eval predict tune; do
+for cmd in devices selftest data "data synth" train mem bench report eval postprocess predict tune plan; do
   # shellcheck disable=SC2086
   "$tt" $cmd --help >"$work/help" 2>&1
   if grep -q "^example" "$work/help"; then pass "$cmd --help has an example"
@@ -290,6 +290,18 @@ json.dump(p, open(sys.argv[2], "w"))' "$work/pa/plan.json" "$work/plan3.json" &&
    grep -q '"norm": *"group"' "$work/pb/train.jsonl" && grep -q '"steps": *3' "$work/pb/train.jsonl"
 then pass "train plans by default (OUT/plan.json, train.jsonl), --steps over it; --plan FILE sets the steps, --norm group over it"
 else fail "train --plan"; cat "$work/err"; fi
+# postprocess: the search outside training, on the run's validation images,
+# into a copy of the checkpoint that predict then takes
+if "$tt" postprocess --checkpoint "$work/pa/last.safetensors" --data "$work/data" \
+     --val-list "$work/pa/validation.txt" --tile 64x64 --out "$work/pa/pp.safetensors" >"$work/pp.out" 2>"$work/err" &&
+   grep -q "(competition Dice)" "$work/pp.out" &&
+   /usr/bin/python3 -c '
+import json, struct, sys
+f = open(sys.argv[1], "rb"); n = struct.unpack("<Q", f.read(8))[0]
+pp = json.loads(json.loads(f.read(n))["__metadata__"]["postprocess"])
+assert len(pp["threshold"]) == len(pp["min_size"]) > 0, pp' "$work/pa/pp.safetensors"
+then pass "postprocess: $(grep '^mean' "$work/pp.out" | tr -s ' ' | cut -c1-60); written into a copy"
+else fail "postprocess"; cat "$work/err" "$work/pp.out"; fi
 # a flag that resizes the network (a larger tile) is planned around: the
 # plan's micro-batch is fitted for the tile given (no choice of tile in
 # plan.json), and mem of the plan's args with that tile fits the limit
