@@ -55,5 +55,5 @@ echo "  data set      $out/data          (tiletrain data check --data $out/data)
 echo "  plan          $out/run/plan.json   (the recipe chosen, with the reasons)"
 echo "  training log  $out/run/train.jsonl"
 echo "  checkpoints   $out/run/last.safetensors, $out/run/best.safetensors (best validation Dice)"
-echo "  report        $out/run/report.html   (curves, memory, device, validation gallery)"
+echo "  report        $out/run/report.html   (the recipe and why, augmented crops, curves, post-processing, memory, validation gallery)"
 echo "  predictions   $out/predictions    (masks, overlays, submission.csv)"
