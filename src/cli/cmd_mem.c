@@ -71,6 +71,15 @@ static uint64_t proc_status_bytes(const char *key)
     return kib * 1024;
 }
 
+/* --tta: the host memory one batch of views' inputs and logits adds
+ * (prediction's batch is the model's capacity: the micro-batch). */
+static uint64_t tta_host_bytes(const tt_train_options *t, const tt_model_spec *model)
+{
+    if (t->tta == TT_TTA_NONE) return 0;
+    return (uint64_t)t->micro_batch * (3u + (unsigned)model->classes) * (uint64_t)t->tile[0] *
+           (uint64_t)t->tile[1] * sizeof(float);
+}
+
 static cJSON *stats_json(const tt_memstats *m)
 {
     cJSON *o = cJSON_CreateObject();
@@ -151,6 +160,12 @@ static tt_status run(const mem_options *o)
         cJSON_AddItemToObject(root, "device", dj);
         cJSON_AddItemToObject(root, "config", tt_recipe_json(t, &model));
         cJSON_AddItemToObject(root, "estimate", stats_json(&estimate));
+        cJSON *vj = cJSON_AddObjectToObject(root, "validation");
+        char tta[16];
+        cJSON_AddStringToObject(vj, "tta", tt_opt_choice_name(TT_TTA_CHOICES, t->tta, tta, sizeof tta));
+        cJSON_AddNumberToObject(vj, "forward_passes_per_tile", tt_tta_views(t->tta));
+        cJSON_AddNumberToObject(vj, "device_bytes", 0);
+        cJSON_AddNumberToObject(vj, "host_bytes", (double)tta_host_bytes(t, &model));
         if (o->measure) {
             cJSON *mj = stats_json(&measured);
             cJSON_AddNumberToObject(mj, "process_rss_base_bytes", (double)rss_base);
@@ -198,6 +213,16 @@ static tt_status run(const mem_options *o)
             printf("process RSS  %s at the start, %s at the peak: %s growth over the window\n",
                    tt_format_bytes(rss_base, a, sizeof a), tt_format_bytes(rss_peak, b, sizeof b),
                    tt_format_bytes(rss_peak > rss_base ? rss_peak - rss_base : 0, g, sizeof g));
+        char tta[16];
+        printf("validation  --tta %s: %d forward pass%s a tile, in the training model's buffers "
+               "(no device memory of its own)%s%s%s\n",
+               tt_opt_choice_name(TT_TTA_CHOICES, t->tta, tta, sizeof tta), tt_tta_views(t->tta),
+               tt_tta_views(t->tta) == 1 ? "" : "es", t->tta ? "; host: " : "",
+               t->tta ? tt_format_bytes(tta_host_bytes(t, &model), a, sizeof a) : "",
+               t->tta ? " more for the views' tiles and logits" : "");
+        if (t->ema > 0)
+            printf("ema         the average is a second arena in \"parameters\"; validation swaps "
+                   "it in through the gradient arena (nothing more)\n");
         if (estimate.peak_total > d->global_mem_bytes)
             printf("this does not fit the device: try --checkpointing, a smaller --micro-batch "
                    "(with a larger --accum) or a smaller --tile\n");

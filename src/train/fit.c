@@ -109,8 +109,6 @@ static tt_status fit_memory(const tt_device_info *device, tt_train_options *o,
     tt_format_bytes(f.limit, f.limit_text, sizeof f.limit_text);
     char need[32];
     int cap = o->micro_batch > 0 ? o->micro_batch : o->batch;
-    if (o->micro_batch == 0 && o->micro_batch_cap > 0 && o->micro_batch_cap < cap)
-        cap = o->micro_batch_cap;
     int best = 0;
     TT_TRY(largest_fit(&f, cap, model->checkpointing, &best));
     if (!best && !model->checkpointing) {

@@ -115,8 +115,6 @@ typedef struct tt_train_options {
     int check_weights_every;               /* mpirun: steps between cross-rank weight checks */
     /* not an option: set by `tiletrain bench --data` */
     int profile;                           /* a profiling backend (device time per kind) */
-    /* not an option: set by train when a flag resizes a planned network */
-    int micro_batch_cap;                   /* with --micro-batch auto: at most this many (0: --batch) */
 } tt_train_options;
 
 extern const tt_opt tt_train_option_table[];

@@ -361,6 +361,20 @@ assert len(stops) == 1 and stops[0]["best_step"] == 1 and stops[0]["validations_
 then pass "--patience 1 stops at the 2nd validation, --keep-best 2 keeps 2; a resume goes on counting"
 else fail "--patience/--keep-best"; cat "$work/err" "$work/es.out"; fi
 expect 1 "--patience counts validations" -- "$tt" train --data "$work/data" --plan off --patience 2 --out "$work/es2"
+# mem: --ema's average is a second parameter arena; --tta flip 4 passes a
+# tile and one batch of views (4 tiles of 32x32, 3 channels + 2 classes) on the host
+if "$tt" mem --tile 32x32 --classes 2 --json >"$work/m0.json" 2>"$work/err" &&
+   "$tt" mem --tile 32x32 --classes 2 --ema 0.9 --tta flip --json >"$work/m1.json" 2>>"$work/err" &&
+   /usr/bin/python3 -c '
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+pa, pb = a["estimate"]["categories"]["parameters"], b["estimate"]["categories"]["parameters"]
+assert pb == 2 * pa, (pa, pb)
+v = b["validation"]
+assert v["forward_passes_per_tile"] == 4 and v["device_bytes"] == 0 and v["host_bytes"] == 4 * 5 * 32 * 32 * 4, v' \
+     "$work/m0.json" "$work/m1.json"
+then pass "mem: --ema doubles the parameters, --tta flip is 4 passes and host memory only"
+else fail "mem --ema --tta"; cat "$work/err"; fi
 expect 1 "--augment: unknown transform 'flipp'; the transforms are none, default, flip" -- "$tt" train --data "$work/data" --augment flip,flipp --out "$work/es3"
 expect 2 "'d8' for tta is not one of none|flip|d4" -- "$tt" predict --checkpoint x --input y --out z --tta d8
 "$tt" train --help >"$work/help" 2>&1
