@@ -46,7 +46,7 @@ static void test_spec(void)
         {"affine:angle=3", "'angle' is not one of its keys (p, shift, scale, rotate)"},
         {"affine:rotate=400", "rotate '400' is not a number from 0 to 180"},
         {"noise:std=x", "std 'x' is not a number"},
-        {"flip:1", "flip: '1' is not one of its keys (it has none)"},
+        {"flip:q=1", "flip: 'q' is not one of its keys (p)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         tt_status s = tt_augment_parse(bad[i].spec, &c);
@@ -86,6 +86,20 @@ static void test_draws(void)
         CU_ASSERT_EQUAL(p.contrast, (float)(1.0 + (2.0 * co - 1.0) * 0.1f));
         CU_ASSERT(!tt_augment_warps(&p) && tt_augment_warps(&a));
     }
+    /* each transform's probability: 0 never, the default's 1/2 for flips */
+    tt_augment_config none_p;
+    TH_OK(tt_augment_parse("flip:p=0,rot90:p=0,brightness:0.3:p=0,contrast:range=0.3:p=0", &none_p));
+    int flips = 0;
+    for (uint64_t k = 0; k < 200; k++) {
+        tt_rng r1 = tt_rng_from(9, 2, k), r2 = r1;
+        tt_augment_params a, b;
+        tt_augment_draw(&none_p, 1, &r1, &a);
+        CU_ASSERT(!a.flip_h && !a.flip_v && !a.quarter_turns && a.brightness == 0 && a.contrast == 1);
+        tt_augment_draw(&plain, 1, &r2, &b);
+        flips += b.flip_h;
+    }
+    printf("\n  p=0 for each: never drawn in 200 crops; the default flipped %d of 200", flips);
+    CU_ASSERT(flips > 70 && flips < 130);
 }
 
 /* The source map against its formula: identity, a shift, a quarter turn

@@ -16,7 +16,8 @@
 
 tt_augment_config tt_augment_defaults(void)
 {
-    return (tt_augment_config){.flips = 1, .rot90 = 1, .brightness = 0.1f, .contrast = 0.1f};
+    return (tt_augment_config){.flips = 1, .rot90 = 1, .brightness = 0.1f, .contrast = 0.1f,
+                               .flip_p = 0.5f, .rot90_p = 1, .brightness_p = 1, .contrast_p = 1};
 }
 
 tt_augment_params tt_augment_identity(void)
@@ -36,7 +37,8 @@ typedef struct aug_key {
 } aug_key;
 
 /* A transform: its flag (flip, rot90) or keys, the first of which turns it
- * on when above 0 (p, or brightness's and contrast's range). */
+ * on when above 0 (p, or brightness's and contrast's range); a flag's
+ * transform is on when the flag is. */
 typedef struct aug_row {
     const char *name;
     size_t flag;        /* an int of the config, or NO_FLAG */
@@ -44,10 +46,10 @@ typedef struct aug_row {
 } aug_row;
 
 static const aug_row rows[] = {
-    {"flip", F(flips), {{0}}},
-    {"rot90", F(rot90), {{0}}},
-    {"brightness", NO_FLAG, {{"range", F(brightness), 0.1f, 0, 1}}},
-    {"contrast", NO_FLAG, {{"range", F(contrast), 0.1f, 0, 1}}},
+    {"flip", F(flips), {{"p", F(flip_p), 0.5f, 0, 1}}},
+    {"rot90", F(rot90), {{"p", F(rot90_p), 1, 0, 1}}},
+    {"brightness", NO_FLAG, {{"range", F(brightness), 0.1f, 0, 1}, {"p", F(brightness_p), 1, 0, 1}}},
+    {"contrast", NO_FLAG, {{"range", F(contrast), 0.1f, 0, 1}, {"p", F(contrast_p), 1, 0, 1}}},
     {"affine", NO_FLAG, {{"p", F(affine_p), 0.5f, 0, 1}, {"shift", F(shift), 0.0625f, 0, 0.5f},
                          {"scale", F(scale), 0.1f, 0, 0.9f}, {"rotate", F(rotate), 15, 0, 180}}},
     {"grid", NO_FLAG, {{"p", F(grid_p), 0.3f, 0, 1}, {"steps", F(grid_steps), 5, 1, 64},
@@ -132,6 +134,8 @@ tt_status tt_augment_parse(const char *spec, tt_augment_config *out)
                 tt_augment_config d = tt_augment_defaults();
                 c.flips = d.flips, c.rot90 = d.rot90;
                 c.brightness = d.brightness, c.contrast = d.contrast;
+                c.flip_p = d.flip_p, c.rot90_p = d.rot90_p;
+                c.brightness_p = d.brightness_p, c.contrast_p = d.contrast_p;
                 continue;
             }
             TT_TRY(parse_item(item, &c));
@@ -170,7 +174,8 @@ void tt_augment_draw(const tt_augment_config *config, int square, tt_rng *rng, t
 {
     const tt_augment_config *c = config;
     *out = tt_augment_identity();
-    /* 22 draws, always: the first five as flips, turns and jitter always were */
+    /* 25 draws, always: the first five as flips, turns and jitter always
+     * were, the probabilities of turns and jitter last */
     double fh = tt_rng_uniform(rng), fv = tt_rng_uniform(rng), turn = tt_rng_uniform(rng);
     double b = tt_rng_uniform(rng), k = tt_rng_uniform(rng);
     double affine = tt_rng_uniform(rng);
@@ -184,13 +189,14 @@ void tt_augment_draw(const tt_augment_config *config, int square, tt_rng *rng, t
     double noise = tt_rng_uniform(rng);
     uint64_t noise_seed = tt_rng_u64(rng);
     double blur = tt_rng_uniform(rng), blur_v = tt_rng_uniform(rng);
+    double turn_p = tt_rng_uniform(rng), b_p = tt_rng_uniform(rng), k_p = tt_rng_uniform(rng);
     if (c->flips) {
-        out->flip_h = fh < 0.5;
-        out->flip_v = fv < 0.5;
+        out->flip_h = fh < c->flip_p;
+        out->flip_v = fv < c->flip_p;
     }
-    if (c->rot90 && square) out->quarter_turns = (int)(turn * 4.0) & 3;
-    out->brightness = (float)((2.0 * b - 1.0) * c->brightness);
-    out->contrast = (float)(1.0 + (2.0 * k - 1.0) * c->contrast);
+    if (c->rot90 && square && turn_p < c->rot90_p) out->quarter_turns = (int)(turn * 4.0) & 3;
+    if (b_p < c->brightness_p) out->brightness = (float)((2.0 * b - 1.0) * c->brightness);
+    if (k_p < c->contrast_p) out->contrast = (float)(1.0 + (2.0 * k - 1.0) * c->contrast);
     out->warp_seed = warp_seed;
     if (affine < c->affine_p) {
         out->affine = 1;

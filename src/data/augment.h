@@ -30,10 +30,11 @@
 #include "tiletrain.h"
 
 typedef struct tt_augment_config {
-    int flips;         /* draw horizontal and vertical flips, each with probability 1/2 */
-    int rot90;         /* draw 0..3 quarter turns (only when the crop is square) */
+    int flips;         /* draw horizontal and vertical flips, each with probability flip_p */
+    int rot90;         /* with probability rot90_p, 0..3 quarter turns (square crops only) */
     float brightness;  /* add a uniform offset in [-brightness, brightness] (image in [0, 1]) */
     float contrast;    /* scale about 0.5 by a factor in [1 - contrast, 1 + contrast] */
+    float flip_p, rot90_p, brightness_p, contrast_p; /* 0.5, 1, 1, 1 by default */
     /* the transforms below are applied each with its probability p (0: off) */
     float affine_p, shift, scale, rotate; /* shift: of the crop's side; scale: in [1 - scale,
                                              1 + scale]; rotate: degrees either way */
@@ -46,7 +47,8 @@ typedef struct tt_augment_config {
     float blur_p, blur;                   /* Gaussian blur of sigma in [0.3, blur] px */
 } tt_augment_config;
 
-/* Flips and turns on, brightness 0.1, contrast 0.1: the spec "default". */
+/* Flips (each 1/2) and turns on, brightness 0.1 and contrast 0.1 always:
+ * the spec "default". */
 tt_augment_config tt_augment_defaults(void);
 
 /* Parses a spec (see above) into *out.  TT_ERR_INVALID_ARGUMENT naming the

@@ -24,7 +24,7 @@ const tt_opt tt_train_option_table[] = {
     OPT("val-fraction", TT_OPT_DOUBLE, val_fraction, "X", "share of images held out for validation (0: none)", 0, 0.9),
     OPT("val-list", TT_OPT_STRING, val_list, "FILE", "validation images, one name per line (instead of --val-fraction)", 1, 0),
     OPT("no-shuffle", TT_OPT_FLAG, no_shuffle, NULL, "images in sorted name order", 1, 0),
-    OPT("augment", TT_OPT_STRING, augment, "SPEC", "augmentation of the training crops, each transform drawn per crop from the seed (exact on a resume, any rank count): none, default (flip, rot90, brightness, contrast) or a list of name[:key=value...] of flip, rot90, brightness:range, contrast:range, affine:p:shift:scale:rotate (shift-scale-rotate; pixels from outside the image are ignored), grid:p:steps:limit, elastic:p:alpha:spacing, gamma:p:range, hsv:p:hue:sat, noise:p:std, blur:p:sigma (docs/guide.md)", 1, 0),
+    OPT("augment", TT_OPT_STRING, augment, "SPEC", "augmentation of the training crops, each transform drawn per crop from the seed (exact on a resume, any rank count): none, default (flip, rot90, brightness, contrast) or a list of name[:key=value...] of flip:p, rot90:p, brightness:range:p, contrast:range:p, affine:p:shift:scale:rotate (shift-scale-rotate; pixels from outside the image are ignored), grid:p:steps:limit, elastic:p:alpha:spacing, gamma:p:range, hsv:p:hue:sat, noise:p:std, blur:p:sigma (docs/guide.md)", 1, 0),
     OPT("no-augment", TT_OPT_FLAG, no_augment, NULL, "no augmentation (--augment none)", 1, 0),
     OPT("skip-bad", TT_OPT_FLAG, skip_bad, NULL, "leave bad images out (reported) instead of stopping", 1, 0),
     OPT("max-pixels", TT_OPT_DOUBLE, max_pixels, "N", "refuse images of more pixels than this", 1, 1e12),
