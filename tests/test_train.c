@@ -491,6 +491,9 @@ static void test_ema(void)
                               TT_PRECISION_FP32, &im));
     TH_OK(tt_model_get_params(im.model, w, NULL));
     CU_ASSERT(memcmp(w, dev, n * sizeof *w) == 0);
+    TH_OK(tt_infer_model_use_raw(&im, path)); /* predict --weights raw */
+    TH_OK(tt_model_get_params(im.model, w, NULL));
+    CU_ASSERT(memcmp(w, before, n * sizeof *w) == 0);
     tt_infer_model_free(&im);
     /* one more step, against a resume from the checkpoint and one step */
     tt_step_report r;

@@ -49,6 +49,7 @@ typedef struct eval_options {
      * write them into the checkpoint (or `out`) */
     int search;
     char out[TT_OPT_STRING_MAX];
+    int raw_weights;            /* --weights raw */
 } eval_options;
 
 #define OPT(name, kind, field, meta, help, lo, hi) \
@@ -77,6 +78,7 @@ static const tt_opt option_table[] = {
      TT_CONV_ALGO_CHOICES},
     {"precision", TT_OPT_CHOICE, offsetof(eval_options, precision), "P", "what the forward keeps between layers, stored in fp32 (default), fp16 or bf16 (as train --precision)", 1, 0,
      "fp32|fp16|bf16"},
+    {"weights", TT_OPT_ENUM, offsetof(eval_options, raw_weights), "KIND", "ema (the moving average, where the checkpoint's run kept one: train --ema) or raw (default ema)", 1, 0, "ema|raw"},
     OPT("val-list", TT_OPT_STRING, val_list, "FILE", "only the images named in FILE, one per line (a run's OUT/validation.txt)", 1, 0),
     OPT("json", TT_OPT_FLAG, json, NULL, "print the metrics as JSON", 1, 0),
     OPT("out", TT_OPT_STRING, out, "FILE", "postprocess: write the checkpoint with the choices there (default: the checkpoint itself)", 1, 0),
@@ -188,6 +190,7 @@ static tt_status run(const eval_options *o)
     TT_CHECK(tt_precision_parse("--precision", o->precision, &precision));
     TT_CHECK(tt_infer_model_load(be, o->checkpoint, o->batch, o->tile[0], o->tile[1], algo,
                                  precision, &model));
+    if (o->raw_weights) TT_CHECK(tt_infer_model_use_raw(&model, o->checkpoint));
     if (model.spec.classes != tt_dataset_classes(ds)) {
         status = tt_error_new(TT_ERR_INVALID_ARGUMENT,
                               "checkpoint '%s' predicts %d classes, data set '%s' has %d",

@@ -61,6 +61,7 @@ typedef struct predict_options {
     int quiet;
     int tta;                    /* tt_tta_kind */
     int threshold_given, min_size_given; /* else the checkpoint's per class, if it has them */
+    int raw_weights;            /* --weights raw */
 } predict_options;
 
 #define OPT(name, kind, field, meta, help, lo, hi) \
@@ -77,6 +78,7 @@ static const tt_opt option_table[] = {
     CHOICE("blend", blend, "KIND", "blend of overlapping tiles: gaussian or mean", "gaussian|mean"),
     CHOICE("pad", pad, "KIND", "padding where a tile leaves the image: reflect or zero", "reflect|zero"),
     OPT("batch", TT_OPT_INT, batch, "B", "tiles per forward pass (default 4)", 1, 4096),
+    {"weights", TT_OPT_ENUM, offsetof(predict_options, raw_weights), "KIND", "ema (the moving average, where the checkpoint's run kept one: train --ema) or raw (default ema)", 1, 0, "ema|raw"},
     {"tta", TT_OPT_ENUM, offsetof(predict_options, tta), "KIND", TT_TTA_HELP " (default none)", 1, 0, TT_TTA_CHOICES},
     OPT("threshold", TT_OPT_DOUBLE, threshold, "P", "multi-label: probability above which a pixel is in, every class (default: the checkpoint's per class where its training searched them, else 0.5)", 0, 1),
     OPT("min-size", TT_OPT_INT, min_size, "N", "remove components smaller than N pixels, every class (default: the checkpoint's per class, else 0: keep all)", 0, 1e9),
@@ -380,6 +382,7 @@ static tt_status run(const predict_options *o, run_state *rs)
     TT_CHECK(tt_precision_parse("--precision", o->precision, &precision));
     TT_CHECK(tt_infer_model_load(be, o->checkpoint, o->batch, o->tile[0], o->tile[1], algo,
                                  precision, &rs->model));
+    if (o->raw_weights) TT_CHECK(tt_infer_model_use_raw(&rs->model, o->checkpoint));
     int classes = rs->model.spec.classes;
     rs->names = rs->model.class_names;
     if (o->classes[0]) {

@@ -161,6 +161,16 @@ cleanup:
     return status;
 }
 
+tt_status tt_infer_model_use_raw(tt_infer_model *m, const char *path)
+{
+    tt_safetensors *f = NULL;
+    TT_TRY(tt_safetensors_open(path, &f));
+    tt_status status = NULL;
+    if (tt_safetensors_metadata(f, "ema")) status = tt_weights_read(m->model, f, TT_WEIGHTS_NEED_STATS);
+    tt_safetensors_close(f);
+    return status ? tt_error_prefix(status, "loading the raw weights of %s", path) : NULL;
+}
+
 void tt_infer_model_free(tt_infer_model *m)
 {
     if (!m) return;

@@ -53,6 +53,11 @@ typedef struct tt_infer_model {
 tt_status tt_infer_model_load(tt_backend *be, const char *path, int capacity, int tile_h,
                               int tile_w, tt_conv_algo algo, tt_precision precision,
                               tt_infer_model *model);
+/* The checkpoint's raw weights in place of its moving average (predict and
+ * eval --weights raw); nothing to do for a checkpoint without one.
+ * `path`: the file the model was loaded from. */
+tt_status tt_infer_model_use_raw(tt_infer_model *model, const char *path);
+
 /* Frees everything; the struct is zeroed.  NULL allowed. */
 void tt_infer_model_free(tt_infer_model *model);
 
