@@ -123,19 +123,20 @@ static void size_network(plan_ctx *c)
     if (!given(c, "base-channels")) c->opt->base_channels = c->cpu ? 8 : 16;
 }
 
-/* The fit of a trial: 1 when it fits (o->micro_batch then the most that
- * do), 0 when it does not; other errors returned. */
-static tt_status try_fit(const plan_ctx *c, tt_train_options *o, int *fits)
+/* The fit of a trial: *why NULL when it fits (o->micro_batch then the most
+ * that do), else the fit's out-of-memory message (the caller's to free);
+ * other errors returned. */
+static tt_status try_fit(const plan_ctx *c, tt_train_options *o, tt_status *why)
 {
+    *why = NULL;
     tt_model_spec model;
     TT_TRY(tt_recipe_model(o, c->fp->classes, &model));
     if (model.precision == TT_PRECISION_AUTO) model.precision = TT_PRECISION_FP32; /* the most */
     int planes = c->fp->mask_kind == TT_MASK_MULTI_LABEL ? c->fp->classes : 1;
     tt_status s = tt_fit_memory_silently(c->device, o, &model, c->fp->mask_kind, planes);
     o->checkpointing = model.checkpointing;
-    *fits = !s;
     if (s && tt_status_code(s) != TT_ERR_OUT_OF_MEMORY) return s;
-    tt_status_free(s);
+    *why = s;
     return NULL;
 }
 
@@ -153,33 +154,29 @@ static tt_status rule_memory(plan_ctx *c)
     int batch = micro_auto ? opt->batch : PLAN_MICRO_MAX;
     tt_train_options o;
     for (;;) {
-        int fits = 0;
+        tt_status why = NULL;
         o = *opt;
         o.micro_batch = micro_given ? opt->micro_batch : 0;
         o.batch = batch;
         if (norm_free) {
             o.norm = TT_NORM_BATCH;
-            tt_status s = try_fit(c, &o, &fits); /* an error here is group norm's to answer */
-            if (!s && fits && o.micro_batch >= 4) break;
+            tt_status s = try_fit(c, &o, &why); /* an error here is group norm's to answer */
+            int sound = !s && !why && o.micro_batch >= 4;
             tt_status_free(s);
+            tt_status_free(why);
+            if (sound) break;
             o = *opt;
             o.micro_batch = micro_given ? opt->micro_batch : 0;
             o.batch = batch;
             o.norm = TT_NORM_GROUP;
         }
-        TT_TRY(try_fit(c, &o, &fits));
-        if (fits) break;
+        TT_TRY(try_fit(c, &o, &why));
+        if (!why) break;
         int tile = opt->tile[0];
-        if (given(c, "tile") || tile <= 16 || c->resnet || (micro_given && !micro_auto)) {
-            /* the fit's own message names what does fit */
-            tt_model_spec model;
-            TT_TRY(tt_recipe_model(&o, c->fp->classes, &model));
-            int planes = c->fp->mask_kind == TT_MASK_MULTI_LABEL ? c->fp->classes : 1;
-            tt_status s = tt_fit_memory_silently(c->device, &o, &model, c->fp->mask_kind, planes);
-            return tt_error_prefix(s ? s : tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of memory"),
-                                   "no configuration fits: not even one %d px crop with "
-                                   "checkpointing", tile);
-        }
+        if (given(c, "tile") || tile <= 16 || c->resnet || (micro_given && !micro_auto))
+            return tt_error_prefix(why, "no configuration fits: not even one %d px crop with "
+                                   "checkpointing", tile); /* the fit's message names what fits */
+        tt_status_free(why);
         opt->tile[0] = opt->tile[1] = tile / 2;
         size_network(c);
     }
