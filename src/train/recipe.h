@@ -19,9 +19,9 @@
 
 struct cJSON;
 
-#define TT_TRAIN_OPTION_MAX 96 /* rows of train's option table, at most */
 
-/* A run's recipe.  tt_recipe_parse fills `opt` and `given`; everything
+/* A run's recipe.  train's command line fills `opt` and `given`
+ * (tt_opt_parse_args_given over train's table); everything
  * else is tt_recipe_resolve's, in one pass:
  *   1. defaults, --config and flags, each option given marked;
  *   2. the data set, opened once (the trainer takes it);
@@ -56,11 +56,6 @@ typedef struct tt_recipe {
 
 /* The defaults (tt_train_options_default), nothing given. */
 void tt_recipe_init(tt_recipe *recipe);
-/* Flags of argv[first..argc) and their --config file over the options,
- * each marked given (tt_opt_parse_args_given). */
-tt_status tt_recipe_parse(tt_recipe *recipe, int argc, char **argv, int first, int *help);
-/* 1 when the flags or --config gave `option` (train's name). */
-int tt_recipe_given(const tt_recipe *recipe, const char *option);
 /* Resolves the recipe as described above, as rank dist->rank of a job
  * (dist NULL: alone).  Errors name the option or file at fault. */
 tt_status tt_recipe_resolve(tt_recipe *recipe, const tt_dist *dist);

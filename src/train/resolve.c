@@ -27,21 +27,6 @@ void tt_recipe_init(tt_recipe *r)
     tt_train_options_default(&r->opt);
 }
 
-tt_status tt_recipe_parse(tt_recipe *r, int argc, char **argv, int first, int *help)
-{
-    if (tt_train_option_count > TT_TRAIN_OPTION_MAX)
-        return tt_error_new(TT_ERR_INTERNAL, "train has %zu options, TT_TRAIN_OPTION_MAX %d",
-                            tt_train_option_count, TT_TRAIN_OPTION_MAX);
-    return tt_opt_parse_args_given(tt_train_option_table, tt_train_option_count, &r->opt, argc,
-                                   argv, first, help, r->given);
-}
-
-int tt_recipe_given(const tt_recipe *r, const char *option)
-{
-    int i = tt_opt_index(tt_train_option_table, tt_train_option_count, option);
-    return i >= 0 && r->given[i];
-}
-
 void tt_recipe_release(tt_recipe *r)
 {
     tt_dataset_destroy(r->dataset);

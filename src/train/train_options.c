@@ -86,6 +86,8 @@ const tt_opt tt_train_option_table[] = {
     ENUM("log-format", log_format, "F", "text (a live line on a terminal, plain lines otherwise) or jsonl (the lines of train.jsonl on stdout)", TT_LOG_FORMAT_CHOICES),
 };
 const size_t tt_train_option_count = sizeof tt_train_option_table / sizeof tt_train_option_table[0];
+_Static_assert(sizeof tt_train_option_table / sizeof tt_train_option_table[0] <= TT_TRAIN_OPTION_MAX,
+               "train's option table outgrew TT_TRAIN_OPTION_MAX (recipe.h's given[])");
 
 void tt_train_options_default(tt_train_options *o)
 {

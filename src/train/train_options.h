@@ -117,6 +117,8 @@ typedef struct tt_train_options {
     int profile;                           /* a profiling backend (device time per kind) */
 } tt_train_options;
 
+#define TT_TRAIN_OPTION_MAX 96 /* rows of train's option table, at most (a given[] array's size) */
+
 extern const tt_opt tt_train_option_table[];
 extern const size_t tt_train_option_count;
 
