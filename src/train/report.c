@@ -239,36 +239,20 @@ tt_status tt_report_write(const char *out_dir)
         if (!o) continue; /* a line cut by a crash */
         cJSON *step = cJSON_GetObjectItem(o, "step");
         cJSON *val = cJSON_GetObjectItem(o, "validation");
-        if (cJSON_GetObjectItem(o, "device")) {
-            cJSON_Delete(start);
-            start = o;
-            continue;
-        }
-        if (cJSON_GetObjectItem(o, "postprocess")) {
-            cJSON_Delete(postprocess);
-            postprocess = o;
-            continue;
-        }
-        if (cJSON_GetObjectItem(o, "augment")) {
-            cJSON_Delete(augment);
-            augment = o;
-            continue;
-        }
-        if (cJSON_GetObjectItem(o, "recipe")) { /* a resume's replaces the first's */
-            cJSON_Delete(recipe);
-            recipe = o;
-            continue;
-        }
-        if (cJSON_GetObjectItem(o, "memory")) {
-            cJSON_Delete(memory);
-            memory = o;
-            continue;
-        }
-        if (cJSON_GetObjectItem(o, "gallery")) { /* the last one counts */
-            cJSON_Delete(gallery);
-            gallery = o;
-            continue;
-        }
+        /* lines of one kind kept whole, the last of each counting (a
+         * resume's start replaces the first's) */
+        struct { const char *key; cJSON **kept; } kinds[] = {
+            {"device", &start}, {"postprocess", &postprocess}, {"augment", &augment},
+            {"recipe", &recipe}, {"memory", &memory}, {"gallery", &gallery},
+        };
+        int kept = 0;
+        for (size_t k = 0; k < sizeof kinds / sizeof *kinds && !kept; k++)
+            if (cJSON_GetObjectItem(o, kinds[k].key)) {
+                cJSON_Delete(*kinds[k].kept);
+                *kinds[k].kept = o;
+                kept = 1;
+            }
+        if (kept) continue;
         if (step && val) {
             push(&mean_dice, step->valuedouble, cJSON_GetObjectItem(val, "mean_dice")->valuedouble);
             cJSON *raw = cJSON_GetObjectItem(o, "raw_mean_dice");

@@ -459,7 +459,6 @@ tt_status tt_trainer_save(tt_trainer *t, const char *path)
     return status;
 }
 
-/* Rank 0's validation: the metrics of the validation split, logged. */
 /* The post-processing search over this validation's images, against the
  * run's --threshold and --min-size. */
 static tt_status start_search(tt_trainer *t, tt_pp_search **out)
@@ -486,6 +485,8 @@ static tt_status keep_search(tt_trainer *t, const tt_pp_search *search)
     return NULL;
 }
 
+/* Rank 0's validation: the metrics of the validation split, logged, and
+ * the post-processing search on the same predictions. */
 static tt_status validate_here(tt_trainer *t, tt_metrics **out)
 {
     tt_metrics *m = NULL;
