@@ -166,11 +166,19 @@ def variable_names(item):
     """Variables defined by a top-level declaration ending in ';'."""
     if not item or {"static", "extern", "typedef", "_Static_assert", "static_assert"} & set(item):
         return set()
+    if "{" in item and ("=" not in item or item.index("{") < item.index("=")):
+        # a struct/union/enum body (its own '=' included): only what follows it declares
+        depth = 0
+        for i in range(item.index("{"), len(item)):
+            depth += (item[i] == "{") - (item[i] == "}")
+            if depth == 0:
+                item = item[i + 1:]
+                break
+        else:
+            return set()
     head = item[:item.index("=")] if "=" in item else item
     if "(" in head and "=" not in item:
         return set()  # a prototype
-    if "{" in head:  # struct/union/enum body: only what follows it declares
-        head = head[len(head) - head[::-1].index("}"):]
     if "[" in head:  # an array: the name comes before its size
         head = head[:head.index("[")]
     for t in reversed(head):
