@@ -1,6 +1,7 @@
 /* Sigmoid binary cross-entropy: device sum and count vs the double
  * reference, the gradient vs central differences, ignore, accumulation,
- * logits of +-100, invalid targets, and PyTorch (if present). */
+ * logits of +-100, invalid targets, class weights, and PyTorch (if
+ * present). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "core/status.h"
 #include "harness.h"
 #include "ops/bce.h"
+#include "ref_focal.h"
 #include "ref_loss.h"
 
 typedef struct bce_case {
@@ -220,6 +222,103 @@ static void test_counts_and_invalid(void)
     free_data(&d);
 }
 
+/* Class weights 0.3 .. 2.5, distinct between neighbouring planes */
+static float *class_weights(int c)
+{
+    float *w = malloc((size_t)c * sizeof(float));
+    CU_ASSERT_FATAL(w != NULL);
+    for (int k = 0; k < c; k++) w[k] = 0.3f + 0.55f * (float)((k * 7 + 3) % 5);
+    return w;
+}
+
+typedef struct weighted_ctx {
+    const bce_data *d;
+    double *weights;
+} weighted_ctx;
+
+static double ref_weighted_sum(const double *x, void *ctx)
+{
+    const weighted_ctx *k = ctx;
+    const tt_loss_desc *s = &k->d->desc;
+    return ref_bce_weighted(x, k->d->targets, s->n, s->c, s->h * s->w, s->ignore, k->weights,
+                            NULL, NULL);
+}
+
+/* Class weights: sum vs the weighted reference (planes change inside the
+ * forward's 8-element vectors and in its tail), counts unweighted, the
+ * gradient vs the reference's and (small cases) central differences;
+ * weights of 1 give the unweighted bits. */
+static void test_weighted(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    bce_case all[sizeof cases / sizeof cases[0] + 1];
+    memcpy(all, cases, sizeof cases);
+    all[sizeof cases / sizeof cases[0]] = (bce_case){3, 3, 401, 331, 10}; /* several passes */
+    double worst = 0, worst_fd = 0;
+    int same_bits = 1;
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) {
+        bce_data d = make_data(&all[k], 800 + k, 6.0f);
+        int c = d.desc.c, hw = d.desc.h * d.desc.w;
+        float *w = class_weights(c), *ones = malloc((size_t)c * sizeof(float));
+        double *wd = malloc((size_t)c * sizeof(double));
+        CU_ASSERT_FATAL(ones && wd);
+        for (int i = 0; i < c; i++) ones[i] = 1, wd[i] = w[i];
+        tt_buffer *bx = th_upload(d.logits, d.total, "logits");
+        tt_buffer *bt = ref_upload_u8(d.targets, d.total, "targets");
+        tt_buffer *bw = th_upload(w, (size_t)c, "weights"), *b1 = th_upload(ones, (size_t)c, "1");
+        tt_buffer *res = ref_loss_block(), *bg = th_zeros(d.total, "dlogits");
+        tt_loss_desc desc = d.desc;
+        desc.weights = tt_mem_of(bw);
+        TH_OK(tt_bce_forward(be, tt_mem_of(res), tt_mem_of(bx), tt_mem_of(bt), &desc));
+        TH_OK(tt_bce_backward(be, tt_mem_of(bg), tt_mem_of(bx), tt_mem_of(bt), &desc, 1));
+        tt_loss_value v;
+        TH_OK(tt_loss_read(be, tt_mem_of(res), "BCE", &v));
+        float *got = malloc(d.total * sizeof(float));
+        double *want_grad = calloc(d.total, sizeof(double));
+        CU_ASSERT_FATAL(got && want_grad);
+        th_download(got, bg, d.total);
+        double *x = th_to_double(d.logits, d.total);
+        long count = 0;
+        double want = ref_bce_weighted(x, d.targets, d.desc.n, c, hw, 255, wd, &count, want_grad);
+        double err = fabs(v.sum - want) / (fabs(want) + 1e-6);
+        double gerr = th_max_rel_error(got, want_grad, d.total, 1e-2);
+        CU_ASSERT(err < 1e-5);
+        CU_ASSERT(gerr < 1e-5);
+        CU_ASSERT_EQUAL(v.count, (uint32_t)count);
+        worst = fmax(worst, fmax(err, gerr));
+        if (d.total < 2000) {
+            double *numeric = malloc(d.total * sizeof(double));
+            CU_ASSERT_FATAL(numeric != NULL);
+            weighted_ctx ctx = {&d, wd};
+            th_numeric_grad(ref_weighted_sum, &ctx, x, d.total, 1e-5, numeric);
+            double fd = th_max_rel_error(got, numeric, d.total, 1e-2);
+            CU_ASSERT(fd < 1e-4);
+            worst_fd = fmax(worst_fd, fd);
+            free(numeric);
+        }
+        /* weights of 1 against no weights: the same bits */
+        tt_buffer *r1 = ref_loss_block(), *r0 = ref_loss_block();
+        tt_buffer *g1 = th_zeros(d.total, "g1"), *g0 = th_zeros(d.total, "g0");
+        desc.weights = tt_mem_of(b1);
+        TH_OK(tt_bce_forward(be, tt_mem_of(r1), tt_mem_of(bx), tt_mem_of(bt), &desc));
+        TH_OK(tt_bce_backward(be, tt_mem_of(g1), tt_mem_of(bx), tt_mem_of(bt), &desc, 0.3f));
+        TH_OK(tt_bce_forward(be, tt_mem_of(r0), tt_mem_of(bx), tt_mem_of(bt), &d.desc));
+        TH_OK(tt_bce_backward(be, tt_mem_of(g0), tt_mem_of(bx), tt_mem_of(bt), &d.desc, 0.3f));
+        same_bits &= th_same_bits(tt_mem_of(r1), tt_mem_of(r0), 4) &&
+                     th_same_bits(tt_mem_of(g1), tt_mem_of(g0), d.total);
+        tt_buffer_free(r1), tt_buffer_free(r0), tt_buffer_free(g1), tt_buffer_free(g0);
+        free(w), free(ones), free(wd), free(got), free(want_grad), free(x);
+        tt_buffer_free(bx), tt_buffer_free(bt), tt_buffer_free(bw), tt_buffer_free(b1);
+        tt_buffer_free(res), tt_buffer_free(bg);
+        free_data(&d);
+    }
+    CU_ASSERT(same_bits);
+    printf("\n    weighted: largest sum or gradient error %.2e, vs finite differences %.2e; "
+           "weights of 1 give the unweighted bits: %s\n", worst, worst_fd,
+           same_bits ? "yes" : "NO");
+}
+
 static const char torch_script[] =
     "import sys, numpy as np\n"
     "try:\n"
@@ -230,49 +329,68 @@ static const char torch_script[] =
     "x = torch.from_numpy(np.fromfile(d + '/logits', dtype=np.float32)).double()\n"
     "t = torch.from_numpy(np.fromfile(d + '/targets', dtype=np.uint8)).double()\n"
     "x.requires_grad_()\n"
-    "loss = torch.nn.functional.binary_cross_entropy_with_logits(x, t, reduction='sum')\n"
+    "n, c, h, w = np.fromfile(d + '/shape', dtype=np.int32)\n"
+    "cw = torch.from_numpy(np.fromfile(d + '/weights', dtype=np.float32)).double()\n"
+    "if cw.numel():\n"
+    "    x4, t4 = x.view(n, c, h, w), t.view(n, c, h, w)\n"
+    "    loss = torch.nn.BCEWithLogitsLoss(weight=cw.view(1, c, 1, 1), reduction='sum')(x4, t4)\n"
+    "else:\n"
+    "    loss = torch.nn.functional.binary_cross_entropy_with_logits(x, t, reduction='sum')\n"
     "loss.backward()\n"
     "np.array([loss.item()], dtype=np.float64).tofile(d + '/loss')\n"
     "x.grad.numpy().astype(np.float64).tofile(d + '/grad')\n";
 
+/* Without weights, and with BCEWithLogitsLoss(weight=w.view(1, C, 1, 1)). */
 static void test_torch(void)
 {
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
-    bce_data d = make_data(&(bce_case){2, 3, 31, 29, 0}, 400, 8.0f);
-    d.logits[0] = 100, d.logits[1] = -100; /* torch's own stable form as well */
-    char dir[] = "/tmp/tt-bce-torch-XXXXXX";
-    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
-    ref_write_file(dir, "logits", d.logits, d.total * sizeof(float));
-    ref_write_file(dir, "targets", d.targets, d.total);
-    if (ref_python(torch_script, dir)) {
-        double want;
-        double *grad = malloc(d.total * sizeof(double));
-        float *got = malloc(d.total * sizeof(float));
-        CU_ASSERT_FATAL(grad && got);
-        ref_read_file(dir, "loss", &want, sizeof want);
-        ref_read_file(dir, "grad", grad, d.total * sizeof(double));
-        tt_buffer *bx = th_upload(d.logits, d.total, "logits");
-        tt_buffer *bt = ref_upload_u8(d.targets, d.total, "targets");
-        tt_buffer *res = ref_loss_block(), *bg = th_zeros(d.total, "dlogits");
-        TH_OK(tt_bce_forward(be, tt_mem_of(res), tt_mem_of(bx), tt_mem_of(bt), &d.desc));
-        TH_OK(tt_bce_backward(be, tt_mem_of(bg), tt_mem_of(bx), tt_mem_of(bt), &d.desc, 1));
-        tt_loss_value v;
-        TH_OK(tt_loss_read(be, tt_mem_of(res), "BCE", &v));
-        th_download(got, bg, d.total);
-        double err = fabs(v.sum - want) / fabs(want);
-        double gerr = th_max_rel_error(got, grad, d.total, 1e-2);
-        printf("\n    vs torch binary_cross_entropy_with_logits(reduction='sum'): sum %.7g vs "
-               "%.7g, rel err %.2e, grad err %.2e\n", v.sum, want, err, gerr);
-        CU_ASSERT(err < 1e-5);
-        CU_ASSERT(gerr < 1e-4);
-        free(grad), free(got);
-        tt_buffer_free(bx), tt_buffer_free(bt), tt_buffer_free(res), tt_buffer_free(bg);
+    for (int weighted = 0; weighted < 2; weighted++) {
+        bce_data d = make_data(&(bce_case){2, 3, 31, 29, 0}, 400 + weighted, 8.0f);
+        d.logits[0] = 100, d.logits[1] = -100; /* torch's own stable form as well */
+        float *w = class_weights(d.desc.c);
+        char dir[] = "/tmp/tt-bce-torch-XXXXXX";
+        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+        int32_t shape[4] = {d.desc.n, d.desc.c, d.desc.h, d.desc.w};
+        ref_write_file(dir, "shape", shape, sizeof shape);
+        ref_write_file(dir, "logits", d.logits, d.total * sizeof(float));
+        ref_write_file(dir, "targets", d.targets, d.total);
+        ref_write_file(dir, "weights", w, weighted ? (size_t)d.desc.c * sizeof(float) : 0);
+        if (ref_python(torch_script, dir)) {
+            double want;
+            double *grad = malloc(d.total * sizeof(double));
+            float *got = malloc(d.total * sizeof(float));
+            CU_ASSERT_FATAL(grad && got);
+            ref_read_file(dir, "loss", &want, sizeof want);
+            ref_read_file(dir, "grad", grad, d.total * sizeof(double));
+            tt_buffer *bx = th_upload(d.logits, d.total, "logits");
+            tt_buffer *bt = ref_upload_u8(d.targets, d.total, "targets");
+            tt_buffer *bw = th_upload(w, (size_t)d.desc.c, "weights");
+            tt_buffer *res = ref_loss_block(), *bg = th_zeros(d.total, "dlogits");
+            if (weighted) d.desc.weights = tt_mem_of(bw);
+            TH_OK(tt_bce_forward(be, tt_mem_of(res), tt_mem_of(bx), tt_mem_of(bt), &d.desc));
+            TH_OK(tt_bce_backward(be, tt_mem_of(bg), tt_mem_of(bx), tt_mem_of(bt), &d.desc, 1));
+            tt_loss_value v;
+            TH_OK(tt_loss_read(be, tt_mem_of(res), "BCE", &v));
+            th_download(got, bg, d.total);
+            double err = fabs(v.sum - want) / fabs(want);
+            double gerr = th_max_rel_error(got, grad, d.total, 1e-2);
+            printf("\n    vs torch %sreduction='sum'): sum %.7g vs %.7g, rel err %.2e, grad "
+                   "err %.2e", weighted ? "BCEWithLogitsLoss(weight=w.view(1, C, 1, 1), " :
+                   "binary_cross_entropy_with_logits(", v.sum, want, err, gerr);
+            CU_ASSERT(err < 1e-5);
+            CU_ASSERT(gerr < 1e-4);
+            free(grad), free(got);
+            tt_buffer_free(bx), tt_buffer_free(bt), tt_buffer_free(bw);
+            tt_buffer_free(res), tt_buffer_free(bg);
+        }
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        CU_ASSERT_EQUAL(system(cmd), 0);
+        free(w);
+        free_data(&d);
     }
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CU_ASSERT_EQUAL(system(cmd), 0);
-    free_data(&d);
+    printf("\n");
 }
 
 int main(void)
@@ -283,6 +401,7 @@ int main(void)
         {"logits of +-100 stay finite and exact", test_large_logits},
         {"counts without ignore; invalid targets", test_counts_and_invalid},
         {"more elements than one pass of the grid", test_forward_several_passes},
+        {"class weights", test_weighted},
         {"cross-check with PyTorch", test_torch},
         CU_TEST_INFO_NULL,
     };

@@ -1,6 +1,7 @@
 /* Softmax cross-entropy: device sum and count vs the double reference, the
  * gradient vs central differences, ignore regions, accumulation, large
- * logits, invalid labels, argument checks, and PyTorch (if present). */
+ * logits, invalid labels, argument checks, class weights, and PyTorch (if
+ * present). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "core/status.h"
 #include "harness.h"
 #include "ops/softmax_ce.h"
+#include "ref_focal.h"
 #include "ref_loss.h"
 
 typedef struct ce_case {
@@ -282,6 +284,119 @@ static void test_bad_arguments(void)
     tt_buffer_free(bx), tt_buffer_free(bl), tt_buffer_free(res);
 }
 
+/* Class weights 0.3 .. 2.5, distinct between neighbouring classes */
+static float *class_weights(int c)
+{
+    float *w = malloc((size_t)c * sizeof(float));
+    CU_ASSERT_FATAL(w != NULL);
+    for (int k = 0; k < c; k++) w[k] = 0.3f + 0.55f * (float)((k * 7 + 3) % 5);
+    return w;
+}
+
+typedef struct weighted_ctx {
+    const ce_data *d;
+    double *weights;
+} weighted_ctx;
+
+static double ref_weighted_sum(const double *x, void *ctx)
+{
+    const weighted_ctx *k = ctx;
+    const tt_loss_desc *s = &k->d->desc;
+    return ref_softmax_ce_weighted(x, k->d->labels, s->n, s->c, s->h * s->w, s->ignore,
+                                   k->weights, NULL, NULL);
+}
+
+/* Class weights: the sum vs the weighted reference, counts unweighted, the
+ * gradient vs the reference's and (small cases) central differences;
+ * weights of 1 give the unweighted bits. */
+static void test_weighted(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    double worst = 0, worst_fd = 0;
+    int same_bits = 1;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        ce_data d = make_data(&cases[k], 800 + k, 4.0f);
+        int c = d.desc.c, hw = d.desc.h * d.desc.w;
+        float *w = class_weights(c), *ones = malloc((size_t)c * sizeof(float));
+        double *wd = malloc((size_t)c * sizeof(double));
+        CU_ASSERT_FATAL(ones && wd);
+        for (int i = 0; i < c; i++) ones[i] = 1, wd[i] = w[i];
+        tt_buffer *bx = th_upload(d.logits, d.total, "logits");
+        tt_buffer *bl = ref_upload_u8(d.labels, d.pixels, "labels");
+        tt_buffer *bw = th_upload(w, (size_t)c, "weights"), *b1 = th_upload(ones, (size_t)c, "1");
+        tt_buffer *res = ref_loss_block(), *bg = th_zeros(d.total, "dlogits");
+        tt_loss_desc desc = d.desc;
+        desc.weights = tt_mem_of(bw);
+        TH_OK(tt_softmax_ce_forward(be, tt_mem_of(res), tt_mem_of(bx), tt_mem_of(bl), &desc));
+        TH_OK(tt_softmax_ce_backward(be, tt_mem_of(bg), tt_mem_of(bx), tt_mem_of(bl), &desc, 1));
+        tt_loss_value v;
+        TH_OK(tt_loss_read(be, tt_mem_of(res), "softmax CE", &v));
+        float *got = malloc(d.total * sizeof(float));
+        double *want_grad = calloc(d.total, sizeof(double));
+        CU_ASSERT_FATAL(got && want_grad);
+        th_download(got, bg, d.total);
+        double *x = th_to_double(d.logits, d.total);
+        long count = 0;
+        double want = ref_softmax_ce_weighted(x, d.labels, d.desc.n, c, hw, 255, wd, &count,
+                                              want_grad);
+        double err = fabs(v.sum - want) / (fabs(want) + 1e-6);
+        double gerr = th_max_rel_error(got, want_grad, d.total, 1e-2);
+        CU_ASSERT(err < 1e-5);
+        CU_ASSERT(gerr < 1e-4); /* float exp and division, as test_backward */
+        CU_ASSERT_EQUAL(v.count, (uint32_t)count);
+        worst = fmax(worst, fmax(err, gerr));
+        if (d.total < 2000) {
+            double *numeric = malloc(d.total * sizeof(double));
+            CU_ASSERT_FATAL(numeric != NULL);
+            weighted_ctx ctx = {&d, wd};
+            th_numeric_grad(ref_weighted_sum, &ctx, x, d.total, 1e-5, numeric);
+            double fd = th_max_rel_error(got, numeric, d.total, 1e-2);
+            CU_ASSERT(fd < 1e-4);
+            worst_fd = fmax(worst_fd, fd);
+            free(numeric);
+        }
+        /* weights of 1 against no weights: the same bits */
+        tt_buffer *r1 = ref_loss_block(), *r0 = ref_loss_block();
+        tt_buffer *g1 = th_zeros(d.total, "g1"), *g0 = th_zeros(d.total, "g0");
+        desc.weights = tt_mem_of(b1);
+        TH_OK(tt_softmax_ce_forward(be, tt_mem_of(r1), tt_mem_of(bx), tt_mem_of(bl), &desc));
+        TH_OK(tt_softmax_ce_backward(be, tt_mem_of(g1), tt_mem_of(bx), tt_mem_of(bl), &desc,
+                                     0.3f));
+        TH_OK(tt_softmax_ce_forward(be, tt_mem_of(r0), tt_mem_of(bx), tt_mem_of(bl), &d.desc));
+        TH_OK(tt_softmax_ce_backward(be, tt_mem_of(g0), tt_mem_of(bx), tt_mem_of(bl), &d.desc,
+                                     0.3f));
+        same_bits &= th_same_bits(tt_mem_of(r1), tt_mem_of(r0), 4) &&
+                     th_same_bits(tt_mem_of(g1), tt_mem_of(g0), d.total);
+        tt_buffer_free(r1), tt_buffer_free(r0), tt_buffer_free(g1), tt_buffer_free(g0);
+        free(w), free(ones), free(wd), free(got), free(want_grad), free(x);
+        tt_buffer_free(bx), tt_buffer_free(bl), tt_buffer_free(bw), tt_buffer_free(b1);
+        tt_buffer_free(res), tt_buffer_free(bg);
+        free_data(&d);
+    }
+    CU_ASSERT(same_bits);
+    printf("\n    weighted: largest sum or gradient error %.2e, vs finite differences %.2e; "
+           "weights of 1 give the unweighted bits: %s\n", worst, worst_fd,
+           same_bits ? "yes" : "NO");
+}
+
+/* Too few class weights are refused, naming them. */
+static void test_bad_weights(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    tt_buffer *bx = th_zeros(12, "logits"), *res = ref_loss_block(), *bw = th_zeros(2, "w");
+    uint8_t labels[4] = {0};
+    tt_buffer *bl = ref_upload_u8(labels, 4, "labels");
+    tt_loss_desc desc = tt_loss_desc_make(1, 3, 2, 2);
+    desc.weights = tt_mem_of(bw);
+    tt_status s = tt_softmax_ce_backward(be, tt_mem_of(bx), tt_mem_of(bx), tt_mem_of(bl), &desc, 1);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
+    CU_ASSERT(s && strstr(tt_status_message(s), "class weights") != NULL);
+    tt_status_free(s);
+    tt_buffer_free(bx), tt_buffer_free(bl), tt_buffer_free(res), tt_buffer_free(bw);
+}
+
 static const char torch_script[] =
     "import sys, numpy as np\n"
     "try:\n"
@@ -293,50 +408,66 @@ static const char torch_script[] =
     "x = torch.from_numpy(np.fromfile(d + '/logits', dtype=np.float32).reshape(n, c, h, w))\n"
     "y = torch.from_numpy(np.fromfile(d + '/labels', dtype=np.uint8).reshape(n, h, w)).long()\n"
     "x = x.double().requires_grad_()\n"
-    "loss = torch.nn.functional.cross_entropy(x, y, ignore_index=255, reduction='sum')\n"
+    "cw = torch.from_numpy(np.fromfile(d + '/weights', dtype=np.float32)).double()\n"
+    "cw = cw if cw.numel() else None\n"
+    "loss = torch.nn.CrossEntropyLoss(weight=cw, ignore_index=255, reduction='sum')(x, y)\n"
     "loss.backward()\n"
     "np.array([loss.item()], dtype=np.float64).tofile(d + '/loss')\n"
     "x.grad.numpy().astype(np.float64).tofile(d + '/grad')\n";
 
+/* cross_entropy(reduction='sum'), and CrossEntropyLoss(weight=w,
+ * reduction='sum'): its weighted sum before the division by the weights. */
 static void test_torch(void)
 {
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
-    ce_data d = make_data(&cases[6], 400, 5.0f);
-    char dir[] = "/tmp/tt-ce-torch-XXXXXX";
-    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
-    int32_t shape[4] = {d.desc.n, d.desc.c, d.desc.h, d.desc.w};
-    ref_write_file(dir, "shape", shape, sizeof shape);
-    ref_write_file(dir, "logits", d.logits, d.total * sizeof(float));
-    ref_write_file(dir, "labels", d.labels, d.pixels);
-    if (ref_python(torch_script, dir)) {
-        double want;
-        double *grad = malloc(d.total * sizeof(double));
-        float *got = malloc(d.total * sizeof(float));
-        CU_ASSERT_FATAL(grad && got);
-        ref_read_file(dir, "loss", &want, sizeof want);
-        ref_read_file(dir, "grad", grad, d.total * sizeof(double));
-        tt_buffer *bx = th_upload(d.logits, d.total, "logits");
-        tt_buffer *bl = ref_upload_u8(d.labels, d.pixels, "labels");
-        tt_buffer *res = ref_loss_block(), *bg = th_zeros(d.total, "dlogits");
-        TH_OK(tt_softmax_ce_forward(be, tt_mem_of(res), tt_mem_of(bx), tt_mem_of(bl), &d.desc));
-        TH_OK(tt_softmax_ce_backward(be, tt_mem_of(bg), tt_mem_of(bx), tt_mem_of(bl), &d.desc, 1));
-        tt_loss_value v;
-        TH_OK(tt_loss_read(be, tt_mem_of(res), "softmax CE", &v));
-        th_download(got, bg, d.total);
-        double err = fabs(v.sum - want) / fabs(want);
-        double gerr = th_max_rel_error(got, grad, d.total, 1e-2);
-        printf("\n    vs torch cross_entropy(reduction='sum'): sum %.7g vs %.7g, rel err %.2e, "
-               "grad err %.2e\n", v.sum, want, err, gerr);
-        CU_ASSERT(err < 1e-5);
-        CU_ASSERT(gerr < 1e-4); /* as the finite-difference check */
-        free(grad), free(got);
-        tt_buffer_free(bx), tt_buffer_free(bl), tt_buffer_free(res), tt_buffer_free(bg);
+    for (int weighted = 0; weighted < 2; weighted++) {
+        ce_data d = make_data(&cases[6], 400 + weighted, 5.0f);
+        float *w = class_weights(d.desc.c);
+        char dir[] = "/tmp/tt-ce-torch-XXXXXX";
+        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+        int32_t shape[4] = {d.desc.n, d.desc.c, d.desc.h, d.desc.w};
+        ref_write_file(dir, "shape", shape, sizeof shape);
+        ref_write_file(dir, "logits", d.logits, d.total * sizeof(float));
+        ref_write_file(dir, "labels", d.labels, d.pixels);
+        ref_write_file(dir, "weights", w, weighted ? (size_t)d.desc.c * sizeof(float) : 0);
+        if (ref_python(torch_script, dir)) {
+            double want;
+            double *grad = malloc(d.total * sizeof(double));
+            float *got = malloc(d.total * sizeof(float));
+            CU_ASSERT_FATAL(grad && got);
+            ref_read_file(dir, "loss", &want, sizeof want);
+            ref_read_file(dir, "grad", grad, d.total * sizeof(double));
+            tt_buffer *bx = th_upload(d.logits, d.total, "logits");
+            tt_buffer *bl = ref_upload_u8(d.labels, d.pixels, "labels");
+            tt_buffer *bw = th_upload(w, (size_t)d.desc.c, "weights");
+            tt_buffer *res = ref_loss_block(), *bg = th_zeros(d.total, "dlogits");
+            if (weighted) d.desc.weights = tt_mem_of(bw);
+            TH_OK(tt_softmax_ce_forward(be, tt_mem_of(res), tt_mem_of(bx), tt_mem_of(bl),
+                                        &d.desc));
+            TH_OK(tt_softmax_ce_backward(be, tt_mem_of(bg), tt_mem_of(bx), tt_mem_of(bl),
+                                         &d.desc, 1));
+            tt_loss_value v;
+            TH_OK(tt_loss_read(be, tt_mem_of(res), "softmax CE", &v));
+            th_download(got, bg, d.total);
+            double err = fabs(v.sum - want) / fabs(want);
+            double gerr = th_max_rel_error(got, grad, d.total, 1e-2);
+            printf("\n    vs torch %sreduction='sum'): sum %.7g vs %.7g, rel err %.2e, grad "
+                   "err %.2e", weighted ? "CrossEntropyLoss(weight=w, " : "cross_entropy(",
+                   v.sum, want, err, gerr);
+            CU_ASSERT(err < 1e-5);
+            CU_ASSERT(gerr < 1e-4); /* as the finite-difference check */
+            free(grad), free(got);
+            tt_buffer_free(bx), tt_buffer_free(bl), tt_buffer_free(bw);
+            tt_buffer_free(res), tt_buffer_free(bg);
+        }
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        CU_ASSERT_EQUAL(system(cmd), 0);
+        free(w);
+        free_data(&d);
     }
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CU_ASSERT_EQUAL(system(cmd), 0);
-    free_data(&d);
+    printf("\n");
 }
 
 int main(void)
@@ -348,6 +479,8 @@ int main(void)
         {"logits of +-100 stay finite", test_large_logits},
         {"invalid labels are reported", test_invalid_label},
         {"bad arguments are refused", test_bad_arguments},
+        {"class weights", test_weighted},
+        {"too few class weights are refused", test_bad_weights},
         {"cross-check with PyTorch", test_torch},
         CU_TEST_INFO_NULL,
     };

@@ -52,7 +52,8 @@ static void test_losses(void)
         double sum_cl = 0, sum_ref = 0, grad_cl = 0, grad_ref = 0;
         size_t grad_differ = 0, grads = 0, sums_equal = 0, cases = 0;
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-            loss_case c = {which, {shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], 255},
+            loss_case c = {which,
+                           tt_loss_desc_make(shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3]),
                            0.37f, 1.0f};
             if (s == 2) c.d.ignore = TT_LOSS_NO_IGNORE;
             size_t hw = (size_t)c.d.h * c.d.w, total = (size_t)c.d.n * c.d.c * hw;

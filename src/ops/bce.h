@@ -7,20 +7,25 @@
  * loss(x, t) = max(x, 0) - x t + log1p(exp(-|x|)): finite and exact for any
  * finite logit, including |x| > 80 where exp overflows in the naive form.
  * Valid items are the elements whose target is not `ignore` (N*C*H*W when
- * none is ignored).
+ * none is ignored).  desc->weights, when set, multiplies the loss and the
+ * gradient of an element of class plane k by weights[k] (PyTorch's
+ * BCEWithLogitsLoss(weight=w.view(1, C, 1, 1))); the count stays
+ * unweighted.  Without weights the results are bit for bit the unweighted
+ * kernels'.
  */
 #ifndef TT_OPS_BCE_H
 #define TT_OPS_BCE_H
 
 #include "ops/reduce.h"
 
-/* result (tt_loss_value block) += (sum of the loss over valid elements,
- * number of valid elements, number of targets > 1 that are not `ignore`). */
+/* result (tt_loss_value block) += (sum of the (weighted) loss over valid
+ * elements, number of valid elements, number of targets > 1 that are not
+ * `ignore`). */
 tt_status tt_bce_forward(tt_backend *be, tt_mem result, tt_mem logits, tt_mem targets,
                          const tt_loss_desc *desc);
 
-/* dlogits (N, C, H, W) += scale * (sigmoid(x) - t) at valid elements: the
- * gradient of the SUM, times scale. */
+/* dlogits (N, C, H, W) += scale * w_k * (sigmoid(x) - t) at valid elements
+ * (w_k = 1 without weights): the gradient of the SUM, times scale. */
 tt_status tt_bce_backward(tt_backend *be, tt_mem dlogits, tt_mem logits, tt_mem targets,
                           const tt_loss_desc *desc, float scale);
 

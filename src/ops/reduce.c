@@ -96,6 +96,8 @@ tt_status tt_loss_check(const char *op, const tt_loss_desc *d)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "%s: ignore label %d is not a uint8 value; use 0..255, or -1 for none",
                             op, d->ignore);
+    if (d->weights.buffer)
+        return tt_mem_check(op, "class weights", d->weights, (size_t)d->c * sizeof(float));
     return NULL;
 }
 

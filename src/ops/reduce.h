@@ -50,23 +50,31 @@ tt_status tt_loss_read(tt_backend *be, tt_mem result, const char *what, tt_loss_
 /* The shape every loss takes: logits (n, c, h, w) floats; labels (n, h, w)
  * or targets (n, c, h, w) as uint8.  `ignore` is the label value whose items
  * are skipped (no loss, not counted, no gradient), or TT_LOSS_NO_IGNORE.
- * A zeroed struct would ignore class 0: start from tt_loss_desc_make(). */
+ * `weights`, when its buffer is set, is c floats on the device, one per
+ * class (--class-weights): each loss multiplies the terms of class k by
+ * weights[k] (an element of plane k; a pixel labelled k; a region loss's
+ * class term, whose mean over classes becomes sum_k w_k term_k / sum_k w_k).
+ * Counts stay unweighted: the trainer divides by the weighted normaliser it
+ * counts on the host.  A zeroed struct would ignore class 0: start from
+ * tt_loss_desc_make(). */
 typedef struct tt_loss_desc {
     int n, c, h, w;
     int ignore;
+    tt_mem weights; /* c floats, or {NULL, 0}: every class 1 */
 } tt_loss_desc;
 
 #define TT_LOSS_IGNORE_DEFAULT 255
 #define TT_LOSS_NO_IGNORE (-1)
 
-/* (n, c, h, w) with ignore = TT_LOSS_IGNORE_DEFAULT. */
+/* (n, c, h, w) with ignore = TT_LOSS_IGNORE_DEFAULT and no class weights. */
 static inline tt_loss_desc tt_loss_desc_make(int n, int c, int h, int w)
 {
-    return (tt_loss_desc){n, c, h, w, TT_LOSS_IGNORE_DEFAULT};
+    return (tt_loss_desc){n, c, h, w, TT_LOSS_IGNORE_DEFAULT, {NULL, 0}};
 }
 
 /* TT_ERR_INVALID_ARGUMENT naming `op` and the shape unless every size is
- * >= 1, n*c*h*w fits an int, and ignore is -1 or in [0, 255]. */
+ * >= 1, n*c*h*w fits an int, ignore is -1 or in [0, 255], and weights (when
+ * set) holds c floats. */
 tt_status tt_loss_check(const char *op, const tt_loss_desc *desc);
 
 /* ---- shared by the reduction kernels (losses included) ------------------- */
