@@ -52,7 +52,7 @@ static void test_kaggle_rle(void)
 {
     char out[600];
     snprintf(out, sizeof out, "%s/kaggle", dir);
-    tt_synth_config cfg = {out, TT_SYNTH_KAGGLE_RLE, 8, 48, 64, 4, 3, 0, 0, 0};
+    tt_synth_config cfg = {out, TT_SYNTH_KAGGLE_RLE, 8, 48, 64, 4, 3, 0, 0, 0, 0};
     TH_OK(tt_synth_write(&cfg));
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/train.csv", out);
@@ -108,7 +108,7 @@ static void test_folder(void)
 {
     char out[600];
     snprintf(out, sizeof out, "%s/folder", dir);
-    tt_synth_config cfg = {out, TT_SYNTH_FOLDER, 6, 40, 52, 4, 9, 0, 0, 0};
+    tt_synth_config cfg = {out, TT_SYNTH_FOLDER, 6, 40, 52, 4, 9, 0, 0, 0, 0};
     TH_OK(tt_synth_write(&cfg));
     int w = 52, h = 40, present[4] = {0}, bad = 0;
     uint8_t *rgb = malloc((size_t)w * h * 3), *labels = malloc((size_t)3 * w * h), *top = malloc((size_t)w * h);
@@ -155,6 +155,41 @@ static void test_folder(void)
     free(rgb), free(labels), free(top);
 }
 
+/* --rare-class P: the last class shows in about P of the images, the
+ * others as often as without it; out-of-range values are refused. */
+static void test_rare_class(void)
+{
+    enum { W = 32, H = 24, IMAGES = 400, CLASSES = 4 };
+    tt_synth_config cfg = {"unused", TT_SYNTH_KAGGLE_RLE, IMAGES, H, W, CLASSES, 7, 0, 0, 0, 0.05};
+    TH_OK(tt_synth_validate(&cfg));
+    uint8_t rgb[W * H * 3], labels[CLASSES * W * H];
+    int shown[CLASSES] = {0};
+    for (int n = 0; n < IMAGES; n++) {
+        tt_synth_render(&cfg, n, rgb, labels, NULL);
+        for (int k = 0; k < CLASSES; k++) {
+            int any = 0;
+            for (int i = 0; i < W * H; i++) any |= labels[k * W * H + i];
+            shown[k] += any;
+        }
+    }
+    printf("\n  --rare-class 0.05: images showing each class of %d: %d %d %d %d", IMAGES, shown[0],
+           shown[1], shown[2], shown[3]);
+    CU_ASSERT(shown[3] >= 5 && shown[3] <= 40); /* about 20 */
+    for (int k = 0; k < 3; k++) CU_ASSERT(shown[k] > 200);
+    double bad[] = {-0.1, 1.5};
+    for (int i = 0; i < 2; i++) {
+        cfg.rare_class = bad[i];
+        tt_status st = tt_synth_validate(&cfg);
+        CU_ASSERT_EQUAL(tt_status_code(st), TT_ERR_INVALID_ARGUMENT);
+        CU_ASSERT(st && strstr(tt_status_message(st), "--rare-class") != NULL);
+        tt_status_free(st);
+    }
+    cfg.rare_class = 0.5, cfg.classes = 1; /* one class cannot be the rare one */
+    tt_status st = tt_synth_validate(&cfg);
+    CU_ASSERT_EQUAL(tt_status_code(st), TT_ERR_INVALID_ARGUMENT);
+    tt_status_free(st);
+}
+
 /* The share of labelled pixels of image n: rendered with region_scale. */
 static double foreground_share(tt_synth_config cfg, double scale, int n, uint8_t *rgb, uint8_t *labels,
                                uint8_t *top)
@@ -176,7 +211,7 @@ static void test_options(void)
     char out[600], path[PATH_MAX];
     snprintf(out, sizeof out, "%s/grey", dir);
     int w = 64, h = 48;
-    tt_synth_config grey = {out, TT_SYNTH_FOLDER, 3, h, w, 4, 5, 1, 0, 2};
+    tt_synth_config grey = {out, TT_SYNTH_FOLDER, 3, h, w, 4, 5, 1, 0, 2, 0};
     TH_OK(tt_synth_write(&grey));
     tt_synth_config plain = grey;
     plain.grey = 0, plain.ignore_regions = 0;
@@ -301,6 +336,7 @@ int main(void)
         {"folder: images and class-index masks", test_folder},
         {"seeded output and command options", test_seeded_and_cli},
         {"grey images, ignore regions, region sizes", test_options},
+        {"--rare-class: the last class in few images", test_rare_class},
         CU_TEST_INFO_NULL,
     };
     int rc = th_run_suite("synth", tests, TH_HOST);

@@ -20,6 +20,7 @@ typedef struct synth_options {
     int grey;
     double region_scale;
     int ignore_regions;
+    double rare_class;
 } synth_options;
 
 #define OPT(name, kind, field, meta, help, lo, hi) \
@@ -38,6 +39,7 @@ static const tt_opt option_table[] = {
     OPT("seed", TT_OPT_U64, seed, "K", "the same seed writes the same files (default 1)", 1, 0),
     OPT("grey", TT_OPT_FLAG, grey, NULL, "one-channel (grey) images: the luminance of the colour ones (default colour)", 1, 0),
     OPT("region-scale", TT_OPT_DOUBLE, region_scale, "X", "labelled regions' radii times X, 0.01 to 10: 0.25 for small regions, 2 for large (default 1: 12% to 32% of the shorter side)", 0.01, 10),
+    OPT("rare-class", TT_OPT_DOUBLE, rare_class, "P", "the last class drawn in an image with probability P, 0.001 to 1, and never the class an image is sure to show: a rare class (default: like the others, 0.6, or the one shown)", 0.001, 1),
     OPT("ignore-regions", TT_OPT_INT, ignore_regions, "N", "folder: N ellipses per image marked 255 (ignore) in the mask, the image unchanged under them (default 0)", 0, 64),
 };
 #define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
@@ -46,7 +48,7 @@ static void help(void)
 {
     printf("usage: tiletrain data synth --out DIR [--format kaggle-rle|folder] [--count N]\n"
            "                            [--size HxW] [--classes C] [--seed K] [--grey]\n"
-           "                            [--region-scale X] [--ignore-regions N]\n"
+           "                            [--region-scale X] [--ignore-regions N] [--rare-class P]\n"
            "\n"
            "Writes a synthetic segmentation set in a real layout: cloud-like noise\n"
            "with blob regions whose texture and colour depend on their class.\n"
@@ -69,7 +71,7 @@ int tt_cmd_data_synth(int argc, char **argv)
     if (!o.out[0]) return tt_cli_usage_error(cmd, "--out DIR is required");
     tt_synth_config config = {o.out, strcmp(o.format, "folder") == 0 ? TT_SYNTH_FOLDER : TT_SYNTH_KAGGLE_RLE,
                               o.count, o.size[0], o.size[1], o.classes, o.seed, o.grey,
-                              o.region_scale, o.ignore_regions};
+                              o.region_scale, o.ignore_regions, o.rare_class};
     if (!config.classes) config.classes = config.format == TT_SYNTH_FOLDER ? 5 : 4;
     tt_status status = tt_synth_validate(&config);
     if (status) {
@@ -86,6 +88,7 @@ int tt_cmd_data_synth(int argc, char **argv)
     if (config.region_scale > 0 && config.region_scale != 1)
         printf(", regions x%g", config.region_scale);
     if (config.ignore_regions) printf(", %d ignore regions each", config.ignore_regions);
+    if (config.rare_class > 0) printf(", the last class in %g of the images", config.rare_class);
     printf(") to %s\n", config.out_dir);
     return 0;
 }

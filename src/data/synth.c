@@ -40,6 +40,11 @@ const char *tt_synth_label(int k, char *buf, size_t size)
     return buf;
 }
 
+static int blob_classes(const tt_synth_config *c)
+{
+    return c->format == TT_SYNTH_FOLDER ? c->classes - 1 : c->classes;
+}
+
 tt_status tt_synth_validate(const tt_synth_config *c)
 {
     if (!c->out_dir || !*c->out_dir)
@@ -75,15 +80,16 @@ tt_status tt_synth_validate(const tt_synth_config *c)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "synth: --ignore-regions marks mask pixels 255, which only the folder "
                             "layout has; give --format folder");
+    if (c->rare_class < 0 || c->rare_class > 1 || (c->rare_class > 0 && blob_classes(c) < 2))
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "synth: --rare-class %g; give a probability from 0.001 to 1, with at "
+                            "least two blob classes (kaggle-rle --classes 2, folder 3)",
+                            c->rare_class);
     if (c->format != TT_SYNTH_KAGGLE_RLE && c->format != TT_SYNTH_FOLDER)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "synth: unknown format %d", (int)c->format);
     return NULL;
 }
 
-static int blob_classes(const tt_synth_config *c)
-{
-    return c->format == TT_SYNTH_FOLDER ? c->classes - 1 : c->classes;
-}
 
 /* Class texture in [0, 1]: four families, finer for higher classes. */
 static float class_texture(int cls, float x, float y, float z)
@@ -108,9 +114,12 @@ void tt_synth_render(const tt_synth_config *config, int index, uint8_t *rgb, uin
     int nblobs = 0;
     float side = (float)(w < h ? w : h);
     float scale = config->region_scale > 0 ? (float)config->region_scale : 1.0f;
-    int forced = (int)tt_rng_below(&rng, (uint64_t)fg); /* every image shows at least one class */
+    /* every image shows at least one class; a rare last class is never that one */
+    int rare = config->rare_class > 0 && fg > 1;
+    int forced = (int)tt_rng_below(&rng, (uint64_t)(rare ? fg - 1 : fg));
     for (int k = 0; k < fg && nblobs < SYNTH_MAX_BLOBS; k++) {
-        if (k != forced && tt_rng_uniform(&rng) > 0.6) continue;
+        double present = rare && k == fg - 1 ? config->rare_class : 0.6;
+        if (k != forced && tt_rng_uniform(&rng) > present) continue;
         int n = 1 + (int)tt_rng_below(&rng, 2);
         for (int b = 0; b < n && nblobs < SYNTH_MAX_BLOBS; b++) {
             synth_blob *bl = &blobs[nblobs++];

@@ -47,6 +47,8 @@ typedef struct tt_synth_config {
     int grey;              /* one-channel images */
     double region_scale;   /* blob radii times this (0: 1) */
     int ignore_regions;    /* folder: ellipses of 255 per image */
+    double rare_class;     /* > 0: the last blob class shows with this probability,
+                              never as the class an image is sure to show (0: as others) */
 } tt_synth_config;
 
 /* Checks a config; errors say which value is wrong and what is allowed. */
