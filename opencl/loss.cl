@@ -1,7 +1,7 @@
 /*
  * Losses of segmentation: softmax cross-entropy over classes, sigmoid binary
- * cross-entropy and sigmoid focal loss per class, soft Dice per image and
- * class.
+ * cross-entropy and sigmoid focal loss per class (the region losses are
+ * tversky.cl's, the Lovász ones lovasz.cl's).
  *
  * Forward kernels reduce on the device.  Stage 1 runs a fixed number of
  * work-groups of exactly TT_WG items (a power of two) with a grid stride; each
@@ -369,133 +369,6 @@ __kernel void bce_backward_weighted(TT_MEM(float, dlogits), TT_MEM(const float, 
     TT_PTR(const uchar, targets);
     TT_PTR(const float, weights);
     tt_bce_grad(dlogits, logits, targets, weights, total, C, HW, ignore, 1, scale);
-}
-
-/* ---- soft Dice ----------------------------------------------------------------
- * For each image n and class c, over the valid pixels of plane (n, c):
- *   I = sum p t, P = sum p, T = sum t, p = sigmoid(x),
- *   dice = (2 I + smooth) / (P + T + smooth).
- * The loss block gets sum_n mean_c (1 - dice) and count N.
- *
- * dice_partial: 2-D launch, dimension 0 = `chunks` groups per plane,
- * dimension 1 = plane (n*C + c).  part is (planes, chunks, 3): I, P, T. */
-
-__kernel __attribute__((reqd_work_group_size(TT_WG, 1, 1)))
-void dice_partial(TT_MEM(float, part), TT_MEM(uint, part_invalid), TT_MEM(const float, logits),
-                  TT_MEM(const uchar, targets), const int HW, const int chunks, const int ignore)
-{
-    TT_PTR(float, part);
-    TT_PTR(uint, part_invalid);
-    TT_PTR(const float, logits);
-    TT_PTR(const uchar, targets);
-    int plane = get_global_id(1);
-    int chunk = get_group_id(0);
-    int lid = get_local_id(0);
-    __global const float *x = logits + plane * HW;
-    __global const uchar *tp = targets + plane * HW;
-    float inter = 0.0f, psum = 0.0f;
-    uint tsum = 0, invalid = 0;
-    for (int i = chunk * TT_WG + lid; i < HW; i += chunks * TT_WG) {
-        int t = tp[i];
-        if (t == ignore) continue;
-        if (t > 1) {
-            invalid++;
-            continue;
-        }
-        float p = tt_sigmoid(x[i]);
-        psum += p;
-        if (t) {
-            inter += p;
-            tsum++;
-        }
-    }
-    __local float s_i[TT_WG], s_p[TT_WG];
-    __local uint s_t[TT_WG], s_b[TT_WG];
-    s_i[lid] = inter;
-    s_p[lid] = psum;
-    s_t[lid] = tsum;
-    s_b[lid] = invalid;
-    for (int stride = TT_WG / 2; stride > 0; stride >>= 1) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid < stride) {
-            s_i[lid] += s_i[lid + stride];
-            s_p[lid] += s_p[lid + stride];
-            s_t[lid] += s_t[lid + stride];
-            s_b[lid] += s_b[lid + stride];
-        }
-    }
-    if (lid == 0) {
-        int at = plane * chunks + chunk;
-        part[at * 3 + 0] = s_i[0];
-        part[at * 3 + 1] = s_p[0];
-        part[at * 3 + 2] = (float)s_t[0];
-        part_invalid[at] = s_b[0];
-    }
-}
-
-/* stats[plane] = (dice, P + T + smooth) for every plane; when add_result,
- * result += (sum over planes of (1 - dice) / C, N, invalid).  One work-group. */
-__kernel __attribute__((reqd_work_group_size(TT_WG, 1, 1)))
-void dice_finish(TT_MEM(float, result), TT_MEM(float, stats), TT_MEM(const float, part),
-                 TT_MEM(const uint, part_invalid), const int N, const int C, const int chunks,
-                 const float smooth, const int add_result)
-{
-    TT_PTR(float, result);
-    TT_PTR(float, stats);
-    TT_PTR(const float, part);
-    TT_PTR(const uint, part_invalid);
-    __local float s[TT_WG];
-    __local uint c[TT_WG], b[TT_WG];
-    int lid = get_local_id(0);
-    float terms = 0.0f;
-    uint invalid = 0;
-    for (int plane = lid; plane < N * C; plane += TT_WG) {
-        float inter = 0.0f, psum = 0.0f, tsum = 0.0f;
-        for (int k = 0; k < chunks; k++) {
-            int at = plane * chunks + k;
-            inter += part[at * 3 + 0];
-            psum += part[at * 3 + 1];
-            tsum += part[at * 3 + 2];
-            invalid += part_invalid[at];
-        }
-        float denom = psum + tsum + smooth;
-        float dice = (2.0f * inter + smooth) / denom;
-        stats[plane * 2 + 0] = dice;
-        stats[plane * 2 + 1] = denom;
-        terms += 1.0f - dice;
-    }
-    s[lid] = terms;
-    c[lid] = 0;
-    b[lid] = invalid;
-    tt_loss_group_reduce(s, c, b);
-    if (lid == 0 && add_result) {
-        __global uint *words = (__global uint *)result;
-        result[0] += s[0] / (float)C;
-        words[1] += (uint)N;
-        words[2] += b[0];
-    }
-}
-
-/* dlogits += scale / C * (dice - 2 t) / denom * p (1 - p) at valid pixels,
- * the derivative of sum_n mean_c (1 - dice) through the sigmoid. */
-__kernel void dice_backward(TT_MEM(float, dlogits), TT_MEM(const float, stats),
-                            TT_MEM(const float, logits), TT_MEM(const uchar, targets),
-                            const int total, const int C, const int HW, const int ignore,
-                            const float scale)
-{
-    TT_PTR(float, dlogits);
-    TT_PTR(const float, stats);
-    TT_PTR(const float, logits);
-    TT_PTR(const uchar, targets);
-    int i = get_global_id(0);
-    if (i >= total) return;
-    int t = targets[i];
-    if (t == ignore || t > 1) return;
-    int plane = i / HW;
-    float dice = stats[plane * 2 + 0], denom = stats[plane * 2 + 1];
-    float x = logits[i];
-    float slope = tt_sigmoid(x) * tt_sigmoid(-x); /* p (1 - p) without cancellation */
-    dlogits[i] += scale / (float)C * (dice - 2.0f * (float)t) / denom * slope;
 }
 
 /* ---- sigmoid focal loss ---------------------------------------------------------

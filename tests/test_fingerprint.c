@@ -163,7 +163,7 @@ static void test_plan(void)
     TH_OK(plan_with(&p, 0, &o));
     /* the smallest side (30 px) bounds the tile; class index: no Dice, no min-size */
     CU_ASSERT_STRING_EQUAL(tt_run_plan_find(plan, "tile")->value, "16x16");
-    CU_ASSERT_PTR_NULL(tt_run_plan_find(plan, "dice-weight"));
+    CU_ASSERT_PTR_NULL(tt_run_plan_find(plan, "loss"));
     CU_ASSERT_PTR_NULL(tt_run_plan_find(plan, "min-size"));
     CU_ASSERT_EQUAL(choice_int(plan, "micro-batch") * choice_int(plan, "accum") >= 8, 1);
     CU_ASSERT_STRING_EQUAL(tt_run_plan_find(plan, "base-channels")->value, "8");

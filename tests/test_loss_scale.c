@@ -79,13 +79,15 @@ static float *params_of(tt_trainer *t)
     return p;
 }
 
-/* 2^127 times the loss's gradient: the head's weight gradient, a sum over
- * every pixel, passes fp32's largest value.  The window is skipped as
+/* 2^127 times the gradient of a loss weighted 1e6 (each term's gradient
+ * comes divided by its window count, as a mean's does in PyTorch): the
+ * logits' gradient passes fp32's largest value.  The window is skipped as
  * a whole, the scale halves, and it keeps halving until a window is clean. */
 static void forced_overflow(void)
 {
     tt_train_options o;
     options(&o, "0x1p127", 60);
+    snprintf(o.loss, sizeof o.loss, "1e6*ce");
     tt_trainer *t = NULL;
     TH_OK(tt_trainer_create(&o, &t));
     CU_ASSERT_EQUAL(t->counters.loss_scale.scale, ldexp(1, 127));

@@ -24,6 +24,7 @@
 #include "train/report.h"
 #include "io/safetensors.h"
 #include "train/trainer.h"
+#include "data/synth.h"
 
 static char *cache_dir;
 
@@ -131,6 +132,108 @@ static void test_accumulation_equivalence(void)
     rd_remove(data);
 }
 
+/* The window's normalised gradients of options `o` (one step), from the
+ * file --save-grads writes; *keep: the trainer (its model's parameter
+ * table says where each tensor lies; trainer_destroy() it). */
+static float *window_grads(tt_train_options *o, const char *path, tt_trainer **keep)
+{
+    snprintf(o->save_grads, sizeof o->save_grads, "%s", path);
+    o->steps = 1;
+    tt_trainer *t = NULL;
+    size_t n;
+    free(train(o, &t, &n));
+    float *g = malloc(n * sizeof *g);
+    CU_ASSERT_FATAL(g != NULL);
+    tt_safetensors *f = NULL;
+    TH_OK(tt_safetensors_open(path, &f));
+    const tt_param_table *pt = t->engine->model->params;
+    for (int i = 0; i < pt->count; i++) {
+        const tt_param *p = &pt->params[i];
+        if (!p->trainable) continue;
+        int64_t shape[4];
+        for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
+        TH_OK(tt_safetensors_get_f32(f, p->name, p->ndim, shape, g + p->offset));
+    }
+    tt_safetensors_close(f);
+    *keep = t;
+    return g;
+}
+
+/* B x N against N*B x 1 on `data`: the first window's gradients, each
+ * tensor relative to its largest value (what "exact over the window"
+ * promises; a few AdamW steps would turn rounding on near-zero gradients
+ * into whole steps). */
+static void window_equals_batch(const char *data, const char *loss, const char *weights, int b,
+                                int n)
+{
+    char *work = rd_tempdir("window");
+    char ga[600], gb[600];
+    snprintf(ga, sizeof ga, "%s/a.safetensors", work);
+    snprintf(gb, sizeof gb, "%s/b.safetensors", work);
+    tt_train_options a, one;
+    base_options(&a, data, 16);
+    snprintf(a.loss, sizeof a.loss, "%s", loss);
+    snprintf(a.class_weights, sizeof a.class_weights, "%s", weights ? weights : "");
+    a.micro_batch = b, a.accum = n;
+    one = a;
+    one.micro_batch = b * n, one.accum = 1;
+    tt_trainer *ta = NULL, *tb = NULL;
+    float *g = window_grads(&a, ga, &ta);
+    float *g_one = window_grads(&one, gb, &tb);
+    const tt_param_table *pt = tb->engine->model->params;
+    /* relative to the model's largest gradient, as tests/mpi/check.sh: a
+     * convolution's bias before a norm has only rounding noise for a
+     * gradient (the norm takes its mean out), no scale of its own */
+    double largest = 0, worst = 0;
+    const char *worst_name = "";
+    for (size_t i = 0; i < pt->trainable_floats; i++) largest = fmax(largest, fabs(g_one[i]));
+    for (int i = 0; i < pt->count; i++) {
+        const tt_param *p = &pt->params[i];
+        if (!p->trainable) continue;
+        double scale = largest, e = 0;
+        for (size_t j = 0; j < p->count; j++)
+            e = fmax(e, fabs((double)g[p->offset + j] - g_one[p->offset + j]) / scale);
+        if (e > worst) worst = e, worst_name = p->name;
+    }
+    printf("\n  --loss %s%s%s: %d x %d vs %d x 1, the window's gradients: max rel diff %.2e (%s)",
+           loss, weights ? " --class-weights " : "", weights ? weights : "", b, n, b * n, worst,
+           worst_name);
+    CU_ASSERT(worst <= 1e-5);
+    trainer_destroy(ta), trainer_destroy(tb);
+    free(g), free(g_one);
+    rd_remove(work);
+}
+
+/* Every loss term is exact over the window: B x N equals N*B x 1 for the
+ * terms reduced per image, per item and over the window (two passes). */
+static void test_loss_terms_accumulation(void)
+{
+    char *data = make_dataset(20, 16, 3, 1);
+    window_equals_batch(data, "ce+0.5*dice:reduce=window+focal+lovasz", "1,2,0.5", 4, 5);
+    window_equals_batch(data, "tversky:reduce=window:alpha=0.7:beta=0.3+dice+focal:gamma=1", NULL,
+                        4, 5);
+    rd_remove(data);
+}
+
+/* Multi-label masks (kaggle-rle): BCE, Dice over the window, focal, Lovász
+ * hinge, B x N equals N*B x 1. */
+static void test_multilabel_loss_accumulation(void)
+{
+    char *data = rd_tempdir("multilabel");
+    tt_synth_config sc = {.out_dir = data, .format = TT_SYNTH_KAGGLE_RLE, .count = 12,
+                          .height = 24, .width = 24, .classes = 3, .seed = 11};
+    TH_OK(tt_synth_write(&sc));
+    tt_train_options o;
+    base_options(&o, data, 16);
+    tt_trainer *t = NULL;
+    TH_OK(tt_trainer_create(&o, &t));
+    CU_ASSERT_EQUAL(t->mask_kind, TT_MASK_MULTI_LABEL);
+    trainer_destroy(t);
+    window_equals_batch(data, "bce+dice:reduce=window+0.5*focal+lovasz", "1,3,0.5", 3, 4);
+    window_equals_batch(data, "focal:alpha=0.25+tversky", NULL, 3, 4);
+    rd_remove(data);
+}
+
 static void test_short_last_window(void)
 {
     /* 10 images: 2 x 3 gives windows of 6 and 4 images, 6 x 1 batches of 6 and 4 */
@@ -179,7 +282,7 @@ static double compare_file(const tt_param_table *pt, const float *ours, const ch
     return worst;
 }
 
-static void parity(const char *optimizer)
+static void parity_with(const char *optimizer, const char *loss, const char *class_weights)
 {
     char *data = make_dataset(8, 16, 3, 4);
     char *work = rd_tempdir("parity");
@@ -194,6 +297,8 @@ static void parity(const char *optimizer)
     TH_OK(tt_opt_set(tt_train_option_table, tt_train_option_count, &o, "optimizer", optimizer, "the test"));
     o.lr = strcmp(optimizer, "sgd") == 0 ? 0.05 : 1e-3;
     snprintf(o.save_grads, sizeof o.save_grads, "%s", grads);
+    snprintf(o.loss, sizeof o.loss, "%s", loss ? loss : "auto");
+    snprintf(o.class_weights, sizeof o.class_weights, "%s", class_weights ? class_weights : "");
     tt_trainer *t = NULL;
     TH_OK(tt_trainer_create(&o, &t));
     TH_OK(tt_trainer_save(t, init));
@@ -206,9 +311,10 @@ static void parity(const char *optimizer)
              "/usr/bin/python3 %s/tests/torch_train.py --data %s "
              "--init %s --grads-out %s --weights-out %s --steps 2 --micro-batch 2 --accum 2 "
              "--optimizer %s --lr %g --weight-decay %g --momentum 0.9 --classes 3 "
-             "--base-channels 4 --depth 2 --norm group --groups 2",
+             "--base-channels 4 --depth 2 --norm group --groups 2%s%s%s%s",
              TT_SOURCE_DIR, data, init, tgrads, tweights, optimizer, o.lr,
-             strcmp(optimizer, "sgd") == 0 ? 0.0 : 0.01);
+             strcmp(optimizer, "sgd") == 0 ? 0.0 : 0.01, loss ? " --loss " : "", loss ? loss : "",
+             class_weights ? " --class-weights " : "", class_weights ? class_weights : "");
     if (system(cmd) != 0) {
         printf("\n  SKIPPED parity with PyTorch: '%s' failed (needs python3-torch, python3-pil "
                "and python/tiletrain_torch.py or $TT_TORCH_UNET)", cmd);
@@ -226,8 +332,8 @@ static void parity(const char *optimizer)
         const char *wg = "", *ww = "";
         double eg = compare_file(t->engine->model->params, g, tgrads, &wg);
         double ew = compare_file(t->engine->model->params, w, tweights, &ww);
-        printf("\n  %s vs PyTorch after 2 steps: gradients %.2e (%s), weights %.2e (%s)", optimizer,
-               eg, wg, ew, ww);
+        printf("\n  %s%s%s vs PyTorch after 2 steps: gradients %.2e (%s), weights %.2e (%s)",
+               optimizer, loss ? ", --loss " : "", loss ? loss : "", eg, wg, ew, ww);
         CU_ASSERT(eg <= 1e-4);
         CU_ASSERT(ew <= 1e-4);
         free(g);
@@ -238,8 +344,16 @@ static void parity(const char *optimizer)
     rd_remove(data);
 }
 
-static void test_parity_adamw(void) { parity("adamw"); }
-static void test_parity_sgd(void) { parity("sgd"); }
+static void test_parity_adamw(void) { parity_with("adamw", NULL, NULL); }
+static void test_parity_sgd(void) { parity_with("sgd", NULL, NULL); }
+
+/* Every class-index loss term at once, with class weights: 2 x 2 windows
+ * against torch_losses.py's window as one batch. */
+static void test_parity_loss_terms(void)
+{
+    parity_with("adamw", "ce+0.5*dice:reduce=window+focal:gamma=2:alpha=0.25+lovasz", "1,2,0.5");
+    parity_with("adamw", "0.5*ce+tversky:alpha=0.3:beta=0.7+2*dice", NULL);
+}
 
 static void test_resume_bit_identical(void)
 {
@@ -590,8 +704,11 @@ int main(void)
     CU_TestInfo tests[] = {
         {"4 x 5 equals 20 x 1 (AdamW, group norm, uneven ignore)", test_accumulation_equivalence},
         {"short last window normalised by its own count", test_short_last_window},
+        {"every loss term: 4 x 5 equals 20 x 1", test_loss_terms_accumulation},
+        {"multi-label loss terms: 3 x 4 equals 12 x 1", test_multilabel_loss_accumulation},
         {"parity with PyTorch: AdamW", test_parity_adamw},
         {"parity with PyTorch: SGD momentum", test_parity_sgd},
+        {"parity with PyTorch: the loss terms, class weights", test_parity_loss_terms},
         {"resume is bit-identical; bad checkpoints refused", test_resume_bit_identical},
         {"non-finite gradients skip the step", test_nonfinite_skips},
         {"validation split, metrics, best.safetensors", test_validation_and_best},

@@ -10,9 +10,9 @@
 
 #include "ops/avg_pool2d.h"
 #include "ops/bce.h"
-#include "ops/dice.h"
 #include "ops/max_pool2d.h"
 #include "ops/softmax_ce.h"
+#include "ops/tversky.h"
 #include "ref_act.h"
 #include "ref_loss.h"
 #include "vk_compare.h"
@@ -37,9 +37,10 @@ static void loss_op(tt_backend *be, const tt_mem *m, const void *ctx)
     } else if (c->which == 1) {
         TH_OK(tt_bce_forward(be, m[0], m[1], labels, &c->d));
         TH_OK(tt_bce_backward(be, m[3], m[1], labels, &c->d, c->scale));
-    } else {
-        TH_OK(tt_dice_forward(be, m[0], m[1], labels, &c->d, c->smooth));
-        TH_OK(tt_dice_backward(be, m[3], m[1], labels, &c->d, c->smooth, c->scale));
+    } else { /* soft Dice: the Tversky op at alpha = beta = 0.5, smooth halved */
+        tt_tversky dice = {0.5f, 0.5f, c->smooth / 2, 0, 1};
+        TH_OK(tt_tversky_forward(be, m[0], m[1], labels, &c->d, &dice));
+        TH_OK(tt_tversky_backward(be, m[3], m[1], labels, &c->d, &dice, c->scale));
     }
 }
 

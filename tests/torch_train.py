@@ -12,7 +12,9 @@ window and the final weights as safetensors files.
 Data: DIR/images/*.png (RGB) in sorted name order, masks DIR/masks/NAME.png
 with class indices (255 = ignore); B images per micro-batch, N micro-batches
 per window, cycling; pixels / 255. Loss: softmax cross-entropy summed over
-valid pixels, normalised by the valid pixels of the whole window.
+valid pixels, normalised by the valid pixels of the whole window; with
+--loss SPEC [--class-weights W], the terms of torch_losses.py over the whole
+window as one batch (what the engine's window must equal).
 """
 import argparse, os, sys
 
@@ -40,6 +42,8 @@ def main():
     ap.add_argument("--depth", type=int, default=2)
     ap.add_argument("--norm", default="group")
     ap.add_argument("--groups", type=int, default=2)
+    ap.add_argument("--loss", default="")
+    ap.add_argument("--class-weights", default="")
     ap.add_argument("--float64", action="store_true",
                     help="train in float64: the reference that fp32 rounding on either side is measured against")
     args = ap.parse_args()
@@ -79,7 +83,14 @@ def main():
             window.append((torch.stack([images[i] for i in idx]), torch.stack([masks[i] for i in idx])))
         valid = sum(int((y != 255).sum()) for _, y in window)
         opt.zero_grad(set_to_none=False)
-        for x, y in window:
+        if args.loss:
+            import torch_losses
+            w = torch.tensor([float(v) for v in args.class_weights.split(",")]
+                             if args.class_weights else [1.0] * args.classes, dtype=torch.float64)
+            x = torch.cat([x for x, _ in window])
+            y = torch.cat([y for _, y in window])
+            torch_losses.window_loss(args.loss, model(x), y, w).backward()
+        for x, y in ([] if args.loss else window):
             loss = F.cross_entropy(model(x), y, ignore_index=255, reduction="sum") / valid
             loss.backward()
         grads = {n: p.grad.clone() for n, p in model.named_parameters()}

@@ -151,6 +151,8 @@ static tt_status write_search(const eval_options *o, const tt_infer_model *model
                choices[c].default_dice, choices[c].dice - choices[c].default_dice);
     printf("%-20s %9s %8s %8.4f %12.4f %+8.4f   (competition Dice)\n", "mean", "", "", mean, was,
            mean - was);
+    printf("the search took %.2f s on the host (the predictions not counted)\n",
+           tt_pp_search_seconds(search));
     char *json = tt_pp_choices_json(choices, classes);
     free(choices);
     if (!json) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "postprocess: out of host memory");

@@ -48,7 +48,7 @@ static void help(void)
            "  tiletrain data synth --out clouds --format kaggle-rle --count 40\n"
            "  tiletrain train --data clouds --out runs/planned\n"
            "  tiletrain train --data clouds --out runs/a --tile 256x256 --micro-batch 4 \\\n"
-           "      --accum 5 --steps 500 --dice-weight 1 --val-fraction 0.1 --val-every 50\n"
+           "      --accum 5 --steps 500 --loss bce+dice --val-fraction 0.1 --val-every 50\n"
            "  tiletrain train --data clouds --out runs/r34 --model unet-resnet34 \\\n"
            "      --init resnet34.safetensors --init-prefix encoder. --freeze-encoder-bn\n"
            "\n"

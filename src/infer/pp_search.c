@@ -2,6 +2,7 @@
 #include "infer/pp_search.h"
 
 #include <math.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,7 @@ struct tt_pp_search {
     const uint8_t *truth;      /* the class's truth plane (1: in, 255: ignored) */
     uint8_t in;                /* the truth's value of "in" */
     size_t *size, *overlap, count, count_cap;
+    double seconds;            /* spent in tt_pp_search_add */
 };
 
 tt_status tt_pp_search_create(int classes, int multi_label, float default_threshold,
@@ -95,7 +97,7 @@ static double *score_at(const tt_pp_search *s, int c, int t, int z)
     return &s->score[((size_t)c * s->nthresholds + t) * s->nsizes + z];
 }
 
-tt_status tt_pp_search_add(tt_pp_search *s, const float *probs, const uint8_t *truth, int w, int h)
+static tt_status add_image(tt_pp_search *s, const float *probs, const uint8_t *truth, int w, int h)
 {
     size_t n = (size_t)w * h;
     if (n > s->cap) {
@@ -144,6 +146,23 @@ tt_status tt_pp_search_add(tt_pp_search *s, const float *probs, const uint8_t *t
     s->images++;
     return NULL;
 }
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+tt_status tt_pp_search_add(tt_pp_search *s, const float *probs, const uint8_t *truth, int w, int h)
+{
+    double start = seconds_now();
+    tt_status status = add_image(s, probs, truth, w, h);
+    s->seconds += seconds_now() - start;
+    return status;
+}
+
+double tt_pp_search_seconds(const tt_pp_search *s) { return s->seconds; }
 
 void tt_pp_search_result(const tt_pp_search *s, tt_pp_choice *choices, double *mean,
                          double *default_mean)

@@ -45,6 +45,9 @@ void tt_pp_search_destroy(tt_pp_search *search);
 tt_status tt_pp_search_add(tt_pp_search *search, const float *probs, const uint8_t *truth, int w,
                            int h);
 
+/* Seconds spent in tt_pp_search_add so far (the search's own cost). */
+double tt_pp_search_seconds(const tt_pp_search *search);
+
 /* The best threshold and minimum size of each class (ties: the candidate
  * nearer the defaults, so noise does not move them), into choices
  * (classes entries); *mean and *default_mean: the mean over the searched

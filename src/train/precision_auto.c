@@ -133,7 +133,7 @@ static tt_status parity_grads(tt_backend *be, const tt_step_config *config, floa
     TT_CHECK(tt_step_create(be, &c, &s));
     TT_CHECK(tt_step_begin(s));
     TT_CHECK(tt_step_upload(s, image, labels, b));
-    TT_CHECK(tt_step_micro_batch(s, b, 1.0f, 1.0f));
+    TT_CHECK(tt_step_micro_batch(s, b, NULL, 1.0f));
     *count = s->model->params->trainable_floats;
     *grads = malloc(*count * sizeof **grads);
     if (!*grads) {

@@ -43,7 +43,7 @@ tt_status tt_probe_memory(tt_backend *be, const tt_step_config *config, int accu
     TT_CHECK(tt_step_begin(s));
     for (int m = 0; m < accum && m < 2; m++) { /* a second micro-batch shows any growth */
         TT_CHECK(tt_step_upload(s, zeros, zeros, b));
-        TT_CHECK(tt_step_micro_batch(s, b, 1.0f, 1.0f));
+        TT_CHECK(tt_step_micro_batch(s, b, NULL, 1.0f));
     }
     TT_CHECK(tt_step_scale_grads(s, 1.0));
     tt_schedule constant = constant_schedule();
@@ -94,6 +94,11 @@ tt_status tt_probe_bench(tt_backend *be, const tt_step_config *config, int accum
         goto cleanup;
     }
     TT_CHECK(tt_step_create(be, &c, &s));
+    /* the window's counts: accum copies of the one batch */
+    tt_loss_counts counts = {0};
+    for (int m = 0; m < accum; m++)
+        tt_loss_count(&counts, labels, b, c.planes, (size_t)c.height * c.width, c.model.classes,
+                      c.mask_kind, TT_LOSS_IGNORE_DEFAULT, c.class_weighted ? c.class_weights : NULL);
     tt_schedule constant = constant_schedule();
     for (int step = 0; step < warmup + steps; step++) {
         if (step == warmup) {
@@ -104,11 +109,10 @@ tt_status tt_probe_bench(tt_backend *be, const tt_step_config *config, int accum
         TT_CHECK(tt_step_begin(s));
         for (int m = 0; m < accum; m++) {
             TT_CHECK(tt_step_upload(s, image, labels, b));
-            TT_CHECK(tt_step_micro_batch(s, b, 1.0f, 1.0f));
+            TT_CHECK(tt_step_micro_batch(s, b, &counts, 1.0f));
         }
-        tt_loss_value v, dice;
-        TT_CHECK(tt_step_losses(s, &v, &dice));
-        TT_CHECK(tt_step_scale_grads(s, 1.0 / (double)(v.count ? v.count : 1)));
+        tt_loss_value values[TT_LOSS_TERMS_MAX];
+        TT_CHECK(tt_step_losses(s, values));
         tt_update_result r;
         TT_CHECK(tt_step_update(s, &constant, c.optimizer.lr, &r));
     }

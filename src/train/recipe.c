@@ -60,10 +60,18 @@ static double encoder_scale_or_one(const tt_train_options *o)
     return scale;
 }
 
+tt_status tt_recipe_loss(const tt_train_options *o, tt_mask_kind kind, int classes,
+                         tt_step_config *out)
+{
+    TT_TRY(tt_loss_spec_parse(o->loss, kind, &out->loss));
+    out->class_weighted = o->class_weights[0] != '\0';
+    return tt_class_weights_parse(o->class_weights, classes, out->class_weights);
+}
+
 tt_step_config tt_recipe_step(const tt_train_options *o, const tt_model_spec *model,
                               tt_mask_kind kind, int planes)
 {
-    return (tt_step_config){
+    tt_step_config c = {
         .model = *model,
         .micro_batch = o->micro_batch,
         .height = o->tile[0],
@@ -71,7 +79,6 @@ tt_step_config tt_recipe_step(const tt_train_options *o, const tt_model_spec *mo
         .seed = o->seed,
         .mask_kind = kind,
         .planes = planes,
-        .dice_weight = o->dice_weight,
         .clip_norm = o->clip_norm,
         .optimizer = {.name = tt_optimizer_choice_name(o->optimizer), .lr = o->lr, .weight_decay = o->weight_decay,
                       .momentum = o->momentum, .nesterov = o->nesterov},
@@ -79,6 +86,13 @@ tt_step_config tt_recipe_step(const tt_train_options *o, const tt_model_spec *mo
         .ema_decay = o->ema,
         .encoder_lr_scale = encoder_scale_or_one(o),
     };
+    tt_status bad = tt_recipe_loss(o, kind, model->classes, &c);
+    if (bad) { /* resolving refused it: the kind's default */
+        tt_status_free(bad);
+        tt_status_free(tt_loss_spec_parse("auto", kind, &c.loss));
+        c.class_weighted = 0;
+    }
+    return c;
 }
 
 tt_status tt_recipe_backend(const tt_train_options *o, tt_backend_request *out)

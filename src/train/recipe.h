@@ -74,7 +74,13 @@ void tt_recipe_release(tt_recipe *recipe);
  * an error naming the data set. */
 tt_status tt_recipe_model(const tt_train_options *options, int data_classes, tt_model_spec *out);
 
-/* The step engine of a run of these options on this model and labels. */
+/* --loss and --class-weights into out->loss and out->class_weights; an
+ * error naming the option. */
+tt_status tt_recipe_loss(const tt_train_options *options, tt_mask_kind kind, int classes,
+                         tt_step_config *out);
+
+/* The step engine of a run of these options on this model and labels
+ * (options resolving refused for --loss fall back to the kind's default). */
 tt_step_config tt_recipe_step(const tt_train_options *options, const tt_model_spec *model,
                               tt_mask_kind kind, int planes);
 

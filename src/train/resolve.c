@@ -169,6 +169,17 @@ static tt_status resolve_model(tt_recipe *r, const tt_dist *dist)
     return NULL;
 }
 
+/* --loss and --class-weights checked against the masks and the classes;
+ * auto written as the terms it means, so the recipe says what ran. */
+static tt_status resolve_loss(tt_recipe *r)
+{
+    tt_step_config parsed;
+    TT_TRY(tt_recipe_loss(&r->opt, r->mask_kind, r->model.classes, &parsed));
+    if (strcmp(r->opt.loss, "auto") == 0)
+        tt_loss_spec_format(&parsed.loss, r->opt.loss, sizeof r->opt.loss);
+    return NULL;
+}
+
 /* --precision auto: the storage chosen on this device (precision_auto.h),
  * at the run's micro-batch (1 when that is auto: the fit comes after).
  * Every rank times its own device; rank 0's choice is every rank's, so
@@ -239,6 +250,7 @@ tt_status tt_recipe_resolve(tt_recipe *r, const tt_dist *dist)
     int automatic = o->micro_batch == 0;
     TT_TRY(tt_augment_parse(o->augment, &r->augment));
     TT_TRY(resolve_model(r, dist));
+    TT_TRY(resolve_loss(r));
     TT_TRY(choose_precision(r, dist));
     if (!r->plan) { /* a plan's memory rule fitted it */
         TT_TRY(tt_fit_memory(&r->be->device, o, &r->model, r->mask_kind, r->planes));
@@ -258,6 +270,7 @@ static const char *resolved_reason(const tt_recipe *r, const char *option)
     if (strcmp(option, "backend") == 0 || strcmp(option, "device") == 0)
         return "this rank's device";
     if (strcmp(option, "steps") == 0) return "the run's length";
+    if (strcmp(option, "loss") == 0) return "auto: the mask kind's own loss";
     return "";
 }
 

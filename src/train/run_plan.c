@@ -254,13 +254,14 @@ static tt_status rule_intensity(plan_ctx *c)
     return NULL;
 }
 
-/* loss: class index takes softmax cross-entropy, train's only loss for it */
+/* loss: multi-label masks add soft Dice per image and class to BCE; class
+ * index keeps cross-entropy alone (`--loss auto`) */
 static tt_status rule_loss(plan_ctx *c)
 {
-    if (c->fp->mask_kind != TT_MASK_MULTI_LABEL || given(c, "dice-weight")) return NULL;
-    c->opt->dice_weight = 1;
-    choose(c, "dice-weight", "multi-label masks: BCE + Dice, Dice weighing the small classes "
-           "as much as the large");
+    if (c->fp->mask_kind != TT_MASK_MULTI_LABEL || given(c, "loss")) return NULL;
+    snprintf(c->opt->loss, sizeof c->opt->loss, "bce+dice");
+    choose(c, "loss", "multi-label masks: per-class BCE + soft Dice per image and class, Dice "
+           "weighing the small classes as much as the large");
     return NULL;
 }
 
@@ -366,7 +367,7 @@ static tt_status (*const rules[])(plan_ctx *) = {
 /* Every option a plan may choose (the rules' choose() calls). */
 static const char *const planned_options[] = {
     "tile", "depth", "base-channels", "micro-batch", "accum", "checkpointing", "norm", "mean",
-    "std", "dice-weight", "augment", "fg-fraction", "lr", "schedule", "steps", "val-fraction", "val-every",
+    "std", "loss", "augment", "fg-fraction", "lr", "schedule", "steps", "val-fraction", "val-every",
     "val-overlap", "min-size",
 };
 
@@ -551,10 +552,17 @@ tt_status tt_run_plan_apply_file(const char *path, tt_train_options *o, const un
         i += has_value;
         if (flag_gave(given, option)) continue; /* the flag given wins */
         if (o->model != TT_MODEL_UNET && resnet_skips(option)) continue;
-        char where[64];
+        char where[64], loss[64];
         snprintf(where, sizeof where, "args[%d]", i - has_value);
-        status = tt_opt_set(tt_train_option_table, tt_train_option_count, o, option,
-                            has_value ? next->valuestring : "1", where);
+        const char *value = has_value ? next->valuestring : "1";
+        if (strcmp(option, "dice-weight") == 0) { /* a plan written before --loss */
+            if (flag_gave(given, "loss")) continue;
+            double weight = atof(value);
+            if (weight > 0) snprintf(loss, sizeof loss, "bce+%.9g*dice", weight);
+            else snprintf(loss, sizeof loss, "bce");
+            option = "loss", value = loss;
+        }
+        status = tt_opt_set(tt_train_option_table, tt_train_option_count, o, option, value, where);
         if (status) status = tt_error_prefix(status, "%s", path);
     }
     cJSON_Delete(root);

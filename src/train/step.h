@@ -4,11 +4,17 @@
  * in order:
  *
  *   tt_step_begin                 zero the gradients and the loss sums
+ *   with a term reduced over the window (tt_loss_spec_two_pass):
+ *     for each micro-batch:
+ *       tt_step_upload            images and labels to the device
+ *       tt_step_window_sums       forward only: the term's sums
+ *     tt_step_window_finish       the window's sums (over the ranks too)
  *   for each micro-batch:
  *     tt_step_upload              images and labels to the device
- *     tt_step_micro_batch         forward, loss, backward (ADDS gradients)
- *   tt_step_losses                the window's loss sums and valid counts
- *   tt_step_scale_grads           normalise by the window's valid items
+ *     tt_step_micro_batch         forward, loss, backward (ADDS gradients,
+ *                                 each term normalised by the window's count)
+ *   tt_step_losses                the window's loss sums per term
+ *   tt_step_scale_grads           undo the loss scale (fp16)
  *   tt_step_update                norm, non-finite check, clip, optimizer
  *
  * The trainer (data, counters, logs), memory fitting, the memory probe and
@@ -26,6 +32,7 @@
 #include "ops/reduce.h"
 #include "optim/optimizer.h"
 #include "optim/schedule.h"
+#include "train/loss_spec.h"
 
 /* Everything a step engine is built from. */
 typedef struct tt_step_config {
@@ -33,9 +40,12 @@ typedef struct tt_step_config {
     int micro_batch;            /* the model's capacity */
     int height, width;          /* the tile */
     uint64_t seed;              /* parameter init */
-    tt_mask_kind mask_kind;     /* class index: softmax CE; multi-label: BCE (+ Dice) */
+    tt_mask_kind mask_kind;     /* class index or multi-label: what the loss terms take */
     int planes;                 /* label planes: classes (multi-label) or 1 */
-    double dice_weight;         /* multi-label: weight of the Dice term, 0 for none */
+    tt_loss_spec loss;          /* --loss: the terms and their weights (none: the
+                                   mask kind's own, tt_loss_spec_parse "auto") */
+    int class_weighted;         /* --class-weights given: class_weights[0..classes) */
+    float class_weights[TT_LOSS_CLASSES_MAX];
     double clip_norm;           /* global gradient norm cap, 0 for none */
     tt_optimizer_request optimizer;
     /* parameter groups: with encoder_group, the encoder's tensors
@@ -61,7 +71,12 @@ typedef struct tt_step {
     tt_model *model;
     tt_optimizer *optimizer;
     tt_buffer *labels;        /* (micro_batch, planes, H, W) uint8 */
-    tt_buffer *loss_blocks;   /* [0] the primary loss, [1] Dice: tt_loss_value each */
+    tt_buffer *loss_blocks;   /* (loss.count) tt_loss_value: one per term */
+    tt_buffer *class_weights; /* (classes) floats with config.class_weighted, else NULL */
+    /* terms reduced over the window: per term (classes, 3) sums, one uint32
+     * of invalid targets, (classes, 2) stats; NULL without such a term */
+    tt_buffer *window_sums;
+    int window_ready;         /* tt_step_window_finish ran for this window */
     tt_buffer *reduce_block;  /* float sum of squares, uint32 non-finite count */
     const tt_dist *dist;      /* config.dist */
     tt_norm_sync norm_sync;   /* with config.norm_dist: the model's batch norm sums */
@@ -89,16 +104,24 @@ tt_status tt_step_begin(tt_step *step);
 /* n images (n, in_channels, H, W) floats and their labels (n, planes, H, W)
  * bytes into the device. */
 tt_status tt_step_upload(tt_step *step, const float *images, const uint8_t *labels, int n);
-/* Forward, loss and backward of the n images uploaded; the loss blocks
- * collect the sums and counts of the window.  dice_scale makes the Dice
- * gradient come out normalised by images once the arena is scaled by
- * 1 / (primary valid items).  loss_scale multiplies the loss's gradient
- * (dynamic loss scaling, train/loss_scale.h; 1 for none): the arena then
- * holds the scaled sums. */
-tt_status tt_step_micro_batch(tt_step *step, int n, float dice_scale, float loss_scale);
-/* The window's sums: the primary loss and (multi-label with a Dice weight)
- * the Dice term; dice is zeroed otherwise. */
-tt_status tt_step_losses(tt_step *step, tt_loss_value *primary, tt_loss_value *dice);
+/* Two-pass windows, pass 1: the forward of the n images uploaded (the
+ * model's running statistics and counters left as they were), adding
+ * their sums to each term reduced over the window. */
+tt_status tt_step_window_sums(tt_step *step, int n);
+/* Two-pass windows, between the passes: each such term's sums summed over
+ * the job's ranks (dist NULL: alone), its loss into its block and its
+ * scores ready for the backward. */
+tt_status tt_step_window_finish(tt_step *step, const tt_dist *dist);
+/* Forward, loss and backward of the n images uploaded; each term's block
+ * collects its sums, and its gradient is added times weight / (its count
+ * in `window`: the whole window's, over every rank) times loss_scale
+ * (dynamic loss scaling, train/loss_scale.h; 1 for none).  window NULL:
+ * every count 1, and a term reduced over the window takes this batch
+ * alone (the memory probe, bench). */
+tt_status tt_step_micro_batch(tt_step *step, int n, const tt_loss_counts *window,
+                              float loss_scale);
+/* The window's sums, one block per term of config.loss (values[0..count)). */
+tt_status tt_step_losses(tt_step *step, tt_loss_value values[TT_LOSS_TERMS_MAX]);
 /* Multiplies the gradient arena by `scale`. */
 tt_status tt_step_scale_grads(tt_step *step, double scale);
 /* The end of a window whose gradients are normalised: the global norm and

@@ -67,7 +67,7 @@ void tt_train_log_augment(tt_trainer *t, int gallery_count)
     tt_trainer_log_json(t, root);
 }
 
-void tt_train_log_postprocess(tt_trainer *t, double mean, double default_mean)
+void tt_train_log_postprocess(tt_trainer *t, double mean, double default_mean, double seconds)
 {
     cJSON *root = cJSON_CreateObject(), *pp = cJSON_AddObjectToObject(root, "postprocess");
     cJSON_AddNumberToObject(root, "step", (double)t->counters.step);
@@ -87,6 +87,7 @@ void tt_train_log_postprocess(tt_trainer *t, double mean, double default_mean)
     cJSON_AddNumberToObject(pp, "default_mean_dice", default_mean);
     cJSON_AddNumberToObject(pp, "threshold_default", t->opt.threshold);
     cJSON_AddNumberToObject(pp, "min_size_default", t->opt.min_size);
+    cJSON_AddNumberToObject(pp, "seconds", seconds);
     tt_trainer_log_json(t, root);
 }
 
@@ -107,6 +108,12 @@ void tt_train_log_step(tt_trainer *t, const tt_step_report *r)
                        (long long)t->counters.loss_scale.clean);
     /* data parallel: the gradient sum over the ranks (staging copies included) */
     if (t->dist.size > 1) tt_trainer_log(t, ", \"allreduce_s\": %.4g", r->sum_seconds);
+    /* a loss of several terms: each one's value, unweighted */
+    const tt_loss_spec *loss = &t->engine->config.loss;
+    for (int i = 0; i < r->terms && loss->count > 1; i++)
+        tt_trainer_log(t, "%s\"%s\": %.9g%s", i ? ", " : ", \"losses\": {",
+                       tt_loss_kind_name(loss->terms[i].kind), r->term_loss[i],
+                       i + 1 == r->terms ? "}" : "");
     tt_trainer_log(t, "}\n");
 }
 

@@ -21,7 +21,8 @@ void tt_train_log_augment(tt_trainer *trainer, int gallery_count);
 /* The post-processing search of this validation (trainer->postprocess):
  * per class the threshold, minimum size and competition Dice with them and
  * with the defaults; the means over the classes searched. */
-void tt_train_log_postprocess(tt_trainer *trainer, double mean, double default_mean);
+void tt_train_log_postprocess(tt_trainer *trainer, double mean, double default_mean,
+                              double seconds);
 /* One optimizer step. */
 void tt_train_log_step(tt_trainer *trainer, const tt_step_report *report);
 /* One validation's metrics, and the first gallery_count pictures (0: none);

@@ -40,7 +40,8 @@ const tt_opt tt_train_option_table[] = {
     OPT("depth", TT_OPT_INT, depth, "D", "UNet levels below the top", 1, 8),
     ENUM("norm", norm, "KIND", "normalisation: none, group or batch", TT_NORM_CHOICES),
     OPT("groups", TT_OPT_INT, groups, "G", "groups of group norm", 1, 1024),
-    OPT("dice-weight", TT_OPT_DOUBLE, dice_weight, "X", "multi-label masks: loss = BCE + X * Dice", 0, 100),
+    OPT("loss", TT_OPT_STRING, loss, "SPEC", "the training loss, a sum of [WEIGHT*]NAME[:KEY=VALUE...] terms: bce (multi-label), ce (class index), focal:gamma:alpha, dice:smooth:reduce, tversky:alpha:beta:smooth:reduce, lovasz (hinge for multi-label, softmax for class index); reduce=image (per image and class) or window (per class over the whole window, two passes); every term is exact over the window and the ranks; auto: bce or ce, e.g. bce+0.5*dice (docs/guide.md)", 1, 0),
+    OPT("class-weights", TT_OPT_STRING, class_weights, "W0,W1,...", "a weight per class that every loss term applies (cross-entropy divides by the weights of the valid pixels, as PyTorch's weight=; region losses take a weighted mean over classes)", 1, 0),
     OPT("steps", TT_OPT_INT, steps, "S", "optimizer steps (100 by default, or all of --epochs)", 1, 1e9),
     OPT("epochs", TT_OPT_INT, epochs, "E", "stop after E passes over the data (the last window may be short)", 1, 1e6),
     OPT("checkpointing", TT_OPT_FLAG, checkpointing, NULL, "keep block inputs only; recompute in backward (less memory; default off, on when one image does not fit)", 1, 0),
@@ -106,7 +107,7 @@ void tt_train_options_default(tt_train_options *o)
     o->precision = TT_PRECISION_FP32;
     strcpy(o->loss_scale, "auto");
     strcpy(o->plan, "off");
-    o->dice_weight = 0.0;
+    strcpy(o->loss, "auto");
     o->micro_batch = 4;
     o->batch = 16;
     o->accum = 1;

@@ -71,7 +71,8 @@ typedef struct tt_train_options {
     int classes;                           /* 0: from the data set */
     int base_channels, depth, groups;
     tt_norm_kind norm;
-    double dice_weight;                    /* kaggle-rle: BCE + weight * Dice */
+    char loss[TT_OPT_STRING_MAX];          /* --loss: auto or terms (train/loss_spec.h) */
+    char class_weights[TT_OPT_STRING_MAX]; /* --class-weights: "" or one per class */
     /* schedule of work */
     int steps, micro_batch, accum;         /* micro_batch 0: auto (fit --mem-limit) */
     int batch;                             /* with --micro-batch auto: the effective batch */

@@ -93,11 +93,18 @@ static int64_t crops_left(const tt_trainer *t)
     return next < total ? (total - next + t->dist.size - 1) / t->dist.size : -1;
 }
 
+/* One window's micro-batches, held from the prefetch until it is done. */
+typedef struct tt_window {
+    tt_batch **batches; /* (accum), the first count filled */
+    int count;
+    tt_loss_counts counts; /* this rank's, then (run_window) every rank's */
+} tt_window;
+
 static tt_status start_prefetch(tt_trainer *t)
 {
     tt_prefetch_config pc = {.batch_size = t->opt.micro_batch, .height = t->opt.tile[0],
                              .width = t->opt.tile[1], .planes = tt_tilecache_planes(t->cache),
-                             .queue_depth = 2, .normalize = t->normalize};
+                             .queue_depth = t->opt.accum + 1, .normalize = t->normalize};
     memcpy(pc.mean, t->mean, sizeof pc.mean);
     memcpy(pc.std, t->std, sizeof pc.std);
     int64_t left = crops_left(t);
@@ -289,35 +296,71 @@ static tt_status update(tt_trainer *t, tt_step_report *r)
     return NULL;
 }
 
-/* 2. this rank's micro-batches of the window, each adding its gradient of
- * the loss SUM; *interrupted when an interrupt (alone) stopped them. */
-static tt_status run_micro_batches(tt_trainer *t, tt_step_report *r, double *waited,
-                                   int *micro_batches, int *interrupted)
+/* 2a. this rank's micro-batches of the window, fetched before any is
+ * computed: every loss term's normaliser is the whole window's count. */
+static tt_status gather_window(tt_trainer *t, tt_window *w, double *waited)
 {
     const tt_train_options *o = &t->opt;
+    const tt_step_config *c = &t->engine->config;
+    size_t hw = (size_t)o->tile[0] * o->tile[1];
+    while (w->count < o->accum && !t->data_done) {
+        tt_batch *b = NULL;
+        TT_TRY(tt_prefetch_next(t->prefetch, &b));
+        if (!b) {
+            t->data_done = 1; /* the data ran out: a short window */
+            break;
+        }
+        *waited += b->wait_seconds;
+        w->batches[w->count++] = b;
+        tt_loss_count(&w->counts, b->mask, b->batch_size, c->planes, hw, c->model.classes,
+                      c->mask_kind, TT_LOSS_IGNORE_DEFAULT,
+                      c->class_weighted ? c->class_weights : NULL);
+    }
+    return NULL;
+}
+
+/* The window's batches back to the producer. */
+static void release_window(tt_trainer *t, tt_window *w)
+{
+    for (int m = 0; m < w->count; m++)
+        if (w->batches[m]) tt_prefetch_release(t->prefetch, w->batches[m]);
+    free(w->batches);
+    w->batches = NULL;
+    w->count = 0;
+}
+
+/* 2b. a term reduced over the window: the forward of every micro-batch for
+ * the window's sums (over the ranks), before any backward. */
+static tt_status window_sums(tt_trainer *t, tt_window *w)
+{
+    for (int m = 0; m < w->count; m++) {
+        tt_batch *b = w->batches[m];
+        TT_TRY(tt_step_upload(t->engine, b->image, b->mask, b->batch_size));
+        TT_TRY(tt_step_window_sums(t->engine, b->batch_size));
+    }
+    return NULL;
+}
+
+/* 2c. forward, loss and backward of each micro-batch, adding its gradient
+ * of the window's loss; *interrupted when an interrupt (alone) stopped
+ * them. */
+static tt_status run_micro_batches(tt_trainer *t, tt_window *w, tt_step_report *r,
+                                   int *micro_batches, int *interrupted)
+{
     tt_train_counters *c = &t->counters;
-    double planned_images = (double)o->accum * o->micro_batch;
-    double planned_items = planned_images * t->model.classes * o->tile[0] * o->tile[1];
-    float dice_scale = (float)(o->dice_weight * planned_items / planned_images);
     float loss_scale = (float)tt_loss_scale_factor(&c->loss_scale); /* one for the window */
-    for (int m = 0; m < o->accum && !t->data_done; m++) {
+    for (int m = 0; m < w->count; m++) {
         if (t->interrupt && *t->interrupt && t->dist.size == 1) {
             *interrupted = 1;
             return NULL;
         }
-        tt_batch *b = NULL;
-        TT_TRY(tt_prefetch_next(t->prefetch, &b));
-        if (!b) t->data_done = 1;
-        if (!b) break; /* the data ran out: a short window */
-        *waited += b->wait_seconds;
-        tt_status s = tt_step_upload(t->engine, b->image, b->mask, b->batch_size);
-        if (!s) s = tt_step_micro_batch(t->engine, b->batch_size, dice_scale, loss_scale);
+        tt_batch *b = w->batches[m];
+        TT_TRY(tt_step_upload(t->engine, b->image, b->mask, b->batch_size));
+        TT_TRY(tt_step_micro_batch(t->engine, b->batch_size, &w->counts, loss_scale));
         c->sampler = b->state_after;
         r->images += b->batch_size;
-        tt_prefetch_release(t->prefetch, b);
-        TT_TRY(s);
         (*micro_batches)++;
-        if (t->on_micro_batch) t->on_micro_batch(t->progress_ctx, m + 1, o->accum);
+        if (t->on_micro_batch) t->on_micro_batch(t->progress_ctx, m + 1, t->opt.accum);
     }
     return NULL;
 }
@@ -332,13 +375,55 @@ static tt_status drop_window(tt_trainer *t, tt_step_report *r, const tt_train_co
     return NULL;
 }
 
-/* What the window's normalisation needs, summed over the ranks. */
-enum { SUM_LOSS, SUM_COUNT, SUM_DICE, SUM_DICE_COUNT, SUM_IMAGES, SUM_MICRO_BATCHES,
-       SUM_INTERRUPTED, SUM_DONE, SUM_FIELDS };
+/* What the window's normalisation needs, summed over the ranks: before
+ * its micro-batches, the counts; after, the loss sums (two per term). */
+enum { COUNT_ITEMS, COUNT_WEIGHTS, COUNT_IMAGES, COUNT_FIELDS };
+enum { SUM_IMAGES, SUM_MICRO_BATCHES, SUM_INTERRUPTED, SUM_DONE, SUM_TERMS,
+       SUM_FIELDS = SUM_TERMS + 2 * TT_LOSS_TERMS_MAX };
+
+/* 2. the window on this rank: gathered, counted over every rank, then its
+ * passes. */
+static tt_status run_window(tt_trainer *t, tt_window *w, tt_step_report *r, double *waited,
+                            int *micro_batches, int *interrupted)
+{
+    const tt_dist *dist = &t->dist;
+    w->batches = calloc((size_t)t->opt.accum, sizeof *w->batches);
+    tt_status failed = w->batches ? gather_window(t, w, waited)
+                                  : tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    double counts[COUNT_FIELDS] = {w->counts.items, w->counts.weights, w->counts.images};
+    TT_TRY(tt_dp_sum_window(dist, counts, COUNT_FIELDS, failed));
+    w->counts = (tt_loss_counts){counts[COUNT_ITEMS], counts[COUNT_WEIGHTS], counts[COUNT_IMAGES]};
+    if (tt_loss_spec_two_pass(&t->engine->config.loss) && counts[COUNT_IMAGES] > 0) {
+        double agreed = 0;
+        TT_TRY(tt_dp_sum_window(dist, &agreed, 1, window_sums(t, w)));
+        TT_TRY(tt_step_window_finish(t->engine, dist->size > 1 ? dist : NULL));
+    }
+    return run_micro_batches(t, w, r, micro_batches, interrupted);
+}
+
+/* The reported loss: each term's sum over its normaliser (into
+ * r->term_loss), weighted. */
+static double window_loss(const tt_trainer *t, const double *sums, const tt_loss_counts *counts,
+                          tt_step_report *r)
+{
+    const tt_step_config *c = &t->engine->config;
+    double loss = 0;
+    for (int i = 0; i < c->loss.count; i++) {
+        const tt_loss_term *term = &c->loss.terms[i];
+        double sum = sums[SUM_TERMS + 2 * i], count = sums[SUM_TERMS + 2 * i + 1];
+        /* a ratio of the window's sums: each rank added the same value once */
+        double n = tt_loss_term_normaliser(term, c->mask_kind) == TT_NORMALISE_ONE
+                       ? count
+                       : tt_loss_counts_of(counts, term, c->mask_kind);
+        r->term_loss[i] = n > 0 ? sum / n : 0;
+        loss += term->weight * r->term_loss[i];
+    }
+    r->terms = c->loss.count;
+    return loss;
+}
 
 tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
 {
-    const tt_train_options *o = &t->opt;
     tt_step *engine = t->engine;
     tt_train_counters *c = &t->counters;
     double start = now(), waited = 0;
@@ -347,21 +432,26 @@ tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
     /* 1. a fresh window: zero the gradients and the loss sums */
     TT_TRY(tt_step_begin(engine));
 
-    /* 2. accum micro-batches on this rank */
+    /* 2. the window's micro-batches on this rank */
     tt_train_counters window_start = *c;
     int interrupted = 0, micro_batches = 0;
-    tt_status failed = run_micro_batches(t, r, &waited, &micro_batches, &interrupted);
+    tt_window w = {0};
+    tt_status failed = run_window(t, &w, r, &waited, &micro_batches, &interrupted);
+    tt_loss_counts counts = w.counts;
+    release_window(t, &w);
     if (interrupted) return drop_window(t, r, &window_start);
 
-    /* 3. the window's sums over every rank: loss, valid items, images */
-    tt_loss_value primary = {0}, dice = {0};
-    if (!failed) failed = tt_step_losses(engine, &primary, &dice);
+    /* 3. the window's sums over every rank: loss per term, images */
+    tt_loss_value values[TT_LOSS_TERMS_MAX] = {{0}};
+    if (!failed) failed = tt_step_losses(engine, values);
     double sums[SUM_FIELDS] = {
-        [SUM_LOSS] = primary.sum, [SUM_COUNT] = primary.count, [SUM_DICE] = dice.sum,
-        [SUM_DICE_COUNT] = dice.count, [SUM_IMAGES] = (double)r->images,
-        [SUM_MICRO_BATCHES] = micro_batches,
+        [SUM_IMAGES] = (double)r->images, [SUM_MICRO_BATCHES] = micro_batches,
         [SUM_INTERRUPTED] = t->dist.size > 1 && t->interrupt && *t->interrupt,
         [SUM_DONE] = t->data_done};
+    for (int i = 0; i < TT_LOSS_TERMS_MAX; i++) {
+        sums[SUM_TERMS + 2 * i] = values[i].sum;
+        sums[SUM_TERMS + 2 * i + 1] = values[i].count;
+    }
     tt_status settled = tt_dp_sum_window(&t->dist, sums, SUM_FIELDS, failed);
     if (settled) {
         t->stopped_together = t->dist.size > 1;
@@ -379,14 +469,12 @@ tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
                             (long long)c->step + 1);
     }
 
-    /* 4. normalise by the valid items of the whole window */
-    double count = sums[SUM_COUNT], dice_count = sums[SUM_DICE_COUNT];
+    /* 4. each term came normalised by the window's counts */
     c->step++;
     r->step = c->step;
-    r->valid_items = (int64_t)count;
-    r->loss = count ? sums[SUM_LOSS] / count : 0.0;
-    if (dice_count) r->loss += o->dice_weight * sums[SUM_DICE] / dice_count;
-    if (count == 0) {
+    r->valid_items = (int64_t)counts.items;
+    r->loss = window_loss(t, sums, &counts, r);
+    if (counts.items == 0) {
         fprintf(stderr, "tiletrain: step %lld: every pixel of the window is ignored (255); "
                 "no update\n", (long long)c->step);
         r->skipped = 1;
@@ -396,15 +484,16 @@ tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
             TT_TRY(tt_dp_sum_grads(t->dp));
             r->sum_seconds = t->dp->sum_seconds;
         }
-        /* the loss scale too: a power of two, so the sums come out as unscaled */
+        /* the loss scale undone: a power of two, so the sums come out as unscaled */
         r->loss_scale = c->loss_scale.scale;
-        TT_TRY(tt_step_scale_grads(engine, 1.0 / (count * tt_loss_scale_factor(&c->loss_scale))));
-        if (o->save_grads[0] && t->dist.rank == 0 && (c->step == t->max_steps || t->finished))
-            TT_TRY(tt_weights_save_grads(engine->model, o->save_grads));
+        double factor = tt_loss_scale_factor(&c->loss_scale);
+        if (factor != 1) TT_TRY(tt_step_scale_grads(engine, 1.0 / factor));
+        if (t->opt.save_grads[0] && t->dist.rank == 0 && (c->step == t->max_steps || t->finished))
+            TT_TRY(tt_weights_save_grads(engine->model, t->opt.save_grads));
         /* 5 and 6: checks, clipping and the optimizer step */
         TT_TRY(update(t, r));
     }
-    if (t->dp && o->check_weights_every > 0 && c->step % o->check_weights_every == 0)
+    if (t->dp && t->opt.check_weights_every > 0 && c->step % t->opt.check_weights_every == 0)
         TT_TRY(tt_dp_check_weights(t->dp, c->step));
     r->seconds = now() - start;
     r->data_wait_seconds = waited;
@@ -481,7 +570,8 @@ static tt_status keep_search(tt_trainer *t, const tt_pp_search *search)
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     double mean, default_mean;
     tt_pp_search_result(search, t->postprocess, &mean, &default_mean);
-    if (t->log || t->log_echo) tt_train_log_postprocess(t, mean, default_mean);
+    if (t->log || t->log_echo)
+        tt_train_log_postprocess(t, mean, default_mean, tt_pp_search_seconds(search));
     return NULL;
 }
 

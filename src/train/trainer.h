@@ -33,6 +33,8 @@
 typedef struct tt_step_report {
     int64_t step;             /* optimizer steps taken so far (this one included) */
     double loss;              /* normalised over the window */
+    double term_loss[TT_LOSS_TERMS_MAX]; /* each --loss term's, unweighted */
+    int terms;
     double lr;
     double grad_norm;         /* before clipping */
     int skipped;              /* non-finite gradients: no update */

@@ -285,10 +285,13 @@ import json, sys
 p = json.load(open(sys.argv[1]))
 assert "--steps" not in p["args"], p["args"]  # given, so not a choice
 p["args"] += ["--steps", "3"]
+i = p["args"].index("--loss")  # as a plan before --loss wrote it
+p["args"][i:i + 2] = ["--dice-weight", "0.5"]
 json.dump(p, open(sys.argv[2], "w"))' "$work/pa/plan.json" "$work/plan3.json" &&
    "$tt" train --data "$work/data" --out "$work/pb" --plan "$work/plan3.json" --norm group --quiet 2>>"$work/err" &&
-   grep -q '"norm": *"group"' "$work/pb/train.jsonl" && grep -q '"steps": *3' "$work/pb/train.jsonl"
-then pass "train plans by default (OUT/plan.json, train.jsonl), --steps over it; --plan FILE sets the steps, --norm group over it"
+   grep -q '"norm": *"group"' "$work/pb/train.jsonl" && grep -q '"steps": *3' "$work/pb/train.jsonl" &&
+   grep -q '"option":"loss","value":"bce+0.5\*dice"' "$work/pb/train.jsonl"
+then pass "train plans by default (OUT/plan.json, train.jsonl), --steps over it; --plan FILE sets the steps, --norm group over it, an old --dice-weight as --loss"
 else fail "train --plan"; cat "$work/err"; fi
 # postprocess: the search outside training, on the run's validation images,
 # into a copy of the checkpoint that predict then takes

@@ -8,6 +8,9 @@
 #     largest value (a parameter that started at zero has no scale of its
 #     own: a bias at 3e-3 differs by 3e-8 after three steps); the
 #     ranks' weights compared at every step (--check-weights-every 1);
+#   - the same with --loss ce+0.5*dice:reduce=window+lovasz+focal and class
+#     weights: Dice's window sums over the ranks, gradients within 1e-6 of
+#     the file's largest value;
 #   - a planned run (--plan auto): rank 0's recipe on every rank;
 #   - the same over TCP (--mca btl tcp,self), the path between machines;
 #   - --sync-bn: 2 ranks x micro-batch 2 against 1 process x micro-batch 4
@@ -56,6 +59,15 @@ if [ -s two3/last.safetensors ] && $same one3/last.safetensors two3/last.safeten
   pass "weights after 3 steps: 2 ranks = 1 process; every rank's weights the same at every step"
 else fail "3 steps on 2 ranks"; cat two3.err; fi
 grep -q "rank 1 of 2 .*trains on" two3.err && pass "every rank names its device" || fail "no device line per rank"
+
+# --- the loss terms over the global window: Dice's sums over the ranks
+# (two passes), Lovász and focal per image / pixel, class weights ---
+losses=(--loss "ce+0.5*dice:reduce=window+lovasz+focal" --class-weights 1,2,0.5,1,3)
+"$tt" train "${group[@]}" "${losses[@]}" --micro-batch 2 --accum 6 --steps 1 --out lone1 --save-grads lone1/g.safetensors
+mpi "$tt" train "${group[@]}" "${losses[@]}" --micro-batch 2 --accum 3 --steps 1 --out ltwo1 --save-grads ltwo1/g.safetensors
+if $same lone1/g.safetensors ltwo1/g.safetensors --tol 1e-6 --scale file; then
+  pass "every loss term, Dice over the window: gradients of 2 ranks = 1 process (1e-6)"
+else fail "loss terms over 2 ranks differ from 1 process"; fi
 
 # --- validation on rank 0 while the other waits; best.safetensors by Dice ---
 mpi "$tt" train "${group[@]}" --micro-batch 2 --accum 1 --steps 2 --val-fraction 0.25 --val-every 1 --out val 2> val.err
