@@ -46,6 +46,20 @@ static const char *colours[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59
                                 "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 
 /* A line chart of several series as inline SVG. */
+/* An exponential average over s (TensorBoard's: debiased, so the first
+ * steps are not pulled to 0) over about `span` points; the caller frees it. */
+static series smoothed(const series *s, int span)
+{
+    series out = {0};
+    double beta = 1.0 - 2.0 / (span + 1), avg = 0, weight = 0;
+    for (int i = 0; i < s->n; i++) {
+        avg = beta * avg + (1 - beta) * s->y[i];
+        weight = beta * weight + (1 - beta);
+        push(&out, s->x[i], avg / weight);
+    }
+    return out;
+}
+
 static void chart(FILE *f, const char *title, series *s, const char *const *names,
                   const char *const *line_colours, int count, int log_y)
 {
@@ -223,6 +237,10 @@ tt_status tt_report_write(const char *out_dir)
                             path, strerror(errno));
     series loss = {0}, lr = {0}, speed = {0}, wait = {0}, mean_dice = {0}, scale = {0};
     series raw_dice = {0}; /* --ema: the raw weights' mean Dice */
+    enum { TERMS_MAX = 4 };
+    series terms[TERMS_MAX] = {{0}}; /* a --loss of several terms: each one's value */
+    char *term_names[TERMS_MAX] = {0};
+    int term_count = 0;
     int overflows = 0; /* windows skipped at a loss scale */
     series dice[10] = {{0}};
     char *class_names[10] = {0};
@@ -275,6 +293,15 @@ tt_status tt_report_write(const char *out_dir)
             if (cJSON_IsNumber(r)) push(&lr, step->valuedouble, r->valuedouble);
             if (cJSON_IsNumber(s)) push(&speed, step->valuedouble, s->valuedouble);
             if (cJSON_IsNumber(w)) push(&wait, step->valuedouble, w->valuedouble);
+            cJSON *term;
+            int k = 0;
+            cJSON_ArrayForEach(term, cJSON_GetObjectItem(o, "losses"))
+            {
+                if (k == TERMS_MAX || !cJSON_IsNumber(term)) break;
+                if (!term_names[k] && term->string) term_names[k] = strdup(term->string);
+                push(&terms[k++], step->valuedouble, term->valuedouble);
+            }
+            if (k > term_count) term_count = k;
             cJSON *ls = cJSON_GetObjectItem(o, "loss_scale");
             if (cJSON_IsNumber(ls)) {
                 push(&scale, step->valuedouble, ls->valuedouble);
@@ -333,14 +360,8 @@ tt_status tt_report_write(const char *out_dir)
     fprintf(f, "<h2>Training</h2>\n");
     /* the raw points in grey, an exponential average over them in colour
      * (TensorBoard's: debiased, so the first steps are not pulled to 0) */
-    series smooth = {0};
     int span = loss.n / 30 > 5 ? loss.n / 30 : 5;
-    double beta = 1.0 - 2.0 / (span + 1), avg = 0, weight = 0;
-    for (int i = 0; i < loss.n; i++) {
-        avg = beta * avg + (1 - beta) * loss.y[i];
-        weight = beta * weight + (1 - beta);
-        push(&smooth, loss.x[i], avg / weight);
-    }
+    series smooth = smoothed(&loss, span);
     char smooth_name[96];
     snprintf(smooth_name, sizeof smooth_name, "smoothed (EMA over ~%d steps)", span);
     const char *loss_names[] = {"loss (normalised over the window)", smooth_name};
@@ -348,6 +369,16 @@ tt_status tt_report_write(const char *out_dir)
     series ls[2] = {loss, smooth};
     chart(f, "Loss", ls, loss_names, loss_colours, 2, 1);
     free(smooth.x), free(smooth.y);
+    if (term_count > 1) { /* --loss of several terms: each smoothed, before its weight */
+        series each[TERMS_MAX];
+        const char *each_name[TERMS_MAX];
+        for (int k = 0; k < term_count; k++) {
+            each[k] = smoothed(&terms[k], span);
+            each_name[k] = term_names[k] ? term_names[k] : "?";
+        }
+        chart(f, "Loss terms (smoothed, unweighted)", each, each_name, NULL, term_count, 1);
+        for (int k = 0; k < term_count; k++) free(each[k].x), free(each[k].y);
+    }
     const char *lr_name[] = {"learning rate"};
     chart(f, "Learning rate", &lr, lr_name, NULL, 1, 0);
     const char *speed_name[] = {"images/s", "data wait (s)"};
@@ -434,6 +465,7 @@ cleanup:
     cJSON_Delete(memory);
     cJSON_Delete(gallery);
     free(loss.x), free(loss.y), free(lr.x), free(lr.y), free(speed.x), free(speed.y);
+    for (int k = 0; k < TERMS_MAX; k++) free(terms[k].x), free(terms[k].y), free(term_names[k]);
     free(wait.x), free(wait.y), free(mean_dice.x), free(mean_dice.y), free(scale.x), free(scale.y);
     free(raw_dice.x), free(raw_dice.y);
     for (int k = 0; k < 10; k++) free(dice[k].x), free(dice[k].y), free(class_names[k]);
