@@ -9,12 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "backend/backend.h"
+#include "core/clock.h"
 #include "tune/host_blas.h"
 #include "core/status.h"
 #include "model/model.h"
@@ -43,13 +43,6 @@ static double gflop_of(const layer *l, int batch)
 static int runs(const layer *l, int dir)
 {
     return !(dir == TT_CONV_DIR_BACKWARD_DATA && l->shape.no_input_grad);
-}
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
 static tt_status alloc_filled(tt_backend *be, size_t floats, float value, const char *name,
@@ -85,7 +78,7 @@ static tt_status time_layer(tt_backend *be, layer *l, int batch, tt_conv_algo al
     for (int rep = 0; rep <= REPS; rep++) {
         for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
             if (!runs(l, dir)) continue;
-            double t0 = now_ms();
+            double t0 = (1e3 * tt_seconds());
             if (dir == TT_CONV_DIR_FORWARD)
                 TT_CHECK(tt_conv2d_forward(be, tt_mem_of(y), tt_mem_of(x), tt_mem_of(w),
                                            tt_mem_of(b), &d, wsm));
@@ -95,7 +88,7 @@ static tt_status time_layer(tt_backend *be, layer *l, int batch, tt_conv_algo al
                     dir == TT_CONV_DIR_BACKWARD_WEIGHT ? tt_mem_of(dw) : none, none, tt_mem_of(y),
                     tt_mem_of(x), tt_mem_of(w), &d, wsm));
             TT_CHECK(tt_finish(be));
-            double t = now_ms() - t0;
+            double t = (1e3 * tt_seconds()) - t0;
             if (rep > 0 && t < l->ms[dir]) l->ms[dir] = t;
         }
     }

@@ -6,13 +6,13 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cjson/cJSON.h>
 
 #include "backend/profile.h"
 #include "cli/bench_layers.h"
 #include "cli/commands.h"
+#include "core/clock.h"
 #include "core/status.h"
 #include "train/precision_auto.h"
 #include "train/probe.h"
@@ -93,13 +93,6 @@ static void help(void)
     tt_opt_print_help_full(table, table_count, &defaults, stdout, NULL);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* With --data: the trainer's own steps over the data set (tile cache,
  * sampler, augmentation, prefetch), timed after `warmup` of them; *wait is
  * the time the steps waited for batches. */
@@ -118,7 +111,7 @@ static tt_status bench_data(const bench_options *o, int steps, tt_trainer **trai
         if (s == o->warmup) {
             TT_TRY(tt_finish(t->be));
             *t->be->profile = (tt_profile){.by_kernel = o->by_kernel};
-            r->seconds = -now_s();
+            r->seconds = -tt_seconds();
         }
         tt_step_report rep;
         TT_TRY(tt_trainer_step(t, &rep));
@@ -128,7 +121,7 @@ static tt_status bench_data(const bench_options *o, int steps, tt_trainer **trai
         }
     }
     TT_TRY(tt_finish(t->be));
-    r->seconds += now_s();
+    r->seconds += tt_seconds();
     r->flops_per_image = 3.0 * tt_model_flops_per_image(t->engine->model);
     r->peak_bytes = t->be->mem.peak_total;
     return NULL;

@@ -11,11 +11,11 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend/backend.h"
 #include "cli/commands.h"
 #include "cli/selftest_algos.h"
+#include "core/clock.h"
 #include "train/train_options.h"
 #include "core/status.h"
 #include "ops/util.h"
@@ -61,13 +61,6 @@ static void help(void)
     printf("  --backend, --device        as train's (see `tiletrain train --help`)\n");
 }
 
-static double seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Checks got against want; prints one line; returns 1 on a mismatch. */
 static int report(const char *what, const float *got, const float *want, size_t n, double tol,
                   double secs)
@@ -100,16 +93,16 @@ static tt_status run(tt_backend *be, int *failures)
     TT_CHECK(tt_buffer_alloc(be, K * P * sizeof(float), TT_MEM_ACTIVATIONS, "selftest.b", &b));
     TT_CHECK(tt_buffer_alloc(be, M * P * sizeof(float), TT_MEM_ACTIVATIONS, "selftest.c", &c));
 
-    double t0 = seconds();
+    double t0 = tt_seconds();
     for (int i = 0; i < N; i++) hx[i] = (float)i * 0.5f;
     TT_CHECK(tt_write(be, tt_mem_of(x), hx, N * sizeof(float)));
     TT_CHECK(tt_fill(be, tt_mem_of(y), 2.0f, N));
     TT_CHECK(tt_axpy(be, tt_mem_of(y), tt_mem_of(x), 3.0f, N));
     TT_CHECK(tt_read(be, hy, tt_mem_of(y), N * sizeof(float)));
     for (int i = 0; i < N; i++) want[i] = 2.0f + 3.0f * hx[i];
-    *failures += report("fill + axpy (util)", hy, want, N, 1e-6, seconds() - t0);
+    *failures += report("fill + axpy (util)", hy, want, N, 1e-6, tt_seconds() - t0);
 
-    t0 = seconds();
+    t0 = tt_seconds();
     for (int i = 0; i < M * K; i++) ha[i] = (float)((i * 7) % 13) / 13.0f - 0.5f;
     for (int i = 0; i < K * P; i++) hb[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
     for (int i = 0; i < M * P; i++) hc[i] = 1.0f;
@@ -128,7 +121,7 @@ static tt_status run(tt_backend *be, int *failures)
         }
     *failures += report(be->kernels_of == TT_BACKEND_OPENCL ? "GEMM 37x41x29 (CLBlast)"
                                                             : "GEMM 37x41x29 (blas/gemm)",
-                        hc, wc, M * P, 1e-5, seconds() - t0);
+                        hc, wc, M * P, 1e-5, tt_seconds() - t0);
 cleanup:
     tt_buffer_free(x);
     tt_buffer_free(y);

@@ -3,23 +3,16 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
+#include "core/clock.h"
 #include "ops/conv_autotune.h"
 #include "train/train_log.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void on_event(void *ctx, const tt_conv_tune_event *e)
 {
     tt_tune_progress *p = ctx;
     if (e->phase == TT_CONV_TUNE_START) {
-        if (!p->started) p->started = now_s();
+        if (!p->started) p->started = tt_seconds();
         if (!p->quiet && !p->tty && !p->announced)
             fprintf(p->out,
                     "tuning convolutions for %s (first run only): %llu layer directions to "
@@ -58,7 +51,7 @@ void tt_tune_progress_settle(tt_tune_progress *p)
         fprintf(p->out,
                 "tuned %llu convolution layer directions on %s in %.0f s (kept in the find-db: "
                 "later runs start at once)\n",
-                (unsigned long long)p->done, p->device, now_s() - p->started);
+                (unsigned long long)p->done, p->device, tt_seconds() - p->started);
     fflush(p->out);
     p->summarised = 1;
     p->line_open = 0;

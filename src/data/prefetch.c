@@ -8,8 +8,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "core/clock.h"
 #include "core/status.h"
 
 enum { SLOT_FREE, SLOT_FILLING, SLOT_READY, SLOT_HELD };
@@ -34,13 +34,6 @@ struct tt_prefetch {
     int64_t produced;
     tt_prefetch_stats stats;
 };
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 void tt_prefetch_to_planar(const uint8_t *rgb, int w, int h, int normalize, const float mean[3],
                            const float std[3], float *out)
@@ -75,9 +68,9 @@ static void *producer_main(void *arg)
         tt_batch *b = &p->slots[slot];
         b->batch_size = p->config.batch_size;
         int end = 0;
-        double t0 = now_seconds();
+        double t0 = tt_seconds();
         tt_status status = p->fill(p->ctx, b, &end);
-        double spent = now_seconds() - t0;
+        double spent = tt_seconds() - t0;
 
         pthread_mutex_lock(&p->mutex);
         p->stats.produce_seconds += spent;
@@ -160,7 +153,7 @@ tt_status tt_prefetch_next(tt_prefetch *prefetch, tt_batch **batch)
 {
     tt_prefetch *p = prefetch;
     *batch = NULL;
-    double t0 = now_seconds();
+    double t0 = tt_seconds();
     pthread_mutex_lock(&p->mutex);
     while (!p->ready_count && !p->error && !p->error_reported && !p->ended && !p->stop)
         pthread_cond_wait(&p->ready_cv, &p->mutex);
@@ -170,7 +163,7 @@ tt_status tt_prefetch_next(tt_prefetch *prefetch, tt_batch **batch)
         p->ready_head = (p->ready_head + 1) % p->depth;
         p->ready_count--;
         p->slot_state[slot] = SLOT_HELD;
-        double waited = now_seconds() - t0;
+        double waited = tt_seconds() - t0;
         p->slots[slot].wait_seconds = waited;
         p->stats.batches++;
         p->stats.wait_seconds += waited;

@@ -2,12 +2,12 @@
 #include "infer/pp_search.h"
 
 #include <math.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
+#include "core/clock.h"
 #include "core/status.h"
 #include "infer/postprocess.h"
 
@@ -147,18 +147,11 @@ static tt_status add_image(tt_pp_search *s, const float *probs, const uint8_t *t
     return NULL;
 }
 
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 tt_status tt_pp_search_add(tt_pp_search *s, const float *probs, const uint8_t *truth, int w, int h)
 {
-    double start = seconds_now();
+    double start = tt_seconds();
     tt_status status = add_image(s, probs, truth, w, h);
-    s->seconds += seconds_now() - start;
+    s->seconds += tt_seconds() - start;
     return status;
 }
 

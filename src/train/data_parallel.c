@@ -4,17 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "core/clock.h"
 #include "core/hash.h"
 #include "core/status.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 tt_status tt_dp_pick_device(const tt_dist *dist, tt_train_options *o)
 {
@@ -122,14 +115,14 @@ tt_status tt_dp_sum_window(const tt_dist *d, double *values, size_t n, tt_status
 
 tt_status tt_dp_sum_grads(tt_data_parallel *dp)
 {
-    double start = now();
+    double start = tt_seconds();
     tt_model *m = dp->engine->model;
     size_t bytes = m->params->trainable_floats * sizeof(float);
     tt_mem grads = tt_mem_of(m->grad_buffer);
     TT_TRY(tt_read(dp->engine->be, dp->staging, grads, bytes));
     TT_TRY(tt_dist_sum_f32(&dp->dist, dp->staging, m->params->trainable_floats));
     TT_TRY(tt_write(dp->engine->be, grads, dp->staging, bytes));
-    dp->sum_seconds = now() - start;
+    dp->sum_seconds = tt_seconds() - start;
     return NULL;
 }
 

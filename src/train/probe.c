@@ -3,16 +3,9 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "core/clock.h"
 #include "core/status.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* A schedule that keeps the base rate: the probe and bench time the
  * update, not the curve. */
@@ -104,7 +97,7 @@ tt_status tt_probe_bench(tt_backend *be, const tt_step_config *config, int accum
         if (step == warmup) {
             TT_CHECK(tt_finish(be));
             if (be->profile) *be->profile = (tt_profile){.by_kernel = be->profile->by_kernel};
-            out->seconds = -now();
+            out->seconds = -tt_seconds();
         }
         TT_CHECK(tt_step_begin(s));
         for (int m = 0; m < accum; m++) {
@@ -116,7 +109,7 @@ tt_status tt_probe_bench(tt_backend *be, const tt_step_config *config, int accum
         tt_update_result r;
         TT_CHECK(tt_step_update(s, &constant, c.optimizer.lr, &r));
     }
-    out->seconds += now();
+    out->seconds += tt_seconds();
     out->images = (double)steps * accum * b;
     out->flops_per_image = 3.0 * tt_model_flops_per_image(s->model);
     out->peak_bytes = be->mem.peak_total;

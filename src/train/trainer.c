@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
+#include "core/clock.h"
 #include "core/fs.h"
 #include "core/status.h"
 #include "model/weights.h"
@@ -20,13 +20,6 @@
 #include "train/recipe.h"
 #include "train/train_log.h"
 #include "train/validate.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* The recipe's data set: its tile cache, the split and the crop sampler. */
 static tt_status open_data(tt_trainer *t)
@@ -426,7 +419,7 @@ tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
 {
     tt_step *engine = t->engine;
     tt_train_counters *c = &t->counters;
-    double start = now(), waited = 0;
+    double start = tt_seconds(), waited = 0;
     memset(r, 0, sizeof *r);
 
     /* 1. a fresh window: zero the gradients and the loss sums */
@@ -495,7 +488,7 @@ tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
     }
     if (t->dp && t->opt.check_weights_every > 0 && c->step % t->opt.check_weights_every == 0)
         TT_TRY(tt_dp_check_weights(t->dp, c->step));
-    r->seconds = now() - start;
+    r->seconds = tt_seconds() - start;
     r->data_wait_seconds = waited;
     r->peak_bytes = t->be->mem.peak_total;
     if (t->log || t->log_echo) tt_train_log_step(t, r);

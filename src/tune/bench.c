@@ -10,8 +10,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "core/clock.h"
 #include "core/status.h"
 
 #define CHECK_ROWS 16
@@ -27,13 +27,6 @@ static const tt_gemm_shape odd_shapes[] = {
 };
 #define ODD_SHAPES ((int)(sizeof odd_shapes / sizeof odd_shapes[0]))
 
-double tt_cl_tune_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static uint64_t random_u64(uint64_t *state)
 {
     uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
@@ -41,7 +34,6 @@ static uint64_t random_u64(uint64_t *state)
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
 }
-
 
 void tt_cl_tune_bench_release(tt_cl_tune_bench *b)
 {
@@ -162,10 +154,10 @@ tt_status tt_cl_tune_bench_time(tt_cl_tune_bench *b, int s, double *secs)
     TT_TRY(check_result(b, s));
     double best = INFINITY, spent = 0;
     for (int rep = 0; rep < 10; rep++) {
-        double t0 = tt_cl_tune_seconds();
+        double t0 = tt_seconds();
         TT_TRY(run_gemm(b, g));
         TT_TRY(tt_finish(b->be));
-        double t = tt_cl_tune_seconds() - t0;
+        double t = tt_seconds() - t0;
         best = t < best ? t : best;
         spent += t;
         if (spent > 0.25 || (rep >= 1 && spent > 0.1) || (rep >= 2 && spent > 0.03)) break;

@@ -31,7 +31,4 @@ tt_status tt_cl_tune_bench_time(tt_cl_tune_bench *b, int s, double *secs);
  * "wrong GEMM results" when one differs. */
 tt_status tt_cl_tune_bench_check_odd(tt_cl_tune_bench *b);
 
-/* A monotonic clock, in seconds. */
-double tt_cl_tune_seconds(void);
-
 #endif

@@ -4,15 +4,8 @@
 #include <dlfcn.h>
 #include <math.h>
 #include <stdlib.h>
-#include <time.h>
 
-
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "core/clock.h"
 
 /* OpenBLAS picks its kernels by the CPU's family and model, and a model
  * it does not know (a virtual machine's, or a newer one) gets its oldest,
@@ -75,11 +68,11 @@ int tt_host_sgemm_time(const char *command, const tt_gemm_shape *shapes, int cou
         const tt_gemm_shape *g = &shapes[s];
         double best = INFINITY, spent = 0;
         for (int rep = 0; rep < 11; rep++) { /* the first call is a warm-up */
-            double t0 = seconds_now();
+            double t0 = tt_seconds();
             sgemm(101 /* row-major */, g->trans_a ? 112 : 111, g->trans_b ? 112 : 111, (int)g->m,
                   (int)g->n, (int)g->k, 1.0f, x, (int)(g->trans_a ? g->m : g->k), x,
                   (int)(g->trans_b ? g->k : g->n), 0.0f, c, (int)g->n);
-            double t = seconds_now() - t0;
+            double t = tt_seconds() - t0;
             if (rep == 0) continue;
             best = t < best ? t : best;
             spent += t;

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/status.h"
 
 extern char **environ;
@@ -17,13 +17,6 @@ extern char **environ;
 #define MAX_ROUNDS 100
 #define MIN_ROUND_S 5.0 /* a round needs at least one rebuild's worth of time */
 #define MAX_CRASHES 3   /* rounds in a row ended by a signal: give up */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Runs one round: argv (NULL-terminated) with stdout into *out (malloc'd,
  * NUL-terminated).  *wstatus: waitpid's. */
@@ -77,7 +70,7 @@ tt_status tt_tune_run_rounds(const tt_tune_rounds *r, cJSON **last, int *rounds,
 {
     *last = NULL;
     *rounds = *candidates = *rejected = 0;
-    double start = now_s();
+    double start = tt_seconds();
     /* exe tune ARGS --one-round --json --output F --budget S --seed K
      * [--max-xgemm N] [--max-direct N] */
     enum { EXTRA = 16 };
@@ -87,7 +80,7 @@ tt_status tt_tune_run_rounds(const tt_tune_rounds *r, cJSON **last, int *rounds,
     tt_status status = NULL;
     int crashes = 0; /* in a row */
     for (int k = 0; k < MAX_ROUNDS; k++) {
-        double left = r->budget_s - (now_s() - start);
+        double left = r->budget_s - (tt_seconds() - start);
         int xgemm_left = r->max_xgemm ? r->max_xgemm - *candidates : 0;
         if ((k > 0 && left < MIN_ROUND_S) || (r->max_xgemm && xgemm_left <= 0)) break;
         int n = 0;

@@ -27,6 +27,7 @@
 #include <clblast_c.h>
 
 #include "backend/opencl/cl_internal.h"
+#include "core/clock.h"
 #include "tune/tune.h"
 #include "tune/bench.h"
 #include "core/status.h"
@@ -200,7 +201,7 @@ typedef struct search {
     tt_cl_tune_result *out;
 } search;
 
-static double elapsed(const search *S) { return tt_cl_tune_seconds() - S->start; }
+static double elapsed(const search *S) { return tt_seconds() - S->start; }
 
 static uint64_t fingerprint(tt_clblast_kernel kernel, const size_t *v)
 {
@@ -245,7 +246,7 @@ static void evaluate(search *S, const tt_cl_tuning *tuning, const tt_cl_tuning *
                      const int *order, int n, int stop_when_slower, double *total,
                      double *rival_total, int *complete)
 {
-    double t0 = tt_cl_tune_seconds();
+    double t0 = tt_seconds();
     *total = *rival_total = 0;
     *complete = 0;
     int slower = 0;
@@ -284,7 +285,7 @@ static void evaluate(search *S, const tt_cl_tuning *tuning, const tt_cl_tuning *
      * rival is then rebuilt from PoCL's binary cache) */
     if (++S->evaluated % 6 == 0) CLBlastClearCache();
     S->out->candidates++;
-    double spent = tt_cl_tune_seconds() - t0;
+    double spent = tt_seconds() - t0;
     if (spent > S->spent_per_candidate) S->spent_per_candidate = spent;
     if (S->opt->log) fflush(S->opt->log);
 }
@@ -551,7 +552,7 @@ tt_status tt_cl_tune(tt_backend *be, const tt_gemm_shape *shapes, int count,
     if (count < 1) return tt_error_new(TT_ERR_INVALID_ARGUMENT, "tune: no GEMM shapes to time");
     search S;
     memset(&S, 0, sizeof S);
-    S.opt = opt, S.be = be, S.out = out, S.start = tt_cl_tune_seconds();
+    S.opt = opt, S.be = be, S.out = out, S.start = tt_seconds();
     S.budget = opt->budget_s > 0 ? opt->budget_s : 0;
     S.rng = opt->seed ? opt->seed : 0x7e57;
     S.before_total = INFINITY;
