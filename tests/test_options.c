@@ -269,11 +269,33 @@ static void test_help_defaults(void)
                                tt_conv_algo_name((tt_conv_algo)k));
 }
 
+/* A replaced option says what to write instead, on the command line and
+ * in a config file; tables without its successor keep the plain error. */
+static void test_retired_option(void)
+{
+    tt_train_options o;
+    tt_train_options_default(&o);
+    int help = 0;
+    char *argv[] = {"train", "--dice-weight", "0.5"};
+    tt_status s = tt_opt_parse_args(tt_train_option_table, tt_train_option_count, &o, 3, argv, 1,
+                                    &help);
+    CU_ASSERT(s && strstr(tt_status_message(s), "'--dice-weight' was replaced: write --loss "
+                                                "bce+X*dice") != NULL);
+    tt_status_free(s);
+    s = tt_opt_set(tt_train_option_table, tt_train_option_count, &o, "dice-weight", "1",
+                   "run.ini:3");
+    CU_ASSERT(s && strstr(tt_status_message(s), "run.ini:3: option 'dice-weight' was replaced") !=
+                       NULL);
+    tt_status_free(s);
+    expect_error((char *[]){"t", "--dice-weight", "1"}, 3, "unknown option '--dice-weight'");
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
         {"flags of every kind", test_flags},
         {"flag errors name the flag", test_flag_errors},
+        {"a replaced option says what to write instead", test_retired_option},
         {"INI: unknown key names file and line; flags override", test_ini_and_override},
         {"JSON: values, unknown key line, syntax error line", test_json},
         {"a table after another's, at an offset", test_table_concat},

@@ -134,10 +134,25 @@ int tt_opt_index(const tt_opt *table, size_t count, const char *name)
     return -1;
 }
 
+/* Options a release had and a later one replaced: what to write instead,
+ * or NULL. */
+static const char *retired(const tt_opt *table, size_t count, const char *name)
+{
+    static const char *const options[][2] = {
+        {"dice-weight", "--loss bce+X*dice (e.g. --loss bce+0.5*dice; docs/guide.md, \"Losses\")"},
+    };
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++)
+        if (same_name(options[i][0], name) && find(table, count, "loss")) return options[i][1];
+    return NULL;
+}
+
 tt_status tt_opt_set(const tt_opt *table, size_t count, void *opts, const char *name,
                      const char *value, const char *where)
 {
     const tt_opt *o = find(table, count, name);
+    if (!o && retired(table, count, name))
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: option '%s' was replaced: write %s",
+                            where, name, retired(table, count, name));
     if (!o) {
         const tt_opt *near = closest(table, count, name);
         if (near)
@@ -429,6 +444,9 @@ tt_status tt_opt_parse_args_given(const tt_opt *table, size_t count, void *opts,
             value = arg + 2 + (eq - name) + 1;
         }
         const tt_opt *o = find(table, count, name);
+        if (!o && retired(table, count, name))
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT, "option '--%s' was replaced: write %s",
+                                name, retired(table, count, name));
         if (!o) {
             const tt_opt *near = closest(table, count, name);
             if (near)

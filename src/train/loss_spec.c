@@ -265,7 +265,7 @@ tt_status tt_class_weights_parse(const char *text, int classes, float *out)
     if (count != classes)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "--class-weights %s: %d values for %d classes; give one per class "
-                            "in the data set's order (`tiletrain data info` lists them)",
+                            "in the data set's order (`tiletrain data check --data DIR` lists them)",
                             text, count, classes);
     if (!(total > 0))
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,

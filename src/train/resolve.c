@@ -169,6 +169,16 @@ static tt_status resolve_model(tt_recipe *r, const tt_dist *dist)
     return NULL;
 }
 
+/* --loss and --class-weights as given, checked against the data set's
+ * masks and classes before the plan's work: a bad one fails at once. */
+static tt_status check_loss(const tt_recipe *r)
+{
+    int classes = tt_dataset_classes(r->dataset);
+    if (r->opt.classes > classes) classes = r->opt.classes;
+    tt_step_config parsed;
+    return tt_recipe_loss(&r->opt, r->mask_kind, classes, &parsed);
+}
+
 /* --loss and --class-weights checked against the masks and the classes;
  * auto written as the terms it means, so the recipe says what ran. */
 static tt_status resolve_loss(tt_recipe *r)
@@ -236,6 +246,7 @@ tt_status tt_recipe_resolve(tt_recipe *r, const tt_dist *dist)
     tt_train_options *o = &r->opt;
     TT_TRY(check_flags(o));
     TT_TRY(open_data(r));
+    TT_TRY(check_loss(r));
     TT_TRY(tt_dp_pick_device(dist, o));
     tt_backend_request request;
     TT_TRY(tt_recipe_backend(o, &request));
