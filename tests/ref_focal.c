@@ -1,5 +1,4 @@
-/* Double-precision references of the focal loss and the class-weighted BCE
- * and softmax cross-entropy; see ref_focal.h. */
+/* The double-precision reference of the focal loss; see ref_focal.h. */
 #include "ref_focal.h"
 
 #include <math.h>
@@ -55,47 +54,5 @@ double ref_focal(const double *logits, const uint8_t *targets, int n, int c, int
     }
     if (count) *count = valid;
     if (invalid) *invalid = bad;
-    return sum;
-}
-
-double ref_bce_weighted(const double *logits, const uint8_t *targets, int n, int c, int hw,
-                        int ignore, const double *weights, long *count, double *dlogits)
-{
-    double sum = 0;
-    long valid = 0;
-    size_t total = (size_t)n * c * hw;
-    for (size_t i = 0; i < total; i++) {
-        int t = targets[i];
-        if (t == ignore || t > 1) continue;
-        double x = logits[i], w = weights ? weights[i / hw % c] : 1;
-        sum += w * (fmax(x, 0) - x * t + log1p(exp(-fabs(x))));
-        valid++;
-        if (dlogits) dlogits[i] += w * (t ? -sigmoid(-x) : sigmoid(x));
-    }
-    if (count) *count = valid;
-    return sum;
-}
-
-double ref_softmax_ce_weighted(const double *logits, const uint8_t *labels, int n, int c, int hw,
-                               int ignore, const double *weights, long *count, double *dlogits)
-{
-    double sum = 0;
-    long valid = 0;
-    for (int i = 0; i < n; i++)
-        for (int p = 0; p < hw; p++) {
-            int label = labels[(size_t)i * hw + p];
-            if (label == ignore || label >= c) continue;
-            const double *x = logits + (size_t)i * c * hw + p;
-            double m = x[0], e = 0, w = weights ? weights[label] : 1;
-            for (int k = 1; k < c; k++) m = fmax(m, x[(size_t)k * hw]);
-            for (int k = 0; k < c; k++) e += exp(x[(size_t)k * hw] - m);
-            sum += w * (m + log(e) - x[(size_t)label * hw]);
-            valid++;
-            if (dlogits)
-                for (int k = 0; k < c; k++)
-                    dlogits[(size_t)i * c * hw + p + (size_t)k * hw] +=
-                        w * (exp(x[(size_t)k * hw] - m) / e - (k == label));
-        }
-    if (count) *count = valid;
     return sum;
 }

@@ -1,7 +1,7 @@
 /*
- * Plain-C double-precision references of the sigmoid focal loss
- * (src/ops/focal.h) and of the class-weighted BCE and softmax
- * cross-entropy (src/ops/bce.h, softmax_ce.h), for the loss suites.
+ * The plain-C double-precision reference of the sigmoid focal loss
+ * (src/ops/focal.h), for the loss suites (the class-weighted BCE and
+ * softmax cross-entropy are ref_loss.h's).
  * Logits are (n, c, hw); per-class targets (n, c, hw) and labels (n, hw)
  * uint8; `ignore` a uint8 value or -1 for none; `weights` c doubles, or
  * NULL for every class 1.  dlogits (nullable) += d sum / d logits.
@@ -26,13 +26,5 @@ double ref_focal_term(double x, int t, double gamma, double alpha, double *grad)
 double ref_focal(const double *logits, const uint8_t *targets, int n, int c, int hw, int ignore,
                  int class_index, double gamma, double alpha, const double *weights, long *count,
                  long *invalid, double *dlogits);
-
-/* Sum over valid elements of weights[k] * BCE(x, t), k the element's plane. */
-double ref_bce_weighted(const double *logits, const uint8_t *targets, int n, int c, int hw,
-                        int ignore, const double *weights, long *count, double *dlogits);
-
-/* Sum over valid pixels of weights[label] * (logsumexp(x) - x_label). */
-double ref_softmax_ce_weighted(const double *logits, const uint8_t *labels, int n, int c, int hw,
-                               int ignore, const double *weights, long *count, double *dlogits);
 
 #endif

@@ -15,6 +15,12 @@
 double ref_softmax_ce(const double *logits, const uint8_t *labels, int n, int c, int hw,
                       int ignore, long *count, double *dlogits)
 {
+    return ref_softmax_ce_weighted(logits, labels, n, c, hw, ignore, NULL, count, dlogits);
+}
+
+double ref_softmax_ce_weighted(const double *logits, const uint8_t *labels, int n, int c, int hw,
+                               int ignore, const double *weights, long *count, double *dlogits)
+{
     double sum = 0;
     long valid = 0;
     for (int i = 0; i < n; i++)
@@ -22,16 +28,15 @@ double ref_softmax_ce(const double *logits, const uint8_t *labels, int n, int c,
             int label = labels[(size_t)i * hw + p];
             if (label == ignore || label >= c) continue;
             const double *x = logits + (size_t)i * c * hw + p;
-            double m = x[0];
+            double m = x[0], e = 0, w = weights ? weights[label] : 1;
             for (int k = 1; k < c; k++) m = fmax(m, x[(size_t)k * hw]);
-            double e = 0;
             for (int k = 0; k < c; k++) e += exp(x[(size_t)k * hw] - m);
-            sum += m + log(e) - x[(size_t)label * hw];
+            sum += w * (m + log(e) - x[(size_t)label * hw]);
             valid++;
             if (dlogits)
                 for (int k = 0; k < c; k++)
                     dlogits[(size_t)i * c * hw + p + (size_t)k * hw] +=
-                        exp(x[(size_t)k * hw] - m) / e - (k == label);
+                        w * (exp(x[(size_t)k * hw] - m) / e - (k == label));
         }
     if (count) *count = valid;
     return sum;
@@ -44,21 +49,36 @@ static double sigmoid(double x)
     return e / (1 + e);
 }
 
-double ref_bce(const double *logits, const uint8_t *targets, size_t total, int ignore,
-               long *count, double *dlogits)
+/* The BCE sum over `total` elements, element i of plane i / hw % c
+ * weighted by weights[plane] (NULL: 1). */
+static double bce_sum(const double *logits, const uint8_t *targets, size_t total, size_t hw,
+                      int c, int ignore, const double *weights, long *count, double *dlogits)
 {
     double sum = 0;
     long valid = 0;
     for (size_t i = 0; i < total; i++) {
         int t = targets[i];
         if (t == ignore || t > 1) continue;
-        double x = logits[i];
-        sum += fmax(x, 0) - x * t + log1p(exp(-fabs(x)));
+        double x = logits[i], w = weights ? weights[i / hw % (size_t)c] : 1;
+        sum += w * (fmax(x, 0) - x * t + log1p(exp(-fabs(x))));
         valid++;
-        if (dlogits) dlogits[i] += t ? -sigmoid(-x) : sigmoid(x);
+        if (dlogits) dlogits[i] += w * (t ? -sigmoid(-x) : sigmoid(x));
     }
     if (count) *count = valid;
     return sum;
+}
+
+double ref_bce(const double *logits, const uint8_t *targets, size_t total, int ignore,
+               long *count, double *dlogits)
+{
+    return bce_sum(logits, targets, total, 1, 1, ignore, NULL, count, dlogits);
+}
+
+double ref_bce_weighted(const double *logits, const uint8_t *targets, int n, int c, int hw,
+                        int ignore, const double *weights, long *count, double *dlogits)
+{
+    return bce_sum(logits, targets, (size_t)n * c * hw, (size_t)hw, c, ignore, weights, count,
+                   dlogits);
 }
 
 double ref_dice(const double *logits, const uint8_t *targets, int n, int c, int hw, int ignore,

@@ -24,6 +24,14 @@ double ref_softmax_ce(const double *logits, const uint8_t *labels, int n, int c,
 double ref_bce(const double *logits, const uint8_t *targets, size_t total, int ignore,
                long *count, double *dlogits);
 
+/* Class weights (src/ops/reduce.h; weights: c doubles, NULL for every class
+ * 1) over logits (n, c, hw): BCE weights an element by its plane's weight,
+ * softmax cross-entropy a pixel by its label's (the counts stay unweighted). */
+double ref_bce_weighted(const double *logits, const uint8_t *targets, int n, int c, int hw,
+                        int ignore, const double *weights, long *count, double *dlogits);
+double ref_softmax_ce_weighted(const double *logits, const uint8_t *labels, int n, int c, int hw,
+                               int ignore, const double *weights, long *count, double *dlogits);
+
 /* sum_n mean_c (1 - dice(n, c)), dice over valid pixels of each plane with
  * p = sigmoid(x).  dlogits (nullable) += d sum / d logits. */
 double ref_dice(const double *logits, const uint8_t *targets, int n, int c, int hw, int ignore,

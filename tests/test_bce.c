@@ -2,6 +2,7 @@
  * reference, the gradient vs central differences, ignore, accumulation,
  * logits of +-100, invalid targets, class weights, and PyTorch (if
  * present). */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,7 @@
 #include "core/status.h"
 #include "harness.h"
 #include "ops/bce.h"
-#include "ref_focal.h"
+#include "ref_data.h"
 #include "ref_loss.h"
 
 typedef struct bce_case {
@@ -349,8 +350,8 @@ static void test_torch(void)
         bce_data d = make_data(&(bce_case){2, 3, 31, 29, 0}, 400 + weighted, 8.0f);
         d.logits[0] = 100, d.logits[1] = -100; /* torch's own stable form as well */
         float *w = class_weights(d.desc.c);
-        char dir[] = "/tmp/tt-bce-torch-XXXXXX";
-        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+        char dir[PATH_MAX];
+        CU_ASSERT_FATAL(rd_tempdir_in(dir, sizeof dir, "bce-torch"));
         int32_t shape[4] = {d.desc.n, d.desc.c, d.desc.h, d.desc.w};
         ref_write_file(dir, "shape", shape, sizeof shape);
         ref_write_file(dir, "logits", d.logits, d.total * sizeof(float));
@@ -384,9 +385,8 @@ static void test_torch(void)
             tt_buffer_free(bx), tt_buffer_free(bt), tt_buffer_free(bw);
             tt_buffer_free(res), tt_buffer_free(bg);
         }
-        char cmd[128];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        CU_ASSERT_EQUAL(system(cmd), 0);
+        rd_rmtree(dir);
+        CU_ASSERT(access(dir, F_OK) != 0); /* removed */
         free(w);
         free_data(&d);
     }

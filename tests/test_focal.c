@@ -3,6 +3,7 @@
  * and 0.25, class weights; gradients vs central differences; gamma 0
  * without alpha is BCE; logits of +-100; invalid and ignored items;
  * several passes of the grid; bad arguments; PyTorch (if present). */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "ops/bce.h"
 #include "ops/focal.h"
 #include "ref_focal.h"
+#include "ref_data.h"
 #include "ref_loss.h"
 
 typedef struct focal_case {
@@ -422,8 +424,8 @@ static void test_torch(void)
     for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
         focal_data d = make_data(&(focal_case){2, 3, 13, 11, 10}, runs[k].kind, runs[k].gamma,
                                  runs[k].alpha, runs[k].weighted, 700 + k, 6.0f);
-        char dir[] = "/tmp/tt-focal-torch-XXXXXX";
-        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+        char dir[PATH_MAX];
+        CU_ASSERT_FATAL(rd_tempdir_in(dir, sizeof dir, "focal-torch"));
         int32_t shape[4] = {d.desc.n, d.desc.c, d.desc.h, d.desc.w};
         double params[4] = {d.focal.gamma, d.focal.alpha, d.focal.class_index, d.desc.ignore};
         float ones[3] = {1, 1, 1};
@@ -454,9 +456,8 @@ static void test_torch(void)
             CU_ASSERT(gerr < 1e-4);
             free(grad), free(got);
         }
-        char cmd[128];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        CU_ASSERT_EQUAL(system(cmd), 0);
+        rd_rmtree(dir);
+        CU_ASSERT(access(dir, F_OK) != 0); /* removed */
         free_data(&d);
     }
     printf("\n");

@@ -5,13 +5,16 @@
  * against central differences of the reference; backward adds;
  * determinism; bad arguments; and a PyTorch check written from the paper
  * (tests/torch_lovasz_check.py). */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/status.h"
 #include "harness.h"
 #include "ops/lovasz.h"
+#include "ref_data.h"
 #include "ref_loss.h"
 #include "ref_lovasz.h"
 
@@ -356,8 +359,8 @@ static void test_torch(void)
     script[length] = '\0';
     for (int softmax = 0; softmax < 2; softmax++) {
         lovasz_data d = make_data(&(lovasz_case){2, 3, 9, 11, 10}, softmax, 700 + softmax, 3.0f);
-        char dir[] = "/tmp/tt-lovasz-torch-XXXXXX";
-        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+        char dir[PATH_MAX];
+        CU_ASSERT_FATAL(rd_tempdir_in(dir, sizeof dir, "lovasz-torch"));
         int shape[6] = {d.desc.n, d.desc.c, d.desc.h, d.desc.w, softmax, d.desc.ignore};
         ref_write_file(dir, "shape", shape, sizeof shape);
         ref_write_file(dir, "logits", d.logits, d.total * sizeof(float));
@@ -381,9 +384,8 @@ static void test_torch(void)
             CU_ASSERT(gerr < 1e-5);
             free(grad), free(got);
         }
-        char cmd[128];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        CU_ASSERT_EQUAL(system(cmd), 0);
+        rd_rmtree(dir);
+        CU_ASSERT(access(dir, F_OK) != 0); /* removed */
         free_data(&d);
     }
     printf("\n");

@@ -2,6 +2,7 @@
  * gradient vs central differences, ignore regions, accumulation, large
  * logits, invalid labels, argument checks, class weights, and PyTorch (if
  * present). */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,7 @@
 #include "core/status.h"
 #include "harness.h"
 #include "ops/softmax_ce.h"
-#include "ref_focal.h"
+#include "ref_data.h"
 #include "ref_loss.h"
 
 typedef struct ce_case {
@@ -424,8 +425,8 @@ static void test_torch(void)
     for (int weighted = 0; weighted < 2; weighted++) {
         ce_data d = make_data(&cases[6], 400 + weighted, 5.0f);
         float *w = class_weights(d.desc.c);
-        char dir[] = "/tmp/tt-ce-torch-XXXXXX";
-        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+        char dir[PATH_MAX];
+        CU_ASSERT_FATAL(rd_tempdir_in(dir, sizeof dir, "ce-torch"));
         int32_t shape[4] = {d.desc.n, d.desc.c, d.desc.h, d.desc.w};
         ref_write_file(dir, "shape", shape, sizeof shape);
         ref_write_file(dir, "logits", d.logits, d.total * sizeof(float));
@@ -461,9 +462,8 @@ static void test_torch(void)
             tt_buffer_free(bx), tt_buffer_free(bl), tt_buffer_free(bw);
             tt_buffer_free(res), tt_buffer_free(bg);
         }
-        char cmd[128];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        CU_ASSERT_EQUAL(system(cmd), 0);
+        rd_rmtree(dir);
+        CU_ASSERT(access(dir, F_OK) != 0); /* removed */
         free(w);
         free_data(&d);
     }

@@ -5,14 +5,17 @@
  * split in two equal to one batch, ignore and invalid items, class
  * weights, logits of +-100, backward adding, bad arguments, and PyTorch
  * (tests/torch_tversky_check.py). */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/status.h"
 #include "harness.h"
 #include "ops/tversky.h"
+#include "ref_data.h"
 #include "ref_loss.h"
 #include "ref_tversky.h"
 
@@ -409,8 +412,8 @@ static void test_torch(void)
     fclose(f);
     CU_ASSERT_FATAL(length > 0 && length < sizeof script - 1);
     script[length] = '\0';
-    char dir[] = "/tmp/tt-tversky-torch-XXXXXX";
-    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    char dir[PATH_MAX];
+    CU_ASSERT_FATAL(rd_tempdir_in(dir, sizeof dir, "tversky-torch"));
     enum { CASES = 5 };
     ref_tversky_data cases[CASES];
     for (int k = 0; k < CASES; k++) {
@@ -425,7 +428,7 @@ static void test_torch(void)
         d->has_weights = k == 2;
         d->weights[0] = 1, d->weights[1] = 0.25, d->weights[2] = 2;
         d->logits[0] = 100, d->logits[1] = -100;
-        char sub[64];
+        char sub[PATH_MAX + 16];
         snprintf(sub, sizeof sub, "%s/case%d", dir, k);
         CU_ASSERT_EQUAL_FATAL(mkdir(sub, 0700), 0);
         double params[11] = {d->desc.n, d->desc.c, d->desc.h, d->desc.w, d->tv.alpha,
@@ -439,7 +442,7 @@ static void test_torch(void)
     if (ref_python(script, dir))
         for (int k = 0; k < CASES; k++) {
             ref_tversky_data *d = &cases[k];
-            char sub[64];
+            char sub[PATH_MAX + 16];
             snprintf(sub, sizeof sub, "%s/case%d", dir, k);
             double want;
             double *grad = malloc(d->total * sizeof(double));
@@ -462,9 +465,8 @@ static void test_torch(void)
             free(grad), free(got);
         }
     for (int k = 0; k < CASES; k++) ref_tversky_free(&cases[k]);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CU_ASSERT_EQUAL(system(cmd), 0);
+    rd_rmtree(dir);
+    CU_ASSERT(access(dir, F_OK) != 0); /* removed */
     printf("\n");
 }
 
