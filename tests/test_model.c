@@ -78,10 +78,10 @@ static void test_table_is_the_unet(void)
     TH_OK(tt_read(be, la, m->logits, out * sizeof *la));
     TH_OK(tt_read(be, lb, u->logits, out * sizeof *lb));
     TH_OK(tt_read(be, a, tt_mem_of(m->grad_buffer), n * sizeof *a));
-    TH_OK(tt_read(be, b, tt_mem_of(u->grad_buffer), n * sizeof *b));
+    TH_OK(tt_read(be, b, tt_mem_of(u->model.grad_buffer), n * sizeof *b));
     CU_ASSERT(memcmp(la, lb, out * sizeof *la) == 0);
     CU_ASSERT(memcmp(a, b, n * sizeof *a) == 0);
-    CU_ASSERT(tt_model_flops_per_image(m) == tt_unet_flops_per_image(u));
+    CU_ASSERT(tt_model_flops_per_image(m) == tt_model_flops_per_image(&u->model));
     /* the named places are the UNet's */
     CU_ASSERT_EQUAL(tt_model_param(m, 3).offset, tt_unet_param(tt_unet_of(m), 3).offset);
     CU_ASSERT_EQUAL(tt_model_grad(m, 3).offset, tt_unet_grad(tt_unet_of(m), 3).offset);
@@ -90,6 +90,70 @@ static void test_table_is_the_unet(void)
     tt_model_destroy(m);
     tt_model_destroy(NULL);
     CU_ASSERT_EQUAL(be->mem.current_total, 0);
+}
+
+/* The UNet's forward FLOPs written out: every block's two 3x3
+ * convolutions, the 2x2 stride-2 up-convolutions, the 1x1 head. */
+static double unet_flops(const tt_model_spec *s, int h, int w)
+{
+    double f = 0;
+    for (int i = 0; i <= s->depth; i++) {
+        double hw = (double)(h >> i) * (w >> i);
+        int c = s->base_channels << i, below = i ? c / 2 : s->in_channels;
+        f += 2.0 * 9 * hw * c * (below + c); /* enc.i or the bottleneck */
+        if (i < s->depth) f += 2.0 * 9 * hw * c * (2 * c + c) + 2.0 * 4 * hw / 4 * 2 * c * c;
+    }
+    return f + 2.0 * h * w * s->base_channels * s->classes;
+}
+
+/* FLOPs, workspace and convolution shapes come from the recorded step:
+ * the FLOPs are the architecture's whatever the step's storage (the
+ * banded step runs its convolutions on row bands), and the shapes count
+ * each convolution the forward runs (a decoder conv1 as two halves). */
+static void test_recorded_convolutions(void)
+{
+    tt_backend *dry = NULL;
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY,
+                                                  .like = &th_backend()->device},
+                            &dry));
+    tt_model_spec spec = small_spec(TT_NORM_GROUP);
+    double want = unet_flops(&spec, 32, 48);
+    for (int banded = 0; banded < 2; banded++) {
+        tt_model_spec s = spec;
+        s.checkpointing = banded, s.precision = banded ? TT_PRECISION_BF16 : TT_PRECISION_FP32;
+        tt_model *m = NULL;
+        TH_OK(tt_model_create(dry, &s, 2, 32, 48, 1, &m));
+        if (!m) continue;
+        printf("\n  %s: %.6g FLOP per image, the formula's %.6g; workspace %zu bytes",
+               banded ? "banded" : "plain", tt_model_flops_per_image(m), want, m->memory.workspace);
+        CU_ASSERT(fabs(tt_model_flops_per_image(m) - want) <= 1e-12 * want);
+        CU_ASSERT(m->memory.workspace == (m->workspace_buffer ? m->workspace_buffer->bytes : 0));
+        tt_model_destroy(m);
+    }
+    tt_model_conv shapes[32];
+    int count = 0;
+    TH_OK(tt_model_conv_shapes(dry, &spec, 32, 48, shapes, 32, &count));
+    int same = 0, transposed = 0, input_grad = 0;
+    for (int i = 0; i < count; i++) {
+        const tt_model_conv *c = &shapes[i];
+        printf("\n    %-16s %3d -> %3d %dx%d/%d at %dx%d x%d", c->label, c->in_channels,
+               c->out_channels, c->kernel, c->kernel, c->stride, c->height, c->width, c->count);
+        if (c->in_channels == c->out_channels && c->kernel == 3 && c->height == 32 >> 1)
+            same = c->count;
+        transposed += c->transposed;
+        input_grad += c->no_input_grad;
+    }
+    CU_ASSERT_EQUAL(count, 3 * spec.depth + 3);
+    CU_ASSERT_EQUAL(same, 4); /* level 1: enc.1.conv2, dec.1.conv1's halves, dec.1.conv2 */
+    CU_ASSERT_EQUAL(transposed, spec.depth);
+    CU_ASSERT_EQUAL(input_grad, 1); /* enc.0.conv1 reads the image */
+    CU_ASSERT_STRING_EQUAL(shapes[0].label, "enc.0.conv1");
+    /* too little room is an error, not a short list */
+    tt_status s = tt_model_conv_shapes(dry, &spec, 32, 48, shapes, 4, &count);
+    CU_ASSERT(s && tt_status_code(s) == TT_ERR_INVALID_ARGUMENT);
+    tt_status_free(s);
+    tt_backend_destroy(dry);
+    printf("\n");
 }
 
 static void test_counters(void)
@@ -281,7 +345,7 @@ static void test_resnet_conv_shapes(void)
         TH_OK(tt_model_create(dry, &spec, 1, 64, 96, 3, &m));
         tt_model_conv shapes[64];
         int count = 0;
-        TH_OK(tt_model_conv_shapes(&spec, 64, 96, shapes, 64, &count));
+        TH_OK(tt_model_conv_shapes(dry, &spec, 64, 96, shapes, 64, &count));
         double flops = 0;
         int strided = 0;
         for (int i = 0; i < count; i++) {
@@ -306,7 +370,7 @@ static void test_resnet_conv_shapes(void)
     spec.norm = TT_NORM_BATCH;
     tt_model_conv few[8];
     int count = 0;
-    tt_status s = tt_model_conv_shapes(&spec, 64, 64, few, 8, &count);
+    tt_status s = tt_model_conv_shapes(th_backend(), &spec, 64, 64, few, 8, &count);
     CU_ASSERT(s && tt_status_code(s) == TT_ERR_INVALID_ARGUMENT);
     tt_status_free(s);
     printf("\n");
@@ -323,6 +387,7 @@ int main(void)
         {"an unknown kind lists the kinds", test_unknown_kind},
         {"activations split under the binding limit; a larger tensor named", test_binding_limit},
         {"the ResNet UNets' convolution shapes are all their convolutions", test_resnet_conv_shapes},
+        {"FLOPs, workspace and shapes from the recorded step", test_recorded_convolutions},
         CU_TEST_INFO_NULL,
     };
     return th_run_suite("model", tests, TH_EVERY);

@@ -272,7 +272,7 @@ static void test_constant_model(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(bias);
     params[bias->offset] = 0.75f;
     params[bias->offset + 1] = -2.5f;
-    TH_OK(tt_unet_set_params(u, params, state));
+    TH_OK(tt_model_set_params(&u->model, params, state));
     int h = 16, w = 24; /* two tiles across, overlapping by 8 columns */
     uint8_t *rgb = random_image(w, h, 7);
     tt_memory_image im = {rgb, w, h};
@@ -353,7 +353,7 @@ static void write_checkpoint(tt_unet *u, const char *path, const char *model, co
 {
     float *params = malloc(u->params.trainable_floats * sizeof *params);
     float *state = malloc((u->params.state_floats + 1) * sizeof *state);
-    TH_OK(tt_unet_get_params(u, params, state));
+    TH_OK(tt_model_get_params(&u->model, params, state));
     tt_st_writer *w = NULL;
     TH_OK(tt_st_writer_create(&w));
     for (int i = 0; i < u->params.count; i++) {
@@ -432,7 +432,7 @@ static void test_model_load(void)
     float *state = malloc((bu->params.state_floats + 1) * sizeof *state);
     float *loaded = malloc((bu->params.state_floats + 1) * sizeof *loaded);
     for (size_t i = 0; i < bu->params.state_floats; i++) state[i] = 0.25f + 0.001f * (float)i;
-    TH_OK(tt_unet_set_params(bu, NULL, state));
+    TH_OK(tt_model_set_params(&bu->model, NULL, state));
     const char *bn_json = "{\"in_channels\": 3, \"classes\": 2, \"base_channels\": 4, "
                           "\"depth\": 2, \"norm\": \"batch\", \"groups\": 2}";
     write_checkpoint(bu, path, bn_json, NULL, NULL, 0, 0);
@@ -453,7 +453,7 @@ static void test_model_load(void)
     tt_infer_model_free(&m);
     tt_st_writer *w = NULL; /* trainable tensors only */
     float *params = malloc(bu->params.trainable_floats * sizeof *params);
-    TH_OK(tt_unet_get_params(bu, params, NULL));
+    TH_OK(tt_model_get_params(&bu->model, params, NULL));
     TH_OK(tt_st_writer_create(&w));
     for (int i = 0; i < bu->params.count; i++) {
         const tt_param *p = &bu->params.params[i];

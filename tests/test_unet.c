@@ -29,7 +29,7 @@ static tt_unet *make(const unet_case *c, float **host_params, float **host_state
     TH_OK(tt_unet_create(th_backend(), &c->config, c->capacity, c->height, c->width, 11, &u));
     *host_params = malloc(u->params.trainable_floats * sizeof(float));
     *host_state = malloc((u->params.state_floats + 1) * sizeof(float));
-    TH_OK(tt_unet_get_params(u, *host_params, *host_state));
+    TH_OK(tt_model_get_params(&u->model, *host_params, *host_state));
     return u;
 }
 
@@ -121,16 +121,16 @@ static void check_against_torch(const unet_case *c)
     TH_OK(tt_read(be, logits, u->logits, out_n * sizeof(float)));
     TH_OK(tt_write(be, u->dlogits, dlogits, out_n * sizeof(float)));
     TH_OK(tt_unet_backward(u));
-    TH_OK(tt_read(be, grads, tt_mem_of(u->grad_buffer), u->params.trainable_floats * sizeof(float)));
+    TH_OK(tt_read(be, grads, tt_mem_of(u->model.grad_buffer), u->params.trainable_floats * sizeof(float)));
     float *new_state = malloc((u->params.state_floats + 1) * sizeof(float));
-    TH_OK(tt_unet_get_params(u, NULL, new_state));
+    TH_OK(tt_model_get_params(&u->model, NULL, new_state));
 
     /* forward and backward again add the same gradient again (eval-mode
      * batch norm statistics are not involved: the batch is the same) */
     TH_OK(tt_unet_forward(u, c->batch, 1));
     TH_OK(tt_write(be, u->dlogits, dlogits, out_n * sizeof(float)));
     TH_OK(tt_unet_backward(u));
-    TH_OK(tt_read(be, grads2, tt_mem_of(u->grad_buffer), u->params.trainable_floats * sizeof(float)));
+    TH_OK(tt_read(be, grads2, tt_mem_of(u->model.grad_buffer), u->params.trainable_floats * sizeof(float)));
     /* relative, with a floor of 1e-3 of the largest gradient: the conv
      * biases before a norm have an exact gradient of 0, so theirs is float
      * noise from one backward to the next (the kernels reduce in parallel) */
@@ -227,10 +227,10 @@ static void one_step_poisoned(tt_unet_config cfg, int checkpointing, int poison,
     *count = u->params.trainable_floats;
     *grads = malloc(*count * sizeof **grads);
     *state = malloc((u->params.state_floats + 1) * sizeof **state);
-    TH_OK(tt_read(u->be, *grads, tt_mem_of(u->grad_buffer), *count * sizeof(float)));
-    TH_OK(tt_unet_get_params(u, NULL, *state));
-    *arena = u->act_planned_bytes;
-    *unplanned = u->act_unplanned_bytes;
+    TH_OK(tt_read(u->be, *grads, tt_mem_of(u->model.grad_buffer), *count * sizeof(float)));
+    TH_OK(tt_model_get_params(&u->model, NULL, *state));
+    *arena = u->model.memory.activations;
+    *unplanned = u->model.memory.activations_apart;
     tt_unet_destroy(u);
     free(input), free(dlogits);
 }
@@ -408,25 +408,28 @@ static void test_banded_step(void)
     }
 }
 
-/* Once a step has run (and the autotuner has timed what it ran), the
- * shared workspace is sized from those picks alone: no shape the model
- * does not run (a decoder's whole [up, skip] conv1, the image's gradient)
- * is sized for every candidate. */
+/* Once a step has run (and the autotuner has timed what it ran), a model
+ * of the same shapes sizes its shared workspace from those picks alone:
+ * its recorded step holds no shape the model does not run (a decoder's
+ * whole [up, skip] conv1, the image's gradient), so none is sized for
+ * every candidate. */
 static void test_workspace_of_what_runs(void)
 {
     tt_unet_config cfg = {3, 2, 4, 2, TT_NORM_GROUP, 2, 0, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32};
-    tt_unet *u = NULL;
+    tt_unet *u = NULL, *again = NULL;
     TH_OK(tt_unet_create(th_backend(), &cfg, 2, 16, 24, 5, &u));
     TH_OK(tt_fill(u->be, u->input, 0.5f, 2 * 3 * 16 * 24));
     TH_OK(tt_unet_forward(u, 2, 1));
     TH_OK(tt_fill(u->be, u->dlogits, 0.25f, 2 * 2 * 16 * 24));
     TH_OK(tt_unet_backward(u));
     uint64_t before = tt_conv_autotune_stats_get().sized_unknown;
-    size_t ws = tt_unet_workspace_bytes(u);
+    TH_OK(tt_unet_create(th_backend(), &cfg, 2, 16, 24, 5, &again));
     uint64_t unknown = tt_conv_autotune_stats_get().sized_unknown - before;
-    printf("\n  workspace after a step: %zu bytes, %llu shapes sized for every candidate", ws,
+    printf("\n  workspace after a step: %zu bytes (%zu before), %llu shapes sized for every "
+           "candidate", again ? again->model.memory.workspace : 0, u->model.memory.workspace,
            (unsigned long long)unknown);
     CU_ASSERT_EQUAL(unknown, 0);
+    tt_unet_destroy(again);
     tt_unet_destroy(u);
 }
 

@@ -240,6 +240,11 @@ struct tt_backend {
     int program_answer_count;
     int preparing;            /* between tt_backend_prepare_begin and _end */
     tt_forced_variants forced; /* zero: every variant the device's choice */
+    /* optional: every convolution the ops run on this backend is noted
+     * there (ops/conv_log.h); a model's recorded step sets it */
+    struct tt_conv_log *conv_log;
+    char layer[48];           /* the layer the caller runs now (tt_backend_layer), for
+                                 conv_log: "" when untold */
 };
 
 /* ---- device facts ------------------------------------------------------ */
@@ -284,6 +289,9 @@ typedef struct tt_backend_request {
     /* dry: the kind of backend it stands in for, so that ops choose the
      * algorithms that one has (TT_BACKEND_OPENCL, 0, by default) */
     int stands_for;
+    /* optional, any kind: the log the convolutions run on it go to
+     * (ops/conv_log.h; the caller owns it and keeps it alive) */
+    struct tt_conv_log *conv_log;
 } tt_backend_request;
 
 /* The one way to make a backend.  The OpenCL backend opens the selected
@@ -332,6 +340,15 @@ tt_status tt_backend_spread(tt_backend_request *out, int local_rank, char *spec,
 static inline void tt_backend_phase(tt_backend *backend, const char *phase)
 {
     backend->phase = phase;
+}
+
+/* Names the layer whose work follows (a copy is kept; NULL: none), so
+ * that a convolution log says whose each convolution is. */
+static inline void tt_backend_layer(tt_backend *backend, const char *name)
+{
+    size_t i = 0;
+    for (; name && name[i] && i + 1 < sizeof backend->layer; i++) backend->layer[i] = name[i];
+    backend->layer[i] = '\0';
 }
 
 /* Frees every buffer still alive, then the backend.  NULL is allowed. */

@@ -81,6 +81,7 @@ tt_status tt_backend_create(const tt_backend_request *request, tt_backend **out)
                             "vulkan, not for kind %d", request->stands_for);
     TT_TRY(create(request, out));
     (*out)->kernels_of = request->kind == TT_BACKEND_DRY ? request->stands_for : (int)request->kind;
+    (*out)->conv_log = request->conv_log;
     return NULL;
 }
 

@@ -250,11 +250,6 @@ tt_status tt_bench_layers(const tt_train_options *t, int json, int compare_openb
     tt_model_conv shapes[MAX_LAYERS];
     layer layers[MAX_LAYERS];
     int count = 0;
-    TT_TRY(tt_model_conv_shapes(&spec, t->tile[0], t->tile[1], shapes, MAX_LAYERS, &count));
-    int kept = 0; /* the conv2d shapes: the up-convolutions are transposed ones */
-    for (int i = 0; i < count; i++)
-        if (!shapes[i].transposed) layers[kept++] = (layer){.shape = shapes[i]};
-    count = kept;
     tt_conv_algo algo = spec.algo;
     tt_backend *be = NULL;
     tt_backend_request request;
@@ -262,6 +257,11 @@ tt_status tt_bench_layers(const tt_train_options *t, int json, int compare_openb
     request.profiling = 0;                  /* wall clock around tt_finish */
     TT_TRY(tt_backend_create(&request, &be));
     tt_status status = NULL;
+    TT_CHECK(tt_model_conv_shapes(be, &spec, t->tile[0], t->tile[1], shapes, MAX_LAYERS, &count));
+    int kept = 0; /* the conv2d shapes: the up-convolutions are transposed ones */
+    for (int i = 0; i < count; i++)
+        if (!shapes[i].transposed) layers[kept++] = (layer){.shape = shapes[i]};
+    count = kept;
     int progress = !json && isatty(STDERR_FILENO);
     for (int i = 0; i < count; i++) {
         if (progress) fprintf(stderr, "\rtiming %-29s", layers[i].shape.label);

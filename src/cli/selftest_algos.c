@@ -90,7 +90,7 @@ tt_status tt_selftest_algos(tt_backend *be, const tt_train_options *t, int *fail
     TT_TRY(tt_recipe_model(t, 0, &spec));
     tt_model_conv shapes[MAX_LAYERS];
     int count = 0, checks = 0, before = *failures;
-    TT_TRY(tt_model_conv_shapes(&spec, t->tile[0], t->tile[1], shapes, MAX_LAYERS, &count));
+    TT_TRY(tt_model_conv_shapes(be, &spec, t->tile[0], t->tile[1], shapes, MAX_LAYERS, &count));
     printf("every convolution algorithm on each layer shape of %s at %dx%d, micro-batch %d\n"
            "(error: the largest difference from the reference over the output's largest "
            "value):\n",

@@ -1,6 +1,7 @@
 /* A model's activation arena planned from one recorded step; see arena_plan.h. */
 #include "model/arena_plan.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -86,29 +87,61 @@ static void dump(const tt_arena_plan *p, int steps)
             peak / 1048576.0);
 }
 
-/* Runs the step on a recording backend with every tensor at its own place
- * of a virtual space, and takes each tensor's life from the record. */
-static tt_status record_lives(tt_arena_plan *p, tt_backend *be, tt_arena_step_fn step,
-                              void *model, size_t alignment)
+/* Runs the step on a dry backend standing in for `be`, with every tensor
+ * at its own place of a virtual space (*space), each operation reported
+ * to `on_op` (may be NULL) and each convolution to `log` (may be NULL). */
+static tt_status run_recorded(tt_arena_plan *p, tt_backend *be, tt_arena_step_fn step,
+                              void *model, tt_buffer *space, trace *t, tt_conv_log *log,
+                              tt_buffer *stand_in)
 {
-    tt_buffer space = {0};
-    tt_plan_lay_out(p->items, p->count, alignment, &space.bytes);
-    snprintf(space.record.name, sizeof space.record.name, "activations (being planned)");
-    trace t = {p, &space, 0, 0};
+    size_t align = be->device.base_align_bytes > 64 ? be->device.base_align_bytes : 64;
+    tt_plan_lay_out(p->items, p->count, align, &space->bytes);
+    snprintf(space->record.name, sizeof space->record.name, "activations (being planned)");
     tt_backend *recorder = NULL;
     TT_TRY(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = &be->device,
                                                    .stands_for = be->kernels_of,
-                                                   .record = on_operation, .record_ctx = &t},
+                                                   .record = t ? on_operation : NULL,
+                                                   .record_ctx = t, .conv_log = log},
                              &recorder));
-    space.backend = recorder;
-    for (int i = 0; i < p->count; i++) *p->dests[i] = tt_mem_at(tt_mem_of(&space), p->items[i].offset);
+    space->backend = recorder;
+    if (stand_in) stand_in->backend = recorder;
+    for (int i = 0; i < p->count; i++) *p->dests[i] = tt_mem_at(tt_mem_of(space), p->items[i].offset);
     tt_status status = step(model, recorder);
     tt_backend_destroy(recorder);
+    return status;
+}
+
+/* Runs the step recorded and takes each tensor's life from the record. */
+static tt_status record_lives(tt_arena_plan *p, tt_backend *be, tt_arena_step_fn step,
+                              void *model)
+{
+    tt_buffer space = {0};
+    trace t = {p, &space, 0, 0};
+    tt_status status = run_recorded(p, be, step, model, &space, &t, NULL, NULL);
     if (status) return tt_error_prefix(status, "memory plan: recording one step");
     if (t.stray)
         return tt_error_new(TT_ERR_INTERNAL, "memory plan: an operation touched offset %zu, "
                             "which no planned tensor holds", t.stray - 1);
     if (tt_knob_set(TT_KNOB_PLAN_DUMP)) dump(p, t.step);
+    return NULL;
+}
+
+tt_status tt_arena_plan_record_convs(tt_arena_plan *p, tt_backend *be, tt_arena_step_fn step,
+                                     void *model, tt_buffer **workspace, tt_conv_log *log)
+{
+    if (p->failed) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "memory plan: out of host memory");
+    tt_conv_log_free(log);
+    tt_buffer space = {0};
+    /* large enough for any convolution, so that none takes one of its own */
+    tt_buffer stand_in = {.bytes = SIZE_MAX / 4};
+    snprintf(stand_in.record.name, sizeof stand_in.record.name, "workspace (being sized)");
+    tt_buffer *kept = *workspace;
+    *workspace = &stand_in;
+    tt_status status = run_recorded(p, be, step, model, &space, NULL, log, &stand_in);
+    *workspace = kept;
+    if (!status && log->failed)
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "convolution log: out of host memory");
+    if (status) return tt_error_prefix(status, "recording the step's convolutions");
     return NULL;
 }
 
@@ -119,7 +152,7 @@ tt_status tt_arena_plan_place(tt_arena_plan *p, tt_backend *be, tt_arena_step_fn
     if (p->failed) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "memory plan: out of host memory");
     for (int i = 0; i < p->count; i++) p->items[i].name = p->names[i];
     size_t align = be->device.base_align_bytes > 64 ? be->device.base_align_bytes : 64;
-    TT_TRY(record_lives(p, be, step, model, align));
+    TT_TRY(record_lives(p, be, step, model));
     tt_plan plan;
     /* each arena buffer no larger than a kernel can address from its start
      * (Vulkan's maxStorageBufferRange), so any tensor in it can be bound */

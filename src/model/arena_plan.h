@@ -20,6 +20,7 @@
 
 #include "backend/backend.h"
 #include "core/plan.h"
+#include "ops/conv_log.h"
 
 typedef struct tt_arena_plan {
     tt_plan_item *items;
@@ -51,6 +52,14 @@ typedef tt_status (*tt_arena_step_fn)(void *model, tt_backend *recorder);
  * writes each tensor's place to its dest.  *arena: tt_arena_free(). */
 tt_status tt_arena_plan_place(tt_arena_plan *plan, tt_backend *be, tt_arena_step_fn step,
                               void *model, tt_arena *arena);
+/* Runs `step` once on a dry backend like `be`, every tensor at a place of
+ * its own, and notes each convolution it runs in *log (emptied first;
+ * tt_conv_log_free()): what the model's workspace, FLOPs and convolution
+ * shapes are derived from (model_build.c), before the arena is placed.
+ * *workspace, where the model finds its convolution workspace, holds a
+ * stand-in as large as any convolution needs while the step runs. */
+tt_status tt_arena_plan_record_convs(tt_arena_plan *plan, tt_backend *be, tt_arena_step_fn step,
+                                     void *model, tt_buffer **workspace, tt_conv_log *log);
 void tt_arena_plan_free(tt_arena_plan *plan);
 /* Frees the arena's buffers (and the list).  NULL fields allowed. */
 void tt_arena_free(tt_arena *arena);

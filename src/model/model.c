@@ -12,19 +12,17 @@
 #include "model/unet_resnet.h"
 #include "ops/util.h"
 
-/* One row per kind of model: its name, its constructor and its shapes. */
+/* One row per kind of model: its name and its constructor. */
 typedef struct model_kind {
     const char *name;
     tt_status (*create)(tt_backend *be, const tt_model_spec *spec, int capacity, int height,
                         int width, uint64_t seed, tt_model **out);
-    tt_status (*conv_shapes)(const tt_model_spec *spec, int height, int width,
-                                tt_model_conv *out, int max, int *count);
 } model_kind;
 
 static const model_kind kinds[] = {
-    {"unet", tt_unet_model_create, tt_unet_conv_shapes},
-    {"unet-resnet18", tt_unet_resnet_model_create, tt_unet_resnet_conv_shapes},
-    {"unet-resnet34", tt_unet_resnet_model_create, tt_unet_resnet_conv_shapes},
+    {"unet", tt_unet_model_create},
+    {"unet-resnet18", tt_unet_resnet_model_create},
+    {"unet-resnet34", tt_unet_resnet_model_create},
 };
 #define KIND_COUNT ((int)(sizeof kinds / sizeof kinds[0]))
 
@@ -82,7 +80,10 @@ int tt_model_spec_tile_unit(const tt_model_spec *s)
 
 /* The plain UNet is sized by base_channels, depth and its norm; the
  * ResNet-encoder ones by their kind alone. */
-static int sized_by_options(const tt_model_spec *s) { return !tt_model_spec_resnet_encoder(s); }
+static int sized_by_options(const tt_model_spec *s)
+{
+    return !tt_model_spec_resnet_encoder(s);
+}
 
 void tt_model_spec_describe(const tt_model_spec *s, char *buf, size_t size)
 {
@@ -213,55 +214,37 @@ tt_conv2d_desc tt_model_conv_desc(const tt_model_conv *c, int batch, tt_conv_alg
                             .no_input_grad = c->no_input_grad, .algo = algo};
 }
 
-tt_status tt_model_conv_shapes(const tt_model_spec *spec, int height, int width,
-                                  tt_model_conv *out, int max, int *count)
+tt_status tt_model_conv_shapes(tt_backend *like, const tt_model_spec *spec, int height, int width,
+                               tt_model_conv *out, int max, int *count)
 {
     *count = 0;
-    TT_TRY(tt_model_spec_check(spec));
-    return kind_of(spec->kind)->conv_shapes(spec, height, width, out, max, count);
+    tt_model_spec plain = *spec; /* the layers' shapes, not the banded step's bands */
+    plain.precision = TT_PRECISION_FP32;
+    plain.checkpointing = 0;
+    if (sized_by_options(&plain))
+        plain.norm = TT_NORM_NONE; /* no norm changes a convolution: any groups will do */
+    TT_TRY(tt_model_spec_check(&plain));
+    tt_backend *dry = NULL;
+    tt_model *m = NULL;
+    tt_status status = NULL;
+    TT_CHECK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = &like->device,
+                                                     .stands_for = like->kernels_of},
+                               &dry));
+    TT_CHECK(tt_model_create(dry, &plain, 1, height, width, 0, &m));
+    if (m->conv_count > max) {
+        status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s has %d convolution shapes, room for %d",
+                              spec->kind, m->conv_count, max);
+        goto cleanup;
+    }
+    memcpy(out, m->convs, sizeof *out * (size_t)m->conv_count);
+    *count = m->conv_count;
+cleanup:
+    tt_model_destroy(m);
+    tt_backend_destroy(dry);
+    return status;
 }
 
 void tt_model_destroy(tt_model *model)
 {
     if (model) model->ops->destroy(model);
-}
-
-tt_status tt_model_zero_grads(tt_model *m)
-{
-    return tt_fill(m->be, tt_mem_of(m->grad_buffer), 0.0f, m->params->trainable_floats);
-}
-
-tt_mem tt_model_param(const tt_model *m, int index)
-{
-    if (index < 0) return (tt_mem){0};
-    const tt_param *p = &m->params->params[index];
-    return tt_mem_f32(tt_mem_of(p->trainable ? m->param_buffer : m->state_buffer), p->offset);
-}
-
-tt_mem tt_model_grad(const tt_model *m, int index)
-{
-    if (index < 0 || !m->params->params[index].trainable) return (tt_mem){0};
-    return tt_mem_f32(tt_mem_of(m->grad_buffer), m->params->params[index].offset);
-}
-
-tt_status tt_model_get_params(tt_model *m, float *trainable, float *state)
-{
-    if (trainable)
-        TT_TRY(tt_read(m->be, trainable, tt_mem_of(m->param_buffer),
-                       m->params->trainable_floats * sizeof(float)));
-    if (state && m->state_buffer)
-        TT_TRY(tt_read(m->be, state, tt_mem_of(m->state_buffer),
-                       m->params->state_floats * sizeof(float)));
-    return NULL;
-}
-
-tt_status tt_model_set_params(tt_model *m, const float *trainable, const float *state)
-{
-    if (trainable)
-        TT_TRY(tt_write(m->be, tt_mem_of(m->param_buffer), trainable,
-                        m->params->trainable_floats * sizeof(float)));
-    if (state && m->state_buffer)
-        TT_TRY(tt_write(m->be, tt_mem_of(m->state_buffer), state,
-                        m->params->state_floats * sizeof(float)));
-    return NULL;
 }

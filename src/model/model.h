@@ -74,7 +74,8 @@ int tt_model_spec_same(const tt_model_spec *a, const tt_model_spec *b);
 /* One convolution shape of a model and how many of it one forward runs
  * (bench --layers times each alone). */
 typedef struct tt_model_conv {
-    char label[40];      /* "enc.0.conv1", "level 1, C -> C" */
+    char label[48];      /* the first layer that runs it ("enc.0.conv1"), as the step
+                            named its layers (tt_backend_layer) */
     int in_channels, out_channels;
     int kernel;          /* square: 3 for 3x3; padded by kernel / 2 */
     int stride;          /* 1, or 2 for the down-sampling ones */
@@ -86,9 +87,12 @@ typedef struct tt_model_conv {
 } tt_model_conv;
 
 /* Every convolution shape of the model `spec` describes, at a tile of
- * height x width: at most `max` into out, their number in *count.  Errors
- * name a tile the model cannot take. */
-tt_status tt_model_conv_shapes(const tt_model_spec *spec, int height, int width,
+ * height x width, as its plain step runs them (fp32, no checkpointing):
+ * the model built on a dry backend like `like`, its forward's
+ * convolutions as recorded (tt_model.convs).  At most `max` into out,
+ * their number in *count; too little room is an error.  Errors name a
+ * tile the model cannot take. */
+tt_status tt_model_conv_shapes(tt_backend *like, const tt_model_spec *spec, int height, int width,
                                tt_model_conv *out, int max, int *count);
 /* The output plane of `c` (OH * OW; a transposed one's is its input's
  * times stride squared). */
@@ -107,8 +111,6 @@ typedef struct tt_model_ops {
     /* Adds the gradient of the loss, given in model->dlogits, into the
      * gradient arena; follows a training forward of the same batch. */
     tt_status (*backward)(tt_model *model);
-    /* Floating-point operations of one image's forward (convolutions). */
-    double (*flops_per_image)(const tt_model *model);
     void (*destroy)(tt_model *model);
 } tt_model_ops;
 
@@ -130,9 +132,15 @@ struct tt_model {
     tt_backend *be;
     tt_model_spec spec;
     const tt_param_table *params; /* names, shapes, offsets in the arenas */
+    /* The head owns every device buffer of the model (tt_model_head_free,
+     * head.h): */
     tt_buffer *param_buffer;      /* (params->trainable_floats) */
     tt_buffer *grad_buffer;       /* same layout; backward adds here */
     tt_buffer *state_buffer;      /* (params->state_floats); NULL without running statistics */
+    tt_buffer *input_buffer;      /* input's */
+    tt_buffer *workspace_buffer;  /* shared by every convolution; NULL when none needs one */
+    tt_buffer **act_buffers;      /* the planned activation arena (model/arena_plan.h) */
+    int act_count;
     int counter_count;
     tt_model_counter *counters;
     int capacity;                 /* largest micro-batch */
@@ -141,6 +149,12 @@ struct tt_model {
     tt_mem logits;                /* (capacity, classes, H, W) */
     tt_mem dlogits;               /* same shape */
     tt_model_memory memory;
+    /* From the step recorded when the model was built (head.h): the
+     * distinct convolution shapes its forward runs, with their counts, and
+     * the floating-point operations of those convolutions per image */
+    tt_model_conv *convs;
+    int conv_count;
+    double flops_per_image;
     /* NULL: batch norm layers use their own micro-batch's statistics; set
      * (train/dist.c, --sync-bn) to sum them over every rank's micro-batch */
     const tt_norm_sync *norm_sync;
@@ -159,10 +173,9 @@ static inline tt_status tt_model_forward(tt_model *m, int batch, int training)
     return m->ops->forward(m, batch, training);
 }
 static inline tt_status tt_model_backward(tt_model *m) { return m->ops->backward(m); }
-static inline double tt_model_flops_per_image(const tt_model *m)
-{
-    return m->ops->flops_per_image(m);
-}
+/* Floating-point operations of one image's forward (its convolutions;
+ * norms, pools and activations are a few percent and left out). */
+static inline double tt_model_flops_per_image(const tt_model *m) { return m->flops_per_image; }
 /* Zeroes the gradient arena: the start of an accumulation window. */
 tt_status tt_model_zero_grads(tt_model *model);
 /* The device place of tensor `index` of model->params: trainable ones in

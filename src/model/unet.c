@@ -102,6 +102,14 @@ static size_t block_count(const tt_unet_block *b, int n)
     return (size_t)n * b->channels * b->height * b->width;
 }
 
+/* Names the layer whose work follows (the convolution log's labels). */
+static void tag(tt_unet *u, const char *owner, const char *what)
+{
+    char name[48];
+    snprintf(name, sizeof name, "%s%s", owner, what);
+    tt_backend_layer(u->be, name);
+}
+
 /* ---- 16-bit storage ------------------------------------------------------ */
 
 /* 16-bit storage, as soon as a kept tensor is made: x rounded to 16 bits
@@ -256,6 +264,9 @@ static tt_status bring_skip(tt_unet *u, int i, int n)
 static tt_status up_forward(tt_unet *u, int i, tt_mem out, int n, int backward)
 {
     up_conv up = up_conv_of(u, i, n, backward);
+    char name[16];
+    snprintf(name, sizeof name, "up.%d", i);
+    tag(u, name, "");
     return tt_conv_transpose2d_forward(u->be, out, up.below, tt_unet_param(u, up.weight),
                                        tt_unet_param(u, up.bias), &up.desc, tt_unet_workspace(u));
 }
@@ -279,8 +290,10 @@ static tt_status up_again(tt_unet *u, int i, tt_mem out, int n)
 static tt_status conv1_forward(tt_unet *u, const tt_unet_block *b, const tt_unet_tensors *x,
                                tt_mem out, tt_mem input, int n)
 {
+    tag(u, b->name, ".conv1");
     if (x->skip.buffer) return dec_conv1_forward(u, b, out, input, x->skip, n);
     tt_conv2d_desc d1 = tt_unet_conv3x3(u, n, b->in_channels, b->channels, b->height, b->width);
+    d1.no_input_grad = b == &u->enc[0]; /* the image's gradient is never asked for */
     return tt_conv2d_forward(u->be, out, input, tt_unet_param(u, b->conv1_w),
                              tt_unet_param(u, b->conv1_b), &d1, tt_unet_workspace(u));
 }
@@ -318,6 +331,7 @@ static tt_status block_forward(tt_unet *u, tt_unet_block *b, const tt_unet_tenso
         TT_TRY(tt_relu_forward(u->be, x->act1, x->act1, count));
         if (kept) TT_TRY(store_16(u, x->act1, b->half_conv1, count));
     }
+    tag(u, b->name, ".conv2");
     TT_TRY(tt_conv2d_forward(u->be, x->conv2, x->act1, tt_unet_param(u, b->conv2_w),
                              tt_unet_param(u, b->conv2_b), &d2, tt_unet_workspace(u)));
     if (norm) {
@@ -373,6 +387,7 @@ static tt_status block_backward(tt_unet *u, tt_unet_block *b, tt_mem dinput, tt_
     size_t count = block_count(b, n);
     tt_conv2d_desc d1 = tt_unet_conv3x3(u, n, b->in_channels, b->channels, b->height, b->width);
     tt_conv2d_desc d2 = tt_unet_conv3x3(u, n, b->channels, b->channels, b->height, b->width);
+    d1.no_input_grad = !dinput.buffer; /* enc.0's: the image's */
     tt_mem h = x->conv2, w2 = tt_unet_param(u, b->conv2_w);
     if (u->config.norm == TT_NORM_NONE) { /* act == conv: ReLUs in place */
         TT_TRY(tt_relu_backward_inplace(u->be, g, x->act2, count));        /* d conv2 out */
@@ -462,42 +477,6 @@ static tt_status skip_again(tt_unet *u, int i, int n)
     return block_forward(u, e, &e->again, e->again.input, n, 1);
 }
 
-static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
-
-static size_t block_workspace(const tt_unet *u, const tt_unet_block *b)
-{
-    /* a decoder block's conv1 runs as two convolutions over the halves of
-     * [up, skip] (dec_conv1_forward) */
-    int decoder = b >= u->dec && b < u->dec + u->config.depth;
-    int cin = decoder ? b->in_channels / 2 : b->in_channels;
-    tt_conv2d_desc d1 = tt_unet_conv3x3(u, u->capacity, cin, b->channels, b->height, b->width);
-    d1.no_input_grad = b == &u->enc[0]; /* the image's gradient is never asked for */
-    tt_conv2d_desc d2 =
-        tt_unet_conv3x3(u, u->capacity, b->channels, b->channels, b->height, b->width);
-    return max_size(tt_conv2d_workspace_bytes_on(u->be, &d1),
-                    tt_conv2d_workspace_bytes_on(u->be, &d2));
-}
-
-size_t tt_unet_workspace_bytes(const tt_unet *u)
-{
-    if (u->banded) return tt_unet_banded_workspace_bytes(u);
-    size_t ws = block_workspace(u, &u->bottleneck);
-    for (int i = 0; i < u->config.depth; i++) {
-        int ch = tt_unet_channels(&u->config, i);
-        tt_conv_transpose2d_desc ud =
-            tt_unet_upconv(u, u->capacity, 2 * ch, ch, (u->height >> i) / 2, (u->width >> i) / 2);
-        ws = max_size(ws, tt_conv_transpose2d_workspace_bytes_on(u->be, &ud));
-        ws = max_size(ws, max_size(block_workspace(u, &u->enc[i]), block_workspace(u, &u->dec[i])));
-    }
-    tt_conv2d_desc hd = tt_unet_head_desc(u, u->capacity);
-    return max_size(ws, tt_conv2d_workspace_bytes_on(u->be, &hd));
-}
-
-tt_status tt_unet_zero_grads(tt_unet *u)
-{
-    return tt_fill(u->be, tt_mem_of(u->grad_buffer), 0.0f, u->params.trainable_floats);
-}
-
 tt_status tt_unet_forward(tt_unet *u, int n, int training)
 {
     if (n < 1 || n > u->capacity)
@@ -508,9 +487,9 @@ tt_status tt_unet_forward(tt_unet *u, int n, int training)
     u->training = training;
     tt_backend_phase(u->be, "forward");
     if (u->poison) /* debugging: a read before a write shows up as NaN */
-        for (int i = 0; i < u->act_count; i++)
-            TT_TRY(tt_fill(u->be, tt_mem_of(u->act_buffers[i]), u->poison_value,
-                           u->act_buffers[i]->bytes / sizeof(float)));
+        for (int i = 0; i < u->model.act_count; i++)
+            TT_TRY(tt_fill(u->be, tt_mem_of(u->model.act_buffers[i]), u->poison_value,
+                           u->model.act_buffers[i]->bytes / sizeof(float)));
     if (u->banded) return tt_unet_banded_forward(u, n);
     for (int i = 0; i < c->depth; i++) {
         tt_unet_block *b = &u->enc[i];
@@ -524,6 +503,7 @@ tt_status tt_unet_forward(tt_unet *u, int n, int training)
         TT_TRY(bring_output(u, &u->enc[i], u->skip_fwd[i], n)); /* dec.i's fwd.skip */
         TT_TRY(block_forward(u, &u->dec[i], &u->dec[i].fwd, u->up[i], n, 0));
     }
+    tag(u, "head", "");
     tt_conv2d_desc hd = tt_unet_head_desc(u, n);
     return tt_conv2d_forward(u->be, u->logits, u->dec[0].fwd.act2,
                              tt_unet_param(u, tt_unet_param_index(u, "head", "weight")),
@@ -599,27 +579,4 @@ tt_status tt_unet_backward(tt_unet *u)
         }
     }
     return NULL;
-}
-
-double tt_unet_flops_per_image(const tt_unet *u)
-{
-    /* multiply-adds of every convolution, forward; norms, pools and
-     * activations are a few percent and left out */
-    const tt_unet_config *c = &u->config;
-    double f = 0;
-    const tt_unet_block *blocks[2 * TT_UNET_MAX_DEPTH + 1];
-    int nb = 0;
-    for (int i = 0; i < c->depth; i++) blocks[nb++] = &u->enc[i], blocks[nb++] = &u->dec[i];
-    blocks[nb++] = &u->bottleneck;
-    for (int i = 0; i < nb; i++) {
-        const tt_unet_block *b = blocks[i];
-        double hw = (double)b->height * b->width;
-        f += 2.0 * 9 * hw * b->channels * (b->in_channels + b->channels);
-    }
-    for (int i = 0; i < c->depth; i++) { /* 2x2 stride-2 up-convolutions */
-        int ch = tt_unet_channels(c, i);
-        f += 2.0 * 4 * (double)(u->height >> (i + 1)) * (u->width >> (i + 1)) * 2 * ch * ch;
-    }
-    f += 2.0 * (double)u->height * u->width * tt_unet_channels(c, 0) * c->classes;
-    return f;
 }

@@ -72,8 +72,9 @@ typedef struct tt_unet_block {
 } tt_unet_block;
 
 typedef struct tt_unet {
-    tt_model model;              /* the interface's head (model/model.h), filled when built
-                                    through tt_model_create (unet_model.c) */
+    tt_model model;              /* the interface's head (model/model.h): it owns the
+                                    parameter, gradient, input, workspace and activation
+                                    buffers */
     tt_backend *be;
     tt_unet_config config;
     tt_param_table params;
@@ -81,17 +82,8 @@ typedef struct tt_unet {
     tt_conv_algo conv_algo;      /* AUTO, or DIRECT when AUTO's workspace would be too large */
     int height, width;           /* the tile */
 
-    tt_buffer *param_buffer;     /* trainable, flat (params.trainable_floats) */
-    tt_buffer *grad_buffer;      /* same layout */
-    tt_buffer *state_buffer;     /* running statistics; NULL without batch norm */
-    tt_buffer *workspace_buffer; /* shared by every convolution; NULL if none needs one */
     tt_buffer *wsplit_buffer;    /* a decoder conv1 weight and its gradient in halves by
                                     input channels ([up | skip]): 4 x C' C 9 floats */
-    tt_buffer *input_buffer;     /* (capacity, in_channels, H, W), TT_MEM_DATA */
-    tt_buffer **act_buffers;     /* the planned activation arena, one or more buffers */
-    int act_count;
-    size_t act_planned_bytes;    /* the arena */
-    size_t act_unplanned_bytes;  /* what one buffer per tensor would take */
 
     tt_unet_block enc[TT_UNET_MAX_DEPTH], bottleneck, dec[TT_UNET_MAX_DEPTH];
     tt_mem pool[TT_UNET_MAX_DEPTH];   /* (N, C_i, H_i/2, W_i/2) */
@@ -157,17 +149,9 @@ tt_status tt_unet_create(tt_backend *be, const tt_unet_config *config, int capac
                          int width, uint64_t seed, tt_unet **out);
 void tt_unet_destroy(tt_unet *unet);
 
-/* The UNet as a tt_model of kind "unet" (src/model/unet_model.c). */
+/* The UNet as a tt_model of kind "unet" (its row in model.c's table). */
 tt_status tt_unet_model_create(tt_backend *be, const tt_model_spec *spec, int capacity, int height,
                                int width, uint64_t seed, tt_model **out);
-/* The UNet's convolution shapes (tt_model_conv_shapes): enc.i.conv1
- * C_{i-1} -> C_i; at every level four C_i -> C_i (enc.i.conv2, the two
- * halves of dec.i.conv1, which reads [up | skip] as two convolutions into
- * one output, and dec.i.conv2); the bottleneck's two; the 1x1 head; then
- * the up-convolutions up.i, 2x2 stride-2 transposed ones 2 C_i -> C_i
- * (transposed set). */
-tt_status tt_unet_conv_shapes(const tt_model_spec *spec, int height, int width,
-                                 tt_model_conv *out, int max, int *count);
 /* What its forward keeps for the backward is stored in 16 bits
  * (config.precision fp16 or bf16; unet.c, unet_memory.c). */
 static inline int tt_unet_stores_16(const tt_unet *unet)
@@ -189,14 +173,15 @@ tt_model_spec tt_unet_spec_of(const tt_unet_config *config);
 
 /* The index in unet->params of "<prefix>.<suffix>", -1 when there is none. */
 int tt_unet_param_index(const tt_unet *unet, const char *prefix, const char *suffix);
-/* The device place of a named tensor: trainable ones in the parameter
- * arena, running statistics in the state arena. */
-tt_mem tt_unet_param(const tt_unet *unet, int index);
-tt_mem tt_unet_grad(const tt_unet *unet, int index);
-
-/* Host copies of the arenas (trainable_floats and state_floats floats). */
-tt_status tt_unet_get_params(tt_unet *unet, float *trainable, float *state);
-tt_status tt_unet_set_params(tt_unet *unet, const float *trainable, const float *state);
+/* The device place of a named tensor (tt_model_param, tt_model_grad). */
+static inline tt_mem tt_unet_param(const tt_unet *unet, int index)
+{
+    return tt_model_param(&unet->model, index);
+}
+static inline tt_mem tt_unet_grad(const tt_unet *unet, int index)
+{
+    return tt_model_grad(&unet->model, index);
+}
 
 /* logits = unet(input) for `batch` <= capacity images already in
  * unet->input.  training != 0 uses batch statistics (batch norm) and keeps
@@ -207,22 +192,12 @@ tt_status tt_unet_forward(tt_unet *unet, int batch, int training);
  * arena.  Must follow a training forward of the same batch. */
 tt_status tt_unet_backward(tt_unet *unet);
 
-/* Floating-point operations of one image's forward pass (convolutions);
- * a training step is about three times that (forward, two backward GEMMs). */
-double tt_unet_flops_per_image(const tt_unet *unet);
-
-/* Zeroes the gradient arena (the start of an accumulation window). */
-tt_status tt_unet_zero_grads(tt_unet *unet);
-
 /* ---- memory (src/model/unet_memory.c) ------------------------------------- */
 
 /* Places every activation and backward temporary by lifetime (taken from
  * one step recorded on a dry backend) in as few bytes as possible and
  * allocates the arena (split at the device's largest single allocation),
- * plus the shared convolution workspace. */
+ * plus the shared convolution workspace the same record sizes. */
 tt_status tt_unet_allocate(tt_unet *unet);
-/* Bytes of convolution workspace the model needs (the largest layer's), for
- * the algorithms the autotuner picked where its find-db knows them. */
-size_t tt_unet_workspace_bytes(const tt_unet *unet);
 
 #endif

@@ -246,15 +246,17 @@ static tt_status gather_source(tt_unet *u, tt_mem dst, const source *s, int n, i
     return gather(u, dst, s->x, n, first, rows, halo);
 }
 
-/* The convolution of a band of `rows_in` input rows: padding pad_h in H,
- * the kernel's in W. */
-static tt_conv2d_desc band_desc(const tt_unet *u, const band_conv *c, int cin, int rows_in,
+/* The convolution of source s, a band of `rows_in` input rows: padding
+ * pad_h in H, the kernel's in W; no input gradient where s takes none
+ * (the image). */
+static tt_conv2d_desc band_desc(const tt_unet *u, const band_conv *c, const source *s, int rows_in,
                                 int pad_h)
 {
-    return (tt_conv2d_desc){.batch = c->n, .in_channels = cin, .in_h = rows_in, .in_w = c->width,
-                            .out_channels = c->cout, .kernel_h = c->k, .kernel_w = c->k,
-                            .stride_h = 1, .stride_w = 1, .pad_h = pad_h, .pad_w = c->k / 2,
-                            .algo = u->conv_algo};
+    return (tt_conv2d_desc){.batch = c->n, .in_channels = s->x.channels, .in_h = rows_in,
+                            .in_w = c->width, .out_channels = c->cout, .kernel_h = c->k,
+                            .kernel_w = c->k, .stride_h = 1, .stride_w = 1, .pad_h = pad_h,
+                            .pad_w = c->k / 2, .algo = u->conv_algo,
+                            .no_input_grad = !s->grad.mem.buffer};
 }
 
 /* out = conv(sources) + bias, band by band: a band with its halo, padded
@@ -270,7 +272,7 @@ static tt_status conv_forward(tt_unet *u, const band_conv *c, plane out)
         for (int j = 0; j < c->count; j++) {
             const source *s = &c->s[j];
             TT_TRY(gather_source(u, in, s, c->n, first, rows, halo));
-            tt_conv2d_desc d = band_desc(u, c, s->x.channels, rows + 2 * halo, halo);
+            tt_conv2d_desc d = band_desc(u, c, s, rows + 2 * halo, halo);
             if (j == 0)
                 TT_TRY(tt_conv2d_forward(u->be, res, in, s->weight, c->bias, &d,
                                          tt_unet_workspace(u)));
@@ -297,7 +299,7 @@ static tt_status conv_weight_grad(tt_unet *u, const band_conv *c, plane g)
         for (int j = 0; j < c->count; j++) {
             const source *s = &c->s[j];
             TT_TRY(gather_source(u, in, s, c->n, first, rows, halo));
-            tt_conv2d_desc d = band_desc(u, c, s->x.channels, rows + 2 * halo, halo);
+            tt_conv2d_desc d = band_desc(u, c, s, rows + 2 * halo, halo);
             TT_TRY(tt_conv2d_backward(u->be, NONE, s->dweight, j == 0 ? c->dbias : NONE, dout, in,
                                       NONE, &d, tt_unet_workspace(u)));
         }
@@ -326,7 +328,7 @@ static tt_status conv_input_grad(tt_unet *u, const band_conv *c, plane g)
             tt_mem dx = room(u, s->in_place ? 2 : 0);
             size_t count = (size_t)c->n * s->x.channels * (rows + 2 * halo) * c->width;
             TT_TRY(tt_fill(u->be, dx, 0.0f, count));
-            tt_conv2d_desc d = band_desc(u, c, s->x.channels, rows + 2 * halo, halo);
+            tt_conv2d_desc d = band_desc(u, c, s, rows + 2 * halo, halo);
             TT_TRY(tt_conv2d_backward(u->be, dx, NONE, NONE, dout, NONE, s->weight, &d,
                                       tt_unet_workspace(u)));
             if (s->in_place)
@@ -656,46 +658,4 @@ tt_status tt_unet_banded_backward(tt_unet *u)
         TT_TRY(block_backward(u, e, &c1, dpool, -1, none, n));
     }
     return NULL;
-}
-
-/* ---- workspace -------------------------------------------------------------- */
-
-static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
-
-/* The workspace of the band convolutions of both band heights at a level. */
-static size_t conv_workspace(const tt_unet *u, int level, int cin, int cout, int k, int height,
-                             int width)
-{
-    band_conv c = {.n = u->capacity, .cout = cout, .k = k, .width = width};
-    int step = band_rows(u, level), halo = k / 2;
-    int heights[2] = {step, height % step ? height % step : step};
-    size_t ws = 0;
-    for (int j = 0; j < 2; j++) { /* every pass runs this shape (padded as the tensor) */
-        tt_conv2d_desc d = band_desc(u, &c, cin, heights[j] + 2 * halo, halo);
-        ws = max_size(ws, tt_conv2d_workspace_bytes_on(u->be, &d));
-    }
-    return ws;
-}
-
-size_t tt_unet_banded_workspace_bytes(const tt_unet *u)
-{
-    const tt_unet_config *c = &u->config;
-    size_t ws = conv_workspace(u, 0, tt_unet_channels(c, 0), c->classes, 1, u->height, u->width);
-    for (int i = 0; i <= c->depth; i++) {
-        const tt_unet_block *e = i < c->depth ? &u->enc[i] : &u->bottleneck;
-        ws = max_size(ws,
-                      conv_workspace(u, i, e->in_channels, e->channels, 3, e->height, e->width));
-        ws = max_size(ws, conv_workspace(u, i, e->channels, e->channels, 3, e->height, e->width));
-        if (i == c->depth) break;
-        const tt_unet_block *d = &u->dec[i];
-        ws = max_size(ws, conv_workspace(u, i, d->channels, d->channels, 3, d->height, d->width));
-        int step = band_rows(u, i);
-        int heights[2] = {step, d->height % step ? d->height % step : step};
-        for (int j = 0; j < 2; j++) {
-            tt_conv_transpose2d_desc ud = tt_unet_upconv(u, u->capacity, 2 * d->channels,
-                                                         d->channels, heights[j] / 2, d->width / 2);
-            ws = max_size(ws, tt_conv_transpose2d_workspace_bytes_on(u->be, &ud));
-        }
-    }
-    return ws;
 }

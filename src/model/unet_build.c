@@ -7,11 +7,13 @@
 #include "model/unet.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "core/knobs.h"
 #include "core/status.h"
+#include "model/head.h"
 
 /* ---- one block ------------------------------------------------------------ */
 
@@ -86,6 +88,75 @@ static tt_status init_blocks(tt_unet *u)
     return NULL;
 }
 
+/* The banded step runs its convolutions over its bands' halo rows too:
+ * the model's FLOPs and convolution shapes are those of the plain step,
+ * taken from a twin of the same layers built on a dry backend. */
+static tt_status take_plain_convs(tt_unet *u)
+{
+    tt_unet_config plain = u->config;
+    plain.precision = TT_PRECISION_FP32;
+    plain.checkpointing = 0;
+    tt_backend *dry = NULL;
+    tt_unet *twin = NULL;
+    tt_status status = NULL;
+    TT_CHECK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY,
+                                                     .like = &u->be->device,
+                                                     .stands_for = u->be->kernels_of},
+                               &dry));
+    TT_CHECK(tt_unet_create(dry, &plain, 1, u->height, u->width, 0, &twin));
+    free(u->model.convs);
+    u->model.convs = twin->model.convs;
+    u->model.conv_count = twin->model.conv_count;
+    u->model.flops_per_image = twin->model.flops_per_image;
+    twin->model.convs = NULL;
+cleanup:
+    tt_unet_destroy(twin);
+    tt_backend_destroy(dry);
+    return status;
+}
+
+/* The UNet behind the model interface. */
+static tt_status forward(tt_model *m, int batch, int training)
+{
+    return tt_unet_forward(tt_unet_of(m), batch, training);
+}
+
+static tt_status backward(tt_model *m) { return tt_unet_backward(tt_unet_of(m)); }
+
+static void destroy(tt_model *m) { tt_unet_destroy(tt_unet_of(m)); }
+
+static const tt_model_ops unet_ops = {forward, backward, destroy};
+
+/* The head's fields that exist before the arena: what the plan's record
+ * reads (the kind's functions, its sizes, the counters by name). */
+static tt_status bind_head(tt_unet *u)
+{
+    tt_model *m = &u->model;
+    m->ops = &unet_ops;
+    m->be = u->be;
+    m->spec = tt_unet_spec_of(&u->config);
+    m->capacity = u->capacity;
+    m->height = u->height;
+    m->width = u->width;
+    if (u->config.norm != TT_NORM_BATCH) return NULL;
+    tt_unet_block *blocks[2 * TT_UNET_MAX_DEPTH + 1];
+    int nb = 0;
+    for (int i = 0; i < u->config.depth; i++) blocks[nb++] = &u->enc[i];
+    blocks[nb++] = &u->bottleneck;
+    for (int i = 0; i < u->config.depth; i++) blocks[nb++] = &u->dec[i];
+    m->counters = calloc((size_t)nb * 2, sizeof *m->counters);
+    if (!m->counters) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "UNet: out of host memory");
+    for (int i = 0; i < nb; i++) {
+        tt_model_counter *c = &m->counters[m->counter_count];
+        snprintf(c[0].name, sizeof c[0].name, "%s.norm1.num_batches_tracked", blocks[i]->name);
+        c[0].value = &blocks[i]->bn1.num_batches_tracked;
+        snprintf(c[1].name, sizeof c[1].name, "%s.norm2.num_batches_tracked", blocks[i]->name);
+        c[1].value = &blocks[i]->bn2.num_batches_tracked;
+        m->counter_count += 2;
+    }
+    return NULL;
+}
+
 tt_status tt_unet_create(tt_backend *be, const tt_unet_config *config, int capacity, int height,
                          int width, uint64_t seed, tt_unet **out)
 {
@@ -103,6 +174,7 @@ tt_status tt_unet_create(tt_backend *be, const tt_unet_config *config, int capac
                             config->depth, multiple, height, width, capacity,
                             (height + multiple - 1) / multiple * multiple,
                             (width + multiple - 1) / multiple * multiple);
+    _Static_assert(offsetof(tt_unet, model) == 0, "tt_unet_of casts: the head comes first");
     tt_unet *u = calloc(1, sizeof *u);
     if (!u) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "UNet: out of host memory");
     u->be = be;
@@ -112,33 +184,18 @@ tt_status tt_unet_create(tt_backend *be, const tt_unet_config *config, int capac
     u->height = height;
     u->width = width;
     tt_status status = NULL;
-    float *host = NULL, *state = NULL;
     TT_CHECK(tt_unet_params(config, &u->params));
-    TT_CHECK(tt_buffer_alloc(be, u->params.trainable_floats * sizeof(float), TT_MEM_PARAMETERS,
-                             "parameters", &u->param_buffer));
-    TT_CHECK(tt_buffer_alloc(be, u->params.trainable_floats * sizeof(float), TT_MEM_GRADIENTS,
-                             "gradients", &u->grad_buffer));
-    if (u->params.state_floats)
-        TT_CHECK(tt_buffer_alloc(be, u->params.state_floats * sizeof(float), TT_MEM_PARAMETERS,
-                                 "running statistics", &u->state_buffer));
     const char *poison = tt_knob_str(TT_KNOB_POISON_ACTIVATIONS);
     u->poison = poison != NULL;
     u->poison_value = poison && *poison ? strtof(poison, NULL) : NAN;
-    TT_CHECK(init_blocks(u));
+    u->model.be = be;
+    TT_CHECK(tt_model_head_params(&u->model, &u->params, seed));
+    TT_CHECK(init_blocks(u)); /* its batch norms' places in the arenas */
+    TT_CHECK(bind_head(u));
     TT_CHECK(tt_unet_allocate(u));
-    host = malloc(u->params.trainable_floats * sizeof *host);
-    state = malloc((u->params.state_floats + 1) * sizeof *state);
-    if (!host || !state) {
-        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "UNet: out of host memory");
-        goto cleanup;
-    }
-    tt_params_init(&u->params, seed, host, state);
-    TT_CHECK(tt_unet_set_params(u, host, state));
-    TT_CHECK(tt_unet_zero_grads(u));
+    if (u->banded) TT_CHECK(take_plain_convs(u));
     *out = u;
 cleanup:
-    free(host);
-    free(state);
     if (status) tt_unet_destroy(u);
     return status;
 }
@@ -146,38 +203,20 @@ cleanup:
 void tt_unet_destroy(tt_unet *u)
 {
     if (!u) return;
-    free(u->model.counters); /* the head's, when bound (unet_model.c) */
-    for (int i = 0; i < u->act_count; i++) tt_buffer_free(u->act_buffers[i]);
-    free(u->act_buffers);
-    tt_buffer_free(u->input_buffer);
-    tt_buffer_free(u->param_buffer);
-    tt_buffer_free(u->grad_buffer);
-    tt_buffer_free(u->state_buffer);
-    tt_buffer_free(u->workspace_buffer);
+    tt_model_head_free(&u->model);
     tt_buffer_free(u->wsplit_buffer);
     tt_buffer_free(u->band_buffer);
     tt_params_free(&u->params);
     free(u);
 }
 
-tt_status tt_unet_get_params(tt_unet *u, float *trainable, float *state)
+tt_status tt_unet_model_create(tt_backend *be, const tt_model_spec *spec, int capacity, int height,
+                               int width, uint64_t seed, tt_model **out)
 {
-    if (trainable)
-        TT_TRY(tt_read(u->be, trainable, tt_mem_of(u->param_buffer),
-                       u->params.trainable_floats * sizeof(float)));
-    if (state && u->state_buffer)
-        TT_TRY(tt_read(u->be, state, tt_mem_of(u->state_buffer),
-                       u->params.state_floats * sizeof(float)));
-    return NULL;
-}
-
-tt_status tt_unet_set_params(tt_unet *u, const float *trainable, const float *state)
-{
-    if (trainable)
-        TT_TRY(tt_write(u->be, tt_mem_of(u->param_buffer), trainable,
-                        u->params.trainable_floats * sizeof(float)));
-    if (state && u->state_buffer)
-        TT_TRY(tt_write(u->be, tt_mem_of(u->state_buffer), state,
-                        u->params.state_floats * sizeof(float)));
+    *out = NULL;
+    tt_unet_config c = tt_unet_config_of(spec);
+    tt_unet *u = NULL;
+    TT_TRY(tt_unet_create(be, &c, capacity, height, width, seed, &u));
+    *out = &u->model;
     return NULL;
 }

@@ -1,5 +1,7 @@
-/* The UNet's configuration and its named parameters (python/tiletrain_torch.py's order). */
+/* The UNet's configuration, its spec <-> configuration mapping, and its named
+ * parameters (python/tiletrain_torch.py's order). */
 #include "model/unet_config.h"
+#include "model/unet.h"
 
 #include <stdio.h>
 
@@ -101,4 +103,21 @@ tt_status tt_unet_params(const tt_unet_config *c, tt_param_table *t)
         TT_TRY(add_block(t, c, name, 2 * tt_unet_channels(c, i), tt_unet_channels(c, i)));
     }
     return add_conv(t, "head", c->classes, tt_unet_channels(c, 0), 1);
+}
+
+tt_unet_config tt_unet_config_of(const tt_model_spec *s)
+{
+    return (tt_unet_config){.in_channels = s->in_channels, .classes = s->classes,
+                            .base_channels = s->base_channels, .depth = s->depth, .norm = s->norm,
+                            .groups = s->groups, .checkpointing = s->checkpointing,
+                            .algo = s->algo, .precision = s->precision};
+}
+
+tt_model_spec tt_unet_spec_of(const tt_unet_config *c)
+{
+    tt_model_spec s = {.kind = "unet", .in_channels = c->in_channels, .classes = c->classes,
+                       .base_channels = c->base_channels, .depth = c->depth, .norm = c->norm,
+                       .groups = c->groups, .checkpointing = c->checkpointing, .algo = c->algo,
+                       .precision = c->precision};
+    return s;
 }

@@ -43,11 +43,9 @@ tt_status tt_unet_split_conv1(tt_unet *u, const tt_unet_block *b, tt_unet_split 
 /* The gradient arena's conv1 weight += [ga | gb]. */
 tt_status tt_unet_join_conv1_grads(tt_unet *u, const tt_unet_block *b, const tt_unet_split *s);
 
-/* The banded step (unet_banded.c): forward and backward, and what it
- * needs of the workspace. */
+/* The banded step (unet_banded.c): forward and backward. */
 tt_status tt_unet_banded_forward(tt_unet *u, int n);
 tt_status tt_unet_banded_backward(tt_unet *u);
-size_t tt_unet_banded_workspace_bytes(const tt_unet *u);
 /* Floats of each of the banded step's three band rooms. */
 size_t tt_unet_band_room_floats(const tt_unet *u);
 

@@ -12,20 +12,6 @@
 
 #define NONE ((tt_mem){0})
 
-tt_mem tt_unet_param(const tt_unet *u, int index)
-{
-    if (index < 0) return NONE;
-    const tt_param *p = &u->params.params[index];
-    tt_buffer *buf = p->trainable ? u->param_buffer : u->state_buffer;
-    return tt_mem_f32(tt_mem_of(buf), p->offset);
-}
-
-tt_mem tt_unet_grad(const tt_unet *u, int index)
-{
-    if (index < 0 || !u->params.params[index].trainable) return NONE;
-    return tt_mem_f32(tt_mem_of(u->grad_buffer), u->params.params[index].offset);
-}
-
 int tt_unet_param_index(const tt_unet *u, const char *prefix, const char *suffix)
 {
     char name[64];
@@ -82,7 +68,7 @@ tt_batch_norm_desc tt_unet_batch_desc(const tt_unet *u, const tt_unet_block *b, 
 
 tt_mem tt_unet_workspace(const tt_unet *u)
 {
-    return u->workspace_buffer ? tt_mem_of(u->workspace_buffer) : NONE;
+    return u->model.workspace_buffer ? tt_mem_of(u->model.workspace_buffer) : NONE;
 }
 
 tt_status tt_unet_split_conv1(tt_unet *u, const tt_unet_block *b, tt_unet_split *s)

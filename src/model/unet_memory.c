@@ -60,6 +60,7 @@
 
 #include "core/status.h"
 #include "model/arena_plan.h"
+#include "model/head.h"
 #include "model/unet.h"
 #include "model/unet_internal.h"
 #include "ops/batch_norm.h"
@@ -348,46 +349,29 @@ tt_status tt_unet_allocate(tt_unet *u)
     const tt_unet_config *c = &u->config;
     tt_status status = NULL;
     tt_arena_plan r = {0};
-    TT_CHECK(tt_buffer_alloc(u->be, tensor_bytes(u, c->in_channels, u->height, u->width),
-                             TT_MEM_DATA, "input", &u->input_buffer));
-    u->input = tt_mem_of(u->input_buffer);
-    /* AUTO keeps room for every candidate, im2col's columns included; when
-     * that is more than one buffer may hold (full-resolution tiles), the
-     * direct kernels, which need no columns, run every layer */
+    TT_CHECK(tt_model_head_input(&u->model));
+    u->input = u->model.input;
     if (u->banded) {
         u->band_floats = tt_unet_band_room_floats(u);
         TT_CHECK(tt_buffer_alloc(u->be, 3 * u->band_floats * sizeof(float), TT_MEM_WORKSPACE,
                                  "band rooms", &u->band_buffer));
     }
-    size_t ws = tt_unet_workspace_bytes(u);
-    if (ws > u->be->device.max_alloc_bytes || ws > u->be->device.global_mem_bytes / 8) {
-        tt_conv_algo forced = u->config.algo;
-        u->conv_algo = tt_conv_direct_row(u->be);
-        if (forced != TT_CONV_ALGO_AUTO)
-            fprintf(stderr, "tiletrain: warning: --algo %s needs a %.0f MiB convolution workspace "
-                    "at this tile, more than the device gives one buffer; running %s\n",
-                    tt_conv_algo_name(forced), ws / 1048576.0, tt_conv_algo_name(u->conv_algo));
-        ws = tt_unet_workspace_bytes(u);
-    }
-    if (ws) TT_CHECK(tt_buffer_alloc(u->be, ws, TT_MEM_WORKSPACE, "conv.workspace", &u->workspace_buffer));
     /* dec.i conv1 weight (C_i, 2 C_i, 3, 3) and its gradient, each in two
      * halves (unet.c): largest at the bottom */
     size_t half = (size_t)tt_unet_channels(c, c->depth - 1) * tt_unet_channels(c, c->depth - 1) * 9;
     TT_CHECK(tt_buffer_alloc(u->be, 4 * half * sizeof(float), TT_MEM_WORKSPACE, "dec.conv1.halves",
                              &u->wsplit_buffer));
-    /* the step runs with the workspace above, so the recording sees what
-     * the device will run */
     if (u->banded)
         build_banded_requests(u, &r);
     else
         build_requests(u, &r);
-    tt_arena arena;
-    TT_CHECK(tt_arena_plan_place(&r, u->be, record_step, u, &arena));
-    u->act_buffers = arena.buffers;
-    u->act_count = arena.count;
-    u->act_planned_bytes = arena.planned_bytes;
-    u->act_unplanned_bytes = arena.unplanned_bytes;
+    /* the workspace, from the step's convolutions; the lives are recorded
+     * with it in place, so the recording sees what the device will run */
+    TT_CHECK(tt_model_size_convs(&u->model, &r, record_step, u, &u->conv_algo));
+    TT_CHECK(tt_model_head_place(&u->model, &r, record_step, u));
     connect(u); /* aliases and inputs, now that every tensor has its place */
+    u->model.logits = u->logits;
+    u->model.dlogits = u->dlogits;
 cleanup:
     tt_arena_plan_free(&r);
     return status;

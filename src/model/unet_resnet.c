@@ -23,21 +23,6 @@
 
 #define NONE ((tt_mem){0})
 
-/* (model.c's tt_model_param and tt_model_grad do the same for callers of
- * the interface; the model's own files do not call back into model.c) */
-tt_mem tt_unet_resnet_param(const tt_unet_resnet *u, int index)
-{
-    if (index < 0) return NONE;
-    const tt_param *p = &u->params.params[index];
-    return tt_mem_f32(tt_mem_of(p->trainable ? u->param_buffer : u->state_buffer), p->offset);
-}
-
-tt_mem tt_unet_resnet_grad(const tt_unet_resnet *u, int index)
-{
-    if (index < 0 || !u->params.params[index].trainable) return NONE;
-    return tt_mem_f32(tt_mem_of(u->grad_buffer), u->params.params[index].offset);
-}
-
 tt_conv2d_desc tt_unet_resnet_conv_desc(const tt_unet_resnet *u, const tt_ur_conv *c, int n)
 {
     int pad = c->kernel / 2;
@@ -58,7 +43,7 @@ tt_conv2d_desc tt_unet_resnet_half_desc(const tt_unet_resnet *u, const tt_ur_dec
 
 static tt_mem workspace(const tt_unet_resnet *u)
 {
-    return u->workspace_buffer ? tt_mem_of(u->workspace_buffer) : NONE;
+    return u->model.workspace_buffer ? tt_mem_of(u->model.workspace_buffer) : NONE;
 }
 
 static size_t count(int n, int channels, int h, int w)
@@ -117,6 +102,7 @@ static tt_status keep_out(tt_unet_resnet *u, const tt_ur_conv *c, int n)
 static tt_status convolve(tt_unet_resnet *u, tt_ur_conv *c, tt_mem out, tt_mem in, int n)
 {
     tt_conv2d_desc d = tt_unet_resnet_conv_desc(u, c, n);
+    tt_backend_layer(u->be, c->name);
     return tt_conv2d_forward(u->be, out, in, tt_unet_resnet_param(u, c->weight),
                              tt_unet_resnet_param(u, c->bias), &d, workspace(u));
 }
@@ -366,6 +352,7 @@ static tt_status conv1_up_half(tt_unet_resnet *u, tt_ur_decoder *d, tt_mem out, 
     split_weight s;
     TT_TRY(split(u, d, &s));
     tt_conv2d_desc da = tt_unet_resnet_half_desc(u, d, d->in_channels, n);
+    tt_backend_layer(u->be, d->conv1.name);
     return tt_conv2d_forward(u->be, out, up, s.wa, NONE, &da, workspace(u));
 }
 

@@ -118,7 +118,7 @@ typedef struct tt_ur_decoder {
 } tt_ur_decoder;
 
 typedef struct tt_unet_resnet {
-    tt_model model;           /* the interface's head; first */
+    tt_model model;           /* the interface's head, which owns the device buffers; first */
     tt_backend *be;
     tt_model_spec spec;
     int layers[4];            /* basic blocks per encoder layer */
@@ -126,13 +126,8 @@ typedef struct tt_unet_resnet {
     int capacity, height, width;
     tt_conv_algo conv_algo;
 
-    tt_buffer *param_buffer, *grad_buffer, *state_buffer;
-    tt_buffer *input_buffer, *workspace_buffer;
     tt_buffer *wsplit_buffer; /* a decoder conv1's weight in halves by input channels
                                  ([up | skip]) and its gradient's: 2 x its floats */
-    tt_buffer **act_buffers;
-    int act_count;
-    size_t act_planned_bytes, act_unplanned_bytes;
 
     tt_ur_conv stem;          /* encoder.conv1 + encoder.bn1 + ReLU: F0 = stem.act; stem.dout
                                  gathers F0's gradient (decoder block 3's skip, the pool) */
@@ -156,16 +151,17 @@ typedef struct tt_unet_resnet {
  * table) for micro-batches up to `capacity` tiles of height x width. */
 tt_status tt_unet_resnet_model_create(tt_backend *be, const tt_model_spec *spec, int capacity,
                                       int height, int width, uint64_t seed, tt_model **out);
-/* Its convolution shapes (bench --layers): the stride-1 3x3 ones, then
- * the stem and the down-sampling ones of layers 2-4. */
-tt_status tt_unet_resnet_conv_shapes(const tt_model_spec *spec, int height, int width,
-                                        tt_model_conv *out, int max, int *count);
-
 /* ---- between unet_resnet_build.c and unet_resnet.c ------------------------ */
 tt_status tt_unet_resnet_forward(tt_unet_resnet *u, int batch, int training);
 tt_status tt_unet_resnet_backward(tt_unet_resnet *u);
-tt_mem tt_unet_resnet_param(const tt_unet_resnet *u, int index);
-tt_mem tt_unet_resnet_grad(const tt_unet_resnet *u, int index);
+static inline tt_mem tt_unet_resnet_param(const tt_unet_resnet *u, int index)
+{
+    return tt_model_param(&u->model, index);
+}
+static inline tt_mem tt_unet_resnet_grad(const tt_unet_resnet *u, int index)
+{
+    return tt_model_grad(&u->model, index);
+}
 /* The descriptor of conv c for n images. */
 tt_conv2d_desc tt_unet_resnet_conv_desc(const tt_unet_resnet *u, const tt_ur_conv *c, int n);
 /* A decoder with a skip runs conv1 over [up, skip] as two convolutions,

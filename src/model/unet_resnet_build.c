@@ -12,6 +12,7 @@
 
 #include "core/status.h"
 #include "model/arena_plan.h"
+#include "model/head.h"
 #include "ops/util.h"
 
 static const int decoder_channels[TT_UR_DECODER_BLOCKS] = {256, 128, 64, 32, 16};
@@ -303,56 +304,12 @@ static tt_status record_step(void *model, tt_backend *recorder)
     return status;
 }
 
-/* The decoder whose conv1 c is, when it runs as two halves; else NULL. */
-static const tt_ur_decoder *split_decoder(const tt_unet_resnet *u, const tt_ur_conv *c)
-{
-    for (int k = 0; k < TT_UR_DECODER_BLOCKS; k++)
-        if (c == &u->dec[k].conv1 && u->dec[k].skip) return &u->dec[k];
-    return NULL;
-}
-
-/* The largest workspace of the convolutions as the step runs them (a
- * split conv1 as its halves), so that the autotuner's pending layers are
- * the ones the step times. */
-static size_t workspace_bytes(tt_unet_resnet *u)
-{
-    tt_ur_conv *convs[MAX_CONVS];
-    int nc = convs_of(u, convs);
-    size_t ws = 0;
-    for (int i = 0; i < nc; i++) {
-        const tt_ur_decoder *dec = split_decoder(u, convs[i]);
-        tt_conv2d_desc d[2];
-        int parts = dec ? 2 : 1;
-        if (dec) {
-            d[0] = tt_unet_resnet_half_desc(u, dec, dec->in_channels, u->capacity);
-            d[1] = tt_unet_resnet_half_desc(u, dec, dec->skip_channels, u->capacity);
-        } else {
-            d[0] = tt_unet_resnet_conv_desc(u, convs[i], u->capacity);
-        }
-        for (int k = 0; k < parts; k++) {
-            size_t b = tt_conv2d_workspace_bytes_on(u->be, &d[k]);
-            if (b > ws) ws = b;
-        }
-    }
-    return ws;
-}
-
 static tt_status allocate(tt_unet_resnet *u)
 {
     tt_status status = NULL;
     tt_arena_plan r = {0};
-    TT_CHECK(tt_buffer_alloc(u->be, bytes_of(u, u->spec.in_channels, u->height, u->width),
-                             TT_MEM_DATA, "input", &u->input_buffer));
-    u->input = tt_mem_of(u->input_buffer);
-    /* as the UNet: AUTO's room for every candidate, when more than one
-     * buffer may hold, gives way to the direct kernels (no columns) */
-    size_t ws = workspace_bytes(u);
-    if (ws > u->be->device.max_alloc_bytes || ws > u->be->device.global_mem_bytes / 8) {
-        u->conv_algo = tt_conv_direct_row(u->be);
-        ws = workspace_bytes(u);
-    }
-    if (ws)
-        TT_CHECK(tt_buffer_alloc(u->be, ws, TT_MEM_WORKSPACE, "conv.workspace", &u->workspace_buffer));
+    TT_CHECK(tt_model_head_input(&u->model));
+    u->input = u->model.input;
     size_t halves = 0; /* the largest decoder conv1 weight, and its gradient */
     for (int i = 0; i < TT_UR_DECODER_BLOCKS; i++) {
         const tt_ur_conv *c = &u->dec[i].conv1;
@@ -362,12 +319,10 @@ static tt_status allocate(tt_unet_resnet *u)
     TT_CHECK(tt_buffer_alloc(u->be, 2 * halves * sizeof(float), TT_MEM_WORKSPACE,
                              "decoder.conv1.halves", &u->wsplit_buffer));
     build_requests(u, &r);
-    tt_arena arena;
-    TT_CHECK(tt_arena_plan_place(&r, u->be, record_step, u, &arena));
-    u->act_buffers = arena.buffers;
-    u->act_count = arena.count;
-    u->act_planned_bytes = arena.planned_bytes;
-    u->act_unplanned_bytes = arena.unplanned_bytes;
+    /* the workspace from the step's convolutions (a split conv1 as its
+     * halves), then the lives with it in place */
+    TT_CHECK(tt_model_size_convs(&u->model, &r, record_step, u, &u->conv_algo));
+    TT_CHECK(tt_model_head_place(&u->model, &r, record_step, u));
     connect(u);
 cleanup:
     tt_arena_plan_free(&r);
@@ -383,37 +338,17 @@ static tt_status forward(tt_model *m, int batch, int training)
 
 static tt_status backward(tt_model *m) { return tt_unet_resnet_backward((tt_unet_resnet *)m); }
 
-static double flops_per_image(const tt_model *m)
-{
-    tt_unet_resnet *u = (tt_unet_resnet *)m;
-    tt_ur_conv *convs[MAX_CONVS];
-    int nc = convs_of(u, convs);
-    double flops = 0;
-    for (int i = 0; i < nc; i++) {
-        const tt_ur_conv *c = convs[i];
-        flops += 2.0 * c->out_channels * c->out_h * c->out_w * c->in_channels * c->kernel * c->kernel;
-    }
-    return flops;
-}
-
 static void destroy(tt_model *m)
 {
     tt_unet_resnet *u = (tt_unet_resnet *)m;
     if (!u) return;
-    free(u->model.counters);
-    for (int i = 0; i < u->act_count; i++) tt_buffer_free(u->act_buffers[i]);
-    free(u->act_buffers);
-    tt_buffer_free(u->input_buffer);
-    tt_buffer_free(u->param_buffer);
-    tt_buffer_free(u->grad_buffer);
-    tt_buffer_free(u->state_buffer);
-    tt_buffer_free(u->workspace_buffer);
+    tt_model_head_free(&u->model);
     tt_buffer_free(u->wsplit_buffer);
     tt_params_free(&u->params);
     free(u);
 }
 
-static const tt_model_ops unet_resnet_ops = {forward, backward, flops_per_image, destroy};
+static const tt_model_ops unet_resnet_ops = {forward, backward, destroy};
 
 /* The head's fields that exist before the arena (what the plan's record
  * reads: the arenas, the counters). */
@@ -424,10 +359,6 @@ static tt_status bind_head(tt_unet_resnet *u)
     m->ops = &unet_resnet_ops;
     m->be = u->be;
     m->spec = u->spec;
-    m->params = &u->params;
-    m->param_buffer = u->param_buffer;
-    m->grad_buffer = u->grad_buffer;
-    m->state_buffer = u->state_buffer;
     m->capacity = u->capacity;
     m->height = u->height;
     m->width = u->width;
@@ -476,93 +407,18 @@ tt_status tt_unet_resnet_model_create(tt_backend *be, const tt_model_spec *spec,
     u->capacity = capacity, u->height = height, u->width = width;
     u->conv_algo = spec->algo;
     tt_status status = NULL;
-    float *host = NULL, *state = NULL;
     TT_CHECK(build_layers(u));
-    size_t nt = u->params.trainable_floats, ns = u->params.state_floats;
-    TT_CHECK(tt_buffer_alloc(be, nt * sizeof(float), TT_MEM_PARAMETERS, "parameters", &u->param_buffer));
-    TT_CHECK(tt_buffer_alloc(be, nt * sizeof(float), TT_MEM_GRADIENTS, "gradients", &u->grad_buffer));
-    TT_CHECK(tt_buffer_alloc(be, ns * sizeof(float), TT_MEM_PARAMETERS, "running statistics",
-                             &u->state_buffer));
     TT_CHECK(bind_head(u));
+    TT_CHECK(tt_model_head_params(&u->model, &u->params, seed));
     tt_ur_conv *convs[MAX_CONVS];
     int nc = convs_of(u, convs);
     for (int i = 0; i < nc; i++)
         bind_norm(u, convs[i], strncmp(convs[i]->name, "encoder.", 8) == 0);
     TT_CHECK(allocate(u));
-    u->model.input = u->input;
     u->model.logits = u->logits;
     u->model.dlogits = u->dlogits;
-    u->model.memory = (tt_model_memory){.activations = u->act_planned_bytes,
-                                        .activations_apart = u->act_unplanned_bytes,
-                                        .workspace = u->workspace_buffer ? u->workspace_buffer->bytes : 0};
-    host = malloc(nt * sizeof *host);
-    state = malloc((ns + 1) * sizeof *state);
-    if (!host || !state) {
-        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", spec->kind);
-        goto cleanup;
-    }
-    tt_params_init(&u->params, seed, host, state);
-    TT_CHECK(tt_write(be, tt_mem_of(u->param_buffer), host, nt * sizeof(float)));
-    if (ns) TT_CHECK(tt_write(be, tt_mem_of(u->state_buffer), state, ns * sizeof(float)));
-    TT_CHECK(tt_fill(be, tt_mem_of(u->grad_buffer), 0.0f, nt));
     *out = &u->model;
 cleanup:
-    free(host);
-    free(state);
     if (status) destroy(&u->model);
     return status;
-}
-
-tt_status tt_unet_resnet_conv_shapes(const tt_model_spec *spec, int height, int width,
-                                        tt_model_conv *out, int max, int *count)
-{
-    TT_TRY(check(spec, 1, height, width));
-    /* the stride-1 3x3 shapes: per encoder layer, per decoder block; then
-     * the stem and each of layers 2-4's first block, which halves the plane
-     * (its 3x3 and the 1x1 of its down-sampling path) */
-    int r34 = strcmp(spec->kind, "unet-resnet34") == 0;
-    static const int r18[4] = {2, 2, 2, 2}, l34[4] = {3, 4, 6, 3};
-    const int *layers = r34 ? l34 : r18;
-    static const int skip[TT_UR_DECODER_BLOCKS] = {256, 128, 64, 64, 0};
-    int n = 0, cin = 512;
-    for (int l = 0; l < 4 && n < max; l++) {
-        tt_model_conv *c = &out[n++];
-        *c = (tt_model_conv){.in_channels = layer_channels[l], .out_channels = layer_channels[l],
-                             .kernel = 3, .stride = 1, .height = height >> (l + 2),
-                             .width = width >> (l + 2), .count = 2 * layers[l] - (l > 0)};
-        snprintf(c->label, sizeof c->label, "encoder.layer%d", l + 1);
-    }
-    for (int i = 0; i < TT_UR_DECODER_BLOCKS && n + 1 < max; i++) {
-        int h = height >> (4 - i), w = width >> (4 - i), ch = decoder_channels[i];
-        out[n] = (tt_model_conv){.in_channels = cin + skip[i], .out_channels = ch, .kernel = 3,
-                                 .stride = 1, .height = h, .width = w, .count = 1};
-        snprintf(out[n++].label, sizeof out[0].label, "decoder.blocks.%d.conv1", i);
-        out[n] = (tt_model_conv){.in_channels = ch, .out_channels = ch, .kernel = 3, .stride = 1,
-                                 .height = h, .width = w, .count = 1};
-        snprintf(out[n++].label, sizeof out[0].label, "decoder.blocks.%d.conv2", i);
-        cin = ch;
-    }
-    enum { AFTER = 1 + 1 + 3 * 2 }; /* the head, the stem, layers 2-4's 3x3 and 1x1 */
-    if (n + AFTER > max)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s has more convolution shapes than room "
-                            "for %d", spec->kind, max);
-    out[n] = (tt_model_conv){.in_channels = cin, .out_channels = spec->classes, .kernel = 3,
-                             .stride = 1, .height = height, .width = width, .count = 1};
-    snprintf(out[n++].label, sizeof out[0].label, "segmentation_head.0");
-    out[n] = (tt_model_conv){.in_channels = spec->in_channels, .out_channels = 64, .kernel = 7,
-                             .stride = 2, .height = height, .width = width, .count = 1,
-                             .no_input_grad = 1};
-    snprintf(out[n++].label, sizeof out[0].label, "encoder.conv1");
-    for (int l = 1; l < 4; l++) {
-        int h = height >> (l + 1), w = width >> (l + 1);
-        for (int k = 3; k >= 1; k -= 2) {
-            out[n] = (tt_model_conv){.in_channels = layer_channels[l - 1],
-                                     .out_channels = layer_channels[l], .kernel = k, .stride = 2,
-                                     .height = h, .width = w, .count = 1};
-            snprintf(out[n++].label, sizeof out[0].label, k == 3 ? "encoder.layer%d.0.conv1"
-                     : "encoder.layer%d.0.downsample.0", l + 1);
-        }
-    }
-    *count = n;
-    return NULL;
 }

@@ -26,6 +26,7 @@
 
 #include "core/status.h"
 #include "ops/conv_autotune.h"
+#include "ops/conv_log.h"
 
 typedef tt_conv_shape conv2d_shape;
 
@@ -357,6 +358,7 @@ static tt_status forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, 
     tt_conv_call call = call_of(desc, &s, (tt_conv_io){.inp = inp, .weight = weight, .bias = bias},
                                 workspace);
     TT_TRY(tt_conv_check_forward(&call, out, accumulate));
+    tt_conv_log_conv2d(be, desc, TT_CONV_DIR_FORWARD);
     tt_status status = tt_conv_dispatch(be, &call, TT_CONV_DIR_FORWARD, out, accumulate, &algo);
     if (status)
         return tt_error_prefix(status, DESC_FMT " forward (%s)", DESC_ARGS(desc),
@@ -400,6 +402,7 @@ tt_status tt_conv2d_input_gradient(tt_backend *be, tt_mem dinp, tt_mem dout, tt_
     tt_conv_algo algo;
     tt_conv_call call = call_of(desc, &s, (tt_conv_io){.weight = weight, .dout = dout}, workspace);
     TT_TRY(tt_conv_check_backward(&call, dinp, (tt_mem){0}, (tt_mem){0}));
+    tt_conv_log_conv2d(be, desc, TT_CONV_DIR_BACKWARD_DATA);
     tt_status status = tt_conv_dispatch(be, &call, TT_CONV_DIR_BACKWARD_DATA, dinp, 0, &algo);
     if (status)
         return tt_error_prefix(status, DESC_FMT " input gradient (%s)", DESC_ARGS(desc),
@@ -417,6 +420,8 @@ tt_status tt_conv2d_backward(tt_backend *be, tt_mem dinp, tt_mem dweight, tt_mem
     tt_conv_call call = call_of(desc, &s, (tt_conv_io){.inp = inp, .weight = weight, .dout = dout},
                                 workspace);
     TT_TRY(tt_conv_check_backward(&call, dinp, dweight, dbias));
+    if (dinp.buffer) tt_conv_log_conv2d(be, desc, TT_CONV_DIR_BACKWARD_DATA);
+    if (dweight.buffer) tt_conv_log_conv2d(be, desc, TT_CONV_DIR_BACKWARD_WEIGHT);
     tt_status status = tt_conv_dispatch_backward(be, &call, dinp, dweight, dbias, &algo);
     if (status)
         return tt_error_prefix(status, DESC_FMT " backward (%s)", DESC_ARGS(desc),

@@ -30,6 +30,7 @@
 
 #include "core/status.h"
 #include "ops/conv_autotune.h"
+#include "ops/conv_log.h"
 #include "ops/convt_tiles.h"
 #include "ops/device_traits.h"
 #include "ops/util.h"
@@ -428,6 +429,7 @@ tt_status tt_conv_transpose2d_forward(tt_backend *be, tt_mem out, tt_mem inp, tt
     tt_conv_call call = call_of(desc, &s, (tt_conv_io){.inp = inp, .weight = weight, .bias = bias},
                                 workspace);
     TT_TRY(tt_conv_check_forward(&call, out, 0));
+    tt_conv_log_transposed(be, desc, TT_CONV_DIR_FORWARD);
     tt_status status = tt_conv_dispatch(be, &call, TT_CONV_DIR_FORWARD, out, 0, &algo);
     if (status)
         return tt_error_prefix(status, DESC_FMT " forward (%s)", DESC_ARGS(desc),
@@ -445,6 +447,8 @@ tt_status tt_conv_transpose2d_backward(tt_backend *be, tt_mem dinp, tt_mem dweig
     tt_conv_call call = call_of(desc, &s, (tt_conv_io){.inp = inp, .weight = weight, .dout = dout},
                                 workspace);
     TT_TRY(tt_conv_check_backward(&call, dinp, dweight, dbias));
+    if (dinp.buffer) tt_conv_log_transposed(be, desc, TT_CONV_DIR_BACKWARD_DATA);
+    if (dweight.buffer) tt_conv_log_transposed(be, desc, TT_CONV_DIR_BACKWARD_WEIGHT);
     tt_status status = tt_conv_dispatch_backward(be, &call, dinp, dweight, dbias, &algo);
     if (status)
         return tt_error_prefix(status, DESC_FMT " backward (%s)", DESC_ARGS(desc),

@@ -125,7 +125,7 @@ if /usr/bin/env python3 - "$work/layers" <<'PY'
 import json, sys
 o = json.load(open(sys.argv[1]))
 layers = o["layers"]
-assert [l["label"] for l in layers] == ["enc.0.conv1", "level 0, C -> C", "bottleneck.conv1",
+assert [l["label"] for l in layers] == ["enc.0.conv1", "enc.0.conv2", "bottleneck.conv1",
                                        "bottleneck.conv2", "head"], layers
 assert [l["kernel"] for l in layers] == [3, 3, 3, 3, 1], layers
 assert "backward_data" not in layers[0]["ms"] and layers[1]["count"] == 4
