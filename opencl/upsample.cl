@@ -1,43 +1,51 @@
 /*
- * Bilinear x2 upsampling of NCHW planes, align_corners = False, with
- * PyTorch's arithmetic (F.interpolate(scale_factor=2, mode='bilinear')):
- * for an output row (or column) dst the source coordinate is
- * src = max((dst + 0.5) / 2 - 0.5, 0), taps i0 = floor(src),
+ * Bilinear upsampling of NCHW planes by an integer factor f,
+ * align_corners = False, with PyTorch's arithmetic
+ * (F.interpolate(scale_factor=f, mode='bilinear')): for an output row (or
+ * column) dst the source coordinate is src = max(scale * (dst + 0.5) - 0.5,
+ * 0) with scale = (float)(1.0 / f) (from the host), taps i0 = floor(src),
  * i1 = min(i0 + 1, in - 1), weights 1 - (src - i0) and src - i0.
- * All of these are exact in float (multiples of 1/4).
+ *
+ * The arithmetic is pinned so that tests/ref_resize.c and the shaders give
+ * the same bits: nothing is contracted (the pragma), and the sums are the
+ * explicit fma() below.  For f = 2 they are the sums PoCL made of the
+ * earlier x2 kernel's expressions, so x2 results keep their bits.
  *
  * Forward: one work-item per output.  Backward: one work-item per input,
- * gathering from the output rows and columns that tap it (at most rows
- * 2i-1 .. 2i+2), so no atomics are needed.  Backward ADDS.
+ * gathering from the outputs that may tap it, so no atomics are needed.
+ * Backward ADDS.
  */
+#pragma OPENCL FP_CONTRACT OFF
 
 /* Taps of output index dst along an axis of in_size input samples. */
-void bilinear2x_taps(int dst, int in_size, int *i0, int *i1, float *w1)
+void bilinear_taps(int dst, int in_size, float scale, int *i0, int *i1, float *w1)
 {
-    float src = ((float)dst + 0.5f) * 0.5f - 0.5f;
+    float scaled = scale * ((float)dst + 0.5f);
+    float src = scaled - 0.5f;
     if (src < 0.0f) src = 0.0f;
     int lo = (int)src;
     *i0 = lo;
     *i1 = lo + (lo < in_size - 1 ? 1 : 0);
-    *w1 = src - (float)lo;
+    *w1 = src - (float)lo; /* exact */
 }
 
 /* The weight with which output index dst reads input index i (0 if not). */
-float bilinear2x_weight(int dst, int i, int in_size)
+float bilinear_weight(int dst, int i, int in_size, float scale)
 {
     int i0, i1;
     float w1;
-    bilinear2x_taps(dst, in_size, &i0, &i1, &w1);
+    bilinear_taps(dst, in_size, scale, &i0, &i1, &w1);
     return (i0 == i ? 1.0f - w1 : 0.0f) + (i1 == i ? w1 : 0.0f);
 }
 
-/* out (planes, 2 height, 2 width) from inp (planes, height, width). */
-__kernel void upsample_bilinear2x_forward(TT_MEM(float, out), TT_MEM(const float, inp),
-                                          const int planes, const int height, const int width)
+/* out (planes, f height, f width) from inp (planes, height, width). */
+__kernel void upsample_bilinear_forward(TT_MEM(float, out), TT_MEM(const float, inp),
+                                        const int planes, const int height, const int width,
+                                        const int factor, const float scale)
 {
     TT_PTR(float, out);
     TT_PTR(const float, inp);
-    int out_h = 2 * height, out_w = 2 * width;
+    int out_h = factor * height, out_w = factor * width;
     int o = get_global_id(0);
     if (o >= planes * out_h * out_w) return;
     int ox = o % out_w;
@@ -46,38 +54,46 @@ __kernel void upsample_bilinear2x_forward(TT_MEM(float, out), TT_MEM(const float
     __global const float *x = inp + (size_t)plane * height * width;
     int y0, y1, x0, x1;
     float hy1, wx1;
-    bilinear2x_taps(oy, height, &y0, &y1, &hy1);
-    bilinear2x_taps(ox, width, &x0, &x1, &wx1);
+    bilinear_taps(oy, height, scale, &y0, &y1, &hy1);
+    bilinear_taps(ox, width, scale, &x0, &x1, &wx1);
     float hy0 = 1.0f - hy1, wx0 = 1.0f - wx1;
-    out[o] = hy0 * (wx0 * x[y0 * width + x0] + wx1 * x[y0 * width + x1]) +
-             hy1 * (wx0 * x[y1 * width + x0] + wx1 * x[y1 * width + x1]);
+    float top = fma(wx0, x[y0 * width + x0], wx1 * x[y0 * width + x1]);
+    float bottom = fma(wx0, x[y1 * width + x0], wx1 * x[y1 * width + x1]);
+    out[o] = fma(hy0, top, hy1 * bottom);
 }
 
-/* dinp[i] += sum over outputs o of weight(o, i) * dout[o]. */
-__kernel void upsample_bilinear2x_backward(TT_MEM(float, dinp), TT_MEM(const float, dout),
-                                           const int planes, const int height, const int width)
+/* dinp[i] += sum over outputs o of weight(o, i) * dout[o].  Along an axis,
+ * output dst taps input i when i - 1 <= src(dst) < i + 1, that is for
+ * f i - f / 2 - 1/2 <= dst < f i + 3 f / 2 - 1/2 (the clamping at 0 and at
+ * the last input only moves border outputs onto inputs 0 and in - 1, which
+ * these bounds already hold); one more output on each side covers src's
+ * rounding, and the weights say which really tap it (0: not). */
+__kernel void upsample_bilinear_backward(TT_MEM(float, dinp), TT_MEM(const float, dout),
+                                         const int planes, const int height, const int width,
+                                         const int factor, const float scale)
 {
     TT_PTR(float, dinp);
     TT_PTR(const float, dout);
-    int out_h = 2 * height, out_w = 2 * width;
+    int out_h = factor * height, out_w = factor * width;
     int i = get_global_id(0);
     if (i >= planes * height * width) return;
     int ix = i % width;
     int iy = (i / width) % height;
     int plane = i / (width * height);
     __global const float *g = dout + (size_t)plane * out_h * out_w;
-    int oy_lo = max(2 * iy - 2, 0), oy_hi = min(2 * iy + 3, out_h - 1);
-    int ox_lo = max(2 * ix - 2, 0), ox_hi = min(2 * ix + 3, out_w - 1);
+    int below = (factor + 1) / 2 + 1, above = 3 * factor / 2;
+    int oy_lo = max(factor * iy - below, 0), oy_hi = min(factor * iy + above, out_h - 1);
+    int ox_lo = max(factor * ix - below, 0), ox_hi = min(factor * ix + above, out_w - 1);
     float sum = 0.0f;
     for (int oy = oy_lo; oy <= oy_hi; oy++) {
-        float wy = bilinear2x_weight(oy, iy, height);
+        float wy = bilinear_weight(oy, iy, height, scale);
         if (wy == 0.0f) continue;
         float row = 0.0f;
         for (int ox = ox_lo; ox <= ox_hi; ox++) {
-            float wx = bilinear2x_weight(ox, ix, width);
-            if (wx != 0.0f) row += wx * g[oy * out_w + ox];
+            float wx = bilinear_weight(ox, ix, width, scale);
+            if (wx != 0.0f) row = fma(wx, g[oy * out_w + ox], row);
         }
-        sum += wy * row;
+        sum = fma(wy, row, sum);
     }
-    dinp[i] += sum;
+    dinp[i] = dinp[i] + sum;
 }

@@ -1,6 +1,6 @@
 /*
  * Plain-C double-precision references for the element-wise and resampling
- * ops: activations, max/avg pooling, bilinear and nearest x2 upsampling,
+ * ops: activations (SiLU too), max/avg pooling, bilinear and nearest x2 upsampling,
  * channel concat.
  * Written the straightforward way (scatter where the kernels gather) so the
  * two implementations share no algorithm.  Every backward ADDS into its
@@ -24,6 +24,9 @@ void ref_leaky_relu_backward(double *dx, const double *dy, const double *x, doub
 void ref_sigmoid_forward(double *y, const double *x, size_t n);
 /* dx += dy * s(x) (1 - s(x)), s recomputed from x. */
 void ref_sigmoid_backward(double *dx, const double *dy, const double *x, size_t n);
+/* y = x s(x), s the logistic sigmoid; dx += dy * s (1 + x (1 - s)). */
+void ref_silu_forward(double *y, const double *x, size_t n);
+void ref_silu_backward(double *dx, const double *dy, const double *x, size_t n);
 
 /* y (N, C, OH, OW), argmax as the device stores it (iy * W + ix per plane,
  * first maximum in row-major window order among the places inside the

@@ -50,7 +50,9 @@ void ref_conv2d_forward(double *out, const double *inp, const double *weight,
 void ref_conv2d_backward(double *dinp, double *dweight, const double *inp, const double *weight,
                          const double *dout, const tt_conv2d_desc *d)
 {
+    const int groups = or_one(d->groups);
     const int dh = or_one(d->dilation_h), dw = or_one(d->dilation_w);
+    const int cin_g = d->in_channels / groups, cout_g = d->out_channels / groups;
     const int oh = ref_conv2d_out_size(d->in_h, d->kernel_h, d->stride_h, d->pad_h, dh);
     const int ow = ref_conv2d_out_size(d->in_w, d->kernel_w, d->stride_w, d->pad_w, dw);
     for (int n = 0; n < d->batch; n++)
@@ -58,7 +60,8 @@ void ref_conv2d_backward(double *dinp, double *dweight, const double *inp, const
             for (int y = 0; y < oh; y++)
                 for (int x = 0; x < ow; x++) {
                     const double g = dout[((size_t)(n * d->out_channels + co) * oh + y) * ow + x];
-                    for (int ci = 0; ci < d->in_channels; ci++)
+                    for (int c = 0; c < cin_g; c++) {
+                        const int ci = co / cout_g * cin_g + c;
                         for (int ky = 0; ky < d->kernel_h; ky++) {
                             const int iy = y * d->stride_h - d->pad_h + ky * dh;
                             if (iy < 0 || iy >= d->in_h) continue;
@@ -69,13 +72,13 @@ void ref_conv2d_backward(double *dinp, double *dweight, const double *inp, const
                                     ((size_t)(n * d->in_channels + ci) * d->in_h + iy) * d->in_w +
                                     ix;
                                 const size_t wat =
-                                    ((size_t)(co * d->in_channels + ci) * d->kernel_h + ky) *
-                                        d->kernel_w +
+                                    ((size_t)(co * cin_g + c) * d->kernel_h + ky) * d->kernel_w +
                                     kx;
                                 if (dinp) dinp[at] += g * weight[wat];
                                 if (dweight) dweight[wat] += g * inp[at];
                             }
                         }
+                    }
                 }
 }
 

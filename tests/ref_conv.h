@@ -21,7 +21,7 @@ void ref_conv2d_forward(double *out, const double *inp, const double *weight,
                         const double *bias, const tt_conv2d_desc *d);
 
 /* The gradients of L = sum(dout * conv2d(inp, weight)), ADDED to dinp (N,
- * Cin, H, W) and dweight (like weight); either may be NULL.  groups 1. */
+ * Cin, H, W) and dweight (like weight); either may be NULL.  Any groups. */
 void ref_conv2d_backward(double *dinp, double *dweight, const double *inp, const double *weight,
                          const double *dout, const tt_conv2d_desc *d);
 

@@ -1,9 +1,13 @@
-/* Bilinear x2 upsampling (align_corners = False): forward vs the double
- * reference and vs numbers from PyTorch, finite-difference gradient,
- * backward adds, odd sizes and 1x1 images.  Nearest x2 likewise, at byte
- * offsets behind poison, with batch > 1 and several channels, a launch
- * past one Vulkan dimension of work-groups, and against PyTorch run by
- * /usr/bin/python3 (skipped, saying so, without torch). */
+/* Bilinear upsampling by an integer factor (align_corners = False): forward
+ * vs the double reference (tests/ref_resize.c) and bit for bit vs its
+ * float-exact form, finite-difference gradient, backward adds, at byte
+ * offsets behind poison, on odd, prime and 1-wide planes with factors 1, 2,
+ * 3, 4 and 8; the x2 entry points keep the bits they had (the float
+ * reference, the old x2 reference in ref_act.c) and PyTorch's numbers.
+ * Nearest x2 likewise, at byte offsets behind poison, with batch > 1 and
+ * several channels, a launch past one Vulkan dimension of work-groups, and
+ * against PyTorch run by /usr/bin/python3 (skipped, saying so, without
+ * torch). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,20 +18,28 @@
 #include "ops/upsample.h"
 #include "ops/upsample_nearest.h"
 #include "ref_act.h"
+#include "ref_resize.h"
 
-/* Tolerances: the weights are exact in float (multiples of 1/16), so the
- * forward rounds a sum of 4 products and the backward a sum of at most 16
- * (plus dinp0): a few ulps of the summands, which are of size 1.  Results
- * near zero by cancellation keep that absolute error, so errors are relative
- * with a floor of 0.1 (ERR_FLOOR).  Gradients: dinp0 + numeric gradient
- * (exact for a linear op) in double. */
+/* Tolerances against the double reference (which uses the kernels' float
+ * weights, so only the sums' rounding differs): the forward rounds a sum
+ * of 4 products, a few ulps of summands of size 1; the backward a sum of
+ * up to (2f)^2 products (plus dinp0), each rounding up to an ulp of the
+ * partial sums, which grow with f: GRAD_TOL per (2f)^2 / 16 (f = 2: 16
+ * terms).  Results near zero by cancellation keep that absolute error, so
+ * errors are relative with a floor of 0.1 (ERR_FLOOR).  Gradients: dinp0 +
+ * numeric gradient (exact for a linear op) in double.  The float-exact
+ * reference must match bit for bit (no tolerance). */
 #define ERR_FLOOR 0.1
 #define FORWARD_TOL 1e-5
 #define GRAD_TOL 1e-5
 #define GRAD_H 1e-3
+/* finite differences cost inputs x outputs reference steps: above this
+ * the reference's gradient stands alone (it was checked on smaller ones) */
+#define NUMERIC_MAX_WORK 4000000.0
 
 typedef struct loss_ctx {
     const tt_upsample_desc *desc;
+    int factor;
     const double *dy;
     double *y; /* scratch */
     size_t out_count;
@@ -37,73 +49,129 @@ typedef struct loss_ctx {
 static double loss(const double *x, void *opaque)
 {
     loss_ctx *c = opaque;
-    ref_upsample_bilinear2x_forward(c->y, x, c->desc);
+    ref_resize_bilinear_forward(c->y, x, c->desc, c->factor);
     double sum = 0;
     for (size_t i = 0; i < c->out_count; i++) sum += c->dy[i] * c->y[i];
     return sum;
 }
 
-static void check_upsample(tt_upsample_desc d)
+static size_t count_differ(const float *a, const float *b, size_t n)
+{
+    size_t differ = 0;
+    for (size_t i = 0; i < n; i++) differ += memcmp(&a[i], &b[i], sizeof a[i]) != 0;
+    return differ;
+}
+
+/* Forward into NaNs and backward into a non-zero dinp, twice, at offsets
+ * behind poison, against both references; central differences where
+ * they are cheap. */
+static void check_upsample(tt_upsample_desc d, int f)
 {
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
-    uint64_t seed = 21 + (uint64_t)d.height * 7 + (uint64_t)d.width;
-    size_t n = (size_t)d.batch * d.channels * d.height * d.width, m = 4 * n;
-    float *x = malloc(n * sizeof *x), *dx0 = malloc(n * sizeof *dx0);
-    float *gotx = malloc(n * sizeof *gotx), *dy = malloc(m * sizeof *dy);
-    float *goty = malloc(m * sizeof *goty);
+    uint64_t seed = 21 + (uint64_t)d.height * 7 + (uint64_t)d.width + 1000 * (uint64_t)f;
+    size_t n = (size_t)d.batch * d.channels * d.height * d.width, m = (size_t)f * f * n;
+    float *x = th_random_floats(n, -2, 2, &seed), *dy = th_random_floats(m, -1, 1, &seed);
+    float *dx0 = th_random_floats(n, -1, 1, &seed), *nan_out = malloc(m * sizeof *nan_out);
+    float *gotx = malloc(n * sizeof *gotx), *goty = malloc(m * sizeof *goty);
+    float *y32 = malloc(m * sizeof *y32), *dx32 = malloc(n * sizeof *dx32);
     double *wanty = malloc(m * sizeof *wanty), *wantx = malloc(n * sizeof *wantx);
-    double *grad = malloc(n * sizeof *grad);
-    CU_ASSERT_FATAL(x && dx0 && gotx && dy && goty && wanty && wantx && grad);
-    th_fill_uniform(x, n, -2, 2, &seed);
-    th_fill_uniform(dy, m, -1, 1, &seed);
-    th_fill_uniform(dx0, n, -1, 1, &seed);
+    double *grad = calloc(n, sizeof *grad);
+    CU_ASSERT_FATAL(nan_out && gotx && goty && y32 && dx32 && wanty && wantx && grad);
+    for (size_t i = 0; i < m; i++) nan_out[i] = NAN;
     double *xd = th_to_double(x, n), *dyd = th_to_double(dy, m);
-    tt_buffer *bx = th_upload(x, n, "up.x"), *by = th_zeros(m, "up.y");
-    tt_buffer *bdy = th_upload(dy, m, "up.dy"), *bdx = th_upload(dx0, n, "up.dx");
+    th_pool pool = {.pad = 3};
+    tt_mem mx = th_pool_put(&pool, x, n, "up.x"), my = th_pool_put(&pool, nan_out, m, "up.y");
+    tt_mem mdy = th_pool_put(&pool, dy, m, "up.dy"), mdx = th_pool_put(&pool, dx0, n, "up.dx");
 
-    TH_OK(tt_upsample_bilinear2x_forward(be, tt_mem_of(by), tt_mem_of(bx), &d));
-    th_download(goty, by, m);
-    ref_upsample_bilinear2x_forward(wanty, xd, &d);
+    TH_OK(tt_upsample_bilinear_forward(be, my, mx, &d, f));
+    th_get(goty, my, m);
+    ref_resize_bilinear_forward(wanty, xd, &d, f);
     double fwd_err = th_max_rel_error(goty, wanty, m, ERR_FLOOR);
+    ref_resize_bilinear_forward_f32(y32, x, &d, f);
+    size_t fwd_differ = count_differ(goty, y32, m);
 
-    loss_ctx ctx = {&d, dyd, wanty, m};
-    th_numeric_grad(loss, &ctx, xd, n, GRAD_H, grad);
-    TH_OK(tt_upsample_bilinear2x_backward(be, tt_mem_of(bdx), tt_mem_of(bdy), &d));
-    th_download(gotx, bdx, n);
-    for (size_t i = 0; i < n; i++) wantx[i] = dx0[i] + grad[i];
-    double grad_err = th_max_rel_error(gotx, wantx, n, ERR_FLOOR);
+    ref_resize_bilinear_backward(grad, dyd, &d, f);
+    double num_err = -1;
+    if ((double)n * m <= NUMERIC_MAX_WORK) {
+        double *num = malloc(n * sizeof *num);
+        CU_ASSERT_FATAL(num != NULL);
+        loss_ctx ctx = {&d, f, dyd, wanty, m};
+        th_numeric_grad(loss, &ctx, xd, n, GRAD_H, num);
+        num_err = 0;
+        for (size_t i = 0; i < n; i++)
+            num_err = fmax(num_err, fabs(grad[i] - num[i]) / (fabs(num[i]) + ERR_FLOOR));
+        free(num);
+    }
+    memcpy(dx32, dx0, n * sizeof *dx32);
+    ref_resize_bilinear_backward_f32(dx32, dy, &d, f);
+    double grad_err = 0;
+    size_t bwd_differ = 0;
+    for (int times = 1; times <= 2; times++) {
+        TH_OK(tt_upsample_bilinear_backward(be, mdx, mdy, &d, f));
+        th_get(gotx, mdx, n);
+        for (size_t i = 0; i < n; i++) wantx[i] = dx0[i] + times * grad[i];
+        grad_err = fmax(grad_err, th_max_rel_error(gotx, wantx, n, ERR_FLOOR));
+        if (times == 1) bwd_differ = count_differ(gotx, dx32, n);
+    }
 
-    for (size_t i = 0; i < n; i++) wantx[i] = 0;
-    ref_upsample_bilinear2x_backward(wantx, dyd, &d);
-    double ref_err = 0;
-    for (size_t i = 0; i < n; i++)
-        ref_err = fmax(ref_err, fabs(wantx[i] - grad[i]) / (fabs(grad[i]) + 1e-3));
-
-    TH_OK(tt_upsample_bilinear2x_backward(be, tt_mem_of(bdx), tt_mem_of(bdy), &d));
-    th_download(gotx, bdx, n);
-    for (size_t i = 0; i < n; i++) wantx[i] = dx0[i] + 2 * grad[i];
-    double twice_err = th_max_rel_error(gotx, wantx, n, ERR_FLOOR);
-
-    printf("\n  up2x (%d,%d,%d,%d): forward %.2e, grad vs numeric %.2e, ref vs numeric %.2e, "
-           "twice %.2e",
-           d.batch, d.channels, d.height, d.width, fwd_err, grad_err, ref_err, twice_err);
+    double grad_tol = GRAD_TOL * fmax(1.0, (2.0 * f) * (2.0 * f) / 16);
+    printf("\n  x%d (%d,%d,%d,%d): forward %.2e (%zu of %zu differ from float ref), backward "
+           "twice %.2e (%zu of %zu differ), ref vs numeric %s%.2e",
+           f, d.batch, d.channels, d.height, d.width, fwd_err, fwd_differ, m, grad_err,
+           bwd_differ, n, num_err < 0 ? "(not run) " : "", fmax(num_err, 0));
     CU_ASSERT(fwd_err < FORWARD_TOL);
-    CU_ASSERT(grad_err < GRAD_TOL);
-    CU_ASSERT(ref_err < GRAD_TOL);
-    CU_ASSERT(twice_err < GRAD_TOL);
+    CU_ASSERT_EQUAL(fwd_differ, 0);
+    CU_ASSERT(grad_err < grad_tol);
+    CU_ASSERT_EQUAL(bwd_differ, 0);
+    CU_ASSERT(num_err < GRAD_TOL);
 
-    tt_buffer_free(bx), tt_buffer_free(by), tt_buffer_free(bdy), tt_buffer_free(bdx);
-    free(x), free(dx0), free(gotx), free(dy), free(goty), free(wanty), free(wantx), free(grad);
-    free(xd), free(dyd);
+    th_pool_free(&pool);
+    free(x), free(dy), free(dx0), free(nan_out), free(gotx), free(goty), free(y32), free(dx32);
+    free(wanty), free(wantx), free(grad), free(xd), free(dyd);
 }
 
+/* The x2 callers' shapes, then every factor on 1x1, 1-wide,
+ * prime and odd planes, batch 1 to 3, 1 or 3 channels. */
 static void test_shapes(void)
 {
-    const tt_upsample_desc cases[] = {
+    const tt_upsample_desc x2[] = {
         {1, 3, 7, 9}, {2, 5, 5, 3}, {1, 3, 1, 1}, {2, 5, 1, 4}, {1, 3, 2, 1},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_upsample(cases[i]);
+    for (size_t i = 0; i < sizeof x2 / sizeof x2[0]; i++) check_upsample(x2[i], 2);
+    const int planes[][2] = {{1, 1}, {1, 5}, {7, 1}, {13, 17}};
+    const int factors[] = {1, 2, 3, 4, 8};
+    int k = 0;
+    for (size_t p = 0; p < sizeof planes / sizeof planes[0]; p++)
+        for (size_t f = 0; f < sizeof factors / sizeof factors[0]; f++, k++)
+            check_upsample((tt_upsample_desc){1 + k % 3, k % 2 ? 3 : 1, planes[p][0], planes[p][1]},
+                           factors[f]);
+}
+
+/* The new reference at factor 2 is the old x2 one (ref_act.c) in every bit,
+ * forward and backward, so the float-exact checks above pin the x2 results
+ * that test suites and models had. */
+static void test_ref_matches_x2(void)
+{
+    const tt_upsample_desc cases[] = {{1, 3, 7, 9}, {2, 1, 1, 5}, {3, 1, 7, 1}, {1, 1, 13, 17}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const tt_upsample_desc *d = &cases[c];
+        uint64_t seed = 77 + c;
+        size_t n = (size_t)d->batch * d->channels * d->height * d->width, m = 4 * n;
+        float *x = th_random_floats(n, -2, 2, &seed), *dy = th_random_floats(m, -1, 1, &seed);
+        double *xd = th_to_double(x, n), *dyd = th_to_double(dy, m);
+        double *y_old = malloc(m * sizeof(double)), *y_new = malloc(m * sizeof(double));
+        double *dx_old = calloc(n, sizeof(double)), *dx_new = calloc(n, sizeof(double));
+        CU_ASSERT_FATAL(y_old && y_new && dx_old && dx_new);
+        ref_upsample_bilinear2x_forward(y_old, xd, d);
+        ref_resize_bilinear_forward(y_new, xd, d, 2);
+        ref_upsample_bilinear2x_backward(dx_old, dyd, d);
+        ref_resize_bilinear_backward(dx_new, dyd, d, 2);
+        CU_ASSERT(memcmp(y_old, y_new, m * sizeof(double)) == 0);
+        CU_ASSERT(memcmp(dx_old, dx_new, n * sizeof(double)) == 0);
+        free(x), free(dy), free(xd), free(dyd), free(y_old), free(y_new), free(dx_old),
+            free(dx_new);
+    }
 }
 
 /* Numbers printed by PyTorch 1.13:
@@ -134,23 +202,116 @@ static void test_matches_pytorch(void)
     tt_buffer_free(bx), tt_buffer_free(by), tt_buffer_free(bdy), tt_buffer_free(bdx);
 }
 
+/* x4 of the 1x2 image [0, 8] by PyTorch's formula, by hand: along the row
+ * src = (d + 0.5) / 4 - 0.5 is -0.375, -0.125 (both clamped to 0), 0.125,
+ * 0.375, 0.625, 0.875, 1.125, 1.375 (both past the last input: its value),
+ * so every one of the 4 output rows (all reading the one input row) is
+ * [0, 0, 1, 3, 5, 7, 8, 8]; for dy = 1 the gradient is the weights' sums,
+ * 16 for each input. */
+static void test_x4_by_hand(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    const float x[2] = {0, 8}, want[8] = {0, 0, 1, 3, 5, 7, 8, 8};
+    float ones[32], y[32], dx[2];
+    for (int i = 0; i < 32; i++) ones[i] = 1;
+    tt_upsample_desc d = {1, 1, 1, 2};
+    tt_buffer *bx = th_upload(x, 2, "x4.x"), *by = th_zeros(32, "x4.y");
+    tt_buffer *bdy = th_upload(ones, 32, "x4.dy"), *bdx = th_zeros(2, "x4.dx");
+    TH_OK(tt_upsample_bilinear_forward(be, tt_mem_of(by), tt_mem_of(bx), &d, 4));
+    TH_OK(tt_upsample_bilinear_backward(be, tt_mem_of(bdx), tt_mem_of(bdy), &d, 4));
+    th_download(y, by, 32);
+    th_download(dx, bdx, 2);
+    for (int i = 0; i < 32; i++) CU_ASSERT_EQUAL(y[i], want[i % 8]);
+    CU_ASSERT_EQUAL(dx[0], 16.0f);
+    CU_ASSERT_EQUAL(dx[1], 16.0f);
+    tt_buffer_free(bx), tt_buffer_free(by), tt_buffer_free(bdy), tt_buffer_free(bdx);
+}
+
+/* The x2 entry points keep their bits: the device equals the float-exact
+ * reference (ref_resize.h, factor 2) bit for bit, forward and backward
+ * into a non-zero dinp. */
+static void test_x2_bits(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    const tt_upsample_desc cases[] = {{1, 3, 7, 9}, {2, 1, 1, 5}, {3, 1, 7, 1}, {1, 3, 13, 17}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        tt_upsample_desc d = cases[c];
+        uint64_t seed = 5 + c;
+        size_t n = (size_t)d.batch * d.channels * d.height * d.width, m = 4 * n;
+        float *x = th_random_floats(n, -2, 2, &seed), *dy = th_random_floats(m, -1, 1, &seed);
+        float *dx = th_random_floats(n, -1, 1, &seed), *y = malloc(m * sizeof *y);
+        float *goty = malloc(m * sizeof *goty), *gotx = malloc(n * sizeof *gotx);
+        CU_ASSERT_FATAL(y && goty && gotx);
+        tt_buffer *bx = th_upload(x, n, "b2.x"), *by = th_zeros(m, "b2.y");
+        tt_buffer *bdy = th_upload(dy, m, "b2.dy"), *bdx = th_upload(dx, n, "b2.dx");
+        TH_OK(tt_upsample_bilinear2x_forward(be, tt_mem_of(by), tt_mem_of(bx), &d));
+        TH_OK(tt_upsample_bilinear2x_backward(be, tt_mem_of(bdx), tt_mem_of(bdy), &d));
+        th_download(goty, by, m);
+        th_download(gotx, bdx, n);
+        ref_resize_bilinear_forward_f32(y, x, &d, 2);
+        ref_resize_bilinear_backward_f32(dx, dy, &d, 2);
+        size_t differ_y = 0, differ_x = 0;
+        for (size_t i = 0; i < m; i++) differ_y += memcmp(&y[i], &goty[i], sizeof y[i]) != 0;
+        for (size_t i = 0; i < n; i++) differ_x += memcmp(&dx[i], &gotx[i], sizeof dx[i]) != 0;
+        printf("\n  bilinear2x (%d,%d,%d,%d) vs float reference: forward %zu of %zu differ, "
+               "backward %zu of %zu",
+               d.batch, d.channels, d.height, d.width, differ_y, m, differ_x, n);
+        CU_ASSERT_EQUAL(differ_y, 0);
+        CU_ASSERT_EQUAL(differ_x, 0);
+        tt_buffer_free(bx), tt_buffer_free(by), tt_buffer_free(bdy), tt_buffer_free(bdx);
+        free(x), free(dy), free(dx), free(y), free(goty), free(gotx);
+    }
+}
+
+/* Checks that s is TT_ERR_INVALID_ARGUMENT with `text` in its message,
+ * and frees it. */
+static void expect_invalid(tt_status s, const char *text)
+{
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
+    CU_ASSERT(s && strstr(tt_status_message(s), text) != NULL);
+    if (s && !strstr(tt_status_message(s), text))
+        printf("\n  wanted \"%s\" in: %s", text, tt_status_message(s));
+    tt_status_free(s);
+}
+
 static void test_errors(void)
 {
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
     tt_buffer *a = th_zeros(16, "uerr.a"), *b = th_zeros(16, "uerr.b");
     tt_upsample_desc d = {1, 1, 2, 3}; /* needs 24 output floats */
-    tt_status s = tt_upsample_bilinear2x_forward(be, tt_mem_of(a), tt_mem_of(b), &d);
-    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
-    CU_ASSERT(s && strstr(tt_status_message(s), "uerr.a") != NULL);
-    tt_status_free(s);
+    expect_invalid(tt_upsample_bilinear2x_forward(be, tt_mem_of(a), tt_mem_of(b), &d), "uerr.a");
     tt_upsample_desc empty = {1, 0, 2, 3};
-    s = tt_upsample_bilinear2x_forward(be, tt_mem_of(a), tt_mem_of(b), &empty);
-    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
+    expect_invalid(tt_upsample_bilinear2x_forward(be, tt_mem_of(a), tt_mem_of(b), &empty),
+                   "(1, 0, 2, 3)");
+    /* x3 of a 1x2 needs 18 output floats, x2 only 8 */
+    tt_upsample_desc small = {1, 1, 1, 2};
+    TH_OK(tt_upsample_bilinear_forward(be, tt_mem_of(a), tt_mem_of(b), &small, 2));
+    expect_invalid(tt_upsample_bilinear_forward(be, tt_mem_of(a), tt_mem_of(b), &small, 3),
+                   "uerr.a");
+    expect_invalid(tt_upsample_bilinear_backward(be, tt_mem_of(b), tt_mem_of(a), &small, 3),
+                   "dout");
+    /* factors outside 1 .. TT_UPSAMPLE_MAX_FACTOR, named */
+    tt_upsample_desc one = {1, 1, 1, 1};
+    expect_invalid(tt_upsample_bilinear_forward(be, tt_mem_of(a), tt_mem_of(b), &one, 0),
+                   "upsample_bilinear forward: factor 0");
+    expect_invalid(tt_upsample_bilinear_forward(be, tt_mem_of(a), tt_mem_of(b), &one, -1),
+                   "factor -1");
+    expect_invalid(tt_upsample_bilinear_backward(be, tt_mem_of(a), tt_mem_of(b), &one,
+                                                 TT_UPSAMPLE_MAX_FACTOR + 1),
+                   "upsample_bilinear backward: factor 65");
+    /* 2^31 outputs do not fit one int-indexed launch: refused before any
+     * buffer is looked at, naming the op */
+    tt_upsample_desc huge = {1, 2, 4096, 4096};
+    tt_status s = tt_upsample_bilinear_forward(be, tt_mem_of(a), tt_mem_of(b), &huge, 8);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_UNSUPPORTED);
+    CU_ASSERT(s && strstr(tt_status_message(s), "upsample_bilinear forward") != NULL);
     tt_status_free(s);
     /* a gradient not wanted: nothing is done */
-    tt_upsample_desc one = {1, 1, 1, 1};
     TH_OK(tt_upsample_bilinear2x_backward(be, (tt_mem){0}, tt_mem_of(a), &one));
+    TH_OK(tt_upsample_bilinear_backward(be, (tt_mem){0}, tt_mem_of(a), &one, 3));
     tt_buffer_free(a), tt_buffer_free(b);
 }
 
@@ -398,8 +559,11 @@ static void test_nearest_errors(void)
 int main(void)
 {
     CU_TestInfo tests[] = {
-        {"forward, gradient, twice on odd sizes", test_shapes},
+        {"factors 1 to 8: forward, bits, gradient, twice, odd sizes", test_shapes},
+        {"x2: the reference is the old x2 one", test_ref_matches_x2},
         {"matches PyTorch's numbers", test_matches_pytorch},
+        {"x4 by PyTorch's formula, by hand", test_x4_by_hand},
+        {"x2: bits of the float reference", test_x2_bits},
         {"errors name the problem", test_errors},
         {"nearest: forward exact, gradient, twice, odd and even sizes", test_nearest_shapes},
         {"nearest: a launch past one dimension of work-groups", test_nearest_large},

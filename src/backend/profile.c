@@ -15,7 +15,8 @@ const char *tt_profile_family(const char *program)
         {"norm", "norm"},   {"activation", "activation"}, {"add", "add"}, {"pool", "pool"},
         {"upsample", "resample"}, {"concat", "concat"}, {"loss", "loss"},
         {"reduce", "reduce"}, {"optim", "optimizer"}, {"util", "util"},
-        {"transfer", "transfer"},
+        {"transfer", "transfer"}, {"channel", "channel"}, {"dropout", "dropout"},
+        {"tversky", "loss"}, {"lovasz", "loss"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (strncmp(program, map[i].prefix, strlen(map[i].prefix)) == 0) return map[i].family;

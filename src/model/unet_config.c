@@ -37,7 +37,7 @@ tt_status tt_unet_config_check(const tt_unet_config *c)
 
 static tt_status add_conv(tt_param_table *t, const char *prefix, int cout, int cin, int k)
 {
-    char name[64];
+    char name[80];
     int wshape[4] = {cout, cin, k, k}, bshape[1] = {cout};
     snprintf(name, sizeof name, "%s.weight", prefix);
     TT_TRY(tt_params_add(t, name, 4, wshape, TT_PARAM_WEIGHT, cin * k * k));

@@ -2,6 +2,8 @@
  * Element-wise activations (see activation.h): host side, launching
  * opencl/activation.cl.  The kinds are one enum with parallel tables of
  * names and kernels; adding a kind without filling them does not compile.
+ * A kind whose backward reads the input (SiLU) has no entry in the
+ * output-reading backward table (NULL) and a function of its own.
  */
 #include "ops/activation.h"
 
@@ -11,16 +13,18 @@
 
 #include "core/status.h"
 
-static const char *const kind_names[] = {"relu", "leaky_relu", "sigmoid"};
+static const char *const kind_names[] = {"relu", "leaky_relu", "sigmoid", "silu"};
 static const char *const forward_kernels[] = {"relu_forward", "leaky_relu_forward",
-                                              "sigmoid_forward"};
+                                              "sigmoid_forward", "silu_forward"};
+/* Backward kernels that read the forward output; NULL where the kind's
+ * backward reads the input instead. */
 static const char *const backward_kernels[] = {"relu_backward", "leaky_relu_backward",
-                                               "sigmoid_backward"};
+                                               "sigmoid_backward", NULL};
 _Static_assert(sizeof kind_names / sizeof kind_names[0] == TT_ACT_COUNT, "a name per kind");
 _Static_assert(sizeof forward_kernels / sizeof forward_kernels[0] == TT_ACT_COUNT,
                "a forward kernel per kind");
 _Static_assert(sizeof backward_kernels / sizeof backward_kernels[0] == TT_ACT_COUNT,
-               "a backward kernel per kind");
+               "a backward kernel (NULL: reads the input) per kind");
 
 const char *tt_activation_name(tt_activation_kind kind)
 {
@@ -35,7 +39,7 @@ tt_status tt_activation_parse(const char *name, tt_activation_kind *kind)
             return NULL;
         }
     return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                        "unknown activation '%s': use relu, leaky_relu or sigmoid",
+                        "unknown activation '%s': use relu, leaky_relu, sigmoid or silu",
                         name ? name : "(null)");
 }
 
@@ -70,10 +74,20 @@ tt_status tt_activation_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_activ
                         tt_arg_i32((int)n));
 }
 
+int tt_activation_backward_reads_input(tt_activation_kind kind)
+{
+    return (unsigned)kind < TT_ACT_COUNT && backward_kernels[kind] == NULL;
+}
+
 tt_status tt_activation_backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem out,
                                  tt_activation act, size_t n)
 {
     TT_TRY(check_act("backward", act, n));
+    if (tt_activation_backward_reads_input(act.kind))
+        return tt_error_new(TT_ERR_UNSUPPORTED,
+                            "%s backward: its gradient needs the forward input, not the output; "
+                            "call tt_%s_backward with the input",
+                            kind_names[act.kind], kind_names[act.kind]);
     if (!dinp.buffer) return NULL; /* gradient not wanted */
     const char *op = kind_names[act.kind];
     TT_TRY(tt_mem_check(op, "dinp", dinp, n * sizeof(float)));
@@ -133,4 +147,24 @@ tt_status tt_sigmoid_forward(tt_backend *be, tt_mem out, tt_mem inp, size_t n)
 tt_status tt_sigmoid_backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem out, size_t n)
 {
     return tt_activation_backward(be, dinp, dout, out, (tt_activation){TT_ACT_SIGMOID, 0}, n);
+}
+
+tt_status tt_silu_forward(tt_backend *be, tt_mem out, tt_mem inp, size_t n)
+{
+    return tt_activation_forward(be, out, inp, (tt_activation){TT_ACT_SILU, 0}, n);
+}
+
+tt_status tt_silu_backward(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem inp, size_t n)
+{
+    TT_TRY(check_act("backward", (tt_activation){TT_ACT_SILU, 0}, n));
+    if (!dinp.buffer) return NULL; /* gradient not wanted */
+    TT_TRY(tt_mem_check("silu backward", "dinp", dinp, n * sizeof(float)));
+    TT_TRY(tt_mem_check("silu backward", "dout", dout, n * sizeof(float)));
+    TT_TRY(tt_mem_check("silu backward", "inp", inp, n * sizeof(float)));
+    if (dinp.buffer == dout.buffer && dinp.offset == dout.offset)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "silu backward: dinp and dout are the same memory; backward adds "
+                            "into dinp, so give it its own buffer");
+    return TT_LAUNCH_1D(be, "activation", "silu_backward", n, tt_arg_mem(dinp), tt_arg_mem(dout),
+                        tt_arg_mem(inp), tt_arg_i32((int)n));
 }

@@ -34,6 +34,7 @@
  *                 7x7 s2 p3
  *   winograd4x4_sum  -> im2col_gemm  -> im2col_gemm         as winograd4x4, in
  *                                                           one pass
+ *   depthwise     groups = Cin = Cout  same                  same
  */
 #ifndef TT_OPS_CONV_ALGO_H
 #define TT_OPS_CONV_ALGO_H
@@ -55,7 +56,8 @@
     X(DIRECT_W16, direct_w16, tt_conv_direct_w16_impl)     /* 16 columns a work-item */    \
     X(WINOGRAD4_SUM, winograd4x4_sum, tt_conv_winograd4_sum_impl) /* its dW in one pass */ \
     X(DIRECT_TILED, direct_tiled, tt_conv_direct_tiled_impl) /* tiles in local memory */     \
-    X(DIRECT_W8, direct_w8, tt_conv_direct_w8_impl)        /* 8 columns a work-item */
+    X(DIRECT_W8, direct_w8, tt_conv_direct_w8_impl)        /* 8 columns a work-item */      \
+    X(DEPTHWISE, depthwise, tt_conv_depthwise_impl)        /* groups = Cin = Cout */
 
 #define TT_CONV_ALGO_ENUM_(id, name, impl) TT_CONV_ALGO_##id,
 typedef enum tt_conv_algo {
@@ -221,7 +223,7 @@ enum { TT_TUNED_CL_CPU = 1, TT_TUNED_ELSEWHERE = 2, TT_TUNED_ALL = 3 };
 /* The rows (TT_CONV_ALGO_ROWS), one file per algorithm: conv2d.c (im2col),
  * conv_direct.c, conv_winograd.c, conv_igemm.c, conv_winograd4.c,
  * conv_winograd4_fused.c, conv_direct_w16.c, conv_winograd4.c (the sum),
- * conv_direct.c (the tiled and 8-wide rows). */
+ * conv_direct.c (the tiled and 8-wide rows), conv_depthwise.c. */
 #define TT_CONV_ALGO_EXTERN_(id, name, impl) extern const tt_conv_algo_impl impl;
 TT_CONV_ALGO_ROWS(TT_CONV_ALGO_EXTERN_)
 #undef TT_CONV_ALGO_EXTERN_

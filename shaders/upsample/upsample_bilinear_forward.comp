@@ -1,8 +1,9 @@
-/* upsample/upsample_bilinear2x_forward: out (planes, 2 height, 2 width) =
- * bilinear x2 of inp (planes, height, width), align_corners = False
- * (opencl/upsample.cl; arguments out, inp, planes, height, width).  The
- * weights are multiples of 1/4; the sums are fused as PoCL contracts the
- * OpenCL expression: fma(hy0, fma(wx0, a, wx1 * b), hy1 * fma(wx0, c, wx1 * d)). */
+/* upsample/upsample_bilinear_forward: out (planes, f height, f width) =
+ * bilinear upsampling by f of inp (planes, height, width), align_corners =
+ * False (opencl/upsample.cl; arguments out, inp, planes, height, width,
+ * factor, scale).  The same float steps as the OpenCL kernel, every one
+ * `precise` and the fused ones through tt_fma, so the bits are its bits:
+ * fma(hy0, fma(wx0, a, wx1 * b), hy1 * fma(wx0, c, wx1 * d)). */
 #version 450
 #include "common.glsl"
 #include "exact_fma.glsl"
@@ -10,23 +11,26 @@
 TT_BUFFER(0, float, outp);
 TT_BUFFER(1, float, inp);
 layout(push_constant) uniform Args {
-    uint out_offset; uint inp_offset; int planes; int height; int width;
+    uint out_offset; uint inp_offset; int planes; int height; int width; int factor; float scale;
 } args;
 
-/* Taps of output index dst along an axis of in_size samples (bilinear2x_taps). */
+/* Taps of output index dst along an axis of in_size samples (bilinear_taps). */
 void taps(int dst, int in_size, out int i0, out int i1, out float w1)
 {
-    precise float src = (float(dst) + 0.5) * 0.5 - 0.5;
+    precise float scaled = args.scale * (float(dst) + 0.5);
+    precise float src = scaled - 0.5;
     if (src < 0.0) src = 0.0;
     int lo = int(src);
     i0 = lo;
     i1 = lo + (lo < in_size - 1 ? 1 : 0);
-    w1 = src - float(lo);
+    precise float frac = src - float(lo);
+    w1 = frac;
 }
 
 void main()
 {
-    int height = args.height, width = args.width, out_h = 2 * height, out_w = 2 * width;
+    int height = args.height, width = args.width;
+    int out_h = args.factor * height, out_w = args.factor * width;
     int o = tt_global_id();
     if (o >= args.planes * out_h * out_w) return;
     int ox = o % out_w;
