@@ -1,575 +1,330 @@
 /*
- * The ResNet-encoder UNet's forward and backward passes, written out in
- * order (see unet_resnet.h for the layout).  Building the model is
- * unet_resnet_build.c; every activation has its place in the planned arena
- * there, taken from one run of these passes on a recording dry backend.
+ * The UNet over a ResNet encoder (unet_resnet.h) as a layer list run by
+ * the executor (exec.c): its parameters under smp's state_dict names in
+ * state_dict order (the encoder's first, so they are one range of the
+ * arena), its layers and what the backward keeps of each tensor.
  *
- * Gradients: each convolution's `dout` first receives the gradient at its
- * norm's output, which the norm's backward turns, in place, into the
- * gradient at the convolution's output.  A tensor read by two consumers (a
- * block's input, an encoder feature that is also a skip) has one gradient
- * tensor, zeroed just before the first consumer's backward adds into it.
+ * What the backward keeps (graph.h's TT_KEEP, TT_REMAKE, TT_RECOMPUTE):
+ *  - a norm's output that only the next convolution reads (inside a block,
+ *    the decoder's) is made again from the convolution's output and the
+ *    norm's statistics; so is an encoder block's output but its layer's
+ *    last (F1..F4), and the upsampled input of a decoder block (made from
+ *    the convolution output below, upsampled, then normed in place);
+ *  - the stem's convolution output is made again from the image for each
+ *    block that reads it (three channels in: about 1% of a step's work
+ *    twice, for an F0-sized tensor that would live through the step).
+ * With checkpointing:
+ *  - an encoder block keeps only its norms' statistics (and F1..F4): its
+ *    convolutions run again for its backward, its layer's other outputs
+ *    are made again from the layer's input; the pool and its argmax too;
+ *  - decoder blocks 0-3 run conv1 again for their backward; blocks 0-2's
+ *    outputs are made again once, as block 3's backward begins;
+ *  - the norms' outputs are made again for each reader.
+ * With 16-bit storage a kept convolution output is stored in 16 bits and
+ * read there by its norm (not the decoder's below an upsampling, which
+ * upsamples the fp32 output).
  */
 #include "model/unet_resnet.h"
 
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "core/status.h"
-#include "ops/add.h"
-#include "ops/cast.h"
-#include "ops/concat.h"
-#include "ops/max_pool2d.h"
-#include "ops/upsample.h"
-#include "ops/upsample_nearest.h"
-#include "ops/util.h"
+#include "model/exec.h"
+#include "model/head.h"
 
-#define NONE ((tt_mem){0})
+static const int decoder_channels[TT_UR_DECODER_BLOCKS] = {256, 128, 64, 32, 16};
+static const int layer_channels[4] = {64, 128, 256, 512};
 
-tt_conv2d_desc tt_unet_resnet_conv_desc(const tt_unet_resnet *u, const tt_ur_conv *c, int n)
+typedef struct tt_unet_resnet {
+    tt_model model;           /* the interface's head, which owns the device buffers; first */
+    tt_param_table params;
+    tt_conv_algo conv_algo;   /* the spec's, or the direct kernels' where AUTO's workspace
+                                 would not fit */
+    tt_buffer *wsplit;        /* a decoder conv1's weight in halves by input channels
+                                 ([up | skip]) and its gradient's */
+    tt_graph graph;
+    tt_exec exec;
+} tt_unet_resnet;
+
+/* ---- parameters ------------------------------------------------------------ */
+
+static tt_status add_param(tt_unet_resnet *u, const char *prefix, const char *suffix, int ndim,
+                           const int *shape, tt_param_role role, int fan_in, int *index)
 {
-    int pad = c->kernel / 2;
-    return (tt_conv2d_desc){.batch = n, .in_channels = c->in_channels, .in_h = c->in_h,
-                            .in_w = c->in_w, .out_channels = c->out_channels,
-                            .kernel_h = c->kernel, .kernel_w = c->kernel, .stride_h = c->stride,
-                            .stride_w = c->stride, .pad_h = pad, .pad_w = pad,
-                            .algo = u->conv_algo, .no_input_grad = c->first};
+    char name[96];
+    snprintf(name, sizeof name, "%s.%s", prefix, suffix);
+    *index = u->params.count;
+    return tt_params_add(&u->params, name, ndim, shape, role, fan_in);
 }
 
-tt_conv2d_desc tt_unet_resnet_half_desc(const tt_unet_resnet *u, const tt_ur_decoder *d,
-                                        int channels, int n)
+/* A convolution and the batch norm after it, as its parameters say. */
+typedef struct conv_def {
+    char name[48], norm[48];  /* the norm's "" without one (the head: a bias instead) */
+    int cin, cout, kernel, stride;
+    int weight, bias, bn_w, bn_b, bn_rm, bn_rv;
+} conv_def;
+
+/* The parameters of conv `conv` (k x k, stride s, padding k / 2) of cin ->
+ * cout channels and of its batch norm `norm` (NULL: none, and a bias). */
+static tt_status add_conv_params(tt_unet_resnet *u, conv_def *c, const char *conv,
+                                 const char *norm, int cin, int cout, int k, int s)
 {
-    tt_conv2d_desc x = tt_unet_resnet_conv_desc(u, &d->conv1, n);
-    x.in_channels = channels;
-    return x;
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "%s", conv);
+    snprintf(c->norm, sizeof c->norm, "%s", norm ? norm : "");
+    c->cin = cin, c->cout = cout, c->kernel = k, c->stride = s;
+    c->bias = c->bn_w = c->bn_b = c->bn_rm = c->bn_rv = -1;
+    int fan_in = cin * k * k, wshape[4] = {cout, cin, k, k}, vec[1] = {cout};
+    TT_TRY(add_param(u, conv, "weight", 4, wshape, TT_PARAM_WEIGHT, fan_in, &c->weight));
+    if (!norm) return add_param(u, conv, "bias", 1, vec, TT_PARAM_BIAS, fan_in, &c->bias);
+    TT_TRY(add_param(u, norm, "weight", 1, vec, TT_PARAM_NORM_WEIGHT, 0, &c->bn_w));
+    TT_TRY(add_param(u, norm, "bias", 1, vec, TT_PARAM_NORM_BIAS, 0, &c->bn_b));
+    TT_TRY(add_param(u, norm, "running_mean", 1, vec, TT_PARAM_RUNNING_MEAN, 0, &c->bn_rm));
+    return add_param(u, norm, "running_var", 1, vec, TT_PARAM_RUNNING_VAR, 0, &c->bn_rv);
 }
 
-static tt_mem workspace(const tt_unet_resnet *u)
-{
-    return u->model.workspace_buffer ? tt_mem_of(u->model.workspace_buffer) : NONE;
-}
+/* ---- layers ---------------------------------------------------------------- */
 
-static size_t count(int n, int channels, int h, int w)
-{
-    return (size_t)n * (size_t)channels * (size_t)h * (size_t)w;
-}
+/* How the backward has a convolution's output and its norm's. */
+typedef struct keeps {
+    tt_keep out, act;
+    int relu, frozen;
+    int store16;              /* the output kept in 16 bits */
+} keeps;
 
-/* The norm of c: batch statistics in training unless frozen. */
-static int norm_trains(const tt_unet_resnet *u, const tt_ur_conv *c)
+/* conv c over in0 (and in1: a decoder's skip) into a new tensor (or
+ * `out`, the logits), and its norm; returns the tensor the next layer
+ * reads (the norm's output, or the convolution's without one). */
+static int add_conv(tt_unet_resnet *u, const conv_def *c, int in0, int in1, int out, keeps k)
 {
-    return u->training && !c->frozen;
-}
-
-static tt_batch_norm_desc norm_desc(const tt_unet_resnet *u, const tt_ur_conv *c, int n)
-{
-    tt_batch_norm_desc d = tt_batch_norm_desc_make(n, c->out_channels, c->out_h, c->out_w);
-    d.relu = c->relu;
-    d.sync = u->model.norm_sync;
-    return d;
-}
-
-/* (that pass upsamples the fp32 output) */
-int tt_unet_resnet_keeps_16(const tt_unet_resnet *u, const tt_ur_conv *c)
-{
-    return u->spec.precision != TT_PRECISION_FP32 && !c->recomputed && c->bn_w >= 0 &&
-           !c->remade_upsampled;
-}
-
-/* c's convolution output as kept: out_half with 16-bit storage, else out. */
-static tt_mem kept_out(const tt_ur_conv *c)
-{
-    return c->out_half.buffer ? c->out_half : c->out;
-}
-
-/* c's norm over `out`: its descriptor, reading `out` as it is stored (the
- * 16-bit out_half, or fp32). */
-static tt_batch_norm_desc norm_desc_over(const tt_unet_resnet *u, const tt_ur_conv *c, int n,
-                                         tt_mem out)
-{
-    tt_batch_norm_desc d = norm_desc(u, c, n);
-    if (c->out_half.buffer && out.buffer == c->out_half.buffer && out.offset == c->out_half.offset)
-        d.input_precision = u->spec.precision;
-    return d;
-}
-
-/* 16-bit storage: c's output just made in c->out packed into out_half, the
- * values the norm reads from now on. */
-static tt_status keep_out(tt_unet_resnet *u, const tt_ur_conv *c, int n)
-{
-    if (!c->out_half.buffer) return NULL;
-    return tt_cast_pack(u->be, c->out_half, c->out, u->spec.precision,
-                        count(n, c->out_channels, c->out_h, c->out_w));
-}
-
-/* out = conv(in) (+ bias) with c's weights. */
-static tt_status convolve(tt_unet_resnet *u, tt_ur_conv *c, tt_mem out, tt_mem in, int n)
-{
-    tt_conv2d_desc d = tt_unet_resnet_conv_desc(u, c, n);
-    tt_backend_layer(u->be, c->name);
-    return tt_conv2d_forward(u->be, out, in, tt_unet_resnet_param(u, c->weight),
-                             tt_unet_resnet_param(u, c->bias), &d, workspace(u));
-}
-
-/* act = [relu](norm(conv(in))); the head (no norm) writes act == out. */
-static tt_status conv_forward(tt_unet_resnet *u, tt_ur_conv *c, tt_mem in, int n)
-{
-    TT_TRY(convolve(u, c, c->out, in, n));
-    if (c->bn_w < 0) return NULL;
-    TT_TRY(keep_out(u, c, n));
-    tt_batch_norm_desc b = norm_desc_over(u, c, n, kept_out(c));
-    return tt_batch_norm_forward(u->be, c->act, c->saved, kept_out(c), &c->bn, &b,
-                                 norm_trains(u, c));
-}
-
-/* What the backward reads as c's convolution output. */
-static tt_mem out_for_backward(const tt_ur_conv *c)
-{
-    return c->recomputed ? c->out_again : kept_out(c);
-}
-
-/* c's convolution again (recomputed), from `in`, into out_again. */
-static tt_status recompute(tt_unet_resnet *u, tt_ur_conv *c, tt_mem in, int n)
-{
-    return convolve(u, c, c->out_again, in, n);
-}
-
-/* dest = c's norm(+ReLU) output again from `out` (its convolution's
- * output), the same bits as the forward's act: the norm applied with the
- * statistics the forward saved (or, frozen, the running ones). */
-static tt_status remake_into(tt_unet_resnet *u, tt_ur_conv *c, tt_mem dest, tt_mem out, int n)
-{
-    tt_batch_norm_desc b = norm_desc_over(u, c, n, out);
-    if (!norm_trains(u, c))
-        return tt_batch_norm_forward(u->be, dest, c->saved, out, &c->bn, &b, 0);
-    return tt_batch_norm_apply_saved(u->be, dest, out, c->saved, &c->bn, &b);
-}
-
-/* c->act_again = c's output again. */
-static tt_status remake(tt_unet_resnet *u, tt_ur_conv *c, int n)
-{
-    return remake_into(u, c, c->act_again, out_for_backward(c), n);
-}
-
-/* up = nearest x2 of c's output, made again into the decoder's up room:
- * the upsampling of c's convolution output, then c's norm over up in
- * place.  The norm is element-wise with one scale and shift per channel,
- * so these are the bits of upsampling act, without a room for act at c's
- * size beside up's.  (c's saved room is sized for the larger layout.) */
-static tt_status remake_upsampled(tt_unet_resnet *u, tt_ur_conv *c, tt_mem up, int n)
-{
-    tt_upsample_desc ud = {n, c->out_channels, c->out_h, c->out_w};
-    TT_TRY(tt_upsample_nearest2x_forward(u->be, up, out_for_backward(c), &ud));
-    tt_batch_norm_desc b = norm_desc(u, c, n);
-    b.height *= 2, b.width *= 2;
-    if (!norm_trains(u, c)) return tt_batch_norm_forward(u->be, up, c->saved, up, &c->bn, &b, 0);
-    return tt_batch_norm_apply_saved(u->be, up, up, c->saved, &c->bn, &b);
-}
-
-/* What the backward reads as c's output. */
-static tt_mem output_for_backward(const tt_ur_conv *c)
-{
-    return c->remade ? c->act_again : c->act;
-}
-
-/* c->dout holds the gradient at act: the norm's parameter gradients, and
- * c->dout (in place) the gradient at the convolution's output. */
-static tt_status norm_backward(tt_unet_resnet *u, tt_ur_conv *c, int n)
-{
-    tt_batch_norm_desc b = norm_desc_over(u, c, n, out_for_backward(c));
-    return tt_batch_norm_backward(u->be, c->dout, tt_unet_resnet_grad(u, c->bn_w),
-                                  tt_unet_resnet_grad(u, c->bn_b), c->dout, out_for_backward(c),
-                                  c->saved, &c->bn, &b, norm_trains(u, c));
-}
-
-/* c->dout holds the gradient at act: the norm's and the convolution's
- * parameter gradients, and din += the gradient at `in` (din NONE: not
- * wanted). */
-static tt_status conv_backward(tt_unet_resnet *u, tt_ur_conv *c, tt_mem in, tt_mem din, int n)
-{
-    if (c->bn_w >= 0) TT_TRY(norm_backward(u, c, n));
-    tt_conv2d_desc d = tt_unet_resnet_conv_desc(u, c, n);
-    return tt_conv2d_backward(u->be, din, tt_unet_resnet_grad(u, c->weight),
-                              tt_unet_resnet_grad(u, c->bias), c->dout, in,
-                              tt_unet_resnet_param(u, c->weight), &d, workspace(u));
-}
-
-/* After norm_backward (c->dout the gradient at the convolution's output):
- * c's weight (and bias) gradients alone, reading `in`.  With
- * input_backward, conv_backward's work in two calls, the same bits: the
- * op runs each direction by itself; the caller lets `in` die before the
- * input's gradient is born. */
-static tt_status weight_backward(tt_unet_resnet *u, tt_ur_conv *c, tt_mem in, int n)
-{
-    tt_conv2d_desc d = tt_unet_resnet_conv_desc(u, c, n);
-    return tt_conv2d_backward(u->be, NONE, tt_unet_resnet_grad(u, c->weight),
-                              tt_unet_resnet_grad(u, c->bias), c->dout, in, NONE, &d, workspace(u));
-}
-
-/* din += the gradient at c's input, from c->dout. */
-static tt_status input_backward(tt_unet_resnet *u, tt_ur_conv *c, tt_mem din, int n)
-{
-    tt_conv2d_desc d = tt_unet_resnet_conv_desc(u, c, n);
-    return tt_conv2d_backward(u->be, din, NONE, NONE, c->dout, NONE,
-                              tt_unet_resnet_param(u, c->weight), &d, workspace(u));
-}
-
-static size_t conv_count(const tt_ur_conv *c, int n)
-{
-    return count(n, c->out_channels, c->out_h, c->out_w);
-}
-
-/* ---- the encoder ----------------------------------------------------------- */
-
-static tt_pool2d_desc pool_desc(const tt_unet_resnet *u, int n)
-{
-    const tt_ur_conv *s = &u->stem;
-    return (tt_pool2d_desc){.batch = n, .channels = s->out_channels, .height = s->out_h,
-                            .width = s->out_w, .kernel_h = 3, .kernel_w = 3, .stride_h = 2,
-                            .stride_w = 2, .pad_h = 1, .pad_w = 1};
-}
-
-/* What the backward reads as b's output y, and as its input. */
-static tt_mem block_output(const tt_ur_block *b)
-{
-    return b->output_again ? b->y_again : b->y;
-}
-
-static tt_mem block_input(const tt_unet_resnet *u, const tt_ur_block *b)
-{
-    if (b == &u->blocks[0]) return u->pool_again_made ? u->pool_again : u->pool;
-    return block_output(b - 1);
-}
-
-/* b->y_again = b's output again, the forward's bits: conv2's and the
- * downsample's outputs normed with their saved statistics, added to the
- * identity (the block's input, made again itself when it is not the
- * layer's) with the ReLU.  Without checkpointing the block keeps its
- * convolutions' outputs and this is element-wise; with it they are made
- * again first from the input, in the pass's rooms. */
-static tt_status block_output_pass(tt_unet_resnet *u, tt_ur_block *b, int n)
-{
-    tt_mem in = block_input(u, b), conv2_out = kept_out(&b->conv2), down_out = kept_out(&b->down);
-    if (b->conv2.recomputed) {
-        TT_TRY(convolve(u, &b->conv1, b->pass_a, in, n));
-        TT_TRY(remake_into(u, &b->conv1, b->pass_b, b->pass_a, n));
-        TT_TRY(convolve(u, &b->conv2, b->pass_a, b->pass_b, n));
-        conv2_out = b->pass_a;
+    tt_graph *g = &u->graph;
+    const tt_tensor_def *in = &g->tensors[in0];
+    int oh = (in->height + 2 * (c->kernel / 2) - c->kernel) / c->stride + 1;
+    int ow = (in->width + 2 * (c->kernel / 2) - c->kernel) / c->stride + 1;
+    char name[64];
+    if (out < 0) {
+        snprintf(name, sizeof name, "%s.out", c->name);
+        out = tt_graph_tensor(g, name, c->cout, oh, ow, k.out);
     }
-    TT_TRY(remake_into(u, &b->conv2, b->y_again, conv2_out, n));
-    tt_mem identity = in;
-    if (b->has_down) {
-        if (b->down.recomputed) {
-            TT_TRY(convolve(u, &b->down, b->pass_a, in, n));
-            down_out = b->pass_a;
+    if (!g->failed && k.store16) g->tensors[out].storage = u->model.spec.precision;
+    tt_layer *l = tt_graph_layer(g, TT_LAYER_CONV, c->name, in0, in1, out);
+    l->kernel = c->kernel, l->stride = c->stride, l->weight = c->weight, l->bias = c->bias;
+    l->no_input_grad = in0 == g->input;
+    if (c->bn_w < 0) return out;
+    snprintf(name, sizeof name, "%s.act", c->name);
+    int act = tt_graph_tensor(g, name, c->cout, oh, ow, k.act);
+    tt_layer *n = tt_graph_layer(g, TT_LAYER_NORM, c->norm, out, -1, act);
+    n->relu = k.relu, n->frozen = k.frozen;
+    n->bn_w = c->bn_w, n->bn_b = c->bn_b, n->bn_rm = c->bn_rm, n->bn_rv = c->bn_rv;
+    if (!g->failed) g->tensors[out].grad_alias = act; /* its backward runs in place */
+    return act;
+}
+
+/* Every parameter in state_dict order and every layer in the order whose
+ * reverse adds each gradient as the model's PyTorch twin sums it. */
+static tt_status build(tt_unet_resnet *u, const int blocks[4])
+{
+    const tt_model_spec *s = &u->model.spec;
+    tt_graph *g = &u->graph;
+    int ckpt = s->checkpointing, fp16 = s->precision != TT_PRECISION_FP32;
+    tt_keep again = ckpt ? TT_RECOMPUTE : TT_REMAKE; /* a norm's output read again */
+    tt_keep conv_out = ckpt ? TT_RECOMPUTE : TT_KEEP;
+    int fe = s->freeze_encoder_bn, fd = s->freeze_decoder_bn;
+    char conv[64], norm[64];
+    g->input = tt_graph_tensor(g, "input", s->in_channels, u->model.height, u->model.width,
+                               TT_KEEP);
+    conv_def c;
+    TT_TRY(add_conv_params(u, &c, "encoder.conv1", "encoder.bn1", s->in_channels, 64, 7, 2));
+    int f0 = add_conv(u, &c, g->input, -1, -1, (keeps){TT_RECOMPUTE, again, 1, fe, 0});
+    int ph = (g->tensors[f0].height - 1) / 2 + 1, pw = (g->tensors[f0].width - 1) / 2 + 1;
+    int x = tt_graph_tensor(g, "encoder.maxpool", 64, ph, pw, ckpt ? TT_REMAKE : TT_KEEP);
+    tt_graph_layer(g, TT_LAYER_MAX_POOL, "encoder.maxpool", f0, -1, x);
+    int features[5] = {f0, 0, 0, 0, 0}, cin = 64;
+    for (int l = 0; l < 4; l++) {
+        for (int k = 0; k < blocks[l]; k++) {
+            int stride = k == 0 && l > 0 ? 2 : 1, cout = layer_channels[l];
+            int down = stride != 1 || cin != cout, first = g->layer_count;
+            conv_def c1, c2, cd;
+            snprintf(conv, sizeof conv, "encoder.layer%d.%d.conv1", l + 1, k);
+            snprintf(norm, sizeof norm, "encoder.layer%d.%d.bn1", l + 1, k);
+            TT_TRY(add_conv_params(u, &c1, conv, norm, cin, cout, 3, stride));
+            snprintf(conv, sizeof conv, "encoder.layer%d.%d.conv2", l + 1, k);
+            snprintf(norm, sizeof norm, "encoder.layer%d.%d.bn2", l + 1, k);
+            TT_TRY(add_conv_params(u, &c2, conv, norm, cout, cout, 3, 1));
+            if (down) {
+                snprintf(conv, sizeof conv, "encoder.layer%d.%d.downsample.0", l + 1, k);
+                snprintf(norm, sizeof norm, "encoder.layer%d.%d.downsample.1", l + 1, k);
+                TT_TRY(add_conv_params(u, &cd, conv, norm, cin, cout, 1, stride));
+            }
+            /* the downsample first: the input's gradient then takes conv1's
+             * share before the downsample's */
+            int identity = x, store = fp16 && !ckpt;
+            if (down)
+                identity = add_conv(u, &cd, x, -1, -1, (keeps){conv_out, TT_REMAKE, 0, fe, store});
+            int a1 = add_conv(u, &c1, x, -1, -1, (keeps){conv_out, again, 1, fe, store});
+            int a2 = add_conv(u, &c2, a1, -1, -1, (keeps){conv_out, TT_KEEP, 0, fe, store});
+            snprintf(conv, sizeof conv, "encoder.layer%d.%d", l + 1, k);
+            int last = k == blocks[l] - 1; /* F(l+1), read by a decoder block: kept */
+            int y = tt_graph_tensor(g, conv, cout, g->tensors[a2].height, g->tensors[a2].width,
+                                    last ? TT_KEEP : TT_REMAKE);
+            if (!g->failed) g->tensors[y].alias = a2; /* the sum over conv2's output */
+            tt_graph_layer(g, TT_LAYER_ADD, conv, a2, identity, y)->relu = 1;
+            tt_graph_group(g, first);
+            x = y, cin = cout;
         }
-        TT_TRY(remake_into(u, &b->down, b->pass_b, down_out, n));
-        identity = b->pass_b;
+        features[l + 1] = x;
     }
-    return tt_add_forward(u->be, b->y_again, b->y_again, identity, 1, conv_count(&b->conv2, n));
-}
-
-static tt_status block_forward(tt_unet_resnet *u, tt_ur_block *b, int n)
-{
-    TT_TRY(conv_forward(u, &b->conv1, *b->input, n));
-    TT_TRY(conv_forward(u, &b->conv2, b->conv1.act, n));
-    tt_mem identity = *b->input;
-    if (b->has_down) {
-        TT_TRY(conv_forward(u, &b->down, *b->input, n));
-        identity = b->down.act;
+    static const int skip_channels[TT_UR_DECODER_BLOCKS] = {256, 128, 64, 64, 0};
+    for (int i = 0; i < TT_UR_DECODER_BLOCKS; i++) {
+        int first = g->layer_count, ch = decoder_channels[i], skip = i < 4 ? features[3 - i] : -1;
+        conv_def c1, c2;
+        snprintf(conv, sizeof conv, "decoder.blocks.%d.conv1.0", i);
+        snprintf(norm, sizeof norm, "decoder.blocks.%d.conv1.1", i);
+        TT_TRY(add_conv_params(u, &c1, conv, norm, cin + skip_channels[i], ch, 3, 1));
+        snprintf(conv, sizeof conv, "decoder.blocks.%d.conv2.0", i);
+        snprintf(norm, sizeof norm, "decoder.blocks.%d.conv2.1", i);
+        TT_TRY(add_conv_params(u, &c2, conv, norm, ch, ch, 3, 1));
+        snprintf(conv, sizeof conv, "decoder.blocks.%d.up", i);
+        const tt_tensor_def *below = &g->tensors[x];
+        int up = tt_graph_tensor(g, conv, cin, 2 * below->height, 2 * below->width, again);
+        tt_graph_layer(g, TT_LAYER_UPSAMPLE, conv, x, -1, up);
+        int recompute1 = ckpt && skip >= 0;
+        int a1 = add_conv(u, &c1, up, skip, -1,
+                          (keeps){recompute1 ? TT_RECOMPUTE : TT_KEEP, again, 1, fd,
+                                  fp16 && !recompute1});
+        /* with checkpointing blocks 0-2's outputs are made again once, as
+         * block 3's backward begins, and kept for their own; an output
+         * below an upsampling stays fp32 (it is upsampled as it is) */
+        int remade2 = ckpt && i < TT_UR_DECODER_BLOCKS - 2, below_up = i < TT_UR_DECODER_BLOCKS - 1;
+        x = add_conv(u, &c2, a1, -1, -1,
+                     (keeps){remade2 ? TT_REMAKE : TT_KEEP, again, 1, fd,
+                             fp16 && !remade2 && !below_up});
+        tt_graph_group(g, first);
+        cin = ch;
     }
-    return tt_add_forward(u->be, b->y, b->conv2.act, identity, 1, conv_count(&b->conv2, n));
+    g->output = tt_graph_tensor(g, "logits", s->classes, u->model.height, u->model.width, TT_KEEP);
+    TT_TRY(add_conv_params(u, &c, "segmentation_head.0", NULL, cin, s->classes, 3, 1));
+    add_conv(u, &c, x, -1, g->output, (keeps){TT_KEEP, TT_KEEP, 0, 0, 0});
+    return tt_graph_finish(g);
 }
 
-/* b->dy holds the gradient at y; *b->dinput is added to (zeroed by the
- * caller before the first block that adds to it), in the order of the
- * forward's sum: the identity's share, conv1's, the downsample's.  Each
- * norm's backward, which frees its convolution's output, and each weight
- * gradient, which frees its input, before a new tensor is born. */
-static tt_status block_backward(tt_unet_resnet *u, tt_ur_block *b, int n)
+/* The norms' states in the arenas, and the head's counters by name. */
+static tt_status bind_norms(tt_unet_resnet *u)
 {
-    size_t out = conv_count(&b->conv2, n);
-    tt_mem in = block_input(u, b);
-    if (b->conv1.recomputed) {
-        /* checkpointing: conv1 and conv2 again; conv2 reads conv1's act
-         * made again in conv2.dout's room (the same size), not yet born */
-        TT_TRY(recompute(u, &b->conv1, in, n));
-        TT_TRY(remake_into(u, &b->conv1, b->conv2.dout, b->conv1.out_again, n));
-        TT_TRY(recompute(u, &b->conv2, b->conv2.dout, n));
-    }
-    TT_TRY(tt_fill(u->be, b->conv2.dout, 0.0f, out));
-    tt_mem identity_grad = *b->dinput;
-    if (b->has_down) {
-        TT_TRY(tt_fill(u->be, b->down.dout, 0.0f, out));
-        identity_grad = b->down.dout;
-    }
-    TT_TRY(tt_add_backward(u->be, b->conv2.dout, identity_grad, b->dy, block_output(b), 1, out));
-    if (b->has_down) {
-        if (b->down.recomputed) TT_TRY(recompute(u, &b->down, in, n));
-        TT_TRY(norm_backward(u, &b->down, n));
-        TT_TRY(weight_backward(u, &b->down, in, n));
-    }
-    TT_TRY(norm_backward(u, &b->conv2, n));
-    if (b->conv1.remade) TT_TRY(remake(u, &b->conv1, n));
-    TT_TRY(weight_backward(u, &b->conv2, output_for_backward(&b->conv1), n));
-    TT_TRY(tt_fill(u->be, b->conv1.dout, 0.0f, conv_count(&b->conv1, n)));
-    TT_TRY(input_backward(u, &b->conv2, b->conv1.dout, n));
-    TT_TRY(norm_backward(u, &b->conv1, n));
-    TT_TRY(weight_backward(u, &b->conv1, in, n));
-    TT_TRY(input_backward(u, &b->conv1, *b->dinput, n));
-    if (b->has_down) TT_TRY(input_backward(u, &b->down, *b->dinput, n));
-    return NULL;
-}
-
-/* ---- the decoder -----------------------------------------------------------
- * conv1 reads [up, skip] without the copy: its weight (C', Cin + Cs, 3, 3)
- * is split by input channels into wa (the up half) and wb (the skip half)
- * in the wsplit room [wa | wb | ga | gb], so each part is an ordinary
- * convolution; the weight gradients made per half are joined in the
- * [wa | wb] room and added to the gradient arena. */
-typedef struct split_weight {
-    tt_mem wa, wb, ga, gb;
-    tt_concat_desc desc;    /* (C', [Cin | Cs], 3, 3) */
-    size_t floats;          /* C' (Cin + Cs) 9 */
-} split_weight;
-
-static tt_status split(tt_unet_resnet *u, const tt_ur_decoder *d, split_weight *s)
-{
-    const tt_ur_conv *c = &d->conv1;
-    size_t kk = (size_t)c->kernel * c->kernel;
-    size_t a = (size_t)c->out_channels * d->in_channels * kk, b = (size_t)c->out_channels * d->skip_channels * kk;
-    s->floats = a + b;
-    s->wa = tt_mem_of(u->wsplit_buffer), s->wb = tt_mem_f32(s->wa, a);
-    s->ga = tt_mem_f32(s->wa, a + b), s->gb = tt_mem_f32(s->ga, a);
-    s->desc = (tt_concat_desc){c->out_channels, d->in_channels, d->skip_channels, c->kernel, c->kernel};
-    TT_TRY(tt_fill(u->be, s->wa, 0.0f, s->floats));
-    return tt_concat_backward(u->be, s->wa, s->wb, tt_unet_resnet_param(u, c->weight), &s->desc);
-}
-
-
-/* out = conv1 over [up, skip] in the forward's order, so that a pass
- * making it again has its bits: the up half (all of conv1 without a
- * skip), then the skip half added. */
-static tt_status conv1_up_half(tt_unet_resnet *u, tt_ur_decoder *d, tt_mem out, tt_mem up, int n)
-{
-    if (!d->skip) return convolve(u, &d->conv1, out, up, n);
-    split_weight s;
-    TT_TRY(split(u, d, &s));
-    tt_conv2d_desc da = tt_unet_resnet_half_desc(u, d, d->in_channels, n);
-    tt_backend_layer(u->be, d->conv1.name);
-    return tt_conv2d_forward(u->be, out, up, s.wa, NONE, &da, workspace(u));
-}
-
-static tt_status conv1_skip_half(tt_unet_resnet *u, tt_ur_decoder *d, tt_mem out, tt_mem skip,
-                                 int n)
-{
-    if (!d->skip) return NULL;
-    split_weight s;
-    TT_TRY(split(u, d, &s));
-    tt_conv2d_desc db = tt_unet_resnet_half_desc(u, d, d->skip_channels, n);
-    return tt_conv2d_forward_add(u->be, out, skip, s.wb, &db, workspace(u));
-}
-
-static tt_status conv1_forward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
-{
-    tt_ur_conv *c = &d->conv1;
-    TT_TRY(conv1_up_half(u, d, c->out, d->up, n));
-    if (d->skip) TT_TRY(conv1_skip_half(u, d, c->out, *d->skip, n));
-    TT_TRY(keep_out(u, c, n));
-    tt_batch_norm_desc b = norm_desc_over(u, c, n, kept_out(c));
-    return tt_batch_norm_forward(u->be, c->act, c->saved, kept_out(c), &c->bn, &b,
-                                 norm_trains(u, c));
-}
-
-/* up again into `dest`: from the conv below's output when it is one
- * (remake_upsampled), else from the input (F4). */
-static tt_status make_up(tt_unet_resnet *u, tt_ur_decoder *d, tt_mem dest, int n)
-{
-    if (d->below) return remake_upsampled(u, d->below, dest, n);
-    tt_upsample_desc up = {n, d->in_channels, d->h / 2, d->w / 2};
-    return tt_upsample_nearest2x_forward(u->be, dest, *d->input, &up);
-}
-
-/* Where this block's backward finds its skip conv's convolution output:
- * the forward's, or (recomputed) the room decoder_backward made it again
- * in, which dies with the block. */
-static tt_mem skip_conv_out(const tt_ur_decoder *d)
-{
-    return d->skip_conv->recomputed ? d->skip_out_again : kept_out(d->skip_conv);
-}
-
-/* The skip for the backward: kept, or the stem's output made again into
- * `dest`. */
-static tt_status make_skip(tt_unet_resnet *u, tt_ur_decoder *d, tt_mem dest, tt_mem *skip, int n)
-{
-    *skip = *d->skip;
-    if (!d->skip_conv) return NULL;
-    *skip = dest;
-    return remake_into(u, d->skip_conv, dest, skip_conv_out(d), n);
-}
-
-/* Checkpointing: conv1's output again into out_again, the forward's bits,
- * from up and the skip made again in rooms of this pass alone. */
-static tt_status conv1_again(tt_unet_resnet *u, tt_ur_decoder *d, int n)
-{
-    TT_TRY(make_up(u, d, d->up_pass, n));
-    TT_TRY(conv1_up_half(u, d, d->conv1.out_again, d->up_pass, n));
-    if (!d->skip) return NULL;
-    tt_mem skip; /* made once up is dead */
-    TT_TRY(make_skip(u, d, d->skip_pass, &skip, n));
-    return conv1_skip_half(u, d, d->conv1.out_again, skip, n);
-}
-
-/* Checkpointing: the outputs of decoder blocks 0 .. upto - 1 (their conv2's
- * out_again) again, block by block from F4 and the kept skips, in the
- * rooms of this pass: the forward's bits, the norms with their saved
- * statistics. */
-static tt_status decoder_pass(tt_unet_resnet *u, int upto, int n)
-{
-    for (int i = 0; i < upto; i++) {
-        tt_ur_decoder *d = &u->dec[i];
-        TT_TRY(make_up(u, d, d->pass_up, n));
-        TT_TRY(conv1_up_half(u, d, d->pass_out, d->pass_up, n));
-        TT_TRY(conv1_skip_half(u, d, d->pass_out, *d->skip, n));
-        TT_TRY(remake_into(u, &d->conv1, d->pass_act, d->pass_out, n));
-        TT_TRY(convolve(u, &d->conv2, d->conv2.out_again, d->pass_act, n));
+    tt_model *m = &u->model;
+    tt_graph *g = &u->graph;
+    int norms = 0;
+    for (int i = 0; i < g->layer_count; i++) norms += g->layers[i].kind == TT_LAYER_NORM;
+    m->counters = calloc((size_t)norms + 1, sizeof *m->counters);
+    if (!m->counters) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", m->spec.kind);
+    for (int i = 0; i < g->layer_count; i++) {
+        tt_layer *l = &g->layers[i];
+        if (l->kind != TT_LAYER_NORM) continue;
+        l->bn = (tt_batch_norm_state){tt_model_param(m, l->bn_w), tt_model_param(m, l->bn_b),
+                                      tt_model_param(m, l->bn_rm), tt_model_param(m, l->bn_rv), 0};
+        tt_model_counter *k = &m->counters[m->counter_count++];
+        snprintf(k->name, sizeof k->name, "%.70s.num_batches_tracked", l->name);
+        k->value = &l->bn.num_batches_tracked;
     }
     return NULL;
 }
 
-/* conv1's norm backward done (c->dout the gradient at its convolution's
- * output): its weight's gradients, dup = d up (made here, returned to
- * the block below through the upsampling), *dskip = d skip (zeroed
- * here).  Each input dies before the gradients are born: up is made
- * again (from the conv below's output when it is one: remake_upsampled)
- * for its weight gradient and dies, then the skip (made again when
- * the stem's), then dup lives only until it is folded into the input's
- * gradient, and the skip's gradient is born last. */
-static tt_status conv1_backward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
+/* The input, a decoder conv1's halves room, the workspace and the arena,
+ * each from the step the executor records. */
+static tt_status allocate(tt_unet_resnet *u)
 {
-    tt_ur_conv *c = &d->conv1;
-    size_t up = count(n, d->in_channels, d->h, d->w);
-    tt_upsample_desc updesc = {n, d->in_channels, d->h / 2, d->w / 2};
-    TT_TRY(make_up(u, d, d->up_again, n));
-    if (!d->skip) {
-        TT_TRY(weight_backward(u, c, d->up_again, n));
-        TT_TRY(tt_fill(u->be, d->dup, 0.0f, up));
-        TT_TRY(input_backward(u, c, d->dup, n));
-        TT_TRY(tt_fill(u->be, *d->dinput, 0.0f, up / 4));
-        return tt_upsample_nearest2x_backward(u->be, *d->dinput, d->dup, &updesc);
+    tt_model *m = &u->model;
+    tt_graph *g = &u->graph;
+    tt_status status = NULL;
+    tt_arena_plan plan = {0};
+    TT_CHECK(tt_model_head_input(m));
+    g->tensors[g->input].fwd = m->input;
+    size_t halves = 0; /* the largest two-input conv weight, and its gradient */
+    for (int i = 0; i < g->layer_count; i++) {
+        const tt_layer *l = &g->layers[i];
+        if (l->kind != TT_LAYER_CONV || l->in[1] < 0) continue;
+        size_t f = (size_t)g->tensors[l->out].channels *
+                   (g->tensors[l->in[0]].channels + g->tensors[l->in[1]].channels) * l->kernel *
+                   l->kernel;
+        if (f > halves) halves = f;
     }
-    split_weight s;
-    TT_TRY(split(u, d, &s));
-    tt_conv2d_desc da = tt_unet_resnet_half_desc(u, d, d->in_channels, n);
-    tt_conv2d_desc db = tt_unet_resnet_half_desc(u, d, d->skip_channels, n);
-    TT_TRY(tt_fill(u->be, s.ga, 0.0f, s.floats));
-    TT_TRY(tt_conv2d_backward(u->be, NONE, s.ga, NONE, c->dout, d->up_again, NONE, &da, workspace(u)));
-    tt_mem skip; /* the stem's output, kept no longer than the forward */
-    TT_TRY(make_skip(u, d, d->skip_conv ? d->skip_conv->act_again : NONE, &skip, n));
-    TT_TRY(tt_conv2d_backward(u->be, NONE, s.gb, NONE, c->dout, skip, NONE, &db, workspace(u)));
-    TT_TRY(tt_fill(u->be, d->dup, 0.0f, up));
-    TT_TRY(tt_conv2d_backward(u->be, d->dup, NONE, NONE, c->dout, NONE, s.wa, &da, workspace(u)));
-    TT_TRY(tt_fill(u->be, *d->dinput, 0.0f, up / 4));
-    TT_TRY(tt_upsample_nearest2x_backward(u->be, *d->dinput, d->dup, &updesc));
-    TT_TRY(tt_fill(u->be, *d->dskip, 0.0f, count(n, d->skip_channels, d->h, d->w)));
-    TT_TRY(tt_conv2d_backward(u->be, *d->dskip, NONE, NONE, c->dout, NONE, s.wb, &db, workspace(u)));
-    TT_TRY(tt_concat_forward(u->be, s.wa, s.ga, s.gb, &s.desc)); /* [ga | gb] as (C', Cin + Cs, 3, 3) */
-    return tt_axpy(u->be, tt_unet_resnet_grad(u, c->weight), s.wa, 1.0f, s.floats);
+    TT_CHECK(tt_buffer_alloc(m->be, 2 * halves * sizeof(float), TT_MEM_WORKSPACE,
+                             "decoder.conv1.halves", &u->wsplit));
+    u->exec = (tt_exec){.model = m, .graph = g, .algo = &u->conv_algo, .wsplit = u->wsplit};
+    TT_CHECK(tt_exec_name_places(&u->exec, &plan));
+    /* the workspace from the step's convolutions (a split conv1 as its
+     * halves), then the lives with it in place */
+    TT_CHECK(tt_model_size_convs(m, &plan, tt_exec_record_step, &u->exec, &u->conv_algo));
+    TT_CHECK(tt_model_head_place(m, &plan, tt_exec_record_step, &u->exec));
+    g->tensors[g->input].fwd = m->input;
+    m->logits = g->tensors[g->output].fwd;
+    m->dlogits = g->tensors[g->output].grad;
+cleanup:
+    tt_arena_plan_free(&plan);
+    return status;
 }
 
-static tt_status decoder_forward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
+/* ---- the model interface --------------------------------------------------- */
+
+static tt_status forward(tt_model *m, int batch, int training)
 {
-    tt_upsample_desc up = {n, d->in_channels, d->h / 2, d->w / 2};
-    TT_TRY(tt_upsample_nearest2x_forward(u->be, d->up, *d->input, &up));
-    TT_TRY(conv1_forward(u, d, n));
-    return conv_forward(u, &d->conv2, d->conv1.act, n);
+    return tt_exec_forward(&((tt_unet_resnet *)m)->exec, batch, training);
 }
 
-/* d->conv2.dout holds the gradient at the block's output; *d->dinput
- * receives the input's (zeroed here).  In the order that keeps the
- * fewest full-size tensors alive at once: each norm's backward (which
- * frees its convolution's output) before anything new is made, a weight
- * gradient before the input gradient it would otherwise live beside. */
-static tt_status decoder_backward(tt_unet_resnet *u, tt_ur_decoder *d, int n)
+static tt_status backward(tt_model *m) { return tt_exec_backward(&((tt_unet_resnet *)m)->exec); }
+
+static void destroy(tt_model *m)
 {
-    if (d->below && d->below->recomputed && !d->conv2.recomputed) /* the blocks below again */
-        TT_TRY(decoder_pass(u, (int)(d - u->dec), n));
-    TT_TRY(norm_backward(u, &d->conv2, n));
-    /* the stem's convolution output again from the image, once for the
-     * block, before its first use */
-    if (d->skip_conv && d->skip_conv->recomputed)
-        TT_TRY(convolve(u, d->skip_conv, d->skip_out_again, u->input, n));
-    if (d->conv1.recomputed) TT_TRY(conv1_again(u, d, n));
-    if (d->conv1.remade) TT_TRY(remake(u, &d->conv1, n));
-    TT_TRY(weight_backward(u, &d->conv2, output_for_backward(&d->conv1), n));
-    TT_TRY(tt_fill(u->be, d->conv1.dout, 0.0f, conv_count(&d->conv1, n)));
-    TT_TRY(input_backward(u, &d->conv2, d->conv1.dout, n));
-    TT_TRY(norm_backward(u, &d->conv1, n));
-    return conv1_backward(u, d, n);
+    tt_unet_resnet *u = (tt_unet_resnet *)m;
+    if (!u) return;
+    tt_model_head_free(&u->model);
+    tt_buffer_free(u->wsplit);
+    tt_exec_free(&u->exec);
+    tt_graph_free(&u->graph);
+    tt_params_free(&u->params);
+    free(u);
 }
 
-/* Checkpointing: the pool and its argmax again, from the stem's output
- * made again from the image in a room of its own, normed there in place
- * (the stem's convolution output kept for its backward, or held since
- * the decoder's, would live through the encoder's backward beside the
- * stem's gradient). */
-static tt_status pool_again(tt_unet_resnet *u, int n)
-{
-    tt_pool2d_desc p = pool_desc(u, n);
-    TT_TRY(convolve(u, &u->stem, u->stem_act_pool, u->input, n));
-    TT_TRY(remake_into(u, &u->stem, u->stem_act_pool, u->stem_act_pool, n));
-    return tt_max_pool2d_forward(u->be, u->pool_again, u->pool_argmax, u->stem_act_pool, &p);
-}
+static const tt_model_ops unet_resnet_ops = {forward, backward, destroy};
 
-/* ---- the whole model ------------------------------------------------------- */
-
-tt_status tt_unet_resnet_forward(tt_unet_resnet *u, int n, int training)
+static tt_status check(const tt_model_spec *spec, int capacity, int height, int width)
 {
-    if (n < 1 || n > u->capacity)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: batch %d outside 1..%d", u->spec.kind, n,
-                            u->capacity);
-    tt_backend_phase(u->be, "forward");
-    u->batch = n;
-    u->training = training;
-    TT_TRY(conv_forward(u, &u->stem, u->input, n));
-    tt_pool2d_desc p = pool_desc(u, n);
-    int argmax = training && !u->pool_again_made; /* else the backward's pool keeps it */
-    TT_TRY(tt_max_pool2d_forward(u->be, u->pool, argmax ? u->pool_argmax : NONE, u->stem.act, &p));
-    for (int i = 0; i < u->block_count; i++) TT_TRY(block_forward(u, &u->blocks[i], n));
-    for (int i = 0; i < TT_UR_DECODER_BLOCKS; i++) TT_TRY(decoder_forward(u, &u->dec[i], n));
-    return conv_forward(u, &u->head, u->dec[TT_UR_DECODER_BLOCKS - 1].conv2.act, n);
-}
-
-tt_status tt_unet_resnet_backward(tt_unet_resnet *u)
-{
-    int n = u->batch;
-    if (!u->training || n < 1)
+    if (spec->classes < 1 || spec->in_channels < 1)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: %d classes, %d input channels", spec->kind,
+                            spec->classes, spec->in_channels);
+    const int unit = TT_UR_TILE_UNIT;
+    if (capacity < 1 || height < unit || width < unit || height % unit || width % unit)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "%s: backward needs a training forward of the same batch first",
-                            u->spec.kind);
-    tt_backend_phase(u->be, "backward");
-    tt_ur_decoder *last = &u->dec[TT_UR_DECODER_BLOCKS - 1];
-    if (last->conv2.remade) TT_TRY(remake(u, &last->conv2, n));
-    TT_TRY(weight_backward(u, &u->head, output_for_backward(&last->conv2), n));
-    TT_TRY(tt_fill(u->be, last->conv2.dout, 0.0f, conv_count(&last->conv2, n)));
-    TT_TRY(input_backward(u, &u->head, last->conv2.dout, n));
-    /* each decoder block's input gradient is the one below's output gradient */
-    for (int i = TT_UR_DECODER_BLOCKS - 1; i >= 0; i--) TT_TRY(decoder_backward(u, &u->dec[i], n));
-    /* the encoder, last block first; a layer's last block's output gradient
-     * already holds its skip's share (zeroed by its decoder block) */
-    for (int l = 3; l >= 0; l--) {
-        int first = l ? u->layer_end[l - 1] : 0;
-        if (l == 0 && u->pool_again_made) TT_TRY(pool_again(u, n));
-        for (int i = first; i < u->layer_end[l]; i++)
-            if (u->blocks[i].output_again) TT_TRY(block_output_pass(u, &u->blocks[i], n));
-        for (int i = u->layer_end[l] - 1; i >= first; i--) {
-            tt_ur_block *b = &u->blocks[i];
-            /* b's input is F1..F3, whose gradient its decoder began */
-            int reads_skip = i == first && l > 0;
-            if (!reads_skip)
-                TT_TRY(tt_fill(u->be, *b->dinput, 0.0f, count(n, b->conv1.in_channels,
-                                                              b->conv1.in_h, b->conv1.in_w)));
-            TT_TRY(block_backward(u, b, n));
-        }
-    }
-    tt_pool2d_desc p = pool_desc(u, n);
-    TT_TRY(tt_max_pool2d_backward(u->be, u->stem.dout, u->dpool, u->pool_argmax, &p));
-    if (u->stem.recomputed) TT_TRY(recompute(u, &u->stem, u->input, n));
-    return conv_backward(u, &u->stem, u->input, NONE, n);
+                            "%s needs a tile whose height and width are multiples of %d (got "
+                            "%dx%d) and a micro-batch >= 1 (got %d); try --tile %dx%d",
+                            spec->kind, unit, height, width, capacity,
+                            (height + unit - 1) / unit * unit, (width + unit - 1) / unit * unit);
+    return NULL;
+}
+
+tt_status tt_unet_resnet_model_create(tt_backend *be, const tt_model_spec *spec, int capacity,
+                                      int height, int width, uint64_t seed, tt_model **out)
+{
+    *out = NULL;
+    TT_TRY(check(spec, capacity, height, width));
+    _Static_assert(offsetof(tt_unet_resnet, model) == 0, "the head comes first");
+    tt_unet_resnet *u = calloc(1, sizeof *u);
+    if (!u) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", spec->kind);
+    static const int r18[4] = {2, 2, 2, 2}, r34[4] = {3, 4, 6, 3};
+    tt_model *m = &u->model;
+    *m = (tt_model){.ops = &unet_resnet_ops, .be = be, .spec = *spec, .capacity = capacity,
+                    .height = height, .width = width};
+    u->conv_algo = spec->algo;
+    tt_status status = NULL;
+    TT_CHECK(build(u, strcmp(spec->kind, "unet-resnet18") == 0 ? r18 : r34));
+    TT_CHECK(tt_model_head_params(m, &u->params, seed));
+    TT_CHECK(bind_norms(u));
+    TT_CHECK(allocate(u));
+    *out = m;
+cleanup:
+    if (status) destroy(m);
+    return status;
 }

@@ -1,0 +1,585 @@
+/*
+ * The executor of a layer list (exec.h).  Forward: each layer in order,
+ * every tensor at its forward place.  Backward: each layer in reverse
+ * whose output has a gradient; what it reads comes from the forward
+ * (TT_KEEP), or is made again by its producer (TT_REMAKE: once, kept
+ * after; TT_RECOMPUTE: in a place of the reader's own, for each block
+ * that reads a convolution's output and each layer that reads anything
+ * cheaper).  A gradient is zeroed at its first contribution; every
+ * contribution adds, in reverse list order.
+ *
+ * The places: every tensor's forward, `again` and gradient places and
+ * every RECOMPUTE place are items of the arena plan (tt_exec_name_places;
+ * the RECOMPUTE places are found by running the backward once with
+ * nothing launched), placed by their lives in the recorded step.
+ */
+#include "model/exec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+#include "ops/add.h"
+#include "ops/cast.h"
+#include "ops/concat.h"
+#include "ops/conv2d.h"
+#include "ops/max_pool2d.h"
+#include "ops/upsample_nearest.h"
+#include "ops/util.h"
+
+#define NONE ((tt_mem){0})
+
+/* ---- places ------------------------------------------------------------------ */
+
+static tt_tensor_def *tensor(tt_exec *x, int t) { return &x->graph->tensors[t]; }
+
+/* The tensor whose places t uses (in place: the one it was written over). */
+static int root(tt_exec *x, int t)
+{
+    while (tensor(x, t)->alias >= 0) t = tensor(x, t)->alias;
+    return t;
+}
+
+static int grad_root(tt_exec *x, int t)
+{
+    while (tensor(x, t)->grad_alias >= 0) t = tensor(x, t)->grad_alias;
+    return t;
+}
+
+static tt_mem fwd_of(tt_exec *x, int t) { return tensor(x, root(x, t))->fwd; }
+static tt_mem grad_of(tt_exec *x, int t) { return tensor(x, grad_root(x, t))->grad; }
+
+/* Where the forward's readers find t: its 16-bit copy, or its place. */
+static tt_mem stored_of(tt_exec *x, int t)
+{
+    const tt_tensor_def *d = tensor(x, t);
+    return d->storage != TT_PRECISION_FP32 ? d->half : fwd_of(x, t);
+}
+
+static size_t count_of(tt_exec *x, int t, int n)
+{
+    const tt_tensor_def *d = tensor(x, t);
+    return (size_t)n * d->channels * d->height * d->width;
+}
+
+static tt_exec_pass *pass_found(tt_exec *x, int t, int scope)
+{
+    for (int i = 0; i < x->pass_count; i++)
+        if (x->passes[i].tensor == t && x->passes[i].scope == scope) return &x->passes[i];
+    return NULL;
+}
+
+/* t's place for the backward of group `scope` (found by the symbolic run,
+ * which adds it). */
+static tt_exec_pass *pass_of(tt_exec *x, int t, int scope)
+{
+    tt_exec_pass *found = pass_found(x, t, scope);
+    if (found || !x->symbolic) return found;
+    if (x->pass_count == x->pass_capacity) {
+        int cap = x->pass_capacity ? 2 * x->pass_capacity : 16;
+        tt_exec_pass *p = realloc(x->passes, sizeof *p * (size_t)cap);
+        if (!p) {
+            x->failed = 1;
+            return NULL;
+        }
+        x->passes = p, x->pass_capacity = cap;
+    }
+    tt_exec_pass *p = &x->passes[x->pass_count++];
+    *p = (tt_exec_pass){t, scope, NONE, 0};
+    return p;
+}
+
+/* ---- descriptors --------------------------------------------------------------- */
+
+static tt_conv2d_desc conv_desc(tt_exec *x, const tt_layer *l, int in_channels, int n)
+{
+    const tt_tensor_def *in = tensor(x, l->in[0]), *out = tensor(x, l->out);
+    return (tt_conv2d_desc){.batch = n, .in_channels = in_channels, .in_h = in->height,
+                            .in_w = in->width, .out_channels = out->channels,
+                            .kernel_h = l->kernel, .kernel_w = l->kernel, .stride_h = l->stride,
+                            .stride_w = l->stride, .pad_h = l->kernel / 2, .pad_w = l->kernel / 2,
+                            .algo = *x->algo, .no_input_grad = l->no_input_grad};
+}
+
+static tt_batch_norm_desc norm_desc(tt_exec *x, const tt_layer *l, int n)
+{
+    const tt_tensor_def *in = tensor(x, l->in[0]);
+    tt_batch_norm_desc d = tt_batch_norm_desc_make(n, in->channels, in->height, in->width);
+    d.relu = l->relu;
+    d.sync = x->model->norm_sync;
+    d.input_precision = in->storage; /* a 16-bit input is read where it is stored */
+    return d;
+}
+
+static tt_pool2d_desc pool_desc(tt_exec *x, const tt_layer *l, int n)
+{
+    const tt_tensor_def *in = tensor(x, l->in[0]);
+    return tt_pool2d_square_padded(n, in->channels, in->height, in->width, 3, 2, 1);
+}
+
+static tt_upsample_desc upsample_desc(tt_exec *x, const tt_layer *l, int n)
+{
+    const tt_tensor_def *in = tensor(x, l->in[0]);
+    return (tt_upsample_desc){n, in->channels, in->height, in->width};
+}
+
+static tt_mem workspace(tt_exec *x)
+{
+    return x->model->workspace_buffer ? tt_mem_of(x->model->workspace_buffer) : NONE;
+}
+
+static int norm_trains(tt_exec *x, const tt_layer *l) { return x->training && !l->frozen; }
+
+/* A two-input conv's weight (C', Ca + Cb, k, k) in halves by input channels
+ * in the wsplit room [wa | wb | ga | gb]. */
+typedef struct split_weight {
+    tt_mem wa, wb, ga, gb;
+    tt_concat_desc desc;
+    size_t floats;
+} split_weight;
+
+static tt_status split(tt_exec *x, const tt_layer *l, split_weight *s)
+{
+    tt_backend *be = x->model->be;
+    x->splits++;
+    int ca = tensor(x, l->in[0])->channels, cb = tensor(x, l->in[1])->channels;
+    int cout = tensor(x, l->out)->channels;
+    size_t kk = (size_t)l->kernel * l->kernel, a = (size_t)cout * ca * kk, b = (size_t)cout * cb * kk;
+    s->floats = a + b;
+    s->wa = tt_mem_of(x->wsplit), s->wb = tt_mem_f32(s->wa, a);
+    s->ga = tt_mem_f32(s->wa, a + b), s->gb = tt_mem_f32(s->ga, a);
+    s->desc = (tt_concat_desc){cout, ca, cb, l->kernel, l->kernel};
+    TT_TRY(tt_fill(be, s->wa, 0.0f, s->floats));
+    return tt_concat_backward(be, s->wa, s->wb, tt_model_param(x->model, l->weight), &s->desc);
+}
+
+/* A two-input conv's half over input k into `out`: the first writes (with
+ * the bias), the second adds. */
+static tt_status conv_half(tt_exec *x, const tt_layer *l, tt_mem out, tt_mem in, int k, int n)
+{
+    if (x->symbolic) return NULL;
+    tt_backend *be = x->model->be;
+    split_weight s;
+    TT_TRY(split(x, l, &s));
+    tt_backend_layer(be, l->name);
+    tt_conv2d_desc d = conv_desc(x, l, k ? s.desc.channels_b : s.desc.channels_a, n);
+    if (!k)
+        return tt_conv2d_forward(be, out, in, s.wa, tt_model_param(x->model, l->bias), &d,
+                                 workspace(x));
+    return tt_conv2d_forward_add(be, out, in, s.wb, &d, workspace(x));
+}
+
+/* ---- one layer's forward, into `out` from `in0`, `in1` ------------------------- */
+
+static tt_status run_forward(tt_exec *x, tt_layer *l, tt_mem out, tt_mem in0, tt_mem in1,
+                             int n, int again)
+{
+    if (x->symbolic) return NULL;
+    tt_backend *be = x->model->be;
+    tt_model *m = x->model;
+    switch (l->kind) {
+    case TT_LAYER_CONV: {
+        tt_backend_layer(be, l->name);
+        const tt_tensor_def *o = tensor(x, l->out);
+        if (l->in[1] < 0) {
+            tt_conv2d_desc d = conv_desc(x, l, tensor(x, l->in[0])->channels, n);
+            TT_TRY(tt_conv2d_forward(be, out, in0, tt_model_param(m, l->weight),
+                                     tt_model_param(m, l->bias), &d, workspace(x)));
+            if (o->storage == TT_PRECISION_FP32) return NULL;
+            return tt_cast_pack(be, o->half, out, o->storage, count_of(x, l->out, n));
+        }
+        TT_TRY(conv_half(x, l, out, in0, 0, n));
+        TT_TRY(conv_half(x, l, out, in1, 1, n));
+        if (o->storage == TT_PRECISION_FP32) return NULL;
+        return tt_cast_pack(be, o->half, out, o->storage, count_of(x, l->out, n));
+    }
+    case TT_LAYER_NORM: {
+        tt_batch_norm_desc d = norm_desc(x, l, n);
+        tt_batch_norm_state bn = l->bn;
+        if (!again)
+            return tt_batch_norm_forward(be, out, l->saved, in0, &l->bn, &d, norm_trains(x, l));
+        /* the forward's bits from its statistics, nothing counted */
+        if (!norm_trains(x, l)) return tt_batch_norm_forward(be, out, l->saved, in0, &bn, &d, 0);
+        return tt_batch_norm_apply_saved(be, out, in0, l->saved, &bn, &d);
+    }
+    case TT_LAYER_ADD:
+        return tt_add_forward(be, out, in0, in1, l->relu, count_of(x, l->out, n));
+    case TT_LAYER_MAX_POOL: {
+        tt_pool2d_desc d = pool_desc(x, l, n);
+        /* its argmax where the backward will read it: made with the forward's
+         * output when that is kept, else with the output made again */
+        int argmax = x->training && (again || tensor(x, l->out)->keep == TT_KEEP);
+        return tt_max_pool2d_forward(be, out, argmax ? l->argmax : NONE, in0, &d);
+    }
+    case TT_LAYER_UPSAMPLE: {
+        tt_upsample_desc d = upsample_desc(x, l, n);
+        return tt_upsample_nearest2x_forward(be, out, in0, &d);
+    }
+    }
+    return tt_error_new(TT_ERR_INTERNAL, "layer '%s': unknown kind %d", l->name, (int)l->kind);
+}
+
+/* ---- values for the backward --------------------------------------------------- */
+
+static tt_status value(tt_exec *x, int t, tt_mem *out);
+
+/* Whether the backward has t at hand without making it. */
+/* The backward a TT_RECOMPUTE tensor is made again for: a convolution's
+ * output once for its whole group (a block), anything cheaper for each
+ * layer that reads it, so that it lives no longer than that read. */
+static int scope_of(tt_exec *x, int t)
+{
+    const tt_tensor_def *d = tensor(x, t);
+    if (x->graph->layers[d->producer].kind == TT_LAYER_CONV)
+        return x->graph->layers[x->scope].group;
+    return x->scope;
+}
+
+static int at_hand(tt_exec *x, int t)
+{
+    const tt_tensor_def *d = tensor(x, t);
+    if (d->producer < 0 || d->keep == TT_KEEP) return 1;
+    if (d->keep == TT_REMAKE) return d->made_again;
+    const tt_exec_pass *p = pass_found(x, t, scope_of(x, t));
+    return p && p->made;
+}
+
+/* An upsampling of a norm's output that is not at hand, made again without
+ * it: the norm's input upsampled into `dest`, then the norm applied there
+ * in place.  Nearest upsampling copies and the norm (with its ReLU) is one
+ * scale and shift per channel, so these are the bits of the upsampled
+ * output, and no room at the norm's size is needed beside dest. */
+static tt_status remake_upsampled(tt_exec *x, const tt_layer *up, tt_mem dest, int *done)
+{
+    *done = 0;
+    int a = up->in[0];
+    const tt_tensor_def *ad = tensor(x, a);
+    if (at_hand(x, a) || x->graph->layers[ad->producer].kind != TT_LAYER_NORM) return NULL;
+    const tt_layer *norm = &x->graph->layers[ad->producer];
+    if (tensor(x, norm->in[0])->storage != TT_PRECISION_FP32) return NULL;
+    tt_mem before = NONE;
+    TT_TRY(value(x, norm->in[0], &before));
+    *done = 1;
+    if (x->symbolic) return NULL;
+    tt_backend *be = x->model->be;
+    tt_upsample_desc ud = upsample_desc(x, up, x->batch);
+    TT_TRY(tt_upsample_nearest2x_forward(be, dest, before, &ud));
+    tt_batch_norm_desc d = norm_desc(x, norm, x->batch);
+    d.height *= 2, d.width *= 2;
+    tt_batch_norm_state bn = norm->bn;
+    if (!norm_trains(x, norm)) return tt_batch_norm_forward(be, dest, norm->saved, dest, &bn, &d, 0);
+    return tt_batch_norm_apply_saved(be, dest, dest, norm->saved, &bn, &d);
+}
+
+/* Tensor t made again into `dest` by its producer, from its inputs'
+ * values. */
+static tt_status remake(tt_exec *x, int t, tt_mem dest)
+{
+    tt_layer *l = &x->graph->layers[tensor(x, t)->producer];
+    if (l->kind == TT_LAYER_UPSAMPLE) {
+        int done;
+        TT_TRY(remake_upsampled(x, l, dest, &done));
+        if (done) return NULL;
+    }
+    tt_mem in0 = NONE, in1 = NONE;
+    TT_TRY(value(x, l->in[0], &in0));
+    if (l->kind == TT_LAYER_CONV && l->in[1] >= 0) {
+        /* the first half done before the second input is made, so that
+         * the first is dead by then */
+        TT_TRY(conv_half(x, l, dest, in0, 0, x->batch));
+        TT_TRY(value(x, l->in[1], &in1));
+        return conv_half(x, l, dest, in1, 1, x->batch);
+    }
+    if (l->in[1] >= 0) TT_TRY(value(x, l->in[1], &in1));
+    return run_forward(x, l, dest, in0, in1, x->batch, 1);
+}
+
+/* Where the backward reads tensor t. */
+static tt_status value(tt_exec *x, int t, tt_mem *out)
+{
+    tt_tensor_def *d = tensor(x, t);
+    if (d->producer < 0 || d->keep == TT_KEEP) {
+        *out = d->storage != TT_PRECISION_FP32 ? d->half : fwd_of(x, t);
+        return NULL;
+    }
+    if (d->keep == TT_REMAKE) {
+        tt_tensor_def *r = tensor(x, root(x, t));
+        if (!d->made_again) {
+            TT_TRY(remake(x, t, r->again));
+            d->made_again = 1;
+            if (r != d) r->made_again = 0; /* written over */
+        }
+        *out = r->again;
+        return NULL;
+    }
+    tt_exec_pass *p = pass_of(x, t, scope_of(x, t));
+    if (!p) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "executor: no place for '%s' again", d->name);
+    if (!p->made) {
+        TT_TRY(remake(x, t, p->place));
+        p->made = 1;
+    }
+    *out = p->place;
+    return NULL;
+}
+
+/* ---- gradients ------------------------------------------------------------------- */
+
+/* t's gradient, zeroed at its first contribution. */
+static tt_status grad_for_adding(tt_exec *x, int t, tt_mem *out)
+{
+    tt_tensor_def *d = tensor(x, grad_root(x, t));
+    *out = d->grad;
+    if (d->grad_started) return NULL;
+    d->grad_started = 1;
+    return x->symbolic ? NULL : tt_fill(x->model->be, d->grad, 0.0f, count_of(x, t, x->batch));
+}
+
+static int wants_grad(tt_exec *x, int t) { return t >= 0 && tensor(x, t)->needs_grad; }
+
+static tt_status conv_backward(tt_exec *x, const tt_layer *l, tt_mem g)
+{
+    tt_backend *be = x->model->be;
+    tt_model *m = x->model;
+    int n = x->batch;
+    tt_mem in0 = NONE, in1 = NONE, din = NONE;
+    if (l->in[1] < 0) {
+        tt_conv2d_desc d = conv_desc(x, l, tensor(x, l->in[0])->channels, n);
+        TT_TRY(value(x, l->in[0], &in0));
+        if (!x->symbolic)
+            TT_TRY(tt_conv2d_backward(be, NONE, tt_model_grad(m, l->weight),
+                                      tt_model_grad(m, l->bias), g, in0, NONE, &d, workspace(x)));
+        if (!wants_grad(x, l->in[0]) || l->no_input_grad) return NULL;
+        TT_TRY(grad_for_adding(x, l->in[0], &din));
+        if (x->symbolic) return NULL;
+        return tt_conv2d_backward(be, din, NONE, NONE, g, NONE, tt_model_param(m, l->weight), &d,
+                                  workspace(x));
+    }
+    /* two inputs: the weight's gradient in halves (the first input made
+     * before the split, the second after the first half's: each dead before
+     * the next is made), then each input's */
+    TT_TRY(value(x, l->in[0], &in0));
+    split_weight s;
+    if (!x->symbolic) {
+        TT_TRY(split(x, l, &s));
+        TT_TRY(tt_fill(be, s.ga, 0.0f, s.floats));
+    }
+    unsigned splits = x->splits;
+    int ca = tensor(x, l->in[0])->channels, cb = tensor(x, l->in[1])->channels;
+    tt_conv2d_desc da = conv_desc(x, l, ca, n), db = conv_desc(x, l, cb, n);
+    if (!x->symbolic)
+        TT_TRY(tt_conv2d_backward(be, NONE, s.ga, tt_model_grad(m, l->bias), g, in0, NONE, &da,
+                                  workspace(x)));
+    TT_TRY(value(x, l->in[1], &in1));
+    if (x->splits != splits) /* its halves' room was taken in between */
+        return tt_error_new(TT_ERR_INTERNAL, "layer '%s': its second input is made again through "
+                            "another two-input convolution; give it a room of its own", l->name);
+    if (!x->symbolic)
+        TT_TRY(tt_conv2d_backward(be, NONE, s.gb, NONE, g, in1, NONE, &db, workspace(x)));
+    if (wants_grad(x, l->in[0])) {
+        TT_TRY(grad_for_adding(x, l->in[0], &din));
+        if (!x->symbolic)
+            TT_TRY(tt_conv2d_backward(be, din, NONE, NONE, g, NONE, s.wa, &da, workspace(x)));
+    }
+    if (wants_grad(x, l->in[1])) {
+        TT_TRY(grad_for_adding(x, l->in[1], &din));
+        if (!x->symbolic)
+            TT_TRY(tt_conv2d_backward(be, din, NONE, NONE, g, NONE, s.wb, &db, workspace(x)));
+    }
+    if (x->symbolic) return NULL;
+    TT_TRY(tt_concat_forward(be, s.wa, s.ga, s.gb, &s.desc)); /* [ga | gb] */
+    return tt_axpy(be, tt_model_grad(m, l->weight), s.wa, 1.0f, s.floats);
+}
+
+static tt_status layer_backward(tt_exec *x, const tt_layer *l)
+{
+    tt_backend *be = x->model->be;
+    tt_model *m = x->model;
+    int n = x->batch;
+    tt_mem g = grad_of(x, l->out), in0 = NONE, out = NONE, d0 = NONE, d1 = NONE;
+    switch (l->kind) {
+    case TT_LAYER_CONV:
+        return conv_backward(x, l, g);
+    case TT_LAYER_NORM: {
+        /* in place: the input's gradient is the output's place (one consumer) */
+        TT_TRY(value(x, l->in[0], &in0));
+        tensor(x, grad_root(x, l->in[0]))->grad_started = 1;
+        d0 = grad_of(x, l->in[0]);
+        if (x->symbolic) return NULL;
+        tt_batch_norm_desc d = norm_desc(x, l, n);
+        return tt_batch_norm_backward(be, d0, tt_model_grad(m, l->bn_w), tt_model_grad(m, l->bn_b),
+                                      g, in0, l->saved, &l->bn, &d, norm_trains(x, l));
+    }
+    case TT_LAYER_ADD:
+        if (l->relu) TT_TRY(value(x, l->out, &out));
+        if (wants_grad(x, l->in[0])) TT_TRY(grad_for_adding(x, l->in[0], &d0));
+        if (wants_grad(x, l->in[1])) TT_TRY(grad_for_adding(x, l->in[1], &d1));
+        if (x->symbolic) return NULL;
+        return tt_add_backward(be, d0, d1, g, out, l->relu, count_of(x, l->out, n));
+    case TT_LAYER_MAX_POOL: {
+        if (tensor(x, l->out)->keep != TT_KEEP) TT_TRY(value(x, l->out, &out)); /* the argmax */
+        if (!wants_grad(x, l->in[0])) return NULL;
+        TT_TRY(grad_for_adding(x, l->in[0], &d0));
+        if (x->symbolic) return NULL;
+        tt_pool2d_desc d = pool_desc(x, l, n);
+        return tt_max_pool2d_backward(be, d0, g, l->argmax, &d);
+    }
+    case TT_LAYER_UPSAMPLE: {
+        if (!wants_grad(x, l->in[0])) return NULL;
+        TT_TRY(grad_for_adding(x, l->in[0], &d0));
+        if (x->symbolic) return NULL;
+        tt_upsample_desc d = upsample_desc(x, l, n);
+        return tt_upsample_nearest2x_backward(be, d0, g, &d);
+    }
+    }
+    return tt_error_new(TT_ERR_INTERNAL, "layer '%s': unknown kind %d", l->name, (int)l->kind);
+}
+
+/* ---- the passes ------------------------------------------------------------------ */
+
+tt_status tt_exec_forward(tt_exec *x, int n, int training)
+{
+    tt_model *m = x->model;
+    if (n < 1 || n > m->capacity)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: batch %d outside 1..%d", m->spec.kind, n,
+                            m->capacity);
+    tt_backend_phase(m->be, "forward");
+    x->batch = n, x->training = training;
+    tt_graph *g = x->graph;
+    for (int i = 0; i < g->layer_count; i++) {
+        tt_layer *l = &g->layers[i];
+        tt_mem in0 = stored_of(x, l->in[0]), in1 = l->in[1] >= 0 ? stored_of(x, l->in[1]) : NONE;
+        TT_TRY(run_forward(x, l, fwd_of(x, l->out), in0, in1, n, 0));
+    }
+    return NULL;
+}
+
+static tt_status backward(tt_exec *x)
+{
+    tt_graph *g = x->graph;
+    for (int t = 0; t < g->tensor_count; t++)
+        g->tensors[t].made_again = g->tensors[t].grad_started = 0;
+    for (int i = 0; i < x->pass_count; i++) x->passes[i].made = 0;
+    tensor(x, grad_root(x, g->output))->grad_started = 1; /* the loss's */
+    for (int i = g->layer_count - 1; i >= 0; i--) {
+        const tt_layer *l = &g->layers[i];
+        x->scope = i;
+        if (!wants_grad(x, l->out) || !tensor(x, grad_root(x, l->out))->grad_started) continue;
+        TT_TRY(layer_backward(x, l));
+    }
+    return NULL;
+}
+
+tt_status tt_exec_backward(tt_exec *x)
+{
+    if (!x->training || x->batch < 1)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: backward needs a training forward of "
+                            "the same batch first", x->model->spec.kind);
+    tt_backend_phase(x->model->be, "backward");
+    return backward(x);
+}
+
+/* ---- the plan ------------------------------------------------------------------ */
+
+static size_t bytes_of(tt_exec *x, int t)
+{
+    return count_of(x, t, x->model->capacity) * sizeof(float);
+}
+
+static void add_place(tt_arena_plan *plan, const char *name, const char *what, size_t bytes,
+                      tt_mem *dest)
+{
+    char full[80];
+    snprintf(full, sizeof full, "%.36s%.24s", name, what);
+    tt_arena_plan_add(plan, full, bytes, dest);
+}
+
+tt_status tt_exec_name_places(tt_exec *x, tt_arena_plan *plan)
+{
+    tt_graph *g = x->graph;
+    tt_model *m = x->model;
+    /* the RECOMPUTE places: one backward run symbolically */
+    x->symbolic = 1;
+    x->batch = m->capacity, x->training = 1;
+    x->pass_count = 0;
+    tt_status status = backward(x);
+    x->symbolic = 0;
+    x->batch = x->training = 0;
+    if (status) return status;
+    if (x->failed) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "executor: out of host memory");
+    for (int t = 0; t < g->tensor_count; t++) {
+        tt_tensor_def *d = &g->tensors[t];
+        if (t == g->output) {
+            add_place(plan, "logits", "", bytes_of(x, t), &d->fwd);
+            add_place(plan, "dlogits", "", bytes_of(x, t), &d->grad);
+            continue;
+        }
+        if (d->producer < 0) {
+            d->fwd = m->input;
+            continue;
+        }
+        if (d->alias < 0) {
+            add_place(plan, d->name, "", bytes_of(x, t), &d->fwd);
+            int again = d->keep == TT_REMAKE; /* or a tensor written over it is */
+            for (int k = 0; k < g->tensor_count; k++)
+                again |= g->tensors[k].alias == t && g->tensors[k].keep == TT_REMAKE;
+            if (again) add_place(plan, d->name, ".again", bytes_of(x, t), &d->again);
+            if (d->storage != TT_PRECISION_FP32)
+                add_place(plan, d->name, ".half", count_of(x, t, m->capacity) *
+                          tt_precision_bytes(d->storage), &d->half);
+        }
+        if (d->needs_grad && d->grad_alias < 0)
+            add_place(plan, d->name, ".grad", bytes_of(x, t), &d->grad);
+    }
+    for (int i = 0; i < x->pass_count; i++) {
+        tt_exec_pass *p = &x->passes[i];
+        char what[24];
+        snprintf(what, sizeof what, ".for.%d", p->scope);
+        add_place(plan, tensor(x, p->tensor)->name, what, bytes_of(x, p->tensor), &p->place);
+    }
+    for (int i = 0; i < g->layer_count; i++) {
+        tt_layer *l = &g->layers[i];
+        if (l->kind == TT_LAYER_NORM) {
+            tt_batch_norm_desc d = norm_desc(x, l, m->capacity);
+            size_t saved = tt_batch_norm_saved_floats(&d);
+            for (int k = 0; k < g->layer_count; k++) /* applied upsampled too (remake_upsampled) */
+                if (g->layers[k].kind == TT_LAYER_UPSAMPLE && g->layers[k].in[0] == l->out) {
+                    d.height *= 2, d.width *= 2;
+                    if (tt_batch_norm_saved_floats(&d) > saved) saved = tt_batch_norm_saved_floats(&d);
+                    break;
+                }
+            add_place(plan, l->name, ".saved", saved * sizeof(float), &l->saved);
+        }
+        if (l->kind == TT_LAYER_MAX_POOL)
+            add_place(plan, l->name, ".argmax", bytes_of(x, l->out), &l->argmax);
+    }
+    return NULL;
+}
+
+tt_status tt_exec_record_step(void *exec, tt_backend *recorder)
+{
+    tt_exec *x = exec;
+    tt_model *m = x->model;
+    int64_t *kept = malloc(sizeof *kept * (size_t)(m->counter_count + 1));
+    if (!kept) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", m->spec.kind);
+    for (int i = 0; i < m->counter_count; i++) kept[i] = *m->counters[i].value;
+    tt_graph *g = x->graph;
+    tt_backend *be = m->be;
+    m->be = recorder;
+    tt_status status = tt_exec_forward(x, m->capacity, 1);
+    if (!status)
+        status = tt_copy(recorder, grad_of(x, g->output), fwd_of(x, g->output), bytes_of(x, g->output));
+    if (!status) status = tt_exec_backward(x);
+    m->be = be;
+    x->batch = x->training = 0;
+    for (int i = 0; i < m->counter_count; i++) *m->counters[i].value = kept[i];
+    free(kept);
+    return status;
+}
+
+void tt_exec_free(tt_exec *x)
+{
+    free(x->passes);
+    x->passes = NULL;
+    x->pass_count = x->pass_capacity = 0;
+}

@@ -1,0 +1,50 @@
+/*
+ * The one executor of a layer list (graph.h): forward in list order,
+ * backward in reverse (adding into the gradient arena), and what the
+ * backward reads made again as each tensor's keep says.  A model holds
+ * one (its head, its graph, its convolution algorithm and the room of a
+ * two-input convolution's weight halves).
+ */
+#ifndef TT_MODEL_EXEC_H
+#define TT_MODEL_EXEC_H
+
+#include "model/arena_plan.h"
+#include "model/graph.h"
+#include "model/model.h"
+
+/* A RECOMPUTE tensor's place for the backward of one layer (its scope). */
+typedef struct tt_exec_pass {
+    int tensor, scope;
+    tt_mem place;
+    int made;
+} tt_exec_pass;
+
+typedef struct tt_exec {
+    tt_model *model;              /* the head: backend, parameters, workspace, norm sync */
+    tt_graph *graph;
+    const tt_conv_algo *algo;     /* the kind's: AUTO, or the direct kernels' */
+    tt_buffer *wsplit;            /* a two-input conv's weight and gradient in halves */
+    int batch, training;          /* of the last forward */
+    int scope;                    /* the layer whose backward runs (RECOMPUTE places are
+                                     its own, or its group's) */
+    int symbolic;                 /* finding the RECOMPUTE places: nothing runs */
+    tt_exec_pass *passes;
+    int pass_count, pass_capacity;
+    int failed;
+    unsigned splits;              /* wsplit rooms filled so far: a two-input conv checks that
+                                     none came between its halves */
+} tt_exec;
+
+tt_status tt_exec_forward(tt_exec *x, int batch, int training);
+/* Adds the gradient of the loss, given at the output's gradient place
+ * (the model's dlogits), into the gradient arena. */
+tt_status tt_exec_backward(tt_exec *x);
+/* Names every place of the step in `plan` (the RECOMPUTE places found by
+ * running the backward once symbolically). */
+tt_status tt_exec_name_places(tt_exec *x, tt_arena_plan *plan);
+/* The step the plan records: a training forward of a whole micro-batch,
+ * the loss's copy, the backward; host counters put back. */
+tt_status tt_exec_record_step(void *exec, tt_backend *recorder);
+void tt_exec_free(tt_exec *x);
+
+#endif

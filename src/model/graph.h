@@ -1,0 +1,105 @@
+/*
+ * A model as a list of layers over named tensors, and the one executor
+ * that runs it (exec.c): the forward in list order, the backward that adds
+ * in reverse, and what the backward reads made again where the model said
+ * not to keep it.
+ *
+ * The ResNet UNet is built this way (unet_resnet.c); it gives the
+ * gradients, the work and the arena of the hand-written passes it
+ * replaced, bit for bit and byte for byte.
+ *
+ * Tensors are per micro-batch (capacity images); a tensor's place in the
+ * forward is `fwd`, the place it is made again in for the backward is
+ * `again`, and its gradient's is `grad`.  The arena plan (arena_plan.h)
+ * names each of them and places them by their lives in the recorded step.
+ */
+#ifndef TT_MODEL_GRAPH_H
+#define TT_MODEL_GRAPH_H
+
+#include "backend/backend.h"
+#include "core/precision.h"
+#include "ops/batch_norm.h"
+#include "ops/conv2d.h"
+
+typedef enum tt_layer_kind {
+    TT_LAYER_CONV,       /* out = conv(in[0]) (+ conv(in[1]): the weight's input channels
+                            split [in[0] | in[1]], no concatenated copy) (+ bias) */
+    TT_LAYER_NORM,       /* out = [relu](batch norm(in[0])), statistics kept in `saved` */
+    TT_LAYER_ADD,        /* out = [relu](in[0] + in[1]) */
+    TT_LAYER_MAX_POOL,   /* out = max pool(in[0]), 3x3 stride 2 pad 1, with its argmax */
+    TT_LAYER_UPSAMPLE,   /* out = nearest x2 of in[0] */
+} tt_layer_kind;
+
+/* What the backward does about a tensor the forward made. */
+typedef enum tt_keep {
+    TT_KEEP,             /* kept from the forward to the backward */
+    TT_REMAKE,           /* forward only: its producer makes it again (into `again`)
+                            when a backward first reads it, and later reads take that */
+    TT_RECOMPUTE,        /* forward only: made again for each group of layers (a
+                            block) whose backward reads it, in a place of that
+                            group's own (a tensor that should not live between two
+                            blocks that read it) */
+} tt_keep;
+
+typedef struct tt_tensor_def {
+    char name[48];
+    int channels, height, width;  /* one image's */
+    int producer;                 /* the layer that writes it; -1: the model's input */
+    tt_keep keep;
+    int alias;                    /* written in place over tensor `alias` (its places are that
+                                     one's); -1: a place of its own */
+    int grad_alias;               /* its gradient is tensor grad_alias's gradient's place (a
+                                     norm's backward runs in place); -1: its own */
+    int needs_grad;               /* some parameter depends on it (set by tt_graph_finish) */
+    tt_precision storage;         /* fp16 or bf16: a kept convolution output, packed into
+                                     `half` as soon as made and read there by the norm after
+                                     it, forward and backward (fwd then lives for the
+                                     convolution alone); else fp32 */
+    tt_mem fwd, again, grad, half; /* the places */
+    int made_again;               /* during a backward: `again` holds it */
+    int grad_started;             /* during a backward: its gradient holds a contribution */
+} tt_tensor_def;
+
+typedef struct tt_layer {
+    tt_layer_kind kind;
+    char name[48];
+    int in[2], out;               /* tensor indices; in[1] -1 when one input */
+    int group;                    /* layers whose backwards share what is recomputed for
+                                     them (a block): the index of the group's first layer */
+    /* conv */
+    int kernel, stride, relu;     /* relu: norm and add */
+    int weight, bias;             /* parameter indices (-1: none) */
+    int no_input_grad;            /* the image's */
+    /* norm */
+    int bn_w, bn_b, bn_rm, bn_rv;
+    int frozen;                   /* FrozenBatchNorm2d: running statistics in training too */
+    tt_batch_norm_state bn;
+    tt_mem saved;                 /* statistics (a plan item of its own) */
+    /* pool */
+    tt_mem argmax;
+} tt_layer;
+
+typedef struct tt_graph {
+    tt_tensor_def *tensors;
+    int tensor_count, tensor_capacity;
+    tt_layer *layers;
+    int layer_count, layer_capacity;
+    int input, output;            /* tensor indices */
+    int failed;                   /* out of host memory while adding */
+} tt_graph;
+
+/* A tensor of one image's channels x height x width; its index (-1 when
+ * out of host memory: g->failed). */
+int tt_graph_tensor(tt_graph *g, const char *name, int channels, int height, int width,
+                    tt_keep keep);
+/* A layer; its index.  The caller fills the kind's fields of the result. */
+tt_layer *tt_graph_layer(tt_graph *g, tt_layer_kind kind, const char *name, int in0, int in1,
+                         int out);
+/* Layers from `first` to the last one added form one group (a block):
+ * a TT_RECOMPUTE tensor is made again once for their backwards. */
+void tt_graph_group(tt_graph *g, int first);
+/* After the last layer: which tensors need gradients. */
+tt_status tt_graph_finish(tt_graph *g);
+void tt_graph_free(tt_graph *g);
+
+#endif
