@@ -1,7 +1,10 @@
 /*
  * Plain-C references for bilinear upsampling by an integer factor
  * (ops/upsample.h): PyTorch's F.interpolate(x, scale_factor=f,
- * mode='bilinear', align_corners=False).
+ * mode='bilinear', align_corners=False), and the ref_resize_aligned_*
+ * ones for align_corners=True (scale = (float)(I - 1) / (float)(O - 1),
+ * 0 for O == 1, src = scale * (float)dst, each rounded once, as PyTorch
+ * and the aligned kernels compute them).
  *
  * The taps and weights are computed in float with PyTorch's arithmetic
  * (scale = (float)(1.0 / f), src = scale * (dst + 0.5f) - 0.5f, unfused,
@@ -37,5 +40,18 @@ void ref_resize_bilinear_forward_f32(float *y, const float *x, const tt_upsample
                                      int factor);
 void ref_resize_bilinear_backward_f32(float *dx, const float *dy, const tt_upsample_desc *d,
                                       int factor);
+
+/* align_corners = True: the taps as above, then the same four kinds (the
+ * same sums, double or the kernels' float steps). */
+void ref_resize_aligned_taps(int dst, int in_size, int factor, int *i0, int *i1, float *w0,
+                             float *w1);
+void ref_resize_aligned_forward(double *y, const double *x, const tt_upsample_desc *d,
+                                int factor);
+void ref_resize_aligned_backward(double *dx, const double *dy, const tt_upsample_desc *d,
+                                 int factor);
+void ref_resize_aligned_forward_f32(float *y, const float *x, const tt_upsample_desc *d,
+                                   int factor);
+void ref_resize_aligned_backward_f32(float *dx, const float *dy, const tt_upsample_desc *d,
+                                    int factor);
 
 #endif

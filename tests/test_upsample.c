@@ -1,19 +1,24 @@
-/* Bilinear upsampling by an integer factor (align_corners = False): forward
- * vs the double reference (tests/ref_resize.c) and bit for bit vs its
- * float-exact form, finite-difference gradient, backward adds, at byte
+/* Bilinear upsampling by an integer factor, align_corners False and True:
+ * forward vs the double reference (tests/ref_resize.c) and bit for bit vs
+ * its float-exact form, finite-difference gradient, backward adds, at byte
  * offsets behind poison, on odd, prime and 1-wide planes with factors 1, 2,
- * 3, 4 and 8; the x2 entry points keep the bits they had (the float
- * reference, the old x2 reference in ref_act.c) and PyTorch's numbers.
+ * 3, 4 and 8 (align_corners = True also 64, the loop limit's worst case);
+ * the x2 entry points keep the bits they had (the float reference, the old
+ * x2 reference in ref_act.c) and PyTorch's numbers; align_corners = True
+ * against numbers PyTorch printed and one case by hand, and its backward's
+ * range of outputs per input checked exhaustively against every output.
  * Nearest x2 likewise, at byte offsets behind poison, with batch > 1 and
  * several channels, a launch past one Vulkan dimension of work-groups, and
  * against PyTorch run by /usr/bin/python3 (skipped, saying so, without
  * torch). */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend/loop_budget.h"
 #include "harness.h"
 #include "ops/upsample.h"
 #include "ops/upsample_nearest.h"
@@ -23,10 +28,12 @@
 /* Tolerances against the double reference (which uses the kernels' float
  * weights, so only the sums' rounding differs): the forward rounds a sum
  * of 4 products, a few ulps of summands of size 1; the backward a sum of
- * up to (2f)^2 products (plus dinp0), each rounding up to an ulp of the
- * partial sums, which grow with f: GRAD_TOL per (2f)^2 / 16 (f = 2: 16
- * terms).  Results near zero by cancellation keep that absolute error, so
- * errors are relative with a floor of 0.1 (ERR_FLOOR).  Gradients: dinp0 +
+ * up to (2f)^2 products (plus dinp0; align_corners = True: (3f)^2, an
+ * input of a 3-wide axis read by all 3f outputs), each rounding up to an
+ * ulp of the partial sums, which grow with f: GRAD_TOL per (2f)^2 / 16
+ * (f = 2: 16 terms), (3f)^2 / 16 for True.  Results near zero by
+ * cancellation keep that absolute error, so errors are relative with a
+ * floor of 0.1 (ERR_FLOOR).  Gradients: dinp0 +
  * numeric gradient (exact for a linear op) in double.  The float-exact
  * reference must match bit for bit (no tolerance). */
 #define ERR_FLOOR 0.1
@@ -37,7 +44,44 @@
  * the reference's gradient stands alone (it was checked on smaller ones) */
 #define NUMERIC_MAX_WORK 4000000.0
 
+/* align_corners False or True: the op and its references. */
+typedef struct variant {
+    const char *name;
+    tt_status (*forward)(tt_backend *, tt_mem, tt_mem, const tt_upsample_desc *, int);
+    tt_status (*backward)(tt_backend *, tt_mem, tt_mem, const tt_upsample_desc *, int);
+    void (*ref_forward)(double *, const double *, const tt_upsample_desc *, int);
+    void (*ref_backward)(double *, const double *, const tt_upsample_desc *, int);
+    void (*ref_forward_f32)(float *, const float *, const tt_upsample_desc *, int);
+    void (*ref_backward_f32)(float *, const float *, const tt_upsample_desc *, int);
+    /* outputs along an axis that read one input, at most, per factor: 2
+     * (align_corners = False), 3 (True, inputs 3 a side) */
+    int readers_per_factor;
+} variant;
+
+static const variant HALF_PIXEL = {
+    "bilinear",
+    tt_upsample_bilinear_forward,
+    tt_upsample_bilinear_backward,
+    ref_resize_bilinear_forward,
+    ref_resize_bilinear_backward,
+    ref_resize_bilinear_forward_f32,
+    ref_resize_bilinear_backward_f32,
+    2,
+};
+
+static const variant ALIGNED = {
+    "aligned",
+    tt_upsample_bilinear_aligned_forward,
+    tt_upsample_bilinear_aligned_backward,
+    ref_resize_aligned_forward,
+    ref_resize_aligned_backward,
+    ref_resize_aligned_forward_f32,
+    ref_resize_aligned_backward_f32,
+    3,
+};
+
 typedef struct loss_ctx {
+    const variant *v;
     const tt_upsample_desc *desc;
     int factor;
     const double *dy;
@@ -49,7 +93,7 @@ typedef struct loss_ctx {
 static double loss(const double *x, void *opaque)
 {
     loss_ctx *c = opaque;
-    ref_resize_bilinear_forward(c->y, x, c->desc, c->factor);
+    c->v->ref_forward(c->y, x, c->desc, c->factor);
     double sum = 0;
     for (size_t i = 0; i < c->out_count; i++) sum += c->dy[i] * c->y[i];
     return sum;
@@ -65,7 +109,7 @@ static size_t count_differ(const float *a, const float *b, size_t n)
 /* Forward into NaNs and backward into a non-zero dinp, twice, at offsets
  * behind poison, against both references; central differences where
  * they are cheap. */
-static void check_upsample(tt_upsample_desc d, int f)
+static void check_upsample(const variant *v, tt_upsample_desc d, int f)
 {
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
@@ -84,19 +128,21 @@ static void check_upsample(tt_upsample_desc d, int f)
     tt_mem mx = th_pool_put(&pool, x, n, "up.x"), my = th_pool_put(&pool, nan_out, m, "up.y");
     tt_mem mdy = th_pool_put(&pool, dy, m, "up.dy"), mdx = th_pool_put(&pool, dx0, n, "up.dx");
 
-    TH_OK(tt_upsample_bilinear_forward(be, my, mx, &d, f));
+    TH_OK(v->forward(be, my, mx, &d, f));
     th_get(goty, my, m);
-    ref_resize_bilinear_forward(wanty, xd, &d, f);
+    v->ref_forward(wanty, xd, &d, f);
     double fwd_err = th_max_rel_error(goty, wanty, m, ERR_FLOOR);
-    ref_resize_bilinear_forward_f32(y32, x, &d, f);
+    v->ref_forward_f32(y32, x, &d, f);
     size_t fwd_differ = count_differ(goty, y32, m);
+    /* factor 1 gives the input's values */
+    size_t copy_differ = f == 1 ? count_differ(goty, x, n) : 0;
 
-    ref_resize_bilinear_backward(grad, dyd, &d, f);
+    v->ref_backward(grad, dyd, &d, f);
     double num_err = -1;
     if ((double)n * m <= NUMERIC_MAX_WORK) {
         double *num = malloc(n * sizeof *num);
         CU_ASSERT_FATAL(num != NULL);
-        loss_ctx ctx = {&d, f, dyd, wanty, m};
+        loss_ctx ctx = {v, &d, f, dyd, wanty, m};
         th_numeric_grad(loss, &ctx, xd, n, GRAD_H, num);
         num_err = 0;
         for (size_t i = 0; i < n; i++)
@@ -104,24 +150,26 @@ static void check_upsample(tt_upsample_desc d, int f)
         free(num);
     }
     memcpy(dx32, dx0, n * sizeof *dx32);
-    ref_resize_bilinear_backward_f32(dx32, dy, &d, f);
+    v->ref_backward_f32(dx32, dy, &d, f);
     double grad_err = 0;
     size_t bwd_differ = 0;
     for (int times = 1; times <= 2; times++) {
-        TH_OK(tt_upsample_bilinear_backward(be, mdx, mdy, &d, f));
+        TH_OK(v->backward(be, mdx, mdy, &d, f));
         th_get(gotx, mdx, n);
         for (size_t i = 0; i < n; i++) wantx[i] = dx0[i] + times * grad[i];
         grad_err = fmax(grad_err, th_max_rel_error(gotx, wantx, n, ERR_FLOOR));
         if (times == 1) bwd_differ = count_differ(gotx, dx32, n);
     }
 
-    double grad_tol = GRAD_TOL * fmax(1.0, (2.0 * f) * (2.0 * f) / 16);
-    printf("\n  x%d (%d,%d,%d,%d): forward %.2e (%zu of %zu differ from float ref), backward "
-           "twice %.2e (%zu of %zu differ), ref vs numeric %s%.2e",
-           f, d.batch, d.channels, d.height, d.width, fwd_err, fwd_differ, m, grad_err,
+    double readers = (double)v->readers_per_factor * f;
+    double grad_tol = GRAD_TOL * fmax(1.0, readers * readers / 16);
+    printf("\n  %s x%d (%d,%d,%d,%d): forward %.2e (%zu of %zu differ from float ref), "
+           "backward twice %.2e (%zu of %zu differ), ref vs numeric %s%.2e",
+           v->name, f, d.batch, d.channels, d.height, d.width, fwd_err, fwd_differ, m, grad_err,
            bwd_differ, n, num_err < 0 ? "(not run) " : "", fmax(num_err, 0));
     CU_ASSERT(fwd_err < FORWARD_TOL);
     CU_ASSERT_EQUAL(fwd_differ, 0);
+    CU_ASSERT_EQUAL(copy_differ, 0);
     CU_ASSERT(grad_err < grad_tol);
     CU_ASSERT_EQUAL(bwd_differ, 0);
     CU_ASSERT(num_err < GRAD_TOL);
@@ -138,13 +186,14 @@ static void test_shapes(void)
     const tt_upsample_desc x2[] = {
         {1, 3, 7, 9}, {2, 5, 5, 3}, {1, 3, 1, 1}, {2, 5, 1, 4}, {1, 3, 2, 1},
     };
-    for (size_t i = 0; i < sizeof x2 / sizeof x2[0]; i++) check_upsample(x2[i], 2);
+    for (size_t i = 0; i < sizeof x2 / sizeof x2[0]; i++) check_upsample(&HALF_PIXEL, x2[i], 2);
     const int planes[][2] = {{1, 1}, {1, 5}, {7, 1}, {13, 17}};
     const int factors[] = {1, 2, 3, 4, 8};
     int k = 0;
     for (size_t p = 0; p < sizeof planes / sizeof planes[0]; p++)
         for (size_t f = 0; f < sizeof factors / sizeof factors[0]; f++, k++)
-            check_upsample((tt_upsample_desc){1 + k % 3, k % 2 ? 3 : 1, planes[p][0], planes[p][1]},
+            check_upsample(&HALF_PIXEL,
+                           (tt_upsample_desc){1 + k % 3, k % 2 ? 3 : 1, planes[p][0], planes[p][1]},
                            factors[f]);
 }
 
@@ -312,6 +361,285 @@ static void test_errors(void)
     /* a gradient not wanted: nothing is done */
     TH_OK(tt_upsample_bilinear2x_backward(be, (tt_mem){0}, tt_mem_of(a), &one));
     TH_OK(tt_upsample_bilinear_backward(be, (tt_mem){0}, tt_mem_of(a), &one, 3));
+    tt_buffer_free(a), tt_buffer_free(b);
+}
+
+/* ---- align_corners = True ----------------------------------------------- */
+
+/* Every factor on 1x1, 1-wide, prime and odd planes and on 2x2 and 3x3 (2
+ * or 3 inputs a side: the most outputs per input), batch 1 to 3, 1 to 3
+ * channels; then factor 64 on 3-wide axes, the backward's most loop steps
+ * (about 18.6K on Vulkan, docs/backend.md), which a loop cut short by
+ * lavapipe's limit would show as bits differing from the float reference. */
+static void test_aligned_shapes(void)
+{
+    const int planes[][2] = {{1, 1}, {1, 5}, {7, 1}, {13, 17}, {2, 2}, {3, 3}};
+    const int factors[] = {1, 2, 3, 4, 8};
+    int k = 0;
+    for (size_t p = 0; p < sizeof planes / sizeof planes[0]; p++)
+        for (size_t f = 0; f < sizeof factors / sizeof factors[0]; f++, k++)
+            check_upsample(&ALIGNED,
+                           (tt_upsample_desc){1 + k % 3, 1 + (k / 3) % 3, planes[p][0],
+                                              planes[p][1]},
+                           factors[f]);
+    check_upsample(&ALIGNED, (tt_upsample_desc){1, 1, 3, 3}, 64);
+    check_upsample(&ALIGNED, (tt_upsample_desc){2, 1, 3, 1}, 64);
+    check_upsample(&ALIGNED, (tt_upsample_desc){1, 2, 4, 5}, 64);
+}
+
+/* The outputs lo .. hi that may read input i along an axis, as the aligned
+ * backward computes them (bilinear_readers in opencl/upsample.cl and in
+ * shaders/upsample/bilinear.glsl). */
+static void aligned_readers(int i, int in_size, int factor, int *lo, int *hi)
+{
+    int out_size = factor * in_size;
+    if (in_size == 1) {
+        *lo = 0;
+        *hi = out_size - 1;
+        return;
+    }
+    int n = in_size - 1, extra = factor - 1;
+    *lo = i == 0 ? 0 : (i - 1) * factor + (i - 1) * extra / n - 1;
+    if (*lo < 0) *lo = 0;
+    *hi = (i + 1) * factor + ((i + 1) * extra + n - 1) / n + 1;
+    if (*hi > out_size - 1) *hi = out_size - 1;
+}
+
+/* The backward's range against every output: for factors 1 to 8 (and 16,
+ * 32, 64) and axes of 1 to 64 inputs, some larger ones and the longest
+ * allowed (TT_UPSAMPLE_ALIGNED_MAX_SIDE outputs), each output's taps of
+ * non-zero weight (ref_resize_aligned_taps, the kernels' arithmetic) must
+ * lie in the range of the input they read; the unguarded floor(src) never
+ * passes the last input; and at factor 64 the shader's loop steps (rows
+ * plus, per row that reads, half the columns plus entries) stay within
+ * TT_LOOP_BUDGET. */
+static void test_aligned_readers(void)
+{
+    const int factors[] = {1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64};
+    int sizes[64 + 6];
+    int count = 0;
+    for (int s = 1; s <= 64; s++) sizes[count++] = s;
+    const int more[] = {100, 257, 1000, 4099, 65537};
+    for (size_t s = 0; s < sizeof more / sizeof more[0]; s++) sizes[count++] = more[s];
+    sizes[count++] = 0; /* the longest: TT_UPSAMPLE_ALIGNED_MAX_SIDE / f */
+    size_t missed = 0, past_last = 0, axes = 0, reads = 0;
+    long long worst_steps = 0;
+    for (size_t fi = 0; fi < sizeof factors / sizeof factors[0]; fi++) {
+        int f = factors[fi], widest = 0;
+        for (int si = 0; si < count; si++) {
+            int in = sizes[si] ? sizes[si] : TT_UPSAMPLE_ALIGNED_MAX_SIDE / f;
+            long long out = (long long)f * in;
+            if (out > TT_UPSAMPLE_ALIGNED_MAX_SIDE) continue;
+            int *first = malloc((size_t)in * sizeof *first);
+            int *last = malloc((size_t)in * sizeof *last);
+            int *nreaders = calloc((size_t)in, sizeof *nreaders);
+            CU_ASSERT_FATAL(first && last && nreaders);
+            for (int i = 0; i < in; i++) first[i] = INT_MAX, last[i] = -1;
+            float scale = out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f;
+            for (int dst = 0; dst < (int)out; dst++) {
+                float src = scale * (float)dst;
+                past_last += (int)src > in - 1;
+                int i0, i1;
+                float w0, w1;
+                ref_resize_aligned_taps(dst, in, f, &i0, &i1, &w0, &w1);
+                int tap[2] = {i0, i1};
+                float w[2] = {i0 == i1 ? w0 + w1 : w0, i0 == i1 ? 0.0f : w1};
+                for (int t = 0; t < 2; t++) {
+                    if (w[t] == 0.0f) continue;
+                    int i = tap[t];
+                    if (dst < first[i]) first[i] = dst;
+                    last[i] = dst;
+                    nreaders[i]++;
+                    reads++;
+                }
+            }
+            for (int i = 0; i < in; i++) {
+                int lo, hi;
+                aligned_readers(i, in, f, &lo, &hi);
+                if (last[i] >= 0 && (first[i] < lo || last[i] > hi)) {
+                    if (missed++ < 5)
+                        printf("\n  x%d, %d inputs: input %d read by %d .. %d, range %d .. %d", f,
+                               in, i, first[i], last[i], lo, hi);
+                }
+                if (hi - lo + 1 > widest) widest = hi - lo + 1;
+                if (f == 64) {
+                    /* one input in both axes of an in x in plane */
+                    long long steps =
+                        (hi - lo + 2) + (long long)nreaders[i] * ((hi - lo + 2) / 2 + 1);
+                    if (steps > worst_steps) worst_steps = steps;
+                }
+            }
+            axes++;
+            free(first), free(last), free(nreaders);
+        }
+        printf("\n  x%d: widest range of outputs per input %d", f, widest);
+        CU_ASSERT(widest <= 3 * f + 4);
+    }
+    printf("\n  %zu axes, %zu reads: %zu outside the range, %zu past the last input; x64 "
+           "shader loop steps at most %lld (budget %d)",
+           axes, reads, missed, past_last, worst_steps, TT_LOOP_BUDGET);
+    CU_ASSERT_EQUAL(missed, 0);
+    CU_ASSERT_EQUAL(past_last, 0);
+    CU_ASSERT(worst_steps <= TT_LOOP_BUDGET);
+}
+
+/* Runs the aligned op on x (shape d, factor f) forward, and backward into
+ * zeros with dout = 0, 1, 2, ... (PyTorch's y.backward(arange)); checks
+ * both against want_y and want_dx within `tol` (relative, floor
+ * ERR_FLOOR), or bit for bit with tol 0; prints how many differ in bits. */
+static void check_aligned_numbers(tt_upsample_desc d, int f, const float *x, const float *want_y,
+                                  const float *want_dx, double tol, const char *what)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    size_t n = (size_t)d.batch * d.channels * d.height * d.width, m = (size_t)f * f * n;
+    float *ramp = malloc(m * sizeof *ramp), *y = malloc(m * sizeof *y);
+    float *dx = malloc(n * sizeof *dx);
+    CU_ASSERT_FATAL(ramp && y && dx);
+    for (size_t i = 0; i < m; i++) ramp[i] = (float)i;
+    tt_buffer *bx = th_upload(x, n, "ac.x"), *by = th_zeros(m, "ac.y");
+    tt_buffer *bdy = th_upload(ramp, m, "ac.dy"), *bdx = th_zeros(n, "ac.dx");
+    TH_OK(tt_upsample_bilinear_aligned_forward(be, tt_mem_of(by), tt_mem_of(bx), &d, f));
+    TH_OK(tt_upsample_bilinear_aligned_backward(be, tt_mem_of(bdx), tt_mem_of(bdy), &d, f));
+    th_download(y, by, m);
+    th_download(dx, bdx, n);
+    double ey = th_max_rel_error_f(y, want_y, m, ERR_FLOOR);
+    double ex = th_max_rel_error_f(dx, want_dx, n, ERR_FLOOR);
+    size_t by_bits = count_differ(y, want_y, m), bx_bits = count_differ(dx, want_dx, n);
+    printf("\n  aligned x%d (%d,%d,%d,%d) vs %s: forward %.2e (%zu of %zu differ in bits), "
+           "backward %.2e (%zu of %zu)",
+           f, d.batch, d.channels, d.height, d.width, what, ey, by_bits, m, ex, bx_bits, n);
+    if (tol > 0) {
+        CU_ASSERT(ey < tol);
+        CU_ASSERT(ex < tol);
+    } else {
+        CU_ASSERT_EQUAL(by_bits, 0);
+        CU_ASSERT_EQUAL(bx_bits, 0);
+    }
+    tt_buffer_free(bx), tt_buffer_free(by), tt_buffer_free(bdy), tt_buffer_free(bdx);
+    free(ramp), free(y), free(dx);
+}
+
+/* Numbers printed by PyTorch 1.13 (float32, CPU): for each x,
+ *   y = F.interpolate(x, scale_factor=f, mode='bilinear', align_corners=True)
+ *   (y * torch.arange(y.numel()).reshape(y.shape)).sum().backward()
+ * and x.grad.  PyTorch sums the same weights in another order, so a few
+ * ulps apart (32.000004 for 32 below): relative 1e-6 (PT_TOL), floor
+ * ERR_FLOOR (7.1e-15 for 0). */
+#define PT_TOL 1e-6
+static void test_aligned_matches_pytorch(void)
+{
+    /* x = [[1, 2, 4], [8, 16, 32]], x2: scale 1/3 down, 2/5 across */
+    const float xa[6] = {1, 2, 4, 8, 16, 32};
+    const float ya[24] = {
+        1.0f,        1.4000000953674316f, 1.7999999523162842f, 2.4000000953674316f,
+        3.200000047683716f,  4.0f,        3.3333334922790527f, 4.6666669845581055f,
+        6.0f,        8.0f,        10.666666984558105f, 13.333333969116211f,
+        5.6666669845581055f, 7.933333873748779f, 10.200000762939453f, 13.600000381469727f,
+        18.13333511352539f,  22.666667938232422f, 8.0f,        11.200000762939453f,
+        14.40000057220459f,  19.200000762939453f, 25.600000381469727f, 32.000003814697266f};
+    const float dxa[6] = {16.399999618530273f, 31.199996948242188f, 30.399999618530273f,
+                          52.400001525878906f, 79.19999694824219f,  66.4000015258789f};
+    check_aligned_numbers((tt_upsample_desc){1, 1, 2, 3}, 2, xa, ya, dxa, PT_TOL, "PyTorch");
+
+    /* x = [[1, -2], [3, 5]], x4: scale 1/7 both ways */
+    const float xb[4] = {1, -2, 3, 5};
+    const float yb[64] = {
+        1.0f, 0.5714285373687744f, 0.1428571343421936f, -0.28571438789367676f,
+        -0.7142857909202576f, -1.1428571939468384f, -1.5714287757873535f, -2.0f,
+        1.2857142686843872f, 0.9591836929321289f, 0.6326530575752258f, 0.30612239241600037f,
+        -0.020408228039741516f, -0.3469387888908386f, -0.6734695434570312f, -1.0f,
+        1.571428656578064f, 1.3469388484954834f, 1.1224490404129028f, 0.8979591727256775f,
+        0.6734694242477417f, 0.44897961616516113f, 0.2244897186756134f, 7.105427357601002e-15f,
+        1.8571429252624512f, 1.734694004058838f, 1.6122450828552246f, 1.4897960424423218f,
+        1.3673471212387085f, 1.2448980808258057f, 1.1224491596221924f, 1.000000238418579f,
+        2.142857074737549f, 2.1224491596221924f, 2.102041006088257f, 2.0816328525543213f,
+        2.0612244606018066f, 2.040816307067871f, 2.0204083919525146f, 2.0f,
+        2.4285714626312256f, 2.5102040767669678f, 2.59183669090271f, 2.6734695434570312f,
+        2.7551021575927734f, 2.8367347717285156f, 2.918367385864258f, 3.0f,
+        2.7142858505249023f, 2.8979594707489014f, 3.0816330909729004f, 3.2653064727783203f,
+        3.4489798545837402f, 3.6326534748077393f, 3.8163270950317383f, 4.000000476837158f,
+        3.0f, 3.2857141494750977f, 3.5714285373687744f, 3.857142686843872f,
+        4.142857074737549f, 4.4285712242126465f, 4.714285850524902f, 5.0f};
+    const float dxb[4] = {288.0000305175781f, 336.0000305175781f, 672.0f, 720.0f};
+    check_aligned_numbers((tt_upsample_desc){1, 1, 2, 2}, 4, xb, yb, dxb, PT_TOL, "PyTorch");
+
+    /* x = [1, 2, 4] as a column (3, 1), x4: 12 x 4, each row constant
+     * (scale 2/11 down, 0 across) */
+    const float xc[3] = {1, 2, 4};
+    const float rows[12] = {1.0f, 1.1818182468414307f, 1.3636363744735718f, 1.545454502105713f,
+                            1.7272727489471436f, 1.9090909957885742f, 2.1818182468414307f,
+                            2.545454502105713f, 2.909090995788574f, 3.2727274894714355f,
+                            3.6363637447357178f, 4.0f};
+    float yc[48];
+    for (int i = 0; i < 48; i++) yc[i] = rows[i / 4];
+    const float dxc[3] = {99.63636016845703f, 512.7272338867188f, 515.6364135742188f};
+    check_aligned_numbers((tt_upsample_desc){1, 1, 3, 1}, 4, xc, yc, dxc, PT_TOL, "PyTorch");
+}
+
+/* x3 of the 1x3 row [0, 4, 16] by hand: along the row scale = 2 / 8 =
+ * 0.25 exactly, src = dst / 4 = 0, 0.25, ..., 2, so every one of the 3
+ * output rows (scale 0 down: all read the one input row) is
+ * [0, 1, 2, 3, 4, 7, 10, 13, 16].  With dout = 0 .. 26 (row r, column c:
+ * 9 r + c) input 0 has the weights 1, 3/4, 1/2, 1/4 at columns 0 to 3:
+ * 3 (0 + 3/4 + 1 + 3/4) + 9 (0 + 1 + 2) 5/2 = 75; input 1 the weights 1/4,
+ * 1/2, 3/4, 1, 3/4, 1/2, 1/4 at columns 1 to 7: 3 (16) + 9 (3) 4 = 156;
+ * input 2 the weights 1/4, 1/2, 3/4, 1 at columns 5 to 8:
+ * 3 (5/4 + 3 + 21/4 + 8) + 9 (3) 5/2 = 120.  Exact, so bit for bit
+ * (PyTorch printed the same numbers). */
+static void test_aligned_by_hand(void)
+{
+    const float x[3] = {0, 4, 16}, row[9] = {0, 1, 2, 3, 4, 7, 10, 13, 16};
+    const float dx[3] = {75, 156, 120};
+    float y[27];
+    for (int i = 0; i < 27; i++) y[i] = row[i % 9];
+    check_aligned_numbers((tt_upsample_desc){1, 1, 1, 3}, 3, x, y, dx, 0, "by hand");
+}
+
+static void test_aligned_errors(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    tt_buffer *a = th_zeros(16, "aerr.a"), *b = th_zeros(16, "aerr.b");
+    /* x3 of a 1x2 needs 18 output floats */
+    tt_upsample_desc small = {1, 1, 1, 2};
+    TH_OK(tt_upsample_bilinear_aligned_forward(be, tt_mem_of(a), tt_mem_of(b), &small, 2));
+    expect_invalid(tt_upsample_bilinear_aligned_forward(be, tt_mem_of(a), tt_mem_of(b), &small, 3),
+                   "aerr.a");
+    expect_invalid(tt_upsample_bilinear_aligned_backward(be, tt_mem_of(b), tt_mem_of(a), &small, 3),
+                   "dout");
+    tt_upsample_desc empty = {1, 1, 0, 3};
+    expect_invalid(tt_upsample_bilinear_aligned_forward(be, tt_mem_of(a), tt_mem_of(b), &empty, 2),
+                   "(1, 1, 0, 3)");
+    tt_upsample_desc one = {1, 1, 1, 1};
+    expect_invalid(tt_upsample_bilinear_aligned_forward(be, tt_mem_of(a), tt_mem_of(b), &one, 0),
+                   "upsample_bilinear_aligned forward: factor 0");
+    expect_invalid(tt_upsample_bilinear_aligned_backward(be, tt_mem_of(a), tt_mem_of(b), &one,
+                                                         TT_UPSAMPLE_MAX_FACTOR + 1),
+                   "upsample_bilinear_aligned backward: factor 65");
+    /* a side past TT_UPSAMPLE_ALIGNED_MAX_SIDE (4.8M outputs in all, one
+     * launch would take them): refused before the buffers, naming it */
+    tt_upsample_desc wide = {1, 1, 1, 600000};
+    tt_status s = tt_upsample_bilinear_aligned_backward(be, tt_mem_of(a), tt_mem_of(b), &wide, 8);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_UNSUPPORTED);
+    CU_ASSERT(s && strstr(tt_status_message(s), "upsample_bilinear_aligned backward: output 8 x "
+                                                "4800000") != NULL);
+    if (s) printf("\n  %s", tt_status_message(s));
+    tt_status_free(s);
+    /* the longest side allowed passes that check (then the buffers are
+     * too small) */
+    tt_upsample_desc longest = {1, 1, TT_UPSAMPLE_ALIGNED_MAX_SIDE / 4, 1};
+    expect_invalid(tt_upsample_bilinear_aligned_forward(be, tt_mem_of(a), tt_mem_of(b), &longest,
+                                                        4),
+                   "aerr.b");
+    /* 2^31 outputs do not fit one int-indexed launch */
+    tt_upsample_desc huge = {1, 2, 4096, 4096};
+    s = tt_upsample_bilinear_aligned_forward(be, tt_mem_of(a), tt_mem_of(b), &huge, 8);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_UNSUPPORTED);
+    CU_ASSERT(s && strstr(tt_status_message(s), "upsample_bilinear_aligned forward") != NULL);
+    tt_status_free(s);
+    /* a gradient not wanted: nothing is done */
+    TH_OK(tt_upsample_bilinear_aligned_backward(be, (tt_mem){0}, tt_mem_of(a), &one, 3));
     tt_buffer_free(a), tt_buffer_free(b);
 }
 
@@ -565,6 +893,11 @@ int main(void)
         {"x4 by PyTorch's formula, by hand", test_x4_by_hand},
         {"x2: bits of the float reference", test_x2_bits},
         {"errors name the problem", test_errors},
+        {"aligned: factors 1 to 8 and 64: forward, bits, gradient, twice", test_aligned_shapes},
+        {"aligned: backward's outputs per input, exhaustively", test_aligned_readers},
+        {"aligned: matches PyTorch's numbers", test_aligned_matches_pytorch},
+        {"aligned: x3 by hand", test_aligned_by_hand},
+        {"aligned: errors name the problem", test_aligned_errors},
         {"nearest: forward exact, gradient, twice, odd and even sizes", test_nearest_shapes},
         {"nearest: a launch past one dimension of work-groups", test_nearest_large},
         {"nearest: matches PyTorch (F.interpolate)", test_nearest_matches_torch},
