@@ -560,9 +560,6 @@ tt_status tt_exec_record_step(void *exec, tt_backend *recorder)
 {
     tt_exec *x = exec;
     tt_model *m = x->model;
-    int64_t *kept = malloc(sizeof *kept * (size_t)(m->counter_count + 1));
-    if (!kept) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", m->spec.kind);
-    for (int i = 0; i < m->counter_count; i++) kept[i] = *m->counters[i].value;
     tt_graph *g = x->graph;
     tt_backend *be = m->be;
     m->be = recorder;
@@ -572,8 +569,6 @@ tt_status tt_exec_record_step(void *exec, tt_backend *recorder)
     if (!status) status = tt_exec_backward(x);
     m->be = be;
     x->batch = x->training = 0;
-    for (int i = 0; i < m->counter_count; i++) *m->counters[i].value = kept[i];
-    free(kept);
     return status;
 }
 

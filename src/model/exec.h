@@ -43,7 +43,7 @@ tt_status tt_exec_backward(tt_exec *x);
  * running the backward once symbolically). */
 tt_status tt_exec_name_places(tt_exec *x, tt_arena_plan *plan);
 /* The step the plan records: a training forward of a whole micro-batch,
- * the loss's copy, the backward; host counters put back. */
+ * the loss's copy, the backward (the head puts its counters back). */
 tt_status tt_exec_record_step(void *exec, tt_backend *recorder);
 void tt_exec_free(tt_exec *x);
 

@@ -99,6 +99,28 @@ static tt_status note_convs(tt_model *m, const tt_conv_log *log)
     return NULL;
 }
 
+/* A kind's step as the head records it: the host counters the step
+ * advances (batch norm's num_batches_tracked) put back after, since a
+ * recorded step trains on nothing. */
+typedef struct recorded_step {
+    tt_model *m;
+    tt_arena_step_fn step;
+    void *kind;
+} recorded_step;
+
+static tt_status step_keeping_counters(void *ctx, tt_backend *recorder)
+{
+    recorded_step *r = ctx;
+    tt_model *m = r->m;
+    int64_t *kept = malloc(sizeof *kept * (size_t)(m->counter_count + 1));
+    if (!kept) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", m->spec.kind);
+    for (int i = 0; i < m->counter_count; i++) kept[i] = *m->counters[i].value;
+    tt_status status = r->step(r->kind, recorder);
+    for (int i = 0; i < m->counter_count; i++) *m->counters[i].value = kept[i];
+    free(kept);
+    return status;
+}
+
 /* More than one buffer may hold, or than an eighth of the device. */
 static int too_large(const tt_backend *be, size_t ws)
 {
@@ -110,7 +132,9 @@ tt_status tt_model_size_convs(tt_model *m, tt_arena_plan *plan, tt_arena_step_fn
 {
     tt_status status = NULL;
     tt_conv_log log = {0};
-    TT_CHECK(tt_arena_plan_record_convs(plan, m->be, step, kind, &m->workspace_buffer, &log));
+    recorded_step r = {m, step, kind};
+    TT_CHECK(tt_arena_plan_record_convs(plan, m->be, step_keeping_counters, &r,
+                                        &m->workspace_buffer, &log));
     size_t ws = workspace_of(&log, m->be);
     if (too_large(m->be, ws)) {
         tt_conv_algo forced = *algo;
@@ -119,7 +143,8 @@ tt_status tt_model_size_convs(tt_model *m, tt_arena_plan *plan, tt_arena_step_fn
             fprintf(stderr, "tiletrain: warning: --algo %s needs a %.0f MiB convolution workspace "
                     "at this tile, more than the device gives one buffer; running %s\n",
                     tt_conv_algo_name(forced), ws / 1048576.0, tt_conv_algo_name(*algo));
-        TT_CHECK(tt_arena_plan_record_convs(plan, m->be, step, kind, &m->workspace_buffer, &log));
+        TT_CHECK(tt_arena_plan_record_convs(plan, m->be, step_keeping_counters, &r,
+                                            &m->workspace_buffer, &log));
         ws = workspace_of(&log, m->be);
     }
     TT_CHECK(note_convs(m, &log));
@@ -171,7 +196,8 @@ tt_status tt_model_head_input(tt_model *m)
 tt_status tt_model_head_place(tt_model *m, tt_arena_plan *plan, tt_arena_step_fn step, void *kind)
 {
     tt_arena arena;
-    TT_TRY(tt_arena_plan_place(plan, m->be, step, kind, &arena));
+    recorded_step r = {m, step, kind};
+    TT_TRY(tt_arena_plan_place(plan, m->be, step_keeping_counters, &r, &arena));
     m->act_buffers = arena.buffers;
     m->act_count = arena.count;
     m->memory.activations = arena.planned_bytes;

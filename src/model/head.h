@@ -36,7 +36,9 @@ tt_status tt_model_head_params(tt_model *m, const tt_param_table *params, uint64
 /* The input buffer, (capacity, in_channels, H, W): m->input. */
 tt_status tt_model_head_input(tt_model *m);
 /* Places the plan's tensors by their lives in `step` (arena_plan.h) and
- * keeps the arena in the head, with its figures in m->memory. */
+ * keeps the arena in the head, with its figures in m->memory.  Here and in
+ * tt_model_size_convs the head's host counters are put back after each
+ * recorded step: a kind's step need not keep them. */
 tt_status tt_model_head_place(tt_model *m, tt_arena_plan *plan, tt_arena_step_fn step,
                               void *kind);
 /* Frees what the head owns: its buffers, counters and convolution list

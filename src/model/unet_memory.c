@@ -316,19 +316,11 @@ static void build_requests(tt_unet *u, tt_arena_plan *r)
 /* The step the plan covers, on the recording backend: a training forward
  * of a whole micro-batch, the loss (it reads the logits and writes their
  * gradient in one go: one copy stands for it), and the backward.  Nothing
- * runs, and the host state a forward changes (batch norm's counters, the
- * mode and batch of the last forward) is put back. */
+ * runs; the mode and batch of the last forward are put back here, batch
+ * norm's counters by the head (head.c). */
 static tt_status record_step(void *model, tt_backend *recorder)
 {
     tt_unet *u = model;
-    tt_unet_block *blocks[2 * TT_UNET_MAX_DEPTH + 1];
-    int64_t counters[2 * (2 * TT_UNET_MAX_DEPTH + 1)];
-    int nb = 0;
-    for (int i = 0; i < u->config.depth; i++) blocks[nb++] = &u->enc[i], blocks[nb++] = &u->dec[i];
-    blocks[nb++] = &u->bottleneck;
-    for (int k = 0; k < nb; k++)
-        counters[2 * k] = blocks[k]->bn1.num_batches_tracked,
-        counters[2 * k + 1] = blocks[k]->bn2.num_batches_tracked;
     connect(u);
     tt_backend *be = u->be;
     u->be = recorder;
@@ -338,9 +330,6 @@ static tt_status record_step(void *model, tt_backend *recorder)
     if (!status) status = tt_unet_backward(u);
     u->be = be;
     u->batch = u->training = 0;
-    for (int k = 0; k < nb; k++)
-        blocks[k]->bn1.num_batches_tracked = counters[2 * k],
-        blocks[k]->bn2.num_batches_tracked = counters[2 * k + 1];
     return status;
 }
 
