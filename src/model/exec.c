@@ -23,7 +23,10 @@
 #include "ops/add.h"
 #include "ops/cast.h"
 #include "ops/concat.h"
+#include "ops/activation.h"
 #include "ops/conv2d.h"
+#include "ops/conv_transpose2d.h"
+#include "ops/group_norm.h"
 #include "ops/max_pool2d.h"
 #include "ops/upsample_nearest.h"
 #include "ops/util.h"
@@ -66,7 +69,9 @@ static size_t count_of(tt_exec *x, int t, int n)
 static tt_exec_pass *pass_found(tt_exec *x, int t, int scope)
 {
     for (int i = 0; i < x->pass_count; i++)
-        if (x->passes[i].tensor == t && x->passes[i].scope == scope) return &x->passes[i];
+        if (x->passes[i].tensor == t && x->passes[i].scope == scope &&
+            x->passes[i].forward == x->in_forward)
+            return &x->passes[i];
     return NULL;
 }
 
@@ -86,8 +91,25 @@ static tt_exec_pass *pass_of(tt_exec *x, int t, int scope)
         x->passes = p, x->pass_capacity = cap;
     }
     tt_exec_pass *p = &x->passes[x->pass_count++];
-    *p = (tt_exec_pass){t, scope, NONE, 0};
+    *p = (tt_exec_pass){t, scope, x->in_forward, NONE, 0};
     return p;
+}
+
+/* Whether norm l's statistics are made again for its backward (else the
+ * forward's are kept): a restat norm in training. */
+static int restats(tt_exec *x, const tt_layer *l)
+{
+    return l->restat && x->training && !l->frozen;
+}
+
+/* A restat norm's statistics place for the group whose backward runs (a
+ * pass keyed by -(layer + 1)). */
+static tt_exec_pass *stats_of(tt_exec *x, const tt_layer *l)
+{
+    int key = -(int)(l - x->graph->layers) - 1;
+    /* made once with a REMAKE output, for the whole backward */
+    if (tensor(x, l->out)->keep == TT_REMAKE) return pass_of(x, key, -1);
+    return pass_of(x, key, x->graph->layers[x->scope].group);
 }
 
 /* ---- descriptors --------------------------------------------------------------- */
@@ -115,7 +137,28 @@ static tt_batch_norm_desc norm_desc(tt_exec *x, const tt_layer *l, int n)
 static tt_pool2d_desc pool_desc(tt_exec *x, const tt_layer *l, int n)
 {
     const tt_tensor_def *in = tensor(x, l->in[0]);
-    return tt_pool2d_square_padded(n, in->channels, in->height, in->width, 3, 2, 1);
+    return tt_pool2d_square_padded(n, in->channels, in->height, in->width, l->kernel, l->stride,
+                                   l->pad);
+}
+
+static tt_group_norm_desc group_desc(tt_exec *x, const tt_layer *l, int n)
+{
+    const tt_tensor_def *in = tensor(x, l->in[0]);
+    tt_group_norm_desc d =
+        tt_group_norm_desc_make(n, in->channels, in->height, in->width, l->groups);
+    d.relu = l->relu;
+    d.input_precision = in->storage;
+    return d;
+}
+
+static tt_conv_transpose2d_desc convt_desc(tt_exec *x, const tt_layer *l, int n)
+{
+    const tt_tensor_def *in = tensor(x, l->in[0]), *out = tensor(x, l->out);
+    return (tt_conv_transpose2d_desc){.batch = n, .in_channels = in->channels, .in_h = in->height,
+                                      .in_w = in->width, .out_channels = out->channels,
+                                      .kernel_h = l->kernel, .kernel_w = l->kernel,
+                                      .stride_h = l->stride, .stride_w = l->stride,
+                                      .algo = *x->algo};
 }
 
 static tt_upsample_desc upsample_desc(tt_exec *x, const tt_layer *l, int n)
@@ -175,7 +218,13 @@ static tt_status conv_half(tt_exec *x, const tt_layer *l, tt_mem out, tt_mem in,
 static tt_status run_forward(tt_exec *x, tt_layer *l, tt_mem out, tt_mem in0, tt_mem in1,
                              int n, int again)
 {
-    if (x->symbolic) return NULL;
+    if (x->symbolic) { /* the places a remake will take */
+        if (l->kind == TT_LAYER_NORM && again && restats(x, l)) {
+            tt_exec_pass *p = stats_of(x, l);
+            if (p) p->made = 1;
+        }
+        return NULL;
+    }
     tt_backend *be = x->model->be;
     tt_model *m = x->model;
     switch (l->kind) {
@@ -189,28 +238,57 @@ static tt_status run_forward(tt_exec *x, tt_layer *l, tt_mem out, tt_mem in0, tt
             if (o->storage == TT_PRECISION_FP32) return NULL;
             return tt_cast_pack(be, o->half, out, o->storage, count_of(x, l->out, n));
         }
-        TT_TRY(conv_half(x, l, out, in0, 0, n));
+        /* forward() runs the halves in two calls, in0 then in1 */
+        if (in0.buffer) TT_TRY(conv_half(x, l, out, in0, 0, n));
+        if (!in1.buffer) return NULL;
         TT_TRY(conv_half(x, l, out, in1, 1, n));
         if (o->storage == TT_PRECISION_FP32) return NULL;
         return tt_cast_pack(be, o->half, out, o->storage, count_of(x, l->out, n));
     }
     case TT_LAYER_NORM: {
+        tt_mem saved = l->saved;
+        int restat = again && restats(x, l);
+        if (restat) { /* the statistics again, into the group's place */
+            tt_exec_pass *p = stats_of(x, l);
+            if (!p) return tt_error_new(TT_ERR_INTERNAL, "norm '%s': no place for its "
+                                        "statistics again", l->name);
+            saved = p->place, p->made = 1;
+        }
+        if (l->norm == TT_NORM_GROUP) {
+            tt_group_norm_desc d = group_desc(x, l, n);
+            tt_mem w = tt_model_param(m, l->bn_w), b = tt_model_param(m, l->bn_b);
+            if (!again || restat) return tt_group_norm_forward(be, out, saved, in0, w, b, &d);
+            return tt_group_norm_apply_saved(be, out, in0, l->saved, w, b, &d);
+        }
         tt_batch_norm_desc d = norm_desc(x, l, n);
         tt_batch_norm_state bn = l->bn;
+        if (restat) { /* nothing counted, running statistics left alone */
+            bn.running_mean = bn.running_var = NONE;
+            return tt_batch_norm_forward(be, out, saved, in0, &bn, &d, 1);
+        }
         if (!again)
             return tt_batch_norm_forward(be, out, l->saved, in0, &l->bn, &d, norm_trains(x, l));
         /* the forward's bits from its statistics, nothing counted */
         if (!norm_trains(x, l)) return tt_batch_norm_forward(be, out, l->saved, in0, &bn, &d, 0);
         return tt_batch_norm_apply_saved(be, out, in0, l->saved, &bn, &d);
     }
+    case TT_LAYER_RELU:
+        return tt_relu_forward(be, out, in0, count_of(x, l->out, n));
     case TT_LAYER_ADD:
         return tt_add_forward(be, out, in0, in1, l->relu, count_of(x, l->out, n));
     case TT_LAYER_MAX_POOL: {
         tt_pool2d_desc d = pool_desc(x, l, n);
         /* its argmax where the backward will read it: made with the forward's
          * output when that is kept, else with the output made again */
-        int argmax = x->training && (again || tensor(x, l->out)->keep == TT_KEEP);
+        int argmax = l->keeps_argmax && x->training &&
+                     (again || tensor(x, l->out)->keep == TT_KEEP);
         return tt_max_pool2d_forward(be, out, argmax ? l->argmax : NONE, in0, &d);
+    }
+    case TT_LAYER_CONV_T: {
+        tt_backend_layer(be, l->name);
+        tt_conv_transpose2d_desc d = convt_desc(x, l, n);
+        return tt_conv_transpose2d_forward(be, out, in0, tt_model_param(m, l->weight),
+                                           tt_model_param(m, l->bias), &d, workspace(x));
     }
     case TT_LAYER_UPSAMPLE: {
         tt_upsample_desc d = upsample_desc(x, l, n);
@@ -224,22 +302,30 @@ static tt_status run_forward(tt_exec *x, tt_layer *l, tt_mem out, tt_mem in0, tt
 
 static tt_status value(tt_exec *x, int t, tt_mem *out);
 
-/* Whether the backward has t at hand without making it. */
-/* The backward a TT_RECOMPUTE tensor is made again for: a convolution's
- * output once for its whole group (a block), anything cheaper for each
- * layer that reads it, so that it lives no longer than that read. */
+/* The backward a TT_RECOMPUTE tensor is made again for (its scope): by
+ * default a convolution's output once for its whole group (a block),
+ * anything cheaper for each layer that reads it, so that it lives no
+ * longer than that read. */
 static int scope_of(tt_exec *x, int t)
 {
     const tt_tensor_def *d = tensor(x, t);
-    if (x->graph->layers[d->producer].kind == TT_LAYER_CONV)
+    int conv = x->graph->layers[d->producer].kind == TT_LAYER_CONV;
+    if (d->scope == TT_SCOPE_GROUP || (d->scope == TT_SCOPE_AUTO && conv))
         return x->graph->layers[x->scope].group;
     return x->scope;
 }
 
+/* Whether the backward has t at hand without making it. */
 static int at_hand(tt_exec *x, int t)
 {
     const tt_tensor_def *d = tensor(x, t);
-    if (d->producer < 0 || d->keep == TT_KEEP) return 1;
+    int outside = d->kept_outside && x->graph->layers[d->producer].group !=
+                                         x->graph->layers[x->scope].group;
+    if (d->rounded != TT_PRECISION_FP32 && (d->keep == TT_KEEP || outside)) {
+        const tt_exec_pass *p = pass_found(x, t, scope_of(x, t)); /* unpacked */
+        return p && p->made;
+    }
+    if (d->producer < 0 || d->keep == TT_KEEP || outside) return 1;
     if (d->keep == TT_REMAKE) return d->made_again;
     const tt_exec_pass *p = pass_found(x, t, scope_of(x, t));
     return p && p->made;
@@ -273,8 +359,8 @@ static tt_status remake_upsampled(tt_exec *x, const tt_layer *up, tt_mem dest, i
 }
 
 /* Tensor t made again into `dest` by its producer, from its inputs'
- * values. */
-static tt_status remake(tt_exec *x, int t, tt_mem dest)
+ * values (a rounded tensor not rounded yet). */
+static tt_status remake_raw(tt_exec *x, int t, tt_mem dest)
 {
     tt_layer *l = &x->graph->layers[tensor(x, t)->producer];
     if (l->kind == TT_LAYER_UPSAMPLE) {
@@ -295,11 +381,43 @@ static tt_status remake(tt_exec *x, int t, tt_mem dest)
     return run_forward(x, l, dest, in0, in1, x->batch, 1);
 }
 
+/* Tensor t made again into `dest`: its producer's bits, rounded as the
+ * forward rounded them. */
+static tt_status remake(tt_exec *x, int t, tt_mem dest)
+{
+    const tt_tensor_def *d = tensor(x, t);
+    TT_TRY(remake_raw(x, t, dest));
+    if (d->rounded == TT_PRECISION_FP32 || x->symbolic) return NULL;
+    return tt_cast_round(x->model->be, dest, d->rounded, count_of(x, t, x->batch));
+}
+
+/* A rounded tensor at a place of `scope`'s own: unpacked from its 16-bit
+ * copy, or made again. */
+static tt_status fetch(tt_exec *x, int t, int scope, int unpack, tt_mem *out)
+{
+    tt_tensor_def *d = tensor(x, t);
+    tt_exec_pass *p = pass_of(x, t, scope);
+    if (!p) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "executor: no place for '%s' again", d->name);
+    if (!p->made) {
+        if (!unpack) TT_TRY(remake(x, t, p->place));
+        else if (!x->symbolic)
+            TT_TRY(tt_cast_unpack(x->model->be, p->place, d->half, d->rounded,
+                                  count_of(x, t, x->batch)));
+        p->made = 1;
+    }
+    *out = p->place;
+    return NULL;
+}
+
 /* Where the backward reads tensor t. */
 static tt_status value(tt_exec *x, int t, tt_mem *out)
 {
     tt_tensor_def *d = tensor(x, t);
-    if (d->producer < 0 || d->keep == TT_KEEP) {
+    int outside = d->kept_outside && x->graph->layers[d->producer].group !=
+                                         x->graph->layers[x->scope].group;
+    if (d->rounded != TT_PRECISION_FP32 && (d->keep == TT_KEEP || outside))
+        return fetch(x, t, scope_of(x, t), 1, out);
+    if (d->producer < 0 || d->keep == TT_KEEP || outside) {
         *out = d->storage != TT_PRECISION_FP32 ? d->half : fwd_of(x, t);
         return NULL;
     }
@@ -313,14 +431,7 @@ static tt_status value(tt_exec *x, int t, tt_mem *out)
         *out = r->again;
         return NULL;
     }
-    tt_exec_pass *p = pass_of(x, t, scope_of(x, t));
-    if (!p) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "executor: no place for '%s' again", d->name);
-    if (!p->made) {
-        TT_TRY(remake(x, t, p->place));
-        p->made = 1;
-    }
-    *out = p->place;
-    return NULL;
+    return fetch(x, t, scope_of(x, t), 0, out);
 }
 
 /* ---- gradients ------------------------------------------------------------------- */
@@ -391,6 +502,29 @@ static tt_status conv_backward(tt_exec *x, const tt_layer *l, tt_mem g)
     return tt_axpy(be, tt_model_grad(m, l->weight), s.wa, 1.0f, s.floats);
 }
 
+/* A restat norm's statistics for its backward: those its group made with
+ * its output again, or, its output kept, made now with the output again
+ * in a room of this layer's own (dead at once). */
+static tt_status stats_again(tt_exec *x, const tt_layer *l, tt_mem *saved)
+{
+    tt_exec_pass *p = stats_of(x, l);
+    if (!p || !p->made) {
+        tt_mem out = NONE;
+        if (!at_hand(x, l->out)) {
+            TT_TRY(value(x, l->out, &out));
+        } else {
+            tt_exec_pass *room = pass_of(x, l->out, x->scope);
+            if (!room) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "executor: no room for '%s' "
+                                           "again", tensor(x, l->out)->name);
+            TT_TRY(remake(x, l->out, room->place));
+        }
+        p = stats_of(x, l);
+    }
+    if (!p) return tt_error_new(TT_ERR_INTERNAL, "norm '%s': no statistics again", l->name);
+    *saved = p->place;
+    return NULL;
+}
+
 static tt_status layer_backward(tt_exec *x, const tt_layer *l)
 {
     tt_backend *be = x->model->be;
@@ -403,12 +537,36 @@ static tt_status layer_backward(tt_exec *x, const tt_layer *l)
     case TT_LAYER_NORM: {
         /* in place: the input's gradient is the output's place (one consumer) */
         TT_TRY(value(x, l->in[0], &in0));
+        tt_mem saved = l->saved;
+        if (restats(x, l)) TT_TRY(stats_again(x, l, &saved));
         tensor(x, grad_root(x, l->in[0]))->grad_started = 1;
         d0 = grad_of(x, l->in[0]);
         if (x->symbolic) return NULL;
+        if (l->norm == TT_NORM_GROUP) {
+            tt_group_norm_desc d = group_desc(x, l, n);
+            return tt_group_norm_backward(be, d0, tt_model_grad(m, l->bn_w),
+                                          tt_model_grad(m, l->bn_b), g, in0, saved,
+                                          tt_model_param(m, l->bn_w), tt_model_param(m, l->bn_b),
+                                          &d);
+        }
         tt_batch_norm_desc d = norm_desc(x, l, n);
         return tt_batch_norm_backward(be, d0, tt_model_grad(m, l->bn_w), tt_model_grad(m, l->bn_b),
-                                      g, in0, l->saved, &l->bn, &d, norm_trains(x, l));
+                                      g, in0, saved, &l->bn, &d, norm_trains(x, l));
+    }
+    case TT_LAYER_RELU:
+        /* in place: the input's gradient is the output's place */
+        TT_TRY(value(x, l->out, &out));
+        tensor(x, grad_root(x, l->in[0]))->grad_started = 1;
+        if (x->symbolic) return NULL;
+        return tt_relu_backward_inplace(be, g, out, count_of(x, l->out, n));
+    case TT_LAYER_CONV_T: {
+        TT_TRY(value(x, l->in[0], &in0));
+        if (wants_grad(x, l->in[0])) TT_TRY(grad_for_adding(x, l->in[0], &d0));
+        if (x->symbolic) return NULL;
+        tt_conv_transpose2d_desc d = convt_desc(x, l, n);
+        return tt_conv_transpose2d_backward(be, d0, tt_model_grad(m, l->weight),
+                                            tt_model_grad(m, l->bias), g, in0,
+                                            tt_model_param(m, l->weight), &d, workspace(x));
     }
     case TT_LAYER_ADD:
         if (l->relu) TT_TRY(value(x, l->out, &out));
@@ -417,11 +575,14 @@ static tt_status layer_backward(tt_exec *x, const tt_layer *l)
         if (x->symbolic) return NULL;
         return tt_add_backward(be, d0, d1, g, out, l->relu, count_of(x, l->out, n));
     case TT_LAYER_MAX_POOL: {
-        if (tensor(x, l->out)->keep != TT_KEEP) TT_TRY(value(x, l->out, &out)); /* the argmax */
         if (!wants_grad(x, l->in[0])) return NULL;
+        if (l->keeps_argmax && tensor(x, l->out)->keep != TT_KEEP)
+            TT_TRY(value(x, l->out, &out)); /* the argmax made with it */
+        if (!l->keeps_argmax) TT_TRY(value(x, l->in[0], &in0)); /* the winners found there */
         TT_TRY(grad_for_adding(x, l->in[0], &d0));
         if (x->symbolic) return NULL;
         tt_pool2d_desc d = pool_desc(x, l, n);
+        if (!l->keeps_argmax) return tt_max_pool2d_backward_from_input(be, d0, g, in0, &d);
         return tt_max_pool2d_backward(be, d0, g, l->argmax, &d);
     }
     case TT_LAYER_UPSAMPLE: {
@@ -437,6 +598,54 @@ static tt_status layer_backward(tt_exec *x, const tt_layer *l)
 
 /* ---- the passes ------------------------------------------------------------------ */
 
+/* Where layer `reader` finds input t in the forward: where it is stored,
+ * or (rounded, read far on) unpacked or made again in a place of the
+ * reader's own. */
+static tt_status forward_input(tt_exec *x, int reader, int t, tt_mem *out)
+{
+    const tt_tensor_def *d = tensor(x, t);
+    if (d->rounded == TT_PRECISION_FP32 || tt_graph_near(x->graph, t, reader)) {
+        *out = stored_of(x, t);
+        return NULL;
+    }
+    x->scope = reader;
+    return fetch(x, t, reader, d->halved, out);
+}
+
+/* A rounded output, as soon as made: rounded in place, and packed into
+ * its 16-bit copy where it keeps one. */
+static tt_status round_output(tt_exec *x, int t)
+{
+    const tt_tensor_def *d = tensor(x, t);
+    if (d->rounded == TT_PRECISION_FP32 || x->symbolic) return NULL;
+    size_t count = count_of(x, t, x->batch);
+    TT_TRY(tt_cast_round(x->model->be, fwd_of(x, t), d->rounded, count));
+    if (!d->halved) return NULL;
+    return tt_cast_pack(x->model->be, d->half, fwd_of(x, t), d->rounded, count);
+}
+
+static tt_status forward(tt_exec *x)
+{
+    tt_graph *g = x->graph;
+    for (int i = 0; i < g->layer_count; i++) {
+        tt_layer *l = &g->layers[i];
+        tt_mem in0 = NONE, in1 = NONE;
+        TT_TRY(forward_input(x, i, l->in[0], &in0));
+        if (l->kind == TT_LAYER_CONV && l->in[1] >= 0) {
+            /* the second input found after the first half, so that the
+             * first is dead by then */
+            TT_TRY(run_forward(x, l, fwd_of(x, l->out), in0, NONE, x->batch, 0));
+            in0 = NONE;
+            TT_TRY(forward_input(x, i, l->in[1], &in1));
+        } else if (l->in[1] >= 0) {
+            TT_TRY(forward_input(x, i, l->in[1], &in1));
+        }
+        TT_TRY(run_forward(x, l, fwd_of(x, l->out), in0, in1, x->batch, 0));
+        TT_TRY(round_output(x, l->out));
+    }
+    return NULL;
+}
+
 tt_status tt_exec_forward(tt_exec *x, int n, int training)
 {
     tt_model *m = x->model;
@@ -445,13 +654,11 @@ tt_status tt_exec_forward(tt_exec *x, int n, int training)
                             m->capacity);
     tt_backend_phase(m->be, "forward");
     x->batch = n, x->training = training;
-    tt_graph *g = x->graph;
-    for (int i = 0; i < g->layer_count; i++) {
-        tt_layer *l = &g->layers[i];
-        tt_mem in0 = stored_of(x, l->in[0]), in1 = l->in[1] >= 0 ? stored_of(x, l->in[1]) : NONE;
-        TT_TRY(run_forward(x, l, fwd_of(x, l->out), in0, in1, n, 0));
-    }
-    return NULL;
+    for (int i = 0; i < x->pass_count; i++) x->passes[i].made = 0;
+    x->in_forward = 1;
+    tt_status status = forward(x);
+    x->in_forward = 0;
+    return status;
 }
 
 static tt_status backward(tt_exec *x)
@@ -502,7 +709,10 @@ tt_status tt_exec_name_places(tt_exec *x, tt_arena_plan *plan)
     x->symbolic = 1;
     x->batch = m->capacity, x->training = 1;
     x->pass_count = 0;
-    tt_status status = backward(x);
+    x->in_forward = 1;
+    tt_status status = forward(x);
+    x->in_forward = 0;
+    if (!status) status = backward(x);
     x->symbolic = 0;
     x->batch = x->training = 0;
     if (status) return status;
@@ -524,22 +734,38 @@ tt_status tt_exec_name_places(tt_exec *x, tt_arena_plan *plan)
             for (int k = 0; k < g->tensor_count; k++)
                 again |= g->tensors[k].alias == t && g->tensors[k].keep == TT_REMAKE;
             if (again) add_place(plan, d->name, ".again", bytes_of(x, t), &d->again);
-            if (d->storage != TT_PRECISION_FP32)
-                add_place(plan, d->name, ".half", count_of(x, t, m->capacity) *
-                          tt_precision_bytes(d->storage), &d->half);
         }
+        tt_precision half = d->storage != TT_PRECISION_FP32 ? d->storage
+                          : d->halved ? d->rounded : TT_PRECISION_FP32;
+        if (half != TT_PRECISION_FP32)
+            add_place(plan, d->name, ".half",
+                      count_of(x, t, m->capacity) * tt_precision_bytes(half), &d->half);
         if (d->needs_grad && d->grad_alias < 0)
             add_place(plan, d->name, ".grad", bytes_of(x, t), &d->grad);
     }
     for (int i = 0; i < x->pass_count; i++) {
         tt_exec_pass *p = &x->passes[i];
         char what[24];
-        snprintf(what, sizeof what, ".for.%d", p->scope);
+        if (p->tensor < 0) { /* a restat norm's statistics */
+            const tt_layer *l = &g->layers[-p->tensor - 1];
+            snprintf(what, sizeof what, ".saved.for.%d", p->scope);
+            tt_group_norm_desc gd = group_desc(x, l, m->capacity);
+            tt_batch_norm_desc bd = norm_desc(x, l, m->capacity);
+            size_t floats = l->norm == TT_NORM_GROUP ? tt_group_norm_saved_floats(&gd)
+                                                     : tt_batch_norm_saved_floats(&bd);
+            add_place(plan, l->name, what, floats * sizeof(float), &p->place);
+            continue;
+        }
+        snprintf(what, sizeof what, "%s.for.%d", p->forward ? ".fwd" : "", p->scope);
         add_place(plan, tensor(x, p->tensor)->name, what, bytes_of(x, p->tensor), &p->place);
     }
     for (int i = 0; i < g->layer_count; i++) {
         tt_layer *l = &g->layers[i];
-        if (l->kind == TT_LAYER_NORM) {
+        if (l->kind == TT_LAYER_NORM && l->norm == TT_NORM_GROUP) {
+            tt_group_norm_desc d = group_desc(x, l, m->capacity);
+            add_place(plan, l->name, ".saved", tt_group_norm_saved_floats(&d) * sizeof(float),
+                      &l->saved);
+        } else if (l->kind == TT_LAYER_NORM) {
             tt_batch_norm_desc d = norm_desc(x, l, m->capacity);
             size_t saved = tt_batch_norm_saved_floats(&d);
             for (int k = 0; k < g->layer_count; k++) /* applied upsampled too (remake_upsampled) */
@@ -550,7 +776,7 @@ tt_status tt_exec_name_places(tt_exec *x, tt_arena_plan *plan)
                 }
             add_place(plan, l->name, ".saved", saved * sizeof(float), &l->saved);
         }
-        if (l->kind == TT_LAYER_MAX_POOL)
+        if (l->kind == TT_LAYER_MAX_POOL && l->keeps_argmax)
             add_place(plan, l->name, ".argmax", bytes_of(x, l->out), &l->argmax);
     }
     return NULL;

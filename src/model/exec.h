@@ -12,9 +12,11 @@
 #include "model/graph.h"
 #include "model/model.h"
 
-/* A RECOMPUTE tensor's place for the backward of one layer (its scope). */
+/* A RECOMPUTE tensor's place for the backward of one layer (its scope),
+ * or a rounded tensor's for a reader (the scope) far on in the forward. */
 typedef struct tt_exec_pass {
     int tensor, scope;
+    int forward;                  /* a place of the forward's (a rounded tensor read far on) */
     tt_mem place;
     int made;
 } tt_exec_pass;
@@ -28,6 +30,7 @@ typedef struct tt_exec {
     int scope;                    /* the layer whose backward runs (RECOMPUTE places are
                                      its own, or its group's) */
     int symbolic;                 /* finding the RECOMPUTE places: nothing runs */
+    int in_forward;               /* the forward runs: the places taken are its own */
     tt_exec_pass *passes;
     int pass_count, pass_capacity;
     int failed;

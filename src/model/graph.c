@@ -51,6 +51,7 @@ tt_layer *tt_graph_layer(tt_graph *g, tt_layer_kind kind, const char *name, int 
     l->in[0] = in0, l->in[1] = in1, l->out = out;
     l->group = g->layer_count;
     l->weight = l->bias = l->bn_w = l->bn_b = l->bn_rm = l->bn_rv = -1;
+    l->norm = TT_NORM_BATCH;
     g->tensors[out].producer = g->layer_count++;
     return l;
 }
@@ -85,7 +86,30 @@ tt_status tt_graph_finish(tt_graph *g)
         int a = g->tensors[t].alias;
         if (a >= 0 && g->tensors[a].keep == TT_KEEP) g->tensors[a].keep = TT_REMAKE;
     }
+    for (int t = 0; t < g->tensor_count; t++) {
+        tt_tensor_def *d = &g->tensors[t];
+        if (d->rounded == TT_PRECISION_FP32) continue;
+        if (d->storage != TT_PRECISION_FP32 || d->producer < 0)
+            return tt_error_new(TT_ERR_INTERNAL, "model graph: '%s' is both stored and rounded, "
+                                "or the input", d->name);
+        d->halved = d->keep == TT_KEEP || d->kept_outside;
+        const tt_layer *p = &g->layers[d->producer];
+        int cheap = p->in[1] < 0 && g->tensors[p->in[0]].keep == TT_KEEP; /* made again from
+                                                                             what is kept */
+        for (int i = 0; i < g->layer_count && !cheap; i++)
+            for (int k = 0; k < 2; k++)
+                if (g->layers[i].in[k] == t && !tt_graph_near(g, t, i)) d->halved = 1;
+    }
     return NULL;
+}
+
+int tt_graph_near(const tt_graph *g, int t, int reader)
+{
+    int p = g->tensors[t].producer;
+    if (p < 0) return 1;
+    int group = g->layers[p].group, last = p;
+    while (last + 1 < g->layer_count && g->layers[last + 1].group == group) last++;
+    return g->layers[reader].group == group || reader == last + 1;
 }
 
 void tt_graph_free(tt_graph *g)

@@ -20,15 +20,24 @@
 #include "core/precision.h"
 #include "ops/batch_norm.h"
 #include "ops/conv2d.h"
+#include "ops/norm.h"
 
 typedef enum tt_layer_kind {
     TT_LAYER_CONV,       /* out = conv(in[0]) (+ conv(in[1]): the weight's input channels
                             split [in[0] | in[1]], no concatenated copy) (+ bias) */
-    TT_LAYER_NORM,       /* out = [relu](batch norm(in[0])), statistics kept in `saved` */
+    TT_LAYER_NORM,       /* out = [relu](batch or group norm(in[0])), statistics kept in
+                            `saved` */
+    TT_LAYER_RELU,       /* out = relu(in[0]) (written in place over it: `alias`) */
     TT_LAYER_ADD,        /* out = [relu](in[0] + in[1]) */
-    TT_LAYER_MAX_POOL,   /* out = max pool(in[0]), 3x3 stride 2 pad 1, with its argmax */
+    TT_LAYER_MAX_POOL,   /* out = max pool(in[0]) (kernel, stride, pad); the backward
+                            finds the winners by its argmax (argmax set) or again in
+                            the input */
     TT_LAYER_UPSAMPLE,   /* out = nearest x2 of in[0] */
+    TT_LAYER_CONV_T,     /* out = transposed conv(in[0]) + bias, kernel = stride, no
+                            padding (the UNet's up-convolutions) */
 } tt_layer_kind;
+
+typedef enum tt_scope { TT_SCOPE_AUTO, TT_SCOPE_LAYER, TT_SCOPE_GROUP } tt_scope;
 
 /* What the backward does about a tensor the forward made. */
 typedef enum tt_keep {
@@ -46,6 +55,14 @@ typedef struct tt_tensor_def {
     int channels, height, width;  /* one image's */
     int producer;                 /* the layer that writes it; -1: the model's input */
     tt_keep keep;
+    int kept_outside;             /* TT_RECOMPUTE: readers outside its producer's group read
+                                   the forward's (kept until the last of them); its own
+                                   group, recomputed anyway, makes it again (enc.0's output,
+                                   its skip kept, the pool's backward reading it again) */
+    tt_scope scope;               /* TT_RECOMPUTE: made again once for each group (block) whose
+                                     backward reads it, or for each layer that does (less
+                                     alive, more work); TT_SCOPE_AUTO: a convolution's output
+                                     per group, anything cheaper per layer */
     int alias;                    /* written in place over tensor `alias` (its places are that
                                      one's); -1: a place of its own */
     int grad_alias;               /* its gradient is tensor grad_alias's gradient's place (a
@@ -55,6 +72,15 @@ typedef struct tt_tensor_def {
                                      `half` as soon as made and read there by the norm after
                                      it, forward and backward (fwd then lives for the
                                      convolution alone); else fp32 */
+    tt_precision rounded;         /* fp16 or bf16: its values kept to 16 bits, rounded in place
+                                     as soon as made (forward and backward compute with the
+                                     values the backward reads); readers after its producer's
+                                     group and the layer that follows it, forward or backward,
+                                     get it again: unpacked from `half`, or made again and
+                                     rounded; else fp32 */
+    int halved;                   /* rounded: a 16-bit copy kept in `half` (set by
+                                     tt_graph_finish: kept, kept outside, or read far on in
+                                     the forward and not cheaply made again there) */
     tt_mem fwd, again, grad, half; /* the places */
     int made_again;               /* during a backward: `again` holds it */
     int grad_started;             /* during a backward: its gradient holds a contribution */
@@ -71,11 +97,18 @@ typedef struct tt_layer {
     int weight, bias;             /* parameter indices (-1: none) */
     int no_input_grad;            /* the image's */
     /* norm */
-    int bn_w, bn_b, bn_rm, bn_rv;
+    tt_norm_kind norm;            /* TT_NORM_BATCH (the default) or TT_NORM_GROUP */
+    int groups;                   /* group norm */
+    int bn_w, bn_b, bn_rm, bn_rv; /* weight, bias; batch norm's running statistics */
     int frozen;                   /* FrozenBatchNorm2d: running statistics in training too */
+    int restat;                   /* made again (in training), the norm computes its
+                                     statistics again into a place of its group's own, which
+                                     its backward reads: the forward's die with the forward
+                                     (a recomputed block's, as the plain UNet's) */
     tt_batch_norm_state bn;
     tt_mem saved;                 /* statistics (a plan item of its own) */
-    /* pool */
+    /* pool: kernel, stride and pad (above's kernel and stride) */
+    int pad, keeps_argmax;
     tt_mem argmax;
 } tt_layer;
 
@@ -98,8 +131,12 @@ tt_layer *tt_graph_layer(tt_graph *g, tt_layer_kind kind, const char *name, int 
 /* Layers from `first` to the last one added form one group (a block):
  * a TT_RECOMPUTE tensor is made again once for their backwards. */
 void tt_graph_group(tt_graph *g, int first);
-/* After the last layer: which tensors need gradients. */
+/* After the last layer: which tensors need gradients, which rounded ones
+ * keep a 16-bit copy. */
 tt_status tt_graph_finish(tt_graph *g);
+/* Whether layer `reader` reads tensor t in the forward where its producer
+ * left it: in the producer's group or the layer right after it. */
+int tt_graph_near(const tt_graph *g, int t, int reader);
 void tt_graph_free(tt_graph *g);
 
 #endif

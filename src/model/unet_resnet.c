@@ -141,7 +141,8 @@ static tt_status build(tt_unet_resnet *u, const int blocks[4])
     int f0 = add_conv(u, &c, g->input, -1, -1, (keeps){TT_RECOMPUTE, again, 1, fe, 0});
     int ph = (g->tensors[f0].height - 1) / 2 + 1, pw = (g->tensors[f0].width - 1) / 2 + 1;
     int x = tt_graph_tensor(g, "encoder.maxpool", 64, ph, pw, ckpt ? TT_REMAKE : TT_KEEP);
-    tt_graph_layer(g, TT_LAYER_MAX_POOL, "encoder.maxpool", f0, -1, x);
+    tt_layer *pool = tt_graph_layer(g, TT_LAYER_MAX_POOL, "encoder.maxpool", f0, -1, x);
+    pool->kernel = 3, pool->stride = 2, pool->pad = 1, pool->keeps_argmax = 1;
     int features[5] = {f0, 0, 0, 0, 0}, cin = 64;
     for (int l = 0; l < 4; l++) {
         for (int k = 0; k < blocks[l]; k++) {

@@ -1,0 +1,11 @@
+/* The UNet as a layer list on the executor (work in progress, issue 40;
+ * see unet_graph.c). */
+#ifndef TT_MODEL_UNET_GRAPH_H
+#define TT_MODEL_UNET_GRAPH_H
+
+#include "model/unet.h"
+
+tt_status tt_unet_graph_create(tt_backend *be, const tt_unet_config *config, int capacity,
+                               int height, int width, uint64_t seed, tt_model **out);
+
+#endif
