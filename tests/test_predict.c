@@ -20,13 +20,13 @@
 #include "model/unet.h"
 
 /* A UNet built as a tt_model (its head filled), for tt_predict_image. */
-static tt_unet *unet_new(tt_backend *be, const tt_unet_config *c, int capacity, int h, int w,
+static tt_model *unet_new(tt_backend *be, const tt_unet_config *c, int capacity, int h, int w,
                          uint64_t seed)
 {
     tt_model_spec spec = tt_unet_spec_of(c);
     tt_model *m = NULL;
     TH_OK(tt_model_create(be, &spec, capacity, h, w, seed, &m));
-    return tt_unet_of(m);
+    return m;
 }
 
 static tt_unet_config small_config(void)
@@ -49,7 +49,7 @@ static uint8_t *random_image(int w, int h, uint64_t seed)
 
 /* The plain forward of one normalised tile whose top-left image pixel is
  * (y0, x0), padded the way `pad` says; logits (classes, T, T) into out. */
-static void plain_forward(tt_unet *u, const tt_memory_image *im, const tt_predict_options *o,
+static void plain_forward(tt_model *u, const tt_memory_image *im, const tt_predict_options *o,
                           int y0, int x0, float *out)
 {
     int th = u->height, tw = u->width;
@@ -70,16 +70,16 @@ static void plain_forward(tt_unet *u, const tt_memory_image *im, const tt_predic
             }
         }
     TH_OK(tt_write(u->be, u->input, input, 3 * plane * sizeof *input));
-    TH_OK(tt_unet_forward(u, 1, 0));
-    TH_OK(tt_read(u->be, out, u->logits, u->config.classes * plane * sizeof *out));
+    TH_OK(tt_model_forward(u, 1, 0));
+    TH_OK(tt_read(u->be, out, u->logits, u->spec.classes * plane * sizeof *out));
     free(input);
 }
 
 /* Host reference: every tile alone, blended in double. */
-static double *reference_predict(tt_unet *u, const tt_memory_image *im,
+static double *reference_predict(tt_model *u, const tt_memory_image *im,
                                  const tt_predict_options *o)
 {
-    int h = im->height, w = im->width, th = u->height, tw = u->width, classes = u->config.classes;
+    int h = im->height, w = im->width, th = u->height, tw = u->width, classes = u->spec.classes;
     tt_tile_plan plan;
     TH_OK(tt_tile_plan_make(h, w, th, tw, o->overlap, o->blend, &plan));
     double *acc = calloc((size_t)classes * h * w, sizeof *acc);
@@ -110,7 +110,7 @@ static double *reference_predict(tt_unet *u, const tt_memory_image *im,
 static void test_one_tile_is_plain_forward(void)
 {
     tt_unet_config cfg = small_config();
-    tt_unet *u = NULL;
+    tt_model *u = NULL;
     u = unet_new(th_backend(), &cfg, 2, 16, 16, 3);
     uint8_t *rgb = random_image(16, 16, 1);
     tt_memory_image im = {rgb, 16, 16};
@@ -120,10 +120,10 @@ static void test_one_tile_is_plain_forward(void)
     tt_predict_options o = tt_predict_options_default();
     plain_forward(u, &im, &o, 0, 0, want);
     o.blend = TT_BLEND_MEAN;
-    TH_OK(tt_predict_image(&u->model, &reader, &o, got));
+    TH_OK(tt_predict_image(u, &reader, &o, got));
     CU_ASSERT_EQUAL(memcmp(got, want, n * sizeof *got), 0); /* bit for bit */
     o.blend = TT_BLEND_GAUSSIAN;
-    TH_OK(tt_predict_image(&u->model, &reader, &o, got));
+    TH_OK(tt_predict_image(u, &reader, &o, got));
     double err = th_max_rel_error_f(got, want, n, 1e-3);
     printf("\n  gaussian, one tile vs plain forward: max rel error %.2e (tol 1e-6); mean: "
            "bitwise", err);
@@ -131,7 +131,7 @@ static void test_one_tile_is_plain_forward(void)
     free(got);
     free(want);
     free(rgb);
-    tt_unet_destroy(u);
+    tt_model_destroy(u);
 }
 
 /* Test-time augmentation: every view moves each pixel somewhere distinct
@@ -166,7 +166,7 @@ static void test_tta(void)
         CU_ASSERT(distinct);
     }
     tt_unet_config cfg = small_config();
-    tt_unet *u = unet_new(th_backend(), &cfg, 2, T, T, 5);
+    tt_model *u = unet_new(th_backend(), &cfg, 2, T, T, 5);
     uint8_t *rgb = random_image(T, T, 4), *moved = malloc(T * T * 3);
     size_t n = 2 * T * T;
     float *got = malloc(n * sizeof *got), *want = calloc(n, sizeof *want), *one = malloc(n * sizeof *one);
@@ -175,7 +175,7 @@ static void test_tta(void)
     for (int kk = 0; kk < 2; kk++) {
         tt_predict_options o = tt_predict_options_default();
         o.tta = kinds[kk];
-        TH_OK(tt_predict_image(&u->model, &reader, &o, got));
+        TH_OK(tt_predict_image(u, &reader, &o, got));
         int views = tt_tta_views(o.tta);
         memset(want, 0, n * sizeof *want);
         o.tta = TT_TTA_NONE;
@@ -186,7 +186,7 @@ static void test_tta(void)
                     tt_tta_dest(kinds[kk], v, T, T, x, y, &dx, &dy);
                     memcpy(moved + (dy * T + dx) * 3, rgb + (y * T + x) * 3, 3);
                 }
-            TH_OK(tt_predict_image(&u->model, &mreader, &o, one));
+            TH_OK(tt_predict_image(u, &mreader, &o, one));
             for (int c = 0; c < 2; c++)
                 for (int y = 0; y < T; y++)
                     for (int x = 0; x < T; x++) {
@@ -207,18 +207,18 @@ static void test_tta(void)
     float *blog = malloc(2 * 40 * 28 * sizeof *blog);
     tt_predict_options o = tt_predict_options_default();
     o.tta = TT_TTA_D4;
-    TH_OK(tt_predict_image(&u->model, &breader, &o, blog));
+    TH_OK(tt_predict_image(u, &breader, &o, blog));
     int finite = 1;
     for (int i = 0; i < 2 * 40 * 28; i++) finite &= isfinite(blog[i]);
     CU_ASSERT(finite);
-    tt_unet *r = unet_new(th_backend(), &cfg, 2, 16, 24, 5);
-    tt_status st = tt_predict_image(&r->model, &breader, &o, blog);
+    tt_model *r = unet_new(th_backend(), &cfg, 2, 16, 24, 5);
+    tt_status st = tt_predict_image(r, &breader, &o, blog);
     CU_ASSERT(st && strstr(tt_status_message(st), "square tile") != NULL);
     tt_status_free(st);
-    tt_unet_destroy(r);
+    tt_model_destroy(r);
     free(blog), free(big);
     free(got), free(want), free(one), free(moved), free(rgb);
-    tt_unet_destroy(u);
+    tt_model_destroy(u);
 }
 
 static void test_odd_sizes(void)
@@ -229,7 +229,7 @@ static void test_odd_sizes(void)
      * different algorithms and differ by their rounding (1e-5 seen) */
     tt_unet_config cfg = small_config();
     cfg.algo = TT_CONV_ALGO_IM2COL_GEMM;
-    tt_unet *u = NULL;
+    tt_model *u = NULL;
     u = unet_new(th_backend(), &cfg, 2, 16, 16, 4);
     static const int sizes[][2] = {{13, 19}, {1, 1}, {21, 6}};
     double worst = 0;
@@ -246,7 +246,7 @@ static void test_odd_sizes(void)
             o.std[0] = 0.2f, o.std[1] = 0.25f, o.std[2] = 0.3f;
             size_t n = (size_t)2 * h * w;
             float *got = malloc(n * sizeof *got);
-            TH_OK(tt_predict_image(&u->model, &reader, &o, got));
+            TH_OK(tt_predict_image(u, &reader, &o, got));
             double *want = reference_predict(u, &im, &o);
             double err = th_max_rel_error(got, want, n, 1e-2);
             if (err > worst) worst = err;
@@ -257,22 +257,22 @@ static void test_odd_sizes(void)
     printf("\n  13x19, 1x1, 21x6 (reflect and zero padding) vs tile-by-tile reference: "
            "max rel error %.2e (tol 1e-5)", worst);
     CU_ASSERT(worst < 1e-5);
-    tt_unet_destroy(u);
+    tt_model_destroy(u);
 }
 
 /* Every weight zero, the head's bias (b0, b1): logits are (b0, b1) everywhere. */
 static void test_constant_model(void)
 {
     tt_unet_config cfg = small_config();
-    tt_unet *u = NULL;
+    tt_model *u = NULL;
     u = unet_new(th_backend(), &cfg, 1, 16, 16, 5);
-    float *params = calloc(u->params.trainable_floats, sizeof *params);
-    float *state = calloc(u->params.state_floats + 1, sizeof *state);
-    const tt_param *bias = tt_params_find(&u->params, "head.bias");
+    float *params = calloc(u->params->trainable_floats, sizeof *params);
+    float *state = calloc(u->params->state_floats + 1, sizeof *state);
+    const tt_param *bias = tt_params_find(u->params, "head.bias");
     CU_ASSERT_PTR_NOT_NULL_FATAL(bias);
     params[bias->offset] = 0.75f;
     params[bias->offset + 1] = -2.5f;
-    TH_OK(tt_model_set_params(&u->model, params, state));
+    TH_OK(tt_model_set_params(u, params, state));
     int h = 16, w = 24; /* two tiles across, overlapping by 8 columns */
     uint8_t *rgb = random_image(w, h, 7);
     tt_memory_image im = {rgb, w, h};
@@ -282,7 +282,7 @@ static void test_constant_model(void)
     for (int blend = 0; blend < 2; blend++) {
         tt_predict_options o = tt_predict_options_default();
         o.blend = (tt_blend_kind)blend;
-        TH_OK(tt_predict_image(&u->model, &reader, &o, got));
+        TH_OK(tt_predict_image(u, &reader, &o, got));
         for (int p = 0; p < h * w; p++) {
             worst = fmax(worst, fabs(got[p] - 0.75) / 0.75);
             worst = fmax(worst, fabs(got[h * w + p] + 2.5) / 2.5);
@@ -294,7 +294,7 @@ static void test_constant_model(void)
     free(rgb);
     free(params);
     free(state);
-    tt_unet_destroy(u);
+    tt_model_destroy(u);
 }
 
 typedef struct {
@@ -315,7 +315,7 @@ static void test_memory_bounded(void)
 {
     tt_backend *be = th_backend();
     tt_unet_config cfg = small_config();
-    tt_unet *u = NULL;
+    tt_model *u = NULL;
     u = unet_new(be, &cfg, 4, 32, 32, 6);
     uint64_t model_bytes = be->mem.current_total;
     int h = 180, w = 150;
@@ -327,11 +327,11 @@ static void test_memory_bounded(void)
     /* a first image lets the convolution autotuner time its candidates (in
      * layer-sized scratch); after that nothing may be allocated per image */
     tt_crop_reader warm = tt_crop_reader_memory(&im);
-    TH_OK(tt_predict_image(&u->model, &warm, &o, got));
+    TH_OK(tt_predict_image(u, &warm, &o, got));
     tt_memstats_reset_peaks(&be->mem);
     counting_reader counter = {tt_crop_reader_memory(&im), 0, 0, 0};
     tt_crop_reader reader = {&counter, w, h, count_crop};
-    TH_OK(tt_predict_image(&u->model, &reader, &o, got));
+    TH_OK(tt_predict_image(u, &reader, &o, got));
     int finite = 1;
     for (size_t i = 0; i < (size_t)2 * h * w; i++) finite &= isfinite(got[i]) != 0;
     CU_ASSERT(finite);
@@ -344,20 +344,20 @@ static void test_memory_bounded(void)
     CU_ASSERT_EQUAL(counter.largest, 32 * 32);
     free(got);
     free(rgb);
-    tt_unet_destroy(u);
+    tt_model_destroy(u);
 }
 
 /* Writes u's weights with the given metadata (NULL values left out). */
-static void write_checkpoint(tt_unet *u, const char *path, const char *model, const char *classes,
+static void write_checkpoint(tt_model *u, const char *path, const char *model, const char *classes,
                              const uint8_t *rgb, int height, int width)
 {
-    float *params = malloc(u->params.trainable_floats * sizeof *params);
-    float *state = malloc((u->params.state_floats + 1) * sizeof *state);
-    TH_OK(tt_model_get_params(&u->model, params, state));
+    float *params = malloc(u->params->trainable_floats * sizeof *params);
+    float *state = malloc((u->params->state_floats + 1) * sizeof *state);
+    TH_OK(tt_model_get_params(u, params, state));
     tt_st_writer *w = NULL;
     TH_OK(tt_st_writer_create(&w));
-    for (int i = 0; i < u->params.count; i++) {
-        const tt_param *p = &u->params.params[i];
+    for (int i = 0; i < u->params->count; i++) {
+        const tt_param *p = &u->params->params[i];
         int64_t shape[4];
         for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
         TH_OK(tt_st_writer_add(w, p->name, TT_ST_F32, p->ndim, shape,
@@ -380,7 +380,7 @@ static void test_model_load(void)
 {
     tt_backend *be = th_backend();
     tt_unet_config cfg = small_config();
-    tt_unet *u = NULL;
+    tt_model *u = NULL;
     u = unet_new(be, &cfg, 1, 16, 16, 21);
     char path[] = "/tmp/tt-predict-ckpt-XXXXXX";
     close(mkstemp(path));
@@ -398,8 +398,8 @@ static void test_model_load(void)
     tt_predict_options o = tt_predict_options_default();
     o.blend = TT_BLEND_MEAN;
     float a[512], b[512];
-    TH_OK(tt_predict_image(&u->model, &reader, &o, a));
-    tt_unet_destroy(u);
+    TH_OK(tt_predict_image(u, &reader, &o, a));
+    tt_model_destroy(u);
     u = NULL;
     u = unet_new(be, &cfg, 1, 16, 16, 99); /* other weights */
     tt_infer_model_free(&m);
@@ -427,12 +427,12 @@ static void test_model_load(void)
     /* batch norm: the running statistics are loaded, and required */
     tt_unet_config bn = cfg;
     bn.norm = TT_NORM_BATCH;
-    tt_unet *bu = NULL;
+    tt_model *bu = NULL;
     bu = unet_new(be, &bn, 1, 16, 16, 5);
-    float *state = malloc((bu->params.state_floats + 1) * sizeof *state);
-    float *loaded = malloc((bu->params.state_floats + 1) * sizeof *loaded);
-    for (size_t i = 0; i < bu->params.state_floats; i++) state[i] = 0.25f + 0.001f * (float)i;
-    TH_OK(tt_model_set_params(&bu->model, NULL, state));
+    float *state = malloc((bu->params->state_floats + 1) * sizeof *state);
+    float *loaded = malloc((bu->params->state_floats + 1) * sizeof *loaded);
+    for (size_t i = 0; i < bu->params->state_floats; i++) state[i] = 0.25f + 0.001f * (float)i;
+    TH_OK(tt_model_set_params(bu, NULL, state));
     const char *bn_json = "{\"in_channels\": 3, \"classes\": 2, \"base_channels\": 4, "
                           "\"depth\": 2, \"norm\": \"batch\", \"groups\": 2}";
     write_checkpoint(bu, path, bn_json, NULL, NULL, 0, 0);
@@ -440,8 +440,8 @@ static void test_model_load(void)
     if (m.model) {
         TH_OK(tt_model_get_params(m.model, NULL, loaded));
         int stats = 0, differing = 0;
-        for (int i = 0; i < bu->params.count; i++) {
-            const tt_param *p = &bu->params.params[i];
+        for (int i = 0; i < bu->params->count; i++) {
+            const tt_param *p = &bu->params->params[i];
             if (p->trainable) continue;
             stats++;
             differing += memcmp(state + p->offset, loaded + p->offset, p->count * sizeof *state) != 0;
@@ -452,11 +452,11 @@ static void test_model_load(void)
     }
     tt_infer_model_free(&m);
     tt_st_writer *w = NULL; /* trainable tensors only */
-    float *params = malloc(bu->params.trainable_floats * sizeof *params);
-    TH_OK(tt_model_get_params(&bu->model, params, NULL));
+    float *params = malloc(bu->params->trainable_floats * sizeof *params);
+    TH_OK(tt_model_get_params(bu, params, NULL));
     TH_OK(tt_st_writer_create(&w));
-    for (int i = 0; i < bu->params.count; i++) {
-        const tt_param *p = &bu->params.params[i];
+    for (int i = 0; i < bu->params->count; i++) {
+        const tt_param *p = &bu->params->params[i];
         int64_t shape[4];
         for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
         if (p->trainable) TH_OK(tt_st_writer_add(w, p->name, TT_ST_F32, p->ndim, shape, params + p->offset));
@@ -470,7 +470,7 @@ static void test_model_load(void)
     if (s) printf("\n  message: %s", tt_status_message(s));
     tt_status_free(s);
     free(params), free(state), free(loaded);
-    tt_unet_destroy(bu);
+    tt_model_destroy(bu);
 
     tt_model_spec parsed;
     s = tt_model_spec_parse("{\"base_channels\": 4}", &parsed);
@@ -478,7 +478,7 @@ static void test_model_load(void)
     tt_status_free(s);
     unlink(path);
     free(rgb);
-    tt_unet_destroy(u);
+    tt_model_destroy(u);
 }
 
 /* The whole prediction against tests/infer_torch_check.py: an independent
@@ -487,7 +487,7 @@ static void test_vs_torch(void)
 {
     tt_backend *be = th_backend();
     tt_unet_config cfg = small_config();
-    tt_unet *u = NULL;
+    tt_model *u = NULL;
     u = unet_new(be, &cfg, 3, 32, 32, 31);
     static const struct {
         int h, w;
@@ -539,7 +539,7 @@ static void test_vs_torch(void)
         o.overlap = cases[k].overlap;
         o.blend = cases[k].blend;
         o.pad = cases[k].pad;
-        TH_OK(tt_predict_image(&u->model, &reader, &o, got));
+        TH_OK(tt_predict_image(u, &reader, &o, got));
         double err = th_max_rel_error_f(got, want, n, 1e-2);
         printf("\n  %dx%d overlap %.2f %s %s vs PyTorch: max rel error %.2e (tol 1e-4)", w, h,
                o.overlap, o.blend == TT_BLEND_MEAN ? "mean" : "gaussian",
@@ -550,13 +550,13 @@ static void test_vs_torch(void)
         free(rgb);
     }
     CU_ASSERT(worst < 1e-4);
-    tt_unet_destroy(u);
+    tt_model_destroy(u);
 }
 
 static void test_errors(void)
 {
     tt_unet_config cfg = small_config();
-    tt_unet *u = NULL;
+    tt_model *u = NULL;
     u = unet_new(th_backend(), &cfg, 1, 16, 16, 3);
     uint8_t rgb[3] = {1, 2, 3};
     tt_memory_image im = {rgb, 1, 1};
@@ -564,16 +564,16 @@ static void test_errors(void)
     float out[2];
     tt_predict_options o = tt_predict_options_default();
     o.std[1] = 0;
-    tt_status s = tt_predict_image(&u->model, &reader, &o, out);
+    tt_status s = tt_predict_image(u, &reader, &o, out);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
     tt_status_free(s);
     o = tt_predict_options_default();
     o.overlap = 1.5;
-    s = tt_predict_image(&u->model, &reader, &o, out);
+    s = tt_predict_image(u, &reader, &o, out);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
     if (s) printf("\n  message: %s", tt_status_message(s));
     tt_status_free(s);
-    tt_unet_destroy(u);
+    tt_model_destroy(u);
 
     /* softmax, sigmoid, argmax on two classes of three pixels */
     float planes[6] = {0, 2, -1, 0, 1, 3};

@@ -23,19 +23,26 @@ typedef struct {
 
 static int torch_missing;
 
-static tt_unet *make(const unet_case *c, float **host_params, float **host_state)
+static tt_status unet_new(tt_backend *be, const tt_unet_config *c, int capacity, int height,
+                          int width, uint64_t seed, tt_model **out)
 {
-    tt_unet *u = NULL;
-    TH_OK(tt_unet_create(th_backend(), &c->config, c->capacity, c->height, c->width, 11, &u));
-    *host_params = malloc(u->params.trainable_floats * sizeof(float));
-    *host_state = malloc((u->params.state_floats + 1) * sizeof(float));
-    TH_OK(tt_model_get_params(&u->model, *host_params, *host_state));
+    tt_model_spec spec = tt_unet_spec_of(c);
+    return tt_model_create(be, &spec, capacity, height, width, seed, out);
+}
+
+static tt_model *make(const unet_case *c, float **host_params, float **host_state)
+{
+    tt_model *u = NULL;
+    TH_OK(unet_new(th_backend(), &c->config, c->capacity, c->height, c->width, 11, &u));
+    *host_params = malloc(u->params->trainable_floats * sizeof(float));
+    *host_state = malloc((u->params->state_floats + 1) * sizeof(float));
+    TH_OK(tt_model_get_params(u, *host_params, *host_state));
     return u;
 }
 
 /* Writes params, input and dlogits; runs torch; returns the result file or
  * NULL when torch is not available. */
-static tt_safetensors *run_torch(const unet_case *c, tt_unet *u, const float *params,
+static tt_safetensors *run_torch(const unet_case *c, tt_model *u, const float *params,
                                  const float *state, const float *input, const float *dlogits,
                                  int train)
 {
@@ -46,8 +53,8 @@ static tt_safetensors *run_torch(const unet_case *c, tt_unet *u, const float *pa
     close(fd);
     tt_st_writer *w = NULL;
     TH_OK(tt_st_writer_create(&w));
-    for (int i = 0; i < u->params.count; i++) {
-        const tt_param *p = &u->params.params[i];
+    for (int i = 0; i < u->params->count; i++) {
+        const tt_param *p = &u->params->params[i];
         int64_t shape[4];
         for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
         TH_OK(tt_st_writer_add(w, p->name, TT_ST_F32, p->ndim, shape,
@@ -103,13 +110,13 @@ static void check_against_torch(const unet_case *c)
     tt_backend *be = th_backend();
     CU_ASSERT_PTR_NOT_NULL_FATAL(be);
     float *params, *state;
-    tt_unet *u = make(c, &params, &state);
+    tt_model *u = make(c, &params, &state);
     size_t in_n = (size_t)c->batch * 3 * c->height * c->width;
     size_t out_n = (size_t)c->batch * c->config.classes * c->height * c->width;
     float *input = malloc(in_n * sizeof *input), *dlogits = malloc(out_n * sizeof *dlogits);
     float *logits = malloc(out_n * sizeof *logits);
-    float *grads = malloc(u->params.trainable_floats * sizeof *grads);
-    float *grads2 = malloc(u->params.trainable_floats * sizeof *grads2);
+    float *grads = malloc(u->params->trainable_floats * sizeof *grads);
+    float *grads2 = malloc(u->params->trainable_floats * sizeof *grads2);
     uint64_t seed = 5;
     th_fill_uniform(input, in_n, 0, 1, &seed);
     th_fill_uniform(dlogits, out_n, -1, 1, &seed);
@@ -117,26 +124,26 @@ static void check_against_torch(const unet_case *c)
     /* the logits are read before backward: the memory plan gives their
      * bytes to backward temporaries once the loss has read them */
     TH_OK(tt_write(be, u->input, input, in_n * sizeof(float)));
-    TH_OK(tt_unet_forward(u, c->batch, 1));
+    TH_OK(tt_model_forward(u, c->batch, 1));
     TH_OK(tt_read(be, logits, u->logits, out_n * sizeof(float)));
     TH_OK(tt_write(be, u->dlogits, dlogits, out_n * sizeof(float)));
-    TH_OK(tt_unet_backward(u));
-    TH_OK(tt_read(be, grads, tt_mem_of(u->model.grad_buffer), u->params.trainable_floats * sizeof(float)));
-    float *new_state = malloc((u->params.state_floats + 1) * sizeof(float));
-    TH_OK(tt_model_get_params(&u->model, NULL, new_state));
+    TH_OK(tt_model_backward(u));
+    TH_OK(tt_read(be, grads, tt_mem_of(u->grad_buffer), u->params->trainable_floats * sizeof(float)));
+    float *new_state = malloc((u->params->state_floats + 1) * sizeof(float));
+    TH_OK(tt_model_get_params(u, NULL, new_state));
 
     /* forward and backward again add the same gradient again (eval-mode
      * batch norm statistics are not involved: the batch is the same) */
-    TH_OK(tt_unet_forward(u, c->batch, 1));
+    TH_OK(tt_model_forward(u, c->batch, 1));
     TH_OK(tt_write(be, u->dlogits, dlogits, out_n * sizeof(float)));
-    TH_OK(tt_unet_backward(u));
-    TH_OK(tt_read(be, grads2, tt_mem_of(u->model.grad_buffer), u->params.trainable_floats * sizeof(float)));
+    TH_OK(tt_model_backward(u));
+    TH_OK(tt_read(be, grads2, tt_mem_of(u->grad_buffer), u->params->trainable_floats * sizeof(float)));
     /* relative, with a floor of 1e-3 of the largest gradient: the conv
      * biases before a norm have an exact gradient of 0, so theirs is float
      * noise from one backward to the next (the kernels reduce in parallel) */
     double largest = 0, twice = 0;
-    for (size_t i = 0; i < u->params.trainable_floats; i++) largest = fmax(largest, fabs(2 * grads[i]));
-    for (size_t i = 0; i < u->params.trainable_floats; i++)
+    for (size_t i = 0; i < u->params->trainable_floats; i++) largest = fmax(largest, fabs(2 * grads[i]));
+    for (size_t i = 0; i < u->params->trainable_floats; i++)
         twice = fmax(twice, fabs(grads2[i] - 2 * grads[i]) / (fabs(2 * grads[i]) + 1e-3 * largest));
     printf("\n  %s: backward twice vs 2x: %.2e", c->label, twice);
     CU_ASSERT(twice < 1e-5);
@@ -154,12 +161,12 @@ static void check_against_torch(const unet_case *c)
          * conv bias before batch norm has an exact gradient of 0 and float
          * noise near 1e-7 of the largest) */
         double floor = 0;
-        for (size_t i = 0; i < u->params.trainable_floats; i++) floor = fmax(floor, fabs(grads[i]));
+        for (size_t i = 0; i < u->params->trainable_floats; i++) floor = fmax(floor, fabs(grads[i]));
         floor *= 1e-2;
         double worst = 0;
         const char *worst_name = "";
-        for (int i = 0; i < u->params.count; i++) {
-            const tt_param *p = &u->params.params[i];
+        for (int i = 0; i < u->params->count; i++) {
+            const tt_param *p = &u->params->params[i];
             int64_t shape[4];
             for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
             float *ref = malloc(p->count * sizeof *ref);
@@ -181,7 +188,7 @@ static void check_against_torch(const unet_case *c)
     }
     free(input), free(dlogits), free(logits), free(grads), free(grads2), free(params), free(state);
     free(new_state);
-    tt_unet_destroy(u);
+    tt_model_destroy(u);
     CU_ASSERT_EQUAL(be->mem.current_total, 0); /* everything freed */
 }
 
@@ -211,27 +218,27 @@ static void one_step_poisoned(tt_unet_config cfg, int checkpointing, int poison,
                               float **state, size_t *count, size_t *arena, size_t *unplanned)
 {
     cfg.checkpointing = checkpointing;
-    tt_unet *u = NULL;
-    TH_OK(tt_unet_create(th_backend(), &cfg, 2, 16, 16, 9, &u));
-    u->poison = poison;
-    u->poison_value = NAN;
+    tt_model *u = NULL;
+    th_setenv("TT_POISON_ACTIVATIONS", poison ? "" : NULL); /* NaN before each forward */
+    TH_OK(unet_new(th_backend(), &cfg, 2, 16, 16, 9, &u));
     size_t in_n = 2 * 3 * 16 * 16, out_n = 2 * (size_t)cfg.classes * 16 * 16;
     float *input = malloc(in_n * sizeof *input), *dlogits = malloc(out_n * sizeof *dlogits);
     uint64_t seed = 8;
     th_fill_uniform(input, in_n, 0, 1, &seed);
     th_fill_uniform(dlogits, out_n, -1, 1, &seed);
     TH_OK(tt_write(u->be, u->input, input, in_n * sizeof(float)));
-    TH_OK(tt_unet_forward(u, 2, 1));
+    TH_OK(tt_model_forward(u, 2, 1));
     TH_OK(tt_write(u->be, u->dlogits, dlogits, out_n * sizeof(float)));
-    TH_OK(tt_unet_backward(u));
-    *count = u->params.trainable_floats;
+    TH_OK(tt_model_backward(u));
+    *count = u->params->trainable_floats;
     *grads = malloc(*count * sizeof **grads);
-    *state = malloc((u->params.state_floats + 1) * sizeof **state);
-    TH_OK(tt_read(u->be, *grads, tt_mem_of(u->model.grad_buffer), *count * sizeof(float)));
-    TH_OK(tt_model_get_params(&u->model, NULL, *state));
-    *arena = u->model.memory.activations;
-    *unplanned = u->model.memory.activations_apart;
-    tt_unet_destroy(u);
+    *state = malloc((u->params->state_floats + 1) * sizeof **state);
+    TH_OK(tt_read(u->be, *grads, tt_mem_of(u->grad_buffer), *count * sizeof(float)));
+    TH_OK(tt_model_get_params(u, NULL, *state));
+    *arena = u->memory.activations;
+    *unplanned = u->memory.activations_apart;
+    tt_model_destroy(u);
+    th_setenv("TT_POISON_ACTIVATIONS", NULL);
     free(input), free(dlogits);
 }
 
@@ -416,28 +423,28 @@ static void test_banded_step(void)
 static void test_workspace_of_what_runs(void)
 {
     tt_unet_config cfg = {3, 2, 4, 2, TT_NORM_GROUP, 2, 0, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32};
-    tt_unet *u = NULL, *again = NULL;
-    TH_OK(tt_unet_create(th_backend(), &cfg, 2, 16, 24, 5, &u));
+    tt_model *u = NULL, *again = NULL;
+    TH_OK(unet_new(th_backend(), &cfg, 2, 16, 24, 5, &u));
     TH_OK(tt_fill(u->be, u->input, 0.5f, 2 * 3 * 16 * 24));
-    TH_OK(tt_unet_forward(u, 2, 1));
+    TH_OK(tt_model_forward(u, 2, 1));
     TH_OK(tt_fill(u->be, u->dlogits, 0.25f, 2 * 2 * 16 * 24));
-    TH_OK(tt_unet_backward(u));
+    TH_OK(tt_model_backward(u));
     uint64_t before = tt_conv_autotune_stats_get().sized_unknown;
-    TH_OK(tt_unet_create(th_backend(), &cfg, 2, 16, 24, 5, &again));
+    TH_OK(unet_new(th_backend(), &cfg, 2, 16, 24, 5, &again));
     uint64_t unknown = tt_conv_autotune_stats_get().sized_unknown - before;
     printf("\n  workspace after a step: %zu bytes (%zu before), %llu shapes sized for every "
-           "candidate", again ? again->model.memory.workspace : 0, u->model.memory.workspace,
+           "candidate", again ? again->memory.workspace : 0, u->memory.workspace,
            (unsigned long long)unknown);
     CU_ASSERT_EQUAL(unknown, 0);
-    tt_unet_destroy(again);
-    tt_unet_destroy(u);
+    tt_model_destroy(again);
+    tt_model_destroy(u);
 }
 
 static void test_bad_tile(void)
 {
     tt_unet_config cfg = {3, 2, 4, 3, TT_NORM_GROUP, 2, 0, TT_CONV_ALGO_AUTO, TT_PRECISION_FP32};
-    tt_unet *u = NULL;
-    tt_status s = tt_unet_create(th_backend(), &cfg, 1, 20, 16, 1, &u);
+    tt_model *u = NULL;
+    tt_status s = unet_new(th_backend(), &cfg, 1, 20, 16, 1, &u);
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_INVALID_ARGUMENT);
     CU_ASSERT(s && strstr(tt_status_message(s), "multiples of 8") != NULL);
     CU_ASSERT(s && strstr(tt_status_message(s), "--tile 24x16") != NULL);

@@ -35,7 +35,7 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                            "The default of --algo (train, mem, bench, eval, predict): the "
                            "convolution algorithm of every layer; --algo wins, and an unknown "
                            "name is an error."},
-    [TT_KNOB_POISON_ACTIVATIONS] = {"TT_POISON_ACTIVATIONS", TT_KNOB_DEBUG, "src/model/unet_build.c",
+    [TT_KNOB_POISON_ACTIVATIONS] = {"TT_POISON_ACTIVATIONS", TT_KNOB_DEBUG, "src/model/exec.c",
                                     "set (NaN), or a number",
                                     "Fills the activation arena with this value before each "
                                     "forward, so that a read of memory no launch wrote shows."},
@@ -73,7 +73,7 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                                   "(buffers by device address), not only those whose buffers "
                                   "exceed a storage binding; 0: never, as on a device without "
                                   "buffer device addresses."},
-    [TT_KNOB_UNET_BANDED] = {"TT_UNET_BANDED", TT_KNOB_TEST, "src/model/unet_build.c", "0 or 1",
+    [TT_KNOB_UNET_BANDED] = {"TT_UNET_BANDED", TT_KNOB_TEST, "src/model/unet_config.c", "0 or 1",
                              "Whether a checkpointed UNet with a norm runs the banded step "
                              "(src/model/unet_banded.c): 1 in fp32 too (its tensors fp32, its "
                              "gradients the plain step's up to the order of sums), 0 never, "

@@ -15,10 +15,12 @@
  */
 #include "model/exec.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/knobs.h"
 #include "core/status.h"
 #include "ops/add.h"
 #include "ops/cast.h"
@@ -655,6 +657,13 @@ tt_status tt_exec_forward(tt_exec *x, int n, int training)
     tt_backend_phase(m->be, "forward");
     x->batch = n, x->training = training;
     for (int i = 0; i < x->pass_count; i++) x->passes[i].made = 0;
+    const char *poison = tt_knob_str(TT_KNOB_POISON_ACTIVATIONS);
+    if (poison) { /* debugging: a read of what no launch wrote shows (NaN by default) */
+        float value = *poison ? strtof(poison, NULL) : NAN;
+        for (int i = 0; i < m->act_count; i++) /* none yet while the plan records */
+            TT_TRY(tt_fill(m->be, tt_mem_of(m->act_buffers[i]), value,
+                           m->act_buffers[i]->bytes / sizeof(float)));
+    }
     x->in_forward = 1;
     tt_status status = forward(x);
     x->in_forward = 0;

@@ -1,5 +1,6 @@
 /*
- * The banded UNet step: 16-bit storage with checkpointing (tt_unet.banded).
+ * The banded UNet step: 16-bit storage with checkpointing and a norm
+ * (tt_unet_banded), the one UNet step still written out by hand.
  *
  * With checkpointing a step keeps only the blocks' outputs and makes each
  * block again for its backward, so its memory is that of the largest
@@ -159,7 +160,7 @@ typedef struct norm_ref {
 
 static tt_mem norm_saved(const norm_ref *r)
 {
-    return r->k == 1 ? r->b->fwd.saved1 : r->b->fwd.saved2;
+    return r->k == 1 ? r->b->saved1 : r->b->saved2;
 }
 static tt_batch_norm_state *norm_state(const norm_ref *r)
 {
@@ -577,9 +578,19 @@ static tt_status skip_for_backward(tt_unet *u, int i, int n, plane *skip)
 
 /* ---- the step --------------------------------------------------------------- */
 
-tt_status tt_unet_banded_forward(tt_unet *u, int n)
+tt_status tt_unet_forward(tt_unet *u, int n, int training)
 {
+    if (n < 1 || n > u->capacity)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "UNet forward: batch %d outside 1..%d", n,
+                            u->capacity);
     const tt_unet_config *c = &u->config;
+    u->batch = n;
+    u->training = training;
+    tt_backend_phase(u->be, "forward");
+    if (u->poison) /* debugging: a read before a write shows up as NaN */
+        for (int i = 0; i < u->model.act_count; i++)
+            TT_TRY(tt_fill(u->be, tt_mem_of(u->model.act_buffers[i]), u->poison_value,
+                           u->model.act_buffers[i]->bytes / sizeof(float)));
     for (int i = 0; i <= c->depth; i++) {
         tt_unet_block *e = enc_block(u, i);
         band_conv c1 = enc_conv1(u, e, enc_input(u, i, 0), n);
@@ -606,10 +617,14 @@ tt_status tt_unet_banded_forward(tt_unet *u, int n)
     return conv_forward(u, &head, (plane){u->logits, FP32, c->classes, u->height, u->width});
 }
 
-tt_status tt_unet_banded_backward(tt_unet *u)
+tt_status tt_unet_backward(tt_unet *u)
 {
     const tt_unet_config *c = &u->config;
     int n = u->batch;
+    if (!u->training || n < 1)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "UNet backward needs a training forward of the same batch first");
+    tt_backend_phase(u->be, "backward");
     tt_unet_block *top = &u->dec[0];
     /* the head: its parameter gradients, and dec.0's gradient */
     int hw = tt_unet_param_index(u, "head", "weight"), hb = tt_unet_param_index(u, "head", "bias");

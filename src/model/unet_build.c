@@ -1,8 +1,9 @@
 /*
- * Building the UNet: its blocks (names, sizes, parameter indices, which
- * are recomputed with checkpointing), its parameters initialised from a
+ * Building the UNet as a model of kind "unet": the layer list on the
+ * executor (unet_graph.c), or the banded step (tt_unet): its blocks
+ * (names, sizes, parameter indices), its parameters initialised from a
  * seed, and its memory (unet_memory.c plans the arena by recording one
- * forward and backward of unet.c).  The passes themselves are unet.c.
+ * forward and backward of unet_banded.c).
  */
 #include "model/unet.h"
 
@@ -14,6 +15,7 @@
 #include "core/knobs.h"
 #include "core/status.h"
 #include "model/head.h"
+#include "model/unet_graph.h"
 
 /* ---- one block ------------------------------------------------------------ */
 
@@ -68,23 +70,6 @@ static tt_status init_blocks(tt_unet *u)
         block_init(u, &u->dec[i], name, 2 * ch, ch, u->height >> i, u->width >> i);
         u->dec[i].level = i;
     }
-    /* With checkpointing, dec.0's backward is the step's memory peak: it
-     * runs in two rooms and pays one more conv1 (lean_backward) */
-    u->dec[0].lean = c->checkpointing && c->norm != TT_NORM_NONE;
-    /* Checkpointing recomputes every block in backward.  enc.0 always is:
-     * its input is the image, kept anyway, so remaking it costs its two
-     * convolutions (the first from 3 channels) and keeps two level-0
-     * tensors out of the whole step. */
-    for (int i = 0; i < c->depth; i++) u->enc[i].recompute = u->dec[i].recompute = c->checkpointing;
-    u->bottleneck.recompute = c->checkpointing;
-    u->enc[0].recompute = 1;
-    /* The deepest encoder's set made again for dec's skip is kept for its
-     * own backward, a quarter of level 1's size; level 1's is not kept: it
-     * would raise the step's peak, which dec.1's backward sets. */
-    if (c->depth > 1) u->enc[c->depth - 1].keeps_again = c->checkpointing;
-    /* 16-bit storage with checkpointing: the banded step (unet_banded.c) */
-    int banded = tt_knob_flag(TT_KNOB_UNET_BANDED, tt_unet_stores_16(u));
-    u->banded = c->checkpointing && banded && c->norm != TT_NORM_NONE;
     return NULL;
 }
 
@@ -97,33 +82,33 @@ static tt_status take_plain_convs(tt_unet *u)
     plain.precision = TT_PRECISION_FP32;
     plain.checkpointing = 0;
     tt_backend *dry = NULL;
-    tt_unet *twin = NULL;
+    tt_model *twin = NULL;
     tt_status status = NULL;
     TT_CHECK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY,
                                                      .like = &u->be->device,
                                                      .stands_for = u->be->kernels_of},
                                &dry));
-    TT_CHECK(tt_unet_create(dry, &plain, 1, u->height, u->width, 0, &twin));
+    TT_CHECK(tt_unet_graph_create(dry, &plain, 1, u->height, u->width, 0, &twin));
     free(u->model.convs);
-    u->model.convs = twin->model.convs;
-    u->model.conv_count = twin->model.conv_count;
-    u->model.flops_per_image = twin->model.flops_per_image;
-    twin->model.convs = NULL;
+    u->model.convs = twin->convs;
+    u->model.conv_count = twin->conv_count;
+    u->model.flops_per_image = twin->flops_per_image;
+    twin->convs = NULL;
 cleanup:
-    tt_unet_destroy(twin);
+    if (twin) twin->ops->destroy(twin);
     tt_backend_destroy(dry);
     return status;
 }
 
-/* The UNet behind the model interface. */
+/* The banded step behind the model interface. */
 static tt_status forward(tt_model *m, int batch, int training)
 {
-    return tt_unet_forward(tt_unet_of(m), batch, training);
+    return tt_unet_forward((tt_unet *)m, batch, training);
 }
 
-static tt_status backward(tt_model *m) { return tt_unet_backward(tt_unet_of(m)); }
+static tt_status backward(tt_model *m) { return tt_unet_backward((tt_unet *)m); }
 
-static void destroy(tt_model *m) { tt_unet_destroy(tt_unet_of(m)); }
+static void destroy(tt_model *m) { tt_unet_destroy((tt_unet *)m); }
 
 static const tt_model_ops unet_ops = {forward, backward, destroy};
 
@@ -165,15 +150,10 @@ tt_status tt_unet_create(tt_backend *be, const tt_unet_config *config, int capac
     if (config->depth > TT_UNET_MAX_DEPTH)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "UNet depth %d: at most %d", config->depth,
                             TT_UNET_MAX_DEPTH);
-    int multiple = 1 << config->depth;
-    if (capacity < 1 || height < multiple || width < multiple || height % multiple ||
-        width % multiple)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "UNet of depth %d needs a tile whose height and width are multiples "
-                            "of %d (got %dx%d) and a micro-batch >= 1 (got %d); try --tile %dx%d",
-                            config->depth, multiple, height, width, capacity,
-                            (height + multiple - 1) / multiple * multiple,
-                            (width + multiple - 1) / multiple * multiple);
+    TT_TRY(tt_unet_tile_check(config, capacity, height, width));
+    if (!tt_unet_banded(config)) /* the layer list's (unet_graph.c) */
+        return tt_error_new(TT_ERR_INTERNAL, "UNet: the hand-written step is the banded one "
+                            "(16-bit storage, checkpointing and a norm); use tt_model_create");
     _Static_assert(offsetof(tt_unet, model) == 0, "tt_unet_of casts: the head comes first");
     tt_unet *u = calloc(1, sizeof *u);
     if (!u) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "UNet: out of host memory");
@@ -193,7 +173,7 @@ tt_status tt_unet_create(tt_backend *be, const tt_unet_config *config, int capac
     TT_CHECK(init_blocks(u)); /* its batch norms' places in the arenas */
     TT_CHECK(bind_head(u));
     TT_CHECK(tt_unet_allocate(u));
-    if (u->banded) TT_CHECK(take_plain_convs(u));
+    TT_CHECK(take_plain_convs(u));
     *out = u;
 cleanup:
     if (status) tt_unet_destroy(u);
@@ -215,6 +195,8 @@ tt_status tt_unet_model_create(tt_backend *be, const tt_model_spec *spec, int ca
 {
     *out = NULL;
     tt_unet_config c = tt_unet_config_of(spec);
+    if (!tt_unet_banded(&c)) /* the layer list on the executor (unet_graph.c) */
+        return tt_unet_graph_create(be, &c, capacity, height, width, seed, out);
     tt_unet *u = NULL;
     TT_TRY(tt_unet_create(be, &c, capacity, height, width, seed, &u));
     *out = &u->model;

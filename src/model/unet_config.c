@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "core/knobs.h"
 #include "core/status.h"
 
 tt_unet_config tt_unet_config_default(void)
@@ -103,6 +104,26 @@ tt_status tt_unet_params(const tt_unet_config *c, tt_param_table *t)
         TT_TRY(add_block(t, c, name, 2 * tt_unet_channels(c, i), tt_unet_channels(c, i)));
     }
     return add_conv(t, "head", c->classes, tt_unet_channels(c, 0), 1);
+}
+
+tt_status tt_unet_tile_check(const tt_unet_config *c, int capacity, int height, int width)
+{
+    int multiple = 1 << c->depth;
+    if (capacity < 1 || height < multiple || width < multiple || height % multiple ||
+        width % multiple)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
+                            "UNet of depth %d needs a tile whose height and width are multiples "
+                            "of %d (got %dx%d) and a micro-batch >= 1 (got %d); try --tile %dx%d",
+                            c->depth, multiple, height, width, capacity,
+                            (height + multiple - 1) / multiple * multiple,
+                            (width + multiple - 1) / multiple * multiple);
+    return NULL;
+}
+
+int tt_unet_banded(const tt_unet_config *c)
+{
+    int banded = tt_knob_flag(TT_KNOB_UNET_BANDED, c->precision != TT_PRECISION_FP32);
+    return c->checkpointing && banded && c->norm != TT_NORM_NONE;
 }
 
 tt_unet_config tt_unet_config_of(const tt_model_spec *s)

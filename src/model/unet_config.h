@@ -34,6 +34,14 @@ tt_unet_config tt_unet_config_default(void);
 /* Checks the configuration; errors say which value is wrong and why. */
 tt_status tt_unet_config_check(const tt_unet_config *config);
 
+/* The tile and micro-batch a UNet of this depth takes: height and width
+ * multiples of 2^depth; the error suggests the nearest tile that is. */
+tt_status tt_unet_tile_check(const tt_unet_config *config, int capacity, int height, int width);
+
+/* Whether its step is the banded one (unet_banded.c): 16-bit storage with
+ * checkpointing and a norm ($TT_UNET_BANDED: 1 in fp32 too, 0 never). */
+int tt_unet_banded(const tt_unet_config *config);
+
 /* Channels of level i: base * 2^i. */
 static inline int tt_unet_channels(const tt_unet_config *c, int level)
 {

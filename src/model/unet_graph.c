@@ -1,9 +1,26 @@
 /*
- * The UNet (unet_config.h) as a layer list run by the executor (exec.c):
- * work in progress for issue 40, checked against the hand-written passes
- * (unet.c) by tests/test_unet_exec.c before it replaces them.  fp32 and
- * the plain step only, so far: checkpointing, 16-bit storage and the
- * banded step come next.
+ * The UNet (unet_config.h) as a layer list run by the executor (exec.c).
+ * It replaced hand-written passes with their gradients, logits and running
+ * statistics bit for bit, fp32 and 16-bit storage, with and without
+ * checkpointing, in no more work but for one up-convolution more with
+ * checkpointing, and in an arena at most theirs.
+ *
+ * What the backward keeps, block by block:
+ *  - without checkpointing a block keeps its convolutions' outputs (the
+ *    norms read them) and its output; its first activation is made again
+ *    from conv1 and the statistics (without a norm it is conv1's room,
+ *    kept); enc.0 is made again whole from the image, its output kept for
+ *    the readers outside it;
+ *  - with checkpointing every block is made again for its backward, with
+ *    its norms' statistics; an encoder block's output is made again for its
+ *    decoder block too (the deepest's once, for both); dec.0, the step's
+ *    peak, makes conv1 again for each layer that reads it;
+ *  - with 16-bit storage a block's output is rounded as made and a kept
+ *    block's convolutions stored; a kept block's output is made again from
+ *    its stored conv2 wherever it is read (without a norm it is kept,
+ *    rounded); the pools are made again.
+ * The banded step (16-bit storage with checkpointing and a norm) is still
+ * unet_banded.c's.
  */
 #include "model/unet_graph.h"
 
@@ -115,10 +132,6 @@ static tt_status build(unet_graph *u)
     const tt_unet_config *c = &u->config;
     tt_graph *g = &u->graph;
     int none = c->norm == TT_NORM_NONE;
-    /* a kept block keeps its convolutions' outputs (the norms read them)
-     * and its output; its first activation is made again from conv1 and
-     * the statistics (without a norm it is conv1's room, kept); enc.0 is
-     * made again whole from the image, its output kept */
     int ckpt = c->checkpointing, half = c->precision != TT_PRECISION_FP32;
     tt_keep pool = ckpt || half ? TT_REMAKE : TT_KEEP;
     /* 16-bit storage: a kept block's output made again from its stored
@@ -247,6 +260,7 @@ tt_status tt_unet_graph_create(tt_backend *be, const tt_unet_config *config, int
 {
     *out = NULL;
     TT_TRY(tt_unet_config_check(config));
+    TT_TRY(tt_unet_tile_check(config, capacity, height, width));
     _Static_assert(offsetof(unet_graph, model) == 0, "the head comes first");
     unet_graph *u = calloc(1, sizeof *u);
     if (!u) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "UNet: out of host memory");

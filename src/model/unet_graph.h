@@ -1,5 +1,5 @@
-/* The UNet as a layer list on the executor (work in progress, issue 40;
- * see unet_graph.c). */
+/* The UNet as a layer list on the executor (unet_graph.c): every step but
+ * the banded one (unet_banded.c).  *out: tt_model_destroy(). */
 #ifndef TT_MODEL_UNET_GRAPH_H
 #define TT_MODEL_UNET_GRAPH_H
 

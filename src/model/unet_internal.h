@@ -1,8 +1,7 @@
 /*
- * What the UNet's passes share between unet.c (the step as written out)
- * and unet_banded.c (the banded step: 16-bit storage with checkpointing):
- * the layers' descriptors, the shared workspace and a decoder conv1's
- * weight in halves.  Not for use outside src/model.
+ * What the banded UNet step (unet_banded.c) takes from unet_layers.c: the
+ * layers' descriptors, the shared workspace and a decoder conv1's weight
+ * in halves.  Not for use outside src/model.
  */
 #ifndef TT_MODEL_UNET_INTERNAL_H
 #define TT_MODEL_UNET_INTERNAL_H
@@ -13,12 +12,9 @@
 #include "ops/conv_transpose2d.h"
 #include "ops/group_norm.h"
 
-/* A 3x3 stride-1 padding-1 convolution, the 2x2 stride-2 up-convolution
- * and the 1x1 head, for `batch` images. */
-tt_conv2d_desc tt_unet_conv3x3(const tt_unet *u, int batch, int cin, int cout, int h, int w);
+/* The 2x2 stride-2 up-convolution, for `batch` images. */
 tt_conv_transpose2d_desc tt_unet_upconv(const tt_unet *u, int batch, int cin, int cout, int h,
                                         int w);
-tt_conv2d_desc tt_unet_head_desc(const tt_unet *u, int batch);
 /* The block's norms (each followed by a fused ReLU), their input stored
  * as `xp`. */
 tt_group_norm_desc tt_unet_group_desc(const tt_unet *u, const tt_unet_block *b, int n,
@@ -43,9 +39,6 @@ tt_status tt_unet_split_conv1(tt_unet *u, const tt_unet_block *b, tt_unet_split 
 /* The gradient arena's conv1 weight += [ga | gb]. */
 tt_status tt_unet_join_conv1_grads(tt_unet *u, const tt_unet_block *b, const tt_unet_split *s);
 
-/* The banded step (unet_banded.c): forward and backward. */
-tt_status tt_unet_banded_forward(tt_unet *u, int n);
-tt_status tt_unet_banded_backward(tt_unet *u);
 /* Floats of each of the banded step's three band rooms. */
 size_t tt_unet_band_room_floats(const tt_unet *u);
 

@@ -1,8 +1,7 @@
 /*
- * The UNet's layers as its passes share them (unet_internal.h): where a
- * parameter and its gradient live, the layers' descriptors, the shared
- * workspace and a decoder conv1's weight in halves.  Used by unet.c (the
- * step as written out) and unet_banded.c (the banded step).
+ * The banded UNet step's layers (unet_internal.h): where a parameter and
+ * its gradient live, the layers' descriptors, the shared workspace and a
+ * decoder conv1's weight in halves.
  */
 #include <stdio.h>
 
@@ -20,27 +19,12 @@ int tt_unet_param_index(const tt_unet *u, const char *prefix, const char *suffix
     return p ? (int)(p - u->params.params) : -1;
 }
 
-tt_conv2d_desc tt_unet_conv3x3(const tt_unet *u, int batch, int cin, int cout, int h, int w)
-{
-    return (tt_conv2d_desc){.batch = batch, .in_channels = cin, .in_h = h, .in_w = w,
-                            .out_channels = cout, .kernel_h = 3, .kernel_w = 3, .stride_h = 1,
-                            .stride_w = 1, .pad_h = 1, .pad_w = 1, .algo = u->conv_algo};
-}
-
 tt_conv_transpose2d_desc tt_unet_upconv(const tt_unet *u, int batch, int cin, int cout, int h,
                                         int w)
 {
     return (tt_conv_transpose2d_desc){.batch = batch, .in_channels = cin, .in_h = h, .in_w = w,
                                       .out_channels = cout, .kernel_h = 2, .kernel_w = 2,
                                       .stride_h = 2, .stride_w = 2, .algo = u->conv_algo};
-}
-
-tt_conv2d_desc tt_unet_head_desc(const tt_unet *u, int batch)
-{
-    return (tt_conv2d_desc){.batch = batch, .in_channels = tt_unet_channels(&u->config, 0),
-                            .in_h = u->height, .in_w = u->width,
-                            .out_channels = u->config.classes, .kernel_h = 1, .kernel_w = 1,
-                            .stride_h = 1, .stride_w = 1, .algo = u->conv_algo};
 }
 
 /* The block's norms are each followed by a ReLU, fused into them: the
