@@ -49,7 +49,7 @@ static void test_spec_json(void)
 }
 
 /* The table's "unet" is unet_config's UNet: its parameters, and a step
- * that runs (its bits against the hand passes: test_unet_exec). */
+ * that runs. */
 static void test_table_is_the_unet(void)
 {
     tt_backend *be = th_backend();

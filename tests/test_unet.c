@@ -311,7 +311,7 @@ static void test_checkpointing_identical(void)
  * (fp16) and 1.3e-1 (bf16, through the norms; 1.8e-3 without), far more
  * than the rounding, because max-pool ties and near-cancelling norm sums
  * change with it.  With checkpointing (and a norm) the step is banded
- * (unet_banded.c): every tensor is stored, enc.0's convolutions of the
+ * (model/exec_band.c): every tensor is stored, enc.0's convolutions of the
  * image and the gradients too, and the fp16 gradients move by up to 5.7e-2
  * (batch norm: an image's convolution has a mean far above its spread, so
  * a rounded one loses digits in x - mean; 3.3e-2 kept and banded alike on
@@ -374,7 +374,7 @@ static void test_half_storage(void)
         }
 }
 
-/* The banded step (model/unet_banded.c) in fp32 (TT_UNET_BANDED=1) takes
+/* The banded step (model/exec_band.c) in fp32 (TT_UNET_BANDED=1) takes
  * the same gradients and running statistics as the plain checkpointed
  * step, up to the order of the convolutions' sums: bands of 2 rows (every
  * halo and every band's late write in place) and of the whole tile, group

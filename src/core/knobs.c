@@ -75,13 +75,13 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                                   "buffer device addresses."},
     [TT_KNOB_UNET_BANDED] = {"TT_UNET_BANDED", TT_KNOB_TEST, "src/model/unet_config.c", "0 or 1",
                              "Whether a checkpointed UNet with a norm runs the banded step "
-                             "(src/model/unet_banded.c): 1 in fp32 too (its tensors fp32, its "
+                             "(src/model/exec_band.c): 1 in fp32 too (its tensors fp32, its "
                              "gradients the plain step's up to the order of sums), 0 never, "
                              "instead of with 16-bit storage only."},
-    [TT_KNOB_UNET_BAND_ROWS] = {"TT_UNET_BAND_ROWS", TT_KNOB_TEST, "src/model/unet_banded.c",
+    [TT_KNOB_UNET_BAND_ROWS] = {"TT_UNET_BAND_ROWS", TT_KNOB_TEST, "src/model/exec_band.c",
                                 "an even number of rows, at least 2",
-                                "The rows of every band of the banded UNet step, instead of as "
-                                "many as a band room holds (a 32nd of a level-0 tensor, at "
+                                "The rows of every band of the banded step, instead of as "
+                                "many as a band room holds (a 32nd of the largest tensor, at "
                                 "least 12 rows)."},
     [TT_KNOB_CONV_PERTURB] = {"TT_CONV_PERTURB", TT_KNOB_TEST, "src/ops/conv_algo.c",
                               "an algorithm's name (see --algo)",

@@ -6,7 +6,9 @@
  * after; TT_RECOMPUTE: in a place of the reader's own, for each block
  * that reads a convolution's output and each layer that reads anything
  * cheaper).  A gradient is zeroed at its first contribution; every
- * contribution adds, in reverse list order.
+ * contribution adds, in reverse list order.  16-bit storage is a property
+ * of a tensor (graph.h: stored, rounded); the banded storage of the whole
+ * step (exec_band.c) runs each layer on row bands of 16-bit tensors.
  *
  * The places: every tensor's forward, `again` and gradient places and
  * every RECOMPUTE place are items of the arena plan (tt_exec_name_places;
@@ -14,6 +16,7 @@
  * nothing launched), placed by their lives in the recorded step.
  */
 #include "model/exec.h"
+#include "model/exec_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -176,13 +179,7 @@ static tt_mem workspace(tt_exec *x)
 
 static int norm_trains(tt_exec *x, const tt_layer *l) { return x->training && !l->frozen; }
 
-/* A two-input conv's weight (C', Ca + Cb, k, k) in halves by input channels
- * in the wsplit room [wa | wb | ga | gb]. */
-typedef struct split_weight {
-    tt_mem wa, wb, ga, gb;
-    tt_concat_desc desc;
-    size_t floats;
-} split_weight;
+typedef tt_exec_split split_weight;
 
 static tt_status split(tt_exec *x, const tt_layer *l, split_weight *s)
 {
@@ -303,6 +300,7 @@ static tt_status run_forward(tt_exec *x, tt_layer *l, tt_mem out, tt_mem in0, tt
 /* ---- values for the backward --------------------------------------------------- */
 
 static tt_status value(tt_exec *x, int t, tt_mem *out);
+static tt_status eager_after(tt_exec *x, int t);
 
 /* The backward a TT_RECOMPUTE tensor is made again for (its scope): by
  * default a convolution's output once for its whole group (a block),
@@ -365,6 +363,7 @@ static tt_status remake_upsampled(tt_exec *x, const tt_layer *up, tt_mem dest, i
 static tt_status remake_raw(tt_exec *x, int t, tt_mem dest)
 {
     tt_layer *l = &x->graph->layers[tensor(x, t)->producer];
+    if (x->banded) return x->runner->forward(x, l, dest, 1);
     if (l->kind == TT_LAYER_UPSAMPLE) {
         int done;
         TT_TRY(remake_upsampled(x, l, dest, &done));
@@ -429,11 +428,31 @@ static tt_status value(tt_exec *x, int t, tt_mem *out)
             TT_TRY(remake(x, t, r->again));
             d->made_again = 1;
             if (r != d) r->made_again = 0; /* written over */
+            TT_TRY(eager_after(x, t));
         }
         *out = r->again;
         return NULL;
     }
-    return fetch(x, t, scope_of(x, t), 0, out);
+    int made = 0;
+    const tt_exec_pass *p = pass_found(x, t, scope_of(x, t));
+    made = p && p->made;
+    TT_TRY(fetch(x, t, scope_of(x, t), 0, out));
+    return made ? NULL : eager_after(x, t);
+}
+
+/* The eager TT_REMAKE tensors made from t, made again now that t is. */
+static tt_status eager_after(tt_exec *x, int t)
+{
+    tt_graph *g = x->graph;
+    for (int e = 0; e < g->tensor_count; e++) {
+        const tt_tensor_def *d = &g->tensors[e];
+        if (!d->eager || d->keep != TT_REMAKE || d->made_again || d->producer < 0 ||
+            g->layers[d->producer].in[0] != t)
+            continue;
+        tt_mem unused;
+        TT_TRY(value(x, e, &unused));
+    }
+    return NULL;
 }
 
 /* ---- gradients ------------------------------------------------------------------- */
@@ -631,6 +650,11 @@ static tt_status forward(tt_exec *x)
     tt_graph *g = x->graph;
     for (int i = 0; i < g->layer_count; i++) {
         tt_layer *l = &g->layers[i];
+        if (x->banded) {
+            x->scope = i;
+            TT_TRY(x->runner->forward(x, l, fwd_of(x, l->out), 0));
+            continue;
+        }
         tt_mem in0 = NONE, in1 = NONE;
         TT_TRY(forward_input(x, i, l->in[0], &in0));
         if (l->kind == TT_LAYER_CONV && l->in[1] >= 0) {
@@ -681,7 +705,7 @@ static tt_status backward(tt_exec *x)
         const tt_layer *l = &g->layers[i];
         x->scope = i;
         if (!wants_grad(x, l->out) || !tensor(x, grad_root(x, l->out))->grad_started) continue;
-        TT_TRY(layer_backward(x, l));
+        TT_TRY(x->banded ? x->runner->backward(x, l) : layer_backward(x, l));
     }
     return NULL;
 }
@@ -697,9 +721,17 @@ tt_status tt_exec_backward(tt_exec *x)
 
 /* ---- the plan ------------------------------------------------------------------ */
 
+tt_precision tt_exec_band_store(tt_exec *x, int t)
+{
+    const tt_tensor_def *d = tensor(x, t);
+    if (d->producer < 0 || t == x->graph->output || d->width % 2) return TT_PRECISION_FP32;
+    return x->band_precision;
+}
+
 static size_t bytes_of(tt_exec *x, int t)
 {
-    return count_of(x, t, x->model->capacity) * sizeof(float);
+    size_t bytes = x->banded ? tt_precision_bytes(tt_exec_band_store(x, t)) : sizeof(float);
+    return count_of(x, t, x->model->capacity) * bytes;
 }
 
 static void add_place(tt_arena_plan *plan, const char *name, const char *what, size_t bytes,
@@ -737,6 +769,7 @@ tt_status tt_exec_name_places(tt_exec *x, tt_arena_plan *plan)
             d->fwd = m->input;
             continue;
         }
+        if (d->fused) continue; /* never stored (exec_band.c) */
         if (d->alias < 0) {
             add_place(plan, d->name, "", bytes_of(x, t), &d->fwd);
             int again = d->keep == TT_REMAKE; /* or a tensor written over it is */
@@ -812,4 +845,24 @@ void tt_exec_free(tt_exec *x)
     free(x->passes);
     x->passes = NULL;
     x->pass_count = x->pass_capacity = 0;
+}
+
+/* ---- for exec_band.c (exec_internal.h) ------------------------------------------ */
+
+int tt_exec_grad_root(tt_exec *x, int t) { return grad_root(x, t); }
+tt_mem tt_exec_fwd_of(tt_exec *x, int t) { return fwd_of(x, t); }
+tt_mem tt_exec_grad_of(tt_exec *x, int t) { return grad_of(x, t); }
+tt_status tt_exec_value(tt_exec *x, int t, tt_mem *out) { return value(x, t, out); }
+tt_batch_norm_desc tt_exec_norm_desc(tt_exec *x, const tt_layer *l, int n)
+{
+    return norm_desc(x, l, n);
+}
+tt_group_norm_desc tt_exec_group_desc(tt_exec *x, const tt_layer *l, int n)
+{
+    return group_desc(x, l, n);
+}
+tt_mem tt_exec_workspace(tt_exec *x) { return workspace(x); }
+tt_status tt_exec_split_weight(tt_exec *x, const tt_layer *l, tt_exec_split *s)
+{
+    return split(x, l, s);
 }

@@ -12,6 +12,15 @@
 #include "model/graph.h"
 #include "model/model.h"
 
+typedef struct tt_exec tt_exec;
+
+/* How each layer runs when not as plain kernels on whole tensors (the
+ * banded storage: exec_band.c's tt_exec_band_runner). */
+typedef struct tt_exec_runner {
+    tt_status (*forward)(tt_exec *x, tt_layer *l, tt_mem out, int again);
+    tt_status (*backward)(tt_exec *x, const tt_layer *l);
+} tt_exec_runner;
+
 /* A RECOMPUTE tensor's place for the backward of one layer (its scope),
  * or a rounded tensor's for a reader (the scope) far on in the forward. */
 typedef struct tt_exec_pass {
@@ -21,7 +30,7 @@ typedef struct tt_exec_pass {
     int made;
 } tt_exec_pass;
 
-typedef struct tt_exec {
+struct tt_exec {
     tt_model *model;              /* the head: backend, parameters, workspace, norm sync */
     tt_graph *graph;
     const tt_conv_algo *algo;     /* the kind's: AUTO, or the direct kernels' */
@@ -36,7 +45,15 @@ typedef struct tt_exec {
     int failed;
     unsigned splits;              /* wsplit rooms filled so far: a two-input conv checks that
                                      none came between its halves */
-} tt_exec;
+    int banded;                   /* banded storage (exec_band.c): every tensor stored whole in
+                                     band_precision (fp32 at an odd width), the fp32 kernels run
+                                     on row bands of them in three band rooms, each layer by
+                                     the runner's functions */
+    const struct tt_exec_runner *runner;
+    tt_precision band_precision;
+    tt_buffer *bands;             /* the rooms, band_floats each (the model's) */
+    size_t band_floats;
+};
 
 tt_status tt_exec_forward(tt_exec *x, int batch, int training);
 /* Adds the gradient of the loss, given at the output's gradient place

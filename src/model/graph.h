@@ -4,9 +4,9 @@
  * in reverse, and what the backward reads made again where the model said
  * not to keep it.
  *
- * The ResNet UNet is built this way (unet_resnet.c); it gives the
- * gradients, the work and the arena of the hand-written passes it
- * replaced, bit for bit and byte for byte.
+ * The UNet (unet.c) and the ResNet UNet (unet_resnet.c) are built this
+ * way; each gives the gradients of the hand-written passes it replaced bit
+ * for bit, in no more work (but for one up-convolution) and no more bytes.
  *
  * Tensors are per micro-batch (capacity images); a tensor's place in the
  * forward is `fwd`, the place it is made again in for the backward is
@@ -82,6 +82,11 @@ typedef struct tt_tensor_def {
                                      tt_graph_finish: kept, kept outside, or read far on in
                                      the forward and not cheaply made again there) */
     tt_mem fwd, again, grad, half; /* the places */
+    int fused;                    /* banded storage (exec_band.c): a norm's output never stored;
+                                     each band its reader gathers is the norm applied to the
+                                     norm's stored input */
+    int eager;                    /* TT_REMAKE: made again as soon as its input is (while that
+                                     is at hand), not when first read */
     int made_again;               /* during a backward: `again` holds it */
     int grad_started;             /* during a backward: its gradient holds a contribution */
 } tt_tensor_def;

@@ -21,11 +21,11 @@ typedef struct tt_unet_config {
     tt_norm_kind norm;
     int groups;         /* group norm groups; must divide every level's channels */
     int checkpointing;  /* execution, not architecture: keep only what each block
-                           needs to be recomputed in backward (src/model/unet_memory.c) */
+                           needs to be recomputed in backward (src/model/unet.c) */
     tt_conv_algo algo;  /* execution: AUTO lets the autotuner pick per shape; else every
                            convolution runs this one (direct where its workspace won't fit) */
     tt_precision precision; /* execution: what is kept from forward to backward is stored
-                               in fp32, fp16 or bf16 (src/model/unet_memory.c) */
+                               in fp32, fp16 or bf16 (src/model/unet.c) */
 } tt_unet_config;
 
 /* The defaults of tiletrain_torch.py: 3 in, 4 classes, base 16, depth 3, group norm, 8 groups. */
@@ -38,8 +38,8 @@ tt_status tt_unet_config_check(const tt_unet_config *config);
  * multiples of 2^depth; the error suggests the nearest tile that is. */
 tt_status tt_unet_tile_check(const tt_unet_config *config, int capacity, int height, int width);
 
-/* Whether its step is the banded one (unet_banded.c): 16-bit storage with
- * checkpointing and a norm ($TT_UNET_BANDED: 1 in fp32 too, 0 never). */
+/* Whether its step is the banded one (model/exec_band.c): 16-bit storage
+ * with checkpointing and a norm ($TT_UNET_BANDED: 1 in fp32 too, 0 never). */
 int tt_unet_banded(const tt_unet_config *config);
 
 /* Channels of level i: base * 2^i. */

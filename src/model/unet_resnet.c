@@ -32,22 +32,12 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "model/exec.h"
-#include "model/head.h"
+#include "model/graph_model.h"
 
 static const int decoder_channels[TT_UR_DECODER_BLOCKS] = {256, 128, 64, 32, 16};
 static const int layer_channels[4] = {64, 128, 256, 512};
 
-typedef struct tt_unet_resnet {
-    tt_model model;           /* the interface's head, which owns the device buffers; first */
-    tt_param_table params;
-    tt_conv_algo conv_algo;   /* the spec's, or the direct kernels' where AUTO's workspace
-                                 would not fit */
-    tt_buffer *wsplit;        /* a decoder conv1's weight in halves by input channels
-                                 ([up | skip]) and its gradient's */
-    tt_graph graph;
-    tt_exec exec;
-} tt_unet_resnet;
+typedef tt_graph_model tt_unet_resnet;
 
 /* ---- parameters ------------------------------------------------------------ */
 
@@ -212,85 +202,6 @@ static tt_status build(tt_unet_resnet *u, const int blocks[4])
     return tt_graph_finish(g);
 }
 
-/* The norms' states in the arenas, and the head's counters by name. */
-static tt_status bind_norms(tt_unet_resnet *u)
-{
-    tt_model *m = &u->model;
-    tt_graph *g = &u->graph;
-    int norms = 0;
-    for (int i = 0; i < g->layer_count; i++) norms += g->layers[i].kind == TT_LAYER_NORM;
-    m->counters = calloc((size_t)norms + 1, sizeof *m->counters);
-    if (!m->counters) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", m->spec.kind);
-    for (int i = 0; i < g->layer_count; i++) {
-        tt_layer *l = &g->layers[i];
-        if (l->kind != TT_LAYER_NORM) continue;
-        l->bn = (tt_batch_norm_state){tt_model_param(m, l->bn_w), tt_model_param(m, l->bn_b),
-                                      tt_model_param(m, l->bn_rm), tt_model_param(m, l->bn_rv), 0};
-        tt_model_counter *k = &m->counters[m->counter_count++];
-        snprintf(k->name, sizeof k->name, "%.70s.num_batches_tracked", l->name);
-        k->value = &l->bn.num_batches_tracked;
-    }
-    return NULL;
-}
-
-/* The input, a decoder conv1's halves room, the workspace and the arena,
- * each from the step the executor records. */
-static tt_status allocate(tt_unet_resnet *u)
-{
-    tt_model *m = &u->model;
-    tt_graph *g = &u->graph;
-    tt_status status = NULL;
-    tt_arena_plan plan = {0};
-    TT_CHECK(tt_model_head_input(m));
-    g->tensors[g->input].fwd = m->input;
-    size_t halves = 0; /* the largest two-input conv weight, and its gradient */
-    for (int i = 0; i < g->layer_count; i++) {
-        const tt_layer *l = &g->layers[i];
-        if (l->kind != TT_LAYER_CONV || l->in[1] < 0) continue;
-        size_t f = (size_t)g->tensors[l->out].channels *
-                   (g->tensors[l->in[0]].channels + g->tensors[l->in[1]].channels) * l->kernel *
-                   l->kernel;
-        if (f > halves) halves = f;
-    }
-    TT_CHECK(tt_buffer_alloc(m->be, 2 * halves * sizeof(float), TT_MEM_WORKSPACE,
-                             "decoder.conv1.halves", &u->wsplit));
-    u->exec = (tt_exec){.model = m, .graph = g, .algo = &u->conv_algo, .wsplit = u->wsplit};
-    TT_CHECK(tt_exec_name_places(&u->exec, &plan));
-    /* the workspace from the step's convolutions (a split conv1 as its
-     * halves), then the lives with it in place */
-    TT_CHECK(tt_model_size_convs(m, &plan, tt_exec_record_step, &u->exec, &u->conv_algo));
-    TT_CHECK(tt_model_head_place(m, &plan, tt_exec_record_step, &u->exec));
-    g->tensors[g->input].fwd = m->input;
-    m->logits = g->tensors[g->output].fwd;
-    m->dlogits = g->tensors[g->output].grad;
-cleanup:
-    tt_arena_plan_free(&plan);
-    return status;
-}
-
-/* ---- the model interface --------------------------------------------------- */
-
-static tt_status forward(tt_model *m, int batch, int training)
-{
-    return tt_exec_forward(&((tt_unet_resnet *)m)->exec, batch, training);
-}
-
-static tt_status backward(tt_model *m) { return tt_exec_backward(&((tt_unet_resnet *)m)->exec); }
-
-static void destroy(tt_model *m)
-{
-    tt_unet_resnet *u = (tt_unet_resnet *)m;
-    if (!u) return;
-    tt_model_head_free(&u->model);
-    tt_buffer_free(u->wsplit);
-    tt_exec_free(&u->exec);
-    tt_graph_free(&u->graph);
-    tt_params_free(&u->params);
-    free(u);
-}
-
-static const tt_model_ops unet_resnet_ops = {forward, backward, destroy};
-
 static tt_status check(const tt_model_spec *spec, int capacity, int height, int width)
 {
     if (spec->classes < 1 || spec->in_channels < 1)
@@ -311,21 +222,15 @@ tt_status tt_unet_resnet_model_create(tt_backend *be, const tt_model_spec *spec,
 {
     *out = NULL;
     TT_TRY(check(spec, capacity, height, width));
-    _Static_assert(offsetof(tt_unet_resnet, model) == 0, "the head comes first");
-    tt_unet_resnet *u = calloc(1, sizeof *u);
-    if (!u) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", spec->kind);
     static const int r18[4] = {2, 2, 2, 2}, r34[4] = {3, 4, 6, 3};
-    tt_model *m = &u->model;
-    *m = (tt_model){.ops = &unet_resnet_ops, .be = be, .spec = *spec, .capacity = capacity,
-                    .height = height, .width = width};
-    u->conv_algo = spec->algo;
+    tt_graph_model *u = NULL;
+    TT_TRY(tt_graph_model_new(sizeof *u, be, spec, capacity, height, width, &u));
     tt_status status = NULL;
     TT_CHECK(build(u, strcmp(spec->kind, "unet-resnet18") == 0 ? r18 : r34));
-    TT_CHECK(tt_model_head_params(m, &u->params, seed));
-    TT_CHECK(bind_norms(u));
-    TT_CHECK(allocate(u));
-    *out = m;
+    TT_CHECK(tt_graph_model_bind(u, seed));
+    TT_CHECK(tt_graph_model_place(u, 0, TT_PRECISION_FP32));
+    *out = &u->model;
 cleanup:
-    if (status) destroy(m);
+    if (status) u->model.ops->destroy(&u->model);
     return status;
 }

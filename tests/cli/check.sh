@@ -210,7 +210,7 @@ if "$tt" mem --tile 64x64 --micro-batch 2 --classes 2 --precision fp16 --measure
    same_peak "$work/mem"
 then pass "mem --precision fp16 --measure: the estimate is the measurement ($(grep '^peak total' "$work/mem" | tr -s ' '))"
 else fail "mem --precision fp16 --measure"; cat "$work/mem" "$work/err"; fi
-# with --checkpointing a 16-bit step is banded (src/model/unet_banded.c):
+# with --checkpointing a 16-bit step is banded (src/model/exec_band.c):
 # resumed bit for bit, and its estimate is its measurement
 if resumed_same fp16 hc --checkpointing &&
    "$tt" mem --tile 64x64 --micro-batch 2 --classes 2 --precision bf16 --checkpointing --measure \

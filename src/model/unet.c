@@ -1,9 +1,10 @@
 /*
  * The UNet (unet_config.h) as a layer list run by the executor (exec.c).
  * It replaced hand-written passes with their gradients, logits and running
- * statistics bit for bit, fp32 and 16-bit storage, with and without
- * checkpointing, in no more work but for one up-convolution more with
- * checkpointing, and in an arena at most theirs.
+ * statistics bit for bit, in fp32 and 16-bit storage, with and without
+ * checkpointing, and the banded step, in no more work but for one
+ * up-convolution more with checkpointing (and a norm, unbanded), and in an
+ * arena at most theirs.
  *
  * What the backward keeps, block by block:
  *  - without checkpointing a block keeps its convolutions' outputs (the
@@ -18,11 +19,14 @@
  *  - with 16-bit storage a block's output is rounded as made and a kept
  *    block's convolutions stored; a kept block's output is made again from
  *    its stored conv2 wherever it is read (without a norm it is kept,
- *    rounded); the pools are made again.
- * The banded step (16-bit storage with checkpointing and a norm) is still
- * unet_banded.c's.
+ *    rounded); the pools are made again;
+ *  - the banded step (16-bit storage with checkpointing and a norm,
+ *    exec_band.c) keeps the blocks' outputs but the encoder's below enc.0,
+ *    made again as their decoder blocks' skips (each pool made again from
+ *    that); act1 is never stored, and a block's gradient runs down it in
+ *    one place.
  */
-#include "model/unet_graph.h"
+#include "model/unet.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -30,25 +34,20 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "model/exec.h"
-#include "model/head.h"
+#include "model/graph_model.h"
 
-typedef struct unet_graph {
-    tt_model model;           /* the head; first */
+typedef struct unet_model {
+    tt_graph_model base;      /* first */
     tt_unet_config config;
-    tt_param_table params;
-    tt_conv_algo conv_algo;
-    tt_buffer *wsplit;
-    tt_graph graph;
-    tt_exec exec;
-} unet_graph;
+    int banded;               /* the banded step (exec_band.c) */
+} unet_model;
 
-static int param(const unet_graph *u, const char *prefix, const char *suffix)
+static int param(const unet_model *u, const char *prefix, const char *suffix)
 {
     char name[96];
     snprintf(name, sizeof name, "%s.%s", prefix, suffix);
-    const tt_param *p = tt_params_find(&u->params, name);
-    return p ? (int)(p - u->params.params) : -1;
+    const tt_param *p = tt_params_find(&u->base.params, name);
+    return p ? (int)(p - u->base.params.params) : -1;
 }
 
 static int find(const tt_graph *g, const char *name)
@@ -67,10 +66,10 @@ typedef struct block_keeps {
 
 /* conv `which` (conv1 or conv2) of block `name` over in0 (and in1) and its
  * norm (or ReLU in place); returns the activation's tensor. */
-static int conv_norm(unet_graph *u, const char *name, int which, int in0, int in1, int channels,
+static int conv_norm(unet_model *u, const char *name, int which, int in0, int in1, int channels,
                      tt_keep conv_keep, tt_keep act_keep)
 {
-    tt_graph *g = &u->graph;
+    tt_graph *g = &u->base.graph;
     const tt_tensor_def *in = &g->tensors[in0];
     int h = in->height, w = in->width;
     char prefix[64], tname[80];
@@ -85,7 +84,7 @@ static int conv_norm(unet_graph *u, const char *name, int which, int in0, int in
     /* 16-bit storage: a block's output is rounded, a kept block's
      * convolutions stored (the norms read them there; without a norm the
      * ReLU's output, in the convolution's room, rounded) */
-    tt_precision p = u->config.precision, fp32 = TT_PRECISION_FP32;
+    tt_precision fp32 = TT_PRECISION_FP32, p = u->banded ? fp32 : u->config.precision;
     int kept = conv_keep == TT_KEEP;
     if (u->config.norm == TT_NORM_NONE) { /* ReLU in place: act is conv's room */
         tt_graph_layer(g, TT_LAYER_RELU, tname, out, -1, act);
@@ -98,7 +97,9 @@ static int conv_norm(unet_graph *u, const char *name, int which, int in0, int in
     snprintf(prefix, sizeof prefix, "%s.norm%d", name, which);
     tt_layer *n = tt_graph_layer(g, TT_LAYER_NORM, prefix, out, -1, act);
     n->relu = 1, n->norm = u->config.norm, n->groups = u->config.groups;
-    n->restat = conv_keep != TT_KEEP; /* a block made again: its statistics too */
+    /* a block made again takes its statistics again too (not the banded
+     * step's: its statistics are over whole stored tensors) */
+    n->restat = conv_keep != TT_KEEP && !u->banded;
     n->bn_w = param(u, prefix, "weight"), n->bn_b = param(u, prefix, "bias");
     n->bn_rm = param(u, prefix, "running_mean"), n->bn_rv = param(u, prefix, "running_var");
     if (!g->failed) g->tensors[out].grad_alias = act;
@@ -107,14 +108,21 @@ static int conv_norm(unet_graph *u, const char *name, int which, int in0, int in
 
 /* A block's two convolutions and norms, and an encoder block's pool into
  * *pooled (pooled NULL: none): one group. */
-static int block(unet_graph *u, const char *name, int in0, int in1, int channels, block_keeps k,
+static int block(unet_model *u, const char *name, int in0, int in1, int channels, block_keeps k,
                  int *pooled)
 {
-    tt_graph *g = &u->graph;
+    tt_graph *g = &u->base.graph;
     int first = g->layer_count;
     int a1 = conv_norm(u, name, 1, in0, in1, channels, k.conv, k.act1);
     int a2 = conv_norm(u, name, 2, a1, -1, channels, k.conv, k.act2);
     if (!g->failed) g->tensors[a2].kept_outside = k.outside;
+    if (u->banded && !g->failed) {
+        /* act1 never stored; the block's gradient runs down it in one
+         * place, conv2's input gradient over its output's */
+        g->tensors[a1].fused = 1;
+        g->tensors[a1].grad_alias = g->layers[g->tensors[a2].producer].in[0];
+        if (k.act2 == TT_RECOMPUTE) g->tensors[a2].scope = TT_SCOPE_GROUP;
+    }
     if (pooled) {
         char pname[40];
         snprintf(pname, sizeof pname, "%s.pool", name);
@@ -122,15 +130,17 @@ static int block(unet_graph *u, const char *name, int in0, int in1, int channels
         *pooled = tt_graph_tensor(g, pname, t->channels, t->height / 2, t->width / 2, k.pool);
         tt_layer *p = tt_graph_layer(g, TT_LAYER_MAX_POOL, pname, a2, -1, *pooled);
         p->kernel = 2, p->stride = 2;
+        /* banded: made again from its block's output made again */
+        if (!g->failed) g->tensors[*pooled].eager = u->banded;
     }
     tt_graph_group(g, first);
     return a2;
 }
 
-static tt_status build(unet_graph *u)
+static tt_status build(unet_model *u)
 {
     const tt_unet_config *c = &u->config;
-    tt_graph *g = &u->graph;
+    tt_graph *g = &u->base.graph;
     int none = c->norm == TT_NORM_NONE;
     int ckpt = c->checkpointing, half = c->precision != TT_PRECISION_FP32;
     tt_keep pool = ckpt || half ? TT_REMAKE : TT_KEEP;
@@ -145,7 +155,11 @@ static tt_status build(unet_graph *u)
     block_keeps ckpt_out = {TT_RECOMPUTE, TT_RECOMPUTE, TT_KEEP, 0, pool};
     block_keeps ckpt_enc = {TT_RECOMPUTE, TT_RECOMPUTE, TT_RECOMPUTE, 0, pool};
     block_keeps ckpt_deepest = {TT_REMAKE, none ? TT_REMAKE : TT_RECOMPUTE, TT_REMAKE, 0, pool};
-    g->input = tt_graph_tensor(g, "input", c->in_channels, u->model.height, u->model.width,
+    if (u->banded) /* the banded step: every encoder block's output made again as its decoder
+                      block's skip, enc.0's kept */
+        again = (block_keeps){TT_RECOMPUTE, TT_RECOMPUTE, TT_KEEP, 0, TT_REMAKE},
+        ckpt_deepest = ckpt_enc;
+    g->input = tt_graph_tensor(g, "input", c->in_channels, u->base.model.height, u->base.model.width,
                                TT_KEEP);
     int x = g->input, skips[TT_UNET_MAX_DEPTH];
     char name[32];
@@ -175,108 +189,86 @@ static tt_status build(unet_graph *u)
         l->weight = param(u, name, "weight"), l->bias = param(u, name, "bias");
         snprintf(name, sizeof name, "dec.%d", i);
         x = block(u, name, up, skips[i], ch, ckpt ? ckpt_out : kept, NULL);
+        if (u->banded && !g->failed) { /* conv1's input gradient over its output's */
+            char conv1[40];
+            snprintf(conv1, sizeof conv1, "%s.conv1", name);
+            g->tensors[up].grad_alias = find(g, conv1);
+        }
         /* checkpointing: dec.0's backward is the step's peak; its conv1 is
          * made again for each layer that reads it, its act1 once (conv1
          * twice in all: for norm2's backward and norm1's) */
-        if (ckpt && i == 0 && !none && !g->failed) {
+        if (ckpt && i == 0 && !none && !u->banded && !g->failed) {
             g->tensors[find(g, "dec.0.conv1")].scope = TT_SCOPE_LAYER;
             g->tensors[find(g, "dec.0.act1")].scope = TT_SCOPE_GROUP;
             /* its ReLU's mask found from conv2 and the forward's statistics */
             g->layers[g->tensors[x].producer].restat = 0;
         }
     }
-    g->output = tt_graph_tensor(g, "logits", c->classes, u->model.height, u->model.width, TT_KEEP);
+    g->output = tt_graph_tensor(g, "logits", c->classes, u->base.model.height, u->base.model.width, TT_KEEP);
     tt_layer *head = tt_graph_layer(g, TT_LAYER_CONV, "head", x, -1, g->output);
     head->kernel = 1, head->stride = 1;
     head->weight = param(u, "head", "weight"), head->bias = param(u, "head", "bias");
     return tt_graph_finish(g);
 }
 
-static tt_status bind_norms(unet_graph *u)
-{
-    tt_model *m = &u->model;
-    tt_graph *g = &u->graph;
-    m->counters = calloc((size_t)g->layer_count + 1, sizeof *m->counters);
-    if (!m->counters) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "UNet: out of host memory");
-    if (u->config.norm != TT_NORM_BATCH) return NULL;
-    for (int i = 0; i < g->layer_count; i++) {
-        tt_layer *l = &g->layers[i];
-        if (l->kind != TT_LAYER_NORM) continue;
-        l->bn = (tt_batch_norm_state){tt_model_param(m, l->bn_w), tt_model_param(m, l->bn_b),
-                                      tt_model_param(m, l->bn_rm), tt_model_param(m, l->bn_rv), 0};
-        tt_model_counter *k = &m->counters[m->counter_count++];
-        snprintf(k->name, sizeof k->name, "%.70s.num_batches_tracked", l->name);
-        k->value = &l->bn.num_batches_tracked;
-    }
-    return NULL;
-}
+/* The banded step runs its convolutions over its bands' halo rows too:
+ * the model's FLOPs and convolution shapes are those of the plain step,
+ * taken from a twin of the same layers built on a dry backend. */
+static tt_status create(tt_backend *be, const tt_unet_config *config, int capacity, int height,
+                        int width, uint64_t seed, tt_model **out);
 
-static tt_status allocate(unet_graph *u)
+static tt_status take_plain_convs(unet_model *u)
 {
-    tt_model *m = &u->model;
-    tt_graph *g = &u->graph;
+    tt_unet_config plain = u->config;
+    plain.precision = TT_PRECISION_FP32;
+    plain.checkpointing = 0;
+    tt_model *m = &u->base.model;
+    tt_backend *dry = NULL, *be = m->be;
+    tt_model *twin = NULL;
     tt_status status = NULL;
-    tt_arena_plan plan = {0};
-    TT_CHECK(tt_model_head_input(m));
-    g->tensors[g->input].fwd = m->input;
-    int c = tt_unet_channels(&u->config, u->config.depth - 1);
-    TT_CHECK(tt_buffer_alloc(m->be, 4 * (size_t)c * c * 9 * sizeof(float), TT_MEM_WORKSPACE,
-                             "dec.conv1.halves", &u->wsplit));
-    u->exec = (tt_exec){.model = m, .graph = g, .algo = &u->conv_algo, .wsplit = u->wsplit};
-    TT_CHECK(tt_exec_name_places(&u->exec, &plan));
-    TT_CHECK(tt_model_size_convs(m, &plan, tt_exec_record_step, &u->exec, &u->conv_algo));
-    TT_CHECK(tt_model_head_place(m, &plan, tt_exec_record_step, &u->exec));
-    g->tensors[g->input].fwd = m->input;
-    m->logits = g->tensors[g->output].fwd;
-    m->dlogits = g->tensors[g->output].grad;
+    TT_CHECK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = &be->device,
+                                                     .stands_for = be->kernels_of},
+                               &dry));
+    TT_CHECK(create(dry, &plain, 1, m->height, m->width, 0, &twin));
+    free(m->convs);
+    m->convs = twin->convs;
+    m->conv_count = twin->conv_count;
+    m->flops_per_image = twin->flops_per_image;
+    twin->convs = NULL;
 cleanup:
-    tt_arena_plan_free(&plan);
+    if (twin) twin->ops->destroy(twin);
+    tt_backend_destroy(dry);
     return status;
 }
 
-static tt_status forward(tt_model *m, int batch, int training)
-{
-    return tt_exec_forward(&((unet_graph *)m)->exec, batch, training);
-}
-
-static tt_status backward(tt_model *m) { return tt_exec_backward(&((unet_graph *)m)->exec); }
-
-static void destroy(tt_model *m)
-{
-    unet_graph *u = (unet_graph *)m;
-    if (!u) return;
-    tt_model_head_free(&u->model);
-    tt_buffer_free(u->wsplit);
-    tt_exec_free(&u->exec);
-    tt_graph_free(&u->graph);
-    tt_params_free(&u->params);
-    free(u);
-}
-
-static const tt_model_ops unet_graph_ops = {forward, backward, destroy};
-
-tt_status tt_unet_graph_create(tt_backend *be, const tt_unet_config *config, int capacity,
-                               int height, int width, uint64_t seed, tt_model **out)
+static tt_status create(tt_backend *be, const tt_unet_config *config, int capacity, int height,
+                        int width, uint64_t seed, tt_model **out)
 {
     *out = NULL;
     TT_TRY(tt_unet_config_check(config));
     TT_TRY(tt_unet_tile_check(config, capacity, height, width));
-    _Static_assert(offsetof(unet_graph, model) == 0, "the head comes first");
-    unet_graph *u = calloc(1, sizeof *u);
-    if (!u) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "UNet: out of host memory");
-    tt_model *m = &u->model;
-    *m = (tt_model){.ops = &unet_graph_ops, .be = be, .spec = tt_unet_spec_of(config),
-                    .capacity = capacity, .height = height, .width = width};
+    _Static_assert(offsetof(unet_model, base) == 0, "the head comes first");
+    tt_model_spec spec = tt_unet_spec_of(config);
+    tt_graph_model *gm = NULL;
+    TT_TRY(tt_graph_model_new(sizeof(unet_model), be, &spec, capacity, height, width, &gm));
+    unet_model *u = (unet_model *)gm;
     u->config = *config;
-    u->conv_algo = config->algo;
+    u->banded = tt_unet_banded(config);
     tt_status status = NULL;
-    TT_CHECK(tt_unet_params(config, &u->params));
+    TT_CHECK(tt_unet_params(config, &gm->params));
     TT_CHECK(build(u));
-    TT_CHECK(tt_model_head_params(m, &u->params, seed));
-    TT_CHECK(bind_norms(u));
-    TT_CHECK(allocate(u));
-    *out = m;
+    TT_CHECK(tt_graph_model_bind(gm, seed));
+    TT_CHECK(tt_graph_model_place(gm, u->banded, config->precision));
+    if (u->banded) TT_CHECK(take_plain_convs(u));
+    *out = &gm->model;
 cleanup:
-    if (status) destroy(m);
+    if (status) gm->model.ops->destroy(&gm->model);
     return status;
+}
+
+tt_status tt_unet_model_create(tt_backend *be, const tt_model_spec *spec, int capacity, int height,
+                               int width, uint64_t seed, tt_model **out)
+{
+    tt_unet_config c = tt_unet_config_of(spec);
+    return create(be, &c, capacity, height, width, seed, out);
 }
