@@ -433,9 +433,8 @@ static tt_status value(tt_exec *x, int t, tt_mem *out)
         *out = r->again;
         return NULL;
     }
-    int made = 0;
     const tt_exec_pass *p = pass_found(x, t, scope_of(x, t));
-    made = p && p->made;
+    int made = p && p->made;
     TT_TRY(fetch(x, t, scope_of(x, t), 0, out));
     return made ? NULL : eager_after(x, t);
 }
@@ -651,7 +650,6 @@ static tt_status forward(tt_exec *x)
     for (int i = 0; i < g->layer_count; i++) {
         tt_layer *l = &g->layers[i];
         if (x->banded) {
-            x->scope = i;
             TT_TRY(x->runner->forward(x, l, fwd_of(x, l->out), 0));
             continue;
         }
