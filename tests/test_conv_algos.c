@@ -32,9 +32,23 @@ static void test_fallback_runs(void)
         {"winograd on k3 s2 -> im2col", D(1, 3, 7, 9, 4, 3, 3, 2, 2, 1, 1, 1, 1, WINOGRAD), 1},
     };
     ref_conv2d_check_cases("fallback", fallback, COUNT(fallback), 0);
-    tt_conv2d_desc grouped = D(1, 4, 5, 5, 2, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT);
-    grouped.groups = 2;
-    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&grouped, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_IM2COL_GEMM);
+    /* a grouped 3x3 (ResNeXt's) forced on every algorithm: those that
+     * run no groups fall back (direct_w16 once claimed it and was off by
+     * orders of magnitude) */
+#define G4(a) {1, 8, 6, 16, 8, 3, 3, 1, 1, 1, 1, 1, 1, 2, TT_CONV_ALGO_##a, 0, {0}}
+    static const conv2d_case grouped[] = {
+        {"grouped, direct", G4(DIRECT), 1},         {"grouped, direct_w16", G4(DIRECT_W16), 1},
+        {"grouped, winograd", G4(WINOGRAD), 1},     {"grouped, winograd4", G4(WINOGRAD4), 1},
+        {"grouped, w4 fused", G4(WINOGRAD4_FUSED), 1}, {"grouped, w4 sum", G4(WINOGRAD4_SUM), 1},
+        {"grouped, tiled", G4(DIRECT_TILED), 1},    {"grouped, direct_w8", G4(DIRECT_W8), 1},
+    };
+    static const conv2d_case grouped_runs[] = {{"grouped, implicit", G4(IMPLICIT_GEMM), 1}};
+#undef G4
+    ref_conv2d_check_cases("grouped", grouped, COUNT(grouped), 0);
+    ref_conv2d_check_cases("grouped", grouped_runs, COUNT(grouped_runs), ALL_DIRS);
+    tt_conv2d_desc one = D(1, 4, 5, 5, 2, 3, 3, 1, 1, 1, 1, 1, 1, DIRECT);
+    one.groups = 2;
+    CU_ASSERT_EQUAL(tt_conv2d_algo_for(&one, TT_CONV_DIR_FORWARD), TT_CONV_ALGO_IM2COL_GEMM);
 }
 
 /* tt_conv2d_input_gradient overwrites: into a NaN-filled dinp, every

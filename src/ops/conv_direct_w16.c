@@ -466,6 +466,7 @@ static tt_status w16_bands_sum(tt_backend *be, tt_mem dweight, tt_mem partial, s
 
 static int w16_supports(const tt_conv_shape *s, tt_conv_dir dir)
 {
+    if (s->groups != 1) return 0; /* the kernels read every input channel */
     if (dir == TT_CONV_DIR_FORWARD)
         return (is_k3(s) && k3_w16_shape(s)) || k3s2_w16_shape(s) || k7s2_w16_shape(s);
     if (dir == TT_CONV_DIR_BACKWARD_DATA) {
