@@ -222,7 +222,8 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=2, help="timed optimizer steps")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--classes", type=int, default=4)
-    ap.add_argument("--model", default="unet", choices=["unet", "unet-resnet18", "unet-resnet34"],
+    ap.add_argument("--model", default="unet", choices=["unet", "unet-resnet18", "unet-resnet34",
+                                                         "unet-resnet50", "unet-resnext50_32x4d"],
                     help="unet (sized below) or the ResNet-encoder UNet of python/unet_resnet.py")
     ap.add_argument("--base-channels", type=int, default=16)
     ap.add_argument("--depth", type=int, default=3)

@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
-"""The UNet over a ResNet encoder in PyTorch, laid out and named as
-segmentation_models_pytorch's `Unet(encoder_name="resnet34")` (smp), for
-tiletrain's `--model unet-resnet18` and `--model unet-resnet34` (issue 20).
-A state_dict of this module has exactly smp's keys, and its encoder part
-exactly torchvision's `resnet34()` keys (without `fc`) under `encoder.`, so
-the same safetensors file loads into smp, into this module and into
-tiletrain.
+"""The UNet over a ResNet or ResNeXt encoder in PyTorch, laid out and named
+as segmentation_models_pytorch's `Unet(encoder_name="resnet34")` (smp),
+for tiletrain's `--model unet-resnet18`, `-34`, `-50` and
+`unet-resnext50_32x4d`.  A state_dict of this module has exactly smp's
+keys, and its encoder part exactly torchvision's `resnet34()` (...) keys
+(without `fc`) under `encoder.`, so the same safetensors file loads into
+smp, into this module and into tiletrain.
 
-  encoder   torchvision's ResNet without fc/avgpool: conv1 (7x7 stride 2,
-            no bias), bn1, ReLU -> features[1] (stride 2, 64 channels);
-            maxpool 3x3 stride 2 pad 1, layer1 -> features[2] (stride 4);
-            layer2, layer3, layer4 -> strides 8, 16, 32 (128, 256, 512
-            channels); basic blocks, the first of layer2..4 with stride 2
-            and a 1x1 stride-2 conv + BN `downsample`.
+  encoder   torchvision's ResNet without fc/avgpool (smp_encoders.py):
+            conv1 (7x7 stride 2, no bias), bn1, ReLU -> features[1] (stride
+            2, 64 channels); maxpool 3x3 stride 2 pad 1, layer1 ->
+            features[2] (stride 4); layer2, layer3, layer4 -> strides 8, 16,
+            32; basic blocks (18, 34: 64..512 channels) or bottleneck blocks
+            (50, ResNeXt-50 with its 3x3 in 32 groups: 256..2048 channels),
+            the first of layer2..4 with stride 2 and a 1x1 stride-2 conv +
+            BN `downsample`.
   decoder   decoder.blocks.0..4 with channels 256, 128, 64, 32, 16: each
             nearest x2 upsampling, the skip concatenated after it
             ([upsampled, skip]; blocks 0..3 take layer3, layer2, layer1 and
@@ -33,58 +35,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-LAYERS = {"resnet18": (2, 2, 2, 2), "resnet34": (3, 4, 6, 3)}
+from smp_encoders import RESNETS, ResNetEncoder  # noqa: E402 (python/ beside this file)
+
+LAYERS = RESNETS  # the encoders: torchvision's ResNets and ResNeXt (smp_encoders.py)
 DECODER_CHANNELS = (256, 128, 64, 32, 16)
-
-
-class BasicBlock(nn.Module):
-    """torchvision's BasicBlock: relu(bn2(conv2(relu(bn1(conv1(x))))) + identity)."""
-
-    def __init__(self, in_ch, out_ch, stride):
-        super().__init__()
-        self.conv1 = nn.Conv2d(in_ch, out_ch, 3, stride, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(out_ch)
-        self.relu = nn.ReLU(inplace=True)
-        self.conv2 = nn.Conv2d(out_ch, out_ch, 3, 1, 1, bias=False)
-        self.bn2 = nn.BatchNorm2d(out_ch)
-        self.downsample = None
-        if stride != 1 or in_ch != out_ch:
-            self.downsample = nn.Sequential(nn.Conv2d(in_ch, out_ch, 1, stride, bias=False),
-                                            nn.BatchNorm2d(out_ch))
-
-    def forward(self, x):
-        identity = x if self.downsample is None else self.downsample(x)
-        out = self.relu(self.bn1(self.conv1(x)))
-        out = self.bn2(self.conv2(out))
-        return self.relu(out + identity)
-
-
-class ResNetEncoder(nn.Module):
-    """torchvision's ResNet without avgpool and fc; forward gives smp's
-    features: [input, stem, layer1, layer2, layer3, layer4]."""
-
-    def __init__(self, name="resnet34", in_channels=3):
-        super().__init__()
-        if name not in LAYERS:
-            raise ValueError(f"encoder '{name}': give one of {', '.join(LAYERS)}")
-        self.conv1 = nn.Conv2d(in_channels, 64, 7, 2, 3, bias=False)
-        self.bn1 = nn.BatchNorm2d(64)
-        self.relu = nn.ReLU(inplace=True)
-        self.maxpool = nn.MaxPool2d(3, 2, 1)
-        channels, ins = (64, 128, 256, 512), 64
-        for i, (blocks, out) in enumerate(zip(LAYERS[name], channels)):
-            layer = [BasicBlock(ins if b == 0 else out, out, 2 if (b == 0 and i > 0) else 1)
-                     for b in range(blocks)]
-            setattr(self, f"layer{i + 1}", nn.Sequential(*layer))
-            ins = out
-        self.out_channels = (in_channels, 64, 64, 128, 256, 512)
-
-    def forward(self, x):
-        stem = self.relu(self.bn1(self.conv1(x)))
-        f1 = self.layer1(self.maxpool(stem))
-        f2 = self.layer2(f1)
-        f3 = self.layer3(f2)
-        return [x, stem, f1, f2, f3, self.layer4(f3)]
 
 
 def conv_bn_relu(in_ch, out_ch):

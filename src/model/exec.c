@@ -126,7 +126,8 @@ static tt_conv2d_desc conv_desc(tt_exec *x, const tt_layer *l, int in_channels, 
                             .in_w = in->width, .out_channels = out->channels,
                             .kernel_h = l->kernel, .kernel_w = l->kernel, .stride_h = l->stride,
                             .stride_w = l->stride, .pad_h = l->kernel / 2, .pad_w = l->kernel / 2,
-                            .algo = *x->algo, .no_input_grad = l->no_input_grad};
+                            .groups = l->groups, .algo = *x->algo,
+                            .no_input_grad = l->no_input_grad};
 }
 
 static tt_batch_norm_desc norm_desc(tt_exec *x, const tt_layer *l, int n)

@@ -230,7 +230,8 @@ static tt_conv2d_desc band_desc(tt_exec *x, const band_conv *c, int j, int rows_
     return (tt_conv2d_desc){.batch = c->n, .in_channels = tensor(x, c->s[j].t)->channels,
                             .in_h = rows_in, .in_w = c->width, .out_channels = c->cout,
                             .kernel_h = k, .kernel_w = k, .stride_h = 1, .stride_w = 1,
-                            .pad_h = k / 2, .pad_w = k / 2, .algo = *x->algo,
+                            .pad_h = k / 2, .pad_w = k / 2, .groups = c->l->groups,
+                            .algo = *x->algo,
                             .no_input_grad = no_input_grad};
 }
 

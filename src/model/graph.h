@@ -103,7 +103,7 @@ typedef struct tt_layer {
     int no_input_grad;            /* the image's */
     /* norm */
     tt_norm_kind norm;            /* TT_NORM_BATCH (the default) or TT_NORM_GROUP */
-    int groups;                   /* group norm */
+    int groups;                   /* group norm's groups, or a convolution's (0: 1) */
     int bn_w, bn_b, bn_rm, bn_rv; /* weight, bias; batch norm's running statistics */
     int frozen;                   /* FrozenBatchNorm2d: running statistics in training too */
     int restat;                   /* made again (in training), the norm computes its

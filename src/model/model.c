@@ -23,6 +23,8 @@ static const model_kind kinds[] = {
     {"unet", tt_unet_model_create},
     {"unet-resnet18", tt_unet_resnet_model_create},
     {"unet-resnet34", tt_unet_resnet_model_create},
+    {"unet-resnet50", tt_unet_resnet_model_create},
+    {"unet-resnext50_32x4d", tt_unet_resnet_model_create},
 };
 #define KIND_COUNT ((int)(sizeof kinds / sizeof kinds[0]))
 
@@ -70,7 +72,7 @@ tt_status tt_model_spec_check(const tt_model_spec *s)
 
 int tt_model_spec_resnet_encoder(const tt_model_spec *s)
 {
-    return strncmp(s->kind, "unet-resnet", 11) == 0;
+    return strncmp(s->kind, "unet-resnet", 11) == 0 || strncmp(s->kind, "unet-resnext", 12) == 0;
 }
 
 int tt_model_spec_tile_unit(const tt_model_spec *s)

@@ -30,7 +30,7 @@
 /* What to build.  The architecture (kind and its sizes) is what a
  * checkpoint records; checkpointing and algo only change how it runs. */
 typedef struct tt_model_spec {
-    char kind[16];        /* "unet", "unet-resnet18", "unet-resnet34" */
+    char kind[32];        /* "unet", "unet-resnet18", ... (model.c's table) */
     int in_channels;      /* 3: RGB */
     int classes;
     int base_channels;    /* unet: channels of the top level */
@@ -52,7 +52,8 @@ typedef struct tt_model_spec {
 tt_model_spec tt_model_spec_default(void);
 /* Checks the spec; errors name the value and what to give. */
 tt_status tt_model_spec_check(const tt_model_spec *spec);
-/* A UNet over a ResNet encoder (unet-resnet18, unet-resnet34): sized by its
+/* A UNet over a ResNet or ResNeXt encoder (unet-resnet18, -34, -50,
+ * unet-resnext50_32x4d): sized by its
  * kind, not by base_channels, depth and norm; batch norm throughout; its
  * tensors under "encoder." first; trained on ImageNet-normalised inputs. */
 int tt_model_spec_resnet_encoder(const tt_model_spec *spec);

@@ -29,7 +29,7 @@ tt_status tt_recipe_model(const tt_train_options *o, int data_classes, tt_model_
                                : o->freeze_encoder_steps ? "--freeze-encoder-steps" : NULL;
     if (encoder_only && !tt_model_spec_resnet_encoder(&m))
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s is for a ResNet encoder: give --model "
-                            "unet-resnet18 or unet-resnet34", encoder_only);
+                            "unet-resnet18, -34, -50 or unet-resnext50_32x4d", encoder_only);
     m.freeze_encoder_bn = o->freeze_encoder_bn || o->freeze_bn;
     m.freeze_decoder_bn = o->freeze_bn;
     m.classes = o->classes ? o->classes : data_classes ? data_classes : 4;

@@ -30,7 +30,7 @@ const tt_opt tt_train_option_table[] = {
     OPT("max-pixels", TT_OPT_DOUBLE, max_pixels, "N", "refuse images of more pixels than this", 1, 1e12),
     OPT("mean", TT_OPT_TRIPLE, mean, "R,G,B", "subtract from pixels / 255, e.g. 0.485,0.456,0.406 (unset: nothing; a ResNet encoder: ImageNet's)", 1, 0),
     OPT("std", TT_OPT_TRIPLE, std, "R,G,B", "then divide by this, e.g. 0.229,0.224,0.225", 1e-30, 1e30),
-    ENUM("model", model, "NAME", "unet (--base-channels, --depth, --norm size it) or a UNet over a ResNet encoder as segmentation_models_pytorch's: unet-resnet18, unet-resnet34 (tiles multiples of 32)", TT_MODEL_CHOICES),
+    ENUM("model", model, "NAME", "unet (--base-channels, --depth, --norm size it) or a UNet over a ResNet encoder as segmentation_models_pytorch's: unet-resnet18, unet-resnet34, unet-resnet50, unet-resnext50_32x4d (tiles multiples of 32)", TT_MODEL_CHOICES),
     OPT("freeze-encoder-bn", TT_OPT_FLAG, freeze_encoder_bn, NULL, "unet-resnet*: the encoder's batch norms use and keep their running statistics, affine parameters trained (FrozenBatchNorm2d)", 1, 0),
     OPT("freeze-bn", TT_OPT_FLAG, freeze_bn, NULL, "unet-resnet*: every batch norm so (the decoder's too): no statistic depends on the micro-batch, so B x N equals N*B x 1", 1, 0),
     OPT("encoder-lr", TT_OPT_STRING, encoder_lr, "X|Rx", "unet-resnet*: the encoder's learning rate, or a ratio of --lr (0.1x); its own AdamW/SGD parameter group", 1, 0),

@@ -23,8 +23,10 @@ typedef enum tt_model_choice {
     TT_MODEL_UNET,
     TT_MODEL_UNET_RESNET18,
     TT_MODEL_UNET_RESNET34,
+    TT_MODEL_UNET_RESNET50,
+    TT_MODEL_UNET_RESNEXT50,
 } tt_model_choice;
-#define TT_MODEL_CHOICES "unet|unet-resnet18|unet-resnet34"
+#define TT_MODEL_CHOICES "unet|unet-resnet18|unet-resnet34|unet-resnet50|unet-resnext50_32x4d"
 
 /* --optimizer */
 typedef enum tt_optimizer_choice { TT_OPTIMIZER_ADAMW, TT_OPTIMIZER_SGD } tt_optimizer_choice;
