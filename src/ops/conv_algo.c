@@ -331,7 +331,8 @@ typedef struct tune_ctx {
     float *got, *ref, *spare; /* a candidate's output, the reference's, a third */
     size_t samples, index[VERIFY_SAMPLES];
     double want[VERIFY_SAMPLES];
-    double truth_scale;     /* the largest |want| */
+    double truth_scale;     /* the largest |want|, or of a sample's terms summed in
+                               magnitude, the larger */
     double ref_scale;       /* the reference output's largest magnitude */
     tt_conv_algo reference; /* AUTO until chosen, or when none passed */
     int reference_chosen;
@@ -397,7 +398,10 @@ static tt_status verify_prepare(tune_ctx *t)
     double magnitude = 0;
     tt_conv_verify_sample(c->family, s, t->dir, &io, t->samples, t->index, t->want, &magnitude);
     if (!(magnitude <= TT_CONV_VERIFY_HUGE)) t->not_finite = 1; /* near fp32's overflow */
-    t->truth_scale = 0;
+    /* fp32 rounds the terms of each sum, not its result: a sum that
+     * cancels (a weight gradient after a training batch norm, whose input
+     * gradients sum to 0 over a channel) errs by the terms' size */
+    t->truth_scale = magnitude;
     for (size_t k = 0; k < t->samples; k++)
         if (isfinite(t->want[k]) && fabs(t->want[k]) > t->truth_scale)
             t->truth_scale = fabs(t->want[k]);
