@@ -132,10 +132,28 @@ def read_safetensors(path):
     return tensors, meta
 
 
+ENCODERS = ("resnet18", "resnet34", "resnet50", "resnext50_32x4d")
+MODELS = ("unet",) + tuple(f"{d}-{e}" for d in ("unet", "fpn", "linknet", "deeplabv3plus") for e in ENCODERS)
+
+
+def smp_model(kind, classes, in_channels=3):
+    """The PyTorch twin of tiletrain's --model `kind` (not the plain unet):
+    python/unet_resnet.py's UnetResNet for unet-*, python/smp_decoders.py's
+    FPN, Linknet or DeepLabV3+ for fpn-*, linknet-* and deeplabv3plus-*, each
+    with smp's state_dict."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    decoder, encoder = kind.split("-", 1)
+    if decoder == "unet":
+        from unet_resnet import UnetResNet
+        return UnetResNet(encoder, classes, in_channels)
+    from smp_decoders import build
+    return build(encoder, decoder, classes, in_channels)
+
+
 def load_checkpoint(path):
     """A tiletrain checkpoint as (model in eval mode, metadata): the model is
-    built from the checkpoint's "model" metadata (the UNet, or for
-    unet-resnet18/34 python/unet_resnet.py's UnetResNet) and loaded
+    built from the checkpoint's "model" metadata (the UNet, or smp_model()
+    for the smp-style kinds) and loaded
     strictly; the optimizer state ("optim.*") is left out. metadata["mean"]
     and ["std"] hold the input normalisation tiletrain trained with, if any."""
     tensors, meta = read_safetensors(path)
@@ -145,9 +163,7 @@ def load_checkpoint(path):
         model = UNet(cfg["in_channels"], cfg["classes"], cfg["base_channels"], cfg["depth"],
                      cfg["norm"], cfg["groups"])
     else:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        from unet_resnet import UnetResNet
-        model = UnetResNet(kind.split("-")[1], cfg["classes"], cfg["in_channels"])
+        model = smp_model(kind, cfg["classes"], cfg["in_channels"])
     model.load_state_dict({k: v for k, v in tensors.items() if not k.startswith("optim.")})
     return model.eval(), meta
 
@@ -222,9 +238,9 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=2, help="timed optimizer steps")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--classes", type=int, default=4)
-    ap.add_argument("--model", default="unet", choices=["unet", "unet-resnet18", "unet-resnet34",
-                                                         "unet-resnet50", "unet-resnext50_32x4d"],
-                    help="unet (sized below) or the ResNet-encoder UNet of python/unet_resnet.py")
+    ap.add_argument("--model", default="unet", choices=MODELS,
+                    help="unet (sized below), or smp's Unet, FPN, Linknet or DeepLabV3+ over a "
+                         "ResNet encoder")
     ap.add_argument("--base-channels", type=int, default=16)
     ap.add_argument("--depth", type=int, default=3)
     ap.add_argument("--norm", choices=["group", "batch", "none"], default="group")
@@ -236,9 +252,7 @@ def main(argv=None):
     if args.model == "unet":
         model = UNet(3, args.classes, args.base_channels, args.depth, args.norm, args.groups)
     else:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        from unet_resnet import UnetResNet
-        model = UnetResNet(args.model.split("-")[1], args.classes)
+        model = smp_model(args.model, args.classes)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
     if args.what == "names":
         emit(**{k: list(v.shape) for k, v in model.state_dict().items()})

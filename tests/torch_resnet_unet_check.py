@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""PyTorch side of test_resnet_unet: python/unet_resnet.py's UnetResNet (smp's
-Unet over a torchvision ResNet, smp's names) in float64.
+"""PyTorch side of test_resnet_unet and test_fpn (tests/smp_compare.c):
+python/unet_resnet.py's UnetResNet (smp's Unet over a torchvision ResNet,
+smp's names), or python/smp_decoders.py's FPN over one, in float64.
 
   torch_resnet_unet_check.py step IN.safetensors OUT.safetensors CONFIG_JSON
       IN holds the model's whole state_dict (parameters, running statistics,
@@ -11,13 +12,20 @@ Unet over a torchvision ResNet, smp's names) in float64.
       "freeze_all", or eval mode when "eval"), backward
       of sum(logits * dlogits), then OUT gets "logits", "grad.<name>" of
       every parameter, every buffer after the step (running statistics F32,
-      num_batches_tracked I64), and how far the float64 forward is from
-      the places where float32 rounding could change a gradient's path:
+      num_batches_tracked I64), "grad32.<name>" of every parameter from
+      the same step in float32 (in training: how far float32 PyTorch is
+      from float64), and how far the float64 forward is from the places where float32 rounding could change a gradient's path:
       "margin.relu" (the smallest |x| into a ReLU) and "margin.maxpool"
       (the smallest gap between a pooling window's largest and second
       largest value, windows of positive maxima).
-      CONFIG_JSON: {"encoder": "resnet18"|"resnet34", "classes": C,
-                    "mode": "train"|"freeze"|"freeze_all"|"eval"}
+      CONFIG_JSON: {"encoder": "resnet18"|"resnet34"|..., "classes": C,
+                    "mode": "train"|"freeze"|"freeze_all"|"eval",
+                    "decoder": "unet" (the default)|"fpn"|"linknet"|"deeplabv3plus",
+                    "dropout_seed": S}
+      A dropout layer's mask is tiletrain's (src/ops/dropout.h): drawn from
+      the layer's seed S ^ (0x9e3779b97f4a7c15 * (salt + 1)), salt 0 for the
+      first dropout layer, by the same 32-bit hash of each (sample,
+      channel)'s index.
   torch_resnet_unet_check.py state-dict ENCODER CLASSES OUT.safetensors [SEED]
       a torch-initialised model's state_dict (running statistics moved off
       0 and 1, counters off 0, so a load that misplaces them shows).
@@ -29,8 +37,9 @@ Unet over a torchvision ResNet, smp's names) in float64.
       (controlled(): no ReLU input near 0), and strict loading refuses a
       missing and an extra name.
 """
-import json, os, subprocess, sys, tempfile
+import json, math, os, subprocess, sys, tempfile
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -40,6 +49,74 @@ import st_io  # noqa: E402
 from unet_resnet import UnetResNet  # noqa: E402
 
 EXTRA = ("input", "dlogits")
+M32, M64 = 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF
+
+
+def fmix32(h):
+    """MurmurHash3's finaliser on uint64 arrays holding 32-bit values."""
+    u = np.uint64
+    h = h ^ (h >> u(16))
+    h = (h * u(0x85EBCA6B)) & u(M32)
+    h = h ^ (h >> u(13))
+    h = (h * u(0xC2B2AE35)) & u(M32)
+    return h ^ (h >> u(16))
+
+
+def dropout_keep(seed, count, p):
+    """tiletrain's mask (src/ops/dropout.h): index i in 0..count-1 kept
+    when hash(seed, i) >= (uint32)(p * 2^32)."""
+    lo, hi = np.uint64(seed & M32), np.uint64(seed >> 32)
+    key_a = fmix32(lo ^ fmix32(hi ^ np.uint64(0x9E3779B9)))
+    key_b = fmix32(hi ^ fmix32(lo ^ np.uint64(0x7F4A7C15)))
+    index = np.arange(count, dtype=np.uint64)
+    h = fmix32((fmix32(index ^ key_a) + key_b) & np.uint64(M32))
+    return h >= np.uint64(int(float(np.float32(p)) * 2.0**32))
+
+
+class SeededDropout(torch.nn.Module):
+    """Dropout2d (per_channel) or Dropout with tiletrain's mask for `seed`
+    (a layer's): whole channels of a sample, or elements, dropped, the rest
+    scaled by float32(1 / (1 - p))."""
+
+    def __init__(self, p, seed, per_channel):
+        super().__init__()
+        self.p, self.seed, self.per_channel = p, seed, per_channel
+
+    def forward(self, x):
+        if not self.training:
+            return x
+        shape = x.shape[:2] + (1, 1) if self.per_channel else x.shape
+        keep = dropout_keep(self.seed, math.prod(shape), self.p).reshape(shape)
+        keep = torch.from_numpy(keep)
+        scale = float(np.float32(1.0 / (1.0 - float(np.float32(self.p)))))
+        return x * (keep.to(x.dtype) * scale)
+
+
+def layer_seed(seed, salt):
+    return (seed ^ (0x9E3779B97F4A7C15 * (salt + 1))) & M64
+
+
+def build_model(cfg):
+    """The model CONFIG_JSON names, its dropout tiletrain's."""
+    decoder = cfg.get("decoder", "unet")
+    if decoder == "unet":
+        return UnetResNet(cfg["encoder"], cfg["classes"])
+    from smp_decoders import build
+    model = build(cfg["encoder"], decoder, cfg["classes"])
+    seed = layer_seed(int(cfg.get("dropout_seed", 0)), 0)
+    if decoder == "fpn":
+        model.decoder.dropout = SeededDropout(model.decoder.dropout.p, seed, True)
+    elif decoder == "deeplabv3plus":
+        project = model.decoder.aspp[0].project
+        project[3] = SeededDropout(project[3].p, seed, False)
+    return model
+
+
+def freeze_encoder_bn(model):
+    """FrozenBatchNorm2d in the encoder: running statistics used and kept."""
+    for m in model.encoder.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.eval()
 
 
 def state_dict_for(model, data):
@@ -79,26 +156,32 @@ def margins(model):
     return m
 
 
-def step(inp, out, cfg):
-    torch.set_num_threads(1)
-    data = st_io.load(inp)
-    model = UnetResNet(cfg["encoder"], cfg["classes"])
+def run_step(data, cfg, dtype, hooks):
+    """One forward and backward of the model CONFIG_JSON names in `dtype`
+    from data's weights; (model after it, logits, margins or None)."""
+    model = build_model(cfg)
     model.load_state_dict(state_dict_for(model, data), strict=True)
-    model = model.double()
+    model = model.to(dtype)
     mode = cfg.get("mode", "train")
     if mode not in ("train", "freeze", "freeze_all", "eval"):
         sys.exit(f"mode '{mode}': give train, freeze, freeze_all or eval")
     model.train(mode != "eval")
     if mode == "freeze":
-        model.freeze_encoder_bn()
+        freeze_encoder_bn(model)
     elif mode == "freeze_all":  # tiletrain's --freeze-bn
         for m in model.modules():
             if isinstance(m, torch.nn.BatchNorm2d):
                 m.eval()
-    margin = margins(model)
-    x = data["input"].double()
-    logits = model(x)
-    (logits * data["dlogits"].double()).sum().backward()
+    margin = margins(model) if hooks else None
+    logits = model(data["input"].to(dtype))
+    (logits * data["dlogits"].to(dtype)).sum().backward()
+    return model, logits, margin
+
+
+def step(inp, out, cfg):
+    torch.set_num_threads(1)
+    data = st_io.load(inp)
+    model, logits, margin = run_step(data, cfg, torch.float64, True)
     result = {"logits": logits.float()}
     for name, p in model.named_parameters():
         result["grad." + name] = p.grad.float()
@@ -106,6 +189,10 @@ def step(inp, out, cfg):
         result[name] = b.float() if b.is_floating_point() else b.long()
     for k, v in margin.items():
         result["margin." + k] = torch.tensor([v], dtype=torch.float32)
+    if cfg.get("mode", "train") != "eval":  # how far float32 PyTorch is from float64
+        model32, _, _ = run_step(data, cfg, torch.float32, False)
+        for name, p in model32.named_parameters():
+            result["grad32." + name] = p.grad.float()
     st_io.save(out, result)
 
 

@@ -45,6 +45,12 @@ tt_status tt_conv_norm_params(tt_graph_model *gm, tt_conv_norm *c, const char *c
     return tt_conv_norm_param(gm, norm, "running_var", 1, v, TT_PARAM_RUNNING_VAR, 0, &c->bn_rv);
 }
 
+tt_status tt_conv_plain_params(tt_graph_model *gm, tt_conv_norm *c, const char *conv, int cin,
+                               int cout, int k, int groups)
+{
+    return conv_params(gm, c, conv, NULL, cin, cout, k, 1, groups, 0);
+}
+
 tt_status tt_conv_group_norm_params(tt_graph_model *gm, tt_conv_norm *c, const char *conv,
                                     const char *norm, int cin, int cout, int k, int groups)
 {
@@ -60,8 +66,9 @@ int tt_conv_norm_layers(tt_graph_model *gm, const tt_conv_norm *c, int in0, int 
 {
     tt_graph *g = &gm->graph;
     const tt_tensor_def *in = &g->tensors[in0];
-    int oh = (in->height + 2 * (c->kernel / 2) - c->kernel) / c->stride + 1;
-    int ow = (in->width + 2 * (c->kernel / 2) - c->kernel) / c->stride + 1;
+    int d = c->dilation > 1 ? c->dilation : 1, reach = d * (c->kernel - 1) + 1;
+    int oh = (in->height + 2 * d * (c->kernel / 2) - reach) / c->stride + 1;
+    int ow = (in->width + 2 * d * (c->kernel / 2) - reach) / c->stride + 1;
     char name[64];
     if (out < 0) {
         snprintf(name, sizeof name, "%s.out", c->name);
@@ -70,7 +77,7 @@ int tt_conv_norm_layers(tt_graph_model *gm, const tt_conv_norm *c, int in0, int 
     if (!g->failed && k.store16) g->tensors[out].storage = gm->model.spec.precision;
     tt_layer *l = tt_graph_layer(g, TT_LAYER_CONV, c->name, in0, in1, out);
     l->kernel = c->kernel, l->stride = c->stride, l->weight = c->weight, l->bias = c->bias;
-    l->groups = c->groups > 1 ? c->groups : 0;
+    l->groups = c->groups > 1 ? c->groups : 0, l->dilation = c->dilation;
     l->no_input_grad = in0 == g->input;
     if (c->bn_w < 0) return out;
     snprintf(name, sizeof name, "%s.act", c->name);

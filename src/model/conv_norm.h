@@ -12,6 +12,7 @@
 typedef struct tt_conv_norm {
     char name[48], norm[48];  /* the norm's "" without one (a bias instead) */
     int cin, cout, kernel, stride, groups;
+    int dilation;             /* 0 means 1; padded by dilation * (kernel / 2) */
     int weight, bias, bn_w, bn_b, bn_rm, bn_rv; /* parameter indices, -1: none */
     tt_norm_kind kind;        /* the norm's: batch (the default) or group */
     int norm_groups;          /* group norm's groups */
@@ -29,6 +30,10 @@ typedef struct tt_conv_keeps {
  * norm NULL: none, and a bias. */
 tt_status tt_conv_norm_params(tt_graph_model *gm, tt_conv_norm *c, const char *conv,
                               const char *norm, int cin, int cout, int k, int s, int groups);
+/* A convolution alone, without a norm or a bias (a depthwise one before
+ * its pointwise one). */
+tt_status tt_conv_plain_params(tt_graph_model *gm, tt_conv_norm *c, const char *conv, int cin,
+                               int cout, int k, int groups);
 /* The same with a group norm of `groups` groups (weight and bias only) and
  * no bias on the convolution. */
 tt_status tt_conv_group_norm_params(tt_graph_model *gm, tt_conv_norm *c, const char *conv,

@@ -31,8 +31,12 @@
 #include "ops/activation.h"
 #include "ops/conv2d.h"
 #include "ops/conv_transpose2d.h"
+#include "ops/channel_mul.h"
+#include "ops/dropout.h"
+#include "ops/global_avg_pool.h"
 #include "ops/group_norm.h"
 #include "ops/max_pool2d.h"
+#include "ops/upsample.h"
 #include "ops/upsample_nearest.h"
 #include "ops/util.h"
 
@@ -122,12 +126,27 @@ static tt_exec_pass *stats_of(tt_exec *x, const tt_layer *l)
 static tt_conv2d_desc conv_desc(tt_exec *x, const tt_layer *l, int in_channels, int n)
 {
     const tt_tensor_def *in = tensor(x, l->in[0]), *out = tensor(x, l->out);
+    int d = l->dilation > 1 ? l->dilation : 1;
     return (tt_conv2d_desc){.batch = n, .in_channels = in_channels, .in_h = in->height,
                             .in_w = in->width, .out_channels = out->channels,
                             .kernel_h = l->kernel, .kernel_w = l->kernel, .stride_h = l->stride,
-                            .stride_w = l->stride, .pad_h = l->kernel / 2, .pad_w = l->kernel / 2,
-                            .groups = l->groups, .algo = *x->algo,
+                            .stride_w = l->stride, .pad_h = d * (l->kernel / 2),
+                            .pad_w = d * (l->kernel / 2), .dilation_h = l->dilation,
+                            .dilation_w = l->dilation, .groups = l->groups, .algo = *x->algo,
                             .no_input_grad = l->no_input_grad};
+}
+
+/* A concatenation's two parts; a mean's input. */
+static tt_concat_desc concat_desc(tt_exec *x, const tt_layer *l, int n)
+{
+    const tt_tensor_def *a = tensor(x, l->in[0]), *b = tensor(x, l->in[1]);
+    return (tt_concat_desc){n, a->channels, b->channels, a->height, a->width};
+}
+
+static tt_global_avg_pool_desc mean_desc(tt_exec *x, const tt_layer *l, int n)
+{
+    const tt_tensor_def *in = tensor(x, l->in[0]);
+    return (tt_global_avg_pool_desc){n, in->channels, in->height, in->width};
 }
 
 static tt_batch_norm_desc norm_desc(tt_exec *x, const tt_layer *l, int n)
@@ -164,7 +183,7 @@ static tt_conv_transpose2d_desc convt_desc(tt_exec *x, const tt_layer *l, int n)
                                       .in_w = in->width, .out_channels = out->channels,
                                       .kernel_h = l->kernel, .kernel_w = l->kernel,
                                       .stride_h = l->stride, .stride_w = l->stride,
-                                      .algo = *x->algo};
+                                      .pad_h = l->pad, .pad_w = l->pad, .algo = *x->algo};
 }
 
 static tt_upsample_desc upsample_desc(tt_exec *x, const tt_layer *l, int n)
@@ -178,7 +197,19 @@ static tt_mem workspace(tt_exec *x)
     return x->model->workspace_buffer ? tt_mem_of(x->model->workspace_buffer) : NONE;
 }
 
-static int norm_trains(tt_exec *x, const tt_layer *l) { return x->training && !l->frozen; }
+/* A batch norm over one value a channel (a micro-batch of one on a 1x1
+ * plane) trains nowhere: the plan's record of a model built for such
+ * micro-batches (to evaluate) runs it on its running statistics. */
+static int one_value(tt_exec *x, const tt_layer *l)
+{
+    const tt_tensor_def *in = tensor(x, l->in[0]);
+    return l->norm == TT_NORM_BATCH && (size_t)x->batch * in->height * in->width == 1;
+}
+
+static int norm_trains(tt_exec *x, const tt_layer *l)
+{
+    return x->training && !l->frozen && !(x->recording && one_value(x, l));
+}
 
 typedef tt_exec_split split_weight;
 
@@ -211,6 +242,12 @@ static tt_status conv_half(tt_exec *x, const tt_layer *l, tt_mem out, tt_mem in,
         return tt_conv2d_forward(be, out, in, s.wa, tt_model_param(x->model, l->bias), &d,
                                  workspace(x));
     return tt_conv2d_forward_add(be, out, in, s.wb, &d, workspace(x));
+}
+
+/* The seed of dropout layer l's mask in this step. */
+static uint64_t dropout_seed(tt_exec *x, const tt_layer *l)
+{
+    return tt_dropout_layer_seed(x->model->dropout_seed, l->salt);
 }
 
 /* ---- one layer's forward, into `out` from `in0`, `in1` ------------------------- */
@@ -261,6 +298,10 @@ static tt_status run_forward(tt_exec *x, tt_layer *l, tt_mem out, tt_mem in0, tt
             return tt_group_norm_apply_saved(be, out, in0, l->saved, w, b, &d);
         }
         tt_batch_norm_desc d = norm_desc(x, l, n);
+        if (x->training && !l->frozen && one_value(x, l) && !x->recording)
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: batch norm '%s' in training sees one "
+                                "value a channel (a micro-batch of 1 on a 1x1 plane); give "
+                                "--micro-batch 2 or more", m->spec.kind, l->name);
         tt_batch_norm_state bn = l->bn;
         if (restat) { /* nothing counted, running statistics left alone */
             bn.running_mean = bn.running_var = NONE;
@@ -287,12 +328,40 @@ static tt_status run_forward(tt_exec *x, tt_layer *l, tt_mem out, tt_mem in0, tt
     case TT_LAYER_CONV_T: {
         tt_backend_layer(be, l->name);
         tt_conv_transpose2d_desc d = convt_desc(x, l, n);
-        return tt_conv_transpose2d_forward(be, out, in0, tt_model_param(m, l->weight),
-                                           tt_model_param(m, l->bias), &d, workspace(x));
+        TT_TRY(tt_conv_transpose2d_forward(be, out, in0, tt_model_param(m, l->weight),
+                                           tt_model_param(m, l->bias), &d, workspace(x)));
+        const tt_tensor_def *o = tensor(x, l->out);
+        if (o->storage == TT_PRECISION_FP32) return NULL;
+        return tt_cast_pack(be, o->half, out, o->storage, count_of(x, l->out, n));
     }
     case TT_LAYER_UPSAMPLE: {
         tt_upsample_desc d = upsample_desc(x, l, n);
+        if (l->bilinear) return tt_upsample_bilinear_aligned_forward(be, out, in0, &d, l->factor);
         return tt_upsample_nearest2x_forward(be, out, in0, &d);
+    }
+    case TT_LAYER_DROPOUT: {
+        const tt_tensor_def *o = tensor(x, l->out);
+        if (x->training && l->p > 0 && l->per_channel)
+            return tt_drop_path_forward(be, out, in0, l->p, dropout_seed(x, l),
+                                        (size_t)n * o->channels, (size_t)o->height * o->width);
+        if (x->training && l->p > 0)
+            return tt_dropout_forward(be, out, in0, l->p, dropout_seed(x, l), count_of(x, l->out, n));
+        if (o->alias == l->in[0]) return NULL; /* in place: the input as it is */
+        return tt_copy(be, out, in0, count_of(x, l->out, n) * sizeof(float));
+    }
+    case TT_LAYER_CONCAT: {
+        tt_concat_desc d = concat_desc(x, l, n);
+        return tt_concat_forward(be, out, in0, in1, &d);
+    }
+    case TT_LAYER_MEAN: {
+        tt_global_avg_pool_desc d = mean_desc(x, l, n);
+        return tt_global_avg_pool_forward(be, out, in0, &d);
+    }
+    case TT_LAYER_BROADCAST: { /* ones times each channel's value: the value exactly */
+        const tt_tensor_def *o = tensor(x, l->out);
+        tt_channel_mul_desc d = {n, o->channels, o->height, o->width};
+        TT_TRY(tt_fill(be, out, 1.0f, count_of(x, l->out, n)));
+        return tt_channel_mul_forward(be, out, out, in0, &d);
     }
     }
     return tt_error_new(TT_ERR_INTERNAL, "layer '%s': unknown kind %d", l->name, (int)l->kind);
@@ -342,7 +411,8 @@ static tt_status remake_upsampled(tt_exec *x, const tt_layer *up, tt_mem dest, i
     *done = 0;
     int a = up->in[0];
     const tt_tensor_def *ad = tensor(x, a);
-    if (at_hand(x, a) || x->graph->layers[ad->producer].kind != TT_LAYER_NORM) return NULL;
+    if (up->bilinear || at_hand(x, a) || x->graph->layers[ad->producer].kind != TT_LAYER_NORM)
+        return NULL; /* (a ReLU does not pass through bilinear weights) */
     const tt_layer *norm = &x->graph->layers[ad->producer];
     if (tensor(x, norm->in[0])->storage != TT_PRECISION_FP32) return NULL;
     tt_mem before = NONE;
@@ -611,7 +681,40 @@ static tt_status layer_backward(tt_exec *x, const tt_layer *l)
         TT_TRY(grad_for_adding(x, l->in[0], &d0));
         if (x->symbolic) return NULL;
         tt_upsample_desc d = upsample_desc(x, l, n);
+        if (l->bilinear) return tt_upsample_bilinear_aligned_backward(be, d0, g, &d, l->factor);
         return tt_upsample_nearest2x_backward(be, d0, g, &d);
+    }
+    case TT_LAYER_DROPOUT: {
+        if (!wants_grad(x, l->in[0])) return NULL;
+        TT_TRY(grad_for_adding(x, l->in[0], &d0));
+        if (x->symbolic) return NULL;
+        const tt_tensor_def *o = tensor(x, l->out);
+        if (l->per_channel)
+            return tt_drop_path_backward(be, d0, g, l->p, dropout_seed(x, l),
+                                         (size_t)n * o->channels, (size_t)o->height * o->width);
+        return tt_dropout_backward(be, d0, g, l->p, dropout_seed(x, l), count_of(x, l->out, n));
+    }
+    case TT_LAYER_CONCAT: {
+        if (wants_grad(x, l->in[0])) TT_TRY(grad_for_adding(x, l->in[0], &d0));
+        if (wants_grad(x, l->in[1])) TT_TRY(grad_for_adding(x, l->in[1], &d1));
+        if (x->symbolic) return NULL;
+        tt_concat_desc d = concat_desc(x, l, n);
+        return tt_concat_backward(be, d0, d1, g, &d);
+    }
+    case TT_LAYER_MEAN: {
+        if (!wants_grad(x, l->in[0])) return NULL;
+        TT_TRY(grad_for_adding(x, l->in[0], &d0));
+        if (x->symbolic) return NULL;
+        tt_global_avg_pool_desc d = mean_desc(x, l, n);
+        return tt_global_avg_pool_backward(be, d0, g, &d);
+    }
+    case TT_LAYER_BROADCAST: {
+        if (!wants_grad(x, l->in[0])) return NULL;
+        TT_TRY(grad_for_adding(x, l->in[0], &d0));
+        if (x->symbolic) return NULL;
+        const tt_tensor_def *o = tensor(x, l->out);
+        return tt_plane_sum(be, "broadcast backward", d0, g, NONE, n * o->channels,
+                            o->height * o->width, 1.0f, 1);
     }
     }
     return tt_error_new(TT_ERR_INTERNAL, "layer '%s': unknown kind %d", l->name, (int)l->kind);
@@ -810,7 +913,8 @@ tt_status tt_exec_name_places(tt_exec *x, tt_arena_plan *plan)
             tt_batch_norm_desc d = norm_desc(x, l, m->capacity);
             size_t saved = tt_batch_norm_saved_floats(&d);
             for (int k = 0; k < g->layer_count; k++) /* applied upsampled too (remake_upsampled) */
-                if (g->layers[k].kind == TT_LAYER_UPSAMPLE && g->layers[k].in[0] == l->out) {
+                if (g->layers[k].kind == TT_LAYER_UPSAMPLE && !g->layers[k].bilinear &&
+                    g->layers[k].in[0] == l->out) {
                     d.height *= 2, d.width *= 2;
                     if (tt_batch_norm_saved_floats(&d) > saved) saved = tt_batch_norm_saved_floats(&d);
                     break;
@@ -830,10 +934,12 @@ tt_status tt_exec_record_step(void *exec, tt_backend *recorder)
     tt_graph *g = x->graph;
     tt_backend *be = m->be;
     m->be = recorder;
+    x->recording = 1; /* a micro-batch of 1 may be for eval alone */
     tt_status status = tt_exec_forward(x, m->capacity, 1);
     if (!status)
         status = tt_copy(recorder, grad_of(x, g->output), fwd_of(x, g->output), bytes_of(x, g->output));
     if (!status) status = tt_exec_backward(x);
+    x->recording = 0;
     m->be = be;
     x->batch = x->training = 0;
     return status;

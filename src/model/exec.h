@@ -43,6 +43,7 @@ struct tt_exec {
     tt_exec_pass *passes;
     int pass_count, pass_capacity;
     int failed;
+    int recording;                /* the plan's record of a step (tt_exec_record_step) */
     unsigned splits;              /* wsplit rooms filled so far: a two-input conv checks that
                                      none came between its halves */
     int banded;                   /* banded storage (exec_band.c): every tensor stored whole in

@@ -32,9 +32,18 @@ typedef enum tt_layer_kind {
     TT_LAYER_MAX_POOL,   /* out = max pool(in[0]) (kernel, stride, pad); the backward
                             finds the winners by its argmax (argmax set) or again in
                             the input */
-    TT_LAYER_UPSAMPLE,   /* out = nearest x2 of in[0] */
-    TT_LAYER_CONV_T,     /* out = transposed conv(in[0]) + bias, kernel = stride, no
-                            padding (the UNet's up-convolutions) */
+    TT_LAYER_UPSAMPLE,   /* out = nearest x2 of in[0], or bilinear x factor with
+                            align_corners (bilinear set: smp's FPN and heads) */
+    TT_LAYER_CONV_T,     /* out = transposed conv(in[0]) + bias (kernel, stride, pad:
+                            the UNet's up-convolutions 2, 2, 0; Linknet's 4, 2, 1) */
+    TT_LAYER_DROPOUT,    /* out = in[0] with whole channels of a sample (per_channel:
+                            Dropout2d) or single elements (Dropout) dropped with
+                            probability p, the others scaled by 1 / (1 - p), in
+                            training; in[0] itself in eval; the mask drawn from the
+                            model's dropout_seed and `salt` */
+    TT_LAYER_CONCAT,     /* out = [in[0], in[1]] along channels */
+    TT_LAYER_MEAN,       /* out (C x 1 x 1) = the mean of each plane of in[0] */
+    TT_LAYER_BROADCAST,  /* out (C x H x W) = in[0] (C x 1 x 1) over every pixel */
 } tt_layer_kind;
 
 typedef enum tt_scope { TT_SCOPE_AUTO, TT_SCOPE_LAYER, TT_SCOPE_GROUP } tt_scope;
@@ -99,6 +108,7 @@ typedef struct tt_layer {
                                      them (a block): the index of the group's first layer */
     /* conv */
     int kernel, stride, relu;     /* relu: norm and add */
+    int dilation;                 /* 0 means 1; padded by dilation * (kernel / 2) */
     int weight, bias;             /* parameter indices (-1: none) */
     int no_input_grad;            /* the image's */
     /* norm */
@@ -115,6 +125,12 @@ typedef struct tt_layer {
     /* pool: kernel, stride and pad (above's kernel and stride) */
     int pad, keeps_argmax;
     tt_mem argmax;
+    /* upsample: bilinear with align_corners by `factor` (else nearest x2) */
+    int bilinear, factor;
+    /* dropout: the probability, whole channels or elements, and what tells
+     * its mask from another dropout layer's in the same step */
+    float p;
+    int per_channel, salt;
 } tt_layer;
 
 typedef struct tt_graph {

@@ -8,23 +8,41 @@
 #include <cjson/cJSON.h>
 
 #include "core/status.h"
+#include "model/deeplab.h"
+#include "model/fpn.h"
+#include "model/linknet.h"
+#include "model/resnet_encoder.h"
 #include "model/unet.h"
 #include "model/unet_resnet.h"
 #include "ops/util.h"
 
-/* One row per kind of model: its name and its constructor. */
+/* One row per kind of model: its name, smp's class of it, what its tiles'
+ * sides must be multiples of (0: 2^depth), and its constructor. */
 typedef struct model_kind {
-    const char *name;
+    const char *name, *smp;
+    int unit;
     tt_status (*create)(tt_backend *be, const tt_model_spec *spec, int capacity, int height,
                         int width, uint64_t seed, tt_model **out);
 } model_kind;
 
 static const model_kind kinds[] = {
-    {"unet", tt_unet_model_create},
-    {"unet-resnet18", tt_unet_resnet_model_create},
-    {"unet-resnet34", tt_unet_resnet_model_create},
-    {"unet-resnet50", tt_unet_resnet_model_create},
-    {"unet-resnext50_32x4d", tt_unet_resnet_model_create},
+    {"unet", "", 0, tt_unet_model_create},
+    {"unet-resnet18", "Unet", 32, tt_unet_resnet_model_create},
+    {"unet-resnet34", "Unet", 32, tt_unet_resnet_model_create},
+    {"unet-resnet50", "Unet", 32, tt_unet_resnet_model_create},
+    {"unet-resnext50_32x4d", "Unet", 32, tt_unet_resnet_model_create},
+    {"fpn-resnet18", "FPN", 32, tt_fpn_model_create},
+    {"fpn-resnet34", "FPN", 32, tt_fpn_model_create},
+    {"fpn-resnet50", "FPN", 32, tt_fpn_model_create},
+    {"fpn-resnext50_32x4d", "FPN", 32, tt_fpn_model_create},
+    {"linknet-resnet18", "Linknet", 32, tt_linknet_model_create},
+    {"linknet-resnet34", "Linknet", 32, tt_linknet_model_create},
+    {"linknet-resnet50", "Linknet", 32, tt_linknet_model_create},
+    {"linknet-resnext50_32x4d", "Linknet", 32, tt_linknet_model_create},
+    {"deeplabv3plus-resnet18", "DeepLabV3Plus", 16, tt_deeplab_model_create},
+    {"deeplabv3plus-resnet34", "DeepLabV3Plus", 16, tt_deeplab_model_create},
+    {"deeplabv3plus-resnet50", "DeepLabV3Plus", 16, tt_deeplab_model_create},
+    {"deeplabv3plus-resnext50_32x4d", "DeepLabV3Plus", 16, tt_deeplab_model_create},
 };
 #define KIND_COUNT ((int)(sizeof kinds / sizeof kinds[0]))
 
@@ -54,7 +72,7 @@ tt_model_spec tt_model_spec_default(void)
 tt_status tt_model_spec_check(const tt_model_spec *s)
 {
     if (!kind_of(s->kind)) {
-        char known[128];
+        char known[512];
         kinds_list(known, sizeof known);
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "model '%s' is unknown: use %s", s->kind,
                             known);
@@ -72,12 +90,18 @@ tt_status tt_model_spec_check(const tt_model_spec *s)
 
 int tt_model_spec_resnet_encoder(const tt_model_spec *s)
 {
-    return strncmp(s->kind, "unet-resnet", 11) == 0 || strncmp(s->kind, "unet-resnext", 12) == 0;
+    return tt_resnet_encoder_of(s->kind) != NULL;
 }
 
 int tt_model_spec_tile_unit(const tt_model_spec *s)
 {
-    return tt_model_spec_resnet_encoder(s) ? TT_UR_TILE_UNIT : 1 << s->depth;
+    const model_kind *k = kind_of(s->kind);
+    return k && k->unit ? k->unit : 1 << s->depth;
+}
+
+int tt_model_spec_least_micro_batch(const tt_model_spec *s)
+{
+    return strncmp(s->kind, "deeplabv3plus-", 14) == 0 ? 2 : 1;
 }
 
 /* The plain UNet is sized by base_channels, depth and its norm; the
@@ -96,7 +120,7 @@ void tt_model_spec_describe(const tt_model_spec *s, char *buf, size_t size)
         snprintf(buf, size, "UNet base %d depth %d %s%s", s->base_channels, s->depth,
                  tt_norm_kind_name(s->norm), storage);
     else
-        snprintf(buf, size, "%s (smp Unet%s)%s", s->kind,
+        snprintf(buf, size, "%s (smp %s%s)%s", s->kind, kind_of(s->kind) ? kind_of(s->kind)->smp : "",
                  s->freeze_encoder_bn && s->freeze_decoder_bn ? ", frozen batch norm"
                  : s->freeze_encoder_bn                       ? ", frozen encoder batch norm"
                                                               : "",

@@ -52,15 +52,19 @@ typedef struct tt_model_spec {
 tt_model_spec tt_model_spec_default(void);
 /* Checks the spec; errors name the value and what to give. */
 tt_status tt_model_spec_check(const tt_model_spec *spec);
-/* A UNet over a ResNet or ResNeXt encoder (unet-resnet18, -34, -50,
- * unet-resnext50_32x4d): sized by its
- * kind, not by base_channels, depth and norm; batch norm throughout; its
- * tensors under "encoder." first; trained on ImageNet-normalised inputs. */
+/* A UNet or an FPN over a ResNet or ResNeXt encoder (unet-resnet18, -34,
+ * -50, unet-resnext50_32x4d, fpn-resnet18 ...): sized by its kind, not by
+ * base_channels, depth and norm; its tensors under "encoder." first;
+ * trained on ImageNet-normalised inputs. */
 int tt_model_spec_resnet_encoder(const tt_model_spec *spec);
 /* What a tile's sides must be multiples of: 2^depth for the UNet, 32 for a
  * ResNet encoder. */
 int tt_model_spec_tile_unit(const tt_model_spec *spec);
 
+/* The smallest micro-batch a training step of the model takes: 2 for
+ * DeepLabV3+ (its image pooling's batch norm sees one value a channel an
+ * image), else 1. */
+int tt_model_spec_least_micro_batch(const tt_model_spec *spec);
 /* The architecture for people: "UNet base 16 depth 3 group",
  * "unet-resnet34 (smp Unet, frozen encoder BN)". */
 void tt_model_spec_describe(const tt_model_spec *spec, char *buf, size_t size);
@@ -159,6 +163,9 @@ struct tt_model {
     /* NULL: batch norm layers use their own micro-batch's statistics; set
      * (train/dist.c, --sync-bn) to sum them over every rank's micro-batch */
     const tt_norm_sync *norm_sync;
+    /* the seed of the next training forward's dropout masks (and of its
+     * backward's): the trainer sets it per micro-batch (tt_dropout_step_seed) */
+    uint64_t dropout_seed;
 };
 
 /* Builds the model of `spec` on `be` for micro-batches up to `capacity`

@@ -30,14 +30,12 @@ static const tt_resnet_encoder encoders[] = {
     {"resnext50_32x4d", {3, 4, 6, 3}, 1, 32, 4},
 };
 
-/* Tiles and micro-batches the encoder (five halvings) takes. */
-tt_status tt_resnet_encoder_check(const tt_model_spec *spec, int capacity, int height,
+tt_status tt_resnet_encoder_check(const tt_model_spec *spec, int unit, int capacity, int height,
                                   int width)
 {
     if (spec->classes < 1 || spec->in_channels < 1)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: %d classes, %d input channels", spec->kind,
                             spec->classes, spec->in_channels);
-    const int unit = 32;
     if (capacity < 1 || height < unit || width < unit || height % unit || width % unit)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "%s needs a tile whose height and width are multiples of %d (got "
@@ -62,6 +60,7 @@ const tt_resnet_encoder *tt_resnet_encoder_of(const char *kind)
 typedef struct encoder_block {
     char name[40];
     int cin, planes, cout, stride, down;
+    int dilation;             /* every convolution's (layer4 at output stride 16: 2) */
     int feature;              /* its layer's last: its output is read by the decoder */
     tt_conv_keeps k;
 } encoder_block;
@@ -79,7 +78,9 @@ static tt_status block_conv(tt_graph_model *gm, const encoder_block *b, tt_conv_
         snprintf(conv, sizeof conv, "%s.downsample.0", b->name);
         snprintf(norm, sizeof norm, "%s.downsample.1", b->name);
     }
-    return tt_conv_norm_params(gm, c, conv, norm, cin, cout, k, s, groups);
+    TT_TRY(tt_conv_norm_params(gm, c, conv, norm, cin, cout, k, s, groups));
+    c->dilation = b->dilation;
+    return NULL;
 }
 
 /* relu(y + identity) over y, the main path's last norm output. */
@@ -132,7 +133,8 @@ static tt_status bottleneck_block(tt_graph_model *gm, const tt_resnet_encoder *e
     return NULL;
 }
 
-tt_status tt_resnet_encoder_build(tt_graph_model *gm, const tt_resnet_encoder *e, int features[5])
+tt_status tt_resnet_encoder_build(tt_graph_model *gm, const tt_resnet_encoder *e, int output_stride,
+                                  int features[5])
 {
     const tt_model_spec *s = &gm->model.spec;
     tt_graph *g = &gm->graph;
@@ -152,10 +154,12 @@ tt_status tt_resnet_encoder_build(tt_graph_model *gm, const tt_resnet_encoder *e
     int cin = 64, expansion = e->bottleneck ? 4 : 1;
     for (int l = 0; l < 4; l++) {
         for (int k = 0; k < e->blocks[l]; k++) {
-            int stride = k == 0 && l > 0 ? 2 : 1, planes = layer_channels[l];
+            int dilated = l == 3 && output_stride == 16; /* smp's make_dilated */
+            int stride = k == 0 && l > 0 && !dilated ? 2 : 1, planes = layer_channels[l];
             int cout = planes * expansion, first = g->layer_count, store = fp16 && !ckpt;
             encoder_block b = {{0}, cin, planes, cout, stride, stride != 1 || cin != cout,
-                               k == e->blocks[l] - 1, {conv_out, again, 1, fe, store}};
+                               dilated ? 2 : 1, k == e->blocks[l] - 1,
+                               {conv_out, again, 1, fe, store}};
             snprintf(b.name, sizeof b.name, "encoder.layer%d.%d", l + 1, k);
             int y = -1;
             TT_TRY(e->bottleneck ? bottleneck_block(gm, e, &b, x, &y) : basic_block(gm, &b, x, &y));
@@ -165,4 +169,29 @@ tt_status tt_resnet_encoder_build(tt_graph_model *gm, const tt_resnet_encoder *e
         features[l + 1] = x;
     }
     return g->failed ? tt_error_new(TT_ERR_OUT_OF_MEMORY, "model graph: out of host memory") : NULL;
+}
+
+tt_status tt_resnet_model_create(tt_backend *be, const tt_model_spec *spec, int output_stride,
+                                 tt_resnet_decoder_fn decoder, int capacity, int height, int width,
+                                 uint64_t seed, tt_model **out)
+{
+    *out = NULL;
+    TT_TRY(tt_resnet_encoder_check(spec, output_stride, capacity, height, width));
+    const tt_resnet_encoder *e = tt_resnet_encoder_of(spec->kind);
+    if (!e) return tt_error_new(TT_ERR_INVALID_ARGUMENT, "model '%s': no such encoder", spec->kind);
+    tt_graph_model *gm = NULL;
+    TT_TRY(tt_graph_model_new(sizeof *gm, be, spec, capacity, height, width, &gm));
+    tt_status status = NULL;
+    tt_graph *g = &gm->graph;
+    g->input = tt_graph_tensor(g, "input", spec->in_channels, height, width, TT_KEEP);
+    int features[5];
+    TT_CHECK(tt_resnet_encoder_build(gm, e, output_stride, features));
+    TT_CHECK(decoder(gm, features));
+    TT_CHECK(tt_graph_finish(g));
+    TT_CHECK(tt_graph_model_bind(gm, seed));
+    TT_CHECK(tt_graph_model_place(gm, 0, TT_PRECISION_FP32));
+    *out = &gm->model;
+cleanup:
+    if (status) gm->model.ops->destroy(&gm->model);
+    return status;
 }

@@ -26,7 +26,7 @@
 
 static const int decoder_channels[TT_UR_DECODER_BLOCKS] = {256, 128, 64, 32, 16};
 
-static tt_status build(tt_graph_model *u, const tt_resnet_encoder *e)
+static tt_status decoder(tt_graph_model *u, const int features[5])
 {
     const tt_model_spec *s = &u->model.spec;
     tt_graph *g = &u->graph;
@@ -34,10 +34,6 @@ static tt_status build(tt_graph_model *u, const tt_resnet_encoder *e)
     tt_keep again = ckpt ? TT_RECOMPUTE : TT_REMAKE; /* a norm's output read again */
     int fd = s->freeze_decoder_bn;
     char conv[64], norm[64];
-    g->input = tt_graph_tensor(g, "input", s->in_channels, u->model.height, u->model.width,
-                               TT_KEEP);
-    int features[5];
-    TT_TRY(tt_resnet_encoder_build(u, e, features));
     int x = features[4], cin = g->tensors[x].channels;
     tt_conv_norm c;
     for (int i = 0; i < TT_UR_DECODER_BLOCKS; i++) {
@@ -71,22 +67,11 @@ static tt_status build(tt_graph_model *u, const tt_resnet_encoder *e)
     g->output = tt_graph_tensor(g, "logits", s->classes, u->model.height, u->model.width, TT_KEEP);
     TT_TRY(tt_conv_norm_params(u, &c, "segmentation_head.0", NULL, cin, s->classes, 3, 1, 1));
     tt_conv_norm_layers(u, &c, x, -1, g->output, (tt_conv_keeps){TT_KEEP, TT_KEEP, 0, 0, 0});
-    return tt_graph_finish(g);
+    return NULL;
 }
 
 tt_status tt_unet_resnet_model_create(tt_backend *be, const tt_model_spec *spec, int capacity,
                                       int height, int width, uint64_t seed, tt_model **out)
 {
-    *out = NULL;
-    TT_TRY(tt_resnet_encoder_check(spec, capacity, height, width));
-    tt_graph_model *u = NULL;
-    TT_TRY(tt_graph_model_new(sizeof *u, be, spec, capacity, height, width, &u));
-    tt_status status = NULL;
-    TT_CHECK(build(u, tt_resnet_encoder_of(spec->kind)));
-    TT_CHECK(tt_graph_model_bind(u, seed));
-    TT_CHECK(tt_graph_model_place(u, 0, TT_PRECISION_FP32));
-    *out = &u->model;
-cleanup:
-    if (status) u->model.ops->destroy(&u->model);
-    return status;
+    return tt_resnet_model_create(be, spec, 32, decoder, capacity, height, width, seed, out);
 }

@@ -23,6 +23,26 @@ static void keys_of(uint64_t seed, uint32_t *key_a, uint32_t *key_b)
     *key_b = fmix32(hi ^ fmix32(lo ^ 0x7f4a7c15u));
 }
 
+static uint64_t mix64(uint64_t z) /* splitmix64's finaliser */
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+uint64_t tt_dropout_step_seed(uint64_t run_seed, int64_t step, int micro_batch, int rank)
+{
+    uint64_t h = mix64(run_seed ^ 0x6a09e667f3bcc909ULL);
+    h = mix64(h ^ (uint64_t)step);
+    h = mix64(h ^ (uint64_t)(uint32_t)micro_batch);
+    return mix64(h ^ (uint64_t)(uint32_t)rank);
+}
+
+uint64_t tt_dropout_layer_seed(uint64_t seed, int salt)
+{
+    return seed ^ (0x9e3779b97f4a7c15ULL * (uint64_t)(salt + 1));
+}
+
 uint32_t tt_dropout_hash(uint64_t seed, uint32_t index)
 {
     uint32_t key_a, key_b;

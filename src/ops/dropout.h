@@ -50,6 +50,14 @@
 
 #include "backend/backend.h"
 
+/* The seed of a model's dropout masks for one micro-batch: from the run's
+ * seed, the optimizer step, the micro-batch's index in its window and the
+ * rank, so that a resumed run draws the masks it would have drawn. */
+uint64_t tt_dropout_step_seed(uint64_t run_seed, int64_t step, int micro_batch, int rank);
+/* The seed of one dropout layer's mask: seed ^ (0x9e3779b97f4a7c15 *
+ * (salt + 1)), wrapping (tests/torch_resnet_unet_check.py draws it so). */
+uint64_t tt_dropout_layer_seed(uint64_t seed, int salt);
+
 /* The 32-bit hash of (seed, index) above, on the host. */
 uint32_t tt_dropout_hash(uint64_t seed, uint32_t index);
 /* Whether index is kept for drop probability p (p in [0, 1)). */

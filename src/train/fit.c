@@ -54,10 +54,11 @@ static tt_status estimate(const fit *f, int micro_batch, const int tile[2], int 
                            checkpointing, peak);
 }
 
-/* The largest micro-batch in 1..cap whose estimate fits, 0 if none. */
+/* The largest micro-batch in least..cap whose estimate fits (least: the
+ * model's smallest training micro-batch), 0 if none. */
 static tt_status largest_fit(const fit *f, int cap, int checkpointing, int *best)
 {
-    int lo = 1, hi = cap;
+    int lo = tt_model_spec_least_micro_batch(f->model), hi = cap;
     *best = 0;
     while (lo <= hi) {
         int mid = lo + (hi - lo) / 2;
@@ -77,20 +78,20 @@ static tt_status no_fit(const fit *f)
     const tt_train_options *o = f->options;
     int resnet = tt_model_spec_resnet_encoder(f->model);
     int unit = tt_model_spec_tile_unit(f->model), least = resnet ? 2 * unit : unit;
-    int tile[2] = {o->tile[0], o->tile[1]};
+    int tile[2] = {o->tile[0], o->tile[1]}, images = tt_model_spec_least_micro_batch(f->model);
     while (tile[0] > least || tile[1] > least) {
         for (int k = 0; k < 2; k++)
             tile[k] = tile[k] / 2 / unit * unit > least ? tile[k] / 2 / unit * unit : least;
         uint64_t peak, plain;
-        TT_TRY(estimate(f, 1, tile, 1, &peak));
-        TT_TRY(estimate(f, 1, tile, 0, &plain)); /* for models without checkpointing */
+        TT_TRY(estimate(f, images, tile, 1, &peak));
+        TT_TRY(estimate(f, images, tile, 0, &plain)); /* for models without checkpointing */
         if (plain < peak) peak = plain;
         if (peak <= f->limit)
             return tt_error_new(TT_ERR_OUT_OF_MEMORY,
-                                "tile %dx%d does not fit under %s even with one image and "
+                                "tile %dx%d does not fit under %s even with %d image%s and "
                                 "--checkpointing; --tile %dx%d fits (the whole image is still "
                                 "trained on, crop by crop)", o->tile[0], o->tile[1], f->limit_text,
-                                tile[0], tile[1]);
+                                images, images > 1 ? "s" : "", tile[0], tile[1]);
     }
     return tt_error_new(TT_ERR_OUT_OF_MEMORY,
                         "nothing fits under %s on device '%s': raise --mem-limit or use a "
@@ -109,7 +110,11 @@ static tt_status fit_memory(const tt_device_info *device, tt_train_options *o,
     tt_format_bytes(f.limit, f.limit_text, sizeof f.limit_text);
     char need[32];
     int cap = o->micro_batch > 0 ? o->micro_batch : o->batch;
-    int best = 0;
+    int best = 0, least = tt_model_spec_least_micro_batch(model);
+    if (o->micro_batch > 0 && o->micro_batch < least)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s trains on micro-batches of %d or more "
+                            "(its image pooling's batch norm sees one value a channel an "
+                            "image): give --micro-batch %d or more", model->kind, least, least);
     TT_TRY(largest_fit(&f, cap, model->checkpointing, &best));
     if (!best && !model->checkpointing) {
         TT_TRY(largest_fit(&f, cap, 1, &best));

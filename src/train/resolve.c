@@ -191,14 +191,16 @@ static tt_status resolve_loss(tt_recipe *r)
 }
 
 /* --precision auto: the storage chosen on this device (precision_auto.h),
- * at the run's micro-batch (1 when that is auto: the fit comes after).
+ * at the run's micro-batch (the model's least when that is auto: the fit
+ * comes after).
  * Every rank times its own device; rank 0's choice is every rank's, so
  * that the ranks run the same arithmetic. */
 static tt_status choose_precision(tt_recipe *r, const tt_dist *dist)
 {
     if (r->model.precision != TT_PRECISION_AUTO) return NULL;
     tt_step_config sc = tt_recipe_step(&r->opt, &r->model, r->mask_kind, r->planes);
-    if (sc.micro_batch < 1) sc.micro_batch = 1;
+    int least = tt_model_spec_least_micro_batch(&sc.model);
+    if (sc.micro_batch < least) sc.micro_batch = least;
     tt_precision_choice choice;
     TT_TRY(tt_error_prefix(tt_precision_auto(r->be, &sc, &choice), "--precision auto"));
     int32_t chosen = (int32_t)sc.model.precision;

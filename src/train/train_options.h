@@ -26,7 +26,11 @@ typedef enum tt_model_choice {
     TT_MODEL_UNET_RESNET50,
     TT_MODEL_UNET_RESNEXT50,
 } tt_model_choice;
-#define TT_MODEL_CHOICES "unet|unet-resnet18|unet-resnet34|unet-resnet50|unet-resnext50_32x4d"
+#define TT_MODEL_CHOICES                                                                           \
+    "unet|unet-resnet18|unet-resnet34|unet-resnet50|unet-resnext50_32x4d|fpn-resnet18|fpn-resnet34|" \
+    "fpn-resnet50|fpn-resnext50_32x4d|linknet-resnet18|linknet-resnet34|linknet-resnet50|"      \
+    "linknet-resnext50_32x4d|deeplabv3plus-resnet18|deeplabv3plus-resnet34|"                      \
+    "deeplabv3plus-resnet50|deeplabv3plus-resnext50_32x4d"
 
 /* --optimizer */
 typedef enum tt_optimizer_choice { TT_OPTIMIZER_ADAMW, TT_OPTIMIZER_SGD } tt_optimizer_choice;

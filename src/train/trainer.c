@@ -16,6 +16,7 @@
 #include "core/fs.h"
 #include "core/status.h"
 #include "model/weights.h"
+#include "ops/dropout.h"
 #include "train/augment_gallery.h"
 #include "train/recipe.h"
 #include "train/train_log.h"
@@ -322,6 +323,14 @@ static void release_window(tt_trainer *t, tt_window *w)
     w->count = 0;
 }
 
+/* The seed of micro-batch m's dropout masks in the step being taken: the
+ * same after a resume, the same in its window-sums forward as in its
+ * training one. */
+static uint64_t dropout_seed(const tt_trainer *t, int m)
+{
+    return tt_dropout_step_seed(t->opt.seed, t->counters.step, m, t->dist.rank);
+}
+
 /* 2b. a term reduced over the window: the forward of every micro-batch for
  * the window's sums (over the ranks), before any backward. */
 static tt_status window_sums(tt_trainer *t, tt_window *w)
@@ -329,6 +338,7 @@ static tt_status window_sums(tt_trainer *t, tt_window *w)
     for (int m = 0; m < w->count; m++) {
         tt_batch *b = w->batches[m];
         TT_TRY(tt_step_upload(t->engine, b->image, b->mask, b->batch_size));
+        t->engine->model->dropout_seed = dropout_seed(t, m);
         TT_TRY(tt_step_window_sums(t->engine, b->batch_size));
     }
     return NULL;
@@ -349,6 +359,7 @@ static tt_status run_micro_batches(tt_trainer *t, tt_window *w, tt_step_report *
         }
         tt_batch *b = w->batches[m];
         TT_TRY(tt_step_upload(t->engine, b->image, b->mask, b->batch_size));
+        t->engine->model->dropout_seed = dropout_seed(t, m);
         TT_TRY(tt_step_micro_batch(t->engine, b->batch_size, &w->counts, loss_scale));
         c->sampler = b->state_after;
         r->images += b->batch_size;

@@ -1,0 +1,74 @@
+/*
+ * The smp-style models (--model unet-resnet*, fpn-*) against PyTorch:
+ * their twins under python/ (unet_resnet.py, smp_decoders.py) run in
+ * float64 by tests/torch_resnet_unet_check.py from the same weights, one
+ * step: logits, every parameter gradient, the running statistics and
+ * num_batches_tracked after it, dropout's masks drawn alike.  And the
+ * checks that need no PyTorch: checkpointing gives the bits of the step
+ * without in less memory, 16-bit storage gradients near fp32's.
+ *
+ * The batch and group norms' parameters are set so that float32 cannot
+ * flip a ReLU (controlled() in smp_compare.c): with PyTorch's init a 64x96
+ * step has a ReLU input within 1e-5 of 0, float32 PyTorch takes the other
+ * side of it and its gradients differ from float64 by up to 6.5e-2 (the
+ * script's self-test shows 3e-5 with these).  The script reports the
+ * float64 forward's margins.
+ */
+#ifndef TT_TESTS_SMP_COMPARE_H
+#define TT_TESTS_SMP_COMPARE_H
+
+#include <stddef.h>
+
+#include "harness.h"
+#include "model/model.h"
+#include "ops/conv_algo.h"
+
+#define PY "/usr/bin/python3"
+#define CLASSES 3
+
+typedef struct {
+    const char *label;
+    const char *kind;
+    const char *mode;   /* train, freeze (encoder), freeze_all, eval */
+    int batch, height, width;
+    int twice;          /* then forward and backward again: the gradients double */
+    const char *ill;    /* tensors whose names begin so ("": all) sit behind an
+                           ill-conditioned norm (one value a channel an image): the
+                           16-bit check leaves their worst element to the L2 bound */
+} rcase;
+
+/* The storage the models made next keep their activations in. */
+extern tt_precision smp_storage;
+/* Their convolution algorithm: AUTO, or the device's direct row in checks
+ * whose result does not depend on the picks, on shapes no other check
+ * tunes (timing a new shape's candidates takes about 30 s of a fresh
+ * cache's run on lavapipe). */
+extern tt_conv_algo smp_convs;
+
+/* 1 when PY imports `modules` ("torch", "torch, torchvision"); else prints
+ * why the comparison is skipped. */
+int smp_have(const char *modules);
+/* A fresh file /tmp/tt-rtest-<what>-XXXXXX. */
+void smp_temp_path(char *path, size_t size, const char *what);
+/* system(cmd), printed when it fails; 1 when it succeeded. */
+int smp_run(const char *cmd);
+/* The model `kind` for `mode` (freeze: the encoder's norms frozen;
+ * freeze_all: every one), CLASSES classes, seed 11. */
+tt_model *smp_create(const char *kind, const char *mode, int capacity, int height, int width);
+tt_model *smp_create_checkpointing(const char *kind, const char *mode, int capacity, int height,
+                                   int width, int checkpointing);
+int smp_is_encoder(const char *name);
+
+/* One step of c against the PyTorch twin in float64 (skipped without
+ * torch); with c->twice, a second step doubles every gradient. */
+void smp_check_step(const rcase *c);
+/* Two steps with --checkpointing: the same bits in less memory. */
+void smp_check_checkpointing(const rcase *c);
+/* fp16 and bf16 storage, with and without checkpointing: gradients near
+ * fp32's in fewer bytes. */
+void smp_check_16bit(const rcase *c);
+/* Every name and shape of the model's is its PyTorch twin's, and every one
+ * of the twin's ours. */
+void smp_check_names(const char *kind);
+
+#endif

@@ -1,0 +1,266 @@
+/*
+ * FPN, Linknet and DeepLabV3+ over a ResNet encoder (--model
+ * fpn-resnet18 ... deeplabv3plus-resnext50_32x4d) against PyTorch: python/smp_decoders.py's
+ * (smp's layout and names) in float64 from the same weights, one step with
+ * dropout's masks drawn alike (tests/smp_compare.h says what is compared
+ * and how); names and shapes are smp's; --checkpointing gives the same
+ * bits in less memory; 16-bit storage gradients near fp32's; dropout's
+ * mask follows the seed and nothing else.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "smp_compare.h"
+
+/* On Vulkan the suite runs each decoder's training step against PyTorch
+ * (every kernel the decoders add, on lavapipe) and the dropout checks; what
+ * the others check is the executor's, the same on either backend, and
+ * each would take a minute of lavapipe in a fresh cache. */
+static int opencl_only(void)
+{
+    if (th_backend_kind() != TT_BACKEND_VULKAN) return 0;
+    printf("\n  (run on OpenCL: the executor's, not the backend's)");
+    return 1;
+}
+
+static void test_resnet18_train(void)
+{
+    rcase c = {"fpn-resnet18 train", "fpn-resnet18", "train", 2, 64, 96, 1, NULL};
+    smp_check_step(&c);
+}
+
+static void test_resnet18_eval(void)
+{
+    if (opencl_only()) return;
+    rcase c = {"fpn-resnet18 eval", "fpn-resnet18", "eval", 2, 64, 96, 0, NULL};
+    smp_check_step(&c);
+}
+
+static void test_resnet18_frozen_encoder_bn(void)
+{
+    if (opencl_only()) return;
+    rcase c = {"fpn-resnet18 frozen encoder BN", "fpn-resnet18", "freeze", 2, 64, 64, 0, NULL};
+    smp_convs = tt_conv_direct_row(th_backend());
+    smp_check_step(&c);
+    smp_convs = TT_CONV_ALGO_AUTO;
+}
+
+/* Bottleneck blocks under the FPN's 2048-channel c5, at 64x64: at 32x64
+ * the batch norms of layer4 see four values a channel and float32's
+ * rounding grows through them to 7.6e-4 of a gradient (5.4e-5 here).
+ * These and the checks below run the direct kernels: what they check does
+ * not depend on the autotuner's picks, and timing a fresh cache's new
+ * shapes takes minutes on lavapipe. */
+static void test_resnet50_train(void)
+{
+    if (opencl_only()) return;
+    rcase c = {"fpn-resnet50 train", "fpn-resnet50", "train", 2, 64, 64, 0, NULL};
+    smp_convs = tt_conv_direct_row(th_backend());
+    smp_check_step(&c);
+    smp_convs = TT_CONV_ALGO_AUTO;
+}
+
+static void test_resnet18_checkpointing(void)
+{
+    if (opencl_only()) return;
+    rcase c = {"fpn-resnet18 train", "fpn-resnet18", "train", 2, 64, 96, 0, NULL};
+    smp_convs = tt_conv_direct_row(th_backend());
+    smp_check_checkpointing(&c);
+    smp_convs = TT_CONV_ALGO_AUTO;
+}
+
+/* (With checkpointing the FPN keeps no convolution output, so its 16-bit
+ * step is the fp32 one's: the figures show it.) */
+static void test_resnet18_16bit(void)
+{
+    if (opencl_only()) return;
+    rcase c = {"fpn-resnet18 train", "fpn-resnet18", "train", 2, 64, 96, 0, NULL};
+    smp_convs = tt_conv_direct_row(th_backend());
+    smp_check_16bit(&c);
+    smp_convs = TT_CONV_ALGO_AUTO;
+}
+
+/* (FPN's first two steps run the autotuner's picks; the rest the direct
+ * kernels, as above.) */
+static void test_linknet_resnet18_train(void)
+{
+    rcase c = {"linknet-resnet18 train", "linknet-resnet18", "train", 2, 64, 96, 1, NULL};
+    smp_convs = tt_conv_direct_row(th_backend());
+    smp_check_step(&c);
+    smp_convs = TT_CONV_ALGO_AUTO;
+}
+
+static void test_linknet_resnet18_eval(void)
+{
+    if (opencl_only()) return;
+    rcase c = {"linknet-resnet18 eval", "linknet-resnet18", "eval", 2, 64, 96, 0, NULL};
+    smp_convs = tt_conv_direct_row(th_backend());
+    smp_check_step(&c);
+    smp_convs = TT_CONV_ALGO_AUTO;
+}
+
+static void test_linknet_resnet50_train(void)
+{
+    if (opencl_only()) return;
+    rcase c = {"linknet-resnet50 train", "linknet-resnet50", "train", 2, 64, 64, 0, NULL};
+    smp_convs = tt_conv_direct_row(th_backend());
+    smp_check_step(&c);
+    smp_convs = TT_CONV_ALGO_AUTO;
+}
+
+static void test_linknet_checkpointing_16bit(void)
+{
+    if (opencl_only()) return;
+    rcase c = {"linknet-resnet18 train", "linknet-resnet18", "train", 2, 64, 96, 0, NULL};
+    smp_convs = tt_conv_direct_row(th_backend());
+    smp_check_checkpointing(&c);
+    smp_check_16bit(&c);
+    smp_convs = TT_CONV_ALGO_AUTO;
+}
+
+/* Dilated and depthwise convolutions, the image pooling's mean and
+ * broadcast, concatenations, elementwise dropout (masks alike).  Three
+ * images: the image pooling's batch norm sees one value a channel an
+ * image, and over two its input's gradient is a difference of two nearly
+ * equal terms (xhat is +-1 within eps / var), float32's rounding of which
+ * reached 3.6e-3 of a gradient here. */
+static void test_deeplab_resnet18_train(void)
+{
+    rcase c = {"deeplabv3plus-resnet18 train", "deeplabv3plus-resnet18", "train", 3, 64, 96, 1, NULL};
+    smp_check_step(&c);
+}
+
+static void test_deeplab_resnet18_eval(void)
+{
+    if (opencl_only()) return;
+    rcase c = {"deeplabv3plus-resnet18 eval", "deeplabv3plus-resnet18", "eval", 2, 48, 80, 0, NULL};
+    smp_convs = tt_conv_direct_row(th_backend());
+    smp_check_step(&c);
+    smp_convs = TT_CONV_ALGO_AUTO;
+}
+
+static void test_deeplab_resnet50_train(void)
+{
+    if (opencl_only()) return;
+    rcase c = {"deeplabv3plus-resnet50 train", "deeplabv3plus-resnet50", "train", 3, 64, 64, 0, NULL};
+    smp_convs = tt_conv_direct_row(th_backend());
+    smp_check_step(&c);
+    smp_convs = TT_CONV_ALGO_AUTO;
+}
+
+static void test_deeplab_checkpointing_16bit(void)
+{
+    if (opencl_only()) return;
+    /* the image pooling's gradient reaches every tensor (through the
+     * plane's mean): all of them are behind its ill-conditioned norm */
+    rcase c = {"deeplabv3plus-resnet18 train", "deeplabv3plus-resnet18", "train", 3, 64, 96, 0, ""};
+    smp_convs = tt_conv_direct_row(th_backend());
+    smp_check_checkpointing(&c);
+    smp_check_16bit(&c);
+    smp_convs = TT_CONV_ALGO_AUTO;
+}
+
+/* Training on micro-batches of one is refused by name (the image
+ * pooling's batch norm would see one value a channel); eval runs. */
+static void test_deeplab_batch_of_one(void)
+{
+    smp_convs = tt_conv_direct_row(th_backend());
+    tt_model *m = smp_create("deeplabv3plus-resnet18", "train", 1, 32, 32);
+    smp_convs = TT_CONV_ALGO_AUTO;
+    TH_OK(tt_model_forward(m, 1, 0));
+    tt_status s = tt_model_forward(m, 1, 1);
+    CU_ASSERT_PTR_NOT_NULL(s);
+    if (s) {
+        printf("\n  %s", tt_status_message(s));
+        CU_ASSERT_PTR_NOT_NULL(strstr(tt_status_message(s), "--micro-batch 2"));
+        tt_status_free(s);
+    }
+    tt_model_destroy(m);
+}
+
+static void test_names_are_smps(void)
+{
+    if (opencl_only() || !smp_have("torch")) return;
+    const char *decoders[] = {"fpn", "linknet", "deeplabv3plus"};
+    const char *encoders[] = {"resnet18", "resnet34", "resnet50", "resnext50_32x4d"};
+    for (int d = 0; d < 3; d++)
+        for (int e = 0; e < 4; e++) {
+            char kind[32];
+            snprintf(kind, sizeof kind, "%s-%s", decoders[d], encoders[e]);
+            smp_check_names(kind);
+        }
+}
+
+/* The logits of one training forward with dropout seed `seed`. */
+static void logits_for(tt_model *m, const float *input, size_t in_n, uint64_t seed, float *out,
+                       size_t out_n)
+{
+    tt_backend *be = th_backend();
+    m->dropout_seed = seed;
+    TH_OK(tt_write(be, m->input, input, in_n * sizeof *input));
+    TH_OK(tt_model_forward(m, 2, 1));
+    TH_OK(tt_read(be, out, m->logits, out_n * sizeof *out));
+}
+
+/* Dropout's masks are the seed's: the same seed gives the same logits bit
+ * for bit (a resumed step draws what it drew), another seed other logits,
+ * and eval mode none (its logits the same whatever the seed). */
+static void test_dropout_follows_the_seed(void)
+{
+    smp_convs = tt_conv_direct_row(th_backend());
+    tt_model *m = smp_create("fpn-resnet18", "train", 2, 32, 32);
+    smp_convs = TT_CONV_ALGO_AUTO;
+    size_t in_n = 2 * 3 * 32 * 32, out_n = 2 * CLASSES * 32 * 32;
+    float *input = malloc(in_n * sizeof *input), *a = malloc(out_n * sizeof *a);
+    float *b = malloc(out_n * sizeof *b), *c = malloc(out_n * sizeof *c);
+    uint64_t seed = 3;
+    th_fill_uniform(input, in_n, 0, 1, &seed);
+    logits_for(m, input, in_n, 1, a, out_n);
+    logits_for(m, input, in_n, 2, b, out_n);
+    logits_for(m, input, in_n, 1, c, out_n);
+    int same = memcmp(a, c, out_n * sizeof *a) == 0, other = memcmp(a, b, out_n * sizeof *a) != 0;
+    tt_backend *be = th_backend();
+    m->dropout_seed = 1;
+    TH_OK(tt_write(be, m->input, input, in_n * sizeof *input));
+    TH_OK(tt_model_forward(m, 2, 0));
+    TH_OK(tt_read(be, a, m->logits, out_n * sizeof *a));
+    m->dropout_seed = 2;
+    TH_OK(tt_model_forward(m, 2, 0));
+    TH_OK(tt_read(be, b, m->logits, out_n * sizeof *b));
+    int eval_same = memcmp(a, b, out_n * sizeof *a) == 0;
+    printf("\n  seed 1 twice: %s; seeds 1 and 2: %s; eval mode, seeds 1 and 2: %s",
+           same ? "equal" : "DIFFER", other ? "differ" : "EQUAL", eval_same ? "equal" : "DIFFER");
+    CU_ASSERT(same);
+    CU_ASSERT(other);
+    CU_ASSERT(eval_same);
+    free(input), free(a), free(b), free(c);
+    tt_model_destroy(m);
+}
+
+int main(void)
+{
+    CU_TestInfo tests[] = {
+        {"fpn-resnet18: a training step vs torch (dropout's masks alike)", test_resnet18_train},
+        {"fpn-resnet18: eval-mode forward vs torch", test_resnet18_eval},
+        {"fpn-resnet18: frozen encoder batch norm vs torch", test_resnet18_frozen_encoder_bn},
+        {"fpn-resnet50: a training step vs torch", test_resnet50_train},
+        {"fpn-resnet18: --checkpointing, the same bits in less memory", test_resnet18_checkpointing},
+        {"fpn-resnet18: 16-bit storage, gradients near fp32's in fewer bytes", test_resnet18_16bit},
+        {"linknet-resnet18: a training step vs torch", test_linknet_resnet18_train},
+        {"linknet-resnet18: eval-mode forward vs torch", test_linknet_resnet18_eval},
+        {"linknet-resnet50: a training step vs torch", test_linknet_resnet50_train},
+        {"linknet-resnet18: --checkpointing and 16-bit storage", test_linknet_checkpointing_16bit},
+        {"deeplabv3plus-resnet18: a training step vs torch", test_deeplab_resnet18_train},
+        {"deeplabv3plus-resnet18: eval-mode forward vs torch", test_deeplab_resnet18_eval},
+        {"deeplabv3plus-resnet50: a training step vs torch", test_deeplab_resnet50_train},
+        {"deeplabv3plus-resnet18: --checkpointing and 16-bit storage",
+         test_deeplab_checkpointing_16bit},
+        {"deeplabv3plus: training on a micro-batch of 1 is refused", test_deeplab_batch_of_one},
+        {"names and shapes are smp's, both ways", test_names_are_smps},
+        {"dropout's masks follow the seed alone", test_dropout_follows_the_seed},
+        CU_TEST_INFO_NULL,
+    };
+    return th_run_suite("decoders", tests, TH_EVERY);
+}
