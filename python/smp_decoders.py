@@ -73,7 +73,7 @@ import torch.nn.functional as F
 
 from smp_encoders import encoder_names, get_encoder
 
-DECODERS = ("fpn", "deeplabv3plus", "linknet")
+DECODERS = ("fpn", "deeplabv3plus", "linknet", "unet")
 
 
 # -------------------------------------------------------------------- FPN
@@ -266,7 +266,11 @@ class SegmentationModel(nn.Module):
         os_ = 16 if d == "deeplabv3plus" else 32
         self.encoder = get_encoder(encoder_name, in_channels, os_, drop_path_rate)
         ch = self.encoder.out_channels
-        if d == "fpn":
+        if d == "unet":  # smp's Unet: python/unet_resnet.py's decoder, a 3x3 head
+            from unet_resnet import DECODER_CHANNELS, Decoder
+            self.decoder = Decoder(ch)
+            self.segmentation_head = segmentation_head(DECODER_CHANNELS[-1], classes, 3, 1)
+        elif d == "fpn":
             self.decoder = FPNDecoder(ch)
             self.segmentation_head = segmentation_head(self.decoder.out_channels, classes, 1, 4)
         elif d == "deeplabv3plus":

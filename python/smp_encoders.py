@@ -458,10 +458,19 @@ class TimmEfficientNetEncoder(EfficientNet):
 
 # ------------------------------------------------------------------ names
 
+def smp_encoder_name(name):
+    """smp's encoder_name for tiletrain's: "efficientnet-b2" is
+    "tu-efficientnet_b2" (the recommended EfficientNet); others as given."""
+    if name.startswith("efficientnet-"):
+        return "tu-efficientnet_" + name[len("efficientnet-"):]
+    return name
+
+
 def encoder_names():
     names = list(RESNETS)
     names += [f"tu-efficientnet_{v}" for v in EFFNET_PARAMS]
     names += [f"timm-efficientnet-{v}" for v in EFFNET_PARAMS]
+    names += [f"efficientnet-{v}" for v in EFFNET_PARAMS]  # tiletrain's names of tu-
     return names
 
 
@@ -469,6 +478,7 @@ def get_encoder(name, in_channels=3, output_stride=32, drop_path_rate=None):
     """The encoder smp's get_encoder(name, in_channels, depth=5,
     output_stride=...) builds, with the same state_dict. drop_path_rate:
     None for smp's default (0 for tu-, 0.2 for timm-)."""
+    name = smp_encoder_name(name)
     if name in RESNETS:
         return ResNetEncoder(name, in_channels, output_stride)
     if name.startswith("tu-efficientnet_") and name[len("tu-efficientnet_"):] in EFFNET_PARAMS:

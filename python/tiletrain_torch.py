@@ -132,18 +132,19 @@ def read_safetensors(path):
     return tensors, meta
 
 
-ENCODERS = ("resnet18", "resnet34", "resnet50", "resnext50_32x4d")
+ENCODERS = ("resnet18", "resnet34", "resnet50", "resnext50_32x4d") + tuple(
+    f"efficientnet-b{i}" for i in range(5))
 MODELS = ("unet",) + tuple(f"{d}-{e}" for d in ("unet", "fpn", "linknet", "deeplabv3plus") for e in ENCODERS)
 
 
 def smp_model(kind, classes, in_channels=3):
     """The PyTorch twin of tiletrain's --model `kind` (not the plain unet):
-    python/unet_resnet.py's UnetResNet for unet-*, python/smp_decoders.py's
-    FPN, Linknet or DeepLabV3+ for fpn-*, linknet-* and deeplabv3plus-*, each
+    python/unet_resnet.py's UnetResNet for unet-resnet*, python/smp_decoders.py's
+    models for the others (efficientnet-bN is smp's tu-efficientnet_bN), each
     with smp's state_dict."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     decoder, encoder = kind.split("-", 1)
-    if decoder == "unet":
+    if decoder == "unet" and not encoder.startswith("efficientnet"):
         from unet_resnet import UnetResNet
         return UnetResNet(encoder, classes, in_channels)
     from smp_decoders import build

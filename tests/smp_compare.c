@@ -535,13 +535,13 @@ static int smp_by_text(const void *a, const void *b)
 }
 
 /* The lines of the PyTorch twin's names (python/unet_resnet.py for a
- * UNet, python/smp_decoders.py for the others): {"name": "X", "shape":
+ * UNet over a ResNet, python/smp_decoders.py for the others): {"name": "X", "shape":
  * [..]} as "X [..]", sorted; -1 when it does not run. */
 static int smp_torch_names(const char *kind, char ***out)
 {
     char cmd[512];
     const char *encoder = strchr(kind, '-') + 1;
-    if (strncmp(kind, "unet-", 5) == 0)
+    if (strncmp(kind, "unet-res", 8) == 0)
         snprintf(cmd, sizeof cmd, PY " %s/python/unet_resnet.py names --encoder %s --classes %d",
                  TT_SOURCE_DIR, encoder, CLASSES);
     else

@@ -180,14 +180,50 @@ static void test_deeplab_batch_of_one(void)
     tt_model_destroy(m);
 }
 
+/* EfficientNet (smp's tu-efficientnet_bN): depthwise convolutions of 3
+ * and 5 with strides, SiLU, squeeze-and-excitation, residuals; under the
+ * UNet and, at output stride 16 (timm's dilation), DeepLabV3+. */
+static void test_effnet_b0_unet_train(void)
+{
+    rcase c = {"unet-efficientnet-b0 train", "unet-efficientnet-b0", "train", 2, 64, 96, 1, NULL};
+    smp_check_step(&c);
+}
+
+static void test_effnet_b1_deeplab_train(void)
+{
+    if (opencl_only()) return;
+    rcase c = {"deeplabv3plus-efficientnet-b1 train", "deeplabv3plus-efficientnet-b1", "train", 3,
+               64, 64, 0, NULL};
+    smp_convs = tt_conv_direct_row(th_backend());
+    smp_check_step(&c);
+    smp_convs = TT_CONV_ALGO_AUTO;
+}
+
+static void test_effnet_checkpointing_16bit(void)
+{
+    if (opencl_only()) return;
+    rcase c = {"fpn-efficientnet-b0 train", "fpn-efficientnet-b0", "train", 2, 64, 96, 0, NULL};
+    smp_convs = tt_conv_direct_row(th_backend());
+    smp_check_checkpointing(&c);
+    smp_check_16bit(&c);
+    smp_convs = TT_CONV_ALGO_AUTO;
+}
+
 static void test_names_are_smps(void)
 {
     if (opencl_only() || !smp_have("torch")) return;
     const char *decoders[] = {"fpn", "linknet", "deeplabv3plus"};
-    const char *encoders[] = {"resnet18", "resnet34", "resnet50", "resnext50_32x4d"};
+    const char *encoders[] = {"resnet18",        "resnet34",        "resnet50",
+                              "resnext50_32x4d", "efficientnet-b0", "efficientnet-b1",
+                              "efficientnet-b2", "efficientnet-b3", "efficientnet-b4"};
+    for (int e = 4; e < 9; e++) { /* the UNet over a ResNet: test_resnet_unet */
+        char kind[40];
+        snprintf(kind, sizeof kind, "unet-%s", encoders[e]);
+        smp_check_names(kind);
+    }
     for (int d = 0; d < 3; d++)
-        for (int e = 0; e < 4; e++) {
-            char kind[32];
+        for (int e = 0; e < 9; e++) {
+            char kind[40];
             snprintf(kind, sizeof kind, "%s-%s", decoders[d], encoders[e]);
             smp_check_names(kind);
         }
@@ -258,6 +294,9 @@ int main(void)
         {"deeplabv3plus-resnet18: --checkpointing and 16-bit storage",
          test_deeplab_checkpointing_16bit},
         {"deeplabv3plus: training on a micro-batch of 1 is refused", test_deeplab_batch_of_one},
+        {"unet-efficientnet-b0: a training step vs torch", test_effnet_b0_unet_train},
+        {"deeplabv3plus-efficientnet-b1: a training step vs torch", test_effnet_b1_deeplab_train},
+        {"fpn-efficientnet-b0: --checkpointing and 16-bit storage", test_effnet_checkpointing_16bit},
         {"names and shapes are smp's, both ways", test_names_are_smps},
         {"dropout's masks follow the seed alone", test_dropout_follows_the_seed},
         CU_TEST_INFO_NULL,

@@ -99,7 +99,7 @@ def layer_seed(seed, salt):
 def build_model(cfg):
     """The model CONFIG_JSON names, its dropout tiletrain's."""
     decoder = cfg.get("decoder", "unet")
-    if decoder == "unet":
+    if decoder == "unet" and not cfg["encoder"].startswith("efficientnet"):
         return UnetResNet(cfg["encoder"], cfg["classes"])
     from smp_decoders import build
     model = build(cfg["encoder"], decoder, cfg["classes"])

@@ -143,6 +143,12 @@ static tt_concat_desc concat_desc(tt_exec *x, const tt_layer *l, int n)
     return (tt_concat_desc){n, a->channels, b->channels, a->height, a->width};
 }
 
+static tt_channel_mul_desc mul_desc(tt_exec *x, const tt_layer *l, int n)
+{
+    const tt_tensor_def *in = tensor(x, l->in[0]);
+    return (tt_channel_mul_desc){n, in->channels, in->height, in->width};
+}
+
 static tt_global_avg_pool_desc mean_desc(tt_exec *x, const tt_layer *l, int n)
 {
     const tt_tensor_def *in = tensor(x, l->in[0]);
@@ -356,6 +362,13 @@ static tt_status run_forward(tt_exec *x, tt_layer *l, tt_mem out, tt_mem in0, tt
     case TT_LAYER_MEAN: {
         tt_global_avg_pool_desc d = mean_desc(x, l, n);
         return tt_global_avg_pool_forward(be, out, in0, &d);
+    }
+    case TT_LAYER_ACT:
+        if (l->act == TT_ACT_SILU) return tt_silu_forward(be, out, in0, count_of(x, l->out, n));
+        return tt_sigmoid_forward(be, out, in0, count_of(x, l->out, n));
+    case TT_LAYER_CHANNEL_MUL: {
+        tt_channel_mul_desc d = mul_desc(x, l, n);
+        return tt_channel_mul_forward(be, out, in0, in1, &d);
     }
     case TT_LAYER_BROADCAST: { /* ones times each channel's value: the value exactly */
         const tt_tensor_def *o = tensor(x, l->out);
@@ -707,6 +720,25 @@ static tt_status layer_backward(tt_exec *x, const tt_layer *l)
         if (x->symbolic) return NULL;
         tt_global_avg_pool_desc d = mean_desc(x, l, n);
         return tt_global_avg_pool_backward(be, d0, g, &d);
+    }
+    case TT_LAYER_ACT: {
+        if (!wants_grad(x, l->in[0])) return NULL;
+        int silu = l->act == TT_ACT_SILU; /* reads its input; sigmoid its output */
+        TT_TRY(value(x, silu ? l->in[0] : l->out, silu ? &in0 : &out));
+        TT_TRY(grad_for_adding(x, l->in[0], &d0));
+        if (x->symbolic) return NULL;
+        if (silu) return tt_silu_backward(be, d0, g, in0, count_of(x, l->out, n));
+        return tt_sigmoid_backward(be, d0, g, out, count_of(x, l->out, n));
+    }
+    case TT_LAYER_CHANNEL_MUL: {
+        tt_mem in1 = NONE;
+        TT_TRY(value(x, l->in[1], &in1));
+        if (wants_grad(x, l->in[1])) TT_TRY(value(x, l->in[0], &in0));
+        if (wants_grad(x, l->in[0])) TT_TRY(grad_for_adding(x, l->in[0], &d0));
+        if (wants_grad(x, l->in[1])) TT_TRY(grad_for_adding(x, l->in[1], &d1));
+        if (x->symbolic) return NULL;
+        tt_channel_mul_desc d = mul_desc(x, l, n);
+        return tt_channel_mul_backward(be, d0, d1, g, in0, in1, &d);
     }
     case TT_LAYER_BROADCAST: {
         if (!wants_grad(x, l->in[0])) return NULL;

@@ -18,6 +18,7 @@
 
 #include "backend/backend.h"
 #include "core/precision.h"
+#include "ops/activation.h"
 #include "ops/batch_norm.h"
 #include "ops/conv2d.h"
 #include "ops/norm.h"
@@ -44,6 +45,9 @@ typedef enum tt_layer_kind {
     TT_LAYER_CONCAT,     /* out = [in[0], in[1]] along channels */
     TT_LAYER_MEAN,       /* out (C x 1 x 1) = the mean of each plane of in[0] */
     TT_LAYER_BROADCAST,  /* out (C x H x W) = in[0] (C x 1 x 1) over every pixel */
+    TT_LAYER_ACT,        /* out = SiLU or sigmoid (act) of in[0] */
+    TT_LAYER_CHANNEL_MUL, /* out = in[0] (C x H x W) times in[1] (C x 1 x 1), channel by
+                             channel (squeeze-and-excitation's scale) */
 } tt_layer_kind;
 
 typedef enum tt_scope { TT_SCOPE_AUTO, TT_SCOPE_LAYER, TT_SCOPE_GROUP } tt_scope;
@@ -131,6 +135,8 @@ typedef struct tt_layer {
      * its mask from another dropout layer's in the same step */
     float p;
     int per_channel, salt;
+    /* act: TT_ACT_SILU or TT_ACT_SIGMOID */
+    tt_activation_kind act;
 } tt_layer;
 
 typedef struct tt_graph {

@@ -16,7 +16,7 @@
 
 #include "core/status.h"
 #include "model/conv_norm.h"
-#include "model/resnet_encoder.h"
+#include "model/encoder.h"
 
 #define BLOCKS 5
 #define PREFINAL 32
@@ -115,5 +115,5 @@ static tt_status decoder(tt_graph_model *gm, const int f[5])
 tt_status tt_linknet_model_create(tt_backend *be, const tt_model_spec *spec, int capacity,
                                   int height, int width, uint64_t seed, tt_model **out)
 {
-    return tt_resnet_model_create(be, spec, 32, decoder, capacity, height, width, seed, out);
+    return tt_encoder_model_create(be, spec, 32, decoder, capacity, height, width, seed, out);
 }

@@ -11,13 +11,16 @@
 #include "model/deeplab.h"
 #include "model/fpn.h"
 #include "model/linknet.h"
-#include "model/resnet_encoder.h"
+#include "model/encoder.h"
 #include "model/unet.h"
 #include "model/unet_resnet.h"
 #include "ops/util.h"
 
-/* One row per kind of model: its name, smp's class of it, what its tiles'
- * sides must be multiples of (0: 2^depth), and its constructor. */
+/* One row per decoder: its name (the kind's part before the encoder's:
+ * "fpn" of "fpn-resnet34"), smp's class of it, what its tiles' sides must
+ * be multiples of (0: 2^depth, the plain UNet), and its constructor.  A
+ * kind is the plain "unet", or a decoder's name, "-" and an encoder's
+ * (encoder.h). */
 typedef struct model_kind {
     const char *name, *smp;
     int unit;
@@ -25,42 +28,31 @@ typedef struct model_kind {
                         int width, uint64_t seed, tt_model **out);
 } model_kind;
 
-static const model_kind kinds[] = {
-    {"unet", "", 0, tt_unet_model_create},
-    {"unet-resnet18", "Unet", 32, tt_unet_resnet_model_create},
-    {"unet-resnet34", "Unet", 32, tt_unet_resnet_model_create},
-    {"unet-resnet50", "Unet", 32, tt_unet_resnet_model_create},
-    {"unet-resnext50_32x4d", "Unet", 32, tt_unet_resnet_model_create},
-    {"fpn-resnet18", "FPN", 32, tt_fpn_model_create},
-    {"fpn-resnet34", "FPN", 32, tt_fpn_model_create},
-    {"fpn-resnet50", "FPN", 32, tt_fpn_model_create},
-    {"fpn-resnext50_32x4d", "FPN", 32, tt_fpn_model_create},
-    {"linknet-resnet18", "Linknet", 32, tt_linknet_model_create},
-    {"linknet-resnet34", "Linknet", 32, tt_linknet_model_create},
-    {"linknet-resnet50", "Linknet", 32, tt_linknet_model_create},
-    {"linknet-resnext50_32x4d", "Linknet", 32, tt_linknet_model_create},
-    {"deeplabv3plus-resnet18", "DeepLabV3Plus", 16, tt_deeplab_model_create},
-    {"deeplabv3plus-resnet34", "DeepLabV3Plus", 16, tt_deeplab_model_create},
-    {"deeplabv3plus-resnet50", "DeepLabV3Plus", 16, tt_deeplab_model_create},
-    {"deeplabv3plus-resnext50_32x4d", "DeepLabV3Plus", 16, tt_deeplab_model_create},
+static const model_kind plain = {"unet", "", 0, tt_unet_model_create};
+static const model_kind decoders[] = {
+    {"unet", "Unet", 32, tt_unet_resnet_model_create},
+    {"fpn", "FPN", 32, tt_fpn_model_create},
+    {"linknet", "Linknet", 32, tt_linknet_model_create},
+    {"deeplabv3plus", "DeepLabV3Plus", 16, tt_deeplab_model_create},
 };
-#define KIND_COUNT ((int)(sizeof kinds / sizeof kinds[0]))
+#define DECODER_COUNT ((int)(sizeof decoders / sizeof decoders[0]))
 
 static const model_kind *kind_of(const char *name)
 {
-    for (int i = 0; i < KIND_COUNT; i++)
-        if (strcmp(kinds[i].name, name) == 0) return &kinds[i];
+    if (strcmp(name, plain.name) == 0) return &plain;
+    size_t n = strcspn(name, "-");
+    for (int i = 0; i < DECODER_COUNT; i++)
+        if (strlen(decoders[i].name) == n && strncmp(decoders[i].name, name, n) == 0 &&
+            tt_encoder_of(name))
+            return &decoders[i];
     return NULL;
 }
 
-/* The kinds, comma-separated, from the table: for messages. */
+/* The kinds, for messages. */
 static void kinds_list(char *buf, size_t size)
 {
-    buf[0] = '\0';
-    for (int i = 0; i < KIND_COUNT; i++) {
-        size_t used = strlen(buf);
-        snprintf(buf + used, size - used, "%s%s", i ? ", " : "", kinds[i].name);
-    }
+    snprintf(buf, size, "unet, or unet-, fpn-, linknet- or deeplabv3plus- then an encoder: "
+             "resnet18, resnet34, resnet50, resnext50_32x4d, efficientnet-b0 .. efficientnet-b4");
 }
 
 tt_model_spec tt_model_spec_default(void)
@@ -90,7 +82,7 @@ tt_status tt_model_spec_check(const tt_model_spec *s)
 
 int tt_model_spec_resnet_encoder(const tt_model_spec *s)
 {
-    return tt_resnet_encoder_of(s->kind) != NULL;
+    return tt_encoder_of(s->kind);
 }
 
 int tt_model_spec_tile_unit(const tt_model_spec *s)

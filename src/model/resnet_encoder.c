@@ -30,21 +30,6 @@ static const tt_resnet_encoder encoders[] = {
     {"resnext50_32x4d", {3, 4, 6, 3}, 1, 32, 4},
 };
 
-tt_status tt_resnet_encoder_check(const tt_model_spec *spec, int unit, int capacity, int height,
-                                  int width)
-{
-    if (spec->classes < 1 || spec->in_channels < 1)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: %d classes, %d input channels", spec->kind,
-                            spec->classes, spec->in_channels);
-    if (capacity < 1 || height < unit || width < unit || height % unit || width % unit)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT,
-                            "%s needs a tile whose height and width are multiples of %d (got "
-                            "%dx%d) and a micro-batch >= 1 (got %d); try --tile %dx%d",
-                            spec->kind, unit, height, width, capacity,
-                            (height + unit - 1) / unit * unit, (width + unit - 1) / unit * unit);
-    return NULL;
-}
-
 const tt_resnet_encoder *tt_resnet_encoder_of(const char *kind)
 {
     const char *dash = strchr(kind, '-');
@@ -169,29 +154,4 @@ tt_status tt_resnet_encoder_build(tt_graph_model *gm, const tt_resnet_encoder *e
         features[l + 1] = x;
     }
     return g->failed ? tt_error_new(TT_ERR_OUT_OF_MEMORY, "model graph: out of host memory") : NULL;
-}
-
-tt_status tt_resnet_model_create(tt_backend *be, const tt_model_spec *spec, int output_stride,
-                                 tt_resnet_decoder_fn decoder, int capacity, int height, int width,
-                                 uint64_t seed, tt_model **out)
-{
-    *out = NULL;
-    TT_TRY(tt_resnet_encoder_check(spec, output_stride, capacity, height, width));
-    const tt_resnet_encoder *e = tt_resnet_encoder_of(spec->kind);
-    if (!e) return tt_error_new(TT_ERR_INVALID_ARGUMENT, "model '%s': no such encoder", spec->kind);
-    tt_graph_model *gm = NULL;
-    TT_TRY(tt_graph_model_new(sizeof *gm, be, spec, capacity, height, width, &gm));
-    tt_status status = NULL;
-    tt_graph *g = &gm->graph;
-    g->input = tt_graph_tensor(g, "input", spec->in_channels, height, width, TT_KEEP);
-    int features[5];
-    TT_CHECK(tt_resnet_encoder_build(gm, e, output_stride, features));
-    TT_CHECK(decoder(gm, features));
-    TT_CHECK(tt_graph_finish(g));
-    TT_CHECK(tt_graph_model_bind(gm, seed));
-    TT_CHECK(tt_graph_model_place(gm, 0, TT_PRECISION_FP32));
-    *out = &gm->model;
-cleanup:
-    if (status) gm->model.ops->destroy(&gm->model);
-    return status;
 }

@@ -28,12 +28,6 @@ typedef struct tt_resnet_encoder {
  * resnet34); NULL for none. */
 const tt_resnet_encoder *tt_resnet_encoder_of(const char *kind);
 
-/* An error naming a tile whose sides are not multiples of `unit` (32: the
- * encoder's five halvings; 16 at output stride 16), a micro-batch below 1,
- * or no classes. */
-tt_status tt_resnet_encoder_check(const tt_model_spec *spec, int unit, int capacity, int height,
-                                  int width);
-
 /* Adds the encoder's parameters and layers after the model's input
  * (g->input); features[0..4] get F0..F4's tensors (each kept, or made
  * again as the model's checkpointing and storage say).  output_stride 32,
@@ -41,16 +35,5 @@ tt_status tt_resnet_encoder_check(const tt_model_spec *spec, int unit, int capac
  * 2 (smp's make_dilated: its first block's 3x3 too). */
 tt_status tt_resnet_encoder_build(tt_graph_model *gm, const tt_resnet_encoder *e, int output_stride,
                                   int features[5]);
-
-/* Adds a decoder and head after the encoder's features F0..F4 and sets
- * the graph's output (the logits). */
-typedef tt_status (*tt_resnet_decoder_fn)(tt_graph_model *gm, const int features[5]);
-
-/* A model over the encoder `spec->kind` names, at `output_stride` (32 or
- * 16: the tile's unit too): the input, the encoder, `decoder`, then its
- * parameters from `seed` and its places.  *out: tt_model_destroy(). */
-tt_status tt_resnet_model_create(tt_backend *be, const tt_model_spec *spec, int output_stride,
-                                 tt_resnet_decoder_fn decoder, int capacity, int height, int width,
-                                 uint64_t seed, tt_model **out);
 
 #endif

@@ -22,7 +22,7 @@
 
 #include "core/status.h"
 #include "model/conv_norm.h"
-#include "model/resnet_encoder.h"
+#include "model/encoder.h"
 
 static const int decoder_channels[TT_UR_DECODER_BLOCKS] = {256, 128, 64, 32, 16};
 
@@ -73,5 +73,5 @@ static tt_status decoder(tt_graph_model *u, const int features[5])
 tt_status tt_unet_resnet_model_create(tt_backend *be, const tt_model_spec *spec, int capacity,
                                       int height, int width, uint64_t seed, tt_model **out)
 {
-    return tt_resnet_model_create(be, spec, 32, decoder, capacity, height, width, seed, out);
+    return tt_encoder_model_create(be, spec, 32, decoder, capacity, height, width, seed, out);
 }

@@ -18,19 +18,20 @@
 #include "ops/conv_algo.h"
 #include "ops/norm.h"
 
-/* --model */
-typedef enum tt_model_choice {
-    TT_MODEL_UNET,
-    TT_MODEL_UNET_RESNET18,
-    TT_MODEL_UNET_RESNET34,
-    TT_MODEL_UNET_RESNET50,
-    TT_MODEL_UNET_RESNEXT50,
-} tt_model_choice;
-#define TT_MODEL_CHOICES                                                                           \
-    "unet|unet-resnet18|unet-resnet34|unet-resnet50|unet-resnext50_32x4d|fpn-resnet18|fpn-resnet34|" \
-    "fpn-resnet50|fpn-resnext50_32x4d|linknet-resnet18|linknet-resnet34|linknet-resnet50|"      \
-    "linknet-resnext50_32x4d|deeplabv3plus-resnet18|deeplabv3plus-resnet34|"                      \
-    "deeplabv3plus-resnet50|deeplabv3plus-resnext50_32x4d"
+/* --model: an index into TT_MODEL_CHOICES (model.c's kinds: the plain
+ * unet, or a decoder over an encoder) */
+typedef enum tt_model_choice { TT_MODEL_UNET } tt_model_choice;
+#define TT_MODEL_CHOICES \
+    "unet|unet-resnet18|unet-resnet34|unet-resnet50|unet-resnext50_32x4d|unet-efficientnet-b0|" \
+    "unet-efficientnet-b1|unet-efficientnet-b2|unet-efficientnet-b3|unet-efficientnet-b4|" \
+    "fpn-resnet18|fpn-resnet34|fpn-resnet50|fpn-resnext50_32x4d|fpn-efficientnet-b0|" \
+    "fpn-efficientnet-b1|fpn-efficientnet-b2|fpn-efficientnet-b3|fpn-efficientnet-b4|" \
+    "linknet-resnet18|linknet-resnet34|linknet-resnet50|linknet-resnext50_32x4d|" \
+    "linknet-efficientnet-b0|linknet-efficientnet-b1|linknet-efficientnet-b2|" \
+    "linknet-efficientnet-b3|linknet-efficientnet-b4|deeplabv3plus-resnet18|" \
+    "deeplabv3plus-resnet34|deeplabv3plus-resnet50|deeplabv3plus-resnext50_32x4d|" \
+    "deeplabv3plus-efficientnet-b0|deeplabv3plus-efficientnet-b1|" \
+    "deeplabv3plus-efficientnet-b2|deeplabv3plus-efficientnet-b3|deeplabv3plus-efficientnet-b4"
 
 /* --optimizer */
 typedef enum tt_optimizer_choice { TT_OPTIMIZER_ADAMW, TT_OPTIMIZER_SGD } tt_optimizer_choice;
