@@ -12,6 +12,7 @@
 
 #include "io/safetensors.h"
 #include "model/weights.h"
+#include "optim/optimizer.h"
 #include "ops/util.h"
 
 /* The dropout masks' seed of the compared step (the script draws them
@@ -146,6 +147,126 @@ static void note(worst_of *w, double e, const char *name)
     }
 }
 
+/* The reference's command for `mode` (step or window) on c. */
+static void torch_command(char *cmd, size_t size, const char *mode, const rcase *c,
+                          const char *in_path, const char *out_path, double lr)
+{
+    char decoder[16];
+    snprintf(decoder, sizeof decoder, "%.*s", (int)strcspn(c->kind, "-"), c->kind);
+    snprintf(cmd, size,
+             PY " %s/tests/torch_resnet_unet_check.py %s %s %s "
+             "'{\"encoder\": \"%s\", \"decoder\": \"%s\", \"classes\": %d, \"mode\": "
+             "\"%s\", \"dropout_seed\": %llu, \"lr\": %g}'",
+             TT_SOURCE_DIR, mode, in_path, out_path, strchr(c->kind, '-') + 1, decoder, CLASSES,
+             c->mode, (unsigned long long)DROPOUT_SEED, lr);
+}
+
+/* Every gradient (train) and running statistic and counter of m against
+ * the reference's in f ("grad.<name>", "grad32.<name>", "<name>"). */
+static void compare_tensors(tt_safetensors *f, const rcase *c, tt_model *m, const float *grads,
+                            const float *after, int train)
+{
+    const tt_param_table *pt = m->params;
+    double e;
+    worst_of classes[] = {{"encoder conv weights", 0, "", 0}, {"decoder conv weights", 0, "", 0},
+                          {"batch norm weights/biases", 0, "", 0}, {"convolution biases", 0, "", 0},
+                          {"running means", 0, "", 0}, {"running variances", 0, "", 0}};
+    /* a gradient that is 0 in exact arithmetic (a bottleneck's bn2 bias:
+     * its ReLU wholly open or shut before a 1x1 convolution and a batch
+     * norm, whose input gradients sum to 0; a convolution's bias before
+     * a batch norm) is float noise in both: a gradient is measured
+     * against 1e-3 of the largest gradient of the model where it is
+     * smaller, and one whose float64 reference is below 1e-9 of that
+     * largest must be below 1e-5 of it (its float32 noise) */
+    worst_of zero = {"zero in exact arithmetic", 0, "", 0};
+    /* a gradient float32 PyTorch itself has far from float64 (past
+     * 2.5e-5: behind a batch norm over a few values, as DeepLabV3+'s
+     * image pooling's, the input's gradient is a difference of nearly
+     * equal terms) passes within 4x of float32 PyTorch's error */
+    worst_of torch32 = {"float32 PyTorch's", 0, "", 0};
+    worst_of conditioned = {"ill-conditioned, ours/torch32", 0, "", 0};
+    double largest = 0;
+    for (size_t i = 0; i < pt->trainable_floats; i++) largest = fmax(largest, fabs(grads[i]));
+    int missing = 0;
+    for (int i = 0; i < pt->count && train; i++) {
+        const tt_param *p = &pt->params[i];
+        int64_t shape[4];
+        for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
+        float *ref = malloc(p->count * sizeof *ref);
+        char name[96];
+        snprintf(name, sizeof name, "%s%s", p->trainable ? "grad." : "", p->name);
+        tt_status s = tt_safetensors_get_f32(f, name, p->ndim, shape, ref);
+        if (s) {
+            missing++;
+            printf("\n  %s", tt_status_message(s));
+            tt_status_free(s);
+            free(ref);
+            continue;
+        }
+        const float *got = (p->trainable ? grads : after) + p->offset;
+        e = compare_floor(got, ref, p->count, p->trainable ? 1e-3 * largest : 0);
+        if (p->trainable) { /* float32 PyTorch's own distance from float64 */
+            float *ref32 = malloc(p->count * sizeof *ref32);
+            snprintf(name, sizeof name, "grad32.%s", p->name);
+            TH_OK(tt_safetensors_get_f32(f, name, p->ndim, shape, ref32));
+            double e32 = compare_floor(ref32, ref, p->count, 1e-3 * largest);
+            free(ref32);
+            note(&torch32, e32, p->name);
+            /* where float32 itself is far, within 4x of its distance */
+            if (e32 > 2.5e-5 && e < 4 * e32) {
+                note(&conditioned, e / e32, p->name);
+                e = 0;
+            }
+        }
+        double ref_max = 0;
+        for (size_t q = 0; q < p->count; q++) ref_max = fmax(ref_max, fabs(ref[q]));
+        if (p->trainable && ref_max < 1e-9 * largest) { /* 0 in exact arithmetic */
+            double noise = 0;
+            for (size_t q = 0; q < p->count; q++) noise = fmax(noise, fabs(got[q]));
+            note(&zero, noise / largest, p->name);
+            free(ref);
+            continue;
+        }
+        worst_of *k = p->role == TT_PARAM_WEIGHT ? &classes[smp_is_encoder(p->name) ? 0 : 1]
+                      : p->role == TT_PARAM_BIAS          ? &classes[3]
+                      : p->role == TT_PARAM_RUNNING_MEAN  ? &classes[4]
+                      : p->role == TT_PARAM_RUNNING_VAR   ? &classes[5]
+                                                          : &classes[2];
+        note(k, e, p->name);
+        if (e >= (k - classes < 4 ? 1e-4 : 1e-5))
+            printf("\n  %s: %s%s %.2e", c->label, p->trainable ? "gradient of " : "", p->name, e);
+        free(ref);
+    }
+    CU_ASSERT_EQUAL(missing, 0);
+    if (zero.count)
+        printf("\n  %s: %-26s worst %.2e of %d (%s), of the largest gradient", c->label,
+               zero.what, zero.worst, zero.count, zero.name);
+    CU_ASSERT(zero.worst < 1e-5);
+    if (train)
+        printf("\n  %s: float32 PyTorch vs float64: worst gradient %.2e (%s)", c->label,
+               torch32.worst, torch32.name);
+    if (conditioned.count)
+        printf("\n  %s: %d gradient%s where float32 PyTorch is past 2.5e-5: ours at most "
+               "%.2fx its error (%s)", c->label, conditioned.count,
+               conditioned.count > 1 ? "s" : "", conditioned.worst, conditioned.name);
+    for (int k = 0; k < 6 && train; k++) {
+        printf("\n  %s: %-26s worst %.2e of %d (%s)", c->label, classes[k].what,
+               classes[k].worst, classes[k].count, classes[k].name);
+        CU_ASSERT(classes[k].count > 0);
+        CU_ASSERT(classes[k].worst < (k < 4 ? 1e-4 : 1e-5));
+    }
+    /* num_batches_tracked equal torch's */
+    int counters_differ = 0;
+    for (int i = 0; i < m->counter_count; i++) {
+        int64_t v = -1;
+        TH_OK(tt_safetensors_get_i64(f, m->counters[i].name, 0, NULL, &v));
+        counters_differ += v != *m->counters[i].value;
+    }
+    printf("\n  %s: num_batches_tracked differing from torch: %d of %d", c->label,
+           counters_differ, m->counter_count);
+    CU_ASSERT_EQUAL(counters_differ, 0);
+}
+
 void smp_check_step(const rcase *c)
 {
     tt_backend *be = th_backend();
@@ -215,14 +336,8 @@ void smp_check_step(const rcase *c)
     CU_ASSERT_EQUAL(kept_bad, 0);
     CU_ASSERT_EQUAL(counted_bad, 0);
 
-    char cmd[1024], decoder[16];
-    snprintf(decoder, sizeof decoder, "%.*s", (int)strcspn(c->kind, "-"), c->kind);
-    snprintf(cmd, sizeof cmd,
-             PY " %s/tests/torch_resnet_unet_check.py step %s %s "
-             "'{\"encoder\": \"%s\", \"decoder\": \"%s\", \"classes\": %d, \"mode\": "
-             "\"%s\", \"dropout_seed\": %llu}'",
-             TT_SOURCE_DIR, in_path, out_path, strchr(c->kind, '-') + 1, decoder, CLASSES, c->mode,
-             (unsigned long long)DROPOUT_SEED);
+    char cmd[1024];
+    torch_command(cmd, sizeof cmd, "step", c, in_path, out_path, 0);
     int torch = smp_have("torch"), ran = torch && smp_run(cmd);
     unlink(in_path);
     if (torch) CU_ASSERT(ran);
@@ -242,103 +357,7 @@ void smp_check_step(const rcase *c)
         CU_ASSERT(margin[0] > 1e-6);
         printf("\n  %s: logits vs torch %.2e", c->label, e);
         CU_ASSERT(e < 1e-4);
-        worst_of classes[] = {{"encoder conv weights", 0, "", 0}, {"decoder conv weights", 0, "", 0},
-                              {"batch norm weights/biases", 0, "", 0}, {"convolution biases", 0, "", 0},
-                              {"running means", 0, "", 0}, {"running variances", 0, "", 0}};
-        /* a gradient that is 0 in exact arithmetic (a bottleneck's bn2 bias:
-         * its ReLU wholly open or shut before a 1x1 convolution and a batch
-         * norm, whose input gradients sum to 0; a convolution's bias before
-         * a batch norm) is float noise in both: a gradient is measured
-         * against 1e-3 of the largest gradient of the model where it is
-         * smaller, and one whose float64 reference is below 1e-9 of that
-         * largest must be below 1e-5 of it (its float32 noise) */
-        worst_of zero = {"zero in exact arithmetic", 0, "", 0};
-        /* a gradient float32 PyTorch itself has far from float64 (past
-         * 2.5e-5: behind a batch norm over a few values, as DeepLabV3+'s
-         * image pooling's, the input's gradient is a difference of nearly
-         * equal terms) passes within 4x of float32 PyTorch's error */
-        worst_of torch32 = {"float32 PyTorch's", 0, "", 0};
-        worst_of conditioned = {"ill-conditioned, ours/torch32", 0, "", 0};
-        double largest = 0;
-        for (size_t i = 0; i < pt->trainable_floats; i++) largest = fmax(largest, fabs(grads[i]));
-        int missing = 0;
-        for (int i = 0; i < pt->count && train; i++) {
-            const tt_param *p = &pt->params[i];
-            int64_t shape[4];
-            for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
-            float *ref = malloc(p->count * sizeof *ref);
-            char name[96];
-            snprintf(name, sizeof name, "%s%s", p->trainable ? "grad." : "", p->name);
-            tt_status s = tt_safetensors_get_f32(f, name, p->ndim, shape, ref);
-            if (s) {
-                missing++;
-                printf("\n  %s", tt_status_message(s));
-                tt_status_free(s);
-                free(ref);
-                continue;
-            }
-            const float *got = (p->trainable ? grads : after) + p->offset;
-            e = compare_floor(got, ref, p->count, p->trainable ? 1e-3 * largest : 0);
-            if (p->trainable) { /* float32 PyTorch's own distance from float64 */
-                float *ref32 = malloc(p->count * sizeof *ref32);
-                snprintf(name, sizeof name, "grad32.%s", p->name);
-                TH_OK(tt_safetensors_get_f32(f, name, p->ndim, shape, ref32));
-                double e32 = compare_floor(ref32, ref, p->count, 1e-3 * largest);
-                free(ref32);
-                note(&torch32, e32, p->name);
-                /* where float32 itself is far, within 4x of its distance */
-                if (e32 > 2.5e-5 && e < 4 * e32) {
-                    note(&conditioned, e / e32, p->name);
-                    e = 0;
-                }
-            }
-            double ref_max = 0;
-            for (size_t q = 0; q < p->count; q++) ref_max = fmax(ref_max, fabs(ref[q]));
-            if (p->trainable && ref_max < 1e-9 * largest) { /* 0 in exact arithmetic */
-                double noise = 0;
-                for (size_t q = 0; q < p->count; q++) noise = fmax(noise, fabs(got[q]));
-                note(&zero, noise / largest, p->name);
-                free(ref);
-                continue;
-            }
-            worst_of *k = p->role == TT_PARAM_WEIGHT ? &classes[smp_is_encoder(p->name) ? 0 : 1]
-                          : p->role == TT_PARAM_BIAS          ? &classes[3]
-                          : p->role == TT_PARAM_RUNNING_MEAN  ? &classes[4]
-                          : p->role == TT_PARAM_RUNNING_VAR   ? &classes[5]
-                                                              : &classes[2];
-            note(k, e, p->name);
-            if (e >= (k - classes < 4 ? 1e-4 : 1e-5))
-                printf("\n  %s: %s%s %.2e", c->label, p->trainable ? "gradient of " : "", p->name, e);
-            free(ref);
-        }
-        CU_ASSERT_EQUAL(missing, 0);
-        if (zero.count)
-            printf("\n  %s: %-26s worst %.2e of %d (%s), of the largest gradient", c->label,
-                   zero.what, zero.worst, zero.count, zero.name);
-        CU_ASSERT(zero.worst < 1e-5);
-        if (train)
-            printf("\n  %s: float32 PyTorch vs float64: worst gradient %.2e (%s)", c->label,
-                   torch32.worst, torch32.name);
-        if (conditioned.count)
-            printf("\n  %s: %d gradient%s where float32 PyTorch is past 2.5e-5: ours at most "
-                   "%.2fx its error (%s)", c->label, conditioned.count,
-                   conditioned.count > 1 ? "s" : "", conditioned.worst, conditioned.name);
-        for (int k = 0; k < 6 && train; k++) {
-            printf("\n  %s: %-26s worst %.2e of %d (%s)", c->label, classes[k].what,
-                   classes[k].worst, classes[k].count, classes[k].name);
-            CU_ASSERT(classes[k].count > 0);
-            CU_ASSERT(classes[k].worst < (k < 4 ? 1e-4 : 1e-5));
-        }
-        /* num_batches_tracked equal torch's */
-        int counters_differ = 0;
-        for (int i = 0; i < m->counter_count; i++) {
-            int64_t v = -1;
-            TH_OK(tt_safetensors_get_i64(f, m->counters[i].name, 0, NULL, &v));
-            counters_differ += v != *m->counters[i].value;
-        }
-        printf("\n  %s: num_batches_tracked differing from torch: %d of %d", c->label,
-               counters_differ, m->counter_count);
-        CU_ASSERT_EQUAL(counters_differ, 0);
+        compare_tensors(f, c, m, grads, after, train);
         tt_safetensors_close(f);
     }
     unlink(out_path);
@@ -602,4 +621,110 @@ void smp_check_names(const char *kind)
     for (i = 0; i < n; i++) free(ours[i]);
     for (j = 0; j < k; j++) free(theirs[j]);
     free(ours), free(theirs);
+}
+
+void smp_check_window(const rcase *c)
+{
+    tt_backend *be = th_backend();
+    const double lr = 1e-3;
+    tt_model *m = smp_create(c->kind, "train", c->batch, c->height, c->width);
+    const tt_param_table *pt = m->params;
+    float *params = malloc(pt->trainable_floats * sizeof *params);
+    float *state = malloc((pt->state_floats + 1) * sizeof *state);
+    float *grads = malloc(pt->trainable_floats * sizeof *grads);
+    float *moved = malloc(pt->trainable_floats * sizeof *moved);
+    controlled(m, params, state);
+    size_t in_n = (size_t)c->batch * 3 * c->height * c->width;
+    size_t out_n = (size_t)c->batch * CLASSES * c->height * c->width;
+    float *input = malloc(2 * in_n * sizeof *input), *dlogits = malloc(2 * out_n * sizeof *dlogits);
+    uint64_t seed = 9;
+    th_fill_uniform(input, 2 * in_n, 0, 1, &seed);
+    th_fill_uniform(dlogits, 2 * out_n, -1, 1, &seed);
+    char in_path[64], out_path[64];
+    smp_temp_path(in_path, sizeof in_path, "win");
+    smp_temp_path(out_path, sizeof out_path, "wout");
+    tt_st_writer *w = NULL;
+    TH_OK(tt_st_writer_create(&w));
+    TH_OK(tt_weights_add(w, m));
+    int64_t ishape[4] = {c->batch, 3, c->height, c->width};
+    int64_t lshape[4] = {c->batch, CLASSES, c->height, c->width};
+    for (int k = 0; k < 2; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "input.%d", k);
+        TH_OK(tt_st_writer_add(w, name, TT_ST_F32, 4, ishape, input + k * in_n));
+        snprintf(name, sizeof name, "dlogits.%d", k);
+        TH_OK(tt_st_writer_add(w, name, TT_ST_F32, 4, lshape, dlogits + k * out_n));
+    }
+    TH_OK(tt_st_writer_write(w, in_path));
+    tt_st_writer_destroy(w);
+
+    /* the window: two micro-batches, their gradients added, one update */
+    TH_OK(tt_model_zero_grads(m));
+    for (int k = 0; k < 2; k++) {
+        m->dropout_seed = DROPOUT_SEED + (uint64_t)k;
+        TH_OK(tt_write(be, m->input, input + k * in_n, in_n * sizeof *input));
+        TH_OK(tt_model_forward(m, c->batch, 1));
+        TH_OK(tt_write(be, m->dlogits, dlogits + k * out_n, out_n * sizeof *dlogits));
+        TH_OK(tt_model_backward(m));
+    }
+    TH_OK(tt_read(be, grads, tt_mem_of(m->grad_buffer), pt->trainable_floats * sizeof *grads));
+    tt_optimizer *opt = NULL;
+    TH_OK(tt_optimizer_create(be, &(tt_optimizer_request){"adamw", lr, -1, 0, 0},
+                              pt->trainable_floats, &opt));
+    TH_OK(tt_optimizer_step(opt, tt_mem_of(m->param_buffer), tt_mem_of(m->grad_buffer), lr));
+    tt_optimizer_destroy(opt);
+    TH_OK(tt_model_get_params(m, moved, state));
+
+    char cmd[1024];
+    torch_command(cmd, sizeof cmd, "window", c, in_path, out_path, lr);
+    int torch = smp_have("torch"), ran = torch && smp_run(cmd);
+    unlink(in_path);
+    if (torch) CU_ASSERT(ran);
+    if (ran) {
+        tt_safetensors *f = NULL;
+        TH_OK(tt_safetensors_open(out_path, &f));
+        compare_tensors(f, c, m, grads, state, 1);
+        /* the update: AdamW's first step moves each weight by lr g / (|g| +
+         * eps) (and the decay), about lr times the gradient's sign, so a
+         * weight whose gradient is not known to 10x its error (float noise
+         * about 0), or is within 10x of eps (1e-8), may move otherwise
+         * (a sign the other way moves it 2 lr off): those are counted, the
+         * others compared */
+        double worst = 0;
+        size_t compared = 0, noise = 0;
+        char worst_name[96] = "";
+        for (int i = 0; i < pt->count; i++) {
+            const tt_param *p = &pt->params[i];
+            if (!p->trainable) continue;
+            int64_t shape[4];
+            for (int d = 0; d < p->ndim; d++) shape[d] = p->shape[d];
+            float *after = malloc(p->count * sizeof *after), *g = malloc(p->count * sizeof *g);
+            char name[112];
+            snprintf(name, sizeof name, "after.%s", p->name);
+            TH_OK(tt_safetensors_get_f32(f, name, p->ndim, shape, after));
+            snprintf(name, sizeof name, "grad.%s", p->name);
+            TH_OK(tt_safetensors_get_f32(f, name, p->ndim, shape, g));
+            for (size_t q = 0; q < p->count; q++) {
+                double ref = fabs(g[q]), err = fabs((double)grads[p->offset + q] - g[q]);
+                if (ref < 1e-7 || ref < 10 * err) {
+                    noise++;
+                    continue;
+                }
+                compared++;
+                double d = fabs((double)moved[p->offset + q] - after[q]) / lr;
+                if (d > worst) worst = d, snprintf(worst_name, sizeof worst_name, "%s", p->name);
+            }
+            free(after), free(g);
+        }
+        printf("\n  %s: AdamW step after two micro-batches: weights within %.2e of lr of "
+               "torch's (%s) over %zu weights; %zu whose gradient is noise not compared",
+               c->label, worst, worst_name, compared, noise);
+        CU_ASSERT(worst < 2e-2);
+        CU_ASSERT(compared > noise);
+        tt_safetensors_close(f);
+    }
+    unlink(out_path);
+    free(params), free(state), free(grads), free(moved), free(input), free(dlogits);
+    tt_model_destroy(m);
+    CU_ASSERT_EQUAL(be->mem.current_total, 0);
 }

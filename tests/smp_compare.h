@@ -62,6 +62,11 @@ int smp_is_encoder(const char *name);
 /* One step of c against the PyTorch twin in float64 (skipped without
  * torch); with c->twice, a second step doubles every gradient. */
 void smp_check_step(const rcase *c);
+/* A window of two micro-batches (dropout masks of two seeds) accumulated
+ * and one AdamW step, against the PyTorch twin in float64: the window's
+ * gradients and running statistics as smp_check_step compares them, and
+ * the weights after the update (skipped without torch). */
+void smp_check_window(const rcase *c);
 /* Two steps with --checkpointing: the same bits in less memory. */
 void smp_check_checkpointing(const rcase *c);
 /* fp16 and bf16 storage, with and without checkpointing: gradients near

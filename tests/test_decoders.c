@@ -209,6 +209,32 @@ static void test_effnet_checkpointing_16bit(void)
     smp_convs = TT_CONV_ALGO_AUTO;
 }
 
+/* Issue 40's measure: a window of two micro-batches and one AdamW step
+ * against float64 PyTorch.  Two pairs here (a ResNet and an EfficientNet
+ * encoder); TH_EVERY_PAIR=1 runs every decoder over every encoder (about
+ * 15 minutes on two cores). */
+static void test_windows(void)
+{
+    if (opencl_only()) return;
+    const char *decoders[] = {"unet", "fpn", "linknet", "deeplabv3plus"};
+    const char *encoders[] = {"resnet18",        "resnet34",        "resnet50",
+                              "resnext50_32x4d", "efficientnet-b0", "efficientnet-b1",
+                              "efficientnet-b2", "efficientnet-b3", "efficientnet-b4"};
+    const char *some[] = {"fpn-resnet34", "unet-efficientnet-b0"};
+    const char *every = getenv("TH_EVERY_PAIR");
+    int all = every && *every && strcmp(every, "0") != 0, count = all ? 36 : 2;
+    smp_convs = tt_conv_direct_row(th_backend());
+    for (int k = 0; k < count; k++) {
+        char kind[40];
+        snprintf(kind, sizeof kind, "%s", some[k % 2]);
+        if (all) snprintf(kind, sizeof kind, "%s-%s", decoders[k / 9], encoders[k % 9]);
+        int deeplab = strncmp(kind, "deeplab", 7) == 0;
+        rcase c = {kind, kind, "train", deeplab ? 3 : 2, 64, 64, 0, NULL};
+        smp_check_window(&c);
+    }
+    smp_convs = TT_CONV_ALGO_AUTO;
+}
+
 static void test_names_are_smps(void)
 {
     if (opencl_only() || !smp_have("torch")) return;
@@ -297,6 +323,7 @@ int main(void)
         {"unet-efficientnet-b0: a training step vs torch", test_effnet_b0_unet_train},
         {"deeplabv3plus-efficientnet-b1: a training step vs torch", test_effnet_b1_deeplab_train},
         {"fpn-efficientnet-b0: --checkpointing and 16-bit storage", test_effnet_checkpointing_16bit},
+        {"a window of two micro-batches and an AdamW step vs torch", test_windows},
         {"names and shapes are smp's, both ways", test_names_are_smps},
         {"dropout's masks follow the seed alone", test_dropout_follows_the_seed},
         CU_TEST_INFO_NULL,

@@ -26,6 +26,9 @@ smp's names), or python/smp_decoders.py's FPN over one, in float64.
       the layer's seed S ^ (0x9e3779b97f4a7c15 * (salt + 1)), salt 0 for the
       first dropout layer, by the same 32-bit hash of each (sample,
       channel)'s index.
+  torch_resnet_unet_check.py window IN.safetensors OUT.safetensors CONFIG_JSON
+      two micro-batches accumulated and one AdamW step (window() says what
+      IN holds and OUT gets); CONFIG_JSON as step's (mode train) plus "lr".
   torch_resnet_unet_check.py state-dict ENCODER CLASSES OUT.safetensors [SEED]
       a torch-initialised model's state_dict (running statistics moved off
       0 and 1, counters off 0, so a load that misplaces them shows).
@@ -48,7 +51,7 @@ sys.path[:0] = [os.path.join(os.path.dirname(here), "python"), here]
 import st_io  # noqa: E402
 from unet_resnet import UnetResNet  # noqa: E402
 
-EXTRA = ("input", "dlogits")
+EXTRA = ("input", "dlogits", "input.0", "dlogits.0", "input.1", "dlogits.1")
 M32, M64 = 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF
 
 
@@ -196,6 +199,40 @@ def step(inp, out, cfg):
     st_io.save(out, result)
 
 
+def window(inp, out, cfg):
+    """Two micro-batches ("input.0", "dlogits.0", "input.1", "dlogits.1";
+    dropout seeds S and S + 1) accumulated, then one AdamW step (lr
+    cfg["lr"], weight decay 0.01, betas 0.9 and 0.999, eps 1e-8), in
+    float64 ("grad.<name>": the window's gradient; "after.<name>": the
+    weights after the step; the buffers after both forwards) and the
+    gradient in float32 ("grad32.<name>")."""
+    torch.set_num_threads(1)
+    data = st_io.load(inp)
+    result = {}
+    for dtype in (torch.float64, torch.float32):
+        model = build_model(cfg)
+        model.load_state_dict(state_dict_for(model, data), strict=True)
+        model = model.to(dtype).train()
+        for m in range(2):
+            for mod in model.modules():
+                if isinstance(mod, SeededDropout):
+                    mod.seed = layer_seed(int(cfg.get("dropout_seed", 0)) + m, 0)
+            logits = model(data[f"input.{m}"].to(dtype))
+            (logits * data[f"dlogits.{m}"].to(dtype)).sum().backward()
+        if dtype == torch.float32:
+            for name, p in model.named_parameters():
+                result["grad32." + name] = p.grad.float()
+            continue
+        for name, p in model.named_parameters():
+            result["grad." + name] = p.grad.float()
+        torch.optim.AdamW(model.parameters(), lr=cfg["lr"], weight_decay=0.01).step()
+        for name, p in model.named_parameters():
+            result["after." + name] = p.detach().float()
+        for name, b in model.named_buffers():
+            result[name] = b.float() if b.is_floating_point() else b.long()
+    st_io.save(out, result)
+
+
 def controlled(sd, model):
     """The batch norm parameters test_resnet_unet.c gives the model, so that
     float32 cannot flip a ReLU: gamma in [0.05, 0.15], beta 1 (-1 on every
@@ -299,6 +336,8 @@ def self_test():
 def main(argv):
     if len(argv) == 4 and argv[0] == "step":
         return step(argv[1], argv[2], json.loads(argv[3]))
+    if len(argv) == 4 and argv[0] == "window":
+        return window(argv[1], argv[2], json.loads(argv[3]))
     if len(argv) in (4, 5) and argv[0] == "state-dict":
         return state_dict(argv[1], int(argv[2]), argv[3], *[int(a) for a in argv[4:]])
     if len(argv) in (3, 4) and argv[0] == "torchvision":
