@@ -54,6 +54,7 @@ tt_precision smp_storage = TT_PRECISION_FP32;
  * (what they check does not depend on the picks; timing a new shape's
  * candidates took about 30 s of a fresh cache's run on lavapipe). */
 tt_conv_algo smp_convs = TT_CONV_ALGO_AUTO;
+float smp_drop_path = 0;
 
 tt_model *smp_create_checkpointing(const char *kind, const char *mode, int capacity, int height,
                                       int width, int checkpointing)
@@ -66,6 +67,7 @@ tt_model *smp_create_checkpointing(const char *kind, const char *mode, int capac
     spec.freeze_decoder_bn = strcmp(mode, "freeze_all") == 0;
     spec.checkpointing = checkpointing;
     spec.algo = smp_convs;
+    spec.drop_path = smp_drop_path;
     tt_model *m = NULL;
     TH_OK(tt_model_create(th_backend(), &spec, capacity, height, width, 11, &m));
     return m;
@@ -156,9 +158,9 @@ static void torch_command(char *cmd, size_t size, const char *mode, const rcase 
     snprintf(cmd, size,
              PY " %s/tests/torch_resnet_unet_check.py %s %s %s "
              "'{\"encoder\": \"%s\", \"decoder\": \"%s\", \"classes\": %d, \"mode\": "
-             "\"%s\", \"dropout_seed\": %llu, \"lr\": %g}'",
+             "\"%s\", \"dropout_seed\": %llu, \"lr\": %g, \"drop_path\": %.9g}'",
              TT_SOURCE_DIR, mode, in_path, out_path, strchr(c->kind, '-') + 1, decoder, CLASSES,
-             c->mode, (unsigned long long)DROPOUT_SEED, lr);
+             c->mode, (unsigned long long)DROPOUT_SEED, lr, (double)smp_drop_path);
 }
 
 /* Every gradient (train) and running statistic and counter of m against

@@ -44,6 +44,8 @@ extern tt_precision smp_storage;
  * tunes (timing a new shape's candidates takes about 30 s of a fresh
  * cache's run on lavapipe). */
 extern tt_conv_algo smp_convs;
+/* Their drop-path rate (EfficientNet encoders; 0: none). */
+extern float smp_drop_path;
 
 /* 1 when PY imports `modules` ("torch", "torch, torchvision"); else prints
  * why the comparison is skipped. */

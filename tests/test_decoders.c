@@ -189,6 +189,20 @@ static void test_effnet_b0_unet_train(void)
     smp_check_step(&c);
 }
 
+/* Drop-path (stochastic depth) in training: each residual block's masks
+ * drawn per image from the step's seed, alike in the twin. */
+static void test_effnet_drop_path(void)
+{
+    if (opencl_only()) return;
+    rcase c = {"unet-efficientnet-b0 drop-path 0.5", "unet-efficientnet-b0", "train", 4, 32, 64, 1,
+               NULL};
+    smp_convs = tt_conv_direct_row(th_backend());
+    smp_drop_path = 0.5f;
+    smp_check_step(&c);
+    smp_drop_path = 0;
+    smp_convs = TT_CONV_ALGO_AUTO;
+}
+
 static void test_effnet_b1_deeplab_train(void)
 {
     if (opencl_only()) return;
@@ -321,6 +335,7 @@ int main(void)
          test_deeplab_checkpointing_16bit},
         {"deeplabv3plus: training on a micro-batch of 1 is refused", test_deeplab_batch_of_one},
         {"unet-efficientnet-b0: a training step vs torch", test_effnet_b0_unet_train},
+        {"unet-efficientnet-b0: drop-path in training vs torch", test_effnet_drop_path},
         {"deeplabv3plus-efficientnet-b1: a training step vs torch", test_effnet_b1_deeplab_train},
         {"fpn-efficientnet-b0: --checkpointing and 16-bit storage", test_effnet_checkpointing_16bit},
         {"a window of two micro-batches and an AdamW step vs torch", test_windows},

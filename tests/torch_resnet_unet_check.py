@@ -21,11 +21,12 @@ smp's names), or python/smp_decoders.py's FPN over one, in float64.
       CONFIG_JSON: {"encoder": "resnet18"|"resnet34"|..., "classes": C,
                     "mode": "train"|"freeze"|"freeze_all"|"eval",
                     "decoder": "unet" (the default)|"fpn"|"linknet"|"deeplabv3plus",
-                    "dropout_seed": S}
+                    "dropout_seed": S, "drop_path": R (EfficientNet encoders)}
       A dropout layer's mask is tiletrain's (src/ops/dropout.h): drawn from
-      the layer's seed S ^ (0x9e3779b97f4a7c15 * (salt + 1)), salt 0 for the
-      first dropout layer, by the same 32-bit hash of each (sample,
-      channel)'s index.
+      the layer's seed S ^ (0x9e3779b97f4a7c15 * (salt + 1)), salt 0 for a
+      decoder's dropout and 1 + i for encoder block i's drop-path, by the
+      same 32-bit hash of each image's, (image, channel)'s or element's
+      index.
   torch_resnet_unet_check.py window IN.safetensors OUT.safetensors CONFIG_JSON
       two micro-batches accumulated and one AdamW step (window() says what
       IN holds and OUT gets); CONFIG_JSON as step's (mode train) plus "lr".
@@ -77,20 +78,22 @@ def dropout_keep(seed, count, p):
 
 
 class SeededDropout(torch.nn.Module):
-    """Dropout2d (per_channel) or Dropout with tiletrain's mask for `seed`
-    (a layer's): whole channels of a sample, or elements, dropped, the rest
-    scaled by float32(1 / (1 - p))."""
+    """Dropout with tiletrain's mask (src/ops/dropout.h) for the model's
+    seed `base` and the layer's `salt`: whole images ("sample": drop-path),
+    whole channels of an image ("channel": Dropout2d) or elements dropped,
+    the rest scaled by float32(1 / (1 - p))."""
 
-    def __init__(self, p, seed, per_channel):
+    def __init__(self, p, base, salt, unit):
         super().__init__()
-        self.p, self.seed, self.per_channel = p, seed, per_channel
+        self.p, self.base, self.salt, self.unit = p, base, salt, unit
 
     def forward(self, x):
-        if not self.training:
+        if not self.training or self.p == 0:
             return x
-        shape = x.shape[:2] + (1, 1) if self.per_channel else x.shape
-        keep = dropout_keep(self.seed, math.prod(shape), self.p).reshape(shape)
-        keep = torch.from_numpy(keep)
+        shape = {"sample": x.shape[:1] + (1, 1, 1), "channel": x.shape[:2] + (1, 1),
+                 "element": x.shape}[self.unit]
+        seed = layer_seed(self.base, self.salt)
+        keep = torch.from_numpy(dropout_keep(seed, math.prod(shape), self.p).reshape(shape))
         scale = float(np.float32(1.0 / (1.0 - float(np.float32(self.p)))))
         return x * (keep.to(x.dtype) * scale)
 
@@ -105,13 +108,19 @@ def build_model(cfg):
     if decoder == "unet" and not cfg["encoder"].startswith("efficientnet"):
         return UnetResNet(cfg["encoder"], cfg["classes"])
     from smp_decoders import build
-    model = build(cfg["encoder"], decoder, cfg["classes"])
-    seed = layer_seed(int(cfg.get("dropout_seed", 0)), 0)
+    from smp_encoders import DropPath
+    model = build(cfg["encoder"], decoder, cfg["classes"], drop_path_rate=cfg.get("drop_path"))
+    seed = int(cfg.get("dropout_seed", 0))
     if decoder == "fpn":
-        model.decoder.dropout = SeededDropout(model.decoder.dropout.p, seed, True)
+        model.decoder.dropout = SeededDropout(model.decoder.dropout.p, seed, 0, "channel")
     elif decoder == "deeplabv3plus":
         project = model.decoder.aspp[0].project
-        project[3] = SeededDropout(project[3].p, seed, False)
+        project[3] = SeededDropout(project[3].p, seed, 0, "element")
+    if cfg["encoder"].startswith("efficientnet"):  # drop-path: block i's salt 1 + i
+        blocks = [b for stage in model.encoder.model.blocks for b in stage]
+        for i, b in enumerate(blocks):
+            if isinstance(b.drop_path, DropPath):
+                b.drop_path = SeededDropout(b.drop_path.drop_prob, seed, 1 + i, "sample")
     return model
 
 
@@ -216,7 +225,7 @@ def window(inp, out, cfg):
         for m in range(2):
             for mod in model.modules():
                 if isinstance(mod, SeededDropout):
-                    mod.seed = layer_seed(int(cfg.get("dropout_seed", 0)) + m, 0)
+                    mod.base = int(cfg.get("dropout_seed", 0)) + m
             logits = model(data[f"input.{m}"].to(dtype))
             (logits * data[f"dlogits.{m}"].to(dtype)).sum().backward()
         if dtype == torch.float32:

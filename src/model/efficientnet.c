@@ -117,9 +117,11 @@ static tt_status excite(tt_graph_model *gm, const char *block, int x, int reduce
     return NULL;
 }
 
-/* One block ("encoder.model.blocks.S.B") from cin to cout channels. */
+/* One block ("encoder.model.blocks.S.B") from cin to cout channels; its
+ * residual branch dropped per image with probability `drop` (drop-path,
+ * its mask's salt `salt`). */
 static tt_status block(tt_graph_model *gm, const char *name, const stage_def *s, int x, int cout,
-                       int stride, int dilation, const keeps *k, int *out)
+                       int stride, int dilation, float drop, int salt, const keeps *k, int *out)
 {
     tt_graph *g = &gm->graph;
     int cin = g->tensors[x].channels, first = g->layer_count;
@@ -145,6 +147,15 @@ static tt_status block(tt_graph_model *gm, const char *name, const stage_def *s,
     y = conv_bn(gm, &pwl, y, k, 0);
     if (stride == 1 && cin == cout) { /* the residual, over the projection */
         const tt_tensor_def *d = &g->tensors[y];
+        if (drop > 0) { /* drop-path, in place over the branch */
+            char dp[80];
+            snprintf(dp, sizeof dp, "%s.drop_path", name);
+            int dropped = tt_graph_tensor(g, dp, cout, d->height, d->width, TT_REMAKE);
+            if (!g->failed) g->tensors[dropped].alias = y;
+            tt_layer *l = tt_graph_layer(g, TT_LAYER_DROPOUT, dp, y, -1, dropped);
+            l->p = drop, l->per_sample = 1, l->salt = salt;
+            y = dropped, d = &g->tensors[y];
+        }
         int sum = tt_graph_tensor(g, name, cout, d->height, d->width, TT_KEEP);
         if (!g->failed) g->tensors[sum].alias = y;
         tt_graph_layer(g, TT_LAYER_ADD, name, y, x, sum);
@@ -169,7 +180,8 @@ tt_status tt_efficientnet_build(tt_graph_model *gm, const tt_efficientnet *e, in
                                spec->in_channels, stem, 3, 2, 1));
     int x = conv_bn(gm, &c, g->input, &k, 1);
     if (!g->failed) g->tensors[x].keep = TT_KEEP; /* blocks.0's input */
-    int stride = 2, dilation = 1, feature = 0;
+    int stride = 2, dilation = 1, feature = 0, index = 0, total = 0;
+    for (int si = 0; si < 7; si++) total += (int)ceil(arch[si].repeats * e->depth);
     for (int si = 0; si < 7; si++) {
         const stage_def *s = &arch[si];
         int cout = divisible(s->out * e->width), n = (int)ceil(s->repeats * e->depth);
@@ -184,7 +196,11 @@ tt_status tt_efficientnet_build(tt_graph_model *gm, const tt_efficientnet *e, in
             dilation = next;
             char name[64];
             snprintf(name, sizeof name, "encoder.model.blocks.%d.%d", si, b);
-            TT_TRY(block(gm, name, s, x, cout, st, dil, &k, &x));
+            /* timm: block i of n drops with drop_path_rate i / n; masks
+             * salted 1 + i (a decoder's dropout has 0) */
+            float drop = spec->drop_path * (float)index / (float)total;
+            TT_TRY(block(gm, name, s, x, cout, st, dil, drop, 1 + index, &k, &x));
+            index++;
         }
         if (si == 0 || si == 1 || si == 2 || si == 4 || si == 6) features[feature++] = x;
     }

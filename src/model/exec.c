@@ -347,9 +347,11 @@ static tt_status run_forward(tt_exec *x, tt_layer *l, tt_mem out, tt_mem in0, tt
     }
     case TT_LAYER_DROPOUT: {
         const tt_tensor_def *o = tensor(x, l->out);
-        if (x->training && l->p > 0 && l->per_channel)
+        size_t plane = (size_t)o->height * o->width;
+        if (x->training && l->p > 0 && (l->per_channel || l->per_sample))
             return tt_drop_path_forward(be, out, in0, l->p, dropout_seed(x, l),
-                                        (size_t)n * o->channels, (size_t)o->height * o->width);
+                                        l->per_sample ? (size_t)n : (size_t)n * o->channels,
+                                        l->per_sample ? plane * o->channels : plane);
         if (x->training && l->p > 0)
             return tt_dropout_forward(be, out, in0, l->p, dropout_seed(x, l), count_of(x, l->out, n));
         if (o->alias == l->in[0]) return NULL; /* in place: the input as it is */
@@ -702,9 +704,11 @@ static tt_status layer_backward(tt_exec *x, const tt_layer *l)
         TT_TRY(grad_for_adding(x, l->in[0], &d0));
         if (x->symbolic) return NULL;
         const tt_tensor_def *o = tensor(x, l->out);
-        if (l->per_channel)
+        size_t plane = (size_t)o->height * o->width;
+        if (l->per_channel || l->per_sample)
             return tt_drop_path_backward(be, d0, g, l->p, dropout_seed(x, l),
-                                         (size_t)n * o->channels, (size_t)o->height * o->width);
+                                         l->per_sample ? (size_t)n : (size_t)n * o->channels,
+                                         l->per_sample ? plane * o->channels : plane);
         return tt_dropout_backward(be, d0, g, l->p, dropout_seed(x, l), count_of(x, l->out, n));
     }
     case TT_LAYER_CONCAT: {

@@ -37,8 +37,9 @@ typedef enum tt_layer_kind {
                             align_corners (bilinear set: smp's FPN and heads) */
     TT_LAYER_CONV_T,     /* out = transposed conv(in[0]) + bias (kernel, stride, pad:
                             the UNet's up-convolutions 2, 2, 0; Linknet's 4, 2, 1) */
-    TT_LAYER_DROPOUT,    /* out = in[0] with whole channels of a sample (per_channel:
-                            Dropout2d) or single elements (Dropout) dropped with
+    TT_LAYER_DROPOUT,    /* out = in[0] with whole images (per_sample: drop-path), whole
+                            channels of an image (per_channel: Dropout2d) or single
+                            elements (Dropout) dropped with
                             probability p, the others scaled by 1 / (1 - p), in
                             training; in[0] itself in eval; the mask drawn from the
                             model's dropout_seed and `salt` */
@@ -134,7 +135,7 @@ typedef struct tt_layer {
     /* dropout: the probability, whole channels or elements, and what tells
      * its mask from another dropout layer's in the same step */
     float p;
-    int per_channel, salt;
+    int per_sample, per_channel, salt;
     /* act: TT_ACT_SILU or TT_ACT_SIGMOID */
     tt_activation_kind act;
 } tt_layer;

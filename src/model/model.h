@@ -46,6 +46,9 @@ typedef struct tt_model_spec {
                               that no statistic depends on the micro-batch) */
     tt_precision precision; /* what is kept from forward to backward: fp32 (0), or fp16 or
                                bf16 storage (arithmetic stays fp32); how it runs */
+    float drop_path;       /* EfficientNet encoders: stochastic depth in training, block i of
+                              n dropping its residual branch per image with probability
+                              drop_path i / n (timm's drop_path_rate); how it trains */
 } tt_model_spec;
 
 /* unet, 3 in, 4 classes, base 16, depth 3, group norm of 8 groups. */

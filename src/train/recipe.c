@@ -28,8 +28,13 @@ tt_status tt_recipe_model(const tt_train_options *o, int data_classes, tt_model_
                                : o->encoder_lr[0]   ? "--encoder-lr"
                                : o->freeze_encoder_steps ? "--freeze-encoder-steps" : NULL;
     if (encoder_only && !tt_model_spec_resnet_encoder(&m))
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s is for a ResNet encoder: give --model "
-                            "unet-resnet18, -34, -50 or unet-resnext50_32x4d", encoder_only);
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s is for a model over an encoder: give "
+                            "--model unet-resnet34, fpn-efficientnet-b2 or another (--help)",
+                            encoder_only);
+    if (o->drop_path > 0 && !strstr(kind, "-efficientnet-"))
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--drop-path is for an EfficientNet encoder: "
+                            "give --model unet-efficientnet-b2 or another");
+    m.drop_path = (float)o->drop_path;
     m.freeze_encoder_bn = o->freeze_encoder_bn || o->freeze_bn;
     m.freeze_decoder_bn = o->freeze_bn;
     m.classes = o->classes ? o->classes : data_classes ? data_classes : 4;
@@ -121,6 +126,7 @@ cJSON *tt_recipe_json(const tt_train_options *o, const tt_model_spec *m)
     if (m->freeze_decoder_bn) cJSON_AddBoolToObject(cfg, "freeze_decoder_bn", 1);
     if (o->encoder_lr[0]) cJSON_AddStringToObject(cfg, "encoder_lr", o->encoder_lr);
     if (o->freeze_encoder_steps) cJSON_AddNumberToObject(cfg, "freeze_encoder_steps", o->freeze_encoder_steps);
+    if (m->drop_path > 0) cJSON_AddNumberToObject(cfg, "drop_path", m->drop_path);
     cJSON_AddBoolToObject(cfg, "checkpointing", m->checkpointing);
     cJSON_AddStringToObject(cfg, "algo", tt_conv_algo_name(m->algo));
     cJSON_AddStringToObject(cfg, "precision", tt_precision_name(m->precision));

@@ -75,6 +75,7 @@ typedef struct tt_train_options {
     int freeze_bn;                         /* unet-resnet*: and in the decoder */
     char encoder_lr[TT_OPT_STRING_MAX];    /* "X" or "Rx" (a ratio of --lr) */
     int freeze_encoder_steps;              /* encoder weights not updated for K steps */
+    double drop_path;                      /* EfficientNet encoders' stochastic depth */
     int classes;                           /* 0: from the data set */
     int base_channels, depth, groups;
     tt_norm_kind norm;
