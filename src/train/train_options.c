@@ -34,7 +34,7 @@ const tt_opt tt_train_option_table[] = {
     OPT("freeze-encoder-bn", TT_OPT_FLAG, freeze_encoder_bn, NULL, "the encoder models: the encoder's batch norms use and keep their running statistics, affine parameters trained (FrozenBatchNorm2d)", 1, 0),
     OPT("freeze-bn", TT_OPT_FLAG, freeze_bn, NULL, "the encoder models: every batch norm so (the decoder's too): no statistic depends on the micro-batch, so B x N equals N*B x 1", 1, 0),
     OPT("encoder-lr", TT_OPT_STRING, encoder_lr, "X|Rx", "the encoder models: the encoder's learning rate, or a ratio of --lr (0.1x); its own AdamW/SGD parameter group", 1, 0),
-    OPT("drop-path", TT_OPT_DOUBLE, drop_path, "R", "EfficientNet encoders: stochastic depth, timm's drop_path_rate: block i of n drops its residual branch per image with probability R i / n in training (default 0, as smp's tu-efficientnet)", 0, 0.9),
+    OPT("drop-path", TT_OPT_DOUBLE, drop_path, "R", "EfficientNet encoders: stochastic depth, timm's drop_path_rate: block i of n drops its residual branch per image with probability R i / n in training (0: none, as smp's tu-efficientnet encoders)", 0, 0.9),
     OPT("freeze-encoder-steps", TT_OPT_INT, freeze_encoder_steps, "K", "the encoder models: encoder weights not updated for the first K steps (its optimizer state neither)", 0, 1e9),
     OPT("classes", TT_OPT_INT, classes, "C", "classes (default: from the data set)", 0, 254),
     OPT("base-channels", TT_OPT_INT, base_channels, "C", "channels of the top UNet level", 1, 1024),

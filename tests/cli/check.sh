@@ -581,7 +581,7 @@ if "$tt" train "${resnet[@]}" "${tune[@]}" --steps 3 --checkpoint-every 1 --out 
      "$work/rd/last.safetensors" >"$work/same" 2>&1
 then pass "unet-resnet18 --encoder-lr 0.1x --freeze-encoder-steps 1: 1 + resume 2 = 3 steps, bit for bit"
 else fail "unet-resnet18 fine-tuning resume"; cat "$work/err" "$work/same"; fi
-expect 1 "is for a ResNet encoder" -- "$tt" train --data "$work/data" --out "$work/r0" --freeze-bn --steps 1
+expect 1 "is for a model over an encoder" -- "$tt" train --data "$work/data" --out "$work/r0" --freeze-bn --steps 1
 expect 1 "multiples of 32" -- "$tt" train --data "$work/data" --out "$work/r0" --model unet-resnet18 \
   --tile 48x48 --steps 1
 if "$tt" train "${resnet[@]}" --micro-batch 2 --steps 2 --out "$work/re" 2>"$work/err" &&
