@@ -65,7 +65,7 @@ static void help(void)
     tt_opt_print_help(option_table, OPTION_COUNT, stdout);
 }
 
-static void print_plan(const tt_run_plan *p, const char *path)
+static void print_plan(const tt_run_plan *p, const char *path, const char *model)
 {
     const tt_fingerprint *f = &p->fingerprint;
     const tt_device_info *d = &p->device;
@@ -91,6 +91,7 @@ static void print_plan(const tt_run_plan *p, const char *path)
         printf("  %-28s %s\n", flag, p->choices[i].reason);
     }
     printf("\nwritten to %s; train with:\n  tiletrain train --data DIR --out RUN", path);
+    if (strcmp(model, "unet") != 0) printf(" --model %s", model);
     tt_run_plan_print_args(p, stdout);
     printf("\n");
 }
@@ -124,7 +125,7 @@ static tt_status run(const plan_options *o)
         else
             status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     } else if (!status) {
-        print_plan(plan, path);
+        print_plan(plan, path, tt_model_choice_name(t.model));
     }
     free(text);
     cJSON_Delete(json);
