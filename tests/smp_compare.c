@@ -163,6 +163,32 @@ static void torch_command(char *cmd, size_t size, const char *mode, const rcase 
              c->mode, (unsigned long long)DROPOUT_SEED, lr, (double)smp_drop_path);
 }
 
+/* The reference's input at `path`: the model's weights as they are now,
+ * and `count` micro-batches of images and logits' gradients ("input",
+ * "dlogits"; "input.K", "dlogits.K" for more than one). */
+static void write_reference_input(tt_model *m, const rcase *c, int count, const float *input,
+                                  const float *dlogits, const char *path)
+{
+    size_t in_n = (size_t)c->batch * 3 * c->height * c->width;
+    size_t out_n = (size_t)c->batch * CLASSES * c->height * c->width;
+    int64_t ishape[4] = {c->batch, 3, c->height, c->width};
+    int64_t lshape[4] = {c->batch, CLASSES, c->height, c->width};
+    tt_st_writer *w = NULL;
+    TH_OK(tt_st_writer_create(&w));
+    TH_OK(tt_weights_add(w, m));
+    for (int k = 0; k < count; k++) {
+        char in_name[16] = "input", out_name[16] = "dlogits";
+        if (count > 1) {
+            snprintf(in_name, sizeof in_name, "input.%d", k);
+            snprintf(out_name, sizeof out_name, "dlogits.%d", k);
+        }
+        TH_OK(tt_st_writer_add(w, in_name, TT_ST_F32, 4, ishape, input + k * in_n));
+        TH_OK(tt_st_writer_add(w, out_name, TT_ST_F32, 4, lshape, dlogits + k * out_n));
+    }
+    TH_OK(tt_st_writer_write(w, path));
+    tt_st_writer_destroy(w);
+}
+
 /* Every gradient (train) and running statistic and counter of m against
  * the reference's in f ("grad.<name>", "grad32.<name>", "<name>"). */
 static void compare_tensors(tt_safetensors *f, const rcase *c, tt_model *m, const float *grads,
@@ -294,15 +320,8 @@ void smp_check_step(const rcase *c)
     char in_path[64], out_path[64];
     smp_temp_path(in_path, sizeof in_path, "in");
     smp_temp_path(out_path, sizeof out_path, "out");
-    tt_st_writer *w = NULL;
-    TH_OK(tt_st_writer_create(&w));
-    TH_OK(tt_weights_add(w, m));
-    int64_t ishape[4] = {c->batch, 3, c->height, c->width};
+    write_reference_input(m, c, 1, input, dlogits, in_path);
     int64_t lshape[4] = {c->batch, CLASSES, c->height, c->width};
-    TH_OK(tt_st_writer_add(w, "input", TT_ST_F32, 4, ishape, input));
-    TH_OK(tt_st_writer_add(w, "dlogits", TT_ST_F32, 4, lshape, dlogits));
-    TH_OK(tt_st_writer_write(w, in_path));
-    tt_st_writer_destroy(w);
 
     /* the logits are read before backward (its temporaries may take their bytes) */
     TH_OK(tt_model_zero_grads(m));
@@ -645,20 +664,7 @@ void smp_check_window(const rcase *c)
     char in_path[64], out_path[64];
     smp_temp_path(in_path, sizeof in_path, "win");
     smp_temp_path(out_path, sizeof out_path, "wout");
-    tt_st_writer *w = NULL;
-    TH_OK(tt_st_writer_create(&w));
-    TH_OK(tt_weights_add(w, m));
-    int64_t ishape[4] = {c->batch, 3, c->height, c->width};
-    int64_t lshape[4] = {c->batch, CLASSES, c->height, c->width};
-    for (int k = 0; k < 2; k++) {
-        char name[16];
-        snprintf(name, sizeof name, "input.%d", k);
-        TH_OK(tt_st_writer_add(w, name, TT_ST_F32, 4, ishape, input + k * in_n));
-        snprintf(name, sizeof name, "dlogits.%d", k);
-        TH_OK(tt_st_writer_add(w, name, TT_ST_F32, 4, lshape, dlogits + k * out_n));
-    }
-    TH_OK(tt_st_writer_write(w, in_path));
-    tt_st_writer_destroy(w);
+    write_reference_input(m, c, 2, input, dlogits, in_path);
 
     /* the window: two micro-batches, their gradients added, one update */
     TH_OK(tt_model_zero_grads(m));

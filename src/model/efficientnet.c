@@ -47,6 +47,14 @@ const tt_efficientnet *tt_efficientnet_of(const char *kind)
     return NULL;
 }
 
+void tt_efficientnet_names(char *buf, size_t size)
+{
+    for (size_t i = 0; i < sizeof nets / sizeof nets[0]; i++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, size - used, "%s%s", *buf ? ", " : "", nets[i].name);
+    }
+}
+
 /* timm's make_divisible (divisor 8, at least 8, never below 90% of v). */
 static int divisible(double v)
 {

@@ -34,6 +34,9 @@ typedef struct tt_efficientnet {
  * NULL for none. */
 const tt_efficientnet *tt_efficientnet_of(const char *kind);
 
+/* The encoders' names, comma-separated, appended to buf (size bytes). */
+void tt_efficientnet_names(char *buf, size_t size);
+
 /* Adds the encoder's parameters and layers after the model's input;
  * features[0..4] get F0..F4. */
 tt_status tt_efficientnet_build(tt_graph_model *gm, const tt_efficientnet *e, int output_stride,

@@ -3,6 +3,8 @@
  */
 #include "model/encoder.h"
 
+#include <stddef.h>
+
 #include "core/status.h"
 #include "model/efficientnet.h"
 #include "model/resnet_encoder.h"
@@ -10,6 +12,14 @@
 int tt_encoder_of(const char *kind)
 {
     return tt_resnet_encoder_of(kind) != NULL || tt_efficientnet_of(kind) != NULL;
+}
+
+void tt_encoder_names(char *buf, size_t size)
+{
+    if (!size) return;
+    buf[0] = '\0';
+    tt_resnet_encoder_names(buf, size);
+    tt_efficientnet_names(buf, size);
 }
 
 /* An error naming a tile whose sides are not multiples of `unit` (32: the

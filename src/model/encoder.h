@@ -13,6 +13,9 @@
 /* 1 when `kind` names an encoder after its decoder. */
 int tt_encoder_of(const char *kind);
 
+/* Every encoder's name, comma-separated, into buf (size bytes). */
+void tt_encoder_names(char *buf, size_t size);
+
 /* Adds a decoder and head after the encoder's features F0..F4 and sets
  * the graph's output (the logits). */
 typedef tt_status (*tt_decoder_fn)(tt_graph_model *gm, const int features[5]);

@@ -18,22 +18,24 @@
 
 /* One row per decoder: its name (the kind's part before the encoder's:
  * "fpn" of "fpn-resnet34"), smp's class of it, what its tiles' sides must
- * be multiples of (0: 2^depth, the plain UNet), and its constructor.  A
+ * be multiples of (0: 2^depth, the plain UNet), the smallest micro-batch
+ * a training step takes, and its constructor.  A
  * kind is the plain "unet", or a decoder's name, "-" and an encoder's
  * (encoder.h). */
 typedef struct model_kind {
     const char *name, *smp;
-    int unit;
+    int unit, least;
     tt_status (*create)(tt_backend *be, const tt_model_spec *spec, int capacity, int height,
                         int width, uint64_t seed, tt_model **out);
 } model_kind;
 
-static const model_kind plain = {"unet", "", 0, tt_unet_model_create};
+static const model_kind plain = {"unet", "", 0, 1, tt_unet_model_create};
 static const model_kind decoders[] = {
-    {"unet", "Unet", 32, tt_unet_resnet_model_create},
-    {"fpn", "FPN", 32, tt_fpn_model_create},
-    {"linknet", "Linknet", 32, tt_linknet_model_create},
-    {"deeplabv3plus", "DeepLabV3Plus", 16, tt_deeplab_model_create},
+    {"unet", "Unet", 32, 1, tt_unet_resnet_model_create},
+    {"fpn", "FPN", 32, 1, tt_fpn_model_create},
+    {"linknet", "Linknet", 32, 1, tt_linknet_model_create},
+    /* its image pooling's batch norm sees one value a channel an image */
+    {"deeplabv3plus", "DeepLabV3Plus", 16, 2, tt_deeplab_model_create},
 };
 #define DECODER_COUNT ((int)(sizeof decoders / sizeof decoders[0]))
 
@@ -48,11 +50,18 @@ static const model_kind *kind_of(const char *name)
     return NULL;
 }
 
-/* The kinds, for messages. */
+/* The kinds, from the tables: for messages. */
 static void kinds_list(char *buf, size_t size)
 {
-    snprintf(buf, size, "unet, or unet-, fpn-, linknet- or deeplabv3plus- then an encoder: "
-             "resnet18, resnet34, resnet50, resnext50_32x4d, efficientnet-b0 .. efficientnet-b4");
+    snprintf(buf, size, "%s, or ", plain.name);
+    for (int i = 0; i < DECODER_COUNT; i++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, size - used, "%s%s-", i ? ", " : "", decoders[i].name);
+    }
+    size_t used = strlen(buf);
+    snprintf(buf + used, size - used, " then an encoder: ");
+    used = strlen(buf);
+    tt_encoder_names(buf + used, size - used);
 }
 
 tt_model_spec tt_model_spec_default(void)
@@ -93,7 +102,8 @@ int tt_model_spec_tile_unit(const tt_model_spec *s)
 
 int tt_model_spec_least_micro_batch(const tt_model_spec *s)
 {
-    return strncmp(s->kind, "deeplabv3plus-", 14) == 0 ? 2 : 1;
+    const model_kind *k = kind_of(s->kind);
+    return k ? k->least : 1;
 }
 
 /* The plain UNet is sized by base_channels, depth and its norm; the

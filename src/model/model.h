@@ -66,7 +66,7 @@ int tt_model_spec_tile_unit(const tt_model_spec *spec);
 
 /* The smallest micro-batch a training step of the model takes: 2 for
  * DeepLabV3+ (its image pooling's batch norm sees one value a channel an
- * image), else 1. */
+ * image), else 1 (model.c's table). */
 int tt_model_spec_least_micro_batch(const tt_model_spec *spec);
 /* The architecture for people: "UNet base 16 depth 3 group",
  * "unet-resnet34 (smp Unet, frozen encoder BN)". */

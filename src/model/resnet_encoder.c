@@ -39,6 +39,14 @@ const tt_resnet_encoder *tt_resnet_encoder_of(const char *kind)
     return NULL;
 }
 
+void tt_resnet_encoder_names(char *buf, size_t size)
+{
+    for (size_t i = 0; i < sizeof encoders / sizeof encoders[0]; i++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, size - used, "%s%s", *buf ? ", " : "", encoders[i].name);
+    }
+}
+
 /* One block: its name ("encoder.layer2.0"), its channels in, planes and
  * out, its stride, whether it has a downsample, and how the backward has
  * its convolutions and norms. */

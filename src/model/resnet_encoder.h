@@ -28,6 +28,9 @@ typedef struct tt_resnet_encoder {
  * resnet34); NULL for none. */
 const tt_resnet_encoder *tt_resnet_encoder_of(const char *kind);
 
+/* The encoders' names, comma-separated, appended to buf (size bytes). */
+void tt_resnet_encoder_names(char *buf, size_t size);
+
 /* Adds the encoder's parameters and layers after the model's input
  * (g->input); features[0..4] get F0..F4's tensors (each kept, or made
  * again as the model's checkpointing and storage say).  output_stride 32,
