@@ -7,7 +7,9 @@
  * element (IM2COL_GEMM, else DIRECT), and at sampled elements the value
  * computed on the host in double from the inputs read back (which also
  * checks the reference itself).  The error is the largest difference over
- * the largest value of the reference output; the bound grows with the
+ * the larger of the reference output's largest value and the sampled
+ * elements' largest sum of |terms| (fp32 rounds the terms, so a sum that
+ * cancels errs by their size in every algorithm); the bound grows with the
  * square root of the reduction length, as fp32 rounding of a sum does:
  *
  *   bound(K) = TT_CONV_VERIFY_SLACK * 2^-24 * sqrt(K)
