@@ -7,6 +7,7 @@
 
 #include <CUnit/Basic.h>
 
+#include "core/clock.h"
 #include "core/knobs.h"
 #include "core/status.h"
 #include "harness_vulkan.h"
@@ -212,8 +213,18 @@ double *th_to_double(const float *x, size_t n)
     return d;
 }
 
-/* After every test: the shared backend's validation messages. */
-static void after_test(void) { th_check_validation(backend); }
+/* Before and after every test: its seconds on the test's line (where a
+ * suite's time goes, in every CI log), and the shared backend's validation
+ * messages. */
+static double test_started;
+
+static void before_test(void) { test_started = tt_seconds(); }
+
+static void after_test(void)
+{
+    th_check_validation(backend);
+    printf(" (%.1f s) ", tt_seconds() - test_started);
+}
 
 /* $TH_ONLY=TEXT (a test-only variable, for running one test by hand): the
  * suite keeps only the tests whose names contain TEXT, moved to its front. */
@@ -243,7 +254,7 @@ int th_run_suite(const char *suite_name, CU_TestInfo *tests, th_runs_on on)
     if (CU_initialize_registry() != CUE_SUCCESS) return 1;
     char name[128];
     snprintf(name, sizeof name, "%s (%s)", suite_name, th_backend_name());
-    CU_SuiteInfo suites[] = {{name, NULL, NULL, NULL, after_test, tests}, CU_SUITE_INFO_NULL};
+    CU_SuiteInfo suites[] = {{name, NULL, NULL, before_test, after_test, tests}, CU_SUITE_INFO_NULL};
     if (CU_register_suites(suites) != CUE_SUCCESS) {
         fprintf(stderr, "cannot register suite %s: %s\n", suite_name, CU_get_error_msg());
         CU_cleanup_registry();
