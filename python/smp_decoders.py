@@ -61,7 +61,10 @@ multiples of 32.
 
 All decoder BNs are nn.BatchNorm2d defaults (eps 1e-5, momentum 0.1).
 
-    python3 python/smp_decoders.py names --encoder resnet50 --decoder fpn --classes 4
+    python3 python/smp_decoders.py names fpn-resnet50 unet-efficientnet-b0 --classes 4
+
+(`names` takes tiletrain's --model names, decoder-encoder, as many as
+given in one process: one JSON line per tensor, {"model", "name", "shape"}.)
 """
 import argparse
 import json
@@ -302,14 +305,20 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="mode", required=True)
     names = sub.add_parser("names", help="the state_dict's names and shapes, one JSON line each")
-    names.add_argument("--encoder", default="resnet50", choices=encoder_names())
-    names.add_argument("--decoder", default="fpn", choices=DECODERS)
+    names.add_argument("models", nargs="+", metavar="MODEL",
+                       help="tiletrain's --model name: decoder-encoder, e.g. fpn-resnet50")
     names.add_argument("--classes", type=int, default=4)
     names.add_argument("--in-channels", type=int, default=3)
     args = ap.parse_args(argv)
-    model = build(args.encoder, args.decoder, args.classes, args.in_channels)
-    for k, v in model.state_dict().items():
-        print(json.dumps({"name": k, "shape": list(v.shape)}))
+    encoders = encoder_names()
+    for kind in args.models:
+        decoder, _, encoder = kind.partition("-")
+        if decoder not in DECODERS or encoder not in encoders:
+            ap.error(f"model '{kind}': give a decoder ({', '.join(DECODERS)}), a dash and an "
+                     f"encoder ({', '.join(encoders)})")
+        model = build(encoder, decoder, args.classes, args.in_channels)
+        for k, v in model.state_dict().items():
+            print(json.dumps({"model": kind, "name": k, "shape": list(v.shape)}))
     return 0
 
 

@@ -13,6 +13,7 @@
 #include "io/safetensors.h"
 #include "model/weights.h"
 #include "optim/optimizer.h"
+#include "train/train_options.h"
 #include "ops/util.h"
 
 /* The dropout masks' seed of the compared step (the script draws them
@@ -54,6 +55,17 @@ tt_precision smp_storage = TT_PRECISION_FP32;
  * (what they check does not depend on the picks; timing a new shape's
  * candidates took about 30 s of a fresh cache's run on lavapipe). */
 tt_conv_algo smp_convs = TT_CONV_ALGO_AUTO;
+
+tt_conv_algo smp_fixed_row(void)
+{
+    return th_backend_kind() == TT_BACKEND_VULKAN ? TT_CONV_ALGO_IM2COL_GEMM
+                                                  : tt_conv_direct_row(th_backend());
+}
+
+tt_conv_algo smp_picks_on_opencl(void)
+{
+    return th_backend_kind() == TT_BACKEND_VULKAN ? smp_fixed_row() : TT_CONV_ALGO_AUTO;
+}
 float smp_drop_path = 0;
 
 tt_model *smp_create_checkpointing(const char *kind, const char *mode, int capacity, int height,
@@ -574,74 +586,97 @@ static int smp_by_text(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The lines of the PyTorch twin's names (python/unet_resnet.py for a
- * UNet over a ResNet, python/smp_decoders.py for the others): {"name": "X", "shape":
- * [..]} as "X [..]", sorted; -1 when it does not run. */
-static int smp_torch_names(const char *kind, char ***out)
+/* The PyTorch twins' names and shapes (python/smp_decoders.py, one
+ * process for all n kinds): kind k's as "X [..]" lines in out[k], sorted,
+ * their number in counts[k]; 0 when it does not run. */
+static int smp_torch_names(const char *const *kinds, int n, char ***out, int *counts)
 {
-    char cmd[512];
-    const char *encoder = strchr(kind, '-') + 1;
-    if (strncmp(kind, "unet-res", 8) == 0)
-        snprintf(cmd, sizeof cmd, PY " %s/python/unet_resnet.py names --encoder %s --classes %d",
-                 TT_SOURCE_DIR, encoder, CLASSES);
-    else
-        snprintf(cmd, sizeof cmd,
-                 PY " %s/python/smp_decoders.py names --encoder %s --decoder %.*s --classes %d",
-                 TT_SOURCE_DIR, encoder, (int)strcspn(kind, "-"), kind, CLASSES);
+    char cmd[4096];
+    size_t used = (size_t)snprintf(cmd, sizeof cmd, PY " %s/python/smp_decoders.py names --classes %d",
+                                   TT_SOURCE_DIR, CLASSES);
+    for (int k = 0; k < n && used < sizeof cmd; k++)
+        used += (size_t)snprintf(cmd + used, sizeof cmd - used, " %s", kinds[k]);
+    CU_ASSERT_FATAL(used < sizeof cmd);
     FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    int n = 0, cap = 256;
-    char **names = malloc((size_t)cap * sizeof *names), line[512];
+    if (!p) return 0;
+    int caps[SMP_MAX_KINDS] = {0};
+    char line[512];
+    for (int k = 0; k < n; k++) out[k] = NULL, counts[k] = 0;
     while (fgets(line, sizeof line, p)) {
-        char name[160], shape[160];
-        if (sscanf(line, "{\"name\": \"%159[^\"]\", \"shape\": %159[^}]}", name, shape) != 2) {
-            printf("\n  unexpected line from %s: %s", cmd, line);
+        char model[64], name[160], shape[160];
+        if (sscanf(line, "{\"model\": \"%63[^\"]\", \"name\": \"%159[^\"]\", \"shape\": %159[^}]}",
+                   model, name, shape) != 3) {
+            printf("\n  unexpected line from smp_decoders.py: %s", line);
             continue;
         }
-        if (n == cap) names = realloc(names, (size_t)(cap *= 2) * sizeof *names);
+        int k = 0;
+        while (k < n && strcmp(kinds[k], model) != 0) k++;
+        if (k == n) continue;
+        if (counts[k] == caps[k])
+            out[k] = realloc(out[k], (size_t)(caps[k] = caps[k] ? 2 * caps[k] : 256) * sizeof **out);
         char both[330];
         snprintf(both, sizeof both, "%s %s", name, shape);
-        names[n++] = strdup(both);
+        out[k][counts[k]++] = strdup(both);
     }
-    if (pclose(p) != 0) {
-        for (int i = 0; i < n; i++) free(names[i]);
-        free(names);
-        printf("\n  FAILED: %s", cmd);
-        return -1;
+    int ok = pclose(p) == 0;
+    for (int k = 0; k < n; k++) {
+        if (!ok) {
+            for (int i = 0; i < counts[k]; i++) free(out[k][i]);
+            free(out[k]), out[k] = NULL, counts[k] = 0;
+        } else if (counts[k]) {
+            qsort(out[k], (size_t)counts[k], sizeof *out[k], smp_by_text);
+        }
     }
-    qsort(names, (size_t)n, sizeof *names, smp_by_text);
-    *out = names;
+    if (!ok) printf("\n  FAILED: %s", cmd);
+    return ok;
+}
+
+int smp_every_kind(char kinds[][SMP_KIND_SIZE], int max)
+{
+    const char *s = TT_MODEL_CHOICES;
+    int n = 0;
+    while (*s && n < max) {
+        size_t len = strcspn(s, "|");
+        if (memchr(s, '-', len) && len < SMP_KIND_SIZE) /* not the plain unet */
+            snprintf(kinds[n++], SMP_KIND_SIZE, "%.*s", (int)len, s);
+        s += len + (s[len] == '|');
+    }
     return n;
 }
 
-void smp_check_names(const char *kind)
+void smp_check_names(const char *const *kinds, int n)
 {
-    char **ours, **theirs;
-    int n = smp_c_names(kind, &ours);
-    qsort(ours, (size_t)n, sizeof *ours, smp_by_text);
-    int k = smp_torch_names(kind, &theirs);
-    CU_ASSERT_FATAL(k > 0);
-    int only_ours = 0, only_theirs = 0, i = 0, j = 0;
-    while (i < n || j < k) {
-        int cmp = i == n ? 1 : j == k ? -1 : strcmp(ours[i], theirs[j]);
-        if (cmp == 0) {
-            i++, j++;
-        } else if (cmp < 0) {
-            if (only_ours++ < 5) printf("\n  only tiletrain's: %s", ours[i]);
-            i++;
-        } else {
-            if (only_theirs++ < 5) printf("\n  only smp's: %s", theirs[j]);
-            j++;
+    CU_ASSERT_FATAL(n <= SMP_MAX_KINDS);
+    char **theirs[SMP_MAX_KINDS];
+    int counts[SMP_MAX_KINDS];
+    CU_ASSERT_FATAL(smp_torch_names(kinds, n, theirs, counts));
+    for (int m = 0; m < n; m++) {
+        char **ours;
+        int o = smp_c_names(kinds[m], &ours), k = counts[m];
+        qsort(ours, (size_t)o, sizeof *ours, smp_by_text);
+        CU_ASSERT(k > 0);
+        int only_ours = 0, only_theirs = 0, i = 0, j = 0;
+        while (i < o || j < k) {
+            int cmp = i == o ? 1 : j == k ? -1 : strcmp(ours[i], theirs[m][j]);
+            if (cmp == 0) {
+                i++, j++;
+            } else if (cmp < 0) {
+                if (only_ours++ < 5) printf("\n  only tiletrain's: %s", ours[i]);
+                i++;
+            } else {
+                if (only_theirs++ < 5) printf("\n  only smp's: %s", theirs[m][j]);
+                j++;
+            }
         }
+        printf("\n  %s: %d tensors and counters, %d in PyTorch's state_dict; %d only ours, %d "
+               "only theirs (name and shape)", kinds[m], o, k, only_ours, only_theirs);
+        CU_ASSERT_EQUAL(o, k);
+        CU_ASSERT_EQUAL(only_ours, 0);
+        CU_ASSERT_EQUAL(only_theirs, 0);
+        for (i = 0; i < o; i++) free(ours[i]);
+        for (j = 0; j < k; j++) free(theirs[m][j]);
+        free(ours), free(theirs[m]);
     }
-    printf("\n  %s: %d tensors and counters, %d in PyTorch's state_dict; %d only ours, %d only "
-           "theirs (name and shape)", kind, n, k, only_ours, only_theirs);
-    CU_ASSERT_EQUAL(n, k);
-    CU_ASSERT_EQUAL(only_ours, 0);
-    CU_ASSERT_EQUAL(only_theirs, 0);
-    for (i = 0; i < n; i++) free(ours[i]);
-    for (j = 0; j < k; j++) free(theirs[j]);
-    free(ours), free(theirs);
 }
 
 void smp_check_window(const rcase *c)

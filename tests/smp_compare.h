@@ -39,11 +39,18 @@ typedef struct {
 
 /* The storage the models made next keep their activations in. */
 extern tt_precision smp_storage;
-/* Their convolution algorithm: AUTO, or the device's direct row in checks
- * whose result does not depend on the picks, on shapes no other check
- * tunes (timing a new shape's candidates takes about 30 s of a fresh
- * cache's run on lavapipe). */
+/* Their convolution algorithm: AUTO, or smp_fixed_row() in checks whose
+ * result does not depend on the picks, on shapes no other check tunes
+ * (timing a new shape's candidates takes about 30 s of a fresh cache's run
+ * on lavapipe). */
 extern tt_conv_algo smp_convs;
+/* A row that runs every shape untimed: the device's direct row on OpenCL;
+ * im2col_gemm on Vulkan (lavapipe runs the direct kernels' ResNet-50 step
+ * 50 s slower; test_conv_batch checks those kernels there). */
+tt_conv_algo smp_fixed_row(void);
+/* AUTO on OpenCL, smp_fixed_row() on Vulkan: a step whose model's picks on
+ * lavapipe another check of the suite already runs. */
+tt_conv_algo smp_picks_on_opencl(void);
 /* Their drop-path rate (EfficientNet encoders; 0: none). */
 extern float smp_drop_path;
 
@@ -74,8 +81,14 @@ void smp_check_checkpointing(const rcase *c);
 /* fp16 and bf16 storage, with and without checkpointing: gradients near
  * fp32's in fewer bytes. */
 void smp_check_16bit(const rcase *c);
-/* Every name and shape of the model's is its PyTorch twin's, and every one
- * of the twin's ours. */
-void smp_check_names(const char *kind);
+/* For each of the n kinds: every name and shape of the model's is its
+ * PyTorch twin's, and every one of the twin's ours (one Python process for
+ * all; at most SMP_MAX_KINDS). */
+#define SMP_MAX_KINDS 64
+#define SMP_KIND_SIZE 40
+void smp_check_names(const char *const *kinds, int n);
+/* Every kind of --model but the plain unet (TT_MODEL_CHOICES), at most
+ * max; their number. */
+int smp_every_kind(char kinds[][SMP_KIND_SIZE], int max);
 
 #endif

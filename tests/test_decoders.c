@@ -25,10 +25,15 @@ static int opencl_only(void)
     return 1;
 }
 
+/* The autotuner's picks on OpenCL; on Vulkan the EfficientNet's step
+ * below runs them (timing a fresh cache's candidates for each model's
+ * shapes takes most of a minute of lavapipe). */
 static void test_resnet18_train(void)
 {
     rcase c = {"fpn-resnet18 train", "fpn-resnet18", "train", 2, 64, 96, 1, NULL};
+    smp_convs = smp_picks_on_opencl();
     smp_check_step(&c);
+    smp_convs = TT_CONV_ALGO_AUTO;
 }
 
 static void test_resnet18_eval(void)
@@ -42,7 +47,7 @@ static void test_resnet18_frozen_encoder_bn(void)
 {
     if (opencl_only()) return;
     rcase c = {"fpn-resnet18 frozen encoder BN", "fpn-resnet18", "freeze", 2, 64, 64, 0, NULL};
-    smp_convs = tt_conv_direct_row(th_backend());
+    smp_convs = smp_fixed_row();
     smp_check_step(&c);
     smp_convs = TT_CONV_ALGO_AUTO;
 }
@@ -50,14 +55,14 @@ static void test_resnet18_frozen_encoder_bn(void)
 /* Bottleneck blocks under the FPN's 2048-channel c5, at 64x64: at 32x64
  * the batch norms of layer4 see four values a channel and float32's
  * rounding grows through them to 7.6e-4 of a gradient (5.4e-5 here).
- * These and the checks below run the direct kernels: what they check does
+ * These and the checks below run smp_fixed_row(): what they check does
  * not depend on the autotuner's picks, and timing a fresh cache's new
  * shapes takes minutes on lavapipe. */
 static void test_resnet50_train(void)
 {
     if (opencl_only()) return;
     rcase c = {"fpn-resnet50 train", "fpn-resnet50", "train", 2, 64, 64, 0, NULL};
-    smp_convs = tt_conv_direct_row(th_backend());
+    smp_convs = smp_fixed_row();
     smp_check_step(&c);
     smp_convs = TT_CONV_ALGO_AUTO;
 }
@@ -66,7 +71,7 @@ static void test_resnet18_checkpointing(void)
 {
     if (opencl_only()) return;
     rcase c = {"fpn-resnet18 train", "fpn-resnet18", "train", 2, 64, 96, 0, NULL};
-    smp_convs = tt_conv_direct_row(th_backend());
+    smp_convs = smp_fixed_row();
     smp_check_checkpointing(&c);
     smp_convs = TT_CONV_ALGO_AUTO;
 }
@@ -77,17 +82,16 @@ static void test_resnet18_16bit(void)
 {
     if (opencl_only()) return;
     rcase c = {"fpn-resnet18 train", "fpn-resnet18", "train", 2, 64, 96, 0, NULL};
-    smp_convs = tt_conv_direct_row(th_backend());
+    smp_convs = smp_fixed_row();
     smp_check_16bit(&c);
     smp_convs = TT_CONV_ALGO_AUTO;
 }
 
-/* (FPN's first two steps run the autotuner's picks; the rest the direct
- * kernels, as above.) */
+/* (Linknet's checks run smp_fixed_row(), as above.) */
 static void test_linknet_resnet18_train(void)
 {
     rcase c = {"linknet-resnet18 train", "linknet-resnet18", "train", 2, 64, 96, 1, NULL};
-    smp_convs = tt_conv_direct_row(th_backend());
+    smp_convs = smp_fixed_row();
     smp_check_step(&c);
     smp_convs = TT_CONV_ALGO_AUTO;
 }
@@ -96,7 +100,7 @@ static void test_linknet_resnet18_eval(void)
 {
     if (opencl_only()) return;
     rcase c = {"linknet-resnet18 eval", "linknet-resnet18", "eval", 2, 64, 96, 0, NULL};
-    smp_convs = tt_conv_direct_row(th_backend());
+    smp_convs = smp_fixed_row();
     smp_check_step(&c);
     smp_convs = TT_CONV_ALGO_AUTO;
 }
@@ -105,7 +109,7 @@ static void test_linknet_resnet50_train(void)
 {
     if (opencl_only()) return;
     rcase c = {"linknet-resnet50 train", "linknet-resnet50", "train", 2, 64, 64, 0, NULL};
-    smp_convs = tt_conv_direct_row(th_backend());
+    smp_convs = smp_fixed_row();
     smp_check_step(&c);
     smp_convs = TT_CONV_ALGO_AUTO;
 }
@@ -114,7 +118,7 @@ static void test_linknet_checkpointing_16bit(void)
 {
     if (opencl_only()) return;
     rcase c = {"linknet-resnet18 train", "linknet-resnet18", "train", 2, 64, 96, 0, NULL};
-    smp_convs = tt_conv_direct_row(th_backend());
+    smp_convs = smp_fixed_row();
     smp_check_checkpointing(&c);
     smp_check_16bit(&c);
     smp_convs = TT_CONV_ALGO_AUTO;
@@ -125,18 +129,20 @@ static void test_linknet_checkpointing_16bit(void)
  * images: the image pooling's batch norm sees one value a channel an
  * image, and over two its input's gradient is a difference of two nearly
  * equal terms (xhat is +-1 within eps / var), float32's rounding of which
- * reached 3.6e-3 of a gradient here. */
+ * reached 3.6e-3 of a gradient here.  The autotuner's picks on OpenCL. */
 static void test_deeplab_resnet18_train(void)
 {
     rcase c = {"deeplabv3plus-resnet18 train", "deeplabv3plus-resnet18", "train", 3, 64, 96, 1, NULL};
+    smp_convs = smp_picks_on_opencl();
     smp_check_step(&c);
+    smp_convs = TT_CONV_ALGO_AUTO;
 }
 
 static void test_deeplab_resnet18_eval(void)
 {
     if (opencl_only()) return;
     rcase c = {"deeplabv3plus-resnet18 eval", "deeplabv3plus-resnet18", "eval", 2, 48, 80, 0, NULL};
-    smp_convs = tt_conv_direct_row(th_backend());
+    smp_convs = smp_fixed_row();
     smp_check_step(&c);
     smp_convs = TT_CONV_ALGO_AUTO;
 }
@@ -145,7 +151,7 @@ static void test_deeplab_resnet50_train(void)
 {
     if (opencl_only()) return;
     rcase c = {"deeplabv3plus-resnet50 train", "deeplabv3plus-resnet50", "train", 3, 64, 64, 0, NULL};
-    smp_convs = tt_conv_direct_row(th_backend());
+    smp_convs = smp_fixed_row();
     smp_check_step(&c);
     smp_convs = TT_CONV_ALGO_AUTO;
 }
@@ -156,7 +162,7 @@ static void test_deeplab_checkpointing_16bit(void)
     /* the image pooling's gradient reaches every tensor (through the
      * plane's mean): all of them are behind its ill-conditioned norm */
     rcase c = {"deeplabv3plus-resnet18 train", "deeplabv3plus-resnet18", "train", 3, 64, 96, 0, ""};
-    smp_convs = tt_conv_direct_row(th_backend());
+    smp_convs = smp_fixed_row();
     smp_check_checkpointing(&c);
     smp_check_16bit(&c);
     smp_convs = TT_CONV_ALGO_AUTO;
@@ -166,7 +172,7 @@ static void test_deeplab_checkpointing_16bit(void)
  * pooling's batch norm would see one value a channel); eval runs. */
 static void test_deeplab_batch_of_one(void)
 {
-    smp_convs = tt_conv_direct_row(th_backend());
+    smp_convs = smp_fixed_row();
     tt_model *m = smp_create("deeplabv3plus-resnet18", "train", 1, 32, 32);
     smp_convs = TT_CONV_ALGO_AUTO;
     TH_OK(tt_model_forward(m, 1, 0));
@@ -196,7 +202,7 @@ static void test_effnet_drop_path(void)
     if (opencl_only()) return;
     rcase c = {"unet-efficientnet-b0 drop-path 0.5", "unet-efficientnet-b0", "train", 4, 32, 64, 1,
                NULL};
-    smp_convs = tt_conv_direct_row(th_backend());
+    smp_convs = smp_fixed_row();
     smp_drop_path = 0.5f;
     smp_check_step(&c);
     smp_drop_path = 0;
@@ -208,7 +214,7 @@ static void test_effnet_b1_deeplab_train(void)
     if (opencl_only()) return;
     rcase c = {"deeplabv3plus-efficientnet-b1 train", "deeplabv3plus-efficientnet-b1", "train", 3,
                64, 64, 0, NULL};
-    smp_convs = tt_conv_direct_row(th_backend());
+    smp_convs = smp_fixed_row();
     smp_check_step(&c);
     smp_convs = TT_CONV_ALGO_AUTO;
 }
@@ -217,7 +223,7 @@ static void test_effnet_checkpointing_16bit(void)
 {
     if (opencl_only()) return;
     rcase c = {"fpn-efficientnet-b0 train", "fpn-efficientnet-b0", "train", 2, 64, 96, 0, NULL};
-    smp_convs = tt_conv_direct_row(th_backend());
+    smp_convs = smp_fixed_row();
     smp_check_checkpointing(&c);
     smp_check_16bit(&c);
     smp_convs = TT_CONV_ALGO_AUTO;
@@ -237,7 +243,7 @@ static void test_windows(void)
     const char *some[] = {"fpn-resnet34", "unet-efficientnet-b0"};
     const char *every = getenv("TH_EVERY_PAIR");
     int all = every && *every && strcmp(every, "0") != 0, count = all ? 36 : 2;
-    smp_convs = tt_conv_direct_row(th_backend());
+    smp_convs = smp_fixed_row();
     for (int k = 0; k < count; k++) {
         char kind[40];
         snprintf(kind, sizeof kind, "%s", some[k % 2]);
@@ -249,24 +255,16 @@ static void test_windows(void)
     smp_convs = TT_CONV_ALGO_AUTO;
 }
 
+/* Every kind of --model (the table's), the UNet over a ResNet included. */
 static void test_names_are_smps(void)
 {
     if (opencl_only() || !smp_have("torch")) return;
-    const char *decoders[] = {"fpn", "linknet", "deeplabv3plus"};
-    const char *encoders[] = {"resnet18",        "resnet34",        "resnet50",
-                              "resnext50_32x4d", "efficientnet-b0", "efficientnet-b1",
-                              "efficientnet-b2", "efficientnet-b3", "efficientnet-b4"};
-    for (int e = 4; e < 9; e++) { /* the UNet over a ResNet: test_resnet_unet */
-        char kind[40];
-        snprintf(kind, sizeof kind, "unet-%s", encoders[e]);
-        smp_check_names(kind);
-    }
-    for (int d = 0; d < 3; d++)
-        for (int e = 0; e < 9; e++) {
-            char kind[40];
-            snprintf(kind, sizeof kind, "%s-%s", decoders[d], encoders[e]);
-            smp_check_names(kind);
-        }
+    char kinds[SMP_MAX_KINDS][SMP_KIND_SIZE];
+    const char *each[SMP_MAX_KINDS];
+    int n = smp_every_kind(kinds, SMP_MAX_KINDS);
+    for (int k = 0; k < n; k++) each[k] = kinds[k];
+    CU_ASSERT(n >= 36);
+    smp_check_names(each, n);
 }
 
 /* The logits of one training forward with dropout seed `seed`. */
@@ -285,7 +283,7 @@ static void logits_for(tt_model *m, const float *input, size_t in_n, uint64_t se
  * and eval mode none (its logits the same whatever the seed). */
 static void test_dropout_follows_the_seed(void)
 {
-    smp_convs = tt_conv_direct_row(th_backend());
+    smp_convs = smp_fixed_row();
     tt_model *m = smp_create("fpn-resnet18", "train", 2, 32, 32);
     smp_convs = TT_CONV_ALGO_AUTO;
     size_t in_n = 2 * 3 * 32 * 32, out_n = 2 * CLASSES * 32 * 32;
