@@ -337,7 +337,7 @@ void smp_check_step(const rcase *c)
 
     /* the logits are read before backward (its temporaries may take their bytes) */
     TH_OK(tt_model_zero_grads(m));
-    m->dropout_seed = DROPOUT_SEED;
+    m->dropout_seed = DROPOUT_SEED, m->dropout_first = 0;
     TH_OK(tt_write(be, m->input, input, in_n * sizeof *input));
     TH_OK(tt_model_forward(m, c->batch, train));
     TH_OK(tt_read(be, logits, m->logits, out_n * sizeof *logits));
@@ -704,7 +704,8 @@ void smp_check_window(const rcase *c)
     /* the window: two micro-batches, their gradients added, one update */
     TH_OK(tt_model_zero_grads(m));
     for (int k = 0; k < 2; k++) {
-        m->dropout_seed = DROPOUT_SEED + (uint64_t)k;
+        m->dropout_seed = DROPOUT_SEED;
+        m->dropout_first = (int64_t)k * c->batch; /* crops 0 .. 2 batch - 1 */
         TH_OK(tt_write(be, m->input, input + k * in_n, in_n * sizeof *input));
         TH_OK(tt_model_forward(m, c->batch, 1));
         TH_OK(tt_write(be, m->dlogits, dlogits + k * out_n, out_n * sizeof *dlogits));

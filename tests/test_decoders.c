@@ -267,49 +267,76 @@ static void test_names_are_smps(void)
     smp_check_names(each, n);
 }
 
-/* The logits of one training forward with dropout seed `seed`. */
-static void logits_for(tt_model *m, const float *input, size_t in_n, uint64_t seed, float *out,
-                       size_t out_n)
+/* The logits of one training forward of two images (in), their dropout
+ * masks from `seed` and crops first, first + stride. */
+static void logits_for(tt_model *m, const float *in, size_t in_n, uint64_t seed, int64_t first,
+                       int stride, float *out, size_t out_n)
 {
     tt_backend *be = th_backend();
-    m->dropout_seed = seed;
-    TH_OK(tt_write(be, m->input, input, in_n * sizeof *input));
+    m->dropout_seed = seed, m->dropout_first = first, m->dropout_stride = stride;
+    TH_OK(tt_write(be, m->input, in, in_n * sizeof *in));
     TH_OK(tt_model_forward(m, 2, 1));
     TH_OK(tt_read(be, out, m->logits, out_n * sizeof *out));
 }
 
-/* Dropout's masks are the seed's: the same seed gives the same logits bit
- * for bit (a resumed step draws what it drew), another seed other logits,
- * and eval mode none (its logits the same whatever the seed). */
-static void test_dropout_follows_the_seed(void)
+/* The largest difference of image i of a and image j of b (n floats an
+ * image), over a's largest value there. */
+static double image_off(const float *a, int i, const float *b, int j, size_t n)
+{
+    double top = 0, worst = 0;
+    for (size_t e = 0; e < n; e++) top = fmax(top, fabs(a[i * n + e]));
+    for (size_t e = 0; e < n; e++) worst = fmax(worst, fabs(a[i * n + e] - b[j * n + e]));
+    return worst / (top > 0 ? top : 1);
+}
+
+/* Dropout's masks are the seed's and each crop's own: the same seed and
+ * crops give the same logits bit for bit (a resumed step draws what it
+ * drew), another seed or other crops other logits; a crop's image has the
+ * same logits wherever it sits in a micro-batch (what makes micro-batches
+ * of 2 x 3 the window of 6 x 1, and 2 ranks one process); eval mode draws
+ * none.  The encoder's norms frozen, so that images do not meet. */
+static void test_dropout_follows_seed_and_crop(void)
 {
     smp_convs = smp_fixed_row();
-    tt_model *m = smp_create("fpn-resnet18", "train", 2, 32, 32);
+    tt_model *m = smp_create("fpn-resnet18", "freeze", 2, 32, 32);
     smp_convs = TT_CONV_ALGO_AUTO;
-    size_t in_n = 2 * 3 * 32 * 32, out_n = 2 * CLASSES * 32 * 32;
-    float *input = malloc(in_n * sizeof *input), *a = malloc(out_n * sizeof *a);
-    float *b = malloc(out_n * sizeof *b), *c = malloc(out_n * sizeof *c);
+    size_t image = 3 * 32 * 32, in_n = 2 * image, each = CLASSES * 32 * 32, out_n = 2 * each;
+    float *in = malloc(in_n * sizeof *in), *swapped = malloc(in_n * sizeof *in);
+    float *a = malloc(out_n * sizeof *a), *b = malloc(out_n * sizeof *b);
+    float *c = malloc(out_n * sizeof *c);
     uint64_t seed = 3;
-    th_fill_uniform(input, in_n, 0, 1, &seed);
-    logits_for(m, input, in_n, 1, a, out_n);
-    logits_for(m, input, in_n, 2, b, out_n);
-    logits_for(m, input, in_n, 1, c, out_n);
-    int same = memcmp(a, c, out_n * sizeof *a) == 0, other = memcmp(a, b, out_n * sizeof *a) != 0;
+    th_fill_uniform(in, in_n, 0, 1, &seed);
+    memcpy(swapped, in + image, image * sizeof *in); /* [x1, x0] */
+    memcpy(swapped + image, in, image * sizeof *in);
+    logits_for(m, in, in_n, 1, 10, 1, a, out_n);      /* x0 crop 10, x1 crop 11 */
+    logits_for(m, in, in_n, 1, 10, 1, c, out_n);
+    int same = memcmp(a, c, out_n * sizeof *a) == 0;
+    logits_for(m, in, in_n, 2, 10, 1, b, out_n);
+    double seed_off = image_off(a, 0, b, 0, each);
+    logits_for(m, in, in_n, 1, 12, 1, b, out_n);
+    double crop_off = image_off(a, 0, b, 0, each);
+    logits_for(m, swapped, in_n, 1, 11, -1, b, out_n); /* x1 crop 11, x0 crop 10 */
+    double moved = fmax(image_off(a, 1, b, 0, each), image_off(a, 0, b, 1, each));
+    logits_for(m, in, in_n, 1, 7, 4, c, out_n);       /* x1 crop 11 again, 4 ranks apart */
+    moved = fmax(moved, image_off(a, 1, c, 1, each));
     tt_backend *be = th_backend();
     m->dropout_seed = 1;
-    TH_OK(tt_write(be, m->input, input, in_n * sizeof *input));
+    TH_OK(tt_write(be, m->input, in, in_n * sizeof *in));
     TH_OK(tt_model_forward(m, 2, 0));
     TH_OK(tt_read(be, a, m->logits, out_n * sizeof *a));
-    m->dropout_seed = 2;
+    m->dropout_seed = 2, m->dropout_first = 99;
     TH_OK(tt_model_forward(m, 2, 0));
     TH_OK(tt_read(be, b, m->logits, out_n * sizeof *b));
     int eval_same = memcmp(a, b, out_n * sizeof *a) == 0;
-    printf("\n  seed 1 twice: %s; seeds 1 and 2: %s; eval mode, seeds 1 and 2: %s",
-           same ? "equal" : "DIFFER", other ? "differ" : "EQUAL", eval_same ? "equal" : "DIFFER");
+    printf("\n  seed and crops twice: %s; another seed: off %.2g; other crops: off %.2g; a crop "
+           "elsewhere in the micro-batch: off %.2g; eval mode: %s",
+           same ? "equal" : "DIFFER", seed_off, crop_off, moved, eval_same ? "equal" : "DIFFER");
     CU_ASSERT(same);
-    CU_ASSERT(other);
+    CU_ASSERT(seed_off > 1e-2);
+    CU_ASSERT(crop_off > 1e-2);
+    CU_ASSERT(moved < 1e-6);
     CU_ASSERT(eval_same);
-    free(input), free(a), free(b), free(c);
+    free(in), free(swapped), free(a), free(b), free(c);
     tt_model_destroy(m);
 }
 
@@ -338,7 +365,7 @@ int main(void)
         {"fpn-efficientnet-b0: --checkpointing and 16-bit storage", test_effnet_checkpointing_16bit},
         {"a window of two micro-batches and an AdamW step vs torch", test_windows},
         {"names and shapes are smp's, both ways", test_names_are_smps},
-        {"dropout's masks follow the seed alone", test_dropout_follows_the_seed},
+        {"dropout's masks follow the seed and each crop alone", test_dropout_follows_seed_and_crop},
         CU_TEST_INFO_NULL,
     };
     return th_run_suite("decoders", tests, TH_EVERY);

@@ -22,11 +22,13 @@ smp's names), or python/smp_decoders.py's FPN over one, in float64.
                     "mode": "train"|"freeze"|"freeze_all"|"eval",
                     "decoder": "unet" (the default)|"fpn"|"linknet"|"deeplabv3plus",
                     "dropout_seed": S, "drop_path": R (EfficientNet encoders)}
-      A dropout layer's mask is tiletrain's (src/ops/dropout.h): drawn from
-      the layer's seed S ^ (0x9e3779b97f4a7c15 * (salt + 1)), salt 0 for a
-      decoder's dropout and 1 + i for encoder block i's drop-path, by the
-      same 32-bit hash of each image's, (image, channel)'s or element's
-      index.
+      A dropout layer's mask is tiletrain's (src/ops/dropout.h): image k
+      (crop k of the run's stream: the step's micro-batch is crops 0 ..
+      N-1) draws from its own seed mix(L ^ mix(k ^ 0xbb67ae8584caa73b)),
+      mix splitmix64's finaliser and L the layer's seed S ^
+      (0x9e3779b97f4a7c15 * (salt + 1)), salt 0 for a decoder's dropout
+      and 1 + i for encoder block i's drop-path, by the same 32-bit hash of
+      the image's one index 0, its channel's or its element's index.
   torch_resnet_unet_check.py window IN.safetensors OUT.safetensors CONFIG_JSON
       two micro-batches accumulated and one AdamW step (window() says what
       IN holds and OUT gets); CONFIG_JSON as step's (mode train) plus "lr".
@@ -79,27 +81,41 @@ def dropout_keep(seed, count, p):
 
 class SeededDropout(torch.nn.Module):
     """Dropout with tiletrain's mask (src/ops/dropout.h) for the model's
-    seed `base` and the layer's `salt`: whole images ("sample": drop-path),
-    whole channels of an image ("channel": Dropout2d) or elements dropped,
-    the rest scaled by float32(1 / (1 - p))."""
+    seed `base`, the layer's `salt` and image k's crop `first` + k: whole
+    images ("sample": drop-path), whole channels of an image ("channel":
+    Dropout2d) or elements dropped, the rest scaled by float32(1 / (1 -
+    p))."""
 
     def __init__(self, p, base, salt, unit):
         super().__init__()
-        self.p, self.base, self.salt, self.unit = p, base, salt, unit
+        self.p, self.base, self.salt, self.unit, self.first = p, base, salt, unit, 0
 
     def forward(self, x):
         if not self.training or self.p == 0:
             return x
-        shape = {"sample": x.shape[:1] + (1, 1, 1), "channel": x.shape[:2] + (1, 1),
-                 "element": x.shape}[self.unit]
+        shape = {"sample": (1, 1, 1), "channel": x.shape[1:2] + (1, 1),
+                 "element": x.shape[1:]}[self.unit]
         seed = layer_seed(self.base, self.salt)
-        keep = torch.from_numpy(dropout_keep(seed, math.prod(shape), self.p).reshape(shape))
+        keep = np.stack([dropout_keep(image_seed(seed, self.first + k), math.prod(shape),
+                                      self.p).reshape(shape) for k in range(x.shape[0])])
         scale = float(np.float32(1.0 / (1.0 - float(np.float32(self.p)))))
-        return x * (keep.to(x.dtype) * scale)
+        return x * (torch.from_numpy(keep).to(x.dtype) * scale)
 
 
 def layer_seed(seed, salt):
     return (seed ^ (0x9E3779B97F4A7C15 * (salt + 1))) & M64
+
+
+def mix64(z):
+    """splitmix64's finaliser on a Python int."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+
+def image_seed(layer, crop):
+    """The seed of the image that is crop `crop` of the run's stream."""
+    return mix64(layer ^ mix64((crop & M64) ^ 0xBB67AE8584CAA73B))
 
 
 def build_model(cfg):
@@ -225,7 +241,7 @@ def window(inp, out, cfg):
         for m in range(2):
             for mod in model.modules():
                 if isinstance(mod, SeededDropout):
-                    mod.base = int(cfg.get("dropout_seed", 0)) + m
+                    mod.first = m * data[f"input.{m}"].shape[0]  # crops of micro-batch m
             logits = model(data[f"input.{m}"].to(dtype))
             (logits * data[f"dlogits.{m}"].to(dtype)).sum().backward()
         if dtype == torch.float32:

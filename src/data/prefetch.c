@@ -252,6 +252,9 @@ static tt_status sampler_fill_batch(void *ctx, tt_batch *b, int *end)
     int want = b->batch_size;
     if (f->max_crops > 0 && f->max_crops - f->filled < want) want = (int)(f->max_crops - f->filled);
     b->batch_size = want;
+    tt_sampler_state before;
+    tt_sampler_get_state(f->sampler, &before);
+    b->first_crop = tt_sampler_stream_index(f->sampler, &before);
     for (int i = 0; i < want; i++) {
         tt_crop_info info;
         TT_TRY(tt_sampler_next(f->sampler, f->rgb, b->mask + (size_t)i * b->planes * px, &info));

@@ -25,6 +25,8 @@ typedef struct tt_batch {
     uint8_t *mask;            /* (N, planes, H, W) */
     int *items;               /* (N) source index of each item */
     tt_sampler_state state_after; /* sampler state after this batch: save it once the batch is used */
+    int64_t first_crop;       /* the stream index of its first item (tt_sampler_stream_index;
+                                 the next are the sampler's stride apart); 0 from a plain fill */
     int64_t sequence;         /* 0, 1, 2, ... in production order */
     double wait_seconds;      /* how long the consumer waited for this batch */
 } tt_batch;

@@ -250,10 +250,30 @@ static tt_status conv_half(tt_exec *x, const tt_layer *l, tt_mem out, tt_mem in,
     return tt_conv2d_forward_add(be, out, in, s.wb, &d, workspace(x));
 }
 
-/* The seed of dropout layer l's mask in this step. */
-static uint64_t dropout_seed(tt_exec *x, const tt_layer *l)
+/* Dropout layer l from src into dst (the backward adds: dst the input's
+ * gradient, src the output's), image by image, each with its own crop's
+ * masks (model.h): per element, per channel (Dropout2d) or the whole
+ * image (drop-path). */
+static tt_status dropout_images(tt_exec *x, const tt_layer *l, int backward, tt_mem dst,
+                                tt_mem src, int n)
 {
-    return tt_dropout_layer_seed(x->model->dropout_seed, l->salt);
+    const tt_model *m = x->model;
+    const tt_tensor_def *o = tensor(x, l->out);
+    size_t plane = (size_t)o->height * o->width, image = plane * (size_t)o->channels;
+    uint64_t seed = tt_dropout_layer_seed(m->dropout_seed, l->salt);
+    int stride = m->dropout_stride ? m->dropout_stride : 1;
+    for (int k = 0; k < n; k++) {
+        uint64_t own = tt_dropout_image_seed(seed, m->dropout_first + (int64_t)k * stride);
+        tt_mem d = tt_mem_f32(dst, (size_t)k * image), s = tt_mem_f32(src, (size_t)k * image);
+        size_t draws = l->per_sample ? 1 : l->per_channel ? (size_t)o->channels : image;
+        if (backward)
+            TT_TRY(draws == image ? tt_dropout_backward(m->be, d, s, l->p, own, image)
+                                  : tt_drop_path_backward(m->be, d, s, l->p, own, draws, image / draws));
+        else
+            TT_TRY(draws == image ? tt_dropout_forward(m->be, d, s, l->p, own, image)
+                                  : tt_drop_path_forward(m->be, d, s, l->p, own, draws, image / draws));
+    }
+    return NULL;
 }
 
 /* ---- one layer's forward, into `out` from `in0`, `in1` ------------------------- */
@@ -346,15 +366,8 @@ static tt_status run_forward(tt_exec *x, tt_layer *l, tt_mem out, tt_mem in0, tt
         return tt_upsample_nearest2x_forward(be, out, in0, &d);
     }
     case TT_LAYER_DROPOUT: {
-        const tt_tensor_def *o = tensor(x, l->out);
-        size_t plane = (size_t)o->height * o->width;
-        if (x->training && l->p > 0 && (l->per_channel || l->per_sample))
-            return tt_drop_path_forward(be, out, in0, l->p, dropout_seed(x, l),
-                                        l->per_sample ? (size_t)n : (size_t)n * o->channels,
-                                        l->per_sample ? plane * o->channels : plane);
-        if (x->training && l->p > 0)
-            return tt_dropout_forward(be, out, in0, l->p, dropout_seed(x, l), count_of(x, l->out, n));
-        if (o->alias == l->in[0]) return NULL; /* in place: the input as it is */
+        if (x->training && l->p > 0) return dropout_images(x, l, 0, out, in0, n);
+        if (tensor(x, l->out)->alias == l->in[0]) return NULL; /* in place: the input as it is */
         return tt_copy(be, out, in0, count_of(x, l->out, n) * sizeof(float));
     }
     case TT_LAYER_CONCAT: {
@@ -703,13 +716,7 @@ static tt_status layer_backward(tt_exec *x, const tt_layer *l)
         if (!wants_grad(x, l->in[0])) return NULL;
         TT_TRY(grad_for_adding(x, l->in[0], &d0));
         if (x->symbolic) return NULL;
-        const tt_tensor_def *o = tensor(x, l->out);
-        size_t plane = (size_t)o->height * o->width;
-        if (l->per_channel || l->per_sample)
-            return tt_drop_path_backward(be, d0, g, l->p, dropout_seed(x, l),
-                                         l->per_sample ? (size_t)n : (size_t)n * o->channels,
-                                         l->per_sample ? plane * o->channels : plane);
-        return tt_dropout_backward(be, d0, g, l->p, dropout_seed(x, l), count_of(x, l->out, n));
+        return dropout_images(x, l, 1, d0, g, n);
     }
     case TT_LAYER_CONCAT: {
         if (wants_grad(x, l->in[0])) TT_TRY(grad_for_adding(x, l->in[0], &d0));

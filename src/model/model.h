@@ -166,9 +166,14 @@ struct tt_model {
     /* NULL: batch norm layers use their own micro-batch's statistics; set
      * (train/dist.c, --sync-bn) to sum them over every rank's micro-batch */
     const tt_norm_sync *norm_sync;
-    /* the seed of the next training forward's dropout masks (and of its
-     * backward's): the trainer sets it per micro-batch (tt_dropout_step_seed) */
+    /* Whose dropout masks the next training forward (and its backward)
+     * draws: image k's are drawn from dropout_seed, the layer and its crop,
+     * dropout_first + k * dropout_stride in the run's stream of crops
+     * (ops/dropout.h).  The trainer sets the seed once (tt_dropout_run_seed)
+     * and the crops per micro-batch: a crop's masks are its own. */
     uint64_t dropout_seed;
+    int64_t dropout_first;
+    int dropout_stride;   /* 0 counts as 1 */
 };
 
 /* Builds the model of `spec` on `be` for micro-batches up to `capacity`

@@ -30,12 +30,11 @@ static uint64_t mix64(uint64_t z) /* splitmix64's finaliser */
     return z ^ (z >> 31);
 }
 
-uint64_t tt_dropout_step_seed(uint64_t run_seed, int64_t step, int micro_batch, int rank)
+uint64_t tt_dropout_run_seed(uint64_t run_seed) { return mix64(run_seed ^ 0x6a09e667f3bcc909ULL); }
+
+uint64_t tt_dropout_image_seed(uint64_t layer_seed, int64_t crop)
 {
-    uint64_t h = mix64(run_seed ^ 0x6a09e667f3bcc909ULL);
-    h = mix64(h ^ (uint64_t)step);
-    h = mix64(h ^ (uint64_t)(uint32_t)micro_batch);
-    return mix64(h ^ (uint64_t)(uint32_t)rank);
+    return mix64(layer_seed ^ mix64((uint64_t)crop ^ 0xbb67ae8584caa73bULL));
 }
 
 uint64_t tt_dropout_layer_seed(uint64_t seed, int salt)

@@ -2,9 +2,11 @@
  * Dropout and drop-path (stochastic depth, as timm's drop_path) with masks
  * that are never stored: forward and backward regenerate them from a
  * 64-bit seed and the element's (or the sample's) index, so the backward
- * needs nothing from the forward, and a step run again after a resume
- * (with the seed derived from the run's seed, step, micro-batch and layer)
- * draws the same masks.
+ * needs nothing from the forward.  A model draws each image's masks from a
+ * seed of its own (tt_dropout_image_seed: the run's seed, the layer and
+ * the crop's index in the run's stream of crops), so a crop's masks are
+ * the same whatever micro-batch, accumulation window or rank it falls in,
+ * and after a resume.
  *
  * The mask, computed alike by the host (tt_dropout_hash), the OpenCL
  * kernels (opencl/dropout.cl), the Vulkan shaders (shaders/dropout/) and
@@ -50,13 +52,17 @@
 
 #include "backend/backend.h"
 
-/* The seed of a model's dropout masks for one micro-batch: from the run's
- * seed, the optimizer step, the micro-batch's index in its window and the
- * rank, so that a resumed run draws the masks it would have drawn. */
-uint64_t tt_dropout_step_seed(uint64_t run_seed, int64_t step, int micro_batch, int rank);
+/* The seed of a run's dropout masks, from its --seed: splitmix64's
+ * finaliser of run_seed ^ 0x6a09e667f3bcc909. */
+uint64_t tt_dropout_run_seed(uint64_t run_seed);
 /* The seed of one dropout layer's mask: seed ^ (0x9e3779b97f4a7c15 *
  * (salt + 1)), wrapping (tests/torch_resnet_unet_check.py draws it so). */
 uint64_t tt_dropout_layer_seed(uint64_t seed, int salt);
+/* The seed of one image's masks in that layer: mix(layer_seed ^
+ * mix(crop ^ 0xbb67ae8584caa73b)), mix splitmix64's finaliser, crop the
+ * image's index in the run's stream of crops (epoch * epoch length +
+ * position; tests/torch_resnet_unet_check.py draws it so). */
+uint64_t tt_dropout_image_seed(uint64_t layer_seed, int64_t crop);
 
 /* The 32-bit hash of (seed, index) above, on the host. */
 uint32_t tt_dropout_hash(uint64_t seed, uint32_t index);

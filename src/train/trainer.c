@@ -323,12 +323,14 @@ static void release_window(tt_trainer *t, tt_window *w)
     w->count = 0;
 }
 
-/* The seed of micro-batch m's dropout masks in the step being taken: the
- * same after a resume, the same in its window-sums forward as in its
- * training one. */
-static uint64_t dropout_seed(const tt_trainer *t, int m)
+/* Batch b's crops for the model's dropout masks (model.h): the same in
+ * its window-sums forward as in its training one, after a resume, and
+ * whatever the micro-batch, window and ranks. */
+static void dropout_crops(tt_trainer *t, const tt_batch *b)
 {
-    return tt_dropout_step_seed(t->opt.seed, t->counters.step, m, t->dist.rank);
+    t->engine->model->dropout_seed = tt_dropout_run_seed(t->opt.seed);
+    t->engine->model->dropout_first = b->first_crop;
+    t->engine->model->dropout_stride = t->dist.size;
 }
 
 /* 2b. a term reduced over the window: the forward of every micro-batch for
@@ -338,7 +340,7 @@ static tt_status window_sums(tt_trainer *t, tt_window *w)
     for (int m = 0; m < w->count; m++) {
         tt_batch *b = w->batches[m];
         TT_TRY(tt_step_upload(t->engine, b->image, b->mask, b->batch_size));
-        t->engine->model->dropout_seed = dropout_seed(t, m);
+        dropout_crops(t, b);
         TT_TRY(tt_step_window_sums(t->engine, b->batch_size));
     }
     return NULL;
@@ -359,7 +361,7 @@ static tt_status run_micro_batches(tt_trainer *t, tt_window *w, tt_step_report *
         }
         tt_batch *b = w->batches[m];
         TT_TRY(tt_step_upload(t->engine, b->image, b->mask, b->batch_size));
-        t->engine->model->dropout_seed = dropout_seed(t, m);
+        dropout_crops(t, b);
         TT_TRY(tt_step_micro_batch(t->engine, b->batch_size, &w->counts, loss_scale));
         c->sampler = b->state_after;
         r->images += b->batch_size;

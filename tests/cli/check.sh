@@ -572,6 +572,18 @@ if "$tt" train "${resnet[@]}" --freeze-bn --micro-batch 2 --accum 3 --steps 1 --
      "$work/ra/g.safetensors" "$work/rb/g.safetensors" >"$work/same" 2>&1
 then pass "unet-resnet18 --freeze-bn: micro-batch 2 x accum 3 = 6 x 1: $(head -1 "$work/same")"
 else fail "unet-resnet18 --freeze-bn accumulation"; cat "$work/err" "$work/same"; fi
+# FPN's Dropout2d: each crop draws its own masks, so 2 x 3 is 6 x 1 with
+# dropout too (the encoder's norms frozen, the decoder's group norms per image)
+fpn=(--data "$work/data" --tile 64x64 --model fpn-resnet18 --backend opencl --quiet
+     --no-augment --seed 2 --algo im2col_gemm --plan off --freeze-bn)
+if "$tt" train "${fpn[@]}" --micro-batch 2 --accum 3 --steps 1 --out "$work/fa" \
+     --save-grads "$work/fa/g.safetensors" 2>"$work/err" &&
+   "$tt" train "${fpn[@]}" --micro-batch 6 --accum 1 --steps 1 --out "$work/fb" \
+     --save-grads "$work/fb/g.safetensors" 2>>"$work/err" &&
+   /usr/bin/python3 "$(dirname "$0")/same_checkpoint.py" --tol 1e-4 --scale file \
+     "$work/fa/g.safetensors" "$work/fb/g.safetensors" >"$work/same" 2>&1
+then pass "fpn-resnet18 --freeze-bn, dropout per crop: micro-batch 2 x accum 3 = 6 x 1: $(head -1 "$work/same")"
+else fail "fpn-resnet18 dropout accumulation"; cat "$work/err" "$work/same"; fi
 tune=(--encoder-lr 0.1x --freeze-encoder-steps 1 --micro-batch 2)
 if "$tt" train "${resnet[@]}" "${tune[@]}" --steps 3 --checkpoint-every 1 --out "$work/rc" 2>"$work/err" &&
    "$tt" train "${resnet[@]}" "${tune[@]}" --steps 1 --out "$work/rd" 2>>"$work/err" &&

@@ -85,8 +85,8 @@ def main():
         e = max((abs(u - v) for u, v in zip(x, y)), default=0.0) / scale
         if e > worst:
             worst, worst_name = e, name
-    print(f"step {meta_a.get('step')} = {meta_b.get('step')}, {len(a)} tensors, "
-          f"worst {worst:.2e} ({worst_name}), tolerance {tol:.0e}")
+    steps = (f"step {meta_a['step']} = {meta_b.get('step')}, " if "step" in meta_a else "")
+    print(f"{steps}{len(a)} tensors, worst {worst:.2e} ({worst_name}), tolerance {tol:.0e}")
     if worst > tol:
         problems.append(f"{worst_name} differs by {worst:.2e} (relative to its largest value)")
     for p in problems:

@@ -17,6 +17,10 @@
 #     (batch norm over the same images): gradients within 1e-6 of the
 #     largest (a bias before batch norm has only rounding noise for a
 #     gradient) and the running statistics after the step;
+#   - fpn-resnet18 with its encoder's norms frozen: 2 ranks x micro-batch 2
+#     x accum 2 against 1 process x micro-batch 2 x accum 4, gradients
+#     within 1e-6 of the file's largest (Dropout2d's masks are each crop's
+#     own, whichever rank draws it);
 #   - 2 steps + --resume 2 more is bit-identical to 4 steps (same world
 #     size); a 2-rank checkpoint resumes in one process;
 #   - a bad image on one rank stops both, naming the rank and the cause;
@@ -99,6 +103,15 @@ if $same bn1/g.safetensors bn2/g.safetensors --tol 1e-6 --scale file &&
    $same bn1/last.safetensors bn2/last.safetensors --tol 1e-6 --only running_ --no-counters; then
   pass "--sync-bn: 2 ranks x 2 = 1 process x 4 (gradients, running statistics)"
 else fail "--sync-bn"; fi
+
+# --- a model over an encoder, with dropout: each crop's masks on any rank ---
+fpn=(--data data --cache-dir "$work/cache" --tile 64x64 --model fpn-resnet18 --backend opencl
+     --quiet --no-augment --seed 5 --algo im2col_gemm --plan off --freeze-bn)
+"$tt" train "${fpn[@]}" --micro-batch 2 --accum 4 --steps 1 --out fpn1 --save-grads fpn1/g.safetensors
+mpi "$tt" train "${fpn[@]}" --micro-batch 2 --accum 2 --steps 1 --out fpn2 --save-grads fpn2/g.safetensors
+if $same fpn1/g.safetensors fpn2/g.safetensors --tol 1e-6 --scale file; then
+  pass "fpn-resnet18, dropout per crop: gradients of 2 ranks = 1 process (1e-6)"
+else fail "fpn-resnet18 on 2 ranks differs from 1 process"; fi
 
 # --- resume: bit-identical with the same world size; another world size goes on ---
 mpi "$tt" train "${group[@]}" --micro-batch 2 --accum 2 --steps 4 --checkpoint-every 2 --out straight
