@@ -22,7 +22,6 @@
 #include "ops/conv2d.h"
 #include "ops/util.h"
 
-#define MAX_LAYERS 64
 #define REPS 5 /* timed runs per direction, after one untimed (which may autotune) */
 
 typedef struct layer {
@@ -247,8 +246,8 @@ tt_status tt_bench_layers(const tt_train_options *t, int json, int compare_openb
 {
     tt_model_spec spec;
     TT_TRY(tt_recipe_model(t, 0, &spec));
-    tt_model_conv shapes[MAX_LAYERS];
-    layer layers[MAX_LAYERS];
+    tt_model_conv *shapes = NULL;
+    layer *layers = NULL;
     int count = 0;
     tt_conv_algo algo = spec.algo;
     tt_backend *be = NULL;
@@ -257,7 +256,9 @@ tt_status tt_bench_layers(const tt_train_options *t, int json, int compare_openb
     request.profiling = 0;                  /* wall clock around tt_finish */
     TT_TRY(tt_backend_create(&request, &be));
     tt_status status = NULL;
-    TT_CHECK(tt_model_conv_shapes(be, &spec, t->tile[0], t->tile[1], shapes, MAX_LAYERS, &count));
+    TT_CHECK(tt_model_conv_shapes(be, &spec, t->tile[0], t->tile[1], &shapes, &count));
+    layers = calloc((size_t)(count ? count : 1), sizeof *layers);
+    if (!layers) TT_CHECK(tt_error_new(TT_ERR_OUT_OF_MEMORY, "bench --layers: out of host memory"));
     int kept = 0; /* the conv2d shapes: the up-convolutions are transposed ones */
     for (int i = 0; i < count; i++)
         if (!shapes[i].transposed) layers[kept++] = (layer){.shape = shapes[i]};
@@ -272,6 +273,7 @@ tt_status tt_bench_layers(const tt_train_options *t, int json, int compare_openb
     if (json) print_json(be, t, layers, count, blas);
     else print_text(be, t, &spec, layers, count, blas);
 cleanup:
+    free(shapes), free(layers);
     tt_backend_destroy(be);
     return status;
 }

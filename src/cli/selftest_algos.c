@@ -11,7 +11,6 @@
 #include "ops/conv_transpose2d.h"
 #include "train/recipe.h"
 
-#define MAX_LAYERS 64
 
 /* A device buffer of `floats` uniform values in [-1, 1) from *seed. */
 static tt_status random_buffer(tt_backend *be, size_t floats, uint64_t *seed, const char *name,
@@ -88,14 +87,18 @@ tt_status tt_selftest_algos(tt_backend *be, const tt_train_options *t, int *fail
 {
     tt_model_spec spec;
     TT_TRY(tt_recipe_model(t, 0, &spec));
-    tt_model_conv shapes[MAX_LAYERS];
+    tt_model_conv *shapes = NULL;
     int count = 0, checks = 0, before = *failures;
-    TT_TRY(tt_model_conv_shapes(be, &spec, t->tile[0], t->tile[1], shapes, MAX_LAYERS, &count));
+    TT_TRY(tt_model_conv_shapes(be, &spec, t->tile[0], t->tile[1], &shapes, &count));
     printf("every convolution algorithm on each layer shape of %s at %dx%d, micro-batch %d\n"
            "(error: the largest difference from the reference over the output's largest "
            "value):\n",
            spec.kind, t->tile[0], t->tile[1], t->micro_batch);
-    for (int i = 0; i < count; i++) TT_TRY(check_layer(be, &shapes[i], t->micro_batch, failures, &checks));
+    tt_status status = NULL;
+    for (int i = 0; i < count && !status; i++)
+        status = check_layer(be, &shapes[i], t->micro_batch, failures, &checks);
+    free(shapes);
+    TT_TRY(status);
     printf("  %d checks, %d off the bound\n", checks, *failures - before);
     return NULL;
 }

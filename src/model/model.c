@@ -3,6 +3,7 @@
 #include "model/model.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -243,9 +244,9 @@ tt_conv2d_desc tt_model_conv_desc(const tt_model_conv *c, int batch, tt_conv_alg
 }
 
 tt_status tt_model_conv_shapes(tt_backend *like, const tt_model_spec *spec, int height, int width,
-                               tt_model_conv *out, int max, int *count)
+                               tt_model_conv **out, int *count)
 {
-    *count = 0;
+    *out = NULL, *count = 0;
     tt_model_spec plain = *spec; /* the layers' shapes, not the banded step's bands */
     plain.precision = TT_PRECISION_FP32;
     plain.checkpointing = 0;
@@ -259,12 +260,13 @@ tt_status tt_model_conv_shapes(tt_backend *like, const tt_model_spec *spec, int 
                                                      .stands_for = like->kernels_of},
                                &dry));
     TT_CHECK(tt_model_create(dry, &plain, 1, height, width, 0, &m));
-    if (m->conv_count > max) {
-        status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s has %d convolution shapes, room for %d",
-                              spec->kind, m->conv_count, max);
+    *out = malloc(sizeof **out * (size_t)(m->conv_count ? m->conv_count : 1));
+    if (!*out) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s's convolution shapes: out of host memory",
+                              spec->kind);
         goto cleanup;
     }
-    memcpy(out, m->convs, sizeof *out * (size_t)m->conv_count);
+    memcpy(*out, m->convs, sizeof **out * (size_t)m->conv_count);
     *count = m->conv_count;
 cleanup:
     tt_model_destroy(m);

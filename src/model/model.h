@@ -97,11 +97,10 @@ typedef struct tt_model_conv {
 /* Every convolution shape of the model `spec` describes, at a tile of
  * height x width, as its plain step runs them (fp32, no checkpointing):
  * the model built on a dry backend like `like`, its forward's
- * convolutions as recorded (tt_model.convs).  At most `max` into out,
- * their number in *count; too little room is an error.  Errors name a
- * tile the model cannot take. */
+ * convolutions as recorded (tt_model.convs), in *out (free()), their
+ * number in *count.  Errors name a tile the model cannot take. */
 tt_status tt_model_conv_shapes(tt_backend *like, const tt_model_spec *spec, int height, int width,
-                               tt_model_conv *out, int max, int *count);
+                               tt_model_conv **out, int *count);
 /* The output plane of `c` (OH * OW; a transposed one's is its input's
  * times stride squared). */
 size_t tt_model_conv_out_plane(const tt_model_conv *c);
