@@ -31,12 +31,14 @@ typedef struct layer {
     double blas_ms[TT_CONV_DIR_COUNT]; /* OpenBLAS: micro-batch x the per-image GEMM */
 } layer;
 
-/* The output plane of `c` (padded by kernel / 2). */
+static int groups_of(const tt_model_conv *c) { return c->groups > 1 ? c->groups : 1; }
+
+/* A direction's GFLOP at `batch` (a group's input channels per output). */
 static double gflop_of(const layer *l, int batch)
 {
     const tt_model_conv *c = &l->shape;
-    return 2e-9 * batch * (double)c->out_channels * c->in_channels * c->kernel * c->kernel *
-           (double)tt_model_conv_out_plane(c);
+    return 2e-9 * batch * (double)c->out_channels * (c->in_channels / groups_of(c)) * c->kernel *
+           c->kernel * (double)tt_model_conv_out_plane(c);
 }
 
 static int runs(const layer *l, int dir)
@@ -61,7 +63,7 @@ static tt_status time_layer(tt_backend *be, layer *l, int batch, tt_conv_algo al
     if (tt_conv2d_workspace_bytes(&d) > be->device.max_alloc_bytes) d.algo = tt_conv_direct_row(be);
     size_t in_n = (size_t)batch * c->in_channels * c->height * c->width;
     size_t out_n = (size_t)batch * c->out_channels * tt_model_conv_out_plane(c);
-    size_t w_n = (size_t)c->out_channels * c->in_channels * c->kernel * c->kernel;
+    size_t w_n = (size_t)c->out_channels * (c->in_channels / groups_of(c)) * c->kernel * c->kernel;
     size_t ws_bytes = tt_conv2d_workspace_bytes(&d);
     tt_buffer *x = NULL, *y = NULL, *dx = NULL, *w = NULL, *dw = NULL, *b = NULL, *ws = NULL;
     tt_status status = NULL;
@@ -109,15 +111,16 @@ static int time_openblas(layer *layers, int count, int batch)
     for (int i = 0; ok && i < count; i++) {
         const layer *l = &layers[i];
         const tt_model_conv *c = &l->shape;
-        size_t k = (size_t)c->in_channels * c->kernel * c->kernel;
+        int groups = groups_of(c); /* a GEMM a group */
+        size_t k = (size_t)(c->in_channels / groups) * c->kernel * c->kernel;
         size_t plane = tt_model_conv_out_plane(c);
-        size_t co = (size_t)c->out_channels;
+        size_t co = (size_t)(c->out_channels / groups);
         tt_gemm_shape *g = &shapes[i * TT_CONV_DIR_COUNT];
-        g[TT_CONV_DIR_FORWARD] = (tt_gemm_shape){.m = co, .n = plane, .k = k, .count = 1};
+        g[TT_CONV_DIR_FORWARD] = (tt_gemm_shape){.m = co, .n = plane, .k = k, .count = groups};
         g[TT_CONV_DIR_BACKWARD_DATA] =
-            (tt_gemm_shape){.trans_a = 1, .m = k, .n = plane, .k = co, .count = 1};
+            (tt_gemm_shape){.trans_a = 1, .m = k, .n = plane, .k = co, .count = groups};
         g[TT_CONV_DIR_BACKWARD_WEIGHT] =
-            (tt_gemm_shape){.trans_b = 1, .m = co, .n = k, .k = plane, .count = 1};
+            (tt_gemm_shape){.trans_b = 1, .m = co, .n = k, .k = plane, .count = groups};
     }
     ok = ok && tt_host_sgemm_time("bench", shapes, count * TT_CONV_DIR_COUNT, secs, stderr);
     for (int i = 0; ok && i < count; i++)
@@ -166,7 +169,7 @@ static void print_text(const tt_backend *be, const tt_train_options *t, const tt
            "the three together%s\n", REPS,
            blas ? ";\nOpenBLAS: cblas_sgemm on the host, the same layer's im2col GEMMs, once per "
                   "image" : "");
-    printf("\n%-29s %5s %5s %5s %9s %5s", "layer", "Cin", "Cout", "k/s", "input", "count");
+    printf("\n%-29s %5s %5s %12s %9s %5s", "layer", "Cin", "Cout", "k/s", "input", "count");
     for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) printf(" %26s", dir_label[dir]);
     printf(" %8s", "GFLOP/s");
     if (blas) printf(" %8s %6s", "OpenBLAS", "ratio");
@@ -174,10 +177,14 @@ static void print_text(const tt_backend *be, const tt_train_options *t, const tt
     for (int i = 0; i < count; i++) {
         const layer *l = &layers[i];
         const tt_model_conv *c = &l->shape;
-        char plane[24], ks[16];
+        char plane[24], ks[32];
         snprintf(plane, sizeof plane, "%dx%d", c->height, c->width);
-        snprintf(ks, sizeof ks, "%dx%d/%d", c->kernel, c->kernel, c->stride);
-        printf("%-29s %5d %5d %5s %9s %5d", c->label, c->in_channels, c->out_channels, ks, plane,
+        int used = snprintf(ks, sizeof ks, "%dx%d/%d", c->kernel, c->kernel, c->stride);
+        if (c->dilation > 1) used += snprintf(ks + used, sizeof ks - (size_t)used, " d%d", c->dilation);
+        if (groups_of(c) > 1)
+            snprintf(ks + used, sizeof ks - (size_t)used, groups_of(c) == c->in_channels ? " dw" : " g%d",
+                     groups_of(c));
+        printf("%-29s %5d %5d %12s %9s %5d", c->label, c->in_channels, c->out_channels, ks, plane,
                c->count);
         for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
             if (runs(l, dir)) printf(" %8.2f %-17s", l->ms[dir], tt_conv_algo_name(l->algo[dir]));
@@ -189,12 +196,13 @@ static void print_text(const tt_backend *be, const tt_train_options *t, const tt
         printf("\n");
     }
     double mine = total_gflops(layers, count, batch, 0);
-    printf("%-29s %113s %8.1f", "all, by count", "", mine);
+    printf("%-29s %120s %8.1f", "all, by count", "", mine);
     if (blas) {
         double theirs = total_gflops(layers, count, batch, 1);
         printf(" %8.1f %5.0f%%", theirs, theirs > 0 ? 100 * mine / theirs : 0);
     }
-    printf("\nk/s: kernel and stride, padded by kernel / 2; input: the input's plane%s\n",
+    printf("\nk/s: kernel and stride, padded by kernel / 2 (times the dilation dN); dw: "
+           "depthwise, gN: N groups; input: the input's plane%s\n",
            strcmp(spec->kind, "unet") == 0 ? "\n(C -> C at level i: enc.i.conv2, the two halves "
                                              "of dec.i.conv1, dec.i.conv2)" : "");
 }
@@ -219,6 +227,8 @@ static void print_json(const tt_backend *be, const tt_train_options *t, const la
         cJSON_AddNumberToObject(o, "in_channels", l->shape.in_channels);
         cJSON_AddNumberToObject(o, "out_channels", l->shape.out_channels);
         cJSON_AddNumberToObject(o, "kernel", l->shape.kernel);
+        cJSON_AddNumberToObject(o, "dilation", l->shape.dilation > 1 ? l->shape.dilation : 1);
+        cJSON_AddNumberToObject(o, "groups", groups_of(&l->shape));
         cJSON_AddNumberToObject(o, "stride", l->shape.stride);
         cJSON_AddNumberToObject(o, "h", l->shape.height);
         cJSON_AddNumberToObject(o, "w", l->shape.width);

@@ -51,7 +51,8 @@ static tt_status check_layer(tt_backend *be, const tt_model_conv *c, int batch, 
 {
     size_t in_n = (size_t)batch * c->in_channels * c->height * c->width;
     size_t out_n = (size_t)batch * c->out_channels * tt_model_conv_out_plane(c);
-    size_t w_n = (size_t)c->out_channels * c->in_channels * c->kernel * c->kernel;
+    int groups = c->groups > 1 ? c->groups : 1;
+    size_t w_n = (size_t)c->out_channels * (c->in_channels / groups) * c->kernel * c->kernel;
     uint64_t seed = 0x5e1f7e57ull + (uint64_t)in_n * 31 + w_n;
     tt_buffer *x = NULL, *w = NULL, *b = NULL, *dy = NULL;
     tt_status status = NULL;

@@ -47,7 +47,7 @@ static size_t workspace_of(const tt_conv_log *log, tt_backend *be)
 /* The logged call as a model convolution shape (count 1). */
 static tt_model_conv shape_of(const tt_conv_log_entry *e)
 {
-    tt_model_conv c = {.count = 1, .transposed = e->transposed};
+    tt_model_conv c = {.count = 1, .transposed = e->transposed, .dilation = 1, .groups = 1};
     if (e->transposed) {
         const tt_conv_transpose2d_desc *d = &e->convt;
         c.in_channels = d->in_channels, c.out_channels = d->out_channels;
@@ -57,6 +57,7 @@ static tt_model_conv shape_of(const tt_conv_log_entry *e)
         c.in_channels = d->in_channels, c.out_channels = d->out_channels;
         c.kernel = d->kernel_h, c.stride = d->stride_h, c.height = d->in_h, c.width = d->in_w;
         c.no_input_grad = d->no_input_grad;
+        c.dilation = d->dilation_h > 1 ? d->dilation_h : 1, c.groups = d->groups > 1 ? d->groups : 1;
     }
     if (e->layer[0])
         snprintf(c.label, sizeof c.label, "%s", e->layer);
@@ -71,7 +72,7 @@ static int same_shape(const tt_model_conv *a, const tt_model_conv *b)
     return a->in_channels == b->in_channels && a->out_channels == b->out_channels &&
            a->kernel == b->kernel && a->stride == b->stride && a->height == b->height &&
            a->width == b->width && a->no_input_grad == b->no_input_grad &&
-           a->transposed == b->transposed;
+           a->transposed == b->transposed && a->dilation == b->dilation && a->groups == b->groups;
 }
 
 /* m->convs and m->flops_per_image from the forward's convolutions (the

@@ -227,19 +227,20 @@ tt_status tt_model_create(tt_backend *be, const tt_model_spec *spec, int capacit
 size_t tt_model_conv_out_plane(const tt_model_conv *c)
 {
     if (c->transposed) return (size_t)c->height * c->stride * c->width * c->stride;
-    int pad = c->kernel / 2;
-    size_t oh = (size_t)((c->height + 2 * pad - c->kernel) / c->stride + 1);
-    size_t ow = (size_t)((c->width + 2 * pad - c->kernel) / c->stride + 1);
-    return oh * ow;
+    tt_conv2d_desc d = tt_model_conv_desc(c, 1, TT_CONV_ALGO_AUTO);
+    return (size_t)tt_conv2d_out_h(&d) * (size_t)tt_conv2d_out_w(&d);
 }
 
 tt_conv2d_desc tt_model_conv_desc(const tt_model_conv *c, int batch, tt_conv_algo algo)
 {
+    int dil = c->dilation > 1 ? c->dilation : 1;
     return (tt_conv2d_desc){.batch = batch, .in_channels = c->in_channels, .in_h = c->height,
                             .in_w = c->width, .out_channels = c->out_channels,
                             .kernel_h = c->kernel, .kernel_w = c->kernel,
                             .stride_h = c->stride, .stride_w = c->stride,
-                            .pad_h = c->kernel / 2, .pad_w = c->kernel / 2,
+                            .pad_h = dil * (c->kernel / 2), .pad_w = dil * (c->kernel / 2),
+                            .dilation_h = dil, .dilation_w = dil,
+                            .groups = c->groups > 1 ? c->groups : 1,
                             .no_input_grad = c->no_input_grad, .algo = algo};
 }
 

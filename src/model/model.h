@@ -85,8 +85,10 @@ typedef struct tt_model_conv {
     char label[48];      /* the first layer that runs it ("enc.0.conv1"), as the step
                             named its layers (tt_backend_layer) */
     int in_channels, out_channels;
-    int kernel;          /* square: 3 for 3x3; padded by kernel / 2 */
+    int kernel;          /* square: 3 for 3x3; padded by dilation * (kernel / 2) */
     int stride;          /* 1, or 2 for the down-sampling ones */
+    int dilation;        /* 1, or DeepLabV3+'s atrous rates */
+    int groups;          /* 1, or the channels of a depthwise one, ResNeXt's 32 */
     int height, width;   /* the input's plane */
     int count;           /* convolutions of this shape in one forward */
     int no_input_grad;   /* the input's gradient is never asked for (the image's) */
@@ -105,7 +107,7 @@ tt_status tt_model_conv_shapes(tt_backend *like, const tt_model_spec *spec, int 
  * times stride squared). */
 size_t tt_model_conv_out_plane(const tt_model_conv *c);
 /* The conv2d desc of a shape that is not transposed, at `batch`, with
- * `algo`: padded by kernel / 2, as the models run it. */
+ * `algo`: padded by dilation * (kernel / 2), as the models run it. */
 tt_conv2d_desc tt_model_conv_desc(const tt_model_conv *c, int batch, tt_conv_algo algo);
 
 typedef struct tt_model tt_model;
