@@ -15,7 +15,10 @@ GPUs take the scalar or tiled ones, so no Vulkan device would choose them),
 whose weight gradient is a kernel of its own; and convt_tiles.cl's 8-wide
 kernels (the program convt_tiles_w8 of direct_w8's tiling shapes: lavapipe
 picked im2col_gemm over them and the scalar tiles at every UNet
-up-convolution, so no Vulkan device would choose them).
+up-convolution, so no Vulkan device would choose them); and
+conv_depthwise_w8 (the depthwise_w8 row: rows of 8-column vectors for
+OpenCL CPUs, where conv_depthwise's one output a work-item runs as gathers;
+GPUs and lavapipe take conv_depthwise's shaders).
 A program counts as
 present on a backend when any of its kernels is there, so a missing one
 would only show when an op launches it.
@@ -27,7 +30,7 @@ import pathlib
 import re
 import sys
 
-OPENCL_ONLY = {"conv_winograd4", "conv_direct_w16", "convt_tiles_w16"}
+OPENCL_ONLY = {"conv_winograd4", "conv_direct_w16", "convt_tiles_w16", "conv_depthwise_w8"}
 OPENCL_ONLY_KERNELS = {"conv_direct/conv_direct_backward_weight_w8",
                        "convt_tiles/convt_tiles_forward_w8",
                        "convt_tiles/convt_tiles_backward_data_w8",

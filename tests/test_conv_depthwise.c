@@ -149,6 +149,44 @@ static void test_depthwise(void)
     check_cases("depthwise", dw_cases, COUNT(dw_cases), 1);
 }
 
+/* DEPTHWISE_W8 (OpenCL's alone): every case above, then the shapes that
+ * break 8-column vectors: planes of 8, 16 and 17 columns (a whole vector,
+ * two, a one-lane tail), stride 2 over 16-column steps with odd outputs,
+ * stride 3 (the scalar kernels), dilation, a plane wide enough that most
+ * steps take the vector loads, and the weight gradient split into launches
+ * of a few rows (a loop limit of 24). */
+static void test_depthwise_w8(void)
+{
+    if (th_backend_kind() == TT_BACKEND_VULKAN) {
+        printf("\n    (the row is OpenCL's alone: Vulkan refuses it by name)");
+        return;
+    }
+    static const conv2d_case edges[] = {
+        {"w8 k3 s1 p1 9x8 c3 n2", DW(2, 3, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1), 1},
+        {"w8 k3 s1 p1 7x17 c2 n3", DW(3, 2, 7, 17, 3, 3, 1, 1, 1, 1, 1, 1), 0},
+        {"w8 k3 s2 p1 6x16 c4 n1", DW(1, 4, 6, 16, 3, 3, 2, 2, 1, 1, 1, 1), 1},
+        {"w8 k5 s2 p2 9x33 c3 n2", DW(2, 3, 9, 33, 5, 5, 2, 2, 2, 2, 1, 1), 1},
+        {"w8 k3 s2 p0 7x35 c2 n1", DW(1, 2, 7, 35, 3, 3, 2, 2, 0, 0, 1, 1), 0},
+        {"w8 k3 s3 p1 11x25 c2 n2", DW(2, 2, 11, 25, 3, 3, 3, 3, 1, 1, 1, 1), 1},
+        {"w8 k3 d2 p2 13x40 c5 n2", DW(2, 5, 13, 40, 3, 3, 1, 1, 2, 2, 2, 2), 0},
+        {"w8 k5 s1 p2 20x45 c8 n2", DW(2, 8, 20, 45, 5, 5, 1, 1, 2, 2, 1, 1), 1},
+    };
+    conv2d_case cases[COUNT(dw_cases) + COUNT(edges)];
+    size_t n = 0;
+    for (size_t i = 0; i < COUNT(dw_cases); i++) cases[n++] = dw_cases[i];
+    for (size_t i = 0; i < COUNT(edges); i++) cases[n++] = edges[i];
+    for (size_t i = 0; i < n; i++) cases[i].desc.algo = TT_CONV_ALGO_DEPTHWISE_W8;
+    check_cases("depthwise_w8", cases, n, 1);
+    conv2d_case split = {"w8 k3 s1 p1 33x29 c8 n2 (split)", DW(2, 8, 33, 29, 3, 3, 1, 1, 1, 1, 1, 1), 1};
+    split.desc.algo = TT_CONV_ALGO_DEPTHWISE_W8;
+    th_setenv("TT_LOOP_LIMIT", "24");
+    ref_conv_op op = grouped_op(&split, 0);
+    ref_conv_errors e = ref_conv_check_case(&op, seed_of(split.name));
+    th_setenv("TT_LOOP_LIMIT", NULL);
+    printf("    split into launches of a few rows: dweight %.2e", e.dweight);
+    CU_ASSERT(e.dweight < REF_CONV_GRAD_TOL);
+}
+
 /* The weight gradient in launches of one work-group's pixels each (a loop
  * limit of 24 steps: what lavapipe's limit does to a large plane), against
  * the reference; the forward and input gradient in launches of some of the
@@ -381,6 +419,7 @@ int main(void)
     CU_TestInfo tests[] = {
         {"depthwise: the shapes the row takes", test_supports},
         {"depthwise: forward and gradients", test_depthwise},
+        {"depthwise_w8: the same cases and 8-column edges (OpenCL)", test_depthwise_w8},
         {"depthwise: weight gradient split and deterministic", test_weight_split_deterministic},
         {"depthwise: the autotuner's verification", test_verified},
         {"auto: depthwise and grouped shapes", test_auto},

@@ -57,7 +57,8 @@
     X(WINOGRAD4_SUM, winograd4x4_sum, tt_conv_winograd4_sum_impl) /* its dW in one pass */ \
     X(DIRECT_TILED, direct_tiled, tt_conv_direct_tiled_impl) /* tiles in local memory */     \
     X(DIRECT_W8, direct_w8, tt_conv_direct_w8_impl)        /* 8 columns a work-item */      \
-    X(DEPTHWISE, depthwise, tt_conv_depthwise_impl)        /* groups = Cin = Cout */
+    X(DEPTHWISE, depthwise, tt_conv_depthwise_impl)        /* groups = Cin = Cout */      \
+    X(DEPTHWISE_W8, depthwise_w8, tt_conv_depthwise_w8_impl) /* rows of 8 columns */
 
 #define TT_CONV_ALGO_ENUM_(id, name, impl) TT_CONV_ALGO_##id,
 typedef enum tt_conv_algo {
@@ -74,7 +75,7 @@ typedef enum tt_conv_algo {
     "convolutions, " TT_CONV_ALGO_CHOICES ": auto (the fastest per layer and direction, " \
     "timed once and kept in the find-db) or that algorithm for every layer (docs/ops.md; " \
     "where one cannot run a layer's shape, im2col_gemm does; one the backend lacks, the " \
-    "winograd4x4 rows, direct_w16 and direct_w8 on Vulkan, is an error); default " \
+    "winograd4x4 rows, direct_w16, direct_w8 and depthwise_w8 on Vulkan, is an error); default " \
     "$TT_CONV_ALGO, else auto"
 
 /* The row's name ("auto" for AUTO); "unknown" outside the enum. */

@@ -20,6 +20,12 @@
  *
  * Shape values are kernel arguments, never -D defines: the program builds
  * once per device.  Work-group sizes come from the device's limits.
+ *
+ * DEPTHWISE_W8 (opencl/conv_depthwise_w8.cl, OpenCL's alone; AUTO times it
+ * on OpenCL CPUs): the same sums a row of a plane a work-item, 8 columns
+ * a vector, at column strides 1 and 2 (the scalar kernels take the rest);
+ * the weight gradient's work-group per (channel, chunk of taps) takes
+ * every 16th output row.
  */
 #include <stdio.h>
 
@@ -158,6 +164,84 @@ static tt_status dw_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout,
     }
     return NULL;
 }
+
+/* ---- DEPTHWISE_W8: rows of 8-wide vectors, for OpenCL CPUs ------------- */
+
+#define DW8_PROGRAM "conv_depthwise_w8"
+#define DW8_OPTIONS "-DTT_DW8_WG=16 -DTT_DW8_TAPS=9"
+#define DW8_WG 16
+#define DW8_TAPS 9
+#define DW8_ROWS 16 /* rows a work-group of the forward and input gradient takes */
+
+/* The vector kernels take column strides 1 and 2; the scalar ones the rest. */
+static int dw8_vector(const tt_conv_shape *s) { return s->sw <= 2; }
+
+/* global (images x channels, rows) in work-groups of up to DW8_ROWS rows. */
+static tt_status dw8_rows(tt_backend *be, const char *kernel, size_t planes, size_t rows,
+                          int arg_count, const tt_arg *args)
+{
+    size_t local_rows = tt_pow2_floor(rows < DW8_ROWS ? rows : DW8_ROWS);
+    size_t global[2] = {planes, rows}, local[2] = {1, local_rows};
+    return tt_launch_kernel(be, DW8_PROGRAM, kernel, DW8_OPTIONS, 2, global, local, arg_count, args);
+}
+
+static tt_status dw8_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, tt_mem bias,
+                             const tt_conv_shape *s, tt_mem ws, int accumulate)
+{
+    if (!dw8_vector(s)) return dw_forward(be, out, inp, weight, bias, s, ws, accumulate);
+    TT_TRY(tt_launch_check_count("conv2d depthwise forward", s->batch * s->cout * s->out_plane));
+    tt_mem bias_mem = bias.buffer ? bias : weight; /* any valid buffer; unread */
+    return dw8_rows(be, "conv_depthwise_w8_forward", s->batch * s->cout, s->oh,
+                    TT_ARGS(tt_arg_mem(out), tt_arg_mem(inp), tt_arg_mem(weight),
+                            tt_arg_mem(bias_mem), tt_arg_i32(bias.buffer != NULL),
+                            tt_arg_i32(accumulate), TT_CONV_GEOMETRY_ARGS(s)));
+}
+
+static tt_status dw8_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
+                                   const tt_conv_shape *s, tt_mem ws, int accumulate)
+{
+    if (!dw8_vector(s)) return dw_backward_data(be, dinp, dout, weight, s, ws, accumulate);
+    TT_TRY(tt_launch_check_count("conv2d depthwise backward data",
+                                 s->batch * s->cin * s->in_plane));
+    return dw8_rows(be, "conv_depthwise_w8_backward_data", s->batch * s->cin, s->h,
+                    TT_ARGS(tt_arg_mem(dinp), tt_arg_mem(dout), tt_arg_mem(weight),
+                            tt_arg_i32(accumulate), TT_CONV_GEOMETRY_ARGS(s)));
+}
+
+static tt_status dw8_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
+                                     const tt_conv_shape *s, tt_mem ws)
+{
+    if (!dw8_vector(s)) return dw_backward_weight(be, dweight, dout, inp, s, ws);
+    const char *op = "conv2d depthwise backward weight";
+    TT_TRY(tt_launch_check_count(op, s->batch * s->cin * s->in_plane));
+    TT_TRY(tt_launch_check_count(op, s->batch * s->cout * s->out_plane));
+    /* rows a launch sums: a work-item's step is a row, DW8_TAPS taps a
+     * vector of it (counted as not unrolled), within the loop budget */
+    size_t budget = TT_LOOP_BUDGET, limit = tt_device_traits_of(be).loop_limit;
+    if (limit && limit / 2 < budget) budget = limit / 2;
+    size_t per_row = (s->ow + 7) / 8 * (DW8_TAPS + 2) + 2, steps = budget / per_row;
+    size_t share = (steps ? steps : 1) * DW8_WG, rows = s->batch * s->oh;
+    size_t chunks = (s->kh * s->kw + DW8_TAPS - 1) / DW8_TAPS;
+    size_t global[2] = {s->cin * DW8_WG, chunks}, local[2] = {DW8_WG, 1};
+    for (size_t r0 = 0; r0 < rows; r0 += share) {
+        size_t r1 = rows - r0 < share ? rows : r0 + share;
+        TT_TRY(tt_launch_kernel(be, DW8_PROGRAM, "conv_depthwise_w8_backward_weight", DW8_OPTIONS,
+                                2, global, local,
+                                TT_ARGS(tt_arg_mem(dweight), tt_arg_mem(dout), tt_arg_mem(inp),
+                                        TT_CONV_GEOMETRY_ARGS(s), tt_arg_i32((int)r0),
+                                        tt_arg_i32((int)r1))));
+    }
+    return NULL;
+}
+
+const tt_conv_algo_impl tt_conv_depthwise_w8_impl = {
+    .program = DW8_PROGRAM,
+    .tuned_on = TT_TUNED_CL_CPU,
+    .supports = dw_supports,
+    .forward = dw8_forward,
+    .backward_data = dw8_backward_data,
+    .backward_weight = dw8_backward_weight,
+};
 
 const tt_conv_algo_impl tt_conv_depthwise_impl = {
     .program = DW_PROGRAM,
