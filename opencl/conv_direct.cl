@@ -54,13 +54,13 @@
 typedef float floatv;
 #define TT_SPLAT(s) (s)
 /* row[x], 0 outside [0, w) (read at a clamped address: no branch) */
-inline float tt_loadv(__global const float *row, const int x, const int w)
+static inline float tt_loadv(__global const float *row, const int x, const int w)
 {
     const float v = row[clamp(x, 0, w - 1)];
     return x >= 0 && x < w ? v : 0.0f;
 }
 /* row[x] (+)= v where x < w */
-inline void tt_storev(__global float *row, const int x, const int w, const float v,
+static inline void tt_storev(__global float *row, const int x, const int w, const float v,
                       const int accumulate)
 {
     if (x < w) row[x] = (accumulate ? row[x] : 0.0f) + v;
@@ -302,9 +302,9 @@ __kernel void conv_direct_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(cons
     if (co0 >= blocks * TT_DIRECT_WCOB || ky >= KH) return;
     const int last = min(TT_DIRECT_WCOB, Cout - co0) - 1;
     float8 acc[TT_DIRECT_WCOB][TT_DIRECT_KXB];
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int j = 0; j < TT_DIRECT_WCOB; j++)
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int t = 0; t < TT_DIRECT_KXB; t++) acc[j][t] = (float8)(0.0f);
     for (int n = 0; n < N; n++) {
         __global const float *plane = inp + ((size_t)n * Cin + ci) * H * W;
@@ -317,13 +317,13 @@ __kernel void conv_direct_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(cons
 #define WEIGHT_COLUMNS(LOAD)                                                                 \
     {                                                                                        \
         float8 d[TT_DIRECT_WCOB];                                                            \
-        __attribute__((opencl_unroll_hint))                                                  \
+        TT_UNROLL                                                  \
         for (int j = 0; j < TT_DIRECT_WCOB; j++)                                             \
             d[j] = LOAD(drow + (size_t)min(j, last) * OH * OW, ox0, OW);                     \
-        __attribute__((opencl_unroll_hint))                                                  \
+        TT_UNROLL                                                  \
         for (int t = 0; t < TT_DIRECT_KXB; t++) {                                            \
             const float8 x = LOAD(row, ox0 - PW + min(kx0 + t, KW - 1) * DW, W);             \
-            __attribute__((opencl_unroll_hint))                                              \
+            TT_UNROLL                                              \
             for (int j = 0; j < TT_DIRECT_WCOB; j++) acc[j][t] = fma(d[j], x, acc[j][t]);    \
         }                                                                                    \
     }

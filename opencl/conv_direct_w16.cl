@@ -89,7 +89,7 @@ __kernel void conv_pad_k3_w16(TT_MEM(float, dst), TT_MEM(const float, src), cons
 
 /* 16 columns of dout from x0 in a row OW wide, OW % 8 == 0: the last 8 of
  * a row with OW % 16 == 8 as lanes 0-7, zeros above (they meet nothing). */
-inline float16 k16_dout(__global const float *row, const int x0, const int OW)
+static inline float16 k16_dout(__global const float *row, const int x0, const int OW)
 {
     if (x0 + 16 <= OW) return vload16(0, row + x0);
     return (float16)(vload8(0, row + x0), (float8)(0.0f));
@@ -97,15 +97,15 @@ inline float16 k16_dout(__global const float *row, const int x0, const int OW)
 
 /* The forwards' start: zero accumulators and the weights of output
  * channels co0 + j (channels past `last` on the last real one's). */
-inline void k16_forward_start(float16 acc[TT_W16_COB][TT_W16_ROWS],
+static inline void k16_forward_start(float16 acc[TT_W16_COB][TT_W16_ROWS],
                               __global const float *wj[TT_W16_COB],
                               __global const float *weight, const int co0, const int last,
                               const int Cin, const int Cout)
 {
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int j = 0; j < TT_W16_COB; j++) {
         wj[j] = weight + K16_CHANNEL_AT(co0 + min(j, last));
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int r = 0; r < TT_W16_ROWS; r++) acc[j][r] = (float16)(0.0f);
     }
 }
@@ -115,7 +115,7 @@ inline void k16_forward_start(float16 acc[TT_W16_COB][TT_W16_ROWS],
  * would cost the forwards' accumulators their registers. */
 #define K16_PUT(i, lane) \
     if ((i) < n) o[i] = (accumulate ? o[i] : 0.0f) + a.lane + b.lane
-inline void k16_store_part(__global float *o, const float16 a, const float16 b, const int n,
+static inline void k16_store_part(__global float *o, const float16 a, const float16 b, const int n,
                            const int accumulate)
 {
     K16_PUT(0, s0); K16_PUT(1, s1); K16_PUT(2, s2); K16_PUT(3, s3);
@@ -130,15 +130,15 @@ inline void k16_store_part(__global float *o, const float16 a, const float16 b, 
  * rows (OH, or a whole plane's rows when the launch is a band of it); at
  * a row's end the OW - x0 columns left.  Unrolled with constant indices,
  * so that acc stays in registers. */
-inline void k16_store_rows(__global float *out, float16 acc[TT_W16_COB][TT_W16_ROWS],
+static inline void k16_store_rows(__global float *out, float16 acc[TT_W16_COB][TT_W16_ROWS],
                            __global const float *bias, const int has_bias, const int accumulate,
                            const int co0, const int last, const int y0, const int x0,
                            const int OH, const int OW, const int plane_rows)
 {
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int j = 0; j < TT_W16_COB; j++) {
         const float16 b = (float16)(has_bias && j <= last ? bias[co0 + j] : 0.0f);
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int r = 0; r < TT_W16_ROWS; r++) {
             if (j > last || y0 + r >= OH) continue;
             __global float *o = out + ((size_t)(co0 + j) * plane_rows + y0 + r) * OW + x0;
@@ -162,7 +162,7 @@ typedef struct k16_band {
 
 /* The weight gradients' start: *w, and the accumulators zeroed; 0 when
  * item is past the last block of pairs (nothing to do). */
-inline int k16_weight_start(k16_band *w, float16 acc[TT_W16_WCOB][3][3], const int item,
+static inline int k16_weight_start(k16_band *w, float16 acc[TT_W16_WCOB][3][3], const int item,
                             const int b, const int N, const int Cin, const int Cout, const int OH,
                             const int images_per_band, const int bands_per_image,
                             const int band_rows)
@@ -173,26 +173,26 @@ inline int k16_weight_start(k16_band *w, float16 acc[TT_W16_WCOB][3][3], const i
     w->last = min(TT_W16_WCOB, Cout - w->co0) - 1;
     w->n0 = b / bands_per_image * images_per_band, w->n1 = min(N, w->n0 + images_per_band);
     w->r0 = b % bands_per_image * band_rows, w->r1 = min(OH, w->r0 + band_rows);
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int j = 0; j < TT_W16_WCOB; j++)
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int ky = 0; ky < 3; ky++)
-            __attribute__((opencl_unroll_hint))
+            TT_UNROLL
             for (int kx = 0; kx < 3; kx++) acc[j][ky][kx] = (float16)(0.0f);
     return 1;
 }
 
 /* The weight gradients' end: band b's sums of the nine taps of the pairs
  * (co0 + j, ci), j up to `last`, each acc summed across its lanes. */
-inline void k16_store_taps(__global float *partial, float16 acc[TT_W16_WCOB][3][3], const int b,
+static inline void k16_store_taps(__global float *partial, float16 acc[TT_W16_WCOB][3][3], const int b,
                            const int Cout, const int Cin, const int co0, const int ci,
                            const int last)
 {
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int j = 0; j < TT_W16_WCOB; j++) {
         if (j > last) continue;
         __global float *o = partial + (((size_t)b * Cout + co0 + j) * Cin + ci) * 9;
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int t = 0; t < 9; t++) {
             const float16 a = acc[j][t / 3][t % 3];
             const float8 h8 = a.lo + a.hi;
@@ -241,17 +241,17 @@ __kernel void conv_direct_forward_k3p16(TT_MEM(float, out), TT_MEM(const float, 
     for (int ci = 0; ci < Cin; ci++) {
         /* padded row y0 + i is input row y0 - 1 + i; columns from -1 */
         __global const float *rows = inp + (size_t)ci * K16_PLANE(H, W) + (size_t)y0 * P + 15 + x0;
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int kx = 0; kx < 3; kx++) {
             float16 x[TT_W16_ROWS + 2];
-            __attribute__((opencl_unroll_hint))
+            TT_UNROLL
             for (int i = 0; i < TT_W16_ROWS + 2; i++) x[i] = vload16(0, rows + i * P + kx);
-            __attribute__((opencl_unroll_hint))
+            TT_UNROLL
             for (int ky = 0; ky < 3; ky++)
-                __attribute__((opencl_unroll_hint))
+                TT_UNROLL
                 for (int j = 0; j < TT_W16_COB; j++) {
                     const float16 w = (float16)(wj[j][K16_TAP_AT(ci, ky * 3 + kx)]);
-                    __attribute__((opencl_unroll_hint))
+                    TT_UNROLL
                     for (int r = 0; r < TT_W16_ROWS; r++) acc[j][r] = fma(x[r + ky], w, acc[j][r]);
                 }
         }
@@ -290,20 +290,20 @@ __kernel void conv_direct_forward_k3p16(TT_MEM(float, out), TT_MEM(const float, 
 #define K16_WEIGHT_ROWS(XS, D)                                                          \
     do {                                                                                \
         float16 d[TT_W16_WROWS][TT_W16_WCOB];                                           \
-        __attribute__((opencl_unroll_hint))                                             \
+        TT_UNROLL                                             \
         for (int r = 0; r < TT_W16_WROWS; r++)                                          \
-            __attribute__((opencl_unroll_hint))                                         \
+            TT_UNROLL                                         \
             for (int j = 0; j < TT_W16_WCOB; j++) d[r][j] = (D);                        \
-        __attribute__((opencl_unroll_hint))                                             \
+        TT_UNROLL                                             \
         for (int i = 0; i < TT_W16_WROWS + 2; i++)                                      \
-            __attribute__((opencl_unroll_hint))                                         \
+            TT_UNROLL                                         \
             for (int kx = 0; kx < 3; kx++) {                                            \
                 const float16 x = vload16(0, row + i * P + (XS) + kx);                  \
-                __attribute__((opencl_unroll_hint))                                     \
+                TT_UNROLL                                     \
                 for (int r = 0; r < TT_W16_WROWS; r++) {                                \
                     const int ky = i - r;                                               \
                     if (ky < 0 || ky > 2) continue;                                     \
-                    __attribute__((opencl_unroll_hint))                                 \
+                    TT_UNROLL                                 \
                     for (int j = 0; j < TT_W16_WCOB; j++)                               \
                         acc[j][ky][kx] = fma(d[r][j], x, acc[j][ky][kx]);               \
                 }                                                                       \
@@ -314,14 +314,14 @@ __kernel void conv_direct_forward_k3p16(TT_MEM(float, out), TT_MEM(const float, 
 #define K16_WEIGHT_ROW(XS, D)                                                           \
     do {                                                                                \
         float16 d[TT_W16_WCOB];                                                         \
-        __attribute__((opencl_unroll_hint))                                             \
+        TT_UNROLL                                             \
         for (int j = 0; j < TT_W16_WCOB; j++) d[j] = (D);                               \
-        __attribute__((opencl_unroll_hint))                                             \
+        TT_UNROLL                                             \
         for (int ky = 0; ky < 3; ky++)                                                  \
-            __attribute__((opencl_unroll_hint))                                         \
+            TT_UNROLL                                         \
             for (int kx = 0; kx < 3; kx++) {                                            \
                 const float16 x = vload16(0, row + ky * P + (XS) + kx);                 \
-                __attribute__((opencl_unroll_hint))                                     \
+                TT_UNROLL                                     \
                 for (int j = 0; j < TT_W16_WCOB; j++)                                   \
                     acc[j][ky][kx] = fma(d[j], x, acc[j][ky][kx]);                      \
             }                                                                           \
@@ -350,7 +350,7 @@ __kernel void conv_direct_backward_weight_k3p16(TT_MEM(float, partial), TT_MEM(c
         /* padded row oy + ky is input row oy - 1 + ky; columns from -1 */
         __global const float *plane = padded + ((size_t)n * Cin + ci) * K16_PLANE(H, W) + 15;
         __global const float *dplane[TT_W16_WCOB];
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int j = 0; j < TT_W16_WCOB; j++)
             dplane[j] = dout + ((size_t)n * Cout + co0 + min(j, last)) * plane_rows * OW;
         int oy = r0;
@@ -399,7 +399,7 @@ __kernel void conv_direct_backward_weight_k3p16(TT_MEM(float, partial), TT_MEM(c
 #define H16_ROWS(H) (((H) + TT_W16_ROWS - 1) / TT_W16_ROWS * TT_W16_ROWS + 2)
 #define H16_PLANE(H) (H16_ROWS(H) * 8 + 32)
 
-inline float16 k3h_mask(const float16 x, const int kx)
+static inline float16 k3h_mask(const float16 x, const int kx)
 {
     if (kx == 0) return select(x, (float16)(0.0f), (int16)(-1, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0));
     if (kx == 2) return select(x, (float16)(0.0f), (int16)(0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, -1));
@@ -440,36 +440,36 @@ __kernel void conv_direct_forward_k3h16(TT_MEM(float, out), TT_MEM(const float, 
     if (co0 >= Cout || y0 >= OH) return;
     const int last = min(TT_W16_COB, Cout - co0) - 1;
     float16 acc[TT_W16_COB][H16_VECTORS];
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int j = 0; j < TT_W16_COB; j++)
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int v = 0; v < H16_VECTORS; v++) acc[j][v] = (float16)(0.0f);
     __global const float *wj[TT_W16_COB];
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int j = 0; j < TT_W16_COB; j++) wj[j] = weight + K16_CHANNEL_AT(co0 + min(j, last));
     for (int ci = 0; ci < Cin; ci++) {
         __global const float *rows = inp + (size_t)ci * H16_PLANE(H) + 16 + y0 * 8 - 1;
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int kx = 0; kx < 3; kx++) {
             float16 x[2 * H16_VECTORS + 1];
-            __attribute__((opencl_unroll_hint))
+            TT_UNROLL
             for (int t = 0; t < 2 * H16_VECTORS + 1; t++)
                 x[t] = k3h_mask(vload16(0, rows + t * 8 + kx), kx);
-            __attribute__((opencl_unroll_hint))
+            TT_UNROLL
             for (int ky = 0; ky < 3; ky++)
-                __attribute__((opencl_unroll_hint))
+                TT_UNROLL
                 for (int j = 0; j < TT_W16_COB; j++) {
                     const float16 w = (float16)(wj[j][K16_TAP_AT(ci, ky * 3 + kx)]);
-                    __attribute__((opencl_unroll_hint))
+                    TT_UNROLL
                     for (int v = 0; v < H16_VECTORS; v++)
                         acc[j][v] = fma(x[2 * v + ky], w, acc[j][v]);
                 }
         }
     }
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int j = 0; j < TT_W16_COB; j++) {
         const float16 b = (float16)(has_bias && j <= last ? bias[co0 + j] : 0.0f);
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int v = 0; v < H16_VECTORS; v++) {
             const int y = y0 + 2 * v;
             if (j > last || y >= OH) continue;
@@ -498,22 +498,22 @@ __kernel void conv_direct_backward_weight_k3h16(TT_MEM(float, partial), TT_MEM(c
     for (int n = n0; n < n1; n++) {
         __global const float *plane = padded + ((size_t)n * Cin + ci) * H16_PLANE(H) + 16 - 1;
         __global const float *dplane[TT_W16_WCOB];
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int j = 0; j < TT_W16_WCOB; j++)
             dplane[j] = dout + ((size_t)n * Cout + co0 + min(j, last)) * plane_rows * 8;
         for (int oy = r0; oy < r1; oy += 2) {
             float16 d[TT_W16_WCOB];
-            __attribute__((opencl_unroll_hint))
+            TT_UNROLL
             for (int j = 0; j < TT_W16_WCOB; j++) {
                 __global const float *p = dplane[j] + (size_t)oy * 8;
                 d[j] = oy + 1 < r1 ? vload16(0, p) : (float16)(vload8(0, p), (float8)(0.0f));
             }
-            __attribute__((opencl_unroll_hint))
+            TT_UNROLL
             for (int ky = 0; ky < 3; ky++)
-                __attribute__((opencl_unroll_hint))
+                TT_UNROLL
                 for (int kx = 0; kx < 3; kx++) {
                     const float16 x = k3h_mask(vload16(0, plane + (oy + ky) * 8 + kx), kx);
-                    __attribute__((opencl_unroll_hint))
+                    TT_UNROLL
                     for (int j = 0; j < TT_W16_WCOB; j++)
                         acc[j][ky][kx] = fma(d[j], x, acc[j][ky][kx]);
                 }
@@ -585,19 +585,19 @@ __kernel void conv_direct_forward_k3s2p16(TT_MEM(float, out), TT_MEM(const float
     const int S = S2_PITCH(OW);
     for (int ci = 0; ci < Cin; ci++) {
         __global const float *rows = inp + (size_t)ci * S2_PLANE(OH, OW) + (size_t)(2 * y0) * S + x0;
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int i = 0; i < 2 * TT_W16_ROWS + 1; i++) {
             float16 x[3];
             x[0] = vload16(0, rows + i * S + S16(OW));
             x[1] = vload16(0, rows + i * S);
             x[2] = vload16(0, rows + i * S + S16(OW) + 1);
-            __attribute__((opencl_unroll_hint))
+            TT_UNROLL
             for (int r = 0; r < TT_W16_ROWS; r++) {
                 const int ky = i - 2 * r;
                 if (ky < 0 || ky > 2) continue;
-                __attribute__((opencl_unroll_hint))
+                TT_UNROLL
                 for (int kx = 0; kx < 3; kx++)
-                    __attribute__((opencl_unroll_hint))
+                    TT_UNROLL
                     for (int j = 0; j < TT_W16_COB; j++)
                         acc[j][r] = fma(x[kx], (float16)(wj[j][K16_TAP_AT(ci, ky * 3 + kx)]),
                                         acc[j][r]);
@@ -627,7 +627,7 @@ __kernel void conv_direct_backward_weight_k3s2p16(TT_MEM(float, partial),
         __global const float *plane =
             padded + ((size_t)(n - n0) * Cin + ci) * S2_PLANE(OH, OW);
         __global const float *dplane[TT_W16_WCOB];
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int j = 0; j < TT_W16_WCOB; j++)
             dplane[j] =
                 dout + ((size_t)(n - n0) * Cout + co0 + min(j, last)) * plane_rows * OW;
@@ -635,16 +635,16 @@ __kernel void conv_direct_backward_weight_k3s2p16(TT_MEM(float, partial),
             __global const float *row = plane + (size_t)(2 * oy) * S;
             for (int x0 = 0; x0 < OW; x0 += 16) {
                 float16 d[TT_W16_WCOB];
-                __attribute__((opencl_unroll_hint))
+                TT_UNROLL
                 for (int j = 0; j < TT_W16_WCOB; j++)
                     d[j] = k16_dout(dplane[j] + (size_t)oy * OW, x0, OW);
-                __attribute__((opencl_unroll_hint))
+                TT_UNROLL
                 for (int ky = 0; ky < 3; ky++) {
                     __global const float *r = row + ky * S + x0;
                     const float16 x[3] = {vload16(0, r + E16), vload16(0, r), vload16(0, r + E16 + 1)};
-                    __attribute__((opencl_unroll_hint))
+                    TT_UNROLL
                     for (int kx = 0; kx < 3; kx++)
-                        __attribute__((opencl_unroll_hint))
+                        TT_UNROLL
                         for (int j = 0; j < TT_W16_WCOB; j++)
                             acc[j][ky][kx] = fma(d[j], x[kx], acc[j][ky][kx]);
                 }
@@ -666,7 +666,7 @@ __kernel void conv_direct_backward_weight_k3s2p16(TT_MEM(float, partial),
  * global (ceil(OW / 16), OH, N ceil(Cin / TT_W16_DCIB)). */
 
 /* Floats x .. x + 15 of a row of `width`, zero past it. */
-inline float16 s2d_load(__global const float *row, const int x, const int width)
+static inline float16 s2d_load(__global const float *row, const int x, const int width)
 {
     if (x + 16 <= width) return vload16(0, row + x);
     float t[16];
@@ -676,7 +676,7 @@ inline float16 s2d_load(__global const float *row, const int x, const int width)
 
 /* Row `at` (+)= even and odd columns e, o interleaved from column 2 x0, up
  * to `width`. */
-inline void s2d_store(__global float *at, const float16 e, const float16 o, const int x0,
+static inline void s2d_store(__global float *at, const float16 e, const float16 o, const int x0,
                       const int width, const int accumulate)
 {
     const float16 lo = shuffle2(e, o, (uint16)(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22,
@@ -709,7 +709,7 @@ __kernel void conv_direct_backward_data_k3s2p16(TT_MEM(float, dinp), TT_MEM(cons
     const int next = m + 1 < OH; /* output row m + 1 inside the plane */
     /* ee, eo: row 2m at even and odd columns; oe, oo: row 2m + 1 */
     float16 ee[TT_W16_DCIB], eo[TT_W16_DCIB], oe[TT_W16_DCIB], oo[TT_W16_DCIB];
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int c = 0; c < TT_W16_DCIB; c++) ee[c] = eo[c] = oe[c] = oo[c] = (float16)(0.0f);
     __global const float *d = dout + ((size_t)n * Cout * OH + m) * OW;
     for (int co = 0; co < Cout; co++, d += (size_t)OH * OW) {
@@ -717,7 +717,7 @@ __kernel void conv_direct_backward_data_k3s2p16(TT_MEM(float, dinp), TT_MEM(cons
         const float16 b = next ? s2d_load(d + OW, x0, OW) : (float16)(0.0f);
         const float16 bn = next ? s2d_load(d + OW, x0 + 1, OW) : (float16)(0.0f);
         __global const float *w = weight + ((size_t)co * Cin + ci0) * 9;
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int c = 0; c < TT_W16_DCIB; c++) {
             __global const float *t = w + (ci0 + c < Cin ? c : 0) * 9;
             ee[c] = fma(a, (float16)(t[4]), ee[c]);
@@ -727,7 +727,7 @@ __kernel void conv_direct_backward_data_k3s2p16(TT_MEM(float, dinp), TT_MEM(cons
             oo[c] = fma(an, (float16)(t[6]), fma(a, (float16)(t[8]), oo[c]));
         }
     }
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int c = 0; c < TT_W16_DCIB; c++) {
         if (ci0 + c < Cin) {
             __global float *row = dinp + (((size_t)n * Cin + ci0 + c) * H + 2 * m) * W;
@@ -783,7 +783,7 @@ __kernel void conv_direct_forward_k7s2p16(TT_MEM(float, out), TT_MEM(const float
                                           const int plane_rows)
 {
     K16_FORWARD_BEGIN;
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int j = 0; j < TT_W16_COB; j++) /* 49 taps a channel pair, not 9 */
         wj[j] = weight + (size_t)(co0 + min(j, last)) * Cin * 49;
     const int S = S7_PITCH(OW), odd = S7_HALF(OW);
@@ -793,16 +793,16 @@ __kernel void conv_direct_forward_k7s2p16(TT_MEM(float, out), TT_MEM(const float
         for (int i = 0; i < 2 * TT_W16_ROWS + 5; i++) {
             __global const float *e = rows + i * S, *o = e + odd;
             float16 x[7];
-            __attribute__((opencl_unroll_hint))
+            TT_UNROLL
             for (int kx = 0; kx < 7; kx++)
                 x[kx] = kx % 2 ? vload16(0, e + (kx + 1) / 2) : vload16(0, o + kx / 2);
-            __attribute__((opencl_unroll_hint))
+            TT_UNROLL
             for (int r = 0; r < TT_W16_ROWS; r++) {
                 const int ky = i - 2 * r;
                 if (ky < 0 || ky > 6) continue;
-                __attribute__((opencl_unroll_hint))
+                TT_UNROLL
                 for (int kx = 0; kx < 7; kx++)
-                    __attribute__((opencl_unroll_hint))
+                    TT_UNROLL
                     for (int j = 0; j < TT_W16_COB; j++)
                         acc[j][r] = fma(x[kx], (float16)(wj[j][ci * 49 + ky * 7 + kx]), acc[j][r]);
             }

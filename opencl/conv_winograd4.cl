@@ -66,7 +66,7 @@ typedef struct w4_tile {
     int n, y0, x0;
 } w4_tile;
 
-inline w4_tile w4_tile_at(const int t, const int tiles_h, const int tiles_w)
+static inline w4_tile w4_tile_at(const int t, const int tiles_h, const int tiles_w)
 {
     const int per_image = tiles_h * tiles_w, r = t % per_image;
     w4_tile tile = {t / per_image, 4 * (r / tiles_w), 4 * (r % tiles_w)};
@@ -77,17 +77,17 @@ inline w4_tile w4_tile_at(const int t, const int tiles_h, const int tiles_w)
 #define W4_HI (uint16)(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31)
 
 /* a[r].x becomes a[x].r: four rounds of interleaving rows r and r + 8. */
-inline void w4_transpose(float16 a[16])
+static inline void w4_transpose(float16 a[16])
 {
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int round = 0; round < 4; round++) {
         float16 b[16];
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int i = 0; i < 8; i++) {
             b[2 * i] = shuffle2(a[i], a[i + 8], W4_LO);
             b[2 * i + 1] = shuffle2(a[i], a[i + 8], W4_HI);
         }
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int i = 0; i < 16; i++) a[i] = b[i];
     }
 }
@@ -104,17 +104,17 @@ __kernel void wino4_pack(TT_MEM(float, packed), TT_MEM(const float, image), cons
     const size_t plane = (size_t)h * w;
     __global const float *row = image + (size_t)block * 16 * plane + (size_t)y * w;
     float16 a[16];
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int l = 0; l < 16; l++) a[l] = tt_load16(row + l * plane, x0, w);
     w4_transpose(a);
     __global float *to = packed + ((size_t)block * plane + (size_t)y * w + x0) * 16;
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int q = 0; q < 16; q++)
         if (x0 + q < w) vstore16(a[q], q, to);
 }
 
 /* Pixel (y, x) of a packed block of (h, w), 0 outside. */
-inline float16 w4_pixel(__global const float *block, const int y, const int x, const int h,
+static inline float16 w4_pixel(__global const float *block, const int y, const int x, const int h,
                         const int w)
 {
     if (y < 0 || y >= h || x < 0 || x >= w) return (float16)(0.0f);
@@ -159,7 +159,7 @@ __kernel void wino4_weight(TT_MEM(float, u), TT_MEM(const float, weight), const 
     __global const float *first =
         flip ? weight + ((size_t)ci * cout + co) * 9 : weight + ((size_t)co * cin + ci) * 9;
     float16 taps[16];
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int l = 0; l < 16; l++) {
         __global const float *at = first + l * lane;
         taps[l] = (float16)(vload8(0, at), at[8], 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f);
@@ -264,25 +264,25 @@ __kernel void wino4_product(TT_MEM(float, m), TT_MEM(const float, v), TT_MEM(con
     __global const float *vt = v + ((size_t)e * tiles + t) * cin;
     __global const float *ue = u + (size_t)e * cin * cout + co;
     float16 acc[TT_W4_TILES][TT_W4_VECTORS];
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int i = 0; i < TT_W4_TILES; i++)
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int k = 0; k < TT_W4_VECTORS; k++) acc[i][k] = (float16)(0.0f);
     for (int ci = 0; ci < cin; ci++) {
         float16 w[TT_W4_VECTORS];
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int k = 0; k < TT_W4_VECTORS; k++) w[k] = vload16(k, ue + (size_t)ci * cout);
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int i = 0; i < TT_W4_TILES; i++) {
             const float16 x = (float16)(vt[(size_t)i * cin + ci]);
-            __attribute__((opencl_unroll_hint))
+            TT_UNROLL
             for (int k = 0; k < TT_W4_VECTORS; k++) acc[i][k] = fma(x, w[k], acc[i][k]);
         }
     }
     __global float *mt = m + ((size_t)e * tiles + t) * cout + co;
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int i = 0; i < TT_W4_TILES; i++)
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int k = 0; k < TT_W4_VECTORS; k++) vstore16(acc[i][k], k, mt + (size_t)i * cout);
 }
 
@@ -341,24 +341,24 @@ __kernel void wino4_output(TT_MEM(float, out), TT_MEM(const float, m), TT_MEM(co
 
 /* acc = dU[e] of a work-item's TT_W4_WCO output channels from co and
  * TT_W4_LANES input channels from ci: dMᵀ V summed over the chunk's tiles. */
-inline void w4_weight_dot(float16 acc[TT_W4_WCO][TT_W4_VECTORS], __global const float *dm,
+static inline void w4_weight_dot(float16 acc[TT_W4_WCO][TT_W4_VECTORS], __global const float *dm,
                           __global const float *v, const int e, const int ci, const int co,
                           const int cin, const int cout, const int tiles)
 {
     __global const float *ve = v + (size_t)e * tiles * cin + ci;
     __global const float *me = dm + (size_t)e * tiles * cout + co;
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int j = 0; j < TT_W4_WCO; j++)
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int k = 0; k < TT_W4_VECTORS; k++) acc[j][k] = (float16)(0.0f);
     for (int t = 0; t < tiles; t++) {
         float16 x[TT_W4_VECTORS];
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int k = 0; k < TT_W4_VECTORS; k++) x[k] = vload16(k, ve + (size_t)t * cin);
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int j = 0; j < TT_W4_WCO; j++) {
             const float16 g = (float16)(me[(size_t)t * cout + j]);
-            __attribute__((opencl_unroll_hint))
+            TT_UNROLL
             for (int k = 0; k < TT_W4_VECTORS; k++) acc[j][k] = fma(g, x[k], acc[j][k]);
         }
     }
@@ -380,9 +380,9 @@ __kernel void wino4_weight_product(TT_MEM(float, du), TT_MEM(const float, dm),
     float16 acc[TT_W4_WCO][TT_W4_VECTORS];
     w4_weight_dot(acc, dm, v, e, ci, co, cin, cout, tiles);
     __global float *to = du + ((size_t)e * cout + co) * cin + ci;
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int j = 0; j < TT_W4_WCO; j++)
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int k = 0; k < TT_W4_VECTORS; k++) vstore16(acc[j][k], k, to + (size_t)j * cin);
 }
 
@@ -390,12 +390,12 @@ __kernel void wino4_weight_product(TT_MEM(float, du), TT_MEM(const float, dm),
  * channel) += taps: taps[t] is tap t (t < 9) of the 16 lanes; taps[9 ..
  * 15] are overwritten, the block turned around so that each lane's 9 taps
  * are one row. */
-inline void w4_add_taps(__global float *to, float16 taps[16])
+static inline void w4_add_taps(__global float *to, float16 taps[16])
 {
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int t = 9; t < 16; t++) taps[t] = (float16)(0.0f);
     w4_transpose(taps);
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int l = 0; l < 16; l++) {
         __global float *at = to + l * 9;
         vstore8(vload8(0, at) + taps[l].lo, 0, at);
@@ -519,7 +519,7 @@ __kernel void wino4_weight_sum(TT_MEM(float, dweight), TT_MEM(const float, dm),
  * tiles: d[c] lane i = column x0 + 4 i + c, 0 past w; two rounds of
  * even/odd splits.  Whole rows of 64 take plain loads (the bounded ones
  * alone were slower). */
-inline void w4f_split(float16 d[4], __global const float *row, const int x0, const int w)
+static inline void w4f_split(float16 d[4], __global const float *row, const int x0, const int w)
 {
     float16 v0, v1, v2, v3;
     if (x0 + 64 <= w) {
@@ -540,7 +540,7 @@ inline void w4f_split(float16 d[4], __global const float *row, const int x0, con
 /* The six patch columns of 16 tiles in one input row w wide: d[c] lane i
  * = the row's column x0 + 4 i + c - 1, 0 past its ends: w4f_split's four
  * and columns x0 - 1 and x0 + 64 shifted in as a lane. */
-inline void w4f_row(float16 d[6], __global const float *row, const int x0, const int w)
+static inline void w4f_row(float16 d[6], __global const float *row, const int x0, const int w)
 {
     w4f_split(d + 1, row, x0, w);
     const float left = x0 > 0 ? row[x0 - 1] : 0.0f, right = x0 + 64 < w ? row[x0 + 64] : 0.0f;
@@ -551,7 +551,7 @@ inline void w4f_row(float16 d[6], __global const float *row, const int x0, const
 /* V[ci][e] (36 vectors a channel, lanes the tiles) of the 16 tiles from
  * column x0 of tile row y0 / 4 of one image (cin channels of (h, w)),
  * padding 1. */
-inline void w4f_input(float16 *V, __global const float *image, const int cin, const int x0,
+static inline void w4f_input(float16 *V, __global const float *image, const int cin, const int x0,
                       const int y0, const int h, const int w)
 {
     const size_t plane = (size_t)h * w;
@@ -559,20 +559,20 @@ inline void w4f_input(float16 *V, __global const float *image, const int cin, co
         float16 *v = V + ci * 36;
         __global const float *channel = image + ci * plane;
         float16 s[6][6]; /* d B, row by row */
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int r = 0; r < 6; r++) {
             const int y = y0 - 1 + r;
             float16 d[6];
             if (y >= 0 && y < h) {
                 w4f_row(d, channel + (size_t)y * w, x0, w);
             } else {
-                __attribute__((opencl_unroll_hint))
+                TT_UNROLL
                 for (int c = 0; c < 6; c++) d[c] = (float16)(0.0f);
             }
             W4_BT(d[0], d[1], d[2], d[3], d[4], d[5], s[r][0], s[r][1], s[r][2], s[r][3],
                   s[r][4], s[r][5]);
         }
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int j = 0; j < 6; j++)
             W4_BT(s[0][j], s[1][j], s[2][j], s[3][j], s[4][j], s[5][j], v[j], v[6 + j],
                   v[12 + j], v[18 + j], v[24 + j], v[30 + j]);
@@ -584,7 +584,7 @@ inline void w4f_input(float16 *V, __global const float *image, const int cin, co
  * stored up to the row's end after the bias and, when accumulating, what
  * is there (whole rows of 64: plain loads and stores, faster than the
  * bounded ones). */
-inline void w4f_store_row(__global float *row, const int x0, const int w, const float16 o[4],
+static inline void w4f_store_row(__global float *row, const int x0, const int w, const float16 o[4],
                           const float bias, const int accumulate)
 {
     const float16 p0 = shuffle2(o[0], o[2], W4_LO), p1 = shuffle2(o[0], o[2], W4_HI);
@@ -592,14 +592,14 @@ inline void w4f_store_row(__global float *row, const int x0, const int w, const 
     float16 r[4] = {shuffle2(p0, q0, W4_LO), shuffle2(p0, q0, W4_HI), shuffle2(p1, q1, W4_LO),
                     shuffle2(p1, q1, W4_HI)};
     if (x0 + 64 <= w) {
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int k = 0; k < 4; k++) {
             const float16 was = accumulate ? vload16(k, row + x0) : (float16)(0.0f);
             vstore16(was + r[k] + (float16)(bias), k, row + x0);
         }
         return;
     }
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int k = 0; k < 4; k++) {
         const int x = x0 + 16 * k;
         if (x >= w) continue;
@@ -630,29 +630,29 @@ __kernel void wino4_fused(TT_MEM(float, out), TT_MEM(const float, inp), TT_MEM(c
         float16 M[16 * 36]; /* M[k][e] of output channel co0 + k */
         for (int e = 0; e < 36; e++) {
             float16 acc[16];
-            __attribute__((opencl_unroll_hint))
+            TT_UNROLL
             for (int k = 0; k < 16; k++) acc[k] = (float16)(0.0f);
             __global const float *ue = u + (size_t)e * cin * cout + co0;
             for (int ci = 0; ci < cin; ci++) {
                 const float16 v = V[ci * 36 + e];
-                __attribute__((opencl_unroll_hint))
+                TT_UNROLL
                 for (int k = 0; k < 16; k++)
                     acc[k] = fma(v, (float16)(ue[ci * cout + k]), acc[k]);
             }
-            __attribute__((opencl_unroll_hint))
+            TT_UNROLL
             for (int k = 0; k < 16; k++) M[k * 36 + e] = acc[k];
         }
         for (int k = 0; k < 16; k++) {
             const int co = co0 + k;
             const float16 *m = M + k * 36;
             float16 t[4][6]; /* Aᵀ M, column by column */
-            __attribute__((opencl_unroll_hint))
+            TT_UNROLL
             for (int j = 0; j < 6; j++)
                 W4_AT(m[j], m[6 + j], m[12 + j], m[18 + j], m[24 + j], m[30 + j], t[0][j],
                       t[1][j], t[2][j], t[3][j]);
             const float b = has_bias ? bias[co] : 0.0f;
             __global float *to = out + ((size_t)n * cout + co) * plane + (size_t)y0 * w;
-            __attribute__((opencl_unroll_hint))
+            TT_UNROLL
             for (int r = 0; r < 4; r++) {
                 if (y0 + r >= h) continue;
                 float16 o[4];
@@ -667,26 +667,26 @@ __kernel void wino4_fused(TT_MEM(float, out), TT_MEM(const float, inp), TT_MEM(c
  * w): A dY Aᵀ of the 4x4 tiles of the 16 tiles from column x0 of tile row
  * y0 / 4, 0 past the plane; stored as floats (16 a vector) for the
  * product to broadcast lane by lane. */
-inline void w4f_dout(float *dm, __global const float *channel, const int x0, const int y0,
+static inline void w4f_dout(float *dm, __global const float *channel, const int x0, const int y0,
                      const int h, const int w)
 {
     float16 s[4][6]; /* dY Aᵀ, row by row */
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int r = 0; r < 4; r++) {
         float16 d[4];
         if (y0 + r < h) {
             w4f_split(d, channel + (size_t)(y0 + r) * w, x0, w);
         } else {
-            __attribute__((opencl_unroll_hint))
+            TT_UNROLL
             for (int c = 0; c < 4; c++) d[c] = (float16)(0.0f);
         }
         W4_A(d[0], d[1], d[2], d[3], s[r][0], s[r][1], s[r][2], s[r][3], s[r][4], s[r][5]);
     }
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int j = 0; j < 6; j++) {
         float16 o[6];
         W4_A(s[0][j], s[1][j], s[2][j], s[3][j], o[0], o[1], o[2], o[3], o[4], o[5]);
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int i = 0; i < 6; i++) vstore16(o[i], 6 * i + j, dm);
     }
 }
@@ -725,7 +725,7 @@ __kernel void wino4_fused_weight(TT_MEM(float, du), TT_MEM(const float, inp),
         for (int e = 0; e < 36; e++) {
             for (int cb = 0; cb < cinv; cb++) {
                 float16 vt[16]; /* vt[t] lane l: V[16 cb + l][e] of tile t */
-                __attribute__((opencl_unroll_hint))
+                TT_UNROLL
                 for (int l = 0; l < 16; l++) vt[l] = V[(16 * cb + l) * 36 + e];
                 w4_transpose(vt);
                 for (int co = 0; co < cout; co += 8) {
@@ -734,14 +734,14 @@ __kernel void wino4_fused_weight(TT_MEM(float, du), TT_MEM(const float, inp),
                     const float *d = dm + co * 576 + e * 16;
                     float16 *at = acc + (e * cout + co) * cinv + cb;
                     float16 a[8];
-                    __attribute__((opencl_unroll_hint))
+                    TT_UNROLL
                     for (int k = 0; k < 8; k++) a[k] = at[k * cinv];
-                    __attribute__((opencl_unroll_hint))
+                    TT_UNROLL
                     for (int t = 0; t < 16; t++)
-                        __attribute__((opencl_unroll_hint))
+                        TT_UNROLL
                         for (int k = 0; k < 8; k++)
                             a[k] = fma((float16)(d[k * 576 + t]), vt[t], a[k]);
-                    __attribute__((opencl_unroll_hint))
+                    TT_UNROLL
                     for (int k = 0; k < 8; k++) at[k * cinv] = a[k];
                 }
             }

@@ -162,7 +162,7 @@ void convt_tiles_backward_weight(TT_MEM(float, dweight), TT_MEM(const float, dou
  * and odd lanes kx = 1.  Lanes past the edge load 0 and are not stored. */
 
 /* row[x0 .. x0 + 15], 0 past w (x0 >= 0 here). */
-inline float16 convt_load16(__global const float *row, const int x0, const int w)
+static inline float16 convt_load16(__global const float *row, const int x0, const int w)
 {
     if (x0 + 16 <= w) return vload16(0, row + x0);
     float lanes[16];
@@ -171,7 +171,7 @@ inline float16 convt_load16(__global const float *row, const int x0, const int w
 }
 
 /* row[x0 .. x0 + 15] = v, the lanes inside [0, w) only. */
-inline void convt_store16(__global float *row, const int x0, const int w, const float16 v)
+static inline void convt_store16(__global float *row, const int x0, const int w, const float16 v)
 {
     if (x0 + 16 <= w) {
         vstore16(v, 0, row + x0);
@@ -198,19 +198,19 @@ __kernel void convt_tiles_forward_w8(TT_MEM(float, out), TT_MEM(const float, inp
     if (x0 >= W || iy >= H || n >= N) return;
     const int last = min(TT_CONVT_COB, Cout - co0) - 1;
     float8 acc[TT_CONVT_COB][TT_CONVT_KH][2];
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int j = 0; j < TT_CONVT_COB; j++)
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int ky = 0; ky < TT_CONVT_KH; ky++) acc[j][ky][0] = acc[j][ky][1] = (float8)(0.0f);
     const size_t plane = (size_t)H * W;
     __global const float *x = inp + (size_t)n * Cin * plane + (size_t)iy * W;
     for (int ci = 0; ci < Cin; ci++) {
         const float8 v = tt_load8(x + ci * plane, x0, W);
         __global const float *w = weight + ((size_t)ci * Cout + co0) * TT_CONVT_TAPS;
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int j = 0; j < TT_CONVT_COB; j++) {
             __global const float *wj = w + min(j, last) * TT_CONVT_TAPS;
-            __attribute__((opencl_unroll_hint))
+            TT_UNROLL
             for (int ky = 0; ky < TT_CONVT_KH; ky++) {
                 acc[j][ky][0] = fma(v, (float8)(wj[ky * 2]), acc[j][ky][0]);
                 acc[j][ky][1] = fma(v, (float8)(wj[ky * 2 + 1]), acc[j][ky][1]);
@@ -221,7 +221,7 @@ __kernel void convt_tiles_forward_w8(TT_MEM(float, out), TT_MEM(const float, inp
     for (int j = 0; j <= last; j++) {
         const float b = has_bias ? bias[co0 + j] : 0.0f;
         __global float *o = out + ((size_t)n * Cout + co0 + j) * OH * OW;
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int ky = 0; ky < TT_CONVT_KH; ky++) {
             float16 r;
             r.even = acc[j][ky][0] + b;
@@ -246,18 +246,18 @@ __kernel void convt_tiles_backward_data_w8(TT_MEM(float, dinp), TT_MEM(const flo
     const int last = min(TT_CONVT_CIB, Cin - ci0) - 1;
     const int OH = H * TT_CONVT_KH, OW = W * 2;
     float8 acc[TT_CONVT_CIB];
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int j = 0; j < TT_CONVT_CIB; j++) acc[j] = (float8)(0.0f);
     __global const float *d0 = dout + (size_t)n * Cout * OH * OW + (size_t)iy * TT_CONVT_KH * OW;
     __global const float *wj[TT_CONVT_CIB]; /* made once: the loop below indexes them only */
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int j = 0; j < TT_CONVT_CIB; j++)
         wj[j] = weight + (size_t)(ci0 + min(j, last)) * Cout * TT_CONVT_TAPS;
     for (int co = 0; co < Cout; co++) {
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int ky = 0; ky < TT_CONVT_KH; ky++) {
             const float16 d = convt_load16(d0 + (size_t)co * OH * OW + (size_t)ky * OW, 2 * x0, OW);
-            __attribute__((opencl_unroll_hint))
+            TT_UNROLL
             for (int j = 0; j < TT_CONVT_CIB; j++) {
                 __global const float *w = wj[j] + co * TT_CONVT_TAPS + ky * 2;
                 acc[j] = fma(d.even, (float8)(w[0]), acc[j]);
@@ -291,9 +291,9 @@ __kernel void convt_tiles_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(cons
     const int last = min(TT_CONVT_WCIB, Cin - ci0) - 1;
     const int OH = H * TT_CONVT_KH, OW = W * 2;
     float8 acc[TT_CONVT_WCIB][TT_CONVT_KH][2];
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int j = 0; j < TT_CONVT_WCIB; j++)
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int ky = 0; ky < TT_CONVT_KH; ky++) acc[j][ky][0] = acc[j][ky][1] = (float8)(0.0f);
     for (int n = 0; n < N; n++) {
         __global const float *x = inp + ((size_t)n * Cin + ci0) * H * W;
@@ -304,17 +304,17 @@ __kernel void convt_tiles_backward_weight_w8(TT_MEM(float, dweight), TT_MEM(cons
 #define CONVT_WEIGHT_COLUMNS(LOAD)                                                          \
     {                                                                                       \
         float8 dd[TT_CONVT_KH][2];                                                          \
-        __attribute__((opencl_unroll_hint))                                                 \
+        TT_UNROLL                                                 \
         for (int ky = 0; ky < TT_CONVT_KH; ky++) {                                          \
             dd[ky][0] = LOAD(drow + ky * OW, 2 * x0, OW);                                   \
             dd[ky][1] = LOAD(drow + ky * OW, 2 * x0 + 8, OW);                               \
         }                                                                                   \
-        __attribute__((opencl_unroll_hint))                                                 \
+        TT_UNROLL                                                 \
         for (int j = 0; j < TT_CONVT_WCIB; j++) {                                           \
             const float8 v = LOAD(xrow + (size_t)min(j, last) * H * W, x0, W);              \
             const float8 lo = shuffle(v, (uint8)(0, 0, 1, 1, 2, 2, 3, 3));                  \
             const float8 hi = shuffle(v, (uint8)(4, 4, 5, 5, 6, 6, 7, 7));                  \
-            __attribute__((opencl_unroll_hint))                                             \
+            TT_UNROLL                                             \
             for (int ky = 0; ky < TT_CONVT_KH; ky++) {                                      \
                 acc[j][ky][0] = fma(lo, dd[ky][0], acc[j][ky][0]);                          \
                 acc[j][ky][1] = fma(hi, dd[ky][1], acc[j][ky][1]);                          \

@@ -43,22 +43,22 @@ __kernel void convt_tiles_forward_w16(TT_MEM(float, out), TT_MEM(const float, in
     if (co >= Cout || x0 >= W || row >= N * H) return;
     const int n = row / H, iy = row - n * H, whole = x0 + CONVT16_COLUMNS <= W;
     float16 acc[TT_CONVT_KH][2][CONVT16_VECTORS];
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int ky = 0; ky < TT_CONVT_KH; ky++)
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int v = 0; v < CONVT16_VECTORS; v++) acc[ky][0][v] = acc[ky][1][v] = (float16)(0.0f);
     const size_t plane = (size_t)H * W;
     __global const float *x = inp + (size_t)n * Cin * plane + (size_t)iy * W;
     __global const float *w = weight + (size_t)co * TT_CONVT_KH * 2;
     for (int ci = 0; ci < Cin; ci++, x += plane, w += (size_t)Cout * TT_CONVT_KH * 2) {
         float16 in[CONVT16_VECTORS];
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int v = 0; v < CONVT16_VECTORS; v++)
             in[v] = whole ? vload16(0, x + x0 + 16 * v) : tt_load16(x, x0 + 16 * v, W);
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int ky = 0; ky < TT_CONVT_KH; ky++) {
             const float16 w0 = (float16)(w[ky * 2]), w1 = (float16)(w[ky * 2 + 1]);
-            __attribute__((opencl_unroll_hint))
+            TT_UNROLL
             for (int v = 0; v < CONVT16_VECTORS; v++) {
                 acc[ky][0][v] = fma(in[v], w0, acc[ky][0][v]);
                 acc[ky][1][v] = fma(in[v], w1, acc[ky][1][v]);
@@ -69,11 +69,11 @@ __kernel void convt_tiles_forward_w16(TT_MEM(float, out), TT_MEM(const float, in
     const float16 b = (float16)(has_bias ? bias[co] : 0.0f);
     const uint16 low = (uint16)(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
     const uint16 high = low + (uint16)(8);
-    __attribute__((opencl_unroll_hint))
+    TT_UNROLL
     for (int ky = 0; ky < TT_CONVT_KH; ky++) {
         const size_t out_row = ((size_t)n * Cout + co) * H * TT_CONVT_KH + iy * TT_CONVT_KH + ky;
         __global float *o = out + out_row * OW;
-        __attribute__((opencl_unroll_hint))
+        TT_UNROLL
         for (int v = 0; v < CONVT16_VECTORS; v++) {
             const float16 even = acc[ky][0][v] + b, odd = acc[ky][1][v] + b;
             const int x = 2 * (x0 + 16 * v);
