@@ -93,6 +93,14 @@ for env in TT_VULKAN_LOADER=libvulkan-missing.so.1 VK_ICD_FILENAMES=/nonexistent
 done
 expect 1 "Vulkan loader 'libvulkan-missing.so.1' could not be opened" -- \
   env TT_VULKAN_LOADER=libvulkan-missing.so.1 "$tt" mem --backend vulkan --tile 32x32
+# a Vulkan 1.0 loader (no vkEnumerateInstanceVersion): its devices, its version 1.0
+loader10=$(dirname "$tt")/tests/libtt_vk_loader_1_0.so
+if [ -f "$loader10" ]; then
+  if env TT_VULKAN_LOADER="$loader10" "$tt" devices --backend vulkan >"$work/vk10" 2>&1 &&
+     grep -q "Vulkan loader 1.0.0" "$work/vk10"; then
+    pass "a Vulkan 1.0 loader: devices lists its devices, loader 1.0.0"
+  else fail "a Vulkan 1.0 loader"; cat "$work/vk10"; fi
+fi
 
 expect 2 "did you mean '--micro-batch'" -- "$tt" train --data "$work/data" --micro-bach 4
 expect 2 "did you mean '--overlap'" -- "$tt" predict --checkpoint x --input y --out z --overlapp 0.5

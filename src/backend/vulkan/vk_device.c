@@ -122,8 +122,8 @@ static void describe(VkPhysicalDevice physical, tt_device_info *info)
     vkGetPhysicalDeviceMemoryProperties(physical, &mem);
 
     memset(info, 0, sizeof *info);
-    uint32_t loader = VK_API_VERSION_1_0;
-    vkEnumerateInstanceVersion(&loader);
+    uint32_t loader = VK_API_VERSION_1_0; /* a 1.0 loader has no vkEnumerateInstanceVersion */
+    if (vkEnumerateInstanceVersion) vkEnumerateInstanceVersion(&loader);
     snprintf(info->platform, sizeof info->platform, "Vulkan");
     snprintf(info->platform_version, sizeof info->platform_version, "Vulkan loader %u.%u.%u",
              VK_API_VERSION_MAJOR(loader), VK_API_VERSION_MINOR(loader),
