@@ -68,6 +68,8 @@ typedef struct tt_device_info {
     char device_version[128];
     char opencl_c_version[64];
     char type[16];              /* "GPU", "CPU", "ACCELERATOR", "OTHER" */
+    int integrated;             /* a GPU that shares the host's memory (an iGPU, an APU):
+                                   CL_DEVICE_HOST_UNIFIED_MEMORY, Vulkan's INTEGRATED_GPU */
     int compute_units;
     uint64_t global_mem_bytes;
     uint64_t max_alloc_bytes;   /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */

@@ -36,6 +36,7 @@ cJSON *tt_device_info_json(const tt_device_info *d)
     cJSON_AddStringToObject(o, "device_version", d->device_version);
     cJSON_AddStringToObject(o, "opencl_c_version", d->opencl_c_version);
     cJSON_AddStringToObject(o, "type", d->type);
+    cJSON_AddBoolToObject(o, "integrated", d->integrated);
     cJSON_AddNumberToObject(o, "compute_units", d->compute_units);
     cJSON_AddNumberToObject(o, "global_mem_bytes", (double)d->global_mem_bytes);
     cJSON_AddNumberToObject(o, "max_alloc_bytes", (double)d->max_alloc_bytes);

@@ -111,13 +111,6 @@ static void devices_or_none(tt_backend_kind kind, tt_device_info **list, int *n)
     }
 }
 
-/* Whether the device the default selector picks in `list` is a GPU
- * (tt_device_match's rule: the first GPU, else the first device). */
-static int has_gpu(const tt_device_info *list, int n)
-{
-    int i = tt_device_match(list, n, NULL, 0);
-    return i >= 0 && strcmp(list[i].type, "GPU") == 0;
-}
 
 tt_status tt_backend_choose(const char *backend, const char *device, tt_backend_request *out)
 {
@@ -141,10 +134,11 @@ tt_status tt_backend_choose(const char *backend, const char *device, tt_backend_
         if (tt_device_match(cl, ncl, device, 0) >= 0) kind = TT_BACKEND_OPENCL;
         else if (tt_device_match(vk, nvk, device, 0) >= 0) kind = TT_BACKEND_VULKAN;
         out->device = device;
-    } else if (has_gpu(cl, ncl)) kind = TT_BACKEND_OPENCL;
-    else if (has_gpu(vk, nvk)) kind = TT_BACKEND_VULKAN;
-    else if (ncl > 0) kind = TT_BACKEND_OPENCL;
-    else if (nvk > 0) kind = TT_BACKEND_VULKAN;
+    } else if (tt_device_default_better(vk, nvk, cl, ncl)) { /* a tie: OpenCL, as before Vulkan came */
+        kind = TT_BACKEND_VULKAN;
+    } else if (ncl > 0) {
+        kind = TT_BACKEND_OPENCL;
+    }
     if (kind >= 0) out->kind = (tt_backend_kind)kind;
     else if (device && *device)
         status = tt_error_new(TT_ERR_NO_DEVICE,

@@ -28,13 +28,40 @@ static int all_digits(const char *s)
     return 1;
 }
 
+int tt_device_rank(const tt_device_info *d)
+{
+    if (strcmp(d->type, "GPU") != 0) return 1;
+    return d->integrated ? 2 : 3;
+}
+
+/* Whether a ranks above b: rank, then memory. */
+static int above(const tt_device_info *a, const tt_device_info *b)
+{
+    int ra = tt_device_rank(a), rb = tt_device_rank(b);
+    return ra != rb ? ra > rb : a->global_mem_bytes > b->global_mem_bytes;
+}
+
+int tt_device_default(const tt_device_info *list, int n)
+{
+    int best = n > 0 ? 0 : -1;
+    for (int i = 1; i < n; i++)
+        if (above(&list[i], &list[best])) best = i;
+    return best;
+}
+
+int tt_device_default_better(const tt_device_info *a, int na, const tt_device_info *b, int nb)
+{
+    int ia = tt_device_default(a, na), ib = tt_device_default(b, nb);
+    if (ia < 0) return 0;
+    if (ib < 0) return 1;
+    int ra = tt_device_rank(&a[ia]), rb = tt_device_rank(&b[ib]);
+    if (ra != rb) return ra > rb;
+    return ra > 1 && a[ia].global_mem_bytes > b[ib].global_mem_bytes; /* GPUs: the bigger */
+}
+
 int tt_device_match(const tt_device_info *list, int n, const char *selector, int match_driver)
 {
-    if (!selector || !*selector) {
-        for (int i = 0; i < n; i++)
-            if (strcmp(list[i].type, "GPU") == 0) return i;
-        return n > 0 ? 0 : -1;
-    }
+    if (!selector || !*selector) return tt_device_default(list, n);
     if (all_digits(selector)) {
         long v = strtol(selector, NULL, 10);
         return v < n ? (int)v : -1;

@@ -5,8 +5,20 @@
 
 #include "tiletrain.h"
 
+/* How a device ranks for the default choice: 3 a discrete GPU, 2 an
+ * integrated one (a laptop's iGPU beside its discrete GPU, an APU), 1
+ * anything else (CPUs: PoCL, lavapipe). */
+int tt_device_rank(const tt_device_info *d);
+/* The index of the default device in `list`: the highest rank, then the
+ * most global memory, then the first; -1 for an empty list. */
+int tt_device_default(const tt_device_info *list, int n);
+/* Whether the default of list a (na entries) is better than list b's: a
+ * higher rank, or GPUs of the same rank and a with more memory (ties, and
+ * CPUs of both, go to b). */
+int tt_device_default_better(const tt_device_info *a, int na, const tt_device_info *b, int nb);
+
 /* The index in `list` (n entries) that `selector` names, or -1: NULL or ""
- * is the first "GPU" (else entry 0); digits are an index; anything else
+ * is tt_device_default's; digits are an index; anything else
  * is the first entry whose name, vendor, platform, platform version or
  * device version (and driver version with `match_driver`) contains it,
  * case-insensitively. */

@@ -85,7 +85,8 @@ static void print_details(const api_list *api)
         printf("    platform        %s (%s)\n", d->platform, d->platform_version);
         printf("    vendor          %s\n", d->vendor);
         printf("    driver          %s\n", d->driver_version);
-        printf("    type            %s, %d compute units\n", d->type, d->compute_units);
+        printf("    type            %s%s, %d compute units\n", d->type,
+               d->integrated ? " (integrated: shares the host's memory)" : "", d->compute_units);
         printf("    global memory   %s\n", tt_format_bytes(d->global_mem_bytes, g, sizeof g));
         printf("    max allocation  %s\n", tt_format_bytes(d->max_alloc_bytes, m, sizeof m));
         printf("    local memory    %s\n", tt_format_bytes(d->local_mem_bytes, l, sizeof l));

@@ -81,6 +81,9 @@ void tt_cl_device_describe(cl_platform_id platform, cl_device_id device, tt_devi
     cl_uint float_width = 0; /* PoCL on AVX-512: 16 */
     clGetDeviceInfo(device, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, sizeof float_width,
                     &float_width, NULL);
+    cl_bool unified = CL_FALSE; /* deprecated in OpenCL 2.0, still answered */
+    clGetDeviceInfo(device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
+    info->integrated = (type & CL_DEVICE_TYPE_GPU) && unified;
     info->compute_units = (int)cu;
     info->global_mem_bytes = global;
     info->max_alloc_bytes = max_alloc;

@@ -148,6 +148,7 @@ static void describe(VkPhysicalDevice physical, tt_device_info *info)
                  ? "GPU"
              : t == VK_PHYSICAL_DEVICE_TYPE_CPU ? "CPU"
                                                 : "OTHER");
+    info->integrated = t == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
     info->compute_units = 1; /* Vulkan does not say */
     for (uint32_t h = 0; h < mem.memoryHeapCount; h++)
         if ((mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
