@@ -50,7 +50,8 @@ static void test_resnet_strided(void)
     int refusals = 0;
     for (int a = TT_CONV_ALGO_IM2COL_GEMM; a < TT_CONV_ALGO_COUNT; a++) {
         if (a == TT_CONV_ALGO_DIRECT_W16) continue; /* shape by shape: test_conv_direct */
-        if (a == TT_CONV_ALGO_DEPTHWISE) continue;  /* groups = channels only */
+        if (a == TT_CONV_ALGO_DEPTHWISE || a == TT_CONV_ALGO_DEPTHWISE_W8)
+            continue; /* groups = channels only */
         int strided = a != TT_CONV_ALGO_WINOGRAD && a != TT_CONV_ALGO_WINOGRAD4 &&
                       a != TT_CONV_ALGO_WINOGRAD4_FUSED && a != TT_CONV_ALGO_WINOGRAD4_SUM;
         for (size_t i = 0; i < CASES; i++) {
