@@ -97,7 +97,7 @@ __kernel void sigmoid_backward(TT_MEM(float, dinp), TT_MEM(const float, dout),
 /* sigmoid(x) from e = exp(-|x|), which lies in (0, 1] for every x: no
  * overflow to inf for large |x| (exp(-x) at x = -100 would be), so SiLU of
  * any finite input is finite.  NaN stays NaN. */
-static inline float tt_sigmoid_stable(const float x)
+TT_INLINE float tt_sigmoid_stable(const float x)
 {
     float e = exp(-fabs(x));
     float r = 1.0f / (1.0f + e);

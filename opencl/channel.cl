@@ -23,7 +23,7 @@
 #endif
 
 /* Tree reduction of s[0..TT_WG) into s[0]; every item of the group calls it. */
-static inline void tt_channel_group_sum(__local float *s)
+TT_INLINE void tt_channel_group_sum(__local float *s)
 {
     int lid = get_local_id(0);
     for (int stride = TT_WG / 2; stride > 0; stride >>= 1) {
@@ -34,7 +34,7 @@ static inline void tt_channel_group_sum(__local float *s)
 }
 
 /* dst[g] (+)= scale * the group's sum, from item 0. */
-static inline void tt_channel_group_store(__global float *dst, __local float *s, const float scale,
+TT_INLINE void tt_channel_group_store(__global float *dst, __local float *s, const float scale,
                                    const int accumulate)
 {
     tt_channel_group_sum(s);

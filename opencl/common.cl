@@ -8,13 +8,21 @@
 #define TT_PTR(type, name) \
     __global type *name = (__global type *)((__global char *)name##_base + name##_offset)
 
-/* Helpers are `static inline`: a plain C99 `inline` has no external
- * definition, and a compiler that keeps a call (ROCm's at low
- * optimisation) fails to link it.  A loop to unroll is TT_UNROLL: OpenCL C
- * 2.0's attribute, which clang-based compilers (PoCL, ROCm, Intel's, Mesa's)
- * also take in the 1.2 programs we build; another 1.2 front end gets
- * nothing rather than a build error that would take the whole program.
- * (tests/check_opencl.py keeps both so.) */
+/* Helpers are TT_INLINE, never a bare `inline`: C99 gives a plain inline
+ * no external definition, so a compiler that keeps a call fails to link
+ * it, and elsewhere than clang TT_INLINE is `static inline`.  Under clang
+ * (PoCL, ROCm, Intel's, Mesa's) it stays the plain `inline`, which clang
+ * links at the optimisation we build with: `static inline` (and
+ * always_inline) ran PoCL's kernels 28% slower
+ * (unet-efficientnet-b2, the same picks).  A loop to unroll is TT_UNROLL:
+ * OpenCL C 2.0's attribute, which clang also takes in the 1.2 programs we
+ * build; another 1.2 front end gets nothing rather than a build error that
+ * would take the whole program.  (tests/check_opencl.py keeps both so.) */
+#if defined(__clang__)
+#define TT_INLINE inline
+#else
+#define TT_INLINE static inline
+#endif
 #if defined(__clang__) || __OPENCL_C_VERSION__ >= 200
 #define TT_UNROLL __attribute__((opencl_unroll_hint))
 #else
@@ -22,7 +30,7 @@
 #endif
 
 /* 8-wide row access for the CPU kernels: row[x0 .. x0 + 7], 0 outside [0, w). */
-static inline float8 tt_load8(__global const float *row, const int x0, const int w)
+TT_INLINE float8 tt_load8(__global const float *row, const int x0, const int w)
 {
     if (x0 >= 0 && x0 + 8 <= w) return vload8(0, row + x0);
     float lanes[8];
@@ -31,7 +39,7 @@ static inline float8 tt_load8(__global const float *row, const int x0, const int
 }
 
 /* row[x0 .. x0 + 7] (+)= v, only the lanes inside [0, w). */
-static inline void tt_store8(__global float *row, const int x0, const int w, const float8 v,
+TT_INLINE void tt_store8(__global float *row, const int x0, const int w, const float8 v,
                       const int accumulate)
 {
     if (x0 + 8 <= w) {
@@ -48,7 +56,7 @@ static inline void tt_store8(__global float *row, const int x0, const int w, con
  * [0, w).  Where the row ends, lane by lane with no private array (one
  * cost the 16-lane kernels' accumulators their registers). */
 #define TT_AT16(i) (x0 + (i) < w ? row[x0 + (i)] : 0.0f)
-static inline float16 tt_load16(__global const float *row, const int x0, const int w)
+TT_INLINE float16 tt_load16(__global const float *row, const int x0, const int w)
 {
     if (x0 + 16 <= w) return vload16(0, row + x0);
     return (float16)(TT_AT16(0), TT_AT16(1), TT_AT16(2), TT_AT16(3), TT_AT16(4), TT_AT16(5),
@@ -59,7 +67,7 @@ static inline float16 tt_load16(__global const float *row, const int x0, const i
 
 #define TT_SET16(i, lane) \
     if (x0 + (i) < w) row[x0 + (i)] = v.lane
-static inline void tt_store16(__global float *row, const int x0, const int w, const float16 v)
+TT_INLINE void tt_store16(__global float *row, const int x0, const int w, const float16 v)
 {
     if (x0 + 16 <= w) {
         vstore16(v, 0, row + x0);
@@ -76,11 +84,11 @@ static inline void tt_store16(__global float *row, const int x0, const int w, co
  * gives row[-1 .. 6] with the padding 0 in front (tt_shift_in8), and v =
  * row[w - 8 .. w - 1] gives row[w - 7 .. w] with the padding 0 behind
  * (tt_shift_out8). */
-static inline float8 tt_shift_in8(const float8 v)
+TT_INLINE float8 tt_shift_in8(const float8 v)
 {
     return shuffle2((float8)(0.0f), v, (uint8)(0, 8, 9, 10, 11, 12, 13, 14));
 }
-static inline float8 tt_shift_out8(const float8 v)
+TT_INLINE float8 tt_shift_out8(const float8 v)
 {
     return shuffle2(v, (float8)(0.0f), (uint8)(1, 2, 3, 4, 5, 6, 7, 8));
 }
@@ -90,7 +98,7 @@ static inline float8 tt_shift_out8(const float8 v)
  * bf16 rounded to nearest, ties to even, NaN kept quiet, fp16 overflowing
  * to infinity from 65520; back to float exactly.  Plain integer code, not
  * vstore_half_rte, whose NaN payloads are the implementation's. */
-static inline ushort tt_f32_to_f16(const float value)
+TT_INLINE ushort tt_f32_to_f16(const float value)
 {
     const uint x = as_uint(value), sign = (x >> 16) & 0x8000u, magnitude = x & 0x7fffffffu;
     if (magnitude > 0x7f800000u) return (ushort)(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
@@ -109,7 +117,7 @@ static inline ushort tt_f32_to_f16(const float value)
     kept += (rest > 0x1000u || (rest == 0x1000u && (kept & 1u))) ? 1u : 0u;
     return (ushort)(sign | kept);
 }
-static inline float tt_f16_to_f32(const ushort bits)
+TT_INLINE float tt_f16_to_f32(const ushort bits)
 {
     const uint sign = (uint)(bits & 0x8000u) << 16, exponent = (bits >> 10) & 0x1fu;
     const uint mantissa = bits & 0x3ffu;
@@ -117,19 +125,19 @@ static inline float tt_f16_to_f32(const ushort bits)
     if (exponent != 0u) return as_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));
     return as_float(sign | as_uint((float)mantissa * 0x1p-24f));
 }
-static inline ushort tt_f32_to_bf16(const float value)
+TT_INLINE ushort tt_f32_to_bf16(const float value)
 {
     uint x = as_uint(value);
     if ((x & 0x7fffffffu) > 0x7f800000u) return (ushort)((x >> 16) | 0x40u);
     x += 0x7fffu + ((x >> 16) & 1u);
     return (ushort)(x >> 16);
 }
-static inline float tt_bf16_to_f32(const ushort bits) { return as_float((uint)bits << 16); }
+TT_INLINE float tt_bf16_to_f32(const ushort bits) { return as_float((uint)bits << 16); }
 
 /* The same conversions on 8 values at once, without branches (PoCL runs
  * them as vector code; the scalar ones above it cannot vectorise across
  * work-items).  Vector comparisons are -1 where true, hence the selects. */
-static inline ushort8 tt_f32_to_f16_8(const float8 value)
+TT_INLINE ushort8 tt_f32_to_f16_8(const float8 value)
 {
     const uint8 x = as_uint8(value), sign = (x >> 16) & 0x8000u, magnitude = x & 0x7fffffffu;
     const uint8 rebased = magnitude - 0x38000000u, rest = rebased & 0x1fffu;
@@ -148,7 +156,7 @@ static inline ushort8 tt_f32_to_f16_8(const float8 value)
     h = select(h, (uint8)(0x7e00u) | ((magnitude >> 13) & 0x3ffu), as_uint8(magnitude > 0x7f800000u));
     return convert_ushort8(sign | h);
 }
-static inline float8 tt_f16_to_f32_8(const ushort8 half_bits)
+TT_INLINE float8 tt_f16_to_f32_8(const ushort8 half_bits)
 {
     const uint8 bits = convert_uint8(half_bits), sign = (bits & 0x8000u) << 16;
     const uint8 exponent = (bits >> 10) & 0x1fu, mantissa = bits & 0x3ffu;
@@ -159,13 +167,13 @@ static inline float8 tt_f16_to_f32_8(const ushort8 half_bits)
     x = select(x, special, as_uint8(exponent == 0x1fu));
     return as_float8(x);
 }
-static inline ushort8 tt_f32_to_bf16_8(const float8 value)
+TT_INLINE ushort8 tt_f32_to_bf16_8(const float8 value)
 {
     const uint8 x = as_uint8(value);
     const uint8 rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
     return convert_ushort8(select(rounded, (x >> 16) | 0x40u, as_uint8((x & 0x7fffffffu) > 0x7f800000u)));
 }
-static inline float8 tt_bf16_to_f32_8(const ushort8 bits) { return as_float8(convert_uint8(bits) << 16); }
+TT_INLINE float8 tt_bf16_to_f32_8(const ushort8 bits) { return as_float8(convert_uint8(bits) << 16); }
 
 /* The direct convolutions' geometry arguments (conv_direct*.cl: N, Cin, H,
  * W, Cout, OH, OW, kH, kW, sH, sW, pH, pW, dH, dW) and their forwards'

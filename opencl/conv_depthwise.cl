@@ -27,7 +27,7 @@
 #endif
 
 /* v[i] where 0 <= i < n, else 0, read at a clamped address (no branch) */
-static inline float tt_dw_load(__global const float *v, const int i, const int n)
+TT_INLINE float tt_dw_load(__global const float *v, const int i, const int n)
 {
     const float x = v[clamp(i, 0, n - 1)];
     return i >= 0 && i < n ? x : 0.0f;
@@ -66,7 +66,7 @@ __kernel void conv_depthwise_forward(TT_FORWARD_ARGS)
  * *period: the taps from one such to the next (s / gcd(s, dil)); *step:
  * how far o moves in a period (period dil / s).  A few steps, no division
  * a tap: only every period-th tap of a strided convolution reads an output. */
-static inline int tt_dw_first_tap(const int pos, const int pad, const int dil, const int s,
+TT_INLINE int tt_dw_first_tap(const int pos, const int pad, const int dil, const int s,
                            const int K, int *o, int *period, int *step)
 {
     int k = 0, q = (pos + pad) / s, r = (pos + pad) % s; /* pos + pad - k dil = q s + r */

@@ -26,7 +26,7 @@
 
 /* row[x0 + l s] for the 8 lanes l < lanes (s 1 or 2), 0 outside [0, w)
  * and in the lanes past `lanes`. */
-static inline float8 dw8_load(__global const float *row, const int x0, const int s, const int w,
+TT_INLINE float8 dw8_load(__global const float *row, const int x0, const int s, const int w,
                        const int lanes)
 {
     if (lanes == 8 && x0 >= 0) {
@@ -42,7 +42,7 @@ static inline float8 dw8_load(__global const float *row, const int x0, const int
 }
 
 /* row[x0 .. x0 + 7] = (accumulate ? row : 0) + v, the lanes below w - x0. */
-static inline void dw8_store(__global float *row, const int x0, const int w, const float8 v,
+TT_INLINE void dw8_store(__global float *row, const int x0, const int w, const float8 v,
                       const int accumulate)
 {
     if (x0 + 8 <= w) {

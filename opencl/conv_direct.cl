@@ -54,13 +54,13 @@
 typedef float floatv;
 #define TT_SPLAT(s) (s)
 /* row[x], 0 outside [0, w) (read at a clamped address: no branch) */
-static inline float tt_loadv(__global const float *row, const int x, const int w)
+TT_INLINE float tt_loadv(__global const float *row, const int x, const int w)
 {
     const float v = row[clamp(x, 0, w - 1)];
     return x >= 0 && x < w ? v : 0.0f;
 }
 /* row[x] (+)= v where x < w */
-static inline void tt_storev(__global float *row, const int x, const int w, const float v,
+TT_INLINE void tt_storev(__global float *row, const int x, const int w, const float v,
                       const int accumulate)
 {
     if (x < w) row[x] = (accumulate ? row[x] : 0.0f) + v;

@@ -89,7 +89,7 @@ __kernel void conv_pad_k3_w16(TT_MEM(float, dst), TT_MEM(const float, src), cons
 
 /* 16 columns of dout from x0 in a row OW wide, OW % 8 == 0: the last 8 of
  * a row with OW % 16 == 8 as lanes 0-7, zeros above (they meet nothing). */
-static inline float16 k16_dout(__global const float *row, const int x0, const int OW)
+TT_INLINE float16 k16_dout(__global const float *row, const int x0, const int OW)
 {
     if (x0 + 16 <= OW) return vload16(0, row + x0);
     return (float16)(vload8(0, row + x0), (float8)(0.0f));
@@ -97,7 +97,7 @@ static inline float16 k16_dout(__global const float *row, const int x0, const in
 
 /* The forwards' start: zero accumulators and the weights of output
  * channels co0 + j (channels past `last` on the last real one's). */
-static inline void k16_forward_start(float16 acc[TT_W16_COB][TT_W16_ROWS],
+TT_INLINE void k16_forward_start(float16 acc[TT_W16_COB][TT_W16_ROWS],
                               __global const float *wj[TT_W16_COB],
                               __global const float *weight, const int co0, const int last,
                               const int Cin, const int Cout)
@@ -115,7 +115,7 @@ static inline void k16_forward_start(float16 acc[TT_W16_COB][TT_W16_ROWS],
  * would cost the forwards' accumulators their registers. */
 #define K16_PUT(i, lane) \
     if ((i) < n) o[i] = (accumulate ? o[i] : 0.0f) + a.lane + b.lane
-static inline void k16_store_part(__global float *o, const float16 a, const float16 b, const int n,
+TT_INLINE void k16_store_part(__global float *o, const float16 a, const float16 b, const int n,
                            const int accumulate)
 {
     K16_PUT(0, s0); K16_PUT(1, s1); K16_PUT(2, s2); K16_PUT(3, s3);
@@ -130,7 +130,7 @@ static inline void k16_store_part(__global float *o, const float16 a, const floa
  * rows (OH, or a whole plane's rows when the launch is a band of it); at
  * a row's end the OW - x0 columns left.  Unrolled with constant indices,
  * so that acc stays in registers. */
-static inline void k16_store_rows(__global float *out, float16 acc[TT_W16_COB][TT_W16_ROWS],
+TT_INLINE void k16_store_rows(__global float *out, float16 acc[TT_W16_COB][TT_W16_ROWS],
                            __global const float *bias, const int has_bias, const int accumulate,
                            const int co0, const int last, const int y0, const int x0,
                            const int OH, const int OW, const int plane_rows)
@@ -162,7 +162,7 @@ typedef struct k16_band {
 
 /* The weight gradients' start: *w, and the accumulators zeroed; 0 when
  * item is past the last block of pairs (nothing to do). */
-static inline int k16_weight_start(k16_band *w, float16 acc[TT_W16_WCOB][3][3], const int item,
+TT_INLINE int k16_weight_start(k16_band *w, float16 acc[TT_W16_WCOB][3][3], const int item,
                             const int b, const int N, const int Cin, const int Cout, const int OH,
                             const int images_per_band, const int bands_per_image,
                             const int band_rows)
@@ -184,7 +184,7 @@ static inline int k16_weight_start(k16_band *w, float16 acc[TT_W16_WCOB][3][3], 
 
 /* The weight gradients' end: band b's sums of the nine taps of the pairs
  * (co0 + j, ci), j up to `last`, each acc summed across its lanes. */
-static inline void k16_store_taps(__global float *partial, float16 acc[TT_W16_WCOB][3][3], const int b,
+TT_INLINE void k16_store_taps(__global float *partial, float16 acc[TT_W16_WCOB][3][3], const int b,
                            const int Cout, const int Cin, const int co0, const int ci,
                            const int last)
 {
@@ -399,7 +399,7 @@ __kernel void conv_direct_backward_weight_k3p16(TT_MEM(float, partial), TT_MEM(c
 #define H16_ROWS(H) (((H) + TT_W16_ROWS - 1) / TT_W16_ROWS * TT_W16_ROWS + 2)
 #define H16_PLANE(H) (H16_ROWS(H) * 8 + 32)
 
-static inline float16 k3h_mask(const float16 x, const int kx)
+TT_INLINE float16 k3h_mask(const float16 x, const int kx)
 {
     if (kx == 0) return select(x, (float16)(0.0f), (int16)(-1, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0));
     if (kx == 2) return select(x, (float16)(0.0f), (int16)(0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, -1));
@@ -666,7 +666,7 @@ __kernel void conv_direct_backward_weight_k3s2p16(TT_MEM(float, partial),
  * global (ceil(OW / 16), OH, N ceil(Cin / TT_W16_DCIB)). */
 
 /* Floats x .. x + 15 of a row of `width`, zero past it. */
-static inline float16 s2d_load(__global const float *row, const int x, const int width)
+TT_INLINE float16 s2d_load(__global const float *row, const int x, const int width)
 {
     if (x + 16 <= width) return vload16(0, row + x);
     float t[16];
@@ -676,7 +676,7 @@ static inline float16 s2d_load(__global const float *row, const int x, const int
 
 /* Row `at` (+)= even and odd columns e, o interleaved from column 2 x0, up
  * to `width`. */
-static inline void s2d_store(__global float *at, const float16 e, const float16 o, const int x0,
+TT_INLINE void s2d_store(__global float *at, const float16 e, const float16 o, const int x0,
                       const int width, const int accumulate)
 {
     const float16 lo = shuffle2(e, o, (uint16)(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22,

@@ -93,7 +93,7 @@ typedef struct ig_idx3 {
     int c, y, x;
 } ig_idx3;
 
-static inline ig_idx3 ig_split(const int v, const int ny, const int nx)
+TT_INLINE ig_idx3 ig_split(const int v, const int ny, const int nx)
 {
     const int c = v / (ny * nx), r = v - c * ny * nx, y = r / nx;
     const ig_idx3 s = {c, y, r - y * nx};
@@ -102,7 +102,7 @@ static inline ig_idx3 ig_split(const int v, const int ny, const int nx)
 
 /* The split of a + d (both split), without a division: the loops below
  * advance their indices by a fixed step this way. */
-static inline ig_idx3 ig_add(ig_idx3 a, const ig_idx3 d, const int ny, const int nx)
+TT_INLINE ig_idx3 ig_add(ig_idx3 a, const ig_idx3 d, const int ny, const int nx)
 {
     a.x += d.x;
     if (a.x >= nx) a.x -= nx, a.y++;
@@ -116,7 +116,7 @@ static inline ig_idx3 ig_add(ig_idx3 a, const ig_idx3 d, const int ny, const int
  * The sums run in a private copy: PoCL does not inline this, and through
  * acc's pointer (which might alias the tiles) it stored every sum back to
  * memory after each multiply-add. */
-static inline void ig_multiply(ig_vec acc[RM], __local const float *tile_a, __local const float *tile_b,
+TT_INLINE void ig_multiply(ig_vec acc[RM], __local const float *tile_a, __local const float *tile_b,
                         const int bm, const int bn, const int tx, const int ty)
 {
     ig_vec sum[RM];
@@ -139,7 +139,7 @@ static inline void ig_multiply(ig_vec acc[RM], __local const float *tile_a, __lo
 /* The product of `p` over K in [k_from, k_to) (multiples of BK; the host
  * splits a long K into launches) for this work-group's tile (global
  * (ceil(P / BN) NT, ceil(M / BM) MT, groups), P = batch grid_h grid_w). */
-static inline void ig_product_tile(__global float *dst, __global const float *src,
+TT_INLINE void ig_product_tile(__global float *dst, __global const float *src,
                             __global const float *weight, __global const float *bias,
                             const int has_bias, const int accumulate, const ig_product p,
                             const int k_from, const int k_to, __local float *tile_a,
@@ -275,12 +275,12 @@ __kernel void conv_igemm_forward(TT_MEM(float, out), TT_MEM(const float, inp),
                     tile_b);
 }
 
-static inline int ig_abs(const int v) { return v < 0 ? -v : v; }
+TT_INLINE int ig_abs(const int v) { return v < 0 ? -v : v; }
 
 /* The taps of one phase along one axis of a kernel of `size` taps: the
  * first that reaches pixel phase r (*first), their step, and their count
  * (0: none). */
-static inline int ig_phase_taps(const int r, const int stride, const int pad, const int dilation,
+TT_INLINE int ig_phase_taps(const int r, const int stride, const int pad, const int dilation,
                          const int size, int *first, int *step)
 {
     *first = 0;
@@ -291,7 +291,7 @@ static inline int ig_phase_taps(const int r, const int stride, const int pad, co
 }
 
 /* a / b for b > 0 that divides a, of either sign. */
-static inline int ig_exact_div(const int a, const int b) { return a >= 0 ? a / b : -(-a / b); }
+TT_INLINE int ig_exact_div(const int a, const int b) { return a >= 0 ? a / b : -(-a / b); }
 
 /* dinp (N, Cin, H, W) += conv2d's input gradient of dout (N, Cout, OH, OW)
  * at the pixels (ry + qy SH, rx + qx SW) of one phase (ry < SH, rx < SW)

@@ -66,7 +66,7 @@ typedef struct w4_tile {
     int n, y0, x0;
 } w4_tile;
 
-static inline w4_tile w4_tile_at(const int t, const int tiles_h, const int tiles_w)
+TT_INLINE w4_tile w4_tile_at(const int t, const int tiles_h, const int tiles_w)
 {
     const int per_image = tiles_h * tiles_w, r = t % per_image;
     w4_tile tile = {t / per_image, 4 * (r / tiles_w), 4 * (r % tiles_w)};
@@ -77,7 +77,7 @@ static inline w4_tile w4_tile_at(const int t, const int tiles_h, const int tiles
 #define W4_HI (uint16)(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31)
 
 /* a[r].x becomes a[x].r: four rounds of interleaving rows r and r + 8. */
-static inline void w4_transpose(float16 a[16])
+TT_INLINE void w4_transpose(float16 a[16])
 {
     TT_UNROLL
     for (int round = 0; round < 4; round++) {
@@ -114,7 +114,7 @@ __kernel void wino4_pack(TT_MEM(float, packed), TT_MEM(const float, image), cons
 }
 
 /* Pixel (y, x) of a packed block of (h, w), 0 outside. */
-static inline float16 w4_pixel(__global const float *block, const int y, const int x, const int h,
+TT_INLINE float16 w4_pixel(__global const float *block, const int y, const int x, const int h,
                         const int w)
 {
     if (y < 0 || y >= h || x < 0 || x >= w) return (float16)(0.0f);
@@ -341,7 +341,7 @@ __kernel void wino4_output(TT_MEM(float, out), TT_MEM(const float, m), TT_MEM(co
 
 /* acc = dU[e] of a work-item's TT_W4_WCO output channels from co and
  * TT_W4_LANES input channels from ci: dMᵀ V summed over the chunk's tiles. */
-static inline void w4_weight_dot(float16 acc[TT_W4_WCO][TT_W4_VECTORS], __global const float *dm,
+TT_INLINE void w4_weight_dot(float16 acc[TT_W4_WCO][TT_W4_VECTORS], __global const float *dm,
                           __global const float *v, const int e, const int ci, const int co,
                           const int cin, const int cout, const int tiles)
 {
@@ -390,7 +390,7 @@ __kernel void wino4_weight_product(TT_MEM(float, du), TT_MEM(const float, dm),
  * channel) += taps: taps[t] is tap t (t < 9) of the 16 lanes; taps[9 ..
  * 15] are overwritten, the block turned around so that each lane's 9 taps
  * are one row. */
-static inline void w4_add_taps(__global float *to, float16 taps[16])
+TT_INLINE void w4_add_taps(__global float *to, float16 taps[16])
 {
     TT_UNROLL
     for (int t = 9; t < 16; t++) taps[t] = (float16)(0.0f);
@@ -519,7 +519,7 @@ __kernel void wino4_weight_sum(TT_MEM(float, dweight), TT_MEM(const float, dm),
  * tiles: d[c] lane i = column x0 + 4 i + c, 0 past w; two rounds of
  * even/odd splits.  Whole rows of 64 take plain loads (the bounded ones
  * alone were slower). */
-static inline void w4f_split(float16 d[4], __global const float *row, const int x0, const int w)
+TT_INLINE void w4f_split(float16 d[4], __global const float *row, const int x0, const int w)
 {
     float16 v0, v1, v2, v3;
     if (x0 + 64 <= w) {
@@ -540,7 +540,7 @@ static inline void w4f_split(float16 d[4], __global const float *row, const int 
 /* The six patch columns of 16 tiles in one input row w wide: d[c] lane i
  * = the row's column x0 + 4 i + c - 1, 0 past its ends: w4f_split's four
  * and columns x0 - 1 and x0 + 64 shifted in as a lane. */
-static inline void w4f_row(float16 d[6], __global const float *row, const int x0, const int w)
+TT_INLINE void w4f_row(float16 d[6], __global const float *row, const int x0, const int w)
 {
     w4f_split(d + 1, row, x0, w);
     const float left = x0 > 0 ? row[x0 - 1] : 0.0f, right = x0 + 64 < w ? row[x0 + 64] : 0.0f;
@@ -551,7 +551,7 @@ static inline void w4f_row(float16 d[6], __global const float *row, const int x0
 /* V[ci][e] (36 vectors a channel, lanes the tiles) of the 16 tiles from
  * column x0 of tile row y0 / 4 of one image (cin channels of (h, w)),
  * padding 1. */
-static inline void w4f_input(float16 *V, __global const float *image, const int cin, const int x0,
+TT_INLINE void w4f_input(float16 *V, __global const float *image, const int cin, const int x0,
                       const int y0, const int h, const int w)
 {
     const size_t plane = (size_t)h * w;
@@ -584,7 +584,7 @@ static inline void w4f_input(float16 *V, __global const float *image, const int 
  * stored up to the row's end after the bias and, when accumulating, what
  * is there (whole rows of 64: plain loads and stores, faster than the
  * bounded ones). */
-static inline void w4f_store_row(__global float *row, const int x0, const int w, const float16 o[4],
+TT_INLINE void w4f_store_row(__global float *row, const int x0, const int w, const float16 o[4],
                           const float bias, const int accumulate)
 {
     const float16 p0 = shuffle2(o[0], o[2], W4_LO), p1 = shuffle2(o[0], o[2], W4_HI);
@@ -667,7 +667,7 @@ __kernel void wino4_fused(TT_MEM(float, out), TT_MEM(const float, inp), TT_MEM(c
  * w): A dY Aᵀ of the 4x4 tiles of the 16 tiles from column x0 of tile row
  * y0 / 4, 0 past the plane; stored as floats (16 a vector) for the
  * product to broadcast lane by lane. */
-static inline void w4f_dout(float *dm, __global const float *channel, const int x0, const int y0,
+TT_INLINE void w4f_dout(float *dm, __global const float *channel, const int x0, const int y0,
                      const int h, const int w)
 {
     float16 s[4][6]; /* dY Aᵀ, row by row */

@@ -162,7 +162,7 @@ void convt_tiles_backward_weight(TT_MEM(float, dweight), TT_MEM(const float, dou
  * and odd lanes kx = 1.  Lanes past the edge load 0 and are not stored. */
 
 /* row[x0 .. x0 + 15], 0 past w (x0 >= 0 here). */
-static inline float16 convt_load16(__global const float *row, const int x0, const int w)
+TT_INLINE float16 convt_load16(__global const float *row, const int x0, const int w)
 {
     if (x0 + 16 <= w) return vload16(0, row + x0);
     float lanes[16];
@@ -171,7 +171,7 @@ static inline float16 convt_load16(__global const float *row, const int x0, cons
 }
 
 /* row[x0 .. x0 + 15] = v, the lanes inside [0, w) only. */
-static inline void convt_store16(__global float *row, const int x0, const int w, const float16 v)
+TT_INLINE void convt_store16(__global float *row, const int x0, const int w, const float16 v)
 {
     if (x0 + 16 <= w) {
         vstore16(v, 0, row + x0);

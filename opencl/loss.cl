@@ -24,7 +24,7 @@
 #endif
 
 /* Reduces s (float), c and b (uint) over the group into [0]. */
-static inline void tt_loss_group_reduce(__local float *s, __local uint *c, __local uint *b)
+TT_INLINE void tt_loss_group_reduce(__local float *s, __local uint *c, __local uint *b)
 {
     int lid = get_local_id(0);
     for (int stride = TT_WG / 2; stride > 0; stride >>= 1) {
@@ -40,7 +40,7 @@ static inline void tt_loss_group_reduce(__local float *s, __local uint *c, __loc
 
 /* Writes this group's partial: part_sum[g], part_count[g], part_invalid[g].
  * s, c, b are TT_WG-long __local scratch declared by the kernel. */
-static inline void tt_loss_group_store(float sum, uint count, uint invalid, __local float *s,
+TT_INLINE void tt_loss_group_store(float sum, uint count, uint invalid, __local float *s,
                                 __local uint *c, __local uint *b, __global float *part_sum,
                                 __global uint *part_count, __global uint *part_invalid)
 {
@@ -58,7 +58,7 @@ static inline void tt_loss_group_store(float sum, uint count, uint invalid, __lo
 }
 
 /* 1 / (1 + exp(-x)) without overflow for any finite x */
-static inline float tt_sigmoid(float x)
+TT_INLINE float tt_sigmoid(float x)
 {
     if (x >= 0.0f) return 1.0f / (1.0f + exp(-x));
     float e = exp(x);
@@ -105,7 +105,7 @@ void loss_finish(TT_MEM(float, result), TT_MEM(const float, part_sum),
  * the code they had before class weights (the same bits, the same speed). */
 
 /* sum, count and invalid of the pixels of this work-item */
-static inline void tt_softmax_ce_partial(float *sum_out, uint *count_out, uint *invalid_out,
+TT_INLINE void tt_softmax_ce_partial(float *sum_out, uint *count_out, uint *invalid_out,
                                   __global const float *logits, __global const uchar *labels,
                                   __global const float *weights, const int N, const int C,
                                   const int HW, const int ignore, const int weighted)
@@ -175,7 +175,7 @@ void softmax_ce_forward_weighted(TT_MEM(float, part_sum), TT_MEM(uint, part_coun
 
 /* dlogits += scale * w * (softmax(x) - onehot(label)) at valid pixel p, w =
  * weights[label] when weighted, else 1 */
-static inline void tt_softmax_ce_grad(__global float *dlogits, __global const float *logits,
+TT_INLINE void tt_softmax_ce_grad(__global float *dlogits, __global const float *logits,
                                __global const uchar *labels, __global const float *weights,
                                const int N, const int C, const int HW, const int ignore,
                                const int weighted, const float scale)
@@ -232,7 +232,7 @@ __kernel void softmax_ce_backward_weighted(TT_MEM(float, dlogits), TT_MEM(const 
  * kernel gives the shared body its own constant `weighted`. */
 
 /* weights[(j / HW) % C] for the 8 elements j = i .. i + 7 */
-static inline float8 tt_plane_weights8(__global const float *weights, int i, int C, int HW)
+TT_INLINE float8 tt_plane_weights8(__global const float *weights, int i, int C, int HW)
 {
     int plane = i / HW, r = i - plane * HW, k = plane % C;
     float w[8];
@@ -247,7 +247,7 @@ static inline float8 tt_plane_weights8(__global const float *weights, int i, int
 }
 
 /* sum, count and invalid of the elements of this work-item */
-static inline void tt_bce_partial(float *sum_out, uint *count_out, uint *invalid_out,
+TT_INLINE void tt_bce_partial(float *sum_out, uint *count_out, uint *invalid_out,
                            __global const float *logits, __global const uchar *targets,
                            __global const float *weights, const int total, const int C,
                            const int HW, const int ignore, const int weighted)
@@ -333,7 +333,7 @@ void bce_forward_weighted(TT_MEM(float, part_sum), TT_MEM(uint, part_count),
 
 /* dlogits[i] += scale * w * (sigmoid(x) - t) at a valid element, w the weight
  * of its plane when weighted, else 1 */
-static inline void tt_bce_grad(__global float *dlogits, __global const float *logits,
+TT_INLINE void tt_bce_grad(__global float *dlogits, __global const float *logits,
                         __global const uchar *targets, __global const float *weights,
                         const int total, const int C, const int HW, const int ignore,
                         const int weighted, const float scale)
@@ -397,7 +397,7 @@ __kernel void bce_backward_weighted(TT_MEM(float, dlogits), TT_MEM(const float, 
  * >= C is invalid.  Weights multiply the terms of plane k by weights[k]. */
 
 /* q^gamma for q in [0, 1] and gamma > 0 (0 at q = 0) */
-static inline float tt_focal_pow(float q, float gamma)
+TT_INLINE float tt_focal_pow(float q, float gamma)
 {
     if (gamma == 1.0f) return q;
     if (gamma == 2.0f) return q * q;
@@ -405,13 +405,13 @@ static inline float tt_focal_pow(float q, float gamma)
 }
 
 /* a_t, or 1 when alpha < 0 */
-static inline float tt_focal_alpha(int t, float alpha)
+TT_INLINE float tt_focal_alpha(int t, float alpha)
 {
     return alpha < 0.0f ? 1.0f : (t ? alpha : 1.0f - alpha);
 }
 
 /* a_t q^gamma b for logit x and target t in {0, 1} */
-static inline float tt_focal_term(float x, int t, float gamma, float alpha)
+TT_INLINE float tt_focal_term(float x, int t, float gamma, float alpha)
 {
     float b = fmax(x, 0.0f) - (t ? x : 0.0f) + log1p(exp(-fabs(x)));
     float term = gamma == 0.0f ? b : tt_focal_pow(tt_sigmoid(t ? -x : x), gamma) * b;
@@ -419,7 +419,7 @@ static inline float tt_focal_term(float x, int t, float gamma, float alpha)
 }
 
 /* d focal / dx = -s a_t q^gamma (gamma pt b + q) */
-static inline float tt_focal_grad(float x, int t, float gamma, float alpha)
+TT_INLINE float tt_focal_grad(float x, int t, float gamma, float alpha)
 {
     float sx = t ? x : -x;
     float q = tt_sigmoid(-sx);

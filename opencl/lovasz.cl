@@ -18,14 +18,14 @@
 #endif
 
 /* 1 when slot a = (ka, ia) goes before slot b = (kb, ib) */
-static inline int lovasz_before(float ka, int ia, float kb, int ib)
+TT_INLINE int lovasz_before(float ka, int ia, float kb, int ib)
 {
     return ka > kb || (ka == kb && ia < ib);
 }
 
 /* The sort key of pixel `pos` of plane (n, c), -INFINITY when it is out of
  * the plane (pos >= HW, ignored, invalid). */
-static inline float lovasz_key(__global const float *logits, __global const uchar *targets, int plane,
+TT_INLINE float lovasz_key(__global const float *logits, __global const uchar *targets, int plane,
                         int pos, int HW, int C, int ignore, int softmax)
 {
     if (pos >= HW) return -INFINITY;
@@ -124,7 +124,7 @@ __kernel void lovasz_sort_global(TT_MEM(float, keys), TT_MEM(int, index), const 
 
 /* The target (0/1) of pixel `pixel` in plane (n, c), -1 when it is out of
  * the plane (ignored: -1; invalid: -2). */
-static inline int lovasz_target(__global const uchar *targets, int plane, int pixel, int HW, int C,
+TT_INLINE int lovasz_target(__global const uchar *targets, int plane, int pixel, int HW, int C,
                          int ignore, int softmax)
 {
     int n = plane / C;
@@ -136,7 +136,7 @@ static inline int lovasz_target(__global const uchar *targets, int plane, int pi
 
 /* Inclusive prefix sum of v over the group, *total the group's sum; scan
  * is TT_WG __local uints, free again on return. */
-static inline uint lovasz_group_scan(uint v, __local uint *scan, uint *total)
+TT_INLINE uint lovasz_group_scan(uint v, __local uint *scan, uint *total)
 {
     int lid = get_local_id(0);
     scan[lid] = v;
@@ -200,7 +200,7 @@ void lovasz_offsets(TT_MEM(uint, chunk_offset), TT_MEM(uint, plane_positive), co
 
 /* J_i - J_{i-1} at rank i, cp, cn counted up to rank i inclusive, G the
  * plane's positives; t the target at rank i. */
-static inline float lovasz_step(int t, float G, float cp, float cn)
+TT_INLINE float lovasz_step(int t, float G, float cp, float cn)
 {
     if (t) return 1.0f / (G + cn);
     if (G + cn - 1.0f == 0.0f) return 1.0f; /* J_{i-1} = 0: G = 0, first rank */
@@ -210,7 +210,7 @@ static inline float lovasz_step(int t, float G, float cp, float cn)
 /* The weight of class c over the sum of weights of all C classes (hinge),
  * or of the image's present classes (softmax, G of plane n*C + k > 0); 0
  * when that sum is 0. */
-static inline float lovasz_weight(__global const float *weights, int has_weights,
+TT_INLINE float lovasz_weight(__global const float *weights, int has_weights,
                            __global const uint *plane_positive, int n, int c, int C,
                            int softmax)
 {

@@ -20,7 +20,7 @@
 #endif
 
 /* Tree reduction of s[0..TT_WG) into s[0]; every item must call it. */
-static inline void tt_reduce_group_f32(__local float *s)
+TT_INLINE void tt_reduce_group_f32(__local float *s)
 {
     int lid = get_local_id(0);
     for (int stride = TT_WG / 2; stride > 0; stride >>= 1) {
@@ -31,7 +31,7 @@ static inline void tt_reduce_group_f32(__local float *s)
 }
 
 /* The sum of v's 16 lanes, always in the same order. */
-static inline float tt_lanes_sum(float16 v)
+TT_INLINE float tt_lanes_sum(float16 v)
 {
     float8 a = v.lo + v.hi;
     float4 b = a.lo + a.hi;

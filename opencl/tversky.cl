@@ -26,7 +26,7 @@
 #endif
 
 /* 1 / (1 + exp(-x)) without overflow for any finite x */
-static inline float tt_sigmoid(float x)
+TT_INLINE float tt_sigmoid(float x)
 {
     if (x >= 0.0f) return 1.0f / (1.0f + exp(-x));
     float e = exp(x);
@@ -34,7 +34,7 @@ static inline float tt_sigmoid(float x)
 }
 
 /* sum_k w_k (C without weights) */
-static inline float tt_weight_sum(__global const float *weights, int has_weights, int C)
+TT_INLINE float tt_weight_sum(__global const float *weights, int has_weights, int C)
 {
     if (!has_weights) return (float)C;
     float weight_sum = 0.0f;
@@ -220,7 +220,7 @@ void tversky_finish(TT_MEM(float, result), TT_MEM(float, stats), TT_MEM(const fl
  *   dI/dp = t, dP/dp = 1, dT/dp = 0, so
  *   d term / d p = -(t D - (I + s)((1 - alpha - beta) t + alpha)) / D^2
  *                = -(t - score ((1 - alpha - beta) t + alpha)) / D. */
-static inline float tt_tversky_dp(__global const float *stats, int region, float t, float alpha,
+TT_INLINE float tt_tversky_dp(__global const float *stats, int region, float t, float alpha,
                            float beta)
 {
     float score = stats[region * 2 + 0], denom = stats[region * 2 + 1];
