@@ -52,11 +52,25 @@ const char *ref_tests_dir(void)
     return dir;
 }
 
+/* Asked once a process for each list of modules: an import of torch takes
+ * about 2 s, and the model suites ask before each of their comparisons. */
 int ref_python_has(const char *module)
 {
+    static struct {
+        char modules[64];
+        int has;
+    } known[8];
+    static int count;
+    for (int i = 0; i < count; i++)
+        if (strcmp(known[i].modules, module) == 0) return known[i].has;
     char cmd[256];
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 -c 'import %s' >/dev/null 2>&1", module);
-    return system(cmd) == 0;
+    int has = system(cmd) == 0;
+    if (count < 8 && strlen(module) < sizeof known[0].modules) {
+        snprintf(known[count].modules, sizeof known[count].modules, "%s", module);
+        known[count++].has = has;
+    }
+    return has;
 }
 
 int ref_write_floats(const char *path, const float *x, size_t n)

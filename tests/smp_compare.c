@@ -15,6 +15,7 @@
 #include "optim/optimizer.h"
 #include "train/train_options.h"
 #include "ops/util.h"
+#include "ref_optim.h"
 
 /* The dropout masks' seed of the compared step (the script draws them
  * alike). */
@@ -24,9 +25,7 @@
  * why the comparison is skipped. */
 int smp_have(const char *modules)
 {
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, PY " -c 'import %s' >/dev/null 2>&1", modules);
-    int ok = system(cmd) == 0;
+    int ok = ref_python_has(modules);
     if (!ok)
         printf("\n  SKIPPED the torch comparison: " PY " cannot import %s (Debian: python3-torch "
                "python3-torchvision)", modules);
