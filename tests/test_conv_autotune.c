@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -291,7 +292,7 @@ static void test_autotune(void)
     CU_ASSERT(e < REF_CONV_FWD_TOL);
     tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
     CU_ASSERT_EQUAL(s.timed, 1);
-    CU_ASSERT_EQUAL(s.runs, 2 * timed_of(be, forward));
+    CU_ASSERT_EQUAL(s.runs + s.pruned, 2 * timed_of(be, forward));
     CU_ASSERT_EQUAL(s.verified, forward);
     CU_ASSERT_EQUAL(s.refused, 0);
     CU_ASSERT_EQUAL(s.db_writes, 1);
@@ -350,7 +351,7 @@ static void test_autotune(void)
     CU_ASSERT(ew < REF_CONV_GRAD_TOL);
     s = tt_conv_autotune_stats_get();
     CU_ASSERT_EQUAL(s.timed, 2); /* backward data (OpenCL: 4 candidates), weight (3) */
-    CU_ASSERT_EQUAL(s.runs, 2 * (timed_of(be, data) + timed_of(be, weight)));
+    CU_ASSERT_EQUAL(s.runs + s.pruned, 2 * (timed_of(be, data) + timed_of(be, weight)));
     CU_ASSERT_EQUAL(s.verified, data + weight);
     CU_ASSERT_EQUAL(s.refused, 0);
     printf("\n    autotune backward vs im2col_gemm: dinp %.2e  dweight %.2e", ei, ew);
@@ -397,7 +398,7 @@ static void test_autotune_transpose(void)
     /* im2col_gemm (on a CPU checked only), direct and implicit_gemm; k2 s2
      * runs no winograd; direct_w16 (the 16-lane forward) where it is */
     CU_ASSERT_EQUAL(s.timed, 1);
-    CU_ASSERT_EQUAL(s.runs, 2 * (s.verified - !tt_conv_im2col_can_win(be)));
+    CU_ASSERT_EQUAL(s.runs + s.pruned, 2 * (s.verified - !tt_conv_im2col_can_win(be)));
     CU_ASSERT_EQUAL(s.verified, 3);
     printf("\n    conv_transpose2d autotune forward error %.2e", e);
     tt_buffer_free(x), tt_buffer_free(w), tt_buffer_free(y);
@@ -810,6 +811,39 @@ static void test_rounds_alternate(void)
     remove_cache_dir(be);
 }
 
+/* A stand-in whose candidates sleep: direct 400 ms a run, the others 6
+ * ms. */
+static tt_status sleepy_run(void *ctx, tt_conv_algo algo)
+{
+    TT_TRY(log_run(ctx, algo));
+    if (th_backend()->preparing) return NULL;
+    struct timespec t = {0, algo == TT_CONV_ALGO_DIRECT ? 400000000L : 6000000L};
+    nanosleep(&t, NULL);
+    return NULL;
+}
+
+/* A candidate over twice the best after the first timed round sits out
+ * the second (its time could not come near the best's); the others run
+ * both rounds, and the best is one of them. */
+static void test_slow_candidate_pruned(void)
+{
+    fresh_cache_dir();
+    tt_backend *be = th_backend();
+    const tt_conv_algo three[] = {TT_CONV_ALGO_IM2COL_GEMM, TT_CONV_ALGO_DIRECT,
+                                  TT_CONV_ALGO_WINOGRAD};
+    order_log log = {0};
+    tt_conv_algo best = TT_CONV_ALGO_AUTO;
+    TH_OK(tt_conv_autotune_pick(be, "stand-in P", three, 3, 3, sleepy_run, NULL, &log, &best));
+    /* the untimed round, then round 1 of all three, then round 2 without direct */
+    const tt_conv_algo want[] = {three[0], three[1], three[2], three[0], three[1],
+                                 three[2], three[0], three[2]};
+    CU_ASSERT_EQUAL(log.count, 8);
+    for (int i = 0; i < log.count && i < 8; i++) CU_ASSERT_EQUAL(log.ran[i], want[i]);
+    CU_ASSERT_EQUAL(tt_conv_autotune_stats_get().pruned, 1);
+    CU_ASSERT(best == three[0] || best == three[2]);
+    remove_cache_dir(be);
+}
+
 /* A stand-in check: refuses the algorithms marked, passes the others;
  * records what it checked. */
 typedef struct verify_log {
@@ -1128,6 +1162,7 @@ int main(void)
         {"workspace sized for the known picks; a first layer leaves out its input gradient", test_workspace_of_known_picks},
         {"a find-db pick of implicit_gemm runs every direction", test_implicit_gemm_pick},
         {"candidates timed in alternating rounds; a failing one left out", test_rounds_alternate},
+        {"a candidate past twice the best sits out the second round", test_slow_candidate_pruned},
         {"a refused candidate is never timed, and stays refused in the find-db", test_refused_kept},
         {"a checked-only candidate is timed only where no timed one is left", test_checked_only},
         {"a planted wrong kernel is refused; AUTO's results stay right", test_planted_wrong_refused},

@@ -361,6 +361,21 @@ static tt_status time_one(tt_backend *be, tt_conv_run_fn run, void *ctx, tt_conv
 }
 
 #define TIMED_ROUNDS 2
+/* A candidate more than PRUNE_FACTOR times slower than the best in the
+ * rounds so far sits out the rest: a second run cannot bring it within the
+ * noise of the best, and the slow ones are most of a key's timing.  Runs
+ * under PRUNE_MIN_MS are not worth saving (and their times are noise). */
+#define PRUNE_FACTOR 2.0
+#define PRUNE_MIN_MS 5.0
+
+/* The best time of ms[0..count) so far (1e300: none timed yet). */
+static double best_so_far(const double *ms, int count)
+{
+    double best = 1e300;
+    for (int i = 0; i < count; i++)
+        if (ms[i] >= 0 && ms[i] < best) best = ms[i];
+    return best;
+}
 
 /* ms[i] = the best of TIMED_ROUNDS runs of candidate i, < 0 where it
  * failed (*last_failure: the last failure, or NULL); a candidate whose
@@ -370,7 +385,9 @@ static tt_status time_one(tt_backend *be, tt_conv_run_fn run, void *ctx, tt_conv
  * round times every candidate in turn, so that a slow spell of a shared
  * host falls on all of them alike rather than on whichever was being
  * timed through it (candidate by candidate, noise picked different
- * algorithms for the same layer on different runs). */
+ * algorithms for the same layer on different runs).  After the first
+ * timed round, one past PRUNE_FACTOR times the best (and PRUNE_MIN_MS)
+ * keeps its time and runs no more. */
 static void time_rounds(tt_backend *be, const char *key, const tt_conv_algo *candidates,
                         int count, tt_conv_run_fn run, void *ctx, int first_round, double *ms,
                         tt_status *last_failure)
@@ -378,6 +395,11 @@ static void time_rounds(tt_backend *be, const char *key, const tt_conv_algo *can
     for (int round = first_round; round <= TIMED_ROUNDS; round++)
         for (int i = 0; i < count; i++) {
             if (ms[i] < 0) continue;
+            if (round >= 2 && ms[i] > PRUNE_MIN_MS &&
+                ms[i] > PRUNE_FACTOR * best_so_far(ms, count)) {
+                stats.pruned++;
+                continue;
+            }
             double took;
             tt_status failed = time_one(be, run, ctx, candidates[i], &took);
             if (failed) {

@@ -119,6 +119,7 @@ void tt_conv_autotune_observe(tt_conv_tune_observer fn, void *ctx);
 typedef struct tt_conv_autotune_stats {
     uint64_t timed;        /* keys decided by timing */
     uint64_t runs;         /* candidate runs, warm-ups included */
+    uint64_t pruned;       /* timed runs left out: the candidate too slow to win */
     uint64_t memory_hits;  /* keys answered from memory */
     uint64_t db_hits;      /* keys answered from a find-db file */
     uint64_t db_loads;     /* find-db files read */
