@@ -1,11 +1,11 @@
 /*
  * Dynamic loss scaling (train/loss_scale.h): the rule alone (halve and skip
- * on an overflow, double after 2000 clean windows, the flag's forms), then
- * through the trainer with fp16 storage: a forced overflow skips the
- * window with weights and optimizer state unchanged and halves the scale;
- * 2000 clean windows of a small model double it; scaling by powers of two
- * trains the very weights an unscaled run does; a checkpoint carries the
- * scale and its count.
+ * on an overflow, double after 2000 clean windows or the interval given,
+ * the flag's forms), then through the trainer with fp16 storage: a forced
+ * overflow skips the window with weights and optimizer state unchanged and
+ * halves the scale; --loss-scale-interval clean windows of a small model
+ * double it; scaling by powers of two trains the very weights an unscaled
+ * run does; a checkpoint carries the scale and its count.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -48,6 +48,11 @@ static void rule(void)
     CU_ASSERT_EQUAL(tt_loss_scale_update(&s, 0), 1); /* the 2000th clean window */
     CU_ASSERT_EQUAL(s.scale, 65536.0);
     CU_ASSERT_EQUAL(s.clean, 0);
+    s = (tt_loss_scale){1024.0, 0, 3}; /* --loss-scale-interval 3 */
+    CU_ASSERT_EQUAL(tt_loss_scale_update(&s, 0), 0);
+    CU_ASSERT_EQUAL(tt_loss_scale_update(&s, 0), 0);
+    CU_ASSERT_EQUAL(tt_loss_scale_update(&s, 0), 1);
+    CU_ASSERT_EQUAL(s.scale, 2048.0);
     tt_loss_scale none = {0};
     CU_ASSERT_EQUAL(tt_loss_scale_update(&none, 1), 0);
     CU_ASSERT_EQUAL(none.scale, 0.0);
@@ -140,30 +145,31 @@ static void exact(void)
     free(w[0]), free(w[1]);
 }
 
-/* 2000 clean windows double the scale; a checkpoint in between carries the
+/* --loss-scale-interval clean windows double the scale (40 here; the rule
+ * above checks the default 2000); a checkpoint in between carries the
  * scale and its count, so the resumed run doubles at the same window. */
 static void doubles(void)
 {
     tt_train_options o;
-    options(&o, "1024", 2001);
-    o.accum = 1, o.micro_batch = 1;
+    options(&o, "1024", 41);
+    o.accum = 1, o.micro_batch = 1, o.loss_scale_interval = 40;
     tt_trainer *t = NULL;
     TH_OK(tt_trainer_create(&o, &t));
     tt_step_report r;
     char *dir = rd_tempdir("loss_scale");
     char path[1024];
-    snprintf(path, sizeof path, "%s/at1500.safetensors", dir);
-    for (int i = 1; i <= 1999; i++) {
+    snprintf(path, sizeof path, "%s/at30.safetensors", dir);
+    for (int i = 1; i <= 39; i++) {
         TH_OK(tt_trainer_step(t, &r));
         if (r.skipped) break;
-        if (i == 1500) TH_OK(tt_trainer_save(t, path));
+        if (i == 30) TH_OK(tt_trainer_save(t, path));
     }
     CU_ASSERT(!r.skipped);
     CU_ASSERT_EQUAL(t->counters.loss_scale.scale, 1024.0);
-    CU_ASSERT_EQUAL(t->counters.loss_scale.clean, 1999);
+    CU_ASSERT_EQUAL(t->counters.loss_scale.clean, 39);
     TH_OK(tt_trainer_step(t, &r));
     CU_ASSERT_EQUAL(r.loss_scale, 1024.0);
-    CU_ASSERT_EQUAL(t->counters.loss_scale.scale, 2048.0); /* after the 2000th */
+    CU_ASSERT_EQUAL(t->counters.loss_scale.scale, 2048.0); /* after the 40th */
     CU_ASSERT_EQUAL(t->counters.loss_scale.clean, 0);
     tt_trainer_destroy(t);
 
@@ -171,8 +177,8 @@ static void doubles(void)
     t = NULL;
     TH_OK(tt_trainer_create(&o, &t));
     CU_ASSERT_EQUAL(t->counters.loss_scale.scale, 1024.0);
-    CU_ASSERT_EQUAL(t->counters.loss_scale.clean, 1500);
-    for (int i = 1501; i <= 2000; i++) TH_OK(tt_trainer_step(t, &r));
+    CU_ASSERT_EQUAL(t->counters.loss_scale.clean, 30);
+    for (int i = 31; i <= 40; i++) TH_OK(tt_trainer_step(t, &r));
     CU_ASSERT_EQUAL(t->counters.loss_scale.scale, 2048.0);
     tt_trainer_destroy(t);
     rd_remove(dir);
@@ -193,7 +199,7 @@ int main(void)
         {"the rule: halve on overflow, double after 2000, the flag", rule},
         {"a forced overflow skips the window, weights unchanged, scale halved", forced_overflow},
         {"powers of two: the weights of an unscaled run, bit for bit", exact},
-        {"2000 clean windows double it; a checkpoint carries it", doubles},
+        {"--loss-scale-interval clean windows double it; a checkpoint carries it", doubles},
         CU_TEST_INFO_NULL,
     };
     int rc = th_run_suite("loss_scale", tests, TH_EVERY);

@@ -34,7 +34,7 @@ int tt_loss_scale_update(tt_loss_scale *s, int nonfinite)
         s->scale /= 2;
         return 1;
     }
-    if (++s->clean < TT_LOSS_SCALE_INTERVAL) return 0;
+    if (++s->clean < (s->interval > 0 ? s->interval : TT_LOSS_SCALE_INTERVAL)) return 0;
     s->clean = 0;
     if (s->scale * 2 > TT_LOSS_SCALE_MAX) return 0;
     s->scale *= 2;

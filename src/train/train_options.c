@@ -66,7 +66,8 @@ const tt_opt tt_train_option_table[] = {
     ENUM("backend", backend, "NAME", TT_BACKEND_HELP, TT_BACKEND_CHOICES),
     ENUM("algo", algo, "NAME", TT_CONV_ALGO_HELP, TT_CONV_ALGO_CHOICES),
     ENUM("precision", precision, "P", "what the forward keeps for the backward, stored in fp32, fp16 or bf16: less activation memory (docs/guide.md); every kernel computes in fp32, weights, gradients and optimizer state stay fp32; with --checkpointing the activation gradients are stored too and the step runs in row bands; fp16 with dynamic loss scaling (--loss-scale); auto: each timed on this device at the start, with a gradient check against fp32, the fastest that passes kept (remembered per device)", TT_PRECISION_CHOICES),
-    OPT("loss-scale", TT_OPT_STRING, loss_scale, "auto|off|S", "dynamic loss scaling (GradScaler's rule: the loss's gradient times S, a window with an infinite or NaN gradient skipped and S halved, S doubled after 2000 clean windows); auto: from S = 65536 with --precision fp16, off otherwise; or the first S, a power of two", 1, 0),
+    OPT("loss-scale", TT_OPT_STRING, loss_scale, "auto|off|S", "dynamic loss scaling (GradScaler's rule: the loss's gradient times S, a window with an infinite or NaN gradient skipped and S halved, S doubled after --loss-scale-interval clean windows); auto: from S = 65536 with --precision fp16, off otherwise; or the first S, a power of two", 1, 0),
+    OPT("loss-scale-interval", TT_OPT_INT, loss_scale_interval, "N", "dynamic loss scaling: clean windows in a row before the scale doubles (GradScaler's growth_interval; default 2000)", 1, 1e9),
     OPT("out", TT_OPT_STRING, out, "DIR", "run folder: train.jsonl and checkpoints", 1, 0),
     OPT("init", TT_OPT_STRING, init, "FILE", "start from the weights of this safetensors file that the model has, by name (reports matched, missing, unexpected)", 1, 0),
     OPT("init-prefix", TT_OPT_STRING, init_prefix, "P", "with --init: put P before the file's names (encoder. loads a bare torchvision ResNet into the encoder)", 1, 0),
@@ -107,6 +108,7 @@ void tt_train_options_default(tt_train_options *o)
     o->algo = TT_CONV_ALGO_AUTO;
     o->precision = TT_PRECISION_FP32;
     strcpy(o->loss_scale, "auto");
+    o->loss_scale_interval = TT_LOSS_SCALE_INTERVAL;
     strcpy(o->plan, "off");
     strcpy(o->loss, "auto");
     o->micro_batch = 4;

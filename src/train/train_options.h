@@ -103,6 +103,7 @@ typedef struct tt_train_options {
     tt_conv_algo algo;                     /* convolutions: auto, or one for every layer */
     tt_precision precision;                /* storage of what backward reads */
     char loss_scale[TT_OPT_STRING_MAX];    /* auto | off | a power of two (train/loss_scale.h) */
+    int loss_scale_interval;               /* clean windows before the scale doubles */
     char plan[TT_OPT_STRING_MAX];          /* train: off | auto | a plan.json (train/run_plan.h) */
     char out[TT_OPT_STRING_MAX];
     char init[TT_OPT_STRING_MAX];

@@ -210,6 +210,7 @@ tt_status tt_trainer_create_ranked(tt_recipe *r, const tt_dist *dist, tt_trainer
     TT_CHECK(open_data(t));
     int planes = tt_tilecache_planes(t->cache);
     TT_CHECK(tt_loss_scale_start(opt->loss_scale, t->model.precision, &t->counters.loss_scale));
+    t->counters.loss_scale.interval = opt->loss_scale_interval;
     plan_steps(t);
     TT_CHECK(tt_recipe_schedule(&t->opt, &t->schedule));
     tt_step_config sc = tt_recipe_step(&t->opt, &t->model, t->mask_kind, planes);
