@@ -49,17 +49,13 @@ int smp_run(const char *cmd)
 
 /* The storage the models made next keep their activations in. */
 tt_precision smp_storage = TT_PRECISION_FP32;
-/* Their convolution algorithm: AUTO, or the device's direct row in the
- * checks of frozen norms and checkpointing on shapes no other check tunes
- * (what they check does not depend on the picks; timing a new shape's
- * candidates took about 30 s of a fresh cache's run on lavapipe). */
+/* Their convolution algorithm: AUTO, or smp_fixed_row() in the checks of
+ * frozen norms and checkpointing on shapes no other check tunes (what they
+ * check does not depend on the picks; timing a new shape's candidates took
+ * about 30 s of a fresh cache's run on lavapipe). */
 tt_conv_algo smp_convs = TT_CONV_ALGO_AUTO;
 
-tt_conv_algo smp_fixed_row(void)
-{
-    return th_backend_kind() == TT_BACKEND_VULKAN ? TT_CONV_ALGO_IM2COL_GEMM
-                                                  : tt_conv_direct_row(th_backend());
-}
+tt_conv_algo smp_fixed_row(void) { return TT_CONV_ALGO_IM2COL_GEMM; }
 
 tt_conv_algo smp_picks_on_opencl(void)
 {

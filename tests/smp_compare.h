@@ -44,9 +44,10 @@ extern tt_precision smp_storage;
  * (timing a new shape's candidates takes about 30 s of a fresh cache's run
  * on lavapipe). */
 extern tt_conv_algo smp_convs;
-/* A row that runs every shape untimed: the device's direct row on OpenCL;
- * im2col_gemm on Vulkan (lavapipe runs the direct kernels' ResNet-50 step
- * 50 s slower; test_conv_batch checks those kernels there). */
+/* A row that runs every shape untimed: im2col_gemm, the autotuner's
+ * reference (the direct rows run a stride-2 layer's weight gradient on
+ * their scalar kernel, seconds a layer on PoCL, and lavapipe ran direct's
+ * ResNet-50 step 50 s slower; test_conv_batch checks those kernels). */
 tt_conv_algo smp_fixed_row(void);
 /* AUTO on OpenCL, smp_fixed_row() on Vulkan: a step whose model's picks on
  * lavapipe another check of the suite already runs. */
