@@ -8,7 +8,7 @@
     files whose tensors equal the originals, names as asked (--drop, --strip);
   - tests/torch_resnet_unet_check.py self-test (test_resnet_unet's reference).
 Exit 77 (skipped) without torch or torchvision."""
-import os, subprocess, sys, tempfile
+import os, sys, tempfile
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(here)
@@ -18,7 +18,9 @@ try:
 except ImportError as e:
     print(f"skipped: {e} (Debian: python3-torch python3-torchvision)")
     sys.exit(77)
-sys.path[:0] = [os.path.join(root, "python"), here]
+sys.path[:0] = [os.path.join(root, "python"), here, os.path.join(root, "tools")]
+import convert_weights  # noqa: E402
+import torch_resnet_unet_check  # noqa: E402
 from st_io import load  # noqa: E402
 from unet_resnet import UnetResNet, check_keys  # noqa: E402
 
@@ -32,12 +34,15 @@ def check(ok, what):
 
 
 def convert(src, dst, *flags):
+    """tools/convert_weights.py's main in this process (its command line runs
+    in test_resnet_unet's torchvision check): a torch import saved a call."""
     if os.path.exists(dst):
         os.remove(dst)
-    r = subprocess.run([sys.executable, os.path.join(root, "tools", "convert_weights.py"), src, dst,
-                        *flags], capture_output=True, text=True)
-    print(r.stdout.strip() or r.stderr.strip())
-    return r.returncode
+    try:
+        return convert_weights.main([src, dst, *flags])
+    except SystemExit as e:
+        print(e.code)
+        return e.code if isinstance(e.code, int) else 1
 
 
 check(check_keys() == 0, "encoder keys and shapes equal torchvision's resnet18 and resnet34")
@@ -63,16 +68,15 @@ with tempfile.TemporaryDirectory() as tmp:
     torch.save(model, pth)
     check(convert(pth, out) == 0, "a whole pickled module converted")
     sd = model.state_dict()
-    check(os.path.exists(out) and all(torch.equal(load(out)[k].to(sd[k].dtype), sd[k]) for k in sd),
+    got = load(out) if os.path.exists(out) else {}
+    check(set(got) == set(sd) and all(torch.equal(got[k].to(sd[k].dtype), sd[k]) for k in sd),
           "its tensors equal")
     open(pth, "wb").write(b"not a torch file")
     check(convert(pth, out) != 0, "a damaged file is an error naming it")
 
-r = subprocess.run([sys.executable, os.path.join(here, "torch_resnet_unet_check.py"), "self-test"],
-                   capture_output=True, text=True)
-print(r.stdout.strip() or r.stderr.strip())
-check(r.returncode == 0, "tests/torch_resnet_unet_check.py (test_resnet_unet's reference) agrees "
-      "with float32 torch in train, freeze and eval modes and loads strictly")
+check(torch_resnet_unet_check.main(["self-test"]) == 0, "tests/torch_resnet_unet_check.py "
+      "(test_resnet_unet's reference) agrees with float32 torch in train, freeze and eval modes "
+      "and loads strictly")
 
 print(f"{failures} failure(s)")
 sys.exit(1 if failures else 0)
