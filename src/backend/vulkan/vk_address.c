@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backend/vulkan/vk_internal.h"
+#include "backend/vulkan/vk_memory_type.h"
 
 /* Bytes of one slot: an address per binding, at an offset a descriptor may
  * start at (minStorageBufferOffsetAlignment is at most 256). */
@@ -19,17 +20,6 @@ static VkDeviceSize slot_bytes(const tt_vk_backend *vk)
     VkDeviceSize bytes = TT_VK_MAX_BINDINGS * sizeof(VkDeviceAddress);
     if (align > 1) bytes = (bytes + align - 1) / align * align;
     return bytes;
-}
-
-/* A host-visible, coherent memory type among `allowed`, or -1. */
-static int host_type(const tt_vk_backend *vk, uint32_t allowed)
-{
-    const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    for (uint32_t i = 0; i < vk->memory.memoryTypeCount; i++)
-        if ((allowed & (1u << i)) && (vk->memory.memoryTypes[i].propertyFlags & host) == host)
-            return (int)i;
-    return -1;
 }
 
 static tt_status make_table(tt_vk_backend *vk)
@@ -42,7 +32,9 @@ static tt_status make_table(tt_vk_backend *vk)
     if (r != VK_SUCCESS) return tt_error_vk(r, "vkCreateBuffer(address table)");
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(vk->device, vk->address_ring, &req);
-    int type = host_type(vk, req.memoryTypeBits);
+    /* the device reads it in every dispatch: its own memory where the host
+     * can write that (a BAR window, an integrated GPU's) */
+    int type = tt_vk_memory_type_pick(&vk->memory, req.memoryTypeBits, tt_vk_want_table);
     if (type < 0)
         return tt_error_new(TT_ERR_UNSUPPORTED,
                             "the Vulkan device has no host-visible memory for the table of "

@@ -47,11 +47,7 @@ tt_status tt_vk_buffer_create(tt_backend *backend, tt_buffer *buf)
     tt_vk_buffer *b = calloc(1, sizeof *b);
     if (!b) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     tt_status status = make_buffer(vk, &vk->buffer_pool, tt_vk_storage_bytes(buf->bytes),
-                                   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-                                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-                                       (vk->addresses ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT : 0),
-                                   b, buf->record.name);
+                                   tt_vk_buffer_usage(vk), b, buf->record.name);
     if (status) {
         free_buffer(vk, b);
         free(b);
@@ -86,9 +82,7 @@ static tt_status record_copy(tt_vk_backend *vk, VkBuffer dst, size_t dst_offset,
 static tt_status staging(tt_vk_backend *vk, size_t bytes, tt_vk_buffer *out)
 {
     memset(out, 0, sizeof *out);
-    tt_status s = make_buffer(vk, &vk->staging_pool, bytes,
-                              VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                              out, "staging");
+    tt_status s = make_buffer(vk, &vk->staging_pool, bytes, TT_VK_STAGING_USAGE, out, "staging");
     if (s) free_buffer(vk, out);
     return s;
 }

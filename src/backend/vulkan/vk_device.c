@@ -8,6 +8,7 @@
 
 #include "backend/device_match.h"
 #include "backend/vulkan/vk_internal.h"
+#include "backend/vulkan/vk_memory_type.h"
 #include "core/knobs.h"
 
 #define VALIDATION_LAYER "VK_LAYER_KHRONOS_validation"
@@ -100,6 +101,12 @@ static const char *vendor_name(uint32_t id)
     }
 }
 
+/* Whether the device's memory is the host's (its buffers mapped). */
+static int shares_host_memory(VkPhysicalDeviceType t)
+{
+    return t == VK_PHYSICAL_DEVICE_TYPE_CPU || t == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
+}
+
 static void describe(VkPhysicalDevice physical, tt_device_info *info)
 {
     VkPhysicalDeviceDriverProperties driver = {
@@ -150,10 +157,11 @@ static void describe(VkPhysicalDevice physical, tt_device_info *info)
                                                 : "OTHER");
     info->integrated = t == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
     info->compute_units = 1; /* Vulkan does not say */
-    for (uint32_t h = 0; h < mem.memoryHeapCount; h++)
-        if ((mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
-            mem.memoryHeaps[h].size > info->global_mem_bytes)
-            info->global_mem_bytes = mem.memoryHeaps[h].size;
+    /* the heap of the type the buffers will take (choose_memory; storage
+     * buffers may live in any type on the drivers we know) */
+    int type = tt_vk_memory_type_pick(&mem, ~0u, shares_host_memory(t) ? tt_vk_want_shared
+                                                                        : tt_vk_want_buffers);
+    if (type >= 0) info->global_mem_bytes = mem.memoryHeaps[mem.memoryTypes[type].heapIndex].size;
     info->max_alloc_bytes = m3.maxMemoryAllocationSize;
     if (info->global_mem_bytes && info->max_alloc_bytes > info->global_mem_bytes)
         info->max_alloc_bytes = info->global_mem_bytes;
@@ -215,30 +223,45 @@ static tt_status pick(const VkPhysicalDevice *physical, uint32_t n, const char *
     return status;
 }
 
-/* The memory type of every buffer: host-visible and coherent on devices
- * that share the host's memory (CPUs, integrated GPUs), else device-local;
- * and a host-visible type for staging. */
+/* The memory types a buffer of `usage` may live in (a bit each): the same
+ * for every buffer of that usage whatever its size, as the specification
+ * promises for vkGetBufferMemoryRequirements. */
+static tt_status allowed_types(tt_vk_backend *vk, VkBufferUsageFlags usage, uint32_t *out)
+{
+    VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                               .size = 256,
+                               .usage = usage,
+                               .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    VkBuffer probe;
+    VkResult r = vkCreateBuffer(vk->device, &info, NULL, &probe);
+    if (r != VK_SUCCESS) return tt_error_vk(r, "vkCreateBuffer(probing memory types)");
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(vk->device, probe, &req);
+    vkDestroyBuffer(vk->device, probe, NULL);
+    *out = req.memoryTypeBits;
+    return NULL;
+}
+
+/* The memory type of every buffer, of those the driver allows for them
+ * (vk_memory_type.h): host-visible and coherent on devices that share the
+ * host's memory (CPUs, integrated GPUs), mapped; else device-local, with a
+ * host-visible, cached type for staging. */
 static tt_status choose_memory(tt_vk_backend *vk, const tt_device_info *info)
 {
-    const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    const VkMemoryPropertyFlags local = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
-    VkPhysicalDeviceType t = vk->properties.deviceType;
-    int shared = t == VK_PHYSICAL_DEVICE_TYPE_CPU || t == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
-    int device_local = -1, staging = -1, both = -1;
-    for (uint32_t i = 0; i < vk->memory.memoryTypeCount; i++) {
-        VkMemoryPropertyFlags f = vk->memory.memoryTypes[i].propertyFlags;
-        if ((f & local) && device_local < 0) device_local = (int)i;
-        if ((f & host) == host && staging < 0) staging = (int)i;
-        if ((f & host) == host && (f & local) && both < 0) both = (int)i;
-    }
+    uint32_t buffers, staging;
+    TT_TRY(allowed_types(vk, tt_vk_buffer_usage(vk), &buffers));
+    TT_TRY(allowed_types(vk, TT_VK_STAGING_USAGE, &staging));
+    int shared = shares_host_memory(vk->properties.deviceType);
     if (tt_knob_flag(TT_KNOB_VULKAN_STAGING, 0)) shared = 0; /* tests: the discrete GPUs' path */
-    if (shared && (both >= 0 || staging >= 0)) {
-        vk->memory_type = (uint32_t)(both >= 0 ? both : staging);
+    int mapped = tt_vk_memory_type_pick(&vk->memory, buffers, tt_vk_want_shared);
+    int local = tt_vk_memory_type_pick(&vk->memory, buffers, tt_vk_want_buffers);
+    int stage = tt_vk_memory_type_pick(&vk->memory, staging, tt_vk_want_staging);
+    if (shared && mapped >= 0) {
+        vk->memory_type = (uint32_t)mapped;
         vk->host_visible = 1;
-    } else if (device_local >= 0 && staging >= 0) {
-        vk->memory_type = (uint32_t)device_local;
-        vk->staging_type = (uint32_t)staging;
+    } else if (local >= 0 && stage >= 0) {
+        vk->memory_type = (uint32_t)local;
+        vk->staging_type = (uint32_t)stage;
     } else {
         return tt_error_new(TT_ERR_UNSUPPORTED,
                             "Vulkan device '%s' has no device-local and host-visible memory "
@@ -264,10 +287,6 @@ tt_status tt_vk_open(tt_vk_backend *vk, const char *selector, tt_device_info *in
         return tt_error_new(TT_ERR_UNSUPPORTED,
                             "Vulkan device '%s' offers Vulkan %s; tiletrain's shaders need 1.2",
                             info->name, info->device_version);
-    TT_TRY(choose_memory(vk, info));
-    tt_vk_pool_init(vk, &vk->buffer_pool, vk->memory_type, vk->host_visible,
-                    info->max_alloc_bytes);
-    tt_vk_pool_init(vk, &vk->staging_pool, vk->staging_type, 1, info->max_alloc_bytes);
 
     uint32_t families = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(vk->physical, &families, NULL);
@@ -321,6 +340,10 @@ tt_status tt_vk_open(tt_vk_backend *vk, const char *selector, tt_device_info *in
     VkResult r = vkCreateDevice(vk->physical, &create, NULL, &vk->device);
     if (r != VK_SUCCESS) return tt_error_vk(r, "vkCreateDevice('%s')", info->name);
     vkGetDeviceQueue(vk->device, vk->queue_family, 0, &vk->queue);
+    TT_TRY(choose_memory(vk, info));
+    tt_vk_pool_init(vk, &vk->buffer_pool, vk->memory_type, vk->host_visible,
+                    info->max_alloc_bytes);
+    tt_vk_pool_init(vk, &vk->staging_pool, vk->staging_type, 1, info->max_alloc_bytes);
     return tt_vk_messages_check(&vk->messages, "opening the Vulkan device");
 }
 

@@ -112,6 +112,15 @@ typedef struct tt_vk_backend {
     uint64_t bound_dispatches, addressed_dispatches;
 } tt_vk_backend;
 
+/* The usage of every tt_buffer's VkBuffer, and of a staging buffer's. */
+static inline VkBufferUsageFlags tt_vk_buffer_usage(const tt_vk_backend *vk)
+{
+    return VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+           VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+           (vk->addresses ? VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT : 0);
+}
+#define TT_VK_STAGING_USAGE (VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT)
+
 /* The storage behind a tt_buffer of `bytes`: whole 32-bit words, so a
  * shader may read the last bytes of a byte tensor (labels) as a word; the
  * accounting keeps the bytes asked for. */
