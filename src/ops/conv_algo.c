@@ -329,6 +329,7 @@ typedef struct tune_ctx {
     int not_finite;         /* an input holds an infinity or a NaN */
     float *host[4];         /* inp, weight, bias, dout as read back (what dir reads) */
     float *got, *ref, *spare; /* a candidate's output, the reference's, a third */
+    tt_conv_algo got_of;    /* whose output got holds (AUTO: none's) */
     size_t samples, index[VERIFY_SAMPLES];
     double want[VERIFY_SAMPLES];
     double truth_scale;     /* the largest |want|, or of a sample's terms summed in
@@ -414,13 +415,16 @@ static tt_status verify_prepare(tune_ctx *t)
  * which adds) and reads it into dst. */
 static tt_status run_to_host(tune_ctx *t, tt_conv_algo algo, float *dst)
 {
+    if (dst == t->got) t->got_of = TT_CONV_ALGO_AUTO;
     TT_TRY(scratch_get(t));
     size_t floats = t->out_bytes / sizeof(float);
     tt_mem out = tt_mem_of(t->out);
     if (t->dir == TT_CONV_DIR_BACKWARD_WEIGHT) TT_TRY(tt_fill(t->be, out, 0.0f, floats));
     TT_TRY(tune_run(t, algo));
     TT_TRY(perturb(t->be, algo, out, floats));
-    return tt_read(t->be, dst, out, t->out_bytes);
+    TT_TRY(tt_read(t->be, dst, out, t->out_bytes));
+    if (dst == t->got) t->got_of = algo;
+    return NULL;
 }
 
 static double host_error(const tune_ctx *t, const float *v)
@@ -509,7 +513,8 @@ static tt_status verify(void *p, tt_conv_algo algo, tt_conv_verdict *v)
     if (v->undecided) return NULL;
     const float *got = t->ref;
     if (algo != t->reference || t->reference == TT_CONV_ALGO_AUTO) {
-        TT_TRY(run_to_host(t, algo, t->got));
+        /* the reference's second, run while choosing it, is not run again */
+        if (t->got_of != algo) TT_TRY(run_to_host(t, algo, t->got));
         got = t->got;
     }
     double on_host = host_error(t, got), off_ref = 0;
@@ -525,6 +530,7 @@ static tune_ctx tune_ctx_of(tt_backend *be, const tt_conv_call *c, tt_conv_dir d
                             const tt_conv_algo *algos, int count)
 {
     return (tune_ctx){.be = be, .call = c, .dir = dir, .candidates = algos, .count = count,
+                      .got_of = TT_CONV_ALGO_AUTO,
                       .out_bytes = tt_conv_verify_out_floats(c->shape, dir) * sizeof(float),
                       .ws_bytes = tt_conv_dispatch_workspace(NULL, c)};
 }
