@@ -52,6 +52,10 @@ tt_conv_algo smp_fixed_row(void);
 /* AUTO on OpenCL, smp_fixed_row() on Vulkan: a step whose model's picks on
  * lavapipe another check of the suite already runs. */
 tt_conv_algo smp_picks_on_opencl(void);
+/* 1 in the cases whose twins both backends' suites run: the first keeps
+ * the twin's output, by its input's hash, in $TT_CACHE_DIR/torch-twins/
+ * for the second (smp_compare.c). */
+extern int smp_twin_both;
 /* Their drop-path rate (EfficientNet encoders; 0: none). */
 extern float smp_drop_path;
 

@@ -32,7 +32,9 @@ static void test_resnet18_train(void)
 {
     rcase c = {"fpn-resnet18 train", "fpn-resnet18", "train", 2, 64, 96, 1, NULL};
     smp_convs = smp_picks_on_opencl();
+    smp_twin_both = 1;
     smp_check_step(&c);
+    smp_twin_both = 0;
     smp_convs = TT_CONV_ALGO_AUTO;
 }
 
@@ -92,7 +94,9 @@ static void test_linknet_resnet18_train(void)
 {
     rcase c = {"linknet-resnet18 train", "linknet-resnet18", "train", 2, 64, 96, 1, NULL};
     smp_convs = smp_fixed_row();
+    smp_twin_both = 1;
     smp_check_step(&c);
+    smp_twin_both = 0;
     smp_convs = TT_CONV_ALGO_AUTO;
 }
 
@@ -134,7 +138,9 @@ static void test_deeplab_resnet18_train(void)
 {
     rcase c = {"deeplabv3plus-resnet18 train", "deeplabv3plus-resnet18", "train", 3, 64, 96, 1, NULL};
     smp_convs = smp_picks_on_opencl();
+    smp_twin_both = 1;
     smp_check_step(&c);
+    smp_twin_both = 0;
     smp_convs = TT_CONV_ALGO_AUTO;
 }
 
@@ -192,7 +198,9 @@ static void test_deeplab_batch_of_one(void)
 static void test_effnet_b0_unet_train(void)
 {
     rcase c = {"unet-efficientnet-b0 train", "unet-efficientnet-b0", "train", 2, 64, 96, 1, NULL};
+    smp_twin_both = 1;
     smp_check_step(&c);
+    smp_twin_both = 0;
 }
 
 /* Drop-path (stochastic depth) in training: each residual block's masks

@@ -202,6 +202,7 @@ static void test_torchvision_encoder_loads(void)
 
 int main(void)
 {
+    smp_twin_both = 1; /* every case runs on both backends */
     CU_TestInfo tests[] = {
         {"resnet18: a training step vs torch", test_resnet18_train},
         {"resnet18: frozen encoder batch norm vs torch", test_resnet18_frozen_encoder_bn},
