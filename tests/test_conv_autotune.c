@@ -766,6 +766,10 @@ static void test_implicit_gemm_pick(void)
     remove_cache_dir(be);
 }
 
+/* The candidates of the stand-in keys below. */
+static const tt_conv_algo three[] = {TT_CONV_ALGO_IM2COL_GEMM, TT_CONV_ALGO_DIRECT,
+                                     TT_CONV_ALGO_WINOGRAD};
+
 /* A stand-in for a convolution: records the candidates in the order they
  * run, and fails for those marked.  The autotuner's first pass, with the
  * backend preparing (its kernels built ahead, nothing run), is counted
@@ -792,8 +796,6 @@ static void test_rounds_alternate(void)
 {
     fresh_cache_dir();
     tt_backend *be = th_backend();
-    const tt_conv_algo three[] = {TT_CONV_ALGO_IM2COL_GEMM, TT_CONV_ALGO_DIRECT,
-                                  TT_CONV_ALGO_WINOGRAD};
     order_log log = {0};
     tt_conv_algo best = TT_CONV_ALGO_AUTO;
     TH_OK(tt_conv_autotune_pick(be, "stand-in A", three, 3, 3, log_run, NULL, &log, &best));
@@ -829,8 +831,6 @@ static void test_slow_candidate_pruned(void)
 {
     fresh_cache_dir();
     tt_backend *be = th_backend();
-    const tt_conv_algo three[] = {TT_CONV_ALGO_IM2COL_GEMM, TT_CONV_ALGO_DIRECT,
-                                  TT_CONV_ALGO_WINOGRAD};
     order_log log = {0};
     tt_conv_algo best = TT_CONV_ALGO_AUTO;
     TH_OK(tt_conv_autotune_pick(be, "stand-in P", three, 3, 3, sleepy_run, NULL, &log, &best));
@@ -871,8 +871,6 @@ static void test_refused_kept(void)
 {
     fresh_cache_dir();
     tt_backend *be = th_backend();
-    const tt_conv_algo three[] = {TT_CONV_ALGO_IM2COL_GEMM, TT_CONV_ALGO_DIRECT,
-                                  TT_CONV_ALGO_WINOGRAD};
     verify_log log = {.wrong = {[TT_CONV_ALGO_DIRECT] = 1}};
     tt_conv_algo best = TT_CONV_ALGO_AUTO;
     /* one warning on stderr: "direct is off im2col_gemm by 0.5 ..." */
