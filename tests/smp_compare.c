@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/hash.h"
 #include "io/safetensors.h"
 #include "model/weights.h"
 #include "optim/optimizer.h"
@@ -179,34 +180,24 @@ static void torch_command(char *cmd, size_t size, const char *mode, const rcase 
 /* ---- the twins' outputs, kept per input --------------------------------
  * Both backends' suites hand the twin the same bytes (the weights are
  * made alike, the data comes from the same seeds), and the float64
- * reference of one input is the same whoever asks: a twin's output is kept
- * under $TT_CACHE_DIR/torch-twins/ (CTest's test-cache) by the FNV-1a hash
- * of its command without the file names, its input and every Python
- * source of tests/ and python/ (what the twin imports), so that the
- * second backend's suite reads it back (and removes it) instead of
- * computing it again.  Only the twins of cases that run on both backends
- * (smp_twin_both) are kept. */
+ * reference of one input is the same whoever asks: a twin's output is
+ * kept under $TT_CACHE_DIR/torch-twins/ (CTest's test-cache) by the hash
+ * (core/hash.h) of its command without the file names, its input and
+ * every Python source of tests/ and python/ (what the twin imports), so
+ * that the second backend's suite reads it back (and removes it) instead
+ * of computing it again.  Only the twins of cases that run on both
+ * backends (smp_twin_both) are kept. */
 
 int smp_twin_both = 0;
 
-#define FNV_OFFSET 0xcbf29ce484222325ULL
-#define FNV_PRIME 0x100000001b3ULL
-
-static uint64_t fnv(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * FNV_PRIME;
-    return h;
-}
-
 /* h over the file's bytes; 0 when it cannot be read. */
-static int fnv_file(uint64_t *h, const char *path)
+static int hash_file(uint64_t *h, const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return 0;
     static unsigned char chunk[1 << 16];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) *h = fnv(*h, chunk, n);
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) *h = tt_hash_bytes(*h, chunk, n);
     int ok = !ferror(f);
     fclose(f);
     return ok;
@@ -218,7 +209,7 @@ static int by_name(const void *a, const void *b)
 }
 
 /* h over the names and bytes of dir's *.py files, in name order. */
-static int fnv_python(uint64_t *h, const char *dir)
+static int hash_python(uint64_t *h, const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d) return 0;
@@ -233,8 +224,8 @@ static int fnv_python(uint64_t *h, const char *dir)
     for (int i = 0; i < n; i++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        *h = fnv(*h, names[i], strlen(names[i]) + 1);
-        ok &= fnv_file(h, path);
+        *h = tt_hash_bytes(*h, names[i], strlen(names[i]) + 1);
+        ok &= hash_file(h, path);
         free(names[i]);
     }
     return ok;
@@ -260,9 +251,9 @@ static int run_twin(const char *cmd, const char *key_cmd, const char *in_path,
                     const char *out_path)
 {
     const char *cache = getenv("TT_CACHE_DIR");
-    uint64_t h = fnv(FNV_OFFSET, key_cmd, strlen(key_cmd));
-    int keyed = smp_twin_both && cache && *cache && fnv_file(&h, in_path) &&
-                fnv_python(&h, TT_SOURCE_DIR "/tests") && fnv_python(&h, TT_SOURCE_DIR "/python");
+    uint64_t h = tt_hash_bytes(TT_HASH_INIT, key_cmd, strlen(key_cmd));
+    int keyed = smp_twin_both && cache && *cache && hash_file(&h, in_path) &&
+                hash_python(&h, TT_SOURCE_DIR "/tests") && hash_python(&h, TT_SOURCE_DIR "/python");
     char dir[1024], kept[1100], part[1200];
     if (keyed) {
         snprintf(dir, sizeof dir, "%s/torch-twins", cache);
