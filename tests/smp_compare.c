@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/fs.h"
 #include "core/hash.h"
 #include "io/safetensors.h"
 #include "model/weights.h"
@@ -265,12 +265,15 @@ static int run_twin(const char *cmd, const char *key_cmd, const char *in_path,
         }
     }
     if (!smp_run(cmd)) return 0;
-    if (keyed) { /* a partial file never takes the name: written aside, renamed */
-        mkdir(cache, 0777), mkdir(dir, 0777);
+    /* a partial file never takes the name: written aside (no fsync: a
+     * cache of one CTest run), renamed */
+    tt_status made = keyed ? tt_make_dirs(dir) : NULL;
+    if (keyed && !made) {
         snprintf(part, sizeof part, "%s.%ld.part", kept, (long)getpid());
         if (copy_file(out_path, part)) rename(part, kept);
         else unlink(part);
     }
+    tt_status_free(made);
     return 1;
 }
 
