@@ -20,7 +20,7 @@ typedef struct conv2d_case {
 
 /* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, dH, dW, algorithm */
 #define D(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, a) \
-    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, 1, TT_CONV_ALGO_##a, 0, {0}}
+    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, 1, TT_CONV_ALGO_##a, 0, {0}, 0}
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 /* The directions a case's algorithm runs itself (bit d: tt_conv_dir d). */

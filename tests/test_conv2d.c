@@ -21,7 +21,7 @@ typedef struct conv2d_case {
 
 /* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, dH, dW, groups */
 #define D(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, g) \
-    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, g, TT_CONV_ALGO_IM2COL_GEMM, 0, {0}}
+    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, g, TT_CONV_ALGO_IM2COL_GEMM, 0, {0}, 0}
 
 static const conv2d_case cases[] = {
     {"k1 s1 7x9 3->5", D(2, 3, 7, 9, 5, 1, 1, 1, 1, 0, 0, 1, 1, 1), 1},

@@ -35,7 +35,7 @@ static void test_fallback_runs(void)
     /* a grouped 3x3 (ResNeXt's) forced on every algorithm: those that
      * run no groups fall back (direct_w16 once claimed it and was off by
      * orders of magnitude) */
-#define G4(a) {1, 8, 6, 16, 8, 3, 3, 1, 1, 1, 1, 1, 1, 2, TT_CONV_ALGO_##a, 0, {0}}
+#define G4(a) {1, 8, 6, 16, 8, 3, 3, 1, 1, 1, 1, 1, 1, 2, TT_CONV_ALGO_##a, 0, {0}, 0}
     static const conv2d_case grouped[] = {
         {"grouped, direct", G4(DIRECT), 1},         {"grouped, direct_w16", G4(DIRECT_W16), 1},
         {"grouped, winograd", G4(WINOGRAD), 1},     {"grouped, winograd4", G4(WINOGRAD4), 1},
@@ -174,7 +174,7 @@ typedef struct convt_case {
 
 /* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, opH, opW, algorithm */
 #define T(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, a) \
-    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, 1, 1, 1, TT_CONV_ALGO_##a, {0}}
+    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, 1, 1, 1, TT_CONV_ALGO_##a, {0}, 0}
 
 static const convt_case convt_cases[] = {
     {"convT direct k2 s2 (UNet) 4x3 5->3", T(2, 5, 4, 3, 3, 2, 2, 2, 2, 0, 0, 0, 0, DIRECT), 1},
@@ -196,7 +196,7 @@ static const convt_case convt_cases[] = {
     {"convT igemm k2 s2 (UNet) 4x3 5->3", T(2, 5, 4, 3, 3, 2, 2, 2, 2, 0, 0, 0, 0, IMPLICIT_GEMM), 1},
     {"convT igemm k3 s2 p1 op1 4x5", T(1, 3, 4, 5, 5, 3, 3, 2, 2, 1, 1, 1, 1, IMPLICIT_GEMM), 0},
     {"convT igemm k3 s2 d2 g2 op1 3x4",
-     {1, 4, 3, 4, 6, 3, 3, 2, 2, 1, 1, 1, 0, 2, 2, 2, TT_CONV_ALGO_IMPLICIT_GEMM, {0}}, 1},
+     {1, 4, 3, 4, 6, 3, 3, 2, 2, 1, 1, 1, 0, 2, 2, 2, TT_CONV_ALGO_IMPLICIT_GEMM, {0}, 0}, 1},
 };
 
 static void ref_convt_forward(double *out, const double *inp, const double *weight,

@@ -41,10 +41,10 @@
 
 /* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, dH, dW, algorithm */
 #define D(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, a) \
-    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, 1, TT_CONV_ALGO_##a, 0, {0}}
+    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, 1, TT_CONV_ALGO_##a, 0, {0}, 0}
 /* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, opH, opW, algorithm */
 #define T(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, a) \
-    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, 1, 1, 1, TT_CONV_ALGO_##a, {0}}
+    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, 1, 1, 1, TT_CONV_ALGO_##a, {0}, 0}
 
 /* ---- autotuner and find-db ----------------------------------------------- */
 
@@ -252,6 +252,22 @@ static void run_backward(tt_backend *be, conv_run *r, tt_conv_algo algo, float *
     th_download(dinp, gi, r->inp_n);
     th_download(dweight, gw, r->weight_n);
     tt_buffer_free(gi), tt_buffer_free(gw);
+}
+
+/* AUTO's backward of `r` (its first run times the candidates) gives
+ * im2col_gemm's gradients; *auto_peak (may be NULL): the device's peak of
+ * TT_MEM_WORKSPACE after AUTO's run. */
+static void backward_matches_im2col(tt_backend *be, conv_run *r, uint64_t *auto_peak)
+{
+    float *gi = malloc(r->inp_n * sizeof(float)), *gw = malloc(r->weight_n * sizeof(float));
+    float *ri = malloc(r->inp_n * sizeof(float)), *rw = malloc(r->weight_n * sizeof(float));
+    CU_ASSERT_FATAL(gi && gw && ri && rw);
+    run_backward(be, r, TT_CONV_ALGO_AUTO, gi, gw);
+    if (auto_peak) *auto_peak = be->mem.peak[TT_MEM_WORKSPACE];
+    run_backward(be, r, TT_CONV_ALGO_IM2COL_GEMM, ri, rw);
+    CU_ASSERT(th_max_rel_error_f(gi, ri, r->inp_n, REF_CONV_GRAD_FLOOR) < REF_CONV_GRAD_TOL);
+    CU_ASSERT(th_max_rel_error_f(gw, rw, r->weight_n, REF_CONV_GRAD_FLOOR) < REF_CONV_GRAD_TOL);
+    free(gi), free(gw), free(ri), free(rw);
 }
 
 static void test_autotune(void)
@@ -733,6 +749,72 @@ static void test_workspace_of_known_picks(void)
     remove_cache_dir(be);
 }
 
+/* The least workspace among the algorithms AUTO times for `d` on `be`. */
+static size_t least_candidate_workspace(tt_backend *be, const tt_conv2d_desc *d)
+{
+    size_t least = SIZE_MAX;
+    for (int a = TT_CONV_ALGO_IM2COL_GEMM; a < TT_CONV_ALGO_COUNT; a++) {
+        tt_conv2d_desc one = *d;
+        one.algo = (tt_conv_algo)a;
+        one.workspace_limit = 0;
+        size_t b = tt_conv2d_workspace_bytes(&one);
+        if (tt_conv2d_runs_on(be, &one) && tt_conv_algo_tuned_on(be, one.algo) && b < least)
+            least = b;
+    }
+    return least;
+}
+
+/* AUTO runs `r` (forward and backward) within its desc's workspace
+ * limit: the workspace it sizes, the one it takes while timing (the
+ * device's peak of TT_MEM_WORKSPACE, less the timing's scratch output, as
+ * large as the largest of out, inp and weight) and every direction's pick
+ * stay within `bound`, and the results are right. */
+static void check_within(tt_backend *be, conv_run *r, size_t bound)
+{
+    CU_ASSERT(tt_conv2d_workspace_bytes_on(be, &r->desc) <= bound);
+    tt_memstats_reset_peaks(&be->mem);
+    CU_ASSERT(run_forward(be, r) < REF_CONV_FWD_TOL);
+    uint64_t peak = 0;
+    backward_matches_im2col(be, r, &peak);
+    size_t scratch = r->out_n > r->inp_n ? r->out_n : r->inp_n;
+    if (r->weight_n > scratch) scratch = r->weight_n;
+    CU_ASSERT(peak <= bound + scratch * sizeof(float));
+    for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
+        tt_conv2d_desc pick = r->desc;
+        pick.algo = tt_conv2d_algo_on(be, &r->desc, (tt_conv_dir)dir);
+        CU_ASSERT(tt_conv2d_workspace_bytes(&pick) <= bound);
+    }
+}
+
+/* A desc's workspace limit (a model's, at full-resolution tiles): AUTO
+ * weighs no algorithm whose workspace is larger, im2col's columns among
+ * them, sizes and takes no more, and still picks and verifies; with a
+ * limit nothing meets, the candidate with the least workspace runs. */
+static void test_workspace_limit(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    fresh_cache_dir();
+    conv_run r;
+    run_init(&r, (tt_conv2d_desc)D(2, 8, 17, 13, 6, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 67);
+    tt_conv2d_desc columns = r.desc;
+    columns.algo = TT_CONV_ALGO_IM2COL_GEMM;
+    size_t im2col = tt_conv2d_workspace_bytes(&columns);
+    size_t all = tt_conv2d_workspace_bytes_on(be, &r.desc);
+    CU_ASSERT(im2col > 0 && all >= im2col);
+    r.desc.workspace_limit = im2col - 1;
+    check_within(be, &r, im2col - 1);
+    CU_ASSERT(tt_conv2d_workspace_bytes_on(be, &r.desc) < all);
+    /* nothing within one byte: the least one's */
+    remove_cache_dir(be);
+    fresh_cache_dir();
+    r.desc.workspace_limit = 1;
+    size_t least = least_candidate_workspace(be, &r.desc);
+    check_within(be, &r, least > 1 ? least : 1);
+    run_free(&r);
+    remove_cache_dir(be);
+}
+
 /* A pick of implicit_gemm (as the timing makes where it is the fastest)
  * is a candidate like the others: taken from the find-db for every
  * direction, untimed, sizing the workspace (none for this shape), and its
@@ -751,17 +833,10 @@ static void test_implicit_gemm_pick(void)
                         TT_CONV_ALGO_IMPLICIT_GEMM);
     CU_ASSERT_EQUAL(tt_conv2d_workspace_bytes_on(be, &r.desc), 0);
     CU_ASSERT(run_forward(be, &r) < REF_CONV_FWD_TOL);
-    float *gi = malloc(r.inp_n * sizeof(float)), *gw = malloc(r.weight_n * sizeof(float));
-    float *ri = malloc(r.inp_n * sizeof(float)), *rw = malloc(r.weight_n * sizeof(float));
-    CU_ASSERT_FATAL(gi && gw && ri && rw);
-    run_backward(be, &r, TT_CONV_ALGO_AUTO, gi, gw);
-    run_backward(be, &r, TT_CONV_ALGO_IM2COL_GEMM, ri, rw);
-    CU_ASSERT(th_max_rel_error_f(gi, ri, r.inp_n, REF_CONV_GRAD_FLOOR) < REF_CONV_GRAD_TOL);
-    CU_ASSERT(th_max_rel_error_f(gw, rw, r.weight_n, REF_CONV_GRAD_FLOOR) < REF_CONV_GRAD_TOL);
+    backward_matches_im2col(be, &r, NULL);
     tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
     CU_ASSERT_EQUAL(s.timed, 0);
     CU_ASSERT_EQUAL(s.runs, 0);
-    free(gi), free(gw), free(ri), free(rw);
     run_free(&r);
     remove_cache_dir(be);
 }
@@ -1159,6 +1234,7 @@ int main(void)
         {"the backend and the code are part of the key", test_backend_in_key},
         {"workspace sized for the known picks; a first layer leaves out its input gradient", test_workspace_of_known_picks},
         {"a find-db pick of implicit_gemm runs every direction", test_implicit_gemm_pick},
+        {"AUTO keeps within a desc's workspace limit", test_workspace_limit},
         {"candidates timed in alternating rounds; a failing one left out", test_rounds_alternate},
         {"a candidate past twice the best sits out the second round", test_slow_candidate_pruned},
         {"a refused candidate is never timed, and stays refused in the find-db", test_refused_kept},

@@ -87,7 +87,7 @@ static const sweep_shape shapes[] = {
 static tt_conv2d_desc desc_of(const sweep_shape *s, int batch, tt_conv_algo algo)
 {
     tt_conv2d_desc d = {batch, s->cin, s->h, s->w, s->cout, s->k, s->k, s->stride,
-                        s->stride, s->pad, s->pad, 1, 1, 1, algo, 0, {0}};
+                        s->stride, s->pad, s->pad, 1, 1, 1, algo, 0, {0}, 0};
     return d;
 }
 

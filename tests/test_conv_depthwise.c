@@ -30,7 +30,7 @@
 
 /* N, C, H, W, kH, kW, sH, sW, pH, pW, dH, dW: groups = Cin = Cout = C */
 #define DW(n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw) \
-    {n, c, h, w, c, kh, kw, sh, sw, ph, pw, dh, dw, c, TT_CONV_ALGO_DEPTHWISE, 0, {0}}
+    {n, c, h, w, c, kh, kw, sh, sw, ph, pw, dh, dw, c, TT_CONV_ALGO_DEPTHWISE, 0, {0}, 0}
 
 static const conv2d_case dw_cases[] = {
     {"dw k3 s1 p1 7x13 c3 n2", DW(2, 3, 7, 13, 3, 3, 1, 1, 1, 1, 1, 1), 1},
@@ -280,9 +280,9 @@ static void test_auto(void)
         {"auto dw k3 s1 p1 9x11 c24 n2", DW(2, 24, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1), 1},
         {"auto dw k5 s2 p2 10x9 c16 n1", DW(1, 16, 10, 9, 5, 5, 2, 2, 2, 2, 1, 1), 0},
         {"auto resnext g32 k3 s1 64ch",
-         {1, 64, 7, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 32, TT_CONV_ALGO_AUTO, 0, {0}}, 1},
+         {1, 64, 7, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 32, TT_CONV_ALGO_AUTO, 0, {0}, 0}, 1},
         {"auto resnext g32 k3 s2 128ch",
-         {1, 128, 8, 7, 128, 3, 3, 2, 2, 1, 1, 1, 1, 32, TT_CONV_ALGO_AUTO, 0, {0}}, 0},
+         {1, 128, 8, 7, 128, 3, 3, 2, 2, 1, 1, 1, 1, 32, TT_CONV_ALGO_AUTO, 0, {0}, 0}, 0},
     };
     conv2d_case cases[COUNT(auto_cases)];
     for (size_t i = 0; i < COUNT(auto_cases); i++) {

@@ -18,7 +18,7 @@
 
 /* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, dH, dW, groups */
 #define IG(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, g) \
-    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, g, TT_CONV_ALGO_IMPLICIT_GEMM, 0, {0}}
+    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, g, TT_CONV_ALGO_IMPLICIT_GEMM, 0, {0}, 0}
 
 static const conv2d_case igemm_cases[] = {
     {"igemm k3 s1 p1 7x9 3->5", IG(2, 3, 7, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1), 1},

@@ -22,7 +22,7 @@ typedef struct convt_case {
 
 /* N, Cin, H, W, Cout, kH, kW, sH, sW, pH, pW, opH, opW, dH, dW, groups */
 #define D(n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, dh, dw, g) \
-    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, dh, dw, g, TT_CONV_ALGO_IM2COL_GEMM, {0}}
+    {n, ci, h, w, co, kh, kw, sh, sw, ph, pw, oph, opw, dh, dw, g, TT_CONV_ALGO_IM2COL_GEMM, {0}, 0}
 
 static const convt_case cases[] = {
     {"k2 s2 (UNet) 4x3 5->3", D(2, 5, 4, 3, 3, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1, 1), 1},

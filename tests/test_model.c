@@ -357,6 +357,38 @@ static void test_resnet_conv_shapes(void)
     free(all);
 }
 
+/* At full resolution (FPN-ResNet18, 1408x2112, one image, on the dry
+ * backend) the convolution workspace is held to the model's limit, the
+ * larger of its largest tensor and 128 MiB, so that it stays below the
+ * activations: every candidate's room, im2col's columns of the widest
+ * 3x3 layers among them, was more than twice the activations. */
+static void test_workspace_within_limit(void)
+{
+    tt_backend *dry = NULL;
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY,
+                                                  .like = &th_backend()->device},
+                            &dry));
+    for (int saving = 0; saving < 2; saving++) {
+        tt_model_spec spec = tt_model_spec_default();
+        snprintf(spec.kind, sizeof spec.kind, "fpn-resnet18");
+        spec.norm = TT_NORM_BATCH, spec.classes = 4;
+        spec.checkpointing = saving, spec.precision = saving ? TT_PRECISION_BF16 : TT_PRECISION_FP32;
+        tt_model *m = NULL;
+        TH_OK(tt_model_create(dry, &spec, 1, 1408, 2112, 1, &m));
+        if (!m) continue;
+        const tt_model_memory *mm = &m->memory;
+        printf("\n  %s: workspace %.1f MiB, limit %.1f MiB, activations %.1f MiB",
+               saving ? "checkpointing, bf16" : "fp32", mm->workspace / 1048576.0,
+               mm->workspace_limit / 1048576.0, mm->activations / 1048576.0);
+        CU_ASSERT(mm->workspace_limit >= (size_t)128 << 20);
+        CU_ASSERT(mm->workspace <= mm->workspace_limit);
+        CU_ASSERT(mm->workspace_limit < mm->activations);
+        tt_model_destroy(m);
+    }
+    tt_backend_destroy(dry);
+    printf("\n");
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -368,6 +400,7 @@ int main(void)
         {"an unknown kind lists the kinds", test_unknown_kind},
         {"activations split under the binding limit; a larger tensor named", test_binding_limit},
         {"the ResNet UNets' convolution shapes are all their convolutions", test_resnet_conv_shapes},
+        {"at full resolution the workspace keeps within the model's limit", test_workspace_within_limit},
         {"FLOPs, workspace and shapes from the recorded step", test_recorded_convolutions},
         CU_TEST_INFO_NULL,
     };

@@ -212,7 +212,7 @@ typedef struct convt_case {
 
 /* N, Cin, H, W, Cout, kH, kW (= the stride): no padding, DIRECT */
 #define TILES(n, ci, h, w, co, kh, kw) \
-    {n, ci, h, w, co, kh, kw, kh, kw, 0, 0, 0, 0, 1, 1, 1, TT_CONV_ALGO_DIRECT, {0}}
+    {n, ci, h, w, co, kh, kw, kh, kw, 0, 0, 0, 0, 1, 1, 1, TT_CONV_ALGO_DIRECT, {0}, 0}
 
 /* Widths past 8 and not a multiple of it (the w8 kernels' edge), channel
  * counts that leave partial blocks of every kernel's channel blocking, and
@@ -317,7 +317,7 @@ typedef struct wino_case {
 
 /* N, Cin, H, W, Cout, padding: 3x3, stride 1, WINOGRAD */
 #define WINO(n, ci, h, w, co, p) \
-    {n, ci, h, w, co, 3, 3, 1, 1, p, p, 1, 1, 1, TT_CONV_ALGO_WINOGRAD, 0, {0}}
+    {n, ci, h, w, co, 3, 3, 1, 1, p, p, 1, 1, 1, TT_CONV_ALGO_WINOGRAD, 0, {0}, 0}
 
 /* odd sizes: tiles cut by the image's edge */
 static const wino_case wino_cases[] = {

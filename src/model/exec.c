@@ -133,7 +133,8 @@ static tt_conv2d_desc conv_desc(tt_exec *x, const tt_layer *l, int in_channels, 
                             .stride_w = l->stride, .pad_h = d * (l->kernel / 2),
                             .pad_w = d * (l->kernel / 2), .dilation_h = l->dilation,
                             .dilation_w = l->dilation, .groups = l->groups, .algo = *x->algo,
-                            .no_input_grad = l->no_input_grad};
+                            .no_input_grad = l->no_input_grad,
+                            .workspace_limit = x->model->memory.workspace_limit};
 }
 
 /* A concatenation's two parts; a mean's input. */
@@ -189,7 +190,8 @@ static tt_conv_transpose2d_desc convt_desc(tt_exec *x, const tt_layer *l, int n)
                                       .in_w = in->width, .out_channels = out->channels,
                                       .kernel_h = l->kernel, .kernel_w = l->kernel,
                                       .stride_h = l->stride, .stride_w = l->stride,
-                                      .pad_h = l->pad, .pad_w = l->pad, .algo = *x->algo};
+                                      .pad_h = l->pad, .pad_w = l->pad, .algo = *x->algo,
+                                      .workspace_limit = x->model->memory.workspace_limit};
 }
 
 static tt_upsample_desc upsample_desc(tt_exec *x, const tt_layer *l, int n)

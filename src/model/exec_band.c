@@ -231,8 +231,8 @@ static tt_conv2d_desc band_desc(tt_exec *x, const band_conv *c, int j, int rows_
                             .in_h = rows_in, .in_w = c->width, .out_channels = c->cout,
                             .kernel_h = k, .kernel_w = k, .stride_h = 1, .stride_w = 1,
                             .pad_h = k / 2, .pad_w = k / 2, .groups = c->l->groups,
-                            .algo = *x->algo,
-                            .no_input_grad = no_input_grad};
+                            .algo = *x->algo, .no_input_grad = no_input_grad,
+                            .workspace_limit = x->model->memory.workspace_limit};
 }
 
 static tt_status conv_forward(tt_exec *x, const tt_layer *l, tt_mem out, int again)
@@ -495,7 +495,8 @@ static tt_conv_transpose2d_desc up_desc(tt_exec *x, const tt_layer *l, int rows)
                                       .in_h = rows / 2, .in_w = in->width,
                                       .out_channels = out->channels, .kernel_h = 2,
                                       .kernel_w = 2, .stride_h = 2, .stride_w = 2,
-                                      .algo = *x->algo};
+                                      .algo = *x->algo,
+                                      .workspace_limit = x->model->memory.workspace_limit};
 }
 
 /* The up-convolution band by band: rows of its output in pairs, no halo. */

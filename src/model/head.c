@@ -128,12 +128,32 @@ static int too_large(const tt_backend *be, size_t ws)
     return ws > be->device.max_alloc_bytes || ws > be->device.global_mem_bytes / 8;
 }
 
+/* AUTO's workspace limit for the step of `plan` on `be`: no convolution
+ * algorithm may need more than the largest tensor the step holds anyway,
+ * or than TT_WORKSPACE_FLOOR where that is smaller, so that the workspace
+ * never outgrows the activations at full-resolution tiles (im2col's
+ * columns of one 3x3 layer are nine times its input) while small tiles
+ * keep every candidate; nor more than too_large allows (one buffer, an
+ * eighth of the device). */
+#define TT_WORKSPACE_FLOOR ((size_t)128 << 20)
+
+static size_t workspace_limit(const tt_arena_plan *plan, const tt_backend *be)
+{
+    size_t most = TT_WORKSPACE_FLOOR;
+    for (int i = 0; i < plan->count; i++)
+        if (plan->items[i].bytes > most) most = plan->items[i].bytes;
+    if (most > be->device.max_alloc_bytes) most = be->device.max_alloc_bytes;
+    if (most > be->device.global_mem_bytes / 8) most = be->device.global_mem_bytes / 8;
+    return most;
+}
+
 tt_status tt_model_size_convs(tt_model *m, tt_arena_plan *plan, tt_arena_step_fn step,
                               void *kind, tt_conv_algo *algo)
 {
     tt_status status = NULL;
     tt_conv_log log = {0};
     recorded_step r = {m, step, kind};
+    m->memory.workspace_limit = workspace_limit(plan, m->be);
     TT_CHECK(tt_arena_plan_record_convs(plan, m->be, step_keeping_counters, &r,
                                         &m->workspace_buffer, &log));
     size_t ws = workspace_of(&log, m->be);

@@ -20,7 +20,10 @@
  * head m) for its convolutions; fills m->convs, m->conv_count and
  * m->flops_per_image from the forward's, and allocates the workspace
  * that serves every convolution of the step (m->workspace_buffer, none
- * when nothing needs one).  When that is more than one
+ * when nothing needs one).  AUTO weighs only algorithms whose workspace
+ * is within m->memory.workspace_limit, the larger of the plan's largest
+ * tensor and 128 MiB, which the kind puts in every desc.  When the
+ * workspace is still more than one
  * buffer may hold (AUTO's room for every candidate at full-resolution
  * tiles), *algo, which the kind puts in every desc, becomes the direct
  * kernels', which need no columns, and the step is recorded again; a

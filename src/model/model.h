@@ -134,6 +134,7 @@ typedef struct tt_model_memory {
     size_t activations;        /* the planned arena, bytes */
     size_t activations_apart;  /* what one buffer per tensor would take */
     size_t workspace;          /* the convolution workspace, bytes */
+    size_t workspace_limit;    /* AUTO's bound on one convolution's (head.c), bytes */
 } tt_model_memory;
 
 struct tt_model {

@@ -224,7 +224,8 @@ static tt_conv_call call_of(const tt_conv2d_desc *d, const conv2d_shape *s, tt_c
 {
     return (tt_conv_call){.family = &conv2d_family, .shape = s,
                           .want = d->algo, .no_input_grad = d->no_input_grad,
-                          .io = io, .workspace = workspace};
+                          .io = io, .workspace = workspace,
+                          .workspace_limit = d->workspace_limit};
 }
 
 /* The call of `d` with no buffers, for the questions asked of a desc

@@ -35,6 +35,8 @@ typedef struct tt_conv2d_desc {
                                     (a first layer), so the workspace leaves it out */
     tt_conv_blocks blocks;       /* zero: the algorithm's own sizes; a named algorithm's
                                     forced ones (tests, benchmarks; conv_algo.h) */
+    size_t workspace_limit;      /* AUTO weighs no algorithm whose workspace is larger
+                                    (bytes; 0: no limit; a model's, model/head.c) */
 } tt_conv2d_desc;
 
 /* NULL when the shape is valid and the algorithm can run it; otherwise

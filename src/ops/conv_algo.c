@@ -174,23 +174,48 @@ static int runners_of(const tt_backend *be, const tt_conv_call *c, tt_conv_dir d
     return count;
 }
 
+/* Whether `algo`'s workspace for the call is within its limit. */
+static int within_limit(const tt_conv_call *c, tt_conv_algo algo)
+{
+    return !c->workspace_limit || c->family->workspace(algo, c->shape) <= c->workspace_limit;
+}
+
 /* The candidates AUTO weighs for `dir` of the shape on `be`: first those
  * it times there that can win (the rows' can_win; a backend-less call,
- * any), *timed of them; then im2col_gemm where it cannot win, checked
- * only: the verifier's first reference, so that a layer with one other
- * candidate still has two algorithms that must agree
- * (tt_conv_autotune_pick times it only where no other is left). */
+ * any) within the call's workspace limit, *timed of them; then one checked
+ * only, the verifier's first reference, so that a layer with one other
+ * candidate still has two algorithms that must agree: im2col_gemm where
+ * it cannot win, or the device's DIRECT row (no workspace) where the
+ * limit leaves im2col_gemm out and fewer than two are timed
+ * (tt_conv_autotune_pick times a reference only where no other is left).
+ * Where the limit leaves nothing, the row with the least workspace. */
 static int candidates_of(const tt_backend *be, const tt_conv_call *c, tt_conv_dir dir,
                          tt_conv_algo *out, int *timed)
 {
     tt_conv_algo all[TT_CONV_ALGO_COUNT];
-    int n = runners_of(be, c, dir, 1, all), count = 0, reference = 0;
+    int n = runners_of(be, c, dir, 1, all), count = 0, reference = 0, over = 0;
+    tt_conv_algo least = TT_CONV_ALGO_AUTO;
     for (int i = 0; i < n; i++) {
-        if (!be || c->family->can_win(be, all[i], c->shape, dir)) out[count++] = all[i];
+        if (least == TT_CONV_ALGO_AUTO ||
+            c->family->workspace(all[i], c->shape) < c->family->workspace(least, c->shape))
+            least = all[i];
+        if (!within_limit(c, all[i])) over |= all[i] == TT_CONV_ALGO_IM2COL_GEMM;
+        else if (!be || c->family->can_win(be, all[i], c->shape, dir)) out[count++] = all[i];
         else reference |= all[i] == TT_CONV_ALGO_IM2COL_GEMM;
     }
     if (timed) *timed = count;
-    if (reference) out[count++] = TT_CONV_ALGO_IM2COL_GEMM;
+    tt_conv_algo direct = be ? tt_conv_direct_row(be) : TT_CONV_ALGO_AUTO;
+    int has_direct = 0;
+    for (int i = 0; i < count; i++) has_direct |= out[i] == direct;
+    if (reference) {
+        out[count++] = TT_CONV_ALGO_IM2COL_GEMM;
+    } else if (be && over && count < 2 && !has_direct && c->family->runs(direct, c->shape, dir) &&
+               on_backend(be, c, direct) && within_limit(c, direct)) {
+        out[count++] = direct;
+    } else if (count == 0 && least != TT_CONV_ALGO_AUTO) {
+        out[count++] = least;
+        if (timed) *timed = 1;
+    }
     return count;
 }
 
@@ -525,6 +550,17 @@ static tt_status verify(void *p, tt_conv_algo algo, tt_conv_verdict *v)
     return NULL;
 }
 
+/* The workspace the most demanding of `algos` needs for the call. */
+static size_t most_workspace(const tt_conv_call *c, const tt_conv_algo *algos, int count)
+{
+    size_t bytes = 0;
+    for (int i = 0; i < count; i++) {
+        size_t b = c->family->workspace(algos[i], c->shape);
+        if (b > bytes) bytes = b;
+    }
+    return bytes;
+}
+
 /* The context of `dir` of the call over its candidates `algos`. */
 static tune_ctx tune_ctx_of(tt_backend *be, const tt_conv_call *c, tt_conv_dir dir,
                             const tt_conv_algo *algos, int count)
@@ -532,7 +568,7 @@ static tune_ctx tune_ctx_of(tt_backend *be, const tt_conv_call *c, tt_conv_dir d
     return (tune_ctx){.be = be, .call = c, .dir = dir, .candidates = algos, .count = count,
                       .got_of = TT_CONV_ALGO_AUTO,
                       .out_bytes = tt_conv_verify_out_floats(c->shape, dir) * sizeof(float),
-                      .ws_bytes = tt_conv_dispatch_workspace(NULL, c)};
+                      .ws_bytes = most_workspace(c, algos, count)};
 }
 
 static void tune_ctx_free(tune_ctx *t)

@@ -314,6 +314,7 @@ typedef struct tt_conv_call {
     int no_input_grad;
     tt_conv_io io;
     tt_mem workspace;  /* the caller's (may be empty or too small) */
+    size_t workspace_limit; /* the desc's: AUTO's bound on a candidate's workspace */
 } tt_conv_call;
 
 /* The buffers a forward call reads and writes (out, the call's inp,

@@ -281,7 +281,8 @@ static tt_conv_call call_of(const tt_conv_transpose2d_desc *d, const convt_shape
                             tt_conv_io io, tt_mem workspace)
 {
     return (tt_conv_call){.family = &convt_family, .shape = s,
-                          .want = d->algo, .io = io, .workspace = workspace};
+                          .want = d->algo, .io = io, .workspace = workspace,
+                          .workspace_limit = d->workspace_limit};
 }
 
 #define DESC_FMT "conv_transpose2d (N=%d Cin=%d %dx%d -> Cout=%d, kernel %dx%d stride %dx%d " \

@@ -32,6 +32,7 @@ typedef struct tt_conv_transpose2d_desc {
     int groups;                      /* 0 means 1; must divide Cin and Cout */
     tt_conv_algo algo;               /* TT_CONV_ALGO_AUTO (0) by default */
     tt_conv_blocks blocks;           /* as tt_conv2d_desc's (conv_algo.h) */
+    size_t workspace_limit;          /* as tt_conv2d_desc's */
 } tt_conv_transpose2d_desc;
 
 /* NULL when the shape is valid and the algorithm can run it. */
