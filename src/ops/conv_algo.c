@@ -469,9 +469,12 @@ static double output_scale(const tune_ctx *t, const float *v)
 }
 
 /* Whether two outputs of the direction agree within `bound`. */
+/* Whether a and b, two fp32 results each within `bound` of the exact
+ * one, are within twice `bound` of each other. */
 static int agree(const tune_ctx *t, const float *a, const float *b, double bound)
 {
-    return tt_conv_verify_diff(b, a, t->out_bytes / sizeof(float), output_scale(t, a)) <= bound;
+    return tt_conv_verify_diff(b, a, t->out_bytes / sizeof(float), output_scale(t, a)) <=
+           2 * bound;
 }
 
 /* The reference: of im2col_gemm, direct and then the other candidates, in
@@ -545,8 +548,12 @@ static tt_status verify(void *p, tt_conv_algo algo, tt_conv_verdict *v)
     double on_host = host_error(t, got), off_ref = 0;
     if (t->reference != TT_CONV_ALGO_AUTO && algo != t->reference)
         off_ref = tt_conv_verify_diff(got, t->ref, t->out_bytes / sizeof(float), t->ref_scale);
-    v->error = on_host > off_ref ? on_host : off_ref;
-    v->reference = off_ref > on_host ? t->reference : algo; /* itself: the host's double */
+    /* the reference rounds too: off it, the bound is twice the host's */
+    if (off_ref / 2 > on_host) {
+        v->error = off_ref, v->bound *= 2, v->reference = t->reference;
+    } else {
+        v->error = on_host, v->reference = algo; /* itself: the host's double */
+    }
     return NULL;
 }
 

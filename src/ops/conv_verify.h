@@ -14,6 +14,9 @@
  *
  *   bound(K) = TT_CONV_VERIFY_SLACK * 2^-24 * sqrt(K)
  *
+ * against the host's double; two fp32 results, each within it of the
+ * exact one, may differ by twice it, so off the reference the bound is
+ * 2 bound(K).
  * K = Cin/groups * kH * kW (forward), Cout/groups * kH * kW (input
  * gradient), N * OH * OW (weight gradient), each on the conv2d geometry
  * (a transposed convolution's forward is its geometry's input gradient).
