@@ -17,6 +17,7 @@ typedef struct tt_command {
 
 int tt_cmd_devices(int argc, char **argv);
 int tt_cmd_selftest(int argc, char **argv);
+int tt_cmd_doctor(int argc, char **argv);
 int tt_cmd_train(int argc, char **argv);
 int tt_cmd_data(int argc, char **argv);
 int tt_cmd_predict(int argc, char **argv);

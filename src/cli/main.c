@@ -11,6 +11,7 @@ static const tt_command commands[] = {
     {"data", "make, check, show and export a data set (synth, check, show, masks)", tt_cmd_data},
     {"train", "train the UNet with gradient accumulation", tt_cmd_train},
     {"selftest", "run smoke kernels on a device and check the results", tt_cmd_selftest},
+    {"doctor", "does this device train this recipe? every kernel checked, an overfit, memory", tt_cmd_doctor},
     {"plan", "choose a training recipe from the data set and the device (writes plan.json)", tt_cmd_plan},
     {"mem", "estimate (and measure) the device memory of a training configuration", tt_cmd_mem},
     {"bench", "time whole training steps; device time per kind of work", tt_cmd_bench},

@@ -46,8 +46,7 @@ static tt_status verify_dir(tt_backend *be, const tt_model_conv *c, int batch, t
 }
 
 /* One layer: every direction it runs, every algorithm; one line each. */
-static tt_status check_layer(tt_backend *be, const tt_model_conv *c, int batch, int *failures,
-                             int *checks)
+static tt_status check_layer(tt_backend *be, const tt_model_conv *c, int batch, tt_checks *checks)
 {
     size_t in_n = (size_t)batch * c->in_channels * c->height * c->width;
     size_t out_n = (size_t)batch * c->out_channels * tt_model_conv_out_plane(c);
@@ -66,40 +65,54 @@ static tt_status check_layer(tt_backend *be, const tt_model_conv *c, int batch, 
         int checked[TT_CONV_ALGO_COUNT];
         TT_CHECK(verify_dir(be, c, batch, (tt_conv_dir)dir, tt_mem_of(x), tt_mem_of(w),
                             tt_mem_of(b), tt_mem_of(dy), v, checked));
-        printf("  %-18s %-15s", c->label, tt_conv_dir_name((tt_conv_dir)dir));
+        FILE *out = checks->out;
+        checks->out = NULL; /* one line for the direction's algorithms */
+        if (out) fprintf(out, "  %-18s %-15s", c->label, tt_conv_dir_name((tt_conv_dir)dir));
         double bound = 0;
         for (int a = 0; a < TT_CONV_ALGO_COUNT; a++) {
             if (!checked[a]) continue;
-            int bad = !(v[a].error <= v[a].bound);
+            tt_check k = {.error = v[a].error, .bound = v[a].bound,
+                          .failed = !(v[a].error <= v[a].bound)};
+            snprintf(k.what, sizeof k.what, "%s %s %s", c->label,
+                     tt_conv_dir_name((tt_conv_dir)dir), tt_conv_algo_name((tt_conv_algo)a));
+            if (k.failed && v[a].reference != (tt_conv_algo)a)
+                snprintf(k.note, sizeof k.note, "off %s", tt_conv_algo_name(v[a].reference));
+            else if (k.failed)
+                snprintf(k.note, sizeof k.note, "off the host's double");
+            tt_checks_add(checks, &k);
             bound = v[a].bound;
-            *failures += bad;
-            (*checks)++;
-            printf(" %s %.1e%s", tt_conv_algo_name((tt_conv_algo)a), v[a].error,
-                   bad ? " FAILED" : "");
+            if (out)
+                fprintf(out, " %s %.1e%s", tt_conv_algo_name((tt_conv_algo)a), v[a].error,
+                        k.failed ? " FAILED" : "");
         }
-        printf("  (bound %.1e)\n", bound);
+        checks->out = out;
+        if (out) fprintf(out, "  (bound %.1e)\n", bound);
     }
 cleanup:
     tt_buffer_free(x), tt_buffer_free(w), tt_buffer_free(b), tt_buffer_free(dy);
     return status;
 }
 
-tt_status tt_selftest_algos(tt_backend *be, const tt_train_options *t, int *failures)
+tt_status tt_selftest_algos(tt_backend *be, const tt_train_options *t, tt_checks *checks)
 {
     tt_model_spec spec;
     TT_TRY(tt_recipe_model(t, 0, &spec));
     tt_model_conv *shapes = NULL;
-    int count = 0, checks = 0, before = *failures;
+    int count = 0, first = checks->count, before = checks->failures;
     TT_TRY(tt_model_conv_shapes(be, &spec, t->tile[0], t->tile[1], &shapes, &count));
-    printf("every convolution algorithm on each layer shape of %s at %dx%d, micro-batch %d\n"
-           "(error: the largest difference from the reference over the output's largest "
-           "value):\n",
-           spec.kind, t->tile[0], t->tile[1], t->micro_batch);
+    if (checks->out)
+        fprintf(checks->out,
+                "every convolution algorithm on each layer shape of %s at %dx%d, micro-batch %d\n"
+                "(error: the largest difference from the reference over the output's largest "
+                "value):\n",
+                spec.kind, t->tile[0], t->tile[1], t->micro_batch);
     tt_status status = NULL;
     for (int i = 0; i < count && !status; i++)
-        status = check_layer(be, &shapes[i], t->micro_batch, failures, &checks);
+        status = check_layer(be, &shapes[i], t->micro_batch, checks);
     free(shapes);
     TT_TRY(status);
-    printf("  %d checks, %d off the bound\n", checks, *failures - before);
+    if (checks->out)
+        fprintf(checks->out, "  %d checks, %d off the bound\n", checks->count - first,
+                checks->failures - before);
     return NULL;
 }

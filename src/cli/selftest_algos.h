@@ -11,10 +11,11 @@
 #define TT_CLI_SELFTEST_ALGOS_H
 
 #include "backend/backend.h"
+#include "cli/checks.h"
 #include "train/train_options.h"
 
-/* Prints a line per layer and direction; *failures += the checks off the
- * bound. */
-tt_status tt_selftest_algos(tt_backend *be, const tt_train_options *t, int *failures);
+/* A check per layer, direction and algorithm into *checks (one line per
+ * layer and direction on checks->out), failed when off the bound. */
+tt_status tt_selftest_algos(tt_backend *be, const tt_train_options *t, tt_checks *checks);
 
 #endif

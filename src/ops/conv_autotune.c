@@ -490,7 +490,8 @@ static void pending_remove(uint64_t device, const char *key)
 
 /* Tells the observer, with the lock held (it must not call back in). */
 static void tell(tt_conv_tune_phase phase, const tt_backend *be, const char *key,
-                 tt_conv_algo algo, double ms)
+                 tt_conv_algo algo, double ms, const tt_conv_algo *candidates,
+                 const double *candidate_ms, int count)
 {
     if (!observer) return;
     uint64_t device = db_key(be), waiting = 0;
@@ -502,7 +503,7 @@ static void tell(tt_conv_tune_phase phase, const tt_backend *be, const char *key
         }
     uint64_t total = tuned_count + waiting + (phase == TT_CONV_TUNE_START && !listed);
     tt_conv_tune_event e = {phase, be->device.name, key, algo, ms, tuned_count, total,
-                            be->programs.built_from_source};
+                            be->programs.built_from_source, candidates, candidate_ms, count};
     observer(observer_ctx, &e);
 }
 
@@ -549,7 +550,7 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
             else stats.memory_hits++;
             goto cleanup;
         }
-    tell(TT_CONV_TUNE_START, be, key, TT_CONV_ALGO_AUTO, -1);
+    tell(TT_CONV_TUNE_START, be, key, TT_CONV_ALGO_AUTO, -1, NULL, NULL, 0);
     /* queued work of the caller must not count against the first candidate */
     if ((status = tt_finish(be))) goto cleanup;
     double best_ms = 1e300, ms[TT_CONV_ALGO_COUNT];
@@ -608,7 +609,7 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
     if (add_pick(device, key, *best, best_ms)) write_db(be, device);
     pending_remove(device, key);
     tuned_count++;
-    tell(TT_CONV_TUNE_DONE, be, key, *best, best_ms);
+    tell(TT_CONV_TUNE_DONE, be, key, *best, best_ms, candidates, ms, count);
 cleanup:
     tt_status_free(last_failure);
     pthread_mutex_unlock(&lock);

@@ -109,6 +109,11 @@ typedef struct tt_conv_tune_event {
     tt_conv_algo algo;
     double ms;
     uint64_t done, total, programs;
+    /* DONE: the candidates weighed and each one's time in ms (< 0: refused
+     * or failed; 1e300: not timed, as a checked-only reference) */
+    const tt_conv_algo *candidates;
+    const double *candidate_ms;
+    int count;
 } tt_conv_tune_event;
 typedef void (*tt_conv_tune_observer)(void *ctx, const tt_conv_tune_event *event);
 /* Sets the process's observer (NULL: none).  It is called with the

@@ -247,3 +247,20 @@ tt_status tt_precision_auto(tt_backend *be, tt_step_config *config, tt_precision
     config->model.precision = out->chosen;
     return NULL;
 }
+
+tt_status tt_precision_parity(tt_backend *be, const tt_step_config *config,
+                              tt_precision precision, double *error)
+{
+    *error = 0;
+    if (precision == TT_PRECISION_FP32) return NULL;
+    tt_step_config c = *config;
+    float *reference = NULL, *grads = NULL;
+    size_t n = 0, m = 0;
+    c.model.precision = TT_PRECISION_FP32;
+    tt_status status = parity_grads(be, &c, &reference, &n);
+    c.model.precision = precision;
+    if (!status) status = parity_grads(be, &c, &grads, &m);
+    if (!status) *error = m == n ? relative_l2(grads, reference, n) : INFINITY;
+    free(reference), free(grads);
+    return status;
+}

@@ -48,4 +48,10 @@ typedef struct tt_precision_choice {
  * be read or written costs the timing, never the run. */
 tt_status tt_precision_auto(tt_backend *be, tt_step_config *config, tt_precision_choice *out);
 
+/* The parity check alone: the relative L2 error of config's gradients of
+ * the fixed micro-batch in `precision` against fp32's, on `be` (0 for
+ * fp32); passes within TT_PRECISION_PARITY. */
+tt_status tt_precision_parity(tt_backend *be, const tt_step_config *config,
+                              tt_precision precision, double *error);
+
 #endif

@@ -119,3 +119,65 @@ cleanup:
     tt_step_destroy(s);
     return status;
 }
+
+/* The sum of the terms' losses of the window just run. */
+static tt_status window_loss(tt_step *s, const tt_step_config *c, double *loss)
+{
+    tt_loss_value values[TT_LOSS_TERMS_MAX];
+    TT_TRY(tt_step_losses(s, values));
+    *loss = 0;
+    for (int i = 0; i < c->loss.count; i++)
+        *loss += values[i].count ? (double)values[i].sum / values[i].count : 0;
+    return NULL;
+}
+
+tt_status tt_probe_overfit(tt_backend *be, const tt_step_config *config, int steps,
+                           tt_overfit_result *out)
+{
+    memset(out, 0, sizeof *out);
+    tt_step_config c = *config;
+    c.mask_kind = TT_MASK_MULTI_LABEL;
+    c.planes = c.model.classes;
+    tt_status status = NULL;
+    tt_step *s = NULL;
+    int b = c.micro_batch;
+    float *image;
+    uint8_t *labels;
+    tt_probe_random_batch(&c, 0x6a09e667f3bcc909ULL, &image, &labels);
+    if (!image) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "overfit: out of host memory");
+    size_t plane = (size_t)c.height * c.width;
+    int channels = c.model.in_channels;
+    for (int n = 0; n < b; n++)
+        for (int k = 0; k < c.planes; k++)
+            for (size_t p = 0; p < plane; p++)
+                labels[((size_t)n * c.planes + k) * plane + p] =
+                    image[((size_t)n * channels + k % channels) * plane + p] > 0.5f;
+    if (c.optimizer.lr < TT_OVERFIT_LR) c.optimizer.lr = TT_OVERFIT_LR;
+    TT_CHECK(tt_step_create(be, &c, &s));
+    tt_loss_counts counts = {0};
+    tt_loss_count(&counts, labels, b, c.planes, plane, c.model.classes, c.mask_kind,
+                  TT_LOSS_IGNORE_DEFAULT, c.class_weighted ? c.class_weights : NULL);
+    tt_schedule constant = constant_schedule();
+    for (int step = 0; step < steps; step++) {
+        if (step == 1) out->seconds = -tt_seconds();
+        TT_CHECK(tt_step_begin(s));
+        TT_CHECK(tt_step_upload(s, image, labels, b));
+        TT_CHECK(tt_step_micro_batch(s, b, &counts, 1.0f));
+        double loss;
+        TT_CHECK(window_loss(s, &c, &loss));
+        if (step == 0) out->first_loss = loss;
+        out->last_loss = loss;
+        tt_update_result r;
+        TT_CHECK(tt_step_update(s, &constant, c.optimizer.lr, &r));
+        out->steps = step + 1;
+    }
+    if (steps > 1) {
+        out->seconds += tt_seconds();
+        out->images = (double)(steps - 1) * b;
+    }
+cleanup:
+    free(image);
+    free(labels);
+    tt_step_destroy(s);
+    return status;
+}

@@ -39,4 +39,22 @@ void tt_probe_random_batch(const tt_step_config *config, uint64_t seed, float **
 tt_status tt_probe_bench(tt_backend *be, const tt_step_config *config, int accum, int warmup,
                          int steps, tt_bench_result *out);
 
+/* What tt_probe_overfit saw. */
+typedef struct tt_overfit_result {
+    double first_loss, last_loss; /* the first and the last step's (the terms' sum) */
+    double seconds;               /* the steps after the first, wall clock */
+    double images;                /* images trained on in them */
+    int steps;
+} tt_overfit_result;
+
+/* Trains config's model for `steps` optimizer steps (one micro-batch each)
+ * on one fixed micro-batch of random images whose targets follow from
+ * them (multi-label: class k is set where channel k % 3 exceeds 0.5), at
+ * config's learning rate or TT_OVERFIT_LR, whichever is larger (a
+ * fine-tuning rate moves too little in a few steps), constant: a model and
+ * device that train at all cut the loss by half within 20 steps. */
+#define TT_OVERFIT_LR 1e-2
+tt_status tt_probe_overfit(tt_backend *be, const tt_step_config *config, int steps,
+                           tt_overfit_result *out);
+
 #endif

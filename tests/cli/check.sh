@@ -172,7 +172,7 @@ if ls "$work"/tiletrain-tune-* >/dev/null 2>&1; then fail "tune --no-save left i
 else pass "tune --no-save: no temporary file left, nothing in the cache"; fi
 if [ -n "$(find "$work/cache" -name 'clblast-*' 2>/dev/null)" ]; then fail "tune --no-save wrote the cache"; fi
 
-for cmd in devices selftest data "data synth" train mem bench report eval postprocess predict tune plan; do
+for cmd in devices selftest doctor data "data synth" train mem bench report eval postprocess predict tune plan; do
   # shellcheck disable=SC2086
   "$tt" $cmd --help >"$work/help" 2>&1
   if grep -q "^example" "$work/help"; then pass "$cmd --help has an example"
@@ -431,7 +431,7 @@ else fail "class-index --min-size"; cat "$work/err" "$work/feval.json"; fi
 selftest() {
   if TT_VULKAN_VALIDATION=1 "$tt" selftest --backend "$1" >"$work/self" 2>"$work/err" &&
      grep -q "^selftest on $1 device" "$work/self" &&
-     grep -q "device timers (profiling) .* ok" "$work/self" && grep -q "^selftest passed" "$work/self"
+     grep -q "device timers (profiling) .* right" "$work/self" && grep -q "^selftest passed" "$work/self"
   then pass "selftest --backend $1: kernels, GEMM and timers"
   else fail "selftest --backend $1"; cat "$work/err" "$work/self"; fi
 }
@@ -656,6 +656,24 @@ if "$tt" selftest --algos --base-channels 8 --depth 2 --tile 32x48 --micro-batch
    grep -q "direct [0-9.e+-]* FAILED" "$work/algos_bad"
 then pass "selftest --algos: $(grep 'off the bound' "$work/algos" | tr -s ' '); a planted wrong direct fails it"
 else fail "selftest --algos"; cat "$work/err" "$work/algos" "$work/algos_bad"; fi
+# doctor: yes on this device for a small recipe (every check right, the
+# overfit halving its loss, memory as estimated), in text and JSON; no, with
+# exit 1 and the kernel named, when one algorithm is planted wrong
+doc=(--plan off --base-channels 8 --depth 2 --tile 32x48 --micro-batch 2 --norm batch)
+if TT_CACHE_DIR="$work/doc_cache" "$tt" doctor "${doc[@]}" >"$work/doc" 2>"$work/err" &&
+   grep -q "^this device trains this recipe: yes" "$work/doc" &&
+   grep -q "overfit of one micro-batch, 20 steps *right" "$work/doc" &&
+   TT_CACHE_DIR="$work/doc_cache" "$tt" doctor "${doc[@]}" --json >"$work/doc.json" 2>>"$work/err" &&
+   /usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+assert d["trains"] is True and d["device"]["driver_version"] and d["images_per_s"] > 0
+assert d["memory_measured_bytes"] <= d["memory_estimate_bytes"]
+assert all(c["verdict"] in ("right", "slow") for c in d["checks"]) and len(d["checks"]) > 20' \
+     "$work/doc.json" &&
+   ! TT_CACHE_DIR="$work/doc_bad" TT_CONV_PERTURB=direct_w8 "$tt" doctor "${doc[@]}" \
+     >"$work/doc_bad" 2>>"$work/err" &&
+   grep -q "^this device trains this recipe: no, .* direct_w8 is wrong" "$work/doc_bad"
+then pass "doctor: $(tail -1 "$work/doc"); a planted wrong direct_w8: $(tail -1 "$work/doc_bad" | cut -c1-90)"
+else fail "doctor"; cat "$work/err" "$work/doc" "$work/doc_bad"; fi
 
 [ "$failures" = 0 ] || { echo "$failures check(s) failed"; exit 1; }
 echo "all command-line checks passed"
