@@ -749,19 +749,23 @@ static void test_workspace_of_known_picks(void)
     remove_cache_dir(be);
 }
 
-/* The least workspace among the algorithms AUTO times for `d` on `be`. */
+/* Over the directions, the most of the least workspace among the
+ * algorithms AUTO times for that direction of `d` on `be`. */
 static size_t least_candidate_workspace(tt_backend *be, const tt_conv2d_desc *d)
 {
-    size_t least = SIZE_MAX;
-    for (int a = TT_CONV_ALGO_IM2COL_GEMM; a < TT_CONV_ALGO_COUNT; a++) {
-        tt_conv2d_desc one = *d;
-        one.algo = (tt_conv_algo)a;
-        one.workspace_limit = 0;
-        size_t b = tt_conv2d_workspace_bytes(&one);
-        if (tt_conv2d_runs_on(be, &one) && tt_conv_algo_tuned_on(be, one.algo) && b < least)
-            least = b;
+    size_t most = 0;
+    for (int dir = 0; dir < TT_CONV_DIR_COUNT; dir++) {
+        size_t least = SIZE_MAX;
+        for (int a = TT_CONV_ALGO_IM2COL_GEMM; a < TT_CONV_ALGO_COUNT; a++) {
+            tt_conv2d_desc one = *d;
+            one.algo = (tt_conv_algo)a;
+            one.workspace_limit = 0;
+            size_t b = tt_conv2d_workspace_bytes(&one);
+            if (is_candidate(be, &one, one.algo, (tt_conv_dir)dir) && b < least) least = b;
+        }
+        if (least != SIZE_MAX && least > most) most = least;
     }
-    return least;
+    return most;
 }
 
 /* AUTO runs `r` (forward and backward) within its desc's workspace

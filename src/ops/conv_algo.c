@@ -174,6 +174,24 @@ static int runners_of(const tt_backend *be, const tt_conv_call *c, tt_conv_dir d
     return count;
 }
 
+/* Of the algorithms that run `dir` of the call on `be`, timed there or not,
+ * the one with the least workspace within the call's limit that is not
+ * among out[0..count); AUTO when none. */
+static tt_conv_algo least_other(const tt_backend *be, const tt_conv_call *c, tt_conv_dir dir,
+                                const tt_conv_algo *out, int count)
+{
+    tt_conv_algo all[TT_CONV_ALGO_COUNT], best = TT_CONV_ALGO_AUTO;
+    int n = runners_of(be, c, dir, 0, all);
+    for (int i = 0; i < n; i++) {
+        int taken = 0;
+        for (int k = 0; k < count; k++) taken |= out[k] == all[i];
+        size_t b = c->family->workspace(all[i], c->shape);
+        if (taken || (c->workspace_limit && b > c->workspace_limit)) continue;
+        if (best == TT_CONV_ALGO_AUTO || b < c->family->workspace(best, c->shape)) best = all[i];
+    }
+    return best;
+}
+
 /* Whether `algo`'s workspace for the call is within its limit. */
 static int within_limit(const tt_conv_call *c, tt_conv_algo algo)
 {
@@ -185,10 +203,11 @@ static int within_limit(const tt_conv_call *c, tt_conv_algo algo)
  * any) within the call's workspace limit, *timed of them; then one checked
  * only, the verifier's first reference, so that a layer with one other
  * candidate still has two algorithms that must agree: im2col_gemm where
- * it cannot win, or the device's DIRECT row (no workspace) where the
- * limit leaves im2col_gemm out and fewer than two are timed
- * (tt_conv_autotune_pick times a reference only where no other is left).
- * Where the limit leaves nothing, the row with the least workspace. */
+ * it cannot win, or where the limit leaves im2col_gemm out and fewer than
+ * two are timed, the algorithm with the least workspace of those the
+ * device runs, timed there or not (tt_conv_autotune_pick times a
+ * reference only where no other is left).  Where the limit leaves
+ * nothing, the timed row with the least workspace. */
 static int candidates_of(const tt_backend *be, const tt_conv_call *c, tt_conv_dir dir,
                          tt_conv_algo *out, int *timed)
 {
@@ -204,14 +223,11 @@ static int candidates_of(const tt_backend *be, const tt_conv_call *c, tt_conv_di
         else reference |= all[i] == TT_CONV_ALGO_IM2COL_GEMM;
     }
     if (timed) *timed = count;
-    tt_conv_algo direct = be ? tt_conv_direct_row(be) : TT_CONV_ALGO_AUTO;
-    int has_direct = 0;
-    for (int i = 0; i < count; i++) has_direct |= out[i] == direct;
+    tt_conv_algo lean = over && count < 2 ? least_other(be, c, dir, out, count) : TT_CONV_ALGO_AUTO;
     if (reference) {
         out[count++] = TT_CONV_ALGO_IM2COL_GEMM;
-    } else if (be && over && count < 2 && !has_direct && c->family->runs(direct, c->shape, dir) &&
-               on_backend(be, c, direct) && within_limit(c, direct)) {
-        out[count++] = direct;
+    } else if (lean != TT_CONV_ALGO_AUTO) {
+        out[count++] = lean;
     } else if (count == 0 && least != TT_CONV_ALGO_AUTO) {
         out[count++] = least;
         if (timed) *timed = 1;
