@@ -203,7 +203,29 @@ def emit(**fields):
     print(json.dumps(fields))
 
 
+def sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 def run_mem(args, model, opt, x, y):
+    device = x.device
+    if device.type == "cuda":
+        # device memory: the allocator's peak over the step above the
+        # model's and the optimizer's (as tiletrain's measured peak)
+        sync(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        before = torch.cuda.memory_allocated(device) / 2**20
+        start = time.time()
+        bce_window(model, opt, x, y, 1)
+        sync(device)
+        seconds = time.time() - start
+        peak = torch.cuda.max_memory_allocated(device) / 2**20
+        emit(peer="pytorch-cuda", torch=torch.__version__, device=torch.cuda.get_device_name(device),
+             model=args.model, tile=args.tile, micro_batch=args.micro_batch,
+             step_s=round(seconds, 3), allocated_base_mib=round(before),
+             allocated_peak_mib=round(peak), step_mem_mib=round(peak - before))
+        return
     before = resident_mib()
     start = time.time()
     bce_window(model, opt, x, y, 1)
@@ -218,12 +240,14 @@ def run_mem(args, model, opt, x, y):
 def run_bench(args, model, opt, x, y):
     h, w = tile_size(args.tile)
     bce_window(model, opt, x, y, args.accum)  # warm-up, not timed
+    sync(x.device)
     start = time.time()
     for _ in range(args.steps):
         bce_window(model, opt, x, y, args.accum)
+    sync(x.device)
     per_step = (time.time() - start) / args.steps
     images = args.micro_batch * args.accum
-    emit(peer="pytorch-cpu", torch=torch.__version__, model=args.model,
+    emit(peer="pytorch-" + x.device.type, torch=torch.__version__, model=args.model,
          threads=torch.get_num_threads(),
          tile=args.tile, micro_batch=args.micro_batch, accum=args.accum,
          images_per_s=round(images / per_step, 3),
@@ -247,20 +271,29 @@ def main(argv=None):
     ap.add_argument("--norm", choices=["group", "batch", "none"], default="group")
     ap.add_argument("--groups", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--device", choices=["cpu", "cuda", "auto"], default="cpu",
+                    help="where the peer runs: cpu (default), cuda (NVIDIA, or AMD through "
+                         "ROCm's build), or auto: cuda where torch sees one")
     args = ap.parse_args(argv)
+    if args.device == "auto":
+        args.device = "cuda" if torch.cuda.is_available() else "cpu"
+    if args.device == "cuda" and not torch.cuda.is_available():
+        ap.error("--device cuda: this torch sees no GPU (torch.cuda.is_available() is False)")
+    device = torch.device(args.device)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     if args.model == "unet":
         model = UNet(3, args.classes, args.base_channels, args.depth, args.norm, args.groups)
     else:
         model = smp_model(args.model, args.classes)
+    model = model.to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
     if args.what == "names":
         emit(**{k: list(v.shape) for k, v in model.state_dict().items()})
         return 0
     h, w = tile_size(args.tile)
-    x = torch.rand(args.micro_batch, 3, h, w)
-    y = (torch.rand(args.micro_batch, args.classes, h, w) > 0.5).float()
+    x = torch.rand(args.micro_batch, 3, h, w).to(device)
+    y = (torch.rand(args.micro_batch, args.classes, h, w) > 0.5).float().to(device)
     if args.what == "mem":
         run_mem(args, model, opt, x, y)
     else:

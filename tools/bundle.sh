@@ -6,6 +6,8 @@
 #   lib/             the shared libraries it needs: the OpenCL ICD loader,
 #                    CLBlast, libtiff and its codecs, cJSON, inih, stb and the
 #                    Vulkan loader (opened at run time)
+#   gpu_check.sh     the device check for a GPU machine (tools/gpu_check.sh)
+#   python/          the PyTorch peer it runs where torch is installed
 #   README.md, BUNDLE.txt
 # Not in it: glibc, libstdc++ and libgcc_s (the system's: a GPU driver that
 # loads after us needs the system's libstdc++, at least as new as the one it
@@ -74,12 +76,19 @@ else
   echo "bundle: no Vulkan loader on this machine; the bundle runs OpenCL only" >&2
 fi
 cp README.md "$pkg/"
+cp tools/gpu_check.sh "$pkg/"
+mkdir -p "$pkg/python"
+cp python/*.py "$pkg/python/"
 cat >"$pkg/BUNDLE.txt" <<EOF
 tiletrain $version for x86-64 Linux (glibc 2.36 or newer).
 
   ./tiletrain devices          the OpenCL and Vulkan devices this machine has
   ./tiletrain selftest         smoke kernels on the default device, checked
   ./tiletrain train --data DIR --out RUN
+  ./tiletrain doctor           does this device train a recipe? (--plan FILE)
+  ./gpu_check.sh OUT           doctor, bench and mem on every GPU of both APIs,
+                               PyTorch beside it where torch sees the GPU, as
+                               JSON in OUT (a few minutes)
 
 Runs from any folder: the libraries in lib/ are found through the binary's
 run path. What it needs from the system: glibc, libstdc++, and a GPU driver
@@ -155,3 +164,7 @@ run train --data "$where/data" --out "$where/run" --cache-dir "$where/tiles" --p
   exit 1
 }
 echo "bundle: a 3-step train passed from the unpacked bundle"
+"$dir/gpu_check.sh" --help >/dev/null && [ -f "$dir/python/tiletrain_torch.py" ] || {
+  echo "bundle: gpu_check.sh or its PyTorch peer is missing from the bundle" >&2
+  exit 1
+}
