@@ -117,19 +117,14 @@ static tt_status parity_grads(tt_backend *be, const tt_step_config *config, floa
                               size_t *count)
 {
     *grads = NULL;
-    tt_step_config c = *config;
-    c.mask_kind = TT_MASK_MULTI_LABEL;
-    c.planes = c.model.classes;
-    tt_status status = NULL;
+    tt_step_config c;
     tt_step *s = NULL;
+    float *image = NULL;
+    uint8_t *labels = NULL;
+    tt_status status = tt_probe_multi_label(config, 0x2545f4914f6cdd1dULL, "precision auto", &c,
+                                            &image, &labels);
+    if (status) return status;
     int b = c.micro_batch;
-    float *image;
-    uint8_t *labels;
-    tt_probe_random_batch(&c, 0x2545f4914f6cdd1dULL, &image, &labels);
-    if (!image) {
-        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "precision auto: out of host memory");
-        goto cleanup;
-    }
     TT_CHECK(tt_step_create(be, &c, &s));
     TT_CHECK(tt_step_begin(s));
     TT_CHECK(tt_step_upload(s, image, labels, b));

@@ -69,23 +69,28 @@ void tt_probe_random_batch(const tt_step_config *c, uint64_t seed, float **image
     for (size_t i = 0; i < targets; i++) (*labels)[i] = ((x = x * 6364136223846793005ULL + 1) >> 63) & 1;
 }
 
+tt_status tt_probe_multi_label(const tt_step_config *config, uint64_t seed, const char *what,
+                               tt_step_config *c, float **image, uint8_t **labels)
+{
+    *c = *config;
+    c->mask_kind = TT_MASK_MULTI_LABEL; /* as the peer: BCE over 0/1 targets */
+    c->planes = c->model.classes;
+    tt_probe_random_batch(c, seed, image, labels);
+    if (!*image) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", what);
+    return NULL;
+}
+
 tt_status tt_probe_bench(tt_backend *be, const tt_step_config *config, int accum, int warmup,
                          int steps, tt_bench_result *out)
 {
     memset(out, 0, sizeof *out);
-    tt_step_config c = *config;
-    c.mask_kind = TT_MASK_MULTI_LABEL; /* as the peer: BCE over random 0/1 targets */
-    c.planes = c.model.classes;
-    tt_status status = NULL;
+    tt_step_config c;
     tt_step *s = NULL;
+    float *image = NULL;
+    uint8_t *labels = NULL;
+    tt_status status = tt_probe_multi_label(config, 0x9e3779b97f4a7c15ULL, "bench", &c, &image, &labels);
+    if (status) return status;
     int b = c.micro_batch;
-    float *image;
-    uint8_t *labels;
-    tt_probe_random_batch(&c, 0x9e3779b97f4a7c15ULL, &image, &labels);
-    if (!image) {
-        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "bench: out of host memory");
-        goto cleanup;
-    }
     TT_CHECK(tt_step_create(be, &c, &s));
     /* the window's counts: accum copies of the one batch */
     tt_loss_counts counts = {0};
@@ -135,16 +140,13 @@ tt_status tt_probe_overfit(tt_backend *be, const tt_step_config *config, int ste
                            tt_overfit_result *out)
 {
     memset(out, 0, sizeof *out);
-    tt_step_config c = *config;
-    c.mask_kind = TT_MASK_MULTI_LABEL;
-    c.planes = c.model.classes;
-    tt_status status = NULL;
+    tt_step_config c;
     tt_step *s = NULL;
+    float *image = NULL;
+    uint8_t *labels = NULL;
+    tt_status status = tt_probe_multi_label(config, 0x6a09e667f3bcc909ULL, "overfit", &c, &image, &labels);
+    if (status) return status;
     int b = c.micro_batch;
-    float *image;
-    uint8_t *labels;
-    tt_probe_random_batch(&c, 0x6a09e667f3bcc909ULL, &image, &labels);
-    if (!image) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "overfit: out of host memory");
     size_t plane = (size_t)c.height * c.width;
     int channels = c.model.in_channels;
     for (int n = 0; n < b; n++)

@@ -29,6 +29,11 @@ typedef struct tt_bench_result {
  * malloc'd, NULL when out of host memory (the other freed). */
 void tt_probe_random_batch(const tt_step_config *config, uint64_t seed, float **image,
                            uint8_t **labels);
+/* *c: config as the probes run it (BCE-style multi-label targets, a plane
+ * per class), and its random micro-batch from `seed` (tt_probe_random_batch);
+ * TT_ERR_OUT_OF_MEMORY naming `what` when the host has no room. */
+tt_status tt_probe_multi_label(const tt_step_config *config, uint64_t seed, const char *what,
+                               tt_step_config *c, float **image, uint8_t **labels);
 
 /* Times `steps` whole optimizer steps (after `warmup`) of `accum`
  * micro-batches on random images with random multi-label targets (BCE:
