@@ -5,6 +5,7 @@
  * each choice with its reason and writes plan.json.
  */
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -40,7 +41,7 @@ static const tt_opt option_table[] = {
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name among the backend's devices (its memory and kind)", 1, 0),
     {"model", TT_OPT_ENUM, offsetof(plan_options, model), "NAME", "the model the plan is for: a ResNet encoder takes no plain UNet's sizes, norm or intensities (default unet)", 1, 0, TT_MODEL_CHOICES},
     OPT("max-images", TT_OPT_INT, max_images, "N", "read at most N images for the fingerprint, evenly spread (default 200; 0: all)", 0, 1e9),
-    OPT("out", TT_OPT_STRING, out, "FILE", "where to write the plan (default plan.json)", 1, 0),
+    OPT("out", TT_OPT_STRING, out, "FILE", "where to write the plan; a folder: FOLDER/plan.json, as train's run folder has it (default plan.json)", 1, 0),
     OPT("json", TT_OPT_FLAG, json, NULL, "print the plan as JSON instead of text", 1, 0),
 };
 #define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
@@ -112,7 +113,12 @@ static tt_status run(const plan_options *o)
     t.mem_limit = o->mem_limit;
     tt_run_plan *plan = calloc(1, sizeof *plan);
     if (!plan) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
-    const char *path = o->out[0] ? o->out : "plan.json";
+    char path[sizeof o->out + 16];
+    struct stat st;
+    if (o->out[0] && stat(o->out, &st) == 0 && S_ISDIR(st.st_mode))
+        snprintf(path, sizeof path, "%s/plan.json", o->out);
+    else
+        snprintf(path, sizeof path, "%s", o->out[0] ? o->out : "plan.json");
     cJSON *json = NULL;
     char *text = NULL;
     tt_status status = tt_run_plan_for(&t, NULL, o->max_images, plan);

@@ -174,6 +174,12 @@ static int runners_of(const tt_backend *be, const tt_conv_call *c, tt_conv_dir d
     return count;
 }
 
+/* Whether `algo`'s workspace for the call is within its limit. */
+static int within_limit(const tt_conv_call *c, tt_conv_algo algo)
+{
+    return !c->workspace_limit || c->family->workspace(algo, c->shape) <= c->workspace_limit;
+}
+
 /* Of the algorithms that run `dir` of the call on `be`, timed there or not,
  * the one with the least workspace within the call's limit that is not
  * among out[0..count); AUTO when none. */
@@ -185,17 +191,12 @@ static tt_conv_algo least_other(const tt_backend *be, const tt_conv_call *c, tt_
     for (int i = 0; i < n; i++) {
         int taken = 0;
         for (int k = 0; k < count; k++) taken |= out[k] == all[i];
-        size_t b = c->family->workspace(all[i], c->shape);
-        if (taken || (c->workspace_limit && b > c->workspace_limit)) continue;
-        if (best == TT_CONV_ALGO_AUTO || b < c->family->workspace(best, c->shape)) best = all[i];
+        if (taken || !within_limit(c, all[i])) continue;
+        if (best == TT_CONV_ALGO_AUTO ||
+            c->family->workspace(all[i], c->shape) < c->family->workspace(best, c->shape))
+            best = all[i];
     }
     return best;
-}
-
-/* Whether `algo`'s workspace for the call is within its limit. */
-static int within_limit(const tt_conv_call *c, tt_conv_algo algo)
-{
-    return !c->workspace_limit || c->family->workspace(algo, c->shape) <= c->workspace_limit;
 }
 
 /* The candidates AUTO weighs for `dir` of the shape on `be`: first those
@@ -484,7 +485,6 @@ static double output_scale(const tune_ctx *t, const float *v)
     return top > t->truth_scale ? top : t->truth_scale;
 }
 
-/* Whether two outputs of the direction agree within `bound`. */
 /* Whether a and b, two fp32 results each within `bound` of the exact
  * one, are within twice `bound` of each other. */
 static int agree(const tune_ctx *t, const float *a, const float *b, double bound)

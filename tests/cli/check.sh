@@ -267,6 +267,12 @@ for limit in 6MiB:6291456 3MiB:3145728 1MiB:1048576; do
   else fail "plan --mem-limit ${limit%%:*}"; cat "$work/plan.txt" "$work/err"; fi
 done
 expect 1 "no configuration fits" -- "$tt" plan --data "$work/data" --mem-limit 200KiB --out "$work/p2.json"
+# --out a folder: the plan goes to FOLDER/plan.json, as in a run folder
+mkdir -p "$work/plan_dir"
+if "$tt" plan --data "$work/data" --out "$work/plan_dir" >/dev/null 2>"$work/err" &&
+   [ -s "$work/plan_dir/plan.json" ]
+then pass "plan --out FOLDER writes FOLDER/plan.json"
+else fail "plan --out FOLDER"; cat "$work/err"; fi
 # train plans by default: the plan's recipe, OUT/plan.json and a "plan" line
 # in train.jsonl, the flags given kept (--steps: no choice of it); --plan
 # FILE takes a plan.json's args, its steps too when --steps is left out
