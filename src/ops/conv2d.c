@@ -45,6 +45,25 @@ static tt_im2col im2col_geometry(const conv2d_shape *s, tt_mem image, tt_mem col
                        .dilation_h = s->dh, .dilation_w = s->dw, .im = image, .col = cols};
 }
 
+/* The most output positions one GEMM takes, in each direction.  The
+ * weight gradient sums them: a GEMM adds its reduction in one run, and
+ * where the terms are alike (a region where a layer's input and the loss's
+ * gradient are even) their roundings go the same way (CLBlast on PoCL was
+ * 2.5e-3 of the sum off over 352x528 equal terms, six times the
+ * verifier's bound, which refused it on the first full-resolution FPN
+ * step; in runs of this many, each added to the gradient, 4.6e-5).  The
+ * forward and the input gradient write them: CLBlast copies an operand
+ * it must pad into a buffer of its own for each call, outside the memory
+ * accounting, and in runs of this many that copy is at most K x 8192
+ * floats however large the tile. */
+#define IM2COL_RUN 8192
+
+/* The positions [p, p + its return) of `plane` one GEMM takes. */
+static size_t run_of(size_t plane, size_t p)
+{
+    return plane - p < IM2COL_RUN ? plane - p : IM2COL_RUN;
+}
+
 static tt_status im2col_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
                                 tt_mem bias, const conv2d_shape *s, tt_mem ws, int accumulate)
 {
@@ -61,25 +80,21 @@ static tt_status im2col_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
             TT_TRY(tt_im2col_run(be, &g));
             cols = ws;
         }
-        tt_gemm gemm = {.m = s->cout_g, .n = s->out_plane, .k = s->k,
-                        .alpha = 1.0f, .beta = beta,
-                        .a = weight, .lda = s->k, .stride_a = s->cout_g * s->k,
-                        .b = cols, .ldb = s->out_plane, .stride_b = s->k * s->out_plane,
-                        .c = tt_mem_f32(out, n * s->cout * s->out_plane), .ldc = s->out_plane,
-                        .stride_c = s->cout_g * s->out_plane, .batch = s->groups};
-        TT_TRY(tt_gemm_run(be, &gemm));
+        tt_mem out_n = tt_mem_f32(out, n * s->cout * s->out_plane);
+        /* out_g (Cout/g, P) = weight_g (Cout/g, K) . cols_g (K, P), P in runs */
+        for (size_t p = 0; p < s->out_plane; p += IM2COL_RUN) {
+            tt_gemm gemm = {.m = s->cout_g, .n = run_of(s->out_plane, p), .k = s->k,
+                            .alpha = 1.0f, .beta = beta,
+                            .a = weight, .lda = s->k, .stride_a = s->cout_g * s->k,
+                            .b = tt_mem_f32(cols, p), .ldb = s->out_plane,
+                            .stride_b = s->k * s->out_plane, .c = tt_mem_f32(out_n, p),
+                            .ldc = s->out_plane, .stride_c = s->cout_g * s->out_plane,
+                            .batch = s->groups};
+            TT_TRY(tt_gemm_run(be, &gemm));
+        }
     }
     return NULL;
 }
-
-/* The most output positions one GEMM of the weight gradient sums.  A
- * GEMM adds its reduction in one run, and where the terms are alike (a
- * region where a layer's input and the loss's gradient are even) their
- * roundings go the same way: CLBlast on PoCL was 2.5e-3 of the sum off
- * over 352x528 equal terms, six times the verifier's bound, which refused
- * it on the first full-resolution FPN step.  In runs of this many, each
- * added to the gradient, it is 4.6e-5 off. */
-#define IM2COL_WEIGHT_RUN 8192
 
 static tt_status im2col_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
                                         const conv2d_shape *s, tt_mem ws)
@@ -93,10 +108,8 @@ static tt_status im2col_backward_weight(tt_backend *be, tt_mem dweight, tt_mem d
             cols = ws;
         }
         /* dweight_g (Cout/g, K) += dout_g (Cout/g, P) . cols_gᵀ (P, K), P in runs */
-        for (size_t p = 0; p < s->out_plane; p += IM2COL_WEIGHT_RUN) {
-            size_t run = s->out_plane - p < IM2COL_WEIGHT_RUN ? s->out_plane - p
-                                                              : IM2COL_WEIGHT_RUN;
-            tt_gemm gemm = {.trans_b = 1, .m = s->cout_g, .n = s->k, .k = run,
+        for (size_t p = 0; p < s->out_plane; p += IM2COL_RUN) {
+            tt_gemm gemm = {.trans_b = 1, .m = s->cout_g, .n = s->k, .k = run_of(s->out_plane, p),
                             .alpha = 1.0f, .beta = 1.0f, .a = tt_mem_f32(dout_n, p),
                             .lda = s->out_plane, .stride_a = s->cout_g * s->out_plane,
                             .b = tt_mem_f32(cols, p), .ldb = s->out_plane,
@@ -113,17 +126,21 @@ static tt_status im2col_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, 
 {
     TT_TRY(tt_conv_clear_input(be, dinp, s, accumulate));
     for (size_t n = 0; n < s->batch; n++) {
-        /* cols_g (K, P) = weight_gᵀ (K, Cout/g) . dout_g (Cout/g, P); with no
-         * columns to scatter, straight into dinp with beta = 1. */
+        /* cols_g (K, P) = weight_gᵀ (K, Cout/g) . dout_g (Cout/g, P), P in runs;
+         * with no columns to scatter, straight into dinp with beta = 1. */
         tt_mem dout_n = tt_mem_f32(dout, n * s->cout * s->out_plane);
         tt_mem dinp_n = tt_mem_f32(dinp, n * s->cin * s->in_plane);
-        tt_gemm gemm = {.trans_a = 1, .m = s->k, .n = s->out_plane, .k = s->cout_g,
-                        .alpha = 1.0f, .beta = s->image_is_columns ? 1.0f : 0.0f,
-                        .a = weight, .lda = s->k, .stride_a = s->cout_g * s->k,
-                        .b = dout_n, .ldb = s->out_plane, .stride_b = s->cout_g * s->out_plane,
-                        .c = s->image_is_columns ? dinp_n : ws, .ldc = s->out_plane,
-                        .stride_c = s->k * s->out_plane, .batch = s->groups};
-        TT_TRY(tt_gemm_run(be, &gemm));
+        tt_mem cols = s->image_is_columns ? dinp_n : ws;
+        for (size_t p = 0; p < s->out_plane; p += IM2COL_RUN) {
+            tt_gemm gemm = {.trans_a = 1, .m = s->k, .n = run_of(s->out_plane, p), .k = s->cout_g,
+                            .alpha = 1.0f, .beta = s->image_is_columns ? 1.0f : 0.0f,
+                            .a = weight, .lda = s->k, .stride_a = s->cout_g * s->k,
+                            .b = tt_mem_f32(dout_n, p), .ldb = s->out_plane,
+                            .stride_b = s->cout_g * s->out_plane, .c = tt_mem_f32(cols, p),
+                            .ldc = s->out_plane, .stride_c = s->k * s->out_plane,
+                            .batch = s->groups};
+            TT_TRY(tt_gemm_run(be, &gemm));
+        }
         if (!s->image_is_columns) {
             tt_im2col g = im2col_geometry(s, dinp_n, ws);
             TT_TRY(tt_col2im_run(be, &g));
