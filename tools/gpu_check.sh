@@ -167,12 +167,10 @@ if [ -n "$peer" ] && "$python" -c 'import torch' 2>/dev/null; then
   for c in "${configs[@]}"; do
     name=${c%%:*}
     read -r -a flags <<<"${c#*:}"
-    torch_flags=()
-    for f in "${flags[@]}"; do torch_flags+=("$f"); done
     step "torch bench $name" "$out/torch-bench-$name.json" \
-      "$python" "$peer" bench "${torch_flags[@]}" --device auto
+      "$python" "$peer" bench "${flags[@]}" --device auto
     step "torch mem $name" "$out/torch-mem-$name.json" \
-      "$python" "$peer" mem "${torch_flags[@]}" --device auto
+      "$python" "$peer" mem "${flags[@]}" --device auto
   done
 else
   echo "gpu_check: no PyTorch peer (${peer:-python/tiletrain_torch.py not found}; $python has no torch)"

@@ -194,19 +194,9 @@ static tt_status run(doctor_options *o, const unsigned char *given, int *yes)
     const tt_train_options *t = &o->train;
     tt_backend_request request;
     TT_TRY(tt_recipe_backend(t, &request));
-    request.profiling = 1;
     tt_backend *be = NULL;
-    tt_status no_timers = tt_backend_create(&request, &be);
-    if (no_timers && tt_status_code(no_timers) == TT_ERR_UNSUPPORTED) {
-        request.profiling = 0;
-        tt_status failed = tt_backend_create(&request, &be);
-        if (failed) {
-            tt_status_free(no_timers);
-            return failed;
-        }
-    } else if (no_timers) {
-        return no_timers;
-    }
+    tt_status no_timers = NULL;
+    TT_TRY(tt_selftest_open(request, &be, &no_timers));
     tt_checks checks = {.out = o->json ? NULL : stdout};
     slow_watch watch = {&checks, 0};
     tt_memstats estimate = {0}, measured = {0};
@@ -286,11 +276,13 @@ int tt_cmd_doctor(int argc, char **argv)
     if (!table) return tt_cli_fail(tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory"));
     doctor_options o = {.overfit_steps = 20};
     tt_train_options_default(&o.train);
-    unsigned char given[TT_TRAIN_OPTION_MAX + 8] = {0};
+    unsigned char *given = calloc(table_count, 1); /* by row of the table: train's first */
+    if (!given) return tt_cli_fail(tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory"));
     int rc = tt_cli_parse_given("doctor", table, table_count, &o, given, argc, argv, help);
-    if (rc >= 0) return rc;
     int yes = 0;
-    tt_status status = run(&o, given, &yes);
+    tt_status status = rc >= 0 ? NULL : run(&o, given, &yes);
+    free(given);
+    if (rc >= 0) return rc;
     if (status) return tt_cli_fail(status);
     return yes ? 0 : 1;
 }

@@ -59,28 +59,14 @@ static void help(void)
     printf("  --backend, --device        as train's (see `tiletrain train --help`)\n");
 }
 
-/* The backend `o` asks for, with profiling when the device can time; a
- * device without timers is tested without them (*no_timers says why). */
+/* The backend `o` asks for, with profiling when the device can time. */
 static tt_status open_backend(const selftest_options *o, tt_backend **be, tt_status *no_timers)
 {
     tt_backend_request request = {0};
+    *no_timers = NULL;
     TT_TRY(tt_error_prefix(tt_backend_choose(tt_backend_choice_name(o->train.backend), o->train.device, &request),
                            "--backend"));
-    request.profiling = 1;
-    *no_timers = tt_backend_create(&request, be);
-    if (!*no_timers) return NULL;
-    if (tt_status_code(*no_timers) != TT_ERR_UNSUPPORTED) {
-        tt_status failed = *no_timers;
-        *no_timers = NULL;
-        return failed;
-    }
-    request.profiling = 0;
-    tt_status failed = tt_backend_create(&request, be);
-    if (failed) { /* not a matter of timers */
-        tt_status_free(*no_timers);
-        *no_timers = NULL;
-    }
-    return failed;
+    return tt_selftest_open(request, be, no_timers);
 }
 
 int tt_cmd_selftest(int argc, char **argv)

@@ -101,6 +101,25 @@ static void check_timers(const tt_backend *be, tt_checks *checks)
     tt_checks_add(checks, &c);
 }
 
+tt_status tt_selftest_open(tt_backend_request request, tt_backend **be, tt_status *no_timers)
+{
+    request.profiling = 1;
+    *no_timers = tt_backend_create(&request, be);
+    if (!*no_timers) return NULL;
+    if (tt_status_code(*no_timers) != TT_ERR_UNSUPPORTED) {
+        tt_status failed = *no_timers;
+        *no_timers = NULL;
+        return failed;
+    }
+    request.profiling = 0;
+    tt_status failed = tt_backend_create(&request, be);
+    if (failed) { /* not a matter of timers */
+        tt_status_free(*no_timers);
+        *no_timers = NULL;
+    }
+    return failed;
+}
+
 tt_status tt_selftest_smoke(tt_backend *be, tt_status no_timers, tt_checks *checks)
 {
     TT_TRY(run(be, checks));
