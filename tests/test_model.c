@@ -8,6 +8,7 @@
 
 #include "core/status.h"
 #include "harness.h"
+#include "model/graph_model.h"
 #include "model/unet.h"
 #include "model/weights.h"
 #include "ops/util.h"
@@ -361,9 +362,32 @@ static void test_resnet_conv_shapes(void)
  * backend) the convolution workspace is held to the model's limit, the
  * larger of its largest tensor and 128 MiB, so that it stays below the
  * activations: every candidate's room, im2col's columns of the widest
- * 3x3 layers among them, was more than twice the activations. */
+ * 3x3 layers among them, was more than twice the activations.  On a
+ * device of 8 GiB with 2 GiB buffers (an eighth: 1 GiB) AUTO keeps its
+ * choice per layer: that room used to exceed an eighth of such a device,
+ * and every layer then ran the direct kernels. */
 static void test_workspace_within_limit(void)
 {
+    tt_device_info gpu = th_backend()->device;
+    gpu.global_mem_bytes = (size_t)8 << 30, gpu.max_alloc_bytes = (size_t)2 << 30;
+    tt_backend *gpu_like = NULL;
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = &gpu},
+                            &gpu_like));
+    tt_model_spec fpn = tt_model_spec_default();
+    snprintf(fpn.kind, sizeof fpn.kind, "fpn-resnet18");
+    fpn.norm = TT_NORM_BATCH, fpn.classes = 4;
+    tt_model *g = NULL;
+    TH_OK(tt_model_create(gpu_like, &fpn, 1, 1408, 2112, 1, &g));
+    if (g) {
+        printf("\n  8 GiB device: workspace %.1f MiB, limit %.1f MiB, algorithm %s",
+               g->memory.workspace / 1048576.0, g->memory.workspace_limit / 1048576.0,
+               tt_conv_algo_name(((tt_graph_model *)g)->conv_algo));
+        CU_ASSERT(g->memory.workspace_limit <= gpu.global_mem_bytes / 8);
+        CU_ASSERT(g->memory.workspace <= g->memory.workspace_limit);
+        CU_ASSERT_EQUAL(((tt_graph_model *)g)->conv_algo, TT_CONV_ALGO_AUTO);
+        tt_model_destroy(g);
+    }
+    tt_backend_destroy(gpu_like);
     tt_backend *dry = NULL;
     TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY,
                                                   .like = &th_backend()->device},
