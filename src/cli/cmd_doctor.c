@@ -101,6 +101,32 @@ static void on_tuned(void *ctx, const tt_conv_tune_event *e)
     }
 }
 
+/* The autotuner's refusals on the device, as JSON objects in `ctx` (an
+ * array) and, when `out` is set, lines. */
+typedef struct refusals {
+    cJSON *list;
+    FILE *out;
+} refusals;
+
+static void on_refusal(void *ctx, const char *key, tt_conv_algo algo, const tt_conv_verdict *v)
+{
+    refusals *r = ctx;
+    const char *reference = v->reference == algo ? "the host's double"
+                                                 : tt_conv_algo_name(v->reference);
+    cJSON *o = cJSON_CreateObject();
+    if (o) {
+        cJSON_AddStringToObject(o, "key", key);
+        cJSON_AddStringToObject(o, "algo", tt_conv_algo_name(algo));
+        cJSON_AddNumberToObject(o, "error", v->error < 1e30 ? v->error : 1e30);
+        cJSON_AddNumberToObject(o, "bound", v->bound);
+        cJSON_AddStringToObject(o, "reference", reference);
+        cJSON_AddItemToArray(r->list, o);
+    }
+    if (r->out)
+        fprintf(r->out, "  refused: %s: %s, %.2g off %s (bound %.2g)\n", key,
+                tt_conv_algo_name(algo), v->error, reference, v->bound);
+}
+
 /* The recipe: flags over the defaults, or --plan FILE's args under them. */
 static tt_status recipe_of(doctor_options *o, const unsigned char *given, tt_model_spec *model)
 {
@@ -226,6 +252,7 @@ static tt_status run(doctor_options *o, const unsigned char *given, int *yes)
     TT_CHECK(check_memory(be, &engine, t->accum, &checks, &estimate, &measured));
     tt_conv_autotune_stats after = tt_conv_autotune_stats_get();
     uint64_t refused = after.refused - before.refused;
+    refusals known = {cJSON_CreateArray(), o->json ? NULL : stdout};
     char why[400], path[1024] = "";
     verdict(&checks, why, sizeof why);
     *yes = checks.failures == 0 && !checks.oom;
@@ -244,6 +271,9 @@ static tt_status run(doctor_options *o, const unsigned char *given, int *yes)
         cJSON_AddNumberToObject(tj, "layers_timed", watch.timed);
         cJSON_AddNumberToObject(tj, "refused", (double)refused);
         cJSON_AddStringToObject(tj, "find_db", path);
+        if (known.list) tt_conv_autotune_each_refusal(be, on_refusal, &known);
+        cJSON_AddItemToObject(tj, "refusals", known.list); /* every one the find-db keeps */
+        known.list = NULL;
         cJSON_AddBoolToObject(root, "trains", *yes);
         cJSON_AddStringToObject(root, "because", why);
         char *text = cJSON_Print(root);
@@ -255,10 +285,12 @@ static tt_status run(doctor_options *o, const unsigned char *given, int *yes)
                images_per_s, t->micro_batch);
         printf("autotuner: %d layer directions timed, %llu algorithms refused", watch.timed,
                (unsigned long long)refused);
-        if (refused) printf(" (their errors: %s)", path);
-        printf("\n");
+        printf("; kept in %s:\n", path);
+        if (known.list) tt_conv_autotune_each_refusal(be, on_refusal, &known);
+        if (known.list && cJSON_GetArraySize(known.list) == 0) printf("  no refusal\n");
         printf("this device trains this recipe: %s, %s\n", *yes ? "yes" : "no", why);
     }
+    cJSON_Delete(known.list);
 cleanup:
     tt_conv_autotune_observe(NULL, NULL);
     tt_status_free(no_timers);

@@ -677,3 +677,20 @@ void tt_conv_autotune_reset(void)
     stats = (tt_conv_autotune_stats){0};
     pthread_mutex_unlock(&lock);
 }
+
+void tt_conv_autotune_each_refusal(const tt_backend *be,
+                                   void (*fn)(void *ctx, const char *key, tt_conv_algo algo,
+                                              const tt_conv_verdict *verdict),
+                                   void *ctx)
+{
+    uint64_t device = db_key(be);
+    pthread_mutex_lock(&lock);
+    if (!device_loaded(device)) load_db(be, device);
+    for (size_t i = 0; i < pick_count; i++) {
+        if (picks[i].device != device) continue;
+        for (int a = 0; a < TT_CONV_ALGO_COUNT; a++)
+            if (picks[i].refused[a].error > 0)
+                fn(ctx, picks[i].key, (tt_conv_algo)a, &picks[i].refused[a]);
+    }
+    pthread_mutex_unlock(&lock);
+}

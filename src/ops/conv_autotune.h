@@ -144,4 +144,12 @@ void tt_conv_autotune_reset(void);
 /* The find-db file of `be`'s device and backend, into buf (size bytes). */
 tt_status tt_conv_find_db_path(const tt_backend *be, char *buf, size_t size);
 
+/* Calls fn for every refusal the autotuner knows on be's device (its
+ * find-db's and this process's): the key, the algorithm and its verdict.
+ * Called with the autotuner's lock held: fn must not call the autotuner. */
+void tt_conv_autotune_each_refusal(const tt_backend *be,
+                                   void (*fn)(void *ctx, const char *key, tt_conv_algo algo,
+                                              const tt_conv_verdict *verdict),
+                                   void *ctx);
+
 #endif

@@ -677,7 +677,8 @@ assert all(c["verdict"] in ("right", "slow") for c in d["checks"]) and len(d["ch
      "$work/doc.json" &&
    ! TT_CACHE_DIR="$work/doc_bad" TT_CONV_PERTURB=direct_w8 "$tt" doctor "${doc[@]}" \
      >"$work/doc_bad" 2>>"$work/err" &&
-   grep -q "^this device trains this recipe: no, .* direct_w8 is wrong" "$work/doc_bad"
+   grep -q "^this device trains this recipe: no, .* direct_w8 is wrong" "$work/doc_bad" &&
+   grep -q "^  refused: conv2d .*: direct_w8, .* off im2col_gemm" "$work/doc_bad"
 then pass "doctor: $(tail -1 "$work/doc"); a planted wrong direct_w8: $(tail -1 "$work/doc_bad" | cut -c1-90)"
 else fail "doctor"; cat "$work/err" "$work/doc" "$work/doc_bad"; fi
 
