@@ -57,21 +57,24 @@ static size_t table_count;
 
 static void help(void)
 {
-    printf("usage: tiletrain doctor [--backend B] [--device D] [--plan FILE] [train's options]\n"
-           "                        [--json] [--overfit-steps N]\n"
+    printf("usage: tiletrain doctor [--backend B] [--device D] [--plan FILE | --data DIR]\n"
+           "                        [train's options] [--json] [--overfit-steps N]\n"
            "\n"
-           "Says whether the device trains the recipe, and why not: the smoke kernels and\n"
-           "timers; every convolution algorithm on every layer shape of the recipe, each\n"
-           "direction, against the reference and double precision on the host; with\n"
-           "--precision fp16 or bf16, the gradients against fp32's; an overfit of one\n"
-           "micro-batch that must halve the loss in 20 steps (the autotuner times the\n"
-           "layers there: an algorithm ten times the best is reported slow); the memory\n"
-           "estimate against the measurement; the throughput. Ends with one line, and\n"
-           "exits 1 when the answer is no. --json is the report to paste into an issue.\n"
+           "Says whether the device trains the recipe (train's flags over --plan FILE's\n"
+           "args, or the plan train makes of --data DIR, or the defaults), and why not:\n"
+           "the smoke kernels and timers; every convolution algorithm on every layer\n"
+           "shape of the recipe, each direction, against the reference and double\n"
+           "precision on the host; with --precision fp16 or bf16, the gradients against\n"
+           "fp32's; an overfit of one micro-batch that must halve the loss in 20 steps\n"
+           "(the autotuner times the layers there: an algorithm ten times the best is\n"
+           "reported slow); the memory estimate against the measurement; the\n"
+           "throughput; the autotuner's refusals. Ends with one line, and exits 1 when\n"
+           "the answer is no. --json is the report to paste into an issue.\n"
            "\n"
            "example:\n"
            "  tiletrain doctor --backend vulkan --device 0\n"
            "  tiletrain doctor --plan runs/quickstart/run/plan.json --json > doctor.json\n"
+           "  tiletrain doctor --data runs/quickstart/data\n"
            "\n"
            "options (any of train's describe the recipe: `tiletrain train --help`; these are\n"
            "doctor's own):\n");
@@ -127,14 +130,30 @@ static void on_refusal(void *ctx, const char *key, tt_conv_algo algo, const tt_c
                 tt_conv_algo_name(algo), v->error, reference, v->bound);
 }
 
-/* The recipe: flags over the defaults, or --plan FILE's args under them. */
+/* Whether the option `name` was given (given[] by row of the table). */
+static int was_given(const unsigned char *given, const char *name)
+{
+    for (size_t i = 0; i < table_count; i++)
+        if (strcmp(table[i].name, name) == 0) return given[i];
+    return 0;
+}
+
+/* The recipe: the flags over what --plan FILE's args, or with --data the
+ * plan train would make of that data set (as train, unless --plan off is
+ * given), choose; else over the defaults. */
 static tt_status recipe_of(doctor_options *o, const unsigned char *given, tt_model_spec *model)
 {
     tt_train_options *t = &o->train;
-    if (strcmp(t->plan, "auto") == 0)
-        snprintf(t->plan, sizeof t->plan, "off"); /* a plan needs a data set: doctor takes a file */
-    else if (strcmp(t->plan, "off") != 0)
+    int planned = strcmp(t->plan, "auto") == 0 || !was_given(given, "plan");
+    if (planned && t->data[0]) {
+        tt_run_plan *plan = calloc(1, sizeof *plan);
+        if (!plan) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+        tt_status status = tt_run_plan_for(t, given, 0, plan);
+        free(plan);
+        TT_TRY(tt_error_prefix(status, "planning the recipe for %s", t->data));
+    } else if (!planned && strcmp(t->plan, "off") != 0) {
         TT_TRY(tt_error_prefix(tt_run_plan_apply_file(t->plan, t, given), "--plan"));
+    }
     if (t->micro_batch == 0)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--micro-batch auto is fitted when a run "
                                                      "starts: give doctor a number");

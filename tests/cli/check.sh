@@ -675,6 +675,8 @@ assert d["trains"] is True and d["device"]["driver_version"] and d["images_per_s
 assert d["memory_measured_bytes"] <= d["memory_estimate_bytes"]
 assert all(c["verdict"] in ("right", "slow") for c in d["checks"]) and len(d["checks"]) > 20' \
      "$work/doc.json" &&
+   TT_CACHE_DIR="$work/doc_cache" "$tt" doctor --data "$work/data" >"$work/doc_data" 2>>"$work/err" &&
+   grep -q "^recipe: .* tile 64x64" "$work/doc_data" &&
    ! TT_CACHE_DIR="$work/doc_bad" TT_CONV_PERTURB=direct_w8 "$tt" doctor "${doc[@]}" \
      >"$work/doc_bad" 2>>"$work/err" &&
    grep -q "^this device trains this recipe: no, .* direct_w8 is wrong" "$work/doc_bad" &&
