@@ -80,11 +80,13 @@ typedef float8 floatv;
 /* out[n, co, oy, ox] = (accumulate ? out : 0) + (bias[co] or 0) + sum over
  * ci, ky, kx of inp[n, ci, oy sH - pH + ky dH, ox sW - pW + kx dW]
  * weight[co, ci, ky, kx], VW columns from ox0 (sW 1 where VW is 8).
- * global (ceil(OW / VW), OH, N * ceil(Cout / COB)). */
-__kernel void conv_direct_forward(TT_FORWARD_ARGS)
+ * global (ceil(OW / VW), rows, N * ceil(Cout / COB)): the output rows
+ * [row0, row0 + rows), a band of a launch the host cut for a GPU's
+ * watchdog (device_traits.h dispatch_flops). */
+__kernel void conv_direct_forward(TT_FORWARD_ARGS, const int row0)
 {
     TT_FORWARD_PTRS;
-    const int ox0 = get_global_id(0) * TT_DIRECT_VW, oy = get_global_id(1);
+    const int ox0 = get_global_id(0) * TT_DIRECT_VW, oy = row0 + get_global_id(1);
     const int blocks = (Cout + TT_DIRECT_COB - 1) / TT_DIRECT_COB;
     const int n = get_global_id(2) / blocks, co0 = get_global_id(2) % blocks * TT_DIRECT_COB;
     if (ox0 >= OW || oy >= OH || n >= N) return;
@@ -117,14 +119,15 @@ __kernel void conv_direct_forward(TT_FORWARD_ARGS)
 /* dinp[n, ci, y, x] += sum over co and the taps (ky, kx) whose output
  * position oy = (y + pH - ky dH) / sH (exact, in range; likewise ox) exists,
  * of dout[n, co, oy, ox] weight[co, ci, ky, kx], VW columns from x0 (sW 1
- * where VW is 8).  global (ceil(W / VW), H, N * ceil(Cin / CIB)). */
+ * where VW is 8).  global (ceil(W / VW), rows, N * ceil(Cin / CIB)): the
+ * input rows [row0, row0 + rows). */
 __kernel void conv_direct_backward_data(TT_MEM(float, dinp), TT_MEM(const float, dout),
-                                        TT_MEM(const float, weight), TT_GEOMETRY)
+                                        TT_MEM(const float, weight), TT_GEOMETRY, const int row0)
 {
     TT_PTR(float, dinp);
     TT_PTR(const float, dout);
     TT_PTR(const float, weight);
-    const int x0 = get_global_id(0) * TT_DIRECT_VW, y = get_global_id(1);
+    const int x0 = get_global_id(0) * TT_DIRECT_VW, y = row0 + get_global_id(1);
     const int blocks = (Cin + TT_DIRECT_CIB - 1) / TT_DIRECT_CIB;
     const int n = get_global_id(2) / blocks, ci0 = get_global_id(2) % blocks * TT_DIRECT_CIB;
     if (x0 >= W || y >= H || n >= N) return;
@@ -159,18 +162,20 @@ __kernel void conv_direct_backward_data(TT_MEM(float, dinp), TT_MEM(const float,
  * block's weights staged in local memory, one input channel at a time (for
  * GPUs, where this saves global reads).  `tile` holds
  * ((TH-1) sH + (kH-1) dH + 1) x ((TW-1) sW + (kW-1) dW + 1) floats and
- * `wtile` COB * kH * kW; work-group (TW, TH, 1), global rounded up. */
+ * `wtile` COB * kH * kW; work-group (TW, TH, 1), global rounded up; the
+ * rows from row0, a multiple of TH (whole tiles: no row twice). */
 __kernel __attribute__((reqd_work_group_size(TT_DIRECT_TW, TT_DIRECT_TH, 1)))
-void conv_direct_forward_tiled(TT_FORWARD_ARGS, __local float *tile, __local float *wtile)
+void conv_direct_forward_tiled(TT_FORWARD_ARGS, const int row0, __local float *tile,
+                               __local float *wtile)
 {
     TT_FORWARD_PTRS;
     const int lx = get_local_id(0), ly = get_local_id(1);
-    const int ox = get_global_id(0), oy = get_global_id(1);
+    const int ox = get_global_id(0), oy = row0 + get_global_id(1);
     const int blocks = (Cout + TT_DIRECT_COB - 1) / TT_DIRECT_COB;
     const int n = get_global_id(2) / blocks, co0 = get_global_id(2) % blocks * TT_DIRECT_COB;
     const int tile_w = (TT_DIRECT_TW - 1) * SW + (KW - 1) * DW + 1;
     const int tile_h = (TT_DIRECT_TH - 1) * SH + (KH - 1) * DH + 1;
-    const int y0 = get_group_id(1) * TT_DIRECT_TH * SH - PH;
+    const int y0 = (row0 + get_group_id(1) * TT_DIRECT_TH) * SH - PH;
     const int x0 = get_group_id(0) * TT_DIRECT_TW * SW - PW;
     const int ktaps = KH * KW, lid = ly * TT_DIRECT_TW + lx;
     const int wg = TT_DIRECT_TW * TT_DIRECT_TH;

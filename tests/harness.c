@@ -57,6 +57,26 @@ const char *th_backend_device(void)
     return device;
 }
 
+tt_backend *th_profiling_backend(void)
+{
+    tt_backend *be = NULL;
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = th_backend_kind(),
+                                                  .device = th_backend_device(),
+                                                  .profiling = 1},
+                            &be));
+    if (be && be->profile) be->profile->by_kernel = 1;
+    return be;
+}
+
+uint64_t th_launches(const tt_backend *be, const char *kernel)
+{
+    char kind[64];
+    snprintf(kind, sizeof kind, "other/%s", kernel);
+    for (int k = 0; be->profile && k < be->profile->count; k++)
+        if (strcmp(be->profile->kind[k], kind) == 0) return be->profile->launches[k];
+    return 0;
+}
+
 /* The suite's th_run_suite declaration (TH_OPENCL until it runs). */
 static th_runs_on runs_on = TH_OPENCL;
 

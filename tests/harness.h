@@ -48,6 +48,12 @@ const char *th_backend_name(void);
  * themselves, a trainer's): TT_DEVICE, else NULL on OpenCL (the default
  * device) and "llvmpipe" on Vulkan. */
 const char *th_backend_device(void);
+/* A backend of the test backend's kind and device, of its own, that counts
+ * launches per kernel (tt_backend_destroy it); NULL after a failed check. */
+tt_backend *th_profiling_backend(void);
+/* The launches of `kernel` (phase "other") in such a backend's profile,
+ * counted when tt_finish ran. */
+uint64_t th_launches(const tt_backend *be, const char *kernel);
 
 /* Says that `what` is left out on the test backend and why.  OpenCL has
  * every kernel and library, so there nothing may be left out: the test

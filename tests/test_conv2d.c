@@ -104,6 +104,48 @@ static void test_cases(void)
            REF_CONV_GRAD_TOL);
 }
 
+/* A GPU's cap on one launch's work (device_traits.h dispatch_flops): every
+ * small case with 5 output positions a GEMM (2 Cout K operations each),
+ * against the reference; and on OpenCL, the forward of 63 positions at 270
+ * operations each, under a cap of 2700, in 7 GEMMs where it was one. */
+static void test_capped_runs(void)
+{
+    for (size_t i = 0; i < 17; i++) {
+        const tt_conv2d_desc *c = &cases[i].desc;
+        char cap[32];
+        snprintf(cap, sizeof cap, "%d", 2 * c->out_channels * c->in_channels / c->groups *
+                                            c->kernel_h * c->kernel_w * 5);
+        th_setenv("TT_DISPATCH_FLOPS", cap);
+        ref_conv_op op = op_of(&cases[i], (int)(i % 2));
+        ref_conv_check_case(&op, 2000 + i);
+    }
+    uint64_t gemms[2] = {0};
+    tt_conv2d_desc d = cases[2].desc; /* k3 s1 p1 7x9 3->5, 2 images */
+    d.batch = 1;
+    for (int capped = 0; capped < 2 && th_backend_kind() == TT_BACKEND_OPENCL; capped++) {
+        th_setenv("TT_DISPATCH_FLOPS", capped ? "2700" : "0");
+        tt_backend *be = th_profiling_backend();
+        CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+        size_t ws_bytes = tt_conv2d_workspace_bytes(&d);
+        tt_buffer *x = NULL, *w = NULL, *y = NULL, *ws = NULL;
+        TH_OK(tt_buffer_alloc(be, 3 * 63 * 4, TT_MEM_OTHER, "x", &x));
+        TH_OK(tt_buffer_alloc(be, 5 * 27 * 4, TT_MEM_OTHER, "w", &w));
+        TH_OK(tt_buffer_alloc(be, 5 * 63 * 4, TT_MEM_OTHER, "y", &y));
+        TH_OK(tt_buffer_alloc(be, ws_bytes, TT_MEM_WORKSPACE, "ws", &ws));
+        TH_OK(tt_conv2d_forward(be, tt_mem_of(y), tt_mem_of(x), tt_mem_of(w), (tt_mem){0}, &d,
+                                tt_mem_of(ws)));
+        TH_OK(tt_finish(be));
+        gemms[capped] = th_launches(be, "gemm");
+        tt_buffer_free(x), tt_buffer_free(w), tt_buffer_free(y), tt_buffer_free(ws);
+        tt_backend_destroy(be);
+    }
+    th_setenv("TT_DISPATCH_FLOPS", NULL);
+    if (th_backend_kind() != TT_BACKEND_OPENCL) return; /* Vulkan's GEMM splits by itself */
+    printf("\n    63 positions: %llu GEMM(s), %llu under the cap", (unsigned long long)gemms[0],
+           (unsigned long long)gemms[1]);
+    CU_ASSERT(gemms[0] == 1 && gemms[1] == 7);
+}
+
 /* The columns of one image are the whole workspace; 1x1 stride 1 needs none. */
 static void test_workspace_size(void)
 {
@@ -343,6 +385,7 @@ int main(void)
         {"forward and gradients, all cases", test_cases},
         {"the reference backward against sampled finite differences", test_reference_backward},
         {"workspace size", test_workspace_size},
+        {"im2col_gemm in runs under a GPU's cap on a launch's work", test_capped_runs},
         {"a long weight-gradient reduction within the verifier's bound", test_long_weight_reduction},
         {"forward adding into out, every algorithm", test_forward_add},
         {"bad arguments are reported", test_bad_arguments},

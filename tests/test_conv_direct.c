@@ -4,11 +4,14 @@
  * (local-memory tiles); DIRECT_W16's 16 columns over bands of rows and of
  * images; odd sizes, 1x1 images, batch 1 and 2,
  * channel counts not multiples of 4; finite-difference gradients of input,
- * weight and bias, backward adds (ref_conv_check_case).  Apart from
+ * weight and bias, backward adds (ref_conv_check_case); each in bands of
+ * rows, as a GPU's cap on one launch's work cuts them.  Apart from
  * test_conv_algos.c, so that the suites' program compilations run side by
  * side; PyTorch and ResNet's shapes check it there.
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "harness.h"
 #include "ops/conv2d.h"
@@ -191,12 +194,104 @@ static void test_direct_tiled(void)
     check_as("direct_tiled", tiled_cases, COUNT(tiled_cases), TT_CONV_ALGO_DIRECT_TILED);
 }
 
+/* A GPU's cap on one launch's work (device_traits.h dispatch_flops): every
+ * direction of every DIRECT row in launches of one row, against the
+ * reference; then a cap of two rows' work cuts each direction of a
+ * 10-row shape into 5 launches, the forward and input gradient the same
+ * bits as in one. */
+static void test_direct_bands(void)
+{
+    th_setenv("TT_DISPATCH_FLOPS", "1");
+    check_as("direct (a launch a row)", direct_cases, COUNT(direct_cases), TT_CONV_ALGO_DIRECT);
+    check_as("direct_w8 (a launch a row)", direct_cases, COUNT(direct_cases),
+             TT_CONV_ALGO_DIRECT_W8);
+    check_as("direct_tiled (a launch a row of tiles)", tiled_cases, COUNT(tiled_cases),
+             TT_CONV_ALGO_DIRECT_TILED);
+    th_setenv("TT_DISPATCH_FLOPS", NULL);
+
+    const tt_conv_algo algos[] = {TT_CONV_ALGO_DIRECT, TT_CONV_ALGO_DIRECT_W8};
+    for (size_t a = 0; a < COUNT(algos); a++) {
+        tt_conv2d_desc d = {2, 3, 10, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, algos[a], 0, {0}, 0};
+        if (!tt_conv2d_runs_on(th_backend(), &d)) continue; /* w8: OpenCL's */
+        uint64_t seed = 7;
+        size_t ni = 2 * 3 * 10 * 9, nw = 5 * 3 * 9, no = 2 * 5 * 10 * 9;
+        float *x = th_random_floats(ni, -1, 1, &seed), *w = th_random_floats(nw, -1, 1, &seed);
+        float *dy = th_random_floats(no, -1, 1, &seed), zeros[5 * 3 * 9] = {0};
+        float got[2][2 * 5 * 10 * 9], gotd[2][2 * 3 * 10 * 9], gotw[2][5 * 3 * 9];
+        uint64_t counts[2][3] = {{0}};
+        const char *names[3] = {"conv_direct_forward", "conv_direct_backward_data",
+                                algos[a] == TT_CONV_ALGO_DIRECT_W8 ? "conv_direct_backward_weight_w8"
+                                                                   : "conv_direct_backward_weight"};
+        for (int capped = 0; capped < 2; capped++) {
+            /* one row of the forward: 2 kH kW Cin Cout W N = 4860 */
+            th_setenv("TT_DISPATCH_FLOPS", capped ? "9720" : "0");
+            tt_backend *be = th_profiling_backend();
+            CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+            tt_buffer *bx, *bw, *bdy, *by, *bdx, *bdw;
+            TH_OK(tt_buffer_alloc(be, ni * 4, TT_MEM_OTHER, "x", &bx));
+            TH_OK(tt_buffer_alloc(be, nw * 4, TT_MEM_OTHER, "w", &bw));
+            TH_OK(tt_buffer_alloc(be, no * 4, TT_MEM_OTHER, "dy", &bdy));
+            TH_OK(tt_buffer_alloc(be, no * 4, TT_MEM_OTHER, "y", &by));
+            TH_OK(tt_buffer_alloc(be, ni * 4, TT_MEM_OTHER, "dx", &bdx));
+            TH_OK(tt_buffer_alloc(be, nw * 4, TT_MEM_OTHER, "dw", &bdw));
+            TH_OK(tt_write(be, tt_mem_of(bx), x, ni * 4));
+            TH_OK(tt_write(be, tt_mem_of(bw), w, nw * 4));
+            TH_OK(tt_write(be, tt_mem_of(bdy), dy, no * 4));
+            TH_OK(tt_write(be, tt_mem_of(bdw), zeros, nw * 4));
+            TH_OK(tt_conv2d_forward(be, tt_mem_of(by), tt_mem_of(bx), tt_mem_of(bw),
+                                    (tt_mem){0}, &d, (tt_mem){0}));
+            TH_OK(tt_conv2d_input_gradient(be, tt_mem_of(bdx), tt_mem_of(bdy), tt_mem_of(bw), &d,
+                                           (tt_mem){0}));
+            TH_OK(tt_conv2d_backward(be, (tt_mem){0}, tt_mem_of(bdw), (tt_mem){0},
+                                     tt_mem_of(bdy), tt_mem_of(bx), tt_mem_of(bw), &d,
+                                     (tt_mem){0}));
+            TH_OK(tt_read(be, got[capped], tt_mem_of(by), no * 4));
+            TH_OK(tt_read(be, gotd[capped], tt_mem_of(bdx), ni * 4));
+            TH_OK(tt_read(be, gotw[capped], tt_mem_of(bdw), nw * 4));
+            TH_OK(tt_finish(be));
+            for (int k = 0; k < 3; k++) counts[capped][k] = th_launches(be, names[k]);
+            tt_buffer *all[] = {bx, bw, bdy, by, bdx, bdw};
+            for (size_t i = 0; i < COUNT(all); i++) tt_buffer_free(all[i]);
+            tt_backend_destroy(be);
+        }
+        th_setenv("TT_DISPATCH_FLOPS", NULL);
+        for (int k = 0; k < 3; k++) {
+            if (counts[0][k] != 1 || counts[1][k] != 5)
+                printf("\n    %s: %llu launches, %llu under the cap (want 1 and 5)", names[k],
+                       (unsigned long long)counts[0][k], (unsigned long long)counts[1][k]);
+            CU_ASSERT(counts[0][k] == 1 && counts[1][k] == 5);
+        }
+        CU_ASSERT(memcmp(got[0], got[1], sizeof got[0]) == 0);
+        CU_ASSERT(memcmp(gotd[0], gotd[1], sizeof gotd[0]) == 0);
+        CU_ASSERT(th_max_rel_error_f(gotw[1], gotw[0], nw, 1e-3) < 1e-5);
+        free(x), free(w), free(dy);
+    }
+}
+
+/* Kernels held below the device's work-group size (CL_KERNEL_WORK_GROUP_SIZE,
+ * as registers hold kernels on Mali, Adreno or Intel GPUs; the test knob
+ * makes this device report 8 work-items): the untiled kernels, whose
+ * groups are free, narrow to fit; the tiled forward's tile and the weight
+ * gradient's group, defines, build again smaller; every direction against
+ * the reference. */
+static void test_direct_kernel_limit(void)
+{
+    th_setenv("TT_KERNEL_WG_LIMIT", "8");
+    check_as("direct (kernels held to 8 work-items)", direct_cases, COUNT(direct_cases),
+             TT_CONV_ALGO_DIRECT);
+    check_as("direct_tiled (kernels held to 8 work-items)", tiled_cases, COUNT(tiled_cases),
+             TT_CONV_ALGO_DIRECT_TILED);
+    th_setenv("TT_KERNEL_WG_LIMIT", NULL);
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
         {"direct: forward and gradients", test_direct},
         {"direct_w16: 3x3 and 7x7 with 16 columns a work-item, and direct_w8's 8", test_direct_w16},
         {"direct with local-memory tiles", test_direct_tiled},
+        {"direct in bands of rows under a GPU's cap on a launch's work", test_direct_bands},
+        {"direct's work-groups within the kernel's own limit", test_direct_kernel_limit},
         CU_TEST_INFO_NULL,
     };
     return th_run_suite("conv_direct", tests, TH_EVERY);

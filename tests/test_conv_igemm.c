@@ -81,6 +81,38 @@ static void test_igemm(void)
     th_setenv("TT_LOOP_LIMIT", NULL);
 }
 
+/* A GPU's cap on one launch's work (device_traits.h dispatch_flops) of one
+ * operation: every direction in launches of one image and one chunk of
+ * its reduction, against the reference; and the forward of a 3-image
+ * micro-batch in 3 launches where it was one. */
+static void test_igemm_capped(void)
+{
+    th_setenv("TT_DISPATCH_FLOPS", "1");
+    ref_conv2d_check_cases("implicit_gemm (a launch an image and a chunk)", igemm_cases,
+                           COUNT(igemm_cases), ALL_DIRS);
+    uint64_t launches[2] = {0};
+    tt_conv2d_desc d = IG(3, 2, 5, 6, 3, 1, 1, 1, 1, 0, 0, 1, 1, 1);
+    for (int capped = 0; capped < 2; capped++) {
+        th_setenv("TT_DISPATCH_FLOPS", capped ? "1" : "0");
+        tt_backend *be = th_profiling_backend();
+        CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+        tt_buffer *x = NULL, *w = NULL, *y = NULL;
+        TH_OK(tt_buffer_alloc(be, 3 * 2 * 30 * 4, TT_MEM_OTHER, "x", &x));
+        TH_OK(tt_buffer_alloc(be, 3 * 2 * 4, TT_MEM_OTHER, "w", &w));
+        TH_OK(tt_buffer_alloc(be, 3 * 3 * 30 * 4, TT_MEM_OTHER, "y", &y));
+        TH_OK(tt_conv2d_forward(be, tt_mem_of(y), tt_mem_of(x), tt_mem_of(w), (tt_mem){0}, &d,
+                                (tt_mem){0}));
+        TH_OK(tt_finish(be));
+        launches[capped] = th_launches(be, "conv_igemm_forward");
+        tt_buffer_free(x), tt_buffer_free(w), tt_buffer_free(y);
+        tt_backend_destroy(be);
+    }
+    th_setenv("TT_DISPATCH_FLOPS", NULL);
+    printf("\n    the forward of 3 images: %llu launch(es), %llu under the cap",
+           (unsigned long long)launches[0], (unsigned long long)launches[1]);
+    CU_ASSERT(launches[0] == 1 && launches[1] == 3);
+}
+
 /* A micro-batch whose pixel tiles pass 65535 work-groups (the least a
  * Vulkan device allows along dimension 0) runs in launches of fewer
  * images: with 4-pixel tiles, 5 images of 256x256 go as 4 + 1; forward and
@@ -123,11 +155,25 @@ static void test_igemm_split_batch(void)
     free(got), free(want);
 }
 
+/* A kernel held below the device's work-group size (CL_KERNEL_WORK_GROUP_SIZE,
+ * as registers hold implicit GEMM on Mali, Adreno or Intel GPUs; the test
+ * knob makes this device report 64): a GPU's 16 x 16 work-groups narrow to
+ * fit, every direction against the reference. */
+static void test_igemm_kernel_limit(void)
+{
+    th_setenv("TT_KERNEL_WG_LIMIT", "64");
+    check_with("implicit_gemm (a GPU's tile, kernels held to 64 work-items)", igemm_cases,
+               COUNT(igemm_cases), TT_CONV_IGEMM_TILE(4, 4, 16, 16, 16));
+    th_setenv("TT_KERNEL_WG_LIMIT", NULL);
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
         {"implicit_gemm: forward and gradients, every tile", test_igemm},
         {"implicit_gemm: a large micro-batch in several launches", test_igemm_split_batch},
+        {"implicit_gemm: launches under a GPU's cap on their work", test_igemm_capped},
+        {"implicit_gemm: work-groups within the kernel's own limit", test_igemm_kernel_limit},
         CU_TEST_INFO_NULL,
     };
     return th_run_suite("conv_igemm", tests, TH_EVERY);

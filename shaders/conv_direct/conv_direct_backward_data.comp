@@ -2,8 +2,8 @@
  * and the taps (ky, kx) whose output position oy = (y + pH - ky dH) / sH
  * (exact, in range; likewise ox) exists, of dout[n, co, oy, ox] weight[co,
  * ci, ky, kx], CIB input channels a work-item (opencl/conv_direct.cl;
- * arguments dinp, dout, weight, geometry; global (W, H, N ceil(Cin /
- * CIB))).  Control flow uniform across a row, as in the forward. */
+ * arguments dinp, dout, weight, geometry, row0; global (W, rows, N
+ * ceil(Cin / CIB)) over the rows from row0).  Control flow uniform across a row, as in the forward. */
 #version 450
 #include "common.glsl"
 #include "conv_direct/direct.glsl"
@@ -12,13 +12,13 @@ TT_BUFFER(0, float, dinp);
 TT_BUFFER(1, float, dout);
 TT_BUFFER(2, float, weight);
 layout(push_constant) uniform Args {
-    uint dinp_offset; uint dout_offset; uint weight_offset; tt_geometry g;
+    uint dinp_offset; uint dout_offset; uint weight_offset; tt_geometry g; int row0;
 } args;
 
 void main()
 {
     tt_geometry g = args.g;
-    int x_id = int(gl_GlobalInvocationID.x), y = int(gl_GlobalInvocationID.y);
+    int x_id = int(gl_GlobalInvocationID.x), y = args.row0 + int(gl_GlobalInvocationID.y);
     int x = min(x_id, g.W - 1);
     int blocks = (g.Cin + TT_DIRECT_CIB - 1) / TT_DIRECT_CIB;
     int n = int(gl_GlobalInvocationID.z) / blocks;

@@ -2,7 +2,8 @@
  * 0) + (bias[co] or 0) + sum over ci, ky, kx of inp[n, ci, oy sH - pH + ky
  * dH, ox sW - pW + kx dW] weight[co, ci, ky, kx], COB output channels a
  * work-item (opencl/conv_direct.cl; arguments out, inp, weight, bias,
- * has_bias, accumulate, geometry; global (OW, OH, N ceil(Cout / COB))).
+ * has_bias, accumulate, geometry, row0; global (OW, rows, N ceil(Cout / COB))
+ * over the rows from row0).
  * Control flow stays uniform across a row, as in the OpenCL kernel:
  * columns past OW compute on a clamped column and store nothing; padding
  * columns read a clamped address and use 0. */
@@ -16,7 +17,7 @@ TT_FORWARD_ARGS;
 void main()
 {
     tt_geometry g = args.g;
-    int ox_id = int(gl_GlobalInvocationID.x), oy = int(gl_GlobalInvocationID.y);
+    int ox_id = int(gl_GlobalInvocationID.x), oy = args.row0 + int(gl_GlobalInvocationID.y);
     int ox = min(ox_id, g.OW - 1);
     int blocks = (g.Cout + TT_DIRECT_COB - 1) / TT_DIRECT_COB;
     int n = int(gl_GlobalInvocationID.z) / blocks;

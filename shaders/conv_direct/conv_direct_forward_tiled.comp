@@ -4,7 +4,7 @@
  * arguments as conv_direct_forward, then the two local arrays: `tile`,
  * ((TH-1) sH + (kH-1) dH + 1) x ((TW-1) sW + (kW-1) dW + 1) floats, sized
  * by TT_LOCAL0, and `wtile`, COB kH kW floats, by TT_LOCAL1; work-group
- * (TW, TH, 1), global rounded up).  Every invocation reaches both
+ * (TW, TH, 1), global rounded up; row0 a multiple of TH).  Every invocation reaches both
  * barriers of every channel (the loop bound Cin is uniform); those past
  * the edges store nothing. */
 #version 450
@@ -24,13 +24,13 @@ void main()
     tt_geometry g = args.g;
     int tw = int(gl_WorkGroupSize.x), th = int(gl_WorkGroupSize.y); /* TW, TH */
     int lx = int(gl_LocalInvocationID.x), ly = int(gl_LocalInvocationID.y);
-    int ox = int(gl_GlobalInvocationID.x), oy = int(gl_GlobalInvocationID.y);
+    int ox = int(gl_GlobalInvocationID.x), oy = args.row0 + int(gl_GlobalInvocationID.y);
     int blocks = (g.Cout + TT_DIRECT_COB - 1) / TT_DIRECT_COB;
     int n = int(gl_GlobalInvocationID.z) / blocks;
     int co0 = int(gl_GlobalInvocationID.z) % blocks * TT_DIRECT_COB;
     int tile_w = (tw - 1) * g.SW + (g.KW - 1) * g.DW + 1;
     int tile_h = (th - 1) * g.SH + (g.KH - 1) * g.DH + 1;
-    int y0 = int(gl_WorkGroupID.y) * th * g.SH - g.PH;
+    int y0 = (args.row0 + int(gl_WorkGroupID.y) * th) * g.SH - g.PH;
     int x0 = int(gl_WorkGroupID.x) * tw * g.SW - g.PW;
     int ktaps = g.KH * g.KW, lid = ly * tw + lx, wg = tw * th;
     int w0 = TT_AT(args.weight_offset, 4);

@@ -30,7 +30,7 @@ struct tt_geometry {
 };
 
 /* The forward kernels' buffers and push constants: out, inp, weight, bias,
- * has_bias, accumulate, then the geometry. */
+ * has_bias, accumulate, the geometry, then the band's first output row. */
 #define TT_FORWARD_BUFFERS        \
     TT_BUFFER(0, float, outp);    \
     TT_BUFFER(1, float, inp);     \
@@ -39,5 +39,5 @@ struct tt_geometry {
 #define TT_FORWARD_ARGS                                                                     \
     layout(push_constant) uniform Args {                                                    \
         uint out_offset; uint inp_offset; uint weight_offset; uint bias_offset;             \
-        int has_bias; int accumulate; tt_geometry g;                                        \
+        int has_bias; int accumulate; tt_geometry g; int row0;                              \
     } args

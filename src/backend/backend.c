@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/hash.h"
+#include "core/knobs.h"
 #include "core/status.h"
 
 /* ---- device facts ---------------------------------------------------------- */
@@ -382,4 +383,40 @@ tt_status tt_launch_check_count(const char *op, size_t count)
                             "or tile",
                             op, count, INT_MAX);
     return NULL;
+}
+
+/* The test knob's limit on every kernel's work-group; 0: none. */
+static size_t knob_group_limit(void)
+{
+    const char *v = tt_knob_str(TT_KNOB_KERNEL_WG_LIMIT);
+    return v && *v ? (size_t)strtoull(v, NULL, 10) : 0;
+}
+
+size_t tt_kernel_work_group_limit(tt_backend *backend, const char *program, const char *kernel,
+                                  const char *options)
+{
+    size_t most = backend->device.max_work_group_size, knob = knob_group_limit();
+    if (backend->ops->kernel_limit && !backend->preparing) {
+        size_t own = 0;
+        tt_status s = backend->ops->kernel_limit(backend, program, kernel, options, &own);
+        if (s) tt_status_free(s); /* the launch builds it again and reports the error */
+        else if (own && own < most) most = own;
+    }
+    if (knob && knob < most) most = knob;
+    return most ? most : 1;
+}
+
+tt_status tt_launch_check_group(const tt_backend *backend, const tt_launch *launch, size_t most)
+{
+    size_t knob = knob_group_limit(), items = 1;
+    if (knob && (!most || knob < most)) most = knob;
+    if (!most || !launch->local[0]) return NULL;
+    for (int d = 0; d < launch->dims; d++) items *= launch->local[d] ? launch->local[d] : 1;
+    if (items <= most) return NULL;
+    return tt_error_new(TT_ERR_UNSUPPORTED,
+                        "kernel %s/%s: a work-group of %zu work-items, and %s runs this kernel "
+                        "in groups of at most %zu (its registers or local memory; "
+                        "CL_KERNEL_WORK_GROUP_SIZE); choose another algorithm (--algo) or "
+                        "report it with `tiletrain doctor --json`",
+                        launch->program, launch->kernel, items, backend->device.name, most);
 }

@@ -169,6 +169,12 @@ typedef struct tt_backend_ops {
      * launch that needs it builds it again and fails with its whole log. */
     tt_status (*prepare)(tt_backend *backend, const tt_launch *launch);
     tt_status (*build_prepared)(tt_backend *backend);
+    /* Optional (NULL: the device's max_work_group_size for every kernel):
+     * the most work-items a work-group of this kernel may have on the
+     * device, built as launches build it (OpenCL: CL_KERNEL_WORK_GROUP_SIZE,
+     * which register use can hold below the device's). */
+    tt_status (*kernel_limit)(tt_backend *backend, const char *program, const char *kernel,
+                              const char *options, size_t *max_work_group);
 } tt_backend_ops;
 
 /* Counters of the program cache, for tests and the report. */
@@ -420,5 +426,16 @@ tt_status tt_mem_check(const char *op, const char *what, tt_mem mem, size_t byte
 /* `count` work-items or elements fit one launch (kernels index with int):
  * TT_ERR_UNSUPPORTED naming `op` otherwise. */
 tt_status tt_launch_check_count(const char *op, size_t count);
+
+/* The most work-items a work-group of `kernel` may have on `backend`'s
+ * device (backend op kernel_limit, else the device's), lowered by the test
+ * knob $TT_KERNEL_WG_LIMIT; ops with a free work-group size fit it.
+ * While preparing, or where the kernel does not build, the device's. */
+size_t tt_kernel_work_group_limit(tt_backend *backend, const char *program, const char *kernel,
+                                  const char *options);
+/* NULL, or TT_ERR_UNSUPPORTED naming the kernel when `launch`'s work-group
+ * is larger than `most` (a backend's launch calls it with the kernel's
+ * limit; the knob lowers it). */
+tt_status tt_launch_check_group(const tt_backend *backend, const tt_launch *launch, size_t most);
 
 #endif

@@ -47,6 +47,17 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                             "The loop iterations one shader invocation may run in all, instead "
                             "of the device's (lavapipe: 65535, else none): kernels that loop "
                             "long split their launches below it."},
+    [TT_KNOB_DISPATCH_FLOPS] = {"TT_DISPATCH_FLOPS", TT_KNOB_TEST, "src/ops/device_traits.c",
+                                "a number of floating-point operations, 0 for none",
+                                "The work one convolution launch may hold, instead of the "
+                                "device's (GPUs: 2^32, under a watchdog's 2 s on the slowest "
+                                "of them; CPUs: none): longer launches run as bands of rows."},
+    [TT_KNOB_KERNEL_WG_LIMIT] = {"TT_KERNEL_WG_LIMIT", TT_KNOB_TEST, "src/backend/backend.c",
+                                 "a number of work-items",
+                                 "The most work-items a work-group of any kernel may have, "
+                                 "below the device's and the kernel's own (as register use "
+                                 "holds kernels on Mali, Adreno or Intel GPUs): launches past it "
+                                 "are refused, and ops with a free work-group size fit it."},
     [TT_KNOB_SHADER_DIR] = {"TT_SHADER_DIR", TT_KNOB_USER, "src/backend/vulkan/vk_pipeline.c",
                             "a folder holding <program>/<kernel>.spv files (the build writes "
                             "them to build/shaders/)",

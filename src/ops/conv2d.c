@@ -27,6 +27,7 @@
 #include "core/status.h"
 #include "ops/conv_autotune.h"
 #include "ops/conv_log.h"
+#include "ops/device_traits.h"
 
 typedef tt_conv_shape conv2d_shape;
 
@@ -55,13 +56,20 @@ static tt_im2col im2col_geometry(const conv2d_shape *s, tt_mem image, tt_mem col
  * forward and the input gradient write them: CLBlast copies an operand
  * it must pad into a buffer of its own for each call, outside the memory
  * accounting, and in runs of this many that copy is at most K x 8192
- * floats however large the tile. */
+ * floats however large the tile.  On a GPU, fewer where a run's 2 Cout K
+ * multiply-adds a position would pass its cap on one launch's work
+ * (device_traits.h dispatch_flops). */
 #define IM2COL_RUN 8192
 
-/* The positions [p, p + its return) of `plane` one GEMM takes. */
-static size_t run_of(size_t plane, size_t p)
+static size_t run_length(tt_backend *be, const conv2d_shape *s)
 {
-    return plane - p < IM2COL_RUN ? plane - p : IM2COL_RUN;
+    return tt_dispatch_units(be, 2.0 * (double)(s->cout * s->k), IM2COL_RUN);
+}
+
+/* The positions [p, p + its return) of `plane` one GEMM of `run` takes. */
+static size_t run_of(size_t plane, size_t p, size_t run)
+{
+    return plane - p < run ? plane - p : run;
 }
 
 static tt_status im2col_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
@@ -82,8 +90,8 @@ static tt_status im2col_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem w
         }
         tt_mem out_n = tt_mem_f32(out, n * s->cout * s->out_plane);
         /* out_g (Cout/g, P) = weight_g (Cout/g, K) . cols_g (K, P), P in runs */
-        for (size_t p = 0; p < s->out_plane; p += IM2COL_RUN) {
-            tt_gemm gemm = {.m = s->cout_g, .n = run_of(s->out_plane, p), .k = s->k,
+        for (size_t p = 0, run = run_length(be, s); p < s->out_plane; p += run) {
+            tt_gemm gemm = {.m = s->cout_g, .n = run_of(s->out_plane, p, run), .k = s->k,
                             .alpha = 1.0f, .beta = beta,
                             .a = weight, .lda = s->k, .stride_a = s->cout_g * s->k,
                             .b = tt_mem_f32(cols, p), .ldb = s->out_plane,
@@ -108,8 +116,8 @@ static tt_status im2col_backward_weight(tt_backend *be, tt_mem dweight, tt_mem d
             cols = ws;
         }
         /* dweight_g (Cout/g, K) += dout_g (Cout/g, P) . cols_gᵀ (P, K), P in runs */
-        for (size_t p = 0; p < s->out_plane; p += IM2COL_RUN) {
-            tt_gemm gemm = {.trans_b = 1, .m = s->cout_g, .n = s->k, .k = run_of(s->out_plane, p),
+        for (size_t p = 0, run = run_length(be, s); p < s->out_plane; p += run) {
+            tt_gemm gemm = {.trans_b = 1, .m = s->cout_g, .n = s->k, .k = run_of(s->out_plane, p, run),
                             .alpha = 1.0f, .beta = 1.0f, .a = tt_mem_f32(dout_n, p),
                             .lda = s->out_plane, .stride_a = s->cout_g * s->out_plane,
                             .b = tt_mem_f32(cols, p), .ldb = s->out_plane,
@@ -131,8 +139,8 @@ static tt_status im2col_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, 
         tt_mem dout_n = tt_mem_f32(dout, n * s->cout * s->out_plane);
         tt_mem dinp_n = tt_mem_f32(dinp, n * s->cin * s->in_plane);
         tt_mem cols = s->image_is_columns ? dinp_n : ws;
-        for (size_t p = 0; p < s->out_plane; p += IM2COL_RUN) {
-            tt_gemm gemm = {.trans_a = 1, .m = s->k, .n = run_of(s->out_plane, p), .k = s->cout_g,
+        for (size_t p = 0, run = run_length(be, s); p < s->out_plane; p += run) {
+            tt_gemm gemm = {.trans_a = 1, .m = s->k, .n = run_of(s->out_plane, p, run), .k = s->cout_g,
                             .alpha = 1.0f, .beta = s->image_is_columns ? 1.0f : 0.0f,
                             .a = weight, .lda = s->k, .stride_a = s->cout_g * s->k,
                             .b = tt_mem_f32(dout_n, p), .ldb = s->out_plane,

@@ -49,7 +49,8 @@ typedef struct direct_params {
     char options[256];   /* the -D defines for the program: all of them */
 } direct_params;
 
-static direct_params params_of(const tt_backend *be, const tt_conv_shape *s, direct_kind kind)
+static direct_params params_within(const tt_backend *be, const tt_conv_shape *s,
+                                   direct_kind kind, size_t group_cap)
 {
     direct_params p;
     /* channels per work-item, both directions: one block a program, not
@@ -59,6 +60,7 @@ static direct_params params_of(const tt_backend *be, const tt_conv_shape *s, dir
      * registers */
     p.cob = p.cib = kind == DIRECT_W8 ? DIRECT_COB_W8 : DIRECT_COB;
     size_t max_wg = be->device.max_work_group_size ? be->device.max_work_group_size : 1;
+    if (group_cap && group_cap < max_wg) max_wg = group_cap;
     size_t local_floats = (size_t)(be->device.local_mem_bytes / sizeof(float));
     p.wg = tt_pow2_floor(max_wg < DIRECT_WG_MAX ? max_wg : DIRECT_WG_MAX);
     while (p.wg > 1 && DIRECT_WCOB * DIRECT_TAPS * p.wg > local_floats / 2) p.wg /= 2;
@@ -81,6 +83,27 @@ static direct_params params_of(const tt_backend *be, const tt_conv_shape *s, dir
                  p.cob, p.cib, p.wg, p.tw, p.th, DIRECT_TAPS, DIRECT_WCOB);
     }
     return p;
+}
+
+static direct_params params_of(const tt_backend *be, const tt_conv_shape *s, direct_kind kind)
+{
+    return params_within(be, s, kind, 0);
+}
+
+/* The parameters of `kernel`, whose work-group is a define (the tiled
+ * forward's tile, the weight gradient's group): the device's, or where
+ * the kernel built with them allows fewer work-items (its registers),
+ * built again with groups of at most that many. */
+static direct_params params_for(tt_backend *be, const tt_conv_shape *s, direct_kind kind,
+                                const char *kernel)
+{
+    direct_params p = params_of(be, s, kind);
+    for (;;) {
+        size_t group = kind == DIRECT_TILED ? p.tw * p.th : p.wg;
+        size_t most = tt_kernel_work_group_limit(be, p.program, kernel, p.options);
+        if (kind == DIRECT_W8 || group <= most || group <= 1) return p;
+        p = params_within(be, s, kind, tt_pow2_floor(most));
+    }
 }
 
 /* The tiled forward's input tile and weight block, in floats. */
@@ -140,11 +163,27 @@ tt_conv_algo tt_conv_direct_row(const tt_backend *be)
                                                          : TT_CONV_ALGO_DIRECT;
 }
 
-static size_t row_width(const direct_params *p, size_t width)
+/* The work-group of the untiled kernels, which read no local memory: the
+ * device's row, no wider than `width` needs nor than the kernel's own
+ * limit (registers can hold it below the device's). */
+static size_t row_width(tt_backend *be, const direct_params *p, const char *kernel, size_t width)
 {
-    size_t row = p->row;
-    while (row > 1 && row / 2 >= width) row /= 2;
+    size_t row = p->row, most = tt_kernel_work_group_limit(be, p->program, kernel, p->options);
+    while (row > 1 && (row / 2 >= width || row > most)) row /= 2;
     return row;
+}
+
+/* The rows of `rows` (each `width` wide) one launch runs: as many as keep
+ * its multiply-adds, 2 kH kW Cin Cout a pixel of every image over `per`
+ * pixels of the shape, within the device's cap (device_traits.h
+ * dispatch_flops); a multiple of `multiple` where it cuts. */
+static size_t band_rows(const tt_backend *be, const tt_conv_shape *s, size_t rows, double width,
+                        size_t multiple)
+{
+    double per_row = 2.0 * (double)(s->kh * s->kw * s->cin * s->cout * s->batch) * width;
+    size_t band = tt_dispatch_units(be, per_row, rows);
+    if (band < rows && multiple > 1) band = band > multiple ? band / multiple * multiple : multiple;
+    return band;
 }
 
 static tt_status forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, tt_mem bias,
@@ -153,25 +192,35 @@ static tt_status forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, 
     tt_mem bias_mem = bias.buffer ? bias : weight; /* any valid buffer; unread */
     if (kind == DIRECT_TILED && !tiles_fit(be, s)) kind = DIRECT_SCALAR;
     if (kind == DIRECT_W8 && s->sw != 1) kind = DIRECT_SCALAR;
-    direct_params p = params_of(be, s, kind);
+    direct_params p = kind == DIRECT_TILED ? params_for(be, s, kind, "conv_direct_forward_tiled")
+                                              : params_of(be, s, kind);
     size_t blocks = (s->cout + p.cob - 1) / p.cob;
-    if (kind == DIRECT_TILED) {
-        size_t tile_w, tile_h, all = tile_floats(&p, s, &tile_w, &tile_h);
-        size_t global[3] = {s->ow, s->oh, s->batch * blocks}, local[3] = {p.tw, p.th, 1};
-        return tt_launch_kernel(
-            be, p.program, "conv_direct_forward_tiled", p.options, 3, global, local,
-            TT_ARGS(tt_arg_mem(out), tt_arg_mem(inp), tt_arg_mem(weight), tt_arg_mem(bias_mem),
-                    tt_arg_i32(bias.buffer != NULL), tt_arg_i32(accumulate), TT_CONV_GEOMETRY_ARGS(s),
-                    tt_arg_local(tile_w * tile_h * sizeof(float)),
-                    tt_arg_local((all - tile_w * tile_h) * sizeof(float))));
+    int tiled = kind == DIRECT_TILED;
+    size_t band = band_rows(be, s, s->oh, (double)s->ow, tiled ? p.th : 1);
+    for (size_t row0 = 0; row0 < s->oh; row0 += band) {
+        size_t rows = s->oh - row0 < band ? s->oh - row0 : band;
+        if (tiled) {
+            size_t tile_w, tile_h, all = tile_floats(&p, s, &tile_w, &tile_h);
+            size_t global[3] = {s->ow, rows, s->batch * blocks}, local[3] = {p.tw, p.th, 1};
+            TT_TRY(tt_launch_kernel(
+                be, p.program, "conv_direct_forward_tiled", p.options, 3, global, local,
+                TT_ARGS(tt_arg_mem(out), tt_arg_mem(inp), tt_arg_mem(weight), tt_arg_mem(bias_mem),
+                        tt_arg_i32(bias.buffer != NULL), tt_arg_i32(accumulate),
+                        TT_CONV_GEOMETRY_ARGS(s), tt_arg_i32((int)row0),
+                        tt_arg_local(tile_w * tile_h * sizeof(float)),
+                        tt_arg_local((all - tile_w * tile_h) * sizeof(float)))));
+            continue;
+        }
+        size_t columns = kind == DIRECT_W8 ? (s->ow + 7) / 8 : s->ow;
+        size_t global[3] = {columns, rows, s->batch * blocks};
+        size_t local[3] = {row_width(be, &p, "conv_direct_forward", columns), 1, 1};
+        TT_TRY(tt_launch_kernel(be, p.program, "conv_direct_forward", p.options, 3, global, local,
+                                TT_ARGS(tt_arg_mem(out), tt_arg_mem(inp), tt_arg_mem(weight),
+                                        tt_arg_mem(bias_mem), tt_arg_i32(bias.buffer != NULL),
+                                        tt_arg_i32(accumulate), TT_CONV_GEOMETRY_ARGS(s),
+                                        tt_arg_i32((int)row0))));
     }
-    int w8 = kind == DIRECT_W8;
-    size_t columns = w8 ? (s->ow + 7) / 8 : s->ow;
-    size_t global[3] = {columns, s->oh, s->batch * blocks}, local[3] = {row_width(&p, columns), 1, 1};
-    return tt_launch_kernel(be, p.program, "conv_direct_forward", p.options, 3, global, local,
-                            TT_ARGS(tt_arg_mem(out), tt_arg_mem(inp), tt_arg_mem(weight),
-                                    tt_arg_mem(bias_mem), tt_arg_i32(bias.buffer != NULL),
-                                    tt_arg_i32(accumulate), TT_CONV_GEOMETRY_ARGS(s)));
+    return NULL;
 }
 
 static tt_status backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem weight,
@@ -180,12 +229,18 @@ static tt_status backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem 
     direct_params p = params_of(be, s, kind);
     TT_TRY(tt_conv_clear_input(be, dinp, s, accumulate));
     size_t blocks = (s->cin + p.cib - 1) / p.cib;
-    int w8 = kind == DIRECT_W8;
-    size_t columns = w8 ? (s->w + 7) / 8 : s->w;
-    size_t global[3] = {columns, s->h, s->batch * blocks}, local[3] = {row_width(&p, columns), 1, 1};
-    return tt_launch_kernel(be, p.program, "conv_direct_backward_data", p.options, 3, global, local,
-                            TT_ARGS(tt_arg_mem(dinp), tt_arg_mem(dout), tt_arg_mem(weight),
-                                    TT_CONV_GEOMETRY_ARGS(s)));
+    size_t columns = kind == DIRECT_W8 ? (s->w + 7) / 8 : s->w;
+    /* an input pixel takes kH kW / (sH sW) taps of every output channel */
+    size_t band = band_rows(be, s, s->h, (double)s->w / (double)(s->sh * s->sw), 1);
+    for (size_t row0 = 0; row0 < s->h; row0 += band) {
+        size_t global[3] = {columns, s->h - row0 < band ? s->h - row0 : band, s->batch * blocks};
+        size_t local[3] = {row_width(be, &p, "conv_direct_backward_data", columns), 1, 1};
+        TT_TRY(tt_launch_kernel(be, p.program, "conv_direct_backward_data", p.options, 3, global,
+                                local,
+                                TT_ARGS(tt_arg_mem(dinp), tt_arg_mem(dout), tt_arg_mem(weight),
+                                        TT_CONV_GEOMETRY_ARGS(s), tt_arg_i32((int)row0))));
+    }
+    return NULL;
 }
 
 /* Output rows a launch of the weight gradient sums: an invocation loops
@@ -194,7 +249,8 @@ static tt_status backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem 
  * past TT_LOOP_BUDGET the rows run as several launches adding into
  * dweight.  Measured on lavapipe: w8 one step a vector (a 1x1 over 600 x
  * 1000 cut at 86%), counted as 2; the work-group kernel between 4 and 8
- * a row of one vector, counted as 2 + 4. */
+ * a row of one vector, counted as 2 + 4.  A GPU's cap on a launch's work
+ * (band_rows) may cut the rows further. */
 static size_t weight_rows_per_launch(const tt_conv_shape *s, size_t columns, size_t steps)
 {
     size_t per_image = TT_LOOP_BUDGET / s->batch > 1 ? TT_LOOP_BUDGET / s->batch - 1 : 1;
@@ -205,7 +261,7 @@ static size_t weight_rows_per_launch(const tt_conv_shape *s, size_t columns, siz
 static tt_status backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
                                  const tt_conv_shape *s, direct_kind kind)
 {
-    direct_params p = params_of(be, s, kind);
+    direct_params p = params_for(be, s, kind, "conv_direct_backward_weight");
     size_t chunks = (s->kh * s->kw + DIRECT_TAPS - 1) / DIRECT_TAPS;
     int w8 = kind == DIRECT_W8;
     size_t global[3] = {0, 0, 1}, local[3] = {1, 1, 1};
@@ -223,6 +279,8 @@ static tt_status backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt
         local[0] = p.wg;
     }
     size_t rows = weight_rows_per_launch(s, w8 ? 8 : p.wg, w8 ? 2 : 4);
+    size_t band = band_rows(be, s, s->oh, (double)s->ow, 1);
+    if (band < rows) rows = band;
     for (size_t row0 = 0; row0 < s->oh; row0 += rows)
         TT_TRY(tt_launch_kernel(
             be, p.program, w8 ? "conv_direct_backward_weight_w8" : "conv_direct_backward_weight",

@@ -44,15 +44,15 @@ typedef struct igemm_tiles {
     char options[96];
 } igemm_tiles;
 
-/* The tile for a product of `rows` x `columns` on `be`'s device; `fitted`:
- * a work-group no larger than the product needs.  PoCL compiles a kernel
+/* The tile for `kernel`'s product of `rows` x `columns` on `be`'s device;
+ * `fitted`: a work-group no larger than the product needs.  PoCL compiles a kernel
  * anew for every work-group size it is launched with (about a second
  * each, the weight gradient's several), so there every direction keeps
  * one size for every layer (fitted()): its products are large on the deep
  * layers it wins on, and on a small one the idle work-items only make a
  * loser slower. */
-static igemm_tiles tiles_of(const tt_backend *be, const tt_conv_blocks *forced, size_t rows,
-                            size_t columns, int fitted)
+static igemm_tiles tiles_of(tt_backend *be, const char *kernel, const tt_conv_blocks *forced,
+                            size_t rows, size_t columns, int fitted)
 {
     tt_device_traits d = tt_device_traits_of(be);
     igemm_tiles t =
@@ -82,6 +82,13 @@ static igemm_tiles tiles_of(const tt_backend *be, const tt_conv_blocks *forced, 
     }
     snprintf(t.options, sizeof t.options, "-DTT_IG_RM=%zu -DTT_IG_RN=%zu -DTT_IG_BK=%zu", t.rm,
              t.rn, t.bk);
+    /* the kernel's own limit, which its registers can hold below the
+     * device's (the build is the same: the work-group is no define) */
+    size_t most = tt_kernel_work_group_limit(be, "conv_igemm", kernel, t.options);
+    while (t.mt * t.nt > most && t.mt * t.nt > 1) {
+        if (t.nt >= t.mt) t.nt /= 2;
+        else t.mt /= 2;
+    }
     return t;
 }
 
@@ -152,10 +159,10 @@ static igemm_launch launch_of(const igemm_tiles *t, size_t rows, size_t columns,
  * launch, which such a device refuses with an error naming the shader. */
 #define MAX_GROUPS_X 65535
 
-static size_t images_per_launch(const igemm_tiles *t, size_t pixels_per_image)
+static size_t images_per_launch(const igemm_tiles *t, size_t pixels_per_image, size_t most)
 {
     size_t images = MAX_GROUPS_X * t->nt * t->rn / (pixels_per_image ? pixels_per_image : 1);
-    return images ? images : 1;
+    return images < 1 ? 1 : images < most ? images : most;
 }
 
 /* `s` for the images [n0, n0 + count). */
@@ -167,28 +174,39 @@ static tt_conv_shape images_of(const tt_conv_shape *s, size_t n0, size_t count)
 }
 
 /* The part of a reduction of `length` (K, or a slice's pixels) one launch
- * runs: all of it, or on a device that ends long-looping invocations
- * (device_traits.h loop_limit: lavapipe) as many chunks of BK as keep an
- * invocation's loop iterations within half the limit (the other half for
- * the loops around the chunks), counting every loop of a chunk as if the
- * compiler unrolled none.  A multiple of BK. */
-static size_t reduction_per_launch(const tt_backend *be, const igemm_tiles *t, size_t length)
+ * runs, each step of it `step_flops` over the launch: all of it, or
+ * - on a device that ends long-looping invocations (device_traits.h
+ *   loop_limit: lavapipe) as many chunks of BK as keep an invocation's loop
+ *   iterations within half the limit (the other half for the loops around
+ *   the chunks), counting every loop of a chunk as if the compiler
+ *   unrolled none;
+ * - on a GPU, as many as keep the launch within its cap on work
+ *   (device_traits.h dispatch_flops).
+ * A multiple of BK where it cuts. */
+static size_t reduction_per_launch(const tt_backend *be, const igemm_tiles *t, size_t length,
+                                   double step_flops)
 {
-    size_t limit = tt_device_traits_of(be).loop_limit;
-    if (!limit) return length;
-    size_t wg = t->mt * t->nt, a_step = wg >= t->bk ? wg / t->bk : 1;
-    size_t per_chunk = 1 + ceil_div(t->bk, wg) * (1 + ceil_div(t->mt * t->rm, a_step)) +
-                       ceil_div(t->bk, t->mt) * (1 + t->rn) + t->bk * (1 + t->rm * (1 + t->rn));
-    size_t chunks = limit / 2 / per_chunk;
-    return (chunks ? chunks : 1) * t->bk;
+    size_t span = tt_dispatch_units(be, step_flops, length), limit = tt_device_traits_of(be).loop_limit;
+    if (limit) {
+        size_t wg = t->mt * t->nt, a_step = wg >= t->bk ? wg / t->bk : 1;
+        size_t per_chunk = 1 + ceil_div(t->bk, wg) * (1 + ceil_div(t->mt * t->rm, a_step)) +
+                           ceil_div(t->bk, t->mt) * (1 + t->rn) + t->bk * (1 + t->rm * (1 + t->rn));
+        size_t chunks = limit / 2 / per_chunk;
+        if ((chunks ? chunks : 1) * t->bk < span) span = (chunks ? chunks : 1) * t->bk;
+    }
+    return span >= length ? length : span > t->bk ? span / t->bk * t->bk : t->bk;
 }
 
 static tt_status igemm_forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight,
                                tt_mem bias, const tt_conv_shape *s, tt_mem ws, int accumulate)
 {
     (void)ws;
-    igemm_tiles t = tiles_of(be, &s->blocks, s->cout_g, s->batch * s->out_plane, fitted(be));
-    size_t per = images_per_launch(&t, s->out_plane), span = reduction_per_launch(be, &t, s->k);
+    igemm_tiles t = tiles_of(be, "conv_igemm_forward", &s->blocks, s->cout_g,
+                             s->batch * s->out_plane, fitted(be));
+    /* each image 2 Cout K per pixel, within the cap on a launch's work */
+    double image_flops = 2.0 * (double)(s->cout * s->k * s->out_plane);
+    size_t per = images_per_launch(&t, s->out_plane, tt_dispatch_units(be, image_flops, s->batch));
+    size_t span = reduction_per_launch(be, &t, s->k, image_flops / (double)s->k * (double)per);
     tt_mem bias_mem = bias.buffer ? bias : weight; /* any valid buffer; unread */
     for (size_t n0 = 0; n0 < s->batch; n0 += per) {
         tt_conv_shape c = images_of(s, n0, per);
@@ -226,14 +244,17 @@ static tt_status igemm_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, t
     (void)ws;
     TT_TRY(tt_conv_clear_input(be, dinp, s, accumulate));
     size_t phase_pixels = ceil_div(s->h, s->sh) * ceil_div(s->w, s->sw); /* the largest phase's */
-    igemm_tiles t = tiles_of(be, &s->blocks, s->cin_g, s->batch * phase_pixels, fitted(be));
-    size_t per = images_per_launch(&t, phase_pixels);
+    igemm_tiles t = tiles_of(be, "conv_igemm_backward_data", &s->blocks, s->cin_g,
+                             s->batch * phase_pixels, fitted(be));
     for (size_t ry = 0; ry < s->sh && ry < s->h; ry++)
         for (size_t rx = 0; rx < s->sw && rx < s->w; rx++) {
             /* K of the phase: Cout/G channels by the taps that reach it */
             size_t k = s->cout_g * phase_taps(ry, s->sh, s->ph, s->dh, s->kh) *
                        phase_taps(rx, s->sw, s->pw, s->dw, s->kw);
-            size_t span = reduction_per_launch(be, &t, k);
+            double image_flops = 2.0 * (double)(s->cin * k * phase_pixels);
+            size_t per = images_per_launch(&t, phase_pixels,
+                                           tt_dispatch_units(be, image_flops, s->batch));
+            size_t span = reduction_per_launch(be, &t, k, k ? image_flops / (double)k * (double)per : 0);
             for (size_t n0 = 0; n0 < s->batch; n0 += per) {
                 tt_conv_shape c = images_of(s, n0, per);
                 size_t pixels = c.batch * ceil_div(s->h - ry, s->sh) * ceil_div(s->w - rx, s->sw);
@@ -256,10 +277,12 @@ static tt_status igemm_backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, t
 static tt_status igemm_backward_weight(tt_backend *be, tt_mem dweight, tt_mem dout, tt_mem inp,
                                        const tt_conv_shape *s, tt_mem ws)
 {
-    igemm_tiles t = tiles_of(be, &s->blocks, s->cout_g, s->k, fitted(be));
+    igemm_tiles t = tiles_of(be, "conv_igemm_backward_weight", &s->blocks, s->cout_g, s->k,
+                             fitted(be));
     igemm_slices sl = slices_of(s);
     igemm_launch l = launch_of(&t, s->cout_g, s->k, sl.count * s->groups);
-    size_t span = reduction_per_launch(be, &t, sl.len);
+    /* a pixel of every slice: 2 Cout K */
+    size_t span = reduction_per_launch(be, &t, sl.len, 2.0 * (double)(s->cout * s->k * sl.count));
     tt_conv_workspace part = {0};
     TT_TRY(tt_conv_workspace_acquire(be, "conv_igemm.weight_slices", ws,
                                      igemm_workspace_bytes(s), &part));

@@ -86,7 +86,10 @@ static tt_status cl_launch(tt_backend *backend, const tt_launch *launch)
 {
     tt_cl_backend *cl = backend->impl;
     cl_kernel kernel;
-    TT_TRY(tt_cl_kernel_get(backend, launch->program, launch->kernel, launch->options, &kernel));
+    size_t most = 0;
+    TT_TRY(tt_cl_kernel_get(backend, launch->program, launch->kernel, launch->options, &kernel,
+                            &most));
+    TT_TRY(tt_launch_check_group(backend, launch, most));
     cl_uint index = 0;
     for (int i = 0; i < launch->arg_count; i++) {
         const tt_arg *a = &launch->args[i];
@@ -147,6 +150,7 @@ static const tt_backend_ops cl_ops = {
     .launch = cl_launch,
     .prepare = tt_cl_prepare,
     .build_prepared = tt_cl_build_prepared,
+    .kernel_limit = tt_cl_kernel_limit,
     .gemm = tt_cl_gemm,
     .finish = cl_finish,
     .im2col = tt_cl_im2col,

@@ -12,6 +12,7 @@
 typedef struct tt_cl_kernel_entry {
     char name[64];
     cl_kernel kernel;
+    size_t max_work_group; /* CL_KERNEL_WORK_GROUP_SIZE on the device */
 } tt_cl_kernel_entry;
 
 typedef struct tt_cl_program_entry {
@@ -44,9 +45,13 @@ tt_status tt_cl_device_handle(int index, cl_platform_id *platform, cl_device_id 
 /* Fills a tt_device_info from the handles. */
 void tt_cl_device_describe(cl_platform_id platform, cl_device_id device, tt_device_info *info);
 
-/* The built kernel for (program, options); builds and caches on first use. */
+/* The built kernel for (program, options); builds and caches on first use.
+ * *max_work_group (optional): its CL_KERNEL_WORK_GROUP_SIZE. */
 tt_status tt_cl_kernel_get(tt_backend *backend, const char *program, const char *kernel,
-                           const char *options, cl_kernel *out);
+                           const char *options, cl_kernel *out, size_t *max_work_group);
+/* The backend's kernel_limit (backend.h): the kernel's CL_KERNEL_WORK_GROUP_SIZE. */
+tt_status tt_cl_kernel_limit(tt_backend *backend, const char *program, const char *kernel,
+                             const char *options, size_t *max_work_group);
 void tt_cl_programs_release(tt_cl_backend *cl);
 /* The backend's prepare and build_prepared (backend.h): the programs of
  * prepared launches, built on every core. */

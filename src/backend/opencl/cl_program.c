@@ -326,17 +326,14 @@ tt_status tt_cl_build_prepared(tt_backend *backend)
     return status;
 }
 
-tt_status tt_cl_kernel_get(tt_backend *backend, const char *program, const char *kernel,
-                           const char *options, cl_kernel *out)
+/* `kernel` of the program entry `e`, created (with its work-group limit)
+ * on first use. */
+static tt_status kernel_entry(tt_backend *backend, tt_cl_program_entry *e, const char *program,
+                              const char *kernel, tt_cl_kernel_entry **out)
 {
-    tt_cl_program_entry *e = NULL;
-    uint64_t built = backend->programs.built_from_source + backend->programs.loaded_from_disk;
-    TT_TRY(program_get(backend, program, options ? options : "", &e));
     for (int i = 0; i < e->kernel_count; i++)
         if (strcmp(e->kernels[i].name, kernel) == 0) {
-            *out = e->kernels[i].kernel;
-            if (built == backend->programs.built_from_source + backend->programs.loaded_from_disk)
-                backend->programs.memory_hits++;
+            *out = &e->kernels[i];
             return NULL;
         }
     tt_cl_kernel_entry *grown = realloc(e->kernels, sizeof *grown * (size_t)(e->kernel_count + 1));
@@ -345,12 +342,43 @@ tt_status tt_cl_kernel_get(tt_backend *backend, const char *program, const char 
     cl_int err;
     cl_kernel k = clCreateKernel(e->handle, kernel, &err);
     if (err != CL_SUCCESS) return tt_error_cl(err, "clCreateKernel('%s' in %s.cl)", kernel, program);
-    snprintf(e->kernels[e->kernel_count].name, sizeof e->kernels[0].name, "%s", kernel);
-    e->kernels[e->kernel_count].kernel = k;
-    e->kernel_count++;
+    tt_cl_backend *cl = backend->impl;
+    /* register use can hold a kernel below the device's largest group */
+    size_t most = 0;
+    if (clGetKernelWorkGroupInfo(k, cl->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most,
+                                 NULL) != CL_SUCCESS)
+        most = 0;
+    tt_cl_kernel_entry *entry = &e->kernels[e->kernel_count++];
+    snprintf(entry->name, sizeof entry->name, "%s", kernel);
+    entry->kernel = k;
+    entry->max_work_group = most ? most : backend->device.max_work_group_size;
+    *out = entry;
+    return NULL;
+}
+
+tt_status tt_cl_kernel_get(tt_backend *backend, const char *program, const char *kernel,
+                           const char *options, cl_kernel *out, size_t *max_work_group)
+{
+    tt_cl_program_entry *e = NULL;
+    tt_cl_kernel_entry *entry = NULL;
+    uint64_t built = backend->programs.built_from_source + backend->programs.loaded_from_disk;
+    TT_TRY(program_get(backend, program, options ? options : "", &e));
+    TT_TRY(kernel_entry(backend, e, program, kernel, &entry));
     if (built == backend->programs.built_from_source + backend->programs.loaded_from_disk)
         backend->programs.memory_hits++;
-    *out = k;
+    *out = entry->kernel;
+    if (max_work_group) *max_work_group = entry->max_work_group;
+    return NULL;
+}
+
+tt_status tt_cl_kernel_limit(tt_backend *backend, const char *program, const char *kernel,
+                             const char *options, size_t *max_work_group)
+{
+    tt_cl_program_entry *e = NULL;
+    tt_cl_kernel_entry *entry = NULL;
+    TT_TRY(program_get(backend, program, options ? options : "", &e));
+    TT_TRY(kernel_entry(backend, e, program, kernel, &entry));
+    *max_work_group = entry->max_work_group;
     return NULL;
 }
 
