@@ -1,12 +1,13 @@
 /* The table of buffer addresses that addressed dispatches read (binding
  * TT_VK_ADDRESS_BINDING of the <kernel>.addressed shaders,
  * shaders/common.glsl): one host-visible, coherent, mapped buffer of
- * TT_VK_BATCH slots, slot k for the dispatch whose descriptor set is the
- * k-th of the batch.  A batch is submitted and waited for before its
- * descriptor pool is reset (vk_commands.c), so a slot is rewritten only when
- * no queued work reads it, and the table cannot fill up: it has a slot for
- * every descriptor set the pool holds.  Made on the first addressed
- * dispatch (64 KiB; not in the memory accounting). */
+ * TT_VK_BATCH slots per frame of the ring, slot f TT_VK_BATCH + k for the
+ * dispatch whose descriptor set is the k-th of frame f.  A frame's batch
+ * is waited for before its descriptor pool is reset (vk_commands.c), so a
+ * slot is rewritten only when no queued work reads it, and the table
+ * cannot fill up: it has a slot for every descriptor set the pools hold.
+ * Made on the first addressed dispatch (64 KiB a frame; not in the memory
+ * accounting). */
 #include <string.h>
 
 #include "backend/vulkan/vk_internal.h"
@@ -25,7 +26,7 @@ static VkDeviceSize slot_bytes(const tt_vk_backend *vk)
 static tt_status make_table(tt_vk_backend *vk)
 {
     VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                               .size = slot_bytes(vk) * TT_VK_BATCH,
+                               .size = slot_bytes(vk) * TT_VK_BATCH * TT_VK_FRAMES,
                                .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
                                .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
     VkResult r = vkCreateBuffer(vk->device, &info, NULL, &vk->address_ring);
@@ -54,10 +55,10 @@ tt_status tt_vk_address_slot(tt_vk_backend *vk, int slot, const VkDeviceAddress 
                              int count, VkDescriptorBufferInfo *out)
 {
     TT_ASSERT(count > 0 && count <= TT_VK_MAX_BINDINGS);
-    if (slot < 0 || slot >= TT_VK_BATCH)
+    if (slot < 0 || slot >= TT_VK_BATCH * TT_VK_FRAMES)
         return tt_error_new(TT_ERR_INTERNAL,
                             "address table: slot %d of %d (the batch outgrew the table)", slot,
-                            TT_VK_BATCH);
+                            TT_VK_BATCH * TT_VK_FRAMES);
     if (!vk->address_mapped) {
         tt_status s = make_table(vk);
         if (s) {

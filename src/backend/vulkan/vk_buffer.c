@@ -91,12 +91,14 @@ tt_status tt_vk_write(tt_backend *backend, tt_mem dst, const void *src, size_t b
 {
     tt_vk_backend *vk = backend->impl;
     tt_vk_buffer *b = dst.buffer->handle;
-    /* queued work before the write may still read the old contents */
-    TT_TRY(tt_vk_flush(vk, "writing to the device"));
     if (b->mapped) {
+        /* queued work before the write may still read the old contents */
+        TT_TRY(tt_vk_flush(vk, "writing to the device"));
         memcpy((char *)b->mapped + dst.offset, src, bytes);
         return NULL;
     }
+    /* the copy is recorded after the queued work, as a command of its own:
+     * one wait, for the staging buffer's sake */
     tt_vk_buffer stage;
     TT_TRY(staging(vk, bytes, &stage));
     memcpy(stage.mapped, src, bytes);

@@ -24,6 +24,9 @@
 /* Dispatches recorded before the command buffer is submitted (and the
  * descriptor sets they use are recycled). */
 #define TT_VK_BATCH 256
+/* Command buffers in the ring (vk_commands.c): while the device runs one
+ * submitted batch, the host records the next. */
+#define TT_VK_FRAMES 2
 /* Storage buffers a launch may bind (lavapipe's per-stage limit is 32). */
 #define TT_VK_MAX_BINDINGS 32
 /* Push constants a launch may use: the portable minimum. */
@@ -87,12 +90,18 @@ typedef struct tt_vk_backend {
     VkDeviceSize heap_held[VK_MAX_MEMORY_HEAPS]; /* bytes in blocks, per heap */
 
     VkCommandPool command_pool;
-    VkCommandBuffer commands;
-    VkFence fence;
-    VkDescriptorPool descriptors;
-    int recording;            /* commands begun, not yet submitted */
+    /* the ring (vk_commands.c): each frame a command buffer, the fence of
+     * its submission and the descriptor sets of its dispatches */
+    struct tt_vk_frame {
+        VkCommandBuffer commands;
+        VkFence fence;
+        VkDescriptorPool descriptors;
+        int submitted;        /* in flight: its fence not yet waited for */
+    } frames[TT_VK_FRAMES];
+    int frame;                /* the one recorded now */
+    int recording;            /* its commands begun, not yet submitted */
     int recorded;             /* commands recorded since the begin */
-    int dispatches;           /* descriptor sets used since the begin */
+    int dispatches;           /* descriptor sets it used since the begin */
 
     tt_vk_pipeline *pipelines; /* a list */
     tt_vk_pipeline *prepared;  /* noted by prepared launches, not yet made */
@@ -201,18 +210,20 @@ tt_status tt_vk_open(tt_vk_backend *vk, const char *selector, tt_device_info *in
 void tt_vk_close(tt_vk_backend *vk);
 
 /* ---- vk_commands.c ---- */
-/* Creates the command pool and buffer, fence and descriptor pool. */
+/* Creates the command pool and the ring's buffers, fences and descriptor pools. */
 tt_status tt_vk_commands_create(tt_vk_backend *vk);
 void tt_vk_commands_destroy(tt_vk_backend *vk);
 /* The command buffer, begun and with a barrier after the last recorded
  * command, ready for one more (a transfer or a dispatch). */
 tt_status tt_vk_record(tt_vk_backend *vk, VkCommandBuffer *out);
 /* A descriptor set of `layout` for the next dispatch; submits first when
- * the batch is full (so *commands may change: record after this). */
+ * the batch is full, without waiting for it unless profiling (so
+ * *commands may change: record after this). */
 tt_status tt_vk_descriptor_set(tt_vk_backend *vk, VkDescriptorSetLayout layout,
                                VkDescriptorSet *out);
-/* Submits what is recorded and waits for it; `during` names the caller in
- * errors.  Returns the validation messages seen so far as an error. */
+/* Submits what is recorded and waits for it and every batch still in
+ * flight; `during` names the caller in errors.  Returns the validation
+ * messages seen so far as an error. */
 tt_status tt_vk_flush(tt_vk_backend *vk, const char *during);
 
 /* ---- vk_pipeline.c ---- */

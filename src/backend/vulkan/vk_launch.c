@@ -201,8 +201,9 @@ tt_status tt_vk_launch(tt_backend *backend, const tt_launch *launch)
     VkWriteDescriptorSet writes[TT_VK_MAX_BINDINGS];
     VkDescriptorBufferInfo table;
     int count = r.key.addressed ? 1 : r.key.bindings;
-    if (r.key.addressed) /* this set is the batch's (dispatches - 1)-th */
-        TT_TRY(tt_vk_address_slot(vk, vk->dispatches - 1, r.addresses, r.key.bindings, &table));
+    if (r.key.addressed) /* this set is the frame's (dispatches - 1)-th */
+        TT_TRY(tt_vk_address_slot(vk, vk->frame * TT_VK_BATCH + vk->dispatches - 1, r.addresses,
+                                  r.key.bindings, &table));
     for (int b = 0; b < count; b++)
         writes[b] = (VkWriteDescriptorSet){
             .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
