@@ -329,10 +329,13 @@ static void test_direct_present(void)
     TH_OK(tt_finish(vk));
     tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
     CU_ASSERT_EQUAL(s.timed, 1);
-    CU_ASSERT(s.runs >= 6); /* im2col + GEMM and DIRECT at least */
+    /* im2col + GEMM and DIRECT at least, 3 runs each, but for the runs a
+     * candidate sat out when its first timed run was past twice the
+     * best's (and 5 ms: a loaded host can make it so) */
+    CU_ASSERT(s.runs + s.pruned >= 6);
     tt_conv_algo pick = tt_conv2d_algo_on(vk, &d, TT_CONV_DIR_FORWARD);
-    printf("\n    AUTO on Vulkan timed %llu runs, picked %s", (unsigned long long)s.runs,
-           tt_conv_algo_name(pick));
+    printf("\n    AUTO on Vulkan timed %llu runs (%llu sat out), picked %s",
+           (unsigned long long)s.runs, (unsigned long long)s.pruned, tt_conv_algo_name(pick));
     for (int k = 0; k <= BIAS; k++) tt_buffer_free(buf[k]);
     if (!tt_conv_find_db_path(vk, path, sizeof path)) unlink(path);
     char sub[1100];
