@@ -132,6 +132,31 @@ static void test_accumulation_equivalence(void)
     rd_remove(data);
 }
 
+/* A device whose kernels run at most 16 work-items a group (GPU audit item
+ * 7: register use holds kernels below the device's size on Mali, Adreno
+ * or Intel GPUs; the test knob makes this device so): every op fits its
+ * groups, and 3 steps with AUTO's convolutions (implicit GEMM and the
+ * direct kernels fit the kernel's own limit) end within float rounding of
+ * the same steps at the device's sizes. */
+static void test_small_work_groups(void)
+{
+    char *data = make_dataset(8, 16, 3, 5);
+    tt_train_options o;
+    base_options(&o, data, 16);
+    o.micro_batch = 4, o.accum = 2, o.steps = 3;
+    o.algo = TT_CONV_ALGO_AUTO;
+    size_t n;
+    float *wide = train(&o, NULL, &n);
+    th_setenv("TT_KERNEL_WG_LIMIT", "16");
+    float *narrow = train(&o, NULL, &n);
+    th_setenv("TT_KERNEL_WG_LIMIT", NULL);
+    double e = max_rel(narrow, wide, n);
+    printf("\n  kernels held to 16 work-items a group: weights after 3 steps within %.2e", e);
+    CU_ASSERT(e <= 1e-4);
+    free(wide), free(narrow);
+    rd_remove(data);
+}
+
 /* The window's normalised gradients of options `o` (one step), from the
  * file --save-grads writes; *keep: the trainer (its model's parameter
  * table says where each tensor lies; trainer_destroy() it). */
@@ -703,6 +728,7 @@ int main(void)
     cache_dir = rd_tempdir("tiles");
     CU_TestInfo tests[] = {
         {"4 x 5 equals 20 x 1 (AdamW, group norm, uneven ignore)", test_accumulation_equivalence},
+        {"a device whose kernels run 16 work-items a group trains alike", test_small_work_groups},
         {"short last window normalised by its own count", test_short_last_window},
         {"every loss term: 4 x 5 equals 20 x 1", test_loss_terms_accumulation},
         {"multi-label loss terms: 3 x 4 equals 12 x 1", test_multilabel_loss_accumulation},

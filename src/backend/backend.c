@@ -392,6 +392,13 @@ static size_t knob_group_limit(void)
     return v && *v ? (size_t)strtoull(v, NULL, 10) : 0;
 }
 
+size_t tt_device_group_max(const tt_backend *backend)
+{
+    size_t most = backend->device.max_work_group_size, knob = knob_group_limit();
+    if (knob && (!most || knob < most)) most = knob;
+    return most ? most : 1;
+}
+
 size_t tt_kernel_work_group_limit(tt_backend *backend, const char *program, const char *kernel,
                                   const char *options)
 {
@@ -415,8 +422,8 @@ tt_status tt_launch_check_group(const tt_backend *backend, const tt_launch *laun
     if (items <= most) return NULL;
     return tt_error_new(TT_ERR_UNSUPPORTED,
                         "kernel %s/%s: a work-group of %zu work-items, and %s runs this kernel "
-                        "in groups of at most %zu (its registers or local memory; "
-                        "CL_KERNEL_WORK_GROUP_SIZE); choose another algorithm (--algo) or "
-                        "report it with `tiletrain doctor --json`",
+                        "in groups of at most %zu (its registers or local memory hold it "
+                        "there); for a convolution choose another algorithm (--algo), else "
+                        "report it with the output of `tiletrain doctor --json`",
                         launch->program, launch->kernel, items, backend->device.name, most);
 }

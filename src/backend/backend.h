@@ -427,6 +427,10 @@ tt_status tt_mem_check(const char *op, const char *what, tt_mem mem, size_t byte
  * TT_ERR_UNSUPPORTED naming `op` otherwise. */
 tt_status tt_launch_check_count(const char *op, size_t count);
 
+/* The most work-items a work-group may have on `backend`'s device (at
+ * least 1), lowered by the test knob $TT_KERNEL_WG_LIMIT: what ops size
+ * their groups by, before a kernel's own limit (below). */
+size_t tt_device_group_max(const tt_backend *backend);
 /* The most work-items a work-group of `kernel` may have on `backend`'s
  * device (backend op kernel_limit, else the device's), lowered by the test
  * knob $TT_KERNEL_WG_LIMIT; ops with a free work-group size fit it.

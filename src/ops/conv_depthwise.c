@@ -50,7 +50,7 @@ typedef struct dw_params {
 static dw_params params_of(const tt_backend *be)
 {
     dw_params p;
-    size_t max_wg = be->device.max_work_group_size ? be->device.max_work_group_size : 1;
+    size_t max_wg = tt_device_group_max(be);
     size_t local_floats = (size_t)(be->device.local_mem_bytes / sizeof(float));
     p.wg = tt_pow2_floor(max_wg < DW_WG_MAX ? max_wg : DW_WG_MAX);
     while (p.wg > 1 && DW_TAPS * p.wg > local_floats / 2) p.wg /= 2;

@@ -59,7 +59,7 @@ static direct_params params_within(const tt_backend *be, const tt_conv_shape *s,
      * zeros, unstored); w8 keeps 8 float8 accumulators, which fill the
      * registers */
     p.cob = p.cib = kind == DIRECT_W8 ? DIRECT_COB_W8 : DIRECT_COB;
-    size_t max_wg = be->device.max_work_group_size ? be->device.max_work_group_size : 1;
+    size_t max_wg = tt_device_group_max(be);
     if (group_cap && group_cap < max_wg) max_wg = group_cap;
     size_t local_floats = (size_t)(be->device.local_mem_bytes / sizeof(float));
     p.wg = tt_pow2_floor(max_wg < DIRECT_WG_MAX ? max_wg : DIRECT_WG_MAX);

@@ -66,7 +66,7 @@ static igemm_tiles tiles_of(tt_backend *be, const char *kernel, const tt_conv_bl
     /* no more work-items along either side than it needs */
     while (fitted && t.mt > 1 && (t.mt / 2) * t.rm >= rows) t.mt /= 2;
     while (fitted && t.nt > 1 && (t.nt / 2) * t.rn >= columns) t.nt /= 2;
-    size_t max_wg = be->device.max_work_group_size ? be->device.max_work_group_size : 1;
+    size_t max_wg = tt_device_group_max(be);
     while (t.mt * t.nt > max_wg && t.mt * t.nt > 1) {
         if (t.nt >= t.mt) t.nt /= 2;
         else t.mt /= 2;

@@ -36,7 +36,7 @@ static tiles_params params_of(const tt_backend *be, const tt_convt_tiles *g)
     size_t taps = g->kh * g->kw;
     p.cob = taps >= 8 ? 1 : 8 / taps; /* about 8 accumulators per work-item */
     p.cib = use_w8(g) ? 8 : 4;
-    size_t max_wg = be->device.max_work_group_size ? be->device.max_work_group_size : 1;
+    size_t max_wg = tt_device_group_max(be);
     size_t local_floats = (size_t)(be->device.local_mem_bytes / sizeof(float));
     p.wg = tt_pow2_floor(max_wg < TILES_WG_MAX ? max_wg : TILES_WG_MAX);
     while (p.wg > 1 && taps * p.wg > local_floats / 2) p.wg /= 2;

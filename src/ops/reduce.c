@@ -8,7 +8,7 @@
 
 int tt_reduce_group_size(const tt_backend *be)
 {
-    size_t limit = be->device.max_work_group_size;
+    size_t limit = tt_device_group_max(be);
     if (limit == 0 || limit > 256) limit = 256;
     int size = 1;
     while ((size_t)size * 2 <= limit) size *= 2;

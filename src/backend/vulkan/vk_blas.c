@@ -89,7 +89,10 @@ static gemm_variant gemm_choose(const tt_backend *be, const tt_gemm *g, size_t b
     if (vk->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
         return !g->trans_a && g->trans_b ? GEMM_SPLIT_K : GEMM_REGISTERS;
     size_t blocks = div_up(g->m, TILE_MAX) * div_up(g->n, TILE_MAX) * batch;
-    return blocks < SPLIT_MAX_BLOCKS && g->k >= SPLIT_MIN_K ? GEMM_SPLIT_K : GEMM_TILED;
+    if (blocks < SPLIT_MAX_BLOCKS && g->k >= SPLIT_MIN_K) return GEMM_SPLIT_K;
+    /* the tiles' work-group is 16 x 16: the registers' where the device
+     * allows fewer (Vulkan's least maxComputeWorkGroupInvocations is 128) */
+    return tt_device_group_max(be) >= TILE_WG * TILE_WG ? GEMM_TILED : GEMM_REGISTERS;
 }
 
 /* The smallest power of two from `low` that reaches `size`, at most `high`. */
@@ -102,9 +105,11 @@ static size_t block_for(size_t size, size_t low, size_t high)
 
 /* blas/gemm: C = A^T B^T runs as C^T = B A (the caller swaps the operands
  * when *swap says so), so that its invocations read along A's rows. */
-static void plan_registers(const tt_vk_backend *vk, const tt_gemm *g, size_t batch, int swap,
+static void plan_registers(const tt_backend *be, const tt_gemm *g, size_t batch, int swap,
                            gemm_plan *p)
 {
+    const tt_vk_backend *vk = be->impl;
+    size_t most = tt_device_group_max(be); /* REG_WG x REG_WG within it */
     size_t tm = block_for(g->m, 4, REG_TM), rows = div_up(g->m, tm);
     int vec_a = g->trans_a && g->m % 4 == 0 && vec4_rows(vk, g->a, g->lda, g->stride_a, batch);
     int vec_b = !g->trans_b && g->n % 4 == 0 && vec4_rows(vk, g->b, g->ldb, g->stride_b, batch);
@@ -113,8 +118,9 @@ static void plan_registers(const tt_vk_backend *vk, const tt_gemm *g, size_t bat
              "-DTRANS_A=%d -DTRANS_B=%d -DTRANS_C=%d -DTM=%zu -DTNV=%d -DVEC_A=%d -DVEC_B=%d "
              "-DVEC_C=%d",
              g->trans_a != 0, g->trans_b != 0, swap, tm, REG_TNV, vec_a, vec_b, vec_c);
-    p->local[0] = REG_WG;
+    p->local[0] = most < REG_WG ? most : REG_WG;
     p->local[1] = rows < REG_WG ? rows : REG_WG;
+    while (p->local[1] > 1 && p->local[0] * p->local[1] > most) p->local[1] /= 2;
     p->local[2] = 1;
     p->global[0] = div_up(g->n, 4 * REG_TNV);
     p->global[1] = rows;
@@ -138,8 +144,9 @@ static void plan_tiled(const tt_gemm *g, size_t batch, gemm_plan *p)
     p->k_per_launch = GEMM_MAX_K_STEPS;
 }
 
-static void plan_split_k(const tt_vk_backend *vk, const tt_gemm *g, size_t batch, gemm_plan *p)
+static void plan_split_k(const tt_backend *be, const tt_gemm *g, size_t batch, gemm_plan *p)
 {
+    const tt_vk_backend *vk = be->impl;
     /* CPUs: a block of up to 16 x 16 per work-group of 8 (shared memory and
      * its barrier cost there as much as the loads); GPUs: 8 x 8 per 64 */
     int cpu = vk->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
@@ -150,6 +157,7 @@ static void plan_split_k(const tt_vk_backend *vk, const tt_gemm *g, size_t batch
     while (wg > 8 && (wg + 1) * tm * tn * sizeof(float) >
                          vk->properties.limits.maxComputeSharedMemorySize)
         wg /= 2;
+    while (wg > 1 && wg > tt_device_group_max(be)) wg /= 2;
     int vec = !g->trans_a && g->trans_b && vec4_rows(vk, g->a, g->lda, g->stride_a, batch) &&
               vec4_rows(vk, g->b, g->ldb, g->stride_b, batch);
     snprintf(p->options, sizeof p->options,
@@ -165,7 +173,6 @@ static void plan_split_k(const tt_vk_backend *vk, const tt_gemm *g, size_t batch
 
 tt_status tt_vk_gemm(tt_backend *backend, const tt_gemm *gemm)
 {
-    const tt_vk_backend *vk = backend->impl;
     const size_t f = sizeof(float);
     if (gemm->a.offset % f || gemm->b.offset % f || gemm->c.offset % f)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "GEMM: buffer offsets must be whole floats");
@@ -188,9 +195,9 @@ tt_status tt_vk_gemm(tt_backend *backend, const tt_gemm *gemm)
         g.b = gemm->a, g.ldb = gemm->lda, g.stride_b = batch > 1 ? gemm->stride_a : 0;
     }
     switch (plan.variant) {
-    case GEMM_REGISTERS: plan_registers(vk, &g, batch, swap, &plan); break;
+    case GEMM_REGISTERS: plan_registers(backend, &g, batch, swap, &plan); break;
     case GEMM_TILED: plan_tiled(&g, batch, &plan); break;
-    default: plan_split_k(vk, &g, batch, &plan); break;
+    default: plan_split_k(backend, &g, batch, &plan); break;
     }
     /* k in pieces, each adding into C; the pieces' offsets along k */
     for (size_t p = 0; p < g.k; p += plan.k_per_launch) {
@@ -240,9 +247,9 @@ static tt_status im2col_or_col2im(tt_backend *backend, const tt_im2col *g, int t
              g->kernel_h, g->kernel_w, g->stride_h, g->stride_w);
     size_t cols = to_columns ? out_w : g->width, rows = to_columns ? out_h : g->height;
     size_t planes = to_columns ? g->channels * g->kernel_h * g->kernel_w : g->channels;
-    size_t wide = 1;
-    while (wide < cols && wide < 32) wide *= 2;
-    size_t global[3] = {cols, rows, planes}, local[3] = {wide, 64 / wide, 1};
+    size_t group = tt_device_group_max(backend) < 64 ? tt_device_group_max(backend) : 64, wide = 1;
+    while (wide < cols && wide < 32 && wide * 2 <= group) wide *= 2;
+    size_t global[3] = {cols, rows, planes}, local[3] = {wide, group / wide, 1};
     return tt_launch_kernel(
         backend, "blas", what, options, 3, global, local,
         TT_ARGS(tt_arg_mem(g->im), tt_arg_mem(g->col), tt_arg_i32((int)g->channels),
