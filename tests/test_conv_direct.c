@@ -273,7 +273,7 @@ static void test_direct_bands(void)
  * makes this device report 8 work-items): the untiled kernels, whose
  * groups are free, narrow to fit; the tiled forward's tile and the weight
  * gradient's group, defines, build again smaller; every direction against
- * the reference. */
+ * the reference.  A launch past it is refused, naming the kernel. */
 static void test_direct_kernel_limit(void)
 {
     th_setenv("TT_KERNEL_WG_LIMIT", "8");
@@ -281,7 +281,20 @@ static void test_direct_kernel_limit(void)
              TT_CONV_ALGO_DIRECT);
     check_as("direct_tiled (kernels held to 8 work-items)", tiled_cases, COUNT(tiled_cases),
              TT_CONV_ALGO_DIRECT_TILED);
+    /* a launch past the limit is refused before the driver sees it, with
+     * an error naming the kernel and the limit */
+    tt_buffer *x = th_zeros(64, "x");
+    tt_status s = tt_launch_kernel(th_backend(), "util", "fill", NULL, 1, (size_t[]){64},
+                                   (size_t[]){16},
+                                   TT_ARGS(tt_arg_mem(tt_mem_of(x)), tt_arg_f32(1.0f),
+                                           tt_arg_i32(64)));
     th_setenv("TT_KERNEL_WG_LIMIT", NULL);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_UNSUPPORTED);
+    CU_ASSERT(strstr(tt_status_message(s), "util/fill: a work-group of 16") != NULL);
+    CU_ASSERT(strstr(tt_status_message(s), "at most 8") != NULL);
+    printf("\n    a group of 16 under the limit: %s", tt_status_message(s));
+    tt_status_free(s);
+    tt_buffer_free(x);
 }
 
 int main(void)

@@ -402,22 +402,21 @@ size_t tt_device_group_max(const tt_backend *backend)
 size_t tt_kernel_work_group_limit(tt_backend *backend, const char *program, const char *kernel,
                                   const char *options)
 {
-    size_t most = backend->device.max_work_group_size, knob = knob_group_limit();
+    size_t most = tt_device_group_max(backend);
     if (backend->ops->kernel_limit && !backend->preparing) {
         size_t own = 0;
         tt_status s = backend->ops->kernel_limit(backend, program, kernel, options, &own);
         if (s) tt_status_free(s); /* the launch builds it again and reports the error */
         else if (own && own < most) most = own;
     }
-    if (knob && knob < most) most = knob;
-    return most ? most : 1;
+    return most;
 }
 
 tt_status tt_launch_check_group(const tt_backend *backend, const tt_launch *launch, size_t most)
 {
-    size_t knob = knob_group_limit(), items = 1;
-    if (knob && (!most || knob < most)) most = knob;
-    if (!most || !launch->local[0]) return NULL;
+    size_t device = tt_device_group_max(backend), items = 1;
+    if (!most || device < most) most = device;
+    if (!launch->local[0]) return NULL;
     for (int d = 0; d < launch->dims; d++) items *= launch->local[d] ? launch->local[d] : 1;
     if (items <= most) return NULL;
     return tt_error_new(TT_ERR_UNSUPPORTED,

@@ -439,7 +439,7 @@ size_t tt_kernel_work_group_limit(tt_backend *backend, const char *program, cons
                                   const char *options);
 /* NULL, or TT_ERR_UNSUPPORTED naming the kernel when `launch`'s work-group
  * is larger than `most` (a backend's launch calls it with the kernel's
- * limit; the knob lowers it). */
+ * limit, 0 where it has none) or than tt_device_group_max. */
 tt_status tt_launch_check_group(const tt_backend *backend, const tt_launch *launch, size_t most);
 
 #endif

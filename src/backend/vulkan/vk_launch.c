@@ -194,7 +194,7 @@ tt_status tt_vk_launch(tt_backend *backend, const tt_launch *launch)
     VkDescriptorSetLayout set_layout;
     VkDescriptorSet set;
     VkCommandBuffer commands;
-    TT_TRY(tt_launch_check_group(backend, launch, backend->device.max_work_group_size));
+    TT_TRY(tt_launch_check_group(backend, launch, 0)); /* no per-pipeline limit in Vulkan */
     TT_TRY(plan(vk, launch, &r));
     TT_TRY(tt_vk_pipeline_get(backend, &r.key, &pipeline, &layout, &set_layout));
     TT_TRY(tt_vk_descriptor_set(vk, set_layout, &set));
