@@ -412,6 +412,27 @@ size_t tt_kernel_work_group_limit(tt_backend *backend, const char *program, cons
     return most;
 }
 
+typedef struct limit_relay {
+    void (*fn)(void *ctx, const char *program, const char *kernel, size_t max_work_group);
+    void *ctx;
+    size_t device;
+} limit_relay;
+
+static void relay_limit(void *ctx, const char *program, const char *kernel, size_t most)
+{
+    limit_relay *r = ctx;
+    r->fn(r->ctx, program, kernel, most && most < r->device ? most : r->device);
+}
+
+void tt_backend_each_kernel_limit(const tt_backend *backend,
+                                  void (*fn)(void *ctx, const char *program, const char *kernel,
+                                             size_t max_work_group),
+                                  void *ctx)
+{
+    limit_relay r = {fn, ctx, tt_device_group_max(backend)};
+    if (backend->ops->each_kernel_limit) backend->ops->each_kernel_limit(backend, relay_limit, &r);
+}
+
 tt_status tt_launch_check_group(const tt_backend *backend, const tt_launch *launch, size_t most)
 {
     size_t device = tt_device_group_max(backend), items = 1;

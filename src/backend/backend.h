@@ -175,6 +175,12 @@ typedef struct tt_backend_ops {
      * which register use can hold below the device's). */
     tt_status (*kernel_limit)(tt_backend *backend, const char *program, const char *kernel,
                               const char *options, size_t *max_work_group);
+    /* Optional (NULL: none to report): calls `fn` with the limit of every
+     * kernel built so far (`doctor` lists those held below the device's). */
+    void (*each_kernel_limit)(const tt_backend *backend,
+                              void (*fn)(void *ctx, const char *program, const char *kernel,
+                                         size_t max_work_group),
+                              void *ctx);
 } tt_backend_ops;
 
 /* Counters of the program cache, for tests and the report. */
@@ -437,6 +443,13 @@ size_t tt_device_group_max(const tt_backend *backend);
  * While preparing, or where the kernel does not build, the device's. */
 size_t tt_kernel_work_group_limit(tt_backend *backend, const char *program, const char *kernel,
                                   const char *options);
+/* Calls `fn` for every kernel built so far on `backend` with its limit
+ * (the kernel's own, within tt_device_group_max); nothing where the
+ * backend keeps no per-kernel limit (Vulkan has none). */
+void tt_backend_each_kernel_limit(const tt_backend *backend,
+                                  void (*fn)(void *ctx, const char *program, const char *kernel,
+                                             size_t max_work_group),
+                                  void *ctx);
 /* NULL, or TT_ERR_UNSUPPORTED naming the kernel when `launch`'s work-group
  * is larger than `most` (a backend's launch calls it with the kernel's
  * limit, 0 where it has none) or than tt_device_group_max. */

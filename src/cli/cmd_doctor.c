@@ -14,8 +14,10 @@
  *   5. the memory estimate (the dry backend) against the measurement;
  *   6. the throughput of the overfit's steps;
  * then one line: "this device trains this recipe: yes" or "no, because ...".
- * --json prints all of it as one object, the device's driver and the
- * autotuner's refusals included, for an issue report.
+ * --json prints all of it as one object, the device's driver, the
+ * autotuner's refusals and the kernels whose work-groups the device holds
+ * below its largest (OpenCL's CL_KERNEL_WORK_GROUP_SIZE) included, for an
+ * issue report.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +70,8 @@ static void help(void)
            "fp32's; an overfit of one micro-batch that must halve the loss in 20 steps\n"
            "(the autotuner times the layers there: an algorithm ten times the best is\n"
            "reported slow); the memory estimate against the measurement; the\n"
-           "throughput; the autotuner's refusals. Ends with one line, and exits 1 when\n"
+           "throughput; the autotuner's refusals; the kernels whose work-groups the\n"
+           "device holds below its largest. Ends with one line, and exits 1 when\n"
            "the answer is no. --json is the report to paste into an issue.\n"
            "\n"
            "example:\n"
@@ -131,6 +134,31 @@ static void on_refusal(void *ctx, const char *key, tt_conv_algo algo, const tt_c
 }
 
 /* Whether the option `name` was given (given[] by row of the table). */
+/* The kernels the checks built whose work-groups the device holds below
+ * its largest (their registers, or the test knob), as JSON objects in
+ * `list`; the least of them in `least`. */
+typedef struct held_lower {
+    cJSON *list;
+    size_t device, least;
+    char least_kernel[160];
+} held_lower;
+
+static void on_kernel_limit(void *ctx, const char *program, const char *kernel, size_t most)
+{
+    held_lower *h = ctx;
+    if (most >= h->device) return;
+    char name[160];
+    snprintf(name, sizeof name, "%s/%s", program, kernel);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "kernel", name);
+    cJSON_AddNumberToObject(o, "most", (double)most);
+    cJSON_AddItemToArray(h->list, o);
+    if (!h->least || most < h->least) {
+        h->least = most;
+        snprintf(h->least_kernel, sizeof h->least_kernel, "%s", name);
+    }
+}
+
 static int was_given(const unsigned char *given, const char *name)
 {
     for (size_t i = 0; i < table_count; i++)
@@ -272,6 +300,8 @@ static tt_status run(doctor_options *o, const unsigned char *given, int *yes)
     tt_conv_autotune_stats after = tt_conv_autotune_stats_get();
     uint64_t refused = after.refused - before.refused;
     refusals known = {cJSON_CreateArray(), o->json ? NULL : stdout};
+    held_lower held = {cJSON_CreateArray(), be->device.max_work_group_size, 0, ""};
+    if (held.list) tt_backend_each_kernel_limit(be, on_kernel_limit, &held);
     char why[400], path[1024] = "";
     verdict(&checks, why, sizeof why);
     *yes = checks.failures == 0 && !checks.oom;
@@ -293,6 +323,10 @@ static tt_status run(doctor_options *o, const unsigned char *given, int *yes)
         if (known.list) tt_conv_autotune_each_refusal(be, on_refusal, &known);
         cJSON_AddItemToObject(tj, "refusals", known.list); /* every one the find-db keeps */
         known.list = NULL;
+        cJSON *wj = cJSON_AddObjectToObject(root, "work_groups");
+        cJSON_AddNumberToObject(wj, "device", (double)held.device);
+        cJSON_AddItemToObject(wj, "held_lower", held.list); /* the checks' kernels */
+        held.list = NULL;
         cJSON_AddBoolToObject(root, "trains", *yes);
         cJSON_AddStringToObject(root, "because", why);
         char *text = cJSON_Print(root);
@@ -307,9 +341,17 @@ static tt_status run(doctor_options *o, const unsigned char *given, int *yes)
         printf("; kept in %s:\n", path);
         if (known.list) tt_conv_autotune_each_refusal(be, on_refusal, &known);
         if (known.list && cJSON_GetArraySize(known.list) == 0) printf("  no refusal\n");
+        int lower = held.list ? cJSON_GetArraySize(held.list) : 0;
+        printf("work-groups: up to %zu work-items on this device; ", held.device);
+        if (lower)
+            printf("%d of the kernels run held lower, the least to %zu (%s)\n", lower,
+                   held.least, held.least_kernel);
+        else
+            printf("no kernel run is held lower\n");
         printf("this device trains this recipe: %s, %s\n", *yes ? "yes" : "no", why);
     }
     cJSON_Delete(known.list);
+    cJSON_Delete(held.list);
 cleanup:
     tt_conv_autotune_observe(NULL, NULL);
     tt_status_free(no_timers);

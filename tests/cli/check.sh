@@ -663,15 +663,22 @@ if "$tt" selftest --algos --base-channels 8 --depth 2 --tile 32x48 --micro-batch
 then pass "selftest --algos: $(grep 'off the bound' "$work/algos" | tr -s ' '); a planted wrong direct fails it"
 else fail "selftest --algos"; cat "$work/err" "$work/algos" "$work/algos_bad"; fi
 # doctor: yes on this device for a small recipe (every check right, the
-# overfit halving its loss, memory as estimated), in text and JSON; no, with
-# exit 1 and the kernel named, when one algorithm is planted wrong
+# overfit halving its loss, memory as estimated), in text and JSON, the
+# JSON one on a device that holds every kernel to 64 work-items a group
+# (the test knob), which it lists; no, with exit 1 and the kernel named,
+# when one algorithm is planted wrong
 doc=(--plan off --base-channels 8 --depth 2 --tile 32x48 --micro-batch 2 --norm batch)
 if TT_CACHE_DIR="$work/doc_cache" "$tt" doctor "${doc[@]}" >"$work/doc" 2>"$work/err" &&
    grep -q "^this device trains this recipe: yes" "$work/doc" &&
    grep -q "overfit of one micro-batch, 20 steps *right" "$work/doc" &&
-   TT_CACHE_DIR="$work/doc_cache" "$tt" doctor "${doc[@]}" --json >"$work/doc.json" 2>>"$work/err" &&
+   grep -q "^work-groups: up to [0-9]* work-items on this device; no kernel run is held lower" "$work/doc" &&
+   TT_KERNEL_WG_LIMIT=64 TT_CACHE_DIR="$work/doc_cache" "$tt" doctor "${doc[@]}" --json \
+     >"$work/doc.json" 2>>"$work/err" &&
    /usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
 assert d["trains"] is True and d["device"]["driver_version"] and d["images_per_s"] > 0
+held = d["work_groups"]["held_lower"]
+assert d["work_groups"]["device"] > 64 and all(h["most"] == 64 for h in held)
+assert any(h["kernel"].startswith("conv_") for h in held), held
 assert d["memory_measured_bytes"] <= d["memory_estimate_bytes"]
 assert all(c["verdict"] in ("right", "slow") for c in d["checks"]) and len(d["checks"]) > 20' \
      "$work/doc.json" &&

@@ -151,6 +151,7 @@ static const tt_backend_ops cl_ops = {
     .prepare = tt_cl_prepare,
     .build_prepared = tt_cl_build_prepared,
     .kernel_limit = tt_cl_kernel_limit,
+    .each_kernel_limit = tt_cl_each_kernel_limit,
     .gemm = tt_cl_gemm,
     .finish = cl_finish,
     .im2col = tt_cl_im2col,

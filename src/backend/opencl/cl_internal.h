@@ -49,6 +49,11 @@ void tt_cl_device_describe(cl_platform_id platform, cl_device_id device, tt_devi
  * *max_work_group (optional): its CL_KERNEL_WORK_GROUP_SIZE. */
 tt_status tt_cl_kernel_get(tt_backend *backend, const char *program, const char *kernel,
                            const char *options, cl_kernel *out, size_t *max_work_group);
+/* The backend's each_kernel_limit (backend.h): every kernel in the cache. */
+void tt_cl_each_kernel_limit(const tt_backend *backend,
+                             void (*fn)(void *ctx, const char *program, const char *kernel,
+                                        size_t max_work_group),
+                             void *ctx);
 /* The backend's kernel_limit (backend.h): the kernel's CL_KERNEL_WORK_GROUP_SIZE. */
 tt_status tt_cl_kernel_limit(tt_backend *backend, const char *program, const char *kernel,
                              const char *options, size_t *max_work_group);

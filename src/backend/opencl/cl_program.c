@@ -371,6 +371,18 @@ tt_status tt_cl_kernel_get(tt_backend *backend, const char *program, const char 
     return NULL;
 }
 
+void tt_cl_each_kernel_limit(const tt_backend *backend,
+                             void (*fn)(void *ctx, const char *program, const char *kernel,
+                                        size_t max_work_group),
+                             void *ctx)
+{
+    const tt_cl_backend *cl = backend->impl;
+    for (int i = 0; i < cl->program_count; i++)
+        for (int k = 0; k < cl->programs[i].kernel_count; k++)
+            fn(ctx, cl->programs[i].program, cl->programs[i].kernels[k].name,
+               cl->programs[i].kernels[k].max_work_group);
+}
+
 tt_status tt_cl_kernel_limit(tt_backend *backend, const char *program, const char *kernel,
                              const char *options, size_t *max_work_group)
 {
