@@ -173,10 +173,10 @@ static size_t row_width(tt_backend *be, const direct_params *p, const char *kern
     return row;
 }
 
-/* The rows of `rows` (each `width` wide) one launch runs: as many as keep
- * its multiply-adds, 2 kH kW Cin Cout a pixel of every image over `per`
- * pixels of the shape, within the device's cap (device_traits.h
- * dispatch_flops); a multiple of `multiple` where it cuts. */
+/* The rows of `rows` one launch runs: as many as keep its multiply-adds,
+ * 2 kH kW Cin Cout per pixel of every image over `width` pixels a row,
+ * within the device's cap (device_traits.h dispatch_flops); a multiple of
+ * `multiple` where it cuts. */
 static size_t band_rows(const tt_backend *be, const tt_conv_shape *s, size_t rows, double width,
                         size_t multiple)
 {
@@ -197,6 +197,8 @@ static tt_status forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, 
     size_t blocks = (s->cout + p.cob - 1) / p.cob;
     int tiled = kind == DIRECT_TILED;
     size_t band = band_rows(be, s, s->oh, (double)s->ow, tiled ? p.th : 1);
+    size_t columns = kind == DIRECT_W8 ? (s->ow + 7) / 8 : s->ow;
+    size_t row = tiled ? 0 : row_width(be, &p, "conv_direct_forward", columns);
     for (size_t row0 = 0; row0 < s->oh; row0 += band) {
         size_t rows = s->oh - row0 < band ? s->oh - row0 : band;
         if (tiled) {
@@ -211,9 +213,7 @@ static tt_status forward(tt_backend *be, tt_mem out, tt_mem inp, tt_mem weight, 
                         tt_arg_local((all - tile_w * tile_h) * sizeof(float)))));
             continue;
         }
-        size_t columns = kind == DIRECT_W8 ? (s->ow + 7) / 8 : s->ow;
-        size_t global[3] = {columns, rows, s->batch * blocks};
-        size_t local[3] = {row_width(be, &p, "conv_direct_forward", columns), 1, 1};
+        size_t global[3] = {columns, rows, s->batch * blocks}, local[3] = {row, 1, 1};
         TT_TRY(tt_launch_kernel(be, p.program, "conv_direct_forward", p.options, 3, global, local,
                                 TT_ARGS(tt_arg_mem(out), tt_arg_mem(inp), tt_arg_mem(weight),
                                         tt_arg_mem(bias_mem), tt_arg_i32(bias.buffer != NULL),
@@ -232,9 +232,9 @@ static tt_status backward_data(tt_backend *be, tt_mem dinp, tt_mem dout, tt_mem 
     size_t columns = kind == DIRECT_W8 ? (s->w + 7) / 8 : s->w;
     /* an input pixel takes kH kW / (sH sW) taps of every output channel */
     size_t band = band_rows(be, s, s->h, (double)s->w / (double)(s->sh * s->sw), 1);
+    size_t local[3] = {row_width(be, &p, "conv_direct_backward_data", columns), 1, 1};
     for (size_t row0 = 0; row0 < s->h; row0 += band) {
         size_t global[3] = {columns, s->h - row0 < band ? s->h - row0 : band, s->batch * blocks};
-        size_t local[3] = {row_width(be, &p, "conv_direct_backward_data", columns), 1, 1};
         TT_TRY(tt_launch_kernel(be, p.program, "conv_direct_backward_data", p.options, 3, global,
                                 local,
                                 TT_ARGS(tt_arg_mem(dinp), tt_arg_mem(dout), tt_arg_mem(weight),

@@ -51,6 +51,16 @@ typedef struct igemm_tiles {
  * one size for every layer (fitted()): its products are large on the deep
  * layers it wins on, and on a small one the idle work-items only make a
  * loser slower. */
+/* Halves the longer side of t's work-group until it has at most `most`
+ * work-items. */
+static void fit_group(igemm_tiles *t, size_t most)
+{
+    while (t->mt * t->nt > most && t->mt * t->nt > 1) {
+        if (t->nt >= t->mt) t->nt /= 2;
+        else t->mt /= 2;
+    }
+}
+
 static igemm_tiles tiles_of(tt_backend *be, const char *kernel, const tt_conv_blocks *forced,
                             size_t rows, size_t columns, int fitted)
 {
@@ -66,11 +76,7 @@ static igemm_tiles tiles_of(tt_backend *be, const char *kernel, const tt_conv_bl
     /* no more work-items along either side than it needs */
     while (fitted && t.mt > 1 && (t.mt / 2) * t.rm >= rows) t.mt /= 2;
     while (fitted && t.nt > 1 && (t.nt / 2) * t.rn >= columns) t.nt /= 2;
-    size_t max_wg = tt_device_group_max(be);
-    while (t.mt * t.nt > max_wg && t.mt * t.nt > 1) {
-        if (t.nt >= t.mt) t.nt /= 2;
-        else t.mt /= 2;
-    }
+    fit_group(&t, tt_device_group_max(be));
     /* the two tiles in half the local memory: shorter chunks, then fewer
      * columns, then fewer rows */
     size_t local = be->device.local_mem_bytes ? be->device.local_mem_bytes : 16384;
@@ -84,11 +90,7 @@ static igemm_tiles tiles_of(tt_backend *be, const char *kernel, const tt_conv_bl
              t.rn, t.bk);
     /* the kernel's own limit, which its registers can hold below the
      * device's (the build is the same: the work-group is no define) */
-    size_t most = tt_kernel_work_group_limit(be, "conv_igemm", kernel, t.options);
-    while (t.mt * t.nt > most && t.mt * t.nt > 1) {
-        if (t.nt >= t.mt) t.nt /= 2;
-        else t.mt /= 2;
-    }
+    fit_group(&t, tt_kernel_work_group_limit(be, "conv_igemm", kernel, t.options));
     return t;
 }
 
@@ -191,8 +193,8 @@ static size_t reduction_per_launch(const tt_backend *be, const igemm_tiles *t, s
         size_t wg = t->mt * t->nt, a_step = wg >= t->bk ? wg / t->bk : 1;
         size_t per_chunk = 1 + ceil_div(t->bk, wg) * (1 + ceil_div(t->mt * t->rm, a_step)) +
                            ceil_div(t->bk, t->mt) * (1 + t->rn) + t->bk * (1 + t->rm * (1 + t->rn));
-        size_t chunks = limit / 2 / per_chunk;
-        if ((chunks ? chunks : 1) * t->bk < span) span = (chunks ? chunks : 1) * t->bk;
+        size_t chunks = limit / 2 / per_chunk, within = (chunks ? chunks : 1) * t->bk;
+        if (within < span) span = within;
     }
     return span >= length ? length : span > t->bk ? span / t->bk * t->bk : t->bk;
 }
