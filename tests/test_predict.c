@@ -12,10 +12,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <tiffio.h>
+
 #include "harness.h"
 #include "ops/conv_autotune.h"
 #include "infer/model_load.h"
 #include "infer/predict.h"
+#include "infer/predict_raster.h"
 #include "io/safetensors.h"
 #include "model/unet.h"
 
@@ -257,6 +260,163 @@ static void test_odd_sizes(void)
     printf("\n  13x19, 1x1, 21x6 (reflect and zero padding) vs tile-by-tile reference: "
            "max rel error %.2e (tol 1e-5)", worst);
     CU_ASSERT(worst < 1e-5);
+    tt_model_destroy(u);
+}
+
+/* What tt_predict_stream handed on: the image rebuilt, the rows in order. */
+typedef struct stream_log {
+    float *planes;
+    int classes, height, width;
+    int next_row, calls, most_rows, out_of_order;
+} stream_log;
+
+static tt_status log_rows(void *ctx, int y0, int rows, const float *planes, size_t stride)
+{
+    stream_log *l = ctx;
+    if (y0 != l->next_row || rows < 1 || y0 + rows > l->height) l->out_of_order++;
+    else
+        for (int c = 0; c < l->classes; c++)
+            memcpy(l->planes + ((size_t)c * l->height + y0) * l->width, planes + c * stride,
+                   (size_t)rows * l->width * sizeof *planes);
+    l->next_row = y0 + rows;
+    l->calls++;
+    if (rows > l->most_rows) l->most_rows = rows;
+    return NULL;
+}
+
+static tt_status refuse_rows(void *ctx, int y0, int rows, const float *planes, size_t stride)
+{
+    (void)ctx, (void)planes, (void)stride;
+    return tt_error_new(TT_ERR_IO, "rows %d..%d: the disk is full", y0, y0 + rows);
+}
+
+/* A tall image (8 rows of 3 tiles): the rows come top to bottom, each once,
+ * a tile's height at most at a time (the band holds at most two rows of
+ * tiles), whatever the batch; the values are the tile-by-tile reference's;
+ * a sink's error stops the prediction with its message. */
+static void test_stream_rows(void)
+{
+    tt_unet_config cfg = small_config();
+    cfg.algo = TT_CONV_ALGO_IM2COL_GEMM;
+    tt_model *u = unet_new(th_backend(), &cfg, 2, 16, 16, 5);
+    int h = 71, w = 23;
+    uint8_t *rgb = random_image(w, h, 21);
+    tt_memory_image im = {rgb, w, h};
+    tt_crop_reader reader = tt_crop_reader_memory(&im);
+    tt_predict_options o = tt_predict_options_default();
+    double *want = reference_predict(u, &im, &o);
+    size_t n = (size_t)2 * h * w;
+    double worst = 0;
+    for (int batch = 1; batch <= 2; batch++) {
+        stream_log l = {calloc(n, sizeof(float)), 2, h, w, 0, 0, 0, 0};
+        o.batch = batch;
+        TH_OK(tt_predict_stream(u, &reader, &o, log_rows, &l));
+        CU_ASSERT_EQUAL(l.out_of_order, 0);
+        CU_ASSERT_EQUAL(l.next_row, h);
+        CU_ASSERT(l.calls >= 4);
+        CU_ASSERT(l.most_rows <= 16);
+        double err = th_max_rel_error(l.planes, want, n, 1e-2);
+        if (err > worst) worst = err;
+        printf("\n  batch %d: %d bands of at most %d rows", batch, l.calls, l.most_rows);
+        free(l.planes);
+    }
+    printf("\n  71x23 streamed vs tile-by-tile reference: max rel error %.2e (tol 1e-5)", worst);
+    CU_ASSERT(worst < 1e-5);
+    tt_status st = tt_predict_stream(u, &reader, &o, refuse_rows, NULL);
+    CU_ASSERT_EQUAL(tt_status_code(st), TT_ERR_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tt_status_message(st), "the disk is full"));
+    tt_status_free(st);
+    free(want);
+    free(rgb);
+    tt_model_destroy(u);
+}
+
+/* The float32 bands of a TIFF tt_raster_writer wrote, as planes (bands, h, w). */
+static float *read_f32_planes(const char *path, int w, int h, int bands)
+{
+    TIFF *tif = TIFFOpen(path, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tif);
+    float *planes = malloc((size_t)bands * h * w * sizeof *planes);
+    float *tile = malloc((size_t)TIFFTileSize(tif));
+    uint32_t tw = 0, th = 0;
+    TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw);
+    TIFFGetField(tif, TIFFTAG_TILELENGTH, &th);
+    for (uint32_t y0 = 0; y0 < (uint32_t)h; y0 += th)
+        for (uint32_t x0 = 0; x0 < (uint32_t)w; x0 += tw) {
+            CU_ASSERT(TIFFReadTile(tif, tile, x0, y0, 0, 0) > 0);
+            for (uint32_t y = y0; y < y0 + th && y < (uint32_t)h; y++)
+                for (uint32_t x = x0; x < x0 + tw && x < (uint32_t)w; x++)
+                    for (int b = 0; b < bands; b++)
+                        planes[((size_t)b * h + y) * w + x] =
+                            tile[((size_t)(y - y0) * tw + x - x0) * bands + b];
+        }
+    free(tile);
+    TIFFClose(tif);
+    return planes;
+}
+
+/* Streamed into TIFFs: the class-index mask is the argmax of the whole
+ * image's logits and the probabilities their softmax, bit for bit; the
+ * multi-label masks are sigmoid > each class's threshold. */
+static void test_raster_output(void)
+{
+    tt_unet_config cfg = small_config();
+    cfg.algo = TT_CONV_ALGO_IM2COL_GEMM;
+    tt_model *u = unet_new(th_backend(), &cfg, 2, 16, 16, 6);
+    int h = 45, w = 37;
+    size_t px = (size_t)h * w;
+    uint8_t *rgb = random_image(w, h, 31);
+    tt_memory_image im = {rgb, w, h};
+    tt_crop_reader reader = tt_crop_reader_memory(&im);
+    tt_predict_options o = tt_predict_options_default();
+    float *logits = malloc(2 * px * sizeof *logits);
+    uint8_t *index = malloc(px), *got = malloc(px * 3);
+    TH_OK(tt_predict_image(u, &reader, &o, logits));
+    char dir[] = "/tmp/tt-predict-raster-XXXXXX", mask[96], prob[96];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    snprintf(mask, sizeof mask, "%s/m.tif", dir);
+    snprintf(prob, sizeof prob, "%s/p.tif", dir);
+    tt_raster_output out = {.mask_path = mask, .prob_path = prob};
+    TH_OK(tt_predict_raster(u, &reader, &o, &out));
+    tt_predict_argmax(logits, 2, px, index);
+    tt_raster *r = NULL;
+    TH_OK(tt_raster_open(mask, &r));
+    TH_OK(tt_raster_read_crop(r, 0, 0, w, h, got));
+    int wrong = 0;
+    for (size_t i = 0; i < px; i++) wrong += got[3 * i] != index[i];
+    tt_raster_close(r);
+    float *probs = read_f32_planes(prob, w, h, 2);
+    tt_predict_softmax(logits, 2, px);
+    CU_ASSERT_EQUAL(memcmp(probs, logits, 2 * px * sizeof *probs), 0);
+    free(probs);
+    CU_ASSERT_EQUAL(wrong, 0);
+    /* multi-label: a threshold per class */
+    TH_OK(tt_predict_image(u, &reader, &o, logits));
+    tt_predict_sigmoid(logits, 2, px);
+    float thresholds[2] = {0.3f, 0.6f};
+    tt_raster_output ml = {.mask_path = mask, .multi_label = 1, .class_threshold = thresholds};
+    TH_OK(tt_predict_raster(u, &reader, &o, &ml));
+    TIFF *tif = TIFFOpen(mask, "r");
+    uint16_t spp = 0;
+    TIFFGetField(tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
+    CU_ASSERT_EQUAL(spp, 2);
+    uint8_t *tile = malloc((size_t)TIFFTileSize(tif));
+    CU_ASSERT(TIFFReadTile(tif, tile, 0, 0, 0, 0) > 0);
+    int ml_wrong = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            for (int c = 0; c < 2; c++)
+                ml_wrong += tile[((size_t)y * 256 + x) * 2 + c] !=
+                            (logits[c * px + (size_t)y * w + x] > thresholds[c] ? 255 : 0);
+    TIFFClose(tif);
+    free(tile);
+    CU_ASSERT_EQUAL(ml_wrong, 0);
+    printf("\n  45x37 streamed into TIFFs: class index %d pixels off the argmax, probabilities "
+           "the softmax bit for bit; multi-label %d off", wrong, ml_wrong);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    free(logits), free(index), free(got), free(rgb);
     tt_model_destroy(u);
 }
 
@@ -596,6 +756,8 @@ int main(void)
         {"one tile = the plain forward pass", test_one_tile_is_plain_forward},
         {"sizes not multiples of 2^depth vs reference", test_odd_sizes},
         {"test-time augmentation: flip and d4", test_tta},
+        {"rows streamed top to bottom in a band", test_stream_rows},
+        {"streamed into TIFF masks and probabilities", test_raster_output},
         {"a constant model blends to its constant", test_constant_model},
         {"device memory bounded by the tile batch", test_memory_bounded},
         {"checkpoint loading", test_model_load},

@@ -18,10 +18,16 @@
  * Class-index: argmax of the blended logits; --min-size removes small
  * components of every class but 0 (they become 0); CSV masks are the class
  * planes, nearest-resized with --rle-size.
+ *
+ * --output geotiff (auto: for .tif/.tiff inputs) streams instead: the TIFF
+ * read block by block, STEM_mask.tif written a row of tiles at a time with
+ * the input's georeference (infer/predict_raster.h), no size limit; small
+ * components are kept there, --rle refused.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include <stb_image_write.h>
@@ -36,6 +42,7 @@
 #include "infer/overlay.h"
 #include "infer/postprocess.h"
 #include "infer/predict.h"
+#include "infer/predict_raster.h"
 #include "ops/conv_algo.h"
 
 typedef struct predict_options {
@@ -62,6 +69,8 @@ typedef struct predict_options {
     int tta;                    /* tt_tta_kind */
     int threshold_given, min_size_given; /* else the checkpoint's per class, if it has them */
     int raw_weights;            /* --weights raw */
+    char output[TT_OPT_STRING_MAX]; /* auto, png or geotiff */
+    int probabilities;
 } predict_options;
 
 #define OPT(name, kind, field, meta, help, lo, hi) \
@@ -91,6 +100,8 @@ static const tt_opt option_table[] = {
     CHOICE("backend", backend, "NAME", TT_BACKEND_HELP, TT_BACKEND_CHOICES),
     CHOICE("algo", algo, "NAME", TT_CONV_ALGO_HELP, TT_CONV_ALGO_CHOICES),
     CHOICE("precision", precision, "P", "what the forward keeps between layers, stored in fp32 (default), fp16 or bf16 (as train --precision)", "fp32|fp16|bf16"),
+    CHOICE("output", output, "KIND", "what a prediction is written as: png (mask PNGs and an overlay; the image decoded whole), geotiff (STEM_mask.tif, tiled and compressed, streamed: a raster of any size in a few rows of tiles of memory, its georeference kept; small components are not removed), or auto (geotiff for .tif/.tiff inputs, else png; default)", "auto|png|geotiff"),
+    OPT("probabilities", TT_OPT_FLAG, probabilities, NULL, "--output geotiff: also STEM_prob.tif, each class's probability as a float32 band", 1, 0),
     OPT("no-overlay", TT_OPT_FLAG, no_overlay, NULL, "do not write overlay PNGs", 1, 0),
     OPT("quiet", TT_OPT_FLAG, quiet, NULL, "no line per image", 1, 0),
 };
@@ -109,6 +120,7 @@ static void defaults(predict_options *o)
     o->batch = 4;
     o->threshold = 0.5;
     strcpy(o->mode, "auto");
+    strcpy(o->output, "auto");
 }
 
 /* Everything one run shares. */
@@ -264,10 +276,67 @@ cleanup:
     return status;
 }
 
+/* Whether `path` ends in .tif or .tiff (any case). */
+static int is_tiff(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    return dot && (strcasecmp(dot, ".tif") == 0 || strcasecmp(dot, ".tiff") == 0);
+}
+
+/* Whether the image at path is written as GeoTIFF (--output). */
+static int streams(const predict_options *o, const char *path)
+{
+    return strcmp(o->output, "geotiff") == 0 || (strcmp(o->output, "auto") == 0 && is_tiff(path));
+}
+
+/* --output geotiff: a TIFF read block by block, any other image decoded
+ * whole; STEM_mask.tif (and STEM_prob.tif) with the input's georeference. */
+static tt_status predict_raster_one(run_state *rs, const char *path, const char *stem)
+{
+    const predict_options *o = rs->opts;
+    tt_status status = NULL;
+    tt_raster *raster = NULL;
+    tt_georef georef = {0};
+    uint8_t *rgb = NULL;
+    tt_memory_image image = {0};
+    tt_crop_reader reader;
+    if (is_tiff(path)) {
+        TT_CHECK(tt_raster_open(path, &raster));
+        TT_CHECK(tt_raster_georef(raster, &georef));
+        tt_raster_info info = tt_raster_get_info(raster);
+        reader = (tt_crop_reader){raster, info.width, info.height, tt_raster_read_crop};
+    } else {
+        TT_CHECK(load_image(path, &image.width, &image.height, &rgb));
+        image.rgb = rgb;
+        reader = tt_crop_reader_memory(&image);
+    }
+    char mask[3 * TT_OPT_STRING_MAX], prob[3 * TT_OPT_STRING_MAX];
+    snprintf(mask, sizeof mask, "%s/%s_mask.tif", o->out, stem);
+    snprintf(prob, sizeof prob, "%s/%s_prob.tif", o->out, stem);
+    tt_raster_output out = {
+        .mask_path = mask, .prob_path = o->probabilities ? prob : NULL,
+        .multi_label = rs->kind == TT_INFER_KIND_MULTI_LABEL, .threshold = (float)o->threshold,
+        .class_threshold = o->threshold_given ? NULL : rs->model.class_threshold,
+        .georef = tt_georef_present(&georef) ? &georef : NULL};
+    TT_CHECK(tt_predict_raster(rs->model.model, &reader, &rs->predict, &out));
+    if (!o->quiet)
+        printf("%s: %dx%d -> %s%s%s\n", path, reader.width, reader.height, mask,
+               out.prob_path ? ", " : "", out.prob_path ? prob : "");
+cleanup:
+    tt_raster_close(raster);
+    tt_georef_free(&georef);
+    free(rgb);
+    return status;
+}
+
 static tt_status predict_one(run_state *rs, const char *path)
 {
     char file[TT_OPT_STRING_MAX], stem[TT_OPT_STRING_MAX];
     split_name(path, file, sizeof file, stem, sizeof stem);
+    if (streams(rs->opts, path)) {
+        tt_status failed = predict_raster_one(rs, path, stem);
+        return failed ? tt_error_prefix(failed, "%s", path) : NULL;
+    }
     int w = 0, h = 0;
     uint8_t *rgb = NULL;
     float *logits = NULL;
@@ -369,6 +438,19 @@ static tt_status run(const predict_options *o, run_state *rs)
     char **paths = NULL;
     int count = 0;
     TT_CHECK(list_inputs(o->input, &paths, &count));
+    int streamed = 0;
+    for (int i = 0; i < count; i++) streamed += streams(o, paths[i]);
+    if (streamed && o->rle[0]) {
+        status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "--rle encodes whole images' masks, and "
+                              "%d input(s) stream into GeoTIFF (--output %s): give --output png "
+                              "to decode them whole, or leave out --rle", streamed, o->output);
+        goto cleanup;
+    }
+    if (o->probabilities && !streamed) {
+        status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "--probabilities writes STEM_prob.tif "
+                              "beside a GeoTIFF mask: give --output geotiff (or TIFF inputs)");
+        goto cleanup;
+    }
     if (mkdir(o->out, 0777) != 0 && errno != EEXIST) {
         status = tt_error_new(TT_ERR_IO, "cannot make --out %s: %s", o->out, strerror(errno));
         goto cleanup;
@@ -414,6 +496,9 @@ static tt_status run(const predict_options *o, run_state *rs)
         printf("%d image(s), %s model, %d classes, tile %dx%d, overlap %g, %s blend\n", count,
                rs->kind == TT_INFER_KIND_MULTI_LABEL ? "multi-label" : "class-index", classes,
                o->tile[0], o->tile[1], o->overlap, o->blend);
+    if (streamed && (o->min_size_given ? o->min_size > 1 : rs->model.class_min_size != NULL))
+        fprintf(stderr, "tiletrain predict: note: GeoTIFF masks stream row by row, so small "
+                        "components are kept (--min-size needs whole images: --output png)\n");
     for (int i = 0; i < count; i++) TT_CHECK(predict_one(rs, paths[i]));
     if (rs->csv) {
         int failed = fclose(rs->csv) != 0;
@@ -451,11 +536,15 @@ int tt_cmd_predict(int argc, char **argv)
         printf("usage: tiletrain predict --checkpoint FILE --input IMG|DIR --out DIR [options]\n"
                "\n"
                "Predicts full-resolution masks with a sliding window of tiles whose logits are\n"
-               "blended; writes mask PNGs, overlays and optionally Kaggle RLE rows.\n\n"
+               "blended; writes mask PNGs, overlays and optionally Kaggle RLE rows, or, for\n"
+               "TIFF and GeoTIFF rasters of any size, tiled GeoTIFF masks on the raster's own\n"
+               "grid, streamed (--output).\n\n"
                "example:\n"
                "  tiletrain predict --checkpoint runs/a/best.safetensors --input clouds/test_images \\\n"
                "      --out predictions --tile 512x512 --overlap 0.5 --rle submission.csv \\\n"
-               "      --min-size 10000 --rle-size 350x525\n\n");
+               "      --min-size 10000 --rle-size 350x525\n"
+               "  tiletrain predict --checkpoint runs/a/best.safetensors --input scene.tif \\\n"
+               "      --out masks --tile 512x512 --probabilities\n\n");
         tt_opt_print_help(option_table, option_count, stdout);
         return 0;
     }

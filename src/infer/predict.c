@@ -1,7 +1,7 @@
 /*
  * Sliding-window prediction: read, pad, normalise and batch tiles on the
- * host, run the model in eval mode, blend the logits into a full-image
- * accumulator.  See predict.h.
+ * host, run the model in eval mode, blend the logits into a band of rows
+ * handed on as they are finished.  See predict.h.
  */
 #include "infer/predict.h"
 
@@ -68,20 +68,21 @@ static tt_status load_tile(const tt_crop_reader *r, const tt_predict_options *o,
     return NULL;
 }
 
-/* Adds weight * logits of one tile (classes, th, tw) into the accumulator. */
+/* Adds weight * logits of one tile (classes, th, tw) into the band of rows
+ * [band0, band0 + cap) of the accumulator (classes, cap, width). */
 static void accumulate(const tt_tile_plan *p, int classes, int y0, int x0, const float *tile,
-                       float *acc)
+                       float *acc, int band0, int cap)
 {
     int h = p->y.length, w = p->x.length, th = p->y.tile, tw = p->x.tile;
     int i0 = y0 < 0 ? -y0 : 0, i1 = y0 + th > h ? h - y0 : th;
     int j0 = x0 < 0 ? -x0 : 0, j1 = x0 + tw > w ? w - x0 : tw;
     for (int c = 0; c < classes; c++) {
         const float *src = tile + (size_t)c * th * tw;
-        float *dst = acc + (size_t)c * h * w;
+        float *dst = acc + (size_t)c * cap * w;
         for (int i = i0; i < i1; i++) {
             float wy = p->y.weight[i];
             const float *s = src + (size_t)i * tw;
-            float *d = dst + (size_t)(y0 + i) * w + x0;
+            float *d = dst + (size_t)(y0 + i - band0) * w + x0;
             for (int j = j0; j < j1; j++) d[j] += wy * p->x.weight[j] * s[j];
         }
     }
@@ -143,8 +144,50 @@ static tt_status forward_views(tt_model *model, tt_tta_kind kind, int n, const f
     return NULL;
 }
 
-tt_status tt_predict_image(tt_model *model, const tt_crop_reader *reader,
-                           const tt_predict_options *options, float *logits)
+/* The first image row a tile row covers, and the row after its last. */
+static int row_top(const tt_tile_plan *p, int r) { return p->y.origin[r] < 0 ? 0 : p->y.origin[r]; }
+static int row_end(const tt_tile_plan *p, int r)
+{
+    int end = p->y.origin[r] + p->y.tile;
+    return end > p->y.length ? p->y.length : end;
+}
+
+/* The rows a batch of tiles [first, first + n) keeps unfinished at most:
+ * from the top of its first tile row to the end of its last. */
+static int band_rows(const tt_tile_plan *p, int batch)
+{
+    int cols = p->x.count, total = tt_tile_plan_count(p), most = 1;
+    for (int first = 0; first < total; first += batch) {
+        int n = total - first < batch ? total - first : batch;
+        int rows = row_end(p, (first + n - 1) / cols) - row_top(p, first / cols);
+        if (rows > most) most = rows;
+    }
+    return most;
+}
+
+/* Divides rows [band0, end) of the band by their summed weight, hands them
+ * to the sink and moves the band's later rows up to its top. */
+static tt_status emit_rows(float *acc, int classes, int cap, int w, int band0, int end,
+                           const double *sum_y, const double *sum_x, tt_predict_rows_fn sink,
+                           void *ctx)
+{
+    int rows = end - band0;
+    for (int c = 0; c < classes; c++)
+        for (int y = 0; y < rows; y++) {
+            float *row = acc + ((size_t)c * cap + y) * w;
+            for (int x = 0; x < w; x++) row[x] = (float)(row[x] / (sum_y[band0 + y] * sum_x[x]));
+        }
+    TT_TRY(sink(ctx, band0, rows, acc, (size_t)cap * w));
+    for (int c = 0; c < classes; c++) {
+        float *plane = acc + (size_t)c * cap * w;
+        memmove(plane, plane + (size_t)rows * w, (size_t)(cap - rows) * w * sizeof *plane);
+        memset(plane + (size_t)(cap - rows) * w, 0, (size_t)rows * w * sizeof *plane);
+    }
+    return NULL;
+}
+
+tt_status tt_predict_stream(tt_model *model, const tt_crop_reader *reader,
+                            const tt_predict_options *options, tt_predict_rows_fn sink, void *ctx)
 {
     const tt_model_spec *cfg = &model->spec;
     int th = model->height, tw = model->width, classes = cfg->classes;
@@ -161,7 +204,7 @@ tt_status tt_predict_image(tt_model *model, const tt_crop_reader *reader,
     tt_status status = NULL;
     tt_tile_plan plan;
     uint8_t *crop = NULL;
-    float *input = NULL, *out = NULL;
+    float *input = NULL, *out = NULL, *acc = NULL;
     double *sum_y = NULL, *sum_x = NULL;
     int *origin = NULL;
     float *view_in = NULL, *view_out = NULL;
@@ -171,9 +214,11 @@ tt_status tt_predict_image(tt_model *model, const tt_crop_reader *reader,
                             "square tile (this model's is %dx%d), or --tta flip", tw, th);
     TT_CHECK(tt_tile_plan_make(h, w, th, tw, options->overlap, options->blend, &plan));
     size_t tile_px = (size_t)th * tw;
+    int cap = band_rows(&plan, batch);
     crop = malloc(tile_px * 3);
     input = malloc((size_t)batch * 3 * tile_px * sizeof *input);
     out = malloc((size_t)batch * classes * tile_px * sizeof *out);
+    acc = calloc((size_t)classes * cap * w, sizeof *acc);
     sum_y = malloc((size_t)h * sizeof *sum_y);
     sum_x = malloc((size_t)w * sizeof *sum_x);
     origin = malloc((size_t)batch * 2 * sizeof *origin);
@@ -181,14 +226,15 @@ tt_status tt_predict_image(tt_model *model, const tt_crop_reader *reader,
         view_in = malloc((size_t)batch * 3 * tile_px * sizeof *view_in);
         view_out = malloc((size_t)batch * classes * tile_px * sizeof *view_out);
     }
-    if (!crop || !input || !out || !sum_y || !sum_x || !origin ||
+    if (!crop || !input || !out || !acc || !sum_y || !sum_x || !origin ||
         (views > 1 && (!view_in || !view_out))) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "predict: out of host memory for a batch of "
-                              "%d tiles of %dx%d", batch, th, tw);
+                              "%d tiles of %dx%d and %d rows of %d pixels", batch, th, tw, cap, w);
         goto cleanup;
     }
-    memset(logits, 0, (size_t)classes * h * w * sizeof *logits);
-    int total = tt_tile_plan_count(&plan);
+    tt_tile_axis_sums(&plan.y, sum_y);
+    tt_tile_axis_sums(&plan.x, sum_x);
+    int total = tt_tile_plan_count(&plan), cols = plan.x.count, band0 = 0;
     for (int first = 0; first < total; first += batch) {
         int n = total - first < batch ? total - first : batch;
         for (int k = 0; k < n; k++) {
@@ -205,27 +251,51 @@ tt_status tt_predict_image(tt_model *model, const tt_crop_reader *reader,
         }
         for (int k = 0; k < n; k++)
             accumulate(&plan, classes, origin[2 * k], origin[2 * k + 1],
-                       out + (size_t)k * classes * tile_px, logits);
-    }
-    tt_tile_axis_sums(&plan.y, sum_y);
-    tt_tile_axis_sums(&plan.x, sum_x);
-    for (int c = 0; c < classes; c++)
-        for (int y = 0; y < h; y++) {
-            float *row = logits + ((size_t)c * h + y) * w;
-            for (int x = 0; x < w; x++) row[x] = (float)(row[x] / (sum_y[y] * sum_x[x]));
+                       out + (size_t)k * classes * tile_px, acc, band0, cap);
+        /* rows above the next unfinished tile row take no more tiles */
+        int done = (first + n) / cols;
+        int end = done == plan.y.count ? h : row_top(&plan, done);
+        if (end > band0) {
+            TT_CHECK(emit_rows(acc, classes, cap, w, band0, end, sum_y, sum_x, sink, ctx));
+            band0 = end;
         }
+    }
 cleanup:
     if (status) status = tt_error_prefix(status, "predicting a %dx%d image", w, h);
     tt_tile_plan_free(&plan);
     free(crop);
     free(input);
     free(out);
+    free(acc);
     free(sum_y);
     free(sum_x);
     free(origin);
     free(view_in);
     free(view_out);
     return status;
+}
+
+/* The sink of tt_predict_image: rows copied into the whole image's planes. */
+typedef struct whole_image {
+    float *logits;
+    int classes, height, width;
+} whole_image;
+
+static tt_status copy_rows(void *ctx, int y0, int rows, const float *planes, size_t stride)
+{
+    whole_image *img = ctx;
+    size_t plane = (size_t)img->height * img->width, n = (size_t)rows * img->width;
+    for (int c = 0; c < img->classes; c++)
+        memcpy(img->logits + c * plane + (size_t)y0 * img->width, planes + c * stride,
+               n * sizeof *planes);
+    return NULL;
+}
+
+tt_status tt_predict_image(tt_model *model, const tt_crop_reader *reader,
+                           const tt_predict_options *options, float *logits)
+{
+    whole_image img = {logits, model->spec.classes, reader->height, reader->width};
+    return tt_predict_stream(model, reader, options, copy_rows, &img);
 }
 
 void tt_predict_softmax(float *planes, int classes, size_t pixels)

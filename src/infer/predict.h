@@ -8,9 +8,10 @@
  * the image, normalised ((v / 255 - mean) / std per channel), and copied
  * into a host batch; `batch` tiles at a time (at most the model's
  * capacity) are uploaded into model->input and run forward in eval mode; the
- * logits come back and weight * logit is added into a full-image float
- * accumulator on the host.  At the end each pixel is divided by its summed
- * weight.
+ * logits come back and weight * logit is added into a band of rows on the
+ * host.  As soon as no later tile reaches a row (tiles go row by row), its
+ * pixels are divided by their summed weight and handed on (tt_predict_stream),
+ * so that a raster of any height needs only a few rows of tiles in memory.
  *
  * What is blended: the LOGITS.  Probabilities are taken afterwards
  * (tt_predict_softmax for class-index models, tt_predict_sigmoid for
@@ -26,8 +27,9 @@
  *
  * Device memory: nothing is allocated on the device here; the model was
  * built for (capacity, tile) and its buffers bound everything, whatever the
- * image size.  Host memory: the accumulator (classes x H x W floats, the
- * caller's) plus one batch of tiles.
+ * image size.  Host memory: the band (classes x W floats a row, about one
+ * row of tiles, two when a batch spans rows) plus one batch of tiles;
+ * tt_predict_image adds the caller's whole-image planes.
  */
 #ifndef TT_INFER_PREDICT_H
 #define TT_INFER_PREDICT_H
@@ -79,6 +81,18 @@ typedef struct tt_predict_options {
 
 /* overlap 0.5, Gaussian blend, reflect padding, mean 0, std 1, batch 0, no TTA. */
 tt_predict_options tt_predict_options_default(void);
+
+/* Receives rows [y0, y0 + rows) of the blended logits, finished: class c's
+ * row y0 + i is planes + c * stride + i * width (borrowed for the call). */
+typedef tt_status (*tt_predict_rows_fn)(void *ctx, int y0, int rows, const float *planes,
+                                        size_t stride);
+
+/* Predicts the image that `reader` serves with the model's tile, handing
+ * the blended logits to `sink` a band of rows at a time, top to bottom,
+ * every row once; the same values tt_predict_image gives.  Errors: as
+ * tt_predict_image's, and the sink's. */
+tt_status tt_predict_stream(tt_model *model, const tt_crop_reader *reader,
+                            const tt_predict_options *options, tt_predict_rows_fn sink, void *ctx);
 
 /* Fills logits (classes x height x width floats, caller-owned) with the
  * blended logits of the image that `reader` serves, using the model's tile

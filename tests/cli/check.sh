@@ -24,6 +24,7 @@
 #     out, a resume reads the run's plan back bit for bit, --plan off is the built-in defaults,
 #     a flag that resizes the network is planned around (the micro-batch fitted for it);
 #   - eval (as validation) drops class-index components under --min-size, as predict does;
+#   - predict streams a GeoTIFF into a georeferenced GeoTIFF mask;
 #   - a planted wrong kernel is refused under auto and wrong when forced; selftest --algos.
 # usage: tests/cli/check.sh BUILD_DIR
 set -uo pipefail
@@ -432,6 +433,55 @@ for c in (1, 2):
 PY
 then pass "eval --min-size on class-index masks: every class's components dropped, Dice = images without it"
 else fail "class-index --min-size"; cat "$work/err" "$work/feval.json"; fi
+
+# predict on a GeoTIFF (--output auto): STEM_mask.tif streamed on the
+# raster's grid with its GeoTIFF tags, the PNG path's mask (no --min-size);
+# --probabilities: a float32 band per class; --rle refused for a streamed
+# input, --probabilities without one
+if /usr/bin/python3 - "$work/geo.tif" <<'PY'
+import sys
+import numpy as np
+from PIL import Image, TiffImagePlugin
+ifd = TiffImagePlugin.ImageFileDirectory_v2()
+for tag, kind, value in ((33550, 12, (0.5, 0.5, 0.0)), (33922, 12, (0, 0, 0, 500000.0, 4649776.0, 0)),
+                         (34735, 3, (1, 1, 0, 2, 1024, 0, 1, 1, 3072, 0, 1, 32633)),
+                         (34737, 2, "WGS 84 / UTM zone 33N|")):
+    ifd[tag] = value
+    ifd.tagtype[tag] = kind
+pixels = np.random.default_rng(1).integers(0, 256, (97, 150, 3), dtype=np.uint8)
+Image.fromarray(pixels).save(sys.argv[1], tiffinfo=ifd, compression="tiff_lzw")
+PY
+then
+  geo=(--checkpoint "$work/fr/last.safetensors" --input "$work/geo.tif" --tile 32x32 --quiet)
+  if "$tt" predict "${geo[@]}" --out "$work/geo" --probabilities 2>"$work/err" &&
+     "$tt" predict "${geo[@]}" --out "$work/geo_png" --output png --min-size 0 2>>"$work/err" &&
+     [ ! -e "$work/geo/geo_overlay.png" ] && ! ls "$work/geo" | grep -q '\.part$' &&
+     /usr/bin/python3 - "$work/geo.tif" "$work/geo/geo_mask.tif" "$work/geo_png/geo_mask.png" \
+       "$work/geo/geo_prob.tif" <<'PY'
+import sys
+import numpy as np
+from PIL import Image, TiffImagePlugin
+src, mask, png = (Image.open(p) for p in sys.argv[1:4])
+with open(sys.argv[4], "rb") as f:  # float32 bands: PIL reads the tags, not the pixels
+    prob = TiffImagePlugin.ImageFileDirectory_v2(f.read(8))
+    f.seek(prob.next)
+    prob.load(f)
+assert mask.size == src.size and mask.mode == "L", (mask.size, mask.mode)
+for tag in (33550, 33922, 34735, 34737):
+    assert mask.tag_v2.get(tag) == src.tag_v2.get(tag), (tag, mask.tag_v2.get(tag))
+assert mask.tag_v2[322] == 256 and mask.tag_v2[259] == 8  # tiled 256, deflate
+assert (np.array(mask) == np.array(png)).all()
+assert prob[277] == 3 and prob[339] == (3,) * 3 and prob[258] == (32,) * 3, dict(prob)
+assert (prob[256], prob[257]) == src.size and prob.get(33922) == src.tag_v2.get(33922)
+PY
+  then pass "predict a GeoTIFF: STEM_mask.tif on its grid, tags copied, the PNG path's mask; --probabilities"
+  else fail "predict a GeoTIFF"; cat "$work/err"; fi
+  expect 1 "--rle encodes whole images' masks" -- "$tt" predict "${geo[@]}" --out "$work/geo2" --rle "$work/geo.csv"
+  expect 1 "--probabilities writes STEM_prob.tif" -- "$tt" predict "${geo[@]}" --out "$work/geo2" \
+    --output png --probabilities
+else
+  fail "making a GeoTIFF with PIL"
+fi
 
 # selftest API: its kernels, its GEMM and the device's timers checked on that API
 selftest() {

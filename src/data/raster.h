@@ -1,0 +1,98 @@
+/*
+ * Rasters of any size: a TIFF (classic or BigTIFF, tiled or in strips,
+ * GeoTIFF or plain) read crop by crop from its own blocks, never decoded
+ * whole, and a tiled, compressed TIFF written a band of rows at a time with
+ * the georeference of the raster it was predicted from.
+ *
+ * Reading.  A crop decodes the blocks (tiles or strips) under it and keeps
+ * them by rows of blocks: a reader that goes down the raster, as the
+ * sliding window does, decodes each block once and holds only the rows of
+ * blocks its latest crops covered (a few hundred rows of the raster's
+ * width), whatever the raster's height.  Samples: 8-bit unsigned, 1 band
+ * (grey, given as R = G = B), 2 (grey and alpha: the grey) or 3 and more
+ * (the first three as R G B), interleaved (PLANARCONFIG_CONTIG); JPEG in
+ * YCbCr is read as RGB.  Others (16-bit, float, bands in separate planes,
+ * palettes) are refused by name with what to do.
+ *
+ * Georeference.  The GeoTIFF tags (ModelPixelScale, ModelTiepoint,
+ * ModelTransformation, GeoKeyDirectory, GeoDoubleParams, GeoAsciiParams)
+ * and GDAL's nodata tag are copied as they are: a mask predicted on the
+ * raster's own grid needs nothing else to line up with it.  No CRS is
+ * interpreted, so libtiff alone does it, without libgeotiff or GDAL.
+ *
+ * Writing.  Rows go in top to bottom; the writer keeps one row of 256-pixel
+ * tiles and writes each row of tiles as it fills.  DEFLATE with a
+ * horizontal (or, for float samples, floating-point) predictor; BigTIFF
+ * when the raster's bytes exceed 2 GiB before compression.  The file is
+ * written as PATH.part and renamed to PATH by tt_raster_writer_close, so a
+ * failed or interrupted run leaves no partial raster under PATH.
+ */
+#ifndef TT_DATA_RASTER_H
+#define TT_DATA_RASTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tiletrain.h"
+
+/* The GeoTIFF tags of a raster, as stored (all counts 0: none). */
+typedef struct tt_georef {
+    double *pixel_scale;    size_t pixel_scale_count;   /* 33550 */
+    double *tiepoints;      size_t tiepoint_count;      /* 33922 */
+    double *transformation; size_t transformation_count; /* 34264 */
+    uint16_t *keys;         size_t key_count;           /* 34735 */
+    double *doubles;        size_t double_count;        /* 34736 */
+    char *ascii;                                        /* 34737, or NULL */
+    char *nodata;                                       /* 42113 (GDAL), or NULL */
+} tt_georef;
+
+/* Whether the raster has any GeoTIFF tag. */
+int tt_georef_present(const tt_georef *g);
+void tt_georef_free(tt_georef *g);
+
+typedef struct tt_raster tt_raster;
+
+typedef struct tt_raster_info {
+    int width, height;
+    int bands;              /* samples per pixel */
+    int block_w, block_h;   /* a tile, or the width and rows of a strip */
+    int tiled, bigtiff;
+} tt_raster_info;
+
+/* Opens the first image of a TIFF for crops.  Errors name the file:
+ * TT_ERR_IO (missing, unreadable), TT_ERR_FORMAT (not a TIFF, damaged),
+ * TT_ERR_UNSUPPORTED (a sample format or layout above's list refuses,
+ * saying how to convert it). */
+tt_status tt_raster_open(const char *path, tt_raster **out);
+void tt_raster_close(tt_raster *r);
+tt_raster_info tt_raster_get_info(const tt_raster *r);
+/* The raster's GeoTIFF tags, copied into *g (tt_georef_free). */
+tt_status tt_raster_georef(const tt_raster *r, tt_georef *g);
+
+/* The w x h crop at (x0, y0), inside the raster, as interleaved RGB
+ * (h * w * 3 bytes): a tt_read_crop_fn (infer/predict.h).  Errors name the
+ * file and the block that failed to decode. */
+tt_status tt_raster_read_crop(void *raster, int x0, int y0, int w, int h, uint8_t *rgb);
+/* Bytes of decoded blocks the reader holds now (for tests of its bound). */
+size_t tt_raster_held_bytes(const tt_raster *r);
+
+typedef enum tt_raster_sample { TT_SAMPLE_U8, TT_SAMPLE_F32 } tt_raster_sample;
+
+typedef struct tt_raster_writer tt_raster_writer;
+
+/* Starts PATH.part: width x height pixels of `bands` samples each;
+ * georef (may be NULL) is copied into it.  Errors name PATH. */
+tt_status tt_raster_writer_open(const char *path, int width, int height, int bands,
+                                tt_raster_sample sample, const tt_georef *georef,
+                                tt_raster_writer **out);
+/* The next `rows` rows: rows x width x bands samples, interleaved (uint8_t
+ * or float as the writer's sample). */
+tt_status tt_raster_writer_rows(tt_raster_writer *w, int rows, const void *samples);
+/* After the last row: writes what is left, closes and renames PATH.part to
+ * PATH.  On error (or rows missing) PATH.part is removed and PATH is left
+ * as it was.  The writer is freed either way. */
+tt_status tt_raster_writer_close(tt_raster_writer *w);
+/* Drops the writer and its PATH.part (after another error).  NULL allowed. */
+void tt_raster_writer_abort(tt_raster_writer *w);
+
+#endif

@@ -1,0 +1,99 @@
+/* Streamed prediction into raster files; see predict_raster.h. */
+#include "infer/predict_raster.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/status.h"
+
+typedef struct raster_sink {
+    const tt_raster_output *out;
+    int classes, width;
+    tt_raster_writer *mask, *prob;
+    uint8_t *mask_rows;
+    float *prob_rows;
+    int held_rows; /* rows the two buffers hold */
+} raster_sink;
+
+/* Probabilities of one pixel's logits (stride apart) into p. */
+static void probabilities(const float *logit, size_t stride, int classes, int multi_label,
+                          float *p)
+{
+    if (multi_label) {
+        for (int c = 0; c < classes; c++) {
+            float v = logit[c * stride];
+            p[c] = v >= 0 ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v));
+        }
+        return;
+    }
+    float top = logit[0];
+    for (int c = 1; c < classes; c++)
+        if (logit[c * stride] > top) top = logit[c * stride];
+    double total = 0;
+    for (int c = 0; c < classes; c++) total += p[c] = expf(logit[c * stride] - top);
+    for (int c = 0; c < classes; c++) p[c] = (float)(p[c] / total);
+}
+
+static tt_status write_rows(void *ctx, int y0, int rows, const float *planes, size_t stride)
+{
+    (void)y0;
+    raster_sink *s = ctx;
+    const tt_raster_output *o = s->out;
+    int classes = s->classes, w = s->width, bands = o->multi_label ? classes : 1;
+    if (rows > s->held_rows) {
+        uint8_t *m = realloc(s->mask_rows, (size_t)rows * w * bands);
+        if (m) s->mask_rows = m;
+        float *p = realloc(s->prob_rows, (size_t)rows * w * classes * sizeof *p);
+        if (p) s->prob_rows = p;
+        if (!m || !p)
+            return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory for %d rows",
+                                o->mask_path, rows);
+        s->held_rows = rows;
+    }
+    for (size_t i = 0; i < (size_t)rows * w; i++) {
+        const float *logit = planes + i; /* row i / w, column i % w of every class plane */
+        float *p = s->prob_rows + i * classes;
+        probabilities(logit, stride, classes, o->multi_label, p);
+        if (o->multi_label) {
+            for (int c = 0; c < classes; c++) {
+                float t = o->class_threshold ? o->class_threshold[c] : o->threshold;
+                s->mask_rows[i * classes + c] = p[c] > t ? 255 : 0;
+            }
+        } else {
+            int best = 0;
+            for (int c = 1; c < classes; c++)
+                if (logit[c * stride] > logit[best * stride]) best = c;
+            s->mask_rows[i] = (uint8_t)best;
+        }
+    }
+    TT_TRY(tt_raster_writer_rows(s->mask, rows, s->mask_rows));
+    if (s->prob) TT_TRY(tt_raster_writer_rows(s->prob, rows, s->prob_rows));
+    return NULL;
+}
+
+tt_status tt_predict_raster(tt_model *model, const tt_crop_reader *reader,
+                            const tt_predict_options *options, const tt_raster_output *out)
+{
+    int classes = model->spec.classes, w = reader->width, h = reader->height;
+    raster_sink s = {out, classes, w, NULL, NULL, NULL, NULL, 0};
+    tt_status status = NULL;
+    TT_CHECK(tt_raster_writer_open(out->mask_path, w, h, out->multi_label ? classes : 1,
+                                   TT_SAMPLE_U8, out->georef, &s.mask));
+    if (out->prob_path)
+        TT_CHECK(tt_raster_writer_open(out->prob_path, w, h, classes, TT_SAMPLE_F32, out->georef,
+                                       &s.prob));
+    TT_CHECK(tt_predict_stream(model, reader, options, write_rows, &s));
+    tt_raster_writer *mask = s.mask, *prob = s.prob;
+    s.mask = s.prob = NULL;
+    status = tt_raster_writer_close(mask);
+    if (prob) {
+        if (status) tt_raster_writer_abort(prob);
+        else status = tt_raster_writer_close(prob);
+    }
+cleanup:
+    tt_raster_writer_abort(s.mask);
+    tt_raster_writer_abort(s.prob);
+    free(s.mask_rows);
+    free(s.prob_rows);
+    return status;
+}
