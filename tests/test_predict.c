@@ -291,8 +291,8 @@ static tt_status refuse_rows(void *ctx, int y0, int rows, const float *planes, s
 }
 
 /* A tall image (8 rows of 3 tiles): the rows come top to bottom, each once,
- * a tile's height at most at a time (the band holds at most two rows of
- * tiles), whatever the batch; the values are the tile-by-tile reference's;
+ * a tile's height at most at a time (the band holds one row of tiles),
+ * whatever the batch; the values are the tile-by-tile reference's;
  * a sink's error stops the prediction with its message. */
 static void test_stream_rows(void)
 {

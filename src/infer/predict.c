@@ -152,13 +152,24 @@ static int row_end(const tt_tile_plan *p, int r)
     return end > p->y.length ? p->y.length : end;
 }
 
+/* The tiles of the batch starting at tile `first`: `batch`, but where a
+ * row of tiles holds that many, none past the row's end, so that the rows
+ * in flight are one row of tiles (narrower images batch across rows). */
+static int batch_from(const tt_tile_plan *p, int batch, int first)
+{
+    int cols = p->x.count, left = tt_tile_plan_count(p) - first;
+    int n = left < batch ? left : batch;
+    if (cols >= batch && n > cols - first % cols) n = cols - first % cols;
+    return n;
+}
+
 /* The rows a batch of tiles [first, first + n) keeps unfinished at most:
  * from the top of its first tile row to the end of its last. */
 static int band_rows(const tt_tile_plan *p, int batch)
 {
     int cols = p->x.count, total = tt_tile_plan_count(p), most = 1;
-    for (int first = 0; first < total; first += batch) {
-        int n = total - first < batch ? total - first : batch;
+    for (int first = 0, n; first < total; first += n) {
+        n = batch_from(p, batch, first);
         int rows = row_end(p, (first + n - 1) / cols) - row_top(p, first / cols);
         if (rows > most) most = rows;
     }
@@ -235,8 +246,8 @@ tt_status tt_predict_stream(tt_model *model, const tt_crop_reader *reader,
     tt_tile_axis_sums(&plan.y, sum_y);
     tt_tile_axis_sums(&plan.x, sum_x);
     int total = tt_tile_plan_count(&plan), cols = plan.x.count, band0 = 0;
-    for (int first = 0; first < total; first += batch) {
-        int n = total - first < batch ? total - first : batch;
+    for (int first = 0, n; first < total; first += n) {
+        n = batch_from(&plan, batch, first);
         for (int k = 0; k < n; k++) {
             tt_tile_plan_origin(&plan, first + k, &origin[2 * k], &origin[2 * k + 1]);
             TT_CHECK(load_tile(reader, options, origin[2 * k], origin[2 * k + 1], th, tw, crop,

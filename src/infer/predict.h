@@ -27,8 +27,9 @@
  *
  * Device memory: nothing is allocated on the device here; the model was
  * built for (capacity, tile) and its buffers bound everything, whatever the
- * image size.  Host memory: the band (classes x W floats a row, about one
- * row of tiles, two when a batch spans rows) plus one batch of tiles;
+ * image size.  Host memory: the band (classes x W floats a row, one row of
+ * tiles: a batch stops at a row's end where the row holds a whole batch)
+ * plus one batch of tiles;
  * tt_predict_image adds the caller's whole-image planes.
  */
 #ifndef TT_INFER_PREDICT_H

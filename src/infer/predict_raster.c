@@ -43,17 +43,18 @@ static tt_status write_rows(void *ctx, int y0, int rows, const float *planes, si
     if (rows > s->held_rows) {
         uint8_t *m = realloc(s->mask_rows, (size_t)rows * w * bands);
         if (m) s->mask_rows = m;
-        float *p = realloc(s->prob_rows, (size_t)rows * w * classes * sizeof *p);
+        float *p = s->prob ? realloc(s->prob_rows, (size_t)rows * w * classes * sizeof *p) : NULL;
         if (p) s->prob_rows = p;
-        if (!m || !p)
+        if (!m || (s->prob && !p))
             return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory for %d rows",
                                 o->mask_path, rows);
         s->held_rows = rows;
     }
+    float pixel[256]; /* a model has at most 254 classes (unet_config.c) */
     for (size_t i = 0; i < (size_t)rows * w; i++) {
         const float *logit = planes + i; /* row i / w, column i % w of every class plane */
-        float *p = s->prob_rows + i * classes;
-        probabilities(logit, stride, classes, o->multi_label, p);
+        float *p = s->prob ? s->prob_rows + i * classes : pixel;
+        if (s->prob || o->multi_label) probabilities(logit, stride, classes, o->multi_label, p);
         if (o->multi_label) {
             for (int c = 0; c < classes; c++) {
                 float t = o->class_threshold ? o->class_threshold[c] : o->threshold;
