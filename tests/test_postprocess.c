@@ -11,6 +11,7 @@
 
 #include "harness.h"
 #include "data/rle.h"
+#include "infer/components_stream.h"
 #include "infer/postprocess.h"
 
 static void test_threshold(void)
@@ -232,6 +233,77 @@ static void test_rle_round_trip(void)
     free(back);
 }
 
+/* Blobby random masks (runs of every length, components crossing the
+ * band boundaries, diagonal-only contacts) fed in uneven bands of rows:
+ * the streamed filter equals tt_predict_to_masks's whole-image removal,
+ * for class-index masks (per class minimums) and multi-label planes. */
+static void test_components_stream(void)
+{
+    int w = 61, h = 47, classes = 3;
+    size_t px = (size_t)w * h;
+    uint64_t seed = 77;
+    int checked = 0, wrong = 0, removed = 0;
+    for (int trial = 0; trial < 12; trial++) {
+        int multi = trial % 2, planes = multi ? classes : 1;
+        /* logits: smooth-ish noise, so components have every size */
+        float *logits = malloc((size_t)classes * px * sizeof *logits);
+        for (int c = 0; c < classes; c++)
+            for (int y = 0; y < h; y++)
+                for (int x = 0; x < w; x++)
+                    logits[(size_t)c * px + (size_t)y * w + x] =
+                        (float)(th_uniform(&seed, -1, 1) + sin(x * (0.3 + 0.1 * c) + trial) *
+                                cos(y * (0.25 + 0.05 * c)));
+        int min_size[3] = {trial % 3 == 0 ? 5 : 0, 2 + trial, 9 - trial % 5};
+        tt_mask_rule keep = {.multi_label = multi, .threshold = 0.5f};
+        tt_mask_rule rule = keep;
+        rule.class_min_size = min_size;
+        float *copy = malloc((size_t)classes * px * sizeof *copy);
+        uint8_t *want = malloc((size_t)classes * px), *planes_in = malloc((size_t)classes * px);
+        uint8_t *stream = malloc((size_t)planes * px);
+        memcpy(copy, logits, (size_t)classes * px * sizeof *copy);
+        TH_OK(tt_predict_to_masks(copy, classes, w, h, &keep, planes_in)); /* nothing removed */
+        memcpy(copy, logits, (size_t)classes * px * sizeof *copy);
+        TH_OK(tt_predict_to_masks(copy, classes, w, h, &rule, want));
+        for (size_t i = 0; i < (size_t)planes * px; i++) removed += (want[i] != 0) != (planes_in[i] != 0);
+        for (int p = 0; p < planes; p++) /* planes to interleaved bands, as a raster holds them */
+            for (size_t i = 0; i < px; i++) stream[i * planes + p] = planes_in[(size_t)p * px + i];
+        tt_cc_stream *cc = NULL;
+        TH_OK(tt_cc_stream_new(w, planes, !multi, &cc));
+        for (int y = 0, step = 1; y < h; y += step, step = step % 7 + 2) {
+            int rows = h - y < step ? h - y : step;
+            TH_OK(tt_cc_stream_add(cc, rows, stream + (size_t)y * w * planes));
+        }
+        for (int y = 0, step = 5; y < h; y += step, step = step % 4 + 1) {
+            int rows = h - y < step ? h - y : step;
+            TH_OK(tt_cc_stream_filter(cc, rows, stream + (size_t)y * w * planes, min_size));
+        }
+        for (int p = 0; p < planes; p++)
+            for (size_t i = 0; i < px; i++)
+                wrong += (stream[i * planes + p] != 0) != (want[(size_t)p * px + i] != 0) ||
+                         (!multi && stream[i] != want[i]);
+        checked += (int)(planes * px);
+        tt_cc_stream_free(cc);
+        free(logits), free(copy), free(want), free(planes_in), free(stream);
+    }
+    printf("\n  12 masks of 61x47 (class index and multi-label) in uneven bands, %d pixels "
+           "removed: %d of %d pixels off the whole-image removal", removed, wrong, checked);
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT(removed > 100);
+    /* the second pass must see the rows of the first */
+    tt_cc_stream *cc = NULL;
+    uint8_t row[4] = {1, 1, 0, 1};
+    int least[2] = {0, 3};
+    TH_OK(tt_cc_stream_new(4, 1, 1, &cc));
+    TH_OK(tt_cc_stream_add(cc, 1, row));
+    TH_OK(tt_cc_stream_filter(cc, 1, row, least));
+    CU_ASSERT(row[0] == 0 && row[1] == 0 && row[3] == 0);
+    row[0] = row[1] = row[3] = 1;
+    tt_status st = tt_cc_stream_filter(cc, 1, row, least);
+    CU_ASSERT_EQUAL(tt_status_code(st), TT_ERR_INVALID_ARGUMENT);
+    tt_status_free(st);
+    tt_cc_stream_free(cc);
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -239,6 +311,7 @@ int main(void)
         {"logits to masks, multi-label and class index", test_predict_to_masks},
         {"small components, 4 and 8 connectivity", test_remove_small},
         {"one component of 2M pixels", test_big_component},
+        {"small components removed from a stream of rows", test_components_stream},
         {"nearest and area resize", test_resize},
         {"RLE of predicted masks round-trips", test_rle_round_trip},
         CU_TEST_INFO_NULL,

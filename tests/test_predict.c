@@ -18,6 +18,7 @@
 #include "ops/conv_autotune.h"
 #include "infer/model_load.h"
 #include "infer/predict.h"
+#include "infer/postprocess.h"
 #include "infer/predict_raster.h"
 #include "io/safetensors.h"
 #include "model/unet.h"
@@ -411,8 +412,39 @@ static void test_raster_output(void)
     TIFFClose(tif);
     free(tile);
     CU_ASSERT_EQUAL(ml_wrong, 0);
+    /* small components: removed as on the whole image (multi-label planes:
+     * random weights give speckled ones), the first pass's file gone */
+    int least[2] = {2000, 30}; /* class 0: every component (the image has 1665 pixels) */
+    float mean[2] = {0, 0};    /* thresholds: each plane's mean probability */
+    TH_OK(tt_predict_image(u, &reader, &o, logits));
+    tt_predict_sigmoid(logits, 2, px);
+    for (int c = 0; c < 2; c++)
+        for (size_t i = 0; i < px; i++) mean[c] += logits[c * px + i] / (float)px;
+    TH_OK(tt_predict_image(u, &reader, &o, logits));
+    tt_mask_rule rule = {.multi_label = 1, .class_threshold = mean, .class_min_size = least};
+    uint8_t *planes = malloc(2 * px), *kept = malloc(2 * px);
+    TH_OK(tt_predict_to_masks(logits, 2, w, h, &rule, planes));
+    tt_raster_output small = {.mask_path = mask, .multi_label = 1, .class_threshold = mean,
+                              .min_size = least};
+    TH_OK(tt_predict_raster(u, &reader, &o, &small));
+    TH_OK(tt_raster_open(mask, &r));
+    TH_OK(tt_raster_read_samples(r, 0, 0, w, h, kept));
+    tt_raster_close(r);
+    int small_wrong = 0, removed = 0;
+    for (size_t i = 0; i < px; i++)
+        for (int c = 0; c < 2; c++) {
+            small_wrong += (kept[2 * i + c] != 0) != (planes[c * px + i] != 0);
+            removed += logits[c * px + i] > mean[c] && !planes[c * px + i]; /* probabilities now */
+        }
+    free(planes), free(kept);
+    char pass1[128];
+    snprintf(pass1, sizeof pass1, "%s.pass1", mask);
+    CU_ASSERT(access(pass1, F_OK) != 0);
+    CU_ASSERT_EQUAL(small_wrong, 0);
+    CU_ASSERT(removed > 0);
     printf("\n  45x37 streamed into TIFFs: class index %d pixels off the argmax, probabilities "
-           "the softmax bit for bit; multi-label %d off", wrong, ml_wrong);
+           "the softmax bit for bit; multi-label %d off; components under 2000 and 30 pixels: %d "
+           "removed, %d off the whole image's removal", wrong, ml_wrong, removed, small_wrong);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CU_ASSERT_EQUAL(system(cmd), 0);

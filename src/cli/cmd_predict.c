@@ -22,7 +22,7 @@
  * --output geotiff (auto: for .tif/.tiff inputs) streams instead: the TIFF
  * read block by block, STEM_mask.tif written a row of tiles at a time with
  * the input's georeference (infer/predict_raster.h), no size limit; small
- * components are kept there, --rle refused.
+ * components removed in a second pass over it; --rle refused.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -100,7 +100,7 @@ static const tt_opt option_table[] = {
     CHOICE("backend", backend, "NAME", TT_BACKEND_HELP, TT_BACKEND_CHOICES),
     CHOICE("algo", algo, "NAME", TT_CONV_ALGO_HELP, TT_CONV_ALGO_CHOICES),
     CHOICE("precision", precision, "P", "what the forward keeps between layers, stored in fp32 (default), fp16 or bf16 (as train --precision)", "fp32|fp16|bf16"),
-    CHOICE("output", output, "KIND", "what a prediction is written as: png (mask PNGs and an overlay; the image decoded whole), geotiff (STEM_mask.tif, tiled and compressed, streamed: a raster of any size in a few rows of tiles of memory, its georeference kept; small components are not removed), or auto (geotiff for .tif/.tiff inputs, else png; default)", "auto|png|geotiff"),
+    CHOICE("output", output, "KIND", "what a prediction is written as: png (mask PNGs and an overlay; the image decoded whole), geotiff (STEM_mask.tif, tiled and compressed, streamed: a raster of any size in a few rows of tiles of memory, its georeference kept), or auto (geotiff for .tif/.tiff inputs, else png; default)", "auto|png|geotiff"),
     OPT("probabilities", TT_OPT_FLAG, probabilities, NULL, "--output geotiff: also STEM_prob.tif, each class's probability as a float32 band", 1, 0),
     OPT("no-overlay", TT_OPT_FLAG, no_overlay, NULL, "do not write overlay PNGs", 1, 0),
     OPT("quiet", TT_OPT_FLAG, quiet, NULL, "no line per image", 1, 0),
@@ -298,6 +298,7 @@ static tt_status predict_raster_one(run_state *rs, const char *path, const char 
     tt_raster *raster = NULL;
     tt_georef georef = {0};
     uint8_t *rgb = NULL;
+    int *min_size = NULL;
     tt_memory_image image = {0};
     tt_crop_reader reader;
     if (is_tiff(path)) {
@@ -313,10 +314,19 @@ static tt_status predict_raster_one(run_state *rs, const char *path, const char 
     char mask[3 * TT_OPT_STRING_MAX], prob[3 * TT_OPT_STRING_MAX];
     snprintf(mask, sizeof mask, "%s/%s_mask.tif", o->out, stem);
     snprintf(prob, sizeof prob, "%s/%s_prob.tif", o->out, stem);
+    int classes = rs->model.spec.classes;
+    if (o->min_size_given) {
+        if (!(min_size = malloc((size_t)classes * sizeof *min_size))) {
+            status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+            goto cleanup;
+        }
+        for (int c = 0; c < classes; c++) min_size[c] = o->min_size;
+    }
     tt_raster_output out = {
         .mask_path = mask, .prob_path = o->probabilities ? prob : NULL,
         .multi_label = rs->kind == TT_INFER_KIND_MULTI_LABEL, .threshold = (float)o->threshold,
         .class_threshold = o->threshold_given ? NULL : rs->model.class_threshold,
+        .min_size = o->min_size_given ? min_size : rs->model.class_min_size,
         .georef = tt_georef_present(&georef) ? &georef : NULL};
     TT_CHECK(tt_predict_raster(rs->model.model, &reader, &rs->predict, &out));
     if (!o->quiet)
@@ -325,6 +335,7 @@ static tt_status predict_raster_one(run_state *rs, const char *path, const char 
 cleanup:
     tt_raster_close(raster);
     tt_georef_free(&georef);
+    free(min_size);
     free(rgb);
     return status;
 }
@@ -496,9 +507,6 @@ static tt_status run(const predict_options *o, run_state *rs)
         printf("%d image(s), %s model, %d classes, tile %dx%d, overlap %g, %s blend\n", count,
                rs->kind == TT_INFER_KIND_MULTI_LABEL ? "multi-label" : "class-index", classes,
                o->tile[0], o->tile[1], o->overlap, o->blend);
-    if (streamed && (o->min_size_given ? o->min_size > 1 : rs->model.class_min_size != NULL))
-        fprintf(stderr, "tiletrain predict: note: GeoTIFF masks stream row by row, so small "
-                        "components are kept (--min-size needs whole images: --output png)\n");
     for (int i = 0; i < count; i++) TT_CHECK(predict_one(rs, paths[i]));
     if (rs->csv) {
         int failed = fclose(rs->csv) != 0;

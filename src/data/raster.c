@@ -217,9 +217,11 @@ static tt_status decode(tt_raster *r, block_row *s, int col)
     return NULL;
 }
 
-tt_status tt_raster_read_crop(void *raster, int x0, int y0, int w, int h, uint8_t *rgb)
+/* Calls copy(ctx, y, row) for each raster row y of the crop, row pointing
+ * at pixel x0 of the decoded row (bands interleaved). */
+static tt_status each_row(tt_raster *r, int x0, int y0, int w, int h,
+                          void (*copy)(void *ctx, int y, const uint8_t *row), void *ctx)
 {
-    tt_raster *r = raster;
     if (x0 < 0 || y0 < 0 || w < 1 || h < 1 || x0 + w > r->info.width || y0 + h > r->info.height)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: crop %dx%d at (%d, %d) leaves the "
                             "%dx%d raster", r->path, w, h, x0, y0, r->info.width, r->info.height);
@@ -232,21 +234,52 @@ tt_status tt_raster_read_crop(void *raster, int x0, int y0, int w, int h, uint8_
             if (!s->have[col]) TT_TRY(decode(r, s, col));
         int top = row * bh > y0 ? row * bh : y0;
         int end = (row + 1) * bh < y0 + h ? (row + 1) * bh : y0 + h;
-        for (int y = top; y < end; y++) {
-            const uint8_t *src = s->pixels + (size_t)(y - row * bh) * r->stride + (size_t)x0 * spp;
-            uint8_t *dst = rgb + (size_t)(y - y0) * w * 3;
-            for (int x = 0; x < w; x++, src += spp, dst += 3) {
-                uint8_t v0 = src[0];
-                if (r->grey) {
-                    if (r->white_is_zero) v0 = (uint8_t)(255 - v0);
-                    dst[0] = dst[1] = dst[2] = v0;
-                } else {
-                    dst[0] = v0, dst[1] = src[1], dst[2] = src[2];
-                }
-            }
-        }
+        for (int y = top; y < end; y++)
+            copy(ctx, y, s->pixels + (size_t)(y - row * bh) * r->stride + (size_t)x0 * spp);
     }
     return NULL;
+}
+
+typedef struct crop_out {
+    const tt_raster *r;
+    int y0, w;
+    uint8_t *out;
+} crop_out;
+
+static void copy_rgb(void *ctx, int y, const uint8_t *src)
+{
+    const crop_out *c = ctx;
+    const tt_raster *r = c->r;
+    int spp = r->info.bands;
+    uint8_t *dst = c->out + (size_t)(y - c->y0) * c->w * 3;
+    for (int x = 0; x < c->w; x++, src += spp, dst += 3) {
+        uint8_t v0 = src[0];
+        if (r->grey) {
+            if (r->white_is_zero) v0 = (uint8_t)(255 - v0);
+            dst[0] = dst[1] = dst[2] = v0;
+        } else {
+            dst[0] = v0, dst[1] = src[1], dst[2] = src[2];
+        }
+    }
+}
+
+static void copy_samples(void *ctx, int y, const uint8_t *src)
+{
+    const crop_out *c = ctx;
+    size_t line = (size_t)c->w * c->r->info.bands;
+    memcpy(c->out + (size_t)(y - c->y0) * line, src, line);
+}
+
+tt_status tt_raster_read_crop(void *raster, int x0, int y0, int w, int h, uint8_t *rgb)
+{
+    crop_out c = {raster, y0, w, rgb};
+    return each_row(raster, x0, y0, w, h, copy_rgb, &c);
+}
+
+tt_status tt_raster_read_samples(tt_raster *r, int x0, int y0, int w, int h, uint8_t *samples)
+{
+    crop_out c = {r, y0, w, samples};
+    return each_row(r, x0, y0, w, h, copy_samples, &c);
 }
 
 /* ---- GeoTIFF tags ------------------------------------------------------- */

@@ -73,6 +73,9 @@ tt_status tt_raster_georef(const tt_raster *r, tt_georef *g);
  * (h * w * 3 bytes): a tt_read_crop_fn (infer/predict.h).  Errors name the
  * file and the block that failed to decode. */
 tt_status tt_raster_read_crop(void *raster, int x0, int y0, int w, int h, uint8_t *rgb);
+/* The same crop as stored: h * w * bands samples, bands interleaved, no
+ * conversion (a mask read back). */
+tt_status tt_raster_read_samples(tt_raster *r, int x0, int y0, int w, int h, uint8_t *samples);
 /* Bytes of decoded blocks the reader holds now (for tests of its bound). */
 size_t tt_raster_held_bytes(const tt_raster *r);
 

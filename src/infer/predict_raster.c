@@ -3,13 +3,17 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "core/status.h"
+#include "infer/components_stream.h"
 
 typedef struct raster_sink {
     const tt_raster_output *out;
     int classes, width;
     tt_raster_writer *mask, *prob;
+    tt_cc_stream *components; /* min_size: pass 1 */
     uint8_t *mask_rows;
     float *prob_rows;
     int held_rows; /* rows the two buffers hold */
@@ -68,18 +72,70 @@ static tt_status write_rows(void *ctx, int y0, int rows, const float *planes, si
         }
     }
     TT_TRY(tt_raster_writer_rows(s->mask, rows, s->mask_rows));
+    if (s->components) TT_TRY(tt_cc_stream_add(s->components, rows, s->mask_rows));
     if (s->prob) TT_TRY(tt_raster_writer_rows(s->prob, rows, s->prob_rows));
     return NULL;
+}
+
+/* Whether any class has a minimum to remove components under. */
+static int removes(const tt_raster_output *out, int classes)
+{
+    for (int c = out->multi_label ? 0 : 1; out->min_size && c < classes; c++)
+        if (out->min_size[c] > 1) return 1;
+    return 0;
+}
+
+/* Pass 2: the first pass's mask read back a row of tiles at a time, its
+ * small components cleared, written to the mask's own path. */
+static tt_status filter_pass(tt_cc_stream *components, const char *first, int width, int height,
+                             int bands, const tt_raster_output *out)
+{
+    tt_status status = NULL;
+    tt_raster *in = NULL;
+    tt_raster_writer *mask = NULL;
+    enum { ROWS = 256 };
+    uint8_t *rows = malloc((size_t)ROWS * width * bands);
+    if (!rows)
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory for %d rows",
+                            out->mask_path, ROWS);
+    TT_CHECK(tt_raster_open(first, &in));
+    TT_CHECK(tt_raster_writer_open(out->mask_path, width, height, bands, TT_SAMPLE_U8,
+                                   out->georef, &mask));
+    for (int y = 0; y < height; y += ROWS) {
+        int n = height - y < ROWS ? height - y : ROWS;
+        TT_CHECK(tt_raster_read_samples(in, 0, y, width, n, rows));
+        TT_CHECK(tt_cc_stream_filter(components, n, rows, out->min_size));
+        TT_CHECK(tt_raster_writer_rows(mask, n, rows));
+    }
+    tt_raster_writer *done = mask;
+    mask = NULL;
+    status = tt_raster_writer_close(done);
+cleanup:
+    tt_raster_writer_abort(mask);
+    tt_raster_close(in);
+    free(rows);
+    return status;
 }
 
 tt_status tt_predict_raster(tt_model *model, const tt_crop_reader *reader,
                             const tt_predict_options *options, const tt_raster_output *out)
 {
     int classes = model->spec.classes, w = reader->width, h = reader->height;
-    raster_sink s = {out, classes, w, NULL, NULL, NULL, NULL, 0};
+    int bands = out->multi_label ? classes : 1;
+    raster_sink s = {out, classes, w, NULL, NULL, NULL, NULL, NULL, 0};
     tt_status status = NULL;
-    TT_CHECK(tt_raster_writer_open(out->mask_path, w, h, out->multi_label ? classes : 1,
-                                   TT_SAMPLE_U8, out->georef, &s.mask));
+    char *first = NULL; /* the mask before its small components are removed */
+    const char *mask_path = out->mask_path;
+    if (removes(out, classes)) {
+        size_t len = strlen(out->mask_path);
+        if (!(first = malloc(len + 7)))
+            return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", out->mask_path);
+        memcpy(first, out->mask_path, len);
+        memcpy(first + len, ".pass1", 7);
+        mask_path = first;
+        TT_CHECK(tt_cc_stream_new(w, bands, !out->multi_label, &s.components));
+    }
+    TT_CHECK(tt_raster_writer_open(mask_path, w, h, bands, TT_SAMPLE_U8, out->georef, &s.mask));
     if (out->prob_path)
         TT_CHECK(tt_raster_writer_open(out->prob_path, w, h, classes, TT_SAMPLE_F32, out->georef,
                                        &s.prob));
@@ -87,6 +143,7 @@ tt_status tt_predict_raster(tt_model *model, const tt_crop_reader *reader,
     tt_raster_writer *mask = s.mask, *prob = s.prob;
     s.mask = s.prob = NULL;
     status = tt_raster_writer_close(mask);
+    if (!status && first) status = filter_pass(s.components, first, w, h, bands, out);
     if (prob) {
         if (status) tt_raster_writer_abort(prob);
         else status = tt_raster_writer_close(prob);
@@ -94,6 +151,9 @@ tt_status tt_predict_raster(tt_model *model, const tt_crop_reader *reader,
 cleanup:
     tt_raster_writer_abort(s.mask);
     tt_raster_writer_abort(s.prob);
+    tt_cc_stream_free(s.components);
+    if (first) unlink(first);
+    free(first);
     free(s.mask_rows);
     free(s.prob_rows);
     return status;

@@ -8,8 +8,9 @@
  * The masks follow the rule predict's PNGs follow (infer/postprocess.h):
  * class index: the argmax of the blended logits (lowest class on ties), one
  * band; multi-label: sigmoid > threshold per class, one 0/255 band per
- * class.  Removing small components needs a whole image: a streamed mask
- * keeps them (min_size is not applied; the caller says so).  Probabilities,
+ * class.  Small components are removed as there, in a second pass over
+ * the mask as first written (infer/components_stream.h: PATH.pass1, gone
+ * when PATH is written).  Probabilities,
  * on request, are a float32 band per class: softmax (class index) or
  * sigmoid (multi-label) of the blended logits.
  */
@@ -25,6 +26,8 @@ typedef struct tt_raster_output {
     int multi_label;
     float threshold;              /* multi-label */
     const float *class_threshold; /* NULL, or per class in place of threshold */
+    const int *min_size;          /* NULL, or per class: smaller components removed
+                                     (class index: classes >= 1) */
     const tt_georef *georef;      /* NULL, or copied into both files */
 } tt_raster_output;
 

@@ -435,7 +435,7 @@ then pass "eval --min-size on class-index masks: every class's components droppe
 else fail "class-index --min-size"; cat "$work/err" "$work/feval.json"; fi
 
 # predict on a GeoTIFF (--output auto): STEM_mask.tif streamed on the
-# raster's grid with its GeoTIFF tags, the PNG path's mask (no --min-size);
+# raster's grid with its GeoTIFF tags, the PNG path's mask (with --min-size too);
 # --probabilities: a float32 band per class; --rle refused for a streamed
 # input, --probabilities without one
 if /usr/bin/python3 - "$work/geo.tif" <<'PY'
@@ -455,9 +455,12 @@ then
   geo=(--checkpoint "$work/fr/last.safetensors" --input "$work/geo.tif" --tile 32x32 --quiet)
   if "$tt" predict "${geo[@]}" --out "$work/geo" --probabilities 2>"$work/err" &&
      "$tt" predict "${geo[@]}" --out "$work/geo_png" --output png --min-size 0 2>>"$work/err" &&
+     "$tt" predict "${geo[@]}" --out "$work/geo_min" --min-size 30 2>>"$work/err" &&
+     "$tt" predict "${geo[@]}" --out "$work/geo_min_png" --output png --min-size 30 2>>"$work/err" &&
+     [ ! -e "$work/geo_min/geo_mask.tif.pass1" ] &&
      [ ! -e "$work/geo/geo_overlay.png" ] && ! ls "$work/geo" | grep -q '\.part$' &&
      /usr/bin/python3 - "$work/geo.tif" "$work/geo/geo_mask.tif" "$work/geo_png/geo_mask.png" \
-       "$work/geo/geo_prob.tif" <<'PY'
+       "$work/geo/geo_prob.tif" "$work/geo_min/geo_mask.tif" "$work/geo_min_png/geo_mask.png" <<'PY'
 import sys
 import numpy as np
 from PIL import Image, TiffImagePlugin
@@ -471,10 +474,12 @@ for tag in (33550, 33922, 34735, 34737):
     assert mask.tag_v2.get(tag) == src.tag_v2.get(tag), (tag, mask.tag_v2.get(tag))
 assert mask.tag_v2[322] == 256 and mask.tag_v2[259] == 8  # tiled 256, deflate
 assert (np.array(mask) == np.array(png)).all()
+small, small_png = (np.array(Image.open(p)) for p in sys.argv[5:7])
+assert (small == small_png).all()  # --min-size: the second pass's removal is the PNG path's
 assert prob[277] == 3 and prob[339] == (3,) * 3 and prob[258] == (32,) * 3, dict(prob)
 assert (prob[256], prob[257]) == src.size and prob.get(33922) == src.tag_v2.get(33922)
 PY
-  then pass "predict a GeoTIFF: STEM_mask.tif on its grid, tags copied, the PNG path's mask; --probabilities"
+  then pass "predict a GeoTIFF: STEM_mask.tif on its grid, tags copied, the PNG path's mask (--min-size 0 and 30); --probabilities"
   else fail "predict a GeoTIFF"; cat "$work/err"; fi
   expect 1 "--rle encodes whole images' masks" -- "$tt" predict "${geo[@]}" --out "$work/geo2" --rle "$work/geo.csv"
   expect 1 "--probabilities writes STEM_prob.tif" -- "$tt" predict "${geo[@]}" --out "$work/geo2" \
