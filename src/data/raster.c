@@ -86,7 +86,9 @@ tt_status tt_raster_open(const char *path, tt_raster **out)
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", path);
     }
     tt_status status = NULL;
-    r->tif = tt_tiff_open(path, "r", &r->errors);
+    /* "m": read(), not mmap: a mapped file counts in the resident memory as it
+     * is read, and a raster may be larger than the memory */
+    r->tif = tt_tiff_open(path, "rm", &r->errors);
     if (!r->tif) {
         status = tt_error_new(TT_ERR_FORMAT, "%s: not a readable TIFF (%s)", path,
                               tt_tiff_reason(&r->errors));
