@@ -198,7 +198,7 @@ static void test_sampler_batches(void)
     }
     char cdir[PATH_MAX];
     snprintf(cdir, sizeof cdir, "%s/cache", dir);
-    tt_tilecache_config ccfg = {cdir, 0, 0};
+    tt_tilecache_config ccfg = {.dir = cdir};
     tt_tilecache *cache_a, *cache_b;
     TH_OK(tt_tilecache_create(&ccfg, &src.source, &cache_a));
     TH_OK(tt_tilecache_create(&ccfg, &src.source, &cache_b));

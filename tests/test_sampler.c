@@ -52,7 +52,7 @@ static tt_tilecache *open_cache(rp_source *src, const char *sub)
 {
     char cdir[PATH_MAX];
     snprintf(cdir, sizeof cdir, "%s/%s", dir, sub);
-    tt_tilecache_config cfg = {cdir, 0, 0};
+    tt_tilecache_config cfg = {.dir = cdir};
     tt_tilecache *cache = NULL;
     TH_OK(tt_tilecache_create(&cfg, &src->source, &cache));
     return cache;

@@ -1,8 +1,9 @@
 /* The tile cache: crops equal full decodes (borders and outside included),
  * entries rebuilt when the source changes and reused when it does not,
  * tiled TIFF inputs read in place, crops touching only their tiles on a
- * 2048 x 2048 image, the LRU byte bound, foreground counts, and two
- * processes building one cache. */
+ * 2048 x 2048 image, the LRU byte bound, foreground counts, two
+ * processes building one cache, and spoiled entries (a flipped bit, garbled
+ * bytes) rebuilt with a warning. */
 #define _XOPEN_SOURCE 700
 #include <dirent.h>
 #include <fcntl.h>
@@ -128,7 +129,7 @@ static void test_crops_equal_full_decode(void)
             free(mask);
             free(rgb);
         }
-        tt_tilecache_config cfg = {cdir, 0, 0};
+        tt_tilecache_config cfg = {.dir = cdir};
         tt_tilecache *cache;
         TH_OK(tt_tilecache_create(&cfg, &src.source, &cache));
         check_random_crops(&src, cache, 40, 7 + kind);
@@ -155,7 +156,7 @@ static void test_rebuilt_when_source_changes(void)
     rp_source src;
     rp_source_init(&src, 3, TT_MASK_CLASS_INDEX);
     rp_source_add(&src, "change.png", path, w, h, NULL);
-    tt_tilecache_config cfg = {cdir, 0, 0};
+    tt_tilecache_config cfg = {.dir = cdir};
     tt_tilecache *cache;
     tt_tilecache_stats st;
     const char *file;
@@ -225,7 +226,7 @@ static void test_tiled_tiff_read_directly(void)
         free(mask);
         free(rgb);
     }
-    tt_tilecache_config cfg = {cdir, 0, 0};
+    tt_tilecache_config cfg = {.dir = cdir};
     tt_tilecache *cache;
     TH_OK(tt_tilecache_create(&cfg, &src.source, &cache));
     check_random_crops(&src, cache, 30, 99);
@@ -273,7 +274,7 @@ static void test_tiled_tiff_16bit(void)
     uint8_t *mask = random_mask(w, h, 1, 2, 4);
     rp_source_add(&src, "grey16.tif", path, w, h, mask);
     free(mask);
-    tt_tilecache_config cfg = {cdir, 0, 0};
+    tt_tilecache_config cfg = {.dir = cdir};
     tt_tilecache *cache;
     TH_OK(tt_tilecache_create(&cfg, &src.source, &cache));
     check_random_crops(&src, cache, 30, 123);
@@ -301,7 +302,7 @@ static void test_large_image_reads_only_its_tiles(void)
     rp_source_init(&src, 2, TT_MASK_CLASS_INDEX);
     rp_source_add(&src, "big.tif", path, n, n, NULL);
     uint64_t tile_bytes = 256 * 256 * 3;
-    tt_tilecache_config cfg = {cdir, 6 * (tile_bytes + 128), 0}; /* room for six tiles */
+    tt_tilecache_config cfg = {.dir = cdir, .lru_bytes = 6 * (tile_bytes + 128)}; /* room for six tiles */
     tt_tilecache *cache;
     TH_OK(tt_tilecache_create(&cfg, &src.source, &cache));
     uint8_t *crop = malloc(600 * 600 * 3), *want = malloc(600 * 600 * 3);
@@ -377,7 +378,7 @@ static void test_foreground_counts(void)
         rp_source src;
         rp_source_init(&src, classes, kind ? TT_MASK_MULTI_LABEL : TT_MASK_CLASS_INDEX);
         rp_source_add(&src, "fg.png", path, w, h, mask);
-        tt_tilecache_config cfg = {cdir, 0, 0};
+        tt_tilecache_config cfg = {.dir = cdir};
         tt_tilecache *cache;
         TH_OK(tt_tilecache_create(&cfg, &src.source, &cache));
         uint64_t got[4];
@@ -420,7 +421,7 @@ static void test_two_processes_share_a_cache(void)
     for (int k = 0; k < 2; k++) {
         kids[k] = fork();
         if (kids[k] == 0) {
-            tt_tilecache_config cfg = {cdir, 0, 0};
+            tt_tilecache_config cfg = {.dir = cdir};
             tt_tilecache *cache;
             int bad = 0;
             if (tt_tilecache_create(&cfg, &src.source, &cache)) _exit(2);
@@ -448,6 +449,124 @@ static void test_two_processes_share_a_cache(void)
     rp_source_free(&src);
 }
 
+/* Rewrites a cache entry with one byte of one tile changed, uncompressed,
+ * its checksums kept: a bit flipped on disk that no decoder notices. */
+static void flip_a_byte(const char *entry)
+{
+    static const TIFFFieldInfo sums_field = {65111, TIFF_VARIABLE2, TIFF_VARIABLE2, TIFF_LONG,
+                                             FIELD_CUSTOM, 1, 1, (char *)"TiletrainTileSums"};
+    TIFFSetWarningHandler(NULL); /* the private tag is unknown to this handle */
+    TIFF *in = TIFFOpen(entry, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    uint32_t w = 0, h = 0, tw = 0, th = 0, n = 0;
+    uint16_t spp = 0, planar = 0, photometric = 0;
+    const uint32_t *sums = NULL;
+    TIFFGetField(in, TIFFTAG_IMAGEWIDTH, &w);
+    TIFFGetField(in, TIFFTAG_IMAGELENGTH, &h);
+    TIFFGetField(in, TIFFTAG_TILEWIDTH, &tw);
+    TIFFGetField(in, TIFFTAG_TILELENGTH, &th);
+    TIFFGetField(in, TIFFTAG_SAMPLESPERPIXEL, &spp);
+    TIFFGetField(in, TIFFTAG_PLANARCONFIG, &planar);
+    TIFFGetField(in, TIFFTAG_PHOTOMETRIC, &photometric);
+    CU_ASSERT_FATAL(TIFFGetField(in, 65111, &n, &sums) && n == TIFFNumberOfTiles(in));
+    char temp[PATH_MAX + 16];
+    snprintf(temp, sizeof temp, "%s.flipped", entry);
+    TIFF *out = TIFFOpen(temp, "w");
+    TIFFMergeFieldInfo(out, &sums_field, 1);
+    TIFFSetField(out, TIFFTAG_IMAGEWIDTH, w);
+    TIFFSetField(out, TIFFTAG_IMAGELENGTH, h);
+    TIFFSetField(out, TIFFTAG_TILEWIDTH, tw);
+    TIFFSetField(out, TIFFTAG_TILELENGTH, th);
+    TIFFSetField(out, TIFFTAG_BITSPERSAMPLE, 8);
+    TIFFSetField(out, TIFFTAG_SAMPLESPERPIXEL, spp);
+    TIFFSetField(out, TIFFTAG_PLANARCONFIG, planar);
+    TIFFSetField(out, TIFFTAG_PHOTOMETRIC, photometric);
+    if (spp > 1 && planar == PLANARCONFIG_SEPARATE) {
+        uint16_t extra[8] = {0};
+        TIFFSetField(out, TIFFTAG_EXTRASAMPLES, (uint16_t)(spp - 1), extra);
+    }
+    TIFFSetField(out, TIFFTAG_COMPRESSION, COMPRESSION_NONE);
+    TIFFSetField(out, 65111, n, sums);
+    uint8_t *tile = malloc((size_t)TIFFTileSize(in));
+    for (uint32_t t = 0; t < n; t++) {
+        CU_ASSERT(TIFFReadEncodedTile(in, t, tile, TIFFTileSize(in)) > 0);
+        if (t == 0) tile[5] ^= 0x10;
+        CU_ASSERT(TIFFWriteEncodedTile(out, t, tile, TIFFTileSize(in)) > 0);
+    }
+    free(tile);
+    TIFFClose(out);
+    TIFFClose(in);
+    CU_ASSERT_FATAL(rename(temp, entry) == 0);
+}
+
+static void count_warning(void *ctx, const char *message)
+{
+    int *seen = ctx;
+    if (strstr(message, "deleted and built again")) (*seen)++;
+    printf("\n  warning: %s", message);
+}
+
+/* A bit flipped in an uncompressed entry (the checksum) and compressed
+ * bytes garbled (the decoder): the entry is rebuilt with a warning, the
+ * crop is the source's, and the run goes on. */
+static void test_spoiled_entries_rebuilt(void)
+{
+    char cdir[PATH_MAX], path[PATH_MAX];
+    snprintf(cdir, sizeof cdir, "%s/cache-spoiled", dir);
+    snprintf(path, sizeof path, "%s/spoiled.png", dir);
+    int w = 300, h = 200, classes = 3;
+    uint8_t *rgb = rp_make_rgb(w, h, 41), *mask = random_mask(w, h, 1, classes, 5);
+    uint8_t *got = malloc((size_t)w * h * 3);
+    CU_ASSERT_FATAL(rp_write_png(path, w, h, rgb));
+    rp_source src;
+    rp_source_init(&src, classes, TT_MASK_CLASS_INDEX);
+    rp_source_add(&src, "spoiled.png", path, w, h, mask);
+    int warnings = 0;
+    tt_tilecache_config cfg = {.dir = cdir, .warn = count_warning, .warn_ctx = &warnings};
+    tt_tilecache *cache;
+    TH_OK(tt_tilecache_create(&cfg, &src.source, &cache));
+    const char *image_entry, *mask_entry;
+    TH_OK(tt_tilecache_entry_paths(cache, 0, &image_entry, &mask_entry));
+    char image_file[PATH_MAX], mask_file[PATH_MAX];
+    snprintf(image_file, sizeof image_file, "%s", image_entry);
+    snprintf(mask_file, sizeof mask_file, "%s", mask_entry);
+    tt_tilecache_destroy(cache);
+
+    flip_a_byte(image_file);
+    TH_OK(tt_tilecache_create(&cfg, &src.source, &cache));
+    TH_OK(tt_tilecache_read_image(cache, 0, 0, 0, w, h, got));
+    CU_ASSERT_EQUAL(memcmp(got, rgb, (size_t)w * h * 3), 0);
+    tt_tilecache_stats st;
+    tt_tilecache_get_stats(cache, &st);
+    CU_ASSERT_EQUAL(st.entries_spoiled, 1);
+    CU_ASSERT_EQUAL(st.entries_built, 1);
+    CU_ASSERT_EQUAL(warnings, 1);
+    tt_tilecache_destroy(cache);
+
+    /* garble the mask entry's compressed bytes past its header */
+    int fd = open(mask_file, O_WRONLY);
+    uint8_t junk[48];
+    memset(junk, 0x5a, sizeof junk);
+    CU_ASSERT(fd >= 0 && pwrite(fd, junk, sizeof junk, 400) == (ssize_t)sizeof junk);
+    if (fd >= 0) close(fd);
+    TH_OK(tt_tilecache_create(&cfg, &src.source, &cache));
+    uint64_t present[3];
+    TH_OK(tt_tilecache_fg_counts(cache, 0, present));
+    TH_OK(tt_tilecache_read_mask(cache, 0, 0, 0, w, h, 255, got));
+    CU_ASSERT_EQUAL(memcmp(got, mask, (size_t)w * h), 0);
+    uint64_t want[3] = {0, 0, 0};
+    for (size_t i = 0; i < (size_t)w * h; i++) want[mask[i]]++;
+    CU_ASSERT(present[1] == want[1] && present[2] == want[2]);
+    tt_tilecache_get_stats(cache, &st);
+    CU_ASSERT_EQUAL(st.entries_spoiled, 1);
+    CU_ASSERT_EQUAL(warnings, 2);
+    printf("\n  a flipped bit in an image entry and a garbled mask entry: %d warnings, "
+           "both rebuilt, crops and counts the source's", warnings);
+    tt_tilecache_destroy(cache);
+    rp_source_free(&src);
+    free(rgb), free(mask), free(got);
+}
+
 static void test_bad_inputs(void)
 {
     char cdir[PATH_MAX], path[PATH_MAX];
@@ -456,7 +575,7 @@ static void test_bad_inputs(void)
     rp_source src;
     rp_source_init(&src, 2, TT_MASK_CLASS_INDEX);
     rp_source_add(&src, "nothere.png", path, 10, 10, NULL);
-    tt_tilecache_config cfg = {cdir, 0, 0};
+    tt_tilecache_config cfg = {.dir = cdir};
     tt_tilecache *cache;
     TH_OK(tt_tilecache_create(&cfg, &src.source, &cache));
     uint8_t px[3];
@@ -483,6 +602,7 @@ int main(void)
         {"foreground counts and pixels", test_foreground_counts},
         {"two processes share a cache", test_two_processes_share_a_cache},
         {"missing file and bad index", test_bad_inputs},
+        {"spoiled entries rebuilt with a warning", test_spoiled_entries_rebuilt},
         CU_TEST_INFO_NULL,
     };
     int rc = th_run_suite("tilecache", tests, TH_HOST);

@@ -167,6 +167,13 @@ static tt_status write_search(const eval_options *o, const tt_infer_model *model
     return status;
 }
 
+/* A spoiled tile-cache entry, rebuilt (tilecache.h). */
+static void warn_line(void *ctx, const char *message)
+{
+    (void)ctx;
+    fprintf(stderr, "tiletrain: warning: %s\n", message);
+}
+
 static tt_status run(const eval_options *o)
 {
     tt_status status = NULL;
@@ -201,7 +208,7 @@ static tt_status run(const eval_options *o)
     }
     tt_item_source source = tt_dataset_source(ds);
     int count = source.count;
-    tt_tilecache_config cc = {.dir = o->cache_dir[0] ? o->cache_dir : NULL};
+    tt_tilecache_config cc = {.dir = o->cache_dir[0] ? o->cache_dir : NULL, .warn = warn_line};
     TT_CHECK(tt_tilecache_create(&cc, &source, &cache));
     TT_CHECK(tt_metrics_create(model.spec.classes, &m));
     if (o->val_list[0]) { /* the images the list names */

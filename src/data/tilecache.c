@@ -118,10 +118,9 @@ static tt_status decode_tile(TIFF *tif, const tt_tiff_errors *errors, const char
     }
     return NULL;
 fail:
-    return tt_error_new(TT_ERR_FORMAT,
-                        "tile cache: cannot decode tile (%d, %d) of %s (%s); a corrupt or truncated "
-                        "file: delete it (a cache entry is rebuilt) or replace the source",
-                        tx, ty, file, tt_tiff_reason(errors));
+    return tt_error_new(TT_ERR_FORMAT, "tile cache: cannot decode tile (%d, %d) of %s (%s); a "
+                        "corrupt or truncated file%s", tx, ty, file, tt_tiff_reason(errors),
+                        L->sums ? "" : ": replace it with a whole copy");
 }
 
 /* Returns the decoded tile (from the LRU or the file; *tif opened lazily,
@@ -161,6 +160,16 @@ static tt_status get_tile(tt_tilecache *c, const char *file, uint64_t file_id, c
     if (status) {
         free(t);
         return status;
+    }
+    if (L->sums) {
+        uint32_t index = TIFFComputeTile(*tif, (uint32_t)(tx * L->tile_w), (uint32_t)(ty * L->tile_h), 0,
+                                         (uint16_t)(plane < 0 ? 0 : plane));
+        if (index >= L->sum_count || tc_sum(t->data, bytes) != L->sums[index]) {
+            free(t);
+            return tt_error_new(TT_ERR_FORMAT, "tile cache: tile (%d, %d)%s of %s decodes to other "
+                                "bytes than were written", tx, ty, plane < 0 ? "" : " of a mask plane",
+                                file);
+        }
     }
     c->stats.tile_reads++;
     t->file_id = file_id;
@@ -238,6 +247,7 @@ tt_status tt_tilecache_create(const tt_tilecache_config *config, const tt_item_s
     }
     c->source = source;
     c->lru_limit = config && config->lru_bytes ? config->lru_bytes : TT_TILECACHE_DEFAULT_LRU_BYTES;
+    if (config) c->warn = config->warn, c->warn_ctx = config->warn_ctx;
     c->max_pixels = config ? config->max_pixels : 0;
     *out = c;
 cleanup:
@@ -253,6 +263,8 @@ void tt_tilecache_destroy(tt_tilecache *cache)
         for (int i = 0; i < cache->source->count; i++) {
             free(cache->items[i].image_file);
             free(cache->items[i].mask_file);
+            free(cache->items[i].image_layout.sums);
+            free(cache->items[i].mask_layout.sums);
             free(cache->items[i].fg_tile_counts);
             free(cache->items[i].fg_totals);
         }
@@ -346,34 +358,103 @@ tt_status tt_tilecache_entry_paths(tt_tilecache *cache, int index, const char **
     return NULL;
 }
 
+/* An entry that failed a read (`failure`, TT_ERR_FORMAT: a tile that does
+ * not decode or does not match its checksum) is deleted, its tiles dropped
+ * and its name forgotten, so that the next read builds it again from the
+ * source; the caller is warned.  Other failures, and tiled TIFF inputs
+ * (the source itself), are returned as they are. */
+static tt_status spoiled(tt_tilecache *c, tc_item *it, int mask, tt_status failure)
+{
+    char **file = mask ? &it->mask_file : &it->image_file;
+    tc_layout *L = mask ? &it->mask_layout : &it->image_layout;
+    if (tt_status_code(failure) != TT_ERR_FORMAT || !L->sums) return failure;
+    uint64_t id = mask ? it->mask_key : it->image_key;
+    for (tc_tile *t = c->mru, *next; t; t = next) {
+        next = t->next;
+        if (t->file_id != id) continue;
+        lru_unlink(c, t);
+        c->stats.lru_bytes -= t->bytes;
+        free(t);
+    }
+    if (c->warn) {
+        char message[1536];
+        snprintf(message, sizeof message, "%s; the entry is deleted and built again from the source",
+                 tt_status_message(failure));
+        c->warn(c->warn_ctx, message);
+    }
+    tt_status_free(failure);
+    remove(*file);
+    free(*file);
+    *file = NULL;
+    free(L->sums);
+    L->sums = NULL;
+    if (mask) { /* counted from what may have been spoiled */
+        free(it->fg_tile_counts), free(it->fg_totals);
+        it->fg_tile_counts = NULL, it->fg_totals = NULL;
+    }
+    c->stats.entries_spoiled++;
+    return NULL;
+}
+
+static tt_status read_image_once(tt_tilecache *cache, int index, int x0, int y0, int w, int h,
+                                 uint8_t *rgb, tc_item **it)
+{
+    TT_TRY(item_image(cache, index, it));
+    return read_region(cache, (*it)->image_file, (*it)->image_key, &(*it)->image_layout, (*it)->width,
+                       (*it)->height, -1, x0, y0, w, h, 0, rgb);
+}
+
 tt_status tt_tilecache_read_image(tt_tilecache *cache, int index, int x0, int y0, int w, int h,
                                   uint8_t *rgb)
 {
-    tc_item *it;
-    TT_TRY(item_image(cache, index, &it));
-    return read_region(cache, it->image_file, it->image_key, &it->image_layout, it->width, it->height, -1,
-                       x0, y0, w, h, 0, rgb);
+    tc_item *it = NULL;
+    tt_status status = read_image_once(cache, index, x0, y0, w, h, rgb, &it);
+    if (status && it && it->image_file && !(status = spoiled(cache, it, 0, status)))
+        status = read_image_once(cache, index, x0, y0, w, h, rgb, &it);
+    return status;
+}
+
+static tt_status read_mask_once(tt_tilecache *cache, int index, int x0, int y0, int w, int h,
+                                uint8_t pad, uint8_t *planes, tc_item **it)
+{
+    TT_TRY(item_mask(cache, index, it));
+    int n = tc_planes(cache);
+    for (int p = 0; p < n; p++)
+        TT_TRY(read_region(cache, (*it)->mask_file, (*it)->mask_key, &(*it)->mask_layout, (*it)->width,
+                           (*it)->height, p, x0, y0, w, h, pad, planes + (size_t)p * w * h));
+    return NULL;
 }
 
 tt_status tt_tilecache_read_mask(tt_tilecache *cache, int index, int x0, int y0, int w, int h,
                                  uint8_t pad, uint8_t *planes)
 {
-    tc_item *it;
-    TT_TRY(item_mask(cache, index, &it));
-    int n = tc_planes(cache);
-    for (int p = 0; p < n; p++)
-        TT_TRY(read_region(cache, it->mask_file, it->mask_key, &it->mask_layout, it->width, it->height, p,
-                           x0, y0, w, h, pad, planes + (size_t)p * w * h));
-    return NULL;
+    tc_item *it = NULL;
+    tt_status status = read_mask_once(cache, index, x0, y0, w, h, pad, planes, &it);
+    if (status && it && it->mask_file && !(status = spoiled(cache, it, 1, status)))
+        status = read_mask_once(cache, index, x0, y0, w, h, pad, planes, &it);
+    return status;
 }
 
 /* ---- foreground ------------------------------------------------------------ */
 
+/* The item's foreground index, counted once; a spoiled mask entry is
+ * built again and counted (spoiled()). */
+static tt_status item_foreground(tt_tilecache *c, int index, tc_item **it)
+{
+    TT_TRY(item_mask(c, index, it));
+    if ((*it)->fg_totals) return NULL;
+    tt_status status = tc_count_foreground(c, *it);
+    if (status && !(status = spoiled(c, *it, 1, status))) {
+        TT_TRY(item_mask(c, index, it));
+        status = tc_count_foreground(c, *it);
+    }
+    return status;
+}
+
 tt_status tt_tilecache_fg_counts(tt_tilecache *cache, int index, uint64_t *present)
 {
     tc_item *it;
-    TT_TRY(item_mask(cache, index, &it));
-    if (!it->fg_totals) TT_TRY(tc_count_foreground(cache, it));
+    TT_TRY(item_foreground(cache, index, &it));
     memcpy(present, it->fg_totals, sizeof *present * (size_t)cache->source->classes);
     return NULL;
 }
@@ -381,8 +462,7 @@ tt_status tt_tilecache_fg_counts(tt_tilecache *cache, int index, uint64_t *prese
 tt_status tt_tilecache_fg_pixel(tt_tilecache *cache, int index, int cls, uint64_t u, int *x, int *y)
 {
     tc_item *it;
-    TT_TRY(item_mask(cache, index, &it));
-    if (!it->fg_totals) TT_TRY(tc_count_foreground(cache, it));
+    TT_TRY(item_foreground(cache, index, &it));
     const tt_item_source *s = cache->source;
     if (cls < 0 || cls >= s->classes || u >= it->fg_totals[cls])
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "tile cache: foreground pixel %llu of class %d "

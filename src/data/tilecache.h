@@ -10,6 +10,10 @@
  * read.  Entries are written under a temporary name and renamed into place,
  * so processes sharing a cache never see a partial entry; two processes
  * building the same entry both succeed (the last rename wins, both equal).
+ * Every tile of an entry carries a checksum of its decoded bytes: a tile
+ * that fails to decode or to match it (a flipped bit on disk) spoils the
+ * entry, which is deleted and built again from its source, with a warning
+ * (config.warn), and the read goes on.
  *
  * A tiled TIFF input (GeoTIFF included) is read directly, tile by tile,
  * with no copy in the cache.  A crop reads only the tiles under it
@@ -41,6 +45,11 @@ typedef struct tt_tilecache_config {
                            * else $XDG_CACHE_HOME/tiletrain/tiles, else ~/.cache/tiletrain/tiles */
     uint64_t lru_bytes;   /* bound on decoded tiles kept (0: the default above) */
     uint64_t max_pixels;  /* refuse larger images before decoding (0: image.h default) */
+    /* Told (may be NULL) when an entry is found spoiled and rebuilt: a
+     * tile that no longer decodes, or decodes to other bytes than were
+     * written (each entry keeps a checksum of every tile). */
+    void (*warn)(void *ctx, const char *message);
+    void *warn_ctx;
 } tt_tilecache_config;
 
 typedef struct tt_tilecache_stats {
@@ -50,6 +59,7 @@ typedef struct tt_tilecache_stats {
     uint64_t lru_peak_bytes; /* highest lru_bytes seen */
     uint64_t entries_built;  /* cache entries this process wrote (images + masks) */
     uint64_t direct_inputs;  /* tiled TIFF inputs read in place */
+    uint64_t entries_spoiled; /* entries found spoiled, deleted and built again */
 } tt_tilecache_stats;
 
 /* Opens a cache over a source (borrowed: it must outlive the cache).

@@ -35,9 +35,15 @@ tt_status tc_count_foreground(tt_tilecache *c, tc_item *it)
             int tx = t % L->tiles_x, ty = t / L->tiles_x;
             uint32_t index = TIFFComputeTile(tif, (uint32_t)(tx * L->tile_w), (uint32_t)(ty * L->tile_h), 0,
                                              (uint16_t)p);
-            if (TIFFReadEncodedTile(tif, index, tile, (tmsize_t)L->tile_w * L->tile_h) < 0) {
-                status = tt_error_new(TT_ERR_FORMAT, "tile cache: cannot decode mask %s (%s); delete it to "
-                                      "rebuild", it->mask_file, tt_tiff_reason(&errors));
+            size_t bytes = (size_t)L->tile_w * L->tile_h;
+            if (TIFFReadEncodedTile(tif, index, tile, (tmsize_t)bytes) < 0) {
+                status = tt_error_new(TT_ERR_FORMAT, "tile cache: cannot decode tile (%d, %d) of a mask "
+                                      "plane of %s (%s)", tx, ty, it->mask_file, tt_tiff_reason(&errors));
+                goto cleanup;
+            }
+            if (L->sums && (index >= L->sum_count || tc_sum(tile, bytes) != L->sums[index])) {
+                status = tt_error_new(TT_ERR_FORMAT, "tile cache: tile (%d, %d) of a mask plane of %s "
+                                      "decodes to other bytes than were written", tx, ty, it->mask_file);
                 goto cleanup;
             }
             c->stats.tile_reads++;

@@ -8,10 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/hash.h"
 #include "data/tilecache.h"
 
 /* Bumped whenever the entry layout changes: part of every key. */
-#define TC_FORMAT_VERSION 1
+#define TC_FORMAT_VERSION 2
 
 /* How a file's tiles are laid out (a cache entry, or a tiled TIFF input). */
 typedef struct tc_layout {
@@ -20,6 +21,11 @@ typedef struct tc_layout {
     int samples;  /* samples per pixel */
     int separate; /* PLANARCONFIG_SEPARATE */
     int rgba;     /* decode through TIFFReadRGBATile (not 8-bit gray/RGB) */
+    /* a cache entry: the checksum of each tile's decoded bytes (TIFF tile
+     * index order, planes included), checked as the tile is decoded; NULL
+     * for a tiled TIFF input read in place (the source itself) */
+    uint32_t *sums;
+    uint32_t sum_count;
 } tc_layout;
 
 typedef struct tc_item {
@@ -52,6 +58,8 @@ struct tt_tilecache {
     uint64_t max_pixels;
     tc_item *items;          /* (count) */
     tc_tile *mru, *lru;      /* most / least recently used ends */
+    void (*warn)(void *ctx, const char *message);
+    void *warn_ctx;
     tt_tilecache_stats stats;
 };
 
@@ -59,6 +67,14 @@ struct tt_tilecache {
 static inline int tc_planes(const tt_tilecache *c)
 {
     return c->source->mask_kind == TT_MASK_CLASS_INDEX ? 1 : c->source->classes;
+}
+
+/* The private TIFF tag an entry keeps its tiles' checksums in (LONG x
+ * tiles x planes), and the checksum: FNV-1a's low 32 bits. */
+#define TC_TAG_SUMS 65111
+static inline uint32_t tc_sum(const uint8_t *data, size_t bytes)
+{
+    return (uint32_t)tt_hash_bytes(TT_HASH_INIT, data, bytes);
 }
 
 /* Fills it->image_file and image_layout for a tiled TIFF source. */

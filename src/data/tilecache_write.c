@@ -71,23 +71,37 @@ cleanup:
     return status;
 }
 
-/* Nonzero when `file` is a complete entry of the expected shape. */
-static int entry_valid(const char *file, int width, int height, int samples)
+/* A complete entry of the expected shape, its tiles' checksums read into
+ * L->sums; 0 when missing, damaged in its header, or without them. */
+static int entry_valid(const char *file, int width, int height, int samples, int planes,
+                       tc_layout *L)
 {
     if (access(file, R_OK) != 0) return 0;
     tt_tiff_errors errors;
     TIFF *tif = tt_tiff_open(file, "r", &errors);
     if (!tif) return 0;
-    uint32_t w = 0, h = 0, tw = 0, th = 0;
+    uint32_t w = 0, h = 0, tw = 0, th = 0, n = 0;
     uint16_t spp = 0;
+    const uint32_t *sums = NULL;
     TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &w);
     TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &h);
     TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw);
     TIFFGetField(tif, TIFFTAG_TILELENGTH, &th);
     TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
+    const TIFFField *f = TIFFFieldWithTag(tif, TC_TAG_SUMS);
+    int ok = (int)w == width && (int)h == height && tw == TT_TILECACHE_TILE &&
+             th == TT_TILECACHE_TILE && spp == samples && f && TIFFFieldPassCount(f) &&
+             TIFFFieldReadCount(f) == TIFF_VARIABLE2 && TIFFFieldDataType(f) == TIFF_LONG &&
+             TIFFGetField(tif, TC_TAG_SUMS, &n, &sums) && sums &&
+             n == (uint32_t)(L->tiles_x * L->tiles_y * planes);
+    if (ok) {
+        free(L->sums);
+        L->sums = malloc((size_t)n * sizeof *L->sums);
+        ok = L->sums != NULL;
+        if (ok) memcpy(L->sums, sums, (size_t)n * sizeof *L->sums), L->sum_count = n;
+    }
     TIFFClose(tif);
-    return (int)w == width && (int)h == height && tw == TT_TILECACHE_TILE && th == TT_TILECACHE_TILE &&
-           spp == samples;
+    return ok;
 }
 
 /* One cache entry to write (see write_entry). */
@@ -109,6 +123,7 @@ static tt_status write_tiff(FILE *f, void *ctx)
     uint64_t raw = (uint64_t)width * height * samples;
     uint8_t *buf = malloc((size_t)tile * tile * (separate ? 1 : samples));
     uint16_t *extra = NULL;
+    uint32_t count = 0, *sums = NULL;
     tt_status status = NULL;
     tt_tiff_errors errors;
     int fd = dup(fileno(f));
@@ -136,6 +151,14 @@ static tt_status write_tiff(FILE *f, void *ctx)
     TIFFSetField(tif, TIFFTAG_PREDICTOR, PREDICTOR_HORIZONTAL);
     TIFFSetField(tif, TIFFTAG_ZIPQUALITY, 3); /* fast: a local cache, not an archive */
     int planes = separate ? samples : 1, bpp = separate ? 1 : samples;
+    count = (uint32_t)TIFFNumberOfTiles(tif);
+    sums = calloc(count, sizeof *sums);
+    static const TIFFFieldInfo sums_field = {TC_TAG_SUMS, TIFF_VARIABLE2, TIFF_VARIABLE2, TIFF_LONG,
+                                             FIELD_CUSTOM, 1, 1, (char *)"TiletrainTileSums"};
+    if (!sums || TIFFMergeFieldInfo(tif, &sums_field, 1) != 0) {
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "tile cache: no host memory for %s", temp);
+        goto cleanup;
+    }
     for (int p = 0; p < planes; p++)
         for (int ty = 0; ty * tile < height; ty++)
             for (int tx = 0; tx * tile < width; tx++) {
@@ -147,18 +170,20 @@ static tt_status write_tiff(FILE *f, void *ctx)
                     memcpy(buf + (size_t)r * tile * bpp,
                            src + ((size_t)(ty * tile + r) * width + (size_t)tx * tile) * bpp, (size_t)vw * bpp);
                 uint32_t index = TIFFComputeTile(tif, (uint32_t)(tx * tile), (uint32_t)(ty * tile), 0, (uint16_t)p);
+                if (index < count) sums[index] = tc_sum(buf, (size_t)tile * tile * bpp);
                 if (TIFFWriteEncodedTile(tif, index, buf, (tmsize_t)tile * tile * bpp) < 0) {
                     status = tt_error_new(TT_ERR_IO, "tile cache: writing %s failed (%s); check the cache "
                                           "directory's space", temp, tt_tiff_reason(&errors));
                     goto cleanup;
                 }
             }
-    if (!TIFFFlush(tif)) {
+    if (!TIFFSetField(tif, TC_TAG_SUMS, count, sums) || !TIFFFlush(tif)) {
         status = tt_error_new(TT_ERR_IO, "tile cache: flushing %s failed (%s)", temp, tt_tiff_reason(&errors));
         goto cleanup;
     }
 cleanup:
     if (tif) TIFFClose(tif);
+    free(sums);
     free(extra);
     free(buf);
     return status;
@@ -182,7 +207,10 @@ tt_status tc_ensure_image_entry(tt_tilecache *c, int index, const char *path, tc
     (void)index;
     char file[PATH_MAX];
     snprintf(file, sizeof file, "%s/img-%016llx.tif", c->dir, (unsigned long long)it->image_key);
-    if (!entry_valid(file, it->width, it->height, 3)) {
+    tc_layout *L = &it->image_layout;
+    layout_for(L, it->width, it->height, TT_TILECACHE_TILE, TT_TILECACHE_TILE);
+    L->samples = 3;
+    if (!entry_valid(file, it->width, it->height, 3, 1, L)) {
         tt_image image;
         TT_TRY(tt_image_load(path, c->max_pixels, &image));
         tt_status status = NULL;
@@ -192,10 +220,11 @@ tt_status tc_ensure_image_entry(tt_tilecache *c, int index, const char *path, tc
         else
             status = write_entry(c, file, image.width, image.height, 3, 0, image.pixels);
         tt_image_free(&image);
+        if (!status && !entry_valid(file, it->width, it->height, 3, 1, L))
+            status = tt_error_new(TT_ERR_IO, "%s: written, but it does not read back whole; check "
+                                  "the cache directory's disk", file);
         if (status) return tt_error_prefix(status, "caching image %s", path);
     }
-    layout_for(&it->image_layout, it->width, it->height, TT_TILECACHE_TILE, TT_TILECACHE_TILE);
-    it->image_layout.samples = 3;
     it->image_file = strdup(file);
     return it->image_file ? NULL : tt_error_new(TT_ERR_OUT_OF_MEMORY, "tile cache: no host memory");
 }
@@ -209,7 +238,11 @@ tt_status tc_ensure_mask_entry(tt_tilecache *c, int index, tc_item *it)
     it->mask_key = tt_hash_bytes(it->image_key ^ 0x6d61736bULL, fields, sizeof fields);
     char file[PATH_MAX];
     snprintf(file, sizeof file, "%s/mask-%016llx.tif", c->dir, (unsigned long long)it->mask_key);
-    if (!entry_valid(file, it->width, it->height, planes)) {
+    tc_layout *L = &it->mask_layout;
+    layout_for(L, it->width, it->height, TT_TILECACHE_TILE, TT_TILECACHE_TILE);
+    L->samples = planes;
+    L->separate = 1;
+    if (!entry_valid(file, it->width, it->height, planes, planes, L)) {
         size_t bytes = (size_t)planes * it->width * it->height;
         uint8_t *data = calloc(bytes ? bytes : 1, 1);
         if (!data)
@@ -218,11 +251,11 @@ tt_status tc_ensure_mask_entry(tt_tilecache *c, int index, tc_item *it)
         tt_status status = s->mask(s->ctx, index, it->width, it->height, data);
         if (!status) status = write_entry(c, file, it->width, it->height, planes, 1, data);
         free(data);
+        if (!status && !entry_valid(file, it->width, it->height, planes, planes, L))
+            status = tt_error_new(TT_ERR_IO, "%s: written, but it does not read back whole; check "
+                                  "the cache directory's disk", file);
         if (status) return tt_error_prefix(status, "caching the mask of %s", s->name(s->ctx, index));
     }
-    layout_for(&it->mask_layout, it->width, it->height, TT_TILECACHE_TILE, TT_TILECACHE_TILE);
-    it->mask_layout.samples = planes;
-    it->mask_layout.separate = 1;
     it->mask_file = strdup(file);
     return it->mask_file ? NULL : tt_error_new(TT_ERR_OUT_OF_MEMORY, "tile cache: no host memory");
 }

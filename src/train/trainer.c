@@ -22,13 +22,21 @@
 #include "train/train_log.h"
 #include "train/validate.h"
 
+/* A spoiled tile-cache entry, rebuilt: said on stderr (the prefetch
+ * thread's; one line, so it does not interleave). */
+static void cache_warning(void *ctx, const char *message)
+{
+    (void)ctx;
+    fprintf(stderr, "tiletrain: warning: %s\n", message);
+}
+
 /* The recipe's data set: its tile cache, the split and the crop sampler. */
 static tt_status open_data(tt_trainer *t)
 {
     const tt_train_options *o = &t->opt;
     t->source = tt_dataset_source(t->dataset);
     tt_tilecache_config cc = {.dir = o->cache_dir[0] ? o->cache_dir : NULL,
-                              .max_pixels = (uint64_t)o->max_pixels};
+                              .max_pixels = (uint64_t)o->max_pixels, .warn = cache_warning};
     TT_TRY(tt_tilecache_create(&cc, &t->source, &t->cache));
     if (o->val_list[0]) {
         TT_TRY(tt_split_list(&t->source, o->val_list, &t->train_items, &t->train_count,

@@ -15,6 +15,7 @@
 #   - bench --layers times the model's convolution shapes; bench --data a data set's steps;
 #   - tune runs its search in rounds (new processes) and reports the last;
 #   - --log-format jsonl writes nothing but JSON Lines on stdout;
+#   - a spoiled tile cache is rebuilt with a warning, the run going on;
 #   - errors are coloured on a terminal, and not with NO_COLOR set;
 #   - --precision bf16 resumes bit for bit, mem's 16-bit estimate is its measurement,
 #     --precision auto times, chooses and remembers;
@@ -193,6 +194,27 @@ assert "device" in objs[0] and any("validation" in o for o in objs) and "memory"
 PY
 then pass "--log-format jsonl: $(wc -l <"$work/jsonl") JSON lines, nothing else"
 else fail "--log-format jsonl output is not JSON Lines:"; head -5 "$work/jsonl"; fi
+
+# a spoiled tile cache (garbled bytes in every cached image): each entry is
+# rebuilt from its source with a warning, and the run goes on
+if /usr/bin/python3 - "$work/tiles" <<'PY'
+import glob, sys
+entries = glob.glob(sys.argv[1] + "/img-*.tif")
+assert entries, "no cached images"
+for e in entries:
+    with open(e, "r+b") as f:
+        f.seek(400)
+        f.write(b"\x5a" * 48)
+PY
+then
+  if "$tt" train --data "$work/data" --out "$work/spoiled" --cache-dir "$work/tiles" --tile 32x32 \
+       --micro-batch 2 --steps 1 --base-channels 4 --depth 2 --groups 2 --plan off --quiet \
+       2>"$work/err" && grep -q "warning: tile cache: .*the entry is deleted and built again" "$work/err"
+  then pass "a spoiled tile cache: $(grep -c 'built again' "$work/err") entries rebuilt with a warning, the run goes on"
+  else fail "a spoiled tile cache"; cat "$work/err"; fi
+else
+  fail "spoiling the tile cache"
+fi
 
 # --precision fp16|bf16: a checkpointed run resumed goes on bit for bit; mem's
 # estimate is its measurement (a ResNet encoder's too); a bad name is
