@@ -12,8 +12,28 @@
 #include "train/recipe.h"
 #include "train/validate.h"
 
+int tt_trainer_logging(const tt_trainer *t)
+{
+    return t->log || t->log_echo || t->on_log_line;
+}
+
 void tt_trainer_log(tt_trainer *t, const char *format, ...)
 {
+    if (t->on_log_line) {
+        va_list ap;
+        va_start(ap, format);
+        char *line = NULL;
+        int length = vsnprintf(NULL, 0, format, ap);
+        va_end(ap);
+        if (length >= 0) line = malloc((size_t)length + 1);
+        if (line) {
+            va_start(ap, format);
+            vsnprintf(line, (size_t)length + 1, format, ap);
+            va_end(ap);
+            t->on_log_line(t->log_ctx, line);
+        }
+        free(line);
+    }
     FILE *sinks[2] = {t->log, t->log_echo};
     for (int i = 0; i < 2; i++) {
         if (!sinks[i]) continue;
