@@ -129,22 +129,17 @@ static int fail_ranked(const tt_dist *dist, tt_status status, int together)
 
 static int train(tt_recipe *recipe, const tt_dist *dist);
 
-/* --plan auto's plan, made this run: to OUT/plan.json and stderr. */
-static tt_status announce_plan(const tt_recipe *r, const tt_dist *dist)
+/* --plan auto's plan, made this run, to stderr (the run writes OUT/plan.json). */
+static void announce_plan(const tt_recipe *r, const tt_dist *dist)
 {
     const tt_train_options *o = &r->opt;
-    if (!r->plan || dist->rank != 0) return NULL;
-    if (o->out[0]) {
-        TT_TRY(tt_make_dirs(o->out));
-        TT_TRY(tt_run_plan_write(r->plan, r->plan_file));
-    }
+    if (!r->plan || dist->rank != 0) return;
     if (!o->quiet && o->log_format != TT_LOG_JSONL) {
         fprintf(stderr, "tiletrain: planned for the data set and the device (%s says why; "
                 "--plan off for the built-in defaults):", o->out[0] ? r->plan_file : "tiletrain plan");
         tt_run_plan_print_args(r->plan, stderr);
         fprintf(stderr, "\n");
     }
-    return NULL;
 }
 
 int tt_cmd_train(int argc, char **argv)
@@ -168,7 +163,7 @@ int tt_cmd_train(int argc, char **argv)
         return rc;
     }
     status = tt_recipe_resolve(recipe, &dist);
-    if (!status) status = announce_plan(recipe, &dist);
+    if (!status) announce_plan(recipe, &dist);
     rc = status ? fail_ranked(&dist, status, 0) : train(recipe, &dist);
     tt_recipe_release(recipe);
     free(recipe);

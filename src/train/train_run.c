@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "backend/profile.h"
+#include "core/fs.h"
 #include "core/status.h"
 #include "train/report.h"
 #include "train/run_plan.h"
@@ -104,6 +105,10 @@ tt_status tt_train_run(tt_recipe *recipe, const tt_dist *dist, const tt_train_ho
     memset(outcome, 0, sizeof *outcome);
     const tt_train_hooks none = {0};
     if (!hooks) hooks = &none;
+    if (recipe->plan && recipe->opt.out[0] && (!dist || dist->rank == 0)) {
+        TT_TRY(tt_make_dirs(recipe->opt.out)); /* --plan auto's, made this run */
+        TT_TRY(tt_run_plan_write(recipe->plan, recipe->plan_file));
+    }
     tt_trainer *t = NULL;
     TT_TRY(tt_trainer_create_ranked(recipe, dist, &t));
     tt_status status = log_recipe(t, recipe);

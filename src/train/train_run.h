@@ -1,7 +1,7 @@
 /*
  * A whole training run of a resolved recipe (tt_recipe_resolve), the one
  * path `tiletrain train` and the library's tt_train_args (the Python
- * package) both take: the trainer; the recipe and plan lines of the log;
+ * package) both take: --plan auto's OUT/plan.json; the trainer; the recipe and plan lines of the log;
  * the windows, with validation and checkpoints at their intervals; after
  * the last (or an interrupt), the end's validation, OUT/last.safetensors,
  * the memory and profile lines and OUT/report.html.  Nothing is printed to
