@@ -263,6 +263,7 @@ void tt_trainer_destroy(tt_trainer *t)
     tt_step_destroy(t->engine);
     tt_backend_destroy(t->be);
     if (t->log) fclose(t->log);
+    free(t->log_pending);
     free(t);
 }
 

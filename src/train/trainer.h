@@ -77,6 +77,8 @@ typedef struct tt_trainer {
     FILE *log_echo;           /* stdout with --log-format jsonl, else NULL */
     void (*on_log_line)(void *ctx, const char *line); /* the recipe's log sink, or NULL */
     void *log_ctx;
+    char *log_pending;        /* the sink's line so far (a line is logged in pieces) */
+    size_t log_pending_length, log_pending_capacity;
     /* set by the caller (e.g. on Ctrl-C): the window stops after its current
      * micro-batch (data parallel: at its end, on every rank) and is undone,
      * so a checkpoint then resumes at its start */
