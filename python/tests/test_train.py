@@ -1,6 +1,8 @@
 """devices(), plan(), train(): the library's answers, its errors as
 tiletrain.Error, and a run from Python the same bytes as the command's."""
 import json
+import os
+import signal
 import struct
 
 import pytest
@@ -90,5 +92,19 @@ def test_an_error_in_progress_stops_the_run_with_a_checkpoint(data, workdir):
     _, meta = tensors(out / "last.safetensors")
     lines = [json.loads(line) for line in (out / "train.jsonl").read_text().splitlines()]
     steps = [e["step"] for e in lines if "loss" in e]
-    assert steps and max(steps) < 50, "the run went on after the callback's error"
+    assert max(steps) == 2, f"the run went on after the callback's error: steps {steps}"
     assert meta, "the interrupted run's checkpoint has no metadata"
+
+
+def test_ctrl_c_stops_the_run_with_a_checkpoint(data, workdir):
+    out = workdir / "ctrl-c"
+
+    def ctrl_c_at_two(event):
+        if event.get("step") == 2 and "loss" in event:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        tiletrain.train(data=data, out=out, progress=ctrl_c_at_two, **dict(TINY, steps=50))
+    assert (out / "last.safetensors").exists()
+    lines = [json.loads(line) for line in (out / "train.jsonl").read_text().splitlines()]
+    assert max(e["step"] for e in lines if "loss" in e) == 2

@@ -5,6 +5,8 @@ options with the same checks and messages."""
 import ctypes
 import json
 import os
+import signal
+import threading
 
 from ._lib import LOG_LINE, argv, call_json, lib
 
@@ -85,11 +87,19 @@ def train(data, out, progress=None, **options):
         try:
             if progress is not None:
                 progress(json.loads(line))
-        except BaseException as e:  # noqa: B036 (Ctrl-C arrives here while the library runs)
+        except BaseException as e:  # noqa: B036 (whatever it raises stops the run)
             caught.append(e)
             stop.value = 1
 
+    def on_sigint(_signum, _frame):  # Ctrl-C: the window ends, the checkpoint is written
+        caught.append(KeyboardInterrupt())
+        stop.value = 1
+
     callback = LOG_LINE(on_line)
+    own_sigint = (threading.current_thread() is threading.main_thread()
+                  and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+    if own_sigint:
+        signal.signal(signal.SIGINT, on_sigint)
     try:
         outcome = call_json(lib.tt_train_args, len(args), argv(args), callback, None,
                             ctypes.byref(stop))
@@ -97,6 +107,9 @@ def train(data, out, progress=None, **options):
         if caught:
             raise caught[0] from error
         raise
+    finally:
+        if own_sigint:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
     if caught:
         raise caught[0]
     run = os.fspath(out)
