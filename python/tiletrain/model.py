@@ -4,6 +4,7 @@ import ctypes
 import importlib.util
 import os
 import sys
+import weakref
 
 import numpy as np
 
@@ -44,6 +45,8 @@ class Model:
 
     def __init__(self, handle, path, info):
         self._handle = handle
+        # frees the device's memory when the Model goes, or at exit
+        self._close = weakref.finalize(self, lib.tt_predictor_close, handle)
         self.path = path
         self.classes = info["classes"]
         self.class_names = info["names"]
@@ -117,17 +120,13 @@ class Model:
 
     def close(self):
         """Frees the device's memory now (also done when the Model goes)."""
-        if self._handle is not None:
-            lib.tt_predictor_close(self._handle)
-            self._handle = None
+        self._close()
+        self._handle = None
 
     def __enter__(self):
         return self
 
     def __exit__(self, *_):
-        self.close()
-
-    def __del__(self):
         self.close()
 
     def __repr__(self):
