@@ -1,22 +1,19 @@
-/* tiletrain train: the training loop with gradient accumulation. */
+/* tiletrain train: parses the flags, resolves the recipe and runs it
+ * (train/train_run.c: the loop with gradient accumulation), saying on the
+ * terminal what the run does. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
-
 #include "backend/profile.h"
 #include "cli/commands.h"
 #include "cli/tune_progress.h"
 #include "core/memstats.h"
 #include "core/status.h"
-#include "core/fs.h"
 #include "dist/dist.h"
-#include "train/report.h"
 #include "train/run_plan.h"
-#include "train/train_log.h"
 #include "train/train_run.h"
 #include "train/trainer.h"
 
