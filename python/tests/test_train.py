@@ -108,3 +108,15 @@ def test_ctrl_c_stops_the_run_with_a_checkpoint(data, workdir):
     assert (out / "last.safetensors").exists()
     lines = [json.loads(line) for line in (out / "train.jsonl").read_text().splitlines()]
     assert max(e["step"] for e in lines if "loss" in e) == 2
+
+
+def test_flags_and_a_config_file_reach_the_recipe(data, workdir):
+    config = workdir / "run.ini"
+    config.write_text("steps = 2\n")
+    events = []
+    options = dict(TINY, steps=None, no_augment=True)
+    outcome = tiletrain.train(data=data, out=workdir / "configured", progress=events.append,
+                              config=config, **options)
+    assert outcome["steps"] == 2
+    recipe = {row["option"]: row for e in events if "recipe" in e for row in e["recipe"]}
+    assert recipe["no-augment"]["from"] == "flag" and recipe["tile"]["value"] == "32x32"

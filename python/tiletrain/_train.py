@@ -1,5 +1,5 @@
 """devices(), options(), plan() and train(): keyword arguments become
-`tiletrain train`'s flags (micro_batch=4 -> --micro-batch=4), parsed by the
+`tiletrain train`'s flags (micro_batch=4 -> --micro-batch 4), parsed by the
 library with the command line's own option table, so the two take the same
 options with the same checks and messages."""
 import ctypes
@@ -31,8 +31,6 @@ def options():
 
 def _text(name, value):
     """A keyword's value as the flag's text."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
     if isinstance(value, os.PathLike):
         return os.fspath(value)
     if isinstance(value, (list, tuple)):
@@ -42,14 +40,20 @@ def _text(name, value):
 
 
 def flags(**options):
-    """["--micro-batch=4", ...]: the flags of the keyword arguments given
-    (None: left out, the option keeps its default)."""
+    """["--micro-batch", "4", "--no-augment", ...]: the command line of the
+    keyword arguments given (None: left out, the option keeps its default;
+    True: the flag alone; False: --flag=false)."""
     args = []
     for key, value in options.items():
         if value is None:
             continue
         name = key.replace("_", "-")
-        args.append(f"--{name}={_text(name, value)}")
+        if value is True:
+            args.append(f"--{name}")
+        elif value is False:
+            args.append(f"--{name}=false")
+        else:
+            args += [f"--{name}", _text(name, value)]
     return args
 
 
