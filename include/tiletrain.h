@@ -97,6 +97,57 @@ tt_status tt_devices_list(tt_device_info **devices, int *count);
  * lists the devices there are. */
 tt_status tt_device_select(const char *selector, int *index);
 
+/* ---- front ends: the Python package (python/tiletrain) -------------------
+ * Options go in as `tiletrain train`'s flags (argv-style strings, parsed by
+ * the command line's own table), results come out as JSON text; strings
+ * the library returns are freed with tt_string_free(). */
+
+const char *tt_version(void);
+/* Frees a string returned below; NULL allowed. */
+void tt_string_free(char *text);
+
+/* Every device of tt_devices_list() as a JSON array of objects. */
+tt_status tt_devices_json(char **json);
+
+/* The plan `tiletrain plan` makes for train's flags argv[0..argc) (--data
+ * DIR and any flags that set its inputs: --format, --device, --mem-limit,
+ * --model ...), as plan.json's JSON; nothing is written. */
+tt_status tt_plan_args(int argc, char **argv, char **json);
+
+/* train's option table as a JSON array of {"name", "flag", "metavar",
+ * "help", "default"}: what tt_train_args and tt_plan_args take. */
+tt_status tt_train_options_json(char **json);
+
+/* Runs what `tiletrain train` runs for the flags argv[0..argc) (without the
+ * "train" word): parse, plan, train, validate, checkpoint, report.  Every
+ * line of train.jsonl also goes to on_log_line (may be NULL).  A non-zero
+ * *interrupt (may be NULL) stops at the end of the current micro-batch,
+ * the window dropped, OUT/last.safetensors holding the steps before it.
+ * *outcome (may be NULL; JSON: steps, skipped_steps, interrupted,
+ * stopped_early, out) on success. */
+tt_status tt_train_args(int argc, char **argv, void (*on_log_line)(void *ctx, const char *line),
+                        void *ctx, volatile int *interrupt, char **outcome);
+
+/* A checkpoint opened for prediction on a device (selector as
+ * tt_device_select; NULL: the default), tiles of tile_h x tile_w, `batch`
+ * tiles a forward pass.  *out: tt_predictor_close(). */
+typedef struct tt_predictor tt_predictor;
+tt_status tt_predictor_open(const char *checkpoint, const char *device, int tile_h, int tile_w,
+                            int batch, tt_predictor **out);
+/* JSON: {"classes", "names", "kind" ("multi-label" or "class-index"),
+ * "device", "tile"}. */
+tt_status tt_predictor_info(const tt_predictor *predictor, char **json);
+/* Predicts a height x width RGB image (interleaved bytes, row-major) with
+ * the sliding window, `overlap` between tiles: probs (classes x height x
+ * width floats) receives the per-class probabilities (sigmoid for a
+ * multi-label model, softmax otherwise); masks (may be NULL) what `tiletrain
+ * predict` writes: classes x height x width 0/1 planes (multi-label, the
+ * checkpoint's thresholds and minimum sizes, else 0.5 and none), or height
+ * x width class indices. */
+tt_status tt_predictor_run(tt_predictor *predictor, const uint8_t *rgb, int height, int width,
+                           double overlap, float *probs, uint8_t *masks);
+void tt_predictor_close(tt_predictor *predictor);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,7 @@ packages=(
   libcunit1-dev
   libvulkan-dev mesa-vulkan-drivers glslc vulkan-validationlayers spirv-tools vulkan-tools
   openmpi-bin libopenmpi-dev
+  python3-venv
 )
 # libFuzzer for tests/fuzz (the fuzz run falls back to a mutation loop without it)
 optional=(clang libclang-rt-14-dev)

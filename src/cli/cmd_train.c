@@ -1,22 +1,20 @@
-/* tiletrain train: the training loop with gradient accumulation. */
+/* tiletrain train: parses the flags, resolves the recipe and runs it
+ * (train/train_run.c: the loop with gradient accumulation), saying on the
+ * terminal what the run does. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
-
 #include "backend/profile.h"
 #include "cli/commands.h"
 #include "cli/tune_progress.h"
 #include "core/memstats.h"
 #include "core/status.h"
-#include "core/fs.h"
 #include "dist/dist.h"
-#include "train/report.h"
 #include "train/run_plan.h"
-#include "train/train_log.h"
+#include "train/train_run.h"
 #include "train/trainer.h"
 
 static const char *plan_note(const char *option)
@@ -97,45 +95,18 @@ static void on_micro_batch(void *ctx, int m, int accum)
     if (p->tty && m < accum) draw(p, m, accum);
 }
 
-static tt_status checkpoint(tt_trainer *t)
+static void print_validation(void *ctx, tt_trainer *t, const tt_metrics *m)
 {
-    char path[TT_OPT_STRING_MAX + 32];
-    snprintf(path, sizeof path, "%s/last.safetensors", t->opt.out);
-    return tt_trainer_save(t, path);
-}
-
-static tt_status validate(tt_trainer *t, int quiet)
-{
-    tt_metrics *m = NULL;
-    TT_TRY(tt_trainer_validate(t, &m));
-    if (m && !quiet) {
-        int c = tt_cli_colour(stdout);
-        printf("validation at step %lld: %smean Dice %.4f%s, mean IoU %.4f over %d images (",
-               (long long)t->counters.step, c ? "\033[1;32m" : "", tt_metrics_mean_dice(m), c ? "\033[0m" : "",
-               tt_metrics_mean_iou(m), m->images);
-        for (int c = 0; c < m->classes; c++)
-            printf("%s%s %.3f", c ? ", " : "", tt_dataset_class_name(t->dataset, c),
-                   tt_metrics_dice(m, c));
-        printf(")\n");
-    }
-    tt_metrics_destroy(m);
-    return NULL;
-}
-
-/* --profile: the device seconds of every kind of op over the run, into
- * train.jsonl ({"profile": {...}}) and, unless quiet, on the terminal. */
-static void profile_report(tt_trainer *t, int quiet)
-{
-    const tt_profile *p = t->be->profile;
-    tt_status finished = tt_finish(t->be); /* the last launches' times arrive here */
-    tt_status_free(finished);
-    cJSON *root = cJSON_CreateObject();
-    if (root) cJSON_AddItemToObject(root, "profile", tt_profile_json(p));
-    tt_trainer_log_json(t, root);
-    if (quiet) return;
-    printf("device time per kind of op (%s timers), %.3f s in all:\n", t->be->ops->name,
-           tt_profile_seconds(p));
-    tt_profile_print(p, stdout, "  ");
+    (void)ctx;
+    if (t->opt.quiet) return;
+    int c = tt_cli_colour(stdout);
+    printf("validation at step %lld: %smean Dice %.4f%s, mean IoU %.4f over %d images (",
+           (long long)t->counters.step, c ? "\033[1;32m" : "", tt_metrics_mean_dice(m), c ? "\033[0m" : "",
+           tt_metrics_mean_iou(m), m->images);
+    for (int c = 0; c < m->classes; c++)
+        printf("%s%s %.3f", c ? ", " : "", tt_dataset_class_name(t->dataset, c),
+               tt_metrics_dice(m, c));
+    printf(")\n");
 }
 
 /* A data-parallel rank's error: named with the rank; one the ranks did not
@@ -155,22 +126,17 @@ static int fail_ranked(const tt_dist *dist, tt_status status, int together)
 
 static int train(tt_recipe *recipe, const tt_dist *dist);
 
-/* --plan auto's plan, made this run: to OUT/plan.json and stderr. */
-static tt_status announce_plan(const tt_recipe *r, const tt_dist *dist)
+/* --plan auto's plan, made this run, to stderr (the run writes OUT/plan.json). */
+static void announce_plan(const tt_recipe *r, const tt_dist *dist)
 {
     const tt_train_options *o = &r->opt;
-    if (!r->plan || dist->rank != 0) return NULL;
-    if (o->out[0]) {
-        TT_TRY(tt_make_dirs(o->out));
-        TT_TRY(tt_run_plan_write(r->plan, r->plan_file));
-    }
+    if (!r->plan || dist->rank != 0) return;
     if (!o->quiet && o->log_format != TT_LOG_JSONL) {
         fprintf(stderr, "tiletrain: planned for the data set and the device (%s says why; "
                 "--plan off for the built-in defaults):", o->out[0] ? r->plan_file : "tiletrain plan");
         tt_run_plan_print_args(r->plan, stderr);
         fprintf(stderr, "\n");
     }
-    return NULL;
 }
 
 int tt_cmd_train(int argc, char **argv)
@@ -194,7 +160,7 @@ int tt_cmd_train(int argc, char **argv)
         return rc;
     }
     status = tt_recipe_resolve(recipe, &dist);
-    if (!status) status = announce_plan(recipe, &dist);
+    if (!status) announce_plan(recipe, &dist);
     rc = status ? fail_ranked(&dist, status, 0) : train(recipe, &dist);
     tt_recipe_release(recipe);
     free(recipe);
@@ -202,160 +168,119 @@ int tt_cmd_train(int argc, char **argv)
     return rc;
 }
 
-/* {"plan": plan.json} into train.jsonl: the fingerprint and every choice
- * with its reason beside the run's log. */
-static tt_status log_plan(tt_trainer *t, const char *plan_file)
+/* What the terminal shows of a run: the live line or one line a step. */
+typedef struct cli_run {
+    progress prog;
+    tt_tune_progress tuning;
+    const tt_dist *dist;
+} cli_run;
+
+static void on_start(void *ctx, tt_trainer *t)
 {
-    cJSON *plan = NULL;
-    TT_TRY(tt_run_plan_read(plan_file, &plan));
-    cJSON *root = cJSON_CreateObject();
-    if (!root) {
-        cJSON_Delete(plan);
-        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    cli_run *run = ctx;
+    const tt_train_options *opt = &t->opt;
+    run->tuning.log = t;
+    run->prog.t = t;
+    run->prog.tty = isatty(STDOUT_FILENO) && !opt->quiet;
+    if (opt->quiet) return;
+    if (run->dist->size > 1)
+        printf("data parallel: %d ranks x micro-batch %d x accum %d = %d images per step\n",
+               run->dist->size, opt->micro_batch, opt->accum,
+               run->dist->size * opt->micro_batch * opt->accum);
+    printf("training on %s: %d images, %d classes, tile %dx%d, micro-batch %d x accum %d, "
+           "%s, %zu parameters\n",
+           t->be->device.name, t->train_count, t->model.classes, opt->tile[0], opt->tile[1],
+           opt->micro_batch, opt->accum, t->engine->optimizer->ops->title,
+           tt_params_trainable_count(t->engine->model->params));
+}
+
+static void on_cli_micro_batch(void *ctx, int m, int accum)
+{
+    on_micro_batch(&((cli_run *)ctx)->prog, m, accum);
+}
+
+static void on_step(void *ctx, tt_trainer *t, const tt_step_report *r)
+{
+    cli_run *run = ctx;
+    progress *prog = &run->prog;
+    tt_tune_progress_settle(&run->tuning); /* before the step's own line */
+    if (!r) return;
+    char peak[32];
+    prog->last_loss = r->loss;
+    prog->images_per_s = r->seconds > 0 ? r->images / r->seconds : 0.0;
+    if (prog->tty) {
+        draw(prog, t->opt.accum, t->opt.accum);
+        if (r->skipped || t->counters.step == t->max_steps) printf("\n");
+    } else if (!t->opt.quiet) {
+        printf("step %6lld  loss %.5f  lr %.3g  grad-norm %.4g  %.2f img/s  data-wait %.2fs  "
+               "peak %s%s\n",
+               (long long)r->step, r->loss, r->lr, r->grad_norm,
+               r->seconds > 0 ? r->images / r->seconds : 0.0, r->data_wait_seconds,
+               tt_format_bytes(r->peak_bytes, peak, sizeof peak), r->skipped ? "  SKIPPED" : "");
     }
-    cJSON_AddItemToObject(root, "plan", plan);
-    tt_trainer_log_json(t, root);
-    return NULL;
+}
+
+/* The end: the profile's table, and what to do after an error. */
+static void on_finish(void *ctx, tt_trainer *t, tt_status status)
+{
+    cli_run *run = ctx;
+    if (run->prog.tty) printf("\n");
+    if (t->interrupted && !status) return;
+    if (t->be->profile && !t->opt.quiet) {
+        printf("device time per kind of op (%s timers), %.3f s in all:\n", t->be->ops->name,
+               tt_profile_seconds(t->be->profile));
+        tt_profile_print(t->be->profile, stdout, "  ");
+    }
+    if (status && tt_status_code(status) == TT_ERR_OUT_OF_MEMORY) {
+        tt_memory_report_text(t->be, stderr, 8);
+        fprintf(stderr,
+                "the device ran out of memory: try --micro-batch %d --accum %d (the same "
+                "update)%s, or a smaller --tile; `tiletrain mem` estimates a configuration "
+                "before it runs. %s/last.safetensors%s\n",
+                t->opt.micro_batch > 1 ? t->opt.micro_batch / 2 : 1,
+                t->opt.micro_batch > 1 ? t->opt.accum * 2 : t->opt.accum,
+                t->model.checkpointing ? "" : ", --checkpointing", t->opt.out,
+                t->opt.checkpoint_every ? " holds the last checkpoint" : " was not written");
+    }
 }
 
 static int train(tt_recipe *recipe, const tt_dist *dist)
 {
-    tt_train_options opt = recipe->opt;
-    const char *plan_file = recipe->plan_file;
-    if (opt.log_format == TT_LOG_JSONL) opt.quiet = 1; /* stdout is the JSON Lines alone */
-    if (dist->rank != 0) opt.quiet = 1;                      /* rank 0 speaks for the job */
-    recipe->opt.quiet = opt.quiet;
-    tt_trainer *t = NULL;
-    tt_tune_progress tuning = {.tty = isatty(STDOUT_FILENO), .quiet = opt.quiet};
-    tt_tune_progress_start(&tuning);
-    tt_status status = tt_trainer_create_ranked(recipe, dist, &t);
-    if (status) {
-        tt_tune_progress_stop(&tuning);
-        return fail_ranked(dist, status, 0);
-    }
-    tuning.log = t;
-    if (t->log || t->log_echo) { /* every option, where its value came from, and why */
-        cJSON *root = cJSON_CreateObject();
-        tt_train_options final = t->opt;
-        final.steps = (int)t->max_steps;
-        if (root) cJSON_AddItemToObject(root, "recipe", tt_recipe_table_json(recipe, &final));
-        tt_trainer_log_json(t, root);
-    }
-    if (plan_file[0] && t->log) {
-        status = log_plan(t, plan_file);
-        if (status) {
-            tt_tune_progress_stop(&tuning);
-            tt_trainer_destroy(t);
-            return fail_ranked(dist, status, 0);
-        }
-    }
-    if (!opt.quiet && dist->size > 1)
-        printf("data parallel: %d ranks x micro-batch %d x accum %d = %d images per step\n",
-               dist->size, t->opt.micro_batch, t->opt.accum,
-               dist->size * t->opt.micro_batch * t->opt.accum);
-    if (!opt.quiet)
-        printf("training on %s: %d images, %d classes, tile %dx%d, micro-batch %d x accum %d, "
-               "%s, %zu parameters\n",
-               t->be->device.name, t->train_count, t->model.classes, opt.tile[0], opt.tile[1],
-               t->opt.micro_batch, t->opt.accum, t->engine->optimizer->ops->title,
-               tt_params_trainable_count(t->engine->model->params));
-    char peak[32];
-    progress prog = {.tty = isatty(STDOUT_FILENO) && !opt.quiet, .t = t};
-    t->interrupt = &interrupted;
-    t->on_micro_batch = on_micro_batch;
-    t->progress_ctx = &prog;
+    tt_train_options *opt = &recipe->opt;
+    if (opt->log_format == TT_LOG_JSONL) opt->quiet = 1; /* stdout is the JSON Lines alone */
+    if (dist->rank != 0) opt->quiet = 1;                 /* rank 0 speaks for the job */
+    cli_run run = {.tuning = {.tty = isatty(STDOUT_FILENO), .quiet = opt->quiet}, .dist = dist};
+    tt_train_hooks hooks = {.ctx = &run, .on_start = on_start, .on_micro_batch = on_cli_micro_batch,
+                            .on_step = on_step, .on_validation = print_validation,
+                            .on_finish = on_finish, .interrupt = &interrupted};
+    tt_train_outcome outcome;
+    tt_tune_progress_start(&run.tuning);
     signal(SIGINT, on_sigint);
-    while (t->counters.step < t->max_steps && !t->finished && !t->stopped_early) {
-        tt_step_report r;
-        status = tt_trainer_step(t, &r);
-        tt_tune_progress_settle(&tuning); /* before the step's own line */
-        if (status || r.images == 0) break;
-        prog.last_loss = r.loss;
-        prog.images_per_s = r.seconds > 0 ? r.images / r.seconds : 0.0;
-        if (prog.tty) {
-            draw(&prog, opt.accum, opt.accum);
-            if (r.skipped || t->counters.step == t->max_steps) printf("\n");
-        } else if (!opt.quiet) {
-            printf("step %6lld  loss %.5f  lr %.3g  grad-norm %.4g  %.2f img/s  data-wait %.2fs  "
-                   "peak %s%s\n",
-                   (long long)r.step, r.loss, r.lr, r.grad_norm,
-                   r.seconds > 0 ? r.images / r.seconds : 0.0, r.data_wait_seconds,
-                   tt_format_bytes(r.peak_bytes, peak, sizeof peak), r.skipped ? "  SKIPPED" : "");
-        }
-        if (opt.val_every > 0 && t->counters.step % opt.val_every == 0 && t->counters.step < t->max_steps) {
-            status = validate(t, opt.quiet);
-            if (status) break;
-        }
-        if (opt.checkpoint_every > 0 && t->counters.step % opt.checkpoint_every == 0 &&
-            t->counters.step < t->max_steps) {
-            status = checkpoint(t);
-            if (status) break;
-        }
-    }
+    tt_status status = tt_train_run(recipe, dist, &hooks, &outcome);
     signal(SIGINT, SIG_DFL);
-    if (prog.tty) printf("\n");
-    if (!status && t->interrupted) {
-        status = checkpoint(t);
-        if (!status) {
-            if (dist->rank == 0)
-                fprintf(stderr,
-                        "tiletrain: interrupted during step %lld; the unfinished window was "
-                        "dropped and %s/last.safetensors holds step %lld. To continue, run the "
-                        "same command with\n  --resume %s/last.safetensors\n",
-                        (long long)t->counters.step + 1, opt.out, (long long)t->counters.step,
-                        opt.out);
-            tt_tune_progress_stop(&tuning);
-            tt_trainer_destroy(t);
-            return 130;
-        }
+    tt_tune_progress_stop(&run.tuning);
+    if (status && !outcome.trainer_made) return fail_ranked(dist, status, 0);
+    if (outcome.interrupted && !status) {
+        if (dist->rank == 0)
+            fprintf(stderr,
+                    "tiletrain: interrupted during step %lld; the unfinished window was "
+                    "dropped and %s/last.safetensors holds step %lld. To continue, run the "
+                    "same command with\n  --resume %s/last.safetensors\n",
+                    outcome.steps + 1, opt->out, outcome.steps, opt->out);
+        return 130;
     }
-    if (!status && t->stopped_early) {
-        const tt_validation_state *v = &t->counters.validation;
-        if (!opt.quiet)
-            printf("early stop at step %lld: mean Dice has not improved for %lld validation%s "
-                   "(--patience %d); the best, %.4f at step %lld, is %s/best.safetensors\n",
-                   (long long)t->counters.step, (long long)v->since_best,
-                   v->since_best == 1 ? "" : "s", opt.patience, v->best, (long long)v->best_step,
-                   opt.out);
-    } else if (!status) {
-        status = validate(t, opt.quiet); /* the end's (an early stop has just validated) */
-    }
-    if (!status) status = checkpoint(t);
-    { /* the peaks per category, to compare devices */
-        char *memory = tt_memory_report_json(t->be, 8);
-        if (memory) tt_trainer_log(t, "{\"memory\": %s}\n", memory);
-        free(memory);
-    }
-    if (t->be->profile) profile_report(t, opt.quiet);
-    if (!status && t->log) {
-        fflush(t->log);
-        tt_status r = tt_report_write(opt.out);
-        if (r) fprintf(stderr, "tiletrain: no report: %s\n", tt_status_message(r));
-        tt_status_free(r);
-    }
-    if (!status && !opt.quiet) {
+    if (outcome.report_error[0]) fprintf(stderr, "tiletrain: no report: %s\n", outcome.report_error);
+    if (!status && outcome.stopped_early && !opt->quiet)
+        printf("early stop at step %lld: mean Dice has not improved for %lld validation%s "
+               "(--patience %d); the best, %.4f at step %lld, is %s/best.safetensors\n",
+               outcome.steps, outcome.validations_since_best,
+               outcome.validations_since_best == 1 ? "" : "s", opt->patience, outcome.best_dice,
+               outcome.best_step, opt->out);
+    if (!status && !opt->quiet)
         printf("done: %lld steps (%lld skipped); weights in %s/last.safetensors, report in "
                "%s/report.html\n",
-               (long long)t->counters.step, (long long)t->counters.skipped_steps, opt.out, opt.out);
-    }
-    if (status) {
-        if (dist->rank == 0 || !t->stopped_together)
-            fprintf(stderr, "tiletrain: training stopped at step %lld\n",
-                    (long long)t->counters.step);
-        if (tt_status_code(status) == TT_ERR_OUT_OF_MEMORY) {
-            tt_memory_report_text(t->be, stderr, 8);
-            fprintf(stderr,
-                    "the device ran out of memory: try --micro-batch %d --accum %d (the same "
-                    "update)%s, or a smaller --tile; `tiletrain mem` estimates a configuration "
-                    "before it runs. %s/last.safetensors%s\n",
-                    t->opt.micro_batch > 1 ? t->opt.micro_batch / 2 : 1,
-                    t->opt.micro_batch > 1 ? t->opt.accum * 2 : t->opt.accum,
-                    t->model.checkpointing ? "" : ", --checkpointing", opt.out,
-                    opt.checkpoint_every ? " holds the last checkpoint" : " was not written");
-        }
-    }
-    tt_tune_progress_stop(&tuning);
-    int together = t->stopped_together;
-    tt_trainer_destroy(t);
-    return status ? fail_ranked(dist, status, together) : 0;
+               outcome.steps, outcome.skipped_steps, opt->out, opt->out);
+    if (status && (dist->rank == 0 || !outcome.stopped_together))
+        fprintf(stderr, "tiletrain: training stopped at step %lld\n", outcome.steps);
+    return status ? fail_ranked(dist, status, outcome.stopped_together) : 0;
 }

@@ -52,6 +52,10 @@ typedef struct tt_recipe {
                                                a resume) or "" */
     tt_dataset *dataset;        /* owned until a trainer takes it (sets NULL) */
     tt_backend *be;             /* likewise */
+    /* the caller's: every line of the run's log (train.jsonl's JSON
+     * Lines, without the newline) also goes here; NULL: nowhere else */
+    void (*on_log_line)(void *ctx, const char *line);
+    void *log_ctx;
 } tt_recipe;
 
 /* The defaults (tt_train_options_default), nothing given. */

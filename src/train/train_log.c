@@ -6,14 +6,56 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
 #include "train/recipe.h"
 #include "train/validate.h"
 
+/* The text onto the sink's pending line; each whole line to the sink.  A
+ * piece that finds no memory drops that line. */
+static void to_sink(tt_trainer *t, const char *format, va_list ap, size_t length)
+{
+    size_t need = t->log_pending_length + length + 1;
+    if (need > t->log_pending_capacity) {
+        char *grown = realloc(t->log_pending, need * 2);
+        if (!grown) {
+            t->log_pending_length = 0;
+            return;
+        }
+        t->log_pending = grown, t->log_pending_capacity = need * 2;
+    }
+    vsnprintf(t->log_pending + t->log_pending_length, length + 1, format, ap);
+    t->log_pending_length += length;
+    char *line = t->log_pending, *end;
+    while ((end = strchr(line, '\n'))) {
+        *end = '\0';
+        t->on_log_line(t->log_ctx, line);
+        line = end + 1;
+    }
+    t->log_pending_length = strlen(line);
+    memmove(t->log_pending, line, t->log_pending_length + 1);
+}
+
+int tt_trainer_logging(const tt_trainer *t)
+{
+    return t->log || t->log_echo || t->on_log_line;
+}
+
 void tt_trainer_log(tt_trainer *t, const char *format, ...)
 {
+    if (t->on_log_line) {
+        va_list ap;
+        va_start(ap, format);
+        int length = vsnprintf(NULL, 0, format, ap);
+        va_end(ap);
+        if (length >= 0) {
+            va_start(ap, format);
+            to_sink(t, format, ap, (size_t)length);
+            va_end(ap);
+        }
+    }
     FILE *sinks[2] = {t->log, t->log_echo};
     for (int i = 0; i < 2; i++) {
         if (!sinks[i]) continue;

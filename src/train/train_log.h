@@ -8,6 +8,8 @@
 
 #include "train/trainer.h"
 
+/* Whether the run keeps a log anywhere (a file, stdout, the caller's sink). */
+int tt_trainer_logging(const tt_trainer *t);
 /* One line of the log, printf-style; nothing when there is no log. */
 void tt_trainer_log(tt_trainer *t, const char *format, ...) __attribute__((format(printf, 2, 3)));
 /* One line of the log: `object` printed on one line, then deleted (NULL:

@@ -246,8 +246,9 @@ tt_status tt_trainer_create_ranked(tt_recipe *r, const tt_dist *dist, tt_trainer
         }
     }
     t->log_echo = opt->log_format == TT_LOG_JSONL && t->dist.rank == 0 ? stdout : NULL;
-    if (t->log || t->log_echo) tt_train_log_start(t);
-    if (gallery && (t->log || t->log_echo)) tt_train_log_augment(t, gallery);
+    if (t->dist.rank == 0) t->on_log_line = r->on_log_line, t->log_ctx = r->log_ctx;
+    if (tt_trainer_logging(t)) tt_train_log_start(t);
+    if (gallery && tt_trainer_logging(t)) tt_train_log_augment(t, gallery);
     *out = t;
     return NULL;
 cleanup:
@@ -270,6 +271,7 @@ void tt_trainer_destroy(tt_trainer *t)
     tt_step_destroy(t->engine);
     tt_backend_destroy(t->be);
     if (t->log) fclose(t->log);
+    free(t->log_pending);
     free(t);
 }
 
@@ -513,7 +515,7 @@ tt_status tt_trainer_step(tt_trainer *t, tt_step_report *r)
     r->seconds = tt_seconds() - start;
     r->data_wait_seconds = waited;
     r->peak_bytes = t->be->mem.peak_total;
-    if (t->log || t->log_echo) tt_train_log_step(t, r);
+    if (tt_trainer_logging(t)) tt_train_log_step(t, r);
     return NULL;
 }
 
@@ -585,7 +587,7 @@ static tt_status keep_search(tt_trainer *t, const tt_pp_search *search)
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     double mean, default_mean;
     tt_pp_search_result(search, t->postprocess, &mean, &default_mean);
-    if (t->log || t->log_echo)
+    if (tt_trainer_logging(t))
         tt_train_log_postprocess(t, mean, default_mean, tt_pp_search_seconds(search));
     return NULL;
 }
@@ -629,7 +631,7 @@ static tt_status validate_here(tt_trainer *t, tt_metrics **out)
     tt_status back = tt_step_use_ema(t->engine, 0); /* its own weights, whatever happened */
     if (!status) status = back;
     else tt_status_free(back);
-    if (!status && (t->log || t->log_echo))
+    if (!status && tt_trainer_logging(t))
         tt_train_log_validation(t, m, vo.gallery_dir ? vo.gallery_max : 0, raw);
     if (!status) status = keep_search(t, search);
     tt_pp_search_destroy(search);
@@ -685,7 +687,7 @@ static tt_status record(tt_trainer *t, double score)
     if (t->opt.keep_best > 0 && t->opt.out[0]) TT_TRY(keep_best(t, score));
     if (t->opt.patience > 0 && v->since_best >= t->opt.patience) {
         t->stopped_early = 1;
-        if (t->log || t->log_echo)
+        if (tt_trainer_logging(t))
             tt_trainer_log(t, "{\"step\": %lld, \"early_stop\": {\"best_mean_dice\": %.9g, "
                            "\"best_step\": %lld, \"validations_since\": %lld}}\n",
                            (long long)t->counters.step, v->best, (long long)v->best_step,

@@ -75,6 +75,10 @@ typedef struct tt_trainer {
     tt_train_counters counters; /* step, micro-batches, images, skipped, data position */
     FILE *log;                /* OUT/train.jsonl (NULL without --out) */
     FILE *log_echo;           /* stdout with --log-format jsonl, else NULL */
+    void (*on_log_line)(void *ctx, const char *line); /* the recipe's log sink, or NULL */
+    void *log_ctx;
+    char *log_pending;        /* the sink's line so far (a line is logged in pieces) */
+    size_t log_pending_length, log_pending_capacity;
     /* set by the caller (e.g. on Ctrl-C): the window stops after its current
      * micro-batch (data parallel: at its end, on every rank) and is undone,
      * so a checkpoint then resumes at its start */
