@@ -51,7 +51,7 @@ def main():
         scale = float(np.abs(want).max()) or 1.0
         ratio = diff / scale
         worst = max(worst, ratio)
-        print(f"{name} {w}x{h}: max |diff| {diff:.3g}, max |output| {scale:.3g}, "
+        print(f"{name} {h}x{w}: max |diff| {diff:.3g}, max |output| {scale:.3g}, "
               f"|diff| / scale {ratio:.3g}")
     print(f"largest |diff| / scale {worst:.3g} (tolerance {args.tolerance:g})")
     return 0 if worst <= args.tolerance else 1

@@ -3,6 +3,7 @@
  * what the graph holds), and with --verify the file run in onnxruntime
  * against tiletrain's own logits (cli/export_verify.h).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,7 +35,7 @@ typedef struct export_options {
 
 static const tt_opt option_table[] = {
     OPT("checkpoint", TT_OPT_STRING, checkpoint, "FILE", "trained weights (safetensors) with their \"model\" metadata", 1, 0),
-    OPT("onnx", TT_OPT_STRING, onnx, "OUT.onnx", "the file to write (through OUT.onnx.tmp, renamed when whole)", 1, 0),
+    OPT("onnx", TT_OPT_STRING, onnx, "OUT.onnx", "the file to write (through OUT.onnx.tmp, renamed when whole and, with --verify, verified; else removed)", 1, 0),
     OPT("opset", TT_OPT_INT, opset, "N", "ONNX operator set, 7 to 21 (default 17; Resize and Softmax, in the models that have them, need 13)", 1, 1000),
     OPT("size", TT_OPT_SIZE2, size, "HxW", "the input's fixed size, multiples of the model's unit (32; 16 for deeplabv3plus; 2^depth for unet); required without --dynamic-size (a checkpoint does not record its training tile); with it, the size the model is built and verified at (default 64x64)", 1, 0),
     OPT("dynamic-size", TT_OPT_FLAG, dynamic_size, NULL, "batch, height and width symbolic (N, H, W): any size the model takes", 1, 0),
@@ -42,7 +43,7 @@ static const tt_opt option_table[] = {
     OPT("with-sigmoid", TT_OPT_FLAG, with_sigmoid, NULL, "output `probabilities`: a sigmoid per class after the logits (multi-label)", 1, 0),
     OPT("with-softmax", TT_OPT_FLAG, with_softmax, NULL, "output `probabilities`: a softmax across classes after the logits (class-index)", 1, 0),
     {"weights", TT_OPT_ENUM, offsetof(export_options, raw_weights), "KIND", "ema (the moving average, where the checkpoint's run kept one) or raw (default ema)", 1, 0, "ema|raw"},
-    OPT("verify", TT_OPT_FLAG, verify, NULL, "run the file in onnxruntime on a random image (and --image) and require its output within 1e-4 of tiletrain's (max |diff| / max |output|)", 1, 0),
+    OPT("verify", TT_OPT_FLAG, verify, NULL, "run the file in onnxruntime on a random image (and --image) and require its output within 1e-4 of tiletrain's predict (max |diff| / max |output|); with --dynamic-size at a second size too", 1, 0),
     OPT("image", TT_OPT_STRING, image, "IMG", "--verify: a real image too (its top-left --size crop)", 1, 0),
     OPT("python", TT_OPT_STRING, python, "PATH", "--verify: a Python with onnxruntime and numpy (default: venv/bin/python3 beside the tiletrain binary, as tools/venv.sh makes it, else python3)", 1, 0),
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name (the model is loaded and, with --verify, run there)", 1, 0),
@@ -69,18 +70,44 @@ static void help(void)
     tt_opt_print_help(option_table, OPTION_COUNT, stdout);
 }
 
+/* The checkpoint's model at a tile of height x width. */
+static tt_status load(tt_backend *be, const export_options *o, int height, int width,
+                      tt_infer_model *model)
+{
+    TT_TRY(tt_infer_model_load(be, o->checkpoint, 1, height, width, TT_CONV_ALGO_AUTO,
+                               TT_PRECISION_FP32, model));
+    return o->raw_weights ? tt_infer_model_use_raw(model, o->checkpoint) : NULL;
+}
+
+/* --verify of the file at `path`: at the export's size, and with
+ * --dynamic-size at a second one too (a tile unit taller). */
+static tt_status verify(tt_backend *be, const export_options *o, tt_infer_model *model,
+                        tt_onnx_head head, const char *path)
+{
+    tt_export_check check = {.onnx = path, .python = o->python,
+                             .image = o->image[0] ? o->image : NULL, .head = head};
+    TT_TRY(tt_export_verify(model, &check));
+    if (!o->dynamic_size) return NULL;
+    tt_infer_model taller = {0};
+    int unit = tt_model_spec_tile_unit(&model->spec);
+    tt_status status = load(be, o, o->size[0] + unit, o->size[1], &taller);
+    if (!status) status = tt_export_verify(&taller, &check);
+    tt_infer_model_free(&taller);
+    return status;
+}
+
 static tt_status run(const export_options *o)
 {
     tt_status status = NULL;
     tt_backend *be = NULL;
     tt_infer_model model = {0};
+    char tmp[TT_OPT_STRING_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", o->onnx);
     TT_TRY(tt_onnx_built()); /* before loading anything */
     tt_backend_request request = {0};
     TT_CHECK(tt_error_prefix(tt_backend_choose(o->backend, o->device, &request), "--backend"));
     TT_CHECK(tt_backend_create(&request, &be));
-    TT_CHECK(tt_infer_model_load(be, o->checkpoint, 1, o->size[0], o->size[1], TT_CONV_ALGO_AUTO,
-                                 TT_PRECISION_FP32, &model));
-    if (o->raw_weights) TT_CHECK(tt_infer_model_use_raw(&model, o->checkpoint));
+    TT_CHECK(load(be, o, o->size[0], o->size[1], &model));
     char description[160];
     tt_model_spec_describe(&model.spec, description, sizeof description);
     tt_onnx_options x = tt_onnx_options_default();
@@ -92,17 +119,25 @@ static tt_status run(const export_options *o)
     memcpy(x.mean, model.mean, sizeof x.mean);
     memcpy(x.std, model.std, sizeof x.std);
     x.description = description;
-    TT_CHECK(tt_onnx_export(model.model, &x, o->onnx));
-    printf("wrote %s: %s, opset %d, %s, batch norm %s, input %s\n", o->onnx, description, x.opset,
-           x.head == TT_ONNX_HEAD_SIGMOID ? "sigmoid probabilities"
+    /* with --verify, OUT.tmp is checked before it becomes OUT */
+    const char *path = o->verify ? tmp : o->onnx;
+    TT_CHECK(tt_onnx_export(model.model, &x, path));
+    if (o->verify) {
+        status = verify(be, o, &model, x.head, path);
+        if (!status && rename(tmp, o->onnx) != 0)
+            status = tt_error_new(TT_ERR_IO, "cannot rename %s to %s: %s", tmp, o->onnx,
+                                  strerror(errno));
+        if (status) {
+            remove(tmp);
+            goto cleanup;
+        }
+    }
+    printf("wrote %s: %s, opset %d, %s, batch norm %s, input %s%s\n", o->onnx, description,
+           x.opset, x.head == TT_ONNX_HEAD_SIGMOID ? "sigmoid probabilities"
            : x.head == TT_ONNX_HEAD_SOFTMAX ? "softmax probabilities" : "logits",
            x.batch_norm == TT_ONNX_BN_FOLD ? "folded" : "kept",
-           x.dynamic_size ? "N x 3 x H x W" : "1 x 3 x H x W fixed");
-    if (o->verify) {
-        tt_export_check check = {.onnx = o->onnx, .python = o->python,
-                                 .image = o->image[0] ? o->image : NULL, .head = x.head};
-        TT_CHECK(tt_export_verify(&model, &check));
-    }
+           x.dynamic_size ? "N x 3 x H x W" : "1 x 3 x H x W fixed",
+           o->verify ? ", verified in onnxruntime" : "");
 cleanup:
     tt_infer_model_free(&model);
     tt_backend_destroy(be);

@@ -23,7 +23,7 @@ static const op_since op_table[] = {
     {"Add", 7}, {"Sub", 7}, {"Mul", 7}, {"Div", 7}, {"Relu", 6}, {"Sigmoid", 6},
     {"Conv", 1}, {"ConvTranspose", 1}, {"BatchNormalization", 9},
     {"InstanceNormalization", 6}, {"Reshape", 5}, {"Shape", 1}, {"Slice", 10},
-    {"Concat", 4}, {"Expand", 8}, {"MaxPool", 8}, {"GlobalAveragePool", 1},
+    {"Concat", 4}, {"Expand", 8}, {"MaxPool", 1}, {"GlobalAveragePool", 1},
     {"Resize", 13}, {"Softmax", 13}, {"Identity", 1},
 };
 #define OP_COUNT ((int)(sizeof op_table / sizeof op_table[0]))
