@@ -4,10 +4,13 @@
 # src/deploy/onnx_off.c instead, whose export says how to get it (as
 # TT_VULKAN=OFF builds backend/vulkan_off.c).  Defines the static library
 # tiletrain_deploy, which the command links.
-pkg_check_modules(PROTOBUF_C QUIET IMPORTED_TARGET libprotobuf-c)
-find_program(TT_PROTOC_C protoc-c)
+option(TT_ONNX "ONNX export (tiletrain export; needs protobuf-c, else it says how to get it)" ON)
+if(TT_ONNX)
+  pkg_check_modules(PROTOBUF_C QUIET IMPORTED_TARGET libprotobuf-c)
+  find_program(TT_PROTOC_C protoc-c)
+endif()
 file(GLOB TT_DEPLOY_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/deploy/*.c)
-if(PROTOBUF_C_FOUND AND TT_PROTOC_C)
+if(TT_ONNX AND PROTOBUF_C_FOUND AND TT_PROTOC_C)
   set(TT_ONNX_GENERATED ${CMAKE_BINARY_DIR}/generated/onnx)
   file(MAKE_DIRECTORY ${TT_ONNX_GENERATED})
   add_custom_command(
@@ -26,8 +29,8 @@ else()
   list(FILTER TT_DEPLOY_SOURCES INCLUDE REGEX "/onnx_(off|options)\\.c$")
   add_library(tiletrain_deploy STATIC ${TT_DEPLOY_SOURCES})
   target_link_libraries(tiletrain_deploy PUBLIC tiletrain_lib)
-  message(STATUS "tiletrain: no protobuf-c; `tiletrain export` says how to get it "
-                 "(install protobuf-c-compiler and libprotobuf-c-dev)")
+  message(STATUS "tiletrain: no ONNX export (TT_ONNX=${TT_ONNX}, protobuf-c found: "
+                 "${PROTOBUF_C_FOUND}); `tiletrain export` says how to get it")
 endif()
 
 # tools/onnx_verify.py inside the command, for `export --verify`

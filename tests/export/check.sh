@@ -15,7 +15,7 @@
 # The checkpoints are made by make_checkpoint (random weights, batch norm
 # statistics drawn away from 0 and 1), not trained.  onnxruntime comes from
 # PyPI into BUILD_DIR/venv (tools/venv.sh); exit 77 (skipped) only when PyPI
-# cannot be reached or the build has no protobuf-c.
+# cannot be reached or the build has no ONNX export (no protobuf-c).
 # usage: tests/export/check.sh BUILD_DIR
 set -uo pipefail
 build=$(cd "${1:?usage: check.sh BUILD_DIR}" && pwd)
@@ -36,9 +36,9 @@ case $? in
 esac
 "$make" "$work/unet.safetensors" unet 3 || { echo "FAIL: make_checkpoint"; exit 1; }
 if ! "$tt" export --checkpoint "$work/unet.safetensors" --onnx "$work/probe.onnx" --size 64x64 >/dev/null 2>"$work/err"; then
-  if grep -q "built without protobuf-c" "$work/err"; then
+  if grep -q "built without ONNX export" "$work/err"; then
     cat "$work/err"
-    echo "SKIP: this build has no protobuf-c (the message above says how to get it)"
+    echo "SKIP: this build has no ONNX export (the message above says how to get it)"
     exit 77
   fi
   cat "$work/err"
@@ -47,6 +47,8 @@ fi
 "$tt" data synth --out "$work/data" --format folder --count 1 --size 96x96 --classes 2 --seed 3 >/dev/null ||
   fail "data synth"
 image=$work/data/images/synth_00000.png
+if "$tt" export --help | grep -q "^example"; then pass "export --help has an example"
+else fail "tiletrain export --help has no example"; fi
 
 # export_ok NAME CHECKPOINT ARGS...: export --verify passes; prints the largest ratio
 export_ok() {
