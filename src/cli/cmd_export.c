@@ -129,6 +129,7 @@ static tt_status run(const export_options *o)
                                   strerror(errno));
         if (status) {
             remove(tmp);
+            status = tt_error_prefix(status, "%s not written", o->onnx);
             goto cleanup;
         }
     }

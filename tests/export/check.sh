@@ -28,12 +28,6 @@ failures=0
 fail() { echo "FAIL: [${SECONDS}s] $*"; failures=$((failures + 1)); }
 pass() { echo "ok:   [${SECONDS}s] $*"; }
 
-"$root/tools/venv.sh" "$build/venv"
-case $? in
-  0) ;;
-  77) echo "SKIP: PyPI is unreachable, so onnxruntime could not be installed into $build/venv"; exit 77 ;;
-  *) echo "FAIL: tools/venv.sh $build/venv"; exit 1 ;;
-esac
 "$make" "$work/unet.safetensors" unet 3 || { echo "FAIL: make_checkpoint"; exit 1; }
 if ! "$tt" export --checkpoint "$work/unet.safetensors" --onnx "$work/probe.onnx" --size 64x64 >/dev/null 2>"$work/err"; then
   if grep -q "built without ONNX export" "$work/err"; then
@@ -44,6 +38,12 @@ if ! "$tt" export --checkpoint "$work/unet.safetensors" --onnx "$work/probe.onnx
   cat "$work/err"
   fail "export of the plain UNet"
 fi
+"$root/tools/venv.sh" "$build/venv"
+case $? in
+  0) ;;
+  77) echo "SKIP: PyPI is unreachable, so onnxruntime could not be installed into $build/venv"; exit 77 ;;
+  *) echo "FAIL: tools/venv.sh $build/venv"; exit 1 ;;
+esac
 "$tt" data synth --out "$work/data" --format folder --count 1 --size 96x96 --classes 2 --seed 3 >/dev/null ||
   fail "data synth"
 image=$work/data/images/synth_00000.png
