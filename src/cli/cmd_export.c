@@ -80,7 +80,8 @@ static tt_status load(tt_backend *be, const export_options *o, int height, int w
 }
 
 /* --verify of the file at `path`: at the export's size, and with
- * --dynamic-size at a second one too (a tile unit taller). */
+ * --dynamic-size at a second one too (a tile unit taller; the random image
+ * alone, as --image may be smaller). */
 static tt_status verify(tt_backend *be, const export_options *o, tt_infer_model *model,
                         tt_onnx_head head, const char *path)
 {
@@ -91,6 +92,7 @@ static tt_status verify(tt_backend *be, const export_options *o, tt_infer_model 
     tt_infer_model taller = {0};
     int unit = tt_model_spec_tile_unit(&model->spec);
     tt_status status = load(be, o, o->size[0] + unit, o->size[1], &taller);
+    check.image = NULL;
     if (!status) status = tt_export_verify(&taller, &check);
     tt_infer_model_free(&taller);
     return status;
