@@ -13,6 +13,7 @@
 #include "core/status.h"
 #include "deploy/onnx_export.h"
 #include "infer/model_load.h"
+#include "ops/conv_algo.h"
 
 typedef struct export_options {
     char checkpoint[TT_OPT_STRING_MAX];
@@ -28,6 +29,7 @@ typedef struct export_options {
     char python[TT_OPT_STRING_MAX];
     char device[TT_OPT_STRING_MAX];
     char backend[TT_OPT_STRING_MAX];
+    char algo[TT_OPT_STRING_MAX];
 } export_options;
 
 #define OPT(name, kind, field, meta, help, lo, hi) \
@@ -48,6 +50,7 @@ static const tt_opt option_table[] = {
     OPT("python", TT_OPT_STRING, python, "PATH", "--verify: a Python with onnxruntime and numpy (default: venv/bin/python3 beside the tiletrain binary, as tools/venv.sh makes it, else python3)", 1, 0),
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name (the model is loaded and, with --verify, run there)", 1, 0),
     {"backend", TT_OPT_CHOICE, offsetof(export_options, backend), "NAME", TT_BACKEND_HELP, 1, 0, TT_BACKEND_CHOICES},
+    {"algo", TT_OPT_CHOICE, offsetof(export_options, algo), "NAME", TT_CONV_ALGO_HELP " (--verify's forward, as predict's)", 1, 0, TT_CONV_ALGO_CHOICES},
 };
 #define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
 
@@ -74,8 +77,10 @@ static void help(void)
 static tt_status load(tt_backend *be, const export_options *o, int height, int width,
                       tt_infer_model *model)
 {
-    TT_TRY(tt_infer_model_load(be, o->checkpoint, 1, height, width, TT_CONV_ALGO_AUTO,
-                               TT_PRECISION_FP32, model));
+    tt_conv_algo algo;
+    TT_TRY(tt_conv_algo_setting(o->algo, &algo));
+    TT_TRY(tt_infer_model_load(be, o->checkpoint, 1, height, width, algo, TT_PRECISION_FP32,
+                               model));
     return o->raw_weights ? tt_infer_model_use_raw(model, o->checkpoint) : NULL;
 }
 
@@ -151,6 +156,7 @@ int tt_cmd_export(int argc, char **argv)
 {
     export_options o = {.opset = TT_ONNX_OPSET_DEFAULT};
     strcpy(o.backend, "auto");
+    strcpy(o.algo, "auto");
     unsigned char given[OPTION_COUNT];
     int rc = tt_cli_parse_given("export", option_table, OPTION_COUNT, &o, given, argc, argv, help);
     if (rc >= 0) return rc;
