@@ -11,7 +11,8 @@
 #     and no file, not even OUT.tmp: an unknown model kind, a checkpoint with
 #     no metadata, an opset too old for an op (Resize) or out of range, an
 #     unwritable output, --size missing, both heads.
-# TT_EXPORT_KINDS="unet fpn-resnet18" limits the first part to those kinds.
+# TT_EXPORT_KINDS="unet fpn-resnet18" limits the first part to those kinds,
+# TT_EXPORT_JOBS (default 2) how many run at once.
 # The checkpoints are made by make_checkpoint (random weights, batch norm
 # statistics drawn away from 0 and 1), not trained.  onnxruntime comes from
 # PyPI into BUILD_DIR/venv (tools/venv.sh); exit 77 (skipped) only when PyPI
@@ -70,11 +71,32 @@ kinds=$(sed -n '/define TT_MODEL_CHOICES/,/[^\\]$/p' "$root/src/train/train_opti
   grep -o '"[^"]*"' | tr -d '"\n' | tr '|' ' ')
 [ "$(echo $kinds | wc -w)" -ge 37 ] || fail "only $(echo $kinds | wc -w) model kinds read from train_options.h"
 kinds=${TT_EXPORT_KINDS:-$kinds}
+# one_kind KIND: its checkpoint, export --verify (direct convolutions: no
+# autotuning on a fresh cache; the cases after this loop run auto), its
+# line into $work/kind.KIND.log
+one_kind() {
+  local kind=$1 base=$work/kind.$1
+  if ! "$make" "$base.safetensors" "$kind" 2 >"$base.out" 2>&1; then
+    { echo "FAIL: make_checkpoint $kind"; cat "$base.out"; } >"$base.log"
+  elif "$tt" export --checkpoint "$base.safetensors" --onnx "$base.onnx" --verify --image "$image" \
+    --size 64x64 --algo direct >"$base.out" 2>&1; then
+    echo "ok:   $kind: $(sed -n 's/^largest |diff| \/ scale \([^ ]*\).*/largest |diff|\/scale \1/p' "$base.out")" >"$base.log"
+  else
+    { echo "FAIL: $kind"; cat "$base.out"; } >"$base.log"
+  fi
+  rm -f "$base.safetensors" "$base.onnx" "$base.out"
+}
+jobs=${TT_EXPORT_JOBS:-2}
 for kind in $kinds; do
-  "$make" "$work/$kind.safetensors" "$kind" 2 || { fail "make_checkpoint $kind"; continue; }
-  export_ok "$kind" "$work/$kind.safetensors" --size 64x64
-  [ "$kind" = unet ] || rm -f "$work/$kind.safetensors"
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+  one_kind "$kind" &
 done
+wait
+for kind in $kinds; do
+  cat "$work/kind.$kind.log" 2>/dev/null || echo "FAIL: $kind left no log"
+  grep -q "^ok:" "$work/kind.$kind.log" 2>/dev/null || failures=$((failures + 1))
+done
+echo "[${SECONDS}s] every kind done"
 "$make" "$work/unet-bn.safetensors" unet 3 batch && export_ok unet-bn "$work/unet-bn.safetensors" --size 64x64
 "$make" "$work/dl.safetensors" deeplabv3plus-resnet18 3 || fail "make_checkpoint deeplabv3plus-resnet18"
 "$make" "$work/fpn.safetensors" fpn-resnet18 3 || fail "make_checkpoint fpn-resnet18"
