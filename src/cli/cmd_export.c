@@ -45,7 +45,7 @@ static const tt_opt option_table[] = {
     OPT("with-sigmoid", TT_OPT_FLAG, with_sigmoid, NULL, "output `probabilities`: a sigmoid per class after the logits (multi-label)", 1, 0),
     OPT("with-softmax", TT_OPT_FLAG, with_softmax, NULL, "output `probabilities`: a softmax across classes after the logits (class-index)", 1, 0),
     {"weights", TT_OPT_ENUM, offsetof(export_options, raw_weights), "KIND", "ema (the moving average, where the checkpoint's run kept one) or raw (default ema)", 1, 0, "ema|raw"},
-    OPT("verify", TT_OPT_FLAG, verify, NULL, "run the file in onnxruntime on a random image (and --image) and require its output within 1e-4 of tiletrain's predict (max |diff| / max |output|); with --dynamic-size at a second size too", 1, 0),
+    OPT("verify", TT_OPT_FLAG, verify, NULL, "run the file in onnxruntime on a random image (and --image) and require its output within 1e-4 of tiletrain's predict (max |diff| / max |output|); with --dynamic-size as a batch too and at a second size", 1, 0),
     OPT("image", TT_OPT_STRING, image, "IMG", "--verify: a real image too (its top-left --size crop)", 1, 0),
     OPT("python", TT_OPT_STRING, python, "PATH", "--verify: a Python with onnxruntime and numpy (default: venv/bin/python3 beside the tiletrain binary, as tools/venv.sh makes it, else python3)", 1, 0),
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name (the model is loaded and, with --verify, run there)", 1, 0),

@@ -6,7 +6,7 @@
 #     |logit|) on a random image and a real one; the largest ratio per kind
 #     is printed;
 #   - batch norms kept instead of folded, --dynamic-size (verified at two
-#     sizes), --with-sigmoid and --with-softmax, opset 13;
+#     sizes and as a batch of 2), --with-sigmoid and --with-softmax, opset 13;
 #   - bad input gets an error naming the thing and what to do, exit 1 or 2,
 #     and no file, not even OUT.tmp: an unknown model kind, a checkpoint with
 #     no metadata, an opset too old for an op (Resize) or out of range, an
@@ -103,6 +103,8 @@ echo "[${SECONDS}s] every kind done"
 export_ok unet-bn-kept "$work/unet-bn.safetensors" --size 64x64 --batch-norm keep
 export_ok deeplab-kept "$work/dl.safetensors" --size 64x64 --batch-norm keep
 export_ok deeplab-dynamic "$work/dl.safetensors" --dynamic-size --with-softmax
+# the random and the real image again as one batch of 2
+grep -q "^batch of 2" "$work/out" || fail "deeplab --dynamic-size was not verified as a batch of 2"
 export_ok fpn-dynamic "$work/fpn.safetensors" --dynamic-size --size 64x96 --with-sigmoid
 # verified at 64x96 and, a tile unit (32) taller, at 96x96
 grep -q "random 96x96" "$work/out" || fail "fpn --dynamic-size was not verified at a second size"
