@@ -13,6 +13,7 @@
 #include "core/status.h"
 #include "deploy/onnx_export.h"
 #include "infer/model_load.h"
+#include "io/safetensors.h"
 #include "ops/conv_algo.h"
 
 typedef struct export_options {
@@ -39,7 +40,7 @@ static const tt_opt option_table[] = {
     OPT("checkpoint", TT_OPT_STRING, checkpoint, "FILE", "trained weights (safetensors) with their \"model\" metadata", 1, 0),
     OPT("onnx", TT_OPT_STRING, onnx, "OUT.onnx", "the file to write (through OUT.onnx.tmp, renamed when whole and, with --verify, verified; else removed)", 1, 0),
     OPT("opset", TT_OPT_INT, opset, "N", "ONNX operator set, 7 to 21 (default 17; Resize and Softmax, in the models that have them, need 13)", 1, 1000),
-    OPT("size", TT_OPT_SIZE2, size, "HxW", "the input's fixed size, multiples of the model's unit (32; 16 for deeplabv3plus; 2^depth for unet); required without --dynamic-size (a checkpoint does not record its training tile); with it, the size the model is built and verified at (default 64x64)", 1, 0),
+    OPT("size", TT_OPT_SIZE2, size, "HxW", "the input's fixed size, multiples of the model's unit (32; 16 for deeplabv3plus; 2^depth for unet); default: the tile the checkpoint's run trained on; with --dynamic-size, the size the model is built and verified at (default 64x64)", 1, 0),
     OPT("dynamic-size", TT_OPT_FLAG, dynamic_size, NULL, "batch, height and width symbolic (N, H, W): any size the model takes", 1, 0),
     {"batch-norm", TT_OPT_ENUM, offsetof(export_options, batch_norm), "KIND", "fold (into the convolution before it: its weight and bias; default) or keep (BatchNormalization nodes with the running statistics)", 1, 0, "fold|keep"},
     OPT("with-sigmoid", TT_OPT_FLAG, with_sigmoid, NULL, "output `probabilities`: a sigmoid per class after the logits (multi-label)", 1, 0),
@@ -56,7 +57,7 @@ static const tt_opt option_table[] = {
 
 static void help(void)
 {
-    printf("usage: tiletrain export --checkpoint FILE --onnx OUT.onnx [--size HxW | --dynamic-size]\n"
+    printf("usage: tiletrain export --checkpoint FILE --onnx OUT.onnx [--size HxW] [--dynamic-size]\n"
            "           [--opset N] [--batch-norm fold|keep] [--with-sigmoid | --with-softmax] [--verify]\n"
            "\n"
            "Writes the checkpoint's model as ONNX: input `image`, float (N, 3, H, W) pixel\n"
@@ -71,6 +72,24 @@ static void help(void)
            "\n"
            "options:\n");
     tt_opt_print_help(option_table, OPTION_COUNT, stdout);
+}
+
+/* The tile the checkpoint's run trained on (its "tile" metadata, which
+ * `train` writes) into size, *found 1; *found 0 when it has none. */
+static tt_status training_tile(const char *path, int size[2], int *found)
+{
+    tt_safetensors *f = NULL;
+    *found = 0;
+    TT_TRY(tt_safetensors_open(path, &f));
+    const char *tile = tt_safetensors_metadata(f, "tile");
+    tt_status status = NULL;
+    if (tile && sscanf(tile, "%dx%d", &size[0], &size[1]) == 2 && size[0] > 0 && size[1] > 0)
+        *found = 1;
+    else if (tile)
+        status = tt_error_new(TT_ERR_FORMAT, "%s: metadata tile = '%.40s' is not HxW; give "
+                              "--size HxW", path, tile);
+    tt_safetensors_close(f);
+    return status;
 }
 
 /* The checkpoint's model at a tile of height x width. */
@@ -167,13 +186,19 @@ int tt_cmd_export(int argc, char **argv)
                                   "for multi-label models, softmax for class-index ones)");
     if (o.image[0] && !o.verify)
         return tt_cli_usage_error("export", "--image is the input --verify checks: give --verify too");
+    tt_status status = NULL;
     if (!given[tt_opt_index(option_table, OPTION_COUNT, "size")]) {
-        if (!o.dynamic_size)
-            return tt_cli_usage_error("export", "give --size HxW, the input size the ONNX graph "
-                                      "fixes (a checkpoint does not record its training tile), or "
-                                      "--dynamic-size for any size");
         o.size[0] = o.size[1] = 64;
+        if (!o.dynamic_size) {
+            int found = 0;
+            status = training_tile(o.checkpoint, o.size, &found);
+            if (!status && !found)
+                return tt_cli_usage_error("export", "give --size HxW, the input size the ONNX "
+                                          "graph fixes (%s records no training tile: it was "
+                                          "written before checkpoints did), or --dynamic-size "
+                                          "for any size", o.checkpoint);
+        }
     }
-    tt_status status = run(&o);
+    if (!status) status = run(&o);
     return status ? tt_cli_fail(status) : 0;
 }

@@ -6,11 +6,12 @@
 #     |logit|) on a random image and a real one; the largest ratio per kind
 #     is printed;
 #   - batch norms kept instead of folded, --dynamic-size (verified at two
-#     sizes and as a batch of 2), --with-sigmoid and --with-softmax, opset 13;
+#     sizes and as a batch of 2), --with-sigmoid and --with-softmax, opsets 7
+#     and 13; a checkpoint `train` wrote exported at its training tile;
 #   - bad input gets an error naming the thing and what to do, exit 1 or 2,
 #     and no file, not even OUT.tmp: an unknown model kind, a checkpoint with
 #     no metadata, an opset too old for an op (Resize) or out of range, an
-#     unwritable output, --size missing, both heads.
+#     unwritable output, --size missing (a checkpoint with no tile), both heads.
 # TT_EXPORT_KINDS="unet fpn-resnet18" limits the first part to those kinds,
 # TT_EXPORT_JOBS (default 2) how many run at once.
 # The checkpoints are made by make_checkpoint (random weights, batch norm
@@ -45,7 +46,7 @@ case $? in
   77) echo "SKIP: PyPI is unreachable, so onnxruntime could not be installed into $build/venv"; exit 77 ;;
   *) echo "FAIL: tools/venv.sh $build/venv"; exit 1 ;;
 esac
-"$tt" data synth --out "$work/data" --format folder --count 1 --size 96x96 --classes 2 --seed 3 >/dev/null ||
+"$tt" data synth --out "$work/data" --format folder --count 4 --size 96x96 --classes 2 --seed 3 >/dev/null ||
   fail "data synth"
 image=$work/data/images/synth_00000.png
 "$tt" export --help >"$work/help" 2>&1 # not piped: grep -q's early exit would SIGPIPE it
@@ -110,6 +111,14 @@ export_ok fpn-dynamic "$work/fpn.safetensors" --dynamic-size --size 64x96 --with
 grep -q "random 96x96" "$work/out" || fail "fpn --dynamic-size was not verified at a second size"
 export_ok fpn-opset13 "$work/fpn.safetensors" --size 64x64 --opset 13
 export_ok unet-opset7 "$work/unet.safetensors" --size 64x64 --opset 7
+# a checkpoint `train` wrote: its tile (metadata "tile") is the default size
+if "$tt" train --data "$work/data" --out "$work/run" --tile 32x64 --base-channels 8 --depth 2 \
+  --steps 1 --plan off >"$work/train.log" 2>&1; then
+  export_ok trained "$work/run/last.safetensors"
+  grep -q "^random 32x64" "$work/out" || fail "export of a trained checkpoint did not take its tile 32x64"
+else
+  fail "train --steps 1"; cat "$work/train.log"
+fi
 
 # refused STATUS PATTERN OUT -- ARGS...: exit STATUS, PATTERN on stderr, no OUT nor OUT.tmp
 refused() {
