@@ -4,8 +4,8 @@
 # and a GPU driver (or PoCL / lavapipe), with none of our Debian packages:
 #   tiletrain        the binary (kernels and SPIR-V built in), run path $ORIGIN/lib
 #   lib/             the shared libraries it needs: the OpenCL ICD loader,
-#                    CLBlast, libtiff and its codecs, cJSON, inih, stb and the
-#                    Vulkan loader (opened at run time)
+#                    CLBlast, libtiff and its codecs, cJSON, inih, stb, protobuf-c
+#                    (export) and the Vulkan loader (opened at run time)
 #   gpu_check.sh     the device check for a GPU machine (tools/gpu_check.sh)
 #   python/          the PyTorch peer it runs where torch is installed
 #   README.md, BUNDLE.txt

@@ -8,6 +8,7 @@ packages=(
   ocl-icd-opencl-dev opencl-headers clinfo pocl-opencl-icd
   libclblast-dev libstb-dev libtiff-dev libcjson-dev libinih-dev
   libcunit1-dev
+  protobuf-c-compiler libprotobuf-c-dev python3-venv
   libvulkan-dev mesa-vulkan-drivers glslc vulkan-validationlayers spirv-tools vulkan-tools
   openmpi-bin libopenmpi-dev
   python3-venv

@@ -28,5 +28,6 @@ int tt_cmd_plan(int argc, char **argv);
 int tt_cmd_bench(int argc, char **argv);
 int tt_cmd_report(int argc, char **argv);
 int tt_cmd_tune(int argc, char **argv);
+int tt_cmd_export(int argc, char **argv);
 
 #endif

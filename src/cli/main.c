@@ -19,6 +19,7 @@ static const tt_command commands[] = {
     {"eval", "per-class Dice and IoU of a checkpoint on a data set", tt_cmd_eval},
     {"postprocess", "search each class's threshold and minimum size into a checkpoint", tt_cmd_postprocess},
     {"predict", "full-resolution masks of images with a trained checkpoint", tt_cmd_predict},
+    {"export", "a checkpoint as an ONNX file, checked in onnxruntime (--verify)", tt_cmd_export},
     {"tune", "tune CLBlast's GEMM kernels for this device and the model's shapes", tt_cmd_tune},
 };
 

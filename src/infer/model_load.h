@@ -12,6 +12,8 @@
  *                "folder" / "kaggle-rle", as the data set was);
  *   "mean", "std": JSON arrays of 3 numbers, optional: the input
  *                normalisation after / 255 that training used.
+ *   "tile":      "HxW", optional: the crop size training ran at (export's
+ *                default input size; read by the CLI, not here).
  * This is the "model" JSON that train/checkpoint.c writes, so `tiletrain
  * train` checkpoints load as they are.  The weights are read by
  * tt_weights_read: tensors under the PyTorch state_dict names of the

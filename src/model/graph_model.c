@@ -30,6 +30,12 @@ static void destroy(tt_model *m)
 
 static const tt_model_ops graph_model_ops = {forward, backward, destroy};
 
+const tt_graph *tt_graph_model_graph(const tt_model *model)
+{
+    if (!model || model->ops != &graph_model_ops) return NULL;
+    return &((const tt_graph_model *)model)->graph;
+}
+
 tt_status tt_graph_model_new(size_t size, tt_backend *be, const tt_model_spec *spec, int capacity,
                              int height, int width, tt_graph_model **out)
 {

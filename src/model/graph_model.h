@@ -35,5 +35,8 @@ tt_status tt_graph_model_bind(tt_graph_model *gm, uint64_t seed);
  * (banded: every tensor stored in band_precision), the workspace and the
  * arena, each from the step the executor records. */
 tt_status tt_graph_model_place(tt_graph_model *gm, int banded, tt_precision band_precision);
+/* The layer list of a model built as one (every kind of model.c's table),
+ * or NULL for a model that is not (ONNX export walks it). */
+const tt_graph *tt_graph_model_graph(const tt_model *model);
 
 #endif

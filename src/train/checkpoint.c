@@ -195,6 +195,9 @@ tt_status tt_checkpoint_save(tt_step *s, const tt_train_counters *c, const tt_ch
     tt_model_spec_json(&m->spec, model, sizeof model);
     TT_CHECK(tt_st_writer_metadata(w, "format", TT_CHECKPOINT_FORMAT));
     TT_CHECK(tt_st_writer_metadata(w, "model", model));
+    char tile[32]; /* the crop it trains on: export's default input size */
+    snprintf(tile, sizeof tile, "%dx%d", m->height, m->width);
+    TT_CHECK(tt_st_writer_metadata(w, "tile", tile));
     TT_CHECK(tt_st_writer_metadata(w, "optimizer", o->ops->name));
     TT_CHECK(describe_data(w, m->spec.classes, d));
     TT_CHECK(meta_i64(w, "step", c->step));
