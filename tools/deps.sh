@@ -11,7 +11,6 @@ packages=(
   protobuf-c-compiler libprotobuf-c-dev python3-venv
   libvulkan-dev mesa-vulkan-drivers glslc vulkan-validationlayers spirv-tools vulkan-tools
   openmpi-bin libopenmpi-dev
-  python3-venv
 )
 # libFuzzer for tests/fuzz (the fuzz run falls back to a mutation loop without it)
 optional=(clang libclang-rt-14-dev)
