@@ -174,7 +174,7 @@ if ls "$work"/tiletrain-tune-* >/dev/null 2>&1; then fail "tune --no-save left i
 else pass "tune --no-save: no temporary file left, nothing in the cache"; fi
 if [ -n "$(find "$work/cache" -name 'clblast-*' 2>/dev/null)" ]; then fail "tune --no-save wrote the cache"; fi
 
-for cmd in devices selftest doctor data "data synth" train mem bench report eval postprocess predict tune plan; do
+for cmd in devices selftest doctor data "data synth" train mem bench report eval postprocess predict tune plan export; do
   # shellcheck disable=SC2086
   "$tt" $cmd --help >"$work/help" 2>&1
   if grep -q "^example" "$work/help"; then pass "$cmd --help has an example"
