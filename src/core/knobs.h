@@ -37,6 +37,7 @@ typedef enum tt_knob_id {
     TT_KNOB_UNET_BANDED,
     TT_KNOB_UNET_BAND_ROWS,
     TT_KNOB_CONV_PERTURB,
+    TT_KNOB_FAULT,
     TT_KNOB_COUNT
 } tt_knob_id;
 
