@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/fault.h"
 #include "core/hash.h"
 #include "core/knobs.h"
 #include "core/status.h"
@@ -90,7 +91,10 @@ tt_status tt_buffer_alloc(tt_backend *backend, size_t bytes, tt_mem_category cat
     snprintf(buf->record.name, sizeof buf->record.name, "%s", name);
     buf->record.category = category;
     buf->record.bytes = bytes;
-    tt_status status = backend->ops->buffer_create(backend, buf);
+    tt_status status = tt_fault_hit(TT_FAULT_ALLOC)
+                           ? tt_error_new(TT_ERR_OUT_OF_MEMORY, "the device is out of memory "
+                                          "(TT_FAULT)")
+                           : backend->ops->buffer_create(backend, buf);
     if (status) {
         free(buf);
         return tt_error_prefix(status, "allocating '%s' (%s, %s)", name,
@@ -278,6 +282,9 @@ tt_status tt_launch_kernel(tt_backend *backend, const char *program, const char 
             return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                                 "kernel %s/%s: buffer argument %d is NULL", program, kernel, i);
     if (backend->preparing) return backend->ops->prepare(backend, &launch);
+    if (tt_fault_hit(TT_FAULT_LAUNCH))
+        return tt_error_new(TT_ERR_BACKEND, "kernel %s/%s: the device was lost (TT_FAULT)",
+                            program, kernel);
     return backend->ops->launch(backend, &launch);
 }
 

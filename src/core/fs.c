@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/fault.h"
 #include "core/knobs.h"
 #include "core/status.h"
 
@@ -74,17 +75,6 @@ static int sync_parent(const char *path)
     return rc;
 }
 
-/* TT_FAULT=write:N: whether this write is the Nth of the process (the
- * first call reads the knob). */
-static int injected_fault(void)
-{
-    static atomic_long writes;
-    const char *spec = tt_knob_str(TT_KNOB_FAULT);
-    if (!spec || strncmp(spec, "write:", 6) != 0) return 0;
-    long n = strtol(spec + 6, NULL, 10);
-    return n >= 1 && atomic_fetch_add(&writes, 1) + 1 == n;
-}
-
 tt_status tt_file_write_atomic(const char *path, tt_status (*write_fn)(FILE *f, void *ctx),
                                void *ctx)
 {
@@ -105,7 +95,7 @@ tt_status tt_file_write_atomic(const char *path, tt_status (*write_fn)(FILE *f, 
     errno = 0;
     int ok = !status && !ferror(f) && fflush(f) == 0 && fsync(fileno(f)) == 0;
     int saved = errno;
-    if (ok && injected_fault()) ok = 0, saved = ENOSPC;
+    if (ok && tt_fault_hit(TT_FAULT_WRITE)) ok = 0, saved = ENOSPC;
     if (fclose(f) != 0 && ok) ok = 0, saved = errno;
     if (status) {
         unlink(tmp);

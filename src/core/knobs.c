@@ -99,10 +99,13 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                               "Every run of that convolution algorithm gets one wrong element "
                               "(the middle one, off by the output's largest value): a planted "
                               "wrong kernel, which the autotuner's check must refuse."},
-    [TT_KNOB_FAULT] = {"TT_FAULT", TT_KNOB_TEST, "src/core/fs.c", "write:N (N >= 1)",
-                       "The Nth file the process writes (through the one atomic writer: "
-                       "checkpoints, plans, reports, caches) fails as a full disk would "
-                       "(ENOSPC), so that a test can walk a failure over every write of a run."},
+    [TT_KNOB_FAULT] = {"TT_FAULT", TT_KNOB_TEST, "src/core/fault.c",
+                       "write:N, alloc:N or launch:N (N >= 1)",
+                       "The Nth call of that kind in the process fails as the real failure "
+                       "would: a file written through the one atomic writer (checkpoints, "
+                       "plans, reports, caches) as a full disk, a device buffer as device "
+                       "memory running out, a kernel launch as a lost device; so that a test "
+                       "can walk a failure over every such call of a run."},
 };
 
 const char *tt_knob_kind_name(tt_knob_kind kind)
