@@ -190,6 +190,36 @@ static void test_held_rows(void)
     tt_raster_close(r);
 }
 
+/* --bands: a four-band raster read as bands 4, 2, 1; an index past its
+ * bands is refused naming the file and the count. */
+static void test_select_bands(void)
+{
+    layout l = {"RGBN", 45, 37, 4, 1, 16, 16, PHOTOMETRIC_RGB, 0};
+    char path[256];
+    path_of(path, sizeof path, "rgbn.tif");
+    uint8_t *px = write_tiff(path, &l, 12);
+    tt_raster *r = NULL;
+    TH_OK(tt_raster_open(path, &r));
+    TH_OK(tt_raster_select_bands(r, (const int[3]){4, 2, 1}));
+    uint8_t *got = malloc((size_t)l.width * l.height * 3);
+    TH_OK(tt_raster_read_crop(r, 0, 0, l.width, l.height, got));
+    int bad = 0;
+    for (size_t i = 0; i < (size_t)l.width * l.height; i++)
+        bad += got[3 * i] != px[4 * i + 3] || got[3 * i + 1] != px[4 * i + 1] ||
+               got[3 * i + 2] != px[4 * i];
+    CU_ASSERT_EQUAL(bad, 0);
+    tt_status st = tt_raster_select_bands(r, (const int[3]){1, 2, 5});
+    CU_ASSERT_EQUAL(tt_status_code(st), TT_ERR_INVALID_ARGUMENT);
+    const char *m = st ? tt_status_message(st) : "";
+    CU_ASSERT_PTR_NOT_NULL(strstr(m, path));
+    CU_ASSERT_PTR_NOT_NULL(strstr(m, "band 5 asked for, and it has 4 bands"));
+    printf("\n  bands 4,2,1 of RGBN: %d pixels wrong; message: %s", bad, m);
+    tt_status_free(st);
+    free(got);
+    free(px);
+    tt_raster_close(r);
+}
+
 /* expect_refusal PATH CODE TEXT: tt_raster_open refuses with the code and
  * a message naming the file and containing TEXT. */
 static void expect_refusal(const char *path, tt_code code, const char *text)
@@ -385,6 +415,7 @@ int main(void)
         {"crops from tiles and strips of every kind", test_layouts},
         {"a reader going down holds a few rows of blocks", test_held_rows},
         {"what cannot be read is refused by name", test_refused},
+        {"bands chosen as R, G and B", test_select_bands},
         {"8-bit rasters written and read back, GeoTIFF tags kept", test_write_u8},
         {"float32 rasters written", test_write_f32},
         {"a failed write leaves no file", test_write_failures},

@@ -70,6 +70,7 @@ typedef struct predict_options {
     int threshold_given, min_size_given; /* else the checkpoint's per class, if it has them */
     int raw_weights;            /* --weights raw */
     char output[TT_OPT_STRING_MAX]; /* auto, png or geotiff */
+    char bands[TT_OPT_STRING_MAX];  /* "R,G,B" band numbers of a TIFF raster, or "" */
     int probabilities;
 } predict_options;
 
@@ -101,6 +102,7 @@ static const tt_opt option_table[] = {
     CHOICE("algo", algo, "NAME", TT_CONV_ALGO_HELP, TT_CONV_ALGO_CHOICES),
     CHOICE("precision", precision, "P", "what the forward keeps between layers, stored in fp32 (default), fp16 or bf16 (as train --precision)", "fp32|fp16|bf16"),
     CHOICE("output", output, "KIND", "what a prediction is written as: png (mask PNGs and an overlay; the image decoded whole), geotiff (STEM_mask.tif, tiled and compressed, streamed: a raster of any size in a few rows of tiles of memory, its georeference kept), or auto (geotiff for .tif/.tiff inputs, else png; default)", "auto|png|geotiff"),
+    OPT("bands", TT_OPT_STRING, bands, "R,G,B", "the bands of a TIFF raster read as red, green and blue, counted from 1 (e.g. 4,3,2; default: the first three, or the grey one)", 1, 0),
     OPT("probabilities", TT_OPT_FLAG, probabilities, NULL, "--output geotiff: also STEM_prob.tif, each class's probability as a float32 band", 1, 0),
     OPT("no-overlay", TT_OPT_FLAG, no_overlay, NULL, "do not write overlay PNGs", 1, 0),
     OPT("quiet", TT_OPT_FLAG, quiet, NULL, "no line per image", 1, 0),
@@ -132,6 +134,7 @@ typedef struct run_state {
     char **own_names;          /* from --classes, freed at the end */
     tt_predict_options predict;
     FILE *csv;
+    int bands[3];              /* --bands, 1-based; 0: the default */
 } run_state;
 
 /* Decodes the image at path into interleaved RGB (*rgb malloc'd, the
@@ -303,11 +306,16 @@ static tt_status predict_raster_one(run_state *rs, const char *path, const char 
     tt_crop_reader reader;
     if (is_tiff(path)) {
         TT_CHECK(tt_raster_open(path, &raster));
+        if (rs->bands[0]) TT_CHECK(tt_raster_select_bands(raster, rs->bands));
         TT_CHECK(tt_raster_georef(raster, &georef));
         tt_raster_info info = tt_raster_get_info(raster);
         reader = (tt_crop_reader){raster, info.width, info.height, tt_raster_read_crop};
     } else {
-        TT_CHECK(load_image(path, &image.width, &image.height, &rgb));
+        status = load_image(path, &image.width, &image.height, &rgb);
+        if (status) {
+            status = tt_error_prefix(status, "%s", path);
+            goto cleanup;
+        }
         image.rgb = rgb;
         reader = tt_crop_reader_memory(&image);
     }
@@ -328,7 +336,13 @@ static tt_status predict_raster_one(run_state *rs, const char *path, const char 
         .class_threshold = o->threshold_given ? NULL : rs->model.class_threshold,
         .min_size = o->min_size_given ? min_size : rs->model.class_min_size,
         .georef = tt_georef_present(&georef) ? &georef : NULL};
-    TT_CHECK(tt_predict_raster(rs->model.model, &reader, &rs->predict, &out));
+    /* the raster's own errors name the file; prediction's and the writers' the
+     * image's size or the output */
+    status = tt_predict_raster(rs->model.model, &reader, &rs->predict, &out);
+    if (status) {
+        status = tt_error_prefix(status, "%s", path);
+        goto cleanup;
+    }
     if (!o->quiet)
         printf("%s: %dx%d -> %s%s%s\n", path, reader.width, reader.height, mask,
                out.prob_path ? ", " : "", out.prob_path ? prob : "");
@@ -344,10 +358,7 @@ static tt_status predict_one(run_state *rs, const char *path)
 {
     char file[TT_OPT_STRING_MAX], stem[TT_OPT_STRING_MAX];
     split_name(path, file, sizeof file, stem, sizeof stem);
-    if (streams(rs->opts, path)) {
-        tt_status failed = predict_raster_one(rs, path, stem);
-        return failed ? tt_error_prefix(failed, "%s", path) : NULL;
-    }
+    if (streams(rs->opts, path)) return predict_raster_one(rs, path, stem);
     int w = 0, h = 0;
     uint8_t *rgb = NULL;
     float *logits = NULL;
@@ -456,6 +467,22 @@ static tt_status run(const predict_options *o, run_state *rs)
                               "%d input(s) stream into GeoTIFF (--output %s): give --output png "
                               "to decode them whole, or leave out --rle", streamed, o->output);
         goto cleanup;
+    }
+    if (o->bands[0]) {
+        char extra;
+        if (sscanf(o->bands, "%d,%d,%d%c", &rs->bands[0], &rs->bands[1], &rs->bands[2],
+                   &extra) != 3 || rs->bands[0] < 1 || rs->bands[1] < 1 || rs->bands[2] < 1) {
+            status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "--bands %s: give three band "
+                                  "numbers counted from 1, e.g. --bands 4,3,2", o->bands);
+            goto cleanup;
+        }
+        for (int i = 0; i < count; i++)
+            if (!streams(o, paths[i]) || !is_tiff(paths[i])) {
+                status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "--bands picks bands of TIFF "
+                                      "rasters, which stream into GeoTIFF; %s is not one "
+                                      "(or give --output geotiff)", paths[i]);
+                goto cleanup;
+            }
     }
     if (o->probabilities && !streamed) {
         status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "--probabilities writes STEM_prob.tif "

@@ -29,6 +29,7 @@ struct tt_raster {
     block_row *rows;
     int row_count;
     int grey;            /* 1 or 2 bands: grey (R = G = B) */
+    int bands[3];        /* tt_raster_select_bands's, 0-based; bands[0] < 0: the default */
     int white_is_zero;   /* PHOTOMETRIC_MINISWHITE */
 };
 
@@ -116,6 +117,7 @@ tt_status tt_raster_open(const char *path, tt_raster **out)
         goto cleanup;
     }
     r->info.width = (int)w, r->info.height = (int)h, r->info.bands = spp;
+    r->bands[0] = -1;
     r->info.block_w = (int)bw, r->info.block_h = (int)bh;
     TT_CHECK(check_layout(r));
     r->across = (int)((w + bw - 1) / bw);
@@ -148,6 +150,17 @@ void tt_raster_close(tt_raster *r)
 }
 
 tt_raster_info tt_raster_get_info(const tt_raster *r) { return r->info; }
+
+tt_status tt_raster_select_bands(tt_raster *r, const int bands[3])
+{
+    for (int k = 0; k < 3; k++)
+        if (bands[k] < 1 || bands[k] > r->info.bands)
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: band %d asked for, and it has %d "
+                                "band%s (1 to %d)", r->path, bands[k], r->info.bands,
+                                r->info.bands == 1 ? "" : "s", r->info.bands);
+    for (int k = 0; k < 3; k++) r->bands[k] = bands[k] - 1;
+    return NULL;
+}
 
 size_t tt_raster_held_bytes(const tt_raster *r)
 {
@@ -254,6 +267,11 @@ static void copy_rgb(void *ctx, int y, const uint8_t *src)
     const tt_raster *r = c->r;
     int spp = r->info.bands;
     uint8_t *dst = c->out + (size_t)(y - c->y0) * c->w * 3;
+    if (r->bands[0] >= 0) {
+        for (int x = 0; x < c->w; x++, src += spp, dst += 3)
+            dst[0] = src[r->bands[0]], dst[1] = src[r->bands[1]], dst[2] = src[r->bands[2]];
+        return;
+    }
     for (int x = 0; x < c->w; x++, src += spp, dst += 3) {
         uint8_t v0 = src[0];
         if (r->grey) {

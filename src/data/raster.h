@@ -66,6 +66,11 @@ typedef struct tt_raster_info {
 tt_status tt_raster_open(const char *path, tt_raster **out);
 void tt_raster_close(tt_raster *r);
 tt_raster_info tt_raster_get_info(const tt_raster *r);
+/* The bands read as R, G and B (1-based, as GDAL counts them: 4,3,2 for
+ * a false-colour composite of RGBN), their samples as stored, in place of
+ * the default (the first three, or grey).  TT_ERR_INVALID_ARGUMENT naming the file and its band
+ * count for an index out of range. */
+tt_status tt_raster_select_bands(tt_raster *r, const int bands[3]);
 /* The raster's GeoTIFF tags, copied into *g (tt_georef_free). */
 tt_status tt_raster_georef(const tt_raster *r, tt_georef *g);
 

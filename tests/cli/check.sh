@@ -504,6 +504,9 @@ PY
   then pass "predict a GeoTIFF: STEM_mask.tif on its grid, tags copied, the PNG path's mask (--min-size 0 and 30); --probabilities"
   else fail "predict a GeoTIFF"; cat "$work/err"; fi
   expect 1 "--rle encodes whole images' masks" -- "$tt" predict "${geo[@]}" --out "$work/geo2" --rle "$work/geo.csv"
+  expect 1 "band 4 asked for, and it has 3 bands" -- "$tt" predict "${geo[@]}" --out "$work/geo2" --bands 3,2,4
+  expect 1 "--bands picks bands of TIFF rasters" -- "$tt" predict "${geo[@]}" --out "$work/geo2" \
+    --output png --bands 3,2,1
   expect 1 "--probabilities writes STEM_prob.tif" -- "$tt" predict "${geo[@]}" --out "$work/geo2" \
     --output png --probabilities
 else
