@@ -309,42 +309,56 @@ tt_status tt_predict_image(tt_model *model, const tt_crop_reader *reader,
     return tt_predict_stream(model, reader, options, copy_rows, &img);
 }
 
+void tt_predict_pixel_probs(const float *logits, size_t stride, int classes, int multi_label,
+                            float *p)
+{
+    if (multi_label) {
+        for (int c = 0; c < classes; c++) {
+            float v = logits[c * stride];
+            p[c] = v >= 0 ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v));
+        }
+        return;
+    }
+    float top = logits[0];
+    for (int c = 1; c < classes; c++)
+        if (logits[c * stride] > top) top = logits[c * stride];
+    double total = 0;
+    for (int c = 0; c < classes; c++) total += p[c] = expf(logits[c * stride] - top);
+    for (int c = 0; c < classes; c++) p[c] = (float)(p[c] / total);
+}
+
+int tt_predict_pixel_argmax(const float *logits, size_t stride, int classes)
+{
+    int best = 0;
+    for (int c = 1; c < classes; c++)
+        if (logits[c * stride] > logits[best * stride]) best = c;
+    return best;
+}
+
+/* In place over (classes, pixels) planes, pixel by pixel. */
+static void planes_to_probs(float *planes, int classes, size_t pixels, int multi_label)
+{
+    TT_ASSERT(classes >= 1 && classes <= 256);
+    float p[256];
+    for (size_t i = 0; i < pixels; i++) {
+        tt_predict_pixel_probs(planes + i, pixels, classes, multi_label, p);
+        for (int c = 0; c < classes; c++) planes[c * pixels + i] = p[c];
+    }
+}
+
 void tt_predict_softmax(float *planes, int classes, size_t pixels)
 {
-    for (size_t p = 0; p < pixels; p++) {
-        float top = planes[p];
-        for (int c = 1; c < classes; c++)
-            if (planes[c * pixels + p] > top) top = planes[c * pixels + p];
-        double total = 0;
-        for (int c = 0; c < classes; c++) {
-            float e = expf(planes[c * pixels + p] - top);
-            planes[c * pixels + p] = e;
-            total += e;
-        }
-        for (int c = 0; c < classes; c++)
-            planes[c * pixels + p] = (float)(planes[c * pixels + p] / total);
-    }
+    planes_to_probs(planes, classes, pixels, 0);
 }
 
 void tt_predict_sigmoid(float *planes, int classes, size_t pixels)
 {
-    for (size_t i = 0; i < (size_t)classes * pixels; i++) {
-        float v = planes[i];
-        planes[i] = v >= 0 ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v));
-    }
+    planes_to_probs(planes, classes, pixels, 1);
 }
 
 void tt_predict_argmax(const float *planes, int classes, size_t pixels, uint8_t *index)
 {
     TT_ASSERT(classes >= 1 && classes <= 256);
-    for (size_t p = 0; p < pixels; p++) {
-        int best = 0;
-        float top = planes[p];
-        for (int c = 1; c < classes; c++)
-            if (planes[c * pixels + p] > top) {
-                top = planes[c * pixels + p];
-                best = c;
-            }
-        index[p] = (uint8_t)best;
-    }
+    for (size_t i = 0; i < pixels; i++)
+        index[i] = (uint8_t)tt_predict_pixel_argmax(planes + i, pixels, classes);
 }

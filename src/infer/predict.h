@@ -108,8 +108,17 @@ tt_status tt_predict_image(tt_model *model, const tt_crop_reader *reader,
  * counter-clockwise; turns need w == h). */
 void tt_tta_dest(tt_tta_kind kind, int view, int w, int h, int x, int y, int *dx, int *dy);
 
+/* One pixel's probabilities from its logits, `stride` floats apart (class
+ * c at logits[c * stride]), into p (classes): softmax across the classes,
+ * or with multi_label the sigmoid of each.  The rule of the two below, and
+ * of streamed masks (predict_raster.c). */
+void tt_predict_pixel_probs(const float *logits, size_t stride, int classes, int multi_label,
+                            float *p);
+/* The class of the largest of one pixel's logits (the lowest on ties). */
+int tt_predict_pixel_argmax(const float *logits, size_t stride, int classes);
+
 /* In place over (classes, pixels) planes: softmax across classes per pixel;
- * sigmoid of every value. */
+ * sigmoid of every value (classes <= 256). */
 void tt_predict_softmax(float *planes, int classes, size_t pixels);
 void tt_predict_sigmoid(float *planes, int classes, size_t pixels);
 /* index[p] = the class of the largest plane value at pixel p (the lowest

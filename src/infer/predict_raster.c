@@ -1,7 +1,6 @@
 /* Streamed prediction into raster files; see predict_raster.h. */
 #include "infer/predict_raster.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,25 +17,6 @@ typedef struct raster_sink {
     float *prob_rows;
     int held_rows; /* rows the two buffers hold */
 } raster_sink;
-
-/* Probabilities of one pixel's logits (stride apart) into p. */
-static void probabilities(const float *logit, size_t stride, int classes, int multi_label,
-                          float *p)
-{
-    if (multi_label) {
-        for (int c = 0; c < classes; c++) {
-            float v = logit[c * stride];
-            p[c] = v >= 0 ? 1.0f / (1.0f + expf(-v)) : expf(v) / (1.0f + expf(v));
-        }
-        return;
-    }
-    float top = logit[0];
-    for (int c = 1; c < classes; c++)
-        if (logit[c * stride] > top) top = logit[c * stride];
-    double total = 0;
-    for (int c = 0; c < classes; c++) total += p[c] = expf(logit[c * stride] - top);
-    for (int c = 0; c < classes; c++) p[c] = (float)(p[c] / total);
-}
 
 static tt_status write_rows(void *ctx, int y0, int rows, const float *planes, size_t stride)
 {
@@ -58,17 +38,15 @@ static tt_status write_rows(void *ctx, int y0, int rows, const float *planes, si
     for (size_t i = 0; i < (size_t)rows * w; i++) {
         const float *logit = planes + i; /* row i / w, column i % w of every class plane */
         float *p = s->prob ? s->prob_rows + i * classes : pixel;
-        if (s->prob || o->multi_label) probabilities(logit, stride, classes, o->multi_label, p);
+        if (s->prob || o->multi_label)
+            tt_predict_pixel_probs(logit, stride, classes, o->multi_label, p);
         if (o->multi_label) {
             for (int c = 0; c < classes; c++) {
                 float t = o->class_threshold ? o->class_threshold[c] : o->threshold;
                 s->mask_rows[i * classes + c] = p[c] > t ? 255 : 0;
             }
         } else {
-            int best = 0;
-            for (int c = 1; c < classes; c++)
-                if (logit[c * stride] > logit[best * stride]) best = c;
-            s->mask_rows[i] = (uint8_t)best;
+            s->mask_rows[i] = (uint8_t)tt_predict_pixel_argmax(logit, stride, classes);
         }
     }
     TT_TRY(tt_raster_writer_rows(s->mask, rows, s->mask_rows));
