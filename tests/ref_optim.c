@@ -40,17 +40,7 @@ void ref_sgd_step(double *param, const double *grad, double *momentum_buffer, si
     }
 }
 
-const char *ref_tests_dir(void)
-{
-    static char dir[4096];
-    if (!dir[0]) {
-        snprintf(dir, sizeof dir, "%s", __FILE__);
-        char *slash = strrchr(dir, '/');
-        if (slash) *slash = '\0';
-        else snprintf(dir, sizeof dir, ".");
-    }
-    return dir;
-}
+const char *ref_tests_dir(void) { return TT_SOURCE_DIR "/tests"; }
 
 /* Asked once a process for each list of modules: an import of torch takes
  * about 2 s, and the model suites ask before each of their comparisons. */
