@@ -70,6 +70,13 @@ tt_conv_algo smp_picks_on_opencl(void)
 }
 float smp_drop_path = 0;
 
+int smp_opencl_only(void)
+{
+    if (th_backend_kind() != TT_BACKEND_VULKAN) return 0;
+    printf("\n  (run on OpenCL: the executor's or the host's, not the backend's)");
+    return 1;
+}
+
 tt_model *smp_create_checkpointing(const char *kind, const char *mode, int capacity, int height,
                                       int width, int checkpointing)
 {

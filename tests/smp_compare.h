@@ -58,6 +58,13 @@ tt_conv_algo smp_picks_on_opencl(void);
 extern int smp_twin_both;
 /* Their drop-path rate (EfficientNet encoders; 0: none). */
 extern float smp_drop_path;
+/* 1 on Vulkan, saying so: a check of what is the executor's or the host's
+ * (frozen norms, eval mode, recomputation, another depth of the same
+ * blocks, loading weights), the same code on either backend; the Vulkan
+ * suites run the checks that reach kernels no other model check reaches
+ * there, and the ops' suites check those kernels' frozen and eval modes on
+ * both backends.  A model check takes 10 to 40 s of lavapipe. */
+int smp_opencl_only(void);
 
 /* 1 when PY imports `modules` ("torch", "torch, torchvision"); else prints
  * why the comparison is skipped. */

@@ -15,16 +15,8 @@
 #include "smp_compare.h"
 
 /* On Vulkan the suite runs each decoder's training step against PyTorch
- * (every kernel the decoders add, on lavapipe) and the dropout checks; what
- * the others check is the executor's, the same on either backend, and
- * each would take a minute of lavapipe in a fresh cache. */
-static int opencl_only(void)
-{
-    if (th_backend_kind() != TT_BACKEND_VULKAN) return 0;
-    printf("\n  (run on OpenCL: the executor's, not the backend's)");
-    return 1;
-}
-
+ * (every kernel the decoders add, on lavapipe) and the dropout checks; the
+ * others are smp_opencl_only(). */
 /* The autotuner's picks on OpenCL; on Vulkan the EfficientNet's step
  * below runs them (timing a fresh cache's candidates for each model's
  * shapes takes most of a minute of lavapipe). */
@@ -40,14 +32,14 @@ static void test_resnet18_train(void)
 
 static void test_resnet18_eval(void)
 {
-    if (opencl_only()) return;
+    if (smp_opencl_only()) return;
     rcase c = {"fpn-resnet18 eval", "fpn-resnet18", "eval", 2, 64, 96, 0, NULL};
     smp_check_step(&c);
 }
 
 static void test_resnet18_frozen_encoder_bn(void)
 {
-    if (opencl_only()) return;
+    if (smp_opencl_only()) return;
     rcase c = {"fpn-resnet18 frozen encoder BN", "fpn-resnet18", "freeze", 2, 64, 64, 0, NULL};
     smp_convs = smp_fixed_row();
     smp_check_step(&c);
@@ -62,7 +54,7 @@ static void test_resnet18_frozen_encoder_bn(void)
  * shapes takes minutes on lavapipe. */
 static void test_resnet50_train(void)
 {
-    if (opencl_only()) return;
+    if (smp_opencl_only()) return;
     rcase c = {"fpn-resnet50 train", "fpn-resnet50", "train", 2, 64, 64, 0, NULL};
     smp_convs = smp_fixed_row();
     smp_check_step(&c);
@@ -71,7 +63,7 @@ static void test_resnet50_train(void)
 
 static void test_resnet18_checkpointing(void)
 {
-    if (opencl_only()) return;
+    if (smp_opencl_only()) return;
     rcase c = {"fpn-resnet18 train", "fpn-resnet18", "train", 2, 64, 96, 0, NULL};
     smp_convs = smp_fixed_row();
     smp_check_checkpointing(&c);
@@ -82,7 +74,7 @@ static void test_resnet18_checkpointing(void)
  * step is the fp32 one's: the figures show it.) */
 static void test_resnet18_16bit(void)
 {
-    if (opencl_only()) return;
+    if (smp_opencl_only()) return;
     rcase c = {"fpn-resnet18 train", "fpn-resnet18", "train", 2, 64, 96, 0, NULL};
     smp_convs = smp_fixed_row();
     smp_check_16bit(&c);
@@ -102,7 +94,7 @@ static void test_linknet_resnet18_train(void)
 
 static void test_linknet_resnet18_eval(void)
 {
-    if (opencl_only()) return;
+    if (smp_opencl_only()) return;
     rcase c = {"linknet-resnet18 eval", "linknet-resnet18", "eval", 2, 64, 96, 0, NULL};
     smp_convs = smp_fixed_row();
     smp_check_step(&c);
@@ -111,7 +103,7 @@ static void test_linknet_resnet18_eval(void)
 
 static void test_linknet_resnet50_train(void)
 {
-    if (opencl_only()) return;
+    if (smp_opencl_only()) return;
     rcase c = {"linknet-resnet50 train", "linknet-resnet50", "train", 2, 64, 64, 0, NULL};
     smp_convs = smp_fixed_row();
     smp_check_step(&c);
@@ -120,7 +112,7 @@ static void test_linknet_resnet50_train(void)
 
 static void test_linknet_checkpointing_16bit(void)
 {
-    if (opencl_only()) return;
+    if (smp_opencl_only()) return;
     rcase c = {"linknet-resnet18 train", "linknet-resnet18", "train", 2, 64, 96, 0, NULL};
     smp_convs = smp_fixed_row();
     smp_check_checkpointing(&c);
@@ -146,7 +138,7 @@ static void test_deeplab_resnet18_train(void)
 
 static void test_deeplab_resnet18_eval(void)
 {
-    if (opencl_only()) return;
+    if (smp_opencl_only()) return;
     rcase c = {"deeplabv3plus-resnet18 eval", "deeplabv3plus-resnet18", "eval", 2, 48, 80, 0, NULL};
     smp_convs = smp_fixed_row();
     smp_check_step(&c);
@@ -155,7 +147,7 @@ static void test_deeplab_resnet18_eval(void)
 
 static void test_deeplab_resnet50_train(void)
 {
-    if (opencl_only()) return;
+    if (smp_opencl_only()) return;
     rcase c = {"deeplabv3plus-resnet50 train", "deeplabv3plus-resnet50", "train", 3, 64, 64, 0, NULL};
     smp_convs = smp_fixed_row();
     smp_check_step(&c);
@@ -164,7 +156,7 @@ static void test_deeplab_resnet50_train(void)
 
 static void test_deeplab_checkpointing_16bit(void)
 {
-    if (opencl_only()) return;
+    if (smp_opencl_only()) return;
     /* the image pooling's gradient reaches every tensor (through the
      * plane's mean): all of them are behind its ill-conditioned norm */
     rcase c = {"deeplabv3plus-resnet18 train", "deeplabv3plus-resnet18", "train", 3, 64, 96, 0, ""};
@@ -207,7 +199,7 @@ static void test_effnet_b0_unet_train(void)
  * drawn per image from the step's seed, alike in the twin. */
 static void test_effnet_drop_path(void)
 {
-    if (opencl_only()) return;
+    if (smp_opencl_only()) return;
     rcase c = {"unet-efficientnet-b0 drop-path 0.5", "unet-efficientnet-b0", "train", 4, 32, 64, 1,
                NULL};
     smp_convs = smp_fixed_row();
@@ -219,7 +211,7 @@ static void test_effnet_drop_path(void)
 
 static void test_effnet_b1_deeplab_train(void)
 {
-    if (opencl_only()) return;
+    if (smp_opencl_only()) return;
     rcase c = {"deeplabv3plus-efficientnet-b1 train", "deeplabv3plus-efficientnet-b1", "train", 3,
                64, 64, 0, NULL};
     smp_convs = smp_fixed_row();
@@ -229,7 +221,7 @@ static void test_effnet_b1_deeplab_train(void)
 
 static void test_effnet_checkpointing_16bit(void)
 {
-    if (opencl_only()) return;
+    if (smp_opencl_only()) return;
     rcase c = {"fpn-efficientnet-b0 train", "fpn-efficientnet-b0", "train", 2, 64, 96, 0, NULL};
     smp_convs = smp_fixed_row();
     smp_check_checkpointing(&c);
@@ -243,7 +235,7 @@ static void test_effnet_checkpointing_16bit(void)
  * 15 minutes on two cores). */
 static void test_windows(void)
 {
-    if (opencl_only()) return;
+    if (smp_opencl_only()) return;
     const char *decoders[] = {"unet", "fpn", "linknet", "deeplabv3plus"};
     const char *encoders[] = {"resnet18",        "resnet34",        "resnet50",
                               "resnext50_32x4d", "efficientnet-b0", "efficientnet-b1",
@@ -266,7 +258,7 @@ static void test_windows(void)
 /* Every kind of --model (the table's), the UNet over a ResNet included. */
 static void test_names_are_smps(void)
 {
-    if (opencl_only() || !smp_have("torch")) return;
+    if (smp_opencl_only() || !smp_have("torch")) return;
     char kinds[SMP_MAX_KINDS][SMP_KIND_SIZE];
     const char *each[SMP_MAX_KINDS];
     int n = smp_every_kind(kinds, SMP_MAX_KINDS);

@@ -9,6 +9,9 @@
  * unexpected (test_decoders checks every kind's names against smp's), a converted
  * torchvision resnet34 loads into the encoder under --init-prefix encoder.
  * And --checkpointing gives the run without's bits in less memory.
+ * On Vulkan the suite runs the checks that reach its kernels (the ResNet-18
+ * step on the autotuner's picks, the bottleneck and grouped blocks,
+ * recomputation, 16-bit storage); the others are smp_opencl_only().
  * (smp_compare.h: how.)
  */
 #include <math.h>
@@ -30,30 +33,40 @@ static void test_resnet18_train(void)
     smp_check_step(&c);
 }
 
+/* A check of OpenCL alone (smp_opencl_only), its twin not kept for Vulkan. */
+static void check_step_on_opencl(const rcase *c)
+{
+    if (smp_opencl_only()) return;
+    smp_twin_both = 0;
+    smp_check_step(c);
+    smp_twin_both = 1;
+}
+
 static void test_resnet18_frozen_encoder_bn(void)
 {
     rcase c = {"resnet18 frozen encoder BN", "unet-resnet18", "freeze", 2, 64, 96, 0, NULL};
-    smp_check_step(&c);
+    check_step_on_opencl(&c);
 }
 
 static void test_resnet18_frozen_bn(void)
 {
     rcase c = {"resnet18 every BN frozen", "unet-resnet18", "freeze_all", 2, 64, 64, 0, NULL};
     smp_convs = smp_fixed_row();
-    smp_check_step(&c);
+    check_step_on_opencl(&c);
     smp_convs = TT_CONV_ALGO_AUTO;
 }
 
 static void test_resnet18_eval(void)
 {
     rcase c = {"resnet18 eval", "unet-resnet18", "eval", 2, 64, 96, 0, NULL};
-    smp_check_step(&c);
+    check_step_on_opencl(&c);
 }
 
+/* ResNet-18's blocks, more of them */
 static void test_resnet34_train(void)
 {
     rcase c = {"resnet34 train", "unet-resnet34", "train", 2, 64, 96, 0, NULL};
-    smp_check_step(&c);
+    check_step_on_opencl(&c);
 }
 
 /* Bottleneck blocks, and ResNeXt's grouped 3x3 convolutions: the
@@ -87,6 +100,7 @@ static void test_resnet18_checkpointing(void)
 
 static void test_resnet34_checkpointing_frozen(void)
 {
+    if (smp_opencl_only()) return;
     rcase c = {"resnet34 every BN frozen", "unet-resnet34", "freeze_all", 2, 32, 32, 0, NULL};
     smp_convs = smp_fixed_row();
     smp_check_checkpointing(&c);
@@ -107,7 +121,7 @@ static void test_resnet18_16bit(void)
  * 7) loads with nothing missing or unexpected, every value as written. */
 static void test_torch_state_dict_loads(void)
 {
-    if (!smp_have("torch")) return;
+    if (smp_opencl_only() || !smp_have("torch")) return;
     char path[64], cmd[512];
     smp_temp_path(path, sizeof path, "sd");
     snprintf(cmd, sizeof cmd, PY " %s/tests/torch_resnet_unet_check.py state-dict resnet34 %d %s 3",
@@ -154,7 +168,7 @@ static void test_torch_state_dict_loads(void)
  * nothing unexpected; only the decoder and head are missing. */
 static void test_torchvision_encoder_loads(void)
 {
-    if (!smp_have("torch, torchvision")) return;
+    if (smp_opencl_only() || !smp_have("torch, torchvision")) return;
     char pth[64], st[64], cmd[768];
     smp_temp_path(pth, sizeof pth, "pth");
     smp_temp_path(st, sizeof st, "st");
