@@ -35,6 +35,28 @@ const tt_raster_pair_info *tt_raster_pair_get_info(const tt_raster_pair *p) { re
 const char *tt_raster_pair_image_path(const tt_raster_pair *p) { return p->image_path; }
 const char *tt_raster_pair_mask_path(const tt_raster_pair *p) { return p->mask_path; }
 
+tt_status tt_raster_bands_parse(const char *text, const char *what, int *bands, int max,
+                                int *count)
+{
+    int n = 0;
+    const char *p = text;
+    while (*p) {
+        char *end = NULL;
+        long b = strtol(p, &end, 10);
+        if (end == p || b < 1 || b > 65535 || n == max || (*end && *end != ','))
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s %s: give 1 to %d band numbers "
+                                "counted from 1, separated by commas, e.g. %s 4,3,2", what, text,
+                                max, what);
+        bands[n++] = (int)b;
+        p = *end ? end + 1 : end;
+    }
+    if (!n)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: give band numbers counted from 1, "
+                            "e.g. %s 4,3,2", what, what);
+    *count = n;
+    return NULL;
+}
+
 static int same_doubles(const double *a, size_t na, const double *b, size_t nb)
 {
     if (na != nb) return 0;

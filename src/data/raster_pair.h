@@ -26,6 +26,18 @@
 
 #define TT_RASTER_MAX_BANDS 64 /* chosen bands: a model's input channels at most */
 
+/* A run's input bands and their normalisation, as a checkpoint keeps them. */
+typedef struct tt_band_norm {
+    int count;                              /* 0: none (an RGB run) */
+    int bands[TT_RASTER_MAX_BANDS];         /* from 1 */
+    float mean[TT_RASTER_MAX_BANDS], std[TT_RASTER_MAX_BANDS]; /* in the samples' own scale */
+} tt_band_norm;
+
+/* "4,3,2" into bands (from 1) and *count; TT_ERR_INVALID_ARGUMENT naming
+ * `what` (e.g. "--bands") for anything but 1 to `max` positive numbers. */
+tt_status tt_raster_bands_parse(const char *text, const char *what, int *bands, int max,
+                                int *count);
+
 typedef struct tt_raster_pair_options {
     const int *bands;  /* the image's bands to read, counted from 1 (4,3,2); NULL: all */
     int band_count;    /* entries of bands */

@@ -67,6 +67,7 @@ static char **tiff_names(const char *dir, int *count)
 
 static void free_names(char **names, int count)
 {
+    if (!names) return;
     for (int i = 0; i < count; i++) free(names[i]);
     free(names);
 }

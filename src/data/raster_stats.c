@@ -4,8 +4,10 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/status.h"
+#include "data/raster_set.h"
 
 /* The start of crop k of n of side `side` spread over `length`. */
 static int spread(int k, int n, int side, int length)
@@ -56,6 +58,19 @@ cleanup:
     free(image);
     free(mask);
     return status;
+}
+
+tt_status tt_raster_stats_of_set(struct tt_raster_set *set, tt_raster_stats *stats)
+{
+    memset(stats, 0, sizeof *stats);
+    for (int i = 0; i < tt_raster_set_count(set); i++)
+        TT_TRY(tt_raster_stats_add(tt_raster_set_pair(set, i), 8, 256, stats));
+    tt_raster_stats_finish(stats);
+    if (stats->pixels == stats->ignored)
+        return tt_error_new(TT_ERR_FORMAT, "%s and the others: every pixel read is nodata or "
+                            "ignored (255); check the masks and the images' GDAL_NODATA",
+                            tt_raster_pair_image_path(tt_raster_set_pair(set, 0)));
+    return NULL;
 }
 
 void tt_raster_stats_finish(tt_raster_stats *stats)

@@ -32,5 +32,10 @@ typedef struct tt_raster_stats {
 tt_status tt_raster_stats_add(tt_raster_pair *p, int grid, int side, tt_raster_stats *stats);
 /* mean and std from the sums (std 1 where a band is constant or unread). */
 void tt_raster_stats_finish(tt_raster_stats *stats);
+/* The statistics of every pair of a set (data/raster_set.h), a grid of 8 x 8
+ * crops of 256 a side each, finished.  TT_ERR_FORMAT naming the set's
+ * first image when every pixel read is ignored. */
+struct tt_raster_set;
+tt_status tt_raster_stats_of_set(struct tt_raster_set *set, tt_raster_stats *stats);
 
 #endif
