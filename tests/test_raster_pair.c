@@ -8,8 +8,9 @@
  * (v - mean) / std in the samples' own scale; the statistics equal the
  * exact ones of a raster read whole; and bad input (a mask on another grid,
  * a band out of range, 32-bit integers, a mask of 3 bands, an image
- * without a mask) is refused naming the file.  The rasters are written
- * with libtiff by this test.
+ * without a mask) is refused naming the file; training crops are the same
+ * from the same sampler state, their flips and turns moving band and mask
+ * together.  The rasters are written with libtiff by this test.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <tiffio.h>
 
 #include "data/raster_pair.h"
+#include "data/raster_sampler.h"
 #include "data/raster_set.h"
 #include "data/raster_stats.h"
 #include "harness.h"
@@ -371,6 +373,56 @@ static void test_refused(void)
     free(values);
 }
 
+/* Training crops: the image band equals the mask (written so), and stays
+ * so through flips and turns; the same state gives the same crops. */
+static void test_sampler(void)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/train/images %s/train/masks", dir, dir);
+    CU_ASSERT_FATAL(system(cmd) == 0);
+    char image[256], mask[256];
+    path_of(image, sizeof image, "train/images/s.tif");
+    path_of(mask, sizeof mask, "train/masks/s.tif");
+    spec s = {70, 50, 1, TT_SAMPLE_U8, 0, 1, 16, 16, NULL, 0};
+    uint8_t *labels = write_mask(mask, &s, 12);
+    float *values = malloc((size_t)s.width * s.height * sizeof *values);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(values);
+    for (int i = 0; i < s.width * s.height; i++) values[i] = labels[i];
+    write_raster(image, &s, values);
+    tt_raster_set *set = NULL;
+    char train[256];
+    path_of(train, sizeof train, "train");
+    TH_OK(tt_raster_set_open(train, NULL, &set));
+    tt_raster_sampler_config rc = {.tile_width = 32, .tile_height = 32, .seed = 5,
+                                   .augment = tt_augment_defaults()};
+    tt_raster_sampler *rs = NULL;
+    TH_OK(tt_raster_sampler_create(&rc, set, &rs));
+    CU_ASSERT_EQUAL(tt_raster_sampler_epoch_length(rs), 3 * 2);
+    enum { N = 6 };
+    float img[2][N * 32 * 32];
+    uint8_t msk[2][N * 32 * 32];
+    int items[N];
+    int mismatched = 0, end = 0;
+    tt_sampler_state start;
+    tt_raster_sampler_get_state(rs, &start);
+    for (int pass = 0; pass < 2; pass++) {
+        TH_OK(tt_raster_sampler_set_state(rs, &start));
+        tt_batch b = {.batch_size = N, .height = 32, .width = 32, .planes = 1, .channels = 1,
+                      .image = img[pass], .mask = msk[pass], .items = items};
+        TH_OK(tt_raster_sampler_fill(rs, &b, &end));
+        CU_ASSERT_EQUAL(b.batch_size, N);
+        CU_ASSERT(b.state_after.epoch == 1 && b.state_after.position == 0);
+    }
+    for (int i = 0; i < N * 32 * 32; i++) mismatched += img[0][i] != (float)msk[0][i];
+    CU_ASSERT_EQUAL(mismatched, 0);
+    CU_ASSERT(memcmp(img[0], img[1], sizeof img[0]) == 0 && memcmp(msk[0], msk[1], sizeof msk[0]) == 0);
+    printf("\n  6 crops of 32x32, flipped and turned: %d pixels where band and mask differ", mismatched);
+    tt_raster_sampler_destroy(rs);
+    tt_raster_set_destroy(set);
+    free(values);
+    free(labels);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) return 1;
@@ -379,6 +431,7 @@ int main(void)
         {"nodata of the image and of the mask is ignore; normalisation", test_nodata_and_normalise},
         {"band statistics in the samples' own scale", test_stats},
         {"bad input refused naming the file", test_refused},
+        {"training crops: the same from a state, image and mask moved together", test_sampler},
         CU_TEST_INFO_NULL,
     };
     int rc = th_run_suite("raster_pair", tests, TH_HOST);

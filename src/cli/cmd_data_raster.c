@@ -52,13 +52,10 @@ static void add_stats(tt_raster_stats *all, const tt_raster_stats *one)
 
 int tt_data_check_rasters(const char *dir, const char *bands, int mask_nodata, int json)
 {
-    int list[TT_RASTER_MAX_BANDS], count = 0;
     tt_raster_set *set = NULL;
     tt_raster_stats all = {0}, *each = NULL;
     tt_status status = NULL;
-    if (bands[0]) TT_CHECK(tt_raster_bands_parse(bands, "--bands", list, TT_RASTER_MAX_BANDS, &count));
-    tt_raster_pair_options po = {count ? list : NULL, count, mask_nodata};
-    TT_CHECK(tt_raster_set_open(dir, &po, &set));
+    TT_CHECK(tt_raster_set_open_flags(dir, bands, mask_nodata, &set));
     int n = tt_raster_set_count(set);
     if (!(each = calloc((size_t)n, sizeof *each))) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");

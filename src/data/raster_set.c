@@ -110,6 +110,17 @@ static int find_mask(const char *masks, const char *name, char *buf, size_t size
     return 0;
 }
 
+tt_status tt_raster_set_open_flags(const char *dir, const char *bands, int mask_nodata,
+                                   tt_raster_set **out)
+{
+    *out = NULL;
+    int list[TT_RASTER_MAX_BANDS], count = 0;
+    if (bands[0])
+        TT_TRY(tt_raster_bands_parse(bands, "--bands", list, TT_RASTER_MAX_BANDS, &count));
+    tt_raster_pair_options po = {count ? list : NULL, count, mask_nodata};
+    return tt_raster_set_open(dir, &po, out);
+}
+
 tt_status tt_raster_set_open(const char *dir, const tt_raster_pair_options *options,
                              tt_raster_set **out)
 {

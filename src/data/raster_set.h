@@ -29,6 +29,11 @@ int tt_raster_set_detect(const char *dir);
  * first.  *out: tt_raster_set_destroy. */
 tt_status tt_raster_set_open(const char *dir, const tt_raster_pair_options *options,
                              tt_raster_set **out);
+/* The same, the bands given as a list ("4,3,2", "" for all; errors name
+ * --bands) and a mask nodata value (-1: none), as train, plan and data
+ * check take them. */
+tt_status tt_raster_set_open_flags(const char *dir, const char *bands, int mask_nodata,
+                                   tt_raster_set **out);
 void tt_raster_set_destroy(tt_raster_set *set);
 int tt_raster_set_count(const tt_raster_set *set);
 tt_raster_pair *tt_raster_set_pair(tt_raster_set *set, int index);

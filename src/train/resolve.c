@@ -85,15 +85,11 @@ static int data_classes(const tt_recipe *r)
 static tt_status open_rasters(tt_recipe *r)
 {
     const tt_train_options *o = &r->opt;
-    int bands[TT_RASTER_MAX_BANDS], count = 0;
-    if (o->bands[0])
-        TT_TRY(tt_raster_bands_parse(o->bands, "--bands", bands, TT_RASTER_MAX_BANDS, &count));
     if (!isnan(o->mean[0]) || !isnan(o->std[0]))
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--mean and --std are of RGB pixels / 255; "
                             "the raster data set %s is normalised by each band's own mean and "
                             "std: leave them out", o->data);
-    tt_raster_pair_options po = {count ? bands : NULL, count, o->mask_nodata};
-    TT_TRY(tt_raster_set_open(o->data, &po, &r->rasters));
+    TT_TRY(tt_raster_set_open_flags(o->data, o->bands, o->mask_nodata, &r->rasters));
     TT_TRY(tt_raster_stats_of_set(r->rasters, &r->raster_stats));
     const tt_raster_pair_info *in = tt_raster_pair_get_info(tt_raster_set_pair(r->rasters, 0));
     r->bands.count = in->channels;

@@ -14,6 +14,7 @@
 #include "core/fs.h"
 #include "core/options.h"
 #include "core/status.h"
+#include "data/raster_fingerprint.h"
 #include "data/dataset.h"
 #include "data/dataset_probe.h"
 #include "train/fit.h"
@@ -509,17 +510,36 @@ tt_status tt_run_plan_device(const tt_train_options *o, tt_device_info *out)
     return status;
 }
 
+/* A raster set's fingerprint (--bands and --mask-nodata as given). */
+static tt_status raster_fingerprint(const tt_train_options *o, tt_fingerprint *fp)
+{
+    tt_raster_set *rasters = NULL;
+    tt_raster_stats *stats = malloc(sizeof *stats);
+    if (!stats) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    tt_status status = tt_raster_set_open_flags(o->data, o->bands, o->mask_nodata, &rasters);
+    if (!status) status = tt_raster_stats_of_set(rasters, stats);
+    if (!status) status = tt_raster_fingerprint(rasters, stats, fp);
+    tt_raster_set_destroy(rasters);
+    free(stats);
+    return status;
+}
+
 tt_status tt_run_plan_for(tt_train_options *o, const unsigned char *given, int max_images,
                           tt_run_plan *out)
 {
     tt_status status = NULL;
     tt_dataset *ds = NULL;
+    tt_fingerprint fp;
     tt_dataset_options dopt = {.dir = o->data, .csv_path = o->csv[0] ? o->csv : NULL,
                                .images_dir = o->images[0] ? o->images : NULL,
                                .format = o->format};
-    TT_CHECK(tt_dataset_open(&dopt, &ds));
-    tt_fingerprint fp;
-    TT_CHECK(tt_fingerprint_compute(ds, max_images, &fp));
+    if (o->format == TT_DATASET_RASTER ||
+        (o->format == TT_DATASET_AUTO && tt_raster_set_detect(o->data))) {
+        TT_CHECK(raster_fingerprint(o, &fp));
+    } else {
+        TT_CHECK(tt_dataset_open(&dopt, &ds));
+        TT_CHECK(tt_fingerprint_compute(ds, max_images, &fp));
+    }
     tt_device_info device;
     TT_CHECK(tt_run_plan_device(o, &device));
     TT_CHECK(tt_run_plan_make(&fp, &device, o, given, out));

@@ -8,6 +8,7 @@
 #     writes a mask on the raster's grid with its GeoTIFF tags; --bands of
 #     another count is refused naming the checkpoint;
 #   - data check reports the rasters, bands, sample format and nodata share;
+#   - plan on the rasters: flips and turns only, no held-out validation;
 #   - bad input is refused naming the file: a mask on another grid, an
 #     image without its mask, a band out of range, --mean with rasters,
 #     validation asked for.
@@ -55,6 +56,18 @@ if "$tt" data check --data "$work/data" >"$work/out" 2>"$work/err" &&
    grep -q "1 raster pair" "$work/out" && grep -q "uint16" "$work/out" && grep -q "nodata" "$work/out"
 then pass "data check on a raster set"
 else fail "data check on a raster set"; cat "$work/out" "$work/err"; fi
+
+if "$tt" plan --data "$work/data" --bands 4,3,2 --out "$work/plan.json" --json >"$work/out" 2>"$work/err" &&
+   /usr/bin/python3 - "$work/plan.json" <<'PY'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+assert plan["fingerprint"]["raster_bands"] == 3, plan["fingerprint"]
+choices = plan["choices"]
+assert choices["augment"]["value"] == "flip,rot90", choices["augment"]
+assert choices["val-fraction"]["value"] == "0" and "fg-fraction" not in choices, choices
+PY
+then pass "plan on a raster set: its bands, flips and turns, no held-out validation"
+else fail "plan on a raster set"; cat "$work/out" "$work/err"; fi
 
 expect 1 "band 7 asked for, and it has 4 bands" -- "$tt" train "${run[@]}" --bands 7
 expect 1 "--mean and --std are of RGB pixels" -- "$tt" train "${run[@]}" --mean 0.5,0.5,0.5
