@@ -4,6 +4,7 @@
 #   - a 16-bit, 4-band GeoTIFF and its mask (tools/make_raster.c --pair)
 #     train a few steps with --bands 3,2,1; the checkpoint records the bands
 #     and each one's mean and std in the samples' own scale;
+#   - a resumed run takes the same crops: 1 + 1 steps = 2, bit for bit;
 #   - predict on the raster takes the checkpoint's bands by default and
 #     writes a mask on the raster's grid with its GeoTIFF tags; --bands of
 #     another count is refused naming the checkpoint;
@@ -35,6 +36,15 @@ assert len(steps) == 3 and all("data_wait_s" in s for s in steps), steps[-1:]
 PY
 then pass "train from a raster pair: bands 3,2,1 and their statistics in the checkpoint"
 else fail "train from a raster pair"; cat "$work/err"; fi
+
+# the crop stream restored: 1 step then a resume to 2 = 2 steps, bit for bit
+if "$tt" train "${run[@]}" --steps 2 --out "$work/two" 2>"$work/err" &&
+   "$tt" train "${run[@]}" --steps 1 --out "$work/one" 2>>"$work/err" &&
+   "$tt" train "${run[@]}" --steps 2 --out "$work/one" --resume "$work/one/last.safetensors" 2>>"$work/err" &&
+   /usr/bin/python3 "$(dirname "$0")/same_checkpoint.py" --tol 0 "$work/two/last.safetensors" \
+     "$work/one/last.safetensors" >"$work/same" 2>&1
+then pass "train from rasters: 1 step + resume 1 = 2 steps, bit for bit"
+else fail "train from rasters, resumed"; cat "$work/err" "$work/same"; fi
 
 pred=(--checkpoint "$work/run/last.safetensors" --input "$work/data/images/scene.tif" --tile 64x64 --quiet)
 if "$tt" predict "${pred[@]}" --out "$work/pred" 2>"$work/err" &&
