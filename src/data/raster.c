@@ -156,17 +156,24 @@ void tt_raster_close(tt_raster *r)
 {
     if (!r) return;
     if (r->tif) TIFFClose(r->tif);
-    for (int i = 0; i < r->row_count; i++) {
-        free(r->rows[i].pixels);
-        free(r->rows[i].have);
-    }
-    free(r->rows);
+    tt_raster_release(r);
     free(r->block);
     free(r->path);
     free(r);
 }
 
 tt_raster_info tt_raster_get_info(const tt_raster *r) { return r->info; }
+
+void tt_raster_release(tt_raster *r)
+{
+    for (int i = 0; i < r->row_count; i++) {
+        free(r->rows[i].pixels);
+        free(r->rows[i].have);
+    }
+    free(r->rows);
+    r->rows = NULL;
+    r->row_count = 0;
+}
 
 /* Each of bands[0..count) (1-based) is one of the raster's. */
 static tt_status check_bands(const tt_raster *r, const int *bands, int count)

@@ -102,6 +102,11 @@ tt_status tt_raster_read_bands(tt_raster *r, int x0, int y0, int w, int h, const
                                int count, float *planes);
 /* Bytes of decoded blocks the reader holds now (for tests of its bound). */
 size_t tt_raster_held_bytes(const tt_raster *r);
+/* Frees every decoded block: a reader that jumps about (random training
+ * crops) then holds only the blocks of its latest crop, instead of rows of
+ * blocks of the raster's whole width that random crops touch piece by
+ * piece until they are resident whole. */
+void tt_raster_release(tt_raster *r);
 
 typedef struct tt_raster_writer tt_raster_writer;
 

@@ -199,8 +199,13 @@ tt_status tt_raster_pair_read(tt_raster_pair *p, int x0, int y0, int w, int h, c
         int iw = ix1 - ix0, ih = iy1 - iy0;
         size_t inside = (size_t)iw * ih;
         TT_TRY(ensure_scratch(p, inside));
-        TT_TRY(tt_raster_read_bands(p->image, ix0, iy0, iw, ih, in->bands, channels, p->planes));
-        TT_TRY(tt_raster_read_samples(p->mask, ix0, iy0, iw, ih, p->labels));
+        tt_status st = tt_raster_read_bands(p->image, ix0, iy0, iw, ih, in->bands, channels,
+                                            p->planes);
+        if (!st) st = tt_raster_read_samples(p->mask, ix0, iy0, iw, ih, p->labels);
+        /* crops jump about the scene: hold no rows of blocks between them */
+        tt_raster_release(p->image);
+        tt_raster_release(p->mask);
+        TT_TRY(st);
         for (int y = 0; y < ih; y++)
             for (int x = 0; x < iw; x++) {
                 size_t src = (size_t)y * iw + x;
