@@ -13,6 +13,7 @@
 
 #include "data/dataset_internal.h"
 #include "data/dataset_probe.h"
+#include "data/raster_set.h"
 
 /* One row per format; adding a format is one file and one row here. */
 static const tt_ds_format *const formats[] = {&tt_ds_folder_format, &tt_ds_kaggle_format};
@@ -108,9 +109,11 @@ static tt_status setup(tt_dataset *ds, const tt_dataset_options *opts)
     ds->dir = strdup(opts->dir);
     ds->csv_path = opts->csv_path ? strdup(opts->csv_path) : tt_ds_join(opts->dir, "train.csv");
     if (!ds->dir || !ds->csv_path) return oom();
-    if (opts->format == TT_DATASET_RASTER)
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: a raster data set is read by its raster "
-                            "pairs (data/raster_set.h), not as images", opts->dir);
+    if (opts->format == TT_DATASET_RASTER ||
+        (opts->format == TT_DATASET_AUTO && tt_raster_set_detect(opts->dir)))
+        return tt_error_new(TT_ERR_UNSUPPORTED, "%s holds raster pairs (masks/*.tif): train, plan "
+                            "and data check read them; this command reads images whole and does "
+                            "not yet (predict a scene with --output geotiff instead)", opts->dir);
     if (opts->format == TT_DATASET_AUTO) TT_TRY(detect(ds, opts, &ds->format));
     else if (!(ds->format = format_of(opts->format)))
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "unknown data format %d", (int)opts->format);

@@ -12,7 +12,8 @@
 #   - plan on the rasters: flips and turns only, no held-out validation;
 #   - bad input is refused naming the file: a mask on another grid, an
 #     image without its mask, a band out of range, --mean with rasters,
-#     validation asked for.
+#     validation asked for; eval, which reads images whole, says it does not
+#     read raster pairs yet.
 # usage: tests/cli/raster_check.sh BUILD_DIR
 set -uo pipefail
 build=$(cd "${1:?usage: raster_check.sh BUILD_DIR}" && pwd)
@@ -79,6 +80,8 @@ PY
 then pass "plan on a raster set: its bands, flips and turns, no held-out validation"
 else fail "plan on a raster set"; cat "$work/out" "$work/err"; fi
 
+expect 1 "holds raster pairs (masks/*.tif)" -- "$tt" eval --checkpoint "$work/run/last.safetensors" \
+  --data "$work/data"
 expect 1 "band 7 asked for, and it has 4 bands" -- "$tt" train "${run[@]}" --bands 7
 expect 1 "--mean and --std are of RGB pixels" -- "$tt" train "${run[@]}" --mean 0.5,0.5,0.5
 expect 1 "not held out for validation yet" -- "$tt" train "${run[@]}" --val-fraction 0.2
