@@ -1,8 +1,9 @@
 /*
  * Raster pairs (data/raster_pair.h, raster_stats.h, raster_set.h): crops of
- * 8-bit, 16-bit and float32 image rasters, in tiles and in strips whose
- * sizes do not divide the raster, equal the samples written, for the bands
- * chosen in the order chosen, crops overhanging the raster included; the
+ * 8-bit, 16-bit and float32 image rasters, in tiles (BigTIFF too) and in
+ * strips whose sizes do not divide the raster, equal the samples written,
+ * for the bands chosen in the order chosen, crops overhanging the raster
+ * included; the
  * image's nodata (GDAL_NODATA, "nan" too) and the mask's nodata value
  * become ignore (255) in the mask and 0 in the image; normalisation is
  * (v - mean) / std in the samples' own scale; the statistics equal the
@@ -39,6 +40,7 @@ typedef struct spec {
     int tiled, block_w, block_h;
     const char *nodata;       /* GDAL_NODATA, or NULL */
     double origin_x;          /* the tiepoint's easting; 0: no georeference */
+    int bigtiff;
 } spec;
 
 static const TIFFFieldInfo geo_fields[] = {
@@ -50,7 +52,7 @@ static const TIFFFieldInfo geo_fields[] = {
 /* Writes values ((h, w, bands) interleaved) as `s` says. */
 static void write_raster(const char *path, const spec *s, const float *values)
 {
-    TIFF *tif = TIFFOpen(path, "w");
+    TIFF *tif = TIFFOpen(path, s->bigtiff ? "w8" : "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(tif);
     TIFFMergeFieldInfo(tif, geo_fields, 3);
     int bytes = s->int32 ? 4 : tt_raster_sample_bytes(s->sample);
@@ -122,7 +124,7 @@ static float *random_values(const spec *s, uint64_t seed)
 /* A mask of classes 0..3 on the spec's grid (1 band, 8-bit, strips). */
 static uint8_t *write_mask(const char *path, const spec *image, uint64_t seed)
 {
-    spec m = {image->width, image->height, 1, TT_SAMPLE_U8, 0, 0, 0, 7, NULL, image->origin_x};
+    spec m = {image->width, image->height, 1, TT_SAMPLE_U8, 0, 0, 0, 7, NULL, image->origin_x, 0};
     size_t n = (size_t)m.width * m.height;
     float *v = malloc(n * sizeof *v);
     uint8_t *labels = malloc(n);
@@ -147,12 +149,12 @@ static tt_raster_pair *open_pair(const char *image, const char *mask, const int 
 static void test_crops(void)
 {
     static const spec specs[] = {
-        {37, 29, 4, TT_SAMPLE_U8, 0, 1, 16, 16, NULL, 0},
-        {37, 29, 4, TT_SAMPLE_U8, 0, 0, 0, 5, NULL, 0},
-        {41, 23, 5, TT_SAMPLE_U16, 0, 1, 32, 16, NULL, 400000},
-        {41, 23, 5, TT_SAMPLE_U16, 0, 0, 0, 3, NULL, 400000},
-        {30, 35, 3, TT_SAMPLE_F32, 0, 1, 16, 16, NULL, 0},
-        {30, 35, 3, TT_SAMPLE_F32, 0, 0, 0, 4, NULL, 0},
+        {37, 29, 4, TT_SAMPLE_U8, 0, 1, 16, 16, NULL, 0, 0},
+        {37, 29, 4, TT_SAMPLE_U8, 0, 0, 0, 5, NULL, 0, 0},
+        {41, 23, 5, TT_SAMPLE_U16, 0, 1, 32, 16, NULL, 400000, 1}, /* BigTIFF */
+        {41, 23, 5, TT_SAMPLE_U16, 0, 0, 0, 3, NULL, 400000, 0},
+        {30, 35, 3, TT_SAMPLE_F32, 0, 1, 16, 16, NULL, 0, 1},      /* BigTIFF */
+        {30, 35, 3, TT_SAMPLE_F32, 0, 0, 0, 4, NULL, 0, 0},
     };
     char image[256], mask[256];
     path_of(image, sizeof image, "image.tif");
@@ -170,6 +172,7 @@ static void test_crops(void)
         CU_ASSERT(in->raster_bands == s->bands && in->channels == 3);
         CU_ASSERT_EQUAL(in->sample, s->sample);
         CU_ASSERT_EQUAL(in->tiled, s->tiled);
+        CU_ASSERT_EQUAL(in->bigtiff, s->bigtiff);
         uint64_t seed = 30 + k;
         for (int c = 0; c < 12; c++) {
             int w = 1 + (int)th_uniform(&seed, 0, 24), h = 1 + (int)th_uniform(&seed, 0, 24);
@@ -198,7 +201,8 @@ static void test_crops(void)
         free(values);
         free(labels);
     }
-    printf("\n  uint8, uint16, float32 in tiles and strips, bands 3,1,last: %d values wrong", wrong);
+    printf("\n  uint8, uint16, float32 in tiles (BigTIFF too) and strips, bands 3,1,last: %d values "
+           "wrong", wrong);
     CU_ASSERT_EQUAL(wrong, 0);
 }
 
@@ -211,7 +215,7 @@ static void test_nodata_and_normalise(void)
     path_of(mask, sizeof mask, "nd_mask.tif");
     for (int f = 0; f < 2; f++) {
         spec s = {20, 18, 2, f ? TT_SAMPLE_F32 : TT_SAMPLE_U16, 0, 1, 16, 16,
-                  f ? "nan" : "0", 0};
+                  f ? "nan" : "0", 0, 0};
         float *values = random_values(&s, 5);
         for (size_t i = 0; i < (size_t)s.width * s.height * s.bands; i++)
             if (!f && values[i] == 0) values[i] = 1; /* only the planted ones are nodata */
@@ -266,7 +270,7 @@ static void test_stats(void)
     char image[256], mask[256];
     path_of(image, sizeof image, "st.tif");
     path_of(mask, sizeof mask, "st_mask.tif");
-    spec s = {50, 40, 3, TT_SAMPLE_U16, 0, 1, 16, 16, "0", 0};
+    spec s = {50, 40, 3, TT_SAMPLE_U16, 0, 1, 16, 16, "0", 0, 0};
     float *values = random_values(&s, 8);
     size_t n = (size_t)s.width * s.height;
     for (size_t i = 0; i < n; i++) { /* band 2 around 1400 +- 100 */
@@ -328,7 +332,7 @@ static void test_refused(void)
     path_of(image, sizeof image, "r.tif");
     path_of(mask, sizeof mask, "r_mask.tif");
     path_of(other, sizeof other, "r_other.tif");
-    spec s = {20, 16, 4, TT_SAMPLE_U16, 0, 1, 16, 16, NULL, 400000};
+    spec s = {20, 16, 4, TT_SAMPLE_U16, 0, 1, 16, 16, NULL, 400000, 0};
     float *values = random_values(&s, 3);
     write_raster(image, &s, values);
     free(write_mask(mask, &s, 4));
@@ -383,7 +387,7 @@ static void test_sampler(void)
     char image[256], mask[256];
     path_of(image, sizeof image, "train/images/s.tif");
     path_of(mask, sizeof mask, "train/masks/s.tif");
-    spec s = {70, 50, 1, TT_SAMPLE_U8, 0, 1, 16, 16, NULL, 0};
+    spec s = {70, 50, 1, TT_SAMPLE_U8, 0, 1, 16, 16, NULL, 0, 0};
     uint8_t *labels = write_mask(mask, &s, 12);
     float *values = malloc((size_t)s.width * s.height * sizeof *values);
     CU_ASSERT_PTR_NOT_NULL_FATAL(values);
