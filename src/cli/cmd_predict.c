@@ -343,6 +343,19 @@ static tt_status predict_raster_one(run_state *rs, const char *path, const char 
         .class_threshold = o->threshold_given ? NULL : rs->model.class_threshold,
         .min_size = o->min_size_given ? min_size : rs->model.class_min_size,
         .georef = tt_georef_present(&georef) ? &georef : NULL};
+    /* the image's nodata value is not the mask's: a band model's nodata
+     * pixels are 255 in a class-index mask, which says so; else none */
+    int marks = rs->band_norm.count && band_reader.has_nodata && !out.multi_label;
+    free(georef.nodata);
+    georef.nodata = NULL;
+    if (marks) {
+        out.nodata_rows = tt_band_reader_nodata_rows, out.nodata_ctx = &band_reader;
+        if (!(georef.nodata = strdup("255"))) {
+            status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+            goto cleanup;
+        }
+        out.georef = &georef;
+    }
     /* the raster's own errors name the file; prediction's and the writers' the
      * image's size or the output */
     status = tt_predict_raster(rs->model.model, &reader, &rs->predict, &out);

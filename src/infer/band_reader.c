@@ -4,9 +4,39 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/status.h"
+
+/* Whether pixel i of planes ((channels, plane)) is nodata in any band. */
+static int is_nodata(const tt_band_reader *b, const float *planes, size_t plane, size_t i)
+{
+    for (int c = 0; b->has_nodata && c < b->norm.count; c++) {
+        float v = planes[(size_t)c * plane + i];
+        if (isnan(b->nodata) ? isnan(v) : v == (float)b->nodata) return 1;
+    }
+    return 0;
+}
+
+tt_status tt_band_reader_nodata_rows(void *ctx, int y0, int rows, uint8_t *flags)
+{
+    const tt_band_reader *b = ctx;
+    int w = tt_raster_get_info(b->raster).width, chunk = 16;
+    float *planes = malloc((size_t)chunk * w * (size_t)b->norm.count * sizeof *planes);
+    if (!planes) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", b->path);
+    tt_status status = NULL;
+    for (int r = 0; !status && r < rows; r += chunk) {
+        int n = rows - r < chunk ? rows - r : chunk;
+        size_t plane = (size_t)n * w;
+        status = tt_raster_read_bands(b->raster, 0, y0 + r, w, n, b->norm.bands, b->norm.count,
+                                      planes);
+        for (size_t i = 0; !status && i < plane; i++)
+            flags[(size_t)r * w + i] = (uint8_t)is_nodata(b, planes, plane, i);
+    }
+    free(planes);
+    return status;
+}
 
 static tt_status read_planes(void *ctx, int x0, int y0, int w, int h, float *planes)
 {
@@ -15,11 +45,7 @@ static tt_status read_planes(void *ctx, int x0, int y0, int w, int h, float *pla
     TT_TRY(tt_raster_read_bands(b->raster, x0, y0, w, h, b->norm.bands, channels, planes));
     size_t plane = (size_t)w * h;
     for (size_t i = 0; i < plane; i++) {
-        int off = 0;
-        for (int c = 0; b->has_nodata && !off && c < channels; c++) {
-            float v = planes[(size_t)c * plane + i];
-            off = isnan(b->nodata) ? isnan(v) : v == (float)b->nodata;
-        }
+        int off = is_nodata(b, planes, plane, i);
         for (int c = 0; c < channels; c++) {
             float *v = &planes[(size_t)c * plane + i];
             *v = off ? 0.0f : (*v - b->norm.mean[c]) / b->norm.std[c];

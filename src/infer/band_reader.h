@@ -21,6 +21,11 @@ typedef struct tt_band_reader {
     double nodata;
 } tt_band_reader;
 
+/* A tt_raster_output's nodata_rows (ctx: the reader): flags (rows x
+ * width) 1 where any band the model takes holds the raster's nodata.
+ * Reads the rows 16 at a time. */
+tt_status tt_band_reader_nodata_rows(void *ctx, int y0, int rows, uint8_t *flags);
+
 /* Checks the bands against the raster (TT_ERR_INVALID_ARGUMENT naming
  * path, its band count and the bands asked for) and fills *b; *reader is
  * then a crop reader over it (b must outlive it). */

@@ -6,7 +6,8 @@
 #     and each one's mean and std in the samples' own scale;
 #   - a resumed run takes the same crops: 1 + 1 steps = 2, bit for bit;
 #   - predict on the raster takes the checkpoint's bands by default and
-#     writes a mask on the raster's grid with its GeoTIFF tags; --bands of
+#     writes a mask on the raster's grid with its GeoTIFF tags, the scene's
+#     nodata 255 there (and its GDAL_NODATA 255, not the image's); --bands of
 #     another count is refused naming the checkpoint;
 #   - data check reports the rasters, bands, sample format and nodata share;
 #   - plan on the rasters: flips and turns only, no held-out validation;
@@ -56,9 +57,13 @@ label, mask = (Image.open(p) for p in sys.argv[1:3])
 assert mask.size == label.size == (600, 520), (mask.size, label.size)
 for tag in (33550, 33922, 34735):
     assert mask.tag_v2.get(tag) == label.tag_v2.get(tag), tag
-assert set(mask.getdata()) <= {0, 1}
+import numpy as np
+m = np.array(mask)
+assert (m[:, :64] == 255).all(), "the scene's nodata margin (64 columns) is 255 in the mask"
+assert set(np.unique(m[:, 64:])) <= {0, 1}, np.unique(m[:, 64:])
+assert str(mask.tag_v2.get(42113)).strip("\x00") == "255", mask.tag_v2.get(42113)  # not the image's 0
 PY
-then pass "predict on the raster with the checkpoint's bands: a mask on its grid"
+then pass "predict on the raster with the checkpoint's bands: a mask on its grid, nodata 255"
 else fail "predict on the raster"; cat "$work/err"; fi
 expect 1 "was trained on 3 bands" -- "$tt" predict "${pred[@]}" --out "$work/pred2" --bands 1,2
 expect 1 "band 5 asked for, and it has 4 bands" -- "$tt" predict "${pred[@]}" --out "$work/pred2" --bands 5,2,1
