@@ -9,10 +9,10 @@
  * statistics of a grid of crops lie near those of the raster whole (within
  * a tenth of a deviation), in its scale; and bad input (a mask on another
  * grid, a band out of range, 32-bit integers, a mask of 3 bands, an image
- * without a mask) is refused naming the file; training
- * crops are the same from the same sampler state, their flips and turns
- * moving band and mask together.  The rasters are written with libtiff by
- * this test.
+ * without a mask) is refused naming the file; training crops are the same
+ * from the same sampler state, their flips and turns moving band and mask
+ * together, and crops seeking foreground find it.  The rasters are written
+ * with libtiff by this test.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -429,6 +429,55 @@ static void test_sampler(void)
     free(labels);
 }
 
+/* Crops seeking foreground find a small labelled square far more often
+ * than uniform crops do. */
+static void test_seek_foreground(void)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/fg/images %s/fg/masks", dir, dir);
+    CU_ASSERT_FATAL(system(cmd) == 0);
+    char image[256], mask[256], set_dir[256];
+    path_of(image, sizeof image, "fg/images/s.tif");
+    path_of(mask, sizeof mask, "fg/masks/s.tif");
+    path_of(set_dir, sizeof set_dir, "fg");
+    spec s = {128, 128, 1, TT_SAMPLE_U8, 0, 1, 32, 32, NULL, 0, 0};
+    float *values = calloc((size_t)s.width * s.height, sizeof *values);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(values);
+    for (int y = 70; y < 86; y++)
+        for (int x = 40; x < 56; x++) values[y * s.width + x] = 1; /* 16 x 16 of class 1 */
+    write_raster(image, &s, values);
+    write_raster(mask, &s, values);
+    tt_raster_set *set = NULL;
+    TH_OK(tt_raster_set_open(set_dir, NULL, &set));
+    int with[2] = {0, 0};
+    for (int seek = 0; seek < 2; seek++) {
+        tt_raster_sampler_config rc = {.tile_width = 32, .tile_height = 32, .seed = 9,
+                                       .no_augment = 1, .fg_fraction = seek};
+        tt_raster_sampler *rs = NULL;
+        TH_OK(tt_raster_sampler_create(&rc, set, &rs));
+        enum { N = 64 };
+        static float img[N * 32 * 32];
+        static uint8_t msk[N * 32 * 32];
+        int items[N], end = 0;
+        tt_batch b = {.batch_size = N, .height = 32, .width = 32, .planes = 1, .channels = 1,
+                      .image = img, .mask = msk, .items = items};
+        TH_OK(tt_raster_sampler_fill(rs, &b, &end));
+        for (int k = 0; k < N; k++) {
+            int fg = 0;
+            for (int i = 0; i < 32 * 32; i++) fg |= msk[k * 32 * 32 + i] == 1;
+            with[seek] += fg;
+        }
+        tt_raster_sampler_destroy(rs);
+    }
+    printf("\n  64 crops of 32x32 over a 16x16 square in 128x128: %d hold it uniformly, %d "
+           "seeking it", with[0], with[1]);
+    /* a try holds it with p = (47/97)^2 = 0.23: 15 of 64 expected uniformly,
+     * 1 - 0.77^8 = 88% (56) seeking with 8 tries */
+    CU_ASSERT(with[1] >= 40 && with[1] > with[0] + 20);
+    tt_raster_set_destroy(set);
+    free(values);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) return 1;
@@ -438,6 +487,7 @@ int main(void)
         {"band statistics in the samples' own scale", test_stats},
         {"bad input refused naming the file", test_refused},
         {"training crops: the same from a state, image and mask moved together", test_sampler},
+        {"training crops seeking foreground find it", test_seek_foreground},
         CU_TEST_INFO_NULL,
     };
     int rc = th_run_suite("raster_pair", tests, TH_HOST);

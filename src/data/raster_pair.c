@@ -177,6 +177,25 @@ static tt_status ensure_scratch(tt_raster_pair *p, size_t pixels)
     return NULL;
 }
 
+tt_status tt_raster_pair_has_foreground(tt_raster_pair *p, int x0, int y0, int w, int h,
+                                        int *found)
+{
+    const tt_raster_pair_info *in = &p->info;
+    *found = 0;
+    int ix0 = x0 > 0 ? x0 : 0, iy0 = y0 > 0 ? y0 : 0;
+    int ix1 = x0 + w < in->width ? x0 + w : in->width;
+    int iy1 = y0 + h < in->height ? y0 + h : in->height;
+    if (ix1 <= ix0 || iy1 <= iy0) return NULL;
+    size_t inside = (size_t)(ix1 - ix0) * (iy1 - iy0);
+    TT_TRY(ensure_scratch(p, inside));
+    tt_status st = tt_raster_read_samples(p->mask, ix0, iy0, ix1 - ix0, iy1 - iy0, p->labels);
+    tt_raster_release(p->mask);
+    TT_TRY(st);
+    for (size_t i = 0; i < inside && !*found; i++)
+        *found = p->labels[i] != 0 && p->labels[i] != 255 && p->labels[i] != p->mask_nodata;
+    return NULL;
+}
+
 static int is_nodata(float v, double nodata)
 {
     return isnan(nodata) ? isnan(v) : v == (float)nodata;

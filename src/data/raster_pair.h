@@ -79,4 +79,10 @@ tt_status tt_raster_pair_read(tt_raster_pair *p, int x0, int y0, int w, int h, c
                               const float *std, float *image, uint8_t *mask, int64_t *ignored,
                               int64_t *nodata);
 
+/* Whether the mask has a foreground pixel (a class 1 to 254, not the
+ * mask's nodata value) in the w x h crop at (x0, y0) (clipped to the
+ * raster): the mask alone is read.  *found 1 or 0. */
+tt_status tt_raster_pair_has_foreground(tt_raster_pair *p, int x0, int y0, int w, int h,
+                                        int *found);
+
 #endif

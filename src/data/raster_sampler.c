@@ -111,6 +111,15 @@ static int raster_at(const tt_raster_sampler *s, double u)
     return lo;
 }
 
+/* A crop's origin along a side of `length` for a crop of `side`: inside
+ * when the raster is the larger; else the raster at a uniform offset in
+ * the crop. */
+static int random_origin(tt_rng *rng, int length, int side)
+{
+    return length >= side ? (int)tt_rng_range(rng, 0, length - side)
+                          : -(int)tt_rng_range(rng, 0, side - length);
+}
+
 /* Crop `state` of the stream into image ((channels, th, tw)) and mask. */
 static tt_status crop(tt_raster_sampler *s, const tt_sampler_state *state, float *image,
                       uint8_t *mask, int *item)
@@ -121,11 +130,15 @@ static tt_status crop(tt_raster_sampler *s, const tt_sampler_state *state, float
     int k = raster_at(s, tt_rng_uniform(&rng) * s->area_below[count]);
     tt_raster_pair *p = tt_raster_set_pair(s->set, k);
     const tt_raster_pair_info *in = tt_raster_pair_get_info(p);
-    /* inside when the raster is the larger; else the raster at a uniform offset in the crop */
-    int x0 = in->width >= tw ? (int)tt_rng_range(&rng, 0, in->width - tw)
-                             : -(int)tt_rng_range(&rng, 0, tw - in->width);
-    int y0 = in->height >= th ? (int)tt_rng_range(&rng, 0, in->height - th)
-                              : -(int)tt_rng_range(&rng, 0, th - in->height);
+    /* a crop seeking foreground tries up to TT_RASTER_FG_TRIES positions (the
+     * generator is the crop's own: later crops draw the same whatever it took) */
+    int seek = tt_rng_uniform(&rng) < s->config.fg_fraction;
+    int x0 = random_origin(&rng, in->width, tw), y0 = random_origin(&rng, in->height, th);
+    for (int t = 1, found = 0; seek && t < TT_RASTER_FG_TRIES; t++) {
+        TT_TRY(tt_raster_pair_has_foreground(p, x0, y0, tw, th, &found));
+        if (found) break;
+        x0 = random_origin(&rng, in->width, tw), y0 = random_origin(&rng, in->height, th);
+    }
     TT_TRY(tt_raster_pair_read(p, x0, y0, tw, th, s->normalize ? s->mean : NULL,
                                s->normalize ? s->std : NULL, image, mask, NULL, NULL));
     if (!s->config.no_augment) {

@@ -10,7 +10,9 @@
  * every raster (ceil(W / tile) x ceil(H / tile), summed); crop k of an
  * epoch picks a raster with probability proportional to its area and a
  * uniform position inside it (an overhanging crop where the raster is the
- * smaller), all drawn from a generator seeded with (seed, epoch, k): the
+ * smaller); a share fg_fraction of the crops seeks foreground instead,
+ * reading the mask alone at up to TT_RASTER_FG_TRIES positions (a scene's
+ * foreground is not indexed: that would read its whole mask); all drawn from a generator seeded with (seed, epoch, k): the
  * state is a tt_sampler_state, so a resume takes the same crops.  Rank r of
  * K takes crops r, r + K, ... (stride).  Augmentation: the flips and turns
  * of the run's spec (data/raster_augment.h).
@@ -22,12 +24,17 @@
 #include "data/raster_set.h"
 #include "data/sampler.h"
 
+#define TT_RASTER_FG_TRIES 8
+
 typedef struct tt_raster_sampler_config {
     int tile_width, tile_height;
     uint64_t seed;
     int no_augment;
     tt_augment_config augment;
     int stride;                  /* 0: 1 */
+    double fg_fraction;          /* share of crops that seek foreground: up to
+                                    TT_RASTER_FG_TRIES positions, the first whose mask
+                                    holds a class other than 0 kept (else the last) */
     const float *mean, *std;     /* per chosen band (the set's channels), or NULL: as stored */
 } tt_raster_sampler_config;
 

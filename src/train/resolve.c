@@ -311,9 +311,6 @@ tt_status tt_recipe_resolve(tt_recipe *r, const tt_dist *dist)
                             "out for validation yet; train without it and check the run with "
                             "`tiletrain predict` on another scene", o->val_list[0] ? "val-list"
                             : "val-fraction", o->data);
-    if (r->rasters && o->fg_fraction > 0 && dist->rank == 0)
-        fprintf(stderr, "tiletrain: note: --fg-fraction %g: raster crops are drawn uniformly "
-                "over each scene (no foreground centring yet)\n", o->fg_fraction);
     int automatic = o->micro_batch == 0;
     TT_TRY(tt_augment_parse(o->augment, &r->augment));
     TT_TRY(resolve_model(r, dist));

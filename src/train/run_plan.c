@@ -295,10 +295,12 @@ static tt_status rule_augment(plan_ctx *c)
 static tt_status rule_sampling(plan_ctx *c)
 {
     double fg = c->fp->foreground_share;
-    if (given(c, "fg-fraction") || c->fp->raster_bands) return NULL; /* rasters: uniform crops */
+    if (given(c, "fg-fraction")) return NULL;
     c->opt->fg_fraction = fg < 0.1 ? 0.5 : fg < 0.5 ? 0.33 : 0;
     choose(c, "fg-fraction", "foreground is %.0f%% of the labelled pixels%s", 100 * fg,
-           fg < 0.5 ? ": part of the crops centred on it" : ": random crops see enough of it");
+           fg >= 0.5 ? ": random crops see enough of it"
+           : c->fp->raster_bands ? ": part of the crops seek it (the mask read at up to 8 places)"
+                                 : ": part of the crops centred on it");
     return NULL;
 }
 

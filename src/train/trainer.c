@@ -38,6 +38,7 @@ static tt_status open_rasters(tt_trainer *t)
     tt_raster_sampler_config rc = {.tile_width = o->tile[1], .tile_height = o->tile[0],
                                    .seed = o->seed, .no_augment = o->no_augment,
                                    .augment = t->augment, .stride = t->dist.size,
+                                   .fg_fraction = o->fg_fraction,
                                    .mean = t->bands.mean, .std = t->bands.std};
     TT_TRY(tt_raster_sampler_create(&rc, t->rasters, &t->raster_sampler));
     tt_sampler_state first;
