@@ -134,9 +134,9 @@ static tt_status crop(tt_raster_sampler *s, const tt_sampler_state *state, float
      * generator is the crop's own: later crops draw the same whatever it took) */
     int seek = tt_rng_uniform(&rng) < s->config.fg_fraction;
     int x0 = random_origin(&rng, in->width, tw), y0 = random_origin(&rng, in->height, th);
-    for (int t = 1, found = 0; seek && t < TT_RASTER_FG_TRIES; t++) {
+    for (int t = 1, found = 0; seek && t <= TT_RASTER_FG_TRIES; t++) {
         TT_TRY(tt_raster_pair_has_foreground(p, x0, y0, tw, th, &found));
-        if (found) break;
+        if (found || t == TT_RASTER_FG_TRIES) break; /* none found: the last place */
         x0 = random_origin(&rng, in->width, tw), y0 = random_origin(&rng, in->height, th);
     }
     TT_TRY(tt_raster_pair_read(p, x0, y0, tw, th, s->normalize ? s->mean : NULL,
