@@ -522,7 +522,7 @@ static void test_memory_bounded(void)
     TH_OK(tt_predict_image(u, &warm, &o, got));
     tt_memstats_reset_peaks(&be->mem);
     counting_reader counter = {tt_crop_reader_memory(&im), 0, 0, 0};
-    tt_crop_reader reader = {&counter, w, h, count_crop};
+    tt_crop_reader reader = {&counter, w, h, count_crop, NULL, 3};
     TH_OK(tt_predict_image(u, &reader, &o, got));
     int finite = 1;
     for (size_t i = 0; i < (size_t)2 * h * w; i++) finite &= isfinite(got[i]) != 0;

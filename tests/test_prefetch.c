@@ -57,7 +57,7 @@ static tt_status fill_counter(void *ctx, tt_batch *b, int *end)
 
 static tt_prefetch_config small_config(int depth)
 {
-    tt_prefetch_config c = {2, 8, 6, 1, depth, 0, {0, 0, 0}, {1, 1, 1}};
+    tt_prefetch_config c = {2, 8, 6, 1, depth, 0, {0, 0, 0}, {1, 1, 1}, 3};
     return c;
 }
 
@@ -207,7 +207,7 @@ static void test_sampler_batches(void)
     tt_sampler *sa, *sb;
     TH_OK(tt_sampler_create(&scfg, cache_a, items, 3, &sa));
     TH_OK(tt_sampler_create(&scfg, cache_b, items, 3, &sb));
-    tt_prefetch_config cfg = {4, tile, tile, classes, 2, 1, {0.5f, 0.4f, 0.3f}, {0.2f, 0.25f, 0.3f}};
+    tt_prefetch_config cfg = {4, tile, tile, classes, 2, 1, {0.5f, 0.4f, 0.3f}, {0.2f, 0.25f, 0.3f}, 3};
     tt_prefetch *p;
     TH_OK(tt_prefetch_create_sampler(&cfg, sa, 10, &p)); /* 10 crops: batches of 4, 4, 2 */
     size_t px = (size_t)tile * tile;

@@ -239,11 +239,18 @@ static void test_refused(void)
 {
     char path[256];
     path_of(path, sizeof path, "bad.tif");
-    /* 16-bit, separate planes, a palette: what to do said */
-    static const struct { uint16_t bits, planar, photometric, spp; const char *text; } bad[] = {
-        {16, PLANARCONFIG_CONTIG, PHOTOMETRIC_MINISBLACK, 1, "16-bit unsigned samples"},
-        {8, PLANARCONFIG_SEPARATE, PHOTOMETRIC_RGB, 3, "separate planes"},
-        {8, PLANARCONFIG_CONTIG, PHOTOMETRIC_PALETTE, 1, "palette"},
+    /* 32-bit integers, 64-bit float, complex, separate planes, a palette:
+     * what to do said */
+    static const struct {
+        uint16_t bits, format, planar, photometric, spp;
+        const char *text;
+    } bad[] = {
+        {32, SAMPLEFORMAT_INT, PLANARCONFIG_CONTIG, PHOTOMETRIC_MINISBLACK, 1, "32-bit signed"},
+        {32, SAMPLEFORMAT_UINT, PLANARCONFIG_CONTIG, PHOTOMETRIC_MINISBLACK, 1, "32-bit unsigned"},
+        {64, SAMPLEFORMAT_IEEEFP, PLANARCONFIG_CONTIG, PHOTOMETRIC_MINISBLACK, 1, "64-bit float"},
+        {32, SAMPLEFORMAT_COMPLEXIEEEFP, PLANARCONFIG_CONTIG, PHOTOMETRIC_MINISBLACK, 1, "complex"},
+        {8, SAMPLEFORMAT_UINT, PLANARCONFIG_SEPARATE, PHOTOMETRIC_RGB, 3, "separate planes"},
+        {8, SAMPLEFORMAT_UINT, PLANARCONFIG_CONTIG, PHOTOMETRIC_PALETTE, 1, "palette"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         TIFF *tif = TIFFOpen(path, "w");
@@ -251,13 +258,14 @@ static void test_refused(void)
         TIFFSetField(tif, TIFFTAG_IMAGELENGTH, (uint32_t)4);
         TIFFSetField(tif, TIFFTAG_SAMPLESPERPIXEL, bad[i].spp);
         TIFFSetField(tif, TIFFTAG_BITSPERSAMPLE, bad[i].bits);
+        TIFFSetField(tif, TIFFTAG_SAMPLEFORMAT, bad[i].format);
         TIFFSetField(tif, TIFFTAG_PLANARCONFIG, bad[i].planar);
         TIFFSetField(tif, TIFFTAG_PHOTOMETRIC, bad[i].photometric);
         if (bad[i].photometric == PHOTOMETRIC_PALETTE) {
             uint16_t map[256] = {0};
             TIFFSetField(tif, TIFFTAG_COLORMAP, map, map, map);
         }
-        uint8_t row[4 * 3 * 2] = {0};
+        uint8_t row[4 * 3 * 8] = {0};
         for (uint16_t s = 0; s < (bad[i].planar == PLANARCONFIG_SEPARATE ? 3 : 1); s++)
             for (uint32_t y = 0; y < 4; y++) TIFFWriteScanline(tif, row, y, s);
         TIFFClose(tif);

@@ -15,12 +15,14 @@
 #include <cjson/cJSON.h>
 #include <stb_image_write.h>
 
+#include "cli/cmd_data_raster.h"
 #include "cli/cmd_data_synth.h"
 #include "cli/commands.h"
 #include "core/options.h"
 #include "core/status.h"
 #include "data/dataset.h"
 #include "data/image.h"
+#include "data/raster_set.h"
 #include "infer/overlay.h"
 
 #define TT_DATA_MAX_CLASSES 255
@@ -37,6 +39,8 @@ typedef struct data_options {
     int skip_bad, unlisted_empty, json;
     char image[TT_OPT_STRING_MAX];
     char out[TT_OPT_STRING_MAX];
+    char bands[TT_OPT_STRING_MAX];   /* raster: the image bands */
+    int mask_nodata;                 /* raster: a mask value ignored besides 255; -1: none */
 } data_options;
 
 /* What the subcommands read: the data set options point into flags. */
@@ -52,7 +56,7 @@ typedef struct data_args {
 
 static const tt_opt option_table[] = {
     OPT("data", TT_OPT_STRING, data, "DIR", "the data set's folder (required)"),
-    OPT("format", TT_OPT_STRING, format, "F", "auto (default), folder or kaggle-rle"),
+    OPT("format", TT_OPT_STRING, format, "F", "auto (default), folder, kaggle-rle or raster (DIR/images/NAME.tif + DIR/masks/NAME.tif)"),
     OPT("csv", TT_OPT_STRING, csv, "FILE", "kaggle-rle: the CSV (default DIR/train.csv)"),
     OPT("images", TT_OPT_STRING, images, "DIR", "the images (default DIR/images or DIR/train_images)"),
     OPT("masks", TT_OPT_STRING, masks, "DIR", "folder: the masks (default DIR/masks)"),
@@ -64,6 +68,8 @@ static const tt_opt option_table[] = {
     OPT("json", TT_OPT_FLAG, json, NULL, "check: one JSON object instead of text"),
     OPT("image", TT_OPT_STRING, image, "NAME", "show, masks: the item (file name, with or without extension)"),
     OPT("out", TT_OPT_STRING, out, "PATH", "show: the PNG to write; masks: the folder to write into"),
+    OPT("bands", TT_OPT_STRING, bands, "LIST", "raster check: the image bands, counted from 1 (default: all)"),
+    {"mask-nodata", TT_OPT_INT, offsetof(data_options, mask_nodata), "V", "raster check: a mask value ignored besides 255 (-1: none)", -1, 254, NULL},
 };
 #define OPTION_COUNT (sizeof option_table / sizeof option_table[0])
 
@@ -95,6 +101,7 @@ static int parse_args(const char *sub, int argc, char **argv, data_args *a)
 {
     data_options *o = &a->flags;
     o->max_pixels = UINT64_MAX;
+    o->mask_nodata = -1;
     int rc = tt_cli_parse(sub, option_table, OPTION_COUNT, o, argc, argv, help);
     if (rc >= 0) return rc;
     if (!o->data[0]) return tt_cli_usage_error(sub, "--data DIR is required");
@@ -148,6 +155,9 @@ static void count_size(size_count *sizes, int *n, int cap, int w, int h)
 
 static int data_check(data_args *a)
 {
+    if (a->opts.format == TT_DATASET_RASTER ||
+        (a->opts.format == TT_DATASET_AUTO && tt_raster_set_detect(a->opts.dir)))
+        return tt_data_check_rasters(a->opts.dir, a->flags.bands, a->flags.mask_nodata, a->json);
     int user_skip = a->opts.skip_bad, rc = 1;
     a->opts.skip_bad = 1; /* collect every problem, decide below */
     tt_dataset *ds = NULL;

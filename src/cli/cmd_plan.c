@@ -20,6 +20,7 @@ typedef struct plan_options {
     int format;                 /* tt_dataset_format */
     char csv[TT_OPT_STRING_MAX];
     char images[TT_OPT_STRING_MAX];
+    char bands[TT_OPT_STRING_MAX];  /* raster data: the image bands */
     char out[TT_OPT_STRING_MAX];
     char device[TT_OPT_STRING_MAX];
     int backend;                /* tt_backend_choice */
@@ -33,9 +34,10 @@ typedef struct plan_options {
     {name, kind, offsetof(plan_options, field), meta, help, lo, hi, NULL}
 static const tt_opt option_table[] = {
     OPT("data", TT_OPT_STRING, data, "DIR", "data set folder (see datasets/README.md)", 1, 0),
-    {"format", TT_OPT_ENUM, offsetof(plan_options, format), "F", "data set format: auto (detected from the folder), folder or kaggle-rle", 1, 0, TT_DATASET_FORMAT_CHOICES},
+    {"format", TT_OPT_ENUM, offsetof(plan_options, format), "F", "data set format: auto (detected from the folder), folder, kaggle-rle or raster", 1, 0, TT_DATASET_FORMAT_CHOICES},
     OPT("csv", TT_OPT_STRING, csv, "FILE", "kaggle-rle: the CSV (default DIR/train.csv)", 1, 0),
     OPT("images", TT_OPT_STRING, images, "DIR", "folder of the images (default by format)", 1, 0),
+    OPT("bands", TT_OPT_STRING, bands, "LIST", "raster data: the image bands the run takes, counted from 1 (default: all)", 1, 0),
     OPT("mem-limit", TT_OPT_BYTES, mem_limit, "SIZE", "device memory to stay under, e.g. 2GiB (default: the device's, less 10%)", 1, 0),
     {"backend", TT_OPT_ENUM, offsetof(plan_options, backend), "NAME", TT_BACKEND_HELP, 1, 0, TT_BACKEND_CHOICES},
     OPT("device", TT_OPT_STRING, device, "SPEC", "device index or part of its name among the backend's devices (its memory and kind)", 1, 0),
@@ -109,6 +111,7 @@ static tt_status run(const plan_options *o)
     t.model = (tt_model_choice)o->model;
     snprintf(t.csv, sizeof t.csv, "%s", o->csv);
     snprintf(t.images, sizeof t.images, "%s", o->images);
+    snprintf(t.bands, sizeof t.bands, "%s", o->bands);
     snprintf(t.device, sizeof t.device, "%s", o->device);
     t.mem_limit = o->mem_limit;
     tt_run_plan *plan = calloc(1, sizeof *plan);

@@ -38,6 +38,7 @@
 #include "core/status.h"
 #include "data/image.h"
 #include "data/rle.h"
+#include "infer/band_reader.h"
 #include "infer/model_load.h"
 #include "infer/overlay.h"
 #include "infer/postprocess.h"
@@ -102,7 +103,7 @@ static const tt_opt option_table[] = {
     CHOICE("algo", algo, "NAME", TT_CONV_ALGO_HELP, TT_CONV_ALGO_CHOICES),
     CHOICE("precision", precision, "P", "what the forward keeps between layers, stored in fp32 (default), fp16 or bf16 (as train --precision)", "fp32|fp16|bf16"),
     CHOICE("output", output, "KIND", "what a prediction is written as: png (mask PNGs and an overlay; the image decoded whole), geotiff (STEM_mask.tif, tiled and compressed, streamed: a raster of any size in a few rows of tiles of memory, its georeference kept), or auto (geotiff for .tif/.tiff inputs, else png; default)", "auto|png|geotiff"),
-    OPT("bands", TT_OPT_STRING, bands, "R,G,B", "the bands of a TIFF raster read as red, green and blue, counted from 1 (e.g. 4,3,2; default: the first three, or the grey one)", 1, 0),
+    OPT("bands", TT_OPT_STRING, bands, "LIST", "the bands of a TIFF raster, counted from 1: for a model trained on raster bands as many as it was trained on (default: those, from the checkpoint), else three read as red, green and blue (e.g. 4,3,2; default: the first three, or the grey one)", 1, 0),
     OPT("probabilities", TT_OPT_FLAG, probabilities, NULL, "--output geotiff: also STEM_prob.tif, each class's probability as a float32 band", 1, 0),
     OPT("no-overlay", TT_OPT_FLAG, no_overlay, NULL, "do not write overlay PNGs", 1, 0),
     OPT("quiet", TT_OPT_FLAG, quiet, NULL, "no line per image", 1, 0),
@@ -134,7 +135,8 @@ typedef struct run_state {
     char **own_names;          /* from --classes, freed at the end */
     tt_predict_options predict;
     FILE *csv;
-    int bands[3];              /* --bands, 1-based; 0: the default */
+    int bands[3];              /* --bands of an RGB model, 1-based; 0: the default */
+    tt_band_norm band_norm;    /* a raster-band model's bands (--bands, else the checkpoint's) */
 } run_state;
 
 /* Decodes the image at path into interleaved RGB (*rgb malloc'd, the
@@ -304,12 +306,17 @@ static tt_status predict_raster_one(run_state *rs, const char *path, const char 
     int *min_size = NULL;
     tt_memory_image image = {0};
     tt_crop_reader reader;
-    if (is_tiff(path)) {
+    tt_band_reader band_reader;
+    if (rs->band_norm.count) { /* a model of raster bands */
+        TT_CHECK(tt_raster_open(path, &raster));
+        TT_CHECK(tt_raster_georef(raster, &georef));
+        TT_CHECK(tt_band_reader_init(&band_reader, raster, path, &rs->band_norm, &reader));
+    } else if (is_tiff(path)) {
         TT_CHECK(tt_raster_open(path, &raster));
         if (rs->bands[0]) TT_CHECK(tt_raster_select_bands(raster, rs->bands));
         TT_CHECK(tt_raster_georef(raster, &georef));
         tt_raster_info info = tt_raster_get_info(raster);
-        reader = (tt_crop_reader){raster, info.width, info.height, tt_raster_read_crop};
+        reader = (tt_crop_reader){raster, info.width, info.height, tt_raster_read_crop, NULL, 3};
     } else {
         status = load_image(path, &image.width, &image.height, &rgb);
         if (status) {
@@ -336,6 +343,19 @@ static tt_status predict_raster_one(run_state *rs, const char *path, const char 
         .class_threshold = o->threshold_given ? NULL : rs->model.class_threshold,
         .min_size = o->min_size_given ? min_size : rs->model.class_min_size,
         .georef = tt_georef_present(&georef) ? &georef : NULL};
+    /* the image's nodata value is not the mask's: a band model's nodata
+     * pixels are 255 in a class-index mask, which says so; else none */
+    int marks = rs->band_norm.count && band_reader.has_nodata && !out.multi_label;
+    free(georef.nodata);
+    georef.nodata = NULL;
+    if (marks) {
+        out.nodata_rows = tt_band_reader_nodata_rows, out.nodata_ctx = &band_reader;
+        if (!(georef.nodata = strdup("255"))) {
+            status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+            goto cleanup;
+        }
+        out.georef = &georef;
+    }
     /* the raster's own errors name the file; prediction's and the writers' the
      * image's size or the output */
     status = tt_predict_raster(rs->model.model, &reader, &rs->predict, &out);
@@ -453,6 +473,38 @@ static tt_status parse_class_names(const char *text, int classes, char ***out)
     return NULL;
 }
 
+/* --bands: three of an RGB model's raster (R, G, B); a raster-band model
+ * takes as many as it was trained on, its checkpoint's by default.  Either
+ * way every input must be a TIFF streamed into GeoTIFF. */
+static tt_status choose_bands(const predict_options *o, run_state *rs, char **paths, int count)
+{
+    const tt_band_norm *trained = &rs->model.bands;
+    int bands[TT_RASTER_MAX_BANDS], n = 0;
+    if (o->bands[0])
+        TT_TRY(tt_raster_bands_parse(o->bands, "--bands", bands, TT_RASTER_MAX_BANDS, &n));
+    if (trained->count && n && n != trained->count)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--bands %s: the model %s was trained on %d "
+                            "bands; give as many (or leave --bands out for the ones it was "
+                            "trained on)", o->bands, o->checkpoint, trained->count);
+    if (!trained->count && n && n != 3)
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--bands %s: give three band numbers "
+                            "counted from 1, read as R, G, B, e.g. --bands 4,3,2", o->bands);
+    if (!trained->count && !n) return NULL;
+    for (int i = 0; i < count; i++)
+        if (!streams(o, paths[i]) || !is_tiff(paths[i]))
+            return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: %s TIFF rasters, which stream into "
+                                "GeoTIFF; this is not one (or give --output geotiff)", paths[i],
+                                trained->count ? "the model was trained on raster bands: it reads"
+                                               : "--bands picks bands of");
+    if (!trained->count) {
+        memcpy(rs->bands, bands, sizeof rs->bands);
+        return NULL;
+    }
+    rs->band_norm = *trained;
+    for (int c = 0; c < n; c++) rs->band_norm.bands[c] = bands[c];
+    return NULL;
+}
+
 static tt_status run(const predict_options *o, run_state *rs)
 {
     tt_status status = NULL;
@@ -467,22 +519,6 @@ static tt_status run(const predict_options *o, run_state *rs)
                               "%d input(s) stream into GeoTIFF (--output %s): give --output png "
                               "to decode them whole, or leave out --rle", streamed, o->output);
         goto cleanup;
-    }
-    if (o->bands[0]) {
-        char extra;
-        if (sscanf(o->bands, "%d,%d,%d%c", &rs->bands[0], &rs->bands[1], &rs->bands[2],
-                   &extra) != 3 || rs->bands[0] < 1 || rs->bands[1] < 1 || rs->bands[2] < 1) {
-            status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "--bands %s: give three band "
-                                  "numbers counted from 1, e.g. --bands 4,3,2", o->bands);
-            goto cleanup;
-        }
-        for (int i = 0; i < count; i++)
-            if (!streams(o, paths[i]) || !is_tiff(paths[i])) {
-                status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "--bands picks bands of TIFF "
-                                      "rasters, which stream into GeoTIFF; %s is not one "
-                                      "(or give --output geotiff)", paths[i]);
-                goto cleanup;
-            }
     }
     if (o->probabilities && !streamed) {
         status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "--probabilities writes STEM_prob.tif "
@@ -503,6 +539,7 @@ static tt_status run(const predict_options *o, run_state *rs)
     TT_CHECK(tt_infer_model_load(be, o->checkpoint, o->batch, o->tile[0], o->tile[1], algo,
                                  precision, &rs->model));
     if (o->raw_weights) TT_CHECK(tt_infer_model_use_raw(&rs->model, o->checkpoint));
+    TT_CHECK(choose_bands(o, rs, paths, count));
     int classes = rs->model.spec.classes;
     rs->names = rs->model.class_names;
     if (o->classes[0]) {

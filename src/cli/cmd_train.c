@@ -187,9 +187,14 @@ static void on_start(void *ctx, tt_trainer *t)
         printf("data parallel: %d ranks x micro-batch %d x accum %d = %d images per step\n",
                run->dist->size, opt->micro_batch, opt->accum,
                run->dist->size * opt->micro_batch * opt->accum);
-    printf("training on %s: %d images, %d classes, tile %dx%d, micro-batch %d x accum %d, "
+    char data[96];
+    if (t->rasters)
+        snprintf(data, sizeof data, "%d raster%s of %d bands", tt_raster_set_count(t->rasters),
+                 tt_raster_set_count(t->rasters) == 1 ? "" : "s", t->bands.count);
+    else snprintf(data, sizeof data, "%d images", t->train_count);
+    printf("training on %s: %s, %d classes, tile %dx%d, micro-batch %d x accum %d, "
            "%s, %zu parameters\n",
-           t->be->device.name, t->train_count, t->model.classes, opt->tile[0], opt->tile[1],
+           t->be->device.name, data, t->model.classes, opt->tile[0], opt->tile[1],
            opt->micro_batch, opt->accum, t->engine->optimizer->ops->title,
            tt_params_trainable_count(t->engine->model->params));
 }

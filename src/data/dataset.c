@@ -13,6 +13,7 @@
 
 #include "data/dataset_internal.h"
 #include "data/dataset_probe.h"
+#include "data/raster_set.h"
 
 /* One row per format; adding a format is one file and one row here. */
 static const tt_ds_format *const formats[] = {&tt_ds_folder_format, &tt_ds_kaggle_format};
@@ -33,6 +34,7 @@ static const tt_ds_format *format_of(tt_dataset_format id)
 const char *tt_dataset_format_name(tt_dataset_format format)
 {
     if (format == TT_DATASET_AUTO) return "auto";
+    if (format == TT_DATASET_RASTER) return "raster";
     const tt_ds_format *row = format_of(format);
     return row ? row->name : "unknown";
 }
@@ -56,6 +58,10 @@ tt_status tt_dataset_format_parse(const char *name, tt_dataset_format *format)
         *format = TT_DATASET_AUTO;
         return NULL;
     }
+    if (strcmp(name, "raster") == 0) {
+        *format = TT_DATASET_RASTER;
+        return NULL;
+    }
     for (int f = 0; f < FORMAT_COUNT; f++)
         if (strcmp(name, formats[f]->name) == 0 || in_list(formats[f]->aliases, name)) {
             *format = formats[f]->id;
@@ -64,7 +70,8 @@ tt_status tt_dataset_format_parse(const char *name, tt_dataset_format *format)
     char names[256] = "auto";
     for (int f = 0; f < FORMAT_COUNT; f++)
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
-                 f == FORMAT_COUNT - 1 ? " or " : ", ", formats[f]->name);
+                 ", ", formats[f]->name);
+    snprintf(names + strlen(names), sizeof names - strlen(names), " or raster");
     return tt_error_new(TT_ERR_INVALID_ARGUMENT, "unknown data format '%s'; use %s", name, names);
 }
 
@@ -102,6 +109,11 @@ static tt_status setup(tt_dataset *ds, const tt_dataset_options *opts)
     ds->dir = strdup(opts->dir);
     ds->csv_path = opts->csv_path ? strdup(opts->csv_path) : tt_ds_join(opts->dir, "train.csv");
     if (!ds->dir || !ds->csv_path) return oom();
+    if (opts->format == TT_DATASET_RASTER ||
+        (opts->format == TT_DATASET_AUTO && tt_raster_set_detect(opts->dir)))
+        return tt_error_new(TT_ERR_UNSUPPORTED, "%s holds raster pairs (masks/*.tif): train, plan "
+                            "and data check read them; this command reads images whole and does "
+                            "not yet (predict a scene with --output geotiff instead)", opts->dir);
     if (opts->format == TT_DATASET_AUTO) TT_TRY(detect(ds, opts, &ds->format));
     else if (!(ds->format = format_of(opts->format)))
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "unknown data format %d", (int)opts->format);

@@ -28,6 +28,7 @@ typedef enum tt_dataset_format {
     TT_DATASET_AUTO = 0,   /* folder if DIR/images + DIR/masks, kaggle-rle if a CSV */
     TT_DATASET_FOLDER,
     TT_DATASET_KAGGLE_RLE,
+    TT_DATASET_RASTER,     /* raster pairs, opened by data/raster_set.h (not tt_dataset_open) */
 } tt_dataset_format;
 
 typedef struct tt_dataset_options {
@@ -67,7 +68,8 @@ void tt_dataset_destroy(tt_dataset *ds);
 
 tt_dataset_format tt_dataset_format_of(const tt_dataset *ds);
 const char *tt_dataset_format_name(tt_dataset_format format);
-/* "auto", "folder", "kaggle-rle" (also "rle", "kaggle"); else TT_ERR_INVALID_ARGUMENT. */
+/* "auto", "folder", "kaggle-rle" (also "rle", "kaggle"), "raster"; else
+ * TT_ERR_INVALID_ARGUMENT. */
 tt_status tt_dataset_format_parse(const char *name, tt_dataset_format *format);
 
 /* The usable items, sorted by file name (strcmp). */

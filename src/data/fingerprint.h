@@ -47,6 +47,8 @@ typedef struct tt_fingerprint {
     double ignore_share;       /* pixels marked 255 (class index) */
     double foreground_share;   /* pixels of any foreground class */
     int stride;                /* the sampling grid of the largest image */
+    int raster_bands;          /* a raster set (data/raster_fingerprint.h): the bands chosen, the
+                                  model's input channels; 0: RGB images (3 channels) */
     tt_class_fingerprint cls[TT_FINGERPRINT_MAX_CLASSES];
 } tt_fingerprint;
 

@@ -101,6 +101,7 @@ tt_status tt_prefetch_create(const tt_prefetch_config *config, tt_prefetch_fill_
     *out = NULL;
     tt_prefetch_config cfg = *config;
     if (!cfg.queue_depth) cfg.queue_depth = 2;
+    if (!cfg.channels) cfg.channels = 3;
     if (cfg.batch_size < 1 || cfg.height < 1 || cfg.width < 1 || cfg.planes < 0 || cfg.queue_depth < 1)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "prefetch: batch %d of %d x %d with %d mask planes, queue depth %d; all must be "
@@ -129,7 +130,8 @@ tt_status tt_prefetch_create(const tt_prefetch_config *config, tt_prefetch_fill_
         b->height = cfg.height;
         b->width = cfg.width;
         b->planes = cfg.planes;
-        b->image = malloc(sizeof *b->image * cfg.batch_size * 3 * px);
+        b->channels = cfg.channels;
+        b->image = malloc(sizeof *b->image * cfg.batch_size * (size_t)cfg.channels * px);
         b->mask = malloc((size_t)cfg.batch_size * (cfg.planes ? cfg.planes : 1) * px);
         b->items = calloc((size_t)cfg.batch_size, sizeof *b->items);
         if (!b->image || !b->mask || !b->items) goto oom;
@@ -142,8 +144,8 @@ tt_status tt_prefetch_create(const tt_prefetch_config *config, tt_prefetch_fill_
     *out = p;
     return NULL;
 oom:
-    status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "prefetch: no host memory for %d staging batches of %d x 3 x "
-                          "%d x %d", p->depth, cfg.batch_size, cfg.height, cfg.width);
+    status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "prefetch: no host memory for %d staging batches of %d x %d "
+                          "x %d x %d", p->depth, cfg.batch_size, cfg.channels, cfg.height, cfg.width);
 cleanup:
     tt_prefetch_destroy(p);
     return status;

@@ -21,7 +21,8 @@ typedef struct tt_prefetch tt_prefetch;
 typedef struct tt_batch {
     int batch_size;           /* items filled (the last batch of a finite stream may be short) */
     int height, width, planes;
-    float *image;             /* (N, 3, H, W) */
+    int channels;             /* image channels: 3 (RGB), or a raster's bands */
+    float *image;             /* (N, channels, H, W) */
     uint8_t *mask;            /* (N, planes, H, W) */
     int *items;               /* (N) source index of each item */
     tt_sampler_state state_after; /* sampler state after this batch: save it once the batch is used */
@@ -37,6 +38,7 @@ typedef struct tt_prefetch_config {
     int queue_depth;  /* staging batches (>= 1; 0: 2) */
     int normalize;    /* apply (x - mean) / std per channel after scaling to [0, 1] */
     float mean[3], std[3];
+    int channels;     /* image channels (0: 3); a custom fill may give more (raster bands) */
 } tt_prefetch_config;
 
 /* Fills one batch (batch->batch_size = capacity on entry; set it to the

@@ -23,6 +23,7 @@ struct tt_raster {
     TIFF *tif;
     tt_tiff_errors errors;
     tt_raster_info info;
+    int sample_bytes;    /* 1, 2 or 4 */
     int across;          /* blocks in a row of blocks */
     size_t stride;       /* bytes of one decoded row */
     uint8_t *block;      /* one tile, for tiled rasters */
@@ -38,7 +39,17 @@ static tt_status refuse(const char *path, const char *what, const char *todo)
     return tt_error_new(TT_ERR_UNSUPPORTED, "%s: %s; %s", path, what, todo);
 }
 
-/* What predict cannot read as it is, by name, with what to do. */
+const char *tt_raster_sample_name(tt_raster_sample sample)
+{
+    return sample == TT_SAMPLE_U16 ? "uint16" : sample == TT_SAMPLE_F32 ? "float32" : "uint8";
+}
+
+int tt_raster_sample_bytes(tt_raster_sample sample)
+{
+    return sample == TT_SAMPLE_U16 ? 2 : sample == TT_SAMPLE_F32 ? 4 : 1;
+}
+
+/* What cannot be read as it is, by name, with what to do. */
 static tt_status check_layout(tt_raster *r)
 {
     uint16_t bits = 8, format = SAMPLEFORMAT_UINT, planar = PLANARCONFIG_CONTIG;
@@ -51,19 +62,25 @@ static tt_status check_layout(tt_raster *r)
     TIFFGetFieldDefaulted(r->tif, TIFFTAG_COMPRESSION, &compression);
     const char *convert = "convert it to 8-bit RGB, e.g. gdal_translate -ot Byte -scale "
                           "-b 1 -b 2 -b 3 -co TILED=YES IN.tif OUT.tif";
-    if (bits != 8 || format != SAMPLEFORMAT_UINT) {
-        char what[96];
-        snprintf(what, sizeof what, "%u-bit %s samples are not read yet (8-bit unsigned are)",
-                 bits, format == SAMPLEFORMAT_IEEEFP ? "float" : format == SAMPLEFORMAT_INT
-                                                                     ? "signed" : "unsigned");
-        return refuse(r->path, what, convert);
+    if (format == SAMPLEFORMAT_UINT && bits == 8) r->info.sample = TT_SAMPLE_U8;
+    else if (format == SAMPLEFORMAT_UINT && bits == 16) r->info.sample = TT_SAMPLE_U16;
+    else if (format == SAMPLEFORMAT_IEEEFP && bits == 32) r->info.sample = TT_SAMPLE_F32;
+    else {
+        char what[128];
+        snprintf(what, sizeof what, "%u-bit %s samples are not read (8- and 16-bit unsigned and "
+                 "32-bit float are)", bits,
+                 format == SAMPLEFORMAT_IEEEFP ? "float" : format == SAMPLEFORMAT_INT ? "signed"
+                 : format == SAMPLEFORMAT_UINT ? "unsigned" : "complex or untyped");
+        return refuse(r->path, what, "convert it, e.g. gdal_translate -ot UInt16 (or -ot Float32) "
+                      "-co TILED=YES IN.tif OUT.tif");
     }
+    r->sample_bytes = tt_raster_sample_bytes(r->info.sample);
     if (planar != PLANARCONFIG_CONTIG && spp > 1)
         return refuse(r->path, "its bands are in separate planes (PLANARCONFIG_SEPARATE)",
                       "rewrite it interleaved, e.g. gdal_translate -co INTERLEAVE=PIXEL "
                       "-co TILED=YES IN.tif OUT.tif");
     if (photometric == PHOTOMETRIC_YCBCR) {
-        if (compression != COMPRESSION_JPEG)
+        if (compression != COMPRESSION_JPEG || bits != 8)
             return refuse(r->path, "YCbCr samples outside JPEG compression", convert);
         TIFFSetField(r->tif, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB); /* libtiff converts */
     } else if (photometric != PHOTOMETRIC_MINISBLACK && photometric != PHOTOMETRIC_MINISWHITE &&
@@ -121,7 +138,7 @@ tt_status tt_raster_open(const char *path, tt_raster **out)
     r->info.block_w = (int)bw, r->info.block_h = (int)bh;
     TT_CHECK(check_layout(r));
     r->across = (int)((w + bw - 1) / bw);
-    r->stride = (size_t)r->across * bw * spp;
+    r->stride = (size_t)r->across * bw * spp * (size_t)r->sample_bytes;
     if (r->info.tiled && !(r->block = malloc((size_t)TIFFTileSize(r->tif)))) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory for a tile", path);
         goto cleanup;
@@ -139,11 +156,7 @@ void tt_raster_close(tt_raster *r)
 {
     if (!r) return;
     if (r->tif) TIFFClose(r->tif);
-    for (int i = 0; i < r->row_count; i++) {
-        free(r->rows[i].pixels);
-        free(r->rows[i].have);
-    }
-    free(r->rows);
+    tt_raster_release(r);
     free(r->block);
     free(r->path);
     free(r);
@@ -151,13 +164,31 @@ void tt_raster_close(tt_raster *r)
 
 tt_raster_info tt_raster_get_info(const tt_raster *r) { return r->info; }
 
-tt_status tt_raster_select_bands(tt_raster *r, const int bands[3])
+void tt_raster_release(tt_raster *r)
 {
-    for (int k = 0; k < 3; k++)
+    for (int i = 0; i < r->row_count; i++) {
+        free(r->rows[i].pixels);
+        free(r->rows[i].have);
+    }
+    free(r->rows);
+    r->rows = NULL;
+    r->row_count = 0;
+}
+
+/* Each of bands[0..count) (1-based) is one of the raster's. */
+static tt_status check_bands(const tt_raster *r, const int *bands, int count)
+{
+    for (int k = 0; k < count; k++)
         if (bands[k] < 1 || bands[k] > r->info.bands)
             return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: band %d asked for, and it has %d "
                                 "band%s (1 to %d)", r->path, bands[k], r->info.bands,
                                 r->info.bands == 1 ? "" : "s", r->info.bands);
+    return NULL;
+}
+
+tt_status tt_raster_select_bands(tt_raster *r, const int bands[3])
+{
+    TT_TRY(check_bands(r, bands, 3));
     for (int k = 0; k < 3; k++) r->bands[k] = bands[k] - 1;
     return NULL;
 }
@@ -207,7 +238,7 @@ static tt_status slot_of(tt_raster *r, int row, int lo, int hi, block_row **out)
 /* Decodes block (row, col) into its slot. */
 static tt_status decode(tt_raster *r, block_row *s, int col)
 {
-    int bw = r->info.block_w, bh = r->info.block_h, spp = r->info.bands;
+    int bw = r->info.block_w, bh = r->info.block_h, spp = r->info.bands * r->sample_bytes;
     int rows = r->info.height - s->row * bh < bh ? r->info.height - s->row * bh : bh;
     r->errors.message[0] = '\0';
     if (!r->info.tiled) {
@@ -240,7 +271,7 @@ static tt_status each_row(tt_raster *r, int x0, int y0, int w, int h,
     if (x0 < 0 || y0 < 0 || w < 1 || h < 1 || x0 + w > r->info.width || y0 + h > r->info.height)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: crop %dx%d at (%d, %d) leaves the "
                             "%dx%d raster", r->path, w, h, x0, y0, r->info.width, r->info.height);
-    int bw = r->info.block_w, bh = r->info.block_h, spp = r->info.bands;
+    int bw = r->info.block_w, bh = r->info.block_h, spp = r->info.bands * r->sample_bytes;
     int lo = y0 / bh, hi = (y0 + h - 1) / bh, c0 = x0 / bw, c1 = (x0 + w - 1) / bw;
     for (int row = lo; row <= hi; row++) {
         block_row *s = NULL;
@@ -286,14 +317,59 @@ static void copy_rgb(void *ctx, int y, const uint8_t *src)
 static void copy_samples(void *ctx, int y, const uint8_t *src)
 {
     const crop_out *c = ctx;
-    size_t line = (size_t)c->w * c->r->info.bands;
+    size_t line = (size_t)c->w * c->r->info.bands * (size_t)c->r->sample_bytes;
     memcpy(c->out + (size_t)(y - c->y0) * line, src, line);
 }
 
 tt_status tt_raster_read_crop(void *raster, int x0, int y0, int w, int h, uint8_t *rgb)
 {
+    const tt_raster *r = raster;
+    if (r->info.sample != TT_SAMPLE_U8)
+        return refuse(r->path, "its samples are not 8-bit, and prediction reads 8-bit RGB so far",
+                      "convert it, e.g. gdal_translate -ot Byte -scale -co TILED=YES IN.tif "
+                      "OUT.tif");
     crop_out c = {raster, y0, w, rgb};
     return each_row(raster, x0, y0, w, h, copy_rgb, &c);
+}
+
+typedef struct bands_out {
+    const tt_raster *r;
+    int y0, w, h, count;
+    const int *bands; /* 1-based */
+    float *planes;    /* (count, h, w) */
+} bands_out;
+
+static void copy_bands(void *ctx, int y, const uint8_t *src)
+{
+    const bands_out *c = ctx;
+    int spp = c->r->info.bands;
+    for (int k = 0; k < c->count; k++) {
+        float *dst = c->planes + ((size_t)k * c->h + (size_t)(y - c->y0)) * c->w;
+        int b = c->bands[k] - 1;
+        switch (c->r->info.sample) {
+        case TT_SAMPLE_U8:
+            for (int x = 0; x < c->w; x++) dst[x] = src[(size_t)x * spp + b];
+            break;
+        case TT_SAMPLE_U16: {
+            const uint16_t *s = (const uint16_t *)(const void *)src;
+            for (int x = 0; x < c->w; x++) dst[x] = s[(size_t)x * spp + b];
+            break;
+        }
+        case TT_SAMPLE_F32: {
+            const float *s = (const float *)(const void *)src;
+            for (int x = 0; x < c->w; x++) dst[x] = s[(size_t)x * spp + b];
+            break;
+        }
+        }
+    }
+}
+
+tt_status tt_raster_read_bands(tt_raster *r, int x0, int y0, int w, int h, const int *bands,
+                               int count, float *planes)
+{
+    TT_TRY(check_bands(r, bands, count));
+    bands_out c = {r, y0, w, h, count, bands, planes};
+    return each_row(r, x0, y0, w, h, copy_bands, &c);
 }
 
 tt_status tt_raster_read_samples(tt_raster *r, int x0, int y0, int w, int h, uint8_t *samples)
@@ -360,6 +436,20 @@ static int copy_text(const void *src, size_t count, char **dst)
     if (!*dst) return 0;
     memcpy(*dst, src, count);
     (*dst)[count] = '\0';
+    return 1;
+}
+
+int tt_raster_nodata(const tt_raster *r, double *value)
+{
+    const void *d = NULL;
+    if (!tag_values(r->tif, TT_TAG_GDAL_NODATA, &d) || !d) return 0;
+    const char *text = d;
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (end == text) return 0;
+    while (*end == ' ') end++;
+    if (*end) return 0;
+    *value = v;
     return 1;
 }
 

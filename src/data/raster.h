@@ -8,10 +8,12 @@
  * them by rows of blocks: a reader that goes down the raster, as the
  * sliding window does, decodes each block once and holds only the rows of
  * blocks its latest crops covered (a few hundred rows of the raster's
- * width), whatever the raster's height.  Samples: 8-bit unsigned, 1 band
- * (grey, given as R = G = B), 2 (grey and alpha: the grey) or 3 and more
- * (the first three as R G B), interleaved (PLANARCONFIG_CONTIG); JPEG in
- * YCbCr is read as RGB.  Others (16-bit, float, bands in separate planes,
+ * width), whatever the raster's height.  Samples: 8-bit and 16-bit
+ * unsigned or 32-bit float, any number of bands, interleaved
+ * (PLANARCONFIG_CONTIG); JPEG in YCbCr is read as RGB.  As RGB (prediction)
+ * 8-bit ones only: 1 band (grey, given as R = G = B), 2 (grey and alpha:
+ * the grey) or 3 and more (the first three as R G B).  Others (signed or
+ * 32-bit integers, 64-bit float, complex, bands in separate planes,
  * palettes) are refused by name with what to do.
  *
  * Georeference.  The GeoTIFF tags (ModelPixelScale, ModelTiepoint,
@@ -52,9 +54,17 @@ void tt_georef_free(tt_georef *g);
 
 typedef struct tt_raster tt_raster;
 
+typedef enum tt_raster_sample { TT_SAMPLE_U8, TT_SAMPLE_F32, TT_SAMPLE_U16 } tt_raster_sample;
+
+/* "uint8", "float32", "uint16". */
+const char *tt_raster_sample_name(tt_raster_sample sample);
+/* Bytes of one sample: 1, 4, 2. */
+int tt_raster_sample_bytes(tt_raster_sample sample);
+
 typedef struct tt_raster_info {
     int width, height;
     int bands;              /* samples per pixel */
+    tt_raster_sample sample;
     int block_w, block_h;   /* a tile, or the width and rows of a strip */
     int tiled, bigtiff;
 } tt_raster_info;
@@ -74,17 +84,29 @@ tt_status tt_raster_select_bands(tt_raster *r, const int bands[3]);
 /* The raster's GeoTIFF tags, copied into *g (tt_georef_free). */
 tt_status tt_raster_georef(const tt_raster *r, tt_georef *g);
 
+/* GDAL's nodata value of the raster (its GDAL_NODATA tag, which may be
+ * "nan"): 1 and *value when it has one that reads as a number, else 0. */
+int tt_raster_nodata(const tt_raster *r, double *value);
+
 /* The w x h crop at (x0, y0), inside the raster, as interleaved RGB
  * (h * w * 3 bytes): a tt_read_crop_fn (infer/predict.h).  Errors name the
- * file and the block that failed to decode. */
+ * file and the block that failed to decode; TT_ERR_UNSUPPORTED for samples
+ * other than 8-bit. */
 tt_status tt_raster_read_crop(void *raster, int x0, int y0, int w, int h, uint8_t *rgb);
 /* The same crop as stored: h * w * bands samples, bands interleaved, no
- * conversion (a mask read back). */
+ * conversion (a mask read back); h * w * bands * sample bytes. */
 tt_status tt_raster_read_samples(tt_raster *r, int x0, int y0, int w, int h, uint8_t *samples);
+/* The same crop's bands[0..count) (counted from 1) as float planes
+ * (count, h, w), each value as stored (a 16-bit 1200 is 1200.0f). */
+tt_status tt_raster_read_bands(tt_raster *r, int x0, int y0, int w, int h, const int *bands,
+                               int count, float *planes);
 /* Bytes of decoded blocks the reader holds now (for tests of its bound). */
 size_t tt_raster_held_bytes(const tt_raster *r);
-
-typedef enum tt_raster_sample { TT_SAMPLE_U8, TT_SAMPLE_F32 } tt_raster_sample;
+/* Frees every decoded block: a reader that jumps about (random training
+ * crops) then holds only the blocks of its latest crop, instead of rows of
+ * blocks of the raster's whole width that random crops touch piece by
+ * piece until they are resident whole. */
+void tt_raster_release(tt_raster *r);
 
 typedef struct tt_raster_writer tt_raster_writer;
 
@@ -93,8 +115,8 @@ typedef struct tt_raster_writer tt_raster_writer;
 tt_status tt_raster_writer_open(const char *path, int width, int height, int bands,
                                 tt_raster_sample sample, const tt_georef *georef,
                                 tt_raster_writer **out);
-/* The next `rows` rows: rows x width x bands samples, interleaved (uint8_t
- * or float as the writer's sample). */
+/* The next `rows` rows: rows x width x bands samples, interleaved (uint8_t,
+ * uint16_t or float as the writer's sample). */
 tt_status tt_raster_writer_rows(tt_raster_writer *w, int rows, const void *samples);
 /* After the last row: writes what is left, closes and renames PATH.part to
  * PATH.  On error (or rows missing) PATH.part is removed and PATH is left

@@ -73,7 +73,8 @@ static tt_status set_tags(tt_raster_writer *w, const tt_georef *georef)
     ok = ok && TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, (uint32_t)w->width);
     ok = ok && TIFFSetField(tif, TIFFTAG_IMAGELENGTH, (uint32_t)w->height);
     ok = ok && TIFFSetField(tif, TIFFTAG_SAMPLESPERPIXEL, (uint16_t)w->bands);
-    ok = ok && TIFFSetField(tif, TIFFTAG_BITSPERSAMPLE, (uint16_t)(f32 ? 32 : 8));
+    ok = ok && TIFFSetField(tif, TIFFTAG_BITSPERSAMPLE,
+                            (uint16_t)(8 * tt_raster_sample_bytes(w->sample)));
     ok = ok && TIFFSetField(tif, TIFFTAG_SAMPLEFORMAT,
                             (uint16_t)(f32 ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT));
     ok = ok && TIFFSetField(tif, TIFFTAG_PHOTOMETRIC, (uint16_t)PHOTOMETRIC_MINISBLACK);
@@ -124,7 +125,7 @@ tt_status tt_raster_writer_open(const char *path, int width, int height, int ban
     memcpy(w->part, path, len);
     memcpy(w->part + len, ".part", 6);
     w->width = width, w->height = height, w->bands = bands, w->sample = sample;
-    w->pixel = (size_t)bands * (sample == TT_SAMPLE_F32 ? 4 : 1);
+    w->pixel = (size_t)bands * (size_t)tt_raster_sample_bytes(sample);
     size_t across = ((size_t)width + TILE - 1) / TILE;
     w->line = across * TILE * w->pixel;
     w->band = calloc(TILE, w->line);

@@ -52,24 +52,61 @@ cleanup:
 }
 
 /* Three numbers of metadata `key` into v, when present. */
-static tt_status triple(const tt_safetensors *f, const char *key, float *v)
+/* Metadata `key` as an array of `want` numbers (want 0: 1 to `most`, their
+ * count into *count); absent: nothing set, *count 0. */
+static tt_status numbers(const tt_safetensors *f, const char *key, int want, int most, float *v,
+                         int *count)
 {
+    *count = 0;
     const char *text = tt_safetensors_metadata(f, key);
     if (!text) return NULL;
     cJSON *list = cJSON_Parse(text);
+    int n = cJSON_IsArray(list) ? cJSON_GetArraySize(list) : -1;
     tt_status status = NULL;
-    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) != 3)
-        status = tt_error_new(TT_ERR_FORMAT, "metadata \"%s\" must be an array of 3 numbers", key);
-    for (int i = 0; !status && i < 3; i++) {
+    if (want ? n != want : n < 1 || n > most)
+        status = tt_error_new(TT_ERR_FORMAT, "metadata \"%s\" must be an array of %d numbers", key,
+                              want ? want : most);
+    for (int i = 0; !status && i < n; i++) {
         const cJSON *item = cJSON_GetArrayItem(list, i);
         if (!cJSON_IsNumber(item))
-            status = tt_error_new(TT_ERR_FORMAT, "metadata \"%s\" must be an array of 3 numbers",
+            status = tt_error_new(TT_ERR_FORMAT, "metadata \"%s\" must be an array of numbers",
                                   key);
         else
             v[i] = (float)item->valuedouble;
     }
     cJSON_Delete(list);
+    if (!status) *count = n;
     return status;
+}
+
+static tt_status triple(const tt_safetensors *f, const char *key, float *v)
+{
+    int count;
+    return numbers(f, key, 3, 3, v, &count);
+}
+
+/* A raster run's "bands", "band_mean" and "band_std" (train/checkpoint.c),
+ * one per input channel. */
+static tt_status bands(const tt_safetensors *f, tt_infer_model *m)
+{
+    float b[TT_RASTER_MAX_BANDS];
+    int n = 0, means = 0, stds = 0;
+    TT_TRY(numbers(f, "bands", 0, TT_RASTER_MAX_BANDS, b, &n));
+    if (!n) return NULL;
+    TT_TRY(numbers(f, "band_mean", n, n, m->bands.mean, &means));
+    TT_TRY(numbers(f, "band_std", n, n, m->bands.std, &stds));
+    if (n != m->spec.in_channels)
+        return tt_error_new(TT_ERR_FORMAT, "metadata \"bands\" names %d bands and the model takes "
+                            "%d input channels", n, m->spec.in_channels);
+    for (int i = 0; i < n; i++) {
+        m->bands.bands[i] = (int)b[i];
+        if (m->bands.bands[i] < 1 || !(m->bands.std[i] > 0))
+            return tt_error_new(TT_ERR_FORMAT, "metadata \"bands\" entry %d: band %g, std %g; "
+                                "bands count from 1 and std > 0", i, (double)b[i],
+                                (double)m->bands.std[i]);
+    }
+    m->bands.count = n;
+    return NULL;
 }
 
 /* "postprocess": {"threshold": [..], "min_size": [..]}, one per class. */
@@ -147,6 +184,7 @@ tt_status tt_infer_model_load(tt_backend *be, const char *path, int capacity, in
     TT_CHECK(class_names(f, m->spec.classes, &m->class_names));
     TT_CHECK(triple(f, "mean", m->mean));
     TT_CHECK(triple(f, "std", m->std));
+    TT_CHECK(bands(f, m));
     m->kind = kind_of(f);
     TT_CHECK(postprocess(f, m));
     TT_CHECK(tt_model_create(be, &m->spec, capacity, tile_h, tile_w, 0, &m->model));

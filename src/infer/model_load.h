@@ -12,6 +12,9 @@
  *                "folder" / "kaggle-rle", as the data set was);
  *   "mean", "std": JSON arrays of 3 numbers, optional: the input
  *                normalisation after / 255 that training used.
+ *   "bands", "band_mean", "band_std": JSON arrays of one number per input
+ *                channel, optional: a raster run's bands (from 1) and each
+ *                one's mean and std in its samples' own scale.
  *   "tile":      "HxW", optional: the crop size training ran at (export's
  *                default input size; read by the CLI, not here).
  * This is the "model" JSON that train/checkpoint.c writes, so `tiletrain
@@ -24,6 +27,7 @@
 #ifndef TT_INFER_MODEL_LOAD_H
 #define TT_INFER_MODEL_LOAD_H
 
+#include "data/raster_pair.h"
 #include "model/model.h"
 
 typedef enum tt_infer_kind {
@@ -38,6 +42,8 @@ typedef struct tt_infer_model {
     char **class_names;   /* (spec.classes) never NULL entries: "0", "1".. when unnamed */
     tt_infer_kind kind;
     float mean[3], std[3]; /* 0 and 1 when the checkpoint does not say */
+    tt_band_norm bands;    /* a raster run's input bands and their normalisation (count 0:
+                              RGB; metadata "bands", "band_mean", "band_std") */
     /* the training run's post-processing search (metadata "postprocess"):
      * per class (spec.classes), or NULL when the checkpoint has none */
     float *class_threshold;

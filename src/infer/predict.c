@@ -25,7 +25,7 @@ static tt_status memory_read_crop(void *ctx, int x0, int y0, int w, int h, uint8
 
 tt_crop_reader tt_crop_reader_memory(const tt_memory_image *image)
 {
-    return (tt_crop_reader){(void *)image, image->width, image->height, memory_read_crop};
+    return (tt_crop_reader){(void *)image, image->width, image->height, memory_read_crop, NULL, 3};
 }
 
 tt_predict_options tt_predict_options_default(void)
@@ -39,16 +39,21 @@ tt_predict_options tt_predict_options_default(void)
     return o;
 }
 
+/* The reader's channels: 3 for RGB. */
+static int channels_of(const tt_crop_reader *r) { return r->read_planes ? r->channels : 3; }
+
 /* Reads the crop under tile (y0, x0) and writes the padded, normalised tile
- * into input (3, th, tw).  crop holds th * tw * 3 bytes. */
+ * into input (channels, th, tw).  crop holds th * tw * 3 bytes, or for a
+ * planes reader th * tw * channels floats. */
 static tt_status load_tile(const tt_crop_reader *r, const tt_predict_options *o, int y0, int x0,
-                           int th, int tw, uint8_t *crop, float *input)
+                           int th, int tw, void *crop, float *input)
 {
     int cy0 = y0 < 0 ? 0 : y0, cx0 = x0 < 0 ? 0 : x0;
     int cy1 = y0 + th > r->height ? r->height : y0 + th;
     int cx1 = x0 + tw > r->width ? r->width : x0 + tw;
     int ch = cy1 - cy0, cw = cx1 - cx0;
-    TT_TRY(r->read_crop(r->ctx, cx0, cy0, cw, ch, crop));
+    if (r->read_planes) TT_TRY(r->read_planes(r->ctx, cx0, cy0, cw, ch, crop));
+    else TT_TRY(r->read_crop(r->ctx, cx0, cy0, cw, ch, crop));
     size_t plane = (size_t)th * tw;
     for (int i = 0; i < th; i++) {
         int y = y0 + i, inside_y = y >= 0 && y < r->height;
@@ -59,7 +64,15 @@ static tt_status load_tile(const tt_crop_reader *r, const tt_predict_options *o,
                 if (x < 0 || x >= r->width) x = tt_pad_reflect_index(x, r->width);
                 inside = 1;
             }
-            const uint8_t *px = inside ? crop + ((size_t)(y - cy0) * cw + (x - cx0)) * 3 : NULL;
+            size_t at = (size_t)(y - cy0) * cw + (size_t)(x - cx0);
+            if (r->read_planes) {
+                const float *planes = crop;
+                for (int c = 0; c < r->channels; c++)
+                    input[c * plane + (size_t)i * tw + j] =
+                        inside ? planes[(size_t)c * ch * cw + at] : 0.0f;
+                continue;
+            }
+            const uint8_t *px = inside ? (const uint8_t *)crop + at * 3 : NULL;
             for (int c = 0; c < 3; c++)
                 input[c * plane + (size_t)i * tw + j] =
                     ((px ? (float)px[c] : 0.0f) / 255.0f - o->mean[c]) / o->std[c];
@@ -128,12 +141,14 @@ static tt_status forward_views(tt_model *model, tt_tta_kind kind, int n, const f
                                float *view_in, float *view_out, float *out)
 {
     int th = model->height, tw = model->width, classes = model->spec.classes;
-    size_t tile_px = (size_t)th * tw, in_size = 3 * tile_px, out_size = classes * tile_px;
+    int channels = model->spec.in_channels;
+    size_t tile_px = (size_t)th * tw, in_size = (size_t)channels * tile_px;
+    size_t out_size = classes * tile_px;
     int views = tt_tta_views(kind);
     memset(out, 0, (size_t)n * out_size * sizeof *out);
     for (int v = 0; v < views; v++) {
         for (int k = 0; k < n; k++)
-            move_planes(kind, v, tw, th, 3, input + k * in_size, view_in + k * in_size, 0, 1);
+            move_planes(kind, v, tw, th, channels, input + k * in_size, view_in + k * in_size, 0, 1);
         TT_TRY(tt_write(model->be, model->input, view_in, (size_t)n * in_size * sizeof *view_in));
         TT_TRY(tt_model_forward(model, n, 0));
         TT_TRY(tt_read(model->be, view_out, model->logits, (size_t)n * out_size * sizeof *view_out));
@@ -203,9 +218,11 @@ tt_status tt_predict_stream(tt_model *model, const tt_crop_reader *reader,
     const tt_model_spec *cfg = &model->spec;
     int th = model->height, tw = model->width, classes = cfg->classes;
     int h = reader->height, w = reader->width;
-    if (cfg->in_channels != 3)
+    int channels = channels_of(reader);
+    if (cfg->in_channels != channels)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "predict: the model takes %d input channels; "
-                            "images are RGB (3)", cfg->in_channels);
+                            "the image gives %d (%s)", cfg->in_channels, channels,
+                            reader->read_planes ? "raster bands" : "RGB");
     for (int c = 0; c < 3; c++)
         if (!(options->std[c] > 0) || !isfinite(options->mean[c]))
             return tt_error_new(TT_ERR_INVALID_ARGUMENT, "predict: channel %d has mean %g std %g; "
@@ -214,7 +231,7 @@ tt_status tt_predict_stream(tt_model *model, const tt_crop_reader *reader,
                                                                         : model->capacity;
     tt_status status = NULL;
     tt_tile_plan plan;
-    uint8_t *crop = NULL;
+    void *crop = NULL;
     float *input = NULL, *out = NULL, *acc = NULL;
     double *sum_y = NULL, *sum_x = NULL;
     int *origin = NULL;
@@ -226,15 +243,15 @@ tt_status tt_predict_stream(tt_model *model, const tt_crop_reader *reader,
     TT_CHECK(tt_tile_plan_make(h, w, th, tw, options->overlap, options->blend, &plan));
     size_t tile_px = (size_t)th * tw;
     int cap = band_rows(&plan, batch);
-    crop = malloc(tile_px * 3);
-    input = malloc((size_t)batch * 3 * tile_px * sizeof *input);
+    crop = malloc(tile_px * (reader->read_planes ? (size_t)channels * sizeof(float) : 3));
+    input = malloc((size_t)batch * channels * tile_px * sizeof *input);
     out = malloc((size_t)batch * classes * tile_px * sizeof *out);
     acc = calloc((size_t)classes * cap * w, sizeof *acc);
     sum_y = malloc((size_t)h * sizeof *sum_y);
     sum_x = malloc((size_t)w * sizeof *sum_x);
     origin = malloc((size_t)batch * 2 * sizeof *origin);
     if (views > 1) {
-        view_in = malloc((size_t)batch * 3 * tile_px * sizeof *view_in);
+        view_in = malloc((size_t)batch * channels * tile_px * sizeof *view_in);
         view_out = malloc((size_t)batch * classes * tile_px * sizeof *view_out);
     }
     if (!crop || !input || !out || !acc || !sum_y || !sum_x || !origin ||
@@ -251,10 +268,11 @@ tt_status tt_predict_stream(tt_model *model, const tt_crop_reader *reader,
         for (int k = 0; k < n; k++) {
             tt_tile_plan_origin(&plan, first + k, &origin[2 * k], &origin[2 * k + 1]);
             TT_CHECK(load_tile(reader, options, origin[2 * k], origin[2 * k + 1], th, tw, crop,
-                               input + (size_t)k * 3 * tile_px));
+                               input + (size_t)k * channels * tile_px));
         }
         if (views == 1) {
-            TT_CHECK(tt_write(model->be, model->input, input, (size_t)n * 3 * tile_px * sizeof *input));
+            TT_CHECK(tt_write(model->be, model->input, input,
+                              (size_t)n * channels * tile_px * sizeof *input));
             TT_CHECK(tt_model_forward(model, n, 0));
             TT_CHECK(tt_read(model->be, out, model->logits, (size_t)n * classes * tile_px * sizeof *out));
         } else {

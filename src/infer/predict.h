@@ -44,11 +44,16 @@
  * (0 <= x0, x0 + w <= width, likewise y), into rgb (h * w * 3 bytes,
  * row-major, interleaved R G B).  Errors name the image. */
 typedef tt_status (*tt_read_crop_fn)(void *ctx, int x0, int y0, int w, int h, uint8_t *rgb);
+/* Reads the same crop as (channels, h, w) floats the model takes as they
+ * are (already normalised: the options' mean and std are not applied). */
+typedef tt_status (*tt_read_planes_fn)(void *ctx, int x0, int y0, int w, int h, float *planes);
 
 typedef struct tt_crop_reader {
     void *ctx;
     int width, height;
-    tt_read_crop_fn read_crop;
+    tt_read_crop_fn read_crop;     /* RGB images; NULL when read_planes is set */
+    tt_read_planes_fn read_planes; /* a raster's bands instead (NULL: RGB) */
+    int channels;                  /* read_planes' channels, the model's input */
 } tt_crop_reader;
 
 /* An image in host memory: height x width x 3 bytes, interleaved RGB,

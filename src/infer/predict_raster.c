@@ -14,13 +14,29 @@ typedef struct raster_sink {
     tt_raster_writer *mask, *prob;
     tt_cc_stream *components; /* min_size: pass 1 */
     uint8_t *mask_rows;
+    uint8_t *nodata;   /* (held_rows, width): out->nodata_rows' flags */
     float *prob_rows;
     int held_rows; /* rows the two buffers hold */
 } raster_sink;
 
+/* The input's nodata pixels of the rows: 255 (class index) or 0 in every
+ * band (multi-label) in the mask rows. */
+static tt_status mark_nodata(raster_sink *s, int y0, int rows)
+{
+    const tt_raster_output *o = s->out;
+    size_t pixels = (size_t)rows * s->width;
+    uint8_t *flags = realloc(s->nodata, pixels);
+    if (!flags) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", o->mask_path);
+    s->nodata = flags;
+    TT_TRY(o->nodata_rows(o->nodata_ctx, y0, rows, flags));
+    int bands = o->multi_label ? s->classes : 1;
+    for (size_t i = 0; i < pixels; i++)
+        if (flags[i]) memset(s->mask_rows + i * bands, o->multi_label ? 0 : 255, (size_t)bands);
+    return NULL;
+}
+
 static tt_status write_rows(void *ctx, int y0, int rows, const float *planes, size_t stride)
 {
-    (void)y0;
     raster_sink *s = ctx;
     const tt_raster_output *o = s->out;
     int classes = s->classes, w = s->width, bands = o->multi_label ? classes : 1;
@@ -49,6 +65,7 @@ static tt_status write_rows(void *ctx, int y0, int rows, const float *planes, si
             s->mask_rows[i] = (uint8_t)tt_predict_pixel_argmax(logit, stride, classes);
         }
     }
+    if (o->nodata_rows) TT_TRY(mark_nodata(s, y0, rows));
     TT_TRY(tt_raster_writer_rows(s->mask, rows, s->mask_rows));
     if (s->components) TT_TRY(tt_cc_stream_add(s->components, rows, s->mask_rows));
     if (s->prob) TT_TRY(tt_raster_writer_rows(s->prob, rows, s->prob_rows));
@@ -100,7 +117,7 @@ tt_status tt_predict_raster(tt_model *model, const tt_crop_reader *reader,
 {
     int classes = model->spec.classes, w = reader->width, h = reader->height;
     int bands = out->multi_label ? classes : 1;
-    raster_sink s = {out, classes, w, NULL, NULL, NULL, NULL, NULL, 0};
+    raster_sink s = {out, classes, w, NULL, NULL, NULL, NULL, NULL, NULL, 0};
     tt_status status = NULL;
     char *first = NULL; /* the mask before its small components are removed */
     const char *mask_path = out->mask_path;
@@ -133,6 +150,7 @@ cleanup:
     if (first) unlink(first);
     free(first);
     free(s.mask_rows);
+    free(s.nodata);
     free(s.prob_rows);
     return status;
 }

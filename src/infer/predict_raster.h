@@ -29,6 +29,11 @@ typedef struct tt_raster_output {
     const int *min_size;          /* NULL, or per class: smaller components removed
                                      (class index: classes >= 1) */
     const tt_georef *georef;      /* NULL, or copied into both files */
+    /* NULL, or marks the input's nodata pixels of rows [y0, y0 + rows)
+     * (flags: rows x width, 1 = nodata): the mask gives them 255 (class
+     * index: ignore) or 0 in every band (multi-label) */
+    tt_status (*nodata_rows)(void *ctx, int y0, int rows, uint8_t *flags);
+    void *nodata_ctx;
 } tt_raster_output;
 
 /* Predicts the image `reader` serves into the files `out` names (each

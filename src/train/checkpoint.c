@@ -19,6 +19,28 @@ static tt_status meta_i64(tt_st_writer *w, const char *key, int64_t v)
     return tt_st_writer_metadata(w, key, text);
 }
 
+/* A raster run's bands, "[4, 3, 2]", and each one's mean and std in its
+ * samples' scale, as JSON arrays (infer/model_load.h reads them). */
+static tt_status describe_bands(tt_st_writer *w, const tt_band_norm *b)
+{
+    static const char *const keys[3] = {"bands", "band_mean", "band_std"};
+    char text[TT_RASTER_MAX_BANDS * 24 + 4];
+    for (int k = 0; k < 3; k++) {
+        size_t used = 0;
+        text[used++] = '[';
+        for (int c = 0; c < b->count; c++) {
+            const char *sep = c ? ", " : "";
+            used += (size_t)(k == 0 ? snprintf(text + used, sizeof text - used, "%s%d", sep,
+                                               b->bands[c])
+                                    : snprintf(text + used, sizeof text - used, "%s%.9g", sep,
+                                               (double)(k == 1 ? b->mean[c] : b->std[c])));
+        }
+        snprintf(text + used, sizeof text - used, "]");
+        TT_TRY(tt_st_writer_metadata(w, keys[k], text));
+    }
+    return NULL;
+}
+
 /* Class names, mask kind and the input normalisation (infer/model_load.h
  * reads these). */
 static tt_status describe_data(tt_st_writer *w, int classes, const tt_checkpoint_data *d)
@@ -45,6 +67,7 @@ static tt_status describe_data(tt_st_writer *w, int classes, const tt_checkpoint
         snprintf(triple, sizeof triple, "[%.9g, %.9g, %.9g]", d->std[0], d->std[1], d->std[2]);
         TT_TRY(tt_st_writer_metadata(w, "std", triple));
     }
+    if (d->bands) TT_TRY(describe_bands(w, d->bands));
     if (d->postprocess) { /* the search's choices, which predict and eval take */
         char *json = tt_pp_choices_json(d->postprocess, classes);
         if (!json) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "checkpoint: out of host memory");

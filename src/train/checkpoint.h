@@ -18,6 +18,7 @@
 #ifndef TT_TRAIN_CHECKPOINT_H
 #define TT_TRAIN_CHECKPOINT_H
 
+#include "data/raster_pair.h"
 #include "data/sampler.h"
 #include "infer/pp_search.h"
 #include "train/loss_scale.h"
@@ -63,6 +64,8 @@ typedef struct tt_checkpoint_data {
     float mean[3], std[3];
     tt_checkpoint_ranks ranks;       /* world_size 0 or 1: a single process */
     const tt_pp_choice *postprocess; /* per class, the search's (metadata "postprocess"); NULL */
+    const tt_band_norm *bands;       /* a raster run's bands and their normalisation (metadata
+                                        "bands", "band_mean", "band_std"); NULL: RGB */
 } tt_checkpoint_data;
 
 /* Saves everything a resume needs. */

@@ -11,6 +11,8 @@
 
 #include "data/augment.h"
 #include "data/dataset.h"
+#include "data/raster_set.h"
+#include "data/raster_stats.h"
 #include "dist/dist.h"
 #include "optim/schedule.h"
 #include "train/run_plan.h"
@@ -50,7 +52,11 @@ typedef struct tt_recipe {
     tt_run_plan *plan;          /* --plan auto's choices and reasons; NULL without */
     char plan_file[TT_OPT_STRING_MAX + 16]; /* plan.json: to write (auto), read (FILE,
                                                a resume) or "" */
-    tt_dataset *dataset;        /* owned until a trainer takes it (sets NULL) */
+    tt_dataset *dataset;        /* owned until a trainer takes it (sets NULL); NULL for rasters */
+    tt_raster_set *rasters;     /* a raster data set instead (--format raster, or detected):
+                                   owned likewise */
+    tt_raster_stats raster_stats; /* its bands' statistics, from a grid of crops */
+    tt_band_norm bands;         /* its bands chosen and their normalisation (count 0: RGB) */
     tt_backend *be;             /* likewise */
     /* the caller's: every line of the run's log (train.jsonl's JSON
      * Lines, without the newline) also goes here; NULL: nowhere else */

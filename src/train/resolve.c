@@ -16,6 +16,7 @@
 
 #include "core/status.h"
 #include "data/fingerprint.h"
+#include "data/raster_fingerprint.h"
 #include "train/data_parallel.h"
 #include "train/fit.h"
 #include "train/precision_auto.h"
@@ -30,9 +31,11 @@ void tt_recipe_init(tt_recipe *r)
 void tt_recipe_release(tt_recipe *r)
 {
     tt_dataset_destroy(r->dataset);
+    tt_raster_set_destroy(r->rasters);
     tt_backend_destroy(r->be);
     free(r->plan);
     r->dataset = NULL;
+    r->rasters = NULL;
     r->be = NULL;
     r->plan = NULL;
 }
@@ -67,12 +70,52 @@ static tt_status check_validation(const tt_train_options *o)
     return NULL;
 }
 
+/* The classes the data set's labels hold. */
+static int data_classes(const tt_recipe *r)
+{
+    if (!r->rasters) return tt_dataset_classes(r->dataset);
+    int classes = 2;
+    for (int v = 0; v < 255; v++)
+        if (r->raster_stats.class_pixels[v] && v + 1 > classes) classes = v + 1;
+    return classes;
+}
+
+/* A raster set: its pairs opened and checked, the bands chosen and their
+ * statistics (a grid of crops of each raster), which normalise them. */
+static tt_status open_rasters(tt_recipe *r)
+{
+    const tt_train_options *o = &r->opt;
+    if (!isnan(o->mean[0]) || !isnan(o->std[0]))
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--mean and --std are of RGB pixels / 255; "
+                            "the raster data set %s is normalised by each band's own mean and "
+                            "std: leave them out", o->data);
+    TT_TRY(tt_raster_set_open_flags(o->data, o->bands, o->mask_nodata, &r->rasters));
+    TT_TRY(tt_raster_stats_of_set(r->rasters, &r->raster_stats));
+    const tt_raster_pair_info *in = tt_raster_pair_get_info(tt_raster_set_pair(r->rasters, 0));
+    r->bands.count = in->channels;
+    for (int c = 0; c < in->channels; c++) {
+        r->bands.bands[c] = in->bands[c];
+        r->bands.mean[c] = (float)r->raster_stats.mean[c];
+        r->bands.std[c] = (float)r->raster_stats.std[c];
+    }
+    r->mask_kind = TT_MASK_CLASS_INDEX;
+    r->planes = 1;
+    return NULL;
+}
+
 static tt_status open_data(tt_recipe *r)
 {
     const tt_train_options *o = &r->opt;
     if (!o->data[0])
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "no data set: give --data DIR (make one with `tiletrain data synth`)");
+    if (o->format == TT_DATASET_RASTER ||
+        (o->format == TT_DATASET_AUTO && tt_raster_set_detect(o->data)))
+        return open_rasters(r);
+    if (o->bands[0])
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--bands %s picks bands of raster data "
+                            "(DIR/images/NAME.tif and DIR/masks/NAME.tif); %s is not one",
+                            o->bands, o->data);
     tt_dataset_options dopt = {.dir = o->data, .csv_path = o->csv[0] ? o->csv : NULL,
                                .images_dir = o->images[0] ? o->images : NULL,
                                .format = o->format, .max_pixels = (uint64_t)o->max_pixels,
@@ -129,7 +172,8 @@ static tt_status plan(tt_recipe *r)
     r->plan = calloc(1, sizeof *r->plan);
     if (!r->plan) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     tt_fingerprint fp;
-    TT_TRY(tt_fingerprint_compute(r->dataset, TT_PLAN_IMAGES, &fp));
+    if (r->rasters) TT_TRY(tt_raster_fingerprint(r->rasters, &r->raster_stats, &fp));
+    else TT_TRY(tt_fingerprint_compute(r->dataset, TT_PLAN_IMAGES, &fp));
     TT_TRY(tt_run_plan_make(&fp, &r->be->device, o, r->given, r->plan));
     if (o->out[0]) snprintf(r->plan_file, sizeof r->plan_file, "%s/plan.json", o->out);
     return NULL;
@@ -140,7 +184,8 @@ static tt_status plan(tt_recipe *r)
 static tt_status resolve_model(tt_recipe *r, const tt_dist *dist)
 {
     const tt_train_options *o = &r->opt;
-    TT_TRY(tt_recipe_model(o, tt_dataset_classes(r->dataset), &r->model));
+    TT_TRY(tt_recipe_model(o, data_classes(r), &r->model));
+    if (r->rasters) r->model.in_channels = r->bands.count;
     if (o->sync_bn && r->model.norm != TT_NORM_BATCH)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--sync-bn synchronises batch norm: give it "
                             "with --norm batch (this run's norm is %s)",
@@ -148,7 +193,8 @@ static tt_status resolve_model(tt_recipe *r, const tt_dist *dist)
     for (int k = 0; k < 3; k++) r->mean[k] = isnan(o->mean[0]) ? 0.0f : o->mean[k];
     for (int k = 0; k < 3; k++) r->std[k] = isnan(o->std[0]) ? 1.0f : o->std[k];
     r->normalize = tt_train_options_normalize(o);
-    if (!r->normalize && tt_model_spec_resnet_encoder(&r->model)) {
+    /* rasters: each band by its own statistics (r->bands) */
+    if (!r->rasters && !r->normalize && tt_model_spec_resnet_encoder(&r->model)) {
         /* a ResNet encoder's pretraining normalised by ImageNet's statistics */
         const float mean[3] = {0.485f, 0.456f, 0.406f}, std[3] = {0.229f, 0.224f, 0.225f};
         memcpy(r->mean, mean, sizeof mean);
@@ -173,7 +219,7 @@ static tt_status resolve_model(tt_recipe *r, const tt_dist *dist)
  * masks and classes before the plan's work: a bad one fails at once. */
 static tt_status check_loss(const tt_recipe *r)
 {
-    int classes = tt_dataset_classes(r->dataset);
+    int classes = data_classes(r);
     if (r->opt.classes > classes) classes = r->opt.classes;
     tt_step_config parsed;
     return tt_recipe_loss(&r->opt, r->mask_kind, classes, &parsed);
@@ -260,6 +306,11 @@ tt_status tt_recipe_resolve(tt_recipe *r, const tt_dist *dist)
     TT_TRY(agree_plan(r, dist));
     TT_TRY(check_flags(o)); /* again: a plan file may have set one */
     TT_TRY(check_validation(o));
+    if (r->rasters && (o->val_fraction > 0 || o->val_list[0]))
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--%s: the raster data set %s is not held "
+                            "out for validation yet; train without it and check the run with "
+                            "`tiletrain predict` on another scene", o->val_list[0] ? "val-list"
+                            : "val-fraction", o->data);
     int automatic = o->micro_batch == 0;
     TT_TRY(tt_augment_parse(o->augment, &r->augment));
     TT_TRY(resolve_model(r, dist));

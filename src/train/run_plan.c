@@ -14,6 +14,7 @@
 #include "core/fs.h"
 #include "core/options.h"
 #include "core/status.h"
+#include "data/raster_fingerprint.h"
 #include "data/dataset.h"
 #include "data/dataset_probe.h"
 #include "train/fit.h"
@@ -103,7 +104,8 @@ static int small_side(const tt_fingerprint *fp)
 static tt_status rule_tile(plan_ctx *c)
 {
     int most = c->cpu ? PLAN_MAX_TILE_CPU : PLAN_MAX_TILE;
-    double extent = class_median(c->fp, 1);
+    /* rasters: no region traced; a scene's crops as large as the device takes */
+    double extent = c->fp->raster_bands ? 4.0 * most : class_median(c->fp, 1);
     int tile = PLAN_MIN_TILE;
     while (tile < most && tile < extent / 4) tile *= 2;
     while (tile > small_side(c->fp)) tile /= 2;
@@ -131,6 +133,7 @@ static tt_status try_fit(const plan_ctx *c, tt_train_options *o, tt_status *why)
     *why = NULL;
     tt_model_spec model;
     TT_TRY(tt_recipe_model(o, c->fp->classes, &model));
+    if (c->fp->raster_bands) model.in_channels = c->fp->raster_bands;
     if (model.precision == TT_PRECISION_AUTO) model.precision = TT_PRECISION_FP32; /* the most */
     int planes = c->fp->mask_kind == TT_MASK_MULTI_LABEL ? c->fp->classes : 1;
     tt_status s = tt_fit_memory_silently(c->device, o, &model, c->fp->mask_kind, planes);
@@ -201,7 +204,10 @@ static void choose_network(plan_ctx *c)
             snprintf(fits, sizeof fits, "; %d px did not fit %s, halved to %d", c->wanted_tile,
                      limit, tile);
         double extent = class_median(c->fp, 1);
-        if (extent > 0)
+        if (c->fp->raster_bands)
+            choose(c, "tile", "raster scenes (regions not traced): the largest crop for this "
+                   "device, %d px, for context%s", c->wanted_tile, fits);
+        else if (extent > 0)
             choose(c, "tile", "a typical region spans %.0f px: a %d px crop sees a quarter of it "
                    "or more, inside or at its border (from %d to %d px on this device)%s", extent,
                    c->wanted_tile, PLAN_MIN_TILE, c->cpu ? PLAN_MAX_TILE_CPU : PLAN_MAX_TILE, fits);
@@ -240,7 +246,7 @@ static void choose_network(plan_ctx *c)
 static tt_status rule_intensity(plan_ctx *c)
 {
     const tt_fingerprint *fp = c->fp;
-    if (c->resnet) return NULL;
+    if (c->resnet || fp->raster_bands) return NULL; /* rasters: each band's own statistics */
     /* three decimals: what plan.json's args say is what the run takes */
     if (!given(c, "mean")) {
         for (int k = 0; k < 3; k++) c->opt->mean[k] = (float)(round(fp->mean[k] * 1000) / 1000);
@@ -270,6 +276,12 @@ static tt_status rule_loss(plan_ctx *c)
 static tt_status rule_augment(plan_ctx *c)
 {
     if (given(c, "augment")) return NULL;
+    if (c->fp->raster_bands) {
+        snprintf(c->opt->augment, sizeof c->opt->augment, "flip,rot90");
+        choose(c, "augment", "raster bands: flips and quarter turns (the colour transforms and "
+               "warps are of 8-bit RGB, and a raster crop leaves them out)");
+        return NULL;
+    }
     snprintf(c->opt->augment, sizeof c->opt->augment,
              "default,affine,grid,gamma,hsv,noise,blur");
     choose(c, "augment", "flips and quarter turns, shift-scale-rotate, grid distortion and the "
@@ -286,7 +298,9 @@ static tt_status rule_sampling(plan_ctx *c)
     if (given(c, "fg-fraction")) return NULL;
     c->opt->fg_fraction = fg < 0.1 ? 0.5 : fg < 0.5 ? 0.33 : 0;
     choose(c, "fg-fraction", "foreground is %.0f%% of the labelled pixels%s", 100 * fg,
-           fg < 0.5 ? ": part of the crops centred on it" : ": random crops see enough of it");
+           fg >= 0.5 ? ": random crops see enough of it"
+           : c->fp->raster_bands ? ": part of the crops seek it (the mask read at up to 8 places)"
+                                 : ": part of the crops centred on it");
     return NULL;
 }
 
@@ -315,6 +329,14 @@ static tt_status rule_length(plan_ctx *c)
         o->steps = steps < 150 ? 150 : steps > 3000 ? 3000 : steps;
         choose(c, "steps", "about %d crops per image of the %d (from 150 to 3000 steps)",
                o->steps * o->micro_batch * o->accum / fp->images, fp->images);
+    }
+    if (fp->raster_bands) { /* rasters: not held out yet */
+        if (!given(c, "val-fraction")) o->val_fraction = 0;
+        if (!given(c, "val-every")) o->val_every = 0;
+        if (!given(c, "val-fraction"))
+            choose(c, "val-fraction", "raster pairs: no held-out validation yet (a scene is "
+                   "not an image to hold out whole); check a run with predict on another scene");
+        return NULL;
     }
     if (!given(c, "val-fraction")) {
         o->val_fraction = fp->images >= 20 ? 0.1 : 0.2;
@@ -437,6 +459,7 @@ struct cJSON *tt_run_plan_json(const tt_run_plan *p)
     cJSON_AddNumberToObject(fp, "ignore_share", f->ignore_share);
     cJSON_AddNumberToObject(fp, "foreground_share", f->foreground_share);
     cJSON_AddNumberToObject(fp, "stride", f->stride);
+    if (f->raster_bands) cJSON_AddNumberToObject(fp, "raster_bands", f->raster_bands);
     cJSON *cls = cJSON_AddArrayToObject(fp, "class_stats");
     for (int c = 0; c < f->classes; c++) {
         const tt_class_fingerprint *k = &f->cls[c];
@@ -489,17 +512,36 @@ tt_status tt_run_plan_device(const tt_train_options *o, tt_device_info *out)
     return status;
 }
 
+/* A raster set's fingerprint (--bands and --mask-nodata as given). */
+static tt_status raster_fingerprint(const tt_train_options *o, tt_fingerprint *fp)
+{
+    tt_raster_set *rasters = NULL;
+    tt_raster_stats *stats = malloc(sizeof *stats);
+    if (!stats) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    tt_status status = tt_raster_set_open_flags(o->data, o->bands, o->mask_nodata, &rasters);
+    if (!status) status = tt_raster_stats_of_set(rasters, stats);
+    if (!status) status = tt_raster_fingerprint(rasters, stats, fp);
+    tt_raster_set_destroy(rasters);
+    free(stats);
+    return status;
+}
+
 tt_status tt_run_plan_for(tt_train_options *o, const unsigned char *given, int max_images,
                           tt_run_plan *out)
 {
     tt_status status = NULL;
     tt_dataset *ds = NULL;
+    tt_fingerprint fp;
     tt_dataset_options dopt = {.dir = o->data, .csv_path = o->csv[0] ? o->csv : NULL,
                                .images_dir = o->images[0] ? o->images : NULL,
                                .format = o->format};
-    TT_CHECK(tt_dataset_open(&dopt, &ds));
-    tt_fingerprint fp;
-    TT_CHECK(tt_fingerprint_compute(ds, max_images, &fp));
+    if (o->format == TT_DATASET_RASTER ||
+        (o->format == TT_DATASET_AUTO && tt_raster_set_detect(o->data))) {
+        TT_CHECK(raster_fingerprint(o, &fp));
+    } else {
+        TT_CHECK(tt_dataset_open(&dopt, &ds));
+        TT_CHECK(tt_fingerprint_compute(ds, max_images, &fp));
+    }
     tt_device_info device;
     TT_CHECK(tt_run_plan_device(o, &device));
     TT_CHECK(tt_run_plan_make(&fp, &device, o, given, out));

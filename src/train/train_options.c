@@ -15,7 +15,7 @@
 const tt_opt tt_train_option_table[] = {
     OPT("data", TT_OPT_STRING, data, "DIR", "data set folder (see datasets/README.md)", 1, 0),
     OPT("plan", TT_OPT_STRING, plan, "auto|off|FILE", "the recipe: auto (train's default) plans it from the data set and the device as `tiletrain plan` does (written to OUT/plan.json and train.jsonl; a --resume reads the run's back), FILE takes a plan.json's, off the built-in defaults below; every flag given overrides its part of the plan", 1, 0),
-    ENUM("format", format, "F", "data set format: auto (detected from the folder), folder or kaggle-rle", TT_DATASET_FORMAT_CHOICES),
+    ENUM("format", format, "F", "data set format: auto (detected from the folder), folder, kaggle-rle or raster (DIR/images/NAME.tif and DIR/masks/NAME.tif: GeoTIFF pairs, docs/guide.md)", TT_DATASET_FORMAT_CHOICES),
     OPT("csv", TT_OPT_STRING, csv, "FILE", "kaggle-rle: the CSV (default DIR/train.csv)", 1, 0),
     OPT("images", TT_OPT_STRING, images, "DIR", "folder of the images (default by format)", 1, 0),
     OPT("cache-dir", TT_OPT_STRING, cache_dir, "DIR", "tile cache (default ~/.cache/tiletrain/tiles)", 1, 0),
@@ -30,6 +30,8 @@ const tt_opt tt_train_option_table[] = {
     OPT("max-pixels", TT_OPT_DOUBLE, max_pixels, "N", "refuse images of more pixels than this", 1, 1e12),
     OPT("mean", TT_OPT_TRIPLE, mean, "R,G,B", "subtract from pixels / 255, e.g. 0.485,0.456,0.406 (unset: nothing; a ResNet encoder: ImageNet's)", 1, 0),
     OPT("std", TT_OPT_TRIPLE, std, "R,G,B", "then divide by this, e.g. 0.229,0.224,0.225", 1e-30, 1e30),
+    OPT("bands", TT_OPT_STRING, bands, "LIST", "raster data: the image bands trained on, counted from 1 (e.g. 4,3,2 or 2,3,4,8; default: all), each normalised by its own mean and standard deviation in its samples' scale; checkpoints keep them for predict", 1, 0),
+    OPT("mask-nodata", TT_OPT_INT, mask_nodata, "V", "raster data: a mask value ignored in the loss besides 255 (-1: none)", -1, 254),
     ENUM("model", model, "NAME", "unet (--base-channels, --depth, --norm size it), or segmentation_models_pytorch's Unet, FPN, Linknet or DeepLabV3Plus over an encoder: unet-, fpn-, linknet- or deeplabv3plus- then resnet18, resnet34, resnet50, resnext50_32x4d or efficientnet-b0 .. -b4 (tiles multiples of 32; 16 for deeplabv3plus)", TT_MODEL_CHOICES),
     OPT("freeze-encoder-bn", TT_OPT_FLAG, freeze_encoder_bn, NULL, "the encoder models: the encoder's batch norms use and keep their running statistics, affine parameters trained (FrozenBatchNorm2d)", 1, 0),
     OPT("freeze-bn", TT_OPT_FLAG, freeze_bn, NULL, "the encoder models: every batch norm so (the decoder's too): no statistic depends on the micro-batch, so B x N equals N*B x 1", 1, 0),
@@ -100,6 +102,7 @@ void tt_train_options_default(tt_train_options *o)
     o->max_pixels = 268435456.0;
     strcpy(o->augment, "default");
     o->mean[0] = o->std[0] = NAN; /* not given */
+    o->mask_nodata = -1;
     o->model = TT_MODEL_UNET;
     o->base_channels = 16;
     o->depth = 3;

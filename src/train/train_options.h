@@ -51,7 +51,7 @@ typedef enum tt_log_format { TT_LOG_TEXT, TT_LOG_JSONL } tt_log_format;
 /* --norm: tt_norm_kind's order */
 #define TT_NORM_CHOICES "none|group|batch"
 /* --format: tt_dataset_format's order */
-#define TT_DATASET_FORMAT_CHOICES "auto|folder|kaggle-rle"
+#define TT_DATASET_FORMAT_CHOICES "auto|folder|kaggle-rle|raster"
 
 typedef struct tt_train_options {
     /* data */
@@ -69,6 +69,8 @@ typedef struct tt_train_options {
     double max_pixels;
     float mean[3];                         /* of pixels / 255; NaN: not given */
     float std[3];
+    char bands[TT_OPT_STRING_MAX];         /* raster data: the image bands, "4,3,2"; "": all */
+    int mask_nodata;                       /* raster data: a mask value ignored besides 255; -1 */
     /* model */
     tt_model_choice model;
     int freeze_encoder_bn;                 /* unet-resnet*: FrozenBatchNorm2d in the encoder */

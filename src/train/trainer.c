@@ -30,10 +30,50 @@ static void cache_warning(void *ctx, const char *message)
     fprintf(stderr, "tiletrain: warning: %s\n", message);
 }
 
+/* A raster set's crop sampler: read straight from the rasters' tiles,
+ * without the tile cache (data/raster_sampler.h says why). */
+static tt_status open_rasters(tt_trainer *t)
+{
+    const tt_train_options *o = &t->opt;
+    tt_raster_sampler_config rc = {.tile_width = o->tile[1], .tile_height = o->tile[0],
+                                   .seed = o->seed, .no_augment = o->no_augment,
+                                   .augment = t->augment, .stride = t->dist.size,
+                                   .fg_fraction = o->fg_fraction,
+                                   .mean = t->bands.mean, .std = t->bands.std};
+    TT_TRY(tt_raster_sampler_create(&rc, t->rasters, &t->raster_sampler));
+    tt_sampler_state first;
+    tt_raster_sampler_get_state(t->raster_sampler, &first);
+    first.position = t->dist.rank; /* rank r of K takes crops r, r + K, ... */
+    t->counters.sampler = first;
+    return tt_raster_sampler_set_state(t->raster_sampler, &first);
+}
+
+/* Crops in an epoch of the run's stream. */
+static int64_t epoch_length(const tt_trainer *t)
+{
+    return t->rasters ? tt_raster_sampler_epoch_length(t->raster_sampler)
+                      : tt_sampler_epoch_length(t->sampler);
+}
+
+/* The state's place in the whole stream, and the state `crops` after it. */
+static int64_t stream_index(const tt_trainer *t, const tt_sampler_state *state)
+{
+    return state->epoch * epoch_length(t) + state->position;
+}
+
+static tt_sampler_state state_after(const tt_trainer *t, tt_sampler_state state, int64_t crops)
+{
+    int64_t index = stream_index(t, &state) + crops;
+    state.epoch = index / epoch_length(t);
+    state.position = index % epoch_length(t);
+    return state;
+}
+
 /* The recipe's data set: its tile cache, the split and the crop sampler. */
 static tt_status open_data(tt_trainer *t)
 {
     const tt_train_options *o = &t->opt;
+    if (t->rasters) return open_rasters(t);
     t->source = tt_dataset_source(t->dataset);
     tt_tilecache_config cc = {.dir = o->cache_dir[0] ? o->cache_dir : NULL,
                               .max_pixels = (uint64_t)o->max_pixels, .warn = cache_warning};
@@ -82,7 +122,7 @@ static tt_status augment_gallery(tt_trainer *t)
 static int64_t planned_crops(const tt_trainer *t)
 {
     if (t->opt.epochs <= 0) return 0;
-    return (int64_t)t->opt.epochs * tt_sampler_epoch_length(t->sampler);
+    return (int64_t)t->opt.epochs * epoch_length(t);
 }
 
 /* This rank's crops left of a finite run (0 for an endless stream, -1 for
@@ -91,7 +131,7 @@ static int64_t crops_left(const tt_trainer *t)
 {
     int64_t total = planned_crops(t);
     if (!total) return 0;
-    int64_t next = tt_sampler_stream_index(t->sampler, &t->counters.sampler);
+    int64_t next = stream_index(t, &t->counters.sampler);
     return next < total ? (total - next + t->dist.size - 1) / t->dist.size : -1;
 }
 
@@ -105,7 +145,9 @@ typedef struct tt_window {
 static tt_status start_prefetch(tt_trainer *t)
 {
     tt_prefetch_config pc = {.batch_size = t->opt.micro_batch, .height = t->opt.tile[0],
-                             .width = t->opt.tile[1], .planes = tt_tilecache_planes(t->cache),
+                             .width = t->opt.tile[1],
+                             .planes = t->rasters ? 1 : tt_tilecache_planes(t->cache),
+                             .channels = t->model.in_channels,
                              .queue_depth = t->opt.accum + 1, .normalize = t->normalize};
     memcpy(pc.mean, t->mean, sizeof pc.mean);
     memcpy(pc.std, t->std, sizeof pc.std);
@@ -114,6 +156,10 @@ static tt_status start_prefetch(tt_trainer *t)
         t->data_done = 1;
         t->finished = t->dist.size == 1;
         return NULL;
+    }
+    if (t->rasters) {
+        tt_raster_sampler_limit(t->raster_sampler, left);
+        return tt_prefetch_create(&pc, tt_raster_sampler_fill, t->raster_sampler, &t->prefetch);
     }
     return tt_prefetch_create_sampler(&pc, t->sampler, left, &t->prefetch);
 }
@@ -165,15 +211,16 @@ static tt_status restore(tt_trainer *t)
      * else rank 0's plus the rank (the stream goes on where it stopped) */
     tt_sampler_state mine = t->counters.sampler;
     if (world == t->dist.size && next >= 0)
-        mine = tt_sampler_state_after(t->sampler, (tt_sampler_state){mine.seed, 0, 0}, next);
-    else mine = tt_sampler_state_after(t->sampler, mine, t->dist.rank);
+        mine = state_after(t, (tt_sampler_state){mine.seed, 0, 0}, next);
+    else mine = state_after(t, mine, t->dist.rank);
     if (world != t->dist.size && t->dist.rank == 0)
         fprintf(stderr, "tiletrain: --resume %s: written by %d rank%s, continued by %d: the data "
                 "stream goes on where it stopped, with %d x micro-batch %d x accum %d images "
                 "per step now\n", opt->resume, world, world == 1 ? "" : "s", t->dist.size,
                 t->dist.size, opt->micro_batch, opt->accum);
     t->counters.sampler = mine;
-    return tt_error_prefix(tt_sampler_set_state(t->sampler, &mine),
+    return tt_error_prefix(t->rasters ? tt_raster_sampler_set_state(t->raster_sampler, &mine)
+                                      : tt_sampler_set_state(t->sampler, &mine),
                            "--resume %s (give the same --seed and data)", opt->resume);
 }
 
@@ -201,6 +248,8 @@ tt_status tt_trainer_create_ranked(tt_recipe *r, const tt_dist *dist, tt_trainer
     t->dist = dist ? *dist : tt_dist_single();
     t->counters.validation.best = -1;
     t->dataset = r->dataset, r->dataset = NULL;
+    t->rasters = r->rasters, r->rasters = NULL;
+    t->bands = r->bands;
     t->be = r->be, r->be = NULL;
     t->model = r->model;
     t->mask_kind = r->mask_kind;
@@ -210,13 +259,13 @@ tt_status tt_trainer_create_ranked(tt_recipe *r, const tt_dist *dist, tt_trainer
     t->augment = r->augment;
     snprintf(t->precision_reason, sizeof t->precision_reason, "%s", r->precision_reason);
     tt_status status = NULL;
-    if (!t->dataset || !t->be) {
+    if ((!t->dataset && !t->rasters) || !t->be) {
         status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "a trainer takes a resolved recipe "
                               "(tt_recipe_resolve), once");
         goto cleanup;
     }
     TT_CHECK(open_data(t));
-    int planes = tt_tilecache_planes(t->cache);
+    int planes = t->rasters ? 1 : tt_tilecache_planes(t->cache);
     TT_CHECK(tt_loss_scale_start(opt->loss_scale, t->model.precision, &t->counters.loss_scale));
     t->counters.loss_scale.interval = opt->loss_scale_interval;
     plan_steps(t);
@@ -229,7 +278,7 @@ tt_status tt_trainer_create_ranked(tt_recipe *r, const tt_dist *dist, tt_trainer
     TT_CHECK(restore(t));
     if (t->dp) TT_CHECK(tt_dp_check_weights(t->dp, t->counters.step)); /* the same start */
     int gallery = 0;
-    if (opt->out[0] && t->dist.rank == 0 && !opt->no_augment && !opt->resume[0]) {
+    if (opt->out[0] && t->dist.rank == 0 && !opt->no_augment && !opt->resume[0] && !t->rasters) {
         TT_CHECK(augment_gallery(t));
         gallery = TT_AUGMENT_GALLERY_MAX;
     }
@@ -261,6 +310,8 @@ void tt_trainer_destroy(tt_trainer *t)
     if (!t) return;
     tt_prefetch_destroy(t->prefetch);
     tt_sampler_destroy(t->sampler);
+    tt_raster_sampler_destroy(t->raster_sampler);
+    tt_raster_set_destroy(t->rasters);
     tt_tilecache_destroy(t->cache);
     tt_tilecache_destroy(t->val_cache);
     tt_dataset_destroy(t->dataset);
@@ -527,7 +578,7 @@ static tt_status gather_ranks(tt_trainer *t, int64_t **next)
     if (!t->dp) return NULL;
     if (!t->opt.sync_bn) TT_TRY(tt_dp_average_running_stats(t->dp));
     TT_TRY(tt_dp_check_weights(t->dp, t->counters.step));
-    uint64_t mine = (uint64_t)tt_sampler_stream_index(t->sampler, &t->counters.sampler);
+    uint64_t mine = (uint64_t)stream_index(t, &t->counters.sampler);
     uint64_t *all = malloc(sizeof *all * (size_t)t->dist.size);
     if (!all) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "checkpoint: out of host memory");
     tt_status s = tt_dist_gather_u64(&t->dist, &mine, 1, all);
@@ -547,7 +598,7 @@ tt_status tt_trainer_save(tt_trainer *t, const char *path)
         free(next);
         return NULL;
     }
-    int named = tt_dataset_classes(t->dataset);
+    int named = t->dataset ? tt_dataset_classes(t->dataset) : 0;
     const char **names = malloc(sizeof *names * (size_t)(named ? named : 1));
     if (!names) {
         free(next);
@@ -556,7 +607,8 @@ tt_status tt_trainer_save(tt_trainer *t, const char *path)
     for (int c = 0; c < named; c++) names[c] = tt_dataset_class_name(t->dataset, c);
     tt_checkpoint_data d = {.named_classes = named, .class_names = names,
                             .mask_kind = t->mask_kind, .normalize = t->normalize,
-                            .ranks = {t->dist.size, next}, .postprocess = t->postprocess};
+                            .ranks = {t->dist.size, next}, .postprocess = t->postprocess,
+                            .bands = t->bands.count ? &t->bands : NULL};
     memcpy(d.mean, t->mean, sizeof d.mean);
     memcpy(d.std, t->std, sizeof d.std);
     tt_status status = tt_checkpoint_save(t->engine, &t->counters, &d, path);

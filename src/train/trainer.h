@@ -20,6 +20,7 @@
 
 #include "data/dataset.h"
 #include "data/prefetch.h"
+#include "data/raster_sampler.h"
 #include "data/sampler.h"
 #include "data/tilecache.h"
 #include "optim/schedule.h"
@@ -58,6 +59,9 @@ typedef struct tt_trainer {
     tt_sampler *sampler;
     tt_prefetch *prefetch;
     int *train_items, train_count, *val_items, val_count;
+    tt_raster_set *rasters;   /* a raster data set instead of dataset (then no cache, sampler) */
+    tt_raster_sampler *raster_sampler; /* its crops; owned by the prefetch thread once it runs */
+    tt_band_norm bands;       /* its bands and their normalisation (count 0: RGB) */
 
     tt_model_spec model;      /* what the options and the data set describe */
     tt_mask_kind mask_kind;

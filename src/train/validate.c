@@ -68,7 +68,7 @@ static tt_status validate_one(tt_model *model, tt_tilecache *cache, int index,
         goto cleanup;
     }
     cache_crop ctx = {cache, index};
-    tt_crop_reader reader = {&ctx, w, h, read_crop};
+    tt_crop_reader reader = {&ctx, w, h, read_crop, NULL, 3};
     TT_CHECK(tt_predict_image(model, &reader, &o->predict, logits));
     uint8_t pad = o->kind == TT_MASK_CLASS_INDEX ? 255 : 0;
     TT_CHECK(tt_tilecache_read_mask(cache, index, 0, 0, w, h, pad, truth));

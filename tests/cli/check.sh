@@ -30,22 +30,7 @@
 # usage: tests/cli/check.sh BUILD_DIR
 set -uo pipefail
 tt=$(cd "${1:?usage: check.sh BUILD_DIR}" && pwd)/tiletrain
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: [${SECONDS}s] $*"; failures=$((failures + 1)); }
-pass() { echo "ok:   [${SECONDS}s] $*"; }
-
-# expect STATUS PATTERN -- COMMAND...: the exit status and a line of stderr
-expect() {
-  local want=$1 pattern=$2
-  shift 3
-  "$@" >"$work/out" 2>"$work/err"
-  local got=$?
-  if [ "$got" != "$want" ]; then fail "$* exited $got, not $want"; cat "$work/err"; return; fi
-  if ! grep -qF -- "$pattern" "$work/err"; then fail "$*: no '$pattern' in:"; cat "$work/err"; return; fi
-  pass "$*"
-}
+. "$(dirname "$0")/lib.sh"
 
 # same_peak FILE: mem --measure's table, its estimated peak total equal to
 # the measured one; measured_same FILE: the same for mem --measure --json

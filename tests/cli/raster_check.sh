@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Training from raster pairs (issue 43), as a person meets it (CTest runs it
+# as test_cli_raster):
+#   - a 16-bit, 4-band GeoTIFF and its mask (tools/make_raster.c --pair)
+#     train a few steps with --bands 3,2,1; the checkpoint records the bands
+#     and each one's mean and std in the samples' own scale;
+#   - a resumed run takes the same crops: 1 + 1 steps = 2, bit for bit;
+#   - predict on the raster takes the checkpoint's bands by default and
+#     writes a mask on the raster's grid with its GeoTIFF tags, the scene's
+#     nodata 255 there (and its GDAL_NODATA 255, not the image's); --bands of
+#     another count is refused naming the checkpoint;
+#   - data check reports the rasters, bands, sample format and nodata share;
+#   - plan on the rasters: flips and turns only, no held-out validation;
+#   - bad input is refused naming the file: a mask on another grid, an
+#     image without its mask, a band out of range, --mean with rasters,
+#     validation asked for; eval, which reads images whole, says it does not
+#     read raster pairs yet.
+# usage: tests/cli/raster_check.sh BUILD_DIR
+set -uo pipefail
+build=$(cd "${1:?usage: raster_check.sh BUILD_DIR}" && pwd)
+tt=$build/tiletrain
+. "$(dirname "$0")/lib.sh"
+
+"$build/make_raster" --pair "$work/data" 600 520 4 || { echo "FAIL: make_raster --pair"; exit 1; }
+run=(--data "$work/data" --tile 64x64 --micro-batch 2 --batch 2 --steps 3 --plan off --quiet)
+if "$tt" train "${run[@]}" --bands 3,2,1 --out "$work/run" 2>"$work/err" &&
+   /usr/bin/python3 - "$work/run/last.safetensors" "$work/run/train.jsonl" <<'PY'
+import json, struct, sys
+with open(sys.argv[1], "rb") as f:
+    meta = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))["__metadata__"]
+assert json.loads(meta["bands"]) == [3, 2, 1], meta.get("bands")
+assert json.loads(meta["model"])["in_channels"] == 3
+mean, std = json.loads(meta["band_mean"]), json.loads(meta["band_std"])
+assert len(mean) == 3 and all(m > 255 for m in mean), mean  # 16-bit scale, not / 255
+assert all(s > 1 for s in std), std
+steps = [json.loads(l) for l in open(sys.argv[2]) if '"loss"' in l and '"step"' in l]
+assert len(steps) == 3 and all("data_wait_s" in s for s in steps), steps[-1:]
+PY
+then pass "train from a raster pair: bands 3,2,1 and their statistics in the checkpoint"
+else fail "train from a raster pair"; cat "$work/err"; fi
+
+# the crop stream restored: 1 step then a resume to 2 = 2 steps, bit for bit
+if "$tt" train "${run[@]}" --steps 2 --out "$work/two" 2>"$work/err" &&
+   "$tt" train "${run[@]}" --steps 1 --out "$work/one" 2>>"$work/err" &&
+   "$tt" train "${run[@]}" --steps 2 --out "$work/one" --resume "$work/one/last.safetensors" 2>>"$work/err" &&
+   /usr/bin/python3 "$(dirname "$0")/same_checkpoint.py" --tol 0 "$work/two/last.safetensors" \
+     "$work/one/last.safetensors" >"$work/same" 2>&1
+then pass "train from rasters: 1 step + resume 1 = 2 steps, bit for bit"
+else fail "train from rasters, resumed"; cat "$work/err" "$work/same"; fi
+
+pred=(--checkpoint "$work/run/last.safetensors" --input "$work/data/images/scene.tif" --tile 64x64 --quiet)
+if "$tt" predict "${pred[@]}" --out "$work/pred" 2>"$work/err" &&
+   /usr/bin/python3 - "$work/data/masks/scene.tif" "$work/pred/scene_mask.tif" <<'PY'
+import sys
+from PIL import Image
+label, mask = (Image.open(p) for p in sys.argv[1:3])
+assert mask.size == label.size == (600, 520), (mask.size, label.size)
+for tag in (33550, 33922, 34735):
+    assert mask.tag_v2.get(tag) == label.tag_v2.get(tag), tag
+import numpy as np
+m = np.array(mask)
+assert (m[:, :64] == 255).all(), "the scene's nodata margin (64 columns) is 255 in the mask"
+assert set(np.unique(m[:, 64:])) <= {0, 1}, np.unique(m[:, 64:])
+assert str(mask.tag_v2.get(42113)).strip("\x00") == "255", mask.tag_v2.get(42113)  # not the image's 0
+PY
+then pass "predict on the raster with the checkpoint's bands: a mask on its grid, nodata 255"
+else fail "predict on the raster"; cat "$work/err"; fi
+expect 1 "was trained on 3 bands" -- "$tt" predict "${pred[@]}" --out "$work/pred2" --bands 1,2
+expect 1 "band 5 asked for, and it has 4 bands" -- "$tt" predict "${pred[@]}" --out "$work/pred2" --bands 5,2,1
+
+if "$tt" data check --data "$work/data" >"$work/out" 2>"$work/err" &&
+   grep -q "1 raster pair" "$work/out" && grep -q "uint16" "$work/out" && grep -q "nodata" "$work/out"
+then pass "data check on a raster set"
+else fail "data check on a raster set"; cat "$work/out" "$work/err"; fi
+
+if "$tt" plan --data "$work/data" --bands 4,3,2 --out "$work/plan.json" --json >"$work/out" 2>"$work/err" &&
+   /usr/bin/python3 - "$work/plan.json" <<'PY'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+assert plan["fingerprint"]["raster_bands"] == 3, plan["fingerprint"]
+choices = plan["choices"]
+assert choices["augment"]["value"] == "flip,rot90", choices["augment"]
+assert choices["val-fraction"]["value"] == "0", choices
+assert "fg-fraction" in choices, choices  # the scene is mostly cloud: random crops
+PY
+then pass "plan on a raster set: its bands, flips and turns, no held-out validation"
+else fail "plan on a raster set"; cat "$work/out" "$work/err"; fi
+
+expect 1 "holds raster pairs (masks/*.tif)" -- "$tt" eval --checkpoint "$work/run/last.safetensors" \
+  --data "$work/data"
+expect 1 "band 7 asked for, and it has 4 bands" -- "$tt" train "${run[@]}" --bands 7
+expect 1 "--mean and --std are of RGB pixels" -- "$tt" train "${run[@]}" --mean 0.5,0.5,0.5
+expect 1 "not held out for validation yet" -- "$tt" train "${run[@]}" --val-fraction 0.2
+"$build/make_raster" --pair "$work/other" 300 520 4 >/dev/null
+cp -r "$work/data" "$work/moved" && cp "$work/other/masks/scene.tif" "$work/moved/masks/scene.tif"
+expect 1 "moved/masks/scene.tif: the mask is 300x520 pixels" -- "$tt" train "${run[@]}" --data "$work/moved"
+cp "$work/other/images/scene.tif" "$work/data/images/second.tif"
+expect 1 "images/second.tif: no mask for it" -- "$tt" train "${run[@]}"
+
+[ "$failures" = 0 ] || { echo "$failures check(s) failed"; exit 1; }
+echo "all raster checks passed in ${SECONDS}s"
