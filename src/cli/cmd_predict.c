@@ -22,7 +22,9 @@
  * --output geotiff (auto: for .tif/.tiff inputs) streams instead: the TIFF
  * read block by block, STEM_mask.tif written a row of tiles at a time with
  * the input's georeference (infer/predict_raster.h), no size limit; small
- * components removed in a second pass over it; --rle refused.
+ * components removed in a second pass over it; --rle refused.  --cog (or
+ * --output cog) writes them as Cloud-Optimized GeoTIFFs: internal
+ * overviews (the mask's mode, the probabilities' mean) and the COG layout.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -70,9 +72,10 @@ typedef struct predict_options {
     int tta;                    /* tt_tta_kind */
     int threshold_given, min_size_given; /* else the checkpoint's per class, if it has them */
     int raw_weights;            /* --weights raw */
-    char output[TT_OPT_STRING_MAX]; /* auto, png or geotiff */
+    char output[TT_OPT_STRING_MAX]; /* auto, png, geotiff or cog */
     char bands[TT_OPT_STRING_MAX];  /* "R,G,B" band numbers of a TIFF raster, or "" */
     int probabilities;
+    int cog;                        /* --cog, or --output cog */
 } predict_options;
 
 #define OPT(name, kind, field, meta, help, lo, hi) \
@@ -102,8 +105,9 @@ static const tt_opt option_table[] = {
     CHOICE("backend", backend, "NAME", TT_BACKEND_HELP, TT_BACKEND_CHOICES),
     CHOICE("algo", algo, "NAME", TT_CONV_ALGO_HELP, TT_CONV_ALGO_CHOICES),
     CHOICE("precision", precision, "P", "what the forward keeps between layers, stored in fp32 (default), fp16 or bf16 (as train --precision)", "fp32|fp16|bf16"),
-    CHOICE("output", output, "KIND", "what a prediction is written as: png (mask PNGs and an overlay; the image decoded whole), geotiff (STEM_mask.tif, tiled and compressed, streamed: a raster of any size in a few rows of tiles of memory, its georeference kept), or auto (geotiff for .tif/.tiff inputs, else png; default)", "auto|png|geotiff"),
+    CHOICE("output", output, "KIND", "what a prediction is written as: png (mask PNGs and an overlay; the image decoded whole), geotiff (STEM_mask.tif, tiled and compressed, streamed: a raster of any size in a few rows of tiles of memory, its georeference kept), cog (geotiff as a Cloud-Optimized GeoTIFF: --cog), or auto (geotiff for .tif/.tiff inputs, else png; default)", "auto|png|geotiff|cog"),
     OPT("bands", TT_OPT_STRING, bands, "LIST", "the bands of a TIFF raster, counted from 1: for a model trained on raster bands as many as it was trained on (default: those, from the checkpoint), else three read as red, green and blue (e.g. 4,3,2; default: the first three, or the grey one)", 1, 0),
+    OPT("cog", TT_OPT_FLAG, cog, NULL, "the GeoTIFF masks (and probabilities) as Cloud-Optimized GeoTIFFs: internal overviews at factors 2, 4, 8, ... until one fits a 256-pixel tile (a mask's most frequent class, nodata left out; probabilities' mean), directories first, the smallest overview's tiles next and the full resolution's last; still streamed", 1, 0),
     OPT("probabilities", TT_OPT_FLAG, probabilities, NULL, "--output geotiff: also STEM_prob.tif, each class's probability as a float32 band", 1, 0),
     OPT("no-overlay", TT_OPT_FLAG, no_overlay, NULL, "do not write overlay PNGs", 1, 0),
     OPT("quiet", TT_OPT_FLAG, quiet, NULL, "no line per image", 1, 0),
@@ -291,7 +295,8 @@ static int is_tiff(const char *path)
 /* Whether the image at path is written as GeoTIFF (--output). */
 static int streams(const predict_options *o, const char *path)
 {
-    return strcmp(o->output, "geotiff") == 0 || (strcmp(o->output, "auto") == 0 && is_tiff(path));
+    return strcmp(o->output, "geotiff") == 0 || strcmp(o->output, "cog") == 0 ||
+           (strcmp(o->output, "auto") == 0 && is_tiff(path));
 }
 
 /* --output geotiff: a TIFF read block by block, any other image decoded
@@ -340,6 +345,7 @@ static tt_status predict_raster_one(run_state *rs, const char *path, const char 
     tt_raster_output out = {
         .mask_path = mask, .prob_path = o->probabilities ? prob : NULL,
         .multi_label = rs->kind == TT_INFER_KIND_MULTI_LABEL, .threshold = (float)o->threshold,
+        .cog = o->cog,
         .class_threshold = o->threshold_given ? NULL : rs->model.class_threshold,
         .min_size = o->min_size_given ? min_size : rs->model.class_min_size,
         .georef = tt_georef_present(&georef) ? &georef : NULL};
@@ -520,6 +526,12 @@ static tt_status run(const predict_options *o, run_state *rs)
                               "to decode them whole, or leave out --rle", streamed, o->output);
         goto cleanup;
     }
+    if (o->cog && !streamed) {
+        status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "--cog writes the GeoTIFF masks of TIFF "
+                              "inputs as COGs, and no input streams into GeoTIFF (--output %s): "
+                              "give TIFF inputs, or --output cog", o->output);
+        goto cleanup;
+    }
     if (o->probabilities && !streamed) {
         status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "--probabilities writes STEM_prob.tif "
                               "beside a GeoTIFF mask: give --output geotiff (or TIFF inputs)");
@@ -597,6 +609,7 @@ int tt_cmd_predict(int argc, char **argv)
     unsigned char given[sizeof option_table / sizeof option_table[0]];
     tt_status status = tt_opt_parse_args_given(option_table, option_count, &o, argc, argv, 1,
                                                &help, given);
+    if (strcmp(o.output, "cog") == 0) o.cog = 1;
     o.threshold_given = given[tt_opt_index(option_table, option_count, "threshold")];
     o.min_size_given = given[tt_opt_index(option_table, option_count, "min-size")];
     if (status) {
@@ -616,7 +629,9 @@ int tt_cmd_predict(int argc, char **argv)
                "      --out predictions --tile 512x512 --overlap 0.5 --rle submission.csv \\\n"
                "      --min-size 10000 --rle-size 350x525\n"
                "  tiletrain predict --checkpoint runs/a/best.safetensors --input scene.tif \\\n"
-               "      --out masks --tile 512x512 --probabilities\n\n");
+               "      --out masks --tile 512x512 --probabilities\n"
+               "  tiletrain predict --checkpoint runs/a/best.safetensors --input scene.tif \\\n"
+               "      --out masks --cog     # STEM_mask.tif as a Cloud-Optimized GeoTIFF\n\n");
         tt_opt_print_help(option_table, option_count, stdout);
         return 0;
     }

@@ -115,6 +115,22 @@ typedef struct tt_raster_writer tt_raster_writer;
 tt_status tt_raster_writer_open(const char *path, int width, int height, int bands,
                                 tt_raster_sample sample, const tt_georef *georef,
                                 tt_raster_writer **out);
+/* The same as a Cloud-Optimized GeoTIFF: the raster and its overviews
+ * (factors 2, 4, 8, ... until the smallest fits one 256-pixel tile; none
+ * when the raster does) in one file, the main image's directory first, then
+ * the overviews' (SUBFILETYPE reduced-image), then the tiles, smallest
+ * overview first and the full resolution last.  An overview pixel reduces
+ * the 2 x 2 pixels under it in the level above: 8-bit samples take their
+ * most frequent value (a class mask's mode; ties: the lower value),
+ * leaving out `ignore` (255 for nodata, or -1: none) unless all hold it;
+ * 16-bit and float samples their mean (probabilities).  Memory: each level
+ * keeps a row of tiles of its width, as a plain writer does (about twice
+ * the full resolution's in all); the levels are written to PATH.partN
+ * first and copied tile by tile, still compressed, into PATH.part at
+ * close, which renames it to PATH and removes them. */
+tt_status tt_raster_writer_open_cog(const char *path, int width, int height, int bands,
+                                    tt_raster_sample sample, const tt_georef *georef, int ignore,
+                                    tt_raster_writer **out);
 /* The next `rows` rows: rows x width x bands samples, interleaved (uint8_t,
  * uint16_t or float as the writer's sample). */
 tt_status tt_raster_writer_rows(tt_raster_writer *w, int rows, const void *samples);

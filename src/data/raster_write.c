@@ -11,9 +11,10 @@
 #include "core/status.h"
 #include "data/image_probe.h"
 #include "data/raster.h"
+#include "data/raster_cog.h"
 #include "data/raster_tags.h"
 
-#define TILE 256
+#define TILE TT_RASTER_TILE
 /* Above this many bytes before compression a raster is written as BigTIFF
  * (a classic TIFF's offsets end at 4 GiB; compression may not help noise). */
 #define CLASSIC_MOST ((uint64_t)2 << 30)
@@ -28,6 +29,7 @@ struct tt_raster_writer {
     size_t line;        /* bytes of one buffered row: whole tiles wide */
     uint8_t *band;      /* TILE rows */
     uint8_t *tile;
+    tt_cog *cog;        /* a COG: it writes, the rest is unused */
 };
 
 /* The tags libtiff is told of, so that it writes them (numbers: raster_tags.h). */
@@ -66,22 +68,24 @@ static int set_georef(TIFF *tif, const tt_georef *g)
     return ok;
 }
 
-static tt_status set_tags(tt_raster_writer *w, const tt_georef *georef)
+tt_status tt_raster_tags_set(TIFF *tif, const char *name, tt_tiff_errors *errors, int width,
+                             int height, int bands, tt_raster_sample sample,
+                             const tt_georef *georef, int reduced)
 {
-    TIFF *tif = w->tif;
-    int f32 = w->sample == TT_SAMPLE_F32, ok = 1;
-    ok = ok && TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, (uint32_t)w->width);
-    ok = ok && TIFFSetField(tif, TIFFTAG_IMAGELENGTH, (uint32_t)w->height);
-    ok = ok && TIFFSetField(tif, TIFFTAG_SAMPLESPERPIXEL, (uint16_t)w->bands);
+    int f32 = sample == TT_SAMPLE_F32, ok = 1;
+    if (reduced) ok = ok && TIFFSetField(tif, TIFFTAG_SUBFILETYPE, (uint32_t)FILETYPE_REDUCEDIMAGE);
+    ok = ok && TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, (uint32_t)width);
+    ok = ok && TIFFSetField(tif, TIFFTAG_IMAGELENGTH, (uint32_t)height);
+    ok = ok && TIFFSetField(tif, TIFFTAG_SAMPLESPERPIXEL, (uint16_t)bands);
     ok = ok && TIFFSetField(tif, TIFFTAG_BITSPERSAMPLE,
-                            (uint16_t)(8 * tt_raster_sample_bytes(w->sample)));
+                            (uint16_t)(8 * tt_raster_sample_bytes(sample)));
     ok = ok && TIFFSetField(tif, TIFFTAG_SAMPLEFORMAT,
                             (uint16_t)(f32 ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT));
     ok = ok && TIFFSetField(tif, TIFFTAG_PHOTOMETRIC, (uint16_t)PHOTOMETRIC_MINISBLACK);
     ok = ok && TIFFSetField(tif, TIFFTAG_PLANARCONFIG, (uint16_t)PLANARCONFIG_CONTIG);
-    if (w->bands > 1) { /* planes past the first are no colour: "unspecified" */
+    if (bands > 1) { /* planes past the first are no colour: "unspecified" */
         uint16_t extra[256] = {0};
-        ok = ok && TIFFSetField(tif, TIFFTAG_EXTRASAMPLES, (uint16_t)(w->bands - 1), extra);
+        ok = ok && TIFFSetField(tif, TIFFTAG_EXTRASAMPLES, (uint16_t)(bands - 1), extra);
     }
     ok = ok && TIFFSetField(tif, TIFFTAG_COMPRESSION, (uint16_t)COMPRESSION_ADOBE_DEFLATE);
     ok = ok && TIFFSetField(tif, TIFFTAG_PREDICTOR,
@@ -89,16 +93,17 @@ static tt_status set_tags(tt_raster_writer *w, const tt_georef *georef)
     ok = ok && TIFFSetField(tif, TIFFTAG_TILEWIDTH, (uint32_t)TILE);
     ok = ok && TIFFSetField(tif, TIFFTAG_TILELENGTH, (uint32_t)TILE);
     ok = ok && TIFFSetField(tif, TIFFTAG_SOFTWARE, "tiletrain predict");
-    if (ok && georef && tt_georef_present(georef)) ok = set_georef(tif, georef);
+    if (ok && georef && (tt_georef_present(georef) || georef->nodata)) ok = set_georef(tif, georef);
     if (!ok)
-        return tt_error_new(TT_ERR_IO, "%s: cannot set its TIFF tags (%s)", w->part,
-                            tt_tiff_reason(&w->errors));
+        return tt_error_new(TT_ERR_IO, "%s: cannot set its TIFF tags (%s)", name,
+                            tt_tiff_reason(errors));
     return NULL;
 }
 
 void tt_raster_writer_abort(tt_raster_writer *w)
 {
     if (!w) return;
+    tt_cog_abort(w->cog);
     if (w->tif) TIFFClose(w->tif);
     if (w->part) unlink(w->part);
     free(w->path);
@@ -145,7 +150,8 @@ tt_status tt_raster_writer_open(const char *path, int width, int height, int ban
         tt_raster_writer_abort(w);
         return status;
     }
-    tt_status status = set_tags(w, georef);
+    tt_status status = tt_raster_tags_set(w->tif, w->part, &w->errors, width, height, bands,
+                                          sample, georef, 0);
     if (status) {
         tt_raster_writer_abort(w);
         return status;
@@ -175,8 +181,25 @@ static tt_status flush_band(tt_raster_writer *w)
     return NULL;
 }
 
+tt_status tt_raster_writer_open_cog(const char *path, int width, int height, int bands,
+                                    tt_raster_sample sample, const tt_georef *georef, int ignore,
+                                    tt_raster_writer **out)
+{
+    *out = NULL;
+    tt_raster_writer *w = calloc(1, sizeof *w);
+    if (!w) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", path);
+    tt_status status = tt_cog_open(path, width, height, bands, sample, georef, ignore, &w->cog);
+    if (status) {
+        free(w);
+        return status;
+    }
+    *out = w;
+    return NULL;
+}
+
 tt_status tt_raster_writer_rows(tt_raster_writer *w, int rows, const void *samples)
 {
+    if (w->cog) return tt_cog_rows(w->cog, rows, samples);
     if (rows < 0 || w->rows_in + rows > w->height)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: %d more rows after %d of %d", w->part,
                             rows, w->rows_in, w->height);
@@ -202,6 +225,12 @@ static int sync_file(const char *path)
 tt_status tt_raster_writer_close(tt_raster_writer *w)
 {
     tt_status status = NULL;
+    if (w->cog) {
+        tt_cog *cog = w->cog;
+        w->cog = NULL;
+        status = tt_cog_close(cog);
+        goto cleanup;
+    }
     if (w->rows_in != w->height) {
         status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: %d of its %d rows were given; "
                               "nothing written", w->path, w->rows_in, w->height);

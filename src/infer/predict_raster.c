@@ -72,6 +72,19 @@ static tt_status write_rows(void *ctx, int y0, int rows, const float *planes, si
     return NULL;
 }
 
+/* Opens the mask or probabilities writer: a COG when asked, except the
+ * first pass of a mask whose components are removed after. */
+static tt_status open_writer(const tt_raster_output *out, const char *path, int cog, int width,
+                             int height, int bands, tt_raster_sample sample,
+                             tt_raster_writer **w)
+{
+    if (!cog)
+        return tt_raster_writer_open(path, width, height, bands, sample, out->georef, w);
+    /* a class-index mask's nodata (255) is no class to vote for */
+    int ignore = sample == TT_SAMPLE_U8 && !out->multi_label ? 255 : -1;
+    return tt_raster_writer_open_cog(path, width, height, bands, sample, out->georef, ignore, w);
+}
+
 /* Whether any class has a minimum to remove components under. */
 static int removes(const tt_raster_output *out, int classes)
 {
@@ -94,8 +107,8 @@ static tt_status filter_pass(tt_cc_stream *components, const char *first, int wi
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory for %d rows",
                             out->mask_path, ROWS);
     TT_CHECK(tt_raster_open(first, &in));
-    TT_CHECK(tt_raster_writer_open(out->mask_path, width, height, bands, TT_SAMPLE_U8,
-                                   out->georef, &mask));
+    TT_CHECK(open_writer(out, out->mask_path, out->cog, width, height, bands, TT_SAMPLE_U8,
+                         &mask));
     for (int y = 0; y < height; y += ROWS) {
         int n = height - y < ROWS ? height - y : ROWS;
         TT_CHECK(tt_raster_read_samples(in, 0, y, width, n, rows));
@@ -130,10 +143,10 @@ tt_status tt_predict_raster(tt_model *model, const tt_crop_reader *reader,
         mask_path = first;
         TT_CHECK(tt_cc_stream_new(w, bands, !out->multi_label, &s.components));
     }
-    TT_CHECK(tt_raster_writer_open(mask_path, w, h, bands, TT_SAMPLE_U8, out->georef, &s.mask));
+    TT_CHECK(open_writer(out, mask_path, out->cog && !first, w, h, bands, TT_SAMPLE_U8, &s.mask));
     if (out->prob_path)
-        TT_CHECK(tt_raster_writer_open(out->prob_path, w, h, classes, TT_SAMPLE_F32, out->georef,
-                                       &s.prob));
+        TT_CHECK(open_writer(out, out->prob_path, out->cog, w, h, classes, TT_SAMPLE_F32,
+                             &s.prob));
     TT_CHECK(tt_predict_stream(model, reader, options, write_rows, &s));
     tt_raster_writer *mask = s.mask, *prob = s.prob;
     s.mask = s.prob = NULL;

@@ -12,7 +12,9 @@
  * the mask as first written (infer/components_stream.h: PATH.pass1, gone
  * when PATH is written).  Probabilities,
  * on request, are a float32 band per class: softmax (class index) or
- * sigmoid (multi-label) of the blended logits.
+ * sigmoid (multi-label) of the blended logits.  As COGs the overviews are
+ * made as the rows go by; with components removed, the first pass is a
+ * plain GeoTIFF and the second writes the COG.
  */
 #ifndef TT_INFER_PREDICT_RASTER_H
 #define TT_INFER_PREDICT_RASTER_H
@@ -29,6 +31,10 @@ typedef struct tt_raster_output {
     const int *min_size;          /* NULL, or per class: smaller components removed
                                      (class index: classes >= 1) */
     const tt_georef *georef;      /* NULL, or copied into both files */
+    int cog;                      /* both files as Cloud-Optimized GeoTIFFs (data/raster.h:
+                                     tt_raster_writer_open_cog): the mask's overviews
+                                     its mode (nodata 255 left out for class indices),
+                                     the probabilities' their mean */
     /* NULL, or marks the input's nodata pixels of rows [y0, y0 + rows)
      * (flags: rows x width, 1 = nodata): the mask gives them 255 (class
      * index: ignore) or 0 in every band (multi-label) */

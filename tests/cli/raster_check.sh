@@ -9,6 +9,7 @@
 #     writes a mask on the raster's grid with its GeoTIFF tags, the scene's
 #     nodata 255 there (and its GDAL_NODATA 255, not the image's); --bands of
 #     another count is refused naming the checkpoint;
+#   - predict --cog writes the same mask with its overviews;
 #   - data check reports the rasters, bands, sample format and nodata share;
 #   - plan on the rasters: flips and turns only, no held-out validation;
 #   - bad input is refused naming the file: a mask on another grid, an
@@ -65,6 +66,27 @@ assert str(mask.tag_v2.get(42113)).strip("\x00") == "255", mask.tag_v2.get(42113
 PY
 then pass "predict on the raster with the checkpoint's bands: a mask on its grid, nodata 255"
 else fail "predict on the raster"; cat "$work/err"; fi
+# --cog: the same mask as a Cloud-Optimized GeoTIFF (its layout: tests/test_raster_cog.c)
+if "$tt" predict "${pred[@]}" --out "$work/cog" --cog 2>"$work/err" &&
+   /usr/bin/python3 - "$work/pred/scene_mask.tif" "$work/cog/scene_mask.tif" <<'PY'
+import sys
+import numpy as np
+from PIL import Image
+plain, cog = (Image.open(p) for p in sys.argv[1:3])
+assert cog.n_frames == 3, cog.n_frames  # 600x520, 300x260, 150x130
+assert (np.array(cog) == np.array(plain)).all(), "the full resolution is the plain mask"
+assert cog.tag_v2.get(33550) == plain.tag_v2.get(33550)
+for frame, size in ((1, (300, 260)), (2, (150, 130))):
+    cog.seek(frame)
+    assert cog.size == size and cog.tag_v2.get(254) == 1, (cog.size, cog.tag_v2.get(254))
+    m = np.array(cog)
+    assert (m[:, :64 >> frame] == 255).all(), "the nodata margin stays 255"
+    assert set(np.unique(m[:, 64 >> frame:])) <= {0, 1}
+PY
+then pass "predict --cog: the mask and two overviews, nodata kept"
+else fail "predict --cog"; cat "$work/err"; fi
+expect 1 "no input streams into GeoTIFF (--output png)" -- "$tt" predict "${pred[@]}" \
+  --out "$work/pred2" --output png --cog
 expect 1 "was trained on 3 bands" -- "$tt" predict "${pred[@]}" --out "$work/pred2" --bands 1,2
 expect 1 "band 5 asked for, and it has 4 bands" -- "$tt" predict "${pred[@]}" --out "$work/pred2" --bands 5,2,1
 
