@@ -53,10 +53,20 @@ tt_status tt_raster_sampler_create(const tt_raster_sampler_config *config, tt_ra
                                 : tt_error_new(TT_ERR_OUT_OF_MEMORY, "raster sampler: out of "
                                                "host memory");
     }
+    const tt_raster_holdout *h = config->holdout;
     for (int i = 0; i < count; i++) {
         const tt_raster_pair_info *in = tt_raster_pair_get_info(tt_raster_set_pair(set, i));
-        s->area_below[i + 1] = s->area_below[i] + (double)in->width * in->height;
-        s->epoch_length += (int64_t)((in->width + tw - 1) / tw) * ((in->height + th - 1) / th);
+        int held = h && h->held[i]; /* never drawn: no area */
+        s->area_below[i + 1] = s->area_below[i] + (held ? 0 : (double)in->width * in->height);
+        if (!held)
+            s->epoch_length += (int64_t)((in->width + tw - 1) / tw) * ((in->height + th - 1) / th);
+    }
+    if (h && h->block) { /* the held-out blocks' share of the scene's crops */
+        double held_area = 0;
+        for (int i = 0; i < h->region_count; i++)
+            held_area += (double)h->regions[i].width * h->regions[i].height;
+        s->epoch_length -= (int64_t)(held_area / ((double)tw * th));
+        if (s->epoch_length < 1) s->epoch_length = 1;
     }
     s->normalize = config->mean && config->std;
     for (int c = 0; s->normalize && c < s->channels; c++) {
@@ -120,6 +130,24 @@ static int random_origin(tt_rng *rng, int length, int side)
                           : -(int)tt_rng_range(rng, 0, side - length);
 }
 
+/* A crop's origin in raster k that touches no held-out region (without a
+ * holdout: the first draw, as ever). */
+static void draw_origin(const tt_raster_sampler *s, tt_rng *rng, int k,
+                        const tt_raster_pair_info *in, int *x0, int *y0)
+{
+    int tw = s->config.tile_width, th = s->config.tile_height;
+    const tt_raster_holdout *h = s->config.holdout;
+    for (int t = 0; t < TT_RASTER_HOLDOUT_TRIES; t++) {
+        *x0 = random_origin(rng, in->width, tw), *y0 = random_origin(rng, in->height, th);
+        if (!tt_raster_holdout_touches(h, k, *x0, *y0, tw, th)) return;
+    }
+    /* inside a whole block kept for training (blocks are twice the crop) */
+    tt_raster_region b = tt_raster_holdout_free_block(
+        h, (int)tt_rng_below(rng, (uint64_t)tt_raster_holdout_free_blocks(h)));
+    *x0 = b.x0 + (int)tt_rng_range(rng, 0, b.width - tw);
+    *y0 = b.y0 + (int)tt_rng_range(rng, 0, b.height - th);
+}
+
 /* Crop `state` of the stream into image ((channels, th, tw)) and mask. */
 static tt_status crop(tt_raster_sampler *s, const tt_sampler_state *state, float *image,
                       uint8_t *mask, int *item)
@@ -133,11 +161,12 @@ static tt_status crop(tt_raster_sampler *s, const tt_sampler_state *state, float
     /* a crop seeking foreground tries up to TT_RASTER_FG_TRIES positions (the
      * generator is the crop's own: later crops draw the same whatever it took) */
     int seek = tt_rng_uniform(&rng) < s->config.fg_fraction;
-    int x0 = random_origin(&rng, in->width, tw), y0 = random_origin(&rng, in->height, th);
+    int x0, y0;
+    draw_origin(s, &rng, k, in, &x0, &y0);
     for (int t = 1, found = 0; seek && t <= TT_RASTER_FG_TRIES; t++) {
         TT_TRY(tt_raster_pair_has_foreground(p, x0, y0, tw, th, &found));
         if (found || t == TT_RASTER_FG_TRIES) break; /* none found: the last place */
-        x0 = random_origin(&rng, in->width, tw), y0 = random_origin(&rng, in->height, th);
+        draw_origin(s, &rng, k, in, &x0, &y0);
     }
     TT_TRY(tt_raster_pair_read(p, x0, y0, tw, th, s->normalize ? s->mean : NULL,
                                s->normalize ? s->std : NULL, image, mask, NULL, NULL));

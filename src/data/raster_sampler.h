@@ -7,7 +7,8 @@
  * do not go through the tile cache: its entries exist to make a JPEG or
  * PNG readable by the crop, and a tiled raster already is (the cache
  * reads a tiled TIFF in place as well).  An epoch is one crop per tile of
- * every raster (ceil(W / tile) x ceil(H / tile), summed); crop k of an
+ * every raster (ceil(W / tile) x ceil(H / tile), summed, less the held-out
+ * scenes and blocks' share); crop k of an
  * epoch picks a raster with probability proportional to its area and a
  * uniform position inside it (an overhanging crop where the raster is the
  * smaller); a share fg_fraction of the crops seeks foreground instead,
@@ -21,10 +22,12 @@
 #define TT_DATA_RASTER_SAMPLER_H
 
 #include "data/prefetch.h"
+#include "data/raster_holdout.h"
 #include "data/raster_set.h"
 #include "data/sampler.h"
 
 #define TT_RASTER_FG_TRIES 8
+#define TT_RASTER_HOLDOUT_TRIES 16
 
 typedef struct tt_raster_sampler_config {
     int tile_width, tile_height;
@@ -36,6 +39,12 @@ typedef struct tt_raster_sampler_config {
                                     TT_RASTER_FG_TRIES positions, the first whose mask
                                     holds a class other than 0 kept (else the last) */
     const float *mean, *std;     /* per chosen band (the set's channels), or NULL: as stored */
+    const tt_raster_holdout *holdout; /* NULL, or regions no crop may touch (borrowed):
+                                    held-out scenes are never drawn; a position touching
+                                    a held-out block is drawn again, up to
+                                    TT_RASTER_HOLDOUT_TRIES times, then the crop goes
+                                    inside a whole block kept for training, drawn
+                                    uniformly */
 } tt_raster_sampler_config;
 
 typedef struct tt_raster_sampler tt_raster_sampler;
