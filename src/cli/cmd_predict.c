@@ -36,6 +36,7 @@
 
 #include "backend/backend.h"
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "core/options.h"
 #include "core/status.h"
 #include "data/image.h"
@@ -541,16 +542,10 @@ static tt_status run(const predict_options *o, run_state *rs)
         status = tt_error_new(TT_ERR_IO, "cannot make --out %s: %s", o->out, strerror(errno));
         goto cleanup;
     }
-    tt_backend_request request = {0};
-    TT_CHECK(tt_error_prefix(tt_backend_choose(o->backend, o->device, &request), "--backend"));
-    TT_CHECK(tt_backend_create(&request, &be));
-    tt_conv_algo algo;
-    TT_CHECK(tt_conv_algo_setting(o->algo, &algo));
-    tt_precision precision;
-    TT_CHECK(tt_precision_parse("--precision", o->precision, &precision));
-    TT_CHECK(tt_infer_model_load(be, o->checkpoint, o->batch, o->tile[0], o->tile[1], algo,
-                                 precision, &rs->model));
-    if (o->raw_weights) TT_CHECK(tt_infer_model_use_raw(&rs->model, o->checkpoint));
+    TT_CHECK(tt_cli_load_model(&(tt_cli_model_flags){o->backend, o->device, o->algo,
+                                                     o->precision, o->checkpoint, o->batch,
+                                                     o->tile[0], o->tile[1], o->raw_weights},
+                               &be, &rs->model));
     TT_CHECK(choose_bands(o, rs, paths, count));
     int classes = rs->model.spec.classes;
     rs->names = rs->model.class_names;

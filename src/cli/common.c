@@ -2,6 +2,11 @@
  * on stderr, colour (see common.h). */
 #include "cli/common.h"
 
+#include "backend/backend.h"
+#include "core/status.h"
+#include "infer/model_load.h"
+#include "ops/conv_algo.h"
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,4 +64,19 @@ int tt_cli_parse_given(const char *command, const tt_opt *table, size_t count, v
         return 0;
     }
     return -1;
+}
+
+tt_status tt_cli_load_model(const tt_cli_model_flags *f, tt_backend **be, tt_infer_model *model)
+{
+    tt_backend_request request = {0};
+    TT_TRY(tt_error_prefix(tt_backend_choose(f->backend, f->device, &request), "--backend"));
+    TT_TRY(tt_backend_create(&request, be));
+    tt_conv_algo algo;
+    TT_TRY(tt_conv_algo_setting(f->algo, &algo));
+    tt_precision precision;
+    TT_TRY(tt_precision_parse("--precision", f->precision, &precision));
+    TT_TRY(tt_infer_model_load(*be, f->checkpoint, f->batch, f->tile_height, f->tile_width, algo,
+                               precision, model));
+    if (f->raw_weights) TT_TRY(tt_infer_model_use_raw(model, f->checkpoint));
+    return NULL;
 }

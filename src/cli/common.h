@@ -27,6 +27,20 @@ int tt_cli_parse(const char *command, const tt_opt *table, size_t count, void *o
 int tt_cli_parse_given(const char *command, const tt_opt *table, size_t count, void *opts,
                        unsigned char *given, int argc, char **argv, void (*help)(void));
 
+/* The flags predict and eval load a checkpoint's model with. */
+typedef struct tt_cli_model_flags {
+    const char *backend, *device, *algo, *precision, *checkpoint;
+    int batch, tile_height, tile_width, raw_weights;
+} tt_cli_model_flags;
+struct tt_backend;
+struct tt_infer_model;
+/* The backend the flags choose (*be, tt_backend_destroy) and the
+ * checkpoint's model on it (*model, tt_infer_model_free; its raw weights
+ * with raw_weights).  Errors name the flag or the checkpoint; what was
+ * made is left in *be and *model for the caller to free. */
+tt_status tt_cli_load_model(const tt_cli_model_flags *f, struct tt_backend **be,
+                            struct tt_infer_model *model);
+
 /* Prints a usage error naming the command, with a pointer to --help; returns 2. */
 int tt_cli_usage_error(const char *command, const char *fmt, ...);
 
