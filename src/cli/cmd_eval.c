@@ -1,7 +1,10 @@
 /*
  * tiletrain eval: a checkpoint's per-class Dice and IoU on a data set,
  * predicted at full resolution with the sliding window, as a table or JSON.
- * The same scoring as `train --val-every` (src/train/validate.c).
+ * The same scoring as `train --val-every` (src/train/validate.c).  A raster
+ * set (DIR/images/NAME.tif + DIR/masks/NAME.tif) is scored scene by scene,
+ * streamed (train/validate_raster.h), or only the regions a raster run's
+ * OUT/validation.txt names (--val-list).
  * tiletrain postprocess: the same predictions, searched for each class's
  * threshold and minimum size (infer/pp_search.h), written into the
  * checkpoint.
@@ -13,9 +16,11 @@
 
 #include "backend/backend.h"
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "core/options.h"
 #include "core/status.h"
 #include "data/dataset.h"
+#include "data/raster_set.h"
 #include "data/sampler.h"
 #include "data/tilecache.h"
 #include "infer/model_load.h"
@@ -23,6 +28,7 @@
 #include "io/safetensors.h"
 #include "ops/conv_algo.h"
 #include "train/validate.h"
+#include "train/validate_raster.h"
 
 typedef struct eval_options {
     char checkpoint[TT_OPT_STRING_MAX];
@@ -50,6 +56,7 @@ typedef struct eval_options {
     int search;
     char out[TT_OPT_STRING_MAX];
     int raw_weights;            /* --weights raw */
+    int mask_nodata;            /* raster sets: a mask value ignored besides 255; -1 */
 } eval_options;
 
 #define OPT(name, kind, field, meta, help, lo, hi) \
@@ -59,7 +66,7 @@ static const tt_opt option_table[] = {
     OPT("checkpoint", TT_OPT_STRING, checkpoint, "FILE", "trained weights (safetensors)", 1, 0),
     OPT("data", TT_OPT_STRING, data, "DIR", "data set folder with masks", 1, 0),
     {"format", TT_OPT_CHOICE, offsetof(eval_options, format), "F", "data set format (default: detected)",
-     1, 0, "auto|folder|kaggle-rle"},
+     1, 0, "auto|folder|kaggle-rle|raster"},
     OPT("csv", TT_OPT_STRING, csv, "FILE", "kaggle-rle: the CSV (default DIR/train.csv)", 1, 0),
     OPT("images", TT_OPT_STRING, images, "DIR", "folder of the images (default by format)", 1, 0),
     OPT("cache-dir", TT_OPT_STRING, cache_dir, "DIR", "tile cache (default ~/.cache/tiletrain/tiles)", 1, 0),
@@ -79,7 +86,8 @@ static const tt_opt option_table[] = {
     {"precision", TT_OPT_CHOICE, offsetof(eval_options, precision), "P", "what the forward keeps between layers, stored in fp32 (default), fp16 or bf16 (as train --precision)", 1, 0,
      "fp32|fp16|bf16"},
     {"weights", TT_OPT_ENUM, offsetof(eval_options, raw_weights), "KIND", "ema (the moving average, where the checkpoint's run kept one: train --ema) or raw (default ema)", 1, 0, "ema|raw"},
-    OPT("val-list", TT_OPT_STRING, val_list, "FILE", "only the images named in FILE, one per line (a run's OUT/validation.txt)", 1, 0),
+    OPT("val-list", TT_OPT_STRING, val_list, "FILE", "only the images named in FILE, one per line (a run's OUT/validation.txt; of a raster run: its held-out scenes or blocks)", 1, 0),
+    OPT("mask-nodata", TT_OPT_INT, mask_nodata, "V", "raster sets: a mask value ignored besides 255 (as train --mask-nodata)", 0, 254),
     OPT("json", TT_OPT_FLAG, json, NULL, "print the metrics as JSON", 1, 0),
     OPT("out", TT_OPT_STRING, out, "FILE", "postprocess: write the checkpoint with the choices there (default: the checkpoint itself)", 1, 0),
 };
@@ -95,6 +103,12 @@ static void help(void)
            "\n"
            "example:\n"
            "  tiletrain eval --checkpoint runs/latest/best.safetensors --data clouds --json\n"
+           "  tiletrain eval --checkpoint runs/s2/last.safetensors --data scenes \\\n"
+           "      --val-list runs/s2/validation.txt     # a raster run's held-out regions\n"
+           "\n"
+           "A raster set (DIR/images/NAME.tif, DIR/masks/NAME.tif) is read with the\n"
+           "checkpoint's bands and normalisation and scored scene by scene (each a\n"
+           "region of --val-list), streamed a row of tiles at a time, whatever its size.\n"
            "\n"
            "options:\n");
     tt_opt_print_help(option_table, OPTION_COUNT, stdout);
@@ -121,12 +135,14 @@ static void help_postprocess(void)
     tt_opt_print_help(option_table, OPTION_COUNT, stdout);
 }
 
-static void print_table(const tt_metrics *m, const tt_dataset *ds)
+/* names: the data set's (ds), else these (NULL: "?"). */
+static void print_table(const tt_metrics *m, const tt_dataset *ds, const char *const *names)
 {
     printf("%-20s %8s %8s %10s %10s\n", "class", "dice", "iou", "dice(all)", "iou(all)");
     for (int c = 0; c < m->classes; c++)
         printf("%-20s %8.4f %8.4f %10.4f %10.4f\n",
-               c < tt_dataset_classes(ds) ? tt_dataset_class_name(ds, c) : "?",
+               ds ? (c < tt_dataset_classes(ds) ? tt_dataset_class_name(ds, c) : "?")
+                  : names ? names[c] : "?",
                tt_metrics_dice(m, c), tt_metrics_iou(m, c), tt_metrics_global_dice(m, c),
                tt_metrics_global_iou(m, c));
     printf("%-20s %8.4f %8.4f   (%d images)\n", "mean", tt_metrics_mean_dice(m),
@@ -174,6 +190,117 @@ static void warn_line(void *ctx, const char *message)
     fprintf(stderr, "tiletrain: warning: %s\n", message);
 }
 
+/* A raster run's OUT/validation.txt: "NAME X0 Y0 W H" lines (# comments)
+ * into regions of the set.  Errors name the file and line. */
+static tt_status read_regions(const char *path, tt_raster_set *set, tt_raster_region **out,
+                              int *count)
+{
+    *out = NULL, *count = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return tt_error_new(TT_ERR_IO, "--val-list %s: cannot read it", path);
+    tt_status status = NULL;
+    char line[1200], name[1024];
+    int capacity = 0;
+    for (int number = 1; fgets(line, sizeof line, f); number++) {
+        if (line[0] == '#' || line[0] == '\n') continue;
+        tt_raster_region r = {0};
+        if (sscanf(line, "%1023s %d %d %d %d", name, &r.x0, &r.y0, &r.width, &r.height) != 5) {
+            status = tt_error_new(TT_ERR_FORMAT, "%s:%d: expected NAME X0 Y0 W H (a raster "
+                                  "run's validation.txt)", path, number);
+            break;
+        }
+        r.scene = -1;
+        for (int k = 0; k < tt_raster_set_count(set); k++)
+            if (strcmp(tt_raster_set_name(set, k), name) == 0) r.scene = k;
+        const tt_raster_pair_info *in =
+            r.scene >= 0 ? tt_raster_pair_get_info(tt_raster_set_pair(set, r.scene)) : NULL;
+        if (!in || r.x0 < 0 || r.y0 < 0 || r.width < 1 || r.height < 1 ||
+            r.x0 + r.width > in->width || r.y0 + r.height > in->height) {
+            status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s:%d: %s is %s", path, number, name,
+                                  in ? "a region outside the scene" : "no scene of the set");
+            break;
+        }
+        if (*count == capacity) {
+            capacity = capacity ? 2 * capacity : 16;
+            tt_raster_region *grown = realloc(*out, sizeof *grown * (size_t)capacity);
+            if (!grown) {
+                status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+                break;
+            }
+            *out = grown;
+        }
+        (*out)[(*count)++] = r;
+    }
+    fclose(f);
+    if (!status && !*count)
+        status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "--val-list %s names no region", path);
+    if (status) free(*out), *out = NULL, *count = 0;
+    return status;
+}
+
+/* eval on a raster set: every scene whole, or --val-list's regions. */
+static tt_status run_rasters(const eval_options *o)
+{
+    tt_status status = NULL;
+    tt_backend *be = NULL;
+    tt_raster_set *set = NULL;
+    tt_metrics *m = NULL;
+    tt_infer_model model = {0};
+    tt_raster_region *regions = NULL;
+    int count = 0;
+    if (o->search) {
+        return tt_error_new(TT_ERR_UNSUPPORTED, "postprocess: %s holds raster pairs, whose "
+                            "classes' minimum sizes are not searched yet; give predict "
+                            "--min-size", o->data);
+    }
+    TT_CHECK(tt_cli_load_model(&(tt_cli_model_flags){o->backend, o->device, o->algo,
+                                                     o->precision, o->checkpoint, o->batch,
+                                                     o->tile[0], o->tile[1], o->raw_weights},
+                               &be, &model));
+    if (!model.bands.count) {
+        status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s holds raster pairs, and checkpoint %s "
+                              "was trained on RGB images (it records no bands); give a "
+                              "checkpoint trained on rasters", o->data, o->checkpoint);
+        goto cleanup;
+    }
+    tt_raster_pair_options po = {model.bands.bands, model.bands.count, o->mask_nodata};
+    TT_CHECK(tt_raster_set_open(o->data, &po, &set));
+    if (o->val_list[0]) {
+        TT_CHECK(read_regions(o->val_list, set, &regions, &count));
+    } else {
+        count = tt_raster_set_count(set);
+        if (!(regions = malloc(sizeof *regions * (size_t)count))) {
+            status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "eval: out of host memory");
+            goto cleanup;
+        }
+        for (int k = 0; k < count; k++) {
+            const tt_raster_pair_info *in = tt_raster_pair_get_info(tt_raster_set_pair(set, k));
+            regions[k] = (tt_raster_region){k, 0, 0, in->width, in->height};
+        }
+    }
+    tt_predict_options predict = tt_predict_options_default();
+    predict.overlap = o->overlap;
+    predict.tta = (tt_tta_kind)o->tta;
+    TT_CHECK(tt_blend_kind_parse(o->blend, &predict.blend));
+    TT_CHECK(tt_metrics_create(model.spec.classes, &m));
+    TT_CHECK(tt_validate_raster(model.model, set, regions, count, &model.bands, o->mask_nodata,
+                                &predict, m));
+    if (o->json) {
+        char *text = tt_metrics_json(m, (const char *const *)model.class_names);
+        printf("%s\n", text ? text : "null");
+        free(text);
+    } else {
+        print_table(m, NULL, (const char *const *)model.class_names);
+    }
+cleanup:
+    free(regions);
+    tt_metrics_destroy(m);
+    tt_raster_set_destroy(set);
+    tt_infer_model_free(&model);
+    tt_backend_destroy(be);
+    return status;
+}
+
 static tt_status run(const eval_options *o)
 {
     tt_status status = NULL;
@@ -189,17 +316,14 @@ static tt_status run(const eval_options *o)
     tt_dataset_options dopt = {.dir = o->data, .csv_path = o->csv[0] ? o->csv : NULL,
                                .images_dir = o->images[0] ? o->images : NULL};
     TT_CHECK(tt_dataset_format_parse(o->format, &dopt.format));
+    if (dopt.format == TT_DATASET_RASTER ||
+        (dopt.format == TT_DATASET_AUTO && tt_raster_set_detect(o->data)))
+        return run_rasters(o);
     TT_CHECK(tt_dataset_open(&dopt, &ds));
-    tt_backend_request request = {0};
-    TT_CHECK(tt_error_prefix(tt_backend_choose(o->backend, o->device, &request), "--backend"));
-    TT_CHECK(tt_backend_create(&request, &be));
-    tt_conv_algo algo;
-    TT_CHECK(tt_conv_algo_setting(o->algo, &algo));
-    tt_precision precision;
-    TT_CHECK(tt_precision_parse("--precision", o->precision, &precision));
-    TT_CHECK(tt_infer_model_load(be, o->checkpoint, o->batch, o->tile[0], o->tile[1], algo,
-                                 precision, &model));
-    if (o->raw_weights) TT_CHECK(tt_infer_model_use_raw(&model, o->checkpoint));
+    TT_CHECK(tt_cli_load_model(&(tt_cli_model_flags){o->backend, o->device, o->algo,
+                                                     o->precision, o->checkpoint, o->batch,
+                                                     o->tile[0], o->tile[1], o->raw_weights},
+                               &be, &model));
     if (model.spec.classes != tt_dataset_classes(ds)) {
         status = tt_error_new(TT_ERR_INVALID_ARGUMENT,
                               "checkpoint '%s' predicts %d classes, data set '%s' has %d",
@@ -258,7 +382,7 @@ static tt_status run(const eval_options *o)
         free(text);
         free(names);
     } else {
-        print_table(m, ds);
+        print_table(m, ds, NULL);
     }
 cleanup:
     free(items);
@@ -275,6 +399,7 @@ static int command(int argc, char **argv, int search)
 {
     eval_options o = {.tile = {256, 256}, .overlap = 0.5, .threshold = 0.5, .batch = 2,
                       .search = search};
+    o.mask_nodata = -1;
     strcpy(o.format, "auto");
     strcpy(o.blend, "gaussian");
     strcpy(o.algo, "auto");

@@ -111,9 +111,9 @@ static tt_status setup(tt_dataset *ds, const tt_dataset_options *opts)
     if (!ds->dir || !ds->csv_path) return oom();
     if (opts->format == TT_DATASET_RASTER ||
         (opts->format == TT_DATASET_AUTO && tt_raster_set_detect(opts->dir)))
-        return tt_error_new(TT_ERR_UNSUPPORTED, "%s holds raster pairs (masks/*.tif): train, plan "
-                            "and data check read them; this command reads images whole and does "
-                            "not yet (predict a scene with --output geotiff instead)", opts->dir);
+        return tt_error_new(TT_ERR_UNSUPPORTED, "%s holds raster pairs (masks/*.tif): train, plan, "
+                            "eval and data check read them; this command reads images whole and "
+                            "does not yet (predict a scene with --output geotiff instead)", opts->dir);
     if (opts->format == TT_DATASET_AUTO) TT_TRY(detect(ds, opts, &ds->format));
     else if (!(ds->format = format_of(opts->format)))
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "unknown data format %d", (int)opts->format);

@@ -306,11 +306,11 @@ tt_status tt_recipe_resolve(tt_recipe *r, const tt_dist *dist)
     TT_TRY(agree_plan(r, dist));
     TT_TRY(check_flags(o)); /* again: a plan file may have set one */
     TT_TRY(check_validation(o));
-    if (r->rasters && (o->val_fraction > 0 || o->val_list[0]))
-        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--%s: the raster data set %s is not held "
-                            "out for validation yet; train without it and check the run with "
-                            "`tiletrain predict` on another scene", o->val_list[0] ? "val-list"
-                            : "val-fraction", o->data);
+    if (r->rasters && o->val_list[0])
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--val-list: the raster data set %s holds "
+                            "out scenes or blocks of a scene, not images by name; give "
+                            "--val-fraction X instead (whole scenes when there are several, "
+                            "else blocks of the one)", o->data);
     int automatic = o->micro_batch == 0;
     TT_TRY(tt_augment_parse(o->augment, &r->augment));
     TT_TRY(resolve_model(r, dist));

@@ -330,12 +330,12 @@ static tt_status rule_length(plan_ctx *c)
         choose(c, "steps", "about %d crops per image of the %d (from 150 to 3000 steps)",
                o->steps * o->micro_batch * o->accum / fp->images, fp->images);
     }
-    if (fp->raster_bands) { /* rasters: not held out yet */
+    if (fp->raster_bands) { /* rasters: held out only when asked */
         if (!given(c, "val-fraction")) o->val_fraction = 0;
         if (!given(c, "val-every")) o->val_every = 0;
         if (!given(c, "val-fraction"))
-            choose(c, "val-fraction", "raster pairs: no held-out validation yet (a scene is "
-                   "not an image to hold out whole); check a run with predict on another scene");
+            choose(c, "val-fraction", "raster pairs: no held-out validation by default (give "
+                   "--val-fraction X: whole scenes held out, or blocks of a single scene)");
         return NULL;
     }
     if (!given(c, "val-fraction")) {

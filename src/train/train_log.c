@@ -164,8 +164,9 @@ void tt_train_log_validation(tt_trainer *t, const tt_metrics *m, int gallery_cou
 {
     const char **names = malloc(sizeof *names * (size_t)t->model.classes);
     for (int c = 0; names && c < t->model.classes; c++)
-        names[c] = c < tt_dataset_classes(t->dataset) ? tt_dataset_class_name(t->dataset, c) : "";
-    char *json = tt_metrics_json(m, names);
+        names[c] = t->dataset && c < tt_dataset_classes(t->dataset)
+                       ? tt_dataset_class_name(t->dataset, c) : "";
+    char *json = tt_metrics_json(m, t->dataset ? names : NULL); /* rasters: "0", "1", ... */
     cJSON *parsed = json ? cJSON_Parse(json) : NULL; /* one line, for JSON Lines */
     char *line = parsed ? cJSON_PrintUnformatted(parsed) : NULL;
     if (raw) /* --ema: the metrics are the average's; the raw weights' mean beside them */

@@ -21,7 +21,7 @@ const tt_opt tt_train_option_table[] = {
     OPT("cache-dir", TT_OPT_STRING, cache_dir, "DIR", "tile cache (default ~/.cache/tiletrain/tiles)", 1, 0),
     OPT("tile", TT_OPT_SIZE2, tile, "HxW", "crop size trained on", 1, 0),
     OPT("fg-fraction", TT_OPT_DOUBLE, fg_fraction, "X", "share of crops centred on foreground, 0..1", 0, 1),
-    OPT("val-fraction", TT_OPT_DOUBLE, val_fraction, "X", "share of images held out for validation (0: none)", 0, 0.9),
+    OPT("val-fraction", TT_OPT_DOUBLE, val_fraction, "X", "share of images held out for validation (0: none); raster sets: of whole scenes when there are several, else about one block in round(1/X) of a grid of blocks twice the --tile over the one scene, which training crops never touch", 0, 0.9),
     OPT("val-list", TT_OPT_STRING, val_list, "FILE", "validation images, one name per line (instead of --val-fraction)", 1, 0),
     OPT("no-shuffle", TT_OPT_FLAG, no_shuffle, NULL, "images in sorted name order", 1, 0),
     OPT("augment", TT_OPT_STRING, augment, "SPEC", "augmentation of the training crops, each transform drawn per crop from the seed (exact on a resume, any rank count): none, default (flip, rot90, brightness, contrast) or a list of name[:key=value...] of flip:p, rot90:p, brightness:range:p, contrast:range:p, affine:p:shift:scale:rotate (shift-scale-rotate; pixels from outside the image are ignored), grid:p:steps:limit, elastic:p:alpha:spacing, gamma:p:range, hsv:p:hue:sat, noise:p:std, blur:p:sigma (docs/guide.md)", 1, 0),

@@ -21,6 +21,7 @@
 #include "train/recipe.h"
 #include "train/train_log.h"
 #include "train/validate.h"
+#include "train/validate_raster.h"
 
 /* A spoiled tile-cache entry, rebuilt: said on stderr (the prefetch
  * thread's; one line, so it does not interleave). */
@@ -40,6 +41,12 @@ static tt_status open_rasters(tt_trainer *t)
                                    .augment = t->augment, .stride = t->dist.size,
                                    .fg_fraction = o->fg_fraction,
                                    .mean = t->bands.mean, .std = t->bands.std};
+    if (o->val_fraction > 0) { /* whole scenes, or blocks of the one scene */
+        TT_TRY(tt_raster_holdout_plan(t->rasters, o->val_fraction, o->seed, o->tile[1],
+                                      o->tile[0], &t->holdout));
+        t->val_count = t->holdout.region_count;
+        rc.holdout = &t->holdout;
+    }
     TT_TRY(tt_raster_sampler_create(&rc, t->rasters, &t->raster_sampler));
     tt_sampler_state first;
     tt_raster_sampler_get_state(t->raster_sampler, &first);
@@ -184,6 +191,19 @@ static tt_status write_validation_list(tt_trainer *t)
     snprintf(path, sizeof path, "%s/validation.txt", t->opt.out);
     FILE *f = fopen(path, "w");
     if (!f) return tt_error_new(TT_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    if (t->rasters) { /* scenes or blocks: --val-fraction and --seed make them again */
+        char held[1024];
+        tt_raster_holdout_describe(&t->holdout, t->rasters, held, sizeof held);
+        fprintf(f, "# held out for validation (--val-fraction %g --seed %llu): %s\n",
+                t->opt.val_fraction, (unsigned long long)t->opt.seed, held);
+        for (int i = 0; i < t->holdout.region_count; i++) {
+            const tt_raster_region *r = &t->holdout.regions[i];
+            fprintf(f, "%s %d %d %d %d\n", tt_raster_set_name(t->rasters, r->scene), r->x0,
+                    r->y0, r->width, r->height);
+        }
+        return fclose(f) == 0 ? NULL : tt_error_new(TT_ERR_IO, "cannot write '%s': %s", path,
+                                                   strerror(errno));
+    }
     fprintf(f, "# validation images of this run (tiletrain train --val-list reads this)\n");
     for (int i = 0; i < t->val_count; i++)
         fprintf(f, "%s\n", t->source.name(t->source.ctx, t->val_items[i]));
@@ -312,6 +332,7 @@ void tt_trainer_destroy(tt_trainer *t)
     tt_sampler_destroy(t->sampler);
     tt_raster_sampler_destroy(t->raster_sampler);
     tt_raster_set_destroy(t->rasters);
+    tt_raster_holdout_free(&t->holdout);
     tt_tilecache_destroy(t->cache);
     tt_tilecache_destroy(t->val_cache);
     tt_dataset_destroy(t->dataset);
@@ -644,10 +665,45 @@ static tt_status keep_search(tt_trainer *t, const tt_pp_search *search)
     return NULL;
 }
 
+/* Rank 0's validation of a raster set: the held-out scenes or blocks,
+ * streamed (train/validate_raster.h), logged; no gallery, no search. */
+static tt_status validate_rasters_here(tt_trainer *t, tt_metrics **out)
+{
+    const tt_raster_holdout *h = &t->holdout;
+    tt_predict_options po = tt_predict_options_default();
+    po.overlap = t->opt.val_overlap;
+    po.tta = t->opt.tta;
+    tt_metrics *m = NULL, *raw = NULL;
+    TT_TRY(tt_metrics_create(t->model.classes, &m));
+    tt_status status = NULL;
+    if (t->engine->ema) { /* --ema: the raw weights scored too, beside the average */
+        status = tt_metrics_create(t->model.classes, &raw);
+        if (!status)
+            status = tt_validate_raster(t->engine->model, t->rasters, h->regions, h->region_count,
+                                        &t->bands, t->opt.mask_nodata, &po, raw);
+        if (!status) status = tt_step_use_ema(t->engine, 1);
+    }
+    if (!status)
+        status = tt_validate_raster(t->engine->model, t->rasters, h->regions, h->region_count,
+                                    &t->bands, t->opt.mask_nodata, &po, m);
+    tt_status back = tt_step_use_ema(t->engine, 0); /* its own weights, whatever happened */
+    if (!status) status = back;
+    else tt_status_free(back);
+    if (!status && tt_trainer_logging(t)) tt_train_log_validation(t, m, 0, raw);
+    tt_metrics_destroy(raw);
+    if (status) {
+        tt_metrics_destroy(m);
+        return status;
+    }
+    *out = m;
+    return NULL;
+}
+
 /* Rank 0's validation: the metrics of the validation split, logged, and
  * the post-processing search on the same predictions. */
 static tt_status validate_here(tt_trainer *t, tt_metrics **out)
 {
+    if (t->rasters) return validate_rasters_here(t, out);
     tt_metrics *m = NULL;
     TT_TRY(tt_metrics_create(t->model.classes, &m));
     tt_validate_options vo = {.predict = tt_predict_options_default(), .kind = t->mask_kind,

@@ -20,6 +20,7 @@
 
 #include "data/dataset.h"
 #include "data/prefetch.h"
+#include "data/raster_holdout.h"
 #include "data/raster_sampler.h"
 #include "data/sampler.h"
 #include "data/tilecache.h"
@@ -62,6 +63,8 @@ typedef struct tt_trainer {
     tt_raster_set *rasters;   /* a raster data set instead of dataset (then no cache, sampler) */
     tt_raster_sampler *raster_sampler; /* its crops; owned by the prefetch thread once it runs */
     tt_band_norm bands;       /* its bands and their normalisation (count 0: RGB) */
+    tt_raster_holdout holdout; /* --val-fraction on rasters: the held-out scenes or blocks
+                                  (val_count: their count) */
 
     tt_model_spec model;      /* what the options and the data set describe */
     tt_mask_kind mask_kind;

@@ -4,18 +4,22 @@
 #   - a 16-bit, 4-band GeoTIFF and its mask (tools/make_raster.c --pair)
 #     train a few steps with --bands 3,2,1; the checkpoint records the bands
 #     and each one's mean and std in the samples' own scale;
-#   - a resumed run takes the same crops: 1 + 1 steps = 2, bit for bit;
+#   - --val-fraction holds out blocks of the one scene (or whole scenes of
+#     several) and validates them; a resumed run takes the same crops: 1 + 1
+#     steps = 2, bit for bit, validated after every step or only at the end;
 #   - predict on the raster takes the checkpoint's bands by default and
 #     writes a mask on the raster's grid with its GeoTIFF tags, the scene's
 #     nodata 255 there (and its GDAL_NODATA 255, not the image's); --bands of
 #     another count is refused naming the checkpoint;
 #   - predict --cog writes the same mask with its overviews;
 #   - data check reports the rasters, bands, sample format and nodata share;
-#   - plan on the rasters: flips and turns only, no held-out validation;
+#   - eval on the raster set scores the scene as its predicted mask scores
+#     (counted here), and a run's held-out blocks as the run scored them;
+#   - plan on the rasters: flips and turns only, no held-out validation by default;
 #   - bad input is refused naming the file: a mask on another grid, an
 #     image without its mask, a band out of range, --mean with rasters,
-#     validation asked for; eval, which reads images whole, says it does not
-#     read raster pairs yet.
+#     --val-list (blocks are not named images), a scene too small to keep a
+#     block for training.
 # usage: tests/cli/raster_check.sh BUILD_DIR
 set -uo pipefail
 build=$(cd "${1:?usage: raster_check.sh BUILD_DIR}" && pwd)
@@ -40,14 +44,28 @@ PY
 then pass "train from a raster pair: bands 3,2,1 and their statistics in the checkpoint"
 else fail "train from a raster pair"; cat "$work/err"; fi
 
-# the crop stream restored: 1 step then a resume to 2 = 2 steps, bit for bit
-if "$tt" train "${run[@]}" --steps 2 --out "$work/two" 2>"$work/err" &&
-   "$tt" train "${run[@]}" --steps 1 --out "$work/one" 2>>"$work/err" &&
-   "$tt" train "${run[@]}" --steps 2 --out "$work/one" --resume "$work/one/last.safetensors" 2>>"$work/err" &&
+# the crop stream restored: 1 step then a resume to 2 = 2 steps, bit for bit, with a
+# held-out grid of blocks validated after every step; and validating after every step
+# or only at the end trains the same weights
+val=(--val-fraction 0.2 --val-every 1)
+if "$tt" train "${run[@]}" "${val[@]}" --steps 2 --out "$work/two" 2>"$work/err" &&
+   "$tt" train "${run[@]}" "${val[@]}" --steps 1 --out "$work/one" 2>>"$work/err" &&
+   "$tt" train "${run[@]}" "${val[@]}" --steps 2 --out "$work/one" --resume "$work/one/last.safetensors" 2>>"$work/err" &&
+   "$tt" train "${run[@]}" --val-fraction 0.2 --steps 2 --out "$work/end" 2>>"$work/err" &&
    /usr/bin/python3 "$(dirname "$0")/same_checkpoint.py" --tol 0 "$work/two/last.safetensors" \
-     "$work/one/last.safetensors" >"$work/same" 2>&1
-then pass "train from rasters: 1 step + resume 1 = 2 steps, bit for bit"
-else fail "train from rasters, resumed"; cat "$work/err" "$work/same"; fi
+     "$work/one/last.safetensors" >"$work/same" 2>&1 &&
+   /usr/bin/python3 "$(dirname "$0")/same_checkpoint.py" --tol 0 "$work/two/last.safetensors" \
+     "$work/end/last.safetensors" >>"$work/same" 2>&1 &&
+   /usr/bin/python3 - "$work/two" <<'PY'
+import json, sys
+lines = [l.split() for l in open(sys.argv[1] + "/validation.txt") if not l.startswith("#")]
+assert len(lines) == 5 and all(l[0] == "scene.tif" for l in lines), lines  # 1 in 5 of 5x5 blocks of 128
+vals = [json.loads(l)["validation"] for l in open(sys.argv[1] + "/train.jsonl") if '"validation"' in l]
+assert len(vals) == 2 and all(v["images"] == 5 for v in vals), vals  # after step 1, at the end
+assert all(0 <= c["dice"] <= 1 for v in vals for c in v["classes"])
+PY
+then pass "train from rasters with held-out blocks: 1 step + resume 1 = 2 steps, bit for bit, validated or not"
+else fail "train from rasters, resumed, validated"; cat "$work/err" "$work/same"; fi
 
 pred=(--checkpoint "$work/run/last.safetensors" --input "$work/data/images/scene.tif" --tile 64x64 --quiet)
 if "$tt" predict "${pred[@]}" --out "$work/pred" 2>"$work/err" &&
@@ -108,14 +126,52 @@ PY
 then pass "plan on a raster set: its bands, flips and turns, no held-out validation"
 else fail "plan on a raster set"; cat "$work/out" "$work/err"; fi
 
-expect 1 "holds raster pairs (masks/*.tif)" -- "$tt" eval --checkpoint "$work/run/last.safetensors" \
-  --data "$work/data"
+# eval on the raster set: the scene streamed, scored as the predicted mask scores
+# against the labels (computed here from the two rasters); and the held-out blocks a
+# run's validation.txt names scored as its last validation scored them
+if "$tt" eval --checkpoint "$work/run/last.safetensors" --data "$work/data" --tile 64x64 --json \
+     >"$work/eval.json" 2>"$work/err" &&
+   "$tt" eval --checkpoint "$work/two/last.safetensors" --data "$work/data" --tile 64x64 --json \
+     --overlap 0.25 --val-list "$work/two/validation.txt" >"$work/held.json" 2>>"$work/err" &&
+   /usr/bin/python3 - "$work" <<'PY'
+import json, sys
+import numpy as np
+from PIL import Image
+w = sys.argv[1]
+truth = np.array(Image.open(w + "/data/masks/scene.tif"))
+pred = np.array(Image.open(w + "/pred/scene_mask.tif"))
+keep = (truth != 255) & (pred != 255)  # the labels' ignore, the scene's nodata
+got = json.load(open(w + "/eval.json"))
+assert got["images"] == 1, got
+for c, row in enumerate(got["classes"]):
+    tp = int(((pred == c) & (truth == c) & keep).sum())
+    fp = int(((pred == c) & (truth != c) & keep).sum())
+    fn = int(((pred != c) & (truth == c) & keep).sum())
+    assert (row["tp"], row["fp"], row["fn"]) == (tp, fp, fn), (c, row, tp, fp, fn)
+held = json.load(open(w + "/held.json"))
+last = [json.loads(l)["validation"] for l in open(w + "/two/train.jsonl") if '"validation"' in l][-1]
+assert held["images"] == 5 and held["mean_dice"] == last["mean_dice"], (held, last)
+PY
+then pass "eval on a raster set: the scene as its predicted mask scores; the held-out blocks as training scored them"
+else fail "eval on a raster set"; cat "$work/err"; fi
 expect 1 "band 7 asked for, and it has 4 bands" -- "$tt" train "${run[@]}" --bands 7
 expect 1 "--mean and --std are of RGB pixels" -- "$tt" train "${run[@]}" --mean 0.5,0.5,0.5
-expect 1 "not held out for validation yet" -- "$tt" train "${run[@]}" --val-fraction 0.2
+expect 1 "--val-list: the raster data set" -- "$tt" train "${run[@]}" --val-list "$work/two/validation.txt"
+expect 1 "keeps no whole block for training" -- "$tt" train "${run[@]}" --tile 256x256 --val-fraction 0.5
 "$build/make_raster" --pair "$work/other" 300 520 4 >/dev/null
 cp -r "$work/data" "$work/moved" && cp "$work/other/masks/scene.tif" "$work/moved/masks/scene.tif"
 expect 1 "moved/masks/scene.tif: the mask is 300x520 pixels" -- "$tt" train "${run[@]}" --data "$work/moved"
+mkdir -p "$work/scenes/images" "$work/scenes/masks"
+for d in data other; do
+  cp "$work/$d/images/scene.tif" "$work/scenes/images/$d.tif"
+  cp "$work/$d/masks/scene.tif" "$work/scenes/masks/$d.tif"
+done
+if "$tt" train "${run[@]}" --data "$work/scenes" --steps 1 --val-fraction 0.5 --out "$work/sc" \
+     2>"$work/err" &&
+   grep -q "^# held out.*: scene data.tif$" "$work/sc/validation.txt" &&
+   grep -q '"validation": {"images":1,' "$work/sc/train.jsonl"
+then pass "train on two scenes: one held out whole and validated"
+else fail "train on two scenes, one held out"; cat "$work/err" "$work/sc/validation.txt"; fi
 cp "$work/other/images/scene.tif" "$work/data/images/second.tif"
 expect 1 "images/second.tif: no mask for it" -- "$tt" train "${run[@]}"
 
