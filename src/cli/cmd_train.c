@@ -103,9 +103,11 @@ static void print_validation(void *ctx, tt_trainer *t, const tt_metrics *m)
     printf("validation at step %lld: %smean Dice %.4f%s, mean IoU %.4f over %d images (",
            (long long)t->counters.step, c ? "\033[1;32m" : "", tt_metrics_mean_dice(m), c ? "\033[0m" : "",
            tt_metrics_mean_iou(m), m->images);
-    for (int c = 0; c < m->classes; c++)
-        printf("%s%s %.3f", c ? ", " : "", tt_dataset_class_name(t->dataset, c),
-               tt_metrics_dice(m, c));
+    for (int c = 0; c < m->classes; c++) { /* a raster set's classes are numbers */
+        if (t->dataset) printf("%s%s", c ? ", " : "", tt_dataset_class_name(t->dataset, c));
+        else printf("%sclass %d", c ? ", " : "", c);
+        printf(" %.3f", tt_metrics_dice(m, c));
+    }
     printf(")\n");
 }
 
