@@ -182,3 +182,10 @@ tt_status tt_cache_path(const char *kind, char *buf, size_t size)
     }
     return NULL;
 }
+
+tt_status tt_read_fault(const char *what, const char *path)
+{
+    if (!tt_fault_hit(TT_FAULT_READ)) return NULL;
+    return tt_error_new(TT_ERR_IO, "reading %s '%s' failed: %s (TT_FAULT); check the disk, or "
+                        "restore the file", what, path, strerror(EIO));
+}

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "core/hash.h"
 #include "core/status.h"
@@ -50,9 +51,9 @@ tt_status tt_dp_create(const tt_dist *dist, tt_step *engine, tt_data_parallel **
 {
     *out = NULL;
     if (dist->size < 2) return NULL;
-    tt_data_parallel *dp = calloc(1, sizeof *dp);
+    tt_data_parallel *dp = tt_calloc(1, sizeof *dp);
     size_t floats = engine->model->params->trainable_floats;
-    if (dp) dp->staging = malloc(floats * sizeof(float));
+    if (dp) dp->staging = tt_malloc(floats * sizeof(float));
     if (!dp || !dp->staging) {
         tt_dp_destroy(dp);
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "no host memory for the %zu-float gradient "
@@ -133,7 +134,7 @@ tt_status tt_dp_check_weights(tt_data_parallel *dp, int64_t step)
     uint64_t mine = tt_hash_bytes(TT_HASH_INIT, dp->staging,
                                   m->params->trainable_floats * sizeof(float));
     int size = dp->dist.size;
-    uint64_t *all = malloc(sizeof *all * (size_t)size);
+    uint64_t *all = tt_malloc(sizeof *all * (size_t)size);
     if (!all) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     tt_status s = tt_dist_gather_u64(&dp->dist, &mine, 1, all);
     char differ[256] = "";
@@ -156,7 +157,7 @@ tt_status tt_dp_average_running_stats(tt_data_parallel *dp)
     tt_model *m = dp->engine->model;
     size_t n = m->params->state_floats;
     if (!m->state_buffer || !n) return NULL;
-    float *state = malloc(n * sizeof *state);
+    float *state = tt_malloc(n * sizeof *state);
     if (!state) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     tt_status s = tt_model_get_params(m, NULL, state);
     if (!s) s = tt_dist_sum_f32(&dp->dist, state, n);

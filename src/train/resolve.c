@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "data/fingerprint.h"
 #include "train/data_parallel.h"
@@ -126,7 +127,7 @@ static tt_status plan(tt_recipe *r)
         fprintf(stderr, "tiletrain: the recipe of %s, with the flags given\n", file);
         return NULL;
     }
-    r->plan = calloc(1, sizeof *r->plan);
+    r->plan = tt_calloc(1, sizeof *r->plan);
     if (!r->plan) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     tt_fingerprint fp;
     TT_TRY(tt_fingerprint_compute(r->dataset, TT_PLAN_IMAGES, &fp));

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "core/fs.h"
 #include "core/status.h"
@@ -46,7 +47,7 @@ static tt_status open_data(tt_trainer *t)
                                  &t->train_count, &t->val_items, &t->val_count));
     } else {
         t->train_count = t->source.count;
-        t->train_items = malloc(sizeof *t->train_items * (size_t)t->train_count);
+        t->train_items = tt_malloc(sizeof *t->train_items * (size_t)t->train_count);
         if (!t->train_items) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
         for (int i = 0; i < t->train_count; i++) t->train_items[i] = i;
     }
@@ -180,7 +181,7 @@ static tt_status restore(tt_trainer *t)
 tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
 {
     *out = NULL;
-    tt_recipe *r = malloc(sizeof *r);
+    tt_recipe *r = tt_malloc(sizeof *r);
     if (!r) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     tt_recipe_init(r);
     r->opt = *opt;
@@ -194,7 +195,7 @@ tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
 tt_status tt_trainer_create_ranked(tt_recipe *r, const tt_dist *dist, tt_trainer **out)
 {
     *out = NULL;
-    tt_trainer *t = calloc(1, sizeof *t);
+    tt_trainer *t = tt_calloc(1, sizeof *t);
     if (!t) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     const tt_train_options *opt = &r->opt;
     t->opt = *opt;
@@ -404,7 +405,7 @@ static tt_status run_window(tt_trainer *t, tt_window *w, tt_step_report *r, doub
                             int *micro_batches, int *interrupted)
 {
     const tt_dist *dist = &t->dist;
-    w->batches = calloc((size_t)t->opt.accum, sizeof *w->batches);
+    w->batches = tt_calloc((size_t)t->opt.accum, sizeof *w->batches);
     tt_status failed = w->batches ? gather_window(t, w, waited)
                                   : tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     double counts[COUNT_FIELDS] = {w->counts.items, w->counts.weights, w->counts.images};
@@ -528,7 +529,7 @@ static tt_status gather_ranks(tt_trainer *t, int64_t **next)
     if (!t->opt.sync_bn) TT_TRY(tt_dp_average_running_stats(t->dp));
     TT_TRY(tt_dp_check_weights(t->dp, t->counters.step));
     uint64_t mine = (uint64_t)tt_sampler_stream_index(t->sampler, &t->counters.sampler);
-    uint64_t *all = malloc(sizeof *all * (size_t)t->dist.size);
+    uint64_t *all = tt_malloc(sizeof *all * (size_t)t->dist.size);
     if (!all) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "checkpoint: out of host memory");
     tt_status s = tt_dist_gather_u64(&t->dist, &mine, 1, all);
     if (s) {
@@ -548,7 +549,7 @@ tt_status tt_trainer_save(tt_trainer *t, const char *path)
         return NULL;
     }
     int named = tt_dataset_classes(t->dataset);
-    const char **names = malloc(sizeof *names * (size_t)(named ? named : 1));
+    const char **names = tt_malloc(sizeof *names * (size_t)(named ? named : 1));
     if (!names) {
         free(next);
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "checkpoint: out of host memory");
@@ -583,7 +584,7 @@ static tt_status start_search(tt_trainer *t, tt_pp_search **out)
 static tt_status keep_search(tt_trainer *t, const tt_pp_search *search)
 {
     int classes = t->model.classes;
-    if (!t->postprocess && !(t->postprocess = calloc((size_t)classes, sizeof *t->postprocess)))
+    if (!t->postprocess && !(t->postprocess = tt_calloc((size_t)classes, sizeof *t->postprocess)))
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     double mean, default_mean;
     tt_pp_search_result(search, t->postprocess, &mean, &default_mean);

@@ -12,6 +12,8 @@
  * and the timestamps of its dispatches read back (vk_profile.c). */
 #include "backend/vulkan/vk_internal.h"
 
+#include "core/fault.h"
+
 tt_status tt_vk_commands_create(tt_vk_backend *vk)
 {
     VkCommandPoolCreateInfo pool = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
@@ -130,8 +132,10 @@ static tt_status submit(tt_vk_backend *vk, const char *during)
         VkSubmitInfo info = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                              .commandBufferCount = 1,
                              .pCommandBuffers = &frame->commands};
-        r = vkQueueSubmit(vk->queue, 1, &info, frame->fence);
-        if (r != VK_SUCCESS) return tt_error_vk(r, "vkQueueSubmit (%s)", during);
+        int injected = tt_fault_hit(TT_FAULT_SUBMIT); /* a test's lost device */
+        r = injected ? VK_ERROR_DEVICE_LOST : vkQueueSubmit(vk->queue, 1, &info, frame->fence);
+        if (r != VK_SUCCESS)
+            return tt_error_vk(r, "vkQueueSubmit (%s)%s", during, injected ? " (TT_FAULT)" : "");
         frame->submitted = 1;
     } else if (vk->dispatches) { /* sets allocated, nothing recorded: recycle them */
         VkResult r = vkResetDescriptorPool(vk->device, frame->descriptors, 0);
