@@ -4,15 +4,21 @@
 
 #include <limits.h>
 #include <mpi.h>
+#include <stdatomic.h>
 
 #include "core/fault.h"
 
 int tt_dist_built_with_mpi(void) { return 1; }
 
+static atomic_int broken; /* tt_dist_broken() */
+
+int tt_dist_broken(void) { return atomic_load(&broken); }
+
 /* One MPI call's code as a status naming the call. */
 static tt_status check(int code, const char *call)
 {
     if (code == MPI_SUCCESS) return NULL;
+    atomic_store(&broken, 1);
     char text[MPI_MAX_ERROR_STRING];
     int length = 0;
     if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) length = 0;
@@ -21,14 +27,24 @@ static tt_status check(int code, const char *call)
                         length ? text : "unknown MPI error");
 }
 
-/* A collective's code as check() gives it; or, when TT_FAULT=coll:N names
- * this one (core/fault.h), the error of a network that dropped this rank,
- * without calling it. */
-#define COLLECTIVE(call, name)                                                          \
-    (tt_fault_hit(TT_FAULT_COLL)                                                        \
-         ? tt_error_new(TT_ERR_PEER, "%s failed: the connection to the other ranks was " \
-                        "lost (TT_FAULT)", name)                                        \
-         : check(call, name))
+/* A collective's code as check() gives it.  Not called once an MPI call
+ * of this rank failed: the ranks are out of step, and a later collective
+ * would pair with another one of theirs.  When TT_FAULT=coll:N names this
+ * one (core/fault.h), the error of a network that dropped this rank. */
+#define COLLECTIVE(call, name) ((refusal = refused(name)) ? refusal : check(call, name))
+
+static _Thread_local tt_status refusal; /* COLLECTIVE's, handed straight back */
+
+static tt_status refused(const char *call)
+{
+    if (atomic_load(&broken))
+        return tt_error_new(TT_ERR_PEER, "%s not called: an earlier MPI call of this rank "
+                            "failed", call);
+    if (!tt_fault_hit(TT_FAULT_COLL)) return NULL;
+    atomic_store(&broken, 1);
+    return tt_error_new(TT_ERR_PEER, "%s failed: the connection to the other ranks was lost "
+                        "(TT_FAULT)", call);
+}
 
 tt_status tt_dist_start(tt_dist *d)
 {

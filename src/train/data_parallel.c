@@ -72,23 +72,30 @@ void tt_dp_destroy(tt_data_parallel *dp)
     free(dp);
 }
 
+/* This rank's own error where it has one (a collective of the window, or
+ * an earlier one, may be what failed, and `settled` the next collective
+ * refused), else the collective's `settled`; the other is freed. */
+static tt_status first_error(tt_status mine, tt_status settled)
+{
+    if (!mine) return settled;
+    tt_status_free(settled);
+    return mine;
+}
+
 /* The first failed rank's message, to every rank. */
 static tt_status first_failure(const tt_dist *d, tt_status mine)
 {
     double who = mine ? (double)(d->size - d->rank) : 0; /* the largest is the lowest rank */
     tt_status s = tt_dist_max_f64(d, &who, 1);
-    if (s) {
-        tt_status_free(mine);
-        return s;
-    }
+    if (s) return first_error(mine, s);
     int rank = d->size - (int)who;
     char message[1024] = "";
     if (rank == d->rank) snprintf(message, sizeof message, "%s", tt_status_message(mine));
     s = tt_dist_broadcast(d, message, sizeof message, rank);
     message[sizeof message - 1] = 0;
     if (rank == d->rank && !s) return tt_error_prefix(mine, "rank %d of %d", d->rank, d->size);
+    if (s) return first_error(mine, s);
     tt_status_free(mine);
-    if (s) return s;
     return tt_error_new(TT_ERR_PEER, "rank %d of %d failed, so every rank stops: %s", rank,
                         d->size, message);
 }
@@ -107,10 +114,7 @@ tt_status tt_dp_sum_window(const tt_dist *d, double *values, size_t n, tt_status
     tt_status s = tt_dist_sum_f64(d, all, n + 1);
     if (!s) memcpy(values, all, n * sizeof *all);
     int failed = !s && all[n] > 0;
-    if (s) {
-        tt_status_free(mine);
-        return s;
-    }
+    if (s) return first_error(mine, s);
     return failed ? first_failure(d, mine) : NULL;
 }
 
