@@ -12,7 +12,8 @@
 # temporary file is left and the last checkpoint is whole; resumed from it
 # on 2 ranks the run ends with the uninterrupted run's weights bit for bit
 # (kill: it trains on), and resumed alone it trains on as well.
-# usage: tests/fault/mpi.sh BUILD_DIR   (POINTS, default 8; RANKS, default "1")
+# usage: tests/fault/mpi.sh BUILD_DIR
+#   POINTS (default 8; 0: every call), RANKS (default "1"), KINDS (default "coll launch")
 source "$(dirname "$0")/lib.sh"
 points=${POINTS:-8}
 export POCL_MAX_PTHREAD_COUNT=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -67,7 +68,7 @@ check() {
 }
 
 summary=()
-for kind in coll launch; do
+for kind in ${KINDS:-coll launch}; do
   total=$(echo "$counts" | sed -n "s/.* $kind \([0-9]*\).*/\1/p")
   walked=0
   for rank in ${RANKS:-1}; do
