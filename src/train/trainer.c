@@ -131,19 +131,23 @@ static void plan_steps(tt_trainer *t)
     if (t->opt.steps <= 0) t->opt.steps = (int)t->max_steps;
 }
 
+static tt_status validation_lines(FILE *f, void *ctx)
+{
+    const tt_trainer *t = ctx;
+    fprintf(f, "# validation images of this run (tiletrain train --val-list reads this)\n");
+    for (int i = 0; i < t->val_count; i++)
+        fprintf(f, "%s\n", t->source.name(t->source.ctx, t->val_items[i]));
+    return NULL;
+}
+
 /* OUT/validation.txt: the held-out images, one name per line (what
- * --val-list reads, so a later run can keep the same split). */
+ * --val-list reads, so a later run can keep the same split); written
+ * whole or not at all. */
 static tt_status write_validation_list(tt_trainer *t)
 {
     char path[TT_OPT_STRING_MAX + 32];
     snprintf(path, sizeof path, "%s/validation.txt", t->opt.out);
-    FILE *f = fopen(path, "w");
-    if (!f) return tt_error_new(TT_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-    fprintf(f, "# validation images of this run (tiletrain train --val-list reads this)\n");
-    for (int i = 0; i < t->val_count; i++)
-        fprintf(f, "%s\n", t->source.name(t->source.ctx, t->val_items[i]));
-    if (fclose(f) != 0) return tt_error_new(TT_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-    return NULL;
+    return tt_file_write_atomic(path, validation_lines, t);
 }
 
 /* Weights (--init) or the whole state (--resume) from a file. */
