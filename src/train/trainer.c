@@ -241,6 +241,10 @@ tt_status tt_trainer_create_ranked(tt_recipe *r, const tt_dist *dist, tt_trainer
     TT_CHECK(start_prefetch(t));
     if (opt->out[0] && t->dist.rank == 0) {
         TT_CHECK(tt_make_dirs(opt->out));
+        int stale = tt_remove_stale_temporaries(opt->out);
+        if (stale)
+            fprintf(stderr, "tiletrain: removed %d temporary file(s) that a stopped run left in %s\n",
+                    stale, opt->out);
         TT_CHECK(write_validation_list(t));
         char path[TT_OPT_STRING_MAX + 32];
         snprintf(path, sizeof path, "%s/train.jsonl", opt->out);
