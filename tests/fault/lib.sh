@@ -16,9 +16,13 @@ spread() {
 print(*sorted({1 + i * (t - 1) // max(k - 1, 1) for i in range(k)}) if 0 < k < t else range(1, t + 1))" "$1" "$2"
 }
 
-# whole DIR...: no temporary file; every .safetensors, .json, .jsonl, .png and .csv whole
-whole() {
+# whole DIR...: no temporary file, and whole_files
+whole() { no_temporaries "$@" && whole_files "$@"; }
+no_temporaries() {
   [ -z "$(find "$@" -name '*.tmp.*' 2>/dev/null)" ] || { echo "temporary files left:"; find "$@" -name '*.tmp.*'; return 1; }
+}
+# whole_files DIR...: every .safetensors, .json, .jsonl, .png and .csv whole
+whole_files() {
   $py - "$@" <<'PY'
 import csv, glob, json, os, struct, sys
 from PIL import Image

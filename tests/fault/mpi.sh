@@ -35,14 +35,19 @@ mpi 120 TT_FAULT=count 1 "${train[@]}" --steps 3 --out "$work/ref" 2>"$work/err"
 counts=$(grep -m1 "^TT_FAULT counts:" "$work/err")
 
 # after WHAT STEPS SAME: the last checkpoint under $work/f resumed on 2 ranks
-# to STEPS (SAME=1: the reference's weights bit for bit) and alone
+# to STEPS (SAME=1: the reference's weights bit for bit) and alone.  After
+# a kill (SAME=0) rank 0 may have been stopped mid-write: its temporary
+# file must be gone once the resumed run has started.
 after() {
   local what=$1 steps=$2 resume=()
-  whole "$work/f" >"$work/whole" 2>&1 || { fail "$what: a file is not whole"; cat "$work/whole"; }
+  whole_files "$work/f" >"$work/whole" 2>&1 || { fail "$what: a file is not whole"; cat "$work/whole"; }
+  [ "$3" = 0 ] || no_temporaries "$work/f" >"$work/whole" 2>&1 || { fail "$what: a temporary file was left"; cat "$work/whole"; }
   [ -f "$work/f/last.safetensors" ] && resume=(--resume "$work/f/last.safetensors")
   mkdir -p "$work/f" && cp -r "$work/f" "$work/f1"
   if ! mpi 120 X=0 1 "${train[@]}" --steps "$steps" --out "$work/f" "${resume[@]}" >"$work/err2" 2>&1; then
     fail "$what: resumed on 2 ranks"; cat "$work/err2"
+  elif ! no_temporaries "$work/f" >"$work/whole" 2>&1; then
+    fail "$what: resumed on 2 ranks, a temporary file was left"; cat "$work/whole"
   elif [ "$3" = 1 ] && ! $py "$here/../cli/same_checkpoint.py" --tol 0 "$work/ref/last.safetensors" \
          "$work/f/last.safetensors" >"$work/same" 2>&1; then
     fail "$what: resumed on 2 ranks, other weights"; cat "$work/same"
