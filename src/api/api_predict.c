@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "backend/backend.h"
+#include "core/alloc.h"
 #include "core/precision.h"
 #include "core/status.h"
 #include "infer/model_load.h"
@@ -29,7 +30,7 @@ tt_status tt_predictor_open(const char *checkpoint, const char *device, int tile
                             int batch, tt_predictor **out)
 {
     *out = NULL;
-    tt_predictor *p = calloc(1, sizeof *p);
+    tt_predictor *p = tt_calloc(1, sizeof *p);
     if (!p) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     tt_status status = NULL;
     tt_backend_request request = {0};

@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "backend/backend.h"
+#include "core/alloc.h"
 #include "core/options.h"
 #include "core/status.h"
 #include "tiletrain.h"
@@ -55,8 +56,8 @@ static tt_status parse(tt_recipe *recipe, int argc, char **argv)
 tt_status tt_plan_args(int argc, char **argv, char **json)
 {
     *json = NULL;
-    tt_recipe *recipe = malloc(sizeof *recipe);
-    tt_run_plan *plan = calloc(1, sizeof *plan);
+    tt_recipe *recipe = tt_malloc(sizeof *recipe);
+    tt_run_plan *plan = tt_calloc(1, sizeof *plan);
     tt_status status = NULL;
     if (!recipe || !plan) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
@@ -94,7 +95,7 @@ tt_status tt_train_args(int argc, char **argv, void (*on_log_line)(void *ctx, co
                         void *ctx, volatile int *interrupt, char **outcome)
 {
     if (outcome) *outcome = NULL;
-    tt_recipe *recipe = malloc(sizeof *recipe);
+    tt_recipe *recipe = tt_malloc(sizeof *recipe);
     if (!recipe) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     tt_recipe_init(recipe);
     strcpy(recipe->opt.plan, "auto"); /* train's own default, as on the command line */

@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/alloc.h"
 #include "core/fault.h"
 #include "core/hash.h"
 #include "core/knobs.h"
@@ -84,7 +85,7 @@ tt_status tt_buffer_alloc(tt_backend *backend, size_t bytes, tt_mem_category cat
             backend->device.name,
             tt_format_bytes(backend->device.max_alloc_bytes, limit, sizeof limit));
 
-    tt_buffer *buf = calloc(1, sizeof *buf);
+    tt_buffer *buf = tt_calloc(1, sizeof *buf);
     if (!buf) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "allocating '%s': out of host memory", name);
     buf->backend = backend;
     buf->bytes = bytes;

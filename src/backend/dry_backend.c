@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "backend/backend_internal.h"
+#include "core/alloc.h"
 #include "core/status.h"
 
 typedef struct recorder {
@@ -123,8 +124,8 @@ tt_status tt_dry_backend_create(const tt_device_info *device,
                                 void *record_ctx, tt_backend **out)
 {
     *out = NULL;
-    tt_backend *backend = calloc(1, sizeof *backend);
-    recorder *r = record ? malloc(sizeof *r) : NULL;
+    tt_backend *backend = tt_calloc(1, sizeof *backend);
+    recorder *r = record ? tt_malloc(sizeof *r) : NULL;
     if (!backend || (record && !r)) {
         free(backend), free(r);
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "dry backend: out of host memory");

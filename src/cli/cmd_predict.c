@@ -32,11 +32,10 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include <stb_image_write.h>
-
 #include "backend/backend.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "core/fs.h"
 #include "core/options.h"
 #include "core/status.h"
 #include "data/image.h"
@@ -179,10 +178,7 @@ static tt_status write_png(const char *dir, const char *stem, const char *suffix
 {
     char path[3 * TT_OPT_STRING_MAX + 16];
     snprintf(path, sizeof path, "%s/%s_%s.png", dir, stem, suffix);
-    if (!stbi_write_png(path, w, h, channels, pixels, w * channels))
-        return tt_error_new(TT_ERR_IO, "cannot write %s; check that the folder is writable and "
-                            "the disk has room", path);
-    return NULL;
+    return tt_image_write_png(path, w, h, channels, pixels);
 }
 
 /* One CSV row: "FILE_CLASS,RLE" of a plane. */
@@ -512,6 +508,25 @@ static tt_status choose_bands(const predict_options *o, run_state *rs, char **pa
     return NULL;
 }
 
+/* Every input predicted in turn; with --rle, its rows go to `csv` (the
+ * atomic writer's file: the CSV is whole, or as it was, when one fails). */
+typedef struct predict_job {
+    run_state *rs;
+    char **paths;
+    int count;
+} predict_job;
+
+static tt_status predict_all(FILE *csv, void *ctx)
+{
+    predict_job *job = ctx;
+    job->rs->csv = csv;
+    if (csv) fprintf(csv, "Image_Label,EncodedPixels\n");
+    tt_status status = NULL;
+    for (int i = 0; i < job->count && !status; i++) status = predict_one(job->rs, job->paths[i]);
+    job->rs->csv = NULL;
+    return status;
+}
+
 static tt_status run(const predict_options *o, run_state *rs)
 {
     tt_status status = NULL;
@@ -566,26 +581,14 @@ static tt_status run(const predict_options *o, run_state *rs)
     TT_CHECK(tt_pad_kind_parse(o->pad, &rs->predict.pad));
     memcpy(rs->predict.mean, rs->model.mean, sizeof rs->predict.mean);
     memcpy(rs->predict.std, rs->model.std, sizeof rs->predict.std);
-    if (o->rle[0]) {
-        rs->csv = fopen(o->rle, "w");
-        if (!rs->csv) {
-            status = tt_error_new(TT_ERR_IO, "cannot write --rle %s: %s", o->rle, strerror(errno));
-            goto cleanup;
-        }
-        fprintf(rs->csv, "Image_Label,EncodedPixels\n");
-    }
     if (!o->quiet)
         printf("%d image(s), %s model, %d classes, tile %dx%d, overlap %g, %s blend\n", count,
                rs->kind == TT_INFER_KIND_MULTI_LABEL ? "multi-label" : "class-index", classes,
                o->tile[0], o->tile[1], o->overlap, o->blend);
-    for (int i = 0; i < count; i++) TT_CHECK(predict_one(rs, paths[i]));
-    if (rs->csv) {
-        int failed = fclose(rs->csv) != 0;
-        rs->csv = NULL;
-        if (failed) status = tt_error_new(TT_ERR_IO, "cannot finish --rle %s", o->rle);
-    }
+    predict_job job = {rs, paths, count};
+    status = o->rle[0] ? tt_file_write_atomic(o->rle, predict_all, &job)
+                       : predict_all(NULL, &job);
 cleanup:
-    if (rs->csv) fclose(rs->csv);
     for (int i = 0; i < count; i++) free(paths[i]);
     free(paths);
     if (rs->own_names)

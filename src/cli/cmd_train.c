@@ -287,7 +287,9 @@ static int train(tt_recipe *recipe, const tt_dist *dist)
         printf("done: %lld steps (%lld skipped); weights in %s/last.safetensors, report in "
                "%s/report.html\n",
                outcome.steps, outcome.skipped_steps, opt->out, opt->out);
-    if (status && (dist->rank == 0 || !outcome.stopped_together))
+    /* a failed collective: the others may be waiting in the next one */
+    int together = outcome.stopped_together && !tt_dist_broken();
+    if (status && (dist->rank == 0 || !together))
         fprintf(stderr, "tiletrain: training stopped at step %lld\n", outcome.steps);
-    return status ? fail_ranked(dist, status, outcome.stopped_together) : 0;
+    return status ? fail_ranked(dist, status, together) : 0;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "core/fault.h"
 #include "core/knobs.h"
 
 static const tt_command commands[] = {
@@ -86,7 +87,11 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            int rc = commands[i].run(argc - 1, argv + 1);
+            tt_fault_print_counts(stderr); /* TT_FAULT=count: the range of a test's walk */
+            return rc;
+        }
     const char *names[sizeof commands / sizeof commands[0]];
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) names[i] = commands[i].name;
     const char *near = tt_closest_word(argv[1], names, sizeof names / sizeof names[0]);

@@ -5,13 +5,34 @@
  *   write   a file written through tt_file_write_atomic: ENOSPC (core/fs.c)
  *   alloc   a device buffer (tt_buffer_alloc): out of device memory
  *   launch  a kernel launch (tt_launch_kernel): the device lost
+ *   submit  a Vulkan queue submission (vkQueueSubmit): the device lost
+ *   host    a host allocation of the library (core/alloc.h): out of memory
+ *   read    a file read (images, masks, tile cache, checkpoints): EIO
+ *   coll    an MPI collective (dist/dist_mpi.c): the network dropped
+ * TT_FAULT=count fails nothing; tt_fault_print_counts then says how many
+ * calls of each kind the process made, the range a walk goes over.
  */
 #ifndef TT_CORE_FAULT_H
 #define TT_CORE_FAULT_H
 
-typedef enum tt_fault_kind { TT_FAULT_WRITE, TT_FAULT_ALLOC, TT_FAULT_LAUNCH } tt_fault_kind;
+#include <stdio.h>
+
+typedef enum tt_fault_kind {
+    TT_FAULT_WRITE,
+    TT_FAULT_ALLOC,
+    TT_FAULT_LAUNCH,
+    TT_FAULT_SUBMIT,
+    TT_FAULT_HOST,
+    TT_FAULT_READ,
+    TT_FAULT_COLL,
+    TT_FAULT_KINDS
+} tt_fault_kind;
 
 /* Counts a call of `kind`; 1 when it is the one TT_FAULT names. */
 int tt_fault_hit(tt_fault_kind kind);
+
+/* With TT_FAULT=count: one line to `out`, "TT_FAULT counts: write 18, ...",
+ * the calls of each kind so far; nothing otherwise. */
+void tt_fault_print_counts(FILE *out);
 
 #endif

@@ -1,7 +1,9 @@
 /* Files and folders on the host file system; see fs.h. */
 #include "core/fs.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
@@ -181,4 +183,34 @@ tt_status tt_cache_path(const char *kind, char *buf, size_t size)
                             kind);
     }
     return NULL;
+}
+
+tt_status tt_read_fault(const char *what, const char *path)
+{
+    if (!tt_fault_hit(TT_FAULT_READ)) return NULL;
+    return tt_error_new(TT_ERR_IO, "reading %s '%s' failed: %s (TT_FAULT); check the disk, or "
+                        "restore the file", what, path, strerror(EIO));
+}
+
+int tt_remove_stale_temporaries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *tag = strstr(e->d_name, ".tmp.");
+        long pid = 0;
+        unsigned counter;
+        char end;
+        if (!tag || sscanf(tag, ".tmp.%ld.%u%c", &pid, &counter, &end) != 2 || pid <= 0 ||
+            pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path &&
+            unlink(path) == 0)
+            removed++;
+    }
+    closedir(d);
+    return removed;
 }

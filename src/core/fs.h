@@ -32,6 +32,15 @@ tt_status tt_file_write_atomic(const char *path, tt_status (*write_fn)(FILE *f, 
 /* The same for `size` bytes in memory. */
 tt_status tt_file_save_atomic(const char *path, const void *data, size_t size);
 
+/* Removes the temporary files of tt_file_write_atomic in `dir` (not below
+ * it) whose process is gone: what a process killed mid-write (SIGKILL,
+ * mpirun stopping a job) leaves.  Returns how many it removed. */
+int tt_remove_stale_temporaries(const char *dir);
+
+/* NULL, or (TT_FAULT=read:N, core/fault.h) the error a failing disk gives
+ * at the Nth file read: TT_ERR_IO naming `what` and `path`. */
+tt_status tt_read_fault(const char *what, const char *path);
+
 /* The cache folder of one kind of cached file ("programs", "clblast",
  * "find-db", "tiles"; other kinds follow the general rule), into buf.  The
  * general rule: $TT_CACHE_DIR/<kind>, else $XDG_CACHE_HOME/tiletrain/<kind>,

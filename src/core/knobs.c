@@ -100,12 +100,17 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                               "(the middle one, off by the output's largest value): a planted "
                               "wrong kernel, which the autotuner's check must refuse."},
     [TT_KNOB_FAULT] = {"TT_FAULT", TT_KNOB_TEST, "src/core/fault.c",
-                       "write:N, alloc:N or launch:N (N >= 1)",
+                       "KIND:N (N >= 1) with KIND write, alloc, launch, submit, host, read or "
+                       "coll; or count",
                        "The Nth call of that kind in the process fails as the real failure "
                        "would: a file written through the one atomic writer (checkpoints, "
                        "plans, reports, caches) as a full disk, a device buffer as device "
-                       "memory running out, a kernel launch as a lost device; so that a test "
-                       "can walk a failure over every such call of a run."},
+                       "memory running out, a kernel launch or a Vulkan queue submission as a "
+                       "lost device, a host allocation of the library as memory running out, "
+                       "a file read (images, masks, tile cache, checkpoints) as EIO, an MPI "
+                       "collective as a dropped network; so that a test can walk a failure "
+                       "over every such call of a run.  count fails nothing and prints how "
+                       "many calls of each kind the command made."},
 };
 
 const char *tt_knob_kind_name(tt_knob_kind kind)

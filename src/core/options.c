@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 #include <ini.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 
 /* "micro_batch" and "micro-batch" are the same name. */
@@ -366,7 +367,7 @@ static tt_status load_file(const tt_opt *table, size_t count, void *opts, const 
     while ((ch = fgetc(f)) != EOF) {
         if (size + 2 > cap) {
             cap = cap ? 2 * cap : 4096;
-            char *grown = realloc(text, cap);
+            char *grown = tt_realloc(text, cap);
             if (!grown) {
                 free(text);
                 fclose(f);
@@ -473,7 +474,7 @@ tt_opt *tt_opt_table_concat(const tt_opt *base, size_t count, size_t offset, con
                             size_t extra_count, size_t *total)
 {
     *total = 0;
-    tt_opt *out = malloc((count + extra_count ? count + extra_count : 1) * sizeof *out);
+    tt_opt *out = tt_malloc((count + extra_count ? count + extra_count : 1) * sizeof *out);
     if (!out) return NULL;
     for (size_t i = 0; i < count; i++) {
         out[i] = base[i];

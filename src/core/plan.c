@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 
 static int by_size_desc(const void *a, const void *b)
@@ -106,10 +107,10 @@ tt_status tt_plan_solve(tt_plan_item *items, int count, size_t alignment, size_t
     TT_ASSERT(alignment && (alignment & (alignment - 1)) == 0);
     *plan = (tt_plan){0};
     size_t n = (size_t)(count ? count : 1);
-    tt_plan_item **order = malloc(sizeof *order * n);
-    tt_plan_item **placed = malloc(sizeof *placed * n);
-    tt_plan_item **scratch = malloc(sizeof *scratch * n);
-    tt_plan_item *best_items = malloc(sizeof *best_items * n);
+    tt_plan_item **order = tt_malloc(sizeof *order * n);
+    tt_plan_item **placed = tt_malloc(sizeof *placed * n);
+    tt_plan_item **scratch = tt_malloc(sizeof *scratch * n);
+    tt_plan_item *best_items = tt_malloc(sizeof *best_items * n);
     tt_status status = NULL;
     if (!order || !placed || !scratch || !best_items) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "memory plan: out of host memory");

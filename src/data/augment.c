@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 
 #define PI 3.14159265358979323846
@@ -248,8 +249,8 @@ void tt_augment_source_map(const tt_augment_params *p, int w, int h, float *sx, 
     int cols = 0, rows_ = 0;
     float spacing = p->elastic_spacing > 0 ? p->elastic_spacing : 1;
     if (p->grid) {
-        gx = malloc(sizeof *gx * (size_t)w);
-        gy = malloc(sizeof *gy * (size_t)h);
+        gx = tt_malloc(sizeof *gx * (size_t)w);
+        gy = tt_malloc(sizeof *gy * (size_t)h);
         tt_rng r = tt_rng_from(p->warp_seed, 1, 0);
         int steps = (int)p->grid_steps < 1 ? 1 : (int)p->grid_steps > 64 ? 64 : (int)p->grid_steps;
         if (gx) grid_axis(&r, steps, p->grid_limit, w - 1, gx);
@@ -257,8 +258,8 @@ void tt_augment_source_map(const tt_augment_params *p, int w, int h, float *sx, 
     }
     if (p->elastic) { /* displacements at control points, interpolated bilinearly */
         cols = (int)ceilf((w - 1) / spacing) + 1, rows_ = (int)ceilf((h - 1) / spacing) + 1;
-        ex = malloc(sizeof *ex * (size_t)cols * rows_);
-        ey = malloc(sizeof *ey * (size_t)cols * rows_);
+        ex = tt_malloc(sizeof *ex * (size_t)cols * rows_);
+        ey = tt_malloc(sizeof *ey * (size_t)cols * rows_);
         tt_rng r = tt_rng_from(p->warp_seed, 2, 0);
         for (int i = 0; ex && ey && i < cols * rows_; i++) {
             ex[i] = signed_unit(&r) * p->elastic_alpha;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "data/dataset_internal.h"
 #include "data/dataset_probe.h"
 #include "data/raster_set.h"
@@ -106,8 +107,8 @@ static tt_status setup(tt_dataset *ds, const tt_dataset_options *opts)
 {
     if (!tt_ds_is_dir(opts->dir))
         return tt_error_new(TT_ERR_IO, "data set folder %s does not exist or is not a folder", opts->dir);
-    ds->dir = strdup(opts->dir);
-    ds->csv_path = opts->csv_path ? strdup(opts->csv_path) : tt_ds_join(opts->dir, "train.csv");
+    ds->dir = tt_strdup(opts->dir);
+    ds->csv_path = opts->csv_path ? tt_strdup(opts->csv_path) : tt_ds_join(opts->dir, "train.csv");
     if (!ds->dir || !ds->csv_path) return oom();
     if (opts->format == TT_DATASET_RASTER ||
         (opts->format == TT_DATASET_AUTO && tt_raster_set_detect(opts->dir)))
@@ -117,8 +118,8 @@ static tt_status setup(tt_dataset *ds, const tt_dataset_options *opts)
     if (opts->format == TT_DATASET_AUTO) TT_TRY(detect(ds, opts, &ds->format));
     else if (!(ds->format = format_of(opts->format)))
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "unknown data format %d", (int)opts->format);
-    ds->images_dir = opts->images_dir ? strdup(opts->images_dir) : tt_ds_join(opts->dir, ds->format->images);
-    ds->masks_dir = opts->masks_dir ? strdup(opts->masks_dir) : tt_ds_join(opts->dir, "masks");
+    ds->images_dir = opts->images_dir ? tt_strdup(opts->images_dir) : tt_ds_join(opts->dir, ds->format->images);
+    ds->masks_dir = opts->masks_dir ? tt_strdup(opts->masks_dir) : tt_ds_join(opts->dir, "masks");
     if (!ds->images_dir || !ds->masks_dir) return oom();
     ds->max_pixels = opts->max_pixels ? opts->max_pixels : TT_DATASET_DEFAULT_MAX_PIXELS;
     if (opts->classes) {
@@ -144,7 +145,7 @@ tt_status tt_dataset_open(const tt_dataset_options *opts, tt_dataset **out)
     *out = NULL;
     if (!opts || !opts->dir)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "opening a data set needs its folder (--data DIR)");
-    tt_dataset *ds = calloc(1, sizeof *ds);
+    tt_dataset *ds = tt_calloc(1, sizeof *ds);
     if (!ds) return oom();
     TT_CHECK(setup(ds, opts));
     TT_CHECK(ds->format->open(ds, opts));
@@ -159,7 +160,7 @@ tt_status tt_dataset_open(const tt_dataset_options *opts, tt_dataset **out)
     if (ds->problem_count && !opts->skip_bad) {
         size_t length = 1;
         for (int p = 0; p < ds->problem_count; p++) length += strlen(ds->problems[p].reason) + 1;
-        char *detail = malloc(length);
+        char *detail = tt_malloc(length);
         if (detail) {
             detail[0] = '\0';
             for (int p = 0; p < ds->problem_count; p++)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/alloc.h"
 #include "core/hash.h"
 #include "data/dataset_internal.h"
 #include "data/dataset_probe.h"
@@ -136,7 +137,7 @@ static tt_status open_folder(tt_dataset *ds, const tt_dataset_options *opts)
     (void)opts;
     TT_CHECK(tt_image_list_dir(ds->images_dir, &images, &image_count));
     TT_CHECK(tt_image_list_dir(ds->masks_dir, &masks, &mask_count));
-    stems = malloc(sizeof *stems * (size_t)(image_count ? image_count : 1));
+    stems = tt_malloc(sizeof *stems * (size_t)(image_count ? image_count : 1));
     if (!stems) {
         status = folder_oom();
         goto cleanup;
@@ -149,7 +150,7 @@ static tt_status open_folder(tt_dataset *ds, const tt_dataset_options *opts)
         if (status) goto cleanup;
         tt_ds_item *item = &ds->items[index];
         stems[index] = stem_of(item->name, index);
-        char *mask_path = malloc(strlen(ds->masks_dir) + stems[index].length + 6);
+        char *mask_path = tt_malloc(strlen(ds->masks_dir) + stems[index].length + 6);
         if (!mask_path) {
             status = folder_oom();
             goto cleanup;

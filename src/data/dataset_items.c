@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/alloc.h"
 #include "data/dataset_internal.h"
 #include "data/dataset_probe.h"
 
@@ -21,7 +22,7 @@ static tt_status oom(void)
 char *tt_ds_join(const char *dir, const char *name)
 {
     size_t a = strlen(dir), b = strlen(name);
-    char *path = malloc(a + b + 2);
+    char *path = tt_malloc(a + b + 2);
     if (!path) return NULL;
     memcpy(path, dir, a);
     path[a] = '/';
@@ -38,14 +39,14 @@ tt_status tt_ds_problem(tt_dataset *ds, const char *item, const char *fmt, ...)
     va_end(ap);
     if (ds->problem_count == ds->problem_capacity) {
         int capacity = ds->problem_capacity ? 2 * ds->problem_capacity : 16;
-        tt_dataset_problem *grown = realloc(ds->problems, sizeof *grown * (size_t)capacity);
+        tt_dataset_problem *grown = tt_realloc(ds->problems, sizeof *grown * (size_t)capacity);
         if (!grown) return oom();
         ds->problems = grown;
         ds->problem_capacity = capacity;
     }
     tt_dataset_problem *p = &ds->problems[ds->problem_count];
-    p->item = strdup(item ? item : "");
-    p->reason = strdup(line);
+    p->item = tt_strdup(item ? item : "");
+    p->reason = tt_strdup(line);
     if (!p->item || !p->reason) {
         free(p->item);
         free(p->reason);
@@ -68,15 +69,15 @@ tt_status tt_ds_add_item(tt_dataset *ds, const char *name, const char *image_pat
 {
     if (ds->count == ds->capacity) {
         int capacity = ds->capacity ? 2 * ds->capacity : 64;
-        tt_ds_item *grown = realloc(ds->items, sizeof *grown * (size_t)capacity);
+        tt_ds_item *grown = tt_realloc(ds->items, sizeof *grown * (size_t)capacity);
         if (!grown) return oom();
         ds->items = grown;
         ds->capacity = capacity;
     }
     tt_ds_item *item = &ds->items[ds->count];
     memset(item, 0, sizeof *item);
-    item->name = strdup(name);
-    item->image_path = strdup(image_path);
+    item->name = tt_strdup(name);
+    item->image_path = tt_strdup(image_path);
     if (!item->name || !item->image_path) {
         free(item->name);
         free(item->image_path);
@@ -88,10 +89,10 @@ tt_status tt_ds_add_item(tt_dataset *ds, const char *name, const char *image_pat
 
 tt_status tt_ds_add_class(tt_dataset *ds, const char *name, int *index)
 {
-    char **grown = realloc(ds->class_names, sizeof *grown * (size_t)(ds->classes + 1));
+    char **grown = tt_realloc(ds->class_names, sizeof *grown * (size_t)(ds->classes + 1));
     if (!grown) return oom();
     ds->class_names = grown;
-    if (!(grown[ds->classes] = strdup(name))) return oom();
+    if (!(grown[ds->classes] = tt_strdup(name))) return oom();
     *index = ds->classes++;
     return NULL;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <stb_image.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 
 static uint32_t be32(const unsigned char *p)
@@ -25,7 +26,7 @@ tt_status tt_probe_read_file(const char *path, unsigned char **data, size_t *siz
     *size = 0;
     size_t file_size = 0;
     TT_TRY(tt_probe_file_size(path, &file_size));
-    unsigned char *buffer = malloc((size_t)file_size);
+    unsigned char *buffer = tt_malloc((size_t)file_size);
     if (!buffer) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: no host memory to read it", path);
     FILE *f = fopen(path, "rb");
     size_t got = f ? fread(buffer, 1, (size_t)file_size, f) : 0;
@@ -111,7 +112,7 @@ tt_status tt_probe_mask_png(const unsigned char *data, size_t size, const char *
         goto cleanup;
     }
     size_t count = (size_t)w * (size_t)h;
-    out = malloc(count ? count : 1);
+    out = tt_malloc(count ? count : 1);
     if (!out) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: no host memory for the mask", name);
         goto cleanup;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/alloc.h"
 #include "core/hash.h"
 #include "data/dataset_internal.h"
 #include "data/image.h"
@@ -42,10 +43,10 @@ static void free_kaggle_item(void *data)
 static kaggle_item *new_kaggle_item(int classes)
 {
     size_t n = classes > 0 ? (size_t)classes : 1;
-    kaggle_item *k = calloc(1, sizeof *k);
+    kaggle_item *k = tt_calloc(1, sizeof *k);
     if (!k) return NULL;
-    k->rle = calloc(n, sizeof *k->rle);
-    k->rle_line = calloc(n, sizeof *k->rle_line);
+    k->rle = tt_calloc(n, sizeof *k->rle);
+    k->rle_line = tt_calloc(n, sizeof *k->rle_line);
     if (!k->rle || !k->rle_line) {
         free_kaggle_item(k);
         return NULL;
@@ -70,7 +71,7 @@ static int map_init(name_map *map, size_t expected)
 {
     size_t size = 64;
     while (size < 2 * expected) size *= 2;
-    map->slots = calloc(size, sizeof *map->slots);
+    map->slots = tt_calloc(size, sizeof *map->slots);
     map->mask = size - 1;
     return map->slots != NULL;
 }
@@ -275,7 +276,7 @@ static tt_status open_kaggle(tt_dataset *ds, const tt_dataset_options *opts)
     TT_CHECK(tt_csv_read_file(ds->csv_path, &csv));
     ds->format_data = csv;
     TT_CHECK(read_header(csv, ds->csv_path, &which));
-    rows = malloc(sizeof *rows * (size_t)csv->count);
+    rows = tt_malloc(sizeof *rows * (size_t)csv->count);
     if (!rows || !map_init(&map, (size_t)csv->count)) {
         status = oom();
         goto cleanup;

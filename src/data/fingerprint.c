@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "data/image.h"
 
@@ -18,7 +19,7 @@ static int values_add(values *a, double x)
 {
     if (a->n == a->cap) {
         size_t cap = a->cap ? 2 * a->cap : 64;
-        double *grown = realloc(a->v, cap * sizeof *grown);
+        double *grown = tt_realloc(a->v, cap * sizeof *grown);
         if (!grown) return 0;
         a->v = grown, a->cap = cap;
     }
@@ -47,7 +48,7 @@ static int by_x(const void *a, const void *b)
 static double weighted_quantile(const values *x, const values *weight, double share)
 {
     size_t n = x->n;
-    weighted *pairs = n ? malloc(n * sizeof *pairs) : NULL;
+    weighted *pairs = n ? tt_malloc(n * sizeof *pairs) : NULL;
     if (!pairs) return 0;
     double total = 0, run = 0, result = 0;
     for (size_t i = 0; i < n; i++) pairs[i] = (weighted){x->v[i], weight->v[i]}, total += weight->v[i];
@@ -116,7 +117,7 @@ tt_status tt_fingerprint_compute(tt_dataset *ds, int max_images, tt_fingerprint 
     out->foreground_classes = classes - first_fg;
     int planes = kind == TT_MASK_MULTI_LABEL ? classes : 1;
     tt_status status = NULL;
-    int *widths = calloc((size_t)n, sizeof *widths), *heights = calloc((size_t)n, sizeof *heights);
+    int *widths = tt_calloc((size_t)n, sizeof *widths), *heights = tt_calloc((size_t)n, sizeof *heights);
     values areas[TT_FINGERPRINT_MAX_CLASSES] = {{0}}, extents[TT_FINGERPRINT_MAX_CLASSES] = {{0}};
     uint8_t *mask = NULL, *grid = NULL;
     int *queue = NULL;
@@ -131,11 +132,11 @@ tt_status tt_fingerprint_compute(tt_dataset *ds, int max_images, tt_fingerprint 
         int stride = ((w > h ? w : h) + 511) / 512;
         int gw = (w + stride - 1) / stride, gh = (h + stride - 1) / stride;
         if (stride > out->stride) out->stride = stride;
-        uint8_t *m = realloc(mask, (size_t)w * h * planes);
+        uint8_t *m = tt_realloc(mask, (size_t)w * h * planes);
         if (!m) goto oom;
         mask = m;
-        uint8_t *g = realloc(grid, (size_t)gw * gh);
-        int *q = realloc(queue, (size_t)gw * gh * sizeof *q);
+        uint8_t *g = tt_realloc(grid, (size_t)gw * gh);
+        int *q = tt_realloc(queue, (size_t)gw * gh * sizeof *q);
         if (g) grid = g;
         if (q) queue = q;
         if (!g || !q) goto oom;

@@ -14,8 +14,11 @@
 #include <strings.h>
 
 #include <stb_image.h>
+#include <stb_image_write.h>
 #include <tiffio.h>
 
+#include "core/alloc.h"
+#include "core/fs.h"
 #include "core/status.h"
 #include "data/image_probe.h"
 
@@ -99,8 +102,8 @@ static tt_status load_tiff(const char *path, uint64_t max_pixels, tt_image *out)
         goto cleanup;
     }
     size_t n = (size_t)w * h;
-    raster = malloc(n * sizeof *raster);
-    out->pixels = malloc(n * 3);
+    raster = tt_malloc(n * sizeof *raster);
+    out->pixels = tt_malloc(n * 3);
     if (!raster || !out->pixels) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "image %s: no host memory for %u x %u pixels",
                               path, (unsigned)w, (unsigned)h);
@@ -134,6 +137,7 @@ tt_status tt_image_load(const char *path, uint64_t max_pixels, tt_image *out)
     /* size, limit and truncation from the header, before any pixel */
     tt_image_header header;
     TT_TRY(tt_probe_image(path, max_pixels, &header));
+    TT_TRY(tt_read_fault("the image", path));
     if (strcmp(header.kind, "TIFF") == 0) return load_tiff(path, max_pixels, out);
     int w, h, comp;
     uint8_t *pixels = stbi_load(path, &w, &h, &comp, 3);
@@ -145,6 +149,35 @@ tt_status tt_image_load(const char *path, uint64_t max_pixels, tt_image *out)
     out->width = w;
     out->height = h;
     return NULL;
+}
+
+typedef struct png_job {
+    int w, h, channels;
+    const uint8_t *pixels;
+    FILE *file;
+} png_job;
+
+static void png_bytes(void *ctx, void *data, int size)
+{
+    png_job *job = ctx;
+    fwrite(data, 1, (size_t)size, job->file); /* an error is noticed by the atomic writer */
+}
+
+static tt_status png_encode(FILE *f, void *ctx)
+{
+    png_job *job = ctx;
+    job->file = f;
+    if (!stbi_write_png_to_func(png_bytes, job, job->w, job->h, job->channels, job->pixels,
+                                job->w * job->channels))
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "no host memory to encode a %d x %d PNG",
+                            job->w, job->h);
+    return NULL;
+}
+
+tt_status tt_image_write_png(const char *path, int w, int h, int channels, const uint8_t *pixels)
+{
+    png_job job = {w, h, channels, pixels, NULL};
+    return tt_error_prefix(tt_file_write_atomic(path, png_encode, &job), "writing %s", path);
 }
 
 void tt_image_free(tt_image *image)
@@ -190,11 +223,11 @@ tt_status tt_image_list_dir(const char *dir, char ***names, int *count)
         if (!has_image_extension(entry->d_name)) continue;
         if (n == capacity) {
             capacity = capacity ? 2 * capacity : 64;
-            char **grown = realloc(list, sizeof *grown * (size_t)capacity);
+            char **grown = tt_realloc(list, sizeof *grown * (size_t)capacity);
             if (!grown) goto fail;
             list = grown;
         }
-        if (!(list[n] = strdup(entry->d_name))) goto fail;
+        if (!(list[n] = tt_strdup(entry->d_name))) goto fail;
         n++;
     }
     closedir(d);

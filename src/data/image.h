@@ -34,6 +34,10 @@ tt_status tt_image_info(const char *path, int *width, int *height, int *tiled);
  * corrupt file is TT_ERR_FORMAT naming the file. */
 tt_status tt_image_load(const char *path, uint64_t max_pixels, tt_image *out);
 
+/* Writes (h, w, channels) bytes as a PNG at path, atomically
+ * (tt_file_write_atomic): the file is whole or as it was.  Errors name it. */
+tt_status tt_image_write_png(const char *path, int w, int h, int channels, const uint8_t *pixels);
+
 /* Frees the pixels; the struct is zeroed.  NULL allowed. */
 void tt_image_free(tt_image *image);
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "core/status.h"
 
@@ -111,7 +112,7 @@ tt_status tt_prefetch_create(const tt_prefetch_config *config, tt_prefetch_fill_
             return tt_error_new(TT_ERR_INVALID_ARGUMENT, "prefetch: std[%d] = %g; give a positive std", c,
                                 cfg.std[c]);
     tt_status status = NULL;
-    tt_prefetch *p = calloc(1, sizeof *p);
+    tt_prefetch *p = tt_calloc(1, sizeof *p);
     if (!p) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "prefetch: no host memory");
     p->config = cfg;
     p->fill = fill;
@@ -120,9 +121,9 @@ tt_status tt_prefetch_create(const tt_prefetch_config *config, tt_prefetch_fill_
     pthread_mutex_init(&p->mutex, NULL);
     pthread_cond_init(&p->ready_cv, NULL);
     pthread_cond_init(&p->free_cv, NULL);
-    p->slots = calloc((size_t)p->depth, sizeof *p->slots);
-    p->slot_state = calloc((size_t)p->depth, sizeof *p->slot_state);
-    p->ready = calloc((size_t)p->depth, sizeof *p->ready);
+    p->slots = tt_calloc((size_t)p->depth, sizeof *p->slots);
+    p->slot_state = tt_calloc((size_t)p->depth, sizeof *p->slot_state);
+    p->ready = tt_calloc((size_t)p->depth, sizeof *p->ready);
     if (!p->slots || !p->slot_state || !p->ready) goto oom;
     size_t px = (size_t)cfg.height * cfg.width;
     for (int i = 0; i < p->depth; i++) {
@@ -131,9 +132,9 @@ tt_status tt_prefetch_create(const tt_prefetch_config *config, tt_prefetch_fill_
         b->width = cfg.width;
         b->planes = cfg.planes;
         b->channels = cfg.channels;
-        b->image = malloc(sizeof *b->image * cfg.batch_size * (size_t)cfg.channels * px);
-        b->mask = malloc((size_t)cfg.batch_size * (cfg.planes ? cfg.planes : 1) * px);
-        b->items = calloc((size_t)cfg.batch_size, sizeof *b->items);
+        b->image = tt_malloc(sizeof *b->image * cfg.batch_size * (size_t)cfg.channels * px);
+        b->mask = tt_malloc((size_t)cfg.batch_size * (cfg.planes ? cfg.planes : 1) * px);
+        b->items = tt_calloc((size_t)cfg.batch_size, sizeof *b->items);
         if (!b->image || !b->mask || !b->items) goto oom;
     }
     if (pthread_create(&p->thread, NULL, producer_main, p) != 0) {
@@ -281,8 +282,8 @@ tt_status tt_prefetch_create_sampler(const tt_prefetch_config *config, tt_sample
                             "with %d planes", config->height, config->width, config->planes,
                             tt_sampler_tile_height(sampler), tt_sampler_tile_width(sampler),
                             tt_sampler_planes(sampler));
-    sampler_fill *f = calloc(1, sizeof *f);
-    if (f) f->rgb = malloc((size_t)config->width * config->height * 3);
+    sampler_fill *f = tt_calloc(1, sizeof *f);
+    if (f) f->rgb = tt_malloc((size_t)config->width * config->height * 3);
     if (!f || !f->rgb) {
         sampler_fill_free(f);
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "prefetch: no host memory");

@@ -6,6 +6,8 @@
 
 #include <tiffio.h>
 
+#include "core/alloc.h"
+#include "core/fs.h"
 #include "core/status.h"
 #include "data/image_probe.h"
 #include "data/raster_tags.h"
@@ -98,8 +100,8 @@ tt_status tt_raster_open(const char *path, tt_raster **out)
     *out = NULL;
     size_t size = 0;
     TT_TRY(tt_probe_file_size(path, &size));
-    tt_raster *r = calloc(1, sizeof *r);
-    if (!r || !(r->path = strdup(path))) {
+    tt_raster *r = tt_calloc(1, sizeof *r);
+    if (!r || !(r->path = tt_strdup(path))) {
         free(r);
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", path);
     }
@@ -139,7 +141,7 @@ tt_status tt_raster_open(const char *path, tt_raster **out)
     TT_CHECK(check_layout(r));
     r->across = (int)((w + bw - 1) / bw);
     r->stride = (size_t)r->across * bw * spp * (size_t)r->sample_bytes;
-    if (r->info.tiled && !(r->block = malloc((size_t)TIFFTileSize(r->tif)))) {
+    if (r->info.tiled && !(r->block = tt_malloc((size_t)TIFFTileSize(r->tif)))) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory for a tile", path);
         goto cleanup;
     }
@@ -217,13 +219,13 @@ static tt_status slot_of(tt_raster *r, int row, int lo, int hi, block_row **out)
             if (!spare || s->row < spare->row) spare = s;
     }
     if (!spare) {
-        block_row *rows = realloc(r->rows, (size_t)(r->row_count + 1) * sizeof *rows);
+        block_row *rows = tt_realloc(r->rows, (size_t)(r->row_count + 1) * sizeof *rows);
         if (!rows) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", r->path);
         r->rows = rows;
         spare = &rows[r->row_count];
         memset(spare, 0, sizeof *spare);
-        spare->pixels = malloc((size_t)r->info.block_h * r->stride);
-        spare->have = malloc((size_t)r->across);
+        spare->pixels = tt_malloc((size_t)r->info.block_h * r->stride);
+        spare->have = tt_malloc((size_t)r->across);
         r->row_count++;
         if (!spare->pixels || !spare->have)
             return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory for %d rows of "
@@ -241,6 +243,7 @@ static tt_status decode(tt_raster *r, block_row *s, int col)
     int bw = r->info.block_w, bh = r->info.block_h, spp = r->info.bands * r->sample_bytes;
     int rows = r->info.height - s->row * bh < bh ? r->info.height - s->row * bh : bh;
     r->errors.message[0] = '\0';
+    TT_TRY(tt_read_fault("the raster", r->path));
     if (!r->info.tiled) {
         tmsize_t want = (tmsize_t)rows * (tmsize_t)r->stride;
         if (TIFFReadEncodedStrip(r->tif, (uint32_t)s->row, s->pixels, want) < want)
@@ -423,7 +426,7 @@ static size_t tag_values(TIFF *tif, uint32_t tag, const void **data)
 static int copy_array(const void *src, size_t count, size_t size, void **dst)
 {
     if (!src || !count) return 1;
-    *dst = malloc(count * size);
+    *dst = tt_malloc(count * size);
     if (!*dst) return 0;
     memcpy(*dst, src, count * size);
     return 1;
@@ -432,7 +435,7 @@ static int copy_array(const void *src, size_t count, size_t size, void **dst)
 static int copy_text(const void *src, size_t count, char **dst)
 {
     if (!src || !count) return 1;
-    *dst = malloc(count + 1);
+    *dst = tt_malloc(count + 1);
     if (!*dst) return 0;
     memcpy(*dst, src, count);
     (*dst)[count] = '\0';

@@ -24,6 +24,7 @@
 #include <tiffio.h>
 
 #include "core/status.h"
+#include "core/alloc.h"
 #include "data/raster_cog.h"
 
 #define TILE TT_RASTER_TILE
@@ -73,7 +74,7 @@ static int copy_georef(tt_georef *to, const tt_georef *from)
 #define COPY(field, count)                                                               \
     if (from->count) {                                                                   \
         size_t bytes = from->count * sizeof *from->field;                                \
-        if (!(to->field = malloc(bytes))) return 0;                                      \
+        if (!(to->field = tt_malloc(bytes))) return 0;                                      \
         memcpy(to->field, from->field, bytes);                                           \
         to->count = from->count;                                                         \
     }
@@ -83,15 +84,15 @@ static int copy_georef(tt_georef *to, const tt_georef *from)
     COPY(keys, key_count)
     COPY(doubles, double_count)
 #undef COPY
-    if (from->ascii && !(to->ascii = strdup(from->ascii))) return 0;
-    if (from->nodata && !(to->nodata = strdup(from->nodata))) return 0;
+    if (from->ascii && !(to->ascii = tt_strdup(from->ascii))) return 0;
+    if (from->nodata && !(to->nodata = tt_strdup(from->nodata))) return 0;
     return 1;
 }
 
 static char *suffixed(const char *path, const char *suffix)
 {
     size_t len = strlen(path), more = strlen(suffix);
-    char *s = malloc(len + more + 1);
+    char *s = tt_malloc(len + more + 1);
     if (s) memcpy(s, path, len), memcpy(s + len, suffix, more + 1);
     return s;
 }
@@ -103,8 +104,8 @@ tt_status tt_cog_open(const char *path, int width, int height, int bands,
     if (width < 1 || height < 1 || bands < 1 || bands > 256)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: a raster of %dx%d pixels and %d bands "
                             "cannot be written (1 to 256 bands)", path, width, height, bands);
-    tt_cog *c = calloc(1, sizeof *c);
-    if (!c || !(c->path = strdup(path)) || !(c->part = suffixed(path, ".part"))) goto oom;
+    tt_cog *c = tt_calloc(1, sizeof *c);
+    if (!c || !(c->path = tt_strdup(path)) || !(c->part = suffixed(path, ".part"))) goto oom;
     c->bands = bands, c->sample = sample, c->ignore = ignore;
     c->pixel = (size_t)bands * (size_t)tt_raster_sample_bytes(sample);
     if (georef && !copy_georef(&c->georef, georef)) goto oom;
@@ -118,7 +119,7 @@ tt_status tt_cog_open(const char *path, int width, int height, int bands,
         c->levels++;
         if (c->levels > 1) {
             size_t above = (size_t)c->level[c->levels - 2].width * c->pixel;
-            if (!(v->held = malloc(above)) || !(v->reduced = malloc((size_t)w * c->pixel)))
+            if (!(v->held = tt_malloc(above)) || !(v->reduced = tt_malloc((size_t)w * c->pixel)))
                 goto oom;
         }
         tt_georef only_nodata = {0};
@@ -241,7 +242,7 @@ static tt_status copy_tiles(tt_cog *c, TIFF *out, tt_tiff_errors *out_errors, in
     for (uint32_t t = 0; t < tiles; t++) {
         uint64_t bytes = TIFFGetStrileByteCount(in, t);
         if (bytes > capacity) {
-            uint8_t *grown = realloc(buffer, bytes);
+            uint8_t *grown = tt_realloc(buffer, bytes);
             if (!grown) {
                 status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", c->part);
                 goto cleanup;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "data/rng.h"
 
@@ -34,7 +35,7 @@ static tt_status plan_blocks(tt_raster_holdout *h, const tt_raster_pair_info *in
     h->step = (h->every + 1) / 2;
     h->width = in->width, h->height = in->height;
     int across = blocks_across(h), down = blocks_down(h);
-    h->regions = malloc(sizeof *h->regions * (size_t)across * down);
+    h->regions = tt_malloc(sizeof *h->regions * (size_t)across * down);
     if (!h->regions) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     for (int by = 0; by < down; by++)
         for (int bx = 0; bx < across; bx++) {
@@ -63,7 +64,7 @@ tt_status tt_raster_holdout_plan(tt_raster_set *set, double fraction, uint64_t s
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "--val-fraction %g: give a share between 0 "
                             "and 1", fraction);
     out->scenes = count;
-    out->held = calloc((size_t)count, 1);
+    out->held = tt_calloc((size_t)count, 1);
     if (!out->held) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     tt_status status = NULL;
     if (count == 1) {
@@ -72,8 +73,8 @@ tt_status tt_raster_holdout_plan(tt_raster_set *set, double fraction, uint64_t s
     } else {
         int held = (int)lround(fraction * count);
         held = held < 1 ? 1 : held > count - 1 ? count - 1 : held;
-        int *order = calloc((size_t)count, sizeof *order);
-        out->regions = malloc(sizeof *out->regions * (size_t)held);
+        int *order = tt_calloc((size_t)count, sizeof *order);
+        out->regions = tt_malloc(sizeof *out->regions * (size_t)held);
         if (!order || !out->regions) {
             free(order);
             tt_raster_holdout_free(out);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 
 struct tt_raster_pair {
@@ -129,8 +130,8 @@ tt_status tt_raster_pair_open(const char *image_path, const char *mask_path,
                               const tt_raster_pair_options *options, tt_raster_pair **out)
 {
     *out = NULL;
-    tt_raster_pair *p = calloc(1, sizeof *p);
-    if (!p || !(p->image_path = strdup(image_path)) || !(p->mask_path = strdup(mask_path))) {
+    tt_raster_pair *p = tt_calloc(1, sizeof *p);
+    if (!p || !(p->image_path = tt_strdup(image_path)) || !(p->mask_path = tt_strdup(mask_path))) {
         tt_raster_pair_close(p);
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", image_path);
     }
@@ -166,9 +167,9 @@ cleanup:
 static tt_status ensure_scratch(tt_raster_pair *p, size_t pixels)
 {
     if (pixels <= p->scratch_pixels) return NULL;
-    float *planes = realloc(p->planes, pixels * (size_t)p->info.channels * sizeof *planes);
+    float *planes = tt_realloc(p->planes, pixels * (size_t)p->info.channels * sizeof *planes);
     if (planes) p->planes = planes;
-    uint8_t *labels = realloc(p->labels, pixels);
+    uint8_t *labels = tt_realloc(p->labels, pixels);
     if (labels) p->labels = labels;
     if (!planes || !labels)
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory for a crop of %zu "

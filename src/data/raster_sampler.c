@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "data/raster_augment.h"
 #include "data/rng.h"
@@ -36,16 +37,16 @@ tt_status tt_raster_sampler_create(const tt_raster_sampler_config *config, tt_ra
                                    tt_raster_sampler **out)
 {
     *out = NULL;
-    tt_raster_sampler *s = calloc(1, sizeof *s);
+    tt_raster_sampler *s = tt_calloc(1, sizeof *s);
     if (!s) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "raster sampler: out of host memory");
     s->config = *config;
     if (s->config.stride < 1) s->config.stride = 1;
     int tw = config->tile_width, th = config->tile_height, count = tt_raster_set_count(set);
     s->set = set;
     s->channels = tt_raster_pair_get_info(tt_raster_set_pair(set, 0))->channels;
-    s->area_below = calloc((size_t)count + 1, sizeof *s->area_below);
-    s->scratch = malloc((size_t)tw * th * sizeof *s->scratch);
-    s->map = malloc((size_t)tw * th * sizeof *s->map);
+    s->area_below = tt_calloc((size_t)count + 1, sizeof *s->area_below);
+    s->scratch = tt_malloc((size_t)tw * th * sizeof *s->scratch);
+    s->map = tt_malloc((size_t)tw * th * sizeof *s->map);
     if (!s->area_below || !s->scratch || !s->map || tw < 1 || th < 1) {
         tt_raster_sampler_destroy(s);
         return tw < 1 || th < 1 ? tt_error_new(TT_ERR_INVALID_ARGUMENT, "raster sampler: a crop "

@@ -8,6 +8,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 
 struct tt_raster_set {
@@ -45,8 +46,8 @@ static char **tiff_names(const char *dir, int *count)
     int n = 0, ok = 1;
     for (struct dirent *e; ok && (e = readdir(d));) {
         if (!is_tiff_name(e->d_name)) continue;
-        char **more = realloc(names, (size_t)(n + 1) * sizeof *names);
-        ok = more && (more[n] = strdup(e->d_name));
+        char **more = tt_realloc(names, (size_t)(n + 1) * sizeof *names);
+        ok = more && (more[n] = tt_strdup(e->d_name));
         if (more) names = more;
         n += ok;
     }
@@ -140,9 +141,9 @@ tt_status tt_raster_set_open(const char *dir, const tt_raster_pair_options *opti
         return tt_error_new(TT_ERR_FORMAT, "%s: no .tif raster in it; put the image rasters "
                             "there, their masks in %s under the same names", images, masks);
     }
-    tt_raster_set *set = calloc(1, sizeof *set);
+    tt_raster_set *set = tt_calloc(1, sizeof *set);
     tt_status status = NULL;
-    if (!set || !(set->pairs = calloc((size_t)count, sizeof *set->pairs))) {
+    if (!set || !(set->pairs = tt_calloc((size_t)count, sizeof *set->pairs))) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", dir);
         goto cleanup;
     }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "data/raster_set.h"
 
@@ -27,8 +28,8 @@ tt_status tt_raster_stats_add(tt_raster_pair *p, int grid, int side, tt_raster_s
     int cw = side < in->width ? side : in->width, ch = side < in->height ? side : in->height;
     int nx = in->width <= cw ? 1 : grid, ny = in->height <= ch ? 1 : grid;
     size_t plane = (size_t)cw * ch;
-    float *image = malloc(plane * (size_t)in->channels * sizeof *image);
-    uint8_t *mask = malloc(plane);
+    float *image = tt_malloc(plane * (size_t)in->channels * sizeof *image);
+    uint8_t *mask = tt_malloc(plane);
     tt_status status = NULL;
     if (!image || !mask) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory",

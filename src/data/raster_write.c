@@ -8,6 +8,7 @@
 
 #include <tiffio.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "data/image_probe.h"
 #include "data/raster.h"
@@ -121,9 +122,9 @@ tt_status tt_raster_writer_open(const char *path, int width, int height, int ban
     if (width < 1 || height < 1 || bands < 1 || bands > 256)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: a raster of %dx%d pixels and %d bands "
                             "cannot be written (1 to 256 bands)", path, width, height, bands);
-    tt_raster_writer *w = calloc(1, sizeof *w);
+    tt_raster_writer *w = tt_calloc(1, sizeof *w);
     size_t len = strlen(path);
-    if (!w || !(w->path = strdup(path)) || !(w->part = malloc(len + 6))) {
+    if (!w || !(w->path = tt_strdup(path)) || !(w->part = tt_malloc(len + 6))) {
         tt_raster_writer_abort(w);
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", path);
     }
@@ -133,8 +134,8 @@ tt_status tt_raster_writer_open(const char *path, int width, int height, int ban
     w->pixel = (size_t)bands * (size_t)tt_raster_sample_bytes(sample);
     size_t across = ((size_t)width + TILE - 1) / TILE;
     w->line = across * TILE * w->pixel;
-    w->band = calloc(TILE, w->line);
-    w->tile = malloc((size_t)TILE * TILE * w->pixel);
+    w->band = tt_calloc(TILE, w->line);
+    w->tile = tt_malloc((size_t)TILE * TILE * w->pixel);
     if (!w->band || !w->tile) {
         tt_raster_writer_abort(w);
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory for %d rows of %d "
@@ -186,7 +187,7 @@ tt_status tt_raster_writer_open_cog(const char *path, int width, int height, int
                                     tt_raster_writer **out)
 {
     *out = NULL;
-    tt_raster_writer *w = calloc(1, sizeof *w);
+    tt_raster_writer *w = tt_calloc(1, sizeof *w);
     if (!w) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", path);
     tt_status status = tt_cog_open(path, width, height, bands, sample, georef, ignore, &w->cog);
     if (status) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 
 /* Longest token quoted back in an error message. */
@@ -113,7 +114,7 @@ tt_status tt_rle_encode(const uint8_t *plane, int width, int height, char **text
     TT_ASSERT(width > 0 && height > 0 && plane && text);
     *text = NULL;
     size_t capacity = 64, used = 0;
-    char *out = malloc(capacity);
+    char *out = tt_malloc(capacity);
     if (!out) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "RLE encode: out of host memory");
     out[0] = '\0';
     const uint64_t total = (uint64_t)width * (uint64_t)height;
@@ -131,7 +132,7 @@ tt_status tt_rle_encode(const uint8_t *plane, int width, int height, char **text
                          (unsigned long long)(run_start + 1), (unsigned long long)(k - run_start));
         if (used + (size_t)n + 1 > capacity) {
             while (used + (size_t)n + 1 > capacity) capacity *= 2;
-            char *grown = realloc(out, capacity);
+            char *grown = tt_realloc(out, capacity);
             if (!grown) {
                 free(out);
                 return tt_error_new(TT_ERR_OUT_OF_MEMORY, "RLE encode: out of host memory");

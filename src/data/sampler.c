@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 
 struct tt_sampler {
@@ -49,17 +50,17 @@ tt_status tt_sampler_create(const tt_sampler_config *config, tt_tilecache *cache
                             cfg.tile_width, cfg.tile_height, cfg.crops_per_image, cfg.fg_fraction, count);
     tt_status status = NULL;
     const tt_item_source *source = tt_tilecache_source(cache);
-    tt_sampler *s = calloc(1, sizeof *s);
+    tt_sampler *s = tt_calloc(1, sizeof *s);
     if (!s) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "sampler: no host memory");
     s->config = cfg;
     s->cache = cache;
     s->count = count;
-    s->items = malloc(sizeof *s->items * count);
-    s->width = malloc(sizeof *s->width * count);
-    s->height = malloc(sizeof *s->height * count);
-    s->grid_start = malloc(sizeof *s->grid_start * (count + 1));
-    s->fg_counts = malloc(sizeof *s->fg_counts * source->classes);
-    s->scratch = malloc((size_t)cfg.tile_width * cfg.tile_height * 3);
+    s->items = tt_malloc(sizeof *s->items * count);
+    s->width = tt_malloc(sizeof *s->width * count);
+    s->height = tt_malloc(sizeof *s->height * count);
+    s->grid_start = tt_malloc(sizeof *s->grid_start * (count + 1));
+    s->fg_counts = tt_malloc(sizeof *s->fg_counts * source->classes);
+    s->scratch = tt_malloc((size_t)cfg.tile_width * cfg.tile_height * 3);
     if (!s->items || !s->width || !s->height || !s->grid_start || !s->fg_counts || !s->scratch) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "sampler: no host memory for %d items", count);
         goto cleanup;
@@ -79,7 +80,7 @@ tt_status tt_sampler_create(const tt_sampler_config *config, tt_tilecache *cache
     }
     s->epoch_length = cfg.no_shuffle ? s->grid_start[count] : (int64_t)count * cfg.crops_per_image;
     if (!cfg.no_shuffle) {
-        s->perm = malloc(sizeof *s->perm * s->epoch_length);
+        s->perm = tt_malloc(sizeof *s->perm * s->epoch_length);
         if (!s->perm) {
             status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "sampler: no host memory");
             goto cleanup;
@@ -199,7 +200,7 @@ static tt_status read_warped(tt_sampler *s, const tt_crop_info *info, uint8_t *r
 {
     int tw = s->config.tile_width, th = s->config.tile_height, planes = tt_tilecache_planes(s->cache);
     size_t n = (size_t)tw * th;
-    if (!s->map && !(s->map = malloc(sizeof *s->map * 2 * n)))
+    if (!s->map && !(s->map = tt_malloc(sizeof *s->map * 2 * n)))
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "sampler: no host memory for the warp");
     float *sx = s->map, *sy = s->map + n;
     tt_augment_source_map(&info->augment, tw, th, sx, sy);
@@ -216,7 +217,7 @@ static tt_status read_warped(tt_sampler *s, const tt_crop_info *info, uint8_t *r
     int ww = wx1 - wx0, wh = wy1 - wy0;
     size_t need = (size_t)ww * wh * (3 + (size_t)planes);
     if (need > s->window_size) {
-        uint8_t *grown = realloc(s->window, need);
+        uint8_t *grown = tt_realloc(s->window, need);
         if (!grown) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "sampler: no host memory for the warp");
         s->window = grown, s->window_size = need;
     }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "data/sampler.h"
 
@@ -17,8 +18,8 @@ static tt_status lists_from_flags(const char *flags, int count, int **train, int
 {
     int nv = 0;
     for (int i = 0; i < count; i++) nv += flags[i];
-    *train = malloc(sizeof **train * (count - nv + 1));
-    *val = malloc(sizeof **val * (nv + 1));
+    *train = tt_malloc(sizeof **train * (count - nv + 1));
+    *val = tt_malloc(sizeof **val * (nv + 1));
     if (!*train || !*val) {
         free(*train);
         free(*val);
@@ -44,8 +45,8 @@ tt_status tt_split_fraction(const tt_item_source *source, double val_fraction, u
     int nv = (int)(val_fraction * n + 0.5);
     if (val_fraction > 0 && nv == 0 && n >= 2) nv = 1;
     if (nv >= n && n > 0) nv = n - 1;
-    char *flags = calloc((size_t)n + 1, 1);
-    int *order = malloc(sizeof *order * ((size_t)n + 1));
+    char *flags = tt_calloc((size_t)n + 1, 1);
+    int *order = tt_malloc(sizeof *order * ((size_t)n + 1));
     tt_status status = NULL;
     if (!flags || !order) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "split: no host memory for %d items", n);
@@ -82,7 +83,7 @@ tt_status tt_split_list(const tt_item_source *source, const char *list_path, int
     if (!f)
         return tt_error_new(TT_ERR_IO, "split: cannot open validation list %s: %s", list_path, strerror(errno));
     int n = source->count, listed = 0, line_no = 0;
-    char *flags = calloc((size_t)n + 1, 1);
+    char *flags = tt_calloc((size_t)n + 1, 1);
     char line[4096];
     tt_status status = NULL;
     if (!flags) {

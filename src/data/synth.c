@@ -15,6 +15,7 @@
 #include <stb_image_write.h>
 #include <stb_perlin.h>
 
+#include "core/alloc.h"
 #include "core/fs.h"
 #include "core/status.h"
 #include "data/rle.h"
@@ -202,7 +203,7 @@ tt_status tt_synth_write(const tt_synth_config *config)
     tt_status status = NULL;
     FILE *csv = NULL;
     size_t px = (size_t)c->width * c->height;
-    uint8_t *rgb = malloc(px * 3), *labels = malloc(px * fg), *top = malloc(px);
+    uint8_t *rgb = tt_malloc(px * 3), *labels = tt_malloc(px * fg), *top = tt_malloc(px);
     if (!rgb || !labels || !top) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "synth: no host memory for %d x %d images", c->height, c->width);
         goto cleanup;

@@ -15,6 +15,7 @@
 
 #include <tiffio.h>
 
+#include "core/alloc.h"
 #include "core/fs.h"
 #include "core/hash.h"
 #include "core/status.h"
@@ -142,12 +143,13 @@ static tt_status get_tile(tt_tilecache *c, const char *file, uint64_t file_id, c
         if (!*tif)
             return tt_error_new(TT_ERR_IO, "tile cache: cannot open %s (%s)", file, tt_tiff_reason(errors));
     }
+    TT_TRY(tt_read_fault("the tile cache entry", file));
     size_t px = (size_t)L->tile_w * L->tile_h;
     size_t bytes = px * (plane < 0 ? 3 : 1);
-    t = malloc(sizeof *t + bytes);
+    t = tt_malloc(sizeof *t + bytes);
     /* scratch: a raw tile of all samples, or an RGBA raster */
     size_t scratch_bytes = px * (size_t)(L->samples > 4 ? L->samples : 4);
-    uint8_t *scratch = plane < 0 ? malloc(scratch_bytes) : NULL;
+    uint8_t *scratch = plane < 0 ? tt_malloc(scratch_bytes) : NULL;
     if (!t || (plane < 0 && !scratch)) {
         free(t);
         free(scratch);
@@ -237,10 +239,10 @@ tt_status tt_tilecache_create(const tt_tilecache_config *config, const tt_item_s
                             source->count, source->classes);
     tt_status made = tt_make_dirs(dir);
     if (made) return tt_error_prefix(made, "tile cache (choose another cache directory)");
-    tt_tilecache *c = calloc(1, sizeof *c);
+    tt_tilecache *c = tt_calloc(1, sizeof *c);
     if (!c) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "tile cache: no host memory");
-    c->dir = strdup(dir);
-    c->items = calloc((size_t)source->count + 1, sizeof *c->items);
+    c->dir = tt_strdup(dir);
+    c->items = tt_calloc((size_t)source->count + 1, sizeof *c->items);
     if (!c->dir || !c->items) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "tile cache: no host memory for %d items", source->count);
         goto cleanup;

@@ -8,6 +8,8 @@
 
 #include <tiffio.h>
 
+#include "core/alloc.h"
+#include "core/fs.h"
 #include "core/status.h"
 #include "data/image_probe.h"
 #include "data/tilecache_internal.h"
@@ -18,9 +20,9 @@ tt_status tc_count_foreground(tt_tilecache *c, tc_item *it)
     const tc_layout *L = &it->mask_layout;
     int tiles = L->tiles_x * L->tiles_y, classes = s->classes;
     int multi = s->mask_kind == TT_MASK_MULTI_LABEL;
-    uint32_t *counts = calloc((size_t)classes * tiles, sizeof *counts);
-    uint64_t *totals = calloc((size_t)classes, sizeof *totals);
-    uint8_t *tile = malloc((size_t)L->tile_w * L->tile_h);
+    uint32_t *counts = tt_calloc((size_t)classes * tiles, sizeof *counts);
+    uint64_t *totals = tt_calloc((size_t)classes, sizeof *totals);
+    uint8_t *tile = tt_malloc((size_t)L->tile_w * L->tile_h);
     tt_status status = NULL;
     tt_tiff_errors errors;
     TIFF *tif = tt_tiff_open(it->mask_file, "r", &errors);
@@ -30,6 +32,8 @@ tt_status tc_count_foreground(tt_tilecache *c, tc_item *it)
                                     tt_tiff_reason(&errors));
         goto cleanup;
     }
+    status = tt_read_fault("the tile cache entry", it->mask_file);
+    if (status) goto cleanup;
     for (int p = 0; p < (multi ? classes : 1); p++)
         for (int t = 0; t < tiles; t++) {
             int tx = t % L->tiles_x, ty = t / L->tiles_x;

@@ -15,6 +15,7 @@
 
 #include <tiffio.h>
 
+#include "core/alloc.h"
 #include "core/fs.h"
 #include "core/hash.h"
 #include "core/status.h"
@@ -64,7 +65,7 @@ tt_status tc_open_direct(tt_tilecache *c, const char *path, tc_item *it)
         status = tt_error_new(TT_ERR_UNSUPPORTED, "image %s: TIFF layout not supported (%s)", path, why);
         goto cleanup;
     }
-    it->image_file = strdup(path);
+    it->image_file = tt_strdup(path);
     if (!it->image_file) status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "tile cache: no host memory");
 cleanup:
     TIFFClose(tif);
@@ -96,7 +97,7 @@ static int entry_valid(const char *file, int width, int height, int samples, int
              n == (uint32_t)(L->tiles_x * L->tiles_y * planes);
     if (ok) {
         free(L->sums);
-        L->sums = malloc((size_t)n * sizeof *L->sums);
+        L->sums = tt_malloc((size_t)n * sizeof *L->sums);
         ok = L->sums != NULL;
         if (ok) memcpy(L->sums, sums, (size_t)n * sizeof *L->sums), L->sum_count = n;
     }
@@ -121,7 +122,7 @@ static tt_status write_tiff(FILE *f, void *ctx)
     const uint8_t *data = e->data;
     int tile = TT_TILECACHE_TILE;
     uint64_t raw = (uint64_t)width * height * samples;
-    uint8_t *buf = malloc((size_t)tile * tile * (separate ? 1 : samples));
+    uint8_t *buf = tt_malloc((size_t)tile * tile * (separate ? 1 : samples));
     uint16_t *extra = NULL;
     uint32_t count = 0, *sums = NULL;
     tt_status status = NULL;
@@ -142,7 +143,7 @@ static tt_status write_tiff(FILE *f, void *ctx)
     TIFFSetField(tif, TIFFTAG_PLANARCONFIG, separate ? PLANARCONFIG_SEPARATE : PLANARCONFIG_CONTIG);
     TIFFSetField(tif, TIFFTAG_PHOTOMETRIC, separate ? PHOTOMETRIC_MINISBLACK : PHOTOMETRIC_RGB);
     if (separate && samples > 1) {
-        extra = calloc((size_t)samples, sizeof *extra); /* EXTRASAMPLE_UNSPECIFIED = 0 */
+        extra = tt_calloc((size_t)samples, sizeof *extra); /* EXTRASAMPLE_UNSPECIFIED = 0 */
         if (extra) TIFFSetField(tif, TIFFTAG_EXTRASAMPLES, (uint16_t)(samples - 1), extra);
     }
     TIFFSetField(tif, TIFFTAG_TILEWIDTH, (uint32_t)tile);
@@ -152,7 +153,7 @@ static tt_status write_tiff(FILE *f, void *ctx)
     TIFFSetField(tif, TIFFTAG_ZIPQUALITY, 3); /* fast: a local cache, not an archive */
     int planes = separate ? samples : 1, bpp = separate ? 1 : samples;
     count = (uint32_t)TIFFNumberOfTiles(tif);
-    sums = calloc(count, sizeof *sums);
+    sums = tt_calloc(count, sizeof *sums);
     static const TIFFFieldInfo sums_field = {TC_TAG_SUMS, TIFF_VARIABLE2, TIFF_VARIABLE2, TIFF_LONG,
                                              FIELD_CUSTOM, 1, 1, (char *)"TiletrainTileSums"};
     if (!sums || TIFFMergeFieldInfo(tif, &sums_field, 1) != 0) {
@@ -225,7 +226,7 @@ tt_status tc_ensure_image_entry(tt_tilecache *c, int index, const char *path, tc
                                   "the cache directory's disk", file);
         if (status) return tt_error_prefix(status, "caching image %s", path);
     }
-    it->image_file = strdup(file);
+    it->image_file = tt_strdup(file);
     return it->image_file ? NULL : tt_error_new(TT_ERR_OUT_OF_MEMORY, "tile cache: no host memory");
 }
 
@@ -244,7 +245,7 @@ tt_status tc_ensure_mask_entry(tt_tilecache *c, int index, tc_item *it)
     L->separate = 1;
     if (!entry_valid(file, it->width, it->height, planes, planes, L)) {
         size_t bytes = (size_t)planes * it->width * it->height;
-        uint8_t *data = calloc(bytes ? bytes : 1, 1);
+        uint8_t *data = tt_calloc(bytes ? bytes : 1, 1);
         if (!data)
             return tt_error_new(TT_ERR_OUT_OF_MEMORY, "tile cache: no host memory for the %d-plane mask of %s",
                                 planes, s->name(s->ctx, index));
@@ -256,6 +257,6 @@ tt_status tc_ensure_mask_entry(tt_tilecache *c, int index, tc_item *it)
                                   "the cache directory's disk", file);
         if (status) return tt_error_prefix(status, "caching the mask of %s", s->name(s->ctx, index));
     }
-    it->mask_file = strdup(file);
+    it->mask_file = tt_strdup(file);
     return it->mask_file ? NULL : tt_error_new(TT_ERR_OUT_OF_MEMORY, "tile cache: no host memory");
 }

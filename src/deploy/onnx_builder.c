@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 
 /* The operator set version of each op's form the exporter writes: the
@@ -45,7 +46,7 @@ static int list_push(list *l, void *item)
 {
     if (l->count == l->capacity) {
         size_t cap = l->capacity ? 2 * l->capacity : 64;
-        void **items = realloc(l->items, cap * sizeof *items);
+        void **items = tt_realloc(l->items, cap * sizeof *items);
         if (!items) return 0;
         l->items = items, l->capacity = cap;
     }
@@ -69,7 +70,7 @@ void tt_onnx_out_of_memory(tt_onnx_builder *b) { out_of_memory(b); }
 /* size zeroed bytes the builder frees at the end, or NULL (failure kept). */
 static void *own(tt_onnx_builder *b, size_t size)
 {
-    void *p = calloc(1, size ? size : 1);
+    void *p = tt_calloc(1, size ? size : 1);
     if (!p || !list_push(&b->owned, p)) {
         free(p);
         out_of_memory(b);
@@ -87,7 +88,7 @@ static char *own_string(tt_onnx_builder *b, const char *s)
 
 tt_status tt_onnx_builder_create(int opset, tt_onnx_builder **out)
 {
-    *out = calloc(1, sizeof **out);
+    *out = tt_calloc(1, sizeof **out);
     if (!*out) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "ONNX export: out of host memory");
     (*out)->opset = opset;
     return NULL;
@@ -388,7 +389,7 @@ tt_status tt_onnx_builder_write(tt_onnx_builder *b, const char *graph_name, cons
     model.n_metadata_props = b->props.count;
     model.metadata_props = (Onnx__StringStringEntryProto **)b->props.items;
     size_t size = onnx__model_proto__get_packed_size(&model);
-    uint8_t *bytes = malloc(size ? size : 1);
+    uint8_t *bytes = tt_malloc(size ? size : 1);
     if (!bytes) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "ONNX export: out of host memory "
                                     "for a %zu-byte model", size);
     onnx__model_proto__pack(&model, bytes);

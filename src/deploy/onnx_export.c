@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "deploy/onnx_layers.h"
 #include "model/graph_model.h"
@@ -77,10 +78,10 @@ tt_status tt_onnx_export(tt_model *model, const tt_onnx_options *o, const char *
     float *trainable = NULL, *state = NULL;
     tt_onnx_walk w = {0};
     TT_CHECK(check(model, g, o));
-    trainable = malloc((params->trainable_floats + 1) * sizeof *trainable);
-    state = malloc((params->state_floats + 1) * sizeof *state);
-    w.names = calloc((size_t)g->tensor_count, sizeof *w.names);
-    w.folded_into = calloc((size_t)g->layer_count, sizeof *w.folded_into);
+    trainable = tt_malloc((params->trainable_floats + 1) * sizeof *trainable);
+    state = tt_malloc((params->state_floats + 1) * sizeof *state);
+    w.names = tt_calloc((size_t)g->tensor_count, sizeof *w.names);
+    w.folded_into = tt_calloc((size_t)g->layer_count, sizeof *w.folded_into);
     if (!trainable || !state || !w.names || !w.folded_into) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "ONNX export of %s: out of host memory",
                               model->spec.kind);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "ops/norm.h"
 
 static const tt_param *param(const tt_onnx_walk *w, int index)
@@ -72,7 +73,7 @@ static void square_attrs(tt_onnx_walk *w, Onnx__NodeProto *n, int kernel, int st
 void tt_onnx_find_folds(tt_onnx_walk *w)
 {
     const tt_graph *g = w->g;
-    int *readers = calloc((size_t)g->tensor_count, sizeof *readers);
+    int *readers = tt_calloc((size_t)g->tensor_count, sizeof *readers);
     for (int i = 0; i < g->layer_count; i++) w->folded_into[i] = -1;
     if (!readers) return; /* nothing folded: kept as BatchNormalization */
     for (int i = 0; i < g->layer_count; i++)
@@ -98,7 +99,7 @@ static void conv(tt_onnx_walk *w, int index)
     const tt_param *wp = param(w, l->weight);
     int cout = wp->shape[0], norm_index = w->folded_into[index];
     size_t per_out = wp->count / (size_t)cout;
-    float *weight = malloc(wp->count * sizeof *weight), *bias = calloc((size_t)cout, sizeof *bias);
+    float *weight = tt_malloc(wp->count * sizeof *weight), *bias = tt_calloc((size_t)cout, sizeof *bias);
     if (!weight || !bias) tt_onnx_out_of_memory(w->b);
     if (weight && bias) {
         memcpy(weight, values(w, l->weight), wp->count * sizeof *weight);
@@ -171,7 +172,7 @@ static void group_norm(tt_onnx_walk *w, const tt_layer *l)
     const char *x = w->names[l->in[0]];
     int groups = l->groups;
     int64_t grouped[3] = {0, groups, -1}, gdims[1] = {groups};
-    float *ones = malloc((size_t)groups * sizeof *ones), *zeros = calloc((size_t)groups, sizeof *zeros);
+    float *ones = tt_malloc((size_t)groups * sizeof *ones), *zeros = tt_calloc((size_t)groups, sizeof *zeros);
     if (!ones || !zeros) tt_onnx_out_of_memory(w->b);
     for (int k = 0; ones && k < groups; k++) ones[k] = 1.0f;
     const char *scale = ones ? tt_onnx_init_f32(w->b, "group_norm.ones", 1, gdims, ones) : NULL;

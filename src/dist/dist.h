@@ -46,6 +46,10 @@ tt_status tt_dist_max_f64(const tt_dist *dist, double *values, size_t n);
 tt_status tt_dist_gather_u64(const tt_dist *dist, const uint64_t *mine, size_t n, uint64_t *all);
 /* bytes from rank `root` to every rank. */
 tt_status tt_dist_broadcast(const tt_dist *dist, void *bytes, size_t n, int root);
+/* 1 once an MPI call of this process failed (a rank gone, the network, or
+ * TT_FAULT=coll:N): the ranks may no longer be in step, so no error is
+ * every rank's together and the job must be stopped with tt_dist_abort. */
+int tt_dist_broken(void);
 /* Stops every rank of the job at once (MPI_Abort); returns only in a world
  * of one. */
 void tt_dist_abort(const tt_dist *dist, int code);

@@ -4,19 +4,46 @@
 
 #include <limits.h>
 #include <mpi.h>
+#include <stdatomic.h>
+
+#include "core/fault.h"
 
 int tt_dist_built_with_mpi(void) { return 1; }
+
+static atomic_int broken; /* tt_dist_broken() */
+
+int tt_dist_broken(void) { return atomic_load(&broken); }
 
 /* One MPI call's code as a status naming the call. */
 static tt_status check(int code, const char *call)
 {
     if (code == MPI_SUCCESS) return NULL;
+    atomic_store(&broken, 1);
     char text[MPI_MAX_ERROR_STRING];
     int length = 0;
     if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) length = 0;
     text[length] = 0;
     return tt_error_new(TT_ERR_PEER, "%s failed: %s (another rank may have stopped)", call,
                         length ? text : "unknown MPI error");
+}
+
+/* A collective's code as check() gives it.  Not called once an MPI call
+ * of this rank failed: the ranks are out of step, and a later collective
+ * would pair with another one of theirs.  When TT_FAULT=coll:N names this
+ * one (core/fault.h), the error of a network that dropped this rank. */
+#define COLLECTIVE(call, name) ((refusal = refused(name)) ? refusal : check(call, name))
+
+static _Thread_local tt_status refusal; /* COLLECTIVE's, handed straight back */
+
+static tt_status refused(const char *call)
+{
+    if (atomic_load(&broken))
+        return tt_error_new(TT_ERR_PEER, "%s not called: an earlier MPI call of this rank "
+                            "failed", call);
+    if (!tt_fault_hit(TT_FAULT_COLL)) return NULL;
+    atomic_store(&broken, 1);
+    return tt_error_new(TT_ERR_PEER, "%s failed: the connection to the other ranks was lost "
+                        "(TT_FAULT)", call);
 }
 
 tt_status tt_dist_start(tt_dist *d)
@@ -57,7 +84,7 @@ static const size_t piece = (size_t)1 << 28;
 tt_status tt_dist_sum_f32(const tt_dist *d, float *v, size_t n)
 {
     if (d->size < 2) return NULL;
-    IN_PIECES(n, piece, check(MPI_Allreduce(MPI_IN_PLACE, v + done_, count_, MPI_FLOAT, MPI_SUM,
+    IN_PIECES(n, piece, COLLECTIVE(MPI_Allreduce(MPI_IN_PLACE, v + done_, count_, MPI_FLOAT, MPI_SUM,
                                             MPI_COMM_WORLD), "MPI_Allreduce (sum of floats)"));
     return NULL;
 }
@@ -65,7 +92,7 @@ tt_status tt_dist_sum_f32(const tt_dist *d, float *v, size_t n)
 tt_status tt_dist_sum_f64(const tt_dist *d, double *v, size_t n)
 {
     if (d->size < 2) return NULL;
-    IN_PIECES(n, piece, check(MPI_Allreduce(MPI_IN_PLACE, v + done_, count_, MPI_DOUBLE, MPI_SUM,
+    IN_PIECES(n, piece, COLLECTIVE(MPI_Allreduce(MPI_IN_PLACE, v + done_, count_, MPI_DOUBLE, MPI_SUM,
                                             MPI_COMM_WORLD), "MPI_Allreduce (sum of doubles)"));
     return NULL;
 }
@@ -73,7 +100,7 @@ tt_status tt_dist_sum_f64(const tt_dist *d, double *v, size_t n)
 tt_status tt_dist_max_f64(const tt_dist *d, double *v, size_t n)
 {
     if (d->size < 2) return NULL;
-    IN_PIECES(n, piece, check(MPI_Allreduce(MPI_IN_PLACE, v + done_, count_, MPI_DOUBLE, MPI_MAX,
+    IN_PIECES(n, piece, COLLECTIVE(MPI_Allreduce(MPI_IN_PLACE, v + done_, count_, MPI_DOUBLE, MPI_MAX,
                                             MPI_COMM_WORLD), "MPI_Allreduce (max)"));
     return NULL;
 }
@@ -84,14 +111,14 @@ tt_status tt_dist_gather_u64(const tt_dist *d, const uint64_t *mine, size_t n, u
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "tt_dist_gather_u64: %zu values at once", n);
     for (size_t i = 0; i < n; i++) all[(size_t)d->rank * n + i] = mine[i];
     if (d->size < 2) return NULL;
-    return check(MPI_Allgather(mine, (int)n, MPI_UINT64_T, all, (int)n, MPI_UINT64_T,
+    return COLLECTIVE(MPI_Allgather(mine, (int)n, MPI_UINT64_T, all, (int)n, MPI_UINT64_T,
                                MPI_COMM_WORLD), "MPI_Allgather");
 }
 
 tt_status tt_dist_broadcast(const tt_dist *d, void *bytes, size_t n, int root)
 {
     if (d->size < 2) return NULL;
-    IN_PIECES(n, piece, check(MPI_Bcast((char *)bytes + done_, count_, MPI_BYTE, root,
+    IN_PIECES(n, piece, COLLECTIVE(MPI_Bcast((char *)bytes + done_, count_, MPI_BYTE, root,
                                         MPI_COMM_WORLD), "MPI_Bcast"));
     return NULL;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 
 /* Whether pixel i of planes ((channels, plane)) is nodata in any band. */
@@ -23,7 +24,7 @@ tt_status tt_band_reader_nodata_rows(void *ctx, int y0, int rows, uint8_t *flags
 {
     const tt_band_reader *b = ctx;
     int w = tt_raster_get_info(b->raster).width, chunk = 16;
-    float *planes = malloc((size_t)chunk * w * (size_t)b->norm.count * sizeof *planes);
+    float *planes = tt_malloc((size_t)chunk * w * (size_t)b->norm.count * sizeof *planes);
     if (!planes) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", b->path);
     tt_status status = NULL;
     for (int r = 0; !status && r < rows; r += chunk) {

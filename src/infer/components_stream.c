@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 
 typedef struct run {
@@ -29,12 +30,12 @@ tt_status tt_cc_stream_new(int width, int planes, int class_index, tt_cc_stream 
     if (width < 1 || planes < 1 || (class_index && planes != 1))
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "components: %d planes %d wide (a class "
                             "index mask has 1)", planes, width);
-    tt_cc_stream *s = calloc(1, sizeof *s);
+    tt_cc_stream *s = tt_calloc(1, sizeof *s);
     if (s) {
         s->width = width, s->planes = planes, s->class_index = class_index;
-        s->above = malloc((size_t)planes * width * sizeof *s->above);
-        s->here = malloc((size_t)width * sizeof *s->here);
-        s->above_n = calloc((size_t)planes, sizeof *s->above_n);
+        s->above = tt_malloc((size_t)planes * width * sizeof *s->above);
+        s->here = tt_malloc((size_t)width * sizeof *s->here);
+        s->above_n = tt_calloc((size_t)planes, sizeof *s->above_n);
     }
     if (!s || !s->above || !s->here || !s->above_n) {
         tt_cc_stream_free(s);
@@ -96,9 +97,9 @@ static tt_status new_label(tt_cc_stream *s, uint64_t size, uint32_t *label)
         size_t cap = s->capacity ? 2 * s->capacity : 4096;
         if (cap > UINT32_MAX)
             return tt_error_new(TT_ERR_TOO_LARGE, "components: more than 2^32 runs in the mask");
-        uint32_t *parent = realloc(s->parent, cap * sizeof *parent);
+        uint32_t *parent = tt_realloc(s->parent, cap * sizeof *parent);
         if (parent) s->parent = parent;
-        uint64_t *sizes = realloc(s->size, cap * sizeof *sizes);
+        uint64_t *sizes = tt_realloc(s->size, cap * sizeof *sizes);
         if (sizes) s->size = sizes;
         if (!parent || !sizes)
             return tt_error_new(TT_ERR_OUT_OF_MEMORY, "components: out of host memory for %zu "

@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "model/weights.h"
 
@@ -14,7 +15,7 @@
 static tt_status class_names(const tt_safetensors *f, int classes, char ***out)
 {
     tt_status status = NULL;
-    char **names = calloc((size_t)classes, sizeof *names);
+    char **names = tt_calloc((size_t)classes, sizeof *names);
     const char *text = tt_safetensors_metadata(f, "classes");
     cJSON *list = text ? cJSON_Parse(text) : NULL;
     if (!names) {
@@ -35,7 +36,7 @@ static tt_status class_names(const tt_safetensors *f, int classes, char ***out)
                                   c);
             goto cleanup;
         }
-        names[c] = strdup(item ? item->valuestring : fallback);
+        names[c] = tt_strdup(item ? item->valuestring : fallback);
         if (!names[c]) {
             status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "class names: out of host memory");
             goto cleanup;
@@ -121,8 +122,8 @@ static tt_status postprocess(const tt_safetensors *f, tt_infer_model *m)
     if (cJSON_GetArraySize(t) != classes || cJSON_GetArraySize(s) != classes)
         status = tt_error_new(TT_ERR_FORMAT, "metadata \"postprocess\" must hold a threshold "
                               "and a min_size per class (%d)", classes);
-    m->class_threshold = status ? NULL : malloc(sizeof *m->class_threshold * (size_t)classes);
-    m->class_min_size = status ? NULL : malloc(sizeof *m->class_min_size * (size_t)classes);
+    m->class_threshold = status ? NULL : tt_malloc(sizeof *m->class_threshold * (size_t)classes);
+    m->class_min_size = status ? NULL : tt_malloc(sizeof *m->class_min_size * (size_t)classes);
     if (!status && (!m->class_threshold || !m->class_min_size))
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     for (int c = 0; !status && c < classes; c++) {
@@ -154,7 +155,7 @@ static tt_infer_kind kind_of(const tt_safetensors *f)
 static tt_status use_ema(tt_model *model, const tt_safetensors *f)
 {
     size_t n = model->params->trainable_floats;
-    float *host = malloc(n * sizeof *host);
+    float *host = tt_malloc(n * sizeof *host);
     if (!host) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory for the weights");
     tt_status status = tt_weights_read_arena(f, model->params, host, 1, "ema.", "");
     if (!status)

@@ -1,13 +1,12 @@
 /* Masks over images; see overlay.h. */
 #include "infer/overlay.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <stb_image_write.h>
-
+#include "core/alloc.h"
 #include "core/status.h"
+#include "data/image.h"
 
 static const uint8_t colours[12][3] = {
     {230, 25, 75},  {60, 180, 75},  {255, 225, 25}, {0, 130, 200},  {245, 130, 48}, {145, 30, 180},
@@ -59,7 +58,7 @@ tt_status tt_overlay_write_pair(const char *path, const uint8_t *left, const uin
     int factor = max_width > 0 ? (w + max_width - 1) / max_width : 1;
     if (factor < 1) factor = 1;
     int pw = (w + factor - 1) / factor, ph = (h + factor - 1) / factor, ow = 2 * pw + GAP;
-    uint8_t *panel = malloc((size_t)pw * ph * 3), *pair = malloc((size_t)ow * ph * 3);
+    uint8_t *panel = tt_malloc((size_t)pw * ph * 3), *pair = tt_malloc((size_t)ow * ph * 3);
     if (!panel || !pair) {
         free(panel), free(pair);
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "no host memory for the picture %s", path);
@@ -71,10 +70,7 @@ tt_status tt_overlay_write_pair(const char *path, const uint8_t *left, const uin
             memcpy(pair + 3 * ((size_t)y * ow + (size_t)side * (pw + GAP)), panel + 3 * (size_t)y * pw,
                    (size_t)pw * 3);
     }
-    int ok = stbi_write_png(path, ow, ph, 3, pair, ow * 3);
+    tt_status status = tt_image_write_png(path, ow, ph, 3, pair);
     free(panel), free(pair);
-    if (!ok)
-        return tt_error_new(TT_ERR_IO, "cannot write %s: %s; check that the folder exists and is "
-                            "writable", path, strerror(errno));
-    return NULL;
+    return status;
 }

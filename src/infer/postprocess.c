@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "infer/predict.h"
 
@@ -29,7 +30,7 @@ tt_status tt_pp_components(uint8_t *mask, int width, int height, int connectivit
     TT_TRY(check_connectivity(connectivity));
     size_t pixels = (size_t)width * height;
     for (size_t i = 0; i < pixels; i++) mask[i] = mask[i] != 0;
-    uint32_t *queue = malloc((pixels ? pixels : 1) * sizeof *queue);
+    uint32_t *queue = tt_malloc((pixels ? pixels : 1) * sizeof *queue);
     if (!queue)
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "component removal: no memory for a %dx%d mask",
                             width, height);
@@ -112,7 +113,7 @@ static void span(int i, int src, int dst, double *lo, double *hi)
 tt_status tt_pp_resize_area(const float *src, int sw, int sh, float *dst, int dw, int dh)
 {
     /* Separable: rows first into tmp (sh x dw), then columns. */
-    double *tmp = malloc((size_t)sh * dw * sizeof *tmp);
+    double *tmp = tt_malloc((size_t)sh * dw * sizeof *tmp);
     if (!tmp)
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "area resize %dx%d -> %dx%d: out of host memory",
                             sw, sh, dw, dh);
@@ -166,7 +167,7 @@ tt_status tt_predict_to_masks(float *logits, int classes, int width, int height,
     int any = rule->min_size > 1;
     for (int c = 1; c < classes && rule->class_min_size; c++) any |= rule->class_min_size[c] > 1;
     if (!any) return NULL;
-    uint8_t *plane = malloc(pixels ? pixels : 1);
+    uint8_t *plane = tt_malloc(pixels ? pixels : 1);
     if (!plane)
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "masks: no host memory for a %dx%d plane", width, height);
     tt_status status = NULL;

@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "core/status.h"
 #include "infer/postprocess.h"
@@ -30,7 +31,7 @@ tt_status tt_pp_search_create(int classes, int multi_label, float default_thresh
                               int default_min_size, double mean_pixels, tt_pp_search **out)
 {
     *out = NULL;
-    tt_pp_search *s = calloc(1, sizeof *s);
+    tt_pp_search *s = tt_calloc(1, sizeof *s);
     if (!s) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "post-processing search: out of host memory");
     s->classes = classes, s->multi = multi_label;
     /* thresholds: 0.30 .. 0.70 and the default (class index: the default alone) */
@@ -56,7 +57,7 @@ tt_status tt_pp_search_create(int classes, int multi_label, float default_thresh
     }
     for (int j = 0; j < s->nsizes; j++)
         if (s->sizes[j] == (default_min_size > 0 ? default_min_size : 0)) s->default_s = j;
-    s->score = calloc((size_t)classes * s->nthresholds * s->nsizes, sizeof *s->score);
+    s->score = tt_calloc((size_t)classes * s->nthresholds * s->nsizes, sizeof *s->score);
     if (!s->score) {
         tt_pp_search_destroy(s);
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "post-processing search: out of host memory");
@@ -79,9 +80,9 @@ static void note_component(void *ctx, uint8_t *mask, const uint32_t *pixels, siz
     tt_pp_search *s = ctx;
     if (s->count == s->count_cap) {
         size_t cap = s->count_cap ? 2 * s->count_cap : 256;
-        size_t *a = realloc(s->size, cap * sizeof *a);
+        size_t *a = tt_realloc(s->size, cap * sizeof *a);
         if (a) s->size = a;
-        size_t *b = a ? realloc(s->overlap, cap * sizeof *b) : NULL;
+        size_t *b = a ? tt_realloc(s->overlap, cap * sizeof *b) : NULL;
         if (b) s->overlap = b;
         if (!a || !b) return; /* out of memory: the add reports it */
         s->count_cap = cap;
@@ -101,7 +102,7 @@ static tt_status add_image(tt_pp_search *s, const float *probs, const uint8_t *t
 {
     size_t n = (size_t)w * h;
     if (n > s->cap) {
-        uint8_t *m = realloc(s->mask, n), *x = m ? realloc(s->index, n) : NULL;
+        uint8_t *m = tt_realloc(s->mask, n), *x = m ? tt_realloc(s->index, n) : NULL;
         if (m) s->mask = m;
         if (x) s->index = x;
         if (!m || !x) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "post-processing search: out of "
@@ -192,7 +193,7 @@ char *tt_pp_choices_json(const tt_pp_choice *choices, int classes)
     char *json = cJSON_PrintUnformatted(pp);
     cJSON_Delete(pp);
     if (!json) return NULL;
-    char *copy = strdup(json); /* free()-able, whatever cJSON's allocator */
+    char *copy = tt_strdup(json); /* free()-able, whatever cJSON's allocator */
     cJSON_free(json);
     return copy;
 }

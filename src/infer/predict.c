@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 
 static tt_status memory_read_crop(void *ctx, int x0, int y0, int w, int h, uint8_t *rgb)
@@ -243,16 +244,16 @@ tt_status tt_predict_stream(tt_model *model, const tt_crop_reader *reader,
     TT_CHECK(tt_tile_plan_make(h, w, th, tw, options->overlap, options->blend, &plan));
     size_t tile_px = (size_t)th * tw;
     int cap = band_rows(&plan, batch);
-    crop = malloc(tile_px * (reader->read_planes ? (size_t)channels * sizeof(float) : 3));
-    input = malloc((size_t)batch * channels * tile_px * sizeof *input);
-    out = malloc((size_t)batch * classes * tile_px * sizeof *out);
-    acc = calloc((size_t)classes * cap * w, sizeof *acc);
-    sum_y = malloc((size_t)h * sizeof *sum_y);
-    sum_x = malloc((size_t)w * sizeof *sum_x);
-    origin = malloc((size_t)batch * 2 * sizeof *origin);
+    crop = tt_malloc(tile_px * (reader->read_planes ? (size_t)channels * sizeof(float) : 3));
+    input = tt_malloc((size_t)batch * channels * tile_px * sizeof *input);
+    out = tt_malloc((size_t)batch * classes * tile_px * sizeof *out);
+    acc = tt_calloc((size_t)classes * cap * w, sizeof *acc);
+    sum_y = tt_malloc((size_t)h * sizeof *sum_y);
+    sum_x = tt_malloc((size_t)w * sizeof *sum_x);
+    origin = tt_malloc((size_t)batch * 2 * sizeof *origin);
     if (views > 1) {
-        view_in = malloc((size_t)batch * channels * tile_px * sizeof *view_in);
-        view_out = malloc((size_t)batch * classes * tile_px * sizeof *view_out);
+        view_in = tt_malloc((size_t)batch * channels * tile_px * sizeof *view_in);
+        view_out = tt_malloc((size_t)batch * classes * tile_px * sizeof *view_out);
     }
     if (!crop || !input || !out || !acc || !sum_y || !sum_x || !origin ||
         (views > 1 && (!view_in || !view_out))) {

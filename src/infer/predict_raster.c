@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "infer/components_stream.h"
 
@@ -25,7 +26,7 @@ static tt_status mark_nodata(raster_sink *s, int y0, int rows)
 {
     const tt_raster_output *o = s->out;
     size_t pixels = (size_t)rows * s->width;
-    uint8_t *flags = realloc(s->nodata, pixels);
+    uint8_t *flags = tt_realloc(s->nodata, pixels);
     if (!flags) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", o->mask_path);
     s->nodata = flags;
     TT_TRY(o->nodata_rows(o->nodata_ctx, y0, rows, flags));
@@ -41,9 +42,9 @@ static tt_status write_rows(void *ctx, int y0, int rows, const float *planes, si
     const tt_raster_output *o = s->out;
     int classes = s->classes, w = s->width, bands = o->multi_label ? classes : 1;
     if (rows > s->held_rows) {
-        uint8_t *m = realloc(s->mask_rows, (size_t)rows * w * bands);
+        uint8_t *m = tt_realloc(s->mask_rows, (size_t)rows * w * bands);
         if (m) s->mask_rows = m;
-        float *p = s->prob ? realloc(s->prob_rows, (size_t)rows * w * classes * sizeof *p) : NULL;
+        float *p = s->prob ? tt_realloc(s->prob_rows, (size_t)rows * w * classes * sizeof *p) : NULL;
         if (p) s->prob_rows = p;
         if (!m || (s->prob && !p))
             return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory for %d rows",
@@ -102,7 +103,7 @@ static tt_status filter_pass(tt_cc_stream *components, const char *first, int wi
     tt_raster *in = NULL;
     tt_raster_writer *mask = NULL;
     enum { ROWS = 256 };
-    uint8_t *rows = malloc((size_t)ROWS * width * bands);
+    uint8_t *rows = tt_malloc((size_t)ROWS * width * bands);
     if (!rows)
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory for %d rows",
                             out->mask_path, ROWS);
@@ -136,7 +137,7 @@ tt_status tt_predict_raster(tt_model *model, const tt_crop_reader *reader,
     const char *mask_path = out->mask_path;
     if (removes(out, classes)) {
         size_t len = strlen(out->mask_path);
-        if (!(first = malloc(len + 7)))
+        if (!(first = tt_malloc(len + 7)))
             return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", out->mask_path);
         memcpy(first, out->mask_path, len);
         memcpy(first + len, ".pass1", 7);

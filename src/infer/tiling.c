@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 
 tt_status tt_blend_kind_parse(const char *text, tt_blend_kind *kind)
@@ -49,8 +50,8 @@ static tt_status axis_make(tt_tile_axis *a, int length, int tile, double overlap
         if (step < 1) step = 1;
         a->count = (int)((length - tile + step - 1) / step + 1);
     }
-    a->origin = malloc((size_t)a->count * sizeof *a->origin);
-    a->weight = malloc((size_t)tile * sizeof *a->weight);
+    a->origin = tt_malloc((size_t)a->count * sizeof *a->origin);
+    a->weight = tt_malloc((size_t)tile * sizeof *a->weight);
     if (!a->origin || !a->weight)
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "tile plan: out of host memory");
     if (length <= tile) {

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+#include "core/fs.h"
 #include "core/status.h"
 
 static tt_status oom(const char *name)
@@ -20,10 +22,10 @@ static tt_status oom(const char *name)
 /* Appends a field (copied from buf[0..len)) to record r. */
 static int add_field(tt_csv_record *r, const char *buf, size_t len)
 {
-    char **grown = realloc(r->fields, sizeof *grown * (size_t)(r->count + 1));
+    char **grown = tt_realloc(r->fields, sizeof *grown * (size_t)(r->count + 1));
     if (!grown) return 0;
     r->fields = grown;
-    char *field = malloc(len + 1);
+    char *field = tt_malloc(len + 1);
     if (!field) return 0;
     memcpy(field, buf, len);
     field[len] = '\0';
@@ -35,9 +37,9 @@ tt_status tt_csv_parse(const char *text, size_t size, const char *name, tt_csv *
 {
     tt_status status = NULL;
     *out = NULL;
-    tt_csv *csv = calloc(1, sizeof *csv);
+    tt_csv *csv = tt_calloc(1, sizeof *csv);
     size_t buf_cap = 256, buf_len = 0, rec_cap = 0;
-    char *buf = malloc(buf_cap);
+    char *buf = tt_malloc(buf_cap);
     if (!csv || !buf) {
         status = oom(name);
         goto cleanup;
@@ -116,7 +118,7 @@ tt_status tt_csv_parse(const char *text, size_t size, const char *name, tt_csv *
                     i++;
                 }
                 if (buf_len + 1 >= buf_cap) {
-                    char *grown = realloc(buf, buf_cap *= 2);
+                    char *grown = tt_realloc(buf, buf_cap *= 2);
                     if (!grown) {
                         status = oom(name);
                         goto record_fail;
@@ -132,7 +134,7 @@ tt_status tt_csv_parse(const char *text, size_t size, const char *name, tt_csv *
         }
         if ((size_t)csv->count == rec_cap) {
             rec_cap = rec_cap ? rec_cap * 2 : 64;
-            tt_csv_record *grown = realloc(csv->records, sizeof *grown * rec_cap);
+            tt_csv_record *grown = tt_realloc(csv->records, sizeof *grown * rec_cap);
             if (!grown) {
                 status = oom(name);
                 goto record_fail;
@@ -162,15 +164,17 @@ tt_status tt_csv_read_file(const char *path, tt_csv **out)
     FILE *f = fopen(path, "rb");
     if (!f) return tt_error_new(TT_ERR_IO, "cannot open CSV %s: %s", path, strerror(errno));
     size_t cap = 1 << 16, len = 0, got;
-    text = malloc(cap);
+    text = tt_malloc(cap);
     if (!text) {
         status = oom(path);
         goto cleanup;
     }
+    status = tt_read_fault("the CSV file", path);
+    if (status) goto cleanup;
     while ((got = fread(text + len, 1, cap - len, f)) > 0) {
         len += got;
         if (len == cap) {
-            char *grown = realloc(text, cap *= 2);
+            char *grown = tt_realloc(text, cap *= 2);
             if (!grown) {
                 status = oom(path);
                 goto cleanup;

@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/alloc.h"
 #include "core/fs.h"
 #include "core/status.h"
 
@@ -212,8 +213,8 @@ static tt_status parse_header(tt_safetensors *f)
     {
         if (strcmp(entry->string, "__metadata__") != 0) count++;
     }
-    f->tensors = calloc(count ? count : 1, sizeof *f->tensors);
-    const char **names = calloc(count ? count : 1, sizeof *names);
+    f->tensors = tt_calloc(count ? count : 1, sizeof *f->tensors);
+    const char **names = tt_calloc(count ? count : 1, sizeof *names);
     if (!f->tensors || !names) {
         free(names);
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "safetensors '%s': out of host memory", p);
@@ -278,8 +279,8 @@ tt_status tt_safetensors_open(const char *path, tt_safetensors **out)
     *out = NULL;
     tt_status status = NULL;
     FILE *fp = NULL;
-    tt_safetensors *f = calloc(1, sizeof *f);
-    if (!f || !(f->path = strdup(path))) {
+    tt_safetensors *f = tt_calloc(1, sizeof *f);
+    if (!f || !(f->path = tt_strdup(path))) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "safetensors '%s': out of host memory", path);
         goto cleanup;
     }
@@ -296,12 +297,14 @@ tt_status tt_safetensors_open(const char *path, tt_safetensors **out)
         goto cleanup;
     }
     f->size = (uint64_t)size;
-    f->bytes = malloc(size ? (size_t)size : 1);
+    f->bytes = tt_malloc(size ? (size_t)size : 1);
     if (!f->bytes) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "safetensors '%s': cannot hold %ld bytes in "
                               "host memory", path, size);
         goto cleanup;
     }
+    status = tt_read_fault("the safetensors file", path);
+    if (status) goto cleanup;
     if (fread(f->bytes, 1, (size_t)size, fp) != (size_t)size) {
         status = tt_error_new(TT_ERR_IO, "safetensors '%s': read failed: %s", path,
                               ferror(fp) ? strerror(errno) : "file shrank while reading");
@@ -413,7 +416,7 @@ struct tt_st_writer {
 
 tt_status tt_st_writer_create(tt_st_writer **out)
 {
-    *out = calloc(1, sizeof **out);
+    *out = tt_calloc(1, sizeof **out);
     if (!*out || !((*out)->metadata = cJSON_CreateObject())) {
         free(*out);
         *out = NULL;
@@ -462,7 +465,7 @@ tt_status tt_st_writer_alloc(tt_st_writer *w, const char *name, tt_st_dtype dtyp
                             name);
     if (w->count == w->capacity) {
         size_t capacity = w->capacity ? 2 * w->capacity : 16;
-        st_entry *grown = realloc(w->entries, capacity * sizeof *grown);
+        st_entry *grown = tt_realloc(w->entries, capacity * sizeof *grown);
         if (!grown) goto oom;
         w->entries = grown;
         w->capacity = capacity;
@@ -470,8 +473,8 @@ tt_status tt_st_writer_alloc(tt_st_writer *w, const char *name, tt_st_dtype dtyp
     st_entry *e = &w->entries[w->count];
     *e = (st_entry){.dtype = dtype, .ndim = ndim, .bytes = bytes};
     for (int d = 0; d < ndim; d++) e->shape[d] = shape[d];
-    e->name = strdup(name);
-    e->data = calloc(bytes ? (size_t)bytes : 1, 1);
+    e->name = tt_strdup(name);
+    e->data = tt_calloc(bytes ? (size_t)bytes : 1, 1);
     if (!e->name || !e->data) {
         free(e->name), free(e->data);
         goto oom;
@@ -535,7 +538,7 @@ static char *build_header(const tt_st_writer *w, size_t *length)
     text = cJSON_PrintUnformatted(root);
     if (!text) goto cleanup;
     size_t n = strlen(text), padded_n = (n + 7) / 8 * 8;
-    padded = malloc(padded_n + 1);
+    padded = tt_malloc(padded_n + 1);
     if (!padded) goto cleanup;
     memcpy(padded, text, n);
     memset(padded + n, ' ', padded_n - n);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/knobs.h"
 #include "core/status.h"
 
@@ -12,11 +13,11 @@ void tt_arena_plan_add(tt_arena_plan *p, const char *name, size_t bytes, tt_mem 
 {
     if (p->count == p->capacity) {
         int cap = p->capacity ? 2 * p->capacity : 128;
-        tt_plan_item *items = realloc(p->items, sizeof *items * (size_t)cap);
+        tt_plan_item *items = tt_realloc(p->items, sizeof *items * (size_t)cap);
         if (items) p->items = items;
-        tt_mem **dests = realloc(p->dests, sizeof *dests * (size_t)cap);
+        tt_mem **dests = tt_realloc(p->dests, sizeof *dests * (size_t)cap);
         if (dests) p->dests = dests;
-        char(*names)[48] = realloc(p->names, sizeof *names * (size_t)cap);
+        char(*names)[48] = tt_realloc(p->names, sizeof *names * (size_t)cap);
         if (names) p->names = names;
         if (!items || !dests || !names) {
             p->failed = 1;
@@ -161,7 +162,7 @@ tt_status tt_arena_plan_place(tt_arena_plan *p, tt_backend *be, tt_arena_step_fn
         limit = be->device.max_binding_bytes;
     TT_TRY(tt_plan_solve(p->items, p->count, align, (size_t)limit, &plan));
     tt_status status = NULL;
-    arena->buffers = calloc((size_t)plan.buffer_count, sizeof *arena->buffers);
+    arena->buffers = tt_calloc((size_t)plan.buffer_count, sizeof *arena->buffers);
     if (!arena->buffers) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "memory plan: out of host memory");
         goto cleanup;

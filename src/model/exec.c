@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/knobs.h"
 #include "core/status.h"
 #include "ops/add.h"
@@ -92,7 +93,7 @@ static tt_exec_pass *pass_of(tt_exec *x, int t, int scope)
     if (found || !x->symbolic) return found;
     if (x->pass_count == x->pass_capacity) {
         int cap = x->pass_capacity ? 2 * x->pass_capacity : 16;
-        tt_exec_pass *p = realloc(x->passes, sizeof *p * (size_t)cap);
+        tt_exec_pass *p = tt_realloc(x->passes, sizeof *p * (size_t)cap);
         if (!p) {
             x->failed = 1;
             return NULL;

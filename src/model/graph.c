@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 
 int tt_graph_tensor(tt_graph *g, const char *name, int channels, int height, int width,
@@ -12,7 +13,7 @@ int tt_graph_tensor(tt_graph *g, const char *name, int channels, int height, int
 {
     if (g->tensor_count == g->tensor_capacity) {
         int cap = g->tensor_capacity ? 2 * g->tensor_capacity : 64;
-        tt_tensor_def *t = realloc(g->tensors, sizeof *t * (size_t)cap);
+        tt_tensor_def *t = tt_realloc(g->tensors, sizeof *t * (size_t)cap);
         if (!t) {
             g->failed = 1;
             return -1;
@@ -37,7 +38,7 @@ tt_layer *tt_graph_layer(tt_graph *g, tt_layer_kind kind, const char *name, int 
     }
     if (g->layer_count == g->layer_capacity) {
         int cap = g->layer_capacity ? 2 * g->layer_capacity : 64;
-        tt_layer *l = realloc(g->layers, sizeof *l * (size_t)cap);
+        tt_layer *l = tt_realloc(g->layers, sizeof *l * (size_t)cap);
         if (!l) {
             g->failed = 1;
             return &spare;

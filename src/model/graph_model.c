@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "model/exec_internal.h"
 #include "model/head.h"
@@ -39,7 +40,7 @@ const tt_graph *tt_graph_model_graph(const tt_model *model)
 tt_status tt_graph_model_new(size_t size, tt_backend *be, const tt_model_spec *spec, int capacity,
                              int height, int width, tt_graph_model **out)
 {
-    *out = calloc(1, size);
+    *out = tt_calloc(1, size);
     if (!*out) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", spec->kind);
     (*out)->model = (tt_model){.ops = &graph_model_ops, .be = be, .spec = *spec,
                                .capacity = capacity, .height = height, .width = width};
@@ -55,7 +56,7 @@ tt_status tt_graph_model_bind(tt_graph_model *gm, uint64_t seed)
     int norms = 0;
     for (int i = 0; i < g->layer_count; i++)
         norms += g->layers[i].kind == TT_LAYER_NORM && g->layers[i].norm == TT_NORM_BATCH;
-    m->counters = calloc((size_t)norms + 1, sizeof *m->counters);
+    m->counters = tt_calloc((size_t)norms + 1, sizeof *m->counters);
     if (!m->counters)
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", m->spec.kind);
     for (int i = 0; i < g->layer_count; i++) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "ops/conv_autotune.h"
 #include "ops/util.h"
@@ -80,7 +81,7 @@ static int same_shape(const tt_model_conv *a, const tt_model_conv *b)
 static tt_status note_convs(tt_model *m, const tt_conv_log *log)
 {
     free(m->convs);
-    m->convs = calloc((size_t)log->count + 1, sizeof *m->convs);
+    m->convs = tt_calloc((size_t)log->count + 1, sizeof *m->convs);
     m->conv_count = 0;
     if (!m->convs) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "model: out of host memory");
     double macs = 0;
@@ -113,7 +114,7 @@ static tt_status step_keeping_counters(void *ctx, tt_backend *recorder)
 {
     recorded_step *r = ctx;
     tt_model *m = r->m;
-    int64_t *kept = malloc(sizeof *kept * (size_t)(m->counter_count + 1));
+    int64_t *kept = tt_malloc(sizeof *kept * (size_t)(m->counter_count + 1));
     if (!kept) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", m->spec.kind);
     for (int i = 0; i < m->counter_count; i++) kept[i] = *m->counters[i].value;
     tt_status status = r->step(r->kind, recorder);
@@ -191,8 +192,8 @@ tt_status tt_model_head_params(tt_model *m, const tt_param_table *params, uint64
     if (ns)
         TT_CHECK(tt_buffer_alloc(m->be, ns * sizeof(float), TT_MEM_PARAMETERS,
                                  "running statistics", &m->state_buffer));
-    host = malloc(nt * sizeof *host);
-    state = malloc((ns + 1) * sizeof *state);
+    host = tt_malloc(nt * sizeof *host);
+    state = tt_malloc((ns + 1) * sizeof *state);
     if (!host || !state) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "model: out of host memory");
         goto cleanup;

@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "model/deeplab.h"
 #include "model/fpn.h"
@@ -261,7 +262,7 @@ tt_status tt_model_conv_shapes(tt_backend *like, const tt_model_spec *spec, int 
                                                      .stands_for = like->kernels_of},
                                &dry));
     TT_CHECK(tt_model_create(dry, &plain, 1, height, width, 0, &m));
-    *out = malloc(sizeof **out * (size_t)(m->conv_count ? m->conv_count : 1));
+    *out = tt_malloc(sizeof **out * (size_t)(m->conv_count ? m->conv_count : 1));
     if (!*out) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s's convolution shapes: out of host memory",
                               spec->kind);

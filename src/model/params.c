@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 
 #define TT_PARAM_ALIGN 16 /* floats */
@@ -16,7 +17,7 @@ tt_status tt_params_add(tt_param_table *table, const char *name, int ndim, const
     TT_ASSERT(ndim >= 0 && ndim <= 4);
     if (table->count == table->capacity) {
         int cap = table->capacity ? 2 * table->capacity : 64;
-        tt_param *grown = realloc(table->params, sizeof *grown * (size_t)cap);
+        tt_param *grown = tt_realloc(table->params, sizeof *grown * (size_t)cap);
         if (!grown) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "model: out of host memory");
         table->params = grown;
         table->capacity = cap;

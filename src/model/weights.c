@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 
 static void shape_of(const tt_param *p, int64_t *shape)
@@ -51,7 +52,7 @@ tt_status tt_weights_read_arena(const tt_safetensors *f, const tt_param_table *t
  * device, hence calloc. */
 tt_status tt_weights_download(tt_backend *be, tt_buffer *buf, size_t floats, float **out)
 {
-    *out = calloc(floats ? floats : 1, sizeof(float));
+    *out = tt_calloc(floats ? floats : 1, sizeof(float));
     if (!*out) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "weights: out of host memory");
     if (buf) return tt_read(be, *out, tt_mem_of(buf), floats * sizeof(float));
     return NULL;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 
 static void note(char names[][96], int *count, const char *name)
@@ -79,7 +80,7 @@ tt_status tt_weights_init(tt_model *m, const char *path, const char *prefix, tt_
     const tt_param_table *pt = m->params;
     tt_status status = NULL;
     float *params = NULL, *state = NULL;
-    char *loaded = calloc((size_t)pt->count + (size_t)m->counter_count + 1, 1);
+    char *loaded = tt_calloc((size_t)pt->count + (size_t)m->counter_count + 1, 1);
     if (!loaded) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
         goto cleanup;

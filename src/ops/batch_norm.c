@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "ops/norm.h"
 
@@ -130,8 +131,8 @@ static tt_status sync_stats(tt_backend *be, const tt_norm_layout *l, tt_mem save
     size_t channels = (size_t)l->stat_count;
     tt_mem scratch = tt_norm_saved_scratch(saved, l);
     tt_mem moments = tt_norm_scratch_coefs(scratch, l);
-    double *sums = calloc(2 * channels + 1, sizeof *sums), *mean = sums + 1, *var = mean + channels;
-    float *host = calloc(4 * channels, sizeof *host); /* moments or mean|rstd, running m|v */
+    double *sums = tt_calloc(2 * channels + 1, sizeof *sums), *mean = sums + 1, *var = mean + channels;
+    float *host = tt_calloc(4 * channels, sizeof *host); /* moments or mean|rstd, running m|v */
     tt_status status = NULL;
     if (!sums || !host) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "batch_norm: out of host memory");
@@ -183,8 +184,8 @@ static tt_status sync_backward(tt_backend *be, const tt_norm_layout *l, tt_mem d
 {
     size_t channels = (size_t)l->stat_count;
     tt_mem coefs = tt_norm_scratch_coefs(scratch, l);
-    double *sums = calloc(2 * channels + 1, sizeof *sums);
-    float *host = calloc(2 * channels, sizeof *host);
+    double *sums = tt_calloc(2 * channels + 1, sizeof *sums);
+    float *host = tt_calloc(2 * channels, sizeof *host);
     tt_status status = NULL;
     if (!sums || !host) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "batch_norm: out of host memory");

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "backend/loop_budget.h"
+#include "core/alloc.h"
 #include "core/knobs.h"
 #include "core/status.h"
 #include "ops/conv_autotune.h"
@@ -339,7 +340,7 @@ static tt_status perturb(tt_backend *be, tt_conv_algo algo, tt_mem out, size_t f
     tt_status bad = tt_conv_algo_parse(name, &planted);
     if (bad) return tt_error_prefix(bad, "TT_CONV_PERTURB");
     if (planted != algo) return NULL;
-    float *host = malloc(floats * sizeof *host);
+    float *host = tt_malloc(floats * sizeof *host);
     if (!host) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "TT_CONV_PERTURB: out of host memory");
     tt_status status = tt_read(be, host, out, floats * sizeof *host);
     if (!status) {
@@ -409,7 +410,7 @@ static tt_status tune_run(void *p, tt_conv_algo algo)
 /* Reads `bytes` of `mem` into a new host array (*out). */
 static tt_status read_back(tt_backend *be, tt_mem mem, size_t bytes, float **out)
 {
-    *out = malloc(bytes ? bytes : 1);
+    *out = tt_malloc(bytes ? bytes : 1);
     if (!*out) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "verifying a convolution: out of host memory");
     return tt_read(be, *out, mem, bytes);
 }
@@ -431,9 +432,9 @@ static tt_status verify_prepare(tune_ctx *t)
             t->not_finite = !isfinite(t->host[k][i]);
     }
     size_t n = t->out_bytes / sizeof(float);
-    t->got = malloc(t->out_bytes ? t->out_bytes : 1);
-    t->ref = malloc(t->out_bytes ? t->out_bytes : 1);
-    t->spare = malloc(t->out_bytes ? t->out_bytes : 1);
+    t->got = tt_malloc(t->out_bytes ? t->out_bytes : 1);
+    t->ref = tt_malloc(t->out_bytes ? t->out_bytes : 1);
+    t->spare = tt_malloc(t->out_bytes ? t->out_bytes : 1);
     if (!t->got || !t->ref || !t->spare)
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "verifying a convolution: out of host memory");
     t->samples = n < VERIFY_SAMPLES ? n : VERIFY_SAMPLES;

@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "core/fs.h"
 #include "core/hash.h"
@@ -126,11 +127,11 @@ static pick *entry_of(uint64_t device, const char *key)
     if (old) return old;
     if (pick_count == pick_capacity) {
         size_t cap = pick_capacity ? 2 * pick_capacity : 16;
-        pick *grown = realloc(picks, cap * sizeof *grown);
+        pick *grown = tt_realloc(picks, cap * sizeof *grown);
         if (!grown) return NULL;
         picks = grown, pick_capacity = cap;
     }
-    char *copy = strdup(key);
+    char *copy = tt_strdup(key);
     if (!copy) return NULL;
     pick fresh = {.device = device, .key = copy, .algo = TT_CONV_ALGO_AUTO, .ms = -1.0};
     picks[pick_count] = fresh;
@@ -196,7 +197,7 @@ static void read_db_file(const tt_backend *be, uint64_t device, int merge)
     cJSON *root = NULL;
     long len = -1;
     if (fseek(f, 0, SEEK_END) == 0) len = ftell(f);
-    if (len >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)len + 1))) {
+    if (len >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = tt_malloc((size_t)len + 1))) {
         if (fread(text, 1, (size_t)len, f) == (size_t)len) {
             text[len] = '\0';
             root = cJSON_Parse(text);
@@ -285,7 +286,7 @@ done:
 /* Reads the device's find-db once per process; missing is empty. */
 static void load_db(const tt_backend *be, uint64_t device)
 {
-    loaded_device *grown = realloc(loaded, (loaded_count + 1) * sizeof *grown);
+    loaded_device *grown = tt_realloc(loaded, (loaded_count + 1) * sizeof *grown);
     if (!grown) return;
     loaded = grown;
     loaded[loaded_count++] = (loaded_device){device};
@@ -468,12 +469,12 @@ static void pending_add(uint64_t device, const char *key)
         if (pending[i].device == device && strcmp(pending[i].key, key) == 0) return;
     if (pending_count == pending_capacity) {
         size_t capacity = pending_capacity ? 2 * pending_capacity : 32;
-        pick *grown = realloc(pending, capacity * sizeof *grown);
+        pick *grown = tt_realloc(pending, capacity * sizeof *grown);
         if (!grown) return; /* the count is a progress figure: short of memory, it lags */
         pending = grown, pending_capacity = capacity;
     }
     pick *p = &pending[pending_count];
-    *p = (pick){.device = device, .key = strdup(key), .algo = TT_CONV_ALGO_AUTO, .ms = -1};
+    *p = (pick){.device = device, .key = tt_strdup(key), .algo = TT_CONV_ALGO_AUTO, .ms = -1};
     if (p->key) pending_count++;
 }
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/alloc.h"
 
 static tt_conv_log_entry *append(tt_backend *be, tt_conv_dir dir)
 {
@@ -11,7 +12,7 @@ static tt_conv_log_entry *append(tt_backend *be, tt_conv_dir dir)
     if (!log || log->failed) return NULL;
     if (log->count == log->capacity) {
         int cap = log->capacity ? 2 * log->capacity : 64;
-        tt_conv_log_entry *e = realloc(log->entries, sizeof *e * (size_t)cap);
+        tt_conv_log_entry *e = tt_realloc(log->entries, sizeof *e * (size_t)cap);
         if (!e) {
             log->failed = 1;
             return NULL;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "ops/util.h"
 #include "optim/adamw.h"
@@ -38,7 +39,7 @@ static const tt_optimizer_ops sgd_ops = {"sgd", "SGD", sgd_update};
 static tt_status configure(tt_optimizer *o, const tt_optimizer_request *r)
 {
     if (strcmp(r->name, "adamw") == 0) {
-        tt_adamw_config *c = malloc(sizeof *c);
+        tt_adamw_config *c = tt_malloc(sizeof *c);
         if (!c) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "optimizer: out of host memory");
         *c = tt_adamw_config_default();
         c->lr = r->lr;
@@ -51,7 +52,7 @@ static tt_status configure(tt_optimizer *o, const tt_optimizer_request *r)
         return tt_adamw_config_check(c);
     }
     if (strcmp(r->name, "sgd") == 0) {
-        tt_sgd_config *c = malloc(sizeof *c);
+        tt_sgd_config *c = tt_malloc(sizeof *c);
         if (!c) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "optimizer: out of host memory");
         *c = tt_sgd_config_default();
         c->lr = r->lr;
@@ -72,7 +73,7 @@ tt_status tt_optimizer_create(tt_backend *be, const tt_optimizer_request *reques
                               tt_optimizer **out)
 {
     *out = NULL;
-    tt_optimizer *o = calloc(1, sizeof *o);
+    tt_optimizer *o = tt_calloc(1, sizeof *o);
     if (!o) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "optimizer: out of host memory");
     o->be = be;
     o->floats = floats;

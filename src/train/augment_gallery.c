@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/fs.h"
 #include "core/status.h"
 #include "infer/overlay.h"
@@ -17,7 +18,7 @@ tt_status tt_augment_gallery(const tt_sampler_config *config, tt_tilecache *cach
     int planes = tt_tilecache_planes(cache), multi = src->mask_kind == TT_MASK_MULTI_LABEL;
     size_t n = (size_t)w * h;
     tt_sampler *s = NULL;
-    uint8_t *rgb = malloc(n * 3), *shown = malloc(n * 3), *masks = malloc(n * (size_t)planes);
+    uint8_t *rgb = tt_malloc(n * 3), *shown = tt_malloc(n * 3), *masks = tt_malloc(n * (size_t)planes);
     tt_status status = NULL;
     if (!rgb || !shown || !masks) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "augmentation gallery: out of host memory");

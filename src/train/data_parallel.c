@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "core/hash.h"
 #include "core/status.h"
@@ -50,9 +51,9 @@ tt_status tt_dp_create(const tt_dist *dist, tt_step *engine, tt_data_parallel **
 {
     *out = NULL;
     if (dist->size < 2) return NULL;
-    tt_data_parallel *dp = calloc(1, sizeof *dp);
+    tt_data_parallel *dp = tt_calloc(1, sizeof *dp);
     size_t floats = engine->model->params->trainable_floats;
-    if (dp) dp->staging = malloc(floats * sizeof(float));
+    if (dp) dp->staging = tt_malloc(floats * sizeof(float));
     if (!dp || !dp->staging) {
         tt_dp_destroy(dp);
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "no host memory for the %zu-float gradient "
@@ -71,23 +72,30 @@ void tt_dp_destroy(tt_data_parallel *dp)
     free(dp);
 }
 
+/* This rank's own error where it has one (a collective of the window, or
+ * an earlier one, may be what failed, and `settled` the next collective
+ * refused), else the collective's `settled`; the other is freed. */
+static tt_status first_error(tt_status mine, tt_status settled)
+{
+    if (!mine) return settled;
+    tt_status_free(settled);
+    return mine;
+}
+
 /* The first failed rank's message, to every rank. */
 static tt_status first_failure(const tt_dist *d, tt_status mine)
 {
     double who = mine ? (double)(d->size - d->rank) : 0; /* the largest is the lowest rank */
     tt_status s = tt_dist_max_f64(d, &who, 1);
-    if (s) {
-        tt_status_free(mine);
-        return s;
-    }
+    if (s) return first_error(mine, s);
     int rank = d->size - (int)who;
     char message[1024] = "";
     if (rank == d->rank) snprintf(message, sizeof message, "%s", tt_status_message(mine));
     s = tt_dist_broadcast(d, message, sizeof message, rank);
     message[sizeof message - 1] = 0;
     if (rank == d->rank && !s) return tt_error_prefix(mine, "rank %d of %d", d->rank, d->size);
+    if (s) return first_error(mine, s);
     tt_status_free(mine);
-    if (s) return s;
     return tt_error_new(TT_ERR_PEER, "rank %d of %d failed, so every rank stops: %s", rank,
                         d->size, message);
 }
@@ -106,10 +114,7 @@ tt_status tt_dp_sum_window(const tt_dist *d, double *values, size_t n, tt_status
     tt_status s = tt_dist_sum_f64(d, all, n + 1);
     if (!s) memcpy(values, all, n * sizeof *all);
     int failed = !s && all[n] > 0;
-    if (s) {
-        tt_status_free(mine);
-        return s;
-    }
+    if (s) return first_error(mine, s);
     return failed ? first_failure(d, mine) : NULL;
 }
 
@@ -133,7 +138,7 @@ tt_status tt_dp_check_weights(tt_data_parallel *dp, int64_t step)
     uint64_t mine = tt_hash_bytes(TT_HASH_INIT, dp->staging,
                                   m->params->trainable_floats * sizeof(float));
     int size = dp->dist.size;
-    uint64_t *all = malloc(sizeof *all * (size_t)size);
+    uint64_t *all = tt_malloc(sizeof *all * (size_t)size);
     if (!all) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     tt_status s = tt_dist_gather_u64(&dp->dist, &mine, 1, all);
     char differ[256] = "";
@@ -156,7 +161,7 @@ tt_status tt_dp_average_running_stats(tt_data_parallel *dp)
     tt_model *m = dp->engine->model;
     size_t n = m->params->state_floats;
     if (!m->state_buffer || !n) return NULL;
-    float *state = malloc(n * sizeof *state);
+    float *state = tt_malloc(n * sizeof *state);
     if (!state) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     tt_status s = tt_model_get_params(m, NULL, state);
     if (!s) s = tt_dist_sum_f32(&dp->dist, state, n);

@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 
 tt_status tt_metrics_create(int classes, tt_metrics **out)
@@ -15,14 +16,14 @@ tt_status tt_metrics_create(int classes, tt_metrics **out)
     *out = NULL;
     if (classes < 1 || classes > 256)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "metrics: %d classes; give 1 to 256", classes);
-    tt_metrics *m = calloc(1, sizeof *m);
+    tt_metrics *m = tt_calloc(1, sizeof *m);
     if (!m) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "metrics: out of host memory");
     m->classes = classes;
-    m->dice_sum = calloc((size_t)classes, sizeof *m->dice_sum);
-    m->iou_sum = calloc((size_t)classes, sizeof *m->iou_sum);
-    m->tp = calloc((size_t)classes, sizeof *m->tp);
-    m->fp = calloc((size_t)classes, sizeof *m->fp);
-    m->fn = calloc((size_t)classes, sizeof *m->fn);
+    m->dice_sum = tt_calloc((size_t)classes, sizeof *m->dice_sum);
+    m->iou_sum = tt_calloc((size_t)classes, sizeof *m->iou_sum);
+    m->tp = tt_calloc((size_t)classes, sizeof *m->tp);
+    m->fp = tt_calloc((size_t)classes, sizeof *m->fp);
+    m->fn = tt_calloc((size_t)classes, sizeof *m->fn);
     if (!m->dice_sum || !m->iou_sum || !m->tp || !m->fp || !m->fn) {
         tt_metrics_destroy(m);
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "metrics: out of host memory");

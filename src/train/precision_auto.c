@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/fs.h"
 #include "core/status.h"
 #include "train/probe.h"
@@ -45,7 +46,7 @@ static char *db_read(void)
     if (!f) return NULL;
     char *text = NULL;
     long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)size + 1))) {
+    if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = tt_malloc((size_t)size + 1))) {
         size_t got = fread(text, 1, (size_t)size, f);
         text[got] = '\0';
     }
@@ -86,7 +87,7 @@ static void db_store(const char *key, tt_precision chosen)
     }
     char *old = db_read();
     size_t cap = (old ? strlen(old) : 0) + strlen(key) + 16, used = 0;
-    char *text = malloc(cap);
+    char *text = tt_malloc(cap);
     if (!text) {
         free(old);
         return;
@@ -130,7 +131,7 @@ static tt_status parity_grads(tt_backend *be, const tt_step_config *config, floa
     TT_CHECK(tt_step_upload(s, image, labels, b));
     TT_CHECK(tt_step_micro_batch(s, b, NULL, 1.0f));
     *count = s->model->params->trainable_floats;
-    *grads = malloc(*count * sizeof **grads);
+    *grads = tt_malloc(*count * sizeof **grads);
     if (!*grads) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "precision auto: out of host memory");
         goto cleanup;

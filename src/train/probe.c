@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "core/status.h"
 
@@ -28,7 +29,7 @@ tt_status tt_probe_memory(tt_backend *be, const tt_step_config *config, int accu
     int b = config->micro_batch, planes = config->planes;
     size_t pixels = (size_t)b * config->height * config->width;
     int per_pixel = planes > config->model.in_channels ? planes : config->model.in_channels;
-    zeros = calloc(pixels * (size_t)per_pixel, sizeof(float));
+    zeros = tt_calloc(pixels * (size_t)per_pixel, sizeof(float));
     if (!zeros) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
         goto cleanup;
@@ -56,8 +57,8 @@ void tt_probe_random_batch(const tt_step_config *c, uint64_t seed, float **image
 {
     size_t pixels = (size_t)c->micro_batch * c->height * c->width;
     size_t values = pixels * (size_t)c->model.in_channels, targets = pixels * (size_t)c->planes;
-    *image = malloc(values * sizeof **image);
-    *labels = malloc(targets);
+    *image = tt_malloc(values * sizeof **image);
+    *labels = tt_malloc(targets);
     if (!*image || !*labels) {
         free(*image), free(*labels);
         *image = NULL, *labels = NULL;

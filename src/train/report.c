@@ -17,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/alloc.h"
 #include "core/fs.h"
 #include "core/memstats.h"
 #include "core/status.h"
@@ -31,7 +32,7 @@ static void push(series *s, double x, double y)
 {
     if (s->n == s->cap) {
         int cap = s->cap ? 2 * s->cap : 256;
-        double *nx = realloc(s->x, sizeof *nx * (size_t)cap), *ny = realloc(s->y, sizeof *ny * (size_t)cap);
+        double *nx = tt_realloc(s->x, sizeof *nx * (size_t)cap), *ny = tt_realloc(s->y, sizeof *ny * (size_t)cap);
         if (!nx || !ny) {
             free(nx ? nx : s->x), free(ny ? ny : s->y);
             *s = (series){0};
@@ -281,7 +282,7 @@ tt_status tt_report_write(const char *out_dir)
             {
                 if (k >= 10) break;
                 cJSON *name = cJSON_GetObjectItem(c, "name"), *d = cJSON_GetObjectItem(c, "dice");
-                if (!class_names[k] && cJSON_IsString(name)) class_names[k] = strdup(name->valuestring);
+                if (!class_names[k] && cJSON_IsString(name)) class_names[k] = tt_strdup(name->valuestring);
                 if (cJSON_IsNumber(d)) push(&dice[k], step->valuedouble, d->valuedouble);
                 k++;
             }
@@ -298,7 +299,7 @@ tt_status tt_report_write(const char *out_dir)
             cJSON_ArrayForEach(term, cJSON_GetObjectItem(o, "losses"))
             {
                 if (k == TERMS_MAX || !cJSON_IsNumber(term)) break;
-                if (!term_names[k] && term->string) term_names[k] = strdup(term->string);
+                if (!term_names[k] && term->string) term_names[k] = tt_strdup(term->string);
                 push(&terms[k++], step->valuedouble, term->valuedouble);
             }
             if (k > term_count) term_count = k;

@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "data/fingerprint.h"
 #include "data/raster_fingerprint.h"
@@ -169,7 +170,7 @@ static tt_status plan(tt_recipe *r)
         fprintf(stderr, "tiletrain: the recipe of %s, with the flags given\n", file);
         return NULL;
     }
-    r->plan = calloc(1, sizeof *r->plan);
+    r->plan = tt_calloc(1, sizeof *r->plan);
     if (!r->plan) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     tt_fingerprint fp;
     if (r->rasters) TT_TRY(tt_raster_fingerprint(r->rasters, &r->raster_stats, &fp));

@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/alloc.h"
 #include "core/fs.h"
 #include "core/options.h"
 #include "core/status.h"
@@ -516,7 +517,7 @@ tt_status tt_run_plan_device(const tt_train_options *o, tt_device_info *out)
 static tt_status raster_fingerprint(const tt_train_options *o, tt_fingerprint *fp)
 {
     tt_raster_set *rasters = NULL;
-    tt_raster_stats *stats = malloc(sizeof *stats);
+    tt_raster_stats *stats = tt_malloc(sizeof *stats);
     if (!stats) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     tt_status status = tt_raster_set_open_flags(o->data, o->bands, o->mask_nodata, &rasters);
     if (!status) status = tt_raster_stats_of_set(rasters, stats);

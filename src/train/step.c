@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "ops/bce.h"
 #include "ops/focal.h"
@@ -57,7 +58,7 @@ static tt_status encoder_groups(tt_step *s, double scale)
 tt_status tt_step_create(tt_backend *be, const tt_step_config *config, tt_step **out)
 {
     *out = NULL;
-    tt_step *s = calloc(1, sizeof *s);
+    tt_step *s = tt_calloc(1, sizeof *s);
     if (!s) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     s->be = be;
     s->config = *config;
@@ -178,8 +179,8 @@ static tt_status keep_state(tt_step *s, kept_state *k)
     tt_model *m = s->model;
     *k = (kept_state){0};
     size_t floats = m->params->state_floats;
-    k->state = floats ? malloc(floats * sizeof(float)) : NULL;
-    k->counters = m->counter_count ? malloc((size_t)m->counter_count * sizeof(int64_t)) : NULL;
+    k->state = floats ? tt_malloc(floats * sizeof(float)) : NULL;
+    k->counters = m->counter_count ? tt_malloc((size_t)m->counter_count * sizeof(int64_t)) : NULL;
     if ((floats && !k->state) || (m->counter_count && !k->counters)) {
         free(k->state), free(k->counters);
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
@@ -226,8 +227,8 @@ tt_status tt_step_window_finish(tt_step *s, const tt_dist *dist)
 {
     const tt_loss_spec *loss = &s->config.loss;
     size_t classes = (size_t)s->config.model.classes, values = classes * 3 + 1;
-    float *host = malloc(values * sizeof(float));
-    double *summed = malloc(values * sizeof(double));
+    float *host = tt_malloc(values * sizeof(float));
+    double *summed = tt_malloc(values * sizeof(double));
     tt_status status = NULL;
     if (!host || !summed) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");

@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/alloc.h"
 #include "train/recipe.h"
 #include "train/validate.h"
 
@@ -19,7 +20,7 @@ static void to_sink(tt_trainer *t, const char *format, va_list ap, size_t length
 {
     size_t need = t->log_pending_length + length + 1;
     if (need > t->log_pending_capacity) {
-        char *grown = realloc(t->log_pending, need * 2);
+        char *grown = tt_realloc(t->log_pending, need * 2);
         if (!grown) {
             t->log_pending_length = 0;
             return;
@@ -162,7 +163,7 @@ void tt_train_log_step(tt_trainer *t, const tt_step_report *r)
 void tt_train_log_validation(tt_trainer *t, const tt_metrics *m, int gallery_count,
                              const tt_metrics *raw)
 {
-    const char **names = malloc(sizeof *names * (size_t)t->model.classes);
+    const char **names = tt_malloc(sizeof *names * (size_t)t->model.classes);
     for (int c = 0; names && c < t->model.classes; c++)
         names[c] = t->dataset && c < tt_dataset_classes(t->dataset)
                        ? tt_dataset_class_name(t->dataset, c) : "";

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "core/fs.h"
 #include "core/status.h"
@@ -93,7 +94,7 @@ static tt_status open_data(tt_trainer *t)
                                  &t->train_count, &t->val_items, &t->val_count));
     } else {
         t->train_count = t->source.count;
-        t->train_items = malloc(sizeof *t->train_items * (size_t)t->train_count);
+        t->train_items = tt_malloc(sizeof *t->train_items * (size_t)t->train_count);
         if (!t->train_items) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
         for (int i = 0; i < t->train_count; i++) t->train_items[i] = i;
     }
@@ -183,14 +184,9 @@ static void plan_steps(tt_trainer *t)
     if (t->opt.steps <= 0) t->opt.steps = (int)t->max_steps;
 }
 
-/* OUT/validation.txt: the held-out images, one name per line (what
- * --val-list reads, so a later run can keep the same split). */
-static tt_status write_validation_list(tt_trainer *t)
+static tt_status validation_lines(FILE *f, void *ctx)
 {
-    char path[TT_OPT_STRING_MAX + 32];
-    snprintf(path, sizeof path, "%s/validation.txt", t->opt.out);
-    FILE *f = fopen(path, "w");
-    if (!f) return tt_error_new(TT_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    const tt_trainer *t = ctx;
     if (t->rasters) { /* scenes or blocks: --val-fraction and --seed make them again */
         char held[1024];
         tt_raster_holdout_describe(&t->holdout, t->rasters, held, sizeof held);
@@ -201,14 +197,22 @@ static tt_status write_validation_list(tt_trainer *t)
             fprintf(f, "%s %d %d %d %d\n", tt_raster_set_name(t->rasters, r->scene), r->x0,
                     r->y0, r->width, r->height);
         }
-        return fclose(f) == 0 ? NULL : tt_error_new(TT_ERR_IO, "cannot write '%s': %s", path,
-                                                   strerror(errno));
+        return NULL;
     }
     fprintf(f, "# validation images of this run (tiletrain train --val-list reads this)\n");
     for (int i = 0; i < t->val_count; i++)
         fprintf(f, "%s\n", t->source.name(t->source.ctx, t->val_items[i]));
-    if (fclose(f) != 0) return tt_error_new(TT_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     return NULL;
+}
+
+/* OUT/validation.txt: the held-out images, one name per line (what
+ * --val-list reads, so a later run can keep the same split); written
+ * whole or not at all. */
+static tt_status write_validation_list(tt_trainer *t)
+{
+    char path[TT_OPT_STRING_MAX + 32];
+    snprintf(path, sizeof path, "%s/validation.txt", t->opt.out);
+    return tt_file_write_atomic(path, validation_lines, t);
 }
 
 /* Weights (--init) or the whole state (--resume) from a file. */
@@ -247,7 +251,7 @@ static tt_status restore(tt_trainer *t)
 tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
 {
     *out = NULL;
-    tt_recipe *r = malloc(sizeof *r);
+    tt_recipe *r = tt_malloc(sizeof *r);
     if (!r) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     tt_recipe_init(r);
     r->opt = *opt;
@@ -261,7 +265,7 @@ tt_status tt_trainer_create(const tt_train_options *opt, tt_trainer **out)
 tt_status tt_trainer_create_ranked(tt_recipe *r, const tt_dist *dist, tt_trainer **out)
 {
     *out = NULL;
-    tt_trainer *t = calloc(1, sizeof *t);
+    tt_trainer *t = tt_calloc(1, sizeof *t);
     if (!t) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     const tt_train_options *opt = &r->opt;
     t->opt = *opt;
@@ -305,6 +309,10 @@ tt_status tt_trainer_create_ranked(tt_recipe *r, const tt_dist *dist, tt_trainer
     TT_CHECK(start_prefetch(t));
     if (opt->out[0] && t->dist.rank == 0) {
         TT_CHECK(tt_make_dirs(opt->out));
+        int stale = tt_remove_stale_temporaries(opt->out);
+        if (stale)
+            fprintf(stderr, "tiletrain: removed %d temporary file(s) that a stopped run left in %s\n",
+                    stale, opt->out);
         TT_CHECK(write_validation_list(t));
         char path[TT_OPT_STRING_MAX + 32];
         snprintf(path, sizeof path, "%s/train.jsonl", opt->out);
@@ -476,7 +484,7 @@ static tt_status run_window(tt_trainer *t, tt_window *w, tt_step_report *r, doub
                             int *micro_batches, int *interrupted)
 {
     const tt_dist *dist = &t->dist;
-    w->batches = calloc((size_t)t->opt.accum, sizeof *w->batches);
+    w->batches = tt_calloc((size_t)t->opt.accum, sizeof *w->batches);
     tt_status failed = w->batches ? gather_window(t, w, waited)
                                   : tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     double counts[COUNT_FIELDS] = {w->counts.items, w->counts.weights, w->counts.images};
@@ -600,7 +608,7 @@ static tt_status gather_ranks(tt_trainer *t, int64_t **next)
     if (!t->opt.sync_bn) TT_TRY(tt_dp_average_running_stats(t->dp));
     TT_TRY(tt_dp_check_weights(t->dp, t->counters.step));
     uint64_t mine = (uint64_t)stream_index(t, &t->counters.sampler);
-    uint64_t *all = malloc(sizeof *all * (size_t)t->dist.size);
+    uint64_t *all = tt_malloc(sizeof *all * (size_t)t->dist.size);
     if (!all) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "checkpoint: out of host memory");
     tt_status s = tt_dist_gather_u64(&t->dist, &mine, 1, all);
     if (s) {
@@ -620,7 +628,7 @@ tt_status tt_trainer_save(tt_trainer *t, const char *path)
         return NULL;
     }
     int named = t->dataset ? tt_dataset_classes(t->dataset) : 0;
-    const char **names = malloc(sizeof *names * (size_t)(named ? named : 1));
+    const char **names = tt_malloc(sizeof *names * (size_t)(named ? named : 1));
     if (!names) {
         free(next);
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "checkpoint: out of host memory");
@@ -656,7 +664,7 @@ static tt_status start_search(tt_trainer *t, tt_pp_search **out)
 static tt_status keep_search(tt_trainer *t, const tt_pp_search *search)
 {
     int classes = t->model.classes;
-    if (!t->postprocess && !(t->postprocess = calloc((size_t)classes, sizeof *t->postprocess)))
+    if (!t->postprocess && !(t->postprocess = tt_calloc((size_t)classes, sizeof *t->postprocess)))
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     double mean, default_mean;
     tt_pp_search_result(search, t->postprocess, &mean, &default_mean);

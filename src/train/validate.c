@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "infer/overlay.h"
 #include "infer/postprocess.h"
@@ -37,7 +38,7 @@ static tt_status write_gallery(tt_tilecache *cache, int index, const char *dir, 
     tt_validate_gallery_file(cache, index, file, sizeof file);
     snprintf(path, sizeof path, "%s/%s", dir, file);
     tt_status status = NULL;
-    uint8_t *rgb = malloc(pixels * 3), *left = malloc(pixels * 3), *right = malloc(pixels * 3);
+    uint8_t *rgb = tt_malloc(pixels * 3), *left = tt_malloc(pixels * 3), *right = tt_malloc(pixels * 3);
     if (!rgb || !left || !right) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "validation gallery: out of host memory");
         goto cleanup;
@@ -59,9 +60,9 @@ static tt_status validate_one(tt_model *model, tt_tilecache *cache, int index,
     size_t pixels = (size_t)w * h;
     int planes = tt_tilecache_planes(cache);
     tt_status status = NULL;
-    float *logits = malloc(pixels * (size_t)classes * sizeof *logits);
-    uint8_t *truth = malloc(pixels * (size_t)planes);
-    uint8_t *pred = malloc(pixels * (size_t)(o->kind == TT_MASK_MULTI_LABEL ? classes : 1));
+    float *logits = tt_malloc(pixels * (size_t)classes * sizeof *logits);
+    uint8_t *truth = tt_malloc(pixels * (size_t)planes);
+    uint8_t *pred = tt_malloc(pixels * (size_t)(o->kind == TT_MASK_MULTI_LABEL ? classes : 1));
     if (!logits || !truth || !pred) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "validation: out of host memory for a %dx%d "
                               "image", w, h);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "infer/band_reader.h"
 
@@ -70,9 +71,9 @@ static tt_status validate_region(tt_model *model, tt_raster_set *set, const tt_r
     TT_CHECK(tt_raster_pair_open(image_path, tt_raster_pair_mask_path(source), &po, &s.pair));
     TT_CHECK(tt_raster_open(image_path, &raster));
     TT_CHECK(tt_band_reader_init(&bands, raster, image_path, norm, &region.inner));
-    s.tp = calloc((size_t)classes * 3, sizeof *s.tp);
-    s.truth = malloc((size_t)TRUTH_ROWS * rg->width);
-    s.image = malloc((size_t)TRUTH_ROWS * rg->width * norm->count * sizeof *s.image);
+    s.tp = tt_calloc((size_t)classes * 3, sizeof *s.tp);
+    s.truth = tt_malloc((size_t)TRUTH_ROWS * rg->width);
+    s.image = tt_malloc((size_t)TRUTH_ROWS * rg->width * norm->count * sizeof *s.image);
     if (!s.tp || !s.truth || !s.image) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", image_path);
         goto cleanup;

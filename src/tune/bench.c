@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "core/status.h"
 
@@ -68,11 +69,11 @@ tt_status tt_cl_tune_bench_init(tt_cl_tune_bench *b, tt_backend *be,
         out_floats = g->m * g->n > out_floats ? g->m * g->n : out_floats;
         row = g->n > row ? g->n : row;
     }
-    b->host_in = malloc(in_floats * sizeof(float));
-    b->row = malloc(row * sizeof(float));
-    b->x = calloc((size_t)count, sizeof *b->x);
-    b->z = calloc((size_t)count, sizeof *b->z);
-    b->zabs = calloc((size_t)count, sizeof *b->zabs);
+    b->host_in = tt_malloc(in_floats * sizeof(float));
+    b->row = tt_malloc(row * sizeof(float));
+    b->x = tt_calloc((size_t)count, sizeof *b->x);
+    b->z = tt_calloc((size_t)count, sizeof *b->z);
+    b->zabs = tt_calloc((size_t)count, sizeof *b->zabs);
     if (!b->host_in || !b->row || !b->x || !b->z || !b->zabs) goto oom;
     uint64_t rng = seed ^ 0x5eed;
     for (size_t i = 0; i < in_floats; i++)
@@ -82,9 +83,9 @@ tt_status tt_cl_tune_bench_init(tt_cl_tune_bench *b, tt_backend *be,
     TT_TRY(tt_write(be, tt_mem_of(b->in), b->host_in, in_floats * sizeof(float)));
     for (int s = 0; s < count; s++) {
         const tt_gemm_shape *g = &shapes[s];
-        double *x = b->x[s] = malloc(g->n * sizeof(double));
-        double *z = b->z[s] = calloc(g->k, sizeof(double));
-        double *za = b->zabs[s] = calloc(g->k, sizeof(double));
+        double *x = b->x[s] = tt_malloc(g->n * sizeof(double));
+        double *z = b->z[s] = tt_calloc(g->k, sizeof(double));
+        double *za = b->zabs[s] = tt_calloc(g->k, sizeof(double));
         if (!x || !z || !za) goto oom;
         for (size_t j = 0; j < g->n; j++) x[j] = (double)(random_u64(&rng) >> 11) * 0x1.0p-52 - 1.0;
         const float *B = b->host_in;
@@ -173,7 +174,7 @@ tt_status tt_cl_tune_bench_check_odd(tt_cl_tune_bench *b)
     for (int s = 0; s < ODD_SHAPES && !status; s++) {
         const tt_gemm_shape *g = &odd_shapes[s];
         const float *A = b->host_in, *B = b->host_in;
-        float *grown = realloc(c, g->m * g->n * sizeof(float));
+        float *grown = tt_realloc(c, g->m * g->n * sizeof(float));
         if (!grown) {
             status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "tune: out of host memory");
             break;

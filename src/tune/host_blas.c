@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
 
 /* OpenBLAS picks its kernels by the CPU's family and model, and a model
@@ -60,7 +61,7 @@ int tt_host_sgemm_time(const char *command, const tt_gemm_shape *shapes, int cou
         in = b > in ? b : in;
         out = shapes[s].m * shapes[s].n > out ? shapes[s].m * shapes[s].n : out;
     }
-    float *x = malloc(in * sizeof(float)), *c = malloc(out * sizeof(float));
+    float *x = tt_malloc(in * sizeof(float)), *c = tt_malloc(out * sizeof(float));
     int ok = x && c;
     if (!ok) fprintf(log, "tiletrain %s: --compare-openblas: out of host memory; skipped\n", command);
     for (size_t i = 0; ok && i < in; i++) x[i] = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;

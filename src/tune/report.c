@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 
 double tt_tune_gflops(const tt_gemm_shape *g, double secs)
@@ -75,9 +76,9 @@ tt_status tt_tune_report_read(const cJSON *report, const tt_gemm_shape *shapes, 
     if (cJSON_GetArraySize(arr) != count)
         return tt_error_new(TT_ERR_FORMAT, "tune: a round reported %d shapes, not %d",
                             cJSON_GetArraySize(arr), count);
-    r->before_s = calloc((size_t)count, sizeof *r->before_s);
-    r->after_s = calloc((size_t)count, sizeof *r->after_s);
-    r->direct = calloc((size_t)count, sizeof *r->direct);
+    r->before_s = tt_calloc((size_t)count, sizeof *r->before_s);
+    r->after_s = tt_calloc((size_t)count, sizeof *r->after_s);
+    r->direct = tt_calloc((size_t)count, sizeof *r->direct);
     if (!r->before_s || !r->after_s || !r->direct) {
         tt_cl_tune_result_free(r);
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "tune: out of host memory");

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "core/status.h"
 
@@ -41,10 +42,10 @@ static tt_status spawn_round(char *const *argv, int log_to_stdout, char **out, i
                             strerror(err));
     }
     size_t size = 0, cap = 4096;
-    char *buf = malloc(cap);
+    char *buf = tt_malloc(cap);
     for (ssize_t got = 1; buf && got > 0;) {
         if (size + 1024 > cap) {
-            char *grown = realloc(buf, cap *= 2);
+            char *grown = tt_realloc(buf, cap *= 2);
             if (!grown) {
                 free(buf);
                 buf = NULL;
@@ -74,7 +75,7 @@ tt_status tt_tune_run_rounds(const tt_tune_rounds *r, cJSON **last, int *rounds,
     /* exe tune ARGS --one-round --json --output F --budget S --seed K
      * [--max-xgemm N] [--max-direct N] */
     enum { EXTRA = 16 };
-    const char **argv = calloc((size_t)r->arg_count + EXTRA, sizeof *argv);
+    const char **argv = tt_calloc((size_t)r->arg_count + EXTRA, sizeof *argv);
     if (!argv) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "tune: out of host memory");
     char budget[32], seed[32], xgemm[32], direct[32];
     tt_status status = NULL;

@@ -27,6 +27,7 @@
 #include <clblast_c.h>
 
 #include "backend/opencl/cl_internal.h"
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "tune/tune.h"
 #include "tune/bench.h"
@@ -475,8 +476,8 @@ static void search_direct(search *S, tt_cl_tuning *current, double until, double
     memcpy(best_d, d, sizeof best_d);
     int seed_index = 0, have_best = 0;
     for (int s = 0; s < n; s++) dir[s] = INFINITY;
-    double *ind_now = malloc(sizeof(double) * (size_t)n);
-    double *ind_best = malloc(sizeof(double) * (size_t)n);
+    double *ind_now = tt_malloc(sizeof(double) * (size_t)n);
+    double *ind_best = tt_malloc(sizeof(double) * (size_t)n);
     if (!ind_now || !ind_best) goto cleanup;
     /* the direct kernel is for small GEMMs: time it on the smallest shapes
      * that make up half of the step's work, the rest stays indirect */
@@ -558,15 +559,15 @@ tt_status tt_cl_tune(tt_backend *be, const tt_gemm_shape *shapes, int count,
     S.before_total = INFINITY;
     tt_status status = NULL;
     double *ind = NULL, *dir = NULL;
-    out->before_s = calloc((size_t)count, sizeof(double));
-    out->after_s = calloc((size_t)count, sizeof(double));
-    out->direct = calloc((size_t)count, sizeof(int));
-    S.order = malloc(sizeof(int) * (size_t)count);
-    S.ascending = malloc(sizeof(int) * (size_t)count);
-    S.times = calloc((size_t)count, sizeof(double));
-    S.rival_times = calloc((size_t)count, sizeof(double));
-    ind = calloc((size_t)count, sizeof(double));
-    dir = calloc((size_t)count, sizeof(double));
+    out->before_s = tt_calloc((size_t)count, sizeof(double));
+    out->after_s = tt_calloc((size_t)count, sizeof(double));
+    out->direct = tt_calloc((size_t)count, sizeof(int));
+    S.order = tt_malloc(sizeof(int) * (size_t)count);
+    S.ascending = tt_malloc(sizeof(int) * (size_t)count);
+    S.times = tt_calloc((size_t)count, sizeof(double));
+    S.rival_times = tt_calloc((size_t)count, sizeof(double));
+    ind = tt_calloc((size_t)count, sizeof(double));
+    dir = tt_calloc((size_t)count, sizeof(double));
     if (!out->before_s || !out->after_s || !out->direct || !S.order || !S.ascending || !S.times ||
         !S.rival_times || !ind || !dir) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "tune: out of host memory");

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "tune/tune.h"
 #include "core/status.h"
 
@@ -30,7 +31,7 @@ static tt_status add(shape_list *l, int ta, int tb, size_t m, size_t n, size_t k
     }
     if (l->count == l->capacity) {
         int cap = l->capacity ? 2 * l->capacity : 32;
-        tt_gemm_shape *grown = realloc(l->items, sizeof *grown * (size_t)cap);
+        tt_gemm_shape *grown = tt_realloc(l->items, sizeof *grown * (size_t)cap);
         if (!grown) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "GEMM shape list: out of host memory");
         l->items = grown;
         l->capacity = cap;

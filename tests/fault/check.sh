@@ -1,119 +1,126 @@
 #!/usr/bin/env bash
-# Failures in turn at every file write, device allocation and (a spread of)
-# kernel launches of a short training run (issue 44): TT_FAULT=KIND:N makes
-# the Nth call of that kind fail as the real failure would (a full disk,
-# device memory running out, a lost device; src/core/fault.h).  For each N:
-#   - the run ends with a non-zero status and an error naming what failed
-#     (never a crash or an abort), or, for a file it can do without (the
-#     report), says so and goes on;
-#   - no temporary file is left, every checkpoint and JSON file there is
-#     whole (it parses), and train.jsonl is JSON Lines;
-#   - the run resumed from its last checkpoint (or run again when it has
-#     none) ends with the uninterrupted run's weights, bit for bit.
-# Writes and allocations are walked one by one, launches at LAUNCH_POINTS
-# (default 24) places spread over the run's; the counts are found first.
+# Failures in turn at the calls of `train` (validation, checkpoints),
+# `predict` and `mem --measure` (issue 44): TT_FAULT=KIND:N makes the Nth
+# call of that kind fail as the real failure would (src/core/fault.h): a
+# file write (a full disk), a device allocation (device memory running
+# out), a kernel launch or Vulkan queue submission (a lost device), a host
+# allocation of the library (memory running out), a file read (EIO).  For
+# each N:
+#   - the command ends, within 120 s, with a non-zero status and an error
+#     (never a crash, an abort or a hang), or, where the failure is one it
+#     can do without (a report, a cache), goes on to the same result;
+#   - no temporary file is left (nor in TT_CACHE_DIR), and every checkpoint,
+#     JSON, JSON Lines, PNG and CSV file there is whole;
+#   - train resumed from its last checkpoint (or run again when it has
+#     none) ends with the uninterrupted run's weights, bit for bit; predict
+#     run again writes the uninterrupted run's files, byte for byte.
+# A run with TT_FAULT=count first says how many calls of each kind the
+# command makes; a kind with up to POINTS calls is walked whole, one with
+# more at POINTS places spread over its calls (first and last included).
 # The run: 3 steps with a checkpoint after each, a validation after the
-# second, its own tile cache (its entries are written too), --algo direct
-# (the autotuner, which drops a candidate that fails, is not in the way).
+# second, its own tile cache, --algo direct (the autotuner drops a
+# candidate whose launch fails, so a fault there would be absorbed).
 # usage: tests/fault/check.sh BUILD_DIR
-set -uo pipefail
-tt=$(cd "${1:?usage: check.sh BUILD_DIR}" && pwd)/tiletrain
-here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-marker='No space left on device\|(TT_FAULT)'
+#   BACKENDS  (default "opencl vulkan", or opencl alone where there is no Vulkan device)
+#   COMMANDS  (default "train predict mem")
+#   KINDS     (default "write alloc launch submit host read")
+#   POINTS    (default 24; 0: every call)
+source "$(dirname "$0")/lib.sh"
+points=${POINTS:-24}
+backends=${BACKENDS:-opencl vulkan}
+[ -n "${BACKENDS:-}" ] || "$tt" devices 2>/dev/null | grep -q "^ *\*\? *Vulkan" || backends=opencl
 
 "$tt" data synth --out "$work/data" --format kaggle-rle --count 6 --size 64x96 --classes 2 \
   --seed 3 >/dev/null || { echo "FAIL: data synth"; exit 1; }
-run=(train --data "$work/data" --plan off --tile 32x32 --micro-batch 2 --accum 1 --steps 3
-     --base-channels 4 --depth 2 --groups 2 --val-fraction 0.34 --val-every 2
-     --checkpoint-every 1 --no-augment --seed 3 --quiet --algo direct)
-"$tt" "${run[@]}" --out "$work/ref" --cache-dir "$work/ref_tiles" 2>"$work/err" ||
-  { echo "FAIL: the uninterrupted run"; cat "$work/err"; exit 1; }
+model=(--tile 32x32 --micro-batch 2 --accum 1 --base-channels 4 --depth 2 --groups 2 --algo direct)
+train=(train --data "$work/data" --plan off "${model[@]}" --steps 3 --val-fraction 0.34
+       --val-every 2 --checkpoint-every 1 --no-augment --seed 3 --quiet)
 
-# whole DIR...: no temporary file, every .safetensors and .json parses,
-# train.jsonl is JSON Lines
-whole() {
-  [ -z "$(find "$@" -name '*.tmp.*' 2>/dev/null)" ] || { echo "temporary files left:"; find "$@" -name '*.tmp.*'; return 1; }
-  /usr/bin/python3 - "$@" <<'PY'
-import glob, json, os, struct, sys
-for d in sys.argv[1:]:
-    for p in glob.glob(os.path.join(d, "**", "*"), recursive=True):
-        if p.endswith(".safetensors"):
-            with open(p, "rb") as f:
-                n = struct.unpack("<Q", f.read(8))[0]
-                header = json.loads(f.read(n))
-                end = max(v["data_offsets"][1] for k, v in header.items() if k != "__metadata__")
-            assert os.path.getsize(p) == 8 + n + end, p
-        elif p.endswith(".json"):
-            json.load(open(p))
-        elif p.endswith(".jsonl"):
-            [json.loads(l) for l in open(p)]
-PY
+# args COMMAND BACKEND DIR: the command line writing under DIR
+args() {
+  case $1 in
+    train) echo "${train[*]} --backend $2 --out $3/run --cache-dir $3/tiles" ;;
+    predict) echo "predict --checkpoint $work/ref_$2/run/last.safetensors --input $work/data/train_images
+                   --tile 32x32 --algo direct --quiet --backend $2 --out $3/pred --rle $3/pred/rows.csv" ;;
+    mem) echo "mem --data $work/data ${model[*]} --measure --backend $2 --cache-dir $3/tiles" ;;
+  esac
 }
-same() {
-  /usr/bin/python3 "$here/../cli/same_checkpoint.py" --tol 0 "$work/ref/last.safetensors" \
-    "$work/run/last.safetensors" >"$work/same" 2>&1
-}
-
-# faulted KIND N: runs with the Nth call of KIND failing; sets rc; 0 when
-# the fault fired (its error on stderr), 1 when the run made fewer calls
-faulted() {
-  rm -rf "$work/run" "$work/tiles"
-  TT_FAULT=$1:$2 "$tt" "${run[@]}" --out "$work/run" --cache-dir "$work/tiles" >/dev/null 2>"$work/err"
+# go COMMAND BACKEND DIR [more args]: runs it (stdout dropped, stderr to $work/err), sets rc
+go() {
+  local cmd=$1 backend=$2 dir=$3
+  shift 3
+  # shellcheck disable=SC2046 # the arguments hold no spaces
+  timeout 120 "$tt" $(args "$cmd" "$backend" "$dir") "$@" >/dev/null 2>"$work/err"
   rc=$?
-  grep -q "$marker" "$work/err"
 }
 
-# check KIND N: one fault, and the run after it
-check() {
-  if ! faulted "$1" "$2"; then
-    if [ "$rc" != 0 ]; then fail "$1 $2: exit $rc without the fault's error:"; cat "$work/err"; fi
-    return 1
-  fi
-  if [ "$rc" -ge 128 ]; then fail "$1 $2: killed by signal $((rc - 128))"; cat "$work/err"; return 0; fi
-  whole "$work/run" "$work/tiles" >"$work/whole" 2>&1 || { fail "$1 $2: a file is not whole"; cat "$work/whole"; }
-  local what how
-  what=$(grep -m1 "$marker" "$work/err" | cut -c1-100)
-  if [ "$rc" = 0 ]; then
-    same && echo "ok:   $1 $2 failed and the run went on ($what); the same weights" ||
-      { fail "$1 $2: the run went on to other weights"; cat "$work/same"; }
-    return 0
-  fi
+# same COMMAND BACKEND: the run under $work/f ended with the reference's result
+same() {
+  case $1 in
+    train) $py "$here/../cli/same_checkpoint.py" --tol 0 "$work/ref_$2/run/last.safetensors" \
+             "$work/f/run/last.safetensors" >>"$work/err" 2>&1 ;;
+    predict) diff -r "$work/ref_$2/pred" "$work/f/pred" >>"$work/err" 2>&1 ;;
+  esac
+}
+# again COMMAND BACKEND: the run after a failure (train: resumed from its
+# last checkpoint), and the same result
+again() {
   local resume=()
-  [ -f "$work/run/last.safetensors" ] && resume=(--resume "$work/run/last.safetensors")
-  how=$([ ${#resume[@]} = 0 ] && echo "run again" || echo "resumed")
-  if "$tt" "${run[@]}" --out "$work/run" --cache-dir "$work/tiles" "${resume[@]}" 2>"$work/err2" && same
-  then echo "ok:   $1 $2: $what; $how: the same weights"
-  else fail "$1 $2: the run after the failure"; cat "$work/err" "$work/err2" "$work/same"; fi
+  [ "$1" = mem ] && return 0
+  [ "$1" = train ] && [ -f "$work/f/run/last.safetensors" ] && resume=(--resume "$work/f/run/last.safetensors")
+  go "$1" "$2" "$work/f" "${resume[@]}"
+  [ "$rc" = 0 ] && same "$1" "$2"
+}
+
+# check COMMAND BACKEND KIND N: one fault, and the run after it
+check() {
+  local cmd=$1 backend=$2 kind=$3 n=$4 what first
+  rm -rf "$work/f" && mkdir "$work/f"
+  TT_FAULT=$kind:$n go "$cmd" "$backend" "$work/f"
+  cp "$work/err" "$work/err1"
+  first=$rc
+  if [ "$rc" -ge 124 ]; then fail "$cmd $backend $kind $n: hung or killed (exit $rc)"; cat "$work/err1"; return; fi
+  whole "$work/f" "${TT_CACHE_DIR:-/nonexistent}" >"$work/whole" 2>&1 ||
+    { fail "$cmd $backend $kind $n: a file is not whole"; cat "$work/whole"; }
+  what=$(grep -m1 "tiletrain" "$work/err1" | cut -c1-110)
+  if [ "$rc" != 0 ] && ! grep -q "error: " "$work/err1"; then fail "$cmd $backend $kind $n: exit $rc and no error"; cat "$work/err1"; return; fi
+  if [ "$rc" != 0 ] && ! again "$cmd" "$backend"; then
+    fail "$cmd $backend $kind $n: the run after the failure"; cat "$work/err1" "$work/err"; return
+  fi
+  if [ "$rc" = 0 ] && ! same "$cmd" "$backend"; then
+    fail "$cmd $backend $kind $n: went on to another result"; cat "$work/err1" "$work/err"; return
+  fi
+  [ -n "${VERBOSE:-}" ] && echo "ok:   $cmd $backend $kind $n (exit $first): ${what:-no message}"
   return 0
 }
 
-# calls KIND: how many calls of KIND the run makes (the last N that fires)
-calls() {
-  local lo=0 hi=1
-  while faulted "$1" "$hi"; do lo=$hi; hi=$((hi * 2)); done
-  while [ $((hi - lo)) -gt 1 ]; do
-    local mid=$(((lo + hi) / 2))
-    if faulted "$1" "$mid"; then lo=$mid; else hi=$mid; fi
-  done
-  echo "$lo"
-}
-
 summary=()
-for kind in write alloc launch; do
-  total=$(calls "$kind")
-  [ "$total" -ge 1 ] || { fail "no $kind of the run is reached by TT_FAULT"; continue; }
-  points=$(seq 1 "$total")
-  if [ "$kind" = launch ]; then
-    k=${LAUNCH_POINTS:-24}
-    points=$(/usr/bin/python3 -c "import sys; t, k = int(sys.argv[1]), int(sys.argv[2]); print(' '.join(str(1 + i * (t - 1) // (k - 1)) for i in range(k)))" "$total" "$k" | tr ' ' '\n' | sort -un)
-  fi
-  walked=0
-  for n in $points; do check "$kind" "$n" && walked=$((walked + 1)); done
-  summary+=("$kind: $walked of $total")
+for backend in $backends; do
+  mkdir "$work/ref_$backend"
+  go train "$backend" "$work/ref_$backend"
+  [ "$rc" = 0 ] || { fail "train on $backend, uninterrupted"; cat "$work/err"; continue; }
+  go predict "$backend" "$work/ref_$backend"
+  [ "$rc" = 0 ] || { fail "predict on $backend, uninterrupted"; cat "$work/err"; continue; }
+  for cmd in ${COMMANDS:-train predict mem}; do
+    rm -rf "$work/count" && mkdir "$work/count"
+    TT_FAULT=count go "$cmd" "$backend" "$work/count"
+    counts=$(grep -m1 "^TT_FAULT counts:" "$work/err")
+    [ -n "$counts" ] || { fail "$cmd on $backend: no TT_FAULT counts"; cat "$work/err"; continue; }
+    line="$cmd/$backend:"
+    for kind in ${KINDS:-write alloc launch submit host read}; do
+      total=$(echo "$counts" | sed -n "s/.* $kind \([0-9]*\).*/\1/p")
+      [ "${total:-0}" -ge 1 ] || continue
+      walked=0
+      for n in $(spread "$total" "$points"); do
+        check "$cmd" "$backend" "$kind" "$n"
+        walked=$((walked + 1))
+      done
+      line="$line $kind $walked/$total"
+    done
+    echo "$line"
+    summary+=("$line")
+  done
 done
-[ "$failures" = 0 ] || { echo "$failures check(s) failed (${summary[*]})"; exit 1; }
-echo "faults walked, each a clear error, whole files and the same weights after: ${summary[*]}"
+[ "$failures" = 0 ] || { echo "$failures check(s) failed"; exit 1; }
+echo "faults walked, each a clear error, whole files and the same result after:"
+printf '  %s\n' "${summary[@]}"

@@ -8,6 +8,7 @@
 #include "backend/backend_internal.h"
 #include "backend/opencl/cl_internal.h"
 #include "backend/opencl/cl_tuning.h"
+#include "core/alloc.h"
 #include "core/fs.h"
 #include "core/status.h"
 
@@ -177,8 +178,8 @@ tt_status tt_opencl_backend_create(const char *selector, int profiling, tt_backe
     int index = -1;
     *out = NULL;
     TT_TRY(tt_device_select(selector, &index));
-    tt_backend *backend = calloc(1, sizeof *backend);
-    tt_cl_backend *cl = calloc(1, sizeof *cl);
+    tt_backend *backend = tt_calloc(1, sizeof *backend);
+    tt_cl_backend *cl = tt_calloc(1, sizeof *cl);
     if (!backend || !cl) {
         free(backend);
         free(cl);
@@ -206,7 +207,7 @@ tt_status tt_opencl_backend_create(const char *selector, int profiling, tt_backe
         status = tt_error_cl(err, "clCreateCommandQueue(device '%s')", backend->device.name);
         goto cleanup;
     }
-    if (profiling && !(backend->profile = calloc(1, sizeof *backend->profile))) {
+    if (profiling && !(backend->profile = tt_calloc(1, sizeof *backend->profile))) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "profiling: out of host memory");
         goto cleanup;
     }

@@ -6,6 +6,7 @@
 
 #include "backend/device_match.h"
 #include "backend/opencl/cl_internal.h"
+#include "core/alloc.h"
 #include "core/knobs.h"
 #include "core/status.h"
 
@@ -95,7 +96,7 @@ void tt_cl_device_describe(cl_platform_id platform, cl_device_id device, tt_devi
 
     size_t ext_size = 0;
     clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, NULL, &ext_size);
-    char *ext = calloc(ext_size + 1, 1);
+    char *ext = tt_calloc(ext_size + 1, 1);
     if (ext && clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, ext_size, ext, NULL) == CL_SUCCESS) {
         info->fp16 = strstr(ext, "cl_khr_fp16") != NULL;
         info->fp64 = strstr(ext, "cl_khr_fp64") != NULL;
@@ -111,7 +112,7 @@ tt_status tt_devices_list(tt_device_info **devices, int *count)
     *devices = NULL;
     *count = 0;
     TT_TRY(enumerate(plats, devs, &n));
-    tt_device_info *list = calloc((size_t)n, sizeof *list);
+    tt_device_info *list = tt_calloc((size_t)n, sizeof *list);
     if (!list) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "listing devices: out of host memory");
     for (int i = 0; i < n; i++) {
         tt_cl_device_describe(plats[i], devs[i], &list[i]);

@@ -4,6 +4,7 @@
 
 #include "backend/opencl/cl_internal.h"
 #include "backend/profile.h"
+#include "core/alloc.h"
 
 cl_event *tt_cl_profile_slot(tt_backend *backend, const char *program, const char *kernel)
 {
@@ -11,9 +12,9 @@ cl_event *tt_cl_profile_slot(tt_backend *backend, const char *program, const cha
     if (!backend->profile) return NULL;
     if (cl->event_count == cl->event_capacity) {
         int cap = cl->event_capacity ? 2 * cl->event_capacity : 256;
-        cl_event *events = realloc(cl->events, sizeof *events * (size_t)cap);
+        cl_event *events = tt_realloc(cl->events, sizeof *events * (size_t)cap);
         if (events) cl->events = events;
-        char(*kinds)[TT_PROFILE_KIND_BYTES] = realloc(cl->event_kinds, sizeof *kinds * (size_t)cap);
+        char(*kinds)[TT_PROFILE_KIND_BYTES] = tt_realloc(cl->event_kinds, sizeof *kinds * (size_t)cap);
         if (kinds) cl->event_kinds = kinds;
         if (!events || !kinds) return NULL; /* profiling is best effort */
         cl->event_capacity = cap;

@@ -15,6 +15,7 @@
 #include "backend/kernels_embedded.h"
 #include "backend/opencl/cl_errors.h"
 #include "backend/opencl/cl_internal.h"
+#include "core/alloc.h"
 #include "core/fs.h"
 #include "core/hash.h"
 #include "core/knobs.h"
@@ -38,7 +39,7 @@ static tt_status read_file(const char *path, char **out, size_t *size)
     if (fseek(f, 0, SEEK_END) != 0) goto io_error;
     long len = ftell(f);
     if (len < 0 || fseek(f, 0, SEEK_SET) != 0) goto io_error;
-    buf = malloc((size_t)len + 1);
+    buf = tt_malloc((size_t)len + 1);
     if (!buf) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "reading '%s': out of host memory", path);
         goto done;
@@ -70,7 +71,7 @@ static tt_status source_text(const char *program, char **out, size_t *size)
     if (!k)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT,
                             "no kernel program '%s' is built in (opencl/%s.cl)", program, program);
-    *out = malloc(k->size + 1);
+    *out = tt_malloc(k->size + 1);
     if (!*out) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "loading kernel program: out of memory");
     memcpy(*out, k->data, k->size + 1);
     *size = k->size;
@@ -101,7 +102,7 @@ static tt_status full_source(const char *program, char **out)
     program = source_of(program);
     TT_CHECK(source_text("common", &common, &common_size));
     TT_CHECK(source_text(program, &own, &own_size));
-    *out = malloc(common_size + own_size + 64);
+    *out = tt_malloc(common_size + own_size + 64);
     if (!*out) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "loading kernel program: out of memory");
         goto cleanup;
@@ -117,7 +118,7 @@ static tt_status build_log(cl_program prog, cl_device_id dev, const char *progra
 {
     size_t size = 0;
     clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
-    char *log = calloc(size + 1, 1);
+    char *log = tt_calloc(size + 1, 1);
     if (log) clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, size, log, NULL);
     const char *source = source_of(program); /* "'conv_direct.cl' as conv_direct_w8" */
     int alias = source != program;
@@ -163,7 +164,7 @@ static void store_binary(tt_cl_backend *cl, cl_program prog, const char *path)
     if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
         size == 0)
         return;
-    unsigned char *bin = malloc(size);
+    unsigned char *bin = tt_malloc(size);
     if (!bin) return;
     if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) == CL_SUCCESS) {
         tt_status_free(tt_make_dirs(cl->cache_dir)); /* no cache: the write below fails quietly */
@@ -232,13 +233,13 @@ static tt_status append(tt_cl_program_entry **list, int *count, const char *prog
     if (strlen(program) >= sizeof (*list)->program)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "kernel program name '%s' is too long",
                             program);
-    tt_cl_program_entry *grown = realloc(*list, sizeof *grown * (size_t)(*count + 1));
+    tt_cl_program_entry *grown = tt_realloc(*list, sizeof *grown * (size_t)(*count + 1));
     if (!grown) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "program cache: out of host memory");
     *list = grown;
     tt_cl_program_entry *e = &grown[*count];
     memset(e, 0, sizeof *e);
     snprintf(e->program, sizeof e->program, "%s", program);
-    e->options = strdup(options);
+    e->options = tt_strdup(options);
     if (!e->options) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "program cache: out of host memory");
     (*count)++;
     return NULL;
@@ -299,10 +300,10 @@ tt_status tt_cl_build_prepared(tt_backend *backend)
     int n = cl->prepared_count;
     tt_cl_program_entry *built = cl->prepared;
     cl->prepared = NULL, cl->prepared_count = 0;
-    tt_status *failed = calloc((size_t)n + 1, sizeof *failed);
-    int *from_disk = calloc((size_t)n + 1, sizeof *from_disk);
+    tt_status *failed = tt_calloc((size_t)n + 1, sizeof *failed);
+    int *from_disk = tt_calloc((size_t)n + 1, sizeof *from_disk);
     tt_cl_program_entry *grown =
-        realloc(cl->programs, sizeof *grown * (size_t)(cl->program_count + n + 1));
+        tt_realloc(cl->programs, sizeof *grown * (size_t)(cl->program_count + n + 1));
     tt_status status = NULL;
     if (!failed || !from_disk || !grown) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "program cache: out of host memory");
@@ -336,7 +337,7 @@ static tt_status kernel_entry(tt_backend *backend, tt_cl_program_entry *e, const
             *out = &e->kernels[i];
             return NULL;
         }
-    tt_cl_kernel_entry *grown = realloc(e->kernels, sizeof *grown * (size_t)(e->kernel_count + 1));
+    tt_cl_kernel_entry *grown = tt_realloc(e->kernels, sizeof *grown * (size_t)(e->kernel_count + 1));
     if (!grown) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "kernel cache: out of host memory");
     e->kernels = grown;
     cl_int err;

@@ -16,6 +16,7 @@
 #include <clblast_c.h>
 
 #include "backend/opencl/cl_internal.h"
+#include "core/alloc.h"
 #include "core/fs.h"
 #include "core/knobs.h"
 #include "core/status.h"
@@ -231,7 +232,7 @@ static tt_status read_text(const char *path, char **out)
         status = tt_error_new(TT_ERR_FORMAT, "tuning file '%s': unreadable or larger than 1 MiB", path);
         goto cleanup;
     }
-    buf = malloc((size_t)len + 1);
+    buf = tt_malloc((size_t)len + 1);
     if (!buf) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "reading '%s': out of host memory", path);
         goto cleanup;

@@ -4,6 +4,7 @@
 
 #include "backend/backend_internal.h"
 #include "backend/vulkan/vk_internal.h"
+#include "core/alloc.h"
 
 static void vk_destroy(tt_backend *backend)
 {
@@ -52,8 +53,8 @@ static const tt_backend_ops vk_ops = {
 tt_status tt_vulkan_backend_create(const char *selector, int profiling, tt_backend **out)
 {
     *out = NULL;
-    tt_backend *backend = calloc(1, sizeof *backend);
-    tt_vk_backend *vk = calloc(1, sizeof *vk);
+    tt_backend *backend = tt_calloc(1, sizeof *backend);
+    tt_vk_backend *vk = tt_calloc(1, sizeof *vk);
     if (!backend || !vk) {
         free(backend);
         free(vk);
@@ -66,7 +67,7 @@ tt_status tt_vulkan_backend_create(const char *selector, int profiling, tt_backe
     TT_CHECK(tt_vk_open(vk, selector, &backend->device));
     TT_CHECK(tt_vk_commands_create(vk));
     if (profiling) {
-        if (!(backend->profile = calloc(1, sizeof *backend->profile))) {
+        if (!(backend->profile = tt_calloc(1, sizeof *backend->profile))) {
             status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "profiling: out of host memory");
             goto cleanup;
         }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backend/vulkan/vk_internal.h"
+#include "core/alloc.h"
 
 /* A buffer of `bytes` placed in `pool` (mapped when the pool is). */
 static tt_status make_buffer(tt_vk_backend *vk, tt_vk_pool *pool, size_t bytes,
@@ -44,7 +45,7 @@ static void free_buffer(tt_vk_backend *vk, tt_vk_buffer *b)
 tt_status tt_vk_buffer_create(tt_backend *backend, tt_buffer *buf)
 {
     tt_vk_backend *vk = backend->impl;
-    tt_vk_buffer *b = calloc(1, sizeof *b);
+    tt_vk_buffer *b = tt_calloc(1, sizeof *b);
     if (!b) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     tt_status status = make_buffer(vk, &vk->buffer_pool, tt_vk_storage_bytes(buf->bytes),
                                    tt_vk_buffer_usage(vk), b, buf->record.name);

@@ -12,6 +12,8 @@
  * and the timestamps of its dispatches read back (vk_profile.c). */
 #include "backend/vulkan/vk_internal.h"
 
+#include "core/fault.h"
+
 tt_status tt_vk_commands_create(tt_vk_backend *vk)
 {
     VkCommandPoolCreateInfo pool = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
@@ -108,6 +110,7 @@ static tt_status retire(tt_vk_backend *vk, int f, const char *during)
     if (!frame->submitted) return NULL;
     frame->submitted = 0;
     VkResult r = vkWaitForFences(vk->device, 1, &frame->fence, VK_TRUE, UINT64_MAX);
+    if (r == VK_ERROR_DEVICE_LOST) vk->lost = 1;
     if (r != VK_SUCCESS) return tt_error_vk(r, "vkWaitForFences (%s)", during);
     r = vkResetFences(vk->device, 1, &frame->fence);
     if (r == VK_SUCCESS) r = vkResetCommandBuffer(frame->commands, 0);
@@ -118,10 +121,14 @@ static tt_status retire(tt_vk_backend *vk, int f, const char *during)
 }
 
 /* Submits the current frame's commands, waiting for nothing, and moves to
- * the next frame, once that one's own batch has completed. */
+ * the next frame, once that one's own batch has completed.  A lost device
+ * stays lost: every later submission fails too, so that an error dropped
+ * on the way (a buffer's release cannot return one) is met again at the
+ * next read, never read past. */
 static tt_status submit(tt_vk_backend *vk, const char *during)
 {
     struct tt_vk_frame *frame = &vk->frames[vk->frame];
+    if (vk->lost) return tt_error_vk(VK_ERROR_DEVICE_LOST, "an earlier submission (%s)", during);
     if (vk->recording) {
         barrier(frame->commands, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
         vk->recording = 0;
@@ -130,8 +137,11 @@ static tt_status submit(tt_vk_backend *vk, const char *during)
         VkSubmitInfo info = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                              .commandBufferCount = 1,
                              .pCommandBuffers = &frame->commands};
-        r = vkQueueSubmit(vk->queue, 1, &info, frame->fence);
-        if (r != VK_SUCCESS) return tt_error_vk(r, "vkQueueSubmit (%s)", during);
+        int injected = tt_fault_hit(TT_FAULT_SUBMIT); /* a test's lost device */
+        r = injected ? VK_ERROR_DEVICE_LOST : vkQueueSubmit(vk->queue, 1, &info, frame->fence);
+        if (r == VK_ERROR_DEVICE_LOST) vk->lost = 1;
+        if (r != VK_SUCCESS)
+            return tt_error_vk(r, "vkQueueSubmit (%s)%s", during, injected ? " (TT_FAULT)" : "");
         frame->submitted = 1;
     } else if (vk->dispatches) { /* sets allocated, nothing recorded: recycle them */
         VkResult r = vkResetDescriptorPool(vk->device, frame->descriptors, 0);
@@ -160,6 +170,7 @@ tt_status tt_vk_descriptor_set(tt_vk_backend *vk, VkDescriptorSetLayout layout,
 
 tt_status tt_vk_flush(tt_vk_backend *vk, const char *during)
 {
+    if (vk->lost) return tt_error_vk(VK_ERROR_DEVICE_LOST, "an earlier submission (%s)", during);
     if (vk->recording || vk->dispatches || in_flight(vk)) {
         int profiled = vk->recording; /* the timestamps are this batch's */
         TT_TRY(submit(vk, during));

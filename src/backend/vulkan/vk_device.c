@@ -9,6 +9,7 @@
 #include "backend/device_match.h"
 #include "backend/vulkan/vk_internal.h"
 #include "backend/vulkan/vk_memory_type.h"
+#include "core/alloc.h"
 #include "core/knobs.h"
 
 #define VALIDATION_LAYER "VK_LAYER_KHRONOS_validation"
@@ -18,7 +19,7 @@ static int layer_present(const char *name)
 {
     uint32_t n = 0;
     if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return 0;
-    VkLayerProperties *layers = calloc(n, sizeof *layers);
+    VkLayerProperties *layers = tt_calloc(n, sizeof *layers);
     int found = 0;
     if (layers && vkEnumerateInstanceLayerProperties(&n, layers) == VK_SUCCESS)
         for (uint32_t i = 0; i < n && !found; i++) found = strcmp(layers[i].layerName, name) == 0;
@@ -188,7 +189,7 @@ tt_status tt_vulkan_devices_list(tt_device_info **devices, int *count)
     *count = 0;
     TT_CHECK(create_instance(NULL, &instance, NULL));
     TT_CHECK(physical_devices(instance, physical, &n));
-    tt_device_info *list = calloc(n, sizeof *list);
+    tt_device_info *list = tt_calloc(n, sizeof *list);
     if (!list) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "listing Vulkan devices: out of host memory");
         goto cleanup;
@@ -208,7 +209,7 @@ cleanup:
 static tt_status pick(const VkPhysicalDevice *physical, uint32_t n, const char *selector,
                       int *index, tt_device_info *info)
 {
-    tt_device_info *list = calloc(n, sizeof *list);
+    tt_device_info *list = tt_calloc(n, sizeof *list);
     if (!list)
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "listing Vulkan devices: out of host memory");
     for (uint32_t i = 0; i < n; i++) {

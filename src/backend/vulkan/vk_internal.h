@@ -102,6 +102,7 @@ typedef struct tt_vk_backend {
     int recording;            /* its commands begun, not yet submitted */
     int recorded;             /* commands recorded since the begin */
     int dispatches;           /* descriptor sets it used since the begin */
+    int lost;                 /* a submission or a wait said VK_ERROR_DEVICE_LOST */
 
     tt_vk_pipeline *pipelines; /* a list */
     tt_vk_pipeline *prepared;  /* noted by prepared launches, not yet made */

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "backend/vulkan/vk_internal.h"
+#include "core/alloc.h"
 
 #define FULL_BLOCK_BYTES ((VkDeviceSize)256 << 20)
 #define SMALLER_BLOCK_STEPS 3 /* the first block is an eighth of a full one,
@@ -95,7 +96,7 @@ static VkResult allocate_block(tt_vk_backend *vk, tt_vk_pool *pool, VkDeviceSize
     uint32_t heap = heap_of(vk, pool);
     if (vk->heap_held[heap] + bytes > vk->memory.memoryHeaps[heap].size)
         return VK_ERROR_OUT_OF_DEVICE_MEMORY;
-    tt_vk_block *b = calloc(1, sizeof *b);
+    tt_vk_block *b = tt_calloc(1, sizeof *b);
     if (!b) return VK_ERROR_OUT_OF_HOST_MEMORY;
     /* buffers in it may be reached by device address (addressed shaders) */
     VkMemoryAllocateFlagsInfo flags = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
@@ -112,7 +113,7 @@ static VkResult allocate_block(tt_vk_backend *vk, tt_vk_pool *pool, VkDeviceSize
         if (r != VK_SUCCESS) vkFreeMemory(vk->device, b->memory, NULL);
     }
     if (r == VK_SUCCESS && !dedicated) {
-        b->free = malloc(4 * sizeof *b->free);
+        b->free = tt_malloc(4 * sizeof *b->free);
         if (!b->free) {
             vkFreeMemory(vk->device, b->memory, NULL);
             r = VK_ERROR_OUT_OF_HOST_MEMORY;
@@ -219,7 +220,7 @@ static tt_status take(tt_vk_block *b, int i, VkDeviceSize size, VkDeviceSize ali
     VkDeviceSize at = round_up(r.offset, align), end = r.offset + r.size;
     int before = at > r.offset, after = at + size < end;
     if (before && after && b->free_count == b->free_capacity) { /* one more range */
-        range *grown = realloc(b->free, 2 * (size_t)b->free_capacity * sizeof *grown);
+        range *grown = tt_realloc(b->free, 2 * (size_t)b->free_capacity * sizeof *grown);
         if (!grown) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
         b->free = grown;
         b->free_capacity *= 2;
@@ -313,7 +314,7 @@ static int give_back(tt_vk_block *b, VkDeviceSize offset, VkDeviceSize size)
         b->free[i].size += size;
     } else {
         if (b->free_count == b->free_capacity) {
-            range *grown = realloc(b->free, 2 * (size_t)b->free_capacity * sizeof *grown);
+            range *grown = tt_realloc(b->free, 2 * (size_t)b->free_capacity * sizeof *grown);
             if (!grown) return 0;
             b->free = grown;
             b->free_capacity *= 2;

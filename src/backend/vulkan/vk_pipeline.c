@@ -23,6 +23,7 @@
 #include "backend/backend_internal.h"
 #include "backend/vulkan/vk_internal.h"
 #include "backend/vulkan/vk_shaders.h"
+#include "core/alloc.h"
 #include "core/knobs.h"
 #include "core/parallel.h"
 
@@ -60,7 +61,7 @@ static tt_status read_spirv(const char *path, module *m)
         status = tt_error_new(TT_ERR_FORMAT, "'%s' is not a SPIR-V module (%ld bytes)", path, size);
         goto done;
     }
-    m->owned = malloc((size_t)size);
+    m->owned = tt_malloc((size_t)size);
     if (!m->owned) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "reading '%s': out of host memory", path);
         goto done;
@@ -312,8 +313,8 @@ static tt_status new_entry(const tt_vk_pipeline_key *key, tt_vk_pipeline **out)
     if (strlen(key->program) >= sizeof e->program || strlen(key->kernel) >= sizeof e->kernel)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "shader %s/%s: name too long",
                             key->program, key->kernel);
-    e = calloc(1, sizeof *e);
-    char *options = strdup(key->options ? key->options : "");
+    e = tt_calloc(1, sizeof *e);
+    char *options = tt_strdup(key->options ? key->options : "");
     if (!e || !options) {
         free(e);
         free(options);
@@ -360,8 +361,8 @@ tt_status tt_vk_build_prepared(tt_backend *backend)
     tt_vk_backend *vk = backend->impl;
     size_t n = 0;
     for (tt_vk_pipeline *e = vk->prepared; e; e = e->next) n++;
-    tt_vk_pipeline **entries = calloc(n + 1, sizeof *entries);
-    int *made = calloc(n + 1, sizeof *made);
+    tt_vk_pipeline **entries = tt_calloc(n + 1, sizeof *entries);
+    int *made = tt_calloc(n + 1, sizeof *made);
     tt_status status = NULL;
     if (!entries || !made) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "pipeline cache: out of host memory");

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "backend/vulkan/vk_internal.h"
+#include "core/alloc.h"
 #include "core/fs.h"
 #include "core/hash.h"
 
@@ -95,7 +96,7 @@ static unsigned char *read_valid(const tt_vk_backend *vk, size_t *size)
     long len = -1;
     if (fseek(f, 0, SEEK_END) == 0) len = ftell(f);
     if (len > 0 && (unsigned long)len <= MAX_FILE_BYTES && fseek(f, 0, SEEK_SET) == 0 &&
-        (data = malloc((size_t)len)) && fread(data, 1, (size_t)len, f) != (size_t)len) {
+        (data = tt_malloc((size_t)len)) && fread(data, 1, (size_t)len, f) != (size_t)len) {
         free(data);
         data = NULL;
     }
@@ -147,7 +148,7 @@ void tt_vk_pipeline_cache_close(tt_vk_backend *vk)
     if (vk->cache_file[0] && vk->cache_dirty &&
         vkGetPipelineCacheData(vk->device, vk->pipeline_cache, &size, NULL) == VK_SUCCESS &&
         size >= DRIVER_HEADER_BYTES && size <= MAX_FILE_BYTES - OUR_HEADER_BYTES &&
-        (data = malloc(OUR_HEADER_BYTES + size)) &&
+        (data = tt_malloc(OUR_HEADER_BYTES + size)) &&
         vkGetPipelineCacheData(vk->device, vk->pipeline_cache, &size, data + OUR_HEADER_BYTES) ==
             VK_SUCCESS) {
         write_header(vk, data, size);

@@ -20,6 +20,7 @@
 
 #include "backend/profile.h"
 #include "backend/vulkan/vk_internal.h"
+#include "core/alloc.h"
 
 tt_status tt_vk_timestamps_check(const char *device, uint32_t valid_bits, float period)
 {
@@ -43,7 +44,7 @@ tt_status tt_vk_profile_create(tt_vk_backend *vk, const char *device, tt_profile
     tt_vk_profiler *p = &vk->profiler;
     uint32_t families = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(vk->physical, &families, NULL);
-    VkQueueFamilyProperties *props = calloc(families ? families : 1, sizeof *props);
+    VkQueueFamilyProperties *props = tt_calloc(families ? families : 1, sizeof *props);
     if (!props) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "profiling: out of host memory");
     vkGetPhysicalDeviceQueueFamilyProperties(vk->physical, &families, props);
     uint32_t bits = vk->queue_family < families ? props[vk->queue_family].timestampValidBits : 0;
@@ -52,8 +53,8 @@ tt_status tt_vk_profile_create(tt_vk_backend *vk, const char *device, tt_profile
     p->ns_per_tick = (double)vk->properties.limits.timestampPeriod;
     p->valid_mask = bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
     p->capacity = 2 * TT_VK_BATCH;
-    p->kinds = calloc(p->capacity / 2, sizeof *p->kinds);
-    p->ticks = calloc(p->capacity, sizeof *p->ticks);
+    p->kinds = tt_calloc(p->capacity / 2, sizeof *p->kinds);
+    p->ticks = tt_calloc(p->capacity, sizeof *p->ticks);
     if (!p->kinds || !p->ticks) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "profiling: out of host memory");
     VkQueryPoolCreateInfo info = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                                   .queryType = VK_QUERY_TYPE_TIMESTAMP,

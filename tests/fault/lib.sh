@@ -1,0 +1,48 @@
+# What tests/fault/check.sh and mpi.sh share; sourced, with BUILD_DIR as $1.
+set -uo pipefail
+tt=$(cd "${1:?usage: $0 BUILD_DIR}" && pwd)/tiletrain
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+py=/usr/bin/python3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# spread TOTAL POINTS: the calls a walk takes: every one of TOTAL when
+# POINTS is 0 or at least TOTAL, else POINTS spread over them, the first
+# and the last included
+spread() {
+  $py -c "import sys; t, k = int(sys.argv[1]), int(sys.argv[2])
+print(*sorted({1 + i * (t - 1) // max(k - 1, 1) for i in range(k)}) if 0 < k < t else range(1, t + 1))" "$1" "$2"
+}
+
+# whole DIR...: no temporary file, and whole_files
+whole() { no_temporaries "$@" && whole_files "$@"; }
+no_temporaries() {
+  [ -z "$(find "$@" -name '*.tmp.*' 2>/dev/null)" ] || { echo "temporary files left:"; find "$@" -name '*.tmp.*'; return 1; }
+}
+# whole_files DIR...: every .safetensors, .json, .jsonl, .png and .csv whole
+whole_files() {
+  $py - "$@" <<'PY'
+import csv, glob, json, os, struct, sys
+from PIL import Image
+for d in sys.argv[1:]:
+    for p in glob.glob(os.path.join(d, "**", "*"), recursive=True):
+        if p.endswith(".safetensors"):
+            with open(p, "rb") as f:
+                n = struct.unpack("<Q", f.read(8))[0]
+                header = json.loads(f.read(n))
+                end = max(v["data_offsets"][1] for k, v in header.items() if k != "__metadata__")
+            assert os.path.getsize(p) == 8 + n + end, p
+        elif p.endswith(".json"):
+            json.load(open(p))
+        elif p.endswith(".jsonl"):
+            [json.loads(l) for l in open(p)]
+        elif p.endswith(".png"):
+            Image.open(p).load()
+        elif p.endswith(".csv"):
+            rows = list(csv.reader(open(p)))
+            assert rows[0] == ["Image_Label", "EncodedPixels"] and all(len(r) == 2 for r in rows), p
+PY
+}
+
