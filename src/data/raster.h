@@ -131,6 +131,16 @@ tt_status tt_raster_writer_open(const char *path, int width, int height, int ban
 tt_status tt_raster_writer_open_cog(const char *path, int width, int height, int bands,
                                     tt_raster_sample sample, const tt_georef *georef, int ignore,
                                     tt_raster_writer **out);
+/* Another writer behind this interface (the COG writer, raster_cog.c):
+ * rows, close (which frees ctx, as abort does) and abort. */
+typedef struct tt_raster_writer_ops {
+    tt_status (*rows)(void *ctx, int rows, const void *samples);
+    tt_status (*close)(void *ctx);
+    void (*abort)(void *ctx);
+} tt_raster_writer_ops;
+/* A writer whose calls go to ops with ctx; ctx is aborted on failure. */
+tt_status tt_raster_writer_wrap(const char *path, const tt_raster_writer_ops *ops, void *ctx,
+                                tt_raster_writer **out);
 /* The next `rows` rows: rows x width x bands samples, interleaved (uint8_t,
  * uint16_t or float as the writer's sample). */
 tt_status tt_raster_writer_rows(tt_raster_writer *w, int rows, const void *samples);

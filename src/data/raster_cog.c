@@ -333,3 +333,21 @@ cleanup:
     tt_cog_abort(c); /* the levels' files and PATH.part are gone: renamed, or removed */
     return status;
 }
+
+static tt_status cog_rows(void *ctx, int rows, const void *samples)
+{
+    return tt_cog_rows(ctx, rows, samples);
+}
+static tt_status cog_close(void *ctx) { return tt_cog_close(ctx); }
+static void cog_abort(void *ctx) { tt_cog_abort(ctx); }
+
+tt_status tt_raster_writer_open_cog(const char *path, int width, int height, int bands,
+                                    tt_raster_sample sample, const tt_georef *georef, int ignore,
+                                    tt_raster_writer **out)
+{
+    static const tt_raster_writer_ops ops = {cog_rows, cog_close, cog_abort};
+    *out = NULL;
+    tt_cog *c = NULL;
+    TT_TRY(tt_cog_open(path, width, height, bands, sample, georef, ignore, &c));
+    return tt_raster_writer_wrap(path, &ops, c, out);
+}

@@ -1,7 +1,8 @@
 /*
  * The Cloud-Optimized GeoTIFF writer behind tt_raster_writer_open_cog
- * (data/raster.h), for raster_write.c, and the tags raster_write.c sets on
- * every image it writes, for raster_cog.c.
+ * (data/raster.h, defined in raster_cog.c, which hands it to a
+ * tt_raster_writer through tt_raster_writer_wrap), and the tags
+ * raster_write.c sets on every image it writes, for raster_cog.c too.
  */
 #ifndef TT_DATA_RASTER_COG_H
 #define TT_DATA_RASTER_COG_H

@@ -30,7 +30,8 @@ struct tt_raster_writer {
     size_t line;        /* bytes of one buffered row: whole tiles wide */
     uint8_t *band;      /* TILE rows */
     uint8_t *tile;
-    tt_cog *cog;        /* a COG: it writes, the rest is unused */
+    const tt_raster_writer_ops *ops; /* another writer (a COG's): it writes, */
+    void *ctx;                       /* the rest is unused */
 };
 
 /* The tags libtiff is told of, so that it writes them (numbers: raster_tags.h). */
@@ -104,7 +105,7 @@ tt_status tt_raster_tags_set(TIFF *tif, const char *name, tt_tiff_errors *errors
 void tt_raster_writer_abort(tt_raster_writer *w)
 {
     if (!w) return;
-    tt_cog_abort(w->cog);
+    if (w->ops) w->ops->abort(w->ctx);
     if (w->tif) TIFFClose(w->tif);
     if (w->part) unlink(w->part);
     free(w->path);
@@ -182,25 +183,23 @@ static tt_status flush_band(tt_raster_writer *w)
     return NULL;
 }
 
-tt_status tt_raster_writer_open_cog(const char *path, int width, int height, int bands,
-                                    tt_raster_sample sample, const tt_georef *georef, int ignore,
-                                    tt_raster_writer **out)
+tt_status tt_raster_writer_wrap(const char *path, const tt_raster_writer_ops *ops, void *ctx,
+                                tt_raster_writer **out)
 {
     *out = NULL;
     tt_raster_writer *w = tt_calloc(1, sizeof *w);
-    if (!w) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", path);
-    tt_status status = tt_cog_open(path, width, height, bands, sample, georef, ignore, &w->cog);
-    if (status) {
-        free(w);
-        return status;
+    if (!w) {
+        ops->abort(ctx);
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory", path);
     }
+    w->ops = ops, w->ctx = ctx;
     *out = w;
     return NULL;
 }
 
 tt_status tt_raster_writer_rows(tt_raster_writer *w, int rows, const void *samples)
 {
-    if (w->cog) return tt_cog_rows(w->cog, rows, samples);
+    if (w->ops) return w->ops->rows(w->ctx, rows, samples);
     if (rows < 0 || w->rows_in + rows > w->height)
         return tt_error_new(TT_ERR_INVALID_ARGUMENT, "%s: %d more rows after %d of %d", w->part,
                             rows, w->rows_in, w->height);
@@ -226,10 +225,10 @@ static int sync_file(const char *path)
 tt_status tt_raster_writer_close(tt_raster_writer *w)
 {
     tt_status status = NULL;
-    if (w->cog) {
-        tt_cog *cog = w->cog;
-        w->cog = NULL;
-        status = tt_cog_close(cog);
+    if (w->ops) {
+        const tt_raster_writer_ops *ops = w->ops;
+        w->ops = NULL;
+        status = ops->close(w->ctx);
         goto cleanup;
     }
     if (w->rows_in != w->height) {
