@@ -22,7 +22,7 @@ mkdir -p "$work/corpus"
 rm -f "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* # findings of an earlier run
 
 sources="$here/fuzz_parsers.c $root/src/data/rle.c $root/src/io/csv.c $root/src/data/dataset_probe.c $root/src/data/image_probe.c
-         $root/src/core/status.c"
+         $root/src/core/status.c $root/src/core/alloc.c $root/src/core/fault.c $root/src/core/knobs.c $root/src/core/fs.c"
 flags="-std=c11 -g -O1 -D_POSIX_C_SOURCE=200809L -DCL_TARGET_OPENCL_VERSION=120 -I$root/include -I$root/src
        $(pkg-config --cflags stb)"
 libs="$(pkg-config --libs stb) -ltiff -lm"
