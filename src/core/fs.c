@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "core/fault.h"
@@ -118,6 +119,38 @@ tt_status tt_file_write_atomic(const char *path, tt_status (*write_fn)(FILE *f, 
         return tt_error_new(TT_ERR_IO, "'%s' written, but syncing its folder failed: %s; the "
                             "rename may not survive a power loss", path, strerror(errno));
     return NULL;
+}
+
+tt_status tt_file_append_line(int fd, const char *path, const char *line)
+{
+    size_t n = strlen(line);
+    off_t before = lseek(fd, 0, SEEK_END);
+    int saved = before < 0 ? errno : 0;
+    if (!saved && tt_fault_hit(TT_FAULT_WRITE)) saved = ENOSPC;
+    struct iovec parts[2] = {{(void *)line, n}, {(void *)"\n", 1}};
+    size_t left = n + 1;
+    while (!saved && left) {
+        ssize_t wrote = writev(fd, parts, 2);
+        if (wrote < 0 && errno == EINTR) continue;
+        if (wrote <= 0) {
+            saved = wrote < 0 ? errno : EIO;
+            break;
+        }
+        left -= (size_t)wrote;
+        for (int i = 0; i < 2 && wrote > 0; i++) { /* what is left of each part */
+            size_t used = (size_t)wrote < parts[i].iov_len ? (size_t)wrote : parts[i].iov_len;
+            parts[i].iov_base = (char *)parts[i].iov_base + used;
+            parts[i].iov_len -= used;
+            wrote -= (ssize_t)used;
+        }
+    }
+    if (!saved) return NULL;
+    if (before >= 0 && ftruncate(fd, before) != 0)
+        return tt_error_new(TT_ERR_IO, "appending to '%s' failed: %s, and cutting off the part "
+                            "written failed too (%s): its last line may be cut short",
+                            path, strerror(saved), strerror(errno));
+    return tt_error_new(TT_ERR_IO, "appending to '%s' failed: %s; the file ends with its last "
+                        "whole line (make room, then --resume the run)", path, strerror(saved));
 }
 
 typedef struct bytes {

@@ -32,6 +32,12 @@ tt_status tt_file_write_atomic(const char *path, tt_status (*write_fn)(FILE *f, 
 /* The same for `size` bytes in memory. */
 tt_status tt_file_save_atomic(const char *path, const void *data, size_t size);
 
+/* Appends `line` and a newline to the file open at `fd` (named `path` in
+ * errors) in whole or not at all: a write that fails part way (a full
+ * disk) is cut back off, so the file still ends with its last whole line.
+ * TT_ERR_IO naming the file and the reason. */
+tt_status tt_file_append_line(int fd, const char *path, const char *line);
+
 /* Removes the temporary files of tt_file_write_atomic in `dir` (not below
  * it) whose process is gone: what a process killed mid-write (SIGKILL,
  * mpirun stopping a job) leaves.  Returns how many it removed. */

@@ -104,7 +104,7 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                        "coll; or count",
                        "The Nth call of that kind in the process fails as the real failure "
                        "would: a file written through the one atomic writer (checkpoints, "
-                       "plans, reports, caches) as a full disk, a device buffer as device "
+                       "plans, reports, caches) or a line appended to train.jsonl as a full disk, a device buffer as device "
                        "memory running out, a kernel launch or a Vulkan queue submission as a "
                        "lost device, a host allocation of the library as memory running out, "
                        "a file read (images, masks, tile cache, checkpoints) as EIO, an MPI "

@@ -11,12 +11,22 @@
 #include <cjson/cJSON.h>
 
 #include "core/alloc.h"
+#include "core/fs.h"
 #include "train/recipe.h"
 #include "train/validate.h"
 
-/* The text onto the sink's pending line; each whole line to the sink.  A
- * piece that finds no memory drops that line. */
-static void to_sink(tt_trainer *t, const char *format, va_list ap, size_t length)
+/* One whole line (no newline) to the recipe's sink and to OUT/train.jsonl;
+ * after an append fails, none to the file (the run stops with it). */
+static void emit_line(tt_trainer *t, const char *line)
+{
+    if (t->on_log_line) t->on_log_line(t->log_ctx, line);
+    if (t->log_fd >= 0 && !t->log_failed)
+        t->log_failed = tt_file_append_line(t->log_fd, t->log_path, line);
+}
+
+/* The text onto the pending line; each whole line out.  A piece that finds
+ * no memory drops that line. */
+static void to_lines(tt_trainer *t, const char *format, va_list ap, size_t length)
 {
     size_t need = t->log_pending_length + length + 1;
     if (need > t->log_pending_capacity) {
@@ -32,7 +42,7 @@ static void to_sink(tt_trainer *t, const char *format, va_list ap, size_t length
     char *line = t->log_pending, *end;
     while ((end = strchr(line, '\n'))) {
         *end = '\0';
-        t->on_log_line(t->log_ctx, line);
+        emit_line(t, line);
         line = end + 1;
     }
     t->log_pending_length = strlen(line);
@@ -41,30 +51,33 @@ static void to_sink(tt_trainer *t, const char *format, va_list ap, size_t length
 
 int tt_trainer_logging(const tt_trainer *t)
 {
-    return t->log || t->log_echo || t->on_log_line;
+    return t->log_fd >= 0 || t->log_echo || t->on_log_line;
+}
+
+tt_status tt_trainer_log_status(const tt_trainer *t)
+{
+    return t->log_failed ? tt_error_new(TT_ERR_IO, "%s", tt_status_message(t->log_failed)) : NULL;
 }
 
 void tt_trainer_log(tt_trainer *t, const char *format, ...)
 {
-    if (t->on_log_line) {
+    if (t->on_log_line || t->log_fd >= 0) {
         va_list ap;
         va_start(ap, format);
         int length = vsnprintf(NULL, 0, format, ap);
         va_end(ap);
         if (length >= 0) {
             va_start(ap, format);
-            to_sink(t, format, ap, (size_t)length);
+            to_lines(t, format, ap, (size_t)length);
             va_end(ap);
         }
     }
-    FILE *sinks[2] = {t->log, t->log_echo};
-    for (int i = 0; i < 2; i++) {
-        if (!sinks[i]) continue;
+    if (t->log_echo) {
         va_list ap;
         va_start(ap, format);
-        vfprintf(sinks[i], format, ap);
+        vfprintf(t->log_echo, format, ap);
         va_end(ap);
-        fflush(sinks[i]);
+        fflush(t->log_echo);
     }
 }
 

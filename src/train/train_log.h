@@ -12,6 +12,11 @@
 int tt_trainer_logging(const tt_trainer *t);
 /* One line of the log, printf-style; nothing when there is no log. */
 void tt_trainer_log(tt_trainer *t, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* NULL, or a copy of the error of the first line that could not be
+ * appended to OUT/train.jsonl (a full disk): the run stops with it, the
+ * file ending with its last whole line, and --resume goes on from the last
+ * checkpoint. */
+tt_status tt_trainer_log_status(const tt_trainer *t);
 /* One line of the log: `object` printed on one line, then deleted (NULL:
  * nothing, as when building it ran out of memory). */
 struct cJSON;

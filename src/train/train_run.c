@@ -42,7 +42,7 @@ static tt_status log_recipe(tt_trainer *t, const tt_recipe *recipe)
         if (root) cJSON_AddItemToObject(root, "recipe", tt_recipe_table_json(recipe, &final));
         tt_trainer_log_json(t, root);
     }
-    if (!recipe->plan_file[0] || !t->log) return NULL;
+    if (!recipe->plan_file[0] || t->log_fd < 0) return NULL;
     cJSON *plan = NULL;
     TT_TRY(tt_run_plan_read(recipe->plan_file, &plan));
     cJSON *root = cJSON_CreateObject();
@@ -71,6 +71,7 @@ static tt_status loop(tt_trainer *t, const tt_train_hooks *hooks)
 {
     const tt_train_options *opt = &t->opt;
     while (t->counters.step < t->max_steps && !t->finished && !t->stopped_early) {
+        TT_TRY(tt_trainer_log_status(t));
         tt_step_report r;
         tt_status status = tt_trainer_step(t, &r);
         int ran = !status && r.images > 0;
@@ -130,8 +131,8 @@ tt_status tt_train_run(tt_recipe *recipe, const tt_dist *dist, const tt_train_ho
     if (memory) tt_trainer_log(t, "{\"memory\": %s}\n", memory);
     free(memory);
     if (t->be->profile) log_profile(t);
-    if (!status && t->log) {
-        fflush(t->log);
+    if (!status) status = tt_trainer_log_status(t);
+    if (!status && t->log_fd >= 0) {
         tt_status report = tt_report_write(t->opt.out);
         if (report)
             snprintf(outcome->report_error, sizeof outcome->report_error, "%s",

@@ -6,11 +6,13 @@
 #include "train/trainer.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/clock.h"
@@ -267,6 +269,7 @@ tt_status tt_trainer_create_ranked(tt_recipe *r, const tt_dist *dist, tt_trainer
     *out = NULL;
     tt_trainer *t = tt_calloc(1, sizeof *t);
     if (!t) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
+    t->log_fd = -1;
     const tt_train_options *opt = &r->opt;
     t->opt = *opt;
     t->dist = dist ? *dist : tt_dist_single();
@@ -314,11 +317,11 @@ tt_status tt_trainer_create_ranked(tt_recipe *r, const tt_dist *dist, tt_trainer
             fprintf(stderr, "tiletrain: removed %d temporary file(s) that a stopped run left in %s\n",
                     stale, opt->out);
         TT_CHECK(write_validation_list(t));
-        char path[TT_OPT_STRING_MAX + 32];
-        snprintf(path, sizeof path, "%s/train.jsonl", opt->out);
-        t->log = fopen(path, opt->resume[0] ? "a" : "w");
-        if (!t->log) {
-            status = tt_error_new(TT_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+        snprintf(t->log_path, sizeof t->log_path, "%s/train.jsonl", opt->out);
+        t->log_fd = open(t->log_path, O_WRONLY | O_CREAT | O_APPEND | (opt->resume[0] ? 0 : O_TRUNC),
+                         0666);
+        if (t->log_fd < 0) {
+            status = tt_error_new(TT_ERR_IO, "cannot write '%s': %s", t->log_path, strerror(errno));
             goto cleanup;
         }
     }
@@ -350,7 +353,8 @@ void tt_trainer_destroy(tt_trainer *t)
     tt_dp_destroy(t->dp);
     tt_step_destroy(t->engine);
     tt_backend_destroy(t->be);
-    if (t->log) fclose(t->log);
+    if (t->log_fd >= 0) close(t->log_fd);
+    tt_status_free(t->log_failed);
     free(t->log_pending);
     free(t);
 }

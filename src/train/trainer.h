@@ -80,11 +80,13 @@ typedef struct tt_trainer {
     int finished;             /* the data of a finite run (--epochs) ran out (on every rank) */
     int data_done;            /* this rank's share of it ran out */
     tt_train_counters counters; /* step, micro-batches, images, skipped, data position */
-    FILE *log;                /* OUT/train.jsonl (NULL without --out) */
+    int log_fd;               /* OUT/train.jsonl, appended a whole line at a time (-1 without --out) */
+    char log_path[TT_OPT_STRING_MAX + 32];
+    tt_status log_failed;     /* the first append that failed: the run stops with it */
     FILE *log_echo;           /* stdout with --log-format jsonl, else NULL */
     void (*on_log_line)(void *ctx, const char *line); /* the recipe's log sink, or NULL */
     void *log_ctx;
-    char *log_pending;        /* the sink's line so far (a line is logged in pieces) */
+    char *log_pending;        /* the line so far (a line is logged in pieces) */
     size_t log_pending_length, log_pending_capacity;
     /* set by the caller (e.g. on Ctrl-C): the window stops after its current
      * micro-batch (data parallel: at its end, on every rank) and is undone,
