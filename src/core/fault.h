@@ -2,8 +2,9 @@
  * Faults injected for tests (TT_FAULT=KIND:N, the knobs table): the Nth
  * call of one kind in the process fails as the real failure would, so that
  * a test can walk N over every such call of a run (tests/fault/check.sh):
- *   write   a file written through tt_file_write_atomic, or a line appended
- *           by tt_file_append_line (train.jsonl): ENOSPC (core/fs.c)
+ *   write   a file written through tt_file_write_atomic, a line appended
+ *           by tt_file_append_line (train.jsonl) (core/fs.c), or a row of a
+ *           raster's tiles (data/raster_write.c, raster_cog.c): ENOSPC
  *   alloc   a device buffer (tt_buffer_alloc): out of device memory
  *   launch  a kernel launch (tt_launch_kernel): the device lost
  *   submit  a Vulkan queue submission (vkQueueSubmit): the device lost

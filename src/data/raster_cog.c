@@ -23,8 +23,9 @@
 
 #include <tiffio.h>
 
-#include "core/status.h"
 #include "core/alloc.h"
+#include "core/fault.h"
+#include "core/status.h"
 #include "data/raster_cog.h"
 
 #define TILE TT_RASTER_TILE
@@ -239,6 +240,11 @@ static tt_status copy_tiles(tt_cog *c, TIFF *out, tt_tiff_errors *out_errors, in
     }
     uint32_t tiles = TIFFNumberOfTiles(in);
     size_t capacity = 0;
+    if (tt_fault_hit(TT_FAULT_WRITE)) {
+        status = tt_error_new(TT_ERR_IO, "%s: cannot copy the tiles of level %d (%s); check the "
+                              "disk has room", c->part, l, strerror(ENOSPC));
+        goto cleanup;
+    }
     for (uint32_t t = 0; t < tiles; t++) {
         uint64_t bytes = TIFFGetStrileByteCount(in, t);
         if (bytes > capacity) {

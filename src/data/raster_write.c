@@ -9,6 +9,7 @@
 #include <tiffio.h>
 
 #include "core/alloc.h"
+#include "core/fault.h"
 #include "core/status.h"
 #include "data/image_probe.h"
 #include "data/raster.h"
@@ -167,6 +168,9 @@ static tt_status flush_band(tt_raster_writer *w)
 {
     if (!w->buffered) return NULL;
     uint32_t y = (uint32_t)(w->rows_in - w->buffered);
+    if (tt_fault_hit(TT_FAULT_WRITE))
+        return tt_error_new(TT_ERR_IO, "%s: cannot write the tiles of rows %u and on (%s); check "
+                            "the disk has room", w->part, y, strerror(ENOSPC));
     size_t span = (size_t)TILE * w->pixel;
     memset(w->band + (size_t)w->buffered * w->line, 0, (size_t)(TILE - w->buffered) * w->line);
     for (size_t x = 0; x * TILE < (size_t)w->width; x++) {

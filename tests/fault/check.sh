@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Failures in turn at the calls of `train` (validation, checkpoints),
-# `predict` and `mem --measure` (issue 44): TT_FAULT=KIND:N makes the Nth
+# `predict` (PNG masks and an --rle CSV), `predict` streaming a GeoTIFF
+# into a COG mask and probabilities (`raster`) and `mem --measure`
+# (issue 44): TT_FAULT=KIND:N makes the Nth
 # call of that kind fail as the real failure would (src/core/fault.h): a
 # file write (a full disk), a device allocation (device memory running
 # out), a kernel launch or Vulkan queue submission (a lost device), a host
@@ -22,7 +24,7 @@
 # candidate whose launch fails, so a fault there would be absorbed).
 # usage: tests/fault/check.sh BUILD_DIR
 #   BACKENDS  (default "opencl vulkan", or opencl alone where there is no Vulkan device)
-#   COMMANDS  (default "train predict mem")
+#   COMMANDS  (default "train predict raster mem")
 #   KINDS     (default "write alloc launch submit host read")
 #   POINTS    (default 24; 0: every call)
 source "$(dirname "$0")/lib.sh"
@@ -32,6 +34,7 @@ backends=${BACKENDS:-opencl vulkan}
 
 "$tt" data synth --out "$work/data" --format kaggle-rle --count 6 --size 64x96 --classes 2 \
   --seed 3 >/dev/null || { echo "FAIL: data synth"; exit 1; }
+"$(dirname "$tt")/make_raster" "$work/scene.tif" 300 200 >/dev/null || { echo "FAIL: make_raster"; exit 1; }
 model=(--tile 32x32 --micro-batch 2 --accum 1 --base-channels 4 --depth 2 --groups 2 --algo direct)
 train=(train --data "$work/data" --plan off "${model[@]}" --steps 3 --val-fraction 0.34
        --val-every 2 --checkpoint-every 1 --no-augment --seed 3 --quiet)
@@ -42,6 +45,8 @@ args() {
     train) echo "${train[*]} --backend $2 --out $3/run --cache-dir $3/tiles" ;;
     predict) echo "predict --checkpoint $work/ref_$2/run/last.safetensors --input $work/data/train_images
                    --tile 32x32 --algo direct --quiet --backend $2 --out $3/pred --rle $3/pred/rows.csv" ;;
+    raster) echo "predict --checkpoint $work/ref_$2/run/last.safetensors --input $work/scene.tif
+                  --tile 32x32 --algo direct --quiet --backend $2 --out $3/geo --cog --probabilities" ;;
     mem) echo "mem --data $work/data ${model[*]} --measure --backend $2 --cache-dir $3/tiles" ;;
   esac
 }
@@ -60,6 +65,7 @@ same() {
     train) $py "$here/../cli/same_checkpoint.py" --tol 0 "$work/ref_$2/run/last.safetensors" \
              "$work/f/run/last.safetensors" >>"$work/err" 2>&1 ;;
     predict) diff -r "$work/ref_$2/pred" "$work/f/pred" >>"$work/err" 2>&1 ;;
+    raster) diff -r "$work/ref_$2/geo" "$work/f/geo" >>"$work/err" 2>&1 ;;
   esac
 }
 # again COMMAND BACKEND: the run after a failure (train: resumed from its
@@ -101,7 +107,12 @@ for backend in $backends; do
   [ "$rc" = 0 ] || { fail "train on $backend, uninterrupted"; cat "$work/err"; continue; }
   go predict "$backend" "$work/ref_$backend"
   [ "$rc" = 0 ] || { fail "predict on $backend, uninterrupted"; cat "$work/err"; continue; }
-  for cmd in ${COMMANDS:-train predict mem}; do
+  commands=${COMMANDS:-train predict raster mem}
+  if [[ " $commands " == *" raster "* ]]; then
+    go raster "$backend" "$work/ref_$backend"
+    [ "$rc" = 0 ] || { fail "predict of a GeoTIFF on $backend, uninterrupted"; cat "$work/err"; continue; }
+  fi
+  for cmd in $commands; do
     rm -rf "$work/count" && mkdir "$work/count"
     TT_FAULT=count go "$cmd" "$backend" "$work/count"
     counts=$(grep -m1 "^TT_FAULT counts:" "$work/err")

@@ -18,10 +18,11 @@ print(*sorted({1 + i * (t - 1) // max(k - 1, 1) for i in range(k)}) if 0 < k < t
 
 # whole DIR...: no temporary file, and whole_files
 whole() { no_temporaries "$@" && whole_files "$@"; }
-no_temporaries() {
-  [ -z "$(find "$@" -name '*.tmp.*' 2>/dev/null)" ] || { echo "temporary files left:"; find "$@" -name '*.tmp.*'; return 1; }
+no_temporaries() { # the atomic writer's NAME.tmp.*, the raster writer's PATH.part and PATH.partN
+  [ -z "$(find "$@" \( -name '*.tmp.*' -o -name '*.part' -o -name '*.part[0-9]*' \) 2>/dev/null)" ] ||
+    { echo "temporary files left:"; find "$@" \( -name '*.tmp.*' -o -name '*.part' -o -name '*.part[0-9]*' \); return 1; }
 }
-# whole_files DIR...: every .safetensors, .json, .jsonl, .png and .csv whole
+# whole_files DIR...: every .safetensors, .json, .jsonl, .png, .csv and .tif whole
 whole_files() {
   $py - "$@" <<'PY'
 import csv, glob, json, os, struct, sys
@@ -40,6 +41,32 @@ for d in sys.argv[1:]:
             [json.loads(l) for l in open(p)]
         elif p.endswith(".png"):
             Image.open(p).load()
+        elif p.endswith(".tif"):  # every directory's tiles within the file (BigTIFF too)
+            data = open(p, "rb").read()
+            e = {b"II": "<", b"MM": ">"}[data[:2]]
+            big = struct.unpack(e + "H", data[2:4])[0] == 43
+            word, count, entry, at = ("Q", "Q", 20, 8) if big else ("I", "H", 12, 4)
+            ifd = struct.unpack(e + word, data[at:at + struct.calcsize(word)])[0]
+            sizes = {3: 2, 4: 4, 16: 8}
+            directories = 0
+            while ifd:
+                n = struct.unpack(e + count, data[ifd:ifd + struct.calcsize(count)])[0]
+                base = ifd + struct.calcsize(count)
+                tags = {}
+                for k in range(n):
+                    tag, kind = struct.unpack(e + "HH", data[base + k * entry:base + k * entry + 4])
+                    num = struct.unpack(e + word, data[base + k * entry + 4:base + k * entry + 4 + struct.calcsize(word)])[0]
+                    field = base + k * entry + 4 + struct.calcsize(word)
+                    if kind in sizes and tag in (324, 325):  # TileOffsets, TileByteCounts
+                        size = sizes[kind]
+                        where = field if num * size <= struct.calcsize(word) else struct.unpack(e + word, data[field:field + struct.calcsize(word)])[0]
+                        fmt = {2: "H", 4: "I", 8: "Q"}[size]
+                        tags[tag] = struct.unpack(e + fmt * num, data[where:where + num * size])
+                offsets, counts = tags[324], tags[325]
+                assert all(o + c <= len(data) and c > 0 for o, c in zip(offsets, counts)), p
+                directories += 1
+                ifd = struct.unpack(e + word, data[base + n * entry:base + n * entry + struct.calcsize(word)])[0]
+            assert directories >= 1, p
         elif p.endswith(".csv"):
             rows = list(csv.reader(open(p)))
             assert rows[0] == ["Image_Label", "EncodedPixels"] and all(len(r) == 2 for r in rows), p
