@@ -103,6 +103,24 @@ for frame, size in ((1, (300, 260)), (2, (150, 130))):
 PY
 then pass "predict --cog: the mask and two overviews, nodata kept"
 else fail "predict --cog"; cat "$work/err"; fi
+# GDAL's own COG validator and georeference, where GDAL's Python is installed
+# (Debian: python3-gdal; not one of tools/deps.sh's packages)
+if /usr/bin/python3 -c "from osgeo_utils.samples import validate_cloud_optimized_geotiff" 2>/dev/null; then
+  if /usr/bin/python3 -m osgeo_utils.samples.validate_cloud_optimized_geotiff \
+       "$work/cog/scene_mask.tif" >"$work/gdal" 2>&1 &&
+     /usr/bin/python3 - "$work/cog/scene_mask.tif" "$work/data/images/scene.tif" <<'PY' >>"$work/gdal" 2>&1
+import sys
+from osgeo import gdal
+cog, scene = (gdal.Open(p) for p in sys.argv[1:3])
+assert cog.GetGeoTransform() == scene.GetGeoTransform(), (cog.GetGeoTransform(), scene.GetGeoTransform())
+assert cog.GetProjection() == scene.GetProjection()
+assert cog.GetRasterBand(1).GetOverviewCount() == 2
+PY
+  then pass "predict --cog: GDAL validates it as a COG, on the scene's grid"
+  else fail "predict --cog: GDAL"; cat "$work/gdal"; fi
+else
+  echo "skip: GDAL's Python (python3-gdal) is not installed: the COG is not validated by GDAL"
+fi
 expect 1 "no input streams into GeoTIFF (--output png)" -- "$tt" predict "${pred[@]}" \
   --out "$work/pred2" --output png --cog
 expect 1 "was trained on 3 bands" -- "$tt" predict "${pred[@]}" --out "$work/pred2" --bands 1,2
