@@ -65,7 +65,7 @@ int tt_conv_norm_layers(tt_graph_model *gm, const tt_conv_norm *c, int in0, int 
                         tt_conv_keeps k)
 {
     tt_graph *g = &gm->graph;
-    const tt_tensor_def *in = &g->tensors[in0];
+    const tt_tensor_def *in = tt_graph_def(g, in0);
     int d = c->dilation > 1 ? c->dilation : 1, reach = d * (c->kernel - 1) + 1;
     int oh = (in->height + 2 * d * (c->kernel / 2) - reach) / c->stride + 1;
     int ow = (in->width + 2 * d * (c->kernel / 2) - reach) / c->stride + 1;

@@ -38,7 +38,7 @@ typedef struct keeps {
 
 static int tensor_like(tt_graph *g, const char *name, int like, int channels, int factor, tt_keep k)
 {
-    const tt_tensor_def *d = &g->tensors[like];
+    const tt_tensor_def *d = tt_graph_def(g, like);
     return tt_graph_tensor(g, name, channels, factor * d->height, factor * d->width, k);
 }
 
@@ -60,7 +60,7 @@ static tt_status separable(tt_graph_model *gm, const char *dw, const char *pw, c
                            int x, int rate, int cout, const keeps *k, tt_keep act, int *out)
 {
     tt_graph *g = &gm->graph;
-    int cin = g->tensors[x].channels;
+    int cin = tt_graph_def(g, x)->channels;
     tt_conv_norm d, p;
     TT_TRY(tt_conv_plain_params(gm, &d, dw, cin, cin, 3, cin));
     d.dilation = rate;
@@ -76,14 +76,14 @@ static tt_status separable(tt_graph_model *gm, const char *dw, const char *pw, c
 
 static int concat(tt_graph *g, const char *name, int a, int b, tt_keep keep)
 {
-    int out = tensor_like(g, name, a, g->tensors[a].channels + g->tensors[b].channels, 1, keep);
+    int out = tensor_like(g, name, a, tt_graph_def(g, a)->channels + tt_graph_def(g, b)->channels, 1, keep);
     tt_graph_layer(g, TT_LAYER_CONCAT, name, a, b, out);
     return out;
 }
 
 static int bilinear(tt_graph *g, const char *name, int x, int factor, int out, tt_keep keep)
 {
-    if (out < 0) out = tensor_like(g, name, x, g->tensors[x].channels, factor, keep);
+    if (out < 0) out = tensor_like(g, name, x, tt_graph_def(g, x)->channels, factor, keep);
     tt_layer *l = tt_graph_layer(g, TT_LAYER_UPSAMPLE, name, x, -1, out);
     l->bilinear = 1, l->factor = factor;
     return out;
@@ -96,8 +96,8 @@ static tt_status image_pooling(tt_graph_model *gm, int x, const keeps *k, int *o
     tt_graph *g = &gm->graph;
     tt_conv_norm c;
     TT_TRY(tt_conv_norm_params(gm, &c, "decoder.aspp.0.convs.4.1", "decoder.aspp.0.convs.4.2",
-                               g->tensors[x].channels, CHANNELS, 1, 1, 1));
-    int mean = tt_graph_tensor(g, "decoder.aspp.0.convs.4.0", g->tensors[x].channels, 1, 1, TT_KEEP);
+                               tt_graph_def(g, x)->channels, CHANNELS, 1, 1, 1));
+    int mean = tt_graph_tensor(g, "decoder.aspp.0.convs.4.0", tt_graph_def(g, x)->channels, 1, 1, TT_KEEP);
     tt_graph_layer(g, TT_LAYER_MEAN, "decoder.aspp.0.convs.4.0", x, -1, mean);
     int pooled = conv_norm(gm, &c, mean, -1, k->norm, TT_REMAKE);
     *out = tensor_like(g, "decoder.aspp.0.convs.4.up", x, CHANNELS, 1, k->again);
@@ -111,7 +111,7 @@ static tt_status aspp(tt_graph_model *gm, int x, const keeps *k, int *out)
     int branch[4];
     tt_conv_norm c;
     TT_TRY(tt_conv_norm_params(gm, &c, "decoder.aspp.0.convs.0.0", "decoder.aspp.0.convs.0.1",
-                               g->tensors[x].channels, CHANNELS, 1, 1, 1));
+                               tt_graph_def(g, x)->channels, CHANNELS, 1, 1, 1));
     branch[0] = conv_norm(gm, &c, x, -1, k->norm, TT_REMAKE);
     for (int i = 1; i <= 3; i++) {
         char dw[48], pw[48], norm[48];
@@ -154,7 +154,7 @@ static tt_status decoder(tt_graph_model *gm, const int f[5])
     int up = bilinear(g, "decoder.up", x, 4, -1, TT_REMAKE);
     tt_conv_norm c;
     TT_TRY(tt_conv_norm_params(gm, &c, "decoder.block1.0", "decoder.block1.1",
-                               g->tensors[f[1]].channels, LOW, 1, 1, 1));
+                               tt_graph_def(g, f[1])->channels, LOW, 1, 1, 1));
     int low = conv_norm(gm, &c, f[1], -1, k.norm, TT_REMAKE);
     int cat = concat(g, "decoder.cat", up, low, k.cat);
     TT_TRY(separable(gm, "decoder.block2.0.0", "decoder.block2.0.1", "decoder.block2.1", cat, 1,

@@ -80,7 +80,7 @@ static int conv_bn(tt_graph_model *gm, const tt_conv_norm *c, int x, const keeps
     if (!act) return y;
     char name[96];
     snprintf(name, sizeof name, "%s.silu", c->norm);
-    const tt_tensor_def *d = &g->tensors[y];
+    const tt_tensor_def *d = tt_graph_def(g, y);
     int out = tt_graph_tensor(g, name, d->channels, d->height, d->width, k->again);
     tt_graph_layer(g, TT_LAYER_ACT, name, y, -1, out)->act = TT_ACT_SILU;
     return out;
@@ -88,7 +88,7 @@ static int conv_bn(tt_graph_model *gm, const tt_conv_norm *c, int x, const keeps
 
 static int act(tt_graph *g, const char *name, int x, tt_activation_kind kind, tt_keep keep)
 {
-    const tt_tensor_def *d = &g->tensors[x];
+    const tt_tensor_def *d = tt_graph_def(g, x);
     int out = tt_graph_tensor(g, name, d->channels, d->height, d->width, keep);
     tt_graph_layer(g, TT_LAYER_ACT, name, x, -1, out)->act = kind;
     return out;
@@ -100,7 +100,7 @@ static tt_status excite(tt_graph_model *gm, const char *block, int x, int reduce
                         const keeps *k, int *out)
 {
     tt_graph *g = &gm->graph;
-    const tt_tensor_def *d = &g->tensors[x];
+    const tt_tensor_def *d = tt_graph_def(g, x);
     int c = d->channels;
     char name[96], conv[96];
     tt_conv_norm r, e;
@@ -132,7 +132,7 @@ static tt_status block(tt_graph_model *gm, const char *name, const stage_def *s,
                        int stride, int dilation, float drop, int salt, const keeps *k, int *out)
 {
     tt_graph *g = &gm->graph;
-    int cin = g->tensors[x].channels, first = g->layer_count;
+    int cin = tt_graph_def(g, x)->channels, first = g->layer_count;
     int mid = s->separable ? cin : divisible((double)cin * s->expand);
     char conv[96], norm[96];
     tt_conv_norm pw, dw, pwl;
@@ -154,7 +154,7 @@ static tt_status block(tt_graph_model *gm, const char *name, const stage_def *s,
     TT_TRY(tt_conv_norm_params(gm, &pwl, conv, norm, mid, cout, 1, 1, 1));
     y = conv_bn(gm, &pwl, y, k, 0);
     if (stride == 1 && cin == cout) { /* the residual, over the projection */
-        const tt_tensor_def *d = &g->tensors[y];
+        const tt_tensor_def *d = tt_graph_def(g, y);
         if (drop > 0) { /* drop-path, in place over the branch */
             char dp[80];
             snprintf(dp, sizeof dp, "%s.drop_path", name);
@@ -162,7 +162,7 @@ static tt_status block(tt_graph_model *gm, const char *name, const stage_def *s,
             if (!g->failed) g->tensors[dropped].alias = y;
             tt_layer *l = tt_graph_layer(g, TT_LAYER_DROPOUT, dp, y, -1, dropped);
             l->p = drop, l->per_sample = 1, l->salt = salt;
-            y = dropped, d = &g->tensors[y];
+            y = dropped, d = tt_graph_def(g, y);
         }
         int sum = tt_graph_tensor(g, name, cout, d->height, d->width, TT_KEEP);
         if (!g->failed) g->tensors[sum].alias = y;

@@ -32,7 +32,7 @@
 static int upsample(tt_graph_model *gm, const char *name, int x, int factor, int out, tt_keep keep)
 {
     tt_graph *g = &gm->graph;
-    const tt_tensor_def *d = &g->tensors[x];
+    const tt_tensor_def *d = tt_graph_def(g, x);
     if (out < 0) out = tt_graph_tensor(g, name, d->channels, factor * d->height, factor * d->width, keep);
     tt_layer *l = tt_graph_layer(g, TT_LAYER_UPSAMPLE, name, x, -1, out);
     l->bilinear = 1, l->factor = factor;
@@ -43,7 +43,7 @@ static int upsample(tt_graph_model *gm, const char *name, int x, int factor, int
 static int add(tt_graph_model *gm, const char *name, int in0, int in1, tt_keep keep)
 {
     tt_graph *g = &gm->graph;
-    const tt_tensor_def *d = &g->tensors[in0];
+    const tt_tensor_def *d = tt_graph_def(g, in0);
     int out = tt_graph_tensor(g, name, d->channels, d->height, d->width, keep);
     if (!g->failed) g->tensors[out].alias = in0;
     tt_graph_layer(g, TT_LAYER_ADD, name, in0, in1, out);
@@ -57,8 +57,8 @@ static tt_status level(tt_graph_model *gm, int n, int above, int c, int *out)
     char name[64];
     snprintf(name, sizeof name, "decoder.p%d.skip_conv", n);
     tt_conv_norm conv;
-    TT_TRY(tt_conv_norm_params(gm, &conv, name, NULL, g->tensors[c].channels, PYRAMID, 1, 1, 1));
-    const tt_tensor_def *a = &g->tensors[above];
+    TT_TRY(tt_conv_norm_params(gm, &conv, name, NULL, tt_graph_def(g, c)->channels, PYRAMID, 1, 1, 1));
+    const tt_tensor_def *a = tt_graph_def(g, above);
     snprintf(name, sizeof name, "decoder.p%d.up", n);
     int up = tt_graph_tensor(g, name, PYRAMID, 2 * a->height, 2 * a->width, TT_REMAKE);
     tt_graph_layer(g, TT_LAYER_UPSAMPLE, name, above, -1, up);
@@ -82,7 +82,7 @@ static tt_status seg_block(tt_graph_model *gm, int i, int ups, int x, int *out)
         snprintf(norm, sizeof norm, "decoder.seg_blocks.%d.block.%d.block.1", i, j);
         snprintf(up, sizeof up, "decoder.seg_blocks.%d.block.%d.up", i, j);
         tt_conv_norm c;
-        TT_TRY(tt_conv_group_norm_params(gm, &c, conv, norm, g->tensors[x].channels, SEGMENTATION,
+        TT_TRY(tt_conv_group_norm_params(gm, &c, conv, norm, tt_graph_def(g, x)->channels, SEGMENTATION,
                                          3, GN_GROUPS));
         int first = g->layer_count;
         x = tt_conv_norm_layers(gm, &c, x, -1, -1,
@@ -100,7 +100,7 @@ static tt_status decoder(tt_graph_model *gm, const int f[5])
     const tt_model_spec *s = &gm->model.spec;
     tt_graph *g = &gm->graph;
     tt_conv_norm c;
-    TT_TRY(tt_conv_norm_params(gm, &c, "decoder.p5", NULL, g->tensors[f[4]].channels, PYRAMID, 1,
+    TT_TRY(tt_conv_norm_params(gm, &c, "decoder.p5", NULL, tt_graph_def(g, f[4])->channels, PYRAMID, 1,
                                1, 1));
     int p[4]; /* p5, p4, p3, p2 */
     p[0] = tt_conv_norm_layers(gm, &c, f[4], -1, -1, (tt_conv_keeps){TT_KEEP, TT_KEEP, 0, 0, 0});
@@ -117,8 +117,8 @@ static tt_status decoder(tt_graph_model *gm, const int f[5])
         snprintf(name, sizeof name, "decoder.sum.%d", i);
         sum = add(gm, name, sum, y, TT_REMAKE);
     }
-    int dropped = tt_graph_tensor(g, "decoder.dropout", SEGMENTATION, g->tensors[sum].height,
-                                  g->tensors[sum].width, TT_KEEP);
+    int dropped = tt_graph_tensor(g, "decoder.dropout", SEGMENTATION, tt_graph_def(g, sum)->height,
+                                  tt_graph_def(g, sum)->width, TT_KEEP);
     if (!g->failed) g->tensors[dropped].alias = sum;
     tt_layer *d = tt_graph_layer(g, TT_LAYER_DROPOUT, "decoder.dropout", sum, -1, dropped);
     d->p = DROPOUT, d->per_channel = 1, d->salt = 0;

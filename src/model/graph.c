@@ -28,6 +28,12 @@ int tt_graph_tensor(tt_graph *g, const char *name, int channels, int height, int
     return g->tensor_count++;
 }
 
+const tt_tensor_def *tt_graph_def(const tt_graph *g, int t)
+{
+    static const tt_tensor_def none;
+    return t >= 0 && t < g->tensor_count ? &g->tensors[t] : &none;
+}
+
 tt_layer *tt_graph_layer(tt_graph *g, tt_layer_kind kind, const char *name, int in0, int in1,
                          int out)
 {

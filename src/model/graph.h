@@ -154,6 +154,11 @@ typedef struct tt_graph {
 int tt_graph_tensor(tt_graph *g, const char *name, int channels, int height, int width,
                     tt_keep keep);
 /* A layer; its index.  The caller fills the kind's fields of the result. */
+/* Tensor t's definition for a model's builder to read; a zeroed one for
+ * the -1 of a tensor that found no memory (g->failed says so), so that a
+ * builder goes on to its end and the error is met once, in
+ * tt_graph_finish. */
+const tt_tensor_def *tt_graph_def(const tt_graph *g, int t);
 tt_layer *tt_graph_layer(tt_graph *g, tt_layer_kind kind, const char *name, int in0, int in1,
                          int out);
 /* Layers from `first` to the last one added form one group (a block):

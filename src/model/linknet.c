@@ -27,7 +27,7 @@
 static tt_status up_conv(tt_graph_model *gm, int i, int x, tt_conv_keeps k, int *out)
 {
     tt_graph *g = &gm->graph;
-    const tt_tensor_def *in = &g->tensors[x];
+    const tt_tensor_def *in = tt_graph_def(g, x);
     int mid = in->channels;
     char conv[64], norm[64];
     snprintf(conv, sizeof conv, "decoder.blocks.%d.block.1.0", i);
@@ -67,7 +67,7 @@ static tt_status block(tt_graph_model *gm, int i, int x, int skip, int cout, int
     int ckpt = s->checkpointing, fp16 = s->precision != TT_PRECISION_FP32;
     tt_conv_keeps k = {ckpt ? TT_RECOMPUTE : TT_KEEP, ckpt ? TT_RECOMPUTE : TT_REMAKE, 1,
                        s->freeze_decoder_bn, fp16 && !ckpt};
-    int cin = g->tensors[x].channels, mid = cin / 4, first = g->layer_count;
+    int cin = tt_graph_def(g, x)->channels, mid = cin / 4, first = g->layer_count;
     char conv[64], norm[64];
     tt_conv_norm c0, c2;
     snprintf(conv, sizeof conv, "decoder.blocks.%d.block.0.0", i);
@@ -85,7 +85,7 @@ static tt_status block(tt_graph_model *gm, int i, int x, int skip, int cout, int
     if (skip >= 0) {
         char name[40];
         snprintf(name, sizeof name, "decoder.blocks.%d", i);
-        const tt_tensor_def *d = &g->tensors[a2];
+        const tt_tensor_def *d = tt_graph_def(g, a2);
         int sum = tt_graph_tensor(g, name, d->channels, d->height, d->width, TT_KEEP);
         if (!g->failed) g->tensors[sum].alias = a2;
         tt_graph_layer(g, TT_LAYER_ADD, name, a2, skip, sum);
@@ -103,7 +103,7 @@ static tt_status decoder(tt_graph_model *gm, const int f[5])
     int x = f[4];
     for (int i = 0; i < BLOCKS; i++) {
         int skip = i < 4 ? f[3 - i] : -1;
-        TT_TRY(block(gm, i, x, skip, skip >= 0 ? g->tensors[skip].channels : PREFINAL, &x));
+        TT_TRY(block(gm, i, x, skip, skip >= 0 ? tt_graph_def(g, skip)->channels : PREFINAL, &x));
     }
     tt_conv_norm c;
     TT_TRY(tt_conv_norm_params(gm, &c, "segmentation_head.0", NULL, PREFINAL, s->classes, 1, 1, 1));

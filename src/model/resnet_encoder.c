@@ -80,7 +80,7 @@ static tt_status block_conv(tt_graph_model *gm, const encoder_block *b, tt_conv_
 static int residual(tt_graph_model *gm, const encoder_block *b, int y, int identity)
 {
     tt_graph *g = &gm->graph;
-    int out = tt_graph_tensor(g, b->name, b->cout, g->tensors[y].height, g->tensors[y].width,
+    int out = tt_graph_tensor(g, b->name, b->cout, tt_graph_def(g, y)->height, tt_graph_def(g, y)->width,
                               b->feature ? TT_KEEP : TT_REMAKE);
     if (!g->failed) g->tensors[out].alias = y; /* the sum over it */
     tt_graph_layer(g, TT_LAYER_ADD, b->name, y, identity, out)->relu = 1;
@@ -139,7 +139,7 @@ tt_status tt_resnet_encoder_build(tt_graph_model *gm, const tt_resnet_encoder *e
     TT_TRY(tt_conv_norm_params(gm, &c, "encoder.conv1", "encoder.bn1", s->in_channels, 64, 7, 2, 1));
     int f0 = tt_conv_norm_layers(gm, &c, g->input, -1, -1,
                                  (tt_conv_keeps){TT_RECOMPUTE, again, 1, fe, 0});
-    int ph = (g->tensors[f0].height - 1) / 2 + 1, pw = (g->tensors[f0].width - 1) / 2 + 1;
+    int ph = (tt_graph_def(g, f0)->height - 1) / 2 + 1, pw = (tt_graph_def(g, f0)->width - 1) / 2 + 1;
     int x = tt_graph_tensor(g, "encoder.maxpool", 64, ph, pw, ckpt ? TT_REMAKE : TT_KEEP);
     tt_layer *pool = tt_graph_layer(g, TT_LAYER_MAX_POOL, "encoder.maxpool", f0, -1, x);
     pool->kernel = 3, pool->stride = 2, pool->pad = 1, pool->keeps_argmax = 1;

@@ -70,7 +70,7 @@ static int conv_norm(unet_model *u, const char *name, int which, int in0, int in
                      tt_keep conv_keep, tt_keep act_keep)
 {
     tt_graph *g = &u->base.graph;
-    const tt_tensor_def *in = &g->tensors[in0];
+    const tt_tensor_def *in = tt_graph_def(g, in0);
     int h = in->height, w = in->width;
     char prefix[64], tname[80];
     snprintf(prefix, sizeof prefix, "%s.conv%d", name, which);
@@ -126,7 +126,7 @@ static int block(unet_model *u, const char *name, int in0, int in1, int channels
     if (pooled) {
         char pname[40];
         snprintf(pname, sizeof pname, "%s.pool", name);
-        const tt_tensor_def *t = &g->tensors[a2];
+        const tt_tensor_def *t = tt_graph_def(g, a2);
         *pooled = tt_graph_tensor(g, pname, t->channels, t->height / 2, t->width / 2, k.pool);
         tt_layer *p = tt_graph_layer(g, TT_LAYER_MAX_POOL, pname, a2, -1, *pooled);
         p->kernel = 2, p->stride = 2;
@@ -181,7 +181,7 @@ static tt_status build(unet_model *u)
     for (int i = c->depth - 1; i >= 0; i--) {
         int ch = tt_unet_channels(c, i);
         snprintf(name, sizeof name, "up.%d", i);
-        const tt_tensor_def *below = &g->tensors[x];
+        const tt_tensor_def *below = tt_graph_def(g, x);
         int up = tt_graph_tensor(g, name, ch, 2 * below->height, 2 * below->width,
                                  ckpt ? TT_RECOMPUTE : TT_REMAKE);
         tt_layer *l = tt_graph_layer(g, TT_LAYER_CONV_T, name, x, -1, up);

@@ -34,11 +34,11 @@ static tt_status decoder(tt_graph_model *u, const int features[5])
     tt_keep again = ckpt ? TT_RECOMPUTE : TT_REMAKE; /* a norm's output read again */
     int fd = s->freeze_decoder_bn;
     char conv[64], norm[64];
-    int x = features[4], cin = g->tensors[x].channels;
+    int x = features[4], cin = tt_graph_def(g, x)->channels;
     tt_conv_norm c;
     for (int i = 0; i < TT_UR_DECODER_BLOCKS; i++) {
         int first = g->layer_count, ch = decoder_channels[i], skip = i < 4 ? features[3 - i] : -1;
-        int skip_channels = skip >= 0 ? g->tensors[skip].channels : 0;
+        int skip_channels = skip >= 0 ? tt_graph_def(g, skip)->channels : 0;
         tt_conv_norm c1, c2;
         snprintf(conv, sizeof conv, "decoder.blocks.%d.conv1.0", i);
         snprintf(norm, sizeof norm, "decoder.blocks.%d.conv1.1", i);
@@ -47,7 +47,7 @@ static tt_status decoder(tt_graph_model *u, const int features[5])
         snprintf(norm, sizeof norm, "decoder.blocks.%d.conv2.1", i);
         TT_TRY(tt_conv_norm_params(u, &c2, conv, norm, ch, ch, 3, 1, 1));
         snprintf(conv, sizeof conv, "decoder.blocks.%d.up", i);
-        const tt_tensor_def *below = &g->tensors[x];
+        const tt_tensor_def *below = tt_graph_def(g, x);
         int up = tt_graph_tensor(g, conv, cin, 2 * below->height, 2 * below->width, again);
         tt_graph_layer(g, TT_LAYER_UPSAMPLE, conv, x, -1, up);
         int recompute1 = ckpt && skip >= 0;
