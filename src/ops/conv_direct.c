@@ -115,12 +115,15 @@ static size_t tile_floats(const direct_params *p, const tt_conv_shape *s, size_t
     return *tile_w * *tile_h + p->cob * s->kh * s->kw;
 }
 
-/* Whether the tiled forward runs: a real tile, and room for it. */
+/* Whether the tiled forward runs: a real tile, a plane that fills at
+ * least half its width and half its height (on a smaller one most of the
+ * group would compute outputs past the edge, and the scalar kernel runs
+ * instead), and room for it. */
 static int tiles_fit(const tt_backend *be, const tt_conv_shape *s)
 {
     direct_params p = params_of(be, s, DIRECT_TILED);
     size_t w, h;
-    return p.tw * p.th > 1 &&
+    return p.tw * p.th > 1 && 2 * (size_t)s->ow >= p.tw && 2 * (size_t)s->oh >= p.th &&
            tile_floats(&p, s, &w, &h) * sizeof(float) <= be->device.local_mem_bytes / 2;
 }
 
