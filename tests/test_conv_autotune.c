@@ -521,6 +521,40 @@ static void test_corrupt_db(void)
     remove_cache_dir(be);
 }
 
+/* A find-db that cannot be read (EIO: TT_FAULT=read:1, the first file read
+ * since) is as a missing one: a warning, the shape timed again to a right
+ * result, and the file written whole again, the picks it holds kept. */
+static void test_unreadable_db(void)
+{
+    tt_backend *be = th_backend();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(be);
+    fresh_cache_dir();
+    conv_run r;
+    run_init(&r, (tt_conv2d_desc)D(2, 4, 9, 11, 5, 3, 3, 1, 1, 1, 1, 1, 1, AUTO), 53);
+    if (!timed_here(be, &r.desc, TT_CONV_DIR_FORWARD, "an unreadable find-db, timed again")) {
+        run_free(&r);
+        remove_cache_dir(be);
+        return;
+    }
+    const char *const algos[] = {"direct", "direct"};
+    write_picks(be, picked_keys, algos, 2); /* forward and backward_data of this shape */
+    th_setenv("TT_FAULT", "read:1");
+    double error = run_forward(be, &r);
+    th_setenv("TT_FAULT", NULL);
+    CU_ASSERT(error < REF_CONV_FWD_TOL);
+    tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
+    CU_ASSERT_EQUAL(s.db_loads, 1);
+    CU_ASSERT_EQUAL(s.db_ignored, 1);
+    CU_ASSERT_EQUAL(s.timed, 1); /* not the file's pick */
+    CU_ASSERT_EQUAL(s.db_writes, 1);
+    cJSON *db = read_db(be);
+    CU_ASSERT_PTR_NOT_NULL(db);
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(db, "entries")), 2);
+    cJSON_Delete(db);
+    run_free(&r);
+    remove_cache_dir(be);
+}
+
 /* The dry backend (memory estimates) runs nothing, so it must neither time
  * nor record: it once wrote 0 ms picks of im2col_gemm for every shape it
  * saw, which real runs then trusted.  Such entries are now timed again. */
@@ -1237,6 +1271,7 @@ int main(void)
         {"autotuner on conv_transpose2d", test_autotune_transpose},
         {"a named algorithm, and a run's setting (--algo, TT_CONV_ALGO)", test_force},
         {"a corrupt find-db is ignored with a warning", test_corrupt_db},
+        {"an unreadable find-db is timed again, then written whole", test_unreadable_db},
         {"the dry backend never tunes; its 0 ms entries are timed again", test_dry_backend_never_tunes},
         {"the backend and the code are part of the key", test_backend_in_key},
         {"workspace sized for the known picks; a first layer leaves out its input gradient", test_workspace_of_known_picks},

@@ -252,7 +252,22 @@ static int holds_programs(const char *dir)
     return system(cmd) == 0;
 }
 
-/* A fresh cache folder: first backend builds, second loads from disk;
+/* A new OpenCL backend (counting the programs it builds or loads) and a
+ * buffer *b of 64 floats it filled with `value`, read back. */
+static tt_backend *filled_backend(float value, tt_buffer **b)
+{
+    tt_backend *be = NULL;
+    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_OPENCL}, &be));
+    TH_OK(tt_buffer_alloc(be, 64 * sizeof(float), TT_MEM_OTHER, "cache.x", b));
+    TH_OK(tt_fill(be, tt_mem_of(*b), value, 64));
+    float h[64];
+    TH_OK(tt_read(be, h, tt_mem_of(*b), sizeof h));
+    CU_ASSERT_EQUAL(h[63], value);
+    return be;
+}
+
+/* A fresh cache folder: first backend builds, second loads from disk, a
+ * third that cannot read the binary builds it again;
  * with PoCL's own kernel cache on, ours stores nothing (PoCL keeps what it
  * compiled; a binary of ours would have it compile every kernel). */
 static void test_program_cache(void)
@@ -280,9 +295,7 @@ static void test_program_cache(void)
     char *pocl_saved = pocl_old ? strdup(pocl_old) : NULL;
     th_setenv("POCL_KERNEL_CACHE", "0");
 
-    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_OPENCL}, &be));
-    TH_OK(tt_buffer_alloc(be, 64 * sizeof(float), TT_MEM_OTHER, "cache.x", &b));
-    TH_OK(tt_fill(be, tt_mem_of(b), 1.0f, 64));
+    be = filled_backend(1.0f, &b);
     CU_ASSERT_EQUAL(be->programs.built_from_source, 1);
     CU_ASSERT_EQUAL(be->programs.loaded_from_disk, 0);
     TH_OK(tt_fill(be, tt_mem_of(b), 2.0f, 64)); /* same kernel: memory hit */
@@ -297,15 +310,25 @@ static void test_program_cache(void)
     tt_buffer_free(b);
     tt_backend_destroy(be);
 
-    TH_OK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_OPENCL}, &be));
-    TH_OK(tt_buffer_alloc(be, 64 * sizeof(float), TT_MEM_OTHER, "cache.x", &b));
-    TH_OK(tt_fill(be, tt_mem_of(b), 5.0f, 64));
-    float h[64];
-    TH_OK(tt_read(be, h, tt_mem_of(b), sizeof h));
-    CU_ASSERT_EQUAL(h[63], 5.0f);
+    be = filled_backend(5.0f, &b);
     CU_ASSERT_EQUAL(be->programs.built_from_source, 0);
     CU_ASSERT_EQUAL(be->programs.loaded_from_disk, 1);
     CU_ASSERT_TRUE(holds_programs(dir));
+    tt_buffer_free(b);
+    tt_backend_destroy(be);
+
+    /* the binary there cannot be read (EIO: TT_FAULT=read:1, this
+     * process's first file read): as a miss, built from source to the same
+     * result, and written whole again for the next backend */
+    th_setenv("TT_FAULT", "read:1");
+    be = filled_backend(6.0f, &b);
+    th_setenv("TT_FAULT", NULL);
+    CU_ASSERT_EQUAL(be->programs.built_from_source, 1);
+    CU_ASSERT_EQUAL(be->programs.loaded_from_disk, 0);
+    tt_buffer_free(b);
+    tt_backend_destroy(be);
+    be = filled_backend(7.0f, &b);
+    CU_ASSERT_EQUAL(be->programs.loaded_from_disk, 1);
     tt_buffer_free(b);
     tt_backend_destroy(be);
 

@@ -140,6 +140,18 @@ static void test_json(void)
     CU_ASSERT(s && strstr(tt_status_message(s), ":3:") != NULL);
     tt_status_free(s);
     unlink(path);
+
+    /* a config that cannot be read (EIO; TT_FAULT=read:1) sets nothing */
+    path = write_temp(".json", "{\n  \"steps\": 5\n}\n");
+    memset(&o, 0, sizeof o);
+    th_setenv("TT_FAULT", "read:1");
+    s = tt_opt_load_file(table, N, &o, path);
+    th_setenv("TT_FAULT", NULL);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_IO);
+    CU_ASSERT(s && strstr(tt_status_message(s), path) != NULL);
+    CU_ASSERT_EQUAL(o.steps, 0);
+    tt_status_free(s);
+    unlink(path);
 }
 
 /* A command's own options after another's, embedded at an offset. */

@@ -444,6 +444,15 @@ static void test_splits(void)
     CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_FORMAT);
     CU_ASSERT(s && strstr(tt_status_message(s), "val.txt:2") != NULL);
     tt_status_free(s);
+    /* the list cannot be read (EIO; TT_FAULT=read:1): an error naming it,
+     * no split */
+    th_setenv("TT_FAULT", "read:1");
+    s = tt_split_list(&src.source, list, &train, &nt, &val, &nv);
+    th_setenv("TT_FAULT", NULL);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_IO);
+    CU_ASSERT(s && strstr(tt_status_message(s), "val.txt") != NULL);
+    CU_ASSERT(train == NULL && val == NULL);
+    tt_status_free(s);
     rp_source_free(&src);
 }
 

@@ -578,6 +578,28 @@ static void test_validation_and_best(void)
     CU_ASSERT(html && strstr(html, "src='data:image/png;base64,iVBORw0KGgo") != NULL); /* PNG magic */
     CU_ASSERT(html && strstr(html, "(missing)") == NULL);
     free(html);
+    /* the log cannot be read (EIO; TT_FAULT=read:1): an error naming it and
+     * no page; a picture that cannot be read is captioned missing (read:3:
+     * the count goes on while TT_FAULT is set, and the log was call 2) */
+    char page[600];
+    snprintf(page, sizeof page, "%s/report.html", out);
+    unlink(page);
+    th_setenv("TT_FAULT", "read:1");
+    tt_status s = tt_report_write(out);
+    th_setenv("TT_FAULT", NULL);
+    CU_ASSERT_EQUAL(tt_status_code(s), TT_ERR_IO);
+    CU_ASSERT(s && strstr(tt_status_message(s), "train.jsonl") != NULL);
+    CU_ASSERT_NOT_EQUAL(access(page, F_OK), 0);
+    tt_status_free(s);
+    th_setenv("TT_FAULT", "read:3");
+    TH_OK(tt_report_write(out));
+    th_setenv("TT_FAULT", NULL);
+    bytes = rd_read(out, "report.html", &size);
+    html = calloc(size + 1, 1);
+    if (bytes && html) memcpy(html, bytes, size);
+    free(bytes);
+    CU_ASSERT(html && strstr(html, "(missing)") != NULL);
+    free(html);
     free(log), free(w);
     rd_remove(out);
     rd_remove(data);

@@ -2,7 +2,8 @@
  * written when a backend closes, loaded by the next one on the device, and
  * rebuilt, never trusted, when spoiled: garbage, an empty or truncated
  * file, another device's, driver's or cache UUID's, a wrong hash or size,
- * and the bare driver data of the old format are each ignored; the backend
+ * the bare driver data of the old format, and a file whose read fails
+ * (TT_FAULT=read) are each ignored; the backend
  * starts, its shaders give correct results with validation silent, and
  * the file is rewritten so that the next backend loads it. */
 #include <stdint.h>
@@ -147,6 +148,14 @@ static void test_spoiled_files(void)
         free(again);
         CU_ASSERT_EQUAL(run_once(), 1);
     }
+    /* a whole file whose read fails (EIO; TT_FAULT=read:1, the first file
+     * read since): as a spoiled one, not taken, and written whole again */
+    write_all(good, len);
+    th_setenv("TT_FAULT", "read:1");
+    int loaded = run_once();
+    th_setenv("TT_FAULT", NULL);
+    CU_ASSERT_EQUAL(loaded, 0);
+    CU_ASSERT_EQUAL(run_once(), 1);
     free(bad);
     free(good);
     th_setenv("TT_CACHE_DIR", old);

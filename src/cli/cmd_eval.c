@@ -9,6 +9,7 @@
  * threshold and minimum size (infer/pp_search.h), written into the
  * checkpoint.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@
 #include "backend/backend.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "core/fs.h"
 #include "core/options.h"
 #include "core/status.h"
 #include "data/dataset.h"
@@ -198,10 +200,10 @@ static tt_status read_regions(const char *path, tt_raster_set *set, tt_raster_re
     *out = NULL, *count = 0;
     FILE *f = fopen(path, "r");
     if (!f) return tt_error_new(TT_ERR_IO, "--val-list %s: cannot read it", path);
-    tt_status status = NULL;
+    tt_status status = tt_read_fault("the validation list", path);
     char line[1200], name[1024];
     int capacity = 0;
-    for (int number = 1; fgets(line, sizeof line, f); number++) {
+    for (int number = 1; !status && fgets(line, sizeof line, f); number++) {
         if (line[0] == '#' || line[0] == '\n') continue;
         tt_raster_region r = {0};
         if (sscanf(line, "%1023s %d %d %d %d", name, &r.x0, &r.y0, &r.width, &r.height) != 5) {
@@ -231,6 +233,9 @@ static tt_status read_regions(const char *path, tt_raster_set *set, tt_raster_re
         }
         (*out)[(*count)++] = r;
     }
+    if (!status && ferror(f)) /* a list read in part would score fewer regions */
+        status = tt_error_new(TT_ERR_IO, "--val-list %s: cannot read it: %s; check the disk",
+                              path, strerror(errno));
     fclose(f);
     if (!status && !*count)
         status = tt_error_new(TT_ERR_INVALID_ARGUMENT, "--val-list %s names no region", path);

@@ -276,7 +276,8 @@ static int train(tt_recipe *recipe, const tt_dist *dist)
                     outcome.steps + 1, opt->out, outcome.steps, opt->out);
         return 130;
     }
-    if (outcome.report_error[0]) fprintf(stderr, "tiletrain: no report: %s\n", outcome.report_error);
+    if (outcome.report_error[0]) fprintf(stderr, "tiletrain: warning: no report (the run is whole): %s\n",
+                                          outcome.report_error);
     if (!status && outcome.stopped_early && !opt->quiet)
         printf("early stop at step %lld: mean Dice has not improved for %lld validation%s "
                "(--patience %d); the best, %.4f at step %lld, is %s/best.safetensors\n",

@@ -3,8 +3,9 @@
  * through which TT_FAULT=host:N (core/fault.h) makes the Nth fail as
  * memory running out would (NULL, errno ENOMEM), so that every caller's
  * handling of it is walked by tests/fault/check.sh.  Free with free().
- * core/status.c and core/knobs.c allocate directly: an error's text and
- * the knobs are what a failure is reported with.
+ * An error (core/status.c) that finds no memory is a static "out of host
+ * memory" one.  core/knobs.c alone allocates directly: TT_FAULT is one of
+ * its knobs, read by every call here, so its copies cannot wait on one.
  */
 #ifndef TT_CORE_ALLOC_H
 #define TT_CORE_ALLOC_H

@@ -9,7 +9,10 @@
  *   launch  a kernel launch (tt_launch_kernel): the device lost
  *   submit  a Vulkan queue submission (vkQueueSubmit): the device lost
  *   host    a host allocation of the library (core/alloc.h): out of memory
- *   read    a file read (images, masks, tile cache, checkpoints): EIO
+ *   read    a file read (images, masks, tile cache, checkpoints, lists and
+ *           configs; the caches of programs, pipelines, tuning, find-db and
+ *           precision-db, which are then rebuilt; train.jsonl for the
+ *           report): EIO
  *   coll    an MPI collective (dist/dist_mpi.c): the network dropped
  * TT_FAULT=count fails nothing; tt_fault_print_counts then says how many
  * calls of each kind the process made, the range a walk goes over.

@@ -107,7 +107,8 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                        "plans, reports, caches) or a line appended to train.jsonl as a full disk, a device buffer as device "
                        "memory running out, a kernel launch or a Vulkan queue submission as a "
                        "lost device, a host allocation of the library as memory running out, "
-                       "a file read (images, masks, tile cache, checkpoints) as EIO, an MPI "
+                       "a file read (images, masks, tile cache, checkpoints, lists, configs, "
+                       "the caches, the log read for the report) as EIO, an MPI "
                        "collective as a dropped network; so that a test can walk a failure "
                        "over every such call of a run.  count fails nothing and prints how "
                        "many calls of each kind the command made."},

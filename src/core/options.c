@@ -13,6 +13,7 @@
 #include <ini.h>
 
 #include "core/alloc.h"
+#include "core/fs.h"
 #include "core/status.h"
 
 /* "micro_batch" and "micro-batch" are the same name. */
@@ -361,6 +362,11 @@ static tt_status load_file(const tt_opt *table, size_t count, void *opts, const 
     FILE *f = fopen(path, "rb");
     if (!f)
         return tt_error_new(TT_ERR_IO, "cannot open config file '%s': %s", path, strerror(errno));
+    tt_status unreadable = tt_read_fault("the config file", path);
+    if (unreadable) {
+        fclose(f);
+        return unreadable;
+    }
     char *text = NULL;
     size_t size = 0, cap = 0;
     int ch;
@@ -376,6 +382,12 @@ static tt_status load_file(const tt_opt *table, size_t count, void *opts, const 
             text = grown;
         }
         text[size++] = (char)ch;
+    }
+    if (ferror(f)) { /* a config read in part would set only some options */
+        free(text);
+        fclose(f);
+        return tt_error_new(TT_ERR_IO, "cannot read config file '%s': %s; check the disk", path,
+                            strerror(errno));
     }
     fclose(f);
     if (!text) return NULL; /* an empty file sets nothing */

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 struct tt_error {
     tt_code code;
     int backend_code;  /* the backend's own code; 0 unless a backend failed */
@@ -19,7 +21,7 @@ static tt_error oom_error = {TT_ERR_OUT_OF_MEMORY, 0, "", NULL,
 
 static tt_status error_vnew(tt_code code, const char *fmt, va_list ap)
 {
-    tt_error *e = calloc(1, sizeof *e);
+    tt_error *e = tt_calloc(1, sizeof *e); /* TT_FAULT=host reaches it */
     if (!e) return &oom_error;
     e->code = code;
     vsnprintf(e->message, sizeof e->message, fmt, ap);
@@ -61,7 +63,7 @@ tt_status tt_error_set_detail(tt_status status, const char *detail)
 {
     if (!status || status == &oom_error || !detail) return status;
     free(status->detail);
-    status->detail = strdup(detail);
+    status->detail = tt_strdup(detail); /* NULL: no detail */
     return status;
 }
 

@@ -13,6 +13,7 @@
 #include <stb_image.h>
 
 #include "core/alloc.h"
+#include "core/fs.h"
 #include "core/status.h"
 
 static uint32_t be32(const unsigned char *p)
@@ -29,12 +30,15 @@ tt_status tt_probe_read_file(const char *path, unsigned char **data, size_t *siz
     unsigned char *buffer = tt_malloc((size_t)file_size);
     if (!buffer) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: no host memory to read it", path);
     FILE *f = fopen(path, "rb");
-    size_t got = f ? fread(buffer, 1, (size_t)file_size, f) : 0;
+    tt_status unreadable = f ? tt_read_fault("the file", path) : NULL;
+    size_t got = f && !unreadable ? fread(buffer, 1, (size_t)file_size, f) : 0;
     int saved = errno;
     if (f) fclose(f);
-    if (got != (size_t)file_size) {
+    if (unreadable || got != (size_t)file_size) {
         free(buffer);
-        return tt_error_new(TT_ERR_IO, "%s: read failed (%s)", path, f ? "short read" : strerror(saved));
+        return unreadable ? unreadable
+                          : tt_error_new(TT_ERR_IO, "%s: read failed (%s)", path,
+                                         f ? "short read" : strerror(saved));
     }
     *data = buffer;
     *size = got;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/fs.h"
 #include "core/status.h"
 #include "data/sampler.h"
 
@@ -90,6 +91,7 @@ tt_status tt_split_list(const tt_item_source *source, const char *list_path, int
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "split: no host memory");
         goto cleanup;
     }
+    if ((status = tt_read_fault("the validation list", list_path))) goto cleanup;
     while (fgets(line, sizeof line, f)) {
         line_no++;
         char *p = line, *e;
@@ -109,6 +111,11 @@ tt_status tt_split_list(const tt_item_source *source, const char *list_path, int
             goto cleanup;
         }
         listed++;
+    }
+    if (ferror(f)) { /* a list cut short would move items into training unseen */
+        status = tt_error_new(TT_ERR_IO, "split: cannot read validation list %s: %s; check the "
+                              "disk, or give --val-list a readable copy", list_path, strerror(errno));
+        goto cleanup;
     }
     if (!listed) {
         status = tt_error_new(TT_ERR_FORMAT, "split: validation list %s names no items", list_path);

@@ -196,15 +196,26 @@ static void read_db_file(const tt_backend *be, uint64_t device, int merge)
     char *text = NULL;
     cJSON *root = NULL;
     long len = -1;
-    if (fseek(f, 0, SEEK_END) == 0) len = ftell(f);
-    if (len >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = tt_malloc((size_t)len + 1))) {
-        if (fread(text, 1, (size_t)len, f) == (size_t)len) {
-            text[len] = '\0';
-            root = cJSON_Parse(text);
-        }
-    }
+    tt_status unreadable = tt_read_fault("the convolution find-db", path);
+    if (!unreadable && fseek(f, 0, SEEK_END) == 0) len = ftell(f);
+    if (!unreadable && len >= 0 && fseek(f, 0, SEEK_SET) == 0 && !(text = tt_malloc((size_t)len + 1)))
+        unreadable = tt_error_new(TT_ERR_OUT_OF_MEMORY, "reading '%s': out of host memory", path);
+    else if (!unreadable && (!text || fread(text, 1, (size_t)len, f) != (size_t)len))
+        unreadable = tt_error_new(TT_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
     fclose(f);
     if (!merge) stats.db_loads++;
+    if (unreadable) { /* as a missing file: timed again, the file written whole again */
+        if (!merge) {
+            fprintf(stderr, "tiletrain: warning: convolution find-db ignored: %s; the "
+                            "convolutions are timed again and the file rewritten\n",
+                    tt_status_message(unreadable));
+            stats.db_ignored++;
+        }
+        tt_status_free(unreadable);
+        goto done;
+    }
+    text[len] = '\0';
+    root = cJSON_Parse(text);
     cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "version");
     cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
     cJSON *backend = cJSON_GetObjectItemCaseSensitive(root, "backend");

@@ -2,6 +2,7 @@
  * precision_auto.h. */
 #include "train/precision_auto.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,27 +38,52 @@ static int db_path(char *buf, size_t size)
     return snprintf(buf, size, "%s/%s", dir, DB_FILE) < (int)size;
 }
 
-/* The whole db file (malloc'd, NUL-terminated), or NULL when there is none. */
-static char *db_read(void)
+/* The whole db file in *text (malloc'd, NUL-terminated; NULL when there is
+ * none).  A file that cannot be read (EIO, TT_FAULT=read, no host memory)
+ * is an error naming it; the callers take it as no file, warning. */
+static tt_status db_read(char **text)
 {
     char path[1100];
+    *text = NULL;
     if (!db_path(path, sizeof path)) return NULL;
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
-    char *text = NULL;
-    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = tt_malloc((size_t)size + 1))) {
-        size_t got = fread(text, 1, (size_t)size, f);
-        text[got] = '\0';
-    }
+    tt_status status = tt_read_fault("the precision-db", path);
+    long size = -1;
+    if (!status && fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+    if (!status && size >= 0 && fseek(f, 0, SEEK_SET) == 0 && !(*text = tt_malloc((size_t)size + 1)))
+        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "reading the precision-db '%s': out of host "
+                              "memory", path);
+    else if (!status && (!*text || fread(*text, 1, (size_t)size, f) != (size_t)size))
+        status = tt_error_new(TT_ERR_IO, "cannot read the precision-db '%s': %s", path,
+                              strerror(errno));
     fclose(f);
+    if (status) {
+        free(*text);
+        *text = NULL;
+        return status;
+    }
+    (*text)[size] = '\0';
+    return NULL;
+}
+
+/* The db's text, or NULL: none, or one that cannot be read (a warning:
+ * the choice is timed again and the file written anew). */
+static char *db_text(void)
+{
+    char *text = NULL;
+    tt_status s = db_read(&text);
+    if (s)
+        fprintf(stderr, "tiletrain: warning: precision-db ignored: %s; the precisions are "
+                        "timed again\n", tt_status_message(s));
+    tt_status_free(s);
     return text;
 }
 
 /* The precision stored for `key`; 0 when none (or unreadable). */
 static int db_find(const char *key, tt_precision *out)
 {
-    char *text = db_read();
+    char *text = db_text();
     int found = 0;
     for (char *line = text; line && *line && !found;) {
         char *end = strchr(line, '\n');
@@ -85,7 +111,8 @@ static void db_store(const char *key, tt_precision chosen)
         tt_status_free(s);
         return;
     }
-    char *old = db_read();
+    char *old = NULL;
+    tt_status_free(db_read(&old)); /* unreadable: written anew, as a missing file */
     size_t cap = (old ? strlen(old) : 0) + strlen(key) + 16, used = 0;
     char *text = tt_malloc(cap);
     if (!text) {

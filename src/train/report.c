@@ -116,6 +116,12 @@ static int write_base64_file(FILE *f, const char *path)
     static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     FILE *in = fopen(path, "rb");
     if (!in) return 0;
+    tt_status unreadable = tt_read_fault("the gallery image", path);
+    if (unreadable) { /* as a missing image: captioned so */
+        tt_status_free(unreadable);
+        fclose(in);
+        return 0;
+    }
     unsigned char b[3];
     size_t n;
     while ((n = fread(b, 1, 3, in)) > 0) {
@@ -126,8 +132,9 @@ static int write_base64_file(FILE *f, const char *path)
         fputc(n > 2 ? digits[v & 63] : '=', f);
         if (n < 3) break;
     }
+    int whole = !ferror(in);
     fclose(in);
-    return 1;
+    return whole;
 }
 
 static void html_text(FILE *f, const char *s)
@@ -236,6 +243,11 @@ tt_status tt_report_write(const char *out_dir)
     if (!in)
         return tt_error_new(TT_ERR_IO, "cannot read '%s': %s; give the --out folder of a training run",
                             path, strerror(errno));
+    tt_status unreadable = tt_read_fault("the training log", path);
+    if (unreadable) {
+        fclose(in);
+        return unreadable;
+    }
     series loss = {0}, lr = {0}, speed = {0}, wait = {0}, mean_dice = {0}, scale = {0};
     series raw_dice = {0}; /* --ema: the raw weights' mean Dice */
     enum { TERMS_MAX = 4 };
@@ -312,11 +324,16 @@ tt_status tt_report_write(const char *out_dir)
         cJSON_Delete(o);
     }
     free(line);
-    fclose(in);
     tt_status status = NULL;
     char *page = NULL; /* the page in memory, then written atomically */
     size_t page_size = 0;
-    FILE *f = open_memstream(&page, &page_size);
+    FILE *f = NULL;
+    if (ferror(in)) /* a log read in part would draw a shorter run: no page */
+        status = tt_error_new(TT_ERR_IO, "cannot read '%s': %s; check the disk, then run "
+                              "`tiletrain report %s`", path, strerror(errno), out_dir);
+    fclose(in);
+    if (status) goto cleanup;
+    f = open_memstream(&page, &page_size);
     if (!f) {
         status = tt_error_new(TT_ERR_IO, "cannot write '%s': %s", html, strerror(errno));
         goto cleanup;

@@ -5,7 +5,9 @@
 #include "tiletrain.h"
 
 /* Writes out_dir/report.html (atomically) from out_dir/train.jsonl; a
- * missing log is TT_ERR_IO naming it. */
+ * missing log, or one that cannot be read to its end (EIO, TT_FAULT=read),
+ * is TT_ERR_IO naming it, and no page is written then.  A gallery image
+ * that cannot be read is captioned missing. */
 tt_status tt_report_write(const char *out_dir);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/fs.h"
 #include "tune/tune.h"
 #include "core/status.h"
 
@@ -137,10 +138,10 @@ tt_status tt_gemm_shapes_load(const char *path, tt_gemm_shape **shapes, int *cou
     if (!f)
         return tt_error_new(TT_ERR_IO, "cannot open the shape file '%s': %s", path, strerror(errno));
     shape_list l = {0};
-    tt_status status = NULL;
+    tt_status status = tt_read_fault("the shape file", path);
     char line[512];
     int lineno = 0;
-    while (fgets(line, sizeof line, f)) {
+    while (!status && fgets(line, sizeof line, f)) {
         lineno++;
         char *hash = strchr(line, '#');
         if (hash) *hash = '\0';
@@ -171,6 +172,11 @@ tt_status tt_gemm_shapes_load(const char *path, tt_gemm_shape **shapes, int *cou
         size_t len = strlen(label);
         if (len > 40) memmove(label, label + len - 40, 41); /* keep the file's tail */
         TT_CHECK(add(&l, trans_a, trans_b, (size_t)m, (size_t)n, (size_t)k, times, label));
+    }
+    if (status) goto cleanup;
+    if (ferror(f)) {
+        status = tt_error_new(TT_ERR_IO, "cannot read the shape file '%s': %s", path, strerror(errno));
+        goto cleanup;
     }
     if (l.count == 0) {
         status = tt_error_new(TT_ERR_FORMAT, "shape file '%s' lists no GEMM", path);

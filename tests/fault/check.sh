@@ -19,9 +19,13 @@
 # A run with TT_FAULT=count first says how many calls of each kind the
 # command makes; a kind with up to POINTS calls is walked whole, one with
 # more at POINTS places spread over its calls (first and last included).
-# The run: 3 steps with a checkpoint after each, a validation after the
-# second, its own tile cache, --algo direct (the autotuner drops a
-# candidate whose launch fails, so a fault there would be absorbed).
+# The run: 3 steps with a checkpoint after each, a validation (of the
+# images a --val-list names) after the second, its own tile cache, --algo
+# direct (the autotuner drops a candidate whose launch fails, so a fault
+# there would be absorbed).  Its reads include the caches of TT_CACHE_DIR
+# that the uninterrupted run filled (Vulkan's pipeline cache; OpenCL's
+# program binaries where POCL_KERNEL_CACHE=0) and train.jsonl read back for
+# the report: a cache or the report failing is one the run can do without.
 # usage: tests/fault/check.sh BUILD_DIR
 #   BACKENDS  (default "opencl vulkan", or opencl alone where there is no Vulkan device)
 #   COMMANDS  (default "train predict raster mem")
@@ -35,8 +39,9 @@ backends=${BACKENDS:-opencl vulkan}
 "$tt" data synth --out "$work/data" --format kaggle-rle --count 6 --size 64x96 --classes 2 \
   --seed 3 >/dev/null || { echo "FAIL: data synth"; exit 1; }
 "$(dirname "$tt")/make_raster" "$work/scene.tif" 300 200 >/dev/null || { echo "FAIL: make_raster"; exit 1; }
+(cd "$work/data/train_images" && printf '%s\n' *) | sed -n '2p;5p' >"$work/val.txt" # read by --val-list
 model=(--tile 32x32 --micro-batch 2 --accum 1 --base-channels 4 --depth 2 --groups 2 --algo direct)
-train=(train --data "$work/data" --plan off "${model[@]}" --steps 3 --val-fraction 0.34
+train=(train --data "$work/data" --plan off "${model[@]}" --steps 3 --val-list "$work/val.txt"
        --val-every 2 --checkpoint-every 1 --no-augment --seed 3 --quiet)
 
 # args COMMAND BACKEND DIR: the command line writing under DIR

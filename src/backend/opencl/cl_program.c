@@ -29,13 +29,15 @@ static const tt_embedded_kernel *embedded(const char *name)
     return NULL;
 }
 
-/* Reads a whole file; *out is malloc'd and NUL-terminated. */
-static tt_status read_file(const char *path, char **out, size_t *size)
+/* Reads a whole file (`what` names it in errors); *out is malloc'd and
+ * NUL-terminated.  A read that fails (EIO, or TT_FAULT=read) is TT_ERR_IO. */
+static tt_status read_file(const char *what, const char *path, char **out, size_t *size)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) return tt_error_new(TT_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    tt_status status = NULL;
+    if (!f) return tt_error_new(TT_ERR_IO, "cannot open %s '%s': %s", what, path, strerror(errno));
+    tt_status status = tt_read_fault(what, path);
     char *buf = NULL;
+    if (status) goto done;
     if (fseek(f, 0, SEEK_END) != 0) goto io_error;
     long len = ftell(f);
     if (len < 0 || fseek(f, 0, SEEK_SET) != 0) goto io_error;
@@ -51,7 +53,7 @@ static tt_status read_file(const char *path, char **out, size_t *size)
     buf = NULL;
     goto done;
 io_error:
-    status = tt_error_new(TT_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+    status = tt_error_new(TT_ERR_IO, "cannot read %s '%s': %s", what, path, strerror(errno));
 done:
     free(buf);
     fclose(f);
@@ -65,7 +67,8 @@ static tt_status source_text(const char *program, char **out, size_t *size)
     if (dir && *dir) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s.cl", dir, program);
-        return tt_error_prefix(read_file(path, out, size), "loading kernel program (TT_KERNEL_DIR)");
+        return tt_error_prefix(read_file("the kernel source", path, out, size),
+                               "loading kernel program (TT_KERNEL_DIR)");
     }
     const tt_embedded_kernel *k = embedded(program);
     if (!k)
@@ -132,13 +135,18 @@ static tt_status build_log(cl_program prog, cl_device_id dev, const char *progra
     return s;
 }
 
-/* Tries the disk cache; returns NULL program on a miss or a stale binary. */
+/* Tries the disk cache; returns NULL program on a miss, a stale binary or
+ * a file that cannot be read (the program is built from source then and
+ * the file written again). */
 static cl_program load_binary(tt_cl_backend *cl, const char *path, const char *options)
 {
     char *bin = NULL;
     size_t size = 0;
-    tt_status s = read_file(path, &bin, &size);
-    if (s) {
+    if (access(path, F_OK) != 0) return NULL; /* a miss */
+    tt_status s = read_file("the cached program binary", path, &bin, &size);
+    if (s) { /* a failing disk: as a miss, said */
+        fprintf(stderr, "tiletrain: warning: %s; the program is built from source\n",
+                tt_status_message(s));
         tt_status_free(s);
         return NULL;
     }

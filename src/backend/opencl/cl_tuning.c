@@ -224,9 +224,10 @@ static tt_status read_text(const char *path, char **out)
     FILE *f = fopen(path, "rb");
     if (!f)
         return tt_error_new(TT_ERR_IO, "cannot open the tuning file '%s': %s", path, strerror(errno));
-    tt_status status = NULL;
+    tt_status status = tt_read_fault("the tuning file", path);
     char *buf = NULL;
     long len = -1;
+    if (status) goto cleanup;
     if (fseek(f, 0, SEEK_END) == 0) len = ftell(f);
     if (len < 0 || len > (1 << 20) || fseek(f, 0, SEEK_SET) != 0) {
         status = tt_error_new(TT_ERR_FORMAT, "tuning file '%s': unreadable or larger than 1 MiB", path);
@@ -238,7 +239,8 @@ static tt_status read_text(const char *path, char **out)
         goto cleanup;
     }
     if (fread(buf, 1, (size_t)len, f) != (size_t)len) {
-        status = tt_error_new(TT_ERR_IO, "cannot read the tuning file '%s'", path);
+        status = tt_error_new(TT_ERR_IO, "cannot read the tuning file '%s': %s", path,
+                              strerror(errno));
         goto cleanup;
     }
     buf[len] = '\0';

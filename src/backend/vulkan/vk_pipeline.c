@@ -24,6 +24,7 @@
 #include "backend/vulkan/vk_internal.h"
 #include "backend/vulkan/vk_shaders.h"
 #include "core/alloc.h"
+#include "core/fs.h"
 #include "core/knobs.h"
 #include "core/parallel.h"
 
@@ -54,8 +55,9 @@ static tt_status read_spirv(const char *path, module *m)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return tt_error_new(TT_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    tt_status status = NULL;
+    tt_status status = tt_read_fault("the SPIR-V module", path);
     long size = -1;
+    if (status) goto done;
     if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
     if (size < 20 || size % 4 != 0 || fseek(f, 0, SEEK_SET) != 0) {
         status = tt_error_new(TT_ERR_FORMAT, "'%s' is not a SPIR-V module (%ld bytes)", path, size);

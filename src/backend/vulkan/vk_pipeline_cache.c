@@ -87,13 +87,20 @@ static int valid(const tt_vk_backend *vk, const unsigned char *data, size_t len)
 
 /* The driver's data of the file if it is valid (*size its bytes; the
  * caller frees the returned block, which starts OUR_HEADER_BYTES earlier);
- * NULL otherwise. */
+ * NULL otherwise: none, invalid, or a read that failed (EIO, TT_FAULT=read),
+ * all an empty cache that is written whole again. */
 static unsigned char *read_valid(const tt_vk_backend *vk, size_t *size)
 {
     FILE *f = fopen(vk->cache_file, "rb");
     if (!f) return NULL;
     unsigned char *data = NULL;
     long len = -1;
+    tt_status unreadable = tt_read_fault("the Vulkan pipeline cache", vk->cache_file);
+    if (unreadable) {
+        tt_status_free(unreadable);
+        fclose(f);
+        return NULL;
+    }
     if (fseek(f, 0, SEEK_END) == 0) len = ftell(f);
     if (len > 0 && (unsigned long)len <= MAX_FILE_BYTES && fseek(f, 0, SEEK_SET) == 0 &&
         (data = tt_malloc((size_t)len)) && fread(data, 1, (size_t)len, f) != (size_t)len) {
