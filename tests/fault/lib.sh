@@ -17,6 +17,13 @@ print(*[(t + 1) // 2] if k == 1 < t else
       sorted({1 + i * (t - 1) // max(k - 1, 1) for i in range(k)}) if 0 < k < t else range(1, t + 1))" "$1" "$2"
 }
 
+# checkpoint_step FILE: the step a checkpoint holds (its metadata's)
+checkpoint_step() {
+  $py -c 'import json, struct, sys
+d = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", d[:8])[0]
+print(json.loads(d[8:8 + n])["__metadata__"]["step"])' "$1"
+}
+
 # whole DIR...: no temporary file, and whole_files
 whole() { no_temporaries "$@" && whole_files "$@"; }
 no_temporaries() { # the atomic writer's NAME.tmp.*, the raster writer's PATH.part and PATH.partN

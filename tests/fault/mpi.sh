@@ -112,9 +112,7 @@ for backend in $backends; do
   elif [ "$rc" = 124 ]; then fail "$backend kill: the job did not end within 60 s"; cat "$work/out"
   elif [ "$rc" = 0 ] || ! grep -q "rank 1 with PID .* signal 9" "$work/out"; then fail "$backend kill: exit $rc, rank 1 not named"; cat "$work/out"
   else
-    step=$($py -c 'import json, struct, sys
-d = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", d[:8])[0]
-print(json.loads(d[8:8 + n])["__metadata__"]["step"])' "$work/f/last.safetensors")
+    step=$(checkpoint_step "$work/f/last.safetensors")
     after "$backend kill at step $step" $((step + 2)) 0
     summary+=("$backend kill after step $step")
   fi
