@@ -60,7 +60,7 @@ static struct {
     int started, stop;
     long timeout_s;
     int rank, size;
-} watch = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+} watch = {.lock = PTHREAD_MUTEX_INITIALIZER}; /* wake: on CLOCK_MONOTONIC, made by watch_start */
 
 static void enter(const char *call)
 {
@@ -80,15 +80,16 @@ static void *watch_collectives(void *unused)
     pthread_mutex_lock(&watch.lock);
     while (!watch.stop) {
         struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
+        clock_gettime(CLOCK_MONOTONIC, &until);
         until.tv_sec += 1;
         pthread_cond_timedwait(&watch.wake, &watch.lock, &until);
         double since = atomic_load(&entered);
         if (watch.stop || since == 0.0 || tt_seconds() - since < (double)watch.timeout_s) continue;
-        /* nobody to return an error to: the caller is the one waiting */
+        /* nobody to return an error to: the caller is the one waiting; and
+         * Open MPI takes MPI_Abort from any thread, the main one being in MPI */
         fprintf(stderr, "tiletrain: error: rank %d of %d: %s has not returned in %ld s: another "
                 "rank stopped answering (the network to it cut, or the rank hung), so every "
-                "rank stops; the last checkpoint is whole: restart with --resume.  A longer "
+                "rank stops; the last checkpoint is kept: restart with --resume.  A longer "
                 "wait (a long validation on rank 0): TT_MPI_TIMEOUT=SECONDS\n",
                 watch.rank, watch.size, atomic_load(&entered_call), watch.timeout_s);
         fflush(stderr);
@@ -112,7 +113,16 @@ static tt_status watch_start(const tt_dist *d)
     watch.rank = d->rank;
     watch.size = d->size;
     watch.stop = 0;
-    if (pthread_create(&watch.thread, NULL, watch_collectives, NULL) != 0)
+    pthread_condattr_t monotonic;
+    pthread_condattr_init(&monotonic);
+    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC); /* a clock set back waits no longer */
+    int made = pthread_cond_init(&watch.wake, &monotonic) == 0;
+    pthread_condattr_destroy(&monotonic);
+    if (made && pthread_create(&watch.thread, NULL, watch_collectives, NULL) != 0) {
+        pthread_cond_destroy(&watch.wake);
+        made = 0;
+    }
+    if (!made)
         return tt_error_new(TT_ERR_OUT_OF_MEMORY, "no thread for the watchdog of the MPI "
                             "collectives (TT_MPI_TIMEOUT=0 runs without one)");
     watch.started = 1;
@@ -127,6 +137,7 @@ static void watch_stop(void)
     pthread_cond_signal(&watch.wake);
     pthread_mutex_unlock(&watch.lock);
     pthread_join(watch.thread, NULL);
+    pthread_cond_destroy(&watch.wake);
     watch.started = 0;
 }
 
