@@ -112,6 +112,11 @@ const tt_knob tt_knob_table[TT_KNOB_COUNT] = {
                        "collective as a dropped network; so that a test can walk a failure "
                        "over every such call of a run.  count fails nothing and prints how "
                        "many calls of each kind the command made."},
+    [TT_KNOB_MPI_TIMEOUT] = {"TT_MPI_TIMEOUT", TT_KNOB_USER, "src/dist/dist_mpi.c",
+                             "seconds (default 600; 0: no limit)",
+                             "How long an MPI collective of a data-parallel rank may wait "
+                             "before the job is stopped naming the rank: Open MPI waits on "
+                             "forever when the network to a rank is cut."},
 };
 
 const char *tt_knob_kind_name(tt_knob_kind kind)

@@ -38,6 +38,7 @@ typedef enum tt_knob_id {
     TT_KNOB_UNET_BAND_ROWS,
     TT_KNOB_CONV_PERTURB,
     TT_KNOB_FAULT,
+    TT_KNOB_MPI_TIMEOUT,
     TT_KNOB_COUNT
 } tt_knob_id;
 

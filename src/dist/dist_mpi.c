@@ -1,12 +1,19 @@
 /* The MPI build of dist.h: Open MPI (or any MPI-3) underneath, errors
- * returned rather than fatal, counts above INT_MAX sent in pieces. */
+ * returned rather than fatal, counts above INT_MAX sent in pieces, and a
+ * watchdog that stops the job when a collective does not return. */
 #include "dist/dist_internal.h"
 
 #include <limits.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 
+#include "core/clock.h"
 #include "core/fault.h"
+#include "core/knobs.h"
 
 int tt_dist_built_with_mpi(void) { return 1; }
 
@@ -30,8 +37,109 @@ static tt_status check(int code, const char *call)
 /* A collective's code as check() gives it.  Not called once an MPI call
  * of this rank failed: the ranks are out of step, and a later collective
  * would pair with another one of theirs.  When TT_FAULT=coll:N names this
- * one (core/fault.h), the error of a network that dropped this rank. */
-#define COLLECTIVE(call, name) ((refusal = refused(name)) ? refusal : check(call, name))
+ * one (core/fault.h), the error of a network that dropped this rank.  The
+ * watchdog times it from enter() to leave(). */
+#define COLLECTIVE(call, name) \
+    ((refusal = refused(name)) ? refusal : (enter(name), check(leave(call), name)))
+
+/* The watchdog.  Open MPI's TCP transport returns no error when the link
+ * to a peer is cut (a network down, a socket reset): it prints the failed
+ * readv or writev and waits on in the collective, and so does every rank.
+ * A collective of this rank that has not returned in TT_MPI_TIMEOUT
+ * seconds stops the job (MPI_Abort, which reaches mpirun over its own
+ * connection), naming this rank and the call.  The wait includes the
+ * other ranks' work up to the call (rank 0 validating, writing a
+ * checkpoint), hence the generous default. */
+static const long default_timeout_s = 600;
+static _Atomic double entered;          /* tt_seconds() at the collective's start; 0: in none */
+static const char *_Atomic entered_call; /* its name */
+static struct {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    int started, stop;
+    long timeout_s;
+    int rank, size;
+} watch = {.lock = PTHREAD_MUTEX_INITIALIZER}; /* wake: on CLOCK_MONOTONIC, made by watch_start */
+
+static void enter(const char *call)
+{
+    atomic_store(&entered_call, call);
+    atomic_store(&entered, tt_seconds());
+}
+
+static int leave(int code)
+{
+    atomic_store(&entered, 0.0);
+    return code;
+}
+
+static void *watch_collectives(void *unused)
+{
+    (void)unused;
+    pthread_mutex_lock(&watch.lock);
+    while (!watch.stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += 1;
+        pthread_cond_timedwait(&watch.wake, &watch.lock, &until);
+        double since = atomic_load(&entered);
+        if (watch.stop || since == 0.0 || tt_seconds() - since < (double)watch.timeout_s) continue;
+        /* nobody to return an error to: the caller is the one waiting; and
+         * Open MPI takes MPI_Abort from any thread, the main one being in MPI */
+        fprintf(stderr, "tiletrain: error: rank %d of %d: %s has not returned in %ld s: another "
+                "rank stopped answering (the network to it cut, or the rank hung), so every "
+                "rank stops; the last checkpoint is kept: restart with --resume.  A longer "
+                "wait (a long validation on rank 0): TT_MPI_TIMEOUT=SECONDS\n",
+                watch.rank, watch.size, atomic_load(&entered_call), watch.timeout_s);
+        fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    pthread_mutex_unlock(&watch.lock);
+    return NULL;
+}
+
+/* Starts the watchdog for a job of several ranks, unless TT_MPI_TIMEOUT is 0. */
+static tt_status watch_start(const tt_dist *d)
+{
+    const char *knob = tt_knob_str(TT_KNOB_MPI_TIMEOUT);
+    char *end = NULL;
+    long seconds = knob && *knob ? strtol(knob, &end, 10) : default_timeout_s;
+    if (knob && *knob && (*end || seconds < 0))
+        return tt_error_new(TT_ERR_INVALID_ARGUMENT, "TT_MPI_TIMEOUT=%s: not a number of seconds "
+                            "(0: no limit)", knob);
+    if (d->size < 2 || seconds == 0) return NULL;
+    watch.timeout_s = seconds;
+    watch.rank = d->rank;
+    watch.size = d->size;
+    watch.stop = 0;
+    pthread_condattr_t monotonic;
+    pthread_condattr_init(&monotonic);
+    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC); /* a clock set back waits no longer */
+    int made = pthread_cond_init(&watch.wake, &monotonic) == 0;
+    pthread_condattr_destroy(&monotonic);
+    if (made && pthread_create(&watch.thread, NULL, watch_collectives, NULL) != 0) {
+        pthread_cond_destroy(&watch.wake);
+        made = 0;
+    }
+    if (!made)
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "no thread for the watchdog of the MPI "
+                            "collectives (TT_MPI_TIMEOUT=0 runs without one)");
+    watch.started = 1;
+    return NULL;
+}
+
+static void watch_stop(void)
+{
+    if (!watch.started) return;
+    pthread_mutex_lock(&watch.lock);
+    watch.stop = 1;
+    pthread_cond_signal(&watch.wake);
+    pthread_mutex_unlock(&watch.lock);
+    pthread_join(watch.thread, NULL);
+    pthread_cond_destroy(&watch.wake);
+    watch.started = 0;
+}
 
 static _Thread_local tt_status refusal; /* COLLECTIVE's, handed straight back */
 
@@ -63,11 +171,12 @@ tt_status tt_dist_start(tt_dist *d)
     tt_status s = check(MPI_Comm_rank(node, &d->local_rank), "MPI_Comm_rank");
     if (!s) s = check(MPI_Comm_size(node, &d->local_size), "MPI_Comm_size");
     MPI_Comm_free(&node);
-    return s;
+    return s ? s : watch_start(d);
 }
 
 void tt_dist_finish(tt_dist *d)
 {
+    watch_stop();
     if (d->mpi) MPI_Finalize();
     d->mpi = 0;
 }

@@ -9,11 +9,19 @@ failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # spread TOTAL POINTS: the calls a walk takes: every one of TOTAL when
-# POINTS is 0 or at least TOTAL, else POINTS spread over them, the first
-# and the last included
+# POINTS is 0 or at least TOTAL, the middle one when POINTS is 1, else
+# POINTS spread over them, the first and the last included
 spread() {
   $py -c "import sys; t, k = int(sys.argv[1]), int(sys.argv[2])
-print(*sorted({1 + i * (t - 1) // max(k - 1, 1) for i in range(k)}) if 0 < k < t else range(1, t + 1))" "$1" "$2"
+print(*[(t + 1) // 2] if k == 1 < t else
+      sorted({1 + i * (t - 1) // max(k - 1, 1) for i in range(k)}) if 0 < k < t else range(1, t + 1))" "$1" "$2"
+}
+
+# checkpoint_step FILE: the step a checkpoint holds (its metadata's)
+checkpoint_step() {
+  $py -c 'import json, struct, sys
+d = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", d[:8])[0]
+print(json.loads(d[8:8 + n])["__metadata__"]["step"])' "$1"
 }
 
 # whole DIR...: no temporary file, and whole_files

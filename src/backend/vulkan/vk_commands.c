@@ -12,6 +12,8 @@
  * and the timestamps of its dispatches read back (vk_profile.c). */
 #include "backend/vulkan/vk_internal.h"
 
+#include <stdio.h>
+
 #include "core/fault.h"
 
 tt_status tt_vk_commands_create(tt_vk_backend *vk)
@@ -102,6 +104,22 @@ tt_status tt_vk_record(tt_vk_backend *vk, VkCommandBuffer *out)
     return NULL;
 }
 
+/* Marks the device lost by `call` (made while `during`; `injected`: by
+ * TT_FAULT), so that every later call's error says where it was lost. */
+static void lose(tt_vk_backend *vk, const char *call, const char *during, int injected)
+{
+    vk->lost = 1;
+    snprintf(vk->lost_at, sizeof vk->lost_at, "%s (%s)%s", call, during,
+             injected ? " (TT_FAULT)" : "");
+}
+
+/* The error of a call made while `during` on a device lost earlier. */
+static tt_status lost(const tt_vk_backend *vk, const char *during)
+{
+    return tt_error_vk(VK_ERROR_DEVICE_LOST, "%s: not run, the device having been lost at %s",
+                       during, vk->lost_at);
+}
+
 /* Waits for frame `f`'s batch where it is in flight, and makes the frame
  * ready to record again: its fence, command buffer and descriptor pool. */
 static tt_status retire(tt_vk_backend *vk, int f, const char *during)
@@ -110,7 +128,7 @@ static tt_status retire(tt_vk_backend *vk, int f, const char *during)
     if (!frame->submitted) return NULL;
     frame->submitted = 0;
     VkResult r = vkWaitForFences(vk->device, 1, &frame->fence, VK_TRUE, UINT64_MAX);
-    if (r == VK_ERROR_DEVICE_LOST) vk->lost = 1;
+    if (r == VK_ERROR_DEVICE_LOST) lose(vk, "vkWaitForFences", during, 0);
     if (r != VK_SUCCESS) return tt_error_vk(r, "vkWaitForFences (%s)", during);
     r = vkResetFences(vk->device, 1, &frame->fence);
     if (r == VK_SUCCESS) r = vkResetCommandBuffer(frame->commands, 0);
@@ -128,7 +146,7 @@ static tt_status retire(tt_vk_backend *vk, int f, const char *during)
 static tt_status submit(tt_vk_backend *vk, const char *during)
 {
     struct tt_vk_frame *frame = &vk->frames[vk->frame];
-    if (vk->lost) return tt_error_vk(VK_ERROR_DEVICE_LOST, "an earlier submission (%s)", during);
+    if (vk->lost) return lost(vk, during);
     if (vk->recording) {
         barrier(frame->commands, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
         vk->recording = 0;
@@ -139,7 +157,7 @@ static tt_status submit(tt_vk_backend *vk, const char *during)
                              .pCommandBuffers = &frame->commands};
         int injected = tt_fault_hit(TT_FAULT_SUBMIT); /* a test's lost device */
         r = injected ? VK_ERROR_DEVICE_LOST : vkQueueSubmit(vk->queue, 1, &info, frame->fence);
-        if (r == VK_ERROR_DEVICE_LOST) vk->lost = 1;
+        if (r == VK_ERROR_DEVICE_LOST) lose(vk, "vkQueueSubmit", during, injected);
         if (r != VK_SUCCESS)
             return tt_error_vk(r, "vkQueueSubmit (%s)%s", during, injected ? " (TT_FAULT)" : "");
         frame->submitted = 1;
@@ -170,7 +188,7 @@ tt_status tt_vk_descriptor_set(tt_vk_backend *vk, VkDescriptorSetLayout layout,
 
 tt_status tt_vk_flush(tt_vk_backend *vk, const char *during)
 {
-    if (vk->lost) return tt_error_vk(VK_ERROR_DEVICE_LOST, "an earlier submission (%s)", during);
+    if (vk->lost) return lost(vk, during);
     if (vk->recording || vk->dispatches || in_flight(vk)) {
         int profiled = vk->recording; /* the timestamps are this batch's */
         TT_TRY(submit(vk, during));

@@ -103,6 +103,7 @@ typedef struct tt_vk_backend {
     int recorded;             /* commands recorded since the begin */
     int dispatches;           /* descriptor sets it used since the begin */
     int lost;                 /* a submission or a wait said VK_ERROR_DEVICE_LOST */
+    char lost_at[160];        /* that call, for every later call's error */
 
     tt_vk_pipeline *pipelines; /* a list */
     tt_vk_pipeline *prepared;  /* noted by prepared launches, not yet made */
