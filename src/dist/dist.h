@@ -50,6 +50,12 @@ tt_status tt_dist_broadcast(const tt_dist *dist, void *bytes, size_t n, int root
  * TT_FAULT=coll:N): the ranks may no longer be in step, so no error is
  * every rank's together and the job must be stopped with tt_dist_abort. */
 int tt_dist_broken(void);
+/* While `on`, this rank's collectives wait without the watchdog's bound
+ * (TT_MPI_TIMEOUT): a wait whose length is the other ranks' work, not the
+ * network's (the ranks waiting while rank 0 validates: minutes on a large
+ * scene; rank 0's own wait there stays bounded, and its watchdog stops the
+ * job when the network to the others is gone). */
+void tt_dist_unbounded(int on);
 /* Stops every rank of the job at once (MPI_Abort); returns only in a world
  * of one. */
 void tt_dist_abort(const tt_dist *dist, int code);

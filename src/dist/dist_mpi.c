@@ -48,10 +48,12 @@ static tt_status check(int code, const char *call)
  * A collective of this rank that has not returned in TT_MPI_TIMEOUT
  * seconds stops the job (MPI_Abort, which reaches mpirun over its own
  * connection), naming this rank and the call.  The wait includes the
- * other ranks' work up to the call (rank 0 validating, writing a
- * checkpoint), hence the generous default. */
+ * other ranks' work up to the call (rank 0 writing a checkpoint), hence
+ * the generous default; the wait for rank 0's validation is unbounded
+ * (tt_dist_unbounded). */
 static const long default_timeout_s = 600;
 static _Atomic double entered;          /* tt_seconds() at the collective's start; 0: in none */
+static int unbounded;                   /* tt_dist_unbounded: entered stays 0 */
 static const char *_Atomic entered_call; /* its name */
 static struct {
     pthread_t thread;
@@ -65,8 +67,10 @@ static struct {
 static void enter(const char *call)
 {
     atomic_store(&entered_call, call);
-    atomic_store(&entered, tt_seconds());
+    atomic_store(&entered, unbounded ? 0.0 : tt_seconds());
 }
+
+void tt_dist_unbounded(int on) { unbounded = on; }
 
 static int leave(int code)
 {
@@ -90,7 +94,7 @@ static void *watch_collectives(void *unused)
         fprintf(stderr, "tiletrain: error: rank %d of %d: %s has not returned in %ld s: another "
                 "rank stopped answering (the network to it cut, or the rank hung), so every "
                 "rank stops; the last checkpoint is kept: restart with --resume.  A longer "
-                "wait (a long validation on rank 0): TT_MPI_TIMEOUT=SECONDS\n",
+                "wait: TT_MPI_TIMEOUT=SECONDS\n",
                 watch.rank, watch.size, atomic_load(&entered_call), watch.timeout_s);
         fflush(stderr);
         MPI_Abort(MPI_COMM_WORLD, 1);

@@ -22,6 +22,8 @@ void tt_dist_finish(tt_dist *dist) { (void)dist; }
 
 int tt_dist_broken(void) { return 0; }
 
+void tt_dist_unbounded(int on) { (void)on; }
+
 tt_status tt_dist_sum_f32(const tt_dist *d, float *v, size_t n) { (void)d, (void)v, (void)n; return NULL; }
 tt_status tt_dist_sum_f64(const tt_dist *d, double *v, size_t n) { (void)d, (void)v, (void)n; return NULL; }
 tt_status tt_dist_max_f64(const tt_dist *d, double *v, size_t n) { (void)d, (void)v, (void)n; return NULL; }

@@ -824,7 +824,11 @@ tt_status tt_trainer_validate(tt_trainer *t, tt_metrics **out)
     tt_metrics *m = NULL;
     tt_status status = t->dist.rank == 0 ? validate_here(t, &m) : NULL;
     double mean = m ? tt_metrics_mean_dice(m) : 0;
+    /* the others wait as long as rank 0's validation takes; rank 0's own
+     * wait stays bounded, and stops the job if the network is gone */
+    tt_dist_unbounded(t->dist.rank != 0);
     status = tt_dp_sum_window(&t->dist, &mean, 1, status);
+    tt_dist_unbounded(0);
     if (!status) status = record(t, mean);
     if (out && !status) *out = m;
     else tt_metrics_destroy(m);

@@ -172,5 +172,15 @@ if [ "$step" -gt 0 ] && mpi "$tt" train "${group[@]}" --micro-batch 2 --accum 2 
   pass "the last checkpoint (step $step) resumes"
 else fail "resume after the kill (step '$step')"; cat after.err; fi
 
+# --- the watchdog (TT_MPI_TIMEOUT) spares the wait for rank 0's validation ---
+# two 2048x3072 images validated at full resolution (seconds on one PoCL
+# thread) against a 1 s bound: a bounded wait there stopped the job
+"$tt" data synth --out bigval --format folder --count 4 --size 2048x3072 --classes 2 --seed 3 >/dev/null
+if TT_MPI_TIMEOUT=1 mpi "$tt" train --data bigval --plan off --tile 64x64 --micro-batch 2 --accum 1 \
+     --base-channels 8 --depth 2 --val-fraction 0.5 --val-every 1 --steps 1 --no-augment --quiet \
+     --out bigval-run > bigval.out 2>&1 && grep -q '"validation"' bigval-run/train.jsonl; then
+  pass "TT_MPI_TIMEOUT=1: a validation longer than the bound, the job goes on"
+else fail "TT_MPI_TIMEOUT=1 stopped a validating job"; cat bigval.out; fi
+
 echo "$failures failure(s)"
 [ $failures -eq 0 ]
