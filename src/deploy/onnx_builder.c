@@ -1,14 +1,13 @@
 /* An ONNX model under construction (see onnx_builder.h). */
 #include "deploy/onnx_builder.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/fs.h"
 #include "core/status.h"
 
 /* The operator set version of each op's form the exporter writes: the
@@ -340,26 +339,25 @@ static int64_t ir_version(int opset)
 }
 
 /* Writes `size` bytes to PATH.tmp and renames it over path. */
-static tt_status write_file(const char *path, const uint8_t *bytes, size_t size)
+/* The packed model straight into the file: protobuf-c hands its bytes
+ * over piece by piece (the weights as they are, no copy of the whole
+ * model); a failed write is the stream's error, which
+ * tt_file_write_atomic notices. */
+typedef struct file_buffer {
+    ProtobufCBuffer base;
+    FILE *f;
+} file_buffer;
+
+static void file_append(ProtobufCBuffer *buffer, size_t len, const uint8_t *data)
 {
-    char tmp[4200];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-        return tt_error_new(TT_ERR_IO, "cannot write %s: path too long", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return tt_error_new(TT_ERR_IO, "cannot write %s: %s; give an --onnx path in a folder "
-                            "you can write", tmp, strerror(errno));
-    int ok = fwrite(bytes, 1, size, f) == size;
-    int saved = errno;
-    ok = fflush(f) == 0 && ok;
-    if (ok) ok = fsync(fileno(f)) == 0;
-    else saved = errno ? saved : EIO;
-    if (fclose(f) != 0) ok = 0;
-    if (!ok || rename(tmp, path) != 0) {
-        int err = saved ? saved : errno;
-        remove(tmp);
-        return tt_error_new(TT_ERR_IO, "cannot write %s: %s", path, strerror(err));
-    }
+    file_buffer *fb = (file_buffer *)buffer;
+    if (len && !ferror(fb->f)) (void)fwrite(data, 1, len, fb->f);
+}
+
+static tt_status pack_into(FILE *f, void *model)
+{
+    file_buffer fb = {{file_append}, f};
+    onnx__model_proto__pack_to_buffer(model, &fb.base);
     return NULL;
 }
 
@@ -388,12 +386,6 @@ tt_status tt_onnx_builder_write(tt_onnx_builder *b, const char *graph_name, cons
     model.graph = &graph;
     model.n_metadata_props = b->props.count;
     model.metadata_props = (Onnx__StringStringEntryProto **)b->props.items;
-    size_t size = onnx__model_proto__get_packed_size(&model);
-    uint8_t *bytes = tt_malloc(size ? size : 1);
-    if (!bytes) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "ONNX export: out of host memory "
-                                    "for a %zu-byte model", size);
-    onnx__model_proto__pack(&model, bytes);
-    tt_status status = write_file(path, bytes, size);
-    free(bytes);
-    return status;
+    tt_status status = tt_file_write_atomic(path, pack_into, &model);
+    return status ? tt_error_prefix(status, "writing the ONNX model") : NULL;
 }

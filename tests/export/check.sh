@@ -9,7 +9,7 @@
 #     sizes and as a batch of 2), --with-sigmoid and --with-softmax, opsets 7
 #     and 13; a checkpoint `train` wrote exported at its training tile;
 #   - bad input gets an error naming the thing and what to do, exit 1 or 2,
-#     and no file, not even OUT.tmp: an unknown model kind, a checkpoint with
+#     and no file, not even a temporary OUT.tmp.*: an unknown model kind, a checkpoint with
 #     no metadata, an opset too old for an op (Resize) or out of range, an
 #     unwritable output, --size missing (a checkpoint with no tile), both heads.
 # TT_EXPORT_KINDS="unet fpn-resnet18" limits the first part to those kinds,
@@ -120,7 +120,7 @@ else
   fail "train --steps 1"; cat "$work/train.log"
 fi
 
-# refused STATUS PATTERN OUT -- ARGS...: exit STATUS, PATTERN on stderr, no OUT nor OUT.tmp
+# refused STATUS PATTERN OUT -- ARGS...: exit STATUS, PATTERN on stderr, no OUT nor OUT.tmp.*
 refused() {
   local want=$1 pattern=$2 out=$3
   shift 4
@@ -128,7 +128,7 @@ refused() {
   local got=$?
   if [ "$got" != "$want" ]; then fail "export $* exited $got, not $want"; cat "$work/err"; return; fi
   if ! grep -qF -- "$pattern" "$work/err"; then fail "export $*: no '$pattern' in:"; cat "$work/err"; return; fi
-  if [ -e "$out" ] || [ -e "$out.tmp" ]; then fail "export $*: left $out or $out.tmp behind"; return; fi
+  if [ -e "$out" ] || compgen -G "$out.tmp*" >/dev/null; then fail "export $*: left $out or a temporary $out.tmp* behind"; return; fi
   pass "refused: $(head -c 160 "$work/err")"
 }
 "$make" --set "$work/unet.safetensors" "$work/vgg.safetensors" model '{"kind": "vgg16", "classes": 2}'
@@ -139,10 +139,10 @@ refused 1 'no "model" metadata' "$out" -- --checkpoint "$work/bare.safetensors" 
 refused 1 "--opset 12 is too old for Resize" "$out" -- --checkpoint "$work/fpn.safetensors" --onnx "$out" --size 64x64 --opset 12
 refused 1 "--opset 12 is too old for Softmax" "$out" -- --checkpoint "$work/unet.safetensors" --onnx "$out" --size 64x64 --opset 12 --with-softmax
 refused 1 "--opset 6 is out of range: give 7 to 21" "$out" -- --checkpoint "$work/unet.safetensors" --onnx "$out" --size 64x64 --opset 6
-refused 1 "cannot write $work/none/out.onnx.tmp" "$work/none/out.onnx" -- --checkpoint "$work/unet.safetensors" --onnx "$work/none/out.onnx" --size 64x64
+refused 1 "cannot create '$work/none/out.onnx.tmp." "$work/none/out.onnx" -- --checkpoint "$work/unet.safetensors" --onnx "$work/none/out.onnx" --size 64x64
 mkdir "$work/locked" && chmod 500 "$work/locked"
 if [ "$(id -u)" != 0 ]; then
-  refused 1 "cannot write $work/locked/out.onnx.tmp" "$work/locked/out.onnx" -- --checkpoint "$work/unet.safetensors" --onnx "$work/locked/out.onnx" --size 64x64
+  refused 1 "cannot create '$work/locked/out.onnx.tmp." "$work/locked/out.onnx" -- --checkpoint "$work/unet.safetensors" --onnx "$work/locked/out.onnx" --size 64x64
 fi
 refused 2 "give --size HxW" "$out" -- --checkpoint "$work/unet.safetensors" --onnx "$out"
 refused 2 "--with-sigmoid and --with-softmax: give one" "$out" -- --checkpoint "$work/unet.safetensors" --onnx "$out" --size 64x64 --with-sigmoid --with-softmax

@@ -11,6 +11,7 @@
  *   - refusals (an opset too old for Resize, out of range, an unwritable
  *     path) leave no file, not even PATH.tmp.
  */
+#include <glob.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,12 +215,15 @@ static void test_batch_norm(void)
     tt_model_destroy(m);
 }
 
+/* Neither the file nor a temporary of it (PATH.tmp.PID.N) is there. */
 static void assert_no_file(const char *path)
 {
-    char tmp[160];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    char pattern[170];
+    snprintf(pattern, sizeof pattern, "%s.tmp*", path);
+    glob_t found;
     CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0);
-    CU_ASSERT_NOT_EQUAL(access(tmp, F_OK), 0);
+    CU_ASSERT_EQUAL(glob(pattern, 0, NULL, &found), GLOB_NOMATCH);
+    globfree(&found);
 }
 
 static void expect_refused(tt_status status, tt_code code, const char *pattern)
@@ -245,7 +249,7 @@ static void test_refusals(void)
                    "give 7 to 21");
     assert_no_file(path);
     snprintf(path, sizeof path, "%s/none/refused.onnx", dir);
-    expect_refused(export_to(m, TT_ONNX_BN_FOLD, 17, 0, path), TT_ERR_IO, "cannot write");
+    expect_refused(export_to(m, TT_ONNX_BN_FOLD, 17, 0, path), TT_ERR_IO, "cannot create");
     assert_no_file(path);
     tt_model_destroy(m);
 }
