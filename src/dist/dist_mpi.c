@@ -6,10 +6,13 @@
 #include <limits.h>
 #include <mpi.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "core/fault.h"
@@ -55,6 +58,7 @@ static const long default_timeout_s = 600;
 static _Atomic double entered;          /* tt_seconds() at the collective's start; 0: in none */
 static int unbounded;                   /* tt_dist_unbounded: entered stays 0 */
 static const char *_Atomic entered_call; /* its name */
+static atomic_int inside;               /* 1 from enter() to leave(), bounded or not */
 static struct {
     pthread_t thread;
     pthread_mutex_t lock;
@@ -67,6 +71,7 @@ static struct {
 static void enter(const char *call)
 {
     atomic_store(&entered_call, call);
+    atomic_store(&inside, 1);
     atomic_store(&entered, unbounded ? 0.0 : tt_seconds());
 }
 
@@ -75,6 +80,7 @@ void tt_dist_unbounded(int on) { unbounded = on; }
 static int leave(int code)
 {
     atomic_store(&entered, 0.0);
+    atomic_store(&inside, 0);
     return code;
 }
 
@@ -145,6 +151,62 @@ static void watch_stop(void)
     watch.started = 0;
 }
 
+/* Stopped from outside.  When one rank fails in a way Open MPI does not
+ * return as an error (its TCP transport ends a rank whose send failed on
+ * a cut connection, a rank killed), mpirun ends the others with SIGTERM.
+ * Each of them says so before it goes, naming itself and the collective
+ * it was waiting in, then dies of the signal as it would have: what a
+ * reader of the job's log needs to tell the rank that failed (Open MPI's
+ * own lines above) from the ones that were stopped.  Only in a job of
+ * several ranks, and only where SIGTERM had its default action. */
+static struct {
+    int installed;
+    struct sigaction before;
+    char who[64]; /* "tiletrain: error: rank R of N: " */
+} term;
+
+static void say(const char *text) /* async-signal-safe */
+{
+    for (size_t n = strlen(text); n > 0;) {
+        ssize_t put = write(STDERR_FILENO, text, n);
+        if (put <= 0) return;
+        text += put;
+        n -= (size_t)put;
+    }
+}
+
+static void on_sigterm(int sig)
+{
+    say(term.who);
+    if (atomic_load(&inside)) {
+        say("stopped by SIGTERM while waiting in ");
+        say(atomic_load(&entered_call));
+        say(": mpirun ends every rank when one fails (the failed rank's error is above)");
+    } else {
+        say("stopped by SIGTERM");
+    }
+    say("; the last checkpoint is kept: restart with --resume\n");
+    sigaction(sig, &term.before, NULL);
+    raise(sig); /* blocked until this handler returns, then the default action */
+}
+
+static void term_start(const tt_dist *d)
+{
+    struct sigaction now, mine;
+    if (d->size < 2 || sigaction(SIGTERM, NULL, &now) != 0 || now.sa_handler != SIG_DFL) return;
+    snprintf(term.who, sizeof term.who, "tiletrain: error: rank %d of %d: ", d->rank, d->size);
+    memset(&mine, 0, sizeof mine);
+    mine.sa_handler = on_sigterm;
+    sigemptyset(&mine.sa_mask);
+    term.installed = sigaction(SIGTERM, &mine, &term.before) == 0;
+}
+
+static void term_stop(void)
+{
+    if (term.installed) sigaction(SIGTERM, &term.before, NULL);
+    term.installed = 0;
+}
+
 static _Thread_local tt_status refusal; /* COLLECTIVE's, handed straight back */
 
 static tt_status refused(const char *call)
@@ -175,12 +237,14 @@ tt_status tt_dist_start(tt_dist *d)
     tt_status s = check(MPI_Comm_rank(node, &d->local_rank), "MPI_Comm_rank");
     if (!s) s = check(MPI_Comm_size(node, &d->local_size), "MPI_Comm_size");
     MPI_Comm_free(&node);
+    if (!s) term_start(d);
     return s ? s : watch_start(d);
 }
 
 void tt_dist_finish(tt_dist *d)
 {
     watch_stop();
+    term_stop();
     if (d->mpi) MPI_Finalize();
     d->mpi = 0;
 }

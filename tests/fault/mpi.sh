@@ -8,7 +8,8 @@
 #   - kill: rank 1 is killed with SIGKILL mid-run, once its first
 #     checkpoint is there.
 # After each: the job ends within 60 s (mpirun's ranks then are killed:
-# a hang fails), with a non-zero status and the failed rank named; no
+# a hang fails), with a non-zero status and the failed rank named (kill:
+# by mpirun, and rank 0, stopped by it, says so and where it waited); no
 # temporary file is left and the last checkpoint is whole; resumed from it
 # on 2 ranks the run ends with the uninterrupted run's weights bit for bit
 # (kill: it trains on), and resumed alone it trains on as well.
@@ -111,10 +112,12 @@ for backend in $backends; do
   if [ -z "$victim" ]; then fail "$backend kill: no rank 1 to kill"; cat "$work/out"
   elif [ "$rc" = 124 ]; then fail "$backend kill: the job did not end within 60 s"; cat "$work/out"
   elif [ "$rc" = 0 ] || ! grep -q "rank 1 with PID .* signal 9" "$work/out"; then fail "$backend kill: exit $rc, rank 1 not named"; cat "$work/out"
+  elif ! grep -q "error: rank 0 of 2: stopped by SIGTERM" "$work/out"; then
+    fail "$backend kill: rank 0, stopped by mpirun, did not say so"; cat "$work/out"
   else
     step=$(checkpoint_step "$work/f/last.safetensors")
     after "$backend kill at step $step" $((step + 2)) 0
-    summary+=("$backend kill after step $step")
+    summary+=("$backend kill after step $step; rank 0 $(grep -m1 -o "stopped by SIGTERM[^;:]*" "$work/out")")
   fi
 done
 

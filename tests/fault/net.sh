@@ -6,11 +6,15 @@
 # connections from outside (the kernel aborts both ends, as a reset
 # network would), and every connection they make again, every 0.2 s, as
 # a network that stays down (cut once, Open MPI at times connects again
-# and trains on).  Open MPI prints the failed readv/writev and waits on in
-# the collective; tiletrain's watchdog (TT_MPI_TIMEOUT, set to TIMEOUT
-# here) must stop the job.  Checked:
+# and trains on).  Mostly Open MPI prints the failed readv/writev and
+# waits on in the collective, and tiletrain's watchdog (TT_MPI_TIMEOUT,
+# set to TIMEOUT here) must stop the job; when the cut meets a send in
+# flight, Open MPI ends that rank itself (its "FATAL" line) and mpirun
+# stops the other with SIGTERM, which tiletrain reports.  Checked:
 #   - the job ends within TIMEOUT + 30 s of the cut, with a non-zero status
-#     and an error naming the rank and the collective that never returned;
+#     and an error naming a rank and the collective it waited in (the
+#     watchdog's, or the SIGTERM's of the rank mpirun stopped), or Open
+#     MPI's own abort of both ranks;
 #   - the last checkpoint is whole and no temporary file is left;
 #   - resumed from it on 2 ranks and alone, the run trains on 2 more steps.
 # Exits 77 (a skip) where no connection can be cut: no `ss`, or `ss -K`
@@ -82,11 +86,16 @@ took=$($py -c "import time; print(round(time.monotonic() - $cut, 1))")
 if [ "$rc" = 0 ]; then fail "the job went on after the cut"; cat "$work/out"
 elif [ "$($py -c "print(int($took > $bound))")" = 1 ]; then
   fail "the job ended ${took} s after the cut (exit $rc), not within $bound s"; tail -20 "$work/out"
-elif ! grep -q "error: rank [01] of 2: MPI_.* has not returned in $timeout_s s" "$work/out"; then
+elif grep -q "error: rank [01] of 2: MPI_.* has not returned in $timeout_s s" "$work/out"; then
+  who="$(grep -m1 -o "rank [01] of 2: MPI_[A-Za-z_]* ([^)]*)\|rank [01] of 2: MPI_[A-Za-z_]*" "$work/out") (its watchdog)"
+elif grep -q "error: rank [01] of 2: stopped by SIGTERM" "$work/out"; then
+  who="$(grep -m1 -o "rank [01] of 2: stopped by SIGTERM[^;:]*" "$work/out") (Open MPI ended the other rank, whose send failed)"
+elif [ "$(grep -c "FATAL" "$work/out")" -ge 2 ]; then
+  who="Open MPI's abort of both ranks (a send of each failed)"
+else
   fail "exit $rc ${took} s after the cut: no rank named"; cat "$work/out"
 fi
 [ "$failures" = 0 ] || { echo "$failures check(s) failed"; exit 1; }
-who=$(grep -m1 -o "rank [01] of 2: MPI_[A-Za-z_]* ([^)]*)\|rank [01] of 2: MPI_[A-Za-z_]*" "$work/out")
 
 whole_files "$work/f" >"$work/whole" 2>&1 || { fail "the last checkpoint is not whole"; cat "$work/whole"; }
 step=$(checkpoint_step "$work/f/last.safetensors")
