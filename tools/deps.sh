@@ -13,8 +13,10 @@ packages=(
   openmpi-bin libopenmpi-dev
 )
 # libFuzzer for tests/fuzz (the fuzz run falls back to a mutation loop without it);
-# ccache for builds of a clean clone (CMakeLists.txt: TT_CCACHE)
-optional=(clang libclang-rt-14-dev ccache)
+# ccache for builds of a clean clone (CMakeLists.txt: TT_CCACHE);
+# OpenBLAS's 64-bit-integer build for the PyTorch twins' float64 GEMM
+# (tests/twin_dgemm.c: installed beside the reference BLAS, not instead)
+optional=(clang libclang-rt-14-dev ccache libopenblas64-0-pthread)
 # PyTorch is the peer of the parity tests and benchmarks (optional elsewhere).
 if [ "${TT_WITH_TORCH:-1}" = 1 ]; then packages+=(python3-torch python3-torchvision python3-numpy python3-pil); fi
 # headless Chromium renders report.html in tools/report_check.sh (on request: it is large)
