@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "backend/backend.h"
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "tune/host_blas.h"
 #include "core/status.h"
@@ -105,8 +106,8 @@ cleanup:
  * OpenBLAS; l->blas_ms = micro-batch x that.  Returns 0 when not measured. */
 static int time_openblas(layer *layers, int count, int batch)
 {
-    tt_gemm_shape *shapes = calloc((size_t)count * TT_CONV_DIR_COUNT, sizeof *shapes);
-    double *secs = calloc((size_t)count * TT_CONV_DIR_COUNT, sizeof *secs);
+    tt_gemm_shape *shapes = tt_calloc((size_t)count * TT_CONV_DIR_COUNT, sizeof *shapes);
+    double *secs = tt_calloc((size_t)count * TT_CONV_DIR_COUNT, sizeof *secs);
     int ok = shapes && secs;
     for (int i = 0; ok && i < count; i++) {
         const layer *l = &layers[i];
@@ -267,7 +268,7 @@ tt_status tt_bench_layers(const tt_train_options *t, int json, int compare_openb
     TT_TRY(tt_backend_create(&request, &be));
     tt_status status = NULL;
     TT_CHECK(tt_model_conv_shapes(be, &spec, t->tile[0], t->tile[1], &shapes, &count));
-    layers = calloc((size_t)(count ? count : 1), sizeof *layers);
+    layers = tt_calloc((size_t)(count ? count : 1), sizeof *layers);
     if (!layers) TT_CHECK(tt_error_new(TT_ERR_OUT_OF_MEMORY, "bench --layers: out of host memory"));
     int kept = 0; /* the conv2d shapes: the up-convolutions are transposed ones */
     for (int i = 0; i < count; i++)

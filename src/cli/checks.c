@@ -4,11 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 void tt_checks_add(tt_checks *c, const tt_check *one)
 {
     if (c->count == c->capacity) {
         int capacity = c->capacity ? 2 * c->capacity : 32;
-        tt_check *items = realloc(c->items, (size_t)capacity * sizeof *items);
+        tt_check *items = tt_realloc(c->items, (size_t)capacity * sizeof *items);
         if (!items) {
             c->oom = 1;
             c->failures += one->failed;

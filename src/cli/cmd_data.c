@@ -18,6 +18,7 @@
 #include "cli/cmd_data_raster.h"
 #include "cli/cmd_data_synth.h"
 #include "cli/commands.h"
+#include "core/alloc.h"
 #include "core/options.h"
 #include "core/status.h"
 #include "data/dataset.h"
@@ -165,7 +166,11 @@ static int data_check(data_args *a)
     if (status) return tt_cli_fail(status);
     const int n = tt_dataset_count(ds), classes = tt_dataset_classes(ds);
     const int multi = tt_dataset_mask_kind(ds) == TT_MASK_MULTI_LABEL;
-    uint64_t *pixels = calloc((size_t)classes + 1, sizeof *pixels); /* [classes] = ignore (folder) */
+    uint64_t *pixels = tt_calloc((size_t)classes + 1, sizeof *pixels); /* [classes] = ignore (folder) */
+    if (!pixels) {
+        tt_dataset_destroy(ds);
+        return tt_cli_fail(tt_error_new(TT_ERR_OUT_OF_MEMORY, "data check: out of host memory"));
+    }
     size_count sizes[64];
     int size_n = 0, mask_failures = 0;
     uint64_t total = 0;
@@ -175,7 +180,7 @@ static int data_check(data_args *a)
         tt_dataset_image_size(ds, i, &w, &h);
         count_size(sizes, &size_n, 64, w, h);
         size_t plane = (size_t)w * (size_t)h;
-        uint8_t *planes = malloc(plane * (size_t)(multi ? classes : 1));
+        uint8_t *planes = tt_malloc(plane * (size_t)(multi ? classes : 1));
         status = planes ? tt_dataset_mask(ds, i, planes)
                         : tt_error_new(TT_ERR_OUT_OF_MEMORY, "no host memory for the mask of %s",
                                        tt_dataset_item_name(ds, i));
@@ -299,7 +304,7 @@ static int open_item(const char *sub, data_args *a, tt_dataset **ds, int *index,
     int w = 0, h = 0;
     tt_dataset_image_size(*ds, *index, &w, &h);
     int multi = tt_dataset_mask_kind(*ds) == TT_MASK_MULTI_LABEL;
-    *planes = malloc((size_t)w * (size_t)h * (size_t)(multi ? tt_dataset_classes(*ds) : 1));
+    *planes = tt_malloc((size_t)w * (size_t)h * (size_t)(multi ? tt_dataset_classes(*ds) : 1));
     if (!*planes) return tt_cli_fail(tt_error_new(TT_ERR_OUT_OF_MEMORY, "no host memory for the mask of %s",
                                                   a->image));
     status = tt_dataset_mask(*ds, *index, *planes);
@@ -392,7 +397,10 @@ static int data_masks(data_args *a)
     const size_t plane = (size_t)w * (size_t)h;
     const int multi = tt_dataset_mask_kind(ds) == TT_MASK_MULTI_LABEL;
     rc = 1;
-    if (!(out = malloc(plane))) goto cleanup;
+    if (!(out = tt_malloc(plane))) {
+        rc = tt_cli_fail(tt_error_new(TT_ERR_OUT_OF_MEMORY, "data masks: out of host memory"));
+        goto cleanup;
+    }
     const char *item = tt_dataset_item_name(ds, index);
     for (int c = 0; c < tt_dataset_classes(ds); c++) {
         for (size_t k = 0; k < plane; k++)

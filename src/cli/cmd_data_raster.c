@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli/common.h"
+#include "core/alloc.h"
 #include "core/status.h"
 #include "data/raster_set.h"
 #include "data/raster_stats.h"
@@ -57,7 +58,7 @@ int tt_data_check_rasters(const char *dir, const char *bands, int mask_nodata, i
     tt_status status = NULL;
     TT_CHECK(tt_raster_set_open_flags(dir, bands, mask_nodata, &set));
     int n = tt_raster_set_count(set);
-    if (!(each = calloc((size_t)n, sizeof *each))) {
+    if (!(each = tt_calloc((size_t)n, sizeof *each))) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
         goto cleanup;
     }

@@ -28,6 +28,7 @@
 #include "cli/commands.h"
 #include "cli/selftest_algos.h"
 #include "cli/selftest_smoke.h"
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "core/status.h"
 #include "ops/conv_algo.h"
@@ -174,7 +175,7 @@ static tt_status recipe_of(doctor_options *o, const unsigned char *given, tt_mod
     tt_train_options *t = &o->train;
     int planned = strcmp(t->plan, "auto") == 0 || !was_given(given, "plan");
     if (planned && t->data[0]) {
-        tt_run_plan *plan = calloc(1, sizeof *plan);
+        tt_run_plan *plan = tt_calloc(1, sizeof *plan);
         if (!plan) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
         tt_status status = tt_run_plan_for(t, given, 0, plan);
         free(plan);
@@ -369,7 +370,7 @@ int tt_cmd_doctor(int argc, char **argv)
     if (!table) return tt_cli_fail(tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory"));
     doctor_options o = {.overfit_steps = 20};
     tt_train_options_default(&o.train);
-    unsigned char *given = calloc(table_count, 1); /* by row of the table: train's first */
+    unsigned char *given = tt_calloc(table_count, 1); /* by row of the table: train's first */
     if (!given) return tt_cli_fail(tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory"));
     int rc = tt_cli_parse_given("doctor", table, table_count, &o, given, argc, argv, help);
     int yes = 0;

@@ -18,6 +18,7 @@
 #include "backend/backend.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "core/alloc.h"
 #include "core/fs.h"
 #include "core/options.h"
 #include "core/status.h"
@@ -156,7 +157,7 @@ static tt_status write_search(const eval_options *o, const tt_infer_model *model
                               const tt_dataset *ds, const tt_pp_search *search)
 {
     int classes = model->spec.classes;
-    tt_pp_choice *choices = calloc((size_t)classes, sizeof *choices);
+    tt_pp_choice *choices = tt_calloc((size_t)classes, sizeof *choices);
     if (!choices) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "postprocess: out of host memory");
     double mean, was;
     tt_pp_search_result(search, choices, &mean, &was);
@@ -224,7 +225,7 @@ static tt_status read_regions(const char *path, tt_raster_set *set, tt_raster_re
         }
         if (*count == capacity) {
             capacity = capacity ? 2 * capacity : 16;
-            tt_raster_region *grown = realloc(*out, sizeof *grown * (size_t)capacity);
+            tt_raster_region *grown = tt_realloc(*out, sizeof *grown * (size_t)capacity);
             if (!grown) {
                 status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
                 break;
@@ -274,7 +275,7 @@ static tt_status run_rasters(const eval_options *o)
         TT_CHECK(read_regions(o->val_list, set, &regions, &count));
     } else {
         count = tt_raster_set_count(set);
-        if (!(regions = malloc(sizeof *regions * (size_t)count))) {
+        if (!(regions = tt_malloc(sizeof *regions * (size_t)count))) {
             status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "eval: out of host memory");
             goto cleanup;
         }
@@ -345,7 +346,7 @@ static tt_status run(const eval_options *o)
         TT_CHECK(tt_split_list(&source, o->val_list, &rest, &nrest, &items, &count));
         free(rest);
     } else {
-        items = malloc(sizeof *items * (size_t)count);
+        items = tt_malloc(sizeof *items * (size_t)count);
         if (!items) {
             status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "eval: out of host memory");
             goto cleanup;
@@ -380,10 +381,11 @@ static tt_status run(const eval_options *o)
         goto cleanup;
     }
     if (o->json) {
-        const char **names = malloc(sizeof *names * (size_t)m->classes);
+        const char **names = tt_malloc(sizeof *names * (size_t)m->classes);
         for (int c = 0; names && c < m->classes; c++) names[c] = tt_dataset_class_name(ds, c);
-        char *text = tt_metrics_json(m, names);
-        printf("%s\n", text ? text : "null");
+        char *text = names ? tt_metrics_json(m, names) : NULL;
+        if (text) printf("%s\n", text);
+        else status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "eval --json: out of host memory");
         free(text);
         free(names);
     } else {

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli/commands.h"
+#include "core/alloc.h"
 #include "core/status.h"
 #include "backend/backend.h"
 #include "train/run_plan.h"
@@ -114,7 +115,7 @@ static tt_status run(const plan_options *o)
     snprintf(t.bands, sizeof t.bands, "%s", o->bands);
     snprintf(t.device, sizeof t.device, "%s", o->device);
     t.mem_limit = o->mem_limit;
-    tt_run_plan *plan = calloc(1, sizeof *plan);
+    tt_run_plan *plan = tt_calloc(1, sizeof *plan);
     if (!plan) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     char path[sizeof o->out + 16];
     struct stat st;

@@ -35,6 +35,7 @@
 #include "backend/backend.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "core/alloc.h"
 #include "core/fs.h"
 #include "core/options.h"
 #include "core/status.h"
@@ -201,9 +202,9 @@ static tt_status finish_multi_label(run_state *rs, const char *file, const char 
     int classes = rs->model.spec.classes, rw = o->rle_size[1], rh = o->rle_size[0];
     size_t pixels = (size_t)w * h;
     tt_status status = NULL;
-    uint8_t *masks = malloc((size_t)classes * pixels), *view = malloc(pixels * 3);
-    float *small = rw ? malloc((size_t)rw * rh * sizeof *small) : NULL;
-    uint8_t *small_mask = rw ? malloc((size_t)rw * rh) : NULL;
+    uint8_t *masks = tt_malloc((size_t)classes * pixels), *view = tt_malloc(pixels * 3);
+    float *small = rw ? tt_malloc((size_t)rw * rh * sizeof *small) : NULL;
+    uint8_t *small_mask = rw ? tt_malloc((size_t)rw * rh) : NULL;
     if (!masks || !view || (rw && (!small || !small_mask))) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory for the masks", file);
         goto cleanup;
@@ -255,8 +256,8 @@ static tt_status finish_class_index(run_state *rs, const char *file, const char 
     int classes = rs->model.spec.classes, rw = o->rle_size[1], rh = o->rle_size[0];
     size_t pixels = (size_t)w * h;
     tt_status status = NULL;
-    uint8_t *index = malloc(pixels), *plane = malloc(pixels), *view = malloc(pixels * 3);
-    uint8_t *small = rw ? malloc((size_t)rw * rh) : NULL;
+    uint8_t *index = tt_malloc(pixels), *plane = tt_malloc(pixels), *view = tt_malloc(pixels * 3);
+    uint8_t *small = rw ? tt_malloc((size_t)rw * rh) : NULL;
     if (!index || !plane || !view || (rw && !small)) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s: out of host memory for the masks", file);
         goto cleanup;
@@ -333,7 +334,7 @@ static tt_status predict_raster_one(run_state *rs, const char *path, const char 
     snprintf(prob, sizeof prob, "%s/%s_prob.tif", o->out, stem);
     int classes = rs->model.spec.classes;
     if (o->min_size_given) {
-        if (!(min_size = malloc((size_t)classes * sizeof *min_size))) {
+        if (!(min_size = tt_malloc((size_t)classes * sizeof *min_size))) {
             status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
             goto cleanup;
         }
@@ -353,7 +354,7 @@ static tt_status predict_raster_one(run_state *rs, const char *path, const char 
     georef.nodata = NULL;
     if (marks) {
         out.nodata_rows = tt_band_reader_nodata_rows, out.nodata_ctx = &band_reader;
-        if (!(georef.nodata = strdup("255"))) {
+        if (!(georef.nodata = tt_strdup("255"))) {
             status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
             goto cleanup;
         }
@@ -388,7 +389,7 @@ static tt_status predict_one(run_state *rs, const char *path)
     tt_status status = NULL;
     TT_CHECK(load_image(path, &w, &h, &rgb));
     size_t floats = (size_t)rs->model.spec.classes * w * h;
-    logits = malloc(floats * sizeof *logits);
+    logits = tt_malloc(floats * sizeof *logits);
     if (!logits) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "%s (%dx%d): no host memory for %zu logits",
                               path, w, h, floats);
@@ -419,8 +420,8 @@ static tt_status list_inputs(const char *input, char ***paths, int *count)
     if (stat(input, &st) != 0)
         return tt_error_new(TT_ERR_IO, "--input %s: %s", input, strerror(errno));
     if (!S_ISDIR(st.st_mode)) {
-        char **list = malloc(sizeof *list);
-        if (!list || !(list[0] = strdup(input))) {
+        char **list = tt_malloc(sizeof *list);
+        if (!list || !(list[0] = tt_strdup(input))) {
             free(list);
             return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
         }
@@ -439,7 +440,7 @@ static tt_status list_inputs(const char *input, char ***paths, int *count)
     /* names to paths, in place */
     for (int i = 0; i < n; i++) {
         size_t len = strlen(input) + strlen(names[i]) + 2;
-        char *path = malloc(len);
+        char *path = tt_malloc(len);
         if (!path) {
             tt_image_free_names(names, n);
             return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
@@ -456,7 +457,7 @@ static tt_status list_inputs(const char *input, char ***paths, int *count)
 /* --classes "a,b,c": exactly `classes` names. */
 static tt_status parse_class_names(const char *text, int classes, char ***out)
 {
-    char **names = calloc((size_t)classes, sizeof *names);
+    char **names = tt_calloc((size_t)classes, sizeof *names);
     if (!names) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory");
     int n = 0;
     for (const char *p = text; *p && n <= classes;) {

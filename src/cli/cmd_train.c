@@ -10,6 +10,7 @@
 #include "backend/profile.h"
 #include "cli/commands.h"
 #include "cli/tune_progress.h"
+#include "core/alloc.h"
 #include "core/memstats.h"
 #include "core/status.h"
 #include "dist/dist.h"
@@ -143,7 +144,7 @@ static void announce_plan(const tt_recipe *r, const tt_dist *dist)
 
 int tt_cmd_train(int argc, char **argv)
 {
-    tt_recipe *recipe = malloc(sizeof *recipe);
+    tt_recipe *recipe = tt_malloc(sizeof *recipe);
     if (!recipe) return tt_cli_fail(tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory"));
     tt_recipe_init(recipe);
     strcpy(recipe->opt.plan, "auto"); /* train's own default; mem and bench take no plan */

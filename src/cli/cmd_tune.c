@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli/commands.h"
+#include "core/alloc.h"
 #include "core/options.h"
 #include "core/knobs.h"
 #include "core/status.h"
@@ -201,7 +202,8 @@ static tt_status create_untuned_backend(const char *selector, tt_backend **be)
 {
     /* "before" means CLBlast's own parameters, not a previous run's */
     const char *old = tt_knob_str(TT_KNOB_NO_TUNING);
-    char *saved = old ? strdup(old) : NULL;
+    char *saved = old ? tt_strdup(old) : NULL;
+    if (old && !saved) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "tune: out of host memory");
     setenv("TT_NO_TUNING", "1", 1);
     tt_knobs_reload(); /* the knobs are read once: read them again, before and after */
     tt_status status = tt_backend_create(
@@ -269,7 +271,7 @@ int tt_cmd_tune(int argc, char **argv)
 
     double *blas = NULL;
     if (o.compare_openblas) {
-        blas = calloc((size_t)count, sizeof *blas);
+        blas = tt_calloc((size_t)count, sizeof *blas);
         if (blas && !tt_host_sgemm_time("tune", shapes, count, blas, log)) {
             free(blas);
             blas = NULL;

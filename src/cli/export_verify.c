@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "data/image.h"
 #include "infer/predict.h"
@@ -67,7 +68,7 @@ static void interpreter(const char *given, char *out, size_t size)
 static tt_status input_image(const char *path, int width, int height, uint8_t **rgb)
 {
     size_t pixels = (size_t)width * height;
-    *rgb = malloc(pixels * 3);
+    *rgb = tt_malloc(pixels * 3);
     if (!*rgb) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "--verify: out of host memory");
     if (!path) {
         uint64_t state = 0x9e3779b97f4a7c15u;
@@ -103,8 +104,8 @@ static tt_status reference(tt_infer_model *im, const tt_export_check *c, const c
     tt_model *m = im->model;
     int w = m->width, h = m->height, classes = im->spec.classes;
     size_t plane = (size_t)w * h;
-    float *pixels = malloc(3 * plane * sizeof *pixels);
-    float *logits = malloc((size_t)classes * plane * sizeof *logits);
+    float *pixels = tt_malloc(3 * plane * sizeof *pixels);
+    float *logits = tt_malloc((size_t)classes * plane * sizeof *logits);
     if (!pixels || !logits) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "--verify: out of host memory");
         goto cleanup;
@@ -186,8 +187,8 @@ static tt_status checked(const char *python, const char *onnx, int code)
 tt_status tt_export_verify(tt_infer_model *model, const tt_export_check *c)
 {
     tt_status status = NULL;
-    scratch *s = calloc(1, sizeof *s);
-    char (*pairs)[2 * PATH_MAX + 64] = calloc(MAX_INPUTS, sizeof *pairs);
+    scratch *s = tt_calloc(1, sizeof *s);
+    char (*pairs)[2 * PATH_MAX + 64] = tt_calloc(MAX_INPUTS, sizeof *pairs);
     uint8_t *rgb = NULL;
     if (!s || !pairs) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "--verify: out of host memory");

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/status.h"
 #include "model/model.h"
 #include "ops/conv2d.h"
@@ -16,7 +17,7 @@
 static tt_status random_buffer(tt_backend *be, size_t floats, uint64_t *seed, const char *name,
                                tt_buffer **out)
 {
-    float *host = malloc((floats ? floats : 1) * sizeof *host);
+    float *host = tt_malloc((floats ? floats : 1) * sizeof *host);
     if (!host) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "selftest: out of host memory");
     for (size_t i = 0; i < floats; i++) {
         *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
 #include "core/status.h"
 #include "ops/util.h"
@@ -28,9 +29,9 @@ static tt_status run(tt_backend *be, tt_checks *checks)
     enum { N = 1000, M = 37, K = 29, P = 41 };
     tt_status status = NULL;
     tt_buffer *x = NULL, *y = NULL, *a = NULL, *b = NULL, *c = NULL;
-    float *hx = malloc(N * sizeof *hx), *hy = malloc(N * sizeof *hy), *want = malloc(N * sizeof *want);
-    float *ha = malloc(M * K * sizeof *ha), *hb = malloc(K * P * sizeof *hb);
-    float *hc = malloc(M * P * sizeof *hc), *wc = malloc(M * P * sizeof *wc);
+    float *hx = tt_malloc(N * sizeof *hx), *hy = tt_malloc(N * sizeof *hy), *want = tt_malloc(N * sizeof *want);
+    float *ha = tt_malloc(M * K * sizeof *ha), *hb = tt_malloc(K * P * sizeof *hb);
+    float *hc = tt_malloc(M * P * sizeof *hc), *wc = tt_malloc(M * P * sizeof *wc);
     if (!hx || !hy || !want || !ha || !hb || !hc || !wc) {
         status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "selftest: out of host memory");
         goto cleanup;

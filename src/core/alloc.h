@@ -1,8 +1,8 @@
 /*
- * The library's host allocations: malloc, calloc, realloc and strdup,
- * through which TT_FAULT=host:N (core/fault.h) makes the Nth fail as
- * memory running out would (NULL, errno ENOMEM), so that every caller's
- * handling of it is walked by tests/fault/check.sh.  Free with free().
+ * The host allocations of the library and the command line: malloc,
+ * calloc, realloc and strdup, through which TT_FAULT=host:N (core/fault.h)
+ * makes the Nth fail as memory running out would (NULL, errno ENOMEM), so
+ * that every caller's handling of it is walked by tests/fault/check.sh.  Free with free().
  * An error (core/status.c) that finds no memory is a static "out of host
  * memory" one.  core/knobs.c alone allocates directly: TT_FAULT is one of
  * its knobs, read by every call here, so its copies cannot wait on one.

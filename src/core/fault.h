@@ -8,7 +8,7 @@
  *   alloc   a device buffer (tt_buffer_alloc): out of device memory
  *   launch  a kernel launch (tt_launch_kernel): the device lost
  *   submit  a Vulkan queue submission (vkQueueSubmit): the device lost
- *   host    a host allocation of the library (core/alloc.h): out of memory
+ *   host    a host allocation of the library or the command line (core/alloc.h): out of memory
  *   read    a file read (images, masks, tile cache, checkpoints, lists and
  *           configs; the caches of programs, pipelines, tuning, find-db and
  *           precision-db, which are then rebuilt; train.jsonl for the
