@@ -22,6 +22,13 @@
 #include "backend/backend.h"
 #include "core/precision.h"
 
+/* The python3 that runs the PyTorch twins: tt_python (tests/tt_python.c,
+ * CMake passes its path), which forks them from a server that imported
+ * torch once, or runs /usr/bin/python3 itself. */
+#ifndef TH_PYTHON
+#define TH_PYTHON "/usr/bin/python3"
+#endif
+
 /* Fails the current test fatally, printing the status message (and build
  * log), when expr returns an error. */
 #define TH_OK(expr)                                                            \

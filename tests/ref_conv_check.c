@@ -368,7 +368,7 @@ int ref_conv_check_torch(const ref_conv_op *op, const char *torch_expr, const in
     close(fd_py);
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
-             "/usr/bin/python3 %s %s %s \"%s\" %d,%d,%d,%d %d,%d,%d,%d %d,%d,%d,%d %zu", script,
+             TH_PYTHON " %s %s %s \"%s\" %d,%d,%d,%d %d,%d,%d,%d %d,%d,%d,%d %zu", script,
              src, dst, torch_expr, inp_shape[0], inp_shape[1], inp_shape[2], inp_shape[3],
              weight_shape[0], weight_shape[1], weight_shape[2], weight_shape[3], out_shape[0],
              out_shape[1], out_shape[2], out_shape[3], nb);

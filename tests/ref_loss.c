@@ -145,7 +145,7 @@ int ref_python(const char *script, const char *dir)
     char path[512], cmd[1200];
     snprintf(path, sizeof path, "%s/check.py", dir);
     ref_write_file(dir, "check.py", script, strlen(script));
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' '%s'", path, dir);
+    snprintf(cmd, sizeof cmd, TH_PYTHON " '%s' '%s'", path, dir);
     int rc = system(cmd);
     if (rc == -1 || !WIFEXITED(rc)) {
         printf("\n    skipped torch cross-check: could not run python3\n");

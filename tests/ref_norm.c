@@ -134,7 +134,7 @@ static const char torch_prelude[] =
 int ref_norm_torch_run(const char *body, const float *inp, size_t n_in, float *out, size_t n_out,
                   char *why, size_t why_size)
 {
-    const char *python = "/usr/bin/python3";
+    const char *python = TH_PYTHON;
     if (access(python, X_OK) != 0) {
         snprintf(why, why_size, "%s is missing", python);
         return 1;
@@ -144,7 +144,7 @@ int ref_norm_torch_run(const char *body, const float *inp, size_t n_in, float *o
         snprintf(why, why_size, "cannot make a temporary folder");
         return 1;
     }
-    char script[64], in_path[64], out_path[64], log_path[64], cmd[320];
+    char script[64], in_path[64], out_path[64], log_path[64], cmd[1024];
     snprintf(script, sizeof script, "%s/check.py", dir);
     snprintf(in_path, sizeof in_path, "%s/in.f32", dir);
     snprintf(out_path, sizeof out_path, "%s/out.f32", dir);

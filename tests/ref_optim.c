@@ -54,7 +54,7 @@ int ref_python_has(const char *module)
     for (int i = 0; i < count; i++)
         if (strcmp(known[i].modules, module) == 0) return known[i].has;
     char cmd[256];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 -c 'import %s' >/dev/null 2>&1", module);
+    snprintf(cmd, sizeof cmd, TH_PYTHON " -c 'import %s' >/dev/null 2>&1", module);
     int has = system(cmd) == 0;
     if (count < 8 && strlen(module) < sizeof known[0].modules) {
         snprintf(known[count].modules, sizeof known[count].modules, "%s", module);
@@ -126,7 +126,7 @@ int ref_optim_torch_run(ref_torch_case *cases, int count)
     if (f && fclose(f)) ok = 0;
     free(text);
     if (!ok) goto cleanup;
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/optim_torch_check.py' '%s'", ref_tests_dir(),
+    snprintf(cmd, sizeof cmd, TH_PYTHON " '%s/optim_torch_check.py' '%s'", ref_tests_dir(),
              path);
     fflush(stdout);
     if (system(cmd) != 0) {

@@ -23,7 +23,7 @@
 #include "model/model.h"
 #include "ops/conv_algo.h"
 
-#define PY "/usr/bin/python3"
+#define PY TH_PYTHON
 #define CLASSES 3
 
 typedef struct {

@@ -386,7 +386,7 @@ static int run_torch_pool(const tt_pool2d_desc *d, const float *x, size_t n, con
     CU_ASSERT_FATAL(fwrite(x, sizeof *x, n, f) == n && fwrite(dy, sizeof *dy, m, f) == m);
     fclose(f);
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s %s %s %d %d %d %d %d %d %d", script, src, dst,
+    snprintf(cmd, sizeof cmd, TH_PYTHON " %s %s %s %d %d %d %d %d %d %d", script, src, dst,
              d->batch, d->channels, d->height, d->width, d->kernel_h, d->stride_h, d->pad_h);
     int rc = system(cmd);
     size_t want = 3 * m + 2 * n, got = 0;

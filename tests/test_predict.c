@@ -700,7 +700,7 @@ static void test_vs_torch(void)
         write_checkpoint(u, in_path, NULL, NULL, rgb, h, w);
         char cmd[2048];
         snprintf(cmd, sizeof cmd,
-                 "/usr/bin/python3 %s/tests/infer_torch_check.py %s %s "
+                 TH_PYTHON " %s/tests/infer_torch_check.py %s %s "
                  "'{\"classes\": %d, \"base_channels\": %d, \"depth\": %d, \"norm\": \"%s\", "
                  "\"groups\": %d, \"tile\": [32, 32], \"overlap\": %g, \"blend\": \"%s\", "
                  "\"pad\": \"%s\"}'", TT_SOURCE_DIR, in_path, out_path,

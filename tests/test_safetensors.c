@@ -134,7 +134,7 @@ static void test_python_reads_ours(void)
     TH_OK(tt_st_writer_write(w, path));
     tt_st_writer_destroy(w);
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/optim_safetensors_check.py' read '%s' '%s'",
+    snprintf(cmd, sizeof cmd, TH_PYTHON " '%s/optim_safetensors_check.py' read '%s' '%s'",
              ref_tests_dir(), path, out);
     fflush(stdout);
     CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
@@ -179,7 +179,7 @@ static void test_we_read_python(void)
     }
     const char *path = in_dir("from-python.safetensors");
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s/optim_safetensors_check.py' write '%s'",
+    snprintf(cmd, sizeof cmd, TH_PYTHON " '%s/optim_safetensors_check.py' write '%s'",
              ref_tests_dir(), path);
     CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
     tt_safetensors *f = NULL;

@@ -333,7 +333,7 @@ static void parity_with(const char *optimizer, const char *loss, const char *cla
 
     char cmd[4096];
     snprintf(cmd, sizeof cmd,
-             "/usr/bin/python3 %s/tests/torch_train.py --data %s "
+             TH_PYTHON " %s/tests/torch_train.py --data %s "
              "--init %s --grads-out %s --weights-out %s --steps 2 --micro-batch 2 --accum 2 "
              "--optimizer %s --lr %g --weight-decay %g --momentum 0.9 --classes 3 "
              "--base-channels 4 --depth 2 --norm group --groups 2%s%s%s%s",

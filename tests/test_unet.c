@@ -70,7 +70,7 @@ static tt_safetensors *run_torch(const unet_case *c, tt_model *u, const float *p
     const char *norm = tt_norm_kind_name(c->config.norm);
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
-             "/usr/bin/python3 %s/tests/torch_unet_check.py %s %s "
+             TH_PYTHON " %s/tests/torch_unet_check.py %s %s "
              "'{\"classes\": %d, \"base_channels\": %d, \"depth\": %d, \"norm\": \"%s\", "
              "\"groups\": %d, \"train\": %d}'",
              TT_SOURCE_DIR, in_path, out_path, c->config.classes,

@@ -15,7 +15,7 @@ static cJSON *torch_names(const char *args)
     const char *script = getenv("TT_TORCH_UNET");
     if (!script) script = TT_SOURCE_DIR "/python/tiletrain_torch.py";
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' names %s 2>/dev/null", script, args);
+    snprintf(cmd, sizeof cmd, TH_PYTHON " '%s' names %s 2>/dev/null", script, args);
     FILE *p = popen(cmd, "r");
     if (!p) return NULL;
     static char buf[1 << 16];

@@ -793,7 +793,7 @@ static int run_torch_nearest(const tt_upsample_desc *d, const float *x, const fl
     fwrite(dy, sizeof(float), 4 * n, f);
     fclose(f);
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s %s %s %d,%d,%d,%d", script, src, dst,
+    snprintf(cmd, sizeof cmd, TH_PYTHON " %s %s %s %d,%d,%d,%d", script, src, dst,
              d->batch, d->channels, d->height, d->width);
     int rc = system(cmd);
     size_t got = 0;
