@@ -28,6 +28,13 @@ import struct
 import sys
 import time
 
+# The twins' float64 GEMM on OpenBLAS (tests/twin_dgemm.c): its dgemm_
+# loaded before torch binds the reference BLAS's, for every child.
+if os.environ.get("TT_TWIN_DGEMM"):
+    import ctypes
+
+    ctypes.CDLL(os.environ["TT_TWIN_DGEMM"], mode=ctypes.RTLD_GLOBAL)
+
 import numpy
 import torch
 import torchvision  # noqa: F401 (imported once for the children)
@@ -44,7 +51,9 @@ def log(*words):
 
 
 def python_vars(env):
-    return {k: v for k, v in env.items() if k.startswith("PYTHON")}
+    """What a child cannot take from its request: PYTHON* (read at start)
+    and TT_TWIN_DGEMM (loaded before torch)."""
+    return {k: v for k, v in env.items() if k.startswith("PYTHON") or k == "TT_TWIN_DGEMM"}
 
 
 def read_request(conn):

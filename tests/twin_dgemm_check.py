@@ -1,10 +1,12 @@
 """tests/twin_dgemm.c checked (CTest: test_twin_dgemm).
 
-usage: twin_dgemm_check.py LIBRARY
+usage: twin_dgemm_check.py LIBRARY [TT_PYTHON]
 
 A float64 and a float32 convolution (forward and both gradients, shapes
-with odd sizes and a batch of 3) run in two fresh processes, one plain and
-one with LIBRARY loaded before torch, as tt_python loads it:
+with odd sizes and a batch of 3) run in fresh processes, one plain and
+one with LIBRARY loaded before torch; and, given tests/tt_python.c's
+client, run by it with TT_TWIN_DGEMM=LIBRARY, through its fork server and
+with TT_PYSERVE_OFF=1 (python3 run directly).  Against the plain run:
   - float32: the same bits (its yardstick role needs the reference BLAS);
   - float64: within 1e-12 of the plain run, relative to the largest value;
   - with libopenblas64.so.0 installed, the float64 run went through it.
@@ -43,41 +45,54 @@ def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--run":
         run(sys.argv[2], sys.argv[3])
         return 0
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         print(__doc__)
         return 2
     library = os.path.abspath(sys.argv[1])
+    client = os.path.abspath(sys.argv[2]) if len(sys.argv) == 3 else None
     try:
         import numpy as np
         import torch  # noqa: F401
     except ImportError as e:
         print(f"skipped: {e}")
         return 77
-    with tempfile.TemporaryDirectory() as plain, tempfile.TemporaryDirectory() as shim:
-        for lib, out in (("", plain), (library, shim)):
-            subprocess.run([sys.executable, __file__, "--run", lib, out], check=True)
-        failures = 0
-        for part in ("y", "dx", "dw"):
-            a32 = np.load(os.path.join(plain, f"f32.{part}.npy"))
-            b32 = np.load(os.path.join(shim, f"f32.{part}.npy"))
-            if a32.tobytes() != b32.tobytes():
-                print(f"FAIL: float32 {part} changed with the library loaded")
+    plain_env = {k: v for k, v in os.environ.items() if k not in ("TT_TWIN_DGEMM", "LD_PRELOAD")}
+    runs = [("loaded in the script", [sys.executable, __file__, "--run", library], plain_env)]
+    if client:
+        env = dict(plain_env, TT_TWIN_DGEMM=library)
+        runs.append(("tt_python, its server", [client, __file__, "--run", ""], env))
+        runs.append(("tt_python, python3 directly", [client, __file__, "--run", ""],
+                     dict(env, TT_PYSERVE_OFF="1")))
+    installed = any(os.path.exists(os.path.join(d, "libopenblas64.so.0"))
+                    for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib"))
+    print(f"libopenblas64.so.0 installed: {installed}")
+    failures = 0
+    with tempfile.TemporaryDirectory() as work:
+        plain = os.path.join(work, "plain")
+        os.mkdir(plain)
+        subprocess.run([sys.executable, __file__, "--run", "", plain], check=True, env=plain_env)
+        for i, (name, command, env) in enumerate(runs):
+            out = os.path.join(work, str(i))
+            os.mkdir(out)
+            subprocess.run(command + [out], check=True, env=env)
+            for part in ("y", "dx", "dw"):
+                a32 = np.load(os.path.join(plain, f"f32.{part}.npy"))
+                b32 = np.load(os.path.join(out, f"f32.{part}.npy"))
+                if a32.tobytes() != b32.tobytes():
+                    print(f"FAIL: {name}: float32 {part} changed")
+                    failures += 1
+                a64 = np.load(os.path.join(plain, f"f64.{part}.npy"))
+                b64 = np.load(os.path.join(out, f"f64.{part}.npy"))
+                err = float(np.abs(a64 - b64).max() / np.abs(a64).max())
+                if not err <= 1e-12:
+                    print(f"FAIL: {name}: float64 {part} off by {err:.2e}")
+                    failures += 1
+            with open(os.path.join(out, "info.json")) as f:
+                openblas = json.load(f)["openblas"]
+            print(f"{name}: float32 the same bits, float64 within 1e-12; OpenBLAS loaded: {openblas}")
+            if installed and not openblas:
+                print(f"FAIL: {name}: libopenblas64.so.0 is installed but the float64 GEMM did not reach it")
                 failures += 1
-            a64 = np.load(os.path.join(plain, f"f64.{part}.npy"))
-            b64 = np.load(os.path.join(shim, f"f64.{part}.npy"))
-            err = float(np.abs(a64 - b64).max() / np.abs(a64).max())
-            print(f"float64 {part}: {err:.2e} of the largest from the reference BLAS's")
-            if not err <= 1e-12:
-                print(f"FAIL: float64 {part} off by {err:.2e}")
-                failures += 1
-        with open(os.path.join(shim, "info.json")) as f:
-            openblas = json.load(f)["openblas"]
-        installed = any(os.path.exists(os.path.join(d, "libopenblas64.so.0"))
-                        for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib"))
-        print(f"libopenblas64.so.0 installed: {installed}; loaded by the float64 run: {openblas}")
-        if installed and not openblas:
-            print("FAIL: libopenblas64.so.0 is installed but the float64 GEMM did not reach it")
-            failures += 1
     print("ok" if not failures else f"{failures} check(s) failed")
     return 1 if failures else 0
 
