@@ -181,7 +181,8 @@ static void on_sigterm(int sig)
     if (atomic_load(&inside)) {
         say("stopped by SIGTERM while waiting in ");
         say(atomic_load(&entered_call));
-        say(": mpirun ends every rank when one fails (the failed rank's error is above)");
+        say(": mpirun stops every rank when one of them fails (its error is above) or when "
+            "it is stopped itself");
     } else {
         say("stopped by SIGTERM");
     }
