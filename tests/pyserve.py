@@ -12,8 +12,9 @@ client's fds 0, 1 and 2 (SCM_RIGHTS) and "TTPY" + a length + NUL-separated
 strings: the argument count, the arguments (`script args...`, `-c CODE
 args...` or `- args...`), the working folder, then the environment.  The
 server answers "R" (refused: the client runs python3 itself) when the
-request's PYTHON* variables differ from its own, which Python reads only at
-start; else "S" once the child runs, and "X" + its wait status (4 bytes,
+request's PYTHON* variables (which Python reads only at start) or its
+TT_TWIN_DGEMM (loaded before torch) differ from its own; else "S" once the
+child runs, and "X" + its wait status (4 bytes,
 big-endian) when it ends.  A byte from the client is a signal for the
 child; the client gone, the child's process group is killed.  The server
 exits after TT_PYSERVE_IDLE seconds (60) without a request.
