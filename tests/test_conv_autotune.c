@@ -975,8 +975,58 @@ static tt_status log_verify(void *ctx, tt_conv_algo algo, tt_conv_verdict *v)
 {
     verify_log *log = ctx;
     if (log->count < 32) log->checked[log->count++] = algo;
-    *v = (tt_conv_verdict){log->wrong[algo] ? 0.5 : 1e-7, 1e-5, TT_CONV_ALGO_IM2COL_GEMM, 0};
+    *v = (tt_conv_verdict){.error = log->wrong[algo] ? 0.5 : 1e-7, .bound = 1e-5,
+                           .reference = TT_CONV_ALGO_IM2COL_GEMM};
     return NULL;
+}
+
+/* A stand-in check that passes every candidate, each run for it taking
+ * the time in checked_ms (in the log's slot of the algorithm). */
+typedef struct timed_check {
+    order_log runs;
+    double checked_ms[TT_CONV_ALGO_COUNT];
+} timed_check;
+
+static tt_status timed_check_run(void *ctx, tt_conv_algo algo)
+{
+    return log_run(&((timed_check *)ctx)->runs, algo);
+}
+
+static tt_status timed_check_verify(void *ctx, tt_conv_algo algo, tt_conv_verdict *v)
+{
+    *v = (tt_conv_verdict){.error = 1e-7, .bound = 1e-5, .reference = algo,
+                           .ms = ((timed_check *)ctx)->checked_ms[algo]};
+    return NULL;
+}
+
+/* A candidate over twice the best in the runs that verified them is never
+ * timed (on a slow device its runs are most of the tuning); one within
+ * twice, or whose run took under 5 ms (noise), is timed in both rounds. */
+static void test_slow_check_not_timed(void)
+{
+    fresh_cache_dir();
+    tt_backend *be = th_backend();
+    tt_conv_algo best = TT_CONV_ALGO_AUTO;
+    timed_check slow = {.checked_ms = {[TT_CONV_ALGO_IM2COL_GEMM] = 10,
+                                       [TT_CONV_ALGO_DIRECT] = 100,
+                                       [TT_CONV_ALGO_WINOGRAD] = 19}};
+    TH_OK(tt_conv_autotune_pick(be, "stand-in S", three, 3, 3, timed_check_run,
+                                timed_check_verify, &slow, &best));
+    const tt_conv_algo want[] = {three[0], three[2], three[0], three[2]};
+    CU_ASSERT_EQUAL(slow.runs.count, 4);
+    for (int i = 0; i < slow.runs.count && i < 4; i++) CU_ASSERT_EQUAL(slow.runs.ran[i], want[i]);
+    tt_conv_autotune_stats s = tt_conv_autotune_stats_get();
+    CU_ASSERT_EQUAL(s.pruned, 2); /* direct's two timed runs */
+    CU_ASSERT_EQUAL(s.runs + s.pruned, 2 * 3);
+    CU_ASSERT_NOT_EQUAL(best, TT_CONV_ALGO_DIRECT);
+    timed_check quick = {.checked_ms = {[TT_CONV_ALGO_IM2COL_GEMM] = 0.5,
+                                        [TT_CONV_ALGO_DIRECT] = 4.5,
+                                        [TT_CONV_ALGO_WINOGRAD] = 1}};
+    TH_OK(tt_conv_autotune_pick(be, "stand-in Q", three, 3, 3, timed_check_run,
+                                timed_check_verify, &quick, &best));
+    CU_ASSERT_EQUAL(quick.runs.count, 6);
+    CU_ASSERT_EQUAL(tt_conv_autotune_stats_get().pruned, s.pruned);
+    remove_cache_dir(be);
 }
 
 /* A candidate the check refuses is never timed nor picked, is written to
@@ -1279,6 +1329,7 @@ int main(void)
         {"AUTO keeps within a desc's workspace limit", test_workspace_limit},
         {"candidates timed in alternating rounds; a failing one left out", test_rounds_alternate},
         {"a candidate past twice the best sits out the second round", test_slow_candidate_pruned},
+        {"a candidate past twice the best while checked is never timed", test_slow_check_not_timed},
         {"a refused candidate is never timed, and stays refused in the find-db", test_refused_kept},
         {"a checked-only candidate is timed only where no timed one is left", test_checked_only},
         {"a planted wrong kernel is refused; AUTO's results stay right", test_planted_wrong_refused},

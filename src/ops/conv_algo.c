@@ -9,6 +9,7 @@
 
 #include "backend/loop_budget.h"
 #include "core/alloc.h"
+#include "core/clock.h"
 #include "core/knobs.h"
 #include "core/status.h"
 #include "ops/conv_autotune.h"
@@ -373,6 +374,7 @@ typedef struct tune_ctx {
     float *host[4];         /* inp, weight, bias, dout as read back (what dir reads) */
     float *got, *ref, *spare; /* a candidate's output, the reference's, a third */
     tt_conv_algo got_of;    /* whose output got holds (AUTO: none's) */
+    double run_ms[TT_CONV_ALGO_COUNT]; /* each algorithm's last run here, launch to finish */
     size_t samples, index[VERIFY_SAMPLES];
     double want[VERIFY_SAMPLES];
     double truth_scale;     /* the largest |want|, or of a sample's terms summed in
@@ -463,7 +465,11 @@ static tt_status run_to_host(tune_ctx *t, tt_conv_algo algo, float *dst)
     size_t floats = t->out_bytes / sizeof(float);
     tt_mem out = tt_mem_of(t->out);
     if (t->dir == TT_CONV_DIR_BACKWARD_WEIGHT) TT_TRY(tt_fill(t->be, out, 0.0f, floats));
+    TT_TRY(tt_finish(t->be)); /* the fill is not the run's time */
+    double start = tt_seconds();
     TT_TRY(tune_run(t, algo));
+    TT_TRY(tt_finish(t->be));
+    t->run_ms[algo] = 1e3 * (tt_seconds() - start);
     TT_TRY(perturb(t->be, algo, out, floats));
     TT_TRY(tt_read(t->be, dst, out, t->out_bytes));
     if (dst == t->got) t->got_of = algo;
@@ -562,6 +568,7 @@ static tt_status verify(void *p, tt_conv_algo algo, tt_conv_verdict *v)
         if (t->got_of != algo) TT_TRY(run_to_host(t, algo, t->got));
         got = t->got;
     }
+    v->ms = t->run_ms[algo];
     double on_host = host_error(t, got), off_ref = 0;
     if (t->reference != TT_CONV_ALGO_AUTO && algo != t->reference)
         off_ref = tt_conv_verify_diff(got, t->ref, t->out_bytes / sizeof(float), t->ref_scale);

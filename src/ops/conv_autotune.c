@@ -163,9 +163,10 @@ static void read_refused(pick *p, const cJSON *refused)
         if (!bad && cJSON_IsString(reference))
             tt_status_free(tt_conv_algo_parse(reference->valuestring, &ref));
         if (!bad && algo != TT_CONV_ALGO_AUTO && cJSON_IsNumber(error) && error->valuedouble > 0)
-            p->refused[algo] = (tt_conv_verdict){error->valuedouble,
-                                                 cJSON_IsNumber(bound) ? bound->valuedouble : 0,
-                                                 ref, 0};
+            p->refused[algo] = (tt_conv_verdict){
+                .error = error->valuedouble,
+                .bound = cJSON_IsNumber(bound) ? bound->valuedouble : 0,
+                .reference = ref};
         tt_status_free(bad);
     }
 }
@@ -373,20 +374,27 @@ static tt_status time_one(tt_backend *be, tt_conv_run_fn run, void *ctx, tt_conv
 }
 
 #define TIMED_ROUNDS 2
-/* A candidate more than PRUNE_FACTOR times slower than the best in the
- * rounds so far sits out the rest: a second run cannot bring it within the
- * noise of the best, and the slow ones are most of a key's timing.  Runs
- * under PRUNE_MIN_MS are not worth saving (and their times are noise). */
+/* A candidate more than PRUNE_FACTOR times slower than the best so far
+ * sits out the rest: another run cannot bring it within the noise of the
+ * best, and the slow ones are most of a key's timing.  "So far" starts
+ * with the runs that verified the candidates, so that one far slower there
+ * is never timed at all.  Runs under PRUNE_MIN_MS are not worth saving
+ * (and their times are noise). */
 #define PRUNE_FACTOR 2.0
 #define PRUNE_MIN_MS 5.0
 
-/* The best time of ms[0..count) so far (1e300: none timed yet). */
-static double best_so_far(const double *ms, int count)
+/* The best time of ms[0..count) (1e300: none known); ms <= 0 is unknown. */
+static double best_of(const double *ms, int count)
 {
     double best = 1e300;
     for (int i = 0; i < count; i++)
-        if (ms[i] >= 0 && ms[i] < best) best = ms[i];
+        if (ms[i] > 0 && ms[i] < best) best = ms[i];
     return best;
+}
+
+static int too_slow(double ms, double best)
+{
+    return ms > PRUNE_MIN_MS && ms > PRUNE_FACTOR * best;
 }
 
 /* ms[i] = the best of TIMED_ROUNDS runs of candidate i, < 0 where it
@@ -397,18 +405,30 @@ static double best_so_far(const double *ms, int count)
  * round times every candidate in turn, so that a slow spell of a shared
  * host falls on all of them alike rather than on whichever was being
  * timed through it (candidate by candidate, noise picked different
- * algorithms for the same layer on different runs).  After the first
- * timed round, one past PRUNE_FACTOR times the best (and PRUNE_MIN_MS)
- * keeps its time and runs no more. */
+ * algorithms for the same layer on different runs).  A candidate
+ * too_slow() against the best, by its run while verified (checked_ms,
+ * NULL: none) or after a timed round, keeps that time and runs no more. */
 static void time_rounds(tt_backend *be, const char *key, const tt_conv_algo *candidates,
-                        int count, tt_conv_run_fn run, void *ctx, int first_round, double *ms,
-                        tt_status *last_failure)
+                        int count, tt_conv_run_fn run, void *ctx, int first_round,
+                        const double *checked_ms, double *ms, tt_status *last_failure)
 {
+    int out[TT_CONV_ALGO_COUNT] = {0};
+    if (checked_ms) {
+        double known[TT_CONV_ALGO_COUNT];
+        for (int i = 0; i < count; i++) known[i] = ms[i] >= 0 ? checked_ms[i] : 0;
+        double best = best_of(known, count);
+        for (int i = 0; i < count; i++)
+            if (known[i] > 0 && too_slow(known[i], best)) {
+                out[i] = 1;
+                ms[i] = known[i];
+                stats.pruned += TIMED_ROUNDS; /* with a check, every round is timed */
+            }
+    }
     for (int round = first_round; round <= TIMED_ROUNDS; round++)
         for (int i = 0; i < count; i++) {
-            if (ms[i] < 0) continue;
-            if (round >= 2 && ms[i] > PRUNE_MIN_MS &&
-                ms[i] > PRUNE_FACTOR * best_so_far(ms, count)) {
+            if (ms[i] < 0 || out[i]) continue;
+            if (round >= 2 && too_slow(ms[i], best_of(ms, count))) {
+                out[i] = 1;
                 stats.pruned++;
                 continue;
             }
@@ -426,14 +446,14 @@ static void time_rounds(tt_backend *be, const char *key, const tt_conv_algo *can
         }
 }
 
-/* Verifies every candidate not yet left out (ms[i] >= 0); one that fails
- * to run is left out (*last_failure), one off the reference refused:
- * warned about, recorded in key's entry, left out.  Returns how many were
- * refused, or -1 when the check is undecided (nothing recorded).  Called
- * with the lock held. */
+/* Verifies every candidate not yet left out (ms[i] >= 0), checked_ms[i]
+ * the time of its run for the check; one that fails to run is left out
+ * (*last_failure), one off the reference refused: warned about, recorded
+ * in key's entry, left out.  Returns how many were refused, or -1 when
+ * the check is undecided (nothing recorded).  Called with the lock held. */
 static int verify_all(tt_backend *be, const char *key, const tt_conv_algo *candidates,
                       int count, tt_conv_verify_fn verify, void *ctx, double *ms,
-                      tt_status *last_failure)
+                      double *checked_ms, tt_status *last_failure)
 {
     int refused = 0;
     uint64_t device = db_key(be);
@@ -442,6 +462,7 @@ static int verify_all(tt_backend *be, const char *key, const tt_conv_algo *candi
         tt_conv_verdict v = {0};
         stats.verified++;
         tt_status failed = verify(ctx, candidates[i], &v);
+        checked_ms[i] = failed ? 0 : v.ms;
         if (failed) {
             fprintf(stderr, "tiletrain: warning: checking %s for %s: %s; leaving it out\n",
                     tt_conv_algo_name(candidates[i]), key, tt_status_message(failed));
@@ -466,8 +487,9 @@ static int verify_all(tt_backend *be, const char *key, const tt_conv_algo *candi
         refused++;
         ms[i] = -1;
         pick *p = entry_of(device, key);
-        if (p) p->refused[candidates[i]] = (tt_conv_verdict){v.error > 0 ? v.error : 1e30,
-                                                              v.bound, v.reference, 0};
+        if (p)
+            p->refused[candidates[i]] = (tt_conv_verdict){
+                .error = v.error > 0 ? v.error : 1e30, .bound = v.bound, .reference = v.reference};
     }
     return refused;
 }
@@ -575,7 +597,9 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
     for (int i = 0; i < count; i++)
         if (ms[i] >= 0) tt_status_free(run(ctx, candidates[i]));
     if ((status = tt_backend_prepare_end(be))) goto cleanup;
-    if (verify) refused = verify_all(be, key, candidates, count, verify, ctx, ms, &last_failure);
+    double checked_ms[TT_CONV_ALGO_COUNT] = {0};
+    if (verify)
+        refused = verify_all(be, key, candidates, count, verify, ctx, ms, checked_ms, &last_failure);
     if (refused < 0) { /* this call is no test: it runs the first candidate, the next decides */
         stats.undecided++;
         *best = candidates[0];
@@ -586,7 +610,8 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
     for (int i = 0; i < count && i < timed; i++) left |= ms[i] >= 0;
     for (int i = timed; left && i < count; i++)
         if (ms[i] >= 0) ms[i] = -2;
-    time_rounds(be, key, candidates, count, run, ctx, verify ? 1 : 0, ms, &last_failure);
+    time_rounds(be, key, candidates, count, run, ctx, verify ? 1 : 0,
+                verify ? checked_ms : NULL, ms, &last_failure);
     for (int i = 0; i < count; i++)
         if (ms[i] >= 0 && ms[i] < best_ms) best_ms = ms[i], *best = candidates[i], found = 1;
     if (!found) { /* every timed one failed to run: the others, then */
@@ -594,7 +619,8 @@ tt_status tt_conv_autotune_pick(tt_backend *be, const char *key, const tt_conv_a
         for (int i = timed; i < count; i++)
             if (ms[i] == -2) ms[i] = 1e300, waiting = 1;
         if (waiting) {
-            time_rounds(be, key, candidates, count, run, ctx, verify ? 1 : 0, ms, &last_failure);
+            time_rounds(be, key, candidates, count, run, ctx, verify ? 1 : 0,
+                        verify ? checked_ms : NULL, ms, &last_failure);
             for (int i = 0; i < count; i++)
                 if (ms[i] >= 0 && ms[i] < best_ms)
                     best_ms = ms[i], *best = candidates[i], found = 1;

@@ -55,12 +55,15 @@ typedef tt_status (*tt_conv_run_fn)(void *ctx, tt_conv_algo algo);
 
 /* What verifying one candidate found: its error (the largest difference
  * over the output's largest value; infinity for a NaN), the bound fp32
- * rounding allows, and the algorithm it was compared with. */
+ * rounding allows, and the algorithm it was compared with; and how long
+ * its run for the check took (ms, launch to finish; <= 0 when unknown),
+ * the autotuner's first look at its speed. */
 typedef struct tt_conv_verdict {
     double error, bound;
     tt_conv_algo reference;
     int undecided; /* the call's inputs are not all finite (an overflowed
                       loss-scaled step): no test of a kernel */
+    double ms;
 } tt_conv_verdict;
 
 /* Runs candidate `algo` on the op's buffers and compares its output
