@@ -36,6 +36,7 @@
 #include "ops/conv2d.h"
 #include "ops/conv_autotune.h"
 #include "ops/conv_transpose2d.h"
+#include "ops/device_traits.h"
 #include "ref_conv.h"
 #include "ref_conv_check.h"
 
@@ -1029,6 +1030,41 @@ static void test_slow_check_not_timed(void)
     remove_cache_dir(be);
 }
 
+/* direct's weight gradient by its cost model: the share of its work that
+ * is products kept, and AUTO leaves it out under an eighth (a deep layer's
+ * small planes, a 1x1 kernel), on a device where it is timed at all. */
+static void test_direct_weight_share(void)
+{
+    tt_conv_shape plane = {.batch = 2, .oh = 64, .ow = 96, .kh = 3, .kw = 3};
+    tt_conv_shape deep = {.batch = 2, .oh = 4, .ow = 6, .kh = 3, .kw = 3};
+    tt_conv_shape one = {.batch = 2, .oh = 2, .ow = 3, .kh = 1, .kw = 1};
+    tt_conv_shape stem = {.batch = 1, .oh = 16, .ow = 16, .kh = 7, .kw = 7};
+    /* 12288 pixels in 192 steps of 64, 6 steps of reduction */
+    CU_ASSERT_DOUBLE_EQUAL(tt_conv_direct_weight_share(&plane, 64), 192.0 / 198, 1e-12);
+    /* 48 of 64 work-items, 1 step and 6 of reduction */
+    CU_ASSERT_DOUBLE_EQUAL(tt_conv_direct_weight_share(&deep, 64), 0.75 / 7, 1e-12);
+    /* 12 of 64, 1 of 9 taps */
+    CU_ASSERT_DOUBLE_EQUAL(tt_conv_direct_weight_share(&one, 64), 12.0 / 64 / 7 / 9, 1e-12);
+    /* 49 taps in 6 chunks of 9, 256 pixels in 2 steps of 128 and 7 of reduction */
+    CU_ASSERT_DOUBLE_EQUAL(tt_conv_direct_weight_share(&stem, 128), 2.0 / 9 * 49 / 54, 1e-12);
+    tt_backend *be = th_backend();
+    const tt_conv_algo_impl *direct = tt_conv2d_algo_impl(TT_CONV_ALGO_DIRECT);
+    tt_conv2d_desc big = D(2, 32, 64, 96, 16, 3, 3, 1, 1, 1, 1, 1, 1, AUTO);
+    tt_conv2d_desc small = D(2, 1152, 2, 3, 320, 1, 1, 1, 1, 0, 0, 1, 1, AUTO);
+    tt_conv_shape sb, ss;
+    TH_OK(tt_conv2d_shape(&big, &sb));
+    TH_OK(tt_conv2d_shape(&small, &ss));
+    CU_ASSERT(!is_candidate(be, &small, TT_CONV_ALGO_DIRECT, TT_CONV_DIR_BACKWARD_WEIGHT));
+    if (tt_device_traits_of(be).opencl_cpu) { /* direct_w8 runs there: never the scalar */
+        CU_ASSERT(!direct->can_win(be, &sb, TT_CONV_DIR_BACKWARD_WEIGHT));
+        printf("\n    an OpenCL CPU: direct's scalar kernels are never timed");
+        return;
+    }
+    CU_ASSERT(direct->can_win(be, &sb, TT_CONV_DIR_BACKWARD_WEIGHT));
+    CU_ASSERT(!direct->can_win(be, &ss, TT_CONV_DIR_BACKWARD_WEIGHT));
+    CU_ASSERT(direct->can_win(be, &ss, TT_CONV_DIR_FORWARD));
+}
+
 /* A candidate the check refuses is never timed nor picked, is written to
  * the find-db as refused (with its error, bound and reference), and a
  * later process (tt_conv_autotune_reset) that times the key again never
@@ -1330,6 +1366,7 @@ int main(void)
         {"candidates timed in alternating rounds; a failing one left out", test_rounds_alternate},
         {"a candidate past twice the best sits out the second round", test_slow_candidate_pruned},
         {"a candidate past twice the best while checked is never timed", test_slow_check_not_timed},
+        {"direct's weight gradient by its cost model", test_direct_weight_share},
         {"a refused candidate is never timed, and stays refused in the find-db", test_refused_kept},
         {"a checked-only candidate is timed only where no timed one is left", test_checked_only},
         {"a planted wrong kernel is refused; AUTO's results stay right", test_planted_wrong_refused},

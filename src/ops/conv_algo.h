@@ -211,6 +211,10 @@ int tt_conv_im2col_can_win(const tt_backend *be);
  * workspace): direct_tiled on a GPU, direct_w8 on an OpenCL CPU, direct
  * elsewhere. */
 tt_conv_algo tt_conv_direct_row(const tt_backend *be);
+/* The share of direct's scalar weight gradient's work, in work-groups of
+ * `wg`, that is products kept (its cost model; under 1/8 AUTO does not
+ * time it). */
+double tt_conv_direct_weight_share(const tt_conv_shape *s, size_t wg);
 /* Whether AUTO times the row `impl` on `be`'s kind of device (NULL: any). */
 int tt_conv_algo_impl_tuned_on(const tt_backend *be, const tt_conv_algo_impl *impl);
 /* Whether `impl` runs `dir` of `s` itself (not through the fallback). */

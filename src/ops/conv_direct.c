@@ -20,6 +20,7 @@
  * (CL_DEVICE_MAX_WORK_GROUP_SIZE and the local memory size), never from an
  * assumed warp width.
  */
+#include <math.h>
 #include <stdio.h>
 
 #include "backend/loop_budget.h"
@@ -133,15 +134,35 @@ static int direct_supports(const tt_conv_shape *s, tt_conv_dir dir)
     return s->groups == 1;
 }
 
+/* The share of the scalar weight gradient's work that is products kept,
+ * by its cost model: a work-group of wg work-items sums the N OH OW pixels
+ * of one input channel in ceil(pixels / wg) steps of TAPS x WCOB products
+ * each, then reduces them in local memory in log2(wg) more steps of that
+ * size; its work-items past the pixels and its taps past the kernel's
+ * compute nothing kept. */
+double tt_conv_direct_weight_share(const tt_conv_shape *s, size_t wg)
+{
+    double pixels = (double)s->batch * (double)s->oh * (double)s->ow;
+    double steps = ceil(pixels / (double)wg), levels = 0;
+    for (size_t w = wg; w > 1; w /= 2) levels++;
+    size_t taps = s->kh * s->kw, chunks = (taps + DIRECT_TAPS - 1) / DIRECT_TAPS;
+    return pixels / (steps * (double)wg) * steps / (steps + levels) * (double)taps /
+           (double)(chunks * DIRECT_TAPS);
+}
+
 /* Not on an OpenCL CPU, where direct_w8 runs stride 1 and the scalar
  * kernels that take stride 2 won none of ResNet's picks (its 1x1 stride-2
  * shortcut went to implicit_gemm, the stride-2 3x3 and the stem to the
  * 16-wide kernels) while a weight gradient took them 1.5 to 5.8 s against
- * milliseconds for the others (docs/ops.md). */
+ * milliseconds for the others (docs/ops.md).  Nor the weight gradient
+ * where under an eighth of its work is products kept (a deep layer's small
+ * planes, a 1x1 kernel): the GEMMs keep their work-items on the products,
+ * so it would have to run each 8 times as fast. */
 static int direct_can_win(const tt_backend *be, const tt_conv_shape *s, tt_conv_dir dir)
 {
-    (void)s, (void)dir;
-    return !tt_device_traits_of(be).opencl_cpu;
+    if (tt_device_traits_of(be).opencl_cpu) return 0;
+    return dir != TT_CONV_DIR_BACKWARD_WEIGHT ||
+           tt_conv_direct_weight_share(s, params_of(be, s, DIRECT_SCALAR).wg) >= 1.0 / 8;
 }
 
 /* The forward on a GPU, where its tile fits: its backward is direct's. */
