@@ -21,7 +21,7 @@ static int fits_int(size_t v) { return v <= (size_t)INT_MAX; }
  * blocking, for GPUs; blas/gemm_split_k, one work-group per small block of
  * C splitting k among its invocations, for a C of few elements and a long k
  * (a weight gradient), and on CPUs for C = A B^T, whose operands both run
- * along k.  Tile sizes are the shaders' specialization constants, set by
+ * along k, where k is long enough.  Tile sizes are the shaders' specialization constants, set by
  * name; no work-group size assumes a subgroup size. */
 
 typedef enum gemm_variant { GEMM_REGISTERS, GEMM_TILED, GEMM_SPLIT_K, GEMM_VARIANT_COUNT } gemm_variant;
@@ -52,6 +52,11 @@ static const char *const gemm_variant_kernels[GEMM_VARIANT_COUNT] = {"gemm", "ge
 /* GPUs: split k when C has fewer 64 x 64 blocks than this and k is at least SPLIT_MIN_K */
 #define SPLIT_MAX_BLOCKS 8
 #define SPLIT_MIN_K 4096
+/* CPUs: C = A B^T splits k among the work-group's SPLIT_CPU_WG invocations
+ * from this k on; below it each one's share is too short to pay for
+ * adding their blocks through shared memory, and the registers' variant
+ * runs (a deep layer's weight gradient on small planes) */
+#define SPLIT_CPU_MIN_K 256
 
 /* One launch of a GEMM (operands already swapped where the plan says). */
 typedef struct gemm_plan {
@@ -87,7 +92,8 @@ static gemm_variant gemm_choose(const tt_backend *be, const tt_gemm *g, size_t b
     if (be->forced.gemm == TT_GEMM_TILED) return GEMM_TILED;
     if (be->forced.gemm == TT_GEMM_SPLIT_K) return GEMM_SPLIT_K;
     if (vk->properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
-        return !g->trans_a && g->trans_b ? GEMM_SPLIT_K : GEMM_REGISTERS;
+        return !g->trans_a && g->trans_b && g->k >= SPLIT_CPU_MIN_K ? GEMM_SPLIT_K
+                                                                     : GEMM_REGISTERS;
     size_t blocks = div_up(g->m, TILE_MAX) * div_up(g->n, TILE_MAX) * batch;
     if (blocks < SPLIT_MAX_BLOCKS && g->k >= SPLIT_MIN_K) return GEMM_SPLIT_K;
     /* the tiles' work-group is 16 x 16: the registers' where the device
