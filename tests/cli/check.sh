@@ -692,7 +692,7 @@ then pass "unet-resnet18 --freeze-bn --checkpointing: micro-batch 2 x accum 3, b
 else fail "unet-resnet18 --freeze-bn --checkpointing"; cat "$work/err" "$work/same"; fi
 # the plan the estimate makes on the dry backend is the one the run places
 for ckpt in "" --checkpointing; do
-  if "$tt" mem --model unet-resnet34 --tile 64x96 --micro-batch 2 --algo im2col_gemm $ckpt \
+  if "$tt" mem --model unet-resnet34 --tile 32x64 --micro-batch 2 --algo im2col_gemm $ckpt \
        --measure --json >"$work/rmem" 2>"$work/err" &&
      measured_same "$work/rmem"; then
     pass "mem --model unet-resnet34 ${ckpt:-(no checkpointing)} --measure: the estimate equals the measurement"
