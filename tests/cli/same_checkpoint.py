@@ -13,10 +13,12 @@ design, a bias before batch norm, then does not decide); --only compares
 the tensors whose names contain TEXT; --no-counters leaves the step
 counters out (runs that split the same windows differently).
 Exit status 0 when they agree, 1 (with what differs) when not."""
-import array, json, math, struct, sys
+import json, struct, sys
+
+import numpy as np
 
 COUNTERS = ("step", "updates", "micro_batches", "images_seen", "skipped_steps")
-TYPECODES = {"F32": "f", "I64": "q", "U8": "B"}
+DTYPES = {"F32": np.dtype("<f4"), "I64": np.dtype("<i8"), "U8": np.dtype("u1")}
 
 
 def read(path):
@@ -28,13 +30,22 @@ def read(path):
     tensors = {}
     for name, info in header.items():
         begin, end = info["data_offsets"]
-        raw = data[8 + n + begin:8 + n + end]
-        values = array.array(TYPECODES[info["dtype"]])
-        values.frombytes(raw)
-        if sys.byteorder != "little":
-            values.byteswap()
+        dtype = DTYPES[info["dtype"]]
+        values = np.frombuffer(data, dtype, (end - begin) // dtype.itemsize, 8 + n + begin)
         tensors[name] = (tuple(info["shape"]), values)
     return meta, tensors
+
+
+def largest_abs(x):
+    return float(np.max(np.abs(x))) if x.size else 0.0
+
+
+def largest_difference(x, y):
+    """max |x - y|, in float64 (exact for float32 values) or int64."""
+    if np.array_equal(x, y):
+        return 0.0
+    wide = np.float64 if x.dtype.kind == "f" else np.int64
+    return largest_abs(x.astype(wide) - y.astype(wide))
 
 
 def main():
@@ -62,7 +73,7 @@ def main():
     if only is not None:
         a = {k: v for k, v in a.items() if only in k}
         b = {k: v for k, v in b.items() if only in k}
-    largest = max((max((abs(v) for v in x), default=0.0) for _, x in a.values()), default=0.0)
+    largest = max((largest_abs(x) for _, x in a.values()), default=0.0)
     problems = []
     for key in counters:
         if meta_a.get(key) != meta_b.get(key):
@@ -78,11 +89,11 @@ def main():
         if shape_a != shape_b:
             problems.append(f"{name}: shape {shape_a} vs {shape_b}")
             continue
-        if not all(math.isfinite(v) for v in x) or not all(math.isfinite(v) for v in y):
+        if not np.isfinite(x).all() or not np.isfinite(y).all():
             problems.append(f"{name}: not finite")
             continue
-        scale = max(largest if scale_file else max((abs(v) for v in x), default=0.0), 1e-6)
-        e = max((abs(u - v) for u, v in zip(x, y)), default=0.0) / scale
+        scale = max(largest if scale_file else largest_abs(x), 1e-6)
+        e = largest_difference(x, y) / scale
         if e > worst:
             worst, worst_name = e, name
     steps = (f"step {meta_a['step']} = {meta_b.get('step')}, " if "step" in meta_a else "")
