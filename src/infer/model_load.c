@@ -176,6 +176,7 @@ tt_status tt_infer_model_load(tt_backend *be, const char *path, int capacity, in
     TT_CHECK(tt_model_spec_parse(model_json, &m->spec));
     m->spec.algo = algo;
     m->spec.precision = precision;
+    m->spec.predict_only = 1; /* no gradients; the weights are read next */
     TT_CHECK(class_names(f, m->spec.classes, &m->class_names));
     TT_CHECK(triple(f, "mean", m->mean));
     TT_CHECK(triple(f, "std", m->std));
