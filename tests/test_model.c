@@ -194,6 +194,51 @@ static void test_weights_round_trip(void)
     tt_model_destroy(a), tt_model_destroy(b), tt_model_destroy(c);
 }
 
+/* A model for prediction (spec.predict_only): no gradients, the plan and
+ * workspace of a training model, parameters zero until loaded; with
+ * a training model's weights its forward gives that model's logits; a
+ * training forward and backward are refused with a reason. */
+static void test_predict_only(void)
+{
+    tt_backend *be = th_backend();
+    tt_model_spec spec = small_spec(TT_NORM_BATCH), only = spec;
+    only.predict_only = 1;
+    tt_model *a = NULL, *p = NULL;
+    TH_OK(tt_model_create(be, &spec, 1, 16, 16, 5, &a));
+    TH_OK(tt_model_create(be, &only, 1, 16, 16, 6, &p));
+    CU_ASSERT_PTR_NOT_NULL(a->grad_buffer);
+    CU_ASSERT_PTR_NULL(p->grad_buffer);
+    CU_ASSERT_EQUAL(p->memory.activations, a->memory.activations);
+    CU_ASSERT_EQUAL(p->memory.workspace, a->memory.workspace);
+    size_t n = a->params->trainable_floats, k = a->params->state_floats;
+    float *w = malloc((n + k) * sizeof *w);
+    TH_OK(tt_model_get_params(p, w, w + n));
+    size_t nonzero = 0;
+    for (size_t i = 0; i < n + k; i++) nonzero += w[i] != 0.0f;
+    CU_ASSERT_EQUAL(nonzero, 0);
+    TH_OK(tt_model_get_params(a, w, w + n));
+    TH_OK(tt_model_set_params(p, w, w + n));
+    size_t in = 3 * 16 * 16, out = 3 * 16 * 16;
+    float *la = malloc(out * sizeof *la), *lp = malloc(out * sizeof *lp);
+    TH_OK(tt_fill(be, a->input, 0.5f, in));
+    TH_OK(tt_fill(be, p->input, 0.5f, in));
+    TH_OK(tt_model_forward(a, 1, 0));
+    TH_OK(tt_model_forward(p, 1, 0));
+    TH_OK(tt_read(be, la, a->logits, out * sizeof *la));
+    TH_OK(tt_read(be, lp, p->logits, out * sizeof *lp));
+    double worst = 0;
+    for (size_t i = 0; i < out; i++) worst = fmax(worst, fabs((double)la[i] - lp[i]));
+    CU_ASSERT(worst < 1e-5);
+    tt_status s = tt_model_backward(p);
+    CU_ASSERT(s && strstr(tt_status_message(s), "no gradients") != NULL);
+    tt_status_free(s);
+    s = tt_model_forward(p, 1, 1);
+    CU_ASSERT(s && strstr(tt_status_message(s), "a training forward") != NULL);
+    tt_status_free(s);
+    free(w), free(la), free(lp);
+    tt_model_destroy(a), tt_model_destroy(p);
+}
+
 /* --init: a file of other names (a bare encoder under --init-prefix), with
  * a tensor the model lacks: what matches loads, the rest stays; a shape
  * that differs and a file of which nothing matches are errors. */
@@ -421,6 +466,7 @@ int main(void)
         {"batch norm counters by name", test_counters},
         {"weights by name round trip; a shape mismatch named", test_weights_round_trip},
         {"--init: what matches loads, the rest is reported", test_weights_init_partial},
+        {"a model for prediction: no gradients, its weights loaded, the same logits", test_predict_only},
         {"an unknown kind lists the kinds", test_unknown_kind},
         {"activations split under the binding limit; a larger tensor named", test_binding_limit},
         {"the ResNet UNets' convolution shapes are all their convolutions", test_resnet_conv_shapes},

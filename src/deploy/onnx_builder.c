@@ -232,18 +232,19 @@ void tt_onnx_attr_ints(tt_onnx_builder *b, Onnx__NodeProto *node, const char *na
 }
 
 /* An initializer of `bytes` bytes of `values` (host order: little-endian
- * on every machine tiletrain runs on, as safetensors assumes too). */
+ * on every machine tiletrain runs on, as safetensors assumes too), copied
+ * or, with copy 0, pointed at. */
 static const char *init(tt_onnx_builder *b, const char *name, int type, int ndim,
-                        const int64_t *dims, const void *values, size_t bytes)
+                        const int64_t *dims, const void *values, size_t bytes, int copy)
 {
     Onnx__TensorProto *t = own(b, sizeof *t);
     int64_t *d = own(b, (size_t)ndim * sizeof *d);
-    uint8_t *data = own(b, bytes);
+    uint8_t *data = copy ? own(b, bytes) : (uint8_t *)values;
     const char *unique = tt_onnx_name(b, name);
     if (!t || !d || !data || !unique) return NULL;
     onnx__tensor_proto__init(t);
     memcpy(d, dims, (size_t)ndim * sizeof *d);
-    memcpy(data, values, bytes);
+    if (copy) memcpy(data, values, bytes);
     t->n_dims = (size_t)ndim, t->dims = d;
     t->has_data_type = 1, t->data_type = type;
     t->name = (char *)unique;
@@ -255,13 +256,25 @@ static const char *init(tt_onnx_builder *b, const char *name, int type, int ndim
     return unique;
 }
 
-const char *tt_onnx_init_f32(tt_onnx_builder *b, const char *name, int ndim, const int64_t *dims,
-                             const float *values)
+static size_t element_count(int ndim, const int64_t *dims)
 {
     size_t count = 1;
     for (int i = 0; i < ndim; i++) count *= (size_t)dims[i];
+    return count;
+}
+
+const char *tt_onnx_init_f32(tt_onnx_builder *b, const char *name, int ndim, const int64_t *dims,
+                             const float *values)
+{
     return init(b, name, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, ndim, dims, values,
-                count * sizeof *values);
+                element_count(ndim, dims) * sizeof *values, 1);
+}
+
+const char *tt_onnx_init_f32_in_place(tt_onnx_builder *b, const char *name, int ndim,
+                                      const int64_t *dims, const float *values)
+{
+    return init(b, name, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, ndim, dims, values,
+                element_count(ndim, dims) * sizeof *values, 0);
 }
 
 const char *tt_onnx_init_i64(tt_onnx_builder *b, const char *name, int count,
@@ -269,7 +282,7 @@ const char *tt_onnx_init_i64(tt_onnx_builder *b, const char *name, int count,
 {
     int64_t dims[1] = {count};
     return init(b, name, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 1, dims, values,
-                (size_t)count * sizeof *values);
+                (size_t)count * sizeof *values, 1);
 }
 
 /* A float tensor's ValueInfoProto of 4 dims, or NULL. */
@@ -338,7 +351,6 @@ static int64_t ir_version(int opset)
            : opset <= 14 ? 7 : opset <= 18 ? 8 : opset <= 20 ? 9 : 10;
 }
 
-/* Writes `size` bytes to PATH.tmp and renames it over path. */
 /* The packed model straight into the file: protobuf-c hands its bytes
  * over piece by piece (the weights as they are, no copy of the whole
  * model); a failed write is the stream's error, which

@@ -53,6 +53,11 @@ void tt_onnx_attr_ints(tt_onnx_builder *b, Onnx__NodeProto *node, const char *na
  * the values are copied.  Returns that name, or NULL. */
 const char *tt_onnx_init_f32(tt_onnx_builder *b, const char *name, int ndim, const int64_t *dims,
                              const float *values);
+/* The same, its values not copied but pointed at: they must stay as they
+ * are until tt_onnx_builder_write has written the file (a model's
+ * parameters, which can be most of the host memory export needs). */
+const char *tt_onnx_init_f32_in_place(tt_onnx_builder *b, const char *name, int ndim,
+                                      const int64_t *dims, const float *values);
 /* A 1-D int64 initializer (shapes, slices). */
 const char *tt_onnx_init_i64(tt_onnx_builder *b, const char *name, int count,
                              const int64_t *values);

@@ -14,7 +14,7 @@ static const tt_param *param(const tt_onnx_walk *w, int index)
     return &w->params->params[index];
 }
 
-static const float *values(const tt_onnx_walk *w, int index)
+static float *values(const tt_onnx_walk *w, int index)
 {
     const tt_param *p = param(w, index);
     return (p->trainable ? w->trainable : w->state) + p->offset;
@@ -90,48 +90,53 @@ void tt_onnx_find_folds(tt_onnx_walk *w)
     free(readers);
 }
 
-/* Conv (its inputs concatenated first when it has two), with the batch
- * norm after it folded in when there is one to fold:
+/* The batch norm `norm` folded into a convolution's weight and bias, in
+ * the export's own copy of the parameters:
  * weight * s, (bias - mean) * s + beta, s = gamma / sqrt(var + eps). */
+static void fold(const tt_onnx_walk *w, const tt_layer *norm, float *weight, float *bias,
+                 int cout, size_t per_out)
+{
+    const float *gamma = values(w, norm->bn_w), *beta = values(w, norm->bn_b);
+    const float *mean = values(w, norm->bn_rm), *var = values(w, norm->bn_rv);
+    for (int o = 0; o < cout; o++) {
+        double s = gamma[o] / sqrt((double)var[o] + TT_NORM_DEFAULT_EPS);
+        for (size_t k = 0; k < per_out; k++)
+            weight[o * per_out + k] = (float)(weight[o * per_out + k] * s);
+        bias[o] = (float)((bias[o] - mean[o]) * s + beta[o]);
+    }
+}
+
+/* Conv (its inputs concatenated first when it has two), with the batch
+ * norm after it folded in when there is one to fold.  Its initializers
+ * point into the walk's parameters; only a bias the fold makes (a
+ * convolution without one) is new. */
 static void conv(tt_onnx_walk *w, int index)
 {
     const tt_layer *l = &w->g->layers[index];
     const tt_param *wp = param(w, l->weight);
     int cout = wp->shape[0], norm_index = w->folded_into[index];
-    size_t per_out = wp->count / (size_t)cout;
-    float *weight = tt_malloc(wp->count * sizeof *weight), *bias = tt_calloc((size_t)cout, sizeof *bias);
-    if (!weight || !bias) tt_onnx_out_of_memory(w->b);
-    if (weight && bias) {
-        memcpy(weight, values(w, l->weight), wp->count * sizeof *weight);
-        if (l->bias >= 0) memcpy(bias, values(w, l->bias), (size_t)cout * sizeof *bias);
+    const tt_layer *norm = norm_index >= 0 ? &w->g->layers[norm_index] : NULL;
+    float *weight = values(w, l->weight), *bias = l->bias >= 0 ? values(w, l->bias) : NULL;
+    float *made_bias = NULL;
+    if (norm && !bias) {
+        bias = made_bias = tt_calloc((size_t)cout, sizeof *made_bias);
+        if (!made_bias) tt_onnx_out_of_memory(w->b);
     }
+    if (norm && bias) fold(w, norm, weight, bias, cout, wp->count / (size_t)cout);
     const char *input = w->names[l->in[0]];
     if (l->in[1] >= 0) {
         Onnx__NodeProto *cat = node2(w, "Concat", l, input, w->names[l->in[1]], temp(w, l, "inputs"));
         tt_onnx_attr_int(w->b, cat, "axis", 1);
         input = cat ? cat->output[0] : NULL;
     }
-    const tt_layer *norm = norm_index >= 0 ? &w->g->layers[norm_index] : NULL;
-    if (norm && weight && bias) {
-        const float *gamma = values(w, norm->bn_w), *beta = values(w, norm->bn_b);
-        const float *mean = values(w, norm->bn_rm), *var = values(w, norm->bn_rv);
-        for (int o = 0; o < cout; o++) {
-            double s = gamma[o] / sqrt((double)var[o] + TT_NORM_DEFAULT_EPS);
-            for (size_t k = 0; k < per_out; k++)
-                weight[o * per_out + k] = (float)(weight[o * per_out + k] * s);
-            bias[o] = (float)((bias[o] - mean[o]) * s + beta[o]);
-        }
-    }
     int64_t dims[4] = {wp->shape[0], wp->shape[1], wp->shape[2], wp->shape[3]}, bdims[1] = {cout};
     char bias_name[96];
     snprintf(bias_name, sizeof bias_name, "%s.bias", l->name);
-    const char *wname = weight ? tt_onnx_init_f32(w->b, wp->name, 4, dims, weight) : NULL;
-    const char *bname = bias && (l->bias >= 0 || norm)
-                            ? tt_onnx_init_f32(w->b, l->bias >= 0 ? param(w, l->bias)->name : bias_name,
-                                               1, bdims, bias)
-                            : "";
-    free(weight);
-    free(bias);
+    const char *wname = tt_onnx_init_f32_in_place(w->b, wp->name, 4, dims, weight);
+    const char *bname = !bias ? ""
+                        : made_bias ? tt_onnx_init_f32(w->b, bias_name, 1, bdims, made_bias)
+                        : tt_onnx_init_f32_in_place(w->b, param(w, l->bias)->name, 1, bdims, bias);
+    free(made_bias);
     int relu = norm && norm->relu, out = norm ? norm->out : l->out;
     const char *in[3] = {input, wname, bname}, *o[1] = {before_relu(w, l, relu, out)};
     Onnx__NodeProto *n = tt_onnx_node(w->b, "Conv", l->name, bname && bname[0] ? 3 : 2, in, 1, o);
@@ -148,7 +153,7 @@ static const char *per_channel(tt_onnx_walk *w, int index)
 {
     const tt_param *p = param(w, index);
     int64_t dims[3] = {(int64_t)p->count, 1, 1};
-    return tt_onnx_init_f32(w->b, p->name, 3, dims, values(w, index));
+    return tt_onnx_init_f32_in_place(w->b, p->name, 3, dims, values(w, index));
 }
 
 static void batch_norm(tt_onnx_walk *w, const tt_layer *l)
@@ -157,7 +162,8 @@ static void batch_norm(tt_onnx_walk *w, const tt_layer *l)
     int idx[4] = {l->bn_w, l->bn_b, l->bn_rm, l->bn_rv};
     for (int k = 0; k < 4; k++) {
         int64_t dims[1] = {(int64_t)param(w, idx[k])->count};
-        in[k + 1] = tt_onnx_init_f32(w->b, param(w, idx[k])->name, 1, dims, values(w, idx[k]));
+        in[k + 1] = tt_onnx_init_f32_in_place(w->b, param(w, idx[k])->name, 1, dims,
+                                              values(w, idx[k]));
     }
     const char *o[1] = {before_relu(w, l, l->relu, l->out)};
     Onnx__NodeProto *n = tt_onnx_node(w->b, "BatchNormalization", l->name, 5, in, 1, o);
@@ -214,10 +220,12 @@ static void conv_transpose(tt_onnx_walk *w, const tt_layer *l)
 {
     const tt_param *wp = param(w, l->weight);
     int64_t dims[4] = {wp->shape[0], wp->shape[1], wp->shape[2], wp->shape[3]};
-    const char *in[3] = {w->names[l->in[0]], tt_onnx_init_f32(w->b, wp->name, 4, dims, values(w, l->weight)), ""};
+    const char *in[3] = {w->names[l->in[0]],
+                         tt_onnx_init_f32_in_place(w->b, wp->name, 4, dims, values(w, l->weight)), ""};
     if (l->bias >= 0) {
         int64_t bdims[1] = {(int64_t)param(w, l->bias)->count};
-        in[2] = tt_onnx_init_f32(w->b, param(w, l->bias)->name, 1, bdims, values(w, l->bias));
+        in[2] = tt_onnx_init_f32_in_place(w->b, param(w, l->bias)->name, 1, bdims,
+                                          values(w, l->bias));
     }
     const char *o[1] = {made(w, l->out)};
     Onnx__NodeProto *n = tt_onnx_node(w->b, "ConvTranspose", l->name, l->bias >= 0 ? 3 : 2, in, 1, o);

@@ -15,7 +15,8 @@ typedef struct tt_onnx_walk {
     tt_onnx_builder *b;
     const tt_graph *g;
     const tt_param_table *params;
-    const float *trainable, *state; /* host copies of the model's arenas */
+    float *trainable, *state;       /* the export's host copies of the model's arenas: the
+                                       initializers point into them, the folds change them */
     const char **names;             /* (g->tensor_count) each tensor's value; NULL: not made yet */
     int *folded_into;               /* (g->layer_count) a convolution's: the batch norm folded
                                        into it, or -1 */

@@ -154,14 +154,8 @@ static tt_infer_kind kind_of(const tt_safetensors *f)
  * weights (ema.<name>), as that run validated. */
 static tt_status use_ema(tt_model *model, const tt_safetensors *f)
 {
-    size_t n = model->params->trainable_floats;
-    float *host = tt_malloc(n * sizeof *host);
-    if (!host) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "out of host memory for the weights");
-    tt_status status = tt_weights_read_arena(f, model->params, host, 1, "ema.", "");
-    if (!status)
-        status = tt_write(model->be, tt_mem_of(model->param_buffer), host, n * sizeof *host);
-    free(host);
-    return status;
+    return tt_weights_upload_arena(model->be, model->param_buffer, f, model->params, 1, "ema.",
+                                   "", 0);
 }
 
 tt_status tt_infer_model_load(tt_backend *be, const char *path, int capacity, int tile_h,
@@ -182,6 +176,7 @@ tt_status tt_infer_model_load(tt_backend *be, const char *path, int capacity, in
     TT_CHECK(tt_model_spec_parse(model_json, &m->spec));
     m->spec.algo = algo;
     m->spec.precision = precision;
+    m->spec.predict_only = 1; /* no gradients; the weights are read next */
     TT_CHECK(class_names(f, m->spec.classes, &m->class_names));
     TT_CHECK(triple(f, "mean", m->mean));
     TT_CHECK(triple(f, "std", m->std));

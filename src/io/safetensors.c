@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -95,7 +96,8 @@ static uint64_t byte_count(int ndim, const int64_t *shape, size_t elem, int *ove
 
 struct tt_safetensors {
     char *path;
-    unsigned char *bytes; /* the whole file */
+    unsigned char *bytes; /* the whole file: mapped read-only, or read into tt_malloc'd memory */
+    int mapped;
     uint64_t size;
     const unsigned char *data; /* bytes + 8 + header length */
     uint64_t data_size;
@@ -274,6 +276,28 @@ cleanup:
     return status;
 }
 
+/* f->bytes: the file mapped (its pages read as the tensors are copied out,
+ * no host copy of its own), or where it cannot be mapped read whole. */
+static tt_status load_bytes(tt_safetensors *f, FILE *fp)
+{
+    if (f->size > 0) {
+        void *map = mmap(NULL, (size_t)f->size, PROT_READ, MAP_PRIVATE, fileno(fp), 0);
+        if (map != MAP_FAILED) {
+            f->bytes = map;
+            f->mapped = 1;
+            return NULL;
+        }
+    }
+    f->bytes = tt_malloc(f->size ? (size_t)f->size : 1);
+    if (!f->bytes)
+        return tt_error_new(TT_ERR_OUT_OF_MEMORY, "safetensors '%s': cannot hold %" PRIu64
+                            " bytes in host memory", f->path, f->size);
+    if (fread(f->bytes, 1, (size_t)f->size, fp) != (size_t)f->size)
+        return tt_error_new(TT_ERR_IO, "safetensors '%s': read failed: %s", f->path,
+                            ferror(fp) ? strerror(errno) : "file shrank while reading");
+    return NULL;
+}
+
 tt_status tt_safetensors_open(const char *path, tt_safetensors **out)
 {
     *out = NULL;
@@ -297,19 +321,9 @@ tt_status tt_safetensors_open(const char *path, tt_safetensors **out)
         goto cleanup;
     }
     f->size = (uint64_t)size;
-    f->bytes = tt_malloc(size ? (size_t)size : 1);
-    if (!f->bytes) {
-        status = tt_error_new(TT_ERR_OUT_OF_MEMORY, "safetensors '%s': cannot hold %ld bytes in "
-                              "host memory", path, size);
-        goto cleanup;
-    }
     status = tt_read_fault("the safetensors file", path);
     if (status) goto cleanup;
-    if (fread(f->bytes, 1, (size_t)size, fp) != (size_t)size) {
-        status = tt_error_new(TT_ERR_IO, "safetensors '%s': read failed: %s", path,
-                              ferror(fp) ? strerror(errno) : "file shrank while reading");
-        goto cleanup;
-    }
+    TT_CHECK(load_bytes(f, fp));
     TT_CHECK(parse_header(f));
     *out = f;
     f = NULL;
@@ -324,7 +338,8 @@ void tt_safetensors_close(tt_safetensors *f)
     if (!f) return;
     cJSON_Delete(f->header);
     free(f->tensors);
-    free(f->bytes);
+    if (f->mapped) munmap(f->bytes, (size_t)f->size);
+    else free(f->bytes);
     free(f->path);
     free(f);
 }

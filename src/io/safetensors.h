@@ -7,10 +7,14 @@
  * padded with spaces so that N is a multiple of 8; then the raw little-endian
  * tensor data, offsets relative to its start, tensors back to back.
  *
- * The reader loads the whole file and validates everything before handing
- * out a tensor (header length vs file size, JSON, dtypes, shape products vs
- * byte lengths, offsets contiguous from 0 to the end, unique names); any
- * fault is TT_ERR_FORMAT naming the file and the tensor.  The writer writes
+ * The reader maps the whole file (reads it where it cannot be mapped) and
+ * validates everything before handing out a tensor (header length vs file
+ * size, JSON, dtypes, shape products vs byte lengths, offsets contiguous
+ * from 0 to the end, unique names); any fault is TT_ERR_FORMAT naming the
+ * file and the tensor.  A mapped file's data are read from the page cache
+ * as tensors are copied out: no host copy of a whole checkpoint.  (A file
+ * cut short in place while open would fault; tiletrain's writers replace
+ * files by rename, never in place.)  The writer writes
  * NAME.tmp.<pid>, fsyncs it, renames it over NAME and fsyncs the directory:
  * a crash or a failed write leaves the old file whole.
  * Checkpoints use PyTorch state_dict names, so torch users load them directly.
@@ -50,7 +54,7 @@ typedef struct tt_st_tensor {
 
 typedef struct tt_safetensors tt_safetensors;
 
-/* Reads and validates the whole file.  *out: tt_safetensors_close().
+/* Maps (or reads) and validates the whole file.  *out: tt_safetensors_close().
  * Errors: TT_ERR_IO (cannot open or read), TT_ERR_FORMAT (anything wrong
  * inside; the message names the file, the tensor and the fault). */
 tt_status tt_safetensors_open(const char *path, tt_safetensors **out);

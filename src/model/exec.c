@@ -981,10 +981,16 @@ tt_status tt_exec_record_step(void *exec, tt_backend *recorder)
     tt_backend *be = m->be;
     m->be = recorder;
     x->recording = 1; /* a micro-batch of 1 may be for eval alone */
+    /* a model for prediction has no gradients: a stand-in on the recorder,
+     * so that its plan and workspace are a training model's */
+    tt_buffer grads = {.backend = recorder, .bytes = m->params->trainable_floats * sizeof(float)};
+    snprintf(grads.record.name, sizeof grads.record.name, "gradients (stand-in)");
+    if (!m->grad_buffer) m->grad_buffer = &grads;
     tt_status status = tt_exec_forward(x, m->capacity, 1);
     if (!status)
         status = tt_copy(recorder, grad_of(x, g->output), fwd_of(x, g->output), bytes_of(x, g->output));
     if (!status) status = tt_exec_backward(x);
+    if (m->grad_buffer == &grads) m->grad_buffer = NULL;
     x->recording = 0;
     m->be = be;
     x->batch = x->training = 0;

@@ -179,6 +179,16 @@ cleanup:
     return status;
 }
 
+/* A model to load (spec.predict_only): zeros, its alignment gaps too,
+ * with no host copy and no gradients. */
+static tt_status zero_params(tt_model *m)
+{
+    TT_TRY(tt_fill(m->be, tt_mem_of(m->param_buffer), 0.0f, m->params->trainable_floats));
+    if (m->state_buffer)
+        TT_TRY(tt_fill(m->be, tt_mem_of(m->state_buffer), 0.0f, m->params->state_floats));
+    return NULL;
+}
+
 tt_status tt_model_head_params(tt_model *m, const tt_param_table *params, uint64_t seed)
 {
     m->params = params;
@@ -187,11 +197,12 @@ tt_status tt_model_head_params(tt_model *m, const tt_param_table *params, uint64
     float *host = NULL, *state = NULL;
     TT_CHECK(tt_buffer_alloc(m->be, nt * sizeof(float), TT_MEM_PARAMETERS, "parameters",
                              &m->param_buffer));
-    TT_CHECK(tt_buffer_alloc(m->be, nt * sizeof(float), TT_MEM_GRADIENTS, "gradients",
-                             &m->grad_buffer));
     if (ns)
         TT_CHECK(tt_buffer_alloc(m->be, ns * sizeof(float), TT_MEM_PARAMETERS,
                                  "running statistics", &m->state_buffer));
+    if (m->spec.predict_only) return zero_params(m);
+    TT_CHECK(tt_buffer_alloc(m->be, nt * sizeof(float), TT_MEM_GRADIENTS, "gradients",
+                             &m->grad_buffer));
     host = tt_malloc(nt * sizeof *host);
     state = tt_malloc((ns + 1) * sizeof *state);
     if (!host || !state) {

@@ -49,6 +49,10 @@ typedef struct tt_model_spec {
     float drop_path;       /* EfficientNet encoders: stochastic depth in training, block i of
                               n dropping its residual branch per image with probability
                               drop_path i / n (timm's drop_path_rate); how it trains */
+    int predict_only;      /* the eval forward alone (a training forward and backward are
+                              refused): no gradient arena, parameters zeroed, not drawn; a
+                              model whose weights a checkpoint then gives
+                              (tt_infer_model_load); how it runs */
 } tt_model_spec;
 
 /* unet, 3 in, 4 classes, base 16, depth 3, group norm of 8 groups. */
@@ -186,11 +190,21 @@ tt_status tt_model_create(tt_backend *be, const tt_model_spec *spec, int capacit
 /* NULL is allowed. */
 void tt_model_destroy(tt_model *model);
 
+static inline tt_status tt_model_refused(const tt_model *m, const char *what)
+{
+    return tt_error_new(TT_ERR_INVALID_ARGUMENT, "model %s was loaded for prediction and has no "
+                        "gradients: create it for training to run %s", m->spec.kind, what);
+}
 static inline tt_status tt_model_forward(tt_model *m, int batch, int training)
 {
+    if (training && m->spec.predict_only) return tt_model_refused(m, "a training forward");
     return m->ops->forward(m, batch, training);
 }
-static inline tt_status tt_model_backward(tt_model *m) { return m->ops->backward(m); }
+static inline tt_status tt_model_backward(tt_model *m)
+{
+    if (m->spec.predict_only) return tt_model_refused(m, "backward");
+    return m->ops->backward(m);
+}
 /* Floating-point operations of one image's forward (its convolutions;
  * norms, pools and activations are a few percent and left out). */
 static inline double tt_model_flops_per_image(const tt_model *m) { return m->flops_per_image; }

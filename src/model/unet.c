@@ -214,8 +214,8 @@ static tt_status build(unet_model *u)
 /* The banded step runs its convolutions over its bands' halo rows too:
  * the model's FLOPs and convolution shapes are those of the plain step,
  * taken from a twin of the same layers built on a dry backend. */
-static tt_status create(tt_backend *be, const tt_unet_config *config, int capacity, int height,
-                        int width, uint64_t seed, tt_model **out);
+static tt_status create(tt_backend *be, const tt_unet_config *config, int predict_only,
+                        int capacity, int height, int width, uint64_t seed, tt_model **out);
 
 static tt_status take_plain_convs(unet_model *u)
 {
@@ -229,7 +229,7 @@ static tt_status take_plain_convs(unet_model *u)
     TT_CHECK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY, .like = &be->device,
                                                      .stands_for = be->kernels_of},
                                &dry));
-    TT_CHECK(create(dry, &plain, 1, m->height, m->width, 0, &twin));
+    TT_CHECK(create(dry, &plain, m->spec.predict_only, 1, m->height, m->width, 0, &twin));
     free(m->convs);
     m->convs = twin->convs;
     m->conv_count = twin->conv_count;
@@ -241,14 +241,15 @@ cleanup:
     return status;
 }
 
-static tt_status create(tt_backend *be, const tt_unet_config *config, int capacity, int height,
-                        int width, uint64_t seed, tt_model **out)
+static tt_status create(tt_backend *be, const tt_unet_config *config, int predict_only,
+                        int capacity, int height, int width, uint64_t seed, tt_model **out)
 {
     *out = NULL;
     TT_TRY(tt_unet_config_check(config));
     TT_TRY(tt_unet_tile_check(config, capacity, height, width));
     _Static_assert(offsetof(unet_model, base) == 0, "the head comes first");
     tt_model_spec spec = tt_unet_spec_of(config);
+    spec.predict_only = predict_only; /* how it runs, not the configuration */
     tt_graph_model *gm = NULL;
     TT_TRY(tt_graph_model_new(sizeof(unet_model), be, &spec, capacity, height, width, &gm));
     unet_model *u = (unet_model *)gm;
@@ -270,5 +271,5 @@ tt_status tt_unet_model_create(tt_backend *be, const tt_model_spec *spec, int ca
                                int width, uint64_t seed, tt_model **out)
 {
     tt_unet_config c = tt_unet_config_of(spec);
-    return create(be, &c, capacity, height, width, seed, out);
+    return create(be, &c, spec->predict_only, capacity, height, width, seed, out);
 }

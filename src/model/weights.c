@@ -58,9 +58,35 @@ tt_status tt_weights_download(tt_backend *be, tt_buffer *buf, size_t floats, flo
     return NULL;
 }
 
-static tt_status upload(tt_backend *be, tt_buffer *buf, const float *host, size_t floats)
+static size_t largest(const tt_param_table *t, int trainable)
 {
-    return buf ? tt_write(be, tt_mem_of(buf), host, floats * sizeof(float)) : NULL;
+    size_t most = 1;
+    for (int i = 0; i < t->count; i++)
+        if (t->params[i].trainable == trainable && t->params[i].count > most)
+            most = t->params[i].count;
+    return most;
+}
+
+tt_status tt_weights_upload_arena(tt_backend *be, tt_buffer *buf, const tt_safetensors *f,
+                                  const tt_param_table *t, int trainable, const char *prefix,
+                                  const char *suffix, int optional)
+{
+    if (!buf) return NULL; /* an arena with no tensors */
+    float *host = tt_malloc(largest(t, trainable) * sizeof *host);
+    if (!host) return tt_error_new(TT_ERR_OUT_OF_MEMORY, "weights: out of host memory");
+    tt_status status = NULL;
+    char name[160];
+    int64_t shape[4];
+    for (int i = 0; i < t->count && !status; i++) {
+        const tt_param *p = in_arena(t, i, trainable, prefix, suffix, name, shape);
+        if (!p || (optional && !tt_safetensors_find(f, name))) continue;
+        status = tt_safetensors_get_f32(f, name, p->ndim, shape, host);
+        if (!status)
+            status = tt_write(be, tt_mem_f32(tt_mem_of(buf), p->offset), host,
+                              p->count * sizeof *host);
+    }
+    free(host);
+    return status;
 }
 
 tt_status tt_weights_add(tt_st_writer *w, tt_model *m)
@@ -83,27 +109,13 @@ tt_status tt_weights_read(tt_model *m, const tt_safetensors *f, tt_weights_need 
 {
     int need_stats = need >= TT_WEIGHTS_NEED_STATS, need_counts = need >= TT_WEIGHTS_NEED_ALL;
     const tt_param_table *pt = m->params;
-    tt_status status = NULL;
-    float *params = NULL, *state = NULL;
-    TT_CHECK(tt_weights_download(m->be, NULL, pt->trainable_floats, &params));
-    TT_CHECK(tt_weights_download(m->be, m->state_buffer, pt->state_floats, &state));
-    TT_CHECK(tt_weights_read_arena(f, pt, params, 1, "", ""));
+    TT_TRY(tt_weights_upload_arena(m->be, m->param_buffer, f, pt, 1, "", "", 0));
     /* running statistics: required on resume and for prediction, taken when present for --init */
-    for (int i = 0; i < pt->count; i++) {
-        const tt_param *p = &pt->params[i];
-        if (p->trainable || (!need_stats && !tt_safetensors_find(f, p->name))) continue;
-        int64_t shape[4];
-        shape_of(p, shape);
-        TT_CHECK(tt_safetensors_get_f32(f, p->name, p->ndim, shape, state + p->offset));
-    }
-    TT_CHECK(upload(m->be, m->param_buffer, params, pt->trainable_floats));
-    TT_CHECK(upload(m->be, m->state_buffer, state, pt->state_floats));
+    TT_TRY(tt_weights_upload_arena(m->be, m->state_buffer, f, pt, 0, "", "", !need_stats));
     for (int i = 0; i < m->counter_count; i++)
         if (need_counts || tt_safetensors_find(f, m->counters[i].name))
-            TT_CHECK(tt_safetensors_get_i64(f, m->counters[i].name, 0, NULL, m->counters[i].value));
-cleanup:
-    free(params), free(state);
-    return status;
+            TT_TRY(tt_safetensors_get_i64(f, m->counters[i].name, 0, NULL, m->counters[i].value));
+    return NULL;
 }
 
 tt_status tt_weights_load(tt_model *m, const char *path)

@@ -26,8 +26,9 @@ typedef enum tt_weights_need {
 tt_status tt_weights_add(tt_st_writer *writer, tt_model *model);
 
 /* Reads trainable tensors, running statistics and counters by name into
- * the model.  Errors name the tensor, not the file; the caller prefixes
- * that. */
+ * the model, one tensor at a time (no host copy of the whole model).
+ * Errors name the tensor, not the file; the caller prefixes that.  After an
+ * error the model holds some of the file's tensors: load again or drop it. */
 tt_status tt_weights_read(tt_model *model, const tt_safetensors *file, tt_weights_need need);
 
 /* tt_weights_read of a file by path, weights only (train's --init); errors
@@ -71,6 +72,15 @@ tt_status tt_weights_download(tt_backend *be, tt_buffer *buffer, size_t floats, 
 tt_status tt_weights_add_arena(tt_st_writer *writer, const tt_param_table *table,
                                const float *arena, int trainable, const char *prefix,
                                const char *suffix);
+/* Reads each tensor of the table (trainable or state ones) from prefix +
+ * name + suffix into the device buffer that holds that arena, at its
+ * offset, through a host array of the largest tensor only; with `optional`
+ * a tensor the file lacks is left as it was, else it is an error.  The
+ * buffer's alignment gaps keep what they hold.  A NULL buffer (an arena
+ * with no tensors) reads nothing. */
+tt_status tt_weights_upload_arena(tt_backend *be, tt_buffer *buffer, const tt_safetensors *file,
+                                  const tt_param_table *table, int trainable, const char *prefix,
+                                  const char *suffix, int optional);
 /* Reads each tensor of the table (trainable or state ones) from prefix +
  * name + suffix into a host arena; a missing or misshapen one is an error. */
 tt_status tt_weights_read_arena(const tt_safetensors *file, const tt_param_table *table,

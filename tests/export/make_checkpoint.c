@@ -60,6 +60,7 @@ static tt_status make(const char *out, const char *kind, int classes, const char
     snprintf(spec.kind, sizeof spec.kind, "%s", kind);
     spec.classes = classes;
     if (norm && strcmp(norm, "batch") == 0) spec.norm = TT_NORM_BATCH;
+    spec.predict_only = 1; /* no gradients nor a backward planned: the table is all we use */
     TT_CHECK(tt_backend_create(&(tt_backend_request){.kind = TT_BACKEND_DRY}, &be));
     TT_CHECK(tt_model_create(be, &spec, 1, 64, 64, 7, &model));
     const tt_param_table *t = model->params;

@@ -7,7 +7,8 @@
  *   - the parameters as initializers under their PyTorch names and shapes,
  *     the running statistics kept bit for bit (--batch-norm keep);
  *   - batch norm folded: no BatchNormalization node, the convolution's
- *     weight w * gamma / sqrt(var + eps) and bias (b - mean) * s + beta;
+ *     weight w * gamma / sqrt(var + eps) and bias (b - mean) * s + beta,
+ *     and the model's own parameters as they were;
  *   - refusals (an opset too old for Resize, out of range, an unwritable
  *     path) leave no file, not even PATH.tmp.
  */
@@ -210,6 +211,14 @@ static void test_batch_norm(void)
     }
     CU_ASSERT(worst < 1e-6);
     onnx__model_proto__free_unpacked(model, NULL);
+    /* the folds changed the export's copy of the parameters, not the model's */
+    float *after = malloc(t->trainable_floats * sizeof *after);
+    float *state_after = malloc((t->state_floats + 1) * sizeof *state_after);
+    TH_OK(tt_model_get_params(m, after, state_after));
+    CU_ASSERT_EQUAL(memcmp(after, trainable, t->trainable_floats * sizeof *after), 0);
+    CU_ASSERT_EQUAL(memcmp(state_after, state, t->state_floats * sizeof *state), 0);
+    free(after);
+    free(state_after);
     free(trainable);
     free(state);
     tt_model_destroy(m);
