@@ -267,9 +267,10 @@ static tt_backend *filled_backend(float value, tt_buffer **b)
 }
 
 /* A fresh cache folder: first backend builds, second loads from disk, a
- * third that cannot read the binary builds it again;
- * with PoCL's own kernel cache on, ours stores nothing (PoCL keeps what it
- * compiled; a binary of ours would have it compile every kernel). */
+ * third that cannot read the binary builds it again; with PoCL's own
+ * kernel cache on, ours keeps the binary only as the backend ends (asking
+ * PoCL for it compiles every kernel of the program: not before a first
+ * step), and the next backend loads it rather than running clang again. */
 static void test_program_cache(void)
 {
     char dir[] = "/tmp/tt-cache-XXXXXX";
@@ -286,10 +287,23 @@ static void test_program_cache(void)
         TH_OK(tt_buffer_alloc(be, 64 * sizeof(float), TT_MEM_OTHER, "cache.x", &b));
         TH_OK(tt_fill(be, tt_mem_of(b), 1.0f, 64));
         CU_ASSERT_EQUAL(be->programs.built_from_source, 1);
+        CU_ASSERT_EQUAL(be->programs.to_keep, 1);
         CU_ASSERT_FALSE(holds_programs(dir));
         tt_buffer_free(b);
     }
     tt_backend_destroy(be);
+    if (pocl) {
+        CU_ASSERT_TRUE(holds_programs(dir));
+        be = filled_backend(1.5f, &b);
+        CU_ASSERT_EQUAL(be->programs.built_from_source, 0);
+        CU_ASSERT_EQUAL(be->programs.loaded_from_disk, 1);
+        CU_ASSERT_EQUAL(be->programs.to_keep, 0);
+        tt_buffer_free(b);
+        tt_backend_destroy(be);
+        char cmd[160];
+        snprintf(cmd, sizeof cmd, "rm -f '%s'/*.bin", dir);
+        CU_ASSERT_EQUAL(system(cmd), 0);
+    }
     /* PoCL's cache off (read as each backend is made): ours is used */
     const char *pocl_old = getenv("POCL_KERNEL_CACHE");
     char *pocl_saved = pocl_old ? strdup(pocl_old) : NULL;

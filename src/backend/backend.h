@@ -188,6 +188,8 @@ typedef struct tt_program_stats {
     uint64_t built_from_source;
     uint64_t loaded_from_disk;
     uint64_t memory_hits;
+    uint64_t to_keep; /* built from source, their binaries written when the backend
+                         ends (OpenCL on PoCL) */
 } tt_program_stats;
 
 /* Device time per kind of work, from the device's own timers (benchmarks):

@@ -21,6 +21,7 @@ typedef struct tt_cl_program_entry {
     cl_program handle;
     tt_cl_kernel_entry *kernels;
     int kernel_count;
+    char *keep_path; /* built from source, its binary kept here at the end (cl_program.c) */
 } tt_cl_program_entry;
 
 typedef struct tt_cl_backend {
@@ -34,6 +35,7 @@ typedef struct tt_cl_backend {
     tt_cl_program_entry *prepared;
     int prepared_count;
     char cache_dir[1024];  /* "" disables the disk cache */
+    int keep_late;         /* binaries kept when the backend ends, not when built */
     /* profiling: events of launches not yet collected, with their kind */
     cl_event *events;
     char (*event_kinds)[TT_PROFILE_KIND_BYTES];
@@ -57,7 +59,9 @@ void tt_cl_each_kernel_limit(const tt_backend *backend,
 /* The backend's kernel_limit (backend.h): the kernel's CL_KERNEL_WORK_GROUP_SIZE. */
 tt_status tt_cl_kernel_limit(tt_backend *backend, const char *program, const char *kernel,
                              const char *options, size_t *max_work_group);
-void tt_cl_programs_release(tt_cl_backend *cl);
+/* Keeps the binary of every program built from source and not kept yet
+ * (keep_late), on every core; then releases the programs. */
+void tt_cl_programs_release(tt_backend *backend);
 /* The backend's prepare and build_prepared (backend.h): the programs of
  * prepared launches, built on every core. */
 tt_status tt_cl_prepare(tt_backend *backend, const tt_launch *launch);

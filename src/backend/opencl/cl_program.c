@@ -186,7 +186,7 @@ static void store_binary(tt_cl_backend *cl, cl_program prog, const char *path)
  * built.  Safe on several threads at once: it changes nothing of the
  * backend's (the caller counts). */
 static tt_status build_program(tt_backend *backend, const char *program, const char *options,
-                               cl_program *out, int *from_disk)
+                               cl_program *out, int *from_disk, char **keep_path)
 {
     tt_cl_backend *cl = backend->impl;
     char *src = NULL;
@@ -220,7 +220,8 @@ static tt_status build_program(tt_backend *backend, const char *program, const c
         return s;
     }
     *from_disk = 0;
-    if (path[0]) store_binary(cl, prog, path);
+    if (path[0] && cl->keep_late) *keep_path = tt_strdup(path); /* NULL: not kept */
+    else if (path[0]) store_binary(cl, prog, path);
     *out = prog;
     return NULL;
 }
@@ -253,10 +254,11 @@ static tt_status append(tt_cl_program_entry **list, int *count, const char *prog
     return NULL;
 }
 
-static void count_build(tt_backend *backend, int from_disk)
+static void count_build(tt_backend *backend, int from_disk, const tt_cl_program_entry *e)
 {
     if (from_disk) backend->programs.loaded_from_disk++;
     else backend->programs.built_from_source++;
+    if (e->keep_path) backend->programs.to_keep++;
 }
 
 static tt_status program_get(tt_backend *backend, const char *program, const char *options,
@@ -267,13 +269,13 @@ static tt_status program_get(tt_backend *backend, const char *program, const cha
     TT_TRY(append(&cl->programs, &cl->program_count, program, options));
     tt_cl_program_entry *e = &cl->programs[cl->program_count - 1];
     int from_disk = 0;
-    tt_status s = build_program(backend, program, options, &e->handle, &from_disk);
+    tt_status s = build_program(backend, program, options, &e->handle, &from_disk, &e->keep_path);
     if (s) {
         free(e->options);
         cl->program_count--;
         return s;
     }
-    count_build(backend, from_disk);
+    count_build(backend, from_disk, e);
     *out = e;
     return NULL;
 }
@@ -299,7 +301,8 @@ static void build_one(void *ctx, size_t i)
 {
     prepared_build *b = ctx;
     tt_cl_program_entry *e = &b->entries[i];
-    b->failed[i] = build_program(b->backend, e->program, e->options, &e->handle, &b->from_disk[i]);
+    b->failed[i] = build_program(b->backend, e->program, e->options, &e->handle, &b->from_disk[i],
+                                 &e->keep_path);
 }
 
 tt_status tt_cl_build_prepared(tt_backend *backend)
@@ -326,7 +329,7 @@ tt_status tt_cl_build_prepared(tt_backend *backend)
             free(built[i].options);
             continue;
         }
-        count_build(backend, from_disk[i]);
+        count_build(backend, from_disk[i], &built[i]);
         cl->programs[cl->program_count++] = built[i];
     }
     free(built);
@@ -403,13 +406,29 @@ tt_status tt_cl_kernel_limit(tt_backend *backend, const char *program, const cha
     return NULL;
 }
 
-void tt_cl_programs_release(tt_cl_backend *cl)
+static void keep_one(void *ctx, size_t i)
 {
+    tt_cl_backend *cl = ctx;
+    tt_cl_program_entry *e = &cl->programs[i];
+    if (e->keep_path) store_binary(cl, e->handle, e->keep_path);
+}
+
+void tt_cl_programs_release(tt_backend *backend)
+{
+    tt_cl_backend *cl = backend->impl;
+    int keep = 0;
+    for (int i = 0; i < cl->program_count; i++) keep += cl->programs[i].keep_path != NULL;
+    if (keep && isatty(STDERR_FILENO)) /* seconds on a first run: a user is told why */
+        fprintf(stderr, "tiletrain: keeping the %d kernel programs built for %s for later runs "
+                        "(first run on this device only)\n",
+                keep, backend->device.name);
+    if (keep) tt_parallel_for((size_t)cl->program_count, keep_one, cl);
     for (int i = 0; i < cl->program_count; i++) {
         tt_cl_program_entry *e = &cl->programs[i];
         for (int k = 0; k < e->kernel_count; k++) clReleaseKernel(e->kernels[k].kernel);
         free(e->kernels);
         free(e->options);
+        free(e->keep_path);
         clReleaseProgram(e->handle);
     }
     free(cl->programs);
