@@ -62,7 +62,11 @@ tt_precision smp_storage = TT_PRECISION_FP32;
  * about 30 s of a fresh cache's run on lavapipe). */
 tt_conv_algo smp_convs = TT_CONV_ALGO_AUTO;
 
-tt_conv_algo smp_fixed_row(void) { return TT_CONV_ALGO_IM2COL_GEMM; }
+tt_conv_algo smp_fixed_row(void)
+{
+    return th_backend_kind() == TT_BACKEND_VULKAN ? TT_CONV_ALGO_IM2COL_GEMM
+                                                  : TT_CONV_ALGO_IMPLICIT_GEMM;
+}
 
 tt_conv_algo smp_picks_on_opencl(void)
 {

@@ -44,10 +44,13 @@ extern tt_precision smp_storage;
  * (timing a new shape's candidates takes about 30 s of a fresh cache's run
  * on lavapipe). */
 extern tt_conv_algo smp_convs;
-/* A row that runs every shape untimed: im2col_gemm, the autotuner's
- * reference (the direct rows run a stride-2 layer's weight gradient on
- * their scalar kernel, seconds a layer on PoCL, and lavapipe ran direct's
- * ResNet-50 step 50 s slower; test_conv_batch checks those kernels). */
+/* A row that runs every shape untimed: on Vulkan im2col_gemm, the
+ * autotuner's reference; on OpenCL implicit_gemm (on PoCL, CLBlast's GEMM
+ * over the columns ran deeplabv3plus-resnet18's checkpointing and 16-bit
+ * checks in 25.3 s against 6.7 s).  Not the direct rows: they run a
+ * stride-2 layer's weight gradient on their scalar kernel, seconds a layer
+ * on PoCL, and lavapipe ran direct's ResNet-50 step 50 s slower;
+ * test_conv_batch checks those kernels. */
 tt_conv_algo smp_fixed_row(void);
 /* AUTO on OpenCL, smp_fixed_row() on Vulkan: a step whose model's picks on
  * lavapipe another check of the suite already runs. */
